@@ -1,0 +1,9 @@
+import type { Command } from 'commander';
+import { RalphkitError } from '../errors.js';
+
+// Placeholder until its issue lands; the owner replaces this file.
+export function register(program: Command): void {
+  program.command('run').description('(not built yet)').action(() => {
+    throw new RalphkitError('ralphkit run is not built yet');
+  });
+}

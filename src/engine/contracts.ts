@@ -1,0 +1,71 @@
+// Contracts between the loop (src/engine/loop.ts) and the modules it calls at its edges.
+// Each is implemented in its own file; the loop receives them through LoopDeps so tests can fake them.
+import type { Prd } from '../prd/types.js';
+
+/** What one run of an agent produced. */
+export interface AgentResult {
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** Everything the agent printed on stdout (raw, e.g. stream-json lines for Claude Code). */
+  stdout: string;
+  stderr: string;
+  /** The agent's final message (SPEC §4): structured output where the agent has one, else all stdout. */
+  finalMessage: string;
+  /** Cost in USD for this run, when the agent reports one (Claude Code's total_cost_usd). */
+  costUsd?: number;
+  durationMs: number;
+}
+
+/** src/engine/verify.ts — SPEC §6. */
+export interface VerifyInput {
+  repoRoot: string;
+  prdPath: string;
+  progressPath: string;
+  ledgerPath: string;
+  loopId: string;
+  iteration: number;
+  /** prd.json text as it was before the agent ran this iteration. */
+  prdBefore: string;
+  checkTimeoutMs: number;
+  /** Run checks in a temporary git worktree at HEAD (--verify-in-worktree). */
+  inWorktree?: boolean;
+  log: (level: 'info' | 'warn', message: string) => void;
+  now?: () => Date;
+}
+
+export interface StoryVerdict {
+  id: string;
+  /** verified: checks ran and passed · unverified: no checks exist, accepted on the agent's word · rejected: claim undone */
+  status: 'verified' | 'unverified' | 'rejected';
+  reason?: string;
+}
+
+export interface VerifyResult {
+  /** One verdict per story the agent newly claimed this iteration. */
+  verdicts: StoryVerdict[];
+  /** Descriptions of agent edits to prd.json outside passes/notes that were undone. */
+  restored: string[];
+  /** The plan on disk after verification (claims undone, fields restored). */
+  prd: Prd;
+  /** True when every story in the plan now has passes: true. */
+  allPass: boolean;
+}
+
+/** src/engine/usage.ts — SPEC §7. Utilisation is a percentage 0–100. */
+export interface UsageWindow {
+  utilization: number;
+  resetsAt: Date | null;
+}
+export interface UsageReading {
+  fiveHour: UsageWindow;
+  sevenDay: UsageWindow;
+}
+
+/** src/engine/ratelimit.ts — a rate/usage-limit message found in an agent's output. */
+export interface RateLimitHit {
+  /** When the agent says the limit resets; null when it names no time (use a bounded back-off). */
+  resetAt: Date | null;
+  /** The line that matched, for the log. */
+  message: string;
+}

@@ -1,0 +1,39 @@
+// The prd.json format (SPEC §5): a superset of the original Ralph loop's plan.
+export interface Story {
+  id: string;
+  title: string;
+  description?: string;
+  acceptanceCriteria: string[];
+  priority: number;
+  passes: boolean;
+  notes?: string;
+  dependsOn?: string[];
+  checks?: string[];
+  [extra: string]: unknown;
+}
+
+export interface Prd {
+  project?: string;
+  branchName: string;
+  baseBranch?: string;
+  description?: string;
+  checks?: string[];
+  /** Optional command run before checks in a fresh worktree (`--verify-in-worktree`). */
+  setup?: string;
+  userStories: Story[];
+  [extra: string]: unknown;
+}
+
+/** One problem found in a plan; line and col are 1-based and present when known. */
+export interface PrdProblem {
+  file: string;
+  line?: number;
+  col?: number;
+  message: string;
+}
+
+export interface PrdValidation {
+  /** The parsed plan, present only when there are no problems. */
+  prd?: Prd;
+  problems: PrdProblem[];
+}

@@ -1,0 +1,84 @@
+// The one helper that makes temp folders and temp git repositories for tests, removed when the test ends.
+import { mkdtempSync, rmSync, realpathSync, writeFileSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { execFileSync, spawn, type SpawnOptions } from 'node:child_process';
+import { onTestFinished } from 'vitest';
+
+export const ROOT = path.resolve(import.meta.dirname, '../..');
+export const BIN = path.join(ROOT, 'bin/ralphkit.js');
+export const FIXTURES = path.join(ROOT, 'test/fixtures');
+
+/** A fresh empty folder, removed when the current test finishes. */
+export function testdir(prefix = 'ralphkit-'): string {
+  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+  onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+export function git(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, encoding: 'utf8', env: gitEnv() }).trim();
+}
+
+export function gitEnv(extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
+  return {
+    ...process.env,
+    GIT_AUTHOR_NAME: 'Test',
+    GIT_AUTHOR_EMAIL: 'test@example.com',
+    GIT_COMMITTER_NAME: 'Test',
+    GIT_COMMITTER_EMAIL: 'test@example.com',
+    GIT_CONFIG_NOSYSTEM: '1',
+    ...extra,
+  };
+}
+
+/** A temp git repository on branch `main` with one commit; `files` are written and committed first. */
+export function gitdir(files: Record<string, string> = {}): string {
+  const dir = testdir('ralphkit-repo-');
+  git(dir, 'init', '-q', '-b', 'main');
+  git(dir, 'config', 'user.name', 'Test');
+  git(dir, 'config', 'user.email', 'test@example.com');
+  git(dir, 'config', 'commit.gpgsign', 'false');
+  writeFiles(dir, { 'README.md': '# test repo\n', ...files });
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'initial');
+  return dir;
+}
+
+export function writeFiles(dir: string, files: Record<string, string>): void {
+  for (const [rel, content] of Object.entries(files)) {
+    const file = path.join(dir, rel);
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, content);
+  }
+}
+
+export interface RunResult {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Spawn a command as a user would, collecting output; `input` goes to stdin (which is closed either way). */
+export function run(cmd: string, args: string[], opts: SpawnOptions & { input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { ...opts, env: { FORCE_COLOR: '0', NO_COLOR: '1', ...gitEnv(), ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.on('data', (d) => (stdout += d));
+    child.stderr!.on('data', (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 50_000);
+    child.on('error', reject);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, stdout, stderr });
+    });
+    child.stdin!.end(opts.input ?? '');
+  });
+}
+
+/** Spawn the built CLI (`bin/ralphkit.js`); run `npm run build` first (npm test does). */
+export function runCli(args: string[], opts: SpawnOptions & { input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+  return run(process.execPath, [BIN, ...args], opts);
+}
