@@ -69,3 +69,43 @@ export interface RateLimitHit {
   /** The line that matched, for the log. */
   message: string;
 }
+
+/** Exit codes of the loop (SPEC §4). */
+export const LOOP_EXIT = {
+  complete: 0,
+  maxIterations: 1,
+  refused: 2,
+  stuck: 3,
+  noProgress: 4,
+  budget: 5,
+  interrupted: 130,
+} as const;
+
+/** Thrown anywhere in the engine to end the loop with a given code; main.ts turns it into process.exitCode. */
+export class LoopExit extends Error {
+  readonly code: number;
+  readonly hint?: string;
+  constructor(code: number, message: string, hint?: string) {
+    super(message);
+    this.name = 'LoopExit';
+    this.code = code;
+    this.hint = hint;
+  }
+}
+
+/** src/engine/budget.ts — the usage ceiling (SPEC §7), consulted by the loop. */
+export interface BudgetGate {
+  /**
+   * Before the first iteration. Throws LoopExit(2) when usage cannot be read (unless allowed) or is over
+   * the ceiling without --wait; with --wait / --wait-next-session it sleeps (through the injected clock) first.
+   */
+  beforeStart(): Promise<void>;
+  /** Before each later iteration: 'continue', or 'stop' (the loop exits 5). With --wait it sleeps instead of stopping. */
+  beforeIteration(): Promise<'continue' | 'stop'>;
+}
+
+/** The clock at the engine's edge, so tests can run hours of waiting in milliseconds. */
+export interface Clock {
+  now(): Date;
+  sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
