@@ -1,9 +1,29 @@
 import type { Command } from 'commander';
 import { RalphkitError } from '../errors.js';
+import { logger } from '../logger.js';
+import { LoopExit } from '../engine/contracts.js';
+import { resolveRepoRoot } from '../engine/git.js';
+import { cancelLoop, waitForLoopEnd } from '../engine/loops.js';
 
-// Placeholder until its issue lands; the owner replaces this file.
 export function register(program: Command): void {
-  program.command('cancel').description('(not built yet)').action(() => {
-    throw new RalphkitError('ralphkit cancel is not built yet');
-  });
+  program
+    .command('cancel')
+    .description('stop a live loop (its agent too); its state becomes cancelled')
+    .argument('<id>', 'the loop id, as `ralphkit status` lists it')
+    .option('--cwd <dir>', 'the repository (default: the current directory)')
+    .action(async (id: string, opts: { cwd?: string }) => {
+      try {
+        const repoRoot = await resolveRepoRoot(opts.cwd ?? process.cwd());
+        const result = cancelLoop(repoRoot, id);
+        if (!result.signalled) {
+          logger.info(result.status === 'cancelled' ? `loop ${id} was not running; marked cancelled` : `loop ${id} is not running (${result.status}); nothing to cancel`);
+          return;
+        }
+        const status = await waitForLoopEnd(repoRoot, id, 15_000);
+        logger.success(status === 'running' ? `loop ${id} was signalled and is stopping` : `loop ${id} ${status}`);
+      } catch (err) {
+        if (err instanceof LoopExit) throw new RalphkitError(err.message, { exitCode: err.code, hint: err.hint });
+        throw err;
+      }
+    });
 }

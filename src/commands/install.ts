@@ -1,9 +1,83 @@
+// `ralphkit install`: parses options and calls runInstall; printing is in src/install/report.ts.
 import type { Command } from 'commander';
-import { RalphkitError } from '../errors.js';
+import { runInstall } from '../install/run.js';
+import { askAtTerminal, printResult, withJsonErrors } from '../install/report.js';
+import { logger } from '../logger.js';
+import { parseAgents } from '../skills/agents.js';
+import { terminalCanPrompt } from '../util/prompt.js';
 
-// Placeholder until its issue lands; the owner replaces this file.
+interface InstallFlags {
+  cwd?: string;
+  force?: boolean;
+  dryRun?: boolean;
+  diff?: boolean;
+  json?: boolean;
+  yes?: boolean;
+  agent: string;
+  skills: boolean;
+}
+
+export const INSTALL_HELP = `
+What happens to each file:
+  create      missing: written
+  identical   already the same: left alone
+  upgrade     unchanged since ralphkit installed it, and there is a new version: replaced
+  keep        you edited it, nothing new from ralphkit: left alone
+  conflict    you edited it, and there is a new version: nothing at all is written (exit 2)
+              unless you answer the prompt or pass --force
+  overwrite   with --force: yours is copied to ralph/.backup/<time>/, then replaced
+  skip-state  ralph/prompt.md, prd.json, progress.txt are yours once created: never touched,
+              not even with --force
+
+Examples:
+  $ npx ralphkit install                         install into the current repository
+  $ npx ralphkit install --dry-run --diff        preview an upgrade, with diffs
+  $ npx ralphkit@latest install --force          upgrade; your edited files are backed up
+  $ npx ralphkit install --agent claude,agents   skills for Claude Code and for Codex & co.
+  $ npx ralphkit install --cwd ../app --json     install elsewhere, machine-readable
+
+Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (conflict, unsafe
+path, invalid input): nothing was changed.`;
+
 export function register(program: Command): void {
-  program.command('install').description('(not built yet)').action(() => {
-    throw new RalphkitError('ralphkit install is not built yet');
-  });
+  program
+    .command('install')
+    .summary('put the Ralph loop (ralph/ and the prd and ralph skills) into a repository')
+    .description(
+      'Put the Ralph loop into a repository: ralph/ralph.sh (the runner), ralph/ralph.mjs (the engine), ' +
+        'ralph/prompt.md, prd.json and progress.txt (yours to edit), and the prd and ralph skills. ' +
+        'Run it again to upgrade: files you never edited are replaced, files you edited are not.',
+    )
+    .option('--cwd <dir>', 'repository to install into (default: the current folder)')
+    .option('--force', "back up managed files you edited and install ralphkit's versions")
+    .option('--dry-run', 'print the plan, write nothing')
+    .option('--diff', 'print the plan with unified diffs of files that would change; writes nothing')
+    .option('--json', 'print one JSON document on stdout (logs go to stderr)')
+    .option('-y, --yes', 'never prompt: conflicts end with exit 2 unless --force')
+    .option('--agent <list>', 'skill folders, comma-separated: claude (.claude/skills), agents (.agents/skills)', 'claude')
+    .option('--no-skills', 'install ralph/ only, without the prd and ralph skills')
+    .addHelpText('after', INSTALL_HELP)
+    .action(async (flags: InstallFlags) => {
+      const result = await withJsonErrors(flags.json, 'install', () =>
+        runInstall({
+          cwd: flags.cwd ?? process.cwd(),
+          force: flags.force,
+          dryRun: flags.dryRun || flags.diff,
+          diff: flags.diff,
+          agents: parseAgents(flags.agent),
+          skills: flags.skills,
+          ask: terminalCanPrompt(flags) ? askAtTerminal : undefined,
+          pauseAfterWrites: Number(process.env.RALPHKIT_TEST_PAUSE_AFTER_WRITES) || undefined,
+        }),
+      );
+      printResult(result, { command: 'install', json: flags.json });
+      if (!flags.json && result.status === 'written' && result.plan.items.some((i) => i.path === 'ralph/ralph.sh' && i.action === 'create')) printNextSteps(flags.skills);
+    });
+}
+
+function printNextSteps(skills: boolean): void {
+  const plan = skills
+    ? 'in Claude Code, ask for a PRD ("use the prd skill"), then turn it into ralph/prd.json ("use the ralph skill")'
+    : 'write your plan into ralph/prd.json (the installed one is an example)';
+  logger.out(`\nNext:\n  1. ${plan}\n  2. npx ralphkit validate\n  3. ./ralph/ralph.sh 10      (commit ralph/ first; the loop works on a branch)`);
 }

@@ -1,9 +1,73 @@
-import type { Command } from 'commander';
-import { RalphkitError } from '../errors.js';
+// `ralphkit view`: starts the dashboard server and keeps it running until Ctrl-C.
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { InvalidArgumentError, type Command } from 'commander';
+import { logger, color } from '../logger.js';
+import { DEFAULT_HOST, DEFAULT_PORT, startViewServer, type ViewServer } from '../view/server.js';
 
-// Placeholder until its issue lands; the owner replaces this file.
+interface ViewCommandOptions {
+  port: number;
+  host: string;
+  cwd?: string;
+  prd?: string;
+  open?: boolean;
+}
+
 export function register(program: Command): void {
-  program.command('view').description('(not built yet)').action(() => {
-    throw new RalphkitError('ralphkit view is not built yet');
+  program
+    .command('view')
+    .description('open a live dashboard of the plan, the progress log and the loops')
+    .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, DEFAULT_PORT)
+    .option('--host <host>', 'address to bind; anything but 127.0.0.1 exposes the plan to your network', DEFAULT_HOST)
+    .option('--cwd <dir>', 'the repository to show (default: the current folder)')
+    .option('--prd <file>', 'the plan, relative to --cwd', 'ralph/prd.json')
+    .option('--open', 'open the dashboard in the default browser')
+    .action(async (opts: ViewCommandOptions) => {
+      const server = await startViewServer({ cwd: opts.cwd ?? process.cwd(), prd: opts.prd, port: opts.port, host: opts.host });
+      printStarted(server, opts);
+      if (opts.open) openBrowser(server.url);
+      await untilInterrupted();
+      await server.close();
+    });
+}
+
+export function parsePort(value: string): number {
+  const port = Number(value);
+  if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535.');
+  return port;
+}
+
+function printStarted(server: ViewServer, opts: ViewCommandOptions): void {
+  if (!existsSync(server.paths.prd)) logger.warn(`no plan at ${server.paths.prd} yet; the page shows it once it exists (ralphkit install writes one)`);
+  if (opts.host !== DEFAULT_HOST && opts.host !== 'localhost') {
+    logger.warn(`listening on ${opts.host}: anyone who can reach this address can read your plan and progress log`);
+  }
+  logger.info(`${color.bold('ralphkit view')} ${color.dim('showing')} ${server.paths.cwd}`);
+  logger.out(server.url);
+  logger.info(color.dim('Ctrl-C stops it.'));
+}
+
+function untilInterrupted(): Promise<void> {
+  return new Promise((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      resolve();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
   });
+}
+
+// Best effort: the URL is printed either way, so a missing opener is not an error.
+function openBrowser(url: string): void {
+  const [cmd, args] =
+    process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', url]] : ['xdg-open', [url]];
+  try {
+    const child = spawn(cmd as string, args as string[], { stdio: 'ignore', detached: true });
+    child.on('error', () => logger.warn(`could not open a browser; open ${url} yourself`));
+    child.unref();
+  } catch {
+    logger.warn(`could not open a browser; open ${url} yourself`);
+  }
 }

@@ -15,6 +15,8 @@ export interface AgentResult {
   /** Cost in USD for this run, when the agent reports one (Claude Code's total_cost_usd). */
   costUsd?: number;
   durationMs: number;
+  /** Set when the agent's structured output itself says a rate/usage limit was hit (Claude Code's rate_limit_event). */
+  rateLimit?: RateLimitHit;
 }
 
 /** src/engine/verify.ts — SPEC §6. */

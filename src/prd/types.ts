@@ -24,12 +24,28 @@ export interface Prd {
   [extra: string]: unknown;
 }
 
+/** The kind of a problem, for tools and tests; the message is what people read. */
+export type PrdProblemCode =
+  | 'syntax'
+  | 'duplicate-key'
+  | 'missing'
+  | 'type'
+  | 'empty'
+  | 'duplicate-id'
+  | 'unknown-dependency'
+  | 'cycle'
+  | 'branch-name'
+  | 'unreadable';
+
 /** One problem found in a plan; line and col are 1-based and present when known. */
 export interface PrdProblem {
   file: string;
   line?: number;
   col?: number;
   message: string;
+  code?: PrdProblemCode;
+  /** Where in the document, e.g. `userStories[2].passes`; empty for the document itself. */
+  path?: string;
 }
 
 export interface PrdValidation {

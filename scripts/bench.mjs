@@ -1,0 +1,246 @@
+// `npm run bench`: ralphkit's speed measured side by side with the cheapest alternative, in one run.
+// Each pair is run interleaved (a, b, a, b, ...) so machine noise hits both sides alike; medians are reported.
+// Runs after `npm run build`; a part whose command is not built yet is reported as skipped, never faked.
+import { spawn, execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
+import { tmpdir, cpus, totalmem, availableParallelism } from 'node:os';
+import path from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { setTimeout as sleep } from 'node:timers/promises';
+import net from 'node:net';
+
+const ROOT = path.resolve(import.meta.dirname, '..');
+const BIN = path.join(ROOT, 'bin/ralphkit.js');
+const CHROMIUM = process.env.RALPHKIT_CHROMIUM || '/usr/bin/chromium';
+const QUICK = process.argv.includes('--quick');
+const ENV = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com', GIT_CONFIG_NOSYSTEM: '1' };
+const temps = [];
+
+function tempdir(prefix) {
+  const dir = mkdtempSync(path.join(tmpdir(), `ralphkit-bench-${prefix}-`));
+  temps.push(dir);
+  return dir;
+}
+
+function gitRepo(prefix) {
+  const dir = tempdir(prefix);
+  const git = (...args) => execFileSync('git', args, { cwd: dir, env: ENV, stdio: 'pipe' });
+  git('init', '-q', '-b', 'main');
+  git('config', 'commit.gpgsign', 'false');
+  writeFileSync(path.join(dir, 'README.md'), '# bench\n');
+  git('add', '-A');
+  git('commit', '-q', '-m', 'initial');
+  return dir;
+}
+
+/** Runs a command to completion; resolves with its wall time in ms. A surprising exit code is an error. */
+function timed(cmd, args, { cwd = ROOT, expect = [0], input = '' } = {}) {
+  return new Promise((resolve, reject) => {
+    const start = performance.now();
+    const child = spawn(cmd, args, { cwd, env: ENV, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    child.on('error', reject);
+    child.on('close', (code) => {
+      const ms = performance.now() - start;
+      if (expect.includes(code)) resolve(ms);
+      else reject(new Error(`${path.basename(args[0] ?? cmd)} ${args[1] ?? ''} exited ${code}: ${output.trim().split('\n').pop()}`));
+    });
+    child.stdin.end(input);
+  });
+}
+
+function median(values) {
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+}
+
+/** Interleaves `a` and `b` `n` times each (after one unmeasured warm-up of each); returns both medians. */
+async function sideBySide(n, a, b) {
+  await a();
+  await b();
+  const as = [];
+  const bs = [];
+  for (let i = 0; i < n; i++) {
+    as.push(await a());
+    bs.push(await b());
+  }
+  return { a: median(as), b: median(bs) };
+}
+
+const ms = (x) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
+const ratio = (a, b) => `${(a / b).toFixed(2)}×`;
+const rows = [];
+function report(name, value, baselineName, baseline, note = '') {
+  rows.push({ name, value: ms(value), baselineName, baseline: baseline === undefined ? '' : ms(baseline), ratio: baseline === undefined ? '' : ratio(value, baseline), note });
+}
+function skipped(name, why) {
+  rows.push({ name, value: 'skipped', baselineName: '', baseline: '', ratio: '', note: why });
+}
+
+async function section(name, fn) {
+  const start = performance.now();
+  try {
+    await fn();
+  } catch (err) {
+    skipped(name, String(err.message).split('\n')[0]);
+  }
+  process.stderr.write(`bench: ${name} done in ${((performance.now() - start) / 1000).toFixed(1)} s\n`);
+}
+
+// 1. `ralphkit install` into an empty git repository vs starting node and doing nothing.
+async function benchInstall() {
+  const n = QUICK ? 3 : 15;
+  const install = async () => {
+    const repo = gitRepo('install');
+    return timed(process.execPath, [BIN, 'install', '--yes', '--cwd', repo]);
+  };
+  const bare = () => timed(process.execPath, ['-e', '0']);
+  const r = await sideBySide(n, install, bare);
+  report('`ralphkit install` into an empty git repo', r.a, '`node -e 0`', r.b, `median of ${n}`);
+}
+
+// 2. Runner overhead: the installed ralph.sh with a no-op agent vs a bash loop spawning the same agent.
+const PLAN = {
+  project: 'Bench',
+  branchName: 'ralph/bench',
+  userStories: [{ id: 'US-001', title: 'Never done', acceptanceCriteria: ['stays open'], priority: 1, passes: false }],
+};
+
+async function benchRunner() {
+  const iterations = QUICK ? 5 : 20;
+  const n = QUICK ? 2 : 5;
+  const repo = gitRepo('runner');
+  await timed(process.execPath, [BIN, 'install', '--yes', '--cwd', repo]);
+  writeFileSync(path.join(repo, 'ralph/prd.json'), `${JSON.stringify(PLAN, null, 2)}\n`);
+  execFileSync('git', ['commit', '-qam', 'bench plan'], { cwd: repo, env: ENV, stdio: 'pipe' });
+  const prompt = path.join(repo, 'ralph/prompt.md');
+  const runner = async () => {
+    rmSync(path.join(repo, 'ralph/.runs'), { recursive: true, force: true });
+    const args = ['ralph/ralph.sh', '--agent-cmd', 'true', '--pause', '0', '--no-progress-limit', String(iterations + 1), String(iterations)];
+    return timed('bash', args, { cwd: repo, expect: [1] });
+  };
+  // The same agent, spawned the way the runner spawns it: `sh -c` with the prompt file on stdin.
+  const loop = `for i in $(seq ${iterations}); do sh -c true < ${JSON.stringify(prompt)}; done`;
+  const bare = () => timed('bash', ['-c', loop], { cwd: repo });
+  const r = await sideBySide(n, runner, bare);
+  report(`\`ralph.sh --agent-cmd true --pause 0\`, per iteration (${iterations} iterations)`, r.a / iterations, 'bash loop spawning `sh -c true`', r.b / iterations, `extra ${ms((r.a - r.b) / iterations)} per iteration; median of ${n} runs`);
+}
+
+// 3. `ralphkit validate` on a 5,000-story plan vs node merely parsing the same file.
+async function largePlan(count) {
+  const helper = path.join(ROOT, 'test/support/large-plan.ts');
+  if (existsSync(helper)) {
+    const { build } = await import('esbuild');
+    const out = await build({ entryPoints: [helper], bundle: true, format: 'esm', platform: 'node', write: false, logLevel: 'silent' });
+    const mod = await import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
+    if (typeof mod.makeLargePlan === 'function') return mod.makeLargePlan(count);
+  }
+  const userStories = Array.from({ length: count }, (_, i) => ({
+    id: `US-${String(i + 1).padStart(4, '0')}`,
+    title: `Story ${i + 1}`,
+    acceptanceCriteria: ['works', 'typecheck passes'],
+    priority: i + 1,
+    passes: i % 3 === 0,
+    dependsOn: i > 0 ? [`US-${String(i).padStart(4, '0')}`] : [],
+  }));
+  return { project: 'Large', branchName: 'ralph/large', checks: ['npm test'], userStories };
+}
+
+async function benchValidate() {
+  const n = QUICK ? 3 : 7;
+  const dir = tempdir('validate');
+  const file = path.join(dir, 'prd.json');
+  const plan = await largePlan(5000);
+  const text = typeof plan === 'string' ? plan : `${JSON.stringify(plan, null, 2)}\n`;
+  writeFileSync(file, text);
+  const stories = JSON.parse(text).userStories.length;
+  const validate = () => timed(process.execPath, [BIN, 'validate', file], { cwd: dir });
+  const parse = () => timed(process.execPath, ['-e', 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))', file]);
+  const r = await sideBySide(n, validate, parse);
+  report(`\`ralphkit validate\` on a ${stories.toLocaleString('en')}-story plan`, r.a, '`node` reading + JSON.parse of it', r.b, `${(text.length / 1e6).toFixed(1)} MB; median of ${n}`);
+}
+
+// 4. Dashboard: from writing prd.json to the new text being in the page's DOM, in headless Chromium.
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+    srv.on('error', reject);
+  });
+}
+
+async function waitForHttp(url, child, deadlineMs = 15_000) {
+  const end = Date.now() + deadlineMs;
+  while (Date.now() < end) {
+    if (child.exitCode !== null) throw new Error(`ralphkit view exited ${child.exitCode}`);
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {}
+    await sleep(50);
+  }
+  throw new Error(`ralphkit view did not answer at ${url}`);
+}
+
+async function benchDashboard() {
+  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}`);
+  const n = QUICK ? 3 : 10;
+  const repo = gitRepo('view');
+  mkdirSync(path.join(repo, 'ralph'), { recursive: true });
+  const prdFile = path.join(repo, 'ralph/prd.json');
+  const writePlan = (title) => writeFileSync(prdFile, `${JSON.stringify({ ...PLAN, userStories: [{ ...PLAN.userStories[0], title }] }, null, 2)}\n`);
+  writePlan('bench-title-0');
+  writeFileSync(path.join(repo, 'ralph/progress.txt'), '# Ralph progress\n');
+  const port = await freePort();
+  const view = spawn(process.execPath, [BIN, 'view', '--port', String(port)], { cwd: repo, env: ENV, stdio: 'ignore' });
+  const { chromium } = await import('playwright-core');
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+  try {
+    await waitForHttp(`http://127.0.0.1:${port}/api/prd`, view);
+    const page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${port}/`);
+    await page.waitForFunction((t) => document.body.innerText.includes(t), 'bench-title-0', { timeout: 10_000 });
+    const samples = [];
+    for (let i = 1; i <= n; i++) {
+      const title = `bench-title-${i}`;
+      await sleep(300); // let the watcher settle so each sample is one change, not a burst
+      const start = performance.now();
+      writePlan(title);
+      await page.waitForFunction((t) => document.body.innerText.includes(t), title, { timeout: 10_000, polling: 'raf' });
+      samples.push(performance.now() - start);
+    }
+    report('`ralphkit view`: prd.json written → text in the DOM', median(samples), '', undefined, `headless Chromium; median of ${n}; max ${ms(Math.max(...samples))}`);
+  } finally {
+    await browser.close();
+    view.kill();
+  }
+}
+
+function machine() {
+  const model = cpus()[0]?.model ?? 'unknown CPU';
+  return `${availableParallelism()} CPUs (${model}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${process.platform}/${process.arch}`;
+}
+
+function printTable() {
+  const header = ['measure', 'median', 'baseline', 'baseline median', 'ratio', 'note'];
+  const lines = rows.map((r) => [r.name, r.value, r.baselineName, r.baseline, r.ratio, r.note]);
+  console.log(`machine: ${machine()}\n`);
+  console.log(`| ${header.join(' | ')} |`);
+  console.log(`|${header.map(() => '---').join('|')}|`);
+  for (const l of lines) console.log(`| ${l.join(' | ')} |`);
+}
+
+try {
+  if (!existsSync(path.join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run bench` (it builds first)');
+  await section('install', benchInstall);
+  await section('runner', benchRunner);
+  await section('validate', benchValidate);
+  await section('dashboard', benchDashboard);
+  printTable();
+} finally {
+  for (const dir of temps) rmSync(dir, { recursive: true, force: true });
+}

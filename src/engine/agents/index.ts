@@ -1,0 +1,100 @@
+// How each agent is started and where its final message comes from (SPEC §4). Flags are the ones confirmed
+// against each CLI's real --help (docs/agents.md); the binary can be overridden per agent for tests and
+// unusual installs with RALPH_<AGENT>_BIN (e.g. RALPH_CLAUDE_BIN=/opt/claude/bin/claude).
+import path from 'node:path';
+import type { AgentName } from '../args.js';
+import { CLAUDE_ARGS, parseClaudeLine } from './claude.js';
+
+export interface AgentPlan {
+  /** The executable and its arguments; never run through a shell except for --agent-cmd (`sh -c`). */
+  file: string;
+  args: string[];
+  /** Passed on stdin. */
+  input: string;
+  /** Codex writes its last message to a file; read it after the run. */
+  lastMessageFile?: string;
+  /** How stdout is read: stream-json events (claude) or plain text. */
+  output: 'claude-stream' | 'text';
+}
+
+export interface AgentSpec {
+  bin: string;
+  /** Arguments; `prompt` is given for agents that take it as an argument, `lastMessageFile` for codex. */
+  args(ctx: { prompt: string; lastMessageFile: string }): string[];
+  promptOnStdin: boolean;
+  usesLastMessageFile?: boolean;
+  output: AgentPlan['output'];
+}
+
+export const AGENTS: Record<AgentName, AgentSpec> = {
+  claude: { bin: 'claude', args: () => CLAUDE_ARGS, promptOnStdin: true, output: 'claude-stream' },
+  codex: {
+    bin: 'codex',
+    args: ({ lastMessageFile }) => ['exec', '--dangerously-bypass-approvals-and-sandbox', '--skip-git-repo-check', '--output-last-message', lastMessageFile, '-'],
+    promptOnStdin: true,
+    usesLastMessageFile: true,
+    output: 'text',
+  },
+  amp: { bin: 'amp', args: () => ['--dangerously-allow-all', '--execute'], promptOnStdin: true, output: 'text' },
+  opencode: { bin: 'opencode', args: ({ prompt }) => ['run', prompt], promptOnStdin: false, output: 'text' },
+  gemini: { bin: 'gemini', args: () => ['--yolo'], promptOnStdin: true, output: 'text' },
+};
+
+export interface PlanAgentInput {
+  agent: AgentName;
+  agentCmd?: string;
+  prompt: string;
+  /** Folder of the loop's runtime files (for codex's last-message file). */
+  runDir: string;
+  iteration: number;
+  env: NodeJS.ProcessEnv;
+}
+
+export function planAgent(input: PlanAgentInput): AgentPlan {
+  if (input.agentCmd !== undefined) return { file: 'sh', args: ['-c', input.agentCmd], input: input.prompt, output: 'text' };
+  const spec = AGENTS[input.agent];
+  const lastMessageFile = path.join(input.runDir, `iteration-${input.iteration}.last-message.txt`);
+  return {
+    file: input.env[`RALPH_${input.agent.toUpperCase()}_BIN`] || spec.bin,
+    args: spec.args({ prompt: input.prompt, lastMessageFile }),
+    input: spec.promptOnStdin ? input.prompt : '',
+    lastMessageFile: spec.usesLastMessageFile ? lastMessageFile : undefined,
+    output: spec.output,
+  };
+}
+
+/** The command line as the user would type it, for logs and --dry-run (the prompt argument is elided). */
+export function renderAgentCommand(plan: AgentPlan, prompt: string): string {
+  const args = plan.args.map((a) => (a === prompt && prompt.length > 0 ? '<prompt>' : quote(a)));
+  const line = [quote(plan.file), ...args].join(' ');
+  return plan.input ? `${line} < <prompt>` : line;
+}
+
+function quote(arg: string): string {
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Reads an agent's stdout line by line: live tool activity, and (for claude) the result event. */
+export class OutputReader {
+  finalMessage?: string;
+  costUsd?: number;
+  isError = false;
+  rateLimit?: { resetAt: Date | null; message: string };
+  constructor(
+    private readonly output: AgentPlan['output'],
+    private readonly onTool: (text: string) => void,
+  ) {}
+
+  line(line: string): void {
+    if (this.output !== 'claude-stream') return;
+    for (const event of parseClaudeLine(line)) {
+      if (event.tool) this.onTool(event.tool);
+      if (event.rateLimit) this.rateLimit = event.rateLimit;
+      if (event.result) {
+        this.finalMessage = event.result.text;
+        this.costUsd = event.result.costUsd;
+        this.isError = event.result.isError;
+      }
+    }
+  }
+}

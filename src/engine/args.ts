@@ -1,0 +1,177 @@
+// The runner's command line (SPEC §4). This parser is the single source of truth: ralph.sh, `node ralph.mjs run`
+// and `ralphkit run` all hand their raw arguments to it.
+import { parseArgs } from 'node:util';
+import { parseDuration } from './duration.js';
+import { LoopExit } from './contracts.js';
+
+export const AGENT_NAMES = ['claude', 'codex', 'amp', 'opencode', 'gemini'] as const;
+export type AgentName = (typeof AGENT_NAMES)[number];
+
+/** Everything `run` can be told; stored in state.json so `--resume` continues with the same settings. */
+export interface RunOptions {
+  agent: AgentName;
+  agentCmd?: string;
+  prd: string;
+  prompt: string;
+  name?: string;
+  resume?: string;
+  resumeLast: boolean;
+  maxIterations: number;
+  iterationTimeoutMs: number;
+  pauseMs: number;
+  maxCost?: number;
+  maxUsage?: number;
+  wait: boolean;
+  waitNextSession: boolean;
+  allowUnknownUsage: boolean;
+  noProgressLimit: number;
+  json: boolean;
+  dryRun: boolean;
+  verifyInWorktree: boolean;
+  checkTimeoutMs: number;
+  help: boolean;
+}
+
+export interface ParsedRunArgs {
+  options: RunOptions;
+  /** Option keys the user typed, so a resumed loop only overrides what was asked for. */
+  given: Set<keyof RunOptions>;
+}
+
+export const DEFAULT_OPTIONS: RunOptions = {
+  agent: 'claude',
+  prd: 'ralph/prd.json',
+  prompt: 'ralph/prompt.md',
+  resumeLast: false,
+  maxIterations: 10,
+  iterationTimeoutMs: 60 * 60_000,
+  pauseMs: 2000,
+  wait: false,
+  waitNextSession: false,
+  allowUnknownUsage: false,
+  noProgressLimit: 3,
+  json: false,
+  dryRun: false,
+  verifyInWorktree: false,
+  checkTimeoutMs: 10 * 60_000,
+  help: false,
+};
+
+const SPEC = {
+  agent: { type: 'string' },
+  'agent-cmd': { type: 'string' },
+  prd: { type: 'string' },
+  prompt: { type: 'string' },
+  name: { type: 'string' },
+  resume: { type: 'string' },
+  'resume-last': { type: 'boolean' },
+  'iteration-timeout': { type: 'string' },
+  pause: { type: 'string' },
+  'max-cost': { type: 'string' },
+  'max-usage': { type: 'string' },
+  wait: { type: 'boolean' },
+  'wait-next-session': { type: 'boolean' },
+  'allow-unknown-usage': { type: 'boolean' },
+  'no-progress-limit': { type: 'string' },
+  json: { type: 'boolean' },
+  'dry-run': { type: 'boolean' },
+  'verify-in-worktree': { type: 'boolean' },
+  'check-timeout': { type: 'string' },
+  help: { type: 'boolean', short: 'h' },
+} as const;
+
+type Converter = (value: string | boolean) => unknown;
+const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
+  agent: ['agent', (v) => oneOf(String(v), AGENT_NAMES, '--agent')],
+  'agent-cmd': ['agentCmd', (v) => nonEmpty(String(v), '--agent-cmd')],
+  prd: ['prd', (v) => nonEmpty(String(v), '--prd')],
+  prompt: ['prompt', (v) => nonEmpty(String(v), '--prompt')],
+  name: ['name', (v) => loopId(String(v), '--name')],
+  resume: ['resume', (v) => loopId(String(v), '--resume')],
+  'resume-last': ['resumeLast', Boolean],
+  'iteration-timeout': ['iterationTimeoutMs', (v) => duration(String(v), '--iteration-timeout', 1)],
+  pause: ['pauseMs', (v) => duration(String(v), '--pause', 0)],
+  'max-cost': ['maxCost', (v) => number(String(v), '--max-cost', 0, Infinity)],
+  'max-usage': ['maxUsage', (v) => number(String(v), '--max-usage', 0, 100)],
+  wait: ['wait', Boolean],
+  'wait-next-session': ['waitNextSession', Boolean],
+  'allow-unknown-usage': ['allowUnknownUsage', Boolean],
+  'no-progress-limit': ['noProgressLimit', (v) => integer(String(v), '--no-progress-limit', 1)],
+  json: ['json', Boolean],
+  'dry-run': ['dryRun', Boolean],
+  'verify-in-worktree': ['verifyInWorktree', Boolean],
+  'check-timeout': ['checkTimeoutMs', (v) => duration(String(v), '--check-timeout', 1)],
+  help: ['help', Boolean],
+};
+
+export function parseRunArgs(argv: string[]): ParsedRunArgs {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, options: SPEC, allowPositionals: true, strict: true });
+  } catch (err) {
+    throw usageError((err as Error).message.replace(/\. To specify a positional.*$/s, ''));
+  }
+  const options: RunOptions = { ...DEFAULT_OPTIONS };
+  const given = new Set<keyof RunOptions>();
+  for (const [flag, value] of Object.entries(parsed.values)) {
+    if (value === undefined) continue;
+    const [key, convert] = CONVERT[flag as keyof typeof SPEC];
+    (options as unknown as Record<string, unknown>)[key] = convert(value as string | boolean);
+    given.add(key);
+  }
+  if (parsed.positionals.length > 1) throw usageError(`expected at most one max_iterations, got: ${parsed.positionals.join(' ')}`);
+  if (parsed.positionals.length === 1) {
+    options.maxIterations = integer(parsed.positionals[0], 'max_iterations', 1);
+    given.add('maxIterations');
+  }
+  if (options.resume && options.resumeLast) throw usageError('use either --resume <id> or --resume-last, not both');
+  if (options.name && (options.resume || options.resumeLast)) throw usageError('--name names a new loop; a resumed loop keeps its id');
+  if (given.has('agent') && options.agentCmd) throw usageError('use either --agent or --agent-cmd, not both');
+  return { options, given };
+}
+
+export function usageError(message: string): LoopExit {
+  return new LoopExit(1, message, 'see ./ralph/ralph.sh --help');
+}
+
+function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string): T {
+  if (!allowed.includes(value as T)) throw usageError(`${flag} must be one of ${allowed.join(', ')} (got "${value}"); for another agent use --agent-cmd`);
+  return value as T;
+}
+
+function nonEmpty(value: string, flag: string): string {
+  if (!value.trim()) throw usageError(`${flag} needs a value`);
+  return value;
+}
+
+// Loop ids name folders under ralph/.runs/, so they must never climb out of it.
+function loopId(value: string, flag: string): string {
+  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(value)) {
+    throw usageError(`${flag} "${value}" is not a valid loop id: use letters, digits, ".", "_" and "-" (at most 64)`);
+  }
+  return value;
+}
+
+function duration(value: string, flag: string, minMs: number): number {
+  let ms: number;
+  try {
+    ms = parseDuration(value);
+  } catch (err) {
+    throw usageError(`${flag}: ${(err as Error).message}`);
+  }
+  if (ms < minMs) throw usageError(`${flag} must be more than 0`);
+  return ms;
+}
+
+function number(value: string, flag: string, min: number, max: number): number {
+  const n = Number(value);
+  if (!value.trim() || !Number.isFinite(n) || n < min || n > max) {
+    throw usageError(`${flag} must be a number${max === Infinity ? ` ≥ ${min}` : ` from ${min} to ${max}`} (got "${value}")`);
+  }
+  return n;
+}
+
+function integer(value: string, flag: string, min: number): number {
+  if (!/^\d+$/.test(value) || Number(value) < min) throw usageError(`${flag} must be a whole number ≥ ${min} (got "${value}")`);
+  return Number(value);
+}

@@ -1,0 +1,60 @@
+// --dry-run: what a run would do, without taking the lock, touching git or starting the agent.
+import path from 'node:path';
+import type { RunOptions } from './args.js';
+import type { Emit } from './events.js';
+import type { RunIo } from './run.js';
+import type { RunPaths } from './setup.js';
+import { formatDuration } from './duration.js';
+import { realClock } from './clock.js';
+import { readUsageNow } from './edges.js';
+
+export interface DryRunInput {
+  options: RunOptions;
+  paths: RunPaths;
+  command: string;
+  io: RunIo;
+  emit: Emit;
+  json: boolean;
+}
+
+export async function printDryRun(input: DryRunInput): Promise<number> {
+  const { options, paths, io } = input;
+  const usage = options.maxUsage === undefined ? null : await readUsageNow({ clock: realClock, env: io.env });
+  const report = {
+    command: input.command,
+    cwd: paths.repoRoot,
+    prd: path.relative(paths.repoRoot, paths.prd),
+    prompt: path.relative(paths.repoRoot, paths.prompt),
+    maxIterations: options.maxIterations,
+    iterationTimeout: formatDuration(options.iterationTimeoutMs),
+    pause: formatDuration(options.pauseMs),
+    noProgressLimit: options.noProgressLimit,
+    checkTimeout: formatDuration(options.checkTimeoutMs),
+    maxCost: options.maxCost ?? null,
+    maxUsage: options.maxUsage ?? null,
+    usage: usage ?? null,
+  };
+  if (input.json) {
+    io.stdout(`${JSON.stringify({ type: 'dry-run', ...report })}\n`);
+    return 0;
+  }
+  io.stdout(renderDryRun(report));
+  return 0;
+}
+
+function renderDryRun(r: Record<string, unknown>): string {
+  const usageText = r.usage === null ? 'not checked (no --max-usage)' : String(r.usage);
+  return [
+    `would run:        ${r.command}`,
+    `in:               ${r.cwd}`,
+    `plan / prompt:    ${r.prd} / ${r.prompt}`,
+    `max iterations:   ${r.maxIterations}`,
+    `timeout / pause:  ${r.iterationTimeout} / ${r.pause}`,
+    `no-progress stop: ${r.noProgressLimit} iterations`,
+    `check timeout:    ${r.checkTimeout}`,
+    `max cost:         ${r.maxCost === null ? 'none' : `$${r.maxCost}`}`,
+    `max usage:        ${r.maxUsage === null ? 'none' : `${r.maxUsage}%`}`,
+    `usage now:        ${usageText}`,
+    '',
+  ].join('\n');
+}

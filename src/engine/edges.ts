@@ -1,0 +1,44 @@
+// The modules other parts of the engine own (SPEC §6 verification, SPEC §7 budgets), wired in one place so
+// the runner and the loop only see the contracts.
+import type { BudgetGate, Clock, RateLimitHit } from './contracts.js';
+import type { RunOptions } from './args.js';
+import type { Emit } from './events.js';
+import { createBudgetGate } from './budget.js';
+import { readUsage, renderUsage } from './usage.js';
+
+export { verifyIteration, renderUncheckedWarning } from './verify.js';
+
+export interface BudgetContext {
+  options: RunOptions;
+  clock: Clock;
+  env: NodeJS.ProcessEnv;
+  emit: Emit;
+  signal: AbortSignal;
+}
+
+export function createBudget(ctx: BudgetContext): BudgetGate {
+  return createBudgetGate({
+    maxUsagePct: ctx.options.maxUsage,
+    wait: ctx.options.wait,
+    waitNextSession: ctx.options.waitNextSession,
+    allowUnknownUsage: ctx.options.allowUnknownUsage,
+    clock: ctx.clock,
+    signal: ctx.signal,
+    readUsage: () => readUsage({ env: ctx.env, signal: ctx.signal }),
+    log: (level, message) => ctx.emit({ type: level, message }),
+  });
+}
+
+// Until src/engine/ratelimit.ts lands, only Claude Code's structured rate_limit_event is recognised (agent-run.ts).
+export function detectRateLimit(_text: string, _now: Date): RateLimitHit | null {
+  return null;
+}
+
+/** Usage now, rendered for --dry-run; a reading that fails is reported, never thrown. */
+export async function readUsageNow(ctx: Pick<BudgetContext, 'env' | 'clock'>): Promise<string> {
+  try {
+    return renderUsage(await readUsage({ env: ctx.env }), ctx.clock.now());
+  } catch (err) {
+    return `unknown: ${(err as Error).message}`;
+  }
+}

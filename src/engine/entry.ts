@@ -1,0 +1,49 @@
+// Subcommand dispatch for ralph.mjs. `run` is the default, so `ralph.mjs 5` and `ralph.mjs run 5` agree.
+import { parseArgs } from 'node:util';
+import { LoopExit } from './contracts.js';
+import { runRalph, type RunIo } from './run.js';
+import { resolveRepoRoot } from './git.js';
+import { cancelLoop, readLoopSummaries, renderLoopTable, waitForLoopEnd } from './loops.js';
+
+export async function runEngine(argv: string[], io: RunIo): Promise<number> {
+  const [first, ...rest] = argv;
+  try {
+    if (first === 'status') return await statusCommand(rest, io);
+    if (first === 'cancel') return await cancelCommand(rest, io);
+  } catch (err) {
+    if (!(err instanceof LoopExit)) throw err;
+    io.stderr(`ralph: ${err.message}\n${err.hint ? `ralph: hint: ${err.hint}\n` : ''}`);
+    return err.code;
+  }
+  return runRalph(first === 'run' ? rest : argv, io);
+}
+
+async function statusCommand(argv: string[], io: RunIo): Promise<number> {
+  const { values } = parseSub(argv, { json: { type: 'boolean' } }, 0);
+  const loops = readLoopSummaries(await resolveRepoRoot(io.cwd));
+  io.stdout(values.json ? `${JSON.stringify({ loops }, null, 2)}\n` : renderLoopTable(loops));
+  return 0;
+}
+
+async function cancelCommand(argv: string[], io: RunIo): Promise<number> {
+  const { positionals } = parseSub(argv, {}, 1);
+  const repoRoot = await resolveRepoRoot(io.cwd);
+  const result = cancelLoop(repoRoot, positionals[0]);
+  if (!result.signalled) {
+    io.stderr(result.status === 'cancelled' ? `ralph: loop ${result.id} was not running; marked cancelled\n` : `ralph: loop ${result.id} is not running (${result.status}); nothing to cancel\n`);
+    return 0;
+  }
+  const status = await waitForLoopEnd(repoRoot, result.id, 15_000);
+  io.stderr(`ralph: loop ${result.id} ${status === 'running' ? 'was signalled and is stopping' : status}\n`);
+  return 0;
+}
+
+function parseSub<T extends Record<string, { type: 'boolean' | 'string' }>>(argv: string[], options: T, positionals: number) {
+  try {
+    const parsed = parseArgs({ args: argv, options, allowPositionals: positionals > 0, strict: true });
+    if (parsed.positionals.length !== positionals) throw new Error(positionals ? 'expected a loop id' : 'unexpected argument');
+    return parsed;
+  } catch (err) {
+    throw new LoopExit(1, (err as Error).message, 'see ./ralph/ralph.sh --help');
+  }
+}

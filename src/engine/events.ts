@@ -1,0 +1,53 @@
+// What the loop reports as it goes. With --json each event is one JSON line on stdout; otherwise a short
+// human line on stderr. Either way stdout stays machine-readable and stderr is for people.
+export type LoopEvent =
+  | { type: 'start'; loop: string; agent: string; command: string; prd: string; maxIterations: number; resumed: boolean; firstIteration: number }
+  | { type: 'info' | 'warn'; message: string; iteration?: number }
+  | { type: 'iteration-start'; iteration: number; maxIterations: number }
+  | { type: 'tool'; iteration: number; text: string }
+  | { type: 'agent-exit'; iteration: number; exitCode: number | null; signal: string | null; timedOut: boolean; durationMs: number; costUsd?: number; tag: string | null }
+  | { type: 'rate-limit'; iteration: number; message: string; waitMs: number; resetAt: string | null }
+  | { type: 'retry'; iteration: number; attempt: number; reason: string; waitMs: number }
+  | { type: 'verify'; iteration: number; verdicts: { id: string; status: string; reason?: string }[]; restored: string[]; allPass: boolean }
+  | { type: 'iteration-end'; iteration: number; newCommit: boolean; noProgressStreak: number; costUsd: number }
+  | { type: 'exit'; loop: string; code: number; status: string; message: string; hint?: string; iteration: number; costUsd: number };
+
+export type Emit = (event: LoopEvent) => void;
+
+const ISO = () => new Date().toISOString();
+
+export function createEmitter(json: boolean, out: (s: string) => void, err: (s: string) => void): Emit {
+  if (json) return (event) => out(`${JSON.stringify({ time: ISO(), ...event })}\n`);
+  return (event) => {
+    const line = renderHuman(event);
+    if (line !== null) err(`${line}\n`);
+  };
+}
+
+export function renderHuman(e: LoopEvent): string | null {
+  switch (e.type) {
+    case 'start':
+      return `ralph: loop ${e.loop} ${e.resumed ? 'resumed' : 'started'} · agent ${e.agent} · ${e.prd} · iterations ${e.firstIteration}..${e.maxIterations}\nralph: agent command: ${e.command}`;
+    case 'info':
+      return `ralph: ${e.message}`;
+    case 'warn':
+      return `ralph: warning: ${e.message}`;
+    case 'iteration-start':
+      return `\n━━ iteration ${e.iteration}/${e.maxIterations} ━━`;
+    case 'tool':
+      return `  · ${e.text}`;
+    case 'agent-exit':
+      return `ralph: agent ${e.timedOut ? 'timed out and was killed' : `exited ${e.exitCode ?? e.signal}`} after ${Math.round(e.durationMs / 100) / 10}s${e.costUsd !== undefined ? ` · $${e.costUsd.toFixed(4)}` : ''}${e.tag ? ` · said ${e.tag.toUpperCase()}` : ''}`;
+    case 'rate-limit':
+      return `ralph: rate limit: ${e.message.trim()} — waiting ${Math.ceil(e.waitMs / 1000)}s${e.resetAt ? ` (until ${e.resetAt})` : ''}, then repeating iteration ${e.iteration}`;
+    case 'retry':
+      return `ralph: ${e.reason}; retry ${e.attempt} of iteration ${e.iteration} in ${Math.ceil(e.waitMs / 1000)}s`;
+    case 'verify':
+      // verify.ts already logs each verdict and restored field as it decides them.
+      return null;
+    case 'iteration-end':
+      return `ralph: iteration ${e.iteration} done · ${e.newCommit ? 'new commit' : `no new commit (${e.noProgressStreak} in a row)`} · cost so far $${e.costUsd.toFixed(4)}`;
+    case 'exit':
+      return `ralph: ${e.message} (exit ${e.code})${e.hint ? `\nralph: hint: ${e.hint}` : ''}`;
+  }
+}

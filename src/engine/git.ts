@@ -1,0 +1,81 @@
+// Git at the loop's edge: execFile with argument arrays only, never a shell, so a branchName from prd.json
+// can never become a command.
+import { execFile } from 'node:child_process';
+import { LoopExit } from './contracts.js';
+
+export interface GitResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function runGit(cwd: string, args: string[]): Promise<GitResult> {
+  return new Promise((resolve) => {
+    execFile('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 127) : 0;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr || (err && code === 127 ? err.message : '')) });
+    });
+  });
+}
+
+async function gitOut(cwd: string, args: string[]): Promise<string> {
+  const r = await runGit(cwd, args);
+  if (r.code !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+  return r.stdout.trim();
+}
+
+/** The repository's top folder; refuses (exit 2) outside a git work tree. */
+export async function resolveRepoRoot(cwd: string): Promise<string> {
+  const r = await runGit(cwd, ['rev-parse', '--show-toplevel']);
+  if (r.code !== 0) {
+    throw new LoopExit(2, `not a git repository: ${cwd}`, 'the loop needs git: run `git init` and commit once, then start again');
+  }
+  return r.stdout.trim();
+}
+
+/** True when git accepts `name` as a branch name (`git check-ref-format --branch`). */
+export async function isValidBranchName(cwd: string, name: string): Promise<boolean> {
+  if (!name || name.startsWith('-')) return false;
+  const r = await runGit(cwd, ['check-ref-format', '--branch', name]);
+  return r.code === 0;
+}
+
+export async function currentBranch(cwd: string): Promise<string | null> {
+  const r = await runGit(cwd, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
+  return r.code === 0 ? r.stdout.trim() : null;
+}
+
+/** The commit HEAD points at, or null in a repository without commits. */
+export async function headSha(cwd: string): Promise<string | null> {
+  const r = await runGit(cwd, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
+  return r.code === 0 ? r.stdout.trim() : null;
+}
+
+async function branchExists(cwd: string, name: string): Promise<boolean> {
+  return (await runGit(cwd, ['show-ref', '--verify', '--quiet', `refs/heads/${name}`])).code === 0;
+}
+
+/**
+ * Puts the work tree on `branch`: nothing when already there, a checkout when it exists, else a new branch
+ * from `base` (or HEAD). Returns what was done, for the log.
+ */
+export async function checkoutBranch(cwd: string, branch: string, base?: string): Promise<string> {
+  if ((await currentBranch(cwd)) === branch) return `on branch ${branch}`;
+  if (await branchExists(cwd, branch)) {
+    await gitOrRefuse(cwd, ['checkout', '--quiet', branch, '--'], `cannot check out ${branch}`);
+    return `checked out ${branch}`;
+  }
+  let start = 'HEAD';
+  if (base) {
+    const r = await runGit(cwd, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${base}^{commit}`]);
+    if (r.code !== 0) throw new LoopExit(2, `baseBranch "${base}" does not name a commit in this repository`, 'fix baseBranch in prd.json or remove it to branch from HEAD');
+    start = r.stdout.trim();
+  }
+  await gitOrRefuse(cwd, ['checkout', '--quiet', '-b', branch, start, '--'], `cannot create branch ${branch}`);
+  return `created ${branch} from ${base ?? 'HEAD'}`;
+}
+
+async function gitOrRefuse(cwd: string, args: string[], what: string): Promise<void> {
+  const r = await runGit(cwd, args);
+  if (r.code !== 0) throw new LoopExit(2, `${what}: ${r.stderr.trim()}`, 'commit or stash your changes, then start again');
+}

@@ -1,0 +1,62 @@
+// The runner's --help: what it does, every option, examples and the exit codes (SPEC §4).
+import { AGENT_NAMES } from './args.js';
+
+export function renderRunHelp(): string {
+  return `Usage: ./ralph/ralph.sh [options] [max_iterations]
+       (same as: npx ralphkit run ... · node ralph/ralph.mjs run ...)
+
+Runs a coding agent again and again on ralph/prompt.md, each time with a fresh context, until every story
+in ralph/prd.json passes under the runner's own checks, the agent says STUCK, or a limit is reached.
+max_iterations defaults to 10.
+
+Agent:
+  --agent <name>              ${AGENT_NAMES.join('|')} (default claude)
+  --agent-cmd '<command>'     any other agent, run with sh -c in the repository root;
+                              the prompt goes to its stdin, its stdout is its final message
+Files:
+  --prd <file>                the plan (default ralph/prd.json)
+  --prompt <file>             the instructions, re-read every iteration (default ralph/prompt.md)
+Loops:
+  --name <id>                 name this loop (default: generated from the time)
+  --resume <id>               continue a stopped loop where it left off
+  --resume-last               continue the most recent loop
+Limits:
+  --iteration-timeout <d>     kill an agent that runs longer, with its whole process group (default 60m)
+  --pause <d>                 wait between iterations (default 2s; 0 for none)
+  --no-progress-limit <n>     stop after n iterations in a row without a new commit (default 3)
+  --max-cost <usd>            stop when the cost the agent reports adds up to this
+  --max-usage <pct>           Claude subscription: refuse to start / stop above this utilisation
+  --wait                      with --max-usage: wait for the reset instead of stopping
+  --wait-next-session         sleep until the current 5-hour block resets, then start
+  --allow-unknown-usage       with --max-usage: run even when usage cannot be read
+Verification:
+  --check-timeout <d>         time limit of each check command (default 10m)
+  --verify-in-worktree        run the checks in a temporary git worktree at HEAD
+Output:
+  --json                      one JSON event per line on stdout; human logs stay on stderr
+  --dry-run                   print the agent command, the limits and usage now, then exit 0
+  -h, --help                  this help
+
+Durations: 500ms, 90s, 10m, 2h, 1h30m, or a number of seconds.
+
+Examples:
+  ./ralph/ralph.sh                                   up to 10 iterations with Claude Code
+  ./ralph/ralph.sh --agent codex 25                  up to 25 iterations with Codex
+  ./ralph/ralph.sh --agent-cmd 'my-agent --yes' 5    any agent that reads a prompt on stdin
+  ./ralph/ralph.sh --max-usage 80 --wait             stay under 80% of the subscription, waiting for resets
+  ./ralph/ralph.sh --resume-last 20                  continue the last loop, now up to 20 iterations
+  npx ralphkit status                                list loops; npx ralphkit cancel <id> stops one
+
+Exit codes:
+  0    every story passes under verification
+  1    max iterations reached (or bad usage)
+  2    refused to start: invalid prd.json, another live loop on this plan, not a git repository,
+       usage over the ceiling or unknown
+  3    the agent said <promise>STUCK</promise>
+  4    no progress: --no-progress-limit iterations in a row without a new commit
+  5    budget reached mid-run (cost or usage)
+  130  interrupted (Ctrl-C, SIGTERM or cancel); continue with --resume-last
+
+Runtime files: ralph/.runs/<id>/ (state.json, iteration-N.log, ledger.jsonl).
+`;
+}

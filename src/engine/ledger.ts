@@ -1,0 +1,119 @@
+// ralph/.runs/<loop-id>/ledger.jsonl: the evidence behind every verdict (SPEC §6), one JSON object per line.
+// `kind: "check"` lines record one command run; `kind: "verdict"` lines (command null) record what was
+// decided about one claim, so a reader never has to re-derive verdicts from check lines.
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+export type VerdictStatus = 'verified' | 'unverified' | 'rejected';
+
+interface LedgerBase {
+  time: string;
+  loop: string;
+  iteration: number;
+  story: string;
+  /** HEAD when the check ran (the commit under test), or null in a repository without commits. */
+  commit: string | null;
+}
+
+export interface CheckLine extends LedgerBase {
+  kind: 'check';
+  /** prd: from the plan's `checks` · story: from the story's `checks` · setup: the plan's `setup` (worktree mode). */
+  scope: 'prd' | 'story' | 'setup';
+  command: string;
+  exitCode: number | null;
+  signal: string | null;
+  timedOut: boolean;
+  durationMs: number;
+  outputSha256: string;
+  /** True when this run's result was also recorded for another story claimed in the same iteration. */
+  shared?: boolean;
+}
+
+export interface VerdictLine extends LedgerBase {
+  kind: 'verdict';
+  command: null;
+  exitCode: null;
+  status: VerdictStatus;
+  reason?: string;
+  /** Total time spent verifying this claim. */
+  durationMs: number;
+  outputSha256: null;
+}
+
+export type LedgerLine = CheckLine | VerdictLine;
+
+export function appendLedger(file: string, lines: LedgerLine[]): void {
+  if (!lines.length) return;
+  mkdirSync(path.dirname(file), { recursive: true });
+  appendFileSync(file, lines.map((l) => JSON.stringify(l) + '\n').join(''));
+}
+
+/** Every well-formed line of a ledger; a torn last line (a crash mid-append) is skipped, not fatal. */
+export function readLedger(file: string): LedgerLine[] {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return parseLedger(text);
+}
+
+export function parseLedger(text: string): LedgerLine[] {
+  const out: LedgerLine[] = [];
+  for (const raw of text.split('\n')) {
+    if (!raw.trim()) continue;
+    try {
+      const v = JSON.parse(raw) as LedgerLine;
+      if (v && typeof v === 'object' && typeof v.story === 'string') out.push(v);
+    } catch {
+      // torn or foreign line
+    }
+  }
+  return out;
+}
+
+export interface StoryLedgerState {
+  status: VerdictStatus;
+  commit: string | null;
+  time: string;
+  loop: string;
+  iteration: number;
+  reason?: string;
+}
+
+export interface LedgerSummary {
+  /** The latest verdict per story id. */
+  stories: Record<string, StoryLedgerState>;
+  /** How many stories have each latest status. */
+  counts: Record<VerdictStatus, number>;
+  /** How many commands were run in total. */
+  checkRuns: number;
+}
+
+/**
+ * The latest verdict per story, for `ralphkit status` and the dashboard. Lines may come from several
+ * loops' ledgers in any order; the newest `time` wins (ties: the later line).
+ */
+export function summariseLedger(lines: LedgerLine[]): LedgerSummary {
+  const stories: Record<string, StoryLedgerState> = {};
+  let checkRuns = 0;
+  for (const line of lines) {
+    if (line.kind === 'check') checkRuns++;
+    if (line.kind !== 'verdict') continue;
+    const prev = stories[line.story];
+    if (prev && prev.time > line.time) continue;
+    stories[line.story] = {
+      status: line.status,
+      commit: line.commit,
+      time: line.time,
+      loop: line.loop,
+      iteration: line.iteration,
+      ...(line.reason ? { reason: line.reason } : {}),
+    };
+  }
+  const counts: Record<VerdictStatus, number> = { verified: 0, unverified: 0, rejected: 0 };
+  for (const s of Object.values(stories)) counts[s.status]++;
+  return { stories, counts, checkRuns };
+}

@@ -1,0 +1,172 @@
+// The loop itself: a small state machine over iterations. Everything with side effects (the agent, git,
+// verification, the budget, the clock, state persistence) comes in through LoopDeps, so unit tests drive
+// it with fakes and main.ts wires the real edges.
+import { LoopExit, LOOP_EXIT, type AgentResult, type BudgetGate, type Clock, type RateLimitHit, type VerifyResult } from './contracts.js';
+import { detectTag } from './tags.js';
+import type { Emit } from './events.js';
+import type { LoopState } from './runs.js';
+
+export interface LoopDeps {
+  clock: Clock;
+  emit: Emit;
+  /** Aborted on SIGINT/SIGTERM/cancel; the agent is killed and the loop ends with 130. */
+  signal: AbortSignal;
+  runAgent(iteration: number, signal: AbortSignal): Promise<AgentResult>;
+  /**
+   * prd.json as it was when `iteration` started. The first call of an iteration takes the snapshot; a resumed
+   * iteration gets the one saved before the interruption, so claims made before a kill -9 are still verified.
+   */
+  prdBefore(iteration: number): string;
+  headSha(): Promise<string | null>;
+  verify(iteration: number, prdBefore: string): Promise<VerifyResult>;
+  detectRateLimit(text: string, now: Date): RateLimitHit | null;
+  budget: Pick<BudgetGate, 'beforeIteration'>;
+  saveState(state: LoopState): void;
+  /** Upkeep before each agent run (progress.txt compaction). */
+  beforeAgent?(iteration: number): Promise<void>;
+}
+
+export interface LoopConfig {
+  maxIterations: number;
+  pauseMs: number;
+  noProgressLimit: number;
+  maxCost?: number;
+  /** First back-off after a transient failure (doubles each retry). */
+  retryBaseMs: number;
+  /** Back-off after a rate-limit message that names no reset time (doubles, capped). */
+  rateLimitBackoffMs: number;
+}
+
+export const MAX_TRANSIENT_RETRIES = 3;
+// A limit that keeps coming back after this many waits is more likely a misread message than a real limit.
+export const MAX_RATE_LIMIT_WAITS = 24;
+const MAX_RATE_LIMIT_WAIT_MS = 12 * 3_600_000;
+const RESET_SLACK_MS = 30_000;
+
+/** Runs iterations until something ends the loop; always ends by returning (never throwing) a LoopExit. */
+export async function runLoop(state: LoopState, config: LoopConfig, deps: LoopDeps): Promise<LoopExit> {
+  try {
+    let iteration = state.iteration === 0 ? 1 : state.iterationDone ? state.iteration + 1 : state.iteration;
+    for (;;) {
+      await checkLimits(state, config, deps, iteration);
+      await runIteration(state, config, deps, iteration);
+      iteration++;
+      if (config.pauseMs > 0) await deps.clock.sleep(config.pauseMs, deps.signal);
+      throwIfAborted(deps.signal);
+    }
+  } catch (err) {
+    if (err instanceof LoopExit) return err;
+    throw err;
+  }
+}
+
+async function checkLimits(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<void> {
+  if (iteration > config.maxIterations) throw maxIterationsExit(config);
+  if (overCost(state, config)) throw costExit(state, config);
+  if ((await deps.budget.beforeIteration()) === 'stop') {
+    throw new LoopExit(LOOP_EXIT.budget, 'usage ceiling reached', 'continue after the reset with --resume-last, or add --wait');
+  }
+  throwIfAborted(deps.signal);
+}
+
+async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<void> {
+  Object.assign(state, { iteration, iterationDone: false, updatedAt: deps.clock.now().toISOString() });
+  deps.saveState(state);
+  deps.emit({ type: 'iteration-start', iteration, maxIterations: config.maxIterations });
+  await deps.beforeAgent?.(iteration);
+  const prdBefore = deps.prdBefore(iteration);
+  const headBefore = await deps.headSha();
+  const result = await runAgentWithRetries(state, config, deps, iteration);
+  const newCommit = (await deps.headSha()) !== headBefore;
+  throwIfAborted(deps.signal);
+  const tag = detectTag(result.finalMessage);
+  deps.emit({ type: 'agent-exit', iteration, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, costUsd: result.costUsd, tag });
+  if (result.timedOut) deps.emit({ type: 'warn', iteration, message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed` });
+
+  const verdict = await deps.verify(iteration, prdBefore);
+  deps.emit({ type: 'verify', iteration, verdicts: verdict.verdicts, restored: verdict.restored, allPass: verdict.allPass });
+  state.noProgressStreak = newCommit ? 0 : state.noProgressStreak + 1;
+  Object.assign(state, { iterationDone: true, updatedAt: deps.clock.now().toISOString() });
+  deps.saveState(state);
+  deps.emit({ type: 'iteration-end', iteration, newCommit, noProgressStreak: state.noProgressStreak, costUsd: state.costUsd });
+  throwIfAborted(deps.signal);
+  decide(state, config, deps, verdict, tag);
+}
+
+function decide(state: LoopState, config: LoopConfig, deps: LoopDeps, verdict: VerifyResult, tag: string | null): void {
+  if (verdict.allPass) throw new LoopExit(LOOP_EXIT.complete, 'all stories pass under verification');
+  if (tag === 'stuck') throw new LoopExit(LOOP_EXIT.stuck, 'the agent said it is STUCK', 'read ralph/progress.txt and the last iteration log, fix the blocker, then --resume-last');
+  if (tag === 'complete') {
+    const open = verdict.prd.userStories.filter((s) => !s.passes).map((s) => s.id);
+    deps.emit({ type: 'warn', iteration: state.iteration, message: `COMPLETE ignored: ${open.length} stor${open.length === 1 ? 'y' : 'ies'} not passing under verification (${open.join(', ')})` });
+  }
+  if (overCost(state, config)) throw costExit(state, config);
+  if (state.noProgressStreak >= config.noProgressLimit) {
+    throw new LoopExit(LOOP_EXIT.noProgress, `no progress: ${state.noProgressStreak} iterations in a row without a new commit`, 'read the iteration logs in ralph/.runs/, then adjust prompt.md or the plan');
+  }
+  if (state.iteration >= config.maxIterations) throw maxIterationsExit(config);
+}
+
+function maxIterationsExit(config: LoopConfig): LoopExit {
+  return new LoopExit(LOOP_EXIT.maxIterations, `max iterations reached (${config.maxIterations}) with stories still open`, 'raise the limit and continue: ./ralph/ralph.sh --resume-last <max_iterations>');
+}
+
+function overCost(state: LoopState, config: LoopConfig): boolean {
+  return config.maxCost !== undefined && state.costUsd >= config.maxCost;
+}
+
+function costExit(state: LoopState, config: LoopConfig): LoopExit {
+  return new LoopExit(LOOP_EXIT.budget, `cost limit reached: $${state.costUsd.toFixed(4)} of $${config.maxCost}`, 'raise --max-cost and continue with --resume-last');
+}
+
+function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+}
+
+/**
+ * One counted iteration: repeats the agent run, without counting it, after a rate-limit message (waiting
+ * for the named reset or a bounded back-off) and after a transient failure (at most 3 retries).
+ */
+async function runAgentWithRetries(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<AgentResult> {
+  let transient = 0;
+  let limitHits = 0;
+  for (;;) {
+    const result = await deps.runAgent(iteration, deps.signal);
+    if (result.costUsd !== undefined) {
+      state.costUsd += result.costUsd;
+      deps.saveState(state);
+    }
+    throwIfAborted(deps.signal);
+    if (result.timedOut) return result;
+    const hit = result.rateLimit ?? deps.detectRateLimit(`${result.finalMessage}\n${result.stderr}`, deps.clock.now());
+    if (hit) {
+      if (++limitHits > MAX_RATE_LIMIT_WAITS) throw new LoopExit(LOOP_EXIT.budget, `rate limit still hit after ${MAX_RATE_LIMIT_WAITS} waits: ${hit.message}`);
+      const waitMs = planRateLimitWait(hit, deps.clock.now(), config.rateLimitBackoffMs, limitHits);
+      deps.emit({ type: 'rate-limit', iteration, message: hit.message, waitMs, resetAt: hit.resetAt?.toISOString() ?? null });
+      await deps.clock.sleep(waitMs, deps.signal);
+      throwIfAborted(deps.signal);
+      continue;
+    }
+    const reason = transientReason(result);
+    if (!reason || transient >= MAX_TRANSIENT_RETRIES) return result;
+    const waitMs = config.retryBaseMs * 2 ** transient++;
+    deps.emit({ type: 'retry', iteration, attempt: transient, reason, waitMs });
+    await deps.clock.sleep(waitMs, deps.signal);
+    throwIfAborted(deps.signal);
+  }
+}
+
+/** Until the named reset (plus slack for clock skew), else an exponential back-off; never more than 12h. */
+export function planRateLimitWait(hit: RateLimitHit, now: Date, backoffMs: number, attempt: number): number {
+  const wait = hit.resetAt ? hit.resetAt.getTime() - now.getTime() + Math.min(RESET_SLACK_MS, backoffMs) : backoffMs * 2 ** (attempt - 1);
+  return Math.max(backoffMs > 0 ? Math.min(backoffMs, 1000) : 0, Math.min(wait, MAX_RATE_LIMIT_WAIT_MS));
+}
+
+/** Failures worth a retry: the agent produced nothing and failed, or said its API returned nothing. */
+export function transientReason(r: AgentResult): string | null {
+  if (/No messages returned/i.test(`${r.finalMessage}\n${r.stderr}`)) return 'the agent reported "No messages returned"';
+  if (r.signal || r.timedOut) return null;
+  if (r.exitCode !== 0 && /^API Error\b/.test(r.finalMessage.trim())) return `the agent's API call failed: ${r.finalMessage.trim().split('\n')[0].slice(0, 120)}`;
+  if (!r.finalMessage.trim() && r.exitCode !== 0) return `the agent exited ${r.exitCode} with no output`;
+  return null;
+}

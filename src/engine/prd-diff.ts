@@ -1,0 +1,112 @@
+// What the agent changed in prd.json during one iteration (SPEC §6). Pure: text in, plan out.
+// The agent may only flip `passes` and edit `notes`; everything else is put back as it was, so a
+// plan cannot be shrunk, reworded or stripped of its checks to make the loop end sooner.
+import type { Prd, Story } from '../prd/types.js';
+
+export interface PrdRepairPlan {
+  /** The plan to keep: `before` with the agent's passes/notes edits on the stories that survived. */
+  prd: Prd;
+  /** Ids of stories that were not passing before and pass now: the claims to verify. */
+  claims: string[];
+  /** One line per agent edit that was undone, for the warning log. */
+  restored: string[];
+  /** True when `prd` differs from what the agent left on disk, so the file must be rewritten. */
+  changed: boolean;
+  /** True when the agent left no usable plan at all; `prd` is then `before`, to be restored verbatim. */
+  unusable: boolean;
+}
+
+const AGENT_FIELDS = new Set(['passes', 'notes']);
+
+/** `before` must be a valid plan (the runner validated it); `after` is whatever the agent left. */
+export function planPrdRepair(before: string, after: string): PrdRepairPlan {
+  const base = JSON.parse(before) as Prd;
+  const parsed = parseAfter(after);
+  if (typeof parsed === 'string') {
+    return { prd: base, claims: [], restored: [`prd.json ${parsed}; restored the whole file as it was before this iteration`], changed: true, unusable: true };
+  }
+  const restored = [...planTopLevel(base, parsed), ...planStoryList(base.userStories, parsed.userStories as unknown[])];
+  const prd: Prd = { ...base, userStories: base.userStories.map((s) => mergeStory(s, findStory(parsed.userStories as unknown[], s.id), restored)) };
+  const claims = prd.userStories.filter((s, i) => s.passes === true && base.userStories[i].passes !== true).map((s) => s.id);
+  return { prd, claims, restored, changed: !sameJson(prd, parsed), unusable: false };
+}
+
+/** JSON equality that ignores key order, so a reformatted but unchanged file is not "edited". */
+export function sameJson(a: unknown, b: unknown): boolean {
+  return canonical(a) === canonical(b);
+}
+
+function canonical(v: unknown): string {
+  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
+  if (v && typeof v === 'object') {
+    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
+    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`).join(',')}}`;
+  }
+  return v === undefined ? 'undefined' : JSON.stringify(v);
+}
+
+/** The parsed plan, or a description of why it cannot be used at all. */
+function parseAfter(text: string): Prd | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return `was left unparseable (${(err as Error).message})`;
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return 'was left without a top-level object';
+  if (!Array.isArray((value as Prd).userStories)) return 'was left without a userStories array';
+  return value as Prd;
+}
+
+function planTopLevel(base: Prd, after: Prd): string[] {
+  const keys = new Set([...Object.keys(base), ...Object.keys(after)]);
+  keys.delete('userStories');
+  return [...keys].filter((k) => !sameJson(base[k], after[k])).map((k) => `top-level field "${k}" was ${describeEdit(base[k], after[k])}; restored`);
+}
+
+function planStoryList(base: Story[], after: unknown[]): string[] {
+  const ids = after.map((s) => storyId(s));
+  const baseIds = base.map((s) => s.id);
+  const out: string[] = [];
+  for (const id of baseIds) if (!ids.includes(id)) out.push(`story ${id} was deleted; restored`);
+  ids.forEach((id, i) => {
+    if (id === undefined) out.push(`a story without an id was added at position ${i + 1}; removed`);
+    else if (!baseIds.includes(id)) out.push(`story ${id} was added; removed`);
+    else if (ids.indexOf(id) !== i) out.push(`story ${id} was duplicated; the copy was removed`);
+  });
+  const kept = ids.filter((id, i): id is string => id !== undefined && baseIds.includes(id) && ids.indexOf(id) === i);
+  const order = baseIds.filter((id) => kept.includes(id));
+  if (kept.join('\n') !== order.join('\n')) out.push('the order of stories was changed; restored');
+  return out;
+}
+
+/** The story from `before`, with the agent's passes/notes when they are well-typed; other edits undone. */
+function mergeStory(base: Story, after: Record<string, unknown> | undefined, restored: string[]): Story {
+  if (!after) return base;
+  const keys = new Set([...Object.keys(base), ...Object.keys(after)]);
+  for (const k of keys) {
+    if (!AGENT_FIELDS.has(k) && !sameJson(base[k], after[k])) restored.push(`story ${base.id}: field "${k}" was ${describeEdit(base[k], after[k])}; restored`);
+  }
+  const merged: Story = { ...base };
+  if (typeof after.passes === 'boolean') merged.passes = after.passes;
+  else if (!sameJson(after.passes, base.passes)) restored.push(`story ${base.id}: "passes" was set to a non-boolean; restored`);
+  if (typeof after.notes === 'string') merged.notes = after.notes;
+  else if (after.notes === undefined) delete merged.notes;
+  else restored.push(`story ${base.id}: "notes" was set to a non-string; restored`);
+  return merged;
+}
+
+function findStory(list: unknown[], id: string): Record<string, unknown> | undefined {
+  return list.find((s) => storyId(s) === id) as Record<string, unknown> | undefined;
+}
+
+function storyId(s: unknown): string | undefined {
+  const id = s && typeof s === 'object' ? (s as Record<string, unknown>).id : undefined;
+  return typeof id === 'string' ? id : undefined;
+}
+
+function describeEdit(before: unknown, after: unknown): string {
+  if (before === undefined) return 'added';
+  if (after === undefined) return 'removed';
+  return 'changed';
+}

@@ -1,0 +1,254 @@
+// `ralph.mjs run`: settles the start (setup.ts), takes the lock, puts the repo on the plan's branch, then
+// hands the iterations to the loop (loop.ts) with the real edges wired in, and records how it ended.
+import { mkdirSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { LoopExit, LOOP_EXIT, type BudgetGate } from './contracts.js';
+import type { Prd } from '../prd/types.js';
+import { atomicWriteFileSync } from '../util/atomic.js';
+import { parseRunArgs, type RunOptions } from './args.js';
+import { renderRunHelp } from './help.js';
+import { createEmitter, type Emit } from './events.js';
+import { realClock } from './clock.js';
+import { resolveRepoRoot, checkoutBranch, headSha } from './git.js';
+import { acquireLock, loopDir, newLoopId, writeState, isCancelRequested, cancelMarker, runsDir, type LoopState, type LoopStatus } from './runs.js';
+import { readPlan, checkPromptFile, findResumable, mergeResumedOptions, resolvePaths, findExecutable, type RunPaths } from './setup.js';
+import { planAgent, renderAgentCommand } from './agents/index.js';
+import { applyBranchArchive, applyCompaction, ensureProgressFile } from './progress.js';
+import { runLoop, type LoopDeps } from './loop.js';
+import { runAgentOnce } from './agent-run.js';
+import { createBudget, detectRateLimit, verifyIteration, renderUncheckedWarning } from './edges.js';
+import { commitRunnerFiles } from './verify-git.js';
+import { printDryRun } from './dry-run.js';
+
+export interface RunIo {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+const STATUS_BY_CODE: Record<number, LoopStatus> = { 0: 'complete', 1: 'max-iterations', 2: 'refused', 3: 'stuck', 4: 'no-progress', 5: 'budget', 130: 'interrupted' };
+
+/** Runs the loop for `argv` (everything after `run`) and returns the exit code (SPEC §4). */
+export async function runRalph(argv: string[], io: RunIo): Promise<number> {
+  let json = argv.includes('--json');
+  let emit = createEmitter(json, io.stdout, io.stderr);
+  try {
+    const { options, given } = parseRunArgs(argv);
+    json = options.json;
+    emit = createEmitter(json, io.stdout, io.stderr);
+    if (options.help) {
+      io.stdout(renderRunHelp());
+      return 0;
+    }
+    return await startRun(options, given, io, emit);
+  } catch (err) {
+    if (!(err instanceof LoopExit)) throw err;
+    emit({ type: 'exit', loop: '', code: err.code, status: err.code === 2 ? 'refused' : 'usage', message: err.message, hint: err.hint, iteration: 0, costUsd: 0 });
+    return err.code;
+  }
+}
+
+async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: RunIo, emit: Emit): Promise<number> {
+  const repoRoot = await resolveRepoRoot(io.cwd);
+  const resumed = parsed.resume || parsed.resumeLast ? findResumable(repoRoot, parsed) : null;
+  const options = resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed;
+  const paths = resolvePaths(repoRoot, io.cwd, options, given);
+  const prd = await readPlan(paths);
+  checkPromptFile(paths);
+  const id = resumed?.id ?? options.name ?? newLoopId(new Date());
+  const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: '', runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
+  if (options.dryRun) return printDryRun({ options, paths, command: renderAgentCommand(probe, ''), io, emit, json: options.json });
+  if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
+    throw new LoopExit(2, `the ${options.agent} CLI was not found (looked for "${probe.file}" on PATH)`, `install it, set RALPH_${options.agent.toUpperCase()}_BIN=/path/to/${options.agent}, or use --agent-cmd`);
+  }
+  if (!options.agentCmd && options.agent === 'claude' && process.getuid?.() === 0 && !io.env.IS_SANDBOX) {
+    emit({ type: 'warn', message: 'running as root: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set (only do that in a sandbox)' });
+  }
+  if (!resumed && existsSync(path.join(loopDir(repoRoot, id), 'state.json'))) {
+    throw new LoopExit(2, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
+  }
+  const release = acquireLock(repoRoot, paths.prd, id);
+  try {
+    return await runLocked({ id, options, paths, resumed, io, emit, command: renderAgentCommand(probe, ''), prdUserStories: prd.userStories.length, branch: prd.branchName, base: prd.baseBranch });
+  } finally {
+    release();
+  }
+}
+
+interface LockedRun {
+  id: string;
+  options: RunOptions;
+  paths: RunPaths;
+  resumed: LoopState | null;
+  io: RunIo;
+  emit: Emit;
+  command: string;
+  prdUserStories: number;
+  branch: string;
+  base?: string;
+}
+
+async function runLocked(run: LockedRun): Promise<number> {
+  const { id, options, paths, io, emit } = run;
+  const state = initialState(run);
+  rmSync(cancelMarker(paths.repoRoot, id), { force: true });
+  writeState(paths.repoRoot, state);
+  const controller = new AbortController();
+  const stopSignals = onSignals(() => controller.abort());
+  let exit: LoopExit;
+  try {
+    await prepareBranch(run);
+    emit({ type: 'start', loop: id, agent: options.agentCmd ? 'agent-cmd' : options.agent, command: run.command, prd: path.relative(paths.repoRoot, paths.prd), maxIterations: options.maxIterations, resumed: run.resumed !== null, firstIteration: state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration) });
+    const budget = createBudget({ options, clock: realClock, env: io.env, emit, signal: controller.signal });
+    exit = await startIterations(run, state, budget, controller);
+  } catch (err) {
+    if (!(err instanceof LoopExit)) {
+      finish(run, state, new LoopExit(1, `unexpected error: ${(err as Error).message}`), 'failed');
+      throw err;
+    }
+    exit = err;
+  } finally {
+    stopSignals();
+  }
+  const status: LoopStatus = exit.code === LOOP_EXIT.interrupted && isCancelRequested(paths.repoRoot, id) ? 'cancelled' : STATUS_BY_CODE[exit.code] ?? 'failed';
+  finish(run, state, exit, status);
+  return exit.code;
+}
+
+async function startIterations(run: LockedRun, state: LoopState, budget: BudgetGate, controller: AbortController): Promise<LoopExit> {
+  await budget.beforeStart();
+  const prdNow = JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
+  if (prdNow.userStories.every((s) => s.passes === true)) return new LoopExit(0, 'nothing to do: every story already passes');
+  const unchecked = renderUncheckedWarning(prdNow);
+  if (unchecked) run.emit({ type: 'warn', message: unchecked });
+  return runLoop(state, loopConfig(run.options, run.io.env), buildDeps(run, state, budget, controller));
+}
+
+function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv) {
+  // RALPH_RETRY_MS scales every back-off, so tests of rate limits and retries run in milliseconds.
+  const scale = Number(env.RALPH_RETRY_MS) >= 0 && env.RALPH_RETRY_MS ? Number(env.RALPH_RETRY_MS) : undefined;
+  return {
+    maxIterations: options.maxIterations,
+    pauseMs: options.pauseMs,
+    noProgressLimit: options.noProgressLimit,
+    maxCost: options.maxCost,
+    retryBaseMs: scale ?? 10_000,
+    rateLimitBackoffMs: scale ?? 60_000,
+  };
+}
+
+function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, controller: AbortController): LoopDeps {
+  const { paths, options, io, emit } = run;
+  const dir = loopDir(paths.repoRoot, state.id);
+  const save = (s: LoopState) => writeState(paths.repoRoot, s);
+  return {
+    clock: realClock,
+    emit,
+    signal: controller.signal,
+    budget,
+    saveState: save,
+    prdBefore: (iteration) => snapshotPrd(path.join(dir, 'prd-before.json'), paths.prd, iteration),
+    headSha: () => headSha(paths.repoRoot),
+    detectRateLimit,
+    async beforeAgent() {
+      const moved = applyCompaction(paths.progress, new Date());
+      if (moved) await commitOwn(run, [moved, paths.progress], 'chore(ralph): compact progress.txt', `progress.txt compacted; older entries moved to ${path.relative(paths.repoRoot, moved)}`);
+    },
+    async runAgent(iteration, signal) {
+      const prompt = readFileSync(paths.prompt, 'utf8');
+      const plan = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt, runDir: dir, iteration, env: io.env });
+      const env = { ...io.env, RALPH_LOOP_ID: state.id, RALPH_ITERATION: String(iteration), RALPH_PRD: paths.prd, RALPH_PROGRESS: paths.progress, RALPH_RUN_DIR: dir };
+      const result = await runAgentOnce({
+        plan, cwd: paths.repoRoot, env, timeoutMs: options.iterationTimeoutMs, signal, logFile: path.join(dir, `iteration-${iteration}.log`),
+        onTool: (text) => emit({ type: 'tool', iteration, text }),
+        onStart: (pid) => save(Object.assign(state, { agentPid: pid })),
+      });
+      save(Object.assign(state, { agentPid: undefined }));
+      return result;
+    },
+    async verify(iteration, prdBefore) {
+      return verifyIteration({
+        repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(dir, 'ledger.jsonl'),
+        loopId: state.id, iteration, prdBefore, checkTimeoutMs: options.checkTimeoutMs, inWorktree: options.verifyInWorktree,
+        log: (level, message) => emit({ type: level, iteration, message }),
+        signal: controller.signal,
+      });
+    },
+  };
+}
+
+function snapshotPrd(file: string, prdPath: string, iteration: number): string {
+  try {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { iteration: number; text: string };
+    if (saved.iteration === iteration && typeof saved.text === 'string') return saved.text;
+  } catch {
+    /* no snapshot yet */
+  }
+  const text = readFileSync(prdPath, 'utf8');
+  atomicWriteFileSync(file, JSON.stringify({ iteration, text }));
+  return text;
+}
+
+function initialState(run: LockedRun): LoopState {
+  const now = new Date().toISOString();
+  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, ...stored } = run.options;
+  const rel = (p: string) => path.relative(run.paths.repoRoot, p);
+  const options = { ...stored, prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
+  if (run.resumed) {
+    return { ...run.resumed, status: 'running', pid: process.pid, agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
+  }
+  return {
+    id: run.id, agent: run.options.agentCmd ? `cmd: ${run.options.agentCmd}` : run.options.agent, prd: options.prd,
+    iteration: 0, iterationDone: true, maxIterations: options.maxIterations, status: 'running', pid: process.pid,
+    startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options,
+  };
+}
+
+function finish(run: LockedRun, state: LoopState, exit: LoopExit, status: LoopStatus): void {
+  Object.assign(state, { status, exitCode: exit.code, message: exit.message, agentPid: undefined, updatedAt: new Date().toISOString() });
+  writeState(run.paths.repoRoot, state);
+  run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: exit.message, hint: exit.hint, iteration: state.iteration, costUsd: state.costUsd });
+}
+
+/** Archive on branch change (before checkout, so the old files are what gets archived), then checkout. */
+async function prepareBranch(run: LockedRun): Promise<void> {
+  const { paths, emit } = run;
+  const lastFile = path.join(runsDir(paths.repoRoot), 'last-branch');
+  const last = existsSync(lastFile) ? readFileSync(lastFile, 'utf8').trim() : '';
+  const toCommit: string[] = [];
+  if (last && last !== run.branch) {
+    const dir = applyBranchArchive(paths.prd, paths.progress, last, new Date());
+    toCommit.push(...['prd.json', 'progress.txt'].map((f) => path.join(dir, f)).filter(existsSync), paths.progress);
+    emit({ type: 'info', message: `branch changed from ${last}: archived the previous run to ${path.relative(paths.repoRoot, dir)}` });
+  }
+  if (ensureProgressFile(paths.progress, new Date())) toCommit.push(paths.progress);
+  emit({ type: 'info', message: await checkoutBranch(paths.repoRoot, run.branch, run.base) });
+  mkdirSync(path.dirname(lastFile), { recursive: true });
+  writeFileSync(lastFile, `${run.branch}\n`);
+  if (toCommit.length) await commitOwn(run, toCommit, 'chore(ralph): archive the previous run and start a fresh progress.txt');
+}
+
+async function commitOwn(run: LockedRun, files: string[], message: string, note?: string): Promise<void> {
+  const rel = [...new Set(files.map((f) => path.relative(run.paths.repoRoot, f)))];
+  try {
+    const sha = await commitRunnerFiles(run.paths.repoRoot, rel, message);
+    if (note) run.emit({ type: 'info', message: note });
+    if (sha) run.emit({ type: 'info', message: `committed ${rel.join(', ')} as ${sha.slice(0, 7)}` });
+  } catch (err) {
+    run.emit({ type: 'warn', message: `could not commit ${rel.join(', ')}: ${(err as Error).message}` });
+  }
+}
+
+/** SIGINT/SIGTERM stop the agent and end the loop with 130; returns the function that removes the handlers. */
+function onSignals(stop: () => void): () => void {
+  const handler = () => stop();
+  process.on('SIGINT', handler);
+  process.on('SIGTERM', handler);
+  process.on('SIGHUP', handler);
+  return () => {
+    process.off('SIGINT', handler);
+    process.off('SIGTERM', handler);
+    process.off('SIGHUP', handler);
+  };
+}

@@ -1,0 +1,163 @@
+// The loop's runtime files under ralph/.runs/ (gitignored): one folder per loop with state.json and the
+// iteration logs, plus one lock per PRD file so two live loops never work the same plan.
+import { mkdirSync, readFileSync, readdirSync, openSync, writeSync, closeSync, unlinkSync, existsSync } from 'node:fs';
+import path from 'node:path';
+import { createHash, randomBytes } from 'node:crypto';
+import { atomicWriteFileSync } from '../util/atomic.js';
+import { LoopExit } from './contracts.js';
+import type { RunOptions } from './args.js';
+
+export type LoopStatus = 'running' | 'complete' | 'max-iterations' | 'stuck' | 'no-progress' | 'budget' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
+
+/** ralph/.runs/<id>/state.json (SPEC §4). */
+export interface LoopState {
+  id: string;
+  agent: string;
+  prd: string;
+  /** The iteration in progress, or the last one started. */
+  iteration: number;
+  /** False while `iteration` is still running: a resumed loop repeats it. */
+  iterationDone: boolean;
+  maxIterations: number;
+  status: LoopStatus;
+  pid: number;
+  /** The agent's process group while it runs, so a resumed loop can clean up after a killed runner. */
+  agentPid?: number;
+  startedAt: string;
+  updatedAt: string;
+  costUsd: number;
+  exitCode: number | null;
+  message?: string;
+  /** Iterations in a row that ended without a new commit. */
+  noProgressStreak: number;
+  options: Omit<RunOptions, 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help'>;
+}
+
+export const RUNS_DIR = path.join('ralph', '.runs');
+
+export function runsDir(repoRoot: string): string {
+  return path.join(repoRoot, RUNS_DIR);
+}
+
+export function loopDir(repoRoot: string, id: string): string {
+  return path.join(runsDir(repoRoot), id);
+}
+
+export function statePath(repoRoot: string, id: string): string {
+  return path.join(loopDir(repoRoot, id), 'state.json');
+}
+
+export function newLoopId(now: Date): string {
+  const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '').replace('T', '-');
+  return `${stamp}-${randomBytes(2).toString('hex')}`;
+}
+
+export function writeState(repoRoot: string, state: LoopState): void {
+  mkdirSync(loopDir(repoRoot, state.id), { recursive: true });
+  atomicWriteFileSync(statePath(repoRoot, state.id), `${JSON.stringify(state, null, 2)}\n`);
+}
+
+export function readState(repoRoot: string, id: string): LoopState | null {
+  try {
+    return JSON.parse(readFileSync(statePath(repoRoot, id), 'utf8')) as LoopState;
+  } catch {
+    return null;
+  }
+}
+
+/** Every loop with a readable state.json, newest first. */
+export function readAllStates(repoRoot: string): LoopState[] {
+  let names: string[];
+  try {
+    names = readdirSync(runsDir(repoRoot));
+  } catch {
+    return [];
+  }
+  return names
+    .filter((n) => n !== 'locks')
+    .map((n) => readState(repoRoot, n))
+    .filter((s): s is LoopState => s !== null && typeof s.id === 'string')
+    .sort((a, b) => String(b.startedAt).localeCompare(String(a.startedAt)));
+}
+
+export function isAlive(pid: number | undefined): boolean {
+  if (!pid || pid <= 0) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    // EPERM: the process exists but belongs to someone else.
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** A state that says running but whose runner is gone was killed (kill -9, power loss). */
+export function isLive(state: LoopState): boolean {
+  return state.status === 'running' && isAlive(state.pid);
+}
+
+interface LockFile {
+  pid: number;
+  loopId: string;
+  prd: string;
+}
+
+export function lockPath(repoRoot: string, prdAbs: string): string {
+  const hash = createHash('sha256').update(prdAbs).digest('hex').slice(0, 16);
+  return path.join(runsDir(repoRoot), 'locks', `${hash}.lock`);
+}
+
+/** Takes the PRD's lock for this process; a lock held by a live pid refuses the start (exit 2). */
+export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
+  const file = lockPath(repoRoot, prdAbs);
+  mkdirSync(path.dirname(file), { recursive: true });
+  const body = JSON.stringify({ pid: process.pid, loopId, prd: prdAbs } satisfies LockFile);
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      const fd = openSync(file, 'wx');
+      writeSync(fd, body);
+      closeSync(fd);
+      return () => releaseLock(file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = readLock(file);
+    if (holder && holder.pid !== process.pid && isAlive(holder.pid)) {
+      throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running on ${path.relative(repoRoot, prdAbs)}`, `wait for it, or stop it with: ralphkit cancel ${holder.loopId}`);
+    }
+    // The holder is dead (or the file is unreadable): take the lock over.
+    try {
+      unlinkSync(file);
+    } catch {
+      /* another runner took it over first; the next attempt finds out */
+    }
+  }
+  throw new LoopExit(2, `could not take the lock for ${prdAbs}`, 'try again in a moment');
+}
+
+function readLock(file: string): LockFile | null {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as LockFile;
+  } catch {
+    return null;
+  }
+}
+
+function releaseLock(file: string): void {
+  const holder = readLock(file);
+  if (holder && holder.pid !== process.pid) return;
+  try {
+    unlinkSync(file);
+  } catch {
+    /* already gone */
+  }
+}
+
+/** `ralphkit cancel` leaves this marker before signalling, so the runner records cancelled, not interrupted. */
+export function cancelMarker(repoRoot: string, id: string): string {
+  return path.join(loopDir(repoRoot, id), 'cancel');
+}
+
+export function isCancelRequested(repoRoot: string, id: string): boolean {
+  return existsSync(cancelMarker(repoRoot, id));
+}

@@ -1,0 +1,87 @@
+// The git operations verification needs, run with execFile (never a shell: paths and messages are data).
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+// Runner commits must never stop for a passphrase or an editor, nor run the user's hooks on our two files.
+const RUNNER_IDENTITY = ['-c', 'user.name=ralphkit', '-c', 'user.email=ralphkit@localhost'];
+
+export interface GitOutput {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export function gitRun(cwd: string, args: string[], timeoutMs = 60_000): Promise<GitOutput> {
+  return new Promise((resolve) => {
+    execFile('git', args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs, env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true' } }, (err, stdout, stderr) => {
+      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
+      resolve({ code, stdout, stderr: stderr || (err && !stderr ? err.message : '') });
+    });
+  });
+}
+
+async function gitOk(cwd: string, args: string[]): Promise<string> {
+  const r = await gitRun(cwd, args);
+  if (r.code !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr.trim()}`);
+  return r.stdout;
+}
+
+export async function readTopLevel(cwd: string): Promise<string> {
+  return (await gitOk(cwd, ['rev-parse', '--show-toplevel'])).trim();
+}
+
+/** The sha of HEAD, or null before the first commit. */
+export async function readHead(cwd: string): Promise<string | null> {
+  const r = await gitRun(cwd, ['rev-parse', '--verify', '-q', 'HEAD']);
+  return r.code === 0 ? r.stdout.trim() : null;
+}
+
+/**
+ * Paths (relative to the top level) with uncommitted changes: modified, staged, deleted, renamed, and
+ * untracked files that are not ignored. Ignored files are not work the agent owes a commit for.
+ */
+export async function readDirtyPaths(top: string): Promise<string[]> {
+  const out = await gitOk(top, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none']);
+  const fields = out.split('\0');
+  const paths: string[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i];
+    if (f.length < 4) continue;
+    paths.push(f.slice(3));
+    // a rename or copy is followed by its source path
+    if (f[0] === 'R' || f[0] === 'C') i++;
+  }
+  return paths;
+}
+
+/** Commits exactly `paths` (those with changes) as the runner; returns the new sha, or null if nothing changed. */
+export async function commitRunnerFiles(top: string, paths: string[], message: string): Promise<string | null> {
+  const dirty = await readDirtyPaths(top);
+  const mine = paths.filter((p) => dirty.includes(p));
+  if (!mine.length) return null;
+  await gitOk(top, ['add', '--', ...mine]);
+  const identity = (await hasIdentity(top)) ? [] : RUNNER_IDENTITY;
+  await gitOk(top, [...identity, '-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', message, '--only', '--', ...mine]);
+  return readHead(top);
+}
+
+/** False when git would refuse to commit for want of a user name or email (a fresh CI box). */
+async function hasIdentity(top: string): Promise<boolean> {
+  for (const v of ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT']) if ((await gitRun(top, ['var', v])).code !== 0) return false;
+  return true;
+}
+
+/** A detached worktree of HEAD in a temp folder, for checks that must not see ignored build output. */
+export async function addWorktree(top: string): Promise<string> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'ralph-verify-'));
+  await gitOk(top, ['worktree', 'add', '--detach', '--force', dir, 'HEAD']);
+  return dir;
+}
+
+export async function removeWorktree(top: string, dir: string): Promise<void> {
+  await gitRun(top, ['worktree', 'remove', '--force', '--force', dir]);
+  rmSync(dir, { recursive: true, force: true });
+  await gitRun(top, ['worktree', 'prune']);
+}

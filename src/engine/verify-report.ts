@@ -1,0 +1,112 @@
+// The words verification leaves for the next agent: the note on a rejected story and the block in
+// progress.txt. Pure functions, so their exact shape is tested without a repository.
+import type { CheckResult } from './checks.js';
+import type { Prd } from '../prd/types.js';
+import { formatDuration } from './duration.js';
+
+/** Runner-written lines in a story's notes start with this; the agent's own lines are kept as they are. */
+export const RUNNER_NOTE_PREFIX = '[ralph] ';
+export const TAIL_LINES = 40;
+const TAIL_MAX_CHARS = 8000;
+
+/** The story's notes with any earlier runner line replaced by `note` (or just removed when note is null). */
+export function applyRunnerNote(notes: string | undefined, note: string | null): string {
+  const own = (notes ?? '').split('\n').filter((l) => !l.startsWith(RUNNER_NOTE_PREFIX)).join('\n').trimEnd();
+  if (note === null) return own;
+  return own ? `${own}\n${RUNNER_NOTE_PREFIX}${note}` : `${RUNNER_NOTE_PREFIX}${note}`;
+}
+
+export function hasRunnerNote(notes: string | undefined): boolean {
+  return (notes ?? '').split('\n').some((l) => l.startsWith(RUNNER_NOTE_PREFIX));
+}
+
+/**
+ * The warning the runner gives at start (SPEC §6) when some or all stories have no check that applies to
+ * them, so their claims will be taken on the agent's word; null when every story is covered.
+ */
+export function renderUncheckedWarning(prd: Prd): string | null {
+  if (prd.checks?.length) return null;
+  const bare = prd.userStories.filter((s) => !s.checks?.length).map((s) => s.id);
+  if (!bare.length) return null;
+  if (bare.length === prd.userStories.length) {
+    return 'the plan has no checks: stories will be accepted on the agent\'s word and marked unverified (add "checks" to prd.json, e.g. ["npm test"])';
+  }
+  return `${bare.join(', ')} ha${bare.length === 1 ? 's' : 've'} no checks: ${bare.length === 1 ? 'it' : 'they'} will be accepted on the agent's word and marked unverified`;
+}
+
+/** Why a check failed, in one line: the words used in notes, verdicts and the log. */
+export function renderCheckFailure(r: CheckResult, timeoutMs: number, what = 'check'): string {
+  if (r.error) return `${what} \`${r.command}\` could not start: ${r.error}`;
+  if (r.aborted) return `${what} \`${r.command}\` was stopped because the runner was interrupted`;
+  if (r.timedOut) return `${what} \`${r.command}\` timed out after ${formatDuration(timeoutMs)} and was killed`;
+  if (r.exitCode === null) return `${what} \`${r.command}\` was killed by ${r.signal ?? 'a signal'}`;
+  return `${what} \`${r.command}\` exited ${r.exitCode}`;
+}
+
+export function renderUncommitted(paths: string[]): string {
+  const shown = paths.slice(0, 10).join(', ') + (paths.length > 10 ? `, and ${paths.length - 10} more` : '');
+  return `uncommitted changes in the working tree (${shown}); commit your work before setting passes to true`;
+}
+
+export interface RejectionBlock {
+  time: Date;
+  iteration: number;
+  storyId: string;
+  title?: string;
+  commit: string | null;
+  reason: string;
+  check?: CheckResult;
+}
+
+/** The block appended to progress.txt, so the next fresh agent starts from the failure itself. */
+export function renderRejectionBlock(b: RejectionBlock): string {
+  const lines = [
+    '',
+    `## ${stamp(b.time)} - ralph: ${b.storyId} rejected (iteration ${b.iteration})`,
+    ...(b.title ? [`Story: ${b.storyId} ${b.title}`] : []),
+    `Commit: ${b.commit ?? '(none)'}`,
+    `Reason: ${b.reason}`,
+  ];
+  if (b.check) {
+    const tail = tailLines(b.check.outputTail, TAIL_LINES);
+    const fence = fenceFor(tail);
+    lines.push(`Command: ${b.check.command}`, `Exit code: ${b.check.exitCode ?? `none (${b.check.timedOut ? 'timed out' : (b.check.signal ?? 'killed')})`}`);
+    lines.push(`Output (last ${TAIL_LINES} lines):`, fence, tail, fence);
+  }
+  lines.push('The runner set passes back to false. Fix the cause, commit, then claim the story again.', '---', '');
+  return lines.join('\n');
+}
+
+export function renderRestoreBlock(time: Date, iteration: number, restored: string[]): string {
+  return [
+    '',
+    `## ${stamp(time)} - ralph: prd.json restored (iteration ${iteration})`,
+    'Only `passes` and `notes` in prd.json are yours to change; the runner undid these edits:',
+    ...restored.map((r) => `- ${r}`),
+    '---',
+    '',
+  ].join('\n');
+}
+
+/** The last `n` lines of `text`, colour codes removed, at most ~8 KB so one noisy line cannot flood the log. */
+export function tailLines(text: string, n: number): string {
+  const lines = stripAnsi(text).replace(/\r\n?/g, '\n').replace(/\n+$/, '').split('\n');
+  let tail = lines.slice(-n).join('\n');
+  if (tail.length > TAIL_MAX_CHARS) tail = '…' + tail.slice(tail.length - TAIL_MAX_CHARS);
+  return tail;
+}
+
+export function stripAnsi(text: string): string {
+  // CSI sequences (colours, cursor moves) and OSC sequences (titles, links)
+  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]/g, '').replace(/\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)/g, '');
+}
+
+/** A code fence longer than any backtick run in the text, so output cannot close it early. */
+function fenceFor(text: string): string {
+  const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((m) => m.length));
+  return '`'.repeat(Math.max(3, longest + 1));
+}
+
+function stamp(d: Date): string {
+  return d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+}

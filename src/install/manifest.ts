@@ -1,0 +1,31 @@
+// Reads ralph/.ralphkit.json: the ralphkit version and the hash of every managed file as installed.
+import { existsSync, readFileSync } from 'node:fs';
+import type { Manifest, ManifestEntry } from './types.js';
+import { isRecord } from '../skills/rules.js';
+
+export type ManifestRead = { manifest?: Manifest; warning?: string };
+
+/** A missing manifest is a first install; an unreadable one is treated as missing, with a warning. */
+export function readManifest(file: string): ManifestRead {
+  if (!existsSync(file)) return {};
+  const parsed = parseManifest(readFileSync(file, 'utf8'));
+  if (parsed) return { manifest: parsed };
+  return { warning: `ignoring ${file}: it is not a ralphkit manifest, so every file that differs from ralphkit's counts as edited` };
+}
+
+/** Pure: the manifest in `text`, or undefined when it is not one. */
+export function parseManifest(text: string): Manifest | undefined {
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+  if (!isRecord(data) || typeof data.ralphkit !== 'string' || !isRecord(data.files)) return undefined;
+  const files: Record<string, ManifestEntry> = {};
+  for (const [path, entry] of Object.entries(data.files)) {
+    if (!isRecord(entry) || typeof entry.sha256 !== 'string') continue;
+    files[path] = { sha256: entry.sha256, source: entry.source === 'user' ? 'user' : 'ralphkit' };
+  }
+  return { ralphkit: data.ralphkit, files };
+}

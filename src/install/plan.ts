@@ -1,0 +1,84 @@
+// The decision table of SPEC §2 as one pure function: (manifest, disk, new files, options) → plan.
+import type { Action, FileClass, FileSource, InstallPlan, Manifest, ManifestEntry, PlanItem, Resolution } from './types.js';
+import { MANIFEST_PATH } from './types.js';
+
+/** What the planner needs to know about one new file: no contents, only hashes. */
+export interface PlannedFile {
+  path: string;
+  class: FileClass;
+  source: FileSource;
+  sha256: string;
+}
+
+export interface PlanOptions {
+  force?: boolean;
+  /** Answers given at the prompt, by path, for files that would otherwise conflict. */
+  resolutions?: ReadonlyMap<string, Resolution>;
+  /** Folder (repository-relative) that backups of overwritten files go into. */
+  backupDir: string;
+  version: string;
+}
+
+/**
+ * `disk` maps each path to the sha256 of the file there, or undefined when it is missing.
+ * `manifest` is undefined before the first install (or when it cannot be read).
+ */
+export function planInstall(
+  manifest: Manifest | undefined,
+  disk: ReadonlyMap<string, string | undefined>,
+  files: readonly PlannedFile[],
+  options: PlanOptions,
+): InstallPlan {
+  const items = files.map((file) => planFile(file, disk.get(file.path), baselineFor(manifest, file), options));
+  const next = planManifest(manifest, files, items, options.version);
+  const action = !manifest ? 'create' : renderManifest(manifest) === renderManifest(next) ? 'identical' : 'update';
+  return { items, manifest: { path: MANIFEST_PATH, action, next } };
+}
+
+// A manifest entry recorded for another source (e.g. a user's skill where ralphkit now ships one
+// of the same name) says nothing about this file, so it does not count as a baseline.
+function baselineFor(manifest: Manifest | undefined, file: PlannedFile): string | undefined {
+  const entry = manifest?.files[file.path];
+  return entry && entry.source === file.source ? entry.sha256 : undefined;
+}
+
+export function planFile(file: PlannedFile, onDisk: string | undefined, baseline: string | undefined, options: PlanOptions): PlanItem {
+  const item = (action: Action, reason: string): PlanItem => ({ path: file.path, class: file.class, action, reason });
+  if (onDisk === undefined) return item('create', file.class === 'state' ? 'new (state: yours from now on)' : 'new');
+  if (file.class === 'state') return item('skip-state', 'state file: yours, never touched');
+  if (onDisk === file.sha256) return item('identical', 'up to date');
+  if (onDisk === baseline) return item('upgrade', 'unchanged since installed; new version');
+  const edited = baseline === undefined ? 'not installed by ralphkit' : 'edited since installed';
+  const choice = options.force ? 'overwrite' : options.resolutions?.get(file.path);
+  if (choice === 'overwrite') {
+    return { ...item('overwrite', `${edited}; your file is backed up`), backup: `${options.backupDir}/${file.path}` };
+  }
+  if (baseline === file.sha256) return item('keep', `${edited}; nothing new from ralphkit, so your file stays`);
+  if (choice === 'keep') return item('keep', `${edited}; kept at your request`);
+  return item('conflict', baseline === undefined ? `${edited}, and differs from ralphkit's version` : `${edited}, and ralphkit ships a new version`);
+}
+
+function planManifest(previous: Manifest | undefined, files: readonly PlannedFile[], items: readonly PlanItem[], version: string): Manifest {
+  // Entries for files outside this plan (e.g. skills of another agent folder) are carried over.
+  const entries: Record<string, ManifestEntry> = { ...previous?.files };
+  items.forEach((item, i) => {
+    const file = files[i];
+    if (file.class !== 'managed') return;
+    if (['create', 'identical', 'upgrade', 'overwrite'].includes(item.action)) entries[file.path] = { sha256: file.sha256, source: file.source };
+  });
+  const sorted = Object.fromEntries(Object.keys(entries).sort().map((k) => [k, entries[k]]));
+  return { ralphkit: version, files: sorted };
+}
+
+export function renderManifest(manifest: Manifest): string {
+  return `${JSON.stringify({ ralphkit: manifest.ralphkit, files: manifest.files }, null, 2)}\n`;
+}
+
+/** True when applying the plan would write nothing at all. */
+export function planIsNoop(plan: InstallPlan): boolean {
+  return plan.manifest.action === 'identical' && plan.items.every((i) => ['identical', 'keep', 'skip-state'].includes(i.action));
+}
+
+export function conflictsOf(plan: InstallPlan): PlanItem[] {
+  return plan.items.filter((i) => i.action === 'conflict');
+}

@@ -1,0 +1,92 @@
+// Prints a run's result for people (stdout: plan and summary; stderr: warnings and conflicts) or as JSON.
+import { RalphkitError, EXIT } from '../errors.js';
+import { color, logger } from '../logger.js';
+import { select } from '../util/prompt.js';
+import { renderConflicts, renderCounts, renderPlanLines } from './render.js';
+import type { AskConflict, FileRunResult } from './run-files.js';
+
+export interface ReportOptions {
+  /** e.g. "install": names the command in the JSON document and in hints (`ralphkit <command>`). */
+  command: string;
+  json?: boolean;
+}
+
+export function renderJson(result: FileRunResult, command: string, extra: Record<string, unknown> = {}): string {
+  const doc = {
+    command,
+    ralphkit: result.version,
+    cwd: result.cwd,
+    status: result.status,
+    exitCode: result.exitCode,
+    files: result.plan.items.map((i) => ({ ...i, ...(result.diffs[i.path] !== undefined ? { diff: result.diffs[i.path] } : {}) })),
+    manifest: { path: result.plan.manifest.path, action: result.plan.manifest.action },
+    backups: result.backups,
+    warnings: result.warnings,
+    ...extra,
+  };
+  return JSON.stringify(doc, null, 2);
+}
+
+/** Prints the result; throws (exit 2) when conflicts or an aborted prompt left nothing written. */
+export function printResult(result: FileRunResult, options: ReportOptions, extra: Record<string, unknown> = {}): void {
+  for (const warning of result.warnings) logger.warn(warning);
+  if (options.json) logger.out(renderJson(result, options.command, extra));
+  else printText(result);
+  if (result.status === 'conflicts') throw conflictError(result, `ralphkit ${options.command}`);
+  if (result.status === 'aborted') throw new RalphkitError('stopped at the prompt; nothing was written', { exitCode: EXIT.refused });
+}
+
+function printText(result: FileRunResult): void {
+  if (result.status === 'nothing-to-do') {
+    for (const item of result.plan.items.filter((i) => i.action === 'keep')) logger.info(`kept ${item.path}: ${item.reason}`);
+    logger.out(`Nothing to do: ${result.cwd} is up to date with ralphkit ${result.version}.`);
+    return;
+  }
+  const title = result.status === 'dry-run' ? 'Dry run (nothing written): plan for' : result.status === 'written' ? 'Installed into' : 'Plan for';
+  logger.out(`${title} ${result.cwd} (ralphkit ${result.version}):`);
+  logger.out(renderPlanLines(result.plan).join('\n'));
+  for (const diff of Object.values(result.diffs)) if (diff) logger.out(`\n${diff.trimEnd()}`);
+  if (result.status === 'written') {
+    logger.out(color.success(`Done: ${renderCounts(result.plan)}.`));
+    for (const b of result.backups) logger.out(`Your edited ${b.path} was saved to ${b.backup}`);
+  }
+}
+
+function conflictError(result: FileRunResult, command: string): RalphkitError {
+  const lines = renderConflicts(result.plan, command);
+  return new RalphkitError(`${lines.length} ${lines.length === 1 ? 'file conflicts' : 'files conflict'}; nothing was written:\n${lines.join('\n')}`, {
+    exitCode: EXIT.refused,
+    hint: `${Object.keys(result.diffs).length ? '' : `\`${command} --diff\` shows the changes; `}\`${command} --force\` backs up your files and installs ralphkit's`,
+  });
+}
+
+/** With --json, a refusal or error still yields one JSON document on stdout; the error then goes on to src/cli.ts. */
+export async function withJsonErrors<T>(json: boolean | undefined, command: string, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (err) {
+    if (json) printJsonError(err, command);
+    throw err;
+  }
+}
+
+function printJsonError(err: unknown, command: string): void {
+  const exitCode = err instanceof RalphkitError ? err.exitCode : EXIT.error;
+  const doc = { command, status: exitCode === EXIT.refused ? 'refused' : 'error', exitCode, error: err instanceof Error ? err.message : String(err), hint: err instanceof RalphkitError ? err.hint : undefined };
+  logger.out(JSON.stringify(doc, null, 2));
+}
+
+/** The prompt shown for each conflict when a person is at the terminal. */
+export const askAtTerminal: AskConflict = async (item, diff) => {
+  for (;;) {
+    const answer = await select(`${item.path}: ${item.reason}.`, [
+      { title: 'Overwrite', value: 'overwrite', description: 'back up your file to ralph/.backup/, install the new version' },
+      { title: 'Keep mine', value: 'keep', description: 'leave your file; the new version is not installed' },
+      { title: 'Show the diff', value: 'diff' },
+      { title: 'Abort', value: 'abort', description: 'write nothing' },
+    ] as const);
+    if (answer === undefined) return 'abort';
+    if (answer !== 'diff') return answer;
+    logger.info(diff || '(no textual difference)');
+  }
+};

@@ -1,0 +1,113 @@
+// Shared by `install` and `skill add`: check paths, read disk, plan, settle conflicts, then apply (or not).
+import { realpathSync, statSync } from 'node:fs';
+import { RalphkitError, EXIT } from '../errors.js';
+import { resolveAllInside } from './safety.js';
+import { readManifest } from './manifest.js';
+import { readDisk } from './disk.js';
+import { conflictsOf, planInstall, planIsNoop } from './plan.js';
+import { applyInstall } from './apply.js';
+import { renderUnifiedDiff } from './diff.js';
+import { hashContent } from './hash.js';
+import { BACKUP_DIR, MANIFEST_PATH, type IncomingFile, type InstallPlan, type PlanItem, type Resolution } from './types.js';
+
+/** Answers a conflict at the prompt; only given when a person can answer (see util/prompt.ts). */
+export type AskConflict = (item: PlanItem, diff: string) => Promise<Resolution | 'abort'>;
+
+export interface FileRunOptions {
+  cwd: string;
+  files: readonly IncomingFile[];
+  version: string;
+  force?: boolean;
+  dryRun?: boolean;
+  diff?: boolean;
+  ask?: AskConflict;
+  now?: Date;
+  pauseAfterWrites?: number;
+}
+
+export type RunStatus = 'written' | 'nothing-to-do' | 'dry-run' | 'conflicts' | 'aborted';
+
+export interface FileRunResult {
+  cwd: string;
+  version: string;
+  plan: InstallPlan;
+  status: RunStatus;
+  exitCode: number;
+  written: string[];
+  backups: { path: string; backup: string }[];
+  /** Unified diffs by path, when asked for with `diff`. */
+  diffs: Record<string, string>;
+  warnings: string[];
+}
+
+export async function runFiles(options: FileRunOptions): Promise<FileRunResult> {
+  const root = resolveRoot(options.cwd);
+  checkUniquePaths(options.files);
+  const contents = new Map(options.files.map((f) => [f.path, f.content]));
+  const real = resolveAllInside(root, [...options.files.map((f) => f.path), MANIFEST_PATH]);
+  const { manifest, warning } = readManifest(real.get(MANIFEST_PATH)!);
+  const disk = readDisk(new Map(options.files.map((f) => [f.path, real.get(f.path)!])));
+  const hashes = new Map([...disk].map(([p, d]) => [p, d?.sha256]));
+  const planned = options.files.map((f) => ({ path: f.path, class: f.class, source: f.source, sha256: hashContent(f.content) }));
+  const planOptions = { force: options.force, backupDir: `${BACKUP_DIR}/${stamp(options.now ?? new Date())}`, version: options.version };
+  const diffOf = (item: PlanItem) => renderUnifiedDiff(disk.get(item.path)?.content.toString('utf8') ?? '', contents.get(item.path)!.toString('utf8'), `a/${item.path}`, `b/${item.path}`);
+
+  let plan = planInstall(manifest, hashes, planned, planOptions);
+  const base = { cwd: root, version: options.version, written: [], backups: [], warnings: warning ? [warning] : [] };
+  if (conflictsOf(plan).length && options.ask) {
+    const resolutions = await askAll(conflictsOf(plan), options.ask, diffOf);
+    if (!resolutions) return { ...base, plan, status: 'aborted', exitCode: EXIT.refused, diffs: {} };
+    plan = planInstall(manifest, hashes, planned, { ...planOptions, resolutions });
+  }
+  const diffs = options.diff ? renderDiffs(plan, diffOf) : {};
+  for (const [rel, abs] of resolveAllInside(root, plan.items.flatMap((i) => (i.backup ? [i.backup] : [])))) real.set(rel, abs);
+
+  if (conflictsOf(plan).length) return { ...base, plan, status: 'conflicts', exitCode: EXIT.refused, diffs };
+  if (planIsNoop(plan)) return { ...base, plan, status: 'nothing-to-do', exitCode: EXIT.ok, diffs };
+  if (options.dryRun) return { ...base, plan, status: 'dry-run', exitCode: EXIT.ok, diffs };
+
+  const current = new Map([...disk].flatMap(([p, d]) => (d ? [[p, d.content] as const] : [])));
+  const modes = new Map(options.files.map((f) => [f.path, f.mode]));
+  const applied = await applyInstall({ plan, real, contents, modes, current, pauseAfterWrites: options.pauseAfterWrites });
+  return { ...base, plan, status: 'written', exitCode: EXIT.ok, diffs, written: applied.written, backups: applied.backups };
+}
+
+function resolveRoot(cwd: string): string {
+  let isDir = false;
+  try {
+    isDir = statSync(cwd).isDirectory();
+  } catch {
+    /* reported below */
+  }
+  if (!isDir) throw new RalphkitError(`${cwd} is not a folder`, { exitCode: EXIT.refused, hint: 'pass --cwd <folder of your repository>' });
+  return realpathSync(cwd);
+}
+
+function checkUniquePaths(files: readonly IncomingFile[]): void {
+  const seen = new Set<string>();
+  for (const f of files) {
+    if (seen.has(f.path)) throw new RalphkitError(`two files would both be installed as ${f.path}`, { exitCode: EXIT.refused, hint: 'give each skill a different name (file name or `name:` in its frontmatter)' });
+    seen.add(f.path);
+  }
+}
+
+async function askAll(conflicts: PlanItem[], ask: AskConflict, diffOf: (i: PlanItem) => string): Promise<Map<string, Resolution> | undefined> {
+  const resolutions = new Map<string, Resolution>();
+  for (const item of conflicts) {
+    const answer = await ask(item, diffOf(item));
+    if (answer === 'abort') return undefined;
+    resolutions.set(item.path, answer);
+  }
+  return resolutions;
+}
+
+// Diffs only for files that exist and would change; a new file's diff would just repeat it whole.
+function renderDiffs(plan: InstallPlan, diffOf: (i: PlanItem) => string): Record<string, string> {
+  const changing = plan.items.filter((i) => ['upgrade', 'overwrite', 'conflict'].includes(i.action));
+  return Object.fromEntries(changing.map((i) => [i.path, diffOf(i)]));
+}
+
+/** A folder name for backups that sorts by time and is valid on every file system. */
+export function stamp(date: Date): string {
+  return date.toISOString().replace(/[:.]/g, '-');
+}

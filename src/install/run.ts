@@ -1,0 +1,53 @@
+// `ralphkit install` as a function: takes `cwd`, returns what it did (tests call this directly).
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { packageRoot } from '../paths.js';
+import { readInstallSources } from './sources.js';
+import { runFiles, type AskConflict, type FileRunResult } from './run-files.js';
+import type { AgentName } from '../skills/agents.js';
+
+export interface InstallOptions {
+  /** The repository to install into. */
+  cwd: string;
+  /** Back up and overwrite managed files the user edited (state files are never touched). */
+  force?: boolean;
+  /** Plan only: write nothing. */
+  dryRun?: boolean;
+  /** Include unified diffs of files that would change in the result. */
+  diff?: boolean;
+  /** Skill folders to install into; default ['claude']. */
+  agents?: AgentName[];
+  /** Install the prd and ralph skills; default true. */
+  skills?: boolean;
+  /** Settles each conflict; pass only when a person can answer. Without it, conflicts refuse. */
+  ask?: AskConflict;
+  /** The ralphkit package to install from (templates/, skills/, dist/ralph.mjs); default: this package. */
+  sourceRoot?: string;
+  /** Clock for the backup folder name. */
+  now?: Date;
+  /** Test hook: stop after this many writes and wait to be killed. */
+  pauseAfterWrites?: number;
+}
+
+export type InstallResult = FileRunResult;
+
+export async function runInstall(options: InstallOptions): Promise<InstallResult> {
+  const root = options.sourceRoot ?? packageRoot();
+  const files = readInstallSources({ root, agents: options.agents ?? ['claude'], skills: options.skills ?? true });
+  const result = await runFiles({ ...options, files, version: readPackageVersion(root) });
+  if (!insideGitRepo(result.cwd)) {
+    result.warnings.push(`${result.cwd} is not inside a git repository; the loop needs git (run \`git init\` there before ./ralph/ralph.sh)`);
+  }
+  return result;
+}
+
+function readPackageVersion(root: string): string {
+  return (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+export function insideGitRepo(dir: string): boolean {
+  for (let current = dir; ; current = path.dirname(current)) {
+    if (existsSync(path.join(current, '.git'))) return true;
+    if (path.dirname(current) === current) return false;
+  }
+}

@@ -1,0 +1,147 @@
+// The fields of prd.json (SPEC §5) as tables, and the checks that walk a parsed document against them.
+// Unknown fields are allowed: the format is a superset, and other tools add their own.
+import type { JsonArray, JsonNode, JsonObject } from './json-parse.js';
+import type { PrdProblemCode } from './types.js';
+
+export type FieldType = 'string' | 'number' | 'boolean' | 'string[]' | 'array';
+
+export interface FieldSpec {
+  key: string;
+  type: FieldType;
+  required?: boolean;
+  /** A string that must not be empty, or a string array whose entries must not be. */
+  nonEmpty?: boolean;
+}
+
+export const PLAN_FIELDS: FieldSpec[] = [
+  { key: 'project', type: 'string' },
+  { key: 'branchName', type: 'string', required: true },
+  { key: 'baseBranch', type: 'string' },
+  { key: 'description', type: 'string' },
+  { key: 'checks', type: 'string[]', nonEmpty: true },
+  { key: 'setup', type: 'string' },
+  { key: 'userStories', type: 'array', required: true },
+];
+
+export const STORY_FIELDS: FieldSpec[] = [
+  { key: 'id', type: 'string', required: true, nonEmpty: true },
+  { key: 'title', type: 'string', required: true, nonEmpty: true },
+  { key: 'description', type: 'string' },
+  { key: 'acceptanceCriteria', type: 'string[]', required: true },
+  { key: 'priority', type: 'number', required: true },
+  { key: 'passes', type: 'boolean', required: true },
+  { key: 'notes', type: 'string' },
+  { key: 'dependsOn', type: 'string[]', nonEmpty: true },
+  { key: 'checks', type: 'string[]', nonEmpty: true },
+];
+
+const TYPE_NAME: Record<FieldType, string> = {
+  string: 'a string',
+  number: 'a number',
+  boolean: 'true or false',
+  'string[]': 'an array of strings',
+  array: 'an array',
+};
+
+/** Receives every problem: where it starts (a text offset, when known), its kind, message and JSON path. */
+export type Report = (offset: number | undefined, code: PrdProblemCode, message: string, path: string) => void;
+
+/** Where an object sits: its JSON path and the prefix its messages start with. */
+export interface Place {
+  path: string;
+  label: string;
+}
+
+/** Checks one object against a field table; returns the nodes of the fields whose type is right. */
+export function checkFields(obj: JsonObject, specs: FieldSpec[], place: Place, report: Report): Map<string, JsonNode> {
+  const found = new Map<string, JsonNode>();
+  for (const spec of specs) {
+    const entry = lastEntry(obj, spec.key);
+    if (entry === undefined) {
+      if (!spec.required) continue;
+      const message = `${place.label}missing required field "${spec.key}" (${TYPE_NAME[spec.type]})${suggest(obj, spec.key, specs)}`;
+      report(obj.offset, 'missing', message, join(place.path, spec.key));
+    } else if (typeProblem(entry.value, spec) === undefined) {
+      found.set(spec.key, entry.value);
+    } else {
+      reportField(entry.value, spec, place, report);
+    }
+  }
+  return found;
+}
+
+/** Why a field's value is wrong, without building any text on the common path where it is right. */
+function typeProblem(node: JsonNode, spec: FieldSpec): 'type' | 'finite' | 'empty' | 'items' | undefined {
+  if (!hasType(node, spec.type)) return 'type';
+  if (node.kind === 'number' && !Number.isFinite(node.value)) return 'finite';
+  if (spec.nonEmpty && node.kind === 'string' && String(node.value).trim() === '') return 'empty';
+  if (spec.type === 'string[]' && (node as JsonArray).items.some((item) => itemProblem(item, spec))) return 'items';
+  return undefined;
+}
+
+function itemProblem(item: JsonNode, spec: FieldSpec): boolean {
+  return item.kind !== 'string' || (spec.nonEmpty === true && String(item.value).trim() === '');
+}
+
+function reportField(node: JsonNode, spec: FieldSpec, place: Place, report: Report): void {
+  const path = join(place.path, spec.key);
+  const label = `${place.label}${spec.key}`;
+  const problem = typeProblem(node, spec);
+  if (problem === 'type') report(node.offset, 'type', `${label} must be ${TYPE_NAME[spec.type]}, found ${describeNode(node)}`, path);
+  if (problem === 'finite') report(node.offset, 'type', `${label} must be a finite number`, path);
+  if (problem === 'empty') report(node.offset, 'empty', `${label} is empty`, path);
+  if (problem !== 'items') return;
+  (node as JsonArray).items.forEach((item, i) => {
+    if (!itemProblem(item, spec)) return;
+    const code = item.kind === 'string' ? 'empty' : 'type';
+    const message = code === 'empty' ? `${label}[${i}] is empty` : `${label}[${i}] must be a string, found ${describeNode(item)}`;
+    report(item.offset, code, message, `${path}[${i}]`);
+  });
+}
+
+function hasType(node: JsonNode, type: FieldType): boolean {
+  if (type === 'string[]' || type === 'array') return node.kind === 'array';
+  return node.kind === type;
+}
+
+/** JSON.parse keeps the last of duplicate keys, so the checks look at the same one. */
+export function lastEntry(obj: JsonObject, key: string) {
+  for (let i = obj.entries.length - 1; i >= 0; i--) if (obj.entries[i].key === key) return obj.entries[i];
+  return undefined;
+}
+
+export function join(path: string, key: string): string {
+  return path ? `${path}.${key}` : key;
+}
+
+export function describeNode(node: JsonNode): string {
+  if (node.kind === 'object') return 'an object';
+  if (node.kind === 'array') return 'an array';
+  if (node.kind === 'null') return 'null';
+  if (node.kind === 'boolean') return String(node.value);
+  const shown = JSON.stringify(node.value);
+  const short = shown.length > 40 ? `${shown.slice(0, 37)}...` : shown;
+  return `${node.kind === 'string' ? 'a string' : 'a number'} (${short})`;
+}
+
+/** For a missing field: an unknown key that looks like a misspelling of it. */
+function suggest(obj: JsonObject, missing: string, specs: FieldSpec[]): string {
+  const known = new Set(specs.map((s) => s.key));
+  const near = obj.entries.find((e) => !known.has(e.key) && looksLike(e.key, missing));
+  return near ? `; found "${near.key}", did you mean "${missing}"?` : '';
+}
+
+function looksLike(a: string, b: string): boolean {
+  if (a.toLowerCase() === b.toLowerCase()) return true;
+  return b.length > 3 && Math.abs(a.length - b.length) <= 2 && editDistance(a.toLowerCase(), b.toLowerCase()) <= 2;
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
+  for (let i = 1; i <= a.length; i++) {
+    const row = [i];
+    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    prev = row;
+  }
+  return prev[b.length];
+}

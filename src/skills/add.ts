@@ -1,0 +1,63 @@
+// `ralphkit skill add` as a function. A user's skill, once added, is managed like ralphkit's own:
+// its hash goes into ralph/.ralphkit.json (source "user"), so adding it again after editing the
+// source file upgrades a pristine copy and reports a conflict if the installed copy was edited.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { RalphkitError, EXIT } from '../errors.js';
+import { readVersion } from '../version.js';
+import { runFiles, type AskConflict, type FileRunResult } from '../install/run-files.js';
+import type { IncomingFile } from '../install/types.js';
+import { skillFilesFor, type AgentName } from './agents.js';
+
+export interface SkillAddOptions {
+  /** The repository to install into. */
+  cwd: string;
+  /** Markdown files to install as skills (relative paths resolve against the process's folder). */
+  files: string[];
+  /** Skill folders to install into; default ['claude']. */
+  agents?: AgentName[];
+  force?: boolean;
+  dryRun?: boolean;
+  diff?: boolean;
+  ask?: AskConflict;
+  now?: Date;
+}
+
+export interface SkillAddResult extends FileRunResult {
+  skills: { file: string; name: string; filled: string[] }[];
+}
+
+export async function runSkillAdd(options: SkillAddOptions): Promise<SkillAddResult> {
+  if (options.files.length === 0) throw new RalphkitError('no skill files given', { exitCode: EXIT.error, hint: 'ralphkit skill add notes/review.md' });
+  const skills: SkillAddResult['skills'] = [];
+  const files: IncomingFile[] = [];
+  const refusals: string[] = [];
+  for (const file of options.files) {
+    const outcome = skillFilesFor(file, readSkillSource(file), options.agents ?? ['claude'], 'user');
+    if (!outcome.ok) {
+      refusals.push(...outcome.problems.map((p) => `${file}: ${p}`));
+      continue;
+    }
+    skills.push({ file, name: outcome.name, filled: outcome.filled });
+    files.push(...outcome.files);
+  }
+  if (refusals.length) {
+    throw new RalphkitError(`cannot make a valid skill (nothing was written):\n  ${refusals.join('\n  ')}`, {
+      exitCode: EXIT.refused,
+      hint: 'fix the frontmatter, e.g. `name: my-skill` (a-z, 0-9, single hyphens) and `description: what it does` (no < or >)',
+    });
+  }
+  const result = await runFiles({ ...options, files, version: readVersion() });
+  return { ...result, skills };
+}
+
+function readSkillSource(file: string): string {
+  try {
+    return readFileSync(path.resolve(file), 'utf8');
+  } catch (err) {
+    throw new RalphkitError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+      exitCode: EXIT.refused,
+      hint: 'check the path; skill add takes markdown files, e.g. ralphkit skill add docs/review.md',
+    });
+  }
+}

@@ -1,0 +1,73 @@
+// Turns a user's markdown file into a valid SKILL.md (SPEC §3): missing `name` and `description`
+// are filled in, existing fields are kept byte for byte, and the result must pass the Agent Skills rules.
+import path from 'node:path';
+import { parseFrontmatter, renderYamlFields } from '../util/frontmatter.js';
+import { toKebabCase } from '../util/case.js';
+import { checkSkill, isRecord } from './rules.js';
+
+export type SkillFillResult =
+  | { ok: true; name: string; text: string; filled: string[] }
+  | { ok: false; problems: string[] };
+
+/** Pure: the SKILL.md text for `text` read from a file called `fileName`, or every reason it cannot be made valid. */
+export function planSkillFile(fileName: string, text: string): SkillFillResult {
+  const parsed = tryParse(text);
+  if ('problem' in parsed) return { ok: false, problems: [parsed.problem] };
+  const data = parsed.hasFrontmatter ? parsed.data : {};
+  if (!isRecord(data)) return { ok: false, problems: checkSkill(data, '') };
+
+  const fields: Record<string, string> = {};
+  if (data.name === undefined) fields.name = nameFromFileName(fileName);
+  if (data.description === undefined) {
+    const heading = firstHeading(parsed.body);
+    if (heading === undefined) return { ok: false, problems: ['no description: the frontmatter has no `description` and the file has no `# ` heading to take one from'] };
+    fields.description = heading;
+  }
+  const filled = Object.keys(fields);
+  const result = filled.length ? insertFields(text, fields, parsed.hasFrontmatter) : text;
+
+  const final = tryParse(result);
+  if ('problem' in final) return { ok: false, problems: [final.problem] };
+  const name = isRecord(final.data) && typeof final.data.name === 'string' ? final.data.name : '';
+  const problems = checkSkill(final.data, name);
+  return problems.length ? { ok: false, problems } : { ok: true, name, text: result, filled };
+}
+
+export function nameFromFileName(fileName: string): string {
+  const base = path.basename(fileName);
+  const ext = path.extname(base);
+  return toKebabCase(ext ? base.slice(0, -ext.length) : base);
+}
+
+/** The text of the first `# ` heading outside fenced code blocks. */
+export function firstHeading(markdown: string): string | undefined {
+  let fence: string | undefined;
+  for (const line of markdown.split(/\r?\n/)) {
+    const marker = /^\s{0,3}(`{3,}|~{3,})/.exec(line)?.[1];
+    if (marker && (!fence || marker.startsWith(fence))) {
+      fence = fence ? undefined : marker;
+      continue;
+    }
+    if (fence) continue;
+    const m = /^ {0,3}# +(.*?)(?:\s+#+)?\s*$/.exec(line);
+    if (m && m[1].trim()) return m[1].trim();
+  }
+  return undefined;
+}
+
+function insertFields(text: string, fields: Record<string, string>, hasFrontmatter: boolean): string {
+  const eol = /^[^\n]*\r\n/.test(text) ? '\r\n' : '\n';
+  const yaml = renderYamlFields(fields).replace(/\n/g, eol);
+  if (!hasFrontmatter) return `---${eol}${yaml}---${eol}${text}`;
+  const firstLineEnd = text.indexOf('\n') + 1;
+  return text.slice(0, firstLineEnd) + yaml + text.slice(firstLineEnd);
+}
+
+function tryParse(text: string): ReturnType<typeof parseFrontmatter> | { problem: string } {
+  try {
+    return parseFrontmatter(text);
+  } catch (err) {
+    const reason = err instanceof Error ? err.message.split('\n')[0] : String(err);
+    return { problem: `the frontmatter is not valid YAML: ${reason}` };
+  }
+}

@@ -1,0 +1,27 @@
+// The only module that imports prompts.
+import prompts from 'prompts';
+
+export interface Choice<T extends string> {
+  title: string;
+  value: T;
+  description?: string;
+}
+
+/** Prompts are allowed only when a person can answer: both ends are terminals, and neither --yes nor --json was given. */
+export function canPrompt(opts: { stdinTTY: boolean; stdoutTTY: boolean; yes?: boolean; json?: boolean }): boolean {
+  return opts.stdinTTY && opts.stdoutTTY && !opts.yes && !opts.json;
+}
+
+export function terminalCanPrompt(opts: { yes?: boolean; json?: boolean }): boolean {
+  return canPrompt({ stdinTTY: Boolean(process.stdin.isTTY), stdoutTTY: Boolean(process.stdout.isTTY), ...opts });
+}
+
+/** Ask the user to pick one choice; undefined when they cancel (Ctrl-C or Esc). */
+export async function select<T extends string>(message: string, choices: Choice<T>[]): Promise<T | undefined> {
+  let cancelled = false;
+  const answer = await prompts(
+    { type: 'select', name: 'value', message, choices, initial: 0 },
+    { onCancel: () => { cancelled = true; } },
+  );
+  return cancelled ? undefined : (answer.value as T | undefined);
+}

@@ -1,0 +1,70 @@
+// Server-sent events: each open page gets the current plan, progress log and loops on connect,
+// then whichever of them changed after every change on disk.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { isAlive, readLoopsSnapshot, readPrdSnapshot, readProgressSnapshot, type LoopsSnapshot, type ViewPaths } from './snapshot.js';
+
+export type EventKind = 'prd' | 'progress' | 'loops';
+
+export interface EventHub {
+  connect(req: IncomingMessage, res: ServerResponse): void;
+  /** Re-read everything and push what differs from what the pages last got. */
+  refresh(): void;
+  /** Liveness of the loops last seen running: a loop can die without touching its files. */
+  aliveSignature(): string;
+  close(): void;
+}
+
+/** Comment lines that keep proxies and idle timers from closing a quiet stream. */
+const HEARTBEAT_MS = 15_000;
+
+export function createEventHub(paths: ViewPaths, headers: Record<string, string>): EventHub {
+  const clients = new Set<ServerResponse>();
+  const readers: Record<EventKind, () => unknown> = {
+    prd: () => readPrdSnapshot(paths),
+    progress: () => readProgressSnapshot(paths),
+    loops: () => readLoopsSnapshot(paths),
+  };
+  const last = new Map<EventKind, string>();
+  let runningPids: number[] = [];
+
+  const read = (kind: EventKind): string => {
+    const value = readers[kind]();
+    if (kind === 'loops') runningPids = (value as LoopsSnapshot).loops.filter((l) => l.alive).map((l) => l.pid!);
+    return JSON.stringify(value);
+  };
+  const current = (kind: EventKind): string => last.get(kind) ?? remember(kind, read(kind));
+  const remember = (kind: EventKind, json: string): string => (last.set(kind, json), json);
+  const heartbeat = setInterval(() => {
+    for (const res of clients) res.write(': ping\n\n');
+  }, HEARTBEAT_MS);
+  heartbeat.unref();
+
+  return {
+    connect(req, res) {
+      res.writeHead(200, { ...headers, 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
+      res.write('retry: 1000\n\n');
+      for (const kind of Object.keys(readers) as EventKind[]) res.write(renderEvent(kind, current(kind)));
+      clients.add(res);
+      req.on('close', () => clients.delete(res));
+    },
+    refresh() {
+      for (const kind of Object.keys(readers) as EventKind[]) {
+        const json = read(kind);
+        if (json === last.get(kind)) continue;
+        remember(kind, json);
+        for (const res of clients) res.write(renderEvent(kind, json));
+      }
+    },
+    aliveSignature: () => runningPids.map((pid) => (isAlive(pid) ? pid : `-${pid}`)).join(','),
+    close() {
+      clearInterval(heartbeat);
+      for (const res of clients) res.end();
+      clients.clear();
+    },
+  };
+}
+
+/** JSON.stringify never emits a raw newline, so one data line carries the whole value. */
+export function renderEvent(kind: EventKind, json: string): string {
+  return `event: ${kind}\ndata: ${json}\n\n`;
+}

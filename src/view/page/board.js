@@ -1,0 +1,127 @@
+// The header (project, branch, passed/total) and the story board: one column per dependency depth,
+// SVG edges from each story to the stories that depend on it.
+import { h, svg, asText, asList, plural } from './dom.js';
+
+export const STATE_LABEL = { open: 'open', passed: 'passed', verified: 'verified', rejected: 'rejected' };
+const STATE_ICON = { open: '○', passed: '✓', verified: '✔', rejected: '✕' };
+
+export function renderHeader(snap) {
+  const prd = snap.prd ?? {};
+  const sum = snap.summary ?? { total: 0, passed: 0, verified: 0, rejected: 0, open: 0 };
+  const project = asText(prd.project) || 'Untitled plan';
+  document.getElementById('project').textContent = project;
+  const branch = document.getElementById('branch');
+  branch.textContent = asText(prd.branchName);
+  branch.hidden = !prd.branchName;
+  document.getElementById('plan-description').textContent = asText(prd.description);
+  document.getElementById('passed-count').textContent = String(sum.passed);
+  document.getElementById('total-count').textContent = String(sum.total);
+  const parts = [
+    sum.verified && `${sum.verified} verified`,
+    sum.passed - sum.verified && `${sum.passed - sum.verified} unverified`,
+    sum.rejected && `${sum.rejected} rejected`,
+    sum.open && `${sum.open} open`,
+  ].filter(Boolean);
+  document.getElementById('breakdown').textContent = parts.join(' · ');
+  const bar = document.getElementById('overall-bar');
+  const pct = (n) => (sum.total ? `${(100 * n) / sum.total}%` : '0%');
+  bar.querySelector('.bar-verified').style.width = pct(sum.verified);
+  bar.querySelector('.bar-passed').style.width = pct(sum.passed - sum.verified);
+  bar.querySelector('.bar-rejected').style.width = pct(sum.rejected);
+  bar.setAttribute('aria-valuemax', String(sum.total));
+  bar.setAttribute('aria-valuenow', String(sum.passed));
+  document.title = `${sum.passed}/${sum.total} · ${project} — ralphkit view`;
+}
+
+/** Stories and their cards joined by id, with who depends on whom. */
+export function joinStories(snap) {
+  const stories = Array.isArray(snap.prd?.userStories) ? snap.prd.userStories : [];
+  const cards = new Map((snap.cards ?? []).map((c) => [c.id, c]));
+  const items = stories.map((story) => ({ story, card: cards.get(story.id) ?? fallbackCard(story) }));
+  const dependents = new Map(items.map((i) => [i.story.id, []]));
+  for (const { story } of items) for (const dep of asList(story.dependsOn)) dependents.get(dep)?.push(story.id);
+  return { items, byId: new Map(items.map((i) => [i.story.id, i])), dependents };
+}
+
+function fallbackCard(story) {
+  return { id: story.id, state: story.passes === true ? 'passed' : 'open', column: 0, row: 0, next: false, missingDeps: [], ledger: [] };
+}
+
+export function renderBoard(joined, ui) {
+  const columnsEl = document.getElementById('columns');
+  const empty = document.getElementById('board-empty');
+  const columns = [];
+  for (const item of joined.items) (columns[item.card.column] ??= []).push(item);
+  const related = relatedIds(joined, ui.selected);
+  columnsEl.replaceChildren(
+    ...Array.from(columns, (items = [], c) =>
+      h('div', { class: 'column' },
+        h('div', { class: 'column-head' }, c === 0 ? 'No dependencies' : `Stage ${c + 1}`, h('span', { class: 'column-count' }, String(items.length))),
+        ...items.sort((a, b) => a.card.row - b.card.row).map((item) => renderCard(item, ui, related)),
+      ),
+    ),
+  );
+  empty.hidden = joined.items.length > 0;
+  ui.previousStates = new Map(joined.items.map((i) => [i.story.id, i.card.state]));
+}
+
+function relatedIds(joined, selected) {
+  if (!selected || !joined.byId.has(selected)) return null;
+  const deps = asList(joined.byId.get(selected).story.dependsOn);
+  return new Set([selected, ...deps, ...(joined.dependents.get(selected) ?? [])]);
+}
+
+function renderCard({ story, card }, ui, related) {
+  const changed = ui.previousStates?.has(story.id) && ui.previousStates.get(story.id) !== card.state;
+  const classes = ['card', `state-${card.state}`];
+  if (card.next) classes.push('next');
+  if (ui.selected === story.id) classes.push('selected');
+  if (related && !related.has(story.id)) classes.push('dimmed');
+  if (changed) classes.push('changed');
+  const criteria = asList(story.acceptanceCriteria).length;
+  const checks = asList(story.checks).length;
+  return h('button', { class: classes.join(' '), type: 'button', dataset: { storyId: story.id, state: card.state }, 'aria-pressed': ui.selected === story.id ? 'true' : 'false', onclick: () => ui.select(story.id) },
+    h('span', { class: 'card-top' },
+      h('span', { class: 'card-id' }, story.id),
+      card.next ? h('span', { class: 'next-tag', title: 'The highest-priority open story whose dependencies pass: the loop should pick it next' }, 'next up') : null,
+      h('span', { class: 'prio', title: `priority ${asText(story.priority)}` }, `P${asText(story.priority)}`),
+    ),
+    h('span', { class: 'card-title' }, asText(story.title) || '(untitled)'),
+    h('span', { class: 'card-foot' },
+      h('span', { class: 'pill', dataset: { state: card.state } }, h('span', { class: 'pill-icon', 'aria-hidden': 'true' }, STATE_ICON[card.state]), STATE_LABEL[card.state]),
+      h('span', { class: 'card-meta', title: checks ? plural(checks, 'story check') : null }, criteria === 1 ? '1 criterion' : `${criteria} criteria`),
+    ),
+    card.missingDeps?.length ? h('span', { class: 'card-warning' }, `needs unknown ${card.missingDeps.join(', ')}`) : null,
+  );
+}
+
+/** Edges are drawn after layout, from the cards' real positions, and again whenever the board resizes. */
+export function drawEdges(joined, ui) {
+  const board = document.getElementById('board');
+  const layer = document.getElementById('edges');
+  const origin = board.getBoundingClientRect();
+  const box = (id) => board.querySelector(`.card[data-story-id="${CSS.escape(id)}"]`)?.getBoundingClientRect();
+  const paths = [];
+  for (const { story } of joined.items) {
+    const to = box(story.id);
+    for (const dep of asList(story.dependsOn)) {
+      const from = box(dep);
+      if (!to || !from) continue;
+      const x1 = from.right - origin.left + board.scrollLeft;
+      const y1 = from.top + from.height / 2 - origin.top + board.scrollTop;
+      const x2 = to.left - origin.left + board.scrollLeft - 3;
+      const y2 = to.top + to.height / 2 - origin.top + board.scrollTop;
+      const bend = Math.max(24, (x2 - x1) / 2);
+      const done = joined.byId.get(dep)?.story.passes === true;
+      const active = ui.selected === story.id || ui.selected === dep;
+      paths.push(svg('path', { d: `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`, class: `edge${done ? ' done' : ''}${active ? ' active' : ''}`, 'marker-end': `url(#arrow${active ? '-active' : done ? '-done' : ''})` }));
+    }
+  }
+  layer.setAttribute('width', String(board.scrollWidth));
+  layer.setAttribute('height', String(board.scrollHeight));
+  layer.replaceChildren(svg('defs', null, marker('arrow', 'edge-head'), marker('arrow-done', 'edge-head done'), marker('arrow-active', 'edge-head active')), ...paths);
+}
+
+function marker(id, cls) {
+  return svg('marker', { id, viewBox: '0 0 8 8', refX: '7', refY: '4', markerWidth: '7', markerHeight: '7', orient: 'auto' }, svg('path', { d: 'M0,0 L8,4 L0,8 z', class: cls }));
+}

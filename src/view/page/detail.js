@@ -1,0 +1,84 @@
+// The detail panel of one story: what it asks for, how it is checked, what the runner recorded.
+import { h, inline, asText, asList, fmtMs, fmtTime } from './dom.js';
+import { STATE_LABEL } from './board.js';
+
+const VERIFICATION_TEXT = {
+  verified: 'The runner ran the checks at the last claim and they passed.',
+  unverified: 'Accepted on the agent’s word: the plan has no checks for this story.',
+  rejected: 'The agent claimed it; the runner’s checks failed and undid the claim.',
+};
+
+export function renderDetail(joined, snap, ui) {
+  const panel = document.getElementById('detail');
+  const item = ui.selected ? joined.byId.get(ui.selected) : null;
+  panel.hidden = !item;
+  if (!item) return;
+  const { story, card } = item;
+  const body = document.getElementById('detail-body');
+  const planChecks = asList(snap.prd?.checks);
+  const storyChecks = asList(story.checks);
+  body.replaceChildren(
+    h('div', { class: 'detail-top' },
+      h('span', { class: 'card-id' }, story.id),
+      h('span', { class: 'pill', dataset: { state: card.state } }, STATE_LABEL[card.state]),
+      h('span', { class: 'prio', title: 'priority' }, `P${asText(story.priority)}`),
+      card.next ? h('span', { class: 'next-tag' }, 'next up') : null,
+    ),
+    h('h2', { id: 'detail-title', class: 'detail-title' }, asText(story.title) || '(untitled)'),
+    card.verification ? h('p', { class: `verdict verdict-${card.verification}` }, VERIFICATION_TEXT[card.verification], card.reason ? h('span', { class: 'verdict-reason' }, ' ', ...inline(card.reason)) : null) : null,
+    story.description ? h('p', { class: 'detail-description' }, ...inline(asText(story.description))) : null,
+    section('Acceptance criteria', criteriaList(story)),
+    relations(joined, story, ui),
+    section('Checks', planChecks.length || storyChecks.length ? checkList(planChecks, storyChecks) : h('p', { class: 'muted' }, 'No checks: a claim is accepted on the agent’s word.')),
+    story.notes ? section('Notes', h('div', { class: 'notes' }, ...inline(asText(story.notes)))) : null,
+    section(`Verification ledger${card.ledger?.length ? ` (${card.ledger.length})` : ''}`, ledgerTable(card.ledger ?? [])),
+  );
+}
+
+function section(title, ...content) {
+  return h('section', { class: 'detail-section' }, h('h3', null, title), ...content);
+}
+
+function criteriaList(story) {
+  const items = asList(story.acceptanceCriteria);
+  if (!items.length) return h('p', { class: 'muted' }, 'None listed.');
+  return h('ul', { class: `criteria${story.passes === true ? ' done' : ''}` }, items.map((c) => h('li', null, ...inline(c))));
+}
+
+function relations(joined, story, ui) {
+  const deps = asList(story.dependsOn);
+  const needed = joined.dependents.get(story.id) ?? [];
+  if (!deps.length && !needed.length) return null;
+  const chip = (id) => {
+    const other = joined.byId.get(id);
+    if (!other) return h('span', { class: 'chip missing', title: 'no story has this id' }, id);
+    return h('button', { type: 'button', class: 'chip', dataset: { state: other.card.state }, title: asText(other.story.title), onclick: () => ui.select(id) }, id);
+  };
+  return h('div', { class: 'relations' },
+    deps.length ? h('div', null, h('span', { class: 'relation-label' }, 'Depends on'), ...deps.map(chip)) : null,
+    needed.length ? h('div', null, h('span', { class: 'relation-label' }, 'Needed by'), ...needed.map(chip)) : null,
+  );
+}
+
+function checkList(planChecks, storyChecks) {
+  const row = (cmd, scope) => h('li', null, h('code', { class: 'command' }, cmd), h('span', { class: 'scope' }, scope));
+  return h('ul', { class: 'checks' }, planChecks.map((c) => row(c, 'plan')), storyChecks.map((c) => row(c, 'story')));
+}
+
+function ledgerTable(entries) {
+  if (!entries.length) return h('p', { class: 'muted' }, 'No check has run for this story yet.');
+  const rows = [...entries].reverse().map((e) => {
+    const ok = e.status ? e.status !== 'rejected' : e.exitCode === 0 || e.exitCode === null;
+    return h('tr', { class: ok ? 'ok' : 'failed' },
+      h('td', { class: 'when', title: asText(e.time) }, fmtTime(e.time)),
+      h('td', { class: 'where', title: `loop ${asText(e.loop)}` }, e.iteration === null ? '' : `#${e.iteration}`),
+      h('td', { class: 'what' }, h('code', null, e.command ?? (e.status === 'unverified' ? '(no checks)' : '—')), e.commit ? h('span', { class: 'sha', title: e.commit }, e.commit.slice(0, 7)) : null),
+      h('td', { class: 'exit', title: 'exit code' }, e.exitCode === null ? '' : ok ? `✓ ${e.exitCode}` : `✕ ${e.exitCode}`),
+      h('td', { class: 'took' }, e.durationMs === null ? '' : fmtMs(e.durationMs)),
+    );
+  });
+  return h('table', { class: 'ledger' },
+    h('thead', null, h('tr', null, h('th', null, 'time'), h('th', null, 'iter'), h('th', null, 'command · commit'), h('th', null, 'exit'), h('th', null, 'took'))),
+    h('tbody', null, rows),
+  );
+}

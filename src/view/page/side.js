@@ -1,0 +1,113 @@
+// The side column: the loops under ralph/.runs and the progress log.
+import { h, inline, asText, fmtCost, fmtDuration, fmtAgo } from './dom.js';
+
+/** Loops shown before the rest fold away under "older loops". */
+const LOOPS_SHOWN = 3;
+
+const FINISHED = { 0: 'complete', 1: 'max iterations', 2: 'refused', 3: 'stuck', 4: 'no progress', 5: 'budget reached', 130: 'interrupted' };
+
+export function renderLoops(snap) {
+  const loops = Array.isArray(snap?.loops) ? [...snap.loops] : [];
+  loops.sort((a, b) => Number(b.alive) - Number(a.alive));
+  const el = document.getElementById('loops');
+  document.getElementById('loops-count').textContent = loops.length ? `${loops.filter((l) => l.alive).length} running · ${loops.length} total` : '';
+  if (!loops.length) {
+    el.replaceChildren(h('p', { class: 'empty-small' }, 'No loop has run yet. Start one with ', h('code', null, './ralph/ralph.sh'), '.'));
+    return;
+  }
+  const shown = loops.slice(0, LOOPS_SHOWN).map(renderLoop);
+  const rest = loops.slice(LOOPS_SHOWN);
+  const older = h('details', { class: 'older' }, h('summary', null, `${rest.length} older loop${rest.length === 1 ? '' : 's'}`), ...rest.map(renderLoop));
+  el.replaceChildren(...shown, ...(rest.length ? [older] : []));
+  tickLoops();
+}
+
+/** Which look a loop gets: running, stale (says running, process gone), ok, failed or stopped. */
+export function loopTone(loop) {
+  if (loop.alive) return 'running';
+  if (loop.exitCode === null || loop.exitCode === undefined) return 'stale';
+  if (loop.exitCode === 0) return 'ok';
+  return loop.exitCode === 130 || loop.status === 'cancelled' ? 'stopped' : 'failed';
+}
+
+function renderLoop(loop) {
+  const tone = loopTone(loop);
+  const label = tone === 'stale' ? `${asText(loop.status)} · process gone` : asText(loop.status);
+  const n = loop.iteration ?? 0;
+  const max = loop.maxIterations ?? 0;
+  const meaning = FINISHED[loop.exitCode];
+  const sameAsStatus = meaning && meaning.replace(/\W/g, '') === asText(loop.status).replace(/\W/g, '');
+  const exit = loop.exitCode !== null && loop.exitCode !== undefined ? `exit ${loop.exitCode}${meaning && !sameAsStatus ? ` · ${meaning}` : ''}` : null;
+  const end = loop.alive ? null : loop.updatedAt;
+  const fill = h('span', { class: 'mini-fill' });
+  fill.style.width = `${max ? Math.min(100, (100 * n) / max) : 0}%`;
+  return h('article', { class: `loop tone-${tone}`, dataset: { loopId: loop.id, status: asText(loop.status), alive: String(loop.alive) } },
+    h('div', { class: 'loop-top' },
+      h('span', { class: 'loop-status' }, h('span', { class: 'dot' }), label),
+      h('span', { class: 'loop-agent' }, asText(loop.agent)),
+    ),
+    h('div', { class: 'loop-id', title: loop.prd ? `plan: ${asText(loop.prd)}` : null }, asText(loop.id)),
+    h('div', { class: 'loop-progress' },
+      h('span', { class: 'loop-iter' }, 'iteration ', h('strong', null, String(n)), max ? ` of ${max}` : ''),
+      h('span', { class: 'mini-bar' }, fill),
+    ),
+    h('div', { class: 'loop-facts' },
+      fmtCost(loop.costUsd) ? h('span', { title: 'cost reported by the agent' }, fmtCost(loop.costUsd)) : null,
+      h('span', { title: 'elapsed', dataset: { from: asText(loop.startedAt), to: asText(end) }, class: 'elapsed' }, ''),
+      exit ? h('span', null, exit) : null,
+      loop.updatedAt ? h('span', { class: 'ago', dataset: { ago: asText(loop.updatedAt) }, title: `last update ${asText(loop.updatedAt)}` }, '') : null,
+    ),
+  );
+}
+
+/** Elapsed times and "updated … ago" move every second without a new event. */
+export function tickLoops(now = Date.now()) {
+  for (const el of document.querySelectorAll('.loop .elapsed')) {
+    const from = Date.parse(el.dataset.from);
+    const to = el.dataset.to ? Date.parse(el.dataset.to) : now;
+    el.textContent = Number.isFinite(from) ? (el.dataset.to ? `ran ${fmtDuration(to - from)}` : `${fmtDuration(to - from)} elapsed`) : '';
+  }
+  for (const el of document.querySelectorAll('.loop .ago')) el.textContent = `updated ${fmtAgo(el.dataset.ago, now)}`;
+}
+
+export function renderLog(snap, ui) {
+  const el = document.getElementById('log');
+  const log = snap?.log;
+  if (!snap?.exists || !log) {
+    el.replaceChildren(h('p', { class: 'empty-small' }, `No ${snap?.file ?? 'ralph/progress.txt'} yet: each iteration appends its notes there.`));
+    return;
+  }
+  const sections = [...log.sections].reverse().map((s) => renderSection(s, ui, 'entry'));
+  const patterns = log.patterns ? renderSection(log.patterns, ui, 'patterns') : null;
+  const preamble = log.preamble.length ? h('div', { class: 'log-preamble' }, log.preamble.map(renderBlock)) : null;
+  el.replaceChildren(patterns ?? '', ...sections, preamble ?? '');
+  if (!patterns && !sections.length && !preamble) el.replaceChildren(h('p', { class: 'empty-small' }, 'The log is empty so far.'));
+}
+
+function renderSection(section, ui, kind) {
+  return h('article', { class: `log-section ${kind}` }, h('h3', null, titleParts(section.title, ui)), section.blocks.map(renderBlock));
+}
+
+/** "2026-11-29 14:03 - US-002 …": the date goes quiet, a story id becomes a link to its card. */
+function titleParts(title, ui) {
+  const m = /^(\d{4}-\d\d-\d\d(?:[ T][\d:]+)?(?:\s*(?:UTC|Z))?)\s*[-–—:]?\s*(.*)$/.exec(title);
+  const date = m ? m[1] : null;
+  const rest = m ? m[2] : title;
+  const parts = [];
+  if (date) parts.push(h('time', null, date));
+  let last = 0;
+  for (const id of rest.matchAll(/\b[A-Z][A-Z0-9]*-\d+\b/g)) {
+    if (id.index > last) parts.push(rest.slice(last, id.index));
+    parts.push(ui.hasStory(id[0]) ? h('button', { type: 'button', class: 'story-link', onclick: () => ui.select(id[0]) }, id[0]) : id[0]);
+    last = id.index + id[0].length;
+  }
+  if (last < rest.length) parts.push(rest.slice(last));
+  return parts;
+}
+
+function renderBlock(block) {
+  if (block.kind === 'heading') return h('h4', null, ...inline(block.text));
+  if (block.kind === 'code') return h('pre', null, h('code', null, block.text));
+  if (block.kind === 'list') return h('ul', null, block.items.map((i) => h('li', { class: `depth-${i.depth}` }, ...inline(i.text))));
+  return h('p', null, ...inline(block.text));
+}

@@ -1,0 +1,101 @@
+// Tells the server when something the dashboard shows may have changed on disk.
+// fs.watch on the folders gives the fast path; a poll that stats the few files is the safety net,
+// because fs.watch misses atomic renames on some platforms and network file systems.
+import { watch, statSync, type FSWatcher } from 'node:fs';
+import path from 'node:path';
+import { listRuns, type ViewPaths } from './snapshot.js';
+
+export interface ChangeWatcherOptions {
+  /** Poll interval; a change is noticed within this even when fs.watch says nothing. */
+  pollMs?: number;
+  /** Quiet time after a watch event before reporting, so one save (temp file + rename) is one change. */
+  debounceMs?: number;
+  /** More state to compare on each poll (e.g. which loop processes are alive). */
+  extraSignature?: () => string;
+  /** false: poll only (tests use it to prove the fallback alone keeps the page current). */
+  fsWatch?: boolean;
+}
+
+export interface ChangeWatcher {
+  close(): void;
+}
+
+/** Most recent runs that get their own fs.watch; older ones are still polled. */
+const WATCHED_RUNS = 32;
+
+export function watchChanges(paths: ViewPaths, onChange: () => void, options: ChangeWatcherOptions = {}): ChangeWatcher {
+  const { pollMs = 500, debounceMs = 25, extraSignature = () => '', fsWatch = true } = options;
+  const watchers = new Map<string, FSWatcher>();
+  let last = signature(paths) + extraSignature();
+  let timer: NodeJS.Timeout | null = null;
+  let closed = false;
+
+  const fire = () => {
+    timer = null;
+    if (closed) return;
+    last = signature(paths) + extraSignature();
+    onChange();
+  };
+  const schedule = () => {
+    if (!closed && !timer) timer = setTimeout(fire, debounceMs);
+  };
+  const tick = () => {
+    if (fsWatch) syncWatchers(paths, watchers, schedule);
+    if (signature(paths) + extraSignature() !== last) schedule();
+  };
+
+  if (fsWatch) syncWatchers(paths, watchers, schedule);
+  const poll = setInterval(tick, pollMs);
+  return {
+    close() {
+      closed = true;
+      clearInterval(poll);
+      if (timer) clearTimeout(timer);
+      for (const w of watchers.values()) w.close();
+      watchers.clear();
+    },
+  };
+}
+
+function watchedDirs(paths: ViewPaths): string[] {
+  const runs = listRuns(paths.runs).slice(-WATCHED_RUNS).map((id) => path.join(paths.runs, id));
+  return [...new Set([path.dirname(paths.prd), path.dirname(paths.progress), paths.runs, ...runs])];
+}
+
+function syncWatchers(paths: ViewPaths, watchers: Map<string, FSWatcher>, onEvent: () => void): void {
+  const wanted = new Set(watchedDirs(paths));
+  for (const [dir, w] of watchers) {
+    if (!wanted.has(dir)) {
+      w.close();
+      watchers.delete(dir);
+    }
+  }
+  for (const dir of wanted) {
+    if (watchers.has(dir)) continue;
+    try {
+      const w = watch(dir, { persistent: false }, onEvent);
+      w.on('error', () => {
+        w.close();
+        watchers.delete(dir); // the folder went away; the next poll re-adds it if it comes back
+      });
+      watchers.set(dir, w);
+    } catch {
+      // Missing folder (ralph/.runs before the first loop): the poll notices when it appears.
+    }
+  }
+}
+
+/** mtime, size and inode of every file the dashboard reads; any difference means "re-read". */
+export function signature(paths: ViewPaths): string {
+  const runFiles = listRuns(paths.runs).flatMap((id) => ['state.json', 'ledger.jsonl'].map((f) => path.join(paths.runs, id, f)));
+  return [paths.prd, paths.progress, paths.runs, ...runFiles].map(statKey).join('|');
+}
+
+function statKey(file: string): string {
+  try {
+    const s = statSync(file, { bigint: true });
+    return `${s.mtimeNs}:${s.size}:${s.ino}`;
+  } catch {
+    return '-';
+  }
+}

@@ -1,0 +1,274 @@
+// Spawns the built CLI (run `npm run build` first; `npm test` does) in temp git repositories.
+import { describe, expect, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import { BIN, ROOT, gitdir, gitEnv, run, runCli, testdir, writeFiles } from '../support/repo.js';
+import { snapshotTree } from '../support/fake-package.js';
+
+const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
+const sha = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
+
+/** What install should write, derived from the package's own templates/ and skills/ listings. */
+function expectedFiles(skillDirs = ['.claude/skills']): string[] {
+  const walk = (dir: string, rel = ''): string[] =>
+    readdirSync(path.join(dir, rel), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(dir, `${rel}${e.name}/`) : [`${rel}${e.name}`]));
+  const templates = walk(path.join(ROOT, 'templates/ralph')).map((f) => `ralph/${f.replace(/(^|\/)_gitignore$/, '$1.gitignore')}`);
+  const skills = readdirSync(path.join(ROOT, 'skills')).filter((f) => f.endsWith('.md'));
+  const skillFiles = skillDirs.flatMap((dir) => skills.map((f) => `${dir}/${f.replace(/\.md$/, '')}/SKILL.md`));
+  return [...templates, 'ralph/ralph.mjs', 'ralph/.ralphkit.json', ...skillFiles].sort();
+}
+
+function installedFiles(repo: string): string[] {
+  return Object.keys(snapshotTree(repo)).filter((p) => !p.endsWith('/') && !p.startsWith('.git/') && p !== 'README.md').sort();
+}
+
+/** Make the install look like an older ralphkit's: the runner on disk matches an older hash in the manifest. */
+function ageInstall(repo: string, files: Record<string, string>): void {
+  const manifestPath = path.join(repo, 'ralph/.ralphkit.json');
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+  for (const [rel, old] of Object.entries(files)) {
+    writeFileSync(path.join(repo, rel), old);
+    manifest.files[rel].sha256 = sha(old);
+  }
+  manifest.ralphkit = '0.0.1';
+  writeFileSync(manifestPath, JSON.stringify(manifest));
+}
+
+describe('ralphkit install (built CLI)', () => {
+  it('installs exactly the template listing, then has nothing to do', async () => {
+    const repo = gitdir();
+    const first = await runCli(['install'], { cwd: repo });
+    expect(first.code).toBe(0);
+    expect(strip(first.stdout)).toContain(`Installed into ${repo}`);
+    expect(installedFiles(repo)).toEqual(expectedFiles());
+    expect(statSync(path.join(repo, 'ralph/ralph.sh')).mode & 0o777).toBe(0o755);
+    expect(readFileSync(path.join(repo, 'ralph/ralph.mjs'))).toEqual(readFileSync(path.join(ROOT, 'dist/ralph.mjs')));
+    expect(readFileSync(path.join(repo, 'ralph/.gitignore'), 'utf8')).toMatch(/^\.runs\/$/m);
+
+    const second = await runCli(['install'], { cwd: repo });
+    expect(second.code).toBe(0);
+    expect(strip(second.stdout)).toMatch(/^Nothing to do: .* is up to date with ralphkit \d/);
+  });
+
+  it('--cwd, --agent claude,agents and --json: one JSON document listing every file', async () => {
+    const repo = gitdir();
+    const result = await runCli(['install', '--cwd', repo, '--agent', 'claude,agents', '--json'], { cwd: testdir() });
+    expect(result.code).toBe(0);
+    const doc = JSON.parse(result.stdout);
+    expect(doc).toMatchObject({ command: 'install', status: 'written', exitCode: 0, cwd: repo, backups: [] });
+    const listed = [...doc.files.map((f: { path: string }) => f.path), doc.manifest.path].sort();
+    expect(listed).toEqual(expectedFiles(['.claude/skills', '.agents/skills']));
+    expect(installedFiles(repo)).toEqual(listed);
+  });
+
+  it('--no-skills installs ralph/ only; --dry-run writes nothing', async () => {
+    const repo = gitdir();
+    const dry = await runCli(['install', '--dry-run'], { cwd: repo });
+    expect(dry.code).toBe(0);
+    expect(strip(dry.stdout)).toMatch(/^Dry run \(nothing written\)/);
+    expect(installedFiles(repo)).toEqual([]);
+    expect((await runCli(['install', '--no-skills'], { cwd: repo })).code).toBe(0);
+    expect(installedFiles(repo)).toEqual(expectedFiles([]));
+  });
+
+  it('an edited runner and a new version conflict: exit 2 without a terminal, no hang, the repo unchanged', async () => {
+    const repo = gitdir();
+    await runCli(['install'], { cwd: repo });
+    ageInstall(repo, { 'ralph/ralph.sh': '#!/bin/sh\n# ralphkit 0.0.1\n' });
+    writeFileSync(path.join(repo, 'ralph/ralph.sh'), '#!/bin/sh\n# my edits\n');
+    const before = snapshotTree(repo);
+    // stdin is a pipe (not a terminal), and no --yes: ralphkit must refuse instead of prompting.
+    const result = await runCli(['install'], { cwd: repo, timeoutMs: 20_000 });
+    expect(result.signal).toBeNull();
+    expect(result.code).toBe(2);
+    expect(strip(result.stderr)).toContain('ralph/ralph.sh: edited since installed, and ralphkit ships a new version; `ralphkit install --force`');
+    expect(strip(result.stderr)).toContain('nothing was written');
+    expect(snapshotTree(repo)).toEqual(before);
+  });
+
+  it('--force backs up the edited runner and never touches prd.json, progress.txt or prompt.md', async () => {
+    const repo = gitdir();
+    await runCli(['install'], { cwd: repo });
+    ageInstall(repo, { 'ralph/ralph.sh': '#!/bin/sh\n# ralphkit 0.0.1\n' });
+    const mine = { 'ralph/ralph.sh': '#!/bin/sh\n# my edits\n', 'ralph/prd.json': '{"my":"plan"}\n', 'ralph/progress.txt': 'my log\n', 'ralph/prompt.md': 'my prompt\n' };
+    writeFiles(repo, mine);
+    const result = await runCli(['install', '--force', '--json'], { cwd: repo });
+    expect(result.code).toBe(0);
+    const doc = JSON.parse(result.stdout);
+    expect(doc.backups).toHaveLength(1);
+    expect(readFileSync(path.join(repo, doc.backups[0].backup), 'utf8')).toBe(mine['ralph/ralph.sh']);
+    expect(doc.backups[0].backup).toMatch(/^ralph\/\.backup\/\d{4}-\d\d-\d\dT[\d-]+Z\/ralph\/ralph\.sh$/);
+    for (const state of ['ralph/prd.json', 'ralph/progress.txt', 'ralph/prompt.md'] as const) {
+      expect(readFileSync(path.join(repo, state), 'utf8')).toBe(mine[state]);
+    }
+    expect(readFileSync(path.join(repo, 'ralph/ralph.sh'))).toEqual(readFileSync(path.join(ROOT, 'templates/ralph/ralph.sh')));
+  });
+
+  it('refuses a symlinked ralph/ that points outside the repository (exit 2, nothing written)', async () => {
+    const repo = gitdir();
+    const outside = testdir('ralphkit-outside-');
+    symlinkSync(outside, path.join(repo, 'ralph'));
+    const result = await runCli(['install', '--json'], { cwd: repo });
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout)).toMatchObject({ status: 'refused', exitCode: 2 });
+    expect(strip(result.stderr)).toMatch(/refusing to write ralph\/.*: ralph is a symlink to .*, outside the repository/);
+    expect(readdirSync(outside)).toEqual([]);
+    expect(existsSync(path.join(repo, '.claude'))).toBe(false);
+  });
+
+  it('outside a git repository: installs and warns that the loop needs git', async () => {
+    const dir = testdir();
+    const result = await runCli(['install'], { cwd: dir });
+    expect(result.code).toBe(0);
+    expect(strip(result.stderr)).toMatch(/warning: .* is not inside a git repository; the loop needs git/);
+    expect(installedFiles(dir)).toEqual(expectedFiles());
+  });
+
+  it('rejects an unknown --agent as bad usage (exit 1)', async () => {
+    const result = await runCli(['install', '--agent', 'cursor'], { cwd: gitdir() });
+    expect(result.code).toBe(1);
+    expect(strip(result.stderr)).toMatch(/unknown --agent cursor/);
+  });
+});
+
+describe('ralph/ralph.sh (installed launcher)', () => {
+  it('runs ralph.mjs beside it with `run` and every argument, from any folder', async () => {
+    const repo = gitdir();
+    await runCli(['install', '--no-skills'], { cwd: repo });
+    writeFileSync(path.join(repo, 'ralph/ralph.mjs'), 'console.log(JSON.stringify(process.argv.slice(2))); process.exitCode = 7;\n');
+    mkdirSync(path.join(repo, 'sub'));
+    const result = await run(path.join(repo, 'ralph/ralph.sh'), ['--agent-cmd', 'my agent "quoted"', '5'], { cwd: path.join(repo, 'sub') });
+    expect(result.code).toBe(7);
+    expect(JSON.parse(result.stdout)).toEqual(['run', '--agent-cmd', 'my agent "quoted"', '5']);
+  });
+
+  it('says clearly that node is missing (exit 127)', async () => {
+    const repo = gitdir();
+    await runCli(['install', '--no-skills'], { cwd: repo });
+    const bin = testdir('ralphkit-bin-');
+    symlinkSync('/usr/bin/dirname', path.join(bin, 'dirname'));
+    const result = await run('/bin/sh', ['ralph/ralph.sh'], { cwd: repo, env: { PATH: bin } });
+    expect(result.code).toBe(127);
+    expect(result.stderr).toMatch(/needs Node\.js 20 or newer, and 'node' is not on PATH/);
+  });
+});
+
+/** Spawn the CLI, wait until it reports that it paused, then SIGKILL it. */
+function killAfterWrites(cwd: string, writes: number, args: string[] = ['install']): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd,
+      env: { ...gitEnv(), FORCE_COLOR: '0', RALPHKIT_TEST_PAUSE_AFTER_WRITES: String(writes) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    child.stderr.on('data', (d) => {
+      stderr += d;
+      if (stderr.includes('paused after')) child.kill('SIGKILL');
+    });
+    child.on('error', reject);
+    child.on('close', (_code, signal) => {
+      clearTimeout(timer);
+      if (signal === 'SIGKILL' && stderr.includes('paused after')) resolve(stderr);
+      else reject(new Error(`install did not pause (signal ${signal}):\n${stderr}`));
+    });
+  });
+}
+
+describe('interrupted install (SIGKILL mid-install)', () => {
+  it('first install: every file is absent or complete, no manifest, and a re-run completes', async () => {
+    const reference = gitdir();
+    await runCli(['install'], { cwd: reference });
+    const want = snapshotTree(reference);
+
+    const repo = gitdir();
+    await killAfterWrites(repo, 3);
+    const got = snapshotTree(repo);
+    const written = installedFiles(repo);
+    expect(written).toHaveLength(3);
+    for (const file of written) expect(got[file]).toBe(want[file]);
+    expect(existsSync(path.join(repo, 'ralph/.ralphkit.json'))).toBe(false);
+
+    const rerun = await runCli(['install'], { cwd: repo });
+    expect(rerun.code).toBe(0);
+    expect(installedFiles(repo)).toEqual(expectedFiles());
+    for (const file of expectedFiles()) expect(snapshotTree(repo)[file]).toBe(want[file]);
+  });
+
+  it('upgrade: every managed file is the complete old or the complete new version; a re-run finishes the upgrade', async () => {
+    const repo = gitdir();
+    await runCli(['install'], { cwd: repo });
+    const fresh = snapshotTree(repo);
+    const old = { 'ralph/ralph.sh': '#!/bin/sh\n# old runner\n', 'ralph/ralph.mjs': '// old engine\n', 'ralph/.gitignore': '.runs/\n# old\n' };
+    ageInstall(repo, old);
+    chmodSync(path.join(repo, 'ralph/ralph.sh'), 0o755);
+    const aged = snapshotTree(repo);
+
+    await killAfterWrites(repo, 2);
+    const mid = snapshotTree(repo);
+    const states = Object.keys(old).map((f) => (mid[f] === fresh[f] ? 'new' : mid[f] === aged[f] ? 'old' : 'torn'));
+    expect(states).not.toContain('torn');
+    expect(states.filter((s) => s === 'new')).toHaveLength(2);
+    expect(mid['ralph/.ralphkit.json']).toBe(aged['ralph/.ralphkit.json']);
+
+    const rerun = await runCli(['install'], { cwd: repo });
+    expect(rerun.code).toBe(0);
+    const after = snapshotTree(repo);
+    for (const file of expectedFiles()) expect(after[file]).toBe(fresh[file]);
+    expect(Object.keys(after).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+describe('help', () => {
+  it('install --help teaches the options, the decision table and examples', async () => {
+    const result = await runCli(['install', '--help']);
+    expect(result.code).toBe(0);
+    expect(strip(result.stdout)).toMatchInlineSnapshot(`
+      "Usage: ralphkit install [options]
+
+      Put the Ralph loop into a repository: ralph/ralph.sh (the runner),
+      ralph/ralph.mjs (the engine), ralph/prompt.md, prd.json and progress.txt (yours
+      to edit), and the prd and ralph skills. Run it again to upgrade: files you never
+      edited are replaced, files you edited are not.
+
+      Options:
+        --cwd <dir>     repository to install into (default: the current folder)
+        --force         back up managed files you edited and install ralphkit's
+                        versions
+        --dry-run       print the plan, write nothing
+        --diff          print the plan with unified diffs of files that would change;
+                        writes nothing
+        --json          print one JSON document on stdout (logs go to stderr)
+        -y, --yes       never prompt: conflicts end with exit 2 unless --force
+        --agent <list>  skill folders, comma-separated: claude (.claude/skills),
+                        agents (.agents/skills) (default: "claude")
+        --no-skills     install ralph/ only, without the prd and ralph skills
+        -h, --help      display help for command
+
+      What happens to each file:
+        create      missing: written
+        identical   already the same: left alone
+        upgrade     unchanged since ralphkit installed it, and there is a new version: replaced
+        keep        you edited it, nothing new from ralphkit: left alone
+        conflict    you edited it, and there is a new version: nothing at all is written (exit 2)
+                    unless you answer the prompt or pass --force
+        overwrite   with --force: yours is copied to ralph/.backup/<time>/, then replaced
+        skip-state  ralph/prompt.md, prd.json, progress.txt are yours once created: never touched,
+                    not even with --force
+
+      Examples:
+        $ npx ralphkit install                         install into the current repository
+        $ npx ralphkit install --dry-run --diff        preview an upgrade, with diffs
+        $ npx ralphkit@latest install --force          upgrade; your edited files are backed up
+        $ npx ralphkit install --agent claude,agents   skills for Claude Code and for Codex & co.
+        $ npx ralphkit install --cwd ../app --json     install elsewhere, machine-readable
+
+      Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (conflict, unsafe
+      path, invalid input): nothing was changed.
+      "
+    `);
+  });
+});

@@ -1,0 +1,87 @@
+// Spawns the built CLI (run `npm run build` first; `npm test` does) in temp git repositories.
+import { describe, expect, it } from 'vitest';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { gitdir, runCli, testdir, writeFiles } from '../support/repo.js';
+import { snapshotTree } from '../support/fake-package.js';
+
+const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
+
+describe('ralphkit skill add (built CLI)', () => {
+  it('installs a file as a skill with filled frontmatter, relative paths from the shell\'s folder', async () => {
+    const repo = gitdir();
+    const notes = testdir('ralphkit-notes-');
+    writeFiles(notes, { 'My Review Notes.md': '# Review what changed\n\nRead the diff twice.\n' });
+    const result = await runCli(['skill', 'add', 'My Review Notes.md', '--cwd', repo, '--agent', 'claude,agents'], { cwd: notes });
+    expect(result.code).toBe(0);
+    expect(strip(result.stdout)).toContain('create      .claude/skills/my-review-notes/SKILL.md');
+    for (const dir of ['.claude/skills', '.agents/skills']) {
+      expect(readFileSync(path.join(repo, dir, 'my-review-notes/SKILL.md'), 'utf8')).toBe(
+        '---\nname: my-review-notes\ndescription: Review what changed\n---\n# Review what changed\n\nRead the diff twice.\n',
+      );
+    }
+  });
+
+  it('refuses a file whose name cannot be made valid, with the reason (exit 2, nothing written)', async () => {
+    const repo = gitdir();
+    writeFiles(repo, { 'notes/Ünïcode.md': '# Fine heading\n' });
+    const before = snapshotTree(repo);
+    const result = await runCli(['skill', 'add', 'notes/Ünïcode.md'], { cwd: repo });
+    expect(result.code).toBe(2);
+    expect(strip(result.stderr)).toContain('notes/Ünïcode.md: name "ünïcode" may hold only lowercase letters a-z, digits and hyphens');
+    expect(strip(result.stderr)).toMatch(/hint: .*name: my-skill/);
+    expect(snapshotTree(repo)).toEqual(before);
+  });
+
+  it('refuses a description with < or > and reports it in --json too', async () => {
+    const repo = gitdir({ 'tip.md': '---\ndescription: use <details> tags\n---\nBody\n' });
+    const result = await runCli(['skill', 'add', 'tip.md', '--json'], { cwd: repo });
+    expect(result.code).toBe(2);
+    expect(JSON.parse(result.stdout)).toMatchObject({ command: 'skill add', status: 'refused', exitCode: 2, error: expect.stringContaining('must not contain "<" or ">"') });
+    expect(existsSync(path.join(repo, '.claude'))).toBe(false);
+  });
+
+  it('skill add --help explains the filling and the rules', async () => {
+    const result = await runCli(['skill', 'add', '--help']);
+    expect(result.code).toBe(0);
+    expect(strip(result.stdout)).toMatchInlineSnapshot(`
+      "Usage: ralphkit skill add [options] <files...>
+
+      Install markdown files as agent skills: <skills folder>/<name>/SKILL.md for each
+      --agent.
+
+      Arguments:
+        files           markdown files to install
+
+      Options:
+        --cwd <dir>     repository to install into (default: the current folder)
+        --force         back up installed skills you edited and replace them
+        --dry-run       print the plan, write nothing
+        --diff          print the plan with unified diffs of files that would change;
+                        writes nothing
+        --json          print one JSON document on stdout (logs go to stderr)
+        -y, --yes       never prompt: conflicts end with exit 2 unless --force
+        --agent <list>  skill folders, comma-separated: claude (.claude/skills),
+                        agents (.agents/skills) (default: "claude")
+        -h, --help      display help for command
+
+      Missing frontmatter is filled in: name from the file name in kebab-case
+      ("My Review Notes.md" → my-review-notes), description from the first "# " heading.
+      Fields already there are kept. The result must pass the Agent Skills rules, or the
+      file is refused with the reason (exit 2):
+        name         1-64 of a-z 0-9 -, no leading, trailing or double hyphen
+        description  1-1024 characters, no < or >
+        other keys   only license, allowed-tools, metadata, compatibility
+
+      An added skill is tracked in ralph/.ralphkit.json like ralphkit's own files: add it
+      again after editing the source and an untouched installed copy is upgraded, while
+      an installed copy you edited is a conflict (--force backs it up and replaces it).
+
+      Examples:
+        $ npx ralphkit skill add docs/review.md               → .claude/skills/review/SKILL.md
+        $ npx ralphkit skill add a.md b.md --agent agents     → .agents/skills/a/ and b/
+        $ npx ralphkit skill add "My Review Notes.md" --dry-run
+      "
+    `);
+  });
+});

@@ -1,0 +1,112 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FIXTURES, ROOT, runCli, testdir, writeFiles } from '../support/repo.js';
+
+const fixture = (name: string) => readFileSync(path.join(FIXTURES, 'prd', name), 'utf8');
+
+/** A folder holding ralph/prd.json with the given text. */
+function withPlan(text: string): string {
+  const dir = testdir();
+  writeFiles(dir, { 'ralph/prd.json': text });
+  return dir;
+}
+
+describe('ralphkit validate (built CLI)', () => {
+  it('exits 0 on the shipped example plan and prints a summary on stdout', async () => {
+    const dir = withPlan(readFileSync(path.join(ROOT, 'templates/ralph/prd.json'), 'utf8'));
+    const r = await runCli(['validate'], { cwd: dir });
+    expect(r).toMatchObject({ code: 0, stdout: 'ralph/prd.json: valid, 4 stories, 0 passing\n', stderr: '' });
+  });
+
+  it('exits 0 on an original-format plan and warns that nothing will be verified', async () => {
+    const r = await runCli(['validate'], { cwd: withPlan(fixture('original-ralph.json')) });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe('ralph/prd.json: valid, 3 stories, 1 passing\n');
+    expect(r.stderr).toContain("no checks in this plan: the runner will take every story on the agent's word");
+  });
+
+  it('exits 2 and prints every problem as file:line:col: message', async () => {
+    const r = await runCli(['validate'], { cwd: withPlan(fixture('many-problems.json')) });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toMatchInlineSnapshot(`
+      "ralph/prd.json:2:17: branchName "ralph/bad..name" is not a valid git branch name: it contains ".."
+      ralph/prd.json:3:13: checks must be an array of strings, found a string ("npm test")
+      ralph/prd.json:9:19: userStories[0] (US-001): priority must be a number, found a string ("high")
+      ralph/prd.json:11:21: dependency cycle: US-001 -> US-003 -> US-001 (each depends on the next)
+      ralph/prd.json:13:5: userStories[1] (US-002): missing required field "passes" (true or false); found "passed", did you mean "passes"?
+      ralph/prd.json:19:21: userStories[1] (US-002): dependsOn names "US-009", which is not the id of any story
+      ralph/prd.json:30:13: userStories[3]: duplicate id "US-001", already used by userStories[0]
+      "
+    `);
+    expect(r.stderr).toContain('error: 7 problems in ralph/prd.json');
+    expect(r.stderr).toContain('hint: fix them, then run: npx ralphkit validate ralph/prd.json');
+  });
+
+  it('points at a JSON syntax error', async () => {
+    const dir = testdir();
+    writeFiles(dir, { 'plan.json': fixture('syntax-error.json') });
+    const s = await runCli(['validate', 'plan.json'], { cwd: dir });
+    expect(s.code).toBe(2);
+    expect(s.stdout).toBe("plan.json:4:94: trailing comma before '}'; remove it\n");
+  });
+
+  it('with --json prints one JSON document for a valid plan', async () => {
+    const r = await runCli(['validate', '--json'], { cwd: withPlan(fixture('full.json')) });
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual({ file: 'ralph/prd.json', valid: true, stories: 3, passing: 1, problems: [] });
+  });
+
+  it('with --json prints one JSON document listing every problem, and exits 2', async () => {
+    const r = await runCli(['validate', '--json'], { cwd: withPlan(fixture('many-problems.json')) });
+    expect(r.code).toBe(2);
+    const doc = JSON.parse(r.stdout);
+    expect(doc).toMatchObject({ file: 'ralph/prd.json', valid: false });
+    expect(doc.problems).toHaveLength(7);
+    expect(doc.problems[0]).toEqual({
+      file: 'ralph/prd.json',
+      line: 2,
+      col: 17,
+      code: 'branch-name',
+      path: 'branchName',
+      message: 'branchName "ralph/bad..name" is not a valid git branch name: it contains ".."',
+    });
+  });
+
+  it('exits 2 with a hint to install when the plan is missing', async () => {
+    const r = await runCli(['validate'], { cwd: testdir() });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toContain('error: ralph/prd.json: cannot read the plan: no such file');
+    expect(r.stderr).toContain('hint: npx ralphkit install creates ralph/prd.json');
+  });
+
+  it('with --json reports a missing plan as a JSON document too', async () => {
+    const r = await runCli(['validate', '--json', 'nope.json'], { cwd: testdir() });
+    expect(r.code).toBe(2);
+    expect(JSON.parse(r.stdout)).toEqual({
+      file: 'nope.json',
+      valid: false,
+      problems: [{ file: 'nope.json', message: 'cannot read the plan: no such file', code: 'unreadable' }],
+    });
+    expect(r.stderr).toContain('npx ralphkit install');
+  });
+
+  it('resolves the file against --cwd and shows a path that works from where it ran', async () => {
+    const repo = withPlan(fixture('many-problems.json'));
+    const elsewhere = testdir();
+    const r = await runCli(['validate', '--cwd', repo], { cwd: elsewhere });
+    expect(r.code).toBe(2);
+    expect(r.stdout.split('\n')[0]).toBe(`${path.join(repo, 'ralph/prd.json')}:2:17: branchName "ralph/bad..name" is not a valid git branch name: it contains ".."`);
+  });
+
+  it('documents where problems go and the exit codes in --help', async () => {
+    const r = await runCli(['validate', '--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('Usage: ralphkit validate [options] [file]');
+    expect(r.stdout).toContain('--cwd <dir>');
+    expect(r.stdout).toContain('--json');
+    expect(r.stdout).toContain('Problems go to stdout');
+    expect(r.stdout).toContain('Exit codes: 0 valid, 2 invalid or missing');
+  });
+});

@@ -1,0 +1,131 @@
+// The installed runner (ralph/ralph.sh) with fake agents that lie, forget to commit, shrink the plan or
+// do honest work: what the runner lets count as done. Needs `npm run build` first (npm test does it).
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FIXTURES, git, gitdir, run, runCli, writeFiles, type RunResult } from '../support/repo.js';
+import { parseLedger, type LedgerLine } from '../../src/engine/ledger.js';
+import type { Prd, Story } from '../../src/prd/types.js';
+
+const story = (id: string, priority: number, extra: Partial<Story> = {}): Story => ({
+  id,
+  title: `Story ${id}`,
+  acceptanceCriteria: [`${id}.txt exists`],
+  priority,
+  passes: false,
+  notes: '',
+  checks: [`grep -q "${id} done" ${id}.txt`],
+  ...extra,
+});
+
+const PLAN: Prd = { project: 'Demo', branchName: 'ralph/demo', checks: ['test -f README.md'], userStories: [story('US-1', 1), story('US-2', 2)] };
+
+/** A repository with ralphkit installed and `prd` as the plan, all committed. */
+async function installed(prd: Prd): Promise<string> {
+  const dir = gitdir();
+  const install = await runCli(['install', '--yes', '--no-skills', '--cwd', dir]);
+  expect(install.code, install.stderr).toBe(0);
+  writeFiles(dir, { 'ralph/prd.json': JSON.stringify(prd, null, 2) + '\n' });
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'chore: install ralphkit');
+  return dir;
+}
+
+function ralph(dir: string, agent: string, ...args: string[]): Promise<RunResult> {
+  const agentCmd = `node ${JSON.stringify(path.join(FIXTURES, 'verify', agent))}`;
+  return run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir });
+}
+
+const readPrd = (dir: string): Prd => JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as Prd;
+const ledger = (dir: string): LedgerLine[] => parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8'));
+const verdicts = (dir: string) => ledger(dir).filter((l) => l.kind === 'verdict').map((l) => `${l.iteration}:${l.story}:${l.kind === 'verdict' ? l.status : ''}`);
+const subjects = (dir: string) => git(dir, 'log', '--format=%s').split('\n');
+
+describe('the runner verifies what the agent claims', () => {
+  it('a liar that flips passes without the work: rejected every time, note written, loop does not exit 0', async () => {
+    const dir = await installed(PLAN);
+    const r = await ralph(dir, 'liar.mjs', '2');
+    expect(r.code, r.stderr).toBe(1); // max iterations: the COMPLETE tag did not end the loop
+    expect(r.stderr).toMatch(/COMPLETE ignored/);
+    expect(readPrd(dir).userStories.map((s) => s.passes)).toEqual([false, false]);
+    expect(readPrd(dir).userStories[0].notes).toBe('[ralph] rejected: check `grep -q "US-1 done" US-1.txt` exited 2'); // grep: no such file
+    const progress = readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8');
+    expect(progress).toContain('ralph: US-1 rejected (iteration 2)');
+    expect(progress).toContain('Command: grep -q "US-1 done" US-1.txt\nExit code: 2\n');
+    expect(verdicts(dir)).toEqual(['1:US-1:rejected', '1:US-2:rejected', '2:US-1:rejected', '2:US-2:rejected']);
+    expect(subjects(dir)).toContain('chore(ralph): reject US-1 (check failed), US-2 (check failed)');
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    const status = await runCli(['status', '--json'], { cwd: dir });
+    expect(JSON.parse(status.stdout).loops[0]).toMatchObject({ id: 'e2e', storiesPassed: 0, verified: 0, rejected: 2 });
+  });
+
+  it('an agent that does the work but does not commit it: rejected as uncommitted, loop does not exit 0', async () => {
+    const dir = await installed(PLAN);
+    const r = await ralph(dir, 'no-commit.mjs', '--no-progress-limit', '2', '3');
+    expect(r.code, r.stderr).toBe(4); // no new commit by the agent, twice
+    expect(r.stderr).toContain('US-1 rejected: uncommitted changes in the working tree (US-1.txt)');
+    expect(readPrd(dir).userStories[0]).toMatchObject({ passes: false, notes: expect.stringMatching(/^\[ralph\] rejected: uncommitted changes/) });
+    expect(verdicts(dir)).toEqual(['1:US-1:rejected', '2:US-1:rejected']);
+    expect(ledger(dir).filter((l) => l.kind === 'check')).toEqual([]);
+    expect(readFileSync(path.join(dir, 'US-1.txt'), 'utf8')).toBe('US-1 done\n'); // the agent's work is left in place
+  });
+
+  it('an agent that deletes a story: the story is restored and a warning printed', async () => {
+    const dir = await installed(PLAN);
+    const r = await ralph(dir, 'deleter.mjs', '1');
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/warning: .*story US-2 was deleted; restored/);
+    expect(readPrd(dir).userStories.map((s) => s.id)).toEqual(['US-1', 'US-2']);
+    expect(subjects(dir)[0]).toBe('chore(ralph): restore prd.json');
+  });
+
+  it('an honest agent: every story verified at its own commit, exit 0', async () => {
+    const dir = await installed(PLAN);
+    const r = await ralph(dir, 'honest.mjs', '5');
+    expect(r.code, r.stderr).toBe(0);
+    expect(readPrd(dir).userStories.map((s) => s.passes)).toEqual([true, true]);
+    const shaOf = (id: string) => git(dir, 'log', '--format=%H', `--grep=^feat: ${id}$`);
+    const lines = ledger(dir);
+    expect(lines.map((l) => [l.iteration, l.story, l.command, l.exitCode, l.commit])).toEqual([
+      [1, 'US-1', 'test -f README.md', 0, shaOf('US-1')],
+      [1, 'US-1', 'grep -q "US-1 done" US-1.txt', 0, shaOf('US-1')],
+      [1, 'US-1', null, null, shaOf('US-1')],
+      [2, 'US-2', 'test -f README.md', 0, shaOf('US-2')],
+      [2, 'US-2', 'grep -q "US-2 done" US-2.txt', 0, shaOf('US-2')],
+      [2, 'US-2', null, null, shaOf('US-2')],
+    ]);
+    expect(verdicts(dir)).toEqual(['1:US-1:verified', '2:US-2:verified']);
+    // grep -q prints nothing: the hash of empty output
+    expect(lines[1]).toMatchObject({ outputSha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', loop: 'e2e' });
+    expect(subjects(dir).filter((s) => s.startsWith('chore(ralph)'))).toEqual([]);
+    const status = await runCli(['status', '--json', '--cwd', dir], { cwd: dir });
+    expect(JSON.parse(status.stdout).loops[0]).toMatchObject({ id: 'e2e', storiesPassed: 2, verified: 2, unverified: 0, rejected: 0 });
+  });
+
+  it('a plan without checks: accepted on the agent\'s word, marked unverified, exit 0', async () => {
+    const bare = { ...PLAN, checks: undefined, userStories: PLAN.userStories.map((s) => ({ ...s, checks: undefined })) };
+    const dir = await installed(JSON.parse(JSON.stringify(bare)) as Prd);
+    const r = await ralph(dir, 'honest.mjs', '5');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/US-1 unverified/);
+    expect(verdicts(dir)).toEqual(['1:US-1:unverified', '2:US-2:unverified']);
+    expect(ledger(dir).every((l) => l.command === null)).toBe(true);
+    const status = await runCli(['status', '--json'], { cwd: dir });
+    expect(JSON.parse(status.stdout).loops[0]).toMatchObject({ id: 'e2e', verified: 0, unverified: 2 });
+  });
+
+  it('--verify-in-worktree: the checks run in a throwaway worktree of HEAD, removed afterwards', async () => {
+    const plan: Prd = { ...PLAN, setup: 'echo prepared > .setup-ran', checks: ['test -f .setup-ran'] };
+    const dir = await installed(plan);
+    writeFiles(dir, { '.gitignore': '.setup-ran\n' });
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'chore: ignore setup output');
+    const r = await ralph(dir, 'honest.mjs', '--verify-in-worktree', '5');
+    expect(r.code, r.stderr).toBe(0);
+    expect(ledger(dir).filter((l) => l.kind === 'check').map((l) => (l.kind === 'check' ? `${l.story}:${l.scope}` : ''))).toEqual([
+      'US-1:setup', 'US-1:prd', 'US-1:story', 'US-2:setup', 'US-2:prd', 'US-2:story',
+    ]);
+    expect(readdirSync(dir)).not.toContain('.setup-ran'); // setup never ran in the repository itself
+    expect(git(dir, 'worktree', 'list').split('\n')).toHaveLength(1);
+  });
+});

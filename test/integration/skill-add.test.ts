@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { runSkillAdd, type SkillAddOptions } from '../../src/skills/add.js';
+import { runInstall } from '../../src/install/run.js';
+import { planSkillFile } from '../../src/skills/fill.js';
+import { hashContent } from '../../src/install/hash.js';
+import { gitdir, testdir, writeFiles, ROOT } from '../support/repo.js';
+import { fakePackage, read, snapshotTree } from '../support/fake-package.js';
+
+const NOW = new Date('2026-01-02T03:04:05.678Z');
+
+function add(cwd: string, files: string[], extra: Partial<SkillAddOptions> = {}) {
+  return runSkillAdd({ cwd, files, now: NOW, ...extra });
+}
+
+function sources(files: Record<string, string>): (name: string) => string {
+  const dir = testdir('ralphkit-src-');
+  writeFiles(dir, files);
+  return (name) => path.join(dir, name);
+}
+
+describe('runSkillAdd', () => {
+  it('fills name and description, installs SKILL.md, and records it in the manifest as the user\'s', async () => {
+    const repo = gitdir();
+    const src = sources({ 'My Review Notes.md': '# Review checklist\n\n- look twice\n' });
+    const result = await add(repo, [src('My Review Notes.md')]);
+    expect(result.status).toBe('written');
+    expect(result.skills).toEqual([{ file: src('My Review Notes.md'), name: 'my-review-notes', filled: ['name', 'description'] }]);
+    const installed = read(repo, '.claude/skills/my-review-notes/SKILL.md');
+    expect(installed).toBe('---\nname: my-review-notes\ndescription: Review checklist\n---\n# Review checklist\n\n- look twice\n');
+    const manifest = JSON.parse(read(repo, 'ralph/.ralphkit.json'));
+    expect(manifest.files['.claude/skills/my-review-notes/SKILL.md']).toEqual({ sha256: hashContent(installed), source: 'user' });
+  });
+
+  it('keeps existing frontmatter and installs into every --agent folder', async () => {
+    const repo = gitdir();
+    const text = '---\nname: deploy\ndescription: "Deploy: staging first"\nlicense: MIT\n---\nSteps.\n';
+    const src = sources({ 'whatever.md': text });
+    await add(repo, [src('whatever.md')], { agents: ['claude', 'agents'] });
+    expect(read(repo, '.claude/skills/deploy/SKILL.md')).toBe(text);
+    expect(read(repo, '.agents/skills/deploy/SKILL.md')).toBe(text);
+  });
+
+  it.each([
+    ['a name that cannot be made valid', 'Über Notes.md', '# Fine\n', /Über Notes\.md: name "über-notes" may hold only lowercase/],
+    ['a description that cannot be made valid', 'notes.md', '# Use <b>\n', /notes\.md: description must not contain "<" or ">"/],
+    ['no description at all', 'notes.md', 'just text\n', /notes\.md: no description/],
+    ['keys Agent Skills does not allow', 'notes.md', '---\ntags: [x]\n---\n# T\n', /keys not allowed by Agent Skills: tags/],
+  ])('refuses %s with the reason (exit 2), writing nothing, not even for the valid files beside it', async (_case, file, text, reason) => {
+    const repo = gitdir();
+    const src = sources({ [file]: text, 'good.md': '# Good\n' });
+    const before = snapshotTree(repo);
+    const err = await add(repo, [src('good.md'), src(file)]).catch((e) => e);
+    expect(err).toMatchObject({ exitCode: 2 });
+    expect(err.message).toMatch(reason);
+    expect(err.hint).toMatch(/name: my-skill/);
+    expect(snapshotTree(repo)).toEqual(before);
+  });
+
+  it('refuses a missing file and two files with the same skill name (exit 2)', async () => {
+    const repo = gitdir();
+    await expect(add(repo, [path.join(repo, 'nope.md')])).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/cannot read/) });
+    const src = sources({ 'a/notes.md': '# A\n', 'b/notes.md': '# B\n' });
+    await expect(add(repo, [src('a/notes.md'), src('b/notes.md')])).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/both be installed as .claude\/skills\/notes\/SKILL.md/) });
+    expect(existsSync(path.join(repo, '.claude'))).toBe(false);
+  });
+
+  it('adding again: identical → nothing to do; changed source → upgrade; edited install → conflict; --force → backup', async () => {
+    const repo = gitdir();
+    const src = sources({ 'notes.md': '# Notes v1\n' });
+    await add(repo, [src('notes.md')]);
+    expect((await add(repo, [src('notes.md')])).status).toBe('nothing-to-do');
+
+    writeFileSync(src('notes.md'), '# Notes v2\n');
+    const upgraded = await add(repo, [src('notes.md')]);
+    expect(upgraded.plan.items[0].action).toBe('upgrade');
+
+    const installed = path.join(repo, '.claude/skills/notes/SKILL.md');
+    writeFileSync(installed, 'edited in place\n');
+    writeFileSync(src('notes.md'), '# Notes v3\n');
+    const before = snapshotTree(repo);
+    const conflict = await add(repo, [src('notes.md')]);
+    expect(conflict).toMatchObject({ status: 'conflicts', exitCode: 2 });
+    expect(snapshotTree(repo)).toEqual(before);
+
+    const forced = await add(repo, [src('notes.md')], { force: true });
+    expect(forced.backups).toEqual([{ path: '.claude/skills/notes/SKILL.md', backup: 'ralph/.backup/2026-01-02T03-04-05-678Z/.claude/skills/notes/SKILL.md' }]);
+    expect(readFileSync(installed, 'utf8')).toContain('description: Notes v3');
+  });
+
+  it('install keeps the manifest entries of added skills, and a user skill named like a shipped one conflicts', async () => {
+    const repo = gitdir();
+    const src = sources({ 'review.md': '# Review\n', 'prd.md': '# My own PRD skill\n' });
+    await add(repo, [src('review.md')]);
+    await runInstall({ cwd: repo, sourceRoot: fakePackage(), now: NOW });
+    const manifest = JSON.parse(read(repo, 'ralph/.ralphkit.json'));
+    expect(manifest.files['.claude/skills/review/SKILL.md'].source).toBe('user');
+    expect(manifest.files['.claude/skills/prd/SKILL.md'].source).toBe('ralphkit');
+
+    const clash = await add(repo, [src('prd.md')]);
+    expect(clash.plan.items[0]).toMatchObject({ path: '.claude/skills/prd/SKILL.md', action: 'conflict' });
+  });
+
+  it('dry run writes nothing', async () => {
+    const repo = gitdir();
+    const src = sources({ 'notes.md': '# Notes\n' });
+    const result = await add(repo, [src('notes.md')], { dryRun: true });
+    expect(result.status).toBe('dry-run');
+    expect(readdirSync(repo).sort()).toEqual(['.git', 'README.md']);
+  });
+});
+
+describe("ralphkit's shipped skills", () => {
+  const dir = path.join(ROOT, 'skills');
+  it('include prd and ralph', () => {
+    expect(readdirSync(dir).filter((f) => f.endsWith('.md')).sort()).toEqual(expect.arrayContaining(['prd.md', 'ralph.md']));
+  });
+
+  it.each(readdirSync(dir).filter((f) => f.endsWith('.md')))('%s passes the Agent Skills rules, named after its file', (file) => {
+    const result = planSkillFile(file, readFileSync(path.join(dir, file), 'utf8'));
+    expect(result).toMatchObject({ ok: true, name: file.replace(/\.md$/, '') });
+  });
+});

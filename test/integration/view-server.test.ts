@@ -1,0 +1,222 @@
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import net from 'node:net';
+import { testdir, writeFiles } from '../support/repo.js';
+import { plan, writeLedger, writeLoop, writePlan, writeProgress } from '../support/view-fixtures.js';
+import { getJson, openEvents, request } from '../support/view-http.js';
+import { startViewServer, type ViewServerOptions } from '../../src/view/server.js';
+import { RalphkitError } from '../../src/errors.js';
+
+async function serve(repo: string, options: Partial<ViewServerOptions> = {}) {
+  const server = await startViewServer({ cwd: repo, port: 0, ...options });
+  onTestFinished(() => server.close());
+  return server;
+}
+
+function deadPid(): number {
+  return spawnSync(process.execPath, ['-e', '']).pid!;
+}
+
+describe('ralphkit view server: JSON endpoints', () => {
+  it('/api/prd: the plan plus each story’s verification state, column and ledger', async () => {
+    const repo = testdir();
+    const prd = plan(4);
+    prd.userStories[0].passes = true;
+    prd.userStories[1].passes = true;
+    writePlan(repo, prd);
+    writeLedger(repo, 'L1', [
+      { time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-001', command: 'npm test', exitCode: 0 },
+      { time: '2026-11-29T10:05:00Z', loop: 'L1', iteration: 2, story: 'US-003', command: 'npm test', exitCode: 1 },
+    ]);
+    const server = await serve(repo);
+    const body = await getJson(server.url, '/api/prd');
+    expect(body).toMatchObject({ file: 'ralph/prd.json', exists: true, error: null, prd: { project: 'Fixture', branchName: 'ralph/fixture' } });
+    expect(body.prd.userStories).toHaveLength(4);
+    expect(body.cards.map((c: any) => [c.id, c.state, c.column, c.next])).toEqual([
+      ['US-001', 'verified', 0, false],
+      ['US-002', 'passed', 0, false],
+      ['US-003', 'rejected', 1, true],
+      ['US-004', 'open', 1, false],
+    ]);
+    expect(body.cards[2]).toMatchObject({ verification: 'rejected', reason: '`npm test` exited with 1' });
+    expect(body.cards[2].ledger[0]).toMatchObject({ time: '2026-11-29T10:05:00Z', loop: 'L1', iteration: 2, story: 'US-003', command: 'npm test', exitCode: 1, durationMs: 1200 });
+    expect(body.summary).toEqual({ total: 4, passed: 2, verified: 1, rejected: 1, open: 1 });
+  });
+
+  it('/api/prd: a missing plan and an unreadable one are reported, not thrown', async () => {
+    const repo = testdir();
+    const server = await serve(repo);
+    expect(await getJson(server.url, '/api/prd')).toEqual({ file: 'ralph/prd.json', exists: false, error: null, prd: null });
+    writeFiles(repo, { 'ralph/prd.json': '{"branchName": "x", "userStories": [' });
+    expect(await getJson(server.url, '/api/prd')).toMatchObject({ exists: true, prd: null, error: expect.stringContaining('ralph/prd.json is not valid JSON') });
+    writeFiles(repo, { 'ralph/prd.json': '{"branchName": "x", "userStories": {}}' });
+    expect((await getJson(server.url, '/api/prd')).error).toMatch(/userStories must be a list/);
+  });
+
+  it('/api/prd honours --prd', async () => {
+    const repo = testdir();
+    writePlan(repo, plan(2, { project: 'Elsewhere' }), 'plans/other.json');
+    const server = await serve(repo, { prd: 'plans/other.json' });
+    expect(await getJson(server.url, '/api/prd')).toMatchObject({ file: 'plans/other.json', prd: { project: 'Elsewhere' } });
+  });
+
+  it('/api/progress: the text of ralph/progress.txt and its sections', async () => {
+    const repo = testdir();
+    writeProgress(repo, '# Log\n## Codebase Patterns\n- p\n## 2026-11-29 - US-001\n- done\n');
+    const server = await serve(repo);
+    const body = await getJson(server.url, '/api/progress');
+    expect(body).toMatchObject({ file: 'ralph/progress.txt', exists: true, text: expect.stringContaining('- done') });
+    expect(body.log.patterns.title).toBe('Codebase Patterns');
+    expect(body.log.sections.map((s: any) => s.title)).toEqual(['2026-11-29 - US-001']);
+  });
+
+  it('/api/loops: every loop under ralph/.runs, newest first, with a pid check', async () => {
+    const repo = testdir();
+    writeLoop(repo, { id: 'alive', iteration: 3, maxIterations: 10, pid: process.pid, costUsd: 1.5, updatedAt: '2026-11-29T10:00:02Z', startedAt: '2026-11-29T09:00:00Z' });
+    writeLoop(repo, { id: 'crashed', status: 'running', pid: deadPid(), updatedAt: '2026-11-29T10:00:01Z' });
+    writeLoop(repo, { id: 'done', status: 'complete', pid: process.pid, exitCode: 0, updatedAt: '2026-11-29T10:00:00Z' });
+    writeFiles(repo, { 'ralph/.runs/half/state.json': '{"id":', 'ralph/.runs/empty/ledger.jsonl': '' });
+    const server = await serve(repo);
+    const { loops } = await getJson(server.url, '/api/loops');
+    expect(loops.map((l: any) => [l.id, l.alive])).toEqual([['alive', true], ['crashed', false], ['done', false]]);
+    expect(loops[0]).toEqual({ id: 'alive', status: 'running', iteration: 3, maxIterations: 10, agent: 'claude', prd: 'ralph/prd.json', costUsd: 1.5, startedAt: '2026-11-29T09:00:00Z', updatedAt: '2026-11-29T10:00:02Z', exitCode: null, pid: process.pid, alive: true });
+  });
+});
+
+describe('ralphkit view server: what it refuses', () => {
+  it.each([
+    '/package.json',
+    '/../package.json',
+    '/%2e%2e/package.json',
+    '/%2E%2E%2Fpackage.json',
+    '/..%2f..%2fetc%2fpasswd',
+    '/api/../../package.json',
+    '//etc/passwd',
+    '/src/view/page/app.js',
+    '/page/index.html',
+    '/ralph/prd.json',
+    '/api/prd/',
+    '/api/nope',
+    '/app.js/',
+    '/index.html%00.js',
+  ])('404 for %s', async (path) => {
+    const repo = testdir();
+    writePlan(repo, plan(1));
+    const server = await serve(repo);
+    const res = await request(server.url, path);
+    expect(res.status).toBe(404);
+    expect(res.body).toBe('not found\n');
+  });
+
+  it('serves only GET and HEAD', async () => {
+    const server = await serve(testdir());
+    const res = await request(server.url, '/api/prd', { method: 'POST' });
+    expect(res.status).toBe(405);
+    expect(res.headers.allow).toBe('GET, HEAD');
+    const head = await request(server.url, '/api/prd', { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+  });
+
+  it('answers only loopback Host names when bound to loopback (DNS rebinding)', async () => {
+    const server = await serve(testdir());
+    expect((await request(server.url, '/api/prd', { headers: { Host: 'evil.example' } })).status).toBe(403);
+    expect((await request(server.url, '/api/prd', { headers: { Host: `localhost:${server.port}` } })).status).toBe(200);
+  });
+
+  it('a port in use is a clear error naming --port, with the next port as a hint', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    onTestFinished(() => new Promise<void>((resolve) => blocker.close(() => resolve())));
+    const port = (blocker.address() as net.AddressInfo).port;
+    const err = await startViewServer({ cwd: testdir(), port }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RalphkitError);
+    expect((err as RalphkitError).message).toContain(`port ${port} on 127.0.0.1 is already in use`);
+    expect((err as RalphkitError).message).toContain('--port');
+    expect((err as RalphkitError).hint).toBe(`ralphkit view --port ${port + 1}`);
+    expect((err as RalphkitError).exitCode).toBe(2);
+  });
+
+  it('binds 127.0.0.1 by default', async () => {
+    const server = await serve(testdir());
+    expect(server.host).toBe('127.0.0.1');
+    expect(server.url).toBe(`http://127.0.0.1:${server.port}/`);
+  });
+});
+
+describe('ralphkit view server: the page', () => {
+  it.each([
+    ['/', 'text/html; charset=utf-8', '<script type="module" src="/app.js">'],
+    ['/index.html', 'text/html; charset=utf-8', '<main class="layout">'],
+    ['/app.js', 'text/javascript; charset=utf-8', "new EventSource('/api/events')"],
+    ['/board.js', 'text/javascript; charset=utf-8', 'export function renderBoard'],
+    ['/style.css', 'text/css; charset=utf-8', '.card'],
+    ['/favicon.svg', 'image/svg+xml', '<svg'],
+  ])('%s', async (path, type, snippet) => {
+    const server = await serve(testdir());
+    const res = await request(server.url, path);
+    expect(res.status).toBe(200);
+    expect(res.headers['content-type']).toBe(type);
+    expect(res.body).toContain(snippet);
+    // Defence in depth behind textContent: even injected markup could not run a script.
+    expect(res.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+  });
+
+  it('the page never hands plan data to innerHTML or similar', async () => {
+    const server = await serve(testdir());
+    for (const file of ['/app.js', '/dom.js', '/board.js', '/detail.js', '/side.js']) {
+      const { body } = await request(server.url, file);
+      expect(body).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/);
+    }
+  });
+});
+
+describe('ralphkit view server: live updates', () => {
+  it('sends the current state on connect, then what changed', async () => {
+    const repo = testdir();
+    writePlan(repo, plan(2));
+    const server = await serve(repo);
+    const events = await openEvents(server.url);
+    onTestFinished(() => events.close());
+    await events.waitFor((e) => e.event === 'prd' && e.data.prd?.userStories.length === 2);
+    await events.waitFor((e) => e.event === 'progress');
+    await events.waitFor((e) => e.event === 'loops' && e.data.loops.length === 0);
+
+    const prd = plan(2);
+    prd.userStories[1].passes = true;
+    writePlan(repo, prd);
+    await events.waitFor((e) => e.event === 'prd' && e.data.cards?.[1].state === 'passed');
+    writeLoop(repo, { id: 'L1', iteration: 1 });
+    await events.waitFor((e) => e.event === 'loops' && e.data.loops[0]?.id === 'L1');
+    writeProgress(repo, '## 2026 - US-002\n- done\n');
+    await events.waitFor((e) => e.event === 'progress' && e.data.text.includes('done'));
+    writeLedger(repo, 'L1', [{ time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-002', command: 'npm test', exitCode: 0 }]);
+    await events.waitFor((e) => e.event === 'prd' && e.data.cards?.[1].state === 'verified');
+  });
+
+  it('the polling fallback alone notices an atomic rename', async () => {
+    const repo = testdir();
+    writePlan(repo, plan(1));
+    const server = await serve(repo, { fsWatch: false, pollMs: 100 });
+    const events = await openEvents(server.url);
+    onTestFinished(() => events.close());
+    await events.waitFor((e) => e.event === 'prd');
+    writePlan(repo, plan(1, { project: 'Renamed' }));
+    await events.waitFor((e) => e.event === 'prd' && e.data.prd?.project === 'Renamed');
+  });
+
+  it('notices a loop process dying even when no file changes', async () => {
+    const repo = testdir();
+    const { spawn } = await import('node:child_process');
+    const child = spawn(process.execPath, ['-e', 'setTimeout(() => {}, 60000)'], { stdio: 'ignore' });
+    onTestFinished(() => void child.kill('SIGKILL'));
+    writeLoop(repo, { id: 'L1', pid: child.pid! });
+    const server = await serve(repo, { pollMs: 100 });
+    const events = await openEvents(server.url);
+    onTestFinished(() => events.close());
+    await events.waitFor((e) => e.event === 'loops' && e.data.loops[0]?.alive === true);
+    child.kill('SIGKILL');
+    await events.waitFor((e) => e.event === 'loops' && e.data.loops[0]?.alive === false);
+  });
+});

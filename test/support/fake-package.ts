@@ -1,0 +1,44 @@
+// A small stand-in for the ralphkit package (templates/, skills/, dist/ralph.mjs, package.json) so
+// installer tests can ship "new versions" of files without touching the real templates.
+import { createHash } from 'node:crypto';
+import { chmodSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import path from 'node:path';
+import { testdir, writeFiles } from './repo.js';
+
+export const FAKE_FILES: Record<string, string> = {
+  'package.json': '{ "name": "ralphkit", "version": "9.9.9" }\n',
+  'templates/ralph/ralph.sh': '#!/bin/sh\nexec node "$(dirname "$0")/ralph.mjs" run "$@"\n',
+  'templates/ralph/_gitignore': '.runs/\n',
+  'templates/ralph/prompt.md': '# Prompt v1\n',
+  'templates/ralph/prd.json': '{ "branchName": "ralph/example", "userStories": [] }\n',
+  'templates/ralph/progress.txt': '## Codebase Patterns\n',
+  'dist/ralph.mjs': '// engine v1\n',
+  'skills/prd.md': '---\nname: prd\ndescription: Write a PRD for a feature.\n---\n# PRD\n',
+  'skills/ralph.md': '# Turn a PRD into ralph/prd.json\n\nSteps.\n',
+};
+
+/** A fake package folder; `overrides` replace or add files (use it to ship a "new version"). */
+export function fakePackage(overrides: Record<string, string> = {}): string {
+  const root = testdir('ralphkit-pkg-');
+  writeFiles(root, { ...FAKE_FILES, ...overrides });
+  chmodSync(path.join(root, 'templates/ralph/ralph.sh'), 0o755);
+  return root;
+}
+
+/** Every file, symlink and folder under `dir` with its mode and a hash of its bytes: compare before and after. */
+export function snapshotTree(dir: string, rel = ''): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of readdirSync(path.join(dir, rel)).sort()) {
+    const relPath = rel ? `${rel}/${name}` : name;
+    const abs = path.join(dir, relPath);
+    const stat = lstatSync(abs);
+    if (stat.isSymbolicLink()) out[relPath] = `link → ${readlinkSync(abs)}`;
+    else if (stat.isDirectory()) Object.assign(out, { [`${relPath}/`]: `dir ${(stat.mode & 0o777).toString(8)}` }, snapshotTree(dir, relPath));
+    else out[relPath] = `${(stat.mode & 0o777).toString(8)} ${createHash('sha256').update(readFileSync(abs)).digest('hex')}`;
+  }
+  return out;
+}
+
+export function read(dir: string, rel: string): string {
+  return readFileSync(path.join(dir, rel), 'utf8');
+}

@@ -1,0 +1,103 @@
+// Temp repositories with ralph installed (by the real installer) and a plan of fake stories, for the
+// loop engine's e2e tests; fake agents live in test/fixtures/agents/.
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { BIN, FIXTURES, git, gitdir, gitEnv, run, writeFiles, type RunResult } from './repo.js';
+
+export const AGENTS = path.join(FIXTURES, 'agents');
+
+export function agent(name: string): string {
+  return path.join(AGENTS, `${name}.mjs`);
+}
+
+export interface PlanOptions {
+  stories?: number;
+  branchName?: string;
+  checks?: string[];
+}
+
+export function renderPlan(opts: PlanOptions = {}): string {
+  const userStories = Array.from({ length: opts.stories ?? 2 }, (_, i) => ({
+    id: `US-00${i + 1}`,
+    title: `Story ${i + 1}`,
+    acceptanceCriteria: ['it is done'],
+    priority: i + 1,
+    passes: false,
+  }));
+  return `${JSON.stringify({ project: 'Test', branchName: opts.branchName ?? 'ralph/test', checks: opts.checks ?? ['test -f README.md'], userStories }, null, 2)}\n`;
+}
+
+/** A git repo with ralph installed by `ralphkit install`, the given plan written and everything committed. */
+export function loopRepo(opts: PlanOptions = {}): string {
+  const dir = gitdir();
+  execFileSync(process.execPath, [BIN, 'install', '--yes', '--cwd', dir], { env: { ...gitEnv(), FORCE_COLOR: '0' }, stdio: 'pipe' });
+  writeFiles(dir, { 'ralph/prd.json': renderPlan(opts) });
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'install ralph');
+  return dir;
+}
+
+/** Runs the installed ./ralph/ralph.sh in `dir`. */
+export function ralph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 50_000): Promise<RunResult> {
+  return run(path.join(dir, 'ralph/ralph.sh'), args, { cwd: dir, env, timeoutMs });
+}
+
+/** Starts ./ralph/ralph.sh without waiting (for kill -9, locks and cancel); ralph.sh execs node, so pid is the runner. */
+export function startRalph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; done: Promise<RunResult> } {
+  const child = spawn(path.join(dir, 'ralph/ralph.sh'), args, { cwd: dir, env: { ...gitEnv(), FORCE_COLOR: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (d) => (stdout += d));
+  child.stderr!.on('data', (d) => (stderr += d));
+  const done = new Promise<RunResult>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  return { child, done };
+}
+
+export interface StateFile {
+  id: string;
+  status: string;
+  iteration: number;
+  iterationDone: boolean;
+  maxIterations: number;
+  pid: number;
+  agentPid?: number;
+  exitCode: number | null;
+  costUsd: number;
+}
+
+export function loopStates(dir: string): StateFile[] {
+  const runs = path.join(dir, 'ralph/.runs');
+  if (!existsSync(runs)) return [];
+  return readdirSync(runs)
+    .filter((n) => existsSync(path.join(runs, n, 'state.json')))
+    .map((n) => JSON.parse(readFileSync(path.join(runs, n, 'state.json'), 'utf8')) as StateFile);
+}
+
+export function onlyState(dir: string): StateFile {
+  const states = loopStates(dir);
+  if (states.length !== 1) throw new Error(`expected one loop, found ${states.length}`);
+  return states[0];
+}
+
+export function jsonEvents(stdout: string): Array<Record<string, unknown>> {
+  return stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+}
+
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls `check` every 50 ms until it is true, or fails after `timeoutMs`. */
+export async function until(check: () => boolean, timeoutMs = 20_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}

@@ -1,0 +1,72 @@
+// Fixture files for the dashboard tests: plans, loop states and ledgers written the way the engine
+// writes them (SPEC §4–§6), so the view can be tested before and independently of a real loop.
+import { writeFileSync, mkdirSync, renameSync } from 'node:fs';
+import path from 'node:path';
+import type { Prd, Story } from '../../src/prd/types.js';
+
+export function story(id: string, overrides: Partial<Story> = {}): Story {
+  return { id, title: `Story ${id}`, description: `As a user I want ${id}.`, acceptanceCriteria: ['Typecheck passes'], priority: 1, passes: false, notes: '', dependsOn: [], ...overrides };
+}
+
+/** A plan with `n` stories, two chains side by side: US-001 ← US-003 ← US-005 …, US-002 ← US-004 … */
+export function plan(n = 4, overrides: Partial<Prd> = {}): Prd {
+  const stories = Array.from({ length: n }, (_, i) => {
+    const id = `US-${String(i + 1).padStart(3, '0')}`;
+    const dependsOn = i >= 2 ? [`US-${String(i - 1).padStart(3, '0')}`] : [];
+    return story(id, { title: `Story number ${i + 1}`, priority: i + 1, dependsOn });
+  });
+  return { project: 'Fixture', branchName: 'ralph/fixture', checks: ['npm test'], userStories: stories, ...overrides };
+}
+
+/** Write through a temp file and rename, as the engine does (the case fs.watch misses on some platforms). */
+export function writeAtomic(file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  writeFileSync(tmp, text);
+  renameSync(tmp, file);
+}
+
+export function writePlan(repo: string, prd: Prd, file = 'ralph/prd.json'): void {
+  writeAtomic(path.join(repo, file), `${JSON.stringify(prd, null, 2)}\n`);
+}
+
+export interface LoopStateFixture {
+  id: string;
+  agent?: string;
+  prd?: string;
+  iteration?: number;
+  maxIterations?: number;
+  status?: string;
+  pid?: number | null;
+  startedAt?: string;
+  updatedAt?: string;
+  costUsd?: number | null;
+  exitCode?: number | null;
+}
+
+export function writeLoop(repo: string, state: LoopStateFixture): void {
+  const full = { agent: 'claude', prd: 'ralph/prd.json', iteration: 1, maxIterations: 10, status: 'running', pid: process.pid, startedAt: new Date().toISOString(), updatedAt: new Date().toISOString(), costUsd: null, exitCode: null, ...state };
+  writeAtomic(path.join(repo, 'ralph/.runs', state.id, 'state.json'), `${JSON.stringify(full, null, 2)}\n`);
+}
+
+export interface LedgerLineFixture {
+  time: string;
+  loop: string;
+  iteration: number;
+  story: string;
+  commit?: string;
+  command: string | null;
+  exitCode: number | null;
+  durationMs?: number;
+  outputSha256?: string;
+  status?: 'verified' | 'unverified' | 'rejected';
+}
+
+export function writeLedger(repo: string, loop: string, lines: LedgerLineFixture[]): void {
+  const text = lines.map((l) => JSON.stringify({ commit: 'a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0', durationMs: 1200, outputSha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', ...l })).join('\n');
+  writeAtomic(path.join(repo, 'ralph/.runs', loop, 'ledger.jsonl'), `${text}\n`);
+}
+
+export function writeProgress(repo: string, text: string): void {
+  writeAtomic(path.join(repo, 'ralph/progress.txt'), text);
+}

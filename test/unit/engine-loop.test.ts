@@ -1,0 +1,159 @@
+// The loop's state machine driven with fake edges: no processes, no git, no real time.
+import { describe, expect, it } from 'vitest';
+import { runLoop, planRateLimitWait, transientReason, type LoopDeps, type LoopConfig } from '../../src/engine/loop.js';
+import type { AgentResult, RateLimitHit, VerifyResult } from '../../src/engine/contracts.js';
+import type { LoopState } from '../../src/engine/runs.js';
+import type { LoopEvent } from '../../src/engine/events.js';
+import { DEFAULT_OPTIONS } from '../../src/engine/args.js';
+
+/** One scripted agent run: what it says, whether it commits, whether the plan is then all done. */
+interface Step {
+  say?: string;
+  commit?: boolean;
+  allPass?: boolean;
+  cost?: number;
+  exitCode?: number;
+  timedOut?: boolean;
+  rateLimit?: boolean;
+  stderr?: string;
+}
+
+function makeState(over: Partial<LoopState> = {}): LoopState {
+  return {
+    id: 'test', agent: 'fake', prd: 'ralph/prd.json', iteration: 0, iterationDone: true, maxIterations: 10, status: 'running',
+    pid: 1, startedAt: '', updatedAt: '', costUsd: 0, exitCode: null, noProgressStreak: 0, options: { ...DEFAULT_OPTIONS }, ...over,
+  };
+}
+
+function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; state?: Partial<LoopState>; budget?: Array<'continue' | 'stop'>; abortAt?: number } = {}) {
+  const events: LoopEvent[] = [];
+  const saved: LoopState[] = [];
+  const sleeps: number[] = [];
+  const ran: number[] = [];
+  let head = 0;
+  let step = 0;
+  let current: Step = {};
+  const controller = new AbortController();
+  const budget = [...(opts.budget ?? [])];
+  const deps: LoopDeps = {
+    clock: { now: () => new Date(0), sleep: async (ms) => void sleeps.push(ms) },
+    emit: (e) => events.push(e),
+    signal: controller.signal,
+    async runAgent(iteration) {
+      ran.push(iteration);
+      current = steps[Math.min(step++, steps.length - 1)];
+      if (opts.abortAt === iteration) controller.abort();
+      if (current.commit) head++;
+      const result: AgentResult = {
+        exitCode: current.exitCode ?? 0, signal: current.timedOut ? 'SIGTERM' : null, timedOut: current.timedOut ?? false,
+        stdout: current.say ?? '', stderr: current.stderr ?? '', finalMessage: current.say ?? '', durationMs: 1, costUsd: current.cost,
+      };
+      return result;
+    },
+    prdBefore: () => '{}',
+    headSha: async () => `sha${head}`,
+    verify: async (): Promise<VerifyResult> => ({ verdicts: [], restored: [], allPass: current.allPass ?? false, prd: { branchName: 'b', userStories: [{ id: 'US-1', title: 't', acceptanceCriteria: [], priority: 1, passes: false }] } }),
+    detectRateLimit: (): RateLimitHit | null => (current.rateLimit ? { resetAt: null, message: 'limit hit' } : null),
+    budget: { beforeIteration: async () => budget.shift() ?? 'continue' },
+    saveState: (s) => void saved.push(structuredClone(s)),
+  };
+  const config: LoopConfig = { maxIterations: 10, pauseMs: 0, noProgressLimit: 3, retryBaseMs: 100, rateLimitBackoffMs: 1000, ...opts.config };
+  const state = makeState(opts.state);
+  return { run: () => runLoop(state, config, deps), events, saved, sleeps, ran, state };
+}
+
+const work = { commit: true };
+
+describe('runLoop exit codes', () => {
+  it.each<[string, Step[], Parameters<typeof harness>[1], number, number]>([
+    ['all stories pass under verification → 0', [work, work, { commit: true, allPass: true }], {}, 0, 3],
+    ['all pass without COMPLETE, after one iteration → 0', [{ commit: true, allPass: true }], {}, 0, 1],
+    ['COMPLETE with stories open is ignored; max iterations → 1', [{ say: '<promise>COMPLETE</promise>', commit: true }], { config: { maxIterations: 2 } }, 1, 2],
+    ['COMPLETE inside a sentence does not count → 1', [{ say: 'say <promise>COMPLETE</promise> when done', commit: true }], { config: { maxIterations: 2 } }, 1, 2],
+    ['STUCK on its own line → 3', [work, { say: 'blocked\n<promise>STUCK</promise>' }], {}, 3, 2],
+    ['three iterations without a commit → 4', [{}], {}, 4, 3],
+    ['a commit resets the no-progress streak', [{}, {}, work, {}, {}, {}], {}, 4, 6],
+    ['--no-progress-limit 1 → 4 after one silent iteration', [{}], { config: { noProgressLimit: 1 } }, 4, 1],
+    ['cost over --max-cost → 5', [{ commit: true, cost: 0.6 }], { config: { maxCost: 1 } }, 5, 2],
+    ['budget says stop before an iteration → 5', [work], { budget: ['continue', 'stop'] }, 5, 1],
+    ['a timed-out iteration counts and the loop goes on', [{ timedOut: true }, work, { commit: true, allPass: true }], {}, 0, 3],
+    ['SIGINT during the agent → 130', [work], { abortAt: 2 }, 130, 2],
+  ])('%s', async (_name, steps, opts, code, iterations) => {
+    const h = harness(steps, opts);
+    const exit = await h.run();
+    expect(exit.code).toBe(code);
+    expect(h.ran.at(-1)).toBe(iterations);
+  });
+});
+
+describe('runLoop bookkeeping', () => {
+  it('records each iteration as started before the agent runs, and done after verification', async () => {
+    const h = harness([work, { commit: true, allPass: true }]);
+    await h.run();
+    expect(h.saved.map((s) => [s.iteration, s.iterationDone])).toEqual([[1, false], [1, true], [2, false], [2, true]]);
+  });
+
+  it('resumes at an unfinished iteration, and after a finished one', async () => {
+    const unfinished = harness([{ commit: true, allPass: true }], { state: { iteration: 4, iterationDone: false } });
+    await unfinished.run();
+    expect(unfinished.ran).toEqual([4]);
+    const finished = harness([{ commit: true, allPass: true }], { state: { iteration: 4, iterationDone: true } });
+    await finished.run();
+    expect(finished.ran).toEqual([5]);
+  });
+
+  it('sums the cost the agent reports', async () => {
+    const h = harness([{ commit: true, cost: 0.25 }, { commit: true, cost: 0.5, allPass: true }]);
+    await h.run();
+    expect(h.state.costUsd).toBeCloseTo(0.75);
+  });
+
+  it('repeats a rate-limited iteration without counting it', async () => {
+    const h = harness([{ rateLimit: true }, { rateLimit: true }, { commit: true, allPass: true }], { config: { maxIterations: 1 } });
+    const exit = await h.run();
+    expect(exit.code).toBe(0);
+    expect(h.ran).toEqual([1, 1, 1]);
+    expect(h.sleeps).toEqual([1000, 2000]);
+    expect(h.events.filter((e) => e.type === 'rate-limit')).toHaveLength(2);
+  });
+
+  it('retries a transient failure at most 3 times, then counts the iteration as failed', async () => {
+    const h = harness([{ exitCode: 1, stderr: 'Error: No messages returned from query' }], { config: { maxIterations: 2, noProgressLimit: 5 } });
+    const exit = await h.run();
+    expect(exit.code).toBe(1);
+    expect(h.ran).toEqual([1, 1, 1, 1, 2, 2, 2, 2]);
+    expect(h.sleeps).toEqual([100, 200, 400, 100, 200, 400]);
+  });
+
+  it('logs an ignored COMPLETE with the stories still open', async () => {
+    const h = harness([{ say: '<promise>COMPLETE</promise>', commit: true }], { config: { maxIterations: 1 } });
+    await h.run();
+    expect(h.events).toContainEqual(expect.objectContaining({ type: 'warn', message: expect.stringMatching(/COMPLETE ignored: 1 story not passing.*US-1/) }));
+  });
+});
+
+describe('planRateLimitWait', () => {
+  const now = new Date('2026-01-01T10:00:00Z');
+  it.each<[string, RateLimitHit, number, number]>([
+    ['until the named reset plus slack', { resetAt: new Date('2026-01-01T10:05:00Z'), message: '' }, 1, 300_000 + 30_000],
+    ['a doubling back-off when no time is named', { resetAt: null, message: '' }, 3, 240_000],
+    ['never more than 12 hours', { resetAt: new Date('2026-01-03T10:00:00Z'), message: '' }, 1, 12 * 3_600_000],
+    ['at least a second when the reset has passed', { resetAt: new Date('2026-01-01T09:00:00Z'), message: '' }, 1, 1000],
+  ])('%s', (_name, hit, attempt, expected) => {
+    expect(planRateLimitWait(hit, now, 60_000, attempt)).toBe(expected);
+  });
+});
+
+describe('transientReason', () => {
+  const base: AgentResult = { exitCode: 0, signal: null, timedOut: false, stdout: '', stderr: '', finalMessage: '', durationMs: 1 };
+  it.each<[string, Partial<AgentResult>, boolean]>([
+    ['"No messages returned"', { exitCode: 1, stderr: 'Error: No messages returned from query' }, true],
+    ['no output and a failing exit', { exitCode: 1 }, true],
+    ['an API error', { exitCode: 1, finalMessage: 'API Error: Unable to connect to API (ConnectionRefused)' }, true],
+    ['a silent agent that exits 0', { exitCode: 0 }, false],
+    ['a failing agent that explained itself', { exitCode: 2, finalMessage: 'tests fail' }, false],
+    ['a timeout', { timedOut: true, signal: 'SIGTERM', exitCode: null }, false],
+  ])('%s', (_name, over, transient) => {
+    expect(transientReason({ ...base, ...over }) !== null).toBe(transient);
+  });
+});

@@ -1,0 +1,99 @@
+// Pure parsers of the loop engine: tags, command-line options, Claude Code's stream-json, agent commands.
+import { describe, expect, it } from 'vitest';
+import { detectTag } from '../../src/engine/tags.js';
+import { parseRunArgs, DEFAULT_OPTIONS, type RunOptions } from '../../src/engine/args.js';
+import { parseClaudeLine, renderToolUse } from '../../src/engine/agents/claude.js';
+import { planAgent, renderAgentCommand } from '../../src/engine/agents/index.js';
+import { LoopExit } from '../../src/engine/contracts.js';
+
+describe('detectTag', () => {
+  it.each([
+    ['done\n<promise>COMPLETE</promise>', 'complete'],
+    ['  <promise>COMPLETE</promise>  \r\n', 'complete'],
+    ['<promise>STUCK</promise>', 'stuck'],
+    ['<promise>COMPLETE</promise>\n<promise>STUCK</promise>', 'stuck'],
+    ['I will say <promise>COMPLETE</promise> when done', null],
+    ['`<promise>COMPLETE</promise>`', null],
+    ['<promise>complete</promise>', null],
+    ['', null],
+  ])('%j → %s', (text, tag) => {
+    expect(detectTag(text)).toBe(tag);
+  });
+});
+
+describe('parseRunArgs', () => {
+  it.each<[string[], Partial<RunOptions>]>([
+    [[], {}],
+    [['25'], { maxIterations: 25 }],
+    [['--agent', 'codex', '--pause', '0', '--iteration-timeout', '90s'], { agent: 'codex', pauseMs: 0, iterationTimeoutMs: 90_000 }],
+    [['--agent-cmd', 'my-agent --yes', '5'], { agentCmd: 'my-agent --yes', maxIterations: 5 }],
+    [['--max-cost', '2.5', '--max-usage', '80', '--wait'], { maxCost: 2.5, maxUsage: 80, wait: true }],
+    [['--no-progress-limit', '5', '--json', '--dry-run'], { noProgressLimit: 5, json: true, dryRun: true }],
+    [['--resume-last', '20'], { resumeLast: true, maxIterations: 20 }],
+    [['--check-timeout', '1h30m', '--verify-in-worktree'], { checkTimeoutMs: 5_400_000, verifyInWorktree: true }],
+  ])('%j', (argv, expected) => {
+    expect(parseRunArgs(argv).options).toEqual({ ...DEFAULT_OPTIONS, ...expected });
+  });
+
+  it.each([
+    [['--agent', 'cursor'], /--agent must be one of claude, codex, amp, opencode, gemini/],
+    [['--bogus'], /Unknown option '--bogus'/],
+    [['0'], /max_iterations must be a whole number ≥ 1/],
+    [['ten'], /max_iterations/],
+    [['1', '2'], /at most one max_iterations/],
+    [['--pause', 'soon'], /invalid duration "soon"/],
+    [['--iteration-timeout', '0'], /--iteration-timeout must be more than 0/],
+    [['--max-usage', '120'], /--max-usage must be a number from 0 to 100/],
+    [['--name', '../escape'], /not a valid loop id/],
+    [['--resume', 'a', '--resume-last'], /either --resume/],
+    [['--agent', 'codex', '--agent-cmd', 'x'], /either --agent or --agent-cmd/],
+  ])('refuses %j as bad usage (exit 1)', (argv, message) => {
+    let err: unknown;
+    try {
+      parseRunArgs(argv);
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(LoopExit);
+    expect((err as LoopExit).code).toBe(1);
+    expect((err as LoopExit).message).toMatch(message);
+  });
+});
+
+describe('Claude Code stream-json', () => {
+  const assistant = (content: unknown[]) => JSON.stringify({ type: 'assistant', message: { content } });
+  it.each([
+    ['a result event', JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: 'Done.\n<promise>COMPLETE</promise>', total_cost_usd: 0.42 }), [{ result: { text: 'Done.\n<promise>COMPLETE</promise>', costUsd: 0.42, isError: false } }]],
+    ['an error result without a result field', JSON.stringify({ type: 'result', subtype: 'error_max_turns', is_error: true, errors: ['max turns'], total_cost_usd: 0.1 }), [{ result: { text: 'max turns', costUsd: 0.1, isError: true } }]],
+    ['tool uses', assistant([{ type: 'text', text: 'hi' }, { type: 'tool_use', name: 'Bash', input: { command: 'npm   test' } }, { type: 'tool_use', name: 'Read', input: { file_path: 'src/a.ts' } }]), [{ tool: 'Bash: npm test' }, { tool: 'Read: src/a.ts' }]],
+    ['a rejected rate limit', JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', resetsAt: 1767261600, rateLimitType: 'five_hour' } }), [{ rateLimit: { resetAt: new Date(1767261600_000), message: 'Claude Code five_hour limit reached' } }]],
+    ['an allowed rate limit', JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'allowed' } }), []],
+    ['a system event', JSON.stringify({ type: 'system', subtype: 'init' }), []],
+    ['a non-JSON line', 'warning: something', []],
+    ['a torn JSON line', '{"type":"res', []],
+  ])('%s', (_name, line, events) => {
+    expect(parseClaudeLine(line)).toEqual(events);
+  });
+
+  it('keeps tool lines to one short line', () => {
+    expect(renderToolUse('Write', { file_path: 'a.txt', content: 'x'.repeat(500) })).toBe('Write: a.txt');
+    expect(renderToolUse('Bash', { command: 'echo ' + 'y'.repeat(200) }, 20)).toBe('Bash: echo yyyyyyyy…');
+    expect(renderToolUse('TodoWrite', { todos: [] })).toBe('TodoWrite');
+  });
+});
+
+describe('planAgent', () => {
+  const base = { prompt: 'do it', runDir: '/r/.runs/x', iteration: 2, env: {} };
+  it.each([
+    ['claude', {}, "claude --print --dangerously-skip-permissions --output-format stream-json --verbose < <prompt>"],
+    ['claude', { RALPH_CLAUDE_BIN: '/opt/fake claude' }, "'/opt/fake claude' --print --dangerously-skip-permissions --output-format stream-json --verbose < <prompt>"],
+    ['codex', {}, 'codex exec --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check --output-last-message /r/.runs/x/iteration-2.last-message.txt - < <prompt>'],
+  ] as const)('%s %j', (agent, env, line) => {
+    expect(renderAgentCommand(planAgent({ ...base, agent, env }), 'do it')).toBe(line);
+  });
+
+  it('runs --agent-cmd through sh -c with the prompt on stdin', () => {
+    const plan = planAgent({ ...base, agent: 'claude', agentCmd: './my agent' });
+    expect(plan).toMatchObject({ file: 'sh', args: ['-c', './my agent'], input: 'do it', output: 'text' });
+  });
+});

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { planBoard, planCardState, planColumns, planNext, planRows } from '../../src/view/board.js';
+import type { LedgerEntry } from '../../src/view/ledger.js';
+import type { Prd, Story } from '../../src/prd/types.js';
+
+const s = (id: string, dependsOn: string[] = [], o: Partial<Story> = {}): Story => ({ id, title: id, acceptanceCriteria: [], priority: 1, passes: false, dependsOn, ...o });
+const cols = (stories: Story[]) => Object.fromEntries(planColumns(stories));
+
+describe('planCardState', () => {
+  it.each([
+    [true, 'verified', 'verified'],
+    [true, 'unverified', 'passed'],
+    [true, null, 'passed'],
+    [true, 'rejected', 'passed'], // claimed again after a rejection, not yet checked
+    [false, 'rejected', 'rejected'],
+    [false, 'verified', 'open'], // reset by hand after it was verified
+    [false, null, 'open'],
+  ] as const)('passes=%s, verdict=%s → %s', (passes, verdict, expected) => {
+    expect(planCardState(passes, verdict)).toBe(expected);
+  });
+});
+
+describe('planColumns', () => {
+  it.each([
+    ['independent stories share column 0', [s('A'), s('B')], { A: 0, B: 0 }],
+    ['a chain steps right', [s('C', ['B']), s('B', ['A']), s('A')], { A: 0, B: 1, C: 2 }],
+    ['a diamond goes one past its deepest dependency', [s('A'), s('B', ['A']), s('C', ['A', 'B']), s('D', ['C', 'A'])], { A: 0, B: 1, C: 2, D: 3 }],
+    ['an unknown dependency is ignored', [s('A', ['NOPE'])], { A: 0 }],
+    ['a cycle is cut, not looped forever', [s('A', ['B']), s('B', ['A'])], { A: 1, B: 0 }],
+    ['a self-dependency is cut', [s('A', ['A'])], { A: 0 }],
+  ])('%s', (_name, stories, expected) => {
+    expect(cols(stories)).toEqual(expected);
+  });
+});
+
+describe('planRows', () => {
+  it('places a story near what it depends on, then by priority', () => {
+    const stories = [s('A', [], { priority: 2 }), s('B', [], { priority: 1 }), s('X', ['A'], { priority: 1 }), s('Y', ['B'], { priority: 9 })];
+    const rows = planRows(stories, planColumns(stories));
+    expect(Object.fromEntries(rows)).toEqual({ B: 0, A: 1, Y: 0, X: 1 });
+  });
+});
+
+describe('planNext', () => {
+  it.each([
+    ['the highest priority open story', [s('A', [], { priority: 2 }), s('B', [], { priority: 1 })], 'B'],
+    ['skips stories whose dependencies do not pass', [s('A', [], { priority: 5 }), s('B', ['A'], { priority: 1 })], 'A'],
+    ['dependencies that pass free a story', [s('A', [], { passes: true }), s('B', ['A'], { priority: 1 })], 'B'],
+    ['equal priority: plan order', [s('A', [], { priority: 1 }), s('B', [], { priority: 1 })], 'A'],
+    ['nothing left', [s('A', [], { passes: true })], null],
+  ])('%s', (_name, stories, expected) => {
+    expect(planNext(stories)).toBe(expected);
+  });
+});
+
+describe('planBoard', () => {
+  it('joins plan and ledger into cards and a summary', () => {
+    const prd: Prd = { branchName: 'b', userStories: [s('A', [], { passes: true }), s('B', ['A'], { passes: true }), s('C', ['A']), s('D', ['GHOST'])] };
+    const l = (story: string, exitCode: number): LedgerEntry => ({ time: 't', loop: 'L', iteration: 1, story, commit: null, command: 'npm test', exitCode, durationMs: 1, outputSha256: null, status: null, reason: null });
+    const board = planBoard(prd, [l('A', 0), l('C', 1)]);
+    expect(board.cards.map((c) => [c.id, c.state, c.column])).toEqual([['A', 'verified', 0], ['B', 'passed', 1], ['C', 'rejected', 1], ['D', 'open', 0]]);
+    expect(board.cards.find((c) => c.id === 'C')?.next).toBe(true);
+    expect(board.cards.find((c) => c.id === 'D')?.missingDeps).toEqual(['GHOST']);
+    expect(board.cards.find((c) => c.id === 'C')?.ledger).toHaveLength(1);
+    expect(board.summary).toEqual({ total: 4, passed: 2, verified: 1, rejected: 1, open: 1 });
+  });
+});
