@@ -54,6 +54,9 @@ export function planResetTime(over: { window: UsageWindow }[]): Date | null {
 }
 
 class Gate {
+  // The loop asks beforeIteration() before iteration 1 as well; usage checked at start needs no second request.
+  private checkedAtStart = false;
+
   constructor(private readonly o: BudgetGateOptions) {}
 
   async beforeStart(): Promise<void> {
@@ -64,10 +67,15 @@ class Gate {
     if (this.o.maxUsagePct === undefined) return;
     const current = this.o.waitNextSession ? await this.readAtStart() : reading;
     if (current) await this.enforce(current, 'start');
+    this.checkedAtStart = true;
   }
 
   async beforeIteration(): Promise<'continue' | 'stop'> {
     if (this.o.maxUsagePct === undefined) return 'continue';
+    if (this.checkedAtStart) {
+      this.checkedAtStart = false;
+      return 'continue';
+    }
     const reading = await this.readWithRetries('mid-run');
     if (!reading) return 'continue';
     return this.enforce(reading, 'mid-run');
@@ -88,7 +96,8 @@ class Gate {
       try {
         return await this.o.readUsage();
       } catch (err) {
-        if (attempt >= MID_RUN_READ_ATTEMPTS) return this.unknown(err, when);
+        // With --allow-unknown-usage nothing depends on the answer, so there is nothing to retry for.
+        if (attempt >= MID_RUN_READ_ATTEMPTS || this.o.allowUnknownUsage) return this.unknown(err, when);
         this.o.log('warn', `cannot read Claude usage (${(err as Error).message}); retrying in ${formatDuration(MID_RUN_RETRY_MS)}`);
         await this.sleep(MID_RUN_RETRY_MS);
       }
@@ -96,6 +105,7 @@ class Gate {
   }
 
   private unknown(err: unknown, when: 'start' | 'mid-run'): null {
+    if (this.o.signal?.aborted) throw interrupted();
     const message = `cannot read Claude usage: ${(err as Error).message}`;
     if (this.o.allowUnknownUsage) {
       this.o.log('warn', `${message}; going on without the usage ceiling (--allow-unknown-usage)`);
@@ -150,6 +160,10 @@ class Gate {
 
   private async sleep(ms: number): Promise<void> {
     await this.o.clock.sleep(ms, this.o.signal);
-    if (this.o.signal?.aborted) throw new LoopExit(LOOP_EXIT.interrupted, 'interrupted while waiting for the usage reset', 'continue with: ./ralph/ralph.sh --resume-last');
+    if (this.o.signal?.aborted) throw interrupted();
   }
+}
+
+function interrupted(): LoopExit {
+  return new LoopExit(LOOP_EXIT.interrupted, 'interrupted while checking or waiting for Claude usage', 'continue with: ./ralph/ralph.sh --resume-last');
 }

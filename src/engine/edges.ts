@@ -1,6 +1,8 @@
 // The modules other parts of the engine own (SPEC §6 verification, SPEC §7 budgets), wired in one place so
 // the runner and the loop only see the contracts.
-import type { BudgetGate, Clock, RateLimitHit } from './contracts.js';
+import type { AgentResult, BudgetGate, Clock } from './contracts.js';
+import { isTransientFailure } from './ratelimit.js';
+import { transientReason } from './loop.js';
 import type { RunOptions } from './args.js';
 import type { Emit } from './events.js';
 import { createBudgetGate } from './budget.js';
@@ -29,9 +31,11 @@ export function createBudget(ctx: BudgetContext): BudgetGate {
   });
 }
 
-// Until src/engine/ratelimit.ts lands, only Claude Code's structured rate_limit_event is recognised (agent-run.ts).
-export function detectRateLimit(_text: string, _now: Date): RateLimitHit | null {
-  return null;
+export { detectRateLimit } from './ratelimit.js';
+
+/** The budget module's reading of a transient failure, plus the loop's own (an API error with a failing exit). */
+export function transientFailure(result: AgentResult): string | null {
+  return isTransientFailure(result) ?? transientReason(result);
 }
 
 /** Usage now, rendered for --dry-run; a reading that fails is reported, never thrown. */

@@ -79,3 +79,9 @@ async function gitOrRefuse(cwd: string, args: string[], what: string): Promise<v
   const r = await runGit(cwd, args);
   if (r.code !== 0) throw new LoopExit(2, `${what}: ${r.stderr.trim()}`, 'commit or stash your changes, then start again');
 }
+
+/** A file as committed on a local branch, or null when the branch or the file does not exist there. */
+export async function readFileOnBranch(cwd: string, branch: string, relPath: string): Promise<string | null> {
+  const r = await runGit(cwd, ['show', `refs/heads/${branch}:${relPath.split('\\').join('/')}`]);
+  return r.code === 0 ? r.stdout : null;
+}

@@ -20,6 +20,8 @@ export interface LoopDeps {
   headSha(): Promise<string | null>;
   verify(iteration: number, prdBefore: string): Promise<VerifyResult>;
   detectRateLimit(text: string, now: Date): RateLimitHit | null;
+  /** Why a run failed in a way worth repeating (at most 3 times), or null; default: transientReason. */
+  transientReason?(result: AgentResult): string | null;
   budget: Pick<BudgetGate, 'beforeIteration'>;
   saveState(state: LoopState): void;
   /** Upkeep before each agent run (progress.txt compaction). */
@@ -147,7 +149,7 @@ async function runAgentWithRetries(state: LoopState, config: LoopConfig, deps: L
       throwIfAborted(deps.signal);
       continue;
     }
-    const reason = transientReason(result);
+    const reason = (deps.transientReason ?? transientReason)(result);
     if (!reason || transient >= MAX_TRANSIENT_RETRIES) return result;
     const waitMs = config.retryBaseMs * 2 ** transient++;
     deps.emit({ type: 'retry', iteration, attempt: transient, reason, waitMs });

@@ -9,15 +9,18 @@ export const PROGRESS_LIMIT_BYTES = 64 * 1024;
 const PINNED_HEADING = /^##\s+(Codebase Patterns|Sessions)\s*$/im;
 
 // Mirrors templates/ralph/progress.txt (the engine is bundled alone and cannot read the templates).
-export function renderProgressHeader(now: Date): string {
+export function renderProgressHeader(now: Date, patterns: string | null = null): string {
   return [
     '# Progress log',
     `Started: ${now.toISOString()}`,
     '',
     '## Codebase Patterns',
-    'Lasting lessons about this codebase that every session should know: how to run and test it,',
-    'conventions, traps. Keep this section at the top and short; read it first, add to it when a',
-    'learning applies beyond one story.',
+    patterns ??
+      [
+        'Lasting lessons about this codebase that every session should know: how to run and test it,',
+        'conventions, traps. Keep this section at the top and short; read it first, add to it when a',
+        'learning applies beyond one story.',
+      ].join('\n'),
     '',
     '## Sessions',
     'Each session appends one entry at the end of this file (date, story, what changed, files,',
@@ -37,15 +40,49 @@ export function planArchiveDir(ralphDir: string, oldBranch: string, now: Date): 
   return path.join(ralphDir, 'archive', `${dateStamp(now)}-${name}`);
 }
 
-/** Copies the old plan and log into the archive and starts a fresh log; returns the archive folder. */
-export function applyBranchArchive(prdPath: string, progressPath: string, oldBranch: string, now: Date): string {
-  let dir = planArchiveDir(path.dirname(prdPath), oldBranch, now);
-  for (let n = 2; existsSync(dir); n++) dir = `${planArchiveDir(path.dirname(prdPath), oldBranch, now)}-${n}`;
+export interface BranchArchiveInput {
+  prdPath: string;
+  progressPath: string;
+  oldBranch: string;
+  /** The old plan: prd.json on disk when it still names the old branch, else the copy on that branch in git, else null. */
+  oldPrd: string | null;
+  now: Date;
+}
+
+/**
+ * Copies the old plan and log into the archive and starts a fresh log that keeps the Codebase Patterns
+ * (they describe the codebase, not the plan). Returns the archive folder, or null when there was nothing
+ * to keep (the ralph skill may have archived and reset the files already).
+ */
+export function applyBranchArchive(input: BranchArchiveInput): string | null {
+  const progress = existsSync(input.progressPath) ? readFileSync(input.progressPath, 'utf8') : '';
+  const keepProgress = hasEntries(progress);
+  if (!keepProgress && input.oldPrd === null) return null;
+  const base = planArchiveDir(path.dirname(input.prdPath), input.oldBranch, input.now);
+  let dir = base;
+  for (let n = 2; existsSync(path.join(dir, 'progress.txt')) || existsSync(path.join(dir, path.basename(input.prdPath))); n++) dir = `${base}-${n}`;
   mkdirSync(dir, { recursive: true });
-  if (existsSync(prdPath)) copyFileSync(prdPath, path.join(dir, path.basename(prdPath)));
-  if (existsSync(progressPath)) copyFileSync(progressPath, path.join(dir, path.basename(progressPath)));
-  atomicWriteFileSync(progressPath, renderProgressHeader(now));
+  if (input.oldPrd !== null) atomicWriteFileSync(path.join(dir, path.basename(input.prdPath)), input.oldPrd);
+  if (keepProgress) {
+    copyFileSync(input.progressPath, path.join(dir, 'progress.txt'));
+    atomicWriteFileSync(input.progressPath, renderProgressHeader(input.now, readPatterns(progress)));
+  }
   return dir;
+}
+
+/** True when the log holds session entries beyond its preamble and pinned sections. */
+export function hasEntries(text: string): boolean {
+  return splitSections(text).some((s, i) => !isPinnedSection(s, i));
+}
+
+/** The body of `## Codebase Patterns` (without its heading), or null when there is none. */
+export function readPatterns(text: string): string | null {
+  const section = splitSections(text).find((s) => /^##\s+Codebase Patterns\b/i.test(s));
+  return section ? section.replace(/^[^\n]*\n/, '').trimEnd() : null;
+}
+
+function isPinnedSection(s: string, i: number): boolean {
+  return (i === 0 && !s.startsWith('## ')) || PINNED_HEADING.test(s.split('\n', 1)[0]);
 }
 
 /** Creates progress.txt with its header when missing; true when it wrote one. */
@@ -68,9 +105,8 @@ export interface CompactionPlan {
 export function planCompaction(text: string, limitBytes = PROGRESS_LIMIT_BYTES): CompactionPlan | null {
   if (Buffer.byteLength(text) <= limitBytes) return null;
   const sections = splitSections(text);
-  const isPinned = (s: string, i: number) => (i === 0 && !s.startsWith('## ')) || PINNED_HEADING.test(s.split('\n', 1)[0]);
-  const pinned = sections.filter(isPinned);
-  const entries = sections.filter((s, i) => !isPinned(s, i));
+  const pinned = sections.filter(isPinnedSection);
+  const entries = sections.filter((s, i) => !isPinnedSection(s, i));
   let budget = limitBytes / 2 - pinned.reduce((n, s) => n + Buffer.byteLength(s), 0);
   let firstKept = entries.length;
   while (firstKept > 0 && budget - Buffer.byteLength(entries[firstKept - 1]) >= 0) {

@@ -22,7 +22,7 @@ export interface DetectRateLimitOptions {
 type Shape = (line: string, now: Date, zone: string | undefined) => Date | null | undefined;
 
 // Bullets, tree glyphs, "[timestamp]" and "Error:" prefixes the CLIs put before their messages.
-const PREFIX = /^(?:\s|[■⎿●✗✘×⚠>*•\-–]|\[[^\]]{1,40}\])*(?:(?:API\s+)?error\s*:\s*)?/i;
+const PREFIX = /^(?:\s|[■⎿●✗✘×⚠>*•\-–]|\[\d[^\]]{0,39}\])*(?:(?:API\s+)?error\s*:\s*)?/i;
 const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 const SEPARATOR = /\s+[·∙•|]\s+/;
 

@@ -9,14 +9,15 @@ import { parseRunArgs, type RunOptions } from './args.js';
 import { renderRunHelp } from './help.js';
 import { createEmitter, type Emit } from './events.js';
 import { realClock } from './clock.js';
-import { resolveRepoRoot, checkoutBranch, headSha } from './git.js';
+import { resolveRepoRoot, checkoutBranch, headSha, readFileOnBranch } from './git.js';
+import { branchNameProblem } from '../prd/branch-name.js';
 import { acquireLock, loopDir, newLoopId, writeState, isCancelRequested, cancelMarker, runsDir, type LoopState, type LoopStatus } from './runs.js';
 import { readPlan, checkPromptFile, findResumable, mergeResumedOptions, resolvePaths, findExecutable, type RunPaths } from './setup.js';
 import { planAgent, renderAgentCommand } from './agents/index.js';
 import { applyBranchArchive, applyCompaction, ensureProgressFile } from './progress.js';
 import { runLoop, type LoopDeps } from './loop.js';
 import { runAgentOnce } from './agent-run.js';
-import { createBudget, detectRateLimit, verifyIteration, renderUncheckedWarning } from './edges.js';
+import { createBudget, detectRateLimit, transientFailure, verifyIteration, renderUncheckedWarning } from './edges.js';
 import { commitRunnerFiles } from './verify-git.js';
 import { printDryRun } from './dry-run.js';
 
@@ -27,6 +28,8 @@ export interface RunIo {
   stderr(text: string): void;
 }
 
+// Stands in for the prompt when the command line is shown before any prompt is read.
+const PROMPT_PLACEHOLDER = '\0prompt';
 const STATUS_BY_CODE: Record<number, LoopStatus> = { 0: 'complete', 1: 'max-iterations', 2: 'refused', 3: 'stuck', 4: 'no-progress', 5: 'budget', 130: 'interrupted' };
 
 /** Runs the loop for `argv` (everything after `run`) and returns the exit code (SPEC §4). */
@@ -57,8 +60,8 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
   const prd = await readPlan(paths);
   checkPromptFile(paths);
   const id = resumed?.id ?? options.name ?? newLoopId(new Date());
-  const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: '', runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
-  if (options.dryRun) return printDryRun({ options, paths, command: renderAgentCommand(probe, ''), io, emit, json: options.json });
+  const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: PROMPT_PLACEHOLDER, runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
+  if (options.dryRun) return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), io, emit, json: options.json });
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
     throw new LoopExit(2, `the ${options.agent} CLI was not found (looked for "${probe.file}" on PATH)`, `install it, set RALPH_${options.agent.toUpperCase()}_BIN=/path/to/${options.agent}, or use --agent-cmd`);
   }
@@ -70,7 +73,7 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
   }
   const release = acquireLock(repoRoot, paths.prd, id);
   try {
-    return await runLocked({ id, options, paths, resumed, io, emit, command: renderAgentCommand(probe, ''), prdUserStories: prd.userStories.length, branch: prd.branchName, base: prd.baseBranch });
+    return await runLocked({ id, options, paths, resumed, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), prdUserStories: prd.userStories.length, branch: prd.branchName, base: prd.baseBranch });
   } finally {
     release();
   }
@@ -151,12 +154,13 @@ function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, control
     prdBefore: (iteration) => snapshotPrd(path.join(dir, 'prd-before.json'), paths.prd, iteration),
     headSha: () => headSha(paths.repoRoot),
     detectRateLimit,
+    transientReason: transientFailure,
     async beforeAgent() {
       const moved = applyCompaction(paths.progress, new Date());
       if (moved) await commitOwn(run, [moved, paths.progress], 'chore(ralph): compact progress.txt', `progress.txt compacted; older entries moved to ${path.relative(paths.repoRoot, moved)}`);
     },
     async runAgent(iteration, signal) {
-      const prompt = readFileSync(paths.prompt, 'utf8');
+      const prompt = renderPathNote(paths) + readFileSync(paths.prompt, 'utf8');
       const plan = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt, runDir: dir, iteration, env: io.env });
       const env = { ...io.env, RALPH_LOOP_ID: state.id, RALPH_ITERATION: String(iteration), RALPH_PRD: paths.prd, RALPH_PROGRESS: paths.progress, RALPH_RUN_DIR: dir };
       const result = await runAgentOnce({
@@ -176,6 +180,14 @@ function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, control
       });
     },
   };
+}
+
+// The installed prompt names ralph/prd.json and ralph/progress.txt; with --prd elsewhere, tell the agent where they are.
+function renderPathNote(paths: RunPaths): string {
+  const prd = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');
+  const progress = path.relative(paths.repoRoot, paths.progress).split(path.sep).join('/');
+  if (prd === 'ralph/prd.json' && progress === 'ralph/progress.txt') return '';
+  return `Note from the runner: in this loop the plan is \`${prd}\` and the progress log is \`${progress}\`. Wherever these instructions say ralph/prd.json or ralph/progress.txt, use those files.\n\n`;
 }
 
 function snapshotPrd(file: string, prdPath: string, iteration: number): string {
@@ -208,6 +220,11 @@ function initialState(run: LockedRun): LoopState {
 function finish(run: LockedRun, state: LoopState, exit: LoopExit, status: LoopStatus): void {
   Object.assign(state, { status, exitCode: exit.code, message: exit.message, agentPid: undefined, updatedAt: new Date().toISOString() });
   writeState(run.paths.repoRoot, state);
+  try {
+    atomicWriteFileSync(path.join(runsDir(run.paths.repoRoot), 'last-plan.json'), readFileSync(run.paths.prd, 'utf8'));
+  } catch {
+    /* the plan vanished; the archive will fall back to git */
+  }
   run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: exit.message, hint: exit.hint, iteration: state.iteration, costUsd: state.costUsd });
 }
 
@@ -217,16 +234,32 @@ async function prepareBranch(run: LockedRun): Promise<void> {
   const lastFile = path.join(runsDir(paths.repoRoot), 'last-branch');
   const last = existsSync(lastFile) ? readFileSync(lastFile, 'utf8').trim() : '';
   const toCommit: string[] = [];
-  if (last && last !== run.branch) {
-    const dir = applyBranchArchive(paths.prd, paths.progress, last, new Date());
-    toCommit.push(...['prd.json', 'progress.txt'].map((f) => path.join(dir, f)).filter(existsSync), paths.progress);
-    emit({ type: 'info', message: `branch changed from ${last}: archived the previous run to ${path.relative(paths.repoRoot, dir)}` });
+  if (last && last !== run.branch && !branchNameProblem(last)) {
+    const dir = applyBranchArchive({ prdPath: paths.prd, progressPath: paths.progress, oldBranch: last, oldPrd: await readOldPlan(paths, last), now: new Date() });
+    if (dir) {
+      toCommit.push(...[path.basename(paths.prd), 'progress.txt'].map((f) => path.join(dir, f)).filter(existsSync), paths.progress);
+      emit({ type: 'info', message: `branch changed from ${last}: archived the previous run to ${path.relative(paths.repoRoot, dir)}` });
+    }
   }
   if (ensureProgressFile(paths.progress, new Date())) toCommit.push(paths.progress);
   emit({ type: 'info', message: await checkoutBranch(paths.repoRoot, run.branch, run.base) });
   mkdirSync(path.dirname(lastFile), { recursive: true });
   writeFileSync(lastFile, `${run.branch}\n`);
   if (toCommit.length) await commitOwn(run, toCommit, 'chore(ralph): archive the previous run and start a fresh progress.txt');
+}
+
+// By the time branchName changes, prd.json on disk is usually already the new plan; the old one is on the old branch.
+// Each run leaves a copy of its plan in ralph/.runs/last-plan.json when it ends, for exactly this moment.
+async function readOldPlan(paths: RunPaths, oldBranch: string): Promise<string | null> {
+  for (const file of [paths.prd, path.join(runsDir(paths.repoRoot), 'last-plan.json')]) {
+    try {
+      const text = readFileSync(file, 'utf8');
+      if ((JSON.parse(text) as Prd).branchName === oldBranch) return text;
+    } catch {
+      /* missing or unreadable: try the next source */
+    }
+  }
+  return readFileOnBranch(paths.repoRoot, oldBranch, path.relative(paths.repoRoot, paths.prd));
 }
 
 async function commitOwn(run: LockedRun, files: string[], message: string, note?: string): Promise<void> {

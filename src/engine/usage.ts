@@ -31,12 +31,14 @@ export async function readUsage(options: ReadUsageOptions = {}): Promise<UsageRe
 
 async function fetchUsage(url: string, token: string, options: ReadUsageOptions): Promise<string> {
   const timeoutMs = options.timeoutMs ?? USAGE_TIMEOUT_MS;
-  const signals = [AbortSignal.timeout(timeoutMs), ...(options.signal ? [options.signal] : [])];
+  const timeout = AbortSignal.timeout(timeoutMs);
+  // AbortSignal.any arrived in Node 20.3; on older 20.x only the timeout applies.
+  const signal = options.signal && typeof AbortSignal.any === 'function' ? AbortSignal.any([timeout, options.signal]) : timeout;
   let res: Response;
   try {
     res = await fetch(url, {
       headers: { authorization: `Bearer ${token}`, 'anthropic-beta': USAGE_BETA_HEADER, accept: 'application/json' },
-      signal: AbortSignal.any(signals),
+      signal,
     });
   } catch (err) {
     const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${formatDuration(timeoutMs)}` : causeOf(err);

@@ -4,8 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
-// Runner commits must never stop for a passphrase or an editor, nor run the user's hooks on our two files.
+// Used only when git has no identity configured (a fresh CI box), so a runner commit never fails for want of one.
 const RUNNER_IDENTITY = ['-c', 'user.name=ralphkit', '-c', 'user.email=ralphkit@localhost'];
+// Git must never wait for a person: no credential prompt, no editor.
+const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true' };
 
 export interface GitOutput {
   code: number;
@@ -15,9 +17,11 @@ export interface GitOutput {
 
 export function gitRun(cwd: string, args: string[], timeoutMs = 60_000): Promise<GitOutput> {
   return new Promise((resolve) => {
-    execFile('git', args, { cwd, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs, env: { ...process.env, GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true' } }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 1) : 0;
-      resolve({ code, stdout, stderr: stderr || (err && !stderr ? err.message : '') });
+    const options = { cwd, encoding: 'utf8' as const, maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs, env: { ...process.env, ...GIT_ENV } };
+    execFile('git', args, options, (err, stdout, stderr) => {
+      // err.code is the exit status, or a string such as ENOENT when git could not be started
+      const code = !err ? 0 : typeof err.code === 'number' ? err.code : 1;
+      resolve({ code, stdout, stderr: stderr || (err ? err.message : '') });
     });
   });
 }
@@ -56,7 +60,11 @@ export async function readDirtyPaths(top: string): Promise<string[]> {
   return paths;
 }
 
-/** Commits exactly `paths` (those with changes) as the runner; returns the new sha, or null if nothing changed. */
+/**
+ * Commits exactly `paths` (those with changes) as the runner; returns the new sha, or null if nothing changed.
+ * `--only` leaves anything else the agent staged alone; `--no-verify` and no signing, because the user's hooks and
+ * passphrase prompts are for their commits, not for the runner's bookkeeping of two text files.
+ */
 export async function commitRunnerFiles(top: string, paths: string[], message: string): Promise<string | null> {
   const dirty = await readDirtyPaths(top);
   const mine = paths.filter((p) => dirty.includes(p));

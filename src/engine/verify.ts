@@ -35,7 +35,7 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   for (const r of plan.restored) input.log('warn', `prd.json: ${r}`);
 
   const own = ownPaths(top, input);
-  const session = new CheckSession(input, top, await readHead(top), now);
+  const session = new CheckSession(input, top, plan.claims.length ? await readHead(top) : null, now);
   const dirty = plan.claims.length ? (await readDirtyPaths(top)).filter((p) => !isOwn(p, own)) : [];
   const judged: Judgement[] = [];
   try {

@@ -51,7 +51,8 @@ export function planFile(file: PlannedFile, onDisk: string | undefined, baseline
   const edited = baseline === undefined ? 'not installed by ralphkit' : 'edited since installed';
   const choice = options.force ? 'overwrite' : options.resolutions?.get(file.path);
   if (choice === 'overwrite') {
-    return { ...item('overwrite', `${edited}; your file is backed up`), backup: `${options.backupDir}/${file.path}` };
+    const backup = `${options.backupDir}/${file.path}`;
+    return { ...item('overwrite', `${edited}; yours is backed up to ${backup}`), backup };
   }
   if (baseline === file.sha256) return item('keep', `${edited}; nothing new from ralphkit, so your file stays`);
   if (choice === 'keep') return item('keep', `${edited}; kept at your request`);

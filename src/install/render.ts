@@ -17,12 +17,8 @@ const ACTION_WIDTH = 'skip-state'.length;
 
 export function renderPlanLines(plan: InstallPlan): string[] {
   const width = Math.max(...plan.items.map((i) => i.path.length), plan.manifest.path.length);
-  const lines = plan.items.map((item) => {
-    const backup = item.backup ? ` → backup ${item.backup}` : '';
-    return `  ${ACTION_COLOR[item.action](item.action.padEnd(ACTION_WIDTH))}  ${item.path.padEnd(width)}  ${color.dim(item.reason + backup)}`;
-  });
-  const manifestAction = plan.manifest.action === 'identical' ? 'identical' : plan.manifest.action === 'create' ? 'create' : 'update';
-  lines.push(`  ${color.dim(manifestAction.padEnd(ACTION_WIDTH))}  ${plan.manifest.path.padEnd(width)}  ${color.dim('manifest: version and hashes of managed files')}`);
+  const lines = plan.items.map((item) => `  ${ACTION_COLOR[item.action](item.action.padEnd(ACTION_WIDTH))}  ${item.path.padEnd(width)}  ${color.dim(item.reason)}`);
+  lines.push(`  ${color.dim(plan.manifest.action.padEnd(ACTION_WIDTH))}  ${plan.manifest.path.padEnd(width)}  ${color.dim('manifest: version and hashes of managed files')}`);
   return lines;
 }
 

@@ -41,19 +41,23 @@ export interface FileRunResult {
 }
 
 export async function runFiles(options: FileRunOptions): Promise<FileRunResult> {
+  // 1. Every path is checked for symlinks leading outside before anything is read or written.
   const root = resolveRoot(options.cwd);
   checkUniquePaths(options.files);
-  const contents = new Map(options.files.map((f) => [f.path, f.content]));
   const real = resolveAllInside(root, [...options.files.map((f) => f.path), MANIFEST_PATH]);
+
+  // 2. Read the manifest and the files on disk; plan from hashes alone.
   const { manifest, warning } = readManifest(real.get(MANIFEST_PATH)!);
   const disk = readDisk(new Map(options.files.map((f) => [f.path, real.get(f.path)!])));
   const hashes = new Map([...disk].map(([p, d]) => [p, d?.sha256]));
   const planned = options.files.map((f) => ({ path: f.path, class: f.class, source: f.source, sha256: hashContent(f.content) }));
   const planOptions = { force: options.force, backupDir: `${BACKUP_DIR}/${stamp(options.now ?? new Date())}`, version: options.version };
+  const contents = new Map(options.files.map((f) => [f.path, f.content]));
   const diffOf = (item: PlanItem) => renderUnifiedDiff(disk.get(item.path)?.content.toString('utf8') ?? '', contents.get(item.path)!.toString('utf8'), `a/${item.path}`, `b/${item.path}`);
-
   let plan = planInstall(manifest, hashes, planned, planOptions);
   const base = { cwd: root, version: options.version, written: [], backups: [], warnings: warning ? [warning] : [] };
+
+  // 3. A person at a terminal may settle conflicts; the plan is then made again with their answers.
   if (conflictsOf(plan).length && options.ask) {
     const resolutions = await askAll(conflictsOf(plan), options.ask, diffOf);
     if (!resolutions) return { ...base, plan, status: 'aborted', exitCode: EXIT.refused, diffs: {} };
@@ -62,10 +66,12 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
   const diffs = options.diff ? renderDiffs(plan, diffOf) : {};
   for (const [rel, abs] of resolveAllInside(root, plan.items.flatMap((i) => (i.backup ? [i.backup] : [])))) real.set(rel, abs);
 
+  // 4. All or nothing: any conflict left means no write at all.
   if (conflictsOf(plan).length) return { ...base, plan, status: 'conflicts', exitCode: EXIT.refused, diffs };
   if (planIsNoop(plan)) return { ...base, plan, status: 'nothing-to-do', exitCode: EXIT.ok, diffs };
   if (options.dryRun) return { ...base, plan, status: 'dry-run', exitCode: EXIT.ok, diffs };
 
+  // 5. Apply: backups, files, manifest last.
   const current = new Map([...disk].flatMap(([p, d]) => (d ? [[p, d.content] as const] : [])));
   const modes = new Map(options.files.map((f) => [f.path, f.mode]));
   const applied = await applyInstall({ plan, real, contents, modes, current, pauseAfterWrites: options.pauseAfterWrites });

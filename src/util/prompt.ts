@@ -1,5 +1,11 @@
 // The only module that imports prompts.
-import prompts from 'prompts';
+import type promptsType from 'prompts';
+// prompts' entry picks dist/ (for Node < 8.6) or lib/ at run time, so a bundler ships both;
+// importing lib/ directly keeps the second copy (~75 KB) out of dist/cli.js.
+// @ts-expect-error the subpath has no type declarations; the types come from 'prompts' above.
+import promptsLib from 'prompts/lib/index.js';
+
+const prompts = promptsLib as typeof promptsType;
 
 export interface Choice<T extends string> {
   title: string;

@@ -1,10 +1,15 @@
-// The verification ledger (SPEC §6): ralph/.runs/<loop>/ledger.jsonl, one line per check run.
+// The verification ledger (SPEC §6): ralph/.runs/<loop>/ledger.jsonl, written by src/engine/verify.ts:
+// `kind: "check"` lines (one command run) and `kind: "verdict"` lines (what was decided about a claim).
 // The dashboard only reads it; lines it cannot understand are skipped, never fatal, because the
-// engine may be appending to the file while we read it.
+// engine may be appending to the file while we read it. Fields are normalised for display.
 
 export type Verdict = 'verified' | 'unverified' | 'rejected';
 
 export interface LedgerEntry {
+  /** check: a command ran · verdict: the decision about one claim (command null) · null: an older or foreign line */
+  kind: 'check' | 'verdict' | null;
+  /** prd, story or setup: where a check's command came from. */
+  scope: string | null;
   time: string;
   loop: string;
   iteration: number | null;
@@ -14,6 +19,10 @@ export interface LedgerEntry {
   exitCode: number | null;
   durationMs: number | null;
   outputSha256: string | null;
+  signal: string | null;
+  timedOut: boolean;
+  /** The same check run recorded for another story claimed in the same iteration. */
+  shared: boolean;
   /** The verdict the runner recorded, when the line carries one. */
   status: Verdict | null;
   reason: string | null;
@@ -43,6 +52,8 @@ function toEntry(raw: unknown, fallbackLoop: string): LedgerEntry | null {
   const story = str(r.story) ?? str(r.storyId);
   if (!story) return null;
   return {
+    kind: r.kind === 'check' || r.kind === 'verdict' ? r.kind : null,
+    scope: str(r.scope),
     time: str(r.time) ?? '',
     loop: str(r.loop) ?? str(r.loopId) ?? fallbackLoop,
     iteration: num(r.iteration),
@@ -52,27 +63,37 @@ function toEntry(raw: unknown, fallbackLoop: string): LedgerEntry | null {
     exitCode: num(r.exitCode),
     durationMs: num(r.durationMs),
     outputSha256: str(r.outputSha256),
+    signal: str(r.signal),
+    timedOut: r.timedOut === true,
+    shared: r.shared === true,
     status: typeof r.status === 'string' && VERDICTS.includes(r.status) ? (r.status as Verdict) : null,
     reason: str(r.reason),
   };
 }
 
 /**
- * The verdict of a story's latest verification attempt: the entries of the last (loop, iteration)
- * that checked it. A failing command rejects the attempt; an attempt with no command ran no checks.
+ * A story's current verdict from its ledger entries (oldest first): the latest verdict line, as
+ * `ralphkit status` reads it. A ledger without verdict lines (hand-written, or older) is judged from
+ * the check lines of its last (loop, iteration): a failing command rejects, no command at all is unverified.
  */
 export function planVerdict(entries: readonly LedgerEntry[]): { verdict: Verdict; reason: string | null } | null {
+  const decided = entries.filter((e) => e.status !== null).at(-1);
+  if (decided) return { verdict: decided.status!, reason: decided.reason };
   const last = entries.at(-1);
   if (!last) return null;
   const attempt = entries.filter((e) => e.loop === last.loop && e.iteration === last.iteration);
-  const failed = attempt.find((e) => e.status === 'rejected' || (e.status === null && e.exitCode !== null && e.exitCode !== 0));
-  if (failed) return { verdict: 'rejected', reason: failed.reason ?? failureReason(failed) };
-  const unchecked = attempt.every((e) => e.status === 'unverified' || (e.status === null && e.command === null));
-  return { verdict: unchecked ? 'unverified' : 'verified', reason: null };
+  const failed = attempt.find(isFailedCheck);
+  if (failed) return { verdict: 'rejected', reason: failureReason(failed) };
+  return { verdict: attempt.some((e) => e.command !== null) ? 'verified' : 'unverified', reason: null };
 }
 
-function failureReason(e: LedgerEntry): string | null {
-  if (e.command === null) return null;
+export function isFailedCheck(e: LedgerEntry): boolean {
+  return e.command !== null && (e.timedOut || e.signal !== null || (e.exitCode !== null && e.exitCode !== 0));
+}
+
+function failureReason(e: LedgerEntry): string {
+  if (e.timedOut) return `\`${e.command}\` timed out`;
+  if (e.exitCode === null) return `\`${e.command}\` was killed by ${e.signal}`;
   return `\`${e.command}\` exited with ${e.exitCode}`;
 }
 

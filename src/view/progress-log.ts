@@ -9,11 +9,13 @@ export type LogBlock =
 
 export interface LogSection {
   title: string;
+  /** Written by the runner itself (`## <time> - ralph: US-1 rejected …`), not by an agent. */
+  runner: boolean;
   blocks: LogBlock[];
 }
 
 export interface ProgressLog {
-  /** Whatever comes before the first `## ` heading (the log's title, start time). */
+  /** Whatever comes before the first `## ` heading (the log's title, start time), and the `## Sessions` intro. */
   preamble: LogBlock[];
   patterns: LogSection | null;
   /** The other sections, in file order (oldest first). */
@@ -21,42 +23,52 @@ export interface ProgressLog {
 }
 
 const PATTERNS = /^codebase patterns\b/i;
+// The template's pinned intro to the entries below it (templates/ralph/progress.txt).
+const SESSIONS = /^sessions$/i;
+const RUNNER = /(^|\s)ralph:\s/;
 
 export function parseProgress(text: string): ProgressLog {
   const log: ProgressLog = { preamble: [], patterns: null, sections: [] };
-  let current: LogSection | null = null;
-  const chunks: { section: LogSection | null; lines: string[] }[] = [{ section: null, lines: [] }];
+  const chunks: { title: string | null; lines: string[] }[] = [{ title: null, lines: [] }];
+  let fence: string | null = null;
   for (const line of text.replace(/\r\n?/g, '\n').split('\n')) {
-    const heading = /^##\s+(.*\S)\s*$/.exec(line);
-    if (heading && !inFence(chunks.at(-1)!.lines)) {
-      current = { title: heading[1], blocks: [] };
-      chunks.push({ section: current, lines: [] });
-    } else {
-      chunks.at(-1)!.lines.push(line);
-    }
+    fence = nextFence(fence, line);
+    const heading = fence === null ? /^##\s+(.*\S)\s*$/.exec(line) : null;
+    if (heading) chunks.push({ title: heading[1], lines: [] });
+    else chunks.at(-1)!.lines.push(line);
   }
-  for (const { section, lines } of chunks) {
+  for (const { title, lines } of chunks) {
     const blocks = parseBlocks(lines);
-    if (!section) log.preamble = blocks;
-    else if (PATTERNS.test(section.title) && !log.patterns) log.patterns = { ...section, blocks };
-    else if (blocks.length || section.title) log.sections.push({ ...section, blocks });
+    if (title === null || SESSIONS.test(title)) log.preamble.push(...blocks);
+    else if (PATTERNS.test(title) && !log.patterns) log.patterns = { title, runner: false, blocks };
+    else log.sections.push({ title, runner: RUNNER.test(title), blocks });
   }
   return log;
 }
 
-function inFence(lines: readonly string[]): boolean {
-  return lines.filter((l) => /^\s*```/.test(l)).length % 2 === 1;
+/**
+ * Fence state after `line`: the opening run of backticks, or null outside a fence. A fence closes only
+ * on a run at least as long as the one that opened it, so the runner's longer fences can hold ``` lines.
+ */
+export function nextFence(fence: string | null, line: string): string | null {
+  const run = /^\s*(`{3,})(.*)$/.exec(line);
+  if (!run) return fence;
+  if (fence === null) return run[1];
+  return run[1].length >= fence.length && !run[2].trim() ? null : fence;
 }
 
 /** Lines into blocks: fenced or indented code, `- ` lists (nesting from indentation), `#` headings, text. */
 export function parseBlocks(lines: readonly string[]): LogBlock[] {
   const blocks: LogBlock[] = [];
   let fence: string[] | null = null;
+  let fenceMark: string | null = null;
   const last = () => blocks.at(-1);
   for (const line of lines) {
-    if (/^\s*```/.test(line)) {
+    const mark = nextFence(fenceMark, line);
+    if (mark !== fenceMark) {
       if (fence) blocks.push({ kind: 'code', text: fence.join('\n') });
       fence = fence ? null : [];
+      fenceMark = mark;
       continue;
     }
     if (fence) {

@@ -44,7 +44,9 @@ export interface LoopInfo {
   updatedAt: string | null;
   exitCode: number | null;
   pid: number | null;
-  /** The loop has not finished and its process is still running. */
+  /** Why the loop ended (or what it waits for), when the engine said. */
+  message: string | null;
+  /** The state says running and its process is still there. */
   alive: boolean;
 }
 
@@ -96,7 +98,7 @@ export function readLoopsSnapshot(paths: ViewPaths): LoopsSnapshot {
   const loops = listRuns(paths.runs)
     .map((id) => readLoop(paths.runs, id))
     .filter((l): l is LoopInfo => l !== null);
-  loops.sort((a, b) => (b.updatedAt ?? b.startedAt ?? '').localeCompare(a.updatedAt ?? a.startedAt ?? ''));
+  loops.sort((a, b) => (b.startedAt ?? '').localeCompare(a.startedAt ?? '')); // as `ralphkit status` lists them
   return { loops };
 }
 
@@ -109,7 +111,7 @@ export function readLedgers(paths: ViewPaths): LedgerEntry[] {
 export function listRuns(runs: string): string[] {
   try {
     return readdirSync(runs, { withFileTypes: true })
-      .filter((d) => d.isDirectory() && !d.name.startsWith('.'))
+      .filter((d) => d.isDirectory() && !d.name.startsWith('.') && d.name !== 'locks') // locks/: one file per plan, not a loop
       .map((d) => d.name)
       .sort();
   } catch {
@@ -126,11 +128,13 @@ function readLoop(runs: string, id: string): LoopInfo | null {
   } catch {
     return null;
   }
-  const exitCode = num(s.exitCode);
   const pid = num(s.pid);
+  const status = str(s.status) ?? 'unknown';
+  const alive = status === 'running' && pid !== null && isAlive(pid);
   return {
     id: str(s.id) ?? id,
-    status: str(s.status) ?? 'unknown',
+    // Same words as `ralphkit status`: a runner killed with -9 never wrote its end.
+    status: status === 'running' && !alive ? 'dead' : status,
     iteration: num(s.iteration),
     maxIterations: num(s.maxIterations),
     agent: str(s.agent),
@@ -138,9 +142,10 @@ function readLoop(runs: string, id: string): LoopInfo | null {
     costUsd: num(s.costUsd),
     startedAt: str(s.startedAt),
     updatedAt: str(s.updatedAt),
-    exitCode,
+    exitCode: num(s.exitCode),
     pid,
-    alive: exitCode === null && pid !== null && isAlive(pid),
+    message: str(s.message),
+    alive,
   };
 }
 

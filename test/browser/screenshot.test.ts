@@ -45,6 +45,10 @@ describe('dashboard with a realistic plan', () => {
 // Extra pictures for reviewing the design (the detail panel, the dark theme); not committed.
 async function saveReviewShots(page: import('playwright-core').Page, dir: string): Promise<void> {
   await page.screenshot({ path: path.join(dir, 'main.png') });
+  await page.setViewportSize({ width: 1280, height: 1500 });
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: path.join(dir, 'tall.png') });
+  await page.setViewportSize({ width: 1280, height: 800 });
   await page.locator('.card[data-story-id="US-004"]').click();
   await page.locator('#detail:not([hidden])').waitFor();
   await page.waitForTimeout(300);

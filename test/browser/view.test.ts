@@ -1,6 +1,6 @@
 // The dashboard in headless Debian Chromium: what a person sees, kept current from disk.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { testdir } from '../support/repo.js';
 import { launchChromium } from '../support/browser.js';
 import { plan, story, writeLedger, writeLoop, writePlan, writeProgress } from '../support/view-fixtures.js';
@@ -9,8 +9,10 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 
 let browser: Browser;
+let context: BrowserContext;
 beforeAll(async () => {
   browser = await launchChromium();
+  context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
 });
 afterAll(async () => {
   await browser?.close();
@@ -23,7 +25,7 @@ const PATIENCE = 15_000;
 async function open(repo: string, options: { pollMs?: number } = {}): Promise<{ page: Page; server: ViewServer }> {
   const server = await startViewServer({ cwd: repo, port: 0, ...options });
   onTestFinished(() => server.close());
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
+  const page = await context.newPage();
   onTestFinished(() => page.close());
   const errors: string[] = [];
   page.on('pageerror', (e) => errors.push(e.message));
@@ -127,7 +129,7 @@ describe('ralphkit view in a browser', () => {
     expect(await detail.locator('.relations .chip').allTextContents()).toEqual(['US-001']);
     expect(await detail.locator('.ledger tbody tr').count()).toBe(2);
     expect(await detail.locator('.ledger tbody tr.failed code').textContent()).toBe('npm test -- detail');
-    expect(await detail.locator('.verdict').textContent()).toContain('checks failed');
+    expect(await detail.locator('.verdict').textContent()).toBe('The agent claimed it; the runner rejected the claim. npm test -- detail exited with 1');
     expect(page.url()).toMatch(/#US-003$/);
 
     await detail.locator('.relations .chip').click(); // jump to the dependency

@@ -44,10 +44,13 @@ describe('ralph.sh loop', () => {
   it('kills an agent that outlives --iteration-timeout, with its children, and goes on', async () => {
     const dir = loopRepo({ stories: 2 });
     const pids = path.join(testdir(), 'pids');
-    const r = await ralph(dir, ['--agent-cmd', agent('sleeper'), ...FAST, '--iteration-timeout', '1s', '5'], { FAKE_SLEEP_ONLY_AT: '1', FAKE_PIDS_FILE: pids });
+    // 3s: long enough for an honest iteration on a busy CI machine, short enough to keep the test quick.
+    const r = await ralph(dir, ['--agent-cmd', agent('sleeper'), ...FAST, '--iteration-timeout', '3s', '--json', '6'], { FAKE_SLEEP_ONLY_AT: '1', FAKE_PIDS_FILE: pids });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/timed out and was killed/);
-    expect(onlyState(dir)).toMatchObject({ status: 'complete', iteration: 3 });
+    const exits = jsonEvents(r.stdout).filter((e) => e.type === 'agent-exit');
+    expect(exits[0]).toMatchObject({ iteration: 1, timedOut: true });
+    expect(exits.length).toBeGreaterThanOrEqual(3);
+    expect(onlyState(dir)).toMatchObject({ status: 'complete' });
     const [agentPid, childPid] = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
     await until(() => !isAlive(agentPid) && !isAlive(childPid), 10_000, 'the killed agent group to be gone');
   });
@@ -94,6 +97,21 @@ describe('ralph.sh loop', () => {
     const end = await first.done;
     expect(end.code).toBe(130);
     expect(loopStates(dir).find((s) => s.id === 'first')).toMatchObject({ status: 'cancelled', exitCode: 130 });
+  });
+
+  it('stops the agent group on SIGINT, saves the state as interrupted and exits 130', async () => {
+    const dir = loopRepo();
+    const pids = path.join(testdir(), 'pids');
+    const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), ...FAST, '3'], { FAKE_PIDS_FILE: pids });
+    await until(() => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2, 20_000, 'the agent to start');
+    loop.child.kill('SIGINT');
+    const r = await loop.done;
+    expect(r.code).toBe(130);
+    expect(r.stderr).toMatch(/--resume-last/);
+    expect(onlyState(dir)).toMatchObject({ status: 'interrupted', exitCode: 130, iteration: 1, iterationDone: false });
+    for (const pid of readFileSync(pids, 'utf8').trim().split('\n').map(Number)) {
+      await until(() => !isAlive(pid), 10_000, `agent process ${pid} to be gone`);
+    }
   });
 
   it.each([

@@ -1,11 +1,13 @@
 // The installed runner (ralph/ralph.sh) with fake agents that lie, forget to commit, shrink the plan or
 // do honest work: what the runner lets count as done. Needs `npm run build` first (npm test does it).
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FIXTURES, git, gitdir, run, runCli, writeFiles, type RunResult } from '../support/repo.js';
 import { parseLedger, type LedgerLine } from '../../src/engine/ledger.js';
 import type { Prd, Story } from '../../src/prd/types.js';
+import { goneWithin } from '../support/verify-repo.js';
 
 const story = (id: string, priority: number, extra: Partial<Story> = {}): Story => ({
   id,
@@ -107,6 +109,10 @@ describe('the runner verifies what the agent claims', () => {
     const dir = await installed(JSON.parse(JSON.stringify(bare)) as Prd);
     const r = await ralph(dir, 'honest.mjs', '5');
     expect(r.code, r.stderr).toBe(0);
+    const firstIteration = r.stderr.indexOf('iteration 1/5');
+    const warning = r.stderr.indexOf("warning: the plan has no checks: stories will be accepted on the agent's word and marked unverified");
+    expect(warning).toBeGreaterThan(-1);
+    expect(warning).toBeLessThan(firstIteration); // said at start, before any agent runs
     expect(r.stderr).toMatch(/US-1 unverified/);
     expect(verdicts(dir)).toEqual(['1:US-1:unverified', '2:US-2:unverified']);
     expect(ledger(dir).every((l) => l.command === null)).toBe(true);
@@ -127,5 +133,28 @@ describe('the runner verifies what the agent claims', () => {
     ]);
     expect(readdirSync(dir)).not.toContain('.setup-ran'); // setup never ran in the repository itself
     expect(git(dir, 'worktree', 'list').split('\n')).toHaveLength(1);
+  });
+
+  it('--check-timeout: a check that hangs is killed, the claim rejected, and the loop goes on', async () => {
+    const dir = await installed({ ...PLAN, checks: ['sleep 120'] });
+    const r = await ralph(dir, 'honest.mjs', '--check-timeout', '1s', '2');
+    expect(r.code, r.stderr).toBe(1);
+    expect(verdicts(dir)).toEqual(['1:US-1:rejected', '2:US-1:rejected']);
+    expect(readPrd(dir).userStories[0].notes).toBe('[ralph] rejected: check `sleep 120` timed out after 1s and was killed');
+    expect(ledger(dir)[0]).toMatchObject({ kind: 'check', command: 'sleep 120', timedOut: true, exitCode: null });
+  });
+
+  it('Ctrl-C while a check runs: the check is killed with the runner, the claim is not accepted, exit 130', async () => {
+    const dir = await installed({ ...PLAN, checks: ['echo $$ > ralph/.runs/check.pid && exec sleep 120'] });
+    const child = spawn(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`, '--pause', '0', '--name', 'e2e', '3'], { cwd: dir, stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+    const pidFile = path.join(dir, 'ralph/.runs/check.pid');
+    for (let i = 0; i < 300 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
+    const checkPid = Number(readFileSync(pidFile, 'utf8'));
+    child.kill('SIGINT');
+    expect(await exited).toBe(130);
+    expect(await goneWithin(checkPid)).toBe(true);
+    expect(readPrd(dir).userStories[0].passes).toBe(false);
+    expect(ledger(dir).filter((l) => l.kind === 'verdict').map((l) => (l.kind === 'verdict' ? l.status : ''))).not.toContain('verified');
   });
 });

@@ -109,6 +109,9 @@ describe('branch, archive and progress.txt', () => {
 
   it('archives the previous plan and progress log when branchName changes, and commits the archive', async () => {
     const dir = planRepo(renderPlan({ branchName: 'ralph/first', stories: 1 }));
+    writeFiles(dir, { 'ralph/progress.txt': '# Progress log\n\n## Codebase Patterns\n- keep this lesson\n\n## Sessions\nAppend below.\n---\n' });
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'log');
     expect((await engine(dir, ['run', ...worker])).code).toBe(0);
     const oldProgress = readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8');
     expect(oldProgress).toMatch(/US-001/);
@@ -119,7 +122,11 @@ describe('branch, archive and progress.txt', () => {
     const archives = readdirSync(path.join(dir, 'ralph/archive'));
     expect(archives).toEqual([expect.stringMatching(/^\d{4}-\d{2}-\d{2}-first$/)]);
     expect(readFileSync(path.join(dir, 'ralph/archive', archives[0], 'progress.txt'), 'utf8')).toBe(oldProgress);
-    expect(readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8')).not.toContain('Story 1\n- Changed: wrote work/US-001.txt\n---\n\n## ');
+    // The archived plan is the old one (ralph/first, passing), not the new plan already on disk.
+    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/archive', archives[0], 'prd.json'), 'utf8'))).toMatchObject({ branchName: 'ralph/first', userStories: [{ passes: true }] });
+    const fresh = readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8');
+    expect(fresh).toContain('## Codebase Patterns\n- keep this lesson');
+    expect(fresh.match(/US-001: Story 1/g)).toHaveLength(1);
     expect(git(dir, 'log', '--format=%s')).toMatch(/chore\(ralph\): archive the previous run/);
     expect(git(dir, 'status', '--porcelain')).toBe('');
   });

@@ -3,8 +3,8 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, 
 import path from 'node:path';
 import { runInstall, type InstallOptions } from '../../src/install/run.js';
 import { hashContent } from '../../src/install/hash.js';
-import { gitdir, testdir, writeFiles } from '../support/repo.js';
-import { fakePackage, read, snapshotTree, FAKE_FILES } from '../support/fake-package.js';
+import { testdir, writeFiles } from '../support/repo.js';
+import { fakePackage, fakeRepo, read, snapshotTree, FAKE_FILES } from '../support/fake-package.js';
 
 const NOW = new Date('2026-01-02T03:04:05.678Z');
 const BACKUP = 'ralph/.backup/2026-01-02T03-04-05-678Z';
@@ -31,7 +31,7 @@ const INSTALLED = [
 
 describe('runInstall into an empty repository', () => {
   it('creates every file, the runner executable, and a manifest with the hash of each managed file', async () => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     const result = await install(repo, fakePackage());
     expect(result.status).toBe('written');
     expect(result.warnings).toEqual([]);
@@ -49,13 +49,13 @@ describe('runInstall into an empty repository', () => {
   });
 
   it('fills the frontmatter of a shipped skill that has none, like skill add', async () => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     await install(repo, fakePackage());
     expect(read(repo, '.claude/skills/ralph/SKILL.md')).toBe('---\nname: ralph\ndescription: Turn a PRD into ralph/prd.json\n---\n# Turn a PRD into ralph/prd.json\n\nSteps.\n');
   });
 
   it('says there is nothing to do the second time, and writes nothing', async () => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     const pkg = fakePackage();
     await install(repo, pkg);
     const before = snapshotTree(repo);
@@ -66,11 +66,11 @@ describe('runInstall into an empty repository', () => {
   });
 
   it('installs skills into each --agent folder, or none with skills: false', async () => {
-    const both = gitdir();
+    const both = fakeRepo();
     await install(both, fakePackage(), { agents: ['claude', 'agents'] });
     expect(existsSync(path.join(both, '.agents/skills/prd/SKILL.md'))).toBe(true);
     expect(existsSync(path.join(both, '.claude/skills/ralph/SKILL.md'))).toBe(true);
-    const none = gitdir();
+    const none = fakeRepo();
     await install(none, fakePackage(), { skills: false });
     expect(existsSync(path.join(none, '.claude'))).toBe(false);
     expect(existsSync(path.join(none, 'ralph/ralph.sh'))).toBe(true);
@@ -85,7 +85,7 @@ describe('runInstall into an empty repository', () => {
 
   it('refuses a package without the built engine and says to build it', async () => {
     const pkg = fakePackage();
-    const repo = gitdir();
+    const repo = fakeRepo();
     const { rmSync } = await import('node:fs');
     rmSync(path.join(pkg, 'dist'), { recursive: true });
     await expect(install(repo, pkg)).rejects.toMatchObject({ exitCode: 1, hint: expect.stringContaining('npm run build') });
@@ -95,7 +95,7 @@ describe('runInstall into an empty repository', () => {
 
 describe('runInstall over an earlier install: every row of the decision table', () => {
   async function installed() {
-    const repo = gitdir();
+    const repo = fakeRepo();
     await install(repo, fakePackage());
     return repo;
   }
@@ -164,7 +164,7 @@ describe('runInstall over an earlier install: every row of the decision table', 
   });
 
   it('no manifest entry and D ≠ N → conflict (every conflict is listed), and nothing is written', async () => {
-    const repo = gitdir({ 'ralph/ralph.sh': 'my own runner\n', '.claude/skills/prd/SKILL.md': 'my own skill\n' });
+    const repo = fakeRepo({ 'ralph/ralph.sh': 'my own runner\n', '.claude/skills/prd/SKILL.md': 'my own skill\n' });
     const before = snapshotTree(repo);
     const result = await install(repo, fakePackage());
     expect(result.plan.items.filter((i) => i.action === 'conflict').map((i) => i.path)).toEqual(['ralph/ralph.sh', '.claude/skills/prd/SKILL.md']);
@@ -188,7 +188,7 @@ describe('runInstall over an earlier install: every row of the decision table', 
   });
 
   it('state files missing → created; present → skip-state', async () => {
-    const repo = gitdir({ 'ralph/prd.json': 'mine\n' });
+    const repo = fakeRepo({ 'ralph/prd.json': 'mine\n' });
     const result = await install(repo, fakePackage());
     expect(actions(result)).toMatchObject({ 'ralph/prd.json': 'skip-state', 'ralph/prompt.md': 'create', 'ralph/progress.txt': 'create' });
     expect(read(repo, 'ralph/prd.json')).toBe('mine\n');
@@ -216,7 +216,7 @@ describe('runInstall over an earlier install: every row of the decision table', 
 
 describe('runInstall: prompts', () => {
   async function conflicted() {
-    const repo = gitdir();
+    const repo = fakeRepo();
     await install(repo, fakePackage());
     writeFileSync(path.join(repo, 'ralph/ralph.sh'), 'mine\n');
     return repo;
@@ -256,7 +256,7 @@ describe('runInstall: no write leaves the repository', () => {
     ['.claude/', '.claude'],
     ['.claude/skills/', '.claude/skills'],
   ])('refuses a symlinked %s pointing outside (exit 2), writing nothing inside or outside', async (_name, link) => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     const outside = testdir('ralphkit-outside-');
     mkdirSync(path.dirname(path.join(repo, link)), { recursive: true });
     symlinkSync(outside, path.join(repo, link));
@@ -267,7 +267,7 @@ describe('runInstall: no write leaves the repository', () => {
   });
 
   it('refuses a managed file that is a symlink to a file outside', async () => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     const outside = testdir('ralphkit-outside-');
     writeFileSync(path.join(outside, 'target'), 'secret\n');
     mkdirSync(path.join(repo, 'ralph'));
@@ -277,13 +277,13 @@ describe('runInstall: no write leaves the repository', () => {
   });
 
   it('refuses a dangling symlink', async () => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     symlinkSync(path.join(repo, 'nowhere'), path.join(repo, 'ralph'));
     await expect(install(repo, fakePackage())).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/does not exist/) });
   });
 
   it('follows a symlink that stays inside the repository', async () => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     mkdirSync(path.join(repo, 'tools/ralph'), { recursive: true });
     symlinkSync(path.join(repo, 'tools/ralph'), path.join(repo, 'ralph'));
     const result = await install(repo, fakePackage());
@@ -298,7 +298,7 @@ describe('runInstall: no write leaves the repository', () => {
 
 describe('runInstall: interrupted writes', () => {
   it('removes temp files a killed install left beside the files it writes', async () => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     const stale = 'ralph/.ralph.mjs.999999.deadbeef.tmp';
     writeFiles(repo, { [stale]: 'half a file' });
     await install(repo, fakePackage());

@@ -5,8 +5,8 @@ import { runSkillAdd, type SkillAddOptions } from '../../src/skills/add.js';
 import { runInstall } from '../../src/install/run.js';
 import { planSkillFile } from '../../src/skills/fill.js';
 import { hashContent } from '../../src/install/hash.js';
-import { gitdir, testdir, writeFiles, ROOT } from '../support/repo.js';
-import { fakePackage, read, snapshotTree } from '../support/fake-package.js';
+import { testdir, writeFiles, ROOT } from '../support/repo.js';
+import { fakePackage, fakeRepo, read, snapshotTree } from '../support/fake-package.js';
 
 const NOW = new Date('2026-01-02T03:04:05.678Z');
 
@@ -22,7 +22,7 @@ function sources(files: Record<string, string>): (name: string) => string {
 
 describe('runSkillAdd', () => {
   it('fills name and description, installs SKILL.md, and records it in the manifest as the user\'s', async () => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     const src = sources({ 'My Review Notes.md': '# Review checklist\n\n- look twice\n' });
     const result = await add(repo, [src('My Review Notes.md')]);
     expect(result.status).toBe('written');
@@ -34,7 +34,7 @@ describe('runSkillAdd', () => {
   });
 
   it('keeps existing frontmatter and installs into every --agent folder', async () => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     const text = '---\nname: deploy\ndescription: "Deploy: staging first"\nlicense: MIT\n---\nSteps.\n';
     const src = sources({ 'whatever.md': text });
     await add(repo, [src('whatever.md')], { agents: ['claude', 'agents'] });
@@ -48,7 +48,7 @@ describe('runSkillAdd', () => {
     ['no description at all', 'notes.md', 'just text\n', /notes\.md: no description/],
     ['keys Agent Skills does not allow', 'notes.md', '---\ntags: [x]\n---\n# T\n', /keys not allowed by Agent Skills: tags/],
   ])('refuses %s with the reason (exit 2), writing nothing, not even for the valid files beside it', async (_case, file, text, reason) => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     const src = sources({ [file]: text, 'good.md': '# Good\n' });
     const before = snapshotTree(repo);
     const err = await add(repo, [src('good.md'), src(file)]).catch((e) => e);
@@ -59,7 +59,7 @@ describe('runSkillAdd', () => {
   });
 
   it('refuses a missing file and two files with the same skill name (exit 2)', async () => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     await expect(add(repo, [path.join(repo, 'nope.md')])).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/cannot read/) });
     const src = sources({ 'a/notes.md': '# A\n', 'b/notes.md': '# B\n' });
     await expect(add(repo, [src('a/notes.md'), src('b/notes.md')])).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/both be installed as .claude\/skills\/notes\/SKILL.md/) });
@@ -67,7 +67,7 @@ describe('runSkillAdd', () => {
   });
 
   it('adding again: identical → nothing to do; changed source → upgrade; edited install → conflict; --force → backup', async () => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     const src = sources({ 'notes.md': '# Notes v1\n' });
     await add(repo, [src('notes.md')]);
     expect((await add(repo, [src('notes.md')])).status).toBe('nothing-to-do');
@@ -90,7 +90,7 @@ describe('runSkillAdd', () => {
   });
 
   it('install keeps the manifest entries of added skills, and a user skill named like a shipped one conflicts', async () => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     const src = sources({ 'review.md': '# Review\n', 'prd.md': '# My own PRD skill\n' });
     await add(repo, [src('review.md')]);
     await runInstall({ cwd: repo, sourceRoot: fakePackage(), now: NOW });
@@ -103,7 +103,7 @@ describe('runSkillAdd', () => {
   });
 
   it('dry run writes nothing', async () => {
-    const repo = gitdir();
+    const repo = fakeRepo();
     const src = sources({ 'notes.md': '# Notes\n' });
     const result = await add(repo, [src('notes.md')], { dryRun: true });
     expect(result.status).toBe('dry-run');

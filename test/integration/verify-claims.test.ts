@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { verifyIteration } from '../../src/engine/verify.js';
 import { git, writeFiles } from '../support/repo.js';
 import { claim, commitAll, editPrd, goneWithin, plan, readLedgerLines, readPrd, status, story, verifyRepo } from '../support/verify-repo.js';
@@ -61,6 +61,15 @@ describe('verifyIteration: claims', () => {
     const res = await verifyIteration(r.input());
     expect(res.verdicts[0].reason).toContain('(staged.txt)');
     expect(git(r.dir, 'diff', '--cached', '--name-only')).toBe('staged.txt'); // still staged, not swept into the runner's commit
+  });
+
+  it('names renamed files and odd file names exactly', async () => {
+    const r = verifyRepo(plan([story('US-1')], { checks: ['true'] }), { 'old name.txt': 'x\n' });
+    git(r.dir, 'mv', 'old name.txt', 'new näme.txt');
+    writeFiles(r.dir, { 'dir with space/"quoted".txt': 'y\n' });
+    claim(r, 'US-1');
+    const res = await verifyIteration(r.input());
+    expect(res.verdicts[0].reason).toMatch(/\((new näme\.txt, dir with space\/"quoted"\.txt|dir with space\/"quoted"\.txt, new näme\.txt)\)/);
   });
 
   it('ignores ignored files and the runner\'s own files when judging the tree', async () => {
@@ -181,5 +190,25 @@ describe('verifyIteration: claims', () => {
     expect(res).toMatchObject({ verdicts: [{ id: 'US-1', status: 'rejected' }], runnerCommit: null });
     expect(readPrd(r).userStories[0].passes).toBe(false);
     expect(r.logs.join('\n')).toMatch(/warn: could not commit the runner's edits to ralph\/prd\.json and ralph\/progress\.txt: .*index\.lock/);
+  });
+
+  it('commits as ralphkit when git has no identity configured', async () => {
+    const r = verifyRepo(plan([story('US-1')], { checks: ['false'] }));
+    git(r.dir, 'config', '--unset', 'user.name');
+    git(r.dir, 'config', '--unset', 'user.email');
+    claim(r, 'US-1');
+    // no identity from anywhere: HOME without a config, and no guessing from the host name
+    vi.stubEnv('HOME', r.dir);
+    vi.stubEnv('XDG_CONFIG_HOME', r.dir);
+    for (const v of ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'EMAIL']) vi.stubEnv(v, undefined);
+    vi.stubEnv('GIT_CONFIG_COUNT', '1');
+    vi.stubEnv('GIT_CONFIG_KEY_0', 'user.useConfigOnly');
+    vi.stubEnv('GIT_CONFIG_VALUE_0', 'true');
+    onTestFinished(() => {
+      vi.unstubAllEnvs();
+    });
+    const res = await verifyIteration(r.input());
+    expect(res.runnerCommit).not.toBeNull();
+    expect(git(r.dir, 'log', '-1', '--format=%an <%ae>|%s')).toBe('ralphkit <ralphkit@localhost>|chore(ralph): reject US-1 (check failed)');
   });
 });

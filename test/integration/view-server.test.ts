@@ -72,14 +72,15 @@ describe('ralphkit view server: JSON endpoints', () => {
 
   it('/api/loops: every loop under ralph/.runs, newest first, with a pid check', async () => {
     const repo = testdir();
-    writeLoop(repo, { id: 'alive', iteration: 3, maxIterations: 10, pid: process.pid, costUsd: 1.5, updatedAt: '2026-11-29T10:00:02Z', startedAt: '2026-11-29T09:00:00Z' });
-    writeLoop(repo, { id: 'crashed', status: 'running', pid: deadPid(), updatedAt: '2026-11-29T10:00:01Z' });
-    writeLoop(repo, { id: 'done', status: 'complete', pid: process.pid, exitCode: 0, updatedAt: '2026-11-29T10:00:00Z' });
-    writeFiles(repo, { 'ralph/.runs/half/state.json': '{"id":', 'ralph/.runs/empty/ledger.jsonl': '' });
+    writeLoop(repo, { id: 'alive', iteration: 3, maxIterations: 10, pid: process.pid, costUsd: 1.5, updatedAt: '2026-11-29T10:00:02Z', startedAt: '2026-11-29T09:00:02Z' });
+    writeLoop(repo, { id: 'crashed', status: 'running', pid: deadPid(), startedAt: '2026-11-29T09:00:01Z' });
+    writeLoop(repo, { id: 'done', status: 'complete', pid: process.pid, exitCode: 0, startedAt: '2026-11-29T09:00:00Z', message: 'all stories verified' });
+    writeFiles(repo, { 'ralph/.runs/half/state.json': '{"id":', 'ralph/.runs/empty/ledger.jsonl': '', 'ralph/.runs/locks/abc.lock': '{}' });
     const server = await serve(repo);
     const { loops } = await getJson(server.url, '/api/loops');
-    expect(loops.map((l: any) => [l.id, l.alive])).toEqual([['alive', true], ['crashed', false], ['done', false]]);
-    expect(loops[0]).toEqual({ id: 'alive', status: 'running', iteration: 3, maxIterations: 10, agent: 'claude', prd: 'ralph/prd.json', costUsd: 1.5, startedAt: '2026-11-29T09:00:00Z', updatedAt: '2026-11-29T10:00:02Z', exitCode: null, pid: process.pid, alive: true });
+    expect(loops.map((l: any) => [l.id, l.status, l.alive])).toEqual([['alive', 'running', true], ['crashed', 'dead', false], ['done', 'complete', false]]);
+    expect(loops[0]).toEqual({ id: 'alive', status: 'running', iteration: 3, maxIterations: 10, agent: 'claude', prd: 'ralph/prd.json', costUsd: 1.5, startedAt: '2026-11-29T09:00:02Z', updatedAt: '2026-11-29T10:00:02Z', exitCode: null, pid: process.pid, message: null, alive: true });
+    expect(loops[2].message).toBe('all stories verified');
   });
 });
 

@@ -1,7 +1,7 @@
 // A small stand-in for the ralphkit package (templates/, skills/, dist/ralph.mjs, package.json) so
 // installer tests can ship "new versions" of files without touching the real templates.
 import { createHash } from 'node:crypto';
-import { chmodSync, lstatSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import { testdir, writeFiles } from './repo.js';
 
@@ -41,4 +41,15 @@ export function snapshotTree(dir: string, rel = ''): Record<string, string> {
 
 export function read(dir: string, rel: string): string {
   return readFileSync(path.join(dir, rel), 'utf8');
+}
+
+/**
+ * A folder that counts as a git repository for the installer (it holds `.git/`), without running
+ * git: integration tests never need history, and spawning git four times per test is slow on two cores.
+ */
+export function fakeRepo(files: Record<string, string> = {}): string {
+  const dir = testdir('ralphkit-repo-');
+  mkdirSync(path.join(dir, '.git'));
+  writeFiles(dir, { 'README.md': '# test repo\n', ...files });
+  return dir;
 }

@@ -22,7 +22,7 @@ export const DEMO_PLAN: Prd = {
       dependsOn: ['US-002'],
       acceptanceCriteria: ['Select with four options, current one preselected', 'Saving persists the choice', 'Keyboard accessible', 'Typecheck passes'],
       checks: ['npm test -- editor'],
-      notes: 'Rejected by the runner (iteration 4): `npm test -- editor` exited with 1.\nFAIL src/ui/task-editor.test.tsx > saves the chosen priority',
+      notes: 'Select renders; saving still sends the old value.\n[ralph] rejected: `npm test -- editor` exited with 1',
     }),
     story('US-005', { title: 'Filter the task list by priority', priority: 5, dependsOn: ['US-002'], acceptanceCriteria: ['Filter chips for P1–P4', 'Filter state kept in the URL', 'Typecheck passes'] }),
     story('US-006', { title: 'Sort by priority, then by due date', priority: 6, dependsOn: ['US-005'], acceptanceCriteria: ['Sort menu gains “Priority”', 'Ties break on due date', 'Typecheck passes'] }),
@@ -31,14 +31,17 @@ export const DEMO_PLAN: Prd = {
   ],
 };
 
-export const DEMO_PROGRESS = `# Ralph Progress Log
-Started: 2026-11-29 09:12
+export const DEMO_PROGRESS = `# Progress log
+Started: 2026-11-29T09:12:04.118Z
 
 ## Codebase Patterns
 - Migrations live in \`db/migrations/\`, numbered; run \`npm run db:migrate\` before the tests
 - API input is validated with zod schemas in \`src/api/schemas.ts\`
 - UI uses the \`Badge\` primitive from \`src/ui/badge.tsx\`; never raw colours
 
+## Sessions
+Each session appends one entry at the end of this file (date, story, what changed, files,
+learnings). Append only; do not rewrite earlier entries.
 ---
 
 ## 2026-11-29 09:31 - US-001
@@ -55,13 +58,25 @@ Started: 2026-11-29 09:12
   - The API tests need \`NODE_ENV=test\` or the auth middleware rejects them
 ---
 
-## 2026-11-29 10:41 - Verification failed: US-004 (iteration 4)
+## 2026-11-29 10:36 - US-004
+- Priority select in the task editor, wired to PATCH /tasks/:id
+- Files changed: src/ui/task-editor.tsx, src/ui/task-editor.test.tsx
+---
+
+## 2026-11-29 10:41 UTC - ralph: US-004 rejected (iteration 4)
+Story: US-004 Priority selector in the task editor
+Commit: 9f3c2e1b7a4d
+Reason: \`npm test -- editor\` exited with 1
 Command: npm test -- editor
 Exit code: 1
-
-    FAIL src/ui/task-editor.test.tsx > saves the chosen priority
-    AssertionError: expected 2 to be 3
-      at src/ui/task-editor.test.tsx:48:31
+Output (last 40 lines):
+\`\`\`
+ FAIL  src/ui/task-editor.test.tsx > saves the chosen priority
+AssertionError: expected 2 to be 3
+ ❯ src/ui/task-editor.test.tsx:48:31
+\`\`\`
+The runner set passes back to false. Fix the cause, commit, then claim the story again.
+---
 
 ## 2026-11-29 11:02 - US-003
 - Task cards show a priority badge; colours from the theme
@@ -73,19 +88,24 @@ Exit code: 1
 export function writeDemoRepo(repo: string, runningPid: number, now = Date.now()): void {
   writePlan(repo, DEMO_PLAN);
   writeProgress(repo, DEMO_PROGRESS);
-  writeLoop(repo, { id: '20261128-1702-setup', iteration: 10, maxIterations: 10, status: 'max-iterations', pid: 4242, startedAt: minutesAgo(1180, now), updatedAt: minutesAgo(1102, now), costUsd: 6.12, exitCode: 1 });
+  writeLoop(repo, { id: '20261128-1702-setup', iteration: 10, maxIterations: 10, status: 'max-iterations', pid: 4242, startedAt: minutesAgo(1180, now), updatedAt: minutesAgo(1102, now), costUsd: 6.12, exitCode: 1, message: 'reached 10 iterations with 2 stories left' });
   writeLoop(repo, { id: '20261129-0912-priority', iteration: 5, maxIterations: 12, status: 'running', pid: runningPid, startedAt: minutesAgo(94, now), updatedAt: minutesAgo(0.2, now), costUsd: 3.47, exitCode: null });
   const loop = '20261129-0912-priority';
-  const line = (m: number, iteration: number, s: string, command: string, exitCode: number, durationMs: number): LedgerLineFixture => ({ time: minutesAgo(m, now), loop, iteration, story: s, command, exitCode, durationMs });
+  const sha = '9f3c2e1b7a4d5e6f708192a3b4c5d6e7f8091a2b';
+  const check = (m: number, iteration: number, story: string, scope: 'prd' | 'story', command: string, exitCode: number, durationMs: number): LedgerLineFixture => ({ time: minutesAgo(m, now), loop, iteration, story, kind: 'check', scope, command, exitCode, durationMs, commit: sha });
+  const verdict = (m: number, iteration: number, story: string, status: 'verified' | 'rejected', reason?: string): LedgerLineFixture => ({ time: minutesAgo(m, now), loop, iteration, story, kind: 'verdict', command: null, exitCode: null, status, reason, commit: sha });
   writeLedger(repo, loop, [
-    line(75, 1, 'US-001', 'npm test', 0, 8410),
-    line(75, 1, 'US-001', 'npx tsc --noEmit', 0, 3120),
-    line(75, 1, 'US-001', 'npm test -- db', 0, 2260),
-    line(54, 2, 'US-002', 'npm test', 0, 9020),
-    line(54, 2, 'US-002', 'npx tsc --noEmit', 0, 3310),
-    line(54, 2, 'US-002', 'npm test -- api', 0, 2980),
-    line(12, 4, 'US-004', 'npm test', 0, 9240),
-    line(12, 4, 'US-004', 'npx tsc --noEmit', 0, 3290),
-    line(12, 4, 'US-004', 'npm test -- editor', 1, 4110),
+    check(75, 1, 'US-001', 'prd', 'npm test', 0, 8410),
+    check(75, 1, 'US-001', 'prd', 'npx tsc --noEmit', 0, 3120),
+    check(75, 1, 'US-001', 'story', 'npm test -- db', 0, 2260),
+    verdict(75, 1, 'US-001', 'verified'),
+    check(54, 2, 'US-002', 'prd', 'npm test', 0, 9020),
+    check(54, 2, 'US-002', 'prd', 'npx tsc --noEmit', 0, 3310),
+    check(54, 2, 'US-002', 'story', 'npm test -- api', 0, 2980),
+    verdict(54, 2, 'US-002', 'verified'),
+    check(21, 4, 'US-004', 'prd', 'npm test', 0, 9240),
+    check(21, 4, 'US-004', 'prd', 'npx tsc --noEmit', 0, 3290),
+    check(21, 4, 'US-004', 'story', 'npm test -- editor', 1, 4110),
+    verdict(21, 4, 'US-004', 'rejected', '`npm test -- editor` exited with 1'),
   ]);
 }

@@ -42,6 +42,7 @@ export interface LoopStateFixture {
   updatedAt?: string;
   costUsd?: number | null;
   exitCode?: number | null;
+  message?: string;
 }
 
 export function writeLoop(repo: string, state: LoopStateFixture): void {
@@ -49,21 +50,30 @@ export function writeLoop(repo: string, state: LoopStateFixture): void {
   writeAtomic(path.join(repo, 'ralph/.runs', state.id, 'state.json'), `${JSON.stringify(full, null, 2)}\n`);
 }
 
+/** One line of ralph/.runs/<loop>/ledger.jsonl as src/engine/ledger.ts writes it (kind check or verdict). */
 export interface LedgerLineFixture {
   time: string;
   loop: string;
   iteration: number;
   story: string;
+  kind?: 'check' | 'verdict';
+  scope?: 'prd' | 'story' | 'setup';
   commit?: string;
   command: string | null;
   exitCode: number | null;
+  signal?: string | null;
+  timedOut?: boolean;
   durationMs?: number;
-  outputSha256?: string;
+  outputSha256?: string | null;
   status?: 'verified' | 'unverified' | 'rejected';
+  reason?: string;
 }
 
 export function writeLedger(repo: string, loop: string, lines: LedgerLineFixture[]): void {
-  const text = lines.map((l) => JSON.stringify({ commit: 'a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0', durationMs: 1200, outputSha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', ...l })).join('\n');
+  const checkDefaults = { kind: 'check', scope: 'prd', signal: null, timedOut: false, outputSha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' };
+  const text = lines
+    .map((l) => JSON.stringify({ commit: 'a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0', durationMs: 1200, ...(l.status ? { kind: 'verdict', outputSha256: null } : checkDefaults), ...l }))
+    .join('\n');
   writeAtomic(path.join(repo, 'ralph/.runs', loop, 'ledger.jsonl'), `${text}\n`);
 }
 

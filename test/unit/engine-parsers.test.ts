@@ -87,7 +87,7 @@ describe('planAgent', () => {
   it.each([
     ['claude', {}, "claude --print --dangerously-skip-permissions --output-format stream-json --verbose < <prompt>"],
     ['claude', { RALPH_CLAUDE_BIN: '/opt/fake claude' }, "'/opt/fake claude' --print --dangerously-skip-permissions --output-format stream-json --verbose < <prompt>"],
-    ['codex', {}, 'codex exec --dangerously-bypass-approvals-and-sandbox --skip-git-repo-check --output-last-message /r/.runs/x/iteration-2.last-message.txt - < <prompt>'],
+    ['codex', {}, 'codex exec --dangerously-bypass-approvals-and-sandbox --output-last-message /r/.runs/x/iteration-2.last-message.txt - < <prompt>'],
   ] as const)('%s %j', (agent, env, line) => {
     expect(renderAgentCommand(planAgent({ ...base, agent, env }), 'do it')).toBe(line);
   });

@@ -1,6 +1,6 @@
 // progress.txt compaction and archive naming, as pure functions.
 import { describe, expect, it } from 'vitest';
-import { planCompaction, planArchiveDir, renderProgressHeader } from '../../src/engine/progress.js';
+import { planCompaction, planArchiveDir, renderProgressHeader, hasEntries, readPatterns } from '../../src/engine/progress.js';
 
 const header = '# Progress log\n\n## Codebase Patterns\n- run npm test\n\n## Sessions\nAppend below.\n---\n';
 const entry = (n: number, size = 100) => `## 2026-01-0${n % 9} - US-${n}: story\n${'x'.repeat(size)}\n---\n`;
@@ -41,5 +41,16 @@ describe('planArchiveDir', () => {
     ['feature/x', 'ralph/archive/2026-03-04-feature-x'],
   ])('%s → %s', (branch, dir) => {
     expect(planArchiveDir('ralph', branch, new Date('2026-03-04T12:00:00Z'))).toBe(dir);
+  });
+});
+
+describe('hasEntries and readPatterns', () => {
+  it.each([
+    [header, false, '- run npm test'],
+    [header + entry(1), true, '- run npm test'],
+    ['# Progress log\n', false, null],
+  ])('%#', (text, entries, patterns) => {
+    expect(hasEntries(text)).toBe(entries);
+    expect(readPatterns(text)).toBe(patterns);
   });
 });

@@ -72,7 +72,7 @@ describe('renderPlanLines', () => {
     const plan = planInstall(manifest, disk, [...files], { force: true, backupDir: 'ralph/.backup/T', version: '2' });
     const text = renderPlanLines(plan).join('\n').replace(/\x1b\[[0-9;]*m/g, '');
     expect(text).toMatchInlineSnapshot(`
-      "  overwrite   ralph/ralph.sh               edited since installed; your file is backed up → backup ralph/.backup/T/ralph/ralph.sh
+      "  overwrite   ralph/ralph.sh               edited since installed; yours is backed up to ralph/.backup/T/ralph/ralph.sh
         skip-state  ralph/prd.json               state file: yours, never touched
         create      .claude/skills/prd/SKILL.md  new
         update      ralph/.ralphkit.json         manifest: version and hashes of managed files"

@@ -67,6 +67,8 @@ describe('detectRateLimit: prose and code that only mention limits', () => {
     ['console.log("Claude AI usage limit reached|1795982400")'],
     ['  expect(detect("5-hour limit reached ∙ resets 9pm")).toBe(true)'],
     ['rate_limit_error is now mapped to a retry with back-off'],
+    [`["You've hit your limit · resets 3am (Europe/Paris)", '2026-11-30T02:00:00.000Z'],`],
+    ["[x] You've hit your limit · resets 3am"],
     ['HTTP 429 responses are retried three times'],
     ['Added `{"type":"rate_limit_error"}` fixtures for the client tests'],
     [rateLimitEvent({ status: 'allowed_warning', resetsAt: 1795982400, utilization: 0.9 })],

@@ -1,17 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { parseLedger, planVerdict, type LedgerEntry } from '../../src/view/ledger.js';
 
-const line = (o: Record<string, unknown>) => JSON.stringify({ time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-001', commit: 'abc', command: 'npm test', exitCode: 0, durationMs: 5, outputSha256: 'f00', ...o });
+// Lines as src/engine/verify.ts writes them (see /work/notes/verify.md).
+const check = (o: Record<string, unknown> = {}) => JSON.stringify({ time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-001', commit: 'abc', kind: 'check', scope: 'prd', command: 'npm test', exitCode: 0, signal: null, timedOut: false, durationMs: 5, outputSha256: 'f00', ...o });
+const verdict = (o: Record<string, unknown> = {}) => JSON.stringify({ time: '2026-11-29T10:00:01Z', loop: 'L1', iteration: 1, story: 'US-001', commit: 'abc', kind: 'verdict', command: null, exitCode: null, status: 'verified', durationMs: 6, outputSha256: null, ...o });
 
 describe('parseLedger', () => {
   it.each([
-    ['one well-formed line', line({}), [{ story: 'US-001', command: 'npm test', exitCode: 0, loop: 'L1', status: null }]],
-    ['skips a half-written last line', `${line({})}\n{"time":"2026-11-29T1`, [{ story: 'US-001' }]],
-    ['skips blank lines, arrays and lines without a story', `\n[1,2]\n${line({ story: undefined })}\n"text"\n`, []],
-    ['keeps a status the runner recorded', line({ status: 'unverified', command: null, exitCode: null }), [{ status: 'unverified', command: null, exitCode: null }]],
-    ['ignores an unknown status', line({ status: 'maybe' }), [{ status: null }]],
-    ['takes the loop from the folder when the line has none', line({ loop: undefined }), [{ loop: 'from-folder' }]],
-    ['accepts storyId and loopId spellings', line({ story: undefined, storyId: 'US-9', loop: undefined, loopId: 'L9' }), [{ story: 'US-9', loop: 'L9' }]],
+    ['a check line', check(), [{ kind: 'check', scope: 'prd', story: 'US-001', command: 'npm test', exitCode: 0, loop: 'L1', status: null, timedOut: false, shared: false }]],
+    ['a verdict line', verdict({ status: 'rejected', reason: 'work left uncommitted' }), [{ kind: 'verdict', command: null, status: 'rejected', reason: 'work left uncommitted' }]],
+    ['a shared, timed-out check', check({ shared: true, timedOut: true, exitCode: null, signal: 'SIGTERM' }), [{ shared: true, timedOut: true, exitCode: null, signal: 'SIGTERM' }]],
+    ['skips a torn last line', `${check()}\n{"time":"2026-11-29T1`, [{ story: 'US-001' }]],
+    ['skips blank lines, arrays and lines without a story', `\n[1,2]\n${check({ story: undefined })}\n"text"\n`, []],
+    ['ignores an unknown status and kind', check({ status: 'maybe', kind: 'other' }), [{ status: null, kind: null }]],
+    ['takes the loop from the folder when the line has none', check({ loop: undefined }), [{ loop: 'from-folder' }]],
   ])('%s', (_name, text, expected) => {
     const entries = parseLedger(text, 'from-folder');
     expect(entries).toHaveLength(expected.length);
@@ -19,25 +21,31 @@ describe('parseLedger', () => {
   });
 });
 
-const entry = (o: Partial<LedgerEntry>): LedgerEntry => ({ time: '', loop: 'L1', iteration: 1, story: 'US-001', commit: null, command: 'npm test', exitCode: 0, durationMs: null, outputSha256: null, status: null, reason: null, ...o });
+const entries = (...lines: string[]): LedgerEntry[] => parseLedger(lines.join('\n'));
 
 describe('planVerdict', () => {
   it.each([
     ['no entries', [], null],
-    ['all checks of the last attempt passed', [entry({}), entry({ command: 'tsc' })], 'verified'],
-    ['one failing check rejects the attempt', [entry({}), entry({ command: 'tsc', exitCode: 2 })], 'rejected'],
-    ['an earlier failure is superseded by a later passing attempt', [entry({ exitCode: 1 }), entry({ iteration: 2 })], 'verified'],
-    ['a later failure undoes an earlier pass', [entry({}), entry({ iteration: 3, exitCode: 1 })], 'rejected'],
-    ['the same iteration number in another loop is another attempt', [entry({ exitCode: 1 }), entry({ loop: 'L2' })], 'verified'],
-    ['no command ran: accepted on the agent’s word', [entry({ command: null, exitCode: null })], 'unverified'],
-    ['an explicit status wins over the exit code', [entry({ status: 'rejected', exitCode: 0, reason: 'uncommitted changes' })], 'rejected'],
-    ['explicit unverified', [entry({ status: 'unverified' })], 'unverified'],
-  ])('%s', (_name, entries, expected) => {
-    expect(planVerdict(entries)?.verdict ?? null).toBe(expected);
+    ['the verdict line decides', entries(check(), verdict()), 'verified'],
+    ['a rejected verdict', entries(check({ exitCode: 1 }), verdict({ status: 'rejected' })), 'rejected'],
+    ['an unverified claim has only a verdict line', entries(verdict({ status: 'unverified' })), 'unverified'],
+    ['the latest verdict wins', entries(verdict({ status: 'rejected' }), verdict({ iteration: 2, time: '2026-11-29T11:00:00Z' })), 'verified'],
+    ['checks still running after a verdict do not change it yet', entries(verdict({ status: 'rejected' }), check({ iteration: 2, exitCode: 0 })), 'rejected'],
+    ['no verdict lines: all checks of the last attempt passed', entries(check(), check({ command: 'tsc' })), 'verified'],
+    ['no verdict lines: one failing check rejects', entries(check(), check({ command: 'tsc', exitCode: 2 })), 'rejected'],
+    ['no verdict lines: a timed-out check rejects', entries(check({ exitCode: null, timedOut: true, signal: 'SIGTERM' })), 'rejected'],
+    ['no verdict lines: a later passing attempt supersedes a failure', entries(check({ exitCode: 1 }), check({ iteration: 2 })), 'verified'],
+    ['no verdict lines: another loop with the same iteration number is another attempt', entries(check({ exitCode: 1 }), check({ loop: 'L2' })), 'verified'],
+  ])('%s', (_name, list, expected) => {
+    expect(planVerdict(list)?.verdict ?? null).toBe(expected);
   });
 
-  it('names the failing command, or the recorded reason', () => {
-    expect(planVerdict([entry({ command: 'npm test -- api', exitCode: 3 })])?.reason).toBe('`npm test -- api` exited with 3');
-    expect(planVerdict([entry({ status: 'rejected', reason: 'work left uncommitted' })])?.reason).toBe('work left uncommitted');
+  it.each([
+    ['the reason the runner recorded', entries(verdict({ status: 'rejected', reason: 'work left uncommitted' })), 'work left uncommitted'],
+    ['the failing command', entries(check({ command: 'npm test -- api', exitCode: 3 })), '`npm test -- api` exited with 3'],
+    ['a timeout', entries(check({ exitCode: null, timedOut: true, signal: 'SIGTERM' })), '`npm test` timed out'],
+    ['a signal', entries(check({ exitCode: null, signal: 'SIGKILL' })), '`npm test` was killed by SIGKILL'],
+  ])('names %s', (_name, list, reason) => {
+    expect(planVerdict(list)?.reason).toBe(reason);
   });
 });

@@ -1,20 +1,38 @@
 import { describe, expect, it } from 'vitest';
-import { parseBlocks, parseProgress } from '../../src/view/progress-log.js';
+import { nextFence, parseBlocks, parseProgress } from '../../src/view/progress-log.js';
 
 describe('parseProgress', () => {
-  it('pins Codebase Patterns and keeps the other sections in file order', () => {
-    const log = parseProgress('# Ralph Progress Log\nStarted: today\n---\n\n## Codebase Patterns\n- use X\n\n## 2026-11-29 - US-001\n- did A\n---\n## 2026-11-29 - US-002\n- did B\n');
-    expect(log.preamble).toEqual([{ kind: 'heading', text: 'Ralph Progress Log' }, { kind: 'text', text: 'Started: today' }]);
-    expect(log.patterns).toEqual({ title: 'Codebase Patterns', blocks: [{ kind: 'list', items: [{ text: 'use X', depth: 0 }] }] });
-    expect(log.sections.map((s) => s.title)).toEqual(['2026-11-29 - US-001', '2026-11-29 - US-002']);
+  it('pins Codebase Patterns, folds the Sessions intro into the preamble, keeps entries in file order', () => {
+    const log = parseProgress('# Progress log\nStarted: today\n\n## Codebase Patterns\n- use X\n\n## Sessions\nAppend only.\n---\n## 2026-11-29 - US-001\n- did A\n---\n## 2026-11-29 10:41 UTC - ralph: US-002 rejected (iteration 2)\nReason: tests failed\n');
+    expect(log.preamble).toEqual([{ kind: 'heading', text: 'Progress log' }, { kind: 'text', text: 'Started: today' }, { kind: 'text', text: 'Append only.' }]);
+    expect(log.patterns).toEqual({ title: 'Codebase Patterns', runner: false, blocks: [{ kind: 'list', items: [{ text: 'use X', depth: 0 }] }] });
+    expect(log.sections.map((s) => [s.title, s.runner])).toEqual([
+      ['2026-11-29 - US-001', false],
+      ['2026-11-29 10:41 UTC - ralph: US-002 rejected (iteration 2)', true],
+    ]);
   });
 
   it.each([
     ['an empty file', '', { preamble: [], patterns: null, sections: [] }],
-    ['CRLF line endings', '## A\r\n- x\r\n', { preamble: [], patterns: null, sections: [{ title: 'A', blocks: [{ kind: 'list', items: [{ text: 'x', depth: 0 }] }] }] }],
-    ['a `## ` line inside a code fence is not a heading', '## A\n```\n## not a heading\n```\n', { preamble: [], patterns: null, sections: [{ title: 'A', blocks: [{ kind: 'code', text: '## not a heading' }] }] }],
+    ['CRLF line endings', '## A\r\n- x\r\n', { preamble: [], patterns: null, sections: [{ title: 'A', runner: false, blocks: [{ kind: 'list', items: [{ text: 'x', depth: 0 }] }] }] }],
+    ['a `## ` line inside a code fence is not a heading', '## A\n```\n## not a heading\n```\n', { preamble: [], patterns: null, sections: [{ title: 'A', runner: false, blocks: [{ kind: 'code', text: '## not a heading' }] }] }],
+    ['a longer fence holds a shorter one', '## A\n````\n```\n## still code\n````\n', { preamble: [], patterns: null, sections: [{ title: 'A', runner: false, blocks: [{ kind: 'code', text: '```\n## still code' }] }] }],
   ])('%s', (_name, text, expected) => {
     expect(parseProgress(text)).toEqual(expected);
+  });
+});
+
+describe('nextFence', () => {
+  it.each([
+    [null, 'text', null],
+    [null, '```', '```'],
+    [null, '```js', '```'],
+    ['```', '```', null],
+    ['````', '```', '````'],
+    ['```', '````', null],
+    ['```', '```js', '```'], // an info string never closes a fence
+  ])('%j then %j → %j', (fence, line, expected) => {
+    expect(nextFence(fence, line)).toBe(expected);
   });
 });
 

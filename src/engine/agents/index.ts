@@ -30,13 +30,16 @@ export const AGENTS: Record<AgentName, AgentSpec> = {
   claude: { bin: 'claude', args: () => CLAUDE_ARGS, promptOnStdin: true, output: 'claude-stream' },
   codex: {
     bin: 'codex',
-    args: ({ lastMessageFile }) => ['exec', '--dangerously-bypass-approvals-and-sandbox', '--skip-git-repo-check', '--output-last-message', lastMessageFile, '-'],
+    args: ({ lastMessageFile }) => ['exec', '--dangerously-bypass-approvals-and-sandbox', '--output-last-message', lastMessageFile, '-'],
     promptOnStdin: true,
     usesLastMessageFile: true,
     output: 'text',
   },
+  // Execute mode reads the prompt from stdin and prints only the last assistant message. --dangerously-allow-all
+  // is not in `amp --help` but is accepted (docs/agents.md); it is the flag form of amp.dangerouslyAllowAll.
   amp: { bin: 'amp', args: () => ['--dangerously-allow-all', '--execute'], promptOnStdin: true, output: 'text' },
-  opencode: { bin: 'opencode', args: ({ prompt }) => ['run', prompt], promptOnStdin: false, output: 'text' },
+  // `opencode run` takes the message as an argument (no stdin); --auto approves what is not explicitly denied.
+  opencode: { bin: 'opencode', args: ({ prompt }) => ['run', '--auto', prompt], promptOnStdin: false, output: 'text' },
   gemini: { bin: 'gemini', args: () => ['--yolo'], promptOnStdin: true, output: 'text' },
 };
 

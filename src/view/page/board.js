@@ -80,7 +80,7 @@ function renderCard({ story, card }, ui, related) {
   if (changed) classes.push('changed');
   const criteria = asList(story.acceptanceCriteria).length;
   const checks = asList(story.checks).length;
-  return h('button', { class: classes.join(' '), type: 'button', dataset: { storyId: story.id, state: card.state }, 'aria-pressed': ui.selected === story.id ? 'true' : 'false', onclick: () => ui.select(story.id) },
+  return h('button', { class: classes.join(' '), type: 'button', dataset: { storyId: story.id, state: card.state }, title: asText(story.description) || null, 'aria-pressed': ui.selected === story.id ? 'true' : 'false', onclick: () => ui.select(story.id) },
     h('span', { class: 'card-top' },
       h('span', { class: 'card-id' }, story.id),
       card.next ? h('span', { class: 'next-tag', title: 'The highest-priority open story whose dependencies pass: the loop should pick it next' }, 'next up') : null,
@@ -123,5 +123,5 @@ export function drawEdges(joined, ui) {
 }
 
 function marker(id, cls) {
-  return svg('marker', { id, viewBox: '0 0 8 8', refX: '7', refY: '4', markerWidth: '7', markerHeight: '7', orient: 'auto' }, svg('path', { d: 'M0,0 L8,4 L0,8 z', class: cls }));
+  return svg('marker', { id, viewBox: '0 0 8 8', refX: '7', refY: '4', markerWidth: '8', markerHeight: '8', markerUnits: 'userSpaceOnUse', orient: 'auto' }, svg('path', { d: 'M0,0 L8,4 L0,8 z', class: cls }));
 }

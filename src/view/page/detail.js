@@ -3,9 +3,9 @@ import { h, inline, asText, asList, fmtMs, fmtTime } from './dom.js';
 import { STATE_LABEL } from './board.js';
 
 const VERIFICATION_TEXT = {
-  verified: 'The runner ran the checks at the last claim and they passed.',
-  unverified: 'Accepted on the agent’s word: the plan has no checks for this story.',
-  rejected: 'The agent claimed it; the runner’s checks failed and undid the claim.',
+  verified: 'Verified: the runner ran the checks on the last claim and they passed.',
+  unverified: 'Accepted on the agent’s word: no checks apply to this story.',
+  rejected: 'The agent claimed it; the runner rejected the claim.',
 };
 
 export function renderDetail(joined, snap, ui) {
@@ -15,6 +15,8 @@ export function renderDetail(joined, snap, ui) {
   if (!item) return;
   const { story, card } = item;
   const body = document.getElementById('detail-body');
+  const sameStory = body.dataset.storyId === story.id;
+  const scrolled = panel.scrollTop;
   const planChecks = asList(snap.prd?.checks);
   const storyChecks = asList(story.checks);
   body.replaceChildren(
@@ -30,9 +32,11 @@ export function renderDetail(joined, snap, ui) {
     section('Acceptance criteria', criteriaList(story)),
     relations(joined, story, ui),
     section('Checks', planChecks.length || storyChecks.length ? checkList(planChecks, storyChecks) : h('p', { class: 'muted' }, 'No checks: a claim is accepted on the agent’s word.')),
-    story.notes ? section('Notes', h('div', { class: 'notes' }, ...inline(asText(story.notes)))) : null,
+    story.notes ? section('Notes', notes(asText(story.notes))) : null,
     section(`Verification ledger${card.ledger?.length ? ` (${card.ledger.length})` : ''}`, ledgerTable(card.ledger ?? [])),
   );
+  body.dataset.storyId = story.id;
+  panel.scrollTop = sameStory ? scrolled : 0; // live updates keep the reader's place; a new story starts at the top
 }
 
 function section(title, ...content) {
@@ -65,20 +69,43 @@ function checkList(planChecks, storyChecks) {
   return h('ul', { class: 'checks' }, planChecks.map((c) => row(c, 'plan')), storyChecks.map((c) => row(c, 'story')));
 }
 
+/** The runner's own lines in notes start with "[ralph] " (its verdicts); they stand out from the agent's. */
+function notes(text) {
+  return h('div', { class: 'notes' }, text.split('\n').map((line) =>
+    h('div', { class: line.startsWith('[ralph] ') ? 'runner-note' : null }, ...inline(line)),
+  ));
+}
+
+/** Newest first: each verdict, and under it the check runs that led to it. */
 function ledgerTable(entries) {
   if (!entries.length) return h('p', { class: 'muted' }, 'No check has run for this story yet.');
-  const rows = [...entries].reverse().map((e) => {
-    const ok = e.status ? e.status !== 'rejected' : e.exitCode === 0 || e.exitCode === null;
-    return h('tr', { class: ok ? 'ok' : 'failed' },
-      h('td', { class: 'when', title: asText(e.time) }, fmtTime(e.time)),
-      h('td', { class: 'where', title: `loop ${asText(e.loop)}` }, e.iteration === null ? '' : `#${e.iteration}`),
-      h('td', { class: 'what' }, h('code', null, e.command ?? (e.status === 'unverified' ? '(no checks)' : '—')), e.commit ? h('span', { class: 'sha', title: e.commit }, e.commit.slice(0, 7)) : null),
-      h('td', { class: 'exit', title: 'exit code' }, e.exitCode === null ? '' : ok ? `✓ ${e.exitCode}` : `✕ ${e.exitCode}`),
-      h('td', { class: 'took' }, e.durationMs === null ? '' : fmtMs(e.durationMs)),
-    );
-  });
+  const rows = [...entries].reverse().map((e) => (e.status ? verdictRow(e) : checkRow(e)));
   return h('table', { class: 'ledger' },
     h('thead', null, h('tr', null, h('th', null, 'time'), h('th', null, 'iter'), h('th', null, 'command · commit'), h('th', null, 'exit'), h('th', null, 'took'))),
     h('tbody', null, rows),
+  );
+}
+
+function verdictRow(e) {
+  return h('tr', { class: `verdict-row ${e.status}` },
+    h('td', { class: 'when', title: asText(e.time) }, fmtTime(e.time)),
+    h('td', { class: 'where', title: `loop ${asText(e.loop)}` }, e.iteration === null ? '' : `#${e.iteration}`),
+    h('td', { class: 'what', colspan: '2' }, h('span', { class: 'pill', dataset: { state: e.status === 'verified' ? 'verified' : e.status === 'rejected' ? 'rejected' : 'passed' } }, e.status), e.reason ? h('span', { class: 'verdict-text' }, ' ', ...inline(e.reason)) : null),
+    h('td', { class: 'took' }, e.durationMs === null ? '' : fmtMs(e.durationMs)),
+  );
+}
+
+function checkRow(e) {
+  const failed = e.timedOut || e.signal !== null || (e.exitCode !== null && e.exitCode !== 0);
+  const exit = e.timedOut ? '✕ timeout' : e.exitCode === null ? (e.signal ? `✕ ${e.signal}` : '') : failed ? `✕ ${e.exitCode}` : `✓ ${e.exitCode}`;
+  return h('tr', { class: failed ? 'failed' : 'ok' },
+    h('td', { class: 'when', title: asText(e.time) }, fmtTime(e.time)),
+    h('td', { class: 'where', title: `loop ${asText(e.loop)}` }, e.iteration === null ? '' : `#${e.iteration}`),
+    h('td', { class: 'what' },
+      h('code', null, e.command ?? '—'),
+      h('span', { class: 'sha' }, [e.scope, e.commit ? e.commit.slice(0, 7) : null, e.shared ? 'shared run' : null].filter(Boolean).join(' · ')),
+    ),
+    h('td', { class: 'exit', title: 'exit code' }, exit),
+    h('td', { class: 'took' }, e.durationMs === null ? '' : fmtMs(e.durationMs)),
   );
 }

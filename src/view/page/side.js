@@ -17,22 +17,38 @@ export function renderLoops(snap) {
   }
   const shown = loops.slice(0, LOOPS_SHOWN).map(renderLoop);
   const rest = loops.slice(LOOPS_SHOWN);
-  const older = h('details', { class: 'older' }, h('summary', null, `${rest.length} older loop${rest.length === 1 ? '' : 's'}`), ...rest.map(renderLoop));
+  // Updates arrive every iteration; an expanded list must stay expanded.
+  const wasOpen = el.querySelector('details.older')?.open === true;
+  const older = h('details', { class: 'older', open: wasOpen }, h('summary', null, `${rest.length} older loop${rest.length === 1 ? '' : 's'}`), ...rest.map(renderLoop));
   el.replaceChildren(...shown, ...(rest.length ? [older] : []));
   tickLoops();
 }
 
-/** Which look a loop gets: running, stale (says running, process gone), ok, failed or stopped. */
+// The engine's statuses (state.json) and the look each gets: a limit that ended a loop is worth a
+// look, not an error; `dead` says running but its process is gone (killed with -9, power loss).
+const TONES = {
+  complete: 'ok',
+  'max-iterations': 'limit',
+  'no-progress': 'limit',
+  budget: 'limit',
+  interrupted: 'stopped',
+  cancelled: 'stopped',
+  stuck: 'failed',
+  refused: 'failed',
+  failed: 'failed',
+  dead: 'stale',
+};
+
 export function loopTone(loop) {
   if (loop.alive) return 'running';
+  if (TONES[loop.status]) return TONES[loop.status];
   if (loop.exitCode === null || loop.exitCode === undefined) return 'stale';
-  if (loop.exitCode === 0) return 'ok';
-  return loop.exitCode === 130 || loop.status === 'cancelled' ? 'stopped' : 'failed';
+  return loop.exitCode === 0 ? 'ok' : 'failed';
 }
 
 function renderLoop(loop) {
   const tone = loopTone(loop);
-  const label = tone === 'stale' ? `${asText(loop.status)} · process gone` : asText(loop.status);
+  const label = tone === 'stale' ? `${asText(loop.status)} · process gone` : asText(loop.status).replace(/-/g, ' ');
   const n = loop.iteration ?? 0;
   const max = loop.maxIterations ?? 0;
   const meaning = FINISHED[loop.exitCode];
@@ -57,6 +73,7 @@ function renderLoop(loop) {
       exit ? h('span', null, exit) : null,
       loop.updatedAt ? h('span', { class: 'ago', dataset: { ago: asText(loop.updatedAt) }, title: `last update ${asText(loop.updatedAt)}` }, '') : null,
     ),
+    loop.message ? h('div', { class: 'loop-message' }, asText(loop.message)) : null,
   );
 }
 
@@ -80,12 +97,15 @@ export function renderLog(snap, ui) {
   const sections = [...log.sections].reverse().map((s) => renderSection(s, ui, 'entry'));
   const patterns = log.patterns ? renderSection(log.patterns, ui, 'patterns') : null;
   const preamble = log.preamble.length ? h('div', { class: 'log-preamble' }, log.preamble.map(renderBlock)) : null;
+  const scrolled = el.scrollTop;
   el.replaceChildren(patterns ?? '', ...sections, preamble ?? '');
   if (!patterns && !sections.length && !preamble) el.replaceChildren(h('p', { class: 'empty-small' }, 'The log is empty so far.'));
+  el.scrollTop = scrolled; // a re-render must not yank the reader back to the top
 }
 
 function renderSection(section, ui, kind) {
-  return h('article', { class: `log-section ${kind}` }, h('h3', null, titleParts(section.title, ui)), section.blocks.map(renderBlock));
+  const runner = section.runner ? ` runner${/\brejected\b/.test(section.title) ? ' rejected' : ''}` : '';
+  return h('article', { class: `log-section ${kind}${runner}` }, h('h3', null, titleParts(section.title, ui)), section.blocks.map(renderBlock));
 }
 
 /** "2026-11-29 14:03 - US-002 …": the date goes quiet, a story id becomes a link to its card. */
@@ -109,5 +129,11 @@ function renderBlock(block) {
   if (block.kind === 'heading') return h('h4', null, ...inline(block.text));
   if (block.kind === 'code') return h('pre', null, h('code', null, block.text));
   if (block.kind === 'list') return h('ul', null, block.items.map((i) => h('li', { class: `depth-${i.depth}` }, ...inline(i.text))));
-  return h('p', null, ...inline(block.text));
+  return h('p', null, block.text.split('\n').map((line, i) => [i ? '\n' : null, ...labelled(line)]));
+}
+
+/** "Exit code: 1", "Reason: …" (the runner's blocks): the label in bold, the value as written. */
+function labelled(line) {
+  const m = /^([A-Z][A-Za-z ()]{0,24}):(\s.*)$/.exec(line);
+  return m ? [h('span', { class: 'label' }, `${m[1]}:`), ...inline(m[2])] : inline(line);
 }
