@@ -58,8 +58,17 @@ function handleError(err: unknown): number {
   return EXIT.error;
 }
 
+// A reader that closes early (`ralphkit --help | head`) is not an error of ours.
+function ignoreClosedPipe(stream: NodeJS.WriteStream): void {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
+
 // Run when loaded as the entry (bin/ralphkit.js imports the built file); tests import main() instead.
 if (!process.env.RALPHKIT_NO_AUTORUN) {
+  ignoreClosedPipe(process.stdout);
+  ignoreClosedPipe(process.stderr);
   main(process.argv.slice(2)).then((code) => {
     process.exitCode = code;
   });

@@ -18,12 +18,6 @@ export function runGit(cwd: string, args: string[]): Promise<GitResult> {
   });
 }
 
-async function gitOut(cwd: string, args: string[]): Promise<string> {
-  const r = await runGit(cwd, args);
-  if (r.code !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
-  return r.stdout.trim();
-}
-
 /** The repository's top folder; refuses (exit 2) outside a git work tree. */
 export async function resolveRepoRoot(cwd: string): Promise<string> {
   const r = await runGit(cwd, ['rev-parse', '--show-toplevel']);

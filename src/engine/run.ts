@@ -1,6 +1,6 @@
 // `ralph.mjs run`: settles the start (setup.ts), takes the lock, puts the repo on the plan's branch, then
 // hands the iterations to the loop (loop.ts) with the real edges wired in, and records how it ended.
-import { mkdirSync, readFileSync, writeFileSync, existsSync, rmSync } from 'node:fs';
+import { readFileSync, existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { LoopExit, LOOP_EXIT, type BudgetGate } from './contracts.js';
 import type { Prd } from '../prd/types.js';
@@ -9,17 +9,15 @@ import { parseRunArgs, type RunOptions } from './args.js';
 import { renderRunHelp } from './help.js';
 import { createEmitter, type Emit } from './events.js';
 import { realClock } from './clock.js';
-import { resolveRepoRoot, checkoutBranch, headSha, readFileOnBranch } from './git.js';
-import { branchNameProblem } from '../prd/branch-name.js';
+import { resolveRepoRoot } from './git.js';
 import { acquireLock, loopDir, newLoopId, writeState, isCancelRequested, cancelMarker, runsDir, type LoopState, type LoopStatus } from './runs.js';
-import { readPlan, checkPromptFile, findResumable, mergeResumedOptions, resolvePaths, findExecutable, type RunPaths } from './setup.js';
+import { readPlan, checkPromptFile, findResumable, mergeResumedOptions, resolvePaths, findExecutable } from './setup.js';
 import { planAgent, renderAgentCommand } from './agents/index.js';
-import { applyBranchArchive, applyCompaction, ensureProgressFile } from './progress.js';
-import { runLoop, type LoopDeps } from './loop.js';
-import { runAgentOnce } from './agent-run.js';
-import { createBudget, detectRateLimit, transientFailure, verifyIteration, renderUncheckedWarning } from './edges.js';
-import { commitRunnerFiles } from './verify-git.js';
+import { runLoop } from './loop.js';
+import { createBudget, renderUncheckedWarning } from './edges.js';
 import { printDryRun } from './dry-run.js';
+import { buildDeps, loopConfig, type LockedRun } from './run-deps.js';
+import { prepareBranch } from './run-branch.js';
 
 export interface RunIo {
   cwd: string;
@@ -73,23 +71,10 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
   }
   const release = acquireLock(repoRoot, paths.prd, id);
   try {
-    return await runLocked({ id, options, paths, resumed, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), prdUserStories: prd.userStories.length, branch: prd.branchName, base: prd.baseBranch });
+    return await runLocked({ id, options, paths, resumed, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch });
   } finally {
     release();
   }
-}
-
-interface LockedRun {
-  id: string;
-  options: RunOptions;
-  paths: RunPaths;
-  resumed: LoopState | null;
-  io: RunIo;
-  emit: Emit;
-  command: string;
-  prdUserStories: number;
-  branch: string;
-  base?: string;
 }
 
 async function runLocked(run: LockedRun): Promise<number> {
@@ -128,80 +113,6 @@ async function startIterations(run: LockedRun, state: LoopState, budget: BudgetG
   return runLoop(state, loopConfig(run.options, run.io.env), buildDeps(run, state, budget, controller));
 }
 
-function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv) {
-  // RALPH_RETRY_MS scales every back-off, so tests of rate limits and retries run in milliseconds.
-  const scale = Number(env.RALPH_RETRY_MS) >= 0 && env.RALPH_RETRY_MS ? Number(env.RALPH_RETRY_MS) : undefined;
-  return {
-    maxIterations: options.maxIterations,
-    pauseMs: options.pauseMs,
-    noProgressLimit: options.noProgressLimit,
-    maxCost: options.maxCost,
-    retryBaseMs: scale ?? 10_000,
-    rateLimitBackoffMs: scale ?? 60_000,
-  };
-}
-
-function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, controller: AbortController): LoopDeps {
-  const { paths, options, io, emit } = run;
-  const dir = loopDir(paths.repoRoot, state.id);
-  const save = (s: LoopState) => writeState(paths.repoRoot, s);
-  return {
-    clock: realClock,
-    emit,
-    signal: controller.signal,
-    budget,
-    saveState: save,
-    prdBefore: (iteration) => snapshotPrd(path.join(dir, 'prd-before.json'), paths.prd, iteration),
-    headSha: () => headSha(paths.repoRoot),
-    detectRateLimit,
-    transientReason: transientFailure,
-    async beforeAgent() {
-      const moved = applyCompaction(paths.progress, new Date());
-      if (moved) await commitOwn(run, [moved, paths.progress], 'chore(ralph): compact progress.txt', `progress.txt compacted; older entries moved to ${path.relative(paths.repoRoot, moved)}`);
-    },
-    async runAgent(iteration, signal) {
-      const prompt = renderPathNote(paths) + readFileSync(paths.prompt, 'utf8');
-      const plan = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt, runDir: dir, iteration, env: io.env });
-      const env = { ...io.env, RALPH_LOOP_ID: state.id, RALPH_ITERATION: String(iteration), RALPH_PRD: paths.prd, RALPH_PROGRESS: paths.progress, RALPH_RUN_DIR: dir };
-      const result = await runAgentOnce({
-        plan, cwd: paths.repoRoot, env, timeoutMs: options.iterationTimeoutMs, signal, logFile: path.join(dir, `iteration-${iteration}.log`),
-        onTool: (text) => emit({ type: 'tool', iteration, text }),
-        onStart: (pid) => save(Object.assign(state, { agentPid: pid })),
-      });
-      save(Object.assign(state, { agentPid: undefined }));
-      return result;
-    },
-    async verify(iteration, prdBefore) {
-      return verifyIteration({
-        repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(dir, 'ledger.jsonl'),
-        loopId: state.id, iteration, prdBefore, checkTimeoutMs: options.checkTimeoutMs, inWorktree: options.verifyInWorktree,
-        log: (level, message) => emit({ type: level, iteration, message }),
-        signal: controller.signal,
-      });
-    },
-  };
-}
-
-// The installed prompt names ralph/prd.json and ralph/progress.txt; with --prd elsewhere, tell the agent where they are.
-function renderPathNote(paths: RunPaths): string {
-  const prd = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');
-  const progress = path.relative(paths.repoRoot, paths.progress).split(path.sep).join('/');
-  if (prd === 'ralph/prd.json' && progress === 'ralph/progress.txt') return '';
-  return `Note from the runner: in this loop the plan is \`${prd}\` and the progress log is \`${progress}\`. Wherever these instructions say ralph/prd.json or ralph/progress.txt, use those files.\n\n`;
-}
-
-function snapshotPrd(file: string, prdPath: string, iteration: number): string {
-  try {
-    const saved = JSON.parse(readFileSync(file, 'utf8')) as { iteration: number; text: string };
-    if (saved.iteration === iteration && typeof saved.text === 'string') return saved.text;
-  } catch {
-    /* no snapshot yet */
-  }
-  const text = readFileSync(prdPath, 'utf8');
-  atomicWriteFileSync(file, JSON.stringify({ iteration, text }));
-  return text;
-}
-
 function initialState(run: LockedRun): LoopState {
   const now = new Date().toISOString();
   const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, ...stored } = run.options;
@@ -226,51 +137,6 @@ function finish(run: LockedRun, state: LoopState, exit: LoopExit, status: LoopSt
     /* the plan vanished; the archive will fall back to git */
   }
   run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: exit.message, hint: exit.hint, iteration: state.iteration, costUsd: state.costUsd });
-}
-
-/** Archive on branch change (before checkout, so the old files are what gets archived), then checkout. */
-async function prepareBranch(run: LockedRun): Promise<void> {
-  const { paths, emit } = run;
-  const lastFile = path.join(runsDir(paths.repoRoot), 'last-branch');
-  const last = existsSync(lastFile) ? readFileSync(lastFile, 'utf8').trim() : '';
-  const toCommit: string[] = [];
-  if (last && last !== run.branch && !branchNameProblem(last)) {
-    const dir = applyBranchArchive({ prdPath: paths.prd, progressPath: paths.progress, oldBranch: last, oldPrd: await readOldPlan(paths, last), now: new Date() });
-    if (dir) {
-      toCommit.push(...[path.basename(paths.prd), 'progress.txt'].map((f) => path.join(dir, f)).filter(existsSync), paths.progress);
-      emit({ type: 'info', message: `branch changed from ${last}: archived the previous run to ${path.relative(paths.repoRoot, dir)}` });
-    }
-  }
-  if (ensureProgressFile(paths.progress, new Date())) toCommit.push(paths.progress);
-  emit({ type: 'info', message: await checkoutBranch(paths.repoRoot, run.branch, run.base) });
-  mkdirSync(path.dirname(lastFile), { recursive: true });
-  writeFileSync(lastFile, `${run.branch}\n`);
-  if (toCommit.length) await commitOwn(run, toCommit, 'chore(ralph): archive the previous run and start a fresh progress.txt');
-}
-
-// By the time branchName changes, prd.json on disk is usually already the new plan; the old one is on the old branch.
-// Each run leaves a copy of its plan in ralph/.runs/last-plan.json when it ends, for exactly this moment.
-async function readOldPlan(paths: RunPaths, oldBranch: string): Promise<string | null> {
-  for (const file of [paths.prd, path.join(runsDir(paths.repoRoot), 'last-plan.json')]) {
-    try {
-      const text = readFileSync(file, 'utf8');
-      if ((JSON.parse(text) as Prd).branchName === oldBranch) return text;
-    } catch {
-      /* missing or unreadable: try the next source */
-    }
-  }
-  return readFileOnBranch(paths.repoRoot, oldBranch, path.relative(paths.repoRoot, paths.prd));
-}
-
-async function commitOwn(run: LockedRun, files: string[], message: string, note?: string): Promise<void> {
-  const rel = [...new Set(files.map((f) => path.relative(run.paths.repoRoot, f)))];
-  try {
-    const sha = await commitRunnerFiles(run.paths.repoRoot, rel, message);
-    if (note) run.emit({ type: 'info', message: note });
-    if (sha) run.emit({ type: 'info', message: `committed ${rel.join(', ')} as ${sha.slice(0, 7)}` });
-  } catch (err) {
-    run.emit({ type: 'warn', message: `could not commit ${rel.join(', ')}: ${(err as Error).message}` });
-  }
 }
 
 /** SIGINT/SIGTERM stop the agent and end the loop with 130; returns the function that removes the handlers. */

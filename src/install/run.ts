@@ -35,8 +35,11 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   const root = options.sourceRoot ?? packageRoot();
   const files = readInstallSources({ root, agents: options.agents ?? ['claude'], skills: options.skills ?? true });
   const result = await runFiles({ ...options, files, version: readPackageVersion(root) });
-  if (!insideGitRepo(result.cwd)) {
+  const gitRoot = findGitRoot(result.cwd);
+  if (!gitRoot) {
     result.warnings.push(`${result.cwd} is not inside a git repository; the loop needs git (run \`git init\` there before ./ralph/ralph.sh)`);
+  } else if (gitRoot !== result.cwd) {
+    result.warnings.push(`${result.cwd} is a subfolder of the repository ${gitRoot}; the loop looks for ralph/ at the repository root (install with --cwd ${gitRoot}, or run the loop with --prd and --prompt)`);
   }
   return result;
 }
@@ -45,9 +48,10 @@ function readPackageVersion(root: string): string {
   return (JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { version: string }).version;
 }
 
-export function insideGitRepo(dir: string): boolean {
+/** The nearest folder at or above `dir` holding `.git` (a folder, or a file in worktrees and submodules). */
+export function findGitRoot(dir: string): string | undefined {
   for (let current = dir; ; current = path.dirname(current)) {
-    if (existsSync(path.join(current, '.git'))) return true;
-    if (path.dirname(current) === current) return false;
+    if (existsSync(path.join(current, '.git'))) return current;
+    if (path.dirname(current) === current) return undefined;
   }
 }

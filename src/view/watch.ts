@@ -57,23 +57,46 @@ export function watchChanges(paths: ViewPaths, onChange: () => void, options: Ch
   };
 }
 
-function watchedDirs(paths: ViewPaths): string[] {
-  const runs = listRuns(paths.runs).slice(-WATCHED_RUNS).map((id) => path.join(paths.runs, id));
-  return [...new Set([path.dirname(paths.prd), path.dirname(paths.progress), paths.runs, ...runs])];
+/** The files of a loop folder the dashboard reads; its iteration logs grow all the time and are not among them. */
+const RUN_FILES = ['state.json', 'ledger.jsonl'];
+
+/**
+ * Folder → which file names in it matter (null: all). Atomic writes rename a temp file whose name
+ * starts with the target's, so a prefix match catches both halves of the rename.
+ */
+export function watchedDirs(paths: ViewPaths): Map<string, string[] | null> {
+  const dirs = new Map<string, string[] | null>();
+  const add = (dir: string, names: string[] | null) => {
+    const known = dirs.get(dir);
+    dirs.set(dir, known === null || names === null ? null : [...(known ?? []), ...names]);
+  };
+  add(path.dirname(paths.prd), [path.basename(paths.prd)]);
+  add(path.dirname(paths.progress), [path.basename(paths.progress)]);
+  add(paths.runs, null); // a new loop folder appears
+  for (const id of listRuns(paths.runs).slice(-WATCHED_RUNS)) add(path.join(paths.runs, id), RUN_FILES);
+  return dirs;
+}
+
+export function isRelevant(names: string[] | null, filename: string | null): boolean {
+  if (names === null || !filename) return true; // some platforms do not say which file changed
+  const base = path.basename(filename);
+  return names.some((n) => base === n || base.startsWith(`${n}.`) || base.startsWith(`.${n}.`));
 }
 
 function syncWatchers(paths: ViewPaths, watchers: Map<string, FSWatcher>, onEvent: () => void): void {
-  const wanted = new Set(watchedDirs(paths));
+  const wanted = watchedDirs(paths);
   for (const [dir, w] of watchers) {
     if (!wanted.has(dir)) {
       w.close();
       watchers.delete(dir);
     }
   }
-  for (const dir of wanted) {
+  for (const [dir, names] of wanted) {
     if (watchers.has(dir)) continue;
     try {
-      const w = watch(dir, { persistent: false }, onEvent);
+      const w = watch(dir, { persistent: false }, (_event, filename) => {
+        if (isRelevant(names, filename === null ? null : String(filename))) onEvent();
+      });
       w.on('error', () => {
         w.close();
         watchers.delete(dir); // the folder went away; the next poll re-adds it if it comes back

@@ -22,7 +22,7 @@ describe('dashboard with a realistic plan', () => {
     writeDemoRepo(repo, process.pid);
     const server = await startViewServer({ cwd: repo, port: 0 });
     try {
-      const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 2, colorScheme: 'light' });
+      const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, deviceScaleFactor: 2, colorScheme: 'light', reducedMotion: 'reduce' });
       await page.goto(server.url);
       await page.locator('.card').nth(7).waitFor();
       await page.locator('.loop.tone-running').waitFor();

@@ -83,6 +83,14 @@ describe('runInstall into an empty repository', () => {
     expect(result.warnings.join('\n')).toMatch(/not inside a git repository; the loop needs git/);
   });
 
+  it('warns when --cwd is a subfolder of the repository, since the loop looks for ralph/ at the root', async () => {
+    const repo = fakeRepo();
+    mkdirSync(path.join(repo, 'packages/app'), { recursive: true });
+    const result = await install(path.join(repo, 'packages/app'), fakePackage());
+    expect(result.status).toBe('written');
+    expect(result.warnings).toEqual([expect.stringContaining(`is a subfolder of the repository ${repo}; the loop looks for ralph/ at the repository root`)]);
+  });
+
   it('refuses a package without the built engine and says to build it', async () => {
     const pkg = fakePackage();
     const repo = fakeRepo();

@@ -38,8 +38,9 @@ export const AGENTS: Record<AgentName, AgentSpec> = {
   // Execute mode reads the prompt from stdin and prints only the last assistant message. --dangerously-allow-all
   // is not in `amp --help` but is accepted (docs/agents.md); it is the flag form of amp.dangerouslyAllowAll.
   amp: { bin: 'amp', args: () => ['--dangerously-allow-all', '--execute'], promptOnStdin: true, output: 'text' },
-  // `opencode run` takes the message as an argument (no stdin); --auto approves what is not explicitly denied.
-  opencode: { bin: 'opencode', args: ({ prompt }) => ['run', '--auto', prompt], promptOnStdin: false, output: 'text' },
+  // `opencode run` reads the message from stdin when it is not a terminal (not in its --help; see docs/agents.md);
+  // without --auto it rejects every permission request in non-interactive mode.
+  opencode: { bin: 'opencode', args: () => ['run', '--auto'], promptOnStdin: true, output: 'text' },
   gemini: { bin: 'gemini', args: () => ['--yolo'], promptOnStdin: true, output: 'text' },
 };
 

@@ -53,14 +53,15 @@ export function renderBoard(joined, ui) {
   const columns = [];
   for (const item of joined.items) (columns[item.card.column] ??= []).push(item);
   const related = relatedIds(joined, ui.selected);
-  columnsEl.replaceChildren(
-    ...Array.from(columns, (items = [], c) =>
-      h('div', { class: 'column' },
-        h('div', { class: 'column-head' }, c === 0 ? 'No dependencies' : `Stage ${c + 1}`, h('span', { class: 'column-count' }, String(items.length))),
-        ...items.sort((a, b) => a.card.row - b.card.row).map((item) => renderCard(item, ui, related)),
-      ),
-    ),
-  );
+  // Heads share the first grid row; each column's cards sit centred in the second, so a story's
+  // dependents fan out around it like a graph instead of hanging from the top.
+  const cells = Array.from(columns, (items = [], c) => {
+    const head = h('div', { class: 'column-head' }, c === 0 ? 'No dependencies' : `Stage ${c + 1}`, h('span', { class: 'column-count' }, String(items.length)));
+    const body = h('div', { class: 'column' }, ...items.sort((a, b) => a.card.row - b.card.row).map((item) => renderCard(item, ui, related)));
+    head.style.gridColumn = body.style.gridColumn = String(c + 1);
+    return [head, body];
+  });
+  columnsEl.replaceChildren(...cells.flat());
   empty.hidden = joined.items.length > 0;
   ui.previousStates = new Map(joined.items.map((i) => [i.story.id, i.card.state]));
 }

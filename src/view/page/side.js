@@ -134,6 +134,6 @@ function renderBlock(block) {
 
 /** "Exit code: 1", "Reason: …" (the runner's blocks): the label in bold, the value as written. */
 function labelled(line) {
-  const m = /^([A-Z][A-Za-z ()]{0,24}):(\s.*)$/.exec(line);
+  const m = /^([A-Z][A-Za-z0-9 ()]{0,28}):(\s.*)$/.exec(line);
   return m ? [h('span', { class: 'label' }, `${m[1]}:`), ...inline(m[2])] : inline(line);
 }

@@ -1,0 +1,118 @@
+// The real edges of one locked run, handed to the loop (loop.ts): the agent process, git, verification,
+// the budget and state persistence, plus the runner's own commits.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { BudgetGate } from './contracts.js';
+import type { RunOptions } from './args.js';
+import type { Emit } from './events.js';
+import type { RunIo } from './run.js';
+import type { RunPaths } from './setup.js';
+import type { LoopConfig, LoopDeps } from './loop.js';
+import { atomicWriteFileSync } from '../util/atomic.js';
+import { realClock } from './clock.js';
+import { headSha } from './git.js';
+import { loopDir, writeState, type LoopState } from './runs.js';
+import { planAgent } from './agents/index.js';
+import { applyCompaction } from './progress.js';
+import { runAgentOnce } from './agent-run.js';
+import { detectRateLimit, transientFailure, verifyIteration } from './edges.js';
+import { commitRunnerFiles } from './verify-git.js';
+
+export interface LockedRun {
+  id: string;
+  options: RunOptions;
+  paths: RunPaths;
+  resumed: LoopState | null;
+  io: RunIo;
+  emit: Emit;
+  command: string;
+  branch: string;
+  base?: string;
+}
+
+
+export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopConfig {
+  // RALPH_RETRY_MS scales every back-off, so tests of rate limits and retries run in milliseconds.
+  const scale = Number(env.RALPH_RETRY_MS) >= 0 && env.RALPH_RETRY_MS ? Number(env.RALPH_RETRY_MS) : undefined;
+  return {
+    maxIterations: options.maxIterations,
+    pauseMs: options.pauseMs,
+    noProgressLimit: options.noProgressLimit,
+    maxCost: options.maxCost,
+    retryBaseMs: scale ?? 10_000,
+    rateLimitBackoffMs: scale ?? 60_000,
+  };
+}
+
+export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, controller: AbortController): LoopDeps {
+  const { paths, options, io, emit } = run;
+  const dir = loopDir(paths.repoRoot, state.id);
+  const save = (s: LoopState) => writeState(paths.repoRoot, s);
+  return {
+    clock: realClock,
+    emit,
+    signal: controller.signal,
+    budget,
+    saveState: save,
+    prdBefore: (iteration) => snapshotPrd(path.join(dir, 'prd-before.json'), paths.prd, iteration),
+    headSha: () => headSha(paths.repoRoot),
+    detectRateLimit,
+    transientReason: transientFailure,
+    async beforeAgent() {
+      const moved = applyCompaction(paths.progress, new Date());
+      if (moved) await commitOwn(run, [moved, paths.progress], 'chore(ralph): compact progress.txt', `progress.txt compacted; older entries moved to ${path.relative(paths.repoRoot, moved)}`);
+    },
+    async runAgent(iteration, signal) {
+      const prompt = renderPathNote(paths) + readFileSync(paths.prompt, 'utf8');
+      const plan = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt, runDir: dir, iteration, env: io.env });
+      const env = { ...io.env, RALPH_LOOP_ID: state.id, RALPH_ITERATION: String(iteration), RALPH_PRD: paths.prd, RALPH_PROGRESS: paths.progress, RALPH_RUN_DIR: dir };
+      const result = await runAgentOnce({
+        plan, cwd: paths.repoRoot, env, timeoutMs: options.iterationTimeoutMs, signal, logFile: path.join(dir, `iteration-${iteration}.log`),
+        onTool: (text) => emit({ type: 'tool', iteration, text }),
+        onStart: (pid) => save(Object.assign(state, { agentPid: pid })),
+      });
+      save(Object.assign(state, { agentPid: undefined }));
+      return result;
+    },
+    async verify(iteration, prdBefore) {
+      return verifyIteration({
+        repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(dir, 'ledger.jsonl'),
+        loopId: state.id, iteration, prdBefore, checkTimeoutMs: options.checkTimeoutMs, inWorktree: options.verifyInWorktree,
+        log: (level, message) => emit({ type: level, iteration, message }),
+        signal: controller.signal,
+      });
+    },
+  };
+}
+
+// The installed prompt names ralph/prd.json and ralph/progress.txt; with --prd elsewhere, tell the agent where they are.
+function renderPathNote(paths: RunPaths): string {
+  const prd = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');
+  const progress = path.relative(paths.repoRoot, paths.progress).split(path.sep).join('/');
+  if (prd === 'ralph/prd.json' && progress === 'ralph/progress.txt') return '';
+  return `Note from the runner: in this loop the plan is \`${prd}\` and the progress log is \`${progress}\`. Wherever these instructions say ralph/prd.json or ralph/progress.txt, use those files.\n\n`;
+}
+
+function snapshotPrd(file: string, prdPath: string, iteration: number): string {
+  try {
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { iteration: number; text: string };
+    if (saved.iteration === iteration && typeof saved.text === 'string') return saved.text;
+  } catch {
+    /* no snapshot yet */
+  }
+  const text = readFileSync(prdPath, 'utf8');
+  atomicWriteFileSync(file, JSON.stringify({ iteration, text }));
+  return text;
+}
+
+export async function commitOwn(run: LockedRun, files: string[], message: string, note?: string): Promise<void> {
+  const rel = [...new Set(files.map((f) => path.relative(run.paths.repoRoot, f)))];
+  try {
+    const sha = await commitRunnerFiles(run.paths.repoRoot, rel, message);
+    if (note) run.emit({ type: 'info', message: note });
+    if (sha) run.emit({ type: 'info', message: `committed ${rel.join(', ')} as ${sha.slice(0, 7)}` });
+  } catch (err) {
+    run.emit({ type: 'warn', message: `could not commit ${rel.join(', ')}: ${(err as Error).message}` });
+  }
+}
+
