@@ -1,6 +1,7 @@
 // `npm run bench`: ralphkit's speed measured side by side with the cheapest alternative, in one run.
 // Each pair is run interleaved (a, b, a, b, ...) so machine noise hits both sides alike; medians are reported.
 // Runs after `npm run build`; a part whose command is not built yet is reported as skipped, never faked.
+// Options: --quick (fewer repetitions), --only=install,runner,validate,dashboard.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
@@ -260,10 +261,9 @@ function printTable() {
 
 try {
   if (!existsSync(path.join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run bench` (it builds first)');
-  await section('install', benchInstall);
-  await section('runner', benchRunner);
-  await section('validate', benchValidate);
-  await section('dashboard', benchDashboard);
+  const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
+  const parts = { install: benchInstall, runner: benchRunner, validate: benchValidate, dashboard: benchDashboard };
+  for (const [name, fn] of Object.entries(parts)) if (!only || only.includes(name)) await section(name, fn);
   printTable();
 } finally {
   for (const dir of temps) rmSync(dir, { recursive: true, force: true });

@@ -2,7 +2,7 @@
 // the live tool lines, and picks the final message (result event, last-message file, or all stdout).
 import { createWriteStream, readFileSync, rmSync } from 'node:fs';
 import type { AgentResult } from './contracts.js';
-import { OutputReader, type AgentPlan } from './agents/index.js';
+import { OutputReader, readGeminiJson, type AgentPlan } from './agents/index.js';
 import { runProcess } from './agent-process.js';
 
 export interface AgentRunRequest {
@@ -49,6 +49,7 @@ export async function runAgentOnce(req: AgentRunRequest): Promise<AgentResult> {
 
 function pickFinalMessage(plan: AgentPlan, stdout: string, reader: OutputReader): string {
   if (plan.output === 'claude-stream') return reader.finalMessage ?? '';
+  if (plan.output === 'gemini-json') return readGeminiJson(stdout) ?? stdout;
   if (plan.lastMessageFile) {
     try {
       return readFileSync(plan.lastMessageFile, 'utf8');

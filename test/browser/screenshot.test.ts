@@ -48,6 +48,9 @@ async function saveReviewShots(page: import('playwright-core').Page, dir: string
   await page.setViewportSize({ width: 1280, height: 1500 });
   await page.waitForTimeout(300);
   await page.screenshot({ path: path.join(dir, 'tall.png') });
+  await page.setViewportSize({ width: 1024, height: 700 });
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: path.join(dir, 'narrow.png') });
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.locator('.card[data-story-id="US-004"]').click();
   await page.locator('#detail:not([hidden])').waitFor();

@@ -1,7 +1,7 @@
 // The dashboard in headless Debian Chromium: what a person sees, kept current from disk.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { testdir } from '../support/repo.js';
+import { testdir, writeFiles } from '../support/repo.js';
 import { launchChromium } from '../support/browser.js';
 import { plan, story, writeLedger, writeLoop, writePlan, writeProgress } from '../support/view-fixtures.js';
 import { startViewServer, type ViewServer } from '../../src/view/server.js';
@@ -138,6 +138,23 @@ describe('ralphkit view in a browser', () => {
     await expect.poll(() => detail.isHidden()).toBe(true);
   });
 
+  it('a plan with only the required fields shows no "null" or "undefined" anywhere', async () => {
+    const repo = testdir();
+    writeFiles(repo, {
+      'ralph/prd.json': JSON.stringify({ branchName: 'b', userStories: [{ id: 'A-1', title: 'Bare', acceptanceCriteria: [], priority: 1, passes: false }, { id: 'A-2', title: 'Done', acceptanceCriteria: ['x'], priority: 2, passes: true }] }),
+      'ralph/.runs/bare/state.json': JSON.stringify({ id: 'bare', status: 'running' }),
+      'ralph/progress.txt': '## Entry\n```\n```\n',
+    });
+    const { page } = await open(repo);
+    await card(page, 'A-1').click();
+    await page.locator('#detail .detail-title').waitFor();
+    await page.locator('.loop[data-loop-id="bare"]').waitFor();
+    await page.locator('.log-section').waitFor();
+    const text = await page.locator('body').innerText();
+    expect(text).not.toMatch(/\bnull\b|\bundefined\b|NaN/);
+    expect(await page.locator('#project').textContent()).toBe('Untitled plan');
+  });
+
   it('shows each loop with status, iteration n/N, agent, cost and elapsed time', async () => {
     const repo = testdir();
     writePlan(repo, plan(1));
@@ -167,6 +184,18 @@ describe('ralphkit view in a browser', () => {
     writePlan(repo, plan(3));
     await page.locator('#banner').waitFor({ state: 'hidden', timeout: PATIENCE });
     expect(await page.locator('.card').count()).toBe(3);
+  });
+
+  it('says what is wrong when there is no plan, or none that can be read', async () => {
+    const repo = testdir();
+    const { page } = await open(repo);
+    await expect.poll(() => page.locator('#board-empty').textContent(), { timeout: PATIENCE }).toContain('No plan at ralph/prd.json yet');
+    writeFiles(repo, { 'ralph/prd.json': '{"userStories": [' });
+    await expect.poll(() => page.locator('#board-empty').textContent(), { timeout: PATIENCE }).toContain('cannot be read yet');
+    expect(await page.locator('#banner').textContent()).toContain('not valid JSON');
+    writePlan(repo, plan(1));
+    await card(page, 'US-001').waitFor({ timeout: PATIENCE });
+    expect(await page.locator('#board-empty').isHidden()).toBe(true);
   });
 
   it('says so when the server goes away', async () => {

@@ -84,6 +84,16 @@ describe('agents', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/said COMPLETE/);
   });
+
+  it('reads Codex\'s final message from its last-message file, not its chatter', async () => {
+    const dir = planRepo(renderPlan({ stories: 2 }));
+    const r = await engine(dir, ['run', '--agent', 'codex', '--pause', '0', '--json', '1'], { RALPH_CODEX_BIN: path.join(AGENTS, 'codex-exec.mjs') });
+    expect(r.code, r.stderr).toBe(1);
+    expect(jsonEvents(r.stdout).find((e) => e.type === 'agent-exit')).toMatchObject({ exitCode: 0, tag: null });
+    const last = await engine(dir, ['run', '--resume-last', '--json', '2'], { RALPH_CODEX_BIN: path.join(AGENTS, 'codex-exec.mjs') });
+    expect(last.code, last.stderr).toBe(0);
+    expect(jsonEvents(last.stdout).find((e) => e.type === 'agent-exit')).toMatchObject({ iteration: 2, tag: 'complete' });
+  });
 });
 
 describe('branch, archive and progress.txt', () => {

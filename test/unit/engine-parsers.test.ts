@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { detectTag } from '../../src/engine/tags.js';
 import { parseRunArgs, DEFAULT_OPTIONS, type RunOptions } from '../../src/engine/args.js';
 import { parseClaudeLine, renderToolUse } from '../../src/engine/agents/claude.js';
-import { planAgent, renderAgentCommand } from '../../src/engine/agents/index.js';
+import { planAgent, readGeminiJson, renderAgentCommand } from '../../src/engine/agents/index.js';
 import { LoopExit } from '../../src/engine/contracts.js';
 
 describe('detectTag', () => {
@@ -88,8 +88,20 @@ describe('planAgent', () => {
     ['claude', {}, "claude --print --dangerously-skip-permissions --output-format stream-json --verbose < <prompt>"],
     ['claude', { RALPH_CLAUDE_BIN: '/opt/fake claude' }, "'/opt/fake claude' --print --dangerously-skip-permissions --output-format stream-json --verbose < <prompt>"],
     ['codex', {}, 'codex exec --dangerously-bypass-approvals-and-sandbox --output-last-message /r/.runs/x/iteration-2.last-message.txt - < <prompt>'],
+    ['amp', {}, 'amp --dangerously-allow-all --execute < <prompt>'],
+    ['opencode', {}, 'opencode run --auto < <prompt>'],
+    ['gemini', {}, 'gemini --skip-trust --yolo --output-format json < <prompt>'],
   ] as const)('%s %j', (agent, env, line) => {
     expect(renderAgentCommand(planAgent({ ...base, agent, env }), 'do it')).toBe(line);
+  });
+
+  it.each([
+    ['{"session_id":"s","response":"Done.\\n<promise>COMPLETE</promise>","stats":{}}', 'Done.\n<promise>COMPLETE</promise>'],
+    ['Loaded cached credentials.\n{\n  "response": "ok"\n}\n', 'ok'],
+    ['{"session_id":"s","error":{"type":"quota","message":"Usage limit reached for gemini-pro."}}', 'Usage limit reached for gemini-pro.'],
+    ['not json', null],
+  ])('reads Gemini CLI json output %#', (stdout, message) => {
+    expect(readGeminiJson(stdout)).toBe(message);
   });
 
   it('runs --agent-cmd through sh -c with the prompt on stdin', () => {

@@ -10,7 +10,9 @@ const rateLimitEvent = (info: object) => JSON.stringify({ type: 'rate_limit_even
 
 describe('detectRateLimit: messages agents print when a limit is hit', () => {
   it.each([
-    // Claude Code
+    // Claude Code (the first two captured from the real CLI 2.1.332 in print mode against a fake API answering 429)
+    ["You've hit your 5-hour limit · resets 1:10am (UTC)", '2026-11-30T01:10:00.000Z'],
+    ["API Error: Request rejected (429) · This request would exceed your account's rate limit. Please try again later.", null],
     ['Claude AI usage limit reached|1795982400', '2026-11-29T20:00:00.000Z'],
     ['Claude AI usage limit reached|1795994100000', '2026-11-29T23:15:00.000Z'],
     ['Claude AI usage limit reached|1795867200', null],

@@ -13,8 +13,8 @@ export interface AgentPlan {
   input: string;
   /** Codex writes its last message to a file; read it after the run. */
   lastMessageFile?: string;
-  /** How stdout is read: stream-json events (claude) or plain text. */
-  output: 'claude-stream' | 'text';
+  /** How stdout is read: stream-json events (claude), one JSON document (gemini), or plain text. */
+  output: 'claude-stream' | 'gemini-json' | 'text';
 }
 
 export interface AgentSpec {
@@ -41,7 +41,9 @@ export const AGENTS: Record<AgentName, AgentSpec> = {
   // `opencode run` reads the message from stdin when it is not a terminal (not in its --help; see docs/agents.md);
   // without --auto it rejects every permission request in non-interactive mode.
   opencode: { bin: 'opencode', args: () => ['run', '--auto'], promptOnStdin: true, output: 'text' },
-  gemini: { bin: 'gemini', args: () => ['--yolo'], promptOnStdin: true, output: 'text' },
+  // Headless when stdin is piped. Without --skip-trust an untrusted folder silently turns --yolo back into
+  // "ask for approval". The json output's `response` holds the final text (its stream-json result has none).
+  gemini: { bin: 'gemini', args: () => ['--skip-trust', '--yolo', '--output-format', 'json'], promptOnStdin: true, output: 'gemini-json' },
 };
 
 export interface PlanAgentInput {
@@ -76,6 +78,20 @@ export function renderAgentCommand(plan: AgentPlan, prompt: string): string {
 
 function quote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Gemini CLI's `--output-format json` document: the final text, or the error it reports. */
+export function readGeminiJson(stdout: string): string | null {
+  const start = stdout.indexOf('{');
+  if (start < 0) return null;
+  try {
+    const doc = JSON.parse(stdout.slice(start)) as { response?: unknown; error?: { message?: unknown } };
+    if (typeof doc.response === 'string') return doc.response;
+    if (typeof doc.error?.message === 'string') return doc.error.message;
+  } catch {
+    /* not the JSON document: fall back to the raw output */
+  }
+  return null;
 }
 
 /** Reads an agent's stdout line by line: live tool activity, and (for claude) the result event. */

@@ -20,7 +20,7 @@ const ui = {
 
 function onPrd(snap) {
   showBanner(snap);
-  if (!snap.prd && snap.exists) return; // unreadable right now (often mid-save): keep the last good plan
+  if (!snap.prd && snap.exists && state.prd?.prd) return; // unreadable right now (often mid-save): keep the last good plan
   state.prd = snap;
   state.joined = joinStories(snap);
   renderHeader(snap);
@@ -31,7 +31,10 @@ function onPrd(snap) {
 function renderStories() {
   const snap = state.prd ?? {};
   const empty = document.getElementById('board-empty');
-  empty.textContent = snap.exists === false ? `No plan at ${snap.file} yet. Write one with the ralph skill, or run ralphkit install for an example.` : 'The plan has no stories.';
+  empty.textContent =
+    snap.exists === false ? `No plan at ${snap.file} yet. Write one with the ralph skill, or run ralphkit install for an example.`
+    : snap.error ? `${snap.file} cannot be read yet; the message above says why.`
+    : 'The plan has no stories.';
   renderBoard(state.joined, ui);
   renderDetail(state.joined, snap, ui);
   requestAnimationFrame(() => drawEdges(state.joined, ui));

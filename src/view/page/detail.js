@@ -19,7 +19,8 @@ export function renderDetail(joined, snap, ui) {
   const scrolled = panel.scrollTop;
   const planChecks = asList(snap.prd?.checks);
   const storyChecks = asList(story.checks);
-  body.replaceChildren(
+  // Optional parts are null when absent; replaceChildren would print them as "null".
+  body.replaceChildren(...[
     h('div', { class: 'detail-top' },
       h('span', { class: 'card-id' }, story.id),
       h('span', { class: 'pill', dataset: { state: card.state } }, STATE_LABEL[card.state]),
@@ -34,7 +35,7 @@ export function renderDetail(joined, snap, ui) {
     section('Checks', planChecks.length || storyChecks.length ? checkList(planChecks, storyChecks) : h('p', { class: 'muted' }, 'No checks: a claim is accepted on the agent’s word.')),
     story.notes ? section('Notes', notes(asText(story.notes))) : null,
     section(`Verification ledger${card.ledger?.length ? ` (${card.ledger.length})` : ''}`, ledgerTable(card.ledger ?? [])),
-  );
+  ].filter(Boolean));
   body.dataset.storyId = story.id;
   panel.scrollTop = sameStory ? scrolled : 0; // live updates keep the reader's place; a new story starts at the top
 }

@@ -4,6 +4,9 @@ import { h, inline, asText, fmtCost, fmtDuration, fmtAgo } from './dom.js';
 /** Loops shown before the rest fold away under "older loops". */
 const LOOPS_SHOWN = 3;
 
+/** "Exit code: 1", "Reason: …", "Output (last 40 lines):" */
+const LABELLED = /^([A-Z][A-Za-z0-9 ()]{0,28}):(\s.*|)$/;
+
 const FINISHED = { 0: 'complete', 1: 'max iterations', 2: 'refused', 3: 'stuck', 4: 'no progress', 5: 'budget reached', 130: 'interrupted' };
 
 export function renderLoops(snap) {
@@ -60,7 +63,7 @@ function renderLoop(loop) {
   return h('article', { class: `loop tone-${tone}`, dataset: { loopId: loop.id, status: asText(loop.status), alive: String(loop.alive) } },
     h('div', { class: 'loop-top' },
       h('span', { class: 'loop-status' }, h('span', { class: 'dot' }), label),
-      h('span', { class: 'loop-agent' }, asText(loop.agent)),
+      h('span', { class: 'loop-agent', title: asText(loop.agent) }, asText(loop.agent)),
     ),
     h('div', { class: 'loop-id', title: loop.prd ? `plan: ${asText(loop.prd)}` : null }, asText(loop.id)),
     h('div', { class: 'loop-progress' },
@@ -110,7 +113,7 @@ function renderSection(section, ui, kind) {
 
 /** "2026-11-29 14:03 - US-002 …": the date goes quiet, a story id becomes a link to its card. */
 function titleParts(title, ui) {
-  const m = /^(\d{4}-\d\d-\d\d(?:[ T][\d:]+)?(?:\s*(?:UTC|Z))?)\s*[-–—:]?\s*(.*)$/.exec(title);
+  const m = /^(\d{4}-\d\d-\d\d(?:[ T]\d\d:\d\d(?::\d\d(?:\.\d+)?)?)?\s*(?:UTC|Z)?)\s*[-–—:]?\s*(.*)$/.exec(title);
   const date = m ? m[1] : null;
   const rest = m ? m[2] : title;
   const parts = [];
@@ -127,13 +130,13 @@ function titleParts(title, ui) {
 
 function renderBlock(block) {
   if (block.kind === 'heading') return h('h4', null, ...inline(block.text));
-  if (block.kind === 'code') return h('pre', null, h('code', null, block.text));
+  if (block.kind === 'code') return block.text.trim() ? h('pre', null, h('code', null, block.text)) : h('p', { class: 'no-output' }, '(no output)');
   if (block.kind === 'list') return h('ul', null, block.items.map((i) => h('li', { class: `depth-${i.depth}` }, ...inline(i.text))));
-  return h('p', null, block.text.split('\n').map((line, i) => [i ? '\n' : null, ...labelled(line)]));
+  // Wrapped prose reflows as in markdown; "Label: value" lines (the runner's blocks) keep their own line.
+  return h('p', null, block.text.split('\n').map((line, i) => {
+    const m = LABELLED.exec(line);
+    const sep = i === 0 ? null : m ? '\n' : ' ';
+    return m ? [sep, h('span', { class: 'label' }, `${m[1]}:`), ...inline(m[2])] : [sep, ...inline(line)];
+  }));
 }
 
-/** "Exit code: 1", "Reason: …" (the runner's blocks): the label in bold, the value as written. */
-function labelled(line) {
-  const m = /^([A-Z][A-Za-z0-9 ()]{0,28}):(\s.*)$/.exec(line);
-  return m ? [h('span', { class: 'label' }, `${m[1]}:`), ...inline(m[2])] : inline(line);
-}
