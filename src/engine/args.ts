@@ -57,6 +57,9 @@ export const DEFAULT_OPTIONS: RunOptions = {
   help: false,
 };
 
+/** Every long option `run` accepts (the help test checks each is documented). */
+export const RUN_FLAGS = () => Object.keys(SPEC);
+
 const SPEC = {
   agent: { type: 'string' },
   'agent-cmd': { type: 'string' },

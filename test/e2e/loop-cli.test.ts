@@ -1,0 +1,68 @@
+// `ralphkit run|status|cancel` (the built CLI) and ./ralph/ralph.sh --help: the same engine behind both.
+import { describe, expect, it } from 'vitest';
+import path from 'node:path';
+import { runCli } from '../support/repo.js';
+import { agent, loopRepo, onlyState, ralph, startRalph, until, loopStates } from '../support/loop-repo.js';
+import { RUN_FLAGS } from '../../src/engine/args.js';
+
+describe('ralphkit run / status / cancel', () => {
+  it('ralphkit run passes every argument to the engine and returns its exit code', async () => {
+    const dir = loopRepo();
+    const r = await runCli(['run', '--agent-cmd', agent('stuck'), '--pause', '0', '4'], { cwd: dir });
+    expect(r.code, r.stderr).toBe(3);
+    expect(onlyState(dir)).toMatchObject({ status: 'stuck', maxIterations: 4 });
+  });
+
+  it('ralphkit run refuses bad usage with exit 1, like ralph.sh', async () => {
+    const dir = loopRepo();
+    const viaCli = await runCli(['run', '--pause', 'later'], { cwd: dir });
+    const viaSh = await ralph(dir, ['--pause', 'later']);
+    expect([viaCli.code, viaSh.code]).toEqual([1, 1]);
+    expect(viaCli.stderr).toMatch(/--pause: invalid duration "later"/);
+    expect(viaSh.stderr).toMatch(/--pause: invalid duration "later"/);
+  });
+
+  it('ralphkit status lists a finished loop; --json gives the same data', async () => {
+    const dir = loopRepo({ stories: 2 });
+    expect((await ralph(dir, ['--agent-cmd', agent('worker'), '--pause', '0', '--name', 'nightly'])).code).toBe(0);
+    const table = await runCli(['status'], { cwd: dir });
+    expect(table.code).toBe(0);
+    expect(table.stdout).toMatch(/^ID\s+STATUS\s+ITER\s+AGENT\s+ALIVE\s+COST\s+STORIES\s+VERIFIED\s+UNVERIFIED\s+REJECTED$/m);
+    expect(table.stdout).toMatch(/^nightly\s+complete\s+2\/10\s+cmd: .*\s+no\s+\$0\.00\s+2\/2\s+2\s+0\s+0$/m);
+    const json = await runCli(['status', '--json'], { cwd: dir });
+    expect(JSON.parse(json.stdout).loops).toEqual([expect.objectContaining({ id: 'nightly', storiesPassed: 2, verified: 2 })]);
+  });
+
+  it('ralphkit cancel stops a live loop and its agent; the state says cancelled', async () => {
+    const dir = loopRepo();
+    const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), '--pause', '0', '--name', 'long', '--iteration-timeout', '40s']);
+    await until(() => loopStates(dir).some((s) => s.agentPid), 20_000, 'the agent to start');
+    const c = await runCli(['cancel', 'long'], { cwd: dir });
+    expect(c.code, c.stderr).toBe(0);
+    expect(c.stderr).toMatch(/loop long cancelled/);
+    expect((await loop.done).code).toBe(130);
+    expect(onlyState(dir)).toMatchObject({ status: 'cancelled' });
+    const again = await runCli(['cancel', 'long'], { cwd: dir });
+    expect(again.stderr).toMatch(/not running \(cancelled\)/);
+  });
+
+  it('ralphkit cancel of an unknown loop is refused (exit 2)', async () => {
+    const r = await runCli(['cancel', 'nope'], { cwd: loopRepo() });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/no loop named "nope"/);
+  });
+});
+
+describe('ralph.sh --help', () => {
+  it('documents every option, examples and every exit code', async () => {
+    const dir = loopRepo();
+    const r = await ralph(dir, ['--help']);
+    expect(r.code).toBe(0);
+    for (const flag of RUN_FLAGS()) expect(r.stdout).toContain(`--${flag}`);
+    for (const code of ['0', '1', '2', '3', '4', '5', '130']) expect(r.stdout).toMatch(new RegExp(`^  ${code}\\s{2,}\\S`, 'm'));
+    expect(r.stdout).toMatch(/Examples:\n {2}\.\/ralph\/ralph\.sh /);
+    const viaCli = await runCli(['run', '--help'], { cwd: dir });
+    expect(viaCli.stdout).toBe(r.stdout);
+    expect(path.basename(dir)).toBeTruthy();
+  });
+});
