@@ -3,7 +3,7 @@ import { RalphkitError } from '../errors.js';
 import { logger } from '../logger.js';
 import { LoopExit } from '../engine/contracts.js';
 import { resolveRepoRoot } from '../engine/git.js';
-import { cancelLoop, waitForLoopEnd } from '../engine/loops.js';
+import { cancelLoop, renderCancelResult, waitForLoopEnd } from '../engine/loops.js';
 
 export function register(program: Command): void {
   program
@@ -15,8 +15,8 @@ export function register(program: Command): void {
       try {
         const repoRoot = await resolveRepoRoot(opts.cwd ?? process.cwd());
         const result = cancelLoop(repoRoot, id);
-        if (!result.signalled) {
-          logger.info(result.status === 'cancelled' ? `loop ${id} was not running; marked cancelled` : `loop ${id} is not running (${result.status}); nothing to cancel`);
+        if (result.action !== 'signalled') {
+          logger.info(renderCancelResult(result));
           return;
         }
         const status = await waitForLoopEnd(repoRoot, id, 15_000);

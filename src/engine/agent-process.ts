@@ -1,6 +1,6 @@
 // Runs one agent process at the edge of the loop. The agent gets its own process group (detached) so a
 // timeout or Ctrl-C can kill everything it started (shells, test runners, dev servers), not just its top process.
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import type { WriteStream } from 'node:fs';
 
 export interface ProcessRequest {
@@ -38,7 +38,8 @@ const MAX_KEPT = 16 * 1024 * 1024;
 export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(req.file, req.args, { cwd: req.cwd, env: req.env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    // On Windows a detached child gets its own console window, and there are no process groups to kill anyway.
+    const child = spawn(req.file, req.args, { cwd: req.cwd, env: req.env, detached: process.platform !== 'win32', stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
     let stderr = '';
     let partial = '';
@@ -104,6 +105,10 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
 /** Signal a whole process group; a group that is already gone is fine. */
 export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
   if (!pid) return;
+  if (process.platform === 'win32') {
+    spawnSync('taskkill', ['/pid', String(pid), '/T', '/F'], { stdio: 'ignore' });
+    return;
+  }
   try {
     process.kill(-pid, signal);
   } catch {

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { LoopExit } from './contracts.js';
 import { runRalph, type RunIo } from './run.js';
 import { resolveRepoRoot } from './git.js';
-import { cancelLoop, readLoopSummaries, renderLoopTable, waitForLoopEnd } from './loops.js';
+import { cancelLoop, renderCancelResult, readLoopSummaries, renderLoopTable, waitForLoopEnd } from './loops.js';
 
 export async function runEngine(argv: string[], io: RunIo): Promise<number> {
   const [first, ...rest] = argv;
@@ -29,8 +29,8 @@ async function cancelCommand(argv: string[], io: RunIo): Promise<number> {
   const { positionals } = parseSub(argv, {}, 1);
   const repoRoot = await resolveRepoRoot(io.cwd);
   const result = cancelLoop(repoRoot, positionals[0]);
-  if (!result.signalled) {
-    io.stderr(result.status === 'cancelled' ? `ralph: loop ${result.id} was not running; marked cancelled\n` : `ralph: loop ${result.id} is not running (${result.status}); nothing to cancel\n`);
+  if (result.action !== 'signalled') {
+    io.stderr(`ralph: ${renderCancelResult(result)}\n`);
     return 0;
   }
   const status = await waitForLoopEnd(repoRoot, result.id, 15_000);

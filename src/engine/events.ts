@@ -1,5 +1,5 @@
-// What the loop reports as it goes. With --json each event is one JSON line on stdout; otherwise a short
-// human line on stderr. Either way stdout stays machine-readable and stderr is for people.
+// What the loop reports as it goes: a short human line on stderr, and with --json also one JSON line per event
+// on stdout, so stdout stays machine-readable and stderr is for people.
 export type LoopEvent =
   | { type: 'start'; loop: string; agent: string; command: string; prd: string; maxIterations: number; resumed: boolean; firstIteration: number }
   | { type: 'info' | 'warn'; message: string; iteration?: number }
@@ -17,8 +17,8 @@ export type Emit = (event: LoopEvent) => void;
 const ISO = () => new Date().toISOString();
 
 export function createEmitter(json: boolean, out: (s: string) => void, err: (s: string) => void): Emit {
-  if (json) return (event) => out(`${JSON.stringify({ time: ISO(), ...event })}\n`);
   return (event) => {
+    if (json) out(`${JSON.stringify({ time: ISO(), ...event })}\n`);
     const line = renderHuman(event);
     if (line !== null) err(`${line}\n`);
   };

@@ -80,8 +80,8 @@ export function renderLoopTable(loops: LoopSummary[]): string {
 
 export interface CancelResult {
   id: string;
-  /** True when a live runner was signalled; false when the loop was not running and was just marked. */
-  signalled: boolean;
+  /** signalled: a live runner was told to stop · marked: its runner was gone, the state now says cancelled · none: it had ended. */
+  action: 'signalled' | 'marked' | 'none';
   status: string;
 }
 
@@ -89,16 +89,20 @@ export interface CancelResult {
 export function cancelLoop(repoRoot: string, id: string): CancelResult {
   const state = readState(repoRoot, id);
   if (!state) throw new LoopExit(2, `no loop named "${id}" in ralph/.runs/`, 'list loops with: npx ralphkit status');
-  if (state.status !== 'running') return { id, signalled: false, status: state.status };
+  if (state.status !== 'running') return { id, action: 'none', status: state.status };
   writeFileSync(cancelMarker(repoRoot, id), `${new Date().toISOString()}\n`);
   if (isAlive(state.pid)) {
     process.kill(state.pid, 'SIGTERM');
-    return { id, signalled: true, status: 'cancelled' };
+    return { id, action: 'signalled', status: 'cancelled' };
   }
   // The runner died without cleaning up (kill -9): its agent may still be running in its own group.
   if (state.agentPid && isAlive(state.agentPid)) signalGroup(state.agentPid, 'SIGKILL');
   writeState(repoRoot, { ...state, status: 'cancelled', agentPid: undefined, updatedAt: new Date().toISOString() });
-  return { id, signalled: false, status: 'cancelled' };
+  return { id, action: 'marked', status: 'cancelled' };
+}
+
+export function renderCancelResult(r: CancelResult): string {
+  return r.action === 'marked' ? `loop ${r.id} was not running any more (its runner is gone); marked cancelled` : `loop ${r.id} is not running (${r.status}); nothing to cancel`;
 }
 
 /** After signalling: wait (bounded) until the runner has recorded its end, and return the final status. */

@@ -3,6 +3,13 @@
 // It sets process.exitCode and never calls process.exit, so pending writes (state, logs) always land.
 import { runEngine } from './entry.js';
 
+// `ralph.mjs --help | head` closes the pipe early; that is the reader's choice, not an error of ours.
+for (const stream of [process.stdout, process.stderr]) {
+  stream.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') throw err;
+  });
+}
+
 runEngine(process.argv.slice(2), {
   cwd: process.cwd(),
   env: process.env,

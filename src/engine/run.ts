@@ -66,6 +66,9 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
   if (!options.agentCmd && options.agent === 'claude' && process.getuid?.() === 0 && !io.env.IS_SANDBOX) {
     emit({ type: 'warn', message: 'running as root: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set (only do that in a sandbox)' });
   }
+  if (options.maxCost !== undefined && (options.agentCmd || options.agent !== 'claude')) {
+    emit({ type: 'warn', message: `--max-cost: ${options.agentCmd ? 'an --agent-cmd agent' : options.agent} reports no cost, so this limit cannot trigger` });
+  }
   if (!resumed && existsSync(path.join(loopDir(repoRoot, id), 'state.json'))) {
     throw new LoopExit(2, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
   }
@@ -115,14 +118,15 @@ async function startIterations(run: LockedRun, state: LoopState, budget: BudgetG
 
 function initialState(run: LockedRun): LoopState {
   const now = new Date().toISOString();
-  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, ...stored } = run.options;
+  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, ...stored } = run.options;
   const rel = (p: string) => path.relative(run.paths.repoRoot, p);
   const options = { ...stored, prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
+  const agent = run.options.agentCmd ? `cmd: ${run.options.agentCmd}` : run.options.agent;
   if (run.resumed) {
-    return { ...run.resumed, status: 'running', pid: process.pid, agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
+    return { ...run.resumed, agent, status: 'running', pid: process.pid, agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
   }
   return {
-    id: run.id, agent: run.options.agentCmd ? `cmd: ${run.options.agentCmd}` : run.options.agent, prd: options.prd,
+    id: run.id, agent, prd: options.prd,
     iteration: 0, iterationDone: true, maxIterations: options.maxIterations, status: 'running', pid: process.pid,
     startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options,
   };

@@ -30,7 +30,8 @@ export interface LoopState {
   message?: string;
   /** Iterations in a row that ended without a new commit. */
   noProgressStreak: number;
-  options: Omit<RunOptions, 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help'>;
+  // Output format and one-shot flags belong to each invocation, not to the loop.
+  options: Omit<RunOptions, 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json'>;
 }
 
 export const RUNS_DIR = path.join('ralph', '.runs');
@@ -122,7 +123,7 @@ export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): (
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const holder = readLock(file);
-    if (holder && holder.pid !== process.pid && isAlive(holder.pid)) {
+    if (holder && holder.pid !== process.pid && holdsLock(repoRoot, holder)) {
       throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running on ${path.relative(repoRoot, prdAbs)}`, `wait for it, or stop it with: ralphkit cancel ${holder.loopId}`);
     }
     // The holder is dead (or the file is unreadable): take the lock over.
@@ -133,6 +134,14 @@ export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): (
     }
   }
   throw new LoopExit(2, `could not take the lock for ${prdAbs}`, 'try again in a moment');
+}
+
+// A live pid alone is not proof: after a crash the pid may belong to an unrelated process by now. The holder's
+// own state must also still say running (or be unreadable, when it crashed before writing one).
+function holdsLock(repoRoot: string, holder: LockFile): boolean {
+  if (!isAlive(holder.pid)) return false;
+  const state = readState(repoRoot, holder.loopId);
+  return state === null || (state.status === 'running' && state.pid === holder.pid);
 }
 
 function readLock(file: string): LockFile | null {

@@ -64,6 +64,24 @@ describe.skipIf(SKIP_CLAUDE)('claude CLI against the scripted model server', () 
     expect(streamEvents(res.stdout).find((e) => e.type === 'result')!.result).toBe('saw error=true true');
   });
 
+  it('writes and then edits a file through the Write and Edit tools', async () => {
+    requireClaude();
+    const repo = gitdir();
+    const file = path.join(repo, 'notes.md');
+    const steps: Scenario = ({ turn, toolResults }) => {
+      if (turn === 0) return { blocks: [{ type: 'tool_use', name: 'Write', input: { file_path: file, content: '# Notes\n\nfirst draft\n' } }] };
+      if (turn === 1) return { blocks: [{ type: 'tool_use', name: 'Edit', input: { file_path: file, old_string: 'first draft', new_string: 'final text' } }] };
+      return { blocks: [{ type: 'text', text: `edit error=${toolResults[0]?.isError}` }] };
+    };
+    const server = await serve(steps, repo);
+
+    const res = await runClaude(repo, server, 'Write the notes.');
+
+    expect(res.code, res.stderr).toBe(0);
+    expect(readFileSync(file, 'utf8')).toBe('# Notes\n\nfinal text\n');
+    expect(streamEvents(res.stdout).find((e) => e.type === 'result')!.result).toBe('edit error=false');
+  });
+
   it('lists project skills from .claude/skills with their descriptions in the request', async () => {
     requireClaude();
     const repo = gitdir({

@@ -1,7 +1,8 @@
 // runRalph / runEngine in temp git repositories: refusals, the Claude Code adapter, cost limits, archive,
 // compaction, status, dry-run and resume. Real git, fake agents, no network.
-import { describe, expect, it } from 'vitest';
-import { existsSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { git, gitdir, testdir, writeFiles } from '../support/repo.js';
 import { AGENTS, agent, jsonEvents, onlyState, renderPlan } from '../support/loop-repo.js';
@@ -188,6 +189,23 @@ describe('status, dry-run and resume', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(jsonEvents(r.stdout).filter((e) => e.type === 'iteration-start').map((e) => e.iteration)).toEqual([2, 3]);
     expect(onlyState(dir)).toMatchObject({ id: 'x', status: 'complete', maxIterations: 5, iteration: 3 });
+  });
+
+  it('takes over a lock whose pid is alive but belongs to a loop that has ended (pid reuse)', async () => {
+    const dir = planRepo(renderPlan({ stories: 1 }));
+    expect((await engine(dir, ['run', ...worker, '--name', 'old', '1'])).code).toBe(0);
+    const locks = path.join(dir, 'ralph/.runs/locks');
+    const prdAbs = path.join(dir, 'ralph/prd.json');
+    const { lockPath } = await import('../../src/engine/runs.js');
+    // A live process that is not a runner stands in for a reused pid; the lock names the finished loop "old".
+    const other = spawn('sleep', ['30'], { stdio: 'ignore' });
+    onTestFinished(() => void other.kill('SIGKILL'));
+    mkdirSync(locks, { recursive: true });
+    writeFileSync(lockPath(dir, prdAbs), JSON.stringify({ pid: other.pid, loopId: 'old', prd: prdAbs }));
+    writeFiles(dir, { 'ralph/prd.json': renderPlan({ stories: 2 }) });
+    git(dir, 'commit', '-q', '-am', 'more');
+    const r = await engine(dir, ['run', ...worker, '--name', 'new']);
+    expect(r.code, r.stderr).toBe(0);
   });
 
   it('cancel marks a loop that is not running any more', async () => {

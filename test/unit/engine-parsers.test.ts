@@ -67,6 +67,8 @@ describe('Claude Code stream-json', () => {
     ['an error result without a result field', JSON.stringify({ type: 'result', subtype: 'error_max_turns', is_error: true, errors: ['max turns'], total_cost_usd: 0.1 }), [{ result: { text: 'max turns', costUsd: 0.1, isError: true } }]],
     ['tool uses', assistant([{ type: 'text', text: 'hi' }, { type: 'tool_use', name: 'Bash', input: { command: 'npm   test' } }, { type: 'tool_use', name: 'Read', input: { file_path: 'src/a.ts' } }]), [{ tool: 'Bash: npm test' }, { tool: 'Read: src/a.ts' }]],
     ['a rejected rate limit', JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', resetsAt: 1767261600, rateLimitType: 'five_hour' } }), [{ rateLimit: { resetAt: new Date(1767261600_000), message: 'Claude Code five_hour limit reached' } }]],
+    ['a rejected rate limit while on extra usage', JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', resetsAt: 1767261600, isUsingOverage: true } }), []],
+    ['a rejected rate limit with overage allowed', JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', overageStatus: 'allowed_warning' } }), []],
     ['an allowed rate limit', JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'allowed' } }), []],
     ['a system event', JSON.stringify({ type: 'system', subtype: 'init' }), []],
     ['a non-JSON line', 'warning: something', []],

@@ -39,8 +39,10 @@ function readResult(event: Record<string, unknown>): NonNullable<ClaudeEvent['re
 }
 
 function readRateLimit(event: Record<string, unknown>): ClaudeEvent[] {
-  const info = event.rate_limit_info as { status?: unknown; resetsAt?: unknown; rateLimitType?: unknown } | undefined;
+  const info = event.rate_limit_info as { status?: unknown; resetsAt?: unknown; rateLimitType?: unknown; isUsingOverage?: unknown; overageStatus?: unknown } | undefined;
   if (info?.status !== 'rejected') return [];
+  // On extra usage the request still goes through: waiting and repeating the iteration would redo committed work.
+  if (info.isUsingOverage === true || /^allowed/.test(String(info.overageStatus ?? ''))) return [];
   const resetAt = typeof info.resetsAt === 'number' ? new Date(info.resetsAt * 1000) : null;
   return [{ rateLimit: { resetAt, message: `Claude Code ${String(info.rateLimitType ?? 'usage')} limit reached` } }];
 }
