@@ -13,7 +13,7 @@ describe.skipIf(SKIP_CLAUDE)('ralph.sh --agent claude: how the loop ends', () =>
     const server = await serve(ralphWorker({ decide: honestWork }), repo);
 
     // One scripted iteration costs a few cents at list price (the server reports ~10k input tokens per request).
-    const res = await ralphWithClaude(repo, server, ['--max-cost', '0.001', '5'], 'env');
+    const res = await ralphWithClaude(repo, server, ['--max-cost', '0.001', '5'], { via: 'env' });
 
     expect(server.errors).toEqual([]);
     expect(res.code, res.stderr).toBe(5);
@@ -38,8 +38,23 @@ describe.skipIf(SKIP_CLAUDE)('ralph.sh --agent claude: how the loop ends', () =>
     const res = await ralphWithClaude(repo, server, ['3']);
 
     expect(server.errors).toEqual([]);
-    expect(server.requests[1].body!.messages!.at(-1)!.content).toEqual([expect.objectContaining({ type: 'tool_result', content: '<promise>STUCK</promise>' })]);
+    expect(server.mainRequests()[1].messages!.at(-1)!.content).toEqual([expect.objectContaining({ type: 'tool_result', content: '<promise>STUCK</promise>' })]);
     expect(res.code, res.stderr).toBe(3);
     expect(readState(repo).iteration).toBe(2);
+  });
+  it("repeats an iteration, without counting it, when Claude Code reports an API error (HTTP 529 overloaded)", async () => {
+    requireClaude();
+    const repo = await installedRepo();
+    const worker = ralphWorker({ decide: honestWork });
+    const server = await serve((ctx) => (ctx.call === 1 ? { apiError: { status: 529, type: 'overloaded_error', message: 'Overloaded' } } : worker(ctx)), repo);
+
+    const res = await ralphWithClaude(repo, server, ['1'], { env: { RALPH_RETRY_MS: '10' } });
+
+    expect(server.errors).toEqual([]);
+    expect(res.stderr).toMatch(/529.*retry|retry.*529/i);
+    // The one counted iteration still did US-001: the failed run was repeated, not spent.
+    expect(res.code, res.stderr).toBe(1);
+    expect(readPlan(repo).userStories.map((s) => s.passes)).toEqual([true, false]);
+    expect(readState(repo).iteration).toBe(1);
   });
 });

@@ -64,7 +64,7 @@ describe.skipIf(SKIP_CLAUDE)('ralph.sh --agent claude with the real Claude Code 
     const repo = await installedRepo();
     const server = await serve(() => ({ blocks: [{ type: 'text', text: 'Nothing to do yet.' }] }), repo);
 
-    await ralphWithClaude(repo, server, ['1'], 'env');
+    await ralphWithClaude(repo, server, ['1'], { via: 'env' });
 
     const sent = requestText(server.mainRequests()[0]);
     for (const skill of ['prd', 'ralph']) {

@@ -43,14 +43,17 @@ export async function serve(scenario: Scenario, repo: string): Promise<ModelServ
   return server;
 }
 
-/**
- * `ralph/ralph.sh --agent claude --pause 0 ...`. By default `claude` is found on PATH, as in a user's shell;
- * `via: 'env'` names it with RALPH_CLAUDE_BIN instead.
- */
-export function ralphWithClaude(repo: string, server: ModelServer, args: string[], via: 'path' | 'env' = 'path'): Promise<RunResult> {
-  const locate = via === 'path' ? { PATH: `${claudeBinDir()}${path.delimiter}${process.env.PATH}` } : { RALPH_CLAUDE_BIN: CLAUDE_BIN };
-  const env = claudeEnv(server, locate);
-  return run('bash', ['ralph/ralph.sh', '--agent', 'claude', '--pause', '0', '--iteration-timeout', '60s', ...args], { cwd: repo, env, timeoutMs: 50_000 });
+export interface RalphClaudeOptions {
+  /** How the runner finds `claude`: on PATH, as in a user's shell (default), or named by RALPH_CLAUDE_BIN. */
+  via?: 'path' | 'env';
+  env?: NodeJS.ProcessEnv;
+}
+
+/** `./ralph/ralph.sh --agent claude --pause 0 --iteration-timeout 60s ...args` in `repo`, run as a user types it. */
+export function ralphWithClaude(repo: string, server: ModelServer, args: string[], opts: RalphClaudeOptions = {}): Promise<RunResult> {
+  const locate = opts.via === 'env' ? { RALPH_CLAUDE_BIN: CLAUDE_BIN } : { PATH: `${claudeBinDir()}${path.delimiter}${process.env.PATH}` };
+  const env = claudeEnv(server, { ...locate, ...opts.env });
+  return run(path.join(repo, 'ralph/ralph.sh'), ['--agent', 'claude', '--pause', '0', '--iteration-timeout', '60s', ...args], { cwd: repo, env, timeoutMs: 50_000 });
 }
 
 export function readPlan(repo: string): typeof TWO_STORY_PLAN {

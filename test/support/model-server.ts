@@ -15,6 +15,11 @@ export interface AssistantTurn {
   stopReason?: 'end_turn' | 'tool_use' | 'max_tokens';
 }
 
+/** Instead of a turn: an API error response with this HTTP status, as Anthropic's API sends one. */
+export interface ApiErrorReply {
+  apiError: { status: number; type: string; message: string };
+}
+
 export interface ToolResult {
   toolUseId: string;
   isError: boolean;
@@ -35,7 +40,7 @@ export interface ScenarioContext {
   toolResults: ToolResult[];
 }
 
-export type Scenario = (ctx: ScenarioContext) => AssistantTurn | Promise<AssistantTurn>;
+export type Scenario = (ctx: ScenarioContext) => AssistantTurn | ApiErrorReply | Promise<AssistantTurn | ApiErrorReply>;
 
 export interface MessagesBody {
   model?: string;
@@ -90,6 +95,7 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       if (record.method === 'POST' && pathname === '/v1/messages' && body) {
         record.kind = isSideRequest(body) ? 'side' : 'main';
         const turn = record.kind === 'side' ? sideTurn() : await options.scenario(contextFor(body, options.repo, ++calls));
+        if ('apiError' in turn) return sendJson(res, turn.apiError.status, { type: 'error', error: { type: turn.apiError.type, message: turn.apiError.message } });
         return sendMessage(res, body, turn, requests.length);
       }
       if (record.method === 'POST' && pathname === '/v1/messages/count_tokens') return sendJson(res, 200, { input_tokens: Math.ceil(raw.length / 4) });
