@@ -34,6 +34,10 @@ export interface VerifyInput {
   inWorktree?: boolean;
   log: (level: 'info' | 'warn', message: string) => void;
   now?: () => Date;
+  /** The repository's top level, real path; the runner resolves it once per run (it cannot change). Read when absent. */
+  topLevel?: string;
+  /** HEAD as the loop read it right after the agent exited (null: no commit yet), so it is not read twice. Read when absent. */
+  headAfterAgent?: string | null;
 }
 
 export interface StoryVerdict {

@@ -1,8 +1,6 @@
 // The modules other parts of the engine own (SPEC §6 verification, SPEC §7 budgets), wired in one place so
 // the runner and the loop only see the contracts.
-import type { AgentResult, BudgetGate, Clock } from './contracts.js';
-import { isTransientFailure } from './ratelimit.js';
-import { transientReason } from './loop.js';
+import type { BudgetGate, Clock } from './contracts.js';
 import type { RunOptions } from './args.js';
 import type { Emit } from './events.js';
 import { createBudgetGate } from './budget.js';
@@ -31,12 +29,7 @@ export function createBudget(ctx: BudgetContext): BudgetGate {
   });
 }
 
-export { detectRateLimit } from './ratelimit.js';
-
-/** The budget module's reading of a transient failure, plus the loop's own (an API error with a failing exit). */
-export function transientFailure(result: AgentResult): string | null {
-  return isTransientFailure(result) ?? transientReason(result);
-}
+export { detectRateLimit, transientReason } from './ratelimit.js';
 
 /** Usage now, rendered for --dry-run; a reading that fails is reported, never thrown. */
 export async function readUsageNow(ctx: Pick<BudgetContext, 'env' | 'clock'>): Promise<string> {

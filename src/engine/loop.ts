@@ -18,10 +18,11 @@ export interface LoopDeps {
    */
   prdBefore(iteration: number): string;
   headSha(): Promise<string | null>;
-  verify(iteration: number, prdBefore: string): Promise<VerifyResult>;
+  /** `headAfterAgent`: HEAD read right after the agent exited, handed on so verification need not read it again. */
+  verify(iteration: number, prdBefore: string, headAfterAgent: string | null): Promise<VerifyResult>;
   detectRateLimit(text: string, now: Date): RateLimitHit | null;
-  /** Why a run failed in a way worth repeating (at most 3 times), or null; default: transientReason. */
-  transientReason?(result: AgentResult): string | null;
+  /** Why a run failed in a way worth repeating (at most 3 times), or null: ratelimit.ts `transientReason`. */
+  transientReason(result: AgentResult): string | null;
   budget: Pick<BudgetGate, 'beforeIteration'>;
   saveState(state: LoopState): void;
   /** Upkeep before each agent run (progress.txt compaction). */
@@ -79,13 +80,14 @@ async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps
   const prdBefore = deps.prdBefore(iteration);
   const headBefore = await deps.headSha();
   const result = await runAgentWithRetries(state, config, deps, iteration);
-  const newCommit = (await deps.headSha()) !== headBefore;
+  const headAfter = await deps.headSha();
+  const newCommit = headAfter !== headBefore;
   throwIfAborted(deps.signal);
   const tag = detectTag(result.finalMessage);
   deps.emit({ type: 'agent-exit', iteration, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, costUsd: result.costUsd, tag });
   if (result.timedOut) deps.emit({ type: 'warn', iteration, message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed` });
 
-  const verdict = await deps.verify(iteration, prdBefore);
+  const verdict = await deps.verify(iteration, prdBefore, headAfter);
   deps.emit({ type: 'verify', iteration, verdicts: verdict.verdicts, restored: verdict.restored, allPass: verdict.allPass });
   state.noProgressStreak = newCommit ? 0 : state.noProgressStreak + 1;
   Object.assign(state, { iterationDone: true, updatedAt: deps.clock.now().toISOString() });
@@ -149,7 +151,7 @@ async function runAgentWithRetries(state: LoopState, config: LoopConfig, deps: L
       throwIfAborted(deps.signal);
       continue;
     }
-    const reason = (deps.transientReason ?? transientReason)(result);
+    const reason = deps.transientReason(result);
     if (!reason || transient >= MAX_TRANSIENT_RETRIES) return result;
     const waitMs = config.retryBaseMs * 2 ** transient++;
     deps.emit({ type: 'retry', iteration, attempt: transient, reason, waitMs });
@@ -162,13 +164,4 @@ async function runAgentWithRetries(state: LoopState, config: LoopConfig, deps: L
 export function planRateLimitWait(hit: RateLimitHit, now: Date, backoffMs: number, attempt: number): number {
   const wait = hit.resetAt ? hit.resetAt.getTime() - now.getTime() + Math.min(RESET_SLACK_MS, backoffMs) : backoffMs * 2 ** (attempt - 1);
   return Math.max(backoffMs > 0 ? Math.min(backoffMs, 1000) : 0, Math.min(wait, MAX_RATE_LIMIT_WAIT_MS));
-}
-
-/** Failures worth a retry: the agent produced nothing and failed, or said its API returned nothing. */
-export function transientReason(r: AgentResult): string | null {
-  if (/No messages returned/i.test(`${r.finalMessage}\n${r.stderr}`)) return 'the agent reported "No messages returned"';
-  if (r.signal || r.timedOut) return null;
-  if (r.exitCode !== 0 && /^API Error\b/.test(r.finalMessage.trim())) return `the agent's API call failed: ${r.finalMessage.trim().split('\n')[0].slice(0, 120)}`;
-  if (!r.finalMessage.trim() && r.exitCode !== 0) return `the agent exited ${r.exitCode} with no output`;
-  return null;
 }

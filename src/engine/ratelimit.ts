@@ -119,15 +119,19 @@ function http429(line: string): null | undefined {
 }
 
 /**
- * Failures worth repeating the run for (at most 3 times): the agent said its API returned nothing, was
- * overloaded, or exited non-zero without printing anything at all. Timeouts and kills are real failures.
+ * Why a failed agent run is worth repeating (at most 3 times, loop.ts), or null. The one place that decides it:
+ * the agent said its API returned nothing or was overloaded (529), its final message is an API error and it
+ * exited non-zero, or it exited non-zero without a final message. Phrases count only as the start of a line, so
+ * a summary that mentions "No messages returned" in a sentence is not a failure. Timeouts and kills are real failures.
  */
-export function isTransientFailure(result: AgentResult): string | null {
+export function transientReason(result: AgentResult): string | null {
   if (result.timedOut || result.signal) return null;
-  const text = `${result.finalMessage}\n${result.stderr}`.replace(ANSI, '');
-  const lines = text.split(/\r?\n/).map((l) => l.replace(PREFIX, '').trim());
+  const lines = `${result.finalMessage}\n${result.stderr}`.replace(ANSI, '').split(/\r?\n/).map((l) => l.replace(PREFIX, '').trim());
   if (lines.some((l) => /^No messages returned\b/i.test(l))) return 'the agent reported "No messages returned"';
   if (lines.some((l) => /^(?:529\b|\{.*"type"\s*:\s*"overloaded_error")/.test(l))) return 'the API was overloaded (529)';
-  if (result.exitCode !== 0 && !result.stdout.trim() && !result.stderr.trim()) return `the agent exited ${result.exitCode} without any output`;
+  if (result.exitCode === 0) return null;
+  const final = result.finalMessage.trim();
+  if (/^API Error\b/.test(final)) return `the agent's API call failed: ${final.split('\n')[0].slice(0, 120)}`;
+  if (!final) return `the agent exited ${result.exitCode} with no output`;
   return null;
 }

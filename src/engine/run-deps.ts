@@ -1,6 +1,6 @@
 // The real edges of one locked run, handed to the loop (loop.ts): the agent process, git, verification,
 // the budget and state persistence, plus the runner's own commits.
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { BudgetGate } from './contracts.js';
 import type { RunOptions } from './args.js';
@@ -15,7 +15,7 @@ import { loopDir, writeState, type LoopState } from './runs.js';
 import { planAgent } from './agents/index.js';
 import { applyCompaction } from './progress.js';
 import { runAgentOnce } from './agent-run.js';
-import { detectRateLimit, transientFailure, verifyIteration } from './edges.js';
+import { detectRateLimit, transientReason, verifyIteration } from './edges.js';
 import { commitRunnerFiles } from './verify-git.js';
 
 export interface LockedRun {
@@ -48,6 +48,8 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
   const { paths, options, io, emit } = run;
   const dir = loopDir(paths.repoRoot, state.id);
   const save = (s: LoopState) => writeState(paths.repoRoot, s);
+  // repoRoot is git's --show-toplevel, resolved at start; a run cannot move it, so verification need not ask again.
+  const topLevel = realpathSync(paths.repoRoot);
   return {
     clock: realClock,
     emit,
@@ -57,7 +59,7 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
     prdBefore: (iteration) => snapshotPrd(path.join(dir, 'prd-before.json'), paths.prd, iteration),
     headSha: () => headSha(paths.repoRoot),
     detectRateLimit,
-    transientReason: transientFailure,
+    transientReason,
     async beforeAgent() {
       const moved = applyCompaction(paths.progress, new Date());
       if (moved) await commitOwn(run, [moved, paths.progress], 'chore(ralph): compact progress.txt', `progress.txt compacted; older entries moved to ${path.relative(paths.repoRoot, moved)}`);
@@ -74,8 +76,9 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
       save(Object.assign(state, { agentPid: undefined }));
       return result;
     },
-    async verify(iteration, prdBefore) {
+    async verify(iteration, prdBefore, headAfterAgent) {
       return verifyIteration({
+        topLevel, headAfterAgent,
         repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(dir, 'ledger.jsonl'),
         loopId: state.id, iteration, prdBefore, checkTimeoutMs: options.checkTimeoutMs, inWorktree: options.verifyInWorktree,
         log: (level, message) => emit({ type: level, iteration, message }),

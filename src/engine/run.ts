@@ -12,7 +12,7 @@ import { realClock } from './clock.js';
 import { resolveRepoRoot } from './git.js';
 import { acquireLock, loopDir, newLoopId, writeState, isCancelRequested, cancelMarker, runsDir, type LoopState, type LoopStatus } from './runs.js';
 import { readPlan, checkPromptFile, findResumable, mergeResumedOptions, resolvePaths, findExecutable } from './setup.js';
-import { planAgent, renderAgentCommand } from './agents/index.js';
+import { planAgent, renderAgentCommand, renderMissingAgent } from './agents/index.js';
 import { runLoop } from './loop.js';
 import { createBudget, renderUncheckedWarning } from './edges.js';
 import { printDryRun } from './dry-run.js';
@@ -61,7 +61,8 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
   const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: PROMPT_PLACEHOLDER, runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
   if (options.dryRun) return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), io, emit, json: options.json });
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
-    throw new LoopExit(2, `the ${options.agent} CLI was not found (looked for "${probe.file}" on PATH)`, `install it, set RALPH_${options.agent.toUpperCase()}_BIN=/path/to/${options.agent}, or use --agent-cmd`);
+    const missing = renderMissingAgent(options.agent, io.env);
+    throw new LoopExit(2, missing.message, missing.hint);
   }
   if (!options.agentCmd && options.agent === 'claude' && process.getuid?.() === 0 && !io.env.IS_SANDBOX) {
     emit({ type: 'warn', message: 'running as root: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set (only do that in a sandbox)' });

@@ -62,12 +62,13 @@ export async function readDirtyPaths(top: string): Promise<string[]> {
 
 /**
  * Commits exactly `paths` (those with changes) as the runner; returns the new sha, or null if nothing changed.
+ * `dirty` is a status the caller read after its last write, to save reading it again.
  * `--only` leaves anything else the agent staged alone; `--no-verify` and no signing, because the user's hooks and
  * passphrase prompts are for their commits, not for the runner's bookkeeping of two text files.
  */
-export async function commitRunnerFiles(top: string, paths: string[], message: string): Promise<string | null> {
-  const dirty = await readDirtyPaths(top);
-  const mine = paths.filter((p) => dirty.includes(p));
+export async function commitRunnerFiles(top: string, paths: string[], message: string, dirty?: string[]): Promise<string | null> {
+  const changed = dirty ?? (await readDirtyPaths(top));
+  const mine = paths.filter((p) => changed.includes(p));
   if (!mine.length) return null;
   await gitOk(top, ['add', '--', ...mine]);
   const identity = (await hasIdentity(top)) ? [] : RUNNER_IDENTITY;

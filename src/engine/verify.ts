@@ -30,12 +30,13 @@ interface Judgement {
 
 export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutcome> {
   const now = input.now ?? (() => new Date());
-  const top = realpathSync(await readTopLevel(input.repoRoot));
+  const top = input.topLevel ?? realpathSync(await readTopLevel(input.repoRoot));
   const plan = planRepair(input);
   for (const r of plan.restored) input.log('warn', `prd.json: ${r}`);
 
   const own = ownPaths(top, input);
-  const session = new CheckSession(input, top, plan.claims.length ? await readHead(top) : null, now);
+  const head = plan.claims.length ? (input.headAfterAgent !== undefined ? input.headAfterAgent : await readHead(top)) : null;
+  const session = new CheckSession(input, top, head, now);
   const dirty = plan.claims.length ? (await readDirtyPaths(top)).filter((p) => !isOwn(p, own)) : [];
   const judged: Judgement[] = [];
   try {
@@ -43,7 +44,6 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   } finally {
     await session.close();
   }
-  if (plan.claims.length && !input.inWorktree) await warnCheckSideEffects(top, own, dirty, input);
 
   const edited = applyVerdicts(plan.prd, judged.map((j) => j.verdict));
   if (plan.changed || edited) writePrd(input, plan.prd, plan.unusable);
@@ -51,7 +51,11 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   if (plan.restored.length) blocks.push(renderRestoreBlock(now(), input.iteration, plan.restored));
   if (blocks.length) appendFileSync(input.progressPath, blocks.join(''));
 
-  const runnerCommit = await commitOwnFiles(top, own.files, commitMessage(judged, plan.restored.length > 0, input.iteration), input);
+  // One status after the runner's own writes serves both the side-effect warning (it skips the runner's files)
+  // and the commit of those files.
+  const after = plan.claims.length && !input.inWorktree ? await readDirtyPaths(top) : undefined;
+  if (after) warnCheckSideEffects(after, own, dirty, input);
+  const runnerCommit = await commitOwnFiles(top, own.files, commitMessage(judged, plan.restored.length > 0, input.iteration), input, after);
   if (runnerCommit) input.log('info', `committed the runner's own edits to ${own.files.join(' and ')} as ${runnerCommit.slice(0, 7)}`);
   const verdicts = judged.map((j) => j.verdict);
   return { verdicts, restored: plan.restored, prd: plan.prd, allPass: plan.prd.userStories.every((s) => s.passes === true), runnerCommit };
@@ -145,15 +149,15 @@ function isOwn(p: string, own: OwnPaths): boolean {
 }
 
 /** Checks that write into the tree (a formatter, build output nobody ignored) would be blamed on the next claim. */
-async function warnCheckSideEffects(top: string, own: OwnPaths, before: string[], input: VerifyInput): Promise<void> {
-  const added = (await readDirtyPaths(top)).filter((p) => !isOwn(p, own) && !before.includes(p));
+function warnCheckSideEffects(after: string[], own: OwnPaths, before: string[], input: VerifyInput): void {
+  const added = after.filter((p) => !isOwn(p, own) && !before.includes(p));
   if (added.length) input.log('warn', `the checks changed files in the working tree (${added.slice(0, 10).join(', ')}); add them to .gitignore or the next claim will be rejected as uncommitted work`);
 }
 
 /** A failed commit (a merge in progress, a locked index) must not lose the verdicts: warn and go on. */
-async function commitOwnFiles(top: string, files: string[], message: string, input: VerifyInput): Promise<string | null> {
+async function commitOwnFiles(top: string, files: string[], message: string, input: VerifyInput, dirty?: string[]): Promise<string | null> {
   try {
-    return await commitRunnerFiles(top, files, message);
+    return await commitRunnerFiles(top, files, message, dirty);
   } catch (err) {
     input.log('warn', `could not commit the runner's edits to ${files.join(' and ')}: ${(err as Error).message}`);
     return null;

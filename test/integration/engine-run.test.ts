@@ -45,11 +45,23 @@ describe('refusals (exit 2) and bad usage (exit 1)', () => {
     expect(existsSync(path.join(dir, 'ralph/.runs'))).toBe(false);
   });
 
-  it('refuses when the agent CLI is not installed', async () => {
+  it('refuses when RALPH_CLAUDE_BIN names no executable, saying so and what to type next', async () => {
     const dir = planRepo();
-    const r = await engine(dir, ['run', '--pause', '0'], { RALPH_CLAUDE_BIN: path.join(dir, 'no-such-claude') });
+    const bin = path.join(dir, 'no-such-claude');
+    const r = await engine(dir, ['run', '--pause', '0'], { RALPH_CLAUDE_BIN: bin });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/the claude CLI was not found/);
+    expect(r.stderr).toContain(`ralph: the claude CLI was not found: RALPH_CLAUDE_BIN is set to "${bin}", which is not an executable file (exit 2)\n`);
+    expect(r.stderr).toMatch(/hint: point RALPH_CLAUDE_BIN at the claude binary .*unset it to use "claude" from PATH/);
+    expect(r.stderr).not.toMatch(/on PATH\)/);
+    expect(existsSync(path.join(dir, 'ralph/.runs'))).toBe(false);
+  });
+
+  it('refuses when the agent CLI is not on PATH, with the install command', async () => {
+    const dir = planRepo();
+    const r = await engine(dir, ['run', '--agent', 'codex', '--pause', '0'], { PATH: testdir(), RALPH_CODEX_BIN: undefined });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/the codex CLI was not found: no executable "codex" on PATH/);
+    expect(r.stderr).toMatch(/hint: install it \(npm install -g @openai\/codex\), or set RALPH_CODEX_BIN=\/path\/to\/codex/);
   });
 
   it('refuses a name that is taken', async () => {

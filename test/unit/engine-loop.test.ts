@@ -1,6 +1,7 @@
 // The loop's state machine driven with fake edges: no processes, no git, no real time.
 import { describe, expect, it } from 'vitest';
-import { runLoop, planRateLimitWait, transientReason, type LoopDeps, type LoopConfig } from '../../src/engine/loop.js';
+import { runLoop, planRateLimitWait, type LoopDeps, type LoopConfig } from '../../src/engine/loop.js';
+import { transientReason } from '../../src/engine/ratelimit.js';
 import type { AgentResult, RateLimitHit, VerifyResult } from '../../src/engine/contracts.js';
 import type { LoopState } from '../../src/engine/runs.js';
 import type { LoopEvent } from '../../src/engine/events.js';
@@ -54,6 +55,7 @@ function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; state?: Pa
     headSha: async () => `sha${head}`,
     verify: async (): Promise<VerifyResult> => ({ verdicts: [], restored: [], allPass: current.allPass ?? false, prd: { branchName: 'b', userStories: [{ id: 'US-1', title: 't', acceptanceCriteria: [], priority: 1, passes: false }] } }),
     detectRateLimit: (): RateLimitHit | null => (current.rateLimit ? { resetAt: null, message: 'limit hit' } : null),
+    transientReason,
     budget: { beforeIteration: async () => budget.shift() ?? 'continue' },
     saveState: (s) => void saved.push(structuredClone(s)),
   };
@@ -125,6 +127,25 @@ describe('runLoop bookkeeping', () => {
     expect(h.sleeps).toEqual([100, 200, 400, 100, 200, 400]);
   });
 
+  it.each([
+    ['an overloaded API (529)', { exitCode: 1, say: 'API Error: 529 {"type":"error","error":{"type":"overloaded_error"}}' }, /overloaded \(529\)/],
+    ['an API error with a failing exit', { exitCode: 1, say: 'API Error: Unable to connect to API' }, /API call failed/],
+    ['no output and a failing exit', { exitCode: 1 }, /exited 1 with no output/],
+  ])('repeats the run after %s, with the reason', async (_name, first, reason) => {
+    const h = harness([first, { commit: true, allPass: true }], { config: { maxIterations: 1 } });
+    const exit = await h.run();
+    expect(exit.code).toBe(0);
+    expect(h.ran).toEqual([1, 1]);
+    expect(h.events).toContainEqual(expect.objectContaining({ type: 'retry', iteration: 1, attempt: 1, reason: expect.stringMatching(reason) }));
+  });
+
+  it('does not repeat a failed run whose summary merely mentions "No messages returned"', async () => {
+    const h = harness([{ exitCode: 1, say: 'Fixed the handler that printed No messages returned; tests still fail' }], { config: { maxIterations: 1 } });
+    await h.run();
+    expect(h.ran).toEqual([1]);
+    expect(h.events.filter((e) => e.type === 'retry')).toEqual([]);
+  });
+
   it('logs an ignored COMPLETE with the stories still open', async () => {
     const h = harness([{ say: '<promise>COMPLETE</promise>', commit: true }], { config: { maxIterations: 1 } });
     await h.run();
@@ -141,19 +162,5 @@ describe('planRateLimitWait', () => {
     ['at least a second when the reset has passed', { resetAt: new Date('2026-01-01T09:00:00Z'), message: '' }, 1, 1000],
   ])('%s', (_name, hit, attempt, expected) => {
     expect(planRateLimitWait(hit, now, 60_000, attempt)).toBe(expected);
-  });
-});
-
-describe('transientReason', () => {
-  const base: AgentResult = { exitCode: 0, signal: null, timedOut: false, stdout: '', stderr: '', finalMessage: '', durationMs: 1 };
-  it.each<[string, Partial<AgentResult>, boolean]>([
-    ['"No messages returned"', { exitCode: 1, stderr: 'Error: No messages returned from query' }, true],
-    ['no output and a failing exit', { exitCode: 1 }, true],
-    ['an API error', { exitCode: 1, finalMessage: 'API Error: Unable to connect to API (ConnectionRefused)' }, true],
-    ['a silent agent that exits 0', { exitCode: 0 }, false],
-    ['a failing agent that explained itself', { exitCode: 2, finalMessage: 'tests fail' }, false],
-    ['a timeout', { timedOut: true, signal: 'SIGTERM', exitCode: null }, false],
-  ])('%s', (_name, over, transient) => {
-    expect(transientReason({ ...base, ...over }) !== null).toBe(transient);
   });
 });

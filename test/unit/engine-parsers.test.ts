@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { detectTag } from '../../src/engine/tags.js';
 import { parseRunArgs, DEFAULT_OPTIONS, type RunOptions } from '../../src/engine/args.js';
 import { parseClaudeLine, renderToolUse } from '../../src/engine/agents/claude.js';
-import { planAgent, readGeminiJson, renderAgentCommand } from '../../src/engine/agents/index.js';
+import { planAgent, readGeminiJson, renderAgentCommand, renderMissingAgent } from '../../src/engine/agents/index.js';
 import { LoopExit } from '../../src/engine/contracts.js';
 
 describe('detectTag', () => {
@@ -109,5 +109,21 @@ describe('planAgent', () => {
   it('runs --agent-cmd through sh -c with the prompt on stdin', () => {
     const plan = planAgent({ ...base, agent: 'claude', agentCmd: './my agent' });
     expect(plan).toMatchObject({ file: 'sh', args: ['-c', './my agent'], input: 'do it', output: 'text' });
+  });
+});
+
+// The refusal names what the user actually set: "not on PATH" for a path they typed sends them the wrong way.
+describe('renderMissingAgent', () => {
+  it.each([
+    ['claude', {}, /^the claude CLI was not found: no executable "claude" on PATH$/, /^install it \(npm install -g @anthropic-ai\/claude-code\), or set RALPH_CLAUDE_BIN=\/path\/to\/claude, or run another agent with --agent-cmd/],
+    ['codex', {}, /no executable "codex" on PATH/, /npm install -g @openai\/codex\b.*RALPH_CODEX_BIN=/],
+    ['gemini', {}, /no executable "gemini" on PATH/, /npm install -g @google\/gemini-cli\b.*RALPH_GEMINI_BIN=/],
+    ['claude', { RALPH_CLAUDE_BIN: '/nope' }, /^the claude CLI was not found: RALPH_CLAUDE_BIN is set to "\/nope", which is not an executable file$/, /^point RALPH_CLAUDE_BIN at the claude binary \(export RALPH_CLAUDE_BIN=\/path\/to\/claude\), unset it to use "claude" from PATH, or run another agent with --agent-cmd/],
+    ['amp', { RALPH_AMP_BIN: 'amp-nightly' }, /RALPH_AMP_BIN is set to "amp-nightly", which is not an executable on PATH$/, /point RALPH_AMP_BIN at the amp binary/],
+    ['opencode', { RALPH_OPENCODE_BIN: '' }, /no executable "opencode" on PATH/, /npm install -g opencode-ai\b/],
+  ] as const)('%s %j', (agent, env, message, hint) => {
+    const r = renderMissingAgent(agent, env);
+    expect(r.message).toMatch(message);
+    expect(r.hint).toMatch(hint);
   });
 });

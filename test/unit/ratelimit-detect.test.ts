@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { detectRateLimit, isTransientFailure } from '../../src/engine/ratelimit.js';
+import { detectRateLimit, transientReason } from '../../src/engine/ratelimit.js';
 import type { AgentResult } from '../../src/engine/contracts.js';
 
 // Sunday 2026-11-29 18:00 UTC = 19:00 in Paris = 10:00 in Los Angeles.
@@ -86,24 +86,34 @@ function result(over: Partial<AgentResult>): AgentResult {
   return { exitCode: 0, signal: null, timedOut: false, stdout: 'out', stderr: '', finalMessage: 'done', durationMs: 10, ...over };
 }
 
-describe('isTransientFailure', () => {
+// The one rule book for "repeat this run" (the loop has no rules of its own): every rule, both ways.
+describe('transientReason', () => {
   it.each([
-    ['No messages returned in the final message', result({ exitCode: 1, finalMessage: 'Error: No messages returned' }), /No messages returned/],
-    ['No messages returned on stderr', result({ exitCode: 1, stderr: 'No messages returned\n' }), /No messages returned/],
-    ['overloaded API', result({ exitCode: 1, finalMessage: 'API Error: 529 {"type":"error","error":{"type":"overloaded_error"}}' }), /overloaded/],
-    ['non-zero exit and no output at all', result({ exitCode: 1, stdout: '', stderr: '', finalMessage: '' }), /exited 1 without any output/],
+    ['"No messages returned" in the final message', result({ exitCode: 1, finalMessage: 'Error: No messages returned' }), /No messages returned/],
+    ['"No messages returned" on stderr', result({ exitCode: 1, stderr: 'Error: No messages returned from query\n' }), /No messages returned/],
+    ['"No messages returned" after a bullet and colour codes', result({ exitCode: 1, stderr: '\u001b[31m● No messages returned\u001b[0m' }), /No messages returned/],
+    ['an API error 529 with its JSON', result({ exitCode: 1, finalMessage: 'API Error: 529 {"type":"error","error":{"type":"overloaded_error"}}' }), /overloaded \(529\)/],
+    ['an overloaded_error event on stderr', result({ exitCode: 1, stderr: '{"type":"overloaded_error","message":"Overloaded"}' }), /overloaded \(529\)/],
+    ['an API error with a failing exit', result({ exitCode: 1, finalMessage: 'API Error: Unable to connect to API (ConnectionRefused)' }), /API call failed: API Error: Unable to connect/],
+    ['repeated 529s, said as an API error', result({ exitCode: 1, finalMessage: 'API Error: Repeated 529 Overloaded errors' }), /529/],
+    ['non-zero exit and no output at all', result({ exitCode: 1, stdout: '', stderr: '', finalMessage: '' }), /exited 1 with no output/],
+    ['non-zero exit without a final message', result({ exitCode: 3, stdout: '', stderr: 'connection reset', finalMessage: '' }), /exited 3 with no output/],
   ])('%s → retry', (_name, r, reason) => {
-    expect(isTransientFailure(r)).toMatch(reason);
+    expect(transientReason(r)).toMatch(reason);
   });
 
   it.each([
     ['a normal run', result({})],
     ['a silent agent that exits 0', result({ stdout: '', finalMessage: '' })],
-    ['a failure that explains itself', result({ exitCode: 2, stdout: '', stderr: 'tsc: 3 errors' })],
+    ['a failure that explains itself', result({ exitCode: 2, stdout: '', stderr: 'tsc: 3 errors', finalMessage: 'tests fail' })],
+    ['an API error quoted by an agent that exited 0', result({ finalMessage: 'API Error: the fixture I added returns this on purpose' })],
+    ['an API error that is not the start of the final message', result({ exitCode: 1, finalMessage: 'Saw "API Error: x" in the logs; tests fail' })],
     ['a timed-out run', result({ exitCode: null, timedOut: true, stdout: '', finalMessage: '' })],
     ['a killed run', result({ exitCode: null, signal: 'SIGKILL', stdout: '', finalMessage: '' })],
-    ['prose about the error', result({ finalMessage: 'Handled the case where the API says No messages returned.' })],
+    ['a killed run that said "No messages returned"', result({ exitCode: null, signal: 'SIGKILL', stderr: 'No messages returned' })],
+    ['prose about "No messages returned", failing exit', result({ exitCode: 1, finalMessage: 'Handled the case where the API says No messages returned.' })],
+    ['prose about a 529', result({ exitCode: 1, finalMessage: 'Retry on HTTP 529 now works; tests fail' })],
   ])('%s → no retry', (_name, r) => {
-    expect(isTransientFailure(r)).toBeNull();
+    expect(transientReason(r)).toBeNull();
   });
 });

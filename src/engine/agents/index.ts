@@ -19,6 +19,8 @@ export interface AgentPlan {
 
 export interface AgentSpec {
   bin: string;
+  /** The npm package that provides `bin`, for the hint when it is missing (docs/agents.md). */
+  npmPackage: string;
   /** Arguments; `prompt` is given for agents that take it as an argument, `lastMessageFile` for codex. */
   args(ctx: { prompt: string; lastMessageFile: string }): string[];
   promptOnStdin: boolean;
@@ -27,9 +29,10 @@ export interface AgentSpec {
 }
 
 export const AGENTS: Record<AgentName, AgentSpec> = {
-  claude: { bin: 'claude', args: () => CLAUDE_ARGS, promptOnStdin: true, output: 'claude-stream' },
+  claude: { bin: 'claude', npmPackage: '@anthropic-ai/claude-code', args: () => CLAUDE_ARGS, promptOnStdin: true, output: 'claude-stream' },
   codex: {
     bin: 'codex',
+    npmPackage: '@openai/codex',
     args: ({ lastMessageFile }) => ['exec', '--dangerously-bypass-approvals-and-sandbox', '--output-last-message', lastMessageFile, '-'],
     promptOnStdin: true,
     usesLastMessageFile: true,
@@ -37,13 +40,13 @@ export const AGENTS: Record<AgentName, AgentSpec> = {
   },
   // Execute mode reads the prompt from stdin and prints only the last assistant message. --dangerously-allow-all
   // is not in `amp --help` but is accepted (docs/agents.md); it is the flag form of amp.dangerouslyAllowAll.
-  amp: { bin: 'amp', args: () => ['--dangerously-allow-all', '--execute'], promptOnStdin: true, output: 'text' },
+  amp: { bin: 'amp', npmPackage: '@sourcegraph/amp', args: () => ['--dangerously-allow-all', '--execute'], promptOnStdin: true, output: 'text' },
   // `opencode run` reads the message from stdin when it is not a terminal (not in its --help; see docs/agents.md);
   // without --auto it rejects every permission request in non-interactive mode.
-  opencode: { bin: 'opencode', args: () => ['run', '--auto'], promptOnStdin: true, output: 'text' },
+  opencode: { bin: 'opencode', npmPackage: 'opencode-ai', args: () => ['run', '--auto'], promptOnStdin: true, output: 'text' },
   // Headless when stdin is piped. Without --skip-trust an untrusted folder silently turns --yolo back into
   // "ask for approval". The json output's `response` holds the final text (its stream-json result has none).
-  gemini: { bin: 'gemini', args: () => ['--skip-trust', '--yolo', '--output-format', 'json'], promptOnStdin: true, output: 'gemini-json' },
+  gemini: { bin: 'gemini', npmPackage: '@google/gemini-cli', args: () => ['--skip-trust', '--yolo', '--output-format', 'json'], promptOnStdin: true, output: 'gemini-json' },
 };
 
 export interface PlanAgentInput {
@@ -56,12 +59,38 @@ export interface PlanAgentInput {
   env: NodeJS.ProcessEnv;
 }
 
+/** RALPH_CLAUDE_BIN, RALPH_CODEX_BIN, ...: the variable that overrides an agent's binary. */
+export function agentBinVar(agent: AgentName): string {
+  return `RALPH_${agent.toUpperCase()}_BIN`;
+}
+
+/**
+ * Why the agent's binary could not be found, naming the variable that pointed somewhere when one did (the
+ * user typed that path, and "not on PATH" would send them looking in the wrong place), and what to type next.
+ */
+export function renderMissingAgent(agent: AgentName, env: NodeJS.ProcessEnv): { message: string; hint: string } {
+  const name = agentBinVar(agent);
+  const given = env[name];
+  const other = "or run another agent with --agent-cmd '<command>'";
+  if (given) {
+    const where = given.includes('/') ? 'which is not an executable file' : 'which is not an executable on PATH';
+    return {
+      message: `the ${agent} CLI was not found: ${name} is set to ${JSON.stringify(given)}, ${where}`,
+      hint: `point ${name} at the ${agent} binary (export ${name}=/path/to/${AGENTS[agent].bin}), unset it to use "${AGENTS[agent].bin}" from PATH, ${other}`,
+    };
+  }
+  return {
+    message: `the ${agent} CLI was not found: no executable "${AGENTS[agent].bin}" on PATH`,
+    hint: `install it (npm install -g ${AGENTS[agent].npmPackage}), or set ${name}=/path/to/${AGENTS[agent].bin}, ${other}`,
+  };
+}
+
 export function planAgent(input: PlanAgentInput): AgentPlan {
   if (input.agentCmd !== undefined) return { file: 'sh', args: ['-c', input.agentCmd], input: input.prompt, output: 'text' };
   const spec = AGENTS[input.agent];
   const lastMessageFile = path.join(input.runDir, `iteration-${input.iteration}.last-message.txt`);
   return {
-    file: input.env[`RALPH_${input.agent.toUpperCase()}_BIN`] || spec.bin,
+    file: input.env[agentBinVar(input.agent)] || spec.bin,
     args: spec.args({ prompt: input.prompt, lastMessageFile }),
     input: spec.promptOnStdin ? input.prompt : '',
     lastMessageFile: spec.usesLastMessageFile ? lastMessageFile : undefined,
