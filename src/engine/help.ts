@@ -1,5 +1,7 @@
-// The runner's --help: what it does, every option, examples and the exit codes (SPEC §4).
+// The runner's --help: what it does, every option, examples, the exit codes, the environment it reads and
+// where to read more (SPEC §4).
 import { AGENT_NAMES } from './args.js';
+import { DEFAULT_USAGE_URL } from './usage.js';
 
 export function renderRunHelp(): string {
   return `Usage: ./ralph/ralph.sh [options] [max_iterations]
@@ -57,6 +59,18 @@ Exit codes:
   5    budget reached mid-run (cost or usage)
   130  interrupted (Ctrl-C, SIGTERM or cancel); continue with --resume-last
 
-Runtime files: ralph/.runs/<id>/ (state.json, iteration-N.log, ledger.jsonl).
+Environment:
+  RALPH_<AGENT>_BIN           the agent's binary instead of the name on PATH, e.g.
+                              RALPH_CLAUDE_BIN=/opt/claude/bin/claude (likewise RALPH_CODEX_BIN,
+                              RALPH_AMP_BIN, RALPH_OPENCODE_BIN, RALPH_GEMINI_BIN)
+  RALPH_USAGE_URL             --max-usage: the usage endpoint, for proxies and tests
+                              (default ${DEFAULT_USAGE_URL})
+  RALPH_USAGE_TOKEN           --max-usage: the token to read it with (default: the one Claude Code stores;
+                              never printed)
+  IS_SANDBOX=1                Claude Code as root: needed for --dangerously-skip-permissions (sandboxes only)
+
+Runtime files: ralph/.runs/<id>/ (state.json, iteration-N.log, ledger.jsonl). After a stop, read
+ralph/progress.txt and the last iteration-N.log; npx ralphkit status lists the loops.
+Docs: https://www.npmjs.com/package/ralphkit (README: verification, budgets, exit codes, agents).
 `;
 }

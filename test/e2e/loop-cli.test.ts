@@ -1,7 +1,7 @@
 // `ralphkit run|status|cancel` (the built CLI) and ./ralph/ralph.sh --help: the same engine behind both.
 import { describe, expect, it } from 'vitest';
 import path from 'node:path';
-import { runCli } from '../support/repo.js';
+import { run, runCli } from '../support/repo.js';
 import { agent, loopRepo, onlyState, ralph, startRalph, until, loopStates } from '../support/loop-repo.js';
 import { RUN_FLAGS } from '../../src/engine/args.js';
 
@@ -63,6 +63,17 @@ describe('ralph.sh --help', () => {
     expect(r.stdout).toMatch(/Examples:\n {2}\.\/ralph\/ralph\.sh /);
     const viaCli = await runCli(['run', '--help'], { cwd: dir });
     expect(viaCli.stdout).toBe(r.stdout);
-    expect(path.basename(dir)).toBeTruthy();
+    const viaEngine = await run(process.execPath, [path.join(dir, 'ralph/ralph.mjs'), 'run', '--help'], { cwd: dir });
+    expect(viaEngine.stdout).toBe(r.stdout);
+  });
+
+  it('names the environment it reads and where to read more', async () => {
+    const r = await ralph(loopRepo(), ['--help']);
+    const env = r.stdout.slice(r.stdout.indexOf('\nEnvironment:\n'));
+    for (const name of ['CLAUDE', 'CODEX', 'AMP', 'OPENCODE', 'GEMINI']) expect(env).toContain(`RALPH_${name}_BIN`);
+    expect(env).toMatch(/^ {2}RALPH_USAGE_URL {2,}\S/m);
+    expect(env).toMatch(/^ {2}RALPH_USAGE_TOKEN {2,}\S/m);
+    expect(r.stdout).toMatch(/^Docs: https:\/\/\S+/m);
+    expect(r.stdout.indexOf('Exit codes:')).toBeLessThan(r.stdout.indexOf('\nEnvironment:\n'));
   });
 });

@@ -1,0 +1,75 @@
+// The runner's own cost per iteration, counted in git processes (not milliseconds: machines are noisy, and the
+// benchmark owns timings). A logging `git` first on PATH records every call; the agent writes a marker into the
+// same log, so the calls between two markers are exactly one iteration's worth of runner work.
+import { describe, expect, it } from 'vitest';
+import { execFileSync } from 'node:child_process';
+import { chmodSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { git, testdir } from '../support/repo.js';
+import { agent, loopRepo, ralph } from '../support/loop-repo.js';
+
+const MARKER = '-- agent ran';
+
+/** PATH and env under which every git call is appended to a log file. */
+function loggingGit(): { env: NodeJS.ProcessEnv; log: string } {
+  const dir = testdir();
+  const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
+  const log = path.join(dir, 'git.log');
+  writeFileSync(log, '');
+  writeFileSync(path.join(dir, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> "$RALPH_TEST_GITLOG"\nexec '${realGit}' "$@"\n`);
+  chmodSync(path.join(dir, 'git'), 0o755);
+  return { env: { PATH: `${dir}${path.delimiter}${process.env.PATH}`, RALPH_TEST_GITLOG: log }, log };
+}
+
+/** The runner's git calls between one agent run and the next, per iteration. */
+function perIteration(log: string): Array<{ head: number; topLevel: number; status: number }> {
+  const segments = readFileSync(log, 'utf8').split(`${MARKER}\n`).slice(1, -1);
+  return segments.map((s) => {
+    const calls = s.split('\n').filter(Boolean);
+    return {
+      head: calls.filter((c) => /^rev-parse --verify\b.*\bHEAD\b/.test(c)).length,
+      topLevel: calls.filter((c) => c.includes('--show-toplevel')).length,
+      status: calls.filter((c) => c.startsWith('status ')).length,
+    };
+  });
+}
+
+const marked = (cmd: string) => `echo '${MARKER}' >> "$RALPH_TEST_GITLOG"${cmd ? `; ${cmd}` : ''}`;
+
+describe('git processes per iteration', () => {
+  it('an agent that does nothing costs two HEAD reads and one status, and no repository lookup', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const { env, log } = loggingGit();
+    const r = await ralph(dir, ['--agent-cmd', marked(''), '--pause', '0', '--no-progress-limit', '100', '4'], env);
+    expect(r.code, r.stderr).toBe(1);
+    const counts = perIteration(log);
+    expect(counts).toHaveLength(3);
+    for (const c of counts) {
+      expect(c.topLevel).toBe(0);
+      expect(c.head).toBeLessThanOrEqual(2);
+      expect(c.status).toBeLessThanOrEqual(1);
+    }
+  });
+
+  it('a claimed story is verified at the real HEAD after the agent, with no HEAD or status read twice', async () => {
+    const dir = loopRepo({ stories: 3, checks: ['true'] });
+    const { env, log } = loggingGit();
+    const r = await ralph(dir, ['--agent-cmd', marked(`node '${agent('worker')}'`), '--pause', '0', '5'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const counts = perIteration(log);
+    expect(counts).toHaveLength(2);
+    for (const c of counts) {
+      expect(c.topLevel).toBe(0);
+      expect(c.head).toBeLessThanOrEqual(2);
+      expect(c.status).toBeLessThanOrEqual(2);
+    }
+    // Each verdict names the commit the agent made, read after it exited (not a stale or guessed sha).
+    const runDir = path.join(dir, 'ralph/.runs', readdirSync(path.join(dir, 'ralph/.runs')).find((n) => n !== 'locks' && !n.includes('.'))!);
+    const ledger = readFileSync(path.join(runDir, 'ledger.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; story: string; commit: string; status?: string });
+    for (const id of ['US-001', 'US-002', 'US-003']) {
+      const verdict = ledger.find((l) => l.kind === 'verdict' && l.story === id);
+      expect(verdict?.status).toBe('verified');
+      expect(verdict?.commit).toBe(git(dir, 'log', '-1', '--format=%H', `--grep=^feat: ${id} `));
+    }
+  });
+});
