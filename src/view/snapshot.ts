@@ -56,10 +56,12 @@ export interface LoopsSnapshot {
 
 export function resolveViewPaths(cwd: string, prd?: string): ViewPaths {
   const root = path.resolve(cwd);
+  const prdPath = path.resolve(root, prd ?? 'ralph/prd.json');
   return {
     cwd: root,
-    prd: path.resolve(root, prd ?? 'ralph/prd.json'),
-    progress: path.join(root, 'ralph/progress.txt'),
+    prd: prdPath,
+    // The runner keeps the log beside the plan it runs, so a plan elsewhere has its own log.
+    progress: path.join(path.dirname(prdPath), 'progress.txt'),
     runs: path.join(root, 'ralph/.runs'),
   };
 }

@@ -60,6 +60,16 @@ describe('ralphkit view server: JSON endpoints', () => {
     expect(await getJson(server.url, '/api/prd')).toMatchObject({ file: 'plans/other.json', prd: { project: 'Elsewhere' } });
   });
 
+  it('/api/progress with --prd reads the log beside that plan, as the runner writes it', async () => {
+    const repo = testdir();
+    writePlan(repo, plan(2), 'plans/other.json');
+    writeProgress(repo, '# Log\n## 2026-11-29 - US-001\n- the default plan\n');
+    writeFiles(repo, { 'plans/progress.txt': '# Log\n## 2026-11-29 - US-002\n- the other plan\n' });
+    const server = await serve(repo, { prd: 'plans/other.json' });
+    const body = await getJson(server.url, '/api/progress');
+    expect(body).toMatchObject({ file: 'plans/progress.txt', exists: true, text: expect.stringContaining('the other plan') });
+  });
+
   it('/api/progress: the text of ralph/progress.txt and its sections', async () => {
     const repo = testdir();
     writeProgress(repo, '# Log\n## Codebase Patterns\n- p\n## 2026-11-29 - US-001\n- done\n');
