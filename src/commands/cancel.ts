@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { RalphkitError } from '../errors.js';
 import { logger } from '../logger.js';
 import { LoopExit } from '../engine/contracts.js';
-import { resolveRepoRoot } from '../engine/git.js';
+import { resolveGitRoot } from '../util/cwd.js';
 import { cancelLoop, renderCancelResult, waitForLoopEnd } from '../engine/loops.js';
 
 export function register(program: Command): void {
@@ -13,7 +13,7 @@ export function register(program: Command): void {
     .option('--cwd <dir>', 'the repository (default: the current directory)')
     .action(async (id: string, opts: { cwd?: string }) => {
       try {
-        const repoRoot = await resolveRepoRoot(opts.cwd ?? process.cwd());
+        const repoRoot = await resolveGitRoot(opts.cwd ?? process.cwd());
         const result = cancelLoop(repoRoot, id);
         if (result.action !== 'signalled') {
           logger.info(renderCancelResult(result));

@@ -1,6 +1,5 @@
 // `ralphkit skill add`: parses options and calls runSkillAdd; printing is shared with install.
 import type { Command } from 'commander';
-import path from 'node:path';
 import { runSkillAdd } from '../skills/add.js';
 import { askAtTerminal, printResult, withJsonErrors } from '../install/report.js';
 import { parseAgents } from '../skills/agents.js';
@@ -17,8 +16,9 @@ interface SkillAddFlags {
 }
 
 export const SKILL_ADD_HELP = `
-Missing frontmatter is filled in: name from the file name in kebab-case
-("My Review Notes.md" → my-review-notes), description from the first "# " heading.
+Missing frontmatter is filled in: name from the file name in kebab-case, accents
+dropped ("My Review Notes.md" → my-review-notes, "Ünïcode Nötes.md" → unicode-notes),
+description from the first "# " heading.
 Fields already there are kept. The result must pass the Agent Skills rules, or the
 file is refused with the reason (exit 2):
   name         1-64 of a-z 0-9 -, no leading, trailing or double hyphen
@@ -58,7 +58,8 @@ export function register(program: Command): void {
       const result = await withJsonErrors(flags.json, 'skill add', () =>
         runSkillAdd({
           cwd: flags.cwd ?? process.cwd(),
-          files: files.map((f) => path.resolve(f)),
+          // As typed, so messages name them the way the user did; they are read relative to this folder.
+          files,
           agents: parseAgents(flags.agent),
           force: flags.force,
           dryRun: flags.dryRun || flags.diff,

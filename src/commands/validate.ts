@@ -4,6 +4,7 @@ import { ExitError, EXIT, RalphkitError } from '../errors.js';
 import { logger } from '../logger.js';
 import { runValidate, type ValidateResult } from '../prd/run-validate.js';
 import { formatPrdProblem } from '../prd/validate.js';
+import { resolveCwdFolder } from '../util/cwd.js';
 
 interface ValidateCommandOptions {
   cwd?: string;
@@ -27,6 +28,7 @@ and CI annotate); the count and a hint go to stderr. A valid plan prints a summa
 Exit codes: 0 valid, 2 invalid or missing, 1 unexpected error.`,
     )
     .action((file: string, opts: ValidateCommandOptions) => {
+      if (opts.cwd !== undefined) resolveCwdFolder(opts.cwd);
       const result = runValidate({ cwd: opts.cwd, file });
       if (opts.json) printJson(result);
       else printText(result);

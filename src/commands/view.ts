@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { InvalidArgumentError, type Command } from 'commander';
 import { logger, color } from '../logger.js';
 import { DEFAULT_HOST, DEFAULT_PORT, startViewServer, type ViewServer } from '../view/server.js';
+import { resolveCwdFolder } from '../util/cwd.js';
 
 interface ViewCommandOptions {
   port: number;
@@ -23,7 +24,9 @@ export function register(program: Command): void {
     .option('--prd <file>', 'the plan, relative to --cwd', 'ralph/prd.json')
     .option('--open', 'open the dashboard in the default browser')
     .action(async (opts: ViewCommandOptions) => {
-      const server = await startViewServer({ cwd: opts.cwd ?? process.cwd(), prd: opts.prd, port: opts.port, host: opts.host });
+      // A dashboard of a folder that is not there would wait forever for a plan that cannot appear.
+      const cwd = resolveCwdFolder(opts.cwd ?? process.cwd());
+      const server = await startViewServer({ cwd, prd: opts.prd, port: opts.port, host: opts.host });
       printStarted(server, opts);
       if (opts.open) openBrowser(server.url);
       await untilInterrupted();

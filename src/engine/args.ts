@@ -112,7 +112,7 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   try {
     parsed = parseArgs({ args: argv, options: SPEC, allowPositionals: true, strict: true });
   } catch (err) {
-    throw usageError((err as Error).message.replace(/\. To specify a positional.*$/s, ''));
+    throw usageError(renderParseError((err as Error).message, argv));
   }
   const options: RunOptions = { ...DEFAULT_OPTIONS };
   const given = new Set<keyof RunOptions>();
@@ -131,6 +131,24 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   if (options.name && (options.resume || options.resumeLast)) throw usageError('--name names a new loop; a resumed loop keeps its id');
   if (given.has('agent') && options.agentCmd) throw usageError('use either --agent or --agent-cmd, not both');
   return { options, given };
+}
+
+/** node:util's parse errors, said in the runner's words (a missing value, a negative max_iterations). */
+export function renderParseError(message: string, argv: string[]): string {
+  const missing = /^Option '(-[-\w]+)(?: <value>)?' argument missing/.exec(message);
+  if (missing) return `${missing[1]} needs a value`;
+  const ambiguous = /^Option '(-[-\w]+)' argument is ambiguous/.exec(message);
+  if (ambiguous) {
+    const next = argv[argv.indexOf(ambiguous[1]) + 1] ?? '';
+    return `${ambiguous[1]} needs a value, but is followed by the option ${next}; if "${next}" is the value, write ${ambiguous[1]}=${next}`;
+  }
+  const negative = /^Unknown option '(-\d[^']*)'/.exec(message);
+  if (negative) {
+    // node reads "-10" as the short options -1 and -0; show what was typed.
+    const typed = argv.find((a) => a.startsWith(negative[1])) ?? negative[1];
+    return `max_iterations must be a whole number ≥ 1 (got "${typed}")`;
+  }
+  return message.replace(/\. To specify a positional.*$/s, '');
 }
 
 export function usageError(message: string): LoopExit {

@@ -49,15 +49,22 @@ async function branchExists(cwd: string, name: string): Promise<boolean> {
   return (await runGit(cwd, ['show-ref', '--verify', '--quiet', `refs/heads/${name}`])).code === 0;
 }
 
+export interface CheckoutResult {
+  /** What was done, for the log. */
+  message: string;
+  /** True when the branch did not exist and was created here (a rollback deletes it again). */
+  created: boolean;
+}
+
 /**
  * Puts the work tree on `branch`: nothing when already there, a checkout when it exists, else a new branch
- * from `base` (or HEAD). Returns what was done, for the log.
+ * from `base` (or HEAD).
  */
-export async function checkoutBranch(cwd: string, branch: string, base?: string): Promise<string> {
-  if ((await currentBranch(cwd)) === branch) return `on branch ${branch}`;
+export async function checkoutBranch(cwd: string, branch: string, base?: string): Promise<CheckoutResult> {
+  if ((await currentBranch(cwd)) === branch) return { message: `on branch ${branch}`, created: false };
   if (await branchExists(cwd, branch)) {
     await gitOrRefuse(cwd, ['checkout', '--quiet', branch, '--'], `cannot check out ${branch}`);
-    return `checked out ${branch}`;
+    return { message: `checked out ${branch}`, created: false };
   }
   let start = 'HEAD';
   if (base) {
@@ -66,7 +73,7 @@ export async function checkoutBranch(cwd: string, branch: string, base?: string)
     start = r.stdout.trim();
   }
   await gitOrRefuse(cwd, ['checkout', '--quiet', '-b', branch, start, '--'], `cannot create branch ${branch}`);
-  return `created ${branch} from ${base ?? 'HEAD'}`;
+  return { message: `created ${branch} from ${base ?? 'HEAD'}`, created: true };
 }
 
 async function gitOrRefuse(cwd: string, args: string[], what: string): Promise<void> {
@@ -74,8 +81,13 @@ async function gitOrRefuse(cwd: string, args: string[], what: string): Promise<v
   if (r.code !== 0) throw new LoopExit(2, `${what}: ${r.stderr.trim()}`, 'commit or stash your changes, then start again');
 }
 
-/** A file as committed on a local branch, or null when the branch or the file does not exist there. */
-export async function readFileOnBranch(cwd: string, branch: string, relPath: string): Promise<string | null> {
-  const r = await runGit(cwd, ['show', `refs/heads/${branch}:${relPath.split('\\').join('/')}`]);
+/** A file as committed at `rev` (a sha, HEAD, refs/heads/<name>), or null when the revision or the file does not exist. */
+export async function readFileAt(cwd: string, rev: string, relPath: string): Promise<string | null> {
+  const r = await runGit(cwd, ['cat-file', 'blob', `${rev}:${relPath.split('\\').join('/')}`]);
   return r.code === 0 ? r.stdout : null;
+}
+
+/** A file as committed on a local branch, or null when the branch or the file does not exist there. */
+export function readFileOnBranch(cwd: string, branch: string, relPath: string): Promise<string | null> {
+  return readFileAt(cwd, `refs/heads/${branch}`, relPath);
 }

@@ -21,11 +21,11 @@ Files:
 Loops:
   --name <id>                 name this loop (default: generated from the time)
   --resume <id>               continue a stopped loop where it left off
-  --resume-last               continue the most recent loop
+  --resume-last               continue the most recent loop (not a complete one)
 Limits:
   --iteration-timeout <d>     kill an agent that runs longer, with its whole process group (default 60m)
   --pause <d>                 wait between iterations (default 2s; 0 for none)
-  --no-progress-limit <n>     stop after n iterations in a row without a new commit (default 3)
+  --no-progress-limit <n>     stop after n iterations in a row without progress (default 3)
   --max-cost <usd>            stop when the cost the agent reports adds up to this
   --max-usage <pct>           Claude subscription: refuse to start / stop above this utilisation
   --wait                      with --max-usage: wait for the reset instead of stopping
@@ -41,6 +41,16 @@ Output:
 
 Durations: 500ms, 90s, 10m, 2h, 1h30m, or a number of seconds.
 
+Before iteration 1 the runner refuses a working tree with uncommitted changes (ralph/prd.json, progress.txt
+and ralph/archive/ excepted: it commits those), checks out branchName (created from baseBranch when missing)
+with the plan you started it with, and verifies stories that already say passes: true.
+
+Retries (not counted as iterations):
+  A run that fails transiently ("No messages returned", API overloaded/529, or "API Error" or no final
+  message with a non-zero exit) is retried up to 3 times, waiting 10s, 20s, then 40s.
+  A rate-limit or usage-limit message from the agent: the runner waits until the reset it names (or backs
+  off from 60s, doubling, at most 12h) and repeats the same iteration; the 25th hit ends the loop with 5.
+
 Examples:
   ./ralph/ralph.sh                                   up to 10 iterations with Claude Code
   ./ralph/ralph.sh --agent codex 25                  up to 25 iterations with Codex
@@ -52,12 +62,12 @@ Examples:
 Exit codes:
   0    every story passes under verification
   1    max iterations reached (or bad usage)
-  2    refused to start: invalid prd.json, another live loop on this plan, not a git repository,
-       usage over the ceiling or unknown
+  2    refused to start: invalid prd.json, another live loop in this working tree, uncommitted
+       changes, not a git repository, usage over the ceiling or unknown
   3    the agent said <promise>STUCK</promise>
-  4    no progress: --no-progress-limit iterations in a row without a new commit
+  4    no progress: --no-progress-limit iterations in a row with nothing accepted and no new work committed
   5    budget reached mid-run (cost or usage)
-  130  interrupted (Ctrl-C, SIGTERM or cancel); continue with --resume-last
+  130  interrupted (Ctrl-C, SIGTERM or npx ralphkit cancel); continue with --resume-last
 
 Environment:
   RALPH_<AGENT>_BIN           the agent's binary instead of the name on PATH, e.g.
@@ -67,6 +77,7 @@ Environment:
                               (default ${DEFAULT_USAGE_URL})
   RALPH_USAGE_TOKEN           --max-usage: the token to read it with (default: the one Claude Code stores;
                               never printed)
+  RALPH_RETRY_MS              replaces both retry back-off bases (10s and 60s), in milliseconds
   IS_SANDBOX=1                Claude Code as root: needed for --dangerously-skip-permissions (sandboxes only)
 
 Runtime files: ralph/.runs/<id>/ (state.json, iteration-N.log, ledger.jsonl). After a stop, read

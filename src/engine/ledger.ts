@@ -27,6 +27,11 @@ export interface CheckLine extends LedgerBase {
   outputSha256: string;
   /** True when this run's result was also recorded for another story claimed in the same iteration. */
   shared?: boolean;
+  /**
+   * True when the runner was interrupted (Ctrl-C, cancel) while this command ran and stopped it. Such a pass
+   * decides nothing: no verdict line follows, and the claim is judged again when the loop resumes.
+   */
+  aborted?: boolean;
 }
 
 export interface VerdictLine extends LedgerBase {

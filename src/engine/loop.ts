@@ -18,6 +18,11 @@ export interface LoopDeps {
    */
   prdBefore(iteration: number): string;
   headSha(): Promise<string | null>;
+  /**
+   * Whether the commits from `headBefore` to `headAfter` change anything besides the plan and progress.txt: real
+   * work, as opposed to a commit whose only effect is flipping `passes` or adding a note.
+   */
+  committedWork(headBefore: string | null, headAfter: string | null): Promise<boolean>;
   /** `headAfterAgent`: HEAD read right after the agent exited, handed on so verification need not read it again. */
   verify(iteration: number, prdBefore: string, headAfterAgent: string | null): Promise<VerifyResult>;
   detectRateLimit(text: string, now: Date): RateLimitHit | null;
@@ -87,14 +92,30 @@ async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps
   deps.emit({ type: 'agent-exit', iteration, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, costUsd: result.costUsd, tag });
   if (result.timedOut) deps.emit({ type: 'warn', iteration, message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed` });
 
+  // An interrupted verification throws LoopExit(130) here: the iteration stays not done, so a resume repeats it.
   const verdict = await deps.verify(iteration, prdBefore, headAfter);
   deps.emit({ type: 'verify', iteration, verdicts: verdict.verdicts, restored: verdict.restored, allPass: verdict.allPass });
-  state.noProgressStreak = newCommit ? 0 : state.noProgressStreak + 1;
+  const progress = await judgeProgress(deps, verdict, newCommit, headBefore, headAfter);
+  if (newCommit && !progress.made) deps.emit({ type: 'info', iteration, message: `iteration ${iteration} made a commit but no progress: ${progress.why}` });
+  state.noProgressStreak = progress.made ? 0 : state.noProgressStreak + 1;
   Object.assign(state, { iterationDone: true, updatedAt: deps.clock.now().toISOString() });
   deps.saveState(state);
   deps.emit({ type: 'iteration-end', iteration, newCommit, noProgressStreak: state.noProgressStreak, costUsd: state.costUsd });
   throwIfAborted(deps.signal);
   decide(state, config, deps, verdict, tag);
+}
+
+/**
+ * The no-progress rule (docs/engine.md): an iteration is progress when a claim was accepted (verified or
+ * unverified), or when the agent committed work — files other than the plan and progress.txt — and none of its
+ * claims was rejected. So a liar whose every commit flips `passes` stops after --no-progress-limit iterations.
+ */
+async function judgeProgress(deps: LoopDeps, verdict: VerifyResult, newCommit: boolean, headBefore: string | null, headAfter: string | null): Promise<{ made: boolean; why: string }> {
+  if (verdict.verdicts.some((v) => v.status !== 'rejected')) return { made: true, why: 'a claim was accepted' };
+  if (!newCommit) return { made: false, why: 'no new commit' };
+  if (verdict.verdicts.length) return { made: false, why: `every claim was rejected (${verdict.verdicts.map((v) => v.id).join(', ')})` };
+  if (await deps.committedWork(headBefore, headAfter)) return { made: true, why: 'new work committed' };
+  return { made: false, why: 'its commits change only the plan and progress.txt' };
 }
 
 function decide(state: LoopState, config: LoopConfig, deps: LoopDeps, verdict: VerifyResult, tag: string | null): void {
@@ -106,7 +127,7 @@ function decide(state: LoopState, config: LoopConfig, deps: LoopDeps, verdict: V
   }
   if (overCost(state, config)) throw costExit(state, config);
   if (state.noProgressStreak >= config.noProgressLimit) {
-    throw new LoopExit(LOOP_EXIT.noProgress, `no progress: ${state.noProgressStreak} iterations in a row without a new commit`, 'read the iteration logs in ralph/.runs/, then adjust prompt.md or the plan');
+    throw new LoopExit(LOOP_EXIT.noProgress, `no progress: ${state.noProgressStreak} iterations in a row with no claim accepted and no new work committed`, 'read ralph/progress.txt and the iteration logs in ralph/.runs/, then adjust prompt.md or the plan');
   }
   if (state.iteration >= config.maxIterations) throw maxIterationsExit(config);
 }

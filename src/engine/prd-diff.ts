@@ -2,6 +2,7 @@
 // The agent may only flip `passes` and edit `notes`; everything else is put back as it was, so a
 // plan cannot be shrunk, reworded or stripped of its checks to make the loop end sooner.
 import type { Prd, Story } from '../prd/types.js';
+import { formatPrdProblem, validatePrdText } from '../prd/validate.js';
 
 export interface PrdRepairPlan {
   /** The plan to keep: `before` with the agent's passes/notes edits on the stories that survived. */
@@ -18,10 +19,13 @@ export interface PrdRepairPlan {
 
 const AGENT_FIELDS = new Set(['passes', 'notes']);
 
-/** `before` must be a valid plan (the runner validated it); `after` is whatever the agent left. */
-export function planPrdRepair(before: string, after: string): PrdRepairPlan {
+/**
+ * `before` must be a valid plan (the runner validated it); `after` is whatever the agent left. `file` names the
+ * plan in messages (a syntax error is reported as `file:line:col`).
+ */
+export function planPrdRepair(before: string, after: string, file = 'prd.json'): PrdRepairPlan {
   const base = JSON.parse(before) as Prd;
-  const parsed = parseAfter(after);
+  const parsed = parseAfter(after, file);
   if (typeof parsed === 'string') {
     return { prd: base, claims: [], restored: [`prd.json ${parsed}; restored the whole file as it was before this iteration`], changed: true, unusable: true };
   }
@@ -46,12 +50,14 @@ function canonical(v: unknown): string {
 }
 
 /** The parsed plan, or a description of why it cannot be used at all. */
-function parseAfter(text: string): Prd | string {
+function parseAfter(text: string, file: string): Prd | string {
   let value: unknown;
   try {
     value = JSON.parse(text);
   } catch (err) {
-    return `was left unparseable (${(err as Error).message})`;
+    // JSON.parse says "position 81"; the validator's line:col is what an editor can jump to.
+    const problem = validatePrdText(text, file).problems.find((p) => p.code === 'syntax');
+    return `was left unparseable (${problem ? formatPrdProblem(problem) : (err as Error).message})`;
   }
   if (!value || typeof value !== 'object' || Array.isArray(value)) return 'was left without a top-level object';
   if (!Array.isArray((value as Prd).userStories)) return 'was left without a userStories array';
@@ -109,4 +115,37 @@ function describeEdit(before: unknown, after: unknown): string {
   if (before === undefined) return 'added';
   if (after === undefined) return 'removed';
   return 'changed';
+}
+
+/**
+ * The claims in the order to judge them: a claim after the claims it depends on (plan order otherwise), so a
+ * story and its dependency claimed in one iteration are judged dependency first. A cycle keeps plan order.
+ */
+export function planClaimOrder(prd: Prd, claims: string[]): string[] {
+  const pending = [...claims];
+  const ordered: string[] = [];
+  while (pending.length) {
+    const next = pending.find((id) => !dependsOnOf(prd, id).some((d) => d !== id && pending.includes(d))) ?? pending[0];
+    ordered.push(next);
+    pending.splice(pending.indexOf(next), 1);
+  }
+  return ordered;
+}
+
+/**
+ * The stories `id` depends on that do not pass: not passing in `prd`, or claimed this iteration and not (yet)
+ * accepted. `accepted` holds the claims judged verified or unverified so far. Ids the plan does not have are
+ * left to `ralphkit validate`, which refuses them before the loop starts.
+ */
+export function planUnmetDependencies(prd: Prd, id: string, claims: string[], accepted: ReadonlySet<string>): string[] {
+  return dependsOnOf(prd, id).filter((d) => {
+    const dep = prd.userStories.find((s) => s.id === d);
+    if (!dep) return false;
+    return claims.includes(d) ? !accepted.has(d) : dep.passes !== true;
+  });
+}
+
+function dependsOnOf(prd: Prd, id: string): string[] {
+  const deps = prd.userStories.find((s) => s.id === id)?.dependsOn;
+  return Array.isArray(deps) ? deps.filter((d): d is string => typeof d === 'string') : [];
 }

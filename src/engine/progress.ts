@@ -1,6 +1,6 @@
 // progress.txt upkeep: the header of a fresh log, archiving the old plan when the branch changes, and
 // compaction once the log outgrows what an agent should read every iteration.
-import { copyFileSync, existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { atomicWriteFileSync } from '../util/atomic.js';
 
@@ -44,30 +44,90 @@ export interface BranchArchiveInput {
   prdPath: string;
   progressPath: string;
   oldBranch: string;
-  /** The old plan: prd.json on disk when it still names the old branch, else the copy on that branch in git, else null. */
+  /** The old plan (see readOldPlan in run-branch.ts), or null when none was found. */
   oldPrd: string | null;
+  /** progress.txt as the user left it when the runner started (before any checkout), or null when missing. */
+  oldProgress: string | null;
   now: Date;
+  /** Plan texts that count as the same plan (the caller compares JSON, ignoring formatting). */
+  samePlan(a: string, b: string): boolean;
+}
+
+export interface BranchArchiveResult {
+  /** The archive folder written, or null when there was nothing new to keep. */
+  dir: string | null;
+  /** Files and folders this call created in the archive, so a failed start can remove them again. */
+  created: string[];
+  /** True when progress.txt was rewritten. */
+  progressWritten: boolean;
 }
 
 /**
- * Copies the old plan and log into the archive and starts a fresh log that keeps the Codebase Patterns
- * (they describe the codebase, not the plan). Returns the archive folder, or null when there was nothing
- * to keep (the ralph skill may have archived and reset the files already).
+ * Copies the old plan and log into the archive, unless a folder for the old branch already holds the same copy
+ * (the ralph skill archives before it overwrites the plan), and starts a fresh log that keeps the Codebase
+ * Patterns (they describe the codebase, not the plan).
  */
-export function applyBranchArchive(input: BranchArchiveInput): string | null {
-  const progress = existsSync(input.progressPath) ? readFileSync(input.progressPath, 'utf8') : '';
-  const keepProgress = hasEntries(progress);
-  if (!keepProgress && input.oldPrd === null) return null;
-  const base = planArchiveDir(path.dirname(input.prdPath), input.oldBranch, input.now);
-  let dir = base;
-  for (let n = 2; existsSync(path.join(dir, 'progress.txt')) || existsSync(path.join(dir, path.basename(input.prdPath))); n++) dir = `${base}-${n}`;
-  mkdirSync(dir, { recursive: true });
-  if (input.oldPrd !== null) atomicWriteFileSync(path.join(dir, path.basename(input.prdPath)), input.oldPrd);
-  if (keepProgress) {
-    copyFileSync(input.progressPath, path.join(dir, 'progress.txt'));
-    atomicWriteFileSync(input.progressPath, renderProgressHeader(input.now, readPatterns(progress)));
+export function applyBranchArchive(input: BranchArchiveInput): BranchArchiveResult {
+  const ralphDir = path.dirname(input.prdPath);
+  const planName = path.basename(input.prdPath);
+  const progress = input.oldProgress ?? '';
+  const copies = readArchivedCopies(ralphDir, input.oldBranch, planName);
+  const keepPlan = input.oldPrd !== null && !copies.plans.some((p) => input.samePlan(p, input.oldPrd!));
+  const keepProgress = hasEntries(progress) && !copies.progress.some((p) => p.trimEnd() === progress.trimEnd());
+  const created: string[] = [];
+  let dir: string | null = null;
+  if (keepPlan || keepProgress) {
+    dir = freeArchiveDir(ralphDir, input.oldBranch, input.now, planName);
+    created.push(...[path.dirname(dir), dir].filter((d) => !existsSync(d)));
+    mkdirSync(dir, { recursive: true });
+    const write = (file: string, text: string) => {
+      created.push(file);
+      atomicWriteFileSync(file, text);
+    };
+    if (keepPlan) write(path.join(dir, planName), input.oldPrd!);
+    if (keepProgress) write(path.join(dir, 'progress.txt'), progress);
   }
+  // A log without entries (fresh, or already reset by the ralph skill) is carried over as the user left it.
+  const fresh = hasEntries(progress) ? renderProgressHeader(input.now, readPatterns(progress)) : (input.oldProgress ?? renderProgressHeader(input.now));
+  const current = existsSync(input.progressPath) ? readFileSync(input.progressPath, 'utf8') : null;
+  if (current !== fresh) atomicWriteFileSync(input.progressPath, fresh);
+  return { dir, created, progressWritten: current !== fresh };
+}
+
+function freeArchiveDir(ralphDir: string, oldBranch: string, now: Date, planName: string): string {
+  const base = planArchiveDir(ralphDir, oldBranch, now);
+  let dir = base;
+  for (let n = 2; existsSync(path.join(dir, 'progress.txt')) || existsSync(path.join(dir, planName)); n++) dir = `${base}-${n}`;
   return dir;
+}
+
+/** The plan and log copies already in archive folders of `oldBranch` (any date, any -N suffix). */
+function readArchivedCopies(ralphDir: string, oldBranch: string, planName: string): { plans: string[]; progress: string[] } {
+  const root = path.join(ralphDir, 'archive');
+  const name = path.basename(planArchiveDir(ralphDir, oldBranch, new Date(0))).slice('1970-01-01-'.length);
+  const pattern = new RegExp(`^\\d{4}-\\d{2}-\\d{2}-${name.replace(/[.]/g, '\\.')}(-\\d+)?$`);
+  const out = { plans: [] as string[], progress: [] as string[] };
+  let entries: string[] = [];
+  try {
+    entries = readdirSync(root).filter((e) => pattern.test(e));
+  } catch {
+    return out;
+  }
+  for (const e of entries) {
+    const plan = readOrNull(path.join(root, e, planName));
+    const log = readOrNull(path.join(root, e, 'progress.txt'));
+    if (plan !== null) out.plans.push(plan);
+    if (log !== null) out.progress.push(log);
+  }
+  return out;
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
 }
 
 /** True when the log holds session entries beyond its preamble and pinned sections. */

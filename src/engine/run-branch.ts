@@ -1,46 +1,199 @@
-// Before the first iteration: archive the previous run when branchName changed, make sure progress.txt
-// exists, and put the work tree on the plan's branch.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+// Before the first iteration: put the work tree on the plan's branch with the plan the user started the loop
+// with, archive the previous run when branchName changed, and commit what the runner wrote, so the agent starts
+// from a clean tree. A failure on the way puts the tree back as it was.
+import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../prd/types.js';
 import { branchNameProblem } from '../prd/branch-name.js';
-import { checkoutBranch, readFileOnBranch } from './git.js';
+import { atomicWriteFileSync } from '../util/atomic.js';
+import { LoopExit } from './contracts.js';
+import { checkoutBranch, currentBranch, headSha, readFileAt, readFileOnBranch, runGit } from './git.js';
 import { runsDir } from './runs.js';
 import type { RunPaths } from './setup.js';
 import { applyBranchArchive, ensureProgressFile } from './progress.js';
-import { commitOwn, type LockedRun } from './run-deps.js';
+import { planPrdRepair, sameJson } from './prd-diff.js';
+import { commitRunnerFiles, readDirtyPaths } from './verify-git.js';
+import type { LockedRun } from './run-deps.js';
 
-/** Archive on branch change (before checkout, so the old files are what gets archived), then checkout. */
+/** The plan and the log as the user left them when the runner started, before any checkout. */
+interface StartFiles {
+  plan: string;
+  progress: string | null;
+}
+
+/** What a failed start must put back. */
+interface Undo {
+  /** The branch (or the sha of a detached HEAD) the tree was on, once a checkout has happened. */
+  origin: string | null;
+  createdBranch: boolean;
+  /** Archive files and folders the runner created. */
+  created: string[];
+  /** A commit was attempted, so the index may hold staged runner files. */
+  staged: boolean;
+}
+
 export async function prepareBranch(run: LockedRun): Promise<void> {
-  const { paths, emit } = run;
-  const lastFile = path.join(runsDir(paths.repoRoot), 'last-branch');
-  const last = existsSync(lastFile) ? readFileSync(lastFile, 'utf8').trim() : '';
-  const toCommit: string[] = [];
-  if (last && last !== run.branch && !branchNameProblem(last)) {
-    const dir = applyBranchArchive({ prdPath: paths.prd, progressPath: paths.progress, oldBranch: last, oldPrd: await readOldPlan(paths, last), now: new Date() });
-    if (dir) {
-      toCommit.push(...[path.basename(paths.prd), 'progress.txt'].map((f) => path.join(dir, f)).filter(existsSync), paths.progress);
-      emit({ type: 'info', message: `branch changed from ${last}: archived the previous run to ${path.relative(paths.repoRoot, dir)}` });
-    }
+  const { paths } = run;
+  const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readOrNull(paths.progress) };
+  const last = readLastBranch(paths.repoRoot);
+  const oldBranch = last && last !== run.branch && !branchNameProblem(last) ? last : null;
+  const undo: Undo = { origin: null, createdBranch: false, created: [], staged: false };
+  try {
+    const planCommitted = await switchBranch(run, started, oldBranch !== null, undo);
+    const parts = await writeStartFiles(run, started, oldBranch, planCommitted, undo);
+    await commitStartFiles(run, parts, undo);
+  } catch (err) {
+    await rollBack(run, started, undo);
+    if (err instanceof LoopExit) throw err;
+    throw new LoopExit(2, `could not prepare branch ${run.branch}: ${(err as Error).message}`, 'the working tree was put back as it was; fix the cause, then start again');
   }
-  if (ensureProgressFile(paths.progress, new Date())) toCommit.push(paths.progress);
-  emit({ type: 'info', message: await checkoutBranch(paths.repoRoot, run.branch, run.base) });
+  const lastFile = path.join(runsDir(paths.repoRoot), 'last-branch');
   mkdirSync(path.dirname(lastFile), { recursive: true });
   writeFileSync(lastFile, `${run.branch}\n`);
-  if (toCommit.length) await commitOwn(run, toCommit, 'chore(ralph): archive the previous run and start a fresh progress.txt');
 }
 
-// By the time branchName changes, prd.json on disk is usually already the new plan; the old one is on the old branch.
-// Each run leaves a copy of its plan in ralph/.runs/last-plan.json when it ends, for exactly this moment.
-async function readOldPlan(paths: RunPaths, oldBranch: string): Promise<string | null> {
-  for (const file of [paths.prd, path.join(runsDir(paths.repoRoot), 'last-plan.json')]) {
-    try {
-      const text = readFileSync(file, 'utf8');
-      if ((JSON.parse(text) as Prd).branchName === oldBranch) return text;
-    } catch {
-      /* missing or unreadable: try the next source */
+/** True for the files the runner itself commits at start (and after each iteration): plan, log, archive. */
+export function isStartFile(paths: RunPaths, rel: string): boolean {
+  const own = (p: string) => path.relative(paths.repoRoot, p).split(path.sep).join('/');
+  return rel === own(paths.prd) || rel === own(paths.progress) || rel.startsWith(`${own(path.join(path.dirname(paths.prd), 'archive'))}/`);
+}
+
+/**
+ * Checks out the plan's branch. The user's uncommitted plan (and, when it is about to be archived, the log) is
+ * parked at its committed version so git can switch; writeStartFiles puts the user's text back afterwards.
+ * Returns whether the user's plan was committed as it is (a clean copy, possibly stale).
+ */
+async function switchBranch(run: LockedRun, started: StartFiles, resetsProgress: boolean, undo: Undo): Promise<boolean> {
+  const { repoRoot, prd, progress } = run.paths;
+  const headPlan = await readFileAt(repoRoot, 'HEAD', rel(repoRoot, prd));
+  const branch = await currentBranch(repoRoot);
+  if (branch === run.branch) return headPlan === started.plan;
+  const origin = branch ?? (await headSha(repoRoot));
+  await park(repoRoot, prd, started.plan, headPlan);
+  if (resetsProgress) await park(repoRoot, progress, started.progress, await readFileAt(repoRoot, 'HEAD', rel(repoRoot, progress)));
+  const done = await checkoutBranch(repoRoot, run.branch, run.base);
+  Object.assign(undo, { origin, createdBranch: done.created });
+  run.emit({ type: 'info', message: done.message });
+  return headPlan === started.plan;
+}
+
+async function park(repoRoot: string, file: string, text: string | null, committed: string | null): Promise<void> {
+  if (text === null || text === committed) return;
+  await runGit(repoRoot, ['reset', '-q', '--', rel(repoRoot, file)]);
+  if (committed === null) unlinkSync(file);
+  else atomicWriteFileSync(file, committed);
+}
+
+/** Puts the user's plan on the branch, archives the previous run, makes sure a log exists; returns commit message parts. */
+async function writeStartFiles(run: LockedRun, started: StartFiles, oldBranch: string | null, planCommitted: boolean, undo: Undo): Promise<string[]> {
+  const { paths, emit } = run;
+  const parts: string[] = [];
+  const onBranch = readOrNull(paths.prd);
+  if (onBranch !== started.plan) {
+    // A clean copy with the same stories is a stale checkout of this plan: the branch holds the loop's progress on it.
+    if (planCommitted && onBranch !== null && sameDefinition(onBranch, started.plan)) {
+      emit({ type: 'info', message: `kept ${rel(paths.repoRoot, paths.prd)} as it is on ${run.branch}: the same plan, with the loop's progress` });
+    } else {
+      atomicWriteFileSync(paths.prd, started.plan);
+      parts.push(`start ${run.branch} with the plan the loop was started with`);
+      emit({ type: 'info', message: `${rel(paths.repoRoot, paths.prd)} on ${run.branch} differed from the plan you started with; wrote yours back` });
     }
   }
-  return readFileOnBranch(paths.repoRoot, oldBranch, path.relative(paths.repoRoot, paths.prd));
+  if (oldBranch) {
+    const oldPrd = await readOldPlan(paths, oldBranch);
+    const archived = applyBranchArchive({ prdPath: paths.prd, progressPath: paths.progress, oldBranch, oldPrd, oldProgress: started.progress, now: new Date(), samePlan: sameText });
+    undo.created.push(...archived.created);
+    if (archived.dir) emit({ type: 'info', message: `branch changed from ${oldBranch}: archived the previous run to ${rel(paths.repoRoot, archived.dir)}` });
+    else emit({ type: 'info', message: `branch changed from ${oldBranch}: nothing new to archive (already in ralph/archive/, or empty)` });
+    if (archived.dir || archived.progressWritten) parts.push('archive the previous run and start a fresh progress.txt');
+  } else if (ensureProgressFile(paths.progress, new Date())) {
+    parts.push('start progress.txt');
+  }
+  return parts;
 }
 
+/** Commits the plan, log and archive files that differ from HEAD: the runner's writes and what the user left uncommitted. */
+async function commitStartFiles(run: LockedRun, parts: string[], undo: Undo): Promise<void> {
+  const root = run.paths.repoRoot;
+  const dirty = (await readDirtyPaths(root)).filter((p) => isStartFile(run.paths, p));
+  if (!dirty.length) return;
+  undo.staged = true;
+  const message = `chore(ralph): ${parts.length ? parts.join('; ') : 'commit the plan files left uncommitted at start'}`;
+  const sha = await commitRunnerFiles(root, dirty, message, dirty);
+  const shown = dirty.length > 4 ? `${dirty.slice(0, 4).join(', ')} and ${dirty.length - 4} more` : dirty.join(', ');
+  if (sha) run.emit({ type: 'info', message: `committed ${shown} as ${sha.slice(0, 7)} (${message})` });
+}
+
+async function rollBack(run: LockedRun, started: StartFiles, undo: Undo): Promise<void> {
+  const { repoRoot, prd, progress } = run.paths;
+  try {
+    for (const p of undo.created.reverse()) rmSync(p, { recursive: true, force: true });
+    if (undo.staged) await runGit(repoRoot, ['reset', '-q', '--', rel(repoRoot, prd), rel(repoRoot, progress)]);
+    if (undo.origin) {
+      // The branch's own versions first, so git can switch back without a conflict.
+      for (const file of [prd, progress]) restore(file, await readFileAt(repoRoot, 'HEAD', rel(repoRoot, file)));
+      const detached = /^[0-9a-f]{40,64}$/.test(undo.origin);
+      const back = await runGit(repoRoot, ['checkout', '--quiet', ...(detached ? ['--detach'] : []), undo.origin, '--']);
+      if (back.code !== 0) throw new Error(`git checkout ${undo.origin}: ${back.stderr.trim()}`);
+      if (undo.createdBranch) await runGit(repoRoot, ['branch', '-q', '-D', run.branch]);
+    }
+    restore(prd, started.plan);
+    restore(progress, started.progress);
+  } catch (err) {
+    run.emit({ type: 'warn', message: `could not put everything back after the failed start: ${(err as Error).message}` });
+  }
+}
+
+function restore(file: string, text: string | null): void {
+  if (text === null) rmSync(file, { force: true });
+  else if (readOrNull(file) !== text) atomicWriteFileSync(file, text);
+}
+
+// The old plan: the copy the last run left when it ended, else the one committed on the old branch. The plan on
+// disk never is: it names the new branch by the time branchName has changed.
+async function readOldPlan(paths: RunPaths, oldBranch: string): Promise<string | null> {
+  const candidates = [readOrNull(path.join(runsDir(paths.repoRoot), 'last-plan.json')), await readFileOnBranch(paths.repoRoot, oldBranch, rel(paths.repoRoot, paths.prd))];
+  return candidates.find((text) => text !== null && namesBranch(text, oldBranch)) ?? null;
+}
+
+function namesBranch(text: string, branch: string): boolean {
+  try {
+    return (JSON.parse(text) as Prd).branchName === branch;
+  } catch {
+    return false;
+  }
+}
+
+/** Same stories, criteria, checks and settings; only `passes` and `notes` may differ. */
+function sameDefinition(a: string, b: string): boolean {
+  try {
+    return planPrdRepair(a, b).restored.length === 0;
+  } catch {
+    return false;
+  }
+}
+
+function sameText(a: string, b: string): boolean {
+  try {
+    return sameJson(JSON.parse(a), JSON.parse(b));
+  } catch {
+    return a.trimEnd() === b.trimEnd();
+  }
+}
+
+function readLastBranch(repoRoot: string): string {
+  const file = path.join(runsDir(repoRoot), 'last-branch');
+  return existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+function rel(repoRoot: string, file: string): string {
+  return path.relative(repoRoot, file).split(path.sep).join('/');
+}

@@ -16,7 +16,8 @@ import { planAgent } from './agents/index.js';
 import { applyCompaction } from './progress.js';
 import { runAgentOnce } from './agent-run.js';
 import { detectRateLimit, transientReason, verifyIteration } from './edges.js';
-import { commitRunnerFiles } from './verify-git.js';
+import { commitRunnerFiles, readChangedPaths } from './verify-git.js';
+import { guardWrite } from './verify-write.js';
 
 export interface LockedRun {
   id: string;
@@ -56,12 +57,18 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
     signal: controller.signal,
     budget,
     saveState: save,
-    prdBefore: (iteration) => snapshotPrd(path.join(dir, 'prd-before.json'), paths.prd, iteration),
+    prdBefore: (iteration) => snapshotPrd(path.join(dir, 'prd-before.json'), paths, iteration),
     headSha: () => headSha(paths.repoRoot),
+    async committedWork(headBefore, headAfter) {
+      // A first commit ever is work; otherwise work is any changed path besides the plan and its progress log.
+      if (headBefore === null || headAfter === null) return headAfter !== null;
+      const own = new Set([paths.prd, paths.progress].map((p) => path.relative(topLevel, realOrSelf(p)).split(path.sep).join('/')));
+      return (await readChangedPaths(topLevel, headBefore, headAfter)).some((p) => !own.has(p));
+    },
     detectRateLimit,
     transientReason,
     async beforeAgent() {
-      const moved = applyCompaction(paths.progress, new Date());
+      const moved = guardWrite(paths.progress, paths.repoRoot, () => applyCompaction(paths.progress, new Date()), 'progress.txt could not be compacted');
       if (moved) await commitOwn(run, [moved, paths.progress], 'chore(ralph): compact progress.txt', `progress.txt compacted; older entries moved to ${path.relative(paths.repoRoot, moved)}`);
     },
     async runAgent(iteration, signal) {
@@ -96,16 +103,25 @@ function renderPathNote(paths: RunPaths): string {
   return `Note from the runner: in this loop the plan is \`${prd}\` and the progress log is \`${progress}\`. Wherever these instructions say ralph/prd.json or ralph/progress.txt, use those files.\n\n`;
 }
 
-function snapshotPrd(file: string, prdPath: string, iteration: number): string {
+function snapshotPrd(file: string, paths: RunPaths, iteration: number): string {
   try {
     const saved = JSON.parse(readFileSync(file, 'utf8')) as { iteration: number; text: string };
     if (saved.iteration === iteration && typeof saved.text === 'string') return saved.text;
   } catch {
     /* no snapshot yet */
   }
-  const text = readFileSync(prdPath, 'utf8');
-  atomicWriteFileSync(file, JSON.stringify({ iteration, text }));
+  const text = readFileSync(paths.prd, 'utf8');
+  // Without the snapshot a resumed iteration could not tell the agent's claims from the plan: stop rather than guess.
+  guardWrite(file, paths.repoRoot, () => atomicWriteFileSync(file, JSON.stringify({ iteration, text })), 'the plan could not be saved before the agent ran');
   return text;
+}
+
+function realOrSelf(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    return p;
+  }
 }
 
 export async function commitOwn(run: LockedRun, files: string[], message: string, note?: string): Promise<void> {

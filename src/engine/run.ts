@@ -10,14 +10,16 @@ import { renderRunHelp } from './help.js';
 import { createEmitter, type Emit } from './events.js';
 import { realClock } from './clock.js';
 import { resolveRepoRoot } from './git.js';
-import { acquireLock, loopDir, newLoopId, writeState, isCancelRequested, cancelMarker, runsDir, type LoopState, type LoopStatus } from './runs.js';
-import { readPlan, checkPromptFile, findResumable, mergeResumedOptions, resolvePaths, findExecutable } from './setup.js';
+import { acquireLock, acquireTreeLock, loopDir, newLoopId, writeState, isCancelRequested, cancelMarker, runsDir, type LoopState, type LoopStatus } from './runs.js';
+import { readPlan, checkPromptFile, findResumable, mergeResumedOptions, refuseExhausted, resolvePaths, findExecutable } from './setup.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from './agents/index.js';
 import { runLoop } from './loop.js';
 import { createBudget, renderUncheckedWarning } from './edges.js';
 import { printDryRun } from './dry-run.js';
 import { buildDeps, loopConfig, type LockedRun } from './run-deps.js';
 import { prepareBranch } from './run-branch.js';
+import { refuseDirtyTree, verifyStartClaims } from './run-start.js';
+import { RunnerFileError } from './verify-write.js';
 
 export interface RunIo {
   cwd: string;
@@ -45,7 +47,7 @@ export async function runRalph(argv: string[], io: RunIo): Promise<number> {
     return await startRun(options, given, io, emit);
   } catch (err) {
     if (!(err instanceof LoopExit)) throw err;
-    emit({ type: 'exit', loop: '', code: err.code, status: err.code === 2 ? 'refused' : 'usage', message: err.message, hint: err.hint, iteration: 0, costUsd: 0 });
+    emit({ type: 'exit', loop: '', code: err.code, status: err.code === 2 ? 'refused' : err.code === LOOP_EXIT.interrupted ? 'interrupted' : 'usage', message: err.message, hint: err.hint, iteration: 0, costUsd: 0 });
     return err.code;
   }
 }
@@ -54,6 +56,7 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
   const repoRoot = await resolveRepoRoot(io.cwd);
   const resumed = parsed.resume || parsed.resumeLast ? findResumable(repoRoot, parsed) : null;
   const options = resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed;
+  if (resumed) refuseExhausted(resumed, options);
   const paths = resolvePaths(repoRoot, io.cwd, options, given);
   const prd = await readPlan(paths);
   checkPromptFile(paths);
@@ -64,35 +67,66 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
     const missing = renderMissingAgent(options.agent, io.env);
     throw new LoopExit(2, missing.message, missing.hint);
   }
+  if (!resumed && existsSync(path.join(loopDir(repoRoot, id), 'state.json'))) {
+    throw new LoopExit(2, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
+  }
+  warnAtStart(options, io, emit);
+  const run: LockedRun = { id, options, paths, resumed, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch };
+  const controller = new AbortController();
+  const stopSignals = onSignals(() => controller.abort());
+  try {
+    return await startGuarded(run, controller);
+  } finally {
+    stopSignals();
+  }
+}
+
+function warnAtStart(options: RunOptions, io: RunIo, emit: Emit): void {
   if (!options.agentCmd && options.agent === 'claude' && process.getuid?.() === 0 && !io.env.IS_SANDBOX) {
     emit({ type: 'warn', message: 'running as root: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set (only do that in a sandbox)' });
   }
   if (options.maxCost !== undefined && (options.agentCmd || options.agent !== 'claude')) {
     emit({ type: 'warn', message: `--max-cost: ${options.agentCmd ? 'an --agent-cmd agent' : options.agent} reports no cost, so this limit cannot trigger` });
   }
-  if (!resumed && existsSync(path.join(loopDir(repoRoot, id), 'state.json'))) {
-    throw new LoopExit(2, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
-  }
-  const release = acquireLock(repoRoot, paths.prd, id);
+}
+
+/**
+ * Every refusal before any side effect: the usage ceiling (unless the user asked to wait for it), the locks
+ * (this plan, then this working tree), and uncommitted work in the tree. Only then is the loop recorded.
+ */
+async function startGuarded(run: LockedRun, controller: AbortController): Promise<number> {
+  const { options, paths, io, emit } = run;
+  const budget = createBudget({ options, clock: realClock, env: io.env, emit, signal: controller.signal });
+  // A wait can take hours: the loop is recorded first, so status shows it and cancel can stop it.
+  const waits = options.wait || options.waitNextSession;
+  if (!waits) await budget.beforeStart();
+  const releasePlan = acquireLock(paths.repoRoot, paths.prd, run.id);
   try {
-    return await runLocked({ id, options, paths, resumed, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch });
+    const releaseTree = acquireTreeLock(paths.repoRoot, paths.prd, run.id);
+    try {
+      await refuseDirtyTree(paths, run.resumed, emit);
+      return await runLocked(run, budget, controller, waits);
+    } finally {
+      releaseTree();
+    }
   } finally {
-    release();
+    releasePlan();
   }
 }
 
-async function runLocked(run: LockedRun): Promise<number> {
-  const { id, options, paths, io, emit } = run;
+async function runLocked(run: LockedRun, budget: BudgetGate, controller: AbortController, waits: boolean): Promise<number> {
+  const { id, options, paths, emit } = run;
   const state = initialState(run);
   rmSync(cancelMarker(paths.repoRoot, id), { force: true });
   writeState(paths.repoRoot, state);
-  const controller = new AbortController();
-  const stopSignals = onSignals(() => controller.abort());
   let exit: LoopExit;
   try {
+    if (waits) {
+      await budget.beforeStart();
+      await refuseDirtyTree(paths, run.resumed, emit);
+    }
     await prepareBranch(run);
     emit({ type: 'start', loop: id, agent: options.agentCmd ? 'agent-cmd' : options.agent, command: run.command, prd: path.relative(paths.repoRoot, paths.prd), maxIterations: options.maxIterations, resumed: run.resumed !== null, firstIteration: state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration) });
-    const budget = createBudget({ options, clock: realClock, env: io.env, emit, signal: controller.signal });
     exit = await startIterations(run, state, budget, controller);
   } catch (err) {
     if (!(err instanceof LoopExit)) {
@@ -100,20 +134,26 @@ async function runLocked(run: LockedRun): Promise<number> {
       throw err;
     }
     exit = err;
-  } finally {
-    stopSignals();
   }
-  const status: LoopStatus = exit.code === LOOP_EXIT.interrupted && isCancelRequested(paths.repoRoot, id) ? 'cancelled' : STATUS_BY_CODE[exit.code] ?? 'failed';
+  const cancelled = exit.code === LOOP_EXIT.interrupted && isCancelRequested(paths.repoRoot, id);
+  if (cancelled) exit = new LoopExit(LOOP_EXIT.interrupted, 'cancelled by ralphkit cancel; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+  // A failed write of the runner's own files exits 1 like any error, but is no max-iterations stop.
+  const status = cancelled ? 'cancelled' : exit instanceof RunnerFileError ? exit.status : STATUS_BY_CODE[exit.code] ?? 'failed';
   finish(run, state, exit, status);
   return exit.code;
 }
 
 async function startIterations(run: LockedRun, state: LoopState, budget: BudgetGate, controller: AbortController): Promise<LoopExit> {
-  await budget.beforeStart();
-  const prdNow = JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
-  if (prdNow.userStories.every((s) => s.passes === true)) return new LoopExit(0, 'nothing to do: every story already passes');
-  const unchecked = renderUncheckedWarning(prdNow);
+  const prdAtStart = JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
+  const unchecked = renderUncheckedWarning(prdAtStart);
   if (unchecked) run.emit({ type: 'warn', message: unchecked });
+  // SPEC §4: exit 0 only under the runner's own verification, so stories the plan already marks done are claims.
+  const outcome = await verifyStartClaims(run, state, controller.signal);
+  if (controller.signal.aborted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+  const prdNow = outcome?.prd ?? prdAtStart;
+  if (prdNow.userStories.every((s) => s.passes === true)) {
+    return new LoopExit(LOOP_EXIT.complete, `every story passes under verification${outcome ? '' : ' (verified earlier in this loop)'}; nothing for the agent to do`);
+  }
   return runLoop(state, loopConfig(run.options, run.io.env), buildDeps(run, state, budget, controller));
 }
 
@@ -121,7 +161,8 @@ function initialState(run: LockedRun): LoopState {
   const now = new Date().toISOString();
   const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, ...stored } = run.options;
   const rel = (p: string) => path.relative(run.paths.repoRoot, p);
-  const options = { ...stored, prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
+  const { agent: agentName, ...rest } = stored;
+  const options: LoopState['options'] = { ...rest, ...(rest.agentCmd ? {} : { agent: agentName }), prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
   const agent = run.options.agentCmd ? `cmd: ${run.options.agentCmd}` : run.options.agent;
   if (run.resumed) {
     return { ...run.resumed, agent, status: 'running', pid: process.pid, agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };

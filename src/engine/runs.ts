@@ -28,10 +28,11 @@ export interface LoopState {
   costUsd: number;
   exitCode: number | null;
   message?: string;
-  /** Iterations in a row that ended without a new commit. */
+  /** Iterations in a row that ended without progress (see docs/engine.md, "No progress"). */
   noProgressStreak: number;
-  // Output format and one-shot flags belong to each invocation, not to the loop.
-  options: Omit<RunOptions, 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json'>;
+  // Output format and one-shot flags belong to each invocation, not to the loop. `agent` is left out when
+  // `agentCmd` is set, so the file never names an agent that is not the one running.
+  options: Omit<RunOptions, 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'agent'> & { agent?: RunOptions['agent'] };
 }
 
 export const RUNS_DIR = path.join('ralph', '.runs');
@@ -110,22 +111,42 @@ export function lockPath(repoRoot: string, prdAbs: string): string {
 
 /** Takes the PRD's lock for this process; a lock held by a live pid refuses the start (exit 2). */
 export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
-  const file = lockPath(repoRoot, prdAbs);
+  return takeLock(repoRoot, lockPath(repoRoot, prdAbs), { pid: process.pid, loopId, prd: prdAbs }, (holder) => {
+    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running on ${path.relative(repoRoot, prdAbs)}`, `wait for it, or stop it with: ralphkit cancel ${holder.loopId}`);
+  });
+}
+
+/**
+ * One live loop per working tree, whatever its plan: a second loop would check out its own branch under the
+ * first one's agent. Loops started by an older runner hold no tree lock, so live states are checked as well.
+ */
+export function acquireTreeLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
+  const refuse = (holder: LockFile): never => {
+    const where = path.relative(repoRoot, holder.prd) || holder.prd;
+    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running in this working tree, on ${where}; one working tree runs one loop at a time`, `run it in a separate working tree: git worktree add ../${path.basename(repoRoot)}-2, then start ./ralph/ralph.sh there; or stop the running loop: npx ralphkit cancel ${holder.loopId}`);
+  };
+  const release = takeLock(repoRoot, path.join(runsDir(repoRoot), 'locks', 'worktree.lock'), { pid: process.pid, loopId, prd: prdAbs }, refuse);
+  const other = readAllStates(repoRoot).find((s) => s.id !== loopId && isLive(s) && s.pid !== process.pid);
+  if (other) {
+    release();
+    refuse({ pid: other.pid, loopId: other.id, prd: path.resolve(repoRoot, other.prd) });
+  }
+  return release;
+}
+
+function takeLock(repoRoot: string, file: string, body: LockFile, refuse: (holder: LockFile) => never): () => void {
   mkdirSync(path.dirname(file), { recursive: true });
-  const body = JSON.stringify({ pid: process.pid, loopId, prd: prdAbs } satisfies LockFile);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
       const fd = openSync(file, 'wx');
-      writeSync(fd, body);
+      writeSync(fd, JSON.stringify(body));
       closeSync(fd);
       return () => releaseLock(file);
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
     }
     const holder = readLock(file);
-    if (holder && holder.pid !== process.pid && holdsLock(repoRoot, holder)) {
-      throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running on ${path.relative(repoRoot, prdAbs)}`, `wait for it, or stop it with: ralphkit cancel ${holder.loopId}`);
-    }
+    if (holder && holder.pid !== process.pid && holdsLock(repoRoot, holder)) refuse(holder);
     // The holder is dead (or the file is unreadable): take the lock over.
     try {
       unlinkSync(file);
@@ -133,7 +154,7 @@ export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): (
       /* another runner took it over first; the next attempt finds out */
     }
   }
-  throw new LoopExit(2, `could not take the lock for ${prdAbs}`, 'try again in a moment');
+  throw new LoopExit(2, `could not take the lock ${path.relative(repoRoot, file)}`, 'try again in a moment');
 }
 
 // A live pid alone is not proof: after a crash the pid may belong to an unrelated process by now. The holder's

@@ -50,18 +50,35 @@ export function checkPromptFile(paths: RunPaths): void {
   }
 }
 
-/** The loop to continue for --resume / --resume-last; refuses a loop that is still running. */
+/**
+ * The loop to continue for --resume / --resume-last; refuses a loop that is still running. --resume-last skips
+ * loops refused before their first iteration (nothing to continue) and refuses a complete one.
+ */
 export function findResumable(repoRoot: string, options: RunOptions): LoopState {
   const state = options.resume
     ? readState(repoRoot, options.resume)
-    : readAllStates(repoRoot).sort((a, b) => String(b.updatedAt).localeCompare(String(a.updatedAt)))[0] ?? null;
+    : readAllStates(repoRoot)
+        .filter((s) => !(s.status === 'refused' && !s.iteration))
+        .sort((a, b) => String(b.updatedAt).localeCompare(String(a.updatedAt)))[0] ?? null;
   if (!state) {
     throw new LoopExit(2, options.resume ? `no loop named "${options.resume}" in ralph/.runs/` : 'no loop to resume in ralph/.runs/', 'list loops with: npx ralphkit status');
+  }
+  if (options.resumeLast && state.status === 'complete') {
+    throw new LoopExit(2, `the last loop ${state.id} is complete; start a new one with ./ralph/ralph.sh`, 'to continue an older loop: ./ralph/ralph.sh --resume <id> (npx ralphkit status lists them)');
   }
   if (isLive(state)) throw new LoopExit(2, `loop ${state.id} is still running (pid ${state.pid})`, `stop it first: npx ralphkit cancel ${state.id}`);
   // A runner killed with -9 leaves its agent running in its own process group.
   if (state.agentPid) signalGroup(state.agentPid, 'SIGKILL');
   return state;
+}
+
+/** A resumed loop with no iteration left under its max: say how to give it more, rather than start and stop at once. */
+export function refuseExhausted(state: LoopState, options: RunOptions): void {
+  const next = state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration);
+  if (next <= options.maxIterations) return;
+  const ran = next - 1;
+  const again = options.resume ? `--resume ${state.id}` : '--resume-last';
+  throw new LoopExit(1, `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`, `give a higher max: ./ralph/ralph.sh ${again} ${ran + 5}`);
 }
 
 /** The stored settings of a resumed loop, overridden by whatever the user typed this time. */

@@ -60,6 +60,12 @@ export async function readDirtyPaths(top: string): Promise<string[]> {
   return paths;
 }
 
+/** Paths (relative to the top level) that differ between two commits; renames count as a delete and an add. */
+export async function readChangedPaths(top: string, from: string, to: string): Promise<string[]> {
+  const out = await gitOk(top, ['diff', '--name-only', '--no-renames', '-z', from, to, '--']);
+  return out.split('\0').filter(Boolean);
+}
+
 /**
  * Commits exactly `paths` (those with changes) as the runner; returns the new sha, or null if nothing changed.
  * `dirty` is a status the caller read after its last write, to save reading it again.

@@ -48,6 +48,12 @@ export function renderUncommitted(paths: string[]): string {
   return `uncommitted changes in the working tree (${shown}); commit your work before setting passes to true`;
 }
 
+/** Why a claim made before its dependencies pass is rejected (docs/verification.md: claims follow `dependsOn`). */
+export function renderOutOfOrder(unmet: string[]): string {
+  const list = unmet.length === 1 ? unmet[0] : `${unmet.slice(0, -1).join(', ')} and ${unmet.at(-1)}`;
+  return `out of order: it depends on ${list}, which ${unmet.length === 1 ? 'does' : 'do'} not pass yet; finish ${unmet.length === 1 ? 'that story' : 'those stories'} first, then claim this one again`;
+}
+
 export interface RejectionBlock {
   time: Date;
   iteration: number;
@@ -62,7 +68,7 @@ export interface RejectionBlock {
 export function renderRejectionBlock(b: RejectionBlock): string {
   const lines = [
     '',
-    `## ${stamp(b.time)} - ralph: ${b.storyId} rejected (iteration ${b.iteration})`,
+    `## ${stamp(b.time)} - ralph: ${b.storyId} rejected (${renderWhen(b.iteration)})`,
     ...(b.title ? [`Story: ${b.storyId} ${b.title}`] : []),
     `Commit: ${b.commit ?? '(none)'}`,
     `Reason: ${b.reason}`,
@@ -80,12 +86,17 @@ export function renderRejectionBlock(b: RejectionBlock): string {
 export function renderRestoreBlock(time: Date, iteration: number, restored: string[]): string {
   return [
     '',
-    `## ${stamp(time)} - ralph: prd.json restored (iteration ${iteration})`,
+    `## ${stamp(time)} - ralph: prd.json restored (${renderWhen(iteration)})`,
     'Only `passes` and `notes` in prd.json are yours to change; the runner undid these edits:',
     ...restored.map((r) => `- ${r}`),
     '---',
     '',
   ].join('\n');
+}
+
+/** Iteration 0 is the runner's own pass over stories the plan already marks done, before iteration 1. */
+export function renderWhen(iteration: number): string {
+  return iteration === 0 ? 'at start' : `iteration ${iteration}`;
 }
 
 /** The last `n` lines of `text`, colour codes removed, at most ~8 KB so one noisy line cannot flood the log. */

@@ -4,6 +4,7 @@
 import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, type CheckLine, type LedgerLine } from './ledger.js';
 import { addWorktree, removeWorktree } from './verify-git.js';
+import { guardWrite } from './verify-write.js';
 import type { VerifyOptions } from './verify.js';
 
 export type CheckScope = CheckLine['scope'];
@@ -41,13 +42,13 @@ export class CheckSession {
     const result = reused ?? (await runCheck({ command, cwd, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal }));
     if (scope !== 'story') this.shared.set(key, result);
     this.record(checkLine(this, story, scope, result, reused !== undefined));
-    const outcome = result.ok ? 'passed' : result.timedOut ? 'timed out' : `exit ${result.exitCode ?? result.signal}`;
+    const outcome = result.ok ? 'passed' : result.aborted ? 'stopped (the runner is interrupted)' : result.timedOut ? 'timed out' : `exit ${result.exitCode ?? result.signal}`;
     this.input.log('info', `${story}: ${scope === 'setup' ? 'setup' : 'check'} \`${command}\` ${outcome}${reused ? ' (same run as above)' : ''} in ${result.durationMs}ms`);
     return result;
   }
 
   record(line: LedgerLine): void {
-    appendLedger(this.input.ledgerPath, [line]);
+    guardWrite(this.input.ledgerPath, this.input.repoRoot, () => appendLedger(this.input.ledgerPath, [line]));
   }
 
   base(story: string): { time: string; loop: string; iteration: number; story: string; commit: string | null } {
@@ -72,5 +73,6 @@ function checkLine(s: CheckSession, story: string, scope: CheckScope, r: CheckRe
     durationMs: r.durationMs,
     outputSha256: r.outputSha256,
     ...(shared ? { shared: true } : {}),
+    ...(r.aborted ? { aborted: true } : {}),
   };
 }

@@ -6,10 +6,12 @@ import path from 'node:path';
 import type { Prd, Story } from '../prd/types.js';
 import { atomicWriteFileSync } from '../util/atomic.js';
 import { LoopExit, LOOP_EXIT, type StoryVerdict, type VerifyInput, type VerifyResult } from './contracts.js';
-import { planPrdRepair } from './prd-diff.js';
+import { planClaimOrder, planPrdRepair, planUnmetDependencies, type PrdRepairPlan } from './prd-diff.js';
+import { formatPrdProblem, validatePrdText } from '../prd/validate.js';
 import { commitRunnerFiles, readDirtyPaths, readHead, readTopLevel } from './verify-git.js';
 import { CheckSession } from './verify-session.js';
-import { applyRunnerNote, hasRunnerNote, renderCheckFailure, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './verify-report.js';
+import { applyRunnerNote, hasRunnerNote, renderCheckFailure, renderOutOfOrder, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './verify-report.js';
+import { guardWrite } from './verify-write.js';
 import type { CheckResult } from './checks.js';
 
 export interface VerifyOutcome extends VerifyResult {
@@ -38,18 +40,8 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   const head = plan.claims.length ? (input.headAfterAgent !== undefined ? input.headAfterAgent : await readHead(top)) : null;
   const session = new CheckSession(input, top, head, now);
   const dirty = plan.claims.length ? (await readDirtyPaths(top)).filter((p) => !isOwn(p, own)) : [];
-  const judged: Judgement[] = [];
-  try {
-    for (const id of plan.claims) judged.push(await judgeClaim(session, plan.prd, id, dirty, input, now));
-  } finally {
-    await session.close();
-  }
-
-  const edited = applyVerdicts(plan.prd, judged.map((j) => j.verdict));
-  if (plan.changed || edited) writePrd(input, plan.prd, plan.unusable);
-  const blocks = judged.flatMap((j) => (j.block ? [j.block] : []));
-  if (plan.restored.length) blocks.push(renderRestoreBlock(now(), input.iteration, plan.restored));
-  if (blocks.length) appendFileSync(input.progressPath, blocks.join(''));
+  const judged = await judgeClaims(session, plan, dirty, input, now);
+  applyOutcome(input, plan, judged, now);
 
   // One status after the runner's own writes serves both the side-effect warning (it skips the runner's files)
   // and the commit of those files.
@@ -61,17 +53,52 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   return { verdicts, restored: plan.restored, prd: plan.prd, allPass: plan.prd.userStories.every((s) => s.passes === true), runnerCommit };
 }
 
-function planRepair(input: VerifyInput): ReturnType<typeof planPrdRepair> {
+function planRepair(input: VerifyInput): PrdRepairPlan {
   try {
     JSON.parse(input.prdBefore);
   } catch (err) {
     // Someone other than the agent broke the plan between iterations: there is nothing sound to restore from.
-    throw new LoopExit(LOOP_EXIT.refused, `${input.prdPath} was not valid JSON before iteration ${input.iteration}: ${(err as Error).message}`, 'fix the plan (npx ralphkit validate), then continue with --resume-last');
+    const problem = validatePrdText(input.prdBefore, displayPath(input, input.prdPath)).problems[0];
+    const where = problem ? formatPrdProblem(problem) : (err as Error).message;
+    throw new LoopExit(LOOP_EXIT.refused, `the plan was not valid JSON before iteration ${input.iteration}: ${where}`, 'fix the plan (npx ralphkit validate), then continue with --resume-last');
   }
-  return planPrdRepair(input.prdBefore, readText(input.prdPath));
+  return planPrdRepair(input.prdBefore, readText(input.prdPath), displayPath(input, input.prdPath));
 }
 
-async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[], input: VerifyOptions, now: () => Date): Promise<Judgement> {
+/** Thrown out of judgeClaim when a check was stopped because the runner is being interrupted. */
+class Interrupted extends Error {}
+
+/**
+ * Judges every claim, a story after the claims it depends on. An interrupted check decides nothing: the pass
+ * ends with exit 130 before anything is written, so the resumed iteration judges the same claims again.
+ */
+async function judgeClaims(s: CheckSession, plan: PrdRepairPlan, dirty: string[], input: VerifyOptions, now: () => Date): Promise<Judgement[]> {
+  const judged: Judgement[] = [];
+  const accepted = new Set<string>();
+  try {
+    for (const id of planClaimOrder(plan.prd, plan.claims)) {
+      // Iteration 0 is the start-of-run pass over stories the plan already marks done: no agent chose that order.
+      const unmet = input.iteration > 0 ? planUnmetDependencies(plan.prd, id, plan.claims, accepted) : [];
+      const j = await judgeClaim(s, plan.prd, id, dirty, unmet, input, now);
+      if (j.verdict.status !== 'rejected') accepted.add(id);
+      judged.push(j);
+    }
+  } catch (err) {
+    if (err instanceof Interrupted) throw interruptedExit(plan.claims, input);
+    throw err;
+  } finally {
+    await s.close();
+  }
+  return judged;
+}
+
+function interruptedExit(claims: string[], input: VerifyInput): LoopExit {
+  const list = claims.join(', ');
+  input.log('warn', `verification was interrupted: nothing was decided about ${list}; prd.json is left as it is, and the claim${claims.length === 1 ? ' is' : 's are'} checked again when the loop resumes`);
+  return new LoopExit(LOOP_EXIT.interrupted, `interrupted while verifying ${list}; nothing decided, state saved`, 'continue with: ./ralph/ralph.sh --resume-last');
+}
+
+async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[], unmet: string[], input: VerifyOptions, now: () => Date): Promise<Judgement> {
   const story = prd.userStories.find((x) => x.id === id)!;
   const started = Date.now();
   const reject = (reason: string, check?: CheckResult): Judgement => {
@@ -81,6 +108,7 @@ async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[]
     return { verdict: { id, status: 'rejected', reason }, block };
   };
   if (dirty.length) return reject(renderUncommitted(dirty));
+  if (unmet.length) return reject(renderOutOfOrder(unmet));
   const checks: Array<['prd' | 'story', string]> = [...(prd.checks ?? []).map((c): ['prd', string] => ['prd', c]), ...(story.checks ?? []).map((c): ['story', string] => ['story', c])];
   if (!checks.length) {
     const reason = 'no checks apply to this story (neither the plan\'s nor its own); accepted on the agent\'s word';
@@ -94,14 +122,33 @@ async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[]
   } catch (err) {
     return reject(`could not prepare a worktree to verify in: ${(err as Error).message}`);
   }
-  if ('failed' in where) return reject(renderCheckFailure(where.failed, input.checkTimeoutMs, 'setup'), where.failed);
+  if ('failed' in where) {
+    if (where.failed.aborted) throw new Interrupted();
+    return reject(renderCheckFailure(where.failed, input.checkTimeoutMs, 'setup'), where.failed);
+  }
   for (const [scope, command] of checks) {
     const r = await s.run(id, scope, command, where.cwd);
+    if (r.aborted) throw new Interrupted();
     if (!r.ok) return reject(renderCheckFailure(r, input.checkTimeoutMs), r);
   }
   s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'verified', durationMs: Date.now() - started, outputSha256: null });
   input.log('info', `${id} verified: ${checks.length} check${checks.length === 1 ? '' : 's'} passed at ${s.commit?.slice(0, 7) ?? '(no commit)'}`);
   return { verdict: { id, status: 'verified' } };
+}
+
+/**
+ * Writes the verdicts: progress.txt first (the record the next agent reads), then prd.json. A write that fails
+ * ends the loop (RunnerFileError) before anything is committed; the ledger already holds the verdicts, so a
+ * rejected claim the plan still shows as passing is never recorded as verified.
+ */
+function applyOutcome(input: VerifyInput, plan: PrdRepairPlan, judged: Judgement[], now: () => Date): void {
+  const edited = applyVerdicts(plan.prd, judged.map((j) => j.verdict));
+  const blocks = judged.flatMap((j) => (j.block ? [j.block] : []));
+  if (plan.restored.length) blocks.push(renderRestoreBlock(now(), input.iteration, plan.restored));
+  const rejected = judged.filter((j) => j.verdict.status === 'rejected').map((j) => j.verdict.id);
+  const what = rejected.length ? `${rejected.join(', ')} ${rejected.length === 1 ? 'was' : 'were'} rejected (see the ledger)` : 'the verdicts were decided';
+  if (blocks.length) guardWrite(input.progressPath, input.repoRoot, () => appendFileSync(input.progressPath, blocks.join('')), `${what} but the note for the next iteration could not be written`);
+  if (plan.changed || edited) guardWrite(input.prdPath, input.repoRoot, () => writePrd(input, plan.prd, plan.unusable), `${what} but the plan could not be updated${rejected.length ? ' and still says passes: true' : ''}`);
 }
 
 /** Undoes rejected claims and clears stale runner notes; true when the plan changed. */
@@ -165,9 +212,21 @@ async function commitOwnFiles(top: string, files: string[], message: string, inp
 }
 
 function commitMessage(judged: Judgement[], restored: boolean, iteration: number): string {
-  const rejected = judged.filter((j) => j.verdict.status === 'rejected').map((j) => `${j.verdict.id} (${j.verdict.reason?.startsWith('uncommitted') ? 'uncommitted work' : 'check failed'})`);
+  const rejected = judged.filter((j) => j.verdict.status === 'rejected').map((j) => `${j.verdict.id} (${rejectionKind(j.verdict.reason)})`);
   const parts = [...(rejected.length ? [`reject ${rejected.join(', ')}`] : []), ...(restored ? ['restore prd.json'] : [])];
-  return `chore(ralph): ${parts.length ? parts.join('; ') : `record iteration ${iteration}`}`;
+  return `chore(ralph): ${parts.length ? parts.join('; ') : iteration === 0 ? 'record the check at start' : `record iteration ${iteration}`}`;
+}
+
+function rejectionKind(reason = ''): string {
+  if (reason.startsWith('uncommitted')) return 'uncommitted work';
+  if (reason.startsWith('out of order')) return 'out of order';
+  return 'check failed';
+}
+
+/** A path for messages: relative to the repository when inside it. */
+function displayPath(input: VerifyInput, file: string): string {
+  const rel = path.relative(input.repoRoot, file).split(path.sep).join('/');
+  return rel && !rel.startsWith('../') && !path.isAbsolute(rel) ? rel : file;
 }
 
 function readText(file: string): string {
@@ -194,3 +253,4 @@ function resolveReal(p: string): string {
 
 // The loop warns with this at start (SPEC §6: a plan without checks runs on the agent's word).
 export { renderUncheckedWarning } from './verify-report.js';
+export { RunnerFileError } from './verify-write.js';

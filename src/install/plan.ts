@@ -17,6 +17,11 @@ export interface PlanOptions {
   /** Folder (repository-relative) that backups of overwritten files go into. */
   backupDir: string;
   version: string;
+  /**
+   * Keep the manifest's `ralphkit` version as recorded (`skill add`): it says which release ralphkit's own
+   * files come from, and only `install` changes those. A first manifest records `version`.
+   */
+  keepRecordedVersion?: boolean;
 }
 
 /**
@@ -30,7 +35,7 @@ export function planInstall(
   options: PlanOptions,
 ): InstallPlan {
   const items = files.map((file) => planFile(file, disk.get(file.path), baselineFor(manifest, file), options));
-  const next = planManifest(manifest, files, items, options.version);
+  const next = planManifest(manifest, files, items, options.keepRecordedVersion && manifest ? manifest.ralphkit : options.version);
   const action = !manifest ? 'create' : renderManifest(manifest) === renderManifest(next) ? 'identical' : 'update';
   return { items, manifest: { path: MANIFEST_PATH, action, next } };
 }
@@ -54,8 +59,8 @@ export function planFile(file: PlannedFile, onDisk: string | undefined, baseline
     const backup = `${options.backupDir}/${file.path}`;
     return { ...item('overwrite', `${edited}; yours is backed up to ${backup}`), backup };
   }
-  if (baseline === file.sha256) return item('keep', `${edited}; nothing new from ralphkit, so your file stays`);
-  if (choice === 'keep') return item('keep', `${edited}; kept at your request`);
+  if (baseline === file.sha256) return { ...item('keep', `${edited}; nothing new from ralphkit, so your file stays`), keptBecause: 'nothing-newer' };
+  if (choice === 'keep') return { ...item('keep', `${edited}; kept at your request`), keptBecause: 'chosen' };
   return item('conflict', baseline === undefined ? `${edited}, and differs from ralphkit's version` : `${edited}, and ralphkit ships a new version`);
 }
 

@@ -27,17 +27,31 @@ export function renderConflicts(plan: InstallPlan, command: string): string[] {
   return conflictsOf(plan).map((item) => `  ${item.path}: ${item.reason}; \`${command} --force\` backs yours up and installs ralphkit's`);
 }
 
-export function countActions(plan: InstallPlan): Partial<Record<PlanItem['action'], number>> {
-  const counts: Partial<Record<PlanItem['action'], number>> = {};
-  for (const item of plan.items) counts[item.action] = (counts[item.action] ?? 0) + 1;
+type RowAction = PlanItem['action'] | InstallPlan['manifest']['action'];
+
+/** Rows of the printed table by action, the manifest's row included, so the summary adds up to the table. */
+export function countActions(plan: InstallPlan): Partial<Record<RowAction, number>> {
+  const counts: Partial<Record<RowAction, number>> = {};
+  for (const action of [...plan.items.map((i) => i.action), plan.manifest.action]) counts[action] = (counts[action] ?? 0) + 1;
   return counts;
 }
 
-/** "2 create, 1 upgrade, 3 identical" in the table's order. */
+/** "2 create, 1 upgrade, 3 identical, 1 update" in the table's order (the manifest's `update` last). */
 export function renderCounts(plan: InstallPlan): string {
   const counts = countActions(plan);
-  return (Object.keys(ACTION_COLOR) as PlanItem['action'][])
+  return ([...Object.keys(ACTION_COLOR), 'update'] as RowAction[])
     .filter((a) => counts[a])
     .map((a) => `${counts[a]} ${a}`)
     .join(', ');
+}
+
+/** One plain sentence per file left as the user has it, e.g. "Kept your edited ralph/ralph.sh (…)." */
+export function renderKeptLines(plan: InstallPlan, command: string): string[] {
+  return plan.items
+    .filter((i) => i.action === 'keep')
+    .map((i) =>
+      i.keptBecause === 'chosen'
+        ? `Kept your ${i.path} over the new version, as you chose (\`${command} --force\` backs yours up and installs the new one).`
+        : `Kept your edited ${i.path} (ralphkit has nothing newer for it).`,
+    );
 }

@@ -2,7 +2,7 @@
 import { RalphkitError, EXIT } from '../errors.js';
 import { color, logger } from '../logger.js';
 import { select } from '../util/prompt.js';
-import { renderConflicts, renderCounts, renderPlanLines } from './render.js';
+import { renderConflicts, renderCounts, renderKeptLines, renderPlanLines } from './render.js';
 import type { AskConflict, FileRunResult } from './run-files.js';
 
 export interface ReportOptions {
@@ -31,25 +31,31 @@ export function renderJson(result: FileRunResult, command: string, extra: Record
 export function printResult(result: FileRunResult, options: ReportOptions, extra: Record<string, unknown> = {}): void {
   for (const warning of result.warnings) logger.warn(warning);
   if (options.json) logger.out(renderJson(result, options.command, extra));
-  else printText(result);
+  else printText(result, `ralphkit ${options.command}`);
   if (result.status === 'conflicts') throw conflictError(result, `ralphkit ${options.command}`);
   if (result.status === 'aborted') throw new RalphkitError('stopped at the prompt; nothing was written', { exitCode: EXIT.refused });
 }
 
-function printText(result: FileRunResult): void {
-  if (result.status === 'nothing-to-do') {
-    for (const item of result.plan.items.filter((i) => i.action === 'keep')) logger.info(`kept ${item.path}: ${item.reason}`);
-    logger.out(`Nothing to do: ${result.cwd} is up to date with ralphkit ${result.version}.`);
-    return;
-  }
+function printText(result: FileRunResult, command: string): void {
+  const kept = renderKeptLines(result.plan, command);
+  if (result.status === 'nothing-to-do') return printNothingToDo(result, kept);
   const title = result.status === 'dry-run' ? 'Dry run (nothing written): plan for' : result.status === 'written' ? 'Installed into' : 'Plan for';
   logger.out(`${title} ${result.cwd} (ralphkit ${result.version}):`);
   logger.out(renderPlanLines(result.plan).join('\n'));
   for (const diff of Object.values(result.diffs)) if (diff) logger.out(`\n${diff.trimEnd()}`);
   if (result.status === 'written') {
     logger.out(color.success(`Done: ${renderCounts(result.plan)}.`));
+    for (const line of kept) logger.out(line);
     for (const b of result.backups) logger.out(`Your edited ${b.path} was saved to ${b.backup}`);
   }
+}
+
+function printNothingToDo(result: FileRunResult, kept: string[]): void {
+  for (const line of kept) logger.out(line);
+  // A file kept over a newer version means the repository is not up to date, so the line does not claim it.
+  const behind = result.plan.items.some((i) => i.keptBecause === 'chosen');
+  const lead = kept.length ? 'Nothing else to do' : 'Nothing to do';
+  logger.out(behind ? `${lead} in ${result.cwd} (ralphkit ${result.version}).` : `${lead}: ${result.cwd} is up to date with ralphkit ${result.version}.`);
 }
 
 function conflictError(result: FileRunResult, command: string): RalphkitError {
@@ -79,9 +85,10 @@ function printJsonError(err: unknown, command: string): void {
 /** The prompt shown for each conflict when a person is at the terminal. */
 export const askAtTerminal: AskConflict = async (item, diff) => {
   for (;;) {
+    // Keeping the user's file comes first, so a hasty Enter loses nothing.
     const answer = await select(`${item.path}: ${item.reason}.`, [
-      { title: 'Overwrite', value: 'overwrite', description: 'back up your file to ralph/.backup/, install the new version' },
       { title: 'Keep mine', value: 'keep', description: 'leave your file; the new version is not installed' },
+      { title: 'Overwrite', value: 'overwrite', description: 'back up your file to ralph/.backup/, install the new version' },
       { title: 'Show the diff', value: 'diff' },
       { title: 'Abort', value: 'abort', description: 'write nothing' },
     ] as const);

@@ -1,6 +1,7 @@
 // Shared by `install` and `skill add`: check paths, read disk, plan, settle conflicts, then apply (or not).
-import { realpathSync, statSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import { RalphkitError, EXIT } from '../errors.js';
+import { resolveCwdFolder } from '../util/cwd.js';
 import { resolveAllInside } from './safety.js';
 import { readManifest } from './manifest.js';
 import { readDisk } from './disk.js';
@@ -17,6 +18,8 @@ export interface FileRunOptions {
   cwd: string;
   files: readonly IncomingFile[];
   version: string;
+  /** See PlanOptions.keepRecordedVersion. */
+  keepRecordedVersion?: boolean;
   force?: boolean;
   dryRun?: boolean;
   diff?: boolean;
@@ -51,7 +54,7 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
   const disk = readDisk(new Map(options.files.map((f) => [f.path, real.get(f.path)!])));
   const hashes = new Map([...disk].map(([p, d]) => [p, d?.sha256]));
   const planned = options.files.map((f) => ({ path: f.path, class: f.class, source: f.source, sha256: hashContent(f.content) }));
-  const planOptions = { force: options.force, backupDir: `${BACKUP_DIR}/${stamp(options.now ?? new Date())}`, version: options.version };
+  const planOptions = { force: options.force, backupDir: `${BACKUP_DIR}/${stamp(options.now ?? new Date())}`, version: options.version, keepRecordedVersion: options.keepRecordedVersion };
   const contents = new Map(options.files.map((f) => [f.path, f.content]));
   const diffOf = (item: PlanItem) => renderUnifiedDiff(disk.get(item.path)?.content.toString('utf8') ?? '', contents.get(item.path)!.toString('utf8'), `a/${item.path}`, `b/${item.path}`);
   let plan = planInstall(manifest, hashes, planned, planOptions);
@@ -79,14 +82,7 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
 }
 
 function resolveRoot(cwd: string): string {
-  let isDir = false;
-  try {
-    isDir = statSync(cwd).isDirectory();
-  } catch {
-    /* reported below */
-  }
-  if (!isDir) throw new RalphkitError(`${cwd} is not a folder`, { exitCode: EXIT.refused, hint: 'pass --cwd <folder of your repository>' });
-  return realpathSync(cwd);
+  return realpathSync(resolveCwdFolder(cwd));
 }
 
 function checkUniquePaths(files: readonly IncomingFile[]): void {

@@ -36,6 +36,8 @@ export interface PlanItem {
   reason: string;
   /** Where the user's file is copied before an overwrite. */
   backup?: string;
+  /** For `keep`: ralphkit has nothing newer than the user's edit, or the user chose theirs over a newer version. */
+  keptBecause?: 'nothing-newer' | 'chosen';
 }
 
 export interface InstallPlan {

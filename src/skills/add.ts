@@ -5,6 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { RalphkitError, EXIT } from '../errors.js';
 import { readVersion } from '../version.js';
+import { resolveCwdFolder } from '../util/cwd.js';
 import { runFiles, type AskConflict, type FileRunResult } from '../install/run-files.js';
 import type { IncomingFile } from '../install/types.js';
 import { skillFilesFor, type AgentName } from './agents.js';
@@ -29,6 +30,7 @@ export interface SkillAddResult extends FileRunResult {
 
 export async function runSkillAdd(options: SkillAddOptions): Promise<SkillAddResult> {
   if (options.files.length === 0) throw new RalphkitError('no skill files given', { exitCode: EXIT.error, hint: 'ralphkit skill add notes/review.md' });
+  resolveCwdFolder(options.cwd);
   const skills: SkillAddResult['skills'] = [];
   const files: IncomingFile[] = [];
   const refusals: string[] = [];
@@ -47,15 +49,19 @@ export async function runSkillAdd(options: SkillAddOptions): Promise<SkillAddRes
       hint: 'fix the frontmatter, e.g. `name: my-skill` (a-z, 0-9, single hyphens) and `description: what it does` (no < or >)',
     });
   }
-  const result = await runFiles({ ...options, files, version: readVersion() });
+  const result = await runFiles({ ...options, files, version: readVersion(), keepRecordedVersion: true });
   return { ...result, skills };
 }
+
+const READ_ERRORS: Readonly<Record<string, string>> = { ENOENT: 'no such file', EISDIR: 'a folder, not a file', EACCES: 'permission denied', ENOTDIR: 'no such file' };
 
 function readSkillSource(file: string): string {
   try {
     return readFileSync(path.resolve(file), 'utf8');
   } catch (err) {
-    throw new RalphkitError(`cannot read ${file}: ${(err as NodeJS.ErrnoException).code ?? String(err)}`, {
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    const reason = READ_ERRORS[code];
+    throw new RalphkitError(reason === 'no such file' ? `no such file: ${file}` : `cannot read ${file}: ${reason ?? (err as Error).message}`, {
       exitCode: EXIT.refused,
       hint: 'check the path; skill add takes markdown files, e.g. ralphkit skill add docs/review.md',
     });

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import { parseFrontmatter, renderYamlFields } from '../util/frontmatter.js';
 import { toKebabCase } from '../util/case.js';
-import { checkSkill, isRecord } from './rules.js';
+import { checkSkill, checkSkillName, isRecord } from './rules.js';
 
 export type SkillFillResult =
   | { ok: true; name: string; text: string; filled: string[] }
@@ -29,8 +29,17 @@ export function planSkillFile(fileName: string, text: string): SkillFillResult {
   const final = tryParse(result);
   if ('problem' in final) return { ok: false, problems: [final.problem] };
   const name = isRecord(final.data) && typeof final.data.name === 'string' ? final.data.name : '';
-  const problems = checkSkill(final.data, name);
+  let problems = checkSkill(final.data, name);
+  if (filled.includes('name')) problems = explainFileNameProblems(fileName, name, problems);
   return problems.length ? { ok: false, problems } : { ok: true, name, text: result, filled };
+}
+
+// The user wrote no name, so rule-by-rule complaints about one would puzzle them: say where it came from instead.
+function explainFileNameProblems(fileName: string, name: string, problems: string[]): string[] {
+  const nameProblems = checkSkillName(name);
+  if (nameProblems.length === 0) return problems;
+  const why = `the file name "${path.basename(fileName)}" makes no valid skill name (${nameProblems.join('; ')})`;
+  return [`${why}: add \`name: your-skill-name\` to its frontmatter, or rename the file`, ...problems.filter((p) => !nameProblems.includes(p))];
 }
 
 export function nameFromFileName(fileName: string): string {

@@ -23,6 +23,8 @@ export interface LedgerEntry {
   timedOut: boolean;
   /** The same check run recorded for another story claimed in the same iteration. */
   shared: boolean;
+  /** The runner was interrupted while this check ran and decided nothing; the claim is judged on resume. */
+  aborted: boolean;
   /** The verdict the runner recorded, when the line carries one. */
   status: Verdict | null;
   reason: string | null;
@@ -66,6 +68,7 @@ function toEntry(raw: unknown, fallbackLoop: string): LedgerEntry | null {
     signal: str(r.signal),
     timedOut: r.timedOut === true,
     shared: r.shared === true,
+    aborted: r.aborted === true,
     status: typeof r.status === 'string' && VERDICTS.includes(r.status) ? (r.status as Verdict) : null,
     reason: str(r.reason),
   };
@@ -79,9 +82,11 @@ function toEntry(raw: unknown, fallbackLoop: string): LedgerEntry | null {
 export function planVerdict(entries: readonly LedgerEntry[]): { verdict: Verdict; reason: string | null } | null {
   const decided = entries.filter((e) => e.status !== null).at(-1);
   if (decided) return { verdict: decided.status!, reason: decided.reason };
-  const last = entries.at(-1);
+  // A check cut short by Ctrl-C decided nothing, so it cannot reject the story either.
+  const settled = entries.filter((e) => !e.aborted);
+  const last = settled.at(-1);
   if (!last) return null;
-  const attempt = entries.filter((e) => e.loop === last.loop && e.iteration === last.iteration);
+  const attempt = settled.filter((e) => e.loop === last.loop && e.iteration === last.iteration);
   const failed = attempt.find(isFailedCheck);
   if (failed) return { verdict: 'rejected', reason: failureReason(failed) };
   return { verdict: attempt.some((e) => e.command !== null) ? 'verified' : 'unverified', reason: null };

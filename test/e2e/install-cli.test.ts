@@ -52,6 +52,30 @@ describe('ralphkit install (built CLI)', () => {
     expect(strip(second.stdout)).toMatch(/^Nothing to do: .* is up to date with ralphkit \d/);
   });
 
+  it('the Done line counts every row of the table, the manifest row included', async () => {
+    const repo = gitdir();
+    const out = strip((await runCli(['install'], { cwd: repo })).stdout);
+    const rows = out.split('\n').filter((l) => /^  \S/.test(l) && !/^  \d\./.test(l));
+    expect(rows).toHaveLength(expectedFiles().length);
+    expect(out).toContain(`Done: ${expectedFiles().length} create.`);
+
+    ageInstall(repo, { 'ralph/ralph.sh': '#!/bin/sh\n# an older runner\n' });
+    const upgrade = strip((await runCli(['install'], { cwd: repo })).stdout);
+    // 8 files and the manifest: 1 + 4 + 3 + 1 rows, each counted once.
+    expect(upgrade).toContain('Done: 1 upgrade, 4 identical, 3 skip-state, 1 update.');
+    expect(upgrade).toMatch(/^  update +ralph\/\.ralphkit\.json /m);
+  });
+
+  it('an edited file with nothing newer from ralphkit: the summary on stdout says it was kept', async () => {
+    const repo = gitdir();
+    await runCli(['install'], { cwd: repo });
+    writeFileSync(path.join(repo, 'ralph/ralph.sh'), '#!/bin/sh\n# my own tweak\n');
+    const again = await runCli(['install'], { cwd: repo });
+    expect(again.code).toBe(0);
+    expect(strip(again.stdout)).toBe(`Kept your edited ralph/ralph.sh (ralphkit has nothing newer for it).\nNothing else to do: ${repo} is up to date with ralphkit ${JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version}.\n`);
+    expect(readFileSync(path.join(repo, 'ralph/ralph.sh'), 'utf8')).toBe('#!/bin/sh\n# my own tweak\n');
+  });
+
   it('--cwd, --agent claude,agents and --json: one JSON document listing every file', async () => {
     const repo = gitdir();
     const result = await runCli(['install', '--cwd', repo, '--agent', 'claude,agents', '--json'], { cwd: testdir() });

@@ -45,13 +45,23 @@ async function conflicted(): Promise<string> {
 }
 
 describe.skipIf(!hasScript)('install at a terminal', () => {
-  it('asks about a conflict; choosing Overwrite backs the file up and installs', async () => {
+  it('asks about a conflict; Enter alone keeps your file (the safe default) and says so', async () => {
     const repo = await conflicted();
     const result = await inTerminal(repo, ['install'], [{ when: 'Return to submit', send: '\r' }]);
     expect(result.code).toBe(0);
     expect(result.output).toContain('ralph/ralph.sh: edited since installed, and ralphkit ships a new version.');
+    expect(result.output).toContain('Kept your ralph/ralph.sh over the new version, as you chose (`ralphkit install --force` backs yours up and installs the new one).');
+    expect(readFileSync(path.join(repo, 'ralph/ralph.sh'), 'utf8')).toBe('#!/bin/sh\n# my edits\n');
+    expect(existsSync(path.join(repo, 'ralph/.backup'))).toBe(false);
+  });
+
+  it('choosing Overwrite (arrow down once) backs the file up and installs', async () => {
+    const repo = await conflicted();
+    const result = await inTerminal(repo, ['install'], [{ when: 'Return to submit', send: '\x1b[B\r' }]);
+    expect(result.code).toBe(0);
     const backup = /saved to (\S+)/.exec(result.output)?.[1];
     expect(readFileSync(path.join(repo, backup!), 'utf8')).toBe('#!/bin/sh\n# my edits\n');
+    expect(readFileSync(path.join(repo, 'ralph/ralph.sh'), 'utf8')).not.toContain('# my edits');
   });
 
   it('Abort (arrow down three times) writes nothing and exits 2', async () => {

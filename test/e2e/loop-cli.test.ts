@@ -40,7 +40,10 @@ describe('ralphkit run / status / cancel', () => {
     const c = await runCli(['cancel', 'long'], { cwd: dir });
     expect(c.code, c.stderr).toBe(0);
     expect(c.stderr).toMatch(/loop long cancelled/);
-    expect((await loop.done).code).toBe(130);
+    const end = await loop.done;
+    expect(end.code).toBe(130);
+    expect(end.stderr).toMatch(/ralph: cancelled by ralphkit cancel; state saved \(exit 130\)\nralph: hint: continue with: \.\/ralph\/ralph\.sh --resume-last/);
+    expect(end.stderr).not.toMatch(/interrupted/);
     expect(onlyState(dir)).toMatchObject({ status: 'cancelled' });
     const again = await runCli(['cancel', 'long'], { cwd: dir });
     expect(again.stderr).toMatch(/not running \(cancelled\)/);
@@ -75,5 +78,12 @@ describe('ralph.sh --help', () => {
     expect(env).toMatch(/^ {2}RALPH_USAGE_TOKEN {2,}\S/m);
     expect(r.stdout).toMatch(/^Docs: https:\/\/\S+/m);
     expect(r.stdout.indexOf('Exit codes:')).toBeLessThan(r.stdout.indexOf('\nEnvironment:\n'));
+  });
+
+  it('states the retry policy: transient failures and rate limits', async () => {
+    const r = await ralph(loopRepo(), ['--help']);
+    const retries = r.stdout.slice(r.stdout.indexOf('\nRetries'), r.stdout.indexOf('\nExamples:'));
+    expect(retries).toMatch(/retried up to 3 times, waiting 10s, 20s, then 40s/);
+    expect(retries).toMatch(/rate-limit or usage-limit message[\s\S]*waits until the reset it names[\s\S]*repeats the same iteration/);
   });
 });

@@ -24,6 +24,10 @@ describe('ralph.sh loop', () => {
     expect(events.filter((e) => e.type === 'iteration-start').map((e) => e.iteration)).toEqual([1, 2, 3]);
     expect(events.at(-1)).toMatchObject({ type: 'exit', code: 0, status: 'complete' });
     expect(existsSync(path.join(dir, 'ralph/.runs', state.id, 'iteration-3.log'))).toBe(true);
+    // The stored options name the agent that ran: the command, not the default "claude" beside it.
+    const { options } = JSON.parse(readFileSync(path.join(dir, 'ralph/.runs', state.id, 'state.json'), 'utf8'));
+    expect(options).toMatchObject({ agentCmd: agent('worker') });
+    expect(options).not.toHaveProperty('agent');
   });
 
   it('does not complete on a tag echoed inside a sentence', async () => {

@@ -1,6 +1,6 @@
 // Spawns the built CLI (run `npm run build` first; `npm test` does) in temp git repositories.
 import { describe, expect, it } from 'vitest';
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gitdir, runCli, testdir, writeFiles } from '../support/repo.js';
 import { snapshotTree } from '../support/fake-package.js';
@@ -22,15 +22,45 @@ describe('ralphkit skill add (built CLI)', () => {
     }
   });
 
+  it('drops accents from the file name: "Ünïcode Nötes.md" becomes unicode-notes', async () => {
+    const repo = gitdir();
+    writeFiles(repo, { 'notes/Ünïcode Nötes.md': '# Notes with accents\n' });
+    const result = await runCli(['skill', 'add', 'notes/Ünïcode Nötes.md'], { cwd: repo });
+    expect(result.code).toBe(0);
+    expect(strip(result.stdout)).toContain('create      .claude/skills/unicode-notes/SKILL.md');
+    expect(readFileSync(path.join(repo, '.claude/skills/unicode-notes/SKILL.md'), 'utf8')).toBe('---\nname: unicode-notes\ndescription: Notes with accents\n---\n# Notes with accents\n');
+  });
+
   it('refuses a file whose name cannot be made valid, with the reason (exit 2, nothing written)', async () => {
     const repo = gitdir();
-    writeFiles(repo, { 'notes/Ünïcode.md': '# Fine heading\n' });
+    writeFiles(repo, { 'notes/日本語.md': '# Fine heading\n' });
     const before = snapshotTree(repo);
-    const result = await runCli(['skill', 'add', 'notes/Ünïcode.md'], { cwd: repo });
+    const result = await runCli(['skill', 'add', 'notes/日本語.md'], { cwd: repo });
     expect(result.code).toBe(2);
-    expect(strip(result.stderr)).toContain('notes/Ünïcode.md: name "ünïcode" may hold only lowercase letters a-z, digits and hyphens');
+    expect(strip(result.stderr)).toContain('notes/日本語.md: the file name "日本語.md" makes no valid skill name (name "日本語" may hold only lowercase letters a-z, digits and hyphens): add `name: your-skill-name` to its frontmatter, or rename the file');
     expect(strip(result.stderr)).toMatch(/hint: .*name: my-skill/);
     expect(snapshotTree(repo)).toEqual(before);
+  });
+
+  it('a missing file is "no such file" (exit 2), not an error code', async () => {
+    const repo = gitdir();
+    const result = await runCli(['skill', 'add', 'docs/missing.md'], { cwd: repo });
+    expect(result.code).toBe(2);
+    expect(strip(result.stderr)).toMatch(/^error: no such file: docs\/missing\.md\n/);
+    expect(result.stderr).not.toContain('ENOENT');
+  });
+
+  it('keeps the ralphkit version recorded by install, even while core files are older (only install changes it)', async () => {
+    const repo = gitdir({ 'review.md': '# Review\n' });
+    expect((await runCli(['install'], { cwd: repo })).code).toBe(0);
+    const manifestPath = path.join(repo, 'ralph/.ralphkit.json');
+    const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+    writeFileSync(manifestPath, JSON.stringify({ ...manifest, ralphkit: '0.0.1' }));
+    const result = await runCli(['skill', 'add', 'review.md'], { cwd: repo });
+    expect(result.code).toBe(0);
+    const after = JSON.parse(readFileSync(manifestPath, 'utf8'));
+    expect(after.ralphkit).toBe('0.0.1');
+    expect(after.files['.claude/skills/review/SKILL.md']).toMatchObject({ source: 'user' });
   });
 
   it('refuses a description with < or > and reports it in --json too', async () => {
@@ -65,8 +95,9 @@ describe('ralphkit skill add (built CLI)', () => {
                         agents (.agents/skills) (default: "claude")
         -h, --help      display help for command
 
-      Missing frontmatter is filled in: name from the file name in kebab-case
-      ("My Review Notes.md" → my-review-notes), description from the first "# " heading.
+      Missing frontmatter is filled in: name from the file name in kebab-case, accents
+      dropped ("My Review Notes.md" → my-review-notes, "Ünïcode Nötes.md" → unicode-notes),
+      description from the first "# " heading.
       Fields already there are kept. The result must pass the Agent Skills rules, or the
       file is refused with the reason (exit 2):
         name         1-64 of a-z 0-9 -, no leading, trailing or double hyphen

@@ -1,10 +1,10 @@
 // The installed runner (ralph/ralph.sh) with fake agents that lie, forget to commit, shrink the plan or
 // do honest work: what the runner lets count as done. Needs `npm run build` first (npm test does it).
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, git, gitdir, run, runCli, writeFiles, type RunResult } from '../support/repo.js';
+import { FIXTURES, git, gitdir, run, runCli, testdir, writeFiles, type RunResult } from '../support/repo.js';
 import { parseLedger, type LedgerLine } from '../../src/engine/ledger.js';
 import type { Prd, Story } from '../../src/prd/types.js';
 import { goneWithin } from '../support/verify-repo.js';
@@ -144,8 +144,10 @@ describe('the runner verifies what the agent claims', () => {
     expect(ledger(dir)[0]).toMatchObject({ kind: 'check', command: 'sleep 120', timedOut: true, exitCode: null });
   });
 
-  it('Ctrl-C while a check runs: the check is killed with the runner, the claim is not accepted, exit 130', async () => {
-    const dir = await installed({ ...PLAN, checks: ['echo $$ > ralph/.runs/check.pid && exec sleep 120'] });
+  it('Ctrl-C while a check runs: the check is killed, nothing is decided (exit 130), and --resume-last accepts the claim', async () => {
+    const hold = 'ralph/.runs/hold';
+    const dir = await installed({ ...PLAN, checks: [`if [ -f ${hold} ]; then echo $$ > ralph/.runs/check.pid; exec sleep 120; fi`] });
+    writeFiles(dir, { [hold]: '' });
     const child = spawn(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`, '--pause', '0', '--name', 'e2e', '3'], { cwd: dir, stdio: 'ignore' });
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     const pidFile = path.join(dir, 'ralph/.runs/check.pid');
@@ -154,7 +156,46 @@ describe('the runner verifies what the agent claims', () => {
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(await goneWithin(checkPid)).toBe(true);
-    expect(readPrd(dir).userStories[0].passes).toBe(false);
-    expect(ledger(dir).filter((l) => l.kind === 'verdict').map((l) => (l.kind === 'verdict' ? l.status : ''))).not.toContain('verified');
+    // The honest claim is left as the agent made it: no rejection, no note, no runner commit, iteration not done.
+    expect(readPrd(dir).userStories[0]).toMatchObject({ passes: true, notes: '' });
+    expect(readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8')).not.toContain('rejected');
+    expect(subjects(dir)[0]).toBe('feat: US-1');
+    expect(verdicts(dir)).toEqual([]);
+    expect(ledger(dir)).toEqual([expect.objectContaining({ kind: 'check', story: 'US-1', aborted: true })]);
+    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8'))).toMatchObject({ status: 'interrupted', iteration: 1, iterationDone: false });
+
+    rmSync(path.join(dir, hold));
+    const resumed = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume-last'], { cwd: dir });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    // Iteration 1 ran again and judged US-1 against the plan as it was before it: verified, with US-2 done this time.
+    expect(verdicts(dir)).toEqual(['1:US-1:verified', '1:US-2:verified']);
+    expect(subjects(dir).filter((s) => s.startsWith('chore(ralph): reject'))).toEqual([]);
+  });
+
+  it('a liar that commits every time is not progress: exit 4 after --no-progress-limit iterations', async () => {
+    const dir = await installed(PLAN);
+    const r = await ralph(dir, 'liar.mjs', '10');
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain('iteration 1 made a commit but no progress: every claim was rejected (US-1, US-2)');
+    expect(r.stderr).toContain('no progress: 3 iterations in a row with no claim accepted and no new work committed (exit 4)');
+    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8'))).toMatchObject({ status: 'no-progress', iteration: 3 });
+  });
+
+  it('a story claimed before the story it depends on passes: rejected as out of order, its checks not run', async () => {
+    const dir = await installed({ ...PLAN, userStories: [PLAN.userStories[0], { ...PLAN.userStories[1], dependsOn: ['US-1'] }] });
+    const skipper = path.join(testdir(), 'skipper.mjs');
+    writeFileSync(skipper, [
+      `import { writeFileSync } from 'node:fs';`,
+      `import { readPrd, writePrd, commitAll, drainStdin } from ${JSON.stringify(path.join(FIXTURES, 'verify', 'prd-edit.mjs'))};`,
+      `drainStdin(); writeFileSync('US-2.txt', 'US-2 done\\n');`,
+      `const prd = readPrd(); prd.userStories[1].passes = true; writePrd(prd); commitAll('feat: US-2');`,
+    ].join('\n'));
+    const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', `node ${JSON.stringify(skipper)}`, '--pause', '0', '--name', 'e2e', '1'], { cwd: dir });
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain('US-2 rejected: out of order: it depends on US-1, which does not pass yet; finish that story first, then claim this one again');
+    expect(readPrd(dir).userStories[1]).toMatchObject({ passes: false, notes: expect.stringMatching(/^\[ralph\] rejected: out of order/) });
+    expect(verdicts(dir)).toEqual(['1:US-2:rejected']);
+    expect(ledger(dir).filter((l) => l.kind === 'check')).toEqual([]);
+    expect(subjects(dir)[0]).toBe('chore(ralph): reject US-2 (out of order)');
   });
 });

@@ -5,6 +5,7 @@ import { runSkillAdd, type SkillAddOptions } from '../../src/skills/add.js';
 import { runInstall } from '../../src/install/run.js';
 import { planSkillFile } from '../../src/skills/fill.js';
 import { hashContent } from '../../src/install/hash.js';
+import { readVersion } from '../../src/version.js';
 import { testdir, writeFiles, ROOT } from '../support/repo.js';
 import { fakePackage, fakeRepo, read, snapshotTree } from '../support/fake-package.js';
 
@@ -43,7 +44,7 @@ describe('runSkillAdd', () => {
   });
 
   it.each([
-    ['a name that cannot be made valid', 'Über Notes.md', '# Fine\n', /Über Notes\.md: name "über-notes" may hold only lowercase/],
+    ['a name that cannot be made valid', '日本語 Notes.md', '# Fine\n', /日本語 Notes\.md: the file name "日本語 Notes\.md" makes no valid skill name \(name "日本語-notes" may hold only lowercase/],
     ['a description that cannot be made valid', 'notes.md', '# Use <b>\n', /notes\.md: description must not contain "<" or ">"/],
     ['no description at all', 'notes.md', 'just text\n', /notes\.md: no description/],
     ['keys Agent Skills does not allow', 'notes.md', '---\ntags: [x]\n---\n# T\n', /keys not allowed by Agent Skills: tags/],
@@ -60,7 +61,7 @@ describe('runSkillAdd', () => {
 
   it('refuses a missing file and two files with the same skill name (exit 2)', async () => {
     const repo = fakeRepo();
-    await expect(add(repo, [path.join(repo, 'nope.md')])).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/cannot read/) });
+    await expect(add(repo, [path.join(repo, 'nope.md')])).rejects.toMatchObject({ exitCode: 2, message: `no such file: ${path.join(repo, 'nope.md')}` });
     const src = sources({ 'a/notes.md': '# A\n', 'b/notes.md': '# B\n' });
     await expect(add(repo, [src('a/notes.md'), src('b/notes.md')])).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/both be installed as .claude\/skills\/notes\/SKILL.md/) });
     expect(existsSync(path.join(repo, '.claude'))).toBe(false);
@@ -100,6 +101,23 @@ describe('runSkillAdd', () => {
 
     const clash = await add(repo, [src('prd.md')]);
     expect(clash.plan.items[0]).toMatchObject({ path: '.claude/skills/prd/SKILL.md', action: 'conflict' });
+  });
+
+  it('keeps the ralphkit version install recorded: only install says which release the core files come from', async () => {
+    const repo = fakeRepo();
+    await runInstall({ cwd: repo, sourceRoot: fakePackage(), now: NOW });
+    const src = sources({ 'review.md': '# Review\n' });
+    const added = await add(repo, [src('review.md')]);
+    expect(added.status).toBe('written');
+    const manifest = JSON.parse(read(repo, 'ralph/.ralphkit.json'));
+    expect(manifest.ralphkit).toBe('9.9.9');
+    expect(manifest.files['.claude/skills/review/SKILL.md'].source).toBe('user');
+  });
+
+  it('a first manifest written by skill add records the running version', async () => {
+    const repo = fakeRepo();
+    await add(repo, [sources({ 'review.md': '# Review\n' })('review.md')]);
+    expect(JSON.parse(read(repo, 'ralph/.ralphkit.json')).ralphkit).toBe(readVersion());
   });
 
   it('dry run writes nothing', async () => {

@@ -3,6 +3,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { verifyIteration } from '../../src/engine/verify.js';
+import { LoopExit } from '../../src/engine/contracts.js';
 import { git, writeFiles } from '../support/repo.js';
 import { claim, commitAll, editPrd, goneWithin, plan, readLedgerLines, readPrd, status, story, verifyRepo } from '../support/verify-repo.js';
 
@@ -170,15 +171,24 @@ describe('verifyIteration: claims', () => {
     expect(existsSync(r.ledgerPath)).toBe(false);
   });
 
-  it('rejects rather than accepts a claim whose check was interrupted', async () => {
-    const r = verifyRepo(plan([story('US-1')], { checks: ['sleep 300'] }));
-    claim(r, 'US-1');
-    commitAll(r.dir, {});
+  it('decides nothing when a check is interrupted: exit 130, the claim left pending, nothing written or committed', async () => {
+    const r = verifyRepo(plan([story('US-1'), story('US-2')], { checks: ['sleep 300'] }));
+    claim(r, 'US-1', 'US-2');
+    const head = commitAll(r.dir, {});
+    const prdText = readFileSync(r.prdPath, 'utf8');
+    const progressText = readFileSync(r.progressPath, 'utf8');
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 200);
-    const res = await verifyIteration({ ...r.input(), signal: ac.signal });
-    expect(res.verdicts[0]).toMatchObject({ status: 'rejected', reason: 'check `sleep 300` was stopped because the runner was interrupted' });
-    expect(readPrd(r).userStories[0].passes).toBe(false);
+    const err = await verifyIteration({ ...r.input(), signal: ac.signal }).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(LoopExit);
+    expect(err).toMatchObject({ code: 130, message: 'interrupted while verifying US-1, US-2; nothing decided, state saved' });
+    expect(readFileSync(r.prdPath, 'utf8')).toBe(prdText);
+    expect(readFileSync(r.progressPath, 'utf8')).toBe(progressText);
+    expect(git(r.dir, 'rev-parse', 'HEAD')).toBe(head);
+    const lines = readLedgerLines(r);
+    expect(lines.filter((l) => l.kind === 'verdict')).toEqual([]);
+    expect(lines).toEqual([expect.objectContaining({ kind: 'check', story: 'US-1', command: 'sleep 300', exitCode: null, aborted: true })]);
+    expect(r.logs.join('\n')).toMatch(/warn: verification was interrupted: nothing was decided about US-1, US-2/);
   });
 
   it('keeps its verdicts when it cannot commit, and says why', async () => {

@@ -36,9 +36,11 @@ describe('verifyIteration: edits to prd.json beyond passes and notes', () => {
 
   it('restores the previous file verbatim when the agent left it unparseable', async () => {
     const r = verifyRepo(plan([story('US-1')], { checks: ['true'] }));
-    writeFileSync(r.prdPath, '{"branchName": "ralph/demo", "userStories": [');
+    writeFileSync(r.prdPath, '{\n  "branchName": "ralph/demo"\n  "userStories": []\n}\n');
     const res = await verifyIteration(r.input());
-    expect(res.restored).toEqual([expect.stringMatching(/^prd\.json was left unparseable .*restored the whole file/)]);
+    // line:col an editor can jump to, not JSON.parse's "position 31"
+    expect(res.restored).toEqual(['prd.json was left unparseable (ralph/prd.json:3:3: missing \',\' before this property); restored the whole file as it was before this iteration']);
+    expect(r.logs).toContain(`warn: prd.json: ${res.restored[0]}`);
     expect(readFileSync(r.prdPath, 'utf8')).toBe(r.before);
     expect(status(r.dir)).toBe(''); // prd.json is the committed file again; the progress note was committed
   });
@@ -53,6 +55,6 @@ describe('verifyIteration: edits to prd.json beyond passes and notes', () => {
 
   it('refuses to go on when the plan was already broken before the iteration', async () => {
     const r = verifyRepo(plan([story('US-1')]));
-    await expect(verifyIteration(r.input({ prdBefore: '{ nope' }))).rejects.toMatchObject({ name: 'LoopExit', code: 2 });
+    await expect(verifyIteration(r.input({ prdBefore: '{ nope' }))).rejects.toMatchObject({ name: 'LoopExit', code: 2, message: expect.stringMatching(/^the plan was not valid JSON before iteration 1: ralph\/prd\.json:1:3: /) });
   });
 });

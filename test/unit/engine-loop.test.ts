@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { runLoop, planRateLimitWait, type LoopDeps, type LoopConfig } from '../../src/engine/loop.js';
 import { transientReason } from '../../src/engine/ratelimit.js';
-import type { AgentResult, RateLimitHit, VerifyResult } from '../../src/engine/contracts.js';
+import { LoopExit, type AgentResult, type RateLimitHit, type StoryVerdict, type VerifyResult } from '../../src/engine/contracts.js';
 import type { LoopState } from '../../src/engine/runs.js';
 import type { LoopEvent } from '../../src/engine/events.js';
 import { DEFAULT_OPTIONS } from '../../src/engine/args.js';
@@ -17,6 +17,12 @@ interface Step {
   timedOut?: boolean;
   rateLimit?: boolean;
   stderr?: string;
+  /** Verdicts verification returns for this run's claims. */
+  verdicts?: StoryVerdict[];
+  /** The run's commit changes only prd.json/progress.txt (a flipped `passes`, a note). */
+  planOnly?: boolean;
+  /** Verification is interrupted (Ctrl-C during a check): it throws LoopExit(130). */
+  interrupted?: boolean;
 }
 
 function makeState(over: Partial<LoopState> = {}): LoopState {
@@ -53,7 +59,11 @@ function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; state?: Pa
     },
     prdBefore: () => '{}',
     headSha: async () => `sha${head}`,
-    verify: async (): Promise<VerifyResult> => ({ verdicts: [], restored: [], allPass: current.allPass ?? false, prd: { branchName: 'b', userStories: [{ id: 'US-1', title: 't', acceptanceCriteria: [], priority: 1, passes: false }] } }),
+    committedWork: async () => !current.planOnly,
+    verify: async (): Promise<VerifyResult> => {
+      if (current.interrupted) throw new LoopExit(130, 'interrupted while verifying');
+      return verdictFor(current);
+    },
     detectRateLimit: (): RateLimitHit | null => (current.rateLimit ? { resetAt: null, message: 'limit hit' } : null),
     transientReason,
     budget: { beforeIteration: async () => budget.shift() ?? 'continue' },
@@ -64,7 +74,16 @@ function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; state?: Pa
   return { run: () => runLoop(state, config, deps), events, saved, sleeps, ran, state };
 }
 
+function verdictFor(step: Step): VerifyResult {
+  const prd = { branchName: 'b', userStories: [{ id: 'US-1', title: 't', acceptanceCriteria: [], priority: 1, passes: false }] };
+  return { verdicts: step.verdicts ?? [], restored: [], allPass: step.allPass ?? false, prd };
+}
+
 const work = { commit: true };
+const rejected = (id = 'US-1'): StoryVerdict => ({ id, status: 'rejected', reason: 'check `npm test` exited 1' });
+const verified = (id = 'US-1'): StoryVerdict => ({ id, status: 'verified' });
+/** A liar's iteration: flips passes, commits only the plan, and the claim is rejected. */
+const lie: Step = { commit: true, planOnly: true, verdicts: [rejected()] };
 
 describe('runLoop exit codes', () => {
   it.each<[string, Step[], Parameters<typeof harness>[1], number, number]>([
@@ -80,6 +99,12 @@ describe('runLoop exit codes', () => {
     ['budget says stop before an iteration → 5', [work], { budget: ['continue', 'stop'] }, 5, 1],
     ['a timed-out iteration counts and the loop goes on', [{ timedOut: true }, work, { commit: true, allPass: true }], {}, 0, 3],
     ['SIGINT during the agent → 130', [work], { abortAt: 2 }, 130, 2],
+    ['a liar whose every commit only flips passes → 4', [lie], {}, 4, 3],
+    ['commits of real work whose claims are all rejected → 4', [{ commit: true, verdicts: [rejected()] }], {}, 4, 3],
+    ['commits that only touch the plan, without claims → 4', [{ commit: true, planOnly: true }], {}, 4, 3],
+    ['an accepted claim is progress even without a commit', [lie, lie, { verdicts: [verified()] }, lie, lie, lie], {}, 4, 6],
+    ['one accepted claim among rejected ones is progress', [lie, lie, { commit: true, planOnly: true, verdicts: [rejected('US-2'), verified()] }, lie, lie, lie], {}, 4, 6],
+    ['a commit of work without claims is progress', [lie, lie, work, lie, lie, lie], {}, 4, 6],
   ])('%s', async (_name, steps, opts, code, iterations) => {
     const h = harness(steps, opts);
     const exit = await h.run();
@@ -102,6 +127,21 @@ describe('runLoop bookkeeping', () => {
     const finished = harness([{ commit: true, allPass: true }], { state: { iteration: 4, iterationDone: true } });
     await finished.run();
     expect(finished.ran).toEqual([5]);
+  });
+
+  it('an interrupted verification leaves the iteration not done, so a resume repeats it', async () => {
+    const h = harness([work, { commit: true, interrupted: true }]);
+    const exit = await h.run();
+    expect(exit.code).toBe(130);
+    expect(h.state).toMatchObject({ iteration: 2, iterationDone: false, noProgressStreak: 0 });
+    expect(h.events.filter((e) => e.type === 'iteration-end').map((e) => e.type === 'iteration-end' && e.iteration)).toEqual([1]);
+  });
+
+  it('says why an iteration with a commit was not progress', async () => {
+    const h = harness([lie], { config: { maxIterations: 1 } });
+    await h.run();
+    expect(h.events).toContainEqual(expect.objectContaining({ type: 'info', message: 'iteration 1 made a commit but no progress: every claim was rejected (US-1)' }));
+    expect(h.state.noProgressStreak).toBe(1);
   });
 
   it('sums the cost the agent reports', async () => {

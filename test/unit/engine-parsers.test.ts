@@ -47,6 +47,10 @@ describe('parseRunArgs', () => {
     [['--name', '../escape'], /not a valid loop id/],
     [['--resume', 'a', '--resume-last'], /either --resume/],
     [['--agent', 'codex', '--agent-cmd', 'x'], /either --agent or --agent-cmd/],
+    [['--agent-cmd'], /^--agent-cmd needs a value$/],
+    [['--agent-cmd', '--pause', '0'], /^--agent-cmd needs a value, but is followed by the option --pause; if "--pause" is the value, write --agent-cmd=--pause$/],
+    [['-3'], /^max_iterations must be a whole number ≥ 1 \(got "-3"\)$/],
+    [['--pause', '0', '-10'], /^max_iterations must be a whole number ≥ 1 \(got "-10"\)$/],
   ])('refuses %j as bad usage (exit 1)', (argv, message) => {
     let err: unknown;
     try {

@@ -11,6 +11,7 @@ describe('planSkillFile: filling frontmatter', () => {
     ['x.md', '---\nlicense: MIT\n---\n# Title\n', '---\nname: x\ndescription: Title\nlicense: MIT\n---\n# Title\n'],
     ['x.md', '---\nname: custom-name\n---\n## Sub\n# Real title ##\n', '---\ndescription: Real title\nname: custom-name\n---\n## Sub\n# Real title ##\n'],
     ['x.md', '---\r\nlicense: MIT\r\n---\r\n# T\r\n', '---\r\nname: x\r\ndescription: T\r\nlicense: MIT\r\n---\r\n# T\r\n'],
+    ['Über Notes.md', '# Fine\n', '---\nname: uber-notes\ndescription: Fine\n---\n# Fine\n'],
   ])('%s %j', (file, text, expected) => {
     const result = planSkillFile(file, text);
     expect(result).toMatchObject({ ok: true, text: expected });
@@ -22,7 +23,8 @@ describe('planSkillFile: filling frontmatter', () => {
   });
 
   it.each([
-    ['Über Notes.md', '# Fine\n', /may hold only lowercase/],
+    ['日本語.md', '# Fine\n', /the file name "日本語.md" makes no valid skill name \(name "日本語" may hold only lowercase letters.*name: your-skill-name/],
+    ['😀.md', '# Fine\n', /the file name "😀.md" makes no valid skill name \(name must be 1–64 characters \(it has 0\)\)/],
     ['---.md', '# Fine\n', /1–64 characters/],
     [`${'a'.repeat(65)}.md`, '# Fine\n', /1–64 characters \(it has 65\)/],
     ['ok.md', '# Use <b>bold</b>\n', /must not contain "<" or ">"/],
@@ -51,6 +53,11 @@ describe('pieces', () => {
     ['snake_case.markdown', 'snake-case'],
     ['v2 notes.md', 'v2-notes'],
     ['README', 'readme'],
+    ['Ünïcode Nötes.md', 'unicode-notes'],
+    ['Ünïcode Nötes.md'.normalize('NFD'), 'unicode-notes'],
+    ['Crème Brûlée.md', 'creme-brulee'],
+    ['Straße Æsir Łódź.md', 'strasse-aesir-lodz'],
+    ['Ｗide ﬁle.md', 'wide-file'],
   ])('nameFromFileName(%s) → %s', (file, name) => {
     expect(nameFromFileName(file)).toBe(name);
   });

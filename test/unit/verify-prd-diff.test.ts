@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planPrdRepair, sameJson } from '../../src/engine/prd-diff.js';
+import { planClaimOrder, planPrdRepair, planUnmetDependencies, sameJson } from '../../src/engine/prd-diff.js';
 import type { Prd, Story } from '../../src/prd/types.js';
 
 const story = (id: string, extra: Partial<Story> = {}): Story => ({
@@ -102,6 +102,44 @@ describe('planPrdRepair: an unusable file', () => {
     expect(plan.restored).toHaveLength(1);
     expect(plan.restored[0]).toMatch(message);
     expect(plan.prd).toEqual(BEFORE);
+  });
+});
+
+describe('planPrdRepair: where a syntax error is', () => {
+  it.each([
+    ['a missing comma', '{\n  "branchName": "x"\n  "userStories": []\n}\n', 'ralph/prd.json:3:3: '],
+    ['a trailing comma', '{\n  "branchName": "x",\n  "userStories": [],\n}\n', 'ralph/prd.json:3:20: trailing comma'],
+    ['a truncated file', '{\n  "branchName": "x",\n  "userStories": [\n', 'ralph/prd.json:4:1: '],
+  ])('%s is reported as file:line:col, not as a character offset', (_name, after, where) => {
+    const [message] = planPrdRepair(before, after, 'ralph/prd.json').restored;
+    expect(message.startsWith(`prd.json was left unparseable (${where}`)).toBe(true);
+    expect(message).not.toMatch(/position \d/);
+  });
+});
+
+describe('planClaimOrder', () => {
+  const chain = (deps: Record<string, string[]>): Prd => ({ branchName: 'b', userStories: Object.keys(deps).map((id) => story(id, { dependsOn: deps[id] })) });
+  it.each<[string, Record<string, string[]>, string[], string[]]>([
+    ['plan order without dependencies', { 'US-1': [], 'US-2': [] }, ['US-1', 'US-2'], ['US-1', 'US-2']],
+    ['a dependency listed later comes first', { 'US-2': ['US-1'], 'US-1': [] }, ['US-2', 'US-1'], ['US-1', 'US-2']],
+    ['a chain, reversed in the plan', { 'US-3': ['US-2'], 'US-2': ['US-1'], 'US-1': [] }, ['US-3', 'US-2', 'US-1'], ['US-1', 'US-2', 'US-3']],
+    ['a dependency that is not claimed does not reorder', { 'US-2': ['US-9'], 'US-1': [] }, ['US-2', 'US-1'], ['US-2', 'US-1']],
+    ['a cycle keeps plan order', { 'US-1': ['US-2'], 'US-2': ['US-1'] }, ['US-1', 'US-2'], ['US-1', 'US-2']],
+  ])('%s', (_name, deps, claims, order) => {
+    expect(planClaimOrder(chain(deps), claims)).toEqual(order);
+  });
+});
+
+describe('planUnmetDependencies', () => {
+  const prd: Prd = { branchName: 'b', userStories: [story('US-1', { passes: true }), story('US-2'), story('US-3', { dependsOn: ['US-1', 'US-2'] }), story('US-4', { dependsOn: ['US-9'] })] };
+  it.each<[string, string, string[], string[], string[]]>([
+    ['a dependency that does not pass', 'US-3', ['US-3'], [], ['US-2']],
+    ['a dependency claimed and accepted this iteration', 'US-3', ['US-2', 'US-3'], ['US-2'], []],
+    ['a dependency claimed but rejected this iteration', 'US-3', ['US-2', 'US-3'], [], ['US-2']],
+    ['an id the plan does not have (validate refuses it at start)', 'US-4', ['US-4'], [], []],
+    ['no dependencies', 'US-2', ['US-2'], [], []],
+  ])('%s', (_name, id, claims, accepted, unmet) => {
+    expect(planUnmetDependencies(prd, id, claims, new Set(accepted))).toEqual(unmet);
   });
 });
 

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   applyRunnerNote,
   renderCheckFailure,
+  renderOutOfOrder,
   renderRejectionBlock,
   renderRestoreBlock,
   renderUncommitted,
@@ -45,6 +46,15 @@ describe('renderCheckFailure', () => {
     [{ exitCode: null, error: 'spawn sh ENOENT' }, 'check `npm test` could not start: spawn sh ENOENT'],
   ])('%j → %s', (r, text) => {
     expect(renderCheckFailure(check(r), 10_000)).toBe(text);
+  });
+});
+
+describe('renderOutOfOrder', () => {
+  it.each([
+    [['US-1'], 'out of order: it depends on US-1, which does not pass yet; finish that story first, then claim this one again'],
+    [['US-1', 'US-2', 'US-3'], 'out of order: it depends on US-1, US-2 and US-3, which do not pass yet; finish those stories first, then claim this one again'],
+  ])('%j', (unmet, text) => {
+    expect(renderOutOfOrder(unmet)).toBe(text);
   });
 });
 
@@ -100,6 +110,13 @@ describe('renderRejectionBlock', () => {
     expect(text).toContain('Exit code: none (timed out)');
   });
 
+  it.each([
+    [0, 'ralph: US-1 rejected (at start)'],
+    [2, 'ralph: US-1 rejected (iteration 2)'],
+  ])('names iteration %i in its heading as %j', (iteration, heading) => {
+    expect(renderRejectionBlock({ time, iteration, storyId: 'US-1', commit: null, reason: 'r' })).toContain(`## 2026-01-02 03:04 UTC - ${heading}\n`);
+  });
+
   it('has no command section for uncommitted work', () => {
     const text = renderRejectionBlock({ time, iteration: 1, storyId: 'US-1', commit: 'abc', reason: renderUncommitted(['a.ts']) });
     expect(text).toContain('Reason: uncommitted changes in the working tree (a.ts)');
@@ -111,6 +128,8 @@ describe('renderRestoreBlock', () => {
   it('lists every undone edit', () => {
     const text = renderRestoreBlock(new Date(0), 2, ['story US-2 was deleted; restored', 'top-level field "checks" was changed; restored']);
     expect(text).toContain('- story US-2 was deleted; restored\n- top-level field "checks" was changed; restored\n');
+    expect(text).toContain('ralph: prd.json restored (iteration 2)');
+    expect(renderRestoreBlock(new Date(0), 0, ['x'])).toContain('ralph: prd.json restored (at start)');
   });
 });
 

@@ -56,7 +56,7 @@ describe('planNext', () => {
 describe('planBoard', () => {
   it('joins plan and ledger into cards and a summary', () => {
     const prd: Prd = { branchName: 'b', userStories: [s('A', [], { passes: true }), s('B', ['A'], { passes: true }), s('C', ['A']), s('D', ['GHOST'])] };
-    const l = (story: string, exitCode: number): LedgerEntry => ({ kind: 'check', scope: 'prd', time: 't', loop: 'L', iteration: 1, story, commit: null, command: 'npm test', exitCode, signal: null, timedOut: false, shared: false, durationMs: 1, outputSha256: null, status: null, reason: null });
+    const l = (story: string, exitCode: number): LedgerEntry => ({ kind: 'check', scope: 'prd', time: 't', loop: 'L', iteration: 1, story, commit: null, command: 'npm test', exitCode, signal: null, timedOut: false, shared: false, aborted: false, durationMs: 1, outputSha256: null, status: null, reason: null });
     const board = planBoard(prd, [l('A', 0), l('C', 1)]);
     expect(board.cards.map((c) => [c.id, c.state, c.column])).toEqual([['A', 'verified', 0], ['B', 'passed', 1], ['C', 'rejected', 1], ['D', 'open', 0]]);
     expect(board.cards.find((c) => c.id === 'C')?.next).toBe(true);

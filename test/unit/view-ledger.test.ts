@@ -36,6 +36,8 @@ describe('planVerdict', () => {
     ['no verdict lines: a timed-out check rejects', entries(check({ exitCode: null, timedOut: true, signal: 'SIGTERM' })), 'rejected'],
     ['no verdict lines: a later passing attempt supersedes a failure', entries(check({ exitCode: 1 }), check({ iteration: 2 })), 'verified'],
     ['no verdict lines: another loop with the same iteration number is another attempt', entries(check({ exitCode: 1 }), check({ loop: 'L2' })), 'verified'],
+    ['a check interrupted by Ctrl-C decides nothing', entries(check({ exitCode: null, signal: 'SIGTERM', aborted: true })), null],
+    ['an interrupted check does not undo an earlier verdict', entries(verdict(), check({ iteration: 2, exitCode: null, signal: 'SIGTERM', aborted: true })), 'verified'],
   ])('%s', (_name, list, expected) => {
     expect(planVerdict(list)?.verdict ?? null).toBe(expected);
   });

@@ -118,8 +118,11 @@ export function drawEdges(joined, ui) {
       paths.push(svg('path', { d: `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`, class: `edge${done ? ' done' : ''}${active ? ' active' : ''}`, 'marker-end': `url(#arrow${active ? '-active' : done ? '-done' : ''})` }));
     }
   }
-  layer.setAttribute('width', String(board.scrollWidth));
-  layer.setAttribute('height', String(board.scrollHeight));
+  // Sized to the cards, never to the board's scroll size: a layer as big as the scroll area would
+  // keep a scrollbar, once shown, from ever going away (each redraw measures the layer itself).
+  const columns = document.getElementById('columns');
+  layer.setAttribute('width', String(columns.offsetLeft + columns.offsetWidth));
+  layer.setAttribute('height', String(columns.offsetTop + columns.offsetHeight));
   layer.replaceChildren(svg('defs', null, marker('arrow', 'edge-head'), marker('arrow-done', 'edge-head done'), marker('arrow-active', 'edge-head active')), ...paths);
 }
 

@@ -1,0 +1,51 @@
+// The runner's own writes during a loop (prd.json, progress.txt, the ledger, the prd-before snapshot). One that
+// fails (a read-only folder, EACCES, a full disk) ends the loop with a message naming the file and what to do,
+// never with a stack: a verdict that could not be recorded must not look decided.
+import path from 'node:path';
+import { LoopExit } from './contracts.js';
+
+// Exit 1, as for any error the runner did not cause on purpose; the state says `failed`, not max-iterations.
+const EXIT_CODE = 1;
+
+export class RunnerFileError extends LoopExit {
+  /** run.ts records this as the loop's status instead of the one its exit code would map to. */
+  readonly status = 'failed' as const;
+  readonly file: string;
+  constructor(file: string, message: string, hint: string) {
+    super(EXIT_CODE, message, hint);
+    this.name = 'RunnerFileError';
+    this.file = file;
+  }
+}
+
+/**
+ * Runs `write`; a file-system error becomes a RunnerFileError naming `file` (relative to `repoRoot`) and saying
+ * what it means (`consequence`). Other errors (bugs) keep their stack.
+ */
+export function guardWrite<T>(file: string, repoRoot: string, write: () => T, consequence?: string): T {
+  try {
+    return write();
+  } catch (err) {
+    if (err instanceof LoopExit || typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    throw renderWriteError(file, repoRoot, err as Error, consequence);
+  }
+}
+
+export function renderWriteError(file: string, repoRoot: string, err: Error, consequence?: string): RunnerFileError {
+  const rel = path.relative(repoRoot, file).split(path.sep).join('/') || file;
+  const shown = rel.startsWith('../') ? file : rel;
+  const folder = path.dirname(shown);
+  return new RunnerFileError(
+    file,
+    `could not write ${shown} (${describeError(err)})${consequence ? `: ${consequence}` : ''}`,
+    `make ${shown} and its folder writable for this user (e.g. chmod u+w ${folder} ${shown}), then continue with: ./ralph/ralph.sh --resume-last`,
+  );
+}
+
+// "EACCES: permission denied, open '/repo/ralph/.prd.json.123.tmp'" → "EACCES: permission denied": the temp
+// file's name is noise, the file that matters is already named.
+function describeError(err: Error): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  const short = err.message.split(',')[0];
+  return code && short.startsWith(code) ? short : err.message;
+}

@@ -1,0 +1,48 @@
+// `--cwd <dir>` for every command: one check that the folder exists, and one that finds the git
+// repository around it while keeping git's own reason when git refuses it.
+import { statSync } from 'node:fs';
+import path from 'node:path';
+import { RalphkitError, EXIT } from '../errors.js';
+import { runGit } from '../engine/git.js';
+
+const CWD_HINT = 'pass --cwd <folder of your repository>';
+
+/** The absolute folder `cwd` names; refuses (exit 2) when it does not exist or is a file. */
+export function resolveCwdFolder(cwd: string): string {
+  const absolute = path.resolve(cwd);
+  let isDir: boolean;
+  try {
+    isDir = statSync(absolute).isDirectory();
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    const reason = code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist' : `cannot be read (${code ?? String(err)})`;
+    throw new RalphkitError(`the folder ${cwd} ${reason}`, { exitCode: EXIT.refused, hint: CWD_HINT });
+  }
+  if (!isDir) throw new RalphkitError(`${cwd} is a file, not a folder`, { exitCode: EXIT.refused, hint: CWD_HINT });
+  return absolute;
+}
+
+/** The top folder of the git repository at `cwd`; refuses (exit 2) with the real reason when there is none. */
+export async function resolveGitRoot(cwd: string): Promise<string> {
+  const folder = resolveCwdFolder(cwd);
+  const r = await runGit(folder, ['rev-parse', '--show-toplevel']);
+  if (r.code === 0) return r.stdout.trim();
+  if (r.code === 127) throw new RalphkitError(`cannot run git: ${r.stderr.trim()}`, { exitCode: EXIT.refused, hint: 'install git and make sure it is on your PATH' });
+  const refusal = explainGitRefusal(folder, r.stderr);
+  throw new RalphkitError(refusal.message, { exitCode: EXIT.refused, hint: refusal.hint });
+}
+
+/**
+ * Pure: git's complaint about `folder` in words for the user. "Not a repository" gets the usual
+ * advice; anything else (dubious ownership, a broken .git) is git's own first line,
+ * with the advice git printed after it (e.g. its `git config --global --add safe.directory` command).
+ */
+export function explainGitRefusal(folder: string, stderr: string): { message: string; hint?: string } {
+  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const first = (lines[0] ?? '').replace(/^(fatal|error):\s*/, '');
+  if (first === '' || /not a git repository/i.test(first)) {
+    return { message: `not a git repository: ${folder}`, hint: 'the loop needs git: run `git init` and commit once, then start again' };
+  }
+  const advice = lines.slice(1).join(' ');
+  return { message: `git refuses ${folder}: ${first}`, hint: advice || undefined };
+}

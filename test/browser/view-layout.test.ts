@@ -1,0 +1,55 @@
+// The board scrolls only when the cards do not fit. Playwright hides scrollbars in headless mode by
+// default; here they are shown, as on a desktop with classic scrollbars, so a bar that takes room
+// and forces the other one (the bug: both bars under three cards at 1280×800) shows up in the numbers.
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { testdir } from '../support/repo.js';
+import { CHROMIUM } from '../support/browser.js';
+import { plan, writePlan } from '../support/view-fixtures.js';
+import { startViewServer } from '../../src/view/server.js';
+
+let browser: Browser;
+beforeAll(async () => {
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'], ignoreDefaultArgs: ['--hide-scrollbars'] });
+});
+afterAll(async () => {
+  await browser?.close();
+});
+
+/** How far the board's content reaches past its visible box, in pixels (0 and 0: no scrollbars). */
+function overflow(page: Page): Promise<{ x: number; y: number }> {
+  return page.locator('#board').evaluate((b) => ({ x: b.scrollWidth - b.clientWidth, y: b.scrollHeight - b.clientHeight }));
+}
+
+async function openChain(stories: number): Promise<Page> {
+  const repo = testdir('ralphkit-view-layout-');
+  // One chain: US-001 ← US-002 ← US-003, one card per column, as a plan of three dependent steps.
+  const prd = plan(stories);
+  prd.userStories.forEach((s, i) => (s.dependsOn = i ? [prd.userStories[i - 1].id] : []));
+  writePlan(repo, prd);
+  const server = await startViewServer({ cwd: repo, port: 0 });
+  onTestFinished(() => server.close());
+  const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
+  onTestFinished(() => page.close());
+  await page.goto(server.url);
+  await page.locator('.card').nth(stories - 1).waitFor();
+  await expect.poll(() => page.locator('#edges path.edge').count()).toBe(stories - 1);
+  return page;
+}
+
+describe('dashboard layout', () => {
+  it('three cards at 1280×800: no scrollbar on the board, and none on the page', async () => {
+    const page = await openChain(3);
+    await page.waitForTimeout(200); // a redraw after the first one is where the old layout grew
+    expect(await overflow(page)).toEqual({ x: 0, y: 0 });
+    expect(await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.scrollHeight])).toEqual([1280, 800]);
+  });
+
+  it('scrollbars that a small window needed go away when the window grows again', async () => {
+    const page = await openChain(3);
+    await page.setViewportSize({ width: 900, height: 240 });
+    await expect.poll(() => overflow(page).then((o) => o.x > 0 && o.y > 0)).toBe(true);
+    await page.setViewportSize({ width: 1280, height: 800 });
+    await expect.poll(() => overflow(page)).toEqual({ x: 0, y: 0 });
+  });
+});
