@@ -22,9 +22,25 @@ export function runGit(cwd: string, args: string[]): Promise<GitResult> {
 export async function resolveRepoRoot(cwd: string): Promise<string> {
   const r = await runGit(cwd, ['rev-parse', '--show-toplevel']);
   if (r.code !== 0) {
-    throw new LoopExit(2, `not a git repository: ${cwd}`, 'the loop needs git: run `git init` and commit once, then start again');
+    const refusal = explainGitRefusal(cwd, r.stderr);
+    throw new LoopExit(2, refusal.message, refusal.hint);
   }
   return r.stdout.trim();
+}
+
+/**
+ * Pure: git's complaint about `folder` in words for the user. "Not a repository" gets the usual
+ * advice; anything else (dubious ownership, a broken .git) is git's own first line,
+ * with the advice git printed after it (e.g. its `git config --global --add safe.directory` command).
+ */
+export function explainGitRefusal(folder: string, stderr: string): { message: string; hint?: string } {
+  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const first = (lines[0] ?? '').replace(/^(fatal|error):\s*/, '');
+  if (first === '' || /not a git repository/i.test(first)) {
+    return { message: `not a git repository: ${folder}`, hint: 'the loop needs git: run `git init` and commit once, then start again' };
+  }
+  const advice = lines.slice(1).join(' ');
+  return { message: `git refuses ${folder}: ${first}`, hint: advice || undefined };
 }
 
 /** True when git accepts `name` as a branch name (`git check-ref-format --branch`). */

@@ -3,7 +3,9 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { RalphkitError, EXIT } from '../errors.js';
-import { runGit } from '../engine/git.js';
+import { runGit, explainGitRefusal } from '../engine/git.js';
+
+export { explainGitRefusal };
 
 const CWD_HINT = 'pass --cwd <folder of your repository>';
 
@@ -30,19 +32,4 @@ export async function resolveGitRoot(cwd: string): Promise<string> {
   if (r.code === 127) throw new RalphkitError(`cannot run git: ${r.stderr.trim()}`, { exitCode: EXIT.refused, hint: 'install git and make sure it is on your PATH' });
   const refusal = explainGitRefusal(folder, r.stderr);
   throw new RalphkitError(refusal.message, { exitCode: EXIT.refused, hint: refusal.hint });
-}
-
-/**
- * Pure: git's complaint about `folder` in words for the user. "Not a repository" gets the usual
- * advice; anything else (dubious ownership, a broken .git) is git's own first line,
- * with the advice git printed after it (e.g. its `git config --global --add safe.directory` command).
- */
-export function explainGitRefusal(folder: string, stderr: string): { message: string; hint?: string } {
-  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
-  const first = (lines[0] ?? '').replace(/^(fatal|error):\s*/, '');
-  if (first === '' || /not a git repository/i.test(first)) {
-    return { message: `not a git repository: ${folder}`, hint: 'the loop needs git: run `git init` and commit once, then start again' };
-  }
-  const advice = lines.slice(1).join(' ');
-  return { message: `git refuses ${folder}: ${first}`, hint: advice || undefined };
 }

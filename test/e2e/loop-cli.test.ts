@@ -86,4 +86,14 @@ describe('ralph.sh --help', () => {
     expect(retries).toMatch(/retried up to 3 times, waiting 10s, 20s, then 40s/);
     expect(retries).toMatch(/rate-limit or usage-limit message[\s\S]*waits until the reset it names[\s\S]*repeats the same iteration/);
   });
+
+  it("in a repository git refuses as not this user's, passes git's reason and safe.directory advice through", async () => {
+    const dir = loopRepo();
+    // git's own switch for its ownership check, so the test needs no second user account.
+    const r = await ralph(dir, ['--agent-cmd', 'true', '1'], { GIT_TEST_ASSUME_DIFFERENT_OWNER: '1' });
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('detected dubious ownership in repository');
+    expect(r.stderr).toContain(`git config --global --add safe.directory ${dir}`);
+    expect(r.stderr).not.toContain('not a git repository');
+  });
 });
