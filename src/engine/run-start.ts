@@ -35,8 +35,19 @@ export async function refuseDirtyTree(paths: RunPaths, resumed: LoopState | null
   throw new LoopExit(
     2,
     `uncommitted changes in the working tree; the agent would be blamed for them:\n  ${dirty.slice(0, SHOWN_DIRTY).join('\n  ')}${more}`,
-    'commit them, or put them aside with `git stash -u` (and `git stash pop` after the loop), then start again',
+    renderDirtyHint(dirty),
   );
+}
+
+const LOOP_FILE_ROOTS = ['ralph/', '.claude/skills/', '.agents/skills/'];
+
+/** Right after `ralphkit install` the only dirty files are the loop's own: say the one command that settles them. */
+export function renderDirtyHint(dirty: readonly string[]): string {
+  if (dirty.every((p) => LOOP_FILE_ROOTS.some((root) => p.startsWith(root)))) {
+    const folders = [...new Set(dirty.map((p) => p.split('/')[0]))].sort();
+    return `these are the loop's own files (from ralphkit install or skill add): commit them once with \`git add ${folders.join(' ')} && git commit -m "Add the Ralph loop"\`, then start again`;
+  }
+  return 'commit them, or put them aside with `git stash -u` (and `git stash pop` after the loop), then start again';
 }
 
 /**
