@@ -71,13 +71,20 @@ export function register(program: Command): void {
         }),
       );
       printResult(result, { command: 'install', json: flags.json });
-      if (!flags.json && result.status === 'written' && result.plan.items.some((i) => i.path === 'ralph/ralph.sh' && i.action === 'create')) printNextSteps(flags.skills);
+      if (!flags.json && result.status === 'written' && result.plan.items.some((i) => i.path === 'ralph/ralph.sh' && i.action === 'create')) {
+        printNextSteps(flags.skills, result.plan.items.map((i) => i.path));
+      }
     });
 }
 
-function printNextSteps(skills: boolean): void {
+function printNextSteps(skills: boolean, written: string[]): void {
   const plan = skills
     ? 'in Claude Code, ask for a PRD ("use the prd skill"), then turn it into ralph/prd.json ("use the ralph skill")'
     : 'write your plan into ralph/prd.json (the installed one is an example)';
-  logger.out(`\nNext:\n  1. ${plan}\n  2. npx ralphkit validate\n  3. ./ralph/ralph.sh 10      (commit ralph/ first; the loop works on a branch)`);
+  // The loop refuses to start with uncommitted work, so name every top folder install wrote.
+  const folders = [...new Set(written.map((p) => p.split('/')[0]))].sort();
+  logger.out(
+    `\nNext:\n  1. ${plan}\n  2. npx ralphkit validate\n  3. git add ${folders.join(' ')} && git commit -m "Add the Ralph loop"` +
+      `      (with your PRD; the loop starts from a clean tree)\n  4. ./ralph/ralph.sh 10`,
+  );
 }

@@ -1,9 +1,10 @@
 // Turns one agent run into an AgentResult: plans the command, streams output into the iteration log and
 // the live tool lines, and picks the final message (result event, last-message file, or all stdout).
-import { createWriteStream, readFileSync, rmSync } from 'node:fs';
+import { createWriteStream, openSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
 import type { AgentResult } from './contracts.js';
 import { OutputReader, readGeminiJson, type AgentPlan } from './agents/index.js';
-import { runProcess } from './agent-process.js';
+import { runProcess, type ProcessResult } from './agent-process.js';
+import { guardWrite, renderWriteError } from './verify-write.js';
 
 export interface AgentRunRequest {
   plan: AgentPlan;
@@ -17,23 +18,30 @@ export interface AgentRunRequest {
 }
 
 export async function runAgentOnce(req: AgentRunRequest): Promise<AgentResult> {
-  const log = createWriteStream(req.logFile, { flags: 'a' });
+  const log = openLog(req);
+  const start = guardOnStart(req);
   const reader = new OutputReader(req.plan.output, req.onTool);
   if (req.plan.lastMessageFile) rmSync(req.plan.lastMessageFile, { force: true });
-  const r = await runProcess({
-    file: req.plan.file,
-    args: req.plan.args,
-    cwd: req.cwd,
-    input: req.plan.input,
-    env: req.env,
-    timeoutMs: req.timeoutMs,
-    signal: req.signal,
-    log,
-    onStdoutLine: (line) => reader.line(line),
-    onStart: req.onStart,
-  });
-  if (r.spawnError) log.write(`\n[ralph] could not start the agent: ${r.spawnError}\n`);
-  await new Promise<void>((resolve) => log.end(resolve));
+  let r: ProcessResult;
+  try {
+    r = await runProcess({
+      file: req.plan.file,
+      args: req.plan.args,
+      cwd: req.cwd,
+      input: req.plan.input,
+      env: req.env,
+      timeoutMs: req.timeoutMs,
+      signal: start.signal,
+      log: log.stream,
+      onStdoutLine: (line) => reader.line(line),
+      onStart: start.onStart,
+    });
+  } finally {
+    start.dispose();
+  }
+  if (r.spawnError) log.stream.write(`\n[ralph] could not start the agent: ${r.spawnError}\n`);
+  await log.close();
+  start.rethrow();
   return {
     exitCode: r.exitCode,
     signal: r.signal,
@@ -44,6 +52,61 @@ export async function runAgentOnce(req: AgentRunRequest): Promise<AgentResult> {
     costUsd: reader.costUsd,
     ...(reader.rateLimit ? { rateLimit: reader.rateLimit } : {}),
     durationMs: r.durationMs,
+  };
+}
+
+/**
+ * The iteration log, opened before the agent starts so a log that cannot be created stops the loop before any
+ * work is done. A write that fails later (disk full) must not crash the runner mid-iteration: the agent is
+ * left to finish, and close() throws the error.
+ */
+function openLog(req: AgentRunRequest): { stream: WriteStream; close(): Promise<void> } {
+  const fd = guardWrite(req.logFile, req.cwd, () => openSync(req.logFile, 'a'), 'the agent was not started');
+  const stream = createWriteStream(req.logFile, { fd });
+  let failure: Error | undefined;
+  stream.on('error', (err) => {
+    failure ??= err;
+  });
+  return {
+    stream,
+    async close() {
+      // 'close' comes after 'error' too, so a failure of the last write is seen here.
+      if (!stream.closed) {
+        await new Promise<void>((resolve) => {
+          stream.once('close', () => resolve());
+          stream.end();
+        });
+      }
+      if (failure) throw renderWriteError(req.logFile, req.cwd, failure, 'the agent ran but its output is missing from the log; the iteration is repeated on resume');
+    },
+  };
+}
+
+/**
+ * onStart saves the agent's pid in state.json from inside a process event, where a throw would crash the
+ * runner: the error is kept, the agent stopped through its own signal, and rethrow() raises it afterwards.
+ */
+function guardOnStart(req: AgentRunRequest) {
+  let failure: { err: unknown } | undefined;
+  const stop = new AbortController();
+  const onAbort = () => stop.abort();
+  req.signal.addEventListener('abort', onAbort, { once: true });
+  if (req.signal.aborted) stop.abort();
+  const onStart = req.onStart && ((pid: number) => {
+    try {
+      req.onStart?.(pid);
+    } catch (err) {
+      failure = { err };
+      stop.abort();
+    }
+  });
+  return {
+    signal: stop.signal,
+    onStart,
+    dispose: () => req.signal.removeEventListener('abort', onAbort),
+    rethrow(): void {
+      if (failure) throw failure.err;
+    },
   };
 }
 

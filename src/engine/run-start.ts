@@ -34,18 +34,26 @@ export async function refuseDirtyTree(paths: RunPaths, resumed: LoopState | null
   }
   throw new LoopExit(
     2,
-    `uncommitted changes in the working tree; the agent would be blamed for them:\n  ${dirty.slice(0, SHOWN_DIRTY).join('\n  ')}${more}`,
+    `uncommitted changes in the working tree; the agent would be blamed for them:\n  ${dirty.slice(0, SHOWN_DIRTY).join('\n  ')}${more}\nnot starting`,
     renderDirtyHint(dirty),
   );
 }
 
 const LOOP_FILE_ROOTS = ['ralph/', '.claude/skills/', '.agents/skills/'];
 
-/** Right after `ralphkit install` the only dirty files are the loop's own: say the one command that settles them. */
+/**
+ * What to type for a dirty tree at start. Stashing would take the loop's own files (ralph.sh itself) with it,
+ * so it is offered only when none of them is among the dirty paths.
+ */
 export function renderDirtyHint(dirty: readonly string[]): string {
-  if (dirty.every((p) => LOOP_FILE_ROOTS.some((root) => p.startsWith(root)))) {
+  const loopFiles = dirty.filter((p) => LOOP_FILE_ROOTS.some((root) => p.startsWith(root)));
+  if (loopFiles.length === dirty.length) {
     const folders = [...new Set(dirty.map((p) => p.split('/')[0]))].sort();
-    return `these are the loop's own files (from ralphkit install or skill add): commit them once with \`git add ${folders.join(' ')} && git commit -m "Add the Ralph loop"\`, then start again`;
+    const message = dirty.includes('ralph/ralph.mjs') ? 'Add the Ralph loop' : 'Update the Ralph loop files';
+    return `these are the loop's own files (ralph/, skills): commit them with \`git add ${folders.join(' ')} && git commit -m "${message}"\`, then start again`;
+  }
+  if (loopFiles.length) {
+    return 'commit them (the loop\'s own files among them), e.g. `git add -A && git commit -m "Plan and loop files"`, then start again; do not stash them: ralph/ would go with them';
   }
   return 'commit them, or put them aside with `git stash -u` (and `git stash pop` after the loop), then start again';
 }

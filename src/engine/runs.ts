@@ -1,10 +1,11 @@
 // The loop's runtime files under ralph/.runs/ (gitignored): one folder per loop with state.json and the
 // iteration logs, plus one lock per PRD file so two live loops never work the same plan.
-import { mkdirSync, readFileSync, readdirSync, openSync, writeSync, closeSync, unlinkSync, existsSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, openSync, writeSync, closeSync, unlinkSync, existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { atomicWriteFileSync } from '../util/atomic.js';
 import { LoopExit } from './contracts.js';
+import { describeError, guardWrite } from './verify-write.js';
 import type { RunOptions } from './args.js';
 
 export type LoopStatus = 'running' | 'complete' | 'max-iterations' | 'stuck' | 'no-progress' | 'budget' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
@@ -54,9 +55,37 @@ export function newLoopId(now: Date): string {
   return `${stamp}-${randomBytes(2).toString('hex')}`;
 }
 
+// The state objects this process has saved at least once. run.ts keeps one object per loop and mutates it,
+// so a failed first write means nothing was recorded yet: the start is refused, not a run that failed.
+const recorded = new WeakSet<LoopState>();
+
+/**
+ * Saves state.json. A file-system error on the first save refuses the start (exit 2); later it ends the loop
+ * as a RunnerFileError (exit 1). Other errors keep their stack.
+ */
 export function writeState(repoRoot: string, state: LoopState): void {
-  mkdirSync(loopDir(repoRoot, state.id), { recursive: true });
-  atomicWriteFileSync(statePath(repoRoot, state.id), `${JSON.stringify(state, null, 2)}\n`);
+  const file = statePath(repoRoot, state.id);
+  const write = () => {
+    mkdirSync(path.dirname(file), { recursive: true });
+    atomicWriteFileSync(file, `${JSON.stringify(state, null, 2)}\n`);
+  };
+  if (recorded.has(state)) {
+    guardWrite(file, repoRoot, write, 'the loop state could not be saved');
+    return;
+  }
+  guardStart(repoRoot, file, write, 'the loop cannot record its state');
+  recorded.add(state);
+}
+
+/** Runs a write made before the loop changed anything; a file-system error refuses the start (exit 2). */
+function guardStart(repoRoot: string, file: string, write: () => void, what: string): void {
+  try {
+    write();
+  } catch (err) {
+    if (err instanceof LoopExit || typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    const rel = path.relative(repoRoot, file).split(path.sep).join('/');
+    throw new LoopExit(2, `could not write ${rel} (${describeError(err as Error)}): ${what}, so it did not start; nothing was changed`, `${RUNS_DIR.split(path.sep).join('/')}/ must be a folder this user can write: fix its permissions (chmod u+w), free disk space, or remove it if it is not a folder, then start again`);
+  }
 }
 
 export function readState(repoRoot: string, id: string): LoopState | null {
@@ -112,7 +141,7 @@ export function lockPath(repoRoot: string, prdAbs: string): string {
 /** Takes the PRD's lock for this process; a lock held by a live pid refuses the start (exit 2). */
 export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
   return takeLock(repoRoot, lockPath(repoRoot, prdAbs), { pid: process.pid, loopId, prd: prdAbs }, (holder) => {
-    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running on ${path.relative(repoRoot, prdAbs)}`, `wait for it, or stop it with: ralphkit cancel ${holder.loopId}`);
+    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running on ${path.relative(repoRoot, prdAbs)}`, `wait for it, or stop it with: npx ralphkit cancel ${holder.loopId}`);
   });
 }
 
@@ -135,16 +164,9 @@ export function acquireTreeLock(repoRoot: string, prdAbs: string, loopId: string
 }
 
 function takeLock(repoRoot: string, file: string, body: LockFile, refuse: (holder: LockFile) => never): () => void {
-  mkdirSync(path.dirname(file), { recursive: true });
+  guardStart(repoRoot, file, () => mkdirSync(path.dirname(file), { recursive: true }), 'the loop cannot take its lock');
   for (let attempt = 0; attempt < 3; attempt++) {
-    try {
-      const fd = openSync(file, 'wx');
-      writeSync(fd, JSON.stringify(body));
-      closeSync(fd);
-      return () => releaseLock(file);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
+    if (createLock(repoRoot, file, body)) return () => releaseLock(file);
     const holder = readLock(file);
     if (holder && holder.pid !== process.pid && holdsLock(repoRoot, holder)) refuse(holder);
     // The holder is dead (or the file is unreadable): take the lock over.
@@ -163,6 +185,30 @@ function holdsLock(repoRoot: string, holder: LockFile): boolean {
   if (!isAlive(holder.pid)) return false;
   const state = readState(repoRoot, holder.loopId);
   return state === null || (state.status === 'running' && state.pid === holder.pid);
+}
+
+/** False when another runner holds the file already. */
+function createLock(repoRoot: string, file: string, body: LockFile): boolean {
+  let created = false;
+  guardStart(repoRoot, file, () => {
+    let fd: number;
+    try {
+      fd = openSync(file, 'wx');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return;
+      throw err;
+    }
+    try {
+      writeSync(fd, JSON.stringify(body));
+    } catch (err) {
+      closeSync(fd);
+      rmSync(file, { force: true }); // a half-written lock would only be taken over later; leave none
+      throw err;
+    }
+    closeSync(fd);
+    created = true;
+  }, 'the loop cannot take its lock');
+  return created;
 }
 
 function readLock(file: string): LockFile | null {

@@ -1,6 +1,6 @@
-// The runner's own writes during a loop (prd.json, progress.txt, the ledger, the prd-before snapshot). One that
-// fails (a read-only folder, EACCES, a full disk) ends the loop with a message naming the file and what to do,
-// never with a stack: a verdict that could not be recorded must not look decided.
+// The runner's own writes during a loop (prd.json, progress.txt, the ledger, the prd-before snapshot, state.json,
+// the iteration logs). One that fails (a read-only folder, EACCES, a full disk) ends the loop with a message
+// naming the file and what to do, never with a stack: a verdict that could not be recorded must not look decided.
 import path from 'node:path';
 import { LoopExit } from './contracts.js';
 
@@ -44,7 +44,7 @@ export function renderWriteError(file: string, repoRoot: string, err: Error, con
 
 // "EACCES: permission denied, open '/repo/ralph/.prd.json.123.tmp'" → "EACCES: permission denied": the temp
 // file's name is noise, the file that matters is already named.
-function describeError(err: Error): string {
+export function describeError(err: Error): string {
   const code = (err as NodeJS.ErrnoException).code;
   const short = err.message.split(',')[0];
   return code && short.startsWith(code) ? short : err.message;

@@ -296,3 +296,20 @@ describe('help', () => {
     `);
   });
 });
+
+describe('install: the next steps it prints', () => {
+  it.each([
+    [[], '.claude ralph'],
+    [['--agent', 'claude,agents'], '.agents .claude ralph'],
+    [['--no-skills'], 'ralph'],
+  ])('with %j names every folder it wrote in the commit that must precede the first run', async (flags, folders) => {
+    const repo = gitdir();
+    const r = await runCli(['install', '--yes', '--cwd', repo, ...flags]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`git add ${folders} && git commit -m "Add the Ralph loop"`);
+    // Committing exactly that leaves nothing behind for the loop's clean-tree refusal.
+    await run('git', ['add', ...folders.split(' ')], { cwd: repo });
+    await run('git', ['commit', '-qm', 'Add the Ralph loop'], { cwd: repo });
+    expect((await run('git', ['status', '--porcelain'], { cwd: repo })).stdout).toBe('');
+  });
+});
