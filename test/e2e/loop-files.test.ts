@@ -1,28 +1,18 @@
 // The installed runner when it cannot write its own loop files (ralph/.runs/: locks, state.json, the iteration
 // logs): a refusal or a clear error naming the file and the fix, never a stack. Root ignores file modes, so most
 // cases put a file where a folder is expected; the read-only case runs the runner as `nobody`.
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { asNobodyOptions, handOver } from '../support/nobody.js';
 import { run, testdir } from '../support/repo.js';
 import { agent, AGENTS, loopRepo } from '../support/loop-repo.js';
 
-const NOBODY = 65534;
-const asRoot = process.getuid?.() === 0;
 const FAST = ['--pause', '0'];
 const NO_STACK = /unexpected error|\n\s+at /;
 
 function ralph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}, asNobody = false) {
-  return run(path.join(dir, 'ralph/ralph.sh'), args, { cwd: dir, env, ...(asNobody && asRoot ? { uid: NOBODY, gid: NOBODY } : {}) });
-}
-
-function handOver(...dirs: string[]): void {
-  if (!asRoot) return;
-  const walk = (p: string): void => {
-    chownSync(p, NOBODY, NOBODY);
-    if (statSync(p).isDirectory()) for (const n of readdirSync(p)) walk(path.join(p, n));
-  };
-  dirs.forEach(walk);
+  return run(path.join(dir, 'ralph/ralph.sh'), args, { cwd: dir, env, ...(asNobody ? asNobodyOptions() : {}) });
 }
 
 function readState(dir: string, id: string): Record<string, unknown> {

@@ -1,24 +1,13 @@
 // The installed runner when it cannot write its own files: an agent makes ralph/ read-only after committing a
 // false claim. Root ignores file modes, so as root the runner is started as `nobody` on a repository it owns.
-import { chmodSync, chownSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
+import { asNobodyOptions, handOver } from '../support/nobody.js';
 import { FIXTURES, run, testdir } from '../support/repo.js';
 import { loopRepo } from '../support/loop-repo.js';
 import { parseLedger } from '../../src/engine/ledger.js';
 
-const NOBODY = 65534;
-const asRoot = process.getuid?.() === 0;
-
-/** Gives `dirs` to `nobody` when the tests run as root, so file modes apply to the runner. */
-function handOver(...dirs: string[]): void {
-  if (!asRoot) return;
-  const walk = (p: string): void => {
-    chownSync(p, NOBODY, NOBODY);
-    if (statSync(p).isDirectory()) for (const n of readdirSync(p)) walk(path.join(p, n));
-  };
-  dirs.forEach(walk);
-}
 
 /** An agent that claims US-001 without the work, commits, then (the first time only) makes ralph/ read-only. */
 function writeLockingAgent(dir: string): string {
@@ -35,7 +24,7 @@ function writeLockingAgent(dir: string): string {
 }
 
 function ralph(dir: string, home: string, args: string[]) {
-  return run(path.join(dir, 'ralph/ralph.sh'), args, { cwd: dir, env: { HOME: home }, ...(asRoot ? { uid: NOBODY, gid: NOBODY } : {}) });
+  return run(path.join(dir, 'ralph/ralph.sh'), args, { cwd: dir, env: { HOME: home }, ...asNobodyOptions() });
 }
 
 describe('the runner cannot write its files', () => {
