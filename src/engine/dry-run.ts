@@ -7,6 +7,7 @@ import type { RunPaths } from './setup.js';
 import { formatDuration } from './duration.js';
 import { realClock } from './clock.js';
 import { readUsageNow } from './edges.js';
+import { readStartDirtyPaths, renderDirtyHint } from './run-start.js';
 
 export interface DryRunInput {
   options: RunOptions;
@@ -20,6 +21,8 @@ export interface DryRunInput {
 export async function printDryRun(input: DryRunInput): Promise<number> {
   const { options, paths, io } = input;
   const usage = options.maxUsage === undefined ? null : await readUsageNow({ clock: realClock, env: io.env });
+  // The pre-flight check before leaving a loop running should show what the real start would refuse.
+  const uncommitted = await readStartDirtyPaths(paths);
   const report = {
     command: input.command,
     cwd: paths.repoRoot,
@@ -33,6 +36,7 @@ export async function printDryRun(input: DryRunInput): Promise<number> {
     maxCost: options.maxCost ?? null,
     maxUsage: options.maxUsage ?? null,
     usage: usage ?? null,
+    uncommitted,
   };
   if (input.json) {
     io.stdout(`${JSON.stringify({ type: 'dry-run', ...report })}\n`);
@@ -55,6 +59,13 @@ function renderDryRun(r: Record<string, unknown>): string {
     `max cost:         ${r.maxCost === null ? 'none' : `$${r.maxCost}`}`,
     `max usage:        ${r.maxUsage === null ? 'none' : `${r.maxUsage}%`}`,
     `usage now:        ${usageText}`,
+    ...renderTreeLines(r.uncommitted as string[]),
     '',
   ].join('\n');
+}
+
+function renderTreeLines(dirty: string[]): string[] {
+  if (!dirty.length) return ['working tree:     clean'];
+  const shown = dirty.slice(0, 5).join(', ') + (dirty.length > 5 ? `, ... (${dirty.length} in all)` : '');
+  return [`working tree:     the run would refuse to start: uncommitted ${shown}`, `                  ${renderDirtyHint(dirty)}`];
 }

@@ -17,13 +17,18 @@ import { readDirtyPaths } from './verify-git.js';
 
 const SHOWN_DIRTY = 10;
 
+/** Uncommitted paths that would refuse the start: everything but the runner's own files (plan, log, archive, .runs). */
+export async function readStartDirtyPaths(paths: RunPaths): Promise<string[]> {
+  const runs = `${RUNS_DIR.split(path.sep).join('/')}/`;
+  return (await readDirtyPaths(paths.repoRoot)).filter((p) => !isStartFile(paths, p) && !p.startsWith(runs));
+}
+
 /**
  * Uncommitted work the loop did not make would be blamed on the agent (every claim rejected as uncommitted) or
  * swept into its commit. The plan, its log and its archive are the runner's to commit, so they do not count.
  */
 export async function refuseDirtyTree(paths: RunPaths, resumed: LoopState | null, emit: Emit): Promise<void> {
-  const runs = `${RUNS_DIR.split(path.sep).join('/')}/`;
-  const dirty = (await readDirtyPaths(paths.repoRoot)).filter((p) => !isStartFile(paths, p) && !p.startsWith(runs));
+  const dirty = await readStartDirtyPaths(paths);
   if (!dirty.length) return;
   const more = dirty.length > SHOWN_DIRTY ? `\n  ... and ${dirty.length - SHOWN_DIRTY} more` : '';
   // An iteration cut short (Ctrl-C, cancel, kill -9) leaves the agent's half-done work; repeating that iteration is

@@ -194,6 +194,18 @@ describe('status, dry-run and resume', () => {
     expect(git(dir, 'branch', '--show-current')).toBe('main');
   });
 
+  it('--dry-run says when the real start would refuse a dirty tree, and what to type', async () => {
+    const dir = planRepo();
+    expect(JSON.parse((await engine(dir, ['run', '--dry-run', '--json'], { RALPH_CLAUDE_BIN: '/x/claude' })).stdout)).toMatchObject({ uncommitted: [] });
+    writeFiles(dir, { 'notes.txt': 'mine\n' });
+    const json = await engine(dir, ['run', '--dry-run', '--json'], { RALPH_CLAUDE_BIN: '/x/claude' });
+    expect(JSON.parse(json.stdout)).toMatchObject({ uncommitted: ['notes.txt'] });
+    const text = await engine(dir, ['run', '--dry-run'], { RALPH_CLAUDE_BIN: '/x/claude' });
+    expect(text.code).toBe(0);
+    expect(text.stdout).toMatch(/^working tree: +the run would refuse to start: uncommitted notes\.txt$/m);
+    expect(text.stdout).toContain('git stash -u');
+  });
+
   it('--resume <id> continues a loop that hit its limit, with a new limit', async () => {
     const dir = planRepo(renderPlan({ stories: 3 }));
     expect((await engine(dir, ['run', ...worker, '--name', 'x', '1'])).code).toBe(1);
