@@ -111,8 +111,8 @@ export function readAllStates(repoRoot: string): LoopState[] {
     .sort((a, b) => String(b.startedAt).localeCompare(String(a.startedAt)));
 }
 
-export function isAlive(pid: number | undefined): boolean {
-  if (!pid || pid <= 0) return false;
+export function isAlive(pid: number | undefined | null): boolean {
+  if (!pid || !Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
     return true;

@@ -1,7 +1,8 @@
 // Server-sent events: each open page gets the current plan, progress log and loops on connect,
 // then whichever of them changed after every change on disk.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { isAlive, readLoopsSnapshot, readPrdSnapshot, readProgressSnapshot, type LoopsSnapshot, type ViewPaths } from './snapshot.js';
+import { readLoopsSnapshot, readPrdSnapshot, readProgressSnapshot, type LoopsSnapshot, type ViewPaths } from './snapshot.js';
+import { isAlive } from '../engine/runs.js';
 
 export type EventKind = 'prd' | 'progress' | 'loops';
 

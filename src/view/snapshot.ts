@@ -7,6 +7,7 @@ import type { Prd } from '../prd/types.js';
 import { parseLedger, type LedgerEntry } from './ledger.js';
 import { planBoard, type BoardPlan } from './board.js';
 import { parseProgress, type ProgressLog } from './progress-log.js';
+import { isAlive } from '../engine/runs.js';
 
 /** Where the dashboard reads from; all absolute. */
 export interface ViewPaths {
@@ -149,17 +150,6 @@ function readLoop(runs: string, id: string): LoopInfo | null {
     message: str(s.message),
     alive,
   };
-}
-
-export function isAlive(pid: number): boolean {
-  if (!Number.isInteger(pid) || pid <= 0) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    // EPERM: the process exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
 }
 
 function readText(file: string): string | null {
