@@ -21,6 +21,7 @@ export function runGit(cwd: string, args: string[]): Promise<GitResult> {
 /** The repository's top folder; refuses (exit 2) outside a git work tree. */
 export async function resolveRepoRoot(cwd: string): Promise<string> {
   const r = await runGit(cwd, ['rev-parse', '--show-toplevel']);
+  if (r.code === 127) throw new LoopExit(2, `cannot run git: ${r.stderr.trim()}`, 'install git and make sure it is on your PATH');
   if (r.code !== 0) {
     const refusal = explainGitRefusal(cwd, r.stderr);
     throw new LoopExit(2, refusal.message, refusal.hint);

@@ -3,9 +3,8 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { RalphkitError, EXIT } from '../errors.js';
-import { runGit, explainGitRefusal } from '../engine/git.js';
-
-export { explainGitRefusal };
+import { resolveRepoRoot } from '../engine/git.js';
+import { LoopExit } from '../engine/contracts.js';
 
 const CWD_HINT = 'pass --cwd <folder of your repository>';
 
@@ -27,9 +26,10 @@ export function resolveCwdFolder(cwd: string): string {
 /** The top folder of the git repository at `cwd`; refuses (exit 2) with the real reason when there is none. */
 export async function resolveGitRoot(cwd: string): Promise<string> {
   const folder = resolveCwdFolder(cwd);
-  const r = await runGit(folder, ['rev-parse', '--show-toplevel']);
-  if (r.code === 0) return r.stdout.trim();
-  if (r.code === 127) throw new RalphkitError(`cannot run git: ${r.stderr.trim()}`, { exitCode: EXIT.refused, hint: 'install git and make sure it is on your PATH' });
-  const refusal = explainGitRefusal(folder, r.stderr);
-  throw new RalphkitError(refusal.message, { exitCode: EXIT.refused, hint: refusal.hint });
+  try {
+    return await resolveRepoRoot(folder);
+  } catch (err) {
+    if (!(err instanceof LoopExit)) throw err;
+    throw new RalphkitError(err.message, { exitCode: EXIT.refused, hint: err.hint });
+  }
 }
