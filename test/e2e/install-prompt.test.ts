@@ -18,6 +18,8 @@ function inTerminal(cwd: string, args: string[], keys: { when: string; send: str
     let output = '';
     let seen = 0;
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
+    // A key sent as the program exits meets a closed pipe; the exit code and output still tell the story.
+    child.stdin.on('error', () => {});
     child.stdout.on('data', (d) => {
       output += d;
       const key = keys[seen];

@@ -74,6 +74,10 @@ export function run(cmd: string, args: string[], opts: SpawnOptions & { input?: 
       clearTimeout(timer);
       resolve({ code, signal, stdout, stderr });
     });
+    // A command that exits without reading its input closes the pipe first (EPIPE): that is not a test failure.
+    child.stdin!.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') reject(err);
+    });
     child.stdin!.end(opts.input ?? '');
   });
 }
