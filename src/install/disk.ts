@@ -1,11 +1,13 @@
 // Reads what is on disk now for each planned path, and finds temp files an interrupted write left behind.
-import { existsSync, readdirSync, readFileSync, unlinkSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { hashContent } from './hash.js';
 
 export interface DiskFile {
   sha256: string;
   content: Buffer;
+  /** Permission bits (e.g. 0o644). */
+  mode: number;
 }
 
 /** `real` maps repository-relative paths to their resolved absolute paths (see resolveInside). */
@@ -17,9 +19,23 @@ export function readDisk(real: ReadonlyMap<string, string>): Map<string, DiskFil
       continue;
     }
     const content = readFileSync(abs);
-    disk.set(rel, { sha256: hashContent(content), content });
+    disk.set(rel, { sha256: hashContent(content), content, mode: statSync(abs).mode & 0o777 });
   }
   return disk;
+}
+
+/**
+ * Paths whose file on disk lacks execute bits that ralphkit's version has (ralph/ralph.sh after a copy or a
+ * checkout with core.fileMode off): `./ralph/ralph.sh` would fail with "Permission denied". Windows has no such bits.
+ */
+export function findNotExecutable(disk: ReadonlyMap<string, DiskFile | undefined>, wanted: ReadonlyMap<string, number | undefined>): Set<string> {
+  const paths = new Set<string>();
+  if (process.platform === 'win32') return paths;
+  for (const [rel, file] of disk) {
+    const mode = wanted.get(rel);
+    if (file && mode !== undefined && (file.mode & mode & 0o111) !== (mode & 0o111)) paths.add(rel);
+  }
+  return paths;
 }
 
 /** The temp-file name pattern of src/util/atomic.ts for `file`: `.<name>.<pid>.<8 hex>.tmp`. */

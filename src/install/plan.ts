@@ -22,6 +22,8 @@ export interface PlanOptions {
    * files come from, and only `install` changes those. A first manifest records `version`.
    */
   keepRecordedVersion?: boolean;
+  /** Paths whose content is right but which have lost their execute bits (see findNotExecutable). */
+  notExecutable?: ReadonlySet<string>;
 }
 
 /**
@@ -51,7 +53,9 @@ export function planFile(file: PlannedFile, onDisk: string | undefined, baseline
   const item = (action: Action, reason: string): PlanItem => ({ path: file.path, class: file.class, action, reason });
   if (onDisk === undefined) return item('create', file.class === 'state' ? 'new (state: yours from now on)' : 'new');
   if (file.class === 'state') return item('skip-state', 'state file: yours, never touched');
-  if (onDisk === file.sha256) return item('identical', 'up to date');
+  if (onDisk === file.sha256) {
+    return options.notExecutable?.has(file.path) ? item('upgrade', 'up to date, but not executable: its mode is restored') : item('identical', 'up to date');
+  }
   if (onDisk === baseline) return item('upgrade', 'unchanged since installed; new version');
   const edited = baseline === undefined ? 'not installed by ralphkit' : 'edited since installed';
   const choice = options.force ? 'overwrite' : options.resolutions?.get(file.path);

@@ -4,7 +4,8 @@ import { RalphkitError, EXIT } from '../errors.js';
 import { resolveCwdFolder } from '../util/cwd.js';
 import { resolveAllInside } from './safety.js';
 import { readManifest } from './manifest.js';
-import { readDisk } from './disk.js';
+import { findNotExecutable, readDisk } from './disk.js';
+import { compareVersions } from './version-order.js';
 import { conflictsOf, planInstall, planIsNoop } from './plan.js';
 import { applyInstall } from './apply.js';
 import { renderUnifiedDiff } from './diff.js';
@@ -26,6 +27,8 @@ export interface FileRunOptions {
   ask?: AskConflict;
   now?: Date;
   pauseAfterWrites?: number;
+  /** `install`: refuse to put back older files over a newer release's (see refuseDowngrade). */
+  guardDowngrade?: boolean;
 }
 
 export type RunStatus = 'written' | 'nothing-to-do' | 'dry-run' | 'conflicts' | 'aborted';
@@ -54,7 +57,8 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
   const disk = readDisk(new Map(options.files.map((f) => [f.path, real.get(f.path)!])));
   const hashes = new Map([...disk].map(([p, d]) => [p, d?.sha256]));
   const planned = options.files.map((f) => ({ path: f.path, class: f.class, source: f.source, sha256: hashContent(f.content) }));
-  const planOptions = { force: options.force, backupDir: `${BACKUP_DIR}/${stamp(options.now ?? new Date())}`, version: options.version, keepRecordedVersion: options.keepRecordedVersion };
+  const notExecutable = findNotExecutable(disk, new Map(options.files.map((f) => [f.path, f.mode])));
+  const planOptions = { force: options.force, backupDir: `${BACKUP_DIR}/${stamp(options.now ?? new Date())}`, version: options.version, keepRecordedVersion: options.keepRecordedVersion, notExecutable };
   const contents = new Map(options.files.map((f) => [f.path, f.content]));
   const diffOf = (item: PlanItem) => renderUnifiedDiff(disk.get(item.path)?.content.toString('utf8') ?? '', contents.get(item.path)!.toString('utf8'), `a/${item.path}`, `b/${item.path}`);
   let plan = planInstall(manifest, hashes, planned, planOptions);
@@ -66,6 +70,7 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
     if (!resolutions) return { ...base, plan, status: 'aborted', exitCode: EXIT.refused, diffs: {} };
     plan = planInstall(manifest, hashes, planned, { ...planOptions, resolutions });
   }
+  if (options.guardDowngrade && !options.force) refuseDowngrade(manifest?.ralphkit, options.version, plan);
   const diffs = options.diff ? renderDiffs(plan, diffOf) : {};
   for (const [rel, abs] of resolveAllInside(root, plan.items.flatMap((i) => (i.backup ? [i.backup] : [])))) real.set(rel, abs);
 
@@ -83,6 +88,20 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
 
 function resolveRoot(cwd: string): string {
   return realpathSync(resolveCwdFolder(cwd));
+}
+
+/**
+ * An older ralphkit (an npx cache, a pinned version) over a newer install would quietly put older runner and
+ * skill files back. Refused unless --force; nothing to write means nothing to refuse.
+ */
+function refuseDowngrade(recorded: string | undefined, version: string, plan: InstallPlan): void {
+  if (recorded === undefined || compareVersions(recorded, version) <= 0) return;
+  const older = plan.items.filter((i) => i.action === 'upgrade' || i.action === 'overwrite').map((i) => i.path);
+  if (!older.length) return;
+  throw new RalphkitError(`this repository was set up by ralphkit ${recorded}, newer than this ralphkit ${version}; installing would put older versions of ${older.join(', ')} back`, {
+    exitCode: EXIT.refused,
+    hint: `run \`npx ralphkit@latest install\` instead, or add --force to go back to ${version}`,
+  });
 }
 
 function checkUniquePaths(files: readonly IncomingFile[]): void {

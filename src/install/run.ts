@@ -34,7 +34,7 @@ export type InstallResult = FileRunResult;
 export async function runInstall(options: InstallOptions): Promise<InstallResult> {
   const root = options.sourceRoot ?? packageRoot();
   const files = readInstallSources({ root, agents: options.agents ?? ['claude'], skills: options.skills ?? true });
-  const result = await runFiles({ ...options, files, version: readPackageVersion(root) });
+  const result = await runFiles({ ...options, files, version: readPackageVersion(root), guardDowngrade: true });
   const gitRoot = findGitRoot(result.cwd);
   if (!gitRoot) {
     result.warnings.push(`${result.cwd} is not inside a git repository; the loop needs git (run \`git init\` there before ./ralph/ralph.sh)`);
