@@ -62,15 +62,20 @@ function untilInterrupted(): Promise<void> {
   });
 }
 
-// Best effort: the URL is printed either way, so a missing opener is not an error.
+// Best effort: the URL is printed either way, so a missing or failing opener is a warning, never an error.
 function openBrowser(url: string): void {
   const [cmd, args] =
     process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', url]] : ['xdg-open', [url]];
+  const cannot = (why: string) => logger.warn(`could not open a browser (${why}); open ${url} yourself`);
   try {
     const child = spawn(cmd as string, args as string[], { stdio: 'ignore', detached: true });
-    child.on('error', () => logger.warn(`could not open a browser; open ${url} yourself`));
+    child.on('error', (err: NodeJS.ErrnoException) => cannot(err.code === 'ENOENT' ? `${cmd} not found` : err.message));
+    // xdg-open without a desktop (ssh, containers) exits non-zero rather than failing to start.
+    child.on('exit', (code) => {
+      if (code) cannot(`${cmd} exited with ${code}`);
+    });
     child.unref();
-  } catch {
-    logger.warn(`could not open a browser; open ${url} yourself`);
+  } catch (err) {
+    cannot((err as Error).message);
   }
 }

@@ -42,7 +42,7 @@ describe('dashboard with a realistic plan', () => {
   });
 });
 
-// Extra pictures for reviewing the design (the detail panel, the dark theme); not committed.
+// Extra pictures for reviewing the design (narrow windows, the detail panel, the dark theme); not committed.
 async function saveReviewShots(page: import('playwright-core').Page, dir: string): Promise<void> {
   await page.screenshot({ path: path.join(dir, 'main.png') });
   await page.setViewportSize({ width: 1280, height: 1500 });
@@ -51,6 +51,12 @@ async function saveReviewShots(page: import('playwright-core').Page, dir: string
   await page.setViewportSize({ width: 1024, height: 700 });
   await page.waitForTimeout(300);
   await page.screenshot({ path: path.join(dir, 'narrow.png') });
+  await page.setViewportSize({ width: 800, height: 800 });
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: path.join(dir, 'split.png'), fullPage: true });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForTimeout(300);
+  await page.screenshot({ path: path.join(dir, 'phone.png'), fullPage: true });
   await page.setViewportSize({ width: 1280, height: 800 });
   await page.locator('.card[data-story-id="US-004"]').click();
   await page.locator('#detail:not([hidden])').waitFor();

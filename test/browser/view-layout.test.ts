@@ -1,16 +1,16 @@
-// The board scrolls only when the cards do not fit. Playwright hides scrollbars in headless mode by
-// default; here they are shown, as on a desktop with classic scrollbars, so a bar that takes room
-// and forces the other one (the bug: both bars under three cards at 1280×800) shows up in the numbers.
+// The board scrolls only when the cards do not fit, and only downwards. Playwright hides scrollbars in
+// headless mode by default; here they are shown, as on a desktop with classic scrollbars, so a bar that
+// takes room and forces the other one (the bug: both bars under three cards at 1280×800) shows up in the numbers.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { testdir } from '../support/repo.js';
-import { CHROMIUM } from '../support/browser.js';
+import { launchChromium } from '../support/browser.js';
 import { plan, writePlan } from '../support/view-fixtures.js';
 import { startViewServer } from '../../src/view/server.js';
 
 let browser: Browser;
 beforeAll(async () => {
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--headless', '--no-sandbox', '--disable-gpu'], ignoreDefaultArgs: ['--hide-scrollbars'] });
+  browser = await launchChromium({ scrollbars: true });
 });
 afterAll(async () => {
   await browser?.close();
@@ -47,9 +47,20 @@ describe('dashboard layout', () => {
 
   it('scrollbars that a small window needed go away when the window grows again', async () => {
     const page = await openChain(3);
-    await page.setViewportSize({ width: 900, height: 240 });
-    await expect.poll(() => overflow(page).then((o) => o.x > 0 && o.y > 0)).toBe(true);
+    // A short window: the cards need a vertical scrollbar, whose width must not force a horizontal one.
+    await page.setViewportSize({ width: 1280, height: 240 });
+    await expect.poll(() => overflow(page).then((o) => o.y > 0)).toBe(true);
+    expect((await overflow(page)).x).toBe(0);
     await page.setViewportSize({ width: 1280, height: 800 });
     await expect.poll(() => overflow(page)).toEqual({ x: 0, y: 0 });
+  });
+
+  it('a narrow window scrolls the page downwards, never the board or the page sideways', async () => {
+    const page = await openChain(3);
+    await page.setViewportSize({ width: 900, height: 240 });
+    await expect.poll(() => page.evaluate(() => document.documentElement.scrollHeight > document.documentElement.clientHeight)).toBe(true);
+    expect(await overflow(page)).toEqual({ x: 0, y: 0 });
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    expect(await page.locator('#edges path.edge').count()).toBe(2); // three columns still fit side by side
   });
 });

@@ -72,7 +72,7 @@ describe('ralphkit view in a browser', () => {
     await expect.poll(() => card(page, 'US-002').getAttribute('data-state'), { timeout: PATIENCE }).toBe('passed');
     expect(await page.locator('#passed-count').textContent()).toBe('1');
 
-    writeLedger(repo, 'L1', [{ time: new Date().toISOString(), loop: 'L1', iteration: 1, story: 'US-002', command: 'npm test', exitCode: 0 }]);
+    writeLedger(repo, 'L1', [{ time: new Date().toISOString(), loop: 'L1', iteration: 1, story: 'US-002', command: 'npm test', exitCode: 0 }, { time: new Date().toISOString(), loop: 'L1', iteration: 1, story: 'US-002', command: null, exitCode: null, status: 'verified' }]);
     await expect.poll(() => card(page, 'US-002').getAttribute('data-state'), { timeout: PATIENCE }).toBe('verified');
 
     prd.userStories[1].passes = false;
@@ -117,6 +117,7 @@ describe('ralphkit view in a browser', () => {
     writeLedger(repo, 'L7', [
       { time: '2026-11-29T10:00:00Z', loop: 'L7', iteration: 2, story: 'US-003', command: 'npm test', exitCode: 0, durationMs: 800 },
       { time: '2026-11-29T10:00:01Z', loop: 'L7', iteration: 2, story: 'US-003', command: 'npm test -- detail', exitCode: 1, durationMs: 2500 },
+      { time: '2026-11-29T10:00:02Z', loop: 'L7', iteration: 2, story: 'US-003', command: null, exitCode: null, status: 'rejected', reason: '`npm test -- detail` exited with 1' },
     ]);
     const { page } = await open(repo);
     await card(page, 'US-003').click();
@@ -127,7 +128,7 @@ describe('ralphkit view in a browser', () => {
     expect(await detail.locator('.checks code').allTextContents()).toEqual(['npm test', 'npm test -- detail']);
     expect(await detail.locator('.notes').textContent()).toBe('Rejected: npm test -- detail exited with 1');
     expect(await detail.locator('.relations .chip').allTextContents()).toEqual(['US-001']);
-    expect(await detail.locator('.ledger tbody tr').count()).toBe(2);
+    expect(await detail.locator('.ledger tbody tr').count()).toBe(3);
     expect(await detail.locator('.ledger tbody tr.failed code').textContent()).toBe('npm test -- detail');
     expect(await detail.locator('.verdict').textContent()).toBe('The agent claimed it; the runner rejected the claim. npm test -- detail exited with 1');
     expect(page.url()).toMatch(/#US-003$/);

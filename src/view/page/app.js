@@ -1,7 +1,7 @@
 // ralphkit view: the page keeps one event stream open; the server pushes the plan, the progress
 // log and the loops on connect and again whenever they change on disk.
 import { h } from './dom.js';
-import { renderHeader, joinStories, renderBoard, drawEdges } from './board.js';
+import { renderHeader, joinStories, renderBoard, drawEdges, fitBoard } from './board.js';
 import { renderDetail } from './detail.js';
 import { renderLoops, renderLog, tickLoops } from './side.js';
 
@@ -80,7 +80,12 @@ function wire() {
     if (id !== ui.selected) ui.select(id);
   });
   const board = document.getElementById('board');
-  new ResizeObserver(() => drawEdges(state.joined, ui)).observe(board);
+  // A layout change resizes the board it observes: made in the next frame, not inside the observer
+  // (which would report an undelivered resize loop as a page error).
+  new ResizeObserver(() => requestAnimationFrame(() => {
+    fitBoard(state.joined);
+    drawEdges(state.joined, ui);
+  })).observe(board);
   setInterval(() => tickLoops(), 1000);
 }
 

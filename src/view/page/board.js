@@ -1,5 +1,6 @@
 // The header (project, branch, passed/total) and the story board: one column per dependency depth,
-// SVG edges from each story to the stories that depend on it.
+// SVG edges from each story to the stories that depend on it; when the columns do not fit the
+// window, the depths stack as bands and each card names its dependencies instead.
 import { h, svg, asText, asList, plural } from './dom.js';
 
 export const STATE_LABEL = { open: 'open', passed: 'passed', verified: 'verified', rejected: 'rejected' };
@@ -57,13 +58,31 @@ export function renderBoard(joined, ui) {
   // dependents fan out around it like a graph instead of hanging from the top.
   const cells = Array.from(columns, (items = [], c) => {
     const head = h('div', { class: 'column-head' }, c === 0 ? 'No dependencies' : `Stage ${c + 1}`, h('span', { class: 'column-count' }, String(items.length)));
-    const body = h('div', { class: 'column' }, ...items.sort((a, b) => a.card.row - b.card.row).map((item) => renderCard(item, ui, related)));
+    const body = h('div', { class: 'column' }, ...items.sort((a, b) => a.card.row - b.card.row).map((item) => renderCard(item, joined, ui, related)));
     head.style.gridColumn = body.style.gridColumn = String(c + 1);
     return [head, body];
   });
   columnsEl.replaceChildren(...cells.flat());
   empty.hidden = joined.items.length > 0;
   ui.previousStates = new Map(joined.items.map((i) => [i.story.id, i.card.state]));
+  fitBoard(joined);
+}
+
+/** Room kept for a vertical scrollbar, so showing one never flips the layout (and back). */
+const SCROLLBAR_ROOM = 16;
+
+/**
+ * Graph when every depth fits side by side at the narrowest column the stylesheet allows, else
+ * bands. Depends on the board's width only, never on its height, so it cannot oscillate.
+ */
+export function fitBoard(joined) {
+  const board = document.getElementById('board');
+  const depths = joined.items.reduce((n, i) => Math.max(n, (Number(i.card.column) || 0) + 1), 0);
+  const css = getComputedStyle(board);
+  const px = (name) => parseFloat(css.getPropertyValue(name)) || 0;
+  const room = board.offsetWidth - px('padding-left') - px('padding-right') - SCROLLBAR_ROOM;
+  const layout = depths * px('--col-min') + Math.max(0, depths - 1) * px('--col-gap') <= room ? 'graph' : 'bands';
+  if (board.dataset.layout !== layout) board.dataset.layout = layout;
 }
 
 function relatedIds(joined, selected) {
@@ -72,7 +91,7 @@ function relatedIds(joined, selected) {
   return new Set([selected, ...deps, ...(joined.dependents.get(selected) ?? [])]);
 }
 
-function renderCard({ story, card }, ui, related) {
+function renderCard({ story, card }, joined, ui, related) {
   const changed = ui.previousStates?.has(story.id) && ui.previousStates.get(story.id) !== card.state;
   const classes = ['card', `state-${card.state}`];
   if (card.next) classes.push('next');
@@ -93,13 +112,26 @@ function renderCard({ story, card }, ui, related) {
       h('span', { class: 'card-meta', title: checks ? plural(checks, 'story check') : null }, criteria === 1 ? '1 criterion' : `${criteria} criteria`),
     ),
     card.missingDeps?.length ? h('span', { class: 'card-warning' }, `needs unknown ${card.missingDeps.join(', ')}`) : null,
+    renderDeps(story, joined),
   );
+}
+
+/** Shown only in the bands layout, where no edge says what a story waits for; coloured by each one's state. */
+function renderDeps(story, joined) {
+  const deps = asList(story.dependsOn);
+  if (!deps.length) return null;
+  return h('span', { class: 'card-deps' }, 'depends on',
+    ...deps.map((id) => h('span', { class: 'dep', dataset: { state: joined.byId.get(id)?.card.state ?? 'missing' } }, id)));
 }
 
 /** Edges are drawn after layout, from the cards' real positions, and again whenever the board resizes. */
 export function drawEdges(joined, ui) {
   const board = document.getElementById('board');
   const layer = document.getElementById('edges');
+  if (board.dataset.layout === 'bands') {
+    layer.replaceChildren();
+    return;
+  }
   const origin = board.getBoundingClientRect();
   const box = (id) => board.querySelector(`.card[data-story-id="${CSS.escape(id)}"]`)?.getBoundingClientRect();
   const paths = [];
