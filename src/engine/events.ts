@@ -10,7 +10,7 @@ export type LoopEvent =
   | { type: 'retry'; iteration: number; attempt: number; reason: string; waitMs: number }
   | { type: 'verify'; iteration: number; verdicts: { id: string; status: string; reason?: string }[]; restored: string[]; allPass: boolean }
   | { type: 'iteration-end'; iteration: number; newCommit: boolean; noProgressStreak: number; costUsd: number }
-  | { type: 'exit'; loop: string; code: number; status: string; message: string; hint?: string; iteration: number; costUsd: number };
+  | { type: 'exit'; loop: string; code: number; status: string; message: string; hint?: string; iteration: number; costUsd: number; stateError?: string };
 
 export type Emit = (event: LoopEvent) => void;
 
@@ -48,6 +48,6 @@ export function renderHuman(e: LoopEvent): string | null {
     case 'iteration-end':
       return `ralph: iteration ${e.iteration} done · ${e.newCommit ? 'new commit' : `no new commit (${e.noProgressStreak} in a row)`} · cost so far $${e.costUsd.toFixed(4)}`;
     case 'exit':
-      return `ralph: ${e.message} (exit ${e.code})${e.hint ? `\nralph: hint: ${e.hint}` : ''}`;
+      return `ralph: ${e.message} (exit ${e.code})${e.stateError ? `\nralph: error: ${e.stateError}` : ''}${e.hint ? `\nralph: hint: ${e.hint}` : ''}`;
   }
 }

@@ -1,18 +1,23 @@
 // `status` and `cancel`: read the loops of a repository from ralph/.runs/ and stop a live one. Shared by
 // ralph.mjs and `ralphkit status|cancel` (and the dashboard's /api/loops).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LoopExit } from './contracts.js';
 import { signalGroup } from './agent-process.js';
-import { isLive, isAlive, loopDir, readAllStates, readState, writeState, cancelMarker, type LoopState } from './runs.js';
+import { isLive, isAlive, loopDir, readAllStates, readState, writeStateFile, cancelMarker, runsDir, showPath, statePath, type LoopState } from './runs.js';
+import { describeError } from './verify-write.js';
 import { readLedger, summariseLedger } from './ledger.js';
 
+/** One loop as `status` and the dashboard show it; fields a hand-written or foreign state.json lacks are null or ''. */
 export interface LoopSummary {
   id: string;
   status: string;
-  iteration: number;
-  maxIterations: number;
+  iteration: number | null;
+  maxIterations: number | null;
   agent: string;
+  /** The runner's pid as recorded, and when it started (Linux), for callers that poll liveness themselves. */
+  pid: number | null;
+  pidStart?: number;
   alive: boolean;
   costUsd: number;
   prd: string;
@@ -31,28 +36,37 @@ export function readLoopSummaries(repoRoot: string): LoopSummary[] {
   return readAllStates(repoRoot).map((s) => summarise(repoRoot, s));
 }
 
+// state.json is read as written, possibly by hand or by an older runner: every field is checked before use.
 function summarise(repoRoot: string, s: LoopState): LoopSummary {
   const alive = isLive(s);
-  const stories = readStories(path.resolve(repoRoot, s.prd));
+  const prd = typeof s.prd === 'string' ? s.prd : '';
+  const stories = prd ? readStories(path.resolve(repoRoot, prd)) : null;
   const { counts } = summariseLedger(readLedger(path.join(loopDir(repoRoot, s.id), 'ledger.jsonl')));
+  const status = typeof s.status === 'string' ? s.status : 'unknown';
   return {
     id: s.id,
     // A runner killed with -9 never wrote its end: say so rather than "running".
-    status: s.status === 'running' && !alive ? 'dead' : s.status,
-    iteration: s.iteration,
-    maxIterations: s.maxIterations,
-    agent: s.agent,
+    status: status === 'running' && !alive ? 'dead' : status,
+    iteration: num(s.iteration),
+    maxIterations: num(s.maxIterations),
+    agent: typeof s.agent === 'string' ? s.agent : '',
+    pid: num(s.pid),
+    ...(num(s.pidStart) !== null ? { pidStart: s.pidStart } : {}),
     alive,
-    costUsd: s.costUsd ?? 0,
-    prd: s.prd,
+    costUsd: num(s.costUsd) ?? 0,
+    prd,
     storiesPassed: stories ? stories.filter((x) => x.passes === true).length : null,
     storiesTotal: stories ? stories.length : null,
     ...counts,
-    startedAt: s.startedAt,
-    updatedAt: s.updatedAt,
-    exitCode: s.exitCode,
-    ...(s.message ? { message: s.message } : {}),
+    startedAt: typeof s.startedAt === 'string' ? s.startedAt : '',
+    updatedAt: typeof s.updatedAt === 'string' ? s.updatedAt : '',
+    exitCode: num(s.exitCode),
+    ...(typeof s.message === 'string' && s.message ? { message: s.message } : {}),
   };
+}
+
+function num(value: unknown): number | null {
+  return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
 
 function readStories(file: string): { passes?: unknown }[] | null {
@@ -69,7 +83,7 @@ export function renderLoopTable(loops: LoopSummary[]): string {
   const rows = [['ID', 'STATUS', 'ITER', 'AGENT', 'ALIVE', 'COST', 'STORIES', 'VERIFIED', 'UNVERIFIED', 'REJECTED']];
   for (const l of loops) {
     rows.push([
-      l.id, l.status, `${l.iteration}/${l.maxIterations}`, l.agent.length > 24 ? `${l.agent.slice(0, 23)}…` : l.agent,
+      l.id, l.status, `${l.iteration ?? '?'}/${l.maxIterations ?? '?'}`, l.agent.length > 24 ? `${l.agent.slice(0, 23)}…` : l.agent,
       l.alive ? 'yes' : 'no', `$${l.costUsd.toFixed(2)}`, l.storiesTotal === null ? '?' : `${l.storiesPassed}/${l.storiesTotal}`,
       String(l.verified), String(l.unverified), String(l.rejected),
     ]);
@@ -80,29 +94,86 @@ export function renderLoopTable(loops: LoopSummary[]): string {
 
 export interface CancelResult {
   id: string;
-  /** signalled: a live runner was told to stop · marked: its runner was gone, the state now says cancelled · none: it had ended. */
-  action: 'signalled' | 'marked' | 'none';
+  /** signalled: a live runner was told to stop · marked: its runner was gone, the state now says cancelled. */
+  action: 'signalled' | 'marked';
   status: string;
 }
 
-/** Stops a live loop (the runner records `cancelled`), or marks a dead one cancelled. */
+// The same rule as --name: an id names a folder under ralph/.runs/ and must never climb out of it.
+const LOOP_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+const LIST_HINT = 'list the loops and their status with: npx ralphkit status';
+
+/**
+ * Stops a live loop (the runner records `cancelled`), or marks one whose runner is gone cancelled. Anything
+ * that cannot be cancelled is refused (exit 2) before a file is written or a process signalled.
+ */
 export function cancelLoop(repoRoot: string, id: string): CancelResult {
-  const state = readState(repoRoot, id);
-  if (!state) throw new LoopExit(2, `no loop named "${id}" in ralph/.runs/`, 'list loops with: npx ralphkit status');
-  if (state.status !== 'running') return { id, action: 'none', status: state.status };
-  writeFileSync(cancelMarker(repoRoot, id), `${new Date().toISOString()}\n`);
-  if (isAlive(state.pid)) {
-    process.kill(state.pid, 'SIGTERM');
-    return { id, action: 'signalled', status: 'cancelled' };
-  }
+  const state = readCancelTarget(repoRoot, id);
+  if (state.status !== 'running') throw new LoopExit(2, `loop ${id} is not running (${state.status}); nothing to cancel`, LIST_HINT);
+  // A pid that now belongs to another process (reused after kill -9) must never be signalled.
+  const alive = isAlive(state.pid, state.pidStart);
+  writeCancelMarker(repoRoot, state, alive);
+  if (alive && signalRunner(repoRoot, state)) return { id, action: 'signalled', status: 'cancelled' };
   // The runner died without cleaning up (kill -9): its agent may still be running in its own group.
-  if (state.agentPid && isAlive(state.agentPid)) signalGroup(state.agentPid, 'SIGKILL');
-  writeState(repoRoot, { ...state, status: 'cancelled', agentPid: undefined, updatedAt: new Date().toISOString() });
+  if (state.agentPid && isAlive(state.agentPid, state.agentPidStart)) signalGroup(state.agentPid, 'SIGKILL');
+  const file = statePath(repoRoot, id);
+  try {
+    writeStateFile(repoRoot, { ...state, status: 'cancelled', agentPid: undefined, updatedAt: new Date().toISOString() });
+  } catch (err) {
+    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    throw new LoopExit(1, `could not write ${showPath(repoRoot, file)} (${describeError(err as Error)}): the runner of loop ${id} is gone and its agent was stopped, but its state still says running`, `${renderFixFolder(repoRoot, file)}, then run again: npx ralphkit cancel ${id}`);
+  }
   return { id, action: 'marked', status: 'cancelled' };
 }
 
+function readCancelTarget(repoRoot: string, id: string): LoopState {
+  if (!LOOP_ID.test(id)) throw new LoopExit(2, `"${id}" is not a loop id (letters, digits, ".", "_" and "-", at most 64)`, LIST_HINT);
+  const file = statePath(repoRoot, id);
+  let state: Partial<LoopState> | null;
+  try {
+    state = JSON.parse(readFileSync(file, 'utf8')) as Partial<LoopState> | null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && !existsSync(loopDir(repoRoot, id))) {
+      throw new LoopExit(2, `no loop named "${id}" in ralph/.runs/`, existsSync(runsDir(repoRoot)) ? LIST_HINT : 'no loop has run in this repository yet; start one with: ./ralph/ralph.sh');
+    }
+    throw new LoopExit(2, `could not read ${showPath(repoRoot, file)} (${describeError(err as Error)}), so loop ${id} cannot be cancelled; nothing was changed`, `${LIST_HINT}; a runner that is still going stops with Ctrl-C in its terminal`);
+  }
+  if (!state || typeof state !== 'object' || typeof state.status !== 'string') {
+    throw new LoopExit(2, `${showPath(repoRoot, file)} is not a loop state (no status), so loop ${id} cannot be cancelled; nothing was changed`, LIST_HINT);
+  }
+  return state as LoopState;
+}
+
+function writeCancelMarker(repoRoot: string, state: LoopState, alive: boolean): void {
+  const marker = cancelMarker(repoRoot, state.id);
+  try {
+    writeFileSync(marker, `${new Date().toISOString()}\n`);
+  } catch (err) {
+    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    throw new LoopExit(2, `could not write ${showPath(repoRoot, marker)} (${describeError(err as Error)}): loop ${state.id} was not cancelled; nothing was changed`, `${renderFixFolder(repoRoot, marker)}, then run again: npx ralphkit cancel ${state.id}${alive ? `; or stop its runner directly: kill ${state.pid}` : ''}`);
+  }
+}
+
+/** SIGTERM to a live runner; false when it exited meanwhile. Another user's runner is refused, the marker taken back. */
+function signalRunner(repoRoot: string, state: LoopState): boolean {
+  try {
+    process.kill(state.pid, 'SIGTERM');
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    rmSync(cancelMarker(repoRoot, state.id), { force: true });
+    throw new LoopExit(2, `could not signal the runner of loop ${state.id} (pid ${state.pid}: ${describeError(err as Error)}); nothing was changed`, `run the cancel as the user who started that loop: npx ralphkit cancel ${state.id}`);
+  }
+}
+
+function renderFixFolder(repoRoot: string, file: string): string {
+  const folder = showPath(repoRoot, path.dirname(file));
+  return `make ${folder}/ a folder this user can write (chmod u+w ${folder})`;
+}
+
 export function renderCancelResult(r: CancelResult): string {
-  return r.action === 'marked' ? `loop ${r.id} was not running any more (its runner is gone); marked cancelled` : `loop ${r.id} is not running (${r.status}); nothing to cancel`;
+  return r.action === 'marked' ? `loop ${r.id} was not running any more (its runner is gone); marked cancelled` : `loop ${r.id} was signalled`;
 }
 
 /** After signalling: wait (bounded) until the runner has recorded its end, and return the final status. */
@@ -110,7 +181,7 @@ export async function waitForLoopEnd(repoRoot: string, id: string, timeoutMs: nu
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const state = readState(repoRoot, id);
-    if (!state || state.status !== 'running' || !isAlive(state.pid) || Date.now() > deadline) return state?.status ?? 'unknown';
+    if (!state || state.status !== 'running' || !isAlive(state.pid, state.pidStart) || Date.now() > deadline) return state?.status ?? 'unknown';
     await new Promise((r) => setTimeout(r, 100));
   }
 }

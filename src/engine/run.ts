@@ -1,6 +1,6 @@
 // `ralph.mjs run`: settles the start (setup.ts), takes the lock, puts the repo on the plan's branch, then
 // hands the iterations to the loop (loop.ts) with the real edges wired in, and records how it ended.
-import { readFileSync, existsSync, rmSync } from 'node:fs';
+import { readFileSync, existsSync } from 'node:fs';
 import path from 'node:path';
 import { LoopExit, LOOP_EXIT, type BudgetGate } from './contracts.js';
 import type { Prd } from '../prd/types.js';
@@ -10,7 +10,7 @@ import { renderRunHelp } from './help.js';
 import { createEmitter, type Emit } from './events.js';
 import { realClock } from './clock.js';
 import { resolveRepoRoot } from './git.js';
-import { acquireLock, acquireTreeLock, loopDir, newLoopId, writeState, isCancelRequested, cancelMarker, runsDir, type LoopState, type LoopStatus } from './runs.js';
+import { acquireLock, acquireTreeLock, loopDir, newLoopId, writeState, isCancelRequested, clearCancelMarker, ownProcessStart, runsDir, showPath, type LoopState, type LoopStatus } from './runs.js';
 import { readPlan, checkPromptFile, findResumable, mergeResumedOptions, refuseExhausted, resolvePaths, findExecutable } from './setup.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from './agents/index.js';
 import { runLoop } from './loop.js';
@@ -19,7 +19,7 @@ import { printDryRun } from './dry-run.js';
 import { buildDeps, loopConfig, type LockedRun } from './run-deps.js';
 import { prepareBranch } from './run-branch.js';
 import { refuseDirtyTree, verifyStartClaims } from './run-start.js';
-import { RunnerFileError } from './verify-write.js';
+import { RunnerFileError, describeError } from './verify-write.js';
 
 export interface RunIo {
   cwd: string;
@@ -47,7 +47,9 @@ export async function runRalph(argv: string[], io: RunIo): Promise<number> {
     return await startRun(options, given, io, emit);
   } catch (err) {
     if (!(err instanceof LoopExit)) throw err;
-    emit({ type: 'exit', loop: '', code: err.code, status: err.code === 2 ? 'refused' : err.code === LOOP_EXIT.interrupted ? 'interrupted' : 'usage', message: err.message, hint: err.hint, iteration: 0, costUsd: 0 });
+    // Only exits before the loop was recorded get here; finish() reports the others with their loop id.
+    const status = err instanceof RunnerFileError ? err.status : err.code === 2 ? 'refused' : err.code === LOOP_EXIT.interrupted ? 'interrupted' : 'usage';
+    emit({ type: 'exit', loop: '', code: err.code, status, message: err.message, hint: err.hint, iteration: 0, costUsd: 0 });
     return err.code;
   }
 }
@@ -117,7 +119,7 @@ async function startGuarded(run: LockedRun, controller: AbortController): Promis
 async function runLocked(run: LockedRun, budget: BudgetGate, controller: AbortController, waits: boolean): Promise<number> {
   const { id, options, paths, emit } = run;
   const state = initialState(run);
-  rmSync(cancelMarker(paths.repoRoot, id), { force: true });
+  clearCancelMarker(paths.repoRoot, id);
   writeState(paths.repoRoot, state);
   let exit: LoopExit;
   try {
@@ -144,7 +146,7 @@ async function runLocked(run: LockedRun, budget: BudgetGate, controller: AbortCo
 }
 
 async function startIterations(run: LockedRun, state: LoopState, budget: BudgetGate, controller: AbortController): Promise<LoopExit> {
-  const prdAtStart = JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
+  const prdAtStart = readPlanNow(run);
   const unchecked = renderUncheckedWarning(prdAtStart);
   if (unchecked) run.emit({ type: 'warn', message: unchecked });
   // SPEC §4: exit 0 only under the runner's own verification, so stories the plan already marks done are claims.
@@ -157,6 +159,16 @@ async function startIterations(run: LockedRun, state: LoopState, budget: BudgetG
   return runLoop(state, loopConfig(run.options, run.io.env), buildDeps(run, state, budget, controller));
 }
 
+// prepareBranch has just read and written the plan, so failing here means someone removed or broke it since.
+function readPlanNow(run: LockedRun): Prd {
+  const rel = showPath(run.paths.repoRoot, run.paths.prd);
+  try {
+    return JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
+  } catch (err) {
+    throw new LoopExit(LOOP_EXIT.refused, `could not read ${rel} (${describeError(err as Error)}) after checking out its branch`, `restore it (git checkout -- ${rel}), check it with: npx ralphkit validate ${rel}, then continue with: ./ralph/ralph.sh --resume-last`);
+  }
+}
+
 function initialState(run: LockedRun): LoopState {
   const now = new Date().toISOString();
   const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, ...stored } = run.options;
@@ -165,24 +177,44 @@ function initialState(run: LockedRun): LoopState {
   const options: LoopState['options'] = { ...rest, ...(rest.agentCmd ? {} : { agent: agentName }), prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
   const agent = run.options.agentCmd ? `cmd: ${run.options.agentCmd}` : run.options.agent;
   if (run.resumed) {
-    return { ...run.resumed, agent, status: 'running', pid: process.pid, agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
+    return { ...run.resumed, agent, status: 'running', pid: process.pid, pidStart: ownProcessStart(), agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
   }
   return {
     id: run.id, agent, prd: options.prd,
-    iteration: 0, iterationDone: true, maxIterations: options.maxIterations, status: 'running', pid: process.pid,
+    iteration: 0, iterationDone: true, maxIterations: options.maxIterations, status: 'running', pid: process.pid, pidStart: ownProcessStart(),
     startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options,
   };
 }
 
+/**
+ * Records how the loop ended and reports it. A final state.json that cannot be saved does not change the exit
+ * code: the outcome (stories verified, STUCK, budget, ...) is already true in the plan and in git, and scripts
+ * branch on it; the exit event carries the save error as `stateError`, and `status` shows the loop as dead.
+ */
 function finish(run: LockedRun, state: LoopState, exit: LoopExit, status: LoopStatus): void {
   Object.assign(state, { status, exitCode: exit.code, message: exit.message, agentPid: undefined, updatedAt: new Date().toISOString() });
-  writeState(run.paths.repoRoot, state);
+  let stateError: RunnerFileError | undefined;
+  try {
+    writeState(run.paths.repoRoot, state);
+  } catch (err) {
+    if (!(err instanceof RunnerFileError)) throw err;
+    stateError = err;
+  }
   try {
     atomicWriteFileSync(path.join(runsDir(run.paths.repoRoot), 'last-plan.json'), readFileSync(run.paths.prd, 'utf8'));
   } catch {
     /* the plan vanished; the archive will fall back to git */
   }
-  run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: exit.message, hint: exit.hint, iteration: state.iteration, costUsd: state.costUsd });
+  const hint = stateError ? renderLostStateHint(run, exit, stateError) : exit.hint;
+  run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: exit.message, hint, iteration: state.iteration, costUsd: state.costUsd, ...(stateError ? { stateError: `${stateError.message}, so how the loop ended (${status}, exit ${exit.code}) is not recorded` } : {}) });
+}
+
+function renderLostStateHint(run: LockedRun, exit: LoopExit, err: RunnerFileError): string {
+  // The loop already ended on this very file: its hint says how to fix it.
+  if (exit instanceof RunnerFileError && exit.file === err.file && exit.hint) return exit.hint;
+  const folder = showPath(run.paths.repoRoot, path.dirname(err.file));
+  const fix = `make ${folder}/ a folder this user can write (chmod u+w ${folder}) with nothing in the way of state.json; the work is in the plan and in git, only the loop's record is stale`;
+  return exit.hint ? `${exit.hint}; ${fix}` : fix;
 }
 
 /** SIGINT/SIGTERM stop the agent and end the loop with 130; returns the function that removes the handlers. */

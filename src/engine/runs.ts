@@ -7,6 +7,7 @@ import { atomicWriteFileSync } from '../util/atomic.js';
 import { LoopExit } from './contracts.js';
 import { describeError, guardWrite } from './verify-write.js';
 import type { RunOptions } from './args.js';
+import type { AgentRunRecord } from './loop.js';
 
 export type LoopStatus = 'running' | 'complete' | 'max-iterations' | 'stuck' | 'no-progress' | 'budget' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
 
@@ -22,8 +23,12 @@ export interface LoopState {
   maxIterations: number;
   status: LoopStatus;
   pid: number;
+  /** When `pid` started (Linux: clock ticks since boot), so a pid the OS gave to another process is not taken for the runner. */
+  pidStart?: number;
   /** The agent's process group while it runs, so a resumed loop can clean up after a killed runner. */
   agentPid?: number;
+  /** When `agentPid` started; written by writeState, never set by hand. */
+  agentPidStart?: number;
   startedAt: string;
   updatedAt: string;
   costUsd: number;
@@ -31,6 +36,11 @@ export interface LoopState {
   message?: string;
   /** Iterations in a row that ended without progress (see docs/engine.md, "No progress"). */
   noProgressStreak: number;
+  /**
+   * Set when the agent of `iteration` has exited and its claims are being verified; removed when the iteration
+   * is done. A resumed loop that finds it finishes the verification instead of running the agent again.
+   */
+  verifying?: AgentRunRecord;
   // Output format and one-shot flags belong to each invocation, not to the loop. `agent` is left out when
   // `agentCmd` is set, so the file never names an agent that is not the one running.
   options: Omit<RunOptions, 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'agent'> & { agent?: RunOptions['agent'] };
@@ -65,10 +75,7 @@ const recorded = new WeakSet<LoopState>();
  */
 export function writeState(repoRoot: string, state: LoopState): void {
   const file = statePath(repoRoot, state.id);
-  const write = () => {
-    mkdirSync(path.dirname(file), { recursive: true });
-    atomicWriteFileSync(file, `${JSON.stringify(state, null, 2)}\n`);
-  };
+  const write = () => writeStateFile(repoRoot, state);
   if (recorded.has(state)) {
     guardWrite(file, repoRoot, write, 'the loop state could not be saved');
     return;
@@ -77,15 +84,28 @@ export function writeState(repoRoot: string, state: LoopState): void {
   recorded.add(state);
 }
 
+/** Saves state.json as it is; file-system errors are thrown as they come (the caller says what they mean). */
+export function writeStateFile(repoRoot: string, state: LoopState): void {
+  const file = statePath(repoRoot, state.id);
+  // The agent's start is read here, right after it was spawned, so no caller has to remember it.
+  const agentPidStart = state.agentPid ? processStart(state.agentPid) : undefined;
+  mkdirSync(path.dirname(file), { recursive: true });
+  atomicWriteFileSync(file, `${JSON.stringify({ ...state, agentPidStart }, null, 2)}\n`);
+}
+
 /** Runs a write made before the loop changed anything; a file-system error refuses the start (exit 2). */
-function guardStart(repoRoot: string, file: string, write: () => void, what: string): void {
+function guardStart(repoRoot: string, file: string, write: () => void, what: string, verb = 'write', hint?: string): void {
   try {
     write();
   } catch (err) {
     if (err instanceof LoopExit || typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    const rel = path.relative(repoRoot, file).split(path.sep).join('/');
-    throw new LoopExit(2, `could not write ${rel} (${describeError(err as Error)}): ${what}, so it did not start; nothing was changed`, `${RUNS_DIR.split(path.sep).join('/')}/ must be a folder this user can write: fix its permissions (chmod u+w), free disk space, or remove it if it is not a folder, then start again`);
+    throw new LoopExit(2, `could not ${verb} ${showPath(repoRoot, file)} (${describeError(err as Error)}): ${what}, so it did not start; nothing was changed`, hint ?? `${RUNS_DIR.split(path.sep).join('/')}/ must be a folder this user can write: fix its permissions (chmod u+w), free disk space, or remove it if it is not a folder, then start again`);
   }
+}
+
+/** `file` relative to the repository, with forward slashes, for messages. */
+export function showPath(repoRoot: string, file: string): string {
+  return path.relative(repoRoot, file).split(path.sep).join('/') || file;
 }
 
 export function readState(repoRoot: string, id: string): LoopState | null {
@@ -111,24 +131,65 @@ export function readAllStates(repoRoot: string): LoopState[] {
     .sort((a, b) => String(b.startedAt).localeCompare(String(a.startedAt)));
 }
 
-export function isAlive(pid: number | undefined | null): boolean {
+/**
+ * Whether `pid` is a running process. With `start` (the pid's start as recorded by processStart), a process
+ * that started at another time holds a reused pid and counts as gone. Without it (older state files, or a
+ * platform without /proc) only the pid is checked.
+ */
+export function isAlive(pid: number | undefined | null, start?: number | null): boolean {
   if (!pid || !Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
-    return true;
   } catch (err) {
     // EPERM: the process exists but belongs to someone else.
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
+    if ((err as NodeJS.ErrnoException).code !== 'EPERM') return false;
   }
+  const now = readProcStat(pid);
+  if (now === null) return true;
+  // A zombie is a runner killed with -9 whose parent has not reaped it yet: it can do nothing any more.
+  if (now.zombie) return false;
+  return typeof start !== 'number' || start === now.start;
 }
 
 /** A state that says running but whose runner is gone was killed (kill -9, power loss). */
 export function isLive(state: LoopState): boolean {
-  return state.status === 'running' && isAlive(state.pid);
+  return state.status === 'running' && isAlive(state.pid, state.pidStart);
+}
+
+/**
+ * When `pid` started, in clock ticks since boot (field 22 of /proc/<pid>/stat), or undefined where there is no
+ * /proc (macOS, Windows). `ps -o lstart=` would answer there too, but costs a process per check, and the
+ * dashboard checks every running loop on every poll; those platforms keep the pid-only check.
+ */
+export function processStart(pid: number): number | undefined {
+  return readProcStat(pid)?.start;
+}
+
+function readProcStat(pid: number): { start: number; zombie: boolean } | null {
+  if (process.platform !== 'linux') return null;
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  // Field 2 is the command name in parentheses and may itself hold spaces or ")": count from the last ")".
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  const start = Number(fields[19]);
+  return Number.isSafeInteger(start) ? { start, zombie: fields[0] === 'Z' || fields[0] === 'X' } : null;
+}
+
+let ownStart: number | undefined | null = null;
+
+/** This process's start (see processStart), read once. */
+export function ownProcessStart(): number | undefined {
+  if (ownStart === null) ownStart = processStart(process.pid);
+  return ownStart;
 }
 
 interface LockFile {
   pid: number;
+  pidStart?: number;
   loopId: string;
   prd: string;
 }
@@ -140,7 +201,7 @@ export function lockPath(repoRoot: string, prdAbs: string): string {
 
 /** Takes the PRD's lock for this process; a lock held by a live pid refuses the start (exit 2). */
 export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
-  return takeLock(repoRoot, lockPath(repoRoot, prdAbs), { pid: process.pid, loopId, prd: prdAbs }, (holder) => {
+  return takeLock(repoRoot, lockPath(repoRoot, prdAbs), { pid: process.pid, pidStart: ownProcessStart(), loopId, prd: prdAbs }, (holder) => {
     throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running on ${path.relative(repoRoot, prdAbs)}`, `wait for it, or stop it with: npx ralphkit cancel ${holder.loopId}`);
   });
 }
@@ -154,7 +215,7 @@ export function acquireTreeLock(repoRoot: string, prdAbs: string, loopId: string
     const where = path.relative(repoRoot, holder.prd) || holder.prd;
     throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running in this working tree, on ${where}; one working tree runs one loop at a time`, `run it in a separate working tree: git worktree add ../${path.basename(repoRoot)}-2, then start ./ralph/ralph.sh there; or stop the running loop: npx ralphkit cancel ${holder.loopId}`);
   };
-  const release = takeLock(repoRoot, path.join(runsDir(repoRoot), 'locks', 'worktree.lock'), { pid: process.pid, loopId, prd: prdAbs }, refuse);
+  const release = takeLock(repoRoot, path.join(runsDir(repoRoot), 'locks', 'worktree.lock'), { pid: process.pid, pidStart: ownProcessStart(), loopId, prd: prdAbs }, refuse);
   const other = readAllStates(repoRoot).find((s) => s.id !== loopId && isLive(s) && s.pid !== process.pid);
   if (other) {
     release();
@@ -179,12 +240,13 @@ function takeLock(repoRoot: string, file: string, body: LockFile, refuse: (holde
   throw new LoopExit(2, `could not take the lock ${path.relative(repoRoot, file)}`, 'try again in a moment');
 }
 
-// A live pid alone is not proof: after a crash the pid may belong to an unrelated process by now. The holder's
-// own state must also still say running (or be unreadable, when it crashed before writing one).
+// A live pid alone is not proof: after a crash the pid may belong to an unrelated process by now. Its start time
+// must match where one was recorded, and the holder's own state must still say running (or be unreadable, when
+// it crashed before writing one).
 function holdsLock(repoRoot: string, holder: LockFile): boolean {
-  if (!isAlive(holder.pid)) return false;
+  if (!isAlive(holder.pid, holder.pidStart)) return false;
   const state = readState(repoRoot, holder.loopId);
-  return state === null || (state.status === 'running' && state.pid === holder.pid);
+  return state === null || (state.status === 'running' && state.pid === holder.pid && isAlive(state.pid, state.pidStart));
 }
 
 /** False when another runner holds the file already. */
@@ -236,4 +298,12 @@ export function cancelMarker(repoRoot: string, id: string): string {
 
 export function isCancelRequested(repoRoot: string, id: string): boolean {
   return existsSync(cancelMarker(repoRoot, id));
+}
+
+/** Removes a marker left by a cancel that came too late for its loop; a file-system error refuses the start (exit 2). */
+export function clearCancelMarker(repoRoot: string, id: string): void {
+  const marker = cancelMarker(repoRoot, id);
+  const folder = showPath(repoRoot, path.dirname(marker));
+  guardStart(repoRoot, marker, () => rmSync(marker, { force: true, recursive: true }), 'the loop cannot clear an old cancel request', 'remove',
+    `${folder}/ must be a folder this user can write: fix its permissions (chmod u+w ${folder}), or remove ${folder} if it is not a folder, then start again`);
 }

@@ -65,11 +65,14 @@ describe('the runner cannot write its loop files', () => {
   it('state.json cannot be written mid-run: exit 1 naming state.json, no stack', async () => {
     const dir = loopRepo();
     const agentFile = writeFolderBreakingAgent(testdir());
-    const r = await ralph(dir, ['--agent-cmd', `node ${JSON.stringify(agentFile)}`, ...FAST, '--name', 'mid', '2']);
+    const r = await ralph(dir, ['--agent-cmd', `node ${JSON.stringify(agentFile)}`, ...FAST, '--name', 'mid', '--json', '2']);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/ralph: could not write ralph\/\.runs\/mid\/state\.json \((ENOTDIR|EEXIST)[^)]*\): the loop state could not be saved/);
     expect(r.stderr).toContain('then continue with: ./ralph/ralph.sh --resume-last');
     expect(r.stderr).not.toMatch(NO_STACK);
+    // The final save fails the same way; the exit event still names the loop and says it failed.
+    const exit = JSON.parse(r.stdout.trim().split('\n').at(-1)!);
+    expect(exit).toMatchObject({ type: 'exit', loop: 'mid', code: 1, status: 'failed', stateError: expect.stringMatching(/^could not write ralph\/\.runs\/mid\/state\.json .*is not recorded$/) });
   });
 
   it('the iteration log cannot be created: exit 1 naming the log, state failed, the agent never started', async () => {
