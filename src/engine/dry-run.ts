@@ -7,7 +7,7 @@ import type { RunPaths } from './setup.js';
 import { formatDuration } from './duration.js';
 import { realClock } from './clock.js';
 import { readUsageNow } from './edges.js';
-import { readStartDirtyPaths, renderDirtyHint } from './run-start.js';
+import { readStartDirty, renderStartDirtyHint } from './run-start.js';
 
 export interface DryRunInput {
   options: RunOptions;
@@ -22,7 +22,8 @@ export async function printDryRun(input: DryRunInput): Promise<number> {
   const { options, paths, io } = input;
   const usage = options.maxUsage === undefined ? null : await readUsageNow({ clock: realClock, env: io.env });
   // The pre-flight check before leaving a loop running should show what the real start would refuse.
-  const uncommitted = await readStartDirtyPaths(paths);
+  const dirty = await readStartDirty(paths);
+  const uncommitted = dirty.map((e) => e.path);
   const report = {
     command: input.command,
     cwd: paths.repoRoot,
@@ -42,11 +43,11 @@ export async function printDryRun(input: DryRunInput): Promise<number> {
     io.stdout(`${JSON.stringify({ type: 'dry-run', ...report })}\n`);
     return 0;
   }
-  io.stdout(renderDryRun(report));
+  io.stdout(renderDryRun(report, dirty.length ? renderStartDirtyHint(paths, dirty) : ''));
   return 0;
 }
 
-function renderDryRun(r: Record<string, unknown>): string {
+function renderDryRun(r: Record<string, unknown>, hint: string): string {
   const usageText = r.usage === null ? 'not checked (no --max-usage)' : String(r.usage);
   return [
     `would run:        ${r.command}`,
@@ -59,13 +60,13 @@ function renderDryRun(r: Record<string, unknown>): string {
     `max cost:         ${r.maxCost === null ? 'none' : `$${r.maxCost}`}`,
     `max usage:        ${r.maxUsage === null ? 'none' : `${r.maxUsage}%`}`,
     `usage now:        ${usageText}`,
-    ...renderTreeLines(r.uncommitted as string[]),
+    ...renderTreeLines(r.uncommitted as string[], hint),
     '',
   ].join('\n');
 }
 
-function renderTreeLines(dirty: string[]): string[] {
+function renderTreeLines(dirty: string[], hint: string): string[] {
   if (!dirty.length) return ['working tree:     clean'];
   const shown = dirty.slice(0, 5).join(', ') + (dirty.length > 5 ? `, ... (${dirty.length} in all)` : '');
-  return [`working tree:     the run would refuse to start: uncommitted ${shown}`, `                  ${renderDirtyHint(dirty)}`];
+  return [`working tree:     the run would refuse to start: uncommitted ${shown}`, `                  ${hint}`];
 }

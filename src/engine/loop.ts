@@ -2,9 +2,16 @@
 // verification, the budget, the clock, state persistence) comes in through LoopDeps, so unit tests drive
 // it with fakes and main.ts wires the real edges.
 import { LoopExit, LOOP_EXIT, type AgentResult, type BudgetGate, type Clock, type RateLimitHit, type VerifyResult } from './contracts.js';
-import { detectTag } from './tags.js';
+import { detectTag, type Tag } from './tags.js';
 import type { Emit } from './events.js';
 import type { LoopState } from './runs.js';
+
+/** What the loop knows of an agent run once it has exited: all that is needed to finish its iteration without it. */
+export interface AgentRunRecord {
+  headBefore: string | null;
+  headAfter: string | null;
+  tag: Tag | null;
+}
 
 export interface LoopDeps {
   clock: Clock;
@@ -54,6 +61,7 @@ const RESET_SLACK_MS = 30_000;
 /** Runs iterations until something ends the loop; always ends by returning (never throwing) a LoopExit. */
 export async function runLoop(state: LoopState, config: LoopConfig, deps: LoopDeps): Promise<LoopExit> {
   try {
+    await finishInterruptedIteration(state, config, deps);
     let iteration = state.iteration === 0 ? 1 : state.iterationDone ? state.iteration + 1 : state.iteration;
     for (;;) {
       await checkLimits(state, config, deps, iteration);
@@ -78,7 +86,7 @@ async function checkLimits(state: LoopState, config: LoopConfig, deps: LoopDeps,
 }
 
 async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<void> {
-  Object.assign(state, { iteration, iterationDone: false, updatedAt: deps.clock.now().toISOString() });
+  Object.assign(state, { iteration, iterationDone: false, verifying: undefined, updatedAt: deps.clock.now().toISOString() });
   deps.saveState(state);
   deps.emit({ type: 'iteration-start', iteration, maxIterations: config.maxIterations });
   await deps.beforeAgent?.(iteration);
@@ -86,23 +94,46 @@ async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps
   const headBefore = await deps.headSha();
   const result = await runAgentWithRetries(state, config, deps, iteration);
   const headAfter = await deps.headSha();
-  const newCommit = headAfter !== headBefore;
   throwIfAborted(deps.signal);
   const tag = detectTag(result.finalMessage);
   deps.emit({ type: 'agent-exit', iteration, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, costUsd: result.costUsd, tag });
   if (result.timedOut) deps.emit({ type: 'warn', iteration, message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed` });
+  // Saved before the checks start: if they are interrupted, the resumed loop finishes this iteration from here.
+  const ran: AgentRunRecord = { headBefore, headAfter, tag };
+  state.verifying = ran;
+  deps.saveState(state);
+  await settleIteration(state, config, deps, prdBefore, ran, headAfter);
+}
 
-  // An interrupted verification throws LoopExit(130) here: the iteration stays not done, so a resume repeats it.
-  const verdict = await deps.verify(iteration, prdBefore, headAfter);
+/**
+ * A resumed loop whose last iteration was interrupted after its agent exited (Ctrl-C, cancel or kill -9 while
+ * the claims were checked) finishes that iteration: verification, progress and the decision, without running
+ * the agent again and without counting another iteration. Returns null when there is nothing to finish.
+ */
+export async function finishInterruptedIteration(state: LoopState, config: LoopConfig, deps: LoopDeps): Promise<VerifyResult | null> {
+  const ran = state.verifying;
+  if (state.iterationDone || state.iteration < 1 || !ran) return null;
+  throwIfAborted(deps.signal);
+  // The checks run on the tree as it is now, so the ledger names the HEAD they ran at.
+  return settleIteration(state, config, deps, deps.prdBefore(state.iteration), ran, await deps.headSha());
+}
+
+/** The second half of an iteration, after the agent: verify, judge progress, mark it done, decide. */
+async function settleIteration(state: LoopState, config: LoopConfig, deps: LoopDeps, prdBefore: string, ran: AgentRunRecord, headNow: string | null): Promise<VerifyResult> {
+  const { iteration } = state;
+  // An interrupted verification throws LoopExit(130) here: the iteration stays not done, so a resume finishes it.
+  const verdict = await deps.verify(iteration, prdBefore, headNow);
   deps.emit({ type: 'verify', iteration, verdicts: verdict.verdicts, restored: verdict.restored, allPass: verdict.allPass });
-  const progress = await judgeProgress(deps, verdict, newCommit, headBefore, headAfter);
+  const newCommit = ran.headAfter !== ran.headBefore;
+  const progress = await judgeProgress(deps, verdict, newCommit, ran.headBefore, ran.headAfter);
   if (newCommit && !progress.made) deps.emit({ type: 'info', iteration, message: `iteration ${iteration} made a commit but no progress: ${progress.why}` });
   state.noProgressStreak = progress.made ? 0 : state.noProgressStreak + 1;
-  Object.assign(state, { iterationDone: true, updatedAt: deps.clock.now().toISOString() });
+  Object.assign(state, { iterationDone: true, verifying: undefined, updatedAt: deps.clock.now().toISOString() });
   deps.saveState(state);
   deps.emit({ type: 'iteration-end', iteration, newCommit, noProgressStreak: state.noProgressStreak, costUsd: state.costUsd });
   throwIfAborted(deps.signal);
-  decide(state, config, deps, verdict, tag);
+  decide(state, config, deps, verdict, ran.tag);
+  return verdict;
 }
 
 /**

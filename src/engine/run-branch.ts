@@ -19,6 +19,8 @@ import type { LockedRun } from './run-deps.js';
 interface StartFiles {
   plan: string;
   progress: string | null;
+  /** The prompt's text when the user left edits to it uncommitted (the runner commits them), else null. */
+  editedPrompt: string | null;
 }
 
 /** What a failed start must put back. */
@@ -34,7 +36,7 @@ interface Undo {
 
 export async function prepareBranch(run: LockedRun): Promise<void> {
   const { paths } = run;
-  const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readOrNull(paths.progress) };
+  const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readOrNull(paths.progress), editedPrompt: await readEditedPrompt(paths) };
   const last = readLastBranch(paths.repoRoot);
   const oldBranch = last && last !== run.branch && !branchNameProblem(last) ? last : null;
   const undo: Undo = { origin: null, createdBranch: false, created: [], staged: false };
@@ -52,10 +54,21 @@ export async function prepareBranch(run: LockedRun): Promise<void> {
   writeFileSync(lastFile, `${run.branch}\n`);
 }
 
-/** True for the files the runner itself commits at start (and after each iteration): plan, log, archive. */
+/**
+ * True for the files the runner itself commits at start: plan, log, archive (also after each iteration), and the
+ * prompt, which users are told to tailor; an edit they did not commit is theirs, not the agent's work.
+ */
 export function isStartFile(paths: RunPaths, rel: string): boolean {
   const own = (p: string) => path.relative(paths.repoRoot, p).split(path.sep).join('/');
-  return rel === own(paths.prd) || rel === own(paths.progress) || rel.startsWith(`${own(path.join(path.dirname(paths.prd), 'archive'))}/`);
+  return rel === own(paths.prd) || rel === own(paths.progress) || rel === own(paths.prompt) || rel.startsWith(`${own(path.join(path.dirname(paths.prd), 'archive'))}/`);
+}
+
+/** The prompt's text when it lives in the repository and differs from HEAD (edited, or never committed); else null. */
+async function readEditedPrompt(paths: RunPaths): Promise<string | null> {
+  const promptRel = rel(paths.repoRoot, paths.prompt);
+  if (promptRel.startsWith('../') || path.isAbsolute(promptRel)) return null;
+  const text = readOrNull(paths.prompt);
+  return text !== null && text !== (await readFileAt(paths.repoRoot, 'HEAD', promptRel)) ? text : null;
 }
 
 /**
@@ -70,6 +83,8 @@ async function switchBranch(run: LockedRun, started: StartFiles, resetsProgress:
   if (branch === run.branch) return headPlan === started.plan;
   const origin = branch ?? (await headSha(repoRoot));
   await park(repoRoot, prd, started.plan, headPlan);
+  // An edited prompt may differ on the plan's branch too; git would refuse to switch over it.
+  if (started.editedPrompt !== null) await park(repoRoot, run.paths.prompt, started.editedPrompt, await readFileAt(repoRoot, 'HEAD', rel(repoRoot, run.paths.prompt)));
   if (resetsProgress) await park(repoRoot, progress, started.progress, await readFileAt(repoRoot, 'HEAD', rel(repoRoot, progress)));
   const done = await checkoutBranch(repoRoot, run.branch, run.base);
   Object.assign(undo, { origin, createdBranch: done.created });
@@ -109,6 +124,11 @@ async function writeStartFiles(run: LockedRun, started: StartFiles, oldBranch: s
   } else if (ensureProgressFile(paths.progress, new Date())) {
     parts.push('start progress.txt');
   }
+  if (started.editedPrompt !== null) {
+    if (readOrNull(paths.prompt) !== started.editedPrompt) atomicWriteFileSync(paths.prompt, started.editedPrompt);
+    parts.push(`commit the edits to ${rel(paths.repoRoot, paths.prompt)}`);
+    emit({ type: 'info', message: `${rel(paths.repoRoot, paths.prompt)} has uncommitted edits: the runner commits them before the first iteration, so they are not taken for the agent's work` });
+  }
   return parts;
 }
 
@@ -128,10 +148,11 @@ async function rollBack(run: LockedRun, started: StartFiles, undo: Undo): Promis
   const { repoRoot, prd, progress } = run.paths;
   try {
     for (const p of undo.created.reverse()) rmSync(p, { recursive: true, force: true });
-    if (undo.staged) await runGit(repoRoot, ['reset', '-q', '--', rel(repoRoot, prd), rel(repoRoot, progress)]);
+    const prompt = started.editedPrompt !== null ? [run.paths.prompt] : [];
+    if (undo.staged) await runGit(repoRoot, ['reset', '-q', '--', ...[prd, progress, ...prompt].map((f) => rel(repoRoot, f))]);
     if (undo.origin) {
       // The branch's own versions first, so git can switch back without a conflict.
-      for (const file of [prd, progress]) restore(file, await readFileAt(repoRoot, 'HEAD', rel(repoRoot, file)));
+      for (const file of [prd, progress, ...prompt]) restore(file, await readFileAt(repoRoot, 'HEAD', rel(repoRoot, file)));
       const detached = /^[0-9a-f]{40,64}$/.test(undo.origin);
       const back = await runGit(repoRoot, ['checkout', '--quiet', ...(detached ? ['--detach'] : []), undo.origin, '--']);
       if (back.code !== 0) throw new Error(`git checkout ${undo.origin}: ${back.stderr.trim()}`);
@@ -139,6 +160,7 @@ async function rollBack(run: LockedRun, started: StartFiles, undo: Undo): Promis
     }
     restore(prd, started.plan);
     restore(progress, started.progress);
+    if (started.editedPrompt !== null) restore(run.paths.prompt, started.editedPrompt);
   } catch (err) {
     run.emit({ type: 'warn', message: `could not put everything back after the failed start: ${(err as Error).message}` });
   }

@@ -11,51 +11,95 @@ import { loopDir, RUNS_DIR, type LoopState } from './runs.js';
 import { isStartFile } from './run-branch.js';
 import type { RunPaths } from './setup.js';
 import type { Emit } from './events.js';
-import type { LockedRun } from './run-deps.js';
-import type { VerifyOutcome } from './verify.js';
-import { readDirtyPaths } from './verify-git.js';
+import { buildDeps, loopConfig, type LockedRun } from './run-deps.js';
+import { finishInterruptedIteration } from './loop.js';
+import type { BudgetGate, VerifyResult } from './contracts.js';
+import { readDirtyEntries, type DirtyEntry } from './verify-git.js';
+import { readCheckLeftovers } from './verify-write.js';
+import { topFolders } from '../util/top-folders.js';
 
 const SHOWN_DIRTY = 10;
+// Untracked files named in the .gitignore part of the hint; more would not fit on a line.
+const SHOWN_IGNORE = 3;
 
-/** Uncommitted paths that would refuse the start: everything but the runner's own files (plan, log, archive, .runs). */
-export async function readStartDirtyPaths(paths: RunPaths): Promise<string[]> {
+/** Uncommitted paths that would refuse the start: everything but the runner's own files (plan, log, prompt, archive, .runs). */
+export async function readStartDirty(paths: RunPaths): Promise<DirtyEntry[]> {
   const runs = `${RUNS_DIR.split(path.sep).join('/')}/`;
-  return (await readDirtyPaths(paths.repoRoot)).filter((p) => !isStartFile(paths, p) && !p.startsWith(runs));
+  return (await readDirtyEntries(paths.repoRoot)).filter((e) => !isStartFile(paths, e.path) && !e.path.startsWith(runs));
+}
+
+/** readStartDirty, paths only (the dry run lists them). */
+export async function readStartDirtyPaths(paths: RunPaths): Promise<string[]> {
+  return (await readStartDirty(paths)).map((e) => e.path);
 }
 
 /**
  * Uncommitted work the loop did not make would be blamed on the agent (every claim rejected as uncommitted) or
- * swept into its commit. The plan, its log and its archive are the runner's to commit, so they do not count.
+ * swept into its commit. The plan, its log, the prompt and the archive are the runner's to commit, so they do not count.
  */
 export async function refuseDirtyTree(paths: RunPaths, resumed: LoopState | null, emit: Emit): Promise<void> {
-  const dirty = await readStartDirtyPaths(paths);
-  if (!dirty.length) return;
+  const entries = await readStartDirty(paths);
+  if (!entries.length) return;
+  const dirty = entries.map((e) => e.path);
   const more = dirty.length > SHOWN_DIRTY ? `\n  ... and ${dirty.length - SHOWN_DIRTY} more` : '';
   // An iteration cut short (Ctrl-C, cancel, kill -9) leaves the agent's half-done work; repeating that iteration is
   // how it gets finished and committed, so it is not in the way.
   if (resumed && !resumed.iterationDone && resumed.iteration > 0) {
-    emit({ type: 'warn', message: `uncommitted changes from the interrupted iteration ${resumed.iteration} stay for the agent to finish and commit: ${dirty.slice(0, SHOWN_DIRTY).join(', ')}${more ? ', ...' : ''}` });
+    const list = `${dirty.slice(0, SHOWN_DIRTY).join(', ')}${more ? ', ...' : ''}`;
+    const message = resumed.verifying
+      ? `uncommitted changes since the interrupted iteration ${resumed.iteration}; its claims are checked first, and these count as uncommitted work: ${list}`
+      : `uncommitted changes from the interrupted iteration ${resumed.iteration} stay for the agent to finish and commit: ${list}`;
+    emit({ type: 'warn', message });
     return;
   }
   throw new LoopExit(
     2,
     `uncommitted changes in the working tree; the agent would be blamed for them:\n  ${dirty.slice(0, SHOWN_DIRTY).join('\n  ')}${more}\nnot starting`,
-    renderDirtyHint(dirty),
+    renderStartDirtyHint(paths, entries),
   );
+}
+
+/** The hint for `entries` (from readStartDirty), with what the runner recorded about files its checks wrote. */
+export function renderStartDirtyHint(paths: RunPaths, entries: readonly DirtyEntry[]): string {
+  const untracked = entries.filter((e) => e.untracked).map((e) => e.path);
+  return renderDirtyHint(entries.map((e) => e.path), { untracked, fromChecks: readCheckLeftovers(path.join(paths.repoRoot, RUNS_DIR)) });
 }
 
 const LOOP_FILE_ROOTS = ['ralph/', '.claude/skills/', '.agents/skills/'];
 
+/** What is known about the dirty paths beyond their names; without it the hint only mentions .gitignore in general. */
+export interface DirtyHintFacts {
+  /** Dirty paths git does not track yet. */
+  untracked?: readonly string[];
+  /** Paths the runner saw checks leave in the working tree in an earlier run (it warned then). */
+  fromChecks?: readonly string[];
+}
+
 /**
  * What to type for a dirty tree at start. Stashing would take the loop's own files (ralph.sh itself) with it,
- * so it is offered only when none of them is among the dirty paths.
+ * so it is offered only when none of them is among the dirty paths. Untracked files outside the loop's own may be
+ * output a check or build writes: those belong in .gitignore, and when the runner saw the checks write them, it says so.
  */
-export function renderDirtyHint(dirty: readonly string[]): string {
-  const loopFiles = dirty.filter((p) => LOOP_FILE_ROOTS.some((root) => p.startsWith(root)));
+export function renderDirtyHint(dirty: readonly string[], facts: DirtyHintFacts = {}): string {
+  const isLoopFile = (p: string) => LOOP_FILE_ROOTS.some((root) => p.startsWith(root));
+  const loopFiles = dirty.filter(isLoopFile);
+  const untracked = (facts.untracked ?? []).filter((p) => dirty.includes(p) && !isLoopFile(p));
+  const fromChecks = untracked.filter((p) => facts.fromChecks?.includes(p));
+  const guessed = untracked.filter((p) => !fromChecks.includes(p));
+  if (fromChecks.length && fromChecks.length === dirty.length) {
+    return `the checks of an earlier run wrote ${renderIgnoreNames(fromChecks)} (the runner warned then): list ${fromChecks.length === 1 ? 'it' : 'them'} in .gitignore, then start again`;
+  }
+  const ignore = [
+    ...(fromChecks.length ? [`the checks of an earlier run wrote ${renderIgnoreNames(fromChecks)}: list ${fromChecks.length === 1 ? 'it' : 'them'} in .gitignore`] : []),
+    ...(guessed.length ? [`if a check or build writes ${renderIgnoreNames(guessed)}, list ${guessed.length === 1 ? 'it' : 'them'} in .gitignore instead`] : []),
+  ].map((part) => `; ${part}`).join('');
+  return renderCommitHint(dirty, loopFiles) + ignore;
+}
+
+function renderCommitHint(dirty: readonly string[], loopFiles: readonly string[]): string {
   if (loopFiles.length === dirty.length) {
-    const folders = [...new Set(dirty.map((p) => p.split('/')[0]))].sort();
     const message = dirty.includes('ralph/ralph.mjs') ? 'Add the Ralph loop' : 'Update the Ralph loop files';
-    return `these are the loop's own files (ralph/, skills): commit them with \`git add ${folders.join(' ')} && git commit -m "${message}"\`, then start again`;
+    return `these are the loop's own files (ralph/, skills): commit them with \`git add ${topFolders(dirty).join(' ')} && git commit -m "${message}"\`, then start again`;
   }
   if (loopFiles.length) {
     return 'commit them (the loop\'s own files among them), e.g. `git add -A && git commit -m "Plan and loop files"`, then start again; do not stash them: ralph/ would go with them';
@@ -63,17 +107,24 @@ export function renderDirtyHint(dirty: readonly string[]): string {
   return 'commit them, or put them aside with `git stash -u` (and `git stash pop` after the loop), then start again';
 }
 
+/** A few paths by name; folding them to folders could name one that also holds sources (`src/`). */
+function renderIgnoreNames(paths: readonly string[]): string {
+  return paths.length > SHOWN_IGNORE ? `${paths.slice(0, SHOWN_IGNORE).join(', ')} and ${paths.length - SHOWN_IGNORE} more` : paths.join(', ');
+}
+
 /**
  * Verifies the stories that say `passes: true` without this loop's verdict behind them, in one pass (plan
  * checks run once), recorded as iteration 0. Rejected ones are set back to false with a note, as after any
- * iteration. Returns null when there was nothing to verify.
+ * iteration. A resumed loop first finishes an iteration whose checks were interrupted. Returns null when there
+ * was nothing to verify.
  */
-export async function verifyStartClaims(run: LockedRun, state: LoopState, signal: AbortSignal): Promise<VerifyOutcome | null> {
+export async function verifyStartClaims(run: LockedRun, state: LoopState, signal: AbortSignal): Promise<VerifyResult | null> {
   const { paths, emit, options } = run;
+  const finished = await finishResumedIteration(run, state, signal);
   const prd = JSON.parse(readFileSync(paths.prd, 'utf8')) as Prd;
   const settled = readSettledStories(paths.repoRoot, state);
   const claims = prd.userStories.filter((s) => s.passes === true && !settled.has(s.id)).map((s) => s.id);
-  if (!claims.length) return null;
+  if (!claims.length) return finished;
   emit({ type: 'info', message: `${claims.length} stor${claims.length === 1 ? 'y says' : 'ies say'} passes: true (${claims.join(', ')}); verifying before the first iteration` });
   const before = { ...prd, userStories: prd.userStories.map((s) => (claims.includes(s.id) ? { ...s, passes: false } : s)) };
   const dir = loopDir(paths.repoRoot, state.id);
@@ -88,6 +139,30 @@ export async function verifyStartClaims(run: LockedRun, state: LoopState, signal
   return outcome;
 }
 
+// The budget was settled at start, and finishing an iteration runs no agent.
+const NO_BUDGET: BudgetGate = { beforeStart: async () => {}, beforeIteration: async () => 'continue' };
+
+/**
+ * Ctrl-C (or kill -9) while the runner checked the claims of iteration N left them pending. They are decided
+ * now, as iteration N, before any agent runs: a claim that passes is accepted, one that fails is rejected with
+ * its note, and the loop's decision (every story passes, STUCK, no progress, last iteration) is taken as if
+ * the iteration had never been interrupted. A second interrupt here again decides nothing (exit 130).
+ */
+async function finishResumedIteration(run: LockedRun, state: LoopState, signal: AbortSignal): Promise<VerifyResult | null> {
+  if (state.iterationDone || state.iteration < 1 || !state.verifying) return null;
+  const snapshot = readSnapshot(loopDir(run.paths.repoRoot, state.id), state.iteration);
+  const now = JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
+  const open = new Set(snapshot?.userStories.filter((s) => s.passes !== true).map((s) => s.id) ?? []);
+  const pending = now.userStories.filter((s) => s.passes === true && open.has(s.id)).map((s) => s.id);
+  const what = pending.length ? `checking ${pending.join(', ')} now` : 'finishing its verification now';
+  run.emit({ type: 'info', message: `iteration ${state.iteration} was interrupted while its claims were checked; ${what}, before the agent runs again` });
+  // buildDeps wants a controller; this one follows the run's signal, so Ctrl-C still reaches the checks.
+  const controller = new AbortController();
+  if (signal.aborted) controller.abort();
+  else signal.addEventListener('abort', () => controller.abort(), { once: true });
+  return finishInterruptedIteration(state, loopConfig(run.options, run.io.env), buildDeps(run, state, NO_BUDGET, controller));
+}
+
 /**
  * Stories a resumed loop has already settled: its newest verdict is verified or unverified, or the iteration it
  * is about to repeat will verify them anyway (they were open in that iteration's snapshot).
@@ -97,12 +172,18 @@ function readSettledStories(repoRoot: string, state: LoopState): Set<string> {
   const { stories } = summariseLedger(readLedger(path.join(dir, 'ledger.jsonl')));
   const settled = new Set(Object.entries(stories).filter(([, s]) => s.status !== 'rejected').map(([id]) => id));
   if (!state.iterationDone && state.iteration > 0) {
-    try {
-      const snap = JSON.parse(readFileSync(path.join(dir, 'prd-before.json'), 'utf8')) as { iteration: number; text: string };
-      if (snap.iteration === state.iteration) for (const s of (JSON.parse(snap.text) as Prd).userStories) if (s.passes !== true) settled.add(s.id);
-    } catch {
-      /* no snapshot: the iteration never reached the agent */
-    }
+    // No snapshot: the iteration never reached the agent.
+    for (const s of readSnapshot(dir, state.iteration)?.userStories ?? []) if (s.passes !== true) settled.add(s.id);
   }
   return settled;
+}
+
+/** The plan as it was when `iteration` started (prd-before.json), or null when that snapshot is missing or another iteration's. */
+function readSnapshot(dir: string, iteration: number): Prd | null {
+  try {
+    const snap = JSON.parse(readFileSync(path.join(dir, 'prd-before.json'), 'utf8')) as { iteration: number; text: string };
+    return snap.iteration === iteration ? (JSON.parse(snap.text) as Prd) : null;
+  } catch {
+    return null;
+  }
 }

@@ -8,7 +8,7 @@ import type { Prd } from '../prd/types.js';
 import { LoopExit } from './contracts.js';
 import type { RunOptions } from './args.js';
 import { isValidBranchName } from './git.js';
-import { isLive, readAllStates, readState, type LoopState } from './runs.js';
+import { isAlive, isLive, readAllStates, readState, type LoopState } from './runs.js';
 import { signalGroup } from './agent-process.js';
 
 export interface RunPaths {
@@ -67,8 +67,10 @@ export function findResumable(repoRoot: string, options: RunOptions): LoopState 
     throw new LoopExit(2, `the last loop ${state.id} is complete; start a new one with ./ralph/ralph.sh`, 'to continue an older loop: ./ralph/ralph.sh --resume <id> (npx ralphkit status lists them)');
   }
   if (isLive(state)) throw new LoopExit(2, `loop ${state.id} is still running (pid ${state.pid})`, `stop it first: npx ralphkit cancel ${state.id}`);
-  // A runner killed with -9 leaves its agent running in its own process group.
-  if (state.agentPid) signalGroup(state.agentPid, 'SIGKILL');
+  // A runner killed with -9 leaves its agent running in its own process group. A pid now held by a process
+  // that started later is not that agent: its group is gone (the kernel never reuses a live group id).
+  const reused = state.agentPid !== undefined && isAlive(state.agentPid) && !isAlive(state.agentPid, state.agentPidStart);
+  if (state.agentPid && !reused) signalGroup(state.agentPid, 'SIGKILL');
   return state;
 }
 

@@ -47,17 +47,28 @@ export async function readHead(cwd: string): Promise<string | null> {
  * untracked files that are not ignored. Ignored files are not work the agent owes a commit for.
  */
 export async function readDirtyPaths(top: string): Promise<string[]> {
+  return (await readDirtyEntries(top)).map((e) => e.path);
+}
+
+export interface DirtyEntry {
+  path: string;
+  /** Not tracked by git at all (`??`): new work, or output nobody listed in .gitignore. */
+  untracked: boolean;
+}
+
+/** readDirtyPaths, saying which paths git does not track yet. */
+export async function readDirtyEntries(top: string): Promise<DirtyEntry[]> {
   const out = await gitOk(top, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none']);
   const fields = out.split('\0');
-  const paths: string[] = [];
+  const entries: DirtyEntry[] = [];
   for (let i = 0; i < fields.length; i++) {
     const f = fields[i];
     if (f.length < 4) continue;
-    paths.push(f.slice(3));
+    entries.push({ path: f.slice(3), untracked: f.startsWith('??') });
     // a rename or copy is followed by its source path
     if (f[0] === 'R' || f[0] === 'C') i++;
   }
-  return paths;
+  return entries;
 }
 
 /** Paths (relative to the top level) that differ between two commits; renames count as a delete and an add. */

@@ -1,7 +1,9 @@
 // The runner's own writes during a loop (prd.json, progress.txt, the ledger, the prd-before snapshot, state.json,
 // the iteration logs). One that fails (a read-only folder, EACCES, a full disk) ends the loop with a message
 // naming the file and what to do, never with a stack: a verdict that could not be recorded must not look decided.
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { atomicWriteFileSync } from '../util/atomic.js';
 import { LoopExit } from './contracts.js';
 
 // Exit 1, as for any error the runner did not cause on purpose; the state says `failed`, not max-iterations.
@@ -48,4 +50,28 @@ export function describeError(err: Error): string {
   const code = (err as NodeJS.ErrnoException).code;
   const short = err.message.split(',')[0];
   return code && short.startsWith(code) ? short : err.message;
+}
+
+// ralph/.runs/check-leftovers.json: files the runner saw checks leave in the working tree (it warned then), kept so
+// that a later start refused for those very files can say they belong in .gitignore instead of guessing.
+const LEFTOVERS_FILE = 'check-leftovers.json';
+const MAX_LEFTOVERS = 200;
+
+/** Adds `paths` to the record in `runsDir`; best effort, since it only sharpens a later hint. */
+export function recordCheckLeftovers(runsDir: string, paths: readonly string[]): void {
+  const all = [...new Set([...paths, ...readCheckLeftovers(runsDir)])].slice(0, MAX_LEFTOVERS);
+  try {
+    atomicWriteFileSync(path.join(runsDir, LEFTOVERS_FILE), `${JSON.stringify({ paths: all })}\n`);
+  } catch {
+    /* the warning was printed anyway */
+  }
+}
+
+export function readCheckLeftovers(runsDir: string): string[] {
+  try {
+    const { paths } = JSON.parse(readFileSync(path.join(runsDir, LEFTOVERS_FILE), 'utf8')) as { paths?: unknown };
+    return Array.isArray(paths) ? paths.filter((p): p is string => typeof p === 'string') : [];
+  } catch {
+    return [];
+  }
 }

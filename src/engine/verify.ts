@@ -11,7 +11,7 @@ import { formatPrdProblem, validatePrdText } from '../prd/validate.js';
 import { commitRunnerFiles, readDirtyPaths, readHead, readTopLevel } from './verify-git.js';
 import { CheckSession } from './verify-session.js';
 import { applyRunnerNote, hasRunnerNote, renderCheckFailure, renderOutOfOrder, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './verify-report.js';
-import { guardWrite } from './verify-write.js';
+import { guardWrite, recordCheckLeftovers } from './verify-write.js';
 import type { CheckResult } from './checks.js';
 
 export interface VerifyOutcome extends VerifyResult {
@@ -195,10 +195,16 @@ function isOwn(p: string, own: OwnPaths): boolean {
   return own.files.includes(p) || own.dirs.some((d) => p === d || p.startsWith(d + '/'));
 }
 
-/** Checks that write into the tree (a formatter, build output nobody ignored) would be blamed on the next claim. */
+/**
+ * Checks that write into the tree (a formatter, build output nobody ignored) would be blamed on the next claim.
+ * The paths are also recorded, so a later start refused for them can point at .gitignore (run-start.ts).
+ */
 function warnCheckSideEffects(after: string[], own: OwnPaths, before: string[], input: VerifyInput): void {
   const added = after.filter((p) => !isOwn(p, own) && !before.includes(p));
-  if (added.length) input.log('warn', `the checks changed files in the working tree (${added.slice(0, 10).join(', ')}); add them to .gitignore or the next claim will be rejected as uncommitted work`);
+  if (!added.length) return;
+  input.log('warn', `the checks changed files in the working tree (${added.slice(0, 10).join(', ')}); add them to .gitignore or the next claim will be rejected as uncommitted work`);
+  const runs = path.dirname(path.dirname(input.ledgerPath));
+  if (path.basename(runs) === '.runs') recordCheckLeftovers(runs, added);
 }
 
 /** A failed commit (a merge in progress, a locked index) must not lose the verdicts: warn and go on. */

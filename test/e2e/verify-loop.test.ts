@@ -167,8 +167,9 @@ describe('the runner verifies what the agent claims', () => {
     rmSync(path.join(dir, hold));
     const resumed = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume-last'], { cwd: dir });
     expect(resumed.code, resumed.stderr).toBe(0);
-    // Iteration 1 ran again and judged US-1 against the plan as it was before it: verified, with US-2 done this time.
-    expect(verdicts(dir)).toEqual(['1:US-1:verified', '1:US-2:verified']);
+    // The resume finished iteration 1 first (US-1 verified, no agent run); the agent then did US-2 in iteration 2.
+    expect(resumed.stderr).toContain('iteration 1 was interrupted while its claims were checked; checking US-1 now, before the agent runs again');
+    expect(verdicts(dir)).toEqual(['1:US-1:verified', '2:US-2:verified']);
     expect(subjects(dir).filter((s) => s.startsWith('chore(ralph): reject'))).toEqual([]);
   });
 

@@ -204,6 +204,11 @@ describe('status, dry-run and resume', () => {
     expect(text.code).toBe(0);
     expect(text.stdout).toMatch(/^working tree: +the run would refuse to start: uncommitted notes\.txt$/m);
     expect(text.stdout).toContain('git stash -u');
+    // The same hint as the real start: an untracked file may be build output that belongs in .gitignore.
+    const start = await engine(dir, ['run', ...worker]);
+    expect(start.code).toBe(2);
+    expect(text.stdout).toContain('.gitignore');
+    expect(start.stderr).toContain(text.stdout.split('\n').find((l) => l.includes('.gitignore'))!.trim());
   });
 
   it('--resume <id> continues a loop that hit its limit, with a new limit', async () => {

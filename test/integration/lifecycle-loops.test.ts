@@ -157,6 +157,20 @@ describe.runIf(HAS_PROC)('a pid reused after the runner was killed with -9', () 
     expect((await engine(dir, ['run', ...WORKER, '--name', 'second'])).code).toBe(2);
   });
 
+  it('--resume kills the agent a killed runner left behind, but never a stranger that reused its pid', async () => {
+    for (const reused of [true, false]) {
+      const dir = planRepo(renderPlan({ stories: 1 }));
+      const agent = spawnStranger();
+      const exited = new Promise((resolve) => agent.on('exit', (_code, signal) => resolve(signal)));
+      const start = procStart(agent.pid) + (reused ? 1 : 0);
+      writeRunningLoop(dir, { id: 'killed', pid: agent.pid, pidStart: procStart(agent.pid) + 1, agentPid: agent.pid, agentPidStart: start });
+      const r = await engine(dir, ['run', ...WORKER, '--resume', 'killed']);
+      expect(r.code, r.stderr).toBe(0);
+      if (reused) expect(stillRuns(agent.pid)).toBe(true);
+      else expect(await exited).toBe('SIGKILL');
+    }
+  });
+
   it('a live runner with a matching start is signalled by cancel', async () => {
     const dir = planRepo();
     const runner = spawnStranger();

@@ -114,10 +114,10 @@ describe('runLoop exit codes', () => {
 });
 
 describe('runLoop bookkeeping', () => {
-  it('records each iteration as started before the agent runs, and done after verification', async () => {
+  it('records each iteration as started before the agent runs, once more when the agent has exited, and done after verification', async () => {
     const h = harness([work, { commit: true, allPass: true }]);
     await h.run();
-    expect(h.saved.map((s) => [s.iteration, s.iterationDone])).toEqual([[1, false], [1, true], [2, false], [2, true]]);
+    expect(h.saved.map((s) => [s.iteration, s.iterationDone])).toEqual([[1, false], [1, false], [1, true], [2, false], [2, false], [2, true]]);
   });
 
   it('resumes at an unfinished iteration, and after a finished one', async () => {

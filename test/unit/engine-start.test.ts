@@ -27,3 +27,26 @@ describe('renderDirtyHint: what to type when the tree is dirty at start', () => 
     expect(hint).not.toMatch(/put them aside with `git stash/);
   });
 });
+
+describe('renderDirtyHint: untracked files and .gitignore', () => {
+  it.each<[string, string[], { untracked?: string[]; fromChecks?: string[] }, string]>([
+    ['an untracked file of the user\'s: commit or stash, or ignore it if a check writes it', ['coverage/lcov.info'], { untracked: ['coverage/lcov.info'] },
+      'commit them, or put them aside with `git stash -u` (and `git stash pop` after the loop), then start again; if a check or build writes coverage/lcov.info, list it in .gitignore instead'],
+    ['only modified tracked files: no .gitignore advice', ['src/app.ts'], { untracked: [] },
+      'commit them, or put them aside with `git stash -u` (and `git stash pop` after the loop), then start again'],
+    ['untracked files of the loop itself are committed, never ignored', ['ralph/ralph.mjs', 'ralph/ralph.sh'], { untracked: ['ralph/ralph.mjs', 'ralph/ralph.sh'] },
+      'these are the loop\'s own files (ralph/, skills): commit them with `git add ralph && git commit -m "Add the Ralph loop"`, then start again'],
+    ['many untracked files: three named, the rest counted', ['a.log', 'b.log', 'c.log', 'd.log', 'e.log'], { untracked: ['a.log', 'b.log', 'c.log', 'd.log', 'e.log'] },
+      'commit them, or put them aside with `git stash -u` (and `git stash pop` after the loop), then start again; if a check or build writes a.log, b.log, c.log and 2 more, list them in .gitignore instead'],
+    ['files the checks of an earlier run wrote (the runner warned): say so, and only that', ['dist/app.js', 'dist/app.js.map'], { untracked: ['dist/app.js', 'dist/app.js.map'], fromChecks: ['dist/app.js', 'dist/app.js.map', 'old.txt'] },
+      'the checks of an earlier run wrote dist/app.js, dist/app.js.map (the runner warned then): list them in .gitignore, then start again'],
+    ['check output among other changes: commit the rest, ignore the output', ['src/app.ts', 'out/x.json', 'scratch.md'], { untracked: ['out/x.json', 'scratch.md'], fromChecks: ['out/x.json'] },
+      'commit them, or put them aside with `git stash -u` (and `git stash pop` after the loop), then start again; the checks of an earlier run wrote out/x.json: list it in .gitignore; if a check or build writes scratch.md, list it in .gitignore instead'],
+    ['a tracked file a check once changed is not .gitignore material', ['src/app.ts'], { untracked: [], fromChecks: ['src/app.ts'] },
+      'commit them, or put them aside with `git stash -u` (and `git stash pop` after the loop), then start again'],
+    ['loop files with an untracked user file', ['ralph/ralph.sh', 'tmp/cache.bin'], { untracked: ['tmp/cache.bin'] },
+      'commit them (the loop\'s own files among them), e.g. `git add -A && git commit -m "Plan and loop files"`, then start again; do not stash them: ralph/ would go with them; if a check or build writes tmp/cache.bin, list it in .gitignore instead'],
+  ])('%s', (_name, dirty, facts, expected) => {
+    expect(renderDirtyHint(dirty, facts)).toBe(expected);
+  });
+});

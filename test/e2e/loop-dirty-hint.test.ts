@@ -1,0 +1,47 @@
+// The refusal of a dirty tree at start says what to do with untracked files: they may be output a check or a
+// build writes, which belongs in .gitignore; when the runner itself saw the checks write them (it warned then),
+// the hint says exactly that. Needs `npm run build` first (npm test does it).
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { FIXTURES, git, gitdir, run, runCli, writeFiles, type RunResult } from '../support/repo.js';
+import type { Prd } from '../../src/prd/types.js';
+
+async function installed(checks: string[]): Promise<string> {
+  const dir = gitdir();
+  const install = await runCli(['install', '--yes', '--no-skills', '--cwd', dir]);
+  expect(install.code, install.stderr).toBe(0);
+  const prd: Prd = {
+    project: 'Demo', branchName: 'ralph/demo', checks,
+    userStories: ['US-1', 'US-2'].map((id, i) => ({ id, title: `Story ${id}`, acceptanceCriteria: ['done'], priority: i + 1, passes: false, notes: '' })),
+  };
+  writeFiles(dir, { 'ralph/prd.json': `${JSON.stringify(prd, null, 2)}\n` });
+  git(dir, 'add', '-A');
+  git(dir, 'commit', '-q', '-m', 'chore: install ralphkit');
+  return dir;
+}
+
+function ralph(dir: string, ...args: string[]): Promise<RunResult> {
+  const agentCmd = `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`;
+  return run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', ...args], { cwd: dir });
+}
+
+describe('the dirty-tree refusal and .gitignore', () => {
+  it('an untracked file: the hint offers .gitignore in case a check or build writes it', async () => {
+    const dir = await installed(['true']);
+    writeFiles(dir, { 'build/out.js': 'x\n' });
+    const r = await ralph(dir, '1');
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('if a check or build writes build/out.js, list it in .gitignore instead');
+  });
+
+  it('files the checks of the last loop wrote: the runner warned then, and the next start names them for .gitignore', async () => {
+    const dir = await installed(['mkdir -p coverage && echo 1 > coverage/run.txt']);
+    const first = await ralph(dir, '--name', 'first', '1');
+    expect(first.code, first.stderr).toBe(1);
+    expect(first.stderr).toContain('the checks changed files in the working tree (coverage/run.txt); add them to .gitignore');
+    const second = await ralph(dir, '--name', 'second', '1');
+    expect(second.code, second.stderr).toBe(2);
+    expect(second.stderr).toMatch(/uncommitted changes in the working tree; the agent would be blamed for them:\n\s+coverage\/run\.txt\nnot starting/);
+    expect(second.stderr).toContain('the checks of an earlier run wrote coverage/run.txt (the runner warned then): list it in .gitignore, then start again');
+  });
+});
