@@ -5,8 +5,10 @@ import { askAtTerminal, printResult, withJsonErrors } from '../install/report.js
 import { logger } from '../logger.js';
 import { parseAgents } from '../skills/agents.js';
 import { terminalCanPrompt } from '../util/prompt.js';
+import { topFolders } from '../util/top-folders.js';
 
-interface InstallFlags {
+/** The options `install` and `skill add` share (both write files through the same plan), as commander parses them. */
+export interface FileCommandFlags {
   cwd?: string;
   force?: boolean;
   dryRun?: boolean;
@@ -14,7 +16,35 @@ interface InstallFlags {
   json?: boolean;
   yes?: boolean;
   agent: string;
+}
+
+interface InstallFlags extends FileCommandFlags {
   skills: boolean;
+}
+
+/** Declares the shared options in the order help lists them; only what --force does differs between the commands. */
+export function addFileCommandOptions(command: Command, forceHelp: string): Command {
+  return command
+    .option('--cwd <dir>', 'repository to install into (default: the current folder)')
+    .option('--force', forceHelp)
+    .option('--dry-run', 'print the plan, write nothing')
+    .option('--diff', 'print the plan with unified diffs of files that would change; writes nothing')
+    .option('--json', 'print one JSON document on stdout (logs go to stderr)')
+    .option('-y, --yes', 'never prompt: conflicts end with exit 2 unless --force')
+    .option('--agent <list>', 'skill folders, comma-separated: claude (.claude/skills), agents (.agents/skills)', 'claude');
+}
+
+/** What the shared flags mean to runInstall and runSkillAdd. Call it inside withJsonErrors: a bad --agent throws. */
+export function fileCommandOptions(flags: FileCommandFlags) {
+  return {
+    cwd: flags.cwd ?? process.cwd(),
+    agents: parseAgents(flags.agent),
+    force: flags.force,
+    // --diff shows what would change, so it never writes.
+    dryRun: flags.dryRun || flags.diff,
+    diff: flags.diff,
+    ask: terminalCanPrompt(flags) ? askAtTerminal : undefined,
+  };
 }
 
 export const INSTALL_HELP = `
@@ -40,33 +70,22 @@ Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (confli
 path, invalid input): nothing was changed.`;
 
 export function register(program: Command): void {
-  program
+  const install = program
     .command('install')
     .summary('put the Ralph loop (ralph/ and the prd and ralph skills) into a repository')
     .description(
       'Put the Ralph loop into a repository: ralph/ralph.sh (the runner), ralph/ralph.mjs (the engine), ' +
         'ralph/prompt.md, prd.json and progress.txt (yours to edit), and the prd and ralph skills. ' +
         'Run it again to upgrade: files you never edited are replaced, files you edited are not.',
-    )
-    .option('--cwd <dir>', 'repository to install into (default: the current folder)')
-    .option('--force', "back up managed files you edited and install ralphkit's versions")
-    .option('--dry-run', 'print the plan, write nothing')
-    .option('--diff', 'print the plan with unified diffs of files that would change; writes nothing')
-    .option('--json', 'print one JSON document on stdout (logs go to stderr)')
-    .option('-y, --yes', 'never prompt: conflicts end with exit 2 unless --force')
-    .option('--agent <list>', 'skill folders, comma-separated: claude (.claude/skills), agents (.agents/skills)', 'claude')
+    );
+  addFileCommandOptions(install, "back up managed files you edited and install ralphkit's versions")
     .option('--no-skills', 'install ralph/ only, without the prd and ralph skills')
     .addHelpText('after', INSTALL_HELP)
     .action(async (flags: InstallFlags) => {
       const result = await withJsonErrors(flags.json, 'install', () =>
         runInstall({
-          cwd: flags.cwd ?? process.cwd(),
-          force: flags.force,
-          dryRun: flags.dryRun || flags.diff,
-          diff: flags.diff,
-          agents: parseAgents(flags.agent),
+          ...fileCommandOptions(flags),
           skills: flags.skills,
-          ask: terminalCanPrompt(flags) ? askAtTerminal : undefined,
           pauseAfterWrites: Number(process.env.RALPHKIT_TEST_PAUSE_AFTER_WRITES) || undefined,
         }),
       );
@@ -82,9 +101,8 @@ function printNextSteps(skills: boolean, written: string[]): void {
     ? 'in Claude Code, ask for a PRD ("use the prd skill"), then turn it into ralph/prd.json ("use the ralph skill")'
     : 'write your plan into ralph/prd.json (the installed one is an example)';
   // The loop refuses to start with uncommitted work, so name every top folder install wrote.
-  const folders = [...new Set(written.map((p) => p.split('/')[0]))].sort();
   logger.out(
-    `\nNext:\n  1. ${plan}\n  2. npx ralphkit validate\n  3. git add ${folders.join(' ')} && git commit -m "Add the Ralph loop"` +
+    `\nNext:\n  1. ${plan}\n  2. npx ralphkit validate\n  3. git add ${topFolders(written).join(' ')} && git commit -m "Add the Ralph loop"` +
       `      (with your PRD; the loop starts from a clean tree)\n  4. ./ralph/ralph.sh 10`,
   );
 }

@@ -1,19 +1,8 @@
 // `ralphkit skill add`: parses options and calls runSkillAdd; printing is shared with install.
 import type { Command } from 'commander';
 import { runSkillAdd } from '../skills/add.js';
-import { askAtTerminal, printResult, withJsonErrors } from '../install/report.js';
-import { parseAgents } from '../skills/agents.js';
-import { terminalCanPrompt } from '../util/prompt.js';
-
-interface SkillAddFlags {
-  cwd?: string;
-  force?: boolean;
-  dryRun?: boolean;
-  diff?: boolean;
-  json?: boolean;
-  yes?: boolean;
-  agent: string;
-}
+import { printResult, withJsonErrors } from '../install/report.js';
+import { addFileCommandOptions, fileCommandOptions, type FileCommandFlags } from './install.js';
 
 export const SKILL_ADD_HELP = `
 Missing frontmatter is filled in: name from the file name in kebab-case, accents
@@ -40,31 +29,20 @@ export function register(program: Command): void {
     .summary('install your own markdown files as agent skills')
     .description('Manage agent skills in a repository.')
     .exitOverride();
-  skill
+  const add = skill
     .command('add')
     .summary('install markdown files as skills (.claude/skills/<name>/SKILL.md)')
     .description('Install markdown files as agent skills: <skills folder>/<name>/SKILL.md for each --agent.')
-    .argument('<files...>', 'markdown files to install')
-    .option('--cwd <dir>', 'repository to install into (default: the current folder)')
-    .option('--force', 'back up installed skills you edited and replace them')
-    .option('--dry-run', 'print the plan, write nothing')
-    .option('--diff', 'print the plan with unified diffs of files that would change; writes nothing')
-    .option('--json', 'print one JSON document on stdout (logs go to stderr)')
-    .option('-y, --yes', 'never prompt: conflicts end with exit 2 unless --force')
-    .option('--agent <list>', 'skill folders, comma-separated: claude (.claude/skills), agents (.agents/skills)', 'claude')
+    .argument('<files...>', 'markdown files to install');
+  addFileCommandOptions(add, 'back up installed skills you edited and replace them')
     .addHelpText('after', SKILL_ADD_HELP)
     .exitOverride()
-    .action(async (files: string[], flags: SkillAddFlags) => {
+    .action(async (files: string[], flags: FileCommandFlags) => {
       const result = await withJsonErrors(flags.json, 'skill add', () =>
         runSkillAdd({
-          cwd: flags.cwd ?? process.cwd(),
+          ...fileCommandOptions(flags),
           // As typed, so messages name them the way the user did; they are read relative to this folder.
           files,
-          agents: parseAgents(flags.agent),
-          force: flags.force,
-          dryRun: flags.dryRun || flags.diff,
-          diff: flags.diff,
-          ask: terminalCanPrompt(flags) ? askAtTerminal : undefined,
         }),
       );
       printResult(result, { command: 'skill add', json: flags.json }, { skills: result.skills });

@@ -6,6 +6,13 @@ import path from 'node:path';
 
 export type VerdictStatus = 'verified' | 'unverified' | 'rejected';
 
+const VERDICT_STATUSES: readonly VerdictStatus[] = ['verified', 'unverified', 'rejected'];
+
+/** Lines come from disk, so a status is only trusted once it is one of the three the runner writes. */
+export function isVerdictStatus(value: unknown): value is VerdictStatus {
+  return (VERDICT_STATUSES as readonly unknown[]).includes(value);
+}
+
 interface LedgerBase {
   time: string;
   loop: string;
@@ -53,14 +60,18 @@ export function appendLedger(file: string, lines: LedgerLine[]): void {
   appendFileSync(file, lines.map((l) => JSON.stringify(l) + '\n').join(''));
 }
 
-/** Every well-formed line of a ledger; a torn last line (a crash mid-append) is skipped, not fatal. */
+/**
+ * Every well-formed line of a ledger; a torn last line (a crash mid-append) is skipped, not fatal. A ledger that
+ * cannot be read (missing, EACCES, a folder) has no lines: `status` and the dashboard then show no verdicts for that
+ * loop instead of failing, and a resumed run verifies its stories again; the runner's next append (appendLedger)
+ * still reports the file as unwritable.
+ */
 export function readLedger(file: string): LedgerLine[] {
   let text: string;
   try {
     text = readFileSync(file, 'utf8');
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw err;
+  } catch {
+    return [];
   }
   return parseLedger(text);
 }
@@ -98,15 +109,18 @@ export interface LedgerSummary {
 }
 
 /**
- * The latest verdict per story, for `ralphkit status` and the dashboard. Lines may come from several
- * loops' ledgers in any order; the newest `time` wins (ties: the later line).
+ * The latest verdict per story: the one rule `ralphkit status` and the dashboard both use. Lines may come
+ * from several loops' ledgers in any order; the newest `time` wins (ties: the later line). Only verdict
+ * lines decide: check lines without a verdict after them are a pass that was interrupted or killed before
+ * it decided, so the story keeps its previous verdict (or none).
  */
-export function summariseLedger(lines: LedgerLine[]): LedgerSummary {
-  const stories: Record<string, StoryLedgerState> = {};
+export function summariseLedger(lines: readonly LedgerLine[]): LedgerSummary {
+  // No prototype: a story may be called "constructor" or "__proto__".
+  const stories: Record<string, StoryLedgerState> = Object.create(null);
   let checkRuns = 0;
   for (const line of lines) {
     if (line.kind === 'check') checkRuns++;
-    if (line.kind !== 'verdict') continue;
+    if (line.kind !== 'verdict' || !isVerdictStatus(line.status)) continue;
     const prev = stories[line.story];
     if (prev && prev.time > line.time) continue;
     stories[line.story] = {

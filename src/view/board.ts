@@ -1,6 +1,7 @@
 // Pure: from the plan and the ledger, what each card shows and where it goes on the board.
 import type { Prd, Story } from '../prd/types.js';
-import { planVerdict, type LedgerEntry, type Verdict } from './ledger.js';
+import { summariseLedger, type LedgerLine, type StoryLedgerState } from '../engine/ledger.js';
+import { toLedgerEntry, type LedgerEntry, type Verdict } from './ledger.js';
 
 /** open: not done · passed: passes is true, not confirmed by the runner · verified: confirmed · rejected: the last claim was undone */
 export type CardState = 'open' | 'passed' | 'verified' | 'rejected';
@@ -37,25 +38,26 @@ export interface BoardPlan {
 /** Ledger lines kept per story for the detail panel; the newest are the useful ones. */
 export const LEDGER_PER_STORY = 50;
 
-export function planBoard(prd: Prd, ledger: readonly LedgerEntry[]): BoardPlan {
+/** `ledger`: the lines of every loop's ledger, oldest first (the order the detail panel lists them in). */
+export function planBoard(prd: Prd, ledger: readonly LedgerLine[]): BoardPlan {
   const stories = prd.userStories;
+  const verdicts = summariseLedger(ledger).stories;
   const ids = new Set(stories.map((s) => s.id));
   const columns = planColumns(stories);
   const rows = planRows(stories, columns);
   const nextId = planNext(stories);
   const cards = stories.map((s): StoryCard => {
-    const own = ledger.filter((e) => e.story === s.id);
-    const verdict = planVerdict(own);
+    const verdict = verdicts[s.id] as StoryLedgerState | undefined;
     return {
       id: s.id,
-      state: planCardState(s.passes === true, verdict?.verdict ?? null),
-      verification: verdict?.verdict ?? null,
+      state: planCardState(s.passes === true, verdict?.status ?? null),
+      verification: verdict?.status ?? null,
       reason: verdict?.reason ?? null,
       column: columns.get(s.id) ?? 0,
       row: rows.get(s.id) ?? 0,
       next: s.id === nextId,
       missingDeps: deps(s).filter((d) => !ids.has(d)),
-      ledger: own.slice(-LEDGER_PER_STORY),
+      ledger: ledger.filter((l) => l.story === s.id).slice(-LEDGER_PER_STORY).map(toLedgerEntry),
     };
   });
   return { cards, summary: summarize(cards) };

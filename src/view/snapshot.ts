@@ -4,10 +4,11 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../prd/types.js';
-import { parseLedger, type LedgerEntry } from './ledger.js';
+import { parseLedger, type LedgerLine } from '../engine/ledger.js';
+import { readLoopSummaries, type LoopSummary } from '../engine/loops.js';
 import { planBoard, type BoardPlan } from './board.js';
+import { str } from './ledger.js';
 import { parseProgress, type ProgressLog } from './progress-log.js';
-import { isAlive } from '../engine/runs.js';
 
 /** Where the dashboard reads from; all absolute. */
 export interface ViewPaths {
@@ -97,20 +98,18 @@ export function readProgressSnapshot(paths: ViewPaths): ProgressSnapshot {
   return { file: path.relative(paths.cwd, paths.progress), exists: text !== null, text: text ?? '', log: parseProgress(text ?? '') };
 }
 
+/** The loops exactly as `ralphkit status` reads them: same list, order, liveness and "dead". */
 export function readLoopsSnapshot(paths: ViewPaths): LoopsSnapshot {
-  const loops = listRuns(paths.runs)
-    .map((id) => readLoop(paths.runs, id))
-    .filter((l): l is LoopInfo => l !== null);
-  loops.sort((a, b) => (b.startedAt ?? '').localeCompare(a.startedAt ?? '')); // as `ralphkit status` lists them
-  return { loops };
+  return { loops: readLoopSummaries(paths.cwd).map(toLoopInfo) };
 }
 
-/** Every ledger line of every loop, oldest first. */
-export function readLedgers(paths: ViewPaths): LedgerEntry[] {
-  const all = listRuns(paths.runs).flatMap((id) => parseLedger(readText(path.join(paths.runs, id, 'ledger.jsonl')) ?? '', id));
-  return all.map((e, i) => ({ e, i })).sort((a, b) => a.e.time.localeCompare(b.e.time) || a.i - b.i).map(({ e }) => e);
+/** Every line of every loop's ledger, oldest first; the engine's parser, so `status` and the page read the same lines. */
+export function readLedgers(paths: ViewPaths): LedgerLine[] {
+  const all = listRuns(paths.runs).flatMap((id) => parseLedger(readText(path.join(paths.runs, id, 'ledger.jsonl')) ?? '').map((l) => (l.loop ? l : { ...l, loop: id })));
+  return all.map((l, i) => ({ l, i })).sort((a, b) => String(a.l.time).localeCompare(String(b.l.time)) || a.i - b.i).map(({ l }) => l);
 }
 
+/** The run folders, for the watcher too: a folder with a ledger but no state.json yet still counts. */
 export function listRuns(runs: string): string[] {
   try {
     return readdirSync(runs, { withFileTypes: true })
@@ -122,33 +121,22 @@ export function listRuns(runs: string): string[] {
   }
 }
 
-function readLoop(runs: string, id: string): LoopInfo | null {
-  const text = readText(path.join(runs, id, 'state.json'));
-  if (text === null) return null;
-  let s: Record<string, unknown>;
-  try {
-    s = JSON.parse(text) as Record<string, unknown>;
-  } catch {
-    return null;
-  }
-  const pid = num(s.pid);
-  const status = str(s.status) ?? 'unknown';
-  const alive = status === 'running' && pid !== null && isAlive(pid);
+// The fields the page reads, under the names it reads them by; what status leaves empty ('') travels as null.
+function toLoopInfo(l: LoopSummary): LoopInfo {
   return {
-    id: str(s.id) ?? id,
-    // Same words as `ralphkit status`: a runner killed with -9 never wrote its end.
-    status: status === 'running' && !alive ? 'dead' : status,
-    iteration: num(s.iteration),
-    maxIterations: num(s.maxIterations),
-    agent: str(s.agent),
-    prd: str(s.prd),
-    costUsd: num(s.costUsd),
-    startedAt: str(s.startedAt),
-    updatedAt: str(s.updatedAt),
-    exitCode: num(s.exitCode),
-    pid,
-    message: str(s.message),
-    alive,
+    id: l.id,
+    status: l.status,
+    iteration: l.iteration,
+    maxIterations: l.maxIterations,
+    agent: str(l.agent),
+    prd: str(l.prd),
+    costUsd: l.costUsd,
+    startedAt: str(l.startedAt),
+    updatedAt: str(l.updatedAt),
+    exitCode: l.exitCode,
+    pid: l.pid,
+    message: l.message ?? null,
+    alive: l.alive,
   };
 }
 
@@ -158,12 +146,4 @@ function readText(file: string): string | null {
   } catch {
     return null;
   }
-}
-
-function str(v: unknown): string | null {
-  return typeof v === 'string' && v !== '' ? v : null;
-}
-
-function num(v: unknown): number | null {
-  return typeof v === 'number' && Number.isFinite(v) ? v : null;
 }

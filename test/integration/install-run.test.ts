@@ -5,6 +5,7 @@ import { runInstall, type InstallOptions } from '../../src/install/run.js';
 import { hashContent } from '../../src/install/hash.js';
 import { testdir, writeFiles } from '../support/repo.js';
 import { fakePackage, fakeRepo, read, snapshotTree, FAKE_FILES } from '../support/fake-package.js';
+import { fileCommandOptions } from '../../src/commands/install.js';
 
 const NOW = new Date('2026-01-02T03:04:05.678Z');
 const BACKUP = 'ralph/.backup/2026-01-02T03-04-05-678Z';
@@ -312,5 +313,32 @@ describe('runInstall: interrupted writes', () => {
     await install(repo, fakePackage());
     expect(existsSync(path.join(repo, stale))).toBe(false);
     expect(readdirSync(path.join(repo, 'ralph')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+// `install` and `skill add` read their shared flags through one function (src/commands/install.ts).
+describe('the flags install and skill add share', () => {
+  it.each([
+    ['defaults', { agent: 'claude' }, { force: undefined, dryRun: undefined, diff: undefined, agents: ['claude'] }],
+    ['--diff alone never writes', { agent: 'claude', diff: true }, { dryRun: true, diff: true }],
+    ['--dry-run without diffs', { agent: 'claude', dryRun: true }, { dryRun: true, diff: undefined }],
+    ['--force and two skill folders', { agent: 'claude, agents', force: true }, { force: true, agents: ['claude', 'agents'] }],
+  ])('%s', (_name, flags, expected) => {
+    expect(fileCommandOptions({ cwd: '/repo', ...flags })).toMatchObject({ cwd: '/repo', ...expected });
+  });
+
+  it('prompts only at a terminal and never with --yes or --json (tests run without one)', () => {
+    for (const flags of [{ agent: 'claude' }, { agent: 'claude', yes: true }, { agent: 'claude', json: true }]) expect(fileCommandOptions(flags).ask).toBeUndefined();
+  });
+
+  it('an unknown --agent is an error with a hint, thrown where withJsonErrors can report it', () => {
+    expect(() => fileCommandOptions({ agent: 'claude,nope' })).toThrow(/nope/);
+  });
+
+  it('install --diff writes nothing', async () => {
+    const repo = fakeRepo();
+    const result = await runInstall({ ...fileCommandOptions({ cwd: repo, agent: 'claude', diff: true }), sourceRoot: fakePackage(), now: NOW });
+    expect(result.status).toBe('dry-run');
+    expect(existsSync(path.join(repo, 'ralph'))).toBe(false);
   });
 });

@@ -8,6 +8,7 @@ import { hashContent } from '../../src/install/hash.js';
 import { readVersion } from '../../src/version.js';
 import { testdir, writeFiles, ROOT } from '../support/repo.js';
 import { fakePackage, fakeRepo, read, snapshotTree } from '../support/fake-package.js';
+import { fileCommandOptions } from '../../src/commands/install.js';
 
 const NOW = new Date('2026-01-02T03:04:05.678Z');
 
@@ -138,5 +139,16 @@ describe("ralphkit's shipped skills", () => {
   it.each(readdirSync(dir).filter((f) => f.endsWith('.md')))('%s passes the Agent Skills rules, named after its file', (file) => {
     const result = planSkillFile(file, readFileSync(path.join(dir, file), 'utf8'));
     expect(result).toMatchObject({ ok: true, name: file.replace(/\.md$/, '') });
+  });
+});
+
+describe('skill add through the flags it shares with install', () => {
+  it('--diff writes nothing, as with install', async () => {
+    const repo = fakeRepo();
+    const src = sources({ 'tip.md': '# A tip\n' });
+    const result = await runSkillAdd({ ...fileCommandOptions({ cwd: repo, agent: 'claude,agents', diff: true }), files: [src('tip.md')], now: NOW });
+    expect(result.status).toBe('dry-run');
+    expect(result.plan.items.map((i) => i.path)).toEqual(expect.arrayContaining(['.agents/skills/tip/SKILL.md', '.claude/skills/tip/SKILL.md']));
+    expect(existsSync(path.join(repo, '.claude'))).toBe(false);
   });
 });

@@ -1,11 +1,15 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import net from 'node:net';
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
 import { testdir, writeFiles } from '../support/repo.js';
 import { plan, writeLedger, writeLoop, writePlan, writeProgress } from '../support/view-fixtures.js';
 import { getJson, openEvents, request } from '../support/view-http.js';
 import { startViewServer, type ViewServerOptions } from '../../src/view/server.js';
 import { RalphkitError } from '../../src/errors.js';
+import { appendLedger, readLedger, summariseLedger, type LedgerLine, type VerdictStatus } from '../../src/engine/ledger.js';
+import { readLoopSummaries } from '../../src/engine/loops.js';
 
 async function serve(repo: string, options: Partial<ViewServerOptions> = {}) {
   const server = await startViewServer({ cwd: repo, port: 0, ...options });
@@ -26,7 +30,9 @@ describe('ralphkit view server: JSON endpoints', () => {
     writePlan(repo, prd);
     writeLedger(repo, 'L1', [
       { time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-001', command: 'npm test', exitCode: 0 },
+      { time: '2026-11-29T10:00:01Z', loop: 'L1', iteration: 1, story: 'US-001', command: null, exitCode: null, status: 'verified' },
       { time: '2026-11-29T10:05:00Z', loop: 'L1', iteration: 2, story: 'US-003', command: 'npm test', exitCode: 1 },
+      { time: '2026-11-29T10:05:01Z', loop: 'L1', iteration: 2, story: 'US-003', command: null, exitCode: null, status: 'rejected', reason: 'check `npm test` exited 1' },
     ]);
     const server = await serve(repo);
     const body = await getJson(server.url, '/api/prd');
@@ -38,8 +44,9 @@ describe('ralphkit view server: JSON endpoints', () => {
       ['US-003', 'rejected', 1, true],
       ['US-004', 'open', 1, false],
     ]);
-    expect(body.cards[2]).toMatchObject({ verification: 'rejected', reason: '`npm test` exited with 1' });
-    expect(body.cards[2].ledger[0]).toMatchObject({ time: '2026-11-29T10:05:00Z', loop: 'L1', iteration: 2, story: 'US-003', command: 'npm test', exitCode: 1, durationMs: 1200 });
+    expect(body.cards[2]).toMatchObject({ verification: 'rejected', reason: 'check `npm test` exited 1' });
+    expect(body.cards[2].ledger[0]).toMatchObject({ time: '2026-11-29T10:05:00Z', loop: 'L1', iteration: 2, story: 'US-003', command: 'npm test', exitCode: 1, durationMs: 1200, status: null });
+    expect(body.cards[2].ledger[1]).toMatchObject({ kind: 'verdict', command: null, status: 'rejected', reason: 'check `npm test` exited 1' });
     expect(body.summary).toEqual({ total: 4, passed: 2, verified: 1, rejected: 1, open: 1 });
   });
 
@@ -91,6 +98,73 @@ describe('ralphkit view server: JSON endpoints', () => {
     expect(loops.map((l: any) => [l.id, l.status, l.alive])).toEqual([['alive', 'running', true], ['crashed', 'dead', false], ['done', 'complete', false]]);
     expect(loops[0]).toEqual({ id: 'alive', status: 'running', iteration: 3, maxIterations: 10, agent: 'claude', prd: 'ralph/prd.json', costUsd: 1.5, startedAt: '2026-11-29T09:00:02Z', updatedAt: '2026-11-29T10:00:02Z', exitCode: null, pid: process.pid, message: null, alive: true });
     expect(loops[2].message).toBe('all stories verified');
+  });
+});
+
+// One ledger, read by `ralphkit status` (readLoopSummaries) and by the dashboard (/api/prd): same verdicts.
+describe('ralphkit view server and ralphkit status agree', () => {
+  const at = (minute: number) => `2026-11-29T10:${String(minute).padStart(2, '0')}:00.000Z`;
+  const base = (story: string, minute: number, iteration: number) => ({ time: at(minute), loop: 'L1', iteration, story, commit: 'c0ffee' });
+  const check = (story: string, minute: number, exitCode: number, extra: object = {}): LedgerLine => ({
+    ...base(story, minute, 1), kind: 'check', scope: 'prd', command: 'npm test', exitCode, signal: null, timedOut: false, durationMs: 5, outputSha256: 'h', ...extra,
+  });
+  const verdict = (story: string, minute: number, status: VerdictStatus): LedgerLine => ({
+    ...base(story, minute, 1), kind: 'verdict', command: null, exitCode: null, status, durationMs: 5, outputSha256: null, ...(status === 'verified' ? {} : { reason: `${story} ${status}` }),
+  });
+  const LEDGER: LedgerLine[] = [
+    check('US-001', 1, 0), verdict('US-001', 1, 'verified'),
+    verdict('US-002', 2, 'rejected'), verdict('US-002', 3, 'verified'), // claimed again, then verified
+    verdict('US-003', 2, 'verified'), verdict('US-003', 4, 'rejected'), // verified, later claimed again and rejected
+    verdict('US-004', 5, 'unverified'), // no checks at all
+    check('US-005', 6, 0), check('US-005', 6, 1), // runner killed before it decided
+    verdict('US-006', 7, 'verified'), check('US-006', 8, 1, { exitCode: null, signal: 'SIGTERM', aborted: true }), // Ctrl-C decided nothing
+    verdict('US-007', 9, 'rejected'), verdict('US-007', 9, 'verified'), // same time: the later line
+    verdict('US-008', 11, 'rejected'), verdict('US-008', 10, 'verified'), // file order is not time order
+  ];
+
+  it('gives every story the same verdict and the same counts', async () => {
+    const repo = testdir();
+    const prd = plan(8);
+    prd.userStories.forEach((s) => (s.passes = true));
+    writePlan(repo, prd);
+    writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0 });
+    appendLedger(path.join(repo, 'ralph/.runs/L1/ledger.jsonl'), LEDGER);
+
+    const [loop] = readLoopSummaries(repo);
+    const { cards } = await getJson((await serve(repo)).url, '/api/prd');
+    const shown = (status: VerdictStatus) => cards.filter((c: any) => c.verification === status).length;
+    expect({ verified: shown('verified'), unverified: shown('unverified'), rejected: shown('rejected') }).toEqual({ verified: loop.verified, unverified: loop.unverified, rejected: loop.rejected });
+    const engine = summariseLedger(readLedger(path.join(repo, 'ralph/.runs/L1/ledger.jsonl'))).stories;
+    expect(cards.map((c: any) => [c.id, c.verification, c.reason])).toEqual(prd.userStories.map((s) => [s.id, engine[s.id]?.status ?? null, engine[s.id]?.reason ?? null]));
+    // And what that is, so the two cannot agree on something wrong.
+    expect(cards.map((c: any) => c.verification)).toEqual(['verified', 'verified', 'rejected', 'unverified', null, 'verified', 'verified', 'rejected']);
+    expect(loop).toMatchObject({ verified: 4, unverified: 1, rejected: 2 });
+  });
+
+  it('a ledger that cannot be read is no verdicts for either, not a crash', async () => {
+    const repo = testdir();
+    writePlan(repo, plan(1));
+    writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0 });
+    mkdirSync(path.join(repo, 'ralph/.runs/L1/ledger.jsonl')); // EISDIR on read, whoever reads it
+    const server = await serve(repo);
+    expect((await getJson(server.url, '/api/loops')).loops.map((l: any) => l.id)).toEqual(['L1']);
+    expect((await getJson(server.url, '/api/prd')).cards[0].verification).toBeNull();
+    expect(readLoopSummaries(repo)[0]).toMatchObject({ id: 'L1', verified: 0, unverified: 0, rejected: 0 });
+  });
+
+  it('lists the same loops, in the same order, with the same status and liveness', async () => {
+    const repo = testdir();
+    writePlan(repo, plan(2));
+    writeLoop(repo, { id: 'live', pid: process.pid, startedAt: '2026-11-29T09:00:03Z' });
+    writeLoop(repo, { id: 'killed', pid: deadPid(), startedAt: '2026-11-29T09:00:02Z' });
+    // A pid the OS may have handed to another process: whatever the engine decides, the page must say the same.
+    writeFiles(repo, { 'ralph/.runs/reused/state.json': JSON.stringify({ id: 'reused', agent: 'claude', prd: 'ralph/prd.json', iteration: 1, maxIterations: 3, status: 'running', pid: process.pid, pidStart: 1, startedAt: '2026-11-29T09:00:01Z', updatedAt: '2026-11-29T09:00:01Z', costUsd: 0, exitCode: null }) });
+    writeLoop(repo, { id: 'ended', status: 'max-iterations', exitCode: 1, startedAt: '2026-11-29T09:00:00Z' });
+
+    const { loops } = await getJson((await serve(repo)).url, '/api/loops');
+    const status = readLoopSummaries(repo);
+    expect(loops.map((l: any) => [l.id, l.status, l.alive])).toEqual(status.map((l) => [l.id, l.status, l.alive]));
+    expect(loops.filter((l: any) => l.id !== 'reused').map((l: any) => [l.id, l.status, l.alive])).toEqual([['live', 'running', true], ['killed', 'dead', false], ['ended', 'max-iterations', false]]);
   });
 });
 
@@ -202,7 +276,7 @@ describe('ralphkit view server: live updates', () => {
     await events.waitFor((e) => e.event === 'loops' && e.data.loops[0]?.id === 'L1');
     writeProgress(repo, '## 2026 - US-002\n- done\n');
     await events.waitFor((e) => e.event === 'progress' && e.data.text.includes('done'));
-    writeLedger(repo, 'L1', [{ time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-002', command: 'npm test', exitCode: 0 }]);
+    writeLedger(repo, 'L1', [{ time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-002', command: null, exitCode: null, status: 'verified' }]);
     await events.waitFor((e) => e.event === 'prd' && e.data.cards?.[1].state === 'verified');
   });
 

@@ -5,6 +5,9 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { BIN, FIXTURES, git, gitdir, gitEnv, run, writeFiles, type RunResult } from './repo.js';
 
+// One liveness test for every e2e helper: the zombie-aware one (a killed runner not yet reaped counts as gone).
+export { isAlive } from './verify-repo.js';
+
 export const AGENTS = path.join(FIXTURES, 'agents');
 
 export function agent(name: string): string {
@@ -82,15 +85,6 @@ export function onlyState(dir: string): StateFile {
 
 export function jsonEvents(stdout: string): Array<Record<string, unknown>> {
   return stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
-}
-
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 /** Polls `check` every 50 ms until it is true, or fails after `timeoutMs`. */

@@ -99,7 +99,10 @@ export function status(dir: string): string {
   return execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: dir, encoding: 'utf8' }).replace(/\n$/, '');
 }
 
-/** True while `pid` runs (a zombie waiting for its parent to reap it counts as gone). */
+/**
+ * True while `pid` runs. A killed child stays a zombie (Z, or X while it is torn down) until its parent reaps
+ * it, and must count as gone; the one liveness check of the test helpers (loop-repo.ts re-exports it).
+ */
 export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
@@ -107,7 +110,7 @@ export function isAlive(pid: number): boolean {
     return false;
   }
   try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+    return !/^\d+ \(.*\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return true;
   }

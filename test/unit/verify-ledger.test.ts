@@ -47,6 +47,23 @@ describe('summariseLedger', () => {
     expect(s.checkRuns).toBe(checkRuns);
   });
 
+  // Check lines alone never decide: they are a pass the runner did not finish (killed, or interrupted).
+  it.each<[string, LedgerLine[], VerdictStatus | undefined]>([
+    ['check lines without a verdict', [checkRun('A', T1)], undefined],
+    ['a newer pass without a verdict leaves the older verdict', [verdict('A', 'rejected', T1), checkRun('A', T2)], 'rejected'],
+    ['a verdict line with a status the runner never writes', [{ ...verdict('A', 'verified', T1), status: 'maybe' } as unknown as LedgerLine], undefined],
+  ])('only verdict lines decide: %s', (_name, lines, expected) => {
+    const s = summariseLedger(lines);
+    expect(s.stories.A?.status).toBe(expected);
+    expect(Object.values(s.counts).reduce((a, b) => a + b, 0)).toBe(expected ? 1 : 0);
+  });
+
+  it('counts stories whose ids are Object property names', () => {
+    const s = summariseLedger([verdict('__proto__', 'rejected', T1), verdict('constructor', 'verified', T1)]);
+    expect(s.counts).toEqual({ verified: 1, unverified: 0, rejected: 1 });
+    expect(Object.keys(s.stories).sort()).toEqual(['__proto__', 'constructor']);
+  });
+
   it('reports the commit and time of the latest verdict', () => {
     const s = summariseLedger([verdict('A', 'rejected', T1, 'old'), verdict('A', 'verified', T2, 'new')]);
     expect(s.stories.A).toMatchObject({ commit: 'new', time: T2, loop: 'L', iteration: 1 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { planBoard, planCardState, planColumns, planNext, planRows } from '../../src/view/board.js';
-import type { LedgerEntry } from '../../src/view/ledger.js';
+import { LEDGER_PER_STORY, planBoard, planCardState, planColumns, planNext, planRows } from '../../src/view/board.js';
+import type { LedgerLine, VerdictStatus } from '../../src/engine/ledger.js';
 import type { Prd, Story } from '../../src/prd/types.js';
 
 const s = (id: string, dependsOn: string[] = [], o: Partial<Story> = {}): Story => ({ id, title: id, acceptanceCriteria: [], priority: 1, passes: false, dependsOn, ...o });
@@ -53,15 +53,34 @@ describe('planNext', () => {
   });
 });
 
+const checkLine = (story: string, exitCode: number, time = 't1'): LedgerLine => ({ kind: 'check', scope: 'prd', time, loop: 'L', iteration: 1, story, commit: null, command: 'npm test', exitCode, signal: null, timedOut: false, durationMs: 1, outputSha256: 'h' });
+const verdictLine = (story: string, status: VerdictStatus, time = 't2', reason?: string): LedgerLine => ({ kind: 'verdict', time, loop: 'L', iteration: 1, story, commit: null, command: null, exitCode: null, status, durationMs: 1, outputSha256: null, ...(reason ? { reason } : {}) });
+
 describe('planBoard', () => {
   it('joins plan and ledger into cards and a summary', () => {
     const prd: Prd = { branchName: 'b', userStories: [s('A', [], { passes: true }), s('B', ['A'], { passes: true }), s('C', ['A']), s('D', ['GHOST'])] };
-    const l = (story: string, exitCode: number): LedgerEntry => ({ kind: 'check', scope: 'prd', time: 't', loop: 'L', iteration: 1, story, commit: null, command: 'npm test', exitCode, signal: null, timedOut: false, shared: false, aborted: false, durationMs: 1, outputSha256: null, status: null, reason: null });
-    const board = planBoard(prd, [l('A', 0), l('C', 1)]);
+    const board = planBoard(prd, [checkLine('A', 0), verdictLine('A', 'verified'), checkLine('C', 1), verdictLine('C', 'rejected', 't2', 'check `npm test` exited 1')]);
     expect(board.cards.map((c) => [c.id, c.state, c.column])).toEqual([['A', 'verified', 0], ['B', 'passed', 1], ['C', 'rejected', 1], ['D', 'open', 0]]);
-    expect(board.cards.find((c) => c.id === 'C')?.next).toBe(true);
+    expect(board.cards.find((c) => c.id === 'C')).toMatchObject({ next: true, verification: 'rejected', reason: 'check `npm test` exited 1' });
     expect(board.cards.find((c) => c.id === 'D')?.missingDeps).toEqual(['GHOST']);
-    expect(board.cards.find((c) => c.id === 'C')?.ledger).toHaveLength(1);
+    expect(board.cards.find((c) => c.id === 'C')?.ledger.map((e) => [e.kind, e.status])).toEqual([['check', null], ['verdict', 'rejected']]);
     expect(board.summary).toEqual({ total: 4, passed: 2, verified: 1, rejected: 1, open: 1 });
+  });
+
+  // The dashboard used to judge such stories from their check lines; the engine never decided them.
+  it.each<[string, LedgerLine[], string | null]>([
+    ['checks that passed but no verdict yet (runner killed mid-pass)', [checkLine('A', 0)], null],
+    ['a failed check but no verdict yet', [checkLine('A', 1)], null],
+    ['an older verdict stands while a new pass has no verdict', [verdictLine('A', 'verified', 't1'), checkLine('A', 1, 't2')], 'verified'],
+    ['the newest verdict wins whatever the line order', [verdictLine('A', 'rejected', 't3'), verdictLine('A', 'verified', 't2')], 'rejected'],
+  ])('only verdict lines decide: %s', (_name, ledger, expected) => {
+    const [card] = planBoard({ branchName: 'b', userStories: [s('A', [], { passes: true })] }, ledger).cards;
+    expect(card.verification).toBe(expected);
+  });
+
+  it('keeps the last LEDGER_PER_STORY lines of a story, oldest first', () => {
+    const lines = Array.from({ length: LEDGER_PER_STORY + 5 }, (_, i) => checkLine('A', i));
+    const [card] = planBoard({ branchName: 'b', userStories: [s('A')] }, lines).cards;
+    expect(card.ledger.map((e) => e.exitCode)).toEqual(lines.slice(5).map((_, i) => i + 5));
   });
 });
