@@ -11,7 +11,7 @@ import type { Prd, Story } from '../../src/prd/types.js';
 
 // Blocks while CHECK_MODE=hold (announcing its pid), fails loudly with CHECK_MODE=fail, passes otherwise.
 const CHECK = 'case "$CHECK_MODE" in hold) echo $$ > "$CHECK_PID"; exec sleep 120;; fail) echo "boom from the check"; exit 3;; esac';
-const AGENT = `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'recorder.mjs'))}`;
+const AGENT = `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`;
 
 const story = (id: string, priority: number): Story => ({ id, title: `Story ${id}`, acceptanceCriteria: ['done'], priority, passes: false, notes: '' });
 

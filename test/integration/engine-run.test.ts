@@ -4,29 +4,9 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { git, gitdir, testdir, writeFiles } from '../support/repo.js';
+import { git, testdir, writeFiles } from '../support/repo.js';
 import { AGENTS, agent, jsonEvents, onlyState, renderPlan } from '../support/loop-repo.js';
-import { runEngine } from '../../src/engine/entry.js';
-
-const PROMPT = 'Do the next story.\n';
-
-/** A repo with a plan and prompt committed on main (no installer needed in-process). */
-function planRepo(plan = renderPlan()): string {
-  const dir = gitdir({ 'ralph/prd.json': plan, 'ralph/prompt.md': PROMPT, 'ralph/.gitignore': '.runs/\n' });
-  return dir;
-}
-
-async function engine(cwd: string, argv: string[], env: NodeJS.ProcessEnv = {}) {
-  let stdout = '';
-  let stderr = '';
-  const code = await runEngine(argv, {
-    cwd,
-    env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@e', ...env },
-    stdout: (s) => void (stdout += s),
-    stderr: (s) => void (stderr += s),
-  });
-  return { code, stdout, stderr };
-}
+import { engine, planRepo } from '../support/lifecycle.js';
 
 const worker = ['--agent-cmd', agent('worker'), '--pause', '0'];
 
