@@ -14,11 +14,20 @@ export function renderUnifiedDiff(oldText: string, newText: string, oldName: str
   return [`--- ${oldName}`, `+++ ${newName}`, ...renderHunks(ops)].join('\n') + '\n';
 }
 
+// A last line without its newline differs from the same line with one (as in diff -u). No line can hold a
+// newline after the split, so a trailing '\n' marks it; rendering turns it into git's "\ No newline" note.
+const NO_EOL = '\n';
+
 function splitLines(text: string): string[] {
   if (text === '') return [];
   const lines = text.replace(/\r\n/g, '\n').split('\n');
   if (lines.at(-1) === '') lines.pop();
+  else lines[lines.length - 1] += NO_EOL;
   return lines;
+}
+
+function renderOp(op: Op): string {
+  return op.line.endsWith(NO_EOL) ? `${op.kind}${op.line.slice(0, -1)}\n\\ No newline at end of file` : `${op.kind}${op.line}`;
 }
 
 export function diffLines(a: readonly string[], b: readonly string[]): Op[] {
@@ -104,5 +113,5 @@ function renderHunk(ops: readonly Op[], from: number, to: number): string[] {
   const newCount = slice.filter((op) => op.kind !== '-').length;
   // Like diff -u: a count of 1 is left out, and an empty range names the line before it.
   const range = (line: number, count: number) => (count === 1 ? `${line}` : `${count === 0 ? line - 1 : line},${count}`);
-  return [`@@ -${range(oldLine, oldCount)} +${range(newLine, newCount)} @@`, ...slice.map((op) => `${op.kind}${op.line}`)];
+  return [`@@ -${range(oldLine, oldCount)} +${range(newLine, newCount)} @@`, ...slice.map(renderOp)];
 }
