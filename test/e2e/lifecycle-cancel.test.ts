@@ -3,7 +3,7 @@
 import { chmodSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { asNobodyOptions, handOver } from '../support/nobody.js';
+import { handOver, runCliAsNobody } from '../support/nobody.js';
 import { runCli, testdir } from '../support/repo.js';
 import { agent, isAlive as stillRuns, loopRepo, loopStates, ralph, startRalph, until } from '../support/loop-repo.js';
 import { HAS_PROC, procStart, spawnStranger, writeRunningLoop } from '../support/lifecycle.js';
@@ -29,7 +29,7 @@ describe('ralphkit cancel refuses what it cannot cancel', () => {
     const loopFolder = path.join(dir, 'ralph/.runs/ro');
     chmodSync(loopFolder, 0o555);
     onTestFinished(() => chmodSync(loopFolder, 0o755));
-    const r = await runCli(['cancel', 'ro'], { cwd: dir, env: { HOME: home }, ...asNobodyOptions() });
+    const r = await runCliAsNobody(['cancel', 'ro'], { cwd: dir, env: { HOME: home } });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('could not write ralph/.runs/ro/cancel (EACCES: permission denied): loop ro was not cancelled; nothing was changed');
     expect(r.stderr).toContain(`hint: make ralph/.runs/ro/ a folder this user can write (chmod u+w ralph/.runs/ro), then run again: npx ralphkit cancel ro; or stop its runner directly: kill ${runner.pid}`);

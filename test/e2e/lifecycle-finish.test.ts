@@ -5,7 +5,7 @@ import { chmodSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { asNobodyOptions, handOver } from '../support/nobody.js';
+import { asNobodyOptions, handOver, runCliAsNobody } from '../support/nobody.js';
 import { gitEnv, runCli, testdir, type RunResult } from '../support/repo.js';
 import { agent, jsonEvents, loopRepo, until } from '../support/loop-repo.js';
 
@@ -74,7 +74,7 @@ describe('the final state.json cannot be saved', () => {
     FAULTS[1][2](runDir);
     loop.child.kill('SIGTERM');
     expect((await loop.done).code).toBe(130);
-    const status = await runCli(['status', '--json'], { cwd: dir, env: { HOME: home }, ...asNobodyOptions() });
+    const status = await runCliAsNobody(['status', '--json'], { cwd: dir, env: { HOME: home } });
     expect(JSON.parse(status.stdout).loops).toEqual([expect.objectContaining({ id: 'ro', status: 'dead', alive: false })]);
   });
 });

@@ -1,6 +1,8 @@
 // Root ignores file modes, so tests of unwritable files run the runner as `nobody` when they run as root.
-import { chownSync, readdirSync, statSync } from 'node:fs';
+import { chownSync, existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import type { SpawnOptions } from 'node:child_process';
 import path from 'node:path';
+import { BIN, run, type RunResult } from './repo.js';
 
 export const NOBODY = 65534;
 export const asRoot = process.getuid?.() === 0;
@@ -18,4 +20,33 @@ export function handOver(...dirs: string[]): void {
     if (statSync(p).isDirectory()) for (const n of readdirSync(p)) walk(path.join(p, n));
   };
   dirs.forEach(walk);
+}
+
+/**
+ * The node binary a child run as `nobody` can execute: the one running the tests when nobody can reach it.
+ * CI keeps Node 22 and 24 under root's home (mode 0700), where nobody cannot; then the first `node` on PATH
+ * that nobody can run, which is also the one the installed ralph.sh finds when it runs as nobody.
+ */
+export function nodeForNobody(): string {
+  if (!asRoot || othersCanRun(process.execPath)) return process.execPath;
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    const candidate = path.join(dir, 'node');
+    if (dir && existsSync(candidate) && othersCanRun(candidate)) return candidate;
+  }
+  throw new Error(`no node binary that nobody can run (${process.execPath} is not reachable for others)`);
+}
+
+// nobody is neither owner nor group of root's files, so the "others" bits decide, on the file and every folder above it.
+function othersCanRun(file: string): boolean {
+  const real = realpathSync(file);
+  if (!(statSync(real).mode & 0o001)) return false;
+  for (let dir = path.dirname(real); ; dir = path.dirname(dir)) {
+    if (!(statSync(dir).mode & 0o001)) return false;
+    if (path.dirname(dir) === dir) return true;
+  }
+}
+
+/** The built CLI, run as `nobody` when the tests run as root (see asNobodyOptions), with a node it can execute. */
+export function runCliAsNobody(args: string[], opts: SpawnOptions & { input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+  return run(nodeForNobody(), [BIN, ...args], { ...opts, ...asNobodyOptions() });
 }
