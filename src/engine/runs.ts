@@ -1,6 +1,6 @@
 // The loop's runtime files under ralph/.runs/ (gitignored): one folder per loop with state.json and the
 // iteration logs, plus one lock per PRD file so two live loops never work the same plan.
-import { mkdirSync, readFileSync, readdirSync, openSync, writeSync, closeSync, unlinkSync, existsSync, rmSync } from 'node:fs';
+import { mkdirSync, readFileSync, readdirSync, openSync, writeSync, closeSync, unlinkSync, existsSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { atomicWriteFileSync } from '../util/atomic.js';
@@ -301,9 +301,19 @@ export function isCancelRequested(repoRoot: string, id: string): boolean {
 }
 
 /** Removes a marker left by a cancel that came too late for its loop; a file-system error refuses the start (exit 2). */
+// Node 24's rmSync with force and recursive ignores a loop folder that is a file (ENOTDIR), which Node 20 and 22
+// report; checked here so every version refuses the same way, before state.json meets the same file.
+function removeMarker(marker: string): void {
+  const folder = path.dirname(marker);
+  if (existsSync(folder) && !statSync(folder).isDirectory()) {
+    throw Object.assign(new Error(`ENOTDIR: not a directory, rm '${marker}'`), { code: 'ENOTDIR' });
+  }
+  rmSync(marker, { force: true, recursive: true });
+}
+
 export function clearCancelMarker(repoRoot: string, id: string): void {
   const marker = cancelMarker(repoRoot, id);
   const folder = showPath(repoRoot, path.dirname(marker));
-  guardStart(repoRoot, marker, () => rmSync(marker, { force: true, recursive: true }), 'the loop cannot clear an old cancel request', 'remove',
+  guardStart(repoRoot, marker, () => removeMarker(marker), 'the loop cannot clear an old cancel request', 'remove',
     `${folder}/ must be a folder this user can write: fix its permissions (chmod u+w ${folder}), or remove ${folder} if it is not a folder, then start again`);
 }
