@@ -16,6 +16,9 @@ afterAll(async () => {
   await browser?.close();
 });
 
+/** expect.poll waits 1 s by default; a shared, loaded CI machine can take longer to lay out and redraw. */
+const PATIENCE = 15_000;
+
 /** How far the board's content reaches past its visible box, in pixels (0 and 0: no scrollbars). */
 function overflow(page: Page): Promise<{ x: number; y: number }> {
   return page.locator('#board').evaluate((b) => ({ x: b.scrollWidth - b.clientWidth, y: b.scrollHeight - b.clientHeight }));
@@ -33,7 +36,7 @@ async function openChain(stories: number): Promise<Page> {
   onTestFinished(() => page.close());
   await page.goto(server.url);
   await page.locator('.card').nth(stories - 1).waitFor();
-  await expect.poll(() => page.locator('#edges path.edge').count()).toBe(stories - 1);
+  await expect.poll(() => page.locator('#edges path.edge').count(), { timeout: PATIENCE }).toBe(stories - 1);
   return page;
 }
 
@@ -49,16 +52,16 @@ describe('dashboard layout', () => {
     const page = await openChain(3);
     // A short window: the cards need a vertical scrollbar, whose width must not force a horizontal one.
     await page.setViewportSize({ width: 1280, height: 240 });
-    await expect.poll(() => overflow(page).then((o) => o.y > 0)).toBe(true);
+    await expect.poll(() => overflow(page).then((o) => o.y > 0), { timeout: PATIENCE }).toBe(true);
     expect((await overflow(page)).x).toBe(0);
     await page.setViewportSize({ width: 1280, height: 800 });
-    await expect.poll(() => overflow(page)).toEqual({ x: 0, y: 0 });
+    await expect.poll(() => overflow(page), { timeout: PATIENCE }).toEqual({ x: 0, y: 0 });
   });
 
   it('a narrow window scrolls the page downwards, never the board or the page sideways', async () => {
     const page = await openChain(3);
     await page.setViewportSize({ width: 900, height: 240 });
-    await expect.poll(() => page.evaluate(() => document.documentElement.scrollHeight > document.documentElement.clientHeight)).toBe(true);
+    await expect.poll(() => page.evaluate(() => document.documentElement.scrollHeight > document.documentElement.clientHeight), { timeout: PATIENCE }).toBe(true);
     expect(await overflow(page)).toEqual({ x: 0, y: 0 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
     expect(await page.locator('#edges path.edge').count()).toBe(2); // three columns still fit side by side

@@ -22,6 +22,8 @@ const PHONE: BrowserContextOptions = { viewport: { width: 390, height: 844 }, is
 const SPLIT: BrowserContextOptions = { viewport: { width: 800, height: 800 } };
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 } };
 const XSS = '<img src=x onerror="window.__pwned=1">';
+/** expect.poll waits 1 s by default; a redraw after a resize or a new plan can take longer on a loaded CI machine. */
+const PATIENCE = 15_000;
 
 async function open(repo: string, options: BrowserContextOptions): Promise<Page> {
   const server = await startViewServer({ cwd: repo, port: 0 });
@@ -91,7 +93,7 @@ describe('dashboard in narrow windows', () => {
     { name: 'desktop, 1280 px', options: DESKTOP, layout: 'graph', edges: 7 },
   ])('$name: no sideways scroll, every card whole and inside the window', async ({ options, layout, edges }) => {
     const page = await openDemo(options);
-    await expect.poll(() => measure(page).then((m) => m.edges)).toBe(edges);
+    await expect.poll(() => measure(page).then((m) => m.edges), { timeout: PATIENCE }).toBe(edges);
     const m = await measure(page);
     expect(m).toEqual({ layout, viewport: m.viewport, pageOverflow: 0, boardOverflow: 0, cardsOutside: [], headerOutside: [], clipped: [], edges });
     expect(m.viewport).toBeGreaterThan(options.viewport!.width - 20); // a wider layout viewport would hide overflow
@@ -100,14 +102,14 @@ describe('dashboard in narrow windows', () => {
   it('stacked as bands, each card names its dependencies, coloured by their state; side by side it does not', async () => {
     const page = await openDemo(PHONE);
     const deps = page.locator('.card[data-story-id="US-004"] .card-deps');
-    await expect.poll(() => deps.isVisible()).toBe(true);
+    await expect.poll(() => deps.isVisible(), { timeout: PATIENCE }).toBe(true);
     expect(await deps.textContent()).toBe('depends onUS-002');
     expect(await deps.locator('.dep').getAttribute('data-state')).toBe('verified');
     expect(await page.locator('.card[data-story-id="US-001"] .card-deps').count()).toBe(0);
     expect(await page.locator('.column-head').allInnerTexts()).toEqual(['NO DEPENDENCIES\n1', 'STAGE 2\n1', 'STAGE 3\n4', 'STAGE 4\n2']);
 
     await page.setViewportSize({ width: 1280, height: 800 });
-    await expect.poll(() => measure(page).then((m) => [m.layout, m.edges])).toEqual(['graph', 7]);
+    await expect.poll(() => measure(page).then((m) => [m.layout, m.edges]), { timeout: PATIENCE }).toEqual(['graph', 7]);
     expect(await deps.isVisible()).toBe(false);
   });
 
@@ -115,7 +117,7 @@ describe('dashboard in narrow windows', () => {
     const page = await openDemo(DESKTOP);
     for (const [width, layout, edges] of [[390, 'bands', 0], [800, 'graph', 7], [600, 'bands', 0], [1101, 'graph', 7], [1280, 'graph', 7]] as const) {
       await page.setViewportSize({ width, height: 800 });
-      await expect.poll(() => measure(page).then((m) => [m.layout, m.edges])).toEqual([layout, edges]);
+      await expect.poll(() => measure(page).then((m) => [m.layout, m.edges]), { timeout: PATIENCE }).toEqual([layout, edges]);
       const m = await measure(page);
       expect([width, m.pageOverflow, m.boardOverflow, m.cardsOutside, m.clipped]).toEqual([width, 0, 0, [], []]);
     }
@@ -126,7 +128,7 @@ describe('dashboard in narrow windows', () => {
     writePlan(repo, chain(7));
     const page = await open(repo, DESKTOP);
     await page.locator('.card').nth(6).waitFor();
-    await expect.poll(() => measure(page).then((m) => m.layout)).toBe('bands');
+    await expect.poll(() => measure(page).then((m) => m.layout), { timeout: PATIENCE }).toBe('bands');
     const m = await measure(page);
     expect([m.boardOverflow, m.pageOverflow, m.cardsOutside, m.clipped, m.edges]).toEqual([0, 0, [], [], 0]);
     expect(await page.locator('.card[data-story-id="US-007"] .card-deps').innerText()).toMatch(/depends on\s*US-006/);
@@ -157,7 +159,7 @@ describe('dashboard in narrow windows', () => {
     expect(box).toEqual({ left: 0, right: box.width, overflow: 0, page: 0, width: box.width });
     expect(await page.locator('#detail-title').textContent()).toBe('Priority selector in the task editor');
     await page.locator('#detail-close').click();
-    await expect.poll(() => panel.isHidden()).toBe(true);
+    await expect.poll(() => panel.isHidden(), { timeout: PATIENCE }).toBe(true);
   });
 
   it('plan text in the stacked layout stays text: a payload in a dependency id and the header is shown, never run', async () => {
@@ -170,7 +172,7 @@ describe('dashboard in narrow windows', () => {
     writePlan(repo, prd);
     const page = await open(repo, PHONE);
     const deps = page.locator('.card[data-story-id="US-003"] .card-deps .dep');
-    await expect.poll(() => deps.allTextContents()).toEqual(['US-002', XSS]);
+    await expect.poll(() => deps.allTextContents(), { timeout: PATIENCE }).toEqual(['US-002', XSS]);
     expect(await deps.nth(1).getAttribute('data-state')).toBe('missing');
     expect(await page.locator('#project').textContent()).toBe(XSS);
     expect(await page.locator('img').count()).toBe(0);

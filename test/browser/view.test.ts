@@ -51,12 +51,12 @@ describe('ralphkit view in a browser', () => {
     expect(await card(page, 'US-004').locator('.prio').textContent()).toBe('P4');
     expect(await page.locator('.column').count()).toBe(2);
     expect(await page.locator('.column').nth(1).locator('.card-id').allTextContents()).toEqual(['US-003', 'US-004']);
-    await expect.poll(() => page.locator('#edges path.edge').count()).toBe(2);
+    await expect.poll(() => page.locator('#edges path.edge').count(), { timeout: PATIENCE }).toBe(2);
     expect(await page.locator('#project').textContent()).toBe('Four Stories');
     expect(await page.locator('#branch').textContent()).toBe('ralph/fixture');
     expect(await page.locator('#passed-count').textContent()).toBe('1');
     expect(await page.locator('#total-count').textContent()).toBe('4');
-    await expect.poll(() => page.locator('#connection').getAttribute('data-state')).toBe('live');
+    await expect.poll(() => page.locator('#connection').getAttribute('data-state'), { timeout: PATIENCE }).toBe('live');
   });
 
   it('flipping passes in prd.json on disk updates the card without a reload', async () => {
@@ -102,7 +102,7 @@ describe('ralphkit view in a browser', () => {
     await page.locator('#detail .detail-title').waitFor();
     expect(await page.locator('#detail .detail-title').textContent()).toBe(XSS);
     expect(await page.locator('#detail .ledger code').first().textContent()).toBe(XSS);
-    await expect.poll(() => page.locator('.log-section li').first().textContent()).toBe(XSS);
+    await expect.poll(() => page.locator('.log-section li').first().textContent(), { timeout: PATIENCE }).toBe(XSS);
     expect(await page.locator('.loop .loop-agent').textContent()).toBe(XSS);
     // Not one element was made from the data, and nothing ran.
     expect(await page.locator('img').count()).toBe(0);
@@ -134,9 +134,9 @@ describe('ralphkit view in a browser', () => {
     expect(page.url()).toMatch(/#US-003$/);
 
     await detail.locator('.relations .chip').click(); // jump to the dependency
-    await expect.poll(() => detail.locator('.detail-title').textContent()).toBe('Story number 1');
+    await expect.poll(() => detail.locator('.detail-title').textContent(), { timeout: PATIENCE }).toBe('Story number 1');
     await page.keyboard.press('Escape');
-    await expect.poll(() => detail.isHidden()).toBe(true);
+    await expect.poll(() => detail.isHidden(), { timeout: PATIENCE }).toBe(true);
   });
 
   it('a plan with only the required fields shows no "null" or "undefined" anywhere', async () => {
@@ -169,7 +169,7 @@ describe('ralphkit view in a browser', () => {
     expect(await running.locator('.loop-iter').textContent()).toBe('iteration 4 of 12');
     expect(await running.locator('.loop-agent').textContent()).toBe('codex');
     expect(await running.locator('.loop-facts').textContent()).toContain('$2.50');
-    await expect.poll(() => running.locator('.elapsed').textContent()).toMatch(/^2m \d\ds elapsed$/);
+    await expect.poll(() => running.locator('.elapsed').textContent(), { timeout: PATIENCE }).toMatch(/^2m \d\ds elapsed$/);
     expect(await page.locator('.loop[data-loop-id="loop-done"] .elapsed').textContent()).toBe('ran 1h 00m');
   });
 

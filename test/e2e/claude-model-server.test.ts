@@ -1,4 +1,5 @@
 // The scripted model server on its own (no CLI needed): the wire format the Claude Code tests rely on.
+import net from 'node:net';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { startModelServer, type Scenario } from '../support/model-server.js';
 
@@ -90,5 +91,22 @@ describe('scripted model server', () => {
 
     expect(res.status).toBe(400);
     expect(server.errors.map((e) => e.message)).toEqual(['no such story']);
+  });
+
+  it('drops a request whose upload is cut short (a CLI killed mid-request), and goes on answering', async () => {
+    const server = await serve(toolTurn);
+    const socket = net.connect(server.port, '127.0.0.1');
+    socket.on('error', () => {});
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write('POST /v1/messages HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{"model":');
+    await new Promise((resolve) => setTimeout(resolve, 100)); // let the server start reading the body
+    const closed = new Promise((resolve) => socket.once('close', resolve));
+    socket.destroy();
+    await closed;
+
+    const res = await post(server.url, { model: 'm', max_tokens: 100, tools: TOOLS, messages: [{ role: 'user', content: 'go' }] });
+    expect(res.status).toBe(200);
+    await res.text();
+    expect(server.mainRequests()).toHaveLength(1);
   });
 });

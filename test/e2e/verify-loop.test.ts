@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { FIXTURES, git, gitdir, run, runCli, testdir, writeFiles, type RunResult } from '../support/repo.js';
 import { parseLedger, type LedgerLine } from '../../src/engine/ledger.js';
 import type { Prd, Story } from '../../src/prd/types.js';
-import { goneWithin } from '../support/verify-repo.js';
+import { goneWithin, pidFrom } from '../support/verify-repo.js';
 
 const story = (id: string, priority: number, extra: Partial<Story> = {}): Story => ({
   id,
@@ -151,8 +151,7 @@ describe('the runner verifies what the agent claims', () => {
     const child = spawn(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`, '--pause', '0', '--name', 'e2e', '3'], { cwd: dir, stdio: 'ignore' });
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     const pidFile = path.join(dir, 'ralph/.runs/check.pid');
-    for (let i = 0; i < 300 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
-    const checkPid = Number(readFileSync(pidFile, 'utf8'));
+    const checkPid = await pidFrom(pidFile); // the pid itself, not just the file (created before the pid is written)
     child.kill('SIGINT');
     expect(await exited).toBe(130);
     expect(await goneWithin(checkPid)).toBe(true);

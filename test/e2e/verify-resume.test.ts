@@ -6,6 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FIXTURES, git, gitdir, run, runCli, testdir, writeFiles, type RunResult } from '../support/repo.js';
 import { startRalph } from '../support/loop-repo.js';
+import { pidFrom } from '../support/verify-repo.js';
 import { parseLedger } from '../../src/engine/ledger.js';
 import type { Prd, Story } from '../../src/prd/types.js';
 
@@ -41,9 +42,7 @@ async function installed(stories: number): Promise<Setup> {
 /** Runs the loop until the first claim's check is running, then presses Ctrl-C. */
 async function interruptFirstCheck(s: Setup, max: string): Promise<RunResult> {
   const loop = startRalph(s.dir, ['--agent-cmd', AGENT, '--pause', '0', '--name', 'e2e', max], { ...s.env, CHECK_MODE: 'hold' });
-  const pidFile = s.env.CHECK_PID!;
-  for (let i = 0; i < 400 && !existsSync(pidFile); i++) await new Promise((r) => setTimeout(r, 50));
-  expect(existsSync(pidFile), 'the check never started').toBe(true);
+  await pidFrom(s.env.CHECK_PID!); // the check runs
   loop.child.kill('SIGINT');
   const r = await loop.done;
   expect(r.code, r.stderr).toBe(130);
@@ -118,8 +117,9 @@ describe('resuming after the runner was killed (-9) during a check', () => {
   it('finishes the interrupted iteration the same way: the claim is decided before the agent runs', async () => {
     const s = await installed(2);
     const loop = startRalph(s.dir, ['--agent-cmd', AGENT, '--pause', '0', '--name', 'e2e', '3'], { ...s.env, CHECK_MODE: 'hold' });
-    for (let i = 0; i < 400 && !existsSync(s.env.CHECK_PID!); i++) await new Promise((r) => setTimeout(r, 50));
-    const checkPid = Number(readFileSync(s.env.CHECK_PID!, 'utf8'));
+    // Not just the file: `echo $$ >` creates it before writing the pid, and an empty file read as pid 0 would make
+    // the kill below `process.kill(-0, 'SIGKILL')`, which kills the test runner's own process group (CI included).
+    const checkPid = await pidFrom(s.env.CHECK_PID!);
     loop.child.kill('SIGKILL');
     await loop.done;
     process.kill(-checkPid, 'SIGKILL'); // the check has its own process group; nobody is left to stop it
@@ -135,7 +135,7 @@ async function interruptResume(s: Setup): Promise<void> {
   const { rmSync } = await import('node:fs');
   rmSync(s.env.CHECK_PID!, { force: true });
   const loop = startRalph(s.dir, ['--resume-last'], { ...s.env, CHECK_MODE: 'hold' });
-  for (let i = 0; i < 400 && !existsSync(s.env.CHECK_PID!); i++) await new Promise((r) => setTimeout(r, 50));
+  await pidFrom(s.env.CHECK_PID!); // the check runs
   loop.child.kill('SIGINT');
   const r = await loop.done;
   expect(r.code, r.stderr).toBe(130);

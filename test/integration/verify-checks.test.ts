@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCheck } from '../../src/engine/checks.js';
 import { testdir } from '../support/repo.js';
-import { goneWithin } from '../support/verify-repo.js';
+import { goneWithin, pidFrom } from '../support/verify-repo.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
@@ -36,7 +36,9 @@ describe('runCheck', () => {
 
   it('kills the whole process group at the timeout, even a child that ignores SIGTERM', async () => {
     const cwd = testdir();
-    const r = await runCheck({ command: "sh -c 'trap \"\" TERM; echo $$ > child.pid; while :; do sleep 1; done' & wait", cwd, timeoutMs: 300 });
+    // The timeout must come after the inner shell has set its trap and written its pid: two shells start first,
+    // which on a loaded 2-core machine has been seen to take over 200 ms (300 ms was a coin toss).
+    const r = await runCheck({ command: "sh -c 'trap \"\" TERM; echo $$ > child.pid; while :; do sleep 1; done' & wait", cwd, timeoutMs: 3000 });
     expect(r).toMatchObject({ timedOut: true, ok: false, exitCode: null });
     expect(await goneWithin(Number(readFileSync(path.join(cwd, 'child.pid'), 'utf8')))).toBe(true);
   });
@@ -52,9 +54,11 @@ describe('runCheck', () => {
     const cwd = testdir();
     const ac = new AbortController();
     const pending = runCheck({ command: 'echo $$ > sh.pid; sleep 300', cwd, timeoutMs: 60_000, signal: ac.signal });
-    setTimeout(() => ac.abort(), 200);
+    // Interrupt once the command runs (not after a fixed 200 ms, which a loaded machine can spend starting sh).
+    const pid = await pidFrom(path.join(cwd, 'sh.pid'));
+    ac.abort();
     const r = await pending;
     expect(r).toMatchObject({ aborted: true, ok: false, timedOut: false });
-    expect(await goneWithin(Number(readFileSync(path.join(cwd, 'sh.pid'), 'utf8')))).toBe(true);
+    expect(await goneWithin(pid)).toBe(true);
   });
 });

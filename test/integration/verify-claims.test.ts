@@ -134,8 +134,10 @@ describe('verifyIteration: claims', () => {
     const r = verifyRepo(plan([story('US-1')], { checks: ['mkdir -p ralph/.runs; sleep 300 & echo $! > ralph/.runs/child.pid; wait'] }));
     claim(r, 'US-1');
     commitAll(r.dir, {});
-    const res = await verifyIteration(r.input({ checkTimeoutMs: 300 }));
-    expect(res.verdicts[0]).toMatchObject({ status: 'rejected', reason: expect.stringContaining('timed out after 300ms and was killed') });
+    // Long enough for the check to start its background child and record its pid on a loaded machine (at 300 ms
+    // the timeout could come first, and child.pid was never written).
+    const res = await verifyIteration(r.input({ checkTimeoutMs: 3000 }));
+    expect(res.verdicts[0]).toMatchObject({ status: 'rejected', reason: expect.stringContaining('timed out after 3s and was killed') });
     const pid = Number(readFileSync(path.join(r.dir, 'ralph/.runs/child.pid'), 'utf8'));
     expect(await goneWithin(pid)).toBe(true);
     expect(readFileSync(r.progressPath, 'utf8')).toContain('Exit code: none (timed out)');

@@ -37,6 +37,8 @@ export async function startLimitProxy(target: string, resetAfterMs: number): Pro
       up.pipe(res);
     });
     upstream.on('error', () => res.destroy());
+    // A client that goes away mid-upload would leave the upstream request open, half-sent, until the test ends.
+    req.on('error', () => upstream.destroy());
     req.pipe(upstream);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));

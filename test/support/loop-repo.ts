@@ -3,6 +3,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { onTestFinished } from 'vitest';
 import { BIN, FIXTURES, git, gitdir, gitEnv, run, writeFiles, type RunResult } from './repo.js';
 
 // One liveness test for every e2e helper: the zombie-aware one (a killed runner not yet reaped counts as gone).
@@ -54,6 +55,15 @@ export function startRalph(dir: string, args: string[], env: NodeJS.ProcessEnv =
   child.stdout!.on('data', (d) => (stdout += d));
   child.stderr!.on('data', (d) => (stderr += d));
   const done = new Promise<RunResult>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  // A test that fails before it stops its loop must not leave the runner (and its agent) going on in a temp folder
+  // being deleted: SIGTERM makes the runner stop its agent group and save its state; SIGKILL if it does not.
+  onTestFinished(async () => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    await done;
+    clearTimeout(killer);
+  });
   return { child, done };
 }
 

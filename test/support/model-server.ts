@@ -86,7 +86,10 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
   const onUnknown = options.onUnknown ?? ((r) => process.stderr.write(`model-server: unknown request ${r.method} ${r.url}\n`));
 
   const server = http.createServer(async (req, res) => {
-    const raw = await readBody(req);
+    // A CLI killed mid-request (iteration timeout, Ctrl-C, a test's SIGKILL) aborts its upload: there is no one
+    // left to answer, and a rejection here would be an unhandled error that fails the whole run.
+    const raw = await readBody(req).catch(() => null);
+    if (raw === null) return void res.destroy();
     const body = parseJson(raw);
     const pathname = (req.url ?? '/').split('?')[0];
     const record: RecordedRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, kind: 'other' };

@@ -47,6 +47,10 @@ describe('renderCheckFailure', () => {
   ])('%j → %s', (r, text) => {
     expect(renderCheckFailure(check(r), 10_000)).toBe(text);
   });
+
+  it('names a timeout under a second in milliseconds', () => {
+    expect(renderCheckFailure(check({ exitCode: null, timedOut: true, signal: 'SIGTERM' }), 300)).toBe('check `npm test` timed out after 300ms and was killed');
+  });
 });
 
 describe('renderOutOfOrder', () => {
