@@ -46,13 +46,8 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
     let timedOut = false;
     let aborted = false;
     let settled = false;
-    let killTimer: NodeJS.Timeout | undefined;
 
-    const killGroup = () => {
-      signalGroup(child.pid, 'SIGTERM');
-      killTimer = setTimeout(() => signalGroup(child.pid, 'SIGKILL'), KILL_GRACE_MS);
-      killTimer.unref();
-    };
+    const killGroup = () => stopGroup(child.pid);
     const timer = setTimeout(() => {
       timedOut = true;
       killGroup();
@@ -68,10 +63,9 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
-      if (killTimer && !timedOut && !aborted) clearTimeout(killTimer);
       req.signal?.removeEventListener('abort', onAbort);
       // Whatever the agent left running in its group (a dev server, a watcher) must not outlive the iteration.
-      signalGroup(child.pid, 'SIGTERM');
+      stopGroup(child.pid);
       if (partial) req.onStdoutLine?.(partial);
       child.stdout?.destroy();
       child.stderr?.destroy();
@@ -100,6 +94,30 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
       setTimeout(() => finish(code, sig), DRAIN_MS).unref();
     });
   });
+}
+
+// Groups sent SIGTERM whose SIGKILL is still pending. The timers do not keep the runner alive, so a runner that
+// exits first (the last iteration) sends those SIGKILLs on its way out.
+const pendingKills = new Map<number, NodeJS.Timeout>();
+let exitHookSet = false;
+
+/** SIGTERM to a group now, SIGKILL after the grace period: a process that ignores SIGTERM does not survive. */
+export function stopGroup(pid: number | undefined): void {
+  if (!pid) return;
+  signalGroup(pid, 'SIGTERM');
+  if (pendingKills.has(pid)) return;
+  if (!exitHookSet) {
+    exitHookSet = true;
+    process.once('exit', () => {
+      for (const group of pendingKills.keys()) signalGroup(group, 'SIGKILL');
+    });
+  }
+  const timer = setTimeout(() => {
+    pendingKills.delete(pid);
+    signalGroup(pid, 'SIGKILL');
+  }, KILL_GRACE_MS);
+  timer.unref();
+  pendingKills.set(pid, timer);
 }
 
 /** Signal a whole process group; a group that is already gone is fine. */
