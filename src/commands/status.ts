@@ -1,7 +1,9 @@
 import type { Command } from 'commander';
 import { logger } from '../logger.js';
 import { resolveGitRoot } from '../util/cwd.js';
-import { readLoopSummaries, renderLoopTable } from '../engine/loops.js';
+import { RalphkitError } from '../errors.js';
+import { LoopExit } from '../engine/contracts.js';
+import { readLoopSummariesOrRefuse, renderLoopTable, type LoopSummary } from '../engine/loops.js';
 
 export function register(program: Command): void {
   program
@@ -11,7 +13,13 @@ export function register(program: Command): void {
     .option('--cwd <dir>', 'the repository (default: the current directory)')
     .action(async (opts: { json?: boolean; cwd?: string }) => {
       const repoRoot = await resolveGitRoot(opts.cwd ?? process.cwd());
-      const loops = readLoopSummaries(repoRoot);
+      let loops: LoopSummary[];
+      try {
+        loops = readLoopSummariesOrRefuse(repoRoot);
+      } catch (err) {
+        if (err instanceof LoopExit) throw new RalphkitError(err.message, { exitCode: err.code, hint: err.hint });
+        throw err;
+      }
       logger.out(opts.json ? JSON.stringify({ loops }, null, 2) : renderLoopTable(loops));
     });
 }

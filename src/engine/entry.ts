@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { LoopExit } from './contracts.js';
 import { runRalph, type RunIo } from './run.js';
 import { resolveRepoRoot } from './git.js';
-import { cancelLoop, renderCancelResult, readLoopSummaries, renderLoopTable, waitForLoopEnd } from './loops.js';
+import { cancelLoop, renderCancelResult, readLoopSummariesOrRefuse, renderLoopTable, waitForLoopEnd } from './loops.js';
 
 export async function runEngine(argv: string[], io: RunIo): Promise<number> {
   const [first, ...rest] = argv;
@@ -20,7 +20,7 @@ export async function runEngine(argv: string[], io: RunIo): Promise<number> {
 
 async function statusCommand(argv: string[], io: RunIo): Promise<number> {
   const { values } = parseSub(argv, { json: { type: 'boolean' } }, 0);
-  const loops = readLoopSummaries(await resolveRepoRoot(io.cwd));
+  const loops = readLoopSummariesOrRefuse(await resolveRepoRoot(io.cwd));
   io.stdout(values.json ? `${JSON.stringify({ loops }, null, 2)}\n` : renderLoopTable(loops));
   return 0;
 }

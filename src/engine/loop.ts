@@ -37,7 +37,7 @@ export interface LoopDeps {
   transientReason(result: AgentResult): string | null;
   budget: Pick<BudgetGate, 'beforeIteration'>;
   saveState(state: LoopState): void;
-  /** Upkeep before each agent run (progress.txt compaction). */
+  /** Upkeep before each agent run (progress.txt compaction, committing an edited prompt). */
   beforeAgent?(iteration: number): Promise<void>;
 }
 

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LoopExit } from './contracts.js';
 import { signalGroup } from './agent-process.js';
-import { isLive, isAlive, loopDir, readAllStates, readState, writeStateFile, cancelMarker, runsDir, showPath, statePath, type LoopState } from './runs.js';
+import { isLive, isAlive, loopDir, readAllStates, readLoopStates, readState, writeStateFile, cancelMarker, runsDir, showPath, statePath, type LoopState } from './runs.js';
 import { describeError } from './verify-write.js';
 import { readLedger, summariseLedger } from './ledger.js';
 
@@ -32,8 +32,30 @@ export interface LoopSummary {
   message?: string;
 }
 
+/** The loops as the dashboard shows them; a ralph/.runs/ that cannot be read shows as none (the page must go on). */
 export function readLoopSummaries(repoRoot: string): LoopSummary[] {
   return readAllStates(repoRoot).map((s) => summarise(repoRoot, s));
+}
+
+/**
+ * The loops for `status`, which must not answer "no loops yet" about a folder it could not read: a ralph/.runs/
+ * that exists but cannot be listed refuses (exit 2), naming the folder and the OS error.
+ */
+export function readLoopSummariesOrRefuse(repoRoot: string): LoopSummary[] {
+  let states: LoopState[];
+  try {
+    states = readLoopStates(repoRoot);
+  } catch (err) {
+    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    const folder = showPath(repoRoot, runsDir(repoRoot));
+    throw new LoopExit(2, `could not read ${folder}/ (${describeError(err as Error)}), so the loops cannot be listed`, renderUnreadableRunsHint(folder, (err as NodeJS.ErrnoException).code!));
+  }
+  return states.map((s) => summarise(repoRoot, s));
+}
+
+function renderUnreadableRunsHint(folder: string, code: string): string {
+  if (code === 'ENOTDIR') return `${folder} (or a folder above it) is a file, not a folder: move the file away (the next loop creates the folder), then run status again`;
+  return `run status as the user who started the loops, or make ${folder}/ readable for this user (chmod u+rx ${folder}), then run it again`;
 }
 
 // state.json is read as written, possibly by hand or by an older runner: every field is checked before use.

@@ -63,8 +63,11 @@ export function isStartFile(paths: RunPaths, rel: string): boolean {
   return rel === own(paths.prd) || rel === own(paths.progress) || rel === own(paths.prompt) || rel.startsWith(`${own(path.join(path.dirname(paths.prd), 'archive'))}/`);
 }
 
-/** The prompt's text when it lives in the repository and differs from HEAD (edited, or never committed); else null. */
-async function readEditedPrompt(paths: RunPaths): Promise<string | null> {
+/**
+ * The prompt's text when it lives in the repository and differs from HEAD (edited, or never committed); else null.
+ * Read at start and again before every agent run (run-deps.ts), because owners steer a running loop by editing it.
+ */
+export async function readEditedPrompt(paths: RunPaths): Promise<string | null> {
   const promptRel = rel(paths.repoRoot, paths.prompt);
   if (promptRel.startsWith('../') || path.isAbsolute(promptRel)) return null;
   const text = readOrNull(paths.prompt);
@@ -126,10 +129,26 @@ async function writeStartFiles(run: LockedRun, started: StartFiles, oldBranch: s
   }
   if (started.editedPrompt !== null) {
     if (readOrNull(paths.prompt) !== started.editedPrompt) atomicWriteFileSync(paths.prompt, started.editedPrompt);
-    parts.push(`commit the edits to ${rel(paths.repoRoot, paths.prompt)}`);
-    emit({ type: 'info', message: `${rel(paths.repoRoot, paths.prompt)} has uncommitted edits: the runner commits them before the first iteration, so they are not taken for the agent's work` });
+    if (!(await isIgnored(paths.repoRoot, paths.prompt))) {
+      parts.push(renderPromptCommitPart(paths));
+      emit({ type: 'info', message: renderPromptEditNote(paths, 'the first iteration') });
+    }
   }
   return parts;
+}
+
+/** A file git ignores (and does not track) is nobody's uncommitted work and is never committed. */
+export async function isIgnored(repoRoot: string, file: string): Promise<boolean> {
+  return (await runGit(repoRoot, ['check-ignore', '-q', '--', rel(repoRoot, file)])).code === 0;
+}
+
+/** The runner's commit of the owner's prompt edits, at start and between iterations: `chore(ralph): <this>`. */
+export function renderPromptCommitPart(paths: RunPaths): string {
+  return `commit the edits to ${rel(paths.repoRoot, paths.prompt)}`;
+}
+
+export function renderPromptEditNote(paths: RunPaths, before: string): string {
+  return `${rel(paths.repoRoot, paths.prompt)} has uncommitted edits: the runner commits them before ${before}, so they are not taken for the agent's work`;
 }
 
 /** Commits the plan, log and archive files that differ from HEAD: the runner's writes and what the user left uncommitted. */

@@ -11,6 +11,7 @@ import type { LoopConfig, LoopDeps } from './loop.js';
 import { atomicWriteFileSync } from '../util/atomic.js';
 import { realClock } from './clock.js';
 import { headSha } from './git.js';
+import { isIgnored, readEditedPrompt, renderPromptCommitPart, renderPromptEditNote } from './run-branch.js';
 import { loopDir, writeState, type LoopState } from './runs.js';
 import { planAgent } from './agents/index.js';
 import { applyCompaction } from './progress.js';
@@ -67,9 +68,10 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
     },
     detectRateLimit,
     transientReason,
-    async beforeAgent() {
+    async beforeAgent(iteration) {
       const moved = guardWrite(paths.progress, paths.repoRoot, () => applyCompaction(paths.progress, new Date()), 'progress.txt could not be compacted');
       if (moved) await commitOwn(run, [moved, paths.progress], 'chore(ralph): compact progress.txt', `progress.txt compacted; older entries moved to ${path.relative(paths.repoRoot, moved)}`);
+      await commitPromptEdits(run, iteration);
     },
     async runAgent(iteration, signal) {
       const prompt = renderPathNote(paths) + readFileSync(paths.prompt, 'utf8');
@@ -122,6 +124,17 @@ function realOrSelf(p: string): string {
   } catch {
     return p;
   }
+}
+
+/**
+ * Owners steer a running loop by editing the prompt; left uncommitted, that edit would reject the next claim as
+ * uncommitted work, or be swept into the agent's own commit. Committed here, before HEAD is read for the
+ * iteration, so it never counts as the agent's progress. A prompt git ignores has nothing to commit.
+ */
+async function commitPromptEdits(run: LockedRun, iteration: number): Promise<void> {
+  const { paths } = run;
+  if ((await readEditedPrompt(paths)) === null || (await isIgnored(paths.repoRoot, paths.prompt))) return;
+  await commitOwn(run, [paths.prompt], `chore(ralph): ${renderPromptCommitPart(paths)}`, renderPromptEditNote(paths, `iteration ${iteration}`));
 }
 
 export async function commitOwn(run: LockedRun, files: string[], message: string, note?: string): Promise<void> {

@@ -116,13 +116,27 @@ export function readState(repoRoot: string, id: string): LoopState | null {
   }
 }
 
-/** Every loop with a readable state.json, newest first. */
+/** Every loop with a readable state.json, newest first; none when ralph/.runs/ is missing or cannot be listed. */
 export function readAllStates(repoRoot: string): LoopState[] {
+  try {
+    return readLoopStates(repoRoot);
+  } catch (err) {
+    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    return [];
+  }
+}
+
+/**
+ * readAllStates for callers that must not mistake "cannot tell" for "no loops": a ralph/.runs/ that exists but
+ * cannot be listed (not a folder, no read permission) throws its file-system error. Missing is no loops.
+ */
+export function readLoopStates(repoRoot: string): LoopState[] {
   let names: string[];
   try {
     names = readdirSync(runsDir(repoRoot));
-  } catch {
-    return [];
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
   }
   return names
     .filter((n) => n !== 'locks')

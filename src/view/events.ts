@@ -2,7 +2,7 @@
 // then whichever of them changed after every change on disk.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readLoopsSnapshot, readPrdSnapshot, readProgressSnapshot, type LoopsSnapshot, type ViewPaths } from './snapshot.js';
-import { isAlive } from '../engine/runs.js';
+import { isAlive, readState } from '../engine/runs.js';
 
 export type EventKind = 'prd' | 'progress' | 'loops';
 
@@ -26,11 +26,11 @@ export function createEventHub(paths: ViewPaths, headers: Record<string, string>
     loops: () => readLoopsSnapshot(paths),
   };
   const last = new Map<EventKind, string>();
-  let runningPids: number[] = [];
+  let running: RunnerProcess[] = [];
 
   const read = (kind: EventKind): string => {
     const value = readers[kind]();
-    if (kind === 'loops') runningPids = (value as LoopsSnapshot).loops.filter((l) => l.alive).map((l) => l.pid!);
+    if (kind === 'loops') running = readRunnerProcesses(paths, value as LoopsSnapshot);
     return JSON.stringify(value);
   };
   const current = (kind: EventKind): string => last.get(kind) ?? remember(kind, read(kind));
@@ -56,13 +56,31 @@ export function createEventHub(paths: ViewPaths, headers: Record<string, string>
         for (const res of clients) res.write(renderEvent(kind, json));
       }
     },
-    aliveSignature: () => runningPids.map((pid) => (isAlive(pid) ? pid : `-${pid}`)).join(','),
+    aliveSignature: () => running.map(({ pid, start }) => (isAlive(pid, start) ? pid : `-${pid}`)).join(','),
     close() {
       clearInterval(heartbeat);
       for (const res of clients) res.end();
       clients.clear();
     },
   };
+}
+
+interface RunnerProcess {
+  pid: number;
+  /** When the runner started, as its state.json recorded it (undefined: older runners, no /proc). */
+  start?: number;
+}
+
+/**
+ * The runners of the loops shown alive, with their recorded start, so a runner killed with -9 whose pid the OS
+ * handed to another process turns "dead" on the page too. The page's loop records leave the start out; it is
+ * read from state.json for these few loops only, when the loops are re-read, never on the poll itself.
+ */
+function readRunnerProcesses(paths: ViewPaths, snapshot: LoopsSnapshot): RunnerProcess[] {
+  return snapshot.loops.filter((l) => l.alive && l.pid !== null).map((l) => {
+    const state = readState(paths.cwd, l.id);
+    return { pid: l.pid!, start: state?.pid === l.pid && typeof state.pidStart === 'number' ? state.pidStart : undefined };
+  });
 }
 
 /** JSON.stringify never emits a raw newline, so one data line carries the whole value. */
