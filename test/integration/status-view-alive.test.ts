@@ -47,13 +47,21 @@ function runningLoop(repo: string): ChildProcess & { pid: number } {
  */
 async function killAndReusePid(runner: ChildProcess & { pid: number }): Promise<void> {
   const pid = runner.pid;
+  // Start times count clock ticks (10 ms): a pid reused within the runner's own tick would look like the runner.
+  // Real reuse needs the pid space to wrap first, so it never happens that fast; the test must not either.
+  const recorded = procStart(pid);
+  await new Promise((resolve) => setTimeout(resolve, 50));
   const exited = new Promise((resolve) => runner.once('exit', resolve));
   runner.kill('SIGKILL');
   await exited;
   for (let attempt = 0; attempt < 50; attempt++) {
     writeFileSync(NEXT_PID, String(pid - 1));
     const other = sleeper();
-    if (other.pid === pid || existsSync(`/proc/${pid}`)) return;
+    if (other.pid === pid || existsSync(`/proc/${pid}`)) {
+      // 50 ms after the runner started, its successor cannot share its start tick; say so loudly if it ever did.
+      if (existsSync(`/proc/${pid}`) && procStart(pid) === recorded) throw new Error(`pid ${pid} was reused within the runner's clock tick`);
+      return;
+    }
     other.kill('SIGKILL');
   }
   throw new Error(`pid ${pid} was not reused in 50 attempts`);
