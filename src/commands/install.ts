@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import { runInstall } from '../install/run.js';
 import { askAtTerminal, printResult, withJsonErrors } from '../install/report.js';
 import { logger } from '../logger.js';
-import { parseAgents } from '../skills/agents.js';
+import { parseAgents, type AgentName } from '../skills/agents.js';
 import { terminalCanPrompt } from '../util/prompt.js';
 import { topFolders } from '../util/top-folders.js';
 
@@ -52,6 +52,7 @@ What happens to each file:
   create      missing: written
   identical   already the same: left alone
   upgrade     unchanged since ralphkit installed it, and there is a new version: replaced
+  fix-mode    up to date but no longer executable (ralph/ralph.sh): made executable again
   keep        you edited it, nothing new from ralphkit: left alone
   conflict    you edited it, and there is a new version: nothing at all is written (exit 2)
               unless you answer the prompt or pass --force
@@ -91,18 +92,22 @@ export function register(program: Command): void {
       );
       printResult(result, { command: 'install', json: flags.json });
       if (!flags.json && result.status === 'written' && result.plan.items.some((i) => i.path === 'ralph/ralph.sh' && i.action === 'create')) {
-        printNextSteps(flags.skills, result.plan.items.map((i) => i.path));
+        printNextSteps(flags.skills ? parseAgents(flags.agent) : [], result.plan.items.map((i) => i.path));
       }
     });
 }
 
-function printNextSteps(skills: boolean, written: string[]): void {
-  const plan = skills
-    ? 'in Claude Code, ask for a PRD ("use the prd skill"), then turn it into ralph/prd.json ("use the ralph skill")'
+// Skills only in .agents/skills mean the user works in Codex (or another agent reading that layout), not Claude Code.
+function printNextSteps(skillAgents: readonly AgentName[], written: string[]): void {
+  const codex = skillAgents.length > 0 && !skillAgents.includes('claude');
+  const where = codex ? 'in Codex (or another agent that reads .agents/skills)' : 'in Claude Code';
+  const plan = skillAgents.length
+    ? `${where}, ask for a PRD ("use the prd skill"), then turn it into ralph/prd.json ("use the ralph skill")`
     : 'write your plan into ralph/prd.json (the installed one is an example)';
+  const start = codex ? './ralph/ralph.sh --agent codex 10' : './ralph/ralph.sh 10';
   // The loop refuses to start with uncommitted work, so name every top folder install wrote.
   logger.out(
     `\nNext:\n  1. ${plan}\n  2. npx ralphkit validate\n  3. git add ${topFolders(written).join(' ')} && git commit -m "Add the Ralph loop"` +
-      `      (with your PRD; the loop starts from a clean tree)\n  4. ./ralph/ralph.sh 10`,
+      `      (with your PRD; the loop starts from a clean tree)\n  4. ${start}`,
   );
 }

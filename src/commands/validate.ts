@@ -4,7 +4,7 @@ import { ExitError, EXIT, RalphkitError } from '../errors.js';
 import { logger } from '../logger.js';
 import { runValidate, type ValidateResult } from '../prd/run-validate.js';
 import { formatPrdProblem } from '../prd/validate.js';
-import { resolveCwdFolder } from '../util/cwd.js';
+import { resolveCwdFolder, resolvePlanRoot } from '../util/cwd.js';
 
 interface ValidateCommandOptions {
   cwd?: string;
@@ -17,8 +17,8 @@ export function register(program: Command): void {
   program
     .command('validate')
     .description('check a prd.json plan and list every problem in it')
-    .argument('[file]', 'the plan to check, relative to --cwd', 'ralph/prd.json')
-    .option('--cwd <dir>', 'the folder the file is relative to (default: the current folder)')
+    .argument('[file]', 'the plan to check, relative to --cwd; a folder means its ralph/prd.json or prd.json (default: ralph/prd.json at the top of the git repository)')
+    .option('--cwd <dir>', 'the folder the file is relative to, and where the repository is looked for (default: the current folder)')
     .option('--json', 'print one JSON document {file, valid, problems} on stdout')
     .addHelpText(
       'after',
@@ -27,9 +27,11 @@ Problems go to stdout, one per line, as file:line:col: message (the form editors
 and CI annotate); the count and a hint go to stderr. A valid plan prints a summary.
 Exit codes: 0 valid, 2 invalid or missing, 1 unexpected error.`,
     )
-    .action((file: string, opts: ValidateCommandOptions) => {
+    .action(async (file: string | undefined, opts: ValidateCommandOptions) => {
       if (opts.cwd !== undefined) resolveCwdFolder(opts.cwd);
-      const result = runValidate({ cwd: opts.cwd, file });
+      // A named file is where the user points from here; the default plan is the repository's, as the loop reads it.
+      const cwd = file === undefined ? await resolvePlanRoot(opts.cwd ?? process.cwd()) : opts.cwd;
+      const result = runValidate({ cwd, file });
       if (opts.json) printJson(result);
       else printText(result);
     });

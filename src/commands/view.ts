@@ -1,10 +1,11 @@
 // `ralphkit view`: starts the dashboard server and keeps it running until Ctrl-C.
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { InvalidArgumentError, type Command } from 'commander';
 import { logger, color } from '../logger.js';
 import { DEFAULT_HOST, DEFAULT_PORT, startViewServer, type ViewServer } from '../view/server.js';
-import { resolveCwdFolder } from '../util/cwd.js';
+import { resolveCwdFolder, resolvePlanRoot } from '../util/cwd.js';
 
 interface ViewCommandOptions {
   port: number;
@@ -20,13 +21,16 @@ export function register(program: Command): void {
     .description('open a live dashboard of the plan, the progress log and the loops')
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, DEFAULT_PORT)
     .option('--host <host>', 'address to bind; anything but 127.0.0.1 exposes the plan to your network', DEFAULT_HOST)
-    .option('--cwd <dir>', 'the repository to show (default: the current folder)')
-    .option('--prd <file>', 'the plan, relative to --cwd', 'ralph/prd.json')
+    .option('--cwd <dir>', 'a folder of the repository to show (default: the current folder)')
+    .option('--prd <file>', 'the plan, relative to --cwd (default: ralph/prd.json at the top of the git repository)')
     .option('--open', 'open the dashboard in the default browser')
     .action(async (opts: ViewCommandOptions) => {
       // A dashboard of a folder that is not there would wait forever for a plan that cannot appear.
-      const cwd = resolveCwdFolder(opts.cwd ?? process.cwd());
-      const server = await startViewServer({ cwd, prd: opts.prd, port: opts.port, host: opts.host });
+      const folder = resolveCwdFolder(opts.cwd ?? process.cwd());
+      // The repository's ralph/ as the loop writes it, from any subfolder; a plan named with --prd is where the user points.
+      const cwd = await resolvePlanRoot(folder);
+      const prd = opts.prd === undefined ? undefined : path.resolve(folder, opts.prd);
+      const server = await startViewServer({ cwd, prd, port: opts.port, host: opts.host });
       printStarted(server, opts);
       if (opts.open) openBrowser(server.url);
       await untilInterrupted();

@@ -24,7 +24,8 @@ export interface ApplyResult {
   cleanedTempFiles: string[];
 }
 
-const WRITES = new Set(['create', 'upgrade', 'overwrite']);
+// fix-mode rewrites the same bytes: the atomic write is what sets the mode, on every platform alike.
+const WRITES = new Set(['create', 'upgrade', 'fix-mode', 'overwrite']);
 
 export async function applyInstall(input: ApplyInput): Promise<ApplyResult> {
   const { plan, real } = input;

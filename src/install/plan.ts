@@ -54,7 +54,7 @@ export function planFile(file: PlannedFile, onDisk: string | undefined, baseline
   if (onDisk === undefined) return item('create', file.class === 'state' ? 'new (state: yours from now on)' : 'new');
   if (file.class === 'state') return item('skip-state', 'state file: yours, never touched');
   if (onDisk === file.sha256) {
-    return options.notExecutable?.has(file.path) ? item('upgrade', 'up to date, but not executable: its mode is restored') : item('identical', 'up to date');
+    return options.notExecutable?.has(file.path) ? item('fix-mode', 'up to date, but not executable: made executable again') : item('identical', 'up to date');
   }
   if (onDisk === baseline) return item('upgrade', 'unchanged since installed; new version');
   const edited = baseline === undefined ? 'not installed by ralphkit' : 'edited since installed';
@@ -74,7 +74,7 @@ function planManifest(previous: Manifest | undefined, files: readonly PlannedFil
   items.forEach((item, i) => {
     const file = files[i];
     if (file.class !== 'managed') return;
-    if (['create', 'identical', 'upgrade', 'overwrite'].includes(item.action)) entries[file.path] = { sha256: file.sha256, source: file.source };
+    if (['create', 'identical', 'upgrade', 'fix-mode', 'overwrite'].includes(item.action)) entries[file.path] = { sha256: file.sha256, source: file.source };
   });
   const sorted = Object.fromEntries(Object.keys(entries).sort().map((k) => [k, entries[k]]));
   return { ralphkit: version, files: sorted };

@@ -6,6 +6,7 @@ import { conflictsOf } from './plan.js';
 const ACTION_COLOR: Record<PlanItem['action'], (s: string) => string> = {
   create: color.success,
   upgrade: color.info,
+  'fix-mode': color.info,
   overwrite: color.warn,
   conflict: color.error,
   keep: color.warn,

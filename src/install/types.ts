@@ -5,7 +5,7 @@ export type FileClass = 'managed' | 'state';
 /** Who put a managed file there: ralphkit's own templates, or `ralphkit skill add` from the user's file. */
 export type FileSource = 'ralphkit' | 'user';
 
-export type Action = 'create' | 'identical' | 'upgrade' | 'keep' | 'conflict' | 'overwrite' | 'skip-state';
+export type Action = 'create' | 'identical' | 'upgrade' | 'fix-mode' | 'keep' | 'conflict' | 'overwrite' | 'skip-state';
 
 /** One file ralphkit wants in the repository. */
 export interface IncomingFile {

@@ -1,5 +1,5 @@
 // `ralphkit validate` without the printing: reads the plan from disk and validates it.
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { PrdProblem } from './types.js';
 import { validatePrdText } from './validate.js';
@@ -10,7 +10,7 @@ export const DEFAULT_PRD = path.join('ralph', 'prd.json');
 export interface ValidateOptions {
   /** The directory `file` is resolved against (default: the current directory). */
   cwd?: string;
-  /** The plan to check (default `ralph/prd.json`); a directory means its `prd.json`. */
+  /** The plan to check (default `ralph/prd.json`); a directory means its `ralph/prd.json`, else its `prd.json`. */
   file?: string;
 }
 
@@ -29,8 +29,12 @@ export interface ValidateResult {
 }
 
 export function runValidate(options: ValidateOptions = {}): ValidateResult {
-  const absolute = resolvePlanPath(path.resolve(options.cwd ?? '.'), options.file ?? DEFAULT_PRD);
+  const { absolute, folder } = resolvePlanPath(path.resolve(options.cwd ?? '.'), options.file ?? DEFAULT_PRD);
   const file = displayPath(absolute);
+  if (folder) {
+    const message = `a folder with neither ${DEFAULT_PRD} nor prd.json in it; validate wants the plan file (a prd.json)`;
+    return { file, valid: false, unreadable: true, problems: [{ file, message, code: 'unreadable' }] };
+  }
   let text: string;
   try {
     text = readFileSync(absolute, 'utf8');
@@ -45,14 +49,22 @@ export function runValidate(options: ValidateOptions = {}): ValidateResult {
   return { file, valid: true, unreadable: false, problems, stories: prd.userStories.length, passing, hasChecks };
 }
 
-function resolvePlanPath(cwd: string, file: string): string {
+// A folder is where a plan lives, not a plan: ralphkit's layout first, then the original Ralph's prd.json beside it.
+const PLANS_IN_FOLDER = [DEFAULT_PRD, 'prd.json'];
+
+function resolvePlanPath(cwd: string, file: string): { absolute: string; folder: boolean } {
   const absolute = path.resolve(cwd, file);
+  if (!isDirectory(absolute)) return { absolute, folder: false };
+  const found = PLANS_IN_FOLDER.map((name) => path.join(absolute, name)).find((candidate) => !isDirectory(candidate) && existsSync(candidate));
+  return found ? { absolute: found, folder: false } : { absolute, folder: true };
+}
+
+function isDirectory(file: string): boolean {
   try {
-    if (statSync(absolute).isDirectory()) return path.join(absolute, 'prd.json');
+    return statSync(file).isDirectory();
   } catch {
-    // Missing: reading it reports that.
+    return false; // Missing: reading it reports that.
   }
-  return absolute;
 }
 
 // Relative to where the user stands, so `file:line:col` is clickable in the terminal that printed it.

@@ -11,6 +11,10 @@ export interface FieldSpec {
   required?: boolean;
   /** A string that must not be empty, or a string array whose entries must not be. */
   nonEmpty?: boolean;
+  /** An array that needs at least one entry; the text says why, after "<field> is empty: ". */
+  needsItems?: string;
+  /** Said after "<field>[i] is empty: " for an empty entry (with `nonEmpty`). */
+  emptyItemHint?: string;
 }
 
 export const PLAN_FIELDS: FieldSpec[] = [
@@ -27,7 +31,15 @@ export const STORY_FIELDS: FieldSpec[] = [
   { key: 'id', type: 'string', required: true, nonEmpty: true },
   { key: 'title', type: 'string', required: true, nonEmpty: true },
   { key: 'description', type: 'string' },
-  { key: 'acceptanceCriteria', type: 'string[]', required: true },
+  // A story nobody can check is never done: not by the agent, the runner or a reviewer.
+  {
+    key: 'acceptanceCriteria',
+    type: 'string[]',
+    required: true,
+    nonEmpty: true,
+    needsItems: 'give the story at least one verifiable criterion',
+    emptyItemHint: 'write a verifiable criterion there or remove the entry',
+  },
   { key: 'priority', type: 'number', required: true },
   { key: 'passes', type: 'boolean', required: true },
   { key: 'notes', type: 'string' },
@@ -71,8 +83,9 @@ export function checkFields(obj: JsonObject, specs: FieldSpec[], place: Place, r
 }
 
 /** Why a field's value is wrong, without building any text on the common path where it is right. */
-function typeProblem(node: JsonNode, spec: FieldSpec): 'type' | 'finite' | 'empty' | 'items' | undefined {
+function typeProblem(node: JsonNode, spec: FieldSpec): 'type' | 'finite' | 'empty' | 'no-items' | 'items' | undefined {
   if (!hasType(node, spec.type)) return 'type';
+  if (spec.needsItems && node.kind === 'array' && node.items.length === 0) return 'no-items';
   if (node.kind === 'number' && !Number.isFinite(node.value)) return 'finite';
   if (spec.nonEmpty && node.kind === 'string' && String(node.value).trim() === '') return 'empty';
   if (spec.type === 'string[]' && (node as JsonArray).items.some((item) => itemProblem(item, spec))) return 'items';
@@ -90,11 +103,13 @@ function reportField(node: JsonNode, spec: FieldSpec, place: Place, report: Repo
   if (problem === 'type') report(node.offset, 'type', `${label} must be ${TYPE_NAME[spec.type]}, found ${describeNode(node)}`, path);
   if (problem === 'finite') report(node.offset, 'type', `${label} must be a finite number`, path);
   if (problem === 'empty') report(node.offset, 'empty', `${label} is empty`, path);
+  if (problem === 'no-items') report(node.offset, 'empty', `${label} is empty: ${spec.needsItems}`, path);
   if (problem !== 'items') return;
   (node as JsonArray).items.forEach((item, i) => {
     if (!itemProblem(item, spec)) return;
     const code = item.kind === 'string' ? 'empty' : 'type';
-    const message = code === 'empty' ? `${label}[${i}] is empty` : `${label}[${i}] must be a string, found ${describeNode(item)}`;
+    const empty = `${label}[${i}] is empty${spec.emptyItemHint ? `: ${spec.emptyItemHint}` : ''}`;
+    const message = code === 'empty' ? empty : `${label}[${i}] must be a string, found ${describeNode(item)}`;
     report(item.offset, code, message, `${path}[${i}]`);
   });
 }

@@ -33,3 +33,18 @@ export async function resolveGitRoot(cwd: string): Promise<string> {
     throw new RalphkitError(err.message, { exitCode: EXIT.refused, hint: err.hint });
   }
 }
+
+/**
+ * Where a command's default `ralph/` paths live: the top of the git repository around `cwd`, as the loop
+ * and `status` use, so a subfolder finds the plan. Outside a repository (or one git refuses) the folder
+ * itself, because reading a plan does not need git.
+ */
+export async function resolvePlanRoot(cwd: string): Promise<string> {
+  const folder = resolveCwdFolder(cwd);
+  try {
+    return await resolveRepoRoot(folder);
+  } catch (err) {
+    if (err instanceof LoopExit) return folder;
+    throw err;
+  }
+}

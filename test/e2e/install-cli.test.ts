@@ -276,6 +276,7 @@ describe('help', () => {
         create      missing: written
         identical   already the same: left alone
         upgrade     unchanged since ralphkit installed it, and there is a new version: replaced
+        fix-mode    up to date but no longer executable (ralph/ralph.sh): made executable again
         keep        you edited it, nothing new from ralphkit: left alone
         conflict    you edited it, and there is a new version: nothing at all is written (exit 2)
                     unless you answer the prompt or pass --force
@@ -311,5 +312,17 @@ describe('install: the next steps it prints', () => {
     await run('git', ['add', ...folders.split(' ')], { cwd: repo });
     await run('git', ['commit', '-qm', 'Add the Ralph loop'], { cwd: repo });
     expect((await run('git', ['status', '--porcelain'], { cwd: repo })).stdout).toBe('');
+  });
+
+  it.each([
+    [[], 'in Claude Code, ask for a PRD', './ralph/ralph.sh 10'],
+    [['--agent', 'claude,agents'], 'in Claude Code, ask for a PRD', './ralph/ralph.sh 10'],
+    [['--agent', 'agents'], 'in Codex (or another agent that reads .agents/skills), ask for a PRD', './ralph/ralph.sh --agent codex 10'],
+    [['--agent', 'agents', '--no-skills'], 'write your plan into ralph/prd.json', './ralph/ralph.sh 10'],
+  ])('with %j names the agent that has the skills, and starts the loop with it', async (flags, ask, start) => {
+    const r = await runCli(['install', '--yes', '--cwd', gitdir(), ...flags]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`  1. ${ask}`);
+    expect(r.stdout).toMatch(new RegExp(`^  4\\. ${start.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`, 'm'));
   });
 });

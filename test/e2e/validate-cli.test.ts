@@ -43,6 +43,27 @@ describe('ralphkit validate (built CLI)', () => {
     expect(r.stderr).toContain('hint: fix them, then run: npx ralphkit validate ralph/prd.json');
   });
 
+  it('refuses a story without criteria, or with an empty one, at file:line:col', async () => {
+    const text = JSON.stringify(
+      {
+        branchName: 'ralph/x',
+        userStories: [
+          { id: 'US-001', title: 'Nothing to check', acceptanceCriteria: [], priority: 1, passes: false },
+          { id: 'US-002', title: 'A blank one', acceptanceCriteria: ['Typecheck passes', ''], priority: 2, passes: false },
+        ],
+      },
+      null,
+      2,
+    );
+    const r = await runCli(['validate'], { cwd: withPlan(text) });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe(
+      'ralph/prd.json:7:29: userStories[0] (US-001): acceptanceCriteria is empty: give the story at least one verifiable criterion\n' +
+        'ralph/prd.json:16:9: userStories[1] (US-002): acceptanceCriteria[1] is empty: write a verifiable criterion there or remove the entry\n',
+    );
+    expect(r.stderr).toContain('error: 2 problems in ralph/prd.json');
+  });
+
   it('points at a JSON syntax error', async () => {
     const dir = testdir();
     writeFiles(dir, { 'plan.json': fixture('syntax-error.json') });

@@ -25,8 +25,8 @@ describe('install restores the runner when it is no longer executable', () => {
 
     const result = await install(repo, pkg);
     const item = result.plan.items.find((i) => i.path === 'ralph/ralph.sh')!;
-    expect(item.action).toBe('upgrade');
-    expect(item.reason).toMatch(/not executable/);
+    expect(item.action).toBe('fix-mode');
+    expect(item.reason).toBe('up to date, but not executable: made executable again');
     expect(result.written).toEqual(['ralph/ralph.sh']);
     expect(modeOf(repo, 'ralph/ralph.sh')).toBe(0o755);
     expect(read(repo, 'ralph/ralph.sh')).toBe(before);
@@ -39,7 +39,8 @@ describe('install restores the runner when it is no longer executable', () => {
     await install(repo, pkg);
     chmodSync(path.join(repo, 'ralph/ralph.sh'), 0o600);
     const result = await install(repo, pkg, { dryRun: true });
-    expect(result.plan.items.find((i) => i.path === 'ralph/ralph.sh')!.action).toBe('upgrade');
+    expect(result.plan.items.find((i) => i.path === 'ralph/ralph.sh')!.action).toBe('fix-mode');
+    expect(result.written).toEqual([]);
     expect(modeOf(repo, 'ralph/ralph.sh')).toBe(0o600);
   });
 
@@ -94,6 +95,16 @@ describe('install refuses to put an older release over a newer one', () => {
     const result = await install(repo, fakePackage({ 'package.json': older['package.json'] }));
     expect(result.exitCode).toBe(0);
     expect(result.plan.items.every((i) => i.action !== 'upgrade')).toBe(true);
+  });
+
+  it('an older ralphkit still makes the runner executable: same bytes, so nothing goes back', async () => {
+    const repo = fakeRepo();
+    await install(repo, fakePackage({ 'package.json': newer['package.json'] }));
+    chmodSync(path.join(repo, 'ralph/ralph.sh'), 0o644);
+    const result = await install(repo, fakePackage({ 'package.json': older['package.json'] }));
+    expect(result.exitCode).toBe(0);
+    expect(result.plan.items.find((i) => i.path === 'ralph/ralph.sh')!.action).toBe('fix-mode');
+    expect(modeOf(repo, 'ralph/ralph.sh')).toBe(0o755);
   });
 
   it('a newer ralphkit upgrades as before', async () => {
