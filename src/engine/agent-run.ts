@@ -5,6 +5,7 @@ import type { AgentResult } from './contracts.js';
 import { OutputReader, readGeminiJson, type AgentPlan } from './agents/index.js';
 import { runProcess, type ProcessResult } from './agent-process.js';
 import { guardWrite, renderWriteError } from './verify-write.js';
+import { readShellRefusal, renderFailureLines, renderShellRefusalExit } from './agents/failure.js';
 
 export interface AgentRunRequest {
   plan: AgentPlan;
@@ -42,6 +43,12 @@ export async function runAgentOnce(req: AgentRunRequest): Promise<AgentResult> {
   if (r.spawnError) log.stream.write(`\n[ralph] could not start the agent: ${r.spawnError}\n`);
   await log.close();
   start.rethrow();
+  const result = toResult(req, r, reader);
+  reportFailure(req, r, result);
+  return result;
+}
+
+function toResult(req: AgentRunRequest, r: ProcessResult, reader: OutputReader): AgentResult {
   return {
     exitCode: r.exitCode,
     signal: r.signal,
@@ -53,6 +60,19 @@ export async function runAgentOnce(req: AgentRunRequest): Promise<AgentResult> {
     ...(reader.rateLimit ? { rateLimit: reader.rateLimit } : {}),
     durationMs: r.durationMs,
   };
+}
+
+/**
+ * A failed run shows the tail of what the agent printed (as live lines, under its iteration) and where its log
+ * is, so a broken agent is visible without opening the log. A command the shell could not start ends the loop.
+ */
+function reportFailure(req: AgentRunRequest, r: ProcessResult, result: AgentResult): void {
+  // An agent stopped by the runner (Ctrl-C, cancel) did not fail.
+  if (r.aborted || (result.exitCode === 0 && !result.timedOut)) return;
+  const refusal = readShellRefusal(req.plan, result);
+  // RALPH_ITERATION is the runner's own contract with the agent, set for every run.
+  if (refusal) throw renderShellRefusalExit(req.plan, refusal, Number(req.env.RALPH_ITERATION ?? 1), req.logFile, req.cwd);
+  for (const line of renderFailureLines(result, req.logFile, req.cwd)) req.onTool(line);
 }
 
 /**

@@ -8,6 +8,7 @@ import { formatDuration } from './duration.js';
 import { realClock } from './clock.js';
 import { readUsageNow } from './edges.js';
 import { readStartDirty, renderStartDirtyHint } from './run-start.js';
+import { readAgentCheck, type AgentCheck } from './agents/check.js';
 
 export interface DryRunInput {
   options: RunOptions;
@@ -24,8 +25,10 @@ export async function printDryRun(input: DryRunInput): Promise<number> {
   // The pre-flight check before leaving a loop running should show what the real start would refuse.
   const dirty = await readStartDirty(paths);
   const uncommitted = dirty.map((e) => e.path);
+  const agentCheck = readAgentCheck(options.agent, options.agentCmd, paths.repoRoot, io.env);
   const report = {
     command: input.command,
+    agentCheck,
     cwd: paths.repoRoot,
     prd: path.relative(paths.repoRoot, paths.prd),
     prompt: path.relative(paths.repoRoot, paths.prompt),
@@ -51,6 +54,7 @@ function renderDryRun(r: Record<string, unknown>, hint: string): string {
   const usageText = r.usage === null ? 'not checked (no --max-usage)' : String(r.usage);
   return [
     `would run:        ${r.command}`,
+    ...renderAgentCheck(r.agentCheck as AgentCheck),
     `in:               ${r.cwd}`,
     `plan / prompt:    ${r.prd} / ${r.prompt}`,
     `max iterations:   ${r.maxIterations}`,
@@ -69,4 +73,10 @@ function renderTreeLines(dirty: string[], hint: string): string[] {
   if (!dirty.length) return ['working tree:     clean'];
   const shown = dirty.slice(0, 5).join(', ') + (dirty.length > 5 ? `, ... (${dirty.length} in all)` : '');
   return [`working tree:     the run would refuse to start: uncommitted ${shown}`, `                  ${hint}`];
+}
+
+function renderAgentCheck(check: AgentCheck): string[] {
+  if (check.found) return [`agent found:      ${check.found}`];
+  if (check.unchecked) return [`agent found:      not checked (${check.unchecked})`];
+  return [`agent found:      WARNING: ${check.warning}`, `                  hint: ${check.hint}`];
 }

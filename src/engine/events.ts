@@ -17,14 +17,18 @@ export type Emit = (event: LoopEvent) => void;
 const ISO = () => new Date().toISOString();
 
 export function createEmitter(json: boolean, out: (s: string) => void, err: (s: string) => void): Emit {
+  // --agent-cmd agents report no cost: "cost so far $0.0000" every iteration would read as a measured, free run.
+  let costReported = false;
   return (event) => {
+    if (event.type === 'agent-exit' && event.costUsd !== undefined) costReported = true;
     if (json) out(`${JSON.stringify({ time: ISO(), ...event })}\n`);
-    const line = renderHuman(event);
+    const line = renderHuman(event, costReported);
     if (line !== null) err(`${line}\n`);
   };
 }
 
-export function renderHuman(e: LoopEvent): string | null {
+/** `costReported`: an agent run of this loop reported a cost; the cost so far is shown only then (or when above 0, on resume). */
+export function renderHuman(e: LoopEvent, costReported = false): string | null {
   switch (e.type) {
     case 'start':
       return `ralph: loop ${e.loop} ${e.resumed ? 'resumed' : 'started'} · agent ${e.agent} · ${e.prd} · iterations ${e.firstIteration}..${e.maxIterations}\nralph: agent command: ${e.command}`;
@@ -46,7 +50,7 @@ export function renderHuman(e: LoopEvent): string | null {
       // verify.ts already logs each verdict and restored field as it decides them.
       return null;
     case 'iteration-end':
-      return `ralph: iteration ${e.iteration} done · ${e.newCommit ? 'new commit' : `no new commit (${e.noProgressStreak} in a row)`} · cost so far $${e.costUsd.toFixed(4)}`;
+      return `ralph: iteration ${e.iteration} done · ${e.newCommit ? 'new commit' : `no new commit (${e.noProgressStreak} in a row)`}${costReported || e.costUsd > 0 ? ` · cost so far $${e.costUsd.toFixed(4)}` : ''}`;
     case 'exit':
       return `ralph: ${e.message} (exit ${e.code})${e.stateError ? `\nralph: error: ${e.stateError}` : ''}${e.hint ? `\nralph: hint: ${e.hint}` : ''}`;
   }

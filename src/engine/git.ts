@@ -108,3 +108,25 @@ export async function readFileAt(cwd: string, rev: string, relPath: string): Pro
 export function readFileOnBranch(cwd: string, branch: string, relPath: string): Promise<string | null> {
   return readFileAt(cwd, `refs/heads/${branch}`, relPath);
 }
+
+/** True when commit `older` is reachable from `newer` (`git merge-base --is-ancestor`); false too when either is gone. */
+export async function isAncestor(cwd: string, older: string, newer: string): Promise<boolean> {
+  return (await runGit(cwd, ['merge-base', '--is-ancestor', older, newer])).code === 0;
+}
+
+/** The commit of every local branch, so commits made later can be told apart from those that already existed. */
+export async function readBranchTips(cwd: string): Promise<string[]> {
+  const r = await runGit(cwd, ['for-each-ref', '--format=%(objectname)', 'refs/heads']);
+  return r.code === 0 ? r.stdout.split('\n').filter(Boolean) : [];
+}
+
+/** `<short sha> <subject>` of the commits reachable from `rev` but from none of `tips` (newest first, at most `limit`). */
+export async function readCommitsSince(cwd: string, rev: string, tips: string[], limit = 20): Promise<string[]> {
+  const r = await runGit(cwd, ['log', `-n${limit}`, '--format=%h %s', rev, '--not', ...tips, '--']);
+  return r.code === 0 ? r.stdout.split('\n').filter(Boolean) : [];
+}
+
+/** Switches back to an existing branch; git refuses (and changes nothing) when the tree is in the way. */
+export async function switchToBranch(cwd: string, branch: string): Promise<GitResult> {
+  return runGit(cwd, ['checkout', '--quiet', branch, '--']);
+}

@@ -36,7 +36,8 @@ Verification:
   --verify-in-worktree        run the checks in a temporary git worktree at HEAD
 Output:
   --json                      one JSON event per line on stdout; human logs stay on stderr
-  --dry-run                   print the agent command, the limits and usage now, then exit 0
+  --dry-run                   print the agent command (warning when its program is not found),
+                              the limits and usage now, then exit 0
   -h, --help                  this help
 
 Durations: 500ms, 90s, 10m, 2h, 1h30m, or a number of seconds.

@@ -5,12 +5,22 @@ import { LoopExit, LOOP_EXIT, type AgentResult, type BudgetGate, type Clock, typ
 import { detectTag, type Tag } from './tags.js';
 import type { Emit } from './events.js';
 import type { LoopState } from './runs.js';
+import type { Prd } from '../prd/types.js';
 
 /** What the loop knows of an agent run once it has exited: all that is needed to finish its iteration without it. */
 export interface AgentRunRecord {
   headBefore: string | null;
   headAfter: string | null;
   tag: Tag | null;
+  /** Set when the agent committed on another branch: its claims, read before the runner switched back, are all rejected. */
+  offBranch?: { prdAfter: string; reason: string };
+}
+
+/** What the runner found in git after an agent run (run-deps.ts `inspectAgentGit`). */
+export interface AgentGitOutcome {
+  /** HEAD on the loop's branch, after switching back if the agent had left it. */
+  headAfter: string | null;
+  offBranch?: { prdAfter: string; reason: string };
 }
 
 export interface LoopDeps {
@@ -30,8 +40,21 @@ export interface LoopDeps {
    * work, as opposed to a commit whose only effect is flipping `passes` or adding a note.
    */
   committedWork(headBefore: string | null, headAfter: string | null): Promise<boolean>;
-  /** `headAfterAgent`: HEAD read right after the agent exited, handed on so verification need not read it again. */
-  verify(iteration: number, prdBefore: string, headAfterAgent: string | null): Promise<VerifyResult>;
+  /**
+   * `headAfterAgent`: HEAD read right after the agent exited, handed on so verification need not read it again.
+   * `offBranch`: the agent worked on another branch; every claim is rejected (verify.ts).
+   */
+  verify(iteration: number, prdBefore: string, headAfterAgent: string | null, offBranch?: AgentRunRecord['offBranch']): Promise<VerifyResult>;
+  /** The local branch tips before the agent runs, so commits it makes anywhere can be named afterwards. */
+  readBranchTips?(): Promise<string[]>;
+  /**
+   * After each agent run, before verification: brings the work tree back to the loop's branch if the agent left it,
+   * and ends the loop (LoopFailure, exit 1) when the agent rewrote the history the loop had verified.
+   */
+  inspectAgentGit?(iteration: number, headBefore: string | null, tipsBefore: string[]): Promise<AgentGitOutcome>;
+  /** A run killed at --iteration-timeout leaves a note in progress.txt and a trailer in its log for the next agent. */
+  recordTimeout?(iteration: number, result: AgentResult): void;
+
   detectRateLimit(text: string, now: Date): RateLimitHit | null;
   /** Why a run failed in a way worth repeating (at most 3 times), or null: ratelimit.ts `transientReason`. */
   transientReason(result: AgentResult): string | null;
@@ -92,14 +115,18 @@ async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps
   await deps.beforeAgent?.(iteration);
   const prdBefore = deps.prdBefore(iteration);
   const headBefore = await deps.headSha();
+  const tips = (await deps.readBranchTips?.()) ?? [];
   const result = await runAgentWithRetries(state, config, deps, iteration);
-  const headAfter = await deps.headSha();
   throwIfAborted(deps.signal);
   const tag = detectTag(result.finalMessage);
   deps.emit({ type: 'agent-exit', iteration, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, costUsd: result.costUsd, tag });
   if (result.timedOut) deps.emit({ type: 'warn', iteration, message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed` });
+  const git = deps.inspectAgentGit ? await deps.inspectAgentGit(iteration, headBefore, tips) : { headAfter: await deps.headSha() };
+  // After the git inspection, so the note lands on the loop's branch even if the agent had left it.
+  if (result.timedOut) deps.recordTimeout?.(iteration, result);
+  const headAfter = git.headAfter;
   // Saved before the checks start: if they are interrupted, the resumed loop finishes this iteration from here.
-  const ran: AgentRunRecord = { headBefore, headAfter, tag };
+  const ran: AgentRunRecord = { headBefore, headAfter, tag, ...(git.offBranch ? { offBranch: git.offBranch } : {}) };
   state.verifying = ran;
   deps.saveState(state);
   await settleIteration(state, config, deps, prdBefore, ran, headAfter);
@@ -122,7 +149,7 @@ export async function finishInterruptedIteration(state: LoopState, config: LoopC
 async function settleIteration(state: LoopState, config: LoopConfig, deps: LoopDeps, prdBefore: string, ran: AgentRunRecord, headNow: string | null): Promise<VerifyResult> {
   const { iteration } = state;
   // An interrupted verification throws LoopExit(130) here: the iteration stays not done, so a resume finishes it.
-  const verdict = await deps.verify(iteration, prdBefore, headNow);
+  const verdict = await deps.verify(iteration, prdBefore, headNow, ran.offBranch);
   deps.emit({ type: 'verify', iteration, verdicts: verdict.verdicts, restored: verdict.restored, allPass: verdict.allPass });
   const newCommit = ran.headAfter !== ran.headBefore;
   const progress = await judgeProgress(deps, verdict, newCommit, ran.headBefore, ran.headAfter);
@@ -146,11 +173,11 @@ async function judgeProgress(deps: LoopDeps, verdict: VerifyResult, newCommit: b
   if (!newCommit) return { made: false, why: 'no new commit' };
   if (verdict.verdicts.length) return { made: false, why: `every claim was rejected (${verdict.verdicts.map((v) => v.id).join(', ')})` };
   if (await deps.committedWork(headBefore, headAfter)) return { made: true, why: 'new work committed' };
-  return { made: false, why: 'its commits change only the plan and progress.txt' };
+  return { made: false, why: 'its commits change only the plan, progress.txt and the prompt' };
 }
 
 function decide(state: LoopState, config: LoopConfig, deps: LoopDeps, verdict: VerifyResult, tag: string | null): void {
-  if (verdict.allPass) throw new LoopExit(LOOP_EXIT.complete, 'all stories pass under verification');
+  if (verdict.allPass) throw new LoopExit(LOOP_EXIT.complete, renderAllPass(verdict.prd));
   if (tag === 'stuck') throw new LoopExit(LOOP_EXIT.stuck, 'the agent said it is STUCK', 'read ralph/progress.txt and the last iteration log, fix the blocker, then --resume-last');
   if (tag === 'complete') {
     const open = verdict.prd.userStories.filter((s) => !s.passes).map((s) => s.id);
@@ -158,9 +185,22 @@ function decide(state: LoopState, config: LoopConfig, deps: LoopDeps, verdict: V
   }
   if (overCost(state, config)) throw costExit(state, config);
   if (state.noProgressStreak >= config.noProgressLimit) {
-    throw new LoopExit(LOOP_EXIT.noProgress, `no progress: ${state.noProgressStreak} iterations in a row with no claim accepted and no new work committed`, 'read ralph/progress.txt and the iteration logs in ralph/.runs/, then adjust prompt.md or the plan');
+    throw new LoopExit(LOOP_EXIT.noProgress, `no progress: ${state.noProgressStreak} iteration${state.noProgressStreak === 1 ? '' : 's'} in a row with no claim accepted and no new work committed`, 'read ralph/progress.txt and the iteration logs in ralph/.runs/, then adjust prompt.md or the plan');
   }
   if (state.iteration >= config.maxIterations) throw maxIterationsExit(config);
+}
+
+/**
+ * The words for exit 0. A story no check covers was accepted on the agent's word (SPEC §6), so "under verification"
+ * would overstate it; how many such stories there are is a property of the plan.
+ */
+export function renderAllPass(prd: Prd): string {
+  const planChecks = (prd.checks ?? []).length > 0;
+  const unverified = prd.userStories.filter((s) => !planChecks && !(s.checks ?? []).length).length;
+  if (!unverified) return 'all stories pass under verification';
+  const verified = prd.userStories.length - unverified;
+  const word = `${unverified} unverified: accepted on the agent's word`;
+  return verified ? `all stories pass (${verified} under verification, ${word})` : `all stories pass (${word})`;
 }
 
 function maxIterationsExit(config: LoopConfig): LoopExit {

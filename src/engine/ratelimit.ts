@@ -132,6 +132,8 @@ export function transientReason(result: AgentResult): string | null {
   if (result.exitCode === 0) return null;
   const final = result.finalMessage.trim();
   if (/^API Error\b/.test(final)) return `the agent's API call failed: ${final.split('\n')[0].slice(0, 120)}`;
-  if (!final) return `the agent exited ${result.exitCode} with no output`;
-  return null;
+  if (final) return null;
+  // No exit code and no signal: the program never started (spawn failed); its error is on stderr.
+  if (result.exitCode === null) return 'the agent could not be started';
+  return result.stderr.trim() ? `the agent exited ${result.exitCode} without a final message` : `the agent exited ${result.exitCode} with no output`;
 }

@@ -1,24 +1,26 @@
 // The real edges of one locked run, handed to the loop (loop.ts): the agent process, git, verification,
 // the budget and state persistence, plus the runner's own commits.
-import { readFileSync, realpathSync } from 'node:fs';
+import { appendFileSync, closeSync, fstatSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { BudgetGate } from './contracts.js';
 import type { RunOptions } from './args.js';
 import type { Emit } from './events.js';
 import type { RunIo } from './run.js';
 import type { RunPaths } from './setup.js';
-import type { LoopConfig, LoopDeps } from './loop.js';
+import type { AgentGitOutcome, LoopConfig, LoopDeps } from './loop.js';
 import { atomicWriteFileSync } from '../util/atomic.js';
 import { realClock } from './clock.js';
-import { headSha } from './git.js';
+import { currentBranch, headSha, isAncestor, readBranchTips, readCommitsSince, switchToBranch } from './git.js';
+import { formatDuration } from './duration.js';
+import { renderOffBranchBlock, renderOffBranchReason, renderTimeoutBlock } from './verify-report.js';
 import { isIgnored, readEditedPrompt, renderPromptCommitPart, renderPromptEditNote } from './run-branch.js';
 import { loopDir, writeState, type LoopState } from './runs.js';
 import { planAgent } from './agents/index.js';
 import { applyCompaction } from './progress.js';
 import { runAgentOnce } from './agent-run.js';
 import { detectRateLimit, transientReason, verifyIteration } from './edges.js';
-import { commitRunnerFiles, readChangedPaths } from './verify-git.js';
-import { guardWrite } from './verify-write.js';
+import { commitRunnerFiles, readChangedPaths, readDirtyPaths } from './verify-git.js';
+import { describeError, guardWrite, LoopFailure } from './verify-write.js';
 
 export interface LockedRun {
   id: string;
@@ -63,7 +65,8 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
     async committedWork(headBefore, headAfter) {
       // A first commit ever is work; otherwise work is any changed path besides the plan and its progress log.
       if (headBefore === null || headAfter === null) return headAfter !== null;
-      const own = new Set([paths.prd, paths.progress].map((p) => path.relative(topLevel, realOrSelf(p)).split(path.sep).join('/')));
+      // The prompt too: an agent that only rewrites its own instructions has done no work (and is warned about).
+      const own = new Set([paths.prd, paths.progress, paths.prompt].map((p) => relToTop(topLevel, p)));
       return (await readChangedPaths(topLevel, headBefore, headAfter)).some((p) => !own.has(p));
     },
     detectRateLimit,
@@ -74,7 +77,7 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
       await commitPromptEdits(run, iteration);
     },
     async runAgent(iteration, signal) {
-      const prompt = renderPathNote(paths) + readFileSync(paths.prompt, 'utf8');
+      const prompt = renderPathNote(paths) + readPrompt(run, iteration);
       const plan = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt, runDir: dir, iteration, env: io.env });
       const env = { ...io.env, RALPH_LOOP_ID: state.id, RALPH_ITERATION: String(iteration), RALPH_PRD: paths.prd, RALPH_PROGRESS: paths.progress, RALPH_RUN_DIR: dir };
       const result = await runAgentOnce({
@@ -85,9 +88,23 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
       save(Object.assign(state, { agentPid: undefined }));
       return result;
     },
-    async verify(iteration, prdBefore, headAfterAgent) {
+    readBranchTips: () => readBranchTips(paths.repoRoot),
+    inspectAgentGit: (iteration, headBefore, tips) => inspectAgentGit(run, topLevel, iteration, headBefore, tips),
+    recordTimeout(iteration, result) {
+      const log = path.join(dir, `iteration-${iteration}.log`);
+      const output = readTail(log) ?? `${result.stdout}\n${result.stderr}`;
+      const timeout = formatDuration(options.iterationTimeoutMs);
+      const block = renderTimeoutBlock(new Date(), iteration, timeout, output);
+      guardWrite(paths.progress, paths.repoRoot, () => appendFileSync(paths.progress, block), 'the timeout note for the next iteration could not be written');
+      try {
+        appendFileSync(log, `\n[ralph] iteration ${iteration} timed out after ${timeout}; the agent and everything it started were killed\n`);
+      } catch {
+        /* the log is a record; progress.txt already carries the note */
+      }
+    },
+    async verify(iteration, prdBefore, headAfterAgent, offBranch) {
       return verifyIteration({
-        topLevel, headAfterAgent,
+        topLevel, headAfterAgent, offBranch,
         repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(dir, 'ledger.jsonl'),
         loopId: state.id, iteration, prdBefore, checkTimeoutMs: options.checkTimeoutMs, inWorktree: options.verifyInWorktree,
         log: (level, message) => emit({ type: level, iteration, message }),
@@ -116,6 +133,121 @@ function snapshotPrd(file: string, paths: RunPaths, iteration: number): string {
   // Without the snapshot a resumed iteration could not tell the agent's claims from the plan: stop rather than guess.
   guardWrite(file, paths.repoRoot, () => atomicWriteFileSync(file, JSON.stringify({ iteration, text })), 'the plan could not be saved before the agent ran');
   return text;
+}
+
+/** A path relative to the repository's top level, with forward slashes ("../x" when outside it). */
+function relToTop(topLevel: string, p: string): string {
+  return path.relative(topLevel, realOrSelf(p)).split(path.sep).join('/');
+}
+
+// An agent (or a reset it ran) can remove the prompt; that ends the loop with a message, not a Node stack.
+function readPrompt(run: LockedRun, iteration: number): string {
+  try {
+    return readFileSync(run.paths.prompt, 'utf8');
+  } catch (err) {
+    const rel = path.relative(run.paths.repoRoot, run.paths.prompt).split(path.sep).join('/');
+    throw new LoopFailure(
+      `could not read the prompt ${rel} (${describeError(err as Error)}) before iteration ${iteration}`,
+      `restore it (git checkout ${run.branch} -- ${rel}, or find it with git log --all -- ${rel}), commit it, then continue with: ./ralph/ralph.sh --resume-last`,
+    );
+  }
+}
+
+/** The last `bytes` of a file (an agent's log can be large), or null when it cannot be read. */
+function readTail(file: string, bytes = 64 * 1024): string | null {
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      const buf = Buffer.alloc(Math.min(size, bytes));
+      readSync(fd, buf, 0, buf.length, size - buf.length);
+      return buf.toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Git after an agent run, before its claims are judged (docs/engine.md): back to the loop's branch if the agent left
+ * it, a stop if it rewrote the history the loop had verified, a warning if its commits changed the prompt.
+ */
+async function inspectAgentGit(run: LockedRun, topLevel: string, iteration: number, headBefore: string | null, tips: string[]): Promise<AgentGitOutcome> {
+  const offBranch = await returnToBranch(run, topLevel, iteration, tips);
+  if (!offBranch && tips.length) await warnCommitsElsewhere(run, iteration, tips);
+  const headAfter = await headSha(run.paths.repoRoot);
+  await refuseRewrittenHistory(run, iteration, headBefore, headAfter);
+  await warnPromptCommits(run, topLevel, iteration, headBefore, headAfter);
+  return { headAfter, ...(offBranch ? { offBranch } : {}) };
+}
+
+/**
+ * An agent that checks out another branch would get its commits verified and accepted there, off the loop's
+ * branch. The runner switches back (never moving or deleting those commits) and rejects the iteration's claims,
+ * reading them from the plan as the agent left it. A tree git cannot switch over safely stops the loop instead.
+ */
+async function returnToBranch(run: LockedRun, topLevel: string, iteration: number, tips: string[]): Promise<AgentGitOutcome['offBranch']> {
+  const { repoRoot, prd, progress } = run.paths;
+  const now = await currentBranch(repoRoot);
+  if (now === run.branch) return undefined;
+  const head = await headSha(repoRoot);
+  const where = now ?? `a detached HEAD (${head?.slice(0, 7) ?? 'no commit'})`;
+  const commits = head ? await readCommitsSince(repoRoot, head, tips) : [];
+  const inspect = now ? `git log ${run.branch}..${now}` : `git log ${head}, and keep them with: git branch <name> ${head}`;
+  const made = commits.length ? `, and made ${commits.length} commit${commits.length === 1 ? '' : 's'} there: ${commits.join('; ')}` : ', and made no commit there';
+  run.emit({ type: 'warn', iteration, message: `the agent left the loop's branch: it switched from ${run.branch} to ${where}${made}` });
+  const prdAfter = readOrEmpty(prd);
+  const dirty = (await readDirtyPaths(topLevel)).filter((p) => !/(^|\/)\.runs(\/|$)/.test(p));
+  const stuck = (why: string) => new LoopFailure(
+    `iteration ${iteration}: the agent left ${run.branch} for ${where} and the runner cannot switch back: ${why}`,
+    `look at the work (git status; ${inspect}), commit or stash it, then git checkout ${run.branch} and continue with: ./ralph/ralph.sh --resume-last`,
+  );
+  if (dirty.length) throw stuck(`the working tree has uncommitted changes (${dirty.slice(0, 10).join(', ')})`);
+  const r = await switchToBranch(repoRoot, run.branch);
+  if (r.code !== 0) throw stuck(r.stderr.trim() || `git checkout exited ${r.code}`);
+  run.emit({ type: 'warn', iteration, message: `switched back to ${run.branch} and rejected this iteration's claims; the commits on ${where} were left as they are: inspect them with ${inspect}` });
+  const block = renderOffBranchBlock({ time: new Date(), iteration, branch: run.branch, where, commits });
+  guardWrite(progress, repoRoot, () => appendFileSync(progress, block), 'the note about the other branch could not be written');
+  return { prdAfter, reason: renderOffBranchReason(run.branch, where) };
+}
+
+/**
+ * A reset or rebase that drops the commit the iteration started from may delete verified work, and the ledger would
+ * then vouch for code that is gone. The runner never rewrites history back itself: it stops and says how.
+ */
+async function refuseRewrittenHistory(run: LockedRun, iteration: number, headBefore: string | null, headAfter: string | null): Promise<void> {
+  if (headBefore === null || headAfter === headBefore) return;
+  if (headAfter !== null && (await isAncestor(run.paths.repoRoot, headBefore, headAfter))) return;
+  const old = headBefore.slice(0, 7);
+  throw new LoopFailure(
+    `iteration ${iteration}: the agent rewrote the history of ${run.branch}: ${old} (HEAD before it ran) is no longer in it (HEAD is now ${headAfter?.slice(0, 7) ?? 'gone'}), so commits this loop verified may be gone; the loop stops rather than build on that`,
+    `compare: git log --oneline ${headAfter ? `${headAfter.slice(0, 7)}...${old}` : old} (or git reflog); to undo the rewrite: git reset --hard ${headBefore} (drops uncommitted changes); then continue with: ./ralph/ralph.sh --resume-last`,
+  );
+}
+
+/** An agent that committed on another branch and came back: nothing of it is on the loop's branch, but say so. */
+async function warnCommitsElsewhere(run: LockedRun, iteration: number, tips: string[]): Promise<void> {
+  const commits = await readCommitsSince(run.paths.repoRoot, '--branches', [...tips, `refs/heads/${run.branch}`]);
+  if (!commits.length) return;
+  run.emit({ type: 'warn', iteration, message: `the agent committed on other branches than ${run.branch} (left as they are; they are not this loop's work): ${commits.join('; ')}; find them with: git log --branches --not ${run.branch}` });
+}
+
+async function warnPromptCommits(run: LockedRun, topLevel: string, iteration: number, headBefore: string | null, headAfter: string | null): Promise<void> {
+  const rel = relToTop(topLevel, run.paths.prompt);
+  if (!headBefore || !headAfter || headBefore === headAfter || rel.startsWith('../')) return;
+  const changed = await readChangedPaths(topLevel, headBefore, headAfter).catch(() => [] as string[]);
+  if (!changed.includes(rel)) return;
+  run.emit({ type: 'warn', iteration, message: `the agent's commits changed ${rel}, the instructions every iteration gets (such commits alone are not progress); review: git diff ${headBefore.slice(0, 7)} ${headAfter.slice(0, 7)} -- ${rel}` });
+}
+
+function readOrEmpty(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 function realOrSelf(p: string): string {

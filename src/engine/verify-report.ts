@@ -7,6 +7,7 @@ import { formatDuration } from './duration.js';
 /** Runner-written lines in a story's notes start with this; the agent's own lines are kept as they are. */
 export const RUNNER_NOTE_PREFIX = '[ralph] ';
 export const TAIL_LINES = 40;
+const TIMEOUT_TAIL_LINES = 20;
 const TAIL_MAX_CHARS = 8000;
 
 /** The story's notes with any earlier runner line replaced by `note` (or just removed when note is null). */
@@ -120,4 +121,47 @@ function fenceFor(text: string): string {
 
 function stamp(d: Date): string {
   return d.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+}
+
+/** The progress.txt block for an iteration killed at --iteration-timeout, so the next agent knows where it stopped. */
+export function renderTimeoutBlock(time: Date, iteration: number, timeout: string, output: string): string {
+  const tail = tailLines(output, TIMEOUT_TAIL_LINES);
+  const fence = fenceFor(tail);
+  return [
+    '',
+    `## ${stamp(time)} - ralph: iteration ${iteration} timed out`,
+    `ralph: iteration ${iteration} timed out after ${timeout}; the agent and everything it started were killed.`,
+    ...(tail ? [`Its output (last ${TIMEOUT_TAIL_LINES} lines):`, fence, tail, fence] : ['It printed nothing.']),
+    'Whatever it left uncommitted is still in the working tree: commit it or discard it before claiming a story. Take smaller steps and commit as you go.',
+    '---',
+    '',
+  ].join('\n');
+}
+
+/** Why the claims of an iteration whose agent moved to another branch are rejected. */
+export function renderOffBranchReason(branch: string, where: string): string {
+  return `the work is not on ${branch}: the agent committed it on ${where}`;
+}
+
+export interface OffBranchBlock {
+  time: Date;
+  iteration: number;
+  branch: string;
+  /** The other branch's name, or "a detached HEAD (<sha>)". */
+  where: string;
+  commits: string[];
+}
+
+/** The progress.txt block after the runner brought the work tree back to the loop's branch. */
+export function renderOffBranchBlock(b: OffBranchBlock): string {
+  return [
+    '',
+    `## ${stamp(b.time)} - ralph: iteration ${b.iteration} worked on the wrong branch`,
+    `The agent switched from ${b.branch} to ${b.where}${b.commits.length ? ' and committed there:' : '.'}`,
+    ...b.commits.map((c) => `- ${c}`),
+    `The runner switched back to ${b.branch} and rejected the iteration's claims; those commits are not part of this loop.`,
+    `Stay on ${b.branch}: never run git checkout, git switch or git branch -f. Redo the work here, commit, then claim the story.`,
+    '---',
+    '',
+  ].join('\n');
 }

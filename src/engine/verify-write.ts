@@ -21,6 +21,18 @@ export class RunnerFileError extends LoopExit {
 }
 
 /**
+ * A stop the runner chooses because going on could misfile or lose the user's work (an agent that left the loop's
+ * branch, rewrote its history, or removed the prompt): exit 1 and state `failed`, with a message and a hint, no stack.
+ * It extends RunnerFileError only because run.ts maps that class to `failed`; `file` is empty (no file is at fault).
+ */
+export class LoopFailure extends RunnerFileError {
+  constructor(message: string, hint: string) {
+    super('', message, hint);
+    this.name = 'LoopFailure';
+  }
+}
+
+/**
  * Runs `write`; a file-system error becomes a RunnerFileError naming `file` (relative to `repoRoot`) and saying
  * what it means (`consequence`). Other errors (bugs) keep their stack.
  */

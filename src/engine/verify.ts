@@ -23,7 +23,16 @@ export interface VerifyOutcome extends VerifyResult {
 }
 
 /** VerifyInput plus the loop's abort signal, so Ctrl-C stops a running check (it has its own process group). */
-export type VerifyOptions = VerifyInput & { signal?: AbortSignal };
+export type VerifyOptions = VerifyInput & { signal?: AbortSignal; offBranch?: OffBranchClaims };
+
+/**
+ * The agent committed on another branch and the runner switched back: its claims are read from the plan as the
+ * agent left it (`prdAfter`, no longer on disk) and every one is rejected for `reason`, without running a check.
+ */
+export interface OffBranchClaims {
+  prdAfter: string;
+  reason: string;
+}
 
 interface Judgement {
   verdict: StoryVerdict;
@@ -35,6 +44,7 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   const top = input.topLevel ?? realpathSync(await readTopLevel(input.repoRoot));
   const plan = planRepair(input);
   for (const r of plan.restored) input.log('warn', `prd.json: ${r}`);
+  if (plan.restored.length) input.log('warn', 'prd.json: only passes and notes are the agent\'s to change, so those edits were undone (if you edited the plan yourself: cancel the loop, edit, commit, then --resume-last)');
 
   const own = ownPaths(top, input);
   const head = plan.claims.length ? (input.headAfterAgent !== undefined ? input.headAfterAgent : await readHead(top)) : null;
@@ -53,7 +63,7 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   return { verdicts, restored: plan.restored, prd: plan.prd, allPass: plan.prd.userStories.every((s) => s.passes === true), runnerCommit };
 }
 
-function planRepair(input: VerifyInput): PrdRepairPlan {
+function planRepair(input: VerifyOptions): PrdRepairPlan {
   try {
     JSON.parse(input.prdBefore);
   } catch (err) {
@@ -62,7 +72,13 @@ function planRepair(input: VerifyInput): PrdRepairPlan {
     const where = problem ? formatPrdProblem(problem) : (err as Error).message;
     throw new LoopExit(LOOP_EXIT.refused, `the plan was not valid JSON before iteration ${input.iteration}: ${where}`, 'fix the plan (npx ralphkit validate), then continue with --resume-last');
   }
-  return planPrdRepair(input.prdBefore, readText(input.prdPath), displayPath(input, input.prdPath));
+  const file = displayPath(input, input.prdPath);
+  const onDisk = planPrdRepair(input.prdBefore, readText(input.prdPath), file);
+  if (!input.offBranch) return onDisk;
+  // The plan on the loop's branch is the one kept (the other branch's may be older and say less passes); only the
+  // claims come from the plan the agent left over there, and all of them are rejected.
+  const elsewhere = planPrdRepair(input.prdBefore, input.offBranch.prdAfter, file).claims;
+  return { ...onDisk, claims: [...new Set([...onDisk.claims, ...elsewhere])] };
 }
 
 /** Thrown out of judgeClaim when a check was stopped because the runner is being interrupted. */
@@ -107,6 +123,7 @@ async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[]
     const block = renderRejectionBlock({ time: now(), iteration: input.iteration, storyId: id, title: story.title, commit: s.commit, reason, check });
     return { verdict: { id, status: 'rejected', reason }, block };
   };
+  if (input.offBranch) return reject(input.offBranch.reason);
   if (dirty.length) return reject(renderUncommitted(dirty));
   if (unmet.length) return reject(renderOutOfOrder(unmet));
   const checks: Array<['prd' | 'story', string]> = [...(prd.checks ?? []).map((c): ['prd', string] => ['prd', c]), ...(story.checks ?? []).map((c): ['story', string] => ['story', c])];
@@ -226,6 +243,7 @@ function commitMessage(judged: Judgement[], restored: boolean, iteration: number
 function rejectionKind(reason = ''): string {
   if (reason.startsWith('uncommitted')) return 'uncommitted work';
   if (reason.startsWith('out of order')) return 'out of order';
+  if (reason.startsWith('the work is not on')) return 'work on another branch';
   return 'check failed';
 }
 

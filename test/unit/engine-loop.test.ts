@@ -1,6 +1,8 @@
 // The loop's state machine driven with fake edges: no processes, no git, no real time.
 import { describe, expect, it } from 'vitest';
-import { runLoop, planRateLimitWait, type LoopDeps, type LoopConfig } from '../../src/engine/loop.js';
+import { runLoop, planRateLimitWait, renderAllPass, type LoopDeps, type LoopConfig } from '../../src/engine/loop.js';
+import { LoopFailure } from '../../src/engine/verify-write.js';
+import type { Prd } from '../../src/prd/types.js';
 import { transientReason } from '../../src/engine/ratelimit.js';
 import { LoopExit, type AgentResult, type RateLimitHit, type StoryVerdict, type VerifyResult } from '../../src/engine/contracts.js';
 import type { LoopState } from '../../src/engine/runs.js';
@@ -32,7 +34,7 @@ function makeState(over: Partial<LoopState> = {}): LoopState {
   };
 }
 
-function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; state?: Partial<LoopState>; budget?: Array<'continue' | 'stop'>; abortAt?: number } = {}) {
+function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; state?: Partial<LoopState>; budget?: Array<'continue' | 'stop'>; abortAt?: number; extra?: Partial<LoopDeps> } = {}) {
   const events: LoopEvent[] = [];
   const saved: LoopState[] = [];
   const sleeps: number[] = [];
@@ -68,6 +70,7 @@ function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; state?: Pa
     transientReason,
     budget: { beforeIteration: async () => budget.shift() ?? 'continue' },
     saveState: (s) => void saved.push(structuredClone(s)),
+    ...opts.extra,
   };
   const config: LoopConfig = { maxIterations: 10, pauseMs: 0, noProgressLimit: 3, retryBaseMs: 100, rateLimitBackoffMs: 1000, ...opts.config };
   const state = makeState(opts.state);
@@ -202,5 +205,64 @@ describe('planRateLimitWait', () => {
     ['at least a second when the reset has passed', { resetAt: new Date('2026-01-01T09:00:00Z'), message: '' }, 1, 1000],
   ])('%s', (_name, hit, attempt, expected) => {
     expect(planRateLimitWait(hit, now, 60_000, attempt)).toBe(expected);
+  });
+});
+
+describe('runLoop after the agent: git safety and timeouts', () => {
+  it('verifies at the HEAD the git inspection returns, and hands on the claims of an agent that left the branch', async () => {
+    const offBranch = { prdAfter: '{"userStories":[]}', reason: 'the work is not on ralph/x: the agent committed it on main' };
+    const seen: unknown[] = [];
+    const h = harness([{ commit: true }], {
+      config: { maxIterations: 1 },
+      extra: {
+        readBranchTips: async () => ['tip'],
+        inspectAgentGit: async (_i, before, tips) => (seen.push([before, tips]), { headAfter: before, offBranch }),
+        verify: async (_i, _p, head, off) => (seen.push([head, off]), verdictFor({})),
+      },
+    });
+    const exit = await h.run();
+    expect(seen).toEqual([['sha0', ['tip']], ['sha0', offBranch]]);
+    // The agent's commit went elsewhere, so on the loop's branch there is no new commit and no progress.
+    expect(h.events).toContainEqual(expect.objectContaining({ type: 'iteration-end', newCommit: false, noProgressStreak: 1 }));
+    expect(exit.code).toBe(1);
+  });
+
+  it('ends the loop with the failure the git inspection throws, before verification, the iteration not done', async () => {
+    let verified = false;
+    const h = harness([work], { extra: { inspectAgentGit: async () => Promise.reject(new LoopFailure('history rewritten', 'git reset --hard abc')), verify: async () => ((verified = true), verdictFor({})) } });
+    const exit = await h.run();
+    expect(exit).toBeInstanceOf(LoopFailure);
+    expect(exit.message).toBe('history rewritten');
+    expect(verified).toBe(false);
+    expect(h.state.iterationDone).toBe(false);
+  });
+
+  it.each([
+    ['a timed-out run', true, [1]],
+    ['a run that ends in time', false, []],
+  ])('records the timeout for %s', async (_name, timedOut, expected) => {
+    const noted: number[] = [];
+    const h = harness([{ timedOut, commit: true, allPass: true }], { extra: { recordTimeout: (i) => void noted.push(i) } });
+    await h.run();
+    expect(noted).toEqual(expected);
+  });
+
+  it.each([
+    ['1 iteration in a row', 1],
+    ['2 iterations in a row', 2],
+  ])('says "%s" in the no-progress stop', async (words, limit) => {
+    const exit = await harness([{}], { config: { noProgressLimit: limit } }).run();
+    expect(exit.message).toBe(`no progress: ${words} with no claim accepted and no new work committed`);
+  });
+});
+
+describe('renderAllPass', () => {
+  const story = (id: string, checks?: string[]) => ({ id, title: id, acceptanceCriteria: [], priority: 1, passes: true, ...(checks ? { checks } : {}) });
+  it.each<[string, Prd, string]>([
+    ['plan checks cover every story', { branchName: 'b', checks: ['npm test'], userStories: [story('A'), story('B')] }, 'all stories pass under verification'],
+    ['no checks at all', { branchName: 'b', userStories: [story('A'), story('B')] }, "all stories pass (2 unverified: accepted on the agent's word)"],
+    ['some stories have their own checks', { branchName: 'b', userStories: [story('A', ['x']), story('B')] }, "all stories pass (1 under verification, 1 unverified: accepted on the agent's word)"],
+  ])('%s', (_name, prd, expected) => {
+    expect(renderAllPass(prd)).toBe(expected);
   });
 });

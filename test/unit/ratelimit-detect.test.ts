@@ -97,7 +97,8 @@ describe('transientReason', () => {
     ['an API error with a failing exit', result({ exitCode: 1, finalMessage: 'API Error: Unable to connect to API (ConnectionRefused)' }), /API call failed: API Error: Unable to connect/],
     ['repeated 529s, said as an API error', result({ exitCode: 1, finalMessage: 'API Error: Repeated 529 Overloaded errors' }), /529/],
     ['non-zero exit and no output at all', result({ exitCode: 1, stdout: '', stderr: '', finalMessage: '' }), /exited 1 with no output/],
-    ['non-zero exit without a final message', result({ exitCode: 3, stdout: '', stderr: 'connection reset', finalMessage: '' }), /exited 3 with no output/],
+    ['non-zero exit without a final message', result({ exitCode: 3, stdout: '', stderr: 'connection reset', finalMessage: '' }), /exited 3 without a final message/],
+    ['a program that could not be started', result({ exitCode: null, stdout: '', stderr: 'spawn claude ENOENT\n', finalMessage: '' }), /^the agent could not be started$/],
   ])('%s → retry', (_name, r, reason) => {
     expect(transientReason(r)).toMatch(reason);
   });

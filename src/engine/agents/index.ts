@@ -105,7 +105,7 @@ export function renderAgentCommand(plan: AgentPlan, prompt: string): string {
   return plan.input ? `${line} < <prompt>` : line;
 }
 
-function quote(arg: string): string {
+export function quote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 

@@ -1,0 +1,63 @@
+// What the terminal shows of a failed agent run, and the one failure that no retry can fix: an --agent-cmd the
+// shell could not find or run (a typo, a tool not installed). Retrying that for minutes overnight only hides it.
+import path from 'node:path';
+import { LoopExit, LOOP_EXIT, type AgentResult } from '../contracts.js';
+import { quote, type AgentPlan } from './index.js';
+
+const TAIL_LINES = 5;
+const LINE_MAX = 200;
+const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
+// dash "sh: 1: x: not found", bash as sh "sh: line 1: x: command not found" / "sh: x: command not found", and the
+// same shapes for "Permission denied" (exit 126). Only the outer shell's own line counts: a script the command
+// runs prefixes its complaints with its own name, and those are the agent's failures, not the command's.
+const SHELL_REFUSAL = /^(?:\/\S*\/)?sh: (?:(?:line )?\d+: )?.+: (?:(?:command )?not found|Permission denied|No such file or directory|cannot execute.*|Is a directory)$/;
+
+type Printed = Pick<AgentResult, 'stderr' | 'stdout' | 'finalMessage'>;
+
+/** The last few non-blank lines the agent printed: stderr if any, else its final message, else its stdout. */
+export function readOutputTail(result: Printed): { source: 'stderr' | 'output'; lines: string[] } | null {
+  for (const [source, text] of [['stderr', result.stderr], ['output', result.finalMessage], ['output', result.stdout]] as const) {
+    const lines = splitLines(text);
+    if (lines.length) return { source, lines: lines.slice(-TAIL_LINES).map((l) => (l.length > LINE_MAX ? `${l.slice(0, LINE_MAX)}…` : l)) };
+  }
+  return null;
+}
+
+/** The lines shown under a failed run: why it failed, where its full log is, and the tail of what it printed. */
+export function renderFailureLines(result: AgentResult, logFile: string, cwd: string): string[] {
+  const how = result.timedOut ? 'timed out' : result.exitCode !== null ? `failed (exit ${result.exitCode})` : result.signal ? `was killed by ${result.signal}` : 'could not be started';
+  const tail = readOutputTail(result);
+  const log = showPath(logFile, cwd);
+  if (!tail) return [`the agent ${how} and printed nothing; log: ${log}`];
+  return [`the agent ${how}; last lines of its ${tail.source} (full log: ${log}):`, ...tail.lines.map((l) => `  ${l}`)];
+}
+
+/** The shell's own "not found" / "Permission denied" line when `sh -c <agent-cmd>` could not start the command. */
+export function readShellRefusal(plan: AgentPlan, result: AgentResult): string | null {
+  if (plan.file !== 'sh' || plan.args[0] !== '-c' || (result.exitCode !== 126 && result.exitCode !== 127)) return null;
+  return splitLines(result.stderr).find((l) => SHELL_REFUSAL.test(l)) ?? null;
+}
+
+/**
+ * Ends the loop for an agent command that cannot run. Exit 2 (refused to start) when it happens in the first
+ * iteration: the agent never ran, so nothing was changed. Later (the command worked before, or a resumed loop
+ * with a new --agent-cmd) earlier iterations did change things, so it is 1, the code for bad usage.
+ */
+export function renderShellRefusalExit(plan: AgentPlan, refusal: string, iteration: number, logFile: string, cwd: string): LoopExit {
+  const command = plan.args[1] ?? '';
+  const code = iteration <= 1 ? LOOP_EXIT.refused : 1;
+  return new LoopExit(
+    code,
+    `the agent command could not run in iteration ${iteration}: the shell said "${refusal}" (command: ${command}; log: ${showPath(logFile, cwd)})`,
+    `check the command given to --agent-cmd (a typo? installed? on PATH? executable?); ./ralph/ralph.sh --dry-run --agent-cmd ${quote(command)} shows what would run and checks it without running it`,
+  );
+}
+
+function splitLines(text: string): string[] {
+  return text.replace(ANSI, '').split(/\r?\n/).map((l) => l.trimEnd()).filter((l) => l.trim() !== '');
+}
+
+function showPath(file: string, cwd: string): string {
+  const rel = path.relative(cwd, file);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : file;
+}

@@ -1,0 +1,129 @@
+// Agents that misuse git: the runner must not accept work committed off the loop's branch, must stop when the
+// history it verified is rewritten, must not count prompt-only commits as progress, and must leave a note when an
+// iteration times out. Needs `npm run build` first (npm test does it).
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { git } from '../support/repo.js';
+import { agent, loopRepo, onlyState, ralph } from '../support/loop-repo.js';
+
+const FAST = ['--pause', '0'];
+const misbehave = (mode: string, at = 1) => ({ FAKE_MISBEHAVE: mode, FAKE_AT: String(at) });
+const progress = (dir: string) => readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8');
+const plan = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as { userStories: Array<{ id: string; passes: boolean; notes?: string }> };
+
+describe('an agent that switches branch', () => {
+  it('is brought back to the loop branch, its claims rejected, its commits on main left alone', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const mainBefore = git(dir, 'rev-parse', 'main');
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '--no-progress-limit', '5', '1'], misbehave('branch'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("the agent left the loop's branch: it switched from ralph/test to main, and made 1 commit there:");
+    expect(r.stderr).toMatch(/US-001 rejected: the work is not on ralph\/test: the agent committed it on main/);
+    expect(r.stderr).toContain('inspect them with git log ralph/test..main');
+    expect(git(dir, 'branch', '--show-current')).toBe('ralph/test');
+    // The agent's commit is still on main, untouched; none of it reached the loop's branch.
+    expect(git(dir, 'log', '-1', '--format=%s', 'main')).toBe('feat: US-001 - Story 1');
+    expect(git(dir, 'rev-parse', 'main~1')).toBe(mainBefore);
+    expect(existsSync(path.join(dir, 'work/US-001.txt'))).toBe(false);
+    expect(plan(dir).userStories[0].passes).toBe(false);
+    expect(progress(dir)).toContain('ralph: iteration 1 worked on the wrong branch');
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+  });
+
+  it("keeps the loop branch's plan: stories verified there stay passing, claims made on main are rejected", async () => {
+    const dir = loopRepo({ stories: 2 });
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '2'], misbehave('branch-two', 2));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('made 2 commits there');
+    const [us1, us2] = plan(dir).userStories;
+    expect(us1.passes).toBe(true);
+    expect(us2.passes).toBe(false);
+    expect(us2.notes).toBe('[ralph] rejected: the work is not on ralph/test: the agent committed it on main');
+    expect(git(dir, 'log', '-1', '--format=%s')).toBe('chore(ralph): reject US-002 (work on another branch)');
+  });
+
+  it('warns about commits an agent made on another branch before coming back, and leaves them there', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '1'], misbehave('branch-back'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/the agent committed on other branches than ralph\/test \(left as they are; they are not this loop's work\): [0-9a-f]{7,} feat: US-001 - Story 1/);
+    expect(git(dir, 'log', '-1', '--format=%s', 'main')).toBe('feat: US-001 - Story 1');
+    expect(plan(dir).userStories[0].passes).toBe(false);
+  });
+
+  it('stops with exit 1 (state failed) when uncommitted work blocks the switch back, and changes nothing', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '3'], misbehave('branch-dirty'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/the agent left ralph\/test for main and the runner cannot switch back: the working tree has uncommitted changes \(stray\.txt\)/);
+    expect(r.stderr).toContain('git checkout ralph/test');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+    expect(onlyState(dir).status).toBe('failed');
+    expect(git(dir, 'branch', '--show-current')).toBe('main');
+    expect(existsSync(path.join(dir, 'stray.txt'))).toBe(true);
+  });
+});
+
+describe('an agent that rewrites history', () => {
+  it('stops the loop (exit 1, failed) naming the lost commit and how to get it back', async () => {
+    const dir = loopRepo({ stories: 2 });
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '5'], misbehave('reset', 2));
+    const lost = git(dir, 'rev-parse', 'HEAD@{1}');
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`iteration 2: the agent rewrote the history of ralph/test: ${lost.slice(0, 7)} (HEAD before it ran) is no longer in it`);
+    expect(r.stderr).toContain(`git reset --hard ${lost}`);
+    expect(r.stderr).not.toContain('iteration 2 done');
+    expect(onlyState(dir).status).toBe('failed');
+    // Following the hint brings the verified story back.
+    git(dir, 'reset', '-q', '--hard', lost);
+    expect(plan(dir).userStories[0].passes).toBe(true);
+  });
+
+  it('ends with a message, not a stack, when the reset removes ralph/ itself', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '3'], misbehave('wipe'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('the agent rewrote the history of ralph/test');
+    expect(r.stderr).not.toContain('unexpected error');
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+});
+
+describe('an agent that edits the prompt', () => {
+  it('ends with a message naming the prompt, not a stack, when the prompt is gone before the next run', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '--no-progress-limit', '5', '3'], misbehave('rm-prompt'));
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('could not read the prompt ralph/prompt.md (ENOENT: no such file or directory) before iteration 2');
+    expect(r.stderr).toContain('git checkout ralph/test -- ralph/prompt.md');
+    expect(r.stderr).not.toContain('unexpected error');
+    expect(onlyState(dir).status).toBe('failed');
+  });
+
+  it('is warned about, and prompt-only commits are not progress (exit 4)', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '--no-progress-limit', '1', '3'], misbehave('prompt'));
+    expect(r.stderr).toMatch(/the agent's commits changed ralph\/prompt\.md, the instructions every iteration gets/);
+    expect(r.stderr).toContain('its commits change only the plan, progress.txt and the prompt');
+    expect(r.stderr).toContain('no progress: 1 iteration in a row');
+    expect(r.code).toBe(4);
+  });
+});
+
+describe('an iteration that times out', () => {
+  it('leaves a block in progress.txt with the tail of its output, and a trailer in its log', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '--iteration-timeout', '1s', '--name', 'slow', '1'], misbehave('noisy-hang'));
+    expect(r.code).toBe(1);
+    const log = progress(dir);
+    expect(log).toContain('ralph: iteration 1 timed out after 1s; the agent and everything it started were killed.');
+    expect(log).toContain('working line 30');
+    expect(log).toContain('working line 11');
+    expect(log).not.toContain('working line 10\n');
+    // Committed by the runner, so the next agent's claims are not rejected for it.
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    const iterationLog = readFileSync(path.join(dir, 'ralph/.runs/slow/iteration-1.log'), 'utf8');
+    expect(iterationLog.trimEnd().split('\n').at(-1)).toBe('[ralph] iteration 1 timed out after 1s; the agent and everything it started were killed');
+  });
+});
