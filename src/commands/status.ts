@@ -3,7 +3,7 @@ import { logger } from '../logger.js';
 import { resolveGitRoot } from '../util/cwd.js';
 import { RalphkitError } from '../errors.js';
 import { LoopExit } from '../engine/contracts.js';
-import { readLoopSummariesOrRefuse, renderLoopTable, type LoopSummary } from '../engine/loops.js';
+import { readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings, type LoopSummary } from '../engine/loops.js';
 
 export function register(program: Command): void {
   program
@@ -20,6 +20,7 @@ export function register(program: Command): void {
         if (err instanceof LoopExit) throw new RalphkitError(err.message, { exitCode: err.code, hint: err.hint });
         throw err;
       }
+      for (const line of renderUnreadableWarnings(loops)) logger.warn(line);
       logger.out(opts.json ? JSON.stringify({ loops }, null, 2) : renderLoopTable(loops));
     });
 }

@@ -130,7 +130,19 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   if (options.resume && options.resumeLast) throw usageError('use either --resume <id> or --resume-last, not both');
   if (options.name && (options.resume || options.resumeLast)) throw usageError('--name names a new loop; a resumed loop keeps its id');
   if (given.has('agent') && options.agentCmd) throw usageError('use either --agent or --agent-cmd, not both');
+  // A resumed loop may have --max-usage stored; run.ts checks the merged options with the same rule.
+  if (!options.resume && !options.resumeLast) refuseWaitWithoutCeiling(options);
   return { options, given };
+}
+
+/**
+ * --wait waits for the usage ceiling's reset, so without --max-usage it would do nothing: bad usage (exit 1), like
+ * the other flag combinations. --wait-next-session needs no ceiling: it waits for the next 5-hour block on its own.
+ */
+export function refuseWaitWithoutCeiling(options: RunOptions): void {
+  if (options.wait && options.maxUsage === undefined) {
+    throw usageError('--wait waits for a usage reset when --max-usage is reached; it needs --max-usage <pct> (e.g. --max-usage 80 --wait)');
+  }
 }
 
 /** node:util's parse errors, said in the runner's words (a missing value, a negative max_iterations). */

@@ -3,7 +3,7 @@ import { parseArgs } from 'node:util';
 import { LoopExit } from './contracts.js';
 import { runRalph, type RunIo } from './run.js';
 import { resolveRepoRoot } from './git.js';
-import { cancelLoop, renderCancelResult, readLoopSummariesOrRefuse, renderLoopTable, waitForLoopEnd } from './loops.js';
+import { cancelLoop, renderCancelResult, readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings, waitForLoopEnd } from './loops.js';
 
 export async function runEngine(argv: string[], io: RunIo): Promise<number> {
   const [first, ...rest] = argv;
@@ -21,6 +21,7 @@ export async function runEngine(argv: string[], io: RunIo): Promise<number> {
 async function statusCommand(argv: string[], io: RunIo): Promise<number> {
   const { values } = parseSub(argv, { json: { type: 'boolean' } }, 0);
   const loops = readLoopSummariesOrRefuse(await resolveRepoRoot(io.cwd));
+  for (const line of renderUnreadableWarnings(loops)) io.stderr(`ralph: warning: ${line}\n`);
   io.stdout(values.json ? `${JSON.stringify({ loops }, null, 2)}\n` : renderLoopTable(loops));
   return 0;
 }

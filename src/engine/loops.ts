@@ -4,7 +4,7 @@ import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LoopExit } from './contracts.js';
 import { signalGroup } from './agent-process.js';
-import { isLive, isAlive, loopDir, readAllStates, readLoopStates, readState, writeStateFile, cancelMarker, runsDir, showPath, statePath, type LoopState } from './runs.js';
+import { isLive, isAlive, loopDir, scanLoopStates, readState, writeStateFile, cancelMarker, runsDir, showPath, statePath, type LoopState, type UnreadableState } from './runs.js';
 import { describeError } from './verify-write.js';
 import { readLedger, summariseLedger } from './ledger.js';
 
@@ -34,7 +34,12 @@ export interface LoopSummary {
 
 /** The loops as the dashboard shows them; a ralph/.runs/ that cannot be read shows as none (the page must go on). */
 export function readLoopSummaries(repoRoot: string): LoopSummary[] {
-  return readAllStates(repoRoot).map((s) => summarise(repoRoot, s));
+  try {
+    return readLoopSummariesOrRefuse(repoRoot);
+  } catch (err) {
+    if (err instanceof LoopExit) return [];
+    throw err;
+  }
 }
 
 /**
@@ -42,15 +47,31 @@ export function readLoopSummaries(repoRoot: string): LoopSummary[] {
  * that exists but cannot be listed refuses (exit 2), naming the folder and the OS error.
  */
 export function readLoopSummariesOrRefuse(repoRoot: string): LoopSummary[] {
-  let states: LoopState[];
+  let scan: ReturnType<typeof scanLoopStates>;
   try {
-    states = readLoopStates(repoRoot);
+    scan = scanLoopStates(repoRoot);
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
     const folder = showPath(repoRoot, runsDir(repoRoot));
     throw new LoopExit(2, `could not read ${folder}/ (${describeError(err as Error)}), so the loops cannot be listed`, renderUnreadableRunsHint(folder, (err as NodeJS.ErrnoException).code!));
   }
-  return states.map((s) => summarise(repoRoot, s));
+  return [...scan.states.map((s) => summarise(repoRoot, s)), ...scan.unreadable.map((u) => summariseUnreadable(repoRoot, u))];
+}
+
+// A corrupt state.json must not make its loop vanish (a runner may still be going): it is listed under its folder's name.
+function summariseUnreadable(repoRoot: string, u: UnreadableState): LoopSummary {
+  return {
+    id: u.id, status: 'unreadable', iteration: null, maxIterations: null, agent: '', pid: null, alive: false, costUsd: 0, prd: '',
+    storiesPassed: null, storiesTotal: null, verified: 0, unverified: 0, rejected: 0, startedAt: '', updatedAt: '', exitCode: null,
+    message: `could not read ${showPath(repoRoot, u.file)} (${u.error})`,
+  };
+}
+
+/** One warning per loop whose state.json could not be read, naming the file (stderr, beside the table). */
+export function renderUnreadableWarnings(loops: LoopSummary[]): string[] {
+  return loops
+    .filter((l) => l.status === 'unreadable')
+    .map((l) => `${l.message}; loop ${l.id} is listed as unreadable: fix or remove that file (a loop still running rewrites it at its next step)`);
 }
 
 function renderUnreadableRunsHint(folder: string, code: string): string {
@@ -103,15 +124,48 @@ function readStories(file: string): { passes?: unknown }[] | null {
 export function renderLoopTable(loops: LoopSummary[]): string {
   if (!loops.length) return 'no loops yet in ralph/.runs/ (start one with ./ralph/ralph.sh)\n';
   const rows = [['ID', 'STATUS', 'ITER', 'AGENT', 'ALIVE', 'COST', 'STORIES', 'VERIFIED', 'UNVERIFIED', 'REJECTED']];
+  const notes = new Map<number, string>();
   for (const l of loops) {
     rows.push([
-      l.id, l.status, `${l.iteration ?? '?'}/${l.maxIterations ?? '?'}`, l.agent.length > 24 ? `${l.agent.slice(0, 23)}…` : l.agent,
+      l.id, l.status, `${l.iteration ?? '?'}/${l.maxIterations ?? '?'}`, renderAgentCell(l.agent),
       l.alive ? 'yes' : 'no', `$${l.costUsd.toFixed(2)}`, l.storiesTotal === null ? '?' : `${l.storiesPassed}/${l.storiesTotal}`,
       String(l.verified), String(l.unverified), String(l.rejected),
     ]);
+    const note = renderLoopNote(l);
+    if (note) notes.set(rows.length - 1, note);
   }
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r) => r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd()).join('\n') + '\n';
+  return rows.map((r, n) => {
+    const line = r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
+    return notes.has(n) ? `${line}\n  └ ${notes.get(n)}` : line;
+  }).join('\n') + '\n';
+}
+
+const AGENT_WIDTH = 24;
+const NOTE_WIDTH = 110;
+
+/**
+ * The agent as the table shows it: an `--agent-cmd` command with each path cut to its file name (the script is
+ * what tells loops apart, not /tmp/...), then shortened in the middle so both ends stay readable.
+ */
+export function renderAgentCell(agent: string): string {
+  const short = agent.startsWith('cmd: ') ? agent.split(' ').map((w, i) => (i > 0 && w.includes('/') ? path.posix.basename(w) || w : w)).join(' ') : agent;
+  return shortenMiddle(short, AGENT_WIDTH);
+}
+
+function shortenMiddle(text: string, width: number): string {
+  if (text.length <= width) return text;
+  const head = Math.ceil((width - 1) / 2);
+  return `${text.slice(0, head)}…${text.slice(text.length - (width - 1 - head))}`;
+}
+
+// Why a loop stopped is what its owner needs next; a finished or running loop needs no note.
+function renderLoopNote(l: LoopSummary): string | null {
+  if (l.status === 'running' || l.status === 'complete') return null;
+  const text = l.status === 'dead' ? `runner gone (killed?); continue with: ./ralph/ralph.sh --resume ${l.id}` : l.message;
+  if (!text) return null;
+  const line = text.split('\n')[0];
+  return line.length > NOTE_WIDTH ? `${line.slice(0, NOTE_WIDTH - 1)}…` : line;
 }
 
 export interface CancelResult {

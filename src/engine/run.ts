@@ -5,13 +5,13 @@ import path from 'node:path';
 import { LoopExit, LOOP_EXIT, type BudgetGate } from './contracts.js';
 import type { Prd } from '../prd/types.js';
 import { atomicWriteFileSync } from '../util/atomic.js';
-import { parseRunArgs, type RunOptions } from './args.js';
+import { parseRunArgs, refuseWaitWithoutCeiling, type RunOptions } from './args.js';
 import { renderRunHelp } from './help.js';
 import { createEmitter, type Emit } from './events.js';
 import { realClock } from './clock.js';
 import { resolveRepoRoot } from './git.js';
 import { acquireLock, acquireTreeLock, loopDir, newLoopId, writeState, isCancelRequested, clearCancelMarker, ownProcessStart, runsDir, showPath, type LoopState, type LoopStatus } from './runs.js';
-import { readPlan, checkPromptFile, findResumable, mergeResumedOptions, refuseExhausted, resolvePaths, findExecutable } from './setup.js';
+import { readPlan, refuseExamplePlan, checkPromptFile, findResumable, stopOrphanAgents, renderResumeCommand, mergeResumedOptions, refuseExhausted, resolvePaths, findExecutable } from './setup.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from './agents/index.js';
 import { runLoop } from './loop.js';
 import { createBudget, renderUncheckedWarning } from './edges.js';
@@ -58,13 +58,17 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
   const repoRoot = await resolveRepoRoot(io.cwd);
   const resumed = parsed.resume || parsed.resumeLast ? findResumable(repoRoot, parsed) : null;
   const options = resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed;
-  if (resumed) refuseExhausted(resumed, options);
+  if (resumed) {
+    refuseWaitWithoutCeiling(options);
+    refuseExhausted(resumed, options);
+  }
   const paths = resolvePaths(repoRoot, io.cwd, options, given);
   const prd = await readPlan(paths);
   checkPromptFile(paths);
   const id = resumed?.id ?? options.name ?? newLoopId(new Date());
   const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: PROMPT_PLACEHOLDER, runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
   if (options.dryRun) return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), io, emit, json: options.json });
+  refuseExamplePlan(prd, paths);
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
     const missing = renderMissingAgent(options.agent, io.env);
     throw new LoopExit(2, missing.message, missing.hint);
@@ -106,6 +110,9 @@ async function startGuarded(run: LockedRun, controller: AbortController): Promis
   try {
     const releaseTree = acquireTreeLock(paths.repoRoot, paths.prd, run.id);
     try {
+      for (const o of await stopOrphanAgents(paths.repoRoot, run.id)) {
+        emit({ type: 'warn', message: `loop ${o.loopId}'s runner is gone (killed) but its agent was still running in this working tree (process group ${o.agentPid}); stopped it, as npx ralphkit cancel ${o.loopId} would` });
+      }
       await refuseDirtyTree(paths, run.resumed, emit);
       return await runLocked(run, budget, controller, waits);
     } finally {
@@ -136,6 +143,10 @@ async function runLocked(run: LockedRun, budget: BudgetGate, controller: AbortCo
       throw err;
     }
     exit = err;
+  }
+  if (exit.code === LOOP_EXIT.maxIterations && exit.hint?.includes('<max_iterations>')) {
+    // loop.ts cannot know the number to suggest the way a refused resume does; both hints name the same one.
+    exit = new LoopExit(exit.code, exit.message, `raise the limit and continue: ${renderResumeCommand(null, options.maxIterations)}`);
   }
   const cancelled = exit.code === LOOP_EXIT.interrupted && isCancelRequested(paths.repoRoot, id);
   if (cancelled) exit = new LoopExit(LOOP_EXIT.interrupted, 'cancelled by ralphkit cancel; state saved', 'continue with: ./ralph/ralph.sh --resume-last');

@@ -131,18 +131,56 @@ export function readAllStates(repoRoot: string): LoopState[] {
  * cannot be listed (not a folder, no read permission) throws its file-system error. Missing is no loops.
  */
 export function readLoopStates(repoRoot: string): LoopState[] {
+  return scanLoopStates(repoRoot).states;
+}
+
+/** A loop folder whose state.json exists but is no loop state (corrupt JSON, no id, unreadable file). */
+export interface UnreadableState {
+  id: string;
+  file: string;
+  error: string;
+}
+
+/**
+ * Every loop folder under ralph/.runs/: the readable states newest first, and the folders whose state.json is there
+ * but cannot be read as a state, so `status` can list them instead of hiding them. Listing errors are thrown.
+ */
+export function scanLoopStates(repoRoot: string): { states: LoopState[]; unreadable: UnreadableState[] } {
   let names: string[];
   try {
     names = readdirSync(runsDir(repoRoot));
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return { states: [], unreadable: [] };
     throw err;
   }
-  return names
-    .filter((n) => n !== 'locks')
-    .map((n) => readState(repoRoot, n))
-    .filter((s): s is LoopState => s !== null && typeof s.id === 'string')
-    .sort((a, b) => String(b.startedAt).localeCompare(String(a.startedAt)));
+  const states: LoopState[] = [];
+  const unreadable: UnreadableState[] = [];
+  for (const name of names.filter((n) => n !== 'locks').sort()) {
+    const file = statePath(repoRoot, name);
+    const read = readStateVerbose(file);
+    if ('state' in read) states.push(read.state);
+    else if (read.error) unreadable.push({ id: name, file, error: read.error });
+  }
+  states.sort((a, b) => String(b.startedAt).localeCompare(String(a.startedAt)));
+  return { states, unreadable };
+}
+
+// No error for a folder without state.json (a loop refused before it wrote one, or a file such as last-branch).
+function readStateVerbose(file: string): { state: LoopState } | { error: string | null } {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return { error: code === 'ENOENT' || code === 'ENOTDIR' ? null : describeError(err as Error) };
+  }
+  try {
+    const state = JSON.parse(text) as LoopState | null;
+    if (state && typeof state === 'object' && typeof state.id === 'string') return { state };
+    return { error: 'not a loop state (no "id")' };
+  } catch (err) {
+    return { error: `not valid JSON: ${(err as Error).message}` };
+  }
 }
 
 /**
@@ -191,6 +229,35 @@ function readProcStat(pid: number): { start: number; zombie: boolean } | null {
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   const start = Number(fields[19]);
   return Number.isSafeInteger(start) ? { start, zombie: fields[0] === 'Z' || fields[0] === 'X' } : null;
+}
+
+/**
+ * Whether process group `pgid` has a member that is not a zombie. Linux reads /proc (a killed group's members stay
+ * zombies until some parent reaps them, and kill(-pgid, 0) counts those); elsewhere kill(-pgid, 0) answers.
+ */
+export function groupHasLiveMember(pgid: number): boolean {
+  if (process.platform === 'linux' && existsSync('/proc/self/stat')) {
+    return readdirSync('/proc').some((name) => /^\d+$/.test(name) && readGroup(Number(name)) === pgid);
+  }
+  if (process.platform === 'win32') return isAlive(pgid);
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+// Field 5 of /proc/<pid>/stat, or null for a zombie or a process gone meanwhile.
+function readGroup(pid: number): number | null {
+  let text: string;
+  try {
+    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+  return fields[0] === 'Z' || fields[0] === 'X' ? null : Number(fields[2]);
 }
 
 let ownStart: number | undefined | null = null;

@@ -8,8 +8,11 @@ import type { Prd } from '../prd/types.js';
 import { LoopExit } from './contracts.js';
 import type { RunOptions } from './args.js';
 import { isValidBranchName } from './git.js';
-import { isAlive, isLive, readAllStates, readState, type LoopState } from './runs.js';
+import { groupHasLiveMember, isAlive, isLive, readAllStates, readState, type LoopState } from './runs.js';
 import { signalGroup } from './agent-process.js';
+// Inlined into ralph.mjs by the bundler (a JSON import, no file read at run time), so the runner knows the example
+// plan of the ralphkit it was built with.
+import examplePlan from '../../templates/ralph/prd.json';
 
 export interface RunPaths {
   repoRoot: string;
@@ -44,6 +47,27 @@ export async function readPlan(paths: RunPaths): Promise<Prd> {
   return prd;
 }
 
+/**
+ * The plan install writes is an example (task tags for some other app): run as is, the agent would build that
+ * feature in the user's repository. Compared as JSON with sorted keys, so reformatting still counts as the
+ * example, and any edit at all (a story, the project, the branch) makes it the user's plan.
+ */
+export function refuseExamplePlan(prd: Prd, paths: RunPaths): void {
+  if (renderCanonical(prd) !== EXAMPLE) return;
+  const rel = showPlanPath(paths);
+  throw new LoopExit(2, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: npx ralphkit validate ${rel}`);
+}
+
+const EXAMPLE = renderCanonical(examplePlan);
+
+function renderCanonical(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
+}
+
+function showPlanPath(paths: RunPaths): string {
+  return (path.relative(paths.repoRoot, paths.prd) || paths.prd).split(path.sep).join('/');
+}
+
 export function checkPromptFile(paths: RunPaths): void {
   if (!existsSync(paths.prompt) || !statSync(paths.prompt).isFile()) {
     throw new LoopExit(2, `cannot read the prompt ${path.relative(paths.repoRoot, paths.prompt)}`, 'reinstall it with: npx ralphkit install, or pass --prompt <file>');
@@ -74,13 +98,52 @@ export function findResumable(repoRoot: string, options: RunOptions): LoopState 
   return state;
 }
 
-/** A resumed loop with no iteration left under its max: say how to give it more, rather than start and stop at once. */
+/** An agent still running for a loop whose runner was killed (kill -9): nobody verifies or records its work. */
+export interface OrphanAgent {
+  loopId: string;
+  agentPid: number;
+}
+
+/**
+ * Kills the agent groups that loops with a dead runner left behind, as `cancel` and `--resume` do. Called by a
+ * start that holds the working-tree lock: one loop per tree, and such an agent would keep committing under the new
+ * loop's agent. Waits (bounded) until they are gone, so the new loop's first iteration never meets them.
+ */
+export async function stopOrphanAgents(repoRoot: string, ownId: string): Promise<OrphanAgent[]> {
+  const orphans = readAllStates(repoRoot)
+    .filter((s) => s.id !== ownId && s.status === 'running' && !isAlive(s.pid, s.pidStart) && hasOrphanGroup(s))
+    .map((s) => ({ loopId: s.id, agentPid: s.agentPid as number }));
+  for (const o of orphans) signalGroup(o.agentPid, 'SIGKILL');
+  for (let waited = 0; waited < 2000 && orphans.some((o) => groupHasLiveMember(o.agentPid)); waited += 50) {
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return orphans;
+}
+
+// The group outlives its leader when the agent's children are still at work, so the group is checked, not the pid;
+// a pid now held by a process that started later is no sign of it (the kernel never reuses a live group id).
+function hasOrphanGroup(s: LoopState): boolean {
+  if (!s.agentPid || !Number.isInteger(s.agentPid) || s.agentPid <= 1) return false;
+  if (isAlive(s.agentPid) && !isAlive(s.agentPid, s.agentPidStart)) return false;
+  return groupHasLiveMember(s.agentPid);
+}
+
+/**
+ * A resumed loop with no iteration left under its max: refused (exit 2, SPEC §4: nothing ran, nothing changed),
+ * with the command that gives it more.
+ */
 export function refuseExhausted(state: LoopState, options: RunOptions): void {
   const next = state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration);
   if (next <= options.maxIterations) return;
   const ran = next - 1;
-  const again = options.resume ? `--resume ${state.id}` : '--resume-last';
-  throw new LoopExit(1, `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`, `give a higher max: ./ralph/ralph.sh ${again} ${ran + 5}`);
+  throw new LoopExit(2, `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`, `give a higher max: ${renderResumeCommand(options.resume ? state.id : null, ran)}`);
+}
+
+/** The command that continues a loop stopped at `ran` iterations, with a concrete higher max (never a placeholder). */
+export function renderResumeCommand(id: string | null, ran: number): string {
+  // Half as many again, at least 5: 10 → 15, 3 → 8, 100 → 150.
+  const more = ran + Math.max(5, Math.ceil(ran / 2));
+  return `./ralph/ralph.sh ${id ? `--resume ${id}` : '--resume-last'} ${more}`;
 }
 
 /** The stored settings of a resumed loop, overridden by whatever the user typed this time. */

@@ -243,12 +243,15 @@ describe('--resume-last on a loop that cannot go on', () => {
     expect(r.stderr).toMatch(/the last loop all-done is complete; start a new one with \.\/ralph\/ralph\.sh/);
   });
 
-  it('a loop that ran all its iterations asks for a higher max (exit 1), and runs with one', async () => {
+  it('a loop that ran all its iterations is refused (exit 2, nothing ran) with a higher max, and runs with one', async () => {
     const dir = loopRepo({ stories: 3 });
-    expect((await ralph(dir, [...worker, '--name', 'short', '2'])).code).toBe(1);
+    const first = await ralph(dir, [...worker, '--name', 'short', '2']);
+    expect(first.code).toBe(1);
+    // The max-iterations stop and the refused resume suggest the same concrete max, never a placeholder.
+    expect(first.stderr).toMatch(/hint: raise the limit and continue: \.\/ralph\/ralph\.sh --resume-last 7\n/);
     const r = await ralph(dir, ['--resume-last']);
-    expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/loop short already ran its 2 iterations \(exit 1\)\nralph: hint: give a higher max: \.\/ralph\/ralph\.sh --resume-last 7/);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/loop short already ran its 2 iterations \(exit 2\)\nralph: hint: give a higher max: \.\/ralph\/ralph\.sh --resume-last 7/);
     expect(r.stderr).not.toMatch(/iterations 3\.\.2/);
     expect(onlyState(dir)).toMatchObject({ status: 'max-iterations', iteration: 2 });
     expect((await ralph(dir, ['--resume-last', '3'])).code).toBe(0);

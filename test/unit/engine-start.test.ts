@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderDirtyHint } from '../../src/engine/run-start.js';
+import { parseRunArgs } from '../../src/engine/args.js';
+import { renderResumeCommand } from '../../src/engine/setup.js';
 
 describe('renderDirtyHint: what to type when the tree is dirty at start', () => {
   it.each([
@@ -48,5 +50,33 @@ describe('renderDirtyHint: untracked files and .gitignore', () => {
       'commit them (the loop\'s own files among them), e.g. `git add -A && git commit -m "Plan and loop files"`, then start again; do not stash them: ralph/ would go with them; if a check or build writes tmp/cache.bin, list it in .gitignore instead'],
   ])('%s', (_name, dirty, facts, expected) => {
     expect(renderDirtyHint(dirty, facts)).toBe(expected);
+  });
+});
+
+describe('--wait needs --max-usage', () => {
+  it.each([
+    [['--wait']],
+    [['--wait', '--wait-next-session', '5']],
+  ])('%j: bad usage (exit 1), naming --max-usage', (argv) => {
+    expect(() => parseRunArgs(argv)).toThrow(expect.objectContaining({ code: 1, message: expect.stringContaining('it needs --max-usage <pct>') }));
+  });
+
+  it.each([
+    [['--max-usage', '80', '--wait']],
+    [['--wait-next-session']],
+    // A resumed loop may have --max-usage stored: run.ts checks the merged options instead.
+    [['--resume-last', '--wait']],
+  ])('%j: accepted', (argv) => {
+    expect(() => parseRunArgs(argv)).not.toThrow();
+  });
+});
+
+describe('renderResumeCommand: a concrete higher max', () => {
+  it.each([
+    [null, 2, './ralph/ralph.sh --resume-last 7'],
+    [null, 10, './ralph/ralph.sh --resume-last 15'],
+    ['night', 100, './ralph/ralph.sh --resume night 150'],
+  ])('%s after %i iterations → %s', (id, ran, command) => {
+    expect(renderResumeCommand(id, ran)).toBe(command);
   });
 });
