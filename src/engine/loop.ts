@@ -204,7 +204,7 @@ export function renderAllPass(prd: Prd): string {
 }
 
 function maxIterationsExit(config: LoopConfig): LoopExit {
-  return new LoopExit(LOOP_EXIT.maxIterations, `max iterations reached (${config.maxIterations}) with stories still open`, 'raise the limit and continue: ./ralph/ralph.sh --resume-last <max_iterations>');
+  return new LoopExit(LOOP_EXIT.maxIterations, `max iterations reached (${config.maxIterations}) with stories still open`, `raise the limit and continue: ${renderResumeCommand(null, config.maxIterations)}`);
 }
 
 function overCost(state: LoopState, config: LoopConfig): boolean {
@@ -256,4 +256,11 @@ async function runAgentWithRetries(state: LoopState, config: LoopConfig, deps: L
 export function planRateLimitWait(hit: RateLimitHit, now: Date, backoffMs: number, attempt: number): number {
   const wait = hit.resetAt ? hit.resetAt.getTime() - now.getTime() + Math.min(RESET_SLACK_MS, backoffMs) : backoffMs * 2 ** (attempt - 1);
   return Math.max(backoffMs > 0 ? Math.min(backoffMs, 1000) : 0, Math.min(wait, MAX_RATE_LIMIT_WAIT_MS));
+}
+
+/** The command that continues a loop stopped at `ran` iterations, with a concrete higher max (never a placeholder). */
+export function renderResumeCommand(id: string | null, ran: number): string {
+  // Half as many again, at least 5: 10 → 15, 3 → 8, 100 → 150.
+  const more = ran + Math.max(5, Math.ceil(ran / 2));
+  return `./ralph/ralph.sh ${id ? `--resume ${id}` : '--resume-last'} ${more}`;
 }

@@ -11,9 +11,9 @@ import { createEmitter, type Emit } from './events.js';
 import { realClock } from './clock.js';
 import { resolveRepoRoot } from './git.js';
 import { acquireLock, acquireTreeLock, loopDir, newLoopId, writeState, isCancelRequested, clearCancelMarker, ownProcessStart, runsDir, showPath, type LoopState, type LoopStatus } from './runs.js';
-import { readPlan, refuseExamplePlan, checkPromptFile, findResumable, stopOrphanAgents, renderResumeCommand, mergeResumedOptions, refuseExhausted, resolvePaths, findExecutable } from './setup.js';
+import { readPlan, refuseExamplePlan, checkPromptFile, findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted, resolvePaths, findExecutable } from './setup.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from './agents/index.js';
-import { runLoop } from './loop.js';
+import { renderAllPass, runLoop } from './loop.js';
 import { createBudget, renderUncheckedWarning } from './edges.js';
 import { printDryRun } from './dry-run.js';
 import { buildDeps, loopConfig, type LockedRun } from './run-deps.js';
@@ -144,10 +144,6 @@ async function runLocked(run: LockedRun, budget: BudgetGate, controller: AbortCo
     }
     exit = err;
   }
-  if (exit.code === LOOP_EXIT.maxIterations && exit.hint?.includes('<max_iterations>')) {
-    // loop.ts cannot know the number to suggest the way a refused resume does; both hints name the same one.
-    exit = new LoopExit(exit.code, exit.message, `raise the limit and continue: ${renderResumeCommand(null, options.maxIterations)}`);
-  }
   const cancelled = exit.code === LOOP_EXIT.interrupted && isCancelRequested(paths.repoRoot, id);
   if (cancelled) exit = new LoopExit(LOOP_EXIT.interrupted, 'cancelled by ralphkit cancel; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
   // A failed write of the runner's own files exits 1 like any error, but is no max-iterations stop.
@@ -165,7 +161,7 @@ async function startIterations(run: LockedRun, state: LoopState, budget: BudgetG
   if (controller.signal.aborted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
   const prdNow = outcome?.prd ?? prdAtStart;
   if (prdNow.userStories.every((s) => s.passes === true)) {
-    return new LoopExit(LOOP_EXIT.complete, `every story passes under verification${outcome ? '' : ' (verified earlier in this loop)'}; nothing for the agent to do`);
+    return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow)}${outcome ? '' : ' (verified earlier in this loop)'}; nothing for the agent to do`);
   }
   return runLoop(state, loopConfig(run.options, run.io.env), buildDeps(run, state, budget, controller));
 }

@@ -10,6 +10,9 @@ import type { RunOptions } from './args.js';
 import { isValidBranchName } from './git.js';
 import { groupHasLiveMember, isAlive, isLive, readAllStates, readState, type LoopState } from './runs.js';
 import { signalGroup } from './agent-process.js';
+import { renderResumeCommand } from './loop.js';
+
+export { renderResumeCommand };
 // Inlined into ralph.mjs by the bundler (a JSON import, no file read at run time), so the runner knows the example
 // plan of the ralphkit it was built with.
 import examplePlan from '../../templates/ralph/prd.json';
@@ -139,12 +142,6 @@ export function refuseExhausted(state: LoopState, options: RunOptions): void {
   throw new LoopExit(2, `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`, `give a higher max: ${renderResumeCommand(options.resume ? state.id : null, ran)}`);
 }
 
-/** The command that continues a loop stopped at `ran` iterations, with a concrete higher max (never a placeholder). */
-export function renderResumeCommand(id: string | null, ran: number): string {
-  // Half as many again, at least 5: 10 → 15, 3 → 8, 100 → 150.
-  const more = ran + Math.max(5, Math.ceil(ran / 2));
-  return `./ralph/ralph.sh ${id ? `--resume ${id}` : '--resume-last'} ${more}`;
-}
 
 /** The stored settings of a resumed loop, overridden by whatever the user typed this time. */
 export function mergeResumedOptions(stored: LoopState['options'], options: RunOptions, given: Set<keyof RunOptions>): RunOptions {

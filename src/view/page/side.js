@@ -40,6 +40,8 @@ const TONES = {
   refused: 'failed',
   failed: 'failed',
   dead: 'stale',
+  // state.json could not be read: nothing is known about the process, and the message says why.
+  unreadable: 'failed',
 };
 
 export function loopTone(loop) {
