@@ -217,7 +217,7 @@ export function processStart(pid: number): number | undefined {
   return readProcStat(pid)?.start;
 }
 
-function readProcStat(pid: number): { start: number; zombie: boolean } | null {
+function readProcStat(pid: number): { start: number; zombie: boolean; group: number } | null {
   if (process.platform !== 'linux') return null;
   let text: string;
   try {
@@ -228,7 +228,7 @@ function readProcStat(pid: number): { start: number; zombie: boolean } | null {
   // Field 2 is the command name in parentheses and may itself hold spaces or ")": count from the last ")".
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   const start = Number(fields[19]);
-  return Number.isSafeInteger(start) ? { start, zombie: fields[0] === 'Z' || fields[0] === 'X' } : null;
+  return Number.isSafeInteger(start) ? { start, zombie: fields[0] === 'Z' || fields[0] === 'X', group: Number(fields[2]) } : null;
 }
 
 /**
@@ -237,7 +237,10 @@ function readProcStat(pid: number): { start: number; zombie: boolean } | null {
  */
 export function groupHasLiveMember(pgid: number): boolean {
   if (process.platform === 'linux' && existsSync('/proc/self/stat')) {
-    return readdirSync('/proc').some((name) => /^\d+$/.test(name) && readGroup(Number(name)) === pgid);
+    return readdirSync('/proc').some((name) => {
+      const stat = /^\d+$/.test(name) ? readProcStat(Number(name)) : null;
+      return stat !== null && !stat.zombie && stat.group === pgid;
+    });
   }
   if (process.platform === 'win32') return isAlive(pgid);
   try {
@@ -248,17 +251,6 @@ export function groupHasLiveMember(pgid: number): boolean {
   }
 }
 
-// Field 5 of /proc/<pid>/stat, or null for a zombie or a process gone meanwhile.
-function readGroup(pid: number): number | null {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return fields[0] === 'Z' || fields[0] === 'X' ? null : Number(fields[2]);
-}
 
 let ownStart: number | undefined | null = null;
 

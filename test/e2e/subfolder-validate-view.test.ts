@@ -1,12 +1,12 @@
 // `validate` and `view` run from a subfolder of the repository find ralph/ at its top, as `status` and
 // the loop do; a file the user names stays relative to where they stand.
-import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it, onTestFinished } from 'vitest';
-import { BIN, ROOT, gitdir, runCli, testdir, writeFiles } from '../support/repo.js';
+import { describe, expect, it } from 'vitest';
+import { ROOT, gitdir, runCli, testdir, writeFiles } from '../support/repo.js';
 import { plan, writePlan } from '../support/view-fixtures.js';
 import { getJson } from '../support/view-http.js';
+import { startView } from '../support/view-cli.js';
 
 const TEMPLATE_PLAN = readFileSync(path.join(ROOT, 'templates/ralph/prd.json'), 'utf8');
 
@@ -72,7 +72,7 @@ describe('ralphkit view from a subfolder', () => {
     writePlan(repo, plan(2, { project: 'Seen From lib' }));
     const sub = path.join(repo, 'lib');
     mkdirSync(sub);
-    const view = await startView([], sub);
+    const view = await startView([], { cwd: sub });
     const prd = await getJson(view.url, '/api/prd');
     expect(prd).toMatchObject({ exists: true, file: path.join('ralph', 'prd.json') });
     expect(prd.prd.project).toBe('Seen From lib');
@@ -84,28 +84,10 @@ describe('ralphkit view from a subfolder', () => {
     const repo = gitdir();
     writePlan(repo, plan(1, { project: 'Top' }));
     writePlan(repo, plan(3, { project: 'Beside lib' }), 'lib/next.json');
-    const view = await startView(['--prd', 'next.json'], path.join(repo, 'lib'));
+    const view = await startView(['--prd', 'next.json'], { cwd: path.join(repo, 'lib') });
     const prd = await getJson(view.url, '/api/prd');
     expect(prd).toMatchObject({ exists: true, file: path.join('lib', 'next.json') });
     expect(prd.prd.project).toBe('Beside lib');
   });
 });
 
-/** Spawns `ralphkit view --port 0` in `cwd` and resolves once it prints its URL; killed when the test ends. */
-async function startView(args: string[], cwd: string): Promise<{ url: string; stderr: () => string }> {
-  const child = spawn(process.execPath, [BIN, 'view', '--port', '0', ...args], { cwd, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1' }, stdio: 'pipe' });
-  onTestFinished(() => void child.kill('SIGKILL'));
-  child.stdin.end();
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      const m = /http:\/\/127\.0\.0\.1:\d+\//.exec(stdout);
-      if (m) resolve(m[0]);
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code} before printing a URL: ${stderr}`)));
-  });
-  return { url, stderr: () => stderr };
-}

@@ -1,12 +1,12 @@
 // `ralphkit view` as a user runs it: the built CLI (run `npm run build` first; npm test does).
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { BIN, runCli, testdir } from '../support/repo.js';
+import { runCli, testdir } from '../support/repo.js';
 import { plan, writePlan } from '../support/view-fixtures.js';
 import { getJson } from '../support/view-http.js';
+import { startView } from '../support/view-cli.js';
 
 describe('ralphkit view (built CLI)', () => {
   it('prints its URL, serves the plan, and exits 0 on Ctrl-C', async () => {
@@ -46,7 +46,7 @@ describe('ralphkit view (built CLI)', () => {
       const bin = testdir('ralphkit-opener-');
       const record = path.join(bin, 'called-with');
       fakeOpener(path.join(bin, OPENER), `printf '%s\\n' "$@" > '${record}'\nexit 0`);
-      const { url, stderr } = await startView(['--open', '--cwd', testdir()], { PATH: `${bin}${path.delimiter}${process.env.PATH}` });
+      const { url, stderr } = await startView(['--open', '--cwd', testdir()], { env: { PATH: `${bin}${path.delimiter}${process.env.PATH}` } });
       await expect.poll(() => existsSync(record) && readFileSync(record, 'utf8'), { timeout: 15_000 }).toBe(`${url}\n`);
       expect(url).not.toMatch(/:0\/$/);
       expect((await getJson(url, '/api/prd')).exists).toBe(false); // the URL it was handed is the server's
@@ -54,7 +54,7 @@ describe('ralphkit view (built CLI)', () => {
     });
 
     it('without an opener on PATH, keeps serving and says to open the URL by hand', async () => {
-      const { url, stderr, child } = await startView(['--open', '--cwd', testdir()], { PATH: testdir('ralphkit-empty-path-') });
+      const { url, stderr, child } = await startView(['--open', '--cwd', testdir()], { env: { PATH: testdir('ralphkit-empty-path-') } });
       await expect.poll(stderr, { timeout: 15_000 }).toContain(`could not open a browser (${OPENER} not found); open ${url} yourself`);
       expect((await getJson(url, '/api/prd')).exists).toBe(false);
       expect(child.exitCode).toBe(null);
@@ -63,38 +63,13 @@ describe('ralphkit view (built CLI)', () => {
     it('an opener that fails (no desktop) is a warning, not a crash', async () => {
       const bin = testdir('ralphkit-opener-');
       fakeOpener(path.join(bin, OPENER), 'exit 4');
-      const { url, stderr, child } = await startView(['--open', '--cwd', testdir()], { PATH: bin });
+      const { url, stderr, child } = await startView(['--open', '--cwd', testdir()], { env: { PATH: bin } });
       await expect.poll(stderr, { timeout: 15_000 }).toContain(`could not open a browser (${OPENER} exited with 4); open ${url} yourself`);
       expect((await getJson(url, '/api/prd')).exists).toBe(false);
       expect(child.exitCode).toBe(null);
     });
   });
 });
-
-interface StartedView {
-  child: ChildProcessWithoutNullStreams;
-  url: string;
-  stderr: () => string;
-}
-
-/** Spawns `ralphkit view --port 0 …` and resolves once it prints its URL; killed when the test ends. */
-async function startView(args: string[], env: NodeJS.ProcessEnv = {}): Promise<StartedView> {
-  const child = spawn(process.execPath, [BIN, 'view', '--port', '0', ...args], { env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', ...env }, stdio: 'pipe' });
-  onTestFinished(() => void child.kill('SIGKILL'));
-  child.stdin.end();
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d) => (stderr += d));
-  const url = await new Promise<string>((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      const m = /http:\/\/127\.0\.0\.1:\d+\//.exec(stdout);
-      if (m) resolve(m[0]);
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code} before printing a URL: ${stderr}`)));
-  });
-  return { child, url, stderr: () => stderr };
-}
 
 function fakeOpener(file: string, body: string): void {
   writeFileSync(file, `#!/bin/sh\n${body}\n`);
