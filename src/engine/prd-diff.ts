@@ -23,7 +23,8 @@ const AGENT_FIELDS = new Set(['passes', 'notes']);
  * `before` must be a valid plan (the runner validated it); `after` is whatever the agent left. `file` names the
  * plan in messages (a syntax error is reported as `file:line:col`).
  */
-export function planPrdRepair(before: string, after: string, file = 'prd.json'): PrdRepairPlan {
+/** `after` is null when the file is gone (deleted, or `git rm`-ed by the agent). */
+export function planPrdRepair(before: string, after: string | null, file = 'prd.json'): PrdRepairPlan {
   const base = JSON.parse(before) as Prd;
   const parsed = parseAfter(after, file);
   if (typeof parsed === 'string') {
@@ -50,7 +51,8 @@ function canonical(v: unknown): string {
 }
 
 /** The parsed plan, or a description of why it cannot be used at all. */
-function parseAfter(text: string, file: string): Prd | string {
+function parseAfter(text: string | null, file: string): Prd | string {
+  if (text === null) return 'was deleted';
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -253,11 +253,12 @@ function displayPath(input: VerifyInput, file: string): string {
   return rel && !rel.startsWith('../') && !path.isAbsolute(rel) ? rel : file;
 }
 
-function readText(file: string): string {
+// Null only for a file that is gone: one that cannot be read for another reason reads as empty, and is restored.
+function readText(file: string): string | null {
   try {
     return readFileSync(file, 'utf8');
-  } catch {
-    return '';
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : '';
   }
 }
 

@@ -96,7 +96,8 @@ describe('planPrdRepair: an unusable file', () => {
     ['empty file', '', /unparseable/],
     ['an array', '[]', /without a top-level object/],
     ['no userStories', '{"branchName":"x"}', /without a userStories array/],
-  ])('%s → whole previous plan restored', (_name, after, message) => {
+    ['the file deleted (git rm)', null, /^prd\.json was deleted; restored the whole file/],
+  ])('%s → whole previous plan restored', (_name, after: string | null, message) => {
     const plan = planPrdRepair(before, after);
     expect(plan).toMatchObject({ claims: [], changed: true, unusable: true });
     expect(plan.restored).toHaveLength(1);
