@@ -128,7 +128,7 @@ export function renderLoopTable(loops: LoopSummary[]): string {
   for (const l of loops) {
     rows.push([
       l.id, l.status, `${l.iteration ?? '?'}/${l.maxIterations ?? '?'}`, renderAgentCell(l.agent),
-      l.alive ? 'yes' : 'no', `$${l.costUsd.toFixed(2)}`, l.storiesTotal === null ? '?' : `${l.storiesPassed}/${l.storiesTotal}`,
+      l.alive ? 'yes' : 'no', renderCost(l), l.storiesTotal === null ? '?' : `${l.storiesPassed}/${l.storiesTotal}`,
       String(l.verified), String(l.unverified), String(l.rejected),
     ]);
     const note = renderLoopNote(l);
@@ -260,4 +260,9 @@ export async function waitForLoopEnd(repoRoot: string, id: string, timeoutMs: nu
     if (!state || state.status !== 'running' || !isAlive(state.pid, state.pidStart) || Date.now() > deadline) return state?.status ?? 'unknown';
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+// An --agent-cmd agent reports no cost, so $0.00 would claim a figure nobody measured.
+function renderCost(l: LoopSummary): string {
+  return l.costUsd === 0 && l.agent.startsWith('cmd: ') ? 'n/a' : `$${l.costUsd.toFixed(2)}`;
 }

@@ -11,7 +11,7 @@ import { createEmitter, type Emit } from './events.js';
 import { realClock } from './clock.js';
 import { resolveRepoRoot } from './git.js';
 import { acquireLock, acquireTreeLock, loopDir, newLoopId, writeState, isCancelRequested, clearCancelMarker, ownProcessStart, runsDir, showPath, type LoopState, type LoopStatus } from './runs.js';
-import { readPlan, refuseExamplePlan, checkPromptFile, findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted, resolvePaths, findExecutable } from './setup.js';
+import { readPlan, refuseExamplePlan, checkPromptFile, findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted, resolvePaths, findExecutable, type RunPaths } from './setup.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from './agents/index.js';
 import { renderAllPass, runLoop } from './loop.js';
 import { createBudget, renderUncheckedWarning } from './edges.js';
@@ -67,6 +67,7 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
   checkPromptFile(paths);
   const id = resumed?.id ?? options.name ?? newLoopId(new Date());
   const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: PROMPT_PLACEHOLDER, runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
+  if (options.dryRun) warnExamplePlan(prd, paths, emit);
   if (options.dryRun) return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), io, emit, json: options.json });
   refuseExamplePlan(prd, paths);
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
@@ -173,6 +174,16 @@ function readPlanNow(run: LockedRun): Prd {
     return JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
   } catch (err) {
     throw new LoopExit(LOOP_EXIT.refused, `could not read ${rel} (${describeError(err as Error)}) after checking out its branch`, `restore it (git checkout -- ${rel}), check it with: npx ralphkit validate ${rel}, then continue with: ./ralph/ralph.sh --resume-last`);
+  }
+}
+
+// The dry run is the check before leaving a loop running, so it says what the real start would refuse.
+function warnExamplePlan(prd: Prd, paths: RunPaths, emit: Emit): void {
+  try {
+    refuseExamplePlan(prd, paths);
+  } catch (err) {
+    if (!(err instanceof LoopExit)) throw err;
+    emit({ type: 'warn', message: `the run would refuse to start: ${err.message}; ${err.hint}` });
   }
 }
 

@@ -42,4 +42,13 @@ describe('starting the loop on the example plan', () => {
     expect(mine.stderr).not.toContain('example plan');
     expect(readFileSync(marker, 'utf8')).toBe('iteration 1\n');
   });
+
+  it('--dry-run says the real start would refuse it, and still exits 0 without running anything', async () => {
+    const dir = installedRepo();
+    const marker = path.join(testdir(), 'agent-ran');
+    const r = await ralph(dir, ['--agent-cmd', agent('marker'), '--dry-run'], { FAKE_MARKER: marker });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('the run would refuse to start: ralph/prd.json is still the example plan ralphkit installed');
+    expect(existsSync(marker)).toBe(false);
+  });
 });

@@ -43,3 +43,13 @@ describe('renderLoopTable notes', () => {
     expect(note.endsWith('…')).toBe(true);
   });
 });
+
+describe('renderLoopTable cost', () => {
+  it.each([
+    ['an --agent-cmd agent that reports nothing', loop({ agent: 'cmd: ./agent.sh', costUsd: 0 }), 'n/a'],
+    ['an --agent-cmd agent with a cost carried over', loop({ agent: 'cmd: ./agent.sh', costUsd: 0.5 }), '$0.50'],
+    ['claude', loop({ agent: 'claude', costUsd: 0 }), '$0.00'],
+  ])('%s → %s', (_, l, cell) => {
+    expect(renderLoopTable([l]).split('\n')[1].split(/\s{2,}/)).toContain(cell);
+  });
+});
