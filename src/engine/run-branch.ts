@@ -227,7 +227,8 @@ function readLastBranch(repoRoot: string): string {
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
 }
 
-function readOrNull(file: string): string | null {
+/** A file's text, or null when it cannot be read (missing, or not a file). */
+export function readOrNull(file: string): string | null {
   try {
     return readFileSync(file, 'utf8');
   } catch {

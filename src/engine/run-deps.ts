@@ -13,7 +13,7 @@ import { realClock } from './clock.js';
 import { currentBranch, headSha, isAncestor, readBranchTips, readCommitsSince, switchToBranch } from './git.js';
 import { formatDuration } from './duration.js';
 import { renderOffBranchBlock, renderOffBranchReason, renderTimeoutBlock } from './verify-report.js';
-import { isIgnored, readEditedPrompt, renderPromptCommitPart, renderPromptEditNote } from './run-branch.js';
+import { isIgnored, readEditedPrompt, readOrNull, renderPromptCommitPart, renderPromptEditNote } from './run-branch.js';
 import { loopDir, writeState, type LoopState } from './runs.js';
 import { planAgent } from './agents/index.js';
 import { applyCompaction } from './progress.js';
@@ -198,7 +198,7 @@ async function returnToBranch(run: LockedRun, topLevel: string, iteration: numbe
   const inspect = now ? `git log ${run.branch}..${now}` : `git log ${head}, and keep them with: git branch <name> ${head}`;
   const made = commits.length ? `, and made ${commits.length} commit${commits.length === 1 ? '' : 's'} there: ${commits.join('; ')}` : ', and made no commit there';
   run.emit({ type: 'warn', iteration, message: `the agent left the loop's branch: it switched from ${run.branch} to ${where}${made}` });
-  const prdAfter = readOrEmpty(prd);
+  const prdAfter = readOrNull(prd) ?? '';
   const dirty = (await readDirtyPaths(topLevel)).filter((p) => !/(^|\/)\.runs(\/|$)/.test(p));
   const stuck = (why: string) => new LoopFailure(
     `iteration ${iteration}: the agent left ${run.branch} for ${where} and the runner cannot switch back: ${why}`,
@@ -240,14 +240,6 @@ async function warnPromptCommits(run: LockedRun, topLevel: string, iteration: nu
   const changed = await readChangedPaths(topLevel, headBefore, headAfter).catch(() => [] as string[]);
   if (!changed.includes(rel)) return;
   run.emit({ type: 'warn', iteration, message: `the agent's commits changed ${rel}, the instructions every iteration gets (such commits alone are not progress); review: git diff ${headBefore.slice(0, 7)} ${headAfter.slice(0, 7)} -- ${rel}` });
-}
-
-function readOrEmpty(file: string): string {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
 }
 
 function realOrSelf(p: string): string {

@@ -67,8 +67,10 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
   checkPromptFile(paths);
   const id = resumed?.id ?? options.name ?? newLoopId(new Date());
   const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: PROMPT_PLACEHOLDER, runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
-  if (options.dryRun) warnExamplePlan(prd, paths, emit);
-  if (options.dryRun) return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), io, emit, json: options.json });
+  if (options.dryRun) {
+    warnExamplePlan(prd, paths, emit);
+    return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), io, emit, json: options.json });
+  }
   refuseExamplePlan(prd, paths);
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
     const missing = renderMissingAgent(options.agent, io.env);
