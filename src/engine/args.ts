@@ -27,8 +27,20 @@ export interface RunOptions {
   noProgressLimit: number;
   json: boolean;
   dryRun: boolean;
-  verifyInWorktree: boolean;
+  /** Checks in the working tree (--verify-in-place) instead of a fresh checkout of the claimed commit. */
+  verifyInPlace: boolean;
   checkTimeoutMs: number;
+  /** Take the pins again at HEAD when resuming (--repin). */
+  repin: boolean;
+  /** Accept the owner's edits to the plan found on resume (--accept-plan-edits). */
+  acceptPlanEdits: boolean;
+  /** Run even when ralph/ralph.mjs, ralph.sh or the manifest differ from what ralphkit installed. */
+  allowModifiedEngine: boolean;
+  /** Probe each story check on the plan commit at start and warn when it already passes. */
+  weakCheck: boolean;
+  /** Run the agent under bubblewrap (--sandbox), with or without network. */
+  sandbox: boolean;
+  network: boolean;
   help: boolean;
 }
 
@@ -52,8 +64,14 @@ export const DEFAULT_OPTIONS: RunOptions = {
   noProgressLimit: 3,
   json: false,
   dryRun: false,
-  verifyInWorktree: false,
+  verifyInPlace: false,
   checkTimeoutMs: 10 * 60_000,
+  repin: false,
+  acceptPlanEdits: false,
+  allowModifiedEngine: false,
+  weakCheck: true,
+  sandbox: false,
+  network: true,
   help: false,
 };
 
@@ -78,8 +96,15 @@ const SPEC = {
   'no-progress-limit': { type: 'string' },
   json: { type: 'boolean' },
   'dry-run': { type: 'boolean' },
+  'verify-in-place': { type: 'boolean' },
   'verify-in-worktree': { type: 'boolean' },
   'check-timeout': { type: 'string' },
+  repin: { type: 'boolean' },
+  'accept-plan-edits': { type: 'boolean' },
+  'allow-modified-engine': { type: 'boolean' },
+  'no-weak-check': { type: 'boolean' },
+  sandbox: { type: 'boolean' },
+  'no-network': { type: 'boolean' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -102,8 +127,16 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
   'no-progress-limit': ['noProgressLimit', (v) => integer(String(v), '--no-progress-limit', 1)],
   json: ['json', Boolean],
   'dry-run': ['dryRun', Boolean],
-  'verify-in-worktree': ['verifyInWorktree', Boolean],
+  'verify-in-place': ['verifyInPlace', Boolean],
+  // The old name of today's default: checks in a fresh checkout of the commit.
+  'verify-in-worktree': ['verifyInPlace', () => false],
   'check-timeout': ['checkTimeoutMs', (v) => duration(String(v), '--check-timeout', 1)],
+  repin: ['repin', Boolean],
+  'accept-plan-edits': ['acceptPlanEdits', Boolean],
+  'allow-modified-engine': ['allowModifiedEngine', Boolean],
+  'no-weak-check': ['weakCheck', () => false],
+  sandbox: ['sandbox', Boolean],
+  'no-network': ['network', () => false],
   help: ['help', Boolean],
 };
 
@@ -130,6 +163,8 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   if (options.resume && options.resumeLast) throw usageError('use either --resume <id> or --resume-last, not both');
   if (options.name && (options.resume || options.resumeLast)) throw usageError('--name names a new loop; a resumed loop keeps its id');
   if (given.has('agent') && options.agentCmd) throw usageError('use either --agent or --agent-cmd, not both');
+  if (parsed.values['verify-in-place'] && parsed.values['verify-in-worktree']) throw usageError('use either --verify-in-place or --verify-in-worktree (the default), not both');
+  if (!options.network && !options.sandbox && !options.resume && !options.resumeLast) throw usageError('--no-network needs --sandbox: only the sandbox can cut the agent\'s network (./ralph/ralph.sh --sandbox --no-network)');
   // A resumed loop may have --max-usage stored; run.ts checks the merged options with the same rule.
   if (!options.resume && !options.resumeLast) refuseWaitWithoutCeiling(options);
   return { options, given };

@@ -30,14 +30,33 @@ export interface VerifyInput {
   /** prd.json text as it was before the agent ran this iteration. */
   prdBefore: string;
   checkTimeoutMs: number;
-  /** Run checks in a temporary git worktree at HEAD (--verify-in-worktree). */
-  inWorktree?: boolean;
+  /** Run checks in the working tree itself (--verify-in-place) instead of a fresh checkout of the claimed commit. */
+  inPlace?: boolean;
+  /** The files checks run with as they were at the plan commit (verify/checkout.ts); null or absent: none pinned. */
+  pins?: Pins | null;
+  /**
+   * Set when the agent changed what the runner trusts (its engine, git's hooks or configuration) during the
+   * iteration: the runner undid it, and every claim of the iteration is rejected for this reason.
+   */
+  violation?: string;
+  /** Runner-owned files in the working tree the runner restored this iteration: committed with its own edits. */
+  extraOwnFiles?: string[];
   log: (level: 'info' | 'warn', message: string) => void;
   now?: () => Date;
   /** The repository's top level, real path; the runner resolves it once per run (it cannot change). Read when absent. */
   topLevel?: string;
   /** HEAD as the loop read it right after the agent exited (null: no commit yet), so it is not read twice. Read when absent. */
   headAfterAgent?: string | null;
+}
+
+/** What the plan commit fixes for a whole loop (SPEC §6 pinned tests): taken when a loop starts, kept by --resume. */
+export interface Pins {
+  /** The plan commit: HEAD when the loop started (or at --repin). */
+  commit: string;
+  /** Files committed there that checks run with as they were. */
+  paths: string[];
+  /** package.json script definitions the checks run (null: must not exist, for npm's pre/post scripts). */
+  scripts: Record<string, string | null>;
 }
 
 export interface StoryVerdict {
@@ -56,6 +75,23 @@ export interface VerifyResult {
   prd: Prd;
   /** True when every story in the plan now has passes: true. */
   allPass: boolean;
+}
+
+/** The agent changed files the runner trusts (verify/runner-guard.ts); they were put back. */
+export interface Violation {
+  reason: string;
+  /** Working-tree paths among them (ralph/ralph.mjs, ...), which the runner commits back. */
+  files: string[];
+}
+
+/** What the final gate decided (verify/final-gate.ts). */
+export interface GateOutcome {
+  passed: boolean;
+  /** Interrupted (Ctrl-C, cancel): nothing was decided. */
+  interrupted: boolean;
+  /** The plan after the gate (rejected stories back to passes: false). */
+  prd: Prd;
+  verdicts: StoryVerdict[];
 }
 
 /** src/engine/usage.ts — SPEC §7. Utilisation is a percentage 0–100. */

@@ -2,6 +2,7 @@
 // can never become a command.
 import { execFile } from 'node:child_process';
 import { LoopExit } from './contracts.js';
+import { hardenedArgs, hardenedGitEnv } from './git/harden.js';
 
 export interface GitResult {
   code: number;
@@ -11,7 +12,7 @@ export interface GitResult {
 
 export function runGit(cwd: string, args: string[]): Promise<GitResult> {
   return new Promise((resolve) => {
-    execFile('git', args, { cwd, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, GIT_TERMINAL_PROMPT: '0' } }, (err, stdout, stderr) => {
+    execFile('git', hardenedArgs(args), { cwd, maxBuffer: 64 * 1024 * 1024, env: hardenedGitEnv(process.env) }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 127) : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr || (err && code === 127 ? err.message : '')) });
     });

@@ -31,9 +31,19 @@ Limits:
   --wait                      with --max-usage: wait for the reset instead of stopping
   --wait-next-session         sleep until the current 5-hour block resets, then start
   --allow-unknown-usage       with --max-usage: run even when usage cannot be read
-Verification:
+Verification (checks run in a fresh checkout of the claimed commit, with the tests pinned at the plan commit):
   --check-timeout <d>         time limit of each check command (default 10m)
-  --verify-in-worktree        run the checks in a temporary git worktree at HEAD
+  --verify-in-place           run the checks in the working tree instead (ignored build output counts);
+                              --verify-in-worktree is the old name of the default and still accepted
+  --repin                     with --resume: take the pinned tests again from HEAD (accepts their changes)
+  --accept-plan-edits         with --resume: accept your own edits to the plan made while the loop was stopped
+  --no-weak-check             skip the start-of-run probe that warns about story checks already passing
+  --allow-modified-engine     run although ralph/ralph.mjs, ralph.sh or ralph/.ralphkit.json differ from what
+                              ralphkit installed (npx ralphkit install --force puts them back)
+Sandbox (Linux, bubblewrap):
+  --sandbox                   run the agent under bwrap: the runner's files, .git/hooks, .git/config and the
+                              pinned tests read-only, its own PID namespace
+  --no-network                with --sandbox: no network for the agent
 Output:
   --json                      one JSON event per line on stdout; human logs stay on stderr
   --dry-run                   print the agent command (warning when its program is not found),
@@ -44,7 +54,8 @@ Durations: 500ms, 90s, 10m, 2h, 1h30m, or a number of seconds.
 
 Before iteration 1 the runner refuses a working tree with uncommitted changes (ralph/prd.json, progress.txt
 and ralph/archive/ excepted: it commits those), checks out branchName (created from baseBranch when missing)
-with the plan you started it with, and verifies stories that already say passes: true.
+with the plan you started it with, and verifies stories that already say passes: true. Before exit 0 a final
+gate runs every check once more on a fresh checkout of the final commit.
 
 Retries (not counted as iterations):
   A run that fails transiently ("No messages returned", API overloaded/529, or "API Error" or no final
@@ -61,10 +72,10 @@ Examples:
   npx ralphkit status                                list loops; npx ralphkit cancel <id> stops one
 
 Exit codes:
-  0    every story passes under verification
+  0    every check of every story passes on the final commit, with the pinned tests
   1    max iterations reached (or bad usage)
   2    refused to start: invalid prd.json, another live loop in this working tree, uncommitted
-       changes, not a git repository, usage over the ceiling or unknown
+       changes, a modified engine, not a git repository, usage over the ceiling or unknown
   3    the agent said <promise>STUCK</promise>
   4    no progress: --no-progress-limit iterations in a row with nothing accepted and no new work committed
   5    budget reached mid-run (cost or usage)

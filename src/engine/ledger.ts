@@ -39,6 +39,8 @@ export interface CheckLine extends LedgerBase {
    * decides nothing: no verdict line follows, and the claim is judged again when the loop resumes.
    */
   aborted?: boolean;
+  /** Run by the final gate on the final commit (verify/final-gate.ts). */
+  gate?: boolean;
 }
 
 export interface VerdictLine extends LedgerBase {
@@ -50,6 +52,8 @@ export interface VerdictLine extends LedgerBase {
   /** Total time spent verifying this claim. */
   durationMs: number;
   outputSha256: null;
+  /** Decided by the final gate (every check once more on the final commit), not by a claim's own pass. */
+  gate?: boolean;
 }
 
 export type LedgerLine = CheckLine | VerdictLine;

@@ -1,7 +1,7 @@
 // The loop itself: a small state machine over iterations. Everything with side effects (the agent, git,
 // verification, the budget, the clock, state persistence) comes in through LoopDeps, so unit tests drive
 // it with fakes and main.ts wires the real edges.
-import { LoopExit, LOOP_EXIT, type AgentResult, type BudgetGate, type Clock, type RateLimitHit, type VerifyResult } from './contracts.js';
+import { LoopExit, LOOP_EXIT, type AgentResult, type BudgetGate, type Clock, type GateOutcome, type RateLimitHit, type VerifyResult, type Violation } from './contracts.js';
 import { detectTag, type Tag } from './tags.js';
 import type { Emit } from './events.js';
 import type { LoopState } from './runs.js';
@@ -14,13 +14,16 @@ export interface AgentRunRecord {
   tag: Tag | null;
   /** Set when the agent committed on another branch: its claims, read before the runner switched back, are all rejected. */
   offBranch?: { prdAfter: string; reason: string };
+  /** Set when the agent changed the runner's files or git's configuration: put back, and every claim rejected. */
+  violation?: Violation;
 }
 
-/** What the runner found in git after an agent run (run-deps.ts `inspectAgentGit`). */
+/** What the runner found after an agent run (run-deps.ts `inspectAgentGit`). */
 export interface AgentGitOutcome {
   /** HEAD on the loop's branch, after switching back if the agent had left it. */
   headAfter: string | null;
   offBranch?: { prdAfter: string; reason: string };
+  violation?: Violation;
 }
 
 export interface LoopDeps {
@@ -44,7 +47,12 @@ export interface LoopDeps {
    * `headAfterAgent`: HEAD read right after the agent exited, handed on so verification need not read it again.
    * `offBranch`: the agent worked on another branch; every claim is rejected (verify.ts).
    */
-  verify(iteration: number, prdBefore: string, headAfterAgent: string | null, offBranch?: AgentRunRecord['offBranch']): Promise<VerifyResult>;
+  verify(iteration: number, prdBefore: string, headAfterAgent: string | null, offBranch?: AgentRunRecord['offBranch'], violation?: Violation): Promise<VerifyResult>;
+  /**
+   * Before the loop may exit 0 (SPEC §6 final gate): every check of every story once more on a fresh checkout of the
+   * final commit. A story that fails there is set back to passes: false and the loop goes on.
+   */
+  finalGate(iteration: number): Promise<GateOutcome>;
   /** The local branch tips before the agent runs, so commits it makes anywhere can be named afterwards. */
   readBranchTips?(): Promise<string[]>;
   /**
@@ -126,7 +134,7 @@ async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps
   if (result.timedOut) deps.recordTimeout?.(iteration, result);
   const headAfter = git.headAfter;
   // Saved before the checks start: if they are interrupted, the resumed loop finishes this iteration from here.
-  const ran: AgentRunRecord = { headBefore, headAfter, tag, ...(git.offBranch ? { offBranch: git.offBranch } : {}) };
+  const ran: AgentRunRecord = { headBefore, headAfter, tag, ...(git.offBranch ? { offBranch: git.offBranch } : {}), ...(git.violation ? { violation: git.violation } : {}) };
   state.verifying = ran;
   deps.saveState(state);
   await settleIteration(state, config, deps, prdBefore, ran, headAfter);
@@ -149,8 +157,9 @@ export async function finishInterruptedIteration(state: LoopState, config: LoopC
 async function settleIteration(state: LoopState, config: LoopConfig, deps: LoopDeps, prdBefore: string, ran: AgentRunRecord, headNow: string | null): Promise<VerifyResult> {
   const { iteration } = state;
   // An interrupted verification throws LoopExit(130) here: the iteration stays not done, so a resume finishes it.
-  const verdict = await deps.verify(iteration, prdBefore, headNow, ran.offBranch);
-  deps.emit({ type: 'verify', iteration, verdicts: verdict.verdicts, restored: verdict.restored, allPass: verdict.allPass });
+  const claimed = await deps.verify(iteration, prdBefore, headNow, ran.offBranch, ran.violation);
+  deps.emit({ type: 'verify', iteration, verdicts: claimed.verdicts, restored: claimed.restored, allPass: claimed.allPass });
+  const verdict = claimed.allPass ? await passFinalGate(deps, iteration, claimed) : claimed;
   const newCommit = ran.headAfter !== ran.headBefore;
   const progress = await judgeProgress(deps, verdict, newCommit, ran.headBefore, ran.headAfter);
   if (newCommit && !progress.made) deps.emit({ type: 'info', iteration, message: `iteration ${iteration} made a commit but no progress: ${progress.why}` });
@@ -161,6 +170,16 @@ async function settleIteration(state: LoopState, config: LoopConfig, deps: LoopD
   throwIfAborted(deps.signal);
   decide(state, config, deps, verdict, ran.tag);
   return verdict;
+}
+
+/** Every story says passes: only the final gate on the final commit turns that into exit 0. */
+async function passFinalGate(deps: LoopDeps, iteration: number, verdict: VerifyResult): Promise<VerifyResult> {
+  const gate = await deps.finalGate(iteration);
+  if (gate.interrupted) throw new LoopExit(LOOP_EXIT.interrupted, 'interrupted during the final gate; nothing decided, state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+  if (gate.passed) return verdict;
+  const broken = gate.verdicts.filter((v) => v.status === 'rejected').map((v) => v.id);
+  deps.emit({ type: 'warn', iteration, message: `the final gate rejected ${broken.join(', ')}: ${broken.length === 1 ? 'it no longer passes' : 'they no longer pass'} on the final commit; the loop goes on` });
+  return { ...verdict, prd: gate.prd, allPass: false };
 }
 
 /**

@@ -2,7 +2,7 @@
 // the budget and state persistence, plus the runner's own commits.
 import { appendFileSync, closeSync, fstatSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import type { BudgetGate } from './contracts.js';
+import type { BudgetGate, GateOutcome, Violation } from './contracts.js';
 import type { RunOptions } from './args.js';
 import type { Emit } from './events.js';
 import type { RunIo } from './run.js';
@@ -21,12 +21,18 @@ import { runAgentOnce } from './agent-run.js';
 import { detectRateLimit, transientReason, verifyIteration } from './edges.js';
 import { commitRunnerFiles, readChangedPaths, readDirtyPaths } from './verify-git.js';
 import { describeError, guardWrite, LoopFailure } from './verify-write.js';
+import { settleBaseline, type RunTrust } from './run-trust.js';
+import { runFinalGate } from './verify/final-gate.js';
+import { restoreRunnerFiles } from './verify/runner-guard.js';
+import type { VerifyResult } from './contracts.js';
 
 export interface LockedRun {
   id: string;
   options: RunOptions;
   paths: RunPaths;
   resumed: LoopState | null;
+  /** A resumed loop's baseline plan, from the runner's record in git (run-trust.ts); null for a new loop. */
+  baseline: string | null;
   io: RunIo;
   emit: Emit;
   command: string;
@@ -48,19 +54,20 @@ export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopCon
   };
 }
 
-export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, controller: AbortController): LoopDeps {
+export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust): LoopDeps {
   const { paths, options, io, emit } = run;
   const dir = loopDir(paths.repoRoot, state.id);
   const save = (s: LoopState) => writeState(paths.repoRoot, s);
   // repoRoot is git's --show-toplevel, resolved at start; a run cannot move it, so verification need not ask again.
-  const topLevel = realpathSync(paths.repoRoot);
+  const topLevel = trust.topLevel;
   return {
     clock: realClock,
     emit,
     signal: controller.signal,
     budget,
     saveState: save,
-    prdBefore: (iteration) => snapshotPrd(path.join(dir, 'prd-before.json'), paths, iteration),
+    // The runner's own record, never a file in ralph/.runs/: the agent can write those (SPEC §6).
+    prdBefore: () => trust.baseline ?? readFileSync(paths.prd, 'utf8'),
     headSha: () => headSha(paths.repoRoot),
     async committedWork(headBefore, headAfter) {
       // A first commit ever is work; otherwise work is any changed path besides the plan and its progress log.
@@ -89,7 +96,11 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
       return result;
     },
     readBranchTips: () => readBranchTips(paths.repoRoot),
-    inspectAgentGit: (iteration, headBefore, tips) => inspectAgentGit(run, topLevel, iteration, headBefore, tips),
+    async inspectAgentGit(iteration, headBefore, tips) {
+      // First, before any git command reads a configuration or runs a hook the agent may have planted.
+      const violation = guardRunnerFiles(run, trust, iteration);
+      return { ...(await inspectAgentGit(run, topLevel, iteration, headBefore, tips)), ...(violation ? { violation } : {}) };
+    },
     recordTimeout(iteration, result) {
       const log = path.join(dir, `iteration-${iteration}.log`);
       const output = readTail(log) ?? `${result.stdout}\n${result.stderr}`;
@@ -102,16 +113,66 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
         /* the log is a record; progress.txt already carries the note */
       }
     },
-    async verify(iteration, prdBefore, headAfterAgent, offBranch) {
-      return verifyIteration({
+    async verify(iteration, prdBefore, headAfterAgent, offBranch, violation) {
+      const result = await verifyIteration({
         topLevel, headAfterAgent, offBranch,
         repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(dir, 'ledger.jsonl'),
-        loopId: state.id, iteration, prdBefore, checkTimeoutMs: options.checkTimeoutMs, inWorktree: options.verifyInWorktree,
+        loopId: state.id, iteration, prdBefore, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins,
+        ...(violation ? { violation: violation.reason, extraOwnFiles: violation.files } : {}),
         log: (level, message) => emit({ type: level, iteration, message }),
         signal: controller.signal,
       });
+      await afterVerification(run, state.id, trust, result, headAfterAgent);
+      return result;
     },
+    finalGate: (iteration) => finalGate(run, state.id, trust, iteration, controller.signal),
   };
+}
+
+/** After a verification pass: the new baseline, and where each accepted claim was verified. */
+export async function afterVerification(run: LockedRun, loopId: string, trust: RunTrust, result: VerifyResult, head: string | null): Promise<void> {
+  for (const v of result.verdicts) if (v.status === 'verified' && head) trust.verifiedAt.set(v.id, head);
+  await settleBaseline(run.paths, loopId, trust, run.emit);
+}
+
+/** The final gate of the run (verify/final-gate.ts), then its verdicts as the new baseline. */
+export async function finalGate(run: LockedRun, loopId: string, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<GateOutcome> {
+  const { paths, options, emit } = run;
+  const gate = await runFinalGate({
+    topLevel: trust.topLevel, repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(loopDir(paths.repoRoot, loopId), 'ledger.jsonl'),
+    loopId, iteration, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, verifiedAt: trust.verifiedAt,
+    log: (level, message) => emit({ type: level, iteration, message }),
+    signal,
+  });
+  if (!gate.interrupted) await settleBaseline(paths, loopId, trust, emit);
+  return gate;
+}
+
+/**
+ * The engine, its launcher, the manifest, .git/config and the hooks as they were when the loop started: anything the
+ * agent changed there is put back now, and the iteration's claims are rejected for it.
+ */
+function guardRunnerFiles(run: LockedRun, trust: RunTrust, iteration: number): Violation | undefined {
+  const { changed, inRepo } = restoreRunnerFiles(trust.guard);
+  if (!changed.length) return undefined;
+  const list = changed.slice(0, 10).join(', ') + (changed.length > 10 ? `, and ${changed.length - 10} more` : '');
+  run.emit({ type: 'warn', iteration, message: `the agent changed files the runner trusts (${list}); put them back as they were when the loop started, and this iteration's claims are rejected` });
+  const block = renderGuardBlock(new Date(), iteration, changed);
+  guardWrite(run.paths.progress, run.paths.repoRoot, () => appendFileSync(run.paths.progress, block), 'the note about the restored runner files could not be written');
+  return { reason: `the agent changed files the runner trusts (${list}); they were put back`, files: inRepo };
+}
+
+function renderGuardBlock(time: Date, iteration: number, changed: string[]): string {
+  const stamp = time.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
+  return [
+    '',
+    `## ${stamp} - ralph: iteration ${iteration} changed the runner's files`,
+    'The runner put these back as they were when the loop started and rejected the iteration\'s claims:',
+    ...changed.map((c) => `- ${c}`),
+    'The engine (ralph/ralph.mjs, ralph.sh), ralph/.ralphkit.json, .git/config and .git/hooks are not yours to change.',
+    '---',
+    '',
+  ].join('\n');
 }
 
 // The installed prompt names ralph/prd.json and ralph/progress.txt; with --prd elsewhere, tell the agent where they are.
@@ -120,19 +181,6 @@ function renderPathNote(paths: RunPaths): string {
   const progress = path.relative(paths.repoRoot, paths.progress).split(path.sep).join('/');
   if (prd === 'ralph/prd.json' && progress === 'ralph/progress.txt') return '';
   return `Note from the runner: in this loop the plan is \`${prd}\` and the progress log is \`${progress}\`. Wherever these instructions say ralph/prd.json or ralph/progress.txt, use those files.\n\n`;
-}
-
-function snapshotPrd(file: string, paths: RunPaths, iteration: number): string {
-  try {
-    const saved = JSON.parse(readFileSync(file, 'utf8')) as { iteration: number; text: string };
-    if (saved.iteration === iteration && typeof saved.text === 'string') return saved.text;
-  } catch {
-    /* no snapshot yet */
-  }
-  const text = readFileSync(paths.prd, 'utf8');
-  // Without the snapshot a resumed iteration could not tell the agent's claims from the plan: stop rather than guess.
-  guardWrite(file, paths.repoRoot, () => atomicWriteFileSync(file, JSON.stringify({ iteration, text })), 'the plan could not be saved before the agent ran');
-  return text;
 }
 
 /** A path relative to the repository's top level, with forward slashes ("../x" when outside it). */

@@ -1,17 +1,18 @@
 // The start of a run, around the branch: a working tree with someone else's uncommitted work is refused before
 // anything is touched, and stories that already say `passes: true` are claims the runner verifies before
 // iteration 1, so a plan cannot end the loop with 0 on its own word.
-import { readFileSync, realpathSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../prd/types.js';
 import { LoopExit } from './contracts.js';
 import { verifyIteration } from './edges.js';
-import { readLedger, summariseLedger } from './ledger.js';
 import { loopDir, RUNS_DIR, type LoopState } from './runs.js';
 import { isStartFile } from './run-branch.js';
 import type { RunPaths } from './setup.js';
 import type { Emit } from './events.js';
-import { buildDeps, loopConfig, type LockedRun } from './run-deps.js';
+import { afterVerification, buildDeps, loopConfig, type LockedRun } from './run-deps.js';
+import type { RunTrust } from './run-trust.js';
+import { headSha } from './git.js';
 import { finishInterruptedIteration } from './loop.js';
 import type { BudgetGate, VerifyResult } from './contracts.js';
 import { readDirtyEntries, type DirtyEntry } from './verify-git.js';
@@ -113,28 +114,29 @@ function renderIgnoreNames(paths: readonly string[]): string {
 }
 
 /**
- * Verifies the stories that say `passes: true` without this loop's verdict behind them, in one pass (plan
- * checks run once), recorded as iteration 0. Rejected ones are set back to false with a note, as after any
- * iteration. A resumed loop first finishes an iteration whose checks were interrupted. Returns null when there
- * was nothing to verify.
+ * Verifies the stories that say `passes: true` without the runner's own record behind them (the baseline: none for a
+ * new loop, the plan as last settled for a resumed one), in one pass (plan checks run once), recorded as iteration 0.
+ * Rejected ones are set back to false with a note, as after any iteration. A resumed loop first finishes an iteration
+ * whose checks were interrupted. Returns null when there was nothing to verify.
  */
-export async function verifyStartClaims(run: LockedRun, state: LoopState, signal: AbortSignal): Promise<VerifyResult | null> {
+export async function verifyStartClaims(run: LockedRun, state: LoopState, signal: AbortSignal, trust: RunTrust): Promise<VerifyResult | null> {
   const { paths, emit, options } = run;
-  const finished = await finishResumedIteration(run, state, signal);
+  const finished = await finishResumedIteration(run, state, signal, trust);
   const prd = JSON.parse(readFileSync(paths.prd, 'utf8')) as Prd;
-  const settled = readSettledStories(paths.repoRoot, state);
+  const settled = new Set(trust.baseline ? (JSON.parse(trust.baseline) as Prd).userStories.filter((s) => s.passes === true).map((s) => s.id) : []);
   const claims = prd.userStories.filter((s) => s.passes === true && !settled.has(s.id)).map((s) => s.id);
   if (!claims.length) return finished;
   emit({ type: 'info', message: `${claims.length} stor${claims.length === 1 ? 'y says' : 'ies say'} passes: true (${claims.join(', ')}); verifying before the first iteration` });
-  const before = { ...prd, userStories: prd.userStories.map((s) => (claims.includes(s.id) ? { ...s, passes: false } : s)) };
+  const before = trust.baseline ?? `${JSON.stringify({ ...prd, userStories: prd.userStories.map((s) => (claims.includes(s.id) ? { ...s, passes: false } : s)) }, null, 2)}\n`;
   const dir = loopDir(paths.repoRoot, state.id);
   const outcome = await verifyIteration({
-    topLevel: realpathSync(paths.repoRoot),
+    topLevel: trust.topLevel,
     repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(dir, 'ledger.jsonl'),
-    loopId: state.id, iteration: 0, prdBefore: `${JSON.stringify(before, null, 2)}\n`, checkTimeoutMs: options.checkTimeoutMs, inWorktree: options.verifyInWorktree,
+    loopId: state.id, iteration: 0, prdBefore: before, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins,
     log: (level, message) => emit({ type: level, iteration: 0, message }),
     signal,
   });
+  await afterVerification(run, state.id, trust, outcome, await headSha(paths.repoRoot));
   emit({ type: 'verify', iteration: 0, verdicts: outcome.verdicts, restored: outcome.restored, allPass: outcome.allPass });
   return outcome;
 }
@@ -146,13 +148,14 @@ const NO_BUDGET: BudgetGate = { beforeStart: async () => {}, beforeIteration: as
  * Ctrl-C (or kill -9) while the runner checked the claims of iteration N left them pending. They are decided
  * now, as iteration N, before any agent runs: a claim that passes is accepted, one that fails is rejected with
  * its note, and the loop's decision (every story passes, STUCK, no progress, last iteration) is taken as if
- * the iteration had never been interrupted. A second interrupt here again decides nothing (exit 130).
+ * the iteration had never been interrupted. A second interrupt here again decides nothing (exit 130). The claims
+ * are the flips against the runner's own baseline, so nothing in ralph/.runs/ decides which they are.
  */
-async function finishResumedIteration(run: LockedRun, state: LoopState, signal: AbortSignal): Promise<VerifyResult | null> {
+async function finishResumedIteration(run: LockedRun, state: LoopState, signal: AbortSignal, trust: RunTrust): Promise<VerifyResult | null> {
   if (state.iterationDone || state.iteration < 1 || !state.verifying) return null;
-  const snapshot = readSnapshot(loopDir(run.paths.repoRoot, state.id), state.iteration);
+  const base = trust.baseline ? (JSON.parse(trust.baseline) as Prd) : null;
   const now = JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
-  const open = new Set(snapshot?.userStories.filter((s) => s.passes !== true).map((s) => s.id) ?? []);
+  const open = new Set(base?.userStories.filter((s) => s.passes !== true).map((s) => s.id) ?? now.userStories.map((s) => s.id));
   const pending = now.userStories.filter((s) => s.passes === true && open.has(s.id)).map((s) => s.id);
   const what = pending.length ? `checking ${pending.join(', ')} now` : 'finishing its verification now';
   run.emit({ type: 'info', message: `iteration ${state.iteration} was interrupted while its claims were checked; ${what}, before the agent runs again` });
@@ -160,30 +163,5 @@ async function finishResumedIteration(run: LockedRun, state: LoopState, signal: 
   const controller = new AbortController();
   if (signal.aborted) controller.abort();
   else signal.addEventListener('abort', () => controller.abort(), { once: true });
-  return finishInterruptedIteration(state, loopConfig(run.options, run.io.env), buildDeps(run, state, NO_BUDGET, controller));
-}
-
-/**
- * Stories a resumed loop has already settled: its newest verdict is verified or unverified, or the iteration it
- * is about to repeat will verify them anyway (they were open in that iteration's snapshot).
- */
-function readSettledStories(repoRoot: string, state: LoopState): Set<string> {
-  const dir = loopDir(repoRoot, state.id);
-  const { stories } = summariseLedger(readLedger(path.join(dir, 'ledger.jsonl')));
-  const settled = new Set(Object.entries(stories).filter(([, s]) => s.status !== 'rejected').map(([id]) => id));
-  if (!state.iterationDone && state.iteration > 0) {
-    // No snapshot: the iteration never reached the agent.
-    for (const s of readSnapshot(dir, state.iteration)?.userStories ?? []) if (s.passes !== true) settled.add(s.id);
-  }
-  return settled;
-}
-
-/** The plan as it was when `iteration` started (prd-before.json), or null when that snapshot is missing or another iteration's. */
-function readSnapshot(dir: string, iteration: number): Prd | null {
-  try {
-    const snap = JSON.parse(readFileSync(path.join(dir, 'prd-before.json'), 'utf8')) as { iteration: number; text: string };
-    return snap.iteration === iteration ? (JSON.parse(snap.text) as Prd) : null;
-  } catch {
-    return null;
-  }
+  return finishInterruptedIteration(state, loopConfig(run.options, run.io.env), buildDeps(run, state, NO_BUDGET, controller, trust));
 }

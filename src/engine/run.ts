@@ -20,6 +20,10 @@ import { buildDeps, loopConfig, type LockedRun } from './run-deps.js';
 import { prepareBranch } from './run-branch.js';
 import { refuseDirtyTree, verifyStartClaims } from './run-start.js';
 import { RunnerFileError, describeError } from './verify-write.js';
+import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from './run-trust.js';
+import { refuseModifiedEngine } from './verify/runner-guard.js';
+import { finalGate } from './run-deps.js';
+import { realpathSync } from 'node:fs';
 
 export interface RunIo {
   cwd: string;
@@ -63,6 +67,8 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
     refuseExhausted(resumed, options);
   }
   const paths = resolvePaths(repoRoot, io.cwd, options, given);
+  // A resumed loop's plan is held against the runner's own record of it before anything reads it.
+  const baseline = resumed && !options.dryRun ? await settleResumedPlan(paths, resumed.id, options, emit) : null;
   const prd = await readPlan(paths);
   checkPromptFile(paths);
   const id = resumed?.id ?? options.name ?? newLoopId(new Date());
@@ -72,6 +78,7 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
     return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), io, emit, json: options.json });
   }
   refuseExamplePlan(prd, paths);
+  refuseModifiedEngine(repoRoot, options.allowModifiedEngine, (message) => emit({ type: 'warn', message }));
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
     const missing = renderMissingAgent(options.agent, io.env);
     throw new LoopExit(2, missing.message, missing.hint);
@@ -80,7 +87,7 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
     throw new LoopExit(2, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
   }
   warnAtStart(options, io, emit);
-  const run: LockedRun = { id, options, paths, resumed, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch };
+  const run: LockedRun = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch };
   const controller = new AbortController();
   const stopSignals = onSignals(() => controller.abort());
   try {
@@ -138,8 +145,9 @@ async function runLocked(run: LockedRun, budget: BudgetGate, controller: AbortCo
       await refuseDirtyTree(paths, run.resumed, emit);
     }
     await prepareBranch(run);
+    const trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit);
     emit({ type: 'start', loop: id, agent: options.agentCmd ? 'agent-cmd' : options.agent, command: run.command, prd: path.relative(paths.repoRoot, paths.prd), maxIterations: options.maxIterations, resumed: run.resumed !== null, firstIteration: state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration) });
-    exit = await startIterations(run, state, budget, controller);
+    exit = await startIterations(run, state, budget, controller, trust);
   } catch (err) {
     if (!(err instanceof LoopExit)) {
       finish(run, state, new LoopExit(1, `unexpected error: ${(err as Error).message}`), 'failed');
@@ -155,18 +163,22 @@ async function runLocked(run: LockedRun, budget: BudgetGate, controller: AbortCo
   return exit.code;
 }
 
-async function startIterations(run: LockedRun, state: LoopState, budget: BudgetGate, controller: AbortController): Promise<LoopExit> {
+async function startIterations(run: LockedRun, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust): Promise<LoopExit> {
   const prdAtStart = readPlanNow(run);
   const unchecked = renderUncheckedWarning(prdAtStart);
   if (unchecked) run.emit({ type: 'warn', message: unchecked });
   // SPEC §4: exit 0 only under the runner's own verification, so stories the plan already marks done are claims.
-  const outcome = await verifyStartClaims(run, state, controller.signal);
+  const outcome = await verifyStartClaims(run, state, controller.signal, trust);
   if (controller.signal.aborted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+  if (trust.baseline === null) await settleBaseline(run.paths, state.id, trust, run.emit);
   const prdNow = outcome?.prd ?? prdAtStart;
   if (prdNow.userStories.every((s) => s.passes === true)) {
-    return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow)}${outcome ? '' : ' (verified earlier in this loop)'}; nothing for the agent to do`);
+    // The plan says it is done: only the final gate on this commit can make that exit 0.
+    const gate = await finalGate(run, state.id, trust, 0, controller.signal);
+    if (gate.interrupted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted during the final gate; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+    if (gate.passed) return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow)}; nothing for the agent to do`);
   }
-  return runLoop(state, loopConfig(run.options, run.io.env), buildDeps(run, state, budget, controller));
+  return runLoop(state, loopConfig(run.options, run.io.env), buildDeps(run, state, budget, controller, trust));
 }
 
 // prepareBranch has just read and written the plan, so failing here means someone removed or broke it since.

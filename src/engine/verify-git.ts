@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 
+import { hardenedArgs, hardenedGitEnv } from './git/harden.js';
+
 // Used only when git has no identity configured (a fresh CI box), so a runner commit never fails for want of one.
 const RUNNER_IDENTITY = ['-c', 'user.name=ralphkit', '-c', 'user.email=ralphkit@localhost'];
-// Git must never wait for a person: no credential prompt, no editor.
-const GIT_ENV = { GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true' };
 
 export interface GitOutput {
   code: number;
@@ -15,19 +15,22 @@ export interface GitOutput {
   stderr: string;
 }
 
-export function gitRun(cwd: string, args: string[], timeoutMs = 60_000): Promise<GitOutput> {
+/** One git command with the runner's hardening (git/harden.ts); `input` goes to its stdin. */
+export function gitRun(cwd: string, args: string[], timeoutMs = 60_000, input?: string): Promise<GitOutput> {
   return new Promise((resolve) => {
-    const options = { cwd, encoding: 'utf8' as const, maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs, env: { ...process.env, ...GIT_ENV } };
-    execFile('git', args, options, (err, stdout, stderr) => {
+    const options = { cwd, encoding: 'utf8' as const, maxBuffer: 64 * 1024 * 1024, timeout: timeoutMs, env: hardenedGitEnv(process.env) };
+    const child = execFile('git', hardenedArgs(args), options, (err, stdout, stderr) => {
       // err.code is the exit status, or a string such as ENOENT when git could not be started
       const code = !err ? 0 : typeof err.code === 'number' ? err.code : 1;
       resolve({ code, stdout, stderr: stderr || (err ? err.message : '') });
     });
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(input ?? '');
   });
 }
 
-async function gitOk(cwd: string, args: string[]): Promise<string> {
-  const r = await gitRun(cwd, args);
+export async function gitOk(cwd: string, args: string[], input?: string): Promise<string> {
+  const r = await gitRun(cwd, args, 60_000, input);
   if (r.code !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr.trim()}`);
   return r.stdout;
 }
@@ -89,7 +92,7 @@ export async function commitRunnerFiles(top: string, paths: string[], message: s
   if (!mine.length) return null;
   await gitOk(top, ['add', '--', ...mine]);
   const identity = (await hasIdentity(top)) ? [] : RUNNER_IDENTITY;
-  await gitOk(top, [...identity, '-c', 'commit.gpgsign=false', 'commit', '-q', '--no-verify', '-m', message, '--only', '--', ...mine]);
+  await gitOk(top, [...identity, 'commit', '-q', '--no-verify', '-m', message, '--only', '--', ...mine]);
   return readHead(top);
 }
 
@@ -110,4 +113,19 @@ export async function removeWorktree(top: string, dir: string): Promise<void> {
   await gitRun(top, ['worktree', 'remove', '--force', '--force', dir]);
   rmSync(dir, { recursive: true, force: true });
   await gitRun(top, ['worktree', 'prune']);
+}
+
+/**
+ * Attaches `text` to `commit` as a note under refs/notes/ralphkit (the verdict record, SPEC §6), replacing an
+ * older note there. Notes commits are the runner's own: no hooks run for them, and no identity is needed.
+ */
+export async function writeVerdictNote(top: string, commit: string, text: string): Promise<void> {
+  const identity = (await hasIdentity(top)) ? [] : RUNNER_IDENTITY;
+  await gitOk(top, [...identity, 'notes', '--ref=ralphkit', 'add', '-f', '-F', '-', commit], text);
+}
+
+/** The verdict note on `commit`, or null. */
+export async function readVerdictNote(top: string, commit: string): Promise<string | null> {
+  const r = await gitRun(top, ['notes', '--ref=ralphkit', 'show', commit]);
+  return r.code === 0 ? r.stdout : null;
 }

@@ -55,6 +55,17 @@ export function renderOutOfOrder(unmet: string[]): string {
   return `out of order: it depends on ${list}, which ${unmet.length === 1 ? 'does' : 'do'} not pass yet; finish ${unmet.length === 1 ? 'that story' : 'those stories'} first, then claim this one again`;
 }
 
+/** The words for pinned files a commit changed: the check used the plan commit's versions instead. */
+export function renderPinnedChanges(changed: readonly string[], pinCommit: string): string {
+  const shown = changed.slice(0, 10).join(', ') + (changed.length > 10 ? `, and ${changed.length - 10} more` : '');
+  return `the agent changed pinned test input${changed.length === 1 ? '' : 's'} ${shown}: the checks ran with the version${changed.length === 1 ? '' : 's'} from the plan commit ${pinCommit.slice(0, 7)} (a story meant to change ${changed.length === 1 ? 'it' : 'them'} lists ${changed.length === 1 ? 'it' : 'them'} in its "mayChange")`;
+}
+
+/** progress.txt block for a claim verified while the agent had changed pinned files, so the owner reviews them. */
+export function renderPinnedBlock(b: { time: Date; iteration: number; storyId: string; commit: string | null; note: string }): string {
+  return ['', `## ${stamp(b.time)} - ralph: ${b.storyId} verified with pinned tests (${renderWhen(b.iteration)})`, `Commit: ${b.commit ?? '(none)'}`, `Note: ${b.note}`, '---', ''].join('\n');
+}
+
 export interface RejectionBlock {
   time: Date;
   iteration: number;

@@ -1,47 +1,64 @@
 // Runs the checks of one verification pass and records each run in the ledger. Shared commands (the
-// plan's `checks`, and `setup` in worktree mode) run once per iteration even when several stories are
-// claimed: the tree does not change between claims, so a second run would only cost time.
+// plan's `checks`, and `setup`) run once per checkout even when several stories are claimed: the tree does not
+// change between claims, so a second run would only cost time.
 import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, type CheckLine, type LedgerLine } from './ledger.js';
-import { addWorktree, removeWorktree } from './verify-git.js';
+import { createCheckout, removeCheckout, type Checkout } from './verify/checkout.js';
 import { guardWrite } from './verify-write.js';
 import type { VerifyOptions } from './verify.js';
 
 export type CheckScope = CheckLine['scope'];
 
+/** Where a story's checks run, and which pinned files the commit changed (the checkout has the pinned ones). */
+export type Prepared = { cwd: string; key: string; pinnedChanges: string[] } | { failed: CheckResult };
+
 export class CheckSession {
   private readonly shared = new Map<string, CheckResult>();
-  private worktree: string | undefined;
-  private setupFailure: CheckResult | undefined;
+  // One checkout per set of unpinned files (stories with different `mayChange` see different pinned files).
+  private readonly checkouts = new Map<string, { checkout: Checkout; setupFailure?: CheckResult }>();
 
   constructor(
     private readonly input: VerifyOptions,
     private readonly top: string,
     readonly commit: string | null,
     private readonly now: () => Date,
+    // The final gate (verify/final-gate.ts): one command runs once per checkout whichever stories name it, and its
+    // ledger lines say they are the gate's.
+    private readonly gate = false,
   ) {}
 
-  /** Where checks run: the repository root, or (worktree mode) a fresh worktree of HEAD after `setup`. */
-  async prepare(story: string, setup: string | undefined): Promise<{ cwd: string } | { failed: CheckResult }> {
-    if (!this.input.inWorktree) return { cwd: this.top };
-    if (!this.worktree) {
-      this.worktree = await addWorktree(this.top);
-      this.input.log('info', `verifying in a temporary worktree of ${this.commit?.slice(0, 7) ?? 'HEAD'}: ${this.worktree}`);
+  /**
+   * Where checks run: a fresh checkout of the claimed commit with the pinned files (all but `unpinned`) as they were
+   * at the plan commit, after `setup`; or the repository root with --verify-in-place (or before any commit).
+   */
+  async prepare(story: string, setup: string | undefined, unpinned: readonly string[] = []): Promise<Prepared> {
+    if (this.input.inPlace || this.commit === null) return { cwd: this.top, key: '', pinnedChanges: [] };
+    const key = [...unpinned].sort().join('\0');
+    let entry = this.checkouts.get(key);
+    if (!entry) {
+      const checkout = await createCheckout(this.top, this.commit, this.input.pins ?? null, unpinned);
+      entry = { checkout };
+      this.checkouts.set(key, entry);
+      this.input.log('info', `verifying in a fresh checkout of ${this.commit.slice(0, 7)}${this.input.pins ? ` with the tests pinned at ${this.input.pins.commit.slice(0, 7)}` : ''}`);
+      if (setup) {
+        const r = await this.run(story, 'setup', setup, checkout.dir, key);
+        if (!r.ok) entry.setupFailure = r;
+      }
+    } else if (setup) {
+      // The ledger line of a shared setup is recorded for every story that relied on it.
+      await this.run(story, 'setup', setup, entry.checkout.dir, key);
     }
-    if (setup) {
-      const r = await this.run(story, 'setup', setup, this.worktree);
-      if (!r.ok) this.setupFailure = r;
-    }
-    return this.setupFailure ? { failed: this.setupFailure } : { cwd: this.worktree };
+    return entry.setupFailure ? { failed: entry.setupFailure } : { cwd: entry.checkout.dir, key, pinnedChanges: entry.checkout.pinnedChanges };
   }
 
-  /** Runs `command` (or reuses this iteration's run of a shared one) and appends its ledger line for `story`. */
-  async run(story: string, scope: CheckScope, command: string, cwd: string): Promise<CheckResult> {
-    const key = `${scope}\0${command}`;
-    const reused = scope !== 'story' ? this.shared.get(key) : undefined;
+  /** Runs `command` (or reuses this checkout's run of a shared one) and appends its ledger line for `story`. */
+  async run(story: string, scope: CheckScope, command: string, cwd: string, where = ''): Promise<CheckResult> {
+    const key = `${where}\0${scope}\0${command}`;
+    const shareable = scope !== 'story' || this.gate;
+    const reused = shareable ? this.shared.get(key) : undefined;
     const result = reused ?? (await runCheck({ command, cwd, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal }));
-    if (scope !== 'story') this.shared.set(key, result);
-    this.record(checkLine(this, story, scope, result, reused !== undefined));
+    if (shareable) this.shared.set(key, result);
+    this.record({ ...checkLine(this, story, scope, result, reused !== undefined), ...(this.gate ? { gate: true } : {}) });
     const outcome = result.ok ? 'passed' : result.aborted ? 'stopped (the runner is interrupted)' : result.timedOut ? 'timed out' : `exit ${result.exitCode ?? result.signal}`;
     this.input.log('info', `${story}: ${scope === 'setup' ? 'setup' : 'check'} \`${command}\` ${outcome}${reused ? ' (same run as above)' : ''} in ${result.durationMs}ms`);
     return result;
@@ -56,8 +73,8 @@ export class CheckSession {
   }
 
   async close(): Promise<void> {
-    if (this.worktree) await removeWorktree(this.top, this.worktree);
-    this.worktree = undefined;
+    for (const { checkout } of this.checkouts.values()) removeCheckout(checkout.dir);
+    this.checkouts.clear();
   }
 }
 

@@ -9,10 +9,11 @@ import { LoopExit, LOOP_EXIT, type StoryVerdict, type VerifyInput, type VerifyRe
 import { planClaimOrder, planPrdRepair, planUnmetDependencies, type PrdRepairPlan } from './prd-diff.js';
 import { formatPrdProblem, validatePrdText } from '../prd/validate.js';
 import { commitRunnerFiles, readDirtyPaths, readHead, readTopLevel } from './verify-git.js';
-import { CheckSession } from './verify-session.js';
-import { applyRunnerNote, hasRunnerNote, renderCheckFailure, renderOutOfOrder, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './verify-report.js';
+import { CheckSession, type Prepared } from './verify-session.js';
+import { applyRunnerNote, hasRunnerNote, renderCheckFailure, renderOutOfOrder, renderPinnedBlock, renderPinnedChanges, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './verify-report.js';
 import { guardWrite, recordCheckLeftovers } from './verify-write.js';
 import type { CheckResult } from './checks.js';
+import { planStoryUnpinned } from './verify/pins.js';
 
 export interface VerifyOutcome extends VerifyResult {
   /**
@@ -55,7 +56,7 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
 
   // One status after the runner's own writes serves both the side-effect warning (it skips the runner's files)
   // and the commit of those files.
-  const after = plan.claims.length && !input.inWorktree ? await readDirtyPaths(top) : undefined;
+  const after = plan.claims.length && input.inPlace ? await readDirtyPaths(top) : undefined;
   if (after) warnCheckSideEffects(after, own, dirty, input);
   const runnerCommit = await commitOwnFiles(top, own.files, commitMessage(judged, plan.restored.length > 0, input.iteration), input, after);
   if (runnerCommit) input.log('info', `committed the runner's own edits to ${own.files.join(' and ')} as ${runnerCommit.slice(0, 7)}`);
@@ -117,12 +118,15 @@ function interruptedExit(claims: string[], input: VerifyInput): LoopExit {
 async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[], unmet: string[], input: VerifyOptions, now: () => Date): Promise<Judgement> {
   const story = prd.userStories.find((x) => x.id === id)!;
   const started = Date.now();
-  const reject = (reason: string, check?: CheckResult): Judgement => {
+  let pinned = '';
+  const reject = (why: string, check?: CheckResult): Judgement => {
+    const reason = why + pinned;
     s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'rejected', reason, durationMs: Date.now() - started, outputSha256: null });
     input.log('warn', `${id} rejected: ${reason}`);
     const block = renderRejectionBlock({ time: now(), iteration: input.iteration, storyId: id, title: story.title, commit: s.commit, reason, check });
     return { verdict: { id, status: 'rejected', reason }, block };
   };
+  if (input.violation) return reject(input.violation);
   if (input.offBranch) return reject(input.offBranch.reason);
   if (dirty.length) return reject(renderUncommitted(dirty));
   if (unmet.length) return reject(renderOutOfOrder(unmet));
@@ -133,24 +137,31 @@ async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[]
     input.log('warn', `${id} unverified: ${reason}`);
     return { verdict: { id, status: 'unverified', reason } };
   }
-  let where: Awaited<ReturnType<CheckSession['prepare']>>;
+  let where: Prepared;
   try {
-    where = await s.prepare(id, prd.setup);
+    where = await s.prepare(id, prd.setup, planStoryUnpinned(input.pins?.paths ?? [], story));
   } catch (err) {
-    return reject(`could not prepare a worktree to verify in: ${(err as Error).message}`);
+    return reject(`could not prepare a checkout to verify in: ${(err as Error).message}`);
   }
   if ('failed' in where) {
     if (where.failed.aborted) throw new Interrupted();
     return reject(renderCheckFailure(where.failed, input.checkTimeoutMs, 'setup'), where.failed);
   }
+  if (where.pinnedChanges.length) {
+    pinned = `; ${renderPinnedChanges(where.pinnedChanges, input.pins?.commit ?? '')}`;
+    input.log('warn', `${id}: ${renderPinnedChanges(where.pinnedChanges, input.pins?.commit ?? '')}`);
+  }
   for (const [scope, command] of checks) {
-    const r = await s.run(id, scope, command, where.cwd);
+    const r = await s.run(id, scope, command, where.cwd, where.key);
     if (r.aborted) throw new Interrupted();
     if (!r.ok) return reject(renderCheckFailure(r, input.checkTimeoutMs), r);
   }
-  s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'verified', durationMs: Date.now() - started, outputSha256: null });
+  s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'verified', durationMs: Date.now() - started, outputSha256: null, ...(where.pinnedChanges.length ? { reason: pinned.slice(2) } : {}) });
   input.log('info', `${id} verified: ${checks.length} check${checks.length === 1 ? '' : 's'} passed at ${s.commit?.slice(0, 7) ?? '(no commit)'}`);
-  return { verdict: { id, status: 'verified' } };
+  if (!where.pinnedChanges.length) return { verdict: { id, status: 'verified' } };
+  // Verified with the pinned versions: the owner still gets to see that the agent changed them.
+  const note = `verified with the pinned tests; ${renderPinnedChanges(where.pinnedChanges, input.pins?.commit ?? '')}`;
+  return { verdict: { id, status: 'verified', reason: note }, block: renderPinnedBlock({ time: now(), iteration: input.iteration, storyId: id, commit: s.commit, note }) };
 }
 
 /**
@@ -177,6 +188,9 @@ function applyVerdicts(prd: Prd, verdicts: StoryVerdict[]): boolean {
       story.passes = false;
       story.notes = applyRunnerNote(story.notes, `rejected: ${v.reason}`);
       edited = true;
+    } else if (v.status === 'verified' && v.reason) {
+      story.notes = applyRunnerNote(story.notes, v.reason);
+      edited = true;
     } else if (hasRunnerNote(story.notes)) {
       story.notes = applyRunnerNote(story.notes, null);
       edited = true;
@@ -202,7 +216,7 @@ function ownPaths(top: string, input: VerifyInput): OwnPaths {
     const r = path.relative(top, resolveReal(p)).split(path.sep).join('/');
     return r && !r.startsWith('../') && r !== '..' && !path.isAbsolute(r) ? r : null;
   };
-  const files = [input.prdPath, input.progressPath].map(rel).filter((p): p is string => p !== null);
+  const files = [...[input.prdPath, input.progressPath].map(rel).filter((p): p is string => p !== null), ...(input.extraOwnFiles ?? [])];
   const runDir = path.dirname(input.ledgerPath);
   const dirs = [runDir, ...(path.basename(path.dirname(runDir)) === '.runs' ? [path.dirname(runDir)] : [])].map(rel).filter((p): p is string => p !== null);
   return { files, dirs };
@@ -244,6 +258,7 @@ function rejectionKind(reason = ''): string {
   if (reason.startsWith('uncommitted')) return 'uncommitted work';
   if (reason.startsWith('out of order')) return 'out of order';
   if (reason.startsWith('the work is not on')) return 'work on another branch';
+  if (reason.startsWith('the agent changed')) return 'runner files changed';
   return 'check failed';
 }
 

@@ -24,6 +24,9 @@ export const PLAN_FIELDS: FieldSpec[] = [
   { key: 'description', type: 'string' },
   { key: 'checks', type: 'string[]', nonEmpty: true },
   { key: 'setup', type: 'string' },
+  // Pinned tests (SPEC §6): globs of files checks run with as they were at the plan commit, added to the defaults.
+  { key: 'protect', type: 'string[]', nonEmpty: true },
+  { key: 'protectDefaults', type: 'boolean' },
   { key: 'userStories', type: 'array', required: true },
 ];
 
@@ -45,6 +48,8 @@ export const STORY_FIELDS: FieldSpec[] = [
   { key: 'notes', type: 'string' },
   { key: 'dependsOn', type: 'string[]', nonEmpty: true },
   { key: 'checks', type: 'string[]', nonEmpty: true },
+  // Pinned files this story is meant to change: its claims are checked with the claimed commit's versions.
+  { key: 'mayChange', type: 'string[]', nonEmpty: true },
 ];
 
 const TYPE_NAME: Record<FieldType, string> = {

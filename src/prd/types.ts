@@ -9,6 +9,8 @@ export interface Story {
   notes?: string;
   dependsOn?: string[];
   checks?: string[];
+  /** Pinned files (globs) this story is meant to change; its checks then use the claimed commit's versions. */
+  mayChange?: string[];
   [extra: string]: unknown;
 }
 
@@ -18,8 +20,12 @@ export interface Prd {
   baseBranch?: string;
   description?: string;
   checks?: string[];
-  /** Optional command run before checks in a fresh worktree (`--verify-in-worktree`). */
+  /** Optional command run in each fresh verification checkout before its checks (`npm ci`). */
   setup?: string;
+  /** Globs of files pinned at the plan commit, added to the default set (test folders, test-runner configs). */
+  protect?: string[];
+  /** false: only `protect` and the files the checks name are pinned, not the default test paths. */
+  protectDefaults?: boolean;
   userStories: Story[];
   [extra: string]: unknown;
 }

@@ -39,7 +39,10 @@ function ralph(dir: string, agent: string, ...args: string[]): Promise<RunResult
 }
 
 const readPrd = (dir: string): Prd => JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as Prd;
-const ledger = (dir: string): LedgerLine[] => parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8'));
+const allLines = (dir: string): LedgerLine[] => parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8'));
+// The claims' own lines; the final gate's (before exit 0) are asserted apart.
+const ledger = (dir: string): LedgerLine[] => allLines(dir).filter((l) => !l.gate);
+const gateVerdicts = (dir: string) => allLines(dir).filter((l) => l.gate && l.kind === 'verdict').map((l) => `${l.iteration}:${l.story}:${l.kind === 'verdict' ? l.status : ''}`);
 const verdicts = (dir: string) => ledger(dir).filter((l) => l.kind === 'verdict').map((l) => `${l.iteration}:${l.story}:${l.kind === 'verdict' ? l.status : ''}`);
 const subjects = (dir: string) => git(dir, 'log', '--format=%s').split('\n');
 
@@ -97,6 +100,12 @@ describe('the runner verifies what the agent claims', () => {
       [2, 'US-2', null, null, shaOf('US-2')],
     ]);
     expect(verdicts(dir)).toEqual(['1:US-1:verified', '2:US-2:verified']);
+    // Before exit 0, the final gate ran every check again on the final commit: the plan's check once, shared.
+    expect(gateVerdicts(dir)).toEqual(['2:US-1:verified', '2:US-2:verified']);
+    expect(allLines(dir).filter((l) => l.gate && l.kind === 'check').map((l) => [l.story, l.command, l.commit, l.kind === 'check' && !!l.shared])).toEqual([
+      ['US-1', 'test -f README.md', shaOf('US-2'), false], ['US-1', 'grep -q "US-1 done" US-1.txt', shaOf('US-2'), false],
+      ['US-2', 'test -f README.md', shaOf('US-2'), true], ['US-2', 'grep -q "US-2 done" US-2.txt', shaOf('US-2'), false],
+    ]);
     // grep -q prints nothing: the hash of empty output
     expect(lines[1]).toMatchObject({ outputSha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855', loop: 'e2e' });
     expect(subjects(dir).filter((s) => s.startsWith('chore(ralph)'))).toEqual([]);
@@ -115,12 +124,13 @@ describe('the runner verifies what the agent claims', () => {
     expect(warning).toBeLessThan(firstIteration); // said at start, before any agent runs
     expect(r.stderr).toMatch(/US-1 unverified/);
     expect(verdicts(dir)).toEqual(['1:US-1:unverified', '2:US-2:unverified']);
-    expect(ledger(dir).every((l) => l.command === null)).toBe(true);
+    expect(gateVerdicts(dir)).toEqual(['2:US-1:unverified', '2:US-2:unverified']);
+    expect(allLines(dir).every((l) => l.command === null)).toBe(true);
     const status = await runCli(['status', '--json'], { cwd: dir });
     expect(JSON.parse(status.stdout).loops[0]).toMatchObject({ id: 'e2e', verified: 0, unverified: 2 });
   });
 
-  it('--verify-in-worktree: the checks run in a throwaway worktree of HEAD, removed afterwards', async () => {
+  it('by default (and with the old --verify-in-worktree) the checks run in a throwaway checkout of the commit, removed afterwards', async () => {
     const plan: Prd = { ...PLAN, setup: 'echo prepared > .setup-ran', checks: ['test -f .setup-ran'] };
     const dir = await installed(plan);
     writeFiles(dir, { '.gitignore': '.setup-ran\n' });
@@ -130,6 +140,10 @@ describe('the runner verifies what the agent claims', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(ledger(dir).filter((l) => l.kind === 'check').map((l) => (l.kind === 'check' ? `${l.story}:${l.scope}` : ''))).toEqual([
       'US-1:setup', 'US-1:prd', 'US-1:story', 'US-2:setup', 'US-2:prd', 'US-2:story',
+    ]);
+    // The final gate: setup once in its own checkout, shared by both stories.
+    expect(allLines(dir).filter((l) => l.gate && l.kind === 'check').map((l) => (l.kind === 'check' ? `${l.story}:${l.scope}${l.shared ? ':shared' : ''}` : ''))).toEqual([
+      'US-1:setup', 'US-1:prd', 'US-1:story', 'US-2:setup:shared', 'US-2:prd:shared', 'US-2:story',
     ]);
     expect(readdirSync(dir)).not.toContain('.setup-ran'); // setup never ran in the repository itself
     expect(git(dir, 'worktree', 'list').split('\n')).toHaveLength(1);
@@ -145,12 +159,14 @@ describe('the runner verifies what the agent claims', () => {
   });
 
   it('Ctrl-C while a check runs: the check is killed, nothing is decided (exit 130), and --resume-last accepts the claim', async () => {
-    const hold = 'ralph/.runs/hold';
-    const dir = await installed({ ...PLAN, checks: [`if [ -f ${hold} ]; then echo $$ > ralph/.runs/check.pid; exec sleep 120; fi`] });
-    writeFiles(dir, { [hold]: '' });
+    // Outside the repository: the check runs in a fresh checkout of the commit, not in the working tree.
+    const side = testdir();
+    const hold = path.join(side, 'hold');
+    const pidFile = path.join(side, 'check.pid');
+    const dir = await installed({ ...PLAN, checks: [`if [ -f ${hold} ]; then echo $$ > ${pidFile}; exec sleep 120; fi`] });
+    writeFileSync(hold, '');
     const child = spawn(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`, '--pause', '0', '--name', 'e2e', '3'], { cwd: dir, stdio: 'ignore' });
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
-    const pidFile = path.join(dir, 'ralph/.runs/check.pid');
     const checkPid = await pidFrom(pidFile); // the pid itself, not just the file (created before the pid is written)
     child.kill('SIGINT');
     expect(await exited).toBe(130);
@@ -163,7 +179,7 @@ describe('the runner verifies what the agent claims', () => {
     expect(ledger(dir)).toEqual([expect.objectContaining({ kind: 'check', story: 'US-1', aborted: true })]);
     expect(JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8'))).toMatchObject({ status: 'interrupted', iteration: 1, iterationDone: false });
 
-    rmSync(path.join(dir, hold));
+    rmSync(hold);
     const resumed = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume-last'], { cwd: dir });
     expect(resumed.code, resumed.stderr).toBe(0);
     // The resume finished iteration 1 first (US-1 verified, no agent run); the agent then did US-2 in iteration 2.

@@ -41,6 +41,7 @@ function harness(state: Partial<LoopState>, script: Script, config: Partial<Loop
     transientReason: () => null,
     budget: { beforeIteration: async () => 'continue' },
     saveState: (s) => void saved.push(structuredClone(s)),
+    finalGate: async () => ({ passed: true, interrupted: false, prd: { branchName: 'b', userStories: [] }, verdicts: [] }),
   };
   const full: LoopState = {
     id: 'test', agent: 'fake', prd: 'ralph/prd.json', iteration: 0, iterationDone: true, maxIterations: 10, status: 'running',

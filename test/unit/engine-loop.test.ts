@@ -70,6 +70,7 @@ function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; state?: Pa
     transientReason,
     budget: { beforeIteration: async () => budget.shift() ?? 'continue' },
     saveState: (s) => void saved.push(structuredClone(s)),
+    finalGate: async () => ({ passed: true, interrupted: false, prd: verdictFor(current).prd, verdicts: [] }),
     ...opts.extra,
   };
   const config: LoopConfig = { maxIterations: 10, pauseMs: 0, noProgressLimit: 3, retryBaseMs: 100, rateLimitBackoffMs: 1000, ...opts.config };

@@ -30,7 +30,9 @@ describe('parseRunArgs', () => {
     [['--max-cost', '2.5', '--max-usage', '80', '--wait'], { maxCost: 2.5, maxUsage: 80, wait: true }],
     [['--no-progress-limit', '5', '--json', '--dry-run'], { noProgressLimit: 5, json: true, dryRun: true }],
     [['--resume-last', '20'], { resumeLast: true, maxIterations: 20 }],
-    [['--check-timeout', '1h30m', '--verify-in-worktree'], { checkTimeoutMs: 5_400_000, verifyInWorktree: true }],
+    [['--check-timeout', '1h30m', '--verify-in-worktree'], { checkTimeoutMs: 5_400_000, verifyInPlace: false }],
+    [['--verify-in-place', '--repin', '--accept-plan-edits', '--allow-modified-engine', '--no-weak-check'], { verifyInPlace: true, repin: true, acceptPlanEdits: true, allowModifiedEngine: true, weakCheck: false }],
+    [['--sandbox', '--no-network'], { sandbox: true, network: false }],
   ])('%j', (argv, expected) => {
     expect(parseRunArgs(argv).options).toEqual({ ...DEFAULT_OPTIONS, ...expected });
   });

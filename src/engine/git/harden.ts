@@ -1,0 +1,35 @@
+// Every git process the runner starts goes through these settings (SPEC §6): the agent can write the repository's
+// hooks and configuration, so nothing git would run on the runner's behalf may come from there. `-c` settings
+// override the repository's own values for the duration of one command, whatever .git/config says.
+import path from 'node:path';
+
+/**
+ * Hooks off (a post-commit hook would otherwise re-flip `passes` right after the runner's reject commit, and a
+ * post-checkout hook would write files into the verification checkout), no fsmonitor daemon (a command git would
+ * execute), no signing prompts, no external diff or textconv programs, no transport that runs commands.
+ */
+export const HARDENED_CONFIG: readonly string[] = [
+  `core.hooksPath=${process.platform === 'win32' ? path.join(process.env.TEMP ?? 'C:\\', 'ralphkit-no-hooks') : '/dev/null'}`,
+  'core.fsmonitor=false',
+  'core.untrackedCache=false',
+  'commit.gpgsign=false',
+  'tag.gpgsign=false',
+  'diff.external=',
+  'protocol.ext.allow=never',
+];
+
+/** The `-c key=value` arguments that go before every git subcommand the runner runs. */
+export const HARDENED_ARGS: readonly string[] = HARDENED_CONFIG.flatMap((kv) => ['-c', kv]);
+
+/** Git must never wait for a person: no credential prompt, no editor, no pager. */
+export const GIT_ENV: Readonly<Record<string, string>> = { GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true', GIT_PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0' };
+
+/** The environment of a runner git process: the runner's own (the user's, not the agent's), never waiting for input. */
+export function hardenedGitEnv(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  return { ...base, ...GIT_ENV };
+}
+
+/** `git <hardening> <args>`: the argument list for execFile. */
+export function hardenedArgs(args: readonly string[]): string[] {
+  return [...HARDENED_ARGS, ...args];
+}

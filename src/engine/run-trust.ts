@@ -1,0 +1,123 @@
+// What the runner decides with, held where the agent cannot quietly rewrite it (SPEC §6): the baseline plan (in
+// memory; in git objects for a resume), the pins (the plan commit), and the snapshot of its own files and git's
+// configuration. ralph/.runs/ is never read to decide a verdict.
+import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Prd } from '../prd/types.js';
+import { atomicWriteFileSync } from '../util/atomic.js';
+import { LoopExit, type Pins } from './contracts.js';
+import type { Emit } from './events.js';
+import type { RunOptions } from './args.js';
+import type { RunPaths } from './setup.js';
+import { headSha } from './git.js';
+import { planPrdRepair } from './prd-diff.js';
+import { readBaseline, readPinCommit, recordBaseline, recordPinCommit, pinsRef } from './verify/baseline.js';
+import { readPins, readTreeFiles } from './verify/checkout.js';
+import { renderSetupWarning } from './verify/pins.js';
+import { snapshotRunnerFiles, type RunnerGuard } from './verify/runner-guard.js';
+
+export interface RunTrust {
+  /** git's top level, real path. */
+  topLevel: string;
+  /** The plan as the runner last settled it; null until the first settlement of a loop that recorded none. */
+  baseline: string | null;
+  pins: Pins | null;
+  guard: RunnerGuard;
+  /** The commit each story's claim was verified at in this run (the final gate names the range that broke it). */
+  verifiedAt: Map<string, string>;
+}
+
+/**
+ * Before a resumed loop reads its plan: the plan on disk is compared with the runner's own last record of it. A file
+ * the agent left half-written (a kill mid-write) is backed up and replaced by that record; edits beyond `passes` and
+ * `notes` (the owner's, between runs, or an agent's before a kill) are shown and need --accept-plan-edits. Returns the
+ * baseline claims are judged against (`passes` as the runner last settled them), or null when no record exists.
+ */
+export async function settleResumedPlan(paths: RunPaths, loopId: string, options: RunOptions, emit: Emit): Promise<string | null> {
+  const recorded = await readBaseline(paths.repoRoot, loopId);
+  if (recorded === null) return null;
+  const rel = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');
+  const disk = readOrNull(paths.prd);
+  if (disk === null || !parsesAsPlan(disk)) {
+    const saved = disk === null ? null : backUp(paths, rel);
+    atomicWriteFileSync(paths.prd, recorded);
+    emit({ type: 'warn', message: `${rel} was ${disk === null ? 'missing' : 'not a readable plan (left half-written?)'}; restored the runner's last record of it${saved ? `, and kept the damaged file as ${saved}` : ''}` });
+    return recorded;
+  }
+  const repair = planPrdRepair(recorded, disk, rel);
+  if (!repair.restored.length) return recorded;
+  const edits = repair.restored.map((r) => `  - ${r.replace(/; restored$/, '')}`).join('\n');
+  if (!options.acceptPlanEdits) {
+    throw new LoopExit(2, `${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${edits}`, `if these are your edits, continue with them: ./ralph/ralph.sh --resume ${loopId} --accept-plan-edits; to drop them: git diff -- ${rel} shows them, git checkout -- ${rel} undoes uncommitted ones`);
+  }
+  emit({ type: 'warn', message: `accepted the edits to ${rel} (--accept-plan-edits):\n${edits}` });
+  return renderAcceptedBaseline(recorded, disk);
+}
+
+/** The edited plan with each story's `passes` as the runner last settled it (new stories: false), so flips stay claims. */
+export function renderAcceptedBaseline(recorded: string, edited: string): string {
+  const before = JSON.parse(recorded) as Prd;
+  const plan = JSON.parse(edited) as Prd;
+  const passes = new Map(before.userStories.map((s) => [s.id, s.passes === true]));
+  return `${JSON.stringify({ ...plan, userStories: plan.userStories.map((s) => ({ ...s, passes: passes.get(s.id) ?? false })) }, null, 2)}\n`;
+}
+
+/**
+ * Once the loop is on its branch: the pins (a new loop pins HEAD, the plan commit; a resumed one keeps its own, or
+ * takes HEAD's with --repin) and the snapshot of the runner's files and git's configuration.
+ */
+export async function establishTrust(paths: RunPaths, topLevel: string, loopId: string, resumed: boolean, options: RunOptions, baseline: string | null, emit: Emit): Promise<RunTrust> {
+  const head = await headSha(paths.repoRoot);
+  let commit = resumed && !options.repin ? await readPinCommit(paths.repoRoot, loopId) : head;
+  if (resumed && !commit && !options.repin) {
+    throw new LoopExit(2, `loop ${loopId} has no record of its pinned tests (${pinsRef(loopId)} is missing)`, `pin the tests as they are now and continue: ./ralph/ralph.sh --resume ${loopId} --repin`);
+  }
+  if (options.repin && commit) emit({ type: 'warn', message: `--repin: checks now run with the tests as committed at ${commit.slice(0, 7)}` });
+  const plan = JSON.parse(readFileSync(paths.prd, 'utf8')) as Prd;
+  let pins: Pins | null = null;
+  if (commit) {
+    await recordPinCommit(paths.repoRoot, loopId, commit);
+    const files = await readTreeFiles(topLevel, commit);
+    pins = await readPins(topLevel, commit, plan, files);
+    const setup = options.verifyInPlace ? null : renderSetupWarning(files, plan);
+    if (setup) emit({ type: 'warn', message: setup });
+  }
+  return { topLevel, baseline, pins, guard: await snapshotRunnerFiles(paths.repoRoot), verifiedAt: new Map() };
+}
+
+/** After a verification pass: the plan on disk (just written by the runner) is the new baseline, in memory and in git. */
+export async function settleBaseline(paths: RunPaths, loopId: string, trust: RunTrust, emit: Emit): Promise<void> {
+  const text = readOrNull(paths.prd);
+  if (text === null) return;
+  trust.baseline = text;
+  try {
+    await recordBaseline(paths.repoRoot, loopId, text);
+  } catch (err) {
+    emit({ type: 'warn', message: `could not record the plan in git (refs/ralphkit): ${(err as Error).message}; a resume would verify every story that says passes: true` });
+  }
+}
+
+function parsesAsPlan(text: string): boolean {
+  try {
+    const v = JSON.parse(text) as Prd;
+    return !!v && typeof v === 'object' && Array.isArray(v.userStories);
+  } catch {
+    return false;
+  }
+}
+
+function backUp(paths: RunPaths, rel: string): string {
+  const stamp = new Date().toISOString().replace(/[:.]/g, '-');
+  const to = path.join(paths.repoRoot, 'ralph', '.backup', stamp, rel);
+  mkdirSync(path.dirname(to), { recursive: true });
+  copyFileSync(paths.prd, to);
+  return path.relative(paths.repoRoot, to).split(path.sep).join('/');
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,37 @@
+// The runner's own record of a loop, kept in git objects rather than in ralph/.runs/ (SPEC §6: files there are the
+// runner's output, never its input). Two refs per loop: the plan as the runner last settled it (a blob, the
+// baseline a resumed loop judges claims against) and the plan commit (the pins). The agent could still move a ref
+// with git update-ref; what it cannot do is make the final gate pass, which is what exit 0 rests on.
+import { gitOk, gitRun } from '../verify-git.js';
+
+const REF_ROOT = 'refs/ralphkit/loops';
+
+export function baselineRef(loopId: string): string {
+  return `${REF_ROOT}/${loopId}/plan`;
+}
+
+export function pinsRef(loopId: string): string {
+  return `${REF_ROOT}/${loopId}/pins`;
+}
+
+/** Stores `text` as a blob and points the loop's plan ref at it. */
+export async function recordBaseline(top: string, loopId: string, text: string): Promise<void> {
+  const blob = (await gitOk(top, ['hash-object', '-w', '--stdin'], text)).trim();
+  await gitOk(top, ['update-ref', baselineRef(loopId), blob]);
+}
+
+/** The plan text the runner last settled for this loop, or null when it never recorded one. */
+export async function readBaseline(top: string, loopId: string): Promise<string | null> {
+  const r = await gitRun(top, ['cat-file', 'blob', baselineRef(loopId)]);
+  return r.code === 0 ? r.stdout : null;
+}
+
+export async function recordPinCommit(top: string, loopId: string, commit: string): Promise<void> {
+  await gitOk(top, ['update-ref', pinsRef(loopId), commit]);
+}
+
+/** The loop's plan commit, or null when none was recorded (or the ref no longer names a commit). */
+export async function readPinCommit(top: string, loopId: string): Promise<string | null> {
+  const r = await gitRun(top, ['rev-parse', '--verify', '--quiet', `${pinsRef(loopId)}^{commit}`]);
+  return r.code === 0 ? r.stdout.trim() : null;
+}

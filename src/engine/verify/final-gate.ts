@@ -1,0 +1,130 @@
+// The final gate (SPEC §6): before the loop may exit 0, every check of every story and of the plan runs once more
+// on a fresh checkout of the final commit, with the pinned tests. A claim is checked at its own commit; a later
+// story can still break it, and only this pass sees that. Exit 0 means exactly: all of it passes here.
+import { appendFileSync, readFileSync } from 'node:fs';
+import type { Prd, Story } from '../../prd/types.js';
+import { atomicWriteFileSync } from '../../util/atomic.js';
+import type { CheckResult } from '../checks.js';
+import type { StoryVerdict, VerifyInput } from '../contracts.js';
+import { planClaimOrder } from '../prd-diff.js';
+import { applyRunnerNote, renderCheckFailure, renderPinnedChanges, renderRejectionBlock } from '../verify-report.js';
+import { CheckSession } from '../verify-session.js';
+import { commitRunnerFiles, readHead, writeVerdictNote } from '../verify-git.js';
+import { guardWrite } from '../verify-write.js';
+import { planStoryUnpinned } from './pins.js';
+
+export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAgent'> {
+  topLevel: string;
+  signal?: AbortSignal;
+  /** The commit each story's claim was verified at in this run, to name the range that broke it. */
+  verifiedAt: ReadonlyMap<string, string>;
+}
+
+export interface GateResult {
+  /** True when every story with checks passed them all on `commit` (stories without checks are unverified). */
+  passed: boolean;
+  /** Null when the gate was interrupted: nothing was decided. */
+  interrupted: boolean;
+  commit: string | null;
+  verdicts: StoryVerdict[];
+  /** The plan as the gate left it on disk. */
+  prd: Prd;
+  /** The runner's commit of the rejections, or null. */
+  runnerCommit: string | null;
+}
+
+export async function runFinalGate(input: GateInput): Promise<GateResult> {
+  const commit = await readHead(input.topLevel);
+  const prd = JSON.parse(readFileSync(input.prdPath, 'utf8')) as Prd;
+  const session = new CheckSession({ ...input, prdBefore: '' }, input.topLevel, commit, input.now ?? (() => new Date()), true);
+  input.log('info', `final gate: every check once more on a fresh checkout of ${commit?.slice(0, 7) ?? '(no commit)'}`);
+  const verdicts: StoryVerdict[] = [];
+  const blocks: string[] = [];
+  try {
+    for (const id of planClaimOrder(prd, prd.userStories.map((s) => s.id))) {
+      const story = prd.userStories.find((s) => s.id === id) as Story;
+      const judged = await judgeAtGate(session, prd, story, input);
+      if (judged === 'interrupted') return { passed: false, interrupted: true, commit, verdicts, prd, runnerCommit: null };
+      verdicts.push(judged.verdict);
+      if (judged.block) blocks.push(judged.block);
+    }
+  } finally {
+    await session.close();
+  }
+  const rejected = verdicts.filter((v) => v.status === 'rejected');
+  if (!rejected.length) {
+    await recordVerdicts(input, commit, verdicts);
+    return { passed: true, interrupted: false, commit, verdicts, prd, runnerCommit: null };
+  }
+  for (const v of rejected) {
+    const story = prd.userStories.find((s) => s.id === v.id) as Story;
+    story.passes = false;
+    story.notes = applyRunnerNote(story.notes, `rejected: ${v.reason}`);
+  }
+  const list = rejected.map((v) => v.id).join(', ');
+  guardWrite(input.progressPath, input.repoRoot, () => appendFileSync(input.progressPath, blocks.join('')), `the final gate rejected ${list} but the note for the next iteration could not be written`);
+  guardWrite(input.prdPath, input.repoRoot, () => atomicWriteFileSync(input.prdPath, `${JSON.stringify(prd, null, 2)}\n`), `the final gate rejected ${list} but the plan could not be updated and still says passes: true`);
+  const files = [input.prdPath, input.progressPath].map((f) => relTo(input.topLevel, f));
+  let runnerCommit: string | null = null;
+  try {
+    runnerCommit = await commitRunnerFiles(input.topLevel, files, `chore(ralph): final gate rejects ${rejected.map((v) => `${v.id} (check failed)`).join(', ')}`);
+  } catch (err) {
+    input.log('warn', `could not commit the final gate's verdicts: ${(err as Error).message}`);
+  }
+  return { passed: false, interrupted: false, commit, verdicts, prd, runnerCommit };
+}
+
+type GateJudgement = { verdict: StoryVerdict; block?: string } | 'interrupted';
+
+async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateInput): Promise<GateJudgement> {
+  const started = Date.now();
+  const id = story.id;
+  const checks: Array<['prd' | 'story', string]> = [...(prd.checks ?? []).map((c): ['prd', string] => ['prd', c]), ...(story.checks ?? []).map((c): ['story', string] => ['story', c])];
+  const record = (status: StoryVerdict['status'], reason?: string) => s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status, ...(reason ? { reason } : {}), durationMs: Date.now() - started, outputSha256: null, gate: true });
+  if (!checks.length) {
+    const reason = 'no checks apply to this story; accepted on the agent\'s word';
+    record('unverified', reason);
+    return { verdict: { id, status: 'unverified', reason } };
+  }
+  const reject = (why: string, check?: CheckResult): GateJudgement => {
+    const since = input.verifiedAt.get(id);
+    const range = since && since !== s.commit ? `; it passed at ${since.slice(0, 7)}, so a commit since broke it (git log --oneline ${since.slice(0, 7)}..${s.commit?.slice(0, 7)})` : '';
+    const reason = `the final gate at ${s.commit?.slice(0, 7) ?? '(no commit)'}: ${why}${range}`;
+    record('rejected', reason);
+    input.log('warn', `${id} rejected by the final gate: ${why}`);
+    return { verdict: { id, status: 'rejected', reason }, block: renderRejectionBlock({ time: new Date(), iteration: input.iteration, storyId: id, title: story.title, commit: s.commit, reason, check }) };
+  };
+  let where;
+  try {
+    where = await s.prepare(id, prd.setup, planStoryUnpinned(input.pins?.paths ?? [], story));
+  } catch (err) {
+    return reject(`could not prepare a checkout: ${(err as Error).message}`);
+  }
+  if ('failed' in where) return where.failed.aborted ? 'interrupted' : reject(renderCheckFailure(where.failed, input.checkTimeoutMs, 'setup'), where.failed);
+  const pinned = where.pinnedChanges.length ? ` (${renderPinnedChanges(where.pinnedChanges, input.pins?.commit ?? '')})` : '';
+  for (const [scope, command] of checks) {
+    const r = await s.run(id, scope, command, where.cwd, where.key);
+    if (r.aborted) return 'interrupted';
+    if (!r.ok) return reject(renderCheckFailure(r, input.checkTimeoutMs) + pinned, r);
+  }
+  record('verified');
+  return { verdict: { id, status: 'verified' } };
+}
+
+/**
+ * The verdict record status and the dashboard trust (SPEC §6): a note on the final commit, under refs/notes/ralphkit.
+ * Best effort: a failure is reported, and the loop's exit code (already true in git and the plan) stands.
+ */
+async function recordVerdicts(input: GateInput, commit: string | null, verdicts: StoryVerdict[]): Promise<void> {
+  if (!commit) return;
+  const note = { ralphkit: 1, loop: input.loopId, commit, pins: input.pins?.commit ?? null, time: new Date().toISOString(), stories: Object.fromEntries(verdicts.map((v) => [v.id, v.status])) };
+  try {
+    await writeVerdictNote(input.topLevel, commit, `${JSON.stringify(note)}\n`);
+  } catch (err) {
+    input.log('warn', `could not record the verdicts as a git note on ${commit.slice(0, 7)}: ${(err as Error).message}`);
+  }
+}
+
+function relTo(top: string, file: string): string {
+  return file.startsWith(`${top}/`) ? file.slice(top.length + 1) : file;
+}

@@ -1,0 +1,47 @@
+// Path globs for `protect` and `mayChange` in prd.json, and the runner's default pinned set. The rules are
+// gitignore's, kept small: `*` and `?` stay inside one folder name, `**` crosses folders, `{a,b}` is either;
+// a glob without a slash matches a file name in any folder, one with a slash is anchored at the repository root,
+// and a glob that names a folder (`test/`, or a folder that exists) covers everything under it.
+
+/** A RegExp for one glob, matched against a repository-relative path with forward slashes. */
+export function globToRegExp(glob: string): RegExp {
+  let g = glob.trim().replace(/^\.\//, '');
+  const anchored = g.includes('/') && !/^\*\*\/[^/]*$/.test(g);
+  if (g.endsWith('/')) g += '**';
+  let out = '';
+  for (let i = 0; i < g.length; i++) {
+    const c = g[i];
+    if (c === '*' && g[i + 1] === '*') {
+      // "**/" is zero or more folders; a trailing "**" is anything below.
+      if (g[i + 2] === '/') {
+        out += '(?:.*/)?';
+        i += 2;
+      } else {
+        out += '.*';
+        i += 1;
+      }
+    } else if (c === '*') out += '[^/]*';
+    else if (c === '?') out += '[^/]';
+    else if (c === '{') {
+      const close = g.indexOf('}', i);
+      if (close < 0) out += '\\{';
+      else {
+        out += `(?:${g.slice(i + 1, close).split(',').map(escape).join('|')})`;
+        i = close;
+      }
+    } else out += escape(c);
+  }
+  // A folder name matches what is under it as well.
+  return new RegExp(`^${anchored ? '' : '(?:.*/)?'}${out}(?:/.*)?$`);
+}
+
+function escape(text: string): string {
+  return text.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+}
+
+/** The paths of `files` that any of `globs` matches. */
+export function matchGlobs(files: readonly string[], globs: readonly string[]): string[] {
+  if (!globs.length) return [];
+  const res = globs.map(globToRegExp);
+  return files.filter((f) => res.some((re) => re.test(f)));
+}

@@ -1,0 +1,212 @@
+// What the runner trusts and the agent could write (SPEC §6): the engine itself (ralph/ralph.mjs, ralph.sh, the
+// manifest) and git's own behaviour (.git/config with its includes, the hooks, info/attributes and info/exclude).
+// They are read into memory once the loop holds its branch; after every agent run anything the agent changed
+// there is put back byte for byte, and the iteration's claims are rejected (verify.ts `violation`).
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { gitRun } from '../verify-git.js';
+import { hashContent } from '../../install/hash.js';
+import { parseManifest } from '../../install/manifest.js';
+import { LoopExit } from '../contracts.js';
+
+/** The runner-owned files in ralph/ that an agent must never change: the engine, its launcher and the manifest. */
+export const ENGINE_FILES: readonly string[] = ['ralph/ralph.mjs', 'ralph/ralph.sh', 'ralph/.ralphkit.json'];
+
+interface Held {
+  abs: string;
+  /** For messages: repository-relative, or `.git/...`. */
+  shown: string;
+  /** True for files inside the working tree (the runner commits their restoration). */
+  inRepo: boolean;
+  /** null: the file did not exist (an agent that creates it is undone by removing it). */
+  bytes: Buffer | null;
+  mode: number;
+}
+
+interface HeldDir {
+  abs: string;
+  shown: string;
+  /** The regular files directly in it (hooks are files); null: the folder did not exist. */
+  entries: Map<string, { bytes: Buffer; mode: number }> | null;
+}
+
+export interface RunnerGuard {
+  files: Held[];
+  dirs: HeldDir[];
+}
+
+export interface GuardRestore {
+  /** Everything the agent changed, as shown to the user. */
+  changed: string[];
+  /** The working-tree paths among them (relative to the repository), for the runner's commit. */
+  inRepo: string[];
+}
+
+/** Reads every trusted file into memory. Call it once the loop is on its branch, before the first agent runs. */
+export async function snapshotRunnerFiles(repoRoot: string): Promise<RunnerGuard> {
+  const common = await gitPath(repoRoot, '--git-common-dir');
+  const own = await gitPath(repoRoot, '--git-dir');
+  const show = (abs: string) => path.relative(repoRoot, abs).split(path.sep).join('/') || abs;
+  const configFiles = [path.join(common, 'config'), path.join(own, 'config.worktree'), ...(await readIncludedConfigs(repoRoot))];
+  const gitFiles = [...configFiles, path.join(common, 'info', 'attributes'), path.join(common, 'info', 'exclude')];
+  const files = [
+    ...ENGINE_FILES.map((rel) => hold(path.join(repoRoot, rel), rel, true)),
+    ...[...new Set(gitFiles)].map((abs) => hold(abs, show(abs), false)),
+  ];
+  const hookDirs = [path.join(common, 'hooks'), ...(await readHooksPath(repoRoot))];
+  return { files, dirs: [...new Set(hookDirs)].map((abs) => holdDir(abs, show(abs))) };
+}
+
+/** Puts back whatever differs from the snapshot; returns what was changed. */
+export function restoreRunnerFiles(guard: RunnerGuard): GuardRestore {
+  const changed: string[] = [];
+  const inRepo: string[] = [];
+  for (const f of guard.files) {
+    const now = readOrNull(f.abs);
+    const same = now === null ? f.bytes === null : f.bytes !== null && now.equals(f.bytes) && modeOf(f.abs) === f.mode;
+    if (same) continue;
+    putBack(f.abs, f.bytes, f.mode);
+    changed.push(f.shown);
+    if (f.inRepo) inRepo.push(f.shown);
+  }
+  for (const d of guard.dirs) changed.push(...restoreDir(d));
+  return { changed, inRepo };
+}
+
+/**
+ * The start-of-run check: ralph/ralph.mjs and ralph.sh must be the files the manifest says ralphkit installed.
+ * A modified engine is the agent's code running as the verifier (exit 2 unless the user says otherwise).
+ */
+export function refuseModifiedEngine(repoRoot: string, allow: boolean, warn: (message: string) => void): void {
+  const problems = readEngineProblems(repoRoot);
+  if (!problems.length) return;
+  const what = problems.join('; ');
+  if (allow) {
+    warn(`running a modified engine because of --allow-modified-engine: ${what}`);
+    return;
+  }
+  throw new LoopExit(2, `the loop's own files are not what ralphkit installed: ${what}; a modified engine could pass anything`, 'put them back with: npx ralphkit install --force (your version goes to ralph/.backup/), commit, and start again; or run anyway with --allow-modified-engine');
+}
+
+/** Pure over the disk: each engine file that differs from the manifest's record, in words. */
+export function readEngineProblems(repoRoot: string): string[] {
+  const engine = path.join(repoRoot, 'ralph', 'ralph.mjs');
+  // A repository without an installed engine runs the packaged one (npx ralphkit run): nothing to compare.
+  if (readOrNull(engine) === null) return [];
+  const manifestText = readOrNull(path.join(repoRoot, 'ralph', '.ralphkit.json'));
+  const manifest = manifestText ? parseManifest(manifestText.toString('utf8')) : undefined;
+  if (!manifest) return ['ralph/.ralphkit.json is missing or is not a ralphkit manifest'];
+  const problems: string[] = [];
+  for (const rel of ['ralph/ralph.mjs', 'ralph/ralph.sh']) {
+    const bytes = readOrNull(path.join(repoRoot, rel));
+    const entry = manifest.files[rel];
+    if (!entry) problems.push(`${rel} is not in the manifest`);
+    else if (bytes === null) problems.push(`${rel} is missing`);
+    else if (hashContent(bytes) !== entry.sha256) problems.push(`${rel} was modified`);
+  }
+  return problems;
+}
+
+function hold(abs: string, shown: string, inRepo: boolean): Held {
+  const bytes = readOrNull(abs);
+  return { abs, shown, inRepo, bytes, mode: bytes === null ? 0 : modeOf(abs) };
+}
+
+function holdDir(abs: string, shown: string): HeldDir {
+  return { abs, shown, entries: readDirFiles(abs) };
+}
+
+function restoreDir(d: HeldDir): string[] {
+  const now = readDirFiles(d.abs);
+  const changed: string[] = [];
+  const was = d.entries ?? new Map();
+  for (const [name] of now ?? new Map()) {
+    if (was.has(name)) continue;
+    rmSync(path.join(d.abs, name), { force: true });
+    changed.push(`${d.shown}/${name}`);
+  }
+  for (const [name, held] of was) {
+    const cur = now?.get(name);
+    if (cur && cur.bytes.equals(held.bytes) && cur.mode === held.mode) continue;
+    putBack(path.join(d.abs, name), held.bytes, held.mode);
+    changed.push(`${d.shown}/${name}`);
+  }
+  return changed;
+}
+
+function readDirFiles(dir: string): Map<string, { bytes: Buffer; mode: number }> | null {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch {
+    return null;
+  }
+  const out = new Map<string, { bytes: Buffer; mode: number }>();
+  for (const name of names) {
+    const abs = path.join(dir, name);
+    try {
+      // A symlinked hook runs as surely as a file: hold what it points at under its own name.
+      if (!statSync(abs).isFile()) continue;
+      out.set(name, { bytes: readFileSync(abs), mode: lstatSync(abs).isSymbolicLink() ? -1 : modeOf(abs) });
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
+}
+
+function putBack(abs: string, bytes: Buffer | null, mode: number): void {
+  rmSync(abs, { force: true, recursive: false });
+  if (bytes === null) return;
+  mkdirSync(path.dirname(abs), { recursive: true });
+  writeFileSync(abs, bytes);
+  if (mode > 0) chmodSync(abs, mode);
+}
+
+function readOrNull(abs: string): Buffer | null {
+  try {
+    return readFileSync(abs);
+  } catch {
+    return null;
+  }
+}
+
+function modeOf(abs: string): number {
+  try {
+    return lstatSync(abs).isSymbolicLink() ? -1 : statSync(abs).mode & 0o7777;
+  } catch {
+    return 0;
+  }
+}
+
+async function gitPath(repoRoot: string, flag: string): Promise<string> {
+  const r = await gitRun(repoRoot, ['rev-parse', '--path-format=absolute', flag]);
+  if (r.code !== 0) throw new Error(`git rev-parse ${flag} failed: ${r.stderr.trim()}`);
+  return r.stdout.trim();
+}
+
+/** Files the repository's configuration includes (include.path, includeIf.*.path), resolved as git does. */
+async function readIncludedConfigs(repoRoot: string): Promise<string[]> {
+  const r = await gitRun(repoRoot, ['config', '--local', '--get-regexp', '-z', '^include(if\\..*)?\\.path$']);
+  if (r.code !== 0) return [];
+  const common = await gitPath(repoRoot, '--git-common-dir');
+  return r.stdout.split('\0').filter(Boolean).map((entry) => {
+    const value = entry.slice(entry.indexOf('\n') + 1);
+    const expanded = value.startsWith('~/') ? path.join(process.env.HOME ?? '', value.slice(2)) : value;
+    return path.resolve(common, expanded);
+  });
+}
+
+/**
+ * A core.hooksPath the user set before the loop (their hooks for their own commits): held too. Read per file scope,
+ * since the runner's own `-c core.hooksPath` override would answer a plain `git config --get`.
+ */
+async function readHooksPath(repoRoot: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const scope of ['--local', '--global']) {
+    const r = await gitRun(repoRoot, ['config', scope, '--get', 'core.hooksPath']);
+    const value = r.code === 0 ? r.stdout.trim() : '';
+    if (value) out.push(path.resolve(repoRoot, value.startsWith('~/') ? path.join(process.env.HOME ?? '', value.slice(2)) : value));
+  }
+  return out;
+}
