@@ -1,6 +1,8 @@
 import type { Command } from 'commander';
 import { ExitError } from '../errors.js';
+import path from 'node:path';
 import { runRalph } from '../engine/run.js';
+import { packageRoot } from '../paths.js';
 
 // `ralphkit run` is the loop engine itself: every argument goes to the engine's own parser, so
 // ./ralph/ralph.sh and `ralphkit run` can never disagree about an option.
@@ -17,6 +19,7 @@ export function register(program: Command): void {
       const code = await runRalph(args, {
         cwd: process.cwd(),
         env: process.env,
+        packagedEngine: path.join(packageRoot(), 'dist', 'ralph.mjs'),
         stdout: (s) => process.stdout.write(s),
         stderr: (s) => process.stderr.write(s),
       });

@@ -1,6 +1,6 @@
 // The real edges of one locked run, handed to the loop (loop.ts): the agent process, git, verification,
 // the budget and state persistence, plus the runner's own commits.
-import { appendFileSync, closeSync, fstatSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
+import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { BudgetGate, GateOutcome, Violation } from './contracts.js';
 import type { RunOptions } from './args.js';
@@ -14,7 +14,7 @@ import { currentBranch, headSha, isAncestor, readBranchTips, readCommitsSince, s
 import { formatDuration } from './duration.js';
 import { renderOffBranchBlock, renderOffBranchReason, renderTimeoutBlock } from './verify-report.js';
 import { isIgnored, readEditedPrompt, readOrNull, renderPromptCommitPart, renderPromptEditNote } from './run-branch.js';
-import { loopDir, writeState, type LoopState } from './runs.js';
+import { loopDir, runsDir, writeState, type LoopState } from './runs.js';
 import { planAgent } from './agents/index.js';
 import { applyCompaction } from './progress.js';
 import { runAgentOnce } from './agent-run.js';
@@ -23,7 +23,11 @@ import { commitRunnerFiles, readChangedPaths, readDirtyPaths } from './verify-gi
 import { describeError, guardWrite, LoopFailure } from './verify-write.js';
 import { settleBaseline, type RunTrust } from './run-trust.js';
 import { runFinalGate } from './verify/final-gate.js';
-import { restoreRunnerFiles } from './verify/runner-guard.js';
+import { ENGINE_FILES, restoreRunnerFiles } from './verify/runner-guard.js';
+import { planAgentEnv } from './agents/agent-env.js';
+import { stopMarkedProcesses } from './agents/leftovers.js';
+import { planSandboxCommand, probeSandbox } from './agents/sandbox.js';
+import { keyDir } from './verify/verdict-record.js';
 import type { VerifyResult } from './contracts.js';
 
 export interface LockedRun {
@@ -85,14 +89,18 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
     },
     async runAgent(iteration, signal) {
       const prompt = renderPathNote(paths) + readPrompt(run, iteration);
-      const plan = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt, runDir: dir, iteration, env: io.env });
-      const env = { ...io.env, RALPH_LOOP_ID: state.id, RALPH_ITERATION: String(iteration), RALPH_PRD: paths.prd, RALPH_PROGRESS: paths.progress, RALPH_RUN_DIR: dir };
+      const scratch = options.sandbox ? ensureScratch(dir) : dir;
+      const agent = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt, runDir: scratch, iteration, env: io.env });
+      // The runner's secrets stay with the runner, and a mark in the environment finds what the agent leaves behind.
+      const { env, token } = planAgentEnv(io.env, { RALPH_LOOP_ID: state.id, RALPH_ITERATION: String(iteration), RALPH_PRD: paths.prd, RALPH_PROGRESS: paths.progress, RALPH_RUN_DIR: scratch });
+      const plan = options.sandbox ? { ...agent, ...sandboxCommand(run, trust, agent, scratch) } : agent;
       const result = await runAgentOnce({
         plan, cwd: paths.repoRoot, env, timeoutMs: options.iterationTimeoutMs, signal, logFile: path.join(dir, `iteration-${iteration}.log`),
         onTool: (text) => emit({ type: 'tool', iteration, text }),
         onStart: (pid) => save(Object.assign(state, { agentPid: pid })),
       });
       save(Object.assign(state, { agentPid: undefined }));
+      await stopLeftovers(run, token, iteration);
       return result;
     },
     readBranchTips: () => readBranchTips(paths.repoRoot),
@@ -127,6 +135,35 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
     },
     finalGate: (iteration) => finalGate(run, state.id, trust, iteration, controller.signal),
   };
+}
+
+/**
+ * SPEC §6: nothing of the agent outlives its iteration. Its process group is already gone (agent-process.ts); this
+ * finds the processes that left the group (setsid, double forks) by the mark in their environment.
+ */
+async function stopLeftovers(run: LockedRun, token: string, iteration: number): Promise<void> {
+  const { stopped } = await stopMarkedProcesses(token);
+  if (!stopped.length) return;
+  const list = stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ');
+  run.emit({ type: 'warn', iteration, message: `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the agent left running outside its process group (${list})` });
+}
+
+/** A writable folder for files the agent writes itself (Codex's last message): the rest of ralph/.runs/ is read-only in the sandbox. */
+function ensureScratch(dir: string): string {
+  const scratch = path.join(dir, 'scratch');
+  mkdirSync(scratch, { recursive: true });
+  return scratch;
+}
+
+/** The agent's command under bubblewrap: the runner's files, git's hooks and config and the pinned tests read-only. */
+function sandboxCommand(run: LockedRun, trust: RunTrust, agent: { file: string; args: string[] }, scratch: string): { file: string; args: string[] } {
+  const { paths, io } = run;
+  const probe = probeSandbox(io.env);
+  if (!probe.ok) throw new LoopFailure(probe.message, probe.hint);
+  const home = io.env.HOME;
+  const readOnly = [...ENGINE_FILES, path.relative(paths.repoRoot, runsDir(paths.repoRoot)), ...(trust.pins?.paths ?? []), ...(home ? [path.join(home, '.gitconfig'), path.join(home, '.config', 'git')] : [])];
+  const hidden = existsSync(keyDir(io.env)) ? [realpathSync(keyDir(io.env))] : [];
+  return planSandboxCommand({ bwrap: probe.bwrap, file: agent.file, args: agent.args, repoRoot: trust.topLevel, gitDir: trust.gitDir, readOnly, scratch: [realpathSync(scratch)], network: run.options.network, home, hidden });
 }
 
 /** After a verification pass: the new baseline, and where each accepted claim was verified. */

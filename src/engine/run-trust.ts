@@ -15,6 +15,7 @@ import { readBaseline, readPinCommit, recordBaseline, recordPinCommit, pinsRef }
 import { readPins, readTreeFiles } from './verify/checkout.js';
 import { renderSetupWarning } from './verify/pins.js';
 import { snapshotRunnerFiles, type RunnerGuard } from './verify/runner-guard.js';
+import { snapshotGlobalConfig } from './git/harden.js';
 
 export interface RunTrust {
   /** git's top level, real path. */
@@ -25,6 +26,8 @@ export interface RunTrust {
   guard: RunnerGuard;
   /** The commit each story's claim was verified at in this run (the final gate names the range that broke it). */
   verifiedAt: Map<string, string>;
+  /** git's common dir (hooks, config, objects), for the sandbox. */
+  gitDir: string;
 }
 
 /**
@@ -82,7 +85,9 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
     const setup = options.verifyInPlace ? null : renderSetupWarning(files, plan);
     if (setup) emit({ type: 'warn', message: setup });
   }
-  return { topLevel, baseline, pins, guard: await snapshotRunnerFiles(paths.repoRoot), verifiedAt: new Map() };
+  snapshotGlobalConfig(process.env);
+  const guard = await snapshotRunnerFiles(paths.repoRoot);
+  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), gitDir: guard.gitDir };
 }
 
 /** After a verification pass: the plan on disk (just written by the runner) is the new baseline, in memory and in git. */

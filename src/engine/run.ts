@@ -22,12 +22,15 @@ import { refuseDirtyTree, verifyStartClaims } from './run-start.js';
 import { RunnerFileError, describeError } from './verify-write.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from './run-trust.js';
 import { refuseModifiedEngine } from './verify/runner-guard.js';
+import { probeSandbox } from './agents/sandbox.js';
 import { finalGate } from './run-deps.js';
 import { realpathSync } from 'node:fs';
 
 export interface RunIo {
   cwd: string;
   env: NodeJS.ProcessEnv;
+  /** `ralphkit run`: the engine this package ships, which the repository's ralph/ralph.mjs must equal. */
+  packagedEngine?: string;
   stdout(text: string): void;
   stderr(text: string): void;
 }
@@ -78,7 +81,8 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
     return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), io, emit, json: options.json });
   }
   refuseExamplePlan(prd, paths);
-  refuseModifiedEngine(repoRoot, options.allowModifiedEngine, (message) => emit({ type: 'warn', message }));
+  refuseModifiedEngine(repoRoot, options.allowModifiedEngine, (message) => emit({ type: 'warn', message }), io.packagedEngine);
+  refuseSandbox(options, io.env);
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
     const missing = renderMissingAgent(options.agent, io.env);
     throw new LoopExit(2, missing.message, missing.hint);
@@ -95,6 +99,14 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
   } finally {
     stopSignals();
   }
+}
+
+/** --sandbox where bubblewrap cannot run refuses the start (exit 2) with what to install or change. */
+function refuseSandbox(options: RunOptions, env: NodeJS.ProcessEnv): void {
+  if (!options.network && !options.sandbox) throw new LoopExit(1, '--no-network needs --sandbox: only the sandbox can cut the agent\'s network', 'see ./ralph/ralph.sh --help');
+  if (!options.sandbox) return;
+  const probe = probeSandbox(env);
+  if (!probe.ok) throw new LoopExit(2, probe.message, probe.hint);
 }
 
 function warnAtStart(options: RunOptions, io: RunIo, emit: Emit): void {

@@ -34,9 +34,9 @@ describe('the dirty-tree refusal and .gitignore', () => {
     expect(r.stderr).toContain('if a check or build writes build/out.js, list it in .gitignore instead');
   });
 
-  it('files the checks of the last loop wrote: the runner warned then, and the next start names them for .gitignore', async () => {
+  it('files the checks of the last loop wrote (--verify-in-place): the runner warned then, and the next start names them for .gitignore', async () => {
     const dir = await installed(['mkdir -p coverage && echo 1 > coverage/run.txt']);
-    const first = await ralph(dir, '--name', 'first', '1');
+    const first = await ralph(dir, '--name', 'first', '--verify-in-place', '1');
     expect(first.code, first.stderr).toBe(1);
     expect(first.stderr).toContain('the checks changed files in the working tree (coverage/run.txt); add them to .gitignore');
     const second = await ralph(dir, '--name', 'second', '1');

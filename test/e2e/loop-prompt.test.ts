@@ -34,7 +34,7 @@ function ralph(dir: string, ...args: string[]): Promise<RunResult> {
 const subjects = (dir: string) => git(dir, 'log', '--format=%s').split('\n');
 const editPrompt = (dir: string, file = 'ralph/prompt.md') => writeFiles(dir, { [file]: readFileSync(path.join(dir, file), 'utf8') + EDIT });
 function verdicts(dir: string): string[] {
-  return parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8')).flatMap((l) => (l.kind === 'verdict' ? [`${l.story}:${l.status}`] : []));
+  return parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8')).flatMap((l) => (l.kind === 'verdict' && !l.gate ? [`${l.story}:${l.status}`] : []));
 }
 
 describe('an uncommitted edit to the prompt at start', () => {

@@ -51,7 +51,7 @@ async function steeredRun(dir: string, promptFile: string, extra: string[] = [])
   writeFileSync(path.join(runDir, 'go'), '');
   const r = await done;
   const stdin = (n: number) => readFileSync(path.join(runDir, `stdin-${n}.txt`), 'utf8');
-  const verdicts = parseLedger(readFileSync(path.join(runDir, 'ledger.jsonl'), 'utf8')).flatMap((l) => (l.kind === 'verdict' ? [`${l.story}:${l.status}`] : []));
+  const verdicts = parseLedger(readFileSync(path.join(runDir, 'ledger.jsonl'), 'utf8')).flatMap((l) => (l.kind === 'verdict' && !l.gate ? [`${l.story}:${l.status}`] : []));
   return { r, stdin, verdicts };
 }
 

@@ -43,7 +43,7 @@ describe('the runner cannot write its files', () => {
     expect(r.stderr).not.toMatch(/unexpected error|\n\s+at /);
     const runDir = path.join(dir, 'ralph/.runs/ro');
     expect(JSON.parse(readFileSync(path.join(runDir, 'state.json'), 'utf8'))).toMatchObject({ status: 'failed', exitCode: 1, iterationDone: false });
-    const verdicts = () => parseLedger(readFileSync(path.join(runDir, 'ledger.jsonl'), 'utf8')).flatMap((l) => (l.kind === 'verdict' ? [`${l.iteration}:${l.story}:${l.status}`] : []));
+    const verdicts = () => parseLedger(readFileSync(path.join(runDir, 'ledger.jsonl'), 'utf8')).flatMap((l) => (l.kind === 'verdict' && !l.gate ? [`${l.iteration}:${l.story}:${l.status}`] : []));
     expect(verdicts()).toEqual(['1:US-001:rejected']);
     // The next agent still reads why: the note went to progress.txt before the plan write failed.
     expect(readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8')).toContain('ralph: US-001 rejected (iteration 1)');

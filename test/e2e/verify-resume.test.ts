@@ -60,7 +60,7 @@ const readState = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'ralph
 function verdicts(dir: string): string[] {
   const file = path.join(dir, 'ralph/.runs/e2e/ledger.jsonl');
   if (!existsSync(file)) return [];
-  return parseLedger(readFileSync(file, 'utf8')).flatMap((l) => (l.kind === 'verdict' ? [`${l.iteration}:${l.story}:${l.status}`] : []));
+  return parseLedger(readFileSync(file, 'utf8')).flatMap((l) => (l.kind === 'verdict' && !l.gate ? [`${l.iteration}:${l.story}:${l.status}`] : []));
 }
 
 describe('resuming after Ctrl-C during a check', () => {

@@ -164,6 +164,8 @@ describe.runIf(HAS_PROC)('a pid reused after the runner was killed with -9', () 
       const exited = new Promise((resolve) => agent.on('exit', (_code, signal) => resolve(signal)));
       const start = procStart(agent.pid) + (reused ? 1 : 0);
       writeRunningLoop(dir, { id: 'killed', pid: agent.pid, pidStart: procStart(agent.pid) + 1, agentPid: agent.pid, agentPidStart: start });
+      // The runner records its pinned tests in git when a loop starts; a resume without that record is refused.
+      git(dir, 'update-ref', 'refs/ralphkit/loops/killed/pins', 'HEAD');
       const r = await engine(dir, ['run', ...WORKER, '--resume', 'killed']);
       expect(r.code, r.stderr).toBe(0);
       if (reused) expect(stillRuns(agent.pid)).toBe(true);

@@ -156,4 +156,18 @@ describe('pinned tests', () => {
     expect((await verifyIteration(r.input({ pins }))).verdicts[0]).toMatchObject({ status: 'rejected', reason: expect.stringContaining('package.json scripts.pretest') });
     expect(existsSync(path.join(r.dir, 'src.txt'))).toBe(true);
   });
+
+  it('an .npmrc or node_modules/ the plan commit did not have is left out of the checkout, unless the story may change it', async () => {
+    const check = 'test ! -e .npmrc && test ! -e node_modules/.bin/node && test ! -e vitest.config.ts';
+    const prd = plan([story('US-1', { checks: [check] }), story('US-2', { checks: ['test -e vitest.config.ts'], mayChange: ['vitest.config.ts'] })]);
+    const r = verifyRepo(prd);
+    const pins = await pinsOf(r, prd);
+    claim(r, 'US-1', 'US-2');
+    commitAll(r.dir, { '.npmrc': 'node-options=--import=./cheat.mjs\n', 'node_modules/.bin/node': '#!/bin/sh\nexit 0\n', 'vitest.config.ts': 'export default {}\n' });
+    expect((await verifyIteration(r.input({ inPlace: true }))).verdicts.map((v) => v.status)).toEqual(['rejected', 'verified']);
+    claim(r, 'US-1');
+    const res = await verifyIteration(r.input({ pins, prdBefore: readFileSync(r.prdPath, 'utf8').replace(/"passes": true/g, '"passes": false') }));
+    expect(res.verdicts.map((v) => [v.id, v.status])).toEqual([['US-1', 'verified'], ['US-2', 'verified']]);
+    expect(res.verdicts[0].reason).toMatch(/pinned test inputs .npmrc, node_modules\/.bin\/node, vitest.config.ts/);
+  });
 });

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { verifyIteration } from '../../src/engine/verify.js';
 import { LoopExit } from '../../src/engine/contracts.js';
-import { git, writeFiles } from '../support/repo.js';
+import { git, testdir, writeFiles } from '../support/repo.js';
 import { claim, commitAll, editPrd, goneWithin, plan, readLedgerLines, readPrd, status, story, verifyRepo } from '../support/verify-repo.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
@@ -108,12 +108,14 @@ describe('verifyIteration: claims', () => {
   });
 
   it('runs the plan\'s checks once for several claims and rejects only the failing story', async () => {
-    const r = verifyRepo(plan([story('US-1', { checks: ['true'] }), story('US-2', { checks: ['false'] })], { checks: ['mkdir -p ralph/.runs && echo x >> ralph/.runs/count.txt'] }));
+    // Outside the repository: checks run in a fresh checkout of the commit.
+    const count = path.join(testdir(), 'count.txt');
+    const r = verifyRepo(plan([story('US-1', { checks: ['true'] }), story('US-2', { checks: ['false'] })], { checks: [`echo x >> ${count}`] }));
     claim(r, 'US-1', 'US-2');
     commitAll(r.dir, {});
     const res = await verifyIteration(r.input());
     expect(res.verdicts.map((v) => v.status)).toEqual(['verified', 'rejected']);
-    expect(readFileSync(path.join(r.dir, 'ralph/.runs/count.txt'), 'utf8')).toBe('x\n');
+    expect(readFileSync(count, 'utf8')).toBe('x\n');
     const prdLines = readLedgerLines(r).filter((l) => l.kind === 'check' && l.scope === 'prd');
     expect(prdLines.map((l) => [l.story, 'shared' in l ? l.shared : undefined])).toEqual([['US-1', undefined], ['US-2', true]]);
     expect(readPrd(r).userStories.map((s) => s.passes)).toEqual([true, false]);
@@ -131,14 +133,15 @@ describe('verifyIteration: claims', () => {
   });
 
   it('kills a check at the timeout, with everything it started, and rejects the claim', async () => {
-    const r = verifyRepo(plan([story('US-1')], { checks: ['mkdir -p ralph/.runs; sleep 300 & echo $! > ralph/.runs/child.pid; wait'] }));
+    const pidFile = path.join(testdir(), 'child.pid');
+    const r = verifyRepo(plan([story('US-1')], { checks: [`sleep 300 & echo $! > ${pidFile}; wait`] }));
     claim(r, 'US-1');
     commitAll(r.dir, {});
     // Long enough for the check to start its background child and record its pid on a loaded machine (at 300 ms
     // the timeout could come first, and child.pid was never written).
     const res = await verifyIteration(r.input({ checkTimeoutMs: 3000 }));
     expect(res.verdicts[0]).toMatchObject({ status: 'rejected', reason: expect.stringContaining('timed out after 3s and was killed') });
-    const pid = Number(readFileSync(path.join(r.dir, 'ralph/.runs/child.pid'), 'utf8'));
+    const pid = Number(readFileSync(pidFile, 'utf8'));
     expect(await goneWithin(pid)).toBe(true);
     expect(readFileSync(r.progressPath, 'utf8')).toContain('Exit code: none (timed out)');
     expect(readLedgerLines(r)[0]).toMatchObject({ kind: 'check', timedOut: true, exitCode: null });

@@ -8,7 +8,8 @@ import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import type { Pins } from '../contracts.js';
 import { gitOk, gitRun } from '../verify-git.js';
-import { allChecks, applyScriptPins, planPinnedPaths, planScriptNames, readScripts } from './pins.js';
+import { allChecks, applyScriptPins, matchAbsent, planPinnedPaths, planScriptNames, readScripts } from './pins.js';
+import { globToRegExp } from './glob.js';
 
 export type { Pins };
 
@@ -28,7 +29,7 @@ export async function readPins(top: string, commit: string, prd: Prd, files: rea
     // defined script are pinned as absent, since they could rewrite the tests right before they run.
     scripts = Object.fromEntries(Object.entries(defined).filter(([name, v]) => v !== null || isHookOf(name, defined)));
   }
-  return { commit, paths, scripts };
+  return { commit, paths, scripts, absent: prd.protectDefaults !== false };
 }
 
 function isHookOf(name: string, defined: Record<string, string | null>): boolean {
@@ -44,16 +45,17 @@ export interface Checkout {
 }
 
 /**
- * A fresh checkout of `commit` with `pins` applied, except the paths in `unpinned` (a story's `mayChange`).
+ * A fresh checkout of `commit` with `pins` applied, except the paths the globs `mayChange` match (the story's own).
  * Throws with git's message when the clone or checkout fails.
  */
-export async function createCheckout(top: string, commit: string, pins: Pins | null, unpinned: readonly string[] = []): Promise<Checkout> {
+export async function createCheckout(top: string, commit: string, pins: Pins | null, mayChange: readonly string[] = []): Promise<Checkout> {
   const dir = mkdtempSync(path.join(tmpdir(), 'ralph-verify-'));
   try {
     // --shared borrows the objects (no copy); --template= leaves hooks and info/exclude out of the new repository.
     await gitOk(top, ['clone', '--quiet', '--shared', '--no-checkout', '--template=', top, dir]);
     await gitOk(dir, ['checkout', '--quiet', '--detach', commit, '--']);
-    const pinnedChanges = pins && pins.commit !== commit ? await applyPins(dir, commit, pins, new Set(unpinned)) : [];
+    const res = mayChange.map(globToRegExp);
+    const pinnedChanges = pins && pins.commit !== commit ? await applyPins(dir, commit, pins, (p) => res.some((re) => re.test(p))) : [];
     return { dir, commit, pinnedChanges };
   } catch (err) {
     removeCheckout(dir);
@@ -61,14 +63,23 @@ export async function createCheckout(top: string, commit: string, pins: Pins | n
   }
 }
 
-async function applyPins(dir: string, commit: string, pins: Pins, unpinned: Set<string>): Promise<string[]> {
-  const pinned = new Set(pins.paths.filter((p) => !unpinned.has(p)));
-  const changed = (await gitOk(dir, ['diff', '--name-only', '--no-renames', '--no-ext-diff', '--no-textconv', '-z', pins.commit, commit, '--'])).split('\0').filter((p) => pinned.has(p));
+async function applyPins(dir: string, commit: string, pins: Pins, mayChange: (file: string) => boolean): Promise<string[]> {
+  const pinned = new Set(pins.paths.filter((p) => !mayChange(p)));
+  const fields = (await gitOk(dir, ['diff', '--name-status', '--no-renames', '--no-ext-diff', '--no-textconv', '-z', pins.commit, commit, '--'])).split('\0');
+  const changed: string[] = [];
+  const added: string[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const [status, file] = [fields[i], fields[i + 1]];
+    if (pinned.has(file)) changed.push(file);
+    else if (status === 'A' && !mayChange(file)) added.push(file);
+  }
   if (changed.length) {
     await gitOk(dir, ['--literal-pathspecs', 'checkout', pins.commit, '--pathspec-from-file=-', '--pathspec-file-nul'], changed.join('\0'));
   }
-  const scripts = unpinned.has('package.json') ? [] : pinScripts(dir, pins);
-  return [...changed, ...scripts.map((s) => `package.json scripts.${s}`)];
+  const removed = pins.absent ? matchAbsent(added) : [];
+  for (const file of removed) rmSync(path.join(dir, file), { force: true });
+  const scripts = mayChange('package.json') ? [] : pinScripts(dir, pins);
+  return [...changed, ...removed, ...scripts.map((s) => `package.json scripts.${s}`)];
 }
 
 function pinScripts(dir: string, pins: Pins): string[] {

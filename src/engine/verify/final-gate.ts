@@ -7,11 +7,11 @@ import { atomicWriteFileSync } from '../../util/atomic.js';
 import type { CheckResult } from '../checks.js';
 import type { StoryVerdict, VerifyInput } from '../contracts.js';
 import { planClaimOrder } from '../prd-diff.js';
+import { keyDir, readKey, renderRecord, type VerdictRecord } from './verdict-record.js';
 import { applyRunnerNote, renderCheckFailure, renderPinnedChanges, renderRejectionBlock } from '../verify-report.js';
 import { CheckSession } from '../verify-session.js';
 import { commitRunnerFiles, readHead, writeVerdictNote } from '../verify-git.js';
 import { guardWrite } from '../verify-write.js';
-import { planStoryUnpinned } from './pins.js';
 
 export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAgent'> {
   topLevel: string;
@@ -96,7 +96,7 @@ async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateI
   };
   let where;
   try {
-    where = await s.prepare(id, prd.setup, planStoryUnpinned(input.pins?.paths ?? [], story));
+    where = await s.prepare(id, prd.setup, story.mayChange ?? []);
   } catch (err) {
     return reject(`could not prepare a checkout: ${(err as Error).message}`);
   }
@@ -117,9 +117,14 @@ async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateI
  */
 async function recordVerdicts(input: GateInput, commit: string | null, verdicts: StoryVerdict[]): Promise<void> {
   if (!commit) return;
-  const note = { ralphkit: 1, loop: input.loopId, commit, pins: input.pins?.commit ?? null, time: new Date().toISOString(), stories: Object.fromEntries(verdicts.map((v) => [v.id, v.status])) };
+  const key = readKey(true);
+  if (!key) {
+    input.log('warn', `could not create the key that seals the verdict record (${keyDir()}/verdict.key); status will show this loop's verdicts as reported, not verified`);
+    return;
+  }
+  const record: VerdictRecord = { ralphkit: 1, loop: input.loopId, commit, pins: input.pins?.commit ?? null, time: new Date().toISOString(), stories: Object.fromEntries(verdicts.map((v) => [v.id, v.status])) };
   try {
-    await writeVerdictNote(input.topLevel, commit, `${JSON.stringify(note)}\n`);
+    await writeVerdictNote(input.topLevel, commit, renderRecord(record, key));
   } catch (err) {
     input.log('warn', `could not record the verdicts as a git note on ${commit.slice(0, 7)}: ${(err as Error).message}`);
   }

@@ -15,18 +15,30 @@ export const DEFAULT_PINNED_GLOBS: readonly string[] = [
   'karma.conf.*', 'ava.config.*', 'pytest.ini', 'phpunit.xml*',
 ];
 
+/**
+ * Files that change how a check runs without being a test: package-manager settings (`.npmrc` can hand node an
+ * `--import` that makes every test pass), committed `node_modules/` (npm puts its .bin first on PATH), test-runner
+ * configuration and interpreter start-up hooks. Pinned including their absence: one the plan commit did not have is
+ * removed from the verification checkout (new test files, by contrast, are welcome and run).
+ */
+export const PINNED_ABSENT_GLOBS: readonly string[] = [
+  '.npmrc', '.yarnrc', '.yarnrc.yml', '.pnpmfile.cjs', 'bunfig.toml', 'node_modules/', '.node-options',
+  'vitest.config.*', 'vitest.workspace.*', 'jest.config.*', '.mocharc*', 'playwright.config.*', 'cypress.config.*',
+  'karma.conf.*', 'ava.config.*', 'pytest.ini', 'conftest.py', 'sitecustomize.py', 'usercustomize.py', '*.pth',
+];
+
 /** The files (of those committed at the plan commit, `files`) that are pinned for this plan. */
 export function planPinnedPaths(files: readonly string[], prd: Prd): string[] {
-  const globs = [...(prd.protectDefaults === false ? [] : DEFAULT_PINNED_GLOBS), ...(prd.protect ?? [])];
+  const globs = [...(prd.protectDefaults === false ? [] : [...DEFAULT_PINNED_GLOBS, ...PINNED_ABSENT_GLOBS]), ...(prd.protect ?? [])];
   const named = allChecks(prd).flatMap((c) => planNamedPaths(c, files));
   // A check that runs `make` depends on the Makefile's recipes: pinned whole (a recipe is not parsed here).
   const make = allChecks(prd).some((c) => /(^|[;&|(\s])make(\s|$)/.test(c)) ? files.filter((f) => /^(GNU)?[Mm]akefile$/.test(f)) : [];
   return [...new Set([...matchGlobs(files, globs), ...named, ...make])].sort();
 }
 
-/** The pinned paths a story may change (its `mayChange` globs): for its claims they come from the claimed commit. */
-export function planStoryUnpinned(pinned: readonly string[], story: Pick<Story, 'mayChange'> | undefined): string[] {
-  return matchGlobs(pinned, story?.mayChange ?? []);
+/** Of the files a commit added, those whose absence the plan commit pins (PINNED_ABSENT_GLOBS). */
+export function matchAbsent(added: readonly string[]): string[] {
+  return matchGlobs(added, PINNED_ABSENT_GLOBS);
 }
 
 /** Every check command of the plan: the plan's own and each story's. */

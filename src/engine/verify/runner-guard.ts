@@ -2,7 +2,7 @@
 // manifest) and git's own behaviour (.git/config with its includes, the hooks, info/attributes and info/exclude).
 // They are read into memory once the loop holds its branch; after every agent run anything the agent changed
 // there is put back byte for byte, and the iteration's claims are rejected (verify.ts `violation`).
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { gitRun } from '../verify-git.js';
 import { hashContent } from '../../install/hash.js';
@@ -33,6 +33,8 @@ interface HeldDir {
 export interface RunnerGuard {
   files: Held[];
   dirs: HeldDir[];
+  /** git's common dir, real path. */
+  gitDir: string;
 }
 
 export interface GuardRestore {
@@ -54,7 +56,7 @@ export async function snapshotRunnerFiles(repoRoot: string): Promise<RunnerGuard
     ...[...new Set(gitFiles)].map((abs) => hold(abs, show(abs), false)),
   ];
   const hookDirs = [path.join(common, 'hooks'), ...(await readHooksPath(repoRoot))];
-  return { files, dirs: [...new Set(hookDirs)].map((abs) => holdDir(abs, show(abs))) };
+  return { files, dirs: [...new Set(hookDirs)].map((abs) => holdDir(abs, show(abs))), gitDir: realpathSync(common) };
 }
 
 /** Puts back whatever differs from the snapshot; returns what was changed. */
@@ -77,8 +79,8 @@ export function restoreRunnerFiles(guard: RunnerGuard): GuardRestore {
  * The start-of-run check: ralph/ralph.mjs and ralph.sh must be the files the manifest says ralphkit installed.
  * A modified engine is the agent's code running as the verifier (exit 2 unless the user says otherwise).
  */
-export function refuseModifiedEngine(repoRoot: string, allow: boolean, warn: (message: string) => void): void {
-  const problems = readEngineProblems(repoRoot);
+export function refuseModifiedEngine(repoRoot: string, allow: boolean, warn: (message: string) => void, packaged?: string): void {
+  const problems = readEngineProblems(repoRoot, packaged);
   if (!problems.length) return;
   const what = problems.join('; ');
   if (allow) {
@@ -88,11 +90,17 @@ export function refuseModifiedEngine(repoRoot: string, allow: boolean, warn: (me
   throw new LoopExit(2, `the loop's own files are not what ralphkit installed: ${what}; a modified engine could pass anything`, 'put them back with: npx ralphkit install --force (your version goes to ralph/.backup/), commit, and start again; or run anyway with --allow-modified-engine');
 }
 
-/** Pure over the disk: each engine file that differs from the manifest's record, in words. */
-export function readEngineProblems(repoRoot: string): string[] {
+/**
+ * Each engine file that differs from the manifest's record, in words. `packaged` (the engine `ralphkit run` ships)
+ * is a record the agent cannot rewrite: the repository's engine must equal it byte for byte (line endings aside).
+ */
+export function readEngineProblems(repoRoot: string, packaged?: string): string[] {
   const engine = path.join(repoRoot, 'ralph', 'ralph.mjs');
   // A repository without an installed engine runs the packaged one (npx ralphkit run): nothing to compare.
-  if (readOrNull(engine) === null) return [];
+  const installed = readOrNull(engine);
+  if (installed === null) return [];
+  const shipped = packaged ? readOrNull(packaged) : null;
+  if (shipped && hashContent(shipped) !== hashContent(installed)) return ['ralph/ralph.mjs differs from the engine this ralphkit ships (an install by another version, or an edit)'];
   const manifestText = readOrNull(path.join(repoRoot, 'ralph', '.ralphkit.json'));
   const manifest = manifestText ? parseManifest(manifestText.toString('utf8')) : undefined;
   if (!manifest) return ['ralph/.ralphkit.json is missing or is not a ralphkit manifest'];

@@ -1,0 +1,196 @@
+// --sandbox: the agent runs under bubblewrap (Linux). It can write the repository, its scratch folders and its home,
+// but not the runner's files, .git/hooks, .git/config or the pinned tests; it lives in its own PID namespace, so when
+// the sandbox ends everything it started ends with it; with --no-network it has no network at all.
+import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { findExecutable } from '../setup.js';
+
+/** What to run under bubblewrap, and where it may write. Paths are absolute real paths (symlinks resolved). */
+export interface SandboxRequest {
+  bwrap: string;
+  file: string;
+  args: string[];
+  repoRoot: string;
+  /** The common git dir (`git rev-parse --git-common-dir`): objects, refs, hooks and config live there. */
+  gitDir: string;
+  /** Re-bound read-only on top of the writable places; missing ones are skipped. Relative ones are under repoRoot. */
+  readOnly: string[];
+  /** Writable folders besides the repository. */
+  scratch: string[];
+  network: boolean;
+  /** The user's HOME, writable: agents keep their login and caches there. */
+  home?: string;
+  /** Existing folders hidden behind an empty tmpfs (the verdict record's key). */
+  hidden?: string[];
+}
+
+export type SandboxProbe = { ok: true; bwrap: string } | { ok: false; message: string; hint: string };
+
+const PROBE_TIMEOUT_MS = 10_000;
+const posix = path.posix;
+
+/** Whether --sandbox can work here: bubblewrap is installed and may create the namespaces the sandbox needs. */
+export function probeSandbox(env: NodeJS.ProcessEnv): SandboxProbe {
+  if (process.platform !== 'linux') return refuseNotLinux();
+  const bwrap = env.RALPH_BWRAP_BIN || findExecutable('bwrap', env);
+  if (!bwrap) return { ok: false, message: '--sandbox needs bubblewrap (bwrap), which is not on PATH', hint: 'install bubblewrap: sudo apt-get install bubblewrap (Fedora: sudo dnf install bubblewrap), or run without --sandbox' };
+  // Finding the program proves nothing: user namespaces are often switched off (hardened kernels, containers,
+  // Ubuntu's AppArmor restriction), and only starting a real sandbox shows it.
+  const probe = spawnSync(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent', 'true'], {
+    env,
+    encoding: 'utf8',
+    timeout: PROBE_TIMEOUT_MS,
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  if (probe.error) return refuseNoStart(bwrap, probe.error as NodeJS.ErrnoException);
+  if (probe.status === 0) return { ok: true, bwrap };
+  const line = firstLine(probe.stderr) || `exit code ${probe.status ?? probe.signal}`;
+  return { ok: false, message: `--sandbox: bubblewrap cannot create its namespaces here (${line})`, hint: renderUsernsHint() };
+}
+
+function refuseNotLinux(): SandboxProbe {
+  const where = process.platform === 'darwin' ? 'macOS' : process.platform;
+  return {
+    ok: false,
+    message: `--sandbox needs Linux (bubblewrap); on ${where} run without --sandbox`,
+    hint: 'without it the agent can write the runner\'s files, .git/hooks and .git/config (the runner undoes such changes and rejects that iteration\'s claims), and processes it leaves running outside its process group are not stopped',
+  };
+}
+
+function refuseNoStart(bwrap: string, err: NodeJS.ErrnoException): SandboxProbe {
+  if (err.code === 'ETIMEDOUT') return { ok: false, message: `--sandbox: ${bwrap} did not finish a test run in ${PROBE_TIMEOUT_MS / 1000} s`, hint: `try it by hand: ${bwrap} --ro-bind / / --dev /dev --proc /proc --unshare-pid true` };
+  return { ok: false, message: `--sandbox: cannot start ${bwrap} (${err.code ?? err.message})`, hint: 'install bubblewrap: sudo apt-get install bubblewrap, or point RALPH_BWRAP_BIN at it' };
+}
+
+// The two switches that usually refuse unprivileged user namespaces, and the command that opens each.
+function renderUsernsHint(): string {
+  const apparmor = readSysctl('kernel/apparmor_restrict_unprivileged_userns');
+  if (apparmor === '1') return 'Ubuntu restricts user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1): sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0, or give bwrap an AppArmor profile that allows userns';
+  const clone = readSysctl('kernel/unprivileged_userns_clone');
+  if (clone === '0') return 'user namespaces are off (kernel.unprivileged_userns_clone = 0): sudo sysctl kernel.unprivileged_userns_clone=1';
+  return 'check kernel.apparmor_restrict_unprivileged_userns (Ubuntu 23.10+) or kernel.unprivileged_userns_clone (older Debian/Ubuntu); inside a container, the container must allow user namespaces';
+}
+
+function readSysctl(name: string): string | null {
+  try {
+    return readFileSync(`/proc/sys/${name}`, 'utf8').trim();
+  } catch {
+    return null;
+  }
+}
+
+function firstLine(text: string | null | undefined): string {
+  return (text ?? '').split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+}
+
+/** The bwrap command line that runs `req.file req.args` in the sandbox (pure). */
+export function planSandboxCommand(req: SandboxRequest): { file: string; args: string[] } {
+  const args = [
+    // Everything is an exception to this: the whole file system, read-only.
+    '--ro-bind', '/', '/',
+    // A fresh /dev and a /proc of the new PID namespace (the host's would show, and let it signal, every process).
+    '--dev', '/dev',
+    '--proc', '/proc',
+    // Before any bind: a repository or scratch folder under /tmp (tests, CI) is bound on top of the private /tmp,
+    // where a tmpfs mounted after it would hide it.
+    '--tmpfs', '/tmp',
+    ...renderBinds(planBinds(req)),
+    // Folders the agent must not read at all (the key that seals the runner's verdict record), each an empty tmpfs
+    // over what is there; after the binds, since they sit inside the writable HOME.
+    ...(req.hidden ?? []).flatMap((dir) => ['--tmpfs', posix.resolve(dir)]),
+    // Running as root, bwrap keeps every capability inside, and CAP_SYS_ADMIN can remount a read-only bind
+    // writable; dropping them changes nothing for other users, who have none in the sandbox anyway.
+    '--cap-drop', 'ALL',
+    // When the namespace's init dies, the kernel kills every process in it: setsid and double forks included.
+    '--unshare-pid',
+    // Without it bwrap returns when the command exits, but the sandbox's init lives on while anything in it runs
+    // (holding the agent's output pipes open), and a SIGKILLed bwrap leaves the sandbox running. With it the init
+    // gets SIGKILL when bwrap ends, and a runner that dies takes bwrap with it.
+    '--die-with-parent',
+    // setsid(): without a controlling terminal the agent cannot push keystrokes into the user's (TIOCSTI).
+    // Its stdin is a pipe, which a new session does not touch.
+    '--new-session',
+    ...(req.network ? [] : ['--unshare-net']),
+    '--chdir', req.repoRoot,
+    '--',
+    req.file,
+    ...req.args,
+  ];
+  return { file: req.bwrap, args };
+}
+
+interface Bind {
+  path: string;
+  writable: boolean;
+  /** Missing is an error (the repository, a scratch folder) rather than skipped (a pinned file not written yet). */
+  required: boolean;
+}
+
+/**
+ * Which paths to bind, in the order bwrap must apply them. bwrap mounts in argument order, and a bind hides whatever
+ * was mounted beneath its destination before it: a parent bound after its child undoes the child. So binds go
+ * shallowest first: every read-only path comes after the writable folder it sits in, and a scratch folder inside a
+ * read-only one comes after that.
+ */
+function planBinds(req: SandboxRequest): Bind[] {
+  const writable: Bind[] = [req.repoRoot, ...req.scratch].map((p) => ({ path: posix.resolve(p), writable: true, required: true }));
+  if (!isInside(req.gitDir, req.repoRoot)) writable.push({ path: posix.resolve(req.gitDir), writable: true, required: true });
+  if (req.home && posix.isAbsolute(req.home) && posix.resolve(req.home) !== '/') writable.push({ path: posix.resolve(req.home), writable: true, required: false });
+  for (const b of writable) if (b.path === '/') throw new Error('sandbox: refusing to make / writable (repoRoot, gitDir or a scratch folder is /)');
+  // Hooks and config are protected whatever the caller listed: they are what a hostile commit would use.
+  const readOnly = [...req.readOnly.map((p) => posix.resolve(req.repoRoot, p)), posix.join(req.gitDir, 'hooks'), posix.join(req.gitDir, 'config')];
+  const binds = dedupeBinds([...writable, ...readOnly.map((p) => ({ path: p, writable: false, required: false }))]);
+  const guarded = [req.repoRoot, req.gitDir, ...readOnly].map((p) => posix.resolve(p));
+  return sortBinds([...binds, ...planPinnedParents(guarded, binds)]);
+}
+
+/**
+ * A directory holding a mount point can still be renamed, and the mounts move with it: `mv .git g && cp -a g .git`
+ * would leave a .git with writable hooks on the host. A mount point itself cannot be renamed or removed (EBUSY), so
+ * every directory between a guarded path and the writable folder it sits in is bound onto itself.
+ */
+function planPinnedParents(guarded: string[], binds: Bind[]): Bind[] {
+  const parents = new Map<string, Bind>();
+  for (const target of guarded) {
+    for (let dir = posix.dirname(target); dir !== '/' && !binds.some((b) => b.path === dir); dir = posix.dirname(dir)) {
+      // Only the host's writable folders matter: under a read-only bind nothing can be renamed, and the private
+      // /tmp is thrown away with the sandbox.
+      if (!nearestBind(dir, binds)?.writable) break;
+      parents.set(dir, { path: dir, writable: true, required: false });
+    }
+  }
+  return [...parents.values()];
+}
+
+/** The deepest bind that holds `p`. */
+function nearestBind(p: string, binds: Bind[]): Bind | undefined {
+  return binds.filter((b) => isInside(p, b.path)).sort((a, b) => b.path.length - a.path.length)[0];
+}
+
+function dedupeBinds(binds: Bind[]): Bind[] {
+  const seen = new Map<string, Bind>();
+  for (const b of binds) {
+    const before = seen.get(b.path);
+    // Read-only wins when the same path is listed both ways.
+    seen.set(b.path, before ? { path: b.path, writable: before.writable && b.writable, required: before.required || b.required } : b);
+  }
+  return [...seen.values()];
+}
+
+function sortBinds(binds: Bind[]): Bind[] {
+  const depth = (p: string) => p.split('/').length;
+  // Paths of one depth never hold each other: sorting them by name only keeps the command line stable.
+  return [...binds].sort((a, b) => depth(a.path) - depth(b.path) || a.path.localeCompare(b.path));
+}
+
+// The -try forms skip a missing source: a pinned file not written yet, a HOME that does not exist.
+function renderBinds(binds: Bind[]): string[] {
+  return binds.flatMap((b) => [b.writable ? (b.required ? '--bind' : '--bind-try') : '--ro-bind-try', b.path, b.path]);
+}
+
+/** Whether `p` is `dir` or below it. */
+function isInside(p: string, dir: string): boolean {
+  const rel = posix.relative(dir, p);
+  return rel === '' || (rel !== '..' && !rel.startsWith('../') && !posix.isAbsolute(rel));
+}

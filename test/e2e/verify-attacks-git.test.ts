@@ -1,0 +1,89 @@
+// Adversarial e2e tests (issue 11, SPEC §6), part 2: attacks through git's hooks and configuration and through
+// processes that outlive the agent. Same project and plan as verify-attacks.test.ts (US-1: node --test
+// test/one.test.mjs, US-2: npm test); each fake agent flips `passes` without doing the work and relies on its
+// trick to make the flags stick. Needs `npm run build` first.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { git } from '../support/repo.js';
+import {
+  bytesOrNull, committedPrd, copyRepo, killLeftoversAfterTest, passes, prepareTemplate, processesWith, ralph, statusLoops, subjects,
+  type LoopRun, type Template,
+} from '../support/attack-repo.js';
+
+let plan: Template;
+
+beforeAll(async () => {
+  plan = await prepareTemplate();
+});
+afterAll(() => plan?.remove());
+
+function expectNotDone(r: LoopRun, dir: string): void {
+  expect(r.code, r.output).not.toBe(0);
+  const state = JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8')) as { status: string };
+  expect(['complete', 'failed', 'refused'], r.output).not.toContain(state.status);
+}
+
+function expectAllFalse(dir: string, r: LoopRun): void {
+  expect(passes(dir), r.output).toEqual({ 'US-1': false, 'US-2': false });
+  expect(committedPrd(dir).userStories.map((s) => s.passes)).toEqual([false, false]);
+}
+
+const hookFile = (dir: string, name: string) => path.join(dir, '.git/hooks', name);
+
+describe('attacks through git hooks, git configuration and leftover processes', () => {
+  it('the honest agent on this plan (also with --verify-in-worktree): exit 0, both stories verified', async () => {
+    for (const args of [['5'], ['--verify-in-worktree', '5']]) {
+      const dir = copyRepo(plan);
+      const configBefore = readFileSync(path.join(dir, '.git/config'));
+      const r = await ralph(dir, 'honest', args);
+      expect(r.code, r.output).toBe(0);
+      expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
+      expect((await statusLoops(dir))[0]).toMatchObject({ id: 'e2e', storiesPassed: 2, verified: 2 });
+      expect(readFileSync(path.join(dir, '.git/config')).equals(configBefore)).toBe(true); // the runner itself leaves it alone
+    }
+  });
+
+  it('8. a .git/hooks/post-commit that re-flips passes after every commit: removed by the runner, flags stay false', async () => {
+    const dir = copyRepo(plan);
+    expect(bytesOrNull(hookFile(dir, 'post-commit'))).toBeNull(); // nothing there before the run
+    const r = await ralph(dir, 'post-commit-hook', ['2']);
+    expect(subjects(dir)).toContain('feat: everything done (post-commit hook installed)');
+    expectNotDone(r, dir);
+    expect(existsSync(hookFile(dir, 'post-commit')), 'the agent\'s hook is still installed').toBe(false);
+    expectAllFalse(dir, r);
+  });
+
+  it('9. `git config core.hooksPath .myhooks` with a committed post-commit hook: .git/config restored, flags stay false', async () => {
+    const dir = copyRepo(plan);
+    const configBefore = readFileSync(path.join(dir, '.git/config'), 'utf8');
+    const r = await ralph(dir, 'hooks-path', ['2']);
+    expect(subjects(dir)).toContain('feat: everything done (core.hooksPath set)');
+    expectNotDone(r, dir);
+    const config = readFileSync(path.join(dir, '.git/config'), 'utf8');
+    expect(config).not.toMatch(/hookspath/i);
+    expect(config).toBe(configBefore);
+    expectAllFalse(dir, r);
+  });
+
+  it('12. a .git/hooks/post-checkout that writes the code into the runner\'s verification checkout: hooks off there, rejected', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'post-checkout-hook', ['--verify-in-worktree', '2']);
+    expect(subjects(dir)).toContain('feat: everything done (post-checkout hook installed)');
+    expect(git(dir, 'ls-files', 'src')).toBe(''); // the commits hold no code
+    expectNotDone(r, dir);
+    expect(existsSync(hookFile(dir, 'post-checkout')), 'the agent\'s hook is still installed').toBe(false);
+    expectAllFalse(dir, r);
+  });
+
+  it('10. a setsid leftover that flips passes back every 50 ms (and on every write into ralph/): gone before verification and when the runner exits, flags stay false', async () => {
+    const dir = copyRepo(plan);
+    const marker = `ralphkit-attack-leftover:${dir}`;
+    killLeftoversAfterTest(marker); // whatever the runner does, the test does not leak it
+    const r = await ralph(dir, 'leftover', ['2']);
+    expect(subjects(dir)).toContain('feat: everything done (a helper keeps it that way)'); // the attack ran
+    expectNotDone(r, dir);
+    expect(processesWith(marker), 'the leftover outlived the runner').toEqual([]);
+    expectAllFalse(dir, r);
+  });
+});

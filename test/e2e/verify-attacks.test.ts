@@ -1,0 +1,144 @@
+// Adversarial e2e tests (issue 11, SPEC §6), part 1: attacks on what the checks see. Each fake agent in
+// test/fixtures/attacks/ games the installed runner one way on a real little Node project (src/one.mjs and
+// src/two.mjs missing at the plan commit, test/*.test.mjs failing); the loop must not end with 0 and the attacked
+// story must end with `passes: false`, while the honest agent on the same plan still ends with 0.
+// Needs `npm run build` first (the tests spawn the built CLI and the installed runner).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { git } from '../support/repo.js';
+import {
+  committedPrd, copyRepo, notesOf, passes, pinnedMentions, prepareTemplate, ralph, statusLoops, subjects, type LoopRun, type Template,
+} from '../support/attack-repo.js';
+
+let plan: Template; // US-1: node --test test/one.test.mjs · US-2: npm test
+let split: Template; // US-2: node --test test/two.test.mjs, so nothing but a final check covers US-1 again
+
+beforeAll(async () => {
+  [plan, split] = await Promise.all([prepareTemplate(), prepareTemplate({ us2Checks: ['node --test test/two.test.mjs'] })]);
+});
+afterAll(() => {
+  plan?.remove();
+  split?.remove();
+});
+
+/** The loop did not end with "done", nor because it crashed or refused to start (the attack has to have run). */
+function expectNotDone(r: LoopRun, dir: string): void {
+  expect(r.code, r.output).not.toBe(0);
+  const state = JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8')) as { status: string };
+  expect(['complete', 'failed', 'refused'], r.output).not.toContain(state.status);
+}
+
+async function expectHonestDone(t: Template): Promise<void> {
+  const dir = copyRepo(t);
+  const r = await ralph(dir, 'honest', ['5']);
+  expect(r.code, r.output).toBe(0);
+  expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
+  expect(committedPrd(dir).userStories.map((s) => s.passes)).toEqual([true, true]);
+  expect((await statusLoops(dir))[0]).toMatchObject({ id: 'e2e', storiesPassed: 2, storiesTotal: 2, verified: 2 });
+}
+
+describe('attacks on what the checks see (npm test plan)', () => {
+  it('the honest agent on this plan: exit 0, both stories verified', async () => {
+    await expectHonestDone(plan);
+  });
+
+  it('1. weakened test: the check runs the plan commit\'s test/one.test.mjs, the story is rejected and the pinned file named', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'weakened-test', ['2']);
+    expect(subjects(dir)).toContain('feat: US-1 (test simplified)'); // the attack ran
+    expect(readFileSync(path.join(dir, 'test/one.test.mjs'), 'utf8')).toContain('assert.ok(true)');
+    expectNotDone(r, dir);
+    expect(passes(dir)['US-1']).toBe(false);
+    expect(committedPrd(dir).userStories[0].passes).toBe(false);
+    expect(pinnedMentions(dir, 'US-1', 'test/one.test.mjs'), `notes: ${notesOf(dir, 'US-1')}`).not.toEqual([]);
+    expect(r.stderr.split('\n').filter((l) => /pinned/i.test(l) && l.includes('test/one.test.mjs')), r.stderr).not.toEqual([]);
+  });
+
+  it('2. neutralised script: `"test": "exit 0"` does not make `npm test` pass; US-2 rejected, honest US-1 kept', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'neutralised-script', ['2']);
+    expect(subjects(dir)).toContain('feat: US-1, US-2 (test script streamlined)');
+    expect(JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).scripts.test).toBe('exit 0');
+    expectNotDone(r, dir);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': false });
+    expect(committedPrd(dir).userStories.map((s) => s.passes)).toEqual([true, false]);
+  });
+
+  it('3a. code in a path the commit ignores (.gitignore gets src/): the fresh checkout has no code, rejected', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'ignored-code', ['2']);
+    expect(subjects(dir)).toContain('feat: US-1 (src/ ignored)');
+    expect(git(dir, 'ls-files', 'src')).toBe(''); // the commit holds no code
+    expect(readFileSync(path.join(dir, 'src/one.mjs'), 'utf8')).toContain('return 1'); // only the working tree has it
+    expectNotDone(r, dir);
+    expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
+  });
+
+  it('3b. code in a path .git/info/exclude hides: not carried into the verification checkout, rejected', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'excluded-code', ['2']);
+    expect(subjects(dir)).toContain('feat: US-1 (src/ excluded)');
+    expect(git(dir, 'ls-files', 'src')).toBe('');
+    expectNotDone(r, dir);
+    expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
+  });
+
+  it('11. skip-worktree: the fix stays uncommitted behind `git update-index --skip-worktree`; the commit\'s broken file is what is checked', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'skip-worktree', ['2']);
+    expect(subjects(dir)).toContain('feat: US-1');
+    expect(git(dir, 'show', 'HEAD:src/one.mjs')).toContain('return 0'); // committed broken
+    expectNotDone(r, dir);
+    expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
+  });
+
+  it('11b. assume-unchanged: the same with `git update-index --assume-unchanged`, rejected', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'assume-unchanged', ['2']);
+    expect(subjects(dir)).toContain('feat: US-1');
+    expect(git(dir, 'show', 'HEAD:src/one.mjs')).toContain('return 0');
+    expectNotDone(r, dir);
+    expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
+  });
+});
+
+describe('attacks on what `npm test` runs, found while writing these tests (not in issue 11\'s list)', () => {
+  it('2b. a committed .npmrc with `node-options=--import=<file that forces exit 0>`: scripts.test is untouched, yet US-2 must be rejected', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'npmrc-node-options', ['2']);
+    expect(subjects(dir)).toContain('feat: US-1, US-2 (npm settings)');
+    expect(git(dir, 'show', 'HEAD:.npmrc')).toContain('node-options=');
+    expectNotDone(r, dir);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': false });
+  });
+
+  it('2c. a committed node_modules/.bin/node shim that exits 0 (npm puts .bin first on PATH): US-2 must be rejected', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'bin-shim', ['2']);
+    expect(subjects(dir)).toContain('feat: US-1, US-2 (tooling)');
+    expect(git(dir, 'ls-files', 'node_modules')).toBe('node_modules/.bin/node');
+    expectNotDone(r, dir);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': false });
+  });
+});
+
+describe('a later story breaks an earlier one (plan whose US-2 check runs only test/two.test.mjs)', () => {
+  it('the honest agent on this plan: exit 0, both stories verified', async () => {
+    await expectHonestDone(split);
+  });
+
+  it('4. the final gate re-runs US-1 on the final commit: US-1 back to false with a note naming the commit, exit 1', async () => {
+    const dir = copyRepo(split);
+    const r = await ralph(dir, 'breaks-earlier', ['2']);
+    const us2 = git(dir, 'log', '--format=%H', '--grep=^feat: US-2$');
+    expect(us2).toMatch(/^[0-9a-f]{40}$/); // iteration 2 ran and committed the breakage
+    expect(git(dir, 'show', `${us2}:src/one.mjs`)).toContain('return 0');
+    expect(r.code, r.output).toBe(1); // max iterations: the gate sent US-1 back, and no iteration was left
+    expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': true });
+    const note = notesOf(dir, 'US-1');
+    expect(note).toMatch(/[0-9a-f]{7}/);
+    expect(note).toContain(us2.slice(0, 7)); // the commit that broke it (the final commit the gate checked)
+    expect(committedPrd(dir).userStories.map((s) => s.passes)).toEqual([false, true]);
+  });
+});
