@@ -57,6 +57,8 @@ export interface Pins {
   paths: string[];
   /** package.json script definitions the checks run (null: must not exist, for npm's pre/post scripts). */
   scripts: Record<string, string | null>;
+  /** False when the plan says `"protectDefaults": false`: files the plan commit lacked are then never removed. */
+  absent: boolean;
 }
 
 export interface StoryVerdict {

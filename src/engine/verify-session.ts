@@ -14,7 +14,7 @@ export type Prepared = { cwd: string; key: string; pinnedChanges: string[] } | {
 
 export class CheckSession {
   private readonly shared = new Map<string, CheckResult>();
-  // One checkout per set of unpinned files (stories with different `mayChange` see different pinned files).
+  // One checkout per `mayChange` (stories that may change different pinned files see different versions of them).
   private readonly checkouts = new Map<string, { checkout: Checkout; setupFailure?: CheckResult }>();
 
   constructor(
@@ -28,15 +28,15 @@ export class CheckSession {
   ) {}
 
   /**
-   * Where checks run: a fresh checkout of the claimed commit with the pinned files (all but `unpinned`) as they were
-   * at the plan commit, after `setup`; or the repository root with --verify-in-place (or before any commit).
+   * Where checks run: a fresh checkout of the claimed commit with the pinned files (but those `mayChange` names) as
+   * they were at the plan commit, after `setup`; or the repository root with --verify-in-place (or before any commit).
    */
-  async prepare(story: string, setup: string | undefined, unpinned: readonly string[] = []): Promise<Prepared> {
+  async prepare(story: string, setup: string | undefined, mayChange: readonly string[] = []): Promise<Prepared> {
     if (this.input.inPlace || this.commit === null) return { cwd: this.top, key: '', pinnedChanges: [] };
-    const key = [...unpinned].sort().join('\0');
+    const key = [...mayChange].sort().join('\0');
     let entry = this.checkouts.get(key);
     if (!entry) {
-      const checkout = await createCheckout(this.top, this.commit, this.input.pins ?? null, unpinned);
+      const checkout = await createCheckout(this.top, this.commit, this.input.pins ?? null, mayChange);
       entry = { checkout };
       this.checkouts.set(key, entry);
       this.input.log('info', `verifying in a fresh checkout of ${this.commit.slice(0, 7)}${this.input.pins ? ` with the tests pinned at ${this.input.pins.commit.slice(0, 7)}` : ''}`);

@@ -13,7 +13,6 @@ import { CheckSession, type Prepared } from './verify-session.js';
 import { applyRunnerNote, hasRunnerNote, renderCheckFailure, renderOutOfOrder, renderPinnedBlock, renderPinnedChanges, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './verify-report.js';
 import { guardWrite, recordCheckLeftovers } from './verify-write.js';
 import type { CheckResult } from './checks.js';
-import { planStoryUnpinned } from './verify/pins.js';
 
 export interface VerifyOutcome extends VerifyResult {
   /**
@@ -139,7 +138,7 @@ async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[]
   }
   let where: Prepared;
   try {
-    where = await s.prepare(id, prd.setup, planStoryUnpinned(input.pins?.paths ?? [], story));
+    where = await s.prepare(id, prd.setup, story.mayChange ?? []);
   } catch (err) {
     return reject(`could not prepare a checkout to verify in: ${(err as Error).message}`);
   }
