@@ -20,6 +20,8 @@ interface LedgerBase {
   story: string;
   /** HEAD when the check ran (the commit under test), or null in a repository without commits. */
   commit: string | null;
+  /** Run or decided by the final gate on the final commit (verify/final-gate.ts), not by a claim's own pass. */
+  gate?: boolean;
 }
 
 export interface CheckLine extends LedgerBase {
@@ -39,8 +41,6 @@ export interface CheckLine extends LedgerBase {
    * decides nothing: no verdict line follows, and the claim is judged again when the loop resumes.
    */
   aborted?: boolean;
-  /** Run by the final gate on the final commit (verify/final-gate.ts). */
-  gate?: boolean;
 }
 
 export interface VerdictLine extends LedgerBase {
@@ -52,11 +52,22 @@ export interface VerdictLine extends LedgerBase {
   /** Total time spent verifying this claim. */
   durationMs: number;
   outputSha256: null;
-  /** Decided by the final gate (every check once more on the final commit), not by a claim's own pass. */
-  gate?: boolean;
 }
 
-export type LedgerLine = CheckLine | VerdictLine;
+/**
+ * The start-of-run probe (verify/weak-checks.ts): a story check run on the plan commit, before any work. One that
+ * passes there (`weak: true`) proves nothing about the story.
+ */
+export interface ProbeLine extends LedgerBase {
+  kind: 'probe';
+  command: string;
+  exitCode: number | null;
+  weak: boolean;
+  durationMs: number;
+  outputSha256: string;
+}
+
+export type LedgerLine = CheckLine | VerdictLine | ProbeLine;
 
 export function appendLedger(file: string, lines: LedgerLine[]): void {
   if (!lines.length) return;
@@ -110,6 +121,8 @@ export interface LedgerSummary {
   counts: Record<VerdictStatus, number>;
   /** How many commands were run in total. */
   checkRuns: number;
+  /** Stories whose check the start-of-run probe found passing before any work (newest probe per story). */
+  weak: string[];
 }
 
 /**
@@ -122,8 +135,14 @@ export function summariseLedger(lines: readonly LedgerLine[]): LedgerSummary {
   // No prototype: a story may be called "constructor" or "__proto__".
   const stories: Record<string, StoryLedgerState> = Object.create(null);
   let checkRuns = 0;
+  const probes = new Map<string, { time: string; weak: boolean }>();
   for (const line of lines) {
     if (line.kind === 'check') checkRuns++;
+    if (line.kind === 'probe') {
+      const prev = probes.get(line.story);
+      if (!prev || prev.time <= line.time) probes.set(line.story, { time: line.time, weak: line.weak === true || (prev?.time === line.time && prev.weak) });
+      continue;
+    }
     if (line.kind !== 'verdict' || !isVerdictStatus(line.status)) continue;
     const prev = stories[line.story];
     if (prev && prev.time > line.time) continue;
@@ -138,5 +157,6 @@ export function summariseLedger(lines: readonly LedgerLine[]): LedgerSummary {
   }
   const counts: Record<VerdictStatus, number> = { verified: 0, unverified: 0, rejected: 0 };
   for (const s of Object.values(stories)) counts[s.status]++;
-  return { stories, counts, checkRuns };
+  const weak = [...probes].filter(([, p]) => p.weak).map(([id]) => id).sort();
+  return { stories, counts, checkRuns, weak };
 }

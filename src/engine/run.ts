@@ -23,6 +23,7 @@ import { RunnerFileError, describeError } from './verify-write.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from './run-trust.js';
 import { refuseModifiedEngine } from './verify/runner-guard.js';
 import { probeSandbox } from './agents/sandbox.js';
+import { probeWeakChecks } from './verify/weak-checks.js';
 import { finalGate } from './run-deps.js';
 import { realpathSync } from 'node:fs';
 
@@ -179,6 +180,14 @@ async function startIterations(run: LockedRun, state: LoopState, budget: BudgetG
   const prdAtStart = readPlanNow(run);
   const unchecked = renderUncheckedWarning(prdAtStart);
   if (unchecked) run.emit({ type: 'warn', message: unchecked });
+  // Once per loop (its pins are taken now): checks that pass before any work are named, not refused.
+  if (run.options.weakCheck && trust.pins && (!run.resumed || run.options.repin)) {
+    await probeWeakChecks({
+      topLevel: trust.topLevel, repoRoot: run.paths.repoRoot, ledgerPath: path.join(loopDir(run.paths.repoRoot, state.id), 'ledger.jsonl'), loopId: state.id,
+      checkTimeoutMs: run.options.checkTimeoutMs, inPlace: run.options.verifyInPlace, pins: trust.pins, prd: prdAtStart, signal: controller.signal,
+      log: (level, message) => run.emit({ type: level, message }),
+    });
+  }
   // SPEC §4: exit 0 only under the runner's own verification, so stories the plan already marks done are claims.
   const outcome = await verifyStartClaims(run, state, controller.signal, trust);
   if (controller.signal.aborted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');

@@ -51,8 +51,15 @@ export function renderKeptLines(plan: InstallPlan, command: string): string[] {
   return plan.items
     .filter((i) => i.action === 'keep')
     .map((i) =>
-      i.keptBecause === 'chosen'
+      (i.keptBecause === 'chosen'
         ? `Kept your ${i.path} over the new version, as you chose (\`${command} --force\` backs yours up and installs the new one).`
-        : `Kept your edited ${i.path} (ralphkit has nothing newer for it).`,
+        : `Kept your edited ${i.path} (ralphkit has nothing newer for it).`) + (ENGINE_PATHS.includes(i.path) ? renderEngineKept(command) : ''),
     );
+}
+
+// The loop refuses an engine that is not what ralphkit installed (SPEC §6), so keeping an edit there is worth a word.
+const ENGINE_PATHS = ['ralph/ralph.sh', 'ralph/ralph.mjs'];
+
+function renderEngineKept(command: string): string {
+  return ` The loop refuses to start with a modified engine: \`${command} --force\` puts ralphkit's back, or run the loop with --allow-modified-engine.`;
 }

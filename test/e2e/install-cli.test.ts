@@ -72,7 +72,7 @@ describe('ralphkit install (built CLI)', () => {
     writeFileSync(path.join(repo, 'ralph/ralph.sh'), '#!/bin/sh\n# my own tweak\n');
     const again = await runCli(['install'], { cwd: repo });
     expect(again.code).toBe(0);
-    expect(strip(again.stdout)).toBe(`Kept your edited ralph/ralph.sh (ralphkit has nothing newer for it).\nNothing else to do: ${repo} is up to date with ralphkit ${JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version}.\n`);
+    expect(strip(again.stdout)).toBe(`Kept your edited ralph/ralph.sh (ralphkit has nothing newer for it). The loop refuses to start with a modified engine: \`ralphkit install --force\` puts ralphkit's back, or run the loop with --allow-modified-engine.\nNothing else to do: ${repo} is up to date with ralphkit ${JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version}.\n`);
     expect(readFileSync(path.join(repo, 'ralph/ralph.sh'), 'utf8')).toBe('#!/bin/sh\n# my own tweak\n');
   });
 
@@ -161,11 +161,32 @@ describe('ralph/ralph.sh (installed launcher)', () => {
   it('runs ralph.mjs beside it with `run` and every argument, from any folder', async () => {
     const repo = gitdir();
     await runCli(['install', '--no-skills'], { cwd: repo });
-    writeFileSync(path.join(repo, 'ralph/ralph.mjs'), 'console.log(JSON.stringify(process.argv.slice(2))); process.exitCode = 7;\n');
+    const stub = 'console.log(JSON.stringify(process.argv.slice(2))); process.exitCode = 7;\n';
+    writeFileSync(path.join(repo, 'ralph/ralph.mjs'), stub);
+    // The launcher starts only the engine the manifest records: record the stand-in's hash there.
+    const manifestFile = path.join(repo, 'ralph/.ralphkit.json');
+    const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
+    manifest.files['ralph/ralph.mjs'].sha256 = createHash('sha256').update(stub).digest('hex');
+    writeFileSync(manifestFile, JSON.stringify(manifest));
     mkdirSync(path.join(repo, 'sub'));
     const result = await run(path.join(repo, 'ralph/ralph.sh'), ['--agent-cmd', 'my agent "quoted"', '5'], { cwd: path.join(repo, 'sub') });
     expect(result.code).toBe(7);
     expect(JSON.parse(result.stdout)).toEqual(['run', '--agent-cmd', 'my agent "quoted"', '5']);
+  });
+
+  it('refuses an engine that differs from the manifest before running a line of it (exit 2); --allow-modified-engine runs it', async () => {
+    const repo = gitdir();
+    await runCli(['install', '--no-skills'], { cwd: repo });
+    const marker = path.join(testdir(), 'ran');
+    writeFileSync(path.join(repo, 'ralph/ralph.mjs'), `\nimport('node:fs').then((fs) => fs.writeFileSync(${JSON.stringify(marker)}, 'x'));\n`, { flag: 'a' });
+    const refused = await run(path.join(repo, 'ralph/ralph.sh'), ['--help'], { cwd: repo });
+    expect(refused.code).toBe(2);
+    expect(refused.stderr).toContain('ralph: ralph/ralph.mjs differs from what ralphkit installed (ralph/.ralphkit.json): a modified engine could pass anything; not starting (exit 2)');
+    expect(refused.stderr).toContain('npx ralphkit install --force');
+    expect(existsSync(marker)).toBe(false);
+    const allowed = await run(path.join(repo, 'ralph/ralph.sh'), ['--allow-modified-engine', '--help'], { cwd: repo });
+    expect(allowed.code, allowed.stderr).toBe(0);
+    expect(existsSync(marker)).toBe(true);
   });
 
   it('says clearly that node is missing (exit 127)', async () => {

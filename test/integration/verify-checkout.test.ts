@@ -42,7 +42,7 @@ describe('verifyIteration runs the checks on the commit', () => {
     const res = await verifyIteration(r.input());
     expect(res.verdicts[0]).toMatchObject({ status: 'rejected', reason: `check \`${CHECK}\` exited 1` });
     expect(readPrd(r).userStories[0].passes).toBe(false);
-    expect(readLedgerLines(r).map((l) => (l.kind === 'check' ? `${l.scope}:${l.exitCode}` : l.status))).toEqual(['setup:0', 'prd:1', 'rejected']);
+    expect(readLedgerLines(r).map((l) => (l.kind === 'check' ? `${l.scope}:${l.exitCode}` : l.kind === 'verdict' ? l.status : l.kind))).toEqual(['setup:0', 'prd:1', 'rejected']);
     expect(worktrees(r.dir)).toHaveLength(1);
   });
 

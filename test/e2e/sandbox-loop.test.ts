@@ -1,0 +1,51 @@
+// --sandbox with the real runner and real bubblewrap: an honest agent still finishes (it can write and commit),
+// while the writes an attacking agent depends on fail inside the sandbox, and its leftovers die with it.
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { probeSandbox } from '../../src/engine/agents/sandbox.js';
+import { bytesOrNull, copyRepo, passes, prepareTemplate, ralph, type Template } from '../support/attack-repo.js';
+import { runCli } from '../support/repo.js';
+
+const probe = probeSandbox(process.env);
+let plan: Template;
+
+beforeAll(async () => {
+  if (probe.ok) plan = await prepareTemplate();
+});
+afterAll(() => plan?.remove());
+
+describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.ok ? '' : ` (skipped: ${probe.message})`}`, () => {
+  it('the honest agent: exit 0, both stories verified, committed from inside the sandbox', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'honest', ['--sandbox', '5']);
+    expect(r.code, r.output).toBe(0);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
+  });
+
+  it('an agent that appends to ralph/ralph.mjs: the write fails (read-only), the engine is untouched, not exit 0', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'engine-edit', ['--sandbox', '1']);
+    expect(r.code, r.output).not.toBe(0);
+    expect(readFileSync(path.join(dir, 'ralph/ralph.mjs'))).toEqual(plan.engine);
+  });
+
+  it('an agent that installs .git/hooks/post-commit: the hook cannot be written, flags stay false', async () => {
+    const dir = copyRepo(plan);
+    const before = bytesOrNull(path.join(dir, '.git/hooks/post-commit'));
+    const r = await ralph(dir, 'post-commit-hook', ['--sandbox', '2']);
+    expect(r.code, r.output).not.toBe(0);
+    expect(bytesOrNull(path.join(dir, '.git/hooks/post-commit'))).toEqual(before);
+    expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
+  });
+
+  it('--no-network without --sandbox is bad usage; with it the agent runs', async () => {
+    const dir = copyRepo(plan);
+    const bad = await runCli(['run', '--no-network', '--agent-cmd', 'true', '1'], { cwd: dir });
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain('--no-network needs --sandbox');
+    const r = await ralph(dir, 'honest', ['--sandbox', '--no-network', '5']);
+    expect(r.code, r.output).toBe(0);
+    expect(existsSync(path.join(dir, 'src/two.mjs'))).toBe(true);
+  });
+});
