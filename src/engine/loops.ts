@@ -1,12 +1,14 @@
 // `status` and `cancel`: read the loops of a repository from ralph/.runs/ and stop a live one. Shared by
-// ralph.mjs and `ralphkit status|cancel` (and the dashboard's /api/loops).
+// ralph.mjs and `ralphkit status|cancel` (and the dashboard's /api/loops). The agent can write ralph/.runs/, so a
+// story counts as verified only from its loop's sealed verdict record (verify/verdict-record.ts, SPEC §6).
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { LoopExit } from './contracts.js';
 import { signalGroup } from './agent-process.js';
 import { isLive, isAlive, loopDir, scanLoopStates, readState, writeStateFile, cancelMarker, runsDir, showPath, statePath, type LoopState, type UnreadableState } from './runs.js';
 import { describeError } from './verify-write.js';
-import { readLedger, summariseLedger } from './ledger.js';
+import { readLedger, summariseLedger, type StoryLedgerState } from './ledger.js';
+import { planVerification, readStoryStatus, readVerdictRecordsSync, type VerdictRecord } from './verify/verdict-record.js';
 
 /** One loop as `status` and the dashboard show it; fields a hand-written or foreign state.json lacks are null or ''. */
 export interface LoopSummary {
@@ -23,8 +25,13 @@ export interface LoopSummary {
   prd: string;
   storiesPassed: number | null;
   storiesTotal: number | null;
+  /** Stories the loop's sealed verdict record says verified (and no rejection since in its ledger). */
   verified: number;
+  /** Stories whose latest ledger verdict is verified but no valid record confirms: reported by a runner, not sealed. */
+  reported: number;
+  /** Stories the record accepted on the agent's word (no checks apply). */
   unverified: number;
+  /** Stories whose latest ledger verdict is a rejection (a forged one only understates). */
   rejected: number;
   startedAt: string;
   updatedAt: string;
@@ -33,9 +40,9 @@ export interface LoopSummary {
 }
 
 /** The loops as the dashboard shows them; a ralph/.runs/ that cannot be read shows as none (the page must go on). */
-export function readLoopSummaries(repoRoot: string): LoopSummary[] {
+export function readLoopSummaries(repoRoot: string, env: NodeJS.ProcessEnv = process.env): LoopSummary[] {
   try {
-    return readLoopSummariesOrRefuse(repoRoot);
+    return readLoopSummariesOrRefuse(repoRoot, env);
   } catch (err) {
     if (err instanceof LoopExit) return [];
     throw err;
@@ -46,7 +53,7 @@ export function readLoopSummaries(repoRoot: string): LoopSummary[] {
  * The loops for `status`, which must not answer "no loops yet" about a folder it could not read: a ralph/.runs/
  * that exists but cannot be listed refuses (exit 2), naming the folder and the OS error.
  */
-export function readLoopSummariesOrRefuse(repoRoot: string): LoopSummary[] {
+export function readLoopSummariesOrRefuse(repoRoot: string, env: NodeJS.ProcessEnv = process.env): LoopSummary[] {
   let scan: ReturnType<typeof scanLoopStates>;
   try {
     scan = scanLoopStates(repoRoot);
@@ -55,14 +62,35 @@ export function readLoopSummariesOrRefuse(repoRoot: string): LoopSummary[] {
     const folder = showPath(repoRoot, runsDir(repoRoot));
     throw new LoopExit(2, `could not read ${folder}/ (${describeError(err as Error)}), so the loops cannot be listed`, renderUnreadableRunsHint(folder, (err as NodeJS.ErrnoException).code!));
   }
-  return [...scan.states.map((s) => summarise(repoRoot, s)), ...scan.unreadable.map((u) => summariseUnreadable(repoRoot, u))];
+  // `env` decides where the record key is read from ($RALPH_KEY_DIR, as for the runner that sealed the records).
+  const records = scan.states.length ? readVerdictRecordsSync(repoRoot, env) : new Map<string, VerdictRecord>();
+  return [
+    ...scan.states.map((s) => summarise(repoRoot, s, (typeof s.id === 'string' && records.get(s.id)) || null)),
+    ...scan.unreadable.map((u) => summariseUnreadable(repoRoot, u)),
+  ];
+}
+
+export type LoopCounts = Pick<LoopSummary, 'verified' | 'reported' | 'unverified' | 'rejected'>;
+
+/**
+ * A loop's counts: verified and unverified only from its sealed record, rejected from its ledger, and reported for
+ * ledger verdicts of `verified` that the record does not confirm. The same rule (planVerification) as the dashboard.
+ */
+export function planLoopCounts(ledger: Readonly<Record<string, StoryLedgerState>>, record: Readonly<Record<string, unknown>> | null): LoopCounts {
+  const counts: LoopCounts = { verified: 0, reported: 0, unverified: 0, rejected: 0 };
+  const ids = new Set([...Object.keys(ledger), ...(record ? Object.keys(record) : [])]);
+  for (const id of ids) {
+    const verification = planVerification(readStoryStatus(record, id), Object.hasOwn(ledger, id) ? ledger[id].status : undefined);
+    if (verification) counts[verification]++;
+  }
+  return counts;
 }
 
 // A corrupt state.json must not make its loop vanish (a runner may still be going): it is listed under its folder's name.
 function summariseUnreadable(repoRoot: string, u: UnreadableState): LoopSummary {
   return {
     id: u.id, status: 'unreadable', iteration: null, maxIterations: null, agent: '', pid: null, alive: false, costUsd: 0, prd: '',
-    storiesPassed: null, storiesTotal: null, verified: 0, unverified: 0, rejected: 0, startedAt: '', updatedAt: '', exitCode: null,
+    storiesPassed: null, storiesTotal: null, verified: 0, reported: 0, unverified: 0, rejected: 0, startedAt: '', updatedAt: '', exitCode: null,
     message: `could not read ${showPath(repoRoot, u.file)} (${u.error})`,
   };
 }
@@ -80,11 +108,11 @@ function renderUnreadableRunsHint(folder: string, code: string): string {
 }
 
 // state.json is read as written, possibly by hand or by an older runner: every field is checked before use.
-function summarise(repoRoot: string, s: LoopState): LoopSummary {
+function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null): LoopSummary {
   const alive = isLive(s);
   const prd = typeof s.prd === 'string' ? s.prd : '';
   const stories = prd ? readStories(path.resolve(repoRoot, prd)) : null;
-  const { counts } = summariseLedger(readLedger(path.join(loopDir(repoRoot, s.id), 'ledger.jsonl')));
+  const counts = planLoopCounts(summariseLedger(readLedger(path.join(loopDir(repoRoot, s.id), 'ledger.jsonl'))).stories, record?.stories ?? null);
   const status = typeof s.status === 'string' ? s.status : 'unknown';
   return {
     id: s.id,
@@ -123,13 +151,13 @@ function readStories(file: string): { passes?: unknown }[] | null {
 
 export function renderLoopTable(loops: LoopSummary[]): string {
   if (!loops.length) return 'no loops yet in ralph/.runs/ (start one with ./ralph/ralph.sh)\n';
-  const rows = [['ID', 'STATUS', 'ITER', 'AGENT', 'ALIVE', 'COST', 'STORIES', 'VERIFIED', 'UNVERIFIED', 'REJECTED']];
+  const rows = [['ID', 'STATUS', 'ITER', 'AGENT', 'ALIVE', 'COST', 'STORIES', 'VERIFIED', 'REPORTED', 'UNVERIFIED', 'REJECTED']];
   const notes = new Map<number, string>();
   for (const l of loops) {
     rows.push([
       l.id, l.status, `${l.iteration ?? '?'}/${l.maxIterations ?? '?'}`, renderAgentCell(l.agent),
       l.alive ? 'yes' : 'no', renderCost(l), l.storiesTotal === null ? '?' : `${l.storiesPassed}/${l.storiesTotal}`,
-      String(l.verified), String(l.unverified), String(l.rejected),
+      String(l.verified), String(l.reported), String(l.unverified), String(l.rejected),
     ]);
     const note = renderLoopNote(l);
     if (note) notes.set(rows.length - 1, note);

@@ -1,15 +1,19 @@
-// Pure: from the plan and the ledger, what each card shows and where it goes on the board.
+// Pure: from the plan, the ledger and the newest sealed verdict record, what each card shows and where it goes.
 import type { Prd, Story } from '../prd/types.js';
-import { summariseLedger, type LedgerLine, type StoryLedgerState } from '../engine/ledger.js';
+import { summariseLedger, type LedgerLine, type StoryLedgerState, type VerdictStatus } from '../engine/ledger.js';
+import { planVerification, readStoryStatus } from '../engine/verify/verdict-record.js';
 import { toLedgerEntry, type LedgerEntry, type Verdict } from './ledger.js';
 
-/** open: not done · passed: passes is true, not confirmed by the runner · verified: confirmed · rejected: the last claim was undone */
+/** open: not done · passed: passes is true, not confirmed by a sealed record · verified: confirmed · rejected: the last claim was undone */
 export type CardState = 'open' | 'passed' | 'verified' | 'rejected';
+
+/** A story's verdict as the page shows it: `reported` is a ledger's `verified` that no sealed record confirms. */
+export type Verification = Verdict | 'reported';
 
 export interface StoryCard {
   id: string;
   state: CardState;
-  verification: Verdict | null;
+  verification: Verification | null;
   reason: string | null;
   /** Column on the board: 0 for no dependencies, else one past the deepest dependency. */
   column: number;
@@ -26,6 +30,8 @@ export interface BoardSummary {
   total: number;
   passed: number;
   verified: number;
+  /** Passed cards whose `verified` comes from a ledger only (part of `passed`, not of `verified`). */
+  reported: number;
   rejected: number;
   open: number;
 }
@@ -38,8 +44,12 @@ export interface BoardPlan {
 /** Ledger lines kept per story for the detail panel; the newest are the useful ones. */
 export const LEDGER_PER_STORY = 50;
 
-/** `ledger`: the lines of every loop's ledger, oldest first (the order the detail panel lists them in). */
-export function planBoard(prd: Prd, ledger: readonly LedgerLine[]): BoardPlan {
+/**
+ * `ledger`: the lines of every loop's ledger, oldest first (the order the detail panel lists them in). `sealed`: the
+ * story map of the newest verdict record that checks out (verify/verdict-record.ts), `{}` when there is none; only it
+ * makes a card verified.
+ */
+export function planBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Readonly<Record<string, VerdictStatus>>): BoardPlan {
   const stories = prd.userStories;
   const verdicts = summariseLedger(ledger).stories;
   const ids = new Set(stories.map((s) => s.id));
@@ -48,11 +58,13 @@ export function planBoard(prd: Prd, ledger: readonly LedgerLine[]): BoardPlan {
   const nextId = planNext(stories);
   const cards = stories.map((s): StoryCard => {
     const verdict = verdicts[s.id] as StoryLedgerState | undefined;
+    const verification = planVerification(readStoryStatus(sealed, s.id), verdict?.status);
     return {
       id: s.id,
-      state: planCardState(s.passes === true, verdict?.status ?? null),
-      verification: verdict?.status ?? null,
-      reason: verdict?.reason ?? null,
+      state: planCardState(s.passes === true, verification),
+      verification,
+      // The ledger's reason belongs to the ledger's verdict; a sealed `verified` needs none.
+      reason: verification === 'verified' ? null : verdict?.reason ?? null,
       column: columns.get(s.id) ?? 0,
       row: rows.get(s.id) ?? 0,
       next: s.id === nextId,
@@ -63,7 +75,7 @@ export function planBoard(prd: Prd, ledger: readonly LedgerLine[]): BoardPlan {
   return { cards, summary: summarize(cards) };
 }
 
-export function planCardState(passes: boolean, verdict: Verdict | null): CardState {
+export function planCardState(passes: boolean, verdict: Verification | null): CardState {
   if (passes) return verdict === 'verified' ? 'verified' : 'passed';
   return verdict === 'rejected' ? 'rejected' : 'open';
 }
@@ -118,7 +130,8 @@ export function planNext(stories: readonly Story[]): string | null {
 function summarize(cards: readonly StoryCard[]): BoardSummary {
   const count = (state: CardState) => cards.filter((c) => c.state === state).length;
   const verified = count('verified');
-  return { total: cards.length, passed: verified + count('passed'), verified, rejected: count('rejected'), open: count('open') };
+  const reported = cards.filter((c) => c.state === 'passed' && c.verification === 'reported').length;
+  return { total: cards.length, passed: verified + count('passed'), verified, reported, rejected: count('rejected'), open: count('open') };
 }
 
 function deps(s: Story): string[] {

@@ -1,11 +1,13 @@
 // Reads what the dashboard shows, fresh from disk: the plan with each story's verification state,
 // the progress log, and the loops under ralph/.runs. These are the bodies of /api/prd,
-// /api/progress and /api/loops, and of the matching server-sent events.
+// /api/progress and /api/loops, and of the matching server-sent events. A card is verified only from the
+// newest sealed verdict record (refs/notes/ralphkit, checked with the key of $RALPH_KEY_DIR or ~/.config/ralphkit).
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../prd/types.js';
 import { parseLedger, type LedgerLine } from '../engine/ledger.js';
 import { readLoopSummaries, type LoopSummary } from '../engine/loops.js';
+import { pickNewestRecord, readVerdictRecordsSync } from '../engine/verify/verdict-record.js';
 import { planBoard, type BoardPlan } from './board.js';
 import { str } from './ledger.js';
 import { parseProgress, type ProgressLog } from './progress-log.js';
@@ -80,7 +82,8 @@ export function readPrdSnapshot(paths: ViewPaths): PrdSnapshot {
   }
   const shapeError = checkShape(prd);
   if (shapeError) return { file, exists: true, error: `${file}: ${shapeError}`, prd: null };
-  return { file, exists: true, error: null, prd, ...planBoard(prd, readLedgers(paths)) };
+  const sealed = pickNewestRecord(readVerdictRecordsSync(paths.cwd))?.stories ?? {};
+  return { file, exists: true, error: null, prd, ...planBoard(prd, readLedgers(paths), sealed) };
 }
 
 // Only what the page needs to draw; `ralphkit validate` is the place for a full report.

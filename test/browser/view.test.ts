@@ -1,7 +1,8 @@
 // The dashboard in headless Debian Chromium: what a person sees, kept current from disk.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { testdir, writeFiles } from '../support/repo.js';
+import { git, gitdir, testdir, writeFiles } from '../support/repo.js';
+import { keyEnv, sealNote, useKeyEnv } from '../support/verdict-note.js';
 import { launchChromium } from '../support/browser.js';
 import { plan, story, writeLedger, writeLoop, writePlan, writeProgress } from '../support/view-fixtures.js';
 import { startViewServer, type ViewServer } from '../../src/view/server.js';
@@ -60,7 +61,9 @@ describe('ralphkit view in a browser', () => {
   });
 
   it('flipping passes in prd.json on disk updates the card without a reload', async () => {
-    const repo = testdir();
+    const repo = gitdir();
+    const env = keyEnv();
+    useKeyEnv(env);
     const prd = plan(4);
     writePlan(repo, prd);
     const { page } = await open(repo);
@@ -73,7 +76,18 @@ describe('ralphkit view in a browser', () => {
     expect(await page.locator('#passed-count').textContent()).toBe('1');
 
     writeLedger(repo, 'L1', [{ time: new Date().toISOString(), loop: 'L1', iteration: 1, story: 'US-002', command: 'npm test', exitCode: 0 }, { time: new Date().toISOString(), loop: 'L1', iteration: 1, story: 'US-002', command: null, exitCode: null, status: 'verified' }]);
+    // A ledger line is a runner's report, which the agent could have written: passed, "reported", not verified.
+    await expect.poll(() => card(page, 'US-002').getAttribute('data-verification'), { timeout: PATIENCE }).toBe('reported');
+    expect(await card(page, 'US-002').getAttribute('data-state')).toBe('passed');
+    expect(await page.locator('#breakdown').textContent()).toBe('1 reported · 3 open');
+    await card(page, 'US-002').click();
+    await expect.poll(() => page.locator('#detail .verdict').textContent(), { timeout: PATIENCE }).toMatch(/^Reported: .*no sealed verdict record confirms it/);
+    // The loop ends: its sealed record, then its state.json. Now the card is verified.
+    sealNote(repo, { loop: 'L1', commit: git(repo, 'rev-parse', 'HEAD'), time: new Date().toISOString(), stories: { 'US-002': 'verified' } }, env);
+    writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0 });
     await expect.poll(() => card(page, 'US-002').getAttribute('data-state'), { timeout: PATIENCE }).toBe('verified');
+    await expect.poll(() => page.locator('#detail .verdict').textContent(), { timeout: PATIENCE }).toMatch(/^Verified: .*sealed verdict record/);
+    await page.keyboard.press('Escape');
 
     prd.userStories[1].passes = false;
     writeFileSync(path.join(repo, 'ralph/prd.json'), JSON.stringify(prd)); // in place this time, not a rename

@@ -13,6 +13,7 @@ import { SKIP_CLAUDE, requireClaude } from '../support/model-claude.js';
 import { ralphWithClaude, serve } from '../support/model-loop.js';
 import { committedPrd, copyRepo, notesOf, passes, pinnedMentions, prepareTemplate, statusLoops, subjects, type Template } from '../support/attack-repo.js';
 import type { Prd, Story } from '../../src/prd/types.js';
+import { keyDir } from '../../src/engine/verify/verdict-record.js';
 
 let plan: Template;
 
@@ -94,7 +95,8 @@ describe.skipIf(SKIP_CLAUDE)('ralph.sh --agent claude: a model that games the ch
     const repo = copyRepo(plan);
     const { scenario, toolErrors } = scripted(honest);
     const server = await serve(scenario, repo);
-    const r = await ralphWithClaude(repo, server, ['--name', 'e2e', '5']);
+    // The run has a throwaway HOME: seal the verdict record with the key `status` below reads (this process's).
+    const r = await ralphWithClaude(repo, server, ['--name', 'e2e', '5'], { env: { RALPH_KEY_DIR: keyDir() } });
     expect(server.errors).toEqual([]);
     expect(toolErrors).toEqual([]);
     expect(r.code, r.stderr).toBe(0);

@@ -27,9 +27,9 @@ describe('ralphkit run / status / cancel', () => {
     expect((await ralph(dir, ['--agent-cmd', agent('worker'), '--pause', '0', '--name', 'nightly'])).code).toBe(0);
     const table = await runCli(['status'], { cwd: dir });
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/^ID\s+STATUS\s+ITER\s+AGENT\s+ALIVE\s+COST\s+STORIES\s+VERIFIED\s+UNVERIFIED\s+REJECTED$/m);
+    expect(table.stdout).toMatch(/^ID\s+STATUS\s+ITER\s+AGENT\s+ALIVE\s+COST\s+STORIES\s+VERIFIED\s+REPORTED\s+UNVERIFIED\s+REJECTED$/m);
     // An --agent-cmd agent reports no cost: n/a, not a measured $0.00.
-    expect(table.stdout).toMatch(/^nightly\s+complete\s+2\/10\s+cmd: .*\s+no\s+n\/a\s+2\/2\s+2\s+0\s+0$/m);
+    expect(table.stdout).toMatch(/^nightly\s+complete\s+2\/10\s+cmd: .*\s+no\s+n\/a\s+2\/2\s+2\s+0\s+0\s+0$/m);
     const json = await runCli(['status', '--json'], { cwd: dir });
     expect(JSON.parse(json.stdout).loops).toEqual([expect.objectContaining({ id: 'nightly', storiesPassed: 2, verified: 2 })]);
   });

@@ -15,7 +15,8 @@ function checksHoldAt(dir: string, commit: string, planCommit: string): string[]
   const clone = mkdtempSync(path.join(tmpdir(), 'ralphkit-property-'));
   const sh = (cmd: string, cwd = clone) => execFileSync('sh', ['-c', cmd], { cwd, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
   try {
-    sh(`git clone -q --no-checkout ${JSON.stringify(dir)} ${JSON.stringify(clone)} && git -c core.hooksPath=/dev/null checkout -q --detach ${commit}`, tmpdir());
+    sh(`git clone -q --no-checkout ${JSON.stringify(dir)} ${JSON.stringify(clone)}`, tmpdir());
+    sh(`git -c core.hooksPath=/dev/null checkout -q --detach ${commit}`);
     sh(`git checkout -q ${planCommit} -- test package.json && rm -f .npmrc`);
     const prd = JSON.parse(sh(`git show ${planCommit}:ralph/prd.json`)) as ReturnType<typeof attackPlan>;
     const failed: string[] = [];

@@ -49,7 +49,7 @@ describe('status reads any state.json it finds', () => {
     expect(JSON.parse(json.stdout).loops).toEqual([expect.objectContaining({ id: 'bare', status: 'dead', alive: false, pid: null, iteration: null, agent: '', prd: '', storiesTotal: null })]);
     const table = await engine(dir, ['status']);
     expect(table.code, table.stderr).toBe(0);
-    expect(table.stdout).toMatch(/^bare\s+dead\s+\?\/\?\s+no\s+\$0\.00\s+\?\s+0\s+0\s+0$/m);
+    expect(table.stdout).toMatch(/^bare\s+dead\s+\?\/\?\s+no\s+\$0\.00\s+\?\s+0\s+0\s+0\s+0$/m);
   });
 });
 

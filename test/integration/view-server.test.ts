@@ -3,7 +3,8 @@ import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { testdir, writeFiles } from '../support/repo.js';
+import { git, gitdir, testdir, writeFiles } from '../support/repo.js';
+import { keyEnv, sealNote, useKeyEnv } from '../support/verdict-note.js';
 import { plan, writeLedger, writeLoop, writePlan, writeProgress } from '../support/view-fixtures.js';
 import { getJson, openEvents, request } from '../support/view-http.js';
 import { startViewServer, type ViewServerOptions } from '../../src/view/server.js';
@@ -23,7 +24,10 @@ function deadPid(): number {
 
 describe('ralphkit view server: JSON endpoints', () => {
   it('/api/prd: the plan plus each story’s verification state, column and ledger', async () => {
-    const repo = testdir();
+    const repo = gitdir();
+    const env = keyEnv();
+    useKeyEnv(env);
+    sealNote(repo, { loop: 'L1', commit: git(repo, 'rev-parse', 'HEAD'), time: '2026-11-29T10:06:00.000Z', stories: { 'US-001': 'verified' } }, env);
     const prd = plan(4);
     prd.userStories[0].passes = true;
     prd.userStories[1].passes = true;
@@ -47,7 +51,7 @@ describe('ralphkit view server: JSON endpoints', () => {
     expect(body.cards[2]).toMatchObject({ verification: 'rejected', reason: 'check `npm test` exited 1' });
     expect(body.cards[2].ledger[0]).toMatchObject({ time: '2026-11-29T10:05:00Z', loop: 'L1', iteration: 2, story: 'US-003', command: 'npm test', exitCode: 1, durationMs: 1200, status: null });
     expect(body.cards[2].ledger[1]).toMatchObject({ kind: 'verdict', command: null, status: 'rejected', reason: 'check `npm test` exited 1' });
-    expect(body.summary).toEqual({ total: 4, passed: 2, verified: 1, rejected: 1, open: 1 });
+    expect(body.summary).toEqual({ total: 4, passed: 2, verified: 1, reported: 0, rejected: 1, open: 1 });
   });
 
   it('/api/prd: a missing plan and an unreadable one are reported, not thrown', async () => {
@@ -103,7 +107,7 @@ describe('ralphkit view server: JSON endpoints', () => {
   });
 });
 
-// One ledger, read by `ralphkit status` (readLoopSummaries) and by the dashboard (/api/prd): same verdicts.
+// One ledger and one sealed record, read by `ralphkit status` (readLoopSummaries) and by the dashboard (/api/prd): same verdicts.
 describe('ralphkit view server and ralphkit status agree', () => {
   const at = (minute: number) => `2026-11-29T10:${String(minute).padStart(2, '0')}:00.000Z`;
   const base = (story: string, minute: number, iteration: number) => ({ time: at(minute), loop: 'L1', iteration, story, commit: 'c0ffee' });
@@ -125,22 +129,27 @@ describe('ralphkit view server and ralphkit status agree', () => {
   ];
 
   it('gives every story the same verdict and the same counts', async () => {
-    const repo = testdir();
+    const repo = gitdir();
+    const env = keyEnv();
+    useKeyEnv(env);
     const prd = plan(8);
     prd.userStories.forEach((s) => (s.passes = true));
     writePlan(repo, prd);
     writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0 });
     appendLedger(path.join(repo, 'ralph/.runs/L1/ledger.jsonl'), LEDGER);
+    // The record confirms some of what the ledger says: US-002 and US-007 stay a ledger's word.
+    const sealed = { 'US-001': 'verified', 'US-003': 'verified', 'US-004': 'unverified', 'US-006': 'verified' } as const;
+    sealNote(repo, { loop: 'L1', commit: git(repo, 'rev-parse', 'HEAD'), time: at(3), stories: sealed }, env);
 
     const [loop] = readLoopSummaries(repo);
     const { cards } = await getJson((await serve(repo)).url, '/api/prd');
-    const shown = (status: VerdictStatus) => cards.filter((c: any) => c.verification === status).length;
-    expect({ verified: shown('verified'), unverified: shown('unverified'), rejected: shown('rejected') }).toEqual({ verified: loop.verified, unverified: loop.unverified, rejected: loop.rejected });
+    const shown = (status: VerdictStatus | 'reported') => cards.filter((c: any) => c.verification === status).length;
+    expect({ verified: shown('verified'), reported: shown('reported'), unverified: shown('unverified'), rejected: shown('rejected') }).toEqual({ verified: loop.verified, reported: loop.reported, unverified: loop.unverified, rejected: loop.rejected });
     const engine = summariseLedger(readLedger(path.join(repo, 'ralph/.runs/L1/ledger.jsonl'))).stories;
-    expect(cards.map((c: any) => [c.id, c.verification, c.reason])).toEqual(prd.userStories.map((s) => [s.id, engine[s.id]?.status ?? null, engine[s.id]?.reason ?? null]));
-    // And what that is, so the two cannot agree on something wrong.
-    expect(cards.map((c: any) => c.verification)).toEqual(['verified', 'verified', 'rejected', 'unverified', null, 'verified', 'verified', 'rejected']);
-    expect(loop).toMatchObject({ verified: 4, unverified: 1, rejected: 2 });
+    expect(cards.filter((c: any) => c.verification === 'rejected').map((c: any) => c.reason)).toEqual(['US-003', 'US-008'].map((id) => engine[id].reason));
+    // And what that is, so the two cannot agree on something wrong: a later rejection (US-003) beats the record.
+    expect(cards.map((c: any) => c.verification)).toEqual(['verified', 'reported', 'rejected', 'unverified', null, 'verified', 'reported', 'rejected']);
+    expect(loop).toMatchObject({ verified: 2, reported: 2, unverified: 1, rejected: 2 });
   });
 
   it('a ledger that cannot be read is no verdicts for either, not a crash', async () => {
@@ -151,7 +160,7 @@ describe('ralphkit view server and ralphkit status agree', () => {
     const server = await serve(repo);
     expect((await getJson(server.url, '/api/loops')).loops.map((l: any) => l.id)).toEqual(['L1']);
     expect((await getJson(server.url, '/api/prd')).cards[0].verification).toBeNull();
-    expect(readLoopSummaries(repo)[0]).toMatchObject({ id: 'L1', verified: 0, unverified: 0, rejected: 0 });
+    expect(readLoopSummaries(repo)[0]).toMatchObject({ id: 'L1', verified: 0, reported: 0, unverified: 0, rejected: 0 });
   });
 
   it('lists the same loops, in the same order, with the same status and liveness', async () => {
@@ -261,7 +270,9 @@ describe('ralphkit view server: the page', () => {
 
 describe('ralphkit view server: live updates', () => {
   it('sends the current state on connect, then what changed', async () => {
-    const repo = testdir();
+    const repo = gitdir();
+    const env = keyEnv();
+    useKeyEnv(env);
     writePlan(repo, plan(2));
     const server = await serve(repo);
     const events = await openEvents(server.url);
@@ -279,6 +290,10 @@ describe('ralphkit view server: live updates', () => {
     writeProgress(repo, '## 2026 - US-002\n- done\n');
     await events.waitFor((e) => e.event === 'progress' && e.data.text.includes('done'));
     writeLedger(repo, 'L1', [{ time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-002', command: null, exitCode: null, status: 'verified' }]);
+    await events.waitFor((e) => e.event === 'prd' && e.data.cards?.[1].verification === 'reported' && e.data.cards[1].state === 'passed');
+    // The runner's end: the sealed record, then state.json saying complete.
+    sealNote(repo, { loop: 'L1', commit: git(repo, 'rev-parse', 'HEAD'), time: '2026-11-29T10:00:01.000Z', stories: { 'US-001': 'verified', 'US-002': 'verified' } }, env);
+    writeLoop(repo, { id: 'L1', iteration: 1, status: 'complete', exitCode: 0 });
     await events.waitFor((e) => e.event === 'prd' && e.data.cards?.[1].state === 'verified');
   });
 

@@ -9,11 +9,13 @@ const cols = (stories: Story[]) => Object.fromEntries(planColumns(stories));
 describe('planCardState', () => {
   it.each([
     [true, 'verified', 'verified'],
+    [true, 'reported', 'passed'], // a ledger's word, not sealed
     [true, 'unverified', 'passed'],
     [true, null, 'passed'],
     [true, 'rejected', 'passed'], // claimed again after a rejection, not yet checked
     [false, 'rejected', 'rejected'],
     [false, 'verified', 'open'], // reset by hand after it was verified
+    [false, 'reported', 'open'],
     [false, null, 'open'],
   ] as const)('passes=%s, verdict=%s → %s', (passes, verdict, expected) => {
     expect(planCardState(passes, verdict)).toBe(expected);
@@ -57,30 +59,52 @@ const checkLine = (story: string, exitCode: number, time = 't1'): LedgerLine => 
 const verdictLine = (story: string, status: VerdictStatus, time = 't2', reason?: string): LedgerLine => ({ kind: 'verdict', time, loop: 'L', iteration: 1, story, commit: null, command: null, exitCode: null, status, durationMs: 1, outputSha256: null, ...(reason ? { reason } : {}) });
 
 describe('planBoard', () => {
-  it('joins plan and ledger into cards and a summary', () => {
+  it('joins plan, ledger and sealed record into cards and a summary', () => {
     const prd: Prd = { branchName: 'b', userStories: [s('A', [], { passes: true }), s('B', ['A'], { passes: true }), s('C', ['A']), s('D', ['GHOST'])] };
-    const board = planBoard(prd, [checkLine('A', 0), verdictLine('A', 'verified'), checkLine('C', 1), verdictLine('C', 'rejected', 't2', 'check `npm test` exited 1')]);
+    const board = planBoard(prd, [checkLine('A', 0), verdictLine('A', 'verified'), checkLine('C', 1), verdictLine('C', 'rejected', 't2', 'check `npm test` exited 1')], { A: 'verified' });
     expect(board.cards.map((c) => [c.id, c.state, c.column])).toEqual([['A', 'verified', 0], ['B', 'passed', 1], ['C', 'rejected', 1], ['D', 'open', 0]]);
     expect(board.cards.find((c) => c.id === 'C')).toMatchObject({ next: true, verification: 'rejected', reason: 'check `npm test` exited 1' });
     expect(board.cards.find((c) => c.id === 'D')?.missingDeps).toEqual(['GHOST']);
     expect(board.cards.find((c) => c.id === 'C')?.ledger.map((e) => [e.kind, e.status])).toEqual([['check', null], ['verdict', 'rejected']]);
-    expect(board.summary).toEqual({ total: 4, passed: 2, verified: 1, rejected: 1, open: 1 });
+    expect(board.summary).toEqual({ total: 4, passed: 2, verified: 1, reported: 0, rejected: 1, open: 1 });
+  });
+
+  // The ledger is the agent's to write; only the sealed record (its story map) makes a card verified.
+  it.each<[string, LedgerLine[], Record<string, VerdictStatus>, [string, string | null]]>([
+    ['a ledger verified without a record: reported, shown as passed', [verdictLine('A', 'verified')], {}, ['passed', 'reported']],
+    ['a ledger verified the record confirms: verified', [verdictLine('A', 'verified')], { A: 'verified' }, ['verified', 'verified']],
+    ['the record alone (no ledger lines left): verified', [], { A: 'verified' }, ['verified', 'verified']],
+    ['a record that says unverified does not become verified by a ledger line', [verdictLine('A', 'verified')], { A: 'unverified' }, ['passed', 'reported']],
+    ['a rejection in the ledger after the record: not verified', [verdictLine('A', 'verified', 't1'), verdictLine('A', 'rejected', 't2')], { A: 'verified' }, ['passed', 'rejected']],
+    ['the record names another story', [verdictLine('A', 'verified')], { B: 'verified' }, ['passed', 'reported']],
+    ['an unverified record and ledger', [verdictLine('A', 'unverified')], { A: 'unverified' }, ['passed', 'unverified']],
+    ['a ledger unverified without a record: nothing to say yet', [verdictLine('A', 'unverified')], {}, ['passed', null]],
+    ['no record, no ledger', [], {}, ['passed', null]],
+  ])('%s', (_name, ledger, sealed, [state, verification]) => {
+    const board = planBoard({ branchName: 'b', userStories: [s('A', [], { passes: true })] }, ledger, sealed);
+    expect([board.cards[0].state, board.cards[0].verification]).toEqual([state, verification]);
+    expect(board.summary).toMatchObject({ passed: 1, verified: state === 'verified' ? 1 : 0, reported: verification === 'reported' ? 1 : 0 });
+  });
+
+  it('a story named like an Object.prototype member is not verified by inheritance', () => {
+    const [card] = planBoard({ branchName: 'b', userStories: [s('constructor', [], { passes: true })] }, [verdictLine('constructor', 'verified')], {}).cards;
+    expect([card.state, card.verification]).toEqual(['passed', 'reported']);
   });
 
   // The dashboard used to judge such stories from their check lines; the engine never decided them.
   it.each<[string, LedgerLine[], string | null]>([
     ['checks that passed but no verdict yet (runner killed mid-pass)', [checkLine('A', 0)], null],
     ['a failed check but no verdict yet', [checkLine('A', 1)], null],
-    ['an older verdict stands while a new pass has no verdict', [verdictLine('A', 'verified', 't1'), checkLine('A', 1, 't2')], 'verified'],
+    ['an older verdict stands while a new pass has no verdict', [verdictLine('A', 'verified', 't1'), checkLine('A', 1, 't2')], 'reported'],
     ['the newest verdict wins whatever the line order', [verdictLine('A', 'rejected', 't3'), verdictLine('A', 'verified', 't2')], 'rejected'],
   ])('only verdict lines decide: %s', (_name, ledger, expected) => {
-    const [card] = planBoard({ branchName: 'b', userStories: [s('A', [], { passes: true })] }, ledger).cards;
+    const [card] = planBoard({ branchName: 'b', userStories: [s('A', [], { passes: true })] }, ledger, {}).cards;
     expect(card.verification).toBe(expected);
   });
 
   it('keeps the last LEDGER_PER_STORY lines of a story, oldest first', () => {
     const lines = Array.from({ length: LEDGER_PER_STORY + 5 }, (_, i) => checkLine('A', i));
-    const [card] = planBoard({ branchName: 'b', userStories: [s('A')] }, lines).cards;
+    const [card] = planBoard({ branchName: 'b', userStories: [s('A')] }, lines, {}).cards;
     expect(card.ledger.map((e) => e.exitCode)).toEqual(lines.slice(5).map((_, i) => i + 5));
   });
 });

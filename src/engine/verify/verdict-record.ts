@@ -2,11 +2,14 @@
 // sealed with an HMAC whose key lives in the user's configuration folder (never in the repository). `status` and
 // the dashboard call a story verified only from a record that checks out; ledger lines are what a runner reported.
 // Without --sandbox the agent runs as the user and could read the key; the sandbox hides that folder from it.
+import { execFileSync } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import type { StoryVerdict } from '../contracts.js';
+import { hardenedArgs, hardenedGitEnv } from '../git/harden.js';
+import { isVerdictStatus, type VerdictStatus } from '../ledger.js';
 import { gitRun } from '../verify-git.js';
 
 export interface VerdictRecord {
@@ -83,20 +86,123 @@ function seal(record: VerdictRecord, key: Buffer): string {
 /**
  * Every valid record in the repository, newest first per loop: a Map from loop id to its latest record. Records
  * with a bad seal, a commit other than the one they are attached to, or no key to check them are left out.
+ * Two git processes whatever the number of notes: one lists them, one `cat-file --batch` reads them all.
  */
 export async function readVerdictRecords(repoRoot: string, env: NodeJS.ProcessEnv = process.env): Promise<Map<string, VerdictRecord>> {
-  const out = new Map<string, VerdictRecord>();
   const key = readKey(false, env);
-  if (!key) return out;
-  const list = await gitRun(repoRoot, ['notes', `--ref=${NOTES_REF}`, 'list']);
-  if (list.code !== 0) return out;
-  for (const line of list.stdout.split('\n').filter(Boolean)) {
-    const [blob, commit] = line.split(' ');
-    const r = await gitRun(repoRoot, ['cat-file', 'blob', blob]);
-    const record = r.code === 0 ? parseRecord(r.stdout, commit, key) : null;
-    if (!record) continue;
+  if (!key) return new Map();
+  const list = await gitRun(repoRoot, LIST_NOTES);
+  if (list.code !== 0) return new Map();
+  const notes = parseNotesList(list.stdout);
+  if (!notes.length) return new Map();
+  // gitRun decodes as UTF-8; a note that is not valid UTF-8 changes length on the way back and ends the parse there.
+  const batch = await gitRun(repoRoot, ['cat-file', '--batch'], 60_000, renderBatchInput(notes));
+  return batch.code === 0 ? collectRecords(notes, parseCatFileBatch(Buffer.from(batch.stdout, 'utf8'), notes.map((n) => n.blob)), key) : new Map();
+}
+
+/**
+ * readVerdictRecords for the synchronous readers (`status`, the dashboard's snapshots), with the runner's git
+ * hardening. Any git failure (no repository, no notes, a timeout) is no records: nothing then counts as verified.
+ */
+export function readVerdictRecordsSync(repoRoot: string, env: NodeJS.ProcessEnv = process.env): Map<string, VerdictRecord> {
+  const key = readKey(false, env);
+  if (!key) return new Map();
+  const list = gitSync(repoRoot, LIST_NOTES);
+  const notes = list ? parseNotesList(list.toString('utf8')) : [];
+  if (!notes.length) return new Map();
+  const batch = gitSync(repoRoot, ['cat-file', '--batch'], renderBatchInput(notes));
+  return batch ? collectRecords(notes, parseCatFileBatch(batch, notes.map((n) => n.blob)), key) : new Map();
+}
+
+const LIST_NOTES = ['notes', `--ref=${NOTES_REF}`, 'list'];
+const SHA = /^[0-9a-f]{40,64}$/;
+
+interface NoteEntry {
+  blob: string;
+  commit: string;
+}
+
+/** `git notes list`: one "<note blob> <annotated object>" per line; anything else is skipped. */
+export function parseNotesList(text: string): NoteEntry[] {
+  return text.split('\n').map((line) => line.trim().split(' ')).filter((f) => f.length === 2 && SHA.test(f[0]) && SHA.test(f[1])).map(([blob, commit]) => ({ blob, commit }));
+}
+
+function renderBatchInput(notes: readonly NoteEntry[]): string {
+  return `${notes.map((n) => n.blob).join('\n')}\n`;
+}
+
+/**
+ * `git cat-file --batch` output for `shas` asked in that order: "<sha> blob <size>\n<content>\n" each, or
+ * "<sha> missing\n". Sizes are bytes, so this reads a Buffer; output that does not follow the order stops the parse.
+ */
+export function parseCatFileBatch(out: Buffer, shas: readonly string[]): Map<string, string> {
+  const blobs = new Map<string, string>();
+  let at = 0;
+  for (const sha of shas) {
+    const eol = out.indexOf(0x0a, at);
+    if (eol < 0) break;
+    const header = out.subarray(at, eol).toString('latin1').split(' ');
+    if (header[0] !== sha) break;
+    if (header[1] === 'missing' && header.length === 2) {
+      at = eol + 1;
+      continue;
+    }
+    const size = Number(header[2]);
+    if (header.length !== 3 || !Number.isSafeInteger(size) || size < 0 || eol + 1 + size > out.length) break;
+    if (header[1] === 'blob') blobs.set(sha, out.subarray(eol + 1, eol + 1 + size).toString('utf8'));
+    at = eol + 1 + size + 1;
+  }
+  return blobs;
+}
+
+function collectRecords(notes: readonly NoteEntry[], blobs: ReadonlyMap<string, string>, key: Buffer): Map<string, VerdictRecord> {
+  const out = new Map<string, VerdictRecord>();
+  for (const { blob, commit } of notes) {
+    const text = blobs.get(blob);
+    const record = text === undefined ? null : parseRecord(text, commit, key);
+    if (!record || !isStoryMap(record.stories) || typeof record.time !== 'string') continue;
     const prev = out.get(record.loop);
     if (!prev || prev.time < record.time) out.set(record.loop, record);
   }
   return out;
+}
+
+function isStoryMap(value: unknown): value is Record<string, VerdictStatus> {
+  return !!value && typeof value === 'object' && !Array.isArray(value) && Object.values(value).every(isVerdictStatus);
+}
+
+function gitSync(cwd: string, args: string[], input?: string): Buffer | null {
+  try {
+    return execFileSync('git', hardenedArgs(args), { cwd, env: hardenedGitEnv(process.env), input: input ?? '', maxBuffer: 64 * 1024 * 1024, timeout: 30_000, stdio: ['pipe', 'pipe', 'pipe'] });
+  } catch {
+    return null;
+  }
+}
+
+/** The newest record of all loops (by its `time`), or null: the one the dashboard reads its cards from. */
+export function pickNewestRecord(records: ReadonlyMap<string, VerdictRecord>): VerdictRecord | null {
+  let newest: VerdictRecord | null = null;
+  for (const r of records.values()) if (!newest || r.time > newest.time) newest = r;
+  return newest;
+}
+
+/**
+ * What one story counts as, for `status` and the dashboard alike, from a sealed record's word on it and the latest
+ * ledger verdict (what a runner reported): `rejected` from the ledger (the final gate writes its own verdict lines
+ * just before the record, so a latest rejection came after it; a forged one only understates); `verified` and
+ * `unverified` only from the record; `reported` when the ledger says verified and no record confirms it (a live
+ * loop, or a record that is missing or does not check out). Inputs come from disk: only the three statuses count.
+ */
+export function planVerification(sealed: unknown, ledger: unknown): VerdictStatus | 'reported' | null {
+  if (ledger === 'rejected') return 'rejected';
+  if (sealed === 'verified') return 'verified';
+  if (ledger === 'verified') return 'reported';
+  return sealed === 'unverified' ? 'unverified' : null;
+}
+
+/** A story's status in a record's (or any JSON object's) story map, never one inherited from Object.prototype. */
+export function readStoryStatus(stories: Readonly<Record<string, unknown>> | null | undefined, id: string): VerdictStatus | undefined {
+  if (!stories || !Object.hasOwn(stories, id)) return undefined;
+  const value = stories[id];
+  return isVerdictStatus(value) ? value : undefined;
 }

@@ -8,7 +8,8 @@ const STATE_ICON = { open: '○', passed: '✓', verified: '✔', rejected: '✕
 
 export function renderHeader(snap) {
   const prd = snap.prd ?? {};
-  const sum = snap.summary ?? { total: 0, passed: 0, verified: 0, rejected: 0, open: 0 };
+  const sum = snap.summary ?? { total: 0, passed: 0, verified: 0, reported: 0, rejected: 0, open: 0 };
+  const reported = sum.reported ?? 0;
   const project = asText(prd.project) || 'Untitled plan';
   document.getElementById('project').textContent = project;
   const branch = document.getElementById('branch');
@@ -19,7 +20,8 @@ export function renderHeader(snap) {
   document.getElementById('total-count').textContent = String(sum.total);
   const parts = [
     sum.verified && `${sum.verified} verified`,
-    sum.passed - sum.verified && `${sum.passed - sum.verified} unverified`,
+    reported && `${reported} reported`,
+    sum.passed - sum.verified - reported && `${sum.passed - sum.verified - reported} unverified`,
     sum.rejected && `${sum.rejected} rejected`,
     sum.open && `${sum.open} open`,
   ].filter(Boolean);
@@ -100,7 +102,7 @@ function renderCard({ story, card }, joined, ui, related) {
   if (changed) classes.push('changed');
   const criteria = asList(story.acceptanceCriteria).length;
   const checks = asList(story.checks).length;
-  return h('button', { class: classes.join(' '), type: 'button', dataset: { storyId: story.id, state: card.state }, title: asText(story.description) || null, 'aria-pressed': ui.selected === story.id ? 'true' : 'false', onclick: () => ui.select(story.id) },
+  return h('button', { class: classes.join(' '), type: 'button', dataset: { storyId: story.id, state: card.state, verification: card.verification ?? '' }, title: asText(story.description) || null, 'aria-pressed': ui.selected === story.id ? 'true' : 'false', onclick: () => ui.select(story.id) },
     h('span', { class: 'card-top' },
       h('span', { class: 'card-id' }, story.id),
       card.next ? h('span', { class: 'next-tag', title: 'The highest-priority open story whose dependencies pass: the loop should pick it next' }, 'next up') : null,

@@ -3,7 +3,8 @@ import { h, inline, asText, asList, fmtMs, fmtTime } from './dom.js';
 import { STATE_LABEL } from './board.js';
 
 const VERIFICATION_TEXT = {
-  verified: 'Verified: the runner ran the checks on the last claim and they passed.',
+  verified: 'Verified: the runner’s final gate ran its checks on the final commit and they passed, as its sealed verdict record says.',
+  reported: 'Reported: a runner’s ledger says the checks passed, but no sealed verdict record confirms it (the loop is still running, or its record is missing or does not check out).',
   unverified: 'Accepted on the agent’s word: no checks apply to this story.',
   rejected: 'The agent claimed it; the runner rejected the claim.',
 };
