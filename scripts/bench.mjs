@@ -1,7 +1,7 @@
 // `npm run bench`: ralphkit's speed measured side by side with the cheapest alternative, in one run.
 // Each pair is run interleaved (a, b, a, b, ...) so machine noise hits both sides alike; medians are reported.
 // Runs after `npm run build`; a part whose command is not built yet is reported as skipped, never faked.
-// Options: --quick (fewer repetitions), --only=install,runner,validate,dashboard.
+// Options: --quick (fewer repetitions), --only=install,runner,honest,validate,dashboard.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
@@ -134,6 +134,44 @@ async function benchRunner() {
   report(`\`ralph.sh --agent-cmd true --pause 0\`, per iteration (${iterations} iterations)`, many / iterations, 'bash loop spawning `sh -c true`', base / iterations, `start-up + 1 iteration ${ms(one)}; each further iteration ${ms(marginal)} (${ratio(marginal, base / iterations)} the bare loop); median of ${n} runs`);
 }
 
+// 2b. The cost of an honest story (SPEC §6: fresh checkouts, pins, guards, the final gate), this engine against the
+// engine of an earlier commit (RALPHKIT_BENCH_BASELINE, default the commit before the honest-done work), built
+// from git into a temp folder. Both run `node ralph/ralph.mjs run` on copies of one repository with the same
+// honest fake agent (test/fixtures/verify/honest.mjs): one story per iteration, its check a grep of its file.
+const BASELINE_COMMIT = process.env.RALPHKIT_BENCH_BASELINE || '181facd';
+
+function buildBaselineEngine() {
+  const dir = tempdir('baseline');
+  const sh = (cmd) => execFileSync('sh', ['-c', cmd], { cwd: dir, env: ENV, stdio: 'pipe' });
+  sh(`git -C ${JSON.stringify(ROOT)} archive ${BASELINE_COMMIT} src scripts templates package.json | tar -x`);
+  sh(`ln -s ${JSON.stringify(path.join(ROOT, 'node_modules'))} node_modules && node scripts/build.mjs`);
+  return path.join(dir, 'dist/ralph.mjs');
+}
+
+async function benchHonest() {
+  const stories = QUICK ? 2 : 4;
+  const n = QUICK ? 2 : 5;
+  const oldEngine = buildBaselineEngine();
+  const plan = {
+    project: 'Bench', branchName: 'ralph/bench', checks: ['test -f README.md'],
+    userStories: Array.from({ length: stories }, (_, i) => ({ id: `US-${i + 1}`, title: `Story ${i + 1}`, acceptanceCriteria: ['done'], priority: i + 1, passes: false, notes: '', checks: [`grep -q "US-${i + 1} done" US-${i + 1}.txt`] })),
+  };
+  const template = gitRepo('honest');
+  await timed(process.execPath, [BIN, 'install', '--yes', '--no-skills', '--cwd', template]);
+  writeFileSync(path.join(template, 'ralph/prd.json'), `${JSON.stringify(plan, null, 2)}\n`);
+  execFileSync('git', ['add', '-A'], { cwd: template, env: ENV, stdio: 'pipe' });
+  execFileSync('git', ['commit', '-qm', 'bench plan'], { cwd: template, env: ENV, stdio: 'pipe' });
+  const agent = `node ${JSON.stringify(path.join(ROOT, 'test/fixtures/verify/honest.mjs'))}`;
+  const loop = (engine) => async () => {
+    const repo = tempdir('honest-run');
+    execFileSync('cp', ['-a', `${template}/.`, repo]);
+    if (engine) writeFileSync(path.join(repo, 'ralph/ralph.mjs'), readFileSync(engine));
+    return timed(process.execPath, ['ralph/ralph.mjs', 'run', '--agent-cmd', agent, '--pause', '0', String(stories + 1)], { cwd: repo });
+  };
+  const [now, before] = await interleaved(n, loop(null), loop(oldEngine));
+  report(`an honest loop of ${stories} stories, per story (this engine)`, now / stories, `the engine of ${BASELINE_COMMIT}`, before / stories, `whole loop ${ms(now)} vs ${ms(before)}; fresh checkout per claim, weak-check probe, final gate; median of ${n} runs`);
+}
+
 // 3. `ralphkit validate` on a 5,000-story plan vs node merely parsing the same file.
 /** A test helper written in TypeScript, bundled on the fly; null when it does not exist (yet). */
 async function importHelper(rel) {
@@ -264,7 +302,7 @@ function printTable() {
 try {
   if (!existsSync(path.join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run bench` (it builds first)');
   const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-  const parts = { install: benchInstall, runner: benchRunner, validate: benchValidate, dashboard: benchDashboard };
+  const parts = { install: benchInstall, runner: benchRunner, honest: benchHonest, validate: benchValidate, dashboard: benchDashboard };
   for (const [name, fn] of Object.entries(parts)) if (!only || only.includes(name)) await section(name, fn);
   printTable();
 } finally {

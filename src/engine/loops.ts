@@ -29,6 +29,8 @@ export interface LoopSummary {
   verified: number;
   /** Stories whose latest ledger verdict is verified but no valid record confirms: reported by a runner, not sealed. */
   reported: number;
+  /** Stories whose check already passed on the plan commit, before any work (the start-of-run probe). */
+  weak: string[];
   /** Stories the record accepted on the agent's word (no checks apply). */
   unverified: number;
   /** Stories whose latest ledger verdict is a rejection (a forged one only understates). */
@@ -90,7 +92,7 @@ export function planLoopCounts(ledger: Readonly<Record<string, StoryLedgerState>
 function summariseUnreadable(repoRoot: string, u: UnreadableState): LoopSummary {
   return {
     id: u.id, status: 'unreadable', iteration: null, maxIterations: null, agent: '', pid: null, alive: false, costUsd: 0, prd: '',
-    storiesPassed: null, storiesTotal: null, verified: 0, reported: 0, unverified: 0, rejected: 0, startedAt: '', updatedAt: '', exitCode: null,
+    storiesPassed: null, storiesTotal: null, verified: 0, reported: 0, unverified: 0, rejected: 0, weak: [], startedAt: '', updatedAt: '', exitCode: null,
     message: `could not read ${showPath(repoRoot, u.file)} (${u.error})`,
   };
 }
@@ -112,7 +114,8 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
   const alive = isLive(s);
   const prd = typeof s.prd === 'string' ? s.prd : '';
   const stories = prd ? readStories(path.resolve(repoRoot, prd)) : null;
-  const counts = planLoopCounts(summariseLedger(readLedger(path.join(loopDir(repoRoot, s.id), 'ledger.jsonl'))).stories, record?.stories ?? null);
+  const summary = summariseLedger(readLedger(path.join(loopDir(repoRoot, s.id), 'ledger.jsonl')));
+  const counts = planLoopCounts(summary.stories, record?.stories ?? null);
   const status = typeof s.status === 'string' ? s.status : 'unknown';
   return {
     id: s.id,
@@ -129,6 +132,7 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
     storiesPassed: stories ? stories.filter((x) => x.passes === true).length : null,
     storiesTotal: stories ? stories.length : null,
     ...counts,
+    weak: summary.weak,
     startedAt: typeof s.startedAt === 'string' ? s.startedAt : '',
     updatedAt: typeof s.updatedAt === 'string' ? s.updatedAt : '',
     exitCode: num(s.exitCode),
@@ -189,11 +193,11 @@ function shortenMiddle(text: string, width: number): string {
 
 // Why a loop stopped is what its owner needs next; a finished or running loop needs no note.
 function renderLoopNote(l: LoopSummary): string | null {
-  if (l.status === 'running' || l.status === 'complete') return null;
-  const text = l.status === 'dead' ? `runner gone (killed?); continue with: ./ralph/ralph.sh --resume ${l.id}` : l.message;
+  const weak = l.weak?.length ? `weak checks (pass before any work): ${l.weak.join(', ')}` : null;
+  const stopped = l.status === 'running' || l.status === 'complete' ? null : l.status === 'dead' ? `runner gone (killed?); continue with: ./ralph/ralph.sh --resume ${l.id}` : l.message;
+  const text = [stopped?.split('\n')[0], weak].filter(Boolean).join('; ');
   if (!text) return null;
-  const line = text.split('\n')[0];
-  return line.length > NOTE_WIDTH ? `${line.slice(0, NOTE_WIDTH - 1)}…` : line;
+  return text.length > NOTE_WIDTH ? `${text.slice(0, NOTE_WIDTH - 1)}…` : text;
 }
 
 export interface CancelResult {

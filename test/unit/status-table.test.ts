@@ -6,7 +6,7 @@ import type { StoryLedgerState, VerdictStatus } from '../../src/engine/ledger.js
 
 const loop = (extra: Partial<LoopSummary>): LoopSummary => ({
   id: 'l1', status: 'complete', iteration: 2, maxIterations: 10, agent: 'claude', pid: 1, alive: false, costUsd: 0, prd: 'ralph/prd.json',
-  storiesPassed: 1, storiesTotal: 1, verified: 1, reported: 0, unverified: 0, rejected: 0, startedAt: '', updatedAt: '', exitCode: 0, ...extra,
+  storiesPassed: 1, storiesTotal: 1, verified: 1, reported: 0, unverified: 0, rejected: 0, weak: [], startedAt: '', updatedAt: '', exitCode: 0, ...extra,
 });
 
 describe('renderAgentCell', () => {
@@ -37,6 +37,13 @@ describe('renderLoopTable notes', () => {
     ['running', loop({ status: 'running', alive: true, message: 'waiting' })],
   ])('a %s loop has no note', (_, l) => {
     expect(renderLoopTable([l]).trim().split('\n')).toHaveLength(2);
+  });
+
+  it.each([
+    ['complete', loop({ weak: ['US-1', 'US-3'] }), '  └ weak checks (pass before any work): US-1, US-3'],
+    ['failed', loop({ status: 'failed', message: 'unexpected error: boom', weak: ['US-2'] }), '  └ unexpected error: boom; weak checks (pass before any work): US-2'],
+  ])('a %s loop with weak checks names them under its row', (_, l, note) => {
+    expect(renderLoopTable([l]).split('\n')[2]).toBe(note);
   });
 
   it('a long message is cut to one short line', () => {

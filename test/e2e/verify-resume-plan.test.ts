@@ -1,0 +1,86 @@
+// Resuming a loop (SPEC §6): the plan on disk is held against the runner's own record of it in git
+// (refs/ralphkit/loops/<id>/plan), never against a file in ralph/.runs/. A half-written plan is restored from the
+// record with a backup; the owner's edits are shown and need --accept-plan-edits; lost pins need --repin.
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { git, run } from '../support/repo.js';
+import { attackAgent, copyRepo, passes, prepareTemplate, ralph, readPrd, type Template } from '../support/attack-repo.js';
+
+/** ./ralph/ralph.sh --resume …: the same agent and options as ralph(), without --name (a resume keeps its id). */
+async function resume(dir: string, args: string[]) {
+  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', `node ${JSON.stringify(attackAgent('honest'))}`, '--pause', '0', '--iteration-timeout', '30s', ...args], { cwd: dir, timeoutMs: 55_000 });
+  return { ...r, output: `${r.stdout}\n${r.stderr}` };
+}
+
+let plan: Template;
+beforeAll(async () => {
+  plan = await prepareTemplate();
+});
+afterAll(() => plan?.remove());
+
+/** A loop that did US-1 and stopped at its limit: resumable with --resume e2e. */
+async function stoppedAfterOne(): Promise<string> {
+  const dir = copyRepo(plan);
+  const r = await ralph(dir, 'honest', ['1']);
+  expect(r.code, r.output).toBe(1);
+  expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': false });
+  return dir;
+}
+
+describe('resuming against the runner\'s own record of the plan', () => {
+  it('a half-written prd.json is backed up and restored from the record, and the loop finishes', async () => {
+    const dir = await stoppedAfterOne();
+    const prdFile = path.join(dir, 'ralph/prd.json');
+    const torn = readFileSync(prdFile, 'utf8').slice(0, 120);
+    writeFileSync(prdFile, torn);
+    const r = await resume(dir, ['--resume', 'e2e', '3']);
+    expect(r.code, r.output).toBe(0);
+    expect(r.output).toMatch(/ralph\/prd\.json was not a readable plan \(left half-written\?\); restored the runner's last record of it, and kept the damaged file as ralph\/\.backup\/[^/]+\/ralph\/prd\.json/);
+    const backups = readdirSync(path.join(dir, 'ralph/.backup'));
+    expect(readFileSync(path.join(dir, 'ralph/.backup', backups[0], 'ralph/prd.json'), 'utf8')).toBe(torn);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
+  });
+
+  it('the owner\'s edit beyond passes and notes is listed and refused (exit 2); --accept-plan-edits continues with it', async () => {
+    const dir = await stoppedAfterOne();
+    const prd = readPrd(dir);
+    prd.userStories[1].title = 'two() returns 2, documented';
+    writeFileSync(path.join(dir, 'ralph/prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
+    git(dir, 'commit', '-qam', 'plan: retitle US-2');
+    const head = git(dir, 'rev-parse', 'HEAD');
+    const refused = await resume(dir, ['--resume', 'e2e', '3']);
+    expect(refused.code, refused.output).toBe(2);
+    expect(refused.output).toContain('ralph/prd.json changed since loop e2e stopped, beyond passes and notes:');
+    expect(refused.output).toMatch(/US-2.*title/);
+    expect(refused.output).toContain('--accept-plan-edits');
+    expect(git(dir, 'rev-parse', 'HEAD')).toBe(head); // nothing changed
+    const accepted = await resume(dir, ['--resume', 'e2e', '--accept-plan-edits', '3']);
+    expect(accepted.code, accepted.output).toBe(0);
+    expect(readPrd(dir).userStories[1]).toMatchObject({ title: 'two() returns 2, documented', passes: true });
+  });
+
+  it('a passes flip made while the loop was stopped is a claim: checked before the agent runs, rejected without the work', async () => {
+    const dir = await stoppedAfterOne();
+    const prd = readPrd(dir);
+    prd.userStories[1].passes = true;
+    writeFileSync(path.join(dir, 'ralph/prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
+    const r = await resume(dir, ['--resume', 'e2e', '3']);
+    expect(r.output).toMatch(/1 story says passes: true \(US-2\); verifying before the first iteration/);
+    expect(r.output).toMatch(/US-2 rejected/);
+    expect(r.code, r.output).toBe(0); // the agent then did US-2 for real
+  });
+
+  it('pins that are gone refuse the resume (exit 2); --repin takes HEAD\'s tests on purpose', async () => {
+    const dir = await stoppedAfterOne();
+    git(dir, 'update-ref', '-d', 'refs/ralphkit/loops/e2e/pins');
+    const refused = await resume(dir, ['--resume', 'e2e', '3']);
+    expect(refused.code, refused.output).toBe(2);
+    expect(refused.output).toContain('loop e2e has no record of its pinned tests (refs/ralphkit/loops/e2e/pins is missing)');
+    expect(refused.output).toContain('--repin');
+    const repinned = await resume(dir, ['--resume', 'e2e', '--repin', '3']);
+    expect(repinned.code, repinned.output).toBe(0);
+    expect(repinned.output).toContain('--repin: checks now run with the tests as committed at');
+    expect(existsSync(path.join(dir, 'src/two.mjs'))).toBe(true);
+  });
+});
