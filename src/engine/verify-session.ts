@@ -64,11 +64,6 @@ export class CheckSession {
     return result;
   }
 
-  /** Runs `command` for the weak-check probe: no ledger line of its own (the probe writes one per story). */
-  probe(command: string, cwd: string): Promise<CheckResult> {
-    return runCheck({ command, cwd, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal });
-  }
-
   record(line: LedgerLine): void {
     guardWrite(this.input.ledgerPath, this.input.repoRoot, () => appendLedger(this.input.ledgerPath, [line]));
   }

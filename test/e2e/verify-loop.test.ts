@@ -40,8 +40,8 @@ function ralph(dir: string, agent: string, ...args: string[]): Promise<RunResult
 
 const readPrd = (dir: string): Prd => JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as Prd;
 const allLines = (dir: string): LedgerLine[] => parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8'));
-// The claims' own lines; the final gate's (before exit 0) are asserted apart.
-const ledger = (dir: string): LedgerLine[] => allLines(dir).filter((l) => !l.gate);
+// The claims' own lines; the final gate's (before exit 0) and the start-of-run probe's are asserted apart.
+const ledger = (dir: string): LedgerLine[] => allLines(dir).filter((l) => !l.gate && l.kind !== 'probe');
 const gateVerdicts = (dir: string) => allLines(dir).filter((l) => l.gate && l.kind === 'verdict').map((l) => `${l.iteration}:${l.story}:${l.kind === 'verdict' ? l.status : ''}`);
 const verdicts = (dir: string) => ledger(dir).filter((l) => l.kind === 'verdict').map((l) => `${l.iteration}:${l.story}:${l.kind === 'verdict' ? l.status : ''}`);
 const subjects = (dir: string) => git(dir, 'log', '--format=%s').split('\n');
@@ -100,6 +100,8 @@ describe('the runner verifies what the agent claims', () => {
       [2, 'US-2', null, null, shaOf('US-2')],
     ]);
     expect(verdicts(dir)).toEqual(['1:US-1:verified', '2:US-2:verified']);
+    // At start, each story's check ran once on the plan commit: both fail there, so neither is weak.
+    expect(allLines(dir).filter((l) => l.kind === 'probe').map((l) => [l.iteration, l.story, l.kind === 'probe' && l.weak])).toEqual([[0, 'US-1', false], [0, 'US-2', false]]);
     // Before exit 0, the final gate ran every check again on the final commit: the plan's check once, shared.
     expect(gateVerdicts(dir)).toEqual(['2:US-1:verified', '2:US-2:verified']);
     expect(allLines(dir).filter((l) => l.gate && l.kind === 'check').map((l) => [l.story, l.command, l.commit, l.kind === 'check' && !!l.shared])).toEqual([
@@ -213,5 +215,24 @@ describe('the runner verifies what the agent claims', () => {
     expect(verdicts(dir)).toEqual(['1:US-2:rejected']);
     expect(ledger(dir).filter((l) => l.kind === 'check')).toEqual([]);
     expect(subjects(dir)[0]).toBe('chore(ralph): reject US-2 (out of order)');
+  });
+
+  it('a story check that already passes on the plan commit is named weak once, in the output, the ledger and status; --no-weak-check skips the probe', async () => {
+    const weakPlan: Prd = { ...PLAN, userStories: [{ ...PLAN.userStories[0], checks: ['test -f README.md'] }, PLAN.userStories[1]] };
+    const dir = await installed(weakPlan);
+    const r = await ralph(dir, 'honest.mjs', '5');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr.match(/US-1: its check already passes on the plan commit [0-9a-f]{7}, before any work, so passing it proves nothing about this story \(marked weak\)/g)).toHaveLength(1);
+    expect(r.stderr).not.toMatch(/US-2: its check/);
+    expect(allLines(dir).filter((l) => l.kind === 'probe').map((l) => [l.story, l.kind === 'probe' && l.weak])).toEqual([['US-1', true], ['US-2', false]]);
+    const status = await runCli(['status', '--json'], { cwd: dir });
+    expect(JSON.parse(status.stdout).loops[0]).toMatchObject({ id: 'e2e', weak: ['US-1'] });
+    expect((await runCli(['status'], { cwd: dir })).stdout).toContain('weak checks (pass before any work): US-1');
+
+    const skipped = await installed(weakPlan);
+    const quiet = await ralph(skipped, 'honest.mjs', '--no-weak-check', '5');
+    expect(quiet.code, quiet.stderr).toBe(0);
+    expect(quiet.stderr).not.toContain('marked weak');
+    expect(allLines(skipped).filter((l) => l.kind === 'probe')).toEqual([]);
   });
 });

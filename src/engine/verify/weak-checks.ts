@@ -3,7 +3,10 @@
 // commit; one that passes is named, once per story, and recorded as `weak` in the ledger. Nothing is refused.
 import type { Prd } from '../../prd/types.js';
 import type { Pins, VerifyInput } from '../contracts.js';
-import { CheckSession } from '../verify-session.js';
+import { runCheck } from '../checks.js';
+import { appendLedger, type ProbeLine } from '../ledger.js';
+import { guardWrite } from '../verify-write.js';
+import { createCheckout, removeCheckout } from './checkout.js';
 
 export interface WeakProbeInput extends Pick<VerifyInput, 'repoRoot' | 'ledgerPath' | 'loopId' | 'checkTimeoutMs' | 'log' | 'inPlace'> {
   topLevel: string;
@@ -17,22 +20,23 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   const byCommand = new Map<string, string[]>();
   for (const s of input.prd.userStories) for (const c of s.checks ?? []) byCommand.set(c, [...(byCommand.get(c) ?? []), s.id]);
   if (!byCommand.size) return [];
-  const session = new CheckSession({ ...input, prdPath: '', progressPath: '', prdBefore: '', iteration: 0, pins: null }, input.topLevel, input.pins.commit, () => new Date());
+  const checkout = input.inPlace ? null : await createCheckout(input.topLevel, input.pins.commit, null);
+  const cwd = checkout?.dir ?? input.topLevel;
+  const run = (command: string) => runCheck({ command, cwd, timeoutMs: input.checkTimeoutMs, signal: input.signal });
   const weak = new Set<string>();
   try {
-    const where = await session.prepare('(probe)', input.prd.setup);
     // A setup that fails on the plan commit says nothing about the checks; the claims will meet it again.
-    if ('failed' in where) return [];
+    if (input.prd.setup && !(await run(input.prd.setup)).ok) return [];
     for (const [command, stories] of byCommand) {
-      const r = await session.probe(command, where.cwd);
+      const r = await run(command);
       if (r.aborted) return [...weak];
-      for (const id of stories) {
-        session.record({ ...session.base(id), kind: 'probe', command, exitCode: r.exitCode, weak: r.ok, durationMs: r.durationMs, outputSha256: r.outputSha256 });
-        if (r.ok) weak.add(id);
-      }
+      const time = new Date().toISOString();
+      const lines: ProbeLine[] = stories.map((story) => ({ time, loop: input.loopId, iteration: 0, story, commit: input.pins.commit, kind: 'probe', command, exitCode: r.exitCode, weak: r.ok, durationMs: r.durationMs, outputSha256: r.outputSha256 }));
+      guardWrite(input.ledgerPath, input.repoRoot, () => appendLedger(input.ledgerPath, lines));
+      if (r.ok) for (const id of stories) weak.add(id);
     }
   } finally {
-    await session.close();
+    if (checkout) removeCheckout(checkout.dir);
   }
   const ids = [...weak];
   for (const id of ids) {
