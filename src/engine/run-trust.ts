@@ -36,7 +36,7 @@ export interface RunTrust {
  * `notes` (the owner's, between runs, or an agent's before a kill) are shown and need --accept-plan-edits. Returns the
  * baseline claims are judged against (`passes` as the runner last settled them), or null when no record exists.
  */
-export async function settleResumedPlan(paths: RunPaths, loopId: string, options: RunOptions, emit: Emit): Promise<string | null> {
+export async function settleResumedPlan(paths: RunPaths, loopId: string, options: RunOptions, emit: Emit, ask?: (question: string) => Promise<boolean>): Promise<string | null> {
   const recorded = await readBaseline(paths.repoRoot, loopId);
   if (recorded === null) return null;
   const rel = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');
@@ -50,10 +50,11 @@ export async function settleResumedPlan(paths: RunPaths, loopId: string, options
   const repair = planPrdRepair(recorded, disk, rel);
   if (!repair.restored.length) return recorded;
   const edits = repair.restored.map((r) => `  - ${r.replace(/; restored$/, '')}`).join('\n');
-  if (!options.acceptPlanEdits) {
+  const accepted = options.acceptPlanEdits || (ask ? await ask(`${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${edits}\nAre these your edits, to continue with? [y/N] `) : false);
+  if (!accepted) {
     throw new LoopExit(2, `${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${edits}`, `if these are your edits, continue with them: ./ralph/ralph.sh --resume ${loopId} --accept-plan-edits; to drop them: git diff -- ${rel} shows them, git checkout -- ${rel} undoes uncommitted ones`);
   }
-  emit({ type: 'warn', message: `accepted the edits to ${rel} (--accept-plan-edits):\n${edits}` });
+  emit({ type: 'warn', message: `accepted the edits to ${rel}${options.acceptPlanEdits ? ' (--accept-plan-edits)' : ''}:\n${edits}` });
   return renderAcceptedBaseline(recorded, disk);
 }
 

@@ -26,6 +26,7 @@ import { probeSandbox } from './agents/sandbox.js';
 import { probeWeakChecks } from './verify/weak-checks.js';
 import { finalGate } from './run-deps.js';
 import { realpathSync } from 'node:fs';
+import { createInterface } from 'node:readline/promises';
 
 export interface RunIo {
   cwd: string;
@@ -72,7 +73,8 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
   }
   const paths = resolvePaths(repoRoot, io.cwd, options, given);
   // A resumed loop's plan is held against the runner's own record of it before anything reads it.
-  const baseline = resumed && !options.dryRun ? await settleResumedPlan(paths, resumed.id, options, emit) : null;
+  const ask = process.stdin.isTTY && process.stderr.isTTY && !options.json ? askYesNo : undefined;
+  const baseline = resumed && !options.dryRun ? await settleResumedPlan(paths, resumed.id, options, emit, ask) : null;
   const prd = await readPlan(paths);
   checkPromptFile(paths);
   const id = resumed?.id ?? options.name ?? newLoopId(new Date());
@@ -99,6 +101,16 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
     return await startGuarded(run, controller);
   } finally {
     stopSignals();
+  }
+}
+
+/** A yes/no question at the terminal (stdin and stderr are one); anything but y or yes is no. */
+async function askYesNo(question: string): Promise<boolean> {
+  const rl = createInterface({ input: process.stdin, output: process.stderr });
+  try {
+    return /^(y|yes)$/i.test((await rl.question(question)).trim());
+  } finally {
+    rl.close();
   }
 }
 

@@ -1,10 +1,11 @@
 // Resuming a loop (SPEC §6): the plan on disk is held against the runner's own record of it in git
 // (refs/ralphkit/loops/<id>/plan), never against a file in ralph/.runs/. A half-written plan is restored from the
 // record with a backup; the owner's edits are shown and need --accept-plan-edits; lost pins need --repin.
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { git, run } from '../support/repo.js';
+import { git, gitEnv, run } from '../support/repo.js';
 import { attackAgent, copyRepo, passes, prepareTemplate, ralph, readPrd, type Template } from '../support/attack-repo.js';
 
 /** ./ralph/ralph.sh --resume …: the same agent and options as ralph(), without --name (a resume keeps its id). */
@@ -83,4 +84,41 @@ describe('resuming against the runner\'s own record of the plan', () => {
     expect(repinned.output).toContain('--repin: checks now run with the tests as committed at');
     expect(existsSync(path.join(dir, 'src/two.mjs'))).toBe(true);
   });
+
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)('at a terminal the edits are shown and asked about: y continues with them, anything else refuses', async () => {
+    for (const [answer, code] of [['n', 2], ['y', 0]] as const) {
+      const dir = await stoppedAfterOne();
+      const prd = readPrd(dir);
+      prd.userStories[1].title = 'two() returns 2, documented';
+      writeFileSync(path.join(dir, 'ralph/prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
+      git(dir, 'commit', '-qam', 'plan: retitle US-2');
+      const r = await inTerminal(dir, ['--resume', 'e2e', '3'], 'Are these your edits, to continue with? [y/N]', `${answer}\r`);
+      expect(r.code, r.output).toBe(code);
+      expect(r.output).toMatch(/US-2.*title/);
+      if (code === 0) expect(readPrd(dir).userStories[1]).toMatchObject({ title: 'two() returns 2, documented', passes: true });
+    }
+  });
 });
+
+/** ./ralph/ralph.sh in a pseudo-terminal (util-linux `script`); `send` goes in once `when` appears. */
+function inTerminal(dir: string, args: string[], when: string, send: string): Promise<{ code: number | null; output: string }> {
+  const command = [path.join(dir, 'ralph/ralph.sh'), '--agent-cmd', `node ${attackAgent('honest')}`, '--pause', '0', ...args].map((a) => `'${a}'`).join(' ');
+  return new Promise((resolve) => {
+    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: dir, env: { ...gitEnv(), TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    let output = '';
+    let sent = false;
+    const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);
+    child.stdin.on('error', () => {});
+    child.stdout.on('data', (d) => {
+      output += d;
+      if (!sent && output.includes(when)) {
+        sent = true;
+        child.stdin.write(send);
+      }
+    });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, output });
+    });
+  });
+}
