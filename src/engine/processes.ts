@@ -32,7 +32,8 @@ export function processStart(pid: number): number | undefined {
   return readProcStat(pid)?.start;
 }
 
-function readProcStat(pid: number): { start: number; zombie: boolean; group: number } | null {
+/** /proc/<pid>/stat on Linux: start time, zombie (Z/X) or not, process group; null elsewhere or when gone. */
+export function readProcStat(pid: number): { start: number; zombie: boolean; group: number } | null {
   if (process.platform !== 'linux') return null;
   let text: string;
   try {

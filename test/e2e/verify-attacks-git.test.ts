@@ -9,6 +9,7 @@ import { git } from '../support/repo.js';
 import {
   bytesOrNull, committedPrd, copyRepo, killLeftoversAfterTest, passes, prepareTemplate, processesWith, ralph, statusLoops, subjects,
   type LoopRun, type Template,
+  expectAllFalse, expectNotDone,
 } from '../support/attack-repo.js';
 
 let plan: Template;
@@ -18,16 +19,7 @@ beforeAll(async () => {
 });
 afterAll(() => plan?.remove());
 
-function expectNotDone(r: LoopRun, dir: string): void {
-  expect(r.code, r.output).not.toBe(0);
-  const state = JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8')) as { status: string };
-  expect(['complete', 'failed', 'refused'], r.output).not.toContain(state.status);
-}
 
-function expectAllFalse(dir: string, r: LoopRun): void {
-  expect(passes(dir), r.output).toEqual({ 'US-1': false, 'US-2': false });
-  expect(committedPrd(dir).userStories.map((s) => s.passes)).toEqual([false, false]);
-}
 
 const hookFile = (dir: string, name: string) => path.join(dir, '.git/hooks', name);
 

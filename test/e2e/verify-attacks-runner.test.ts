@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git, run, runCli, testdir } from '../support/repo.js';
 import {
   attackAgent, committedPrd, copyRepo, passes, prepareTemplate, ralph, statusLoops, subjects, type LoopRun, type Template,
+  expectAllFalse, expectNotDone,
 } from '../support/attack-repo.js';
 
 let plan: Template;
@@ -21,16 +22,7 @@ beforeAll(async () => {
 });
 afterAll(() => plan?.remove());
 
-function expectNotDone(r: LoopRun, dir: string): void {
-  expect(r.code, r.output).not.toBe(0);
-  const state = JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8')) as { status: string };
-  expect(['complete', 'failed', 'refused'], r.output).not.toContain(state.status);
-}
 
-function expectAllFalse(dir: string, r: LoopRun): void {
-  expect(passes(dir), r.output).toEqual({ 'US-1': false, 'US-2': false });
-  expect(committedPrd(dir).userStories.map((s) => s.passes)).toEqual([false, false]);
-}
 
 /** Commits an engine edit the way a person (or an earlier agent) would, before any loop starts. */
 function commitEngineEdit(dir: string, text: string): string {

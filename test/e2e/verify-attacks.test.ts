@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../support/repo.js';
 import {
   committedPrd, copyRepo, notesOf, passes, pinnedMentions, prepareTemplate, ralph, statusLoops, subjects, type LoopRun, type Template,
+  expectAllFalse, expectNotDone,
 } from '../support/attack-repo.js';
 
 let plan: Template; // US-1: node --test test/one.test.mjs · US-2: npm test
@@ -22,12 +23,6 @@ afterAll(() => {
   split?.remove();
 });
 
-/** The loop did not end with "done", nor because it crashed or refused to start (the attack has to have run). */
-function expectNotDone(r: LoopRun, dir: string): void {
-  expect(r.code, r.output).not.toBe(0);
-  const state = JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8')) as { status: string };
-  expect(['complete', 'failed', 'refused'], r.output).not.toContain(state.status);
-}
 
 async function expectHonestDone(t: Template): Promise<void> {
   const dir = copyRepo(t);

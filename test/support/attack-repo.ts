@@ -5,7 +5,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { onTestFinished } from 'vitest';
+import { expect, onTestFinished } from 'vitest';
 import { FIXTURES, git, run, runCli, testdir, writeFiles, type RunResult } from './repo.js';
 import type { Prd } from '../../src/prd/types.js';
 
@@ -167,4 +167,17 @@ export function killLeftoversAfterTest(marker: string): void {
 /** The file's bytes, or null when it does not exist. */
 export function bytesOrNull(file: string): Buffer | null {
   return existsSync(file) ? readFileSync(file) : null;
+}
+
+/** The loop did not end with "done", nor because it crashed or refused to start (the attack has to have run). */
+export function expectNotDone(r: LoopRun, dir: string): void {
+  expect(r.code, r.output).not.toBe(0);
+  const state = JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8')) as { status: string };
+  expect(['complete', 'failed', 'refused'], r.output).not.toContain(state.status);
+}
+
+/** Both stories back to (or still) false, on disk and in the last commit. */
+export function expectAllFalse(dir: string, r: LoopRun): void {
+  expect(passes(dir), r.output).toEqual({ 'US-1': false, 'US-2': false });
+  expect(committedPrd(dir).userStories.map((s) => s.passes)).toEqual([false, false]);
 }

@@ -11,6 +11,7 @@
 // (sandbox.ts).
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { AGENT_MARK_VAR } from './agent-env.js';
+import { readProcStat } from '../processes.js';
 
 /** How long the SIGKILLed get to disappear: the kernel is quick, a process stuck in the D state is not. */
 const KILL_WAIT_MS = 2000;
@@ -20,11 +21,8 @@ const POLL_MS = 25;
 const MAX_ROUNDS = 4;
 const COMMAND_CHARS = 120;
 
-interface ProcInfo {
-  state: string;
-  /** Start time in clock ticks since boot: tells a reused pid from the one we signalled. */
-  start: number;
-}
+/** processes.ts's reading of /proc/<pid>/stat: the start time (clock ticks since boot) tells a reused pid apart. */
+type ProcInfo = ReturnType<typeof readProcStat>;
 
 /** Whether this platform lets us read other processes' environments (Linux /proc). */
 function procSupported(): boolean {
@@ -39,7 +37,7 @@ export function findMarkedProcesses(token: string): number[] {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const pid = Number(name);
-    if (pid !== process.pid && isMarked(pid, wanted) && isLive(readProcInfo(pid))) pids.push(pid);
+    if (pid !== process.pid && isMarked(pid, wanted) && isLive(readProcStat(pid))) pids.push(pid);
   }
   return pids;
 }
@@ -58,7 +56,7 @@ export async function stopMarkedProcesses(
   const wanted = Buffer.from(`${AGENT_MARK_VAR}=${token}`);
   const stopped = new Map<number, string>();
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const targets = findMarkedProcesses(token).map((pid) => ({ pid, info: readProcInfo(pid) }));
+    const targets = findMarkedProcesses(token).map((pid) => ({ pid, info: readProcStat(pid) }));
     if (targets.length === 0) break;
     for (const { pid } of targets) if (!stopped.has(pid)) stopped.set(pid, readCommand(pid));
     for (const t of targets) signal(t.pid, 'SIGTERM');
@@ -89,29 +87,17 @@ function isMarked(pid: number, wanted: Buffer): boolean {
   return false;
 }
 
-function readProcInfo(pid: number): ProcInfo | null {
-  let text: string;
-  try {
-    text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  } catch {
-    return null;
-  }
-  // Field 2 is the command in parentheses and may itself hold spaces or ")": count the fields from the last ")".
-  const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  return { state: fields[0] ?? '', start: Number(fields[19]) };
-}
-
 // A zombie (Z) or a dead entry (X) runs no code any more; it stays until its parent reaps it, which may be never.
-function isLive(info: ProcInfo | null): boolean {
-  return info !== null && info.state !== 'Z' && info.state !== 'X';
+function isLive(info: ProcInfo): boolean {
+  return info !== null && !info.zombie;
 }
 
-function isSameProcess(pid: number, then: ProcInfo | null): boolean {
-  const now = readProcInfo(pid);
+function isSameProcess(pid: number, then: ProcInfo): boolean {
+  const now = readProcStat(pid);
   return isLive(now) && then !== null && now!.start === then.start;
 }
 
-async function waitGone(targets: Array<{ pid: number; info: ProcInfo | null }>, ms: number): Promise<void> {
+async function waitGone(targets: Array<{ pid: number; info: ProcInfo }>, ms: number): Promise<void> {
   const end = Date.now() + ms;
   while (targets.some((t) => isSameProcess(t.pid, t.info)) && Date.now() < end) {
     await new Promise((resolve) => setTimeout(resolve, POLL_MS));
