@@ -3,6 +3,7 @@
 import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { BudgetGate, GateOutcome, Violation } from './contracts.js';
+import type { Prd } from '../prd/types.js';
 import type { RunOptions } from './args.js';
 import type { Emit } from './events.js';
 import type { RunIo } from './run.js';
@@ -169,19 +170,20 @@ function sandboxCommand(run: LockedRun, trust: RunTrust, agent: { file: string; 
 /** After a verification pass: the new baseline, and where each accepted claim was verified. */
 export async function afterVerification(run: LockedRun, loopId: string, trust: RunTrust, result: VerifyResult, head: string | null): Promise<void> {
   for (const v of result.verdicts) if (v.status === 'verified' && head) trust.verifiedAt.set(v.id, head);
-  await settleBaseline(run.paths, loopId, trust, run.emit);
+  await settleBaseline(run.paths, loopId, trust, run.emit, result.prd);
 }
 
 /** The final gate of the run (verify/final-gate.ts), then its verdicts as the new baseline. */
 export async function finalGate(run: LockedRun, loopId: string, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<GateOutcome> {
   const { paths, options, emit } = run;
   const gate = await runFinalGate({
+    prd: JSON.parse(trust.baseline ?? readFileSync(paths.prd, 'utf8')) as Prd,
     topLevel: trust.topLevel, repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(loopDir(paths.repoRoot, loopId), 'ledger.jsonl'),
     loopId, iteration, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, verifiedAt: trust.verifiedAt,
     log: (level, message) => emit({ type: level, iteration, message }),
     signal,
   });
-  if (!gate.interrupted) await settleBaseline(paths, loopId, trust, emit);
+  if (!gate.interrupted) await settleBaseline(paths, loopId, trust, emit, gate.prd);
   return gate;
 }
 
@@ -190,21 +192,23 @@ export async function finalGate(run: LockedRun, loopId: string, trust: RunTrust,
  * agent changed there is put back now, and the iteration's claims are rejected for it.
  */
 function guardRunnerFiles(run: LockedRun, trust: RunTrust, iteration: number): Violation | undefined {
-  const { changed, inRepo } = restoreRunnerFiles(trust.guard);
+  const { changed, rejecting, kept, inRepo } = restoreRunnerFiles(trust.guard);
+  const shown = (items: string[]) => items.slice(0, 10).join(', ') + (items.length > 10 ? `, and ${items.length - 10} more` : '');
+  if (kept.length) run.emit({ type: 'info', iteration, message: `kept the git settings the agent's git commands recorded (${shown(kept)})` });
   if (!changed.length) return undefined;
-  const list = changed.slice(0, 10).join(', ') + (changed.length > 10 ? `, and ${changed.length - 10} more` : '');
-  run.emit({ type: 'warn', iteration, message: `the agent changed files the runner trusts (${list}); put them back as they were when the loop started, and this iteration's claims are rejected` });
-  const block = renderGuardBlock(new Date(), iteration, changed);
+  const consequence = rejecting.length ? ', and this iteration\'s claims are rejected' : ' (they never run in the runner\'s own git calls or checks, so the claims are judged as usual)';
+  run.emit({ type: 'warn', iteration, message: `the agent changed files the runner trusts (${shown(changed)}); put them back as they were when the loop started${consequence}` });
+  const block = renderGuardBlock(new Date(), iteration, changed, rejecting.length > 0);
   guardWrite(run.paths.progress, run.paths.repoRoot, () => appendFileSync(run.paths.progress, block), 'the note about the restored runner files could not be written');
-  return { reason: `the agent changed files the runner trusts (${list}); they were put back`, files: inRepo };
+  return rejecting.length ? { reason: `the agent changed files the runner trusts (${shown(rejecting)}); they were put back`, files: inRepo } : undefined;
 }
 
-function renderGuardBlock(time: Date, iteration: number, changed: string[]): string {
+function renderGuardBlock(time: Date, iteration: number, changed: string[], rejected: boolean): string {
   const stamp = time.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
   return [
     '',
     `## ${stamp} - ralph: iteration ${iteration} changed the runner's files`,
-    'The runner put these back as they were when the loop started and rejected the iteration\'s claims:',
+    `The runner put these back as they were when the loop started${rejected ? ' and rejected the iteration\'s claims' : ''}:`,
     ...changed.map((c) => `- ${c}`),
     'The engine (ralph/ralph.mjs, ralph.sh), ralph/.ralphkit.json, .git/config and .git/hooks are not yours to change.',
     '---',

@@ -15,7 +15,6 @@ import { readBaseline, readPinCommit, recordBaseline, recordPinCommit, pinsRef }
 import { readPins, readTreeFiles } from './verify/checkout.js';
 import { renderSetupWarning } from './verify/pins.js';
 import { snapshotRunnerFiles, type RunnerGuard } from './verify/runner-guard.js';
-import { snapshotGlobalConfig } from './git/harden.js';
 
 export interface RunTrust {
   /** git's top level, real path. */
@@ -85,16 +84,19 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
     pins = await readPins(topLevel, commit, plan, files);
     const setup = options.verifyInPlace ? null : renderSetupWarning(files, plan);
     if (setup) emit({ type: 'warn', message: setup });
+    // A clone of the claimed commit brings no submodule content with it.
+    if (!options.verifyInPlace && files.includes('.gitmodules')) emit({ type: 'warn', message: 'this repository has submodules: the fresh checkout the checks run in has none of their files; if a check needs them, run the loop with --verify-in-place' });
   }
-  snapshotGlobalConfig(process.env);
   const guard = await snapshotRunnerFiles(paths.repoRoot);
   return { topLevel, baseline, pins, guard, verifiedAt: new Map(), gitDir: guard.gitDir };
 }
 
-/** After a verification pass: the plan on disk (just written by the runner) is the new baseline, in memory and in git. */
-export async function settleBaseline(paths: RunPaths, loopId: string, trust: RunTrust, emit: Emit): Promise<void> {
-  const text = readOrNull(paths.prd);
-  if (text === null) return;
+/**
+ * After a verification pass: the plan as the runner itself decided it (never re-read from disk, where a process
+ * started by a check could have rewritten it since) is the new baseline, in memory and in git.
+ */
+export async function settleBaseline(paths: RunPaths, loopId: string, trust: RunTrust, emit: Emit, prd: Prd): Promise<void> {
+  const text = `${JSON.stringify(prd, null, 2)}\n`;
   trust.baseline = text;
   try {
     await recordBaseline(paths.repoRoot, loopId, text);

@@ -203,7 +203,7 @@ async function startIterations(run: LockedRun, state: LoopState, budget: BudgetG
   // SPEC §4: exit 0 only under the runner's own verification, so stories the plan already marks done are claims.
   const outcome = await verifyStartClaims(run, state, controller.signal, trust);
   if (controller.signal.aborted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
-  if (trust.baseline === null) await settleBaseline(run.paths, state.id, trust, run.emit);
+  if (trust.baseline === null) await settleBaseline(run.paths, state.id, trust, run.emit, outcome?.prd ?? prdAtStart);
   const prdNow = outcome?.prd ?? prdAtStart;
   if (prdNow.userStories.every((s) => s.passes === true)) {
     // The plan says it is done: only the final gate on this commit can make that exit 0.

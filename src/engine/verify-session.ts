@@ -3,8 +3,10 @@
 // change between claims, so a second run would only cost time.
 import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, type CheckLine, type LedgerLine } from './ledger.js';
-import { createCheckout, removeCheckout, type Checkout } from './verify/checkout.js';
+import { createCheckout, reapplyPins, removeCheckout, type Checkout } from './verify/checkout.js';
 import { guardWrite } from './verify-write.js';
+import { planAgentEnv } from './agents/agent-env.js';
+import { stopMarkedProcesses } from './agents/leftovers.js';
 import type { VerifyOptions } from './verify.js';
 
 export type CheckScope = CheckLine['scope'];
@@ -16,6 +18,9 @@ export class CheckSession {
   private readonly shared = new Map<string, CheckResult>();
   // One checkout per `mayChange` (stories that may change different pinned files see different versions of them).
   private readonly checkouts = new Map<string, { checkout: Checkout; setupFailure?: CheckResult }>();
+  // Checks run the agent's code: they get the agent's environment (no runner secrets) and a mark of their own, so
+  // that whatever they leave running (a daemon that would rewrite the plan) is stopped when the pass ends.
+  private readonly checkEnv = planAgentEnv(process.env, {});
 
   constructor(
     private readonly input: VerifyOptions,
@@ -43,6 +48,11 @@ export class CheckSession {
       if (setup) {
         const r = await this.run(story, 'setup', setup, checkout.dir, key);
         if (!r.ok) entry.setupFailure = r;
+        else {
+          const again = await reapplyPins(checkout, this.input.pins ?? null, mayChange);
+          if (again.length) this.input.log('warn', `setup changed pinned test inputs (${again.join(', ')}); put back before the checks`);
+          checkout.pinnedChanges = [...new Set([...checkout.pinnedChanges, ...again])];
+        }
       }
     } else if (setup) {
       // The ledger line of a shared setup is recorded for every story that relied on it.
@@ -56,7 +66,7 @@ export class CheckSession {
     const key = `${where}\0${scope}\0${command}`;
     const shareable = scope !== 'story' || this.gate;
     const reused = shareable ? this.shared.get(key) : undefined;
-    const result = reused ?? (await runCheck({ command, cwd, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal }));
+    const result = reused ?? (await runCheck({ command, cwd, env: this.checkEnv.env, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal }));
     if (shareable) this.shared.set(key, result);
     this.record({ ...checkLine(this, story, scope, result, reused !== undefined), ...(this.gate ? { gate: true } : {}) });
     const outcome = result.ok ? 'passed' : result.aborted ? 'stopped (the runner is interrupted)' : result.timedOut ? 'timed out' : `exit ${result.exitCode ?? result.signal}`;
@@ -73,6 +83,8 @@ export class CheckSession {
   }
 
   async close(): Promise<void> {
+    const { stopped } = await stopMarkedProcesses(this.checkEnv.token);
+    if (stopped.length) this.input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the checks left running (${stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ')})`);
     for (const { checkout } of this.checkouts.values()) removeCheckout(checkout.dir);
     this.checkouts.clear();
   }

@@ -78,4 +78,30 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(processesWith(marker), 'the leftover outlived the runner').toEqual([]);
     expectAllFalse(dir, r);
   });
+
+  it('a daemon a check starts (from the committed code, inside the verification checkout) rewrites the plan: the runner decides from its own copy, stops it, not exit 0', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'check-daemon', ['2']);
+    expectNotDone(r, dir);
+    const stopped = /stopped 1 process the checks left running \((\d+) [^)]*daemon\.cjs/.exec(r.output);
+    expect(stopped, r.output).not.toBeNull();
+    const pid = Number(stopped![1]);
+    expect(existsSync(`/proc/${pid}`) && !/\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))).toBe(false);
+    expect(existsSync(path.join(dir, 'src/two.mjs'))).toBe(false);
+    expect(passes(dir)['US-2']).not.toBe(true);
+  });
+
+  it('an honest agent that pushes with -u and sets core.hooksPath (as husky does): the upstream is kept, the hooks path put back, exit 0', async () => {
+    const dir = copyRepo(plan);
+    const remote = path.join(dir, '..', `${path.basename(dir)}-remote.git`);
+    git(dir, 'init', '-q', '--bare', remote);
+    git(dir, 'remote', 'add', 'origin', remote);
+    const r = await ralph(dir, 'honest-git', ['5']);
+    expect(r.code, r.output).toBe(0);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
+    expect(r.output).toMatch(/kept the git settings the agent's git commands recorded \(\.git\/config branch\.ralph\/attack-demo\.(merge|remote)/);
+    expect(r.output).toContain('(they never run in the runner\'s own git calls or checks, so the claims are judged as usual)');
+    expect(git(dir, 'config', '--get', 'branch.ralph/attack-demo.remote')).toBe('origin');
+    expect(() => git(dir, 'config', '--local', '--get', 'core.hooksPath')).toThrow();
+  });
 });

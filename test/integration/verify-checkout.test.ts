@@ -170,4 +170,25 @@ describe('pinned tests', () => {
     expect(res.verdicts.map((v) => [v.id, v.status])).toEqual([['US-1', 'verified'], ['US-2', 'verified']]);
     expect(res.verdicts[0].reason).toMatch(/pinned test inputs .npmrc, node_modules\/.bin\/node, vitest.config.ts/);
   });
+
+  it('a setup whose install hook (the agent\'s code) rewrites a pinned test: the pinned version is put back before the checks', async () => {
+    const prd = plan([story('US-1', { checks: [`sh ${TEST}`] })], { setup: 'sh setup.sh' });
+    const r = verifyRepo(prd, { [TEST]: 'grep -q one src.txt\n', 'src.txt': 'zero\n', 'setup.sh': '[ -f hook.sh ] && sh hook.sh || true\n' });
+    const pins = await pinsOf(r, prd);
+    claim(r, 'US-1');
+    commitAll(r.dir, { 'hook.sh': `echo true > ${TEST}\n` });
+    const res = await verifyIteration(r.input({ pins }));
+    expect(res.verdicts[0]).toMatchObject({ status: 'rejected', reason: expect.stringContaining(`check \`sh ${TEST}\` exited 1; the agent changed pinned test input ${TEST}`) });
+    expect(r.logs.join('\n')).toContain(`setup changed pinned test inputs (${TEST}); put back before the checks`);
+  });
+
+  it('a folder a check names pins only the test files in it, not the code beside them (node --test src/)', async () => {
+    const prd = plan([story('US-1', { checks: ['test "$(cat src/one.txt)" = one && sh src/one.test.sh'] })]);
+    const r = verifyRepo(prd, { 'src/one.txt': 'zero\n', 'src/one.test.sh': 'grep -q one src/one.txt\n' });
+    const pins = await pinsOf(r, { ...prd, userStories: [{ ...prd.userStories[0], checks: ['node --test src/'] }] });
+    expect(pins.paths).toEqual(['src/one.test.sh']);
+    claim(r, 'US-1');
+    commitAll(r.dir, { 'src/one.txt': 'one\n' });
+    expect((await verifyIteration(r.input({ pins }))).verdicts[0]).toEqual({ id: 'US-1', status: 'verified' });
+  });
 });

@@ -54,13 +54,32 @@ export async function createCheckout(top: string, commit: string, pins: Pins | n
     // --shared borrows the objects (no copy); --template= leaves hooks and info/exclude out of the new repository.
     await gitOk(top, ['clone', '--quiet', '--shared', '--no-checkout', '--template=', top, dir]);
     await gitOk(dir, ['checkout', '--quiet', '--detach', commit, '--']);
-    const res = mayChange.map(globToRegExp);
-    const pinnedChanges = pins && pins.commit !== commit ? await applyPins(dir, commit, pins, (p) => res.some((re) => re.test(p))) : [];
+    const pinnedChanges = pins && pins.commit !== commit ? await applyPins(dir, commit, pins, matcher(mayChange)) : [];
     return { dir, commit, pinnedChanges };
   } catch (err) {
     removeCheckout(dir);
     throw err;
   }
+}
+
+/**
+ * Puts the pinned files back once more, after `setup`: an install script (`postinstall`, `prepare`) is the agent's
+ * code too, and could rewrite a pinned test between the checkout and the checks. What setup adds (node_modules) stays.
+ * Returns what had to be put back.
+ */
+export async function reapplyPins(checkout: Checkout, pins: Pins | null, mayChange: readonly string[] = []): Promise<string[]> {
+  if (!pins || pins.commit === checkout.commit) return [];
+  const allowed = matcher(mayChange);
+  const pinned = new Set(pins.paths.filter((p) => !allowed(p)));
+  const changed = (await gitOk(checkout.dir, ['diff', '--name-only', '--no-renames', '--no-ext-diff', '--no-textconv', '-z', pins.commit, '--'])).split('\0').filter((p) => pinned.has(p));
+  if (changed.length) await gitOk(checkout.dir, ['--literal-pathspecs', 'checkout', pins.commit, '--pathspec-from-file=-', '--pathspec-file-nul'], changed.join('\0'));
+  const scripts = allowed('package.json') ? [] : pinScripts(checkout.dir, pins);
+  return [...changed, ...scripts.map((s) => `package.json scripts.${s}`)];
+}
+
+function matcher(globs: readonly string[]): (file: string) => boolean {
+  const res = globs.map(globToRegExp);
+  return (file) => res.some((re) => re.test(file));
 }
 
 async function applyPins(dir: string, commit: string, pins: Pins, mayChange: (file: string) => boolean): Promise<string[]> {

@@ -1,7 +1,7 @@
 // The final gate (SPEC §6): before the loop may exit 0, every check of every story and of the plan runs once more
 // on a fresh checkout of the final commit, with the pinned tests. A claim is checked at its own commit; a later
 // story can still break it, and only this pass sees that. Exit 0 means exactly: all of it passes here.
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import type { Prd, Story } from '../../prd/types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import type { CheckResult } from '../checks.js';
@@ -14,6 +14,8 @@ import { commitRunnerFiles, readHead, writeVerdictNote } from '../verify-git.js'
 import { guardWrite } from '../verify-write.js';
 
 export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAgent'> {
+  /** The plan as the runner last settled it (its baseline), not the file on disk. */
+  prd: Prd;
   topLevel: string;
   signal?: AbortSignal;
   /** The commit each story's claim was verified at in this run, to name the range that broke it. */
@@ -35,7 +37,7 @@ export interface GateResult {
 
 export async function runFinalGate(input: GateInput): Promise<GateResult> {
   const commit = await readHead(input.topLevel);
-  const prd = JSON.parse(readFileSync(input.prdPath, 'utf8')) as Prd;
+  const prd = structuredClone(input.prd);
   const session = new CheckSession({ ...input, prdBefore: '' }, input.topLevel, commit, input.now ?? (() => new Date()), true);
   input.log('info', `final gate: every check once more on a fresh checkout of ${commit?.slice(0, 7) ?? '(no commit)'}`);
   const verdicts: StoryVerdict[] = [];

@@ -5,14 +5,12 @@ import type { Prd, Story } from '../../prd/types.js';
 import { matchGlobs } from './glob.js';
 
 /**
- * Conventional test locations and test-runner configuration, pinned unless the plan says `"protectDefaults":
- * false`. A runner config counts as a test input: excluding a test there silences it as surely as deleting it.
+ * Conventional test locations, pinned unless the plan says `"protectDefaults": false` (the configuration that decides
+ * how they run is in PINNED_ABSENT_GLOBS: excluding a test there silences it as surely as deleting it).
  */
 export const DEFAULT_PINNED_GLOBS: readonly string[] = [
   'test/', 'tests/', '__tests__/', 'spec/', 'e2e/',
-  '*.test.*', '*.spec.*', '*_test.*', 'test_*.py', '*_test.go', 'conftest.py',
-  'vitest.config.*', 'vitest.workspace.*', 'jest.config.*', '.mocharc*', 'playwright.config.*', 'cypress.config.*',
-  'karma.conf.*', 'ava.config.*', 'pytest.ini', 'phpunit.xml*',
+  '*.test.*', '*.spec.*', '*_test.*', 'test_*.py', '*_test.go', 'phpunit.xml*',
 ];
 
 /**
@@ -23,8 +21,8 @@ export const DEFAULT_PINNED_GLOBS: readonly string[] = [
  */
 export const PINNED_ABSENT_GLOBS: readonly string[] = [
   '.npmrc', '.yarnrc', '.yarnrc.yml', '.pnpmfile.cjs', 'bunfig.toml', 'node_modules/', '.node-options',
-  'vitest.config.*', 'vitest.workspace.*', 'jest.config.*', '.mocharc*', 'playwright.config.*', 'cypress.config.*',
-  'karma.conf.*', 'ava.config.*', 'pytest.ini', 'conftest.py', 'sitecustomize.py', 'usercustomize.py', '*.pth',
+  'vitest.config.*', 'vitest.workspace.*', 'vite.config.*', 'jest.config.*', '.mocharc*', 'playwright.config.*', 'cypress.config.*',
+  'karma.conf.*', 'ava.config.*', 'pytest.ini', 'tox.ini', 'conftest.py', 'sitecustomize.py', 'usercustomize.py', '*.pth',
 ];
 
 /** The files (of those committed at the plan commit, `files`) that are pinned for this plan. */
@@ -47,17 +45,23 @@ export function allChecks(prd: Prd): string[] {
 }
 
 /**
- * Committed files a command names: a word that is a file path, or a folder whose files it then covers
- * (`node --test test/` names everything under test/). Quotes and shell punctuation are word breaks.
+ * Committed files a command names: a word that is a file path (`sh scripts/check.sh`, `node --test test/a.test.mjs`:
+ * the check's own input), and, for a word that names a folder (`node --test src/`, `go test ./pkg`), the test files
+ * in it. The rest of a named folder is the implementation the story is there to change. Quotes and shell
+ * punctuation are word breaks.
  */
 export function planNamedPaths(command: string, files: readonly string[]): string[] {
   const words = command.split(/[\s;&|()<>"'`=]+/).map((w) => w.replace(/^\.\//, '').replace(/\/+$/, '')).filter((w) => w && !w.startsWith('-'));
   const out: string[] = [];
   for (const w of new Set(words)) {
-    for (const f of files) if (f === w || f.startsWith(`${w}/`)) out.push(f);
+    if (files.includes(w)) out.push(w);
+    else out.push(...matchGlobs(files.filter((f) => f.startsWith(`${w}/`)), TEST_FILE_GLOBS));
   }
   return out;
 }
+
+// What counts as a test file inside a folder a check names.
+const TEST_FILE_GLOBS: readonly string[] = ['*.test.*', '*.spec.*', '*_test.*', 'test_*.py', 'conftest.py', 'test/', 'tests/', '__tests__/', 'spec/'];
 
 /**
  * package.json scripts a check command runs: `npm test`, `npm t`, `npm run x`, `npm run-script x`, `yarn x`,

@@ -18,6 +18,11 @@ interface Held {
   shown: string;
   /** True for files inside the working tree (the runner commits their restoration). */
   inRepo: boolean;
+  /**
+   * engine: any change rejects the iteration's claims · config: a git configuration file, judged by the keys that
+   * changed · inert: put back with a warning, but nothing the runner does reads it (hooks never run in its git calls).
+   */
+  kind: 'engine' | 'config' | 'inert';
   /** null: the file did not exist (an agent that creates it is undone by removing it). */
   bytes: Buffer | null;
   mode: number;
@@ -38,9 +43,13 @@ export interface RunnerGuard {
 }
 
 export interface GuardRestore {
-  /** Everything the agent changed, as shown to the user. */
+  /** Everything the agent changed and the runner put back, as shown to the user. */
   changed: string[];
-  /** The working-tree paths among them (relative to the repository), for the runner's commit. */
+  /** The changes among them that reject the iteration's claims (the engine, git configuration that runs code). */
+  rejecting: string[];
+  /** Settings git itself writes for honest work (`git push -u` records the upstream): kept, not put back. */
+  kept: string[];
+  /** The working-tree paths among the restored (relative to the repository), for the runner's commit. */
   inRepo: string[];
 }
 
@@ -50,29 +59,88 @@ export async function snapshotRunnerFiles(repoRoot: string): Promise<RunnerGuard
   const own = await gitPath(repoRoot, '--git-dir');
   const show = (abs: string) => path.relative(repoRoot, abs).split(path.sep).join('/') || abs;
   const configFiles = [path.join(common, 'config'), path.join(own, 'config.worktree'), ...(await readIncludedConfigs(repoRoot))];
-  const gitFiles = [...configFiles, path.join(common, 'info', 'attributes'), path.join(common, 'info', 'exclude')];
+  const home = process.env.HOME;
+  const globalFiles = home ? [path.join(home, '.gitconfig'), path.join(process.env.XDG_CONFIG_HOME || path.join(home, '.config'), 'git', 'config')] : [];
   const files = [
-    ...ENGINE_FILES.map((rel) => hold(path.join(repoRoot, rel), rel, true)),
-    ...[...new Set(gitFiles)].map((abs) => hold(abs, show(abs), false)),
+    ...ENGINE_FILES.map((rel) => hold(path.join(repoRoot, rel), rel, true, 'engine')),
+    ...[...new Set([...configFiles, ...globalFiles])].map((abs) => hold(abs, abs.startsWith(repoRoot) ? show(abs) : abs.replace(home ?? '\0', '~'), false, 'config')),
+    ...[path.join(common, 'info', 'attributes'), path.join(common, 'info', 'exclude')].map((abs) => hold(abs, show(abs), false, 'inert')),
   ];
   const hookDirs = [path.join(common, 'hooks'), ...(await readHooksPath(repoRoot))];
   return { files, dirs: [...new Set(hookDirs)].map((abs) => holdDir(abs, show(abs))), gitDir: realpathSync(common) };
 }
 
-/** Puts back whatever differs from the snapshot; returns what was changed. */
+/** Puts back whatever differs from the snapshot (git's own upstream records aside); returns what was changed. */
 export function restoreRunnerFiles(guard: RunnerGuard): GuardRestore {
-  const changed: string[] = [];
-  const inRepo: string[] = [];
+  const out: GuardRestore = { changed: [], rejecting: [], kept: [], inRepo: [] };
   for (const f of guard.files) {
     const now = readOrNull(f.abs);
     const same = now === null ? f.bytes === null : f.bytes !== null && now.equals(f.bytes) && modeOf(f.abs) === f.mode;
     if (same) continue;
+    const keys = f.kind === 'config' ? planConfigChange(f.bytes, now) : null;
+    if (keys && keys.every(isKeptKey)) {
+      // Nothing that runs code: the new file becomes the one held.
+      f.bytes = now;
+      f.mode = now === null ? 0 : modeOf(f.abs);
+      out.kept.push(...keys.map((k) => `${f.shown} ${k}`));
+      continue;
+    }
     putBack(f.abs, f.bytes, f.mode);
-    changed.push(f.shown);
-    if (f.inRepo) inRepo.push(f.shown);
+    out.changed.push(f.shown);
+    const dangerous = f.kind === 'engine' || (keys ?? ['?']).some((k) => !isInertKey(k) && !isKeptKey(k));
+    if (dangerous) out.rejecting.push(keys ? `${f.shown} (${keys.filter((k) => !isKeptKey(k)).join(', ')})` : f.shown);
+    if (f.inRepo) out.inRepo.push(f.shown);
   }
-  for (const d of guard.dirs) changed.push(...restoreDir(d));
-  return { changed, inRepo };
+  for (const d of guard.dirs) out.changed.push(...restoreDir(d));
+  return out;
+}
+
+/** The keys (section.subsection.key, as git names them) whose values differ between two config files. */
+export function planConfigChange(before: Buffer | null, after: Buffer | null): string[] {
+  const a = readConfigEntries(before?.toString('utf8') ?? '');
+  const b = readConfigEntries(after?.toString('utf8') ?? '');
+  const keys = new Set([...a.keys(), ...b.keys()]);
+  return [...keys].filter((k) => (a.get(k) ?? []).join('\0') !== (b.get(k) ?? []).join('\0')).sort();
+}
+
+/** A small reader of git's config format: every value per key, in order (enough to tell which keys changed). */
+export function readConfigEntries(text: string): Map<string, string[]> {
+  const out = new Map<string, string[]>();
+  let section = '';
+  for (const raw of text.replace(/\\\r?\n/g, '').split(/\r?\n/)) {
+    const line = raw.replace(/^\s+/, '');
+    if (!line || line.startsWith('#') || line.startsWith(';')) continue;
+    const head = /^\[\s*([^\]\s"]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\](.*)$/.exec(line);
+    if (head) {
+      const [name, sub] = [head[1].toLowerCase(), head[2]];
+      // [section.sub] is the old spelling of [section "sub"], lowercased.
+      section = sub !== undefined ? `${name}.${sub}` : name;
+      const rest = head[3].trim();
+      if (!rest || rest.startsWith('#') || rest.startsWith(';')) continue;
+      addEntry(out, section, rest);
+      continue;
+    }
+    addEntry(out, section, line);
+  }
+  return out;
+}
+
+function addEntry(out: Map<string, string[]>, section: string, line: string): void {
+  const m = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line.trim());
+  if (!m) return;
+  const key = `${section}.${m[1].toLowerCase()}`;
+  out.set(key, [...(out.get(key) ?? []), (m[2] ?? 'true').trim()]);
+}
+
+// Written by git for ordinary work (`git push -u`, `git branch --set-upstream-to`): kept as the agent left them.
+function isKeptKey(key: string): boolean {
+  return /^branch\.[^]*\.(remote|merge|pushremote|rebase|description)$/.test(key);
+}
+
+// Read by nothing the runner does: its git calls have hooks off, and checks run in clones with a config of their own.
+// Put back (they would run in the user's own commits later), without rejecting the work.
+function isInertKey(key: string): boolean {
+  return key === 'core.hookspath' || /^(advice|color|gui|i18n|column)\./.test(key);
 }
 
 /**
@@ -115,9 +183,9 @@ export function readEngineProblems(repoRoot: string, packaged?: string): string[
   return problems;
 }
 
-function hold(abs: string, shown: string, inRepo: boolean): Held {
+function hold(abs: string, shown: string, inRepo: boolean, kind: Held['kind']): Held {
   const bytes = readOrNull(abs);
-  return { abs, shown, inRepo, bytes, mode: bytes === null ? 0 : modeOf(abs) };
+  return { abs, shown, inRepo, kind, bytes, mode: bytes === null ? 0 : modeOf(abs) };
 }
 
 function holdDir(abs: string, shown: string): HeldDir {

@@ -7,6 +7,8 @@ import { runCheck } from '../checks.js';
 import { appendLedger, type ProbeLine } from '../ledger.js';
 import { guardWrite } from '../verify-write.js';
 import { createCheckout, removeCheckout } from './checkout.js';
+import { planAgentEnv } from '../agents/agent-env.js';
+import { stopMarkedProcesses } from '../agents/leftovers.js';
 
 export interface WeakProbeInput extends Pick<VerifyInput, 'repoRoot' | 'ledgerPath' | 'loopId' | 'checkTimeoutMs' | 'log' | 'inPlace'> {
   topLevel: string;
@@ -22,7 +24,8 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   if (!byCommand.size) return [];
   const checkout = input.inPlace ? null : await createCheckout(input.topLevel, input.pins.commit, null);
   const cwd = checkout?.dir ?? input.topLevel;
-  const run = (command: string) => runCheck({ command, cwd, timeoutMs: input.checkTimeoutMs, signal: input.signal });
+  const { env, token } = planAgentEnv(process.env, {});
+  const run = (command: string) => runCheck({ command, cwd, env, timeoutMs: input.checkTimeoutMs, signal: input.signal });
   const weak = new Set<string>();
   try {
     // A setup that fails on the plan commit says nothing about the checks; the claims will meet it again.
@@ -36,6 +39,7 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
       if (r.ok) for (const id of stories) weak.add(id);
     }
   } finally {
+    await stopMarkedProcesses(token);
     if (checkout) removeCheckout(checkout.dir);
   }
   const ids = [...weak];
