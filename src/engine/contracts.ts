@@ -55,8 +55,13 @@ export interface Pins {
   commit: string;
   /** Files committed there that checks run with as they were. */
   paths: string[];
-  /** package.json script definitions the checks run (null: must not exist, for npm's pre/post scripts). */
-  scripts: Record<string, string | null>;
+  /**
+   * Per package.json a check runs scripts from (the root one, or `npm --prefix app`, `npm -w app`, `cd app && ...`):
+   * the definitions of those scripts, and the test-runner keys (`jest`, `mocha`, `ava`, ...). null: must not exist.
+   */
+  manifests: Array<{ file: string; scripts: Record<string, string | null>; keys: Record<string, unknown> }>;
+  /** Test-runner sections of shared config files (pyproject.toml's [tool.pytest.ini_options]); text null: absent. */
+  sections: Array<{ file: string; header: string; text: string | null }>;
   /** False when the plan says `"protectDefaults": false`: files the plan commit lacked are then never removed. */
   absent: boolean;
 }

@@ -134,7 +134,7 @@ describe('pinned tests', () => {
     const pkg = (test: string, extra = {}) => `${JSON.stringify({ name: 'x', version: '1.0.0', scripts: { test }, ...extra }, null, 2)}\n`;
     const r = verifyRepo(prd, { 'package.json': pkg('grep -q one src.txt'), 'src.txt': 'zero\n' });
     const pins = await pinsOf(r, prd);
-    expect(pins.scripts).toEqual({ test: 'grep -q one src.txt', pretest: null, posttest: null });
+    expect(pins.manifests).toEqual([{ file: 'package.json', scripts: { test: 'grep -q one src.txt', pretest: null, posttest: null }, keys: { jest: null, mocha: null, ava: null, c8: null, nyc: null, tap: null } }]);
     claim(r, 'US-1');
     commitAll(r.dir, { 'package.json': pkg('exit 0', { dependencies: { leftpad: '1.0.0' } }) });
     const res = await verifyIteration(r.input({ pins }));
@@ -190,5 +190,28 @@ describe('pinned tests', () => {
     claim(r, 'US-1');
     commitAll(r.dir, { 'src/one.txt': 'one\n' });
     expect((await verifyIteration(r.input({ pins }))).verdicts[0]).toEqual({ id: 'US-1', status: 'verified' });
+  });
+
+  it('npm --prefix app test runs app/package.json\'s test script as the plan commit defined it', async () => {
+    const prd = plan([story('US-1', { checks: ['npm --prefix app test --silent'] })]);
+    const app = (test: string) => `${JSON.stringify({ name: 'app', version: '1.0.0', scripts: { test } }, null, 2)}\n`;
+    const r = verifyRepo(prd, { 'app/package.json': app('grep -q one src.txt'), 'app/src.txt': 'zero\n' });
+    const pins = await pinsOf(r, prd);
+    expect(pins.manifests.map((m) => [m.file, m.scripts.test])).toEqual([['app/package.json', 'grep -q one src.txt']]);
+    claim(r, 'US-1');
+    commitAll(r.dir, { 'app/package.json': app('exit 0') });
+    expect((await verifyIteration(r.input({ pins }))).verdicts[0]).toMatchObject({ status: 'rejected', reason: expect.stringContaining('app/package.json scripts.test') });
+  });
+
+  it('pytest options in pyproject.toml are pinned; the rest of the file (dependencies) is the story\'s', async () => {
+    // The check reads the file through a script, so the command itself does not name (and pin) all of it.
+    const prd = plan([story('US-1', { checks: ['sh check.sh'] })]);
+    const py = (addopts: string, deps: string) => `[project]\nname = "x"\ndependencies = [${deps}]\n\n[tool.pytest.ini_options]\naddopts = "${addopts}"\n`;
+    const r = verifyRepo(prd, { 'pyproject.toml': py('-q', ''), 'check.sh': 'grep -q \'addopts = "-q"\' pyproject.toml && grep -q requests pyproject.toml\n' });
+    const pins = await pinsOf(r, prd);
+    claim(r, 'US-1');
+    commitAll(r.dir, { 'pyproject.toml': py('--ignore=tests', '"requests"') });
+    const res = await verifyIteration(r.input({ pins }));
+    expect(res.verdicts[0]).toMatchObject({ status: 'verified', reason: expect.stringContaining('pyproject.toml [tool.pytest.ini_options]') });
   });
 });

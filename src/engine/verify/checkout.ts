@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import type { Pins } from '../contracts.js';
 import { gitOk, gitRun } from '../verify-git.js';
-import { allChecks, applyScriptPins, matchAbsent, planPinnedPaths, planScriptNames, readScripts } from './pins.js';
+import { allChecks, applyScriptPins, applySectionPin, matchAbsent, PINNED_SECTIONS, planPinnedPaths, planScriptNames, readRunnerKeys, readScripts, readSection } from './pins.js';
 import { globToRegExp } from './glob.js';
 
 export type { Pins };
@@ -18,18 +18,31 @@ export async function readTreeFiles(top: string, commit: string): Promise<string
   return (await gitOk(top, ['ls-tree', '-r', '-z', '--name-only', '--full-tree', commit])).split('\0').filter(Boolean);
 }
 
-/** The pins of `prd` at `commit` (whose files are `files`); reads package.json when a check runs a package script. */
+/** The pins of `prd` at `commit` (whose files are `files`); reads the package.json files whose scripts checks run. */
 export async function readPins(top: string, commit: string, prd: Prd, files: readonly string[]): Promise<Pins> {
   const paths = planPinnedPaths(files, prd);
-  const names = allChecks(prd).flatMap(planScriptNames);
-  let scripts: Record<string, string | null> = {};
-  if (names.length && files.includes('package.json') && !paths.includes('package.json')) {
-    const defined = readScripts(await gitOk(top, ['cat-file', 'blob', `${commit}:package.json`]), names);
+  const read = async (file: string) => (files.includes(file) ? gitOk(top, ['cat-file', 'blob', `${commit}:${file}`]) : null);
+  const byDir = new Map<string, string[]>();
+  for (const { dir, name } of allChecks(prd).flatMap(planScriptNames)) byDir.set(dir, [...(byDir.get(dir) ?? []), name]);
+  // The root manifest's runner keys are pinned even when no check runs a script (`npx jest` reads them too).
+  if (files.includes('package.json') && !byDir.has('')) byDir.set('', []);
+  const manifests: Pins['manifests'] = [];
+  for (const [dir, names] of byDir) {
+    const file = dir ? `${dir}/package.json` : 'package.json';
+    if (paths.includes(file) || !files.includes(file)) continue;
+    const text = await read(file);
+    const defined = readScripts(text, names);
     // A script the plan commit does not define may be the story's to add; only npm's pre/post hooks around a
     // defined script are pinned as absent, since they could rewrite the tests right before they run.
-    scripts = Object.fromEntries(Object.entries(defined).filter(([name, v]) => v !== null || isHookOf(name, defined)));
+    const scripts = Object.fromEntries(Object.entries(defined).filter(([name, v]) => v !== null || isHookOf(name, defined)));
+    manifests.push({ file, scripts, keys: readRunnerKeys(text) });
   }
-  return { commit, paths, scripts, absent: prd.protectDefaults !== false };
+  const sections: Pins['sections'] = [];
+  for (const { file, header } of PINNED_SECTIONS) {
+    if (paths.includes(file)) continue;
+    sections.push({ file, header, text: readSection(await read(file), header) });
+  }
+  return { commit, paths, manifests, sections, absent: prd.protectDefaults !== false };
 }
 
 function isHookOf(name: string, defined: Record<string, string | null>): boolean {
@@ -73,8 +86,7 @@ export async function reapplyPins(checkout: Checkout, pins: Pins | null, mayChan
   const pinned = new Set(pins.paths.filter((p) => !allowed(p)));
   const changed = (await gitOk(checkout.dir, ['diff', '--name-only', '--no-renames', '--no-ext-diff', '--no-textconv', '-z', pins.commit, '--'])).split('\0').filter((p) => pinned.has(p));
   if (changed.length) await gitOk(checkout.dir, ['--literal-pathspecs', 'checkout', pins.commit, '--pathspec-from-file=-', '--pathspec-file-nul'], changed.join('\0'));
-  const scripts = allowed('package.json') ? [] : pinScripts(checkout.dir, pins);
-  return [...changed, ...scripts.map((s) => `package.json scripts.${s}`)];
+  return [...changed, ...pinManifests(checkout.dir, pins, allowed)];
 }
 
 function matcher(globs: readonly string[]): (file: string) => boolean {
@@ -97,22 +109,38 @@ async function applyPins(dir: string, commit: string, pins: Pins, mayChange: (fi
   }
   const removed = pins.absent ? matchAbsent(added) : [];
   for (const file of removed) rmSync(path.join(dir, file), { force: true });
-  const scripts = mayChange('package.json') ? [] : pinScripts(dir, pins);
-  return [...changed, ...removed, ...scripts.map((s) => `package.json scripts.${s}`)];
+  return [...changed, ...removed, ...pinManifests(dir, pins, mayChange)];
 }
 
-function pinScripts(dir: string, pins: Pins): string[] {
-  if (!Object.keys(pins.scripts).length) return [];
-  const file = path.join(dir, 'package.json');
-  let current: string;
-  try {
-    current = readFileSync(file, 'utf8');
-  } catch {
-    return [];
+/** Pinned script definitions and runner keys back into each package.json, pinned sections into shared config files. */
+function pinManifests(dir: string, pins: Pins, mayChange: (file: string) => boolean): string[] {
+  const out: string[] = [];
+  for (const m of pins.manifests) {
+    if (mayChange(m.file)) continue;
+    const current = readOrNull(path.join(dir, m.file));
+    if (current === null) continue;
+    const { text, changed } = applyScriptPins(current, m.scripts, m.keys);
+    if (text !== null) writeFileSync(path.join(dir, m.file), text);
+    out.push(...changed.map((c) => `${m.file} ${c}`));
   }
-  const { text, changed } = applyScriptPins(current, pins.scripts);
-  if (text !== null) writeFileSync(file, text);
-  return changed;
+  for (const sec of pins.sections) {
+    if (mayChange(sec.file)) continue;
+    const current = readOrNull(path.join(dir, sec.file));
+    if (current === null) continue;
+    const text = applySectionPin(current, sec.header, sec.text);
+    if (text === null) continue;
+    writeFileSync(path.join(dir, sec.file), text);
+    out.push(`${sec.file} ${sec.header}`);
+  }
+  return out;
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
 }
 
 export function removeCheckout(dir: string): void {

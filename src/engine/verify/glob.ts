@@ -6,7 +6,8 @@
 /** A RegExp for one glob, matched against a repository-relative path with forward slashes. */
 export function globToRegExp(glob: string): RegExp {
   let g = glob.trim().replace(/^\.\//, '');
-  const anchored = g.includes('/') && !/^\*\*\/[^/]*$/.test(g);
+  // As in .gitignore, a slash at the end only says "a folder"; one anywhere else anchors the glob at the root.
+  const anchored = g.replace(/\/$/, '').includes('/') && !/^\*\*\/[^/]*$/.test(g);
   if (g.endsWith('/')) g += '**';
   let out = '';
   for (let i = 0; i < g.length; i++) {

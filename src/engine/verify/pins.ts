@@ -40,7 +40,7 @@ export function matchAbsent(added: readonly string[]): string[] {
 }
 
 /** Every check command of the plan: the plan's own and each story's. */
-export function allChecks(prd: Prd): string[] {
+export function allChecks(prd: Pick<Prd, 'checks' | 'userStories'>): string[] {
   return [...new Set([...(prd.checks ?? []), ...prd.userStories.flatMap((s) => s.checks ?? [])])];
 }
 
@@ -64,61 +64,134 @@ export function planNamedPaths(command: string, files: readonly string[]): strin
 const TEST_FILE_GLOBS: readonly string[] = ['*.test.*', '*.spec.*', '*_test.*', 'test_*.py', 'conftest.py', 'test/', 'tests/', '__tests__/', 'spec/'];
 
 /**
- * package.json scripts a check command runs: `npm test`, `npm t`, `npm run x`, `npm run-script x`, `yarn x`,
- * `yarn run x`, `pnpm x`, `pnpm run x`, `bun run x`. npm also runs `pre<x>` and `post<x>` around a script, so
- * those are pinned with it.
+ * package.json scripts a check command runs, with the folder of the package.json: `npm test`, `npm t`, `npm run x`,
+ * `npm run-script x`, `yarn x`, `yarn run x`, `pnpm x`, `pnpm run x`, `bun run x`; in another folder with
+ * `npm --prefix app`, `npm -w app` / `--workspace app`, `pnpm -C app`, `yarn --cwd app`, or a `cd app &&` before it.
+ * npm also runs `pre<x>` and `post<x>` around a script, so those are pinned with it.
  */
-export function planScriptNames(command: string): string[] {
-  const names = new Set<string>();
-  const re = /(?:^|[;&|(]\s*|\s)(npm|yarn|pnpm|bun)\s+(?:(?:--?[\w-]+(?:=\S+)?)\s+)*(run-script|run|test|t|start)?\s*([\w:.-]+)?/g;
-  for (const m of command.matchAll(re)) {
-    const [, tool, verb, arg] = m;
+export function planScriptNames(command: string): Array<{ dir: string; name: string }> {
+  const out: Array<{ dir: string; name: string }> = [];
+  let cwd = '';
+  for (const part of command.split(/&&|\|\||;|\|/)) {
+    const words = part.trim().split(/\s+/).filter(Boolean);
+    if (words[0] === 'cd' && words[1]) {
+      cwd = joinDir(cwd, words[1]);
+      continue;
+    }
+    const at = words.findIndex((w) => ['npm', 'yarn', 'pnpm', 'bun'].includes(w));
+    if (at < 0) continue;
+    const tool = words[at];
+    let dir = cwd;
+    const rest: string[] = [];
+    for (let i = at + 1; i < words.length; i++) {
+      const w = words[i];
+      const flag = /^(--prefix|-C|--dir|--cwd|-w|--workspace|--filter)(?:=(.*))?$/.exec(w);
+      if (flag) {
+        const value = flag[2] ?? words[++i];
+        if (value) dir = joinDir(cwd, value);
+      } else if (!w.startsWith('-')) rest.push(w);
+    }
+    const [verb, arg] = rest;
     let name: string | undefined;
     if (verb === 'test' || verb === 't') name = 'test';
     else if (verb === 'start') name = 'start';
-    else if (verb) name = arg;
-    else if (tool === 'yarn' || tool === 'pnpm') name = arg && !['install', 'add', 'exec', 'dlx', 'i', 'ci'].includes(arg) ? arg : undefined;
+    else if (verb === 'run' || verb === 'run-script') name = arg;
+    else if ((tool === 'yarn' || tool === 'pnpm') && verb && !['install', 'add', 'exec', 'dlx', 'i', 'ci', 'x'].includes(verb)) name = verb;
     if (!name) continue;
-    for (const n of [name, `pre${name}`, `post${name}`]) names.add(n);
+    for (const n of [name, `pre${name}`, `post${name}`]) if (!out.some((o) => o.dir === dir && o.name === n)) out.push({ dir, name: n });
   }
-  return [...names];
+  return out;
 }
+
+function joinDir(base: string, dir: string): string {
+  const joined = [...base.split('/'), ...dir.replace(/^\.\//, '').split('/')].filter((p) => p && p !== '.');
+  return joined.join('/');
+}
+
+/** Top-level package.json keys that configure a test runner: pinned with the scripts, so tests cannot be excluded there. */
+export const RUNNER_KEYS: readonly string[] = ['jest', 'mocha', 'ava', 'c8', 'nyc', 'tap'];
 
 /** The definitions of `names` in a package.json text (null where the script is not defined). */
 export function readScripts(packageJson: string | null, names: readonly string[]): Record<string, string | null> {
-  let scripts: Record<string, unknown> = {};
+  const scripts = readObject(packageJson).scripts;
+  const table = scripts && typeof scripts === 'object' ? (scripts as Record<string, unknown>) : {};
+  return Object.fromEntries(names.map((n) => [n, typeof table[n] === 'string' ? (table[n] as string) : null]));
+}
+
+/** The test-runner keys of a package.json text (null where absent). */
+export function readRunnerKeys(packageJson: string | null): Record<string, unknown> {
+  const doc = readObject(packageJson);
+  return Object.fromEntries(RUNNER_KEYS.map((k) => [k, k in doc ? doc[k] : null]));
+}
+
+function readObject(text: string | null): Record<string, unknown> {
   try {
-    const parsed = packageJson ? (JSON.parse(packageJson) as { scripts?: Record<string, unknown> }) : {};
-    if (parsed.scripts && typeof parsed.scripts === 'object') scripts = parsed.scripts;
+    const v = text ? (JSON.parse(text) as unknown) : {};
+    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
   } catch {
-    /* a manifest that is not JSON defines no scripts */
+    // A manifest that is not JSON defines nothing; npm cannot run it either.
+    return {};
   }
-  return Object.fromEntries(names.map((n) => [n, typeof scripts[n] === 'string' ? (scripts[n] as string) : null]));
 }
 
 /**
- * `current` (the claimed commit's package.json) with the pinned script definitions put back; everything else the
- * agent changed (dependencies, other scripts) stays. Returns the scripts that differed, or null text when none did.
+ * `current` (the claimed commit's package.json) with the pinned script definitions and runner keys put back;
+ * everything else the agent changed (dependencies, other scripts) stays. Returns what differed (`scripts.test`,
+ * `jest`), and the new text, or null text when nothing did.
  */
-export function applyScriptPins(current: string, pinned: Record<string, string | null>): { text: string | null; changed: string[] } {
-  let doc: { scripts?: Record<string, unknown> };
+export function applyScriptPins(current: string, pinned: Record<string, string | null>, keys: Record<string, unknown> = {}): { text: string | null; changed: string[] } {
+  let doc: Record<string, unknown>;
   try {
-    doc = JSON.parse(current) as typeof doc;
+    doc = JSON.parse(current) as Record<string, unknown>;
+    if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return { text: null, changed: [] };
   } catch {
     // Not JSON any more: npm cannot run it either, so the check fails on its own; nothing to pin into.
     return { text: null, changed: [] };
   }
-  const scripts: Record<string, unknown> = doc.scripts && typeof doc.scripts === 'object' ? { ...doc.scripts } : {};
+  const scripts: Record<string, unknown> = doc.scripts && typeof doc.scripts === 'object' ? { ...(doc.scripts as Record<string, unknown>) } : {};
   const changed: string[] = [];
   for (const [name, value] of Object.entries(pinned)) {
     const now = typeof scripts[name] === 'string' ? scripts[name] : null;
     if (now === value) continue;
-    changed.push(name);
+    changed.push(`scripts.${name}`);
     if (value === null) delete scripts[name];
     else scripts[name] = value;
   }
+  const next: Record<string, unknown> = { ...doc, ...(Object.keys(pinned).length ? { scripts } : {}) };
+  for (const [key, value] of Object.entries(keys)) {
+    if (JSON.stringify(key in doc ? doc[key] : null) === JSON.stringify(value)) continue;
+    changed.push(key);
+    if (value === null) delete next[key];
+    else next[key] = value;
+  }
   if (!changed.length) return { text: null, changed };
-  return { text: `${JSON.stringify({ ...doc, scripts }, null, 2)}\n`, changed };
+  return { text: `${JSON.stringify(next, null, 2)}\n`, changed };
+}
+
+/** Sections of shared configuration files that configure pytest: pinned, while the rest of the file (dependencies) is the story's. */
+export const PINNED_SECTIONS: ReadonlyArray<{ file: string; header: string }> = [
+  { file: 'pyproject.toml', header: '[tool.pytest.ini_options]' },
+  { file: 'pyproject.toml', header: '[tool.pytest]' },
+  { file: 'setup.cfg', header: '[tool:pytest]' },
+];
+
+/** The text of section `header` in an INI/TOML file (up to the next header), or null when it has none. */
+export function readSection(text: string | null, header: string): string | null {
+  if (text === null) return null;
+  const lines = text.split('\n');
+  const start = lines.findIndex((l) => l.trim() === header);
+  if (start < 0) return null;
+  let end = start + 1;
+  while (end < lines.length && !/^\s*\[/.test(lines[end])) end++;
+  return lines.slice(start, end).join('\n');
+}
+
+/** `text` with section `header` replaced by `pinned` (removed when null, appended when missing); null when unchanged. */
+export function applySectionPin(text: string, header: string, pinned: string | null): string | null {
+  const now = readSection(text, header);
+  if (now === pinned) return null;
+  if (now === null) return `${text.replace(/\n*$/, '\n')}\n${pinned}\n`;
+  return text.replace(now, pinned ?? '');
 }
 
 // Lockfiles at the repository root and the setup line each calls for (SPEC §6: a fresh checkout has no dependencies).
