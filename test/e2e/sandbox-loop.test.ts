@@ -1,11 +1,23 @@
 // --sandbox with the real runner and real bubblewrap: an honest agent still finishes (it can write and commit),
 // while the writes an attacking agent depends on fail inside the sandbox, and its leftovers die with it.
-import { existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../src/engine/agents/sandbox.js';
-import { bytesOrNull, copyRepo, passes, prepareTemplate, ralph, type Template } from '../support/attack-repo.js';
-import { runCli } from '../support/repo.js';
+import { bytesOrNull, copyRepo, passes, prepareTemplate, type Template } from '../support/attack-repo.js';
+import { FIXTURES, run, runCli } from '../support/repo.js';
+
+/**
+ * The sandbox gives the agent a private /tmp, and this checkout (CI's clone) may itself live under /tmp: the fake
+ * agents are copied into the repository's .git/ (bound into the sandbox, and not part of the working tree).
+ */
+async function ralph(dir: string, agent: string, args: string[]) {
+  const fixtures = path.join(dir, '.git', 'test-fixtures');
+  cpSync(FIXTURES, fixtures, { recursive: true });
+  const agentCmd = `node ${JSON.stringify(path.join(fixtures, 'attacks', `${agent}.mjs`))}`;
+  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, timeoutMs: 55_000 });
+  return { ...r, output: `${r.stdout}\n${r.stderr}` };
+}
 
 const probe = probeSandbox(process.env);
 let plan: Template;
