@@ -11,11 +11,12 @@ import { FIXTURES, run, runCli } from '../support/repo.js';
  * The sandbox gives the agent a private /tmp, and this checkout (CI's clone) may itself live under /tmp: the fake
  * agents are copied into the repository's .git/ (bound into the sandbox, and not part of the working tree).
  */
+// RALPH_RETRY_MS: an attack that fails on a read-only file exits non-zero, and its retries need not wait 10 s.
 async function ralph(dir: string, agent: string, args: string[]) {
   const fixtures = path.join(dir, '.git', 'test-fixtures');
   cpSync(FIXTURES, fixtures, { recursive: true });
   const agentCmd = `node ${JSON.stringify(path.join(fixtures, 'attacks', `${agent}.mjs`))}`;
-  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, timeoutMs: 55_000 });
+  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, timeoutMs: 55_000, env: { RALPH_RETRY_MS: '10' } });
   return { ...r, output: `${r.stdout}\n${r.stderr}` };
 }
 
