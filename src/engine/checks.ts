@@ -13,6 +13,8 @@ export interface CheckOptions {
   keepBytes?: number;
   /** Stops the command early (the runner was interrupted); the result then has `aborted: true`. */
   signal?: AbortSignal;
+  /** Runs `sh -c <command>` through another program (the sandbox: `bwrap ... -- sh -c <command>`). */
+  wrap?: (file: string, args: string[]) => { file: string; args: string[] };
 }
 
 export interface CheckResult {
@@ -64,7 +66,8 @@ class CheckRun {
   }
 
   start(): void {
-    const child = spawn('sh', ['-c', this.opts.command], {
+    const shell = this.opts.wrap ? this.opts.wrap('sh', ['-c', this.opts.command]) : { file: 'sh', args: ['-c', this.opts.command] };
+    const child = spawn(shell.file, shell.args, {
       cwd: this.opts.cwd,
       env: this.opts.env ?? process.env,
       detached: process.platform !== 'win32',

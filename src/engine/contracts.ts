@@ -39,6 +39,8 @@ export interface VerifyInput {
    * iteration: the runner undid it, and every claim of the iteration is rejected for this reason.
    */
   violation?: string;
+  /** With --sandbox, checks run under bubblewrap too (they execute the agent's code): see verify-session.ts. */
+  sandbox?: CheckSandbox;
   /** Runner-owned files in the working tree the runner restored this iteration: committed with its own edits. */
   extraOwnFiles?: string[];
   log: (level: 'info' | 'warn', message: string) => void;
@@ -82,6 +84,15 @@ export interface VerifyResult {
   prd: Prd;
   /** True when every story in the plan now has passes: true. */
   allPass: boolean;
+}
+
+/** How checks are sandboxed: bubblewrap, the user's HOME (writable: caches), and what stays read-only or hidden. */
+export interface CheckSandbox {
+  bwrap: string;
+  home?: string;
+  readOnly: string[];
+  hidden: string[];
+  network: boolean;
 }
 
 /** The agent changed files the runner trusts (verify/runner-guard.ts); they were put back. */

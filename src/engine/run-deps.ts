@@ -2,7 +2,7 @@
 // the budget and state persistence, plus the runner's own commits.
 import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import type { BudgetGate, GateOutcome, Violation } from './contracts.js';
+import type { BudgetGate, CheckSandbox, GateOutcome, Violation } from './contracts.js';
 import type { Prd } from '../prd/types.js';
 import type { RunOptions } from './args.js';
 import type { Emit } from './events.js';
@@ -126,7 +126,7 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
       const result = await verifyIteration({
         topLevel, headAfterAgent, offBranch,
         repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(dir, 'ledger.jsonl'),
-        loopId: state.id, iteration, prdBefore, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins,
+        loopId: state.id, iteration, prdBefore, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, sandbox: checkSandbox(run, trust),
         ...(violation ? { violation: violation.reason, extraOwnFiles: violation.files } : {}),
         log: (level, message) => emit({ type: level, iteration, message }),
         signal: controller.signal,
@@ -167,6 +167,20 @@ function sandboxCommand(run: LockedRun, trust: RunTrust, agent: { file: string; 
   return planSandboxCommand({ bwrap: probe.bwrap, file: agent.file, args: agent.args, repoRoot: trust.topLevel, gitDir: trust.gitDir, readOnly, scratch: [realpathSync(scratch)], network: run.options.network, home, hidden });
 }
 
+/**
+ * With --sandbox, checks run under bubblewrap too: they execute the agent's code. Writable: the checkout and HOME
+ * (package managers keep caches there); read-only: the repository itself and the global git configuration; hidden:
+ * the key that seals the verdict record.
+ */
+export function checkSandbox(run: LockedRun, trust: RunTrust): CheckSandbox | undefined {
+  if (!run.options.sandbox) return undefined;
+  const probe = probeSandbox(run.io.env);
+  if (!probe.ok) throw new LoopFailure(probe.message, probe.hint);
+  const home = run.io.env.HOME;
+  const hidden = existsSync(keyDir(run.io.env)) ? [realpathSync(keyDir(run.io.env))] : [];
+  return { bwrap: probe.bwrap, home, readOnly: [trust.topLevel, ...(home ? [path.join(home, '.gitconfig'), path.join(home, '.config', 'git')] : [])], hidden, network: run.options.network };
+}
+
 /** After a verification pass: the new baseline, and where each accepted claim was verified. */
 export async function afterVerification(run: LockedRun, loopId: string, trust: RunTrust, result: VerifyResult, head: string | null): Promise<void> {
   for (const v of result.verdicts) if (v.status === 'verified' && head) trust.verifiedAt.set(v.id, head);
@@ -179,7 +193,7 @@ export async function finalGate(run: LockedRun, loopId: string, trust: RunTrust,
   const gate = await runFinalGate({
     prd: JSON.parse(trust.baseline ?? readFileSync(paths.prd, 'utf8')) as Prd,
     topLevel: trust.topLevel, repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(loopDir(paths.repoRoot, loopId), 'ledger.jsonl'),
-    loopId, iteration, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, verifiedAt: trust.verifiedAt,
+    loopId, iteration, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, verifiedAt: trust.verifiedAt, sandbox: checkSandbox(run, trust),
     log: (level, message) => emit({ type: level, iteration, message }),
     signal,
   });

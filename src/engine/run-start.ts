@@ -10,7 +10,7 @@ import { loopDir, RUNS_DIR, type LoopState } from './runs.js';
 import { isStartFile } from './run-branch.js';
 import type { RunPaths } from './setup.js';
 import type { Emit } from './events.js';
-import { afterVerification, buildDeps, loopConfig, type LockedRun } from './run-deps.js';
+import { afterVerification, buildDeps, checkSandbox, loopConfig, type LockedRun } from './run-deps.js';
 import type { RunTrust } from './run-trust.js';
 import { headSha } from './git.js';
 import { finishInterruptedIteration } from './loop.js';
@@ -132,7 +132,7 @@ export async function verifyStartClaims(run: LockedRun, state: LoopState, signal
   const outcome = await verifyIteration({
     topLevel: trust.topLevel,
     repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(dir, 'ledger.jsonl'),
-    loopId: state.id, iteration: 0, prdBefore: before, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins,
+    loopId: state.id, iteration: 0, prdBefore: before, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, sandbox: checkSandbox(run, trust),
     log: (level, message) => emit({ type: level, iteration: 0, message }),
     signal,
   });

@@ -5,7 +5,9 @@ import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, type CheckLine, type LedgerLine } from './ledger.js';
 import { createCheckout, reapplyPins, removeCheckout, type Checkout } from './verify/checkout.js';
 import { guardWrite } from './verify-write.js';
+import path from 'node:path';
 import { planAgentEnv } from './agents/agent-env.js';
+import { planSandboxCommand } from './agents/sandbox.js';
 import { stopMarkedProcesses } from './agents/leftovers.js';
 import type { VerifyOptions } from './verify.js';
 
@@ -66,12 +68,22 @@ export class CheckSession {
     const key = `${where}\0${scope}\0${command}`;
     const shareable = scope !== 'story' || this.gate;
     const reused = shareable ? this.shared.get(key) : undefined;
-    const result = reused ?? (await runCheck({ command, cwd, env: this.checkEnv.env, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal }));
+    const result = reused ?? (await runCheck({ command, cwd, env: this.checkEnv.env, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal, wrap: this.wrap(cwd) }));
     if (shareable) this.shared.set(key, result);
     this.record({ ...checkLine(this, story, scope, result, reused !== undefined), ...(this.gate ? { gate: true } : {}) });
     const outcome = result.ok ? 'passed' : result.aborted ? 'stopped (the runner is interrupted)' : result.timedOut ? 'timed out' : `exit ${result.exitCode ?? result.signal}`;
     this.input.log('info', `${story}: ${scope === 'setup' ? 'setup' : 'check'} \`${command}\` ${outcome}${reused ? ' (same run as above)' : ''} in ${result.durationMs}ms`);
     return result;
+  }
+
+  /**
+   * With --sandbox a check runs under bubblewrap like the agent: only its checkout writable (and HOME, for caches),
+   * the repository itself, ~/.gitconfig and the verdict key out of reach, its own PID namespace.
+   */
+  private wrap(cwd: string): ((file: string, args: string[]) => { file: string; args: string[] }) | undefined {
+    const sb = this.input.sandbox;
+    if (!sb || cwd === this.top) return undefined;
+    return (file, args) => planSandboxCommand({ bwrap: sb.bwrap, file, args, repoRoot: cwd, gitDir: path.join(cwd, '.git'), readOnly: sb.readOnly, scratch: [], network: sb.network, home: sb.home, hidden: sb.hidden });
   }
 
   record(line: LedgerLine): void {

@@ -61,4 +61,14 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
     expect(r.code, r.output).toBe(0);
     expect(existsSync(path.join(dir, 'src/two.mjs'))).toBe(true);
   });
+
+  it('checks run in the sandbox too: a daemon the committed code starts from a check cannot write the repository and dies with the check', async () => {
+    const dir = copyRepo(plan);
+    const planBefore = readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8');
+    const r = await ralph(dir, 'check-daemon', ['--sandbox', '2']);
+    expect(r.code, r.output).not.toBe(0);
+    expect(r.output).not.toMatch(/stopped \d+ process(es)? the checks left running/); // the PID namespace took it
+    expect(passes(dir)['US-2']).not.toBe(true);
+    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')).userStories.map((s: { checks: string[] }) => s.checks)).toEqual(JSON.parse(planBefore).userStories.map((s: { checks: string[] }) => s.checks));
+  });
 });
