@@ -165,7 +165,11 @@ async function benchHonest() {
   const loop = (engine) => async () => {
     const repo = tempdir('honest-run');
     execFileSync('cp', ['-a', `${template}/.`, repo]);
-    if (engine) writeFileSync(path.join(repo, 'ralph/ralph.mjs'), readFileSync(engine));
+    if (engine) {
+      // The older engine, committed as its install would have been (it checks nothing about itself).
+      writeFileSync(path.join(repo, 'ralph/ralph.mjs'), readFileSync(engine));
+      execFileSync('git', ['commit', '-qam', 'older engine'], { cwd: repo, env: ENV, stdio: 'pipe' });
+    }
     return timed(process.execPath, ['ralph/ralph.mjs', 'run', '--agent-cmd', agent, '--pause', '0', String(stories + 1)], { cwd: repo });
   };
   const [now, before] = await interleaved(n, loop(null), loop(oldEngine));

@@ -27,6 +27,8 @@ export interface RunTrust {
   verifiedAt: Map<string, string>;
   /** git's common dir (hooks, config, objects), for the sandbox. */
   gitDir: string;
+  /** True once `baseline` is the text recorded in git (settleBaseline skips writing it again). */
+  recorded?: boolean;
 }
 
 /**
@@ -97,7 +99,10 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
  */
 export async function settleBaseline(paths: RunPaths, loopId: string, trust: RunTrust, emit: Emit, prd: Prd): Promise<void> {
   const text = `${JSON.stringify(prd, null, 2)}\n`;
+  // Most iterations leave the plan as it was: no need to write the same record again.
+  if (text === trust.baseline && trust.recorded) return;
   trust.baseline = text;
+  trust.recorded = true;
   try {
     await recordBaseline(paths.repoRoot, loopId, text);
   } catch (err) {
