@@ -5,6 +5,8 @@ import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, type CheckLine, type LedgerLine } from './ledger.js';
 import { createCheckout, reapplyPins, removeCheckout, type Checkout } from './verify/checkout.js';
 import { guardWrite } from './verify-write.js';
+import { renderCheckFailure } from './verify-report.js';
+import type { Prd, Story } from '../prd/types.js';
 import path from 'node:path';
 import { planAgentEnv } from './agents/agent-env.js';
 import { planSandboxCommand } from './agents/sandbox.js';
@@ -15,6 +17,13 @@ export type CheckScope = CheckLine['scope'];
 
 /** Where a story's checks run, and which pinned files the commit changed (the checkout has the pinned ones). */
 export type Prepared = { cwd: string; key: string; pinnedChanges: string[] } | { failed: CheckResult };
+
+/** What running one story's checks (the plan's, then its own) came to; `pinnedChanges` as in Prepared. */
+export type StoryRun =
+  | { outcome: 'no-checks' }
+  | { outcome: 'interrupted' }
+  | { outcome: 'failed'; why: string; check?: CheckResult; pinnedChanges: string[] }
+  | { outcome: 'passed'; count: number; pinnedChanges: string[] };
 
 export class CheckSession {
   private readonly shared = new Map<string, CheckResult>();
@@ -61,6 +70,30 @@ export class CheckSession {
       await this.run(story, 'setup', setup, entry.checkout.dir, key);
     }
     return entry.setupFailure ? { failed: entry.setupFailure } : { cwd: entry.checkout.dir, key, pinnedChanges: entry.checkout.pinnedChanges };
+  }
+
+  /**
+   * Runs a story's checks, the plan's first, in the checkout its `mayChange` calls for (after setup); stops at the
+   * first failure. Shared by a claim's pass (verify.ts) and the final gate (verify/final-gate.ts).
+   */
+  async runStory(prd: Prd, story: Story): Promise<StoryRun> {
+    const checks: Array<[CheckScope, string]> = [...(prd.checks ?? []).map((c): [CheckScope, string] => ['prd', c]), ...(story.checks ?? []).map((c): [CheckScope, string] => ['story', c])];
+    if (!checks.length) return { outcome: 'no-checks' };
+    let where: Prepared;
+    try {
+      where = await this.prepare(story.id, prd.setup, story.mayChange ?? []);
+    } catch (err) {
+      return { outcome: 'failed', why: `could not prepare a checkout to verify in: ${(err as Error).message}`, pinnedChanges: [] };
+    }
+    if ('failed' in where) {
+      return where.failed.aborted ? { outcome: 'interrupted' } : { outcome: 'failed', why: renderCheckFailure(where.failed, this.input.checkTimeoutMs, 'setup'), check: where.failed, pinnedChanges: [] };
+    }
+    for (const [scope, command] of checks) {
+      const r = await this.run(story.id, scope, command, where.cwd, where.key);
+      if (r.aborted) return { outcome: 'interrupted' };
+      if (!r.ok) return { outcome: 'failed', why: renderCheckFailure(r, this.input.checkTimeoutMs), check: r, pinnedChanges: where.pinnedChanges };
+    }
+    return { outcome: 'passed', count: checks.length, pinnedChanges: where.pinnedChanges };
   }
 
   /** Runs `command` (or reuses this checkout's run of a shared one) and appends its ledger line for `story`. */

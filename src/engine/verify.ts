@@ -9,8 +9,8 @@ import { LoopExit, LOOP_EXIT, type StoryVerdict, type VerifyInput, type VerifyRe
 import { planClaimOrder, planPrdRepair, planUnmetDependencies, type PrdRepairPlan } from './prd-diff.js';
 import { formatPrdProblem, validatePrdText } from '../prd/validate.js';
 import { commitRunnerFiles, readDirtyPaths, readHead, readTopLevel } from './verify-git.js';
-import { CheckSession, type Prepared } from './verify-session.js';
-import { applyRunnerNote, hasRunnerNote, renderCheckFailure, renderOutOfOrder, renderPinnedBlock, renderPinnedChanges, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './verify-report.js';
+import { CheckSession } from './verify-session.js';
+import { applyRunnerNote, hasRunnerNote, renderOutOfOrder, renderPinnedBlock, renderPinnedChanges, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './verify-report.js';
 import { guardWrite, recordCheckLeftovers } from './verify-write.js';
 import type { CheckResult } from './checks.js';
 
@@ -129,37 +129,25 @@ async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[]
   if (input.offBranch) return reject(input.offBranch.reason);
   if (dirty.length) return reject(renderUncommitted(dirty));
   if (unmet.length) return reject(renderOutOfOrder(unmet));
-  const checks: Array<['prd' | 'story', string]> = [...(prd.checks ?? []).map((c): ['prd', string] => ['prd', c]), ...(story.checks ?? []).map((c): ['story', string] => ['story', c])];
-  if (!checks.length) {
+  const run = await s.runStory(prd, story);
+  if (run.outcome === 'no-checks') {
     const reason = 'no checks apply to this story (neither the plan\'s nor its own); accepted on the agent\'s word';
     s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'unverified', reason, durationMs: 0, outputSha256: null });
     input.log('warn', `${id} unverified: ${reason}`);
     return { verdict: { id, status: 'unverified', reason } };
   }
-  let where: Prepared;
-  try {
-    where = await s.prepare(id, prd.setup, story.mayChange ?? []);
-  } catch (err) {
-    return reject(`could not prepare a checkout to verify in: ${(err as Error).message}`);
+  if (run.outcome === 'interrupted') throw new Interrupted();
+  const changes = run.pinnedChanges.length ? renderPinnedChanges(run.pinnedChanges, input.pins?.commit ?? '') : '';
+  if (changes) {
+    pinned = `; ${changes}`;
+    input.log('warn', `${id}: ${changes}`);
   }
-  if ('failed' in where) {
-    if (where.failed.aborted) throw new Interrupted();
-    return reject(renderCheckFailure(where.failed, input.checkTimeoutMs, 'setup'), where.failed);
-  }
-  if (where.pinnedChanges.length) {
-    pinned = `; ${renderPinnedChanges(where.pinnedChanges, input.pins?.commit ?? '')}`;
-    input.log('warn', `${id}: ${renderPinnedChanges(where.pinnedChanges, input.pins?.commit ?? '')}`);
-  }
-  for (const [scope, command] of checks) {
-    const r = await s.run(id, scope, command, where.cwd, where.key);
-    if (r.aborted) throw new Interrupted();
-    if (!r.ok) return reject(renderCheckFailure(r, input.checkTimeoutMs), r);
-  }
-  s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'verified', durationMs: Date.now() - started, outputSha256: null, ...(where.pinnedChanges.length ? { reason: pinned.slice(2) } : {}) });
-  input.log('info', `${id} verified: ${checks.length} check${checks.length === 1 ? '' : 's'} passed at ${s.commit?.slice(0, 7) ?? '(no commit)'}`);
-  if (!where.pinnedChanges.length) return { verdict: { id, status: 'verified' } };
+  if (run.outcome === 'failed') return reject(run.why, run.check);
+  s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'verified', durationMs: Date.now() - started, outputSha256: null, ...(changes ? { reason: changes } : {}) });
+  input.log('info', `${id} verified: ${run.count} check${run.count === 1 ? '' : 's'} passed at ${s.commit?.slice(0, 7) ?? '(no commit)'}`);
+  if (!changes) return { verdict: { id, status: 'verified' } };
   // Verified with the pinned versions: the owner still gets to see that the agent changed them.
-  const note = `verified with the pinned tests; ${renderPinnedChanges(where.pinnedChanges, input.pins?.commit ?? '')}`;
+  const note = `verified with the pinned tests; ${changes}`;
   return { verdict: { id, status: 'verified', reason: note }, block: renderPinnedBlock({ time: now(), iteration: input.iteration, storyId: id, commit: s.commit, note }) };
 }
 

@@ -1,13 +1,12 @@
 // Checks run on the commit (SPEC §6): a fresh checkout of the claimed commit, with the tests pinned at the plan
 // commit. Each case is an agent trick that fools a check run in the working tree, next to the honest version.
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../src/engine/verify.js';
 import { readPins, readTreeFiles } from '../../src/engine/verify/checkout.js';
 import type { Prd } from '../../src/prd/types.js';
-import { git, writeFiles } from '../support/repo.js';
+import { git, testdir, writeFiles } from '../support/repo.js';
 import { claim, commitAll, plan, readLedgerLines, readPrd, story, verifyRepo, type VerifyRepo } from '../support/verify-repo.js';
 
 // Ignored build output in the repository root makes a check pass although the committed sources would not produce it.
@@ -22,7 +21,6 @@ function repo() {
 }
 
 const worktrees = (dir: string) => git(dir, 'worktree', 'list', '--porcelain').split('\n').filter((l) => l.startsWith('worktree '));
-const verifyDirs = () => new Set(readdirSync(tmpdir()).filter((n) => n.startsWith('ralph-verify-')));
 
 async function pinsOf(r: VerifyRepo, prd: Prd) {
   const head = git(r.dir, 'rev-parse', 'HEAD');
@@ -49,10 +47,14 @@ describe('verifyIteration runs the checks on the commit', () => {
   it('verifies once the committed sources are right, and leaves no checkout behind', async () => {
     const r = repo();
     commitAll(r.dir, { 'src.txt': 'v2\n' });
-    const before = verifyDirs();
+    // A temp folder of its own: other test files make checkouts in the shared one at the same time.
+    const own = testdir();
+    vi.stubEnv('TMPDIR', own);
     const res = await verifyIteration(r.input());
+    vi.unstubAllEnvs();
     expect(res.verdicts[0].status).toBe('verified');
-    expect([...verifyDirs()].filter((d) => !before.has(d))).toEqual([]);
+    expect(r.logs.some((l) => l.includes('verifying in a fresh checkout of'))).toBe(true);
+    expect(readdirSync(own)).toEqual([]);
     expect(worktrees(r.dir)).toHaveLength(1);
   });
 

@@ -4,11 +4,10 @@
 import { appendFileSync } from 'node:fs';
 import type { Prd, Story } from '../../prd/types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import type { CheckResult } from '../checks.js';
 import type { StoryVerdict, VerifyInput } from '../contracts.js';
 import { planClaimOrder } from '../prd-diff.js';
 import { keyDir, readKey, renderRecord, type VerdictRecord } from './verdict-record.js';
-import { applyRunnerNote, renderCheckFailure, renderPinnedChanges, renderRejectionBlock } from '../verify-report.js';
+import { applyRunnerNote, renderPinnedChanges, renderRejectionBlock } from '../verify-report.js';
 import { CheckSession } from '../verify-session.js';
 import { commitRunnerFiles, readHead, writeVerdictNote } from '../verify-git.js';
 import { guardWrite } from '../verify-write.js';
@@ -81,36 +80,25 @@ type GateJudgement = { verdict: StoryVerdict; block?: string } | 'interrupted';
 async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateInput): Promise<GateJudgement> {
   const started = Date.now();
   const id = story.id;
-  const checks: Array<['prd' | 'story', string]> = [...(prd.checks ?? []).map((c): ['prd', string] => ['prd', c]), ...(story.checks ?? []).map((c): ['story', string] => ['story', c])];
   const record = (status: StoryVerdict['status'], reason?: string) => s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status, ...(reason ? { reason } : {}), durationMs: Date.now() - started, outputSha256: null, gate: true });
-  if (!checks.length) {
+  const run = await s.runStory(prd, story);
+  if (run.outcome === 'interrupted') return 'interrupted';
+  if (run.outcome === 'no-checks') {
     const reason = 'no checks apply to this story; accepted on the agent\'s word';
     record('unverified', reason);
     return { verdict: { id, status: 'unverified', reason } };
   }
-  const reject = (why: string, check?: CheckResult): GateJudgement => {
-    const since = input.verifiedAt.get(id);
-    const range = since && since !== s.commit ? `; it passed at ${since.slice(0, 7)}, so a commit since broke it (git log --oneline ${since.slice(0, 7)}..${s.commit?.slice(0, 7)})` : '';
-    const reason = `the final gate at ${s.commit?.slice(0, 7) ?? '(no commit)'}: ${why}${range}`;
-    record('rejected', reason);
-    input.log('warn', `${id} rejected by the final gate: ${why}`);
-    return { verdict: { id, status: 'rejected', reason }, block: renderRejectionBlock({ time: new Date(), iteration: input.iteration, storyId: id, title: story.title, commit: s.commit, reason, check }) };
-  };
-  let where;
-  try {
-    where = await s.prepare(id, prd.setup, story.mayChange ?? []);
-  } catch (err) {
-    return reject(`could not prepare a checkout: ${(err as Error).message}`);
+  if (run.outcome === 'passed') {
+    record('verified');
+    return { verdict: { id, status: 'verified' } };
   }
-  if ('failed' in where) return where.failed.aborted ? 'interrupted' : reject(renderCheckFailure(where.failed, input.checkTimeoutMs, 'setup'), where.failed);
-  const pinned = where.pinnedChanges.length ? ` (${renderPinnedChanges(where.pinnedChanges, input.pins?.commit ?? '')})` : '';
-  for (const [scope, command] of checks) {
-    const r = await s.run(id, scope, command, where.cwd, where.key);
-    if (r.aborted) return 'interrupted';
-    if (!r.ok) return reject(renderCheckFailure(r, input.checkTimeoutMs) + pinned, r);
-  }
-  record('verified');
-  return { verdict: { id, status: 'verified' } };
+  const pinned = run.pinnedChanges.length ? ` (${renderPinnedChanges(run.pinnedChanges, input.pins?.commit ?? '')})` : '';
+  const since = input.verifiedAt.get(id);
+  const range = since && since !== s.commit ? `; it passed at ${since.slice(0, 7)}, so a commit since broke it (git log --oneline ${since.slice(0, 7)}..${s.commit?.slice(0, 7)})` : '';
+  const reason = `the final gate at ${s.commit?.slice(0, 7) ?? '(no commit)'}: ${run.why}${pinned}${range}`;
+  record('rejected', reason);
+  input.log('warn', `${id} rejected by the final gate: ${run.why}`);
+  return { verdict: { id, status: 'rejected', reason }, block: renderRejectionBlock({ time: new Date(), iteration: input.iteration, storyId: id, title: story.title, commit: s.commit, reason, check: run.check }) };
 }
 
 /**
