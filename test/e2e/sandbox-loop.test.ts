@@ -12,11 +12,11 @@ import { FIXTURES, run, runCli } from '../support/repo.js';
  * agents are copied into the repository's .git/ (bound into the sandbox, and not part of the working tree).
  */
 // RALPH_RETRY_MS: an attack that fails on a read-only file exits non-zero, and its retries need not wait 10 s.
-async function ralph(dir: string, agent: string, args: string[]) {
+async function ralph(dir: string, agent: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   const fixtures = path.join(dir, '.git', 'test-fixtures');
   cpSync(FIXTURES, fixtures, { recursive: true });
   const agentCmd = `node ${JSON.stringify(path.join(fixtures, 'attacks', `${agent}.mjs`))}`;
-  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, timeoutMs: 55_000, env: { RALPH_RETRY_MS: '10' } });
+  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, timeoutMs: 55_000, env: { RALPH_RETRY_MS: '10', ...env } });
   return { ...r, output: `${r.stdout}\n${r.stderr}` };
 }
 
@@ -62,13 +62,18 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
     expect(existsSync(path.join(dir, 'src/two.mjs'))).toBe(true);
   });
 
-  it('checks run in the sandbox too: a daemon the committed code starts from a check cannot write the repository and dies with the check', async () => {
-    const dir = copyRepo(plan);
-    const planBefore = readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8');
-    const r = await ralph(dir, 'check-daemon', ['--sandbox', '2']);
-    expect(r.code, r.output).not.toBe(0);
-    expect(r.output).not.toMatch(/stopped \d+ process(es)? the checks left running/); // the PID namespace took it
-    expect(passes(dir)['US-2']).not.toBe(true);
-    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')).userStories.map((s: { checks: string[] }) => s.checks)).toEqual(JSON.parse(planBefore).userStories.map((s: { checks: string[] }) => s.checks));
+  it('checks run in the sandbox too: a check cannot write outside its checkout (and without --sandbox it can)', async () => {
+    const probeTemplate = await prepareTemplate({ planChecks: ['touch "$VICTIM" 2>/dev/null; true'] });
+    try {
+      for (const sandboxed of [true, false]) {
+        const dir = copyRepo(probeTemplate);
+        const victim = path.join(path.dirname(dir), `${path.basename(dir)}-victim.txt`);
+        const r = await ralph(dir, 'honest', [...(sandboxed ? ['--sandbox'] : []), '5'], { VICTIM: victim });
+        expect(r.code, r.output).toBe(0);
+        expect(existsSync(victim)).toBe(!sandboxed);
+      }
+    } finally {
+      probeTemplate.remove();
+    }
   });
 });
