@@ -1,6 +1,6 @@
 // What is pinned (verify/pins.ts): pure tables over file lists, commands and manifest texts.
 import { describe, expect, it } from 'vitest';
-import { applyScriptPins, applySectionPin, matchAbsent, planNamedPaths, planPinnedPaths, planScriptNames, readSection, renderSetupWarning } from '../../../src/engine/verify/pins.js';
+import { applyScriptPins, applySectionPin, matchAbsent, PINNED_SECTIONS, planNamedPaths, planPinnedPaths, planScriptNames, readScripts, readSection, renderSetupWarning } from '../../../src/engine/verify/pins.js';
 import { globToRegExp } from '../../../src/engine/verify/glob.js';
 
 describe('globToRegExp', () => {
@@ -110,5 +110,102 @@ describe('renderSetupWarning', () => {
     const w = renderSetupWarning(files, prd(extra));
     if (line === null) expect(w).toBeNull();
     else expect(w).toContain(line);
+  });
+});
+
+describe('every entry of the pinned tables pins what it names', () => {
+  // One committed file per default glob; a file nobody pins beside them.
+  const samples: Array<[string, boolean]> = [
+    ['test/a.js', true], ['pkg/tests/a.py', true], ['src/__tests__/a.js', true], ['spec/a_spec.rb', true], ['e2e/flow.ts', true],
+    ['src/a.test.ts', true], ['src/a.spec.js', true], ['pkg/a_test.go', true], ['pkg/test_a.py', true], ['phpunit.xml.dist', true],
+    ['.npmrc', true], ['.yarnrc', true], ['.yarnrc.yml', true], ['.pnpmfile.cjs', true], ['bunfig.toml', true], ['node_modules/x/index.js', true], ['.node-options', true],
+    ['vitest.config.ts', true], ['vitest.workspace.ts', true], ['vite.config.mjs', true], ['jest.config.js', true], ['.mocharc.yml', true],
+    ['playwright.config.ts', true], ['cypress.config.js', true], ['karma.conf.js', true], ['ava.config.cjs', true], ['pytest.ini', true],
+    ['tox.ini', true], ['conftest.py', true], ['sitecustomize.py', true], ['usercustomize.py', true], ['lib/site.pth', true],
+    ['src/index.ts', false], ['README.md', false], ['package.json', false], ['pyproject.toml', false], ['src/latest.js', false],
+  ];
+  it.each(samples)('%s → %s', (file, pinned) => {
+    const files = [file, 'other.txt'];
+    expect(planPinnedPaths(files, { branchName: 'b', userStories: [] }).includes(file)).toBe(pinned);
+    // protectDefaults: false drops every one of them.
+    expect(planPinnedPaths(files, { branchName: 'b', userStories: [], protectDefaults: false })).toEqual([]);
+  });
+
+  it.each([
+    ['package-lock.json', 'npm ci'], ['npm-shrinkwrap.json', 'npm ci'], ['pnpm-lock.yaml', 'pnpm install --frozen-lockfile'],
+    ['yarn.lock', 'yarn install --frozen-lockfile'], ['bun.lockb', 'bun install --frozen-lockfile'], ['bun.lock', 'bun install --frozen-lockfile'],
+    ['poetry.lock', 'poetry install'], ['uv.lock', 'uv sync --frozen'], ['Pipfile.lock', 'pipenv sync'], ['Gemfile.lock', 'bundle install'],
+  ])('the lockfile %s asks for "setup": "%s"', (lockfile, line) => {
+    expect(renderSetupWarning([lockfile], { branchName: 'b', checks: ['make'], userStories: [] })).toContain(`"setup": "${line}",`);
+  });
+
+  it.each(['jest', 'mocha', 'ava', 'c8', 'nyc', 'tap'])('the package.json key %s is put back as pinned', (key) => {
+    const r = applyScriptPins(JSON.stringify({ name: 'x', [key]: { exclude: ['**'] } }), {}, { [key]: null });
+    expect(r.changed).toEqual([key]);
+    expect(JSON.parse(r.text!)).toEqual({ name: 'x' });
+  });
+
+  it('a runner key the plan commit had is put back with its value', () => {
+    const r = applyScriptPins(JSON.stringify({ name: 'x', jest: { testMatch: [] } }), {}, { jest: { testMatch: ['**/*.test.js'] } });
+    expect(JSON.parse(r.text!).jest).toEqual({ testMatch: ['**/*.test.js'] });
+  });
+
+  it.each([
+    ['npm --prefix=app test', 'app'], ['npm -w=packages/a test', 'packages/a'], ['yarn --cwd web test', 'web'], ['pnpm --dir ./web run e2e', 'web'],
+    ['cd app && cd sub && npm test', 'app/sub'], ['cd ./app && npm test', 'app'],
+  ])('%s runs the scripts of %s/package.json', (command, dir) => {
+    expect(new Set(planScriptNames(command).map((s) => s.dir))).toEqual(new Set([dir]));
+  });
+
+  it.each([
+    ['pnpm exec vitest', []], ['pnpm dlx x', []], ['yarn add left-pad', []], ['pnpm i', []], ['npm ci', []], ['pnpm x', []],
+    ['pnpm lint', ['lint', 'prelint', 'postlint']], ['npm run lint && npm run lint', ['lint', 'prelint', 'postlint']], ['npm start', ['start', 'prestart', 'poststart']],
+  ])('%s → %j', (command, names) => {
+    expect(planScriptNames(command).map((s) => s.name)).toEqual(names);
+  });
+
+  it('scripts that are not strings, or a manifest that is not an object, define nothing', () => {
+    expect(readScripts(JSON.stringify({ scripts: { test: 1, lint: 'eslint' } }), ['test', 'lint'])).toEqual({ test: null, lint: 'eslint' });
+    expect(readScripts(JSON.stringify({ scripts: 'npm test' }), ['test'])).toEqual({ test: null });
+    expect(readScripts('[1]', ['test'])).toEqual({ test: null });
+    expect(readScripts(null, ['test'])).toEqual({ test: null });
+    expect(applyScriptPins('[1, 2]', { test: 'x' })).toEqual({ text: null, changed: [] });
+    expect(applyScriptPins('"text"', { test: 'x' })).toEqual({ text: null, changed: [] });
+  });
+
+  it('a script pinned while the manifest has no scripts object gets one', () => {
+    expect(JSON.parse(applyScriptPins(JSON.stringify({ name: 'x', scripts: 'oops' }), { test: 'vitest' }).text!).scripts).toEqual({ test: 'vitest' });
+  });
+
+  it('each pinned section names its own file', () => {
+    expect(PINNED_SECTIONS).toEqual([
+      { file: 'pyproject.toml', header: '[tool.pytest.ini_options]' },
+      { file: 'pyproject.toml', header: '[tool.pytest]' },
+      { file: 'setup.cfg', header: '[tool:pytest]' },
+    ]);
+  });
+
+  it('make pins the Makefile only for a check that runs make', () => {
+    const files = ['Makefile', 'GNUmakefile', 'makefile.txt'];
+    const run = (checks: string[]) => planPinnedPaths(files, { branchName: 'b', checks, userStories: [], protectDefaults: false });
+    expect(run(['make'])).toEqual(['GNUmakefile', 'Makefile']);
+    expect(run(['make test'])).toEqual(['GNUmakefile', 'Makefile']);
+    expect(run(['cmake .'])).toEqual([]);
+    expect(run(['echo make-believe'])).toEqual([]);
+  });
+});
+
+describe('globToRegExp, the edges', () => {
+  it.each([
+    ['./test/', 'test/a.js', true],
+    ['**/x.js', 'a/b/x.js', true],
+    ['**/x.js', 'x.js', true],
+    ['a/**', 'a', false],
+    ['{unclosed', '{unclosed', true],
+    ['a.b', 'axb', false],
+    ['src/{a,b}/*.js', 'src/b/c.js', true],
+    ['src/{a,b}/*.js', 'src/ab/c.js', false],
+  ])('%s ~ %s → %s', (glob, file, hit) => {
+    expect(globToRegExp(glob).test(file)).toBe(hit);
   });
 });
