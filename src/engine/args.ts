@@ -164,7 +164,6 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   if (options.name && (options.resume || options.resumeLast)) throw usageError('--name names a new loop; a resumed loop keeps its id');
   if (given.has('agent') && options.agentCmd) throw usageError('use either --agent or --agent-cmd, not both');
   if (parsed.values['verify-in-place'] && parsed.values['verify-in-worktree']) throw usageError('use either --verify-in-place or --verify-in-worktree (the default), not both');
-  if (!options.network && !options.sandbox && !options.resume && !options.resumeLast) throw usageError('--no-network needs --sandbox: only the sandbox can cut the agent\'s network (./ralph/ralph.sh --sandbox --no-network)');
   // A resumed loop may have --max-usage stored; run.ts checks the merged options with the same rule.
   if (!options.resume && !options.resumeLast) refuseWaitWithoutCeiling(options);
   return { options, given };

@@ -156,25 +156,26 @@ function ensureScratch(dir: string): string {
   return scratch;
 }
 
+const PROBES = new WeakMap<LockedRun, ReturnType<typeof probeSandbox>>();
+
 /** The agent's command under bubblewrap: the runner's files, git's hooks and config and the pinned tests read-only. */
 function sandboxCommand(run: LockedRun, trust: RunTrust, agent: { file: string; args: string[] }, scratch: string): { file: string; args: string[] } {
-  const { paths, io } = run;
-  const probe = probeSandbox(io.env);
-  if (!probe.ok) throw new LoopFailure(probe.message, probe.hint);
-  const home = io.env.HOME;
-  const readOnly = [...ENGINE_FILES, path.relative(paths.repoRoot, runsDir(paths.repoRoot)), ...(trust.pins?.paths ?? []), ...(home ? [path.join(home, '.gitconfig'), path.join(home, '.config', 'git')] : [])];
-  const hidden = existsSync(keyDir(io.env)) ? [realpathSync(keyDir(io.env))] : [];
-  return planSandboxCommand({ bwrap: probe.bwrap, file: agent.file, args: agent.args, repoRoot: trust.topLevel, gitDir: trust.gitDir, readOnly, scratch: [realpathSync(scratch)], network: run.options.network, home, hidden });
+  const base = checkSandbox(run, trust) as CheckSandbox;
+  const userConfig = base.readOnly.filter((p) => p !== trust.topLevel);
+  const readOnly = [...ENGINE_FILES, path.relative(run.paths.repoRoot, runsDir(run.paths.repoRoot)), ...(trust.pins?.paths ?? []), ...userConfig];
+  return planSandboxCommand({ ...base, file: agent.file, args: agent.args, repoRoot: trust.topLevel, gitDir: trust.gitDir, readOnly, scratch: [realpathSync(scratch)] });
 }
 
 /**
  * With --sandbox, checks run under bubblewrap too: they execute the agent's code. Writable: the checkout and HOME
  * (package managers keep caches there); read-only: the repository itself and the global git configuration; hidden:
- * the key that seals the verdict record.
+ * the key that seals the verdict record (created by the first final gate, so looked for each time).
  */
 export function checkSandbox(run: LockedRun, trust: RunTrust): CheckSandbox | undefined {
   if (!run.options.sandbox) return undefined;
-  const probe = probeSandbox(run.io.env);
+  // The start already proved bubblewrap works; once per run is enough (each probe starts a sandbox).
+  const probe = PROBES.get(run) ?? probeSandbox(run.io.env);
+  PROBES.set(run, probe);
   if (!probe.ok) throw new LoopFailure(probe.message, probe.hint);
   const home = run.io.env.HOME;
   const hidden = existsSync(keyDir(run.io.env)) ? [realpathSync(keyDir(run.io.env))] : [];

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { LoopExit, LOOP_EXIT, type BudgetGate } from './contracts.js';
 import type { Prd } from '../prd/types.js';
 import { atomicWriteFileSync } from '../util/atomic.js';
-import { parseRunArgs, refuseWaitWithoutCeiling, type RunOptions } from './args.js';
+import { parseRunArgs, refuseWaitWithoutCeiling, usageError, type RunOptions } from './args.js';
 import { renderRunHelp } from './help.js';
 import { createEmitter, type Emit } from './events.js';
 import { realClock } from './clock.js';
@@ -116,7 +116,8 @@ async function askYesNo(question: string): Promise<boolean> {
 
 /** --sandbox where bubblewrap cannot run refuses the start (exit 2) with what to install or change. */
 function refuseSandbox(options: RunOptions, env: NodeJS.ProcessEnv): void {
-  if (!options.network && !options.sandbox) throw new LoopExit(1, '--no-network needs --sandbox: only the sandbox can cut the agent\'s network', 'see ./ralph/ralph.sh --help');
+  // Checked on the options a resume merged, too (run.ts, not args.ts): --no-network may come from the stored ones.
+  if (!options.network && !options.sandbox) throw usageError('--no-network needs --sandbox: only the sandbox can cut the agent\'s network (./ralph/ralph.sh --sandbox --no-network)');
   if (!options.sandbox) return;
   const probe = probeSandbox(env);
   if (!probe.ok) throw new LoopExit(2, probe.message, probe.hint);
