@@ -51,7 +51,7 @@ const testFile = (fn: string, value: number) =>
 
 /** The project at the plan commit: no src/ yet, so both tests fail. */
 export const PROJECT_FILES: Record<string, string> = {
-  'package.json': `${JSON.stringify({ name: 'attack-demo', version: '1.0.0', private: true, type: 'module', scripts: { test: 'node --test test/' } }, null, 2)}\n`,
+  'package.json': `${JSON.stringify({ name: 'attack-demo', version: '1.0.0', private: true, type: 'module', scripts: { test: 'node --test test/*.test.mjs' } }, null, 2)}\n`,
   'test/one.test.mjs': testFile('one', 1),
   'test/two.test.mjs': testFile('two', 2),
   '.gitignore': 'node_modules/\n',
