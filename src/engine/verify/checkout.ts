@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import type { Pins } from '../contracts.js';
-import { gitOk, gitRun } from '../verify-git.js';
+import { gitOk } from '../verify-git.js';
 import { allChecks, applyScriptPins, applySectionPin, matchAbsent, PINNED_SECTIONS, planPinnedPaths, planScriptNames, readRunnerKeys, readScripts, readSection } from './pins.js';
 import { globToRegExp } from './glob.js';
 
@@ -145,9 +145,4 @@ function readOrNull(file: string): string | null {
 
 export function removeCheckout(dir: string): void {
   rmSync(dir, { recursive: true, force: true });
-}
-
-/** Whether git has `commit` (a resumed loop's pins may name one a rewrite dropped). */
-export async function hasCommit(top: string, commit: string): Promise<boolean> {
-  return (await gitRun(top, ['cat-file', '-e', `${commit}^{commit}`])).code === 0;
 }
