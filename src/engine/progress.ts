@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { atomicWriteFileSync } from '../util/atomic.js';
+import { readTextOrNull } from '../util/read.js';
 
 export const PROGRESS_LIMIT_BYTES = 64 * 1024;
 // Sections that stay on top: lasting lessons, and the short intro of the session log that follows.
@@ -114,21 +115,14 @@ function readArchivedCopies(ralphDir: string, oldBranch: string, planName: strin
     return out;
   }
   for (const e of entries) {
-    const plan = readOrNull(path.join(root, e, planName));
-    const log = readOrNull(path.join(root, e, 'progress.txt'));
+    const plan = readTextOrNull(path.join(root, e, planName));
+    const log = readTextOrNull(path.join(root, e, 'progress.txt'));
     if (plan !== null) out.plans.push(plan);
     if (log !== null) out.progress.push(log);
   }
   return out;
 }
 
-function readOrNull(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
-}
 
 /** True when the log holds session entries beyond its preamble and pinned sections. */
 export function hasEntries(text: string): boolean {

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Prd } from '../prd/types.js';
 import { branchNameProblem } from '../prd/branch-name.js';
 import { atomicWriteFileSync } from '../util/atomic.js';
+import { readTextOrNull } from '../util/read.js';
 import { LoopExit } from './contracts.js';
 import { checkoutBranch, currentBranch, headSha, readFileAt, readFileOnBranch, runGit } from './git.js';
 import { runsDir } from './runs.js';
@@ -228,13 +229,8 @@ function readLastBranch(repoRoot: string): string {
 }
 
 /** A file's text, or null when it cannot be read (missing, or not a file). */
-export function readOrNull(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
-}
+/** The file's text, or null (util/read.ts; run-deps.ts reads the agent's plan with it too). */
+export const readOrNull = readTextOrNull;
 
 function rel(repoRoot: string, file: string): string {
   return path.relative(repoRoot, file).split(path.sep).join('/');

@@ -5,6 +5,7 @@ import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../prd/types.js';
 import { atomicWriteFileSync } from '../util/atomic.js';
+import { readTextOrNull } from '../util/read.js';
 import { LoopExit, type Pins } from './contracts.js';
 import type { Emit } from './events.js';
 import type { RunOptions } from './args.js';
@@ -41,7 +42,7 @@ export async function settleResumedPlan(paths: RunPaths, loopId: string, options
   const recorded = await readBaseline(paths.repoRoot, loopId);
   if (recorded === null) return null;
   const rel = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');
-  const disk = readOrNull(paths.prd);
+  const disk = readTextOrNull(paths.prd);
   if (disk === null || !parsesAsPlan(disk)) {
     const saved = disk === null ? null : backUp(paths, rel);
     atomicWriteFileSync(paths.prd, recorded);
@@ -127,10 +128,3 @@ function backUp(paths: RunPaths, rel: string): string {
   return path.relative(paths.repoRoot, to).split(path.sep).join('/');
 }
 
-function readOrNull(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
-}

@@ -10,6 +10,7 @@ import type { Pins } from '../contracts.js';
 import { gitOk } from '../verify-git.js';
 import { allChecks, applyScriptPins, applySectionPin, matchAbsent, PINNED_SECTIONS, planPinnedPaths, planScriptNames, readRunnerKeys, readScripts, readSection } from './pins.js';
 import { globToRegExp } from './glob.js';
+import { readTextOrNull } from '../../util/read.js';
 
 export type { Pins };
 
@@ -117,7 +118,7 @@ function pinManifests(dir: string, pins: Pins, mayChange: (file: string) => bool
   const out: string[] = [];
   for (const m of pins.manifests) {
     if (mayChange(m.file)) continue;
-    const current = readOrNull(path.join(dir, m.file));
+    const current = readTextOrNull(path.join(dir, m.file));
     if (current === null) continue;
     const { text, changed } = applyScriptPins(current, m.scripts, m.keys);
     if (text !== null) writeFileSync(path.join(dir, m.file), text);
@@ -125,7 +126,7 @@ function pinManifests(dir: string, pins: Pins, mayChange: (file: string) => bool
   }
   for (const sec of pins.sections) {
     if (mayChange(sec.file)) continue;
-    const current = readOrNull(path.join(dir, sec.file));
+    const current = readTextOrNull(path.join(dir, sec.file));
     if (current === null) continue;
     const text = applySectionPin(current, sec.header, sec.text);
     if (text === null) continue;
@@ -133,14 +134,6 @@ function pinManifests(dir: string, pins: Pins, mayChange: (file: string) => bool
     out.push(`${sec.file} ${sec.header}`);
   }
   return out;
-}
-
-function readOrNull(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
 }
 
 export function removeCheckout(dir: string): void {

@@ -8,6 +8,7 @@ import { gitRun } from '../verify-git.js';
 import { hashContent } from '../../install/hash.js';
 import { parseManifest } from '../../install/manifest.js';
 import { LoopExit } from '../contracts.js';
+import { readBytesOrNull } from '../../util/read.js';
 
 /** The runner-owned files in ralph/ that an agent must never change: the engine, its launcher and the manifest. */
 export const ENGINE_FILES: readonly string[] = ['ralph/ralph.mjs', 'ralph/ralph.sh', 'ralph/.ralphkit.json'];
@@ -74,7 +75,7 @@ export async function snapshotRunnerFiles(repoRoot: string): Promise<RunnerGuard
 export function restoreRunnerFiles(guard: RunnerGuard): GuardRestore {
   const out: GuardRestore = { changed: [], rejecting: [], kept: [], inRepo: [] };
   for (const f of guard.files) {
-    const now = readOrNull(f.abs);
+    const now = readBytesOrNull(f.abs);
     const same = now === null ? f.bytes === null : f.bytes !== null && now.equals(f.bytes) && modeOf(f.abs) === f.mode;
     if (same) continue;
     const keys = f.kind === 'config' ? planConfigChange(f.bytes, now) : null;
@@ -165,16 +166,16 @@ export function refuseModifiedEngine(repoRoot: string, allow: boolean, warn: (me
 export function readEngineProblems(repoRoot: string, packaged?: string): string[] {
   const engine = path.join(repoRoot, 'ralph', 'ralph.mjs');
   // A repository without an installed engine runs the packaged one (npx ralphkit run): nothing to compare.
-  const installed = readOrNull(engine);
+  const installed = readBytesOrNull(engine);
   if (installed === null) return [];
-  const shipped = packaged ? readOrNull(packaged) : null;
+  const shipped = packaged ? readBytesOrNull(packaged) : null;
   if (shipped && hashContent(shipped) !== hashContent(installed)) return ['ralph/ralph.mjs differs from the engine this ralphkit ships (an install by another version, or an edit)'];
-  const manifestText = readOrNull(path.join(repoRoot, 'ralph', '.ralphkit.json'));
+  const manifestText = readBytesOrNull(path.join(repoRoot, 'ralph', '.ralphkit.json'));
   const manifest = manifestText ? parseManifest(manifestText.toString('utf8')) : undefined;
   if (!manifest) return ['ralph/.ralphkit.json is missing or is not a ralphkit manifest'];
   const problems: string[] = [];
   for (const rel of ['ralph/ralph.mjs', 'ralph/ralph.sh']) {
-    const bytes = readOrNull(path.join(repoRoot, rel));
+    const bytes = readBytesOrNull(path.join(repoRoot, rel));
     const entry = manifest.files[rel];
     if (!entry) problems.push(`${rel} is not in the manifest`);
     else if (bytes === null) problems.push(`${rel} is missing`);
@@ -184,7 +185,7 @@ export function readEngineProblems(repoRoot: string, packaged?: string): string[
 }
 
 function hold(abs: string, shown: string, inRepo: boolean, kind: Held['kind']): Held {
-  const bytes = readOrNull(abs);
+  const bytes = readBytesOrNull(abs);
   return { abs, shown, inRepo, kind, bytes, mode: bytes === null ? 0 : modeOf(abs) };
 }
 
@@ -237,14 +238,6 @@ function putBack(abs: string, bytes: Buffer | null, mode: number): void {
   mkdirSync(path.dirname(abs), { recursive: true });
   writeFileSync(abs, bytes);
   if (mode > 0) chmodSync(abs, mode);
-}
-
-function readOrNull(abs: string): Buffer | null {
-  try {
-    return readFileSync(abs);
-  } catch {
-    return null;
-  }
 }
 
 function modeOf(abs: string): number {
