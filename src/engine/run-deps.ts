@@ -13,7 +13,7 @@ import { atomicWriteFileSync } from '../util/atomic.js';
 import { realClock } from './clock.js';
 import { currentBranch, headSha, isAncestor, readBranchTips, readCommitsSince, switchToBranch } from './git.js';
 import { formatDuration } from './duration.js';
-import { renderOffBranchBlock, renderOffBranchReason, renderTimeoutBlock } from './verify-report.js';
+import { renderGuardBlock, renderOffBranchBlock, renderOffBranchReason, renderTimeoutBlock } from './verify-report.js';
 import { isIgnored, readEditedPrompt, readOrNull, renderPromptCommitPart, renderPromptEditNote } from './run-branch.js';
 import { loopDir, runsDir, writeState, type LoopState } from './runs.js';
 import { planAgent } from './agents/index.js';
@@ -216,19 +216,6 @@ function guardRunnerFiles(run: LockedRun, trust: RunTrust, iteration: number): V
   const block = renderGuardBlock(new Date(), iteration, changed, rejecting.length > 0);
   guardWrite(run.paths.progress, run.paths.repoRoot, () => appendFileSync(run.paths.progress, block), 'the note about the restored runner files could not be written');
   return rejecting.length ? { reason: `the agent changed files the runner trusts (${shown(rejecting)}); they were put back`, files: inRepo } : undefined;
-}
-
-function renderGuardBlock(time: Date, iteration: number, changed: string[], rejected: boolean): string {
-  const stamp = time.toISOString().replace('T', ' ').slice(0, 16) + ' UTC';
-  return [
-    '',
-    `## ${stamp} - ralph: iteration ${iteration} changed the runner's files`,
-    `The runner put these back as they were when the loop started${rejected ? ' and rejected the iteration\'s claims' : ''}:`,
-    ...changed.map((c) => `- ${c}`),
-    'The engine (ralph/ralph.mjs, ralph.sh), ralph/.ralphkit.json, .git/config and .git/hooks are not yours to change.',
-    '---',
-    '',
-  ].join('\n');
 }
 
 // The installed prompt names ralph/prd.json and ralph/progress.txt; with --prd elsewhere, tell the agent where they are.

@@ -149,6 +149,19 @@ export function renderTimeoutBlock(time: Date, iteration: number, timeout: strin
   ].join('\n');
 }
 
+/** The progress.txt block after the runner put back its own files or git's configuration (run-deps.ts). */
+export function renderGuardBlock(time: Date, iteration: number, changed: string[], rejected: boolean): string {
+  return [
+    '',
+    `## ${stamp(time)} - ralph: iteration ${iteration} changed the runner's files`,
+    `The runner put these back as they were when the loop started${rejected ? ' and rejected the iteration\'s claims' : ''}:`,
+    ...changed.map((c) => `- ${c}`),
+    'The engine (ralph/ralph.mjs, ralph.sh), ralph/.ralphkit.json, .git/config and .git/hooks are not yours to change.',
+    '---',
+    '',
+  ].join('\n');
+}
+
 /** Why the claims of an iteration whose agent moved to another branch are rejected. */
 export function renderOffBranchReason(branch: string, where: string): string {
   return `the work is not on ${branch}: the agent committed it on ${where}`;

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, gitdir, testdir, writeFiles } from '../support/repo.js';
 import { editNote, keyEnv, readNote, removeNote, sealNote, useKeyEnv, writeNote } from '../support/verdict-note.js';
-import { parseCatFileBatch, readVerdictRecords, readVerdictRecordsSync } from '../../src/engine/verify/verdict-record.js';
+import { parseCatFileBatch, readVerdictRecordsSync } from '../../src/engine/verify/verdict-record.js';
 import { readLoopSummaries } from '../../src/engine/loops.js';
 import { readPrdSnapshot, resolveViewPaths } from '../../src/view/snapshot.js';
 import { plan, writeLedger, writeLoop, writePlan } from '../support/view-fixtures.js';
@@ -17,14 +17,11 @@ function commit(repo: string, name: string): string {
   return git(repo, 'rev-parse', 'HEAD');
 }
 
-/** Both readers, which must agree. */
 async function records(repo: string, env: NodeJS.ProcessEnv): Promise<Record<string, unknown>> {
-  const sync = Object.fromEntries(readVerdictRecordsSync(repo, env));
-  expect(Object.fromEntries(await readVerdictRecords(repo, env))).toEqual(sync);
-  return sync;
+  return Object.fromEntries(readVerdictRecordsSync(repo, env));
 }
 
-describe('readVerdictRecords', () => {
+describe('readVerdictRecordsSync', () => {
   it('reads every sealed note in one batch, the newest record per loop, story ids of any script', async () => {
     const repo = gitdir();
     const env = keyEnv();

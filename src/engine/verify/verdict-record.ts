@@ -10,7 +10,6 @@ import path from 'node:path';
 import type { StoryVerdict } from '../contracts.js';
 import { hardenedArgs, hardenedGitEnv } from '../git/harden.js';
 import { isVerdictStatus, type VerdictStatus } from '../ledger.js';
-import { gitRun } from '../verify-git.js';
 
 export interface VerdictRecord {
   ralphkit: 1;
@@ -84,25 +83,10 @@ function seal(record: VerdictRecord, key: Buffer): string {
 }
 
 /**
- * Every valid record in the repository, newest first per loop: a Map from loop id to its latest record. Records
- * with a bad seal, a commit other than the one they are attached to, or no key to check them are left out.
- * Two git processes whatever the number of notes: one lists them, one `cat-file --batch` reads them all.
- */
-export async function readVerdictRecords(repoRoot: string, env: NodeJS.ProcessEnv = process.env): Promise<Map<string, VerdictRecord>> {
-  const key = readKey(false, env);
-  if (!key) return new Map();
-  const list = await gitRun(repoRoot, LIST_NOTES);
-  if (list.code !== 0) return new Map();
-  const notes = parseNotesList(list.stdout);
-  if (!notes.length) return new Map();
-  // gitRun decodes as UTF-8; a note that is not valid UTF-8 changes length on the way back and ends the parse there.
-  const batch = await gitRun(repoRoot, ['cat-file', '--batch'], 60_000, renderBatchInput(notes));
-  return batch.code === 0 ? collectRecords(notes, parseCatFileBatch(Buffer.from(batch.stdout, 'utf8'), notes.map((n) => n.blob)), key) : new Map();
-}
-
-/**
- * readVerdictRecords for the synchronous readers (`status`, the dashboard's snapshots), with the runner's git
- * hardening. Any git failure (no repository, no notes, a timeout) is no records: nothing then counts as verified.
+ * Every valid record in the repository: a Map from loop id to its newest record. Records with a bad seal, a commit
+ * other than the one they are attached to, or no key to check them are left out. Two git processes whatever the
+ * number of notes (one lists them, one `cat-file --batch` reads them all), synchronous for `status` and the
+ * dashboard's snapshots, with the runner's git hardening. Any git failure is no records: nothing counts as verified.
  */
 export function readVerdictRecordsSync(repoRoot: string, env: NodeJS.ProcessEnv = process.env): Map<string, VerdictRecord> {
   const key = readKey(false, env);
