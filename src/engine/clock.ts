@@ -1,6 +1,6 @@
 // The real clock. Sleeping ends early (without an error) when the signal aborts, so Ctrl-C during a pause
 // or a rate-limit wait is answered at once.
-import type { Clock } from './contracts.js';
+import type { Clock } from './types.js';
 
 export const realClock: Clock = {
   now: () => new Date(),

@@ -1,9 +1,9 @@
 // Subcommand dispatch for ralph.mjs. `run` is the default, so `ralph.mjs 5` and `ralph.mjs run 5` agree.
 import { parseArgs } from 'node:util';
-import { LoopExit } from './contracts.js';
-import { runRalph, type RunIo } from './run.js';
-import { resolveRepoRoot } from './git.js';
-import { cancelLoop, renderCancelResult, readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings, waitForLoopEnd } from './loops.js';
+import { LoopExit } from './types.js';
+import { runRalph, type RunIo } from './run/run.js';
+import { resolveRepoRoot } from './git/git.js';
+import { cancelLoop, renderCancelResult, readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings, waitForLoopEnd } from './store/summaries.js';
 
 export async function runEngine(argv: string[], io: RunIo): Promise<number> {
   const [first, ...rest] = argv;

@@ -3,8 +3,8 @@
 import { statSync } from 'node:fs';
 import path from 'node:path';
 import { RalphkitError, EXIT } from '../errors.js';
-import { resolveRepoRoot } from '../engine/git.js';
-import { LoopExit } from '../engine/contracts.js';
+import { resolveRepoRoot } from '../engine/git/git.js';
+import { LoopExit } from '../engine/types.js';
 
 const CWD_HINT = 'pass --cwd <folder of your repository>';
 

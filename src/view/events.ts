@@ -2,7 +2,7 @@
 // then whichever of them changed after every change on disk.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readLoopsSnapshot, readPrdSnapshot, readProgressSnapshot, type LoopsSnapshot, type ViewPaths } from './snapshot.js';
-import { isAlive, readState } from '../engine/runs.js';
+import { isAlive, readState } from '../engine/store/runs.js';
 
 export type EventKind = 'prd' | 'progress' | 'loops';
 

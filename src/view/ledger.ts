@@ -1,8 +1,8 @@
 // Ledger lines as the dashboard shows them. Reading ledger.jsonl and deciding a story's verdict are the
-// engine's (src/engine/ledger.ts: `parseLedger`, `summariseLedger`), so the page and `ralphkit status`
+// engine's (src/engine/store/ledger.ts: `parseLedger`, `summariseLedger`), so the page and `ralphkit status`
 // can never disagree; this module only turns each line into a display record with every field present
 // (null when missing), because the file is on disk and anything may have written a line.
-import { isVerdictStatus, type LedgerLine, type VerdictStatus } from '../engine/ledger.js';
+import { isVerdictStatus, type LedgerLine, type VerdictStatus } from '../engine/store/ledger.js';
 
 export type Verdict = VerdictStatus;
 

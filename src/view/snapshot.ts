@@ -5,8 +5,8 @@
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../prd/types.js';
-import { parseLedger, type LedgerLine } from '../engine/ledger.js';
-import { readLoopSummaries, type LoopSummary } from '../engine/loops.js';
+import { parseLedger, type LedgerLine } from '../engine/store/ledger.js';
+import { readLoopSummaries, type LoopSummary } from '../engine/store/summaries.js';
 import { pickNewestRecord, readVerdictRecordsSync } from '../engine/verify/verdict-record.js';
 import { planBoard, type BoardPlan } from './board.js';
 import { str } from './ledger.js';

@@ -9,7 +9,7 @@ import { ralphWorker } from '../support/model-scenarios.js';
 import { CLAUDE_BIN, SKIP_CLAUDE, claudeEnv, requireClaude } from '../support/model-claude.js';
 import { honestWork, installedRepo, readPlan, readState, serve } from '../support/model-loop.js';
 import { startLimitProxy } from '../support/limit-proxy.js';
-import { detectRateLimit } from '../../src/engine/ratelimit.js';
+import { detectRateLimit } from '../../src/engine/budget/ratelimit.js';
 
 describe.skipIf(SKIP_CLAUDE)('ralph.sh --agent claude hitting the subscription limit', () => {
   it('waits for the announced reset, repeats iteration 1 uncounted, and completes two stories in two iterations', async () => {

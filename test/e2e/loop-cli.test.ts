@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import path from 'node:path';
 import { run, runCli } from '../support/repo.js';
 import { agent, loopRepo, onlyState, ralph, startRalph, until, loopStates } from '../support/loop-repo.js';
-import { RUN_FLAGS } from '../../src/engine/args.js';
+import { RUN_FLAGS } from '../../src/engine/cli/args.js';
 
 describe('ralphkit run / status / cancel', () => {
   it('ralphkit run passes every argument to the engine and returns its exit code', async () => {

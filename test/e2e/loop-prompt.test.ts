@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FIXTURES, git, gitdir, run, runCli, writeFiles, type RunResult } from '../support/repo.js';
-import { parseLedger } from '../../src/engine/ledger.js';
+import { parseLedger } from '../../src/engine/store/ledger.js';
 import type { Prd } from '../../src/prd/types.js';
 
 const PLAN: Prd = {

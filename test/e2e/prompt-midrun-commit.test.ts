@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, testdir, writeFiles } from '../support/repo.js';
 import { loopRepo, startRalph, until } from '../support/loop-repo.js';
-import { parseLedger } from '../../src/engine/ledger.js';
+import { parseLedger } from '../../src/engine/store/ledger.js';
 
 const STEER = '\n## From the owner, mid-run\nName every test file after its story.\n';
 

@@ -6,7 +6,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { asNobodyOptions, handOver } from '../support/nobody.js';
 import { FIXTURES, run, testdir } from '../support/repo.js';
 import { loopRepo } from '../support/loop-repo.js';
-import { parseLedger } from '../../src/engine/ledger.js';
+import { parseLedger } from '../../src/engine/store/ledger.js';
 
 
 /** An agent that claims US-001 without the work, commits, then (the first time only) makes ralph/ read-only. */

@@ -5,7 +5,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FIXTURES, git, gitdir, run, runCli, testdir, writeFiles, type RunResult } from '../support/repo.js';
-import { parseLedger, type LedgerLine } from '../../src/engine/ledger.js';
+import { parseLedger, type LedgerLine } from '../../src/engine/store/ledger.js';
 import type { Prd, Story } from '../../src/prd/types.js';
 import { goneWithin, pidFrom } from '../support/verify-repo.js';
 

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { FIXTURES, git, gitdir, run, runCli, testdir, writeFiles, type RunResult } from '../support/repo.js';
 import { startRalph } from '../support/loop-repo.js';
 import { pidFrom } from '../support/verify-repo.js';
-import { parseLedger } from '../../src/engine/ledger.js';
+import { parseLedger } from '../../src/engine/store/ledger.js';
 import type { Prd, Story } from '../../src/prd/types.js';
 
 // Blocks while CHECK_MODE=hold (announcing its pid), fails loudly with CHECK_MODE=fail, passes otherwise.

@@ -1,7 +1,7 @@
 // Where the usage token comes from: RALPH_USAGE_TOKEN, the macOS Keychain item, or Claude Code's credentials file.
 import { describe, expect, it } from 'vitest';
-import { readUsage } from '../../src/engine/usage.js';
-import { resolveUsageToken } from '../../src/engine/credentials.js';
+import { readUsage } from '../../src/engine/budget/usage.js';
+import { resolveUsageToken } from '../../src/engine/budget/credentials.js';
 import { testdir, writeFiles } from '../support/repo.js';
 import { startUsageServer, usageBody } from '../support/usage-server.js';
 

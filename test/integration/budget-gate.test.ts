@@ -1,9 +1,9 @@
 // The budget gate against a real HTTP round trip to a fake usage endpoint on 127.0.0.1, with a fake clock
 // so hours of waiting take no time and every requested sleep can be asserted.
 import { describe, expect, it } from 'vitest';
-import { createBudgetGate, type BudgetGateOptions } from '../../src/engine/budget.js';
-import { readUsage } from '../../src/engine/usage.js';
-import { LoopExit, type Clock } from '../../src/engine/contracts.js';
+import { createBudgetGate, type BudgetGateOptions } from '../../src/engine/budget/gate.js';
+import { readUsage } from '../../src/engine/budget/usage.js';
+import { LoopExit, type Clock } from '../../src/engine/types.js';
 import { startUsageServer, unreachableUsageUrl, usageBody, type UsageStep } from '../support/usage-server.js';
 
 const TOKEN = 'sk-ant-oat01-SECRET-gate-test-7f3a9c';

@@ -2,7 +2,7 @@
 // owner who edited the plan mid-run.
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { verifyIteration } from '../../src/engine/verify.js';
+import { verifyIteration } from '../../src/engine/verify/verify.js';
 import { git } from '../support/repo.js';
 import { commitAll, editPrd, plan, readLedgerLines, readPrd, status, story, verifyRepo } from '../support/verify-repo.js';
 

@@ -3,7 +3,7 @@
 import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
-import { verifyIteration } from '../../src/engine/verify.js';
+import { verifyIteration } from '../../src/engine/verify/verify.js';
 import { readPins, readTreeFiles } from '../../src/engine/verify/checkout.js';
 import type { Prd } from '../../src/prd/types.js';
 import { git, testdir, writeFiles } from '../support/repo.js';

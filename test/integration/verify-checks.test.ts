@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runCheck } from '../../src/engine/checks.js';
+import { runCheck } from '../../src/engine/verify/checks.js';
 import { testdir } from '../support/repo.js';
 import { goneWithin, pidFrom } from '../support/verify-repo.js';
 

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
-import { verifyIteration } from '../../src/engine/verify.js';
-import { LoopExit } from '../../src/engine/contracts.js';
+import { verifyIteration } from '../../src/engine/verify/verify.js';
+import { LoopExit } from '../../src/engine/types.js';
 import { git, testdir, writeFiles } from '../support/repo.js';
 import { claim, commitAll, editPrd, goneWithin, plan, readLedgerLines, readPrd, status, story, verifyRepo } from '../support/verify-repo.js';
 

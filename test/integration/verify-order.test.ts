@@ -2,7 +2,7 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { verifyIteration, RunnerFileError } from '../../src/engine/verify.js';
+import { verifyIteration, RunnerFileError } from '../../src/engine/verify/verify.js';
 import { git } from '../support/repo.js';
 import { claim, commitAll, plan, readLedgerLines, readPrd, story, verifyRepo } from '../support/verify-repo.js';
 

@@ -1,6 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { verifyIteration } from '../../src/engine/verify.js';
+import { verifyIteration } from '../../src/engine/verify/verify.js';
 import { git } from '../support/repo.js';
 import { commitAll, editPrd, plan, readPrd, status, story, verifyRepo } from '../support/verify-repo.js';
 

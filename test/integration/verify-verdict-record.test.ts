@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { git, gitdir, testdir, writeFiles } from '../support/repo.js';
 import { editNote, keyEnv, readNote, removeNote, sealNote, useKeyEnv, writeNote } from '../support/verdict-note.js';
 import { parseCatFileBatch, readVerdictRecordsSync } from '../../src/engine/verify/verdict-record.js';
-import { readLoopSummaries } from '../../src/engine/loops.js';
+import { readLoopSummaries } from '../../src/engine/store/summaries.js';
 import { readPrdSnapshot, resolveViewPaths } from '../../src/view/snapshot.js';
 import { plan, writeLedger, writeLoop, writePlan } from '../support/view-fixtures.js';
 

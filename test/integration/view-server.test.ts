@@ -9,8 +9,8 @@ import { plan, writeLedger, writeLoop, writePlan, writeProgress } from '../suppo
 import { getJson, openEvents, request } from '../support/view-http.js';
 import { startViewServer, type ViewServerOptions } from '../../src/view/server.js';
 import { RalphkitError } from '../../src/errors.js';
-import { appendLedger, readLedger, summariseLedger, type LedgerLine, type VerdictStatus } from '../../src/engine/ledger.js';
-import { readLoopSummaries } from '../../src/engine/loops.js';
+import { appendLedger, readLedger, summariseLedger, type LedgerLine, type VerdictStatus } from '../../src/engine/store/ledger.js';
+import { readLoopSummaries } from '../../src/engine/store/summaries.js';
 
 async function serve(repo: string, options: Partial<ViewServerOptions> = {}) {
   const server = await startViewServer({ cwd: repo, port: 0, ...options });

@@ -4,8 +4,8 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { gitdir, git, writeFiles } from './repo.js';
 import type { Prd, Story } from '../../src/prd/types.js';
-import type { VerifyInput } from '../../src/engine/contracts.js';
-import { parseLedger, type LedgerLine } from '../../src/engine/ledger.js';
+import type { VerifyInput } from '../../src/engine/types.js';
+import { parseLedger, type LedgerLine } from '../../src/engine/store/ledger.js';
 
 export const story = (id: string, extra: Partial<Story> = {}): Story => ({
   id,

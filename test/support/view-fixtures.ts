@@ -50,7 +50,7 @@ export function writeLoop(repo: string, state: LoopStateFixture): void {
   writeAtomic(path.join(repo, 'ralph/.runs', state.id, 'state.json'), `${JSON.stringify(full, null, 2)}\n`);
 }
 
-/** One line of ralph/.runs/<loop>/ledger.jsonl as src/engine/ledger.ts writes it (kind check or verdict). */
+/** One line of ralph/.runs/<loop>/ledger.jsonl as src/engine/store/ledger.ts writes it (kind check or verdict). */
 export interface LedgerLineFixture {
   time: string;
   loop: string;

@@ -1,7 +1,7 @@
 // The pure parts of reporting a failed agent: the shell's own refusal, the output tail, the first word that
 // --dry-run looks up, and the cost text of an agent that reports none.
 import { describe, expect, it } from 'vitest';
-import type { AgentResult } from '../../src/engine/contracts.js';
+import type { AgentResult } from '../../src/engine/types.js';
 import { readOutputTail, readShellRefusal, renderFailureLines } from '../../src/engine/agents/failure.js';
 import { readFirstWord } from '../../src/engine/agents/check.js';
 import { planAgent } from '../../src/engine/agents/index.js';

@@ -1,10 +1,10 @@
 // Pure parsers of the loop engine: tags, command-line options, Claude Code's stream-json, agent commands.
 import { describe, expect, it } from 'vitest';
-import { detectTag } from '../../src/engine/tags.js';
-import { parseRunArgs, DEFAULT_OPTIONS, type RunOptions } from '../../src/engine/args.js';
+import { detectTag } from '../../src/engine/core/tags.js';
+import { parseRunArgs, DEFAULT_OPTIONS, type RunOptions } from '../../src/engine/cli/args.js';
 import { parseClaudeLine, renderToolUse } from '../../src/engine/agents/claude.js';
 import { planAgent, readGeminiJson, renderAgentCommand, renderMissingAgent } from '../../src/engine/agents/index.js';
-import { LoopExit } from '../../src/engine/contracts.js';
+import { LoopExit } from '../../src/engine/types.js';
 
 describe('detectTag', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { explainGitRefusal } from '../../src/engine/git.js';
+import { explainGitRefusal } from '../../src/engine/git/git.js';
 
 describe('explainGitRefusal: what git said about --cwd, for the user', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { detectTag, hasTagLine, TAGS } from '../../src/engine/tags.js';
+import { detectTag, hasTagLine, TAGS } from '../../src/engine/core/tags.js';
 import { ROOT } from '../support/repo.js';
 
 // The shipped prompt, read once: it is a template, not something the test writes.

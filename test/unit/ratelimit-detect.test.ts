@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { detectRateLimit, transientReason } from '../../src/engine/ratelimit.js';
-import type { AgentResult } from '../../src/engine/contracts.js';
+import { detectRateLimit, transientReason } from '../../src/engine/budget/ratelimit.js';
+import type { AgentResult } from '../../src/engine/types.js';
 
 // Sunday 2026-11-29 18:00 UTC = 19:00 in Paris = 10:00 in Los Angeles.
 const NOW = new Date('2026-11-29T18:00:00Z');

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseResetTime, zonedTime } from '../../src/engine/budget-reset-time.js';
+import { parseResetTime, zonedTime } from '../../src/engine/budget/reset-time.js';
 
 // Sunday 2026-11-29 18:00 UTC = 19:00 in Paris (CET) = 10:00 in Los Angeles (PST).
 const NOW = new Date('2026-11-29T18:00:00Z');

@@ -1,6 +1,6 @@
 // The progress.txt blocks the runner writes after an iteration that timed out or worked on another branch.
 import { describe, expect, it } from 'vitest';
-import { renderOffBranchBlock, renderOffBranchReason, renderTimeoutBlock } from '../../src/engine/verify-report.js';
+import { renderOffBranchBlock, renderOffBranchReason, renderTimeoutBlock } from '../../src/engine/verify/report.js';
 
 const T = new Date('2026-11-30T01:30:00Z');
 

@@ -1,8 +1,8 @@
 // The `status` table: the AGENT column keeps what tells loops apart, and a loop that stopped says why under its row;
 // its counts come from the sealed verdict record, the ledger only reports.
 import { describe, expect, it } from 'vitest';
-import { planLoopCounts, renderAgentCell, renderLoopTable, type LoopCounts, type LoopSummary } from '../../src/engine/loops.js';
-import type { StoryLedgerState, VerdictStatus } from '../../src/engine/ledger.js';
+import { planLoopCounts, renderAgentCell, renderLoopTable, type LoopCounts, type LoopSummary } from '../../src/engine/store/summaries.js';
+import type { StoryLedgerState, VerdictStatus } from '../../src/engine/store/ledger.js';
 
 const loop = (extra: Partial<LoopSummary>): LoopSummary => ({
   id: 'l1', status: 'complete', iteration: 2, maxIterations: 10, agent: 'claude', pid: 1, alive: false, costUsd: 0, prd: 'ralph/prd.json',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseLedger, summariseLedger, type LedgerLine, type VerdictStatus } from '../../src/engine/ledger.js';
+import { parseLedger, summariseLedger, type LedgerLine, type VerdictStatus } from '../../src/engine/store/ledger.js';
 
 const verdict = (story: string, status: VerdictStatus, time: string, commit = 'c1'): LedgerLine => ({
   time,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planClaimOrder, planPrdRepair, planUnmetDependencies, sameJson } from '../../src/engine/prd-diff.js';
+import { planClaimOrder, planPrdRepair, planUnmetDependencies, sameJson } from '../../src/engine/verify/prd-diff.js';
 import type { Prd, Story } from '../../src/prd/types.js';
 
 const story = (id: string, extra: Partial<Story> = {}): Story => ({

@@ -9,8 +9,8 @@ import {
   renderUncheckedWarning,
   stripAnsi,
   tailLines,
-} from '../../src/engine/verify-report.js';
-import type { CheckResult } from '../../src/engine/checks.js';
+} from '../../src/engine/verify/report.js';
+import type { CheckResult } from '../../src/engine/verify/checks.js';
 
 const check = (extra: Partial<CheckResult>): CheckResult => ({
   command: 'npm test',

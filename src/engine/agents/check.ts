@@ -1,8 +1,8 @@
 // --dry-run's agent check: whether the agent the run would start can be found, by the same lookup the real start
 // uses, so a typo shows before a loop is left running overnight. It only warns: the dry run still exits 0.
 import path from 'node:path';
-import { findExecutable } from '../setup.js';
-import type { AgentName } from '../args.js';
+import { findExecutable } from '../run/preflight.js';
+import type { AgentName } from '../cli/args.js';
 import { AGENTS, agentBinVar, renderMissingAgent } from './index.js';
 
 export interface AgentCheck {

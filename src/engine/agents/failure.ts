@@ -1,7 +1,7 @@
 // What the terminal shows of a failed agent run, and the one failure that no retry can fix: an --agent-cmd the
 // shell could not find or run (a typo, a tool not installed). Retrying that for minutes overnight only hides it.
 import path from 'node:path';
-import { LoopExit, LOOP_EXIT, type AgentResult } from '../contracts.js';
+import { LoopExit, LOOP_EXIT, type AgentResult } from '../types.js';
 import { quote, type AgentPlan } from './index.js';
 
 const TAIL_LINES = 5;

@@ -2,7 +2,7 @@
 // against each CLI's real --help (docs/agents.md); the binary can be overridden per agent for tests and
 // unusual installs with RALPH_<AGENT>_BIN (e.g. RALPH_CLAUDE_BIN=/opt/claude/bin/claude).
 import path from 'node:path';
-import type { AgentName } from '../args.js';
+import type { AgentName } from '../cli/args.js';
 import { CLAUDE_ARGS, parseClaudeLine } from './claude.js';
 
 export interface AgentPlan {

@@ -10,8 +10,8 @@
 // see it. The sandbox's PID namespace is the answer to all of these: when the sandbox ends, every process in it ends
 // (sandbox.ts).
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
-import { AGENT_MARK_VAR } from './agent-env.js';
-import { readProcStat } from '../processes.js';
+import { AGENT_MARK_VAR } from './env.js';
+import { readProcStat } from '../store/processes.js';
 
 /** How long the SIGKILLed get to disappear: the kernel is quick, a process stuck in the D state is not. */
 const KILL_WAIT_MS = 2000;

@@ -2,7 +2,7 @@
 // runner's output, never its input). Two refs per loop: the plan as the runner last settled it (a blob, the
 // baseline a resumed loop judges claims against) and the plan commit (the pins). The agent could still move a ref
 // with git update-ref; what it cannot do is make the final gate pass, which is what exit 0 rests on.
-import { gitOk, gitRun } from '../verify-git.js';
+import { gitOk, gitRun } from '../git/plumbing.js';
 
 const REF_ROOT = 'refs/ralphkit/loops';
 

@@ -4,13 +4,13 @@
 import { appendFileSync } from 'node:fs';
 import type { Prd, Story } from '../../prd/types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import type { StoryVerdict, VerifyInput } from '../contracts.js';
-import { planClaimOrder } from '../prd-diff.js';
+import type { StoryVerdict, VerifyInput } from '../types.js';
+import { planClaimOrder } from './prd-diff.js';
 import { keyDir, readKey, renderRecord, type VerdictRecord } from './verdict-record.js';
-import { applyRunnerNote, renderPinnedChanges, renderRejectionBlock } from '../verify-report.js';
-import { CheckSession } from '../verify-session.js';
-import { commitRunnerFiles, readHead, writeVerdictNote } from '../verify-git.js';
-import { guardWrite } from '../verify-write.js';
+import { applyRunnerNote, renderPinnedChanges, renderRejectionBlock } from './report.js';
+import { CheckSession } from './session.js';
+import { commitRunnerFiles, readHead, writeVerdictNote } from '../git/plumbing.js';
+import { guardWrite } from './write.js';
 
 export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAgent'> {
   /** The plan as the runner last settled it (its baseline), not the file on disk. */

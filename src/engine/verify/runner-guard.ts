@@ -4,10 +4,10 @@
 // there is put back byte for byte, and the iteration's claims are rejected (verify.ts `violation`).
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { gitRun } from '../verify-git.js';
+import { gitRun } from '../git/plumbing.js';
 import { hashContent } from '../../install/hash.js';
 import { parseManifest } from '../../install/manifest.js';
-import { LoopExit } from '../contracts.js';
+import { LoopExit } from '../types.js';
 import { readBytesOrNull } from '../../util/read.js';
 
 /** The runner-owned files in ralph/ that an agent must never change: the engine, its launcher and the manifest. */

@@ -7,9 +7,9 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import type { StoryVerdict } from '../contracts.js';
+import type { StoryVerdict } from '../types.js';
 import { hardenedArgs, hardenedGitEnv } from '../git/harden.js';
-import { isVerdictStatus, type VerdictStatus } from '../ledger.js';
+import { isVerdictStatus, type VerdictStatus } from '../store/ledger.js';
 
 export interface VerdictRecord {
   ralphkit: 1;

@@ -2,12 +2,12 @@
 // about that story. At the start of a loop each distinct story check runs once in a fresh checkout of the plan
 // commit; one that passes is named, once per story, and recorded as `weak` in the ledger. Nothing is refused.
 import type { Prd } from '../../prd/types.js';
-import type { Pins, VerifyInput } from '../contracts.js';
-import { runCheck } from '../checks.js';
-import { appendLedger, type ProbeLine } from '../ledger.js';
-import { guardWrite } from '../verify-write.js';
+import type { Pins, VerifyInput } from '../types.js';
+import { runCheck } from './checks.js';
+import { appendLedger, type ProbeLine } from '../store/ledger.js';
+import { guardWrite } from './write.js';
 import { createCheckout, removeCheckout } from './checkout.js';
-import { planAgentEnv } from '../agents/agent-env.js';
+import { planAgentEnv } from '../agents/env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 
 export interface WeakProbeInput extends Pick<VerifyInput, 'repoRoot' | 'ledgerPath' | 'loopId' | 'checkTimeoutMs' | 'log' | 'inPlace'> {

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { planAgentEnv } from '../../../src/engine/agents/agent-env.js';
+import { planAgentEnv } from '../../../src/engine/agents/env.js';
 import { findMarkedProcesses, stopMarkedProcesses } from '../../../src/engine/agents/leftovers.js';
 import { HAS_PROC, isGone, killWhenDone, pidIn, readCmdline, statFields, until } from '../../support/procfs.js';
 import { testdir, writeFiles } from '../../support/repo.js';

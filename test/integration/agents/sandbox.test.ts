@@ -4,7 +4,7 @@ import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { planAgentEnv } from '../../../src/engine/agents/agent-env.js';
+import { planAgentEnv } from '../../../src/engine/agents/env.js';
 import { findMarkedProcesses } from '../../../src/engine/agents/leftovers.js';
 import { planSandboxCommand, probeSandbox } from '../../../src/engine/agents/sandbox.js';
 import { isGone, killWhenDone, readCmdline, until } from '../../support/procfs.js';

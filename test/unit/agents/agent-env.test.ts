@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { planAgentEnv } from '../../../src/engine/agents/agent-env.js';
+import { planAgentEnv } from '../../../src/engine/agents/env.js';
 
 describe('planAgentEnv', () => {
   it.each<[string, 'kept' | 'removed']>([

@@ -2,20 +2,20 @@
 // which loop this is (new or resumed), and that the agent can be started. Refusals are LoopExit(2).
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { validatePrdText, formatPrdProblem } from '../prd/validate.js';
-import { branchNameProblem } from '../prd/branch-name.js';
-import type { Prd } from '../prd/types.js';
-import { LoopExit } from './contracts.js';
-import type { RunOptions } from './args.js';
-import { isValidBranchName } from './git.js';
-import { groupHasLiveMember, isAlive, isLive, readAllStates, readState, type LoopState } from './runs.js';
-import { signalGroup } from './agent-process.js';
-import { renderResumeCommand } from './loop.js';
+import { validatePrdText, formatPrdProblem } from '../../prd/validate.js';
+import { branchNameProblem } from '../../prd/branch-name.js';
+import type { Prd } from '../../prd/types.js';
+import { LoopExit } from '../types.js';
+import type { RunOptions } from '../cli/args.js';
+import { isValidBranchName } from '../git/git.js';
+import { groupHasLiveMember, isAlive, isLive, readAllStates, readState, type LoopState } from '../store/runs.js';
+import { signalGroup } from '../agents/process.js';
+import { renderResumeCommand } from '../core/loop.js';
 
 export { renderResumeCommand };
 // Inlined into ralph.mjs by the bundler (a JSON import, no file read at run time), so the runner knows the example
 // plan of the ralphkit it was built with.
-import examplePlan from '../../templates/ralph/prd.json';
+import examplePlan from '../../../templates/ralph/prd.json';
 
 export interface RunPaths {
   repoRoot: string;

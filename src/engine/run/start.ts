@@ -3,21 +3,21 @@
 // iteration 1, so a plan cannot end the loop with 0 on its own word.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Prd } from '../prd/types.js';
-import { LoopExit } from './contracts.js';
-import { verifyIteration } from './edges.js';
-import { loopDir, RUNS_DIR, type LoopState } from './runs.js';
-import { isStartFile } from './run-branch.js';
-import type { RunPaths } from './setup.js';
-import type { Emit } from './events.js';
-import { afterVerification, buildDeps, checkSandbox, loopConfig, type LockedRun } from './run-deps.js';
-import type { RunTrust } from './run-trust.js';
-import { headSha } from './git.js';
-import { finishInterruptedIteration } from './loop.js';
-import type { BudgetGate, VerifyResult } from './contracts.js';
-import { readDirtyEntries, type DirtyEntry } from './verify-git.js';
-import { readCheckLeftovers } from './verify-write.js';
-import { topFolders } from '../util/top-folders.js';
+import type { Prd } from '../../prd/types.js';
+import { LoopExit } from '../types.js';
+import { verifyIteration } from '../budget/wire.js';
+import { loopDir, RUNS_DIR, type LoopState } from '../store/runs.js';
+import { isStartFile } from './branch.js';
+import type { RunPaths } from './preflight.js';
+import type { Emit } from '../events.js';
+import { afterVerification, buildDeps, checkSandbox, loopConfig, type LockedRun } from './deps.js';
+import type { RunTrust } from './trust.js';
+import { headSha } from '../git/git.js';
+import { finishInterruptedIteration } from '../core/loop.js';
+import type { BudgetGate, VerifyResult } from '../types.js';
+import { readDirtyEntries, type DirtyEntry } from '../git/plumbing.js';
+import { readCheckLeftovers } from '../verify/write.js';
+import { topFolders } from '../../util/top-folders.js';
 
 const SHOWN_DIRTY = 10;
 // Untracked files named in the .gitignore part of the hint; more would not fit on a line.

@@ -3,18 +3,18 @@
 // from a clean tree. A failure on the way puts the tree back as it was.
 import { existsSync, mkdirSync, readFileSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Prd } from '../prd/types.js';
-import { branchNameProblem } from '../prd/branch-name.js';
-import { atomicWriteFileSync } from '../util/atomic.js';
-import { readTextOrNull } from '../util/read.js';
-import { LoopExit } from './contracts.js';
-import { checkoutBranch, currentBranch, headSha, readFileAt, readFileOnBranch, runGit } from './git.js';
-import { runsDir } from './runs.js';
-import type { RunPaths } from './setup.js';
-import { applyBranchArchive, ensureProgressFile } from './progress.js';
-import { planPrdRepair, sameJson } from './prd-diff.js';
-import { commitRunnerFiles, readDirtyPaths } from './verify-git.js';
-import type { LockedRun } from './run-deps.js';
+import type { Prd } from '../../prd/types.js';
+import { branchNameProblem } from '../../prd/branch-name.js';
+import { atomicWriteFileSync } from '../../util/atomic.js';
+import { readTextOrNull } from '../../util/read.js';
+import { LoopExit } from '../types.js';
+import { checkoutBranch, currentBranch, headSha, readFileAt, readFileOnBranch, runGit } from '../git/git.js';
+import { runsDir } from '../store/runs.js';
+import type { RunPaths } from './preflight.js';
+import { applyBranchArchive, ensureProgressFile } from '../store/progress.js';
+import { planPrdRepair, sameJson } from '../verify/prd-diff.js';
+import { commitRunnerFiles, readDirtyPaths } from '../git/plumbing.js';
+import type { LockedRun } from './deps.js';
 
 /** The plan and the log as the user left them when the runner started, before any checkout. */
 interface StartFiles {

@@ -1,11 +1,11 @@
 // Turns one agent run into an AgentResult: plans the command, streams output into the iteration log and
 // the live tool lines, and picks the final message (result event, last-message file, or all stdout).
 import { createWriteStream, openSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
-import type { AgentResult } from './contracts.js';
-import { OutputReader, readGeminiJson, type AgentPlan } from './agents/index.js';
-import { runProcess, type ProcessResult } from './agent-process.js';
-import { guardWrite, renderWriteError } from './verify-write.js';
-import { readShellRefusal, renderFailureLines, renderShellRefusalExit } from './agents/failure.js';
+import type { AgentResult } from '../types.js';
+import { OutputReader, readGeminiJson, type AgentPlan } from './index.js';
+import { runProcess, type ProcessResult } from './process.js';
+import { guardWrite, renderWriteError } from '../verify/write.js';
+import { readShellRefusal, renderFailureLines, renderShellRefusalExit } from './failure.js';
 
 export interface AgentRunRequest {
   plan: AgentPlan;

@@ -3,15 +3,15 @@
 // claim that must survive a clean-tree check and the plan's own check commands before it counts.
 import { appendFileSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import type { Prd, Story } from '../prd/types.js';
-import { atomicWriteFileSync } from '../util/atomic.js';
-import { LoopExit, LOOP_EXIT, type StoryVerdict, type VerifyInput, type VerifyResult } from './contracts.js';
+import type { Prd, Story } from '../../prd/types.js';
+import { atomicWriteFileSync } from '../../util/atomic.js';
+import { LoopExit, LOOP_EXIT, type StoryVerdict, type VerifyInput, type VerifyResult } from '../types.js';
 import { planClaimOrder, planPrdRepair, planUnmetDependencies, type PrdRepairPlan } from './prd-diff.js';
-import { formatPrdProblem, validatePrdText } from '../prd/validate.js';
-import { commitRunnerFiles, readDirtyPaths, readHead, readTopLevel } from './verify-git.js';
-import { CheckSession } from './verify-session.js';
-import { applyRunnerNote, hasRunnerNote, renderOutOfOrder, renderPinnedBlock, renderPinnedChanges, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './verify-report.js';
-import { guardWrite, recordCheckLeftovers } from './verify-write.js';
+import { formatPrdProblem, validatePrdText } from '../../prd/validate.js';
+import { commitRunnerFiles, readDirtyPaths, readHead, readTopLevel } from '../git/plumbing.js';
+import { CheckSession } from './session.js';
+import { applyRunnerNote, hasRunnerNote, renderOutOfOrder, renderPinnedBlock, renderPinnedChanges, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './report.js';
+import { guardWrite, recordCheckLeftovers } from './write.js';
 import type { CheckResult } from './checks.js';
 
 export interface VerifyOutcome extends VerifyResult {
@@ -279,5 +279,5 @@ function resolveReal(p: string): string {
 }
 
 // The loop warns with this at start (SPEC §6: a plan without checks runs on the agent's word).
-export { renderUncheckedWarning } from './verify-report.js';
-export { RunnerFileError } from './verify-write.js';
+export { renderUncheckedWarning } from './report.js';
+export { RunnerFileError } from './write.js';

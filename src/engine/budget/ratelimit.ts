@@ -11,8 +11,8 @@
 //                "... or try again in 4 days 20 hours 9 minutes.", {"type":"usage_limit_reached","resets_at":<s>},
 //                "exceeded retry limit, last status: 429 Too Many Requests"
 //   Gemini       {"error":{"code":429,...,"status":"RESOURCE_EXHAUSTED"}}
-import type { AgentResult, RateLimitHit } from './contracts.js';
-import { epochToDate, parseResetTime } from './budget-reset-time.js';
+import type { AgentResult, RateLimitHit } from '../types.js';
+import { epochToDate, parseResetTime } from './reset-time.js';
 
 export interface DetectRateLimitOptions {
   /** Zone for wall-clock times that name none; default: this machine's zone. */

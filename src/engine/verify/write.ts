@@ -3,8 +3,8 @@
 // naming the file and what to do, never with a stack: a verdict that could not be recorded must not look decided.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { atomicWriteFileSync } from '../util/atomic.js';
-import { LoopExit } from './contracts.js';
+import { atomicWriteFileSync } from '../../util/atomic.js';
+import { LoopExit } from '../types.js';
 
 // Exit 1, as for any error the runner did not cause on purpose; the state says `failed`, not max-iterations.
 const EXIT_CODE = 1;

@@ -1,8 +1,8 @@
 // What the agent changed in prd.json during one iteration (SPEC §6). Pure: text in, plan out.
 // The agent may only flip `passes` and edit `notes`; everything else is put back as it was, so a
 // plan cannot be shrunk, reworded or stripped of its checks to make the loop end sooner.
-import type { Prd, Story } from '../prd/types.js';
-import { formatPrdProblem, validatePrdText } from '../prd/validate.js';
+import type { Prd, Story } from '../../prd/types.js';
+import { formatPrdProblem, validatePrdText } from '../../prd/validate.js';
 
 export interface PrdRepairPlan {
   /** The plan to keep: `before` with the agent's passes/notes edits on the stories that survived. */

@@ -1,8 +1,8 @@
 // The runner's command line (SPEC §4). This parser is the single source of truth: ralph.sh, `node ralph.mjs run`
 // and `ralphkit run` all hand their raw arguments to it.
 import { parseArgs } from 'node:util';
-import { parseDuration } from './duration.js';
-import { LoopExit } from './contracts.js';
+import { parseDuration } from '../core/duration.js';
+import { LoopExit } from '../types.js';
 
 export const AGENT_NAMES = ['claude', 'codex', 'amp', 'opencode', 'gemini'] as const;
 export type AgentName = (typeof AGENT_NAMES)[number];

@@ -1,11 +1,11 @@
 // The loop itself: a small state machine over iterations. Everything with side effects (the agent, git,
 // verification, the budget, the clock, state persistence) comes in through LoopDeps, so unit tests drive
 // it with fakes and main.ts wires the real edges.
-import { LoopExit, LOOP_EXIT, type AgentResult, type BudgetGate, type Clock, type GateOutcome, type RateLimitHit, type VerifyResult, type Violation } from './contracts.js';
+import { LoopExit, LOOP_EXIT, type AgentResult, type BudgetGate, type Clock, type GateOutcome, type RateLimitHit, type VerifyResult, type Violation } from '../types.js';
 import { detectTag, type Tag } from './tags.js';
-import type { Emit } from './events.js';
-import type { LoopState } from './runs.js';
-import type { Prd } from '../prd/types.js';
+import type { Emit } from '../events.js';
+import type { LoopState } from '../store/runs.js';
+import type { Prd } from '../../prd/types.js';
 
 /** What the loop knows of an agent run once it has exited: all that is needed to finish its iteration without it. */
 export interface AgentRunRecord {

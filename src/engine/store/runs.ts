@@ -3,11 +3,11 @@
 import { mkdirSync, readFileSync, readdirSync, openSync, writeSync, closeSync, unlinkSync, existsSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
-import { atomicWriteFileSync } from '../util/atomic.js';
-import { LoopExit } from './contracts.js';
-import { describeError, guardWrite } from './verify-write.js';
-import type { RunOptions } from './args.js';
-import type { AgentRunRecord } from './loop.js';
+import { atomicWriteFileSync } from '../../util/atomic.js';
+import { LoopExit } from '../types.js';
+import { describeError, guardWrite } from '../verify/write.js';
+import type { RunOptions } from '../cli/args.js';
+import type { AgentRunRecord } from '../core/loop.js';
 import { isAlive, ownProcessStart, processStart } from './processes.js';
 
 // Re-exported: callers read liveness together with the states and locks it is about.

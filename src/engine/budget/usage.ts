@@ -1,8 +1,8 @@
 // The Claude subscription's usage (SPEC §7): the endpoint Claude Code's own /usage screen reads. It is not a
 // documented public API, so every surprise (no token, HTTP error, odd JSON, timeout) is a thrown Error and the
 // budget gate decides, failing closed.
-import type { UsageReading, UsageWindow } from './contracts.js';
-import { formatDuration } from './duration.js';
+import type { UsageReading, UsageWindow } from '../types.js';
+import { formatDuration } from '../core/duration.js';
 import { resolveUsageToken, type ResolveTokenOptions } from './credentials.js';
 
 export const DEFAULT_USAGE_URL = 'https://api.anthropic.com/api/oauth/usage';

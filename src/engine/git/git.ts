@@ -1,8 +1,8 @@
 // Git at the loop's edge: execFile with argument arrays only, never a shell, so a branchName from prd.json
 // can never become a command.
 import { execFile } from 'node:child_process';
-import { LoopExit } from './contracts.js';
-import { hardenedArgs, hardenedGitEnv } from './git/harden.js';
+import { LoopExit } from '../types.js';
+import { hardenedArgs, hardenedGitEnv } from './harden.js';
 
 export interface GitResult {
   code: number;

@@ -1,8 +1,8 @@
 // The words verification leaves for the next agent: the note on a rejected story and the block in
 // progress.txt. Pure functions, so their exact shape is tested without a repository.
 import type { CheckResult } from './checks.js';
-import type { Prd } from '../prd/types.js';
-import { formatDuration } from './duration.js';
+import type { Prd } from '../../prd/types.js';
+import { formatDuration } from '../core/duration.js';
 
 /** Runner-written lines in a story's notes start with this; the agent's own lines are kept as they are. */
 export const RUNNER_NOTE_PREFIX = '[ralph] ';

@@ -2,8 +2,8 @@
 // compaction once the log outgrows what an agent should read every iteration.
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { atomicWriteFileSync } from '../util/atomic.js';
-import { readTextOrNull } from '../util/read.js';
+import { atomicWriteFileSync } from '../../util/atomic.js';
+import { readTextOrNull } from '../../util/read.js';
 
 export const PROGRESS_LIMIT_BYTES = 64 * 1024;
 // Sections that stay on top: lasting lessons, and the short intro of the session log that follows.

@@ -2,15 +2,15 @@
 // plan's `checks`, and `setup`) run once per checkout even when several stories are claimed: the tree does not
 // change between claims, so a second run would only cost time.
 import { runCheck, type CheckResult } from './checks.js';
-import { appendLedger, type CheckLine, type LedgerLine } from './ledger.js';
-import { createCheckout, reapplyPins, removeCheckout, type Checkout } from './verify/checkout.js';
-import { guardWrite } from './verify-write.js';
-import { renderCheckFailure } from './verify-report.js';
-import type { Prd, Story } from '../prd/types.js';
+import { appendLedger, type CheckLine, type LedgerLine } from '../store/ledger.js';
+import { createCheckout, reapplyPins, removeCheckout, type Checkout } from './checkout.js';
+import { guardWrite } from './write.js';
+import { renderCheckFailure } from './report.js';
+import type { Prd, Story } from '../../prd/types.js';
 import path from 'node:path';
-import { planAgentEnv } from './agents/agent-env.js';
-import { planSandboxCommand } from './agents/sandbox.js';
-import { stopMarkedProcesses } from './agents/leftovers.js';
+import { planAgentEnv } from '../agents/env.js';
+import { planSandboxCommand } from '../agents/sandbox.js';
+import { stopMarkedProcesses } from '../agents/leftovers.js';
 import type { VerifyOptions } from './verify.js';
 
 export type CheckScope = CheckLine['scope'];

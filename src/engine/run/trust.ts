@@ -3,19 +3,19 @@
 // configuration. ralph/.runs/ is never read to decide a verdict.
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Prd } from '../prd/types.js';
-import { atomicWriteFileSync } from '../util/atomic.js';
-import { readTextOrNull } from '../util/read.js';
-import { LoopExit, type Pins } from './contracts.js';
-import type { Emit } from './events.js';
-import type { RunOptions } from './args.js';
-import type { RunPaths } from './setup.js';
-import { headSha } from './git.js';
-import { planPrdRepair } from './prd-diff.js';
-import { readBaseline, readPinCommit, recordBaseline, recordPinCommit, pinsRef } from './verify/baseline.js';
-import { readPins, readTreeFiles } from './verify/checkout.js';
-import { renderSetupWarning } from './verify/pins.js';
-import { snapshotRunnerFiles, type RunnerGuard } from './verify/runner-guard.js';
+import type { Prd } from '../../prd/types.js';
+import { atomicWriteFileSync } from '../../util/atomic.js';
+import { readTextOrNull } from '../../util/read.js';
+import { LoopExit, type Pins } from '../types.js';
+import type { Emit } from '../events.js';
+import type { RunOptions } from '../cli/args.js';
+import type { RunPaths } from './preflight.js';
+import { headSha } from '../git/git.js';
+import { planPrdRepair } from '../verify/prd-diff.js';
+import { readBaseline, readPinCommit, recordBaseline, recordPinCommit, pinsRef } from '../verify/baseline.js';
+import { readPins, readTreeFiles } from '../verify/checkout.js';
+import { renderSetupWarning } from '../verify/pins.js';
+import { snapshotRunnerFiles, type RunnerGuard } from '../verify/runner-guard.js';
 
 export interface RunTrust {
   /** git's top level, real path. */

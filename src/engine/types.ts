@@ -1,4 +1,4 @@
-// Contracts between the loop (src/engine/loop.ts) and the modules it calls at its edges.
+// Contracts between the loop (src/engine/core/loop.ts) and the modules it calls at its edges.
 // Each is implemented in its own file; the loop receives them through LoopDeps so tests can fake them.
 import type { Prd } from '../prd/types.js';
 
@@ -19,7 +19,7 @@ export interface AgentResult {
   rateLimit?: RateLimitHit;
 }
 
-/** src/engine/verify.ts — SPEC §6. */
+/** src/engine/verify/verify.ts — SPEC §6. */
 export interface VerifyInput {
   repoRoot: string;
   prdPath: string;
@@ -112,7 +112,7 @@ export interface GateOutcome {
   verdicts: StoryVerdict[];
 }
 
-/** src/engine/usage.ts — SPEC §7. Utilisation is a percentage 0–100. */
+/** src/engine/budget/usage.ts — SPEC §7. Utilisation is a percentage 0–100. */
 export interface UsageWindow {
   utilization: number;
   resetsAt: Date | null;
@@ -122,7 +122,7 @@ export interface UsageReading {
   sevenDay: UsageWindow;
 }
 
-/** src/engine/ratelimit.ts — a rate/usage-limit message found in an agent's output. */
+/** src/engine/budget/ratelimit.ts — a rate/usage-limit message found in an agent's output. */
 export interface RateLimitHit {
   /** When the agent says the limit resets; null when it names no time (use a bounded back-off). */
   resetAt: Date | null;
@@ -153,7 +153,7 @@ export class LoopExit extends Error {
   }
 }
 
-/** src/engine/budget.ts — the usage ceiling (SPEC §7), consulted by the loop. */
+/** src/engine/budget/gate.ts — the usage ceiling (SPEC §7), consulted by the loop. */
 export interface BudgetGate {
   /**
    * Before the first iteration. Throws LoopExit(2) when usage cannot be read (unless allowed) or is over
