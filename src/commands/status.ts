@@ -2,8 +2,8 @@ import type { Command } from 'commander';
 import { logger } from '../logger.js';
 import { resolveGitRoot } from '../util/cwd.js';
 import { RalphkitError } from '../errors.js';
-import { LoopExit } from '../engine/types.js';
 import { readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings, type LoopSummary } from '../engine/store/summaries.js';
+import { LoopExit } from '../engine/errors.js';
 
 export function register(program: Command): void {
   program

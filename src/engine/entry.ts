@@ -1,9 +1,10 @@
 // Subcommand dispatch for ralph.mjs. `run` is the default, so `ralph.mjs 5` and `ralph.mjs run 5` agree.
 import { parseArgs } from 'node:util';
-import { LoopExit } from './types.js';
-import { runRalph, type RunIo } from './run/run.js';
+import { runRalph } from './run/run.js';
 import { resolveRepoRoot } from './git/git.js';
 import { cancelLoop, renderCancelResult, readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings, waitForLoopEnd } from './store/summaries.js';
+import type { RunIo } from './types.js';
+import { LoopExit, usageExit } from './errors.js';
 
 export async function runEngine(argv: string[], io: RunIo): Promise<number> {
   const [first, ...rest] = argv;
@@ -45,6 +46,6 @@ function parseSub<T extends Record<string, { type: 'boolean' | 'string' }>>(argv
     if (parsed.positionals.length !== positionals) throw new Error(positionals ? 'expected a loop id' : 'unexpected argument');
     return parsed;
   } catch (err) {
-    throw new LoopExit(1, (err as Error).message, 'see ./ralph/ralph.sh --help');
+    throw usageExit((err as Error).message);
   }
 }

@@ -1,6 +1,8 @@
 // Contracts between the loop (src/engine/core/loop.ts) and the modules it calls at its edges.
 // Each is implemented in its own file; the loop receives them through LoopDeps so tests can fake them.
 import type { Prd } from '../prd/types.js';
+import type { Emit } from './events.js';
+import type { Tag } from './core/tags.js';
 
 /** What one run of an agent produced. */
 export interface AgentResult {
@@ -130,29 +132,6 @@ export interface RateLimitHit {
   message: string;
 }
 
-/** Exit codes of the loop (SPEC §4). */
-export const LOOP_EXIT = {
-  complete: 0,
-  maxIterations: 1,
-  refused: 2,
-  stuck: 3,
-  noProgress: 4,
-  budget: 5,
-  interrupted: 130,
-} as const;
-
-/** Thrown anywhere in the engine to end the loop with a given code; main.ts turns it into process.exitCode. */
-export class LoopExit extends Error {
-  readonly code: number;
-  readonly hint?: string;
-  constructor(code: number, message: string, hint?: string) {
-    super(message);
-    this.name = 'LoopExit';
-    this.code = code;
-    this.hint = hint;
-  }
-}
-
 /** src/engine/budget/gate.ts — the usage ceiling (SPEC §7), consulted by the loop. */
 export interface BudgetGate {
   /**
@@ -168,4 +147,143 @@ export interface BudgetGate {
 export interface Clock {
   now(): Date;
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+}
+
+export type LoopStatus = 'running' | 'complete' | 'max-iterations' | 'stuck' | 'no-progress' | 'budget' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
+
+/** ralph/.runs/<id>/state.json (SPEC §4). */
+export interface LoopState {
+  id: string;
+  agent: string;
+  prd: string;
+  /** The iteration in progress, or the last one started. */
+  iteration: number;
+  /** False while `iteration` is still running: a resumed loop repeats it. */
+  iterationDone: boolean;
+  maxIterations: number;
+  status: LoopStatus;
+  pid: number;
+  /** When `pid` started (Linux: clock ticks since boot), so a pid the OS gave to another process is not taken for the runner. */
+  pidStart?: number;
+  /** The agent's process group while it runs, so a resumed loop can clean up after a killed runner. */
+  agentPid?: number;
+  /** When `agentPid` started; written by writeState, never set by hand. */
+  agentPidStart?: number;
+  startedAt: string;
+  updatedAt: string;
+  costUsd: number;
+  exitCode: number | null;
+  message?: string;
+  /** Iterations in a row that ended without progress (see docs/engine.md, "No progress"). */
+  noProgressStreak: number;
+  /**
+   * Set when the agent of `iteration` has exited and its claims are being verified; removed when the iteration
+   * is done. A resumed loop that finds it finishes the verification instead of running the agent again.
+   */
+  verifying?: AgentRunRecord;
+  // Output format and one-shot flags belong to each invocation, not to the loop. `agent` is left out when
+  // `agentCmd` is set, so the file never names an agent that is not the one running.
+  options: Omit<RunOptions, 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'agent'> & { agent?: RunOptions['agent'] };
+}
+
+/** What the loop knows of an agent run once it has exited: all that is needed to finish its iteration without it. */
+export interface AgentRunRecord {
+  headBefore: string | null;
+  headAfter: string | null;
+  tag: Tag | null;
+  /** Set when the agent committed on another branch: its claims, read before the runner switched back, are all rejected. */
+  offBranch?: { prdAfter: string; reason: string };
+  /** Set when the agent changed the runner's files or git's configuration: put back, and every claim rejected. */
+  violation?: Violation;
+}
+
+/** What the runner found after an agent run (run-deps.ts `inspectAgentGit`). */
+export interface AgentGitOutcome {
+  /** HEAD on the loop's branch, after switching back if the agent had left it. */
+  headAfter: string | null;
+  offBranch?: { prdAfter: string; reason: string };
+  violation?: Violation;
+}
+
+/** VerifyInput plus the loop's abort signal, so Ctrl-C stops a running check (it has its own process group). */
+export type VerifyOptions = VerifyInput & { signal?: AbortSignal; offBranch?: OffBranchClaims };
+
+export interface RunIo {
+  cwd: string;
+  env: NodeJS.ProcessEnv;
+  /** `ralphkit run`: the engine this package ships, which the repository's ralph/ralph.mjs must equal. */
+  packagedEngine?: string;
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+export interface RunPaths {
+  repoRoot: string;
+  prd: string;
+  prompt: string;
+  progress: string;
+}
+
+export interface RunContext {
+  id: string;
+  options: RunOptions;
+  paths: RunPaths;
+  resumed: LoopState | null;
+  /** A resumed loop's baseline plan, from the runner's record in git (run-trust.ts); null for a new loop. */
+  baseline: string | null;
+  io: RunIo;
+  emit: Emit;
+  command: string;
+  branch: string;
+  base?: string;
+}
+
+export const AGENT_NAMES = ['claude', 'codex', 'amp', 'opencode', 'gemini'] as const;
+
+export type AgentName = (typeof AGENT_NAMES)[number];
+
+/** Everything `run` can be told; stored in state.json so `--resume` continues with the same settings. */
+export interface RunOptions {
+  agent: AgentName;
+  agentCmd?: string;
+  prd: string;
+  prompt: string;
+  name?: string;
+  resume?: string;
+  resumeLast: boolean;
+  maxIterations: number;
+  iterationTimeoutMs: number;
+  pauseMs: number;
+  maxCost?: number;
+  maxUsage?: number;
+  wait: boolean;
+  waitNextSession: boolean;
+  allowUnknownUsage: boolean;
+  noProgressLimit: number;
+  json: boolean;
+  dryRun: boolean;
+  /** Checks in the working tree (--verify-in-place) instead of a fresh checkout of the claimed commit. */
+  verifyInPlace: boolean;
+  checkTimeoutMs: number;
+  /** Take the pins again at HEAD when resuming (--repin). */
+  repin: boolean;
+  /** Accept the owner's edits to the plan found on resume (--accept-plan-edits). */
+  acceptPlanEdits: boolean;
+  /** Run even when ralph/ralph.mjs, ralph.sh or the manifest differ from what ralphkit installed. */
+  allowModifiedEngine: boolean;
+  /** Probe each story check on the plan commit at start and warn when it already passes. */
+  weakCheck: boolean;
+  /** Run the agent under bubblewrap (--sandbox), with or without network. */
+  sandbox: boolean;
+  network: boolean;
+  help: boolean;
+}
+
+/**
+ * The agent committed on another branch and the runner switched back: its claims are read from the plan as the
+ * agent left it (`prdAfter`, no longer on disk) and every one is rejected for `reason`, without running a check.
+ */
+export interface OffBranchClaims {
+  prdAfter: string;
+  reason: string;
 }

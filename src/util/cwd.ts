@@ -4,7 +4,7 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { RalphkitError, EXIT } from '../errors.js';
 import { resolveRepoRoot } from '../engine/git/git.js';
-import { LoopExit } from '../engine/types.js';
+import { LoopExit } from '../engine/errors.js';
 
 const CWD_HINT = 'pass --cwd <folder of your repository>';
 

@@ -3,8 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { createBudgetGate, type BudgetGateOptions } from '../../src/engine/budget/gate.js';
 import { readUsage } from '../../src/engine/budget/usage.js';
-import { LoopExit, type Clock } from '../../src/engine/types.js';
+import { type Clock } from '../../src/engine/types.js';
 import { startUsageServer, unreachableUsageUrl, usageBody, type UsageStep } from '../support/usage-server.js';
+import { LoopExit } from '../../src/engine/errors.js';
 
 const TOKEN = 'sk-ant-oat01-SECRET-gate-test-7f3a9c';
 const T0 = new Date('2026-11-29T18:00:00Z');

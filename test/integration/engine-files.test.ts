@@ -4,10 +4,10 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { testdir } from '../support/repo.js';
-import { writeState, type LoopState } from '../../src/engine/store/runs.js';
+import { writeState } from '../../src/engine/store/runs.js';
 import { runAgentOnce } from '../../src/engine/agents/run.js';
-import { LoopExit } from '../../src/engine/types.js';
-import { RunnerFileError } from '../../src/engine/verify/write.js';
+import type { LoopState } from '../../src/engine/types.js';
+import { LoopExit, RunnerFileError } from '../../src/engine/errors.js';
 
 function newState(id: string): LoopState {
   const now = new Date().toISOString();

@@ -3,9 +3,9 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { verifyIteration } from '../../src/engine/verify/verify.js';
-import { LoopExit } from '../../src/engine/types.js';
 import { git, testdir, writeFiles } from '../support/repo.js';
 import { claim, commitAll, editPrd, goneWithin, plan, readLedgerLines, readPrd, status, story, verifyRepo } from '../support/verify-repo.js';
+import { LoopExit } from '../../src/engine/errors.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 

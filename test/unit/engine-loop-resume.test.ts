@@ -1,11 +1,12 @@
 // A loop resumed after its checks were interrupted finishes that iteration without running the agent again
 // (finishInterruptedIteration in loop.ts), driven with fake edges.
 import { describe, expect, it } from 'vitest';
-import { runLoop, type LoopDeps, type LoopConfig, type AgentRunRecord } from '../../src/engine/core/loop.js';
-import { LoopExit, type StoryVerdict, type VerifyResult } from '../../src/engine/types.js';
-import type { LoopState } from '../../src/engine/store/runs.js';
+import { runLoop, type LoopDeps, type LoopConfig } from '../../src/engine/core/loop.js';
+import { type StoryVerdict, type VerifyResult } from '../../src/engine/types.js';
 import type { LoopEvent } from '../../src/engine/events.js';
 import { DEFAULT_OPTIONS } from '../../src/engine/cli/args.js';
+import type { AgentRunRecord, LoopState } from '../../src/engine/types.js';
+import { LoopExit } from '../../src/engine/errors.js';
 
 interface Script {
   /** What the pending verification decides (the first verify call); later calls pass everything. */

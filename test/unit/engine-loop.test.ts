@@ -1,13 +1,13 @@
 // The loop's state machine driven with fake edges: no processes, no git, no real time.
 import { describe, expect, it } from 'vitest';
 import { runLoop, planRateLimitWait, renderAllPass, type LoopDeps, type LoopConfig } from '../../src/engine/core/loop.js';
-import { LoopFailure } from '../../src/engine/verify/write.js';
 import type { Prd } from '../../src/prd/types.js';
 import { transientReason } from '../../src/engine/budget/ratelimit.js';
-import { LoopExit, type AgentResult, type RateLimitHit, type StoryVerdict, type VerifyResult } from '../../src/engine/types.js';
-import type { LoopState } from '../../src/engine/store/runs.js';
+import { type AgentResult, type RateLimitHit, type StoryVerdict, type VerifyResult } from '../../src/engine/types.js';
 import type { LoopEvent } from '../../src/engine/events.js';
 import { DEFAULT_OPTIONS } from '../../src/engine/cli/args.js';
+import type { LoopState } from '../../src/engine/types.js';
+import { LoopFailure, LoopExit } from '../../src/engine/errors.js';
 
 /** One scripted agent run: what it says, whether it commits, whether the plan is then all done. */
 interface Step {

@@ -1,10 +1,11 @@
 // Pure parsers of the loop engine: tags, command-line options, Claude Code's stream-json, agent commands.
 import { describe, expect, it } from 'vitest';
 import { detectTag } from '../../src/engine/core/tags.js';
-import { parseRunArgs, DEFAULT_OPTIONS, type RunOptions } from '../../src/engine/cli/args.js';
+import { parseRunArgs, DEFAULT_OPTIONS } from '../../src/engine/cli/args.js';
 import { parseClaudeLine, renderToolUse } from '../../src/engine/agents/claude.js';
 import { planAgent, readGeminiJson, renderAgentCommand, renderMissingAgent } from '../../src/engine/agents/index.js';
-import { LoopExit } from '../../src/engine/types.js';
+import type { RunOptions } from '../../src/engine/types.js';
+import { LoopExit } from '../../src/engine/errors.js';
 
 describe('detectTag', () => {
   it.each([

@@ -2,8 +2,8 @@
 // uses, so a typo shows before a loop is left running overnight. It only warns: the dry run still exits 0.
 import path from 'node:path';
 import { findExecutable } from '../run/preflight.js';
-import type { AgentName } from '../cli/args.js';
 import { AGENTS, agentBinVar, renderMissingAgent } from './index.js';
+import type { AgentName } from '../types.js';
 
 export interface AgentCheck {
   /** Where the agent's program was found, or null when it was not (or could not be checked). */

@@ -1,8 +1,9 @@
 // What the terminal shows of a failed agent run, and the one failure that no retry can fix: an --agent-cmd the
 // shell could not find or run (a typo, a tool not installed). Retrying that for minutes overnight only hides it.
 import path from 'node:path';
-import { LoopExit, LOOP_EXIT, type AgentResult } from '../types.js';
+import { type AgentResult } from '../types.js';
 import { quote, type AgentPlan } from './index.js';
+import { LoopExit, LOOP_EXIT } from '../errors.js';
 
 const TAIL_LINES = 5;
 const LINE_MAX = 200;

@@ -2,8 +2,8 @@
 // against each CLI's real --help (docs/agents.md); the binary can be overridden per agent for tests and
 // unusual installs with RALPH_<AGENT>_BIN (e.g. RALPH_CLAUDE_BIN=/opt/claude/bin/claude).
 import path from 'node:path';
-import type { AgentName } from '../cli/args.js';
 import { CLAUDE_ARGS, parseClaudeLine } from './claude.js';
+import type { AgentName } from '../types.js';
 
 export interface AgentPlan {
   /** The executable and its arguments; never run through a shell except for --agent-cmd (`sh -c`). */

@@ -4,8 +4,8 @@ import { createWriteStream, openSync, readFileSync, rmSync, type WriteStream } f
 import type { AgentResult } from '../types.js';
 import { OutputReader, readGeminiJson, type AgentPlan } from './index.js';
 import { runProcess, type ProcessResult } from './process.js';
-import { guardWrite, renderWriteError } from '../verify/write.js';
 import { readShellRefusal, renderFailureLines, renderShellRefusalExit } from './failure.js';
+import { guardWrite, renderWriteError } from '../errors.js';
 
 export interface AgentRunRequest {
   plan: AgentPlan;

@@ -1,9 +1,10 @@
 // The usage ceiling (SPEC §7) as the loop sees it: a gate asked once before the first iteration and again
 // before every later one. It fails closed: usage it cannot read stops the start unless --allow-unknown-usage.
 // The ceiling applies to both the 5-hour and the 7-day window; reaching it (utilisation ≥ ceiling) counts.
-import { LOOP_EXIT, LoopExit, type BudgetGate, type Clock, type UsageReading, type UsageWindow } from '../types.js';
+import { type BudgetGate, type Clock, type UsageReading, type UsageWindow } from '../types.js';
 import { formatDuration } from '../core/duration.js';
 import { renderUsage } from './usage.js';
+import { LOOP_EXIT, LoopExit } from '../errors.js';
 
 export const USAGE_RECHECK_MS = 5 * 60_000;
 /** Mid-run, a failed reading is retried this often (a minute apart) before the gate gives up. */

@@ -1,7 +1,6 @@
 // The modules other parts of the engine own (SPEC §6 verification, SPEC §7 budgets), wired in one place so
 // the runner and the loop only see the contracts.
-import type { BudgetGate, Clock } from '../types.js';
-import type { RunOptions } from '../cli/args.js';
+import type { BudgetGate, Clock, RunOptions } from '../types.js';
 import type { Emit } from '../events.js';
 import { createBudgetGate } from './gate.js';
 import { readUsage, renderUsage } from './usage.js';

@@ -1,48 +1,9 @@
 // The runner's command line (SPEC §4). This parser is the single source of truth: ralph.sh, `node ralph.mjs run`
 // and `ralphkit run` all hand their raw arguments to it.
+import { AGENT_NAMES, type RunOptions } from '../types.js';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../core/duration.js';
-import { LoopExit } from '../types.js';
-
-export const AGENT_NAMES = ['claude', 'codex', 'amp', 'opencode', 'gemini'] as const;
-export type AgentName = (typeof AGENT_NAMES)[number];
-
-/** Everything `run` can be told; stored in state.json so `--resume` continues with the same settings. */
-export interface RunOptions {
-  agent: AgentName;
-  agentCmd?: string;
-  prd: string;
-  prompt: string;
-  name?: string;
-  resume?: string;
-  resumeLast: boolean;
-  maxIterations: number;
-  iterationTimeoutMs: number;
-  pauseMs: number;
-  maxCost?: number;
-  maxUsage?: number;
-  wait: boolean;
-  waitNextSession: boolean;
-  allowUnknownUsage: boolean;
-  noProgressLimit: number;
-  json: boolean;
-  dryRun: boolean;
-  /** Checks in the working tree (--verify-in-place) instead of a fresh checkout of the claimed commit. */
-  verifyInPlace: boolean;
-  checkTimeoutMs: number;
-  /** Take the pins again at HEAD when resuming (--repin). */
-  repin: boolean;
-  /** Accept the owner's edits to the plan found on resume (--accept-plan-edits). */
-  acceptPlanEdits: boolean;
-  /** Run even when ralph/ralph.mjs, ralph.sh or the manifest differ from what ralphkit installed. */
-  allowModifiedEngine: boolean;
-  /** Probe each story check on the plan commit at start and warn when it already passes. */
-  weakCheck: boolean;
-  /** Run the agent under bubblewrap (--sandbox), with or without network. */
-  sandbox: boolean;
-  network: boolean;
-  help: boolean;
-}
+import { LoopExit, usageExit } from '../errors.js';
 
 export interface ParsedRunArgs {
   options: RunOptions;
@@ -198,7 +159,7 @@ export function renderParseError(message: string, argv: string[]): string {
 }
 
 export function usageError(message: string): LoopExit {
-  return new LoopExit(1, message, 'see ./ralph/ralph.sh --help');
+  return usageExit(message);
 }
 
 function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string): T {

@@ -1,14 +1,12 @@
 // --dry-run: what a run would do, without taking the lock, touching git or starting the agent.
 import path from 'node:path';
-import type { RunOptions } from './args.js';
 import type { Emit } from '../events.js';
-import type { RunIo } from '../run/run.js';
-import type { RunPaths } from '../run/preflight.js';
 import { formatDuration } from '../core/duration.js';
 import { realClock } from '../clock.js';
 import { readUsageNow } from '../budget/wire.js';
 import { readStartDirty, renderStartDirtyHint } from '../run/start.js';
 import { readAgentCheck, type AgentCheck } from '../agents/check.js';
+import type { RunOptions, RunIo, RunPaths } from '../types.js';
 
 export interface DryRunInput {
   options: RunOptions;

@@ -1,7 +1,7 @@
 // The runner's --help: what it does, every option, examples, the exit codes, the environment it reads and
 // where to read more (SPEC §4).
-import { AGENT_NAMES } from './args.js';
 import { DEFAULT_USAGE_URL } from '../budget/usage.js';
+import { AGENT_NAMES } from '../types.js';
 
 export function renderRunHelp(): string {
   return `Usage: ./ralph/ralph.sh [options] [max_iterations]

@@ -1,30 +1,12 @@
 // The loop itself: a small state machine over iterations. Everything with side effects (the agent, git,
 // verification, the budget, the clock, state persistence) comes in through LoopDeps, so unit tests drive
 // it with fakes and main.ts wires the real edges.
-import { LoopExit, LOOP_EXIT, type AgentResult, type BudgetGate, type Clock, type GateOutcome, type RateLimitHit, type VerifyResult, type Violation } from '../types.js';
+import type { AgentGitOutcome, AgentRunRecord, LoopState } from '../types.js';
+import { type AgentResult, type BudgetGate, type Clock, type GateOutcome, type RateLimitHit, type VerifyResult, type Violation } from '../types.js';
 import { detectTag, type Tag } from './tags.js';
 import type { Emit } from '../events.js';
-import type { LoopState } from '../store/runs.js';
 import type { Prd } from '../../prd/types.js';
-
-/** What the loop knows of an agent run once it has exited: all that is needed to finish its iteration without it. */
-export interface AgentRunRecord {
-  headBefore: string | null;
-  headAfter: string | null;
-  tag: Tag | null;
-  /** Set when the agent committed on another branch: its claims, read before the runner switched back, are all rejected. */
-  offBranch?: { prdAfter: string; reason: string };
-  /** Set when the agent changed the runner's files or git's configuration: put back, and every claim rejected. */
-  violation?: Violation;
-}
-
-/** What the runner found after an agent run (run-deps.ts `inspectAgentGit`). */
-export interface AgentGitOutcome {
-  /** HEAD on the loop's branch, after switching back if the agent had left it. */
-  headAfter: string | null;
-  offBranch?: { prdAfter: string; reason: string };
-  violation?: Violation;
-}
+import { LoopExit, LOOP_EXIT } from '../errors.js';
 
 export interface LoopDeps {
   clock: Clock;
@@ -223,7 +205,7 @@ export function renderAllPass(prd: Prd): string {
 }
 
 function maxIterationsExit(config: LoopConfig): LoopExit {
-  return new LoopExit(LOOP_EXIT.maxIterations, `max iterations reached (${config.maxIterations}) with stories still open`, `raise the limit and continue: ${renderResumeCommand(null, config.maxIterations)}`);
+  return new LoopExit(LOOP_EXIT.maxIterations, `max iterations reached (${config.maxIterations}) with stories still open`, `raise the limit and continue: ${renderResumeCommand(null, config.maxIterations)}`, 'max-iterations');
 }
 
 function overCost(state: LoopState, config: LoopConfig): boolean {

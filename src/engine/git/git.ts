@@ -1,8 +1,16 @@
-// Git at the loop's edge: execFile with argument arrays only, never a shell, so a branchName from prd.json
-// can never become a command.
+// Every git command the runner runs goes through runGit: execFile with argument arrays only, never a shell (a
+// branchName from prd.json or a path is data, never a command), the runner's hardening (harden.ts) on each call,
+// and a timeout so a wedged git cannot hang the loop.
 import { execFile } from 'node:child_process';
-import { LoopExit } from '../types.js';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
+import { LoopExit } from '../errors.js';
+
+// Used only when git has no identity configured (a fresh CI box), so a runner commit never fails for want of one.
+const RUNNER_IDENTITY = ['-c', 'user.name=ralphkit', '-c', 'user.email=ralphkit@localhost'];
+// Long enough for a checkout of a large repository, short enough that a git stuck on a lock ends the loop.
+const GIT_TIMEOUT_MS = 5 * 60_000;
+/** The exit code runGit reports when git could not be started at all (not installed, not on PATH). */
+export const GIT_MISSING = 127;
 
 export interface GitResult {
   code: number;
@@ -10,19 +18,41 @@ export interface GitResult {
   stderr: string;
 }
 
-export function runGit(cwd: string, args: string[]): Promise<GitResult> {
+export interface GitOptions {
+  /** Written to git's stdin (e.g. a note's text for `git notes add -F -`). */
+  input?: string;
+  timeoutMs?: number;
+}
+
+export function runGit(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
   return new Promise((resolve) => {
-    execFile('git', hardenedArgs(args), { cwd, maxBuffer: 64 * 1024 * 1024, env: hardenedGitEnv(process.env) }, (err, stdout, stderr) => {
-      const code = err ? (typeof (err as { code?: unknown }).code === 'number' ? ((err as { code: number }).code) : 127) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr || (err && code === 127 ? err.message : '')) });
+    const exec = { cwd, encoding: 'utf8' as const, maxBuffer: 64 * 1024 * 1024, timeout: options.timeoutMs ?? GIT_TIMEOUT_MS, env: hardenedGitEnv(process.env) };
+    const child = execFile('git', hardenedArgs(args), exec, (err, stdout, stderr) => {
+      // err.code is git's exit status; ENOENT when git could not be started; otherwise (a timeout, too much
+      // output) git was stopped and reports as a failure
+      const code = !err ? 0 : typeof err.code === 'number' ? err.code : err.code === 'ENOENT' ? GIT_MISSING : 1;
+      resolve({ code, stdout, stderr: stderr || (err ? err.message : '') });
     });
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(options.input ?? '');
   });
+}
+
+/** runGit for a command that must succeed: its stdout, or an Error with git's own message. */
+export async function gitOk(cwd: string, args: string[], input?: string): Promise<string> {
+  const r = await runGit(cwd, args, { input });
+  if (r.code !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr.trim()}`);
+  return r.stdout;
+}
+
+export async function readTopLevel(cwd: string): Promise<string> {
+  return (await gitOk(cwd, ['rev-parse', '--show-toplevel'])).trim();
 }
 
 /** The repository's top folder; refuses (exit 2) outside a git work tree. */
 export async function resolveRepoRoot(cwd: string): Promise<string> {
   const r = await runGit(cwd, ['rev-parse', '--show-toplevel']);
-  if (r.code === 127) throw new LoopExit(2, `cannot run git: ${r.stderr.trim()}`, 'install git and make sure it is on your PATH');
+  if (r.code === GIT_MISSING) throw new LoopExit(2, `cannot run git: ${r.stderr.trim()}`, 'install git and make sure it is on your PATH');
   if (r.code !== 0) {
     const refusal = explainGitRefusal(cwd, r.stderr);
     throw new LoopExit(2, refusal.message, refusal.hint);
@@ -130,4 +160,89 @@ export async function readCommitsSince(cwd: string, rev: string, tips: string[],
 /** Switches back to an existing branch; git refuses (and changes nothing) when the tree is in the way. */
 export async function switchToBranch(cwd: string, branch: string): Promise<GitResult> {
   return runGit(cwd, ['checkout', '--quiet', branch, '--']);
+}
+
+/**
+ * Paths (relative to the top level) with uncommitted changes: modified, staged, deleted, renamed, and
+ * untracked files that are not ignored. Ignored files are not work the agent owes a commit for.
+ */
+export async function readDirtyPaths(top: string): Promise<string[]> {
+  return (await readDirtyEntries(top)).map((e) => e.path);
+}
+
+export interface DirtyEntry {
+  path: string;
+  /** Not tracked by git at all (`??`): new work, or output nobody listed in .gitignore. */
+  untracked: boolean;
+}
+
+/** readDirtyPaths, saying which paths git does not track yet. */
+export async function readDirtyEntries(top: string): Promise<DirtyEntry[]> {
+  const out = await gitOk(top, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none']);
+  const fields = out.split('\0');
+  const entries: DirtyEntry[] = [];
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i];
+    if (f.length < 4) continue;
+    entries.push({ path: f.slice(3), untracked: f.startsWith('??') });
+    // a rename or copy is followed by its source path
+    if (f[0] === 'R' || f[0] === 'C') i++;
+  }
+  return entries;
+}
+
+/** Paths (relative to the top level) that differ between two commits; renames count as a delete and an add. */
+export async function readChangedPaths(top: string, from: string, to: string): Promise<string[]> {
+  const out = await gitOk(top, ['diff', '--name-only', '--no-renames', '-z', from, to, '--']);
+  return out.split('\0').filter(Boolean);
+}
+
+/**
+ * Commits exactly `paths` (those with changes) as the runner; returns the new sha, or null if nothing changed.
+ * `dirty` is a status the caller read after its last write, to save reading it again.
+ * `--only` leaves anything else the agent staged alone; `--no-verify` and no signing, because the user's hooks and
+ * passphrase prompts are for their commits, not for the runner's bookkeeping of two text files.
+ */
+export async function commitRunnerFiles(top: string, paths: string[], message: string, dirty?: string[]): Promise<string | null> {
+  const changed = dirty ?? (await readDirtyPaths(top));
+  const mine = paths.filter((p) => changed.includes(p));
+  if (!mine.length) return null;
+  await gitOk(top, ['add', '--', ...mine]);
+  const identity = (await hasIdentity(top)) ? [] : RUNNER_IDENTITY;
+  await gitOk(top, [...identity, 'commit', '-q', '--no-verify', '-m', message, '--only', '--', ...mine]);
+  return headSha(top);
+}
+
+/**
+ * commitRunnerFiles for bookkeeping that must not end the loop: a commit git refuses (a merge in progress, a
+ * locked index) is reported through `warn` with git's message and gives null; the files stay written.
+ */
+export async function tryCommitRunnerFiles(top: string, paths: string[], message: string, warn: (reason: string) => void, dirty?: string[]): Promise<string | null> {
+  try {
+    return await commitRunnerFiles(top, paths, message, dirty);
+  } catch (err) {
+    warn((err as Error).message);
+    return null;
+  }
+}
+
+/** False when git would refuse to commit for want of a user name or email (a fresh CI box). */
+async function hasIdentity(top: string): Promise<boolean> {
+  for (const v of ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT']) if ((await runGit(top, ['var', v])).code !== 0) return false;
+  return true;
+}
+
+/**
+ * Attaches `text` to `commit` as a note under refs/notes/ralphkit (the verdict record, SPEC §6), replacing an
+ * older note there. Notes commits are the runner's own: no hooks run for them, and no identity is needed.
+ */
+export async function writeVerdictNote(top: string, commit: string, text: string): Promise<void> {
+  const identity = (await hasIdentity(top)) ? [] : RUNNER_IDENTITY;
+  await gitOk(top, [...identity, 'notes', '--ref=ralphkit', 'add', '-f', '-F', '-', commit], text);
+}
+
+/** The verdict note on `commit`, or null. */
+export async function readVerdictNote(top: string, commit: string): Promise<string | null> {
+  const r = await runGit(top, ['notes', '--ref=ralphkit', 'show', commit]);
+  return r.code === 0 ? r.stdout : null;
 }

@@ -7,14 +7,12 @@ import type { Prd } from '../../prd/types.js';
 import { branchNameProblem } from '../../prd/branch-name.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
-import { LoopExit } from '../types.js';
-import { checkoutBranch, currentBranch, headSha, readFileAt, readFileOnBranch, runGit } from '../git/git.js';
+import { checkoutBranch, currentBranch, headSha, readFileAt, readFileOnBranch, runGit, commitRunnerFiles, readDirtyPaths } from '../git/git.js';
 import { runsDir } from '../store/runs.js';
-import type { RunPaths } from './preflight.js';
 import { applyBranchArchive, ensureProgressFile } from '../store/progress.js';
 import { planPrdRepair, sameJson } from '../verify/prd-diff.js';
-import { commitRunnerFiles, readDirtyPaths } from '../git/plumbing.js';
-import type { LockedRun } from './deps.js';
+import type { RunPaths, RunContext } from '../types.js';
+import { LoopExit } from '../errors.js';
 
 /** The plan and the log as the user left them when the runner started, before any checkout. */
 interface StartFiles {
@@ -35,7 +33,7 @@ interface Undo {
   staged: boolean;
 }
 
-export async function prepareBranch(run: LockedRun): Promise<void> {
+export async function prepareBranch(run: RunContext): Promise<void> {
   const { paths } = run;
   const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readOrNull(paths.progress), editedPrompt: await readEditedPrompt(paths) };
   const last = readLastBranch(paths.repoRoot);
@@ -80,7 +78,7 @@ export async function readEditedPrompt(paths: RunPaths): Promise<string | null> 
  * parked at its committed version so git can switch; writeStartFiles puts the user's text back afterwards.
  * Returns whether the user's plan was committed as it is (a clean copy, possibly stale).
  */
-async function switchBranch(run: LockedRun, started: StartFiles, resetsProgress: boolean, undo: Undo): Promise<boolean> {
+async function switchBranch(run: RunContext, started: StartFiles, resetsProgress: boolean, undo: Undo): Promise<boolean> {
   const { repoRoot, prd, progress } = run.paths;
   const headPlan = await readFileAt(repoRoot, 'HEAD', rel(repoRoot, prd));
   const branch = await currentBranch(repoRoot);
@@ -104,7 +102,7 @@ async function park(repoRoot: string, file: string, text: string | null, committ
 }
 
 /** Puts the user's plan on the branch, archives the previous run, makes sure a log exists; returns commit message parts. */
-async function writeStartFiles(run: LockedRun, started: StartFiles, oldBranch: string | null, planCommitted: boolean, undo: Undo): Promise<string[]> {
+async function writeStartFiles(run: RunContext, started: StartFiles, oldBranch: string | null, planCommitted: boolean, undo: Undo): Promise<string[]> {
   const { paths, emit } = run;
   const parts: string[] = [];
   const onBranch = readOrNull(paths.prd);
@@ -153,7 +151,7 @@ export function renderPromptEditNote(paths: RunPaths, before: string): string {
 }
 
 /** Commits the plan, log and archive files that differ from HEAD: the runner's writes and what the user left uncommitted. */
-async function commitStartFiles(run: LockedRun, parts: string[], undo: Undo): Promise<void> {
+async function commitStartFiles(run: RunContext, parts: string[], undo: Undo): Promise<void> {
   const root = run.paths.repoRoot;
   const dirty = (await readDirtyPaths(root)).filter((p) => isStartFile(run.paths, p));
   if (!dirty.length) return;
@@ -164,7 +162,7 @@ async function commitStartFiles(run: LockedRun, parts: string[], undo: Undo): Pr
   if (sha) run.emit({ type: 'info', message: `committed ${shown} as ${sha.slice(0, 7)} (${message})` });
 }
 
-async function rollBack(run: LockedRun, started: StartFiles, undo: Undo): Promise<void> {
+async function rollBack(run: RunContext, started: StartFiles, undo: Undo): Promise<void> {
   const { repoRoot, prd, progress } = run.paths;
   try {
     for (const p of undo.created.reverse()) rmSync(p, { recursive: true, force: true });

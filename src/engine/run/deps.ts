@@ -1,27 +1,22 @@
 // The real edges of one locked run, handed to the loop (loop.ts): the agent process, git, verification,
 // the budget and state persistence, plus the runner's own commits.
+import type { RunContext, BudgetGate, CheckSandbox, GateOutcome, Violation, VerifyResult, RunOptions, RunIo, RunPaths, AgentGitOutcome, LoopState } from '../types.js';
 import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import type { BudgetGate, CheckSandbox, GateOutcome, Violation } from '../types.js';
 import type { Prd } from '../../prd/types.js';
-import type { RunOptions } from '../cli/args.js';
 import type { Emit } from '../events.js';
-import type { RunIo } from './run.js';
-import type { RunPaths } from './preflight.js';
-import type { AgentGitOutcome, LoopConfig, LoopDeps } from '../core/loop.js';
+import type { LoopConfig, LoopDeps } from '../core/loop.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { realClock } from '../clock.js';
-import { currentBranch, headSha, isAncestor, readBranchTips, readCommitsSince, switchToBranch } from '../git/git.js';
+import { currentBranch, headSha, isAncestor, readBranchTips, readCommitsSince, switchToBranch, tryCommitRunnerFiles, readChangedPaths, readDirtyPaths } from '../git/git.js';
 import { formatDuration } from '../core/duration.js';
 import { renderGuardBlock, renderOffBranchBlock, renderOffBranchReason, renderTimeoutBlock } from '../verify/report.js';
 import { isIgnored, readEditedPrompt, readOrNull, renderPromptCommitPart, renderPromptEditNote } from './branch.js';
-import { loopDir, runsDir, writeState, type LoopState } from '../store/runs.js';
+import { loopDir, runsDir, writeState } from '../store/runs.js';
 import { planAgent } from '../agents/index.js';
 import { applyCompaction } from '../store/progress.js';
 import { runAgentOnce } from '../agents/run.js';
 import { detectRateLimit, transientReason, verifyIteration } from '../budget/wire.js';
-import { commitRunnerFiles, readChangedPaths, readDirtyPaths } from '../git/plumbing.js';
-import { describeError, guardWrite, LoopFailure } from '../verify/write.js';
 import { settleBaseline, type RunTrust } from './trust.js';
 import { runFinalGate } from '../verify/final-gate.js';
 import { ENGINE_FILES, restoreRunnerFiles } from '../verify/runner-guard.js';
@@ -29,22 +24,7 @@ import { planAgentEnv } from '../agents/env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { planSandboxCommand, probeSandbox } from '../agents/sandbox.js';
 import { keyDir } from '../verify/verdict-record.js';
-import type { VerifyResult } from '../types.js';
-
-export interface LockedRun {
-  id: string;
-  options: RunOptions;
-  paths: RunPaths;
-  resumed: LoopState | null;
-  /** A resumed loop's baseline plan, from the runner's record in git (run-trust.ts); null for a new loop. */
-  baseline: string | null;
-  io: RunIo;
-  emit: Emit;
-  command: string;
-  branch: string;
-  base?: string;
-}
-
+import { describeError, guardWrite, LoopFailure } from '../errors.js';
 
 export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopConfig {
   // RALPH_RETRY_MS scales every back-off, so tests of rate limits and retries run in milliseconds.
@@ -59,7 +39,7 @@ export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopCon
   };
 }
 
-export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust): LoopDeps {
+export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust): LoopDeps {
   const { paths, options, io, emit } = run;
   const dir = loopDir(paths.repoRoot, state.id);
   const save = (s: LoopState) => writeState(paths.repoRoot, s);
@@ -142,7 +122,7 @@ export function buildDeps(run: LockedRun, state: LoopState, budget: BudgetGate, 
  * SPEC §6: nothing of the agent outlives its iteration. Its process group is already gone (agent-process.ts); this
  * finds the processes that left the group (setsid, double forks) by the mark in their environment.
  */
-async function stopLeftovers(run: LockedRun, token: string, iteration: number): Promise<void> {
+async function stopLeftovers(run: RunContext, token: string, iteration: number): Promise<void> {
   const { stopped } = await stopMarkedProcesses(token);
   if (!stopped.length) return;
   const list = stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ');
@@ -156,10 +136,10 @@ function ensureScratch(dir: string): string {
   return scratch;
 }
 
-const PROBES = new WeakMap<LockedRun, ReturnType<typeof probeSandbox>>();
+const PROBES = new WeakMap<RunContext, ReturnType<typeof probeSandbox>>();
 
 /** The agent's command under bubblewrap: the runner's files, git's hooks and config and the pinned tests read-only. */
-function sandboxCommand(run: LockedRun, trust: RunTrust, agent: { file: string; args: string[] }, scratch: string): { file: string; args: string[] } {
+function sandboxCommand(run: RunContext, trust: RunTrust, agent: { file: string; args: string[] }, scratch: string): { file: string; args: string[] } {
   const base = checkSandbox(run, trust) as CheckSandbox;
   const userConfig = base.readOnly.filter((p) => p !== trust.topLevel);
   const readOnly = [...ENGINE_FILES, path.relative(run.paths.repoRoot, runsDir(run.paths.repoRoot)), ...(trust.pins?.paths ?? []), ...userConfig];
@@ -171,7 +151,7 @@ function sandboxCommand(run: LockedRun, trust: RunTrust, agent: { file: string; 
  * (package managers keep caches there); read-only: the repository itself and the global git configuration; hidden:
  * the key that seals the verdict record (created by the first final gate, so looked for each time).
  */
-export function checkSandbox(run: LockedRun, trust: RunTrust): CheckSandbox | undefined {
+export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | undefined {
   if (!run.options.sandbox) return undefined;
   // The start already proved bubblewrap works; once per run is enough (each probe starts a sandbox).
   const probe = PROBES.get(run) ?? probeSandbox(run.io.env);
@@ -183,13 +163,13 @@ export function checkSandbox(run: LockedRun, trust: RunTrust): CheckSandbox | un
 }
 
 /** After a verification pass: the new baseline, and where each accepted claim was verified. */
-export async function afterVerification(run: LockedRun, loopId: string, trust: RunTrust, result: VerifyResult, head: string | null): Promise<void> {
+export async function afterVerification(run: RunContext, loopId: string, trust: RunTrust, result: VerifyResult, head: string | null): Promise<void> {
   for (const v of result.verdicts) if (v.status === 'verified' && head) trust.verifiedAt.set(v.id, head);
   await settleBaseline(run.paths, loopId, trust, run.emit, result.prd);
 }
 
 /** The final gate of the run (verify/final-gate.ts), then its verdicts as the new baseline. */
-export async function finalGate(run: LockedRun, loopId: string, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<GateOutcome> {
+export async function finalGate(run: RunContext, loopId: string, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<GateOutcome> {
   const { paths, options, emit } = run;
   const gate = await runFinalGate({
     prd: JSON.parse(trust.baseline ?? readFileSync(paths.prd, 'utf8')) as Prd,
@@ -206,7 +186,7 @@ export async function finalGate(run: LockedRun, loopId: string, trust: RunTrust,
  * The engine, its launcher, the manifest, .git/config and the hooks as they were when the loop started: anything the
  * agent changed there is put back now, and the iteration's claims are rejected for it.
  */
-function guardRunnerFiles(run: LockedRun, trust: RunTrust, iteration: number): Violation | undefined {
+function guardRunnerFiles(run: RunContext, trust: RunTrust, iteration: number): Violation | undefined {
   const { changed, rejecting, kept, inRepo } = restoreRunnerFiles(trust.guard);
   const shown = (items: string[]) => items.slice(0, 10).join(', ') + (items.length > 10 ? `, and ${items.length - 10} more` : '');
   if (kept.length) run.emit({ type: 'info', iteration, message: `kept the git settings the agent's git commands recorded (${shown(kept)})` });
@@ -232,7 +212,7 @@ function relToTop(topLevel: string, p: string): string {
 }
 
 // An agent (or a reset it ran) can remove the prompt; that ends the loop with a message, not a Node stack.
-function readPrompt(run: LockedRun, iteration: number): string {
+function readPrompt(run: RunContext, iteration: number): string {
   try {
     return readFileSync(run.paths.prompt, 'utf8');
   } catch (err) {
@@ -265,7 +245,7 @@ function readTail(file: string, bytes = 64 * 1024): string | null {
  * Git after an agent run, before its claims are judged (docs/engine.md): back to the loop's branch if the agent left
  * it, a stop if it rewrote the history the loop had verified, a warning if its commits changed the prompt.
  */
-async function inspectAgentGit(run: LockedRun, topLevel: string, iteration: number, headBefore: string | null, tips: string[]): Promise<AgentGitOutcome> {
+async function inspectAgentGit(run: RunContext, topLevel: string, iteration: number, headBefore: string | null, tips: string[]): Promise<AgentGitOutcome> {
   const offBranch = await returnToBranch(run, topLevel, iteration, tips);
   if (!offBranch && tips.length) await warnCommitsElsewhere(run, iteration, tips);
   const headAfter = await headSha(run.paths.repoRoot);
@@ -279,7 +259,7 @@ async function inspectAgentGit(run: LockedRun, topLevel: string, iteration: numb
  * branch. The runner switches back (never moving or deleting those commits) and rejects the iteration's claims,
  * reading them from the plan as the agent left it. A tree git cannot switch over safely stops the loop instead.
  */
-async function returnToBranch(run: LockedRun, topLevel: string, iteration: number, tips: string[]): Promise<AgentGitOutcome['offBranch']> {
+async function returnToBranch(run: RunContext, topLevel: string, iteration: number, tips: string[]): Promise<AgentGitOutcome['offBranch']> {
   const { repoRoot, prd, progress } = run.paths;
   const now = await currentBranch(repoRoot);
   if (now === run.branch) return undefined;
@@ -308,7 +288,7 @@ async function returnToBranch(run: LockedRun, topLevel: string, iteration: numbe
  * A reset or rebase that drops the commit the iteration started from may delete verified work, and the ledger would
  * then vouch for code that is gone. The runner never rewrites history back itself: it stops and says how.
  */
-async function refuseRewrittenHistory(run: LockedRun, iteration: number, headBefore: string | null, headAfter: string | null): Promise<void> {
+async function refuseRewrittenHistory(run: RunContext, iteration: number, headBefore: string | null, headAfter: string | null): Promise<void> {
   if (headBefore === null || headAfter === headBefore) return;
   if (headAfter !== null && (await isAncestor(run.paths.repoRoot, headBefore, headAfter))) return;
   const old = headBefore.slice(0, 7);
@@ -319,13 +299,13 @@ async function refuseRewrittenHistory(run: LockedRun, iteration: number, headBef
 }
 
 /** An agent that committed on another branch and came back: nothing of it is on the loop's branch, but say so. */
-async function warnCommitsElsewhere(run: LockedRun, iteration: number, tips: string[]): Promise<void> {
+async function warnCommitsElsewhere(run: RunContext, iteration: number, tips: string[]): Promise<void> {
   const commits = await readCommitsSince(run.paths.repoRoot, '--branches', [...tips, `refs/heads/${run.branch}`]);
   if (!commits.length) return;
   run.emit({ type: 'warn', iteration, message: `the agent committed on other branches than ${run.branch} (left as they are; they are not this loop's work): ${commits.join('; ')}; find them with: git log --branches --not ${run.branch}` });
 }
 
-async function warnPromptCommits(run: LockedRun, topLevel: string, iteration: number, headBefore: string | null, headAfter: string | null): Promise<void> {
+async function warnPromptCommits(run: RunContext, topLevel: string, iteration: number, headBefore: string | null, headAfter: string | null): Promise<void> {
   const rel = relToTop(topLevel, run.paths.prompt);
   if (!headBefore || !headAfter || headBefore === headAfter || rel.startsWith('../')) return;
   const changed = await readChangedPaths(topLevel, headBefore, headAfter).catch(() => [] as string[]);
@@ -346,20 +326,21 @@ function realOrSelf(p: string): string {
  * uncommitted work, or be swept into the agent's own commit. Committed here, before HEAD is read for the
  * iteration, so it never counts as the agent's progress. A prompt git ignores has nothing to commit.
  */
-async function commitPromptEdits(run: LockedRun, iteration: number): Promise<void> {
+async function commitPromptEdits(run: RunContext, iteration: number): Promise<void> {
   const { paths } = run;
   if ((await readEditedPrompt(paths)) === null || (await isIgnored(paths.repoRoot, paths.prompt))) return;
   await commitOwn(run, [paths.prompt], `chore(ralph): ${renderPromptCommitPart(paths)}`, renderPromptEditNote(paths, `iteration ${iteration}`));
 }
 
-export async function commitOwn(run: LockedRun, files: string[], message: string, note?: string): Promise<void> {
+export async function commitOwn(run: RunContext, files: string[], message: string, note?: string): Promise<void> {
   const rel = [...new Set(files.map((f) => path.relative(run.paths.repoRoot, f)))];
-  try {
-    const sha = await commitRunnerFiles(run.paths.repoRoot, rel, message);
-    if (note) run.emit({ type: 'info', message: note });
-    if (sha) run.emit({ type: 'info', message: `committed ${rel.join(', ')} as ${sha.slice(0, 7)}` });
-  } catch (err) {
-    run.emit({ type: 'warn', message: `could not commit ${rel.join(', ')}: ${(err as Error).message}` });
-  }
+  let failed = false;
+  const sha = await tryCommitRunnerFiles(run.paths.repoRoot, rel, message, (reason) => {
+    failed = true;
+    run.emit({ type: 'warn', message: `could not commit ${rel.join(', ')}: ${reason}` });
+  });
+  if (failed) return;
+  if (note) run.emit({ type: 'info', message: note });
+  if (sha) run.emit({ type: 'info', message: `committed ${rel.join(', ')} as ${sha.slice(0, 7)}` });
 }
 

@@ -1,28 +1,21 @@
 // Everything the runner settles before its first iteration: where the files are, that the plan is valid,
 // which loop this is (new or resumed), and that the agent can be started. Refusals are LoopExit(2).
+import type { RunPaths, RunOptions, LoopState } from '../types.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { validatePrdText, formatPrdProblem } from '../../prd/validate.js';
 import { branchNameProblem } from '../../prd/branch-name.js';
 import type { Prd } from '../../prd/types.js';
-import { LoopExit } from '../types.js';
-import type { RunOptions } from '../cli/args.js';
 import { isValidBranchName } from '../git/git.js';
-import { groupHasLiveMember, isAlive, isLive, readAllStates, readState, type LoopState } from '../store/runs.js';
+import { groupHasLiveMember, isAlive, isLive, readAllStates, readState } from '../store/runs.js';
 import { signalGroup } from '../agents/process.js';
 import { renderResumeCommand } from '../core/loop.js';
+import { LoopExit } from '../errors.js';
 
 export { renderResumeCommand };
 // Inlined into ralph.mjs by the bundler (a JSON import, no file read at run time), so the runner knows the example
 // plan of the ralphkit it was built with.
 import examplePlan from '../../../templates/ralph/prd.json';
-
-export interface RunPaths {
-  repoRoot: string;
-  prd: string;
-  prompt: string;
-  progress: string;
-}
 
 /** A path the user typed is relative to where they stand; a default one to the repository root. */
 export function resolvePaths(repoRoot: string, cwd: string, options: RunOptions, given: Set<keyof RunOptions>): RunPaths {
@@ -141,7 +134,6 @@ export function refuseExhausted(state: LoopState, options: RunOptions): void {
   const ran = next - 1;
   throw new LoopExit(2, `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`, `give a higher max: ${renderResumeCommand(options.resume ? state.id : null, ran)}`);
 }
-
 
 /** The stored settings of a resumed loop, overridden by whatever the user typed this time. */
 export function mergeResumedOptions(stored: LoopState['options'], options: RunOptions, given: Set<keyof RunOptions>): RunOptions {

@@ -1,45 +1,34 @@
 // `ralph.mjs run`: settles the start (setup.ts), takes the lock, puts the repo on the plan's branch, then
 // hands the iterations to the loop (loop.ts) with the real edges wired in, and records how it ended.
-import { readFileSync, existsSync } from 'node:fs';
+import type { RunIo, RunOptions, LoopState, LoopStatus, RunPaths, RunContext } from '../types.js';
+import { readFileSync, existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { LoopExit, LOOP_EXIT, type BudgetGate } from '../types.js';
+import { type BudgetGate } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import { parseRunArgs, refuseWaitWithoutCeiling, usageError, type RunOptions } from '../cli/args.js';
+import { parseRunArgs, refuseWaitWithoutCeiling, usageError } from '../cli/args.js';
 import { renderRunHelp } from '../cli/help.js';
 import { createEmitter, type Emit } from '../events.js';
 import { realClock } from '../clock.js';
 import { resolveRepoRoot } from '../git/git.js';
-import { acquireLock, acquireTreeLock, loopDir, newLoopId, writeState, isCancelRequested, clearCancelMarker, ownProcessStart, runsDir, showPath, type LoopState, type LoopStatus } from '../store/runs.js';
-import { readPlan, refuseExamplePlan, checkPromptFile, findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted, resolvePaths, findExecutable, type RunPaths } from './preflight.js';
+import { acquireLock, acquireTreeLock, loopDir, newLoopId, writeState, isCancelRequested, clearCancelMarker, ownProcessStart, runsDir, showPath } from '../store/runs.js';
+import { readPlan, refuseExamplePlan, checkPromptFile, findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted, resolvePaths, findExecutable } from './preflight.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
 import { renderAllPass, runLoop } from '../core/loop.js';
 import { createBudget, renderUncheckedWarning } from '../budget/wire.js';
 import { printDryRun } from '../cli/dry-run.js';
-import { buildDeps, loopConfig, type LockedRun } from './deps.js';
+import { buildDeps, loopConfig, finalGate } from './deps.js';
 import { prepareBranch } from './branch.js';
 import { refuseDirtyTree, verifyStartClaims } from './start.js';
-import { RunnerFileError, describeError } from '../verify/write.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from './trust.js';
 import { refuseModifiedEngine } from '../verify/runner-guard.js';
 import { probeSandbox } from '../agents/sandbox.js';
 import { probeWeakChecks } from '../verify/weak-checks.js';
-import { finalGate } from './deps.js';
-import { realpathSync } from 'node:fs';
 import { createInterface } from 'node:readline/promises';
-
-export interface RunIo {
-  cwd: string;
-  env: NodeJS.ProcessEnv;
-  /** `ralphkit run`: the engine this package ships, which the repository's ralph/ralph.mjs must equal. */
-  packagedEngine?: string;
-  stdout(text: string): void;
-  stderr(text: string): void;
-}
+import { LoopExit, LOOP_EXIT, RunnerFileError, describeError } from '../errors.js';
 
 // Stands in for the prompt when the command line is shown before any prompt is read.
 const PROMPT_PLACEHOLDER = '\0prompt';
-const STATUS_BY_CODE: Record<number, LoopStatus> = { 0: 'complete', 1: 'max-iterations', 2: 'refused', 3: 'stuck', 4: 'no-progress', 5: 'budget', 130: 'interrupted' };
 
 /** Runs the loop for `argv` (everything after `run`) and returns the exit code (SPEC §4). */
 export async function runRalph(argv: string[], io: RunIo): Promise<number> {
@@ -57,7 +46,7 @@ export async function runRalph(argv: string[], io: RunIo): Promise<number> {
   } catch (err) {
     if (!(err instanceof LoopExit)) throw err;
     // Only exits before the loop was recorded get here; finish() reports the others with their loop id.
-    const status = err instanceof RunnerFileError ? err.status : err.code === 2 ? 'refused' : err.code === LOOP_EXIT.interrupted ? 'interrupted' : 'usage';
+    const status = err.status === 'max-iterations' ? 'usage' : err.status;
     emit({ type: 'exit', loop: '', code: err.code, status, message: err.message, hint: err.hint, iteration: 0, costUsd: 0 });
     return err.code;
   }
@@ -94,7 +83,7 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
     throw new LoopExit(2, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
   }
   warnAtStart(options, io, emit);
-  const run: LockedRun = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch };
+  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch };
   const controller = new AbortController();
   const stopSignals = onSignals(() => controller.abort());
   try {
@@ -136,7 +125,7 @@ function warnAtStart(options: RunOptions, io: RunIo, emit: Emit): void {
  * Every refusal before any side effect: the usage ceiling (unless the user asked to wait for it), the locks
  * (this plan, then this working tree), and uncommitted work in the tree. Only then is the loop recorded.
  */
-async function startGuarded(run: LockedRun, controller: AbortController): Promise<number> {
+async function startGuarded(run: RunContext, controller: AbortController): Promise<number> {
   const { options, paths, io, emit } = run;
   const budget = createBudget({ options, clock: realClock, env: io.env, emit, signal: controller.signal });
   // A wait can take hours: the loop is recorded first, so status shows it and cancel can stop it.
@@ -159,7 +148,7 @@ async function startGuarded(run: LockedRun, controller: AbortController): Promis
   }
 }
 
-async function runLocked(run: LockedRun, budget: BudgetGate, controller: AbortController, waits: boolean): Promise<number> {
+async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortController, waits: boolean): Promise<number> {
   const { id, options, paths, emit } = run;
   const state = initialState(run);
   clearCancelMarker(paths.repoRoot, id);
@@ -183,13 +172,12 @@ async function runLocked(run: LockedRun, budget: BudgetGate, controller: AbortCo
   }
   const cancelled = exit.code === LOOP_EXIT.interrupted && isCancelRequested(paths.repoRoot, id);
   if (cancelled) exit = new LoopExit(LOOP_EXIT.interrupted, 'cancelled by ralphkit cancel; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
-  // A failed write of the runner's own files exits 1 like any error, but is no max-iterations stop.
-  const status = cancelled ? 'cancelled' : exit instanceof RunnerFileError ? exit.status : STATUS_BY_CODE[exit.code] ?? 'failed';
+  const status = cancelled ? 'cancelled' : exit.status === 'usage' ? 'failed' : exit.status;
   finish(run, state, exit, status);
   return exit.code;
 }
 
-async function startIterations(run: LockedRun, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust): Promise<LoopExit> {
+async function startIterations(run: RunContext, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust): Promise<LoopExit> {
   const prdAtStart = readPlanNow(run);
   const unchecked = renderUncheckedWarning(prdAtStart);
   if (unchecked) run.emit({ type: 'warn', message: unchecked });
@@ -216,7 +204,7 @@ async function startIterations(run: LockedRun, state: LoopState, budget: BudgetG
 }
 
 // prepareBranch has just read and written the plan, so failing here means someone removed or broke it since.
-function readPlanNow(run: LockedRun): Prd {
+function readPlanNow(run: RunContext): Prd {
   const rel = showPath(run.paths.repoRoot, run.paths.prd);
   try {
     return JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
@@ -235,7 +223,7 @@ function warnExamplePlan(prd: Prd, paths: RunPaths, emit: Emit): void {
   }
 }
 
-function initialState(run: LockedRun): LoopState {
+function initialState(run: RunContext): LoopState {
   const now = new Date().toISOString();
   const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, ...stored } = run.options;
   const rel = (p: string) => path.relative(run.paths.repoRoot, p);
@@ -257,7 +245,7 @@ function initialState(run: LockedRun): LoopState {
  * code: the outcome (stories verified, STUCK, budget, ...) is already true in the plan and in git, and scripts
  * branch on it; the exit event carries the save error as `stateError`, and `status` shows the loop as dead.
  */
-function finish(run: LockedRun, state: LoopState, exit: LoopExit, status: LoopStatus): void {
+function finish(run: RunContext, state: LoopState, exit: LoopExit, status: LoopStatus): void {
   Object.assign(state, { status, exitCode: exit.code, message: exit.message, agentPid: undefined, updatedAt: new Date().toISOString() });
   let stateError: RunnerFileError | undefined;
   try {
@@ -275,7 +263,7 @@ function finish(run: LockedRun, state: LoopState, exit: LoopExit, status: LoopSt
   run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: exit.message, hint, iteration: state.iteration, costUsd: state.costUsd, ...(stateError ? { stateError: `${stateError.message}, so how the loop ended (${status}, exit ${exit.code}) is not recorded` } : {}) });
 }
 
-function renderLostStateHint(run: LockedRun, exit: LoopExit, err: RunnerFileError): string {
+function renderLostStateHint(run: RunContext, exit: LoopExit, err: RunnerFileError): string {
   // The loop already ended on this very file: its hint says how to fix it.
   if (exit instanceof RunnerFileError && exit.file === err.file && exit.hint) return exit.hint;
   const folder = showPath(run.paths.repoRoot, path.dirname(err.file));

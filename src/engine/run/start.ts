@@ -4,20 +4,18 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
-import { LoopExit } from '../types.js';
 import { verifyIteration } from '../budget/wire.js';
-import { loopDir, RUNS_DIR, type LoopState } from '../store/runs.js';
+import { loopDir, RUNS_DIR } from '../store/runs.js';
 import { isStartFile } from './branch.js';
-import type { RunPaths } from './preflight.js';
 import type { Emit } from '../events.js';
-import { afterVerification, buildDeps, checkSandbox, loopConfig, type LockedRun } from './deps.js';
+import { afterVerification, buildDeps, checkSandbox, loopConfig } from './deps.js';
 import type { RunTrust } from './trust.js';
-import { headSha } from '../git/git.js';
+import { headSha, readDirtyEntries, type DirtyEntry } from '../git/git.js';
 import { finishInterruptedIteration } from '../core/loop.js';
-import type { BudgetGate, VerifyResult } from '../types.js';
-import { readDirtyEntries, type DirtyEntry } from '../git/plumbing.js';
-import { readCheckLeftovers } from '../verify/write.js';
+import type { BudgetGate, VerifyResult, LoopState, RunPaths, RunContext } from '../types.js';
 import { topFolders } from '../../util/top-folders.js';
+import { LoopExit } from '../errors.js';
+import { readCheckLeftovers } from '../store/check-leftovers.js';
 
 const SHOWN_DIRTY = 10;
 // Untracked files named in the .gitignore part of the hint; more would not fit on a line.
@@ -119,7 +117,7 @@ function renderIgnoreNames(paths: readonly string[]): string {
  * Rejected ones are set back to false with a note, as after any iteration. A resumed loop first finishes an iteration
  * whose checks were interrupted. Returns null when there was nothing to verify.
  */
-export async function verifyStartClaims(run: LockedRun, state: LoopState, signal: AbortSignal, trust: RunTrust): Promise<VerifyResult | null> {
+export async function verifyStartClaims(run: RunContext, state: LoopState, signal: AbortSignal, trust: RunTrust): Promise<VerifyResult | null> {
   const { paths, emit, options } = run;
   const finished = await finishResumedIteration(run, state, signal, trust);
   const prd = JSON.parse(readFileSync(paths.prd, 'utf8')) as Prd;
@@ -151,7 +149,7 @@ const NO_BUDGET: BudgetGate = { beforeStart: async () => {}, beforeIteration: as
  * the iteration had never been interrupted. A second interrupt here again decides nothing (exit 130). The claims
  * are the flips against the runner's own baseline, so nothing in ralph/.runs/ decides which they are.
  */
-async function finishResumedIteration(run: LockedRun, state: LoopState, signal: AbortSignal, trust: RunTrust): Promise<VerifyResult | null> {
+async function finishResumedIteration(run: RunContext, state: LoopState, signal: AbortSignal, trust: RunTrust): Promise<VerifyResult | null> {
   if (state.iterationDone || state.iteration < 1 || !state.verifying) return null;
   const base = trust.baseline ? (JSON.parse(trust.baseline) as Prd) : null;
   const now = JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;

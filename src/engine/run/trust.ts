@@ -6,16 +6,16 @@ import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
-import { LoopExit, type Pins } from '../types.js';
+import { type Pins } from '../types.js';
 import type { Emit } from '../events.js';
-import type { RunOptions } from '../cli/args.js';
-import type { RunPaths } from './preflight.js';
 import { headSha } from '../git/git.js';
 import { planPrdRepair } from '../verify/prd-diff.js';
 import { readBaseline, readPinCommit, recordBaseline, recordPinCommit, pinsRef } from '../verify/baseline.js';
 import { readPins, readTreeFiles } from '../verify/checkout.js';
 import { renderSetupWarning } from '../verify/pins.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../verify/runner-guard.js';
+import type { RunOptions, RunPaths } from '../types.js';
+import { LoopExit } from '../errors.js';
 
 export interface RunTrust {
   /** git's top level, real path. */

@@ -1,54 +1,15 @@
 // The loop's runtime files under ralph/.runs/ (gitignored): one folder per loop with state.json and the
 // iteration logs, plus one lock per PRD file so two live loops never work the same plan.
+import type { LoopState, RunOptions, AgentRunRecord } from '../types.js';
 import { mkdirSync, readFileSync, readdirSync, openSync, writeSync, closeSync, unlinkSync, existsSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createHash, randomBytes } from 'node:crypto';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import { LoopExit } from '../types.js';
-import { describeError, guardWrite } from '../verify/write.js';
-import type { RunOptions } from '../cli/args.js';
-import type { AgentRunRecord } from '../core/loop.js';
 import { isAlive, ownProcessStart, processStart } from './processes.js';
+import { LoopExit, describeError, guardWrite } from '../errors.js';
 
 // Re-exported: callers read liveness together with the states and locks it is about.
 export { groupHasLiveMember, isAlive, ownProcessStart, processStart } from './processes.js';
-
-export type LoopStatus = 'running' | 'complete' | 'max-iterations' | 'stuck' | 'no-progress' | 'budget' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
-
-/** ralph/.runs/<id>/state.json (SPEC §4). */
-export interface LoopState {
-  id: string;
-  agent: string;
-  prd: string;
-  /** The iteration in progress, or the last one started. */
-  iteration: number;
-  /** False while `iteration` is still running: a resumed loop repeats it. */
-  iterationDone: boolean;
-  maxIterations: number;
-  status: LoopStatus;
-  pid: number;
-  /** When `pid` started (Linux: clock ticks since boot), so a pid the OS gave to another process is not taken for the runner. */
-  pidStart?: number;
-  /** The agent's process group while it runs, so a resumed loop can clean up after a killed runner. */
-  agentPid?: number;
-  /** When `agentPid` started; written by writeState, never set by hand. */
-  agentPidStart?: number;
-  startedAt: string;
-  updatedAt: string;
-  costUsd: number;
-  exitCode: number | null;
-  message?: string;
-  /** Iterations in a row that ended without progress (see docs/engine.md, "No progress"). */
-  noProgressStreak: number;
-  /**
-   * Set when the agent of `iteration` has exited and its claims are being verified; removed when the iteration
-   * is done. A resumed loop that finds it finishes the verification instead of running the agent again.
-   */
-  verifying?: AgentRunRecord;
-  // Output format and one-shot flags belong to each invocation, not to the loop. `agent` is left out when
-  // `agentCmd` is set, so the file never names an agent that is not the one running.
-  options: Omit<RunOptions, 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'agent'> & { agent?: RunOptions['agent'] };
-}
 
 export const RUNS_DIR = path.join('ralph', '.runs');
 

@@ -3,12 +3,12 @@
 // story counts as verified only from its loop's sealed verdict record (verify/verdict-record.ts, SPEC §6).
 import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { LoopExit } from '../types.js';
 import { signalGroup } from '../agents/process.js';
-import { isLive, isAlive, loopDir, scanLoopStates, readState, writeStateFile, cancelMarker, runsDir, showPath, statePath, type LoopState, type UnreadableState } from './runs.js';
-import { describeError } from '../verify/write.js';
+import { isLive, isAlive, loopDir, scanLoopStates, readState, writeStateFile, cancelMarker, runsDir, showPath, statePath, type UnreadableState } from './runs.js';
 import { readLedger, summariseLedger, type StoryLedgerState } from './ledger.js';
 import { planVerification, readStoryStatus, readVerdictRecordsSync, type VerdictRecord } from '../verify/verdict-record.js';
+import type { LoopState } from '../types.js';
+import { LoopExit, describeError } from '../errors.js';
 
 /** One loop as `status` and the dashboard show it; fields a hand-written or foreign state.json lacks are null or ''. */
 export interface LoopSummary {

@@ -2,7 +2,7 @@
 // runner's output, never its input). Two refs per loop: the plan as the runner last settled it (a blob, the
 // baseline a resumed loop judges claims against) and the plan commit (the pins). The agent could still move a ref
 // with git update-ref; what it cannot do is make the final gate pass, which is what exit 0 rests on.
-import { gitOk, gitRun } from '../git/plumbing.js';
+import { gitOk, runGit } from '../git/git.js';
 
 const REF_ROOT = 'refs/ralphkit/loops';
 
@@ -22,7 +22,7 @@ export async function recordBaseline(top: string, loopId: string, text: string):
 
 /** The plan text the runner last settled for this loop, or null when it never recorded one. */
 export async function readBaseline(top: string, loopId: string): Promise<string | null> {
-  const r = await gitRun(top, ['cat-file', 'blob', baselineRef(loopId)]);
+  const r = await runGit(top, ['cat-file', 'blob', baselineRef(loopId)]);
   return r.code === 0 ? r.stdout : null;
 }
 
@@ -32,6 +32,6 @@ export async function recordPinCommit(top: string, loopId: string, commit: strin
 
 /** The loop's plan commit, or null when none was recorded (or the ref no longer names a commit). */
 export async function readPinCommit(top: string, loopId: string): Promise<string | null> {
-  const r = await gitRun(top, ['rev-parse', '--verify', '--quiet', `${pinsRef(loopId)}^{commit}`]);
+  const r = await runGit(top, ['rev-parse', '--verify', '--quiet', `${pinsRef(loopId)}^{commit}`]);
   return r.code === 0 ? r.stdout.trim() : null;
 }

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import type { Pins } from '../types.js';
-import { gitOk } from '../git/plumbing.js';
+import { gitOk } from '../git/git.js';
 import { allChecks, applyScriptPins, applySectionPin, matchAbsent, PINNED_SECTIONS, planPinnedPaths, planScriptNames, readRunnerKeys, readScripts, readSection } from './pins.js';
 import { globToRegExp } from './glob.js';
 import { readTextOrNull } from '../../util/read.js';

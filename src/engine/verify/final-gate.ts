@@ -9,8 +9,8 @@ import { planClaimOrder } from './prd-diff.js';
 import { keyDir, readKey, renderRecord, type VerdictRecord } from './verdict-record.js';
 import { applyRunnerNote, renderPinnedChanges, renderRejectionBlock } from './report.js';
 import { CheckSession } from './session.js';
-import { commitRunnerFiles, readHead, writeVerdictNote } from '../git/plumbing.js';
-import { guardWrite } from './write.js';
+import { tryCommitRunnerFiles, headSha, writeVerdictNote } from '../git/git.js';
+import { guardWrite } from '../errors.js';
 
 export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAgent'> {
   /** The plan as the runner last settled it (its baseline), not the file on disk. */
@@ -35,7 +35,7 @@ export interface GateResult {
 }
 
 export async function runFinalGate(input: GateInput): Promise<GateResult> {
-  const commit = await readHead(input.topLevel);
+  const commit = await headSha(input.topLevel);
   const prd = structuredClone(input.prd);
   const session = new CheckSession({ ...input, prdBefore: '' }, input.topLevel, commit, input.now ?? (() => new Date()), true);
   input.log('info', `final gate: every check once more on a fresh checkout of ${commit?.slice(0, 7) ?? '(no commit)'}`);
@@ -66,12 +66,8 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
   guardWrite(input.progressPath, input.repoRoot, () => appendFileSync(input.progressPath, blocks.join('')), `the final gate rejected ${list} but the note for the next iteration could not be written`);
   guardWrite(input.prdPath, input.repoRoot, () => atomicWriteFileSync(input.prdPath, `${JSON.stringify(prd, null, 2)}\n`), `the final gate rejected ${list} but the plan could not be updated and still says passes: true`);
   const files = [input.prdPath, input.progressPath].map((f) => relTo(input.topLevel, f));
-  let runnerCommit: string | null = null;
-  try {
-    runnerCommit = await commitRunnerFiles(input.topLevel, files, `chore(ralph): final gate rejects ${rejected.map((v) => `${v.id} (check failed)`).join(', ')}`);
-  } catch (err) {
-    input.log('warn', `could not commit the final gate's verdicts: ${(err as Error).message}`);
-  }
+  const message = `chore(ralph): final gate rejects ${rejected.map((v) => `${v.id} (check failed)`).join(', ')}`;
+  const runnerCommit = await tryCommitRunnerFiles(input.topLevel, files, message, (reason) => input.log('warn', `could not commit the final gate's verdicts: ${reason}`));
   return { passed: false, interrupted: false, commit, verdicts, prd, runnerCommit };
 }
 

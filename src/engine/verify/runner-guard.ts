@@ -4,11 +4,11 @@
 // there is put back byte for byte, and the iteration's claims are rejected (verify.ts `violation`).
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { gitRun } from '../git/plumbing.js';
+import { runGit } from '../git/git.js';
 import { hashContent } from '../../install/hash.js';
 import { parseManifest } from '../../install/manifest.js';
-import { LoopExit } from '../types.js';
 import { readBytesOrNull } from '../../util/read.js';
+import { LoopExit } from '../errors.js';
 
 /** The runner-owned files in ralph/ that an agent must never change: the engine, its launcher and the manifest. */
 export const ENGINE_FILES: readonly string[] = ['ralph/ralph.mjs', 'ralph/ralph.sh', 'ralph/.ralphkit.json'];
@@ -249,14 +249,14 @@ function modeOf(abs: string): number {
 }
 
 async function gitPath(repoRoot: string, flag: string): Promise<string> {
-  const r = await gitRun(repoRoot, ['rev-parse', '--path-format=absolute', flag]);
+  const r = await runGit(repoRoot, ['rev-parse', '--path-format=absolute', flag]);
   if (r.code !== 0) throw new Error(`git rev-parse ${flag} failed: ${r.stderr.trim()}`);
   return r.stdout.trim();
 }
 
 /** Files the repository's configuration includes (include.path, includeIf.*.path), resolved as git does. */
 async function readIncludedConfigs(repoRoot: string): Promise<string[]> {
-  const r = await gitRun(repoRoot, ['config', '--local', '--get-regexp', '-z', '^include(if\\..*)?\\.path$']);
+  const r = await runGit(repoRoot, ['config', '--local', '--get-regexp', '-z', '^include(if\\..*)?\\.path$']);
   if (r.code !== 0) return [];
   const common = await gitPath(repoRoot, '--git-common-dir');
   return r.stdout.split('\0').filter(Boolean).map((entry) => {
@@ -273,7 +273,7 @@ async function readIncludedConfigs(repoRoot: string): Promise<string[]> {
 async function readHooksPath(repoRoot: string): Promise<string[]> {
   const out: string[] = [];
   for (const scope of ['--local', '--global']) {
-    const r = await gitRun(repoRoot, ['config', scope, '--get', 'core.hooksPath']);
+    const r = await runGit(repoRoot, ['config', scope, '--get', 'core.hooksPath']);
     const value = r.code === 0 ? r.stdout.trim() : '';
     if (value) out.push(path.resolve(repoRoot, value.startsWith('~/') ? path.join(process.env.HOME ?? '', value.slice(2)) : value));
   }

@@ -4,14 +4,14 @@
 import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, type CheckLine, type LedgerLine } from '../store/ledger.js';
 import { createCheckout, reapplyPins, removeCheckout, type Checkout } from './checkout.js';
-import { guardWrite } from './write.js';
 import { renderCheckFailure } from './report.js';
 import type { Prd, Story } from '../../prd/types.js';
 import path from 'node:path';
 import { planAgentEnv } from '../agents/env.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
-import type { VerifyOptions } from './verify.js';
+import type { VerifyOptions } from '../types.js';
+import { guardWrite } from '../errors.js';
 
 export type CheckScope = CheckLine['scope'];
 

@@ -1,18 +1,21 @@
 // SPEC §6: the agent does not mark its own homework. After each agent run the loop calls verifyIteration:
 // edits to prd.json beyond passes/notes are undone, and every story newly flipped to `passes: true` is a
 // claim that must survive a clean-tree check and the plan's own check commands before it counts.
+import type { VerifyOptions } from '../types.js';
 import { appendFileSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd, Story } from '../../prd/types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import { LoopExit, LOOP_EXIT, type StoryVerdict, type VerifyInput, type VerifyResult } from '../types.js';
+import { type StoryVerdict, type VerifyInput, type VerifyResult } from '../types.js';
 import { planClaimOrder, planPrdRepair, planUnmetDependencies, type PrdRepairPlan } from './prd-diff.js';
 import { formatPrdProblem, validatePrdText } from '../../prd/validate.js';
-import { commitRunnerFiles, readDirtyPaths, readHead, readTopLevel } from '../git/plumbing.js';
+import { tryCommitRunnerFiles, readDirtyPaths, headSha, readTopLevel } from '../git/git.js';
 import { CheckSession } from './session.js';
 import { applyRunnerNote, hasRunnerNote, renderOutOfOrder, renderPinnedBlock, renderPinnedChanges, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './report.js';
-import { guardWrite, recordCheckLeftovers } from './write.js';
 import type { CheckResult } from './checks.js';
+import { LoopExit, LOOP_EXIT, guardWrite } from '../errors.js';
+import { recordCheckLeftovers } from '../store/check-leftovers.js';
+export { RunnerFileError } from '../errors.js';
 
 export interface VerifyOutcome extends VerifyResult {
   /**
@@ -20,18 +23,6 @@ export interface VerifyOutcome extends VerifyResult {
    * It is bookkeeping, not the agent's progress: the no-progress counter must not count it.
    */
   runnerCommit: string | null;
-}
-
-/** VerifyInput plus the loop's abort signal, so Ctrl-C stops a running check (it has its own process group). */
-export type VerifyOptions = VerifyInput & { signal?: AbortSignal; offBranch?: OffBranchClaims };
-
-/**
- * The agent committed on another branch and the runner switched back: its claims are read from the plan as the
- * agent left it (`prdAfter`, no longer on disk) and every one is rejected for `reason`, without running a check.
- */
-export interface OffBranchClaims {
-  prdAfter: string;
-  reason: string;
 }
 
 interface Judgement {
@@ -47,7 +38,7 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   if (plan.restored.length) input.log('warn', 'prd.json: only passes and notes are the agent\'s to change, so those edits were undone (if you edited the plan yourself: cancel the loop, edit, commit, then --resume-last)');
 
   const own = ownPaths(top, input);
-  const head = plan.claims.length ? (input.headAfterAgent !== undefined ? input.headAfterAgent : await readHead(top)) : null;
+  const head = plan.claims.length ? (input.headAfterAgent !== undefined ? input.headAfterAgent : await headSha(top)) : null;
   const session = new CheckSession(input, top, head, now);
   const dirty = plan.claims.length ? (await readDirtyPaths(top)).filter((p) => !isOwn(p, own)) : [];
   const judged = await judgeClaims(session, plan, dirty, input, now);
@@ -225,14 +216,9 @@ function warnCheckSideEffects(after: string[], own: OwnPaths, before: string[], 
   if (path.basename(runs) === '.runs') recordCheckLeftovers(runs, added);
 }
 
-/** A failed commit (a merge in progress, a locked index) must not lose the verdicts: warn and go on. */
-async function commitOwnFiles(top: string, files: string[], message: string, input: VerifyInput, dirty?: string[]): Promise<string | null> {
-  try {
-    return await commitRunnerFiles(top, files, message, dirty);
-  } catch (err) {
-    input.log('warn', `could not commit the runner's edits to ${files.join(' and ')}: ${(err as Error).message}`);
-    return null;
-  }
+/** A failed commit must not lose the verdicts: warn and go on. */
+function commitOwnFiles(top: string, files: string[], message: string, input: VerifyInput, dirty?: string[]): Promise<string | null> {
+  return tryCommitRunnerFiles(top, files, message, (reason) => input.log('warn', `could not commit the runner's edits to ${files.join(' and ')}: ${reason}`), dirty);
 }
 
 function commitMessage(judged: Judgement[], restored: boolean, iteration: number): string {
@@ -280,4 +266,3 @@ function resolveReal(p: string): string {
 
 // The loop warns with this at start (SPEC §6: a plan without checks runs on the agent's word).
 export { renderUncheckedWarning } from './report.js';
-export { RunnerFileError } from './write.js';

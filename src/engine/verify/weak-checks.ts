@@ -5,10 +5,10 @@ import type { Prd } from '../../prd/types.js';
 import type { Pins, VerifyInput } from '../types.js';
 import { runCheck } from './checks.js';
 import { appendLedger, type ProbeLine } from '../store/ledger.js';
-import { guardWrite } from './write.js';
 import { createCheckout, removeCheckout } from './checkout.js';
 import { planAgentEnv } from '../agents/env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
+import { guardWrite } from '../errors.js';
 
 export interface WeakProbeInput extends Pick<VerifyInput, 'repoRoot' | 'ledgerPath' | 'loopId' | 'checkTimeoutMs' | 'log' | 'inPlace'> {
   topLevel: string;

@@ -1,0 +1,94 @@
+// The engine's one error type and its kinds. Anything that ends a loop on purpose throws a LoopExit: it carries
+// the exit code (SPEC §4), the status recorded in state.json, the message and a hint saying what to type next.
+// run/run.ts records it and entry.ts turns it into the process's exit code: the only two places that read it.
+import path from 'node:path';
+import type { LoopStatus } from './types.js';
+
+export const LOOP_EXIT = {
+  complete: 0,
+  maxIterations: 1,
+  refused: 2,
+  stuck: 3,
+  noProgress: 4,
+  budget: 5,
+  interrupted: 130,
+} as const;
+
+/** A loop's status, or `usage` for a command line refused before any loop existed. */
+export type ExitStatus = LoopStatus | 'usage';
+
+// Exit 1 has no single meaning (max iterations, bad usage, a failure), so it is given where it is thrown.
+const STATUS_BY_CODE: Partial<Record<number, LoopStatus>> = { 0: 'complete', 2: 'refused', 3: 'stuck', 4: 'no-progress', 5: 'budget', 130: 'interrupted' };
+
+/** Thrown anywhere in the engine to end the loop with a given code and status. */
+export class LoopExit extends Error {
+  readonly code: number;
+  readonly hint?: string;
+  readonly status: ExitStatus;
+  constructor(code: number, message: string, hint?: string, status?: ExitStatus) {
+    super(message);
+    this.name = 'LoopExit';
+    this.code = code;
+    this.hint = hint;
+    this.status = status ?? STATUS_BY_CODE[code] ?? 'failed';
+  }
+}
+
+/** A bad command line: exit 1, status `usage`. */
+export function usageExit(message: string, hint = 'see ./ralph/ralph.sh --help'): LoopExit {
+  return new LoopExit(1, message, hint, 'usage');
+}
+
+/** A runner's own file that could not be written (a read-only folder, EACCES, a full disk): exit 1, status `failed`. */
+export class RunnerFileError extends LoopExit {
+  readonly file: string;
+  constructor(file: string, message: string, hint: string) {
+    super(1, message, hint, 'failed');
+    this.name = 'RunnerFileError';
+    this.file = file;
+  }
+}
+
+/**
+ * A stop the runner chooses because going on could misfile or lose the user's work (an agent that left the loop's
+ * branch, rewrote its history, or removed the prompt): exit 1 and status `failed`, no file at fault.
+ */
+export class LoopFailure extends LoopExit {
+  constructor(message: string, hint: string) {
+    super(1, message, hint, 'failed');
+    this.name = 'LoopFailure';
+  }
+}
+
+/**
+ * Runs `write`; a file-system error becomes a RunnerFileError naming `file` (relative to `repoRoot`) and saying
+ * what it means (`consequence`). Other errors (bugs) keep their stack: a verdict that could not be recorded
+ * must not look decided.
+ */
+export function guardWrite<T>(file: string, repoRoot: string, write: () => T, consequence?: string): T {
+  try {
+    return write();
+  } catch (err) {
+    if (err instanceof LoopExit || typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    throw renderWriteError(file, repoRoot, err as Error, consequence);
+  }
+}
+
+export function renderWriteError(file: string, repoRoot: string, err: Error, consequence?: string): RunnerFileError {
+  const rel = path.relative(repoRoot, file).split(path.sep).join('/') || file;
+  const shown = rel.startsWith('../') ? file : rel;
+  const folder = path.dirname(shown);
+  return new RunnerFileError(
+    file,
+    `could not write ${shown} (${describeError(err)})${consequence ? `: ${consequence}` : ''}`,
+    `make ${shown} and its folder writable for this user (e.g. chmod u+w ${folder} ${shown}), then continue with: ./ralph/ralph.sh --resume-last`,
+  );
+}
+
+// "EACCES: permission denied, open '/repo/ralph/.prd.json.123.tmp'" → "EACCES: permission denied": the temp
+// file's name is noise, the file that matters is already named.
+export function describeError(err: Error): string {
+  const code = (err as NodeJS.ErrnoException).code;
+  const short = err.message.split(',')[0];
+  return code && short.startsWith(code) ? short : err.message;
+}
