@@ -2,7 +2,7 @@ import type { Command } from 'commander';
 import { RalphkitError } from '../errors.js';
 import { logger } from '../logger.js';
 import { resolveGitRoot } from '../util/cwd.js';
-import { cancelLoop, renderCancelResult, waitForLoopEnd } from '../engine/store/summaries.js';
+import { cancelLoop, renderCancelResult, waitForLoopEnd } from '../engine/store/cancel.js';
 import { LoopExit } from '../engine/errors.js';
 
 export function register(program: Command): void {

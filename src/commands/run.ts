@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { ExitError } from '../errors.js';
 import path from 'node:path';
-import { runRalph } from '../engine/run/run.js';
+import { runRalph } from '../engine/cli/command.js';
 import { packageRoot } from '../paths.js';
 
 // `ralphkit run` is the loop engine itself: every argument goes to the engine's own parser, so

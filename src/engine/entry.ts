@@ -1,8 +1,9 @@
 // Subcommand dispatch for ralph.mjs. `run` is the default, so `ralph.mjs 5` and `ralph.mjs run 5` agree.
 import { parseArgs } from 'node:util';
-import { runRalph } from './run/run.js';
+import { runRalph } from './cli/command.js';
 import { resolveRepoRoot } from './git/git.js';
-import { cancelLoop, renderCancelResult, readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings, waitForLoopEnd } from './store/summaries.js';
+import { readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings } from './store/summaries.js';
+import { cancelLoop, renderCancelResult, waitForLoopEnd } from './store/cancel.js';
 import type { RunIo } from './types.js';
 import { LoopExit, usageExit } from './errors.js';
 

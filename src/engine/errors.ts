@@ -3,6 +3,7 @@
 // run/run.ts records it and entry.ts turns it into the process's exit code: the only two places that read it.
 import path from 'node:path';
 import type { LoopStatus } from './types.js';
+import { showPath } from '../util/repo-path.js';
 
 export const LOOP_EXIT = {
   complete: 0,
@@ -75,8 +76,7 @@ export function guardWrite<T>(file: string, repoRoot: string, write: () => T, co
 }
 
 export function renderWriteError(file: string, repoRoot: string, err: Error, consequence?: string): RunnerFileError {
-  const rel = path.relative(repoRoot, file).split(path.sep).join('/') || file;
-  const shown = rel.startsWith('../') ? file : rel;
+  const shown = showPath(repoRoot, file);
   const folder = path.dirname(shown);
   return new RunnerFileError(
     file,

@@ -1,7 +1,7 @@
 // Pure: from the plan, the ledger and the newest sealed verdict record, what each card shows and where it goes.
 import type { Prd, Story } from '../prd/types.js';
 import { summariseLedger, type LedgerLine, type StoryLedgerState, type VerdictStatus } from '../engine/store/ledger.js';
-import { planVerification, readStoryStatus } from '../engine/verify/verdict-record.js';
+import { planVerification, readStoryStatus } from '../engine/store/verdict-record.js';
 import { toLedgerEntry, type LedgerEntry, type Verdict } from './ledger.js';
 
 /** open: not done · passed: passes is true, not confirmed by a sealed record · verified: confirmed · rejected: the last claim was undone */

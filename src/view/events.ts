@@ -2,7 +2,8 @@
 // then whichever of them changed after every change on disk.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readLoopsSnapshot, readPrdSnapshot, readProgressSnapshot, type LoopsSnapshot, type ViewPaths } from './snapshot.js';
-import { isAlive, readState } from '../engine/store/runs.js';
+import { isAlive } from '../engine/processes.js';
+import { readState } from '../engine/store/state-file.js';
 
 export type EventKind = 'prd' | 'progress' | 'loops';
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import type { Prd } from '../prd/types.js';
 import { parseLedger, type LedgerLine } from '../engine/store/ledger.js';
 import { readLoopSummaries, type LoopSummary } from '../engine/store/summaries.js';
-import { pickNewestRecord, readVerdictRecordsSync } from '../engine/verify/verdict-record.js';
+import { pickNewestRecord, readVerdictRecordsSync } from '../engine/store/verdict-record.js';
 import { planBoard, type BoardPlan } from './board.js';
 import { str } from './ledger.js';
 import { parseProgress, type ProgressLog } from './progress-log.js';

@@ -13,7 +13,7 @@ import { SKIP_CLAUDE, requireClaude } from '../support/model-claude.js';
 import { ralphWithClaude, serve } from '../support/model-loop.js';
 import { committedPrd, copyRepo, notesOf, passes, pinnedMentions, prepareTemplate, statusLoops, subjects, type Template } from '../support/attack-repo.js';
 import type { Prd, Story } from '../../src/prd/types.js';
-import { keyDir } from '../../src/engine/verify/verdict-record.js';
+import { keyDir } from '../../src/engine/store/verdict-record.js';
 
 let plan: Template;
 

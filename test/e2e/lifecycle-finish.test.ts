@@ -6,7 +6,7 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { asNobodyOptions, handOver, runCliAsNobody } from '../support/nobody.js';
-import { gitEnv, runCli, testdir, type RunResult } from '../support/repo.js';
+import { gitEnv, testdir, type RunResult } from '../support/repo.js';
 import { agent, jsonEvents, loopRepo, until } from '../support/loop-repo.js';
 
 const NO_STACK = /unexpected error|\n\s+at /;

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../support/repo.js';
 import {
-  bytesOrNull, committedPrd, copyRepo, killLeftoversAfterTest, passes, prepareTemplate, processesWith, ralph, statusLoops, subjects,
-  type LoopRun, type Template,
+  bytesOrNull, copyRepo, killLeftoversAfterTest, passes, prepareTemplate, processesWith, ralph, statusLoops, subjects,
+  type Template,
   expectAllFalse, expectNotDone,
 } from '../support/attack-repo.js';
 

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git, run, runCli, testdir } from '../support/repo.js';
 import {
-  attackAgent, committedPrd, copyRepo, passes, prepareTemplate, ralph, statusLoops, subjects, type LoopRun, type Template,
+  attackAgent, copyRepo, passes, prepareTemplate, ralph, statusLoops, subjects, type Template,
   expectAllFalse, expectNotDone,
 } from '../support/attack-repo.js';
 

@@ -8,8 +8,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../support/repo.js';
 import {
-  committedPrd, copyRepo, notesOf, passes, pinnedMentions, prepareTemplate, ralph, statusLoops, subjects, type LoopRun, type Template,
-  expectAllFalse, expectNotDone,
+  committedPrd, copyRepo, notesOf, passes, pinnedMentions, prepareTemplate, ralph, statusLoops, subjects, type Template,
+  expectNotDone,
 } from '../support/attack-repo.js';
 
 let plan: Template; // US-1: node --test test/one.test.mjs · US-2: npm test

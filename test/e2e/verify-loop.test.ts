@@ -1,6 +1,6 @@
 // The installed runner (ralph/ralph.sh) with fake agents that lie, forget to commit, shrink the plan or
 // do honest work: what the runner lets count as done. Needs `npm run build` first (npm test does it).
-import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';

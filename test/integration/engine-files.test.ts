@@ -4,7 +4,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { testdir } from '../support/repo.js';
-import { writeState } from '../../src/engine/store/runs.js';
+import { writeState } from '../../src/engine/store/state-file.js';
 import { runAgentOnce } from '../../src/engine/agents/run.js';
 import type { LoopState } from '../../src/engine/types.js';
 import { LoopExit, RunnerFileError } from '../../src/engine/errors.js';

@@ -205,7 +205,7 @@ describe('status, dry-run and resume', () => {
     expect((await engine(dir, ['run', ...worker, '--name', 'old', '1'])).code).toBe(0);
     const locks = path.join(dir, 'ralph/.runs/locks');
     const prdAbs = path.join(dir, 'ralph/prd.json');
-    const { lockPath } = await import('../../src/engine/store/runs.js');
+    const { lockPath } = await import('../../src/engine/store/layout.js');
     // A live process that is not a runner stands in for a reused pid; the lock names the finished loop "old".
     const other = spawn('sleep', ['30'], { stdio: 'ignore' });
     onTestFinished(() => void other.kill('SIGKILL'));

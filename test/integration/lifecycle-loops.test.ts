@@ -6,7 +6,8 @@ import path from 'node:path';
 import { git } from '../support/repo.js';
 import { isAlive as stillRuns, jsonEvents, renderPlan } from '../support/loop-repo.js';
 import { HAS_PROC, WORKER, engine, planRepo, procStart, spawnStranger, writeRunningLoop } from '../support/lifecycle.js';
-import { isAlive, lockPath, processStart } from '../../src/engine/store/runs.js';
+import { isAlive, processStart } from '../../src/engine/processes.js';
+import { lockPath } from '../../src/engine/store/layout.js';
 
 const NO_STACK = /unexpected error|\n\s+at /;
 

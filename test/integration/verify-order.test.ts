@@ -2,7 +2,8 @@
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { verifyIteration, RunnerFileError } from '../../src/engine/verify/verify.js';
+import { verifyIteration } from '../../src/engine/verify/verify.js';
+import { RunnerFileError } from '../../src/engine/errors.js';
 import { git } from '../support/repo.js';
 import { claim, commitAll, plan, readLedgerLines, readPrd, story, verifyRepo } from '../support/verify-repo.js';
 

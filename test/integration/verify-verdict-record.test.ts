@@ -1,11 +1,11 @@
-// Reading the sealed verdict records (src/engine/verify/verdict-record.ts) back from refs/notes/ralphkit, and what
+// Reading the sealed verdict records (src/engine/store/verdict-record.ts) back from refs/notes/ralphkit, and what
 // `status` and the dashboard then count, in real temp repositories. A record counts only with its seal, on its commit.
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, gitdir, testdir, writeFiles } from '../support/repo.js';
 import { editNote, keyEnv, readNote, removeNote, sealNote, useKeyEnv, writeNote } from '../support/verdict-note.js';
-import { parseCatFileBatch, readVerdictRecordsSync } from '../../src/engine/verify/verdict-record.js';
+import { parseCatFileBatch, readVerdictRecordsSync } from '../../src/engine/store/verdict-record.js';
 import { readLoopSummaries } from '../../src/engine/store/summaries.js';
 import { readPrdSnapshot, resolveViewPaths } from '../../src/view/snapshot.js';
 import { plan, writeLedger, writeLoop, writePlan } from '../support/view-fixtures.js';

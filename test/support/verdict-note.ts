@@ -1,9 +1,9 @@
-// Verdict records (src/engine/verify/verdict-record.ts) for tests: a key folder of the test's own ($RALPH_KEY_DIR,
+// Verdict records (src/engine/store/verdict-record.ts) for tests: a key folder of the test's own ($RALPH_KEY_DIR,
 // which the runner, `status` and `view` all honour), and notes under refs/notes/ralphkit written or edited by hand.
 import { execFileSync } from 'node:child_process';
 import { onTestFinished, vi } from 'vitest';
 import { testdir, gitEnv } from './repo.js';
-import { NOTES_REF, readKey, renderRecord, type VerdictRecord } from '../../src/engine/verify/verdict-record.js';
+import { NOTES_REF, readKey, renderRecord, type VerdictRecord } from '../../src/engine/store/verdict-record.js';
 
 /** An environment whose record key lives in a fresh temp folder (created on first use, removed with the test). */
 export function keyEnv(): NodeJS.ProcessEnv & { RALPH_KEY_DIR: string } {

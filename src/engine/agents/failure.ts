@@ -1,9 +1,9 @@
 // What the terminal shows of a failed agent run, and the one failure that no retry can fix: an --agent-cmd the
 // shell could not find or run (a typo, a tool not installed). Retrying that for minutes overnight only hides it.
-import path from 'node:path';
 import { type AgentResult } from '../types.js';
 import { quote, type AgentPlan } from './index.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
+import { showPath } from '../../util/repo-path.js';
 
 const TAIL_LINES = 5;
 const LINE_MAX = 200;
@@ -28,7 +28,7 @@ export function readOutputTail(result: Printed): { source: 'stderr' | 'output'; 
 export function renderFailureLines(result: AgentResult, logFile: string, cwd: string): string[] {
   const how = result.timedOut ? 'timed out' : result.exitCode !== null ? `failed (exit ${result.exitCode})` : result.signal ? `was killed by ${result.signal}` : 'could not be started';
   const tail = readOutputTail(result);
-  const log = showPath(logFile, cwd);
+  const log = showPath(cwd, logFile);
   if (!tail) return [`the agent ${how} and printed nothing; log: ${log}`];
   return [`the agent ${how}; last lines of its ${tail.source} (full log: ${log}):`, ...tail.lines.map((l) => `  ${l}`)];
 }
@@ -49,7 +49,7 @@ export function renderShellRefusalExit(plan: AgentPlan, refusal: string, iterati
   const code = iteration <= 1 ? LOOP_EXIT.refused : 1;
   return new LoopExit(
     code,
-    `the agent command could not run in iteration ${iteration}: the shell said "${refusal}" (command: ${command}; log: ${showPath(logFile, cwd)})`,
+    `the agent command could not run in iteration ${iteration}: the shell said "${refusal}" (command: ${command}; log: ${showPath(cwd, logFile)})`,
     `check the command given to --agent-cmd (a typo? installed? on PATH? executable?); ./ralph/ralph.sh --dry-run --agent-cmd ${quote(command)} shows what would run and checks it without running it`,
   );
 }
@@ -58,7 +58,3 @@ function splitLines(text: string): string[] {
   return text.replace(ANSI, '').split(/\r?\n/).map((l) => l.trimEnd()).filter((l) => l.trim() !== '');
 }
 
-function showPath(file: string, cwd: string): string {
-  const rel = path.relative(cwd, file);
-  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : file;
-}

@@ -11,7 +11,7 @@
 // (sandbox.ts).
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import { AGENT_MARK_VAR } from './env.js';
-import { readProcStat } from '../store/processes.js';
+import { readProcStat } from '../processes.js';
 
 /** How long the SIGKILLed get to disappear: the kernel is quick, a process stuck in the D state is not. */
 const KILL_WAIT_MS = 2000;
@@ -37,7 +37,7 @@ export function findMarkedProcesses(token: string): number[] {
   for (const name of readdirSync('/proc')) {
     if (!/^\d+$/.test(name)) continue;
     const pid = Number(name);
-    if (pid !== process.pid && isMarked(pid, wanted) && isLive(readProcStat(pid))) pids.push(pid);
+    if (pid !== process.pid && isMarked(pid, wanted) && isRunning(readProcStat(pid))) pids.push(pid);
   }
   return pids;
 }
@@ -88,13 +88,13 @@ function isMarked(pid: number, wanted: Buffer): boolean {
 }
 
 // A zombie (Z) or a dead entry (X) runs no code any more; it stays until its parent reaps it, which may be never.
-function isLive(info: ProcInfo): boolean {
+function isRunning(info: ProcInfo): boolean {
   return info !== null && !info.zombie;
 }
 
 function isSameProcess(pid: number, then: ProcInfo): boolean {
   const now = readProcStat(pid);
-  return isLive(now) && then !== null && now!.start === then.start;
+  return isRunning(now) && then !== null && now!.start === then.start;
 }
 
 async function waitGone(targets: Array<{ pid: number; info: ProcInfo }>, ms: number): Promise<void> {

@@ -1,6 +1,7 @@
 // Runs one agent process at the edge of the loop. The agent gets its own process group (detached) so a
 // timeout or Ctrl-C can kill everything it started (shells, test runners, dev servers), not just its top process.
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
+import { stopGroup } from '../processes.js';
 import type { WriteStream } from 'node:fs';
 
 export interface ProcessRequest {
@@ -30,7 +31,6 @@ export interface ProcessResult {
 }
 
 /** Between SIGTERM and SIGKILL: long enough for an agent to flush, short enough not to stall the loop. */
-export const KILL_GRACE_MS = 3000;
 // A grandchild that left the group may hold our pipes open after the agent exited; stop waiting for it.
 const DRAIN_MS = 1000;
 const MAX_KEPT = 16 * 1024 * 1024;
@@ -94,44 +94,6 @@ export function runProcess(req: ProcessRequest): Promise<ProcessResult> {
       setTimeout(() => finish(code, sig), DRAIN_MS).unref();
     });
   });
-}
-
-// Groups sent SIGTERM whose SIGKILL is still pending. The timers do not keep the runner alive, so a runner that
-// exits first (the last iteration) sends those SIGKILLs on its way out.
-const pendingKills = new Map<number, NodeJS.Timeout>();
-let exitHookSet = false;
-
-/** SIGTERM to a group now, SIGKILL after the grace period: a process that ignores SIGTERM does not survive. */
-export function stopGroup(pid: number | undefined): void {
-  if (!pid) return;
-  signalGroup(pid, 'SIGTERM');
-  if (pendingKills.has(pid)) return;
-  if (!exitHookSet) {
-    exitHookSet = true;
-    process.once('exit', () => {
-      for (const group of pendingKills.keys()) signalGroup(group, 'SIGKILL');
-    });
-  }
-  const timer = setTimeout(() => {
-    pendingKills.delete(pid);
-    signalGroup(pid, 'SIGKILL');
-  }, KILL_GRACE_MS);
-  timer.unref();
-  pendingKills.set(pid, timer);
-}
-
-/** Signal a whole process group; a group that is already gone is fine. */
-export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (!pid) return;
-  if (process.platform === 'win32') {
-    spawnSync('taskkill', ['/pid', String(pid), '/T', '/F'], { stdio: 'ignore' });
-    return;
-  }
-  try {
-    process.kill(-pid, signal);
-  } catch {
-    /* the group is already gone */
-  }
 }
 
 function keepTail(text: string): string {

@@ -4,7 +4,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { findExecutable } from '../run/preflight.js';
+import { findExecutable } from './check.js';
 
 /** What to run under bubblewrap, and where it may write. Paths are absolute real paths (symlinks resolved). */
 export interface SandboxRequest {

@@ -1,11 +1,9 @@
-// The modules other parts of the engine own (SPEC §6 verification, SPEC §7 budgets), wired in one place so
-// the runner and the loop only see the contracts.
+// The usage ceiling (SPEC §7) wired to the real usage endpoint, the clock and the loop's log, so the runner
+// and the loop only see the BudgetGate contract.
 import type { BudgetGate, Clock, RunOptions } from '../types.js';
 import type { Emit } from '../events.js';
 import { createBudgetGate } from './gate.js';
 import { readUsage, renderUsage } from './usage.js';
-
-export { verifyIteration, renderUncheckedWarning } from '../verify/verify.js';
 
 export interface BudgetContext {
   options: RunOptions;
@@ -27,8 +25,6 @@ export function createBudget(ctx: BudgetContext): BudgetGate {
     log: (level, message) => ctx.emit({ type: level, message }),
   });
 }
-
-export { detectRateLimit, transientReason } from './ratelimit.js';
 
 /** Usage now, rendered for --dry-run; a reading that fails is reported, never thrown. */
 export async function readUsageNow(ctx: Pick<BudgetContext, 'env' | 'clock'>): Promise<string> {

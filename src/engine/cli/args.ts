@@ -3,7 +3,9 @@
 import { AGENT_NAMES, type RunOptions } from '../types.js';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../core/duration.js';
-import { LoopExit, usageExit } from '../errors.js';
+import { usageExit } from '../errors.js';
+import { refuseWaitWithoutCeiling } from '../run/preflight.js';
+import { LOOP_ID } from '../store/layout.js';
 
 export interface ParsedRunArgs {
   options: RunOptions;
@@ -106,7 +108,7 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   try {
     parsed = parseArgs({ args: argv, options: SPEC, allowPositionals: true, strict: true });
   } catch (err) {
-    throw usageError(renderParseError((err as Error).message, argv));
+    throw usageExit(renderParseError((err as Error).message, argv));
   }
   const options: RunOptions = { ...DEFAULT_OPTIONS };
   const given = new Set<keyof RunOptions>();
@@ -116,28 +118,18 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
     (options as unknown as Record<string, unknown>)[key] = convert(value as string | boolean);
     given.add(key);
   }
-  if (parsed.positionals.length > 1) throw usageError(`expected at most one max_iterations, got: ${parsed.positionals.join(' ')}`);
+  if (parsed.positionals.length > 1) throw usageExit(`expected at most one max_iterations, got: ${parsed.positionals.join(' ')}`);
   if (parsed.positionals.length === 1) {
     options.maxIterations = integer(parsed.positionals[0], 'max_iterations', 1);
     given.add('maxIterations');
   }
-  if (options.resume && options.resumeLast) throw usageError('use either --resume <id> or --resume-last, not both');
-  if (options.name && (options.resume || options.resumeLast)) throw usageError('--name names a new loop; a resumed loop keeps its id');
-  if (given.has('agent') && options.agentCmd) throw usageError('use either --agent or --agent-cmd, not both');
-  if (parsed.values['verify-in-place'] && parsed.values['verify-in-worktree']) throw usageError('use either --verify-in-place or --verify-in-worktree (the default), not both');
+  if (options.resume && options.resumeLast) throw usageExit('use either --resume <id> or --resume-last, not both');
+  if (options.name && (options.resume || options.resumeLast)) throw usageExit('--name names a new loop; a resumed loop keeps its id');
+  if (given.has('agent') && options.agentCmd) throw usageExit('use either --agent or --agent-cmd, not both');
+  if (parsed.values['verify-in-place'] && parsed.values['verify-in-worktree']) throw usageExit('use either --verify-in-place or --verify-in-worktree (the default), not both');
   // A resumed loop may have --max-usage stored; run.ts checks the merged options with the same rule.
   if (!options.resume && !options.resumeLast) refuseWaitWithoutCeiling(options);
   return { options, given };
-}
-
-/**
- * --wait waits for the usage ceiling's reset, so without --max-usage it would do nothing: bad usage (exit 1), like
- * the other flag combinations. --wait-next-session needs no ceiling: it waits for the next 5-hour block on its own.
- */
-export function refuseWaitWithoutCeiling(options: RunOptions): void {
-  if (options.wait && options.maxUsage === undefined) {
-    throw usageError('--wait waits for a usage reset when --max-usage is reached; it needs --max-usage <pct> (e.g. --max-usage 80 --wait)');
-  }
 }
 
 /** node:util's parse errors, said in the runner's words (a missing value, a negative max_iterations). */
@@ -158,24 +150,20 @@ export function renderParseError(message: string, argv: string[]): string {
   return message.replace(/\. To specify a positional.*$/s, '');
 }
 
-export function usageError(message: string): LoopExit {
-  return usageExit(message);
-}
 
 function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string): T {
-  if (!allowed.includes(value as T)) throw usageError(`${flag} must be one of ${allowed.join(', ')} (got "${value}"); for another agent use --agent-cmd`);
+  if (!allowed.includes(value as T)) throw usageExit(`${flag} must be one of ${allowed.join(', ')} (got "${value}"); for another agent use --agent-cmd`);
   return value as T;
 }
 
 function nonEmpty(value: string, flag: string): string {
-  if (!value.trim()) throw usageError(`${flag} needs a value`);
+  if (!value.trim()) throw usageExit(`${flag} needs a value`);
   return value;
 }
 
-// Loop ids name folders under ralph/.runs/, so they must never climb out of it.
 function loopId(value: string, flag: string): string {
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(value)) {
-    throw usageError(`${flag} "${value}" is not a valid loop id: use letters, digits, ".", "_" and "-" (at most 64)`);
+  if (!LOOP_ID.test(value)) {
+    throw usageExit(`${flag} "${value}" is not a valid loop id: use letters, digits, ".", "_" and "-" (at most 64)`);
   }
   return value;
 }
@@ -185,21 +173,21 @@ function duration(value: string, flag: string, minMs: number): number {
   try {
     ms = parseDuration(value);
   } catch (err) {
-    throw usageError(`${flag}: ${(err as Error).message}`);
+    throw usageExit(`${flag}: ${(err as Error).message}`);
   }
-  if (ms < minMs) throw usageError(`${flag} must be more than 0`);
+  if (ms < minMs) throw usageExit(`${flag} must be more than 0`);
   return ms;
 }
 
 function number(value: string, flag: string, min: number, max: number): number {
   const n = Number(value);
   if (!value.trim() || !Number.isFinite(n) || n < min || n > max) {
-    throw usageError(`${flag} must be a number${max === Infinity ? ` ≥ ${min}` : ` from ${min} to ${max}`} (got "${value}")`);
+    throw usageExit(`${flag} must be a number${max === Infinity ? ` ≥ ${min}` : ` from ${min} to ${max}`} (got "${value}")`);
   }
   return n;
 }
 
 function integer(value: string, flag: string, min: number): number {
-  if (!/^\d+$/.test(value) || Number(value) < min) throw usageError(`${flag} must be a whole number ≥ ${min} (got "${value}")`);
+  if (!/^\d+$/.test(value) || Number(value) < min) throw usageExit(`${flag} must be a whole number ≥ ${min} (got "${value}")`);
   return Number(value);
 }

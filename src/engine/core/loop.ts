@@ -3,7 +3,7 @@
 // it with fakes and main.ts wires the real edges.
 import type { AgentGitOutcome, AgentRunRecord, LoopState } from '../types.js';
 import { type AgentResult, type BudgetGate, type Clock, type GateOutcome, type RateLimitHit, type VerifyResult, type Violation } from '../types.js';
-import { detectTag, type Tag } from './tags.js';
+import { detectTag } from './tags.js';
 import type { Emit } from '../events.js';
 import type { Prd } from '../../prd/types.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';

@@ -8,11 +8,12 @@ import { branchNameProblem } from '../../prd/branch-name.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
 import { checkoutBranch, currentBranch, headSha, readFileAt, readFileOnBranch, runGit, commitRunnerFiles, readDirtyPaths } from '../git/git.js';
-import { runsDir } from '../store/runs.js';
+import { lastBranchPath, runsDir } from '../store/layout.js';
 import { applyBranchArchive, ensureProgressFile } from '../store/progress.js';
 import { planPrdRepair, sameJson } from '../verify/prd-diff.js';
 import type { RunPaths, RunContext } from '../types.js';
 import { LoopExit } from '../errors.js';
+import { relPath } from '../../util/repo-path.js';
 
 /** The plan and the log as the user left them when the runner started, before any checkout. */
 interface StartFiles {
@@ -48,7 +49,7 @@ export async function prepareBranch(run: RunContext): Promise<void> {
     if (err instanceof LoopExit) throw err;
     throw new LoopExit(2, `could not prepare branch ${run.branch}: ${(err as Error).message}`, 'the working tree was put back as it was; fix the cause, then start again');
   }
-  const lastFile = path.join(runsDir(paths.repoRoot), 'last-branch');
+  const lastFile = lastBranchPath(paths.repoRoot);
   mkdirSync(path.dirname(lastFile), { recursive: true });
   writeFileSync(lastFile, `${run.branch}\n`);
 }
@@ -67,7 +68,7 @@ export function isStartFile(paths: RunPaths, rel: string): boolean {
  * Read at start and again before every agent run (run-deps.ts), because owners steer a running loop by editing it.
  */
 export async function readEditedPrompt(paths: RunPaths): Promise<string | null> {
-  const promptRel = rel(paths.repoRoot, paths.prompt);
+  const promptRel = relPath(paths.repoRoot, paths.prompt);
   if (promptRel.startsWith('../') || path.isAbsolute(promptRel)) return null;
   const text = readOrNull(paths.prompt);
   return text !== null && text !== (await readFileAt(paths.repoRoot, 'HEAD', promptRel)) ? text : null;
@@ -80,14 +81,14 @@ export async function readEditedPrompt(paths: RunPaths): Promise<string | null> 
  */
 async function switchBranch(run: RunContext, started: StartFiles, resetsProgress: boolean, undo: Undo): Promise<boolean> {
   const { repoRoot, prd, progress } = run.paths;
-  const headPlan = await readFileAt(repoRoot, 'HEAD', rel(repoRoot, prd));
+  const headPlan = await readFileAt(repoRoot, 'HEAD', relPath(repoRoot, prd));
   const branch = await currentBranch(repoRoot);
   if (branch === run.branch) return headPlan === started.plan;
   const origin = branch ?? (await headSha(repoRoot));
   await park(repoRoot, prd, started.plan, headPlan);
   // An edited prompt may differ on the plan's branch too; git would refuse to switch over it.
-  if (started.editedPrompt !== null) await park(repoRoot, run.paths.prompt, started.editedPrompt, await readFileAt(repoRoot, 'HEAD', rel(repoRoot, run.paths.prompt)));
-  if (resetsProgress) await park(repoRoot, progress, started.progress, await readFileAt(repoRoot, 'HEAD', rel(repoRoot, progress)));
+  if (started.editedPrompt !== null) await park(repoRoot, run.paths.prompt, started.editedPrompt, await readFileAt(repoRoot, 'HEAD', relPath(repoRoot, run.paths.prompt)));
+  if (resetsProgress) await park(repoRoot, progress, started.progress, await readFileAt(repoRoot, 'HEAD', relPath(repoRoot, progress)));
   const done = await checkoutBranch(repoRoot, run.branch, run.base);
   Object.assign(undo, { origin, createdBranch: done.created });
   run.emit({ type: 'info', message: done.message });
@@ -96,7 +97,7 @@ async function switchBranch(run: RunContext, started: StartFiles, resetsProgress
 
 async function park(repoRoot: string, file: string, text: string | null, committed: string | null): Promise<void> {
   if (text === null || text === committed) return;
-  await runGit(repoRoot, ['reset', '-q', '--', rel(repoRoot, file)]);
+  await runGit(repoRoot, ['reset', '-q', '--', relPath(repoRoot, file)]);
   if (committed === null) unlinkSync(file);
   else atomicWriteFileSync(file, committed);
 }
@@ -109,18 +110,18 @@ async function writeStartFiles(run: RunContext, started: StartFiles, oldBranch: 
   if (onBranch !== started.plan) {
     // A clean copy with the same stories is a stale checkout of this plan: the branch holds the loop's progress on it.
     if (planCommitted && onBranch !== null && sameDefinition(onBranch, started.plan)) {
-      emit({ type: 'info', message: `kept ${rel(paths.repoRoot, paths.prd)} as it is on ${run.branch}: the same plan, with the loop's progress` });
+      emit({ type: 'info', message: `kept ${relPath(paths.repoRoot, paths.prd)} as it is on ${run.branch}: the same plan, with the loop's progress` });
     } else {
       atomicWriteFileSync(paths.prd, started.plan);
       parts.push(`start ${run.branch} with the plan the loop was started with`);
-      emit({ type: 'info', message: `${rel(paths.repoRoot, paths.prd)} on ${run.branch} differed from the plan you started with; wrote yours back` });
+      emit({ type: 'info', message: `${relPath(paths.repoRoot, paths.prd)} on ${run.branch} differed from the plan you started with; wrote yours back` });
     }
   }
   if (oldBranch) {
     const oldPrd = await readOldPlan(paths, oldBranch);
     const archived = applyBranchArchive({ prdPath: paths.prd, progressPath: paths.progress, oldBranch, oldPrd, oldProgress: started.progress, now: new Date(), samePlan: sameText });
     undo.created.push(...archived.created);
-    if (archived.dir) emit({ type: 'info', message: `branch changed from ${oldBranch}: archived the previous run to ${rel(paths.repoRoot, archived.dir)}` });
+    if (archived.dir) emit({ type: 'info', message: `branch changed from ${oldBranch}: archived the previous run to ${relPath(paths.repoRoot, archived.dir)}` });
     else emit({ type: 'info', message: `branch changed from ${oldBranch}: nothing new to archive (already in ralph/archive/, or empty)` });
     if (archived.dir || archived.progressWritten) parts.push('archive the previous run and start a fresh progress.txt');
   } else if (ensureProgressFile(paths.progress, new Date())) {
@@ -138,16 +139,16 @@ async function writeStartFiles(run: RunContext, started: StartFiles, oldBranch: 
 
 /** A file git ignores (and does not track) is nobody's uncommitted work and is never committed. */
 export async function isIgnored(repoRoot: string, file: string): Promise<boolean> {
-  return (await runGit(repoRoot, ['check-ignore', '-q', '--', rel(repoRoot, file)])).code === 0;
+  return (await runGit(repoRoot, ['check-ignore', '-q', '--', relPath(repoRoot, file)])).code === 0;
 }
 
 /** The runner's commit of the owner's prompt edits, at start and between iterations: `chore(ralph): <this>`. */
 export function renderPromptCommitPart(paths: RunPaths): string {
-  return `commit the edits to ${rel(paths.repoRoot, paths.prompt)}`;
+  return `commit the edits to ${relPath(paths.repoRoot, paths.prompt)}`;
 }
 
 export function renderPromptEditNote(paths: RunPaths, before: string): string {
-  return `${rel(paths.repoRoot, paths.prompt)} has uncommitted edits: the runner commits them before ${before}, so they are not taken for the agent's work`;
+  return `${relPath(paths.repoRoot, paths.prompt)} has uncommitted edits: the runner commits them before ${before}, so they are not taken for the agent's work`;
 }
 
 /** Commits the plan, log and archive files that differ from HEAD: the runner's writes and what the user left uncommitted. */
@@ -167,10 +168,10 @@ async function rollBack(run: RunContext, started: StartFiles, undo: Undo): Promi
   try {
     for (const p of undo.created.reverse()) rmSync(p, { recursive: true, force: true });
     const prompt = started.editedPrompt !== null ? [run.paths.prompt] : [];
-    if (undo.staged) await runGit(repoRoot, ['reset', '-q', '--', ...[prd, progress, ...prompt].map((f) => rel(repoRoot, f))]);
+    if (undo.staged) await runGit(repoRoot, ['reset', '-q', '--', ...[prd, progress, ...prompt].map((f) => relPath(repoRoot, f))]);
     if (undo.origin) {
       // The branch's own versions first, so git can switch back without a conflict.
-      for (const file of [prd, progress, ...prompt]) restore(file, await readFileAt(repoRoot, 'HEAD', rel(repoRoot, file)));
+      for (const file of [prd, progress, ...prompt]) restore(file, await readFileAt(repoRoot, 'HEAD', relPath(repoRoot, file)));
       const detached = /^[0-9a-f]{40,64}$/.test(undo.origin);
       const back = await runGit(repoRoot, ['checkout', '--quiet', ...(detached ? ['--detach'] : []), undo.origin, '--']);
       if (back.code !== 0) throw new Error(`git checkout ${undo.origin}: ${back.stderr.trim()}`);
@@ -192,7 +193,7 @@ function restore(file: string, text: string | null): void {
 // The old plan: the copy the last run left when it ended, else the one committed on the old branch. The plan on
 // disk never is: it names the new branch by the time branchName has changed.
 async function readOldPlan(paths: RunPaths, oldBranch: string): Promise<string | null> {
-  const candidates = [readOrNull(path.join(runsDir(paths.repoRoot), 'last-plan.json')), await readFileOnBranch(paths.repoRoot, oldBranch, rel(paths.repoRoot, paths.prd))];
+  const candidates = [readOrNull(path.join(runsDir(paths.repoRoot), 'last-plan.json')), await readFileOnBranch(paths.repoRoot, oldBranch, relPath(paths.repoRoot, paths.prd))];
   return candidates.find((text) => text !== null && namesBranch(text, oldBranch)) ?? null;
 }
 
@@ -222,7 +223,7 @@ function sameText(a: string, b: string): boolean {
 }
 
 function readLastBranch(repoRoot: string): string {
-  const file = path.join(runsDir(repoRoot), 'last-branch');
+  const file = lastBranchPath(repoRoot);
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
 }
 
@@ -230,6 +231,3 @@ function readLastBranch(repoRoot: string): string {
 /** The file's text, or null (util/read.ts; run-deps.ts reads the agent's plan with it too). */
 export const readOrNull = readTextOrNull;
 
-function rel(repoRoot: string, file: string): string {
-  return path.relative(repoRoot, file).split(path.sep).join('/');
-}

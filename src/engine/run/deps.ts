@@ -1,29 +1,29 @@
 // The real edges of one locked run, handed to the loop (loop.ts): the agent process, git, verification,
 // the budget and state persistence, plus the runner's own commits.
-import type { RunContext, BudgetGate, CheckSandbox, GateOutcome, Violation, VerifyResult, RunOptions, RunIo, RunPaths, AgentGitOutcome, LoopState } from '../types.js';
+import type { RunContext, BudgetGate, CheckSandbox, GateOutcome, Violation, VerifyResult, RunOptions, RunPaths, AgentGitOutcome, LoopState } from '../types.js';
 import { appendFileSync, closeSync, existsSync, fstatSync, mkdirSync, openSync, readFileSync, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
-import type { Emit } from '../events.js';
 import type { LoopConfig, LoopDeps } from '../core/loop.js';
-import { atomicWriteFileSync } from '../../util/atomic.js';
 import { realClock } from '../clock.js';
 import { currentBranch, headSha, isAncestor, readBranchTips, readCommitsSince, switchToBranch, tryCommitRunnerFiles, readChangedPaths, readDirtyPaths } from '../git/git.js';
 import { formatDuration } from '../core/duration.js';
 import { renderGuardBlock, renderOffBranchBlock, renderOffBranchReason, renderTimeoutBlock } from '../verify/report.js';
 import { isIgnored, readEditedPrompt, readOrNull, renderPromptCommitPart, renderPromptEditNote } from './branch.js';
-import { loopDir, runsDir, writeState } from '../store/runs.js';
+import { iterationLogPath, ledgerPath, loopDir, runsDir } from '../store/layout.js';
+import { writeState } from '../store/state-file.js';
 import { planAgent } from '../agents/index.js';
 import { applyCompaction } from '../store/progress.js';
 import { runAgentOnce } from '../agents/run.js';
-import { detectRateLimit, transientReason, verifyIteration } from '../budget/wire.js';
+import { detectRateLimit, transientReason } from '../budget/ratelimit.js';
+import { verifyIteration } from '../verify/verify.js';
 import { settleBaseline, type RunTrust } from './trust.js';
 import { runFinalGate } from '../verify/final-gate.js';
 import { ENGINE_FILES, restoreRunnerFiles } from '../verify/runner-guard.js';
 import { planAgentEnv } from '../agents/env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { planSandboxCommand, probeSandbox } from '../agents/sandbox.js';
-import { keyDir } from '../verify/verdict-record.js';
+import { keyDir } from '../store/verdict-record.js';
 import { describeError, guardWrite, LoopFailure } from '../errors.js';
 
 export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopConfig {
@@ -76,7 +76,7 @@ export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate,
       const { env, token } = planAgentEnv(io.env, { RALPH_LOOP_ID: state.id, RALPH_ITERATION: String(iteration), RALPH_PRD: paths.prd, RALPH_PROGRESS: paths.progress, RALPH_RUN_DIR: scratch });
       const plan = options.sandbox ? { ...agent, ...sandboxCommand(run, trust, agent, scratch) } : agent;
       const result = await runAgentOnce({
-        plan, cwd: paths.repoRoot, env, timeoutMs: options.iterationTimeoutMs, signal, logFile: path.join(dir, `iteration-${iteration}.log`),
+        plan, cwd: paths.repoRoot, env, timeoutMs: options.iterationTimeoutMs, signal, logFile: iterationLogPath(paths.repoRoot, state.id, iteration),
         onTool: (text) => emit({ type: 'tool', iteration, text }),
         onStart: (pid) => save(Object.assign(state, { agentPid: pid })),
       });
@@ -91,7 +91,7 @@ export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate,
       return { ...(await inspectAgentGit(run, topLevel, iteration, headBefore, tips)), ...(violation ? { violation } : {}) };
     },
     recordTimeout(iteration, result) {
-      const log = path.join(dir, `iteration-${iteration}.log`);
+      const log = iterationLogPath(paths.repoRoot, state.id, iteration);
       const output = readTail(log) ?? `${result.stdout}\n${result.stderr}`;
       const timeout = formatDuration(options.iterationTimeoutMs);
       const block = renderTimeoutBlock(new Date(), iteration, timeout, output);
@@ -105,7 +105,7 @@ export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate,
     async verify(iteration, prdBefore, headAfterAgent, offBranch, violation) {
       const result = await verifyIteration({
         topLevel, headAfterAgent, offBranch,
-        repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(dir, 'ledger.jsonl'),
+        repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: ledgerPath(paths.repoRoot, state.id),
         loopId: state.id, iteration, prdBefore, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, sandbox: checkSandbox(run, trust),
         ...(violation ? { violation: violation.reason, extraOwnFiles: violation.files } : {}),
         log: (level, message) => emit({ type: level, iteration, message }),
@@ -173,7 +173,7 @@ export async function finalGate(run: RunContext, loopId: string, trust: RunTrust
   const { paths, options, emit } = run;
   const gate = await runFinalGate({
     prd: JSON.parse(trust.baseline ?? readFileSync(paths.prd, 'utf8')) as Prd,
-    topLevel: trust.topLevel, repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(loopDir(paths.repoRoot, loopId), 'ledger.jsonl'),
+    topLevel: trust.topLevel, repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: ledgerPath(paths.repoRoot, loopId),
     loopId, iteration, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, verifiedAt: trust.verifiedAt, sandbox: checkSandbox(run, trust),
     log: (level, message) => emit({ type: level, iteration, message }),
     signal,

@@ -7,10 +7,10 @@ import { validatePrdText, formatPrdProblem } from '../../prd/validate.js';
 import { branchNameProblem } from '../../prd/branch-name.js';
 import type { Prd } from '../../prd/types.js';
 import { isValidBranchName } from '../git/git.js';
-import { groupHasLiveMember, isAlive, isLive, readAllStates, readState } from '../store/runs.js';
-import { signalGroup } from '../agents/process.js';
+import { groupHasLiveMember, isAlive, signalGroup } from '../processes.js';
+import { isRunning, readAllStates, readState } from '../store/state-file.js';
 import { renderResumeCommand } from '../core/loop.js';
-import { LoopExit } from '../errors.js';
+import { LoopExit, usageExit } from '../errors.js';
 
 export { renderResumeCommand };
 // Inlined into ralph.mjs by the bundler (a JSON import, no file read at run time), so the runner knows the example
@@ -86,7 +86,7 @@ export function findResumable(repoRoot: string, options: RunOptions): LoopState 
   if (options.resumeLast && state.status === 'complete') {
     throw new LoopExit(2, `the last loop ${state.id} is complete; start a new one with ./ralph/ralph.sh`, 'to continue an older loop: ./ralph/ralph.sh --resume <id> (npx ralphkit status lists them)');
   }
-  if (isLive(state)) throw new LoopExit(2, `loop ${state.id} is still running (pid ${state.pid})`, `stop it first: npx ralphkit cancel ${state.id}`);
+  if (isRunning(state)) throw new LoopExit(2, `loop ${state.id} is still running (pid ${state.pid})`, `stop it first: npx ralphkit cancel ${state.id}`);
   // A runner killed with -9 leaves its agent running in its own process group. A pid now held by a process
   // that started later is not that agent: its group is gone (the kernel never reuses a live group id).
   const reused = state.agentPid !== undefined && isAlive(state.agentPid) && !isAlive(state.agentPid, state.agentPidStart);
@@ -144,15 +144,12 @@ export function mergeResumedOptions(stored: LoopState['options'], options: RunOp
   return merged;
 }
 
-/** Finds an executable on PATH the way a shell would, to refuse a missing agent before anything runs. */
-export function findExecutable(file: string, env: NodeJS.ProcessEnv): string | null {
-  const candidates = file.includes('/') ? [file] : (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, file));
-  for (const c of candidates) {
-    try {
-      if (statSync(c).isFile() && (statSync(c).mode & 0o111) !== 0) return c;
-    } catch {
-      /* not here */
-    }
+/**
+ * --wait waits for the usage ceiling's reset, so without --max-usage it would do nothing: bad usage (exit 1), like
+ * the other flag combinations. --wait-next-session needs no ceiling: it waits for the next 5-hour block on its own.
+ */
+export function refuseWaitWithoutCeiling(options: RunOptions): void {
+  if (options.wait && options.maxUsage === undefined) {
+    throw usageExit('--wait waits for a usage reset when --max-usage is reached; it needs --max-usage <pct> (e.g. --max-usage 80 --wait)');
   }
-  return null;
 }

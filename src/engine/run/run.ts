@@ -1,22 +1,26 @@
-// `ralph.mjs run`: settles the start (setup.ts), takes the lock, puts the repo on the plan's branch, then
-// hands the iterations to the loop (loop.ts) with the real edges wired in, and records how it ended.
+// One run's lifecycle: settles the start (preflight.ts, trust.ts), takes the locks, puts the repository on the
+// plan's branch (branch.ts), hands the iterations to the loop (core/loop.ts) with the real edges wired in
+// (deps.ts), and records how it ended.
 import type { RunIo, RunOptions, LoopState, LoopStatus, RunPaths, RunContext } from '../types.js';
 import { readFileSync, existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { type BudgetGate } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import { parseRunArgs, refuseWaitWithoutCeiling, usageError } from '../cli/args.js';
-import { renderRunHelp } from '../cli/help.js';
-import { createEmitter, type Emit } from '../events.js';
+import type { Emit } from '../events.js';
 import { realClock } from '../clock.js';
 import { resolveRepoRoot } from '../git/git.js';
-import { acquireLock, acquireTreeLock, loopDir, newLoopId, writeState, isCancelRequested, clearCancelMarker, ownProcessStart, runsDir, showPath } from '../store/runs.js';
-import { readPlan, refuseExamplePlan, checkPromptFile, findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted, resolvePaths, findExecutable } from './preflight.js';
+import { acquireLock, acquireTreeLock } from '../store/locks.js';
+import { lastPlanPath, ledgerPath, loopDir, newLoopId, statePath } from '../store/layout.js';
+import { writeState } from '../store/state-file.js';
+import { isCancelRequested, clearCancelMarker } from '../store/cancel.js';
+import { ownProcessStart } from '../processes.js';
+import { readPlan, refuseExamplePlan, checkPromptFile, findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted, resolvePaths, refuseWaitWithoutCeiling } from './preflight.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
 import { renderAllPass, runLoop } from '../core/loop.js';
-import { createBudget, renderUncheckedWarning } from '../budget/wire.js';
-import { printDryRun } from '../cli/dry-run.js';
+import { createBudget } from '../budget/wire.js';
+import { renderUncheckedWarning } from '../verify/report.js';
+import { printDryRun } from './dry-run.js';
 import { buildDeps, loopConfig, finalGate } from './deps.js';
 import { prepareBranch } from './branch.js';
 import { refuseDirtyTree, verifyStartClaims } from './start.js';
@@ -25,34 +29,18 @@ import { refuseModifiedEngine } from '../verify/runner-guard.js';
 import { probeSandbox } from '../agents/sandbox.js';
 import { probeWeakChecks } from '../verify/weak-checks.js';
 import { createInterface } from 'node:readline/promises';
-import { LoopExit, LOOP_EXIT, RunnerFileError, describeError } from '../errors.js';
+import { LoopExit, LOOP_EXIT, RunnerFileError, describeError, usageExit } from '../errors.js';
+import { findExecutable } from '../agents/check.js';
+import { showPath } from '../../util/repo-path.js';
 
 // Stands in for the prompt when the command line is shown before any prompt is read.
 const PROMPT_PLACEHOLDER = '\0prompt';
 
-/** Runs the loop for `argv` (everything after `run`) and returns the exit code (SPEC §4). */
-export async function runRalph(argv: string[], io: RunIo): Promise<number> {
-  let json = argv.includes('--json');
-  let emit = createEmitter(json, io.stdout, io.stderr);
-  try {
-    const { options, given } = parseRunArgs(argv);
-    json = options.json;
-    emit = createEmitter(json, io.stdout, io.stderr);
-    if (options.help) {
-      io.stdout(renderRunHelp());
-      return 0;
-    }
-    return await startRun(options, given, io, emit);
-  } catch (err) {
-    if (!(err instanceof LoopExit)) throw err;
-    // Only exits before the loop was recorded get here; finish() reports the others with their loop id.
-    const status = err.status === 'max-iterations' ? 'usage' : err.status;
-    emit({ type: 'exit', loop: '', code: err.code, status, message: err.message, hint: err.hint, iteration: 0, costUsd: 0 });
-    return err.code;
-  }
-}
-
-async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: RunIo, emit: Emit): Promise<number> {
+/**
+ * Runs the loop with parsed options: settles the start, takes the locks, runs the iterations and records how
+ * they ended. Returns the exit code (SPEC §4); a refusal before the loop is recorded is thrown as a LoopExit.
+ */
+export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: RunIo, emit: Emit): Promise<number> {
   const repoRoot = await resolveRepoRoot(io.cwd);
   const resumed = parsed.resume || parsed.resumeLast ? findResumable(repoRoot, parsed) : null;
   const options = resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed;
@@ -79,7 +67,7 @@ async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: Ru
     const missing = renderMissingAgent(options.agent, io.env);
     throw new LoopExit(2, missing.message, missing.hint);
   }
-  if (!resumed && existsSync(path.join(loopDir(repoRoot, id), 'state.json'))) {
+  if (!resumed && existsSync(statePath(repoRoot, id))) {
     throw new LoopExit(2, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
   }
   warnAtStart(options, io, emit);
@@ -106,7 +94,7 @@ async function askYesNo(question: string): Promise<boolean> {
 /** --sandbox where bubblewrap cannot run refuses the start (exit 2) with what to install or change. */
 function refuseSandbox(options: RunOptions, env: NodeJS.ProcessEnv): void {
   // Checked on the options a resume merged, too (run.ts, not args.ts): --no-network may come from the stored ones.
-  if (!options.network && !options.sandbox) throw usageError('--no-network needs --sandbox: only the sandbox can cut the agent\'s network (./ralph/ralph.sh --sandbox --no-network)');
+  if (!options.network && !options.sandbox) throw usageExit('--no-network needs --sandbox: only the sandbox can cut the agent\'s network (./ralph/ralph.sh --sandbox --no-network)');
   if (!options.sandbox) return;
   const probe = probeSandbox(env);
   if (!probe.ok) throw new LoopExit(2, probe.message, probe.hint);
@@ -184,7 +172,7 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
   // Once per loop (its pins are taken now): checks that pass before any work are named, not refused.
   if (run.options.weakCheck && trust.pins && (!run.resumed || run.options.repin)) {
     await probeWeakChecks({
-      topLevel: trust.topLevel, repoRoot: run.paths.repoRoot, ledgerPath: path.join(loopDir(run.paths.repoRoot, state.id), 'ledger.jsonl'), loopId: state.id,
+      topLevel: trust.topLevel, repoRoot: run.paths.repoRoot, ledgerPath: ledgerPath(run.paths.repoRoot, state.id), loopId: state.id,
       checkTimeoutMs: run.options.checkTimeoutMs, inPlace: run.options.verifyInPlace, pins: trust.pins, prd: prdAtStart, signal: controller.signal,
       log: (level, message) => run.emit({ type: level, message }),
     });
@@ -255,7 +243,7 @@ function finish(run: RunContext, state: LoopState, exit: LoopExit, status: LoopS
     stateError = err;
   }
   try {
-    atomicWriteFileSync(path.join(runsDir(run.paths.repoRoot), 'last-plan.json'), readFileSync(run.paths.prd, 'utf8'));
+    atomicWriteFileSync(lastPlanPath(run.paths.repoRoot), readFileSync(run.paths.prd, 'utf8'));
   } catch {
     /* the plan vanished; the archive will fall back to git */
   }

@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
-import { verifyIteration } from '../budget/wire.js';
-import { loopDir, RUNS_DIR } from '../store/runs.js';
+import { verifyIteration } from '../verify/verify.js';
+import { ledgerPath, RUNS_DIR } from '../store/layout.js';
 import { isStartFile } from './branch.js';
 import type { Emit } from '../events.js';
 import { afterVerification, buildDeps, checkSandbox, loopConfig } from './deps.js';
@@ -126,10 +126,9 @@ export async function verifyStartClaims(run: RunContext, state: LoopState, signa
   if (!claims.length) return finished;
   emit({ type: 'info', message: `${claims.length} stor${claims.length === 1 ? 'y says' : 'ies say'} passes: true (${claims.join(', ')}); verifying before the first iteration` });
   const before = trust.baseline ?? `${JSON.stringify({ ...prd, userStories: prd.userStories.map((s) => (claims.includes(s.id) ? { ...s, passes: false } : s)) }, null, 2)}\n`;
-  const dir = loopDir(paths.repoRoot, state.id);
   const outcome = await verifyIteration({
     topLevel: trust.topLevel,
-    repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: path.join(dir, 'ledger.jsonl'),
+    repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: ledgerPath(paths.repoRoot, state.id),
     loopId: state.id, iteration: 0, prdBefore: before, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, sandbox: checkSandbox(run, trust),
     log: (level, message) => emit({ type: level, iteration: 0, message }),
     signal,

@@ -1,14 +1,15 @@
-// `status` and `cancel`: read the loops of a repository from ralph/.runs/ and stop a live one. Shared by
-// ralph.mjs and `ralphkit status|cancel` (and the dashboard's /api/loops). The agent can write ralph/.runs/, so a
+// `status`: the loops of a repository as read from ralph/.runs/, and the table that shows them. Shared by
+// ralph.mjs and `ralphkit status` (and the dashboard's /api/loops). The agent can write ralph/.runs/, so a
 // story counts as verified only from its loop's sealed verdict record (verify/verdict-record.ts, SPEC §6).
-import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { signalGroup } from '../agents/process.js';
-import { isLive, isAlive, loopDir, scanLoopStates, readState, writeStateFile, cancelMarker, runsDir, showPath, statePath, type UnreadableState } from './runs.js';
+import { isRunning, scanLoopStates, type UnreadableState } from './state-file.js';
+import { ledgerPath, runsDir } from './layout.js';
 import { readLedger, summariseLedger, type StoryLedgerState } from './ledger.js';
-import { planVerification, readStoryStatus, readVerdictRecordsSync, type VerdictRecord } from '../verify/verdict-record.js';
+import { planVerification, readStoryStatus, readVerdictRecordsSync, type VerdictRecord } from './verdict-record.js';
 import type { LoopState } from '../types.js';
 import { LoopExit, describeError } from '../errors.js';
+import { showPath } from '../../util/repo-path.js';
 
 /** One loop as `status` and the dashboard show it; fields a hand-written or foreign state.json lacks are null or ''. */
 export interface LoopSummary {
@@ -111,10 +112,10 @@ function renderUnreadableRunsHint(folder: string, code: string): string {
 
 // state.json is read as written, possibly by hand or by an older runner: every field is checked before use.
 function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null): LoopSummary {
-  const alive = isLive(s);
+  const alive = isRunning(s);
   const prd = typeof s.prd === 'string' ? s.prd : '';
   const stories = prd ? readStories(path.resolve(repoRoot, prd)) : null;
-  const summary = summariseLedger(readLedger(path.join(loopDir(repoRoot, s.id), 'ledger.jsonl')));
+  const summary = summariseLedger(readLedger(ledgerPath(repoRoot, s.id)));
   const counts = planLoopCounts(summary.stories, record?.stories ?? null);
   const status = typeof s.status === 'string' ? s.status : 'unknown';
   return {
@@ -198,100 +199,6 @@ function renderLoopNote(l: LoopSummary): string | null {
   const text = [stopped?.split('\n')[0], weak].filter(Boolean).join('; ');
   if (!text) return null;
   return text.length > NOTE_WIDTH ? `${text.slice(0, NOTE_WIDTH - 1)}…` : text;
-}
-
-export interface CancelResult {
-  id: string;
-  /** signalled: a live runner was told to stop · marked: its runner was gone, the state now says cancelled. */
-  action: 'signalled' | 'marked';
-  status: string;
-}
-
-// The same rule as --name: an id names a folder under ralph/.runs/ and must never climb out of it.
-const LOOP_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const LIST_HINT = 'list the loops and their status with: npx ralphkit status';
-
-/**
- * Stops a live loop (the runner records `cancelled`), or marks one whose runner is gone cancelled. Anything
- * that cannot be cancelled is refused (exit 2) before a file is written or a process signalled.
- */
-export function cancelLoop(repoRoot: string, id: string): CancelResult {
-  const state = readCancelTarget(repoRoot, id);
-  if (state.status !== 'running') throw new LoopExit(2, `loop ${id} is not running (${state.status}); nothing to cancel`, LIST_HINT);
-  // A pid that now belongs to another process (reused after kill -9) must never be signalled.
-  const alive = isAlive(state.pid, state.pidStart);
-  writeCancelMarker(repoRoot, state, alive);
-  if (alive && signalRunner(repoRoot, state)) return { id, action: 'signalled', status: 'cancelled' };
-  // The runner died without cleaning up (kill -9): its agent may still be running in its own group.
-  if (state.agentPid && isAlive(state.agentPid, state.agentPidStart)) signalGroup(state.agentPid, 'SIGKILL');
-  const file = statePath(repoRoot, id);
-  try {
-    writeStateFile(repoRoot, { ...state, status: 'cancelled', agentPid: undefined, updatedAt: new Date().toISOString() });
-  } catch (err) {
-    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    throw new LoopExit(1, `could not write ${showPath(repoRoot, file)} (${describeError(err as Error)}): the runner of loop ${id} is gone and its agent was stopped, but its state still says running`, `${renderFixFolder(repoRoot, file)}, then run again: npx ralphkit cancel ${id}`);
-  }
-  return { id, action: 'marked', status: 'cancelled' };
-}
-
-function readCancelTarget(repoRoot: string, id: string): LoopState {
-  if (!LOOP_ID.test(id)) throw new LoopExit(2, `"${id}" is not a loop id (letters, digits, ".", "_" and "-", at most 64)`, LIST_HINT);
-  const file = statePath(repoRoot, id);
-  let state: Partial<LoopState> | null;
-  try {
-    state = JSON.parse(readFileSync(file, 'utf8')) as Partial<LoopState> | null;
-  } catch (err) {
-    const code = (err as NodeJS.ErrnoException).code;
-    if (code === 'ENOENT' && !existsSync(loopDir(repoRoot, id))) {
-      throw new LoopExit(2, `no loop named "${id}" in ralph/.runs/`, existsSync(runsDir(repoRoot)) ? LIST_HINT : 'no loop has run in this repository yet; start one with: ./ralph/ralph.sh');
-    }
-    throw new LoopExit(2, `could not read ${showPath(repoRoot, file)} (${describeError(err as Error)}), so loop ${id} cannot be cancelled; nothing was changed`, `${LIST_HINT}; a runner that is still going stops with Ctrl-C in its terminal`);
-  }
-  if (!state || typeof state !== 'object' || typeof state.status !== 'string') {
-    throw new LoopExit(2, `${showPath(repoRoot, file)} is not a loop state (no status), so loop ${id} cannot be cancelled; nothing was changed`, LIST_HINT);
-  }
-  return state as LoopState;
-}
-
-function writeCancelMarker(repoRoot: string, state: LoopState, alive: boolean): void {
-  const marker = cancelMarker(repoRoot, state.id);
-  try {
-    writeFileSync(marker, `${new Date().toISOString()}\n`);
-  } catch (err) {
-    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    throw new LoopExit(2, `could not write ${showPath(repoRoot, marker)} (${describeError(err as Error)}): loop ${state.id} was not cancelled; nothing was changed`, `${renderFixFolder(repoRoot, marker)}, then run again: npx ralphkit cancel ${state.id}${alive ? `; or stop its runner directly: kill ${state.pid}` : ''}`);
-  }
-}
-
-/** SIGTERM to a live runner; false when it exited meanwhile. Another user's runner is refused, the marker taken back. */
-function signalRunner(repoRoot: string, state: LoopState): boolean {
-  try {
-    process.kill(state.pid, 'SIGTERM');
-    return true;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    rmSync(cancelMarker(repoRoot, state.id), { force: true });
-    throw new LoopExit(2, `could not signal the runner of loop ${state.id} (pid ${state.pid}: ${describeError(err as Error)}); nothing was changed`, `run the cancel as the user who started that loop: npx ralphkit cancel ${state.id}`);
-  }
-}
-
-function renderFixFolder(repoRoot: string, file: string): string {
-  const folder = showPath(repoRoot, path.dirname(file));
-  return `make ${folder}/ a folder this user can write (chmod u+w ${folder})`;
-}
-
-export function renderCancelResult(r: CancelResult): string {
-  return r.action === 'marked' ? `loop ${r.id} was not running any more (its runner is gone); marked cancelled` : `loop ${r.id} was signalled`;
-}
-
-/** After signalling: wait (bounded) until the runner has recorded its end, and return the final status. */
-export async function waitForLoopEnd(repoRoot: string, id: string, timeoutMs: number): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = readState(repoRoot, id);
-    if (!state || state.status !== 'running' || !isAlive(state.pid, state.pidStart) || Date.now() > deadline) return state?.status ?? 'unknown';
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 // An --agent-cmd agent reports no cost, so $0.00 would claim a figure nobody measured.

@@ -2,7 +2,7 @@
 // claimed commit in a temp folder: its own empty configuration and no hooks (the repository's are the agent's to
 // write), no index bits such as skip-worktree, nothing ignored or excluded carried over, and the pinned files put
 // back as they were at the plan commit.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';

@@ -3,6 +3,7 @@
 // workers; a killed `sh` alone would leave them running and holding our pipes open).
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
+import { signalGroup } from '../processes.js';
 
 export interface CheckOptions {
   command: string;
@@ -102,8 +103,8 @@ class CheckRun {
     if (this.done) return;
     if (why === 'timeout') this.timedOut = true;
     else this.aborted = true;
-    killGroup(this.child?.pid, 'SIGTERM');
-    this.timers.push(setTimeout(() => killGroup(this.child?.pid, 'SIGKILL'), GRACE_MS));
+    signalGroup(this.child?.pid, 'SIGTERM');
+    this.timers.push(setTimeout(() => signalGroup(this.child?.pid, 'SIGKILL'), GRACE_MS));
     this.timers.push(setTimeout(() => this.finish(), 2 * GRACE_MS));
   }
 
@@ -112,7 +113,7 @@ class CheckRun {
     this.done = true;
     this.timers.forEach(clearTimeout);
     this.opts.signal?.removeEventListener('abort', this.onAbort);
-    killGroup(this.child?.pid, 'SIGKILL'); // nothing a check started may outlive it
+    signalGroup(this.child?.pid, 'SIGKILL'); // nothing a check started may outlive it
     this.child?.stdout?.destroy();
     this.child?.stderr?.destroy();
     this.resolve(this.result());
@@ -132,16 +133,6 @@ class CheckRun {
       outputSha256: this.hash.digest('hex'),
       ...(this.startError ? { error: this.startError } : {}),
     };
-  }
-}
-
-function killGroup(pid: number | undefined, signal: NodeJS.Signals): void {
-  if (!pid) return;
-  try {
-    if (process.platform === 'win32') process.kill(pid, signal);
-    else process.kill(-pid, signal);
-  } catch {
-    // ESRCH: the group is already gone
   }
 }
 

@@ -6,7 +6,7 @@ import type { Prd, Story } from '../../prd/types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import type { StoryVerdict, VerifyInput } from '../types.js';
 import { planClaimOrder } from './prd-diff.js';
-import { keyDir, readKey, renderRecord, type VerdictRecord } from './verdict-record.js';
+import { keyDir, readKey, renderRecord, type VerdictRecord } from '../store/verdict-record.js';
 import { applyRunnerNote, renderPinnedChanges, renderRejectionBlock } from './report.js';
 import { CheckSession } from './session.js';
 import { tryCommitRunnerFiles, headSha, writeVerdictNote } from '../git/git.js';

@@ -1,7 +1,7 @@
 // Pinned tests (SPEC §6): a check runs with the test files and check inputs as they were at the plan commit, so an
 // agent cannot make a check pass by weakening it. Pure: which files are pinned, which package.json scripts a
 // check resolves to, and how to put a pinned script definition back into a manifest the agent may have edited.
-import type { Prd, Story } from '../../prd/types.js';
+import type { Prd } from '../../prd/types.js';
 import { matchGlobs } from './glob.js';
 
 /**

@@ -15,7 +15,6 @@ import { applyRunnerNote, hasRunnerNote, renderOutOfOrder, renderPinnedBlock, re
 import type { CheckResult } from './checks.js';
 import { LoopExit, LOOP_EXIT, guardWrite } from '../errors.js';
 import { recordCheckLeftovers } from '../store/check-leftovers.js';
-export { RunnerFileError } from '../errors.js';
 
 export interface VerifyOutcome extends VerifyResult {
   /**
@@ -265,4 +264,3 @@ function resolveReal(p: string): string {
 }
 
 // The loop warns with this at start (SPEC §6: a plan without checks runs on the agent's word).
-export { renderUncheckedWarning } from './report.js';

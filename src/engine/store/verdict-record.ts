@@ -9,7 +9,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import type { StoryVerdict } from '../types.js';
 import { hardenedArgs, hardenedGitEnv } from '../git/harden.js';
-import { isVerdictStatus, type VerdictStatus } from '../store/ledger.js';
+import { isVerdictStatus, type VerdictStatus } from './ledger.js';
 
 export interface VerdictRecord {
   ralphkit: 1;

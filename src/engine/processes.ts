@@ -1,5 +1,7 @@
-// Processes the loop records by pid (runners, agents): whether one still runs, when it started, and whether a
-// process group has a member left. Linux answers from /proc; elsewhere only the pid can be checked.
+// Processes the runner starts or records by pid (runners, agents, checks): whether one still runs, when it
+// started, whether a process group has a member left, and stopping a whole group. Linux answers from /proc;
+// elsewhere only the pid can be checked.
+import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 
 /**
@@ -73,4 +75,45 @@ let ownStart: number | undefined | null = null;
 export function ownProcessStart(): number | undefined {
   if (ownStart === null) ownStart = processStart(process.pid);
   return ownStart;
+}
+
+/** How long a group sent SIGTERM has before SIGKILL. */
+export const KILL_GRACE_MS = 3000;
+
+// Groups sent SIGTERM whose SIGKILL is still pending. The timers do not keep the runner alive, so a runner that
+// exits first (the last iteration) sends those SIGKILLs on its way out.
+const pendingKills = new Map<number, NodeJS.Timeout>();
+let exitHookSet = false;
+
+/** SIGTERM to a group now, SIGKILL after the grace period: a process that ignores SIGTERM does not survive. */
+export function stopGroup(pid: number | undefined): void {
+  if (!pid) return;
+  signalGroup(pid, 'SIGTERM');
+  if (pendingKills.has(pid)) return;
+  if (!exitHookSet) {
+    exitHookSet = true;
+    process.once('exit', () => {
+      for (const group of pendingKills.keys()) signalGroup(group, 'SIGKILL');
+    });
+  }
+  const timer = setTimeout(() => {
+    pendingKills.delete(pid);
+    signalGroup(pid, 'SIGKILL');
+  }, KILL_GRACE_MS);
+  timer.unref();
+  pendingKills.set(pid, timer);
+}
+
+/** Signal a whole process group; a group that is already gone is fine. */
+export function signalGroup(pid: number | undefined, signal: NodeJS.Signals): void {
+  if (!pid) return;
+  if (process.platform === 'win32') {
+    spawnSync('taskkill', ['/pid', String(pid), '/T', '/F'], { stdio: 'ignore' });
+    return;
+  }
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    /* the group is already gone */
+  }
 }

@@ -1,0 +1,124 @@
+// Cancelling a loop: `ralphkit cancel` (and ralph.mjs cancel) marks the loop's folder and signals its runner, or
+// marks a loop whose runner is gone cancelled; a starting runner clears a marker that came too late.
+import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import type { LoopState } from '../types.js';
+import { showPath } from '../../util/repo-path.js';
+import { isAlive, signalGroup } from '../processes.js';
+import { LoopExit, describeError } from '../errors.js';
+import { LOOP_ID, cancelMarker, loopDir, runsDir, statePath } from './layout.js';
+import { guardStart, readState, writeStateFile } from './state-file.js';
+
+export interface CancelResult {
+  id: string;
+  /** signalled: a live runner was told to stop · marked: its runner was gone, the state now says cancelled. */
+  action: 'signalled' | 'marked';
+  status: string;
+}
+
+const LIST_HINT = 'list the loops and their status with: npx ralphkit status';
+
+/**
+ * Stops a live loop (the runner records `cancelled`), or marks one whose runner is gone cancelled. Anything
+ * that cannot be cancelled is refused (exit 2) before a file is written or a process signalled.
+ */
+export function cancelLoop(repoRoot: string, id: string): CancelResult {
+  const state = readCancelTarget(repoRoot, id);
+  if (state.status !== 'running') throw new LoopExit(2, `loop ${id} is not running (${state.status}); nothing to cancel`, LIST_HINT);
+  // A pid that now belongs to another process (reused after kill -9) must never be signalled.
+  const alive = isAlive(state.pid, state.pidStart);
+  writeCancelMarker(repoRoot, state, alive);
+  if (alive && signalRunner(repoRoot, state)) return { id, action: 'signalled', status: 'cancelled' };
+  // The runner died without cleaning up (kill -9): its agent may still be running in its own group.
+  if (state.agentPid && isAlive(state.agentPid, state.agentPidStart)) signalGroup(state.agentPid, 'SIGKILL');
+  const file = statePath(repoRoot, id);
+  try {
+    writeStateFile(repoRoot, { ...state, status: 'cancelled', agentPid: undefined, updatedAt: new Date().toISOString() });
+  } catch (err) {
+    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    throw new LoopExit(1, `could not write ${showPath(repoRoot, file)} (${describeError(err as Error)}): the runner of loop ${id} is gone and its agent was stopped, but its state still says running`, `${renderFixFolder(repoRoot, file)}, then run again: npx ralphkit cancel ${id}`);
+  }
+  return { id, action: 'marked', status: 'cancelled' };
+}
+
+function readCancelTarget(repoRoot: string, id: string): LoopState {
+  if (!LOOP_ID.test(id)) throw new LoopExit(2, `"${id}" is not a loop id (letters, digits, ".", "_" and "-", at most 64)`, LIST_HINT);
+  const file = statePath(repoRoot, id);
+  let state: Partial<LoopState> | null;
+  try {
+    state = JSON.parse(readFileSync(file, 'utf8')) as Partial<LoopState> | null;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOENT' && !existsSync(loopDir(repoRoot, id))) {
+      throw new LoopExit(2, `no loop named "${id}" in ralph/.runs/`, existsSync(runsDir(repoRoot)) ? LIST_HINT : 'no loop has run in this repository yet; start one with: ./ralph/ralph.sh');
+    }
+    throw new LoopExit(2, `could not read ${showPath(repoRoot, file)} (${describeError(err as Error)}), so loop ${id} cannot be cancelled; nothing was changed`, `${LIST_HINT}; a runner that is still going stops with Ctrl-C in its terminal`);
+  }
+  if (!state || typeof state !== 'object' || typeof state.status !== 'string') {
+    throw new LoopExit(2, `${showPath(repoRoot, file)} is not a loop state (no status), so loop ${id} cannot be cancelled; nothing was changed`, LIST_HINT);
+  }
+  return state as LoopState;
+}
+
+function writeCancelMarker(repoRoot: string, state: LoopState, alive: boolean): void {
+  const marker = cancelMarker(repoRoot, state.id);
+  try {
+    writeFileSync(marker, `${new Date().toISOString()}\n`);
+  } catch (err) {
+    if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
+    throw new LoopExit(2, `could not write ${showPath(repoRoot, marker)} (${describeError(err as Error)}): loop ${state.id} was not cancelled; nothing was changed`, `${renderFixFolder(repoRoot, marker)}, then run again: npx ralphkit cancel ${state.id}${alive ? `; or stop its runner directly: kill ${state.pid}` : ''}`);
+  }
+}
+
+/** SIGTERM to a live runner; false when it exited meanwhile. Another user's runner is refused, the marker taken back. */
+function signalRunner(repoRoot: string, state: LoopState): boolean {
+  try {
+    process.kill(state.pid, 'SIGTERM');
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    rmSync(cancelMarker(repoRoot, state.id), { force: true });
+    throw new LoopExit(2, `could not signal the runner of loop ${state.id} (pid ${state.pid}: ${describeError(err as Error)}); nothing was changed`, `run the cancel as the user who started that loop: npx ralphkit cancel ${state.id}`);
+  }
+}
+
+function renderFixFolder(repoRoot: string, file: string): string {
+  const folder = showPath(repoRoot, path.dirname(file));
+  return `make ${folder}/ a folder this user can write (chmod u+w ${folder})`;
+}
+
+export function renderCancelResult(r: CancelResult): string {
+  return r.action === 'marked' ? `loop ${r.id} was not running any more (its runner is gone); marked cancelled` : `loop ${r.id} was signalled`;
+}
+
+/** After signalling: wait (bounded) until the runner has recorded its end, and return the final status. */
+export async function waitForLoopEnd(repoRoot: string, id: string, timeoutMs: number): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const state = readState(repoRoot, id);
+    if (!state || state.status !== 'running' || !isAlive(state.pid, state.pidStart) || Date.now() > deadline) return state?.status ?? 'unknown';
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export function isCancelRequested(repoRoot: string, id: string): boolean {
+  return existsSync(cancelMarker(repoRoot, id));
+}
+
+/** Removes a marker left by a cancel that came too late for its loop; a file-system error refuses the start (exit 2). */
+// Node 24's rmSync with force and recursive ignores a loop folder that is a file (ENOTDIR), which Node 20 and 22
+// report; checked here so every version refuses the same way, before state.json meets the same file.
+function removeMarker(marker: string): void {
+  const folder = path.dirname(marker);
+  if (existsSync(folder) && !statSync(folder).isDirectory()) {
+    throw Object.assign(new Error(`ENOTDIR: not a directory, rm '${marker}'`), { code: 'ENOTDIR' });
+  }
+  rmSync(marker, { force: true, recursive: true });
+}
+
+export function clearCancelMarker(repoRoot: string, id: string): void {
+  const marker = cancelMarker(repoRoot, id);
+  const folder = showPath(repoRoot, path.dirname(marker));
+  guardStart(repoRoot, marker, () => removeMarker(marker), 'the loop cannot clear an old cancel request', 'remove',
+    `${folder}/ must be a folder this user can write: fix its permissions (chmod u+w ${folder}), or remove ${folder} if it is not a folder, then start again`);
+}

@@ -1,0 +1,108 @@
+// The locks under ralph/.runs/locks/: one per plan file, so two live loops never work the same plan, and one per
+// working tree, so a second loop never checks out its branch under the first one's agent. A lock whose holder
+// is dead is taken over.
+import { mkdirSync, readFileSync, openSync, writeSync, closeSync, unlinkSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { isAlive, ownProcessStart } from '../processes.js';
+import { LoopExit } from '../errors.js';
+import { lockPath, treeLockPath } from './layout.js';
+import { guardStart, isRunning, readAllStates, readState } from './state-file.js';
+
+interface LockFile {
+  pid: number;
+  pidStart?: number;
+  loopId: string;
+  prd: string;
+}
+
+/** Takes the PRD's lock for this process; a lock held by a live pid refuses the start (exit 2). */
+export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
+  return takeLock(repoRoot, lockPath(repoRoot, prdAbs), { pid: process.pid, pidStart: ownProcessStart(), loopId, prd: prdAbs }, (holder) => {
+    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running on ${path.relative(repoRoot, prdAbs)}`, `wait for it, or stop it with: npx ralphkit cancel ${holder.loopId}`);
+  });
+}
+
+/**
+ * One live loop per working tree, whatever its plan: a second loop would check out its own branch under the
+ * first one's agent. Loops started by an older runner hold no tree lock, so live states are checked as well.
+ */
+export function acquireTreeLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
+  const refuse = (holder: LockFile): never => {
+    const where = path.relative(repoRoot, holder.prd) || holder.prd;
+    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running in this working tree, on ${where}; one working tree runs one loop at a time`, `run it in a separate working tree: git worktree add ../${path.basename(repoRoot)}-2, then start ./ralph/ralph.sh there; or stop the running loop: npx ralphkit cancel ${holder.loopId}`);
+  };
+  const release = takeLock(repoRoot, treeLockPath(repoRoot), { pid: process.pid, pidStart: ownProcessStart(), loopId, prd: prdAbs }, refuse);
+  const other = readAllStates(repoRoot).find((s) => s.id !== loopId && isRunning(s) && s.pid !== process.pid);
+  if (other) {
+    release();
+    refuse({ pid: other.pid, loopId: other.id, prd: path.resolve(repoRoot, other.prd) });
+  }
+  return release;
+}
+
+function takeLock(repoRoot: string, file: string, body: LockFile, refuse: (holder: LockFile) => never): () => void {
+  guardStart(repoRoot, file, () => mkdirSync(path.dirname(file), { recursive: true }), 'the loop cannot take its lock');
+  for (let attempt = 0; attempt < 3; attempt++) {
+    if (createLock(repoRoot, file, body)) return () => releaseLock(file);
+    const holder = readLock(file);
+    if (holder && holder.pid !== process.pid && holdsLock(repoRoot, holder)) refuse(holder);
+    // The holder is dead (or the file is unreadable): take the lock over.
+    try {
+      unlinkSync(file);
+    } catch {
+      /* another runner took it over first; the next attempt finds out */
+    }
+  }
+  throw new LoopExit(2, `could not take the lock ${path.relative(repoRoot, file)}`, 'try again in a moment');
+}
+
+// A live pid alone is not proof: after a crash the pid may belong to an unrelated process by now. Its start time
+// must match where one was recorded, and the holder's own state must still say running (or be unreadable, when
+// it crashed before writing one).
+function holdsLock(repoRoot: string, holder: LockFile): boolean {
+  if (!isAlive(holder.pid, holder.pidStart)) return false;
+  const state = readState(repoRoot, holder.loopId);
+  return state === null || (state.status === 'running' && state.pid === holder.pid && isAlive(state.pid, state.pidStart));
+}
+
+/** False when another runner holds the file already. */
+function createLock(repoRoot: string, file: string, body: LockFile): boolean {
+  let created = false;
+  guardStart(repoRoot, file, () => {
+    let fd: number;
+    try {
+      fd = openSync(file, 'wx');
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return;
+      throw err;
+    }
+    try {
+      writeSync(fd, JSON.stringify(body));
+    } catch (err) {
+      closeSync(fd);
+      rmSync(file, { force: true }); // a half-written lock would only be taken over later; leave none
+      throw err;
+    }
+    closeSync(fd);
+    created = true;
+  }, 'the loop cannot take its lock');
+  return created;
+}
+
+function readLock(file: string): LockFile | null {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8')) as LockFile;
+  } catch {
+    return null;
+  }
+}
+
+function releaseLock(file: string): void {
+  const holder = readLock(file);
+  if (holder && holder.pid !== process.pid) return;
+  try {
+    unlinkSync(file);
+  } catch {
+    /* already gone */
+  }
+}

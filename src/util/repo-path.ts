@@ -1,0 +1,13 @@
+// Paths as the runner shows them and as git takes them: relative to the repository, always with forward slashes.
+import path from 'node:path';
+
+/** `file` relative to `root` with forward slashes, as git takes paths ("../x" when outside, "" for root itself). */
+export function relPath(root: string, file: string): string {
+  return path.relative(root, file).split(path.sep).join('/');
+}
+
+/** `file` for a message: relative to `root` when inside it, else as given (absolute), never "../../x". */
+export function showPath(root: string, file: string): string {
+  const rel = path.relative(root, file);
+  return rel && !rel.startsWith('..') && !path.isAbsolute(rel) ? rel.split(path.sep).join('/') : file;
+}
