@@ -13,6 +13,7 @@ const STEER = '\n## From the owner, mid-run\nName every test file after its stor
 // Iteration 1 waits (doing nothing else) until the test, as the owner, has edited the prompt; iteration 2 does the
 // open story and commits only its own files, as a careful agent does. Every run saves the prompt it got on stdin.
 const AGENT = `
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 const dir = process.env.RALPH_RUN_DIR;

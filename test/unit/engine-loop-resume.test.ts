@@ -1,11 +1,12 @@
 // A loop resumed after its checks were interrupted finishes that iteration without running the agent again
 // (finishInterruptedIteration in loop.ts), driven with fake edges.
+import { fakeLoopDeps } from '../support/fake-loop-deps.js';
 import { describe, expect, it } from 'vitest';
-import { runLoop, type LoopDeps, type LoopConfig } from '../../src/engine/core/loop.js';
+import { runLoop } from '../../src/engine/core/loop.js';
 import { type StoryVerdict, type VerifyResult } from '../../src/engine/types.js';
 import type { LoopEvent } from '../../src/engine/events.js';
 import { DEFAULT_OPTIONS } from '../../src/engine/cli/args.js';
-import type { AgentRunRecord, LoopState } from '../../src/engine/types.js';
+import type { AgentRunRecord, LoopState, LoopDeps, LoopConfig } from '../../src/engine/types.js';
 import { LoopExit } from '../../src/engine/errors.js';
 
 interface Script {
@@ -20,7 +21,7 @@ function harness(state: Partial<LoopState>, script: Script, config: Partial<Loop
   const saved: LoopState[] = [];
   const ran: number[] = [];
   const verified: Array<{ iteration: number; head: string | null }> = [];
-  const deps: LoopDeps = {
+  const deps: LoopDeps = fakeLoopDeps({
     clock: { now: () => new Date(0), sleep: async () => {} },
     emit: (e) => events.push(e),
     signal: new AbortController().signal,
@@ -43,7 +44,8 @@ function harness(state: Partial<LoopState>, script: Script, config: Partial<Loop
     budget: { beforeIteration: async () => 'continue' },
     saveState: (s) => void saved.push(structuredClone(s)),
     finalGate: async () => ({ passed: true, interrupted: false, prd: { branchName: 'b', userStories: [] }, verdicts: [] }),
-  };
+  });
+
   const full: LoopState = {
     id: 'test', agent: 'fake', prd: 'ralph/prd.json', iteration: 0, iterationDone: true, maxIterations: 10, status: 'running',
     pid: 1, startedAt: '', updatedAt: '', costUsd: 0, exitCode: null, noProgressStreak: 0, options: { ...DEFAULT_OPTIONS }, ...state,

@@ -1,12 +1,13 @@
 // The loop's state machine driven with fake edges: no processes, no git, no real time.
+import { fakeLoopDeps } from '../support/fake-loop-deps.js';
 import { describe, expect, it } from 'vitest';
-import { runLoop, planRateLimitWait, renderAllPass, type LoopDeps, type LoopConfig } from '../../src/engine/core/loop.js';
+import { runLoop, planRateLimitWait, renderAllPass } from '../../src/engine/core/loop.js';
 import type { Prd } from '../../src/prd/types.js';
 import { transientReason } from '../../src/engine/budget/ratelimit.js';
 import { type AgentResult, type RateLimitHit, type StoryVerdict, type VerifyResult } from '../../src/engine/types.js';
 import type { LoopEvent } from '../../src/engine/events.js';
 import { DEFAULT_OPTIONS } from '../../src/engine/cli/args.js';
-import type { LoopState } from '../../src/engine/types.js';
+import type { LoopState, LoopDeps, LoopConfig } from '../../src/engine/types.js';
 import { LoopFailure, LoopExit } from '../../src/engine/errors.js';
 
 /** One scripted agent run: what it says, whether it commits, whether the plan is then all done. */
@@ -44,7 +45,7 @@ function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; state?: Pa
   let current: Step = {};
   const controller = new AbortController();
   const budget = [...(opts.budget ?? [])];
-  const deps: LoopDeps = {
+  const deps: LoopDeps = fakeLoopDeps({
     clock: { now: () => new Date(0), sleep: async (ms) => void sleeps.push(ms) },
     emit: (e) => events.push(e),
     signal: controller.signal,
@@ -72,7 +73,8 @@ function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; state?: Pa
     saveState: (s) => void saved.push(structuredClone(s)),
     finalGate: async () => ({ passed: true, interrupted: false, prd: verdictFor(current).prd, verdicts: [] }),
     ...opts.extra,
-  };
+  });
+
   const config: LoopConfig = { maxIterations: 10, pauseMs: 0, noProgressLimit: 3, retryBaseMs: 100, rateLimitBackoffMs: 1000, ...opts.config };
   const state = makeState(opts.state);
   return { run: () => runLoop(state, config, deps), events, saved, sleeps, ran, state };

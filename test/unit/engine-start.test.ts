@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { renderDirtyHint } from '../../src/engine/run/start.js';
+import { renderDirtyHint } from '../../src/engine/run/dirty-tree.js';
 import { parseRunArgs } from '../../src/engine/cli/args.js';
-import { renderResumeCommand } from '../../src/engine/run/preflight.js';
+import { renderResumeCommand } from '../../src/engine/core/loop.js';
 
 describe('renderDirtyHint: what to type when the tree is dirty at start', () => {
   it.each([

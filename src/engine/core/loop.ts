@@ -1,69 +1,10 @@
 // The loop itself: a small state machine over iterations. Everything with side effects (the agent, git,
 // verification, the budget, the clock, state persistence) comes in through LoopDeps, so unit tests drive
-// it with fakes and main.ts wires the real edges.
-import type { AgentGitOutcome, AgentRunRecord, LoopState } from '../types.js';
-import { type AgentResult, type BudgetGate, type Clock, type GateOutcome, type RateLimitHit, type VerifyResult, type Violation } from '../types.js';
+// it with fakes and run/deps.ts wires the real edges.
+import type { AgentResult, AgentRunRecord, LoopConfig, LoopDeps, LoopState, RateLimitHit, VerifyResult } from '../types.js';
 import { detectTag } from './tags.js';
-import type { Emit } from '../events.js';
 import type { Prd } from '../../prd/types.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
-
-export interface LoopDeps {
-  clock: Clock;
-  emit: Emit;
-  /** Aborted on SIGINT/SIGTERM/cancel; the agent is killed and the loop ends with 130. */
-  signal: AbortSignal;
-  runAgent(iteration: number, signal: AbortSignal): Promise<AgentResult>;
-  /**
-   * prd.json as it was when `iteration` started. The first call of an iteration takes the snapshot; a resumed
-   * iteration gets the one saved before the interruption, so claims made before a kill -9 are still verified.
-   */
-  prdBefore(iteration: number): string;
-  headSha(): Promise<string | null>;
-  /**
-   * Whether the commits from `headBefore` to `headAfter` change anything besides the plan and progress.txt: real
-   * work, as opposed to a commit whose only effect is flipping `passes` or adding a note.
-   */
-  committedWork(headBefore: string | null, headAfter: string | null): Promise<boolean>;
-  /**
-   * `headAfterAgent`: HEAD read right after the agent exited, handed on so verification need not read it again.
-   * `offBranch`: the agent worked on another branch; every claim is rejected (verify.ts).
-   */
-  verify(iteration: number, prdBefore: string, headAfterAgent: string | null, offBranch?: AgentRunRecord['offBranch'], violation?: Violation): Promise<VerifyResult>;
-  /**
-   * Before the loop may exit 0 (SPEC §6 final gate): every check of every story once more on a fresh checkout of the
-   * final commit. A story that fails there is set back to passes: false and the loop goes on.
-   */
-  finalGate(iteration: number): Promise<GateOutcome>;
-  /** The local branch tips before the agent runs, so commits it makes anywhere can be named afterwards. */
-  readBranchTips?(): Promise<string[]>;
-  /**
-   * After each agent run, before verification: brings the work tree back to the loop's branch if the agent left it,
-   * and ends the loop (LoopFailure, exit 1) when the agent rewrote the history the loop had verified.
-   */
-  inspectAgentGit?(iteration: number, headBefore: string | null, tipsBefore: string[]): Promise<AgentGitOutcome>;
-  /** A run killed at --iteration-timeout leaves a note in progress.txt and a trailer in its log for the next agent. */
-  recordTimeout?(iteration: number, result: AgentResult): void;
-
-  detectRateLimit(text: string, now: Date): RateLimitHit | null;
-  /** Why a run failed in a way worth repeating (at most 3 times), or null: ratelimit.ts `transientReason`. */
-  transientReason(result: AgentResult): string | null;
-  budget: Pick<BudgetGate, 'beforeIteration'>;
-  saveState(state: LoopState): void;
-  /** Upkeep before each agent run (progress.txt compaction, committing an edited prompt). */
-  beforeAgent?(iteration: number): Promise<void>;
-}
-
-export interface LoopConfig {
-  maxIterations: number;
-  pauseMs: number;
-  noProgressLimit: number;
-  maxCost?: number;
-  /** First back-off after a transient failure (doubles each retry). */
-  retryBaseMs: number;
-  /** Back-off after a rate-limit message that names no reset time (doubles, capped). */
-  rateLimitBackoffMs: number;
-}
 
 export const MAX_TRANSIENT_RETRIES = 3;
 // A limit that keeps coming back after this many waits is more likely a misread message than a real limit.
@@ -102,18 +43,18 @@ async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps
   Object.assign(state, { iteration, iterationDone: false, verifying: undefined, updatedAt: deps.clock.now().toISOString() });
   deps.saveState(state);
   deps.emit({ type: 'iteration-start', iteration, maxIterations: config.maxIterations });
-  await deps.beforeAgent?.(iteration);
+  await deps.beforeAgent(iteration);
   const prdBefore = deps.prdBefore(iteration);
   const headBefore = await deps.headSha();
-  const tips = (await deps.readBranchTips?.()) ?? [];
+  const tips = await deps.readBranchTips();
   const result = await runAgentWithRetries(state, config, deps, iteration);
   throwIfAborted(deps.signal);
   const tag = detectTag(result.finalMessage);
   deps.emit({ type: 'agent-exit', iteration, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, costUsd: result.costUsd, tag });
   if (result.timedOut) deps.emit({ type: 'warn', iteration, message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed` });
-  const git = deps.inspectAgentGit ? await deps.inspectAgentGit(iteration, headBefore, tips) : { headAfter: await deps.headSha() };
+  const git = await deps.inspectAgentGit(iteration, headBefore, tips);
   // After the git inspection, so the note lands on the loop's branch even if the agent had left it.
-  if (result.timedOut) deps.recordTimeout?.(iteration, result);
+  if (result.timedOut) deps.recordTimeout(iteration, result);
   const headAfter = git.headAfter;
   // Saved before the checks start: if they are interrupted, the resumed loop finishes this iteration from here.
   const ran: AgentRunRecord = { headBefore, headAfter, tag, ...(git.offBranch ? { offBranch: git.offBranch } : {}), ...(git.violation ? { violation: git.violation } : {}) };

@@ -8,12 +8,13 @@ import { branchNameProblem } from '../../prd/branch-name.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
 import { checkoutBranch, currentBranch, headSha, readFileAt, readFileOnBranch, runGit, commitRunnerFiles, readDirtyPaths } from '../git/git.js';
-import { lastBranchPath, runsDir } from '../store/layout.js';
+import { lastBranchPath, lastPlanPath } from '../store/layout.js';
 import { applyBranchArchive, ensureProgressFile } from '../store/progress.js';
 import { planPrdRepair, sameJson } from '../verify/prd-diff.js';
 import type { RunPaths, RunContext } from '../types.js';
 import { LoopExit } from '../errors.js';
 import { relPath } from '../../util/repo-path.js';
+import { readEditedPrompt, isIgnored, renderPromptCommitPart, renderPromptEditNote } from './prompt.js';
 
 /** The plan and the log as the user left them when the runner started, before any checkout. */
 interface StartFiles {
@@ -36,7 +37,7 @@ interface Undo {
 
 export async function prepareBranch(run: RunContext): Promise<void> {
   const { paths } = run;
-  const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readOrNull(paths.progress), editedPrompt: await readEditedPrompt(paths) };
+  const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readTextOrNull(paths.progress), editedPrompt: await readEditedPrompt(paths) };
   const last = readLastBranch(paths.repoRoot);
   const oldBranch = last && last !== run.branch && !branchNameProblem(last) ? last : null;
   const undo: Undo = { origin: null, createdBranch: false, created: [], staged: false };
@@ -61,17 +62,6 @@ export async function prepareBranch(run: RunContext): Promise<void> {
 export function isStartFile(paths: RunPaths, rel: string): boolean {
   const own = (p: string) => path.relative(paths.repoRoot, p).split(path.sep).join('/');
   return rel === own(paths.prd) || rel === own(paths.progress) || rel === own(paths.prompt) || rel.startsWith(`${own(path.join(path.dirname(paths.prd), 'archive'))}/`);
-}
-
-/**
- * The prompt's text when it lives in the repository and differs from HEAD (edited, or never committed); else null.
- * Read at start and again before every agent run (run-deps.ts), because owners steer a running loop by editing it.
- */
-export async function readEditedPrompt(paths: RunPaths): Promise<string | null> {
-  const promptRel = relPath(paths.repoRoot, paths.prompt);
-  if (promptRel.startsWith('../') || path.isAbsolute(promptRel)) return null;
-  const text = readOrNull(paths.prompt);
-  return text !== null && text !== (await readFileAt(paths.repoRoot, 'HEAD', promptRel)) ? text : null;
 }
 
 /**
@@ -106,7 +96,7 @@ async function park(repoRoot: string, file: string, text: string | null, committ
 async function writeStartFiles(run: RunContext, started: StartFiles, oldBranch: string | null, planCommitted: boolean, undo: Undo): Promise<string[]> {
   const { paths, emit } = run;
   const parts: string[] = [];
-  const onBranch = readOrNull(paths.prd);
+  const onBranch = readTextOrNull(paths.prd);
   if (onBranch !== started.plan) {
     // A clean copy with the same stories is a stale checkout of this plan: the branch holds the loop's progress on it.
     if (planCommitted && onBranch !== null && sameDefinition(onBranch, started.plan)) {
@@ -128,27 +118,13 @@ async function writeStartFiles(run: RunContext, started: StartFiles, oldBranch: 
     parts.push('start progress.txt');
   }
   if (started.editedPrompt !== null) {
-    if (readOrNull(paths.prompt) !== started.editedPrompt) atomicWriteFileSync(paths.prompt, started.editedPrompt);
+    if (readTextOrNull(paths.prompt) !== started.editedPrompt) atomicWriteFileSync(paths.prompt, started.editedPrompt);
     if (!(await isIgnored(paths.repoRoot, paths.prompt))) {
       parts.push(renderPromptCommitPart(paths));
       emit({ type: 'info', message: renderPromptEditNote(paths, 'the first iteration') });
     }
   }
   return parts;
-}
-
-/** A file git ignores (and does not track) is nobody's uncommitted work and is never committed. */
-export async function isIgnored(repoRoot: string, file: string): Promise<boolean> {
-  return (await runGit(repoRoot, ['check-ignore', '-q', '--', relPath(repoRoot, file)])).code === 0;
-}
-
-/** The runner's commit of the owner's prompt edits, at start and between iterations: `chore(ralph): <this>`. */
-export function renderPromptCommitPart(paths: RunPaths): string {
-  return `commit the edits to ${relPath(paths.repoRoot, paths.prompt)}`;
-}
-
-export function renderPromptEditNote(paths: RunPaths, before: string): string {
-  return `${relPath(paths.repoRoot, paths.prompt)} has uncommitted edits: the runner commits them before ${before}, so they are not taken for the agent's work`;
 }
 
 /** Commits the plan, log and archive files that differ from HEAD: the runner's writes and what the user left uncommitted. */
@@ -187,13 +163,13 @@ async function rollBack(run: RunContext, started: StartFiles, undo: Undo): Promi
 
 function restore(file: string, text: string | null): void {
   if (text === null) rmSync(file, { force: true });
-  else if (readOrNull(file) !== text) atomicWriteFileSync(file, text);
+  else if (readTextOrNull(file) !== text) atomicWriteFileSync(file, text);
 }
 
 // The old plan: the copy the last run left when it ended, else the one committed on the old branch. The plan on
 // disk never is: it names the new branch by the time branchName has changed.
 async function readOldPlan(paths: RunPaths, oldBranch: string): Promise<string | null> {
-  const candidates = [readOrNull(path.join(runsDir(paths.repoRoot), 'last-plan.json')), await readFileOnBranch(paths.repoRoot, oldBranch, relPath(paths.repoRoot, paths.prd))];
+  const candidates = [readTextOrNull(lastPlanPath(paths.repoRoot)), await readFileOnBranch(paths.repoRoot, oldBranch, relPath(paths.repoRoot, paths.prd))];
   return candidates.find((text) => text !== null && namesBranch(text, oldBranch)) ?? null;
 }
 
@@ -229,5 +205,3 @@ function readLastBranch(repoRoot: string): string {
 
 /** A file's text, or null when it cannot be read (missing, or not a file). */
 /** The file's text, or null (util/read.ts; run-deps.ts reads the agent's plan with it too). */
-export const readOrNull = readTextOrNull;
-

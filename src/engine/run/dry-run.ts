@@ -4,7 +4,7 @@ import type { Emit } from '../events.js';
 import { formatDuration } from '../core/duration.js';
 import { realClock } from '../clock.js';
 import { readUsageNow } from '../budget/wire.js';
-import { readStartDirty, renderStartDirtyHint } from './start.js';
+import { readStartDirty, renderStartDirtyHint } from './dirty-tree.js';
 import { readAgentCheck, type AgentCheck } from '../agents/check.js';
 import type { RunOptions, RunIo, RunPaths } from '../types.js';
 

@@ -1,0 +1,112 @@
+// After each agent run, before its claims are judged: what it left running outside its process group is
+// stopped, the runner's files and git's configuration it changed are put back, and git is inspected: back to the
+// loop's branch if it left it, a stop if it rewrote verified history, warnings for commits elsewhere or to the prompt.
+import type { RunContext, Violation, AgentGitOutcome } from '../types.js';
+import { appendFileSync } from 'node:fs';
+import { currentBranch, headSha, isAncestor, readCommitsSince, switchToBranch, readChangedPaths, readDirtyPaths } from '../git/git.js';
+import { renderGuardBlock, renderOffBranchBlock, renderOffBranchReason } from '../verify/report.js';
+import { readTextOrNull } from '../../util/read.js';
+import { type RunTrust } from './trust.js';
+import { restoreRunnerFiles } from '../verify/runner-guard.js';
+import { stopMarkedProcesses } from '../agents/leftovers.js';
+import { guardWrite, LoopFailure } from '../errors.js';
+import { relToTop } from '../../util/repo-path.js';
+
+/**
+ * SPEC §6: nothing of the agent outlives its iteration. Its process group is already gone (agent-process.ts); this
+ * finds the processes that left the group (setsid, double forks) by the mark in their environment.
+ */
+export async function stopLeftovers(run: RunContext, token: string, iteration: number): Promise<void> {
+  const { stopped } = await stopMarkedProcesses(token);
+  if (!stopped.length) return;
+  const list = stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ');
+  run.emit({ type: 'warn', iteration, message: `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the agent left running outside its process group (${list})` });
+}
+
+/**
+ * The engine, its launcher, the manifest, .git/config and the hooks as they were when the loop started: anything the
+ * agent changed there is put back now, and the iteration's claims are rejected for it.
+ */
+export function guardRunnerFiles(run: RunContext, trust: RunTrust, iteration: number): Violation | undefined {
+  const { changed, rejecting, kept, inRepo } = restoreRunnerFiles(trust.guard);
+  const shown = (items: string[]) => items.slice(0, 10).join(', ') + (items.length > 10 ? `, and ${items.length - 10} more` : '');
+  if (kept.length) run.emit({ type: 'info', iteration, message: `kept the git settings the agent's git commands recorded (${shown(kept)})` });
+  if (!changed.length) return undefined;
+  const consequence = rejecting.length ? ', and this iteration\'s claims are rejected' : ' (they never run in the runner\'s own git calls or checks, so the claims are judged as usual)';
+  run.emit({ type: 'warn', iteration, message: `the agent changed files the runner trusts (${shown(changed)}); put them back as they were when the loop started${consequence}` });
+  const block = renderGuardBlock(new Date(), iteration, changed, rejecting.length > 0);
+  guardWrite(run.paths.progress, run.paths.repoRoot, () => appendFileSync(run.paths.progress, block), 'the note about the restored runner files could not be written');
+  return rejecting.length ? { reason: `the agent changed files the runner trusts (${shown(rejecting)}); they were put back`, files: inRepo } : undefined;
+}
+
+/**
+ * Git after an agent run, before its claims are judged (docs/engine.md): back to the loop's branch if the agent left
+ * it, a stop if it rewrote the history the loop had verified, a warning if its commits changed the prompt.
+ */
+export async function inspectAgentGit(run: RunContext, topLevel: string, iteration: number, headBefore: string | null, tips: string[]): Promise<AgentGitOutcome> {
+  const offBranch = await returnToBranch(run, topLevel, iteration, tips);
+  if (!offBranch && tips.length) await warnCommitsElsewhere(run, iteration, tips);
+  const headAfter = await headSha(run.paths.repoRoot);
+  await refuseRewrittenHistory(run, iteration, headBefore, headAfter);
+  await warnPromptCommits(run, topLevel, iteration, headBefore, headAfter);
+  return { headAfter, ...(offBranch ? { offBranch } : {}) };
+}
+
+/**
+ * An agent that checks out another branch would get its commits verified and accepted there, off the loop's
+ * branch. The runner switches back (never moving or deleting those commits) and rejects the iteration's claims,
+ * reading them from the plan as the agent left it. A tree git cannot switch over safely stops the loop instead.
+ */
+async function returnToBranch(run: RunContext, topLevel: string, iteration: number, tips: string[]): Promise<AgentGitOutcome['offBranch']> {
+  const { repoRoot, prd, progress } = run.paths;
+  const now = await currentBranch(repoRoot);
+  if (now === run.branch) return undefined;
+  const head = await headSha(repoRoot);
+  const where = now ?? `a detached HEAD (${head?.slice(0, 7) ?? 'no commit'})`;
+  const commits = head ? await readCommitsSince(repoRoot, head, tips) : [];
+  const inspect = now ? `git log ${run.branch}..${now}` : `git log ${head}, and keep them with: git branch <name> ${head}`;
+  const made = commits.length ? `, and made ${commits.length} commit${commits.length === 1 ? '' : 's'} there: ${commits.join('; ')}` : ', and made no commit there';
+  run.emit({ type: 'warn', iteration, message: `the agent left the loop's branch: it switched from ${run.branch} to ${where}${made}` });
+  const prdAfter = readTextOrNull(prd) ?? '';
+  const dirty = (await readDirtyPaths(topLevel)).filter((p) => !/(^|\/)\.runs(\/|$)/.test(p));
+  const stuck = (why: string) => new LoopFailure(
+    `iteration ${iteration}: the agent left ${run.branch} for ${where} and the runner cannot switch back: ${why}`,
+    `look at the work (git status; ${inspect}), commit or stash it, then git checkout ${run.branch} and continue with: ./ralph/ralph.sh --resume-last`,
+  );
+  if (dirty.length) throw stuck(`the working tree has uncommitted changes (${dirty.slice(0, 10).join(', ')})`);
+  const r = await switchToBranch(repoRoot, run.branch);
+  if (r.code !== 0) throw stuck(r.stderr.trim() || `git checkout exited ${r.code}`);
+  run.emit({ type: 'warn', iteration, message: `switched back to ${run.branch} and rejected this iteration's claims; the commits on ${where} were left as they are: inspect them with ${inspect}` });
+  const block = renderOffBranchBlock({ time: new Date(), iteration, branch: run.branch, where, commits });
+  guardWrite(progress, repoRoot, () => appendFileSync(progress, block), 'the note about the other branch could not be written');
+  return { prdAfter, reason: renderOffBranchReason(run.branch, where) };
+}
+
+/**
+ * A reset or rebase that drops the commit the iteration started from may delete verified work, and the ledger would
+ * then vouch for code that is gone. The runner never rewrites history back itself: it stops and says how.
+ */
+async function refuseRewrittenHistory(run: RunContext, iteration: number, headBefore: string | null, headAfter: string | null): Promise<void> {
+  if (headBefore === null || headAfter === headBefore) return;
+  if (headAfter !== null && (await isAncestor(run.paths.repoRoot, headBefore, headAfter))) return;
+  const old = headBefore.slice(0, 7);
+  throw new LoopFailure(
+    `iteration ${iteration}: the agent rewrote the history of ${run.branch}: ${old} (HEAD before it ran) is no longer in it (HEAD is now ${headAfter?.slice(0, 7) ?? 'gone'}), so commits this loop verified may be gone; the loop stops rather than build on that`,
+    `compare: git log --oneline ${headAfter ? `${headAfter.slice(0, 7)}...${old}` : old} (or git reflog); to undo the rewrite: git reset --hard ${headBefore} (drops uncommitted changes); then continue with: ./ralph/ralph.sh --resume-last`,
+  );
+}
+
+/** An agent that committed on another branch and came back: nothing of it is on the loop's branch, but say so. */
+async function warnCommitsElsewhere(run: RunContext, iteration: number, tips: string[]): Promise<void> {
+  const commits = await readCommitsSince(run.paths.repoRoot, '--branches', [...tips, `refs/heads/${run.branch}`]);
+  if (!commits.length) return;
+  run.emit({ type: 'warn', iteration, message: `the agent committed on other branches than ${run.branch} (left as they are; they are not this loop's work): ${commits.join('; ')}; find them with: git log --branches --not ${run.branch}` });
+}
+
+async function warnPromptCommits(run: RunContext, topLevel: string, iteration: number, headBefore: string | null, headAfter: string | null): Promise<void> {
+  const rel = relToTop(topLevel, run.paths.prompt);
+  if (!headBefore || !headAfter || headBefore === headAfter || rel.startsWith('../')) return;
+  const changed = await readChangedPaths(topLevel, headBefore, headAfter).catch(() => [] as string[]);
+  if (!changed.includes(rel)) return;
+  run.emit({ type: 'warn', iteration, message: `the agent's commits changed ${rel}, the instructions every iteration gets (such commits alone are not progress); review: git diff ${headBefore.slice(0, 7)} ${headAfter.slice(0, 7)} -- ${rel}` });
+}

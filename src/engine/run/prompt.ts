@@ -1,0 +1,56 @@
+// The prompt between iterations: what the agent reads (the file, and a note when the plan lives elsewhere),
+// and the owner's edits to it, which the runner commits before an iteration so they never count as the agent's work.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { RunContext, RunPaths } from '../types.js';
+import { readFileAt, runGit } from '../git/git.js';
+import { relPath } from '../../util/repo-path.js';
+import { readTextOrNull } from '../../util/read.js';
+import { describeError, LoopFailure } from '../errors.js';
+
+/**
+ * The prompt's text when it lives in the repository and differs from HEAD (edited, or never committed); else null.
+ * Read at start and again before every agent run (run-deps.ts), because owners steer a running loop by editing it.
+ */
+export async function readEditedPrompt(paths: RunPaths): Promise<string | null> {
+  const promptRel = relPath(paths.repoRoot, paths.prompt);
+  if (promptRel.startsWith('../') || path.isAbsolute(promptRel)) return null;
+  const text = readTextOrNull(paths.prompt);
+  return text !== null && text !== (await readFileAt(paths.repoRoot, 'HEAD', promptRel)) ? text : null;
+}
+
+/** A file git ignores (and does not track) is nobody's uncommitted work and is never committed. */
+export async function isIgnored(repoRoot: string, file: string): Promise<boolean> {
+  return (await runGit(repoRoot, ['check-ignore', '-q', '--', relPath(repoRoot, file)])).code === 0;
+}
+
+/** The runner's commit of the owner's prompt edits, at start and between iterations: `chore(ralph): <this>`. */
+export function renderPromptCommitPart(paths: RunPaths): string {
+  return `commit the edits to ${relPath(paths.repoRoot, paths.prompt)}`;
+}
+
+export function renderPromptEditNote(paths: RunPaths, before: string): string {
+  return `${relPath(paths.repoRoot, paths.prompt)} has uncommitted edits: the runner commits them before ${before}, so they are not taken for the agent's work`;
+}
+
+// The installed prompt names ralph/prd.json and ralph/progress.txt; with --prd elsewhere, tell the agent where they are.
+export function renderPathNote(paths: RunPaths): string {
+  const prd = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');
+  const progress = path.relative(paths.repoRoot, paths.progress).split(path.sep).join('/');
+  if (prd === 'ralph/prd.json' && progress === 'ralph/progress.txt') return '';
+  return `Note from the runner: in this loop the plan is \`${prd}\` and the progress log is \`${progress}\`. Wherever these instructions say ralph/prd.json or ralph/progress.txt, use those files.\n\n`;
+}
+
+// An agent (or a reset it ran) can remove the prompt; that ends the loop with a message, not a Node stack.
+export function readPrompt(run: RunContext, iteration: number): string {
+  try {
+    return readFileSync(run.paths.prompt, 'utf8');
+  } catch (err) {
+    const rel = path.relative(run.paths.repoRoot, run.paths.prompt).split(path.sep).join('/');
+    throw new LoopFailure(
+      `could not read the prompt ${rel} (${describeError(err as Error)}) before iteration ${iteration}`,
+      `restore it (git checkout ${run.branch} -- ${rel}, or find it with git log --all -- ${rel}), commit it, then continue with: ./ralph/ralph.sh --resume-last`,
+    );
+  }
+}
+

@@ -1,0 +1,43 @@
+// With --sandbox: the agent's command under bubblewrap, and the sandbox its checks run in (SPEC §6).
+import type { RunContext, CheckSandbox } from '../types.js';
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import path from 'node:path';
+import { runsDir } from '../store/layout.js';
+import { type RunTrust } from './trust.js';
+import { ENGINE_FILES } from '../verify/runner-guard.js';
+import { planSandboxCommand, probeSandbox } from '../agents/sandbox.js';
+import { keyDir } from '../store/verdict-record.js';
+import { LoopFailure } from '../errors.js';
+
+/** A writable folder for files the agent writes itself (Codex's last message): the rest of ralph/.runs/ is read-only in the sandbox. */
+export function ensureScratch(dir: string): string {
+  const scratch = path.join(dir, 'scratch');
+  mkdirSync(scratch, { recursive: true });
+  return scratch;
+}
+
+const PROBES = new WeakMap<RunContext, ReturnType<typeof probeSandbox>>();
+
+/** The agent's command under bubblewrap: the runner's files, git's hooks and config and the pinned tests read-only. */
+export function sandboxCommand(run: RunContext, trust: RunTrust, agent: { file: string; args: string[] }, scratch: string): { file: string; args: string[] } {
+  const base = checkSandbox(run, trust) as CheckSandbox;
+  const userConfig = base.readOnly.filter((p) => p !== trust.topLevel);
+  const readOnly = [...ENGINE_FILES, path.relative(run.paths.repoRoot, runsDir(run.paths.repoRoot)), ...(trust.pins?.paths ?? []), ...userConfig];
+  return planSandboxCommand({ ...base, file: agent.file, args: agent.args, repoRoot: trust.topLevel, gitDir: trust.gitDir, readOnly, scratch: [realpathSync(scratch)] });
+}
+
+/**
+ * With --sandbox, checks run under bubblewrap too: they execute the agent's code. Writable: the checkout and HOME
+ * (package managers keep caches there); read-only: the repository itself and the global git configuration; hidden:
+ * the key that seals the verdict record (created by the first final gate, so looked for each time).
+ */
+export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | undefined {
+  if (!run.options.sandbox) return undefined;
+  // The start already proved bubblewrap works; once per run is enough (each probe starts a sandbox).
+  const probe = PROBES.get(run) ?? probeSandbox(run.io.env);
+  PROBES.set(run, probe);
+  if (!probe.ok) throw new LoopFailure(probe.message, probe.hint);
+  const home = run.io.env.HOME;
+  const hidden = existsSync(keyDir(run.io.env)) ? [realpathSync(keyDir(run.io.env))] : [];
+  return { bwrap: probe.bwrap, home, readOnly: [trust.topLevel, ...(home ? [path.join(home, '.gitconfig'), path.join(home, '.config', 'git')] : [])], hidden, network: run.options.network };
+}

@@ -1,0 +1,76 @@
+// The runner's own upkeep around an agent run: progress.txt compaction before it, the note an iteration killed at
+// its timeout leaves for the next one, and the runner's commits of its own files.
+import type { AgentResult, RunContext } from '../types.js';
+import { appendFileSync, closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import path from 'node:path';
+import { tryCommitRunnerFiles } from '../git/git.js';
+import { formatDuration } from '../core/duration.js';
+import { renderTimeoutBlock } from '../verify/report.js';
+import { applyCompaction } from '../store/progress.js';
+import { iterationLogPath } from '../store/layout.js';
+import { guardWrite } from '../errors.js';
+import { isIgnored, readEditedPrompt, renderPromptCommitPart, renderPromptEditNote } from './prompt.js';
+
+/** Before each agent run: progress.txt compacted when it grew too large, and the owner's prompt edits committed. */
+export async function beforeAgent(run: RunContext, iteration: number): Promise<void> {
+  const { paths } = run;
+  const moved = guardWrite(paths.progress, paths.repoRoot, () => applyCompaction(paths.progress, new Date()), 'progress.txt could not be compacted');
+  if (moved) await commitOwn(run, [moved, paths.progress], 'chore(ralph): compact progress.txt', `progress.txt compacted; older entries moved to ${path.relative(paths.repoRoot, moved)}`);
+  await commitPromptEdits(run, iteration);
+}
+
+/** A run killed at --iteration-timeout leaves a note in progress.txt and a trailer in its log for the next agent. */
+export function recordTimeout(run: RunContext, loopId: string, iteration: number, result: AgentResult): void {
+  const { paths, options } = run;
+  const log = iterationLogPath(paths.repoRoot, loopId, iteration);
+  const output = readTail(log) ?? `${result.stdout}\n${result.stderr}`;
+  const timeout = formatDuration(options.iterationTimeoutMs);
+  const block = renderTimeoutBlock(new Date(), iteration, timeout, output);
+  guardWrite(paths.progress, paths.repoRoot, () => appendFileSync(paths.progress, block), 'the timeout note for the next iteration could not be written');
+  try {
+    appendFileSync(log, `\n[ralph] iteration ${iteration} timed out after ${timeout}; the agent and everything it started were killed\n`);
+  } catch {
+    /* the log is a record; progress.txt already carries the note */
+  }
+}
+
+/** The last `bytes` of a file (an agent's log can be large), or null when it cannot be read. */
+function readTail(file: string, bytes = 64 * 1024): string | null {
+  try {
+    const fd = openSync(file, 'r');
+    try {
+      const size = fstatSync(fd).size;
+      const buf = Buffer.alloc(Math.min(size, bytes));
+      readSync(fd, buf, 0, buf.length, size - buf.length);
+      return buf.toString('utf8');
+    } finally {
+      closeSync(fd);
+    }
+  } catch {
+    return null;
+  }
+}
+
+/** Commits the runner's own files; a commit git refuses is a warning, never the end of the loop. */
+export async function commitOwn(run: RunContext, files: string[], message: string, note?: string): Promise<void> {
+  const rel = [...new Set(files.map((f) => path.relative(run.paths.repoRoot, f)))];
+  let failed = false;
+  const sha = await tryCommitRunnerFiles(run.paths.repoRoot, rel, message, (reason) => {
+    failed = true;
+    run.emit({ type: 'warn', message: `could not commit ${rel.join(', ')}: ${reason}` });
+  });
+  if (failed) return;
+  if (note) run.emit({ type: 'info', message: note });
+  if (sha) run.emit({ type: 'info', message: `committed ${rel.join(', ')} as ${sha.slice(0, 7)}` });
+}
+
+/**
+ * Owners steer a running loop by editing the prompt; left uncommitted, that edit would reject the next claim as
+ * uncommitted work, or be swept into the agent's own commit. Committed here, before HEAD is read for the
+ * iteration, so it never counts as the agent's progress. A prompt git ignores has nothing to commit.
+ */
+async function commitPromptEdits(run: RunContext, iteration: number): Promise<void> {
+  const { paths } = run;
+  if ((await readEditedPrompt(paths)) === null || (await isIgnored(paths.repoRoot, paths.prompt))) return;
+  await commitOwn(run, [paths.prompt], `chore(ralph): ${renderPromptCommitPart(paths)}`, renderPromptEditNote(paths, `iteration ${iteration}`));
+}
