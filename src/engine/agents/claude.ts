@@ -43,7 +43,8 @@ function readRateLimit(event: Record<string, unknown>): ClaudeEvent[] {
   if (info?.status !== 'rejected') return [];
   // On extra usage the request still goes through: waiting and repeating the iteration would redo committed work.
   if (info.isUsingOverage === true || /^allowed/.test(String(info.overageStatus ?? ''))) return [];
-  const resetAt = typeof info.resetsAt === 'number' ? new Date(info.resetsAt * 1000) : null;
+  // Seconds since the epoch; a value in milliseconds (13 digits) is taken as such.
+  const resetAt = typeof info.resetsAt === 'number' ? new Date(info.resetsAt > 1e12 ? info.resetsAt : info.resetsAt * 1000) : null;
   return [{ rateLimit: { resetAt, message: `Claude Code ${String(info.rateLimitType ?? 'usage')} limit reached` } }];
 }
 

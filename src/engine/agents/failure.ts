@@ -4,10 +4,10 @@ import { type AgentResult } from '../types.js';
 import { quote, type AgentPlan } from './index.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
+import { stripAnsi } from '../../util/ansi.js';
 
 const TAIL_LINES = 5;
 const LINE_MAX = 200;
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 // dash "sh: 1: x: not found", bash as sh "sh: line 1: x: command not found" / "sh: x: command not found", and the
 // same shapes for "Permission denied" (exit 126). Only the outer shell's own line counts: a script the command
 // runs prefixes its complaints with its own name, and those are the agent's failures, not the command's.
@@ -55,6 +55,6 @@ export function renderShellRefusalExit(plan: AgentPlan, refusal: string, iterati
 }
 
 function splitLines(text: string): string[] {
-  return text.replace(ANSI, '').split(/\r?\n/).map((l) => l.trimEnd()).filter((l) => l.trim() !== '');
+  return stripAnsi(text).split(/\r?\n/).map((l) => l.trimEnd()).filter((l) => l.trim() !== '');
 }
 

@@ -2,7 +2,7 @@
 // against each CLI's real --help (docs/agents.md); the binary can be overridden per agent for tests and
 // unusual installs with RALPH_<AGENT>_BIN (e.g. RALPH_CLAUDE_BIN=/opt/claude/bin/claude).
 import path from 'node:path';
-import { CLAUDE_ARGS, parseClaudeLine } from './claude.js';
+import { CLAUDE_ARGS } from './claude.js';
 import type { AgentName } from '../types.js';
 
 export interface AgentPlan {
@@ -107,43 +107,4 @@ export function renderAgentCommand(plan: AgentPlan, prompt: string): string {
 
 export function quote(arg: string): string {
   return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
-}
-
-/** Gemini CLI's `--output-format json` document: the final text, or the error it reports. */
-export function readGeminiJson(stdout: string): string | null {
-  const start = stdout.indexOf('{');
-  if (start < 0) return null;
-  try {
-    const doc = JSON.parse(stdout.slice(start)) as { response?: unknown; error?: { message?: unknown } };
-    if (typeof doc.response === 'string') return doc.response;
-    if (typeof doc.error?.message === 'string') return doc.error.message;
-  } catch {
-    /* not the JSON document: fall back to the raw output */
-  }
-  return null;
-}
-
-/** Reads an agent's stdout line by line: live tool activity, and (for claude) the result event. */
-export class OutputReader {
-  finalMessage?: string;
-  costUsd?: number;
-  isError = false;
-  rateLimit?: { resetAt: Date | null; message: string };
-  constructor(
-    private readonly output: AgentPlan['output'],
-    private readonly onTool: (text: string) => void,
-  ) {}
-
-  line(line: string): void {
-    if (this.output !== 'claude-stream') return;
-    for (const event of parseClaudeLine(line)) {
-      if (event.tool) this.onTool(event.tool);
-      if (event.rateLimit) this.rateLimit = event.rateLimit;
-      if (event.result) {
-        this.finalMessage = event.result.text;
-        this.costUsd = event.result.costUsd;
-        this.isError = event.result.isError;
-      }
-    }
-  }
 }

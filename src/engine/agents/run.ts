@@ -2,7 +2,8 @@
 // the live tool lines, and picks the final message (result event, last-message file, or all stdout).
 import { createWriteStream, openSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
 import type { AgentResult } from '../types.js';
-import { OutputReader, readGeminiJson, type AgentPlan } from './index.js';
+import { type AgentPlan } from './index.js';
+import { OutputReader, readGeminiJson } from './output.js';
 import { runProcess, type ProcessResult } from './process.js';
 import { readShellRefusal, renderFailureLines, renderShellRefusalExit } from './failure.js';
 import { guardWrite, renderWriteError } from '../errors.js';

@@ -13,6 +13,8 @@
 //   Gemini       {"error":{"code":429,...,"status":"RESOURCE_EXHAUSTED"}}
 import type { AgentResult, RateLimitHit } from '../types.js';
 import { epochToDate, parseResetTime } from './reset-time.js';
+import { stripAnsi } from '../../util/ansi.js';
+import { parseClaudeLine } from '../agents/claude.js';
 
 export interface DetectRateLimitOptions {
   /** Zone for wall-clock times that name none; default: this machine's zone. */
@@ -23,12 +25,11 @@ type Shape = (line: string, now: Date, zone: string | undefined) => Date | null 
 
 // Bullets, tree glyphs, "[timestamp]" and "Error:" prefixes the CLIs put before their messages.
 const PREFIX = /^(?:\s|[■⎿●✗✘×⚠>*•\-–]|\[\d[^\]]{0,39}\])*(?:(?:API\s+)?error\s*:\s*)?/i;
-const ANSI = /\u001b\[[0-9;?]*[A-Za-z]/g;
 const SEPARATOR = /\s+[·∙•|]\s+/;
 
 /** The last line of `text` that says a rate or usage limit was hit, with the reset it names (after `now`). */
 export function detectRateLimit(text: string, now: Date, options: DetectRateLimitOptions = {}): RateLimitHit | null {
-  const lines = text.replace(ANSI, '').split(/\r?\n/);
+  const lines = stripAnsi(text).split(/\r?\n/);
   for (let i = lines.length - 1; i >= 0; i--) {
     const line = lines[i].replace(PREFIX, '').trim();
     if (!line) continue;
@@ -96,16 +97,10 @@ function jsonError(line: string, now: Date): Date | null | undefined {
 // Claude Code --output-format stream-json: the limit as data. "rejected" while extra usage is allowed is not a stop.
 function streamJsonEvent(line: string, now: Date): Date | null | undefined {
   if (!/^\{\s*"type"\s*:\s*"rate_limit_event"/.test(line)) return undefined;
-  let info: { status?: string; resetsAt?: number; overageStatus?: string; isUsingOverage?: boolean } | undefined;
-  try {
-    info = JSON.parse(line).rate_limit_info;
-  } catch {
-    return undefined;
-  }
-  if (info?.status !== 'rejected' || info.isUsingOverage || /^allowed/.test(info.overageStatus ?? '')) return undefined;
-  if (typeof info.resetsAt !== 'number') return null;
-  const at = epochToDate(String(Math.round(info.resetsAt)));
-  return at.getTime() > now.getTime() ? at : null;
+  // The same reading the Claude Code adapter makes of the event (agents/claude.ts), so the two never disagree.
+  const hit = parseClaudeLine(line).find((e) => e.rateLimit)?.rateLimit;
+  if (!hit) return undefined;
+  return hit.resetAt && hit.resetAt.getTime() > now.getTime() ? hit.resetAt : null;
 }
 
 function http429(line: string): null | undefined {
@@ -126,7 +121,7 @@ function http429(line: string): null | undefined {
  */
 export function transientReason(result: AgentResult): string | null {
   if (result.timedOut || result.signal) return null;
-  const lines = `${result.finalMessage}\n${result.stderr}`.replace(ANSI, '').split(/\r?\n/).map((l) => l.replace(PREFIX, '').trim());
+  const lines = stripAnsi(`${result.finalMessage}\n${result.stderr}`).split(/\r?\n/).map((l) => l.replace(PREFIX, '').trim());
   if (lines.some((l) => /^No messages returned\b/i.test(l))) return 'the agent reported "No messages returned"';
   if (lines.some((l) => /^(?:529\b|\{.*"type"\s*:\s*"overloaded_error")/.test(l))) return 'the API was overloaded (529)';
   if (result.exitCode === 0) return null;

@@ -1,16 +1,11 @@
 // The loop itself: a small state machine over iterations. Everything with side effects (the agent, git,
 // verification, the budget, the clock, state persistence) comes in through LoopDeps, so unit tests drive
 // it with fakes and run/deps.ts wires the real edges.
-import type { AgentResult, AgentRunRecord, LoopConfig, LoopDeps, LoopState, RateLimitHit, VerifyResult } from '../types.js';
+import type { AgentRunRecord, LoopConfig, LoopDeps, LoopState, VerifyResult } from '../types.js';
 import { detectTag } from './tags.js';
-import type { Prd } from '../../prd/types.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
-
-export const MAX_TRANSIENT_RETRIES = 3;
-// A limit that keeps coming back after this many waits is more likely a misread message than a real limit.
-export const MAX_RATE_LIMIT_WAITS = 24;
-const MAX_RATE_LIMIT_WAIT_MS = 12 * 3_600_000;
-const RESET_SLACK_MS = 30_000;
+import { runAgentWithRetries } from './retries.js';
+import { renderAllPass, maxIterationsExit, overCost, costExit, throwIfAborted } from './exits.js';
 
 /** Runs iterations until something ends the loop; always ends by returning (never throwing) a LoopExit. */
 export async function runLoop(state: LoopState, config: LoopConfig, deps: LoopDeps): Promise<LoopExit> {
@@ -130,79 +125,4 @@ function decide(state: LoopState, config: LoopConfig, deps: LoopDeps, verdict: V
     throw new LoopExit(LOOP_EXIT.noProgress, `no progress: ${state.noProgressStreak} iteration${state.noProgressStreak === 1 ? '' : 's'} in a row with no claim accepted and no new work committed`, 'read ralph/progress.txt and the iteration logs in ralph/.runs/, then adjust prompt.md or the plan');
   }
   if (state.iteration >= config.maxIterations) throw maxIterationsExit(config);
-}
-
-/**
- * The words for exit 0. A story no check covers was accepted on the agent's word (SPEC §6), so "under verification"
- * would overstate it; how many such stories there are is a property of the plan.
- */
-export function renderAllPass(prd: Prd): string {
-  const planChecks = (prd.checks ?? []).length > 0;
-  const unverified = prd.userStories.filter((s) => !planChecks && !(s.checks ?? []).length).length;
-  if (!unverified) return 'all stories pass under verification';
-  const verified = prd.userStories.length - unverified;
-  const word = `${unverified} unverified: accepted on the agent's word`;
-  return verified ? `all stories pass (${verified} under verification, ${word})` : `all stories pass (${word})`;
-}
-
-function maxIterationsExit(config: LoopConfig): LoopExit {
-  return new LoopExit(LOOP_EXIT.maxIterations, `max iterations reached (${config.maxIterations}) with stories still open`, `raise the limit and continue: ${renderResumeCommand(null, config.maxIterations)}`, 'max-iterations');
-}
-
-function overCost(state: LoopState, config: LoopConfig): boolean {
-  return config.maxCost !== undefined && state.costUsd >= config.maxCost;
-}
-
-function costExit(state: LoopState, config: LoopConfig): LoopExit {
-  return new LoopExit(LOOP_EXIT.budget, `cost limit reached: $${state.costUsd.toFixed(4)} of $${config.maxCost}`, 'raise --max-cost and continue with --resume-last');
-}
-
-function throwIfAborted(signal: AbortSignal): void {
-  if (signal.aborted) throw new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
-}
-
-/**
- * One counted iteration: repeats the agent run, without counting it, after a rate-limit message (waiting
- * for the named reset or a bounded back-off) and after a transient failure (at most 3 retries).
- */
-async function runAgentWithRetries(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<AgentResult> {
-  let transient = 0;
-  let limitHits = 0;
-  for (;;) {
-    const result = await deps.runAgent(iteration, deps.signal);
-    if (result.costUsd !== undefined) {
-      state.costUsd += result.costUsd;
-      deps.saveState(state);
-    }
-    throwIfAborted(deps.signal);
-    if (result.timedOut) return result;
-    const hit = result.rateLimit ?? deps.detectRateLimit(`${result.finalMessage}\n${result.stderr}`, deps.clock.now());
-    if (hit) {
-      if (++limitHits > MAX_RATE_LIMIT_WAITS) throw new LoopExit(LOOP_EXIT.budget, `rate limit still hit after ${MAX_RATE_LIMIT_WAITS} waits: ${hit.message}`);
-      const waitMs = planRateLimitWait(hit, deps.clock.now(), config.rateLimitBackoffMs, limitHits);
-      deps.emit({ type: 'rate-limit', iteration, message: hit.message, waitMs, resetAt: hit.resetAt?.toISOString() ?? null });
-      await deps.clock.sleep(waitMs, deps.signal);
-      throwIfAborted(deps.signal);
-      continue;
-    }
-    const reason = deps.transientReason(result);
-    if (!reason || transient >= MAX_TRANSIENT_RETRIES) return result;
-    const waitMs = config.retryBaseMs * 2 ** transient++;
-    deps.emit({ type: 'retry', iteration, attempt: transient, reason, waitMs });
-    await deps.clock.sleep(waitMs, deps.signal);
-    throwIfAborted(deps.signal);
-  }
-}
-
-/** Until the named reset (plus slack for clock skew), else an exponential back-off; never more than 12h. */
-export function planRateLimitWait(hit: RateLimitHit, now: Date, backoffMs: number, attempt: number): number {
-  const wait = hit.resetAt ? hit.resetAt.getTime() - now.getTime() + Math.min(RESET_SLACK_MS, backoffMs) : backoffMs * 2 ** (attempt - 1);
-  return Math.max(backoffMs > 0 ? Math.min(backoffMs, 1000) : 0, Math.min(wait, MAX_RATE_LIMIT_WAIT_MS));
-}
-
-/** The command that continues a loop stopped at `ran` iterations, with a concrete higher max (never a placeholder). */
-export function renderResumeCommand(id: string | null, ran: number): string {
-  // Half as many again, at least 5: 10 → 15, 3 → 8, 100 → 150.
-  const more = ran + Math.max(5, Math.ceil(ran / 2));
-  return `./ralph/ralph.sh ${id ? `--resume ${id}` : '--resume-last'} ${more}`;
 }

@@ -3,7 +3,7 @@
 import type { RunOptions, LoopState } from '../types.js';
 import { groupHasLiveMember, isAlive, signalGroup } from '../processes.js';
 import { isRunning, readAllStates, readState } from '../store/state-file.js';
-import { renderResumeCommand } from '../core/loop.js';
+import { renderResumeCommand } from '../core/exits.js';
 import { LoopExit } from '../errors.js';
 
 

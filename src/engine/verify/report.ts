@@ -3,6 +3,7 @@
 import type { CheckResult } from './checks.js';
 import type { Prd } from '../../prd/types.js';
 import { formatDuration } from '../core/duration.js';
+import { stripAnsi } from '../../util/ansi.js';
 
 /** Runner-written lines in a story's notes start with this; the agent's own lines are kept as they are. */
 export const RUNNER_NOTE_PREFIX = '[ralph] ';
@@ -119,10 +120,6 @@ export function tailLines(text: string, n: number): string {
   return tail;
 }
 
-export function stripAnsi(text: string): string {
-  // CSI sequences (colours, cursor moves) and OSC sequences (titles, links)
-  return text.replace(/\u001b\[[0-?]*[ -/]*[@-~]/g, '').replace(/\u001b\][^\u0007\u001b]*(\u0007|\u001b\\)/g, '');
-}
 
 /** A code fence longer than any backtick run in the text, so output cannot close it early. */
 function fenceFor(text: string): string {

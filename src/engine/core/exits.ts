@@ -1,0 +1,41 @@
+// How a loop ends, in words: every story passing, the iteration and cost limits, an interrupt, and the command that
+// continues a stopped loop.
+import type { LoopConfig, LoopState } from '../types.js';
+import type { Prd } from '../../prd/types.js';
+import { LoopExit, LOOP_EXIT } from '../errors.js';
+
+/**
+ * The words for exit 0. A story no check covers was accepted on the agent's word (SPEC §6), so "under verification"
+ * would overstate it; how many such stories there are is a property of the plan.
+ */
+export function renderAllPass(prd: Prd): string {
+  const planChecks = (prd.checks ?? []).length > 0;
+  const unverified = prd.userStories.filter((s) => !planChecks && !(s.checks ?? []).length).length;
+  if (!unverified) return 'all stories pass under verification';
+  const verified = prd.userStories.length - unverified;
+  const word = `${unverified} unverified: accepted on the agent's word`;
+  return verified ? `all stories pass (${verified} under verification, ${word})` : `all stories pass (${word})`;
+}
+
+export function maxIterationsExit(config: LoopConfig): LoopExit {
+  return new LoopExit(LOOP_EXIT.maxIterations, `max iterations reached (${config.maxIterations}) with stories still open`, `raise the limit and continue: ${renderResumeCommand(null, config.maxIterations)}`, 'max-iterations');
+}
+
+export function overCost(state: LoopState, config: LoopConfig): boolean {
+  return config.maxCost !== undefined && state.costUsd >= config.maxCost;
+}
+
+export function costExit(state: LoopState, config: LoopConfig): LoopExit {
+  return new LoopExit(LOOP_EXIT.budget, `cost limit reached: $${state.costUsd.toFixed(4)} of $${config.maxCost}`, 'raise --max-cost and continue with --resume-last');
+}
+
+export function throwIfAborted(signal: AbortSignal): void {
+  if (signal.aborted) throw new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+}
+
+/** The command that continues a loop stopped at `ran` iterations, with a concrete higher max (never a placeholder). */
+export function renderResumeCommand(id: string | null, ran: number): string {
+  // Half as many again, at least 5: 10 → 15, 3 → 8, 100 → 150.
+  const more = ran + Math.max(5, Math.ceil(ran / 2));
+  return `./ralph/ralph.sh ${id ? `--resume ${id}` : '--resume-last'} ${more}`;
+}

@@ -1,0 +1,120 @@
+import { describe, expect, it } from 'vitest';
+import { planSandboxCommand, type SandboxRequest } from '../../../../src/engine/agents/sandbox.js';
+
+const request = (extra: Partial<SandboxRequest> = {}): SandboxRequest => ({
+  bwrap: '/usr/bin/bwrap',
+  file: 'claude',
+  args: ['-p', 'two words'],
+  repoRoot: '/work/app',
+  gitDir: '/work/app/.git',
+  readOnly: [],
+  scratch: [],
+  network: true,
+  ...extra,
+});
+
+/** The bind options as `--flag path` (bwrap's SRC and DEST are always the same path here). */
+function binds(args: string[]): string[] {
+  const out: string[] = [];
+  args.forEach((a, i) => {
+    if (/^--(ro-)?bind(-try)?$/.test(a) && args[i + 1] !== '/') {
+      expect(args[i + 2]).toBe(args[i + 1]);
+      out.push(`${a} ${args[i + 1]}`);
+    }
+  });
+  return out;
+}
+
+describe('planSandboxCommand', () => {
+  it('runs bwrap with the whole layout, then the command after --', () => {
+    expect(planSandboxCommand(request({ readOnly: ['ralph/ralph.mjs'], home: '/home/u', network: false }))).toEqual({
+      file: '/usr/bin/bwrap',
+      args: [
+        '--ro-bind', '/', '/',
+        '--dev', '/dev',
+        '--proc', '/proc',
+        '--tmpfs', '/tmp',
+        '--bind-try', '/home/u', '/home/u',
+        '--bind', '/work/app', '/work/app',
+        '--bind-try', '/work/app/.git', '/work/app/.git',
+        '--bind-try', '/work/app/ralph', '/work/app/ralph',
+        '--ro-bind-try', '/work/app/.git/config', '/work/app/.git/config',
+        '--ro-bind-try', '/work/app/.git/hooks', '/work/app/.git/hooks',
+        '--ro-bind-try', '/work/app/ralph/ralph.mjs', '/work/app/ralph/ralph.mjs',
+        '--cap-drop', 'ALL',
+        '--unshare-pid',
+        '--die-with-parent',
+        '--new-session',
+        '--unshare-net',
+        '--chdir', '/work/app',
+        '--', 'claude', '-p', 'two words',
+      ],
+    });
+  });
+
+  it.each([true, false])('cuts the network only when network is false (network: %s)', (network) => {
+    expect(planSandboxCommand(request({ network })).args.includes('--unshare-net')).toBe(!network);
+  });
+
+  it('binds parents before children, so every read-only path comes after the writable folder holding it', () => {
+    const { args } = planSandboxCommand(
+      request({
+        repoRoot: '/home/u/code/app',
+        gitDir: '/home/u/code/app/.git',
+        home: '/home/u',
+        readOnly: ['ralph/ralph.mjs', 'ralph/.runs', '/home/u/code/app/test/unit/a.test.ts'],
+        scratch: ['/home/u/code/app/ralph/.runs/l1/scratch', '/var/tmp/s'],
+      }),
+    );
+    const list = binds(args);
+    const at = (p: string) => list.findIndex((b) => b.endsWith(` ${p}`));
+    for (const [parent, child] of [
+      ['/home/u', '/home/u/code/app'],
+      ['/home/u/code/app', '/home/u/code/app/ralph/ralph.mjs'],
+      ['/home/u/code/app/ralph', '/home/u/code/app/ralph/.runs'],
+      ['/home/u/code/app/.git', '/home/u/code/app/.git/hooks'],
+      ['/home/u/code/app/ralph/.runs', '/home/u/code/app/ralph/.runs/l1/scratch'],
+    ]) {
+      expect(at(parent), `${parent} before ${child}`).toBeGreaterThanOrEqual(0);
+      expect(at(parent), `${parent} before ${child}`).toBeLessThan(at(child));
+    }
+    // The tmpfs comes before any bind, or a repository under /tmp would be hidden under it.
+    expect(args.indexOf('--tmpfs')).toBeLessThan(args.findIndex((a) => a.startsWith('--bind')));
+    // A scratch folder inside a read-only one is writable again; the folder between them stays read-only.
+    expect(list).toContain('--bind /home/u/code/app/ralph/.runs/l1/scratch');
+    expect(list.some((b) => b.endsWith(' /home/u/code/app/ralph/.runs/l1'))).toBe(false);
+  });
+
+  it('binds each folder between a protected path and its writable folder onto itself, so it cannot be renamed', () => {
+    const list = binds(planSandboxCommand(request({ repoRoot: '/home/u/code/app', gitDir: '/home/u/code/app/.git', home: '/home/u', readOnly: ['test/unit/a.test.ts'] })).args);
+    expect(list).toEqual(
+      expect.arrayContaining(['--bind-try /home/u/code', '--bind-try /home/u/code/app/.git', '--bind-try /home/u/code/app/test', '--bind-try /home/u/code/app/test/unit']),
+    );
+    // Without a writable HOME above it, the repository's parent is read-only already: nothing to pin.
+    expect(binds(planSandboxCommand(request({ repoRoot: '/home/u/code/app', gitDir: '/home/u/code/app/.git' })).args)).not.toContain('--bind-try /home/u/code');
+  });
+
+  it('makes a git dir outside the repository writable, with its hooks and config read-only', () => {
+    const list = binds(planSandboxCommand(request({ repoRoot: '/work/wt', gitDir: '/work/main/.git' })).args);
+    expect(list).toEqual(['--bind /work/wt', '--bind /work/main/.git', '--ro-bind-try /work/main/.git/config', '--ro-bind-try /work/main/.git/hooks']);
+  });
+
+  it.each<[string | undefined]>([[undefined], ['/'], ['relative/home'], ['']])('leaves HOME %j out', (home) => {
+    expect(binds(planSandboxCommand(request({ home })).args)).toEqual([
+      '--bind /work/app',
+      '--bind-try /work/app/.git',
+      '--ro-bind-try /work/app/.git/config',
+      '--ro-bind-try /work/app/.git/hooks',
+    ]);
+  });
+
+  it('keeps a path read-only when it is also listed as scratch, and lists each path once', () => {
+    const list = binds(planSandboxCommand(request({ readOnly: ['ralph/.runs', '/work/app/ralph/.runs', '.git/hooks'], scratch: ['/work/app/ralph/.runs'] })).args);
+    expect(list.filter((b) => b.endsWith(' /work/app/ralph/.runs'))).toEqual(['--ro-bind-try /work/app/ralph/.runs']);
+    expect(list.filter((b) => b.endsWith(' /work/app/.git/hooks'))).toHaveLength(1);
+  });
+
+  it.each([{ repoRoot: '/' }, { scratch: ['/'] }, { scratch: ['/tmp/..'] }])('refuses to make / writable (%j)', (extra) => {
+    expect(() => planSandboxCommand(request(extra))).toThrow(/refusing to make \/ writable/);
+  });
+});

@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { detectTag, hasTagLine, TAGS } from '../../../../src/engine/core/tags.js';
+import { ROOT } from '../../../support/repo.js';
+
+// The shipped prompt, read once: it is a template, not something the test writes.
+const PROMPT = readFileSync(path.join(ROOT, 'templates/ralph/prompt.md'), 'utf8');
+
+describe('templates/ralph/prompt.md and the completion detector', () => {
+  it('holds no completion or stuck tag on a line of its own, so echoing the prompt ends nothing', () => {
+    expect(detectTag(PROMPT)).toBeNull();
+    expect(hasTagLine(PROMPT, 'complete')).toBe(false);
+    expect(hasTagLine(PROMPT, 'stuck')).toBe(false);
+  });
+
+  it('does name both tags, inside sentences (so the check above has something to miss)', () => {
+    const lines = PROMPT.split(/\r?\n/);
+    for (const tag of [TAGS.complete, TAGS.stuck]) {
+      const line = lines.find((l) => l.includes(tag));
+      expect(line, tag).toBeDefined();
+      expect(line!.trim()).not.toBe(tag);
+    }
+  });
+
+  // The same prompt with one tag moved onto its own line must be caught, or the test above proves nothing.
+  it.each([
+    ['complete', TAGS.complete],
+    ['stuck', TAGS.stuck],
+  ] as const)('would catch a %s tag standing alone in the prompt', (name, tag) => {
+    expect(detectTag(`${PROMPT}\n  ${tag}  \n`)).toBe(name);
+    expect(detectTag(PROMPT.replace(`only ${tag} and nothing else`, `only\n${tag}\nand nothing else`))).toBe(name);
+  });
+});
+
+describe('templates/ralph/prompt.md tells the agent the whole routine', () => {
+  it.each([
+    ['reads the patterns first', /`## Codebase Patterns` section of `ralph\/progress\.txt`, then/],
+    ['reads the plan', /`ralph\/prd\.json`/],
+    ['works on the plan branch', /`branchName`/],
+    ['picks by passes and dependsOn', /`passes: false` whose `dependsOn` stories all have\s+`passes: true`/],
+    ['explains priority order', /highest priority, which is the lowest `priority`\s+number/],
+    ['reads notes of a rejected attempt', /Read that story's `notes`/],
+    ['does one story only', /Implement that story and nothing else/],
+    ['runs the plan checks and the story checks', /plan's `checks`, then every command in the story's `checks`/],
+    ['verifies UI in a browser', /open it in a browser/],
+    ['warns that the runner re-runs checks', /runner re-runs the checks itself/],
+    ['says rejected claims are reverted with a reason', /sets `passes` back to `false` and writes the reason in `notes`/],
+    ['appends learnings to progress', /Learnings: what the next session should know/],
+    ['promotes general learnings', /under `## Codebase Patterns`/],
+    ['keeps AGENTS.md for lasting knowledge', /AGENTS\.md or CLAUDE\.md[\s\S]*Lasting knowledge\s+only/],
+    ['commits with the message format', /`feat: <id> - <title>`/],
+    ['commits only when checks pass', /only when every check passes/],
+    ['sets passes true', /set `passes: true` on your story/],
+    ['reports completion', /every story in `ralph\/prd\.json` now has `passes: true`/],
+    ['writes why it is stuck and commits', /write what blocks\s+you[\s\S]*commit that/],
+  ])('%s', (_what, pattern) => {
+    expect(PROMPT).toMatch(pattern);
+  });
+});
