@@ -41,7 +41,7 @@ export interface VerifyInput {
    * iteration: the runner undid it, and every claim of the iteration is rejected for this reason.
    */
   violation?: string;
-  /** With --sandbox, checks run under bubblewrap too (they execute the agent's code): see verify-session.ts. */
+  /** With --sandbox, checks run under bubblewrap too (they execute the agent's code): see verify/session.ts. */
   sandbox?: CheckSandbox;
   /** Runner-owned files in the working tree the runner restored this iteration: committed with its own edits. */
   extraOwnFiles?: string[];
@@ -197,7 +197,7 @@ export interface AgentRunRecord {
   violation?: Violation;
 }
 
-/** What the runner found after an agent run (run-deps.ts `inspectAgentGit`). */
+/** What the runner found after an agent run (run/after-agent.ts `inspectAgentGit`). */
 export interface AgentGitOutcome {
   /** HEAD on the loop's branch, after switching back if the agent had left it. */
   headAfter: string | null;
@@ -229,7 +229,7 @@ export interface RunContext {
   options: RunOptions;
   paths: RunPaths;
   resumed: LoopState | null;
-  /** A resumed loop's baseline plan, from the runner's record in git (run-trust.ts); null for a new loop. */
+  /** A resumed loop's baseline plan, from the runner's record in git (run/trust.ts); null for a new loop. */
   baseline: string | null;
   io: RunIo;
   emit: Emit;

@@ -46,7 +46,7 @@ export const LEDGER_PER_STORY = 50;
 
 /**
  * `ledger`: the lines of every loop's ledger, oldest first (the order the detail panel lists them in). `sealed`: the
- * story map of the newest verdict record that checks out (verify/verdict-record.ts), `{}` when there is none; only it
+ * story map of the newest verdict record that checks out (store/verdict-record.ts), `{}` when there is none; only it
  * makes a card verified.
  */
 export function planBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Readonly<Record<string, VerdictStatus>>): BoardPlan {

@@ -1,7 +1,7 @@
 // Nothing the agent started may outlive its iteration: a dev server or a watcher left running would change files
 // while the runner verifies, or answer the checks' requests itself. Killing the agent's process group is not enough,
 // since a process can leave the group (setsid, a daemon's double fork). What it keeps is its environment, and the
-// runner put a fresh marker there (agent-env.ts): every process that carries it belongs to this iteration's agent.
+// runner put a fresh marker there (agents/env.ts): every process that carries it belongs to this iteration's agent.
 //
 // What this cannot catch: a process that re-execs with a scrubbed environment (`env -i`, sudo) loses the marker, and
 // so does one that overwrites the memory /proc/<pid>/environ reads (some servers do, to set their process title;

@@ -241,8 +241,3 @@ export async function writeVerdictNote(top: string, commit: string, text: string
   await gitOk(top, [...identity, 'notes', '--ref=ralphkit', 'add', '-f', '-F', '-', commit], text);
 }
 
-/** The verdict note on `commit`, or null. */
-export async function readVerdictNote(top: string, commit: string): Promise<string | null> {
-  const r = await runGit(top, ['notes', '--ref=ralphkit', 'show', commit]);
-  return r.code === 0 ? r.stdout : null;
-}

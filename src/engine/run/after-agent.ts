@@ -13,7 +13,7 @@ import { guardWrite, LoopFailure } from '../errors.js';
 import { relToTop } from '../../util/repo-path.js';
 
 /**
- * SPEC §6: nothing of the agent outlives its iteration. Its process group is already gone (agent-process.ts); this
+ * SPEC §6: nothing of the agent outlives its iteration. Its process group is already gone (agents/process.ts); this
  * finds the processes that left the group (setsid, double forks) by the mark in their environment.
  */
 export async function stopLeftovers(run: RunContext, token: string, iteration: number): Promise<void> {

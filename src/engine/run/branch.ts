@@ -204,4 +204,4 @@ function readLastBranch(repoRoot: string): string {
 }
 
 /** A file's text, or null when it cannot be read (missing, or not a file). */
-/** The file's text, or null (util/read.ts; run-deps.ts reads the agent's plan with it too). */
+/** The file's text, or null (util/read.ts; run/deps.ts reads the agent's plan with it too). */

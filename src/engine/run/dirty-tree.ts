@@ -21,10 +21,6 @@ export async function readStartDirty(paths: RunPaths): Promise<DirtyEntry[]> {
   return (await readDirtyEntries(paths.repoRoot)).filter((e) => !isStartFile(paths, e.path) && !e.path.startsWith(runs));
 }
 
-/** readStartDirty, paths only (the dry run lists them). */
-export async function readStartDirtyPaths(paths: RunPaths): Promise<string[]> {
-  return (await readStartDirty(paths)).map((e) => e.path);
-}
 
 /**
  * Uncommitted work the loop did not make would be blamed on the agent (every claim rejected as uncommitted) or

@@ -10,7 +10,7 @@ import { describeError, LoopFailure } from '../errors.js';
 
 /**
  * The prompt's text when it lives in the repository and differs from HEAD (edited, or never committed); else null.
- * Read at start and again before every agent run (run-deps.ts), because owners steer a running loop by editing it.
+ * Read at start and again before every agent run (run/upkeep.ts), because owners steer a running loop by editing it.
  */
 export async function readEditedPrompt(paths: RunPaths): Promise<string | null> {
   const promptRel = relPath(paths.repoRoot, paths.prompt);

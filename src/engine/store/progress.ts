@@ -45,7 +45,7 @@ export interface BranchArchiveInput {
   prdPath: string;
   progressPath: string;
   oldBranch: string;
-  /** The old plan (see readOldPlan in run-branch.ts), or null when none was found. */
+  /** The old plan (see readOldPlan in run/branch.ts), or null when none was found. */
   oldPrd: string | null;
   /** progress.txt as the user left it when the runner started (before any checkout), or null when missing. */
   oldProgress: string | null;

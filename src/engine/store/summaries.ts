@@ -1,6 +1,6 @@
 // `status`: the loops of a repository as read from ralph/.runs/, and the table that shows them. Shared by
 // ralph.mjs and `ralphkit status` (and the dashboard's /api/loops). The agent can write ralph/.runs/, so a
-// story counts as verified only from its loop's sealed verdict record (verify/verdict-record.ts, SPEC §6).
+// story counts as verified only from its loop's sealed verdict record (store/verdict-record.ts, SPEC §6).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isRunning, scanLoopStates, type UnreadableState } from './state-file.js';

@@ -146,7 +146,7 @@ export function renderTimeoutBlock(time: Date, iteration: number, timeout: strin
   ].join('\n');
 }
 
-/** The progress.txt block after the runner put back its own files or git's configuration (run-deps.ts). */
+/** The progress.txt block after the runner put back its own files or git's configuration (run/after-agent.ts). */
 export function renderGuardBlock(time: Date, iteration: number, changed: string[], rejected: boolean): string {
   return [
     '',
