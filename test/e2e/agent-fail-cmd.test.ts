@@ -26,6 +26,8 @@ describe('an --agent-cmd that cannot run', () => {
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/could not run in iteration 2: the shell said "sh: .*no-such-agent-xyz: (command )?not found"/);
     expect(r.stderr).not.toMatch(/retry/);
+    // A failure, not a max-iterations stop, although both exit 1.
+    expect(onlyState(dir)).toMatchObject({ status: 'failed', exitCode: 1, iteration: 2 });
   });
 
   it('a file that is not executable (exit 126) ends the loop the same way', async () => {

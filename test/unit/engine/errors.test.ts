@@ -1,0 +1,45 @@
+// The engine's one error type: the status recorded in state.json travels with the exit, never guessed from a code.
+import { describe, expect, it } from 'vitest';
+import { LoopExit, LoopFailure, RunnerFileError, usageExit, describeError, renderWriteError } from '../../../src/engine/errors.js';
+
+describe('LoopExit.status', () => {
+  it.each([
+    [0, 'complete'],
+    [2, 'refused'],
+    [3, 'stuck'],
+    [4, 'no-progress'],
+    [5, 'budget'],
+    [130, 'interrupted'],
+    // exit 1 has no single meaning: unnamed, it is a failure
+    [1, 'failed'],
+    [42, 'failed'],
+  ])('code %i without a status → %s', (code, status) => {
+    expect(new LoopExit(code, 'm').status).toBe(status);
+  });
+
+  it('a status given wins over the code', () => {
+    expect(new LoopExit(1, 'max iterations reached', 'raise it', 'max-iterations').status).toBe('max-iterations');
+  });
+
+  it('usage, runner-file and loop failures are exit 1 with their own status', () => {
+    expect(usageExit('--x needs a value')).toMatchObject({ code: 1, status: 'usage', hint: 'see ./ralph/ralph.sh --help' });
+    expect(new RunnerFileError('/r/ralph/prd.json', 'could not write', 'chmod')).toMatchObject({ code: 1, status: 'failed', file: '/r/ralph/prd.json' });
+    expect(new LoopFailure('left the branch', 'git checkout')).toMatchObject({ code: 1, status: 'failed' });
+    expect(new LoopFailure('x', 'y')).toBeInstanceOf(LoopExit);
+  });
+});
+
+describe('renderWriteError', () => {
+  it('names the file relative to the repository and drops the temp file from the OS message', () => {
+    const err = Object.assign(new Error("EACCES: permission denied, open '/repo/ralph/.prd.json.123.tmp'"), { code: 'EACCES' });
+    expect(describeError(err)).toBe('EACCES: permission denied');
+    const e = renderWriteError('/repo/ralph/prd.json', '/repo', err, 'the plan still says passes: true');
+    expect(e.message).toBe('could not write ralph/prd.json (EACCES: permission denied): the plan still says passes: true');
+    expect(e.hint).toContain('chmod u+w ralph ralph/prd.json');
+  });
+
+  it('a file outside the repository is named by its absolute path', () => {
+    const err = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+    expect(renderWriteError('/elsewhere/log.txt', '/repo', err).message).toBe('could not write /elsewhere/log.txt (ENOSPC: no space left on device)');
+  });
+});
