@@ -7,8 +7,8 @@ import { gitdir } from '../../../support/repo.js';
 describe('runGit', () => {
   it('stops a git command at its timeout and reports a failure, not its exit 0', async () => {
     const dir = gitdir();
-    // An alias runs a shell command: this one would succeed after 30 s.
-    const r = await runGit(dir, ['-c', 'alias.slow=!sleep 30', 'slow'], { timeoutMs: 200 });
+    // An alias runs a shell command: this one would succeed after 5 s.
+    const r = await runGit(dir, ['-c', 'alias.slow=!sleep 5', 'slow'], { timeoutMs: 200 });
     expect(r.code).toBe(1);
     const quick = await runGit(dir, ['-c', 'alias.quick=!true', 'quick'], { timeoutMs: 10_000 });
     expect(quick.code).toBe(0);
