@@ -1,7 +1,7 @@
 // `npm run bench`: ralphkit's speed measured side by side with the cheapest alternative, in one run.
 // Each pair is run interleaved (a, b, a, b, ...) so machine noise hits both sides alike; medians are reported.
 // Runs after `npm run build`; a part whose command is not built yet is reported as skipped, never faked.
-// Options: --quick (fewer repetitions), --only=install,runner,honest,validate,dashboard.
+// Options: --quick (fewer repetitions), --only=install,runner,honest,validate,dashboard,api.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
@@ -176,7 +176,7 @@ async function benchHonest() {
   report(`an honest loop of ${stories} stories, per story (this engine)`, now / stories, `the engine of ${BASELINE_COMMIT}`, before / stories, `whole loop ${ms(now)} vs ${ms(before)}; fresh checkout per claim, weak-check probe, final gate; median of ${n} runs`);
 }
 
-// 3. `ralphkit validate` on a 5,000-story plan vs node merely parsing the same file.
+// 3. `ralphkit validate` on 5,000- and 50,000-story plans vs node merely parsing the same file; also both in-process.
 /** A test helper written in TypeScript, bundled on the fly; null when it does not exist (yet). */
 async function importHelper(rel) {
   const file = path.join(ROOT, rel);
@@ -203,15 +203,32 @@ async function largePlan(count) {
 async function benchValidate() {
   const n = QUICK ? 3 : 7;
   const dir = tempdir('validate');
-  const file = path.join(dir, 'prd.json');
-  const plan = await largePlan(5000);
-  const text = typeof plan === 'string' ? plan : `${JSON.stringify(plan, null, 2)}\n`;
-  writeFileSync(file, text);
-  const stories = JSON.parse(text).userStories.length;
-  const validate = () => timed(process.execPath, [BIN, 'validate', file], { cwd: dir });
-  const parse = () => timed(process.execPath, ['-e', 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))', file]);
-  const r = await sideBySide(n, validate, parse);
-  report(`\`ralphkit validate\` on a ${stories.toLocaleString('en')}-story plan`, r.a, '`node` reading + JSON.parse of it', r.b, `${(text.length / 1e6).toFixed(1)} MB; median of ${n}`);
+  for (const count of [5000, 50000]) {
+    const file = path.join(dir, `prd-${count}.json`);
+    const plan = await largePlan(count);
+    const text = typeof plan === 'string' ? plan : `${JSON.stringify(plan, null, 2)}\n`;
+    writeFileSync(file, text);
+    const stories = JSON.parse(text).userStories.length;
+    const size = `${(text.length / 1e6).toFixed(1)} MB`;
+    const validate = () => timed(process.execPath, [BIN, 'validate', file], { cwd: dir });
+    const parse = () => timed(process.execPath, ['-e', 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))', file]);
+    const r = await sideBySide(n, validate, parse);
+    report(`\`ralphkit validate\` on a ${stories.toLocaleString('en')}-story plan`, r.a, '`node` reading + JSON.parse of it', r.b, `${size}; median of ${n}`);
+    // The same work without starting a process: what validate itself costs once the CLI is loaded.
+    const helper = await importHelper('src/prd/run-validate.ts');
+    if (typeof helper?.runValidate !== 'function') continue;
+    const m = QUICK ? 5 : 15;
+    const inValidate = async () => inProcess(() => helper.runValidate({ cwd: dir, file }));
+    const inParse = async () => inProcess(() => JSON.parse(readFileSync(file, 'utf8')));
+    const q = await sideBySide(m, inValidate, inParse);
+    report(`\`runValidate\` in-process, ${stories.toLocaleString('en')} stories`, q.a, '`readFileSync` + JSON.parse in-process', q.b, `${size}; median of ${m}`);
+  }
+}
+
+function inProcess(fn) {
+  const start = performance.now();
+  fn();
+  return performance.now() - start;
 }
 
 // 4. Dashboard: from writing prd.json to the new text being in the page's DOM, in headless Chromium.
@@ -288,6 +305,61 @@ async function titleLatency(page, writePlan, n) {
   return { samples, how: 'story retitled → new title in the DOM' };
 }
 
+// 5. The dashboard's /api/prd on a 5,000-story plan: every story a link in a dependency chain, against the same
+// stories with no dependencies, from the built `ralphkit view` on a temp repo. Timed from the request to the last byte.
+async function benchApi() {
+  const n = QUICK ? 5 : 15;
+  const count = 5000;
+  const plan = await largePlan(count);
+  const chain = typeof plan === 'string' ? JSON.parse(plan) : plan;
+  const flat = { ...chain, userStories: chain.userStories.map((s) => ({ ...s, dependsOn: [] })) };
+  const keyDir = tempdir('api-key');
+  writeFileSync(path.join(keyDir, 'verdict.key'), Buffer.alloc(32, 7), { mode: 0o600 });
+  const servers = [];
+  const start = async (prd, withLedger) => {
+    const repo = gitRepo('api');
+    mkdirSync(path.join(repo, 'ralph'), { recursive: true });
+    writeFileSync(path.join(repo, 'ralph/prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
+    writeFileSync(path.join(repo, 'ralph/progress.txt'), '# Ralph progress\n');
+    if (withLedger) writeLedger(repo, prd);
+    const port = await freePort();
+    const child = spawn(process.execPath, [BIN, 'view', '--port', String(port)], { cwd: repo, env: { ...ENV, RALPH_KEY_DIR: keyDir }, stdio: 'ignore' });
+    servers.push(child);
+    const url = `http://127.0.0.1:${port}/api/prd`;
+    await waitForHttp(url, child);
+    return async () => {
+      const t0 = performance.now();
+      const res = await fetch(url);
+      const body = await res.text();
+      if (!res.ok || !body.includes('"cards"')) throw new Error(`/api/prd answered ${res.status}`);
+      return performance.now() - t0;
+    };
+  };
+  try {
+    const [a, b, c] = [await start(chain, false), await start(flat, false), await start(chain, true)];
+    const [mChain, mFlat, mLedger] = await interleaved(n, a, b, c);
+    const lines = chain.userStories.filter((s) => s.passes).length * 2;
+    report(`\`/api/prd\`, ${count.toLocaleString('en')} stories in a dependency chain`, mChain, 'the same stories, no dependencies', mFlat, `median of ${n}`);
+    report(`\`/api/prd\`, ${count.toLocaleString('en')}-story chain + ${lines.toLocaleString('en')} ledger lines`, mLedger, 'the chain without a ledger', mChain, `a check and a verdict per passing story; median of ${n}`);
+  } finally {
+    for (const child of servers) child.kill();
+  }
+}
+
+/** A check line and a verdict line for every passing story, in one loop's ledger. */
+function writeLedger(repo, prd) {
+  const dir = path.join(repo, 'ralph/.runs/L1');
+  mkdirSync(dir, { recursive: true });
+  const lines = [];
+  prd.userStories.forEach((s, i) => {
+    if (!s.passes) return;
+    const time = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
+    lines.push({ kind: 'check', scope: 'prd', time, loop: 'L1', iteration: i + 1, story: s.id, commit: null, command: 'npm test', exitCode: 0, signal: null, timedOut: false, durationMs: 12, outputSha256: 'h' });
+    lines.push({ kind: 'verdict', time, loop: 'L1', iteration: i + 1, story: s.id, commit: null, command: null, exitCode: null, status: 'verified', durationMs: 12, outputSha256: null });
+  });
+  writeFileSync(path.join(dir, 'ledger.jsonl'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
+}
+
 function machine() {
   const model = cpus()[0]?.model ?? 'unknown CPU';
   const load = loadavg().map((x) => x.toFixed(1)).join(' ');
@@ -306,7 +378,7 @@ function printTable() {
 try {
   if (!existsSync(path.join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run bench` (it builds first)');
   const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-  const parts = { install: benchInstall, runner: benchRunner, honest: benchHonest, validate: benchValidate, dashboard: benchDashboard };
+  const parts = { install: benchInstall, runner: benchRunner, honest: benchHonest, validate: benchValidate, dashboard: benchDashboard, api: benchApi };
   for (const [name, fn] of Object.entries(parts)) if (!only || only.includes(name)) await section(name, fn);
   printTable();
 } finally {
