@@ -56,6 +56,7 @@ export function planBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Reado
   const columns = planColumns(stories);
   const rows = planRows(stories, columns);
   const nextId = planNext(stories);
+  const linesOf = groupLedger(ledger);
   const cards = stories.map((s): StoryCard => {
     const verdict = verdicts[s.id] as StoryLedgerState | undefined;
     const verification = planVerification(readStoryStatus(sealed, s.id), verdict?.status);
@@ -69,10 +70,21 @@ export function planBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Reado
       row: rows.get(s.id) ?? 0,
       next: s.id === nextId,
       missingDeps: deps(s).filter((d) => !ids.has(d)),
-      ledger: ledger.filter((l) => l.story === s.id).slice(-LEDGER_PER_STORY).map(toLedgerEntry),
+      ledger: (linesOf.get(s.id) ?? []).slice(-LEDGER_PER_STORY).map(toLedgerEntry),
     };
   });
   return { cards, summary: summarize(cards) };
+}
+
+/** The ledger's lines per story id, oldest first: one pass, so a card's lines are a lookup. */
+function groupLedger(ledger: readonly LedgerLine[]): Map<string, LedgerLine[]> {
+  const byStory = new Map<string, LedgerLine[]>();
+  for (const line of ledger) {
+    const list = byStory.get(line.story);
+    if (list) list.push(line);
+    else byStory.set(line.story, [line]);
+  }
+  return byStory;
 }
 
 export function planCardState(passes: boolean, verdict: Verification | null): CardState {
@@ -80,42 +92,91 @@ export function planCardState(passes: boolean, verdict: Verification | null): Ca
   return verdict === 'rejected' ? 'rejected' : 'open';
 }
 
-/** Dependency depth per story; a cycle (which validate reports) is cut where it is found. */
+/**
+ * Dependency depth per story; a cycle (which validate reports) is cut where it is found. Depth-first with an
+ * explicit stack, each story settled once, so a chain of any length costs one pass and cannot overflow the stack.
+ */
 export function planColumns(stories: readonly Story[]): Map<string, number> {
-  const byId = new Map(stories.map((s) => [s.id, s]));
-  const depth = new Map<string, number>();
-  const visiting = new Set<string>();
-  const visit = (id: string): number => {
-    const known = depth.get(id);
-    if (known !== undefined) return known;
-    if (visiting.has(id)) return -1;
-    visiting.add(id);
-    let d = 0;
-    for (const dep of deps(byId.get(id)!)) if (byId.has(dep)) d = Math.max(d, visit(dep) + 1);
-    visiting.delete(id);
-    depth.set(id, d);
-    return d;
+  // A repeated id stands for its last story, as in a Map built from the list.
+  const indexOf = new Map<string, number>();
+  stories.forEach((s, i) => indexOf.set(s.id, i));
+  const UNSEEN = -2;
+  const VISITING = -1;
+  const depth = new Int32Array(stories.length).fill(UNSEEN);
+  const out = new Map<string, number>();
+  // The stack holds, per story being visited, its index, its dependencies' indexes, the next one to look at, and the depth so far.
+  const stack: { at: number; deps: number[]; next: number; depth: number }[] = [];
+  const enter = (at: number) => {
+    depth[at] = VISITING;
+    const known: number[] = [];
+    for (const d of deps(stories[at])) {
+      const k = indexOf.get(d);
+      if (k !== undefined) known.push(k);
+    }
+    stack.push({ at, deps: known, next: 0, depth: 0 });
   };
-  for (const s of stories) visit(s.id);
-  return depth;
+  for (const s of stories) {
+    const root = indexOf.get(s.id)!;
+    if (depth[root] !== UNSEEN) continue;
+    enter(root);
+    while (stack.length > 0) {
+      const top = stack[stack.length - 1];
+      if (top.next < top.deps.length) {
+        const dep = top.deps[top.next++];
+        const d = depth[dep];
+        if (d === UNSEEN) enter(dep);
+        else if (d !== VISITING) top.depth = Math.max(top.depth, d + 1); // a visiting one closes a cycle: it counts as none
+        continue;
+      }
+      stack.pop();
+      depth[top.at] = top.depth;
+      out.set(stories[top.at].id, top.depth);
+      const parent = stack[stack.length - 1];
+      if (parent) parent.depth = Math.max(parent.depth, top.depth + 1);
+    }
+  }
+  return out;
 }
 
 /**
  * Rows inside each column: stories sit near the average row of what they depend on, which keeps
- * edges short and mostly uncrossed; ties go to priority, then plan order.
+ * edges short and mostly uncrossed; ties go to priority, then plan order. Each story is put in its
+ * column's list once, and its weight is worked out once, before its column is sorted.
  */
 export function planRows(stories: readonly Story[], columns: Map<string, number>): Map<string, number> {
   const rows = new Map<string, number>();
   const order = new Map(stories.map((s, i) => [s.id, i]));
-  const maxColumn = Math.max(0, ...columns.values());
-  for (let c = 0; c <= maxColumn; c++) {
-    const inColumn = stories.filter((s) => columns.get(s.id) === c);
-    const weight = (s: Story): number => {
-      const placed = deps(s).map((d) => rows.get(d)).filter((r): r is number => r !== undefined);
-      return placed.length ? placed.reduce((a, b) => a + b, 0) / placed.length : 0;
-    };
-    inColumn.sort((a, b) => weight(a) - weight(b) || prio(a) - prio(b) || order.get(a.id)! - order.get(b.id)!);
-    inColumn.forEach((s, i) => rows.set(s.id, i));
+  let maxColumn = 0;
+  for (const c of columns.values()) maxColumn = Math.max(maxColumn, c);
+  const byColumn = new Map<number, Story[]>();
+  for (const s of stories) {
+    const c = columns.get(s.id);
+    if (c === undefined || !Number.isInteger(c) || !(c >= 0 && c <= maxColumn)) continue;
+    const list = byColumn.get(c);
+    if (list) list.push(s);
+    else byColumn.set(c, [s]);
+  }
+  // Rows are written only once a column is sorted, so a weight cannot change while its own column sorts.
+  const weight = (s: Story): number => {
+    let sum = 0;
+    let placed = 0;
+    for (const d of deps(s)) {
+      const r = rows.get(d);
+      if (r === undefined) continue;
+      sum += r;
+      placed++;
+    }
+    return placed ? sum / placed : 0;
+  };
+  for (const c of [...byColumn.keys()].sort((a, b) => a - b)) {
+    const column = byColumn.get(c)!;
+    if (column.length === 1) {
+      rows.set(column[0].id, 0); // a chain: one story per column, nothing to sort
+      continue;
+    }
+    const inColumn = column.map((s) => ({ s, weight: weight(s), prio: prio(s), order: order.get(s.id)! }));
+    inColumn.sort((a, b) => a.weight - b.weight || a.prio - b.prio || a.order - b.order);
+    inColumn.forEach(({ s }, i) => rows.set(s.id, i));
   }
   return rows;
 }
