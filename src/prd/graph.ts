@@ -61,7 +61,8 @@ function popComponent(stack: number[], onStack: boolean[], v: number): number[] 
 
 /** Breadth-first from the lowest node back to itself, staying inside the component. */
 function shortestCycle(edges: number[][], scc: number[]): number[] {
-  const start = Math.min(...scc);
+  let start = scc[0];
+  for (const v of scc) if (v < start) start = v; // a loop, not Math.min(...scc): a component may hold 100,000 stories
   const inside = new Set(scc);
   const parent = new Map<number, number>();
   const queue = [start];

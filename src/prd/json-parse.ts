@@ -36,7 +36,7 @@ export interface JsonSyntaxError {
 export type JsonParseResult = { ok: true; root: JsonNode } | { ok: false; error: JsonSyntaxError };
 
 // Deep enough for any plan, shallow enough that recursion never exhausts the stack.
-const MAX_DEPTH = 500;
+export const MAX_DEPTH = 500;
 const NUMBER = /-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/y;
 const WORD = /[A-Za-z_$][\w$]*/y;
 const ESCAPES: Record<string, string> = { '"': '"', '\\': '\\', '/': '/', b: '\b', f: '\f', n: '\n', r: '\r', t: '\t' };

@@ -4,6 +4,7 @@ import { branchNameProblem } from './branch-name.js';
 import { findCycles } from './graph.js';
 import { parseJsonWithPositions, type JsonArray, type JsonNode, type JsonScalar } from './json-parse.js';
 import { makeLocator } from './locate.js';
+import { quickCheckPlan } from './quick-check.js';
 import { PLAN_FIELDS, STORY_FIELDS, checkFields, describeNode, lastEntry, type Report } from './schema.js';
 import type { Prd, PrdProblem, PrdValidation } from './types.js';
 
@@ -20,6 +21,14 @@ interface StoryFacts {
  * JSON.parse reads to the same value, so callers may parse it again. `file` is copied into each problem.
  */
 export function validatePrdText(text: string, file: string): PrdValidation {
+  // Most plans have nothing wrong, and JSON.parse with a walk over its result tells so quickly (quick-check.ts).
+  // The position-tracking parser runs only when there may be a problem to find and place.
+  const clean = quickCheckPlan(text);
+  return clean ? { prd: clean, problems: [] } : validateWithPositions(text, file);
+}
+
+/** validatePrdText the long way, whatever the text: every check on the position parser's tree. */
+export function validateWithPositions(text: string, file: string): PrdValidation {
   const locate = makeLocator(text);
   const problems: PrdProblem[] = [];
   const report: Report = (offset, code, message, path) => {
