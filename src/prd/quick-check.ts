@@ -1,10 +1,10 @@
-// The fast answer for the usual case, a plan with nothing wrong: JSON.parse, one walk over what it returns
-// (duplicate keys, depth), and the schema's checks on plain values. It says only "clean" or "not sure"; when it is not sure, validate.ts runs
+// The fast answer for the usual case, a plan with nothing wrong: JSON.parse, then one walk over what it returns
+// that runs the schema's checks on plain values and tallies what it takes to rule out duplicate keys and depth. It says only "clean" or "not sure"; when it is not sure, validate.ts runs
 // the position-tracking parser and the full checks, which find and place every problem exactly as before.
 // Built-ins only: the loop engine bundles this file.
 import { branchNameProblem } from './branch-name.js';
 import { MAX_DEPTH } from './json-parse.js';
-import { PLAN_FIELDS, STORY_FIELDS, fieldsAreClean } from './schema.js';
+import { PLAN_FIELDS, STORY_FIELDS, fieldTable, valueIsClean, type FieldTable } from './schema.js';
 import type { Prd } from './types.js';
 
 /** The plan when the full check would find no problem in `text`; undefined when it might find one. */
@@ -16,48 +16,103 @@ export function quickCheckPlan(text: string): Prd | undefined {
   } catch {
     return undefined;
   }
-  // Nested as deep as the position parser refuses: let it say so.
-  const shape = measureValue(value);
-  if (!shape) return undefined;
-  // One `:` outside strings per member as written; JSON.parse keeps one member per key, so a duplicate key
-  // leaves fewer members than separators. Without \u escapes, every `:` inside a string is one in the value.
-  const separators = text.includes('\\u') ? countColons(text) : countChar(text, ':') - shape.colonsInStrings;
-  if (separators !== shape.members) return undefined;
-  return planIsClean(value) ? (value as Prd) : undefined;
+  const tally: Tally = { members: 0, colons: 0 };
+  if (!planIsClean(value, tally)) return undefined;
+  // A duplicate key: JSON.parse keeps one member per key, so the text has more `:` separators than the value has
+  // members. Separators are the text's colons less those inside strings, which (without \u escapes, which may
+  // spell one) are the colons in the value's strings. Anything the tally missed only makes the two differ.
+  const separators = text.includes('\\u') ? countColons(text) : countChar(text, ':') - tally.colons;
+  return separators === tally.members ? (value as Prd) : undefined;
 }
 
-/** The checks walk objects with for...in, which would also list a key someone added to Object.prototype. */
+/** Counted while the plan is checked: the members of all its objects and the `:` in all its strings (keys too). */
+interface Tally {
+  members: number;
+  colons: number;
+}
+
+/** The walk reads keys with for...in, which would also list a key someone added to Object.prototype. */
 function inheritsEnumerable(): boolean {
   for (const _ in {}) return true;
   return false;
 }
 
+const PLAN_TABLE = fieldTable(PLAN_FIELDS);
+const STORY_TABLE = fieldTable(STORY_FIELDS);
+
+/** checkPlan (validate.ts) on the parsed value, reduced to "would it report anything". */
+function planIsClean(root: unknown, tally: Tally): boolean {
+  // The plan's fields sit at depth 1, a story's at depth 3 (plan, userStories, story).
+  if (!isObject(root) || !objectIsClean(root, PLAN_TABLE, 1, tally)) return false;
+  for (const key of ['branchName', 'baseBranch']) if (Object.hasOwn(root, key) && branchNameProblem(String(root[key]))) return false;
+  const stories = root.userStories as unknown[];
+  if (stories.length === 0) return false;
+  const indexOf = new Map<string, number>();
+  const deps: string[][] = [];
+  // Plans usually list a story after what it depends on: a dependency already seen is settled on the spot.
+  let unseen = false;
+  for (let i = 0; i < stories.length; i++) {
+    const story = stories[i];
+    if (!isObject(story) || !objectIsClean(story, STORY_TABLE, 3, tally)) return false;
+    const id = story.id as string;
+    if (indexOf.has(id)) return false;
+    indexOf.set(id, i);
+    const list = Object.hasOwn(story, 'dependsOn') ? (story.dependsOn as string[]) : [];
+    deps.push(list);
+    for (let k = 0; k < list.length && !unseen; k++) {
+      const at = indexOf.get(list[k]);
+      if (at === undefined || at >= i) unseen = true; // later, itself, or no story at all: sorted out below
+    }
+  }
+  return !unseen || dependenciesAreClean(deps, indexOf);
+}
+
 /**
- * One walk over a parsed value: the members of all its objects, the `:` in all its strings (keys too), or
- * undefined when a container sits where the position parser would find its children too deep.
+ * checkFields (schema.ts) reduced to "would it report anything", tallying as it goes. A field the table does not
+ * know is not judged, only tallied and measured for depth. userStories' items are left to planIsClean.
  */
-export function measureValue(root: unknown): { members: number; colonsInStrings: number } | undefined {
-  let members = 0;
-  let colonsInStrings = 0;
-  const walk = (value: unknown, depth: number): boolean => {
-    if (typeof value === 'string') {
-      colonsInStrings += countChar(value, ':');
-      return true;
+function objectIsClean(obj: Record<string, unknown>, table: FieldTable, depth: number, tally: Tally): boolean {
+  let required = 0;
+  let colons = 0;
+  for (const key in obj) {
+    tally.members++;
+    const value = obj[key];
+    const spec = table.byKey.get(key);
+    if (spec === undefined) {
+      colons += countChar(key, ':');
+      if (!tallyValue(value, depth, tally)) return false;
+      continue;
     }
-    if (typeof value !== 'object' || value === null) return true;
-    if (depth >= MAX_DEPTH) return false;
-    if (Array.isArray(value)) {
-      for (const item of value) if (!walk(item, depth + 1)) return false;
-      return true;
+    if (!valueIsClean(value, spec)) return false;
+    if (spec.required) required++;
+    if (typeof value === 'string') colons += countChar(value, ':');
+    else if (spec.type === 'string[]') {
+      const items = value as string[];
+      for (let i = 0; i < items.length; i++) colons += countChar(items[i], ':');
     }
-    for (const key in value) {
-      members++;
-      colonsInStrings += countChar(key, ':');
-      if (!walk((value as Record<string, unknown>)[key], depth + 1)) return false;
-    }
+  }
+  tally.colons += colons;
+  return required === table.required;
+}
+
+/** Tallies any value; false when a container sits where the position parser would find its children too deep. */
+function tallyValue(value: unknown, depth: number, tally: Tally): boolean {
+  if (typeof value === 'string') {
+    tally.colons += countChar(value, ':');
     return true;
-  };
-  return walk(root, 0) ? { members, colonsInStrings } : undefined;
+  }
+  if (typeof value !== 'object' || value === null) return true;
+  if (depth >= MAX_DEPTH) return false;
+  if (Array.isArray(value)) {
+    for (const item of value) if (!tallyValue(item, depth + 1, tally)) return false;
+    return true;
+  }
+  for (const key in value) {
+    tally.members++;
+    tally.colons += countChar(key, ':');
+    if (!tallyValue((value as Record<string, unknown>)[key], depth + 1, tally)) return false;
+  }
+  return true;
 }
 
 export function countChar(text: string, char: string): number {
@@ -67,8 +122,8 @@ export function countChar(text: string, char: string): number {
 }
 
 /**
- * The number of `:` outside strings, read from the text alone (for text with \u escapes, which may spell a
- * `:`). Only called on text JSON.parse accepted, so every string is closed. indexOf does the walking.
+ * The number of `:` outside strings, read from the text alone (for text with \u escapes). Only called on text
+ * JSON.parse accepted, so every string is closed. indexOf does the walking.
  */
 export function countColons(text: string): number {
   let colons = 0;
@@ -80,55 +135,24 @@ export function countColons(text: string): number {
       colon = text.indexOf(':', colon + 1);
       continue;
     }
-    const after = closingQuote(text, quote) + 1;
-    quote = text.indexOf('"', after);
-    if (colon < after) colon = text.indexOf(':', after);
+    // Past the string opening at `quote`: to the next '"' not escaped by an odd run of backslashes.
+    let end = quote;
+    for (;;) {
+      end = text.indexOf('"', end + 1);
+      let slashes = 0;
+      while (text.charCodeAt(end - 1 - slashes) === 0x5c) slashes++;
+      if (slashes % 2 === 0) break;
+    }
+    quote = text.indexOf('"', end + 1);
+    if (colon < end) colon = text.indexOf(':', end + 1);
   }
   return colons;
 }
 
-/** The quote that ends the string opening at `open`: the next one not escaped by an odd run of backslashes. */
-function closingQuote(text: string, open: number): number {
-  let at = open;
-  for (;;) {
-    at = text.indexOf('"', at + 1);
-    let slashes = 0;
-    while (text.charCodeAt(at - 1 - slashes) === 0x5c) slashes++;
-    if (slashes % 2 === 0) return at;
-  }
-}
-
-/** checkPlan (validate.ts) on the parsed value, reduced to "would it report anything". */
-function planIsClean(root: unknown): boolean {
-  if (!isObject(root) || !fieldsAreClean(root, PLAN_FIELDS)) return false;
-  for (const key of ['branchName', 'baseBranch']) if (Object.hasOwn(root, key) && branchNameProblem(String(root[key]))) return false;
-  const stories = root.userStories as unknown[];
-  if (stories.length === 0) return false;
-  const indexOf = new Map<string, number>();
-  const deps: string[][] = [];
-  for (let i = 0; i < stories.length; i++) {
-    const story = stories[i];
-    if (!isObject(story) || !fieldsAreClean(story, STORY_FIELDS)) return false;
-    const id = story.id as string;
-    if (indexOf.has(id)) return false;
-    indexOf.set(id, i);
-    deps.push(Object.hasOwn(story, 'dependsOn') ? (story.dependsOn as string[]) : []);
-  }
-  return dependenciesAreClean(deps, indexOf);
-}
-
 /** Every dependency names a story and none leads back to itself. */
 function dependenciesAreClean(deps: readonly string[][], indexOf: ReadonlyMap<string, number>): boolean {
-  // Plans usually list a story after what it depends on; then there can be no cycle.
-  let forward = false;
-  for (let i = 0; i < deps.length; i++) {
-    for (const dep of deps[i]) {
-      const target = indexOf.get(dep);
-      if (target === undefined) return false;
-      if (target >= i) forward = true;
-    }
-  }
-  return !forward || isAcyclic(deps, indexOf);
+  for (const list of deps) for (const dep of list) if (!indexOf.has(dep)) return false;
+  return isAcyclic(deps, indexOf);
 }
 
 /** Kahn's algorithm: settle the stories whose dependencies are settled; any left over wait on a cycle. */

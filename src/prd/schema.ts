@@ -87,26 +87,15 @@ export function checkFields(obj: JsonObject, specs: FieldSpec[], place: Place, r
   return found;
 }
 
-/**
- * checkFields on a value JSON.parse made, reduced to "would it report anything": the same table and the same
- * rules as typeProblem below, for validate's fast path (quick-check.ts). Keep the two in step. Walks the object's
- * keys with for...in (quick-check.ts makes sure Object.prototype adds none), the quick way to read them.
- */
-export function fieldsAreClean(obj: Record<string, unknown>, specs: FieldSpec[]): boolean {
-  const table = tableOf(specs);
-  let required = 0;
-  for (const key in obj) {
-    const spec = table.byKey.get(key);
-    if (spec === undefined) continue;
-    if (!valueIsClean(obj[key], spec)) return false;
-    if (spec.required) required++;
-  }
-  return required === table.required;
+/** A field table looked up by key, with its count of required fields: for validate's fast path (quick-check.ts). */
+export interface FieldTable {
+  byKey: Map<string, FieldSpec>;
+  required: number;
 }
 
-const tables = new WeakMap<FieldSpec[], { byKey: Map<string, FieldSpec>; required: number }>();
+const tables = new WeakMap<FieldSpec[], FieldTable>();
 
-function tableOf(specs: FieldSpec[]): { byKey: Map<string, FieldSpec>; required: number } {
+export function fieldTable(specs: FieldSpec[]): FieldTable {
   let table = tables.get(specs);
   if (!table) {
     table = { byKey: new Map(specs.map((s) => [s.key, s])), required: specs.filter((s) => s.required).length };
@@ -115,7 +104,11 @@ function tableOf(specs: FieldSpec[]): { byKey: Map<string, FieldSpec>; required:
   return table;
 }
 
-function valueIsClean(value: unknown, spec: FieldSpec): boolean {
+/**
+ * typeProblem below, for a value JSON.parse made and reduced to "is there none": the same rules, for validate's
+ * fast path (quick-check.ts). Keep the two in step.
+ */
+export function valueIsClean(value: unknown, spec: FieldSpec): boolean {
   switch (spec.type) {
     case 'string':
       return typeof value === 'string' && !(spec.nonEmpty && isBlank(value));

@@ -2,7 +2,7 @@
 // there may be a problem. Whichever way it goes, the answer must be the one the position parser alone gives:
 // these tests compare the two on many small plans, each broken (or not) in one of the ways a plan can be.
 import { describe, expect, it } from 'vitest';
-import { countColons, measureValue, quickCheckPlan } from '../../src/prd/quick-check.js';
+import { countChar, countColons, quickCheckPlan } from '../../src/prd/quick-check.js';
 import { validatePrdText, validateWithPositions } from '../../src/prd/validate.js';
 import { makeLargePlanText } from '../support/large-plan.js';
 
@@ -127,9 +127,21 @@ describe('the pieces of the quick check', () => {
     expect(countColons('[":", "\\\\", ":"]')).toBe(0);
   });
 
-  it('counts the members and the colons in strings of a parsed value', () => {
-    expect(measureValue(JSON.parse('{"a:b": "c:d", "e": [{"f": ":"}, 1, null]}'))).toEqual({ members: 3, colonsInStrings: 3 });
-    expect(measureValue(JSON.parse(nested(600, '')))).toBeUndefined();
+  it('counts a character, anywhere', () => {
+    expect(countChar('a:b::', ':')).toBe(3);
+    expect(countChar('', ':')).toBe(0);
+  });
+
+  it('answers for itself only what it has tallied and measured', () => {
+    const story = '{"id": "A", "title": "t", "acceptanceCriteria": ["c"], "priority": 1, "passes": false}';
+    const plan = (extra: string) => `{"branchName": "a", ${extra}, "userStories": [${story.replace('"id"', `${extra}, "id"`)}]}`;
+    expect(quickCheckPlan(plan('"x:y": {"a:b": ["c:d", {"e": ":"}]}'))).toBeDefined();
+    expect(quickCheckPlan(plan('"x:y": {"a:b": ["c:d", {"e": ":", "e": ":"}]}'))).toBeUndefined(); // a duplicate deep in an extra field
+    expect(quickCheckPlan(plan('"k": "\\u003a", "k2": "\\u003a"'))).toBeDefined(); // escapes: counted from the text
+    // Under a story, an extra field starts at depth 3: 497 arrays put the 1 at depth 500, 498 at 501, one too deep.
+    expect(quickCheckPlan(plan(`"deep": ${nested(497, '1')}`))).toBeDefined();
+    expect(quickCheckPlan(plan(`"deep": ${nested(498, '1')}`))).toBeUndefined();
+    expect(validateWithPositions(plan(`"deep": ${nested(498, '1')}`), 'prd.json').problems[0].message).toBe('nested more than 500 levels deep');
   });
 
   it('answers a 5,000-story plan without the position parser, and it is the plan written', () => {
