@@ -2,10 +2,11 @@
 // Each pair is run interleaved (a, b, a, b, ...) so machine noise hits both sides alike; medians are reported.
 // Runs after `npm run build`; a part whose command is not built yet is reported as skipped, never faked.
 // Options: --quick (fewer repetitions), --only=install,runner,honest,validate,dashboard,api.
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import net from 'node:net';
@@ -214,21 +215,37 @@ async function benchValidate() {
     const parse = () => timed(process.execPath, ['-e', 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))', file]);
     const r = await sideBySide(n, validate, parse);
     report(`\`ralphkit validate\` on a ${stories.toLocaleString('en')}-story plan`, r.a, '`node` reading + JSON.parse of it', r.b, `${size}; median of ${n}`);
-    // The same work without starting a process: what validate itself costs once the CLI is loaded.
-    const helper = await importHelper('src/prd/run-validate.ts');
-    if (typeof helper?.runValidate !== 'function') continue;
-    const m = QUICK ? 5 : 15;
-    const inValidate = async () => inProcess(() => helper.runValidate({ cwd: dir, file }));
-    const inParse = async () => inProcess(() => JSON.parse(readFileSync(file, 'utf8')));
+    // The work alone, once the process is up: each side runs once in a fresh process (cold, as in the CLI) and
+    // reports the time around that one call; process start and module loading are left out.
+    const bundled = await bundleHelper('src/prd/run-validate.ts', dir);
+    if (!bundled) continue;
+    const m = QUICK ? 5 : 11;
+    const inValidate = () => timedInside(`const { runValidate } = await import(${JSON.stringify(pathToFileURL(bundled).href)}); const t = performance.now(); runValidate({ file: process.argv[1] }); console.log(performance.now() - t);`, file);
+    const inParse = () => timedInside('const { readFileSync } = await import("node:fs"); const t = performance.now(); JSON.parse(readFileSync(process.argv[1], "utf8")); console.log(performance.now() - t);', file);
     const q = await sideBySide(m, inValidate, inParse);
-    report(`\`runValidate\` in-process, ${stories.toLocaleString('en')} stories`, q.a, '`readFileSync` + JSON.parse in-process', q.b, `${size}; median of ${m}`);
+    report(`\`runValidate\` alone, ${stories.toLocaleString('en')} stories (fresh process, start-up excluded)`, q.a, '`readFileSync` + JSON.parse alone', q.b, `${size}; median of ${m}`);
   }
 }
 
-function inProcess(fn) {
-  const start = performance.now();
-  fn();
-  return performance.now() - start;
+/** A helper bundled into a file in `dir` (for a child process to import); null when it does not exist. */
+async function bundleHelper(rel, dir) {
+  const file = path.join(ROOT, rel);
+  if (!existsSync(file)) return null;
+  const { build } = await import('esbuild');
+  const outfile = path.join(dir, `${path.basename(rel, '.ts')}.mjs`);
+  await build({ entryPoints: [file], bundle: true, format: 'esm', platform: 'node', packages: 'external', outfile, logLevel: 'silent' });
+  return outfile;
+}
+
+/** Runs an ES module snippet in a fresh node; resolves with the milliseconds it prints. */
+function timedInside(code, arg) {
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, ['--input-type=module', '-e', code, arg], { env: ENV, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
+      const value = Number(String(stdout).trim());
+      if (err || !Number.isFinite(value)) reject(new Error(`timing child failed: ${String(stderr || err?.message).trim().split('\n').pop()}`));
+      else resolve(value);
+    });
+  });
 }
 
 // 4. Dashboard: from writing prd.json to the new text being in the page's DOM, in headless Chromium.
