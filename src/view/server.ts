@@ -100,8 +100,10 @@ function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): void {
 }
 
 function send(res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}, headOnly = false): void {
-  res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': type, 'Content-Length': String(Buffer.byteLength(body)), ...extra });
-  res.end(headOnly ? undefined : body);
+  // Encoded once: the plan of a big project is megabytes, and its length and its bytes come from the same buffer.
+  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': type, 'Content-Length': String(bytes.length), ...extra });
+  res.end(headOnly ? undefined : bytes);
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
