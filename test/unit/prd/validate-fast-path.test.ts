@@ -1,15 +1,15 @@
 // A clean plan is answered from JSON.parse; the position-tracking parser (many times slower) runs only when there
 // is a problem to place. Counted, not timed.
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { makeLargePlan, makeLargePlanText, storyId } from '../support/large-plan.js';
+import { makeLargePlan, makeLargePlanText, storyId } from '../../support/large-plan.js';
 
-vi.mock('../../src/prd/json-parse.js', async (importOriginal) => {
-  const real = await importOriginal<typeof import('../../src/prd/json-parse.js')>();
+vi.mock('../../../src/prd/json-parse.js', async (importOriginal) => {
+  const real = await importOriginal<typeof import('../../../src/prd/json-parse.js')>();
   return { ...real, parseJsonWithPositions: vi.fn(real.parseJsonWithPositions) };
 });
 
-const { parseJsonWithPositions } = await import('../../src/prd/json-parse.js');
-const { validatePrdText } = await import('../../src/prd/validate.js');
+const { parseJsonWithPositions } = await import('../../../src/prd/json-parse.js');
+const { validatePrdText } = await import('../../../src/prd/validate.js');
 const parses = vi.mocked(parseJsonWithPositions);
 
 afterEach(() => parses.mockClear());

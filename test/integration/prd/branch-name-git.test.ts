@@ -1,8 +1,8 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { branchNameProblem } from '../../src/prd/branch-name.js';
-import { BRANCH_NAMES } from '../support/branch-names.js';
-import { gitEnv, testdir } from '../support/repo.js';
+import { branchNameProblem } from '../../../src/prd/branch-name.js';
+import { BRANCH_NAMES } from '../../support/branch-names.js';
+import { gitEnv, testdir } from '../../support/repo.js';
 
 /** Asks the installed git, outside any repository, whether it takes `name` as a branch name. */
 function gitAccepts(name: string, cwd: string): boolean {

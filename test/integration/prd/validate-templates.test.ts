@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { validatePrdText } from '../../src/prd/validate.js';
-import { planSkillFile } from '../../src/skills/fill.js';
-import { FIXTURES, ROOT } from '../support/repo.js';
+import { validatePrdText } from '../../../src/prd/validate.js';
+import { planSkillFile } from '../../../src/skills/fill.js';
+import { FIXTURES, ROOT } from '../../support/repo.js';
 
 const read = (rel: string) => readFileSync(path.join(ROOT, rel), 'utf8');
 

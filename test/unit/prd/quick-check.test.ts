@@ -2,9 +2,9 @@
 // there may be a problem. Whichever way it goes, the answer must be the one the position parser alone gives:
 // these tests compare the two on many small plans, each broken (or not) in one of the ways a plan can be.
 import { describe, expect, it } from 'vitest';
-import { countChar, countColons, quickCheckPlan } from '../../src/prd/quick-check.js';
-import { validatePrdText, validateWithPositions } from '../../src/prd/validate.js';
-import { makeLargePlanText } from '../support/large-plan.js';
+import { countChar, countColons, quickCheckPlan } from '../../../src/prd/quick-check.js';
+import { validatePrdText, validateWithPositions } from '../../../src/prd/validate.js';
+import { makeLargePlanText } from '../../support/large-plan.js';
 
 function random(seed: number): () => number {
   let a = seed >>> 0;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseJsonWithPositions, type JsonNode } from '../../src/prd/json-parse.js';
-import { makeLocator } from '../../src/prd/locate.js';
+import { parseJsonWithPositions, type JsonNode } from '../../../src/prd/json-parse.js';
+import { makeLocator } from '../../../src/prd/locate.js';
 
 /** The plain value of a node, to compare the parser with JSON.parse. */
 function plain(node: JsonNode): unknown {

@@ -3,14 +3,14 @@ import { spawnSync } from 'node:child_process';
 import net from 'node:net';
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { git, gitdir, testdir, writeFiles } from '../support/repo.js';
-import { keyEnv, sealNote, useKeyEnv } from '../support/verdict-note.js';
-import { plan, writeLedger, writeLoop, writePlan, writeProgress } from '../support/view-fixtures.js';
-import { getJson, openEvents, request } from '../support/view-http.js';
-import { startViewServer, type ViewServerOptions } from '../../src/view/server.js';
-import { RalphkitError } from '../../src/errors.js';
-import { appendLedger, readLedger, summariseLedger, type LedgerLine, type VerdictStatus } from '../../src/engine/store/ledger.js';
-import { readLoopSummaries } from '../../src/engine/store/summaries.js';
+import { git, gitdir, testdir, writeFiles } from '../../support/repo.js';
+import { keyEnv, sealNote, useKeyEnv } from '../../support/verdict-note.js';
+import { plan, writeLedger, writeLoop, writePlan, writeProgress } from '../../support/view-fixtures.js';
+import { getJson, openEvents, request } from '../../support/view-http.js';
+import { startViewServer, type ViewServerOptions } from '../../../src/view/server.js';
+import { RalphkitError } from '../../../src/errors.js';
+import { appendLedger, readLedger, summariseLedger, type LedgerLine, type VerdictStatus } from '../../../src/engine/store/ledger.js';
+import { readLoopSummaries } from '../../../src/engine/store/summaries.js';
 
 async function serve(repo: string, options: Partial<ViewServerOptions> = {}) {
   const server = await startViewServer({ cwd: repo, port: 0, ...options });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { parseLedger } from '../../src/engine/store/ledger.js';
-import { toLedgerEntry } from '../../src/view/ledger.js';
+import { parseLedger } from '../../../src/engine/store/ledger.js';
+import { toLedgerEntry } from '../../../src/view/ledger.js';
 
 // Lines as src/engine/verify/verify.ts writes them (see docs/verification.md).
 const check = (o: Record<string, unknown> = {}) => JSON.stringify({ time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-001', commit: 'abc', kind: 'check', scope: 'prd', command: 'npm test', exitCode: 0, signal: null, timedOut: false, durationMs: 5, outputSha256: 'f00', ...o });

@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { runValidate } from '../../src/prd/run-validate.js';
-import { FIXTURES, testdir, writeFiles } from '../support/repo.js';
+import { runValidate } from '../../../src/prd/run-validate.js';
+import { FIXTURES, testdir, writeFiles } from '../../support/repo.js';
 
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, 'prd', name), 'utf8');
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { formatPrdProblem, validatePrdText } from '../../src/prd/validate.js';
-import type { PrdProblemCode } from '../../src/prd/types.js';
+import { formatPrdProblem, validatePrdText } from '../../../src/prd/validate.js';
+import type { PrdProblemCode } from '../../../src/prd/types.js';
 
 // Plans are written as text so each case can put a marker (⟨) exactly where the problem must be reported.
 const MARK = '⟨';

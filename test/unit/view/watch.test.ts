@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isRelevant } from '../../src/view/watch.js';
+import { isRelevant } from '../../../src/view/watch.js';
 
 describe('isRelevant: which fs.watch events re-read the files', () => {
   it.each([

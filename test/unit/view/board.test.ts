@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { LEDGER_PER_STORY, planBoard, planCardState, planColumns, planNext, planRows } from '../../src/view/board.js';
-import type { LedgerLine, VerdictStatus } from '../../src/engine/store/ledger.js';
-import type { Prd, Story } from '../../src/prd/types.js';
+import { LEDGER_PER_STORY, planBoard, planCardState, planColumns, planNext, planRows } from '../../../src/view/board.js';
+import type { LedgerLine, VerdictStatus } from '../../../src/engine/store/ledger.js';
+import type { Prd, Story } from '../../../src/prd/types.js';
 
 const s = (id: string, dependsOn: string[] = [], o: Partial<Story> = {}): Story => ({ id, title: id, acceptanceCriteria: [], priority: 1, passes: false, dependsOn, ...o });
 const cols = (stories: Story[]) => Object.fromEntries(planColumns(stories));

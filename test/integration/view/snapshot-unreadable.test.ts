@@ -3,9 +3,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { gitdir } from '../support/repo.js';
-import { readLoopsSnapshot, resolveViewPaths } from '../../src/view/snapshot.js';
-import { readLoopSummaries, readLoopSummariesOrRefuse } from '../../src/engine/store/summaries.js';
+import { gitdir } from '../../support/repo.js';
+import { readLoopsSnapshot, resolveViewPaths } from '../../../src/view/snapshot.js';
+import { readLoopSummaries, readLoopSummariesOrRefuse } from '../../../src/engine/store/summaries.js';
 
 describe('a corrupt state.json in the dashboard\'s list of loops', () => {
   it.each([

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { findCycles } from '../../src/prd/graph.js';
+import { findCycles } from '../../../src/prd/graph.js';
 
 describe('findCycles', () => {
   // edges[i] = the nodes node i depends on

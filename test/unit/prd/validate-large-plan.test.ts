@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { validatePrdText } from '../../src/prd/validate.js';
-import { makeLargePlan, makeLargePlanText, storyId } from '../support/large-plan.js';
+import { validatePrdText } from '../../../src/prd/validate.js';
+import { makeLargePlan, makeLargePlanText, storyId } from '../../support/large-plan.js';
 
 // The benchmark (scripts/bench.mjs) times this plan; here we only check it is judged correctly.
 describe('a 5,000-story plan', () => {

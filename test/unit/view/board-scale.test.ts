@@ -2,11 +2,11 @@
 // per story), so /api/prd stays linear in the plan. These tests hold it to the plain, quadratic way of computing the
 // same thing (kept below as the reference) on random plans, and count the work instead of timing it.
 import { describe, expect, it } from 'vitest';
-import { summariseLedger, type LedgerLine, type StoryLedgerState, type VerdictStatus } from '../../src/engine/store/ledger.js';
-import { planVerification, readStoryStatus } from '../../src/engine/store/verdict-record.js';
-import type { Prd, Story } from '../../src/prd/types.js';
-import { LEDGER_PER_STORY, planBoard, planColumns, planNext, planRows, type BoardPlan, type CardState, type StoryCard } from '../../src/view/board.js';
-import { toLedgerEntry } from '../../src/view/ledger.js';
+import { summariseLedger, type LedgerLine, type StoryLedgerState, type VerdictStatus } from '../../../src/engine/store/ledger.js';
+import { planVerification, readStoryStatus } from '../../../src/engine/store/verdict-record.js';
+import type { Prd, Story } from '../../../src/prd/types.js';
+import { LEDGER_PER_STORY, planBoard, planColumns, planNext, planRows, type BoardPlan, type CardState, type StoryCard } from '../../../src/view/board.js';
+import { toLedgerEntry } from '../../../src/view/ledger.js';
 
 // ---- The reference: every lookup a scan of the whole list. ----
 

@@ -1,14 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { runSkillAdd, type SkillAddOptions } from '../../src/skills/add.js';
-import { runInstall } from '../../src/install/run.js';
-import { planSkillFile } from '../../src/skills/fill.js';
-import { hashContent } from '../../src/install/hash.js';
-import { readVersion } from '../../src/version.js';
-import { testdir, writeFiles, ROOT } from '../support/repo.js';
-import { fakePackage, fakeRepo, read, snapshotTree } from '../support/fake-package.js';
-import { fileCommandOptions } from '../../src/commands/install.js';
+import { runSkillAdd, type SkillAddOptions } from '../../../src/skills/add.js';
+import { runInstall } from '../../../src/install/run.js';
+import { planSkillFile } from '../../../src/skills/fill.js';
+import { hashContent } from '../../../src/install/hash.js';
+import { readVersion } from '../../../src/version.js';
+import { testdir, writeFiles, ROOT } from '../../support/repo.js';
+import { fakePackage, fakeRepo, read, snapshotTree } from '../../support/fake-package.js';
+import { fileCommandOptions } from '../../../src/commands/install.js';
 
 const NOW = new Date('2026-01-02T03:04:05.678Z');
 

@@ -3,10 +3,10 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { runCli, testdir } from '../support/repo.js';
-import { plan, writePlan } from '../support/view-fixtures.js';
-import { getJson } from '../support/view-http.js';
-import { startView } from '../support/view-cli.js';
+import { runCli, testdir } from '../../support/repo.js';
+import { plan, writePlan } from '../../support/view-fixtures.js';
+import { getJson } from '../../support/view-http.js';
+import { startView } from '../../support/view-cli.js';
 
 describe('ralphkit view (built CLI)', () => {
   it('prints its URL, serves the plan, and exits 0 on Ctrl-C', async () => {

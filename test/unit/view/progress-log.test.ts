@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextFence, parseBlocks, parseProgress } from '../../src/view/progress-log.js';
+import { nextFence, parseBlocks, parseProgress } from '../../../src/view/progress-log.js';
 
 describe('parseProgress', () => {
   it('pins Codebase Patterns, folds the Sessions intro into the preamble, keeps entries in file order', () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { isAllowedHost, toListenError } from '../../src/view/server.js';
-import { parsePort } from '../../src/commands/view.js';
-import { RalphkitError } from '../../src/errors.js';
+import { isAllowedHost, toListenError } from '../../../src/view/server.js';
+import { parsePort } from '../../../src/commands/view.js';
+import { RalphkitError } from '../../../src/errors.js';
 
 describe('isAllowedHost', () => {
   it.each([
