@@ -1,10 +1,11 @@
 // Temp repositories with ralph installed (by the real installer) and a plan of fake stories, for the
 // loop engine's e2e tests; fake agents live in test/fixtures/agents/.
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
-import { BIN, FIXTURES, git, gitdir, gitEnv, run, writeFiles, type RunResult } from './repo.js';
+import { FIXTURES, gitEnv, run, type RunResult } from './repo.js';
+import { installedRepo } from './installed-repo.js';
 
 // One liveness test for every e2e helper: the zombie-aware one (a killed runner not yet reaped counts as gone).
 export { isAlive } from './verify-repo.js';
@@ -34,12 +35,7 @@ export function renderPlan(opts: PlanOptions = {}): string {
 
 /** A git repo with ralph installed by `ralphkit install`, the given plan written and everything committed. */
 export function loopRepo(opts: PlanOptions = {}): string {
-  const dir = gitdir();
-  execFileSync(process.execPath, [BIN, 'install', '--yes', '--cwd', dir], { env: { ...gitEnv(), FORCE_COLOR: '0' }, stdio: 'pipe' });
-  writeFiles(dir, { 'ralph/prd.json': renderPlan(opts) });
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'install ralph');
-  return dir;
+  return installedRepo({ plan: renderPlan(opts) });
 }
 
 /** Runs the installed ./ralph/ralph.sh in `dir`. */

@@ -3,7 +3,8 @@
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { expect, onTestFinished } from 'vitest';
-import { git, gitdir, run, runCli, writeFiles, type RunResult } from './repo.js';
+import { run, type RunResult } from './repo.js';
+import { installedRepo as installed } from './installed-repo.js';
 import { startModelServer, type ModelServer, type Scenario } from './model-server.js';
 import type { StoryAction } from './model-scenarios.js';
 import { CLAUDE_BIN, claudeBinDir, claudeEnv } from './model-claude.js';
@@ -28,13 +29,7 @@ export function honestWork(story: { id: string }): StoryAction {
 
 /** A temp repository with ralphkit installed by the built CLI and TWO_STORY_PLAN committed on main. */
 export async function installedRepo(): Promise<string> {
-  const repo = gitdir();
-  const res = await runCli(['install', '--yes', '--cwd', repo]);
-  expect(res.code, res.stderr).toBe(0);
-  writeFiles(repo, { 'ralph/prd.json': `${JSON.stringify(TWO_STORY_PLAN, null, 2)}\n` });
-  git(repo, 'add', '-A');
-  git(repo, 'commit', '-q', '-m', 'chore: install ralphkit and plan');
-  return repo;
+  return installed({ plan: TWO_STORY_PLAN, message: 'chore: install ralphkit and plan' });
 }
 
 export async function serve(scenario: Scenario, repo: string): Promise<ModelServer> {
