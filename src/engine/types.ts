@@ -3,6 +3,7 @@
 import type { Prd } from '../prd/types.js';
 import type { Emit } from './events.js';
 import type { Tag } from './core/tags.js';
+import type { Fingerprint, GitDirs } from './git/fingerprint.js';
 
 /** What one run of an agent produced. */
 export interface AgentResult {
@@ -31,6 +32,13 @@ export interface VerifyInput {
   iteration: number;
   /** prd.json text as it was before the agent ran this iteration. */
   prdBefore: string;
+  /**
+   * `prdBefore` parsed, when the runner holds it (the settled baseline, frozen): a plan the agent left byte for byte as
+   * it was is then verified without parsing it again.
+   */
+  prdBeforeParsed?: Prd;
+  /** `prdBefore` as bytes, with prdBeforeParsed: an untouched file is recognised without decoding it. */
+  prdBeforeBytes?: Buffer;
   checkTimeoutMs: number;
   /** Run checks in the working tree itself (--verify-in-place) instead of a fresh checkout of the claimed commit. */
   inPlace?: boolean;
@@ -51,6 +59,14 @@ export interface VerifyInput {
   topLevel?: string;
   /** HEAD as the loop read it right after the agent exited (null: no commit yet), so it is not read twice. Read when absent. */
   headAfterAgent?: string | null;
+  /** Lets a pass with no claims skip `git status` when the runner's own files are as they were when it last listed none. */
+  ownStatus?: OwnStatusMemo;
+}
+
+/** verify.ts: git's folders, and the fingerprint (git/fingerprint.ts) of the last status that listed none of the runner's files. */
+export interface OwnStatusMemo {
+  dirs: GitDirs;
+  clean: Fingerprint | null;
 }
 
 /** What the plan commit fixes for a whole loop (SPEC §6 pinned tests): taken when a loop starts, kept by --resume. */
@@ -329,10 +345,17 @@ export interface LoopDeps {
   /** Why a run failed in a way worth repeating (at most 3 times), or null: ratelimit.ts `transientReason`. */
   transientReason(result: AgentResult): string | null;
   budget: Pick<BudgetGate, 'beforeIteration'>;
-  saveState(state: LoopState): void;
+  /**
+   * `at` says which save this is, so the real edge can fold them (run/deps.ts): only the end of an iteration must
+   * reach the disk before the loop goes on; the others only need to be whole when read.
+   */
+  saveState(state: LoopState, at: SaveReason): void;
   /** Upkeep before each agent run (progress.txt compaction, committing an edited prompt). */
   beforeAgent(iteration: number): Promise<void>;
 }
+
+/** Which of the loop's saves a saveState call is (see LoopDeps.saveState). */
+export type SaveReason = 'iteration-start' | 'cost' | 'verifying' | 'iteration-end';
 
 export interface LoopConfig {
   maxIterations: number;

@@ -9,7 +9,7 @@
 // programs; ssh-agent does it on purpose) has an environ only root can read, so a runner that is not root does not
 // see it. The sandbox's PID namespace is the answer to all of these: when the sandbox ends, every process in it ends
 // (sandbox.ts).
-import { existsSync, readFileSync, readdirSync } from 'node:fs';
+import { closeSync, existsSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
 import { AGENT_MARK_VAR } from './env.js';
 import { readProcStat } from '../processes.js';
 
@@ -35,7 +35,9 @@ export function findMarkedProcesses(token: string): number[] {
   const wanted = Buffer.from(`${AGENT_MARK_VAR}=${token}`);
   const pids: number[] = [];
   for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
+    // Only the numeric entries are processes (a cheap test first: this runs over every process after every iteration).
+    const c = name.charCodeAt(0);
+    if (c < 48 || c > 57 || !/^\d+$/.test(name)) continue;
     const pid = Number(name);
     if (pid !== process.pid && isMarked(pid, wanted) && isRunning(readProcStat(pid))) pids.push(pid);
   }
@@ -69,14 +71,40 @@ export async function stopMarkedProcesses(
   return { supported: true, stopped: [...stopped].map(([pid, command]) => ({ pid, command })) };
 }
 
-function isMarked(pid: number, wanted: Buffer): boolean {
-  let environ: Buffer;
+// Reused by every read of an environment: the scan touches every process, and most environments are small.
+let scratch = Buffer.allocUnsafe(64 * 1024);
+
+/** /proc/<pid>/environ, whole (the buffer grows for a large one), or null when it cannot be read. */
+function readEnviron(pid: number): Buffer | null {
+  let fd: number;
   try {
-    environ = readFileSync(`/proc/${pid}/environ`);
+    fd = openSync(`/proc/${pid}/environ`, 'r');
   } catch {
     // Another user's process, or one that exited between readdir and here.
-    return false;
+    return null;
   }
+  try {
+    let length = 0;
+    for (;;) {
+      if (length === scratch.length) {
+        const bigger = Buffer.allocUnsafe(scratch.length * 2);
+        scratch.copy(bigger, 0, 0, length);
+        scratch = bigger;
+      }
+      const n = readSync(fd, scratch, length, scratch.length - length, null);
+      if (n === 0) return scratch.subarray(0, length);
+      length += n;
+    }
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function isMarked(pid: number, wanted: Buffer): boolean {
+  const environ = readEnviron(pid);
+  if (environ === null) return false;
   // Entries are NUL-separated; compare whole entries so a token that is a prefix of another never matches.
   for (let start = 0; start < environ.length; ) {
     let end = environ.indexOf(0, start);

@@ -36,7 +36,7 @@ async function checkLimits(state: LoopState, config: LoopConfig, deps: LoopDeps,
 
 async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<void> {
   Object.assign(state, { iteration, iterationDone: false, verifying: undefined, updatedAt: deps.clock.now().toISOString() });
-  deps.saveState(state);
+  deps.saveState(state, 'iteration-start');
   deps.emit({ type: 'iteration-start', iteration, maxIterations: config.maxIterations });
   await deps.beforeAgent(iteration);
   const prdBefore = deps.prdBefore(iteration);
@@ -54,7 +54,7 @@ async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps
   // Saved before the checks start: if they are interrupted, the resumed loop finishes this iteration from here.
   const ran: AgentRunRecord = { headBefore, headAfter, tag, ...(git.offBranch ? { offBranch: git.offBranch } : {}), ...(git.violation ? { violation: git.violation } : {}) };
   state.verifying = ran;
-  deps.saveState(state);
+  deps.saveState(state, 'verifying');
   await settleIteration(state, config, deps, prdBefore, ran, headAfter);
 }
 
@@ -83,7 +83,7 @@ async function settleIteration(state: LoopState, config: LoopConfig, deps: LoopD
   if (newCommit && !progress.made) deps.emit({ type: 'info', iteration, message: `iteration ${iteration} made a commit but no progress: ${progress.why}` });
   state.noProgressStreak = progress.made ? 0 : state.noProgressStreak + 1;
   Object.assign(state, { iterationDone: true, verifying: undefined, updatedAt: deps.clock.now().toISOString() });
-  deps.saveState(state);
+  deps.saveState(state, 'iteration-end');
   deps.emit({ type: 'iteration-end', iteration, newCommit, noProgressStreak: state.noProgressStreak, costUsd: state.costUsd });
   throwIfAborted(deps.signal);
   decide(state, config, deps, verdict, ran.tag);

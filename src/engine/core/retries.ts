@@ -24,7 +24,7 @@ export async function runAgentWithRetries(state: LoopState, config: LoopConfig, 
     const result = await deps.runAgent(iteration, deps.signal);
     if (result.costUsd !== undefined) {
       state.costUsd += result.costUsd;
-      deps.saveState(state);
+      deps.saveState(state, 'cost');
     }
     throwIfAborted(deps.signal);
     if (result.timedOut) return result;

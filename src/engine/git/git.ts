@@ -2,6 +2,8 @@
 // branchName from prd.json or a path is data, never a command), the runner's hardening (harden.ts) on each call,
 // and a timeout so a wedged git cannot hang the loop.
 import { execFile } from 'node:child_process';
+import { statSync } from 'node:fs';
+import path from 'node:path';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
 import { LoopExit } from '../errors.js';
 
@@ -24,10 +26,37 @@ export interface GitOptions {
   timeoutMs?: number;
 }
 
+// git's path, looked up on the runner's PATH once (not by every spawn, which blocks until the child has tried each
+// folder): a `git` the agent drops into an earlier PATH folder later on is never the one the runner runs.
+let resolvedGit: { pathVar: string | undefined; file: string } | null = null;
+
+function gitProgram(): string {
+  const pathVar = process.env.PATH;
+  if (resolvedGit?.pathVar !== pathVar || !resolvedGit) resolvedGit = { pathVar, file: findGit(pathVar) };
+  return resolvedGit.file;
+}
+
+function findGit(pathVar: string | undefined): string {
+  // Windows looks up git.exe through PATHEXT; leave that to the system.
+  if (process.platform === 'win32') return 'git';
+  for (const dir of (pathVar ?? '').split(path.delimiter)) {
+    // A relative folder is looked up from each call's own cwd: that is the system's to do.
+    if (!dir || !path.isAbsolute(dir)) return 'git';
+    const file = path.join(dir, 'git');
+    try {
+      const st = statSync(file);
+      if (st.isFile() && (st.mode & 0o111) !== 0) return file;
+    } catch {
+      /* not here */
+    }
+  }
+  return 'git';
+}
+
 export function runGit(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
   return new Promise((resolve) => {
     const exec = { cwd, encoding: 'utf8' as const, maxBuffer: 64 * 1024 * 1024, timeout: options.timeoutMs ?? GIT_TIMEOUT_MS, env: hardenedGitEnv(process.env) };
-    const child = execFile('git', hardenedArgs(args), exec, (err, stdout, stderr) => {
+    const child = execFile(gitProgram(), hardenedArgs(args), exec, (err, stdout, stderr) => {
       // err.code is git's exit status; ENOENT when git could not be started; otherwise (a timeout, too much
       // output) git was stopped and reports as a failure
       const code = !err ? 0 : typeof err.code === 'number' ? err.code : err.code === 'ENOENT' ? GIT_MISSING : 1;
@@ -149,6 +178,36 @@ export async function isAncestor(cwd: string, older: string, newer: string): Pro
 export async function readBranchTips(cwd: string): Promise<string[]> {
   const r = await runGit(cwd, ['for-each-ref', '--format=%(objectname)', 'refs/heads']);
   return r.code === 0 ? r.stdout.split('\n').filter(Boolean) : [];
+}
+
+export interface RefsSnapshot {
+  /** The checked-out local branch (without refs/heads/), or null: detached HEAD, or on a branch with no commit yet. */
+  branch: string | null;
+  /** The commit HEAD points at, or null in a repository without commits. */
+  head: string | null;
+  /** The objects every local branch points at (readBranchTips). */
+  tips: string[];
+}
+
+/**
+ * currentBranch, headSha and readBranchTips read at one instant, by one git process in the usual case (for-each-ref
+ * marks the branch HEAD is on): a detached or unborn HEAD, or a branch that points at no commit, is asked the usual way.
+ */
+export async function readRefs(cwd: string): Promise<RefsSnapshot> {
+  const r = await runGit(cwd, ['for-each-ref', '--format=%(HEAD)%(objecttype) %(objectname) %(refname)', 'refs/heads']);
+  if (r.code === 0) {
+    const tips: string[] = [];
+    let current: { branch: string; head: string } | null = null;
+    for (const line of r.stdout.split('\n')) {
+      const m = /^([* ])(\S+) (\S+) refs\/heads\/(.+)$/.exec(line);
+      if (!m) continue;
+      tips.push(m[3]);
+      if (m[1] === '*' && m[2] === 'commit') current = { branch: m[4], head: m[3] };
+    }
+    if (current) return { ...current, tips };
+  }
+  const [branch, head, tips] = [await currentBranch(cwd), await headSha(cwd), await readBranchTips(cwd)];
+  return { branch, head, tips };
 }
 
 /** `<short sha> <subject>` of the commits reachable from `rev` but from none of `tips` (newest first, at most `limit`). */

@@ -3,7 +3,7 @@
 // loop's branch if it left it, a stop if it rewrote verified history, warnings for commits elsewhere or to the prompt.
 import type { RunContext, Violation, AgentGitOutcome } from '../types.js';
 import { appendFileSync } from 'node:fs';
-import { currentBranch, headSha, isAncestor, readCommitsSince, switchToBranch, readChangedPaths, readDirtyPaths } from '../git/git.js';
+import { headSha, isAncestor, readCommitsSince, switchToBranch, readChangedPaths, readDirtyPaths, type RefsSnapshot } from '../git/git.js';
 import { renderGuardBlock, renderOffBranchBlock, renderOffBranchReason } from '../verify/report.js';
 import { readTextOrNull } from '../../util/read.js';
 import { type RunTrust } from './trust.js';
@@ -43,10 +43,13 @@ export function guardRunnerFiles(run: RunContext, trust: RunTrust, iteration: nu
  * Git after an agent run, before its claims are judged (docs/engine.md): back to the loop's branch if the agent left
  * it, a stop if it rewrote the history the loop had verified, a warning if its commits changed the prompt.
  */
-export async function inspectAgentGit(run: RunContext, topLevel: string, iteration: number, headBefore: string | null, tips: string[]): Promise<AgentGitOutcome> {
-  const offBranch = await returnToBranch(run, topLevel, iteration, tips);
-  if (!offBranch && tips.length) await warnCommitsElsewhere(run, iteration, tips);
-  const headAfter = await headSha(run.paths.repoRoot);
+export async function inspectAgentGit(run: RunContext, topLevel: string, iteration: number, headBefore: string | null, tips: string[], refs: RefsSnapshot): Promise<AgentGitOutcome> {
+  const offBranch = await returnToBranch(run, topLevel, iteration, tips, refs);
+  // No branch points anywhere new (but the loop's own): no commit can be on another branch.
+  const known = new Set(tips);
+  if (!offBranch && tips.length && refs.tips.some((t) => t !== refs.head && !known.has(t))) await warnCommitsElsewhere(run, iteration, tips);
+  // Switching back moved HEAD; otherwise it is where the agent left it.
+  const headAfter = offBranch ? await headSha(run.paths.repoRoot) : refs.head;
   await refuseRewrittenHistory(run, iteration, headBefore, headAfter);
   await warnPromptCommits(run, topLevel, iteration, headBefore, headAfter);
   return { headAfter, ...(offBranch ? { offBranch } : {}) };
@@ -57,11 +60,11 @@ export async function inspectAgentGit(run: RunContext, topLevel: string, iterati
  * branch. The runner switches back (never moving or deleting those commits) and rejects the iteration's claims,
  * reading them from the plan as the agent left it. A tree git cannot switch over safely stops the loop instead.
  */
-async function returnToBranch(run: RunContext, topLevel: string, iteration: number, tips: string[]): Promise<AgentGitOutcome['offBranch']> {
+async function returnToBranch(run: RunContext, topLevel: string, iteration: number, tips: string[], refs: RefsSnapshot): Promise<AgentGitOutcome['offBranch']> {
   const { repoRoot, prd, progress } = run.paths;
-  const now = await currentBranch(repoRoot);
+  const now = refs.branch;
   if (now === run.branch) return undefined;
-  const head = await headSha(repoRoot);
+  const head = refs.head;
   const where = now ?? `a detached HEAD (${head?.slice(0, 7) ?? 'no commit'})`;
   const commits = head ? await readCommitsSince(repoRoot, head, tips) : [];
   const inspect = now ? `git log ${run.branch}..${now}` : `git log ${head}, and keep them with: git branch <name> ${head}`;

@@ -1,10 +1,11 @@
 // The real edges of one run, handed to the loop (core/loop.ts) as LoopDeps: each member is one named function of
 // this folder or an edge module, so the loop itself sees no fs, git or processes.
 import { readFileSync } from 'node:fs';
-import type { AgentResult, AgentRunRecord, BudgetGate, GateOutcome, LoopConfig, LoopDeps, LoopState, RunContext, RunOptions, RunPaths, VerifyInput, VerifyResult, Violation } from '../types.js';
+import type { AgentResult, AgentRunRecord, BudgetGate, GateOutcome, LoopConfig, LoopDeps, LoopState, OwnStatusMemo, RunContext, RunOptions, RunPaths, SaveReason, VerifyInput, VerifyResult, Violation } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { realClock } from '../clock.js';
-import { headSha, readBranchTips, readChangedPaths } from '../git/git.js';
+import { readChangedPaths } from '../git/git.js';
+import type { GitDirs } from '../git/fingerprint.js';
 import { iterationLogPath, ledgerPath, loopDir } from '../store/layout.js';
 import { writeState } from '../store/state-file.js';
 import { planAgent } from '../agents/index.js';
@@ -18,7 +19,8 @@ import { settleBaseline, type RunTrust } from './trust.js';
 import { renderPathNote, readPrompt } from './prompt.js';
 import { stopLeftovers, guardRunnerFiles, inspectAgentGit } from './after-agent.js';
 import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
-import { beforeAgent, recordTimeout } from './upkeep.js';
+import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
+import { RefsView } from './refs-view.js';
 
 export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopConfig {
   // RALPH_RETRY_MS scales every back-off, so tests of rate limits and retries run in milliseconds.
@@ -36,26 +38,43 @@ export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopCon
 export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust): LoopDeps {
   const { paths } = run;
   const signal = controller.signal;
+  // git's folders, for the fingerprints (git/fingerprint.ts) that tell whether git's answers can have changed.
+  const dirs: GitDirs | null = trust.guard.ownGitDir ? { top: trust.topLevel, own: trust.guard.ownGitDir, common: trust.gitDir } : null;
+  const refs = new RefsView(paths.repoRoot, dirs);
+  // The prompt as committed at a commit (which never changes), so an unedited prompt costs no git process.
+  const promptAt: PromptCache = new Map();
+  // The runner's own files as they were when status last listed none of them (verify.ts readOwnStatus).
+  const ownStatus: OwnStatusMemo | undefined = dirs ? { dirs, clean: null } : undefined;
   return {
     clock: realClock,
     emit: run.emit,
     signal,
     budget,
-    saveState: (s) => writeState(paths.repoRoot, s),
+    saveState: (s, at) => saveState(paths.repoRoot, s, at),
     // The runner's own record, never a file in ralph/.runs/: the agent can write those (SPEC §6).
     prdBefore: () => trust.baseline ?? readFileSync(paths.prd, 'utf8'),
-    headSha: () => headSha(paths.repoRoot),
+    headSha: () => refs.headSha(),
     committedWork: (before, after) => committedWork(paths, trust.topLevel, before, after),
     detectRateLimit,
     transientReason,
-    beforeAgent: (iteration) => beforeAgent(run, iteration),
+    beforeAgent: (iteration) => beforeAgent(run, iteration, refs, promptAt),
     runAgent: (iteration, agentSignal) => runAgent(run, state, trust, iteration, agentSignal),
-    readBranchTips: () => readBranchTips(paths.repoRoot),
-    inspectAgentGit: (iteration, before, tips) => afterAgent(run, trust, iteration, before, tips),
+    readBranchTips: () => refs.branchTips(),
+    inspectAgentGit: (iteration, before, tips) => afterAgent(run, trust, refs, iteration, before, tips),
     recordTimeout: (iteration, result) => recordTimeout(run, state.id, iteration, result),
-    verify: (iteration, prdBefore, head, offBranch, violation) => verifyClaims(run, state.id, trust, { iteration, prdBefore, head, offBranch, violation }, signal),
+    verify: (iteration, prdBefore, head, offBranch, violation) => verifyClaims(run, state.id, trust, { iteration, prdBefore, head, offBranch, violation, ownStatus }, signal),
     finalGate: (iteration) => finalGate(run, state.id, trust, iteration, signal),
   };
+}
+
+/**
+ * One durable write per iteration, at its end. The iteration's start is written with the agent's pid (a runner
+ * killed before that resumes the same iteration either way); the record of the agent's run before the checks and
+ * a cost update need only be whole (a power loss brings back the previous state, and the iteration runs again).
+ */
+function saveState(repoRoot: string, state: LoopState, at: SaveReason): void {
+  if (at === 'iteration-start') return;
+  writeState(repoRoot, state, { durable: at === 'iteration-end' });
 }
 
 /** What every verification of this run shares (an iteration's claims, the claims at start, the final gate). */
@@ -81,7 +100,6 @@ async function committedWork(paths: RunPaths, topLevel: string, headBefore: stri
 
 async function runAgent(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<AgentResult> {
   const { paths, options, io } = run;
-  const save = () => writeState(paths.repoRoot, state);
   const dir = loopDir(paths.repoRoot, state.id);
   const prompt = renderPathNote(paths) + readPrompt(run, iteration);
   const scratch = options.sandbox ? ensureScratch(dir) : dir;
@@ -92,21 +110,19 @@ async function runAgent(run: RunContext, state: LoopState, trust: RunTrust, iter
   const result = await runAgentOnce({
     plan, cwd: paths.repoRoot, env, timeoutMs: options.iterationTimeoutMs, signal, logFile: iterationLogPath(paths.repoRoot, state.id, iteration),
     onTool: (text) => run.emit({ type: 'tool', iteration, text }),
-    onStart: (pid) => {
-      state.agentPid = pid;
-      save();
-    },
+    // Not durable: the end of the iteration is. A pid left in the file after the agent exited is told apart from a
+    // live agent by its start time, and goes with the next save.
+    onStart: (pid) => writeState(paths.repoRoot, Object.assign(state, { agentPid: pid }), { durable: false }),
   });
   state.agentPid = undefined;
-  save();
   await stopLeftovers(run, token, iteration);
   return result;
 }
 
 /** The runner's files and git's configuration first (before any git command reads what the agent planted), then git. */
-async function afterAgent(run: RunContext, trust: RunTrust, iteration: number, headBefore: string | null, tips: string[]) {
+async function afterAgent(run: RunContext, trust: RunTrust, refs: RefsView, iteration: number, headBefore: string | null, tips: string[]) {
   const violation = guardRunnerFiles(run, trust, iteration);
-  return { ...(await inspectAgentGit(run, trust.topLevel, iteration, headBefore, tips)), ...(violation ? { violation } : {}) };
+  return { ...(await inspectAgentGit(run, trust.topLevel, iteration, headBefore, tips, await refs.read())), ...(violation ? { violation } : {}) };
 }
 
 interface Claims {
@@ -115,6 +131,7 @@ interface Claims {
   head: string | null;
   offBranch?: AgentRunRecord['offBranch'];
   violation?: Violation;
+  ownStatus?: OwnStatusMemo;
 }
 
 async function verifyClaims(run: RunContext, loopId: string, trust: RunTrust, claims: Claims, signal: AbortSignal): Promise<VerifyResult> {
@@ -122,7 +139,10 @@ async function verifyClaims(run: RunContext, loopId: string, trust: RunTrust, cl
   const result = await verifyIteration({
     ...verifyInput(run, loopId, trust, claims.iteration, signal),
     prdBefore: claims.prdBefore, headAfterAgent: claims.head, offBranch: claims.offBranch,
+    // The settled baseline parsed, when it is this iteration's plan: a plan left as it was is not parsed again.
+    ...(trust.baselinePrd && claims.prdBefore === trust.baseline ? { prdBeforeParsed: trust.baselinePrd, prdBeforeBytes: trust.baselineBytes } : {}),
     ...(violation ? { violation: violation.reason, extraOwnFiles: violation.files } : {}),
+    ...(claims.ownStatus ? { ownStatus: claims.ownStatus } : {}),
   });
   await afterVerification(run, loopId, trust, result, claims.head);
   return result;

@@ -12,11 +12,11 @@ import { describeError, LoopFailure } from '../errors.js';
  * The prompt's text when it lives in the repository and differs from HEAD (edited, or never committed); else null.
  * Read at start and again before every agent run (run/upkeep.ts), because owners steer a running loop by editing it.
  */
-export async function readEditedPrompt(paths: RunPaths): Promise<string | null> {
+export async function readEditedPrompt(paths: RunPaths, atHead: (rel: string) => Promise<string | null> = (rel) => readFileAt(paths.repoRoot, 'HEAD', rel)): Promise<string | null> {
   const promptRel = relPath(paths.repoRoot, paths.prompt);
   if (promptRel.startsWith('../') || path.isAbsolute(promptRel)) return null;
   const text = readTextOrNull(paths.prompt);
-  return text !== null && text !== (await readFileAt(paths.repoRoot, 'HEAD', promptRel)) ? text : null;
+  return text !== null && text !== (await atHead(promptRel)) ? text : null;
 }
 
 /** A file git ignores (and does not track) is nobody's uncommitted work and is never committed. */

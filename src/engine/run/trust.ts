@@ -30,6 +30,10 @@ export interface RunTrust {
   gitDir: string;
   /** True once `baseline` is the text recorded in git (settleBaseline skips writing it again). */
   recorded?: boolean;
+  /** `baseline` parsed: the plan object it was rendered from, frozen so that nothing can edit it behind the text. */
+  baselinePrd?: Prd;
+  /** `baseline` as bytes (set with baselinePrd). */
+  baselineBytes?: Buffer;
 }
 
 /**
@@ -99,7 +103,11 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
  * started by a check could have rewritten it since) is the new baseline, in memory and in git.
  */
 export async function settleBaseline(paths: RunPaths, loopId: string, trust: RunTrust, emit: Emit, prd: Prd): Promise<void> {
+  // A pass that changed nothing hands back the very (frozen) plan the baseline was rendered from.
+  if (prd === trust.baselinePrd && trust.recorded) return;
   const text = `${JSON.stringify(prd, null, 2)}\n`;
+  trust.baselinePrd = deepFreeze(prd);
+  trust.baselineBytes = Buffer.from(text, 'utf8');
   // Most iterations leave the plan as it was: no need to write the same record again.
   if (text === trust.baseline && trust.recorded) return;
   trust.baseline = text;
@@ -109,6 +117,14 @@ export async function settleBaseline(paths: RunPaths, loopId: string, trust: Run
   } catch (err) {
     emit({ type: 'warn', message: `could not record the plan in git (refs/ralphkit): ${(err as Error).message}; a resume would verify every story that says passes: true` });
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value as Record<string, unknown>)) deepFreeze(v);
+  }
+  return value;
 }
 
 function parsesAsPlan(text: string): boolean {

@@ -3,7 +3,8 @@
 import type { AgentResult, RunContext } from '../types.js';
 import { appendFileSync, closeSync, fstatSync, openSync, readSync } from 'node:fs';
 import path from 'node:path';
-import { tryCommitRunnerFiles } from '../git/git.js';
+import { readFileAt, tryCommitRunnerFiles } from '../git/git.js';
+import type { RefsView } from './refs-view.js';
 import { formatDuration } from '../core/duration.js';
 import { renderTimeoutBlock } from '../verify/report.js';
 import { applyCompaction } from '../store/progress.js';
@@ -12,12 +13,18 @@ import { guardWrite } from '../errors.js';
 import { isIgnored, readEditedPrompt, renderPromptCommitPart, renderPromptEditNote } from './prompt.js';
 
 /** Before each agent run: progress.txt compacted when it grew too large, and the owner's prompt edits committed. */
-export async function beforeAgent(run: RunContext, iteration: number): Promise<void> {
+export async function beforeAgent(run: RunContext, iteration: number, refs: RefsView, promptAt: PromptCache): Promise<void> {
   const { paths } = run;
+  refs.hold(null);
   const moved = guardWrite(paths.progress, paths.repoRoot, () => applyCompaction(paths.progress, new Date()), 'progress.txt could not be compacted');
   if (moved) await commitOwn(run, [moved, paths.progress], 'chore(ralph): compact progress.txt', `progress.txt compacted; older entries moved to ${path.relative(paths.repoRoot, moved)}`);
-  await commitPromptEdits(run, iteration);
+  const now = await refs.read();
+  // A prompt commit moves HEAD: the loop then asks git again.
+  if (!(await commitPromptEdits(run, iteration, now.head, promptAt))) refs.hold(now);
 }
+
+/** The prompt's committed text by commit and path (a commit never changes); one entry is enough. */
+export type PromptCache = Map<string, string | null>;
 
 /** A run killed at --iteration-timeout leaves a note in progress.txt and a trailer in its log for the next agent. */
 export function recordTimeout(run: RunContext, loopId: string, iteration: number, result: AgentResult): void {
@@ -69,8 +76,19 @@ export async function commitOwn(run: RunContext, files: string[], message: strin
  * uncommitted work, or be swept into the agent's own commit. Committed here, before HEAD is read for the
  * iteration, so it never counts as the agent's progress. A prompt git ignores has nothing to commit.
  */
-async function commitPromptEdits(run: RunContext, iteration: number): Promise<void> {
+async function commitPromptEdits(run: RunContext, iteration: number, head: string | null, promptAt: PromptCache): Promise<boolean> {
   const { paths } = run;
-  if ((await readEditedPrompt(paths)) === null || (await isIgnored(paths.repoRoot, paths.prompt))) return;
+  const atHead = async (rel: string): Promise<string | null> => {
+    if (head === null) return null;
+    const key = `${head}:${rel}`;
+    if (!promptAt.has(key)) {
+      const text = await readFileAt(paths.repoRoot, head, rel);
+      promptAt.clear();
+      promptAt.set(key, text);
+    }
+    return promptAt.get(key) ?? null;
+  };
+  if ((await readEditedPrompt(paths, atHead)) === null || (await isIgnored(paths.repoRoot, paths.prompt))) return false;
   await commitOwn(run, [paths.prompt], `chore(ralph): ${renderPromptCommitPart(paths)}`, renderPromptEditNote(paths, `iteration ${iteration}`));
+  return true;
 }

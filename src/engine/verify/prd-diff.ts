@@ -22,23 +22,39 @@ const AGENT_FIELDS = new Set(['passes', 'notes']);
 /**
  * `before` must be a valid plan (the runner validated it); `after` is whatever the agent left. `file` names the
  * plan in messages (a syntax error is reported as `file:line:col`).
+ * `baseline`, when given, is `before` already parsed (and frozen, so no caller can edit it): a file the agent left
+ * byte for byte as it was is then answered without parsing either text.
  */
 /** `after` is null when the file is gone (deleted, or `git rm`-ed by the agent). */
-export function planPrdRepair(before: string, after: string | null, file = 'prd.json'): PrdRepairPlan {
+export function planPrdRepair(before: string, after: string | null, file = 'prd.json', baseline?: Prd): PrdRepairPlan {
+  // The same bytes are the same plan: nothing to restore, no claim, nothing to write.
+  if (after === before) return { prd: baseline ?? (JSON.parse(before) as Prd), claims: [], restored: [], changed: false, unusable: false };
   const base = JSON.parse(before) as Prd;
   const parsed = parseAfter(after, file);
   if (typeof parsed === 'string') {
     return { prd: base, claims: [], restored: [`prd.json ${parsed}; restored the whole file as it was before this iteration`], changed: true, unusable: true };
   }
-  const restored = [...planTopLevel(base, parsed), ...planStoryList(base.userStories, parsed.userStories as unknown[])];
-  const prd: Prd = { ...base, userStories: base.userStories.map((s) => mergeStory(s, findStory(parsed.userStories as unknown[], s.id), restored)) };
+  const afterStories = parsed.userStories as unknown[];
+  const restored = [...planTopLevel(base, parsed), ...planStoryList(base.userStories, afterStories)];
+  // The first story with each id, as findStory did (a duplicate is reported by planStoryList and dropped).
+  const byId = new Map<string, Record<string, unknown>>();
+  for (const s of afterStories) {
+    const id = storyId(s);
+    if (id !== undefined && !byId.has(id)) byId.set(id, s as Record<string, unknown>);
+  }
+  const prd: Prd = { ...base, userStories: base.userStories.map((s) => mergeStory(s, byId.get(s.id), restored)) };
   const claims = prd.userStories.filter((s, i) => s.passes === true && base.userStories[i].passes !== true).map((s) => s.id);
-  return { prd, claims, restored, changed: !sameJson(prd, parsed), unusable: false };
+  // Nothing restored means every field but passes/notes is the agent's as it was and passes/notes are theirs: the kept
+  // plan is the file's; only a restoration can make them differ, and then the full comparison decides.
+  return { prd, claims, restored, changed: restored.length > 0 && !sameJson(prd, parsed), unusable: false };
 }
 
 /** JSON equality that ignores key order, so a reformatted but unchanged file is not "edited". */
 export function sameJson(a: unknown, b: unknown): boolean {
-  return canonical(a) === canonical(b);
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return canonical(a) === canonical(b);
+  // Equal serialisations are equal values; different ones may differ only in key order, which canonical() settles.
+  return JSON.stringify(a) === JSON.stringify(b) || canonical(a) === canonical(b);
 }
 
 function canonical(v: unknown): string {
@@ -75,15 +91,21 @@ function planTopLevel(base: Prd, after: Prd): string[] {
 function planStoryList(base: Story[], after: unknown[]): string[] {
   const ids = after.map((s) => storyId(s));
   const baseIds = base.map((s) => s.id);
+  const baseSet = new Set(baseIds);
+  const idSet = new Set(ids);
   const out: string[] = [];
-  for (const id of baseIds) if (!ids.includes(id)) out.push(`story ${id} was deleted; restored`);
+  for (const id of baseIds) if (!idSet.has(id)) out.push(`story ${id} was deleted; restored`);
+  const seen = new Set<string>();
+  const kept: string[] = [];
   ids.forEach((id, i) => {
     if (id === undefined) out.push(`a story without an id was added at position ${i + 1}; removed`);
-    else if (!baseIds.includes(id)) out.push(`story ${id} was added; removed`);
-    else if (ids.indexOf(id) !== i) out.push(`story ${id} was duplicated; the copy was removed`);
+    else if (!baseSet.has(id)) out.push(`story ${id} was added; removed`);
+    else if (seen.has(id)) out.push(`story ${id} was duplicated; the copy was removed`);
+    else kept.push(id);
+    if (id !== undefined) seen.add(id);
   });
-  const kept = ids.filter((id, i): id is string => id !== undefined && baseIds.includes(id) && ids.indexOf(id) === i);
-  const order = baseIds.filter((id) => kept.includes(id));
+  const keptSet = new Set(kept);
+  const order = baseIds.filter((id) => keptSet.has(id));
   if (kept.join('\n') !== order.join('\n')) out.push('the order of stories was changed; restored');
   return out;
 }
@@ -102,10 +124,6 @@ function mergeStory(base: Story, after: Record<string, unknown> | undefined, res
   else if (after.notes === undefined) delete merged.notes;
   else restored.push(`story ${base.id}: "notes" was set to a non-string; restored`);
   return merged;
-}
-
-function findStory(list: unknown[], id: string): Record<string, unknown> | undefined {
-  return list.find((s) => storyId(s) === id) as Record<string, unknown> | undefined;
 }
 
 function storyId(s: unknown): string | undefined {

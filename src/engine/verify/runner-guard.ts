@@ -41,6 +41,8 @@ export interface RunnerGuard {
   dirs: HeldDir[];
   /** git's common dir, real path. */
   gitDir: string;
+  /** This work tree's own git dir (HEAD, index), real path. */
+  ownGitDir?: string;
 }
 
 export interface GuardRestore {
@@ -68,7 +70,7 @@ export async function snapshotRunnerFiles(repoRoot: string): Promise<RunnerGuard
     ...[path.join(common, 'info', 'attributes'), path.join(common, 'info', 'exclude')].map((abs) => hold(abs, show(abs), false, 'inert')),
   ];
   const hookDirs = [path.join(common, 'hooks'), ...(await readHooksPath(repoRoot))];
-  return { files, dirs: [...new Set(hookDirs)].map((abs) => holdDir(abs, show(abs))), gitDir: realpathSync(common) };
+  return { files, dirs: [...new Set(hookDirs)].map((abs) => holdDir(abs, show(abs))), gitDir: realpathSync(common), ownGitDir: realpathSync(own) };
 }
 
 /** Puts back whatever differs from the snapshot (git's own upstream records aside); returns what was changed. */

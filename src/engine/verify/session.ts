@@ -31,7 +31,9 @@ export class CheckSession {
   private readonly checkouts = new Map<string, { checkout: Checkout; setupFailure?: CheckResult }>();
   // Checks run the agent's code: they get the agent's environment (no runner secrets) and a mark of their own, so
   // that whatever they leave running (a daemon that would rewrite the plan) is stopped when the pass ends.
-  private readonly checkEnv = planAgentEnv(process.env, {});
+  // Made with the first check: the mark is fresh per session and only checks get it, so a session that ran none has
+  // nothing to look for when it closes.
+  private checkEnv: ReturnType<typeof planAgentEnv> | null = null;
 
   constructor(
     private readonly input: VerifyOptions,
@@ -101,7 +103,8 @@ export class CheckSession {
     const key = `${where}\0${scope}\0${command}`;
     const shareable = scope !== 'story' || this.gate;
     const reused = shareable ? this.shared.get(key) : undefined;
-    const result = reused ?? (await runCheck({ command, cwd, env: this.checkEnv.env, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal, wrap: this.wrap(cwd) }));
+    const checkEnv = (this.checkEnv ??= planAgentEnv(process.env, {}));
+    const result = reused ?? (await runCheck({ command, cwd, env: checkEnv.env, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal, wrap: this.wrap(cwd) }));
     if (shareable) this.shared.set(key, result);
     this.record({ ...checkLine(this, story, scope, result, reused !== undefined), ...(this.gate ? { gate: true } : {}) });
     const outcome = result.ok ? 'passed' : result.aborted ? 'stopped (the runner is interrupted)' : result.timedOut ? 'timed out' : `exit ${result.exitCode ?? result.signal}`;
@@ -128,7 +131,7 @@ export class CheckSession {
   }
 
   async close(): Promise<void> {
-    const { stopped } = await stopMarkedProcesses(this.checkEnv.token);
+    const { stopped } = this.checkEnv ? await stopMarkedProcesses(this.checkEnv.token) : { stopped: [] };
     if (stopped.length) this.input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the checks left running (${stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ')})`);
     for (const { checkout } of this.checkouts.values()) removeCheckout(checkout.dir);
     this.checkouts.clear();

@@ -11,6 +11,7 @@ import { planClaimOrder, planPrdRepair, planUnmetDependencies, type PrdRepairPla
 import { formatPrdProblem, validatePrdText } from '../../prd/validate.js';
 import { tryCommitRunnerFiles, readDirtyPaths, headSha, readTopLevel } from '../git/git.js';
 import { CheckSession } from './session.js';
+import { fingerprintFiles, sameFingerprint } from '../git/fingerprint.js';
 import { applyRunnerNote, hasRunnerNote, renderOutOfOrder, renderPinnedBlock, renderPinnedChanges, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './report.js';
 import type { CheckResult } from './checks.js';
 import { LoopExit, LOOP_EXIT, guardWrite } from '../errors.js';
@@ -47,13 +48,27 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   // and the commit of those files.
   const after = plan.claims.length && input.inPlace ? await readDirtyPaths(top) : undefined;
   if (after) warnCheckSideEffects(after, own, dirty, input);
-  const runnerCommit = await commitOwnFiles(top, own.files, commitMessage(judged, plan.restored.length > 0, input.iteration), input, after);
+  const status = after ?? (plan.claims.length ? undefined : await readOwnStatus(top, own, input));
+  const runnerCommit = await commitOwnFiles(top, own.files, commitMessage(judged, plan.restored.length > 0, input.iteration), input, status);
   if (runnerCommit) input.log('info', `committed the runner's own edits to ${own.files.join(' and ')} as ${runnerCommit.slice(0, 7)}`);
   const verdicts = judged.map((j) => j.verdict);
   return { verdicts, restored: plan.restored, prd: plan.prd, allPass: plan.prd.userStories.every((s) => s.passes === true), runnerCommit };
 }
 
 function planRepair(input: VerifyOptions): PrdRepairPlan {
+  // The runner's own settled baseline is known to parse; anything else is checked first.
+  if (!input.prdBeforeParsed) refuseBrokenBefore(input);
+  const file = displayPath(input, input.prdPath);
+  // Off the branch, claims are rejected and the kept plan is edited: it must be a copy of its own.
+  const onDisk = planPrdRepair(input.prdBefore, readPlanAfter(input), file, input.offBranch ? undefined : input.prdBeforeParsed);
+  if (!input.offBranch) return onDisk;
+  // The plan on the loop's branch is the one kept (the other branch's may be older and say less passes); only the
+  // claims come from the plan the agent left over there, and all of them are rejected.
+  const elsewhere = planPrdRepair(input.prdBefore, input.offBranch.prdAfter, file).claims;
+  return { ...onDisk, claims: [...new Set([...onDisk.claims, ...elsewhere])] };
+}
+
+function refuseBrokenBefore(input: VerifyOptions): void {
   try {
     JSON.parse(input.prdBefore);
   } catch (err) {
@@ -62,13 +77,6 @@ function planRepair(input: VerifyOptions): PrdRepairPlan {
     const where = problem ? formatPrdProblem(problem) : (err as Error).message;
     throw new LoopExit(LOOP_EXIT.refused, `the plan was not valid JSON before iteration ${input.iteration}: ${where}`, 'fix the plan (npx ralphkit validate), then continue with --resume-last');
   }
-  const file = displayPath(input, input.prdPath);
-  const onDisk = planPrdRepair(input.prdBefore, readText(input.prdPath), file);
-  if (!input.offBranch) return onDisk;
-  // The plan on the loop's branch is the one kept (the other branch's may be older and say less passes); only the
-  // claims come from the plan the agent left over there, and all of them are rejected.
-  const elsewhere = planPrdRepair(input.prdBefore, input.offBranch.prdAfter, file).claims;
-  return { ...onDisk, claims: [...new Set([...onDisk.claims, ...elsewhere])] };
 }
 
 /** Thrown out of judgeClaim when a check was stopped because the runner is being interrupted. */
@@ -215,6 +223,29 @@ function warnCheckSideEffects(after: string[], own: OwnPaths, before: string[], 
   if (path.basename(runs) === '.runs') recordCheckLeftovers(runs, added);
 }
 
+/**
+ * Without claims, status only says whether the runner's own files need committing. When they are byte for byte as
+ * they were at the last status that listed none of them (same refs, same index), it would list none again: [].
+ * undefined: commitOwnFiles asks git.
+ */
+async function readOwnStatus(top: string, own: OwnPaths, input: VerifyOptions): Promise<string[] | undefined> {
+  const memo = input.ownStatus;
+  if (!memo || input.extraOwnFiles?.length) return undefined;
+  // Taken before status runs: a change in between is seen by the next comparison.
+  const fingerprint = fingerprintFiles(memo.dirs, top, own.files);
+  if (sameFingerprint(fingerprint, memo.clean)) return [];
+  memo.clean = null;
+  let dirty: string[];
+  try {
+    dirty = await readDirtyPaths(top);
+  } catch {
+    // commitOwnFiles asks again and reports git's complaint.
+    return undefined;
+  }
+  if (fingerprint !== null && !own.files.some((f) => dirty.includes(f))) memo.clean = fingerprint;
+  return dirty;
+}
+
 /** A failed commit must not lose the verdicts: warn and go on. */
 function commitOwnFiles(top: string, files: string[], message: string, input: VerifyInput, dirty?: string[]): Promise<string | null> {
   return tryCommitRunnerFiles(top, files, message, (reason) => input.log('warn', `could not commit the runner's edits to ${files.join(' and ')}: ${reason}`), dirty);
@@ -238,6 +269,18 @@ function rejectionKind(reason = ''): string {
 function displayPath(input: VerifyInput, file: string): string {
   const rel = path.relative(input.repoRoot, file).split(path.sep).join('/');
   return rel && !rel.startsWith('../') && !path.isAbsolute(rel) ? rel : file;
+}
+
+// The plan as the agent left it; the very `prdBefore` string when its bytes are the baseline's, so nothing is decoded.
+function readPlanAfter(input: VerifyInput): string | null {
+  if (!input.prdBeforeBytes || !input.prdBeforeParsed) return readText(input.prdPath);
+  let bytes: Buffer;
+  try {
+    bytes = readFileSync(input.prdPath);
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : '';
+  }
+  return bytes.equals(input.prdBeforeBytes) ? input.prdBefore : bytes.toString('utf8');
 }
 
 // Null only for a file that is gone: one that cannot be read for another reason reads as empty, and is restored.
