@@ -22,11 +22,13 @@ function loggingGit(): { env: NodeJS.ProcessEnv; log: string } {
 }
 
 /** The runner's git calls between one agent run and the next, per iteration. */
-function perIteration(log: string): Array<{ head: number; topLevel: number; status: number }> {
+function perIteration(log: string): Array<{ all: number; head: number; topLevel: number; status: number }> {
   const segments = readFileSync(log, 'utf8').split(`${MARKER}\n`).slice(1, -1);
   return segments.map((s) => {
-    const calls = s.split('\n').filter(Boolean);
+    // The runner puts its hardening (`-c key=value` pairs) before every command: the command is what follows.
+    const calls = s.split('\n').filter(Boolean).map((c) => c.replace(/^(-c \S+ )+/, ''));
     return {
+      all: calls.length,
       head: calls.filter((c) => /^rev-parse --verify\b.*\bHEAD\b/.test(c)).length,
       topLevel: calls.filter((c) => c.includes('--show-toplevel')).length,
       status: calls.filter((c) => c.startsWith('status ')).length,
@@ -37,18 +39,33 @@ function perIteration(log: string): Array<{ head: number; topLevel: number; stat
 const marked = (cmd: string) => `echo '${MARKER}' >> "$RALPH_TEST_GITLOG"${cmd ? `; ${cmd}` : ''}`;
 
 describe('git processes per iteration', () => {
-  it('an agent that does nothing costs two HEAD reads and one status, and no repository lookup', async () => {
+  it('an agent that does nothing costs no git process at all: git is asked only when its files changed', async () => {
     const dir = loopRepo({ stories: 1 });
     const { env, log } = loggingGit();
     const r = await ralph(dir, ['--agent-cmd', marked(''), '--pause', '0', '--no-progress-limit', '100', '4'], env);
     expect(r.code, r.stderr).toBe(1);
     const counts = perIteration(log);
     expect(counts).toHaveLength(3);
-    for (const c of counts) {
-      expect(c.topLevel).toBe(0);
-      expect(c.head).toBeLessThanOrEqual(2);
-      expect(c.status).toBeLessThanOrEqual(1);
-    }
+    // The first iteration's status of the runner's own files is remembered with git's files as they were.
+    expect(counts[0]).toEqual({ all: 1, head: 0, topLevel: 0, status: 1 });
+    for (const c of counts.slice(1)) expect(c, readFileSync(log, 'utf8')).toEqual({ all: 0, head: 0, topLevel: 0, status: 0 });
+  });
+
+  it('a branch switched by writing .git/HEAD by hand (no git command) is still seen, and undone', async () => {
+    const dir = loopRepo({ stories: 1 });
+    git(dir, 'branch', 'elsewhere');
+    const { env, log } = loggingGit();
+    // Iterations 1 and 2 do nothing; iteration 3 moves HEAD with a plain file write, as no git command would.
+    const cmd = marked(`if [ "$RALPH_ITERATION" = 3 ]; then printf 'ref: refs/heads/elsewhere\\n' > .git/HEAD; fi`);
+    const r = await ralph(dir, ['--agent-cmd', cmd, '--pause', '0', '--no-progress-limit', '100', '4'], env);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toMatch(/iteration 3[\s\S]*the agent left the loop's branch: it switched from ralph\/test to elsewhere/);
+    expect(r.stderr).toMatch(/switched back to ralph\/test and rejected this iteration's claims/);
+    expect(git(dir, 'symbolic-ref', '--short', 'HEAD'), r.stderr).toBe('ralph/test');
+    // The quiet iteration asked git nothing; the one after the hand-made switch asked again.
+    const counts = perIteration(log);
+    expect(counts[1].all).toBe(0);
+    expect(counts[2].all).toBeGreaterThan(0);
   });
 
   it('a claimed story is verified at the real HEAD after the agent, with no HEAD or status read twice', async () => {
