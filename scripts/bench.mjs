@@ -141,10 +141,10 @@ async function benchRunner() {
 // honest fake agent (test/fixtures/verify/honest.mjs): one story per iteration, its check a grep of its file.
 const BASELINE_COMMIT = process.env.RALPHKIT_BENCH_BASELINE || '181facd';
 
-function buildBaselineEngine() {
+function buildBaselineEngine(commit = BASELINE_COMMIT) {
   const dir = tempdir('baseline');
   const sh = (cmd) => execFileSync('sh', ['-c', cmd], { cwd: dir, env: ENV, stdio: 'pipe' });
-  sh(`git -C ${JSON.stringify(ROOT)} archive ${BASELINE_COMMIT} src scripts templates package.json | tar -x`);
+  sh(`git -C ${JSON.stringify(ROOT)} archive ${commit} src scripts templates package.json | tar -x`);
   sh(`ln -s ${JSON.stringify(path.join(ROOT, 'node_modules'))} node_modules && node scripts/build.mjs`);
   return path.join(dir, 'dist/ralph.mjs');
 }
@@ -175,6 +175,59 @@ async function benchHonest() {
   };
   const [now, before] = await interleaved(n, loop(null), loop(oldEngine));
   report(`an honest loop of ${stories} stories, per story (this engine)`, now / stories, `the engine of ${BASELINE_COMMIT}`, before / stories, `whole loop ${ms(now)} vs ${ms(before)}; fresh checkout per claim, weak-check probe, final gate; median of ${n} runs`);
+}
+
+// 2c. The runner's own CPU per iteration, flat in the plan's size: a no-op agent (`true`) on a plan of 10 and of
+// 5,000 stories (a dependency chain), this engine against the engine before the redesign (RALPHKIT_BENCH_CPU_BASELINE,
+// default 71e65ad), side by side. CPU is the runner's and every process it starts (git, the agent), read with bash's
+// `times` after the run; per iteration = (21 iterations - 1 iteration) / 20, so start-up is left out.
+const CPU_BASELINE = process.env.RALPHKIT_BENCH_CPU_BASELINE || '71e65ad';
+
+function childCpuMs(script, cwd) {
+  const out = execFileSync('bash', ['-c', `${script} >/dev/null 2>&1; times`], { cwd, env: ENV, encoding: 'utf8' });
+  // `times` prints the shell's own user/sys, then its children's: "0m1.212s 0m1.013s".
+  const [user, sys] = out.trim().split('\n').pop().split(/\s+/).map((t) => {
+    const m = /^(\d+)m([\d.]+)s$/.exec(t);
+    return m ? (Number(m[1]) * 60 + Number(m[2])) * 1000 : NaN;
+  });
+  return user + sys;
+}
+
+async function benchCpu() {
+  const n = QUICK ? 1 : 3;
+  const oldEngine = buildBaselineEngine(CPU_BASELINE);
+  for (const count of [10, 5000]) {
+    const template = gitRepo(`cpu-${count}`);
+    await timed(process.execPath, [BIN, 'install', '--yes', '--no-skills', '--cwd', template]);
+    const id = (i) => `US-${String(i).padStart(4, '0')}`;
+    const userStories = Array.from({ length: count }, (_, i) => ({ id: id(i + 1), title: `Story ${i + 1}`, acceptanceCriteria: ['done'], priority: i + 1, passes: false, notes: '', dependsOn: i ? [id(i)] : [] }));
+    writeFileSync(path.join(template, 'ralph/prd.json'), `${JSON.stringify({ project: 'Bench', branchName: 'ralph/bench', checks: ['test -f README.md'], userStories }, null, 2)}\n`);
+    execFileSync('git', ['add', '-A'], { cwd: template, env: ENV, stdio: 'pipe' });
+    execFileSync('git', ['commit', '-qm', 'bench plan'], { cwd: template, env: ENV, stdio: 'pipe' });
+    const run = (engine, iterations) => {
+      const repo = tempdir(`cpu-run-${count}`);
+      execFileSync('cp', ['-a', `${template}/.`, repo]);
+      if (engine) {
+        writeFileSync(path.join(repo, 'ralph/ralph.mjs'), readFileSync(engine));
+        execFileSync('git', ['commit', '-qam', 'older engine'], { cwd: repo, env: ENV, stdio: 'pipe' });
+      }
+      const flags = `--agent-cmd true --pause 0 --no-progress-limit 100${engine ? ' --allow-modified-engine' : ''}`;
+      const cpu = childCpuMs(`node ralph/ralph.mjs run ${flags} ${iterations}`, repo);
+      rmSync(repo, { recursive: true, force: true });
+      return cpu;
+    };
+    const samples = { now21: [], now1: [], old21: [], old1: [] };
+    for (let i = 0; i < n; i++) {
+      samples.now21.push(run(null, 21));
+      samples.old21.push(run(oldEngine, 21));
+      samples.now1.push(run(null, 1));
+      samples.old1.push(run(oldEngine, 1));
+    }
+    const perIteration = (many, one) => (median(many) - median(one)) / 20;
+    const now = perIteration(samples.now21, samples.now1);
+    const before = perIteration(samples.old21, samples.old1);
+    report(`runner CPU per no-op iteration, ${count.toLocaleString('en')} stories`, now, `the engine of ${CPU_BASELINE}`, before, `CPU of the runner and its children (bash times), (21 - 1 iterations) / 20; median of ${n} runs each`);
+  }
 }
 
 // 3. `ralphkit validate` on 5,000- and 50,000-story plans vs node merely parsing the same file; also both in-process.
@@ -395,7 +448,7 @@ function printTable() {
 try {
   if (!existsSync(path.join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run bench` (it builds first)');
   const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-  const parts = { install: benchInstall, runner: benchRunner, honest: benchHonest, validate: benchValidate, dashboard: benchDashboard, api: benchApi };
+  const parts = { install: benchInstall, runner: benchRunner, cpu: benchCpu, honest: benchHonest, validate: benchValidate, dashboard: benchDashboard, api: benchApi };
   for (const [name, fn] of Object.entries(parts)) if (!only || only.includes(name)) await section(name, fn);
   printTable();
 } finally {
