@@ -1,45 +1,110 @@
-// Builds dist/cli.js (the CLI, with its libraries bundled so npx fetches one package)
-// and dist/ralph.mjs (the loop engine installed into repositories: Node built-ins only).
+// Builds dist/cli.js with its chunks dist/cli-*.js (the CLI, with its libraries bundled so npx fetches
+// one package; each command's code is a chunk loaded when that command runs) and dist/ralph.mjs (the loop
+// engine installed into repositories: ralphkit's own code and Node built-ins only, checked below).
+//
+// RALPHKIT_ENGINE_ENTRY=<file> (for tests) builds that file as the engine, runs the guard on it and
+// stops: exit 1 if the guard refuses it, 0 otherwise; nothing in dist/ is touched either way.
 import { build } from 'esbuild';
-import { cp, rm, readFile, rename, mkdir } from 'node:fs/promises';
+import { cp, rm, rename, mkdir, readdir } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
+import { fileURLToPath } from 'node:url';
+import { engineGuardMessage } from './engine-guard.mjs';
 
 const root = new URL('..', import.meta.url);
+const rootDir = fileURLToPath(root);
 // Build into a private folder, then rename each output into dist/, so a test that is reading
 // dist/ while another build runs never sees a half-written file.
 const finalDist = new URL('dist/', root);
 const dist = new URL(`dist/.build-${process.pid}/`, root);
-await mkdir(dist, { recursive: true });
+const testEngine = process.env.RALPHKIT_ENGINE_ENTRY;
 
-const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning' };
-// CommonJS libraries bundled into an ES module still call require() for built-ins.
-const requireShim = "import { createRequire as __rkCreateRequire } from 'node:module'; const require = __rkCreateRequire(import.meta.url);";
+// Paths in the metafile (and in the bundles' comments) are relative to the repository, wherever the build runs from.
+const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning', absWorkingDir: rootDir };
+// CommonJS libraries bundled into an ES module still call require(): built-ins only. A bundled library
+// that tries an optional package at run time (js-yaml tries esprima) gets "not found", as it would in
+// the published package, which ships no node_modules; in a checkout it would otherwise load from there.
+const requireShim =
+  "import { createRequire as __rkCreateRequire, isBuiltin as __rkIsBuiltin } from 'node:module'; " +
+  'const require = (id) => { if (!__rkIsBuiltin(id)) throw Object.assign(new Error(`Cannot find module \'${id}\'`), { code: \'MODULE_NOT_FOUND\' }); ' +
+  'return __rkCreateRequire(import.meta.url)(id); };';
 
-await build({ ...common, entryPoints: [new URL('src/cli.ts', root).pathname], outfile: new URL('cli.js', dist).pathname, banner: { js: requireShim } });
-await build({
-  ...common,
-  entryPoints: [new URL('src/engine/main.ts', root).pathname],
-  outfile: new URL('ralph.mjs', dist).pathname,
-  banner: { js: '#!/usr/bin/env node\n// ralph.mjs: the ralphkit loop engine. Generated from ralphkit\'s src/ at build time; do not edit.' },
-  external: [...builtinModules, ...builtinModules.map((m) => `node:${m}`)],
-});
+/** The build is refused: the message says why. */
+class GuardError extends Error {}
 
-// The engine must stay self-contained: refuse a build that imports anything but Node built-ins.
-const engine = await readFile(new URL('ralph.mjs', dist), 'utf8');
-const imports = [...engine.matchAll(/^import .* from ["']([^"']+)["']/gm)].map((m) => m[1]);
-const foreign = imports.filter((s) => !s.startsWith('node:') && !builtinModules.includes(s));
-if (foreign.length) throw new Error(`dist/ralph.mjs imports non-built-in modules: ${foreign.join(', ')}`);
+const CHUNK_PREFIX = 'cli-';
 
-await cp(new URL('src/view/page/', root), new URL('page/', dist), { recursive: true }).catch((e) => {
-  if (e.code !== 'ENOENT') throw e;
-});
+try {
+  await mkdir(dist, { recursive: true });
+  await buildEngine(testEngine ?? 'src/engine/main.ts');
+  if (testEngine) {
+    process.stderr.write(`build: ${testEngine} passes the engine guard (test build, nothing written)\n`);
+  } else {
+    const chunks = await buildCli();
+    await cp(new URL('src/view/page/', root), new URL('page/', dist), { recursive: true }).catch((e) => {
+      if (e.code !== 'ENOENT') throw e;
+    });
+    await publish(chunks);
+  }
+} catch (err) {
+  if (!(err instanceof GuardError)) throw err;
+  process.stderr.write(`build refused: ${err.message}\n`);
+  process.exitCode = 1;
+} finally {
+  await rm(dist, { recursive: true, force: true });
+}
 
-for (const name of ['cli.js', 'ralph.mjs', 'page']) {
-  const from = new URL(name, dist);
-  const to = new URL(name, finalDist);
-  if (name === 'page') await rm(to, { recursive: true, force: true });
-  await rename(from, to).catch((e) => {
+
+async function buildEngine(entry) {
+  const result = await build({
+    ...common,
+    entryPoints: [entry],
+    outfile: new URL('ralph.mjs', dist).pathname,
+    banner: { js: '#!/usr/bin/env node\n// ralph.mjs: the ralphkit loop engine. Generated from ralphkit\'s src/ at build time; do not edit.' },
+    external: [...builtinModules, ...builtinModules.map((m) => `node:${m}`)],
+    metafile: true,
+  });
+  const entryInput = Object.entries(result.metafile.outputs).map(([, o]) => o.entryPoint).find(Boolean);
+  const refusal = engineGuardMessage(result.metafile, { entryPoints: [entryInput] });
+  if (refusal) throw new GuardError(refusal);
+}
+
+/**
+ * The CLI: dist/cli.js and its chunks, dist/cli-<name>-<hash>.js; returns the chunk file names. The chunks
+ * sit beside cli.js, not in a folder of their own, because code that finds its files from its own
+ * location (the dashboard's page/, src/view/assets.ts) must find them in dist/ whichever chunk it is in.
+ */
+async function buildCli() {
+  const result = await build({
+    ...common,
+    entryPoints: { cli: 'src/cli.ts' },
+    outdir: dist.pathname,
+    splitting: true,
+    chunkNames: `${CHUNK_PREFIX}[name]-[hash]`,
+    banner: { js: requireShim },
+    metafile: true,
+  });
+  return Object.keys(result.metafile.outputs)
+    .map((out) => out.slice(out.lastIndexOf('/') + 1))
+    .filter((name) => name.startsWith(CHUNK_PREFIX));
+}
+
+// Chunks first: their names carry a hash of their content, so a new one never replaces a file that the
+// cli.js in place loads, and the new cli.js never loads an old one. Then each entry point is one rename,
+// and last the chunks this build does not use are removed, so dist/ holds one build.
+async function publish(chunks) {
+  for (const name of chunks) await rename(new URL(name, dist), new URL(name, finalDist));
+  for (const name of ['ralph.mjs', 'cli.js']) await rename(new URL(name, dist), new URL(name, finalDist));
+  // A folder cannot be renamed over a full one: move the old page aside first, so it is missing only
+  // between two renames, and remove it afterwards.
+  const page = new URL('page', finalDist);
+  const oldPage = new URL(`page.old-${process.pid}`, finalDist);
+  const hadPage = await rename(page, oldPage).then(() => true, (e) => (e.code === 'ENOENT' ? false : Promise.reject(e)));
+  await rename(new URL('page', dist), page).catch((e) => {
     if (e.code !== 'ENOENT') throw e;
   });
+  if (hadPage) await rm(oldPage, { recursive: true, force: true });
+  const current = new Set(chunks);
+  for (const name of await readdir(finalDist)) {
+    if (name.startsWith(CHUNK_PREFIX) && name.endsWith('.js') && !current.has(name)) await rm(new URL(name, finalDist), { force: true });
+  }
 }
-await rm(dist, { recursive: true, force: true });
