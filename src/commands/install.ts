@@ -1,11 +1,8 @@
-// `ralphkit install`: parses options and calls runInstall; printing is in src/install/report.ts.
+// `ralphkit install`: its options and help; the action (src/commands/install-action.ts) is loaded when it runs.
 import type { Command } from 'commander';
-import { runInstall } from '../install/run.js';
-import { askAtTerminal, printResult, withJsonErrors } from '../install/report.js';
-import { logger } from '../logger.js';
-import { parseAgents, type AgentName } from '../skills/agents.js';
+import type { AskConflict } from '../install/run-files.js';
+import { parseAgents } from '../skills/agents.js';
 import { terminalCanPrompt } from '../util/prompt.js';
-import { topFolders } from '../util/top-folders.js';
 
 /** The options `install` and `skill add` share (both write files through the same plan), as commander parses them. */
 export interface FileCommandFlags {
@@ -18,7 +15,7 @@ export interface FileCommandFlags {
   agent: string;
 }
 
-interface InstallFlags extends FileCommandFlags {
+export interface InstallFlags extends FileCommandFlags {
   skills: boolean;
 }
 
@@ -46,6 +43,9 @@ export function fileCommandOptions(flags: FileCommandFlags) {
     ask: terminalCanPrompt(flags) ? askAtTerminal : undefined,
   };
 }
+
+// The terminal prompt and its report module load only when there is a conflict to ask about.
+const askAtTerminal: AskConflict = async (item, diff) => (await import('../install/report.js')).askAtTerminal(item, diff);
 
 export const INSTALL_HELP = `
 What happens to each file:
@@ -82,32 +82,6 @@ export function register(program: Command): void {
   addFileCommandOptions(install, "back up managed files you edited and install ralphkit's versions")
     .option('--no-skills', 'install ralph/ only, without the prd and ralph skills')
     .addHelpText('after', INSTALL_HELP)
-    .action(async (flags: InstallFlags) => {
-      const result = await withJsonErrors(flags.json, 'install', () =>
-        runInstall({
-          ...fileCommandOptions(flags),
-          skills: flags.skills,
-          pauseAfterWrites: Number(process.env.RALPHKIT_TEST_PAUSE_AFTER_WRITES) || undefined,
-        }),
-      );
-      printResult(result, { command: 'install', json: flags.json });
-      if (!flags.json && result.status === 'written' && result.plan.items.some((i) => i.path === 'ralph/ralph.sh' && i.action === 'create')) {
-        printNextSteps(flags.skills ? parseAgents(flags.agent) : [], result.plan.items.map((i) => i.path));
-      }
-    });
-}
-
-// Skills only in .agents/skills mean the user works in Codex (or another agent reading that layout), not Claude Code.
-function printNextSteps(skillAgents: readonly AgentName[], written: string[]): void {
-  const codex = skillAgents.length > 0 && !skillAgents.includes('claude');
-  const where = codex ? 'in Codex (or another agent that reads .agents/skills)' : 'in Claude Code';
-  const plan = skillAgents.length
-    ? `${where}, ask for a PRD ("use the prd skill"), then turn it into ralph/prd.json ("use the ralph skill")`
-    : 'write your plan into ralph/prd.json (the installed one is an example)';
-  const start = codex ? './ralph/ralph.sh --agent codex 10' : './ralph/ralph.sh 10';
-  // The loop refuses to start with uncommitted work, so name every top folder install wrote.
-  logger.out(
-    `\nNext:\n  1. ${plan}\n  2. npx ralphkit validate\n  3. git add ${topFolders(written).join(' ')} && git commit -m "Add the Ralph loop"` +
-      `      (with your PRD; the loop starts from a clean tree)\n  4. ${start}`,
-  );
+    // The work (and what it imports) is loaded only when install runs, so `ralphkit --help` and other commands start without it.
+    .action(async (flags: InstallFlags) => (await import('./install-action.js')).installAction(flags));
 }

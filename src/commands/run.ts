@@ -1,11 +1,8 @@
 import type { Command } from 'commander';
-import { ExitError } from '../errors.js';
-import path from 'node:path';
-import { runRalph } from '../engine/cli/command.js';
-import { packageRoot } from '../paths.js';
 
 // `ralphkit run` is the loop engine itself: every argument goes to the engine's own parser, so
-// ./ralph/ralph.sh and `ralphkit run` can never disagree about an option.
+// ./ralph/ralph.sh and `ralphkit run` can never disagree about an option. The engine
+// (src/commands/run-action.ts) is loaded when the command runs.
 export function register(program: Command): void {
   program
     .command('run')
@@ -15,14 +12,5 @@ export function register(program: Command): void {
     .allowUnknownOption()
     .allowExcessArguments()
     .passThroughOptions()
-    .action(async (args: string[]) => {
-      const code = await runRalph(args, {
-        cwd: process.cwd(),
-        env: process.env,
-        packagedEngine: path.join(packageRoot(), 'dist', 'ralph.mjs'),
-        stdout: (s) => process.stdout.write(s),
-        stderr: (s) => process.stderr.write(s),
-      });
-      if (code !== 0) throw new ExitError(code);
-    });
+    .action(async (args: string[]) => (await import('./run-action.js')).runAction(args));
 }

@@ -1,8 +1,6 @@
-// `ralphkit skill add`: parses options and calls runSkillAdd; printing is shared with install.
+// `ralphkit skill add`: its options and help; the action (src/commands/skill-action.ts) is loaded when it runs.
 import type { Command } from 'commander';
-import { runSkillAdd } from '../skills/add.js';
-import { printResult, withJsonErrors } from '../install/report.js';
-import { addFileCommandOptions, fileCommandOptions, type FileCommandFlags } from './install.js';
+import { addFileCommandOptions, type FileCommandFlags } from './install.js';
 
 export const SKILL_ADD_HELP = `
 Missing frontmatter is filled in: name from the file name in kebab-case, accents
@@ -37,14 +35,5 @@ export function register(program: Command): void {
   addFileCommandOptions(add, 'back up installed skills you edited and replace them')
     .addHelpText('after', SKILL_ADD_HELP)
     .exitOverride()
-    .action(async (files: string[], flags: FileCommandFlags) => {
-      const result = await withJsonErrors(flags.json, 'skill add', () =>
-        runSkillAdd({
-          ...fileCommandOptions(flags),
-          // As typed, so messages name them the way the user did; they are read relative to this folder.
-          files,
-        }),
-      );
-      printResult(result, { command: 'skill add', json: flags.json }, { skills: result.skills });
-    });
+    .action(async (files: string[], flags: FileCommandFlags) => (await import('./skill-action.js')).skillAddAction(files, flags));
 }

@@ -1,17 +1,10 @@
-// `ralphkit validate [file]`: checks a plan and prints every problem as `file:line:col: message`.
+// `ralphkit validate [file]`: its arguments and help; the check (src/commands/validate-action.ts) is loaded when it runs.
 import type { Command } from 'commander';
-import { ExitError, EXIT, RalphkitError } from '../errors.js';
-import { logger } from '../logger.js';
-import { runValidate, type ValidateResult } from '../prd/run-validate.js';
-import { formatPrdProblem } from '../prd/validate.js';
-import { resolveCwdFolder, resolvePlanRoot } from '../util/cwd.js';
 
-interface ValidateCommandOptions {
+export interface ValidateCommandOptions {
   cwd?: string;
   json?: boolean;
 }
-
-const MISSING_HINT = 'npx ralphkit install creates ralph/prd.json; or name the plan: npx ralphkit validate path/to/prd.json';
 
 export function register(program: Command): void {
   program
@@ -27,44 +20,5 @@ Problems go to stdout, one per line, as file:line:col: message (the form editors
 and CI annotate); the count and a hint go to stderr. A valid plan prints a summary.
 Exit codes: 0 valid, 2 invalid or missing, 1 unexpected error.`,
     )
-    .action(async (file: string | undefined, opts: ValidateCommandOptions) => {
-      if (opts.cwd !== undefined) resolveCwdFolder(opts.cwd);
-      // A named file is where the user points from here; the default plan is the repository's, as the loop reads it.
-      const cwd = file === undefined ? await resolvePlanRoot(opts.cwd ?? process.cwd()) : opts.cwd;
-      const result = runValidate({ cwd, file });
-      if (opts.json) printJson(result);
-      else printText(result);
-    });
-}
-
-function printText(result: ValidateResult): void {
-  if (result.unreadable) {
-    throw new RalphkitError(`${result.file}: ${result.problems[0].message}`, { exitCode: EXIT.refused, hint: MISSING_HINT });
-  }
-  if (!result.valid) {
-    for (const problem of result.problems) logger.out(formatPrdProblem(problem));
-    const count = result.problems.length;
-    throw new RalphkitError(`${count} ${count === 1 ? 'problem' : 'problems'} in ${result.file}`, {
-      exitCode: EXIT.refused,
-      hint: `fix ${count === 1 ? 'it' : 'them'}, then run: npx ralphkit validate ${result.file}`,
-    });
-  }
-  logger.out(`${result.file}: valid, ${plural(result.stories!, 'story', 'stories')}, ${result.passing} passing`);
-  if (!result.hasChecks) logger.warn('no checks in this plan: the runner will take every story on the agent\'s word');
-}
-
-function printJson(result: ValidateResult): void {
-  const doc = {
-    file: result.file,
-    valid: result.valid,
-    ...(result.valid ? { stories: result.stories, passing: result.passing } : {}),
-    problems: result.problems,
-  };
-  logger.out(JSON.stringify(doc, null, 2));
-  if (result.unreadable) logger.hint(MISSING_HINT);
-  if (!result.valid) throw new ExitError(EXIT.refused);
-}
-
-function plural(n: number, one: string, many: string): string {
-  return `${n} ${n === 1 ? one : many}`;
+    .action(async (file: string | undefined, opts: ValidateCommandOptions) => (await import('./validate-action.js')).validateAction(file, opts));
 }

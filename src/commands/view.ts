@@ -1,13 +1,12 @@
-// `ralphkit view`: starts the dashboard server and keeps it running until Ctrl-C.
-import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
-import path from 'node:path';
+// `ralphkit view`: its options; the dashboard server (src/commands/view-action.ts) is loaded when it runs.
 import { InvalidArgumentError, type Command } from 'commander';
-import { logger, color } from '../logger.js';
-import { DEFAULT_HOST, DEFAULT_PORT, startViewServer, type ViewServer } from '../view/server.js';
-import { resolveCwdFolder, resolvePlanRoot } from '../util/cwd.js';
 
-interface ViewCommandOptions {
+// The server's DEFAULT_PORT and DEFAULT_HOST (src/view/server.ts), repeated here so that declaring the
+// options (for --help) does not load the server; test/unit/commands-view-defaults.test.ts keeps them equal.
+export const VIEW_DEFAULT_PORT = 8089;
+export const VIEW_DEFAULT_HOST = '127.0.0.1';
+
+export interface ViewCommandOptions {
   port: number;
   host: string;
   cwd?: string;
@@ -19,67 +18,16 @@ export function register(program: Command): void {
   program
     .command('view')
     .description('open a live dashboard of the plan, the progress log and the loops')
-    .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, DEFAULT_PORT)
-    .option('--host <host>', 'address to bind; anything but 127.0.0.1 exposes the plan to your network', DEFAULT_HOST)
+    .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, VIEW_DEFAULT_PORT)
+    .option('--host <host>', 'address to bind; anything but 127.0.0.1 exposes the plan to your network', VIEW_DEFAULT_HOST)
     .option('--cwd <dir>', 'a folder of the repository to show (default: the current folder)')
     .option('--prd <file>', 'the plan, relative to --cwd (default: ralph/prd.json at the top of the git repository)')
     .option('--open', 'open the dashboard in the default browser')
-    .action(async (opts: ViewCommandOptions) => {
-      // A dashboard of a folder that is not there would wait forever for a plan that cannot appear.
-      const folder = resolveCwdFolder(opts.cwd ?? process.cwd());
-      // The repository's ralph/ as the loop writes it, from any subfolder; a plan named with --prd is where the user points.
-      const cwd = await resolvePlanRoot(folder);
-      const prd = opts.prd === undefined ? undefined : path.resolve(folder, opts.prd);
-      const server = await startViewServer({ cwd, prd, port: opts.port, host: opts.host });
-      printStarted(server, opts);
-      if (opts.open) openBrowser(server.url);
-      await untilInterrupted();
-      await server.close();
-    });
+    .action(async (opts: ViewCommandOptions) => (await import('./view-action.js')).viewAction(opts));
 }
 
 export function parsePort(value: string): number {
   const port = Number(value);
   if (!/^\d+$/.test(value) || port > 65535) throw new InvalidArgumentError('expected a port number from 0 to 65535.');
   return port;
-}
-
-function printStarted(server: ViewServer, opts: ViewCommandOptions): void {
-  if (!existsSync(server.paths.prd)) logger.warn(`no plan at ${server.paths.prd} yet; the page shows it once it exists (ralphkit install writes one)`);
-  if (opts.host !== DEFAULT_HOST && opts.host !== 'localhost') {
-    logger.warn(`listening on ${opts.host}: anyone who can reach this address can read your plan and progress log`);
-  }
-  logger.info(`${color.bold('ralphkit view')} ${color.dim('showing')} ${server.paths.cwd}`);
-  logger.out(server.url);
-  logger.info(color.dim('Ctrl-C stops it.'));
-}
-
-function untilInterrupted(): Promise<void> {
-  return new Promise((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      resolve();
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
-}
-
-// Best effort: the URL is printed either way, so a missing or failing opener is a warning, never an error.
-function openBrowser(url: string): void {
-  const [cmd, args] =
-    process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', url]] : ['xdg-open', [url]];
-  const cannot = (why: string) => logger.warn(`could not open a browser (${why}); open ${url} yourself`);
-  try {
-    const child = spawn(cmd as string, args as string[], { stdio: 'ignore', detached: true });
-    child.on('error', (err: NodeJS.ErrnoException) => cannot(err.code === 'ENOENT' ? `${cmd} not found` : err.message));
-    // xdg-open without a desktop (ssh, containers) exits non-zero rather than failing to start.
-    child.on('exit', (code) => {
-      if (code) cannot(`${cmd} exited with ${code}`);
-    });
-    child.unref();
-  } catch (err) {
-    cannot((err as Error).message);
-  }
 }

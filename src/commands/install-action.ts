@@ -1,0 +1,36 @@
+// What `ralphkit install` does once commander has parsed its flags: runInstall, then the report (src/install/report.ts).
+import { runInstall } from '../install/run.js';
+import { printResult, withJsonErrors } from '../install/report.js';
+import { logger } from '../logger.js';
+import { parseAgents, type AgentName } from '../skills/agents.js';
+import { topFolders } from '../util/top-folders.js';
+import { fileCommandOptions, type InstallFlags } from './install.js';
+
+export async function installAction(flags: InstallFlags): Promise<void> {
+  const result = await withJsonErrors(flags.json, 'install', () =>
+    runInstall({
+      ...fileCommandOptions(flags),
+      skills: flags.skills,
+      pauseAfterWrites: Number(process.env.RALPHKIT_TEST_PAUSE_AFTER_WRITES) || undefined,
+    }),
+  );
+  printResult(result, { command: 'install', json: flags.json });
+  if (!flags.json && result.status === 'written' && result.plan.items.some((i) => i.path === 'ralph/ralph.sh' && i.action === 'create')) {
+    printNextSteps(flags.skills ? parseAgents(flags.agent) : [], result.plan.items.map((i) => i.path));
+  }
+}
+
+// Skills only in .agents/skills mean the user works in Codex (or another agent reading that layout), not Claude Code.
+function printNextSteps(skillAgents: readonly AgentName[], written: string[]): void {
+  const codex = skillAgents.length > 0 && !skillAgents.includes('claude');
+  const where = codex ? 'in Codex (or another agent that reads .agents/skills)' : 'in Claude Code';
+  const plan = skillAgents.length
+    ? `${where}, ask for a PRD ("use the prd skill"), then turn it into ralph/prd.json ("use the ralph skill")`
+    : 'write your plan into ralph/prd.json (the installed one is an example)';
+  const start = codex ? './ralph/ralph.sh --agent codex 10' : './ralph/ralph.sh 10';
+  // The loop refuses to start with uncommitted work, so name every top folder install wrote.
+  logger.out(
+    `\nNext:\n  1. ${plan}\n  2. npx ralphkit validate\n  3. git add ${topFolders(written).join(' ')} && git commit -m "Add the Ralph loop"` +
+      `      (with your PRD; the loop starts from a clean tree)\n  4. ${start}`,
+  );
+}

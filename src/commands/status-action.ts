@@ -1,0 +1,20 @@
+// `ralphkit status` once commander has parsed it: reads every loop's state and prints the table (or JSON).
+import { logger } from '../logger.js';
+import { resolveGitRoot } from '../util/cwd.js';
+import { RalphkitError } from '../errors.js';
+import { LoopExit } from '../engine/errors.js';
+import { readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings, type LoopSummary } from '../engine/store/summaries.js';
+import type { StatusCommandOptions } from './status.js';
+
+export async function statusAction(opts: StatusCommandOptions): Promise<void> {
+  const repoRoot = await resolveGitRoot(opts.cwd ?? process.cwd());
+  let loops: LoopSummary[];
+  try {
+    loops = readLoopSummariesOrRefuse(repoRoot);
+  } catch (err) {
+    if (err instanceof LoopExit) throw new RalphkitError(err.message, { exitCode: err.code, hint: err.hint });
+    throw err;
+  }
+  for (const line of renderUnreadableWarnings(loops)) logger.warn(line);
+  logger.out(opts.json ? JSON.stringify({ loops }, null, 2) : renderLoopTable(loops));
+}
