@@ -2,7 +2,7 @@
 import { runInstall } from '../install/run.js';
 import { printResult, withJsonErrors } from '../install/report.js';
 import { logger } from '../logger.js';
-import { parseAgents, type AgentName } from '../skills/agents.js';
+import { parseAgents, type AgentName } from '../skills/agent-names.js';
 import { topFolders } from '../util/top-folders.js';
 import { fileCommandOptions, type InstallFlags } from './install.js';
 

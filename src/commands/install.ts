@@ -1,7 +1,7 @@
 // `ralphkit install`: its options and help; the action (src/commands/install-action.ts) is loaded when it runs.
 import type { Command } from 'commander';
 import type { AskConflict } from '../install/run-files.js';
-import { parseAgents } from '../skills/agents.js';
+import { parseAgents } from '../skills/agent-names.js';
 import { terminalCanPrompt } from '../util/prompt.js';
 
 /** The options `install` and `skill add` share (both write files through the same plan), as commander parses them. */

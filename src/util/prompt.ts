@@ -1,11 +1,6 @@
-// The only module that imports prompts.
+// The only module that imports prompts, and only when there is a question to ask: a command that
+// never prompts does not load it.
 import type promptsType from 'prompts';
-// prompts' entry picks dist/ (for Node < 8.6) or lib/ at run time, so a bundler ships both;
-// importing lib/ directly keeps the second copy (~75 KB) out of dist/cli.js.
-// @ts-expect-error the subpath has no type declarations; the types come from 'prompts' above.
-import promptsLib from 'prompts/lib/index.js';
-
-const prompts = promptsLib as typeof promptsType;
 
 export interface Choice<T extends string> {
   title: string;
@@ -25,6 +20,10 @@ export function terminalCanPrompt(opts: { yes?: boolean; json?: boolean }): bool
 /** Ask the user to pick one choice; undefined when they cancel (Ctrl-C or Esc). */
 export async function select<T extends string>(message: string, choices: Choice<T>[]): Promise<T | undefined> {
   let cancelled = false;
+  // prompts' entry picks dist/ (for Node < 8.6) or lib/ at run time, so a bundler ships both;
+  // importing lib/ directly keeps the second copy (~75 KB) out of dist/.
+  // @ts-expect-error the subpath has no type declarations; the types come from 'prompts' above.
+  const prompts = (await import('prompts/lib/index.js')).default as typeof promptsType;
   const answer = await prompts(
     { type: 'select', name: 'value', message, choices, initial: 0 },
     { onCancel: () => { cancelled = true; } },
