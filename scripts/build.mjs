@@ -7,7 +7,7 @@
 import { build } from 'esbuild';
 import { cp, rm, rename, mkdir, readdir } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { engineGuardMessage } from './engine-guard.mjs';
 
 const root = new URL('..', import.meta.url);
@@ -69,6 +69,23 @@ async function buildEngine(entry) {
 }
 
 /**
+ * ralphkit's own skills run through install's skill check now, by the code the CLI is built from
+ * (src/install/sources.ts), so that install need not parse their YAML again each time.
+ */
+async function checkShippedSkills() {
+  const result = await build({
+    ...common,
+    stdin: { contents: "export { checkShippedSkills } from './src/install/sources.ts';", resolveDir: rootDir, loader: 'ts' },
+    outfile: new URL('check-skills.mjs', dist).pathname,
+    banner: { js: requireShim },
+  });
+  if (result.errors.length) throw new Error('cannot build the skill check');
+  const { checkShippedSkills: check } = await import(pathToFileURL(new URL('check-skills.mjs', dist).pathname).href);
+  await rm(new URL('check-skills.mjs', dist));
+  return check(fileURLToPath(new URL('skills/', root)));
+}
+
+/**
  * The CLI: dist/cli.js and its chunks, dist/cli-<name>-<hash>.js; returns the chunk file names. The chunks
  * sit beside cli.js, not in a folder of their own, because code that finds its files from its own
  * location (the dashboard's page/, src/view/assets.ts) must find them in dist/ whichever chunk it is in.
@@ -81,6 +98,7 @@ async function buildCli() {
     splitting: true,
     chunkNames: `${CHUNK_PREFIX}[name]-[hash]`,
     banner: { js: requireShim },
+    define: { __RALPHKIT_CHECKED_SKILLS__: JSON.stringify(await checkShippedSkills()) },
     metafile: true,
   });
   return Object.keys(result.metafile.outputs)

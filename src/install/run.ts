@@ -4,7 +4,7 @@ import path from 'node:path';
 import { packageRoot } from '../paths.js';
 import { readInstallSources } from './sources.js';
 import { runFiles, type AskConflict, type FileRunResult } from './run-files.js';
-import type { AgentName } from '../skills/agents.js';
+import type { AgentName } from '../skills/agent-names.js';
 
 export interface InstallOptions {
   /** The repository to install into. */
@@ -33,7 +33,7 @@ export type InstallResult = FileRunResult;
 
 export async function runInstall(options: InstallOptions): Promise<InstallResult> {
   const root = options.sourceRoot ?? packageRoot();
-  const files = readInstallSources({ root, agents: options.agents ?? ['claude'], skills: options.skills ?? true });
+  const files = await readInstallSources({ root, agents: options.agents ?? ['claude'], skills: options.skills ?? true });
   const result = await runFiles({ ...options, files, version: readPackageVersion(root), guardDowngrade: true });
   const gitRoot = findGitRoot(result.cwd);
   if (!gitRoot) {
