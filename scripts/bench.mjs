@@ -94,16 +94,18 @@ async function section(name, fn) {
   process.stderr.write(`bench: ${name} done in ${((performance.now() - start) / 1000).toFixed(1)} s\n`);
 }
 
-// 1. `ralphkit install` into an empty git repository vs starting node and doing nothing.
+// 1. `ralphkit install` into an empty git repository vs starting node and doing nothing; `ralphkit --version`
+// (start-up alone: the CLI loaded, its options parsed) in the same rounds shows what the install itself costs.
 async function benchInstall() {
   const n = QUICK ? 3 : 15;
   const install = async () => {
     const repo = gitRepo('install');
     return timed(process.execPath, [BIN, 'install', '--yes', '--cwd', repo]);
   };
+  const startup = () => timed(process.execPath, [BIN, '--version']);
   const bare = () => timed(process.execPath, ['-e', '0']);
-  const r = await sideBySide(n, install, bare);
-  report('`ralphkit install` into an empty git repo', r.a, '`node -e 0`', r.b, `median of ${n}`);
+  const [a, s, b] = await interleaved(n, install, startup, bare);
+  report('`ralphkit install` into an empty git repo', a, '`node -e 0`', b, `median of ${n}; start-up alone (\`ralphkit --version\`) ${ms(s)}, ${ratio(s, b)}`);
 }
 
 // 2. Runner overhead: the installed ralph.sh with a no-op agent vs a bash loop spawning the same agent.
