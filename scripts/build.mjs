@@ -5,15 +5,15 @@
 // RALPHKIT_ENGINE_ENTRY=<file> (for tests) builds that file as the engine, runs the guard on it and
 // stops: exit 1 if the guard refuses it, 0 otherwise; nothing in dist/ is touched either way.
 import { build } from 'esbuild';
-import { cp, rm, rename, mkdir, readdir } from 'node:fs/promises';
+import { cp, rm, mkdir } from 'node:fs/promises';
 import { builtinModules } from 'node:module';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { engineGuardMessage } from './engine-guard.mjs';
+import { CHUNK_PREFIX, publish } from './dist-publish.mjs';
 
 const root = new URL('..', import.meta.url);
 const rootDir = fileURLToPath(root);
-// Build into a private folder, then rename each output into dist/, so a test that is reading
-// dist/ while another build runs never sees a half-written file.
+// Build into a private folder, then move the outputs into dist/ (scripts/dist-publish.mjs).
 const finalDist = new URL('dist/', root);
 const dist = new URL(`dist/.build-${process.pid}/`, root);
 const testEngine = process.env.RALPHKIT_ENGINE_ENTRY;
@@ -31,8 +31,6 @@ const requireShim =
 /** The build is refused: the message says why. */
 class GuardError extends Error {}
 
-const CHUNK_PREFIX = 'cli-';
-
 try {
   await mkdir(dist, { recursive: true });
   await buildEngine(testEngine ?? 'src/engine/main.ts');
@@ -43,7 +41,7 @@ try {
     await cp(new URL('src/view/page/', root), new URL('page/', dist), { recursive: true }).catch((e) => {
       if (e.code !== 'ENOENT') throw e;
     });
-    await publish(chunks);
+    await publish(fileURLToPath(dist), fileURLToPath(finalDist), chunks);
   }
 } catch (err) {
   if (!(err instanceof GuardError)) throw err;
@@ -52,7 +50,6 @@ try {
 } finally {
   await rm(dist, { recursive: true, force: true });
 }
-
 
 async function buildEngine(entry) {
   const result = await build({
@@ -104,25 +101,4 @@ async function buildCli() {
   return Object.keys(result.metafile.outputs)
     .map((out) => out.slice(out.lastIndexOf('/') + 1))
     .filter((name) => name.startsWith(CHUNK_PREFIX));
-}
-
-// Chunks first: their names carry a hash of their content, so a new one never replaces a file that the
-// cli.js in place loads, and the new cli.js never loads an old one. Then each entry point is one rename,
-// and last the chunks this build does not use are removed, so dist/ holds one build.
-async function publish(chunks) {
-  for (const name of chunks) await rename(new URL(name, dist), new URL(name, finalDist));
-  for (const name of ['ralph.mjs', 'cli.js']) await rename(new URL(name, dist), new URL(name, finalDist));
-  // A folder cannot be renamed over a full one: move the old page aside first, so it is missing only
-  // between two renames, and remove it afterwards.
-  const page = new URL('page', finalDist);
-  const oldPage = new URL(`page.old-${process.pid}`, finalDist);
-  const hadPage = await rename(page, oldPage).then(() => true, (e) => (e.code === 'ENOENT' ? false : Promise.reject(e)));
-  await rename(new URL('page', dist), page).catch((e) => {
-    if (e.code !== 'ENOENT') throw e;
-  });
-  if (hadPage) await rm(oldPage, { recursive: true, force: true });
-  const current = new Set(chunks);
-  for (const name of await readdir(finalDist)) {
-    if (name.startsWith(CHUNK_PREFIX) && name.endsWith('.js') && !current.has(name)) await rm(new URL(name, finalDist), { force: true });
-  }
 }
