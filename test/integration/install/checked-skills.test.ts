@@ -2,9 +2,9 @@
 // checked (src/install/sources.ts, CheckedSkills); what it installs is the same either way.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkShippedSkills, readInstallSources } from '../../src/install/sources.js';
-import { fakePackage } from '../support/fake-package.js';
-import { ROOT } from '../support/repo.js';
+import { checkShippedSkills, readInstallSources } from '../../../src/install/sources.js';
+import { fakePackage } from '../../support/fake-package.js';
+import { ROOT } from '../../support/repo.js';
 
 describe('the skill check recorded at build time', () => {
   it('records both of ralphkit\'s own skills, by name and hash', async () => {

@@ -6,8 +6,8 @@ import { existsSync, readFileSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { foreignExternals, foreignInputs, engineGuardMessage } from '../../scripts/engine-guard.mjs';
-import { ROOT, run, testdir, writeFiles } from '../support/repo.js';
+import { foreignExternals, foreignInputs, engineGuardMessage } from '../../../scripts/engine-guard.mjs';
+import { ROOT, run, testdir, writeFiles } from '../../support/repo.js';
 
 const BUILD = path.join(ROOT, 'scripts/build.mjs');
 

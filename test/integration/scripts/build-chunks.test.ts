@@ -3,8 +3,8 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { publish } from '../../scripts/dist-publish.mjs';
-import { ROOT, testdir, writeFiles } from '../support/repo.js';
+import { publish } from '../../../scripts/dist-publish.mjs';
+import { ROOT, testdir, writeFiles } from '../../support/repo.js';
 
 /** Every chunk reachable from <dir>/cli.js through static imports and import() calls. */
 function reachableChunks(dir: string): Set<string> {

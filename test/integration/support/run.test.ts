@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { run } from '../support/repo.js';
+import { run } from '../../support/repo.js';
 
 // The helper every e2e test spawns through. CI once failed on an EPIPE raised by a command that exited
 // before reading its stdin; the helper must report the command's result, not crash the test file.

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { diffLines, renderUnifiedDiff } from '../../src/install/diff.js';
-import { renderPlanLines } from '../../src/install/render.js';
-import { planInstall } from '../../src/install/plan.js';
+import { diffLines, renderUnifiedDiff } from '../../../src/install/diff.js';
+import { renderPlanLines } from '../../../src/install/render.js';
+import { planInstall } from '../../../src/install/plan.js';
 
 describe('renderUnifiedDiff', () => {
   it('returns nothing for equal texts, also when only line endings differ', () => {

@@ -7,7 +7,7 @@ import module from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { BIN, ROOT, gitdir, run, testdir } from '../support/repo.js';
+import { BIN, ROOT, gitdir, run, testdir } from '../../support/repo.js';
 
 const HEAVY = {
   engine: '// src/engine/run.ts',

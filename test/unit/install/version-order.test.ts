@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { compareVersions } from '../../src/install/version-order.js';
+import { compareVersions } from '../../../src/install/version-order.js';
 
 describe('compareVersions', () => {
   it.each([

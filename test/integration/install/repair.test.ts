@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { chmodSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { runInstall, type InstallOptions } from '../../src/install/run.js';
-import { RalphkitError } from '../../src/errors.js';
-import { fakePackage, fakeRepo, read, snapshotTree } from '../support/fake-package.js';
+import { runInstall, type InstallOptions } from '../../../src/install/run.js';
+import { RalphkitError } from '../../../src/errors.js';
+import { fakePackage, fakeRepo, read, snapshotTree } from '../../support/fake-package.js';
 
 const NOW = new Date('2026-01-02T03:04:05.678Z');
 
