@@ -2,7 +2,7 @@
 import { InvalidArgumentError, type Command } from 'commander';
 
 // The server's DEFAULT_PORT and DEFAULT_HOST (src/view/server.ts), repeated here so that declaring the
-// options (for --help) does not load the server; test/unit/commands-view-defaults.test.ts keeps them equal.
+// options (for --help) does not load the server; test/unit/commands/view-defaults.test.ts keeps them equal.
 export const VIEW_DEFAULT_PORT = 8089;
 export const VIEW_DEFAULT_HOST = '127.0.0.1';
 
