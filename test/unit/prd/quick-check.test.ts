@@ -5,17 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { countChar, countColons, quickCheckPlan } from '../../../src/prd/quick-check.js';
 import { validatePrdText, validateWithPositions } from '../../../src/prd/validate.js';
 import { makeLargePlanText } from '../../support/large-plan.js';
+import { random } from '../../support/random.js';
 
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 type Json = Record<string, any>;
 

@@ -7,6 +7,7 @@ import { planVerification, readStoryStatus } from '../../../src/engine/store/ver
 import type { Prd, Story } from '../../../src/prd/types.js';
 import { LEDGER_PER_STORY, planBoard, planColumns, planNext, planRows, type BoardPlan, type CardState, type StoryCard } from '../../../src/view/board.js';
 import { toLedgerEntry } from '../../../src/view/ledger.js';
+import { random } from '../../support/random.js';
 
 // ---- The reference: every lookup a scan of the whole list. ----
 
@@ -99,16 +100,6 @@ function refBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Record<string
 
 // ---- Random plans: a main chain with side branches, plus the odd cycle, ghost, duplicate id and stray type. ----
 
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Fixture {
   prd: Prd;
