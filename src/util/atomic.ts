@@ -4,11 +4,7 @@ import { openSync, writeSync, fsyncSync, closeSync, renameSync, unlinkSync, chmo
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
-/**
- * `durable: false` skips the fsync: the file is still replaced whole (rename), but a power loss may bring back the
- * previous version. For records a later write supersedes within moments.
- */
-export function atomicWriteFileSync(file: string, data: string | Uint8Array, mode?: number, { durable = true }: { durable?: boolean } = {}): void {
+export function atomicWriteFileSync(file: string, data: string | Uint8Array, mode?: number): void {
   const dir = path.dirname(file);
   const tmp = path.join(dir, `.${path.basename(file)}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`);
   const fd = openSync(tmp, 'wx', mode ?? 0o644);
@@ -16,7 +12,7 @@ export function atomicWriteFileSync(file: string, data: string | Uint8Array, mod
     const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
     let off = 0;
     while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
-    if (durable) fsyncSync(fd);
+    fsyncSync(fd);
     closeSync(fd);
     if (mode !== undefined) chmodSync(tmp, mode);
     renameSync(tmp, file);

@@ -33,20 +33,21 @@ export interface GitDirs {
 
 /**
  * HEAD and every local branch as stored: this work tree's HEAD, packed-refs, the loose refs under refs/heads (names
- * and contents) and the reftable stack. Git writes each of them whole (a lock file renamed over the old one), and an
- * edit in place changes the bytes read here too.
+ * and contents). Git writes each of them whole (a lock file renamed over the old one), and an edit in place changes
+ * the bytes read here too; a symlink is held by where it points as well as by what it reads. A reftable repository
+ * gives null: its tables can be rewritten in place and a linked work tree keeps a stack of its own, so git is asked.
  */
 export function fingerprintRefs(dirs: GitDirs, env: NodeJS.ProcessEnv = process.env): Fingerprint | null {
   if (GIT_LOCATION_VARS.some((v) => env[v] !== undefined)) return null;
   try {
+    if (exists(path.join(dirs.common, 'reftable')) || exists(path.join(dirs.own, 'reftable'))) return null;
     const parts: Fingerprint = [
       // A .git replaced or pointed elsewhere is another repository, whatever the folders held here still say.
       '.git', describeDotGit(path.join(dirs.top, '.git')),
       // A linked work tree names its common dir in this file.
-      'commondir', readOrMissing(path.join(dirs.own, 'commondir')),
-      'HEAD', readOrMissing(path.join(dirs.own, 'HEAD')),
-      'packed-refs', readOrMissing(path.join(dirs.common, 'packed-refs')),
-      'reftable', readOrMissing(path.join(dirs.common, 'reftable', 'tables.list')),
+      'commondir', readRef(path.join(dirs.own, 'commondir')),
+      'HEAD', readRef(path.join(dirs.own, 'HEAD')),
+      'packed-refs', readRef(path.join(dirs.common, 'packed-refs')),
     ];
     walk(path.join(dirs.common, 'refs', 'heads'), 'refs/heads', parts);
     return parts;
@@ -106,8 +107,31 @@ function walk(dir: string, shown: string, parts: Fingerprint): void {
   for (const e of entries) {
     const abs = path.join(dir, e.name);
     if (e.isDirectory()) walk(abs, `${shown}/${e.name}`, parts);
-    else parts.push(`${shown}/${e.name}`, e.isSymbolicLink() ? 'link' : 'file', readOrMissing(abs));
+    else parts.push(`${shown}/${e.name}`, readRef(abs));
   }
+}
+
+function exists(file: string): boolean {
+  try {
+    lstatSync(file);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+/** A ref-like file: its bytes, and for a symlink also where it points (two links to equal refs are not one ref). */
+function readRef(file: string): Buffer | string {
+  let st;
+  try {
+    st = lstatSync(file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return '-';
+    throw err;
+  }
+  if (!st.isSymbolicLink()) return readFileSync(file);
+  return Buffer.concat([Buffer.from(`link ${readlinkSync(file)}\0`), Buffer.from(readOrMissing(file))]);
 }
 
 function readOrMissing(file: string): Buffer | string {

@@ -2,7 +2,7 @@
 // branchName from prd.json or a path is data, never a command), the runner's hardening (harden.ts) on each call,
 // and a timeout so a wedged git cannot hang the loop.
 import { execFile } from 'node:child_process';
-import { statSync } from 'node:fs';
+import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
 import { LoopExit } from '../errors.js';
@@ -44,8 +44,11 @@ function findGit(pathVar: string | undefined): string {
     if (!dir || !path.isAbsolute(dir)) return 'git';
     const file = path.join(dir, 'git');
     try {
-      const st = statSync(file);
-      if (st.isFile() && (st.mode & 0o111) !== 0) return file;
+      // As the system's own lookup: a file this user may execute (not merely one with some execute bit).
+      if (statSync(file).isFile()) {
+        accessSync(file, constants.X_OK);
+        return file;
+      }
     } catch {
       /* not here */
     }

@@ -68,13 +68,14 @@ export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate,
 }
 
 /**
- * One durable write per iteration, at its end. The iteration's start is written with the agent's pid (a runner
- * killed before that resumes the same iteration either way); the record of the agent's run before the checks and
- * a cost update need only be whole (a power loss brings back the previous state, and the iteration runs again).
+ * The iteration's start is written with the agent's pid (a runner killed before the agent starts resumes the same
+ * iteration either way), so a no-op iteration writes state.json three times: the pid, the record of the agent's run
+ * before its checks, and the end. Each write is durable (fsync before the rename): a rename that is not may leave an
+ * empty file after a power loss on some file systems (XFS), which would lose the loop's state, not only its last step.
  */
 function saveState(repoRoot: string, state: LoopState, at: SaveReason): void {
   if (at === 'iteration-start') return;
-  writeState(repoRoot, state, { durable: at === 'iteration-end' });
+  writeState(repoRoot, state);
 }
 
 /** What every verification of this run shares (an iteration's claims, the claims at start, the final gate). */
@@ -110,9 +111,9 @@ async function runAgent(run: RunContext, state: LoopState, trust: RunTrust, iter
   const result = await runAgentOnce({
     plan, cwd: paths.repoRoot, env, timeoutMs: options.iterationTimeoutMs, signal, logFile: iterationLogPath(paths.repoRoot, state.id, iteration),
     onTool: (text) => run.emit({ type: 'tool', iteration, text }),
-    // Not durable: the end of the iteration is. A pid left in the file after the agent exited is told apart from a
-    // live agent by its start time, and goes with the next save.
-    onStart: (pid) => writeState(paths.repoRoot, Object.assign(state, { agentPid: pid }), { durable: false }),
+    // A pid left in the file after the agent exited is told apart from a live agent by its start time, and goes
+    // with the next save.
+    onStart: (pid) => writeState(paths.repoRoot, Object.assign(state, { agentPid: pid })),
   });
   state.agentPid = undefined;
   await stopLeftovers(run, token, iteration);

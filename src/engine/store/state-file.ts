@@ -17,9 +17,9 @@ const recorded = new WeakSet<LoopState>();
  * Saves state.json. A file-system error on the first save refuses the start (exit 2); later it ends the loop
  * as a RunnerFileError (exit 1). Other errors keep their stack.
  */
-export function writeState(repoRoot: string, state: LoopState, { durable = true }: { durable?: boolean } = {}): void {
+export function writeState(repoRoot: string, state: LoopState): void {
   const file = statePath(repoRoot, state.id);
-  const write = () => writeStateFile(repoRoot, state, { durable });
+  const write = () => writeStateFile(repoRoot, state);
   if (recorded.has(state)) {
     guardWrite(file, repoRoot, write, 'the loop state could not be saved');
     return;
@@ -29,12 +29,12 @@ export function writeState(repoRoot: string, state: LoopState, { durable = true 
 }
 
 /** Saves state.json as it is; file-system errors are thrown as they come (the caller says what they mean). */
-export function writeStateFile(repoRoot: string, state: LoopState, { durable = true }: { durable?: boolean } = {}): void {
+export function writeStateFile(repoRoot: string, state: LoopState): void {
   const file = statePath(repoRoot, state.id);
   // The agent's start is read here, right after it was spawned, so no caller has to remember it.
   const agentPidStart = state.agentPid ? processStart(state.agentPid) : undefined;
   mkdirSync(path.dirname(file), { recursive: true });
-  atomicWriteFileSync(file, `${JSON.stringify({ ...state, agentPidStart }, null, 2)}\n`, undefined, { durable });
+  atomicWriteFileSync(file, `${JSON.stringify({ ...state, agentPidStart }, null, 2)}\n`);
 }
 
 /** Runs a write made before the loop changed anything; a file-system error refuses the start (exit 2). */

@@ -1,6 +1,6 @@
 // git/fingerprint.ts on real repositories: equal fingerprints only while every file git answers from is the same,
 // so the runner may skip asking git; anything it cannot see gives null (ask git).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { fingerprintFiles, fingerprintRefs, sameFingerprint } from '../../../../src/engine/git/fingerprint.js';
@@ -31,6 +31,24 @@ describe('fingerprintRefs', () => {
       expect(sameFingerprint(before, after), what).toBe(false);
       before = after;
     }
+  });
+
+  it('a HEAD that is a symlink is held by where it points: two links to refs at the same commit differ', () => {
+    const dir = gitdir();
+    git(dir, 'branch', 'other');
+    const head = path.join(dir, '.git/HEAD');
+    rmSync(head);
+    symlinkSync('refs/heads/main', head);
+    const a = fingerprintRefs(dirsOf(dir), {});
+    rmSync(head);
+    symlinkSync('refs/heads/other', head);
+    expect(sameFingerprint(a, fingerprintRefs(dirsOf(dir), {}))).toBe(false);
+  });
+
+  it('gives null (ask git) for a reftable repository, whose tables can change in place', () => {
+    const dir = gitdir();
+    mkdirSync(path.join(dir, '.git/reftable'));
+    expect(fingerprintRefs(dirsOf(dir), {})).toBeNull();
   });
 
   it('gives null (ask git) when the environment moves git elsewhere', () => {
