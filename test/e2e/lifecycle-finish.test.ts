@@ -7,7 +7,8 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { asNobodyOptions, handOver, runCliAsNobody } from '../support/nobody.js';
 import { gitEnv, testdir, type RunResult } from '../support/repo.js';
-import { agent, jsonEvents, loopRepo, until } from '../support/loop-repo.js';
+import { agent, jsonEvents, loopRepo } from '../support/loop-repo.js';
+import { waitUntil } from '../support/process.js';
 
 const NO_STACK = /unexpected error|\n\s+at /;
 
@@ -49,7 +50,7 @@ describe('the final state.json cannot be saved', () => {
     if (asNobody) handOver(dir, home); // git refuses a repository owned by another user, so only when it runs as nobody
     const runDir = path.join(dir, 'ralph/.runs/fin');
     const loop = startAs(dir, ['--agent-cmd', agent('worker'), '--pause', '60s', '--name', 'fin', '--json', '5'], { HOME: home }, asNobody);
-    await until(() => iterationOneSaved(runDir), 20_000, 'iteration 1 to be saved');
+    await waitUntil(() => iterationOneSaved(runDir), 20_000, 'iteration 1 to be saved');
     breakIt(runDir);
     loop.child.kill('SIGTERM');
     const r = await loop.done;
@@ -70,7 +71,7 @@ describe('the final state.json cannot be saved', () => {
     handOver(dir, home);
     const runDir = path.join(dir, 'ralph/.runs/ro');
     const loop = startAs(dir, ['--agent-cmd', agent('worker'), '--pause', '60s', '--name', 'ro', '5'], { HOME: home }, true);
-    await until(() => iterationOneSaved(runDir), 20_000, 'iteration 1 to be saved');
+    await waitUntil(() => iterationOneSaved(runDir), 20_000, 'iteration 1 to be saved');
     FAULTS[1][2](runDir);
     loop.child.kill('SIGTERM');
     expect((await loop.done).code).toBe(130);

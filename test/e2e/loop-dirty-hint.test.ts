@@ -3,20 +3,16 @@
 // the hint says exactly that. Needs `npm run build` first (npm test does it).
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, git, gitdir, run, runCli, writeFiles, type RunResult } from '../support/repo.js';
+import { installedRepo } from '../support/installed-repo.js';
+import { FIXTURES, run, writeFiles, type RunResult } from '../support/repo.js';
 import type { Prd } from '../../src/prd/types.js';
 
 async function installed(checks: string[]): Promise<string> {
-  const dir = gitdir();
-  const install = await runCli(['install', '--yes', '--no-skills', '--cwd', dir]);
-  expect(install.code, install.stderr).toBe(0);
   const prd: Prd = {
     project: 'Demo', branchName: 'ralph/demo', checks,
     userStories: ['US-1', 'US-2'].map((id, i) => ({ id, title: `Story ${id}`, acceptanceCriteria: ['done'], priority: i + 1, passes: false, notes: '' })),
   };
-  writeFiles(dir, { 'ralph/prd.json': `${JSON.stringify(prd, null, 2)}\n` });
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'chore: install ralphkit');
+  const dir = installedRepo({ skills: false, plan: `${JSON.stringify(prd, null, 2)}\n`, message: 'chore: install ralphkit' });
   return dir;
 }
 

@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, git, gitdir, run, runCli, writeFiles, type RunResult } from '../support/repo.js';
+import { installedRepo } from '../support/installed-repo.js';
+import { FIXTURES, git, run, writeFiles, type RunResult } from '../support/repo.js';
 import { parseLedger } from '../../src/engine/store/ledger.js';
 import type { Prd } from '../../src/prd/types.js';
 
@@ -17,12 +18,7 @@ const PLAN: Prd = {
 const EDIT = '\n## Our project\nRun `npm test` before every commit.\n';
 
 async function installed(): Promise<string> {
-  const dir = gitdir();
-  const install = await runCli(['install', '--yes', '--no-skills', '--cwd', dir]);
-  expect(install.code, install.stderr).toBe(0);
-  writeFiles(dir, { 'ralph/prd.json': `${JSON.stringify(PLAN, null, 2)}\n` });
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'chore: install ralphkit');
+  const dir = installedRepo({ skills: false, plan: `${JSON.stringify(PLAN, null, 2)}\n`, message: 'chore: install ralphkit' });
   return dir;
 }
 

@@ -4,10 +4,11 @@ import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, git, gitdir, run, runCli, testdir, writeFiles, type RunResult } from '../support/repo.js';
+import { installedRepo } from '../support/installed-repo.js';
+import { FIXTURES, git, run, runCli, testdir, writeFiles, type RunResult } from '../support/repo.js';
 import { parseLedger, type LedgerLine } from '../../src/engine/store/ledger.js';
 import type { Prd, Story } from '../../src/prd/types.js';
-import { goneWithin, pidFrom } from '../support/verify-repo.js';
+import { goneWithin, pidFrom } from '../support/process.js';
 
 const story = (id: string, priority: number, extra: Partial<Story> = {}): Story => ({
   id,
@@ -24,12 +25,7 @@ const PLAN: Prd = { project: 'Demo', branchName: 'ralph/demo', checks: ['test -f
 
 /** A repository with ralphkit installed and `prd` as the plan, all committed. */
 async function installed(prd: Prd): Promise<string> {
-  const dir = gitdir();
-  const install = await runCli(['install', '--yes', '--no-skills', '--cwd', dir]);
-  expect(install.code, install.stderr).toBe(0);
-  writeFiles(dir, { 'ralph/prd.json': JSON.stringify(prd, null, 2) + '\n' });
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'chore: install ralphkit');
+  const dir = installedRepo({ skills: false, plan: JSON.stringify(prd, null, 2) + '\n', message: 'chore: install ralphkit' });
   return dir;
 }
 

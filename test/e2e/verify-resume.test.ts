@@ -4,11 +4,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, git, gitdir, run, runCli, testdir, writeFiles, type RunResult } from '../support/repo.js';
+import { installedRepo } from '../support/installed-repo.js';
+import { FIXTURES, git, run, testdir, type RunResult } from '../support/repo.js';
 import { startRalph } from '../support/loop-repo.js';
-import { pidFrom } from '../support/verify-repo.js';
 import { parseLedger } from '../../src/engine/store/ledger.js';
 import type { Prd, Story } from '../../src/prd/types.js';
+import { pidFrom } from '../support/process.js';
 
 // Blocks while CHECK_MODE=hold (announcing its pid), fails loudly with CHECK_MODE=fail, passes otherwise.
 const CHECK = 'case "$CHECK_MODE" in hold) echo $$ > "$CHECK_PID"; exec sleep 120;; fail) echo "boom from the check"; exit 3;; esac';
@@ -23,13 +24,8 @@ interface Setup {
 }
 
 async function installed(stories: number): Promise<Setup> {
-  const dir = gitdir();
-  const install = await runCli(['install', '--yes', '--no-skills', '--cwd', dir]);
-  expect(install.code, install.stderr).toBe(0);
   const prd: Prd = { project: 'Demo', branchName: 'ralph/demo', checks: [CHECK], userStories: Array.from({ length: stories }, (_, i) => story(`US-${i + 1}`, i + 1)) };
-  writeFiles(dir, { 'ralph/prd.json': `${JSON.stringify(prd, null, 2)}\n` });
-  git(dir, 'add', '-A');
-  git(dir, 'commit', '-q', '-m', 'chore: install ralphkit');
+  const dir = installedRepo({ skills: false, plan: `${JSON.stringify(prd, null, 2)}\n`, message: 'chore: install ralphkit' });
   const outside = testdir();
   const log = path.join(outside, 'agent.jsonl');
   return {

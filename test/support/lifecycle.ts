@@ -1,7 +1,7 @@
 // Helpers for the loop lifecycle tests: a plan repository run in-process through runEngine, and stand-ins for
 // processes that reuse a dead runner's pid.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync, writeFileSync, mkdirSync } from 'node:fs';
+import { writeFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
 import { gitdir } from './repo.js';
@@ -37,12 +37,6 @@ export function spawnStranger(): ChildProcess & { pid: number } {
   const child = spawn('sleep', ['60'], { stdio: 'ignore', detached: true });
   onTestFinished(() => void child.kill('SIGKILL'));
   return child as ChildProcess & { pid: number };
-}
-
-/** Field 22 of /proc/<pid>/stat, read independently of the engine's own parser. */
-export function procStart(pid: number): number {
-  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[19]);
 }
 
 export interface FakeLoop {

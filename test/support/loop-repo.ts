@@ -7,8 +7,6 @@ import { onTestFinished } from 'vitest';
 import { FIXTURES, gitEnv, run, type RunResult } from './repo.js';
 import { installedRepo } from './installed-repo.js';
 
-// One liveness test for every e2e helper: the zombie-aware one (a killed runner not yet reaped counts as gone).
-export { isAlive } from './verify-repo.js';
 
 export const AGENTS = path.join(FIXTURES, 'agents');
 
@@ -93,11 +91,3 @@ export function jsonEvents(stdout: string): Array<Record<string, unknown>> {
   return stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
 }
 
-/** Polls `check` every 50 ms until it is true, or fails after `timeoutMs`. */
-export async function until(check: () => boolean, timeoutMs = 20_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}

@@ -1,5 +1,5 @@
 // Temp repositories laid out like an installed ralphkit, for the verification tests.
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { gitdir, git, writeFiles } from './repo.js';
@@ -99,43 +99,3 @@ export function status(dir: string): string {
   return execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: dir, encoding: 'utf8' }).replace(/\n$/, '');
 }
 
-/**
- * True while `pid` runs. A killed child stays a zombie (Z, or X while it is torn down) until its parent reaps
- * it, and must count as gone; the one liveness check of the test helpers (loop-repo.ts re-exports it).
- */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch {
-    return false;
-  }
-  try {
-    return !/^\d+ \(.*\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
-  } catch {
-    return true;
-  }
-}
-
-/** Whether `pid` is gone within `ms` (SIGKILL is delivered asynchronously, so look a few times). */
-export async function goneWithin(pid: number, ms = 3000): Promise<boolean> {
-  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
-    if (!isAlive(pid)) return true;
-  }
-  return !isAlive(pid);
-}
-
-/**
- * The pid a process announced in `file` (a check's `echo $$ > file`), once it is there. The shell creates the file
- * before it writes the number, so an existing file can still be empty: read as a number that is 0, and pid 0 means
- * "my own process group" to kill(2) (`process.kill(-0, 'SIGKILL')` would kill the test runner itself).
- */
-export async function pidFrom(file: string, timeoutMs = 30_000): Promise<number> {
-  const read = (): number => {
-    const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-    return /^\d+\n$/.test(text) ? Number(text) : 0;
-  };
-  for (const end = Date.now() + timeoutMs; read() <= 1; await new Promise((r) => setTimeout(r, 50))) {
-    if (Date.now() > end) throw new Error(`no pid in ${file} after ${timeoutMs} ms`);
-  }
-  return read();
-}

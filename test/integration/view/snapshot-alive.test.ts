@@ -10,10 +10,10 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { testdir, writeFiles } from '../../support/repo.js';
 import { plan, writePlan } from '../../support/view-fixtures.js';
 import { getJson, openEvents } from '../../support/view-http.js';
-import { procStart } from '../../support/lifecycle.js';
 import { createEventHub } from '../../../src/view/events.js';
 import { resolveViewPaths } from '../../../src/view/snapshot.js';
 import { startViewServer } from '../../../src/view/server.js';
+import { procStart } from '../../support/process.js';
 
 const NEXT_PID = '/proc/sys/kernel/ns_last_pid';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { planAgentEnv } from '../../../../src/engine/agents/env.js';
 import { findMarkedProcesses, stopMarkedProcesses } from '../../../../src/engine/agents/leftovers.js';
-import { HAS_PROC, isGone, killWhenDone, pidIn, readCmdline, statFields, until } from '../../../support/procfs.js';
+import { HAS_PROC, isGone, killWhenDone, pidIn, readCmdline, statFields, until } from '../../../support/process.js';
 import { testdir, writeFiles } from '../../../support/repo.js';
 
 /**

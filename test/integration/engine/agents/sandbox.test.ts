@@ -7,7 +7,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { planAgentEnv } from '../../../../src/engine/agents/env.js';
 import { findMarkedProcesses } from '../../../../src/engine/agents/leftovers.js';
 import { planSandboxCommand, probeSandbox } from '../../../../src/engine/agents/sandbox.js';
-import { isGone, killWhenDone, readCmdline, until } from '../../../support/procfs.js';
+import { isGone, killWhenDone, readCmdline, until } from '../../../support/process.js';
 import { git, gitdir, gitEnv, ROOT, testdir, writeFiles } from '../../../support/repo.js';
 
 const probe = probeSandbox(process.env);

@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { git } from '../../../support/repo.js';
-import { isAlive as stillRuns, jsonEvents, renderPlan } from '../../../support/loop-repo.js';
-import { HAS_PROC, WORKER, engine, planRepo, procStart, spawnStranger, writeRunningLoop } from '../../../support/lifecycle.js';
+import { jsonEvents, renderPlan } from '../../../support/loop-repo.js';
+import { isAlive as stillRuns, procStart } from '../../../support/process.js';
+import { HAS_PROC, WORKER, engine, planRepo, spawnStranger, writeRunningLoop } from '../../../support/lifecycle.js';
 import { isAlive, processStart } from '../../../../src/engine/processes.js';
 import { lockPath } from '../../../../src/engine/store/layout.js';
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runCheck } from '../../../../src/engine/verify/checks.js';
 import { testdir } from '../../../support/repo.js';
-import { goneWithin, pidFrom } from '../../../support/verify-repo.js';
+import { goneWithin, pidFrom } from '../../../support/process.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 

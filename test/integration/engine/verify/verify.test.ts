@@ -4,8 +4,9 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { git, testdir, writeFiles } from '../../../support/repo.js';
-import { claim, commitAll, editPrd, goneWithin, plan, readLedgerLines, readPrd, status, story, verifyRepo } from '../../../support/verify-repo.js';
+import { claim, commitAll, editPrd, plan, readLedgerLines, readPrd, status, story, verifyRepo } from '../../../support/verify-repo.js';
 import { LoopExit } from '../../../../src/engine/errors.js';
+import { goneWithin } from '../../../support/process.js';
 
 const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 

@@ -1,4 +1,5 @@
-// Watching real processes through Linux /proc in tests: by state, not by how long ago they were signalled.
+// The one process helper of the tests: liveness (zombie-aware), a pid's start, /proc reads, waiting on a state
+// (never on a fixed delay), and killing what a test left behind.
 import { existsSync, readFileSync } from 'node:fs';
 import { onTestFinished } from 'vitest';
 
@@ -62,4 +63,60 @@ export function killWhenDone(pids: number[]): void {
       }
     }
   });
+}
+
+/**
+ * True while `pid` runs. A killed child stays a zombie (Z, or X while it is torn down) until its parent reaps
+ * it, and must count as gone; the one liveness check of the test helpers.
+ */
+export function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  try {
+    return !/^\d+ \(.*\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return true;
+  }
+}
+
+/** Whether `pid` is gone within `ms` (SIGKILL is delivered asynchronously, so look a few times). */
+export async function goneWithin(pid: number, ms = 3000): Promise<boolean> {
+  for (const end = Date.now() + ms; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
+    if (!isAlive(pid)) return true;
+  }
+  return !isAlive(pid);
+}
+
+/**
+ * The pid a process announced in `file` (a check's `echo $$ > file`), once it is there. The shell creates the file
+ * before it writes the number, so an existing file can still be empty: read as a number that is 0, and pid 0 means
+ * "my own process group" to kill(2) (`process.kill(-0, 'SIGKILL')` would kill the test runner itself).
+ */
+export async function pidFrom(file: string, timeoutMs = 30_000): Promise<number> {
+  const read = (): number => {
+    const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+    return /^\d+\n$/.test(text) ? Number(text) : 0;
+  };
+  for (const end = Date.now() + timeoutMs; read() <= 1; await new Promise((r) => setTimeout(r, 50))) {
+    if (Date.now() > end) throw new Error(`no pid in ${file} after ${timeoutMs} ms`);
+  }
+  return read();
+}
+
+/** Field 22 of /proc/<pid>/stat, read independently of the engine's own parser. */
+export function procStart(pid: number): number {
+  const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[19]);
+}
+
+/** Polls `check` every 50 ms until it is true, or fails after `timeoutMs`. */
+export async function waitUntil(check: () => boolean, timeoutMs = 20_000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!check()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
