@@ -32,7 +32,7 @@ let resolvedGit: { pathVar: string | undefined; file: string } | null = null;
 
 function gitProgram(): string {
   const pathVar = process.env.PATH;
-  if (resolvedGit?.pathVar !== pathVar || !resolvedGit) resolvedGit = { pathVar, file: findGit(pathVar) };
+  if (!resolvedGit || resolvedGit.pathVar !== pathVar) resolvedGit = { pathVar, file: findGit(pathVar) };
   return resolvedGit.file;
 }
 

@@ -42,7 +42,7 @@ export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate,
   const dirs: GitDirs | null = trust.guard.ownGitDir ? { top: trust.topLevel, own: trust.guard.ownGitDir, common: trust.gitDir } : null;
   const refs = new RefsView(paths.repoRoot, dirs);
   // The prompt as committed at a commit (which never changes), so an unedited prompt costs no git process.
-  const promptAt: PromptCache = new Map();
+  const promptAt: PromptCache = { at: null };
   // The runner's own files as they were when status last listed none of them (verify.ts readOwnStatus).
   const ownStatus: OwnStatusMemo | undefined = dirs ? { dirs, clean: null } : undefined;
   return {

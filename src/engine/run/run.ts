@@ -1,10 +1,9 @@
 // One run's lifecycle: settles the start (preflight.ts, trust.ts), takes the locks, puts the repository on the
 // plan's branch (branch.ts), hands the iterations to the loop (core/loop.ts) with the real edges wired in
 // (deps.ts), and records how it ended.
-import type { RunIo, RunOptions, LoopState, LoopStatus, RunPaths, RunContext } from '../types.js';
+import type { BudgetGate, RunIo, RunOptions, LoopState, LoopStatus, RunPaths, RunContext } from '../types.js';
 import { readFileSync, existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import { type BudgetGate } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import type { Emit } from '../events.js';

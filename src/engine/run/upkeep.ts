@@ -23,8 +23,10 @@ export async function beforeAgent(run: RunContext, iteration: number, refs: Refs
   if (!(await commitPromptEdits(run, iteration, now.head, promptAt))) refs.hold(now);
 }
 
-/** The prompt's committed text by commit and path (a commit never changes); one entry is enough. */
-export type PromptCache = Map<string, string | null>;
+/** The prompt's committed text at one commit and path (a commit never changes), kept until HEAD moves. */
+export interface PromptCache {
+  at: { key: string; text: string | null } | null;
+}
 
 /** A run killed at --iteration-timeout leaves a note in progress.txt and a trailer in its log for the next agent. */
 export function recordTimeout(run: RunContext, loopId: string, iteration: number, result: AgentResult): void {
@@ -81,12 +83,8 @@ async function commitPromptEdits(run: RunContext, iteration: number, head: strin
   const atHead = async (rel: string): Promise<string | null> => {
     if (head === null) return null;
     const key = `${head}:${rel}`;
-    if (!promptAt.has(key)) {
-      const text = await readFileAt(paths.repoRoot, head, rel);
-      promptAt.clear();
-      promptAt.set(key, text);
-    }
-    return promptAt.get(key) ?? null;
+    if (promptAt.at?.key !== key) promptAt.at = { key, text: await readFileAt(paths.repoRoot, head, rel) };
+    return promptAt.at.text;
   };
   if ((await readEditedPrompt(paths, atHead)) === null || (await isIgnored(paths.repoRoot, paths.prompt))) return false;
   await commitOwn(run, [paths.prompt], `chore(ralph): ${renderPromptCommitPart(paths)}`, renderPromptEditNote(paths, `iteration ${iteration}`));
