@@ -3,7 +3,7 @@
 // bytes go to every client; how much a client that stops reading may hold is src/view/sse-client.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readLoopsSnapshot, readPrdSnapshot, readProgressSnapshot, type LoopsSnapshot, type ViewPaths } from './snapshot.js';
-import { createSseClient, type SseClient, type SseLimits } from './sse-client.js';
+import { createSseClient, type SseClient } from './sse-client.js';
 import { isAlive } from '../engine/processes.js';
 import { readState } from '../engine/store/state-file.js';
 
@@ -29,7 +29,7 @@ interface Latest {
   event: Buffer;
 }
 
-export function createEventHub(paths: ViewPaths, headers: Record<string, string>, limits?: SseLimits): EventHub {
+export function createEventHub(paths: ViewPaths, headers: Record<string, string>): EventHub {
   const clients = new Set<SseClient>();
   const readers: Record<EventKind, () => unknown> = {
     prd: () => readPrdSnapshot(paths),
@@ -64,7 +64,7 @@ export function createEventHub(paths: ViewPaths, headers: Record<string, string>
   return {
     connect(req, res) {
       res.writeHead(200, { ...headers, 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
-      const client = createSseClient(res, [['retry', RETRY], ...kinds.map((kind): [string, Buffer] => [kind, current(kind).event])], limits);
+      const client = createSseClient(res, [['retry', RETRY], ...kinds.map((kind): [string, Buffer] => [kind, current(kind).event])]);
       clients.add(client);
       req.on('close', () => clients.delete(client));
     },

@@ -31,6 +31,7 @@ export function createSseClient(res: ServerResponse, initial: [string, Buffer][]
   let behind: { held: number; since: number } | null = null;
 
   const write = (chunk: Buffer | string) => {
+    if (res.destroyed) return; // dropped or gone; its 'close' takes it off the hub's list
     if (!res.write(chunk) && !behind) behind = { held: res.writableLength, since: Date.now() };
   };
   const flush = () => {
