@@ -111,8 +111,9 @@ export function readProgressSnapshot(paths: ViewPaths): ProgressSnapshot {
   const ends = readEnds(paths.progress);
   if (!ends) return { file, exists: false, size: 0, omittedBytes: 0, log: parseProgress('') };
   if (!ends.tail) return { file, exists: true, size: ends.size, omittedBytes: 0, log: parseProgress(ends.head.toString('utf8')) };
-  const { log, skipped } = parseProgressEnds(ends.head.toString('utf8'), ends.tail.toString('utf8'));
-  const tailShown = ends.tail.length - Buffer.byteLength(ends.tail.toString('utf8').slice(0, skipped));
+  const tail = ends.tail.toString('utf8');
+  const { log, skipped } = parseProgressEnds(ends.head.toString('utf8'), tail);
+  const tailShown = ends.tail.length - Buffer.byteLength(tail.slice(0, skipped));
   return { file, exists: true, size: ends.size, omittedBytes: ends.size - ends.head.length - tailShown, log };
 }
 
