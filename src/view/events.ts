@@ -1,7 +1,9 @@
 // Server-sent events: each open page gets the current plan, progress log and loops on connect,
-// then whichever of them changed after every change on disk.
+// then whichever of them changed after every change on disk. Each event is encoded once and the same
+// bytes go to every client; how much a client that stops reading may hold is src/view/sse-client.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { readLoopsSnapshot, readPrdSnapshot, readProgressSnapshot, type LoopsSnapshot, type ViewPaths } from './snapshot.js';
+import { createSseClient, type SseClient } from './sse-client.js';
 import { isAlive } from '../engine/processes.js';
 import { readState } from '../engine/store/state-file.js';
 
@@ -18,15 +20,24 @@ export interface EventHub {
 
 /** Comment lines that keep proxies and idle timers from closing a quiet stream. */
 const HEARTBEAT_MS = 15_000;
+/** How often clients that stopped reading are checked. */
+const SWEEP_MS = 2_000;
+
+interface Latest {
+  json: string;
+  /** The event as sent, shared by every client's queue. */
+  event: Buffer;
+}
 
 export function createEventHub(paths: ViewPaths, headers: Record<string, string>): EventHub {
-  const clients = new Set<ServerResponse>();
+  const clients = new Set<SseClient>();
   const readers: Record<EventKind, () => unknown> = {
     prd: () => readPrdSnapshot(paths),
     progress: () => readProgressSnapshot(paths),
     loops: () => readLoopsSnapshot(paths),
   };
-  const last = new Map<EventKind, string>();
+  const kinds = Object.keys(readers) as EventKind[];
+  const last = new Map<EventKind, Latest>();
   let running: RunnerProcess[] = [];
 
   const read = (kind: EventKind): string => {
@@ -34,37 +45,49 @@ export function createEventHub(paths: ViewPaths, headers: Record<string, string>
     if (kind === 'loops') running = readRunnerProcesses(paths, value as LoopsSnapshot);
     return JSON.stringify(value);
   };
-  const current = (kind: EventKind): string => last.get(kind) ?? remember(kind, read(kind));
-  const remember = (kind: EventKind, json: string): string => (last.set(kind, json), json);
+  const remember = (kind: EventKind, json: string): Latest => {
+    const latest = { json, event: Buffer.from(renderEvent(kind, json)) };
+    last.set(kind, latest);
+    return latest;
+  };
+  const current = (kind: EventKind): Latest => last.get(kind) ?? remember(kind, read(kind));
   const heartbeat = setInterval(() => {
-    for (const res of clients) res.write(': ping\n\n');
+    for (const client of clients) client.ping();
   }, HEARTBEAT_MS);
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const client of clients) if (client.sweep(now)) clients.delete(client);
+  }, SWEEP_MS);
   heartbeat.unref();
+  sweep.unref();
 
   return {
     connect(req, res) {
       res.writeHead(200, { ...headers, 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
-      res.write('retry: 1000\n\n');
-      for (const kind of Object.keys(readers) as EventKind[]) res.write(renderEvent(kind, current(kind)));
-      clients.add(res);
-      req.on('close', () => clients.delete(res));
+      const client = createSseClient(res, [['retry', RETRY], ...kinds.map((kind): [string, Buffer] => [kind, current(kind).event])]);
+      clients.add(client);
+      req.on('close', () => clients.delete(client));
     },
     refresh() {
-      for (const kind of Object.keys(readers) as EventKind[]) {
+      for (const kind of kinds) {
         const json = read(kind);
-        if (json === last.get(kind)) continue;
-        remember(kind, json);
-        for (const res of clients) res.write(renderEvent(kind, json));
+        if (json === last.get(kind)?.json) continue;
+        const { event } = remember(kind, json);
+        for (const client of clients) client.send(kind, event);
       }
     },
     aliveSignature: () => running.map(({ pid, start }) => (isAlive(pid, start) ? pid : `-${pid}`)).join(','),
     close() {
       clearInterval(heartbeat);
-      for (const res of clients) res.end();
+      clearInterval(sweep);
+      for (const client of clients) client.end();
       clients.clear();
     },
   };
 }
+
+/** Tells EventSource to reconnect a second after the stream ends, which is also how a dropped client comes back. */
+const RETRY = Buffer.from('retry: 1000\n\n');
 
 interface RunnerProcess {
   pid: number;

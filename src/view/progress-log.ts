@@ -102,3 +102,35 @@ export function parseBlocks(lines: readonly string[]): LogBlock[] {
   if (fence) blocks.push({ kind: 'code', text: fence.join('\n') }); // unterminated fence: still show it
   return blocks.filter((b) => b.kind !== 'text' || b.text !== '');
 }
+
+/** Headings tried as the start of a tail before settling for the first one. */
+const TAIL_CUTS = 8;
+
+/**
+ * The log of a file too big to show whole: the title and pinned patterns from its `head`, the newest sections
+ * from its `tail` (both cut on line ends). `skipped` is how many characters of the tail come before the first
+ * section shown.
+ */
+export function parseProgressEnds(head: string, tail: string): { log: ProgressLog; skipped: number } {
+  const top = parseProgress(head);
+  const start = sectionStart(tail);
+  const end = parseProgress(start < 0 ? `## … (the start of this entry is not shown)\n${tail}` : tail.slice(start));
+  return { log: { preamble: top.preamble, patterns: top.patterns, sections: end.sections }, skipped: Math.max(0, start) };
+}
+
+/**
+ * Where the tail's first whole section starts, or -1 without a heading. A `## ` line can also sit inside a code
+ * block (an agent's output quoted in an entry); a cut there would turn every later fence inside out, so the first
+ * heading after which the fences balance is taken.
+ */
+export function sectionStart(tail: string): number {
+  const starts = tail.startsWith('## ') ? [0] : [];
+  for (let i = tail.indexOf('\n## '); i >= 0 && starts.length < TAIL_CUTS; i = tail.indexOf('\n## ', i + 1)) starts.push(i + 1);
+  return starts.find((at) => fenceAtEnd(tail.slice(at)) === null) ?? starts[0] ?? -1;
+}
+
+function fenceAtEnd(text: string): string | null {
+  let fence: string | null = null;
+  for (const line of text.split('\n')) fence = nextFence(fence, line);
+  return fence;
+}

@@ -2,7 +2,7 @@
 // the progress log, and the loops under ralph/.runs. These are the bodies of /api/prd,
 // /api/progress and /api/loops, and of the matching server-sent events. A card is verified only from the
 // newest sealed verdict record (refs/notes/ralphkit, checked with the key of $RALPH_KEY_DIR or ~/.config/ralphkit).
-import { readFileSync, readdirSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../prd/types.js';
 import { parseLedger, type LedgerLine } from '../engine/store/ledger.js';
@@ -10,7 +10,7 @@ import { readLoopSummaries, type LoopSummary } from '../engine/store/summaries.j
 import { pickNewestRecord, readVerdictRecordsSync } from '../engine/store/verdict-record.js';
 import { planBoard, type BoardPlan } from './board.js';
 import { str } from './ledger.js';
-import { parseProgress, type ProgressLog } from './progress-log.js';
+import { parseProgress, parseProgressEnds, type ProgressLog } from './progress-log.js';
 
 /** Where the dashboard reads from; all absolute. */
 export interface ViewPaths {
@@ -32,9 +32,19 @@ export interface PrdSnapshot extends Partial<BoardPlan> {
 export interface ProgressSnapshot {
   file: string;
   exists: boolean;
-  text: string;
+  /** The file's size in bytes. */
+  size: number;
+  /** Bytes between the head and the newest entries that are not in `log` (0: the whole file is). */
+  omittedBytes: number;
   log: ProgressLog;
 }
+
+/**
+ * The most of progress.txt the dashboard reads and sends: the log only grows, and every change is pushed to every
+ * open page. A bigger file is shown as its head (title, pinned patterns) and its newest entries.
+ */
+export const PROGRESS_HEAD_BYTES = 64 * 1024;
+export const PROGRESS_TAIL_BYTES = 192 * 1024;
 
 export interface LoopInfo {
   id: string;
@@ -97,8 +107,43 @@ function checkShape(prd: unknown): string | null {
 }
 
 export function readProgressSnapshot(paths: ViewPaths): ProgressSnapshot {
-  const text = readText(paths.progress);
-  return { file: path.relative(paths.cwd, paths.progress), exists: text !== null, text: text ?? '', log: parseProgress(text ?? '') };
+  const file = path.relative(paths.cwd, paths.progress);
+  const ends = readEnds(paths.progress);
+  if (!ends) return { file, exists: false, size: 0, omittedBytes: 0, log: parseProgress('') };
+  if (!ends.tail) return { file, exists: true, size: ends.size, omittedBytes: 0, log: parseProgress(ends.head.toString('utf8')) };
+  const tail = ends.tail.toString('utf8');
+  const { log, skipped } = parseProgressEnds(ends.head.toString('utf8'), tail);
+  const tailShown = ends.tail.length - Buffer.byteLength(tail.slice(0, skipped));
+  return { file, exists: true, size: ends.size, omittedBytes: ends.size - ends.head.length - tailShown, log };
+}
+
+/** The whole file when it is small, else its first and last bytes, each cut on a line end (so on whole characters). */
+function readEnds(file: string): { size: number; head: Buffer; tail: Buffer | null } | null {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return null;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    if (size <= PROGRESS_HEAD_BYTES + PROGRESS_TAIL_BYTES) return { size, head: readAt(fd, 0, size), tail: null };
+    const head = readAt(fd, 0, PROGRESS_HEAD_BYTES);
+    const tail = readAt(fd, size - PROGRESS_TAIL_BYTES, PROGRESS_TAIL_BYTES);
+    return { size, head: head.subarray(0, head.lastIndexOf(0x0a) + 1), tail: tail.subarray(tail.indexOf(0x0a) + 1) };
+  } catch {
+    return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Up to `length` bytes from `position`; fewer when the file shrank meanwhile. */
+function readAt(fd: number, position: number, length: number): Buffer {
+  const buf = Buffer.alloc(length);
+  let got = 0;
+  for (let n = 1; got < length && n > 0; got += n) n = readSync(fd, buf, got, length - got, position + got);
+  return buf.subarray(0, got);
 }
 
 /** The loops exactly as `ralphkit status` reads them: same list, order, liveness and "dead". */

@@ -71,6 +71,10 @@ export function fmtDuration(ms) {
   return `${Math.floor(hrs / 24)}d ${hrs % 24}h`;
 }
 
+export function fmtBytes(n) {
+  return n < 1024 * 1024 ? `${Math.max(1, Math.round(n / 1024))} KiB` : `${(n / (1024 * 1024)).toFixed(1)} MiB`;
+}
+
 export function fmtMs(ms) {
   if (!Number.isFinite(ms)) return '—';
   return ms < 1000 ? `${Math.round(ms)} ms` : ms < 60_000 ? `${(ms / 1000).toFixed(1)} s` : fmtDuration(ms);

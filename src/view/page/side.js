@@ -1,5 +1,5 @@
 // The side column: the loops under ralph/.runs and the progress log.
-import { h, inline, asText, fmtCost, fmtDuration, fmtAgo } from './dom.js';
+import { h, inline, asText, fmtBytes, fmtCost, fmtDuration, fmtAgo } from './dom.js';
 
 /** Loops shown before the rest fold away under "older loops". */
 const LOOPS_SHOWN = 3;
@@ -102,8 +102,10 @@ export function renderLog(snap, ui) {
   const sections = [...log.sections].reverse().map((s) => renderSection(s, ui, 'entry'));
   const patterns = log.patterns ? renderSection(log.patterns, ui, 'patterns') : null;
   const preamble = log.preamble.length ? h('div', { class: 'log-preamble' }, log.preamble.map(renderBlock)) : null;
+  // A long log arrives as its head and its newest entries; the older ones are only in the file.
+  const omitted = snap.omittedBytes > 0 ? h('p', { class: 'log-omitted' }, `Older entries (${fmtBytes(snap.omittedBytes)}) are not shown here; they are in ${asText(snap.file)}.`) : null;
   const scrolled = el.scrollTop;
-  el.replaceChildren(patterns ?? '', ...sections, preamble ?? '');
+  el.replaceChildren(patterns ?? '', ...sections, omitted ?? '', preamble ?? '');
   if (!patterns && !sections.length && !preamble) el.replaceChildren(h('p', { class: 'empty-small' }, 'The log is empty so far.'));
   el.scrollTop = scrolled; // a re-render must not yank the reader back to the top
 }

@@ -8,6 +8,7 @@ import { keyEnv, sealNote, useKeyEnv } from '../../support/verdict-note.js';
 import { plan, writeLedger, writeLoop, writePlan, writeProgress } from '../../support/view-fixtures.js';
 import { getJson, openEvents, request } from '../../support/view-http.js';
 import { startViewServer, type ViewServerOptions } from '../../../src/view/server.js';
+import { PROGRESS_HEAD_BYTES, PROGRESS_TAIL_BYTES } from '../../../src/view/snapshot.js';
 import { RalphkitError } from '../../../src/errors.js';
 import { appendLedger, readLedger, summariseLedger, type LedgerLine, type VerdictStatus } from '../../../src/engine/store/ledger.js';
 import { readLoopSummaries } from '../../../src/engine/store/summaries.js';
@@ -78,17 +79,42 @@ describe('ralphkit view server: JSON endpoints', () => {
     writeFiles(repo, { 'plans/progress.txt': '# Log\n## 2026-11-29 - US-002\n- the other plan\n' });
     const server = await serve(repo, { prd: 'plans/other.json' });
     const body = await getJson(server.url, '/api/progress');
-    expect(body).toMatchObject({ file: 'plans/progress.txt', exists: true, text: expect.stringContaining('the other plan') });
+    expect(body).toMatchObject({ file: 'plans/progress.txt', exists: true, omittedBytes: 0 });
+    expect(body.log.sections[0].blocks).toEqual([{ kind: 'list', items: [{ text: 'the other plan', depth: 0 }] }]);
   });
 
-  it('/api/progress: the text of ralph/progress.txt and its sections', async () => {
+  it('/api/progress: ralph/progress.txt in sections, with its size', async () => {
     const repo = testdir();
-    writeProgress(repo, '# Log\n## Codebase Patterns\n- p\n## 2026-11-29 - US-001\n- done\n');
+    const text = '# Log\n## Codebase Patterns\n- p\n## 2026-11-29 - US-001\n- done\n';
+    writeProgress(repo, text);
     const server = await serve(repo);
     const body = await getJson(server.url, '/api/progress');
-    expect(body).toMatchObject({ file: 'ralph/progress.txt', exists: true, text: expect.stringContaining('- done') });
+    expect(body).toMatchObject({ file: 'ralph/progress.txt', exists: true, size: text.length, omittedBytes: 0 });
     expect(body.log.patterns.title).toBe('Codebase Patterns');
     expect(body.log.sections.map((s: any) => s.title)).toEqual(['2026-11-29 - US-001']);
+  });
+
+  it('/api/progress of a log too long to send: its head and newest entries, and how many bytes are left out', async () => {
+    const repo = testdir();
+    const head = '# Progress log\n## Codebase Patterns\n- run npm test\n## Sessions\n';
+    const entries = Array.from({ length: 2000 }, (_, i) => `## 2026-11-29 - entry ${i}\n${'- a note of about a hundred bytes, repeated to make the log long '.repeat(4)}\n`);
+    const text = head + entries.join('');
+    writeProgress(repo, text);
+    const server = await serve(repo);
+    const body = await getJson(server.url, '/api/progress');
+    expect(text.length).toBeGreaterThan(2 * (PROGRESS_HEAD_BYTES + PROGRESS_TAIL_BYTES));
+    expect(body).toMatchObject({ exists: true, size: text.length });
+    expect(body.log.patterns.title).toBe('Codebase Patterns');
+    const titles: string[] = body.log.sections.map((s: any) => s.title);
+    expect(titles.at(-1)).toBe('2026-11-29 - entry 1999');
+    // Whole entries from the newest back, as many as the tail holds; what is left out is counted exactly.
+    const first = Number(/entry (\d+)$/.exec(titles[0])![1]);
+    expect(titles).toEqual(entries.slice(first).map((e) => e.slice(3, e.indexOf('\n'))));
+    const shown = Buffer.byteLength(entries.slice(first).join(''));
+    expect(shown).toBeLessThanOrEqual(PROGRESS_TAIL_BYTES);
+    const headKept = text.lastIndexOf('\n', PROGRESS_HEAD_BYTES - 1) + 1; // all ASCII: characters are bytes
+    expect(body.omittedBytes).toBe(text.length - headKept - shown);
+    expect(JSON.stringify(body).length).toBeLessThan(2 * (PROGRESS_HEAD_BYTES + PROGRESS_TAIL_BYTES));
   });
 
   it('/api/loops: every loop under ralph/.runs, newest first, with a pid check', async () => {
@@ -288,7 +314,7 @@ describe('ralphkit view server: live updates', () => {
     writeLoop(repo, { id: 'L1', iteration: 1 });
     await events.waitFor((e) => e.event === 'loops' && e.data.loops[0]?.id === 'L1');
     writeProgress(repo, '## 2026 - US-002\n- done\n');
-    await events.waitFor((e) => e.event === 'progress' && e.data.text.includes('done'));
+    await events.waitFor((e) => e.event === 'progress' && e.data.log.sections[0]?.title === '2026 - US-002');
     writeLedger(repo, 'L1', [{ time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-002', command: null, exitCode: null, status: 'verified' }]);
     await events.waitFor((e) => e.event === 'prd' && e.data.cards?.[1].verification === 'reported' && e.data.cards[1].state === 'passed');
     // The runner's end: the sealed record, then state.json saying complete.

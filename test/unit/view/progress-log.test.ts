@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { nextFence, parseBlocks, parseProgress } from '../../../src/view/progress-log.js';
+import { nextFence, parseBlocks, parseProgress, parseProgressEnds, sectionStart } from '../../../src/view/progress-log.js';
 
 describe('parseProgress', () => {
   it('pins Codebase Patterns, folds the Sessions intro into the preamble, keeps entries in file order', () => {
@@ -48,5 +48,34 @@ describe('parseBlocks', () => {
     ['markup is kept as text, never interpreted', ['<img src=x onerror=alert(1)>'], [{ kind: 'text', text: '<img src=x onerror=alert(1)>' }]],
   ])('%s', (_name, lines, expected) => {
     expect(parseBlocks(lines)).toEqual(expected);
+  });
+});
+
+describe('sectionStart: where a tail cut from the middle of the log starts', () => {
+  it.each([
+    ['the tail starts on a heading', '## B\n- x\n', 0],
+    ['the rest of an older entry comes first', '- end of A\n## B\n- x\n', 11],
+    ['no heading at all', '- one long entry\n- more\n', -1],
+    ['a `## ` line inside a fence that the tail cut open is skipped', 'out\n## quoted\n```\n## B\n- x\n', 18],
+    ['a fence still open at the end of the file does not push the start further', '## B\n```\nstill writing\n', 0],
+  ])('%s', (_name, tail, expected) => {
+    expect(sectionStart(tail)).toBe(expected);
+  });
+});
+
+describe('parseProgressEnds', () => {
+  it('takes the title and pinned patterns from the head and the newest whole sections from the tail', () => {
+    const head = '# Progress log\n## Codebase Patterns\n- use X\n## Sessions\nAppend only.\n## 2026-11-01 - US-001\n- old\n';
+    const { log, skipped } = parseProgressEnds(head, 'of an old entry\n## 2026-11-29 - US-009\n- new\n');
+    expect(log.preamble).toEqual([{ kind: 'heading', text: 'Progress log' }, { kind: 'text', text: 'Append only.' }]);
+    expect(log.patterns?.blocks).toEqual([{ kind: 'list', items: [{ text: 'use X', depth: 0 }] }]);
+    expect(log.sections.map((s) => s.title)).toEqual(['2026-11-29 - US-009']);
+    expect(skipped).toBe('of an old entry\n'.length);
+  });
+
+  it('shows a tail without any heading as the end of one entry', () => {
+    const { log, skipped } = parseProgressEnds('# Log\n', '- line 9000\n- line 9001\n');
+    expect(log.sections).toEqual([{ title: '… (the start of this entry is not shown)', runner: false, blocks: [{ kind: 'list', items: [{ text: 'line 9000', depth: 0 }, { text: 'line 9001', depth: 0 }] }] }]);
+    expect(skipped).toBe(0);
   });
 });
