@@ -97,7 +97,7 @@ describe('planAgent', () => {
   it.each([
     ['claude', {}, "claude --print --dangerously-skip-permissions --output-format stream-json --verbose < <prompt>"],
     ['claude', { RALPH_CLAUDE_BIN: '/opt/fake claude' }, "'/opt/fake claude' --print --dangerously-skip-permissions --output-format stream-json --verbose < <prompt>"],
-    ['codex', {}, 'codex exec --dangerously-bypass-approvals-and-sandbox --output-last-message /r/.runs/x/iteration-2.last-message.txt - < <prompt>'],
+    ['codex', {}, 'codex exec --json --dangerously-bypass-approvals-and-sandbox --output-last-message /r/.runs/x/iteration-2.last-message.txt - < <prompt>'],
     ['amp', {}, 'amp --dangerously-allow-all --execute < <prompt>'],
     ['opencode', {}, 'opencode run --auto < <prompt>'],
     ['gemini', {}, 'gemini --skip-trust --yolo --output-format json < <prompt>'],
