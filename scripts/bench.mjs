@@ -1,7 +1,7 @@
 // `npm run bench`: ralphkit's speed measured side by side with the cheapest alternative, in one run.
 // Each pair is run interleaved (a, b, a, b, ...) so machine noise hits both sides alike; medians are reported.
 // Runs after `npm run build`; a part whose command is not built yet is reported as skipped, never faked.
-// Options: --quick (fewer repetitions), --only=install,runner,honest,validate,dashboard,api.
+// Options: --quick (fewer repetitions), --only=install,runner,honest,output,validate,dashboard,api.
 import { spawn, execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
@@ -177,6 +177,33 @@ async function benchHonest() {
   };
   const [now, before] = await interleaved(n, loop(null), loop(oldEngine));
   report(`an honest loop of ${stories} stories, per story (this engine)`, now / stories, `the engine of ${BASELINE_COMMIT}`, before / stories, `whole loop ${ms(now)} vs ${ms(before)}; fresh checkout per claim, weak-check probe, final gate; median of ${n} runs`);
+}
+
+// 2d. An agent that prints a lot: test/fixtures/agents/flood.mjs writing 10 MB of plain text before its answer, run by
+// this engine and by the engine before agent output was bounded (RALPHKIT_BENCH_OUTPUT_BASELINE, default 36f6500).
+const OUTPUT_BASELINE = process.env.RALPHKIT_BENCH_OUTPUT_BASELINE || '36f6500';
+
+async function benchOutput() {
+  const n = QUICK ? 1 : 3;
+  const oldEngine = buildBaselineEngine(OUTPUT_BASELINE);
+  const template = gitRepo('output');
+  await timed(process.execPath, [BIN, 'install', '--yes', '--no-skills', '--cwd', template]);
+  const plan = { project: 'Bench', branchName: 'ralph/bench', checks: ['test -f README.md'], userStories: [{ id: 'US-001', title: 'Talk a lot', acceptanceCriteria: ['done'], priority: 1, passes: false }] };
+  writeFileSync(path.join(template, 'ralph/prd.json'), `${JSON.stringify(plan, null, 2)}\n`);
+  execFileSync('git', ['add', '-A'], { cwd: template, env: ENV, stdio: 'pipe' });
+  execFileSync('git', ['commit', '-qm', 'bench plan'], { cwd: template, env: ENV, stdio: 'pipe' });
+  const agent = `FLOOD_MB=10 node ${JSON.stringify(path.join(ROOT, 'test/fixtures/agents/flood.mjs'))}`;
+  const loop = (engine) => async () => {
+    const repo = tempdir('output-run');
+    execFileSync('cp', ['-a', `${template}/.`, repo]);
+    if (engine) {
+      writeFileSync(path.join(repo, 'ralph/ralph.mjs'), readFileSync(engine));
+      execFileSync('git', ['commit', '-qam', 'older engine'], { cwd: repo, env: ENV, stdio: 'pipe' });
+    }
+    return timed(process.execPath, ['ralph/ralph.mjs', 'run', '--agent-cmd', agent, '--pause', '0', '1'], { cwd: repo });
+  };
+  const [now, before] = await interleaved(n, loop(null), loop(oldEngine));
+  report('a one-story loop whose agent prints 10 MB (this engine)', now, `the engine of ${OUTPUT_BASELINE}`, before, `output streamed to the log, bounded tails in memory; median of ${n} runs`);
 }
 
 // 2c. The runner's own CPU per iteration, flat in the plan's size: a no-op agent (`true`) on a plan of 10 and of
@@ -450,7 +477,7 @@ function printTable() {
 try {
   if (!existsSync(path.join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run bench` (it builds first)');
   const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-  const parts = { install: benchInstall, runner: benchRunner, cpu: benchCpu, honest: benchHonest, validate: benchValidate, dashboard: benchDashboard, api: benchApi };
+  const parts = { install: benchInstall, runner: benchRunner, cpu: benchCpu, honest: benchHonest, output: benchOutput, validate: benchValidate, dashboard: benchDashboard, api: benchApi };
   for (const [name, fn] of Object.entries(parts)) if (!only || only.includes(name)) await section(name, fn);
   printTable();
 } finally {
