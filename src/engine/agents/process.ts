@@ -27,10 +27,10 @@ export interface ProcessResult {
   signal: string | null;
   timedOut: boolean;
   aborted: boolean;
-  /** The last OUTPUT_LIMITS.stdout characters of stdout; `stdoutCut` says whether earlier output was dropped. */
+  /** The last OUTPUT_LIMITS.stdout bytes of stdout; `stdoutCut` says whether earlier output was dropped. */
   stdout: string;
   stdoutCut: boolean;
-  /** The last OUTPUT_LIMITS.stderr characters of stderr. */
+  /** The last OUTPUT_LIMITS.stderr bytes of stderr. */
   stderr: string;
   /** Lines of stdout longer than OUTPUT_LIMITS.line, not passed to onStdoutLine. */
   skippedLines: number;

@@ -1,5 +1,5 @@
 // Bounded views of an agent's output stream, so the runner's memory does not grow with what the agent prints:
-// the last N characters of a stream, and its lines one by one with an upper bound on a line's length. Both take
+// the last N bytes of a stream, and its lines one by one with an upper bound on a line's length. Both take
 // linear time in the length of the stream (no re-copying of what was kept on every chunk).
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
 
@@ -106,13 +106,13 @@ export class LineSplitter {
 
 /** How much of an agent's output the runner holds (docs/agents.md, "Long output"); the iteration log has all of it. */
 export const OUTPUT_LIMITS = {
-  /** The tail of stdout: plain output's final message, and the failure report. */
+  /** Bytes: the tail of stdout, plain output's final message and the failure report. */
   stdout: 1024 * 1024,
-  /** The tail of stderr: failure report, rate-limit and transient-error detection. */
+  /** Bytes: the tail of stderr, for the failure report, rate-limit and transient-error detection. */
   stderr: 64 * 1024,
-  /** The longest stream-json / JSONL line read (Claude Code's result event carries the whole final message). */
+  /** Characters: the longest stream-json / JSONL line read (Claude Code's result event carries the final message). */
   line: 8 * 1024 * 1024,
-  /** The final message taken from an event (its tail: that is where the completion tag is). */
+  /** Characters (bytes for a last-message file): a final message's tail, where the completion tag is. */
   finalMessage: 1024 * 1024,
 } as const;
 
