@@ -1,7 +1,7 @@
 // `npm run bench`: ralphkit's speed measured side by side with the cheapest alternative, in one run.
 // Each pair is run interleaved (a, b, a, b, ...) so machine noise hits both sides alike; medians are reported.
 // Runs after `npm run build`; a part whose command is not built yet is reported as skipped, never faked.
-// Options: --quick (fewer repetitions), --only=install,runner,honest,validate,dashboard,api.
+// Options: --quick (fewer repetitions), --only=install,runner,honest,output,validate,dashboard,api.
 import { spawn, execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
@@ -151,6 +151,29 @@ function buildBaselineEngine(commit = BASELINE_COMMIT) {
   return path.join(dir, 'dist/ralph.mjs');
 }
 
+/** A git repository with ralphkit installed and `plan` committed: the template each measured run copies. */
+async function planRepo(prefix, plan) {
+  const template = gitRepo(prefix);
+  await timed(process.execPath, [BIN, 'install', '--yes', '--no-skills', '--cwd', template]);
+  writeFileSync(path.join(template, 'ralph/prd.json'), `${JSON.stringify(plan, null, 2)}\n`);
+  execFileSync('git', ['add', '-A'], { cwd: template, env: ENV, stdio: 'pipe' });
+  execFileSync('git', ['commit', '-qm', 'bench plan'], { cwd: template, env: ENV, stdio: 'pipe' });
+  return template;
+}
+
+/** `node ralph/ralph.mjs run ...args` in a copy of `template`, with an older engine committed in it when given. */
+function runEngine(template, engine, args) {
+  const repo = tempdir('run');
+  execFileSync('cp', ['-a', `${template}/.`, repo]);
+  if (engine) {
+    writeFileSync(path.join(repo, 'ralph/ralph.mjs'), readFileSync(engine));
+    execFileSync('git', ['commit', '-qam', 'older engine'], { cwd: repo, env: ENV, stdio: 'pipe' });
+  }
+  // An older engine that checks its own install would refuse the swapped file; the flag lets it run as it was.
+  const allow = engine && readFileSync(engine, 'utf8').includes('--allow-modified-engine') ? ['--allow-modified-engine'] : [];
+  return timed(process.execPath, ['ralph/ralph.mjs', 'run', ...allow, ...args], { cwd: repo });
+}
+
 async function benchHonest() {
   const stories = QUICK ? 2 : 4;
   const n = QUICK ? 2 : 5;
@@ -159,24 +182,26 @@ async function benchHonest() {
     project: 'Bench', branchName: 'ralph/bench', checks: ['test -f README.md'],
     userStories: Array.from({ length: stories }, (_, i) => ({ id: `US-${i + 1}`, title: `Story ${i + 1}`, acceptanceCriteria: ['done'], priority: i + 1, passes: false, notes: '', checks: [`grep -q "US-${i + 1} done" US-${i + 1}.txt`] })),
   };
-  const template = gitRepo('honest');
-  await timed(process.execPath, [BIN, 'install', '--yes', '--no-skills', '--cwd', template]);
-  writeFileSync(path.join(template, 'ralph/prd.json'), `${JSON.stringify(plan, null, 2)}\n`);
-  execFileSync('git', ['add', '-A'], { cwd: template, env: ENV, stdio: 'pipe' });
-  execFileSync('git', ['commit', '-qm', 'bench plan'], { cwd: template, env: ENV, stdio: 'pipe' });
+  const template = await planRepo('honest', plan);
   const agent = `node ${JSON.stringify(path.join(ROOT, 'test/fixtures/verify/honest.mjs'))}`;
-  const loop = (engine) => async () => {
-    const repo = tempdir('honest-run');
-    execFileSync('cp', ['-a', `${template}/.`, repo]);
-    if (engine) {
-      // The older engine, committed as its install would have been (it checks nothing about itself).
-      writeFileSync(path.join(repo, 'ralph/ralph.mjs'), readFileSync(engine));
-      execFileSync('git', ['commit', '-qam', 'older engine'], { cwd: repo, env: ENV, stdio: 'pipe' });
-    }
-    return timed(process.execPath, ['ralph/ralph.mjs', 'run', '--agent-cmd', agent, '--pause', '0', String(stories + 1)], { cwd: repo });
-  };
+  const loop = (engine) => () => runEngine(template, engine, ['--agent-cmd', agent, '--pause', '0', String(stories + 1)]);
   const [now, before] = await interleaved(n, loop(null), loop(oldEngine));
   report(`an honest loop of ${stories} stories, per story (this engine)`, now / stories, `the engine of ${BASELINE_COMMIT}`, before / stories, `whole loop ${ms(now)} vs ${ms(before)}; fresh checkout per claim, weak-check probe, final gate; median of ${n} runs`);
+}
+
+// 2d. An agent that prints a lot: test/fixtures/agents/flood.mjs writing 10 MB of plain text before its answer, run by
+// this engine and by the engine before agent output was bounded (RALPHKIT_BENCH_OUTPUT_BASELINE, default 36f6500).
+const OUTPUT_BASELINE = process.env.RALPHKIT_BENCH_OUTPUT_BASELINE || '36f6500';
+
+async function benchOutput() {
+  const n = QUICK ? 1 : 3;
+  const oldEngine = buildBaselineEngine(OUTPUT_BASELINE);
+  const plan = { project: 'Bench', branchName: 'ralph/bench', checks: ['test -f README.md'], userStories: [{ id: 'US-001', title: 'Talk a lot', acceptanceCriteria: ['done'], priority: 1, passes: false }] };
+  const template = await planRepo('output', plan);
+  const agent = `FLOOD_MB=10 node ${JSON.stringify(path.join(ROOT, 'test/fixtures/agents/flood.mjs'))}`;
+  const loop = (engine) => () => runEngine(template, engine, ['--agent-cmd', agent, '--pause', '0', '1']);
+  const [now, before] = await interleaved(n, loop(null), loop(oldEngine));
+  report('a one-story loop whose agent prints 10 MB (this engine)', now, `the engine of ${OUTPUT_BASELINE}`, before, `output streamed to the log, bounded tails in memory; median of ${n} runs`);
 }
 
 // 2c. The runner's own CPU per iteration, flat in the plan's size: a no-op agent (`true`) on a plan of 10 and of
@@ -450,7 +475,7 @@ function printTable() {
 try {
   if (!existsSync(path.join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run bench` (it builds first)');
   const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-  const parts = { install: benchInstall, runner: benchRunner, cpu: benchCpu, honest: benchHonest, validate: benchValidate, dashboard: benchDashboard, api: benchApi };
+  const parts = { install: benchInstall, runner: benchRunner, cpu: benchCpu, honest: benchHonest, output: benchOutput, validate: benchValidate, dashboard: benchDashboard, api: benchApi };
   for (const [name, fn] of Object.entries(parts)) if (!only || only.includes(name)) await section(name, fn);
   printTable();
 } finally {

@@ -10,10 +10,10 @@ export interface AgentResult {
   exitCode: number | null;
   signal: string | null;
   timedOut: boolean;
-  /** Everything the agent printed on stdout (raw, e.g. stream-json lines for Claude Code). */
+  /** The tail of what the agent printed on stdout (raw, e.g. stream-json lines; its last 1 MiB, agents/tail.ts). */
   stdout: string;
   stderr: string;
-  /** The agent's final message (SPEC §4): structured output where the agent has one, else all stdout. */
+  /** The agent's final message (SPEC §4): structured output where the agent has one, else the tail of stdout. */
   finalMessage: string;
   /** Cost in USD for this run, when the agent reports one (Claude Code's total_cost_usd). */
   costUsd?: number;

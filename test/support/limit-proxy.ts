@@ -1,6 +1,8 @@
 // Sits in front of the scripted model server and plays a Claude subscription that hits its 5-hour limit:
 // from the first /v1/messages request until `resetAfterMs` later, every request is answered 429 with the
 // `anthropic-ratelimit-unified-*` headers the real API sends; afterwards requests pass through untouched.
+// With `retryAfterSeconds` it plays a passing API rate limit instead: a plain 429 with `retry-after`, which Claude
+// Code waits out and retries by itself (its `api_retry` stream events).
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
@@ -13,7 +15,7 @@ export interface LimitProxy {
   passed: number;
 }
 
-export async function startLimitProxy(target: string, resetAfterMs: number): Promise<LimitProxy> {
+export async function startLimitProxy(target: string, resetAfterMs: number, opts: { retryAfterSeconds?: number } = {}): Promise<LimitProxy> {
   const state: LimitProxy = { url: '', resetAt: null, rejected: 0, passed: 0 };
   const server = http.createServer((req, res) => {
     const isMessages = (req.url ?? '').split('?')[0] === '/v1/messages';
@@ -21,13 +23,14 @@ export async function startLimitProxy(target: string, resetAfterMs: number): Pro
     if (isMessages && Date.now() < state.resetAt! * 1000) {
       state.rejected++;
       req.resume();
-      res.writeHead(429, {
-        'content-type': 'application/json',
+      const subscription = {
         'anthropic-ratelimit-unified-status': 'rejected',
         'anthropic-ratelimit-unified-reset': String(state.resetAt),
         'anthropic-ratelimit-unified-representative-claim': 'five_hour',
         'x-should-retry': 'false',
-      });
+      };
+      const passing = { 'retry-after': String(opts.retryAfterSeconds) };
+      res.writeHead(429, { 'content-type': 'application/json', ...(opts.retryAfterSeconds === undefined ? subscription : passing) });
       res.end(JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: "This request would exceed your account's rate limit. Please try again later." } }));
       return;
     }

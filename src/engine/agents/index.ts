@@ -13,8 +13,8 @@ export interface AgentPlan {
   input: string;
   /** Codex writes its last message to a file; read it after the run. */
   lastMessageFile?: string;
-  /** How stdout is read: stream-json events (claude), one JSON document (gemini), or plain text. */
-  output: 'claude-stream' | 'gemini-json' | 'text';
+  /** How stdout is read: stream-json events (claude), JSONL events (codex), one JSON document (gemini), or plain text. */
+  output: 'claude-stream' | 'codex-json' | 'gemini-json' | 'text';
 }
 
 export interface AgentSpec {
@@ -33,10 +33,11 @@ export const AGENTS: Record<AgentName, AgentSpec> = {
   codex: {
     bin: 'codex',
     npmPackage: '@openai/codex',
-    args: ({ lastMessageFile }) => ['exec', '--dangerously-bypass-approvals-and-sandbox', '--output-last-message', lastMessageFile, '-'],
+    // --json: JSONL events on stdout, for the live tool lines; the final message still comes from the file.
+    args: ({ lastMessageFile }) => ['exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '--output-last-message', lastMessageFile, '-'],
     promptOnStdin: true,
     usesLastMessageFile: true,
-    output: 'text',
+    output: 'codex-json',
   },
   // Execute mode reads the prompt from stdin and prints only the last assistant message. --dangerously-allow-all
   // is not in `amp --help` but is accepted (docs/agents.md); it is the flag form of amp.dangerouslyAllowAll.

@@ -1,11 +1,12 @@
 // Turns one agent run into an AgentResult: plans the command, streams output into the iteration log and
-// the live tool lines, and picks the final message (result event, last-message file, or all stdout).
-import { createWriteStream, openSync, readFileSync, rmSync, type WriteStream } from 'node:fs';
+// the live tool lines, and picks the final message (result event, last-message file, or the tail of stdout).
+import { createWriteStream, openSync, rmSync, type WriteStream } from 'node:fs';
 import type { AgentResult } from '../types.js';
 import { type AgentPlan } from './index.js';
 import { OutputReader, readGeminiJson } from './output.js';
 import { runProcess, type ProcessResult } from './process.js';
 import { readShellRefusal, renderFailureLines, renderShellRefusalExit } from './failure.js';
+import { OUTPUT_LIMITS, readFileTail } from './tail.js';
 import { guardWrite, renderWriteError } from '../errors.js';
 
 export interface AgentRunRequest {
@@ -35,7 +36,7 @@ export async function runAgentOnce(req: AgentRunRequest): Promise<AgentResult> {
       timeoutMs: req.timeoutMs,
       signal: start.signal,
       log: log.stream,
-      onStdoutLine: (line) => reader.line(line),
+      onStdoutLine: reader.readsLines ? (line) => reader.line(line) : undefined,
       onStart: start.onStart,
     });
   } finally {
@@ -45,6 +46,7 @@ export async function runAgentOnce(req: AgentRunRequest): Promise<AgentResult> {
   await log.close();
   start.rethrow();
   const result = toResult(req, r, reader);
+  if (r.skippedLines > 0) req.onTool(`${r.skippedLines} line(s) of the agent's output were longer than ${OUTPUT_LIMITS.line / 1024 / 1024} MiB and were not read (they are in the log)`);
   reportFailure(req, r, result);
   return result;
 }
@@ -56,7 +58,7 @@ function toResult(req: AgentRunRequest, r: ProcessResult, reader: OutputReader):
     timedOut: r.timedOut,
     stdout: r.stdout,
     stderr: r.spawnError ? `${r.stderr}${r.spawnError}\n` : r.stderr,
-    finalMessage: pickFinalMessage(req.plan, r.stdout, reader),
+    finalMessage: pickFinalMessage(req.plan, r, reader),
     costUsd: reader.costUsd,
     ...(reader.rateLimit ? { rateLimit: reader.rateLimit } : {}),
     durationMs: r.durationMs,
@@ -131,15 +133,22 @@ function guardOnStart(req: AgentRunRequest) {
   };
 }
 
-function pickFinalMessage(plan: AgentPlan, stdout: string, reader: OutputReader): string {
+/** Every source is bounded: an event's text, a file's tail, stdout's tail (OUTPUT_LIMITS). */
+function pickFinalMessage(plan: AgentPlan, r: ProcessResult, reader: OutputReader): string {
   if (plan.output === 'claude-stream') return reader.finalMessage ?? '';
-  if (plan.output === 'gemini-json') return readGeminiJson(stdout) ?? stdout;
-  if (plan.lastMessageFile) {
-    try {
-      return readFileSync(plan.lastMessageFile, 'utf8');
-    } catch {
-      // No file: the agent failed before answering; its stdout is the best account of what happened.
-    }
-  }
-  return stdout;
+  // Past the tail's bound the document's start is gone: what is left is shown as text.
+  if (plan.output === 'gemini-json') return (r.stdoutCut ? null : readGeminiJson(r.stdout)) ?? r.stdout;
+  if (plan.output === 'codex-json') return withError(readLastMessage(plan) ?? reader.finalMessage ?? '', reader.error) || r.stdout;
+  return readLastMessage(plan) ?? r.stdout;
+}
+
+// No file: the agent failed before answering; what it printed is the best account of what happened.
+function readLastMessage(plan: AgentPlan): string | null {
+  return plan.lastMessageFile ? readFileTail(plan.lastMessageFile, OUTPUT_LIMITS.finalMessage) : null;
+}
+
+// A failed turn's error (a usage limit, a refused request) goes with the final message, where the runner's rate-limit
+// and transient-failure checks read it: in JSON mode Codex prints it only as an event.
+function withError(message: string, error: string | undefined): string {
+  return error ? `${message}${message ? '\n' : ''}${error}` : message;
 }

@@ -1,7 +1,7 @@
 // The runner's own upkeep around an agent run: progress.txt compaction before it, the note an iteration killed at
 // its timeout leaves for the next one, and the runner's commits of its own files.
 import type { AgentResult, RunContext } from '../types.js';
-import { appendFileSync, closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { appendFileSync } from 'node:fs';
 import path from 'node:path';
 import { readFileAt, tryCommitRunnerFiles } from '../git/git.js';
 import type { RefsView } from './refs-view.js';
@@ -10,6 +10,7 @@ import { renderTimeoutBlock } from '../verify/report.js';
 import { applyCompaction } from '../store/progress.js';
 import { iterationLogPath } from '../store/layout.js';
 import { guardWrite } from '../errors.js';
+import { readFileTail } from '../agents/tail.js';
 import { isIgnored, readEditedPrompt, renderPromptCommitPart, renderPromptEditNote } from './prompt.js';
 
 /** Before each agent run: progress.txt compacted when it grew too large, and the owner's prompt edits committed. */
@@ -32,7 +33,7 @@ export interface PromptCache {
 export function recordTimeout(run: RunContext, loopId: string, iteration: number, result: AgentResult): void {
   const { paths, options } = run;
   const log = iterationLogPath(paths.repoRoot, loopId, iteration);
-  const output = readTail(log) ?? `${result.stdout}\n${result.stderr}`;
+  const output = readFileTail(log, 64 * 1024) ?? `${result.stdout}\n${result.stderr}`;
   const timeout = formatDuration(options.iterationTimeoutMs);
   const block = renderTimeoutBlock(new Date(), iteration, timeout, output);
   guardWrite(paths.progress, paths.repoRoot, () => appendFileSync(paths.progress, block), 'the timeout note for the next iteration could not be written');
@@ -40,23 +41,6 @@ export function recordTimeout(run: RunContext, loopId: string, iteration: number
     appendFileSync(log, `\n[ralph] iteration ${iteration} timed out after ${timeout}; the agent and everything it started were killed\n`);
   } catch {
     /* the log is a record; progress.txt already carries the note */
-  }
-}
-
-/** The last `bytes` of a file (an agent's log can be large), or null when it cannot be read. */
-function readTail(file: string, bytes = 64 * 1024): string | null {
-  try {
-    const fd = openSync(file, 'r');
-    try {
-      const size = fstatSync(fd).size;
-      const buf = Buffer.alloc(Math.min(size, bytes));
-      readSync(fd, buf, 0, buf.length, size - buf.length);
-      return buf.toString('utf8');
-    } finally {
-      closeSync(fd);
-    }
-  } catch {
-    return null;
   }
 }
 

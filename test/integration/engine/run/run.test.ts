@@ -87,6 +87,22 @@ describe('agents', () => {
     expect(last.code, last.stderr).toBe(0);
     expect(jsonEvents(last.stdout).find((e) => e.type === 'agent-exit')).toMatchObject({ iteration: 2, tag: 'complete' });
   });
+
+  it('shows Codex\'s commands and file changes as live lines, from its --json events', async () => {
+    const dir = planRepo(renderPlan({ stories: 1 }));
+    const r = await engine(dir, ['run', '--agent', 'codex', '--pause', '0', '--json', '1'], { RALPH_CODEX_BIN: path.join(AGENTS, 'codex-exec.mjs') });
+    expect(r.code, r.stderr).toBe(0);
+    const tools = jsonEvents(r.stdout).filter((e) => e.type === 'tool').map((e) => e.text);
+    expect(tools).toEqual(["Shell: /bin/bash -lc 'git commit -m next'", 'Edit: work/US-001.txt']);
+  });
+
+  it('takes Codex\'s last agent message when the last-message file is missing', async () => {
+    const dir = planRepo(renderPlan({ stories: 1 }));
+    const env = { RALPH_CODEX_BIN: path.join(AGENTS, 'codex-exec.mjs'), FAKE_CODEX_NO_FILE: '1' };
+    const r = await engine(dir, ['run', '--agent', 'codex', '--pause', '0', '--json', '1'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(jsonEvents(r.stdout).find((e) => e.type === 'agent-exit')).toMatchObject({ iteration: 1, tag: 'complete' });
+  });
 });
 
 describe('branch, archive and progress.txt', () => {
