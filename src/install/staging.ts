@@ -1,4 +1,4 @@
-// The staging folder that makes an install all or nothing (docs/installer.md): every new file is written and
+// The staging folder that makes an install all or nothing (README, "Upgrading"): every new file is written and
 // fsynced into STAGING_DIR first, then a journal marks the install as decided, then each part is renamed into place.
 import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
@@ -103,7 +103,10 @@ function putInPlace(unit: StagedUnit): void {
   }
 }
 
-/** What an interrupted install left: nothing, a staging folder before its journal, or a decided install. */
+/**
+ * What an interrupted install left: nothing, a staging folder before its journal, or a decided install. Only for
+ * the message: staged files are never replayed (an agent can write this folder); the next plan finishes the job.
+ */
 export function readLeftover(root: string): 'none' | 'staged' | 'decided' {
   const dir = stagingDir(root);
   if (!lstatOrUndefined(dir)) return 'none';
