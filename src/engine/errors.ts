@@ -43,11 +43,33 @@ export function usageExit(message: string, hint = 'see ./ralph/ralph.sh --help')
 /** A runner's own file that could not be written (a read-only folder, EACCES, a full disk): exit 1, status `failed`. */
 export class RunnerFileError extends LoopExit {
   readonly file: string;
-  constructor(file: string, message: string, hint: string) {
+  /** The cause is a full disk (or quota), not the file's permissions: the fix is the same for every file. */
+  readonly diskFull: boolean;
+  constructor(file: string, message: string, hint: string, diskFull = false) {
     super(1, message, hint, 'failed');
     this.name = 'RunnerFileError';
     this.file = file;
+    this.diskFull = diskFull;
   }
+}
+
+const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
+// What git prints when a write fails for want of space: strerror's words, or its own "Out of diskspace".
+const GIT_DISK_FULL = /No space left on device|Out of diskspace|Disk quota exceeded/i;
+
+export function isDiskFull(err: unknown): boolean {
+  return DISK_FULL_CODES.has((err as NodeJS.ErrnoException)?.code ?? '');
+}
+
+function diskFullHint(repoRoot: string): string {
+  return `free some space on the disk that holds ${repoRoot}, then continue with: ./ralph/ralph.sh --resume-last`;
+}
+
+/** A git command that failed because the disk is full, as a RunnerFileError (exit 1) instead of a stack trace; else null. */
+export function gitDiskFullError(repoRoot: string, command: string, stderr: string): RunnerFileError | null {
+  if (!GIT_DISK_FULL.test(stderr)) return null;
+  const said = stderr.trim().split(/\r?\n/)[0].replace(/^(fatal|error):\s*/, '');
+  return new RunnerFileError(path.join(repoRoot, '.git'), `the disk is full: ${command} could not write (${said})`, diskFullHint(repoRoot), true);
 }
 
 /**
@@ -78,6 +100,9 @@ export function guardWrite<T>(file: string, repoRoot: string, write: () => T, co
 export function renderWriteError(file: string, repoRoot: string, err: Error, consequence?: string): RunnerFileError {
   const shown = showPath(repoRoot, file);
   const folder = path.dirname(shown);
+  if (isDiskFull(err)) {
+    return new RunnerFileError(file, `the disk is full: could not write ${shown} (${describeError(err)})${consequence ? `: ${consequence}` : ''}`, diskFullHint(repoRoot), true);
+  }
   return new RunnerFileError(
     file,
     `could not write ${shown} (${describeError(err)})${consequence ? `: ${consequence}` : ''}`,

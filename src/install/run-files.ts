@@ -4,7 +4,8 @@ import { RalphkitError, EXIT } from '../errors.js';
 import { resolveCwdFolder } from '../util/cwd.js';
 import { resolveAllInside } from './safety.js';
 import { readManifest } from './manifest.js';
-import { findNotExecutable, readDisk } from './disk.js';
+import { findNotExecutable, readDisk, removeStaleTempFiles } from './disk.js';
+import { readLeftover, removeStaging } from './staging.js';
 import { compareVersions } from './version-order.js';
 import { conflictsOf, planInstall, planIsNoop } from './plan.js';
 import { applyInstall } from './apply.js';
@@ -54,6 +55,7 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
 
   // 2. Read the manifest and the files on disk; plan from hashes alone.
   const { manifest, warning } = readManifest(real.get(MANIFEST_PATH)!);
+  const leftovers = options.dryRun ? [] : cleanLeftovers(root, real.values());
   const disk = readDisk(new Map(options.files.map((f) => [f.path, real.get(f.path)!])));
   const hashes = new Map([...disk].map(([p, d]) => [p, d?.sha256]));
   const planned = options.files.map((f) => ({ path: f.path, class: f.class, source: f.source, sha256: hashContent(f.content) }));
@@ -62,7 +64,7 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
   const contents = new Map(options.files.map((f) => [f.path, f.content]));
   const diffOf = (item: PlanItem) => renderUnifiedDiff(disk.get(item.path)?.content.toString('utf8') ?? '', contents.get(item.path)!.toString('utf8'), `a/${item.path}`, `b/${item.path}`);
   let plan = planInstall(manifest, hashes, planned, planOptions);
-  const base = { cwd: root, version: options.version, written: [], backups: [], warnings: warning ? [warning] : [] };
+  const base = { cwd: root, version: options.version, written: [], backups: [], warnings: [...(warning ? [warning] : []), ...leftovers] };
 
   // 3. A person at a terminal may settle conflicts; the plan is then made again with their answers.
   if (conflictsOf(plan).length && options.ask) {
@@ -82,8 +84,19 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
   // 5. Apply: backups, files, manifest last.
   const current = new Map([...disk].flatMap(([p, d]) => (d ? [[p, d.content] as const] : [])));
   const modes = new Map(options.files.map((f) => [f.path, f.mode]));
-  const applied = await applyInstall({ plan, real, contents, modes, current, pauseAfterWrites: options.pauseAfterWrites });
+  const applied = await applyInstall({ root, plan, real, contents, modes, current, pauseAfterWrites: options.pauseAfterWrites });
   return { ...base, plan, status: 'written', exitCode: EXIT.ok, diffs, written: applied.written, backups: applied.backups };
+}
+
+/**
+ * An interrupted run's leftovers go before planning: the staging folder (before its journal the repository was
+ * untouched; after it, each file is whole, old or new, so the plan below finishes the install) and temp files.
+ */
+function cleanLeftovers(root: string, targets: Iterable<string>): string[] {
+  const leftover = readLeftover(root);
+  removeStaging(root);
+  removeStaleTempFiles(targets);
+  return leftover === 'decided' ? [`an earlier run was interrupted while putting its files in place; this run finishes the job`] : [];
 }
 
 function resolveRoot(cwd: string): string {

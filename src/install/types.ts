@@ -50,3 +50,5 @@ export type Resolution = 'overwrite' | 'keep';
 
 export const MANIFEST_PATH = 'ralph/.ralphkit.json';
 export const BACKUP_DIR = 'ralph/.backup';
+/** Where an install stages its files before putting them in place (src/install/staging.ts), at the top of --cwd. */
+export const STAGING_DIR = '.ralphkit-staging';

@@ -1,14 +1,12 @@
 // Spawns the built CLI (run `npm run build` first; `npm test` does) in temp git repositories.
 import { describe, expect, it } from 'vitest';
-import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { BIN, ROOT, gitdir, gitEnv, run, runCli, testdir, writeFiles } from '../support/repo.js';
-import { snapshotTree } from '../support/fake-package.js';
+import { ROOT, gitdir, run, runCli, testdir, writeFiles } from '../support/repo.js';
+import { ageInstall, snapshotTree } from '../support/fake-package.js';
 
 const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
-const sha = (text: string | Buffer) => createHash('sha256').update(text).digest('hex');
 
 /** What install should write, derived from the package's own templates/ and skills/ listings. */
 function expectedFiles(skillDirs = ['.claude/skills']): string[] {
@@ -22,18 +20,6 @@ function expectedFiles(skillDirs = ['.claude/skills']): string[] {
 
 function installedFiles(repo: string): string[] {
   return Object.keys(snapshotTree(repo)).filter((p) => !p.endsWith('/') && !p.startsWith('.git/') && p !== 'README.md').sort();
-}
-
-/** Make the install look like an older ralphkit's: the runner on disk matches an older hash in the manifest. */
-function ageInstall(repo: string, files: Record<string, string>): void {
-  const manifestPath = path.join(repo, 'ralph/.ralphkit.json');
-  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
-  for (const [rel, old] of Object.entries(files)) {
-    writeFileSync(path.join(repo, rel), old);
-    manifest.files[rel].sha256 = sha(old);
-  }
-  manifest.ralphkit = '0.0.1';
-  writeFileSync(manifestPath, JSON.stringify(manifest));
 }
 
 describe('ralphkit install (built CLI)', () => {
@@ -197,73 +183,6 @@ describe('ralph/ralph.sh (installed launcher)', () => {
     const result = await run('/bin/sh', ['ralph/ralph.sh'], { cwd: repo, env: { PATH: bin } });
     expect(result.code).toBe(127);
     expect(result.stderr).toMatch(/needs Node\.js 20 or newer, and 'node' is not on PATH/);
-  });
-});
-
-/** Spawn the CLI, wait until it reports that it paused, then SIGKILL it. */
-function killAfterWrites(cwd: string, writes: number, args: string[] = ['install']): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd,
-      env: { ...gitEnv(), FORCE_COLOR: '0', RALPHKIT_TEST_PAUSE_AFTER_WRITES: String(writes) },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stderr = '';
-    const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
-    child.stderr.on('data', (d) => {
-      stderr += d;
-      if (stderr.includes('paused after')) child.kill('SIGKILL');
-    });
-    child.on('error', reject);
-    child.on('close', (_code, signal) => {
-      clearTimeout(timer);
-      if (signal === 'SIGKILL' && stderr.includes('paused after')) resolve(stderr);
-      else reject(new Error(`install did not pause (signal ${signal}):\n${stderr}`));
-    });
-  });
-}
-
-describe('interrupted install (SIGKILL mid-install)', () => {
-  it('first install: every file is absent or complete, no manifest, and a re-run completes', async () => {
-    const reference = gitdir();
-    await runCli(['install'], { cwd: reference });
-    const want = snapshotTree(reference);
-
-    const repo = gitdir();
-    await killAfterWrites(repo, 3);
-    const got = snapshotTree(repo);
-    const written = installedFiles(repo);
-    expect(written).toHaveLength(3);
-    for (const file of written) expect(got[file]).toBe(want[file]);
-    expect(existsSync(path.join(repo, 'ralph/.ralphkit.json'))).toBe(false);
-
-    const rerun = await runCli(['install'], { cwd: repo });
-    expect(rerun.code).toBe(0);
-    expect(installedFiles(repo)).toEqual(expectedFiles());
-    for (const file of expectedFiles()) expect(snapshotTree(repo)[file]).toBe(want[file]);
-  });
-
-  it('upgrade: every managed file is the complete old or the complete new version; a re-run finishes the upgrade', async () => {
-    const repo = gitdir();
-    await runCli(['install'], { cwd: repo });
-    const fresh = snapshotTree(repo);
-    const old = { 'ralph/ralph.sh': '#!/bin/sh\n# old runner\n', 'ralph/ralph.mjs': '// old engine\n', 'ralph/.gitignore': '.runs/\n# old\n' };
-    ageInstall(repo, old);
-    chmodSync(path.join(repo, 'ralph/ralph.sh'), 0o755);
-    const aged = snapshotTree(repo);
-
-    await killAfterWrites(repo, 2);
-    const mid = snapshotTree(repo);
-    const states = Object.keys(old).map((f) => (mid[f] === fresh[f] ? 'new' : mid[f] === aged[f] ? 'old' : 'torn'));
-    expect(states).not.toContain('torn');
-    expect(states.filter((s) => s === 'new')).toHaveLength(2);
-    expect(mid['ralph/.ralphkit.json']).toBe(aged['ralph/.ralphkit.json']);
-
-    const rerun = await runCli(['install'], { cwd: repo });
-    expect(rerun.code).toBe(0);
-    const after = snapshotTree(repo);
-    for (const file of expectedFiles()) expect(after[file]).toBe(fresh[file]);
-    expect(Object.keys(after).filter((f) => f.endsWith('.tmp'))).toEqual([]);
   });
 });
 

@@ -96,7 +96,8 @@ describe('the runner cannot write its loop files', () => {
     const marker = path.join(testdir(), 'ran');
     const r = await ralph(dir, ['--agent-cmd', `node ${JSON.stringify(agent('marker'))}; echo some output`, ...FAST, '--name', 'full', '1'], { FAKE_MARKER: marker });
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toContain('ralph: could not write ralph/.runs/full/iteration-1.log (ENOSPC: no space left on device): the agent ran but its output is missing from the log; the iteration is repeated on resume (exit 1)');
+    expect(r.stderr).toContain('ralph: the disk is full: could not write ralph/.runs/full/iteration-1.log (ENOSPC: no space left on device): the agent ran but its output is missing from the log; the iteration is repeated on resume (exit 1)');
+    expect(r.stderr).toContain(`ralph: hint: free some space on the disk that holds ${dir}, then continue with: ./ralph/ralph.sh --resume-last`);
     expect(r.stderr).not.toMatch(NO_STACK);
     expect(readFileSync(marker, 'utf8')).toBe('iteration 1\n');
     expect(readState(dir, 'full')).toMatchObject({ status: 'failed', exitCode: 1, iterationDone: false });

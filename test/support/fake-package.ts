@@ -1,7 +1,7 @@
 // A small stand-in for the ralphkit package (templates/, skills/, dist/ralph.mjs, package.json) so
 // installer tests can ship "new versions" of files without touching the real templates.
 import { createHash } from 'node:crypto';
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { testdir, writeFiles } from './repo.js';
 
@@ -52,4 +52,16 @@ export function fakeRepo(files: Record<string, string> = {}): string {
   mkdirSync(path.join(dir, '.git'));
   writeFiles(dir, { 'README.md': '# test repo\n', ...files });
   return dir;
+}
+
+/** Make an install look like an older ralphkit's: each file on disk matches an older hash in the manifest. */
+export function ageInstall(repo: string, files: Record<string, string>): void {
+  const manifestPath = path.join(repo, 'ralph/.ralphkit.json');
+  const manifest = JSON.parse(readFileSync(manifestPath, 'utf8'));
+  for (const [rel, old] of Object.entries(files)) {
+    writeFileSync(path.join(repo, rel), old);
+    manifest.files[rel].sha256 = createHash('sha256').update(old).digest('hex');
+  }
+  manifest.ralphkit = '0.0.1';
+  writeFileSync(manifestPath, JSON.stringify(manifest));
 }

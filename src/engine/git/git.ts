@@ -5,7 +5,7 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
-import { LoopExit } from '../errors.js';
+import { LoopExit, gitDiskFullError } from '../errors.js';
 
 // Used only when git has no identity configured (a fresh CI box), so a runner commit never fails for want of one.
 const RUNNER_IDENTITY = ['-c', 'user.name=ralphkit', '-c', 'user.email=ralphkit@localhost'];
@@ -73,7 +73,7 @@ export function runGit(cwd: string, args: string[], options: GitOptions = {}): P
 /** runGit for a command that must succeed: its stdout, or an Error with git's own message. */
 export async function gitOk(cwd: string, args: string[], input?: string): Promise<string> {
   const r = await runGit(cwd, args, { input });
-  if (r.code !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr.trim()}`);
+  if (r.code !== 0) throw gitDiskFullError(cwd, `git ${args[0]}`, r.stderr) ?? new Error(`git ${args.join(' ')} failed: ${r.stderr.trim()}`);
   return r.stdout;
 }
 

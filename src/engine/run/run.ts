@@ -249,6 +249,11 @@ function finish(run: RunContext, state: LoopState, exit: LoopExit, status: LoopS
   } catch {
     /* the plan vanished; the archive will fall back to git */
   }
+  // A loop that ended on a full disk cannot record that either: one line says both, state.json keeps its last step.
+  if (stateError?.diskFull && exit instanceof RunnerFileError && exit.diskFull) {
+    run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: `${exit.message}; state.json keeps the last step it saved`, hint: exit.hint, iteration: state.iteration, costUsd: state.costUsd });
+    return;
+  }
   const hint = stateError ? renderLostStateHint(run, exit, stateError) : exit.hint;
   run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: exit.message, hint, iteration: state.iteration, costUsd: state.costUsd, ...(stateError ? { stateError: `${stateError.message}, so how the loop ended (${status}, exit ${exit.code}) is not recorded` } : {}) });
 }
@@ -257,7 +262,8 @@ function renderLostStateHint(run: RunContext, exit: LoopExit, err: RunnerFileErr
   // The loop already ended on this very file: its hint says how to fix it.
   if (exit instanceof RunnerFileError && exit.file === err.file && exit.hint) return exit.hint;
   const folder = showPath(run.paths.repoRoot, path.dirname(err.file));
-  const fix = `make ${folder}/ a folder this user can write (chmod u+w ${folder}) with nothing in the way of state.json; the work is in the plan and in git, only the loop's record is stale`;
+  const cause = err.diskFull ? `free some space on the disk that holds ${folder}/` : `make ${folder}/ a folder this user can write (chmod u+w ${folder}) with nothing in the way of state.json`;
+  const fix = `${cause}; the work is in the plan and in git, only the loop's record is stale`;
   return exit.hint ? `${exit.hint}; ${fix}` : fix;
 }
 

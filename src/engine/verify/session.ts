@@ -11,7 +11,7 @@ import { planAgentEnv } from '../agents/env.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import type { VerifyOptions } from '../types.js';
-import { guardWrite } from '../errors.js';
+import { RunnerFileError, guardWrite } from '../errors.js';
 
 export type CheckScope = CheckLine['scope'];
 
@@ -85,6 +85,8 @@ export class CheckSession {
     try {
       where = await this.prepare(story.id, prd.setup, story.mayChange ?? []);
     } catch (err) {
+      // A full disk says nothing about the work: the loop stops (the claim stays a claim) instead of rejecting it.
+      if (err instanceof RunnerFileError && err.diskFull) throw err;
       return { outcome: 'failed', why: `could not prepare a checkout to verify in: ${(err as Error).message}`, pinnedChanges: [] };
     }
     if ('failed' in where) {

@@ -1,6 +1,6 @@
 // The engine's one error type: the status recorded in state.json travels with the exit, never guessed from a code.
 import { describe, expect, it } from 'vitest';
-import { LoopExit, LoopFailure, RunnerFileError, usageExit, describeError, renderWriteError } from '../../../src/engine/errors.js';
+import { LoopExit, LoopFailure, RunnerFileError, usageExit, describeError, gitDiskFullError, renderWriteError } from '../../../src/engine/errors.js';
 
 describe('LoopExit.status', () => {
   it.each([
@@ -40,6 +40,26 @@ describe('renderWriteError', () => {
 
   it('a file outside the repository is named by its absolute path', () => {
     const err = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-    expect(renderWriteError('/elsewhere/log.txt', '/repo', err).message).toBe('could not write /elsewhere/log.txt (ENOSPC: no space left on device)');
+    expect(renderWriteError('/elsewhere/log.txt', '/repo', err).message).toBe('the disk is full: could not write /elsewhere/log.txt (ENOSPC: no space left on device)');
+  });
+
+  it.each(['ENOSPC', 'EDQUOT'])('%s: says the disk is full and asks for space, not for chmod', (code) => {
+    const e = renderWriteError('/repo/ralph/.runs/x/state.json', '/repo', Object.assign(new Error(`${code}: no room, write`), { code }));
+    expect(e).toMatchObject({ code: 1, status: 'failed', diskFull: true, hint: 'free some space on the disk that holds /repo, then continue with: ./ralph/ralph.sh --resume-last' });
+    expect(e.message).toBe(`the disk is full: could not write ralph/.runs/x/state.json (${code}: no room)`);
+  });
+});
+
+describe('gitDiskFullError', () => {
+  it.each([
+    ["fatal: sha1 file '/r/.git/index.lock' write error. Out of diskspace", "sha1 file '/r/.git/index.lock' write error. Out of diskspace"],
+    ['error: unable to write loose object file: No space left on device\nfatal: unable to write new index file', 'unable to write loose object file: No space left on device'],
+    ['fatal: write error: Disk quota exceeded', 'write error: Disk quota exceeded'],
+  ])('git saying %j is a full disk', (stderr, said) => {
+    expect(gitDiskFullError('/r', 'git add', stderr)).toMatchObject({ diskFull: true, code: 1, message: `the disk is full: git add could not write (${said})` });
+  });
+
+  it('any other git failure is not', () => {
+    expect(gitDiskFullError('/r', 'git add', "fatal: pathspec 'x' did not match any files")).toBeNull();
   });
 });

@@ -1,8 +1,12 @@
 // The one git runner (src/engine/git/git.ts) against real git: a command that does not end is stopped at its
 // timeout and reported as a failure, stdin reaches git, and a git that cannot be started is told apart.
 import { describe, expect, it } from 'vitest';
+import { appendFileSync, cpSync } from 'node:fs';
+import path from 'node:path';
 import { GIT_MISSING, gitOk, runGit } from '../../../../src/engine/git/git.js';
+import { RunnerFileError } from '../../../../src/engine/errors.js';
 import { gitdir } from '../../../support/repo.js';
+import { TMPFS_SKIP, fillUp, tmpfs } from '../../../support/tmpfs.js';
 
 describe('runGit', () => {
   it('stops a git command at its timeout and reports a failure, not its exit 0', async () => {
@@ -30,5 +34,19 @@ describe('runGit', () => {
     } finally {
       process.env.PATH = saved;
     }
+  });
+});
+
+describe.skipIf(TMPFS_SKIP)('git on a full disk', () => {
+  it('a git command that cannot write is a RunnerFileError saying the disk is full (exit 1), not an Error with a stack', async () => {
+    const mount = tmpfs(1024);
+    const repo = path.join(mount, 'repo');
+    cpSync(gitdir(), repo, { recursive: true });
+    appendFileSync(path.join(repo, 'README.md'), 'more\n');
+    fillUp(mount);
+    const err = await gitOk(repo, ['add', 'README.md']).then(() => null, (e: unknown) => e);
+    expect(err).toBeInstanceOf(RunnerFileError);
+    expect(err).toMatchObject({ code: 1, status: 'failed', diskFull: true, hint: `free some space on the disk that holds ${repo}, then continue with: ./ralph/ralph.sh --resume-last` });
+    expect((err as Error).message).toMatch(/^the disk is full: git add could not write \(.*(Out of diskspace|No space left on device).*\)$/);
   });
 });
