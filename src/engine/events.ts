@@ -1,5 +1,7 @@
 // What the loop reports as it goes: a short human line on stderr, and with --json also one JSON line per event
 // on stdout, so stdout stays machine-readable and stderr is for people.
+import { renderUsd } from '../util/usd.js';
+
 export type LoopEvent =
   | { type: 'start'; loop: string; agent: string; command: string; prd: string; maxIterations: number; resumed: boolean; firstIteration: number }
   | { type: 'info' | 'warn'; message: string; iteration?: number }
@@ -41,7 +43,7 @@ export function renderHuman(e: LoopEvent, costReported = false): string | null {
     case 'tool':
       return `  · ${e.text}`;
     case 'agent-exit':
-      return `ralph: agent ${e.timedOut ? 'timed out and was killed' : `exited ${e.exitCode ?? e.signal}`} after ${Math.round(e.durationMs / 100) / 10}s${e.costUsd !== undefined ? ` · $${e.costUsd.toFixed(4)}` : ''}${e.tag ? ` · said ${e.tag.toUpperCase()}` : ''}`;
+      return `ralph: agent ${e.timedOut ? 'timed out and was killed' : `exited ${e.exitCode ?? e.signal}`} after ${Math.round(e.durationMs / 100) / 10}s${e.costUsd !== undefined ? ` · ${renderUsd(e.costUsd)}` : ''}${e.tag ? ` · said ${e.tag.toUpperCase()}` : ''}`;
     case 'rate-limit':
       return `ralph: rate limit: ${e.message.trim()} — waiting ${Math.ceil(e.waitMs / 1000)}s${e.resetAt ? ` (until ${e.resetAt})` : ''}, then repeating iteration ${e.iteration}`;
     case 'retry':
@@ -50,7 +52,7 @@ export function renderHuman(e: LoopEvent, costReported = false): string | null {
       // verify.ts already logs each verdict and restored field as it decides them.
       return null;
     case 'iteration-end':
-      return `ralph: iteration ${e.iteration} done · ${e.newCommit ? 'new commit' : `no new commit (${e.noProgressStreak} in a row)`}${costReported || e.costUsd > 0 ? ` · cost so far $${e.costUsd.toFixed(4)}` : ''}`;
+      return `ralph: iteration ${e.iteration} done · ${e.newCommit ? 'new commit' : `no new commit (${e.noProgressStreak} in a row)`}${costReported || e.costUsd > 0 ? ` · cost so far ${renderUsd(e.costUsd)}` : ''}`;
     case 'exit':
       return `ralph: ${e.message} (exit ${e.code})${e.stateError ? `\nralph: error: ${e.stateError}` : ''}${e.hint ? `\nralph: hint: ${e.hint}` : ''}`;
   }

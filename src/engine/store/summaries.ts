@@ -10,6 +10,7 @@ import { planVerification, readStoryStatus, readVerdictRecordsSync, type Verdict
 import type { LoopState } from '../types.js';
 import { LoopExit, describeError } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
+import { renderUsd } from '../../util/usd.js';
 
 /** One loop as `status` and the dashboard show it; fields a hand-written or foreign state.json lacks are null or ''. */
 export interface LoopSummary {
@@ -201,7 +202,8 @@ function renderLoopNote(l: LoopSummary): string | null {
   return text.length > NOTE_WIDTH ? `${text.slice(0, NOTE_WIDTH - 1)}…` : text;
 }
 
-// An --agent-cmd agent reports no cost, so $0.00 would claim a figure nobody measured.
+// An --agent-cmd agent reports no cost, so $0.00 would claim a figure nobody measured. Otherwise the figure the
+// loop printed (renderUsd), not one rounded to cents: $0.0025 is not $0.00.
 function renderCost(l: LoopSummary): string {
-  return l.costUsd === 0 && l.agent.startsWith('cmd: ') ? 'n/a' : `$${l.costUsd.toFixed(2)}`;
+  return l.costUsd === 0 && l.agent.startsWith('cmd: ') ? 'n/a' : renderUsd(l.costUsd);
 }
