@@ -16,6 +16,11 @@ export type LoopEvent =
 
 export type Emit = (event: LoopEvent) => void;
 
+/** max_iterations as people read it: 0 is no cap (the JSON events keep the number). */
+export function renderMaxIterations(max: number): string {
+  return max === 0 ? '∞' : String(max);
+}
+
 const ISO = () => new Date().toISOString();
 
 export function createEmitter(json: boolean, out: (s: string) => void, err: (s: string) => void): Emit {
@@ -33,13 +38,13 @@ export function createEmitter(json: boolean, out: (s: string) => void, err: (s: 
 export function renderHuman(e: LoopEvent, costReported = false): string | null {
   switch (e.type) {
     case 'start':
-      return `ralph: loop ${e.loop} ${e.resumed ? 'resumed' : 'started'} · agent ${e.agent} · ${e.prd} · iterations ${e.firstIteration}..${e.maxIterations}\nralph: agent command: ${e.command}`;
+      return `ralph: loop ${e.loop} ${e.resumed ? 'resumed' : 'started'} · agent ${e.agent} · ${e.prd} · iterations ${e.firstIteration}..${renderMaxIterations(e.maxIterations)}\nralph: agent command: ${e.command}`;
     case 'info':
       return `ralph: ${e.message}`;
     case 'warn':
       return `ralph: warning: ${e.message}`;
     case 'iteration-start':
-      return `\n━━ iteration ${e.iteration}/${e.maxIterations} ━━`;
+      return `\n━━ iteration ${e.iteration}/${renderMaxIterations(e.maxIterations)} ━━`;
     case 'tool':
       return `  · ${e.text}`;
     case 'agent-exit':

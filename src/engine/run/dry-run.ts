@@ -55,7 +55,7 @@ function renderDryRun(r: Record<string, unknown>, hint: string): string {
     ...renderAgentCheck(r.agentCheck as AgentCheck),
     `in:               ${r.cwd}`,
     `plan / prompt:    ${r.prd} / ${r.prompt}`,
-    `max iterations:   ${r.maxIterations}`,
+    `max iterations:   ${r.maxIterations === 0 ? 'no cap (0)' : r.maxIterations}`,
     `timeout / pause:  ${r.iterationTimeout} / ${r.pause}`,
     `no-progress stop: ${r.noProgressLimit} iterations`,
     `check timeout:    ${r.checkTimeout}`,

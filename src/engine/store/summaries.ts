@@ -11,6 +11,7 @@ import type { LoopState } from '../types.js';
 import { LoopExit, describeError } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
 import { renderUsd } from '../../util/usd.js';
+import { renderMaxIterations } from '../events.js';
 
 /** One loop as `status` and the dashboard show it; fields a hand-written or foreign state.json lacks are null or ''. */
 export interface LoopSummary {
@@ -161,7 +162,7 @@ export function renderLoopTable(loops: LoopSummary[]): string {
   const notes = new Map<number, string>();
   for (const l of loops) {
     rows.push([
-      l.id, l.status, `${l.iteration ?? '?'}/${l.maxIterations ?? '?'}`, renderAgentCell(l.agent),
+      l.id, l.status, `${l.iteration ?? '?'}/${l.maxIterations === null ? '?' : renderMaxIterations(l.maxIterations)}`, renderAgentCell(l.agent),
       l.alive ? 'yes' : 'no', renderCost(l), l.storiesTotal === null ? '?' : `${l.storiesPassed}/${l.storiesTotal}`,
       String(l.verified), String(l.reported), String(l.unverified), String(l.rejected),
     ]);
