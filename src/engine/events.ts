@@ -1,6 +1,7 @@
 // What the loop reports as it goes: a short human line on stderr, and with --json also one JSON line per event
 // on stdout, so stdout stays machine-readable and stderr is for people.
 import { renderUsd } from '../util/usd.js';
+import { renderTerminalJson } from '../util/ansi.js';
 
 export type LoopEvent =
   | { type: 'start'; loop: string; agent: string; command: string; prd: string; maxIterations: number; resumed: boolean; firstIteration: number }
@@ -28,7 +29,7 @@ export function createEmitter(json: boolean, out: (s: string) => void, err: (s: 
   let costReported = false;
   return (event) => {
     if (event.type === 'agent-exit' && event.costUsd !== undefined) costReported = true;
-    if (json) out(`${JSON.stringify({ time: ISO(), ...event })}\n`);
+    if (json) out(`${renderTerminalJson({ time: ISO(), ...event })}\n`);
     const line = renderHuman(event, costReported);
     if (line !== null) err(`${line}\n`);
   };

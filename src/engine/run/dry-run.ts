@@ -7,6 +7,7 @@ import { readUsageNow } from '../budget/wire.js';
 import { readStartDirty, renderStartDirtyHint } from './dirty-tree.js';
 import { readAgentCheck, type AgentCheck } from '../agents/check.js';
 import type { RunOptions, RunIo, RunPaths } from '../types.js';
+import { renderTerminalJson } from '../../util/ansi.js';
 
 export interface DryRunInput {
   options: RunOptions;
@@ -41,7 +42,7 @@ export async function printDryRun(input: DryRunInput): Promise<number> {
     uncommitted,
   };
   if (input.json) {
-    io.stdout(`${JSON.stringify({ type: 'dry-run', ...report })}\n`);
+    io.stdout(`${renderTerminalJson({ type: 'dry-run', ...report })}\n`);
     return 0;
   }
   io.stdout(renderDryRun(report, dirty.length ? renderStartDirtyHint(paths, dirty) : ''));

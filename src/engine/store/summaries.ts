@@ -11,6 +11,7 @@ import type { LoopState } from '../types.js';
 import { LoopExit, describeError } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
 import { renderUsd } from '../../util/usd.js';
+import { sanitizeForTerminal } from '../../util/ansi.js';
 import { renderMaxIterations } from '../events.js';
 
 /** One loop as `status` and the dashboard show it; fields a hand-written or foreign state.json lacks are null or ''. */
@@ -169,6 +170,9 @@ export function renderLoopTable(loops: LoopSummary[]): string {
     const note = renderLoopNote(l);
     if (note) notes.set(rows.length - 1, note);
   }
+  // Ids, agents and messages come from state.json, which the agent can write: cells are made safe before they are padded.
+  for (const row of rows) row.forEach((cell, i) => (row[i] = sanitizeForTerminal(cell)));
+  for (const [n, note] of notes) notes.set(n, sanitizeForTerminal(note));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r, n) => {
     const line = r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
