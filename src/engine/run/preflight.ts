@@ -76,11 +76,17 @@ export function reportsCost(options: Pick<RunOptions, 'agent' | 'agentCmd'>): bo
  * without one the start is refused (exit 2). Checked on the options a resume merged, too.
  */
 export function refuseUnboundedLoop(options: RunOptions): void {
-  if (options.maxIterations !== 0 || options.maxUsage !== undefined || (options.maxCost !== undefined && reportsCost(options))) return;
-  const noCost = options.maxCost === undefined ? '' : `; --max-cost cannot bound it: ${options.agentCmd ? 'an --agent-cmd agent' : options.agent} reports no cost`;
+  if (options.maxIterations !== 0) return;
+  // With --allow-unknown-usage, a usage that cannot be read lets the loop go on: the ceiling alone bounds nothing.
+  if (options.maxUsage !== undefined && !options.allowUnknownUsage) return;
+  if (options.maxCost !== undefined && reportsCost(options)) return;
+  const why = [
+    options.maxCost === undefined ? '' : `; --max-cost cannot bound it: ${options.agentCmd ? 'an --agent-cmd agent' : options.agent} reports no cost`,
+    options.maxUsage === undefined ? '' : '; --max-usage with --allow-unknown-usage cannot bound it: while usage cannot be read the loop goes on',
+  ].join('');
   throw new LoopExit(
     LOOP_EXIT.refused,
-    `max_iterations 0 means no iteration cap: it needs a budget that ends the loop, --max-cost <usd> or --max-usage <pct>${noCost}`,
+    `max_iterations 0 means no iteration cap: it needs a budget that ends the loop, --max-cost <usd> or --max-usage <pct>${why}`,
     'add one (e.g. ./ralph/ralph.sh --max-cost 20 0, or --max-usage 80 0), or give a number of iterations (./ralph/ralph.sh 25)',
   );
 }

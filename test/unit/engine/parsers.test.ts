@@ -47,6 +47,7 @@ describe('parseRunArgs', () => {
     [['--completion-promise', 'WORK_COMPLETE'], { completionPromise: 'WORK_COMPLETE' }],
     [['--max-cost', '5', '0'], { maxCost: 5, maxIterations: 0 }],
     [['--max-usage', '80', '0'], { maxUsage: 80, maxIterations: 0 }],
+    [['--max-usage', '80', '--allow-unknown-usage', '--max-cost', '9', '0'], { maxUsage: 80, allowUnknownUsage: true, maxCost: 9, maxIterations: 0 }],
     // A resumed loop's stored budget is checked after the merge (run.ts).
     [['--resume-last', '0'], { resumeLast: true, maxIterations: 0 }],
   ])('%j', (argv, expected) => {
@@ -82,6 +83,7 @@ describe('parseRunArgs', () => {
     [['0'], /max_iterations 0 means no iteration cap: it needs a budget that ends the loop, --max-cost <usd> or --max-usage <pct>$/],
     [['--agent-cmd', './a', '--max-cost', '5', '0'], /--max-cost cannot bound it: an --agent-cmd agent reports no cost$/],
     [['--agent', 'codex', '--max-cost', '5', '0'], /--max-cost cannot bound it: codex reports no cost$/],
+    [['--max-usage', '80', '--allow-unknown-usage', '0'], /--max-usage with --allow-unknown-usage cannot bound it: while usage cannot be read the loop goes on$/],
   ])('refuses %j: no cap and nothing else to end it (exit 2)', (argv, message) => {
     const err = refusal(argv);
     expect(err).toMatchObject({ code: 2, status: 'refused' });
