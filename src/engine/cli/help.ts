@@ -84,8 +84,9 @@ Exit codes:
        another live loop on this plan or in this working tree; uncommitted changes; a modified engine;
        the agent not found (--agent-cmd: its command not found in iteration 1); --sandbox without
        bubblewrap; usage over the ceiling or unknown; ralph/.runs/ not writable; a --name already
-       taken; max_iterations 0 without --max-cost or --max-usage; on resume: no such loop, one still
-       running or out of iterations, plan edits without --accept-plan-edits, lost pins without --repin
+       taken; max_iterations 0 without --max-cost or --max-usage; on resume: no loop to continue (none,
+       the last one complete, one still running or out of iterations), plan edits without
+       --accept-plan-edits, lost pins without --repin
   3    the agent said <promise>STUCK</promise>
   4    no progress: --no-progress-limit iterations in a row with nothing accepted and no new work committed
   5    budget reached mid-run (cost or usage)
