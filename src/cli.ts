@@ -10,6 +10,7 @@ import { register as registerRun } from './commands/run.js';
 import { register as registerStatus } from './commands/status.js';
 import { register as registerCancel } from './commands/cancel.js';
 import { register as registerView } from './commands/view.js';
+import { sanitizeForTerminal } from './util/ansi.js';
 
 export function buildProgram(): Command {
   const program = new Command('ralphkit')
@@ -54,7 +55,7 @@ function handleError(err: unknown): number {
     // commander has already printed help, the version or its own error message.
     return err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version' ? EXIT.ok : EXIT.error;
   }
-  process.stderr.write(`ralphkit: unexpected error\n${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+  process.stderr.write(sanitizeForTerminal(`ralphkit: unexpected error\n${err instanceof Error ? err.stack ?? err.message : String(err)}\n`));
   return EXIT.error;
 }
 

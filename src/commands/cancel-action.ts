@@ -3,6 +3,7 @@ import { RalphkitError } from '../errors.js';
 import { logger } from '../logger.js';
 import { LoopExit } from '../engine/errors.js';
 import { resolveGitRoot } from '../util/cwd.js';
+import { sanitizeForTerminal } from '../util/ansi.js';
 import { cancelLoop, renderCancelResult, waitForLoopEnd } from '../engine/store/cancel.js';
 
 export async function cancelAction(id: string, opts: { cwd?: string }): Promise<void> {
@@ -10,7 +11,7 @@ export async function cancelAction(id: string, opts: { cwd?: string }): Promise<
     const repoRoot = await resolveGitRoot(opts.cwd ?? process.cwd());
     const result = cancelLoop(repoRoot, id);
     if (result.action !== 'signalled') {
-      logger.info(renderCancelResult(result));
+      logger.info(sanitizeForTerminal(renderCancelResult(result)));
       return;
     }
     const status = await waitForLoopEnd(repoRoot, id, 15_000);

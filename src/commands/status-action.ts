@@ -16,5 +16,6 @@ export async function statusAction(opts: StatusCommandOptions): Promise<void> {
     throw err;
   }
   for (const line of renderUnreadableWarnings(loops)) logger.warn(line);
-  logger.out(opts.json ? JSON.stringify({ loops }, null, 2) : renderLoopTable(loops));
+  if (opts.json) logger.json({ loops });
+  else logger.out(renderLoopTable(loops));
 }

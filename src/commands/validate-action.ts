@@ -4,6 +4,7 @@ import { logger } from '../logger.js';
 import { runValidate, type ValidateResult } from '../prd/run-validate.js';
 import { formatPrdProblem } from '../prd/validate.js';
 import { resolveCwdFolder, resolvePlanRoot } from '../util/cwd.js';
+import { sanitizeForTerminal } from '../util/ansi.js';
 import type { ValidateCommandOptions } from './validate.js';
 
 const MISSING_HINT = 'npx ralphkit install creates ralph/prd.json; or name the plan: npx ralphkit validate path/to/prd.json';
@@ -22,7 +23,8 @@ function printText(result: ValidateResult): void {
     throw new RalphkitError(`${result.file}: ${result.problems[0].message}`, { exitCode: EXIT.refused, hint: MISSING_HINT });
   }
   if (!result.valid) {
-    for (const problem of result.problems) logger.out(formatPrdProblem(problem));
+    // A problem quotes the plan (an id, a title, a value), which an agent can write.
+    for (const problem of result.problems) logger.out(sanitizeForTerminal(formatPrdProblem(problem)));
     const count = result.problems.length;
     throw new RalphkitError(`${count} ${count === 1 ? 'problem' : 'problems'} in ${result.file}`, {
       exitCode: EXIT.refused,
@@ -40,7 +42,7 @@ function printJson(result: ValidateResult): void {
     ...(result.valid ? { stories: result.stories, passing: result.passing } : {}),
     problems: result.problems,
   };
-  logger.out(JSON.stringify(doc, null, 2));
+  logger.json(doc);
   if (result.unreadable) logger.hint(MISSING_HINT);
   if (!result.valid) throw new ExitError(EXIT.refused);
 }

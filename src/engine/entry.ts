@@ -6,6 +6,7 @@ import { readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings } 
 import { cancelLoop, renderCancelResult, waitForLoopEnd } from './store/cancel.js';
 import type { RunIo } from './types.js';
 import { LoopExit, usageExit } from './errors.js';
+import { renderTerminalJson } from '../util/ansi.js';
 
 export async function runEngine(argv: string[], io: RunIo): Promise<number> {
   const [first, ...rest] = argv;
@@ -24,7 +25,7 @@ async function statusCommand(argv: string[], io: RunIo): Promise<number> {
   const { values } = parseSub(argv, { json: { type: 'boolean' } }, 0);
   const loops = readLoopSummariesOrRefuse(await resolveRepoRoot(io.cwd));
   for (const line of renderUnreadableWarnings(loops)) io.stderr(`ralph: warning: ${line}\n`);
-  io.stdout(values.json ? `${JSON.stringify({ loops }, null, 2)}\n` : renderLoopTable(loops));
+  io.stdout(values.json ? `${renderTerminalJson({ loops }, 2)}\n` : renderLoopTable(loops));
   return 0;
 }
 

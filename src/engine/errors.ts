@@ -12,6 +12,7 @@ export const LOOP_EXIT = {
   stuck: 3,
   noProgress: 4,
   budget: 5,
+  protected: 6,
   interrupted: 130,
 } as const;
 
@@ -19,7 +20,7 @@ export const LOOP_EXIT = {
 export type ExitStatus = LoopStatus | 'usage';
 
 // Exit 1 has no single meaning (max iterations, bad usage, a failure), so it is given where it is thrown.
-const STATUS_BY_CODE: Partial<Record<number, LoopStatus>> = { 0: 'complete', 2: 'refused', 3: 'stuck', 4: 'no-progress', 5: 'budget', 130: 'interrupted' };
+const STATUS_BY_CODE: Partial<Record<number, LoopStatus>> = { 0: 'complete', 2: 'refused', 3: 'stuck', 4: 'no-progress', 5: 'budget', 6: 'protected', 130: 'interrupted' };
 
 /** Thrown anywhere in the engine to end the loop with a given code and status. */
 export class LoopExit extends Error {
@@ -72,14 +73,23 @@ export function gitDiskFullError(repoRoot: string, command: string, stderr: stri
   return new RunnerFileError(path.join(repoRoot, '.git'), `the disk is full: ${command} could not write (${said})`, diskFullHint(repoRoot), true);
 }
 
-/**
- * A stop the runner chooses because going on could misfile or lose the user's work (an agent that left the loop's
- * branch, rewrote its history, or removed the prompt): exit 1 and status `failed`, no file at fault.
- */
+/** A stop the runner cannot go on from without the owner (the agent removed the prompt): exit 1, status `failed`. */
 export class LoopFailure extends LoopExit {
   constructor(message: string, hint: string) {
     super(1, message, hint, 'failed');
     this.name = 'LoopFailure';
+  }
+}
+
+/**
+ * A stop to protect work (SPEC §4): going on could misfile or lose it, because the agent rewrote the history of the
+ * plan's branch or the runner cannot return to that branch. Exit 6 and status `protected`, so scripts can tell it
+ * from a limit (exit 1).
+ */
+export class WorkProtected extends LoopExit {
+  constructor(message: string, hint: string) {
+    super(LOOP_EXIT.protected, message, hint, 'protected');
+    this.name = 'WorkProtected';
   }
 }
 

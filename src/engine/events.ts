@@ -1,5 +1,8 @@
 // What the loop reports as it goes: a short human line on stderr, and with --json also one JSON line per event
 // on stdout, so stdout stays machine-readable and stderr is for people.
+import { renderUsd } from '../util/usd.js';
+import { renderTerminalJson } from '../util/ansi.js';
+
 export type LoopEvent =
   | { type: 'start'; loop: string; agent: string; command: string; prd: string; maxIterations: number; resumed: boolean; firstIteration: number }
   | { type: 'info' | 'warn'; message: string; iteration?: number }
@@ -14,6 +17,11 @@ export type LoopEvent =
 
 export type Emit = (event: LoopEvent) => void;
 
+/** max_iterations as people read it: 0 is no cap (the JSON events keep the number). */
+export function renderMaxIterations(max: number): string {
+  return max === 0 ? '∞' : String(max);
+}
+
 const ISO = () => new Date().toISOString();
 
 export function createEmitter(json: boolean, out: (s: string) => void, err: (s: string) => void): Emit {
@@ -21,7 +29,7 @@ export function createEmitter(json: boolean, out: (s: string) => void, err: (s: 
   let costReported = false;
   return (event) => {
     if (event.type === 'agent-exit' && event.costUsd !== undefined) costReported = true;
-    if (json) out(`${JSON.stringify({ time: ISO(), ...event })}\n`);
+    if (json) out(`${renderTerminalJson({ time: ISO(), ...event })}\n`);
     const line = renderHuman(event, costReported);
     if (line !== null) err(`${line}\n`);
   };
@@ -31,17 +39,17 @@ export function createEmitter(json: boolean, out: (s: string) => void, err: (s: 
 export function renderHuman(e: LoopEvent, costReported = false): string | null {
   switch (e.type) {
     case 'start':
-      return `ralph: loop ${e.loop} ${e.resumed ? 'resumed' : 'started'} · agent ${e.agent} · ${e.prd} · iterations ${e.firstIteration}..${e.maxIterations}\nralph: agent command: ${e.command}`;
+      return `ralph: loop ${e.loop} ${e.resumed ? 'resumed' : 'started'} · agent ${e.agent} · ${e.prd} · iterations ${e.firstIteration}..${renderMaxIterations(e.maxIterations)}\nralph: agent command: ${e.command}`;
     case 'info':
       return `ralph: ${e.message}`;
     case 'warn':
       return `ralph: warning: ${e.message}`;
     case 'iteration-start':
-      return `\n━━ iteration ${e.iteration}/${e.maxIterations} ━━`;
+      return `\n━━ iteration ${e.iteration}/${renderMaxIterations(e.maxIterations)} ━━`;
     case 'tool':
       return `  · ${e.text}`;
     case 'agent-exit':
-      return `ralph: agent ${e.timedOut ? 'timed out and was killed' : `exited ${e.exitCode ?? e.signal}`} after ${Math.round(e.durationMs / 100) / 10}s${e.costUsd !== undefined ? ` · $${e.costUsd.toFixed(4)}` : ''}${e.tag ? ` · said ${e.tag.toUpperCase()}` : ''}`;
+      return `ralph: agent ${e.timedOut ? 'timed out and was killed' : `exited ${e.exitCode ?? e.signal}`} after ${Math.round(e.durationMs / 100) / 10}s${e.costUsd !== undefined ? ` · ${renderUsd(e.costUsd)}` : ''}${e.tag ? ` · said ${e.tag.toUpperCase()}` : ''}`;
     case 'rate-limit':
       return `ralph: rate limit: ${e.message.trim()} — waiting ${Math.ceil(e.waitMs / 1000)}s${e.resetAt ? ` (until ${e.resetAt})` : ''}, then repeating iteration ${e.iteration}`;
     case 'retry':
@@ -50,7 +58,7 @@ export function renderHuman(e: LoopEvent, costReported = false): string | null {
       // verify.ts already logs each verdict and restored field as it decides them.
       return null;
     case 'iteration-end':
-      return `ralph: iteration ${e.iteration} done · ${e.newCommit ? 'new commit' : `no new commit (${e.noProgressStreak} in a row)`}${costReported || e.costUsd > 0 ? ` · cost so far $${e.costUsd.toFixed(4)}` : ''}`;
+      return `ralph: iteration ${e.iteration} done · ${e.newCommit ? 'new commit' : `no new commit (${e.noProgressStreak} in a row)`}${costReported || e.costUsd > 0 ? ` · cost so far ${renderUsd(e.costUsd)}` : ''}`;
     case 'exit':
       return `ralph: ${e.message} (exit ${e.code})${e.stateError ? `\nralph: error: ${e.stateError}` : ''}${e.hint ? `\nralph: hint: ${e.hint}` : ''}`;
   }

@@ -2,6 +2,7 @@
 //   ralph.mjs run [options] [max_iterations] · ralph.mjs status [--json] · ralph.mjs cancel <id>
 // It sets process.exitCode and never calls process.exit, so pending writes (state, logs) always land.
 import { runEngine } from './entry.js';
+import { sanitizeForTerminal } from '../util/ansi.js';
 
 // `ralph.mjs --help | head` closes the pipe early; that is the reader's choice, not an error of ours.
 for (const stream of [process.stdout, process.stderr]) {
@@ -13,14 +14,15 @@ for (const stream of [process.stdout, process.stderr]) {
 runEngine(process.argv.slice(2), {
   cwd: process.cwd(),
   env: process.env,
-  stdout: (s) => process.stdout.write(s),
-  stderr: (s) => process.stderr.write(s),
+  // The engine's one way out: what it prints can quote the agent and the plan (src/util/ansi.ts).
+  stdout: (s) => process.stdout.write(sanitizeForTerminal(s)),
+  stderr: (s) => process.stderr.write(sanitizeForTerminal(s)),
 }).then(
   (code) => {
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(`ralph: unexpected error\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.stderr.write(sanitizeForTerminal(`ralph: unexpected error\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`));
     process.exitCode = 1;
   },
 );

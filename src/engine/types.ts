@@ -165,7 +165,7 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-export type LoopStatus = 'running' | 'complete' | 'max-iterations' | 'stuck' | 'no-progress' | 'budget' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
+export type LoopStatus = 'running' | 'complete' | 'max-iterations' | 'stuck' | 'no-progress' | 'budget' | 'protected' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
 
 /** ralph/.runs/<id>/state.json (SPEC §4). */
 export interface LoopState {
@@ -267,7 +267,10 @@ export interface RunOptions {
   name?: string;
   resume?: string;
   resumeLast: boolean;
+  /** 0: no cap (then a budget must bound the run). */
   maxIterations: number;
+  /** The word of the completion tag, `<promise>WORD</promise>` (--completion-promise, default COMPLETE). */
+  completionPromise: string;
   iterationTimeoutMs: number;
   pauseMs: number;
   maxCost?: number;
@@ -335,7 +338,7 @@ export interface LoopDeps {
   readBranchTips(): Promise<string[]>;
   /**
    * After each agent run, before verification: brings the work tree back to the loop's branch if the agent left it,
-   * and ends the loop (LoopFailure, exit 1) when the agent rewrote the history the loop had verified.
+   * and ends the loop (WorkProtected, exit 6) when the agent rewrote the history the loop had verified.
    */
   inspectAgentGit(iteration: number, headBefore: string | null, tipsBefore: string[]): Promise<AgentGitOutcome>;
   /** A run killed at --iteration-timeout leaves a note in progress.txt and a trailer in its log for the next agent. */
@@ -358,7 +361,10 @@ export interface LoopDeps {
 export type SaveReason = 'iteration-start' | 'cost' | 'verifying' | 'iteration-end';
 
 export interface LoopConfig {
+  /** 0: no cap. */
   maxIterations: number;
+  /** The completion tag's word (--completion-promise). */
+  completionPromise: string;
   pauseMs: number;
   noProgressLimit: number;
   maxCost?: number;

@@ -1,9 +1,11 @@
 // `ralphkit run|status|cancel` (the built CLI) and ./ralph/ralph.sh --help: the same engine behind both.
 import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { run, runCli } from '../support/repo.js';
 import { agent, loopRepo, onlyState, ralph, startRalph, loopStates } from '../support/loop-repo.js';
 import { RUN_FLAGS } from '../../src/engine/cli/args.js';
+import { LOOP_EXIT } from '../../src/engine/errors.js';
 import { waitUntil } from '../support/process.js';
 
 describe('ralphkit run / status / cancel', () => {
@@ -64,12 +66,25 @@ describe('ralph.sh --help', () => {
     const r = await ralph(dir, ['--help']);
     expect(r.code).toBe(0);
     for (const flag of RUN_FLAGS()) expect(r.stdout).toContain(`--${flag}`);
-    for (const code of ['0', '1', '2', '3', '4', '5', '130']) expect(r.stdout).toMatch(new RegExp(`^  ${code}\\s{2,}\\S`, 'm'));
+    for (const code of Object.values(LOOP_EXIT)) expect(r.stdout).toMatch(new RegExp(`^  ${code}\\s{2,}\\S`, 'm'));
     expect(r.stdout).toMatch(/Examples:\n {2}\.\/ralph\/ralph\.sh /);
     const viaCli = await runCli(['run', '--help'], { cwd: dir });
     expect(viaCli.stdout).toBe(r.stdout);
     const viaEngine = await run(process.execPath, [path.join(dir, 'ralph/ralph.mjs'), 'run', '--help'], { cwd: dir });
     expect(viaEngine.stdout).toBe(r.stdout);
+  });
+
+  it("has the README's exit codes, each code of the engine, and the same list of refusals", async () => {
+    const r = await ralph(loopRepo(), ['--help']);
+    const readme = readFileSync(path.join(import.meta.dirname, '../../README.md'), 'utf8');
+    const table = readme.slice(readme.indexOf('## Exit codes of the loop'), readme.indexOf('## ', readme.indexOf('## Exit codes of the loop') + 3));
+    const rows = [...table.matchAll(/^\| (\d+) \| /gm)].map((m) => Number(m[1]));
+    expect(rows).toEqual(Object.values(LOOP_EXIT));
+    // The same refusals, in the same order (README adds examples in parentheses and code formatting).
+    const refusals = (text: string) => text.replace(/\([^)]*\)/g, '').replace(/[`]/g, '').replace(/\s+/g, ' ').replace(/^refused, nothing changed: /, '').replace(/ ralphkit installed/, '').split('; ').map((x) => x.trim());
+    const help = refusals(/^ {2}2 {4}([\s\S]*?)\n {2}3 /m.exec(r.stdout)![1]);
+    expect(help.length).toBeGreaterThan(10);
+    expect(refusals(/^\| 2 \| (.*) \|$/m.exec(table)![1])).toEqual(help);
   });
 
   it('names the environment it reads and where to read more', async () => {

@@ -1,10 +1,10 @@
 // Agents that misuse git: the runner must not accept work committed off the loop's branch, must stop when the
-// history it verified is rewritten, must not count prompt-only commits as progress, and must leave a note when an
+// history it verified is rewritten (exit 6), must not count prompt-only commits as progress, and must leave a note when an
 // iteration times out. Needs `npm run build` first (npm test does it).
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { git } from '../support/repo.js';
+import { git, runCli } from '../support/repo.js';
 import { agent, loopRepo, onlyState, ralph } from '../support/loop-repo.js';
 
 const FAST = ['--pause', '0'];
@@ -52,29 +52,34 @@ describe('an agent that switches branch', () => {
     expect(plan(dir).userStories[0].passes).toBe(false);
   });
 
-  it('stops with exit 1 (state failed) when uncommitted work blocks the switch back, and changes nothing', async () => {
+  it('stops to protect work (exit 6, state protected) when uncommitted work blocks the switch back, and changes nothing', async () => {
     const dir = loopRepo({ stories: 1 });
     const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '3'], misbehave('branch-dirty'));
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(6);
     expect(r.stderr).toMatch(/the agent left ralph\/test for main and the runner cannot switch back: the working tree has uncommitted changes \(stray\.txt\)/);
     expect(r.stderr).toContain('git checkout ralph/test');
     expect(r.stderr).not.toMatch(/\n\s+at /);
-    expect(onlyState(dir).status).toBe('failed');
+    expect(onlyState(dir)).toMatchObject({ status: 'protected', exitCode: 6 });
     expect(git(dir, 'branch', '--show-current')).toBe('main');
     expect(existsSync(path.join(dir, 'stray.txt'))).toBe(true);
   });
 });
 
 describe('an agent that rewrites history', () => {
-  it('stops the loop (exit 1, failed) naming the lost commit and how to get it back', async () => {
+  it('stops the loop to protect work (exit 6, protected; not exit 1 like a limit) naming the lost commit and how to get it back', async () => {
     const dir = loopRepo({ stories: 2 });
     const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '5'], misbehave('reset', 2));
     const lost = git(dir, 'rev-parse', 'HEAD@{1}');
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(6);
     expect(r.stderr).toContain(`iteration 2: the agent rewrote the history of ralph/test: ${lost.slice(0, 7)} (HEAD before it ran) is no longer in it`);
     expect(r.stderr).toContain(`git reset --hard ${lost}`);
+    expect(r.stderr).toContain('(exit 6)');
     expect(r.stderr).not.toContain('iteration 2 done');
-    expect(onlyState(dir).status).toBe('failed');
+    expect(onlyState(dir)).toMatchObject({ status: 'protected', exitCode: 6 });
+    // status says why it stopped, under the loop's row.
+    const status = await runCli(['status'], { cwd: dir });
+    expect(status.stdout).toMatch(/\sprotected\s+2\/5\s/);
+    expect(status.stdout).toContain('the agent rewrote the history of ralph/test');
     // Following the hint brings the verified story back.
     git(dir, 'reset', '-q', '--hard', lost);
     expect(plan(dir).userStories[0].passes).toBe(true);
@@ -83,7 +88,7 @@ describe('an agent that rewrites history', () => {
   it('ends with a message, not a stack, when the reset removes ralph/ itself', async () => {
     const dir = loopRepo({ stories: 1 });
     const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '3'], misbehave('wipe'));
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(6);
     expect(r.stderr).toContain('the agent rewrote the history of ralph/test');
     expect(r.stderr).not.toContain('unexpected error');
     expect(r.stderr).not.toMatch(/\n\s+at /);

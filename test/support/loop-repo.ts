@@ -71,6 +71,7 @@ export interface StateFile {
   agentPid?: number;
   exitCode: number | null;
   costUsd: number;
+  options: Record<string, unknown>;
 }
 
 export function loopStates(dir: string): StateFile[] {

@@ -3,8 +3,9 @@
 import { AGENT_NAMES, type RunOptions } from '../types.js';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../core/duration.js';
+import { completionWordProblem, DEFAULT_COMPLETION } from '../core/tags.js';
 import { usageExit } from '../errors.js';
-import { refuseWaitWithoutCeiling } from '../run/preflight.js';
+import { refuseUnboundedLoop, refuseWaitWithoutCeiling } from '../run/preflight.js';
 import { LOOP_ID } from '../store/layout.js';
 
 export interface ParsedRunArgs {
@@ -19,6 +20,7 @@ export const DEFAULT_OPTIONS: RunOptions = {
   prompt: 'ralph/prompt.md',
   resumeLast: false,
   maxIterations: 10,
+  completionPromise: DEFAULT_COMPLETION,
   iterationTimeoutMs: 60 * 60_000,
   pauseMs: 2000,
   wait: false,
@@ -49,6 +51,7 @@ const SPEC = {
   name: { type: 'string' },
   resume: { type: 'string' },
   'resume-last': { type: 'boolean' },
+  'completion-promise': { type: 'string' },
   'iteration-timeout': { type: 'string' },
   pause: { type: 'string' },
   'max-cost': { type: 'string' },
@@ -80,6 +83,7 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
   name: ['name', (v) => loopId(String(v), '--name')],
   resume: ['resume', (v) => loopId(String(v), '--resume')],
   'resume-last': ['resumeLast', Boolean],
+  'completion-promise': ['completionPromise', (v) => completionWord(String(v))],
   'iteration-timeout': ['iterationTimeoutMs', (v) => duration(String(v), '--iteration-timeout', 1)],
   pause: ['pauseMs', (v) => duration(String(v), '--pause', 0)],
   'max-cost': ['maxCost', (v) => number(String(v), '--max-cost', 0, Infinity)],
@@ -120,7 +124,7 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   }
   if (parsed.positionals.length > 1) throw usageExit(`expected at most one max_iterations, got: ${parsed.positionals.join(' ')}`);
   if (parsed.positionals.length === 1) {
-    options.maxIterations = integer(parsed.positionals[0], 'max_iterations', 1);
+    options.maxIterations = integer(parsed.positionals[0], 'max_iterations', 0);
     given.add('maxIterations');
   }
   if (options.resume && options.resumeLast) throw usageExit('use either --resume <id> or --resume-last, not both');
@@ -128,7 +132,10 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   if (given.has('agent') && options.agentCmd) throw usageExit('use either --agent or --agent-cmd, not both');
   if (parsed.values['verify-in-place'] && parsed.values['verify-in-worktree']) throw usageExit('use either --verify-in-place or --verify-in-worktree (the default), not both');
   // A resumed loop may have --max-usage stored; run.ts checks the merged options with the same rule.
-  if (!options.resume && !options.resumeLast) refuseWaitWithoutCeiling(options);
+  if (!options.resume && !options.resumeLast) {
+    refuseWaitWithoutCeiling(options);
+    refuseUnboundedLoop(options);
+  }
   return { options, given };
 }
 
@@ -145,7 +152,7 @@ export function renderParseError(message: string, argv: string[]): string {
   if (negative) {
     // node reads "-10" as the short options -1 and -0; show what was typed.
     const typed = argv.find((a) => a.startsWith(negative[1])) ?? negative[1];
-    return `max_iterations must be a whole number ≥ 1 (got "${typed}")`;
+    return `max_iterations must be a whole number ≥ 0 (got "${typed}"; 0 means no cap)`;
   }
   return message.replace(/\. To specify a positional.*$/s, '');
 }
@@ -165,6 +172,12 @@ function loopId(value: string, flag: string): string {
   if (!LOOP_ID.test(value)) {
     throw usageExit(`${flag} "${value}" is not a valid loop id: use letters, digits, ".", "_" and "-" (at most 64)`);
   }
+  return value;
+}
+
+function completionWord(value: string): string {
+  const problem = completionWordProblem(value);
+  if (problem) throw usageExit(`--completion-promise "${value}" cannot be the completion tag's word: ${problem}`);
   return value;
 }
 

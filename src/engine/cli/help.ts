@@ -9,7 +9,7 @@ export function renderRunHelp(): string {
 
 Runs a coding agent again and again on ralph/prompt.md, each time with a fresh context, until every story
 in ralph/prd.json passes under the runner's own checks, the agent says STUCK, or a limit is reached.
-max_iterations defaults to 10.
+max_iterations defaults to 10; 0 means no cap, until done, stuck or a budget: it needs --max-cost or --max-usage.
 
 Agent:
   --agent <name>              ${AGENT_NAMES.join('|')} (default claude)
@@ -22,6 +22,10 @@ Loops:
   --name <id>                 name this loop (default: generated from the time)
   --resume <id>               continue a stopped loop where it left off
   --resume-last               continue the most recent loop (not a complete one)
+Ending:
+  --completion-promise <word> the agent ends its final message with <promise>WORD</promise> on a line of
+                              its own (default COMPLETE; letters, digits, _ . -); the runner tells the agent
+                              in a note before the prompt. The runner still checks every story itself.
 Limits:
   --iteration-timeout <d>     kill an agent that runs longer, with its whole process group (default 60m)
   --pause <d>                 wait between iterations (default 2s; 0 for none)
@@ -68,17 +72,26 @@ Examples:
   ./ralph/ralph.sh --agent codex 25                  up to 25 iterations with Codex
   ./ralph/ralph.sh --agent-cmd 'my-agent --yes' 5    any agent that reads a prompt on stdin
   ./ralph/ralph.sh --max-usage 80 --wait             stay under 80% of the subscription, waiting for resets
+  ./ralph/ralph.sh --max-cost 20 0                   no iteration cap: until done, stuck, or $20 spent
   ./ralph/ralph.sh --resume-last 20                  continue the last loop, now up to 20 iterations
   npx ralphkit status                                list loops; npx ralphkit cancel <id> stops one
 
 Exit codes:
   0    every check of every story passes on the final commit, with the pinned tests
-  1    max iterations reached (or bad usage)
-  2    refused to start: invalid prd.json, another live loop in this working tree, uncommitted
-       changes, a modified engine, not a git repository, usage over the ceiling or unknown
+  1    max iterations reached (or bad usage, or an error such as a runner file it cannot write)
+  2    refused, nothing changed: the plan missing, invalid (also between iterations) or still the
+       example; the prompt missing; not a git repository; a baseBranch or branch it cannot check out;
+       another live loop on this plan or in this working tree; uncommitted changes; a modified engine;
+       the agent not found (--agent-cmd: its command not found in iteration 1); --sandbox without
+       bubblewrap; usage over the ceiling or unknown; ralph/.runs/ not writable; a --name already
+       taken; max_iterations 0 without --max-cost or --max-usage; on resume: no loop to continue (none,
+       the last one complete, one still running or out of iterations), plan edits without
+       --accept-plan-edits, lost pins without --repin
   3    the agent said <promise>STUCK</promise>
   4    no progress: --no-progress-limit iterations in a row with nothing accepted and no new work committed
   5    budget reached mid-run (cost or usage)
+  6    stopped to protect work: the agent rewrote the history of the plan's branch, or the runner
+       cannot switch back to that branch; nothing was moved, the hint says how to look and continue
   130  interrupted (Ctrl-C, SIGTERM or npx ralphkit cancel); continue with --resume-last
 
 Environment:

@@ -3,6 +3,7 @@
 import type { LoopConfig, LoopState } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
+import { renderUsd } from '../../util/usd.js';
 
 /**
  * The words for exit 0. A story no check covers was accepted on the agent's word (SPEC §6), so "under verification"
@@ -26,7 +27,7 @@ export function overCost(state: LoopState, config: LoopConfig): boolean {
 }
 
 export function costExit(state: LoopState, config: LoopConfig): LoopExit {
-  return new LoopExit(LOOP_EXIT.budget, `cost limit reached: $${state.costUsd.toFixed(4)} of $${config.maxCost}`, 'raise --max-cost and continue with --resume-last');
+  return new LoopExit(LOOP_EXIT.budget, `cost limit reached: ${renderUsd(state.costUsd)} of $${config.maxCost}`, 'raise --max-cost and continue with --resume-last');
 }
 
 export function throwIfAborted(signal: AbortSignal): void {

@@ -26,7 +26,7 @@ export async function runLoop(state: LoopState, config: LoopConfig, deps: LoopDe
 }
 
 async function checkLimits(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<void> {
-  if (iteration > config.maxIterations) throw maxIterationsExit(config);
+  if (config.maxIterations > 0 && iteration > config.maxIterations) throw maxIterationsExit(config);
   if (overCost(state, config)) throw costExit(state, config);
   if ((await deps.budget.beforeIteration()) === 'stop') {
     throw new LoopExit(LOOP_EXIT.budget, 'usage ceiling reached', 'continue after the reset with --resume-last, or add --wait');
@@ -44,7 +44,7 @@ async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps
   const tips = await deps.readBranchTips();
   const result = await runAgentWithRetries(state, config, deps, iteration);
   throwIfAborted(deps.signal);
-  const tag = detectTag(result.finalMessage);
+  const tag = detectTag(result.finalMessage, config.completionPromise);
   deps.emit({ type: 'agent-exit', iteration, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, costUsd: result.costUsd, tag });
   if (result.timedOut) deps.emit({ type: 'warn', iteration, message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed` });
   const git = await deps.inspectAgentGit(iteration, headBefore, tips);
@@ -118,11 +118,11 @@ function decide(state: LoopState, config: LoopConfig, deps: LoopDeps, verdict: V
   if (tag === 'stuck') throw new LoopExit(LOOP_EXIT.stuck, 'the agent said it is STUCK', 'read ralph/progress.txt and the last iteration log, fix the blocker, then --resume-last');
   if (tag === 'complete') {
     const open = verdict.prd.userStories.filter((s) => !s.passes).map((s) => s.id);
-    deps.emit({ type: 'warn', iteration: state.iteration, message: `COMPLETE ignored: ${open.length} stor${open.length === 1 ? 'y' : 'ies'} not passing under verification (${open.join(', ')})` });
+    deps.emit({ type: 'warn', iteration: state.iteration, message: `${config.completionPromise} ignored: ${open.length} stor${open.length === 1 ? 'y' : 'ies'} not passing under verification (${open.join(', ')})` });
   }
   if (overCost(state, config)) throw costExit(state, config);
   if (state.noProgressStreak >= config.noProgressLimit) {
     throw new LoopExit(LOOP_EXIT.noProgress, `no progress: ${state.noProgressStreak} iteration${state.noProgressStreak === 1 ? '' : 's'} in a row with no claim accepted and no new work committed`, 'read ralph/progress.txt and the iteration logs in ralph/.runs/, then adjust prompt.md or the plan');
   }
-  if (state.iteration >= config.maxIterations) throw maxIterationsExit(config);
+  if (config.maxIterations > 0 && state.iteration >= config.maxIterations) throw maxIterationsExit(config);
 }

@@ -9,7 +9,7 @@ import { readTextOrNull } from '../../util/read.js';
 import { type RunTrust } from './trust.js';
 import { restoreRunnerFiles } from '../verify/runner-guard.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
-import { guardWrite, LoopFailure } from '../errors.js';
+import { guardWrite, WorkProtected } from '../errors.js';
 import { relToTop } from '../../util/repo-path.js';
 
 /**
@@ -72,7 +72,7 @@ async function returnToBranch(run: RunContext, topLevel: string, iteration: numb
   run.emit({ type: 'warn', iteration, message: `the agent left the loop's branch: it switched from ${run.branch} to ${where}${made}` });
   const prdAfter = readTextOrNull(prd) ?? '';
   const dirty = (await readDirtyPaths(topLevel)).filter((p) => !/(^|\/)\.runs(\/|$)/.test(p));
-  const stuck = (why: string) => new LoopFailure(
+  const stuck = (why: string) => new WorkProtected(
     `iteration ${iteration}: the agent left ${run.branch} for ${where} and the runner cannot switch back: ${why}`,
     `look at the work (git status; ${inspect}), commit or stash it, then git checkout ${run.branch} and continue with: ./ralph/ralph.sh --resume-last`,
   );
@@ -93,7 +93,7 @@ async function refuseRewrittenHistory(run: RunContext, iteration: number, headBe
   if (headBefore === null || headAfter === headBefore) return;
   if (headAfter !== null && (await isAncestor(run.paths.repoRoot, headBefore, headAfter))) return;
   const old = headBefore.slice(0, 7);
-  throw new LoopFailure(
+  throw new WorkProtected(
     `iteration ${iteration}: the agent rewrote the history of ${run.branch}: ${old} (HEAD before it ran) is no longer in it (HEAD is now ${headAfter?.slice(0, 7) ?? 'gone'}), so commits this loop verified may be gone; the loop stops rather than build on that`,
     `compare: git log --oneline ${headAfter ? `${headAfter.slice(0, 7)}...${old}` : old} (or git reflog); to undo the rewrite: git reset --hard ${headBefore} (drops uncommitted changes); then continue with: ./ralph/ralph.sh --resume-last`,
   );

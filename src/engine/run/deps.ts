@@ -16,7 +16,7 @@ import { verifyIteration } from '../verify/verify.js';
 import { runFinalGate } from '../verify/final-gate.js';
 import { relToTop } from '../../util/repo-path.js';
 import { settleBaseline, type RunTrust } from './trust.js';
-import { renderPathNote, readPrompt } from './prompt.js';
+import { renderPreamble, readPrompt } from './prompt.js';
 import { stopLeftovers, guardRunnerFiles, inspectAgentGit } from './after-agent.js';
 import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
 import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
@@ -27,6 +27,7 @@ export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopCon
   const scale = Number(env.RALPH_RETRY_MS) >= 0 && env.RALPH_RETRY_MS ? Number(env.RALPH_RETRY_MS) : undefined;
   return {
     maxIterations: options.maxIterations,
+    completionPromise: options.completionPromise,
     pauseMs: options.pauseMs,
     noProgressLimit: options.noProgressLimit,
     maxCost: options.maxCost,
@@ -102,7 +103,7 @@ async function committedWork(paths: RunPaths, topLevel: string, headBefore: stri
 async function runAgent(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<AgentResult> {
   const { paths, options, io } = run;
   const dir = loopDir(paths.repoRoot, state.id);
-  const prompt = renderPathNote(paths) + readPrompt(run, iteration);
+  const prompt = renderPreamble(paths, options) + readPrompt(run, iteration);
   const scratch = options.sandbox ? ensureScratch(dir) : dir;
   const agent = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt, runDir: scratch, iteration, env: io.env });
   // The runner's secrets stay with the runner, and a mark in the environment finds what the agent leaves behind.

@@ -7,6 +7,7 @@ import { readUsageNow } from '../budget/wire.js';
 import { readStartDirty, renderStartDirtyHint } from './dirty-tree.js';
 import { readAgentCheck, type AgentCheck } from '../agents/check.js';
 import type { RunOptions, RunIo, RunPaths } from '../types.js';
+import { renderTerminalJson } from '../../util/ansi.js';
 
 export interface DryRunInput {
   options: RunOptions;
@@ -31,6 +32,7 @@ export async function printDryRun(input: DryRunInput): Promise<number> {
     prd: path.relative(paths.repoRoot, paths.prd),
     prompt: path.relative(paths.repoRoot, paths.prompt),
     maxIterations: options.maxIterations,
+    completionPromise: options.completionPromise,
     iterationTimeout: formatDuration(options.iterationTimeoutMs),
     pause: formatDuration(options.pauseMs),
     noProgressLimit: options.noProgressLimit,
@@ -41,7 +43,7 @@ export async function printDryRun(input: DryRunInput): Promise<number> {
     uncommitted,
   };
   if (input.json) {
-    io.stdout(`${JSON.stringify({ type: 'dry-run', ...report })}\n`);
+    io.stdout(`${renderTerminalJson({ type: 'dry-run', ...report })}\n`);
     return 0;
   }
   io.stdout(renderDryRun(report, dirty.length ? renderStartDirtyHint(paths, dirty) : ''));
@@ -55,7 +57,8 @@ function renderDryRun(r: Record<string, unknown>, hint: string): string {
     ...renderAgentCheck(r.agentCheck as AgentCheck),
     `in:               ${r.cwd}`,
     `plan / prompt:    ${r.prd} / ${r.prompt}`,
-    `max iterations:   ${r.maxIterations}`,
+    `max iterations:   ${r.maxIterations === 0 ? 'no cap (0)' : r.maxIterations}`,
+    `completion tag:   <promise>${r.completionPromise}</promise>`,
     `timeout / pause:  ${r.iterationTimeout} / ${r.pause}`,
     `no-progress stop: ${r.noProgressLimit} iterations`,
     `check timeout:    ${r.checkTimeout}`,

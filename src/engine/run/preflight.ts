@@ -9,7 +9,7 @@ import { validatePrdText, formatPrdProblem } from '../../prd/validate.js';
 import { branchNameProblem } from '../../prd/branch-name.js';
 import type { Prd } from '../../prd/types.js';
 import { isValidBranchName } from '../git/git.js';
-import { LoopExit, usageExit } from '../errors.js';
+import { LoopExit, LOOP_EXIT, usageExit } from '../errors.js';
 
 import examplePlan from '../../../templates/ralph/prd.json';
 
@@ -64,6 +64,31 @@ export function checkPromptFile(paths: RunPaths): void {
   if (!existsSync(paths.prompt) || !statSync(paths.prompt).isFile()) {
     throw new LoopExit(2, `cannot read the prompt ${path.relative(paths.repoRoot, paths.prompt)}`, 'reinstall it with: npx ralphkit install, or pass --prompt <file>');
   }
+}
+
+/** Only Claude Code reports what a run cost; for any other agent --max-cost can never trigger. */
+export function reportsCost(options: Pick<RunOptions, 'agent' | 'agentCmd'>): boolean {
+  return !options.agentCmd && options.agent === 'claude';
+}
+
+/**
+ * max_iterations 0 means no iteration cap (SPEC §4): only a budget that can end the loop makes that bounded, so
+ * without one the start is refused (exit 2). Checked on the options a resume merged, too.
+ */
+export function refuseUnboundedLoop(options: RunOptions): void {
+  if (options.maxIterations !== 0) return;
+  // With --allow-unknown-usage, a usage that cannot be read lets the loop go on: the ceiling alone bounds nothing.
+  if (options.maxUsage !== undefined && !options.allowUnknownUsage) return;
+  if (options.maxCost !== undefined && reportsCost(options)) return;
+  const why = [
+    options.maxCost === undefined ? '' : `; --max-cost cannot bound it: ${options.agentCmd ? 'an --agent-cmd agent' : options.agent} reports no cost`,
+    options.maxUsage === undefined ? '' : '; --max-usage with --allow-unknown-usage cannot bound it: while usage cannot be read the loop goes on',
+  ].join('');
+  throw new LoopExit(
+    LOOP_EXIT.refused,
+    `max_iterations 0 means no iteration cap: it needs a budget that ends the loop, --max-cost <usd> or --max-usage <pct>${why}`,
+    'add one (e.g. ./ralph/ralph.sh --max-cost 20 0, or --max-usage 80 0), or give a number of iterations (./ralph/ralph.sh 25)',
+  );
 }
 
 /**

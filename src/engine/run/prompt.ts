@@ -2,7 +2,8 @@
 // and the owner's edits to it, which the runner commits before an iteration so they never count as the agent's work.
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { RunContext, RunPaths } from '../types.js';
+import type { RunContext, RunOptions, RunPaths } from '../types.js';
+import { DEFAULT_COMPLETION, renderTag } from '../core/tags.js';
 import { readFileAt, runGit } from '../git/git.js';
 import { relPath } from '../../util/repo-path.js';
 import { readTextOrNull } from '../../util/read.js';
@@ -33,12 +34,26 @@ export function renderPromptEditNote(paths: RunPaths, before: string): string {
   return `${relPath(paths.repoRoot, paths.prompt)} has uncommitted edits: the runner commits them before ${before}, so they are not taken for the agent's work`;
 }
 
+/**
+ * The runner's preamble (SPEC §4): what the agent must know beyond the owner's prompt.md, added in memory when the
+ * prompt is sent (the file is never rewritten). Empty for a loop with the defaults.
+ */
+export function renderPreamble(paths: RunPaths, options: Pick<RunOptions, 'completionPromise'>): string {
+  return renderPathNote(paths) + renderCompletionNote(options.completionPromise);
+}
+
 // The installed prompt names ralph/prd.json and ralph/progress.txt; with --prd elsewhere, tell the agent where they are.
-export function renderPathNote(paths: RunPaths): string {
+function renderPathNote(paths: RunPaths): string {
   const prd = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');
   const progress = path.relative(paths.repoRoot, paths.progress).split(path.sep).join('/');
   if (prd === 'ralph/prd.json' && progress === 'ralph/progress.txt') return '';
   return `Note from the runner: in this loop the plan is \`${prd}\` and the progress log is \`${progress}\`. Wherever these instructions say ralph/prd.json or ralph/progress.txt, use those files.\n\n`;
+}
+
+// The installed prompt asks for the default tag; a loop with its own word says which one counts.
+function renderCompletionNote(word: string): string {
+  if (word === DEFAULT_COMPLETION) return '';
+  return `Note from the runner: in this loop the completion tag is ${renderTag(word)}. When every story is done, end your final message with it on a line of its own; wherever these instructions say ${renderTag(DEFAULT_COMPLETION)}, use ${renderTag(word)} instead (the runner still checks every story itself).\n\n`;
 }
 
 // An agent (or a reset it ran) can remove the prompt; that ends the loop with a message, not a Node stack.

@@ -67,7 +67,7 @@ function hasOrphanGroup(s: LoopState): boolean {
  */
 export function refuseExhausted(state: LoopState, options: RunOptions): void {
   const next = state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration);
-  if (next <= options.maxIterations) return;
+  if (options.maxIterations === 0 || next <= options.maxIterations) return;
   const ran = next - 1;
   throw new LoopExit(2, `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`, `give a higher max: ${renderResumeCommand(options.resume ? state.id : null, ran)}`);
 }

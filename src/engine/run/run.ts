@@ -14,7 +14,7 @@ import { lastPlanPath, ledgerPath, loopDir, newLoopId, statePath } from '../stor
 import { writeState } from '../store/state-file.js';
 import { isCancelRequested, clearCancelMarker } from '../store/cancel.js';
 import { ownProcessStart } from '../processes.js';
-import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, refuseWaitWithoutCeiling } from './preflight.js';
+import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, refuseWaitWithoutCeiling, refuseUnboundedLoop, reportsCost } from './preflight.js';
 import { findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted } from './resume.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
 import { runLoop } from '../core/loop.js';
@@ -48,6 +48,7 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   const options = resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed;
   if (resumed) {
     refuseWaitWithoutCeiling(options);
+    refuseUnboundedLoop(options);
     refuseExhausted(resumed, options);
   }
   const paths = resolvePaths(repoRoot, io.cwd, options, given);
@@ -106,7 +107,7 @@ function warnAtStart(options: RunOptions, io: RunIo, emit: Emit): void {
   if (!options.agentCmd && options.agent === 'claude' && process.getuid?.() === 0 && !io.env.IS_SANDBOX) {
     emit({ type: 'warn', message: 'running as root: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set (only do that in a sandbox)' });
   }
-  if (options.maxCost !== undefined && (options.agentCmd || options.agent !== 'claude')) {
+  if (options.maxCost !== undefined && !reportsCost(options)) {
     emit({ type: 'warn', message: `--max-cost: ${options.agentCmd ? 'an --agent-cmd agent' : options.agent} reports no cost, so this limit cannot trigger` });
   }
 }

@@ -10,6 +10,9 @@ import { planVerification, readStoryStatus, readVerdictRecordsSync, type Verdict
 import type { LoopState } from '../types.js';
 import { LoopExit, describeError } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
+import { renderUsd } from '../../util/usd.js';
+import { sanitizeForTerminal } from '../../util/ansi.js';
+import { renderMaxIterations } from '../events.js';
 
 /** One loop as `status` and the dashboard show it; fields a hand-written or foreign state.json lacks are null or ''. */
 export interface LoopSummary {
@@ -160,13 +163,16 @@ export function renderLoopTable(loops: LoopSummary[]): string {
   const notes = new Map<number, string>();
   for (const l of loops) {
     rows.push([
-      l.id, l.status, `${l.iteration ?? '?'}/${l.maxIterations ?? '?'}`, renderAgentCell(l.agent),
+      l.id, l.status, `${l.iteration ?? '?'}/${l.maxIterations === null ? '?' : renderMaxIterations(l.maxIterations)}`, renderAgentCell(l.agent),
       l.alive ? 'yes' : 'no', renderCost(l), l.storiesTotal === null ? '?' : `${l.storiesPassed}/${l.storiesTotal}`,
       String(l.verified), String(l.reported), String(l.unverified), String(l.rejected),
     ]);
     const note = renderLoopNote(l);
     if (note) notes.set(rows.length - 1, note);
   }
+  // Ids, agents and messages come from state.json, which the agent can write: cells are made safe before they are padded.
+  for (const row of rows) row.forEach((cell, i) => (row[i] = sanitizeForTerminal(cell)));
+  for (const [n, note] of notes) notes.set(n, sanitizeForTerminal(note));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r, n) => {
     const line = r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
@@ -201,7 +207,8 @@ function renderLoopNote(l: LoopSummary): string | null {
   return text.length > NOTE_WIDTH ? `${text.slice(0, NOTE_WIDTH - 1)}…` : text;
 }
 
-// An --agent-cmd agent reports no cost, so $0.00 would claim a figure nobody measured.
+// An --agent-cmd agent reports no cost, so $0.00 would claim a figure nobody measured. Otherwise the figure the
+// loop printed (renderUsd), not one rounded to cents: $0.0025 is not $0.00.
 function renderCost(l: LoopSummary): string {
-  return l.costUsd === 0 && l.agent.startsWith('cmd: ') ? 'n/a' : `$${l.costUsd.toFixed(2)}`;
+  return l.costUsd === 0 && l.agent.startsWith('cmd: ') ? 'n/a' : renderUsd(l.costUsd);
 }

@@ -97,9 +97,13 @@ export function fmtTime(iso) {
   return `${d.toLocaleDateString([], { month: 'short', day: 'numeric' })} ${time}`;
 }
 
+// The figure the runner and status print (src/util/usd.ts renderUsd, same rule): cents, and a cost under a dollar
+// to a hundredth of a cent, so $0.0025 does not show as $0.00.
 export function fmtCost(usd) {
   if (typeof usd !== 'number' || !Number.isFinite(usd)) return null;
-  return usd < 10 ? `$${usd.toFixed(2)}` : `$${usd.toFixed(1)}`;
+  if (usd >= 1 || usd <= 0) return `$${usd.toFixed(2)}`;
+  if (usd < 0.00005) return '<$0.0001';
+  return `$${usd.toFixed(4).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
 }
 
 export function plural(n, word) {

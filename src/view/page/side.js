@@ -7,7 +7,7 @@ const LOOPS_SHOWN = 3;
 /** "Exit code: 1", "Reason: …", "Output (last 40 lines):" */
 const LABELLED = /^([A-Z][A-Za-z0-9 ()]{0,28}):(\s.*|)$/;
 
-const FINISHED = { 0: 'complete', 1: 'max iterations', 2: 'refused', 3: 'stuck', 4: 'no progress', 5: 'budget reached', 130: 'interrupted' };
+const FINISHED = { 0: 'complete', 1: 'max iterations', 2: 'refused', 3: 'stuck', 4: 'no progress', 5: 'budget reached', 6: 'stopped to protect work', 130: 'interrupted' };
 
 export function renderLoops(snap) {
   const loops = Array.isArray(snap?.loops) ? [...snap.loops] : [];
@@ -37,6 +37,8 @@ const TONES = {
   interrupted: 'stopped',
   cancelled: 'stopped',
   stuck: 'failed',
+  // The agent rewrote the plan branch's history or the runner could not return to it: the owner must look.
+  protected: 'failed',
   refused: 'failed',
   failed: 'failed',
   dead: 'stale',
@@ -69,7 +71,7 @@ function renderLoop(loop) {
     ),
     h('div', { class: 'loop-id', title: loop.prd ? `plan: ${asText(loop.prd)}` : null }, asText(loop.id)),
     h('div', { class: 'loop-progress' },
-      h('span', { class: 'loop-iter' }, 'iteration ', h('strong', null, String(n)), max ? ` of ${max}` : ''),
+      h('span', { class: 'loop-iter' }, 'iteration ', h('strong', null, String(n)), max ? ` of ${max}` : loop.maxIterations === 0 ? ' (no cap)' : ''),
       h('span', { class: 'mini-bar' }, fill),
     ),
     h('div', { class: 'loop-facts' },

@@ -1,6 +1,6 @@
 // The engine's one error type: the status recorded in state.json travels with the exit, never guessed from a code.
 import { describe, expect, it } from 'vitest';
-import { LoopExit, LoopFailure, RunnerFileError, usageExit, describeError, gitDiskFullError, renderWriteError } from '../../../src/engine/errors.js';
+import { LoopExit, LoopFailure, WorkProtected, RunnerFileError, usageExit, describeError, gitDiskFullError, renderWriteError } from '../../../src/engine/errors.js';
 
 describe('LoopExit.status', () => {
   it.each([
@@ -26,6 +26,11 @@ describe('LoopExit.status', () => {
     expect(new RunnerFileError('/r/ralph/prd.json', 'could not write', 'chmod')).toMatchObject({ code: 1, status: 'failed', file: '/r/ralph/prd.json' });
     expect(new LoopFailure('left the branch', 'git checkout')).toMatchObject({ code: 1, status: 'failed' });
     expect(new LoopFailure('x', 'y')).toBeInstanceOf(LoopExit);
+  });
+
+  it('a stop to protect work is exit 6, status protected (SPEC §4), not the exit 1 of a limit', () => {
+    expect(new WorkProtected('history rewritten', 'git reset --hard abc')).toMatchObject({ code: 6, status: 'protected', hint: 'git reset --hard abc' });
+    expect(new LoopExit(6, 'x').status).toBe('protected');
   });
 });
 

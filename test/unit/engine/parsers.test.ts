@@ -23,6 +23,15 @@ describe('detectTag', () => {
   });
 });
 
+function refusal(argv: string[]): unknown {
+  try {
+    parseRunArgs(argv);
+  } catch (e) {
+    return e;
+  }
+  return null;
+}
+
 describe('parseRunArgs', () => {
   it.each<[string[], Partial<RunOptions>]>([
     [[], {}],
@@ -35,6 +44,12 @@ describe('parseRunArgs', () => {
     [['--check-timeout', '1h30m', '--verify-in-worktree'], { checkTimeoutMs: 5_400_000, verifyInPlace: false }],
     [['--verify-in-place', '--repin', '--accept-plan-edits', '--allow-modified-engine', '--no-weak-check'], { verifyInPlace: true, repin: true, acceptPlanEdits: true, allowModifiedEngine: true, weakCheck: false }],
     [['--sandbox', '--no-network'], { sandbox: true, network: false }],
+    [['--completion-promise', 'WORK_COMPLETE'], { completionPromise: 'WORK_COMPLETE' }],
+    [['--max-cost', '5', '0'], { maxCost: 5, maxIterations: 0 }],
+    [['--max-usage', '80', '0'], { maxUsage: 80, maxIterations: 0 }],
+    [['--max-usage', '80', '--allow-unknown-usage', '--max-cost', '9', '0'], { maxUsage: 80, allowUnknownUsage: true, maxCost: 9, maxIterations: 0 }],
+    // A resumed loop's stored budget is checked after the merge (run.ts).
+    [['--resume-last', '0'], { resumeLast: true, maxIterations: 0 }],
   ])('%j', (argv, expected) => {
     expect(parseRunArgs(argv).options).toEqual({ ...DEFAULT_OPTIONS, ...expected });
   });
@@ -42,7 +57,9 @@ describe('parseRunArgs', () => {
   it.each([
     [['--agent', 'cursor'], /--agent must be one of claude, codex, amp, opencode, gemini/],
     [['--bogus'], /Unknown option '--bogus'/],
-    [['0'], /max_iterations must be a whole number ≥ 1/],
+    [['--completion-promise', 'STUCK'], /--completion-promise "STUCK" cannot be the completion tag's word: STUCK is the tag an agent gives up with/],
+    [['--completion-promise', '<b>'], /--completion-promise "<b>" cannot be the completion tag's word: use letters, digits/],
+    [['--completion-promise', ''], /--completion-promise "" cannot be/],
     [['ten'], /max_iterations/],
     [['1', '2'], /at most one max_iterations/],
     [['--pause', 'soon'], /invalid duration "soon"/],
@@ -53,18 +70,25 @@ describe('parseRunArgs', () => {
     [['--agent', 'codex', '--agent-cmd', 'x'], /either --agent or --agent-cmd/],
     [['--agent-cmd'], /^--agent-cmd needs a value$/],
     [['--agent-cmd', '--pause', '0'], /^--agent-cmd needs a value, but is followed by the option --pause; if "--pause" is the value, write --agent-cmd=--pause$/],
-    [['-3'], /^max_iterations must be a whole number ≥ 1 \(got "-3"\)$/],
-    [['--pause', '0', '-10'], /^max_iterations must be a whole number ≥ 1 \(got "-10"\)$/],
+    [['-3'], /^max_iterations must be a whole number ≥ 0 \(got "-3"; 0 means no cap\)$/],
+    [['--pause', '0', '-10'], /^max_iterations must be a whole number ≥ 0 \(got "-10"; 0 means no cap\)$/],
   ])('refuses %j as bad usage (exit 1)', (argv, message) => {
-    let err: unknown;
-    try {
-      parseRunArgs(argv);
-    } catch (e) {
-      err = e;
-    }
+    const err = refusal(argv);
     expect(err).toBeInstanceOf(LoopExit);
     expect((err as LoopExit).code).toBe(1);
     expect((err as LoopExit).message).toMatch(message);
+  });
+
+  it.each([
+    [['0'], /max_iterations 0 means no iteration cap: it needs a budget that ends the loop, --max-cost <usd> or --max-usage <pct>$/],
+    [['--agent-cmd', './a', '--max-cost', '5', '0'], /--max-cost cannot bound it: an --agent-cmd agent reports no cost$/],
+    [['--agent', 'codex', '--max-cost', '5', '0'], /--max-cost cannot bound it: codex reports no cost$/],
+    [['--max-usage', '80', '--allow-unknown-usage', '0'], /--max-usage with --allow-unknown-usage cannot bound it: while usage cannot be read the loop goes on$/],
+  ])('refuses %j: no cap and nothing else to end it (exit 2)', (argv, message) => {
+    const err = refusal(argv);
+    expect(err).toMatchObject({ code: 2, status: 'refused' });
+    expect((err as LoopExit).message).toMatch(message);
+    expect((err as LoopExit).hint).toContain('--max-cost 20 0');
   });
 });
 

@@ -190,6 +190,15 @@ describe('status, dry-run and resume', () => {
     expect(git(dir, 'branch', '--show-current')).toBe('main');
   });
 
+  it('--dry-run shows no iteration cap and the completion word', async () => {
+    const dir = planRepo();
+    const args = ['run', '--dry-run', '--max-cost', '3', '--completion-promise', 'WORK_COMPLETE', '0'];
+    expect(JSON.parse((await engine(dir, [...args, '--json'], { RALPH_CLAUDE_BIN: '/x/claude' })).stdout)).toMatchObject({ maxIterations: 0, completionPromise: 'WORK_COMPLETE' });
+    const text = (await engine(dir, args, { RALPH_CLAUDE_BIN: '/x/claude' })).stdout;
+    expect(text).toMatch(/^max iterations: +no cap \(0\)$/m);
+    expect(text).toMatch(/^completion tag: +<promise>WORK_COMPLETE<\/promise>$/m);
+  });
+
   it('--dry-run says when the real start would refuse a dirty tree, and what to type', async () => {
     const dir = planRepo();
     expect(JSON.parse((await engine(dir, ['run', '--dry-run', '--json'], { RALPH_CLAUDE_BIN: '/x/claude' })).stdout)).toMatchObject({ uncommitted: [] });

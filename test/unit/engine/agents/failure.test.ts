@@ -85,8 +85,8 @@ describe('iteration-end text', () => {
   const end = { type: 'iteration-end', iteration: 2, newCommit: true, noProgressStreak: 0 } as const;
   it.each([
     ['no agent reported a cost', { ...end, costUsd: 0 }, false, /new commit$/],
-    ['an agent reported a cost', { ...end, costUsd: 0 }, true, /new commit · cost so far \$0\.0000$/],
-    ['a resumed loop with cost from before', { ...end, costUsd: 1.5 }, false, /cost so far \$1\.5000$/],
+    ['an agent reported a cost', { ...end, costUsd: 0 }, true, /new commit · cost so far \$0\.00$/],
+    ['a resumed loop with cost from before', { ...end, costUsd: 1.5 }, false, /cost so far \$1\.50$/],
   ])('%s', (_name, event, reported, text) => {
     expect(renderHuman(event, reported)).toMatch(text);
   });
@@ -102,7 +102,7 @@ describe('the emitter and cost', () => {
     const emit = createEmitter(true, (s) => out.push(s), (s) => err.push(s));
     emit({ type: 'agent-exit', iteration: 1, exitCode: 0, signal: null, timedOut: false, durationMs: 5, costUsd: agentCost, tag: null });
     emit({ type: 'iteration-end', iteration: 1, newCommit: true, noProgressStreak: 0, costUsd: 0 });
-    expect(err.join('').includes('cost so far $0.0000')).toBe(shown);
+    expect(err.join('').includes('cost so far $0.00')).toBe(shown);
     expect(JSON.parse(out[1])).toMatchObject({ type: 'iteration-end', costUsd: 0 });
   });
 });

@@ -50,7 +50,7 @@ function harness(state: Partial<LoopState>, script: Script, config: Partial<Loop
     id: 'test', agent: 'fake', prd: 'ralph/prd.json', iteration: 0, iterationDone: true, maxIterations: 10, status: 'running',
     pid: 1, startedAt: '', updatedAt: '', costUsd: 0, exitCode: null, noProgressStreak: 0, options: { ...DEFAULT_OPTIONS }, ...state,
   };
-  const cfg: LoopConfig = { maxIterations: 10, pauseMs: 0, noProgressLimit: 3, retryBaseMs: 1, rateLimitBackoffMs: 1, ...config };
+  const cfg: LoopConfig = { maxIterations: 10, completionPromise: 'COMPLETE', pauseMs: 0, noProgressLimit: 3, retryBaseMs: 1, rateLimitBackoffMs: 1, ...config };
   return { run: () => runLoop(full, cfg, deps), state: full, events, saved, ran, verified };
 }
 

@@ -10,7 +10,7 @@ import { type AgentResult, type RateLimitHit, type StoryVerdict, type VerifyResu
 import type { LoopEvent } from '../../../../src/engine/events.js';
 import { DEFAULT_OPTIONS } from '../../../../src/engine/cli/args.js';
 import type { LoopState, LoopDeps, LoopConfig } from '../../../../src/engine/types.js';
-import { LoopFailure, LoopExit } from '../../../../src/engine/errors.js';
+import { WorkProtected, LoopExit } from '../../../../src/engine/errors.js';
 
 /** One scripted agent run: what it says, whether it commits, whether the plan is then all done. */
 interface Step {
@@ -77,7 +77,7 @@ function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; state?: Pa
     ...opts.extra,
   });
 
-  const config: LoopConfig = { maxIterations: 10, pauseMs: 0, noProgressLimit: 3, retryBaseMs: 100, rateLimitBackoffMs: 1000, ...opts.config };
+  const config: LoopConfig = { maxIterations: 10, completionPromise: 'COMPLETE', pauseMs: 0, noProgressLimit: 3, retryBaseMs: 100, rateLimitBackoffMs: 1000, ...opts.config };
   const state = makeState(opts.state);
   return { run: () => runLoop(state, config, deps), events, saved, sleeps, ran, state };
 }
@@ -113,11 +113,28 @@ describe('runLoop exit codes', () => {
     ['an accepted claim is progress even without a commit', [lie, lie, { verdicts: [verified()] }, lie, lie, lie], {}, 4, 6],
     ['one accepted claim among rejected ones is progress', [lie, lie, { commit: true, planOnly: true, verdicts: [rejected('US-2'), verified()] }, lie, lie, lie], {}, 4, 6],
     ['a commit of work without claims is progress', [lie, lie, work, lie, lie, lie], {}, 4, 6],
+    ['max iterations 0: no cap, past ten iterations until the plan is done → 0', [...Array(14).fill(work), { commit: true, allPass: true }], { config: { maxIterations: 0, maxCost: 100 } }, 0, 15],
+    ['max iterations 0: no cap, until the cost budget ends it → 5', [{ commit: true, cost: 0.1 }], { config: { maxIterations: 0, maxCost: 1.5 } }, 5, 15],
+    ['a loop with its own completion word: the default tag is not it; STUCK still is → 3', [{ say: '<promise>COMPLETE</promise>', commit: true }, { say: '<promise>STUCK</promise>' }], { config: { completionPromise: 'WORK_COMPLETE' } }, 3, 2],
   ])('%s', async (_name, steps, opts, code, iterations) => {
     const h = harness(steps, opts);
     const exit = await h.run();
     expect(exit.code).toBe(code);
     expect(h.ran.at(-1)).toBe(iterations);
+  });
+});
+
+describe('the completion word (--completion-promise)', () => {
+  it.each([
+    ['the loop\'s own word is the completion tag: with stories open, it is named in the warning', 'WORK_COMPLETE', '<promise>WORK_COMPLETE</promise>', 'complete'],
+    ['the default tag, in a loop with its own word, is no tag at all', 'WORK_COMPLETE', '<promise>COMPLETE</promise>', null],
+    ['the default word by default', 'COMPLETE', '<promise>COMPLETE</promise>', 'complete'],
+  ])('%s', async (_name, word, say, tag) => {
+    const h = harness([{ say, commit: true }], { config: { maxIterations: 1, completionPromise: word } });
+    await h.run();
+    expect(h.events).toContainEqual(expect.objectContaining({ type: 'agent-exit', tag }));
+    const ignored = h.events.find((e) => e.type === 'warn' && e.message.includes('ignored'));
+    expect(ignored && 'message' in ignored ? ignored.message : null).toBe(tag ? `${word} ignored: 1 story not passing under verification (US-1)` : null);
   });
 });
 
@@ -234,10 +251,10 @@ describe('runLoop after the agent: git safety and timeouts', () => {
 
   it('ends the loop with the failure the git inspection throws, before verification, the iteration not done', async () => {
     let verified = false;
-    const h = harness([work], { extra: { inspectAgentGit: async () => Promise.reject(new LoopFailure('history rewritten', 'git reset --hard abc')), verify: async () => ((verified = true), verdictFor({})) } });
+    const h = harness([work], { extra: { inspectAgentGit: async () => Promise.reject(new WorkProtected('history rewritten', 'git reset --hard abc')), verify: async () => ((verified = true), verdictFor({})) } });
     const exit = await h.run();
-    expect(exit).toBeInstanceOf(LoopFailure);
-    expect(exit.message).toBe('history rewritten');
+    expect(exit).toBeInstanceOf(WorkProtected);
+    expect(exit).toMatchObject({ code: 6, message: 'history rewritten' });
     expect(verified).toBe(false);
     expect(h.state.iterationDone).toBe(false);
   });

@@ -1,7 +1,9 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { detectTag, hasTagLine, TAGS } from '../../../../src/engine/core/tags.js';
+import { completionWordProblem, detectTag, hasTagLine, renderTag } from '../../../../src/engine/core/tags.js';
+
+const TAGS = { complete: renderTag('COMPLETE'), stuck: renderTag('STUCK') };
 import { ROOT } from '../../../support/repo.js';
 
 // The shipped prompt, read once: it is a template, not something the test writes.
@@ -10,8 +12,8 @@ const PROMPT = readFileSync(path.join(ROOT, 'templates/ralph/prompt.md'), 'utf8'
 describe('templates/ralph/prompt.md and the completion detector', () => {
   it('holds no completion or stuck tag on a line of its own, so echoing the prompt ends nothing', () => {
     expect(detectTag(PROMPT)).toBeNull();
-    expect(hasTagLine(PROMPT, 'complete')).toBe(false);
-    expect(hasTagLine(PROMPT, 'stuck')).toBe(false);
+    expect(hasTagLine(PROMPT, 'COMPLETE')).toBe(false);
+    expect(hasTagLine(PROMPT, 'STUCK')).toBe(false);
   });
 
   it('does name both tags, inside sentences (so the check above has something to miss)', () => {
@@ -30,6 +32,35 @@ describe('templates/ralph/prompt.md and the completion detector', () => {
   ] as const)('would catch a %s tag standing alone in the prompt', (name, tag) => {
     expect(detectTag(`${PROMPT}\n  ${tag}  \n`)).toBe(name);
     expect(detectTag(PROMPT.replace(`only ${tag} and nothing else`, `only\n${tag}\nand nothing else`))).toBe(name);
+  });
+});
+
+describe('a completion word of the loop\'s own (--completion-promise)', () => {
+  it.each([
+    ['done\n<promise>WORK_COMPLETE</promise>', 'complete'],
+    // The default tag is not the loop's word: it ends nothing.
+    ['done\n<promise>COMPLETE</promise>', null],
+    ['say <promise>WORK_COMPLETE</promise> when done', null],
+    ['<promise>WORK_COMPLETE</promise>\n<promise>STUCK</promise>', 'stuck'],
+  ])('%j → %s', (text, tag) => {
+    expect(detectTag(text, 'WORK_COMPLETE')).toBe(tag);
+  });
+
+  it.each([
+    ['WORK_COMPLETE', null],
+    ['done.v2-final', null],
+    ['STUCK', /STUCK is the tag an agent gives up with/],
+    ['stuck', /STUCK is the tag/],
+    ['', /use letters, digits/],
+    ['</promise>', /use letters, digits/],
+    ['two words', /use letters, digits/],
+    ['-dash', /use letters, digits/],
+    ['A'.repeat(65), /at most 64/],
+    ['DONE\nX', /use letters, digits/],
+  ])('%j → %s', (word, problem) => {
+    const found = completionWordProblem(word);
+    if (problem === null) expect(found).toBeNull();
+    else expect(found).toMatch(problem);
   });
 });
 

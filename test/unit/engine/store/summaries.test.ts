@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { planLoopCounts, renderAgentCell, renderLoopTable, type LoopCounts, type LoopSummary } from '../../../../src/engine/store/summaries.js';
 import type { StoryLedgerState, VerdictStatus } from '../../../../src/engine/store/ledger.js';
+import { renderHuman } from '../../../../src/engine/events.js';
 
 const loop = (extra: Partial<LoopSummary>): LoopSummary => ({
   id: 'l1', status: 'complete', iteration: 2, maxIterations: 10, agent: 'claude', pid: 1, alive: false, costUsd: 0, prd: 'ralph/prd.json',
@@ -58,8 +59,18 @@ describe('renderLoopTable cost', () => {
     ['an --agent-cmd agent that reports nothing', loop({ agent: 'cmd: ./agent.sh', costUsd: 0 }), 'n/a'],
     ['an --agent-cmd agent with a cost carried over', loop({ agent: 'cmd: ./agent.sh', costUsd: 0.5 }), '$0.50'],
     ['claude', loop({ agent: 'claude', costUsd: 0 }), '$0.00'],
+    ['claude, a cost under a cent, as the loop printed it', loop({ agent: 'claude', costUsd: 0.0025 }), '$0.0025'],
+    ['claude, a cost over a dollar', loop({ agent: 'claude', costUsd: 1.2345 }), '$1.23'],
   ])('%s → %s', (_, l, cell) => {
     expect(renderLoopTable([l]).split('\n')[1].split(/\s{2,}/)).toContain(cell);
+  });
+
+  it('shows the same figure as the loop\'s own "cost so far" line', () => {
+    for (const costUsd of [0.0025, 0.01, 0.0123, 0.5, 3.14159]) {
+      const line = renderHuman({ type: 'iteration-end', iteration: 1, newCommit: true, noProgressStreak: 0, costUsd }, true) ?? '';
+      const printed = /cost so far (\S+)$/.exec(line)?.[1];
+      expect(renderLoopTable([loop({ agent: 'claude', costUsd })]).split('\n')[1].split(/\s{2,}/)).toContain(printed);
+    }
   });
 });
 
