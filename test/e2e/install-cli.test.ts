@@ -4,7 +4,7 @@ import { spawn } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { BIN, ROOT, gitdir, gitEnv, run, runCli, testdir, writeFiles } from '../support/repo.js';
+import { BIN, ROOT, cliAsTyped, gitdir, gitEnv, run, runCli, testdir, writeFiles } from '../support/repo.js';
 import { snapshotTree } from '../support/fake-package.js';
 
 const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
@@ -72,7 +72,7 @@ describe('ralphkit install (built CLI)', () => {
     writeFileSync(path.join(repo, 'ralph/ralph.sh'), '#!/bin/sh\n# my own tweak\n');
     const again = await runCli(['install'], { cwd: repo });
     expect(again.code).toBe(0);
-    expect(strip(again.stdout)).toBe(`Kept your edited ralph/ralph.sh (ralphkit has nothing newer for it). The loop refuses to start with a modified engine: \`ralphkit install --force\` puts ralphkit's back, or run the loop with --allow-modified-engine.\nNothing else to do: ${repo} is up to date with ralphkit ${JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version}.\n`);
+    expect(strip(again.stdout)).toBe(`Kept your edited ralph/ralph.sh (ralphkit has nothing newer for it). The loop refuses to start with a modified engine: \`${cliAsTyped()} install --force\` puts ralphkit's back, or run the loop with --allow-modified-engine.\nNothing else to do: ${repo} is up to date with ralphkit ${JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version}.\n`);
     expect(readFileSync(path.join(repo, 'ralph/ralph.sh'), 'utf8')).toBe('#!/bin/sh\n# my own tweak\n');
   });
 
@@ -107,7 +107,7 @@ describe('ralphkit install (built CLI)', () => {
     const result = await runCli(['install'], { cwd: repo, timeoutMs: 20_000 });
     expect(result.signal).toBeNull();
     expect(result.code).toBe(2);
-    expect(strip(result.stderr)).toContain('ralph/ralph.sh: edited since installed, and ralphkit ships a new version; `ralphkit install --force`');
+    expect(strip(result.stderr)).toContain(`ralph/ralph.sh: edited since installed, and ralphkit ships a new version; \`${cliAsTyped()} install --force\``);
     expect(strip(result.stderr)).toContain('nothing was written');
     expect(snapshotTree(repo)).toEqual(before);
   });
