@@ -1,6 +1,7 @@
 // `ralphkit skill add`: its options and help; the action (src/commands/skill-action.ts) is loaded when it runs.
 import type { Command } from 'commander';
 import { addFileCommandOptions, type FileCommandFlags } from './install.js';
+import { renderExamples } from '../util/invocation.js';
 
 export const SKILL_ADD_HELP = `
 Missing frontmatter is filled in: name from the file name in kebab-case, accents
@@ -35,7 +36,7 @@ export function register(program: Command): void {
     .description('Install markdown files as agent skills: <skills folder>/<name>/SKILL.md for each --agent.')
     .argument('<files...>', 'markdown files to install');
   addFileCommandOptions(add, 'back up installed skills you edited and replace them')
-    .addHelpText('after', SKILL_ADD_HELP)
+    .addHelpText('after', () => renderExamples(SKILL_ADD_HELP))
     .exitOverride()
     .action(async (files: string[], flags: FileCommandFlags) => (await import('./skill-action.js')).skillAddAction(files, flags));
 }

@@ -50,6 +50,12 @@ export function quoteArg(arg: string, platform: NodeJS.Platform): string {
   return platform === 'win32' ? `"${arg}"` : `'${arg.replace(/'/g, `'\\''`)}'`;
 }
 
+/** Help text whose examples say `npx ralphkit`, in this process's words (`@latest` only means something to npx). */
+export function renderExamples(text: string): string {
+  const { cli } = currentCommands();
+  return cli === 'npx ralphkit' ? text : text.replace(/npx ralphkit(@latest)? /g, `${cli} `);
+}
+
 let cached: RalphkitCommands | undefined;
 
 /** The commands for this process (resolved once): `ralphkitCommand('validate')` → `ralphkit validate`. */

@@ -271,7 +271,8 @@ describe('help', () => {
   it('install --help teaches the options, the decision table and examples', async () => {
     const result = await runCli(['install', '--help']);
     expect(result.code).toBe(0);
-    expect(strip(result.stdout)).toMatchInlineSnapshot(`
+    // Examples name ralphkit as it was started (node <bin> here), shown as `ralphkit`.
+    expect(strip(result.stdout).replaceAll(cliAsTyped(), 'ralphkit')).toMatchInlineSnapshot(`
       "Usage: ralphkit install [options]
 
       Put the Ralph loop into a repository: ralph/ralph.sh (the runner),
@@ -306,11 +307,11 @@ describe('help', () => {
                     not even with --force
 
       Examples:
-        $ npx ralphkit install                         install into the current repository
-        $ npx ralphkit install --dry-run --diff        preview an upgrade, with diffs
-        $ npx ralphkit@latest install --force          upgrade; your edited files are backed up
-        $ npx ralphkit install --agent claude,agents   skills for Claude Code and for Codex & co.
-        $ npx ralphkit install --cwd ../app --json     install elsewhere, machine-readable
+        $ ralphkit install                         install into the current repository
+        $ ralphkit install --dry-run --diff        preview an upgrade, with diffs
+        $ ralphkit install --force          upgrade; your edited files are backed up
+        $ ralphkit install --agent claude,agents   skills for Claude Code and for Codex & co.
+        $ ralphkit install --cwd ../app --json     install elsewhere, machine-readable
 
       Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (conflict, unsafe
       path, invalid input): nothing was changed.

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { FIXTURES, gitdir, runCli, testdir, writeFiles } from '../support/repo.js';
+import { FIXTURES, cliAsTyped, gitdir, runCli, testdir, writeFiles } from '../support/repo.js';
 import { snapshotTree } from '../support/fake-package.js';
 
 const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
@@ -88,7 +88,8 @@ describe('ralphkit skill add (built CLI)', () => {
   it('skill add --help explains the filling and the rules', async () => {
     const result = await runCli(['skill', 'add', '--help']);
     expect(result.code).toBe(0);
-    expect(strip(result.stdout)).toMatchInlineSnapshot(`
+    // Examples name ralphkit as it was started (node <bin> here), shown as `ralphkit`.
+    expect(strip(result.stdout).replaceAll(cliAsTyped(), 'ralphkit')).toMatchInlineSnapshot(`
       "Usage: ralphkit skill add [options] <files...>
 
       Install markdown files as agent skills: <skills folder>/<name>/SKILL.md for each
@@ -125,9 +126,9 @@ describe('ralphkit skill add (built CLI)', () => {
       an installed copy you edited is a conflict (--force backs it up and replaces it).
 
       Examples:
-        $ npx ralphkit skill add docs/review.md               → .claude/skills/review/SKILL.md
-        $ npx ralphkit skill add a.md b.md --agent agents     → .agents/skills/a/ and b/
-        $ npx ralphkit skill add "My Review Notes.md" --dry-run
+        $ ralphkit skill add docs/review.md               → .claude/skills/review/SKILL.md
+        $ ralphkit skill add a.md b.md --agent agents     → .agents/skills/a/ and b/
+        $ ralphkit skill add "My Review Notes.md" --dry-run
       "
     `);
   });
