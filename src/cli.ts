@@ -11,6 +11,7 @@ import { register as registerStatus } from './commands/status.js';
 import { register as registerCancel } from './commands/cancel.js';
 import { register as registerView } from './commands/view.js';
 import { sanitizeForTerminal } from './util/ansi.js';
+import { renderExamples } from './util/invocation.js';
 
 export function buildProgram(): Command {
   const program = new Command('ralphkit')
@@ -23,14 +24,13 @@ export function buildProgram(): Command {
     register(program);
   }
   for (const cmd of program.commands) cmd.exitOverride();
-  program.addHelpText(
-    'after',
-    `
+  program.addHelpText('after', () =>
+    renderExamples(`
 Examples:
   $ npx ralphkit install              put the loop into the current repository
   $ ./ralph/ralph.sh 20               run up to 20 iterations with Claude Code
   $ npx ralphkit validate             check ralph/prd.json before a long run
-  $ npx ralphkit view                 watch the plan live in a browser`,
+  $ npx ralphkit view                 watch the plan live in a browser`),
   );
   return program;
 }

@@ -5,6 +5,7 @@ import { logger } from '../logger.js';
 import { parseAgents, type AgentName } from '../skills/agent-names.js';
 import { topFolders } from '../util/top-folders.js';
 import { fileCommandOptions, type InstallFlags } from './install.js';
+import { ralphkitCommand } from '../util/invocation.js';
 
 export async function installAction(flags: InstallFlags): Promise<void> {
   const result = await withJsonErrors(flags.json, 'install', () =>
@@ -30,7 +31,7 @@ function printNextSteps(skillAgents: readonly AgentName[], written: string[]): v
   const start = codex ? './ralph/ralph.sh --agent codex 10' : './ralph/ralph.sh 10';
   // The loop refuses to start with uncommitted work, so name every top folder install wrote.
   logger.out(
-    `\nNext:\n  1. ${plan}\n  2. npx ralphkit validate\n  3. git add ${topFolders(written).join(' ')} && git commit -m "Add the Ralph loop"` +
+    `\nNext:\n  1. ${plan}\n  2. ${ralphkitCommand('validate')}\n  3. git add ${topFolders(written).join(' ')} && git commit -m "Add the Ralph loop"` +
       `      (with your PRD; the loop starts from a clean tree)\n  4. ${start}`,
   );
 }

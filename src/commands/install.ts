@@ -3,6 +3,7 @@ import type { Command } from 'commander';
 import type { AskConflict } from '../install/run-files.js';
 import { parseAgents } from '../skills/agent-names.js';
 import { terminalCanPrompt } from '../util/prompt.js';
+import { renderExamples } from '../util/invocation.js';
 
 /** The options `install` and `skill add` share (both write files through the same plan), as commander parses them. */
 export interface FileCommandFlags {
@@ -81,7 +82,7 @@ export function register(program: Command): void {
     );
   addFileCommandOptions(install, "back up managed files you edited and install ralphkit's versions")
     .option('--no-skills', 'install ralph/ only, without the prd and ralph skills')
-    .addHelpText('after', INSTALL_HELP)
+    .addHelpText('after', () => renderExamples(INSTALL_HELP))
     // The work (and what it imports) is loaded only when install runs, so `ralphkit --help` and other commands start without it.
     .action(async (flags: InstallFlags) => (await import('./install-action.js')).installAction(flags));
 }

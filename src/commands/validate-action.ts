@@ -6,8 +6,9 @@ import { formatPrdProblem } from '../prd/validate.js';
 import { resolveCwdFolder, resolvePlanRoot } from '../util/cwd.js';
 import { sanitizeForTerminal } from '../util/ansi.js';
 import type { ValidateCommandOptions } from './validate.js';
+import { ralphkitCommand } from '../util/invocation.js';
 
-const MISSING_HINT = 'npx ralphkit install creates ralph/prd.json; or name the plan: npx ralphkit validate path/to/prd.json';
+const missingHint = (): string => `${ralphkitCommand('install')} creates ralph/prd.json; or name the plan: ${ralphkitCommand('validate path/to/prd.json')}`;
 
 export async function validateAction(file: string | undefined, opts: ValidateCommandOptions): Promise<void> {
   if (opts.cwd !== undefined) resolveCwdFolder(opts.cwd);
@@ -20,7 +21,7 @@ export async function validateAction(file: string | undefined, opts: ValidateCom
 
 function printText(result: ValidateResult): void {
   if (result.unreadable) {
-    throw new RalphkitError(`${result.file}: ${result.problems[0].message}`, { exitCode: EXIT.refused, hint: MISSING_HINT });
+    throw new RalphkitError(`${result.file}: ${result.problems[0].message}`, { exitCode: EXIT.refused, hint: missingHint() });
   }
   if (!result.valid) {
     // A problem quotes the plan (an id, a title, a value), which an agent can write.
@@ -28,7 +29,7 @@ function printText(result: ValidateResult): void {
     const count = result.problems.length;
     throw new RalphkitError(`${count} ${count === 1 ? 'problem' : 'problems'} in ${result.file}`, {
       exitCode: EXIT.refused,
-      hint: `fix ${count === 1 ? 'it' : 'them'}, then run: npx ralphkit validate ${result.file}`,
+      hint: `fix ${count === 1 ? 'it' : 'them'}, then run: ${ralphkitCommand(`validate ${result.file}`)}`,
     });
   }
   logger.out(`${result.file}: valid, ${plural(result.stories!, 'story', 'stories')}, ${result.passing} passing`);
@@ -43,7 +44,7 @@ function printJson(result: ValidateResult): void {
     problems: result.problems,
   };
   logger.json(doc);
-  if (result.unreadable) logger.hint(MISSING_HINT);
+  if (result.unreadable) logger.hint(missingHint());
   if (!result.valid) throw new ExitError(EXIT.refused);
 }
 

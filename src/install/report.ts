@@ -4,6 +4,7 @@ import { color, logger } from '../logger.js';
 import { select } from '../util/prompt.js';
 import { renderConflicts, renderCounts, renderKeptLines, renderPlanLines } from './render.js';
 import type { AskConflict, FileRunResult } from './run-files.js';
+import { ralphkitCommand } from '../util/invocation.js';
 
 export interface ReportOptions {
   /** e.g. "install": names the command in the JSON document and in hints (`ralphkit <command>`). */
@@ -31,8 +32,8 @@ export function renderJson(result: FileRunResult, command: string, extra: Record
 export function printResult(result: FileRunResult, options: ReportOptions, extra: Record<string, unknown> = {}): void {
   for (const warning of result.warnings) logger.warn(warning);
   if (options.json) logger.out(renderJson(result, options.command, extra));
-  else printText(result, `ralphkit ${options.command}`);
-  if (result.status === 'conflicts') throw conflictError(result, `ralphkit ${options.command}`);
+  else printText(result, ralphkitCommand(options.command));
+  if (result.status === 'conflicts') throw conflictError(result, ralphkitCommand(options.command));
   if (result.status === 'aborted') throw new RalphkitError('stopped at the prompt; nothing was written', { exitCode: EXIT.refused });
 }
 

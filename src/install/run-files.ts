@@ -12,6 +12,7 @@ import { applyInstall } from './apply.js';
 import { renderUnifiedDiff } from './diff.js';
 import { hashContent } from './hash.js';
 import { BACKUP_DIR, MANIFEST_PATH, type IncomingFile, type InstallPlan, type PlanItem, type Resolution } from './types.js';
+import { renderUpgradeHint } from '../util/invocation.js';
 
 /** Answers a conflict at the prompt; only given when a person can answer (see util/prompt.ts). */
 export type AskConflict = (item: PlanItem, diff: string) => Promise<Resolution | 'abort'>;
@@ -113,7 +114,7 @@ function refuseDowngrade(recorded: string | undefined, version: string, plan: In
   if (!older.length) return;
   throw new RalphkitError(`this repository was set up by ralphkit ${recorded}, newer than this ralphkit ${version}; installing would put older versions of ${older.join(', ')} back`, {
     exitCode: EXIT.refused,
-    hint: `run \`npx ralphkit@latest install\` instead, or add --force to go back to ${version}`,
+    hint: `${renderUpgradeHint(recorded)}, or add --force to go back to ${version}`,
   });
 }
 

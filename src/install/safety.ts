@@ -3,6 +3,7 @@
 import { lstatSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { RalphkitError, EXIT } from '../errors.js';
+import { realpathOrUndefined } from '../util/read.js';
 
 export function isInside(root: string, target: string): boolean {
   const rel = path.relative(root, target);
@@ -58,10 +59,3 @@ function lstatOrUndefined(p: string) {
   }
 }
 
-function realpathOrUndefined(p: string): string | undefined {
-  try {
-    return realpathSync(p);
-  } catch {
-    return undefined;
-  }
-}

@@ -9,6 +9,7 @@ import { resolveCwdFolder } from '../util/cwd.js';
 import { runFiles, type AskConflict, type FileRunResult } from '../install/run-files.js';
 import type { IncomingFile } from '../install/types.js';
 import { skillFilesFor, type AgentName } from './agents.js';
+import { ralphkitCommand } from '../util/invocation.js';
 
 export interface SkillAddOptions {
   /** The repository to install into. */
@@ -29,7 +30,7 @@ export interface SkillAddResult extends FileRunResult {
 }
 
 export async function runSkillAdd(options: SkillAddOptions): Promise<SkillAddResult> {
-  if (options.files.length === 0) throw new RalphkitError('no skill files given', { exitCode: EXIT.error, hint: 'ralphkit skill add notes/review.md' });
+  if (options.files.length === 0) throw new RalphkitError('no skill files given', { exitCode: EXIT.error, hint: ralphkitCommand('skill add notes/review.md') });
   resolveCwdFolder(options.cwd);
   const skills: SkillAddResult['skills'] = [];
   const files: IncomingFile[] = [];
@@ -63,7 +64,7 @@ function readSkillSource(file: string): string {
     const reason = READ_ERRORS[code];
     throw new RalphkitError(reason === 'no such file' ? `no such file: ${file}` : `cannot read ${file}: ${reason ?? (err as Error).message}`, {
       exitCode: EXIT.refused,
-      hint: 'check the path; skill add takes markdown files, e.g. ralphkit skill add docs/review.md',
+      hint: `check the path; skill add takes markdown files, e.g. ${ralphkitCommand('skill add docs/review.md')}`,
     });
   }
 }

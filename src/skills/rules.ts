@@ -1,6 +1,28 @@
 // The Agent Skills rules (SPEC §3) as a pure check over parsed frontmatter.
 
+/** The keys the open Agent Skills format allows: all that `.agents/skills/` may hold. */
 export const SKILL_KEYS = ['name', 'description', 'license', 'allowed-tools', 'metadata', 'compatibility'] as const;
+
+/**
+ * The further keys Claude Code reads from a skill's frontmatter, kept as written in `.claude/skills/`.
+ * Source: the skill frontmatter schema and loader in Claude Code 2.1.332 (its CLI bundle, read 2026-12-02),
+ * which match the "Frontmatter reference" of https://code.claude.com/docs/en/skills; `version` and
+ * `arguments` are read by that loader though the page leaves them out, and `disallowedTools` is its alias
+ * of `disallowed-tools`. Keys the schema marks internal (plugin bookkeeping) are left out.
+ */
+export const CLAUDE_CODE_SKILL_KEYS = [
+  'argument-hint', 'arguments', 'disable-model-invocation', 'user-invocable', 'model', 'effort', 'shell', 'version',
+  'when_to_use', 'paths', 'hooks', 'context', 'agent', 'background', 'disallowed-tools', 'disallowedTools',
+] as const;
+
+/** Which frontmatter keys a skills folder accepts, and whose rules those are. */
+export interface SkillKeyRules {
+  standard: 'Agent Skills' | 'Claude Code';
+  keys: readonly string[];
+}
+
+export const AGENT_SKILLS_RULES: SkillKeyRules = { standard: 'Agent Skills', keys: SKILL_KEYS };
+export const CLAUDE_CODE_RULES: SkillKeyRules = { standard: 'Claude Code', keys: [...SKILL_KEYS, ...CLAUDE_CODE_SKILL_KEYS] };
 export const NAME_MAX = 64;
 export const DESCRIPTION_MAX = 1024;
 
@@ -24,14 +46,24 @@ export function checkSkillDescription(description: unknown): string[] {
   return problems;
 }
 
-/** Every rule the frontmatter `data` breaks for a skill stored in the folder `folder`. */
-export function checkSkill(data: unknown, folder: string): string[] {
+/** Every rule the frontmatter `data` breaks for a skill stored in the folder `folder` (keys: Agent Skills' unless `rules` says). */
+export function checkSkill(data: unknown, folder: string, rules: SkillKeyRules = AGENT_SKILLS_RULES): string[] {
   if (!isRecord(data)) return [`frontmatter must be a YAML mapping of fields, not ${describe(data)}`];
   const problems = [...checkSkillName(data.name), ...checkSkillDescription(data.description)];
   if (typeof data.name === 'string' && data.name !== folder) problems.push(`name "${data.name}" must equal its folder name "${folder}"`);
-  const extra = Object.keys(data).filter((k) => !(SKILL_KEYS as readonly string[]).includes(k));
-  if (extra.length) problems.push(`frontmatter keys not allowed by Agent Skills: ${extra.join(', ')} (allowed: ${SKILL_KEYS.join(', ')})`);
-  return problems;
+  return [...problems, ...checkSkillKeys(data, rules)];
+}
+
+/** The keys of `data` that `rules` does not allow, as one problem naming them (none when all are allowed). */
+export function checkSkillKeys(data: Record<string, unknown>, rules: SkillKeyRules): string[] {
+  const extra = Object.keys(data).filter((k) => !rules.keys.includes(k));
+  if (extra.length === 0) return [];
+  if (rules.standard === 'Claude Code') {
+    return [`frontmatter keys neither Agent Skills nor Claude Code define: ${extra.join(', ')} (put your own fields under \`metadata:\`)`];
+  }
+  const claudeOnly = extra.filter((k) => CLAUDE_CODE_RULES.keys.includes(k));
+  const why = claudeOnly.length ? `; ${claudeOnly.join(', ')} ${claudeOnly.length > 1 ? 'are Claude Code keys' : 'is a Claude Code key'}, kept only in .claude/skills/ (--agent claude)` : '';
+  return [`frontmatter keys not allowed by Agent Skills: ${extra.join(', ')} (allowed: ${SKILL_KEYS.join(', ')})${why}`];
 }
 
 export function isRecord(value: unknown): value is Record<string, unknown> {

@@ -22,3 +22,12 @@ export function stripDiacritics(text: string): string {
 export function toKebabCase(text: string): string {
   return kebabCase(stripDiacritics(text));
 }
+
+/**
+ * A skill name (SPEC §3: a-z, 0-9, single hyphens) made of any text: `Résumé helper` → `resume-helper`.
+ * Letters with a Latin spelling become it (stripDiacritics); whatever is still not a-z or 0-9 (日本語, 😀)
+ * becomes a hyphen, and hyphens are then collapsed and trimmed, so the result may be empty.
+ */
+export function toSkillName(text: string): string {
+  return toKebabCase(text).replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+}

@@ -1,5 +1,5 @@
 // Reading a file that may be missing: null instead of an error. Node built-ins only (the engine uses it).
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 
 /** The file's text, or null when it cannot be read (missing, a folder, no permission). */
 export function readTextOrNull(file: string): string | null {
@@ -16,5 +16,14 @@ export function readBytesOrNull(file: string): Buffer | null {
     return readFileSync(file);
   } catch {
     return null;
+  }
+}
+
+/** The path with every symlink resolved, or undefined when it does not resolve (missing, a loop, no permission). */
+export function realpathOrUndefined(p: string): string | undefined {
+  try {
+    return realpathSync(p);
+  } catch {
+    return undefined;
   }
 }

@@ -7,6 +7,7 @@ import { readAssets, type Asset } from './assets.js';
 import { createEventHub, type EventHub } from './events.js';
 import { readLoopsSnapshot, readPrdSnapshot, readProgressSnapshot, resolveViewPaths, type ViewPaths } from './snapshot.js';
 import { watchChanges } from './watch.js';
+import { ralphkitCommand } from '../util/invocation.js';
 
 /** Options of `startViewServer`; the same as `ralphkit view`'s flags. */
 export interface ViewServerOptions {
@@ -137,15 +138,15 @@ export function toListenError(err: NodeJS.ErrnoException, port: number, host: st
   if (err.code === 'EADDRINUSE') {
     return new RalphkitError(`port ${port} on ${host} is already in use (another ralphkit view?); choose another with --port`, {
       exitCode: EXIT.refused,
-      hint: `ralphkit view --port ${next}`,
+      hint: ralphkitCommand(`view --port ${next}`),
       cause: err,
     });
   }
   if (err.code === 'EACCES') {
-    return new RalphkitError(`not allowed to listen on port ${port}; choose another with --port`, { exitCode: EXIT.refused, hint: `ralphkit view --port ${DEFAULT_PORT}`, cause: err });
+    return new RalphkitError(`not allowed to listen on port ${port}; choose another with --port`, { exitCode: EXIT.refused, hint: ralphkitCommand(`view --port ${DEFAULT_PORT}`), cause: err });
   }
   if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') {
-    return new RalphkitError(`cannot listen on host ${host}: no such local address`, { exitCode: EXIT.refused, hint: `ralphkit view --host ${DEFAULT_HOST}`, cause: err });
+    return new RalphkitError(`cannot listen on host ${host}: no such local address`, { exitCode: EXIT.refused, hint: ralphkitCommand(`view --host ${DEFAULT_HOST}`), cause: err });
   }
   return err;
 }

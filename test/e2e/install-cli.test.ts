@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { ROOT, gitdir, run, runCli, testdir, writeFiles } from '../support/repo.js';
+import { ROOT, cliAsTyped, gitdir, run, runCli, testdir, writeFiles } from '../support/repo.js';
 import { ageInstall, snapshotTree } from '../support/fake-package.js';
 
 const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
@@ -58,7 +58,7 @@ describe('ralphkit install (built CLI)', () => {
     writeFileSync(path.join(repo, 'ralph/ralph.sh'), '#!/bin/sh\n# my own tweak\n');
     const again = await runCli(['install'], { cwd: repo });
     expect(again.code).toBe(0);
-    expect(strip(again.stdout)).toBe(`Kept your edited ralph/ralph.sh (ralphkit has nothing newer for it). The loop refuses to start with a modified engine: \`ralphkit install --force\` puts ralphkit's back, or run the loop with --allow-modified-engine.\nNothing else to do: ${repo} is up to date with ralphkit ${JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version}.\n`);
+    expect(strip(again.stdout)).toBe(`Kept your edited ralph/ralph.sh (ralphkit has nothing newer for it). The loop refuses to start with a modified engine: \`${cliAsTyped()} install --force\` puts ralphkit's back, or run the loop with --allow-modified-engine.\nNothing else to do: ${repo} is up to date with ralphkit ${JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version}.\n`);
     expect(readFileSync(path.join(repo, 'ralph/ralph.sh'), 'utf8')).toBe('#!/bin/sh\n# my own tweak\n');
   });
 
@@ -93,7 +93,7 @@ describe('ralphkit install (built CLI)', () => {
     const result = await runCli(['install'], { cwd: repo, timeoutMs: 20_000 });
     expect(result.signal).toBeNull();
     expect(result.code).toBe(2);
-    expect(strip(result.stderr)).toContain('ralph/ralph.sh: edited since installed, and ralphkit ships a new version; `ralphkit install --force`');
+    expect(strip(result.stderr)).toContain(`ralph/ralph.sh: edited since installed, and ralphkit ships a new version; \`${cliAsTyped()} install --force\``);
     expect(strip(result.stderr)).toContain('nothing was written');
     expect(snapshotTree(repo)).toEqual(before);
   });
@@ -190,7 +190,8 @@ describe('help', () => {
   it('install --help teaches the options, the decision table and examples', async () => {
     const result = await runCli(['install', '--help']);
     expect(result.code).toBe(0);
-    expect(strip(result.stdout)).toMatchInlineSnapshot(`
+    // Examples name ralphkit as it was started (node <bin> here), shown as `ralphkit`.
+    expect(strip(result.stdout).replaceAll(cliAsTyped(), 'ralphkit')).toMatchInlineSnapshot(`
       "Usage: ralphkit install [options]
 
       Put the Ralph loop into a repository: ralph/ralph.sh (the runner),
@@ -225,11 +226,11 @@ describe('help', () => {
                     not even with --force
 
       Examples:
-        $ npx ralphkit install                         install into the current repository
-        $ npx ralphkit install --dry-run --diff        preview an upgrade, with diffs
-        $ npx ralphkit@latest install --force          upgrade; your edited files are backed up
-        $ npx ralphkit install --agent claude,agents   skills for Claude Code and for Codex & co.
-        $ npx ralphkit install --cwd ../app --json     install elsewhere, machine-readable
+        $ ralphkit install                         install into the current repository
+        $ ralphkit install --dry-run --diff        preview an upgrade, with diffs
+        $ ralphkit install --force          upgrade; your edited files are backed up
+        $ ralphkit install --agent claude,agents   skills for Claude Code and for Codex & co.
+        $ ralphkit install --cwd ../app --json     install elsewhere, machine-readable
 
       Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (conflict, unsafe
       path, invalid input): nothing was changed.

@@ -4,7 +4,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { BIN, gitdir, gitEnv, runCli } from '../support/repo.js';
+import { BIN, cliAsTyped, gitdir, gitEnv, runCli } from '../support/repo.js';
 import { snapshotTree } from '../support/fake-package.js';
 
 const hasScript = spawnSync('script', ['--version']).status === 0;
@@ -52,7 +52,7 @@ describe.skipIf(!hasScript)('install at a terminal', () => {
     const result = await inTerminal(repo, ['install'], [{ when: 'Return to submit', send: '\r' }]);
     expect(result.code).toBe(0);
     expect(result.output).toContain('ralph/ralph.sh: edited since installed, and ralphkit ships a new version.');
-    expect(result.output).toContain('Kept your ralph/ralph.sh over the new version, as you chose (`ralphkit install --force` backs yours up and installs the new one).');
+    expect(result.output).toContain(`Kept your ralph/ralph.sh over the new version, as you chose (\`${cliAsTyped()} install --force\` backs yours up and installs the new one).`);
     expect(readFileSync(path.join(repo, 'ralph/ralph.sh'), 'utf8')).toBe('#!/bin/sh\n# my edits\n');
     expect(existsSync(path.join(repo, 'ralph/.backup'))).toBe(false);
   });

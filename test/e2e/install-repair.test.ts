@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { chmodSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { gitdir, run, runCli } from '../support/repo.js';
+import { cliAsTyped, gitdir, run, runCli } from '../support/repo.js';
 import { snapshotTree } from '../support/fake-package.js';
 
 const sha = (text: string) => createHash('sha256').update(text).digest('hex');
@@ -52,7 +52,7 @@ describe('ralphkit install repairs and guards an earlier install (built CLI)', (
     const res = await runCli(['install'], { cwd: repo });
     expect(res.code).toBe(2);
     expect(res.stderr).toContain('set up by ralphkit 99.0.0, newer than this ralphkit');
-    expect(res.stderr).toContain('npx ralphkit@latest install');
+    expect(res.stderr).toContain(`then run \`${cliAsTyped()} install\``);
     expect(snapshotTree(repo)).toEqual(tree);
 
     const forced = await runCli(['install', '--force'], { cwd: repo });

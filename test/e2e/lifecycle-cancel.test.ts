@@ -3,8 +3,8 @@
 import { chmodSync, existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { handOver, runCliAsNobody } from '../support/nobody.js';
-import { runCli, testdir } from '../support/repo.js';
+import { handOver, nobodyRoot, runCliAsNobody } from '../support/nobody.js';
+import { cliAsTyped, runCli, testdir } from '../support/repo.js';
 import { agent, loopRepo, loopStates, ralph, startRalph } from '../support/loop-repo.js';
 import { isAlive as stillRuns, procStart, waitUntil } from '../support/process.js';
 import { HAS_PROC, spawnStranger, writeRunningLoop } from '../support/lifecycle.js';
@@ -17,7 +17,7 @@ describe('ralphkit cancel refuses what it cannot cancel', () => {
     expect((await ralph(dir, ['--agent-cmd', agent('worker'), '--pause', '0', '--name', 'done'])).code).toBe(0);
     const r = await runCli(['cancel', 'done'], { cwd: dir });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/loop done is not running \(complete\); nothing to cancel\n.*hint: list the loops and their status with: npx ralphkit status/);
+    expect(r.stderr).toMatch(/loop done is not running \(complete\); nothing to cancel\n.*hint: list the loops and their status with: node \S+\/bin\/ralphkit\.js status/);
     expect(r.stderr).not.toMatch(NO_STACK);
   });
 
@@ -33,7 +33,7 @@ describe('ralphkit cancel refuses what it cannot cancel', () => {
     const r = await runCliAsNobody(['cancel', 'ro'], { cwd: dir, env: { HOME: home } });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('could not write ralph/.runs/ro/cancel (EACCES: permission denied): loop ro was not cancelled; nothing was changed');
-    expect(r.stderr).toContain(`hint: make ralph/.runs/ro/ a folder this user can write (chmod u+w ralph/.runs/ro), then run again: npx ralphkit cancel ro; or stop its runner directly: kill ${runner.pid}`);
+    expect(r.stderr).toContain(`hint: make ralph/.runs/ro/ a folder this user can write (chmod u+w ralph/.runs/ro), then run again: ${cliAsTyped(path.join(nobodyRoot(), 'bin/ralphkit.js'))} cancel ro; or stop its runner directly: kill ${runner.pid}`);
     expect(r.stderr).not.toMatch(NO_STACK);
     expect(existsSync(path.join(loopFolder, 'cancel'))).toBe(false);
     expect(stillRuns(runner.pid)).toBe(true);

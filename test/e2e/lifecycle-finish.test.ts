@@ -5,9 +5,9 @@ import { chmodSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { asNobodyOptions, handOver, runCliAsNobody } from '../support/nobody.js';
+import { asNobodyOptions, handOver, nobodyAgent, runCliAsNobody } from '../support/nobody.js';
 import { gitEnv, testdir, type RunResult } from '../support/repo.js';
-import { agent, jsonEvents, loopRepo } from '../support/loop-repo.js';
+import { jsonEvents, loopRepo } from '../support/loop-repo.js';
 import { waitUntil } from '../support/process.js';
 
 const NO_STACK = /unexpected error|\n\s+at /;
@@ -49,7 +49,7 @@ describe('the final state.json cannot be saved', () => {
     const home = testdir();
     if (asNobody) handOver(dir, home); // git refuses a repository owned by another user, so only when it runs as nobody
     const runDir = path.join(dir, 'ralph/.runs/fin');
-    const loop = startAs(dir, ['--agent-cmd', agent('worker'), '--pause', '60s', '--name', 'fin', '--json', '5'], { HOME: home }, asNobody);
+    const loop = startAs(dir, ['--agent-cmd', nobodyAgent('worker'), '--pause', '60s', '--name', 'fin', '--json', '5'], { HOME: home }, asNobody);
     await waitUntil(() => iterationOneSaved(runDir), 20_000, 'iteration 1 to be saved');
     breakIt(runDir);
     loop.child.kill('SIGTERM');
@@ -70,7 +70,7 @@ describe('the final state.json cannot be saved', () => {
     const home = testdir();
     handOver(dir, home);
     const runDir = path.join(dir, 'ralph/.runs/ro');
-    const loop = startAs(dir, ['--agent-cmd', agent('worker'), '--pause', '60s', '--name', 'ro', '5'], { HOME: home }, true);
+    const loop = startAs(dir, ['--agent-cmd', nobodyAgent('worker'), '--pause', '60s', '--name', 'ro', '5'], { HOME: home }, true);
     await waitUntil(() => iterationOneSaved(runDir), 20_000, 'iteration 1 to be saved');
     FAULTS[1][2](runDir);
     loop.child.kill('SIGTERM');

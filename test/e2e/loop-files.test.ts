@@ -4,7 +4,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { asNobodyOptions, handOver } from '../support/nobody.js';
+import { asNobodyOptions, handOver, nobodyAgent } from '../support/nobody.js';
 import { run, testdir } from '../support/repo.js';
 import { agent, AGENTS, loopRepo } from '../support/loop-repo.js';
 
@@ -53,7 +53,7 @@ describe('the runner cannot write its loop files', () => {
     handOver(dir, home);
     chmodSync(runs, 0o555);
     onTestFinished(() => chmodSync(runs, 0o755));
-    const r = await ralph(dir, ['--agent-cmd', agent('silent'), ...FAST, '--name', 'ro', '1'], { HOME: home }, true);
+    const r = await ralph(dir, ['--agent-cmd', nobodyAgent('silent'), ...FAST, '--name', 'ro', '1'], { HOME: home }, true);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('ralph: could not write ralph/.runs/ro/state.json (EACCES: permission denied): the loop cannot record its state, so it did not start; nothing was changed (exit 2)');
     expect(r.stderr).toContain('ralph/.runs/ must be a folder this user can write: fix its permissions (chmod u+w)');

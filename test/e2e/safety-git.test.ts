@@ -116,19 +116,23 @@ describe('an agent that edits the prompt', () => {
   });
 });
 
+// Prints 30 numbered lines with shell built-ins (no interpreter to load, so they are out within milliseconds
+// of the spawn however loaded the machine is), then blocks for good: only the timeout can end it.
+const NOISY_HANG = 'i=1; while [ $i -le 30 ]; do echo "working line $i"; i=$((i+1)); done; exec sleep infinity';
+
 describe('an iteration that times out', () => {
   it('leaves a block in progress.txt with the tail of its output, and a trailer in its log', async () => {
     const dir = loopRepo({ stories: 1 });
-    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '--iteration-timeout', '1s', '--name', 'slow', '1'], misbehave('noisy-hang'));
+    const r = await ralph(dir, ['--agent-cmd', NOISY_HANG, ...FAST, '--iteration-timeout', '2s', '--name', 'slow', '1']);
     expect(r.code).toBe(1);
     const log = progress(dir);
-    expect(log).toContain('ralph: iteration 1 timed out after 1s; the agent and everything it started were killed.');
+    expect(log).toContain('ralph: iteration 1 timed out after 2s; the agent and everything it started were killed.');
     expect(log).toContain('working line 30');
     expect(log).toContain('working line 11');
     expect(log).not.toContain('working line 10\n');
     // Committed by the runner, so the next agent's claims are not rejected for it.
     expect(git(dir, 'status', '--porcelain')).toBe('');
     const iterationLog = readFileSync(path.join(dir, 'ralph/.runs/slow/iteration-1.log'), 'utf8');
-    expect(iterationLog.trimEnd().split('\n').at(-1)).toBe('[ralph] iteration 1 timed out after 1s; the agent and everything it started were killed');
+    expect(iterationLog.trimEnd().split('\n').at(-1)).toBe('[ralph] iteration 1 timed out after 2s; the agent and everything it started were killed');
   });
 });

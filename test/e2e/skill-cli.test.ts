@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { gitdir, runCli, testdir, writeFiles } from '../support/repo.js';
+import { FIXTURES, cliAsTyped, gitdir, runCli, testdir, writeFiles } from '../support/repo.js';
 import { snapshotTree } from '../support/fake-package.js';
 
 const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
@@ -22,23 +22,37 @@ describe('ralphkit skill add (built CLI)', () => {
     }
   });
 
-  it('drops accents from the file name: "Ünïcode Nötes.md" becomes unicode-notes', async () => {
+  it('transliterates the file name: "Résumé helper.md" becomes resume-helper, "Straße 日本語.md" strasse', async () => {
     const repo = gitdir();
-    writeFiles(repo, { 'notes/Ünïcode Nötes.md': '# Notes with accents\n' });
-    const result = await runCli(['skill', 'add', 'notes/Ünïcode Nötes.md'], { cwd: repo });
+    writeFiles(repo, { 'notes/Résumé helper.md': '# Notes with accents\n', 'notes/Straße 日本語.md': '# Mixed scripts\n' });
+    const result = await runCli(['skill', 'add', 'notes/Résumé helper.md', 'notes/Straße 日本語.md'], { cwd: repo });
     expect(result.code).toBe(0);
-    expect(strip(result.stdout)).toContain('create      .claude/skills/unicode-notes/SKILL.md');
-    expect(readFileSync(path.join(repo, '.claude/skills/unicode-notes/SKILL.md'), 'utf8')).toBe('---\nname: unicode-notes\ndescription: Notes with accents\n---\n# Notes with accents\n');
+    expect(strip(result.stdout)).toContain('create      .claude/skills/resume-helper/SKILL.md');
+    expect(readFileSync(path.join(repo, '.claude/skills/resume-helper/SKILL.md'), 'utf8')).toBe('---\nname: resume-helper\ndescription: Notes with accents\n---\n# Notes with accents\n');
+    expect(readFileSync(path.join(repo, '.claude/skills/strasse/SKILL.md'), 'utf8')).toContain('name: strasse\n');
   });
 
-  it('refuses a file whose name cannot be made valid, with the reason (exit 2, nothing written)', async () => {
+  it('installs a skill written for Claude Code (user-invocable, hooks, a list of allowed-tools) byte for byte', async () => {
     const repo = gitdir();
-    writeFiles(repo, { 'notes/日本語.md': '# Fine heading\n' });
+    const files = ['plan-feature', 'review-diff'].map((name) => path.join(FIXTURES, 'skills', name, 'SKILL.md'));
+    const result = await runCli(['skill', 'add', ...files], { cwd: repo });
+    expect(strip(result.stderr)).toBe('');
+    expect(result.code).toBe(0);
+    for (const [i, name] of ['plan-feature', 'review-diff'].entries()) {
+      expect(readFileSync(path.join(repo, '.claude/skills', name, 'SKILL.md'), 'utf8')).toBe(readFileSync(files[i], 'utf8'));
+    }
+  });
+
+  it('refuses a file whose name cannot be made valid, and a non-ASCII name: with the name to write (exit 2, nothing written)', async () => {
+    const repo = gitdir();
+    writeFiles(repo, { 'notes/日本語.md': '# Fine heading\n', 'notes/cv.md': '---\nname: Résumé\n---\n# CV\n' });
     const before = snapshotTree(repo);
-    const result = await runCli(['skill', 'add', 'notes/日本語.md'], { cwd: repo });
+    const result = await runCli(['skill', 'add', 'notes/日本語.md', 'notes/cv.md'], { cwd: repo });
     expect(result.code).toBe(2);
-    expect(strip(result.stderr)).toContain('notes/日本語.md: the file name "日本語.md" makes no valid skill name (name "日本語" may hold only lowercase letters a-z, digits and hyphens): add `name: your-skill-name` to its frontmatter, or rename the file');
-    expect(strip(result.stderr)).toMatch(/hint: .*name: my-skill/);
+    const stderr = strip(result.stderr);
+    expect(stderr).toContain('notes/日本語.md: the file name "日本語.md" has no letters a-z or digits to make a skill name of: add `name: your-skill-name` to its frontmatter, or rename the file');
+    expect(stderr).toContain('notes/cv.md: name "Résumé" may hold only lowercase letters a-z, digits and hyphens\n  notes/cv.md: write it as `name: resume`');
+    expect(stderr).toMatch(/hint: .*name: my-skill/);
     expect(snapshotTree(repo)).toEqual(before);
   });
 
@@ -74,7 +88,8 @@ describe('ralphkit skill add (built CLI)', () => {
   it('skill add --help explains the filling and the rules', async () => {
     const result = await runCli(['skill', 'add', '--help']);
     expect(result.code).toBe(0);
-    expect(strip(result.stdout)).toMatchInlineSnapshot(`
+    // Examples name ralphkit as it was started (node <bin> here), shown as `ralphkit`.
+    expect(strip(result.stdout).replaceAll(cliAsTyped(), 'ralphkit')).toMatchInlineSnapshot(`
       "Usage: ralphkit skill add [options] <files...>
 
       Install markdown files as agent skills: <skills folder>/<name>/SKILL.md for each
@@ -96,22 +111,24 @@ describe('ralphkit skill add (built CLI)', () => {
         -h, --help      display help for command
 
       Missing frontmatter is filled in: name from the file name in kebab-case, accents
-      dropped ("My Review Notes.md" → my-review-notes, "Ünïcode Nötes.md" → unicode-notes),
+      dropped ("My Review Notes.md" → my-review-notes, "Résumé helper.md" → resume-helper),
       description from the first "# " heading.
       Fields already there are kept. The result must pass the Agent Skills rules, or the
       file is refused with the reason (exit 2):
         name         1-64 of a-z 0-9 -, no leading, trailing or double hyphen
         description  1-1024 characters, no < or >
-        other keys   only license, allowed-tools, metadata, compatibility
+        other keys   license, allowed-tools, metadata, compatibility; in .claude/skills/
+                     also Claude Code's own (user-invocable, disable-model-invocation,
+                     argument-hint, model, effort, context, agent, hooks, paths, ...)
 
       An added skill is tracked in ralph/.ralphkit.json like ralphkit's own files: add it
       again after editing the source and an untouched installed copy is upgraded, while
       an installed copy you edited is a conflict (--force backs it up and replaces it).
 
       Examples:
-        $ npx ralphkit skill add docs/review.md               → .claude/skills/review/SKILL.md
-        $ npx ralphkit skill add a.md b.md --agent agents     → .agents/skills/a/ and b/
-        $ npx ralphkit skill add "My Review Notes.md" --dry-run
+        $ ralphkit skill add docs/review.md               → .claude/skills/review/SKILL.md
+        $ ralphkit skill add a.md b.md --agent agents     → .agents/skills/a/ and b/
+        $ ralphkit skill add "My Review Notes.md" --dry-run
       "
     `);
   });

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, ROOT, runCli, testdir, writeFiles } from '../support/repo.js';
+import { FIXTURES, ROOT, cliAsTyped, runCli, testdir, writeFiles } from '../support/repo.js';
 
 const fixture = (name: string) => readFileSync(path.join(FIXTURES, 'prd', name), 'utf8');
 
@@ -40,7 +40,7 @@ describe('ralphkit validate (built CLI)', () => {
       "
     `);
     expect(r.stderr).toContain('error: 7 problems in ralph/prd.json');
-    expect(r.stderr).toContain('hint: fix them, then run: npx ralphkit validate ralph/prd.json');
+    expect(r.stderr).toContain(`hint: fix them, then run: ${cliAsTyped()} validate ralph/prd.json`);
   });
 
   it('refuses a story without criteria, or with an empty one, at file:line:col', async () => {
@@ -99,7 +99,7 @@ describe('ralphkit validate (built CLI)', () => {
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
     expect(r.stderr).toContain('error: ralph/prd.json: cannot read the plan: no such file');
-    expect(r.stderr).toContain('hint: npx ralphkit install creates ralph/prd.json');
+    expect(r.stderr).toContain(`hint: ${cliAsTyped()} install creates ralph/prd.json`);
   });
 
   it('with --json reports a missing plan as a JSON document too', async () => {
@@ -110,7 +110,7 @@ describe('ralphkit validate (built CLI)', () => {
       valid: false,
       problems: [{ file: 'nope.json', message: 'cannot read the plan: no such file', code: 'unreadable' }],
     });
-    expect(r.stderr).toContain('npx ralphkit install');
+    expect(r.stderr).toContain(`${cliAsTyped()} install`);
   });
 
   it('resolves the file against --cwd and shows a path that works from where it ran', async () => {

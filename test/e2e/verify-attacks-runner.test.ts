@@ -6,7 +6,7 @@ import { createHash } from 'node:crypto';
 import { appendFileSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { git, run, runCli, testdir } from '../support/repo.js';
+import { cliAsTyped, git, run, runCli, testdir } from '../support/repo.js';
 import {
   attackAgent, copyRepo, passes, prepareTemplate, ralph, statusLoops, subjects, type Template,
   expectAllFalse, expectNotDone,
@@ -102,7 +102,7 @@ describe('an engine forged together with its hashes (not in issue 11\'s list)', 
     const agentCmd = `node ${JSON.stringify(attackAgent('liar'))}`;
     const r = await runCli(['run', '--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', '2'], { cwd: dir, timeoutMs: 55_000 });
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(2);
-    expect(r.stderr).toContain('npx ralphkit install --force');
+    expect(r.stderr).toContain(`${cliAsTyped()} install --force`);
     expect(subjects(dir)).not.toContain('feat: everything done (not really)');
   });
 });

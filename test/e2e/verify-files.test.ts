@@ -3,8 +3,8 @@
 import { chmodSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { asNobodyOptions, handOver } from '../support/nobody.js';
-import { FIXTURES, run, testdir } from '../support/repo.js';
+import { asNobodyOptions, handOver, nobodyRoot } from '../support/nobody.js';
+import { run, testdir } from '../support/repo.js';
 import { loopRepo } from '../support/loop-repo.js';
 import { parseLedger } from '../../src/engine/store/ledger.js';
 
@@ -15,7 +15,7 @@ function writeLockingAgent(dir: string): string {
   const marker = path.join(dir, 'locked-once');
   writeFileSync(file, [
     `import { chmodSync, existsSync, writeFileSync } from 'node:fs';`,
-    `import { readPrd, writePrd, commitAll, drainStdin } from ${JSON.stringify(path.join(FIXTURES, 'verify', 'prd-edit.mjs'))};`,
+    `import { readPrd, writePrd, commitAll, drainStdin } from ${JSON.stringify(path.join(nobodyRoot(), 'test/fixtures/verify/prd-edit.mjs'))};`,
     `drainStdin(); const prd = readPrd(); prd.userStories[0].passes = true; writePrd(prd); commitAll('feat: US-001 (not really)');`,
     `if (!existsSync(${JSON.stringify(marker)})) { writeFileSync(${JSON.stringify(marker)}, ''); chmodSync('ralph/prd.json', 0o444); chmodSync('ralph', 0o555); }`,
     `console.log('done');`,

@@ -1,8 +1,9 @@
 // Root ignores file modes, so tests of unwritable files run the runner as `nobody` when they run as root.
-import { chownSync, existsSync, readdirSync, realpathSync, statSync } from 'node:fs';
+import { chmodSync, chownSync, cpSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import type { SpawnOptions } from 'node:child_process';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { BIN, run, type RunResult } from './repo.js';
+import { ROOT, run, type RunResult } from './repo.js';
 
 export const NOBODY = 65534;
 export const asRoot = process.getuid?.() === 0;
@@ -40,13 +41,41 @@ export function nodeForNobody(): string {
 function othersCanRun(file: string): boolean {
   const real = realpathSync(file);
   if (!(statSync(real).mode & 0o001)) return false;
-  for (let dir = path.dirname(real); ; dir = path.dirname(dir)) {
-    if (!(statSync(dir).mode & 0o001)) return false;
-    if (path.dirname(dir) === dir) return true;
+  return othersCanEnter(path.dirname(real));
+}
+
+function othersCanEnter(dir: string): boolean {
+  for (let d = realpathSync(dir); ; d = path.dirname(d)) {
+    if (!(statSync(d).mode & 0o001)) return false;
+    if (path.dirname(d) === d) return true;
   }
+}
+
+/** What a child run as nobody reads from the checkout: the package as npm would ship it, and the fake agents. */
+const FOR_NOBODY = ['package.json', 'bin', 'dist', 'templates', 'skills', 'test/fixtures'];
+let nobodyCopy: string | undefined;
+
+/**
+ * The checkout as a child run as `nobody` can read it. A clone under a folder others may not enter (root's
+ * home, mode 0700) is out of nobody's reach, so the files it needs are copied once per test file to a
+ * readable temp folder, removed when the test process exits. `npm run build` must have run (dist/).
+ */
+export function nobodyRoot(): string {
+  if (!asRoot || othersCanEnter(ROOT)) return ROOT;
+  if (nobodyCopy) return nobodyCopy;
+  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'ralphkit-nobody-')));
+  chmodSync(dir, 0o755);
+  for (const rel of FOR_NOBODY) cpSync(path.join(ROOT, rel), path.join(dir, rel), { recursive: true });
+  process.once('exit', () => rmSync(dir, { recursive: true, force: true }));
+  return (nobodyCopy = dir);
+}
+
+/** A fake agent from test/fixtures/agents/, at a path a child run as `nobody` can read (see nobodyRoot). */
+export function nobodyAgent(name: string): string {
+  return path.join(nobodyRoot(), 'test/fixtures/agents', `${name}.mjs`);
 }
 
 /** The built CLI, run as `nobody` when the tests run as root (see asNobodyOptions), with a node it can execute. */
 export function runCliAsNobody(args: string[], opts: SpawnOptions & { input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
-  return run(nodeForNobody(), [BIN, ...args], { ...opts, ...asNobodyOptions() });
+  return run(nodeForNobody(), [path.join(nobodyRoot(), 'bin/ralphkit.js'), ...args], { ...opts, ...asNobodyOptions() });
 }

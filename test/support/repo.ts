@@ -9,6 +9,11 @@ export const ROOT = path.resolve(import.meta.dirname, '../..');
 export const BIN = path.join(ROOT, 'bin/ralphkit.js');
 export const FIXTURES = path.join(ROOT, 'test/fixtures');
 
+/** How the built CLI names itself in hints when a test starts it as `node <bin>` and no ralphkit is on PATH. */
+export function cliAsTyped(bin = BIN): string {
+  return `node ${/^[\w@%+=:,./-]+$/.test(bin) ? bin : `'${bin.replace(/'/g, `'\\''`)}'`}`;
+}
+
 /** A fresh empty folder, removed when the current test finishes. */
 export function testdir(prefix = 'ralphkit-'): string {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));

@@ -12,6 +12,7 @@ import { isValidBranchName } from '../git/git.js';
 import { LoopExit, LOOP_EXIT, usageExit } from '../errors.js';
 
 import examplePlan from '../../../templates/ralph/prd.json';
+import { ralphkitCommand } from '../../util/invocation.js';
 
 /** A path the user typed is relative to where they stand; a default one to the repository root. */
 export function resolvePaths(repoRoot: string, cwd: string, options: RunOptions, given: Set<keyof RunOptions>): RunPaths {
@@ -30,7 +31,7 @@ export async function readPlan(paths: RunPaths): Promise<Prd> {
     throw new LoopExit(2, `cannot read the plan ${rel}`, 'write one with the ralph skill, or pass --prd <file>');
   }
   const { prd, problems } = validatePrdText(text, rel);
-  if (!prd) throw new LoopExit(2, `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`, `fix ${rel}, then check it with: npx ralphkit validate ${rel}`);
+  if (!prd) throw new LoopExit(2, `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`, `fix ${rel}, then check it with: ${ralphkitCommand(`validate ${rel}`)}`);
   // Two opinions on the branch name: our own rules, then git's, called without a shell.
   const problem = branchNameProblem(prd.branchName);
   if (problem || !(await isValidBranchName(paths.repoRoot, prd.branchName))) {
@@ -47,7 +48,7 @@ export async function readPlan(paths: RunPaths): Promise<Prd> {
 export function refuseExamplePlan(prd: Prd, paths: RunPaths): void {
   if (renderCanonical(prd) !== EXAMPLE) return;
   const rel = showPlanPath(paths);
-  throw new LoopExit(2, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: npx ralphkit validate ${rel}`);
+  throw new LoopExit(2, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: ${ralphkitCommand(`validate ${rel}`)}`);
 }
 
 const EXAMPLE = renderCanonical(examplePlan);
@@ -62,7 +63,7 @@ function showPlanPath(paths: RunPaths): string {
 
 export function checkPromptFile(paths: RunPaths): void {
   if (!existsSync(paths.prompt) || !statSync(paths.prompt).isFile()) {
-    throw new LoopExit(2, `cannot read the prompt ${path.relative(paths.repoRoot, paths.prompt)}`, 'reinstall it with: npx ralphkit install, or pass --prompt <file>');
+    throw new LoopExit(2, `cannot read the prompt ${path.relative(paths.repoRoot, paths.prompt)}`, `reinstall it with: ${ralphkitCommand('install')}, or pass --prompt <file>`);
   }
 }
 

@@ -5,6 +5,7 @@ import { groupHasLiveMember, isAlive, signalGroup } from '../processes.js';
 import { isRunning, readAllStates, readState } from '../store/state-file.js';
 import { renderResumeCommand } from '../core/exits.js';
 import { LoopExit } from '../errors.js';
+import { loopCommand } from '../../util/invocation.js';
 
 
 /**
@@ -18,12 +19,12 @@ export function findResumable(repoRoot: string, options: RunOptions): LoopState 
         .filter((s) => !(s.status === 'refused' && !s.iteration))
         .sort((a, b) => String(b.updatedAt).localeCompare(String(a.updatedAt)))[0] ?? null;
   if (!state) {
-    throw new LoopExit(2, options.resume ? `no loop named "${options.resume}" in ralph/.runs/` : 'no loop to resume in ralph/.runs/', 'list loops with: npx ralphkit status');
+    throw new LoopExit(2, options.resume ? `no loop named "${options.resume}" in ralph/.runs/` : 'no loop to resume in ralph/.runs/', `list loops with: ${loopCommand('status')}`);
   }
   if (options.resumeLast && state.status === 'complete') {
-    throw new LoopExit(2, `the last loop ${state.id} is complete; start a new one with ./ralph/ralph.sh`, 'to continue an older loop: ./ralph/ralph.sh --resume <id> (npx ralphkit status lists them)');
+    throw new LoopExit(2, `the last loop ${state.id} is complete; start a new one with ./ralph/ralph.sh`, `to continue an older loop: ./ralph/ralph.sh --resume <id> (${loopCommand('status')} lists them)`);
   }
-  if (isRunning(state)) throw new LoopExit(2, `loop ${state.id} is still running (pid ${state.pid})`, `stop it first: npx ralphkit cancel ${state.id}`);
+  if (isRunning(state)) throw new LoopExit(2, `loop ${state.id} is still running (pid ${state.pid})`, `stop it first: ${loopCommand(`cancel ${state.id}`)}`);
   // A runner killed with -9 leaves its agent running in its own process group. A pid now held by a process
   // that started later is not that agent: its group is gone (the kernel never reuses a live group id).
   const reused = state.agentPid !== undefined && isAlive(state.agentPid) && !isAlive(state.agentPid, state.agentPidStart);

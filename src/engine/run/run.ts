@@ -34,6 +34,7 @@ import { createInterface } from 'node:readline/promises';
 import { LoopExit, LOOP_EXIT, RunnerFileError, describeError, usageExit } from '../errors.js';
 import { findExecutable } from '../agents/check.js';
 import { showPath } from '../../util/repo-path.js';
+import { loopCommand, ralphkitCommand } from '../../util/invocation.js';
 
 // Stands in for the prompt when the command line is shown before any prompt is read.
 const PROMPT_PLACEHOLDER = '\0prompt';
@@ -127,7 +128,7 @@ async function startGuarded(run: RunContext, controller: AbortController): Promi
     const releaseTree = acquireTreeLock(paths.repoRoot, paths.prd, run.id);
     try {
       for (const o of await stopOrphanAgents(paths.repoRoot, run.id)) {
-        emit({ type: 'warn', message: `loop ${o.loopId}'s runner is gone (killed) but its agent was still running in this working tree (process group ${o.agentPid}); stopped it, as npx ralphkit cancel ${o.loopId} would` });
+        emit({ type: 'warn', message: `loop ${o.loopId}'s runner is gone (killed) but its agent was still running in this working tree (process group ${o.agentPid}); stopped it, as ${loopCommand(`cancel ${o.loopId}`)} would` });
       }
       await refuseDirtyTree(paths, run.resumed, emit);
       return await runLocked(run, budget, controller, waits);
@@ -200,7 +201,7 @@ function readPlanNow(run: RunContext): Prd {
   try {
     return JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
   } catch (err) {
-    throw new LoopExit(LOOP_EXIT.refused, `could not read ${rel} (${describeError(err as Error)}) after checking out its branch`, `restore it (git checkout -- ${rel}), check it with: npx ralphkit validate ${rel}, then continue with: ./ralph/ralph.sh --resume-last`);
+    throw new LoopExit(LOOP_EXIT.refused, `could not read ${rel} (${describeError(err as Error)}) after checking out its branch`, `restore it (git checkout -- ${rel}), check it with: ${ralphkitCommand(`validate ${rel}`)}, then continue with: ./ralph/ralph.sh --resume-last`);
   }
 }
 

@@ -8,6 +8,7 @@ import { isAlive, signalGroup } from '../processes.js';
 import { LoopExit, describeError } from '../errors.js';
 import { LOOP_ID, cancelMarker, loopDir, runsDir, statePath } from './layout.js';
 import { guardStart, readState, writeStateFile } from './state-file.js';
+import { loopCommand } from '../../util/invocation.js';
 
 export interface CancelResult {
   id: string;
@@ -16,7 +17,7 @@ export interface CancelResult {
   status: string;
 }
 
-const LIST_HINT = 'list the loops and their status with: npx ralphkit status';
+const listHint = (): string => `list the loops and their status with: ${loopCommand('status')}`;
 
 /**
  * Stops a live loop (the runner records `cancelled`), or marks one whose runner is gone cancelled. Anything
@@ -24,7 +25,7 @@ const LIST_HINT = 'list the loops and their status with: npx ralphkit status';
  */
 export function cancelLoop(repoRoot: string, id: string): CancelResult {
   const state = readCancelTarget(repoRoot, id);
-  if (state.status !== 'running') throw new LoopExit(2, `loop ${id} is not running (${state.status}); nothing to cancel`, LIST_HINT);
+  if (state.status !== 'running') throw new LoopExit(2, `loop ${id} is not running (${state.status}); nothing to cancel`, listHint());
   // A pid that now belongs to another process (reused after kill -9) must never be signalled.
   const alive = isAlive(state.pid, state.pidStart);
   writeCancelMarker(repoRoot, state, alive);
@@ -36,13 +37,13 @@ export function cancelLoop(repoRoot: string, id: string): CancelResult {
     writeStateFile(repoRoot, { ...state, status: 'cancelled', agentPid: undefined, updatedAt: new Date().toISOString() });
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    throw new LoopExit(1, `could not write ${showPath(repoRoot, file)} (${describeError(err as Error)}): the runner of loop ${id} is gone and its agent was stopped, but its state still says running`, `${renderFixFolder(repoRoot, file)}, then run again: npx ralphkit cancel ${id}`);
+    throw new LoopExit(1, `could not write ${showPath(repoRoot, file)} (${describeError(err as Error)}): the runner of loop ${id} is gone and its agent was stopped, but its state still says running`, `${renderFixFolder(repoRoot, file)}, then run again: ${loopCommand(`cancel ${id}`)}`);
   }
   return { id, action: 'marked', status: 'cancelled' };
 }
 
 function readCancelTarget(repoRoot: string, id: string): LoopState {
-  if (!LOOP_ID.test(id)) throw new LoopExit(2, `"${id}" is not a loop id (letters, digits, ".", "_" and "-", at most 64)`, LIST_HINT);
+  if (!LOOP_ID.test(id)) throw new LoopExit(2, `"${id}" is not a loop id (letters, digits, ".", "_" and "-", at most 64)`, listHint());
   const file = statePath(repoRoot, id);
   let state: Partial<LoopState> | null;
   try {
@@ -50,12 +51,12 @@ function readCancelTarget(repoRoot: string, id: string): LoopState {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && !existsSync(loopDir(repoRoot, id))) {
-      throw new LoopExit(2, `no loop named "${id}" in ralph/.runs/`, existsSync(runsDir(repoRoot)) ? LIST_HINT : 'no loop has run in this repository yet; start one with: ./ralph/ralph.sh');
+      throw new LoopExit(2, `no loop named "${id}" in ralph/.runs/`, existsSync(runsDir(repoRoot)) ? listHint() : 'no loop has run in this repository yet; start one with: ./ralph/ralph.sh');
     }
-    throw new LoopExit(2, `could not read ${showPath(repoRoot, file)} (${describeError(err as Error)}), so loop ${id} cannot be cancelled; nothing was changed`, `${LIST_HINT}; a runner that is still going stops with Ctrl-C in its terminal`);
+    throw new LoopExit(2, `could not read ${showPath(repoRoot, file)} (${describeError(err as Error)}), so loop ${id} cannot be cancelled; nothing was changed`, `${listHint()}; a runner that is still going stops with Ctrl-C in its terminal`);
   }
   if (!state || typeof state !== 'object' || typeof state.status !== 'string') {
-    throw new LoopExit(2, `${showPath(repoRoot, file)} is not a loop state (no status), so loop ${id} cannot be cancelled; nothing was changed`, LIST_HINT);
+    throw new LoopExit(2, `${showPath(repoRoot, file)} is not a loop state (no status), so loop ${id} cannot be cancelled; nothing was changed`, listHint());
   }
   return state as LoopState;
 }
@@ -66,7 +67,7 @@ function writeCancelMarker(repoRoot: string, state: LoopState, alive: boolean): 
     writeFileSync(marker, `${new Date().toISOString()}\n`);
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    throw new LoopExit(2, `could not write ${showPath(repoRoot, marker)} (${describeError(err as Error)}): loop ${state.id} was not cancelled; nothing was changed`, `${renderFixFolder(repoRoot, marker)}, then run again: npx ralphkit cancel ${state.id}${alive ? `; or stop its runner directly: kill ${state.pid}` : ''}`);
+    throw new LoopExit(2, `could not write ${showPath(repoRoot, marker)} (${describeError(err as Error)}): loop ${state.id} was not cancelled; nothing was changed`, `${renderFixFolder(repoRoot, marker)}, then run again: ${loopCommand(`cancel ${state.id}`)}${alive ? `; or stop its runner directly: kill ${state.pid}` : ''}`);
   }
 }
 
@@ -78,7 +79,7 @@ function signalRunner(repoRoot: string, state: LoopState): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
     rmSync(cancelMarker(repoRoot, state.id), { force: true });
-    throw new LoopExit(2, `could not signal the runner of loop ${state.id} (pid ${state.pid}: ${describeError(err as Error)}); nothing was changed`, `run the cancel as the user who started that loop: npx ralphkit cancel ${state.id}`);
+    throw new LoopExit(2, `could not signal the runner of loop ${state.id} (pid ${state.pid}: ${describeError(err as Error)}); nothing was changed`, `run the cancel as the user who started that loop: ${loopCommand(`cancel ${state.id}`)}`);
   }
 }
 

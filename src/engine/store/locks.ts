@@ -7,6 +7,7 @@ import { isAlive, ownProcessStart } from '../processes.js';
 import { LoopExit } from '../errors.js';
 import { lockPath, treeLockPath } from './layout.js';
 import { guardStart, isRunning, readAllStates, readState } from './state-file.js';
+import { loopCommand } from '../../util/invocation.js';
 
 interface LockFile {
   pid: number;
@@ -18,7 +19,7 @@ interface LockFile {
 /** Takes the PRD's lock for this process; a lock held by a live pid refuses the start (exit 2). */
 export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
   return takeLock(repoRoot, lockPath(repoRoot, prdAbs), { pid: process.pid, pidStart: ownProcessStart(), loopId, prd: prdAbs }, (holder) => {
-    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running on ${path.relative(repoRoot, prdAbs)}`, `wait for it, or stop it with: npx ralphkit cancel ${holder.loopId}`);
+    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running on ${path.relative(repoRoot, prdAbs)}`, `wait for it, or stop it with: ${loopCommand(`cancel ${holder.loopId}`)}`);
   });
 }
 
@@ -29,7 +30,7 @@ export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): (
 export function acquireTreeLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
   const refuse = (holder: LockFile): never => {
     const where = path.relative(repoRoot, holder.prd) || holder.prd;
-    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running in this working tree, on ${where}; one working tree runs one loop at a time`, `run it in a separate working tree: git worktree add ../${path.basename(repoRoot)}-2, then start ./ralph/ralph.sh there; or stop the running loop: npx ralphkit cancel ${holder.loopId}`);
+    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running in this working tree, on ${where}; one working tree runs one loop at a time`, `run it in a separate working tree: git worktree add ../${path.basename(repoRoot)}-2, then start ./ralph/ralph.sh there; or stop the running loop: ${loopCommand(`cancel ${holder.loopId}`)}`);
   };
   const release = takeLock(repoRoot, treeLockPath(repoRoot), { pid: process.pid, pidStart: ownProcessStart(), loopId, prd: prdAbs }, refuse);
   const other = readAllStates(repoRoot).find((s) => s.id !== loopId && isRunning(s) && s.pid !== process.pid);

@@ -9,6 +9,7 @@ import { hashContent } from '../../install/hash.js';
 import { parseManifest } from '../../install/manifest.js';
 import { readBytesOrNull } from '../../util/read.js';
 import { LoopExit } from '../errors.js';
+import { ralphkitCommand } from '../../util/invocation.js';
 
 /** The runner-owned files in ralph/ that an agent must never change: the engine, its launcher and the manifest. */
 export const ENGINE_FILES: readonly string[] = ['ralph/ralph.mjs', 'ralph/ralph.sh', 'ralph/.ralphkit.json'];
@@ -158,7 +159,7 @@ export function refuseModifiedEngine(repoRoot: string, allow: boolean, warn: (me
     warn(`running a modified engine because of --allow-modified-engine: ${what}`);
     return;
   }
-  throw new LoopExit(2, `the loop's own files are not what ralphkit installed: ${what}; a modified engine could pass anything`, 'put them back with: npx ralphkit install --force (your version goes to ralph/.backup/), commit, and start again; or run anyway with --allow-modified-engine');
+  throw new LoopExit(2, `the loop's own files are not what ralphkit installed: ${what}; a modified engine could pass anything`, `put them back with: ${ralphkitCommand('install --force')} (your version goes to ralph/.backup/), commit, and start again; or run anyway with --allow-modified-engine`);
 }
 
 /**

@@ -3,7 +3,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { runCli, testdir } from '../../support/repo.js';
+import { cliAsTyped, runCli, testdir } from '../../support/repo.js';
 import { plan, writePlan } from '../../support/view-fixtures.js';
 import { getJson } from '../../support/view-http.js';
 import { startView } from '../../support/view-cli.js';
@@ -28,7 +28,7 @@ describe('ralphkit view (built CLI)', () => {
     const res = await runCli(['view', '--port', String(port), '--cwd', testdir()]);
     expect(res.code).toBe(2);
     expect(res.stderr).toContain(`error: port ${port} on 127.0.0.1 is already in use`);
-    expect(res.stderr).toContain(`hint: ralphkit view --port ${port + 1}`);
+    expect(res.stderr).toContain(`hint: ${cliAsTyped()} view --port ${port + 1}`);
     expect(res.stdout).toBe('');
   });
 

@@ -6,7 +6,7 @@ import { runInstall } from '../../../src/install/run.js';
 import { planSkillFile } from '../../../src/skills/fill.js';
 import { hashContent } from '../../../src/install/hash.js';
 import { readVersion } from '../../../src/version.js';
-import { testdir, writeFiles, ROOT } from '../../support/repo.js';
+import { testdir, writeFiles, FIXTURES, ROOT } from '../../support/repo.js';
 import { fakePackage, fakeRepo, read, snapshotTree } from '../../support/fake-package.js';
 import { fileCommandOptions } from '../../../src/commands/install.js';
 
@@ -45,10 +45,11 @@ describe('runSkillAdd', () => {
   });
 
   it.each([
-    ['a name that cannot be made valid', '日本語 Notes.md', '# Fine\n', /日本語 Notes\.md: the file name "日本語 Notes\.md" makes no valid skill name \(name "日本語-notes" may hold only lowercase/],
+    ['a name that cannot be made valid', '日本語.md', '# Fine\n', /日本語\.md: the file name "日本語\.md" has no letters a-z or digits to make a skill name of/],
+    ['a non-ASCII name in the frontmatter', 'notes.md', '---\nname: Résumé\n---\n# T\n', /notes\.md: name "Résumé" may hold only lowercase letters a-z, digits and hyphens\n  .*notes\.md: write it as `name: resume`/],
     ['a description that cannot be made valid', 'notes.md', '# Use <b>\n', /notes\.md: description must not contain "<" or ">"/],
     ['no description at all', 'notes.md', 'just text\n', /notes\.md: no description/],
-    ['keys Agent Skills does not allow', 'notes.md', '---\ntags: [x]\n---\n# T\n', /keys not allowed by Agent Skills: tags/],
+    ['keys neither Agent Skills nor Claude Code define', 'notes.md', '---\ntags: [x]\n---\n# T\n', /keys neither Agent Skills nor Claude Code define: tags/],
   ])('refuses %s with the reason (exit 2), writing nothing, not even for the valid files beside it', async (_case, file, text, reason) => {
     const repo = fakeRepo();
     const src = sources({ [file]: text, 'good.md': '# Good\n' });
@@ -57,6 +58,24 @@ describe('runSkillAdd', () => {
     expect(err).toMatchObject({ exitCode: 2 });
     expect(err.message).toMatch(reason);
     expect(err.hint).toMatch(/name: my-skill/);
+    expect(snapshotTree(repo)).toEqual(before);
+  });
+
+  it.each(['plan-feature', 'review-diff'])('installs a Claude Code skill (%s, test/fixtures/skills) as it is, with the keys Claude Code reads', async (name) => {
+    const repo = fakeRepo();
+    const file = path.join(FIXTURES, 'skills', name, 'SKILL.md');
+    const result = await add(repo, [file]);
+    expect(result).toMatchObject({ status: 'written', skills: [{ file, name, filled: [] }] });
+    expect(read(repo, `.claude/skills/${name}/SKILL.md`)).toBe(readFileSync(file, 'utf8'));
+  });
+
+  it('refuses Claude Code keys for .agents/skills/, naming the flag that keeps them, and writes nothing', async () => {
+    const repo = fakeRepo();
+    const before = snapshotTree(repo);
+    const file = path.join(FIXTURES, 'skills/plan-feature/SKILL.md');
+    const err = await add(repo, [file], { agents: ['claude', 'agents'] }).catch((e) => e);
+    expect(err).toMatchObject({ exitCode: 2 });
+    expect(err.message).toContain(`${file}: frontmatter keys not allowed by Agent Skills: user-invocable (allowed: name, description, license, allowed-tools, metadata, compatibility); user-invocable is a Claude Code key, kept only in .claude/skills/ (--agent claude)`);
     expect(snapshotTree(repo)).toEqual(before);
   });
 

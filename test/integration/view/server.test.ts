@@ -12,6 +12,7 @@ import { PROGRESS_HEAD_BYTES, PROGRESS_TAIL_BYTES } from '../../../src/view/snap
 import { RalphkitError } from '../../../src/errors.js';
 import { appendLedger, readLedger, summariseLedger, type LedgerLine, type VerdictStatus } from '../../../src/engine/store/ledger.js';
 import { readLoopSummaries } from '../../../src/engine/store/summaries.js';
+import { ralphkitCommand } from '../../../src/util/invocation.js';
 
 async function serve(repo: string, options: Partial<ViewServerOptions> = {}) {
   const server = await startViewServer({ cwd: repo, port: 0, ...options });
@@ -255,7 +256,7 @@ describe('ralphkit view server: what it refuses', () => {
     expect(err).toBeInstanceOf(RalphkitError);
     expect((err as RalphkitError).message).toContain(`port ${port} on 127.0.0.1 is already in use`);
     expect((err as RalphkitError).message).toContain('--port');
-    expect((err as RalphkitError).hint).toBe(`ralphkit view --port ${port + 1}`);
+    expect((err as RalphkitError).hint).toBe(ralphkitCommand(`view --port ${port + 1}`));
     expect((err as RalphkitError).exitCode).toBe(2);
   });
 

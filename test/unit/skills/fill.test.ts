@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { firstHeading, nameFromFileName, planSkillFile } from '../../../src/skills/fill.js';
-import { checkSkill, checkSkillDescription, checkSkillName } from '../../../src/skills/rules.js';
+import { AGENT_SKILLS_RULES, CLAUDE_CODE_RULES, checkSkill, checkSkillDescription, checkSkillName } from '../../../src/skills/rules.js';
 import { parseAgents, skillFilesFor } from '../../../src/skills/agents.js';
 import { canPrompt } from '../../../src/util/prompt.js';
 
@@ -17,21 +17,41 @@ describe('planSkillFile: filling frontmatter', () => {
     expect(result).toMatchObject({ ok: true, text: expected });
   });
 
+  const claudeKeys = '---\nname: x\ndescription: d\nuser-invocable: true\ndisable-model-invocation: false\nargument-hint: "[file]"\nallowed-tools:\n  - Read\n  - Bash(git diff *)\nmodel: sonnet\ncontext: fork\nagent: Explore\nversion: 1.0.0\nhooks:\n  Stop: []\n---\nBody\n';
+
+  it('keeps the keys Claude Code defines, as written, for .claude/skills/ only', () => {
+    expect(planSkillFile('x.md', claudeKeys, [CLAUDE_CODE_RULES])).toEqual({ ok: true, name: 'x', text: claudeKeys, filled: [] });
+    for (const rules of [[AGENT_SKILLS_RULES], [CLAUDE_CODE_RULES, AGENT_SKILLS_RULES]]) {
+      const result = planSkillFile('x.md', claudeKeys, rules);
+      expect(result.ok ? [] : result.problems).toEqual([
+        'frontmatter keys not allowed by Agent Skills: user-invocable, disable-model-invocation, argument-hint, model, context, agent, version, hooks (allowed: name, description, license, allowed-tools, metadata, compatibility); user-invocable, disable-model-invocation, argument-hint, model, context, agent, version, hooks are Claude Code keys, kept only in .claude/skills/ (--agent claude)',
+      ]);
+    }
+  });
+
+  it('refuses keys Claude Code does not define either, even for .claude/skills/', () => {
+    const result = planSkillFile('x.md', '---\nname: x\ndescription: d\ntags: [a]\n---\n', [CLAUDE_CODE_RULES]);
+    expect(result.ok ? [] : result.problems).toEqual(['frontmatter keys neither Agent Skills nor Claude Code define: tags (put your own fields under `metadata:`)']);
+  });
+
   it('keeps a file whose frontmatter is complete byte for byte', () => {
     const text = '---\nname:   "kept"\ndescription: >-\n  Folded text\nmetadata:\n  author: me\n---\nBody without heading\n';
     expect(planSkillFile('other.md', text)).toEqual({ ok: true, name: 'kept', text, filled: [] });
   });
 
   it.each([
-    ['日本語.md', '# Fine\n', /the file name "日本語.md" makes no valid skill name \(name "日本語" may hold only lowercase letters.*name: your-skill-name/],
-    ['😀.md', '# Fine\n', /the file name "😀.md" makes no valid skill name \(name must be 1–64 characters \(it has 0\)\)/],
-    ['---.md', '# Fine\n', /1–64 characters/],
+    ['日本語.md', '# Fine\n', /the file name "日本語.md" has no letters a-z or digits to make a skill name of: add `name: your-skill-name`/],
+    ['😀.md', '# Fine\n', /the file name "😀.md" has no letters a-z or digits/],
+    ['---.md', '# Fine\n', /has no letters a-z or digits/],
     [`${'a'.repeat(65)}.md`, '# Fine\n', /1–64 characters \(it has 65\)/],
     ['ok.md', '# Use <b>bold</b>\n', /must not contain "<" or ">"/],
     ['ok.md', 'No heading at all.\n', /no description/],
     ['ok.md', '```\n# in a code block\n```\n', /no description/],
     ['ok.md', `# ${'x'.repeat(1100)}\n`, /at most 1024 characters/],
-    ['ok.md', '---\nname: Bad_Name\n---\n# T\n', /may hold only lowercase/],
+    ['ok.md', '---\nname: Bad_Name\n---\n# T\n', /may hold only lowercase[^]*write it as `name: bad-name`/],
+    ['ok.md', '---\nname: Résumé\n---\n# T\n', /name "Résumé" may hold only lowercase letters a-z, digits and hyphens\nwrite it as `name: resume`/],
+    ['ok.md', '---\nname: 日本語\n---\n# T\n', /^name "日本語" may hold only lowercase letters a-z, digits and hyphens$/],
+    ['ok.md', '---\nuser-invocable: true\n---\n# T\n', /not allowed by Agent Skills: user-invocable .*; user-invocable is a Claude Code key, kept only in .claude\/skills\/ \(--agent claude\)/],
     ['ok.md', '---\nname: a--b\n---\n# T\n', /two hyphens/],
     ['ok.md', '---\nname: -a\n---\n# T\n', /start or end with a hyphen/],
     ['ok.md', '---\ndescription: ""\n---\n# T\n', /must not be empty/],
@@ -58,6 +78,11 @@ describe('pieces', () => {
     ['Crème Brûlée.md', 'creme-brulee'],
     ['Straße Æsir Łódź.md', 'strasse-aesir-lodz'],
     ['Ｗide ﬁle.md', 'wide-file'],
+    ['Résumé helper.md', 'resume-helper'],
+    ['日本語 Notes.md', 'notes'],
+    ['Notes—日本語—v2 😀.md', 'notes-v2'],
+    ['café_au_lait.md', 'cafe-au-lait'],
+    ['日本語.md', ''],
   ])('nameFromFileName(%s) → %s', (file, name) => {
     expect(nameFromFileName(file)).toBe(name);
   });

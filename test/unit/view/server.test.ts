@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { isAllowedHost, toListenError } from '../../../src/view/server.js';
 import { parsePort } from '../../../src/commands/view.js';
 import { RalphkitError } from '../../../src/errors.js';
+import { ralphkitCommand } from '../../../src/util/invocation.js';
 
 describe('isAllowedHost', () => {
   it.each([
@@ -24,15 +25,15 @@ describe('isAllowedHost', () => {
 describe('toListenError', () => {
   const err = (code: string) => Object.assign(new Error(code), { code });
   it.each([
-    ['EADDRINUSE', 8089, /port 8089 on 127\.0\.0\.1 is already in use.*--port/, 'ralphkit view --port 8090'],
-    ['EADDRINUSE', 65535, /port 65535/, 'ralphkit view --port 8089'],
-    ['EACCES', 80, /not allowed to listen on port 80.*--port/, 'ralphkit view --port 8089'],
-    ['EADDRNOTAVAIL', 8089, /cannot listen on host 127\.0\.0\.1/, 'ralphkit view --host 127.0.0.1'],
+    ['EADDRINUSE', 8089, /port 8089 on 127\.0\.0\.1 is already in use.*--port/, 'view --port 8090'],
+    ['EADDRINUSE', 65535, /port 65535/, 'view --port 8089'],
+    ['EACCES', 80, /not allowed to listen on port 80.*--port/, 'view --port 8089'],
+    ['EADDRNOTAVAIL', 8089, /cannot listen on host 127\.0\.0\.1/, 'view --host 127.0.0.1'],
   ])('%s on port %s', (code, port, message, hint) => {
     const e = toListenError(err(code), port, '127.0.0.1');
     expect(e).toBeInstanceOf(RalphkitError);
     expect(e.message).toMatch(message);
-    expect((e as RalphkitError).hint).toBe(hint);
+    expect((e as RalphkitError).hint).toBe(ralphkitCommand(hint));
     expect((e as RalphkitError).exitCode).toBe(2);
   });
 

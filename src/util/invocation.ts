@@ -1,0 +1,100 @@
+// How to type ralphkit again, for the hints it prints: the way this process was started, so that a hint
+// works when pasted. `npx ralphkit` is right only for a ralphkit that npx fetched; one installed from a
+// clone answers 404 there. Node built-ins only: the engine (ralph/ralph.mjs) prints hints too.
+import { accessSync, constants } from 'node:fs';
+import path from 'node:path';
+import { realpathOrUndefined } from './read.js';
+
+/** What decides the command: the script node ran, the environment, and two file-system reads. */
+export interface InvocationFacts {
+  /** process.argv[1], the script node was started with. */
+  script: string | undefined;
+  platform: NodeJS.Platform;
+  /** The real path of a file (symlinks resolved), or undefined when there is none. */
+  realpath: (file: string) => string | undefined;
+  /** The first executable `name` in a PATH folder the user's shell also has (not a node_modules/.bin). */
+  which: (name: string) => string | undefined;
+}
+
+export interface RalphkitCommands {
+  /** Words that start the ralphkit CLI: `ralphkit`, `npx ralphkit` or `node /abs/bin/ralphkit.js`. */
+  cli: string;
+  /** Words that run the loop's own subcommands (status, cancel): the installed engine's when it is the one running. */
+  loop: string;
+}
+
+/** Pure: the commands to print in hints for a process started as `facts` describes. */
+export function resolveCommands(facts: InvocationFacts): RalphkitCommands {
+  const script = facts.script === undefined ? undefined : facts.realpath(facts.script);
+  const onPath = facts.which('ralphkit');
+  const linked = onPath !== undefined && facts.realpath(onPath) !== undefined;
+  if (script === undefined) return both(linked ? 'ralphkit' : 'npx ralphkit');
+  // The installed engine: its own subcommands need no ralphkit at all; validate and install do.
+  if (path.basename(script) === 'ralph.mjs') return { cli: linked ? 'ralphkit' : 'npx ralphkit', loop: 'node ralph/ralph.mjs' };
+  const parts = script.split(/[\\/]/);
+  // npx runs packages from its cache (`<cache>/_npx/<hash>/node_modules/...`), gone from PATH once it exits.
+  if (parts.includes('_npx')) return both('npx ralphkit');
+  if (linked && facts.realpath(onPath) === script) return both('ralphkit');
+  // A project's own dependency (node_modules/ralphkit): npx finds it there.
+  if (parts.includes('node_modules')) return both('npx ralphkit');
+  return both(`node ${quoteArg(path.resolve(facts.script!), facts.platform)}`);
+}
+
+function both(command: string): RalphkitCommands {
+  return { cli: command, loop: command };
+}
+
+/** `arg` as one shell word: bare when it is plain, else quoted for the platform's shell. */
+export function quoteArg(arg: string, platform: NodeJS.Platform): string {
+  if (/^[\w@%+=:,./\\-]+$/.test(arg)) return arg;
+  return platform === 'win32' ? `"${arg}"` : `'${arg.replace(/'/g, `'\\''`)}'`;
+}
+
+/** Help text whose examples say `npx ralphkit`, in this process's words (`@latest` only means something to npx). */
+export function renderExamples(text: string): string {
+  const { cli } = currentCommands();
+  return cli === 'npx ralphkit' ? text : text.replace(/npx ralphkit(@latest)? /g, `${cli} `);
+}
+
+let cached: RalphkitCommands | undefined;
+
+/** The commands for this process (resolved once): `ralphkitCommand('validate')` → `ralphkit validate`. */
+export function ralphkitCommand(args: string): string {
+  return `${currentCommands().cli} ${args}`;
+}
+
+/** A loop subcommand the engine has itself (status, cancel): `node ralph/ralph.mjs status` inside ralph.mjs. */
+export function loopCommand(args: string): string {
+  return `${currentCommands().loop} ${args}`;
+}
+
+function currentCommands(): RalphkitCommands {
+  cached ??= resolveCommands({ script: process.argv[1], platform: process.platform, realpath: realpathOrUndefined, which: whichOnPath });
+  return cached;
+}
+
+// npm and npx put node_modules/.bin folders on PATH for the programs they start; the user's shell has none of them.
+function whichOnPath(name: string): string | undefined {
+  const names = process.platform === 'win32' ? [`${name}.cmd`, name] : [name];
+  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
+    if (!dir || /node_modules[\\/]\.bin[\\/]?$/.test(dir)) continue;
+    for (const n of names) {
+      const file = path.join(dir, n);
+      try {
+        accessSync(file, constants.X_OK);
+        return file;
+      } catch {
+        // not here
+      }
+    }
+  }
+  return undefined;
+}
+
+/** How to install with ralphkit `version` or newer: npx fetches it; a clone or a global install is updated first. */
+export function renderUpgradeHint(version: string): string {
+  const { cli } = currentCommands();
+  if (cli === 'npx ralphkit') return 'run `npx ralphkit@latest install` instead';
+  const update = cli === 'ralphkit' ? 'npm install -g ralphkit@latest, or git pull && npm run build in the clone you linked' : 'git pull && npm run build in its clone';
+  return `update this ralphkit to ${version} or newer (${update}), then run \`${cli} install\``;
+}
