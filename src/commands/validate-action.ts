@@ -2,7 +2,7 @@
 import { ExitError, EXIT, RalphkitError } from '../errors.js';
 import { logger } from '../logger.js';
 import { runValidate, type ValidateResult } from '../prd/run-validate.js';
-import { formatPrdProblem } from '../prd/validate.js';
+import { formatPrdProblem, formatPrdWarning } from '../prd/validate.js';
 import { resolveCwdFolder, resolvePlanRoot } from '../util/cwd.js';
 import type { ValidateCommandOptions } from './validate.js';
 
@@ -18,9 +18,11 @@ export async function validateAction(file: string | undefined, opts: ValidateCom
 }
 
 function printText(result: ValidateResult): void {
+  if (result.note) logger.info(result.note);
   if (result.unreadable) {
     throw new RalphkitError(`${result.file}: ${result.problems[0].message}`, { exitCode: EXIT.refused, hint: MISSING_HINT });
   }
+  for (const warning of result.warnings) logger.out(formatPrdWarning(warning));
   if (!result.valid) {
     for (const problem of result.problems) logger.out(formatPrdProblem(problem));
     const count = result.problems.length;
@@ -29,7 +31,8 @@ function printText(result: ValidateResult): void {
       hint: `fix ${count === 1 ? 'it' : 'them'}, then run: npx ralphkit validate ${result.file}`,
     });
   }
-  logger.out(`${result.file}: valid, ${plural(result.stories!, 'story', 'stories')}, ${result.passing} passing`);
+  const skipped = result.skipped ? `, ${result.skipped} skipped` : '';
+  logger.out(`${result.file}: valid, ${plural(result.stories!, 'story', 'stories')}, ${result.passing} passing${skipped}`);
   if (!result.hasChecks) logger.warn('no checks in this plan: the runner will take every story on the agent\'s word');
 }
 
@@ -37,9 +40,11 @@ function printJson(result: ValidateResult): void {
   const doc = {
     file: result.file,
     valid: result.valid,
-    ...(result.valid ? { stories: result.stories, passing: result.passing } : {}),
+    ...(result.valid ? { stories: result.stories, passing: result.passing, skipped: result.skipped } : {}),
     problems: result.problems,
+    warnings: result.warnings,
   };
+  if (result.note) logger.info(result.note);
   logger.out(JSON.stringify(doc, null, 2));
   if (result.unreadable) logger.hint(MISSING_HINT);
   if (!result.valid) throw new ExitError(EXIT.refused);

@@ -14,7 +14,7 @@ import { lastPlanPath, ledgerPath, loopDir, newLoopId, statePath } from '../stor
 import { writeState } from '../store/state-file.js';
 import { isCancelRequested, clearCancelMarker } from '../store/cancel.js';
 import { ownProcessStart } from '../processes.js';
-import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, refuseWaitWithoutCeiling } from './preflight.js';
+import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, locatePlan, refuseWaitWithoutCeiling } from './preflight.js';
 import { findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted } from './resume.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
 import { runLoop } from '../core/loop.js';
@@ -50,11 +50,11 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
     refuseWaitWithoutCeiling(options);
     refuseExhausted(resumed, options);
   }
-  const paths = resolvePaths(repoRoot, io.cwd, options, given);
+  const paths = resolvePaths(repoRoot, io.cwd, locatePlan(repoRoot, options, given, resumed !== null, emit), given);
   // A resumed loop's plan is held against the runner's own record of it before anything reads it.
   const ask = process.stdin.isTTY && process.stderr.isTTY && !options.json ? askYesNo : undefined;
   const baseline = resumed && !options.dryRun ? await settleResumedPlan(paths, resumed.id, options, emit, ask) : null;
-  const prd = await readPlan(paths);
+  const prd = await readPlan(paths, emit);
   checkPromptFile(paths);
   const id = resumed?.id ?? options.name ?? newLoopId(new Date());
   const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: PROMPT_PLACEHOLDER, runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
