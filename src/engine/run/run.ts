@@ -5,6 +5,7 @@ import type { BudgetGate, RunIo, RunOptions, LoopState, LoopStatus, RunPaths, Ru
 import { readFileSync, existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
+import { isSettled } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import type { Emit } from '../events.js';
 import { realClock } from '../clock.js';
@@ -184,7 +185,7 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
   if (controller.signal.aborted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
   if (trust.baseline === null) await settleBaseline(run.paths, state.id, trust, run.emit, outcome?.prd ?? prdAtStart);
   const prdNow = outcome?.prd ?? prdAtStart;
-  if (prdNow.userStories.every((s) => s.passes === true)) {
+  if (prdNow.userStories.every(isSettled)) {
     // The plan says it is done: only the final gate on this commit can make that exit 0.
     const gate = await finalGate(run, state.id, trust, 0, controller.signal);
     if (gate.interrupted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted during the final gate; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
