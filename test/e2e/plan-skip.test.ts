@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
-import { FIXTURES, git, run, runCli, type RunResult } from '../support/repo.js';
+import { FIXTURES, git, run, runCli, testdir, type RunResult } from '../support/repo.js';
 import { parseLedger } from '../../src/engine/store/ledger.js';
 import type { Prd, Story } from '../../src/prd/types.js';
 
@@ -42,8 +42,13 @@ describe('a plan with stories set aside', () => {
       ],
     };
     const dir = installedRepo({ skills: false, plan });
-    const r = await ralph(dir, 'honest.mjs', ['6']);
+    const promptLog = path.join(testdir(), 'prompts.txt');
+    const r = await ralph(dir, 'honest.mjs', ['6'], { PROMPT_LOG: promptLog });
     expect(r.code, r.stderr).toBe(0);
+    // Each agent is told which stories are set aside, whatever its prompt.md says (one installed before skip existed).
+    const prompts = readFileSync(promptLog, 'utf8').split('\n---\n').filter(Boolean);
+    expect(prompts).toHaveLength(2);
+    for (const p of prompts) expect(p).toMatch(/^Note from the runner: stories US-2, US-3 are set aside in the plan \("skip"\)\. Do not work on them/);
     expect(r.stderr).toContain('all stories pass under verification; 2 set aside (skip), not worked on');
     // The spelling is read with a warning, at its place in the plan.
     expect(r.stderr).toMatch(/ralph\/prd\.json:\d+:\d+: userStories\[2\] \(US-3\): passes "cancelled" is read as "skip": true/);

@@ -16,7 +16,7 @@ import { verifyIteration } from '../verify/verify.js';
 import { runFinalGate } from '../verify/final-gate.js';
 import { relToTop } from '../../util/repo-path.js';
 import { settleBaseline, type RunTrust } from './trust.js';
-import { renderPathNote, readPrompt } from './prompt.js';
+import { renderPathNote, renderSkipNote, readPrompt } from './prompt.js';
 import { stopLeftovers, guardRunnerFiles, inspectAgentGit } from './after-agent.js';
 import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
 import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
@@ -102,7 +102,9 @@ async function committedWork(paths: RunPaths, topLevel: string, headBefore: stri
 async function runAgent(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<AgentResult> {
   const { paths, options, io } = run;
   const dir = loopDir(paths.repoRoot, state.id);
-  const prompt = renderPathNote(paths) + readPrompt(run, iteration);
+  // The baseline parsed, or (a resumed loop before its first settlement) its text.
+  const baseline = trust.baselinePrd ?? (trust.baseline ? (JSON.parse(trust.baseline) as Prd) : undefined);
+  const prompt = renderPathNote(paths) + renderSkipNote(baseline) + readPrompt(run, iteration);
   const scratch = options.sandbox ? ensureScratch(dir) : dir;
   const agent = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt, runDir: scratch, iteration, env: io.env });
   // The runner's secrets stay with the runner, and a mark in the environment finds what the agent leaves behind.

@@ -3,6 +3,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunContext, RunPaths } from '../types.js';
+import type { Prd } from '../../prd/types.js';
+import { isSkipped } from '../../prd/skip.js';
 import { readFileAt, runGit } from '../git/git.js';
 import { relPath } from '../../util/repo-path.js';
 import { readTextOrNull } from '../../util/read.js';
@@ -39,6 +41,17 @@ export function renderPathNote(paths: RunPaths): string {
   const progress = path.relative(paths.repoRoot, paths.progress).split(path.sep).join('/');
   if (prd === 'ralph/prd.json' && progress === 'ralph/progress.txt') return '';
   return `Note from the runner: in this loop the plan is \`${prd}\` and the progress log is \`${progress}\`. Wherever these instructions say ralph/prd.json or ralph/progress.txt, use those files.\n\n`;
+}
+
+/**
+ * Stories the plan sets aside (prd/skip.ts), named for the agent: a prompt.md installed before `skip` existed
+ * says to pick any story with `passes: false`. `plan` is the runner's baseline, never the file the agent edits.
+ */
+export function renderSkipNote(plan: Prd | undefined): string {
+  const ids = plan ? plan.userStories.filter(isSkipped).map((s) => s.id) : [];
+  if (!ids.length) return '';
+  const which = ids.length === 1 ? `story ${ids[0]} is` : `stories ${ids.join(', ')} are`;
+  return `Note from the runner: ${which} set aside in the plan ("skip"). Do not work on ${ids.length === 1 ? 'it' : 'them'} or change ${ids.length === 1 ? 'its' : 'their'} entries; for dependsOn, ${ids.length === 1 ? 'it counts' : 'they count'} as done.\n\n`;
 }
 
 // An agent (or a reset it ran) can remove the prompt; that ends the loop with a message, not a Node stack.
