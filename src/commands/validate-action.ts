@@ -22,15 +22,18 @@ function printText(result: ValidateResult): void {
   if (result.unreadable) {
     throw new RalphkitError(`${result.file}: ${result.problems[0].message}`, { exitCode: EXIT.refused, hint: MISSING_HINT });
   }
-  for (const warning of result.warnings) logger.out(formatPrdWarning(warning));
   if (!result.valid) {
-    for (const problem of result.problems) logger.out(formatPrdProblem(problem));
+    // Problems and warnings in file order, so each line reads where it points.
+    const lines = [...result.problems.map((p) => ({ p, text: formatPrdProblem(p) })), ...result.warnings.map((p) => ({ p, text: formatPrdWarning(p) }))];
+    lines.sort((a, b) => (a.p.line ?? 0) - (b.p.line ?? 0) || (a.p.col ?? 0) - (b.p.col ?? 0));
+    for (const line of lines) logger.out(line.text);
     const count = result.problems.length;
     throw new RalphkitError(`${count} ${count === 1 ? 'problem' : 'problems'} in ${result.file}`, {
       exitCode: EXIT.refused,
       hint: `fix ${count === 1 ? 'it' : 'them'}, then run: npx ralphkit validate ${result.file}`,
     });
   }
+  for (const warning of result.warnings) logger.out(formatPrdWarning(warning));
   const skipped = result.skipped ? `, ${result.skipped} skipped` : '';
   logger.out(`${result.file}: valid, ${plural(result.stories!, 'story', 'stories')}, ${result.passing} passing${skipped}`);
   if (!result.hasChecks) logger.warn('no checks in this plan: the runner will take every story on the agent\'s word');

@@ -45,6 +45,17 @@ describe('ralphkit validate (built CLI)', () => {
     expect(doc.warnings.map((w: { code: string; line: number }) => [w.code, w.line])).toEqual([['skip-spelling', 2], ['did-you-mean', 3], ['unsafe-text', 5]]);
   });
 
+  it('an invalid plan lists its warnings too, in file order with the problems (exit 2)', async () => {
+    const text = '{"branchName": "ralph/x", "userStories": [\n{"id": "A", "title": "t", "acceptanceCriteria": ["a"], "priority": 1, "passes": false, "dependencies": []},\n{"id": "B", "title": "t", "acceptanceCriteria": ["a"], "priority": 1}\n]}\n';
+    const r = await runCli(['validate'], { cwd: withPlan(text) });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe(
+      'ralph/prd.json:2:88: warning: userStories[0] (A): "dependencies" is not a field ralphkit reads, so it is ignored; did you mean "dependsOn"?\n' +
+        'ralph/prd.json:3:1: userStories[1] (B): missing required field "passes" (true or false)\n',
+    );
+    expect(r.stderr).toContain('error: 1 problem in ralph/prd.json');
+  });
+
   it('finds the original layout scripts/ralph/prd.json when ralph/prd.json is absent, and says so', async () => {
     const dir = testdir();
     writeFiles(dir, { 'scripts/ralph/prd.json': fixture('full.json') });
