@@ -1,7 +1,9 @@
 // Where the plan is when nobody names it: ralphkit's `ralph/prd.json`, else the original Ralph layout's
 // `scripts/ralph/prd.json` (SPEC §13). The original is also taken when `ralph/prd.json` is still the example
 // install wrote, which is what a repository that had the original layout before `install` holds. What follows the
-// plan: its progress.txt beside it; the prompt stays `ralph/prompt.md` and runs stay in `ralph/.runs/`.
+// plan: its progress.txt and archive/ beside it (as in the original); the prompt stays `ralph/prompt.md` (ralphkit's
+// instructions, which know about verification; the runner's note names the plan's real path) and runs stay in
+// `ralph/.runs/`.
 // Built-ins only: `validate`, the dashboard and the loop engine all call it.
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
