@@ -77,4 +77,27 @@ describe('a plan with stories set aside', () => {
     expect(git(dir, 'status', '--porcelain')).toBe('');
     expect(readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8')).toContain('the runner undid these edits');
   });
+
+  it.each(['delete', 'forge'])('an agent that sets every story aside, then %ss the runner\'s plan record and kills it, gets no exit 0 on resume or on a new start', async (record) => {
+    const plan: Prd = { project: 'Demo', branchName: 'ralph/demo', userStories: [story('US-1', 1), story('US-2', 2)] };
+    const dir = installedRepo({ skills: false, plan });
+    const killed = await ralph(dir, 'set-aside-and-kill.mjs', ['6'], { RUNNER_RECORD: record });
+    expect(killed.code).not.toBe(0);
+    expect(readPrd(dir).userStories.every((s) => s.skip === true)).toBe(true); // the attack landed, committed
+    const honest = ['--agent-cmd', `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`, '--pause', '0'];
+    // Resumed: the skips are not in the loop's plan commit, so they are edits the owner must accept.
+    const resumed = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume', 'e2e', ...honest], { cwd: dir });
+    expect(resumed.code, resumed.stderr).toBe(2);
+    expect(resumed.stderr).toContain("story US-1: set aside (skip) since the loop's plan commit");
+    expect(resumed.stderr).toContain("story US-2: set aside (skip) since the loop's plan commit");
+    expect(resumed.stderr).toContain('--accept-plan-edits');
+    // Accepted (or a new loop on this HEAD): a plan with every story set aside has nothing to do, and says so.
+    const accepted = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume', 'e2e', '--accept-plan-edits', ...honest], { cwd: dir });
+    expect(accepted.code, accepted.stderr).toBe(2);
+    expect(accepted.stderr).toContain('every story in ralph/prd.json is set aside ("skip"): nothing for the loop to do');
+    const fresh = await run(path.join(dir, 'ralph/ralph.sh'), ['--name', 'fresh', ...honest], { cwd: dir });
+    expect(fresh.code, fresh.stderr).toBe(2);
+    expect(fresh.stderr).toContain('nothing for the loop to do');
+  });
 });
+

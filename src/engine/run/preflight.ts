@@ -9,6 +9,7 @@ import type { Prd } from '../../prd/types.js';
 import { isValidBranchName } from '../git/git.js';
 import { LoopExit, LOOP_EXIT, usageExit } from '../errors.js';
 import { isExamplePlan } from '../../prd/example-plan.js';
+import { isSkipped } from '../../prd/skip.js';
 import { choosePlanFile } from '../../prd/plan-location.js';
 import type { Emit } from '../events.js';
 import { ralphkitCommand } from '../../util/invocation.js';
@@ -56,6 +57,20 @@ export function refuseExamplePlan(prd: Prd, paths: RunPaths): void {
   if (!isExamplePlan(prd)) return;
   const rel = showPlanPath(paths);
   throw new LoopExit(2, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: ${ralphkitCommand(`validate ${rel}`)}`);
+}
+
+/**
+ * Stories set aside are not worked on and not checked, so they are named before a run rather than only in its exit
+ * line; a plan with nothing but set-aside stories has nothing to run, and exit 0 on it would mean nothing.
+ */
+export function reportSetAside(prd: Prd, paths: RunPaths, emit: Emit): void {
+  const ids = prd.userStories.filter(isSkipped).map((s) => s.id);
+  if (!ids.length) return;
+  const rel = showPlanPath(paths);
+  if (ids.length === prd.userStories.length) {
+    throw new LoopExit(2, `every story in ${rel} is set aside ("skip"): nothing for the loop to do`, `remove "skip" (or a "passes": "cancelled"/"skipped") from the stories to work on in ${rel}, commit, then start again`);
+  }
+  emit({ type: 'warn', message: `${ids.length} ${ids.length === 1 ? 'story' : 'stories'} set aside in ${rel} ("skip"): not worked on, not checked, not counted: ${ids.join(', ')}` });
 }
 
 function showPlanPath(paths: RunPaths): string {

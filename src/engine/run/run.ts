@@ -15,7 +15,7 @@ import { lastPlanPath, ledgerPath, loopDir, newLoopId, statePath } from '../stor
 import { writeState } from '../store/state-file.js';
 import { isCancelRequested, clearCancelMarker } from '../store/cancel.js';
 import { ownProcessStart } from '../processes.js';
-import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, locatePlan, refuseWaitWithoutCeiling, refuseUnboundedLoop, reportsCost } from './preflight.js';
+import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, locatePlan, refuseWaitWithoutCeiling, refuseUnboundedLoop, reportsCost, reportSetAside } from './preflight.js';
 import { findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted } from './resume.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
 import { runLoop } from '../core/loop.js';
@@ -66,6 +66,7 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
     return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), io, emit, json: options.json });
   }
   refuseExamplePlan(prd, paths);
+  reportSetAside(prd, paths, emit);
   refuseModifiedEngine(repoRoot, options.allowModifiedEngine, (message) => emit({ type: 'warn', message }), io.packagedEngine);
   refuseSandbox(options, io.env);
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {

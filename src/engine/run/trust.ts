@@ -9,7 +9,7 @@ import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
 import { type Pins } from '../types.js';
 import type { Emit } from '../events.js';
-import { headSha } from '../git/git.js';
+import { headSha, readFileAt } from '../git/git.js';
 import { planPrdRepair } from '../verify/prd-diff.js';
 import { readBaseline, readPinCommit, recordBaseline, recordPinCommit, pinsRef } from '../verify/baseline.js';
 import { readPins, readTreeFiles } from '../verify/checkout.js';
@@ -38,31 +38,61 @@ export interface RunTrust {
 }
 
 /**
- * Before a resumed loop reads its plan: the plan on disk is compared with the runner's own last record of it. A file
- * the agent left half-written (a kill mid-write) is backed up and replaced by that record; edits beyond `passes` and
- * `notes` (the owner's, between runs, or an agent's before a kill) are shown and need --accept-plan-edits. Returns the
- * baseline claims are judged against (`passes` as the runner last settled them), or null when no record exists.
+ * Before a resumed loop reads its plan: the plan on disk is compared with the runner's own last record of it (or,
+ * when that record is gone, with the plan at the loop's plan commit). A file the agent left half-written (a kill
+ * mid-write) is backed up and replaced by that record; edits beyond `passes` and `notes` (the owner's, between runs,
+ * or an agent's before a kill), and stories set aside since the plan commit (SPEC §13: only the plan's own skips
+ * count), are shown and need --accept-plan-edits. Returns the baseline claims are judged against (`passes` as the
+ * runner last settled them), or null when no record exists.
  */
 export async function settleResumedPlan(paths: RunPaths, loopId: string, options: RunOptions, emit: Emit, ask?: (question: string) => Promise<boolean>): Promise<string | null> {
-  const recorded = await readBaseline(paths.repoRoot, loopId);
-  if (recorded === null) return null;
   const rel = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');
+  const planCommit = await readPinCommit(paths.repoRoot, loopId);
+  const atPlanCommit = planCommit ? await readFileAt(paths.repoRoot, planCommit, rel) : null;
+  const recorded = (await readBaseline(paths.repoRoot, loopId)) ?? atPlanCommit;
+  if (recorded === null) return null;
   const disk = readTextOrNull(paths.prd);
   if (disk === null || !parsesAsPlan(disk)) {
     const saved = disk === null ? null : backUp(paths, rel);
+    await confirmPlanEdits(renderLateSkips(recorded, atPlanCommit), rel, loopId, options, emit, ask);
     atomicWriteFileSync(paths.prd, recorded);
     emit({ type: 'warn', message: `${rel} was ${disk === null ? 'missing' : 'not a readable plan (left half-written?)'}; restored the runner's last record of it${saved ? `, and kept the damaged file as ${saved}` : ''}` });
     return recorded;
   }
   const repair = planPrdRepair(recorded, disk, rel);
-  if (!repair.restored.length) return recorded;
-  const edits = repair.restored.map((r) => `  - ${r.replace(/; restored$/, '')}`).join('\n');
-  const accepted = options.acceptPlanEdits || (ask ? await ask(`${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${edits}\nAre these your edits, to continue with? [y/N] `) : false);
-  if (!accepted) {
-    throw new LoopExit(2, `${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${edits}`, `if these are your edits, continue with them: ./ralph/ralph.sh --resume ${loopId} --accept-plan-edits; to drop them: git diff -- ${rel} shows them, git checkout -- ${rel} undoes uncommitted ones`);
-  }
-  emit({ type: 'warn', message: `accepted the edits to ${rel}${options.acceptPlanEdits ? ' (--accept-plan-edits)' : ''}:\n${edits}` });
+  const edits = [...repair.restored.map((r) => r.replace(/; restored$/, '')), ...renderLateSkips(disk, atPlanCommit)];
+  if (!edits.length) return recorded;
+  await confirmPlanEdits(edits, rel, loopId, options, emit, ask);
   return renderAcceptedBaseline(recorded, disk);
+}
+
+/**
+ * Stories set aside in `plan` that the plan commit did not set aside. The runner's record can be moved by an agent
+ * that also kills the runner; the plan commit is what the pins, and the loop's start, rest on.
+ */
+function renderLateSkips(plan: string, atPlanCommit: string | null): string[] {
+  const before = new Set(skippedIds(atPlanCommit));
+  return skippedIds(plan).filter((id) => !before.has(id)).map((id) => `story ${id}: set aside (skip) since the loop's plan commit`);
+}
+
+function skippedIds(text: string | null): string[] {
+  if (text === null) return [];
+  try {
+    const plan = JSON.parse(text) as Prd;
+    return Array.isArray(plan?.userStories) ? plan.userStories.filter((s) => s && isSkipped(s)).map((s) => String(s.id)) : [];
+  } catch {
+    return [];
+  }
+}
+
+async function confirmPlanEdits(edits: string[], rel: string, loopId: string, options: RunOptions, emit: Emit, ask?: (question: string) => Promise<boolean>): Promise<void> {
+  if (!edits.length) return;
+  const list = [...new Set(edits)].map((e) => `  - ${e}`).join('\n');
+  const accepted = options.acceptPlanEdits || (ask ? await ask(`${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${list}\nAre these your edits, to continue with? [y/N] `) : false);
+  if (!accepted) {
+    throw new LoopExit(2, `${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${list}`, `if these are your edits, continue with them: ./ralph/ralph.sh --resume ${loopId} --accept-plan-edits; to drop them: git diff -- ${rel} shows them, git checkout -- ${rel} undoes uncommitted ones`);
+  }
+  emit({ type: 'warn', message: `accepted the edits to ${rel}${options.acceptPlanEdits ? ' (--accept-plan-edits)' : ''}:\n${list}` });
 }
 
 /**
