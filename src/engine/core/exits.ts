@@ -35,6 +35,20 @@ export function costExit(state: LoopState, config: LoopConfig): LoopExit {
   return new LoopExit(LOOP_EXIT.budget, `cost limit reached: ${renderUsd(state.costUsd)} of $${config.maxCost}`, 'raise --max-cost and continue with --resume-last');
 }
 
+/**
+ * With no iteration cap, --max-cost is the loop's only sure end; an iteration whose agent reported no cost (killed at
+ * the timeout, crashed, a result line too long to read) still cost money. This many in a row end the run.
+ */
+export const MAX_UNPRICED_ITERATIONS = 3;
+
+export function unpricedExit(state: LoopState): LoopExit {
+  return new LoopExit(
+    LOOP_EXIT.budget,
+    `no cost reported for ${MAX_UNPRICED_ITERATIONS} iterations in a row (${renderUsd(state.costUsd)} counted so far): with no iteration cap, --max-cost cannot bound this run`,
+    'read the last iteration logs in ralph/.runs/, then continue with a number of iterations: ./ralph/ralph.sh --resume-last 10',
+  );
+}
+
 export function throwIfAborted(signal: AbortSignal): void {
   if (signal.aborted) throw new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
 }

@@ -5,7 +5,7 @@ import type { AgentRunRecord, LoopConfig, LoopDeps, LoopState, VerifyResult } fr
 import { detectTag } from './tags.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { runAgentWithRetries } from './retries.js';
-import { renderAllPass, maxIterationsExit, overCost, costExit, throwIfAborted } from './exits.js';
+import { renderAllPass, maxIterationsExit, overCost, costExit, throwIfAborted, MAX_UNPRICED_ITERATIONS, unpricedExit } from './exits.js';
 import { isSettled } from '../../prd/skip.js';
 
 /** Runs iterations until something ends the loop; always ends by returning (never throwing) a LoopExit. */
@@ -13,9 +13,11 @@ export async function runLoop(state: LoopState, config: LoopConfig, deps: LoopDe
   try {
     await finishInterruptedIteration(state, config, deps);
     let iteration = state.iteration === 0 ? 1 : state.iterationDone ? state.iteration + 1 : state.iteration;
+    let unpriced = 0;
     for (;;) {
       await checkLimits(state, config, deps, iteration);
-      await runIteration(state, config, deps, iteration);
+      unpriced = (await runIteration(state, config, deps, iteration)) ? 0 : unpriced + 1;
+      if (config.maxIterations === 0 && config.maxCost !== undefined && unpriced >= MAX_UNPRICED_ITERATIONS) throw unpricedExit(state);
       iteration++;
       if (config.pauseMs > 0) await deps.clock.sleep(config.pauseMs, deps.signal);
       throwIfAborted(deps.signal);
@@ -35,7 +37,8 @@ async function checkLimits(state: LoopState, config: LoopConfig, deps: LoopDeps,
   throwIfAborted(deps.signal);
 }
 
-async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<void> {
+/** One iteration; true when its agent reported a cost. */
+async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<boolean> {
   Object.assign(state, { iteration, iterationDone: false, verifying: undefined, updatedAt: deps.clock.now().toISOString() });
   deps.saveState(state, 'iteration-start');
   deps.emit({ type: 'iteration-start', iteration, maxIterations: config.maxIterations });
@@ -57,6 +60,7 @@ async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps
   state.verifying = ran;
   deps.saveState(state, 'verifying');
   await settleIteration(state, config, deps, prdBefore, ran, headAfter);
+  return result.costUsd !== undefined;
 }
 
 /**

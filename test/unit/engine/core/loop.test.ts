@@ -113,7 +113,9 @@ describe('runLoop exit codes', () => {
     ['an accepted claim is progress even without a commit', [lie, lie, { verdicts: [verified()] }, lie, lie, lie], {}, 4, 6],
     ['one accepted claim among rejected ones is progress', [lie, lie, { commit: true, planOnly: true, verdicts: [rejected('US-2'), verified()] }, lie, lie, lie], {}, 4, 6],
     ['a commit of work without claims is progress', [lie, lie, work, lie, lie, lie], {}, 4, 6],
-    ['max iterations 0: no cap, past ten iterations until the plan is done → 0', [...Array(14).fill(work), { commit: true, allPass: true }], { config: { maxIterations: 0, maxCost: 100 } }, 0, 15],
+    ['max iterations 0: no cap, past ten iterations until the plan is done → 0', [...Array(14).fill({ ...work, cost: 0.01 }), { commit: true, allPass: true }], { config: { maxIterations: 0, maxCost: 100 } }, 0, 15],
+    ['max iterations 0 bounded by cost: three iterations in a row with no cost reported end it → 5', [{ ...work, cost: 0.01 }, work, work, { ...work, cost: 0.01 }, work, work, work, work], { config: { maxIterations: 0, maxCost: 100 } }, 5, 7],
+    ['with an iteration cap, iterations without a cost are no reason to stop', [work, work, work, work, { commit: true, allPass: true }], { config: { maxIterations: 10, maxCost: 100 } }, 0, 5],
     ['max iterations 0: no cap, until the cost budget ends it → 5', [{ commit: true, cost: 0.1 }], { config: { maxIterations: 0, maxCost: 1.5 } }, 5, 15],
     ['a loop with its own completion word: the default tag is not it; STUCK still is → 3', [{ say: '<promise>COMPLETE</promise>', commit: true }, { say: '<promise>STUCK</promise>' }], { config: { completionPromise: 'WORK_COMPLETE' } }, 3, 2],
   ])('%s', async (_name, steps, opts, code, iterations) => {
