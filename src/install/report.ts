@@ -5,6 +5,7 @@ import { select } from '../util/prompt.js';
 import { renderConflicts, renderCounts, renderKeptLines, renderPlanLines } from './render.js';
 import type { AskConflict, FileRunResult } from './run-files.js';
 import { ralphkitCommand } from '../util/invocation.js';
+import { renderTerminalJson, sanitizeForTerminal } from '../util/ansi.js';
 
 export interface ReportOptions {
   /** e.g. "install": names the command in the JSON document and in hints (`ralphkit <command>`). */
@@ -25,7 +26,7 @@ export function renderJson(result: FileRunResult, command: string, extra: Record
     warnings: result.warnings,
     ...extra,
   };
-  return JSON.stringify(doc, null, 2);
+  return renderTerminalJson(doc, 2);
 }
 
 /** Prints the result; throws (exit 2) when conflicts or an aborted prompt left nothing written. */
@@ -43,7 +44,8 @@ function printText(result: FileRunResult, command: string): void {
   const title = result.status === 'dry-run' ? 'Dry run (nothing written): plan for' : result.status === 'written' ? 'Installed into' : 'Plan for';
   logger.out(`${title} ${result.cwd} (ralphkit ${result.version}):`);
   logger.out(renderPlanLines(result.plan).join('\n'));
-  for (const diff of Object.values(result.diffs)) if (diff) logger.out(`\n${diff.trimEnd()}`);
+  // A diff quotes files an agent can write (the runner, a skill): shown without their control sequences.
+  for (const diff of Object.values(result.diffs)) if (diff) logger.out(`\n${sanitizeForTerminal(diff.trimEnd())}`);
   if (result.status === 'written') {
     logger.out(color.success(`Done: ${renderCounts(result.plan)}.`));
     for (const line of kept) logger.out(line);
@@ -80,7 +82,7 @@ export async function withJsonErrors<T>(json: boolean | undefined, command: stri
 function printJsonError(err: unknown, command: string): void {
   const exitCode = err instanceof RalphkitError ? err.exitCode : EXIT.error;
   const doc = { command, status: exitCode === EXIT.refused ? 'refused' : 'error', exitCode, error: err instanceof Error ? err.message : String(err), hint: err instanceof RalphkitError ? err.hint : undefined };
-  logger.out(JSON.stringify(doc, null, 2));
+  logger.json(doc);
 }
 
 /** The prompt shown for each conflict when a person is at the terminal. */
@@ -95,6 +97,6 @@ export const askAtTerminal: AskConflict = async (item, diff) => {
     ] as const);
     if (answer === undefined) return 'abort';
     if (answer !== 'diff') return answer;
-    logger.info(diff || '(no textual difference)');
+    logger.info(diff ? sanitizeForTerminal(diff) : '(no textual difference)');
   }
 };

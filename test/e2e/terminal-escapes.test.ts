@@ -85,4 +85,19 @@ describe('escape sequences from the agent and the plan', () => {
     expect(both(json)).not.toMatch(UNSAFE);
     expect(JSON.stringify(JSON.parse(json.stdout))).toContain(JSON.stringify(`US-9${OSC52}${C1}`).slice(1, -1));
   });
+
+  it('install --diff shows an edited runner file without them, in text and in --json', async () => {
+    const dir = installedRepo();
+    // The agent can write ralph/ralph.sh; the owner then reads the diff install shows.
+    writeFileSync(path.join(dir, 'ralph/ralph.sh'), `${readFileSync(path.join(dir, 'ralph/ralph.sh'), 'utf8')}# ${OSC52}edited${C1}\n`);
+    const text = await runCli(['install', '--diff', '--dry-run', '--force', '--cwd', dir]);
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain('edited');
+    expect(both(text)).not.toMatch(UNSAFE);
+    const json = await runCli(['install', '--diff', '--dry-run', '--force', '--json', '--cwd', dir]);
+    expect(both(json)).not.toMatch(UNSAFE);
+    const doc = JSON.parse(json.stdout) as { files: { path: string; diff?: string }[] };
+    expect(doc.files.find((f) => f.path === 'ralph/ralph.sh')?.diff).toContain(`${OSC52}edited${C1}`);
+  });
 });
+
