@@ -55,8 +55,10 @@ export class RunnerFileError extends LoopExit {
 }
 
 const DISK_FULL_CODES = new Set(['ENOSPC', 'EDQUOT']);
-// What git prints when a write fails for want of space: strerror's words, or its own "Out of diskspace".
-const GIT_DISK_FULL = /No space left on device|Out of diskspace|Disk quota exceeded/i;
+// What git prints when a write fails for want of space: strerror's words, or its own "Out of diskspace", ending a
+// fatal: or error: line. Anchored at the end: git quotes paths the agent named, so the words anywhere else could be
+// a file name, and a claim would then stop the loop instead of being rejected.
+const GIT_DISK_FULL = /^(?:fatal|error): (.*(?:No space left on device|Out of diskspace|Disk quota exceeded))\.?\s*$/im;
 
 export function isDiskFull(err: unknown): boolean {
   return DISK_FULL_CODES.has((err as NodeJS.ErrnoException)?.code ?? '');
@@ -68,8 +70,8 @@ function diskFullHint(repoRoot: string): string {
 
 /** A git command that failed because the disk is full, as a RunnerFileError (exit 1) instead of a stack trace; else null. */
 export function gitDiskFullError(repoRoot: string, command: string, stderr: string): RunnerFileError | null {
-  if (!GIT_DISK_FULL.test(stderr)) return null;
-  const said = stderr.trim().split(/\r?\n/)[0].replace(/^(fatal|error):\s*/, '');
+  const said = GIT_DISK_FULL.exec(stderr)?.[1];
+  if (said === undefined) return null;
   return new RunnerFileError(path.join(repoRoot, '.git'), `the disk is full: ${command} could not write (${said})`, diskFullHint(repoRoot), true);
 }
 

@@ -64,7 +64,13 @@ describe('gitDiskFullError', () => {
     expect(gitDiskFullError('/r', 'git add', stderr)).toMatchObject({ diskFull: true, code: 1, message: `the disk is full: git add could not write (${said})` });
   });
 
-  it('any other git failure is not', () => {
-    expect(gitDiskFullError('/r', 'git add', "fatal: pathspec 'x' did not match any files")).toBeNull();
+  it.each([
+    "fatal: pathspec 'x' did not match any files",
+    // git quotes paths the agent chose: the words inside one are not git's verdict.
+    "error: unable to create file 'No space left on device/a': Permission denied",
+    "fatal: pathspec 'Out of diskspace' did not match any files",
+    'hint: No space left on device',
+  ])('any other git failure is not: %j', (stderr) => {
+    expect(gitDiskFullError('/r', 'git add', stderr)).toBeNull();
   });
 });
