@@ -1,11 +1,18 @@
 // Characters that have no place in a story's id or title: C0 and C1 controls, and the bidi embeddings, overrides
 // and isolates that make text display differently from what it is (the "Trojan Source" characters). A plan's ids
-// end up in branch names, commit messages and terminals. Leaf module, built-ins only: the engine bundles it.
+// end up in branch names, commit messages and terminals. Built-ins only: the engine bundles it.
 
-export const UNSAFE_CHAR = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/;
-const UNSAFE_CHARS = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/g;
+import { BIDI_CONTROLS } from '../util/ansi.js';
+
+// The same bidi marks the terminal layer removes (util/ansi.ts), so what validate names is what a terminal hides.
+const UNSAFE_CLASS = `[\\u0000-\\u001f\\u007f-\\u009f${BIDI_CONTROLS}]`;
+export const UNSAFE_CHAR = new RegExp(UNSAFE_CLASS);
+const UNSAFE_CHARS = new RegExp(UNSAFE_CLASS, 'g');
 
 const BIDI_NAMES: Record<number, string> = {
+  0x061c: 'arabic letter mark',
+  0x200e: 'left-to-right mark',
+  0x200f: 'right-to-left mark',
   0x202a: 'left-to-right embedding',
   0x202b: 'right-to-left embedding',
   0x202c: 'pop directional formatting',

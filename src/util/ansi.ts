@@ -22,7 +22,9 @@ const SEQUENCES = new RegExp(
 );
 // Then every control character left (C0 but tab and newline, DEL, C1, a lone ESC of an unterminated sequence), and
 // the invisible marks that reorder text (bidi embeddings, overrides, isolates, LRM/RLM/ALM).
-const CONTROL_CLASS = '[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069]';
+/** The marks that reorder text, as a character-class body: ALM, LRM, RLM, bidi embeddings, overrides, isolates. */
+export const BIDI_CONTROLS = '\\u061c\\u200e\\u200f\\u202a-\\u202e\\u2066-\\u2069';
+const CONTROL_CLASS = `[\\x00-\\x08\\x0b-\\x1f\\x7f-\\x9f${BIDI_CONTROLS}]`;
 const CONTROLS = new RegExp(CONTROL_CLASS, 'g');
 const ANY_UNSAFE = new RegExp(CONTROL_CLASS);
 
@@ -37,7 +39,7 @@ export function sanitizeForTerminal(text: string): string {
 }
 
 // JSON.stringify escapes C0 but leaves DEL, C1 and the bidi controls raw; as \u escapes they mean the same to a parser.
-const JSON_RAW = /[\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069\u2028\u2029]/g;
+const JSON_RAW = new RegExp(`[\\x7f-\\x9f${BIDI_CONTROLS}\\u2028\\u2029]`, 'g');
 
 /** JSON for a terminal or a pipe: the same document, with every character a terminal could act on escaped. */
 export function renderTerminalJson(value: unknown, indent?: number): string {

@@ -27,6 +27,7 @@ const WARNED: [string, string, PrdProblemCode, string][] = [
   ['depends_on for dependsOn', plan(`${STORY}, "passes": false, ${MARK}"depends_on": []`), 'did-you-mean', 'did you mean "dependsOn"?'],
   ['Checks at plan level', plan(`${STORY}, "passes": false`, `\n  ${MARK}"Checks": ["npm test"],`), 'did-you-mean', '"Checks" is not a field ralphkit reads, so it is ignored; did you mean "checks"?'],
   ['a right-to-left override in a title', plan(`"id": "US-001", "title": ${MARK}"Fix \u202egnp.exe", "acceptanceCriteria": ["a"], "priority": 1, "passes": false`), 'unsafe-text', 'userStories[0] (US-001): the title contains U+202E (right-to-left override)'],
+  ['a right-to-left mark in a title (hidden by the terminal layer too)', plan(`"id": "US-001", "title": ${MARK}"Fix \u200fit", "acceptanceCriteria": ["a"], "priority": 1, "passes": false`), 'unsafe-text', 'userStories[0] (US-001): the title contains U+200F (right-to-left mark)'],
   ['an isolate in an id', plan(`"id": ${MARK}"US\u20661", "title": "t", "acceptanceCriteria": ["a"], "priority": 1, "passes": false`), 'unsafe-text', 'userStories[0] (US<U+2066>1): the id contains U+2066 (left-to-right isolate)'],
   ['a bell and a C1 control in a title', plan(`"id": "US-001", "title": ${MARK}"a\\u0007b\u0085", "acceptanceCriteria": ["a"], "priority": 1, "passes": false`), 'unsafe-text', 'the title contains U+0007 (a control character), U+0085 (a control character)'],
 ];
