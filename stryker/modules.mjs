@@ -1,0 +1,57 @@
+// The modules `npm run mutate` scores, each with the test files that exercise it (only those run).
+// `floor` is the lowest score a later run may report (`npm run mutate -- --floor`); `pure` modules
+// are the ones cheap enough to re-check often (no processes, no git).
+export const MODULES = [
+  {
+    name: 'install/plan',
+    mutate: 'src/install/plan.ts',
+    tests: ['test/unit/install/plan.test.ts', 'test/unit/install/diff.test.ts'],
+    pure: true,
+  },
+  {
+    name: 'prd/validate',
+    mutate: 'src/prd/validate.ts',
+    tests: [
+      'test/unit/prd/validate.test.ts',
+      'test/unit/prd/validate-large-plan.test.ts',
+      'test/unit/prd/validate-fast-path.test.ts',
+      'test/unit/prd/quick-check.test.ts',
+    ],
+    pure: true,
+  },
+  {
+    name: 'prd/schema',
+    mutate: 'src/prd/schema.ts',
+    tests: [
+      'test/unit/prd/validate.test.ts',
+      'test/unit/prd/validate-large-plan.test.ts',
+      'test/unit/prd/validate-fast-path.test.ts',
+      'test/unit/prd/quick-check.test.ts',
+    ],
+    pure: true,
+  },
+  {
+    name: 'verify/prd-diff',
+    mutate: 'src/engine/verify/prd-diff.ts',
+    tests: ['test/unit/engine/verify/prd-diff.test.ts'],
+    pure: true,
+  },
+  {
+    name: 'core/tags',
+    mutate: 'src/engine/core/tags.ts',
+    tests: ['test/unit/engine/core/tags.test.ts', 'test/unit/engine/parsers.test.ts'],
+    pure: true,
+  },
+  {
+    name: 'core/duration',
+    mutate: 'src/engine/core/duration.ts',
+    tests: ['test/unit/engine/parsers.test.ts'],
+    pure: true,
+  },
+  {
+    name: 'core/loop',
+    mutate: 'src/engine/core/loop.ts',
+    tests: ['test/unit/engine/core/loop.test.ts', 'test/unit/engine/core/loop-resume.test.ts'],
+    pure: false,
+  },
+];
