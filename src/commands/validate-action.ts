@@ -2,7 +2,7 @@
 import { ExitError, EXIT, RalphkitError } from '../errors.js';
 import { logger } from '../logger.js';
 import { runValidate, type ValidateResult } from '../prd/run-validate.js';
-import { formatPrdProblem } from '../prd/validate.js';
+import { formatPrdProblem, formatPrdWarning } from '../prd/validate.js';
 import { resolveCwdFolder, resolvePlanRoot } from '../util/cwd.js';
 import { sanitizeForTerminal } from '../util/ansi.js';
 import type { ValidateCommandOptions } from './validate.js';
@@ -20,19 +20,25 @@ export async function validateAction(file: string | undefined, opts: ValidateCom
 }
 
 function printText(result: ValidateResult): void {
+  if (result.note) logger.info(result.note);
   if (result.unreadable) {
     throw new RalphkitError(`${result.file}: ${result.problems[0].message}`, { exitCode: EXIT.refused, hint: missingHint() });
   }
   if (!result.valid) {
+    // Problems and warnings in file order, so each line reads where it points.
+    const lines = [...result.problems.map((p) => ({ p, text: formatPrdProblem(p) })), ...result.warnings.map((p) => ({ p, text: formatPrdWarning(p) }))];
+    lines.sort((a, b) => (a.p.line ?? 0) - (b.p.line ?? 0) || (a.p.col ?? 0) - (b.p.col ?? 0));
     // A problem quotes the plan (an id, a title, a value), which an agent can write.
-    for (const problem of result.problems) logger.out(sanitizeForTerminal(formatPrdProblem(problem)));
+    for (const line of lines) logger.out(sanitizeForTerminal(line.text));
     const count = result.problems.length;
     throw new RalphkitError(`${count} ${count === 1 ? 'problem' : 'problems'} in ${result.file}`, {
       exitCode: EXIT.refused,
       hint: `fix ${count === 1 ? 'it' : 'them'}, then run: ${ralphkitCommand(`validate ${result.file}`)}`,
     });
   }
-  logger.out(`${result.file}: valid, ${plural(result.stories!, 'story', 'stories')}, ${result.passing} passing`);
+  for (const warning of result.warnings) logger.out(sanitizeForTerminal(formatPrdWarning(warning)));
+  const skipped = result.skipped ? `, ${result.skipped} skipped` : '';
+  logger.out(`${result.file}: valid, ${plural(result.stories!, 'story', 'stories')}, ${result.passing} passing${skipped}`);
   if (!result.hasChecks) logger.warn('no checks in this plan: the runner will take every story on the agent\'s word');
 }
 
@@ -40,9 +46,11 @@ function printJson(result: ValidateResult): void {
   const doc = {
     file: result.file,
     valid: result.valid,
-    ...(result.valid ? { stories: result.stories, passing: result.passing } : {}),
+    ...(result.valid ? { stories: result.stories, passing: result.passing, skipped: result.skipped } : {}),
     problems: result.problems,
+    warnings: result.warnings,
   };
+  if (result.note) logger.info(result.note);
   logger.json(doc);
   if (result.unreadable) logger.hint(missingHint());
   if (!result.valid) throw new ExitError(EXIT.refused);

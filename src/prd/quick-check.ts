@@ -4,10 +4,11 @@
 // Built-ins only: the loop engine bundles this file.
 import { branchNameProblem } from './branch-name.js';
 import { MAX_DEPTH } from './json-parse.js';
-import { PLAN_FIELDS, STORY_FIELDS, fieldTable, valueIsClean, type FieldTable } from './schema.js';
+import { PLAN_FIELDS, STORY_FIELDS, fieldTable, meantKey, valueIsClean, type FieldTable } from './schema.js';
+import { UNSAFE_CHAR } from './unsafe-text.js';
 import type { Prd } from './types.js';
 
-/** The plan when the full check would find no problem in `text`; undefined when it might find one. */
+/** The plan when the full check would find no problem and no warning in `text`; undefined when it might find one. */
 export function quickCheckPlan(text: string): Prd | undefined {
   if (text.charCodeAt(0) === 0xfeff || inheritsEnumerable()) return undefined;
   let value: unknown;
@@ -55,6 +56,8 @@ function planIsClean(root: unknown, tally: Tally): boolean {
     const story = stories[i];
     if (!isObject(story) || !objectIsClean(story, STORY_TABLE, 3, tally)) return false;
     const id = story.id as string;
+    // Warnings are the full check's to place (validate.ts): an unsafe id or title is handed on.
+    if (UNSAFE_CHAR.test(id) || UNSAFE_CHAR.test(story.title as string)) return false;
     if (indexOf.has(id)) return false;
     indexOf.set(id, i);
     const list = Object.hasOwn(story, 'dependsOn') ? (story.dependsOn as string[]) : [];
@@ -79,6 +82,7 @@ function objectIsClean(obj: Record<string, unknown>, table: FieldTable, depth: n
     const value = obj[key];
     const spec = table.byKey.get(key);
     if (spec === undefined) {
+      if (meantKey(key, table.specs) !== undefined) return false; // maybe a "did you mean": the full check decides
       colons += countChar(key, ':');
       if (!tallyValue(value, depth, tally)) return false;
       continue;

@@ -1,6 +1,7 @@
 // The fields of prd.json (SPEC §5) as tables, and the checks that walk a parsed document against them.
 // Unknown fields are allowed: the format is a superset, and other tools add their own.
 import type { JsonArray, JsonNode, JsonObject } from './json-parse.js';
+import { SKIP_SPELLINGS } from './skip.js';
 import type { PrdProblemCode } from './types.js';
 
 export type FieldType = 'string' | 'number' | 'boolean' | 'string[]' | 'array';
@@ -15,6 +16,8 @@ export interface FieldSpec {
   needsItems?: string;
   /** Said after "<field>[i] is empty: " for an empty entry (with `nonEmpty`). */
   emptyItemHint?: string;
+  /** Strings accepted besides the type (`passes`: the spellings of skip.ts), which the validator warns about. */
+  alsoStrings?: readonly string[];
 }
 
 export const PLAN_FIELDS: FieldSpec[] = [
@@ -44,7 +47,8 @@ export const STORY_FIELDS: FieldSpec[] = [
     emptyItemHint: 'write a verifiable criterion there or remove the entry',
   },
   { key: 'priority', type: 'number', required: true },
-  { key: 'passes', type: 'boolean', required: true },
+  { key: 'passes', type: 'boolean', required: true, alsoStrings: SKIP_SPELLINGS },
+  { key: 'skip', type: 'boolean' },
   { key: 'notes', type: 'string' },
   { key: 'dependsOn', type: 'string[]', nonEmpty: true },
   { key: 'checks', type: 'string[]', nonEmpty: true },
@@ -89,6 +93,7 @@ export function checkFields(obj: JsonObject, specs: FieldSpec[], place: Place, r
 
 /** A field table looked up by key, with its count of required fields: for validate's fast path (quick-check.ts). */
 export interface FieldTable {
+  specs: FieldSpec[];
   byKey: Map<string, FieldSpec>;
   required: number;
 }
@@ -98,7 +103,7 @@ const tables = new WeakMap<FieldSpec[], FieldTable>();
 export function fieldTable(specs: FieldSpec[]): FieldTable {
   let table = tables.get(specs);
   if (!table) {
-    table = { byKey: new Map(specs.map((s) => [s.key, s])), required: specs.filter((s) => s.required).length };
+    table = { specs, byKey: new Map(specs.map((s) => [s.key, s])), required: specs.filter((s) => s.required).length };
     tables.set(specs, table);
   }
   return table;
@@ -136,6 +141,7 @@ function isBlank(s: string): boolean {
 
 /** Why a field's value is wrong, without building any text on the common path where it is right. */
 function typeProblem(node: JsonNode, spec: FieldSpec): 'type' | 'finite' | 'empty' | 'no-items' | 'items' | undefined {
+  if (node.kind === 'string' && spec.alsoStrings?.includes(String(node.value))) return undefined;
   if (!hasType(node, spec.type)) return 'type';
   if (spec.needsItems && node.kind === 'array' && node.items.length === 0) return 'no-items';
   if (node.kind === 'number' && !Number.isFinite(node.value)) return 'finite';
@@ -194,8 +200,46 @@ export function describeNode(node: JsonNode): string {
 /** For a missing field: an unknown key that looks like a misspelling of it. */
 function suggest(obj: JsonObject, missing: string, specs: FieldSpec[]): string {
   const known = new Set(specs.map((s) => s.key));
-  const near = obj.entries.find((e) => !known.has(e.key) && looksLike(e.key, missing));
+  const near = obj.entries.find((e) => !known.has(e.key) && (looksLike(e.key, missing) || meantKey(e.key, specs) === missing));
   return near ? `; found "${near.key}", did you mean "${missing}"?` : '';
+}
+
+// Names real plans (and other Ralph tools) use for a field ralphkit calls otherwise. Only these, and a known key
+// written in another case or with separators (depends_on), get "did you mean": never a guess at an unrelated key.
+const KEY_ALIASES: Record<string, string> = {
+  stories: 'userStories',
+  dependencies: 'dependsOn',
+  blockedby: 'dependsOn',
+};
+
+const meantKeys = new WeakMap<FieldSpec[], Map<string, string>>();
+
+/** The field of `specs` that an unknown `key` most likely means, or undefined when it is just another field. */
+export function meantKey(key: string, specs: FieldSpec[]): string | undefined {
+  let table = meantKeys.get(specs);
+  if (!table) {
+    const keys = new Set(specs.map((s) => s.key));
+    table = new Map(Object.entries(KEY_ALIASES).filter(([, to]) => keys.has(to)));
+    for (const k of keys) table.set(squash(k), k);
+    meantKeys.set(specs, table);
+  }
+  const meant = table.get(squash(key));
+  return meant === key ? undefined : meant;
+}
+
+function squash(key: string): string {
+  return key.toLowerCase().replace(/[-_ ]/g, '');
+}
+
+/** Unknown keys that stand for an optional field the object lacks: the field is not read, so it is probably a slip. */
+export function checkMeantKeys(obj: JsonObject, specs: FieldSpec[], place: Place, warn: Report): void {
+  const { byKey } = fieldTable(specs);
+  for (const entry of obj.entries) {
+    const meant = byKey.has(entry.key) ? undefined : meantKey(entry.key, specs);
+    // A missing required field already says "did you mean" in its error.
+    if (meant === undefined || byKey.get(meant)!.required || lastEntry(obj, meant)) continue;
+    warn(entry.keyOffset, 'did-you-mean', `${place.label}"${entry.key}" is not a field ralphkit reads, so it is ignored; did you mean "${meant}"?`, join(place.path, entry.key));
+  }
 }
 
 function looksLike(a: string, b: string): boolean {

@@ -5,7 +5,10 @@ export interface Story {
   description?: string;
   acceptanceCriteria: string[];
   priority: number;
-  passes: boolean;
+  /** "cancelled" and "skipped" are spellings of `skip: true` found in real plans, read with a warning (skip.ts). */
+  passes: boolean | 'cancelled' | 'skipped';
+  /** Set aside by the plan's author: never picked, never verified, not counted against completion. */
+  skip?: boolean;
   notes?: string;
   dependsOn?: string[];
   checks?: string[];
@@ -41,7 +44,12 @@ export type PrdProblemCode =
   | 'unknown-dependency'
   | 'cycle'
   | 'branch-name'
-  | 'unreadable';
+  | 'unreadable'
+  // Warnings: the plan is valid and runs, but probably not as its author meant.
+  | 'did-you-mean'
+  | 'skip-spelling'
+  | 'unsafe-text'
+  | 'example-plan';
 
 /** One problem found in a plan; line and col are 1-based and present when known. */
 export interface PrdProblem {
@@ -58,4 +66,6 @@ export interface PrdValidation {
   /** The parsed plan, present only when there are no problems. */
   prd?: Prd;
   problems: PrdProblem[];
+  /** What does not stop the plan from running but is probably not what its author meant, sorted by position. */
+  warnings: PrdProblem[];
 }

@@ -5,8 +5,15 @@ import { findCycles } from './graph.js';
 import { parseJsonWithPositions, type JsonArray, type JsonNode, type JsonScalar } from './json-parse.js';
 import { makeLocator } from './locate.js';
 import { quickCheckPlan } from './quick-check.js';
-import { PLAN_FIELDS, STORY_FIELDS, checkFields, describeNode, lastEntry, type Report } from './schema.js';
+import { PLAN_FIELDS, STORY_FIELDS, checkFields, checkMeantKeys, describeNode, lastEntry, type Report } from './schema.js';
 import type { Prd, PrdProblem, PrdValidation } from './types.js';
+import { describeUnsafeChars, escapeUnsafe, UNSAFE_CHAR } from './unsafe-text.js';
+
+/** Where the checks send what they find: problems (the plan is refused) and warnings (it runs). */
+interface Reports {
+  report: Report;
+  warn: Report;
+}
 
 /** What the dependency checks need to know about one story. */
 interface StoryFacts {
@@ -24,43 +31,48 @@ export function validatePrdText(text: string, file: string): PrdValidation {
   // Most plans have nothing wrong, and JSON.parse with a walk over its result tells so quickly (quick-check.ts).
   // The position-tracking parser runs only when there may be a problem to find and place.
   const clean = quickCheckPlan(text);
-  return clean ? { prd: clean, problems: [] } : validateWithPositions(text, file);
+  return clean ? { prd: clean, problems: [], warnings: [] } : validateWithPositions(text, file);
 }
 
 /** validatePrdText the long way, whatever the text: every check on the position parser's tree. */
 export function validateWithPositions(text: string, file: string): PrdValidation {
   const locate = makeLocator(text);
   const problems: PrdProblem[] = [];
-  const report: Report = (offset, code, message, path) => {
-    problems.push({ file, ...(offset === undefined ? {} : locate(offset)), message, code, path });
+  const warnings: PrdProblem[] = [];
+  const collect = (list: PrdProblem[]): Report => (offset, code, message, path) => {
+    list.push({ file, ...(offset === undefined ? {} : locate(offset)), message, code, path });
   };
+  const report = collect(problems);
+  const reports: Reports = { report, warn: collect(warnings) };
   // JSON.parse rejects a byte order mark, and the engine reads the plan with JSON.parse too.
   const bom = text.charCodeAt(0) === 0xfeff;
   if (bom) report(0, 'syntax', 'the file starts with a byte order mark (BOM); save it as UTF-8 without one', '');
   const parsed = parseJsonWithPositions(bom ? ` ${text.slice(1)}` : text);
   if (!parsed.ok) {
     report(parsed.error.offset, 'syntax', parsed.error.message, '');
-    return { problems: sortProblems(problems) };
+    return { problems: sortProblems(problems), warnings };
   }
   checkDuplicateKeys(parsed.root, [], report);
-  checkPlan(parsed.root, report);
-  if (problems.length > 0) return { problems: sortProblems(problems) };
+  checkPlan(parsed.root, reports);
+  sortProblems(warnings);
+  if (problems.length > 0) return { problems: sortProblems(problems), warnings };
   // The text parsed cleanly without a BOM or duplicate keys, so JSON.parse reads the same value, faster.
   try {
-    return { prd: JSON.parse(text) as Prd, problems };
+    return { prd: JSON.parse(text) as Prd, problems, warnings };
   } catch (err) {
     // Only if this parser and the engine's JSON.parse ever disagree: report it rather than crash.
     report(undefined, 'syntax', `JSON.parse rejects the file: ${(err as Error).message}`, '');
-    return { problems };
+    return { problems, warnings };
   }
 }
 
-function checkPlan(root: JsonNode, report: Report): void {
+function checkPlan(root: JsonNode, { report, warn }: Reports): void {
   if (root.kind !== 'object') {
     report(root.offset, 'type', `the plan must be a JSON object, found ${describeNode(root)}`, '');
     return;
   }
   const fields = checkFields(root, PLAN_FIELDS, { path: '', label: '' }, report);
+  checkMeantKeys(root, PLAN_FIELDS, { path: '', label: '' }, warn);
   for (const key of ['branchName', 'baseBranch']) {
     const node = fields.get(key) as JsonScalar | undefined;
     const reason = node && branchNameProblem(String(node.value));
@@ -69,23 +81,41 @@ function checkPlan(root: JsonNode, report: Report): void {
   const stories = fields.get('userStories') as JsonArray | undefined;
   if (!stories) return;
   if (stories.items.length === 0) report(stories.offset, 'empty', 'userStories is empty; add at least one story', 'userStories');
-  const facts = stories.items.map((node, index) => checkStory(node, index, report));
+  const facts = stories.items.map((node, index) => checkStory(node, index, { report, warn }));
   checkIds(facts, report);
   checkDependencies(facts, report);
 }
 
-function checkStory(node: JsonNode, index: number, report: Report): StoryFacts {
+function checkStory(node: JsonNode, index: number, { report, warn }: Reports): StoryFacts {
   const path = `userStories[${index}]`;
   if (node.kind !== 'object') {
     report(node.offset, 'type', `${path} must be an object, found ${describeNode(node)}`, path);
     return { index, label: path, dependsOn: [] };
   }
   const idEntry = lastEntry(node, 'id');
-  const idText = idEntry?.value.kind === 'string' && idEntry.value.value ? ` (${String(idEntry.value.value)})` : '';
+  // An id is printed in every message about its story: never with a character that could reorder the line.
+  const idText = idEntry?.value.kind === 'string' && idEntry.value.value ? ` (${escapeUnsafe(String(idEntry.value.value))})` : '';
   const label = `${path}${idText}`;
-  const fields = checkFields(node, STORY_FIELDS, { path, label: `${label}: ` }, report);
+  const place = { path, label: `${label}: ` };
+  const fields = checkFields(node, STORY_FIELDS, place, report);
+  checkMeantKeys(node, STORY_FIELDS, place, warn);
+  checkStoryText(fields, place, warn);
+  const passes = fields.get('passes') as JsonScalar | undefined;
+  if (passes?.kind === 'string') {
+    warn(passes.offset, 'skip-spelling', `${label}: passes ${JSON.stringify(passes.value)} is read as "skip": true, so the story is set aside (never worked on, not counted); say so directly with "passes": false, "skip": true`, `${path}.passes`);
+  }
   const deps = fields.get('dependsOn') as JsonArray | undefined;
   return { index, label, id: fields.get('id') as JsonScalar | undefined, dependsOn: (deps?.items ?? []) as JsonScalar[] };
+}
+
+/** An id or title holding a control or bidi character: shown, logged and committed, it can hide what it says. */
+function checkStoryText(fields: Map<string, JsonNode>, place: { path: string; label: string }, warn: Report): void {
+  for (const key of ['id', 'title']) {
+    const node = fields.get(key) as JsonScalar | undefined;
+    if (!node || !UNSAFE_CHAR.test(String(node.value))) continue;
+    const chars = describeUnsafeChars(String(node.value)).join(', ');
+    warn(node.offset, 'unsafe-text', `${place.label}the ${key} contains ${chars}, which can make it display differently from what it is; remove ${chars.includes(',') ? 'them' : 'it'}`, `${place.path}.${key}`);
+  }
 }
 
 function checkIds(facts: StoryFacts[], report: Report): void {
@@ -156,4 +186,9 @@ function sortProblems(problems: PrdProblem[]): PrdProblem[] {
 export function formatPrdProblem(problem: PrdProblem): string {
   if (problem.line === undefined) return `${problem.file}: ${problem.message}`;
   return `${problem.file}:${problem.line}:${problem.col ?? 1}: ${problem.message}`;
+}
+
+/** A warning the same way, marked as one (`file:line:col: warning: message`, as compilers print them). */
+export function formatPrdWarning(warning: PrdProblem): string {
+  return formatPrdProblem({ ...warning, message: `warning: ${warning.message}` });
 }

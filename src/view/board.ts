@@ -1,11 +1,15 @@
 // Pure: from the plan, the ledger and the newest sealed verdict record, what each card shows and where it goes.
 import type { Prd, Story } from '../prd/types.js';
+import { isSkipped } from '../prd/skip.js';
 import { summariseLedger, type LedgerLine, type StoryLedgerState, type VerdictStatus } from '../engine/store/ledger.js';
 import { planVerification, readStoryStatus } from '../engine/store/verdict-record.js';
 import { toLedgerEntry, type LedgerEntry, type Verdict } from './ledger.js';
 
-/** open: not done · passed: passes is true, not confirmed by a sealed record · verified: confirmed · rejected: the last claim was undone */
-export type CardState = 'open' | 'passed' | 'verified' | 'rejected';
+/**
+ * open: not done · passed: passes is true, not confirmed by a sealed record · verified: confirmed · rejected: the last
+ * claim was undone · skipped: set aside by the plan (prd/skip.ts), never worked on nor checked
+ */
+export type CardState = 'open' | 'passed' | 'verified' | 'rejected' | 'skipped';
 
 /** A story's verdict as the page shows it: `reported` is a ledger's `verified` that no sealed record confirms. */
 export type Verification = Verdict | 'reported';
@@ -34,6 +38,8 @@ export interface BoardSummary {
   reported: number;
   rejected: number;
   open: number;
+  /** Set aside: part of `total`, not of what remains to be done. */
+  skipped: number;
 }
 
 export interface BoardPlan {
@@ -62,7 +68,7 @@ export function planBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Reado
     const verification = planVerification(readStoryStatus(sealed, s.id), verdict?.status);
     return {
       id: s.id,
-      state: planCardState(s.passes === true, verification),
+      state: isSkipped(s) ? 'skipped' : planCardState(s.passes === true, verification),
       verification,
       // The ledger's reason belongs to the ledger's verdict; a sealed `verified` needs none.
       reason: verification === 'verified' ? null : verdict?.reason ?? null,
@@ -182,8 +188,9 @@ export function planRows(stories: readonly Story[], columns: Map<string, number>
 }
 
 export function planNext(stories: readonly Story[]): string | null {
-  const passed = new Set(stories.filter((s) => s.passes === true).map((s) => s.id));
-  const ready = stories.filter((s) => s.passes !== true && deps(s).every((d) => passed.has(d)));
+  // A story set aside is never picked, and waiting on one is waiting on nothing (as the runner sees it).
+  const settled = new Set(stories.filter((s) => s.passes === true || isSkipped(s)).map((s) => s.id));
+  const ready = stories.filter((s) => s.passes !== true && !isSkipped(s) && deps(s).every((d) => settled.has(d)));
   ready.sort((a, b) => prio(a) - prio(b));
   return ready[0]?.id ?? null;
 }
@@ -192,7 +199,7 @@ function summarize(cards: readonly StoryCard[]): BoardSummary {
   const count = (state: CardState) => cards.filter((c) => c.state === state).length;
   const verified = count('verified');
   const reported = cards.filter((c) => c.state === 'passed' && c.verification === 'reported').length;
-  return { total: cards.length, passed: verified + count('passed'), verified, reported, rejected: count('rejected'), open: count('open') };
+  return { total: cards.length, passed: verified + count('passed'), verified, reported, rejected: count('rejected'), open: count('open'), skipped: count('skipped') };
 }
 
 function deps(s: Story): string[] {

@@ -4,6 +4,7 @@
 // newest sealed verdict record (refs/notes/ralphkit, checked with the key of $RALPH_KEY_DIR or ~/.config/ralphkit).
 import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
 import path from 'node:path';
+import { choosePlanFile } from '../prd/plan-location.js';
 import type { Prd } from '../prd/types.js';
 import { parseLedger, type LedgerLine } from '../engine/store/ledger.js';
 import { readLoopSummaries, type LoopSummary } from '../engine/store/summaries.js';
@@ -70,7 +71,8 @@ export interface LoopsSnapshot {
 
 export function resolveViewPaths(cwd: string, prd?: string): ViewPaths {
   const root = path.resolve(cwd);
-  const prdPath = path.resolve(root, prd ?? 'ralph/prd.json');
+  // Without --prd, the plan the loop would find: ralph/prd.json, or the original layout's (prd/plan-location.ts).
+  const prdPath = path.resolve(root, prd ?? choosePlanFile(root).rel);
   return {
     cwd: root,
     prd: prdPath,

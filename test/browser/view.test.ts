@@ -38,6 +38,23 @@ async function open(repo: string, options: { pollMs?: number } = {}): Promise<{ 
 const card = (page: Page, id: string) => page.locator(`.card[data-story-id="${id}"]`);
 
 describe('ralphkit view in a browser', () => {
+  it('shows a story set aside as skipped, left out of the passed/total count', async () => {
+    const repo = testdir();
+    const prd = plan(3);
+    prd.userStories[0].passes = true;
+    prd.userStories[1].skip = true;
+    prd.userStories[2].passes = 'cancelled';
+    writePlan(repo, prd);
+    const { page } = await open(repo);
+    await expect.poll(() => page.locator('.card').count(), { timeout: PATIENCE }).toBe(3);
+    expect(await card(page, 'US-002').getAttribute('data-state')).toBe('skipped');
+    expect(await card(page, 'US-003').getAttribute('data-state')).toBe('skipped');
+    expect(await card(page, 'US-002').locator('.pill').textContent()).toContain('skipped');
+    expect(await page.locator('#passed-count').textContent()).toBe('1');
+    expect(await page.locator('#total-count').textContent()).toBe('1');
+    expect(await page.locator('#breakdown').textContent()).toContain('2 skipped');
+  });
+
   it('renders a card per story of a 4-story plan, in columns by dependency depth, with edges', async () => {
     const repo = testdir();
     const prd = plan(4, { project: 'Four Stories' });

@@ -13,10 +13,63 @@ function withPlan(text: string): string {
 }
 
 describe('ralphkit validate (built CLI)', () => {
-  it('exits 0 on the shipped example plan and prints a summary on stdout', async () => {
+  it('exits 0 on the shipped example plan, with a warning that the loop refuses it', async () => {
     const dir = withPlan(readFileSync(path.join(ROOT, 'templates/ralph/prd.json'), 'utf8'));
     const r = await runCli(['validate'], { cwd: dir });
-    expect(r).toMatchObject({ code: 0, stdout: 'ralph/prd.json: valid, 4 stories, 0 passing\n', stderr: '' });
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout).toBe(
+      'ralph/prd.json: warning: this is still the example plan ralphkit installed (task tags for an example app), and the loop refuses to run it: write your own with the ralph skill, or edit this one\n' +
+        'ralph/prd.json: valid, 4 stories, 0 passing\n',
+    );
+    // Any edit makes it the user's plan: no warning.
+    writeFiles(dir, { 'ralph/prd.json': readFileSync(path.join(ROOT, 'templates/ralph/prd.json'), 'utf8').replace('"Example"', '"Mine"') });
+    expect((await runCli(['validate'], { cwd: dir })).stdout).toBe('ralph/prd.json: valid, 4 stories, 0 passing\n');
+  });
+
+  it('warns (exit 0) at file:line:col about skip spellings, misnamed keys and bidi characters, and counts skipped stories', async () => {
+    const story = (extra: string) => `{"id": "US-${extra.length}", "title": "t", "acceptanceCriteria": ["a"], "priority": 1, ${extra}}`;
+    const text = `{"branchName": "ralph/x", "checks": ["true"], "userStories": [\n${story('"passes": "cancelled"')},\n${story('"passes": false, "blockedBy": []')},\n${story('"passes": false, "skip": true, "notes": ""')},\n{"id": "US-\u202e9", "title": "t", "acceptanceCriteria": ["a"], "priority": 1, "passes": true}\n]}\n`;
+    const r = await runCli(['validate'], { cwd: withPlan(text) });
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout.split('\n')).toEqual([
+      'ralph/prd.json:2:85: warning: userStories[0] (US-21): passes "cancelled" is read as "skip": true, so the story is set aside (never worked on, not counted); say so directly with "passes": false, "skip": true',
+      'ralph/prd.json:3:92: warning: userStories[1] (US-32): "blockedBy" is not a field ralphkit reads, so it is ignored; did you mean "dependsOn"?',
+      'ralph/prd.json:5:8: warning: userStories[3] (US-<U+202E>9): the id contains U+202E (right-to-left override), which can make it display differently from what it is; remove it',
+      'ralph/prd.json: valid, 4 stories, 1 passing, 2 skipped',
+      '',
+    ]);
+    const json = await runCli(['validate', '--json'], { cwd: withPlan(text) });
+    expect(json.code).toBe(0);
+    const doc = JSON.parse(json.stdout);
+    expect(doc).toMatchObject({ valid: true, stories: 4, passing: 1, skipped: 2, problems: [] });
+    expect(doc.warnings.map((w: { code: string; line: number }) => [w.code, w.line])).toEqual([['skip-spelling', 2], ['did-you-mean', 3], ['unsafe-text', 5]]);
+  });
+
+  it('an invalid plan lists its warnings too, in file order with the problems (exit 2)', async () => {
+    const text = '{"branchName": "ralph/x", "userStories": [\n{"id": "A", "title": "t", "acceptanceCriteria": ["a"], "priority": 1, "passes": false, "dependencies": []},\n{"id": "B", "title": "t", "acceptanceCriteria": ["a"], "priority": 1}\n]}\n';
+    const r = await runCli(['validate'], { cwd: withPlan(text) });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe(
+      'ralph/prd.json:2:88: warning: userStories[0] (A): "dependencies" is not a field ralphkit reads, so it is ignored; did you mean "dependsOn"?\n' +
+        'ralph/prd.json:3:1: userStories[1] (B): missing required field "passes" (true or false)\n',
+    );
+    expect(r.stderr).toContain('error: 1 problem in ralph/prd.json');
+  });
+
+  it('finds the original layout scripts/ralph/prd.json when ralph/prd.json is absent, and says so', async () => {
+    const dir = testdir();
+    writeFiles(dir, { 'scripts/ralph/prd.json': fixture('full.json') });
+    const r = await runCli(['validate'], { cwd: dir });
+    expect(r).toMatchObject({ code: 0, stdout: 'scripts/ralph/prd.json: valid, 3 stories, 1 passing\n' });
+    expect(r.stderr).toBe('using scripts/ralph/prd.json (the original Ralph layout): there is no ralph/prd.json\n');
+    // ralph/prd.json still the example install wrote: the original layout's plan is the one meant.
+    writeFiles(dir, { 'ralph/prd.json': readFileSync(path.join(ROOT, 'templates/ralph/prd.json'), 'utf8') });
+    const again = await runCli(['validate'], { cwd: dir });
+    expect(again.stdout).toBe('scripts/ralph/prd.json: valid, 3 stories, 1 passing\n');
+    expect(again.stderr).toContain('ralph/prd.json is still the example install wrote');
+    // The user's own ralph/prd.json wins, silently.
+    writeFiles(dir, { 'ralph/prd.json': fixture('full.json') });
+    expect(await runCli(['validate'], { cwd: dir })).toMatchObject({ code: 0, stdout: 'ralph/prd.json: valid, 3 stories, 1 passing\n', stderr: '' });
   });
 
   it('exits 0 on an original-format plan and warns that nothing will be verified', async () => {
@@ -75,7 +128,7 @@ describe('ralphkit validate (built CLI)', () => {
   it('with --json prints one JSON document for a valid plan', async () => {
     const r = await runCli(['validate', '--json'], { cwd: withPlan(fixture('full.json')) });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ file: 'ralph/prd.json', valid: true, stories: 3, passing: 1, problems: [] });
+    expect(JSON.parse(r.stdout)).toEqual({ file: 'ralph/prd.json', valid: true, stories: 3, passing: 1, skipped: 0, problems: [], warnings: [] });
   });
 
   it('with --json prints one JSON document listing every problem, and exits 2', async () => {
@@ -109,6 +162,7 @@ describe('ralphkit validate (built CLI)', () => {
       file: 'nope.json',
       valid: false,
       problems: [{ file: 'nope.json', message: 'cannot read the plan: no such file', code: 'unreadable' }],
+      warnings: [],
     });
     expect(r.stderr).toContain(`${cliAsTyped()} install`);
   });

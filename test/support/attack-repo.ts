@@ -116,7 +116,7 @@ export async function ralph(dir: string, agentName: string, args: string[], env:
 }
 
 export const readPrd = (dir: string): Prd => JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as Prd;
-export const passes = (dir: string): Record<string, boolean | undefined> => Object.fromEntries(readPrd(dir).userStories.map((s) => [s.id, s.passes]));
+export const passes = (dir: string): Record<string, Prd['userStories'][number]['passes'] | undefined> => Object.fromEntries(readPrd(dir).userStories.map((s) => [s.id, s.passes]));
 export const notesOf = (dir: string, id: string): string => readPrd(dir).userStories.find((s) => s.id === id)?.notes ?? '';
 export const progress = (dir: string): string => readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8');
 export const subjects = (dir: string): string[] => git(dir, 'log', '--format=%s').split('\n');

@@ -16,7 +16,8 @@ Agent:
   --agent-cmd '<command>'     any other agent, run with sh -c in the repository root;
                               the prompt goes to its stdin, its stdout is its final message
 Files:
-  --prd <file>                the plan (default ralph/prd.json)
+  --prd <file>                the plan (default ralph/prd.json; else the original layout's
+                              scripts/ralph/prd.json, with its progress.txt)
   --prompt <file>             the instructions, re-read every iteration (default ralph/prompt.md)
 Loops:
   --name <id>                 name this loop (default: generated from the time)
@@ -78,6 +79,7 @@ Examples:
 
 Exit codes:
   0    every check of every story passes on the final commit, with the pinned tests
+       (stories the plan sets aside with "skip": true are not worked on and not counted)
   1    max iterations reached (or bad usage, or an error such as a runner file it cannot write)
   2    refused, nothing changed: the plan missing, invalid (also between iterations) or still the
        example; the prompt missing; not a git repository; a baseBranch or branch it cannot check out;

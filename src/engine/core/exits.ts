@@ -2,6 +2,7 @@
 // continues a stopped loop.
 import type { LoopConfig, LoopState } from '../types.js';
 import type { Prd } from '../../prd/types.js';
+import { activeStories } from '../../prd/skip.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { renderUsd } from '../../util/usd.js';
 
@@ -11,11 +12,15 @@ import { renderUsd } from '../../util/usd.js';
  */
 export function renderAllPass(prd: Prd): string {
   const planChecks = (prd.checks ?? []).length > 0;
-  const unverified = prd.userStories.filter((s) => !planChecks && !(s.checks ?? []).length).length;
-  if (!unverified) return 'all stories pass under verification';
-  const verified = prd.userStories.length - unverified;
+  const stories = activeStories(prd.userStories);
+  const skipped = prd.userStories.length - stories.length;
+  // Set-aside stories were neither worked on nor checked: said apart, so "all stories" never hides them.
+  const aside = skipped ? `; ${skipped} set aside (skip), not worked on` : '';
+  const unverified = stories.filter((s) => !planChecks && !(s.checks ?? []).length).length;
+  if (!unverified) return `all stories pass under verification${aside}`;
+  const verified = stories.length - unverified;
   const word = `${unverified} unverified: accepted on the agent's word`;
-  return verified ? `all stories pass (${verified} under verification, ${word})` : `all stories pass (${word})`;
+  return verified ? `all stories pass (${verified} under verification, ${word})${aside}` : `all stories pass (${word})${aside}`;
 }
 
 export function maxIterationsExit(config: LoopConfig): LoopExit {

@@ -6,6 +6,7 @@ import { detectTag } from './tags.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { runAgentWithRetries } from './retries.js';
 import { renderAllPass, maxIterationsExit, overCost, costExit, throwIfAborted } from './exits.js';
+import { isSettled } from '../../prd/skip.js';
 
 /** Runs iterations until something ends the loop; always ends by returning (never throwing) a LoopExit. */
 export async function runLoop(state: LoopState, config: LoopConfig, deps: LoopDeps): Promise<LoopExit> {
@@ -117,7 +118,7 @@ function decide(state: LoopState, config: LoopConfig, deps: LoopDeps, verdict: V
   if (verdict.allPass) throw new LoopExit(LOOP_EXIT.complete, renderAllPass(verdict.prd));
   if (tag === 'stuck') throw new LoopExit(LOOP_EXIT.stuck, 'the agent said it is STUCK', 'read ralph/progress.txt and the last iteration log, fix the blocker, then --resume-last');
   if (tag === 'complete') {
-    const open = verdict.prd.userStories.filter((s) => !s.passes).map((s) => s.id);
+    const open = verdict.prd.userStories.filter((s) => !isSettled(s)).map((s) => s.id);
     deps.emit({ type: 'warn', iteration: state.iteration, message: `${config.completionPromise} ignored: ${open.length} stor${open.length === 1 ? 'y' : 'ies'} not passing under verification (${open.join(', ')})` });
   }
   if (overCost(state, config)) throw costExit(state, config);

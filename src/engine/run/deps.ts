@@ -103,7 +103,9 @@ async function committedWork(paths: RunPaths, topLevel: string, headBefore: stri
 async function runAgent(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<AgentResult> {
   const { paths, options, io } = run;
   const dir = loopDir(paths.repoRoot, state.id);
-  const prompt = renderPreamble(paths, options) + readPrompt(run, iteration);
+  // The baseline parsed, or (a resumed loop before its first settlement) its text.
+  const baseline = trust.baselinePrd ?? (trust.baseline ? (JSON.parse(trust.baseline) as Prd) : undefined);
+  const prompt = renderPreamble(paths, options, baseline) + readPrompt(run, iteration);
   const scratch = options.sandbox ? ensureScratch(dir) : dir;
   const agent = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt, runDir: scratch, iteration, env: io.env });
   // The runner's secrets stay with the runner, and a mark in the environment finds what the agent leaves behind.

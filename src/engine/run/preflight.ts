@@ -1,7 +1,5 @@
 // Everything the runner settles before its first iteration: where the files are, that the plan is valid,
 // which loop this is (new or resumed), and that the agent can be started. Refusals are LoopExit(2).
-// Inlined into ralph.mjs by the bundler (a JSON import, no file read at run time), so the runner knows the example
-// plan of the ralphkit it was built with.
 import type { RunPaths, RunOptions } from '../types.js';
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -10,8 +8,9 @@ import { branchNameProblem } from '../../prd/branch-name.js';
 import type { Prd } from '../../prd/types.js';
 import { isValidBranchName } from '../git/git.js';
 import { LoopExit, LOOP_EXIT, usageExit } from '../errors.js';
-
-import examplePlan from '../../../templates/ralph/prd.json';
+import { isExamplePlan } from '../../prd/example-plan.js';
+import { choosePlanFile } from '../../prd/plan-location.js';
+import type { Emit } from '../events.js';
 import { ralphkitCommand } from '../../util/invocation.js';
 
 /** A path the user typed is relative to where they stand; a default one to the repository root. */
@@ -21,8 +20,19 @@ export function resolvePaths(repoRoot: string, cwd: string, options: RunOptions,
   return { repoRoot, prd, prompt: at('prompt'), progress: path.join(path.dirname(prd), 'progress.txt') };
 }
 
-/** Reads and validates the plan; every problem is listed, and any problem refuses the start. */
-export async function readPlan(paths: RunPaths): Promise<Prd> {
+/**
+ * Without --prd, a new loop looks for the plan (prd/plan-location.ts): ralph/prd.json, or the original layout's
+ * scripts/ralph/prd.json, said in one info line. A resumed loop keeps the plan it was started with.
+ */
+export function locatePlan(repoRoot: string, options: RunOptions, given: Set<keyof RunOptions>, resumed: boolean, emit: Emit): RunOptions {
+  if (resumed || given.has('prd')) return options;
+  const choice = choosePlanFile(repoRoot);
+  if (choice.note) emit({ type: 'info', message: choice.note });
+  return { ...options, prd: choice.rel };
+}
+
+/** Reads and validates the plan; every problem is listed, and any problem refuses the start. Warnings are said. */
+export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
   const rel = path.relative(paths.repoRoot, paths.prd) || paths.prd;
   let text: string;
   try {
@@ -30,31 +40,22 @@ export async function readPlan(paths: RunPaths): Promise<Prd> {
   } catch {
     throw new LoopExit(2, `cannot read the plan ${rel}`, 'write one with the ralph skill, or pass --prd <file>');
   }
-  const { prd, problems } = validatePrdText(text, rel);
+  const { prd, problems, warnings } = validatePrdText(text, rel);
   if (!prd) throw new LoopExit(2, `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`, `fix ${rel}, then check it with: ${ralphkitCommand(`validate ${rel}`)}`);
   // Two opinions on the branch name: our own rules, then git's, called without a shell.
   const problem = branchNameProblem(prd.branchName);
   if (problem || !(await isValidBranchName(paths.repoRoot, prd.branchName))) {
     throw new LoopExit(2, `refusing branchName ${JSON.stringify(prd.branchName)}: ${problem ?? 'git check-ref-format --branch rejects it'}`, `set a plain branch name like "ralph/my-feature" in ${rel}`);
   }
+  for (const warning of warnings) emit({ type: 'warn', message: formatPrdProblem(warning) });
   return prd;
 }
 
-/**
- * The plan install writes is an example (task tags for some other app): run as is, the agent would build that
- * feature in the user's repository. Compared as JSON with sorted keys, so reformatting still counts as the
- * example, and any edit at all (a story, the project, the branch) makes it the user's plan.
- */
+/** The plan install writes is an example (prd/example-plan.ts): run as is, the agent would build that feature here. */
 export function refuseExamplePlan(prd: Prd, paths: RunPaths): void {
-  if (renderCanonical(prd) !== EXAMPLE) return;
+  if (!isExamplePlan(prd)) return;
   const rel = showPlanPath(paths);
   throw new LoopExit(2, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: ${ralphkitCommand(`validate ${rel}`)}`);
-}
-
-const EXAMPLE = renderCanonical(examplePlan);
-
-function renderCanonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
 }
 
 function showPlanPath(paths: RunPaths): string {

@@ -4,6 +4,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunContext, RunOptions, RunPaths } from '../types.js';
 import { DEFAULT_COMPLETION, renderTag } from '../core/tags.js';
+import type { Prd } from '../../prd/types.js';
+import { isSkipped } from '../../prd/skip.js';
 import { readFileAt, runGit } from '../git/git.js';
 import { relPath } from '../../util/repo-path.js';
 import { readTextOrNull } from '../../util/read.js';
@@ -36,10 +38,10 @@ export function renderPromptEditNote(paths: RunPaths, before: string): string {
 
 /**
  * The runner's preamble (SPEC §4): what the agent must know beyond the owner's prompt.md, added in memory when the
- * prompt is sent (the file is never rewritten). Empty for a loop with the defaults.
+ * prompt is sent (the file is never rewritten). Empty for a loop with the defaults. `plan` is the runner's baseline.
  */
-export function renderPreamble(paths: RunPaths, options: Pick<RunOptions, 'completionPromise'>): string {
-  return renderPathNote(paths) + renderCompletionNote(options.completionPromise);
+export function renderPreamble(paths: RunPaths, options: Pick<RunOptions, 'completionPromise'>, plan: Prd | undefined): string {
+  return renderPathNote(paths) + renderCompletionNote(options.completionPromise) + renderSkipNote(plan);
 }
 
 // The installed prompt names ralph/prd.json and ralph/progress.txt; with --prd elsewhere, tell the agent where they are.
@@ -54,6 +56,17 @@ function renderPathNote(paths: RunPaths): string {
 function renderCompletionNote(word: string): string {
   if (word === DEFAULT_COMPLETION) return '';
   return `Note from the runner: in this loop the completion tag is ${renderTag(word)}. When every story is done, end your final message with it on a line of its own; wherever these instructions say ${renderTag(DEFAULT_COMPLETION)}, use ${renderTag(word)} instead (the runner still checks every story itself).\n\n`;
+}
+
+/**
+ * Stories the plan sets aside (prd/skip.ts), named for the agent: a prompt.md installed before `skip` existed
+ * says to pick any story with `passes: false`. `plan` is the runner's baseline, never the file the agent edits.
+ */
+function renderSkipNote(plan: Prd | undefined): string {
+  const ids = plan ? plan.userStories.filter(isSkipped).map((s) => s.id) : [];
+  if (!ids.length) return '';
+  const which = ids.length === 1 ? `story ${ids[0]} is` : `stories ${ids.join(', ')} are`;
+  return `Note from the runner: ${which} set aside in the plan ("skip"). Do not work on ${ids.length === 1 ? 'it' : 'them'} or change ${ids.length === 1 ? 'its' : 'their'} entries; for dependsOn, ${ids.length === 1 ? 'it counts' : 'they count'} as done.\n\n`;
 }
 
 // An agent (or a reset it ran) can remove the prompt; that ends the loop with a message, not a Node stack.

@@ -5,6 +5,7 @@ import type { BudgetGate, RunIo, RunOptions, LoopState, LoopStatus, RunPaths, Ru
 import { readFileSync, existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
+import { isSettled } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import type { Emit } from '../events.js';
 import { realClock } from '../clock.js';
@@ -14,7 +15,7 @@ import { lastPlanPath, ledgerPath, loopDir, newLoopId, statePath } from '../stor
 import { writeState } from '../store/state-file.js';
 import { isCancelRequested, clearCancelMarker } from '../store/cancel.js';
 import { ownProcessStart } from '../processes.js';
-import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, refuseWaitWithoutCeiling, refuseUnboundedLoop, reportsCost } from './preflight.js';
+import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, locatePlan, refuseWaitWithoutCeiling, refuseUnboundedLoop, reportsCost } from './preflight.js';
 import { findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted } from './resume.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
 import { runLoop } from '../core/loop.js';
@@ -52,11 +53,11 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
     refuseUnboundedLoop(options);
     refuseExhausted(resumed, options);
   }
-  const paths = resolvePaths(repoRoot, io.cwd, options, given);
+  const paths = resolvePaths(repoRoot, io.cwd, locatePlan(repoRoot, options, given, resumed !== null, emit), given);
   // A resumed loop's plan is held against the runner's own record of it before anything reads it.
   const ask = process.stdin.isTTY && process.stderr.isTTY && !options.json ? askYesNo : undefined;
   const baseline = resumed && !options.dryRun ? await settleResumedPlan(paths, resumed.id, options, emit, ask) : null;
-  const prd = await readPlan(paths);
+  const prd = await readPlan(paths, emit);
   checkPromptFile(paths);
   const id = resumed?.id ?? options.name ?? newLoopId(new Date());
   const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: PROMPT_PLACEHOLDER, runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
@@ -186,7 +187,7 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
   if (controller.signal.aborted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
   if (trust.baseline === null) await settleBaseline(run.paths, state.id, trust, run.emit, outcome?.prd ?? prdAtStart);
   const prdNow = outcome?.prd ?? prdAtStart;
-  if (prdNow.userStories.every((s) => s.passes === true)) {
+  if (prdNow.userStories.every(isSettled)) {
     // The plan says it is done: only the final gate on this commit can make that exit 0.
     const gate = await finalGate(run, state.id, trust, 0, controller.signal);
     if (gate.interrupted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted during the final gate; state saved', 'continue with: ./ralph/ralph.sh --resume-last');

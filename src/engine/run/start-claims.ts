@@ -3,6 +3,7 @@
 // interrupted is finished before any agent runs again.
 import { readFileSync } from 'node:fs';
 import type { Prd } from '../../prd/types.js';
+import { isSkipped } from '../../prd/skip.js';
 import { verifyIteration } from '../verify/verify.js';
 import { afterVerification, buildDeps, loopConfig, verifyInput } from './deps.js';
 import type { RunTrust } from './trust.js';
@@ -21,7 +22,8 @@ export async function verifyStartClaims(run: RunContext, state: LoopState, signa
   const finished = await finishResumedIteration(run, state, signal, trust);
   const prd = JSON.parse(readFileSync(paths.prd, 'utf8')) as Prd;
   const settled = new Set(trust.baseline ? (JSON.parse(trust.baseline) as Prd).userStories.filter((s) => s.passes === true).map((s) => s.id) : []);
-  const claims = prd.userStories.filter((s) => s.passes === true && !settled.has(s.id)).map((s) => s.id);
+  // A story set aside is never verified, whatever its passes says (prd/skip.ts).
+  const claims = prd.userStories.filter((s) => s.passes === true && !isSkipped(s) && !settled.has(s.id)).map((s) => s.id);
   if (!claims.length) return finished;
   emit({ type: 'info', message: `${claims.length} stor${claims.length === 1 ? 'y says' : 'ies say'} passes: true (${claims.join(', ')}); verifying before the first iteration` });
   const before = trust.baseline ?? `${JSON.stringify({ ...prd, userStories: prd.userStories.map((s) => (claims.includes(s.id) ? { ...s, passes: false } : s)) }, null, 2)}\n`;
@@ -47,7 +49,7 @@ async function finishResumedIteration(run: RunContext, state: LoopState, signal:
   const base = trust.baseline ? (JSON.parse(trust.baseline) as Prd) : null;
   const now = JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
   const open = new Set(base?.userStories.filter((s) => s.passes !== true).map((s) => s.id) ?? now.userStories.map((s) => s.id));
-  const pending = now.userStories.filter((s) => s.passes === true && open.has(s.id)).map((s) => s.id);
+  const pending = now.userStories.filter((s) => s.passes === true && !isSkipped(s) && open.has(s.id)).map((s) => s.id);
   const what = pending.length ? `checking ${pending.join(', ')} now` : 'finishing its verification now';
   run.emit({ type: 'info', message: `iteration ${state.iteration} was interrupted while its claims were checked; ${what}, before the agent runs again` });
   // buildDeps wants a controller; this one follows the run's signal, so Ctrl-C still reaches the checks.

@@ -3,7 +3,8 @@
 // configuration. ralph/.runs/ is never read to decide a verdict.
 import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Prd } from '../../prd/types.js';
+import type { Prd, Story } from '../../prd/types.js';
+import { isSkipped } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
 import { type Pins } from '../types.js';
@@ -64,12 +65,16 @@ export async function settleResumedPlan(paths: RunPaths, loopId: string, options
   return renderAcceptedBaseline(recorded, disk);
 }
 
-/** The edited plan with each story's `passes` as the runner last settled it (new stories: false), so flips stay claims. */
+/**
+ * The edited plan with each story's `passes` as the runner last settled it (new stories: false), so flips stay claims;
+ * a story the owner set aside with a `passes` spelling ("cancelled") keeps it, as `skip: true` would be kept.
+ */
 export function renderAcceptedBaseline(recorded: string, edited: string): string {
   const before = JSON.parse(recorded) as Prd;
   const plan = JSON.parse(edited) as Prd;
   const passes = new Map(before.userStories.map((s) => [s.id, s.passes === true]));
-  return `${JSON.stringify({ ...plan, userStories: plan.userStories.map((s) => ({ ...s, passes: passes.get(s.id) ?? false })) }, null, 2)}\n`;
+  const settle = (s: Story): Story => ({ ...s, passes: typeof s.passes === 'string' && isSkipped(s) ? s.passes : passes.get(s.id) ?? false });
+  return `${JSON.stringify({ ...plan, userStories: plan.userStories.map(settle) }, null, 2)}\n`;
 }
 
 /**

@@ -13,6 +13,7 @@ import { showPath } from '../../util/repo-path.js';
 import { renderUsd } from '../../util/usd.js';
 import { sanitizeForTerminal } from '../../util/ansi.js';
 import { renderMaxIterations } from '../events.js';
+import { activeStories, isSkipped } from '../../prd/skip.js';
 
 /** One loop as `status` and the dashboard show it; fields a hand-written or foreign state.json lacks are null or ''. */
 export interface LoopSummary {
@@ -27,8 +28,10 @@ export interface LoopSummary {
   alive: boolean;
   costUsd: number;
   prd: string;
+  /** Passing stories and all stories, leaving out those the plan sets aside (`skip`), which storiesSkipped counts. */
   storiesPassed: number | null;
   storiesTotal: number | null;
+  storiesSkipped: number | null;
   /** Stories the loop's sealed verdict record says verified (and no rejection since in its ledger). */
   verified: number;
   /** Stories whose latest ledger verdict is verified but no valid record confirms: reported by a runner, not sealed. */
@@ -96,7 +99,7 @@ export function planLoopCounts(ledger: Readonly<Record<string, StoryLedgerState>
 function summariseUnreadable(repoRoot: string, u: UnreadableState): LoopSummary {
   return {
     id: u.id, status: 'unreadable', iteration: null, maxIterations: null, agent: '', pid: null, alive: false, costUsd: 0, prd: '',
-    storiesPassed: null, storiesTotal: null, verified: 0, reported: 0, unverified: 0, rejected: 0, weak: [], startedAt: '', updatedAt: '', exitCode: null,
+    storiesPassed: null, storiesTotal: null, storiesSkipped: null, verified: 0, reported: 0, unverified: 0, rejected: 0, weak: [], startedAt: '', updatedAt: '', exitCode: null,
     message: `could not read ${showPath(repoRoot, u.file)} (${u.error})`,
   };
 }
@@ -133,8 +136,9 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
     alive,
     costUsd: num(s.costUsd) ?? 0,
     prd,
-    storiesPassed: stories ? stories.filter((x) => x.passes === true).length : null,
-    storiesTotal: stories ? stories.length : null,
+    storiesPassed: stories ? activeStories(stories).filter((x) => x.passes === true).length : null,
+    storiesTotal: stories ? activeStories(stories).length : null,
+    storiesSkipped: stories ? stories.filter(isSkipped).length : null,
     ...counts,
     weak: summary.weak,
     startedAt: typeof s.startedAt === 'string' ? s.startedAt : '',
@@ -148,13 +152,18 @@ function num(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
 
-function readStories(file: string): { passes?: unknown }[] | null {
+function readStories(file: string): { passes?: unknown; skip?: unknown }[] | null {
   try {
     const prd = JSON.parse(readFileSync(file, 'utf8'));
     return Array.isArray(prd?.userStories) ? prd.userStories : null;
   } catch {
     return null;
   }
+}
+
+function renderStoriesCell(l: LoopSummary): string {
+  if (l.storiesTotal === null) return '?';
+  return `${l.storiesPassed}/${l.storiesTotal}${l.storiesSkipped ? ` +${l.storiesSkipped} skipped` : ''}`;
 }
 
 export function renderLoopTable(loops: LoopSummary[]): string {
@@ -164,7 +173,7 @@ export function renderLoopTable(loops: LoopSummary[]): string {
   for (const l of loops) {
     rows.push([
       l.id, l.status, `${l.iteration ?? '?'}/${l.maxIterations === null ? '?' : renderMaxIterations(l.maxIterations)}`, renderAgentCell(l.agent),
-      l.alive ? 'yes' : 'no', renderCost(l), l.storiesTotal === null ? '?' : `${l.storiesPassed}/${l.storiesTotal}`,
+      l.alive ? 'yes' : 'no', renderCost(l), renderStoriesCell(l),
       String(l.verified), String(l.reported), String(l.unverified), String(l.rejected),
     ]);
     const note = renderLoopNote(l);

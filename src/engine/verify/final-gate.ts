@@ -3,6 +3,7 @@
 // story can still break it, and only this pass sees that. Exit 0 means exactly: all of it passes here.
 import { appendFileSync } from 'node:fs';
 import type { Prd, Story } from '../../prd/types.js';
+import { activeStories } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import type { StoryVerdict, VerifyInput } from '../types.js';
 import { planClaimOrder } from './prd-diff.js';
@@ -42,7 +43,8 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
   const verdicts: StoryVerdict[] = [];
   const blocks: string[] = [];
   try {
-    for (const id of planClaimOrder(prd, prd.userStories.map((s) => s.id))) {
+    // Stories the plan sets aside are not judged: they are not part of what exit 0 promises (prd/skip.ts).
+    for (const id of planClaimOrder(prd, activeStories(prd.userStories).map((s) => s.id))) {
       const story = prd.userStories.find((s) => s.id === id) as Story;
       const judged = await judgeAtGate(session, prd, story, input);
       if (judged === 'interrupted') return { passed: false, interrupted: true, commit, verdicts, prd, runnerCommit: null };

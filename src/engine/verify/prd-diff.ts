@@ -1,8 +1,10 @@
 // What the agent changed in prd.json during one iteration (SPEC §6). Pure: text in, plan out.
 // The agent may only flip `passes` and edit `notes`; everything else is put back as it was, so a
-// plan cannot be shrunk, reworded or stripped of its checks to make the loop end sooner.
+// plan cannot be shrunk, reworded or stripped of its checks to make the loop end sooner. A story the plan set
+// aside (`skip`, prd/skip.ts) is not the agent's at all: neither setting one aside nor taking one back is.
 import type { Prd, Story } from '../../prd/types.js';
 import { formatPrdProblem, validatePrdText } from '../../prd/validate.js';
+import { isSkipped } from '../../prd/skip.js';
 
 export interface PrdRepairPlan {
   /** The plan to keep: `before` with the agent's passes/notes edits on the stories that survived. */
@@ -118,7 +120,9 @@ function mergeStory(base: Story, after: Record<string, unknown> | undefined, res
     if (!AGENT_FIELDS.has(k) && !sameJson(base[k], after[k])) restored.push(`story ${base.id}: field "${k}" was ${describeEdit(base[k], after[k])}; restored`);
   }
   const merged: Story = { ...base };
-  if (typeof after.passes === 'boolean') merged.passes = after.passes;
+  if (isSkipped(base)) {
+    if (!sameJson(after.passes, base.passes)) restored.push(`story ${base.id}: "passes" was changed on a story the plan sets aside; restored`);
+  } else if (typeof after.passes === 'boolean') merged.passes = after.passes;
   else if (!sameJson(after.passes, base.passes)) restored.push(`story ${base.id}: "passes" was set to a non-boolean; restored`);
   if (typeof after.notes === 'string') merged.notes = after.notes;
   else if (after.notes === undefined) delete merged.notes;
@@ -160,7 +164,7 @@ export function planClaimOrder(prd: Prd, claims: string[]): string[] {
 export function planUnmetDependencies(prd: Prd, id: string, claims: string[], accepted: ReadonlySet<string>): string[] {
   return dependsOnOf(prd, id).filter((d) => {
     const dep = prd.userStories.find((s) => s.id === d);
-    if (!dep) return false;
+    if (!dep || isSkipped(dep)) return false; // set aside by the plan: nothing to wait for
     return claims.includes(d) ? !accepted.has(d) : dep.passes !== true;
   });
 }

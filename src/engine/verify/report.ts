@@ -1,6 +1,7 @@
 // The words verification leaves for the next agent: the note on a rejected story and the block in
 // progress.txt. Pure functions, so their exact shape is tested without a repository.
 import type { CheckResult } from './checks.js';
+import { activeStories } from '../../prd/skip.js';
 import type { Prd } from '../../prd/types.js';
 import { formatDuration } from '../core/duration.js';
 import { stripAnsi } from '../../util/ansi.js';
@@ -28,9 +29,10 @@ export function hasRunnerNote(notes: string | undefined): boolean {
  */
 export function renderUncheckedWarning(prd: Prd): string | null {
   if (prd.checks?.length) return null;
-  const bare = prd.userStories.filter((s) => !s.checks?.length).map((s) => s.id);
+  const stories = activeStories(prd.userStories);
+  const bare = stories.filter((s) => !s.checks?.length).map((s) => s.id);
   if (!bare.length) return null;
-  if (bare.length === prd.userStories.length) {
+  if (bare.length === stories.length) {
     return 'the plan has no checks: stories will be accepted on the agent\'s word and marked unverified (add "checks" to prd.json, e.g. ["npm test"])';
   }
   return `${bare.join(', ')} ha${bare.length === 1 ? 's' : 've'} no checks: ${bare.length === 1 ? 'it' : 'they'} will be accepted on the agent's word and marked unverified`;

@@ -5,6 +5,7 @@ import type { VerifyOptions } from '../types.js';
 import { appendFileSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd, Story } from '../../prd/types.js';
+import { isSettled } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { type StoryVerdict, type VerifyInput, type VerifyResult } from '../types.js';
 import { planClaimOrder, planPrdRepair, planUnmetDependencies, type PrdRepairPlan } from './prd-diff.js';
@@ -53,7 +54,7 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   const runnerCommit = await commitOwnFiles(top, own.files, commitMessage(judged, plan.restored.length > 0, input.iteration), input, status);
   if (runnerCommit) input.log('info', `committed the runner's own edits to ${own.files.join(' and ')} as ${runnerCommit.slice(0, 7)}`);
   const verdicts = judged.map((j) => j.verdict);
-  return { verdicts, restored: plan.restored, prd: plan.prd, allPass: plan.prd.userStories.every((s) => s.passes === true), runnerCommit };
+  return { verdicts, restored: plan.restored, prd: plan.prd, allPass: plan.prd.userStories.every(isSettled), runnerCommit };
 }
 
 function planRepair(input: VerifyOptions): PrdRepairPlan {

@@ -9,6 +9,7 @@ import { createCheckout, removeCheckout } from './checkout.js';
 import { planAgentEnv } from '../agents/env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite } from '../errors.js';
+import { activeStories } from '../../prd/skip.js';
 
 export interface WeakProbeInput extends Pick<VerifyInput, 'repoRoot' | 'ledgerPath' | 'loopId' | 'checkTimeoutMs' | 'log' | 'inPlace'> {
   topLevel: string;
@@ -20,7 +21,8 @@ export interface WeakProbeInput extends Pick<VerifyInput, 'repoRoot' | 'ledgerPa
 /** Runs the probe; returns the ids of the stories whose check passed before any work. */
 export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> {
   const byCommand = new Map<string, string[]>();
-  for (const s of input.prd.userStories) for (const c of s.checks ?? []) byCommand.set(c, [...(byCommand.get(c) ?? []), s.id]);
+  // A story set aside is never checked, so its checks prove nothing either way and are not probed.
+  for (const s of activeStories(input.prd.userStories)) for (const c of s.checks ?? []) byCommand.set(c, [...(byCommand.get(c) ?? []), s.id]);
   if (!byCommand.size) return [];
   const checkout = input.inPlace ? null : await createCheckout(input.topLevel, input.pins.commit, null);
   const cwd = checkout?.dir ?? input.topLevel;

@@ -3,13 +3,16 @@
 // window, the depths stack as bands and each card names its dependencies instead.
 import { h, svg, asText, asList, plural } from './dom.js';
 
-export const STATE_LABEL = { open: 'open', passed: 'passed', verified: 'verified', rejected: 'rejected' };
-const STATE_ICON = { open: '○', passed: '✓', verified: '✔', rejected: '✕' };
+export const STATE_LABEL = { open: 'open', passed: 'passed', verified: 'verified', rejected: 'rejected', skipped: 'skipped' };
+const STATE_ICON = { open: '○', passed: '✓', verified: '✔', rejected: '✕', skipped: '–' };
 
 export function renderHeader(snap) {
   const prd = snap.prd ?? {};
-  const sum = snap.summary ?? { total: 0, passed: 0, verified: 0, reported: 0, rejected: 0, open: 0 };
-  const reported = sum.reported ?? 0;
+  const sum0 = snap.summary ?? { total: 0, passed: 0, verified: 0, reported: 0, rejected: 0, open: 0, skipped: 0 };
+  const reported = sum0.reported ?? 0;
+  // Stories set aside are not part of what is to be done: the count and the bar leave them out.
+  const skipped = sum0.skipped ?? 0;
+  const sum = { ...sum0, total: sum0.total - skipped };
   const project = asText(prd.project) || 'Untitled plan';
   document.getElementById('project').textContent = project;
   const branch = document.getElementById('branch');
@@ -24,6 +27,7 @@ export function renderHeader(snap) {
     sum.passed - sum.verified - reported && `${sum.passed - sum.verified - reported} unverified`,
     sum.rejected && `${sum.rejected} rejected`,
     sum.open && `${sum.open} open`,
+    skipped && `${skipped} skipped`,
   ].filter(Boolean);
   document.getElementById('breakdown').textContent = parts.join(' · ');
   const bar = document.getElementById('overall-bar');
@@ -47,7 +51,8 @@ export function joinStories(snap) {
 }
 
 function fallbackCard(story) {
-  return { id: story.id, state: story.passes === true ? 'passed' : 'open', column: 0, row: 0, next: false, missingDeps: [], ledger: [] };
+  const skipped = story.skip === true || story.passes === 'cancelled' || story.passes === 'skipped';
+  return { id: story.id, state: skipped ? 'skipped' : story.passes === true ? 'passed' : 'open', column: 0, row: 0, next: false, missingDeps: [], ledger: [] };
 }
 
 export function renderBoard(joined, ui) {

@@ -29,6 +29,7 @@ export function renderDetail(joined, snap, ui) {
       card.next ? h('span', { class: 'next-tag' }, 'next up') : null,
     ),
     h('h2', { id: 'detail-title', class: 'detail-title' }, asText(story.title) || '(untitled)'),
+    card.state === 'skipped' ? h('p', { class: 'verdict' }, 'Set aside by the plan (skip): the loop never works on it nor checks it, and it does not count against completion.') : null,
     card.verification ? h('p', { class: `verdict verdict-${card.verification}` }, VERIFICATION_TEXT[card.verification], card.reason ? h('span', { class: 'verdict-reason' }, ' ', ...inline(card.reason)) : null) : null,
     story.description ? h('p', { class: 'detail-description' }, ...inline(asText(story.description))) : null,
     section('Acceptance criteria', criteriaList(story)),

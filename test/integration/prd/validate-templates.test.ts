@@ -35,7 +35,7 @@ describe('plans in test/fixtures/prd', () => {
     expect(parsed).not.toHaveProperty('checks');
     expect(parsed).not.toHaveProperty('baseBranch');
     expect(parsed.userStories.some((s: object) => 'dependsOn' in s || 'checks' in s)).toBe(false);
-    expect(validatePrdText(text, 'original-ralph.json')).toEqual({ prd: parsed, problems: [] });
+    expect(validatePrdText(text, 'original-ralph.json')).toEqual({ prd: parsed, problems: [], warnings: [] });
   });
 
   it('accepts a plan using every optional field and some unknown ones', () => {

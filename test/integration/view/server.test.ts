@@ -53,7 +53,7 @@ describe('ralphkit view server: JSON endpoints', () => {
     expect(body.cards[2]).toMatchObject({ verification: 'rejected', reason: 'check `npm test` exited 1' });
     expect(body.cards[2].ledger[0]).toMatchObject({ time: '2026-11-29T10:05:00Z', loop: 'L1', iteration: 2, story: 'US-003', command: 'npm test', exitCode: 1, durationMs: 1200, status: null });
     expect(body.cards[2].ledger[1]).toMatchObject({ kind: 'verdict', command: null, status: 'rejected', reason: 'check `npm test` exited 1' });
-    expect(body.summary).toEqual({ total: 4, passed: 2, verified: 1, reported: 0, rejected: 1, open: 1 });
+    expect(body.summary).toEqual({ total: 4, passed: 2, verified: 1, reported: 0, rejected: 1, open: 1, skipped: 0 });
   });
 
   it('/api/prd: a missing plan and an unreadable one are reported, not thrown', async () => {

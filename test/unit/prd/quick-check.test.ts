@@ -27,9 +27,16 @@ function basePlan(rnd: () => number): Json {
   return { project: 'P', branchName: 'ralph/p', ...(rnd() < 0.5 ? { baseBranch: 'main' } : {}), checks: ['npm test'], userStories };
 }
 
-const STRANGE_VALUES: unknown[] = [null, 0, -1, 1.5, '', ' ', '\t', '\u00a0', '\u3000', '\ufeff', 'x', ' x ', true, false, [], [''], [' '], ['a', 2], [null], {}, { a: 1 }];
-const PLAN_KEYS = ['project', 'branchName', 'baseBranch', 'description', 'checks', 'setup', 'protect', 'protectDefaults', 'userStories', 'extra'];
-const STORY_KEYS = ['id', 'title', 'description', 'acceptanceCriteria', 'priority', 'passes', 'notes', 'dependsOn', 'checks', 'mayChange', 'extra'];
+// Besides the odd values: what the full check warns about (the skip spellings, control and bidi characters).
+const STRANGE_VALUES: unknown[] = [null, 0, -1, 1.5, '', ' ', '\t', '\u00a0', '\u3000', '\ufeff', 'x', ' x ', true, false, [], [''], [' '], ['a', 2], [null], {}, { a: 1 }, 'cancelled', 'skipped', 'Skipped', 'US\u202e1', 'a\u0007b', 'x\u2069', '\u0085'];
+// Besides the fields: keys that get "did you mean" (aliases, other spellings) and keys that must not.
+const PLAN_KEYS = ['project', 'branchName', 'baseBranch', 'description', 'checks', 'setup', 'protect', 'protectDefaults', 'userStories', 'extra', 'stories', 'user_stories', 'Checks'];
+const STORY_KEYS = ['id', 'title', 'description', 'acceptanceCriteria', 'priority', 'passes', 'notes', 'dependsOn', 'checks', 'mayChange', 'extra', 'skip', 'dependencies', 'blockedBy', 'depends_on', 'status', 'acceptance_criteria'];
+
+const WARNED: Json[] = [
+  { passes: 'cancelled' }, { passes: 'skipped' }, { skip: true }, { skip: false }, { title: 'Fix \u202eevil' }, { id: 'US\u20661' },
+  { title: 'tab\there' }, { dependencies: [] }, { blockedBy: ['US-1'] }, { depends_on: [] }, { status: 'todo' }, { Notes: 'x' },
+];
 
 /** One change to the plan's value: a field set to an odd value or dropped, a dependency moved, an id reused. */
 function mutateValue(plan: Json, rnd: () => number): void {
@@ -50,6 +57,7 @@ function mutateValue(plan: Json, rnd: () => number): void {
   else if (r < 0.78) story.__proto__extra = { 'a:b': 'c:d', nested: [[[]]] };
   else if (r < 0.82) plan.userStories = rnd() < 0.5 ? [] : 'none';
   else if (r < 0.86) story.priority = 'Infinity'; // replaced by the number below, in the text
+  else if (r < 0.93) Object.assign(story, pick(WARNED)); // valid, with a warning (or, for some, without)
   // else: left as it is
 }
 
@@ -77,6 +85,7 @@ describe('the quick answer is the position parser\'s answer', () => {
   it('on 1,500 small plans, each changed in one random way (or two, or none)', () => {
     const rnd = random(12);
     let quick = 0;
+    let warned = 0;
     for (let k = 0; k < 1500; k++) {
       const plan = basePlan(rnd);
       const changes = Math.floor(rnd() * 3);
@@ -87,10 +96,12 @@ describe('the quick answer is the position parser\'s answer', () => {
       const slow = validateWithPositions(text, 'prd.json');
       expect(fast, text).toEqual(slow);
       if (quickCheckPlan(text)) quick++;
+      if (slow.prd && slow.warnings.length) warned++;
     }
-    // Both kinds were met: plans the quick path answered, and plans it handed on.
+    // Both kinds were met: plans the quick path answered, and plans it handed on; and valid plans with warnings.
     expect(quick).toBeGreaterThan(200);
     expect(quick).toBeLessThan(1300);
+    expect(warned).toBeGreaterThan(15);
   });
 
   it.each([

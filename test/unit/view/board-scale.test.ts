@@ -94,6 +94,7 @@ function refBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Record<string
     reported: cards.filter((c) => c.state === 'passed' && c.verification === 'reported').length,
     rejected: count('rejected'),
     open: count('open'),
+    skipped: count('skipped'),
   };
   return { cards, summary };
 }

@@ -66,7 +66,7 @@ describe('planBoard', () => {
     expect(board.cards.find((c) => c.id === 'C')).toMatchObject({ next: true, verification: 'rejected', reason: 'check `npm test` exited 1' });
     expect(board.cards.find((c) => c.id === 'D')?.missingDeps).toEqual(['GHOST']);
     expect(board.cards.find((c) => c.id === 'C')?.ledger.map((e) => [e.kind, e.status])).toEqual([['check', null], ['verdict', 'rejected']]);
-    expect(board.summary).toEqual({ total: 4, passed: 2, verified: 1, reported: 0, rejected: 1, open: 1 });
+    expect(board.summary).toEqual({ total: 4, passed: 2, verified: 1, reported: 0, rejected: 1, open: 1, skipped: 0 });
   });
 
   // The ledger is the agent's to write; only the sealed record (its story map) makes a card verified.
@@ -106,5 +106,17 @@ describe('planBoard', () => {
     const lines = Array.from({ length: LEDGER_PER_STORY + 5 }, (_, i) => checkLine('A', i));
     const [card] = planBoard({ branchName: 'b', userStories: [s('A')] }, lines, {}).cards;
     expect(card.ledger.map((e) => e.exitCode)).toEqual(lines.slice(5).map((_, i) => i + 5));
+  });
+});
+
+describe('stories set aside on the board', () => {
+  it('are cards of their own state, counted apart, never next, and waiting on one is waiting on nothing', () => {
+    const prd: Prd = {
+      branchName: 'ralph/x',
+      userStories: [s('A', [], { skip: true, priority: 1 }), s('B', [], { passes: 'cancelled', priority: 2 }), s('C', ['A'], { priority: 3 }), s('D', [], { passes: true })],
+    };
+    const board = planBoard(prd, [], {});
+    expect(board.cards.map((c) => [c.id, c.state, c.next])).toEqual([['A', 'skipped', false], ['B', 'skipped', false], ['C', 'open', true], ['D', 'passed', false]]);
+    expect(board.summary).toMatchObject({ total: 4, passed: 1, open: 1, skipped: 2 });
   });
 });

@@ -111,6 +111,6 @@ describe('status and the dashboard count verified only from the record', () => {
     useKeyEnv(env); // the dashboard reads the key from its environment, as the user's `ralphkit view` does
     const snap = readPrdSnapshot(resolveViewPaths(repo));
     expect(snap.cards?.map((c) => [c.id, c.state, c.verification])).toEqual([['US-001', 'verified', 'verified'], ['US-002', 'verified', 'verified'], ['US-003', 'passed', 'reported']]);
-    expect(snap.summary).toEqual({ total: 3, passed: 3, verified: 2, reported: 1, rejected: 0, open: 0 });
+    expect(snap.summary).toEqual({ total: 3, passed: 3, verified: 2, reported: 1, rejected: 0, open: 0, skipped: 0 });
   });
 });

@@ -284,6 +284,7 @@ describe('renderAllPass', () => {
     ['plan checks cover every story', { branchName: 'b', checks: ['npm test'], userStories: [story('A'), story('B')] }, 'all stories pass under verification'],
     ['no checks at all', { branchName: 'b', userStories: [story('A'), story('B')] }, "all stories pass (2 unverified: accepted on the agent's word)"],
     ['some stories have their own checks', { branchName: 'b', userStories: [story('A', ['x']), story('B')] }, "all stories pass (1 under verification, 1 unverified: accepted on the agent's word)"],
+    ['stories set aside are said apart, not counted as unverified', { branchName: 'b', userStories: [story('A', ['x']), { ...story('B'), passes: false, skip: true }, { ...story('C'), passes: 'skipped' }] }, 'all stories pass under verification; 2 set aside (skip), not worked on'],
   ])('%s', (_name, prd, expected) => {
     expect(renderAllPass(prd)).toBe(expected);
   });

@@ -83,7 +83,8 @@ describe('templates/ralph/prompt.md tells the agent the whole routine', () => {
     ['commits with the message format', /`feat: <id> - <title>`/],
     ['commits only when checks pass', /only when every check passes/],
     ['sets passes true', /set `passes: true` on your story/],
-    ['reports completion', /every story in `ralph\/prd\.json` now has `passes: true`/],
+    ['reports completion', /every story in `ralph\/prd\.json` that is not set aside now has `passes: true`/],
+    ['never works on a story set aside', /A story set aside \(`"skip": true`, or `passes`\s+"cancelled" or "skipped"\) is never a candidate/],
     ['writes why it is stuck and commits', /write what blocks\s+you[\s\S]*commit that/],
   ])('%s', (_what, pattern) => {
     expect(PROMPT).toMatch(pattern);
