@@ -7,7 +7,7 @@ export const MODULES = [
   {
     name: 'install/plan',
     mutate: 'src/install/plan.ts',
-    tests: ['test/unit/install/plan.test.ts', 'test/unit/install/diff.test.ts'],
+    tests: ['test/unit/install/plan.test.ts', 'test/unit/install/plan-manifest.test.ts', 'test/unit/install/diff.test.ts'],
     pure: true,
   },
   {
@@ -16,6 +16,7 @@ export const MODULES = [
     tests: [
       'test/unit/prd/validate.test.ts',
       'test/unit/prd/validate-warnings.test.ts',
+      'test/unit/prd/validate-edges.test.ts',
       'test/unit/prd/quick-check.test.ts',
     ],
     pure: true,
@@ -26,6 +27,7 @@ export const MODULES = [
     tests: [
       'test/unit/prd/validate.test.ts',
       'test/unit/prd/validate-warnings.test.ts',
+      'test/unit/prd/validate-edges.test.ts',
       'test/unit/prd/quick-check.test.ts',
     ],
     pure: true,
@@ -33,7 +35,7 @@ export const MODULES = [
   {
     name: 'verify/prd-diff',
     mutate: 'src/engine/verify/prd-diff.ts',
-    tests: ['test/unit/engine/verify/prd-diff.test.ts', 'test/unit/engine/verify/prd-diff-skip.test.ts'],
+    tests: ['test/unit/engine/verify/prd-diff.test.ts', 'test/unit/engine/verify/prd-diff-skip.test.ts', 'test/unit/engine/verify/prd-diff-edges.test.ts'],
     pure: true,
   },
   {
@@ -45,13 +47,13 @@ export const MODULES = [
   {
     name: 'core/duration',
     mutate: 'src/engine/core/duration.ts',
-    tests: ['test/unit/engine/parsers.test.ts'],
+    tests: ['test/unit/engine/core/duration.test.ts', 'test/unit/engine/parsers.test.ts'],
     pure: true,
   },
   {
     name: 'core/loop',
     mutate: 'src/engine/core/loop.ts',
-    tests: ['test/unit/engine/core/loop.test.ts', 'test/unit/engine/core/loop-resume.test.ts'],
+    tests: ['test/unit/engine/core/loop.test.ts', 'test/unit/engine/core/loop-events.test.ts', 'test/unit/engine/core/loop-resume.test.ts'],
     pure: false,
   },
 ];

@@ -1,6 +1,6 @@
 // The validator at the edges of its rules: blank text that only looks filled in, the exact dependsOn entry a
 // cycle runs through, and "did you mean" offered only for a likely slip, never for any unknown key.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { validatePrdText, validateWithPositions } from '../../../src/prd/validate.js';
 
 const STORY = { id: 'US-1', title: 'One', acceptanceCriteria: ['it works'], priority: 1, passes: false };
@@ -113,5 +113,55 @@ describe('did you mean', () => {
     expect(result.warnings).toEqual([]);
     const present = validatePrdText(planText([{ ...STORY, dependsOn: [], dependencies: [] }]), 'p.json');
     expect(present.warnings).toEqual([]);
+  });
+});
+
+describe('the JSON path of each problem', () => {
+  const paths = (text: string) => validatePrdText(text, 'p.json').problems.map((p) => [p.code, p.path, p.message]);
+
+  it.each([
+    ['a byte order mark', `\ufeff${planText([STORY])}`, [['syntax', '', 'the file starts with a byte order mark (BOM); save it as UTF-8 without one']]],
+    ['a syntax error', '{"branchName": }', [['syntax', '', expect.any(String)]]],
+    ['a plan that is an array', '[]', [['type', '', 'the plan must be a JSON object, found an array']]],
+    ['a missing branchName', JSON.stringify({ userStories: [STORY] }), [['missing', 'branchName', 'missing required field "branchName" (a string)']]],
+    ['an empty userStories', planText([]), [['empty', 'userStories', 'userStories is empty; add at least one story']]],
+    ['a duplicate id', planText([STORY, { ...STORY, title: 'Two' }]), [['duplicate-id', 'userStories[1].id', 'userStories[1]: duplicate id "US-1", already used by userStories[0]']]],
+    ['a duplicate key', '{"branchName": "a", "branchName": "b", "userStories": []}', expect.arrayContaining([['duplicate-key', 'branchName', 'duplicate key "branchName"; JSON keeps only the last one, so remove the other']])],
+  ])('%s', (_what, text, expected) => {
+    expect(paths(text)).toEqual(expected);
+  });
+
+  it('lists the problems on one line by column, whatever order the checks found them in', () => {
+    const text = `{"branchName": "ralph/x", "userStories": [{"title": 2, "acceptanceCriteria": ["a"], "priority": 1, "passes": false, "id": 1}]}`;
+    const problems = validatePrdText(text, 'p.json').problems;
+    expect(problems.map((p) => p.path)).toEqual(['userStories[0].title', 'userStories[0].id']);
+    expect(problems[0].col).toBeLessThan(problems[1].col!);
+  });
+});
+
+describe('the path and words of each warning', () => {
+  const warnings = (text: string) => validatePrdText(text, 'p.json').warnings.map((w) => [w.code, w.path, w.message]);
+
+  it.each([
+    ['a plan-level slip', planText([STORY], { Checks: ['npm test'] }), [['did-you-mean', 'Checks', '"Checks" is not a field ralphkit reads, so it is ignored; did you mean "checks"?']]],
+    ['a skip spelling', planText([{ ...STORY, passes: 'skipped' }]), [['skip-spelling', 'userStories[0].passes', expect.stringMatching(/^userStories\[0\] \(US-1\): passes "skipped" is read as "skip": true/)]]],
+    ['one unsafe character', planText([{ ...STORY, title: 'a\u202eb' }]), [['unsafe-text', 'userStories[0].title', 'userStories[0] (US-1): the title contains U+202E (right-to-left override), which can make it display differently from what it is; remove it']]],
+    ['two unsafe characters', planText([{ ...STORY, id: 'U\u0007S\u202e' }]), [['unsafe-text', 'userStories[0].id', expect.stringMatching(/the id contains U\+0007 \(a control character\), U\+202E \(right-to-left override\), which can make it display differently from what it is; remove them$/)]]],
+  ])('%s', (_what, text, expected) => {
+    expect(warnings(text)).toEqual(expected);
+  });
+});
+
+describe('if the position parser and JSON.parse ever disagree', () => {
+  it('reports it as a syntax problem without a place, rather than crash', () => {
+    const spy = vi.spyOn(JSON, 'parse').mockImplementationOnce(() => {
+      throw new SyntaxError('boom');
+    });
+    try {
+      const result = validateWithPositions(planText([STORY]), 'p.json');
+      expect(result).toEqual({ problems: [{ file: 'p.json', code: 'syntax', message: 'JSON.parse rejects the file: boom', path: '' }], warnings: [] });
+    } finally {
+      spy.mockRestore();
+    }
   });
 });
