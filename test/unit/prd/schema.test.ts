@@ -156,9 +156,9 @@ describe('did you mean', () => {
   });
 
   it('suggests only an unknown key, never a field of the table that is merely present', () => {
-    const fields = [storySpec('title'), storySpec('notes')];
-    const { out } = check('{"notes": "x"}', [{ ...fields[0] }, fields[1]], { path: '', label: '' });
-    expect(out.map(([, , m]) => m)).toEqual(['missing required field "title" (a string)']);
+    const specs: FieldSpec[] = [{ key: 'title', type: 'string', required: true }, { key: 'titles', type: 'string' }];
+    expect(check('{"titles": "x"}', specs, { path: '', label: '' }).out.map(([, , m]) => m)).toEqual(['missing required field "title" (a string)']);
+    expect(check('{"titel": "x"}', specs, { path: '', label: '' }).out.map(([, , m]) => m)).toEqual(['missing required field "title" (a string); found "titel", did you mean "title"?']);
   });
 
   it('warns about a slip for an optional field the object lacks, at the key', () => {
@@ -176,5 +176,35 @@ describe('fieldTable', () => {
     expect(table.required).toBe(5);
     expect(fieldTable(PLAN_FIELDS).required).toBe(2);
     expect(fieldTable(STORY_FIELDS)).toBe(table);
+  });
+});
+
+describe('rules no field of today uses, on tables made up for the test', () => {
+  it('an array that needs items', () => {
+    const s: FieldSpec = { key: 'k', type: 'array', needsItems: 'add one' };
+    expect([valueIsClean([], s), valueIsClean([0], s), valueIsClean([], { key: 'k', type: 'array' })]).toEqual([false, true, true]);
+  });
+
+  it('a string array that may hold blank entries', () => {
+    const s: FieldSpec = { key: 'k', type: 'string[]' };
+    expect([valueIsClean([' ', ''], s), valueIsClean([1], s)]).toEqual([true, false]);
+    expect(check('{"k": [" ", ""]}', [s], { path: '', label: '' })).toEqual({ found: ['k'], out: [] });
+    expect(check('{"k": [" ", 2]}', [s], { path: '', label: '' }).out.map(([, code, message]) => [code, message])).toEqual([['type', 'k[1] must be a string, found a number (2)']]);
+  });
+
+  it('a string that may be blank', () => {
+    expect(check('{"k": " "}', [{ key: 'k', type: 'string' }], { path: '', label: '' })).toEqual({ found: ['k'], out: [] });
+  });
+});
+
+describe('the pinned-test fields of a plan', () => {
+  it.each([
+    ['{"protect": "test/**"}', [['type', 'protect must be an array of strings, found a string ("test/**")', 'protect']]],
+    ['{"protect": ["test/**", " "]}', [['empty', 'protect[1] is empty', 'protect[1]']]],
+    ['{"protect": ["test/**"], "protectDefaults": false}', []],
+    ['{"protectDefaults": "no"}', [['type', 'protectDefaults must be true or false, found a string ("no")', 'protectDefaults']]],
+  ])('%s', (text, expected) => {
+    const specs = PLAN_FIELDS.filter((s) => s.key.startsWith('protect'));
+    expect(check(text, specs, { path: '', label: '' }).out.map(([, code, message, path]) => [code, message, path])).toEqual(expected);
   });
 });
