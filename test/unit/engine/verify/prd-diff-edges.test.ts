@@ -83,7 +83,12 @@ describe('planPrdRepair: passes and notes', () => {
   it('the same bytes answer from the baseline given, without parsing', () => {
     const frozen = Object.freeze(structuredClone(BEFORE));
     expect(planPrdRepair(before, before, 'prd.json', frozen).prd).toBe(frozen);
-    expect(planPrdRepair(before, before).prd).toEqual(BEFORE);
+    expect(planPrdRepair(before, before)).toEqual({ prd: BEFORE, claims: [], restored: [], changed: false, unusable: false });
+  });
+
+  it('names the plan prd.json in a syntax error unless told another name', () => {
+    expect(planPrdRepair(before, '{').restored[0]).toMatch(/^prd\.json was left unparseable \(prd\.json:1:2: /);
+    expect(planPrdRepair(before, '{', 'scripts/ralph/prd.json').restored[0]).toMatch(/^prd\.json was left unparseable \(scripts\/ralph\/prd\.json:1:2: /);
   });
 });
 
@@ -101,6 +106,14 @@ describe('sameJson and key order', () => {
     [null, {}, false],
     [{}, null, false],
     [undefined, undefined, true],
+    [undefined, null, false],
+    ['', undefined, false],
+    [[1, 2], [12], false],
+    [[1, 2], [1, 2], true],
+    [{ b: undefined, a: 1, c: 2 }, { c: 2, a: 1 }, true],
+    [{ b: 1, a: 1 }, { a: 1, b: undefined }, false],
+    [Object.fromEntries('jihgfedcba'.split('').map((k, i) => [k, i])), Object.fromEntries('abcdefghij'.split('').map((k) => [k, 'jihgfedcba'.indexOf(k)])), true],
+    [{ B: 1, a: 2, _: 3 }, { a: 2, _: 3, B: 1 }, true],
   ])('%j vs %j → %s', (a, b, equal) => {
     expect(sameJson(a, b)).toBe(equal);
     expect(sameJson(b, a)).toBe(equal);
@@ -122,6 +135,13 @@ describe('dependencies', () => {
     expect(planClaimOrder(prd, ['A', 'B', 'C'])).toEqual(['C', 'B', 'A']);
     expect(planClaimOrder(prd, ['D', 'C'])).toEqual(['C', 'D']);
     expect(planClaimOrder(prd, [])).toEqual([]);
+    const self: Prd = { branchName: 'b', userStories: [story('S', { dependsOn: ['S'] }), story('T')] };
+    expect(planClaimOrder(self, ['S', 'T'])).toEqual(['S', 'T']);
+  });
+
+  it('a claim or a story the plan does not have waits on nothing', () => {
+    expect(planUnmetDependencies(prd, 'nope', ['nope'], new Set())).toEqual([]);
+    expect(planClaimOrder(prd, ['nope', 'C'])).toEqual(['nope', 'C']);
   });
 
   it('skips entries of dependsOn that are not strings', () => {
