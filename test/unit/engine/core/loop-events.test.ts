@@ -1,7 +1,7 @@
 // What the loop tells its log and its status line (the events it emits), the pause between iterations, and the
 // limits at exactly their value: driven through the scripted harness, no processes, no git, no real time.
 import { describe, expect, it } from 'vitest';
-import { harness, type Step } from '../../../support/loop-harness.js';
+import { harness, verdictFor, type Step } from '../../../support/loop-harness.js';
 import type { StoryVerdict } from '../../../../src/engine/types.js';
 
 const work: Step = { commit: true };
@@ -80,7 +80,7 @@ describe('the final gate', () => {
   it('interrupted, decides nothing and exits 130', async () => {
     const h = harness([done], { extra: { finalGate: async () => ({ ...gate([]), interrupted: true }) } });
     const exit = await h.run();
-    expect(exit).toMatchObject({ code: 130, message: 'interrupted during the final gate; nothing decided, state saved' });
+    expect(exit).toMatchObject({ code: 130, message: 'interrupted during the final gate; nothing decided, state saved', hint: 'continue with: ./ralph/ralph.sh --resume-last' });
     expect(h.state.iterationDone).toBe(false);
   });
 });
@@ -141,5 +141,78 @@ describe('limits at exactly their value', () => {
   it('says what to do when the agent is stuck', async () => {
     const exit = await harness([{ say: '<promise>STUCK</promise>' }]).run();
     expect(exit).toMatchObject({ code: 3, message: 'the agent said it is STUCK', hint: 'read ralph/progress.txt and the last iteration log, fix the blocker, then --resume-last' });
+  });
+});
+
+describe('state, resumes and errors', () => {
+  it('saves the state at each step of an iteration, saying which', async () => {
+    const reasons: string[] = [];
+    const h = harness([done], { extra: { saveState: (_s, why) => void reasons.push(why) } });
+    await h.run();
+    expect(reasons).toEqual(['iteration-start', 'verifying', 'iteration-end']);
+  });
+
+  it('starts at iteration 1 from a fresh state, done or not', async () => {
+    const h = harness([done], { state: { iteration: 0, iterationDone: false } });
+    await h.run();
+    expect(h.ran).toEqual([1]);
+  });
+
+  it('finishes nothing for a state with no iteration, or one already done, even with a run recorded', async () => {
+    const ran = { headBefore: 'sha0', headAfter: 'sha0', tag: null };
+    for (const state of [{ iteration: 0, iterationDone: false, verifying: ran }, { iteration: 2, iterationDone: true, verifying: ran }]) {
+      let verified = 0;
+      const h = harness([done], { state, extra: { verify: async () => (verified++, verdictFor(done)) } });
+      await h.run();
+      expect(h.ran).toEqual([state.iteration + 1]);
+      expect(verified).toBe(1);
+    }
+  });
+
+  it('finishes an interrupted first iteration without running the agent again', async () => {
+    const ran = { headBefore: 'sha0', headAfter: 'sha0', tag: null };
+    const h = harness([done], { state: { iteration: 1, iterationDone: false, verifying: ran }, extra: { verify: async () => verdictFor(done) } });
+    expect((await h.run()).code).toBe(0);
+    expect(h.ran).toEqual([]);
+  });
+
+  it('lets an error that is not a loop exit through', async () => {
+    const h = harness([work], { extra: { headSha: async () => Promise.reject(new Error('disk gone')) } });
+    await expect(h.run()).rejects.toThrow('disk gone');
+  });
+
+  it('hands verification the violation the git inspection found', async () => {
+    const violation = { kind: 'hooks', detail: 'x' } as never;
+    const seen: unknown[] = [];
+    const h = harness([work], {
+      config: { maxIterations: 1 },
+      extra: { inspectAgentGit: async (_i, before) => ({ headAfter: before, violation }), verify: async (...args) => (seen.push(args[4]), verdictFor({})) },
+    });
+    await h.run();
+    expect(seen).toEqual([violation]);
+  });
+
+  it('names every rejected claim when commits were no progress', async () => {
+    const h = harness([{ commit: true, verdicts: [rejected('US-1'), rejected('US-2')] }], { config: { maxIterations: 1 } });
+    await h.run();
+    expect(h.events).toContainEqual({ type: 'info', iteration: 1, message: 'iteration 1 made a commit but no progress: every claim was rejected (US-1, US-2)' });
+  });
+
+  it('says what to do after no progress', async () => {
+    const exit = await harness([{}], { config: { noProgressLimit: 1 } }).run();
+    expect(exit.hint).toBe('read ralph/progress.txt and the iteration logs in ralph/.runs/, then adjust prompt.md or the plan');
+  });
+
+  it('ends on the cost limit before the iteration limit when the last iteration spends it', async () => {
+    const exit = await harness([{ commit: true, cost: 1 }], { config: { maxIterations: 1, maxCost: 1 } }).run();
+    expect(exit.code).toBe(5);
+  });
+
+  it('ends after the last iteration without pausing or asking the budget again', async () => {
+    let asked = 0;
+    const h = harness([work], { config: { maxIterations: 2, pauseMs: 900 }, extra: { budget: { beforeIteration: async () => (asked++, 'continue') } } });
+    expect((await h.run()).code).toBe(1);
+    expect(h.sleeps).toEqual([900]);
+    expect(asked).toBe(2);
   });
 });
