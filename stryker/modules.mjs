@@ -9,6 +9,7 @@ export const MODULES = [
     name: 'install/plan',
     mutate: 'src/install/plan.ts',
     tests: ['test/unit/install/plan.test.ts', 'test/unit/install/plan-manifest.test.ts', 'test/unit/install/diff.test.ts'],
+    floor: 100,
     pure: true,
   },
   {
@@ -19,6 +20,7 @@ export const MODULES = [
       'test/unit/prd/validate-warnings.test.ts',
       'test/unit/prd/validate-edges.test.ts',
     ],
+    floor: 99,
     pure: true,
   },
   {
@@ -30,6 +32,7 @@ export const MODULES = [
       'test/unit/prd/validate-warnings.test.ts',
       'test/unit/prd/validate-edges.test.ts',
     ],
+    floor: 97,
     pure: true,
   },
   {
@@ -42,18 +45,21 @@ export const MODULES = [
     name: 'core/tags',
     mutate: 'src/engine/core/tags.ts',
     tests: ['test/unit/engine/core/tags.test.ts', 'test/unit/engine/parsers.test.ts'],
+    floor: 100,
     pure: true,
   },
   {
     name: 'core/duration',
     mutate: 'src/engine/core/duration.ts',
     tests: ['test/unit/engine/core/duration.test.ts', 'test/unit/engine/parsers.test.ts'],
+    floor: 100,
     pure: true,
   },
   {
     name: 'core/loop',
     mutate: 'src/engine/core/loop.ts',
     tests: ['test/unit/engine/core/loop.test.ts', 'test/unit/engine/core/loop-events.test.ts', 'test/unit/engine/core/loop-resume.test.ts'],
+    floor: 97,
     pure: false,
   },
 ];
