@@ -72,8 +72,8 @@ async function runModule(mod, opts) {
 }
 
 function row(r, floorCheck) {
-  const below = floorCheck && r.pct < r.mod.floor;
-  const floor = floorCheck ? `  floor ${r.mod.floor}%${below ? '  BELOW FLOOR' : ''}` : '';
+  const below = floorCheck && r.pct < (r.mod.floor ?? 0);
+  const floor = floorCheck && r.mod.floor !== undefined ? `  floor ${r.mod.floor}%${below ? '  BELOW FLOOR' : ''}` : '';
   return `${r.mod.name.padEnd(18)} ${r.pct.toFixed(2).padStart(6)}%  ${String(r.detected).padStart(4)}/${String(r.total).padEnd(4)} killed  ${r.seconds.toFixed(0).padStart(4)}s${floor}`;
 }
 
@@ -90,7 +90,7 @@ async function main() {
   }
   const total = rows.reduce((s, r) => s + r.seconds, 0);
   console.log(`${rows.length} module(s) in ${total.toFixed(0)}s`);
-  if (opts.floor && rows.some((r) => r.pct < r.mod.floor)) process.exitCode = 1;
+  if (opts.floor && rows.some((r) => r.pct < (r.mod.floor ?? 0))) process.exitCode = 1;
 }
 
 main().catch((err) => {
