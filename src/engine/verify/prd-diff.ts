@@ -124,7 +124,8 @@ function mergeStory(base: Story, after: Record<string, unknown> | undefined, res
   if (isSkipped(base)) {
     if (!sameJson(after.passes, base.passes)) restored.push(`story ${base.id}: "passes" was changed on a story the plan sets aside; restored`);
   } else if (typeof after.passes === 'boolean') merged.passes = after.passes;
-  else if (!sameJson(after.passes, base.passes)) restored.push(`story ${base.id}: "passes" was set to a non-boolean; restored`);
+  // `before` is a valid plan, so a story not set aside has a boolean `passes`: anything else is an edit.
+  else restored.push(`story ${base.id}: "passes" was set to a non-boolean; restored`);
   if (typeof after.notes === 'string') merged.notes = after.notes;
   else if (after.notes === undefined) delete merged.notes;
   else restored.push(`story ${base.id}: "notes" was set to a non-string; restored`);
@@ -132,7 +133,7 @@ function mergeStory(base: Story, after: Record<string, unknown> | undefined, res
 }
 
 function storyId(s: unknown): string | undefined {
-  const id = s && typeof s === 'object' ? (s as Record<string, unknown>).id : undefined;
+  const id = (s as { id?: unknown } | null | undefined)?.id;
   return typeof id === 'string' ? id : undefined;
 }
 
@@ -171,6 +172,6 @@ export function planUnmetDependencies(prd: Prd, id: string, claims: string[], ac
 }
 
 function dependsOnOf(prd: Prd, id: string): string[] {
-  const deps = prd.userStories.find((s) => s.id === id)?.dependsOn;
-  return Array.isArray(deps) ? deps.filter((d): d is string => typeof d === 'string') : [];
+  // `prd` is built from a valid plan, whose dependsOn lists only strings.
+  return prd.userStories.find((s) => s.id === id)?.dependsOn ?? [];
 }

@@ -128,7 +128,7 @@ describe('sameJson and key order', () => {
 describe('dependencies', () => {
   const prd: Prd = {
     branchName: 'b',
-    userStories: [story('A', { dependsOn: ['A', 'B'] }), story('B', { dependsOn: ['C'] }), story('C'), story('D', { dependsOn: [3 as unknown as string, 'C'] })],
+    userStories: [story('A', { dependsOn: ['A', 'B'] }), story('B', { dependsOn: ['C'] }), story('C'), story('D', { dependsOn: ['US-404', 'C'] })],
   };
 
   it('orders a claim after the claims it depends on, ignoring a dependency on itself', () => {
@@ -144,7 +144,7 @@ describe('dependencies', () => {
     expect(planClaimOrder(prd, ['nope', 'C'])).toEqual(['nope', 'C']);
   });
 
-  it('skips entries of dependsOn that are not strings', () => {
+  it('waits on the dependencies the plan has, not on ids it does not', () => {
     expect(planUnmetDependencies(prd, 'D', ['D'], new Set())).toEqual(['C']);
     expect(planUnmetDependencies(prd, 'C', ['C'], new Set())).toEqual([]);
   });
