@@ -124,8 +124,7 @@ function mergeStory(base: Story, after: Record<string, unknown> | undefined, res
   if (isSkipped(base)) {
     if (!sameJson(after.passes, base.passes)) restored.push(`story ${base.id}: "passes" was changed on a story the plan sets aside; restored`);
   } else if (typeof after.passes === 'boolean') merged.passes = after.passes;
-  // `before` is a valid plan, so a story not set aside has a boolean `passes`: anything else is an edit.
-  else restored.push(`story ${base.id}: "passes" was set to a non-boolean; restored`);
+  else if (!sameJson(after.passes, base.passes)) restored.push(`story ${base.id}: "passes" was set to a non-boolean; restored`);
   if (typeof after.notes === 'string') merged.notes = after.notes;
   else if (after.notes === undefined) delete merged.notes;
   else restored.push(`story ${base.id}: "notes" was set to a non-string; restored`);
