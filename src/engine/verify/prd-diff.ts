@@ -66,7 +66,7 @@ function canonical(v: unknown): string {
     const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(obj[k])}`).join(',')}}`;
   }
-  return v === undefined ? 'undefined' : JSON.stringify(v);
+  return String(JSON.stringify(v)); // JSON.stringify(undefined) is undefined: "undefined"
 }
 
 /** The parsed plan, or a description of why it cannot be used at all. */
