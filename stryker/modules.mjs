@@ -39,6 +39,7 @@ export const MODULES = [
     name: 'verify/prd-diff',
     mutate: 'src/engine/verify/prd-diff.ts',
     tests: ['test/unit/engine/verify/prd-diff.test.ts', 'test/unit/engine/verify/prd-diff-skip.test.ts', 'test/unit/engine/verify/prd-diff-edges.test.ts'],
+    floor: 95,
     pure: true,
   },
   {
