@@ -242,8 +242,8 @@ export function checkMeantKeys(obj: JsonObject, specs: FieldSpec[], place: Place
   }
 }
 
+// Another case alone is meantKey's (squash lowercases), so only a slip of a letter or two is left to this.
 function looksLike(a: string, b: string): boolean {
-  if (a.toLowerCase() === b.toLowerCase()) return true;
   return b.length > 3 && Math.abs(a.length - b.length) <= 2 && editDistance(a.toLowerCase(), b.toLowerCase()) <= 2;
 }
 

@@ -93,8 +93,9 @@ function checkStory(node: JsonNode, index: number, { report, warn }: Reports): S
     return { index, label: path, dependsOn: [] };
   }
   const idEntry = lastEntry(node, 'id');
-  // An id is printed in every message about its story: never with a character that could reorder the line.
-  const idText = idEntry?.value.kind === 'string' && idEntry.value.value ? ` (${escapeUnsafe(String(idEntry.value.value))})` : '';
+  // An id is printed in every message about its story: never with a character that could reorder the line, and
+  // not at all when it is blank (its own "id is empty" says so).
+  const idText = idEntry?.value.kind === 'string' && String(idEntry.value.value).trim() ? ` (${escapeUnsafe(String(idEntry.value.value))})` : '';
   const label = `${path}${idText}`;
   const place = { path, label: `${label}: ` };
   const fields = checkFields(node, STORY_FIELDS, place, report);

@@ -54,7 +54,6 @@ export function planPrdRepair(before: string, after: string | null, file = 'prd.
 /** JSON equality that ignores key order, so a reformatted but unchanged file is not "edited". */
 export function sameJson(a: unknown, b: unknown): boolean {
   if (a === b) return true;
-  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return canonical(a) === canonical(b);
   // Equal serialisations are equal values; different ones may differ only in key order, which canonical() settles.
   return JSON.stringify(a) === JSON.stringify(b) || canonical(a) === canonical(b);
 }
@@ -62,10 +61,12 @@ export function sameJson(a: unknown, b: unknown): boolean {
 function canonical(v: unknown): string {
   if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
   if (v && typeof v === 'object') {
-    const entries = Object.entries(v as Record<string, unknown>).filter(([, x]) => x !== undefined);
-    return `{${entries.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([k, x]) => `${JSON.stringify(k)}:${canonical(x)}`).join(',')}}`;
+    const obj = v as Record<string, unknown>;
+    // sort() without a comparator orders keys by UTF-16 code units, as `<` does.
+    const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(obj[k])}`).join(',')}}`;
   }
-  return v === undefined ? 'undefined' : JSON.stringify(v);
+  return String(JSON.stringify(v)); // JSON.stringify(undefined) is undefined: "undefined"
 }
 
 /** The parsed plan, or a description of why it cannot be used at all. */
@@ -131,7 +132,7 @@ function mergeStory(base: Story, after: Record<string, unknown> | undefined, res
 }
 
 function storyId(s: unknown): string | undefined {
-  const id = s && typeof s === 'object' ? (s as Record<string, unknown>).id : undefined;
+  const id = (s as { id?: unknown } | null | undefined)?.id;
   return typeof id === 'string' ? id : undefined;
 }
 
@@ -170,6 +171,6 @@ export function planUnmetDependencies(prd: Prd, id: string, claims: string[], ac
 }
 
 function dependsOnOf(prd: Prd, id: string): string[] {
-  const deps = prd.userStories.find((s) => s.id === id)?.dependsOn;
-  return Array.isArray(deps) ? deps.filter((d): d is string => typeof d === 'string') : [];
+  // `prd` is built from a valid plan, whose dependsOn lists only strings.
+  return prd.userStories.find((s) => s.id === id)?.dependsOn ?? [];
 }

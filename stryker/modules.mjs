@@ -1,0 +1,66 @@
+// The modules `npm run mutate` scores, each with the test files that exercise it (only those run).
+// `floor` is the lowest score a later run may report (`npm run mutate -- --floor`); `pure` modules
+// are the ones cheap enough to re-check often (no processes, no git). The tests of 5,000-story plans and of
+// 1,500 random plans (validate-large-plan, validate-fast-path, quick-check) are left out: every mutant of the
+// validator and the schema would rerun them, for seconds each; schema.test.ts pins what quick-check's property
+// test compares (the fast path's verdict equals the full check's).
+export const MODULES = [
+  {
+    name: 'install/plan',
+    mutate: 'src/install/plan.ts',
+    tests: ['test/unit/install/plan.test.ts', 'test/unit/install/plan-manifest.test.ts', 'test/unit/install/diff.test.ts'],
+    floor: 100,
+    pure: true,
+  },
+  {
+    name: 'prd/validate',
+    mutate: 'src/prd/validate.ts',
+    tests: [
+      'test/unit/prd/validate.test.ts',
+      'test/unit/prd/validate-warnings.test.ts',
+      'test/unit/prd/validate-edges.test.ts',
+    ],
+    floor: 99,
+    pure: true,
+  },
+  {
+    name: 'prd/schema',
+    mutate: 'src/prd/schema.ts',
+    tests: [
+      'test/unit/prd/schema.test.ts',
+      'test/unit/prd/validate.test.ts',
+      'test/unit/prd/validate-warnings.test.ts',
+      'test/unit/prd/validate-edges.test.ts',
+    ],
+    floor: 97,
+    pure: true,
+  },
+  {
+    name: 'verify/prd-diff',
+    mutate: 'src/engine/verify/prd-diff.ts',
+    tests: ['test/unit/engine/verify/prd-diff.test.ts', 'test/unit/engine/verify/prd-diff-skip.test.ts', 'test/unit/engine/verify/prd-diff-edges.test.ts'],
+    floor: 95,
+    pure: true,
+  },
+  {
+    name: 'core/tags',
+    mutate: 'src/engine/core/tags.ts',
+    tests: ['test/unit/engine/core/tags.test.ts', 'test/unit/engine/parsers.test.ts'],
+    floor: 100,
+    pure: true,
+  },
+  {
+    name: 'core/duration',
+    mutate: 'src/engine/core/duration.ts',
+    tests: ['test/unit/engine/core/duration.test.ts', 'test/unit/engine/parsers.test.ts'],
+    floor: 100,
+    pure: true,
+  },
+  {
+    name: 'core/loop',
+    mutate: 'src/engine/core/loop.ts',
+    tests: ['test/unit/engine/core/loop.test.ts', 'test/unit/engine/core/loop-events.test.ts', 'test/unit/engine/core/loop-resume.test.ts'],
+    floor: 97,
+    pure: false,
+  },
+];
