@@ -43,6 +43,12 @@ export const MODULES = [
     pure: true,
   },
   {
+    name: 'verify/pins',
+    mutate: 'src/engine/verify/pins.ts',
+    tests: ['test/unit/engine/verify/pins.test.ts'],
+    pure: true,
+  },
+  {
     name: 'core/tags',
     mutate: 'src/engine/core/tags.ts',
     tests: ['test/unit/engine/core/tags.test.ts', 'test/unit/engine/parsers.test.ts'],
