@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../support/repo.js';
 import {
-  bytesOrNull, copyRepo, killLeftoversAfterTest, passes, prepareTemplate, processesWith, ralph, statusLoops, subjects,
+  bytesOrNull, committedPrd, copyRepo, progress, readPrd, killLeftoversAfterTest, passes, prepareTemplate, processesWith, ralph, statusLoops, subjects,
   type Template,
   expectAllFalse, expectNotDone,
 } from '../support/attack-repo.js';
@@ -89,6 +89,19 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(existsSync(`/proc/${pid}`) && !/\) [ZX] /.test(readFileSync(`/proc/${pid}/stat`, 'utf8'))).toBe(false);
     expect(existsSync(path.join(dir, 'src/two.mjs'))).toBe(false);
     expect(passes(dir)['US-2']).not.toBe(true);
+  });
+
+  it('a check whose code rewrites the real plan and empties progress.txt while it runs: both put back, the runner\'s plan is what stays on disk and in git, not exit 0', async () => {
+    const dir = copyRepo(plan);
+    const logBefore = progress(dir);
+    const r = await ralph(dir, 'check-rewrites', ['1']);
+    expectNotDone(r, dir);
+    expect(r.output).toContain('the checks changed ralph/prd.json and ralph/progress.txt (code they ran reached the repository); put back as they were before the checks');
+    const onDisk = readPrd(dir);
+    expect(onDisk.userStories.map((s) => [s.id, s.passes, s.checks])).toEqual([['US-1', true, ['node --test test/one.test.mjs']], ['US-2', false, ['npm test']]]);
+    expect(committedPrd(dir)).toEqual(onDisk);
+    expect(progress(dir).startsWith(logBefore)).toBe(true);
+    expect(progress(dir).length).toBeGreaterThan(0);
   });
 
   it('an honest agent that pushes with -u and sets core.hooksPath (as husky does): the upstream is kept, the hooks path put back, exit 0', async () => {

@@ -12,6 +12,7 @@ import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import type { VerifyOptions } from '../types.js';
 import { RunnerFileError, guardWrite } from '../errors.js';
+import { HeldFiles } from './held-files.js';
 
 export type CheckScope = CheckLine['scope'];
 
@@ -34,6 +35,8 @@ export class CheckSession {
   // Made with the first check: the mark is fresh per session and only checks get it, so a session that ran none has
   // nothing to look for when it closes.
   private checkEnv: ReturnType<typeof planAgentEnv> | null = null;
+  // The plan and the log as they were before the first check; put back when the checks are over (held-files.ts).
+  private readonly held = new HeldFiles();
 
   constructor(
     private readonly input: VerifyOptions,
@@ -106,6 +109,7 @@ export class CheckSession {
     const shareable = scope !== 'story' || this.gate;
     const reused = shareable ? this.shared.get(key) : undefined;
     const checkEnv = (this.checkEnv ??= planAgentEnv(process.env, {}));
+    if (!reused) this.held.hold([this.input.prdPath, this.input.progressPath]);
     const result = reused ?? (await runCheck({ command, cwd, env: checkEnv.env, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal, wrap: this.wrap(cwd) }));
     if (shareable) this.shared.set(key, result);
     this.record({ ...checkLine(this, story, scope, result, reused !== undefined), ...(this.gate ? { gate: true } : {}) });
@@ -133,10 +137,19 @@ export class CheckSession {
   }
 
   async close(): Promise<void> {
-    const { stopped } = this.checkEnv ? await stopMarkedProcesses(this.checkEnv.token) : { stopped: [] };
-    if (stopped.length) this.input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the checks left running (${stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ')})`);
-    for (const { checkout } of this.checkouts.values()) removeCheckout(checkout.dir);
-    this.checkouts.clear();
+    try {
+      const { stopped } = this.checkEnv ? await stopMarkedProcesses(this.checkEnv.token) : { stopped: [] };
+      if (stopped.length) this.input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the checks left running (${stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ')})`);
+      // Only once nothing the checks started is left to write again.
+      const changed = this.held.restore((file, put) => guardWrite(file, this.input.repoRoot, put, 'a check changed it, and it could not be put back'));
+      if (changed.length) {
+        const names = changed.map((f) => path.relative(this.input.repoRoot, f).split(path.sep).join('/')).join(' and ');
+        this.input.log('warn', `the checks changed ${names} (code they ran reached the repository); put back as ${changed.length === 1 ? 'it was' : 'they were'} before the checks`);
+      }
+    } finally {
+      for (const { checkout } of this.checkouts.values()) removeCheckout(checkout.dir);
+      this.checkouts.clear();
+    }
   }
 }
 
