@@ -61,6 +61,11 @@ export interface VerifyInput {
   headAfterAgent?: string | null;
   /** Lets a pass with no claims skip `git status` when the runner's own files are as they were when it last listed none. */
   ownStatus?: OwnStatusMemo;
+  /**
+   * Called once the checks are over (and what they left running is stopped): puts back the engine, git's configuration
+   * and hooks if code the checks ran changed them, as after an agent run. A reason when the change rejects the claims.
+   */
+  guardTrusted?: () => string | undefined;
 }
 
 /** verify.ts: git's folders, and the fingerprint (git/fingerprint.ts) of the last status that listed none of the runner's files. */

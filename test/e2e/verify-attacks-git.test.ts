@@ -7,7 +7,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../support/repo.js';
 import {
-  bytesOrNull, committedPrd, copyRepo, progress, readPrd, killLeftoversAfterTest, passes, prepareTemplate, processesWith, ralph, statusLoops, subjects,
+  bytesOrNull, committedPrd, copyRepo, notesOf, progress, readPrd, killLeftoversAfterTest, passes, prepareTemplate, processesWith, ralph, statusLoops, subjects,
   type Template,
   expectAllFalse, expectNotDone,
 } from '../support/attack-repo.js';
@@ -102,6 +102,18 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(committedPrd(dir)).toEqual(onDisk);
     expect(progress(dir).startsWith(logBefore)).toBe(true);
     expect(progress(dir).length).toBeGreaterThan(0);
+  });
+
+  it('a check whose code adds a filter to the real .git/config: put back before the runner\'s own git calls, the claim rejected, not exit 0', async () => {
+    const dir = copyRepo(plan);
+    const configBefore = readFileSync(path.join(dir, '.git/config'), 'utf8');
+    const r = await ralph(dir, 'check-config', ['1']);
+    expectNotDone(r, dir);
+    expect(readFileSync(path.join(dir, '.git/config'), 'utf8')).toBe(configBefore);
+    expect(r.output).toContain('the checks (the agent\'s code they ran) changed files the runner trusts (.git/config (filter.ralphkit-attack.clean))');
+    expect(passes(dir)['US-1']).toBe(false);
+    expect(notesOf(dir, 'US-1')).toContain('changed files the runner trusts');
+    expect(committedPrd(dir)).toEqual(readPrd(dir));
   });
 
   it('an honest agent that pushes with -u and sets core.hooksPath (as husky does): the upstream is kept, the hooks path put back, exit 0', async () => {

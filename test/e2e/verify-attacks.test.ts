@@ -8,7 +8,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../support/repo.js';
 import {
-  committedPrd, copyRepo, notesOf, passes, pinnedMentions, prepareTemplate, ralph, statusLoops, subjects, type Template,
+  committedPrd, copyRepo, notesOf, passes, pinnedMentions, prepareTemplate, ralph, readPrd, statusLoops, subjects, type Template,
   expectNotDone,
 } from '../support/attack-repo.js';
 
@@ -135,5 +135,17 @@ describe('a later story breaks an earlier one (plan whose US-2 check runs only t
     expect(note).toMatch(/[0-9a-f]{7}/);
     expect(note).toContain(us2.slice(0, 7)); // the commit that broke it (the final commit the gate checked)
     expect(committedPrd(dir).userStories.map((s) => s.passes)).toEqual([false, true]);
+  });
+
+  it('a check run by the final gate adds a filter to the real .git/config: put back, and the gate passes nothing, exit 1', async () => {
+    const dir = copyRepo(split);
+    const configBefore = readFileSync(path.join(dir, '.git/config'), 'utf8');
+    const r = await ralph(dir, 'gate-config', ['2']);
+    expect(r.output).toMatch(/US-1 verified[^\n]*\n[^]*US-2 verified/); // every claim passed: only the gate saw the attack
+    expect(r.code, r.output).toBe(1);
+    expect(readFileSync(path.join(dir, '.git/config'), 'utf8')).toBe(configBefore);
+    expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
+    for (const id of ['US-1', 'US-2']) expect(notesOf(dir, id)).toMatch(/^\[ralph\] rejected: the final gate at [0-9a-f]{7}: the checks \(the agent's code they ran\) changed files the runner trusts \(\.git\/config \(filter\.ralphkit-attack\.clean\)\)/m);
+    expect(committedPrd(dir)).toEqual(readPrd(dir));
   });
 });

@@ -27,16 +27,17 @@ export async function stopLeftovers(run: RunContext, token: string, iteration: n
  * The engine, its launcher, the manifest, .git/config and the hooks as they were when the loop started: anything the
  * agent changed there is put back now, and the iteration's claims are rejected for it.
  */
-export function guardRunnerFiles(run: RunContext, trust: RunTrust, iteration: number): Violation | undefined {
+export function guardRunnerFiles(run: RunContext, trust: RunTrust, iteration: number, who: 'the agent' | 'the checks' = 'the agent'): Violation | undefined {
   const { changed, rejecting, kept, inRepo } = restoreRunnerFiles(trust.guard);
   const shown = (items: string[]) => items.slice(0, 10).join(', ') + (items.length > 10 ? `, and ${items.length - 10} more` : '');
-  if (kept.length) run.emit({ type: 'info', iteration, message: `kept the git settings the agent's git commands recorded (${shown(kept)})` });
+  const agentCode = who === 'the checks' ? ' (the agent\'s code they ran)' : '';
+  if (kept.length) run.emit({ type: 'info', iteration, message: `kept the git settings the ${who === 'the agent' ? 'agent\'s git commands' : 'checks'} recorded (${shown(kept)})` });
   if (!changed.length) return undefined;
   const consequence = rejecting.length ? ', and this iteration\'s claims are rejected' : ' (they never run in the runner\'s own git calls or checks, so the claims are judged as usual)';
-  run.emit({ type: 'warn', iteration, message: `the agent changed files the runner trusts (${shown(changed)}); put them back as they were when the loop started${consequence}` });
+  run.emit({ type: 'warn', iteration, message: `${who}${agentCode} changed files the runner trusts (${shown(changed)}); put them back as they were when the loop started${consequence}` });
   const block = renderGuardBlock(new Date(), iteration, changed, rejecting.length > 0);
   guardWrite(run.paths.progress, run.paths.repoRoot, () => appendFileSync(run.paths.progress, block), 'the note about the restored runner files could not be written');
-  return rejecting.length ? { reason: `the agent changed files the runner trusts (${shown(rejecting)}); they were put back`, files: inRepo } : undefined;
+  return rejecting.length ? { reason: `${who}${agentCode} changed files the runner trusts (${shown(rejecting)}); they were put back`, files: inRepo } : undefined;
 }
 
 /**

@@ -54,6 +54,7 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
   } finally {
     await session.close();
   }
+  if (session.violation) overturnAtGate(session, prd, verdicts, blocks, session.violation, input);
   const rejected = verdicts.filter((v) => v.status === 'rejected');
   if (!rejected.length) {
     await recordVerdicts(input, commit, verdicts);
@@ -97,6 +98,19 @@ async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateI
   record('rejected', reason);
   input.log('warn', `${id} rejected by the final gate: ${run.why}`);
   return { verdict: { id, status: 'rejected', reason }, block: renderRejectionBlock({ time: new Date(), iteration: input.iteration, storyId: id, title: story.title, commit: s.commit, reason, check: run.check }) };
+}
+
+/** Code the gate's checks ran changed the engine or git's configuration: none of what they passed counts. */
+function overturnAtGate(s: CheckSession, prd: Prd, verdicts: StoryVerdict[], blocks: string[], why: string, input: GateInput): void {
+  for (const [i, v] of verdicts.entries()) {
+    if (v.status === 'rejected') continue;
+    const reason = `the final gate at ${s.commit?.slice(0, 7) ?? '(no commit)'}: ${why}`;
+    s.record({ ...s.base(v.id), kind: 'verdict', command: null, exitCode: null, status: 'rejected', reason, durationMs: 0, outputSha256: null, gate: true });
+    input.log('warn', `${v.id} rejected by the final gate: ${why}`);
+    verdicts[i] = { id: v.id, status: 'rejected', reason };
+    const title = prd.userStories.find((x) => x.id === v.id)?.title ?? '';
+    blocks.push(renderRejectionBlock({ time: new Date(), iteration: input.iteration, storyId: v.id, title, commit: s.commit, reason }));
+  }
 }
 
 /**

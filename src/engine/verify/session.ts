@@ -37,6 +37,8 @@ export class CheckSession {
   private checkEnv: ReturnType<typeof planAgentEnv> | null = null;
   // The plan and the log as they were before the first check; put back when the checks are over (held-files.ts).
   private readonly held = new HeldFiles();
+  /** Set by close() when code the checks ran changed what the runner trusts (input.guardTrusted): the claims fall. */
+  violation: string | undefined;
 
   constructor(
     private readonly input: VerifyOptions,
@@ -146,6 +148,7 @@ export class CheckSession {
         const names = changed.map((f) => path.relative(this.input.repoRoot, f).split(path.sep).join('/')).join(' and ');
         this.input.log('warn', `the checks changed ${names} (code they ran reached the repository); put back as ${changed.length === 1 ? 'it was' : 'they were'} before the checks`);
       }
+      if (this.checkEnv) this.violation = this.input.guardTrusted?.();
     } finally {
       for (const { checkout } of this.checkouts.values()) removeCheckout(checkout.dir);
       this.checkouts.clear();

@@ -105,7 +105,18 @@ async function judgeClaims(s: CheckSession, plan: PrdRepairPlan, dirty: string[]
   } finally {
     await s.close();
   }
-  return judged;
+  // Code the checks ran changed the engine or git's configuration: nothing they passed can be trusted.
+  const violation = s.violation;
+  return violation ? judged.map((j) => (j.verdict.status === 'rejected' ? j : rejectClaim(s, plan.prd, j.verdict.id, violation, input, now, 0))) : judged;
+}
+
+/** A rejected claim: its ledger line, the warning, and the progress.txt block for the next agent. */
+function rejectClaim(s: CheckSession, prd: Prd, id: string, reason: string, input: VerifyOptions, now: () => Date, durationMs: number, check?: CheckResult): Judgement {
+  const title = prd.userStories.find((x) => x.id === id)!.title;
+  s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'rejected', reason, durationMs, outputSha256: null });
+  input.log('warn', `${id} rejected: ${reason}`);
+  const block = renderRejectionBlock({ time: now(), iteration: input.iteration, storyId: id, title, commit: s.commit, reason, check });
+  return { verdict: { id, status: 'rejected', reason }, block };
 }
 
 function interruptedExit(claims: string[], input: VerifyInput): LoopExit {
@@ -118,13 +129,7 @@ async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[]
   const story = prd.userStories.find((x) => x.id === id)!;
   const started = Date.now();
   let pinned = '';
-  const reject = (why: string, check?: CheckResult): Judgement => {
-    const reason = why + pinned;
-    s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'rejected', reason, durationMs: Date.now() - started, outputSha256: null });
-    input.log('warn', `${id} rejected: ${reason}`);
-    const block = renderRejectionBlock({ time: now(), iteration: input.iteration, storyId: id, title: story.title, commit: s.commit, reason, check });
-    return { verdict: { id, status: 'rejected', reason }, block };
-  };
+  const reject = (why: string, check?: CheckResult): Judgement => rejectClaim(s, prd, id, why + pinned, input, now, Date.now() - started, check);
   if (input.violation) return reject(input.violation);
   if (input.offBranch) return reject(input.offBranch.reason);
   if (dirty.length) return reject(renderUncommitted(dirty));
