@@ -137,6 +137,17 @@ describe('a later story breaks an earlier one (plan whose US-2 check runs only t
     expect(committedPrd(dir).userStories.map((s) => s.passes)).toEqual([false, true]);
   });
 
+  it('a check run by the final gate commits on the real branch: the loop stops with exit 6 and vouches for nothing', async () => {
+    const dir = copyRepo(split);
+    const r = await ralph(dir, 'gate-moves-head', ['2']);
+    expect(r.output).toMatch(/US-1 verified[^\n]*\n[^]*US-2 verified/); // every claim passed: only the gate saw the attack
+    expect(r.code, r.output).toBe(6);
+    const gated = git(dir, 'rev-parse', 'HEAD~1');
+    expect(r.stderr).toContain(`HEAD moved from ${gated.slice(0, 7)} to ${git(dir, 'rev-parse', '--short=7', 'HEAD')} while the checks ran`);
+    expect(git(dir, 'log', '-1', '--format=%s')).toBe('forged by a check'); // nothing moved back: the user decides
+    expect(git(dir, 'notes', '--ref=ralphkit', 'list')).toBe(''); // no sealed verdict for any commit
+  });
+
   it('a check run by the final gate adds a filter to the real .git/config: put back, and the gate passes nothing, exit 1', async () => {
     const dir = copyRepo(split);
     const configBefore = readFileSync(path.join(dir, '.git/config'), 'utf8');

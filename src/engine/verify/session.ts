@@ -11,7 +11,8 @@ import { planAgentEnv } from '../agents/env.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import type { VerifyOptions } from '../types.js';
-import { RunnerFileError, guardWrite } from '../errors.js';
+import { RunnerFileError, WorkProtected, guardWrite } from '../errors.js';
+import { headSha } from '../git/git.js';
 import { HeldFiles } from './held-files.js';
 
 export type CheckScope = CheckLine['scope'];
@@ -138,6 +139,20 @@ export class CheckSession {
     return { time: this.now().toISOString(), loop: this.input.loopId, iteration: this.input.iteration, story, commit: this.commit };
   }
 
+  /**
+   * The checks ran with the repository in reach: if HEAD is no longer the commit they checked, whatever the runner
+   * decided would be about another commit than the branch holds. The loop stops; nothing is moved back for it.
+   */
+  private async refuseMovedHead(): Promise<void> {
+    const now = await headSha(this.top);
+    if (now === this.commit) return;
+    const [was, is] = [this.commit!.slice(0, 7), now?.slice(0, 7) ?? 'nothing'];
+    throw new WorkProtected(
+      `HEAD moved from ${was} to ${is} while the checks ran (code they ran reached the repository): nothing is decided about a commit the branch no longer holds; the loop stops`,
+      `look at what changed: git log --oneline ${was}..${now ? is : 'HEAD'} (or git reflog); to undo it: git reset --hard ${this.commit} (drops uncommitted changes); then continue with: ./ralph/ralph.sh --resume-last`,
+    );
+  }
+
   async close(): Promise<void> {
     try {
       const { stopped } = this.checkEnv ? await stopMarkedProcesses(this.checkEnv.token) : { stopped: [] };
@@ -149,6 +164,7 @@ export class CheckSession {
         this.input.log('warn', `the checks changed ${names} (code they ran reached the repository); put back as ${changed.length === 1 ? 'it was' : 'they were'} before the checks`);
       }
       if (this.checkEnv) this.violation = this.input.guardTrusted?.();
+      if (this.checkEnv && this.commit !== null) await this.refuseMovedHead();
     } finally {
       for (const { checkout } of this.checkouts.values()) removeCheckout(checkout.dir);
       this.checkouts.clear();
