@@ -118,7 +118,8 @@ function mergeStory(base: Story, after: Record<string, unknown> | undefined, res
   if (!after) return base;
   const keys = new Set([...Object.keys(base), ...Object.keys(after)]);
   for (const k of keys) {
-    if (!AGENT_FIELDS.has(k) && !sameJson(base[k], after[k])) restored.push(`story ${base.id}: field "${k}" was ${describeEdit(base[k], after[k])}; restored`);
+    const [was, is] = [own(base, k), own(after, k)];
+    if (!AGENT_FIELDS.has(k) && !sameJson(was, is)) restored.push(`story ${base.id}: field "${k}" was ${describeEdit(was, is)}; restored`);
   }
   const merged: Story = { ...base };
   if (isSkipped(base)) {
@@ -129,6 +130,11 @@ function mergeStory(base: Story, after: Record<string, unknown> | undefined, res
   else if (after.notes === undefined) delete merged.notes;
   else restored.push(`story ${base.id}: "notes" was set to a non-string; restored`);
   return merged;
+}
+
+/** A key's own value: a story may hold a key named like an inherited one ("__proto__", "constructor"). */
+function own(o: object, k: string): unknown {
+  return Object.hasOwn(o, k) ? (o as Record<string, unknown>)[k] : undefined;
 }
 
 function storyId(s: unknown): string | undefined {

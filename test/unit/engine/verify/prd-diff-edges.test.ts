@@ -156,3 +156,14 @@ describe('dependencies', () => {
     expect(planUnmetDependencies(passing, 'B', ['A', 'B'], new Set(['A']))).toEqual([]);
   });
 });
+
+describe('planPrdRepair: keys named like inherited ones', () => {
+  it.each(['__proto__', 'constructor', 'toString'])('a "%s" key the agent adds to a story is reported as added, and removed', (key) => {
+    const after = before.replace('"id": "US-1",', `"id": "US-1",\n      ${JSON.stringify(key)}: {"passes": true},`);
+    const plan = planPrdRepair(before, after);
+    expect(plan.restored).toEqual([`story US-1: field "${key}" was added; restored`]);
+    expect(plan.prd).toEqual(BEFORE);
+    expect(Object.hasOwn(plan.prd.userStories[0], key)).toBe(false);
+    expect(plan.claims).toEqual([]);
+  });
+});
