@@ -37,6 +37,7 @@ export const DEFAULT_OPTIONS: RunOptions = {
   weakCheck: true,
   sandbox: false,
   network: true,
+  notify: false,
   help: false,
 };
 
@@ -71,6 +72,9 @@ const SPEC = {
   'no-weak-check': { type: 'boolean' },
   sandbox: { type: 'boolean' },
   'no-network': { type: 'boolean' },
+  notify: { type: 'boolean' },
+  'on-exit': { type: 'string' },
+  webhook: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -104,6 +108,9 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
   'no-weak-check': ['weakCheck', () => false],
   sandbox: ['sandbox', Boolean],
   'no-network': ['network', () => false],
+  notify: ['notify', Boolean],
+  'on-exit': ['onExit', (v) => nonEmpty(String(v), '--on-exit')],
+  webhook: ['webhook', (v) => webhookUrl(String(v))],
   help: ['help', Boolean],
 };
 
@@ -122,6 +129,8 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
     (options as unknown as Record<string, unknown>)[key] = convert(value as string | boolean);
     given.add(key);
   }
+  // A URL where max_iterations goes is a webhook typed without --webhook: said so, never echoed (it is a secret).
+  if (parsed.positionals.some((p) => /^[a-z][a-z0-9+.-]*:\/\//i.test(p))) throw usageExit('max_iterations must be a whole number, and a URL was given in its place (not shown: it may be a secret)', 'a webhook URL goes after --webhook: ./ralph/ralph.sh --webhook <url>');
   if (parsed.positionals.length > 1) throw usageExit(`expected at most one max_iterations, got: ${parsed.positionals.join(' ')}`);
   if (parsed.positionals.length === 1) {
     options.maxIterations = integer(parsed.positionals[0], 'max_iterations', 0);
@@ -161,6 +170,20 @@ export function renderParseError(message: string, argv: string[]): string {
 function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string): T {
   if (!allowed.includes(value as T)) throw usageExit(`${flag} must be one of ${allowed.join(', ')} (got "${value}"); for another agent use --agent-cmd`);
   return value as T;
+}
+
+// The URL is a secret (it is the webhook's only key): a refusal says what is wrong with it, never what it is.
+function webhookUrl(value: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    /* said below */
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw usageExit('--webhook needs an https:// (or http://) URL; the value given is not one (not shown here: a webhook URL is a secret)', 'copy the incoming webhook URL from Slack, Discord (add /slack at its end) or Mattermost');
+  }
+  return value;
 }
 
 function nonEmpty(value: string, flag: string): string {
