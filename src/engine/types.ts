@@ -300,12 +300,18 @@ export interface RunOptions {
   /** Run the agent under bubblewrap (--sandbox), with or without network. */
   sandbox: boolean;
   network: boolean;
+  /** What happens to the plan branch's commits (--deliver): kept local (commit), or pushed too (push). */
+  deliver: DeliverMode;
   /** The end-of-loop notifications; each invocation's own, never stored in state.json (the webhook is a secret). */
   notify: boolean;
   onExit?: string;
   webhook?: string;
   help: boolean;
 }
+
+export const DELIVER_MODES = ['commit', 'push'] as const;
+
+export type DeliverMode = (typeof DELIVER_MODES)[number];
 
 /** How a loop ended, as its notifications report it (deliver/announce.ts). */
 export interface LoopEnding {

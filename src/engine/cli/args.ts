@@ -1,6 +1,6 @@
 // The runner's command line (SPEC §4). This parser is the single source of truth: ralph.sh, `node ralph.mjs run`
 // and `ralphkit run` all hand their raw arguments to it.
-import { AGENT_NAMES, type RunOptions } from '../types.js';
+import { AGENT_NAMES, DELIVER_MODES, type RunOptions } from '../types.js';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../core/duration.js';
 import { completionWordProblem, DEFAULT_COMPLETION } from '../core/tags.js';
@@ -37,6 +37,7 @@ export const DEFAULT_OPTIONS: RunOptions = {
   weakCheck: true,
   sandbox: false,
   network: true,
+  deliver: 'commit',
   notify: false,
   help: false,
 };
@@ -72,6 +73,7 @@ const SPEC = {
   'no-weak-check': { type: 'boolean' },
   sandbox: { type: 'boolean' },
   'no-network': { type: 'boolean' },
+  deliver: { type: 'string' },
   notify: { type: 'boolean' },
   'on-exit': { type: 'string' },
   webhook: { type: 'string' },
@@ -108,6 +110,7 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
   'no-weak-check': ['weakCheck', () => false],
   sandbox: ['sandbox', Boolean],
   'no-network': ['network', () => false],
+  deliver: ['deliver', (v) => deliverMode(String(v))],
   notify: ['notify', Boolean],
   'on-exit': ['onExit', (v) => nonEmpty(String(v), '--on-exit')],
   webhook: ['webhook', (v) => webhookUrl(String(v))],
@@ -170,6 +173,11 @@ export function renderParseError(message: string, argv: string[]): string {
 function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string): T {
   if (!allowed.includes(value as T)) throw usageExit(`${flag} must be one of ${allowed.join(', ')} (got "${value}"); for another agent use --agent-cmd`);
   return value as T;
+}
+
+function deliverMode(value: string): RunOptions['deliver'] {
+  if (!DELIVER_MODES.includes(value as RunOptions['deliver'])) throw usageExit(`--deliver must be one of ${DELIVER_MODES.join(', ')} (got "${value}")`);
+  return value as RunOptions['deliver'];
 }
 
 // The URL is a secret (it is the webhook's only key): a refusal says what is wrong with it, never what it is.

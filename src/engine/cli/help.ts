@@ -60,6 +60,12 @@ code or holds the runner past its time limit; a second Ctrl-C stops them; give t
   --webhook <url>             POST {"text": "<summary>"} as JSON (10s): a Slack or Mattermost incoming
                               webhook URL, or a Discord one with /slack added at its end. The URL is a
                               secret: never printed, stored or given to the agent
+Delivery:
+  --deliver commit|push       commit (default): the plan branch stays local. push: also push it (to its
+                              upstream, else to origin under its own name; never forced, no hooks run)
+                              after each iteration in which a story was accepted, and at the end (not
+                              after Ctrl-C, cancel or a stop to protect work). A failed push is one
+                              warning: the commits stay, the exit code is unchanged. Kept by --resume
 Output:
   --json                      one JSON event per line on stdout; human logs stay on stderr
   --dry-run                   print the agent command (warning when its program is not found),

@@ -39,6 +39,7 @@ import { loopCommand, ralphkitCommand } from '../../util/invocation.js';
 import { readTextOrNull } from '../../util/read.js';
 import { planEnding } from '../deliver/summary.js';
 import { announceEnd } from '../deliver/announce.js';
+import { deliverAtEnd } from './deliver.js';
 
 // Stands in for the prompt when the command line is shown before any prompt is read.
 const PROMPT_PLACEHOLDER = '\0prompt';
@@ -88,7 +89,10 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   try {
     return await startGuarded(run, controller);
   } finally {
-    if (run.ending) await announceEnd({ ending: run.ending, options, cwd: paths.repoRoot, env: io.env, emit, signal: late.signal });
+    if (run.ending) {
+      await deliverAtEnd(run, run.ending.status);
+      await announceEnd({ ending: run.ending, options, cwd: paths.repoRoot, env: io.env, emit, signal: late.signal });
+    }
     stopSignals();
   }
 }
