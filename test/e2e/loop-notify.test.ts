@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { testdir } from '../support/repo.js';
 import { agent, jsonEvents, loopRepo, onlyState, ralph, startRalph } from '../support/loop-repo.js';
-import { waitUntil } from '../support/process.js';
+import { goneWithin, waitUntil } from '../support/process.js';
 
 const FAST = ['--pause', '0'];
 const warnings = (stderr: string) => stderr.split('\n').filter((l) => l.startsWith('ralph: warning:'));
@@ -199,5 +199,20 @@ describe('--webhook', () => {
     expect(r.stderr).toContain(message);
     expect(r.stderr).not.toContain('SECRET1');
     expect(existsSync(path.join(dir, 'ralph/.runs'))).toBe(false);
+  });
+});
+
+describe('Ctrl-C after the loop ended', () => {
+  it('stops a running --on-exit command at once: one warning, the loop\'s exit code', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const pidFile = path.join(testdir(), 'hook-pid');
+    const loop = startRalph(dir, ['--agent-cmd', agent('worker'), '--on-exit', `echo $$ > ${pidFile}; exec sleep 300`, ...FAST, '3']);
+    await waitUntil(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 30_000, 'the on-exit command to start');
+    loop.child.kill('SIGINT');
+    const r = await loop.done;
+    expect(r.code, r.stderr).toBe(0);
+    expect(warnings(r.stderr)).toEqual(["ralph: warning: --on-exit command was stopped by an interrupt; the loop's exit code is unchanged"]);
+    expect(onlyState(dir)).toMatchObject({ status: 'complete', exitCode: 0 });
+    expect(await goneWithin(Number(readFileSync(pidFile, 'utf8')), 5000)).toBe(true);
   });
 });

@@ -51,7 +51,8 @@ Sandbox (Linux, bubblewrap):
   --no-network                with --sandbox: no network for the agent
 Notifications, when the loop ends (done, max iterations, stuck, no progress, budget, protected, Ctrl-C or
 cancel; not on a refusal before the loop is recorded), after its last line. None of them changes the exit
-code or holds the runner past its time limit; a second Ctrl-C stops them; give them again on --resume:
+code or holds the runner past its time limit; Ctrl-C stops them (not the one that ended the loop). Give
+them again on --resume:
   --notify                    a desktop notification: notify-send on Linux, osascript on macOS (10s)
   --on-exit '<command>'       run it with sh -c in the repository root (30s, then its process group is
                               stopped; the last 4 KiB of its output is shown), with RALPH_EXIT_CODE,

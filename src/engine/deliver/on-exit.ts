@@ -1,5 +1,5 @@
 // --on-exit '<command>': the user's command, run once when the loop ends, with sh -c in the repository root and the
-// loop's ending in its environment (summary.ts renderOnExitEnv). In its own process group, so a timeout or a second
+// loop's ending in its environment (summary.ts renderOnExitEnv). In its own process group, so a timeout or a
 // Ctrl-C stops everything it started; its output is shown afterwards, bounded; it can never change the exit code.
 import { spawn } from 'node:child_process';
 import { TextTail } from '../agents/tail.js';
@@ -33,7 +33,7 @@ export function runOnExit(run: OnExitRun): Promise<void> {
       stopGroup(child.pid);
     };
     const timer = setTimeout(() => stop(`ran longer than ${timeoutMs / 1000}s and was stopped`), timeoutMs);
-    const onAbort = () => stop('was stopped by a second interrupt');
+    const onAbort = () => stop('was stopped by an interrupt');
     run.signal.addEventListener('abort', onAbort, { once: true });
     // What a process the command left behind (holding the pipes) can delay: the streams are let go at this point.
     const deadline = setTimeout(() => finish(null, null), timeoutMs + KILL_GRACE_MS + 2000);

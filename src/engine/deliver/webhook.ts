@@ -31,7 +31,7 @@ export function postWebhook(url: string, summary: string, signal: AbortSignal, w
     const client = target.protocol === 'https:' ? https : http;
     const req = client.request(target, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length, connection: 'close' } });
     const timer = setTimeout(() => settle(`no answer within ${timeoutMs / 1000}s; the request was dropped`), timeoutMs);
-    const onAbort = () => settle('stopped by a second interrupt');
+    const onAbort = () => settle('stopped by an interrupt');
     signal.addEventListener('abort', onAbort, { once: true });
     req.on('response', (res) => {
       res.resume();

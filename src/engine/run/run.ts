@@ -83,9 +83,9 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   warnAtStart(options, io, emit);
   const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch };
   const controller = new AbortController();
-  // The first interrupt ends the loop; one more during the announcements of its end stops those.
+  // An interrupt ends the loop; once the loop has ended (or was already told to), one stops the announcements of its end.
   const late = new AbortController();
-  const stopSignals = onSignals(() => (controller.signal.aborted ? late.abort() : controller.abort()));
+  const stopSignals = onSignals(() => (run.ending || controller.signal.aborted ? late.abort() : controller.abort()));
   try {
     return await startGuarded(run, controller);
   } finally {

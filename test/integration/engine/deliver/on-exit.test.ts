@@ -1,4 +1,4 @@
-// runOnExit in-process with a short bound: the whole process group is stopped at the timeout or on a second interrupt,
+// runOnExit in-process with a short bound: the whole process group is stopped at the timeout or on an interrupt,
 // and only the end of a flood of output is shown.
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -24,14 +24,14 @@ describe('runOnExit', () => {
     expect(await goneWithin(await pidFrom(pidFile), 5000)).toBe(true);
   });
 
-  it('a second interrupt stops it at once', async () => {
+  it('an interrupt stops it at once', async () => {
     const pidFile = path.join(testdir(), 'pid');
     const controller = new AbortController();
     const run = collect(`echo $$ > ${pidFile}; exec sleep 300`, controller.signal);
     const pid = await pidFrom(pidFile);
     controller.abort();
     await run.done;
-    expect(run.warned).toEqual(["--on-exit command was stopped by a second interrupt; the loop's exit code is unchanged"]);
+    expect(run.warned).toEqual(["--on-exit command was stopped by an interrupt; the loop's exit code is unchanged"]);
     expect(await goneWithin(pid, 5000)).toBe(true);
   });
 
