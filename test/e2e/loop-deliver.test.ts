@@ -110,6 +110,18 @@ describe('--deliver push', () => {
     expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBeNull();
   });
 
+  it('an agent that rewrites the history: the end push is skipped, the remote keeps what was pushed after iteration 1', async () => {
+    const dir = loopRepo({ stories: 2 });
+    const remote = bareRemote();
+    git(dir, 'remote', 'add', 'origin', remote);
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), '--deliver', 'push', ...FAST, '5'], { FAKE_MISBEHAVE: 'reset', FAKE_AT: '2' });
+    expect(r.code, r.stderr).toBe(6);
+    expect(r.stderr).toContain(`ralph: pushed ${BRANCH} to origin after iteration 1`);
+    expect(r.stderr).toContain(`ralph: --deliver push: ${BRANCH} not pushed at the end (the loop is protected); look at the branch first, as the hint says`);
+    // HEAD before the agent's reset: the verified work, as pushed after iteration 1.
+    expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBe(git(dir, 'rev-parse', 'HEAD@{1}'));
+  });
+
   it('accepts only commit and push', async () => {
     const dir = loopRepo({ stories: 1 });
     const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--deliver', 'pr', '3']);
