@@ -172,6 +172,9 @@ export interface Clock {
 
 export type LoopStatus = 'running' | 'complete' | 'max-iterations' | 'stuck' | 'no-progress' | 'budget' | 'protected' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
 
+/** Options that belong to one invocation, not to the loop: never stored in state.json, not kept by --resume. */
+export type PerInvocation = 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'notify' | 'onExit' | 'webhook';
+
 /** ralph/.runs/<id>/state.json (SPEC §4). */
 export interface LoopState {
   id: string;
@@ -204,7 +207,7 @@ export interface LoopState {
   verifying?: AgentRunRecord;
   // Output format and one-shot flags belong to each invocation, not to the loop. `agent` is left out when
   // `agentCmd` is set, so the file never names an agent that is not the one running.
-  options: Omit<RunOptions, 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'agent'> & { agent?: RunOptions['agent'] };
+  options: Omit<RunOptions, PerInvocation | 'agent'> & { agent?: RunOptions['agent'] };
 }
 
 /** What the loop knows of an agent run once it has exited: all that is needed to finish its iteration without it. */
@@ -257,6 +260,8 @@ export interface RunContext {
   command: string;
   branch: string;
   base?: string;
+  /** Set when the loop's end is recorded (run.ts finish), for what is announced after the locks are released. */
+  ending?: LoopEnding;
 }
 
 export const AGENT_NAMES = ['claude', 'codex', 'amp', 'opencode', 'gemini'] as const;
@@ -300,7 +305,31 @@ export interface RunOptions {
   /** Run the agent under bubblewrap (--sandbox), with or without network. */
   sandbox: boolean;
   network: boolean;
+  /** What happens to the plan branch's commits (--deliver): kept local (commit), or pushed too (push). */
+  deliver: DeliverMode;
+  /** The end-of-loop notifications; each invocation's own, never stored in state.json (the webhook is a secret). */
+  notify: boolean;
+  onExit?: string;
+  webhook?: string;
   help: boolean;
+}
+
+export const DELIVER_MODES = ['commit', 'push'] as const;
+
+export type DeliverMode = (typeof DELIVER_MODES)[number];
+
+/** How a loop ended, as its notifications report it (deliver/announce.ts). */
+export interface LoopEnding {
+  id: string;
+  code: number;
+  status: LoopStatus;
+  /** The last iteration started. */
+  iterations: number;
+  /** Stories not set aside, and those of them that pass in the plan as the runner last settled it; null: unreadable. */
+  storiesPassed: number | null;
+  storiesTotal: number | null;
+  /** null when the agent reports no cost (any agent but Claude Code, or --agent-cmd). */
+  costUsd: number | null;
 }
 
 /**

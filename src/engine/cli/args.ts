@@ -1,6 +1,6 @@
 // The runner's command line (SPEC §4). This parser is the single source of truth: ralph.sh, `node ralph.mjs run`
 // and `ralphkit run` all hand their raw arguments to it.
-import { AGENT_NAMES, type RunOptions } from '../types.js';
+import { AGENT_NAMES, DELIVER_MODES, type RunOptions } from '../types.js';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../core/duration.js';
 import { completionWordProblem, DEFAULT_COMPLETION } from '../core/tags.js';
@@ -37,6 +37,8 @@ export const DEFAULT_OPTIONS: RunOptions = {
   weakCheck: true,
   sandbox: false,
   network: true,
+  deliver: 'commit',
+  notify: false,
   help: false,
 };
 
@@ -71,6 +73,10 @@ const SPEC = {
   'no-weak-check': { type: 'boolean' },
   sandbox: { type: 'boolean' },
   'no-network': { type: 'boolean' },
+  deliver: { type: 'string' },
+  notify: { type: 'boolean' },
+  'on-exit': { type: 'string' },
+  webhook: { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -104,6 +110,10 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
   'no-weak-check': ['weakCheck', () => false],
   sandbox: ['sandbox', Boolean],
   'no-network': ['network', () => false],
+  deliver: ['deliver', (v) => deliverMode(String(v))],
+  notify: ['notify', Boolean],
+  'on-exit': ['onExit', (v) => nonEmpty(String(v), '--on-exit')],
+  webhook: ['webhook', (v) => webhookUrl(String(v))],
   help: ['help', Boolean],
 };
 
@@ -122,6 +132,8 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
     (options as unknown as Record<string, unknown>)[key] = convert(value as string | boolean);
     given.add(key);
   }
+  // A URL where max_iterations goes is a webhook typed without --webhook: said so, never echoed (it is a secret).
+  if (parsed.positionals.some((p) => /^[a-z][a-z0-9+.-]*:\/\//i.test(p))) throw usageExit('max_iterations must be a whole number, and a URL was given in its place (not shown: it may be a secret)', 'a webhook URL goes after --webhook: ./ralph/ralph.sh --webhook <url>');
   if (parsed.positionals.length > 1) throw usageExit(`expected at most one max_iterations, got: ${parsed.positionals.join(' ')}`);
   if (parsed.positionals.length === 1) {
     options.maxIterations = integer(parsed.positionals[0], 'max_iterations', 0);
@@ -161,6 +173,25 @@ export function renderParseError(message: string, argv: string[]): string {
 function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string): T {
   if (!allowed.includes(value as T)) throw usageExit(`${flag} must be one of ${allowed.join(', ')} (got "${value}"); for another agent use --agent-cmd`);
   return value as T;
+}
+
+function deliverMode(value: string): RunOptions['deliver'] {
+  if (!DELIVER_MODES.includes(value as RunOptions['deliver'])) throw usageExit(`--deliver must be one of ${DELIVER_MODES.join(', ')} (got "${value}")`);
+  return value as RunOptions['deliver'];
+}
+
+// The URL is a secret (it is the webhook's only key): a refusal says what is wrong with it, never what it is.
+function webhookUrl(value: string): string {
+  let url: URL | null = null;
+  try {
+    url = new URL(value);
+  } catch {
+    /* said below */
+  }
+  if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
+    throw usageExit('--webhook needs an https:// (or http://) URL; the value given is not one (not shown here: a webhook URL is a secret)', 'copy the incoming webhook URL from Slack, Discord (add /slack at its end) or Mattermost');
+  }
+  return value;
 }
 
 function nonEmpty(value: string, flag: string): string {

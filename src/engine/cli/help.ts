@@ -49,6 +49,24 @@ Sandbox (Linux, bubblewrap):
   --sandbox                   run the agent under bwrap: the runner's files, .git/hooks, .git/config and the
                               pinned tests read-only, its own PID namespace
   --no-network                with --sandbox: no network for the agent
+Notifications, when the loop ends (done, max iterations, stuck, no progress, budget, protected, Ctrl-C or
+cancel; not on a refusal before the loop is recorded), after its last line. None of them changes the exit
+code or holds the runner past its time limit; Ctrl-C stops them (not the one that ended the loop). Give
+them again on --resume:
+  --notify                    a desktop notification: notify-send on Linux, osascript on macOS (10s)
+  --on-exit '<command>'       run it with sh -c in the repository root (30s, then its process group is
+                              stopped; the last 4 KiB of its output is shown), with RALPH_EXIT_CODE,
+                              RALPH_STATUS (as in state.json), RALPH_LOOP_ID, RALPH_STORIES_PASSED,
+                              RALPH_STORIES_TOTAL and RALPH_COST_USD (empty when the agent reports none)
+  --webhook <url>             POST {"text": "<summary>"} as JSON (10s): a Slack or Mattermost incoming
+                              webhook URL, or a Discord one with /slack added at its end. The URL is a
+                              secret: never printed, stored or given to the agent
+Delivery:
+  --deliver commit|push       commit (default): the plan branch stays local. push: also push it (to its
+                              upstream, else to origin under its own name; never forced, no hooks run)
+                              after each iteration in which a story was accepted, and at the end (not
+                              after Ctrl-C, cancel or a stop to protect work). A failed push is one
+                              warning: the commits stay, the exit code is unchanged. Kept by --resume
 Output:
   --json                      one JSON event per line on stdout; human logs stay on stderr
   --dry-run                   print the agent command (warning when its program is not found),

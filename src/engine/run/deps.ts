@@ -21,6 +21,7 @@ import { stopLeftovers, guardRunnerFiles, inspectAgentGit } from './after-agent.
 import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
 import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
 import { RefsView } from './refs-view.js';
+import { deliverBranch } from './deliver.js';
 
 export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopConfig {
   // RALPH_RETRY_MS scales every back-off, so tests of rate limits and retries run in milliseconds.
@@ -150,6 +151,7 @@ async function verifyClaims(run: RunContext, loopId: string, trust: RunTrust, cl
     ...(claims.ownStatus ? { ownStatus: claims.ownStatus } : {}),
   });
   await afterVerification(run, loopId, trust, result, claims.head);
+  if (result.verdicts.some((v) => v.status !== 'rejected')) await deliverBranch(run, `after iteration ${claims.iteration}`, claims.iteration);
   return result;
 }
 

@@ -36,6 +36,10 @@ import { LoopExit, LOOP_EXIT, RunnerFileError, describeError, usageExit } from '
 import { findExecutable } from '../agents/check.js';
 import { showPath } from '../../util/repo-path.js';
 import { loopCommand, ralphkitCommand } from '../../util/invocation.js';
+import { readTextOrNull } from '../../util/read.js';
+import { planEnding } from '../deliver/summary.js';
+import { announceEnd } from '../deliver/announce.js';
+import { deliverAtEnd } from './deliver.js';
 
 // Stands in for the prompt when the command line is shown before any prompt is read.
 const PROMPT_PLACEHOLDER = '\0prompt';
@@ -79,10 +83,16 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   warnAtStart(options, io, emit);
   const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch };
   const controller = new AbortController();
-  const stopSignals = onSignals(() => controller.abort());
+  // An interrupt ends the loop; once the loop has ended (or was already told to), one stops the announcements of its end.
+  const late = new AbortController();
+  const stopSignals = onSignals(() => (run.ending || controller.signal.aborted ? late.abort() : controller.abort()));
   try {
     return await startGuarded(run, controller);
   } finally {
+    if (run.ending) {
+      await deliverAtEnd(run, run.ending.status);
+      await announceEnd({ ending: run.ending, options, cwd: paths.repoRoot, env: io.env, emit, signal: late.signal });
+    }
     stopSignals();
   }
 }
@@ -148,18 +158,19 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
   clearCancelMarker(paths.repoRoot, id);
   writeState(paths.repoRoot, state);
   let exit: LoopExit;
+  let trust: RunTrust | undefined;
   try {
     if (waits) {
       await budget.beforeStart();
       await refuseDirtyTree(paths, run.resumed, emit);
     }
     await prepareBranch(run);
-    const trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit);
+    trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit);
     emit({ type: 'start', loop: id, agent: options.agentCmd ? 'agent-cmd' : options.agent, command: run.command, prd: path.relative(paths.repoRoot, paths.prd), maxIterations: options.maxIterations, resumed: run.resumed !== null, firstIteration: state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration) });
     exit = await startIterations(run, state, budget, controller, trust);
   } catch (err) {
     if (!(err instanceof LoopExit)) {
-      finish(run, state, new LoopExit(1, `unexpected error: ${(err as Error).message}`), 'failed');
+      finish(run, state, new LoopExit(1, `unexpected error: ${(err as Error).message}`), 'failed', trust);
       throw err;
     }
     exit = err;
@@ -167,7 +178,7 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
   const cancelled = exit.code === LOOP_EXIT.interrupted && isCancelRequested(paths.repoRoot, id);
   if (cancelled) exit = new LoopExit(LOOP_EXIT.interrupted, 'cancelled by ralphkit cancel; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
   const status = cancelled ? 'cancelled' : exit.status === 'usage' ? 'failed' : exit.status;
-  finish(run, state, exit, status);
+  finish(run, state, exit, status, trust);
   return exit.code;
 }
 
@@ -219,7 +230,8 @@ function warnExamplePlan(prd: Prd, paths: RunPaths, emit: Emit): void {
 
 function initialState(run: RunContext): LoopState {
   const now = new Date().toISOString();
-  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, ...stored } = run.options;
+  // Per invocation (PerInvocation in types.ts): the webhook URL is a secret, the others are this command's own.
+  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, notify: _no, onExit: _oe, webhook: _w, ...stored } = run.options;
   const rel = (p: string) => path.relative(run.paths.repoRoot, p);
   const { agent: agentName, ...rest } = stored;
   const options: LoopState['options'] = { ...rest, ...(rest.agentCmd ? {} : { agent: agentName }), prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
@@ -239,8 +251,10 @@ function initialState(run: RunContext): LoopState {
  * code: the outcome (stories verified, STUCK, budget, ...) is already true in the plan and in git, and scripts
  * branch on it; the exit event carries the save error as `stateError`, and `status` shows the loop as dead.
  */
-function finish(run: RunContext, state: LoopState, exit: LoopExit, status: LoopStatus): void {
+function finish(run: RunContext, state: LoopState, exit: LoopExit, status: LoopStatus, trust: RunTrust | undefined): void {
   Object.assign(state, { status, exitCode: exit.code, message: exit.message, agentPid: undefined, updatedAt: new Date().toISOString() });
+  const plan = readTextOrNull(run.paths.prd);
+  run.ending = planEnding(state, exit.code, status, trust?.baseline ?? plan, reportsCost(run.options));
   let stateError: RunnerFileError | undefined;
   try {
     writeState(run.paths.repoRoot, state);
@@ -248,10 +262,13 @@ function finish(run: RunContext, state: LoopState, exit: LoopExit, status: LoopS
     if (!(err instanceof RunnerFileError)) throw err;
     stateError = err;
   }
-  try {
-    atomicWriteFileSync(lastPlanPath(run.paths.repoRoot), readFileSync(run.paths.prd, 'utf8'));
-  } catch {
-    /* the plan vanished; the archive will fall back to git */
+  // null: the plan vanished; the archive will fall back to git
+  if (plan !== null) {
+    try {
+      atomicWriteFileSync(lastPlanPath(run.paths.repoRoot), plan);
+    } catch {
+      /* the archive will fall back to git */
+    }
   }
   // A loop that ended on a full disk cannot record that either: one line says both, state.json keeps its last step.
   if (stateError?.diskFull && exit instanceof RunnerFileError && exit.diskFull) {
