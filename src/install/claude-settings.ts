@@ -114,7 +114,9 @@ function insertItem(bom: string, body: string, container: Container, itemText: s
   const items = itemsOf(container);
   if (items.length) {
     const last = items[items.length - 1];
-    const indent = lineIndent(body, last.start);
+    // An item that shares its line with what comes before (`"Stop": [{...}]`) gives no indent to copy.
+    const ownLine = lineIndent(body, last.start);
+    const indent = /^[ \t]*$/.test(body.slice(body.lastIndexOf('\n', last.start - 1) + 1, last.start)) ? ownLine : lineIndent(body, container.offset) + layout.unit;
     const at = valueEnd(body, last.valueOffset);
     return { text: bom + body.slice(0, at) + `,${layout.nl}${indent}${reindent(itemText, indent, layout)}` + body.slice(at), record: { added } };
   }
