@@ -62,6 +62,10 @@ What happens to each file:
   overwrite   with --force: yours is copied to ralph/.backup/<time>/, then replaced
   skip-state  ralph/prompt.md, prd.json, progress.txt are yours once created: never touched,
               not even with --force
+  merge       .claude/settings.json under --claude-hook or --no-claude-hook: only
+              ralphkit's Stop hook entry goes in or out; the rest stays byte for byte
+  remove      --no-claude-hook: .claude/settings.json goes when ralphkit created it
+              and nothing else is in it
 
 Examples:
   $ npx ralphkit install                         install into the current repository
