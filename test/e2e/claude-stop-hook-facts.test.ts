@@ -14,8 +14,8 @@ interface ProbeLine {
 }
 
 /** Runs `claude -p` once in a fresh repository whose .claude/settings.json has the probe as its one Stop hook. */
-async function probeRun(mode: string, options: { env?: Record<string, string>; timeout?: number } = {}) {
-  const repo = gitdir();
+async function probeRun(mode: string, options: { env?: Record<string, string>; timeout?: number; subfolder?: string } = {}) {
+  const repo = gitdir({ 'src/index.js': '\n' });
   mkdirSync(path.join(repo, '.claude/hooks'), { recursive: true });
   copyFileSync(path.join(FIXTURES, 'hooks/stop-probe.mjs'), path.join(repo, '.claude/hooks/stop-probe.mjs'));
   const hook = { type: 'command', command: 'node "$CLAUDE_PROJECT_DIR/.claude/hooks/stop-probe.mjs"', ...(options.timeout ? { timeout: options.timeout } : {}) };
@@ -24,7 +24,7 @@ async function probeRun(mode: string, options: { env?: Record<string, string>; t
   onTestFinished(() => server.close());
   const log = path.join(testdir('ralphkit-probe-'), 'calls.jsonl');
   const env = claudeEnv(server, { PROBE_MODE: mode, PROBE_LOG: log, ...options.env });
-  const res = await run(CLAUDE_BIN, CLAUDE_PRINT_ARGS, { cwd: repo, env, input: 'Say hi.', timeoutMs: 120_000 });
+  const res = await run(CLAUDE_BIN, CLAUDE_PRINT_ARGS, { cwd: path.join(repo, options.subfolder ?? ''), env, input: 'Say hi.', timeoutMs: 120_000 });
   const calls: ProbeLine[] = existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l)) : [];
   const events = streamEvents(res.stdout);
   return { repo, res, calls, mains: server.mainRequests(), events, result: events.find((e) => e.type === 'result')! };
@@ -46,6 +46,15 @@ describe.skipIf(SKIP_CLAUDE)('Claude Code Stop hooks, as the in-session loop rel
     expect(calls[0].cwd).toBe(repo);
     expect(mains).toHaveLength(1);
     expect(result.result).toBe('answer 1');
+  });
+
+  it('do not fire when Claude Code starts in a subfolder of the repository whose .claude/settings.json has them', async () => {
+    requireClaude();
+    const { res, calls, mains } = await probeRun('block-json', { subfolder: 'src' });
+
+    expect(res.code, res.stderr).toBe(0);
+    expect(calls).toEqual([]);
+    expect(mains).toHaveLength(1);
   });
 
   it.each([
