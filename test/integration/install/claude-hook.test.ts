@@ -4,6 +4,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runInstall, type InstallOptions } from '../../../src/install/run.js';
+import { runSkillAdd } from '../../../src/skills/add.js';
 import { RalphkitError } from '../../../src/errors.js';
 import { STOP_HOOK_COMMAND } from '../../../src/install/claude-settings.js';
 import { fakePackage, fakeRepo, read, snapshotTree } from '../../support/fake-package.js';
@@ -63,6 +64,13 @@ describe('install --claude-hook', () => {
     const upgraded = await install(repo);
     expect(itemFor(upgraded)?.action).toBe('merge');
     expect(read(repo, SETTINGS)).toBe(installed);
+  });
+
+  it('keeps its record through `skill add`, so the next plain install still keeps the hook current', async () => {
+    const repo = fakeRepo({ [SETTINGS]: USER_SETTINGS, 'notes.md': '# My notes\n\nText.\n' });
+    await install(repo, { claudeHook: true });
+    await runSkillAdd({ cwd: repo, files: [path.join(repo, 'notes.md')] });
+    expect(manifestOf(repo).claudeHook).toEqual({ added: 'entry' });
   });
 
   it('leaves the settings of a repository installed without the hook alone', async () => {
