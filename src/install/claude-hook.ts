@@ -31,7 +31,8 @@ export function planClaudeHook(root: string, want: boolean | undefined, manifest
     return { files: [merged(next, "ralphkit's Stop hook taken out; your settings kept")], record: null };
   }
   const { text, record } = addStopHook(current, file);
-  const reason = current === undefined ? "new: ralphkit's Stop hook for Claude Code" : "ralphkit's Stop hook added or brought up to date; your settings kept";
+  const change = record ? 'added' : 'brought up to date';
+  const reason = current === undefined ? "new: ralphkit's Stop hook for Claude Code" : `ralphkit's Stop hook ${change}; your settings kept`;
   return { files: [merged(text, reason)], record: record ?? recorded ?? { added: 'entry' } };
 }
 

@@ -38,7 +38,7 @@ describe('install --claude-hook', () => {
     const repo = fakeRepo({ [SETTINGS]: USER_SETTINGS });
 
     const added = await install(repo, { claudeHook: true });
-    expect(itemFor(added)).toMatchObject({ action: 'merge', class: 'merged' });
+    expect(itemFor(added)).toMatchObject({ action: 'merge', class: 'merged', reason: "ralphkit's Stop hook added; your settings kept" });
     const merged = JSON.parse(read(repo, SETTINGS));
     const original = JSON.parse(USER_SETTINGS);
     expect(merged).toEqual({ ...original, hooks: { ...original.hooks, Stop: [...original.hooks.Stop, { hooks: [{ type: 'command', command: STOP_HOOK_COMMAND, timeout: 600 }] }] } });
@@ -62,7 +62,7 @@ describe('install --claude-hook', () => {
     // An entry an older ralphkit wrote (another timeout, another spelling of the command) is brought up to date.
     writeFileSync(path.join(repo, SETTINGS), installed.replace('"timeout": 600', '"timeout": 60').replace('ralph.mjs\\" hook stop', 'ralph.mjs\\"   hook stop'));
     const upgraded = await install(repo);
-    expect(itemFor(upgraded)?.action).toBe('merge');
+    expect(itemFor(upgraded)).toMatchObject({ action: 'merge', reason: "ralphkit's Stop hook brought up to date; your settings kept" });
     expect(read(repo, SETTINGS)).toBe(installed);
   });
 
