@@ -12,6 +12,7 @@ export async function installAction(flags: InstallFlags): Promise<void> {
     runInstall({
       ...fileCommandOptions(flags),
       skills: flags.skills,
+      claudeHook: flags.claudeHook,
       pauseAfterWrites: Number(process.env.RALPHKIT_TEST_PAUSE_AFTER_WRITES) || undefined,
     }),
   );

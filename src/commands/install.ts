@@ -18,6 +18,8 @@ export interface FileCommandFlags {
 
 export interface InstallFlags extends FileCommandFlags {
   skills: boolean;
+  /** undefined unless --claude-hook or --no-claude-hook was given. */
+  claudeHook?: boolean;
 }
 
 /** Declares the shared options in the order help lists them; only what --force does differs between the commands. */
@@ -60,6 +62,10 @@ What happens to each file:
   overwrite   with --force: yours is copied to ralph/.backup/<time>/, then replaced
   skip-state  ralph/prompt.md, prd.json, progress.txt are yours once created: never touched,
               not even with --force
+  merge       .claude/settings.json under --claude-hook or --no-claude-hook: only
+              ralphkit's Stop hook entry goes in or out; the rest stays byte for byte
+  remove      --no-claude-hook: .claude/settings.json goes when ralphkit created it
+              and nothing else is in it
 
 Examples:
   $ npx ralphkit install                         install into the current repository
@@ -67,6 +73,7 @@ Examples:
   $ npx ralphkit@latest install --force          upgrade; your edited files are backed up
   $ npx ralphkit install --agent claude,agents   skills for Claude Code and for Codex & co.
   $ npx ralphkit install --cwd ../app --json     install elsewhere, machine-readable
+  $ npx ralphkit install --claude-hook           also the Claude Code Stop hook (.claude/settings.json)
 
 Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (conflict, unsafe
 path, invalid input): nothing was changed.`;
@@ -82,6 +89,8 @@ export function register(program: Command): void {
     );
   addFileCommandOptions(install, "back up managed files you edited and install ralphkit's versions")
     .option('--no-skills', 'install ralph/ only, without the prd and ralph skills')
+    .option('--claude-hook', "add ralphkit's Stop hook to .claude/settings.json (your settings kept); later installs keep it current")
+    .option('--no-claude-hook', "take ralphkit's Stop hook out of .claude/settings.json again, leaving the rest as it was")
     .addHelpText('after', () => renderExamples(INSTALL_HELP))
     // The work (and what it imports) is loaded only when install runs, so `ralphkit --help` and other commands start without it.
     .action(async (flags: InstallFlags) => (await import('./install-action.js')).installAction(flags));

@@ -1,6 +1,6 @@
 // The one module that writes an install plan, all or nothing (README, "Upgrading"): every file (backups first, the
 // manifest last) is staged and fsynced, a journal marks the install decided, then each part is renamed into place.
-import { statfsSync, statSync } from 'node:fs';
+import { rmSync, statfsSync, statSync } from 'node:fs';
 import { RalphkitError, EXIT } from '../errors.js';
 import { renderManifest } from './plan.js';
 import { commitUnits, planUnits, removeStaging, stageUnits, stagedBytes, type StagedWrite } from './staging.js';
@@ -26,7 +26,7 @@ export interface ApplyResult {
 }
 
 // fix-mode rewrites the same bytes: the write is what sets the mode, on every platform alike.
-const WRITES = new Set(['create', 'upgrade', 'fix-mode', 'overwrite']);
+const WRITES = new Set(['create', 'upgrade', 'fix-mode', 'overwrite', 'merge']);
 
 export async function applyInstall(input: ApplyInput): Promise<ApplyResult> {
   const { plan, real, root } = input;
@@ -55,7 +55,11 @@ export async function applyInstall(input: ApplyInput): Promise<ApplyResult> {
   } catch (err) {
     throw commitError(err, root, steps - before, units.length);
   }
-  return { written: toWrite.map((i) => i.path), backups };
+  // A file install created and uninstall emptied again goes last: if this run is killed first, the file stays with
+  // nothing of ralphkit's in it, which is harmless.
+  const removed = plan.items.filter((i) => i.action === 'remove').map((i) => i.path);
+  for (const rel of removed) rmSync(real.get(rel)!, { force: true });
+  return { written: [...toWrite.map((i) => i.path), ...removed], backups };
 }
 
 function blockSize(root: string): number {

@@ -1,6 +1,6 @@
 // Reads ralph/.ralphkit.json: the ralphkit version and the hash of every managed file as installed.
 import { existsSync, readFileSync } from 'node:fs';
-import type { Manifest, ManifestEntry } from './types.js';
+import type { ClaudeHookRecord, Manifest, ManifestEntry } from './types.js';
 import { isRecord } from '../skills/rules.js';
 
 export type ManifestRead = { manifest?: Manifest; warning?: string };
@@ -27,5 +27,14 @@ export function parseManifest(text: string): Manifest | undefined {
     if (!isRecord(entry) || typeof entry.sha256 !== 'string') continue;
     files[path] = { sha256: entry.sha256, source: entry.source === 'user' ? 'user' : 'ralphkit' };
   }
-  return { ralphkit: data.ralphkit, files };
+  const claudeHook = parseHookRecord(data.claudeHook);
+  return { ralphkit: data.ralphkit, files, ...(claudeHook ? { claudeHook } : {}) };
+}
+
+const HOOK_ADDED: ReadonlySet<unknown> = new Set(['file', 'hooks', 'Stop', 'entry']);
+
+function parseHookRecord(value: unknown): ClaudeHookRecord | undefined {
+  if (!isRecord(value) || !HOOK_ADDED.has(value.added)) return undefined;
+  const added = value.added as ClaudeHookRecord['added'];
+  return typeof value.gap === 'string' && /^\s*$/.test(value.gap) ? { added, gap: value.gap } : { added };
 }

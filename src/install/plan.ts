@@ -1,5 +1,5 @@
 // The decision table of SPEC §2 as one pure function: (manifest, disk, new files, options) → plan.
-import type { Action, FileClass, FileSource, InstallPlan, Manifest, ManifestEntry, PlanItem, Resolution } from './types.js';
+import type { Action, ClaudeHookRecord, FileClass, FileSource, InstallPlan, Manifest, ManifestEntry, PlanItem, Resolution } from './types.js';
 import { MANIFEST_PATH } from './types.js';
 
 /** What the planner needs to know about one new file: no contents, only hashes. */
@@ -8,6 +8,9 @@ export interface PlannedFile {
   class: FileClass;
   source: FileSource;
   sha256: string;
+  /** Merged files only (see IncomingFile). */
+  reason?: string;
+  remove?: boolean;
 }
 
 export interface PlanOptions {
@@ -24,6 +27,8 @@ export interface PlanOptions {
   keepRecordedVersion?: boolean;
   /** Paths whose content is right but which have lost their execute bits (see findNotExecutable). */
   notExecutable?: ReadonlySet<string>;
+  /** The Stop hook record for the next manifest: undefined keeps the previous one, null drops it. */
+  claudeHook?: ClaudeHookRecord | null;
 }
 
 /**
@@ -37,7 +42,8 @@ export function planInstall(
   options: PlanOptions,
 ): InstallPlan {
   const items = files.map((file) => planFile(file, disk.get(file.path), baselineFor(manifest, file), options));
-  const next = planManifest(manifest, files, items, options.keepRecordedVersion && manifest ? manifest.ralphkit : options.version);
+  const hook = options.claudeHook === undefined ? manifest?.claudeHook : (options.claudeHook ?? undefined);
+  const next = planManifest(manifest, files, items, options.keepRecordedVersion && manifest ? manifest.ralphkit : options.version, hook);
   const action = !manifest ? 'create' : renderManifest(manifest) === renderManifest(next) ? 'identical' : 'update';
   return { items, manifest: { path: MANIFEST_PATH, action, next } };
 }
@@ -51,6 +57,7 @@ function baselineFor(manifest: Manifest | undefined, file: PlannedFile): string 
 
 export function planFile(file: PlannedFile, onDisk: string | undefined, baseline: string | undefined, options: PlanOptions): PlanItem {
   const item = (action: Action, reason: string): PlanItem => ({ path: file.path, class: file.class, action, reason });
+  if (file.class === 'merged') return planMerged(file, onDisk, item);
   if (onDisk === undefined) return item('create', file.class === 'state' ? 'new (state: yours from now on)' : 'new');
   if (file.class === 'state') return item('skip-state', 'state file: yours, never touched');
   if (onDisk === file.sha256) {
@@ -68,7 +75,14 @@ export function planFile(file: PlannedFile, onDisk: string | undefined, baseline
   return item('conflict', baseline === undefined ? `${edited}, and differs from ralphkit's version` : `${edited}, and ralphkit ships a new version`);
 }
 
-function planManifest(previous: Manifest | undefined, files: readonly PlannedFile[], items: readonly PlanItem[], version: string): Manifest {
+// The user's own file, edited in place: no baseline, no conflict; the new text was made from the bytes on disk.
+function planMerged(file: PlannedFile, onDisk: string | undefined, item: (action: Action, reason: string) => PlanItem): PlanItem {
+  if (file.remove) return onDisk === undefined ? item('identical', 'not there') : item('remove', file.reason ?? 'removed');
+  if (onDisk === file.sha256) return item('identical', 'up to date');
+  return onDisk === undefined ? item('create', file.reason ?? 'new') : item('merge', file.reason ?? 'merged');
+}
+
+function planManifest(previous: Manifest | undefined, files: readonly PlannedFile[], items: readonly PlanItem[], version: string, claudeHook?: ClaudeHookRecord): Manifest {
   // Entries for files outside this plan (e.g. skills of another agent folder) are carried over.
   const entries: Record<string, ManifestEntry> = { ...previous?.files };
   items.forEach((item, i) => {
@@ -77,11 +91,12 @@ function planManifest(previous: Manifest | undefined, files: readonly PlannedFil
     if (['create', 'identical', 'upgrade', 'fix-mode', 'overwrite'].includes(item.action)) entries[file.path] = { sha256: file.sha256, source: file.source };
   });
   const sorted = Object.fromEntries(Object.keys(entries).sort().map((k) => [k, entries[k]]));
-  return { ralphkit: version, files: sorted };
+  return { ralphkit: version, files: sorted, ...(claudeHook ? { claudeHook } : {}) };
 }
 
 export function renderManifest(manifest: Manifest): string {
-  return `${JSON.stringify({ ralphkit: manifest.ralphkit, files: manifest.files }, null, 2)}\n`;
+  const hook = manifest.claudeHook ? { claudeHook: manifest.claudeHook } : {};
+  return `${JSON.stringify({ ralphkit: manifest.ralphkit, files: manifest.files, ...hook }, null, 2)}\n`;
 }
 
 /** True when applying the plan would write nothing at all. */

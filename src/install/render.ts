@@ -12,6 +12,8 @@ const ACTION_COLOR: Record<PlanItem['action'], (s: string) => string> = {
   keep: color.warn,
   identical: color.dim,
   'skip-state': color.dim,
+  merge: color.info,
+  remove: color.info,
 };
 
 const ACTION_WIDTH = 'skip-state'.length;

@@ -11,7 +11,7 @@ import { conflictsOf, planInstall, planIsNoop } from './plan.js';
 import { applyInstall } from './apply.js';
 import { renderUnifiedDiff } from './diff.js';
 import { hashContent } from './hash.js';
-import { BACKUP_DIR, MANIFEST_PATH, type IncomingFile, type InstallPlan, type PlanItem, type Resolution } from './types.js';
+import { BACKUP_DIR, MANIFEST_PATH, type ClaudeHookRecord, type IncomingFile, type InstallPlan, type PlanItem, type Resolution } from './types.js';
 import { renderUpgradeHint } from '../util/invocation.js';
 
 /** Answers a conflict at the prompt; only given when a person can answer (see util/prompt.ts). */
@@ -31,6 +31,8 @@ export interface FileRunOptions {
   pauseAfterWrites?: number;
   /** `install`: refuse to put back older files over a newer release's (see refuseDowngrade). */
   guardDowngrade?: boolean;
+  /** See PlanOptions.claudeHook. */
+  claudeHook?: ClaudeHookRecord | null;
 }
 
 export type RunStatus = 'written' | 'nothing-to-do' | 'dry-run' | 'conflicts' | 'aborted';
@@ -59,9 +61,9 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
   const leftovers = options.dryRun ? [] : cleanLeftovers(root, real.values());
   const disk = readDisk(new Map(options.files.map((f) => [f.path, real.get(f.path)!])));
   const hashes = new Map([...disk].map(([p, d]) => [p, d?.sha256]));
-  const planned = options.files.map((f) => ({ path: f.path, class: f.class, source: f.source, sha256: hashContent(f.content) }));
+  const planned = options.files.map((f) => ({ path: f.path, class: f.class, source: f.source, sha256: hashContent(f.content), reason: f.reason, remove: f.remove }));
   const notExecutable = findNotExecutable(disk, new Map(options.files.map((f) => [f.path, f.mode])));
-  const planOptions = { force: options.force, backupDir: `${BACKUP_DIR}/${stamp(options.now ?? new Date())}`, version: options.version, keepRecordedVersion: options.keepRecordedVersion, notExecutable };
+  const planOptions = { force: options.force, backupDir: `${BACKUP_DIR}/${stamp(options.now ?? new Date())}`, version: options.version, keepRecordedVersion: options.keepRecordedVersion, notExecutable, claudeHook: options.claudeHook };
   const contents = new Map(options.files.map((f) => [f.path, f.content]));
   const diffOf = (item: PlanItem) => renderUnifiedDiff(disk.get(item.path)?.content.toString('utf8') ?? '', contents.get(item.path)!.toString('utf8'), `a/${item.path}`, `b/${item.path}`);
   let plan = planInstall(manifest, hashes, planned, planOptions);
@@ -138,7 +140,7 @@ async function askAll(conflicts: PlanItem[], ask: AskConflict, diffOf: (i: PlanI
 
 // Diffs only for files that exist and would change; a new file's diff would just repeat it whole.
 function renderDiffs(plan: InstallPlan, diffOf: (i: PlanItem) => string): Record<string, string> {
-  const changing = plan.items.filter((i) => ['upgrade', 'overwrite', 'conflict'].includes(i.action));
+  const changing = plan.items.filter((i) => ['upgrade', 'overwrite', 'conflict', 'merge'].includes(i.action));
   return Object.fromEntries(changing.map((i) => [i.path, diffOf(i)]));
 }
 

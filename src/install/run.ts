@@ -1,10 +1,14 @@
 // `ralphkit install` as a function: takes `cwd`, returns what it did (tests call this directly).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { packageRoot } from '../paths.js';
 import { readInstallSources } from './sources.js';
 import { runFiles, type AskConflict, type FileRunResult } from './run-files.js';
 import type { AgentName } from '../skills/agent-names.js';
+import { resolveCwdFolder } from '../util/cwd.js';
+import { readManifest } from './manifest.js';
+import { planClaudeHook } from './claude-hook.js';
+import { MANIFEST_PATH } from './types.js';
 
 export interface InstallOptions {
   /** The repository to install into. */
@@ -25,6 +29,11 @@ export interface InstallOptions {
   sourceRoot?: string;
   /** Clock for the backup folder name. */
   now?: Date;
+  /**
+   * The Claude Code Stop hook in .claude/settings.json: true adds it, false takes it out, undefined keeps what the
+   * manifest records (installed: kept up to date; not installed: left alone).
+   */
+  claudeHook?: boolean;
   /** Test hook: stop after this many writes and wait to be killed. */
   pauseAfterWrites?: number;
 }
@@ -34,7 +43,10 @@ export type InstallResult = FileRunResult;
 export async function runInstall(options: InstallOptions): Promise<InstallResult> {
   const root = options.sourceRoot ?? packageRoot();
   const files = await readInstallSources({ root, agents: options.agents ?? ['claude'], skills: options.skills ?? true });
-  const result = await runFiles({ ...options, files, version: readPackageVersion(root), guardDowngrade: true });
+  const target = realpathSync(resolveCwdFolder(options.cwd));
+  const hook = planClaudeHook(target, options.claudeHook, readManifest(path.join(target, MANIFEST_PATH)).manifest);
+  files.push(...hook.files);
+  const result = await runFiles({ ...options, files, version: readPackageVersion(root), guardDowngrade: true, claudeHook: hook.record });
   const gitRoot = findGitRoot(result.cwd);
   if (!gitRoot) {
     result.warnings.push(`${result.cwd} is not inside a git repository; the loop needs git (run \`git init\` there before ./ralph/ralph.sh)`);

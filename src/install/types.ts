@@ -1,11 +1,12 @@
 // Shapes shared by the installer's planner, applier and printers.
 
-export type FileClass = 'managed' | 'state';
+/** `merged`: a file of the user's that ralphkit edits in place (.claude/settings.json, its Stop hook entry). */
+export type FileClass = 'managed' | 'state' | 'merged';
 
 /** Who put a managed file there: ralphkit's own templates, or `ralphkit skill add` from the user's file. */
 export type FileSource = 'ralphkit' | 'user';
 
-export type Action = 'create' | 'identical' | 'upgrade' | 'fix-mode' | 'keep' | 'conflict' | 'overwrite' | 'skip-state';
+export type Action = 'create' | 'identical' | 'upgrade' | 'fix-mode' | 'keep' | 'conflict' | 'overwrite' | 'skip-state' | 'merge' | 'remove';
 
 /** One file ralphkit wants in the repository. */
 export interface IncomingFile {
@@ -15,6 +16,9 @@ export interface IncomingFile {
   source: FileSource;
   content: Buffer;
   mode?: number;
+  /** For a merged file: why it changes, as the plan prints it; `remove` deletes it (ralphkit created it, nothing else is left). */
+  reason?: string;
+  remove?: boolean;
 }
 
 export interface ManifestEntry {
@@ -22,10 +26,21 @@ export interface ManifestEntry {
   source: FileSource;
 }
 
+/**
+ * ralphkit's Stop hook in .claude/settings.json (`install --claude-hook`): what install added, so that taking the hook
+ * out removes exactly that. `gap`: the text that was between the brackets of the empty object or array it went into.
+ */
+export interface ClaudeHookRecord {
+  added: 'file' | 'hooks' | 'Stop' | 'entry';
+  gap?: string;
+}
+
 export interface Manifest {
   /** The ralphkit version that last wrote the manifest. */
   ralphkit: string;
   files: Record<string, ManifestEntry>;
+  /** Present while the Claude Code Stop hook is installed; a plain `install` then keeps it current. */
+  claudeHook?: ClaudeHookRecord;
 }
 
 export interface PlanItem {

@@ -200,18 +200,22 @@ describe('help', () => {
       edited are replaced, files you edited are not.
 
       Options:
-        --cwd <dir>     repository to install into (default: the current folder)
-        --force         back up managed files you edited and install ralphkit's
-                        versions
-        --dry-run       print the plan, write nothing
-        --diff          print the plan with unified diffs of files that would change;
-                        writes nothing
-        --json          print one JSON document on stdout (logs go to stderr)
-        -y, --yes       never prompt: conflicts end with exit 2 unless --force
-        --agent <list>  skill folders, comma-separated: claude (.claude/skills),
-                        agents (.agents/skills) (default: "claude")
-        --no-skills     install ralph/ only, without the prd and ralph skills
-        -h, --help      display help for command
+        --cwd <dir>       repository to install into (default: the current folder)
+        --force           back up managed files you edited and install ralphkit's
+                          versions
+        --dry-run         print the plan, write nothing
+        --diff            print the plan with unified diffs of files that would
+                          change; writes nothing
+        --json            print one JSON document on stdout (logs go to stderr)
+        -y, --yes         never prompt: conflicts end with exit 2 unless --force
+        --agent <list>    skill folders, comma-separated: claude (.claude/skills),
+                          agents (.agents/skills) (default: "claude")
+        --no-skills       install ralph/ only, without the prd and ralph skills
+        --claude-hook     add ralphkit's Stop hook to .claude/settings.json (your
+                          settings kept); later installs keep it current
+        --no-claude-hook  take ralphkit's Stop hook out of .claude/settings.json
+                          again, leaving the rest as it was
+        -h, --help        display help for command
 
       What happens to each file:
         create      missing: written
@@ -224,6 +228,10 @@ describe('help', () => {
         overwrite   with --force: yours is copied to ralph/.backup/<time>/, then replaced
         skip-state  ralph/prompt.md, prd.json, progress.txt are yours once created: never touched,
                     not even with --force
+        merge       .claude/settings.json under --claude-hook or --no-claude-hook: only
+                    ralphkit's Stop hook entry goes in or out; the rest stays byte for byte
+        remove      --no-claude-hook: .claude/settings.json goes when ralphkit created it
+                    and nothing else is in it
 
       Examples:
         $ ralphkit install                         install into the current repository
@@ -231,6 +239,7 @@ describe('help', () => {
         $ ralphkit install --force          upgrade; your edited files are backed up
         $ ralphkit install --agent claude,agents   skills for Claude Code and for Codex & co.
         $ ralphkit install --cwd ../app --json     install elsewhere, machine-readable
+        $ ralphkit install --claude-hook           also the Claude Code Stop hook (.claude/settings.json)
 
       Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (conflict, unsafe
       path, invalid input): nothing was changed.

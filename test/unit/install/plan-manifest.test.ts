@@ -4,6 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { conflictsOf, planFile, planInstall, planIsNoop, renderManifest, type PlanOptions, type PlannedFile } from '../../../src/install/plan.js';
 import type { Manifest, Resolution } from '../../../src/install/types.js';
+import { parseManifest } from '../../../src/install/manifest.js';
 
 const opts: PlanOptions = { backupDir: 'ralph/.backup/T', version: '2.0.0' };
 const file = (sha256: string, path = 'ralph/ralph.sh'): PlannedFile => ({ path, class: 'managed', source: 'ralphkit', sha256 });
@@ -151,5 +152,26 @@ describe('planIsNoop and conflictsOf', () => {
 
   it('lists only the conflicts', () => {
     expect(conflictsOf(plan('update', 'keep', 'conflict', 'create', 'conflict')).map((i) => i.path)).toEqual(['f1', 'f3']);
+  });
+});
+
+describe('the Stop hook record in the manifest', () => {
+  const hooked: Manifest = { ...manifestOf('B'), claudeHook: { added: 'hooks', gap: ' ' } };
+
+  it.each([
+    ['carries the record over when nothing is asked of it', undefined, { added: 'hooks', gap: ' ' }],
+    ['replaces it', { added: 'entry' } as const, { added: 'entry' }],
+    ['drops it', null, undefined],
+  ])('%s', (_name, claudeHook, expected) => {
+    const plan = planInstall(hooked, disk('B'), [file('B')], { ...opts, version: '1.0.0', claudeHook });
+    expect(plan.manifest.next.claudeHook).toEqual(expected);
+    expect(plan.manifest.action).toBe(claudeHook === undefined ? 'identical' : 'update');
+  });
+
+  it('round-trips through the manifest file, and a gap that is not whitespace is never taken from it', () => {
+    expect(parseManifest(renderManifest(hooked))).toEqual(hooked);
+    const tampered = renderManifest({ ...hooked, claudeHook: { added: 'hooks', gap: '"evil": 1' } });
+    expect(parseManifest(tampered)?.claudeHook).toEqual({ added: 'hooks' });
+    expect(parseManifest(renderManifest({ ...hooked, claudeHook: { added: 'nonsense' as 'file' } }))?.claudeHook).toBeUndefined();
   });
 });
