@@ -89,7 +89,7 @@ export function register(program: Command): void {
     );
   addFileCommandOptions(install, "back up managed files you edited and install ralphkit's versions")
     .option('--no-skills', 'install ralph/ only, without the prd and ralph skills')
-    .option('--claude-hook', "add ralphkit's Stop hook to .claude/settings.json (your settings kept); later installs keep it current")
+    .option('--claude-hook', "preview: add ralphkit's Stop hook to .claude/settings.json (your settings kept; for now it lets every session stop, the in-session loop comes next); later installs keep it current")
     .option('--no-claude-hook', "take ralphkit's Stop hook out of .claude/settings.json again, leaving the rest as it was")
     .addHelpText('after', () => renderExamples(INSTALL_HELP))
     // The work (and what it imports) is loaded only when install runs, so `ralphkit --help` and other commands start without it.

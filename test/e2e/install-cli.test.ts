@@ -211,8 +211,9 @@ describe('help', () => {
         --agent <list>    skill folders, comma-separated: claude (.claude/skills),
                           agents (.agents/skills) (default: "claude")
         --no-skills       install ralph/ only, without the prd and ralph skills
-        --claude-hook     add ralphkit's Stop hook to .claude/settings.json (your
-                          settings kept); later installs keep it current
+        --claude-hook     preview: add ralphkit's Stop hook to .claude/settings.json
+                          (your settings kept; for now it lets every session stop, the
+                          in-session loop comes next); later installs keep it current
         --no-claude-hook  take ralphkit's Stop hook out of .claude/settings.json
                           again, leaving the rest as it was
         -h, --help        display help for command
