@@ -222,8 +222,8 @@ describe('help', () => {
         conflict    you edited it, and there is a new version: nothing at all is written (exit 2)
                     unless you answer the prompt or pass --force
         overwrite   with --force: yours is copied to ralph/.backup/<time>/, then replaced
-        skip-state  ralph/prompt.md, prd.json, progress.txt are yours once created: never touched,
-                    not even with --force
+        skip-state  ralph/prompt.md, prd.json, progress.txt, review.md are yours once created: never
+                    touched, not even with --force
 
       Examples:
         $ ralphkit install                         install into the current repository

@@ -1,0 +1,105 @@
+// The review gate (SPEC §11): once a claim has passed its checks, a reviewer with a fresh context reads the story,
+// the diff of the work and the check results, in a throwaway clone of the claimed commit, and answers SHIP or
+// REVISE. Anything but exactly one SHIP rejects the claim; the repository is put back whatever the reviewer did.
+import path from 'node:path';
+import type { Story } from '../../prd/types.js';
+import type { ReviewSetup, VerifyOptions } from '../types.js';
+import { planAgent } from '../agents/index.js';
+import { planAgentEnv } from '../agents/env.js';
+import { runAgentOnce } from '../agents/run.js';
+import { stopMarkedProcesses } from '../agents/leftovers.js';
+import { isAncestor, readFileAt, runGit } from '../git/git.js';
+import { createCheckout, removeCheckout } from './checkout.js';
+import { readReviewAnswer, renderReasonsLine, renderReviewPrompt, REVIEW_DIFF_MAX, type ReviewedCheck } from './review-prompt.js';
+import { restoreRepo, snapshotRepo } from './review-guard.js';
+import type { CheckSession, StoryRun } from './session.js';
+import { formatDuration } from '../core/duration.js';
+import type { AgentResult } from '../types.js';
+
+/** Why the claim is not shipped: `reason` for notes and the ledger, `reasons` (the reviewer's own words) for progress.txt. */
+export interface ReviewRejection {
+  reason: string;
+  reasons?: string;
+}
+
+/** Whether a story is reviewed: `"review": false` opts out; otherwise every story is, once a reviewer is configured. */
+export function needsReview(story: Story, configured: boolean): boolean {
+  return configured && story.review !== false;
+}
+
+/** null: shipped (or not reviewed); 'interrupted': the runner is stopping, nothing decided; else why it is rejected. */
+export async function reviewClaim(s: CheckSession, story: Story, run: StoryRun, input: VerifyOptions): Promise<ReviewRejection | null | 'interrupted'> {
+  const setup = input.review;
+  if (!setup || !needsReview(story, true)) return null;
+  const commit = s.commit;
+  if (commit === null) return { reason: 'the reviewer has nothing to read: no commit yet; commit the work, then claim the story again' };
+  // A story the plan commit already marked done was the owner's word, not this loop's work.
+  if (input.iteration === 0 && commit === input.pins?.commit) return null;
+  const started = Date.now();
+  const outcome = await runReviewer(s, setup, story, commit, run.outcome === 'passed' ? run.ran : [], input);
+  if (outcome === 'interrupted') return outcome;
+  const line = { ...s.base(story.id), kind: 'review' as const, command: null, exitCode: null, outputSha256: null, reviewer: setup.agentCmd ?? setup.agent, model: setup.model ?? null, base: outcome.base, durationMs: Date.now() - started };
+  if (outcome.verdict === 'ship') {
+    s.record({ ...line, verdict: 'ship', ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}) });
+    input.log('info', `${story.id} shipped by the reviewer (${line.reviewer}${line.model ? `, model ${line.model}` : ''}) at ${commit.slice(0, 7)}`);
+    return null;
+  }
+  s.record({ ...line, verdict: outcome.verdict, reason: outcome.reason });
+  return outcome.verdict === 'revise' ? { reason: `the reviewer asked for changes: ${renderReasonsLine(outcome.reasons)}`, reasons: outcome.reasons } : { reason: `not shipped: ${outcome.reason}` };
+}
+
+type ReviewerOutcome =
+  | { verdict: 'ship'; base: string | null; costUsd?: number }
+  | { verdict: 'revise'; base: string | null; reason: string; reasons: string }
+  | { verdict: 'invalid'; base: string | null; reason: string };
+
+async function runReviewer(s: CheckSession, setup: ReviewSetup, story: Story, commit: string, checks: ReviewedCheck[], input: VerifyOptions): Promise<ReviewerOutcome | 'interrupted'> {
+  const instructions = await readFileAt(s.top, input.pins?.commit ?? commit, setup.instructionsPath);
+  const base = setup.base && setup.base !== commit && (await isAncestor(s.top, setup.base, commit)) ? setup.base : (input.pins?.commit ?? null);
+  if (instructions === null) return { verdict: 'invalid', base, reason: `${setup.instructionsPath} is not in the plan commit; add it (${'npx ralphkit install'}), commit it, and start a new loop` };
+  const prompt = renderReviewPrompt({ instructions, story, base, commit, checks, ...(await readDiff(s.top, base, commit)) });
+  input.log('info', `${story.id}: asking the reviewer (${setup.agentCmd ?? setup.agent}) about ${base ? `${base.slice(0, 7)}..` : ''}${commit.slice(0, 7)}`);
+  const result = await runIsolated(s.top, setup, story, commit, prompt, input);
+  if (result === 'interrupted') return result;
+  if ('changed' in result) return { verdict: 'invalid', base, reason: `the reviewer changed the repository (${result.changed.slice(0, 10).join(', ')}); put back as it was` };
+  const failed = renderReviewerFailure(result, setup.timeoutMs);
+  if (failed) return { verdict: 'invalid', base, reason: failed };
+  const answer = readReviewAnswer(result.finalMessage);
+  if (answer.verdict === 'invalid') return { verdict: 'invalid', base, reason: answer.problem };
+  if (answer.verdict === 'revise') return { verdict: 'revise', base, reason: renderReasonsLine(answer.reasons), reasons: answer.reasons };
+  return { verdict: 'ship', base, ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) };
+}
+
+/** The reviewer in a fresh clone of `commit`, with the agent's environment; the repository put back afterwards. */
+async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit: string, prompt: string, input: VerifyOptions): Promise<AgentResult | { changed: string[] } | 'interrupted'> {
+  const checkout = await createCheckout(top, commit, null);
+  const snap = await snapshotRepo(top, [input.prdPath, input.progressPath]);
+  const name = `iteration-${input.iteration}.review-${story.id.replace(/[^\w.-]/g, '_')}`;
+  const extra: Record<string, string> = { RALPH_REVIEW: '1', RALPH_LOOP_ID: input.loopId, RALPH_ITERATION: String(input.iteration), RALPH_STORY_ID: story.id, ...(setup.model ? { RALPH_REVIEW_MODEL: setup.model } : {}) };
+  const { env, token } = planAgentEnv(setup.env, extra);
+  const plan = planAgent({ agent: setup.agent, agentCmd: setup.agentCmd, prompt, runDir: setup.runDir, iteration: input.iteration, env, model: setup.model, lastMessageName: `${name}.last-message.txt` });
+  let result: AgentResult;
+  try {
+    result = await runAgentOnce({ plan, cwd: checkout.dir, env, timeoutMs: setup.timeoutMs, signal: input.signal ?? new AbortController().signal, logFile: path.join(setup.runDir, `${name}.log`), onTool: (text) => input.log('info', `${story.id} review: ${text}`) });
+  } finally {
+    const { stopped } = await stopMarkedProcesses(token);
+    if (stopped.length) input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the reviewer left running`);
+    removeCheckout(checkout.dir);
+  }
+  const changed = await restoreRepo(top, snap);
+  if (input.signal?.aborted) return 'interrupted';
+  return changed.length ? { changed } : result;
+}
+
+async function readDiff(top: string, base: string | null, commit: string): Promise<{ diff: string; diffCutFrom?: number }> {
+  const from = base ?? (await runGit(top, ['hash-object', '-t', 'tree', '/dev/null'])).stdout.trim();
+  const r = await runGit(top, ['diff', '--no-color', '--no-ext-diff', '--no-textconv', from, commit, '--']);
+  if (r.code !== 0) return { diff: `(the diff could not be read: ${r.stderr.trim().slice(0, 300)})` };
+  return r.stdout.length > REVIEW_DIFF_MAX ? { diff: r.stdout.slice(0, REVIEW_DIFF_MAX), diffCutFrom: r.stdout.length } : { diff: r.stdout };
+}
+
+function renderReviewerFailure(r: AgentResult, timeoutMs: number): string | null {
+  if (r.timedOut) return `the reviewer timed out after ${formatDuration(timeoutMs)} and was stopped`;
+  if (r.exitCode === 0) return null;
+  return r.exitCode === null ? `the reviewer was killed by ${r.signal ?? 'a signal'}` : `the reviewer exited ${r.exitCode}`;
+}
