@@ -91,12 +91,22 @@ describe('the review gate', () => {
   it.each([
     ['silent', 'not shipped: the reviewer said nothing'],
     ['both', 'not shipped: the reviewer answered both SHIP and REVISE'],
+    ['crash', 'not shipped: the reviewer exited 3'],
   ])('a %s reviewer rejects the claim', async (mode, reason) => {
     const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1)) });
     const r = await ralph(dir, ['--review-cmd', fixture('reviewer.mjs'), '1'], { REVIEW_MODE: mode });
     expect(r.code, r.stderr).toBe(1);
     expect(readPrd(dir).userStories[0]).toMatchObject({ passes: false, notes: `[ralph] rejected: ${reason}` });
     expect(progress(dir)).toContain(`Reason: ${reason}`);
+  });
+
+  it('a --review-cmd the shell cannot find ends the loop and says so in the reviewer\'s words; the repository is as it was', async () => {
+    const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1)) });
+    const r = await ralph(dir, ['--review-cmd', 'no-such-reviewer-xyz --strict', '3']);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr).toContain('the reviewer command could not run in iteration 1: the shell said');
+    expect(r.stderr).toContain('check the command given to --review-cmd');
+    expect(git(dir, 'status', '--porcelain', '--untracked-files=all')).toBe('');
   });
 
   it('a story with "review": false is not reviewed', async () => {

@@ -15,6 +15,7 @@ import { restoreRepo, snapshotRepo } from './review-guard.js';
 import type { CheckSession, StoryRun } from './session.js';
 import { formatDuration } from '../core/duration.js';
 import type { AgentResult } from '../types.js';
+import { LoopExit } from '../errors.js';
 
 /** Why the claim is not shipped: `reason` for notes and the ledger, `reasons` (the reviewer's own words) for progress.txt. */
 export interface ReviewRejection {
@@ -79,16 +80,28 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
   const { env, token } = planAgentEnv(setup.env, extra);
   const plan = planAgent({ agent: setup.agent, agentCmd: setup.agentCmd, prompt, runDir: setup.runDir, iteration: input.iteration, env, model: setup.model, lastMessageName: `${name}.last-message.txt` });
   let result: AgentResult;
+  let changed: string[] = [];
   try {
     result = await runAgentOnce({ plan, cwd: checkout.dir, env, timeoutMs: setup.timeoutMs, signal: input.signal ?? new AbortController().signal, logFile: path.join(setup.runDir, `${name}.log`), onTool: (text) => input.log('info', `${story.id} review: ${text}`) });
+  } catch (err) {
+    throw renderReviewerExit(err);
   } finally {
     const { stopped } = await stopMarkedProcesses(token);
     if (stopped.length) input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the reviewer left running`);
     removeCheckout(checkout.dir);
+    // Only once nothing the reviewer started is left to write again.
+    changed = await restoreRepo(top, snap);
   }
-  const changed = await restoreRepo(top, snap);
   if (input.signal?.aborted) return 'interrupted';
   return changed.length ? { changed } : result;
+}
+
+/** A --review-cmd the shell cannot run ends the loop (agents/failure.ts), in the reviewer's words. */
+function renderReviewerExit(err: unknown): unknown {
+  if (!(err instanceof LoopExit) || !err.message.startsWith('the agent command')) return err;
+  const message = err.message.replace(/^the agent command could not run/, 'the reviewer command could not run');
+  // Exit 1, not 2: the agent has already worked in this iteration.
+  return new LoopExit(1, message, 'check the command given to --review-cmd (a typo? installed? on PATH? executable?); ./ralph/ralph.sh --dry-run shows the reviewer\'s command line');
 }
 
 async function readDiff(top: string, base: string | null, commit: string): Promise<{ diff: string; diffCutFrom?: number }> {
