@@ -77,6 +77,8 @@ export interface ReviewSetup {
   /** The runner's environment; the reviewer gets the agent's (no runner secrets) plus RALPH_REVIEW=1. */
   env: NodeJS.ProcessEnv;
   timeoutMs: number;
+  /** First back-off after a transient failure of the reviewer (the loop's, doubling; RALPH_RETRY_MS in tests). */
+  retryBaseMs: number;
   /** The loop's last verified commit (or its plan commit): the review's diff starts there. */
   base: string | null;
 }

@@ -109,6 +109,15 @@ describe('the review gate', () => {
     expect(git(dir, 'status', '--porcelain', '--untracked-files=all')).toBe('');
   });
 
+  it('a reviewer that fails transiently (exit 1, no output) is run again, as the loop retries an agent', async () => {
+    const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1)) });
+    const marker = path.join(testdir(), 'flaky');
+    const r = await ralph(dir, ['--review-cmd', fixture('reviewer.mjs'), '1'], { REVIEW_MODE: 'flaky', FLAKY_MARKER: marker, RALPH_RETRY_MS: '1' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('US-1: the reviewer failed transiently (the agent exited 1 with no output); retrying');
+    expect(reviews(dir).map((l) => l.verdict)).toEqual(['ship']);
+  });
+
   it('a story with "review": false is not reviewed', async () => {
     const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1, { review: false })) });
     const log = path.join(testdir(), 'review.jsonl');

@@ -76,7 +76,7 @@ gate runs every check once more on a fresh checkout of the final commit.
 
 Retries (not counted as iterations):
   A run that fails transiently ("No messages returned", API overloaded/529, or "API Error" or no final
-  message with a non-zero exit) is retried up to 3 times, waiting 10s, 20s, then 40s.
+  message with a non-zero exit) is retried up to 3 times, waiting 10s, 20s, then 40s; a reviewer's too.
   A rate-limit or usage-limit message from the agent: the runner waits until the reset it names (or backs
   off from 60s, doubling, at most 12h) and repeats the same iteration; the 25th hit ends the loop with 5.
 

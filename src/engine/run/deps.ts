@@ -105,6 +105,7 @@ function reviewSetup(run: RunContext, loopId: string, trust: RunTrust): ReviewSe
     runDir: loopDir(paths.repoRoot, loopId),
     env: io.env,
     timeoutMs: options.iterationTimeoutMs,
+    retryBaseMs: loopConfig(options, io.env).retryBaseMs,
     base: trust.lastVerified ?? trust.pins?.commit ?? null,
   };
 }

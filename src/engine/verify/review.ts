@@ -16,6 +16,9 @@ import type { CheckSession, StoryRun } from './session.js';
 import { formatDuration } from '../core/duration.js';
 import type { AgentResult } from '../types.js';
 import { LoopExit } from '../errors.js';
+import { transientReason } from '../budget/ratelimit.js';
+import { MAX_TRANSIENT_RETRIES } from '../core/retries.js';
+import { realClock } from '../clock.js';
 
 /** Why the claim is not shipped: `reason` for notes and the ledger, `reasons` (the reviewer's own words) for progress.txt. */
 export interface ReviewRejection {
@@ -60,7 +63,7 @@ async function runReviewer(s: CheckSession, setup: ReviewSetup, story: Story, co
   if (instructions === null) return { verdict: 'invalid', base, reason: `${setup.instructionsPath} is not in the plan commit; add it (${'npx ralphkit install'}), commit it, and start a new loop` };
   const prompt = renderReviewPrompt({ instructions, story, base, commit, checks, ...(await readDiff(s.top, base, commit)) });
   input.log('info', `${story.id}: asking the reviewer (${setup.agentCmd ?? setup.agent}) about ${base ? `${base.slice(0, 7)}..` : ''}${commit.slice(0, 7)}`);
-  const result = await runIsolated(s.top, setup, story, commit, prompt, input);
+  const result = await runWithRetries(s.top, setup, story, commit, prompt, input);
   if (result === 'interrupted') return result;
   if ('changed' in result) return { verdict: 'invalid', base, reason: `the reviewer changed the repository (${result.changed.slice(0, 10).join(', ')}); put back as it was` };
   const failed = renderReviewerFailure(result, setup.timeoutMs);
@@ -69,6 +72,19 @@ async function runReviewer(s: CheckSession, setup: ReviewSetup, story: Story, co
   if (answer.verdict === 'invalid') return { verdict: 'invalid', base, reason: answer.problem };
   if (answer.verdict === 'revise') return { verdict: 'revise', base, reason: renderReasonsLine(answer.reasons), reasons: answer.reasons };
   return { verdict: 'ship', base, ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) };
+}
+
+/** The loop's rule for transient failures (core/retries.ts): up to 3 more runs, each in a fresh clone, waiting 10s, 20s, 40s. */
+async function runWithRetries(top: string, setup: ReviewSetup, story: Story, commit: string, prompt: string, input: VerifyOptions): Promise<Awaited<ReturnType<typeof runIsolated>>> {
+  for (let retry = 0; ; retry++) {
+    const result = await runIsolated(top, setup, story, commit, prompt, input);
+    const reason = result !== 'interrupted' && !('changed' in result) ? transientReason(result) : null;
+    if (!reason || retry >= MAX_TRANSIENT_RETRIES) return result;
+    const waitMs = setup.retryBaseMs * 2 ** retry;
+    input.log('warn', `${story.id}: the reviewer failed transiently (${reason}); retrying in ${formatDuration(waitMs)} (${retry + 1} of ${MAX_TRANSIENT_RETRIES})`);
+    await realClock.sleep(waitMs, input.signal);
+    if (input.signal?.aborted) return 'interrupted';
+  }
 }
 
 /** The reviewer in a fresh clone of `commit`, with the agent's environment; the repository put back afterwards. */
