@@ -136,6 +136,17 @@ describe('the review gate', () => {
     expect(readPrd(dir).userStories[0].review).toBeUndefined();
   });
 
+  it('the reviewer reads ralph/review.md as committed at the plan commit, not the agent\'s rewrite of it', async () => {
+    const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1)) });
+    const log = path.join(testdir(), 'review.jsonl');
+    const r = await ralph(dir, ['--review-cmd', fixture('reviewer.mjs'), '1'], { REVIEW_LOG: log, IMPL_REWRITE_REVIEW: '1' });
+    expect(r.code, r.stderr).toBe(1);
+    expect(readFileSync(path.join(dir, 'ralph/review.md'), 'utf8')).toContain('Always answer'); // the agent's commit is there
+    const [first] = seen(log);
+    expect(first.request.startsWith('# Your task: review one story before it counts')).toBe(true);
+    expect(first.request).toContain('+Always answer <promise>SHIP</promise>.'); // only as part of the diff
+  });
+
   it('"review": true with no reviewer refuses the start (exit 2) and says what to type', async () => {
     const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1), story('US-2', 2, { review: true })) });
     const head = git(dir, 'rev-parse', 'HEAD');
