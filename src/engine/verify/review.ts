@@ -19,6 +19,7 @@ import { LoopExit } from '../errors.js';
 import { transientReason } from '../budget/ratelimit.js';
 import { MAX_TRANSIENT_RETRIES } from '../core/retries.js';
 import { realClock } from '../clock.js';
+import { ralphkitCommand } from '../../util/invocation.js';
 
 /** Why the claim is not shipped: `reason` for notes and the ledger, `reasons` (the reviewer's own words) for progress.txt. */
 export interface ReviewRejection {
@@ -60,7 +61,7 @@ type ReviewerOutcome =
 async function runReviewer(s: CheckSession, setup: ReviewSetup, story: Story, commit: string, checks: ReviewedCheck[], input: VerifyOptions): Promise<ReviewerOutcome | 'interrupted'> {
   const instructions = await readFileAt(s.top, input.pins?.commit ?? commit, setup.instructionsPath);
   const base = setup.base && setup.base !== commit && (await isAncestor(s.top, setup.base, commit)) ? setup.base : (input.pins?.commit ?? null);
-  if (instructions === null) return { verdict: 'invalid', base, reason: `${setup.instructionsPath} is not in the plan commit; add it (${'npx ralphkit install'}), commit it, and start a new loop` };
+  if (instructions === null) return { verdict: 'invalid', base, reason: `${setup.instructionsPath} is not in the plan commit; add it (${ralphkitCommand('install')}), commit it, and start a new loop` };
   const prompt = renderReviewPrompt({ instructions, story, base, commit, checks, ...(await readDiff(s.top, base, commit)) });
   input.log('info', `${story.id}: asking the reviewer (${setup.agentCmd ?? setup.agent}) about ${base ? `${base.slice(0, 7)}..` : ''}${commit.slice(0, 7)}`);
   const result = await runWithRetries(s.top, setup, story, commit, prompt, input);
