@@ -27,15 +27,11 @@ export interface ReviewRejection {
   reasons?: string;
 }
 
-/** Whether a story is reviewed: `"review": false` opts out; otherwise every story is, once a reviewer is configured. */
-export function needsReview(story: Story, configured: boolean): boolean {
-  return configured && story.review !== false;
-}
-
 /** null: shipped (or not reviewed); 'interrupted': the runner is stopping, nothing decided; else why it is rejected. */
 export async function reviewClaim(s: CheckSession, story: Story, run: StoryRun, input: VerifyOptions): Promise<ReviewRejection | null | 'interrupted'> {
   const setup = input.review;
-  if (!setup || !needsReview(story, true)) return null;
+  // Every story is reviewed once a reviewer is configured, but one that says "review": false.
+  if (!setup || story.review === false) return null;
   const commit = s.commit;
   if (commit === null) return { reason: 'the reviewer has nothing to read: no commit yet; commit the work, then claim the story again' };
   // A story the plan commit already marked done was the owner's word, not this loop's work.
