@@ -60,8 +60,8 @@ What happens to each file:
   conflict    you edited it, and there is a new version: nothing at all is written (exit 2)
               unless you answer the prompt or pass --force
   overwrite   with --force: yours is copied to ralph/.backup/<time>/, then replaced
-  skip-state  ralph/prompt.md, prd.json, progress.txt are yours once created: never touched,
-              not even with --force
+  skip-state  ralph/prompt.md, prd.json, progress.txt, review.md are yours once created: never
+              touched, not even with --force
   merge       .claude/settings.json under --claude-hook or --no-claude-hook: only
               ralphkit's Stop hook entry goes in or out; the rest stays byte for byte
   remove      --no-claude-hook: .claude/settings.json goes when ralphkit created it
@@ -84,7 +84,7 @@ export function register(program: Command): void {
     .summary('put the Ralph loop (ralph/ and the prd and ralph skills) into a repository')
     .description(
       'Put the Ralph loop into a repository: ralph/ralph.sh (the runner), ralph/ralph.mjs (the engine), ' +
-        'ralph/prompt.md, prd.json and progress.txt (yours to edit), and the prd and ralph skills. ' +
+        'ralph/prompt.md, prd.json, progress.txt and review.md (yours to edit), and the prd and ralph skills. ' +
         'Run it again to upgrade: files you never edited are replaced, files you edited are not.',
     );
   addFileCommandOptions(install, "back up managed files you edited and install ralphkit's versions")

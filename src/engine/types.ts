@@ -66,6 +66,26 @@ export interface VerifyInput {
    * and hooks if code the checks ran changed them, as after an agent run. A reason when the change rejects the claims.
    */
   guardTrusted?: () => string | undefined;
+  /** Set when a reviewer is configured (--review-agent / --review-cmd): claims that pass their checks are reviewed. */
+  review?: ReviewSetup;
+}
+
+/** What verification needs to run the reviewer (verify/review.ts, SPEC §11). */
+export interface ReviewSetup {
+  agent: AgentName;
+  agentCmd?: string;
+  model?: string;
+  /** ralph/review.md relative to the top level: read at the plan commit, where the agent cannot rewrite it. */
+  instructionsPath: string;
+  /** The loop's runtime folder: the reviewer's logs (and Codex's last-message file) go under it. */
+  runDir: string;
+  /** The runner's environment; the reviewer gets the agent's (no runner secrets) plus RALPH_REVIEW=1. */
+  env: NodeJS.ProcessEnv;
+  timeoutMs: number;
+  /** First back-off after a transient failure of the reviewer (the loop's, doubling; RALPH_RETRY_MS in tests). */
+  retryBaseMs: number;
+  /** The loop's last verified commit (or its plan commit): the review's diff starts there. */
+  base: string | null;
 }
 
 /** verify.ts: git's folders, and the fingerprint (git/fingerprint.ts) of the last status that listed none of the runner's files. */
@@ -311,6 +331,11 @@ export interface RunOptions {
   notify: boolean;
   onExit?: string;
   webhook?: string;
+  /** The reviewer (SPEC §11): one of the runner's agents (--review-agent) or a shell command (--review-cmd). */
+  reviewAgent?: AgentName;
+  reviewCmd?: string;
+  /** --review-model: passed to a --review-agent with its own model flag; for --review-cmd only recorded. */
+  reviewModel?: string;
   help: boolean;
 }
 

@@ -10,7 +10,7 @@ import { skillFilePath, type AgentName } from '../skills/agent-names.js';
 export const TEMPLATE_RENAMES: Readonly<Record<string, string>> = { _gitignore: '.gitignore' };
 
 /** Template files the user owns once created: created when missing, never touched afterwards. */
-export const STATE_FILES: ReadonlySet<string> = new Set(['ralph/prompt.md', 'ralph/prd.json', 'ralph/progress.txt']);
+export const STATE_FILES: ReadonlySet<string> = new Set(['ralph/prompt.md', 'ralph/prd.json', 'ralph/progress.txt', 'ralph/review.md']);
 
 export const FILE_MODES: Readonly<Record<string, number>> = { 'ralph/ralph.sh': 0o755 };
 

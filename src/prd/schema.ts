@@ -54,6 +54,8 @@ export const STORY_FIELDS: FieldSpec[] = [
   { key: 'checks', type: 'string[]', nonEmpty: true },
   // Pinned files this story is meant to change: its claims are checked with the claimed commit's versions.
   { key: 'mayChange', type: 'string[]', nonEmpty: true },
+  // Whether a reviewer must SHIP this story (SPEC §11); not the agent's to change (verify/prd-diff.ts).
+  { key: 'review', type: 'boolean' },
 ];
 
 const TYPE_NAME: Record<FieldType, string> = {

@@ -14,6 +14,8 @@ export interface Story {
   checks?: string[];
   /** Pinned files (globs) this story is meant to change; its checks then use the claimed commit's versions. */
   mayChange?: string[];
+  /** Whether a reviewer must SHIP the story's claims (default: yes, when a reviewer is configured; SPEC §11). */
+  review?: boolean;
   [extra: string]: unknown;
 }
 

@@ -47,8 +47,8 @@ describe('ralphkit install (built CLI)', () => {
 
     ageInstall(repo, { 'ralph/ralph.sh': '#!/bin/sh\n# an older runner\n' });
     const upgrade = strip((await runCli(['install'], { cwd: repo })).stdout);
-    // 8 files and the manifest: 1 + 4 + 3 + 1 rows, each counted once.
-    expect(upgrade).toContain('Done: 1 upgrade, 4 identical, 3 skip-state, 1 update.');
+    // 9 files and the manifest: 1 + 4 + 4 + 1 rows, each counted once.
+    expect(upgrade).toContain('Done: 1 upgrade, 4 identical, 4 skip-state, 1 update.');
     expect(upgrade).toMatch(/^  update +ralph\/\.ralphkit\.json /m);
   });
 
@@ -98,11 +98,11 @@ describe('ralphkit install (built CLI)', () => {
     expect(snapshotTree(repo)).toEqual(before);
   });
 
-  it('--force backs up the edited runner and never touches prd.json, progress.txt or prompt.md', async () => {
+  it('--force backs up the edited runner and never touches prd.json, progress.txt, prompt.md or review.md', async () => {
     const repo = gitdir();
     await runCli(['install'], { cwd: repo });
     ageInstall(repo, { 'ralph/ralph.sh': '#!/bin/sh\n# ralphkit 0.0.1\n' });
-    const mine = { 'ralph/ralph.sh': '#!/bin/sh\n# my edits\n', 'ralph/prd.json': '{"my":"plan"}\n', 'ralph/progress.txt': 'my log\n', 'ralph/prompt.md': 'my prompt\n' };
+    const mine = { 'ralph/ralph.sh': '#!/bin/sh\n# my edits\n', 'ralph/prd.json': '{"my":"plan"}\n', 'ralph/progress.txt': 'my log\n', 'ralph/prompt.md': 'my prompt\n', 'ralph/review.md': 'my review rules\n' };
     writeFiles(repo, mine);
     const result = await runCli(['install', '--force', '--json'], { cwd: repo });
     expect(result.code).toBe(0);
@@ -110,7 +110,7 @@ describe('ralphkit install (built CLI)', () => {
     expect(doc.backups).toHaveLength(1);
     expect(readFileSync(path.join(repo, doc.backups[0].backup), 'utf8')).toBe(mine['ralph/ralph.sh']);
     expect(doc.backups[0].backup).toMatch(/^ralph\/\.backup\/\d{4}-\d\d-\d\dT[\d-]+Z\/ralph\/ralph\.sh$/);
-    for (const state of ['ralph/prd.json', 'ralph/progress.txt', 'ralph/prompt.md'] as const) {
+    for (const state of ['ralph/prd.json', 'ralph/progress.txt', 'ralph/prompt.md', 'ralph/review.md'] as const) {
       expect(readFileSync(path.join(repo, state), 'utf8')).toBe(mine[state]);
     }
     expect(readFileSync(path.join(repo, 'ralph/ralph.sh'))).toEqual(readFileSync(path.join(ROOT, 'templates/ralph/ralph.sh')));
@@ -195,9 +195,9 @@ describe('help', () => {
       "Usage: ralphkit install [options]
 
       Put the Ralph loop into a repository: ralph/ralph.sh (the runner),
-      ralph/ralph.mjs (the engine), ralph/prompt.md, prd.json and progress.txt (yours
-      to edit), and the prd and ralph skills. Run it again to upgrade: files you never
-      edited are replaced, files you edited are not.
+      ralph/ralph.mjs (the engine), ralph/prompt.md, prd.json, progress.txt and
+      review.md (yours to edit), and the prd and ralph skills. Run it again to
+      upgrade: files you never edited are replaced, files you edited are not.
 
       Options:
         --cwd <dir>       repository to install into (default: the current folder)
@@ -227,8 +227,8 @@ describe('help', () => {
         conflict    you edited it, and there is a new version: nothing at all is written (exit 2)
                     unless you answer the prompt or pass --force
         overwrite   with --force: yours is copied to ralph/.backup/<time>/, then replaced
-        skip-state  ralph/prompt.md, prd.json, progress.txt are yours once created: never touched,
-                    not even with --force
+        skip-state  ralph/prompt.md, prd.json, progress.txt, review.md are yours once created: never
+                    touched, not even with --force
         merge       .claude/settings.json under --claude-hook or --no-claude-hook: only
                     ralphkit's Stop hook entry goes in or out; the rest stays byte for byte
         remove      --no-claude-hook: .claude/settings.json goes when ralphkit created it

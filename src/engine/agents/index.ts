@@ -26,10 +26,16 @@ export interface AgentSpec {
   promptOnStdin: boolean;
   usesLastMessageFile?: boolean;
   output: AgentPlan['output'];
+  /**
+   * The flag that picks a model (--review-model), as each CLI's --help names it, and where it goes among the
+   * arguments (default: at the end). Absent: ralphkit knows no such flag for this agent (amp picks modes, not models).
+   */
+  modelFlag?: string;
+  modelAt?: number;
 }
 
 export const AGENTS: Record<AgentName, AgentSpec> = {
-  claude: { bin: 'claude', npmPackage: '@anthropic-ai/claude-code', args: () => CLAUDE_ARGS, promptOnStdin: true, output: 'claude-stream' },
+  claude: { bin: 'claude', npmPackage: '@anthropic-ai/claude-code', args: () => CLAUDE_ARGS, promptOnStdin: true, output: 'claude-stream', modelFlag: '--model' },
   codex: {
     bin: 'codex',
     npmPackage: '@openai/codex',
@@ -38,16 +44,19 @@ export const AGENTS: Record<AgentName, AgentSpec> = {
     promptOnStdin: true,
     usesLastMessageFile: true,
     output: 'codex-json',
+    // An option of `codex exec` (-m, --model), so right after the subcommand.
+    modelFlag: '--model',
+    modelAt: 1,
   },
   // Execute mode reads the prompt from stdin and prints only the last assistant message. --dangerously-allow-all
   // is not in `amp --help` but is accepted (docs/agents.md); it is the flag form of amp.dangerouslyAllowAll.
   amp: { bin: 'amp', npmPackage: '@sourcegraph/amp', args: () => ['--dangerously-allow-all', '--execute'], promptOnStdin: true, output: 'text' },
   // `opencode run` reads the message from stdin when it is not a terminal (not in its --help; see docs/agents.md);
   // without --auto it rejects every permission request in non-interactive mode.
-  opencode: { bin: 'opencode', npmPackage: 'opencode-ai', args: () => ['run', '--auto'], promptOnStdin: true, output: 'text' },
+  opencode: { bin: 'opencode', npmPackage: 'opencode-ai', args: () => ['run', '--auto'], promptOnStdin: true, output: 'text', modelFlag: '--model' },
   // Headless when stdin is piped. Without --skip-trust an untrusted folder silently turns --yolo back into
   // "ask for approval". The json output's `response` holds the final text (its stream-json result has none).
-  gemini: { bin: 'gemini', npmPackage: '@google/gemini-cli', args: () => ['--skip-trust', '--yolo', '--output-format', 'json'], promptOnStdin: true, output: 'gemini-json' },
+  gemini: { bin: 'gemini', npmPackage: '@google/gemini-cli', args: () => ['--skip-trust', '--yolo', '--output-format', 'json'], promptOnStdin: true, output: 'gemini-json', modelFlag: '--model' },
 };
 
 export interface PlanAgentInput {
@@ -58,6 +67,10 @@ export interface PlanAgentInput {
   runDir: string;
   iteration: number;
   env: NodeJS.ProcessEnv;
+  /** A model for the agent's own model flag (the reviewer's --review-model); ignored for a shell command. */
+  model?: string;
+  /** The name of Codex's last-message file (default `iteration-N.last-message.txt`). */
+  lastMessageName?: string;
 }
 
 /** RALPH_CLAUDE_BIN, RALPH_CODEX_BIN, ...: the variable that overrides an agent's binary. */
@@ -89,10 +102,12 @@ export function renderMissingAgent(agent: AgentName, env: NodeJS.ProcessEnv): { 
 export function planAgent(input: PlanAgentInput): AgentPlan {
   if (input.agentCmd !== undefined) return { file: 'sh', args: ['-c', input.agentCmd], input: input.prompt, output: 'text' };
   const spec = AGENTS[input.agent];
-  const lastMessageFile = path.join(input.runDir, `iteration-${input.iteration}.last-message.txt`);
+  const lastMessageFile = path.join(input.runDir, input.lastMessageName ?? `iteration-${input.iteration}.last-message.txt`);
+  const args = [...spec.args({ prompt: input.prompt, lastMessageFile })];
+  if (input.model !== undefined && spec.modelFlag) args.splice(spec.modelAt ?? args.length, 0, spec.modelFlag, input.model);
   return {
     file: input.env[agentBinVar(input.agent)] || spec.bin,
-    args: spec.args({ prompt: input.prompt, lastMessageFile }),
+    args,
     input: spec.promptOnStdin ? input.prompt : '',
     lastMessageFile: spec.usesLastMessageFile ? lastMessageFile : undefined,
     output: spec.output,

@@ -7,6 +7,7 @@ import { completionWordProblem, DEFAULT_COMPLETION } from '../core/tags.js';
 import { usageExit } from '../errors.js';
 import { refuseUnboundedLoop, refuseWaitWithoutCeiling } from '../run/preflight.js';
 import { LOOP_ID } from '../store/layout.js';
+import { AGENTS } from '../agents/index.js';
 
 export interface ParsedRunArgs {
   options: RunOptions;
@@ -77,6 +78,9 @@ const SPEC = {
   notify: { type: 'boolean' },
   'on-exit': { type: 'string' },
   webhook: { type: 'string' },
+  'review-agent': { type: 'string' },
+  'review-cmd': { type: 'string' },
+  'review-model': { type: 'string' },
   help: { type: 'boolean', short: 'h' },
 } as const;
 
@@ -114,6 +118,9 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
   notify: ['notify', Boolean],
   'on-exit': ['onExit', (v) => nonEmpty(String(v), '--on-exit')],
   webhook: ['webhook', (v) => webhookUrl(String(v))],
+  'review-agent': ['reviewAgent', (v) => oneOf(String(v), AGENT_NAMES, '--review-agent', '--review-cmd')],
+  'review-cmd': ['reviewCmd', (v) => nonEmpty(String(v), '--review-cmd')],
+  'review-model': ['reviewModel', (v) => nonEmpty(String(v), '--review-model')],
   help: ['help', Boolean],
 };
 
@@ -142,6 +149,7 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   if (options.resume && options.resumeLast) throw usageExit('use either --resume <id> or --resume-last, not both');
   if (options.name && (options.resume || options.resumeLast)) throw usageExit('--name names a new loop; a resumed loop keeps its id');
   if (given.has('agent') && options.agentCmd) throw usageExit('use either --agent or --agent-cmd, not both');
+  refuseReviewOptions(options);
   if (parsed.values['verify-in-place'] && parsed.values['verify-in-worktree']) throw usageExit('use either --verify-in-place or --verify-in-worktree (the default), not both');
   // A resumed loop may have --max-usage stored; run.ts checks the merged options with the same rule.
   if (!options.resume && !options.resumeLast) {
@@ -170,8 +178,17 @@ export function renderParseError(message: string, argv: string[]): string {
 }
 
 
-function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string): T {
-  if (!allowed.includes(value as T)) throw usageExit(`${flag} must be one of ${allowed.join(', ')} (got "${value}"); for another agent use --agent-cmd`);
+/** The reviewer's options make sense together (SPEC §11); the model flag is one the chosen agent has (agents/index.ts). */
+function refuseReviewOptions(options: RunOptions): void {
+  if (options.reviewAgent && options.reviewCmd) throw usageExit('use either --review-agent or --review-cmd, not both');
+  if (options.reviewModel !== undefined && !options.reviewAgent && !options.reviewCmd) throw usageExit('--review-model needs a reviewer: add --review-agent <name> (or --review-cmd \'<command>\')');
+  if (options.reviewModel !== undefined && options.reviewAgent && !AGENTS[options.reviewAgent].modelFlag) {
+    throw usageExit(`--review-model: ${options.reviewAgent} has no model flag ralphkit knows; pick the model in a command instead, e.g. --review-cmd '${options.reviewAgent} ...'`);
+  }
+}
+
+function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string, other = '--agent-cmd'): T {
+  if (!allowed.includes(value as T)) throw usageExit(`${flag} must be one of ${allowed.join(', ')} (got "${value}"); for another agent use ${other}`);
   return value as T;
 }
 

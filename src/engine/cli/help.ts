@@ -45,6 +45,18 @@ Verification (checks run in a fresh checkout of the claimed commit, with the tes
   --no-weak-check             skip the start-of-run probe that warns about story checks already passing
   --allow-modified-engine     run although ralph/ralph.mjs, ralph.sh or ralph/.ralphkit.json differ from what
                               ralphkit installed (npx ralphkit install --force puts them back)
+Review (a second opinion before a story counts; instructions in ralph/review.md, yours to edit):
+  --review-agent <name>       after a claim passes its checks, this agent (${AGENT_NAMES.join('|')}) reads the
+                              story, the diff and the check results in a throwaway clone of the commit, and
+                              answers <promise>SHIP</promise> or <promise>REVISE</promise>; anything but one
+                              SHIP rejects the claim, with its reasons in the notes and progress.txt
+  --review-cmd '<command>'    any other reviewer, run with sh -c in that clone; request on stdin, its stdout
+                              is its answer (RALPH_REVIEW=1 in its environment)
+  --review-model <model>      the reviewer's model, e.g. --review-agent claude --review-model opus
+                              (--model for claude, codex, gemini, opencode; amp has none; with
+                              --review-cmd only recorded, as RALPH_REVIEW_MODEL)
+                              A story with "review": false in prd.json is not reviewed; "review": true
+                              without a reviewer refuses the start.
 Sandbox (Linux, bubblewrap):
   --sandbox                   run the agent under bwrap: the runner's files, .git/hooks, .git/config and the
                               pinned tests read-only, its own PID namespace
@@ -70,7 +82,7 @@ Delivery:
 Output:
   --json                      one JSON event per line on stdout; human logs stay on stderr
   --dry-run                   print the agent command (warning when its program is not found),
-                              the limits and usage now, then exit 0
+                              the reviewer's command, the limits and usage now, then exit 0
   -h, --help                  this help
 
 Durations: 500ms, 90s, 10m, 2h, 1h30m, or a number of seconds.
@@ -82,7 +94,7 @@ gate runs every check once more on a fresh checkout of the final commit.
 
 Retries (not counted as iterations):
   A run that fails transiently ("No messages returned", API overloaded/529, or "API Error" or no final
-  message with a non-zero exit) is retried up to 3 times, waiting 10s, 20s, then 40s.
+  message with a non-zero exit) is retried up to 3 times, waiting 10s, 20s, then 40s; a reviewer's too.
   A rate-limit or usage-limit message from the agent: the runner waits until the reset it names (or backs
   off from 60s, doubling, at most 12h) and repeats the same iteration; the 25th hit ends the loop with 5.
 
@@ -93,6 +105,7 @@ Examples:
   ./ralph/ralph.sh --max-usage 80 --wait             stay under 80% of the subscription, waiting for resets
   ./ralph/ralph.sh --max-cost 20 0                   no iteration cap: until done, stuck, or $20 spent
   ./ralph/ralph.sh --resume-last 20                  continue the last loop, now up to 20 iterations
+  ./ralph/ralph.sh --agent codex --review-agent claude   Codex implements, Claude Code reviews each story
   npx ralphkit status                                list loops; npx ralphkit cancel <id> stops one
 
 Exit codes:
@@ -106,7 +119,8 @@ Exit codes:
        bubblewrap; usage over the ceiling or unknown; ralph/.runs/ not writable; a --name already
        taken; max_iterations 0 without --max-cost or --max-usage; on resume: no loop to continue (none,
        the last one complete, one still running or out of iterations), plan edits without
-       --accept-plan-edits, lost pins without --repin
+       --accept-plan-edits, lost pins without --repin; "review": true with no reviewer, or a
+       reviewer without ralph/review.md
   3    the agent said <promise>STUCK</promise>
   4    no progress: --no-progress-limit iterations in a row with nothing accepted and no new work committed
   5    budget reached mid-run (cost or usage)

@@ -1,7 +1,7 @@
 // The real edges of one run, handed to the loop (core/loop.ts) as LoopDeps: each member is one named function of
 // this folder or an edge module, so the loop itself sees no fs, git or processes.
 import { readFileSync } from 'node:fs';
-import type { AgentResult, AgentRunRecord, BudgetGate, GateOutcome, LoopConfig, LoopDeps, LoopState, OwnStatusMemo, RunContext, RunOptions, RunPaths, SaveReason, VerifyInput, VerifyResult, Violation } from '../types.js';
+import type { AgentResult, AgentRunRecord, BudgetGate, GateOutcome, LoopConfig, LoopDeps, LoopState, OwnStatusMemo, ReviewSetup, RunContext, RunOptions, RunPaths, SaveReason, VerifyInput, VerifyResult, Violation } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { realClock } from '../clock.js';
 import { readChangedPaths } from '../git/git.js';
@@ -22,6 +22,7 @@ import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
 import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
 import { RefsView } from './refs-view.js';
 import { deliverBranch } from './deliver.js';
+import { reviewInstructionsPath } from './review-setup.js';
 
 export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopConfig {
   // RALPH_RETRY_MS scales every back-off, so tests of rate limits and retries run in milliseconds.
@@ -91,6 +92,23 @@ export function verifyInput(run: RunContext, loopId: string, trust: RunTrust, it
     log: (level, message) => run.emit({ type: level, iteration, message }),
     guardTrusted: () => guardRunnerFiles(run, trust, iteration, 'the checks')?.reason,
     signal,
+    ...(options.reviewAgent || options.reviewCmd ? { review: reviewSetup(run, loopId, trust) } : {}),
+  };
+}
+
+/** The reviewer of this run (verify/review.ts): its command, its instructions' path, and where its diff starts. */
+function reviewSetup(run: RunContext, loopId: string, trust: RunTrust): ReviewSetup {
+  const { options, paths, io } = run;
+  return {
+    agent: options.reviewAgent ?? options.agent,
+    ...(options.reviewCmd ? { agentCmd: options.reviewCmd } : {}),
+    ...(options.reviewModel ? { model: options.reviewModel } : {}),
+    instructionsPath: relToTop(trust.topLevel, reviewInstructionsPath(paths)),
+    runDir: loopDir(paths.repoRoot, loopId),
+    env: io.env,
+    timeoutMs: options.iterationTimeoutMs,
+    retryBaseMs: loopConfig(options, io.env).retryBaseMs,
+    base: trust.lastVerified ?? trust.pins?.commit ?? null,
   };
 }
 
@@ -157,7 +175,11 @@ async function verifyClaims(run: RunContext, loopId: string, trust: RunTrust, cl
 
 /** After a verification pass: the new baseline, and where each accepted claim was verified. */
 export async function afterVerification(run: RunContext, loopId: string, trust: RunTrust, result: VerifyResult, head: string | null): Promise<void> {
-  for (const v of result.verdicts) if (v.status === 'verified' && head) trust.verifiedAt.set(v.id, head);
+  for (const v of result.verdicts) {
+    if (v.status === 'rejected' || !head) continue;
+    if (v.status === 'verified') trust.verifiedAt.set(v.id, head);
+    trust.lastVerified = head;
+  }
   await settleBaseline(run.paths, loopId, trust, run.emit, result.prd);
 }
 

@@ -13,6 +13,8 @@ export interface DryRunInput {
   options: RunOptions;
   paths: RunPaths;
   command: string;
+  /** The reviewer's command line (run/review-setup.ts), or null without a reviewer. */
+  reviewCommand: string | null;
   io: RunIo;
   emit: Emit;
   json: boolean;
@@ -28,6 +30,7 @@ export async function printDryRun(input: DryRunInput): Promise<number> {
   const report = {
     command: input.command,
     agentCheck,
+    reviewer: input.reviewCommand,
     cwd: paths.repoRoot,
     prd: path.relative(paths.repoRoot, paths.prd),
     prompt: path.relative(paths.repoRoot, paths.prompt),
@@ -55,6 +58,7 @@ function renderDryRun(r: Record<string, unknown>, hint: string): string {
   return [
     `would run:        ${r.command}`,
     ...renderAgentCheck(r.agentCheck as AgentCheck),
+    `reviewer:         ${r.reviewer ?? 'none (no --review-agent or --review-cmd)'}`,
     `in:               ${r.cwd}`,
     `plan / prompt:    ${r.prd} / ${r.prompt}`,
     `max iterations:   ${r.maxIterations === 0 ? 'no cap (0)' : r.maxIterations}`,

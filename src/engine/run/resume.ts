@@ -79,5 +79,8 @@ export function mergeResumedOptions(stored: LoopState['options'], options: RunOp
   for (const key of given) (merged as unknown as Record<string, unknown>)[key] = options[key];
   if (given.has('agent')) delete merged.agentCmd;
   if (given.has('agentCmd')) merged.agent = options.agent;
+  // One reviewer: the one typed now replaces the stored one of the other kind.
+  if (given.has('reviewAgent')) delete merged.reviewCmd;
+  if (given.has('reviewCmd')) delete merged.reviewAgent;
   return merged;
 }

@@ -23,6 +23,7 @@ import { renderAllPass } from '../core/exits.js';
 import { createBudget } from '../budget/wire.js';
 import { renderUncheckedWarning } from '../verify/report.js';
 import { printDryRun } from './dry-run.js';
+import { refuseReviewSetup, renderReviewCommand } from './review-setup.js';
 import { buildDeps, loopConfig, finalGate } from './deps.js';
 import { prepareBranch } from './branch.js';
 import { verifyStartClaims } from './start-claims.js';
@@ -67,12 +68,13 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: PROMPT_PLACEHOLDER, runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
   if (options.dryRun) {
     warnExamplePlan(prd, paths, emit);
-    return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), io, emit, json: options.json });
+    return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), reviewCommand: renderReviewCommand(options, repoRoot, io.env), io, emit, json: options.json });
   }
   refuseExamplePlan(prd, paths);
   reportSetAside(prd, paths, emit);
   refuseModifiedEngine(repoRoot, options.allowModifiedEngine, (message) => emit({ type: 'warn', message }), io.packagedEngine);
   refuseSandbox(options, io.env);
+  refuseReviewSetup(prd, options, paths, io.env, emit);
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
     const missing = renderMissingAgent(options.agent, io.env);
     throw new LoopExit(2, missing.message, missing.hint);

@@ -27,6 +27,8 @@ export interface RunTrust {
   guard: RunnerGuard;
   /** The commit each story's claim was verified at in this run (the final gate names the range that broke it). */
   verifiedAt: Map<string, string>;
+  /** The last commit at which a claim was accepted in this run: where the reviewer's next diff starts. */
+  lastVerified?: string;
   /** git's common dir (hooks, config, objects), for the sandbox. */
   gitDir: string;
   /** True once `baseline` is the text recorded in git (settleBaseline skips writing it again). */

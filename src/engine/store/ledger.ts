@@ -67,7 +67,27 @@ export interface ProbeLine extends LedgerBase {
   outputSha256: string;
 }
 
-export type LedgerLine = CheckLine | VerdictLine | ProbeLine;
+/**
+ * The reviewer's answer on a claim that passed its checks (verify/review.ts, SPEC §11): `ship` lets the claim count;
+ * `revise` and `invalid` (no answer, both tags, a failure, a changed repository) reject it, and a verdict line follows.
+ */
+export interface ReviewLine extends LedgerBase {
+  kind: 'review';
+  command: null;
+  exitCode: null;
+  outputSha256: null;
+  verdict: 'ship' | 'revise' | 'invalid';
+  /** The agent's name (--review-agent) or the command (--review-cmd). */
+  reviewer: string;
+  model: string | null;
+  /** Where the reviewed diff starts (the loop's last verified commit, or its plan commit). */
+  base: string | null;
+  reason?: string;
+  costUsd?: number;
+  durationMs: number;
+}
+
+export type LedgerLine = CheckLine | VerdictLine | ProbeLine | ReviewLine;
 
 export function appendLedger(file: string, lines: LedgerLine[]): void {
   if (!lines.length) return;

@@ -77,6 +77,8 @@ export interface RejectionBlock {
   commit: string | null;
   reason: string;
   check?: CheckResult;
+  /** The reviewer's reasons in its own words (a REVISE), shown whole. */
+  review?: string;
 }
 
 /** The block appended to progress.txt, so the next fresh agent starts from the failure itself. */
@@ -94,6 +96,7 @@ export function renderRejectionBlock(b: RejectionBlock): string {
     lines.push(`Command: ${b.check.command}`, `Exit code: ${b.check.exitCode ?? `none (${b.check.timedOut ? 'timed out' : (b.check.signal ?? 'killed')})`}`);
     lines.push(`Output (last ${TAIL_LINES} lines):`, fence, tail, fence);
   }
+  if (b.review) lines.push('The reviewer\'s reasons:', fenceFor(b.review), b.review, fenceFor(b.review));
   lines.push('The runner set passes back to false. Fix the cause, commit, then claim the story again.', '---', '');
   return lines.join('\n');
 }
@@ -124,7 +127,7 @@ export function tailLines(text: string, n: number): string {
 
 
 /** A code fence longer than any backtick run in the text, so output cannot close it early. */
-function fenceFor(text: string): string {
+export function fenceFor(text: string): string {
   const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((m) => m.length));
   return '`'.repeat(Math.max(3, longest + 1));
 }

@@ -14,6 +14,7 @@ import type { VerifyOptions } from '../types.js';
 import { RunnerFileError, WorkProtected, guardWrite } from '../errors.js';
 import { headSha } from '../git/git.js';
 import { HeldFiles } from './held-files.js';
+import type { ReviewedCheck } from './review-prompt.js';
 
 export type CheckScope = CheckLine['scope'];
 
@@ -25,7 +26,7 @@ export type StoryRun =
   | { outcome: 'no-checks' }
   | { outcome: 'interrupted' }
   | { outcome: 'failed'; why: string; check?: CheckResult; pinnedChanges: string[] }
-  | { outcome: 'passed'; count: number; pinnedChanges: string[] };
+  | { outcome: 'passed'; count: number; pinnedChanges: string[]; ran: ReviewedCheck[] };
 
 export class CheckSession {
   private readonly shared = new Map<string, CheckResult>();
@@ -43,7 +44,7 @@ export class CheckSession {
 
   constructor(
     private readonly input: VerifyOptions,
-    private readonly top: string,
+    readonly top: string,
     readonly commit: string | null,
     private readonly now: () => Date,
     // The final gate (verify/final-gate.ts): one command runs once per checkout whichever stories name it, and its
@@ -98,12 +99,14 @@ export class CheckSession {
     if ('failed' in where) {
       return where.failed.aborted ? { outcome: 'interrupted' } : { outcome: 'failed', why: renderCheckFailure(where.failed, this.input.checkTimeoutMs, 'setup'), check: where.failed, pinnedChanges: [] };
     }
+    const ran: ReviewedCheck[] = [];
     for (const [scope, command] of checks) {
       const r = await this.run(story.id, scope, command, where.cwd, where.key);
       if (r.aborted) return { outcome: 'interrupted' };
       if (!r.ok) return { outcome: 'failed', why: renderCheckFailure(r, this.input.checkTimeoutMs), check: r, pinnedChanges: where.pinnedChanges };
+      ran.push({ scope, command, exitCode: r.exitCode, durationMs: r.durationMs });
     }
-    return { outcome: 'passed', count: checks.length, pinnedChanges: where.pinnedChanges };
+    return { outcome: 'passed', count: checks.length, pinnedChanges: where.pinnedChanges, ran };
   }
 
   /** Runs `command` (or reuses this checkout's run of a shared one) and appends its ledger line for `story`. */

@@ -12,6 +12,7 @@ import { planClaimOrder, planPrdRepair, planUnmetDependencies, type PrdRepairPla
 import { formatPrdProblem, validatePrdText } from '../../prd/validate.js';
 import { tryCommitRunnerFiles, readDirtyPaths, headSha, readTopLevel } from '../git/git.js';
 import { CheckSession } from './session.js';
+import { reviewClaim } from './review.js';
 import { fingerprintFiles, sameFingerprint } from '../git/fingerprint.js';
 import { applyRunnerNote, hasRunnerNote, renderOutOfOrder, renderPinnedBlock, renderPinnedChanges, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './report.js';
 import type { CheckResult } from './checks.js';
@@ -111,11 +112,11 @@ async function judgeClaims(s: CheckSession, plan: PrdRepairPlan, dirty: string[]
 }
 
 /** A rejected claim: its ledger line, the warning, and the progress.txt block for the next agent. */
-function rejectClaim(s: CheckSession, prd: Prd, id: string, reason: string, input: VerifyOptions, now: () => Date, durationMs: number, check?: CheckResult): Judgement {
+function rejectClaim(s: CheckSession, prd: Prd, id: string, reason: string, input: VerifyOptions, now: () => Date, durationMs: number, check?: CheckResult, review?: string): Judgement {
   const title = prd.userStories.find((x) => x.id === id)!.title;
   s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'rejected', reason, durationMs, outputSha256: null });
   input.log('warn', `${id} rejected: ${reason}`);
-  const block = renderRejectionBlock({ time: now(), iteration: input.iteration, storyId: id, title, commit: s.commit, reason, check });
+  const block = renderRejectionBlock({ time: now(), iteration: input.iteration, storyId: id, title, commit: s.commit, reason, check, review });
   return { verdict: { id, status: 'rejected', reason }, block };
 }
 
@@ -129,25 +130,29 @@ async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[]
   const story = prd.userStories.find((x) => x.id === id)!;
   const started = Date.now();
   let pinned = '';
-  const reject = (why: string, check?: CheckResult): Judgement => rejectClaim(s, prd, id, why + pinned, input, now, Date.now() - started, check);
+  const reject = (why: string, check?: CheckResult, review?: string): Judgement => rejectClaim(s, prd, id, why + pinned, input, now, Date.now() - started, check, review);
   if (input.violation) return reject(input.violation);
   if (input.offBranch) return reject(input.offBranch.reason);
   if (dirty.length) return reject(renderUncommitted(dirty));
   if (unmet.length) return reject(renderOutOfOrder(unmet));
   const run = await s.runStory(prd, story);
+  if (run.outcome === 'interrupted') throw new Interrupted();
+  const changes = run.outcome !== 'no-checks' && run.pinnedChanges.length ? renderPinnedChanges(run.pinnedChanges, input.pins?.commit ?? '') : '';
+  if (changes) {
+    pinned = `; ${changes}`;
+    input.log('warn', `${id}: ${changes}`);
+  }
+  if (run.outcome === 'failed') return reject(run.why, run.check);
+  // Only a claim its checks let through is reviewed (verify/review.ts).
+  const review = await reviewClaim(s, story, run, input);
+  if (review === 'interrupted') throw new Interrupted();
+  if (review) return reject(review.reason, undefined, review.reasons);
   if (run.outcome === 'no-checks') {
     const reason = 'no checks apply to this story (neither the plan\'s nor its own); accepted on the agent\'s word';
     s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'unverified', reason, durationMs: 0, outputSha256: null });
     input.log('warn', `${id} unverified: ${reason}`);
     return { verdict: { id, status: 'unverified', reason } };
   }
-  if (run.outcome === 'interrupted') throw new Interrupted();
-  const changes = run.pinnedChanges.length ? renderPinnedChanges(run.pinnedChanges, input.pins?.commit ?? '') : '';
-  if (changes) {
-    pinned = `; ${changes}`;
-    input.log('warn', `${id}: ${changes}`);
-  }
-  if (run.outcome === 'failed') return reject(run.why, run.check);
   s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'verified', durationMs: Date.now() - started, outputSha256: null, ...(changes ? { reason: changes } : {}) });
   input.log('info', `${id} verified: ${run.count} check${run.count === 1 ? '' : 's'} passed at ${s.commit?.slice(0, 7) ?? '(no commit)'}`);
   if (!changes) return { verdict: { id, status: 'verified' } };
@@ -269,6 +274,8 @@ function rejectionKind(reason = ''): string {
   if (reason.startsWith('out of order')) return 'out of order';
   if (reason.startsWith('the work is not on')) return 'work on another branch';
   if (reason.startsWith('the agent changed')) return 'runner files changed';
+  if (reason.startsWith('the reviewer asked')) return 'revised by the reviewer';
+  if (reason.startsWith('not shipped')) return 'not shipped by the reviewer';
   return 'check failed';
 }
 

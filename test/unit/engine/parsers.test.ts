@@ -50,6 +50,8 @@ describe('parseRunArgs', () => {
     [['--max-usage', '80', '--allow-unknown-usage', '--max-cost', '9', '0'], { maxUsage: 80, allowUnknownUsage: true, maxCost: 9, maxIterations: 0 }],
     // A resumed loop's stored budget is checked after the merge (run.ts).
     [['--resume-last', '0'], { resumeLast: true, maxIterations: 0 }],
+    [['--agent', 'codex', '--review-agent', 'claude', '--review-model', 'opus'], { agent: 'codex', reviewAgent: 'claude', reviewModel: 'opus' }],
+    [['--review-cmd', './review.sh', '--review-model', 'm1'], { reviewCmd: './review.sh', reviewModel: 'm1' }],
   ])('%j', (argv, expected) => {
     expect(parseRunArgs(argv).options).toEqual({ ...DEFAULT_OPTIONS, ...expected });
   });
@@ -72,6 +74,10 @@ describe('parseRunArgs', () => {
     [['--agent-cmd', '--pause', '0'], /^--agent-cmd needs a value, but is followed by the option --pause; if "--pause" is the value, write --agent-cmd=--pause$/],
     [['-3'], /^max_iterations must be a whole number ≥ 0 \(got "-3"; 0 means no cap\)$/],
     [['--pause', '0', '-10'], /^max_iterations must be a whole number ≥ 0 \(got "-10"; 0 means no cap\)$/],
+    [['--review-agent', 'cursor'], /^--review-agent must be one of claude, codex, amp, opencode, gemini \(got "cursor"\); for another agent use --review-cmd$/],
+    [['--review-agent', 'claude', '--review-cmd', 'x'], /^use either --review-agent or --review-cmd, not both$/],
+    [['--review-model', 'opus'], /^--review-model needs a reviewer: add --review-agent <name>/],
+    [['--review-agent', 'amp', '--review-model', 'x'], /^--review-model: amp has no model flag ralphkit knows; pick the model in a command instead, e.g. --review-cmd 'amp \.\.\.'$/],
   ])('refuses %j as bad usage (exit 1)', (argv, message) => {
     const err = refusal(argv);
     expect(err).toBeInstanceOf(LoopExit);
@@ -132,6 +138,18 @@ describe('planAgent', () => {
     ['gemini', {}, 'gemini --skip-trust --yolo --output-format json < <prompt>'],
   ] as const)('%s %j', (agent, env, line) => {
     expect(renderAgentCommand(planAgent({ ...base, agent, env }), 'do it')).toBe(line);
+  });
+
+  // --review-model: each CLI's own model flag (docs/agents.md), an option of `codex exec` right after the subcommand.
+  it.each([
+    ['claude', 'claude --print --dangerously-skip-permissions --output-format stream-json --verbose --model opus < <prompt>'],
+    ['codex', 'codex exec --model opus --json --dangerously-bypass-approvals-and-sandbox --output-last-message /r/.runs/x/iteration-2.last-message.txt - < <prompt>'],
+    ['opencode', 'opencode run --auto --model opus < <prompt>'],
+    ['gemini', 'gemini --skip-trust --yolo --output-format json --model opus < <prompt>'],
+  ] as const)('%s with a model', (agent, line) => {
+    expect(renderAgentCommand(planAgent({ ...base, agent, model: 'opus' }), 'do it')).toBe(line);
+    // The shared argument lists are not changed by it.
+    expect(renderAgentCommand(planAgent({ ...base, agent }), 'do it')).not.toContain('--model');
   });
 
   it.each([

@@ -41,6 +41,16 @@ describe('blank text is empty', () => {
     for (const result of both(planText([{ ...STORY, ...change }]))) expect(result.problems).toEqual([]);
   });
 
+  it.each([true, false])('accepts "review": %s', (review) => {
+    for (const result of both(planText([{ ...STORY, review }]))) expect(result.problems).toEqual([]);
+  });
+
+  it('refuses a "review" that is not true or false', () => {
+    for (const result of both(planText([{ ...STORY, review: 'yes' }]))) {
+      expect(result.problems.map((p) => [p.code, p.path, p.message])).toEqual([['type', 'userStories[0].review', expect.stringContaining('review must be true or false')]]);
+    }
+  });
+
   it('accepts an empty plan-level description and project', () => {
     for (const result of both(planText([STORY], { project: '', description: '' }))) expect(result.problems).toEqual([]);
   });

@@ -1,0 +1,56 @@
+// The review gate at start (SPEC §11): a plan that asks for a review needs a reviewer, a reviewer needs its
+// instructions (ralph/review.md) and its binary; and the reviewer's command line as --dry-run shows it.
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import type { Prd } from '../../prd/types.js';
+import { activeStories } from '../../prd/skip.js';
+import type { RunOptions, RunPaths } from '../types.js';
+import type { Emit } from '../events.js';
+import { LoopExit, LOOP_EXIT } from '../errors.js';
+import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
+import { findExecutable } from '../agents/check.js';
+import { loopDir } from '../store/layout.js';
+import { ralphkitCommand } from '../../util/invocation.js';
+
+/** The reviewer's instructions: a state file install writes, the user's to edit. */
+export function reviewInstructionsPath(paths: RunPaths): string {
+  return path.join(paths.repoRoot, 'ralph', 'review.md');
+}
+
+export function hasReviewer(options: Pick<RunOptions, 'reviewAgent' | 'reviewCmd'>): boolean {
+  return Boolean(options.reviewAgent || options.reviewCmd);
+}
+
+/** Refuses the start (exit 2) when the plan and the reviewer options do not fit together. */
+export function refuseReviewSetup(prd: Prd, options: RunOptions, paths: RunPaths, env: NodeJS.ProcessEnv, emit: Emit): void {
+  const stories = activeStories(prd.userStories);
+  const plan = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');
+  if (!hasReviewer(options)) {
+    const asking = stories.filter((s) => s.review === true).map((s) => s.id);
+    if (!asking.length) return;
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `${asking.slice(0, 10).join(', ')}${asking.length > 10 ? ` and ${asking.length - 10} more` : ''} ask${asking.length === 1 ? 's' : ''} for a review ("review": true in ${plan}) but no reviewer is configured`,
+      `name one: ./ralph/ralph.sh --review-agent claude (any of claude, codex, amp, opencode, gemini) or --review-cmd '<command>'; or set "review": false on those stories and commit`,
+    );
+  }
+  const instructions = reviewInstructionsPath(paths);
+  if (!existsSync(instructions)) {
+    throw new LoopExit(LOOP_EXIT.refused, `a reviewer is configured but ${path.relative(paths.repoRoot, instructions)} (its instructions) is missing`, `add it with: ${ralphkitCommand('install')} (it creates missing files and keeps yours), commit it, then start again`);
+  }
+  if (options.reviewAgent && !options.reviewCmd) {
+    const plan = planAgent({ agent: options.reviewAgent, prompt: '', runDir: paths.repoRoot, iteration: 1, env });
+    if (!findExecutable(plan.file, env)) {
+      const missing = renderMissingAgent(options.reviewAgent, env);
+      throw new LoopExit(LOOP_EXIT.refused, `--review-agent: ${missing.message}`, missing.hint.replace('--agent-cmd', '--review-cmd'));
+    }
+  }
+  if (stories.every((s) => s.review === false)) emit({ type: 'warn', message: `a reviewer is configured but every story in ${plan} says "review": false: nothing will be reviewed` });
+}
+
+/** The reviewer's command line for --dry-run (the review request goes on stdin), or null without a reviewer. */
+export function renderReviewCommand(options: RunOptions, repoRoot: string, env: NodeJS.ProcessEnv): string | null {
+  if (!hasReviewer(options)) return null;
+  const plan = planAgent({ agent: options.reviewAgent ?? options.agent, agentCmd: options.reviewCmd, prompt: '', runDir: loopDir(repoRoot, '<loop>'), iteration: 1, env, model: options.reviewModel });
+  return `${renderAgentCommand({ ...plan, input: '' }, '')} < <review request>`;
+}

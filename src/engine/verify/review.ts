@@ -1,0 +1,131 @@
+// The review gate (SPEC §11): once a claim has passed its checks, a reviewer with a fresh context reads the story,
+// the diff of the work and the check results, in a throwaway clone of the claimed commit, and answers SHIP or
+// REVISE. Anything but exactly one SHIP rejects the claim; the repository is put back whatever the reviewer did.
+import path from 'node:path';
+import type { Story } from '../../prd/types.js';
+import type { ReviewSetup, VerifyOptions } from '../types.js';
+import { planAgent } from '../agents/index.js';
+import { planAgentEnv } from '../agents/env.js';
+import { runAgentOnce } from '../agents/run.js';
+import { stopMarkedProcesses } from '../agents/leftovers.js';
+import { isAncestor, readFileAt, runGit } from '../git/git.js';
+import { createCheckout, removeCheckout } from './checkout.js';
+import { readReviewAnswer, renderReasonsLine, renderReviewPrompt, REVIEW_DIFF_MAX, type ReviewedCheck } from './review-prompt.js';
+import { restoreRepo, snapshotRepo } from './review-guard.js';
+import type { CheckSession, StoryRun } from './session.js';
+import { formatDuration } from '../core/duration.js';
+import type { AgentResult } from '../types.js';
+import { LoopExit } from '../errors.js';
+import { transientReason } from '../budget/ratelimit.js';
+import { MAX_TRANSIENT_RETRIES } from '../core/retries.js';
+import { realClock } from '../clock.js';
+import { ralphkitCommand } from '../../util/invocation.js';
+
+/** Why the claim is not shipped: `reason` for notes and the ledger, `reasons` (the reviewer's own words) for progress.txt. */
+export interface ReviewRejection {
+  reason: string;
+  reasons?: string;
+}
+
+/** null: shipped (or not reviewed); 'interrupted': the runner is stopping, nothing decided; else why it is rejected. */
+export async function reviewClaim(s: CheckSession, story: Story, run: StoryRun, input: VerifyOptions): Promise<ReviewRejection | null | 'interrupted'> {
+  const setup = input.review;
+  // Every story is reviewed once a reviewer is configured, but one that says "review": false.
+  if (!setup || story.review === false) return null;
+  const commit = s.commit;
+  if (commit === null) return { reason: 'the reviewer has nothing to read: no commit yet; commit the work, then claim the story again' };
+  // A story the plan commit already marked done was the owner's word, not this loop's work.
+  if (input.iteration === 0 && commit === input.pins?.commit) return null;
+  const started = Date.now();
+  const outcome = await runReviewer(s, setup, story, commit, run.outcome === 'passed' ? run.ran : [], input);
+  if (outcome === 'interrupted') return outcome;
+  const line = { ...s.base(story.id), kind: 'review' as const, command: null, exitCode: null, outputSha256: null, reviewer: setup.agentCmd ?? setup.agent, model: setup.model ?? null, base: outcome.base, durationMs: Date.now() - started };
+  if (outcome.verdict === 'ship') {
+    s.record({ ...line, verdict: 'ship', ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}) });
+    input.log('info', `${story.id} shipped by the reviewer (${line.reviewer}${line.model ? `, model ${line.model}` : ''}) at ${commit.slice(0, 7)}`);
+    return null;
+  }
+  s.record({ ...line, verdict: outcome.verdict, reason: outcome.reason });
+  return outcome.verdict === 'revise' ? { reason: `the reviewer asked for changes: ${renderReasonsLine(outcome.reasons)}`, reasons: outcome.reasons } : { reason: `not shipped: ${outcome.reason}` };
+}
+
+type ReviewerOutcome =
+  | { verdict: 'ship'; base: string | null; costUsd?: number }
+  | { verdict: 'revise'; base: string | null; reason: string; reasons: string }
+  | { verdict: 'invalid'; base: string | null; reason: string };
+
+async function runReviewer(s: CheckSession, setup: ReviewSetup, story: Story, commit: string, checks: ReviewedCheck[], input: VerifyOptions): Promise<ReviewerOutcome | 'interrupted'> {
+  const instructions = await readFileAt(s.top, input.pins?.commit ?? commit, setup.instructionsPath);
+  const base = setup.base && setup.base !== commit && (await isAncestor(s.top, setup.base, commit)) ? setup.base : (input.pins?.commit ?? null);
+  if (instructions === null) return { verdict: 'invalid', base, reason: `${setup.instructionsPath} is not in the plan commit; add it (${ralphkitCommand('install')}), commit it, and start a new loop` };
+  const prompt = renderReviewPrompt({ instructions, story, base, commit, checks, ...(await readDiff(s.top, base, commit)) });
+  input.log('info', `${story.id}: asking the reviewer (${setup.agentCmd ?? setup.agent}) about ${base ? `${base.slice(0, 7)}..` : ''}${commit.slice(0, 7)}`);
+  const result = await runWithRetries(s.top, setup, story, commit, prompt, input);
+  if (result === 'interrupted') return result;
+  if ('changed' in result) return { verdict: 'invalid', base, reason: `the reviewer changed the repository (${result.changed.slice(0, 10).join(', ')}); put back as it was` };
+  const failed = renderReviewerFailure(result, setup.timeoutMs);
+  if (failed) return { verdict: 'invalid', base, reason: failed };
+  const answer = readReviewAnswer(result.finalMessage);
+  if (answer.verdict === 'invalid') return { verdict: 'invalid', base, reason: answer.problem };
+  if (answer.verdict === 'revise') return { verdict: 'revise', base, reason: renderReasonsLine(answer.reasons), reasons: answer.reasons };
+  return { verdict: 'ship', base, ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) };
+}
+
+/** The loop's rule for transient failures (core/retries.ts): up to 3 more runs, each in a fresh clone, waiting 10s, 20s, 40s. */
+async function runWithRetries(top: string, setup: ReviewSetup, story: Story, commit: string, prompt: string, input: VerifyOptions): Promise<Awaited<ReturnType<typeof runIsolated>>> {
+  for (let retry = 0; ; retry++) {
+    const result = await runIsolated(top, setup, story, commit, prompt, input);
+    const reason = result !== 'interrupted' && !('changed' in result) ? transientReason(result) : null;
+    if (!reason || retry >= MAX_TRANSIENT_RETRIES) return result;
+    const waitMs = setup.retryBaseMs * 2 ** retry;
+    input.log('warn', `${story.id}: the reviewer failed transiently (${reason}); retrying in ${formatDuration(waitMs)} (${retry + 1} of ${MAX_TRANSIENT_RETRIES})`);
+    await realClock.sleep(waitMs, input.signal);
+    if (input.signal?.aborted) return 'interrupted';
+  }
+}
+
+/** The reviewer in a fresh clone of `commit`, with the agent's environment; the repository put back afterwards. */
+async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit: string, prompt: string, input: VerifyOptions): Promise<AgentResult | { changed: string[] } | 'interrupted'> {
+  const checkout = await createCheckout(top, commit, null);
+  const snap = await snapshotRepo(top, [input.prdPath, input.progressPath]);
+  const name = `iteration-${input.iteration}.review-${story.id.replace(/[^\w.-]/g, '_')}`;
+  const extra: Record<string, string> = { RALPH_REVIEW: '1', RALPH_LOOP_ID: input.loopId, RALPH_ITERATION: String(input.iteration), RALPH_STORY_ID: story.id, ...(setup.model ? { RALPH_REVIEW_MODEL: setup.model } : {}) };
+  const { env, token } = planAgentEnv(setup.env, extra);
+  const plan = planAgent({ agent: setup.agent, agentCmd: setup.agentCmd, prompt, runDir: setup.runDir, iteration: input.iteration, env, model: setup.model, lastMessageName: `${name}.last-message.txt` });
+  let result: AgentResult;
+  let changed: string[] = [];
+  try {
+    result = await runAgentOnce({ plan, cwd: checkout.dir, env, timeoutMs: setup.timeoutMs, signal: input.signal ?? new AbortController().signal, logFile: path.join(setup.runDir, `${name}.log`), onTool: (text) => input.log('info', `${story.id} review: ${text}`) });
+  } catch (err) {
+    throw renderReviewerExit(err);
+  } finally {
+    const { stopped } = await stopMarkedProcesses(token);
+    if (stopped.length) input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the reviewer left running`);
+    removeCheckout(checkout.dir);
+    // Only once nothing the reviewer started is left to write again.
+    changed = await restoreRepo(top, snap);
+  }
+  if (input.signal?.aborted) return 'interrupted';
+  return changed.length ? { changed } : result;
+}
+
+/** A --review-cmd the shell cannot run ends the loop (agents/failure.ts), in the reviewer's words. */
+function renderReviewerExit(err: unknown): unknown {
+  if (!(err instanceof LoopExit) || !err.message.startsWith('the agent command')) return err;
+  const message = err.message.replace(/^the agent command could not run/, 'the reviewer command could not run');
+  // Exit 1, not 2: the agent has already worked in this iteration.
+  return new LoopExit(1, message, 'check the command given to --review-cmd (a typo? installed? on PATH? executable?); ./ralph/ralph.sh --dry-run shows the reviewer\'s command line');
+}
+
+async function readDiff(top: string, base: string | null, commit: string): Promise<{ diff: string; diffCutFrom?: number }> {
+  const from = base ?? (await runGit(top, ['hash-object', '-t', 'tree', '/dev/null'])).stdout.trim();
+  const r = await runGit(top, ['diff', '--no-color', '--no-ext-diff', '--no-textconv', from, commit, '--']);
+  if (r.code !== 0) return { diff: `(the diff could not be read: ${r.stderr.trim().slice(0, 300)})` };
+  return r.stdout.length > REVIEW_DIFF_MAX ? { diff: r.stdout.slice(0, REVIEW_DIFF_MAX), diffCutFrom: r.stdout.length } : { diff: r.stdout };
+}
+
+function renderReviewerFailure(r: AgentResult, timeoutMs: number): string | null {
+  if (r.timedOut) return `the reviewer timed out after ${formatDuration(timeoutMs)} and was stopped`;
+  if (r.exitCode === 0) return null;
+  return r.exitCode === null ? `the reviewer was killed by ${r.signal ?? 'a signal'}` : `the reviewer exited ${r.exitCode}`;
+}

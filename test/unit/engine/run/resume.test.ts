@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { mergeResumedOptions } from '../../../../src/engine/run/resume.js';
+import { parseRunArgs } from '../../../../src/engine/cli/args.js';
+import type { LoopState } from '../../../../src/engine/types.js';
+
+const stored = (argv: string[]): LoopState['options'] => {
+  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, agent: _a, ...rest } = parseRunArgs(argv).options;
+  return rest;
+};
+
+describe('mergeResumedOptions: one reviewer', () => {
+  it.each([
+    [['--review-agent', 'claude'], ['--resume-last', '--review-cmd', './r.sh'], { reviewCmd: './r.sh' }, 'reviewAgent'],
+    [['--review-cmd', './r.sh'], ['--resume-last', '--review-agent', 'codex'], { reviewAgent: 'codex' }, 'reviewCmd'],
+    [['--review-cmd', './r.sh', '--review-model', 'm'], ['--resume-last'], { reviewCmd: './r.sh', reviewModel: 'm' }, 'reviewAgent'],
+  ])('stored %j, typed %j', (before, now, expected, gone) => {
+    const typed = parseRunArgs(now);
+    const merged = mergeResumedOptions(stored(before), typed.options, typed.given);
+    expect(merged).toMatchObject(expected);
+    expect(gone in merged).toBe(false);
+  });
+});
