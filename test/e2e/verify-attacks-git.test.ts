@@ -2,7 +2,7 @@
 // processes that outlive the agent. Same project and plan as verify-attacks.test.ts (US-1: node --test
 // test/one.test.mjs, US-2: npm test); each fake agent flips `passes` without doing the work and relies on its
 // trick to make the flags stick. Needs `npm run build` first.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../support/repo.js';
@@ -13,11 +13,15 @@ import {
 } from '../support/attack-repo.js';
 
 let plan: Template;
+let selfConfigured: Template; // every check first sets a git identity of its own, as some test setups do
 
 beforeAll(async () => {
-  plan = await prepareTemplate();
+  [plan, selfConfigured] = await Promise.all([prepareTemplate(), prepareTemplate({ planChecks: ['git config --global user.name "test suite"'] })]);
 });
-afterAll(() => plan?.remove());
+afterAll(() => {
+  plan?.remove();
+  selfConfigured?.remove();
+});
 
 
 
@@ -114,6 +118,18 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(passes(dir)['US-1']).toBe(false);
     expect(notesOf(dir, 'US-1')).toContain('changed files the runner trusts');
     expect(committedPrd(dir)).toEqual(readPrd(dir));
+  });
+
+  it('an honest agent whose checks set a git identity globally: ~/.gitconfig put back after every pass, the claims stand, exit 0', async () => {
+    const dir = copyRepo(selfConfigured);
+    const home = path.join(dir, '..', `${path.basename(dir)}-home`);
+    mkdirSync(home);
+    writeFileSync(path.join(home, '.gitconfig'), '[user]\n\tname = Owner\n\temail = owner@example.com\n');
+    const r = await ralph(dir, 'honest', ['5'], { HOME: home });
+    expect(r.code, r.output).toBe(0);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
+    expect(r.output).toContain("the checks (the agent's code they ran) changed files the runner trusts (~/.gitconfig); put them back as they were when the loop started (none of them runs a command or changes what the runner's git does, so the claims are judged as usual)");
+    expect(readFileSync(path.join(home, '.gitconfig'), 'utf8')).toBe('[user]\n\tname = Owner\n\temail = owner@example.com\n');
   });
 
   it('an honest agent that pushes with -u and sets core.hooksPath (as husky does): the upstream is kept, the hooks path put back, exit 0', async () => {

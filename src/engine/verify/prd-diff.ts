@@ -88,7 +88,7 @@ function parseAfter(text: string | null, file: string): Prd | string {
 function planTopLevel(base: Prd, after: Prd): string[] {
   const keys = new Set([...Object.keys(base), ...Object.keys(after)]);
   keys.delete('userStories');
-  return [...keys].filter((k) => !sameJson(base[k], after[k])).map((k) => `top-level field "${k}" was ${describeEdit(base[k], after[k])}; restored`);
+  return [...keys].filter((k) => !sameJson(own(base, k), own(after, k))).map((k) => `top-level field "${k}" was ${describeEdit(own(base, k), own(after, k))}; restored`);
 }
 
 function planStoryList(base: Story[], after: unknown[]): string[] {

@@ -67,15 +67,20 @@ export async function snapshotRunnerFiles(repoRoot: string): Promise<RunnerGuard
   const globalFiles = home ? [path.join(home, '.gitconfig'), path.join(process.env.XDG_CONFIG_HOME || path.join(home, '.config'), 'git', 'config')] : [];
   const files = [
     ...ENGINE_FILES.map((rel) => hold(path.join(repoRoot, rel), rel, true, 'engine')),
-    ...[...new Set([...configFiles, ...globalFiles])].map((abs) => hold(abs, abs.startsWith(repoRoot) ? show(abs) : abs.replace(home ?? '\0', '~'), false, 'config')),
+    ...[...new Set([...configFiles, ...globalFiles])].map((abs) => hold(abs, abs.startsWith(repoRoot + path.sep) ? show(abs) : abs.replace(home ?? '\0', '~'), false, 'config')),
     ...[path.join(common, 'info', 'attributes'), path.join(common, 'info', 'exclude')].map((abs) => hold(abs, show(abs), false, 'inert')),
   ];
   const hookDirs = [path.join(common, 'hooks'), ...(await readHooksPath(repoRoot))];
   return { files, dirs: [...new Set(hookDirs)].map((abs) => holdDir(abs, show(abs))), gitDir: realpathSync(common), ownGitDir: realpathSync(own) };
 }
 
-/** Puts back whatever differs from the snapshot (git's own upstream records aside); returns what was changed. */
-export function restoreRunnerFiles(guard: RunnerGuard): GuardRestore {
+/**
+ * Puts back whatever differs from the snapshot (git's own upstream records aside); returns what was changed.
+ * `rejects` says which changed configuration keys reject the claims: after an agent run, every key but the inert
+ * ones; after the checks (`runsCode`), only keys that make git run a command or change what the runner's git does,
+ * since a test suite may well set `user.name` for itself.
+ */
+export function restoreRunnerFiles(guard: RunnerGuard, rejects: (key: string) => boolean = (k) => !isInertKey(k)): GuardRestore {
   const out: GuardRestore = { changed: [], rejecting: [], kept: [], inRepo: [] };
   for (const f of guard.files) {
     const now = readBytesOrNull(f.abs);
@@ -91,7 +96,7 @@ export function restoreRunnerFiles(guard: RunnerGuard): GuardRestore {
     }
     putBack(f.abs, f.bytes, f.mode);
     out.changed.push(f.shown);
-    const dangerous = f.kind === 'engine' || (keys ?? ['?']).some((k) => !isInertKey(k) && !isKeptKey(k));
+    const dangerous = f.kind === 'engine' || (keys ?? ['?']).some((k) => rejects(k) && !isKeptKey(k));
     if (dangerous) out.rejecting.push(keys ? `${f.shown} (${keys.filter((k) => !isKeptKey(k)).join(', ')})` : f.shown);
     if (f.inRepo) out.inRepo.push(f.shown);
   }
@@ -145,6 +150,16 @@ function isKeptKey(key: string): boolean {
 // Put back (they would run in the user's own commits later), without rejecting the work.
 function isInertKey(key: string): boolean {
   return key === 'core.hookspath' || /^(advice|color|gui|i18n|column)\./.test(key);
+}
+
+/**
+ * Settings that make git run a program or change what the runner's own git calls do (a filter, a diff or merge
+ * driver, an include, core.*, a URL rewrite, a remote, credentials, signing), and anything git cannot parse.
+ */
+export function runsCode(key: string): boolean {
+  if (key === '?') return true;
+  if (key === 'core.hookspath') return false;
+  return /^(core|filter|diff|merge|include|includeif|gpg|credential|url|protocol|remote|http|submodule|uploadpack|receive|transfer|fetch|push)\./.test(key);
 }
 
 /**

@@ -167,3 +167,13 @@ describe('planPrdRepair: keys named like inherited ones', () => {
     expect(plan.claims).toEqual([]);
   });
 });
+
+describe('planPrdRepair: top-level keys named like inherited ones', () => {
+  it.each(['__proto__', 'constructor'])('a top-level "%s" the agent adds is reported as added, and the plan written without it', (key) => {
+    const after = before.replace('"branchName": "ralph/demo",', `"branchName": "ralph/demo",\n  ${JSON.stringify(key)}: {},`);
+    const plan = planPrdRepair(before, after);
+    expect(plan.restored).toEqual([`top-level field "${key}" was added; restored`]);
+    expect(plan.changed).toBe(true);
+    expect(Object.hasOwn(plan.prd, key)).toBe(false);
+  });
+});
