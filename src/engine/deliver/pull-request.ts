@@ -1,0 +1,84 @@
+// --deliver pr: one pull request from the plan branch to its base, opened once and then kept up to date. Looked up
+// by head (`GET /pulls?head=owner:branch&state=open`), so a second run, or a push after each story, updates the
+// same pull request's body (PATCH) instead of opening another.
+import type { Prd } from '../../prd/types.js';
+import { runGit } from '../git/git.js';
+import { planPinnedPaths } from '../verify/pins.js';
+import { GitHubError, type GitHubClient, type GitHubRepo, parseRemoteUrl } from './github.js';
+
+export interface PullRequestPlan {
+  branch: string;
+  /** The plan's baseBranch; absent: the repository's default branch, as GitHub names it. */
+  base?: string;
+  title: string;
+  body: string;
+}
+
+export interface PullRequestDone {
+  action: 'opened' | 'updated';
+  number: number;
+  url: string;
+  base: string;
+}
+
+interface PullFields {
+  number?: unknown;
+  html_url?: unknown;
+  base?: { ref?: unknown };
+}
+
+/** Finds the open pull request of the branch and updates its body, or opens one. Throws GitHubError. */
+export async function openOrUpdatePull(client: GitHubClient, repo: GitHubRepo, plan: PullRequestPlan): Promise<PullRequestDone> {
+  const root = `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}`;
+  const head = `${repo.owner}:${plan.branch}`;
+  const list = await client.request('GET', `${root}/pulls?head=${encodeURIComponent(head)}&state=open&per_page=10`);
+  const open = Array.isArray(list.body) ? (list.body[0] as PullFields | undefined) : undefined;
+  if (open && typeof open.number === 'number') {
+    const updated = await client.request('PATCH', `${root}/pulls/${open.number}`, { body: plan.body });
+    return describe('updated', updated.body as PullFields, open, String(open.base?.ref ?? plan.base ?? ''));
+  }
+  const base = plan.base ?? (await defaultBranch(client, root));
+  const created = await client.request('POST', `${root}/pulls`, { title: plan.title, head: plan.branch, base, body: plan.body });
+  return describe('opened', created.body as PullFields, {}, base);
+}
+
+function describe(action: PullRequestDone['action'], answer: PullFields, known: PullFields, base: string): PullRequestDone {
+  const number = typeof answer?.number === 'number' ? answer.number : Number(known.number ?? 0);
+  const url = typeof answer?.html_url === 'string' ? answer.html_url : typeof known.html_url === 'string' ? known.html_url : '';
+  return { action, number, url, base };
+}
+
+async function defaultBranch(client: GitHubClient, root: string): Promise<string> {
+  const answer = await client.request('GET', root);
+  const name = (answer.body as { default_branch?: unknown } | null)?.default_branch;
+  if (typeof name !== 'string' || !name) throw new GitHubError('GitHub did not name the repository\'s default branch', answer.status);
+  return name;
+}
+
+/**
+ * The remote's owner/repo: its URL as configured (before insteadOf rewrites it: that is the name the user gave),
+ * else as git would push to it. Null when neither is a GitHub-style URL.
+ */
+export async function readRemoteRepo(top: string, remote: string): Promise<GitHubRepo | null> {
+  const configured = await runGit(top, ['config', '--get', `remote.${remote}.url`]);
+  const fromConfig = configured.code === 0 ? parseRemoteUrl(configured.stdout) : null;
+  if (fromConfig) return fromConfig;
+  const pushed = await runGit(top, ['remote', 'get-url', '--push', '--end-of-options', remote]);
+  return pushed.code === 0 ? parseRemoteUrl(pushed.stdout) : null;
+}
+
+/**
+ * The pinned files (the plan's test paths, `protect`, files its checks name) the branch changed since it left its
+ * base, as `git diff --name-status` lines ("M\ttest/a.test.ts"); null when no base is known here.
+ */
+export async function readPinnedChanges(top: string, prd: Prd, branch: string, base: string | undefined, remote: string): Promise<string[] | null> {
+  if (!base) return null;
+  for (const ref of [`refs/heads/${base}`, `refs/remotes/${remote}/${base}`]) {
+    const r = await runGit(top, ['diff', '--no-renames', '--name-status', '--no-ext-diff', `${ref}...refs/heads/${branch}`, '--']);
+    if (r.code !== 0) continue;
+    const rows = r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t'));
+    const pinned = new Set(planPinnedPaths(rows.map((row) => row[1] ?? ''), prd));
+    return rows.filter((row) => pinned.has(row[1] ?? '')).map((row) => `${row[0]} ${row[1]}`);
+  }
+  return null;
+}
