@@ -53,14 +53,24 @@ function renderStory(story: Story, ledger: readonly LedgerLine[], status: string
   const head = `- ${code(story.id)} ${escapeText(oneLine(story.title))}: **${shown}**${last?.commit ? ` at ${last.commit.slice(0, 12)}` : ''}`;
   const lines = [head];
   if (last?.reason && shown !== 'verified') lines.push(`  - ${escapeText(oneLine(last.reason).slice(0, 300))}`);
-  const checks = last ? ledger.filter((l): l is CheckLine => l.kind === 'check' && l.story === story.id && l.loop === last.loop && l.iteration === last.iteration && !l.aborted) : [];
-  for (const c of checks) lines.push(`  - check ${code(oneLine(c.command).slice(0, 200))}: ${c.timedOut ? 'timed out' : c.exitCode === 0 ? 'passed' : `exit ${c.exitCode ?? c.signal}`}`);
+  for (const c of decidingChecks(ledger, last)) lines.push(`  - check ${code(oneLine(c.command).slice(0, 200))}: ${c.timedOut ? 'timed out' : c.exitCode === 0 ? 'passed' : `exit ${c.exitCode ?? c.signal}`}`);
   const rejected = verdicts.slice(0, -1).filter((v) => v.status === 'rejected');
   if (rejected.length) {
     const why = rejected.at(-1)?.reason ? `; the last: ${escapeText(oneLine(rejected.at(-1)!.reason!).slice(0, 200))}` : '';
     lines.push(`  - rejected ${rejected.length} time${rejected.length === 1 ? '' : 's'} along the way${why}`);
   }
   return lines;
+}
+
+// The checks behind a verdict: its story's, run in its iteration on its commit, each command once.
+function decidingChecks(ledger: readonly LedgerLine[], verdict: VerdictLine | undefined): CheckLine[] {
+  if (!verdict) return [];
+  const seen = new Map<string, CheckLine>();
+  for (const l of ledger) {
+    if (l.kind !== 'check' || l.aborted || l.story !== verdict.story || l.loop !== verdict.loop || l.iteration !== verdict.iteration || l.commit !== verdict.commit) continue;
+    seen.set(l.command, l);
+  }
+  return [...seen.values()];
 }
 
 function renderPinned(changes: string[] | null): string[] {

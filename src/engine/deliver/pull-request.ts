@@ -11,7 +11,8 @@ export interface PullRequestPlan {
   /** The plan's baseBranch; absent: the repository's default branch, as GitHub names it. */
   base?: string;
   title: string;
-  body: string;
+  /** The body, once the base is known (it lists the pinned files changed since the base). */
+  body: (base: string) => Promise<string>;
 }
 
 export interface PullRequestDone {
@@ -34,11 +35,12 @@ export async function openOrUpdatePull(client: GitHubClient, repo: GitHubRepo, p
   const list = await client.request('GET', `${root}/pulls?head=${encodeURIComponent(head)}&state=open&per_page=10`);
   const open = Array.isArray(list.body) ? (list.body[0] as PullFields | undefined) : undefined;
   if (open && typeof open.number === 'number') {
-    const updated = await client.request('PATCH', `${root}/pulls/${open.number}`, { body: plan.body });
-    return describe('updated', updated.body as PullFields, open, String(open.base?.ref ?? plan.base ?? ''));
+    const base = typeof open.base?.ref === 'string' ? open.base.ref : plan.base ?? '';
+    const updated = await client.request('PATCH', `${root}/pulls/${open.number}`, { body: await plan.body(base) });
+    return describe('updated', updated.body as PullFields, open, base);
   }
   const base = plan.base ?? (await defaultBranch(client, root));
-  const created = await client.request('POST', `${root}/pulls`, { title: plan.title, head: plan.branch, base, body: plan.body });
+  const created = await client.request('POST', `${root}/pulls`, { title: plan.title, head: plan.branch, base, body: await plan.body(base) });
   return describe('opened', created.body as PullFields, {}, base);
 }
 
@@ -71,7 +73,7 @@ export async function readRemoteRepo(top: string, remote: string): Promise<GitHu
  * The pinned files (the plan's test paths, `protect`, files its checks name) the branch changed since it left its
  * base, as `git diff --name-status` lines ("M\ttest/a.test.ts"); null when no base is known here.
  */
-export async function readPinnedChanges(top: string, prd: Prd, branch: string, base: string | undefined, remote: string): Promise<string[] | null> {
+export async function readPinnedChanges(top: string, prd: Prd, branch: string, base: string, remote: string): Promise<string[] | null> {
   if (!base) return null;
   for (const ref of [`refs/heads/${base}`, `refs/remotes/${remote}/${base}`]) {
     const r = await runGit(top, ['diff', '--no-renames', '--name-status', '--no-ext-diff', `${ref}...refs/heads/${branch}`, '--']);

@@ -1,7 +1,7 @@
 // --deliver pr, as the run does it: after each push of the plan branch, open (or update) its one pull request. Every
 // failure is a warning with GitHub's own words and what to do; the pushed commits stay and the exit code never
 // changes. One that another try cannot fix (no GitHub remote, no token, 401/403/404) ends the tries for this run,
-// and the same warning is never given twice.
+// and the same problem is never reported twice.
 import type { Prd } from '../../prd/types.js';
 import type { RunContext } from '../types.js';
 import { readFileOnBranch } from '../git/git.js';
@@ -27,9 +27,8 @@ export async function deliverPull(run: RunContext, remote: string, when: string,
   if (mem.stopped) return;
   const warn = (problem: string, hint: string, final: boolean) => {
     mem.stopped ||= final;
-    const message = `--deliver pr: no pull request ${when}: ${problem}; ${hint}; the branch is pushed and the exit code is unchanged`;
-    if (!mem.warned.has(message)) run.emit({ type: 'warn', iteration, message });
-    mem.warned.add(message);
+    if (!mem.warned.has(problem)) run.emit({ type: 'warn', iteration, message: `--deliver pr: no pull request ${when}: ${problem}; ${hint}; the branch is pushed and the exit code is unchanged` });
+    mem.warned.add(problem);
   };
   const top = run.paths.repoRoot;
   const repo = await readRemoteRepo(top, remote);
@@ -39,7 +38,8 @@ export async function deliverPull(run: RunContext, remote: string, when: string,
   const prd = await readBranchPlan(run);
   if (!prd) return warn('the plan on the branch cannot be read', 'check it with: ralphkit validate', false);
   const base = typeof prd.baseBranch === 'string' && prd.baseBranch ? prd.baseBranch : undefined;
-  const body = renderPrBody({ loopId: run.id, prd, ledger: readLedger(ledgerPath(top, run.id)), pinnedChanges: await readPinnedChanges(top, prd, run.branch, base, remote) });
+  const ledger = readLedger(ledgerPath(top, run.id));
+  const body = async (into: string) => renderPrBody({ loopId: run.id, prd, ledger, pinnedChanges: await readPinnedChanges(top, prd, run.branch, into, remote) });
   try {
     const done = await openOrUpdatePull(createClient(apiBaseUrl(repo.host, run.io.env), token), repo, { branch: run.branch, base, title: renderPrTitle(prd), body });
     run.emit({ type: 'info', iteration, message: `${done.action} pull request #${done.number} (${run.branch} into ${done.base}) ${when}${done.url ? `: ${done.url}` : ''}` });
