@@ -58,15 +58,15 @@ async function defaultBranch(client: GitHubClient, root: string): Promise<string
 }
 
 /**
- * The remote's owner/repo: its URL as configured (before insteadOf rewrites it: that is the name the user gave),
- * else as git would push to it. Null when neither is a GitHub-style URL.
+ * The remote's owner/repo: from the URL git pushes to (insteadOf applied: `gh:acme/demo` may expand to GitHub), else
+ * from the URL as configured, when a rewrite sends pushes elsewhere (a mirror, a path). Null when neither names one.
  */
 export async function readRemoteRepo(top: string, remote: string): Promise<GitHubRepo | null> {
-  const configured = await runGit(top, ['config', '--get', `remote.${remote}.url`]);
-  const fromConfig = configured.code === 0 ? parseRemoteUrl(configured.stdout) : null;
-  if (fromConfig) return fromConfig;
   const pushed = await runGit(top, ['remote', 'get-url', '--push', '--end-of-options', remote]);
-  return pushed.code === 0 ? parseRemoteUrl(pushed.stdout) : null;
+  const fromPush = pushed.code === 0 ? parseRemoteUrl(pushed.stdout) : null;
+  if (fromPush) return fromPush;
+  const configured = await runGit(top, ['config', '--get', `remote.${remote}.url`]);
+  return configured.code === 0 ? parseRemoteUrl(configured.stdout) : null;
 }
 
 /**
