@@ -25,7 +25,7 @@ export function renderPrTitle(prd: Prd): string {
 export function renderPrBody(input: PrBodyInput): string {
   const { prd, ledger } = input;
   const summary = summariseLedger(ledger);
-  const stories = prd.userStories.filter((s) => !isSkipped(s));
+  const stories = prd.userStories.filter((s) => s && typeof s === 'object' && !isSkipped(s));
   const verified = stories.filter((s) => shownStatus(s, summary.stories[s.id]?.status) === 'verified').length;
   const out = [
     `Opened by a ralphkit loop (\`${input.loopId}\`) on \`${oneLine(prd.branchName)}\`: **${verified}/${stories.length} stories verified** by the runner's own checks.`,
@@ -33,7 +33,7 @@ export function renderPrBody(input: PrBodyInput): string {
     '## Stories',
     ...stories.flatMap((s) => renderStory(s, ledger, summary.stories[s.id]?.status)),
   ];
-  const aside = prd.userStories.filter(isSkipped);
+  const aside = prd.userStories.filter((s) => s && typeof s === 'object' && isSkipped(s));
   if (aside.length) out.push('', `Set aside by the plan (not worked on): ${aside.map((s) => code(s.id)).join(', ')}`);
   out.push('', '## Pinned test files', ...renderPinned(input.pinnedChanges));
   out.push('', `The evidence is in \`ralph/.runs/${input.loopId}/ledger.jsonl\`.`);
@@ -79,12 +79,13 @@ function renderPinned(changes: string[] | null): string[] {
   return ['The branch changes these pinned files (review them before merging):', ...changes.slice(0, 100).map((c) => `- ${code(oneLine(c))}`)];
 }
 
-function oneLine(text: string): string {
-  return text.replace(/[\u0000-\u001f\u007f]+/g, ' ').replace(/\s+/g, ' ').trim();
+function oneLine(text: unknown): string {
+  return String(text ?? '').replace(/[\u0000-\u001f\u007f]+/g, ' ').replace(/\s+/g, ' ').trim();
 }
 
 /** A Markdown code span that holds any text, backticks included. */
-function code(text: string): string {
+function code(value: unknown): string {
+  const text = String(value);
   const longest = Math.max(0, ...(text.match(/`+/g) ?? []).map((r) => r.length));
   const fence = '`'.repeat(longest + 1);
   return longest ? `${fence} ${text} ${fence}` : `${fence}${text}${fence}`;

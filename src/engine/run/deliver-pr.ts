@@ -20,16 +20,27 @@ interface PrMemory {
 
 const memory = new WeakMap<RunContext, PrMemory>();
 
+type Warn = (problem: string, hint: string, final: boolean) => void;
+
 /** Opens or updates the pull request of the plan branch, just pushed to `remote`. Never throws. */
 export async function deliverPull(run: RunContext, remote: string, when: string, iteration?: number): Promise<void> {
   const mem = memory.get(run) ?? { stopped: false, warned: new Set<string>() };
   memory.set(run, mem);
   if (mem.stopped) return;
-  const warn = (problem: string, hint: string, final: boolean) => {
+  const warn: Warn = (problem, hint, final) => {
     mem.stopped ||= final;
     if (!mem.warned.has(problem)) run.emit({ type: 'warn', iteration, message: `--deliver pr: no pull request ${when}: ${problem}; ${hint}; the branch is pushed and the exit code is unchanged` });
     mem.warned.add(problem);
   };
+  try {
+    await openOrUpdate(run, remote, when, iteration, warn);
+  } catch (err) {
+    // The plan on the branch is the agent's to write too: nothing in it may end the loop differently.
+    warn(`unexpected error: ${(err as Error).message}`, 'open it by hand on GitHub', true);
+  }
+}
+
+async function openOrUpdate(run: RunContext, remote: string, when: string, iteration: number | undefined, warn: Warn): Promise<void> {
   const top = run.paths.repoRoot;
   const repo = await readRemoteRepo(top, remote);
   if (!repo) return warn(`the URL of remote ${remote} does not name a GitHub repository (owner/name)`, `point it at one: git remote set-url ${remote} https://github.com/<owner>/<repo>.git`, true);

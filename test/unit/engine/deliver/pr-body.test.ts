@@ -61,4 +61,9 @@ describe('renderPrBody', () => {
     const body = renderPrBody({ loopId: 'L', prd: plan([story('US-`1`', true, { title: '@team <img src=x> [x](http://e)' })]), ledger: [], pinnedChanges: [] });
     expect(body).toContain('- `` US-`1` `` \\@team \\<img src=x\\> \\[x\\](http://e): **not verified yet**');
   });
+
+  it('a plan the agent mangled (odd types, null stories) still renders', () => {
+    const prd = { branchName: 'ralph/x', userStories: [null, { id: 7, title: 8, passes: 'yes' }] } as unknown as Prd;
+    expect(renderPrBody({ loopId: 'L', prd, ledger: [], pinnedChanges: [] })).toContain('- `7` 8: **not verified yet**');
+  });
 });
