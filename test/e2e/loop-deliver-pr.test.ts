@@ -24,12 +24,12 @@ interface Setup {
 }
 
 /** A loop repository whose origin is github.com/acme/demo, pushed (through insteadOf) to a bare repository on disk. */
-function setup(plan = renderPlan({ stories: 2 })): Setup {
+function setup(plan = renderPlan({ stories: 2 }), url = URL_GH): Setup {
   const dir = installedRepo({ plan });
   const remote = path.join(testdir('ralphkit-remote-'), 'demo.git');
   git(path.dirname(remote), 'init', '-q', '--bare', remote);
-  git(dir, 'remote', 'add', 'origin', URL_GH);
-  git(dir, 'config', `url.${remote}.insteadOf`, URL_GH);
+  git(dir, 'remote', 'add', 'origin', url);
+  git(dir, 'config', `url.${remote}.insteadOf`, url);
   const tools = testdir('ralphkit-agent-');
   const envDump = path.join(tools, 'agent-env');
   const agentCmd = path.join(tools, 'env-worker.sh');
@@ -132,6 +132,16 @@ describe('--deliver pr', () => {
     // 401 ends the tries; 500 is tried again after each push, and the same warning is not repeated.
     expect(server.requests).toHaveLength(status === 401 ? 1 : 3);
     expect(git(s.remote, 'rev-parse', `refs/heads/${BRANCH}`)).toBe(git(s.dir, 'rev-parse', BRANCH));
+    expectNoToken(s, r);
+  });
+
+  it('an Enterprise remote uses GH_ENTERPRISE_TOKEN, never the github.com token', async () => {
+    const s = setup(renderPlan({ stories: 1 }), 'https://ghe.corp.example/team/tool.git');
+    const server = await startGitHubServer({ owner: 'team', repo: 'tool', defaultBranch: 'trunk' });
+    const r = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr', ...FAST, '3'], apiEnv(server, { GH_TOKEN: 'ghp_theGithubComToken', GH_ENTERPRISE_TOKEN: TOKEN }));
+    expect(r.code, r.stderr).toBe(0);
+    expect(server.requests.map((q) => q.headers.authorization)).toEqual(Array(server.requests.length).fill(`Bearer ${TOKEN}`));
+    expect(server.pulls).toMatchObject([{ head: BRANCH, base: 'trunk', title: 'Test' }]);
     expectNoToken(s, r);
   });
 
