@@ -325,7 +325,7 @@ export interface RunOptions {
   /** Run the agent under bubblewrap (--sandbox), with or without network. */
   sandbox: boolean;
   network: boolean;
-  /** What happens to the plan branch's commits (--deliver): kept local (commit), or pushed too (push). */
+  /** What happens to the plan branch's commits (--deliver): kept local (commit), pushed too (push), and a pull request (pr). */
   deliver: DeliverMode;
   /** The end-of-loop notifications; each invocation's own, never stored in state.json (the webhook is a secret). */
   notify: boolean;
@@ -339,7 +339,7 @@ export interface RunOptions {
   help: boolean;
 }
 
-export const DELIVER_MODES = ['commit', 'push'] as const;
+export const DELIVER_MODES = ['commit', 'push', 'pr'] as const;
 
 export type DeliverMode = (typeof DELIVER_MODES)[number];
 

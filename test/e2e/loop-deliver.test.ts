@@ -122,10 +122,10 @@ describe('--deliver push', () => {
     expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBe(git(dir, 'rev-parse', 'HEAD@{1}'));
   });
 
-  it('accepts only commit and push', async () => {
+  it('accepts only commit, push and pr', async () => {
     const dir = loopRepo({ stories: 1 });
-    const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--deliver', 'pr', '3']);
+    const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--deliver', 'pr-merge', '3']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('--deliver must be one of commit, push (got "pr")');
+    expect(r.stderr).toContain('--deliver must be one of commit, push, pr (got "pr-merge")');
   });
 });

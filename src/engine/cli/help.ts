@@ -74,11 +74,18 @@ them again on --resume:
                               webhook URL, or a Discord one with /slack added at its end. The URL is a
                               secret: never printed, stored or given to the agent
 Delivery:
-  --deliver commit|push       commit (default): the plan branch stays local. push: also push it (to its
+  --deliver commit|push|pr    commit (default): the plan branch stays local. push: also push it (to its
                               upstream, else to origin under its own name; never forced, no hooks run)
                               after each iteration in which a story was accepted, and at the end (not
-                              after Ctrl-C, cancel or a stop to protect work). A failed push is one
-                              warning: the commits stay, the exit code is unchanged. Kept by --resume
+                              after Ctrl-C, cancel or a stop to protect work). pr: push, then open one
+                              pull request to the plan's baseBranch (else the repository's default
+                              branch), or update its body: each story's verdict, checks and commit,
+                              and the pinned test files the branch changed. Over GitHub's REST API at
+                              GITHUB_API_URL (default api.github.com) with "gh auth token", else
+                              GH_TOKEN/GITHUB_TOKEN (GH_ENTERPRISE_TOKEN for other hosts); the token is
+                              never printed, stored or given to the agent. A failed push or pull
+                              request is one warning: the commits stay, the exit code is unchanged.
+                              Kept by --resume
 Output:
   --json                      one JSON event per line on stdout; human logs stay on stderr
   --dry-run                   print the agent command (warning when its program is not found),

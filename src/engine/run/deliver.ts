@@ -1,13 +1,15 @@
-// --deliver push, as the run does it: after an iteration in which a story was accepted, and once more at the end.
-// A push that fails is a warning with git's message and what to type; the local commits are never touched and the
-// exit code never changes (SPEC §10).
+// --deliver push and pr, as the run does it: after an iteration in which a story was accepted, and once more at the
+// end. A push that fails is a warning with git's message and what to type; the local commits are never touched and the
+// exit code never changes (SPEC §10). With pr, each push that succeeds is followed by the pull request (deliver-pr.ts).
 import type { LoopStatus, RunContext } from '../types.js';
 import { pushBranch } from '../git/push.js';
 import { runGit } from '../git/git.js';
+import { deliverPull } from './deliver-pr.js';
 
-/** Pushes the plan branch when --deliver push asks for it; `when` says which push this is, for the log. */
+/** Pushes the plan branch when --deliver push or pr asks for it; `when` says which push this is, for the log. */
 export async function deliverBranch(run: RunContext, when: string, iteration?: number): Promise<void> {
-  if (run.options.deliver !== 'push') return;
+  const mode = run.options.deliver;
+  if (mode === 'commit') return;
   const { branch } = run;
   const top = run.paths.repoRoot;
   // A loop refused before it put the plan's branch in place has nothing to deliver.
@@ -16,10 +18,11 @@ export async function deliverBranch(run: RunContext, when: string, iteration?: n
   const short = (ref: string) => ref.replace(/^refs\/heads\//, '');
   if (outcome.ok) {
     run.emit({ type: 'info', iteration, message: `pushed ${branch} to ${outcome.target.remote}${short(outcome.target.ref) === branch ? '' : ` (as ${short(outcome.target.ref)})`} ${when}` });
+    if (mode === 'pr') await deliverPull(run, outcome.target.remote, when, iteration);
     return;
   }
   const retry = outcome.target ? `git push ${outcome.target.remote} ${branch}${short(outcome.target.ref) === branch ? '' : `:${short(outcome.target.ref)}`}` : `git remote add origin <url>, then git push origin ${branch}`;
-  run.emit({ type: 'warn', iteration, message: `--deliver push: could not push ${branch}${outcome.target ? ` to ${outcome.target.remote}` : ''} ${when}: ${outcome.reason}; your commits are safe on the local branch ${branch}, and the exit code is unchanged; once fixed, push it with: ${retry}` });
+  run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: could not push ${branch}${outcome.target ? ` to ${outcome.target.remote}` : ''} ${when}: ${outcome.reason}; your commits are safe on the local branch ${branch}, and the exit code is unchanged; once fixed, push it with: ${retry}` });
 }
 
 // Stopped by the user (push then on resume), or to protect the branch from history the agent rewrote (look first).
@@ -27,9 +30,9 @@ const NO_PUSH_AT_END: ReadonlySet<LoopStatus> = new Set(['interrupted', 'cancell
 
 /** The push at the end of a loop, unless it was interrupted or stopped to protect the branch. */
 export async function deliverAtEnd(run: RunContext, status: LoopStatus): Promise<void> {
-  if (run.options.deliver !== 'push') return;
+  if (run.options.deliver === 'commit') return;
   if (NO_PUSH_AT_END.has(status)) {
-    run.emit({ type: 'info', message: `--deliver push: ${run.branch} not pushed at the end (the loop is ${status}); ${status === 'protected' ? 'look at the branch first, as the hint says' : 'the next run pushes it'}` });
+    run.emit({ type: 'info', message: `--deliver ${run.options.deliver}: ${run.branch} not pushed at the end (the loop is ${status}); ${status === 'protected' ? 'look at the branch first, as the hint says' : 'the next run pushes it'}` });
     return;
   }
   await deliverBranch(run, 'at the end of the loop');

@@ -1,0 +1,158 @@
+// --deliver pr: GitHub's REST API, with built-ins only. One code path for github.com, Enterprise and Actions: every
+// call goes to GITHUB_API_URL (default https://api.github.com; https://<host>/api/v3 for another host). The token
+// comes from `gh auth token --hostname <host>`, else the environment; it is only ever put in the Authorization
+// header, never in a message, and a message from the server is scrubbed of it all the same.
+import { execFile } from 'node:child_process';
+import http from 'node:http';
+import https from 'node:https';
+import { sanitizeForTerminal } from '../../util/ansi.js';
+
+/** The deadline of one request, from connecting to the end of the answer. */
+export const GITHUB_TIMEOUT_MS = 12_000;
+/** How long `gh auth token` may take (it only reads its configuration). */
+const GH_TIMEOUT_MS = 5_000;
+
+export interface GitHubRepo {
+  host: string;
+  owner: string;
+  repo: string;
+}
+
+/**
+ * Pure: owner and repository of a GitHub remote URL, or null for anything else (a path, a URL with more or fewer
+ * than two path parts). Takes https://host/o/r(.git), http://, ssh://[user@]host[:port]/o/r, git://, and the
+ * scp-like user@host:o/r; a user or token in the URL is ignored.
+ */
+export function parseRemoteUrl(url: string): GitHubRepo | null {
+  const text = url.trim();
+  const scp = /^(?:[^@/\s]+@)?([^:/\s]+):(?!\/)([^\s]+)$/.exec(text);
+  let host: string;
+  let pathPart: string;
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(text)) {
+    let parsed: URL;
+    try {
+      parsed = new URL(text);
+    } catch {
+      return null;
+    }
+    if (!['https:', 'http:', 'ssh:', 'git:', 'git+ssh:', 'ssh+git:'].includes(parsed.protocol) || !parsed.hostname) return null;
+    host = parsed.hostname.toLowerCase();
+    pathPart = decodeURIComponent(parsed.pathname);
+  } else if (scp && scp[1].length > 1) {
+    // One letter before the colon is a Windows drive (C:/repo), not a host.
+    host = scp[1].toLowerCase();
+    pathPart = scp[2];
+  } else {
+    return null;
+  }
+  const parts = pathPart.replace(/^\/+|\/+$/g, '').replace(/\.git$/, '').split('/');
+  if (parts.length !== 2 || !parts.every((p) => /^[A-Za-z0-9._-]+$/.test(p) && p !== '.' && p !== '..')) return null;
+  return { host, owner: parts[0], repo: parts[1] };
+}
+
+/** Pure: the API's base URL for a host; GITHUB_API_URL (Actions sets it; a test points it at a local server) wins. */
+export function apiBaseUrl(host: string, env: NodeJS.ProcessEnv): string {
+  const given = env.GITHUB_API_URL?.trim();
+  if (given) return given.replace(/\/+$/, '');
+  return host === 'github.com' ? 'https://api.github.com' : `https://${host}/api/v3`;
+}
+
+/** Pure: the token the environment offers for a host, as gh reads it (GH_ENTERPRISE_TOKEN for other hosts). */
+export function envToken(host: string, env: NodeJS.ProcessEnv): string | null {
+  const names = host === 'github.com' ? ['GH_TOKEN', 'GITHUB_TOKEN'] : ['GH_ENTERPRISE_TOKEN', 'GITHUB_ENTERPRISE_TOKEN'];
+  for (const name of names) if (env[name]?.trim()) return env[name]!.trim();
+  return null;
+}
+
+/** The user's token for a host: the gh CLI's, when it is installed and logged in, else the environment's; null: none. */
+export async function resolveToken(host: string, env: NodeJS.ProcessEnv): Promise<string | null> {
+  const fromGh = await new Promise<string | null>((resolve) => {
+    execFile('gh', ['auth', 'token', '--hostname', host], { env: { ...env, GH_PROMPT_DISABLED: '1', NO_COLOR: '1' }, timeout: GH_TIMEOUT_MS, encoding: 'utf8' }, (err, stdout) => {
+      resolve(!err && stdout.trim() && !/\s/.test(stdout.trim()) ? stdout.trim() : null);
+    });
+  });
+  return fromGh ?? envToken(host, env);
+}
+
+export interface ApiAnswer {
+  status: number;
+  body: unknown;
+}
+
+export class GitHubError extends Error {
+  constructor(message: string, readonly status: number | null) {
+    super(message);
+  }
+}
+
+/** The client: one repository, one token. Every method throws GitHubError with GitHub's own words. */
+export interface GitHubClient {
+  request(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown): Promise<ApiAnswer>;
+}
+
+export function createClient(baseUrl: string, token: string, timeoutMs = GITHUB_TIMEOUT_MS): GitHubClient {
+  return {
+    async request(method, path, body) {
+      const answer = await send(new URL(baseUrl + path), method, token, body, timeoutMs);
+      if (answer.status >= 200 && answer.status < 300) return answer;
+      throw new GitHubError(scrub(renderApiComplaint(answer), token), answer.status);
+    },
+  };
+}
+
+function send(url: URL, method: string, token: string, body: unknown, timeoutMs: number): Promise<ApiAnswer> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
+    const headers: Record<string, string | number> = {
+      accept: 'application/vnd.github+json', authorization: `Bearer ${token}`, 'x-github-api-version': '2022-11-28',
+      'user-agent': 'ralphkit', connection: 'close',
+      ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
+    };
+    const client = url.protocol === 'http:' ? http : https;
+    const req = client.request(url, { method, headers, agent: false });
+    const timer = setTimeout(() => {
+      req.destroy();
+      reject(new GitHubError(`no answer from ${url.host} within ${timeoutMs / 1000}s`, null));
+    }, timeoutMs);
+    req.on('response', (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, body: parseJson(Buffer.concat(chunks).toString('utf8')) });
+      });
+      res.on('error', () => undefined);
+    });
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      clearTimeout(timer);
+      reject(new GitHubError(`cannot reach ${url.host} (${err.code ?? err.message})`, null));
+    });
+    req.end(payload ?? undefined);
+  });
+}
+
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}
+
+/** Pure: GitHub's message (and the messages of its `errors` list) with the HTTP status, on one line. */
+export function renderApiComplaint(answer: ApiAnswer): string {
+  const body = answer.body as { message?: unknown; errors?: Array<{ message?: unknown }> } | string | null;
+  const words: string[] = [];
+  if (body && typeof body === 'object') {
+    if (typeof body.message === 'string') words.push(body.message);
+    for (const e of Array.isArray(body.errors) ? body.errors : []) if (e && typeof e.message === 'string') words.push(e.message);
+  } else if (typeof body === 'string' && body.trim()) {
+    words.push(body.trim().split('\n')[0].slice(0, 200));
+  }
+  const said = sanitizeForTerminal(words.join(': ')).replace(/\s+/g, ' ').slice(0, 400);
+  return `GitHub answered HTTP ${answer.status}${said ? `: ${said}` : ''}`;
+}
+
+function scrub(text: string, token: string): string {
+  return token ? text.split(token).join('***') : text;
+}

@@ -1,0 +1,86 @@
+// --deliver pr: one pull request from the plan branch to its base, opened once and then kept up to date. Looked up
+// by head (`GET /pulls?head=owner:branch&state=open`), so a second run, or a push after each story, updates the
+// same pull request's body (PATCH) instead of opening another.
+import type { Prd } from '../../prd/types.js';
+import { runGit } from '../git/git.js';
+import { planPinnedPaths } from '../verify/pins.js';
+import { GitHubError, type GitHubClient, type GitHubRepo, parseRemoteUrl } from './github.js';
+
+export interface PullRequestPlan {
+  branch: string;
+  /** The plan's baseBranch; absent: the repository's default branch, as GitHub names it. */
+  base?: string;
+  title: string;
+  /** The body, once the base is known (it lists the pinned files changed since the base). */
+  body: (base: string) => Promise<string>;
+}
+
+export interface PullRequestDone {
+  action: 'opened' | 'updated';
+  number: number;
+  url: string;
+  base: string;
+}
+
+interface PullFields {
+  number?: unknown;
+  html_url?: unknown;
+  base?: { ref?: unknown };
+}
+
+/** Finds the open pull request of the branch and updates its body, or opens one. Throws GitHubError. */
+export async function openOrUpdatePull(client: GitHubClient, repo: GitHubRepo, plan: PullRequestPlan): Promise<PullRequestDone> {
+  const root = `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}`;
+  const head = `${repo.owner}:${plan.branch}`;
+  const list = await client.request('GET', `${root}/pulls?head=${encodeURIComponent(head)}&state=open&per_page=10`);
+  const open = Array.isArray(list.body) ? (list.body[0] as PullFields | undefined) : undefined;
+  if (open && typeof open.number === 'number') {
+    const base = typeof open.base?.ref === 'string' ? open.base.ref : plan.base ?? '';
+    const updated = await client.request('PATCH', `${root}/pulls/${open.number}`, { body: await plan.body(base) });
+    return describe('updated', updated.body as PullFields, open, base);
+  }
+  const base = plan.base ?? (await defaultBranch(client, root));
+  const created = await client.request('POST', `${root}/pulls`, { title: plan.title, head: plan.branch, base, body: await plan.body(base) });
+  return describe('opened', created.body as PullFields, {}, base);
+}
+
+function describe(action: PullRequestDone['action'], answer: PullFields, known: PullFields, base: string): PullRequestDone {
+  const number = typeof answer?.number === 'number' ? answer.number : Number(known.number ?? 0);
+  const url = typeof answer?.html_url === 'string' ? answer.html_url : typeof known.html_url === 'string' ? known.html_url : '';
+  return { action, number, url, base };
+}
+
+async function defaultBranch(client: GitHubClient, root: string): Promise<string> {
+  const answer = await client.request('GET', root);
+  const name = (answer.body as { default_branch?: unknown } | null)?.default_branch;
+  if (typeof name !== 'string' || !name) throw new GitHubError('GitHub did not name the repository\'s default branch', answer.status);
+  return name;
+}
+
+/**
+ * The remote's owner/repo: from the URL git pushes to (insteadOf applied: `gh:acme/demo` may expand to GitHub), else
+ * from the URL as configured, when a rewrite sends pushes elsewhere (a mirror, a path). Null when neither names one.
+ */
+export async function readRemoteRepo(top: string, remote: string): Promise<GitHubRepo | null> {
+  const pushed = await runGit(top, ['remote', 'get-url', '--push', '--end-of-options', remote]);
+  const fromPush = pushed.code === 0 ? parseRemoteUrl(pushed.stdout) : null;
+  if (fromPush) return fromPush;
+  const configured = await runGit(top, ['config', '--get', `remote.${remote}.url`]);
+  return configured.code === 0 ? parseRemoteUrl(configured.stdout) : null;
+}
+
+/**
+ * The pinned files (the plan's test paths, `protect`, files its checks name) the branch changed since it left its
+ * base, as `git diff --name-status` lines ("M\ttest/a.test.ts"); null when no base is known here.
+ */
+export async function readPinnedChanges(top: string, prd: Prd, branch: string, base: string, remote: string): Promise<string[] | null> {
+  if (!base) return null;
+  for (const ref of [`refs/heads/${base}`, `refs/remotes/${remote}/${base}`]) {
+    const r = await runGit(top, ['diff', '--no-renames', '--name-status', '--no-ext-diff', `${ref}...refs/heads/${branch}`, '--']);
+    if (r.code !== 0) continue;
+    const rows = r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t'));
+    const pinned = new Set(planPinnedPaths(rows.map((row) => row[1] ?? ''), prd));
+    return rows.filter((row) => pinned.has(row[1] ?? '')).map((row) => `${row[0]} ${row[1]}`);
+  }
+  return null;
+}

@@ -1,0 +1,79 @@
+// --deliver pr, as the run does it: after each push of the plan branch, open (or update) its one pull request. Every
+// failure is a warning with GitHub's own words and what to do; the pushed commits stay and the exit code never
+// changes. One that another try cannot fix (no GitHub remote, no token, 401/403/404) ends the tries for this run,
+// and the same problem is never reported twice.
+import type { Prd } from '../../prd/types.js';
+import type { RunContext } from '../types.js';
+import { readFileOnBranch } from '../git/git.js';
+import { ledgerPath } from '../store/layout.js';
+import { readLedger } from '../store/ledger.js';
+import { relPath } from '../../util/repo-path.js';
+import { readTextOrNull } from '../../util/read.js';
+import { apiBaseUrl, createClient, GitHubError, resolveToken } from '../deliver/github.js';
+import { openOrUpdatePull, readPinnedChanges, readRemoteRepo } from '../deliver/pull-request.js';
+import { renderPrBody, renderPrTitle } from '../deliver/pr-body.js';
+
+interface PrMemory {
+  stopped: boolean;
+  warned: Set<string>;
+}
+
+const memory = new WeakMap<RunContext, PrMemory>();
+
+type Warn = (problem: string, hint: string, final: boolean) => void;
+
+/** Opens or updates the pull request of the plan branch, just pushed to `remote`. Never throws. */
+export async function deliverPull(run: RunContext, remote: string, when: string, iteration?: number): Promise<void> {
+  const mem = memory.get(run) ?? { stopped: false, warned: new Set<string>() };
+  memory.set(run, mem);
+  if (mem.stopped) return;
+  const warn: Warn = (problem, hint, final) => {
+    mem.stopped ||= final;
+    if (!mem.warned.has(problem)) run.emit({ type: 'warn', iteration, message: `--deliver pr: no pull request ${when}: ${problem}; ${hint}; the branch is pushed and the exit code is unchanged` });
+    mem.warned.add(problem);
+  };
+  try {
+    await openOrUpdate(run, remote, when, iteration, warn);
+  } catch (err) {
+    // The plan on the branch is the agent's to write too: nothing in it may end the loop differently.
+    warn(`unexpected error: ${(err as Error).message}`, 'open it by hand on GitHub', true);
+  }
+}
+
+async function openOrUpdate(run: RunContext, remote: string, when: string, iteration: number | undefined, warn: Warn): Promise<void> {
+  const top = run.paths.repoRoot;
+  const repo = await readRemoteRepo(top, remote);
+  if (!repo) return warn(`the URL of remote ${remote} does not name a GitHub repository (owner/name)`, `point it at one: git remote set-url ${remote} https://github.com/<owner>/<repo>.git`, true);
+  const token = await resolveToken(repo.host, run.io.env);
+  if (!token) return warn(`no GitHub token for ${repo.host}`, `log in with: gh auth login --hostname ${repo.host}, or set ${repo.host === 'github.com' ? 'GH_TOKEN' : 'GH_ENTERPRISE_TOKEN'}`, true);
+  const prd = await readBranchPlan(run);
+  if (!prd) return warn('the plan on the branch cannot be read', 'check it with: ralphkit validate', false);
+  const base = typeof prd.baseBranch === 'string' && prd.baseBranch ? prd.baseBranch : undefined;
+  const ledger = readLedger(ledgerPath(top, run.id));
+  const body = async (into: string) => renderPrBody({ loopId: run.id, prd, ledger, pinnedChanges: await readPinnedChanges(top, prd, run.branch, into, remote) });
+  try {
+    const done = await openOrUpdatePull(createClient(apiBaseUrl(repo.host, run.io.env), token), repo, { branch: run.branch, base, title: renderPrTitle(prd), body });
+    run.emit({ type: 'info', iteration, message: `${done.action} pull request #${done.number} (${run.branch} into ${done.base}) ${when}${done.url ? `: ${done.url}` : ''}` });
+  } catch (err) {
+    if (!(err instanceof GitHubError)) throw err;
+    warn(err.message, renderHint(err.status, repo.host, run.branch), err.status === 401 || err.status === 403 || err.status === 404);
+  }
+}
+
+function renderHint(status: number | null, host: string, branch: string): string {
+  if (status === 401) return `the token was refused: log in again with gh auth login --hostname ${host}, or set a valid token`;
+  if (status === 403 || status === 404) return 'the token cannot see or write this repository\'s pull requests: give it the "pull requests: write" permission (or the repo scope)';
+  if (status === 422) return `GitHub refused the request as it stands (a base branch that does not exist on GitHub, or no commits between it and ${branch}); open it by hand if needed`;
+  return 'the next push tries again; or open it by hand on GitHub';
+}
+
+/** The plan as committed on the branch (what the pull request holds), else the file on disk. */
+async function readBranchPlan(run: RunContext): Promise<Prd | null> {
+  const text = (await readFileOnBranch(run.paths.repoRoot, run.branch, relPath(run.paths.repoRoot, run.paths.prd))) ?? readTextOrNull(run.paths.prd);
+  try {
+    const prd = JSON.parse(text ?? '') as Prd;
+    return prd && Array.isArray(prd.userStories) ? prd : null;
+  } catch {
+    return null;
+  }
+}

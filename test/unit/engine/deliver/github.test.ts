@@ -1,0 +1,62 @@
+import { describe, expect, it } from 'vitest';
+import { apiBaseUrl, envToken, parseRemoteUrl, renderApiComplaint } from '../../../../src/engine/deliver/github.js';
+
+describe('parseRemoteUrl', () => {
+  it.each([
+    ['https://github.com/acme/demo.git', { host: 'github.com', owner: 'acme', repo: 'demo' }],
+    ['https://github.com/acme/demo', { host: 'github.com', owner: 'acme', repo: 'demo' }],
+    ['https://github.com/acme/demo/', { host: 'github.com', owner: 'acme', repo: 'demo' }],
+    ['https://x-access-token:ghs_secret@github.com/acme/demo.git', { host: 'github.com', owner: 'acme', repo: 'demo' }],
+    ['http://GHE.corp.example:8080/team/my.repo.git', { host: 'ghe.corp.example', owner: 'team', repo: 'my.repo' }],
+    ['git@github.com:acme/demo.git', { host: 'github.com', owner: 'acme', repo: 'demo' }],
+    ['github.com:acme/demo', { host: 'github.com', owner: 'acme', repo: 'demo' }],
+    ['ssh://git@github.com/acme/demo.git', { host: 'github.com', owner: 'acme', repo: 'demo' }],
+    ['ssh://git@ghe.corp.example:2222/team/tool.git', { host: 'ghe.corp.example', owner: 'team', repo: 'tool' }],
+    ['git://github.com/acme/demo.git', { host: 'github.com', owner: 'acme', repo: 'demo' }],
+    ['  https://github.com/acme/demo.git\n', { host: 'github.com', owner: 'acme', repo: 'demo' }],
+  ])('%s', (url, want) => {
+    expect(parseRemoteUrl(url)).toEqual(want);
+  });
+
+  it.each([
+    ['/srv/git/demo.git'],
+    ['../demo.git'],
+    ['file:///srv/git/acme/demo.git'],
+    ['C:/repos/acme/demo'],
+    ['https://gitlab.example/group/sub/demo.git'],
+    ['https://github.com/acme'],
+    ['git@github.com:acme/../demo.git'],
+    ['https://github.com/acme/de mo.git'],
+    [''],
+  ])('%s is not a GitHub repository', (url) => {
+    expect(parseRemoteUrl(url)).toBeNull();
+  });
+});
+
+describe('apiBaseUrl and envToken', () => {
+  it('GITHUB_API_URL wins; else api.github.com, or /api/v3 on another host', () => {
+    expect(apiBaseUrl('github.com', {})).toBe('https://api.github.com');
+    expect(apiBaseUrl('ghe.corp.example', {})).toBe('https://ghe.corp.example/api/v3');
+    expect(apiBaseUrl('github.com', { GITHUB_API_URL: 'http://127.0.0.1:9/' })).toBe('http://127.0.0.1:9');
+  });
+
+  it('GH_TOKEN, then GITHUB_TOKEN for github.com; the enterprise variables for other hosts', () => {
+    const env = { GH_TOKEN: 'a', GITHUB_TOKEN: 'b', GH_ENTERPRISE_TOKEN: 'c', GITHUB_ENTERPRISE_TOKEN: 'd' };
+    expect(envToken('github.com', env)).toBe('a');
+    expect(envToken('github.com', { ...env, GH_TOKEN: ' ' })).toBe('b');
+    expect(envToken('ghe.corp.example', env)).toBe('c');
+    expect(envToken('ghe.corp.example', { GITHUB_ENTERPRISE_TOKEN: 'd' })).toBe('d');
+    expect(envToken('ghe.corp.example', { GH_TOKEN: 'a' })).toBeNull();
+    expect(envToken('github.com', {})).toBeNull();
+  });
+});
+
+describe('renderApiComplaint', () => {
+  it('GitHub\'s message and the messages of its errors, with the status, on one line', () => {
+    const body = { message: 'Validation Failed', errors: [{ resource: 'PullRequest', code: 'custom', message: 'A pull request already exists for acme:ralph/x.' }] };
+    expect(renderApiComplaint({ status: 422, body })).toBe('GitHub answered HTTP 422: Validation Failed: A pull request already exists for acme:ralph/x.');
+    expect(renderApiComplaint({ status: 502, body: '<html>\nbad gateway' })).toBe('GitHub answered HTTP 502: <html>');
+    expect(renderApiComplaint({ status: 500, body: null })).toBe('GitHub answered HTTP 500');
+    expect(renderApiComplaint({ status: 401, body: { message: 'Bad\u001b[31m\ncredentials' } })).toBe('GitHub answered HTTP 401: Bad credentials');
+  });
+});
