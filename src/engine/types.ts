@@ -62,10 +62,10 @@ export interface VerifyInput {
   /** Lets a pass with no claims skip `git status` when the runner's own files are as they were when it last listed none. */
   ownStatus?: OwnStatusMemo;
   /**
-   * Called once the checks are over (and what they left running is stopped): puts back the engine, git's configuration
-   * and hooks if code the checks ran changed them, as after an agent run. A reason when the change rejects the claims.
+   * Called once the checks (or a reviewer) are over and what they left running is stopped: puts back the engine, git's
+   * configuration and hooks they changed, as after an agent run. A reason when the change rejects the claims.
    */
-  guardTrusted?: () => string | undefined;
+  guardTrusted?: (who: 'the checks' | 'the reviewer') => string | undefined;
   /** Set when a reviewer is configured (--review-agent / --review-cmd): claims that pass their checks are reviewed. */
   review?: ReviewSetup;
 }

@@ -64,8 +64,11 @@ describe('the review gate', () => {
 
   it('a reviewer that edits, commits and writes into the real repository changes nothing there, and is not a SHIP', async () => {
     const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1)) });
+    const configBefore = readFileSync(path.join(dir, '.git/config'), 'utf8');
     const r = await ralph(dir, ['--review-cmd', fixture('reviewer.mjs'), '1'], { REVIEW_MODE: 'vandal', VANDAL_TARGET: dir });
     expect(r.code, r.stderr).toBe(1);
+    expect(readFileSync(path.join(dir, '.git/config'), 'utf8')).toBe(configBefore);
+    expect(reviews(dir)[0].reason).toContain('the reviewer changed files the runner trusts (.git/config (filter.vandal.smudge)); they were put back');
     expect(reviews(dir)).toMatchObject([{ verdict: 'invalid' }]);
     expect(reviews(dir)[0].reason).toMatch(/^the reviewer changed the repository \(.*refs\/heads\/ralph\/demo.*refs\/heads\/vandal-branch.*\); put back as it was$/);
     expect(git(dir, 'log', '--all', '--format=%s')).not.toContain('vandal');

@@ -120,6 +120,16 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(committedPrd(dir)).toEqual(readPrd(dir));
   });
 
+  it('a check whose code switches the real repository to another branch at the same commit: exit 6, nothing committed there', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'check-switches-branch', ['2']);
+    expect(r.code, r.output).toBe(6);
+    const head = git(dir, 'rev-parse', '--short=7', 'HEAD');
+    expect(r.stderr).toContain(`HEAD moved from ralph/attack-demo at ${head} to elsewhere at ${head} while the checks ran`);
+    expect(git(dir, 'rev-parse', 'elsewhere')).toBe(git(dir, 'rev-parse', 'ralph/attack-demo')); // no runner commit on either
+    expect(git(dir, 'log', '-1', '--format=%s')).toBe('feat: US-1');
+  });
+
   it('an honest agent whose checks set a git identity globally: ~/.gitconfig put back after every pass, the claims stand, exit 0', async () => {
     const dir = copyRepo(selfConfigured);
     const home = path.join(dir, '..', `${path.basename(dir)}-home`);

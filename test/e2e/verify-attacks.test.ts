@@ -143,7 +143,7 @@ describe('a later story breaks an earlier one (plan whose US-2 check runs only t
     expect(r.output).toMatch(/US-1 verified[^\n]*\n[^]*US-2 verified/); // every claim passed: only the gate saw the attack
     expect(r.code, r.output).toBe(6);
     const gated = git(dir, 'rev-parse', 'HEAD~1');
-    expect(r.stderr).toContain(`HEAD moved from ${gated.slice(0, 7)} to ${git(dir, 'rev-parse', '--short=7', 'HEAD')} while the checks ran`);
+    expect(r.stderr).toContain(`HEAD moved from ralph/attack-demo at ${gated.slice(0, 7)} to ralph/attack-demo at ${git(dir, 'rev-parse', '--short=7', 'HEAD')} while the checks ran`);
     expect(git(dir, 'log', '-1', '--format=%s')).toBe('forged by a check'); // nothing moved back: the user decides
     expect(git(dir, 'notes', '--ref=ralphkit', 'list')).toBe(''); // no sealed verdict for any commit
   });

@@ -90,7 +90,7 @@ export function verifyInput(run: RunContext, loopId: string, trust: RunTrust, it
     repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: ledgerPath(paths.repoRoot, loopId),
     loopId, iteration, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, sandbox: checkSandbox(run, trust),
     log: (level, message) => run.emit({ type: level, iteration, message }),
-    guardTrusted: () => guardRunnerFiles(run, trust, iteration, 'the checks')?.reason,
+    guardTrusted: (who) => guardRunnerFiles(run, trust, iteration, who)?.reason,
     signal,
     ...(options.reviewAgent || options.reviewCmd ? { review: reviewSetup(run, loopId, trust) } : {}),
   };

@@ -69,7 +69,8 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
   guardWrite(input.progressPath, input.repoRoot, () => appendFileSync(input.progressPath, blocks.join('')), `the final gate rejected ${list} but the note for the next iteration could not be written`);
   guardWrite(input.prdPath, input.repoRoot, () => atomicWriteFileSync(input.prdPath, `${JSON.stringify(prd, null, 2)}\n`), `the final gate rejected ${list} but the plan could not be updated and still says passes: true`);
   const files = [input.prdPath, input.progressPath].map((f) => relTo(input.topLevel, f));
-  const message = `chore(ralph): final gate rejects ${rejected.map((v) => `${v.id} (check failed)`).join(', ')}`;
+  const why = session.violation ? 'runner files changed by the checks' : 'check failed';
+  const message = `chore(ralph): final gate rejects ${rejected.map((v) => `${v.id} (${why})`).join(', ')}`;
   const runnerCommit = await tryCommitRunnerFiles(input.topLevel, files, message, (reason) => input.log('warn', `could not commit the final gate's verdicts: ${reason}`));
   return { passed: false, interrupted: false, commit, verdicts, prd, runnerCommit };
 }

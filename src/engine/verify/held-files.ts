@@ -3,7 +3,7 @@
 // rewrite it, or start a process that does, which the runner then stops halfway through a write. Whatever a check
 // leaves in the runner's own files is not the runner's: they are read before the first check and put back, bytes and
 // mode, when the checks are over (after the processes they left are stopped). The runner's own writes come after.
-import { readFileSync, statSync, unlinkSync } from 'node:fs';
+import { readFileSync, realpathSync, statSync, unlinkSync } from 'node:fs';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 
 /** A file as it was before the checks: its bytes and mode, or null when there was none. */
@@ -14,7 +14,9 @@ export class HeldFiles {
 
   /** Reads each file now (once: a second call keeps the first reading). An unreadable file is not held. */
   hold(files: readonly string[]): void {
-    for (const file of files) {
+    for (const given of files) {
+      // A symlinked plan is held (and put back) at its target, so the link stays a link.
+      const file = resolveTarget(given);
       if (this.held.has(file)) continue;
       const now = readHeld(file);
       if (now !== undefined) this.held.set(file, now);
@@ -38,6 +40,14 @@ export class HeldFiles {
     }
     this.held.clear();
     return changed;
+  }
+}
+
+function resolveTarget(file: string): string {
+  try {
+    return realpathSync(file);
+  } catch {
+    return file;
   }
 }
 

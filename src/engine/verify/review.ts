@@ -102,8 +102,10 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
     const { stopped } = await stopMarkedProcesses(token);
     if (stopped.length) input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the reviewer left running`);
     removeCheckout(checkout.dir);
-    // Only once nothing the reviewer started is left to write again.
-    changed = await restoreRepo(top, snap);
+    // Only once nothing the reviewer started is left to write again; git's configuration and hooks before any git
+    // command of the restore reads them.
+    const violation = input.guardTrusted?.('the reviewer');
+    changed = [...(violation ? [violation] : []), ...(await restoreRepo(top, snap))];
   }
   if (input.signal?.aborted) return 'interrupted';
   return changed.length ? { changed } : result;

@@ -12,7 +12,7 @@ import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import type { VerifyOptions } from '../types.js';
 import { RunnerFileError, WorkProtected, guardWrite } from '../errors.js';
-import { headSha } from '../git/git.js';
+import { currentBranch, headSha } from '../git/git.js';
 import { HeldFiles } from './held-files.js';
 import type { ReviewedCheck } from './review-prompt.js';
 
@@ -41,6 +41,8 @@ export class CheckSession {
   private readonly held = new HeldFiles();
   /** Set by close() when code the checks ran changed what the runner trusts (input.guardTrusted): the claims fall. */
   violation: string | undefined;
+  /** HEAD's branch before the first check (null: detached); undefined until a check runs. */
+  private branch: string | null | undefined;
 
   constructor(
     private readonly input: VerifyOptions,
@@ -115,7 +117,11 @@ export class CheckSession {
     const shareable = scope !== 'story' || this.gate;
     const reused = shareable ? this.shared.get(key) : undefined;
     const checkEnv = (this.checkEnv ??= planAgentEnv(process.env, {}));
-    if (!reused) this.held.hold([this.input.prdPath, this.input.progressPath]);
+    if (!reused && this.branch === undefined) {
+      // Before the first check: what close() compares HEAD's branch with.
+      this.branch = await currentBranch(this.top);
+      this.held.hold([this.input.prdPath, this.input.progressPath]);
+    }
     const result = reused ?? (await runCheck({ command, cwd, env: checkEnv.env, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal, wrap: this.wrap(cwd) }));
     if (shareable) this.shared.set(key, result);
     this.record({ ...checkLine(this, story, scope, result, reused !== undefined), ...(this.gate ? { gate: true } : {}) });
@@ -143,35 +149,53 @@ export class CheckSession {
   }
 
   /**
-   * The checks ran with the repository in reach: if HEAD is no longer the commit they checked, whatever the runner
-   * decided would be about another commit than the branch holds. The loop stops; nothing is moved back for it.
+   * The checks ran with the repository in reach: if HEAD is no longer the commit they checked, on the branch it was
+   * on, whatever the runner decided would be about another commit or branch than the one it commits to. The loop
+   * stops; nothing is moved back for it.
    */
   private async refuseMovedHead(): Promise<void> {
-    const now = await headSha(this.top);
-    if (now === this.commit) return;
-    const [was, is] = [this.commit!.slice(0, 7), now?.slice(0, 7) ?? 'nothing'];
+    const [now, branch] = [await headSha(this.top), await currentBranch(this.top)];
+    if (now === this.commit && branch === this.branch) return;
+    const where = (b: string | null | undefined, sha: string | null) => `${b ?? 'a detached HEAD'} at ${sha?.slice(0, 7) ?? 'no commit'}`;
     throw new WorkProtected(
-      `HEAD moved from ${was} to ${is} while the checks ran (code they ran reached the repository): nothing is decided about a commit the branch no longer holds; the loop stops`,
-      `look at what changed: git log --oneline ${was}..${now ? is : 'HEAD'} (or git reflog); to undo it: git reset --hard ${this.commit} (drops uncommitted changes); then continue with: ./ralph/ralph.sh --resume-last`,
+      `HEAD moved from ${where(this.branch, this.commit)} to ${where(branch, now)} while the checks ran (code they ran, or someone else, changed the repository): nothing is decided about a commit the branch no longer holds; the loop stops`,
+      `look at what changed: git reflog; to undo it: ${this.branch ? `git checkout ${this.branch} && ` : ''}git reset --hard ${this.commit} (drops uncommitted changes); then continue with: ./ralph/ralph.sh --resume-last`,
     );
   }
 
+  /**
+   * After the last check: what the checks left running is stopped, then the plan and the log, the files the runner
+   * trusts and HEAD are checked and put back. Every step runs even when one before it failed (a restore that cannot
+   * write must not leave a planted filter in place); the first failure is thrown at the end.
+   */
   async close(): Promise<void> {
-    try {
-      const { stopped } = this.checkEnv ? await stopMarkedProcesses(this.checkEnv.token) : { stopped: [] };
-      if (stopped.length) this.input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the checks left running (${stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ')})`);
-      // Only once nothing the checks started is left to write again.
-      const changed = this.held.restore((file, put) => guardWrite(file, this.input.repoRoot, put, 'a check changed it, and it could not be put back'));
-      if (changed.length) {
-        const names = changed.map((f) => path.relative(this.input.repoRoot, f).split(path.sep).join('/')).join(' and ');
-        this.input.log('warn', `the checks changed ${names} (code they ran reached the repository); put back as ${changed.length === 1 ? 'it was' : 'they were'} before the checks`);
+    const failures: unknown[] = [];
+    const step = async (work: () => unknown): Promise<void> => {
+      try {
+        await work();
+      } catch (err) {
+        failures.push(err);
       }
-      if (this.checkEnv) this.violation = this.input.guardTrusted?.();
-      if (this.checkEnv && this.commit !== null) await this.refuseMovedHead();
-    } finally {
-      for (const { checkout } of this.checkouts.values()) removeCheckout(checkout.dir);
-      this.checkouts.clear();
-    }
+    };
+    const ran = this.checkEnv !== null;
+    await step(async () => {
+      const { stopped } = ran ? await stopMarkedProcesses(this.checkEnv!.token) : { stopped: [] };
+      if (stopped.length) this.input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the checks left running (${stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ')})`);
+    });
+    // Only once nothing the checks started is left to write again.
+    await step(() => this.restoreHeld());
+    if (ran) await step(() => (this.violation = this.input.guardTrusted?.('the checks')));
+    if (ran && this.commit !== null) await step(() => this.refuseMovedHead());
+    for (const { checkout } of this.checkouts.values()) removeCheckout(checkout.dir);
+    this.checkouts.clear();
+    if (failures.length) throw failures[0];
+  }
+
+  private restoreHeld(): void {
+    const changed = this.held.restore((file, put) => guardWrite(file, this.input.repoRoot, put, 'a check changed it, and it could not be put back'));
+    if (!changed.length) return;
+    const names = changed.map((f) => path.relative(this.input.repoRoot, f).split(path.sep).join('/')).join(' and ');
+    this.input.log('warn', `the checks changed ${names} (code they ran reached the repository); put back as ${changed.length === 1 ? 'it was' : 'they were'} before the checks`);
   }
 }
 

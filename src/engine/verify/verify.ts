@@ -274,6 +274,7 @@ function rejectionKind(reason = ''): string {
   if (reason.startsWith('out of order')) return 'out of order';
   if (reason.startsWith('the work is not on')) return 'work on another branch';
   if (reason.startsWith('the agent changed')) return 'runner files changed';
+  if (reason.startsWith('the checks')) return 'runner files changed by the checks';
   if (reason.startsWith('the reviewer asked')) return 'revised by the reviewer';
   if (reason.startsWith('not shipped')) return 'not shipped by the reviewer';
   return 'check failed';

@@ -1,6 +1,6 @@
 // The runner's own files around the checks (verify/held-files.ts): what a check changed is put back, bytes, mode and
 // presence, and only what it changed; what was never read is never written.
-import { chmodSync, existsSync, readFileSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HeldFiles } from '../../../../src/engine/verify/held-files.js';
@@ -74,5 +74,22 @@ describe('HeldFiles', () => {
     const seen: string[] = [];
     expect(() => held.restore((file) => { seen.push(file); throw new Error('disk full'); })).toThrow('disk full');
     expect(seen).toEqual([plan]);
+  });
+});
+
+describe('HeldFiles with a symlinked plan', () => {
+  it('puts the target back and leaves the link a link', () => {
+    const dir = testdir();
+    const target = path.join(dir, 'plans', 'real.json');
+    const link = path.join(dir, 'prd.json');
+    mkdirSync(path.dirname(target));
+    writeFileSync(target, 'before');
+    symlinkSync(target, link);
+    const held = new HeldFiles();
+    held.hold([link]);
+    writeFileSync(link, 'written through the link');
+    expect(held.restore()).toEqual([target]);
+    expect(lstatSync(link).isSymbolicLink()).toBe(true);
+    expect(readFileSync(target, 'utf8')).toBe('before');
   });
 });
