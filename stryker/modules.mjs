@@ -45,7 +45,15 @@ export const MODULES = [
   {
     name: 'verify/pins',
     mutate: 'src/engine/verify/pins.ts',
-    tests: ['test/unit/engine/verify/pins.test.ts'],
+    tests: ['test/unit/engine/verify/pins.test.ts', 'test/unit/engine/verify/pins-commands.test.ts'],
+    floor: 98,
+    pure: true,
+  },
+  {
+    name: 'verify/gate-verdict',
+    mutate: 'src/engine/verify/gate-verdict.ts',
+    tests: ['test/unit/engine/verify/gate-verdict.test.ts'],
+    floor: 100,
     pure: true,
   },
   {
