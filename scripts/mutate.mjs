@@ -94,7 +94,7 @@ async function main() {
   console.log(`${rows.length} module(s) in ${total.toFixed(0)}s`);
   const below = opts.floor ? rows.filter((r) => r.pct < (r.mod.floor ?? 0)) : [];
   for (const r of below) {
-    console.error(`mutate: ${r.mod.name} scored ${r.pct.toFixed(2)}%, under its floor of ${r.mod.floor}%: a test that pinned its behaviour is gone or weaker.`);
+    console.error(`mutate: ${r.mod.name} scored ${r.pct.toFixed(2)}%, under its floor of ${r.mod.floor}%: its tests no longer notice some changes to it (a test removed or weakened, or new code no test covers).`);
     console.error(`  list what survives: npm run mutate -- ${r.mod.name} --survivors --concurrency 1`);
     console.error('  then add tests that kill them; an equivalent mutant goes in docs/testing.md, with the floor in stryker/modules.mjs lowered to match');
   }
