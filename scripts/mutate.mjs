@@ -3,6 +3,7 @@
 //   npm run mutate                      every module, one score each
 //   npm run mutate -- core/duration     only the modules whose name contains the word
 //   npm run mutate -- --pure --floor    the pure modules; exit 1 if one scores under its floor
+//   npm run mutate -- --ci --floor      the modules npm test re-checks (ci: true in stryker/modules.mjs)
 //   npm run mutate -- --survivors       also list each surviving mutant
 // Reports land in reports/mutation/<module>.json; Stryker's sandbox in .stryker-tmp/ (both gitignored).
 import path from 'node:path';
@@ -14,14 +15,15 @@ const root = path.resolve(fileURLToPath(new URL('..', import.meta.url)));
 process.chdir(root);
 
 function parseArgs(argv) {
-  const opts = { names: [], pure: false, floor: false, survivors: false, concurrency: 2 };
+  const opts = { names: [], pure: false, ci: false, floor: false, survivors: false, concurrency: 2 };
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
     if (a === '--pure') opts.pure = true;
+    else if (a === '--ci') opts.ci = true;
     else if (a === '--floor') opts.floor = true;
     else if (a === '--survivors') opts.survivors = true;
     else if (a === '--concurrency') opts.concurrency = Number(argv[++i]);
-    else if (a.startsWith('-')) throw new Error(`unknown option ${a}: use --pure, --floor, --survivors or --concurrency N`);
+    else if (a.startsWith('-')) throw new Error(`unknown option ${a}: use --pure, --ci, --floor, --survivors or --concurrency N`);
     else opts.names.push(a);
   }
   return opts;
@@ -79,7 +81,7 @@ function row(r, floorCheck) {
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
-  const mods = MODULES.filter((m) => (!opts.pure || m.pure) && (opts.names.length === 0 || opts.names.some((n) => m.name.includes(n))));
+  const mods = MODULES.filter((m) => (!opts.pure || m.pure) && (!opts.ci || m.ci) && (opts.names.length === 0 || opts.names.some((n) => m.name.includes(n))));
   if (mods.length === 0) throw new Error(`no module matches ${opts.names.join(' ')}: known are ${MODULES.map((m) => m.name).join(', ')}`);
   const rows = [];
   for (const mod of mods) {
@@ -90,7 +92,13 @@ async function main() {
   }
   const total = rows.reduce((s, r) => s + r.seconds, 0);
   console.log(`${rows.length} module(s) in ${total.toFixed(0)}s`);
-  if (opts.floor && rows.some((r) => r.pct < (r.mod.floor ?? 0))) process.exitCode = 1;
+  const below = opts.floor ? rows.filter((r) => r.pct < (r.mod.floor ?? 0)) : [];
+  for (const r of below) {
+    console.error(`mutate: ${r.mod.name} scored ${r.pct.toFixed(2)}%, under its floor of ${r.mod.floor}%: its tests no longer notice some changes to it (a test removed or weakened, or new code no test covers).`);
+    console.error(`  list what survives: npm run mutate -- ${r.mod.name} --survivors --concurrency 1`);
+    console.error('  then add tests that kill them; an equivalent mutant goes in docs/testing.md, with the floor in stryker/modules.mjs lowered to match');
+  }
+  if (below.length) process.exitCode = 1;
 }
 
 main().catch((err) => {

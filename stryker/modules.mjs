@@ -1,6 +1,7 @@
 // The modules `npm run mutate` scores, each with the test files that exercise it (only those run).
 // `floor` is the lowest score a later run may report (`npm run mutate -- --floor`); `pure` modules
-// are the ones cheap enough to re-check often (no processes, no git). The tests of 5,000-story plans and of
+// are the ones cheap enough to re-check often (no processes, no git); `ci` ones are re-checked by every `npm test`
+// (`npm run test:mutation`), so a change that weakens their tests fails the build. The tests of 5,000-story plans and of
 // 1,500 random plans (validate-large-plan, validate-fast-path, quick-check) are left out: every mutant of the
 // validator and the schema would rerun them, for seconds each; schema.test.ts pins what quick-check's property
 // test compares (the fast path's verdict equals the full check's).
@@ -45,8 +46,17 @@ export const MODULES = [
   {
     name: 'verify/pins',
     mutate: 'src/engine/verify/pins.ts',
-    tests: ['test/unit/engine/verify/pins.test.ts'],
+    tests: ['test/unit/engine/verify/pins.test.ts', 'test/unit/engine/verify/pins-commands.test.ts'],
+    floor: 98,
     pure: true,
+  },
+  {
+    name: 'verify/gate-verdict',
+    mutate: 'src/engine/verify/gate-verdict.ts',
+    tests: ['test/unit/engine/verify/gate-verdict.test.ts'],
+    floor: 100,
+    pure: true,
+    ci: true,
   },
   {
     name: 'core/tags',
@@ -54,6 +64,7 @@ export const MODULES = [
     tests: ['test/unit/engine/core/tags.test.ts', 'test/unit/engine/parsers.test.ts'],
     floor: 100,
     pure: true,
+    ci: true,
   },
   {
     name: 'core/duration',
@@ -61,6 +72,7 @@ export const MODULES = [
     tests: ['test/unit/engine/core/duration.test.ts', 'test/unit/engine/parsers.test.ts'],
     floor: 100,
     pure: true,
+    ci: true,
   },
   {
     name: 'core/loop',

@@ -8,7 +8,8 @@ import { atomicWriteFileSync } from '../../util/atomic.js';
 import type { StoryVerdict, VerifyInput } from '../types.js';
 import { planClaimOrder } from './prd-diff.js';
 import { keyDir, readKey, renderRecord, type VerdictRecord } from '../store/verdict-record.js';
-import { applyRunnerNote, renderPinnedChanges, renderRejectionBlock } from './report.js';
+import { renderRejectionBlock } from './report.js';
+import { planGateRejection, renderGateReason } from './gate-verdict.js';
 import { CheckSession } from './session.js';
 import { tryCommitRunnerFiles, headSha, writeVerdictNote } from '../git/git.js';
 import { guardWrite } from '../errors.js';
@@ -55,24 +56,17 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
     await session.close();
   }
   if (session.violation) overturnAtGate(session, prd, verdicts, blocks, session.violation, input);
-  const rejected = verdicts.filter((v) => v.status === 'rejected');
-  if (!rejected.length) {
+  const rejection = planGateRejection(prd, verdicts, session.violation ? 'runner files changed by the checks' : undefined);
+  if (!rejection) {
     await recordVerdicts(input, commit, verdicts);
     return { passed: true, interrupted: false, commit, verdicts, prd, runnerCommit: null };
   }
-  for (const v of rejected) {
-    const story = prd.userStories.find((s) => s.id === v.id) as Story;
-    story.passes = false;
-    story.notes = applyRunnerNote(story.notes, `rejected: ${v.reason}`);
-  }
-  const list = rejected.map((v) => v.id).join(', ');
+  const list = rejection.ids.join(', ');
   guardWrite(input.progressPath, input.repoRoot, () => appendFileSync(input.progressPath, blocks.join('')), `the final gate rejected ${list} but the note for the next iteration could not be written`);
-  guardWrite(input.prdPath, input.repoRoot, () => atomicWriteFileSync(input.prdPath, `${JSON.stringify(prd, null, 2)}\n`), `the final gate rejected ${list} but the plan could not be updated and still says passes: true`);
+  guardWrite(input.prdPath, input.repoRoot, () => atomicWriteFileSync(input.prdPath, `${JSON.stringify(rejection.prd, null, 2)}\n`), `the final gate rejected ${list} but the plan could not be updated and still says passes: true`);
   const files = [input.prdPath, input.progressPath].map((f) => relTo(input.topLevel, f));
-  const why = session.violation ? 'runner files changed by the checks' : 'check failed';
-  const message = `chore(ralph): final gate rejects ${rejected.map((v) => `${v.id} (${why})`).join(', ')}`;
-  const runnerCommit = await tryCommitRunnerFiles(input.topLevel, files, message, (reason) => input.log('warn', `could not commit the final gate's verdicts: ${reason}`));
-  return { passed: false, interrupted: false, commit, verdicts, prd, runnerCommit };
+  const runnerCommit = await tryCommitRunnerFiles(input.topLevel, files, rejection.message, (reason) => input.log('warn', `could not commit the final gate's verdicts: ${reason}`));
+  return { passed: false, interrupted: false, commit, verdicts, prd: rejection.prd, runnerCommit };
 }
 
 type GateJudgement = { verdict: StoryVerdict; block?: string } | 'interrupted';
@@ -92,10 +86,7 @@ async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateI
     record('verified');
     return { verdict: { id, status: 'verified' } };
   }
-  const pinned = run.pinnedChanges.length ? ` (${renderPinnedChanges(run.pinnedChanges, input.pins?.commit ?? '')})` : '';
-  const since = input.verifiedAt.get(id);
-  const range = since && since !== s.commit ? `; it passed at ${since.slice(0, 7)}, so a commit since broke it (git log --oneline ${since.slice(0, 7)}..${s.commit?.slice(0, 7)})` : '';
-  const reason = `the final gate at ${s.commit?.slice(0, 7) ?? '(no commit)'}: ${run.why}${pinned}${range}`;
+  const reason = renderGateReason({ commit: s.commit, why: run.why, pinnedChanges: run.pinnedChanges, pinCommit: input.pins?.commit ?? '', verifiedAt: input.verifiedAt.get(id) });
   record('rejected', reason);
   input.log('warn', `${id} rejected by the final gate: ${run.why}`);
   return { verdict: { id, status: 'rejected', reason }, block: renderRejectionBlock({ time: new Date(), iteration: input.iteration, storyId: id, title: story.title, commit: s.commit, reason, check: run.check }) };
@@ -105,7 +96,7 @@ async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateI
 function overturnAtGate(s: CheckSession, prd: Prd, verdicts: StoryVerdict[], blocks: string[], why: string, input: GateInput): void {
   for (const [i, v] of verdicts.entries()) {
     if (v.status === 'rejected') continue;
-    const reason = `the final gate at ${s.commit?.slice(0, 7) ?? '(no commit)'}: ${why}`;
+    const reason = renderGateReason({ commit: s.commit, why, pinnedChanges: [], pinCommit: '' });
     s.record({ ...s.base(v.id), kind: 'verdict', command: null, exitCode: null, status: 'rejected', reason, durationMs: 0, outputSha256: null, gate: true });
     input.log('warn', `${v.id} rejected by the final gate: ${why}`);
     verdicts[i] = { id: v.id, status: 'rejected', reason };

@@ -1,6 +1,7 @@
 // Pinned tests (SPEC §6): a check runs with the test files and check inputs as they were at the plan commit, so an
 // agent cannot make a check pass by weakening it. Pure: which files are pinned, which package.json scripts a
 // check resolves to, and how to put a pinned script definition back into a manifest the agent may have edited.
+import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import { matchGlobs } from './glob.js';
 
@@ -10,7 +11,7 @@ import { matchGlobs } from './glob.js';
  */
 export const DEFAULT_PINNED_GLOBS: readonly string[] = [
   'test/', 'tests/', '__tests__/', 'spec/', 'e2e/',
-  '*.test.*', '*.spec.*', '*_test.*', 'test_*.py', '*_test.go', 'phpunit.xml*',
+  '*.test.*', '*.spec.*', '*_test.*', 'test_*.py', 'phpunit.xml*',
 ];
 
 /**
@@ -29,8 +30,7 @@ export const PINNED_ABSENT_GLOBS: readonly string[] = [
 export function planPinnedPaths(files: readonly string[], prd: Prd): string[] {
   const globs = [...(prd.protectDefaults === false ? [] : [...DEFAULT_PINNED_GLOBS, ...PINNED_ABSENT_GLOBS]), ...(prd.protect ?? [])];
   const named = allChecks(prd).flatMap((c) => planNamedPaths(c, files));
-  // A check that runs `make` depends on the Makefile's recipes: pinned whole (a recipe is not parsed here).
-  const make = allChecks(prd).some((c) => /(^|[;&|(\s])make(\s|$)/.test(c)) ? files.filter((f) => /^(GNU)?[Mm]akefile$/.test(f)) : [];
+  const make = allChecks(prd).flatMap((c) => planMakefiles(c, files));
   return [...new Set([...matchGlobs(files, globs), ...named, ...make])].sort();
 }
 
@@ -51,7 +51,7 @@ export function allChecks(prd: Pick<Prd, 'checks' | 'userStories'>): string[] {
  * punctuation are word breaks.
  */
 export function planNamedPaths(command: string, files: readonly string[]): string[] {
-  const words = command.split(/[\s;&|()<>"'`=]+/).map((w) => w.replace(/^\.\//, '').replace(/\/+$/, '')).filter((w) => w && !w.startsWith('-'));
+  const words = command.split(/[\s;&|()<>"'`=]+/).map((w) => path.posix.normalize(w).replace(/\/$/, ''));
   const out: string[] = [];
   for (const w of new Set(words)) {
     if (files.includes(w)) out.push(w);
@@ -63,6 +63,40 @@ export function planNamedPaths(command: string, files: readonly string[]): strin
 // What counts as a test file inside a folder a check names.
 const TEST_FILE_GLOBS: readonly string[] = ['*.test.*', '*.spec.*', '*_test.*', 'test_*.py', 'conftest.py', 'test/', 'tests/', '__tests__/', 'spec/'];
 
+/** One simple command of a check line: its words, and the folder it runs in. */
+interface Step {
+  cwd: string;
+  words: string[];
+}
+
+/**
+ * The simple commands of a check line, split at `&&`, `||`, `;`, `&`, `|` and newlines, each with the folder a
+ * `cd` before it moved to (relative to the repository root; `..` outside it stays `..`). A `cd` inside `( … )`
+ * ends with the subshell.
+ */
+export function planSteps(command: string): Step[] {
+  const steps: Step[] = [];
+  const outer: string[] = [];
+  let cwd = '';
+  let words: string[] = [];
+  const end = () => {
+    if (words[0] === 'cd' && words[1]) cwd = joinDir(cwd, words[1]);
+    else if (words.length) steps.push({ cwd, words });
+    words = [];
+  };
+  for (const token of command.match(/&&|\|\||[;&|()\n]|[^\s;&|()]+/g) ?? []) {
+    if (!/^[;&|()\n]/.test(token)) {
+      words.push(token);
+      continue;
+    }
+    end();
+    if (token === '(') outer.push(cwd);
+    if (token === ')') cwd = outer.pop() ?? cwd;
+  }
+  end();
+  return steps;
+}
+
 /**
  * package.json scripts a check command runs, with the folder of the package.json: `npm test`, `npm t`, `npm run x`,
  * `npm run-script x`, `yarn x`, `yarn run x`, `pnpm x`, `pnpm run x`, `bun run x`; in another folder with
@@ -71,41 +105,69 @@ const TEST_FILE_GLOBS: readonly string[] = ['*.test.*', '*.spec.*', '*_test.*', 
  */
 export function planScriptNames(command: string): Array<{ dir: string; name: string }> {
   const out: Array<{ dir: string; name: string }> = [];
-  let cwd = '';
-  for (const part of command.split(/&&|\|\||;|\|/)) {
-    const words = part.trim().split(/\s+/).filter(Boolean);
-    if (words[0] === 'cd' && words[1]) {
-      cwd = joinDir(cwd, words[1]);
-      continue;
-    }
-    const at = words.findIndex((w) => ['npm', 'yarn', 'pnpm', 'bun'].includes(w));
-    if (at < 0) continue;
-    const tool = words[at];
-    let dir = cwd;
-    const rest: string[] = [];
-    for (let i = at + 1; i < words.length; i++) {
-      const w = words[i];
-      const flag = /^(--prefix|-C|--dir|--cwd|-w|--workspace|--filter)(?:=(.*))?$/.exec(w);
-      if (flag) {
-        const value = flag[2] ?? words[++i];
-        if (value) dir = joinDir(cwd, value);
-      } else if (!w.startsWith('-')) rest.push(w);
-    }
-    const [verb, arg] = rest;
-    let name: string | undefined;
-    if (verb === 'test' || verb === 't') name = 'test';
-    else if (verb === 'start') name = 'start';
-    else if (verb === 'run' || verb === 'run-script') name = arg;
-    else if ((tool === 'yarn' || tool === 'pnpm') && verb && !['install', 'add', 'exec', 'dlx', 'i', 'ci', 'x'].includes(verb)) name = verb;
-    if (!name) continue;
+  for (const step of planSteps(command)) {
+    const script = scriptOf(step);
+    if (!script) continue;
+    const { dir, name } = script;
     for (const n of [name, `pre${name}`, `post${name}`]) if (!out.some((o) => o.dir === dir && o.name === n)) out.push({ dir, name: n });
   }
   return out;
 }
 
+const PACKAGE_MANAGERS: readonly string[] = ['npm', 'yarn', 'pnpm', 'bun'];
+// yarn and pnpm run a script named by the first word, unless it is one of these commands of their own.
+const NOT_SCRIPTS: readonly string[] = ['install', 'add', 'exec', 'dlx', 'i', 'ci', 'x'];
+
+/** The script one simple command runs, and the folder of its package.json; null when it runs none. */
+function scriptOf({ cwd, words }: Step): { dir: string; name: string } | null {
+  const at = words.findIndex((w) => PACKAGE_MANAGERS.includes(w));
+  if (at < 0) return null;
+  const tool = words[at];
+  const { dir, rest } = folderFlags(cwd, words.slice(at + 1), /^(--prefix|-C|--dir|--cwd|-w|--workspace|--filter)(?:=(.*))?$/, false);
+  const [verb, arg] = rest;
+  let name: string | undefined;
+  if (verb === 'test' || verb === 't') name = 'test';
+  else if (verb === 'start') name = 'start';
+  else if (verb === 'run' || verb === 'run-script') name = arg;
+  else if ((tool === 'yarn' || tool === 'pnpm') && verb && !NOT_SCRIPTS.includes(verb)) name = verb;
+  return name ? { dir, name } : null;
+}
+
+/**
+ * The folder `args` move to with the flags `flag` matches (`-C dir`, `-C=dir`), relative to `cwd`: the last one for a
+ * package manager, each relative to the one before for make (`-C a -C b` is a/b). And the words that are not options.
+ */
+function folderFlags(cwd: string, args: readonly string[], flag: RegExp, cumulative: boolean): { dir: string; rest: string[] } {
+  let dir = cwd;
+  const rest: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const m = flag.exec(args[i]);
+    if (m) {
+      const value = m[2] ?? args[++i];
+      if (value) dir = joinDir(cumulative ? dir : cwd, value);
+    } else if (!args[i].startsWith('-')) rest.push(args[i]);
+  }
+  return { dir, rest };
+}
+
+/**
+ * The makefiles a check that runs `make` reads, of `files`: GNUmakefile, makefile and Makefile in the folder it runs
+ * in (`cd app &&`, `make -C app`, `--directory=app`). Pinned whole: a recipe is not parsed here.
+ */
+export function planMakefiles(command: string, files: readonly string[]): string[] {
+  const out: string[] = [];
+  for (const { cwd, words } of planSteps(command)) {
+    const at = words.indexOf('make');
+    if (at < 0) continue;
+    const { dir } = folderFlags(cwd, words.slice(at + 1), /^(-C|--directory)(?:=?(.+))?/, true);
+    out.push(...['GNUmakefile', 'makefile', 'Makefile'].map((n) => (dir ? `${dir}/${n}` : n)).filter((f) => files.includes(f)));
+  }
+  return out;
+}
+
 function joinDir(base: string, dir: string): string {
-  const joined = [...base.split('/'), ...dir.replace(/^\.\//, '').split('/')].filter((p) => p && p !== '.');
-  return joined.join('/');
+  const joined = path.posix.join(base, dir).replace(/\/$/, '');
+  return joined === '.' ? '' : joined;
 }
 
 /** Top-level package.json keys that configure a test runner: pinned with the scripts, so tests cannot be excluded there. */
@@ -113,8 +175,8 @@ export const RUNNER_KEYS: readonly string[] = ['jest', 'mocha', 'ava', 'c8', 'ny
 
 /** The definitions of `names` in a package.json text (null where the script is not defined). */
 export function readScripts(packageJson: string | null, names: readonly string[]): Record<string, string | null> {
-  const scripts = readObject(packageJson).scripts;
-  const table = scripts && typeof scripts === 'object' ? (scripts as Record<string, unknown>) : {};
+  // A `scripts` that is not an object (a string, a number) has no string members either.
+  const table = (readObject(packageJson).scripts ?? {}) as Record<string, unknown>;
   return Object.fromEntries(names.map((n) => [n, typeof table[n] === 'string' ? (table[n] as string) : null]));
 }
 
@@ -127,7 +189,8 @@ export function readRunnerKeys(packageJson: string | null): Record<string, unkno
 function readObject(text: string | null): Record<string, unknown> {
   try {
     const v = text ? (JSON.parse(text) as unknown) : {};
-    return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+    // An array has no `scripts` and no runner key, like an empty object.
+    return v && typeof v === 'object' ? (v as Record<string, unknown>) : {};
   } catch {
     // A manifest that is not JSON defines nothing; npm cannot run it either.
     return {};
@@ -181,9 +244,9 @@ export function readSection(text: string | null, header: string): string | null 
   const lines = text.split('\n');
   const start = lines.findIndex((l) => l.trim() === header);
   if (start < 0) return null;
-  let end = start + 1;
-  while (end < lines.length && !/^\s*\[/.test(lines[end])) end++;
-  return lines.slice(start, end).join('\n');
+  const body = lines.slice(start + 1);
+  const next = body.findIndex((l) => /^\s*\[/.test(l));
+  return [lines[start], ...(next < 0 ? body : body.slice(0, next))].join('\n');
 }
 
 /** `text` with section `header` replaced by `pinned` (removed when null, appended when missing); null when unchanged. */

@@ -205,6 +205,17 @@ describe('pinned tests', () => {
     expect((await verifyIteration(r.input({ pins }))).verdicts[0]).toMatchObject({ status: 'rejected', reason: expect.stringContaining('app/package.json scripts.test') });
   });
 
+  it('a script run in a subshell, ( cd app && npm test ), and after cd .. is pinned in the folder it runs in', async () => {
+    const prd = plan([story('US-1', { checks: ['(cd app && npm test --silent) && cd app && cd .. && npm test --silent'] })]);
+    const pkg = (name: string, test: string) => `${JSON.stringify({ name, version: '1.0.0', scripts: { test } }, null, 2)}\n`;
+    const r = verifyRepo(prd, { 'app/package.json': pkg('app', 'grep -q one src.txt'), 'app/src.txt': 'zero\n', 'package.json': pkg('x', 'true') });
+    const pins = await pinsOf(r, prd);
+    expect(pins.manifests.map((m) => [m.file, m.scripts.test])).toEqual([['app/package.json', 'grep -q one src.txt'], ['package.json', 'true']]);
+    claim(r, 'US-1');
+    commitAll(r.dir, { 'app/package.json': pkg('app', 'exit 0') });
+    expect((await verifyIteration(r.input({ pins }))).verdicts[0]).toMatchObject({ status: 'rejected', reason: expect.stringContaining('app/package.json scripts.test') });
+  });
+
   it('pytest options in pyproject.toml are pinned; the rest of the file (dependencies) is the story\'s', async () => {
     // The check reads the file through a script, so the command itself does not name (and pin) all of it.
     const prd = plan([story('US-1', { checks: ['sh check.sh'] })]);
