@@ -1,11 +1,11 @@
 // --sandbox with the real runner and real bubblewrap: an honest agent still finishes (it can write and commit),
 // while the writes an attacking agent depends on fail inside the sandbox, and its leftovers die with it.
-import { cpSync, existsSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../src/engine/agents/sandbox.js';
 import { bytesOrNull, copyRepo, passes, prepareTemplate, type Template } from '../support/attack-repo.js';
-import { FIXTURES, run, runCli } from '../support/repo.js';
+import { FIXTURES, git, run, runCli } from '../support/repo.js';
 
 /**
  * The sandbox gives the agent a private /tmp, and this checkout (CI's clone) may itself live under /tmp: the fake
@@ -50,6 +50,24 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
     expect(r.code, r.output).not.toBe(0);
     expect(bytesOrNull(path.join(dir, '.git/hooks/post-commit'))).toEqual(before);
     expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
+  });
+
+  it('a setup that plants a filter in the (absent, so not read-only) global git configuration: put back before the runner\'s next git command, which never runs it on the host', async () => {
+    const dir = copyRepo(plan);
+    const home = `${dir}-home`;
+    mkdirSync(home);
+    const marker = `${dir}-filter-ran`;
+    // Run by the runner's own git (outside the sandbox) if it reads the configuration as setup left it: the pinned
+    // test file setup touches makes the runner's git look at it through the filter.
+    const prd = JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8'));
+    prd.setup = `mkdir -p "$HOME/.config/git" && printf '[filter "x"]\\n\\tclean = sh -c "echo ran >> ${marker}; cat"\\n' > "$HOME/.config/git/config" && printf '* filter=x\\n' > "$HOME/.config/git/attributes" && echo '// touched' >> test/one.test.mjs`;
+    writeFileSync(path.join(dir, 'ralph/prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
+    git(dir, 'commit', '-q', '-am', 'plan: a setup');
+    const r = await ralph(dir, 'honest', ['--sandbox', '--no-weak-check', '2'], { HOME: home });
+    expect(r.output).toMatch(/the checks \(the agent's code they ran\) changed files the runner trusts \(~\/\.config\/git\/config \(filter\.x\.clean\)\)/);
+    expect(existsSync(marker), 'the filter ran on the host').toBe(false);
+    expect(existsSync(path.join(home, '.config/git/config'))).toBe(false);
+    expect(r.code, r.output).not.toBe(0);
   });
 
   it('--no-network without --sandbox is bad usage; with it the agent runs', async () => {

@@ -2,7 +2,7 @@
 // claimed commit in a temp folder: its own empty configuration and no hooks (the repository's are the agent's to
 // write), no index bits such as skip-worktree, nothing ignored or excluded carried over, and the pinned files put
 // back as they were at the plan commit.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
@@ -54,6 +54,8 @@ function isHookOf(name: string, defined: Record<string, string | null>): boolean
 export interface Checkout {
   dir: string;
   commit: string;
+  /** The clone's own .git/config as the runner made it: put back before the runner's git runs there again. */
+  gitConfig: Buffer;
   /** Pinned files (and `package.json scripts.<name>`) the commit changed; the checkout has the pinned versions. */
   pinnedChanges: string[];
 }
@@ -69,7 +71,7 @@ export async function createCheckout(top: string, commit: string, pins: Pins | n
     await gitOk(top, ['clone', '--quiet', '--shared', '--no-checkout', '--template=', top, dir]);
     await gitOk(dir, ['checkout', '--quiet', '--detach', commit, '--']);
     const pinnedChanges = pins && pins.commit !== commit ? await applyPins(dir, commit, pins, matcher(mayChange)) : [];
-    return { dir, commit, pinnedChanges };
+    return { dir, commit, pinnedChanges, gitConfig: readFileSync(path.join(dir, '.git', 'config')) };
   } catch (err) {
     removeCheckout(dir);
     throw err;
@@ -83,11 +85,23 @@ export async function createCheckout(top: string, commit: string, pins: Pins | n
  */
 export async function reapplyPins(checkout: Checkout, pins: Pins | null, mayChange: readonly string[] = []): Promise<string[]> {
   if (!pins || pins.commit === checkout.commit) return [];
+  resetCheckoutGit(checkout);
   const allowed = matcher(mayChange);
   const pinned = new Set(pins.paths.filter((p) => !allowed(p)));
   const changed = (await gitOk(checkout.dir, ['diff', '--name-only', '--no-renames', '--no-ext-diff', '--no-textconv', '-z', pins.commit, '--'])).split('\0').filter((p) => pinned.has(p));
   if (changed.length) await gitOk(checkout.dir, ['--literal-pathspecs', 'checkout', pins.commit, '--pathspec-from-file=-', '--pathspec-file-nul'], changed.join('\0'));
   return [...changed, ...pinManifests(checkout.dir, pins, allowed)];
+}
+
+/**
+ * Setup ran the agent's code in the checkout (under --sandbox too, where the checkout is writable): a filter or an
+ * include it put into the clone's .git/config, or an attributes file, would run on the host in the runner's next git
+ * command there. The runner's own configuration of the clone goes back first, and git's per-repository extras go.
+ */
+export function resetCheckoutGit(checkout: Checkout): void {
+  const git = path.join(checkout.dir, '.git');
+  writeFileSync(path.join(git, 'config'), checkout.gitConfig);
+  for (const extra of ['config.worktree', path.join('info', 'attributes')]) rmSync(path.join(git, extra), { force: true });
 }
 
 function matcher(globs: readonly string[]): (file: string) => boolean {

@@ -63,6 +63,7 @@ export class CheckSession {
     const key = [...mayChange].sort().join('\0');
     let entry = this.checkouts.get(key);
     if (!entry) {
+      this.guardBeforeRunnerGit();
       const checkout = await createCheckout(this.top, this.commit, this.input.pins ?? null, mayChange);
       entry = { checkout };
       this.checkouts.set(key, entry);
@@ -71,6 +72,7 @@ export class CheckSession {
         const r = await this.run(story, 'setup', setup, checkout.dir, key);
         if (!r.ok) entry.setupFailure = r;
         else {
+          this.guardBeforeRunnerGit();
           const again = await reapplyPins(checkout, this.input.pins ?? null, mayChange);
           if (again.length) this.input.log('warn', `setup changed pinned test inputs (${again.join(', ')}); put back before the checks`);
           checkout.pinnedChanges = [...new Set([...checkout.pinnedChanges, ...again])];
@@ -81,6 +83,14 @@ export class CheckSession {
       await this.run(story, 'setup', setup, entry.checkout.dir, key);
     }
     return entry.setupFailure ? { failed: entry.setupFailure } : { cwd: entry.checkout.dir, key, pinnedChanges: entry.checkout.pinnedChanges };
+  }
+
+  /**
+   * Once a check (or setup) has run, the runner's next git command could read what it planted in git's configuration
+   * (the user's global file included): the guard puts that back first, and a change that runs code rejects the pass.
+   */
+  guardBeforeRunnerGit(): void {
+    if (this.checkEnv) this.violation = this.input.guardTrusted?.('the checks') ?? this.violation;
   }
 
   /**
@@ -184,7 +194,7 @@ export class CheckSession {
     });
     // Only once nothing the checks started is left to write again.
     await step(() => this.restoreHeld());
-    if (ran) await step(() => (this.violation = this.input.guardTrusted?.('the checks')));
+    if (ran) await step(() => this.guardBeforeRunnerGit());
     if (ran && this.commit !== null) await step(() => this.refuseMovedHead());
     for (const { checkout } of this.checkouts.values()) removeCheckout(checkout.dir);
     this.checkouts.clear();

@@ -111,6 +111,20 @@ describe('pinned tests', () => {
     expect(readFileSync(path.join(r.dir, TEST), 'utf8')).toBe('true\n'); // the agent's commit is left as it is
   });
 
+  it('a setup that plants a filter in the checkout\'s own git configuration: the runner puts that back before its git reads the pinned files', async () => {
+    const marker = path.join(testdir(), 'filter-ran');
+    const setup = `git config filter.x.clean "sh -c 'echo ran >> ${marker}; cat'" && mkdir -p .git/info && echo '* filter=x' > .git/info/attributes && echo '# touched' >> ${TEST}`;
+    const prd = plan([story('US-1', { checks: [`sh ${TEST}`] })], { setup });
+    const r = verifyRepo(prd, { [TEST]: 'grep -q one src.txt\n', 'src.txt': 'zero\n' });
+    const pins = await pinsOf(r, prd);
+    claim(r, 'US-1');
+    commitAll(r.dir, { 'src.txt': 'one\n' });
+    const res = await verifyIteration(r.input({ pins }));
+    expect(r.logs.some((l) => l.includes(`setup changed pinned test inputs (${TEST}); put back before the checks`))).toBe(true);
+    expect(existsSync(marker), 'the runner\'s git ran the filter setup planted').toBe(false);
+    expect(res.verdicts[0]).toMatchObject({ id: 'US-1', status: 'verified' });
+  });
+
   it('honest work passes with the pinned test; a new test file is allowed and runs', async () => {
     const prd = plan([story('US-1', { checks: [`sh ${TEST}`, 'sh test/new.test.sh'] })]);
     const r = verifyRepo(prd, { [TEST]: 'grep -q one src.txt\n', 'src.txt': 'zero\n' });
