@@ -70,6 +70,19 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
     expect(r.code, r.output).not.toBe(0);
   });
 
+  it('the weak-check probe runs its checks in the sandbox too: one that writes into the real repository cannot', async () => {
+    const dir = copyRepo(plan);
+    const prd = JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8'));
+    // Every run of this check tries to leave a file in the repository itself (read-only in the sandbox).
+    prd.userStories[0].checks = [`(echo probe >> ${JSON.stringify(path.join(dir, 'PROBE-WROTE'))}) 2>/dev/null; node --test test/one.test.mjs`];
+    writeFileSync(path.join(dir, 'ralph/prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
+    git(dir, 'commit', '-q', '-am', 'plan: a check that writes');
+    const r = await ralph(dir, 'honest', ['--sandbox', '5']);
+    expect(r.code, r.output).toBe(0);
+    expect(existsSync(path.join(dir, 'PROBE-WROTE')), 'a check wrote into the repository outside the sandbox').toBe(false);
+    expect(git(dir, 'log', '--all', '--format=%H', '--', 'PROBE-WROTE')).toBe('');
+  });
+
   it('--no-network without --sandbox is bad usage; with it the agent runs', async () => {
     const dir = copyRepo(plan);
     const bad = await runCli(['run', '--no-network', '--agent-cmd', 'true', '1'], { cwd: dir });

@@ -24,7 +24,7 @@ import { createBudget } from '../budget/wire.js';
 import { renderUncheckedWarning } from '../verify/report.js';
 import { printDryRun } from './dry-run.js';
 import { refuseReviewSetup, renderReviewCommand } from './review-setup.js';
-import { buildDeps, loopConfig, finalGate } from './deps.js';
+import { buildDeps, loopConfig, finalGate, verifyInput } from './deps.js';
 import { prepareBranch } from './branch.js';
 import { verifyStartClaims } from './start-claims.js';
 import { refuseDirtyTree } from './dirty-tree.js';
@@ -190,10 +190,13 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
   if (unchecked) run.emit({ type: 'warn', message: unchecked });
   // Once per loop (its pins are taken now): checks that pass before any work are named, not refused.
   if (run.options.weakCheck && trust.pins && (!run.resumed || run.options.repin)) {
+    // Sandboxed and guarded like every check: the plan commit's code may be an agent's (--repin, earlier work).
+    const { sandbox, guardTrusted } = verifyInput(run, state.id, trust, 0, controller.signal);
     await probeWeakChecks({
       topLevel: trust.topLevel, repoRoot: run.paths.repoRoot, ledgerPath: ledgerPath(run.paths.repoRoot, state.id), loopId: state.id,
       checkTimeoutMs: run.options.checkTimeoutMs, inPlace: run.options.verifyInPlace, pins: trust.pins, prd: prdAtStart, signal: controller.signal,
       log: (level, message) => run.emit({ type: level, message }),
+      sandbox, guardTrusted,
     });
   }
   // SPEC §4: exit 0 only under the runner's own verification, so stories the plan already marks done are claims.

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { planAgentEnv } from '../agents/env.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
-import type { VerifyOptions } from '../types.js';
+import type { VerifyInput, VerifyOptions } from '../types.js';
 import { RunnerFileError, WorkProtected, guardWrite } from '../errors.js';
 import { currentBranch, headSha } from '../git/git.js';
 import { HeldFiles } from './held-files.js';
@@ -27,6 +27,14 @@ export type StoryRun =
   | { outcome: 'interrupted' }
   | { outcome: 'failed'; why: string; check?: CheckResult; pinnedChanges: string[] }
   | { outcome: 'passed'; count: number; pinnedChanges: string[]; ran: ReviewedCheck[] };
+
+type CheckWrap = (file: string, args: string[]) => { file: string; args: string[] };
+
+/** The bubblewrap command line of a check in checkout `cwd` under --sandbox (none without it, or in the repository). */
+export function planCheckWrap(sb: VerifyInput['sandbox'], cwd: string, top: string): CheckWrap | undefined {
+  if (!sb || cwd === top) return undefined;
+  return (file, args) => planSandboxCommand({ bwrap: sb.bwrap, file, args, repoRoot: cwd, gitDir: path.join(cwd, '.git'), readOnly: sb.readOnly, scratch: [], network: sb.network, home: sb.home, hidden: sb.hidden });
+}
 
 export class CheckSession {
   private readonly shared = new Map<string, CheckResult>();
@@ -144,10 +152,8 @@ export class CheckSession {
    * With --sandbox a check runs under bubblewrap like the agent: only its checkout writable (and HOME, for caches),
    * the repository itself, ~/.gitconfig and the verdict key out of reach, its own PID namespace.
    */
-  private wrap(cwd: string): ((file: string, args: string[]) => { file: string; args: string[] }) | undefined {
-    const sb = this.input.sandbox;
-    if (!sb || cwd === this.top) return undefined;
-    return (file, args) => planSandboxCommand({ bwrap: sb.bwrap, file, args, repoRoot: cwd, gitDir: path.join(cwd, '.git'), readOnly: sb.readOnly, scratch: [], network: sb.network, home: sb.home, hidden: sb.hidden });
+  private wrap(cwd: string): CheckWrap | undefined {
+    return planCheckWrap(this.input.sandbox, cwd, this.top);
   }
 
   record(line: LedgerLine): void {

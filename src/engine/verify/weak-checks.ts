@@ -6,12 +6,13 @@ import type { Pins, VerifyInput } from '../types.js';
 import { runCheck } from './checks.js';
 import { appendLedger, type ProbeLine } from '../store/ledger.js';
 import { createCheckout, removeCheckout } from './checkout.js';
+import { planCheckWrap } from './session.js';
 import { planAgentEnv } from '../agents/env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite } from '../errors.js';
 import { activeStories } from '../../prd/skip.js';
 
-export interface WeakProbeInput extends Pick<VerifyInput, 'repoRoot' | 'ledgerPath' | 'loopId' | 'checkTimeoutMs' | 'log' | 'inPlace'> {
+export interface WeakProbeInput extends Pick<VerifyInput, 'repoRoot' | 'ledgerPath' | 'loopId' | 'checkTimeoutMs' | 'log' | 'inPlace' | 'sandbox' | 'guardTrusted'> {
   topLevel: string;
   pins: Pins;
   prd: Prd;
@@ -27,7 +28,9 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   const checkout = input.inPlace ? null : await createCheckout(input.topLevel, input.pins.commit, null);
   const cwd = checkout?.dir ?? input.topLevel;
   const { env, token } = planAgentEnv(process.env, {});
-  const run = (command: string) => runCheck({ command, cwd, env, timeoutMs: input.checkTimeoutMs, signal: input.signal });
+  // The plan commit's code may be an agent's (a --repin, a branch with earlier work): sandboxed like any check.
+  const wrap = planCheckWrap(input.sandbox, cwd, input.topLevel);
+  const run = (command: string) => runCheck({ command, cwd, env, timeoutMs: input.checkTimeoutMs, signal: input.signal, wrap });
   const weak = new Set<string>();
   try {
     // A setup that fails on the plan commit says nothing about the checks; the claims will meet it again.
@@ -43,6 +46,8 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   } finally {
     await stopMarkedProcesses(token);
     if (checkout) removeCheckout(checkout.dir);
+    // Before the runner's next git command: what the probe's checks planted in git's configuration goes back.
+    input.guardTrusted?.('the checks');
   }
   const ids = [...weak];
   for (const id of ids) {
