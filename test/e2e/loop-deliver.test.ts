@@ -56,17 +56,43 @@ describe('--deliver push', () => {
     expect(onlyState(dir).options).toMatchObject({ deliver: 'push' });
   });
 
-  it('pushes to the branch\'s upstream when it has one, under the upstream\'s name', async () => {
+  it('pushes to the branch\'s upstream remote when the upstream is the same branch there', async () => {
     const dir = loopRepo({ stories: 1 });
     const remote = bareRemote();
     git(dir, 'remote', 'add', 'up', remote);
     git(dir, 'config', `branch.${BRANCH}.remote`, 'up');
-    git(dir, 'config', `branch.${BRANCH}.merge`, 'refs/heads/delivered');
+    git(dir, 'config', `branch.${BRANCH}.merge`, `refs/heads/${BRANCH}`);
     const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--deliver', 'push', ...FAST, '3']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`ralph: pushed ${BRANCH} to up (as delivered) at the end of the loop`);
-    expect(remoteRef(remote, 'refs/heads/delivered')).toBe(git(dir, 'rev-parse', BRANCH));
-    expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBeNull();
+    expect(r.stderr).toContain(`ralph: pushed ${BRANCH} to up at the end of the loop`);
+    expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBe(git(dir, 'rev-parse', BRANCH));
+  });
+
+  it('an agent that points the upstream at origin/main: main on the remote is untouched, the branch goes under its own name', async () => {
+    const dir = loopRepo({ stories: 2 });
+    const remote = bareRemote();
+    git(dir, 'remote', 'add', 'origin', remote);
+    git(dir, 'push', '-q', 'origin', 'main');
+    const main = remoteRef(remote, 'refs/heads/main');
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), '--deliver', 'push', ...FAST, '5'], { FAKE_MISBEHAVE: 'upstream', FAKE_AT: '1' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('(as main)');
+    expect(remoteRef(remote, 'refs/heads/main')).toBe(main);
+    expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBe(git(dir, 'rev-parse', BRANCH));
+  });
+
+  it('an upstream whose remote is a URL, or another branch: pushed to origin under its own name', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const remote = bareRemote();
+    const elsewhere = bareRemote();
+    git(dir, 'remote', 'add', 'origin', remote);
+    git(dir, 'config', `branch.${BRANCH}.remote`, elsewhere);
+    git(dir, 'config', `branch.${BRANCH}.merge`, `refs/heads/${BRANCH}`);
+    const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--deliver', 'push', ...FAST, '3']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`ralph: pushed ${BRANCH} to origin at the end of the loop`);
+    expect(remoteRef(elsewhere, `refs/heads/${BRANCH}`)).toBeNull();
+    expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBe(git(dir, 'rev-parse', BRANCH));
   });
 
   it('a remote that refuses: one warning per push with git\'s own words and a hint, local commits intact, exit code unchanged', async () => {
