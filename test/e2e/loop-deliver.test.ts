@@ -148,6 +148,22 @@ describe('--deliver push', () => {
     expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBe(git(dir, 'rev-parse', 'HEAD@{1}'));
   });
 
+  it('a loop that ends before the guard ran (the last rate-limit hit): git\'s configuration is put back and the push skipped', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const remote = bareRemote();
+    const evil = bareRemote();
+    git(dir, 'remote', 'add', 'origin', remote);
+    // Every run rewrites pushes to origin into another repository, then hits a rate limit: the 25th hit ends the loop.
+    const script = path.join(testdir(), 'limited.sh');
+    writeFileSync(script, `#!/bin/sh\ncat >/dev/null\ngit config url.${evil}.pushInsteadOf ${remote}\necho 'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}'\n`);
+    chmodSync(script, 0o755);
+    const r = await ralph(dir, ['--agent-cmd', script, '--deliver', 'push', ...FAST, '3'], { RALPH_RETRY_MS: '0' });
+    expect(r.code, r.stderr).toBe(5);
+    expect(lines(r.stderr, /not pushed at the end of the loop: git's configuration had changed/)).toHaveLength(1);
+    expect(remoteRef(evil, `refs/heads/${BRANCH}`)).toBeNull();
+    expect(readFileSync(path.join(dir, '.git/config'), 'utf8')).not.toContain('pushInsteadOf');
+  });
+
   it('accepts only commit, push and pr', async () => {
     const dir = loopRepo({ stories: 1 });
     const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--deliver', 'pr-merge', '3']);

@@ -14,6 +14,13 @@ export async function deliverBranch(run: RunContext, when: string, iteration?: n
   const top = run.paths.repoRoot;
   // A loop refused before it put the plan's branch in place has nothing to deliver.
   if ((await runGit(top, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`])).code !== 0) return;
+  // The loop can end right after an agent run, before the guard ran (a rate limit's last hit): git's configuration as
+  // the agent left it (a credential helper, core.sshCommand, a pushInsteadOf) would run with this push.
+  const tampered = run.restoreGuard?.() ?? [];
+  if (tampered.length) {
+    run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: ${branch} not pushed ${when}: git's configuration had changed since the loop started (${tampered.slice(0, 5).join(', ')}); it was put back; look at it, then push by hand with: git push origin ${branch}` });
+    return;
+  }
   const outcome = await pushBranch(top, branch);
   const short = (ref: string) => ref.replace(/^refs\/heads\//, '');
   if (outcome.ok) {

@@ -29,7 +29,7 @@ import { prepareBranch } from './branch.js';
 import { verifyStartClaims } from './start-claims.js';
 import { refuseDirtyTree } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from './trust.js';
-import { refuseModifiedEngine } from '../verify/runner-guard.js';
+import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
 import { probeSandbox } from '../agents/sandbox.js';
 import { probeWeakChecks } from '../verify/weak-checks.js';
 import { createInterface } from 'node:readline/promises';
@@ -168,6 +168,8 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
     }
     await prepareBranch(run);
     trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit);
+    const { guard } = trust;
+    run.restoreGuard = () => restoreRunnerFiles(guard, runsCode).rejecting;
     emit({ type: 'start', loop: id, agent: options.agentCmd ? 'agent-cmd' : options.agent, command: run.command, prd: path.relative(paths.repoRoot, paths.prd), maxIterations: options.maxIterations, resumed: run.resumed !== null, firstIteration: state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration) });
     exit = await startIterations(run, state, budget, controller, trust);
   } catch (err) {
