@@ -164,6 +164,22 @@ describe('--deliver push', () => {
     expect(readFileSync(path.join(dir, '.git/config'), 'utf8')).not.toContain('pushInsteadOf');
   });
 
+  it('a resume that is refused pushes nothing, and says so', async () => {
+    const dir = loopRepo({ stories: 2 });
+    const remote = bareRemote();
+    git(dir, 'remote', 'add', 'origin', remote);
+    const first = await ralph(dir, ['--agent-cmd', agent('worker'), ...FAST, '1']);
+    expect(first.code, first.stderr).toBe(1);
+    // The runner's record of the loop's pins, gone: the resume is refused once on the branch.
+    const id = onlyState(dir).id;
+    git(dir, 'for-each-ref', '--format=%(refname)').split('\n').filter((ref) => ref.endsWith(`/${id}/pins`)).forEach((ref) => git(dir, 'update-ref', '-d', ref));
+    const r = await ralph(dir, ['--resume-last', '--deliver', 'push', ...FAST, '5']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('has no record of its pinned tests');
+    expect(r.stderr).toContain(`ralph: --deliver push: ${BRANCH} not pushed at the end (the loop is refused)`);
+    expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBeNull();
+  });
+
   it('accepts only commit, push and pr', async () => {
     const dir = loopRepo({ stories: 1 });
     const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--deliver', 'pr-merge', '3']);

@@ -32,14 +32,15 @@ export async function deliverBranch(run: RunContext, when: string, iteration?: n
   run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: could not push ${branch}${outcome.target ? ` to ${outcome.target.remote}` : ''} ${when}: ${outcome.reason}; your commits are safe on the local branch ${branch}, and the exit code is unchanged; once fixed, push it with: ${retry}` });
 }
 
-// Stopped by the user (push then on resume), or to protect the branch from history the agent rewrote (look first).
-const NO_PUSH_AT_END: ReadonlySet<LoopStatus> = new Set(['interrupted', 'cancelled', 'protected']);
+// Stopped by the user (push then on resume), to protect the branch from history the agent rewrote (look first), or
+// refused before any iteration ran (a resume refused as tampered with included: nothing of it is to be sent anywhere).
+const NO_PUSH_AT_END: ReadonlySet<LoopStatus> = new Set(['interrupted', 'cancelled', 'protected', 'refused']);
 
-/** The push at the end of a loop, unless it was interrupted or stopped to protect the branch. */
+/** The push at the end of a loop, unless it was interrupted, refused, or stopped to protect the branch. */
 export async function deliverAtEnd(run: RunContext, status: LoopStatus): Promise<void> {
   if (run.options.deliver === 'commit') return;
   if (NO_PUSH_AT_END.has(status)) {
-    run.emit({ type: 'info', message: `--deliver ${run.options.deliver}: ${run.branch} not pushed at the end (the loop is ${status}); ${status === 'protected' ? 'look at the branch first, as the hint says' : 'the next run pushes it'}` });
+    run.emit({ type: 'info', message: `--deliver ${run.options.deliver}: ${run.branch} not pushed at the end (the loop is ${status}); ${status === 'protected' || status === 'refused' ? 'look at the branch first, as the hint says' : 'the next run pushes it'}` });
     return;
   }
   await deliverBranch(run, 'at the end of the loop');
