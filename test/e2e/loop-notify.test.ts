@@ -160,6 +160,28 @@ describe('--webhook', () => {
     expect(onlyState(dir).options).not.toHaveProperty('webhook');
   });
 
+  it('RALPH_WEBHOOK_URL alone is the webhook (no URL in the runner\'s argv), and it shows nowhere either', async () => {
+    const hook = await webhookServer(200);
+    const secret = 'T000-B000-FromEnv9c1e';
+    const dir = loopRepo({ stories: 1 });
+    const agentCmd = `env > "$RALPH_RUN_DIR/agent-env.txt"; exec node ${agent('worker')}`;
+    const r = await ralph(dir, ['--agent-cmd', agentCmd, '--name', 'whe', '--json', ...FAST, '3'], { RALPH_WEBHOOK_URL: hook.url(`/hooks/${secret}`) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(hook.received.map((q) => q.url)).toEqual([`/hooks/${secret}`]);
+    expect(JSON.parse(hook.received[0].body)).toEqual({ text: 'loop whe: complete (exit 0) · 1/1 stories pass · 1 iteration' });
+    expect(r.stdout + r.stderr).not.toContain(secret);
+    expect(filesContaining(dir, secret)).toEqual([]);
+    expect(onlyState(dir).options).not.toHaveProperty('webhook');
+  });
+
+  it('a RALPH_WEBHOOK_URL that is not a URL is refused at the start, naming the variable and not its value', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const r = await ralph(dir, ['--agent-cmd', agent('worker'), ...FAST, '3'], { RALPH_WEBHOOK_URL: 'not-a-url-secret' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('RALPH_WEBHOOK_URL needs an https:// (or http://) URL');
+    expect(r.stderr).not.toContain('not-a-url-secret');
+  });
+
   it('a webhook that answers 500 is one warning, and the exit code is the one the loop had', async () => {
     const hook = await webhookServer(500);
     const dir = loopRepo({ stories: 2 });

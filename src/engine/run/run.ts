@@ -41,6 +41,7 @@ import { readTextOrNull } from '../../util/read.js';
 import { planEnding } from '../deliver/summary.js';
 import { announceEnd } from '../deliver/announce.js';
 import { deliverAtEnd } from './deliver.js';
+import { withWebhookFromEnv } from '../cli/args.js';
 
 // Stands in for the prompt when the command line is shown before any prompt is read.
 const PROMPT_PLACEHOLDER = '\0prompt';
@@ -52,7 +53,7 @@ const PROMPT_PLACEHOLDER = '\0prompt';
 export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: RunIo, emit: Emit): Promise<number> {
   const repoRoot = await resolveRepoRoot(io.cwd);
   const resumed = parsed.resume || parsed.resumeLast ? findResumable(repoRoot, parsed) : null;
-  const options = resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed;
+  const options = withWebhookFromEnv(resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed, io.env);
   if (resumed) {
     refuseWaitWithoutCeiling(options);
     refuseUnboundedLoop(options);
