@@ -42,6 +42,7 @@ import { planEnding } from '../deliver/summary.js';
 import { announceEnd } from '../deliver/announce.js';
 import { deliverAtEnd } from './deliver.js';
 import { withWebhookFromEnv } from '../cli/args.js';
+import { holdEndPrograms } from '../deliver/programs.js';
 
 // Stands in for the prompt when the command line is shown before any prompt is read.
 const PROMPT_PLACEHOLDER = '\0prompt';
@@ -84,6 +85,7 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
     throw new LoopExit(2, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
   }
   warnAtStart(options, io, emit);
+  holdEndPrograms(io.env);
   const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch };
   const controller = new AbortController();
   // An interrupt ends the loop; once the loop has ended (or was already told to), one stops the announcements of its end.
