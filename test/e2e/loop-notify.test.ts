@@ -82,6 +82,18 @@ describe('--notify', () => {
     expect(r.code).toBe(1);
     expect(warnings(r.stderr)).toEqual(['ralph: warning: --notify: notify-send was not found on PATH, so no desktop notification was shown (it comes with libnotify: apt-get install libnotify-bin, dnf install libnotify)']);
   });
+  it('a notify-send the agent puts on PATH during the loop never runs: the program is the one found at the start', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const notify = fakeNotifySend();
+    // The agent moves the real one into a folder on PATH that was empty at the start, ahead of it.
+    const planted = testdir('ralphkit-bin-');
+    const agentCmd = `cp '${notify.bin}/notify-send' '${planted}/notify-send'; rm '${notify.bin}/notify-send'; exec node ${agent('worker')}`;
+    const r = await ralph(dir, ['--agent-cmd', agentCmd, '--notify', ...FAST, '3'], { PATH: `${planted}${path.delimiter}${notify.bin}${path.delimiter}${process.env.PATH}` });
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(path.join(planted, 'notify-send'))).toBe(true);
+    expect(notify.calls()).toEqual([]);
+    expect(warnings(r.stderr)).toEqual([`ralph: warning: --notify: ${notify.bin}/notify-send failed: spawn ${notify.bin}/notify-send ENOENT`]);
+  });
 });
 
 describe('--on-exit', () => {
