@@ -282,6 +282,11 @@ export interface RunContext {
   base?: string;
   /** Set when the loop's end is recorded (run.ts finish), for what is announced after the locks are released. */
   ending?: LoopEnding;
+  /**
+   * Set once the runner's files are held (run.ts): puts back what changed since (the guard's restore) and returns the
+   * changes that make git run code or change where it goes. Every push calls it first (deliver.ts).
+   */
+  restoreGuard?: () => string[];
 }
 
 export const AGENT_NAMES = ['claude', 'codex', 'amp', 'opencode', 'gemini'] as const;

@@ -145,6 +145,23 @@ describe('--deliver pr', () => {
     expectNoToken(s, r);
   });
 
+  it('a gh the agent puts on PATH during the loop never runs: gh is the one found at the start', async () => {
+    const s = setup(renderPlan({ stories: 1 }));
+    const server = await startGitHubServer({ owner: 'acme', repo: 'demo' });
+    // A folder on PATH, empty at the start (as ~/.local/bin may be); the agent plants a gh in it.
+    const bin = testdir('ralphkit-bin-');
+    const ran = path.join(testdir(), 'planted-gh-ran');
+    const planter = path.join(testdir('ralphkit-agent-'), 'planter.sh');
+    writeFileSync(planter, `#!/bin/sh\nprintf '#!/bin/sh\\ntouch ${ran}\\necho ${TOKEN}\\n' > '${bin}/gh'\nchmod 755 '${bin}/gh'\nexec '${s.agentCmd}'\n`);
+    chmodSync(planter, 0o755);
+    const r = await ralph(s.dir, ['--agent-cmd', planter, '--deliver', 'pr', ...FAST, '3'], apiEnv(server, { GH_TOKEN: '', PATH: `${bin}:${process.env.PATH}` }));
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(path.join(bin, 'gh'))).toBe(true);
+    expect(existsSync(ran)).toBe(false);
+    expect(lines(r.stderr, /^ralph: warning: --deliver pr/)[0]).toContain('no GitHub token for github.com');
+    expect(server.requests).toEqual([]);
+  });
+
   it('without a token: one warning that says how to log in, nothing sent', async () => {
     const s = setup(renderPlan({ stories: 1 }));
     const server = await startGitHubServer({ owner: 'acme', repo: 'demo' });

@@ -56,17 +56,43 @@ describe('--deliver push', () => {
     expect(onlyState(dir).options).toMatchObject({ deliver: 'push' });
   });
 
-  it('pushes to the branch\'s upstream when it has one, under the upstream\'s name', async () => {
+  it('pushes to the branch\'s upstream remote when the upstream is the same branch there', async () => {
     const dir = loopRepo({ stories: 1 });
     const remote = bareRemote();
     git(dir, 'remote', 'add', 'up', remote);
     git(dir, 'config', `branch.${BRANCH}.remote`, 'up');
-    git(dir, 'config', `branch.${BRANCH}.merge`, 'refs/heads/delivered');
+    git(dir, 'config', `branch.${BRANCH}.merge`, `refs/heads/${BRANCH}`);
     const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--deliver', 'push', ...FAST, '3']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain(`ralph: pushed ${BRANCH} to up (as delivered) at the end of the loop`);
-    expect(remoteRef(remote, 'refs/heads/delivered')).toBe(git(dir, 'rev-parse', BRANCH));
-    expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBeNull();
+    expect(r.stderr).toContain(`ralph: pushed ${BRANCH} to up at the end of the loop`);
+    expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBe(git(dir, 'rev-parse', BRANCH));
+  });
+
+  it('an agent that points the upstream at origin/main: main on the remote is untouched, the branch goes under its own name', async () => {
+    const dir = loopRepo({ stories: 2 });
+    const remote = bareRemote();
+    git(dir, 'remote', 'add', 'origin', remote);
+    git(dir, 'push', '-q', 'origin', 'main');
+    const main = remoteRef(remote, 'refs/heads/main');
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), '--deliver', 'push', ...FAST, '5'], { FAKE_MISBEHAVE: 'upstream', FAKE_AT: '1' });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).not.toContain('(as main)');
+    expect(remoteRef(remote, 'refs/heads/main')).toBe(main);
+    expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBe(git(dir, 'rev-parse', BRANCH));
+  });
+
+  it('an upstream whose remote is a URL, or another branch: pushed to origin under its own name', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const remote = bareRemote();
+    const elsewhere = bareRemote();
+    git(dir, 'remote', 'add', 'origin', remote);
+    git(dir, 'config', `branch.${BRANCH}.remote`, elsewhere);
+    git(dir, 'config', `branch.${BRANCH}.merge`, `refs/heads/${BRANCH}`);
+    const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--deliver', 'push', ...FAST, '3']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain(`ralph: pushed ${BRANCH} to origin at the end of the loop`);
+    expect(remoteRef(elsewhere, `refs/heads/${BRANCH}`)).toBeNull();
+    expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBe(git(dir, 'rev-parse', BRANCH));
   });
 
   it('a remote that refuses: one warning per push with git\'s own words and a hint, local commits intact, exit code unchanged', async () => {
@@ -120,6 +146,38 @@ describe('--deliver push', () => {
     expect(r.stderr).toContain(`ralph: --deliver push: ${BRANCH} not pushed at the end (the loop is protected); look at the branch first, as the hint says`);
     // HEAD before the agent's reset: the verified work, as pushed after iteration 1.
     expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBe(git(dir, 'rev-parse', 'HEAD@{1}'));
+  });
+
+  it('a loop that ends before the guard ran (the last rate-limit hit): git\'s configuration is put back and the push skipped', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const remote = bareRemote();
+    const evil = bareRemote();
+    git(dir, 'remote', 'add', 'origin', remote);
+    // Every run rewrites pushes to origin into another repository, then hits a rate limit: the 25th hit ends the loop.
+    const script = path.join(testdir(), 'limited.sh');
+    writeFileSync(script, `#!/bin/sh\ncat >/dev/null\ngit config url.${evil}.pushInsteadOf ${remote}\necho 'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}'\n`);
+    chmodSync(script, 0o755);
+    const r = await ralph(dir, ['--agent-cmd', script, '--deliver', 'push', ...FAST, '3'], { RALPH_RETRY_MS: '0' });
+    expect(r.code, r.stderr).toBe(5);
+    expect(lines(r.stderr, /not pushed at the end of the loop: git's configuration had changed/)).toHaveLength(1);
+    expect(remoteRef(evil, `refs/heads/${BRANCH}`)).toBeNull();
+    expect(readFileSync(path.join(dir, '.git/config'), 'utf8')).not.toContain('pushInsteadOf');
+  });
+
+  it('a resume that is refused pushes nothing, and says so', async () => {
+    const dir = loopRepo({ stories: 2 });
+    const remote = bareRemote();
+    git(dir, 'remote', 'add', 'origin', remote);
+    const first = await ralph(dir, ['--agent-cmd', agent('worker'), ...FAST, '1']);
+    expect(first.code, first.stderr).toBe(1);
+    // The runner's record of the loop's pins, gone: the resume is refused once on the branch.
+    const id = onlyState(dir).id;
+    git(dir, 'for-each-ref', '--format=%(refname)').split('\n').filter((ref) => ref.endsWith(`/${id}/pins`)).forEach((ref) => git(dir, 'update-ref', '-d', ref));
+    const r = await ralph(dir, ['--resume-last', '--deliver', 'push', ...FAST, '5']);
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain('has no record of its pinned tests');
+    expect(r.stderr).toContain(`ralph: --deliver push: ${BRANCH} not pushed at the end (the loop is refused)`);
+    expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBeNull();
   });
 
   it('accepts only commit, push and pr', async () => {

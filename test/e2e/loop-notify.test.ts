@@ -82,6 +82,18 @@ describe('--notify', () => {
     expect(r.code).toBe(1);
     expect(warnings(r.stderr)).toEqual(['ralph: warning: --notify: notify-send was not found on PATH, so no desktop notification was shown (it comes with libnotify: apt-get install libnotify-bin, dnf install libnotify)']);
   });
+  it('a notify-send the agent puts on PATH during the loop never runs: the program is the one found at the start', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const notify = fakeNotifySend();
+    // The agent moves the real one into a folder on PATH that was empty at the start, ahead of it.
+    const planted = testdir('ralphkit-bin-');
+    const agentCmd = `cp '${notify.bin}/notify-send' '${planted}/notify-send'; rm '${notify.bin}/notify-send'; exec node ${agent('worker')}`;
+    const r = await ralph(dir, ['--agent-cmd', agentCmd, '--notify', ...FAST, '3'], { PATH: `${planted}${path.delimiter}${notify.bin}${path.delimiter}${process.env.PATH}` });
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(path.join(planted, 'notify-send'))).toBe(true);
+    expect(notify.calls()).toEqual([]);
+    expect(warnings(r.stderr)).toEqual([`ralph: warning: --notify: ${notify.bin}/notify-send failed: spawn ${notify.bin}/notify-send ENOENT`]);
+  });
 });
 
 describe('--on-exit', () => {
@@ -158,6 +170,28 @@ describe('--webhook', () => {
     expect(filesContaining(dir, 'RALPH_LOOP_ID=wh')).toEqual(['ralph/.runs/wh/agent-env.txt']);
     expect(filesContaining(dir, secret)).toEqual([]);
     expect(onlyState(dir).options).not.toHaveProperty('webhook');
+  });
+
+  it('RALPH_WEBHOOK_URL alone is the webhook (no URL in the runner\'s argv), and it shows nowhere either', async () => {
+    const hook = await webhookServer(200);
+    const secret = 'T000-B000-FromEnv9c1e';
+    const dir = loopRepo({ stories: 1 });
+    const agentCmd = `env > "$RALPH_RUN_DIR/agent-env.txt"; exec node ${agent('worker')}`;
+    const r = await ralph(dir, ['--agent-cmd', agentCmd, '--name', 'whe', '--json', ...FAST, '3'], { RALPH_WEBHOOK_URL: hook.url(`/hooks/${secret}`) });
+    expect(r.code, r.stderr).toBe(0);
+    expect(hook.received.map((q) => q.url)).toEqual([`/hooks/${secret}`]);
+    expect(JSON.parse(hook.received[0].body)).toEqual({ text: 'loop whe: complete (exit 0) · 1/1 stories pass · 1 iteration' });
+    expect(r.stdout + r.stderr).not.toContain(secret);
+    expect(filesContaining(dir, secret)).toEqual([]);
+    expect(onlyState(dir).options).not.toHaveProperty('webhook');
+  });
+
+  it('a RALPH_WEBHOOK_URL that is not a URL is refused at the start, naming the variable and not its value', async () => {
+    const dir = loopRepo({ stories: 1 });
+    const r = await ralph(dir, ['--agent-cmd', agent('worker'), ...FAST, '3'], { RALPH_WEBHOOK_URL: 'not-a-url-secret' });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('RALPH_WEBHOOK_URL needs an https:// (or http://) URL');
+    expect(r.stderr).not.toContain('not-a-url-secret');
   });
 
   it('a webhook that answers 500 is one warning, and the exit code is the one the loop had', async () => {

@@ -197,8 +197,14 @@ function deliverMode(value: string): RunOptions['deliver'] {
   return value as RunOptions['deliver'];
 }
 
+/** --webhook, else RALPH_WEBHOOK_URL: unlike an argument, a variable does not show in `ps` to other local users. */
+export function withWebhookFromEnv(options: RunOptions, env: NodeJS.ProcessEnv): RunOptions {
+  const fromEnv = env.RALPH_WEBHOOK_URL;
+  return options.webhook || !fromEnv ? options : { ...options, webhook: webhookUrl(fromEnv, 'RALPH_WEBHOOK_URL') };
+}
+
 // The URL is a secret (it is the webhook's only key): a refusal says what is wrong with it, never what it is.
-function webhookUrl(value: string): string {
+function webhookUrl(value: string, source = '--webhook'): string {
   let url: URL | null = null;
   try {
     url = new URL(value);
@@ -206,7 +212,7 @@ function webhookUrl(value: string): string {
     /* said below */
   }
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    throw usageExit('--webhook needs an https:// (or http://) URL; the value given is not one (not shown here: a webhook URL is a secret)', 'copy the incoming webhook URL from Slack, Discord (add /slack at its end) or Mattermost');
+    throw usageExit(`${source} needs an https:// (or http://) URL; the value given is not one (not shown here: a webhook URL is a secret)`, 'copy the incoming webhook URL from Slack, Discord (add /slack at its end) or Mattermost');
   }
   return value;
 }

@@ -72,10 +72,11 @@ them again on --resume:
                               RALPH_STORIES_TOTAL and RALPH_COST_USD (empty when the agent reports none)
   --webhook <url>             POST {"text": "<summary>"} as JSON (10s): a Slack or Mattermost incoming
                               webhook URL, or a Discord one with /slack added at its end. The URL is a
-                              secret: never printed, stored or given to the agent
+                              secret: never printed, stored or given to the agent; but an argument
+                              shows in ps to other local processes: set RALPH_WEBHOOK_URL instead
 Delivery:
-  --deliver commit|push|pr    commit (default): the plan branch stays local. push: also push it (to its
-                              upstream, else to origin under its own name; never forced, no hooks run)
+  --deliver commit|push|pr    commit (default): the plan branch stays local. push: also push it under its
+                              own name (to its upstream's remote, else origin; never forced, no hooks run)
                               after each iteration in which a story was accepted, and at the end (not
                               after Ctrl-C, cancel or a stop to protect work). pr: push, then open one
                               pull request to the plan's baseBranch (else the repository's default

@@ -2,7 +2,7 @@
 // on Linux and the BSDs, osascript's `display notification` on macOS. Started with an argument list, never a shell;
 // bounded in time; a failure is one warning.
 import { execFile } from 'node:child_process';
-import { findExecutable } from '../agents/check.js';
+import { endProgram, type EndProgram } from './programs.js';
 import { firstLine } from './summary.js';
 
 /** How long the notification program may take before it is killed. */
@@ -32,7 +32,7 @@ export function appleScriptString(text: string): string {
 
 /** Shows the notification; resolves in at most DESKTOP_TIMEOUT_MS, never rejects, warns once when it cannot. */
 export function showDesktopNotification(title: string, body: string, env: NodeJS.ProcessEnv, signal: AbortSignal, warn: (message: string) => void): Promise<void> {
-  const command = planDesktopNotification(process.platform, title, body, (name) => findExecutable(name, env));
+  const command = planDesktopNotification(process.platform, title, body, (name) => endProgram(name as EndProgram, env));
   if (!command) {
     warn(`--notify: ${process.platform === 'darwin' ? 'osascript' : 'notify-send'} was not found on PATH, so no desktop notification was shown${process.platform === 'darwin' ? '' : ' (it comes with libnotify: apt-get install libnotify-bin, dnf install libnotify)'}`);
     return Promise.resolve();

@@ -1,8 +1,9 @@
 // --deliver pr: GitHub's REST API, with built-ins only. One code path for github.com, Enterprise and Actions: every
 // call goes to GITHUB_API_URL (default https://api.github.com; https://<host>/api/v3 for another host). The token
-// comes from `gh auth token --hostname <host>`, else the environment; it is only ever put in the Authorization
+// comes from the environment (GH_TOKEN, ...), else `gh auth token --hostname <host>`; it is only ever put in the Authorization
 // header, never in a message, and a message from the server is scrubbed of it all the same.
 import { execFile } from 'node:child_process';
+import { endProgram } from './programs.js';
 import http from 'node:http';
 import https from 'node:https';
 import { sanitizeForTerminal } from '../../util/ansi.js';
@@ -64,14 +65,22 @@ export function envToken(host: string, env: NodeJS.ProcessEnv): string | null {
   return null;
 }
 
-/** The user's token for a host: the gh CLI's, when it is installed and logged in, else the environment's; null: none. */
+/**
+ * The user's token for a host: the environment's (it comes first for gh too), else the gh CLI's when it is installed
+ * and logged in; null: none. gh is the one found at the loop's start (programs.ts), run with only what it needs to
+ * find its login (HOME, its config folder, the keyring's session bus), so nothing else of the environment steers it.
+ */
 export async function resolveToken(host: string, env: NodeJS.ProcessEnv): Promise<string | null> {
-  const fromGh = await new Promise<string | null>((resolve) => {
-    execFile('gh', ['auth', 'token', '--hostname', host], { env: { ...env, GH_PROMPT_DISABLED: '1', NO_COLOR: '1' }, timeout: GH_TIMEOUT_MS, encoding: 'utf8' }, (err, stdout) => {
+  const given = envToken(host, env);
+  const gh = endProgram('gh', env);
+  if (given || !gh) return given;
+  const keep = ['PATH', 'HOME', 'GH_CONFIG_DIR', 'XDG_CONFIG_HOME', 'XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS'].filter((k) => env[k] !== undefined);
+  const ghEnv = { ...Object.fromEntries(keep.map((k) => [k, env[k]])), GH_PROMPT_DISABLED: '1', NO_COLOR: '1' };
+  return new Promise<string | null>((resolve) => {
+    execFile(gh, ['auth', 'token', '--hostname', host], { env: ghEnv, timeout: GH_TIMEOUT_MS, encoding: 'utf8' }, (err, stdout) => {
       resolve(!err && stdout.trim() && !/\s/.test(stdout.trim()) ? stdout.trim() : null);
     });
   });
-  return fromGh ?? envToken(host, env);
 }
 
 export interface ApiAnswer {

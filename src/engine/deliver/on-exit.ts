@@ -26,7 +26,7 @@ export function runOnExit(run: OnExitRun): Promise<void> {
   const timeoutMs = run.timeoutMs ?? ON_EXIT_TIMEOUT_MS;
   return new Promise((resolve) => {
     const output = new TextTail(ON_EXIT_OUTPUT_BYTES);
-    const child = spawn('sh', ['-c', run.command], { cwd: run.cwd, env: run.env, detached: process.platform !== 'win32', stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
+    const child = spawn('/bin/sh', ['-c', run.command], { cwd: run.cwd, env: run.env, detached: process.platform !== 'win32', stdio: ['ignore', 'pipe', 'pipe'], windowsHide: true });
     let stopped: string | null = null;
     const stop = (why: string) => {
       stopped ??= why;

@@ -28,7 +28,7 @@ export function renderPrBody(input: PrBodyInput): string {
   const stories = prd.userStories.filter((s) => s && typeof s === 'object' && !isSkipped(s));
   const verified = stories.filter((s) => shownStatus(s, summary.stories[s.id]?.status) === 'verified').length;
   const out = [
-    `Opened by a ralphkit loop (\`${input.loopId}\`) on \`${oneLine(prd.branchName)}\`: **${verified}/${stories.length} stories verified** by the runner's own checks.`,
+    `Opened by a ralphkit loop (${code(input.loopId)}) on ${code(oneLine(prd.branchName))}: **${verified}/${stories.length} stories verified** by the runner's own checks.`,
     '',
     '## Stories',
     ...stories.flatMap((s) => renderStory(s, ledger, summary.stories[s.id]?.status)),

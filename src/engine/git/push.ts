@@ -1,4 +1,4 @@
-// --deliver push: the plan branch pushed to its upstream, else to origin under its own name. Through runGit, so with
+// --deliver push: the plan branch pushed under its own name to its upstream's remote, else to origin. Through runGit, so with
 // the runner's hardening: no hook of this repository runs (pre-push included), and git never waits for a password.
 // Never --force: a remote that has moved on, or history the agent rewrote, is refused by git and reported, and
 // nothing local changes. Never -u either: the runner does not write .git/config (it holds that file against the agent).
@@ -15,15 +15,20 @@ export interface PushTarget {
 
 export type PushOutcome = { ok: true; target: PushTarget } | { ok: false; target: PushTarget | null; reason: string };
 
-/** The branch's upstream when it has one on a remote, else origin's branch of the same name; null: neither exists. */
+/**
+ * The branch's upstream when it is the same branch name on a configured remote, else origin's branch of the same name;
+ * null: neither exists. The agent can rewrite branch.<name>.remote/merge (the guard leaves them, they run no code), so
+ * an upstream is trusted only that far: never another branch (`--set-upstream-to=origin/main` would push the plan into
+ * main with the user's credentials), never a URL or a path in place of a remote's name.
+ */
 export async function resolvePushTarget(top: string, branch: string): Promise<PushTarget | null> {
+  const ref = `refs/heads/${branch}`;
+  const listed = await runGit(top, ['remote']);
+  const remotes = listed.code === 0 ? listed.stdout.split('\n').map((l) => l.trim()).filter(Boolean) : [];
   const remote = await readConfig(top, `branch.${branch}.remote`);
   const merge = await readConfig(top, `branch.${branch}.merge`);
-  // "." is this repository itself: an upstream that is a local branch (often baseBranch) is no place to deliver to.
-  if (remote && remote !== '.' && merge?.startsWith('refs/heads/')) return { remote, ref: merge };
-  const remotes = await runGit(top, ['remote']);
-  if (remotes.code === 0 && remotes.stdout.split('\n').includes('origin')) return { remote: 'origin', ref: `refs/heads/${branch}` };
-  return null;
+  if (remote && remotes.includes(remote) && merge === ref) return { remote, ref };
+  return remotes.includes('origin') ? { remote: 'origin', ref } : null;
 }
 
 async function readConfig(top: string, key: string): Promise<string | null> {

@@ -14,6 +14,13 @@ export async function deliverBranch(run: RunContext, when: string, iteration?: n
   const top = run.paths.repoRoot;
   // A loop refused before it put the plan's branch in place has nothing to deliver.
   if ((await runGit(top, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`])).code !== 0) return;
+  // The loop can end right after an agent run, before the guard ran (a rate limit's last hit): git's configuration as
+  // the agent left it (a credential helper, core.sshCommand, a pushInsteadOf) would run with this push.
+  const tampered = run.restoreGuard?.() ?? [];
+  if (tampered.length) {
+    run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: ${branch} not pushed ${when}: git's configuration had changed since the loop started (${tampered.slice(0, 5).join(', ')}); it was put back; look at it, then push by hand with: git push origin ${branch}` });
+    return;
+  }
   const outcome = await pushBranch(top, branch);
   const short = (ref: string) => ref.replace(/^refs\/heads\//, '');
   if (outcome.ok) {
@@ -25,14 +32,15 @@ export async function deliverBranch(run: RunContext, when: string, iteration?: n
   run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: could not push ${branch}${outcome.target ? ` to ${outcome.target.remote}` : ''} ${when}: ${outcome.reason}; your commits are safe on the local branch ${branch}, and the exit code is unchanged; once fixed, push it with: ${retry}` });
 }
 
-// Stopped by the user (push then on resume), or to protect the branch from history the agent rewrote (look first).
-const NO_PUSH_AT_END: ReadonlySet<LoopStatus> = new Set(['interrupted', 'cancelled', 'protected']);
+// Stopped by the user (push then on resume), to protect the branch from history the agent rewrote (look first), or
+// refused before any iteration ran (a resume refused as tampered with included: nothing of it is to be sent anywhere).
+const NO_PUSH_AT_END: ReadonlySet<LoopStatus> = new Set(['interrupted', 'cancelled', 'protected', 'refused']);
 
-/** The push at the end of a loop, unless it was interrupted or stopped to protect the branch. */
+/** The push at the end of a loop, unless it was interrupted, refused, or stopped to protect the branch. */
 export async function deliverAtEnd(run: RunContext, status: LoopStatus): Promise<void> {
   if (run.options.deliver === 'commit') return;
   if (NO_PUSH_AT_END.has(status)) {
-    run.emit({ type: 'info', message: `--deliver ${run.options.deliver}: ${run.branch} not pushed at the end (the loop is ${status}); ${status === 'protected' ? 'look at the branch first, as the hint says' : 'the next run pushes it'}` });
+    run.emit({ type: 'info', message: `--deliver ${run.options.deliver}: ${run.branch} not pushed at the end (the loop is ${status}); ${status === 'protected' || status === 'refused' ? 'look at the branch first, as the hint says' : 'the next run pushes it'}` });
     return;
   }
   await deliverBranch(run, 'at the end of the loop');

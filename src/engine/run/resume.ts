@@ -1,6 +1,6 @@
 // Resuming a loop: finding the one to continue, stopping the agent a killed runner left behind, refusing
 // a loop with no iterations left, and merging the options typed now over the stored ones.
-import type { RunOptions, LoopState } from '../types.js';
+import type { RunOptions, LoopState, PerInvocation } from '../types.js';
 import { groupHasLiveMember, isAlive, signalGroup } from '../processes.js';
 import { isRunning, readAllStates, readState } from '../store/state-file.js';
 import { renderResumeCommand } from '../core/exits.js';
@@ -73,9 +73,14 @@ export function refuseExhausted(state: LoopState, options: RunOptions): void {
   throw new LoopExit(2, `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`, `give a higher max: ${renderResumeCommand(options.resume ? state.id : null, ran)}`);
 }
 
+// A Record, so that a new per-invocation option cannot be left out of it.
+const PER_INVOCATION: Record<PerInvocation, true> = { resume: true, resumeLast: true, name: true, dryRun: true, help: true, json: true, notify: true, onExit: true, webhook: true };
+
 /** The stored settings of a resumed loop, overridden by whatever the user typed this time. */
 export function mergeResumedOptions(stored: LoopState['options'], options: RunOptions, given: Set<keyof RunOptions>): RunOptions {
-  const merged: RunOptions = { ...options, ...stored };
+  // Never stored: a state.json that carries them was written by someone else (a hook command, a webhook to call).
+  const kept = Object.fromEntries(Object.entries(stored).filter(([key]) => !Object.hasOwn(PER_INVOCATION, key)));
+  const merged: RunOptions = { ...options, ...kept };
   for (const key of given) (merged as unknown as Record<string, unknown>)[key] = options[key];
   if (given.has('agent')) delete merged.agentCmd;
   if (given.has('agentCmd')) merged.agent = options.agent;

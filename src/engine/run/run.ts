@@ -29,7 +29,7 @@ import { prepareBranch } from './branch.js';
 import { verifyStartClaims } from './start-claims.js';
 import { refuseDirtyTree } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from './trust.js';
-import { refuseModifiedEngine } from '../verify/runner-guard.js';
+import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
 import { probeSandbox } from '../agents/sandbox.js';
 import { probeWeakChecks } from '../verify/weak-checks.js';
 import { createInterface } from 'node:readline/promises';
@@ -41,6 +41,8 @@ import { readTextOrNull } from '../../util/read.js';
 import { planEnding } from '../deliver/summary.js';
 import { announceEnd } from '../deliver/announce.js';
 import { deliverAtEnd } from './deliver.js';
+import { withWebhookFromEnv } from '../cli/args.js';
+import { holdEndPrograms } from '../deliver/programs.js';
 
 // Stands in for the prompt when the command line is shown before any prompt is read.
 const PROMPT_PLACEHOLDER = '\0prompt';
@@ -52,7 +54,7 @@ const PROMPT_PLACEHOLDER = '\0prompt';
 export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: RunIo, emit: Emit): Promise<number> {
   const repoRoot = await resolveRepoRoot(io.cwd);
   const resumed = parsed.resume || parsed.resumeLast ? findResumable(repoRoot, parsed) : null;
-  const options = resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed;
+  const options = withWebhookFromEnv(resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed, io.env);
   if (resumed) {
     refuseWaitWithoutCeiling(options);
     refuseUnboundedLoop(options);
@@ -83,6 +85,7 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
     throw new LoopExit(2, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
   }
   warnAtStart(options, io, emit);
+  holdEndPrograms(io.env);
   const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch };
   const controller = new AbortController();
   // An interrupt ends the loop; once the loop has ended (or was already told to), one stops the announcements of its end.
@@ -168,6 +171,8 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
     }
     await prepareBranch(run);
     trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit);
+    const { guard } = trust;
+    run.restoreGuard = () => restoreRunnerFiles(guard, runsCode).rejecting;
     emit({ type: 'start', loop: id, agent: options.agentCmd ? 'agent-cmd' : options.agent, command: run.command, prd: path.relative(paths.repoRoot, paths.prd), maxIterations: options.maxIterations, resumed: run.resumed !== null, firstIteration: state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration) });
     exit = await startIterations(run, state, budget, controller, trust);
   } catch (err) {

