@@ -31,7 +31,7 @@ function ralph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promis
 const reviews = (dir: string) => parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8')).filter((l): l is ReviewLine => l.kind === 'review');
 const readPrd = (dir: string): Prd => JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as Prd;
 const progress = (dir: string) => readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8');
-const seen = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; cwd: string; env: Record<string, string | null>; request: string }) : []);
+const seen = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; cwd: string; env: Record<string, string | null>; request: string; args: string[] }) : []);
 
 describe('the review gate', () => {
   it('REVISEs work that passes its checks but misses a criterion; the next attempt, reading the notes, SHIPs; exit 0', async () => {
@@ -91,6 +91,19 @@ describe('the review gate', () => {
     expect(reviews(dir).map((l) => l.verdict)).toEqual(['revise']);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toContain('stopped 1 process the checks left running');
+  });
+
+  it("a Codex reviewer's answer file is in a fresh private folder, not at a name under ralph/.runs/, and is removed", async () => {
+    const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1)) });
+    const log = path.join(testdir(), 'review.jsonl');
+    const r = await ralph(dir, ['--review-agent', 'codex', '1'], { REVIEW_LOG: log, RALPH_CODEX_BIN: path.join(FIXTURES, 'review', 'reviewer.mjs') });
+    expect(reviews(dir).map((l) => l.verdict)).toEqual(['revise']);
+    expect(r.code, r.stderr).toBe(1);
+    const args = seen(log)[0].args;
+    const file = args[args.indexOf('--output-last-message') + 1];
+    expect(path.basename(path.dirname(file))).toMatch(/^ralph-review-/);
+    expect(file.startsWith(dir)).toBe(false);
+    expect(existsSync(path.dirname(file))).toBe(false);
   });
 
   it('a reviewer that edits and commits only in its own clone leaves no trace, and its SHIP counts', async () => {

@@ -1,6 +1,8 @@
 // The review gate (SPEC §11): once a claim has passed its checks, a reviewer with a fresh context reads the story,
 // the diff of the work and the check results, in a throwaway clone of the claimed commit, and answers SHIP or
 // REVISE. Anything but exactly one SHIP rejects the claim; the repository is put back whatever the reviewer did.
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Story } from '../../prd/types.js';
 import type { ReviewSetup, VerifyOptions } from '../types.js';
@@ -94,7 +96,9 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
   const name = `iteration-${input.iteration}.review-${story.id.replace(/[^\w.-]/g, '_')}`;
   const extra: Record<string, string> = { RALPH_REVIEW: '1', RALPH_LOOP_ID: input.loopId, RALPH_ITERATION: String(input.iteration), RALPH_STORY_ID: story.id, ...(setup.model ? { RALPH_REVIEW_MODEL: setup.model } : {}) };
   const { env, token } = planAgentEnv(setup.env, extra);
-  const plan = planAgent({ agent: setup.agent, agentCmd: setup.agentCmd, prompt, runDir: setup.runDir, iteration: input.iteration, env, model: setup.model, lastMessageName: `${name}.last-message.txt` });
+  // Codex's answer file in a fresh private folder, not at a name under ralph/.runs/ anything could write to first.
+  const answerDir = mkdtempSync(path.join(os.tmpdir(), 'ralph-review-'));
+  const plan = planAgent({ agent: setup.agent, agentCmd: setup.agentCmd, prompt, runDir: answerDir, iteration: input.iteration, env, model: setup.model, lastMessageName: 'last-message.txt' });
   let result: AgentResult;
   let changed: string[] = [];
   try {
@@ -105,6 +109,7 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
     const { stopped } = await stopMarkedProcesses(token);
     if (stopped.length) input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the reviewer left running`);
     removeCheckout(checkout.dir);
+    rmSync(answerDir, { recursive: true, force: true });
     // Only once nothing the reviewer started is left to write again; git's configuration and hooks before any git
     // command of the restore reads them.
     const violation = input.guardTrusted?.('the reviewer');
