@@ -17,6 +17,8 @@ export interface AgentResult {
   finalMessage: string;
   /** Cost in USD for this run, when the agent reports one (Claude Code's total_cost_usd). */
   costUsd?: number;
+  /** Claude: how many result events its stream held (one run prints one; more means something else wrote into it). */
+  resultEvents?: number;
   durationMs: number;
   /** Set when the agent's structured output itself says a rate/usage limit was hit (Claude Code's rate_limit_event). */
   rateLimit?: RateLimitHit;

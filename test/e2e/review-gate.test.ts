@@ -106,6 +106,13 @@ describe('the review gate', () => {
     expect(existsSync(path.dirname(file))).toBe(false);
   });
 
+  it('a Claude reviewer whose output holds two result events (the last a SHIP) is not a SHIP', async () => {
+    const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1)) });
+    const r = await ralph(dir, ['--review-agent', 'claude', '1'], { REVIEW_MODE: 'two-results', RALPH_CLAUDE_BIN: path.join(FIXTURES, 'review', 'reviewer.mjs') });
+    expect(r.code, r.stderr).toBe(1);
+    expect(reviews(dir)).toMatchObject([{ verdict: 'invalid', reason: "the reviewer's output holds 2 result events instead of one" }]);
+  });
+
   it('a reviewer that edits and commits only in its own clone leaves no trace, and its SHIP counts', async () => {
     const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1)) });
     const r = await ralph(dir, ['--review-cmd', fixture('reviewer.mjs'), '2'], { REVIEW_MODE: 'clone-editor' });

@@ -70,6 +70,8 @@ async function runReviewer(s: CheckSession, setup: ReviewSetup, story: Story, co
   if ('changed' in result) return { verdict: 'invalid', base, reason: `the reviewer changed the repository (${result.changed.slice(0, 10).join(', ')}); put back as it was` };
   const failed = renderReviewerFailure(result, setup.timeoutMs);
   if (failed) return { verdict: 'invalid', base, reason: failed };
+  // One run prints one result: a second one was written into the reviewer's output by something else.
+  if ((result.resultEvents ?? 0) > 1) return { verdict: 'invalid', base, reason: `the reviewer's output holds ${result.resultEvents} result events instead of one` };
   const answer = readReviewAnswer(result.finalMessage);
   if (answer.verdict === 'invalid') return { verdict: 'invalid', base, reason: answer.problem };
   if (answer.verdict === 'revise') return { verdict: 'revise', base, reason: renderReasonsLine(answer.reasons), reasons: answer.reasons };
