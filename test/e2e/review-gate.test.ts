@@ -1,6 +1,6 @@
 // The review gate (SPEC §11) through the installed runner, with fake agents: a claim that passes its checks still
 // needs the reviewer's one SHIP; REVISE sends it back with the reasons; a reviewer cannot change the repository.
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
@@ -31,7 +31,7 @@ function ralph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promis
 const reviews = (dir: string) => parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8')).filter((l): l is ReviewLine => l.kind === 'review');
 const readPrd = (dir: string): Prd => JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as Prd;
 const progress = (dir: string) => readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8');
-const seen = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; cwd: string; env: Record<string, string | null>; request: string; args: string[] }) : []);
+const seen = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; cwd: string; env: Record<string, string | null>; request: string; args: string[]; agentConfig: string[] }) : []);
 
 describe('the review gate', () => {
   it('REVISEs work that passes its checks but misses a criterion; the next attempt, reading the notes, SHIPs; exit 0', async () => {
@@ -111,6 +111,35 @@ describe('the review gate', () => {
     const r = await ralph(dir, ['--review-agent', 'claude', '1'], { REVIEW_MODE: 'two-results', RALPH_CLAUDE_BIN: path.join(FIXTURES, 'review', 'reviewer.mjs') });
     expect(r.code, r.stderr).toBe(1);
     expect(reviews(dir)).toMatchObject([{ verdict: 'invalid', reason: "the reviewer's output holds 2 result events instead of one" }]);
+  });
+
+  it("the agent's committed Claude, MCP, Codex and Gemini settings are not in the reviewer's clone (their hooks would run)", async () => {
+    const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1)) });
+    for (const f of ['.claude/settings.json', '.claude/settings.local.json', '.claude/keep.md', '.mcp.json', '.codex/config.toml', '.gemini/settings.json']) {
+      mkdirSync(path.dirname(path.join(dir, f)), { recursive: true });
+      writeFileSync(path.join(dir, f), '{"hooks": {}}\n');
+    }
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'agent settings');
+    const log = path.join(testdir(), 'review.jsonl');
+    const r = await ralph(dir, ['--review-cmd', fixture('reviewer.mjs'), '1'], { REVIEW_LOG: log });
+    expect(r.code, r.stderr).toBe(1);
+    expect(seen(log)[0].agentConfig).toEqual(['.claude', '.claude/keep.md']);
+  });
+
+  it('a committed .claude that is a symbolic link is removed from the clone, and what it points to is left alone', async () => {
+    const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1)) });
+    const outside = path.join(testdir(), 'claude-home');
+    mkdirSync(outside);
+    writeFileSync(path.join(outside, 'settings.json'), '{}\n');
+    symlinkSync(outside, path.join(dir, '.claude'));
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'agent settings');
+    const log = path.join(testdir(), 'review.jsonl');
+    const r = await ralph(dir, ['--review-cmd', fixture('reviewer.mjs'), '1'], { REVIEW_LOG: log });
+    expect(r.code, r.stderr).toBe(1);
+    expect(seen(log)[0].agentConfig).toEqual([]);
+    expect(readFileSync(path.join(outside, 'settings.json'), 'utf8')).toBe('{}\n');
   });
 
   it('a reviewer that edits and commits only in its own clone leaves no trace, and its SHIP counts', async () => {

@@ -1,7 +1,7 @@
 // The review gate (SPEC §11): once a claim has passed its checks, a reviewer with a fresh context reads the story,
 // the diff of the work and the check results, in a throwaway clone of the claimed commit, and answers SHIP or
 // REVISE. Anything but exactly one SHIP rejects the claim; the repository is put back whatever the reviewer did.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { lstatSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Story } from '../../prd/types.js';
@@ -94,6 +94,7 @@ async function runWithRetries(top: string, setup: ReviewSetup, story: Story, com
 /** The reviewer in a fresh clone of `commit`, with the agent's environment; the repository put back afterwards. */
 async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit: string, prompt: string, input: VerifyOptions): Promise<AgentResult | { changed: string[] } | 'interrupted'> {
   const checkout = await createCheckout(top, commit, null);
+  removeAgentConfig(checkout.dir);
   const snap = await snapshotRepo(top, [input.prdPath, input.progressPath]);
   const name = `iteration-${input.iteration}.review-${story.id.replace(/[^\w.-]/g, '_')}`;
   const extra: Record<string, string> = { RALPH_REVIEW: '1', RALPH_LOOP_ID: input.loopId, RALPH_ITERATION: String(input.iteration), RALPH_STORY_ID: story.id, ...(setup.model ? { RALPH_REVIEW_MODEL: setup.model } : {}) };
@@ -119,6 +120,30 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
   }
   if (input.signal?.aborted) return 'interrupted';
   return changed.length ? { changed } : result;
+}
+
+/**
+ * Files an agent CLI runs or connects to on its own when it starts in a folder (Claude's hooks, MCP servers, Codex's
+ * and Gemini's project settings): the agent committed them, and the reviewer runs with its permission prompts off.
+ * The diff still shows them to the reviewer.
+ */
+const AGENT_CONFIG = ['.claude/settings.json', '.claude/settings.local.json', '.mcp.json', '.codex', '.gemini'];
+
+function removeAgentConfig(dir: string): void {
+  for (const name of AGENT_CONFIG) {
+    // A committed `.claude` that is a symbolic link goes itself: what it points to is not the clone's to delete.
+    const parent = name.includes('/') ? path.join(dir, path.dirname(name)) : null;
+    if (parent && isSymlink(parent)) rmSync(parent, { force: true });
+    else rmSync(path.join(dir, name), { recursive: true, force: true });
+  }
+}
+
+function isSymlink(file: string): boolean {
+  try {
+    return lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 /** A --review-cmd the shell cannot run ends the loop (agents/failure.ts), in the reviewer's words. */
