@@ -101,7 +101,8 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
   const { env, token } = planAgentEnv(setup.env, extra);
   // Codex's answer file in a fresh private folder, not at a name under ralph/.runs/ anything could write to first.
   const answerDir = mkdtempSync(path.join(os.tmpdir(), 'ralph-review-'));
-  const plan = planAgent({ agent: setup.agent, agentCmd: setup.agentCmd, prompt, runDir: answerDir, iteration: input.iteration, env, model: setup.model, lastMessageName: 'last-message.txt' });
+  const planned = planAgent({ agent: setup.agent, agentCmd: setup.agentCmd, prompt, runDir: answerDir, iteration: input.iteration, env, model: setup.model, lastMessageName: 'last-message.txt' });
+  const plan = setup.bin && !setup.agentCmd ? { ...planned, file: setup.bin } : planned;
   let result: AgentResult;
   let changed: string[] = [];
   try {
