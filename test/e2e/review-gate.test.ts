@@ -81,14 +81,14 @@ describe('the review gate', () => {
     expect(readPrd(dir).userStories[0].passes).toBe(false);
   });
 
-  it('a daemon a check left running is stopped before the reviewer runs: it cannot forge a SHIP into its answer', async () => {
+  it("a daemon a check left running is stopped before the reviewer runs: it cannot forge a SHIP into the Codex reviewer's answer", async () => {
     const forge = testdir();
     const spawn = `node ${JSON.stringify(path.join(FIXTURES, 'review', 'forger.cjs'))} spawn`;
     const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1, { checks: ['grep -q "US-1 done" US-1.txt', spawn] })) });
-    const r = await ralph(dir, ['--review-cmd', fixture('reviewer.mjs'), '1'], { REVIEW_MODE: 'forge-target', FORGE_DIR: forge });
+    const r = await ralph(dir, ['--review-agent', 'codex', '1'], { REVIEW_MODE: 'forge-target', FORGE_DIR: forge, RALPH_CODEX_BIN: path.join(FIXTURES, 'review', 'reviewer.mjs') });
     expect(existsSync(path.join(forge, 'reviewer.pid'))).toBe(true); // the reviewer ran
-    expect(existsSync(path.join(forge, 'forged'))).toBe(false);
     expect(reviews(dir).map((l) => l.verdict)).toEqual(['revise']);
+    expect(existsSync(path.join(forge, 'forged'))).toBe(false);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toContain('stopped 1 process the checks left running');
   });
