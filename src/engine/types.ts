@@ -17,6 +17,8 @@ export interface AgentResult {
   finalMessage: string;
   /** Cost in USD for this run, when the agent reports one (Claude Code's total_cost_usd). */
   costUsd?: number;
+  /** Claude: how many result events its stream held (one run prints one; more means something else wrote into it). */
+  resultEvents?: number;
   durationMs: number;
   /** Set when the agent's structured output itself says a rate/usage limit was hit (Claude Code's rate_limit_event). */
   rateLimit?: RateLimitHit;
@@ -74,6 +76,8 @@ export interface VerifyInput {
 export interface ReviewSetup {
   agent: AgentName;
   agentCmd?: string;
+  /** The --review-agent's binary as found at start, absolute: not looked up on PATH again at each review. */
+  bin?: string;
   model?: string;
   /** ralph/review.md relative to the top level: read at the plan commit, where the agent cannot rewrite it. */
   instructionsPath: string;
@@ -280,6 +284,8 @@ export interface RunContext {
   command: string;
   branch: string;
   base?: string;
+  /** The --review-agent's binary, an absolute path found at start (run/review-setup.ts). */
+  reviewerBin?: string;
   /** Set when the loop's end is recorded (run.ts finish), for what is announced after the locks are released. */
   ending?: LoopEnding;
   /**

@@ -25,6 +25,8 @@ export class OutputReader {
   /** Claude: the result event's text; Codex: the last agent message. Its last OUTPUT_LIMITS.finalMessage characters. */
   finalMessage?: string;
   costUsd?: number;
+  /** Claude: how many result events the stream held. */
+  resultEvents = 0;
   isError = false;
   rateLimit?: { resetAt: Date | null; message: string };
   /** Codex: the message of the last turn.failed or error event. */
@@ -50,6 +52,7 @@ export class OutputReader {
       if (event.notice) this.onTool(event.notice);
       if (event.rateLimit) this.rateLimit = event.rateLimit;
       if (event.result) {
+        this.resultEvents++;
         this.finalMessage = keepTail(event.result.text, OUTPUT_LIMITS.finalMessage);
         this.costUsd = event.result.costUsd;
         this.isError = event.result.isError;

@@ -60,6 +60,7 @@ function toResult(req: AgentRunRequest, r: ProcessResult, reader: OutputReader):
     stderr: r.spawnError ? `${r.stderr}${r.spawnError}\n` : r.stderr,
     finalMessage: pickFinalMessage(req.plan, r, reader),
     costUsd: reader.costUsd,
+    ...(reader.resultEvents ? { resultEvents: reader.resultEvents } : {}),
     ...(reader.rateLimit ? { rateLimit: reader.rateLimit } : {}),
     durationMs: r.durationMs,
   };

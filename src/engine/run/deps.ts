@@ -102,6 +102,7 @@ function reviewSetup(run: RunContext, loopId: string, trust: RunTrust): ReviewSe
   return {
     agent: options.reviewAgent ?? options.agent,
     ...(options.reviewCmd ? { agentCmd: options.reviewCmd } : {}),
+    ...(run.reviewerBin ? { bin: run.reviewerBin } : {}),
     ...(options.reviewModel ? { model: options.reviewModel } : {}),
     instructionsPath: relToTop(trust.topLevel, reviewInstructionsPath(paths)),
     runDir: loopDir(paths.repoRoot, loopId),

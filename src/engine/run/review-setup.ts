@@ -21,13 +21,17 @@ export function hasReviewer(options: Pick<RunOptions, 'reviewAgent' | 'reviewCmd
   return Boolean(options.reviewAgent || options.reviewCmd);
 }
 
-/** Refuses the start (exit 2) when the plan and the reviewer options do not fit together. */
-export function refuseReviewSetup(prd: Prd, options: RunOptions, paths: RunPaths, env: NodeJS.ProcessEnv, emit: Emit): void {
+/**
+ * Refuses the start (exit 2) when the plan and the reviewer options do not fit together. Returns the --review-agent's
+ * binary as an absolute path, found once here: looked up on PATH at each review, it could be one the agent planted
+ * since (a `claude` in ~/.local/bin, writable even under --sandbox) and it runs outside any sandbox.
+ */
+export function refuseReviewSetup(prd: Prd, options: RunOptions, paths: RunPaths, env: NodeJS.ProcessEnv, emit: Emit): string | undefined {
   const stories = activeStories(prd.userStories);
   const plan = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');
   if (!hasReviewer(options)) {
     const asking = stories.filter((s) => s.review === true).map((s) => s.id);
-    if (!asking.length) return;
+    if (!asking.length) return undefined;
     throw new LoopExit(
       LOOP_EXIT.refused,
       `${asking.slice(0, 10).join(', ')}${asking.length > 10 ? ` and ${asking.length - 10} more` : ''} ask${asking.length === 1 ? 's' : ''} for a review ("review": true in ${plan}) but no reviewer is configured`,
@@ -38,14 +42,17 @@ export function refuseReviewSetup(prd: Prd, options: RunOptions, paths: RunPaths
   if (!existsSync(instructions)) {
     throw new LoopExit(LOOP_EXIT.refused, `a reviewer is configured but ${path.relative(paths.repoRoot, instructions)} (its instructions) is missing`, `add it with: ${ralphkitCommand('install')} (it creates missing files and keeps yours), commit it, then start again`);
   }
-  if (options.reviewAgent && !options.reviewCmd) {
-    const plan = planAgent({ agent: options.reviewAgent, prompt: '', runDir: paths.repoRoot, iteration: 1, env });
-    if (!findExecutable(plan.file, env)) {
-      const missing = renderMissingAgent(options.reviewAgent, env);
-      throw new LoopExit(LOOP_EXIT.refused, `--review-agent: ${missing.message}`, missing.hint.replace('--agent-cmd', '--review-cmd'));
-    }
-  }
+  const bin = options.reviewAgent && !options.reviewCmd ? findReviewerBin(options.reviewAgent, paths, env) : undefined;
   if (stories.every((s) => s.review === false)) emit({ type: 'warn', message: `a reviewer is configured but every story in ${plan} says "review": false: nothing will be reviewed` });
+  return bin;
+}
+
+function findReviewerBin(agent: NonNullable<RunOptions['reviewAgent']>, paths: RunPaths, env: NodeJS.ProcessEnv): string {
+  const plan = planAgent({ agent, prompt: '', runDir: paths.repoRoot, iteration: 1, env });
+  const found = findExecutable(plan.file, env);
+  if (found) return path.resolve(found);
+  const missing = renderMissingAgent(agent, env);
+  throw new LoopExit(LOOP_EXIT.refused, `--review-agent: ${missing.message}`, missing.hint.replace('--agent-cmd', '--review-cmd'));
 }
 
 /** The reviewer's command line for --dry-run (the review request goes on stdin), or null without a reviewer. */

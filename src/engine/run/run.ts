@@ -76,7 +76,7 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   reportSetAside(prd, paths, emit);
   refuseModifiedEngine(repoRoot, options.allowModifiedEngine, (message) => emit({ type: 'warn', message }), io.packagedEngine);
   refuseSandbox(options, io.env);
-  refuseReviewSetup(prd, options, paths, io.env, emit);
+  const reviewerBin = refuseReviewSetup(prd, options, paths, io.env, emit);
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
     const missing = renderMissingAgent(options.agent, io.env);
     throw new LoopExit(2, missing.message, missing.hint);
@@ -86,7 +86,7 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   }
   warnAtStart(options, io, emit);
   holdEndPrograms(io.env);
-  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch };
+  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}) };
   const controller = new AbortController();
   // An interrupt ends the loop; once the loop has ended (or was already told to), one stops the announcements of its end.
   const late = new AbortController();

@@ -1,6 +1,8 @@
 // The review gate (SPEC §11): once a claim has passed its checks, a reviewer with a fresh context reads the story,
 // the diff of the work and the check results, in a throwaway clone of the claimed commit, and answers SHIP or
 // REVISE. Anything but exactly one SHIP rejects the claim; the repository is put back whatever the reviewer did.
+import { lstatSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import type { Story } from '../../prd/types.js';
 import type { ReviewSetup, VerifyOptions } from '../types.js';
@@ -37,8 +39,9 @@ export async function reviewClaim(s: CheckSession, story: Story, run: StoryRun, 
   // A story the plan commit already marked done was the owner's word, not this loop's work.
   if (input.iteration === 0 && commit === input.pins?.commit) return null;
   const started = Date.now();
-  // The story's checks ran just before: what they planted in git's configuration goes before the reviewer's git calls.
-  s.guardBeforeRunnerGit();
+  // The story's checks ran just before: what they left running is stopped (it could forge the reviewer's answer), and
+  // what they planted in git's configuration goes before the reviewer's git calls.
+  await s.guardBeforeRunnerGit();
   const outcome = await runReviewer(s, setup, story, commit, run.outcome === 'passed' ? run.ran : [], input);
   if (outcome === 'interrupted') return outcome;
   const line = { ...s.base(story.id), kind: 'review' as const, command: null, exitCode: null, outputSha256: null, reviewer: setup.agentCmd ?? setup.agent, model: setup.model ?? null, base: outcome.base, durationMs: Date.now() - started };
@@ -67,6 +70,8 @@ async function runReviewer(s: CheckSession, setup: ReviewSetup, story: Story, co
   if ('changed' in result) return { verdict: 'invalid', base, reason: `the reviewer changed the repository (${result.changed.slice(0, 10).join(', ')}); put back as it was` };
   const failed = renderReviewerFailure(result, setup.timeoutMs);
   if (failed) return { verdict: 'invalid', base, reason: failed };
+  // One run prints one result: a second one was written into the reviewer's output by something else.
+  if ((result.resultEvents ?? 0) > 1) return { verdict: 'invalid', base, reason: `the reviewer's output holds ${result.resultEvents} result events instead of one` };
   const answer = readReviewAnswer(result.finalMessage);
   if (answer.verdict === 'invalid') return { verdict: 'invalid', base, reason: answer.problem };
   if (answer.verdict === 'revise') return { verdict: 'revise', base, reason: renderReasonsLine(answer.reasons), reasons: answer.reasons };
@@ -89,11 +94,15 @@ async function runWithRetries(top: string, setup: ReviewSetup, story: Story, com
 /** The reviewer in a fresh clone of `commit`, with the agent's environment; the repository put back afterwards. */
 async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit: string, prompt: string, input: VerifyOptions): Promise<AgentResult | { changed: string[] } | 'interrupted'> {
   const checkout = await createCheckout(top, commit, null);
+  removeAgentConfig(checkout.dir);
   const snap = await snapshotRepo(top, [input.prdPath, input.progressPath]);
   const name = `iteration-${input.iteration}.review-${story.id.replace(/[^\w.-]/g, '_')}`;
   const extra: Record<string, string> = { RALPH_REVIEW: '1', RALPH_LOOP_ID: input.loopId, RALPH_ITERATION: String(input.iteration), RALPH_STORY_ID: story.id, ...(setup.model ? { RALPH_REVIEW_MODEL: setup.model } : {}) };
   const { env, token } = planAgentEnv(setup.env, extra);
-  const plan = planAgent({ agent: setup.agent, agentCmd: setup.agentCmd, prompt, runDir: setup.runDir, iteration: input.iteration, env, model: setup.model, lastMessageName: `${name}.last-message.txt` });
+  // Codex's answer file in a fresh private folder, not at a name under ralph/.runs/ anything could write to first.
+  const answerDir = mkdtempSync(path.join(os.tmpdir(), 'ralph-review-'));
+  const planned = planAgent({ agent: setup.agent, agentCmd: setup.agentCmd, prompt, runDir: answerDir, iteration: input.iteration, env, model: setup.model, lastMessageName: 'last-message.txt' });
+  const plan = setup.bin && !setup.agentCmd ? { ...planned, file: setup.bin } : planned;
   let result: AgentResult;
   let changed: string[] = [];
   try {
@@ -104,6 +113,7 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
     const { stopped } = await stopMarkedProcesses(token);
     if (stopped.length) input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the reviewer left running`);
     removeCheckout(checkout.dir);
+    rmSync(answerDir, { recursive: true, force: true });
     // Only once nothing the reviewer started is left to write again; git's configuration and hooks before any git
     // command of the restore reads them.
     const violation = input.guardTrusted?.('the reviewer');
@@ -111,6 +121,30 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
   }
   if (input.signal?.aborted) return 'interrupted';
   return changed.length ? { changed } : result;
+}
+
+/**
+ * Files an agent CLI runs or connects to on its own when it starts in a folder (Claude's hooks, MCP servers, Codex's
+ * and Gemini's project settings): the agent committed them, and the reviewer runs with its permission prompts off.
+ * The diff still shows them to the reviewer.
+ */
+const AGENT_CONFIG = ['.claude/settings.json', '.claude/settings.local.json', '.mcp.json', '.codex', '.gemini'];
+
+function removeAgentConfig(dir: string): void {
+  for (const name of AGENT_CONFIG) {
+    // A committed `.claude` that is a symbolic link goes itself: what it points to is not the clone's to delete.
+    const parent = name.includes('/') ? path.join(dir, path.dirname(name)) : null;
+    if (parent && isSymlink(parent)) rmSync(parent, { force: true });
+    else rmSync(path.join(dir, name), { recursive: true, force: true });
+  }
+}
+
+function isSymlink(file: string): boolean {
+  try {
+    return lstatSync(file).isSymbolicLink();
+  } catch {
+    return false;
+  }
 }
 
 /** A --review-cmd the shell cannot run ends the loop (agents/failure.ts), in the reviewer's words. */

@@ -71,7 +71,7 @@ export class CheckSession {
     const key = [...mayChange].sort().join('\0');
     let entry = this.checkouts.get(key);
     if (!entry) {
-      this.guardBeforeRunnerGit();
+      await this.guardBeforeRunnerGit();
       const checkout = await createCheckout(this.top, this.commit, this.input.pins ?? null, mayChange);
       entry = { checkout };
       this.checkouts.set(key, entry);
@@ -80,7 +80,7 @@ export class CheckSession {
         const r = await this.run(story, 'setup', setup, checkout.dir, key);
         if (!r.ok) entry.setupFailure = r;
         else {
-          this.guardBeforeRunnerGit();
+          await this.guardBeforeRunnerGit();
           const again = await reapplyPins(checkout, this.input.pins ?? null, mayChange);
           if (again.length) this.input.log('warn', `setup changed pinned test inputs (${again.join(', ')}); put back before the checks`);
           checkout.pinnedChanges = [...new Set([...checkout.pinnedChanges, ...again])];
@@ -95,10 +95,24 @@ export class CheckSession {
 
   /**
    * Once a check (or setup) has run, the runner's next git command could read what it planted in git's configuration
-   * (the user's global file included): the guard puts that back first, and a change that runs code rejects the pass.
+   * (the user's global file included): what the checks left running is stopped (it could write again, or forge the
+   * reviewer's answer), then the guard puts that back, and a change that runs code rejects the pass.
    */
-  guardBeforeRunnerGit(): void {
-    if (this.checkEnv) this.violation = this.input.guardTrusted?.('the checks') ?? this.violation;
+  async guardBeforeRunnerGit(): Promise<void> {
+    if (!this.checkEnv) return;
+    await this.stopLeftovers();
+    this.guardTrusted();
+  }
+
+  private guardTrusted(): void {
+    this.violation = this.input.guardTrusted?.('the checks') ?? this.violation;
+  }
+
+  /** What the checks left running (a daemon that would rewrite the plan, or forge the reviewer's answer) is stopped. */
+  private async stopLeftovers(): Promise<void> {
+    if (!this.checkEnv) return;
+    const { stopped } = await stopMarkedProcesses(this.checkEnv.token);
+    if (stopped.length) this.input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the checks left running (${stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ')})`);
   }
 
   /**
@@ -194,13 +208,10 @@ export class CheckSession {
       }
     };
     const ran = this.checkEnv !== null;
-    await step(async () => {
-      const { stopped } = ran ? await stopMarkedProcesses(this.checkEnv!.token) : { stopped: [] };
-      if (stopped.length) this.input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the checks left running (${stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ')})`);
-    });
+    await step(() => this.stopLeftovers());
     // Only once nothing the checks started is left to write again.
     await step(() => this.restoreHeld());
-    if (ran) await step(() => this.guardBeforeRunnerGit());
+    if (ran) await step(() => this.guardTrusted());
     if (ran && this.commit !== null) await step(() => this.refuseMovedHead());
     for (const { checkout } of this.checkouts.values()) removeCheckout(checkout.dir);
     this.checkouts.clear();
