@@ -41,7 +41,7 @@ export async function reviewClaim(s: CheckSession, story: Story, run: StoryRun, 
   const started = Date.now();
   // The story's checks ran just before: what they left running is stopped (it could forge the reviewer's answer), and
   // what they planted in git's configuration goes before the reviewer's git calls.
-  await s.guardBeforeRunnerGit();
+  await s.guardBeforeRunnerGit({ stopLeftovers: true });
   const outcome = await runReviewer(s, setup, story, commit, run.outcome === 'passed' ? run.ran : [], input);
   if (outcome === 'interrupted') return outcome;
   const line = { ...s.base(story.id), kind: 'review' as const, command: null, exitCode: null, outputSha256: null, reviewer: setup.agentCmd ?? setup.agent, model: setup.model ?? null, base: outcome.base, durationMs: Date.now() - started };

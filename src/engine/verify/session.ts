@@ -95,12 +95,13 @@ export class CheckSession {
 
   /**
    * Once a check (or setup) has run, the runner's next git command could read what it planted in git's configuration
-   * (the user's global file included): what the checks left running is stopped (it could write again, or forge the
-   * reviewer's answer), then the guard puts that back, and a change that runs code rejects the pass.
+   * (the user's global file included): the guard puts that back, and a change that runs code rejects the pass. Before
+   * a review, what the checks left running is stopped first (it could forge the reviewer's answer); elsewhere it lives
+   * until the pass ends, since a setup may start a service the checks use.
    */
-  async guardBeforeRunnerGit(): Promise<void> {
+  async guardBeforeRunnerGit({ stopLeftovers = false }: { stopLeftovers?: boolean } = {}): Promise<void> {
     if (!this.checkEnv) return;
-    await this.stopLeftovers();
+    if (stopLeftovers) await this.stopLeftovers();
     this.guardTrusted();
   }
 
