@@ -79,7 +79,7 @@ describe.skipIf(SKIP_CODEX || SKIP_CLAUDE)('Codex implements, Claude Code review
     const codexRuns = responses.mainRequests().filter((b) => !b.input!.some((i) => i.type === 'function_call'));
     expect(codexRuns).toHaveLength(2);
     expect(responsesRequestText(codexRuns[0])).toContain('# Your task: one story from the plan');
-    expect(r.stderr).toContain('Shell: ');
+    expect(r.stderr).toContain("· Shell: /bin/bash -c 'cat ralph/progress.txt ralph/prd.json'");
     // The first run never saw the reason; the second read it in progress.txt and the plan's notes, and sent it to its model.
     const sawReason = responses.mainRequests().map((b) => responsesRequestText(b).includes(FIX_HINT));
     expect(sawReason.indexOf(true)).toBeGreaterThan(responses.mainRequests().indexOf(codexRuns[1]));
