@@ -114,20 +114,20 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
     }
   });
 
+  const { port, close } = await listenOnLoopback(server);
+  return { url: `http://127.0.0.1:${port}`, port, requests, errors, mainRequests: () => requests.filter((r) => r.kind === 'main').map((r) => r.body!), close };
+}
+
+/** `server` listening on 127.0.0.1 at a free port; `close` drops open connections too. */
+export async function listenOnLoopback(server: http.Server): Promise<{ port: number; close: () => Promise<void> }> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    requests,
-    errors,
-    mainRequests: () => requests.filter((r) => r.kind === 'main').map((r) => r.body!),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const close = () =>
+    new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  return { port, close };
 }
 
 /** Quota probes ask for one token; title and summary calls come without tools. Neither is the agent's turn. */
@@ -203,12 +203,12 @@ function sendMessage(res: http.ServerResponse, body: MessagesBody, turn: Assista
   res.end();
 }
 
-function sendJson(res: http.ServerResponse, status: number, data: unknown): void {
+export function sendJson(res: http.ServerResponse, status: number, data: unknown): void {
   res.writeHead(status, { 'content-type': 'application/json' });
   res.end(JSON.stringify(data));
 }
 
-function readBody(req: http.IncomingMessage): Promise<string> {
+export function readBody(req: http.IncomingMessage): Promise<string> {
   return new Promise((resolve, reject) => {
     let data = '';
     req.setEncoding('utf8');
