@@ -38,14 +38,14 @@ export function judgeCi(runs: readonly CheckRunFields[], combined: CombinedStatu
   const failed: string[] = [];
   const pending: string[] = [];
   for (const run of runs) {
-    const name = String(run.name ?? 'a check run');
+    const name = nameOf(run.name, 'a check run');
     if (run.status !== 'completed') pending.push(name);
-    else if (!GOOD_CONCLUSIONS.has(String(run.conclusion))) failed.push(`${name} (${String(run.conclusion ?? 'no conclusion')})`);
+    else if (!GOOD_CONCLUSIONS.has(String(run.conclusion))) failed.push(`${name} (${nameOf(run.conclusion, 'no conclusion')})`);
   }
   const statusCount = typeof combined.total_count === 'number' ? combined.total_count : 0;
   for (const s of statusCount > 0 ? combined.statuses ?? [] : []) {
-    const name = String(s.context ?? 'a status');
-    if (s.state === 'failure' || s.state === 'error') failed.push(`${name} (${String(s.state)})`);
+    const name = nameOf(s.context, 'a status');
+    if (s.state === 'failure' || s.state === 'error') failed.push(`${name} (${nameOf(s.state, 'failure')})`);
     else if (s.state !== 'success') pending.push(name);
   }
   // The combined state speaks for statuses not listed on the first page.
@@ -55,6 +55,12 @@ export function judgeCi(runs: readonly CheckRunFields[], combined: CombinedStatu
   const count = runs.length + statusCount;
   const verdict: CiVerdict = failed.length ? 'failed' : count === 0 ? 'none' : pending.length ? 'pending' : 'passed';
   return { verdict, failed, pending, count };
+}
+
+// Check names come from the repository's CI configuration, which the agent can write: one short line each.
+function nameOf(value: unknown, fallback: string): string {
+  const text = typeof value === 'string' ? value.replace(/[\u0000-\u001f\u007f-\u009f]+/g, ' ').trim().slice(0, 100) : '';
+  return text || fallback;
 }
 
 /** Reads both sources for `sha` and judges them. Throws GitHubError. */

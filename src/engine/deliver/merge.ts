@@ -68,6 +68,7 @@ export async function mergePull(client: GitHubClient, repo: GitHubRepo, number: 
   const root = `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}`;
   const answer = await client.request('PUT', `${root}/pulls/${number}/merge`, { sha, merge_method: 'merge' });
   const body = answer.body as { merged?: unknown; sha?: unknown; message?: unknown } | null;
-  if (body?.merged !== true) throw new GitHubError(`GitHub did not merge it${typeof body?.message === 'string' ? `: ${body.message}` : ''}`, answer.status);
+  const said = typeof body?.message === 'string' ? `: ${body.message.replace(/\s+/g, ' ').slice(0, 200)}` : '';
+  if (body?.merged !== true) throw new GitHubError(`GitHub did not merge it${said}`, answer.status);
   return { sha: typeof body.sha === 'string' ? body.sha : '' };
 }

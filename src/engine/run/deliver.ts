@@ -37,7 +37,7 @@ export async function deliverBranch(run: RunContext, when: string, iteration?: n
     return { remote: outcome.target.remote, pull };
   }
   const retry = outcome.target ? `git push ${outcome.target.remote} ${branch}${short(outcome.target.ref) === branch ? '' : `:${short(outcome.target.ref)}`}` : `git remote add origin <url>, then git push origin ${branch}`;
-  run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: could not push ${branch}${outcome.target ? ` to ${outcome.target.remote}` : ''} ${when}: ${outcome.reason}; your commits are safe on the local branch ${branch}, and the exit code is unchanged; once fixed, push it with: ${retry}` });
+  run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: could not push ${branch}${outcome.target ? ` to ${outcome.target.remote}` : ''} ${when}: ${outcome.reason}; your commits are safe on the local branch ${branch}${mode === 'pr-merge' && iteration === undefined ? '' : ', and the exit code is unchanged'}; once fixed, push it with: ${retry}` });
   return none;
 }
 
