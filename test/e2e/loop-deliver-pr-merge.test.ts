@@ -127,6 +127,26 @@ describe('--deliver pr-merge', () => {
     expectNoToken(s, r);
   });
 
+  it('--resume of a loop that was done but not merged runs no agent: the final gate again, then the wait and the merge', async () => {
+    const s = deliverRepo(renderPlan({ stories: 1 }));
+    let ciDone = false;
+    const server = await serve(s, { ci: () => (ciDone ? PASSED : {}) });
+    // One iteration is all it has: the resume must not be refused as out of iterations.
+    const first = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr-merge', '--merge-timeout', '1s', ...FAST, '1'], apiEnv(server));
+    expect(first.code, first.stderr).toBe(7);
+    const { id } = onlyState(s.dir);
+    expect(first.stderr).toContain(`to verify and try again: ./ralph/ralph.sh --resume ${id}`);
+    ciDone = true;
+    const agentRuns = readFileSync(s.envDump, 'utf8').split('RALPH_RUNNER=1').length;
+    const r = await ralph(s.dir, ['--resume', id, ...FAST], apiEnv(server));
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(s.envDump, 'utf8').split('RALPH_RUNNER=1').length).toBe(agentRuns);
+    expect(r.stderr).toContain('final gate');
+    expect(merges(server).map((q) => q.body?.sha)).toEqual([git(s.dir, 'rev-parse', BRANCH)]);
+    expect(onlyState(s.dir)).toMatchObject({ status: 'complete', exitCode: 0 });
+    expectNoToken(s, r);
+  });
+
   it('Ctrl-C while waiting stops the wait: exit 130, the pull request open and unmerged', async () => {
     const s = deliverRepo(renderPlan({ stories: 1 }));
     const server = await serve(s, { ci: () => ({ runs: [{ name: 'test', status: 'queued', conclusion: null }] }) });
