@@ -127,6 +127,17 @@ describe('--deliver pr-merge', () => {
     expectNoToken(s, r);
   });
 
+  it('GitHub refusing the merge for its own rules (405): its words and a hint, exit 7', async () => {
+    const s = deliverRepo(renderPlan({ stories: 1 }));
+    const server = await serve(s, { ci: () => PASSED, mergeFail: { status: 405, message: 'Pull Request is not mergeable' } });
+    const r = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr-merge', ...FAST, '3'], apiEnv(server));
+    expect(r.code, r.stderr).toBe(7);
+    expect(merges(server)).toHaveLength(1);
+    expect(r.stderr).toContain('GitHub refused the merge: GitHub answered HTTP 405: Pull Request is not mergeable');
+    expect(r.stderr).toContain('GitHub\'s rules for this repository do not allow this merge now');
+    expectNoToken(s, r);
+  });
+
   it('--resume of a loop that was done but not merged runs no agent: the final gate again, then the wait and the merge', async () => {
     const s = deliverRepo(renderPlan({ stories: 1 }));
     let ciDone = false;
