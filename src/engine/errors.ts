@@ -13,6 +13,7 @@ export const LOOP_EXIT = {
   noProgress: 4,
   budget: 5,
   protected: 6,
+  notMerged: 7,
   interrupted: 130,
 } as const;
 
@@ -20,7 +21,7 @@ export const LOOP_EXIT = {
 export type ExitStatus = LoopStatus | 'usage';
 
 // Exit 1 has no single meaning (max iterations, bad usage, a failure), so it is given where it is thrown.
-const STATUS_BY_CODE: Partial<Record<number, LoopStatus>> = { 0: 'complete', 2: 'refused', 3: 'stuck', 4: 'no-progress', 5: 'budget', 6: 'protected', 130: 'interrupted' };
+const STATUS_BY_CODE: Partial<Record<number, LoopStatus>> = { 0: 'complete', 2: 'refused', 3: 'stuck', 4: 'no-progress', 5: 'budget', 6: 'protected', 7: 'not-merged', 130: 'interrupted' };
 
 /** Thrown anywhere in the engine to end the loop with a given code and status. */
 export class LoopExit extends Error {

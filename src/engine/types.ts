@@ -194,7 +194,7 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-export type LoopStatus = 'running' | 'complete' | 'max-iterations' | 'stuck' | 'no-progress' | 'budget' | 'protected' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
+export type LoopStatus = 'running' | 'complete' | 'not-merged' | 'max-iterations' | 'stuck' | 'no-progress' | 'budget' | 'protected' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
 
 /** Options that belong to one invocation, not to the loop: never stored in state.json, not kept by --resume. */
 export type PerInvocation = 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'notify' | 'onExit' | 'webhook';
@@ -293,6 +293,12 @@ export interface RunContext {
    * changes that make git run code or change where it goes. Every push calls it first (deliver.ts).
    */
   restoreGuard?: () => string[];
+  /** The run's pins, once taken (run.ts): --deliver pr-merge never merges a branch that changed them. */
+  pins?: Pins | null;
+  /** The commit the final gate passed on, and whether every story it judged was verified (not on the agent's word). */
+  gatePassed?: { commit: string; allVerified: boolean };
+  /** Set when the end of the loop was already delivered (pr-merge pushes and merges before the loop's end is recorded). */
+  deliveredAtEnd?: boolean;
 }
 
 export const AGENT_NAMES = ['claude', 'codex', 'amp', 'opencode', 'gemini'] as const;
@@ -336,8 +342,13 @@ export interface RunOptions {
   /** Run the agent under bubblewrap (--sandbox), with or without network. */
   sandbox: boolean;
   network: boolean;
-  /** What happens to the plan branch's commits (--deliver): kept local (commit), pushed too (push), and a pull request (pr). */
+  /**
+   * What happens to the plan branch's commits (--deliver): kept local (commit), pushed too (push), and a pull request
+   * (pr), merged once the repository's CI passed on the verified head (pr-merge).
+   */
   deliver: DeliverMode;
+  /** --deliver pr-merge: how long to wait for the repository's CI on the pull request's head (--merge-timeout). */
+  mergeTimeoutMs: number;
   /** The end-of-loop notifications; each invocation's own, never stored in state.json (the webhook is a secret). */
   notify: boolean;
   onExit?: string;
@@ -350,7 +361,7 @@ export interface RunOptions {
   help: boolean;
 }
 
-export const DELIVER_MODES = ['commit', 'push', 'pr'] as const;
+export const DELIVER_MODES = ['commit', 'push', 'pr', 'pr-merge'] as const;
 
 export type DeliverMode = (typeof DELIVER_MODES)[number];
 

@@ -1,65 +1,17 @@
-// --deliver pr with real git and a scripted GitHub REST API on 127.0.0.1 (SPEC §10): the remote's URL names
-// github.com/acme/demo while git's url.<bare>.insteadOf sends the push to a bare repository on disk, so the runner reads
-// owner/repo from the URL the user configured and the hardened git still pushes. Asserts the requests (list, then
-// create; later pushes update the same pull request), the body, and that the token shows up nowhere but in the
-// Authorization header. Needs `npm run build` first (npm test does it).
-import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+// --deliver pr with real git and a scripted GitHub REST API on 127.0.0.1 (SPEC §10), in the repository of
+// test/support/deliver-repo.ts (origin github.com/acme/demo, pushed to a bare repository on disk). Asserts the
+// requests (list, then create; later pushes update the same pull request), the body, and that the token shows up
+// nowhere but in the Authorization header. Needs `npm run build` first (npm test does it).
+import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, testdir } from '../support/repo.js';
-import { agent, ralph, renderPlan } from '../support/loop-repo.js';
-import { installedRepo } from '../support/installed-repo.js';
-import { startGitHubServer, type GitHubServer } from '../support/github-server.js';
+import { renderPlan, ralph } from '../support/loop-repo.js';
+import { startGitHubServer } from '../support/github-server.js';
+import { apiEnv, BRANCH, deliverRepo, expectNoToken, lines, TOKEN } from '../support/deliver-repo.js';
 
 const FAST = ['--pause', '0'];
-const BRANCH = 'ralph/test';
-const TOKEN = 'ghp_tokenThatMustNeverLeak0123456789';
-const URL_GH = 'https://github.com/acme/demo.git';
-
-interface Setup {
-  dir: string;
-  remote: string;
-  envDump: string;
-  agentCmd: string;
-}
-
-/** A loop repository whose origin is github.com/acme/demo, pushed (through insteadOf) to a bare repository on disk. */
-function setup(plan = renderPlan({ stories: 2 }), url = URL_GH): Setup {
-  const dir = installedRepo({ plan });
-  const remote = path.join(testdir('ralphkit-remote-'), 'demo.git');
-  git(path.dirname(remote), 'init', '-q', '--bare', remote);
-  git(dir, 'remote', 'add', 'origin', url);
-  git(dir, 'config', `url.${remote}.insteadOf`, url);
-  const tools = testdir('ralphkit-agent-');
-  const envDump = path.join(tools, 'agent-env');
-  const agentCmd = path.join(tools, 'env-worker.sh');
-  writeFileSync(agentCmd, `#!/bin/sh\nenv >> '${envDump}'\nexec node '${agent('worker')}'\n`);
-  chmodSync(agentCmd, 0o755);
-  return { dir, remote, envDump, agentCmd };
-}
-
-function apiEnv(server: GitHubServer, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
-  // An empty gh configuration: this machine's own gh login never answers for the test.
-  return { GITHUB_API_URL: server.url, GH_CONFIG_DIR: testdir('ralphkit-gh-'), GH_TOKEN: TOKEN, GITHUB_TOKEN: '', GH_ENTERPRISE_TOKEN: '', ...extra };
-}
-
-function filesUnder(dir: string): string[] {
-  if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => path.join(dir, f)).filter((f) => statSync(f).isFile());
-}
-
-/** The token appears in no output, no runner file, and not in the agent's environment. */
-function expectNoToken(s: Setup, out: { stdout: string; stderr: string }): void {
-  expect(out.stdout + out.stderr).not.toContain(TOKEN);
-  const files = [...filesUnder(path.join(s.dir, 'ralph/.runs')), path.join(s.dir, 'ralph/progress.txt'), s.envDump];
-  expect(files.some((f) => f.endsWith('state.json'))).toBe(true);
-  expect(files.some((f) => f.endsWith('ledger.jsonl'))).toBe(true);
-  for (const f of files) expect(readFileSync(f, 'utf8'), f).not.toContain(TOKEN);
-  // The dump is real: the agent ran and wrote its environment.
-  expect(readFileSync(s.envDump, 'utf8')).toContain('RALPH_RUNNER=1');
-}
-
-const lines = (stderr: string, re: RegExp) => stderr.split('\n').filter((l) => re.test(l));
+const setup = deliverRepo;
 
 describe('--deliver pr', () => {
   it('pushes, lists by head, opens one pull request to the default branch, then updates its body on later pushes', async () => {

@@ -180,10 +180,10 @@ describe('--deliver push', () => {
     expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBeNull();
   });
 
-  it('accepts only commit, push and pr', async () => {
+  it('accepts only commit, push, pr and pr-merge', async () => {
     const dir = loopRepo({ stories: 1 });
-    const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--deliver', 'pr-merge', '3']);
+    const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--deliver', 'merge', '3']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('--deliver must be one of commit, push, pr (got "pr-merge")');
+    expect(r.stderr).toContain('--deliver must be one of commit, push, pr, pr-merge (got "merge")');
   });
 });

@@ -1,6 +1,9 @@
-// A scripted GitHub REST API on 127.0.0.1 for --deliver pr tests: it keeps pull requests in memory (list by head,
-// create, update the body, the repository's default branch) and records every request, headers and body included.
-// `fail` answers every request with one status and message instead (401, 500, ...).
+// A scripted GitHub REST API on 127.0.0.1 for --deliver pr and pr-merge tests: it keeps pull requests in memory (list
+// by head, create, update the body, the repository's default branch, merge) and records every request, headers and
+// body included. `fail` answers every request with one status and message instead (401, 500, ...). For pr-merge:
+// `ci(sha, call)` scripts the check runs and commit statuses of a commit (call counts the looks at check runs, from
+// 1; default: none reported), and `headSha(branch)` says where the branch ends on "GitHub" (a merge naming another
+// sha gets GitHub's 409), `mergeFail` refuses every merge with a status and message (405, ...).
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
@@ -18,6 +21,34 @@ export interface FakePull {
   base: string;
   title: string;
   body: string;
+  merged?: boolean;
+}
+
+export interface FakeCheckRun {
+  name: string;
+  status: string;
+  conclusion: string | null;
+}
+
+export interface FakeStatus {
+  context: string;
+  state: string;
+}
+
+export interface FakeCi {
+  runs?: FakeCheckRun[];
+  statuses?: FakeStatus[];
+}
+
+export interface GitHubServerOptions {
+  owner: string;
+  repo: string;
+  defaultBranch?: string;
+  pulls?: FakePull[];
+  fail?: { status: number; message: string };
+  ci?: (sha: string, call: number) => FakeCi;
+  headSha?: (branch: string) => string;
+  mergeFail?: { status: number; message: string };
 }
 
 export interface GitHubServer {
@@ -26,8 +57,9 @@ export interface GitHubServer {
   pulls: FakePull[];
 }
 
-export async function startGitHubServer(opts: { owner: string; repo: string; defaultBranch?: string; pulls?: FakePull[]; fail?: { status: number; message: string } }): Promise<GitHubServer> {
+export async function startGitHubServer(opts: GitHubServerOptions): Promise<GitHubServer> {
   const requests: RecordedRequest[] = [];
+  let ciCalls = 0;
   const pulls = [...(opts.pulls ?? [])];
   const root = `/repos/${opts.owner}/${opts.repo}`;
   const server = createServer((req, res) => {
@@ -53,6 +85,13 @@ export async function startGitHubServer(opts: { owner: string; repo: string; def
       pulls.push(pull);
       return [201, view(pull)];
     }
+    const commit = new RegExp(`^${root}/commits/([0-9a-f]{40})/(check-runs|status)$`).exec(url.pathname);
+    if (method === 'GET' && commit) {
+      const ci = opts.ci?.(commit[1], commit[2] === 'check-runs' ? ++ciCalls : ciCalls) ?? {};
+      return [200, commit[2] === 'check-runs' ? { total_count: ci.runs?.length ?? 0, check_runs: ci.runs ?? [] } : combined(commit[1], ci.statuses ?? [])];
+    }
+    const merge = new RegExp(`^${root}/pulls/(\\d+)/merge$`).exec(url.pathname)?.[1];
+    if (method === 'PUT' && merge) return mergePull(pulls.find((p) => String(p.number) === merge), body);
     const number = new RegExp(`^${root}/pulls/(\\d+)$`).exec(url.pathname)?.[1];
     const pull = pulls.find((p) => String(p.number) === number);
     if (method === 'PATCH' && pull) {
@@ -61,10 +100,24 @@ export async function startGitHubServer(opts: { owner: string; repo: string; def
     }
     return [404, { message: 'Not Found' }];
   }
+  function mergePull(pull: FakePull | undefined, body: Record<string, unknown> | null): [number, unknown] {
+    if (!pull) return [404, { message: 'Not Found' }];
+    if (opts.mergeFail) return [opts.mergeFail.status, { message: opts.mergeFail.message }];
+    const head = opts.headSha?.(pull.head);
+    if (typeof body?.sha === 'string' && head && body.sha !== head) return [409, { message: 'Head branch was modified. Review and try the merge again.' }];
+    pull.merged = true;
+    return [200, { sha: 'f'.repeat(40), merged: true, message: 'Pull Request successfully merged' }];
+  }
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   onTestFinished(() => new Promise<void>((resolve) => {
     server.closeAllConnections();
     server.close(() => resolve());
   }));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, pulls };
+}
+
+// GitHub's combined state: failure if any status is error or failure, pending if there are none or one is pending.
+function combined(sha: string, statuses: FakeStatus[]): unknown {
+  const state = statuses.some((x) => x.state === 'failure' || x.state === 'error') ? 'failure' : !statuses.length || statuses.some((x) => x.state === 'pending') ? 'pending' : 'success';
+  return { state, sha, total_count: statuses.length, statuses };
 }

@@ -39,6 +39,7 @@ export const DEFAULT_OPTIONS: RunOptions = {
   sandbox: false,
   network: true,
   deliver: 'commit',
+  mergeTimeoutMs: 60 * 60_000,
   notify: false,
   help: false,
 };
@@ -75,6 +76,7 @@ const SPEC = {
   sandbox: { type: 'boolean' },
   'no-network': { type: 'boolean' },
   deliver: { type: 'string' },
+  'merge-timeout': { type: 'string' },
   notify: { type: 'boolean' },
   'on-exit': { type: 'string' },
   webhook: { type: 'string' },
@@ -115,6 +117,7 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
   sandbox: ['sandbox', Boolean],
   'no-network': ['network', () => false],
   deliver: ['deliver', (v) => deliverMode(String(v))],
+  'merge-timeout': ['mergeTimeoutMs', (v) => duration(String(v), '--merge-timeout', 1)],
   notify: ['notify', Boolean],
   'on-exit': ['onExit', (v) => nonEmpty(String(v), '--on-exit')],
   webhook: ['webhook', (v) => webhookUrl(String(v))],
@@ -155,6 +158,7 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   if (!options.resume && !options.resumeLast) {
     refuseWaitWithoutCeiling(options);
     refuseUnboundedLoop(options);
+    if (given.has('mergeTimeoutMs') && options.deliver !== 'pr-merge') throw usageExit('--merge-timeout is how long --deliver pr-merge waits for CI: add --deliver pr-merge');
   }
   return { options, given };
 }

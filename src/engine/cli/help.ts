@@ -75,18 +75,29 @@ them again on --resume:
                               secret: never printed, stored or given to the agent; but an argument
                               shows in ps to other local processes: set RALPH_WEBHOOK_URL instead
 Delivery:
-  --deliver commit|push|pr    commit (default): the plan branch stays local. push: also push it under its
-                              own name (to its upstream's remote, else origin; never forced, no hooks run)
-                              after each iteration in which a story was accepted, and at the end (not
-                              after Ctrl-C, cancel or a stop to protect work). pr: push, then open one
-                              pull request to the plan's baseBranch (else the repository's default
-                              branch), or update its body: each story's verdict, checks and commit,
+  --deliver <mode>            commit, push, pr or pr-merge. commit (default): the plan branch stays
+                              local. push: also push it under its own name (to its upstream's
+                              remote, else origin; never forced, no hooks run) after each iteration
+                              in which a story was accepted, and at the end (not after Ctrl-C,
+                              cancel or a stop to protect work). pr: push, then open one pull request
+                              to the plan's baseBranch (else the repository's default branch), or
+                              update its body: each story's verdict, checks and commit,
                               and the pinned test files the branch changed. Over GitHub's REST API at
                               GITHUB_API_URL (default api.github.com) with "gh auth token", else
                               GH_TOKEN/GITHUB_TOKEN (GH_ENTERPRISE_TOKEN for other hosts); the token is
                               never printed, stored or given to the agent. A failed push or pull
                               request is one warning: the commits stay, the exit code is unchanged.
-                              Kept by --resume
+                              pr-merge: as pr, then, when the loop is done (exit 0) with every story
+                              verified by a check, wait for the repository's own CI on the head the
+                              final gate verified and merge the pull request at exactly that sha (a
+                              push that raced in makes GitHub refuse). Not merged, exit 7: a story
+                              unverified, the loop's commits changed pinned test files, CI failed,
+                              no checks reported (that is not a pass), the timeout, or GitHub
+                              refused; the pull request stays open. Never after Ctrl-C, cancel,
+                              a refusal or a stop to protect work. Kept by --resume
+  --merge-timeout <duration>  pr-merge: how long to wait for CI (default 60m); it is polled every
+                              fortieth of this (at least 250ms, at most 30s). Ctrl-C while waiting
+                              stops (exit 130) and leaves the pull request open
 Output:
   --json                      one JSON event per line on stdout; human logs stay on stderr
   --dry-run                   print the agent command (warning when its program is not found),
@@ -134,6 +145,8 @@ Exit codes:
   5    budget reached mid-run (cost or usage)
   6    stopped to protect work: the agent rewrote the history of the plan's branch, or the runner
        cannot switch back to that branch; nothing was moved, the hint says how to look and continue
+  7    done but not merged (--deliver pr-merge): every story passed the final gate, but the pull
+       request was not merged (see --deliver); it stays open, --resume <id> verifies and tries again
   130  interrupted (Ctrl-C, SIGTERM or npx ralphkit cancel); continue with --resume-last
 
 Environment:

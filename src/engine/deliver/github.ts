@@ -96,7 +96,7 @@ export class GitHubError extends Error {
 
 /** The client: one repository, one token. Every method throws GitHubError with GitHub's own words. */
 export interface GitHubClient {
-  request(method: 'GET' | 'POST' | 'PATCH', path: string, body?: unknown): Promise<ApiAnswer>;
+  request(method: 'GET' | 'POST' | 'PATCH' | 'PUT', path: string, body?: unknown): Promise<ApiAnswer>;
 }
 
 export function createClient(baseUrl: string, token: string, timeoutMs = GITHUB_TIMEOUT_MS): GitHubClient {

@@ -12,6 +12,8 @@ export interface PrBodyInput {
   ledger: readonly LedgerLine[];
   /** `git diff --name-status` lines of pinned files the branch changed; null: not known. */
   pinnedChanges: string[] | null;
+  /** What the loop's own commits changed of its pins since its plan commit (the runner's record); null: not known. */
+  loopPins?: { commit: string; changes: string[] } | null;
 }
 
 /** The title: the plan's project (and description), else its branch. */
@@ -35,7 +37,7 @@ export function renderPrBody(input: PrBodyInput): string {
   ];
   const aside = prd.userStories.filter((s) => s && typeof s === 'object' && isSkipped(s));
   if (aside.length) out.push('', `Set aside by the plan (not worked on): ${aside.map((s) => code(s.id)).join(', ')}`);
-  out.push('', '## Pinned test files', ...renderPinned(input.pinnedChanges));
+  out.push('', '## Pinned test files', ...renderPinned(input.pinnedChanges), ...renderLoopPins(input.loopPins));
   out.push('', `The evidence is in \`ralph/.runs/${input.loopId}/ledger.jsonl\`.`);
   return out.join('\n');
 }
@@ -77,6 +79,12 @@ function renderPinned(changes: string[] | null): string[] {
   if (changes === null) return ['Not known: the base branch is not in this repository, so the branch\'s changes could not be listed.'];
   if (!changes.length) return ['None: the branch changes no pinned test file.'];
   return ['The branch changes these pinned files (review them before merging):', ...changes.slice(0, 100).map((c) => `- ${code(oneLine(c))}`)];
+}
+
+function renderLoopPins(pins: PrBodyInput['loopPins']): string[] {
+  if (!pins?.changes.length) return [];
+  const head = `Changed by the loop since its plan commit ${code(pins.commit.slice(0, 12))} (the checks ran with the plan commit's versions, so these changes were never what passed; \`--deliver pr-merge\` does not merge this pull request):`;
+  return ['', head, ...pins.changes.slice(0, 100).map((c) => `- ${code(oneLine(c))}`)];
 }
 
 function oneLine(text: unknown): string {

@@ -9,9 +9,17 @@ import { ledgerPath } from '../store/layout.js';
 import { readLedger } from '../store/ledger.js';
 import { relPath } from '../../util/repo-path.js';
 import { readTextOrNull } from '../../util/read.js';
-import { apiBaseUrl, createClient, GitHubError, resolveToken } from '../deliver/github.js';
-import { openOrUpdatePull, readPinnedChanges, readRemoteRepo } from '../deliver/pull-request.js';
+import { apiBaseUrl, createClient, GitHubError, resolveToken, type GitHubClient, type GitHubRepo } from '../deliver/github.js';
+import { openOrUpdatePull, readPinnedChanges, readRemoteRepo, type PullRequestDone } from '../deliver/pull-request.js';
 import { renderPrBody, renderPrTitle } from '../deliver/pr-body.js';
+import { readPinDrift } from '../verify/pin-drift.js';
+
+/** The pull request a push was followed by, and the client that reached it (pr-merge goes on with it). */
+export interface PullDelivered {
+  done: PullRequestDone;
+  client: GitHubClient;
+  repo: GitHubRepo;
+}
 
 interface PrMemory {
   stopped: boolean;
@@ -20,27 +28,30 @@ interface PrMemory {
 
 const memory = new WeakMap<RunContext, PrMemory>();
 
-type Warn = (problem: string, hint: string, final: boolean) => void;
+type Warn = (problem: string, hint: string, final: boolean) => null;
 
-/** Opens or updates the pull request of the plan branch, just pushed to `remote`. Never throws. */
-export async function deliverPull(run: RunContext, remote: string, when: string, iteration?: number): Promise<void> {
+/** Opens or updates the pull request of the plan branch, just pushed to `remote`; null when it could not. Never throws. */
+export async function deliverPull(run: RunContext, remote: string, when: string, iteration?: number): Promise<PullDelivered | null> {
   const mem = memory.get(run) ?? { stopped: false, warned: new Set<string>() };
   memory.set(run, mem);
-  if (mem.stopped) return;
+  if (mem.stopped) return null;
+  // pr-merge's end reports what this means for the merge itself (deliver-merge.ts).
+  const after = run.options.deliver === 'pr-merge' && iteration === undefined ? 'the branch is pushed' : 'the branch is pushed and the exit code is unchanged';
   const warn: Warn = (problem, hint, final) => {
     mem.stopped ||= final;
-    if (!mem.warned.has(problem)) run.emit({ type: 'warn', iteration, message: `--deliver pr: no pull request ${when}: ${problem}; ${hint}; the branch is pushed and the exit code is unchanged` });
+    if (!mem.warned.has(problem)) run.emit({ type: 'warn', iteration, message: `--deliver ${run.options.deliver}: no pull request ${when}: ${problem}; ${hint}; ${after}` });
     mem.warned.add(problem);
+    return null;
   };
   try {
-    await openOrUpdate(run, remote, when, iteration, warn);
+    return await openOrUpdate(run, remote, when, iteration, warn);
   } catch (err) {
     // The plan on the branch is the agent's to write too: nothing in it may end the loop differently.
-    warn(`unexpected error: ${(err as Error).message}`, 'open it by hand on GitHub', true);
+    return warn(`unexpected error: ${(err as Error).message}`, 'open it by hand on GitHub', true);
   }
 }
 
-async function openOrUpdate(run: RunContext, remote: string, when: string, iteration: number | undefined, warn: Warn): Promise<void> {
+async function openOrUpdate(run: RunContext, remote: string, when: string, iteration: number | undefined, warn: Warn): Promise<PullDelivered | null> {
   const top = run.paths.repoRoot;
   const repo = await readRemoteRepo(top, remote);
   if (!repo) return warn(`the URL of remote ${remote} does not name a GitHub repository (owner/name)`, `point it at one: git remote set-url ${remote} https://github.com/<owner>/<repo>.git`, true);
@@ -50,13 +61,27 @@ async function openOrUpdate(run: RunContext, remote: string, when: string, itera
   if (!prd) return warn('the plan on the branch cannot be read', 'check it with: ralphkit validate', false);
   const base = typeof prd.baseBranch === 'string' && prd.baseBranch ? prd.baseBranch : undefined;
   const ledger = readLedger(ledgerPath(top, run.id));
-  const body = async (into: string) => renderPrBody({ loopId: run.id, prd, ledger, pinnedChanges: await readPinnedChanges(top, prd, run.branch, into, remote) });
+  const loopPins = await readLoopPinChanges(run);
+  const body = async (into: string) => renderPrBody({ loopId: run.id, prd, ledger, pinnedChanges: await readPinnedChanges(top, prd, run.branch, into, remote), loopPins });
+  const client = createClient(apiBaseUrl(repo.host, run.io.env), token);
   try {
-    const done = await openOrUpdatePull(createClient(apiBaseUrl(repo.host, run.io.env), token), repo, { branch: run.branch, base, title: renderPrTitle(prd), body });
+    const done = await openOrUpdatePull(client, repo, { branch: run.branch, base, title: renderPrTitle(prd), body });
     run.emit({ type: 'info', iteration, message: `${done.action} pull request #${done.number} (${run.branch} into ${done.base}) ${when}${done.url ? `: ${done.url}` : ''}` });
+    return { done, client, repo };
   } catch (err) {
     if (!(err instanceof GitHubError)) throw err;
-    warn(err.message, renderHint(err.status, repo.host, run.branch), err.status === 401 || err.status === 403 || err.status === 404);
+    return warn(err.message, renderHint(err.status, repo.host, run.branch), err.status === 401 || err.status === 403 || err.status === 404);
+  }
+}
+
+// What the loop's commits changed of its pins (the runner's own record, not the plan on the branch): listed in the
+// body, and what keeps --deliver pr-merge from merging.
+async function readLoopPinChanges(run: RunContext): Promise<{ commit: string; changes: string[] } | null> {
+  if (!run.pins) return null;
+  try {
+    return { commit: run.pins.commit, changes: await readPinDrift(run.paths.repoRoot, run.pins, `refs/heads/${run.branch}`) };
+  } catch {
+    return null;
   }
 }
 

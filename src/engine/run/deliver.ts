@@ -1,35 +1,44 @@
 // --deliver push and pr, as the run does it: after an iteration in which a story was accepted, and once more at the
 // end. A push that fails is a warning with git's message and what to type; the local commits are never touched and the
-// exit code never changes (SPEC §10). With pr, each push that succeeds is followed by the pull request (deliver-pr.ts).
+// exit code never changes (SPEC §10). With pr (and pr-merge), each push that succeeds is followed by the pull request
+// (deliver-pr.ts); pr-merge's end is deliver-merge.ts.
 import type { LoopStatus, RunContext } from '../types.js';
 import { pushBranch } from '../git/push.js';
 import { runGit } from '../git/git.js';
-import { deliverPull } from './deliver-pr.js';
+import { deliverPull, type PullDelivered } from './deliver-pr.js';
+
+/** What a delivery did: pushed (to which remote), and the pull request it opened or updated. */
+export interface Delivered {
+  remote: string | null;
+  pull: PullDelivered | null;
+}
 
 /** Pushes the plan branch when --deliver push or pr asks for it; `when` says which push this is, for the log. */
-export async function deliverBranch(run: RunContext, when: string, iteration?: number): Promise<void> {
+export async function deliverBranch(run: RunContext, when: string, iteration?: number): Promise<Delivered> {
+  const none: Delivered = { remote: null, pull: null };
   const mode = run.options.deliver;
-  if (mode === 'commit') return;
+  if (mode === 'commit') return none;
   const { branch } = run;
   const top = run.paths.repoRoot;
   // A loop refused before it put the plan's branch in place has nothing to deliver.
-  if ((await runGit(top, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`])).code !== 0) return;
+  if ((await runGit(top, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`])).code !== 0) return none;
   // The loop can end right after an agent run, before the guard ran (a rate limit's last hit): git's configuration as
   // the agent left it (a credential helper, core.sshCommand, a pushInsteadOf) would run with this push.
   const tampered = run.restoreGuard?.() ?? [];
   if (tampered.length) {
     run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: ${branch} not pushed ${when}: git's configuration had changed since the loop started (${tampered.slice(0, 5).join(', ')}); it was put back; look at it, then push by hand with: git push origin ${branch}` });
-    return;
+    return none;
   }
   const outcome = await pushBranch(top, branch);
   const short = (ref: string) => ref.replace(/^refs\/heads\//, '');
   if (outcome.ok) {
     run.emit({ type: 'info', iteration, message: `pushed ${branch} to ${outcome.target.remote}${short(outcome.target.ref) === branch ? '' : ` (as ${short(outcome.target.ref)})`} ${when}` });
-    if (mode === 'pr') await deliverPull(run, outcome.target.remote, when, iteration);
-    return;
+    const pull = mode === 'pr' || mode === 'pr-merge' ? await deliverPull(run, outcome.target.remote, when, iteration) : null;
+    return { remote: outcome.target.remote, pull };
   }
   const retry = outcome.target ? `git push ${outcome.target.remote} ${branch}${short(outcome.target.ref) === branch ? '' : `:${short(outcome.target.ref)}`}` : `git remote add origin <url>, then git push origin ${branch}`;
-  run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: could not push ${branch}${outcome.target ? ` to ${outcome.target.remote}` : ''} ${when}: ${outcome.reason}; your commits are safe on the local branch ${branch}, and the exit code is unchanged; once fixed, push it with: ${retry}` });
+  run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: could not push ${branch}${outcome.target ? ` to ${outcome.target.remote}` : ''} ${when}: ${outcome.reason}; your commits are safe on the local branch ${branch}${mode === 'pr-merge' && iteration === undefined ? '' : ', and the exit code is unchanged'}; once fixed, push it with: ${retry}` });
+  return none;
 }
 
 // Stopped by the user (push then on resume), to protect the branch from history the agent rewrote (look first), or
@@ -38,7 +47,7 @@ const NO_PUSH_AT_END: ReadonlySet<LoopStatus> = new Set(['interrupted', 'cancell
 
 /** The push at the end of a loop, unless it was interrupted, refused, or stopped to protect the branch. */
 export async function deliverAtEnd(run: RunContext, status: LoopStatus): Promise<void> {
-  if (run.options.deliver === 'commit') return;
+  if (run.options.deliver === 'commit' || run.deliveredAtEnd) return;
   if (NO_PUSH_AT_END.has(status)) {
     run.emit({ type: 'info', message: `--deliver ${run.options.deliver}: ${run.branch} not pushed at the end (the loop is ${status}); ${status === 'protected' || status === 'refused' ? 'look at the branch first, as the hint says' : 'the next run pushes it'}` });
     return;

@@ -192,5 +192,6 @@ export async function finalGate(run: RunContext, loopId: string, trust: RunTrust
     verifiedAt: trust.verifiedAt,
   });
   if (!gate.interrupted) await settleBaseline(run.paths, loopId, trust, run.emit, gate.prd);
+  run.gatePassed = gate.passed && gate.commit ? { commit: gate.commit, allVerified: gate.verdicts.every((v) => v.status === 'verified') } : undefined;
   return gate;
 }

@@ -68,7 +68,8 @@ function hasOrphanGroup(s: LoopState): boolean {
  */
 export function refuseExhausted(state: LoopState, options: RunOptions): void {
   const next = state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration);
-  if (options.maxIterations === 0 || next <= options.maxIterations) return;
+  // A loop that is done but not merged runs no agent on resume: its final gate runs again, then the merge.
+  if (options.maxIterations === 0 || next <= options.maxIterations || state.status === 'not-merged') return;
   const ran = next - 1;
   throw new LoopExit(2, `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`, `give a higher max: ${renderResumeCommand(options.resume ? state.id : null, ran)}`);
 }

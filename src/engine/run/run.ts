@@ -41,6 +41,7 @@ import { readTextOrNull } from '../../util/read.js';
 import { planEnding } from '../deliver/summary.js';
 import { announceEnd } from '../deliver/announce.js';
 import { deliverAtEnd } from './deliver.js';
+import { deliverMerged } from './deliver-merge.js';
 import { withWebhookFromEnv } from '../cli/args.js';
 import { holdEndPrograms } from '../deliver/programs.js';
 
@@ -173,6 +174,7 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
     trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit);
     const { guard } = trust;
     run.restoreGuard = () => restoreRunnerFiles(guard, runsCode).rejecting;
+    run.pins = trust.pins;
     emit({ type: 'start', loop: id, agent: options.agentCmd ? 'agent-cmd' : options.agent, command: run.command, prd: path.relative(paths.repoRoot, paths.prd), maxIterations: options.maxIterations, resumed: run.resumed !== null, firstIteration: state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration) });
     exit = await startIterations(run, state, budget, controller, trust);
   } catch (err) {
@@ -182,6 +184,8 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
     }
     exit = err;
   }
+  // pr-merge waits for CI and merges before the end is recorded: the exit code says whether it merged.
+  if (exit.code === LOOP_EXIT.complete && options.deliver === 'pr-merge') exit = await deliverMerged(run, exit, controller.signal);
   const cancelled = exit.code === LOOP_EXIT.interrupted && isCancelRequested(paths.repoRoot, id);
   if (cancelled) exit = new LoopExit(LOOP_EXIT.interrupted, 'cancelled by ralphkit cancel; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
   const status = cancelled ? 'cancelled' : exit.status === 'usage' ? 'failed' : exit.status;

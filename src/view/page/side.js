@@ -7,7 +7,7 @@ const LOOPS_SHOWN = 3;
 /** "Exit code: 1", "Reason: …", "Output (last 40 lines):" */
 const LABELLED = /^([A-Z][A-Za-z0-9 ()]{0,28}):(\s.*|)$/;
 
-const FINISHED = { 0: 'complete', 1: 'max iterations', 2: 'refused', 3: 'stuck', 4: 'no progress', 5: 'budget reached', 6: 'stopped to protect work', 130: 'interrupted' };
+const FINISHED = { 0: 'complete', 1: 'max iterations', 2: 'refused', 3: 'stuck', 4: 'no progress', 5: 'budget reached', 6: 'stopped to protect work', 7: 'done, not merged', 130: 'interrupted' };
 
 export function renderLoops(snap) {
   const loops = Array.isArray(snap?.loops) ? [...snap.loops] : [];
@@ -31,6 +31,8 @@ export function renderLoops(snap) {
 // look, not an error; `dead` says running but its process is gone (killed with -9, power loss).
 const TONES = {
   complete: 'ok',
+  // Every story passed, but --deliver pr-merge did not merge (CI failed or never reported, pinned tests changed).
+  'not-merged': 'limit',
   'max-iterations': 'limit',
   'no-progress': 'limit',
   budget: 'limit',

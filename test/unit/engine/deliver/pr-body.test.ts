@@ -57,6 +57,15 @@ describe('renderPrBody', () => {
     expect(body).toContain('The branch changes these pinned files (review them before merging):\n- `M test/cart.test.ts`\n- `D tests/old.py`');
   });
 
+  it('lists what the loop changed of its pins since the plan commit, and says pr-merge does not merge it', () => {
+    const loopPins = { commit: 'a'.repeat(40), changes: ['M test/cart.test.ts', 'package.json scripts.test'] };
+    const body = renderPrBody({ loopId: 'L', prd: plan([story('US-1', true)]), ledger, pinnedChanges: [], loopPins });
+    expect(body).toContain(`Changed by the loop since its plan commit \`${'a'.repeat(12)}\``);
+    expect(body).toContain('`--deliver pr-merge` does not merge this pull request');
+    expect(body).toContain('- `M test/cart.test.ts`\n- `package.json scripts.test`');
+    expect(renderPrBody({ loopId: 'L', prd: plan([story('US-1', true)]), ledger, pinnedChanges: [], loopPins: { ...loopPins, changes: [] } })).not.toContain('Changed by the loop');
+  });
+
   it('text from the plan cannot mention people, link, or break out of its code span', () => {
     const body = renderPrBody({ loopId: 'L', prd: plan([story('US-`1`', true, { title: '@team <img src=x> [x](http://e)' })]), ledger: [], pinnedChanges: [] });
     expect(body).toContain('- `` US-`1` `` \\@team \\<img src=x\\> \\[x\\](http://e): **not verified yet**');
