@@ -18,9 +18,9 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** More than any hook input Claude Code sends (its last assistant message included), less than a runaway pipe. */
 const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 
-export async function runHookCommand(argv: readonly string[], io: RunIo, readInput: () => Promise<string>): Promise<number> {
-  if (argv.length !== 1 || argv[0] !== 'stop') {
-    io.stderr(`ralph: hook: expected \`hook stop\` (what ralphkit's Stop hook runs), not \`hook ${argv.join(' ')}\`; the session may stop\n`);
+export async function runHookStop(argv: readonly string[], io: RunIo, readInput: () => Promise<string>): Promise<number> {
+  if (argv.length !== 0) {
+    io.stderr(`ralph: hook stop: takes no arguments (got ${argv.join(' ')}); the session may stop\n`);
     return 1;
   }
   // The runner's own agent runs never loop inside the session: the runner already restarts them.
