@@ -1,7 +1,7 @@
 // The in-session loop's engine commands as Claude Code runs them, without Claude Code: `hook start` (what /ralph-loop
 // runs, with the session id Claude Code gives it) and `hook stop` (the Stop hook, with hook input JSON on stdin), in an
 // installed repository. The real CLI runs them in test/e2e/claude-hook-loop.test.ts.
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, run } from '../support/repo.js';
@@ -47,5 +47,116 @@ describe('hook start', () => {
     expect(res.stderr).toMatch(message);
     expect(res.stderr).toMatch(/ralph: hint: /);
     expect(git(repo, 'for-each-ref', 'refs/ralphkit')).toBe('');
+  });
+});
+
+/** The Stop hook input Claude Code sends (docs/agents.md), for this session. */
+function hookInput(lastMessage = 'done for now', stopHookActive = false, session = SESSION): string {
+  return JSON.stringify({ session_id: session, transcript_path: `/tmp/${session}.jsonl`, cwd: '/tmp', hook_event_name: 'Stop', stop_hook_active: stopHookActive, last_assistant_message: lastMessage });
+}
+
+function stop(repo: string, input = hookInput(), env: NodeJS.ProcessEnv = {}) {
+  return engine(repo, ['hook', 'stop'], env, input);
+}
+
+/** The session's work on a story of TWO_STORY_PLAN: `honest` writes the file its check needs; either way the claim is committed. */
+function claim(repo: string, id: string, honest: boolean): void {
+  const word = id === 'US-001' ? 'one' : 'two';
+  if (honest) writeFileSync(path.join(repo, `${word}.txt`), `${word}\n`);
+  const file = path.join(repo, 'ralph/prd.json');
+  const plan = JSON.parse(readFileSync(file, 'utf8'));
+  plan.userStories.find((s: { id: string }) => s.id === id).passes = true;
+  writeFileSync(file, `${JSON.stringify(plan, null, 2)}\n`);
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', `feat: ${id}`);
+}
+
+async function startedLoop(args: string[] = [], env: NodeJS.ProcessEnv = {}, plan: object = TWO_STORY_PLAN) {
+  const repo = installedRepo({ plan });
+  const res = await engine(repo, ['hook', 'start', ...args], env);
+  expect(res.code, res.stderr).toBe(0);
+  return repo;
+}
+
+const blockOf = (stdout: string): { decision: string; reason: string } => JSON.parse(stdout);
+
+describe('hook stop', () => {
+  it('sends a session that claims an unfinished story back with the rejection, and lets it stop once the work is verified', async () => {
+    const repo = await startedLoop(['--max-iterations', '5']);
+
+    claim(repo, 'US-001', false);
+    const first = await stop(repo, hookInput('US-001 is done.\n<promise>COMPLETE</promise>'));
+    expect(first.code, first.stderr).toBe(0);
+    const block = blockOf(first.stdout);
+    expect(block.decision).toBe('block');
+    expect(block.reason).toContain('iteration 1 of at most 5');
+    expect(block.reason).toContain("- US-001: check `grep -qx one one.txt` exited 2");
+    expect(block.reason).toContain('You ended with <promise>COMPLETE</promise>, but these stories are not verified: US-001, US-002.');
+    expect(block.reason).toContain('# Your task: one story from the plan');
+    expect(JSON.parse(readFileSync(path.join(repo, 'ralph/prd.json'), 'utf8')).userStories[0].passes).toBe(false);
+    expect(stateOf(repo)).toMatchObject({ status: 'running', iteration: 1, iterationDone: true });
+
+    claim(repo, 'US-001', true);
+    claim(repo, 'US-002', true);
+    const second = await stop(repo, hookInput('All done.', true));
+    expect(second).toMatchObject({ code: 0, stdout: '' });
+    expect(stateOf(repo)).toMatchObject({ status: 'complete', exitCode: 0, iteration: 2 });
+    const ledger = readFileSync(path.join(repo, 'ralph/.runs', SESSION, 'ledger.jsonl'), 'utf8');
+    expect(ledger).toMatch(/"iteration":2,"story":"US-002"[^\n]*"kind":"verdict"[^\n]*"status":"verified"/);
+
+    // The loop is over: later stops of the session go through untouched.
+    expect(await stop(repo)).toMatchObject({ code: 0, stdout: '' });
+    expect(stateOf(repo).iteration).toBe(2);
+  });
+
+  it.each([
+    ['--max-iterations', ['--max-iterations', '2'], {}, 2],
+    ["Claude Code's block cap", ['--max-iterations', '9'], { CLAUDE_CODE_STOP_HOOK_BLOCK_CAP: '3' }, 3],
+  ])('lets a session that never finishes stop at the limit set by %s, whatever stop_hook_active says', async (_name, args, env, limit) => {
+    const repo = await startedLoop(args, env);
+    const decisions: string[] = [];
+    for (let n = 1; n <= limit + 1; n++) {
+      const res = await stop(repo, hookInput('still working', n % 2 === 0), env);
+      expect(res.code, res.stderr).toBe(0);
+      decisions.push(res.stdout ? blockOf(res.stdout).decision : 'stop');
+    }
+    expect(decisions).toEqual([...Array(limit - 1).fill('block'), 'stop', 'stop']);
+    expect(stateOf(repo)).toMatchObject({ status: 'max-iterations', iteration: limit, maxIterations: limit });
+    expect(stateOf(repo).message).toContain(`stopped at the loop's limit (${limit} stops) with stories still open: US-001, US-002`);
+  });
+
+  it('lets a session stop on STUCK', async () => {
+    const repo = await startedLoop();
+    expect(await stop(repo, hookInput('Blocked on credentials.\n<promise>STUCK</promise>'))).toMatchObject({ code: 0, stdout: '' });
+    expect(stateOf(repo)).toMatchObject({ status: 'stuck', iteration: 1 });
+  });
+
+  it.each([
+    ['another session', hookInput('x', false, 'another-session'), {}],
+    ["the runner's own agent run", hookInput(), { RALPH_RUNNER: '1' }],
+  ])('does nothing for %s', async (_name, input, env) => {
+    const repo = await startedLoop();
+    expect(await stop(repo, input, env)).toMatchObject({ code: 0, stdout: '', stderr: '' });
+    expect(stateOf(repo)).toMatchObject({ status: 'running', iteration: 0 });
+  });
+
+  it('lets the session stop when verification outlives its deadline, and records why', async () => {
+    const plan = { ...TWO_STORY_PLAN, checks: ['sleep 30'] };
+    const repo = await startedLoop([], {}, plan);
+    claim(repo, 'US-001', true);
+    const res = await stop(repo, hookInput(), { RALPH_HOOK_DEADLINE_MS: '1500' });
+    expect(res).toMatchObject({ code: 0, stdout: '' });
+    expect(stateOf(repo)).toMatchObject({ status: 'interrupted', iteration: 1 });
+    expect(stateOf(repo).message).toMatch(/^verification timed out after 2 s at iteration 1/);
+  });
+
+  it('says why and lets the session stop when the hook cannot verify (its record in git is gone)', async () => {
+    const repo = await startedLoop();
+    git(repo, 'update-ref', '-d', `refs/ralphkit/loops/${SESSION}/plan`);
+    const res = await stop(repo);
+    expect(res.code).toBe(1);
+    expect(res.stdout).toBe('');
+    expect(res.stderr).toMatch(/ralph: hook stop: the stop hook failed at iteration 1: .*plan record .* is gone.*letting the session stop/);
+    expect(stateOf(repo)).toMatchObject({ status: 'failed', iteration: 1 });
   });
 });
