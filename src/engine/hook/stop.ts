@@ -64,6 +64,8 @@ async function stopIteration(repoRoot: string, state: LoopState, input: StopHook
   const limit = planStopLimit(state.options.maxIterations, readBlockCap(io.env));
   saveSessionState(repoRoot, state, { iteration, iterationDone: false, maxIterations: limit });
   const run = sessionRun(repoRoot, state, io, createHookEmit(repoRoot, state.id, []));
+  // Logged, never decided on: a turn's stops after a block all say true, and the count above is what limits the loop.
+  run.emit({ type: 'info', message: `stop ${iteration} of at most ${limit} (stop_hook_active: ${input.stopHookActive}): verifying the claims` });
   const deadline = readVerifyDeadline(io.env);
   let outcome;
   try {
