@@ -1,10 +1,11 @@
 // The in-session loop's engine commands as Claude Code runs them, without Claude Code: `hook start` (what /ralph-loop
 // runs, with the session id Claude Code gives it) and `hook stop` (the Stop hook, with hook input JSON on stdin), in an
 // installed repository. The real CLI runs them in test/e2e/claude-hook-loop.test.ts.
+import { spawnSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { git, run } from '../support/repo.js';
+import { git, run, runCli } from '../support/repo.js';
 import { installedRepo } from '../support/installed-repo.js';
 import { TWO_STORY_PLAN } from '../support/model-loop.js';
 
@@ -158,5 +159,33 @@ describe('hook stop', () => {
     expect(res.stdout).toBe('');
     expect(res.stderr).toMatch(/ralph: hook stop: the stop hook failed at iteration 1: .*plan record .* is gone.*letting the session stop/);
     expect(stateOf(repo)).toMatchObject({ status: 'failed', iteration: 1 });
+  });
+});
+
+describe('status and cancel see in-session loops', () => {
+  it('lists a running loop, and `ralphkit cancel` lets its next stop through without signalling Claude Code', async () => {
+    const repo = await startedLoop(['--max-iterations', '4'], { CLAUDE_PID: String(process.pid) });
+    expect(blockOf((await stop(repo)).stdout).decision).toBe('block');
+
+    const status = JSON.parse((await engine(repo, ['status', '--json'])).stdout);
+    expect(status.loops).toEqual([expect.objectContaining({ id: SESSION, status: 'running', alive: true, pid: process.pid, iteration: 1, maxIterations: 4, agent: 'claude (in-session)', inSession: true })]);
+    const table = (await runCli(['status', '--cwd', repo])).stdout;
+    expect(table).toMatch(new RegExp(`${SESSION}\\s+running\\s+1/4\\s+claude \\(in-session\\)\\s+yes\\s+n/a`));
+
+    const cancel = await runCli(['cancel', SESSION, '--cwd', repo]);
+    expect(cancel.code, cancel.stderr).toBe(0);
+    expect(cancel.stdout + cancel.stderr).toContain(`loop ${SESSION} runs inside a Claude Code session: cancelled; its next stop is let through`);
+    // This process is the loop's "Claude Code": it was not signalled (it would have died), and the stop goes through.
+    expect(await stop(repo)).toMatchObject({ code: 0, stdout: '' });
+    expect(stateOf(repo)).toMatchObject({ status: 'cancelled', iteration: 1 });
+  });
+
+  it('says a loop whose Claude Code session is gone is dead, with the way to start again', async () => {
+    const gone = spawnSync('true');
+    expect(gone.status).toBe(0);
+    const repo = await startedLoop([], { CLAUDE_PID: String(gone.pid) });
+    const table = (await engine(repo, ['status'])).stdout;
+    expect(table).toMatch(new RegExp(`${SESSION}\\s+dead`));
+    expect(table).toContain('its Claude Code session is gone; start a new loop there with /ralph-loop');
   });
 });
