@@ -57,6 +57,7 @@ describe.skipIf(SKIP_CLAUDE)('/ralph-loop with the real Claude Code CLI', () => 
     expect(res.code, res.stderr).toBe(0);
     // The command started the loop before the model's first request, with the loop's prompt.
     expect(requestText(mains[0])).toContain('started an in-session loop for this session');
+    expect(requestText(mains[0])).not.toContain('Stop hook is not in');
     expect(stops).toHaveLength(2);
     expect(JSON.parse(stops[0].stdout)).toMatchObject({ decision: 'block' });
     expect(stops[1]).toMatchObject({ exit_code: 0, stdout: '' });

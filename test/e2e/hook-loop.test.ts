@@ -28,6 +28,8 @@ describe('hook start', () => {
     expect(res.stdout).toContain(`started an in-session loop for this session (${SESSION}): at most 5 stops`);
     expect(res.stdout).toContain('the completion tag is <promise>DONE</promise>');
     expect(res.stdout).toContain('# Your task: one story from the plan');
+    // This repository was installed without --claude-hook: nothing would verify the stops.
+    expect(res.stdout).toContain("ralph: warning: ralphkit's Stop hook is not in .claude/settings.json");
     expect(git(repo, 'rev-parse', `refs/ralphkit/loops/${SESSION}/pins`)).toBe(head);
     // A story that already says passes: true is a claim the first stop verifies.
     const baseline = JSON.parse(git(repo, 'cat-file', 'blob', `refs/ralphkit/loops/${SESSION}/plan`));

@@ -3,6 +3,8 @@
 // writes ralph/.runs/<session id>/state.json; from then on each stop of the session is an iteration that the Stop
 // hook (stop.ts) verifies. What it prints is the loop's prompt: Claude Code hands it to the model.
 import { readFileSync, realpathSync } from 'node:fs';
+import path from 'node:path';
+import { readTextOrNull } from '../../util/read.js';
 import { parseArgs } from 'node:util';
 import type { LoopState, RunIo } from '../types.js';
 import type { Prd } from '../../prd/types.js';
@@ -38,6 +40,7 @@ export async function runHookStart(argv: string[], io: RunIo): Promise<number> {
   const warnings: string[] = [];
   const state = newSessionState(sessionId, options, io.env);
   const run = sessionRun(repoRoot, state, io, createHookEmit(repoRoot, sessionId, warnings));
+  if (!hasStopHook(repoRoot)) warnings.push('ralphkit\'s Stop hook is not in .claude/settings.json or .claude/settings.local.json, so no stop will be verified and the loop will not go round; add it with: ralphkit install --claude-hook');
   const prd = await readPlan(run.paths, run.emit);
   refuseExamplePlan(prd, run.paths);
   checkPromptFile(run.paths);
@@ -72,6 +75,14 @@ function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv): { options: Sess
       verifyInPlace: values['verify-in-place'] === true,
     },
   };
+}
+
+/** The hook `install --claude-hook` adds, in the project's settings (it may also live in the user's own, unseen here). */
+function hasStopHook(repoRoot: string): boolean {
+  return ['settings.json', 'settings.local.json'].some((name) => {
+    const text = readTextOrNull(path.join(repoRoot, '.claude', name));
+    return text !== null && /ralph\.mjs\\?"?\s+hook\s+stop/.test(text);
+  });
 }
 
 /** Claude Code runs the command (and the hook) as a child of itself: its pid tells status whether the session is alive. */
