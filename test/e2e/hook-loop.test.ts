@@ -153,6 +153,16 @@ describe('hook stop', () => {
     expect(stateOf(repo).message).toMatch(/^verification timed out after 2 s at iteration 1/);
   });
 
+  it('says why and lets the session stop when its state.json is damaged', async () => {
+    const repo = await startedLoop();
+    const file = path.join(repo, 'ralph/.runs', SESSION, 'state.json');
+    writeFileSync(file, JSON.stringify({ ...stateOf(repo), iteration: '0' }));
+    const res = await stop(repo);
+    expect({ code: res.code, stdout: res.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(res.stderr).toContain(`state.json is damaged (its iteration count is "0", not a whole number)`);
+    expect(stateOf(repo)).toMatchObject({ status: 'failed' });
+  });
+
   it('says why and lets the session stop when the hook cannot verify (its record in git is gone)', async () => {
     const repo = await startedLoop();
     git(repo, 'update-ref', '-d', `refs/ralphkit/loops/${SESSION}/plan`);

@@ -37,7 +37,9 @@ export function readBlockCap(env: NodeJS.ProcessEnv): number {
  * turn the cap ends loses its final message (and the hook's say in it).
  */
 export function planStopLimit(maxIterations: number, cap: number): number {
-  return cap === 0 ? maxIterations : Math.min(maxIterations, cap);
+  // state.json is the agent's to write too: a limit that is not a whole number ≥ 1 is the default, never "none".
+  const max = Number.isInteger(maxIterations) && maxIterations >= 1 ? maxIterations : DEFAULT_OPTIONS.maxIterations;
+  return cap === 0 ? max : Math.min(max, cap);
 }
 
 /** The verification deadline: RALPH_HOOK_DEADLINE_MS (tests) or the default, never past the hook's own timeout. */
@@ -50,6 +52,13 @@ export function readVerifyDeadline(env: NodeJS.ProcessEnv): number {
 export function readSessionState(repoRoot: string, sessionId: string): LoopState | null {
   const state = readState(repoRoot, sessionId);
   return state && typeof state === 'object' && state.inSession === true && state.id === sessionId ? state : null;
+}
+
+/** Why a running loop's state.json cannot be counted on (a hand or an agent edited it), or null. */
+export function sessionStateProblem(state: LoopState): string | null {
+  if (!Number.isInteger(state.iteration) || state.iteration < 0) return `its iteration count is ${JSON.stringify(state.iteration)}, not a whole number`;
+  if (!state.options || typeof state.options !== 'object') return 'it has no options';
+  return null;
 }
 
 export function saveSessionState(repoRoot: string, state: LoopState, changes: Partial<LoopState>): void {

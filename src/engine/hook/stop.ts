@@ -12,7 +12,7 @@ import { resolveRepoRoot } from '../git/git.js';
 import { renderPreamble } from '../run/prompt.js';
 import { isCancelRequested } from '../store/cancel.js';
 import { describeError } from '../errors.js';
-import { createHookEmit, planStopLimit, readBlockCap, readSessionState, readVerifyDeadline, saveSessionState, sessionRun } from './session.js';
+import { createHookEmit, planStopLimit, readBlockCap, readSessionState, readVerifyDeadline, saveSessionState, sessionRun, sessionStateProblem } from './session.js';
 import { VerificationTimedOut, verifySessionStop } from './verify-stop.js';
 import { decideStop } from './decide.js';
 
@@ -59,6 +59,8 @@ export async function runHookStop(argv: readonly string[], io: RunIo, readInput:
 
 /** One stop of a running loop: counted first (so nothing can stretch the limit), then verified and decided. */
 async function stopIteration(repoRoot: string, state: LoopState, input: StopHookInput, io: RunIo): Promise<number> {
+  const problem = sessionStateProblem(state);
+  if (problem) throw new Error(`ralph/.runs/${state.id}/state.json is damaged (${problem})`);
   if (isCancelRequested(repoRoot, state.id)) return recordEnd(repoRoot, state, 'cancelled', 130, 'cancelled by ralphkit cancel; the session was let stop');
   const iteration = state.iteration + 1;
   const limit = planStopLimit(state.options.maxIterations, readBlockCap(io.env));

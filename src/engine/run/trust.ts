@@ -121,7 +121,7 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   }
   if (options.repin && commit) emit({ type: 'warn', message: `--repin: checks now run with the tests as committed at ${commit.slice(0, 7)}` });
   // The runner's own record when there is one: the file on disk may be an agent's half-written edit (in-session loops).
-  const plan = JSON.parse(baseline ?? readFileSync(paths.prd, 'utf8')) as Prd;
+  const plan = JSON.parse(baseline !== null && parsesAsPlan(baseline) ? baseline : readFileSync(paths.prd, 'utf8')) as Prd;
   let pins: Pins | null = null;
   if (commit) {
     await recordPinCommit(paths.repoRoot, loopId, commit);

@@ -24,6 +24,8 @@ describe('the stop limit', () => {
 
   it('is the smaller of --max-iterations and the cap, or --max-iterations when there is no cap', () => {
     expect([planStopLimit(20, 8), planStopLimit(3, 8), planStopLimit(20, 0)]).toEqual([8, 3, 20]);
+    // A state.json edited by hand (or by the agent) never makes the loop endless.
+    expect([planStopLimit(undefined as unknown as number, 0), planStopLimit(-1, 0), planStopLimit(Number.NaN, 8)]).toEqual([10, 10, 8]);
   });
 });
 
