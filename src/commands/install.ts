@@ -65,7 +65,8 @@ What happens to each file:
   merge       .claude/settings.json under --claude-hook or --no-claude-hook: only
               ralphkit's Stop hook entry goes in or out; the rest stays byte for byte
   remove      --no-claude-hook: .claude/settings.json goes when ralphkit created it
-              and nothing else is in it
+              and nothing else is in it; .claude/commands/ralph-loop.md goes
+              unless you edited it
 
 Examples:
   $ npx ralphkit install                         install into the current repository
@@ -73,7 +74,7 @@ Examples:
   $ npx ralphkit@latest install --force          upgrade; your edited files are backed up
   $ npx ralphkit install --agent claude,agents   skills for Claude Code and for Codex & co.
   $ npx ralphkit install --cwd ../app --json     install elsewhere, machine-readable
-  $ npx ralphkit install --claude-hook           also the Claude Code Stop hook (.claude/settings.json)
+  $ npx ralphkit install --claude-hook           also /ralph-loop and its Stop hook, for Claude Code
 
 Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (conflict, unsafe
 path, invalid input): nothing was changed.`;
@@ -89,8 +90,8 @@ export function register(program: Command): void {
     );
   addFileCommandOptions(install, "back up managed files you edited and install ralphkit's versions")
     .option('--no-skills', 'install ralph/ only, without the prd and ralph skills')
-    .option('--claude-hook', "preview: add ralphkit's Stop hook to .claude/settings.json (your settings kept; for now it lets every session stop, the in-session loop comes next); later installs keep it current")
-    .option('--no-claude-hook', "take ralphkit's Stop hook out of .claude/settings.json again, leaving the rest as it was")
+    .option('--claude-hook', "add the in-session loop for Claude Code: ralphkit's Stop hook in .claude/settings.json (your settings kept) and the /ralph-loop command (.claude/commands/ralph-loop.md); type /ralph-loop --max-iterations 5 in Claude Code to start it; later installs keep both current")
+    .option('--no-claude-hook', "take ralphkit's Stop hook out of .claude/settings.json again (leaving the rest as it was) and remove /ralph-loop")
     .addHelpText('after', () => renderExamples(INSTALL_HELP))
     // The work (and what it imports) is loaded only when install runs, so `ralphkit --help` and other commands start without it.
     .action(async (flags: InstallFlags) => (await import('./install-action.js')).installAction(flags));

@@ -1,8 +1,8 @@
-// Subcommand dispatch for ralph.mjs. `run` is the default, so `ralph.mjs 5` and `ralph.mjs run 5` agree; `hook stop` is
-// Claude Code's Stop hook.
+// Subcommand dispatch for ralph.mjs. `run` is the default, so `ralph.mjs 5` and `ralph.mjs run 5` agree; `hook start` starts a
+// loop inside a Claude Code session and `hook stop` is its Stop hook.
 import { parseArgs } from 'node:util';
 import { runRalph } from './cli/command.js';
-import { readStdin, runHookCommand } from './hook/stop.js';
+import { runHookCommand } from './hook/command.js';
 import { resolveRepoRoot } from './git/git.js';
 import { readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings } from './store/summaries.js';
 import { cancelLoop, renderCancelResult, waitForLoopEnd } from './store/cancel.js';
@@ -12,7 +12,7 @@ import { renderTerminalJson } from '../util/ansi.js';
 
 export async function runEngine(argv: string[], io: RunIo): Promise<number> {
   const [first, ...rest] = argv;
-  if (first === 'hook') return runHookCommand(rest, io, readStdin);
+  if (first === 'hook') return runHookCommand(rest, io);
   try {
     if (first === 'status') return await statusCommand(rest, io);
     if (first === 'cancel') return await cancelCommand(rest, io);

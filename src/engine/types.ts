@@ -232,6 +232,11 @@ export interface LoopState {
   // Output format and one-shot flags belong to each invocation, not to the loop. `agent` is left out when
   // `agentCmd` is set, so the file never names an agent that is not the one running.
   options: Omit<RunOptions, PerInvocation | 'agent'> & { agent?: RunOptions['agent'] };
+  /**
+   * Set for a loop inside a Claude Code session (`/ralph-loop`, SPEC §12): its id is the session's, `pid` is Claude
+   * Code's, and each stop of the session is one iteration, counted by the Stop hook (engine/hook/).
+   */
+  inSession?: true;
 }
 
 /** What the loop knows of an agent run once it has exited: all that is needed to finish its iteration without it. */

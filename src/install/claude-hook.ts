@@ -1,10 +1,12 @@
 // `install --claude-hook` / `--no-claude-hook`: what becomes of .claude/settings.json, as one merged file for the
-// plan, and the record the manifest keeps so a plain `install` keeps the hook current (SPEC §12).
+// plan, and of the /ralph-loop command (a managed file, claude-command.ts); and the record the manifest keeps so a
+// plain `install` keeps the hook current (SPEC §12).
 import { lstatSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { RalphkitError, EXIT } from '../errors.js';
 import { addStopHook, removeStopHook } from './claude-settings.js';
 import type { ClaudeHookRecord, IncomingFile, Manifest } from './types.js';
+import { ralphLoopCommandFile } from './claude-command.js';
 
 export const CLAUDE_SETTINGS_PATH = '.claude/settings.json';
 
@@ -25,15 +27,17 @@ export function planClaudeHook(root: string, want: boolean | undefined, manifest
   const file = path.join(root, CLAUDE_SETTINGS_PATH);
   const current = readSettings(file);
   if (want === false) {
-    if (current === undefined) return { files: [], record: null };
+    const command = ralphLoopCommandFile(true);
+    if (current === undefined) return { files: [command], record: null };
     const next = removeStopHook(current, recorded ?? { added: 'entry' }, file);
-    if (next === null) return { files: [merged(current, "ralphkit's Stop hook taken out; ralphkit had created the file, and nothing else is in it", true)], record: null };
-    return { files: [merged(next, "ralphkit's Stop hook taken out; your settings kept")], record: null };
+    if (next === null) return { files: [merged(current, "ralphkit's Stop hook taken out; ralphkit had created the file, and nothing else is in it", true), command], record: null };
+    return { files: [merged(next, "ralphkit's Stop hook taken out; your settings kept"), command], record: null };
   }
   const { text, record } = addStopHook(current, file);
   const change = record ? 'added' : 'brought up to date';
   const reason = current === undefined ? "new: ralphkit's Stop hook for Claude Code" : `ralphkit's Stop hook ${change}; your settings kept`;
-  return { files: [merged(text, reason)], record: record ?? recorded ?? { added: 'entry' } };
+  // The /ralph-loop command goes with the hook: one starts the in-session loop, the other verifies its stops.
+  return { files: [merged(text, reason), ralphLoopCommandFile()], record: record ?? recorded ?? { added: 'entry' } };
 }
 
 function merged(text: string, reason: string, remove = false): IncomingFile {

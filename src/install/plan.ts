@@ -58,6 +58,7 @@ function baselineFor(manifest: Manifest | undefined, file: PlannedFile): string 
 export function planFile(file: PlannedFile, onDisk: string | undefined, baseline: string | undefined, options: PlanOptions): PlanItem {
   const item = (action: Action, reason: string): PlanItem => ({ path: file.path, class: file.class, action, reason });
   if (file.class === 'merged') return planMerged(file, onDisk, item);
+  if (file.remove) return planRemoval(file, onDisk, baseline, item);
   if (onDisk === undefined) return item('create', file.class === 'state' ? 'new (state: yours from now on)' : 'new');
   if (file.class === 'state') return item('skip-state', 'state file: yours, never touched');
   if (onDisk === file.sha256) {
@@ -82,12 +83,21 @@ function planMerged(file: PlannedFile, onDisk: string | undefined, item: (action
   return onDisk === undefined ? item('create', file.reason ?? 'new') : item('merge', file.reason ?? 'merged');
 }
 
+// A managed file ralphkit no longer wants (the /ralph-loop command after --no-claude-hook): removed when it is as
+// ralphkit wrote it, left alone when the user edited it (it is theirs now); either way ralphkit stops tracking it.
+function planRemoval(file: PlannedFile, onDisk: string | undefined, baseline: string | undefined, item: (action: Action, reason: string) => PlanItem): PlanItem {
+  if (onDisk === undefined) return item('identical', 'not there');
+  if (onDisk === baseline || onDisk === file.sha256) return item('remove', "ralphkit's, unchanged since installed: removed");
+  return item('keep', 'edited since installed: yours now, left in place');
+}
+
 function planManifest(previous: Manifest | undefined, files: readonly PlannedFile[], items: readonly PlanItem[], version: string, claudeHook?: ClaudeHookRecord): Manifest {
   // Entries for files outside this plan (e.g. skills of another agent folder) are carried over.
   const entries: Record<string, ManifestEntry> = { ...previous?.files };
   items.forEach((item, i) => {
     const file = files[i];
     if (file.class !== 'managed') return;
+    if (file.remove) return void delete entries[file.path];
     if (['create', 'identical', 'upgrade', 'fix-mode', 'overwrite'].includes(item.action)) entries[file.path] = { sha256: file.sha256, source: file.source };
   });
   const sorted = Object.fromEntries(Object.keys(entries).sort().map((k) => [k, entries[k]]));

@@ -79,7 +79,7 @@ describe.skipIf(SKIP_CLAUDE)('the Stop hook installed by ralphkit, run by the re
   });
 });
 
-describe('ralph.mjs hook stop', () => {
+describe('ralph.mjs hook stop, in a session that started no loop', () => {
   const INPUT = JSON.stringify({ session_id: '49b42a3f-ea60-4259-acfe-8858545d9d7a', transcript_path: '/tmp/t.jsonl', cwd: '/tmp', hook_event_name: 'Stop', stop_hook_active: false });
 
   it.each([
@@ -98,8 +98,8 @@ describe('ralph.mjs hook stop', () => {
 
   it('names what it expected for another subcommand', async () => {
     const repo = installedRepo({ skills: false });
-    const res = await run(process.execPath, ['ralph/ralph.mjs', 'hook', 'start'], { cwd: repo, input: '{}' });
+    const res = await run(process.execPath, ['ralph/ralph.mjs', 'hook', 'resume'], { cwd: repo, input: '{}' });
     expect({ code: res.code, stdout: res.stdout }).toEqual({ code: 1, stdout: '' });
-    expect(res.stderr).toBe('ralph: hook: expected `hook stop` (what ralphkit\'s Stop hook runs), not `hook start`; the session may stop\n');
+    expect(res.stderr).toBe('ralph: hook: expected `hook start` (what /ralph-loop runs) or `hook stop` (what ralphkit\'s Stop hook runs), not `hook resume`; a session may stop\n');
   });
 });

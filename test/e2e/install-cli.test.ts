@@ -211,11 +211,13 @@ describe('help', () => {
         --agent <list>    skill folders, comma-separated: claude (.claude/skills),
                           agents (.agents/skills) (default: "claude")
         --no-skills       install ralph/ only, without the prd and ralph skills
-        --claude-hook     preview: add ralphkit's Stop hook to .claude/settings.json
-                          (your settings kept; for now it lets every session stop, the
-                          in-session loop comes next); later installs keep it current
-        --no-claude-hook  take ralphkit's Stop hook out of .claude/settings.json
-                          again, leaving the rest as it was
+        --claude-hook     add the in-session loop for Claude Code: ralphkit's Stop
+                          hook in .claude/settings.json (your settings kept) and the
+                          /ralph-loop command (.claude/commands/ralph-loop.md); type
+                          /ralph-loop --max-iterations 5 in Claude Code to start it;
+                          later installs keep both current
+        --no-claude-hook  take ralphkit's Stop hook out of .claude/settings.json again
+                          (leaving the rest as it was) and remove /ralph-loop
         -h, --help        display help for command
 
       What happens to each file:
@@ -232,7 +234,8 @@ describe('help', () => {
         merge       .claude/settings.json under --claude-hook or --no-claude-hook: only
                     ralphkit's Stop hook entry goes in or out; the rest stays byte for byte
         remove      --no-claude-hook: .claude/settings.json goes when ralphkit created it
-                    and nothing else is in it
+                    and nothing else is in it; .claude/commands/ralph-loop.md goes
+                    unless you edited it
 
       Examples:
         $ ralphkit install                         install into the current repository
@@ -240,7 +243,7 @@ describe('help', () => {
         $ ralphkit install --force          upgrade; your edited files are backed up
         $ ralphkit install --agent claude,agents   skills for Claude Code and for Codex & co.
         $ ralphkit install --cwd ../app --json     install elsewhere, machine-readable
-        $ ralphkit install --claude-hook           also the Claude Code Stop hook (.claude/settings.json)
+        $ ralphkit install --claude-hook           also /ralph-loop and its Stop hook, for Claude Code
 
       Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (conflict, unsafe
       path, invalid input): nothing was changed.

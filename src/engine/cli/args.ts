@@ -233,13 +233,13 @@ function loopId(value: string, flag: string): string {
   return value;
 }
 
-function completionWord(value: string): string {
+export function completionWord(value: string): string {
   const problem = completionWordProblem(value);
   if (problem) throw usageExit(`--completion-promise "${value}" cannot be the completion tag's word: ${problem}`);
   return value;
 }
 
-function duration(value: string, flag: string, minMs: number): number {
+export function duration(value: string, flag: string, minMs: number): number {
   let ms: number;
   try {
     ms = parseDuration(value);
@@ -258,7 +258,7 @@ function number(value: string, flag: string, min: number, max: number): number {
   return n;
 }
 
-function integer(value: string, flag: string, min: number): number {
+export function integer(value: string, flag: string, min: number): number {
   if (!/^\d+$/.test(value) || Number(value) < min) throw usageExit(`${flag} must be a whole number ≥ ${min} (got "${value}")`);
   return Number(value);
 }

@@ -1,9 +1,20 @@
-// `ralph.mjs hook stop`: Claude Code's Stop hook (SPEC §12, docs/agents.md "Claude Code Stop hooks"). It reads the hook
-// input on stdin and, for a session that started no in-session loop, lets the session stop: exit 0, nothing printed.
-// No session can start one yet (the /ralph-loop command is the next step), so today every stop is let through.
-// It never blocks: it never prints a decision and never exits 2; on an error it exits 1, which Claude Code shows as a
-// hook problem and then lets the session stop (measured on Claude Code 2.1.332).
-import type { RunIo } from '../types.js';
+// `ralph.mjs hook stop`: Claude Code's Stop hook (SPEC §12, docs/agents.md "Claude Code Stop hooks"). A session that
+// started no in-session loop (and the runner's own agent runs, RALPH_RUNNER=1) stops at once: exit 0, nothing
+// printed. A session with a running loop counts one iteration on disk, has its claims verified as the runner does
+// (verify-stop.ts), and either stops (every story verified, STUCK, the limit, cancelled, the verification deadline)
+// or is sent back with `{"decision":"block","reason":…}` on stdout. The hook never wedges a session: any error exits
+// 1 with the reason on stderr and in the loop's state, and Claude Code then lets the session stop.
+import { readFileSync } from 'node:fs';
+import type { LoopState, RunIo, RunPaths } from '../types.js';
+import type { Prd } from '../../prd/types.js';
+import { detectTag } from '../core/tags.js';
+import { resolveRepoRoot } from '../git/git.js';
+import { renderPreamble } from '../run/prompt.js';
+import { isCancelRequested } from '../store/cancel.js';
+import { describeError } from '../errors.js';
+import { createHookEmit, planStopLimit, readBlockCap, readSessionState, readVerifyDeadline, saveSessionState, sessionRun, sessionStateProblem } from './session.js';
+import { VerificationTimedOut, verifySessionStop } from './verify-stop.js';
+import { decideStop } from './decide.js';
 
 /** What the Stop hook input carries that the hook reads (the full sample is in docs/agents.md). */
 export interface StopHookInput {
@@ -11,6 +22,7 @@ export interface StopHookInput {
   stopHookActive: boolean;
   cwd?: string;
   transcriptPath?: string;
+  lastMessage: string;
 }
 
 /** A session id names a folder under ralph/.runs/: letters, digits, `.`, `_`, `-`, never a path. */
@@ -18,20 +30,79 @@ const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 /** More than any hook input Claude Code sends (its last assistant message included), less than a runaway pipe. */
 const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 
-export async function runHookCommand(argv: readonly string[], io: RunIo, readInput: () => Promise<string>): Promise<number> {
-  if (argv.length !== 1 || argv[0] !== 'stop') {
-    io.stderr(`ralph: hook: expected \`hook stop\` (what ralphkit's Stop hook runs), not \`hook ${argv.join(' ')}\`; the session may stop\n`);
+export async function runHookStop(argv: readonly string[], io: RunIo, readInput: () => Promise<string>): Promise<number> {
+  if (argv.length !== 0) {
+    io.stderr(`ralph: hook stop: takes no arguments (got ${argv.join(' ')}); the session may stop\n`);
     return 1;
   }
-  // The runner's own agent runs never loop inside the session: the runner already restarts them.
-  if (io.env.RALPH_RUNNER === '1') return 0;
+  // The runner's own agent runs (and its reviewers) never loop inside the session: the runner already restarts them.
+  if (io.env.RALPH_RUNNER === '1' || io.env.RALPH_REVIEW === '1') return 0;
+  let input: StopHookInput;
   try {
-    parseStopHookInput(await readInput());
+    input = parseStopHookInput(await readInput());
   } catch (err) {
     io.stderr(`ralph: hook stop: ${(err as Error).message}; letting the session stop\n`);
     return 1;
   }
+  const repoRoot = await resolveRepoRoot(io.cwd).catch(() => null);
+  const state = repoRoot ? readSessionState(repoRoot, input.sessionId) : null;
+  if (!repoRoot || !state || state.status !== 'running') return 0;
+  try {
+    return await stopIteration(repoRoot, state, input, io);
+  } catch (err) {
+    const why = `the stop hook failed at iteration ${state.iteration}: ${describeError(err as Error)}`;
+    io.stderr(`ralph: hook stop: ${why}; letting the session stop (the loop is over; start it again with /ralph-loop)\n`);
+    recordEnd(repoRoot, state, 'failed', 1, why);
+    return 1;
+  }
+}
+
+/** One stop of a running loop: counted first (so nothing can stretch the limit), then verified and decided. */
+async function stopIteration(repoRoot: string, state: LoopState, input: StopHookInput, io: RunIo): Promise<number> {
+  const problem = sessionStateProblem(state);
+  if (problem) throw new Error(`ralph/.runs/${state.id}/state.json is damaged (${problem})`);
+  if (isCancelRequested(repoRoot, state.id)) return recordEnd(repoRoot, state, 'cancelled', 130, 'cancelled by ralphkit cancel; the session was let stop');
+  const iteration = state.iteration + 1;
+  const limit = planStopLimit(state.options.maxIterations, readBlockCap(io.env));
+  saveSessionState(repoRoot, state, { iteration, iterationDone: false, maxIterations: limit });
+  const run = sessionRun(repoRoot, state, io, createHookEmit(repoRoot, state.id, []));
+  // Logged, never decided on: a turn's stops after a block all say true, and the count above is what limits the loop.
+  run.emit({ type: 'info', message: `stop ${iteration} of at most ${limit} (stop_hook_active: ${input.stopHookActive}): verifying the claims` });
+  const deadline = readVerifyDeadline(io.env);
+  let outcome;
+  try {
+    outcome = await verifySessionStop(run, iteration, AbortSignal.timeout(deadline));
+  } catch (err) {
+    if (!(err instanceof VerificationTimedOut)) throw err;
+    return recordEnd(repoRoot, state, 'interrupted', 130, `verification timed out after ${Math.round(deadline / 1000)} s at iteration ${iteration} (the hook has ${Math.round(deadline / 1000)} s of Claude Code's 600); nothing was decided about the claims; the session was let stop`);
+  }
+  const tag = detectTag(input.lastMessage, state.options.completionPromise);
+  const decision = decideStop({ iteration, limit, outcome, tag, completionPromise: state.options.completionPromise });
+  if (decision.allow) return recordEnd(repoRoot, state, decision.status, decision.exitCode, decision.message);
+  saveSessionState(repoRoot, state, { iterationDone: true });
+  io.stdout(`${JSON.stringify({ decision: 'block', reason: `${decision.reason}\n\n${renderLoopPrompt(run.paths, state, outcome.prd)}` })}\n`);
   return 0;
+}
+
+/** The loop has ended: its state says how, and the session stops (exit 0: nothing printed, nothing blocked). */
+function recordEnd(repoRoot: string, state: LoopState, status: LoopState['status'], exitCode: number, message: string): number {
+  try {
+    saveSessionState(repoRoot, state, { status, exitCode, message, iterationDone: true });
+  } catch {
+    /* the session must stop whatever the disk says */
+  }
+  return 0;
+}
+
+/** The loop's prompt as `hook start` printed it: the runner's notes, then the prompt file (skipped when unreadable). */
+function renderLoopPrompt(paths: RunPaths, state: LoopState, prd: Prd): string {
+  let prompt = '';
+  try {
+    prompt = readFileSync(paths.prompt, 'utf8');
+  } catch {
+    prompt = `(${paths.prompt} could not be read: work on the next open story of the plan, commit it, set its passes to true)\n`;
+  }
+  return renderPreamble(paths, state.options, prd) + prompt;
 }
 
 /** Pure: the fields the hook needs, or an error saying what is wrong with the input. */
@@ -53,6 +124,7 @@ export function parseStopHookInput(text: string): StopHookInput {
     stopHookActive: input.stop_hook_active === true,
     cwd: typeof input.cwd === 'string' ? input.cwd : undefined,
     transcriptPath: typeof input.transcript_path === 'string' ? input.transcript_path : undefined,
+    lastMessage: typeof input.last_assistant_message === 'string' ? input.last_assistant_message : '',
   };
 }
 

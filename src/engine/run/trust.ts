@@ -120,7 +120,8 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
     throw new LoopExit(2, `loop ${loopId} has no record of its pinned tests (${pinsRef(loopId)} is missing)`, `pin the tests as they are now and continue: ./ralph/ralph.sh --resume ${loopId} --repin`);
   }
   if (options.repin && commit) emit({ type: 'warn', message: `--repin: checks now run with the tests as committed at ${commit.slice(0, 7)}` });
-  const plan = JSON.parse(readFileSync(paths.prd, 'utf8')) as Prd;
+  // The runner's own record when there is one: the file on disk may be an agent's half-written edit (in-session loops).
+  const plan = JSON.parse(baseline !== null && parsesAsPlan(baseline) ? baseline : readFileSync(paths.prd, 'utf8')) as Prd;
   let pins: Pins | null = null;
   if (commit) {
     await recordPinCommit(paths.repoRoot, loopId, commit);

@@ -12,8 +12,11 @@ import { loopCommand } from '../../util/invocation.js';
 
 export interface CancelResult {
   id: string;
-  /** signalled: a live runner was told to stop · marked: its runner was gone, the state now says cancelled. */
-  action: 'signalled' | 'marked';
+  /**
+   * signalled: a live runner was told to stop · marked: its runner was gone, the state now says cancelled ·
+   * session: a loop inside a Claude Code session, now cancelled; its next stop is let through (nothing signalled).
+   */
+  action: 'signalled' | 'marked' | 'session';
   status: string;
 }
 
@@ -26,20 +29,27 @@ const listHint = (): string => `list the loops and their status with: ${loopComm
 export function cancelLoop(repoRoot: string, id: string): CancelResult {
   const state = readCancelTarget(repoRoot, id);
   if (state.status !== 'running') throw new LoopExit(2, `loop ${id} is not running (${state.status}); nothing to cancel`, listHint());
+  // An in-session loop's pid is Claude Code itself: never signalled; its Stop hook reads the marker and the state.
+  if (state.inSession) return markCancelled(repoRoot, state, 'session', 'cancelled by ralphkit cancel; the session\'s next stop is let through');
   // A pid that now belongs to another process (reused after kill -9) must never be signalled.
   const alive = isAlive(state.pid, state.pidStart);
   writeCancelMarker(repoRoot, state, alive);
   if (alive && signalRunner(repoRoot, state)) return { id, action: 'signalled', status: 'cancelled' };
   // The runner died without cleaning up (kill -9): its agent may still be running in its own group.
   if (state.agentPid && isAlive(state.agentPid, state.agentPidStart)) signalGroup(state.agentPid, 'SIGKILL');
-  const file = statePath(repoRoot, id);
+  return markCancelled(repoRoot, state, 'marked');
+}
+
+function markCancelled(repoRoot: string, state: LoopState, action: 'marked' | 'session', message?: string): CancelResult {
+  const file = statePath(repoRoot, state.id);
   try {
-    writeStateFile(repoRoot, { ...state, status: 'cancelled', agentPid: undefined, updatedAt: new Date().toISOString() });
+    writeStateFile(repoRoot, { ...state, status: 'cancelled', agentPid: undefined, updatedAt: new Date().toISOString(), ...(message ? { message, exitCode: 130 } : {}) });
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    throw new LoopExit(1, `could not write ${showPath(repoRoot, file)} (${describeError(err as Error)}): the runner of loop ${id} is gone and its agent was stopped, but its state still says running`, `${renderFixFolder(repoRoot, file)}, then run again: ${loopCommand(`cancel ${id}`)}`);
+    const what = action === 'session' ? `loop ${state.id} (inside a Claude Code session) was not cancelled` : `the runner of loop ${state.id} is gone and its agent was stopped, but its state still says running`;
+    throw new LoopExit(1, `could not write ${showPath(repoRoot, file)} (${describeError(err as Error)}): ${what}`, `${renderFixFolder(repoRoot, file)}, then run again: ${loopCommand(`cancel ${state.id}`)}`);
   }
-  return { id, action: 'marked', status: 'cancelled' };
+  return { id: state.id, action, status: 'cancelled' };
 }
 
 function readCancelTarget(repoRoot: string, id: string): LoopState {
@@ -89,6 +99,7 @@ function renderFixFolder(repoRoot: string, file: string): string {
 }
 
 export function renderCancelResult(r: CancelResult): string {
+  if (r.action === 'session') return `loop ${r.id} runs inside a Claude Code session: cancelled; its next stop is let through`;
   return r.action === 'marked' ? `loop ${r.id} was not running any more (its runner is gone); marked cancelled` : `loop ${r.id} was signalled`;
 }
 

@@ -46,6 +46,8 @@ export interface LoopSummary {
   updatedAt: string;
   exitCode: number | null;
   message?: string;
+  /** A loop inside a Claude Code session (/ralph-loop): its pid is Claude Code's, each stop one iteration. */
+  inSession?: true;
 }
 
 /** The loops as the dashboard shows them; a ralph/.runs/ that cannot be read shows as none (the page must go on). */
@@ -145,6 +147,7 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
     updatedAt: typeof s.updatedAt === 'string' ? s.updatedAt : '',
     exitCode: num(s.exitCode),
     ...(typeof s.message === 'string' && s.message ? { message: s.message } : {}),
+    ...(s.inSession === true ? { inSession: true as const } : {}),
   };
 }
 
@@ -210,14 +213,19 @@ function shortenMiddle(text: string, width: number): string {
 // Why a loop stopped is what its owner needs next; a finished or running loop needs no note.
 function renderLoopNote(l: LoopSummary): string | null {
   const weak = l.weak?.length ? `weak checks (pass before any work): ${l.weak.join(', ')}` : null;
-  const stopped = l.status === 'running' || l.status === 'complete' ? null : l.status === 'dead' ? `runner gone (killed?); continue with: ./ralph/ralph.sh --resume ${l.id}` : l.message;
+  const stopped = l.status === 'running' || l.status === 'complete' ? null : l.status === 'dead' ? renderDeadNote(l) : l.message;
   const text = [stopped?.split('\n')[0], weak].filter(Boolean).join('; ');
   if (!text) return null;
   return text.length > NOTE_WIDTH ? `${text.slice(0, NOTE_WIDTH - 1)}…` : text;
 }
 
-// An --agent-cmd agent reports no cost, so $0.00 would claim a figure nobody measured. Otherwise the figure the
-// loop printed (renderUsd), not one rounded to cents: $0.0025 is not $0.00.
+function renderDeadNote(l: LoopSummary): string {
+  if (l.inSession) return 'its Claude Code session is gone; start a new loop there with /ralph-loop';
+  return `runner gone (killed?); continue with: ./ralph/ralph.sh --resume ${l.id}`;
+}
+
+// An --agent-cmd agent (or an in-session loop's hook) reports no cost, so $0.00 would claim a figure nobody
+// measured. Otherwise the figure the loop printed (renderUsd), not one rounded to cents: $0.0025 is not $0.00.
 function renderCost(l: LoopSummary): string {
-  return l.costUsd === 0 && l.agent.startsWith('cmd: ') ? 'n/a' : renderUsd(l.costUsd);
+  return l.costUsd === 0 && (l.agent.startsWith('cmd: ') || l.inSession) ? 'n/a' : renderUsd(l.costUsd);
 }

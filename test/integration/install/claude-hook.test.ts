@@ -7,6 +7,7 @@ import { runInstall, type InstallOptions } from '../../../src/install/run.js';
 import { runSkillAdd } from '../../../src/skills/add.js';
 import { RalphkitError } from '../../../src/errors.js';
 import { STOP_HOOK_COMMAND } from '../../../src/install/claude-settings.js';
+import { RALPH_LOOP_COMMAND, RALPH_LOOP_COMMAND_PATH } from '../../../src/install/claude-command.js';
 import { fakePackage, fakeRepo, read, snapshotTree } from '../../support/fake-package.js';
 import { testdir } from '../../support/repo.js';
 
@@ -125,6 +126,29 @@ describe('install --claude-hook', () => {
     expect(result.status).toBe('dry-run');
     expect(result.diffs[SETTINGS]).toContain(`\n+                        "command": ${JSON.stringify(STOP_HOOK_COMMAND)},\n`);
     expect(read(repo, SETTINGS)).toBe(USER_SETTINGS);
+  });
+
+  it('adds the /ralph-loop command with the hook as a managed file, and --no-claude-hook takes it out', async () => {
+    const repo = fakeRepo({ [SETTINGS]: USER_SETTINGS });
+    expect(itemFor(await install(repo, { claudeHook: true }), RALPH_LOOP_COMMAND_PATH)).toMatchObject({ action: 'create', class: 'managed' });
+    expect(read(repo, RALPH_LOOP_COMMAND_PATH)).toBe(RALPH_LOOP_COMMAND);
+    expect(manifestOf(repo).files[RALPH_LOOP_COMMAND_PATH]).toMatchObject({ source: 'ralphkit' });
+    expect((await install(repo)).status).toBe('nothing-to-do');
+
+    expect(itemFor(await install(repo, { claudeHook: false }), RALPH_LOOP_COMMAND_PATH)?.action).toBe('remove');
+    expect(existsSync(path.join(repo, RALPH_LOOP_COMMAND_PATH))).toBe(false);
+    expect(manifestOf(repo).files[RALPH_LOOP_COMMAND_PATH]).toBeUndefined();
+    expect(read(repo, SETTINGS)).toBe(USER_SETTINGS);
+  });
+
+  it('leaves a /ralph-loop command the user edited in place when the hook is taken out', async () => {
+    const repo = fakeRepo();
+    await install(repo, { claudeHook: true });
+    writeFileSync(path.join(repo, RALPH_LOOP_COMMAND_PATH), `${RALPH_LOOP_COMMAND}\nMy own line.\n`);
+
+    expect(itemFor(await install(repo, { claudeHook: false }), RALPH_LOOP_COMMAND_PATH)?.action).toBe('keep');
+    expect(read(repo, RALPH_LOOP_COMMAND_PATH)).toBe(`${RALPH_LOOP_COMMAND}\nMy own line.\n`);
+    expect(manifestOf(repo).files[RALPH_LOOP_COMMAND_PATH]).toBeUndefined();
   });
 
   it('refuses a settings file that is a symlink leading out of the repository', async () => {

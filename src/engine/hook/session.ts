@@ -1,0 +1,94 @@
+// What `hook start` and `hook stop` share (SPEC §12, docs/agents.md "Claude Code Stop hooks"): the loop's limits
+// against Claude Code's own cap on blocked stops, its state.json under ralph/.runs/<session id>/, and the run
+// context the runner's verification is handed, so a stop verifies exactly as an iteration of the runner does.
+import { appendFileSync, mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { LoopState, RunContext, RunIo, RunOptions } from '../types.js';
+import type { Emit } from '../events.js';
+import { DEFAULT_OPTIONS } from '../cli/args.js';
+import { resolvePaths } from '../run/preflight.js';
+import { loopDir } from '../store/layout.js';
+import { readState, writeStateFile } from '../store/state-file.js';
+
+/** How status names the agent of a loop inside a Claude Code session. */
+export const IN_SESSION_AGENT = 'claude (in-session)';
+
+/** Claude Code 2.1.332 ends a turn itself after this many consecutive blocked stops (measured, docs/agents.md). */
+export const DEFAULT_BLOCK_CAP = 8;
+
+/**
+ * How long a stop may spend verifying. Claude Code lets the session stop when the hook outlives its timeout (600 s
+ * as installed) and ignores what it prints later, so the checks get their own deadline well inside it.
+ */
+export const VERIFY_DEADLINE_MS = 540_000;
+
+/** The options an in-session loop keeps (the rest are the runner's defaults: no agent runs here). */
+export type SessionOptions = Pick<RunOptions, 'maxIterations' | 'completionPromise' | 'checkTimeoutMs' | 'verifyInPlace'>;
+
+/** Claude Code's cap from the hook's environment: 0 is no cap; anything unreadable counts as the default (stops sooner). */
+export function readBlockCap(env: NodeJS.ProcessEnv): number {
+  const raw = env.CLAUDE_CODE_STOP_HOOK_BLOCK_CAP;
+  if (raw === undefined || !/^\s*-?\d+\s*$/.test(raw)) return DEFAULT_BLOCK_CAP;
+  return Math.max(0, Number(raw));
+}
+
+/**
+ * The stops an in-session loop may count: its --max-iterations, and never more than Claude Code's cap, because a
+ * turn the cap ends loses its final message (and the hook's say in it).
+ */
+export function planStopLimit(maxIterations: number, cap: number): number {
+  // state.json is the agent's to write too: a limit that is not a whole number ≥ 1 is the default, never "none".
+  const max = Number.isInteger(maxIterations) && maxIterations >= 1 ? maxIterations : DEFAULT_OPTIONS.maxIterations;
+  return cap === 0 ? max : Math.min(max, cap);
+}
+
+/** The verification deadline: RALPH_HOOK_DEADLINE_MS (tests) or the default, never past the hook's own timeout. */
+export function readVerifyDeadline(env: NodeJS.ProcessEnv): number {
+  const ms = Number(env.RALPH_HOOK_DEADLINE_MS);
+  return Number.isInteger(ms) && ms > 0 ? Math.min(ms, VERIFY_DEADLINE_MS) : VERIFY_DEADLINE_MS;
+}
+
+/** The session's loop, or null when this session started none (or its state.json is not an in-session loop's). */
+export function readSessionState(repoRoot: string, sessionId: string): LoopState | null {
+  const state = readState(repoRoot, sessionId);
+  return state && typeof state === 'object' && state.inSession === true && state.id === sessionId ? state : null;
+}
+
+/** Why a running loop's state.json cannot be counted on (a hand or an agent edited it), or null. */
+export function sessionStateProblem(state: LoopState): string | null {
+  if (!Number.isInteger(state.iteration) || state.iteration < 0) return `its iteration count is ${JSON.stringify(state.iteration)}, not a whole number`;
+  if (!state.options || typeof state.options !== 'object') return 'it has no options';
+  return null;
+}
+
+export function saveSessionState(repoRoot: string, state: LoopState, changes: Partial<LoopState>): void {
+  Object.assign(state, changes, { updatedAt: new Date().toISOString() });
+  writeStateFile(repoRoot, state);
+}
+
+/** ralph/.runs/<id>/hook.log: what each stop's verification said, since Claude Code shows the hook's stderr to nobody. */
+export function hookLogPath(repoRoot: string, id: string): string {
+  return path.join(loopDir(repoRoot, id), 'hook.log');
+}
+
+/** An emitter that writes the verification's info and warning lines to hook.log, and keeps the warnings. */
+export function createHookEmit(repoRoot: string, id: string, warnings: string[]): Emit {
+  const file = hookLogPath(repoRoot, id);
+  return (event) => {
+    if (event.type !== 'info' && event.type !== 'warn') return;
+    if (event.type === 'warn') warnings.push(event.message);
+    try {
+      mkdirSync(path.dirname(file), { recursive: true });
+      appendFileSync(file, `${new Date().toISOString()} ${event.type} ${event.message}\n`);
+    } catch {
+      /* the log is for people; a stop must not fail on it */
+    }
+  };
+}
+
+/** The run context the runner's verification path (run/deps.ts verifyInput) takes, for this session's loop. */
+export function sessionRun(repoRoot: string, state: LoopState, io: RunIo, emit: Emit): RunContext {
+  const options: RunOptions = { ...DEFAULT_OPTIONS, ...state.options, agent: 'claude' };
+  const paths = resolvePaths(repoRoot, repoRoot, options, new Set());
+  return { id: state.id, options, paths, resumed: state, baseline: null, io, emit, command: IN_SESSION_AGENT, branch: '' };
+}

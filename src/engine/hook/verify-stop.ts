@@ -1,0 +1,48 @@
+// One stop of an in-session loop, verified exactly as an iteration of the runner (SPEC §6, §12): the claims are the
+// stories flipped to `passes: true` against the loop's baseline in refs/ralphkit/, checked in a fresh checkout of
+// HEAD with the tests pinned at the plan commit, through the runner's own path (run/deps.ts verifyInput,
+// verifyIteration, afterVerification, the final gate). Nothing of the session's transcript is read.
+import { realpathSync } from 'node:fs';
+import type { Prd } from '../../prd/types.js';
+import type { RunContext, StoryVerdict } from '../types.js';
+import { headSha } from '../git/git.js';
+import { readBaseline } from '../verify/baseline.js';
+import { verifyIteration } from '../verify/verify.js';
+import { establishTrust } from '../run/trust.js';
+import { afterVerification, finalGate, verifyInput } from '../run/deps.js';
+import { LoopExit, LOOP_EXIT } from '../errors.js';
+
+export interface StopOutcome {
+  verdicts: StoryVerdict[];
+  /** The plan as verification left it (rejected claims back to false). */
+  prd: Prd;
+  /** Every story verified, and the final gate passed on this commit. */
+  allPass: boolean;
+  /** Stories the final gate found broken on this commit (they passed before). */
+  gateRejected: StoryVerdict[];
+}
+
+/** Thrown when the deadline stopped the checks: nothing was decided about the claims. */
+export class VerificationTimedOut extends Error {}
+
+export async function verifySessionStop(run: RunContext, iteration: number, signal: AbortSignal): Promise<StopOutcome> {
+  const top = realpathSync(run.paths.repoRoot);
+  const baseline = await readBaseline(top, run.id);
+  if (baseline === null) throw new LoopExit(LOOP_EXIT.refused, `the loop's plan record (refs/ralphkit/loops/${run.id}/plan) is gone, so its claims cannot be judged`, 'start the loop again: /ralph-loop');
+  const trust = Object.assign(await establishTrust(run.paths, top, run.id, true, run.options, baseline, run.emit), { recorded: true });
+  const head = await headSha(run.paths.repoRoot);
+  let result;
+  try {
+    result = await verifyIteration({ ...verifyInput(run, run.id, trust, iteration, signal), prdBefore: baseline, headAfterAgent: head });
+  } catch (err) {
+    if (err instanceof LoopExit && err.code === LOOP_EXIT.interrupted) throw new VerificationTimedOut(err.message);
+    throw err;
+  }
+  await afterVerification(run, run.id, trust, result, head);
+  if (!result.allPass) return { verdicts: result.verdicts, prd: result.prd, allPass: false, gateRejected: [] };
+  // Every story says passes: only the final gate on this commit turns that into the end of the loop (as core/loop.ts).
+  const gate = await finalGate(run, run.id, trust, iteration, signal);
+  if (gate.interrupted) throw new VerificationTimedOut('interrupted during the final gate');
+  const gateRejected = gate.verdicts.filter((v) => v.status === 'rejected');
+  return { verdicts: result.verdicts, prd: gate.passed ? result.prd : gate.prd, allPass: gate.passed, gateRejected };
+}

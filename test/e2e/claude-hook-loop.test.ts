@@ -1,0 +1,88 @@
+// The in-session loop with the real Claude Code CLI (SPEC §12): `ralphkit install --claude-hook`, then `claude -p
+// '/ralph-loop …'` against the scripted model server. The command starts the loop, and ralphkit's Stop hook verifies
+// each stop as the runner does: a false claim is sent back with its rejection, honest work lets the session stop,
+// and a session that never finishes stops at its limit even though every stop after a block says stop_hook_active.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { git, run, runCli } from '../support/repo.js';
+import { installedRepo } from '../support/installed-repo.js';
+import { TWO_STORY_PLAN, honestWork } from '../support/model-loop.js';
+import { startModelServer, requestText, type Scenario } from '../support/model-server.js';
+import { bash, renderStoryCommand } from '../support/model-scenarios.js';
+import { CLAUDE_BIN, CLAUDE_PRINT_ARGS, SKIP_CLAUDE, claudeEnv, requireClaude, streamEvents } from '../support/model-claude.js';
+
+async function hookedRepo(): Promise<string> {
+  const repo = installedRepo({ plan: TWO_STORY_PLAN, skills: false });
+  const install = await runCli(['install', '--claude-hook', '--no-skills', '--yes', '--cwd', repo]);
+  expect(install.code, install.stderr).toBe(0);
+  git(repo, 'add', '-A');
+  git(repo, 'commit', '-q', '-m', 'chore: ralphkit Claude Code hook');
+  return repo;
+}
+
+async function session(repo: string, prompt: string, scenario: Scenario) {
+  const server = await startModelServer({ repo, scenario });
+  onTestFinished(() => server.close());
+  const res = await run(CLAUDE_BIN, [...CLAUDE_PRINT_ARGS, '--include-hook-events'], { cwd: repo, env: claudeEnv(server), input: prompt, timeoutMs: 150_000 });
+  const events = streamEvents(res.stdout);
+  const stops = events.filter((e) => e.type === 'system' && e.subtype === 'hook_response' && e.hook_event === 'Stop');
+  const result = events.find((e) => e.type === 'result')!;
+  const state = JSON.parse(readFileSync(path.join(repo, 'ralph/.runs', result.session_id, 'state.json'), 'utf8'));
+  return { res, stops, mains: server.mainRequests(), result, state };
+}
+
+/** After a tool result the model ends its turn; otherwise (the command's prompt, a refused stop) it acts on `next`. */
+function turns(next: (n: number) => ReturnType<typeof bash> | null): Scenario {
+  let prompts = 0;
+  return ({ toolResults }) => {
+    if (toolResults.length) return { blocks: [{ type: 'text', text: 'Iteration finished.' }] };
+    const action = next(prompts++);
+    return { blocks: action ? [{ type: 'text', text: 'Working.' }, action] : [{ type: 'text', text: `still thinking ${prompts}` }] };
+  };
+}
+
+describe.skipIf(SKIP_CLAUDE)('/ralph-loop with the real Claude Code CLI', () => {
+  it('sends a session that claims an unfinished story back with the rejection, and lets it stop once the work is done', async () => {
+    requireClaude();
+    const repo = await hookedRepo();
+    const [one, two] = TWO_STORY_PLAN.userStories;
+    const { res, stops, mains, result, state } = await session(repo, '/ralph-loop --max-iterations 5', turns((n) => {
+      // First the false claim (no one.txt), then, sent back, the honest work on both stories.
+      if (n === 0) return bash(renderStoryCommand(TWO_STORY_PLAN, one, { claim: true, commit: true }, 'ralph/prd.json'));
+      if (n === 1) return bash(`${renderStoryCommand(TWO_STORY_PLAN, one, honestWork(one), 'ralph/prd.json')} && ${renderStoryCommand(TWO_STORY_PLAN, two, honestWork(two), 'ralph/prd.json')}`);
+      return null;
+    }));
+
+    expect(res.code, res.stderr).toBe(0);
+    // The command started the loop before the model's first request, with the loop's prompt.
+    expect(requestText(mains[0])).toContain('started an in-session loop for this session');
+    expect(requestText(mains[0])).not.toContain('Stop hook is not in');
+    expect(stops).toHaveLength(2);
+    expect(JSON.parse(stops[0].stdout)).toMatchObject({ decision: 'block' });
+    expect(stops[1]).toMatchObject({ exit_code: 0, stdout: '' });
+    // The model was told why: the rejection, as Stop hook feedback.
+    const feedback = requestText(mains[2]);
+    expect(feedback).toContain('Stop hook feedback:\nralph: the in-session loop is not done (iteration 1 of at most 5)');
+    expect(feedback).toContain('- US-001: check `grep -qx one one.txt` exited 2');
+    expect(mains).toHaveLength(4);
+    expect(result).toMatchObject({ subtype: 'success', result: 'Iteration finished.' });
+    expect(state).toMatchObject({ status: 'complete', iteration: 2, inSession: true });
+    expect(JSON.parse(readFileSync(path.join(repo, 'ralph/prd.json'), 'utf8')).userStories.map((s: { passes: boolean }) => s.passes)).toEqual([true, true]);
+  });
+
+  it('stops a session that never finishes at its limit, though each stop after a block says stop_hook_active', async () => {
+    requireClaude();
+    const repo = await hookedRepo();
+    const { res, stops, mains, result, state } = await session(repo, '/ralph-loop --max-iterations 3', turns(() => null));
+
+    expect(res.code, res.stderr).toBe(0);
+    // Stops 2 and 3 come with stop_hook_active: true (docs/agents.md); the count on disk decides: block, block, stop.
+    expect(stops.map((s) => (s.stdout ? JSON.parse(s.stdout).decision : 'stop'))).toEqual(['block', 'block', 'stop']);
+    expect(mains).toHaveLength(3);
+    expect(result).toMatchObject({ subtype: 'success', result: 'still thinking 3' });
+    expect(state).toMatchObject({ status: 'max-iterations', iteration: 3, maxIterations: 3 });
+    const log = readFileSync(path.join(repo, 'ralph/.runs', result.session_id, 'hook.log'), 'utf8');
+    expect([...log.matchAll(/stop (\d) of at most 3 \(stop_hook_active: (\w+)\)/g)].map((m) => `${m[1]}:${m[2]}`)).toEqual(['1:false', '2:true', '3:true']);
+  });
+});
