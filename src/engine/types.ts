@@ -90,6 +90,8 @@ export interface ReviewSetup {
   retryBaseMs: number;
   /** The loop's last verified commit (or its plan commit): the review's diff starts there. */
   base: string | null;
+  /** Counts one reviewer run's cost against the loop's budget (undefined: it reported none), as soon as it exits. */
+  spend: (costUsd: number | undefined) => void;
 }
 
 /** verify.ts: git's folders, and the fingerprint (git/fingerprint.ts) of the last status that listed none of the runner's files. */
@@ -220,6 +222,13 @@ export interface LoopState {
   startedAt: string;
   updatedAt: string;
   costUsd: number;
+  /** The part of `costUsd` the reviewer's runs reported (--review-agent claude); absent until a reviewer reports one. */
+  reviewCostUsd?: number;
+  /**
+   * Reviewer runs that reported no cost. Written by the review gate while an iteration's claims are verified, so the
+   * loop can count an iteration whose reviewer reported no cost as unpriced, as one whose agent reported none.
+   */
+  reviewRunsUnpriced?: number;
   exitCode: number | null;
   message?: string;
   /** Iterations in a row that ended without progress (see docs/engine.md, "No progress"). */
@@ -364,8 +373,10 @@ export interface LoopEnding {
   /** Stories not set aside, and those of them that pass in the plan as the runner last settled it; null: unreadable. */
   storiesPassed: number | null;
   storiesTotal: number | null;
-  /** null when the agent reports no cost (any agent but Claude Code, or --agent-cmd). */
+  /** null when the agent reports no cost (any agent but Claude Code, or --agent-cmd). Includes the reviewer's. */
   costUsd: number | null;
+  /** The reviewer's part of `costUsd`, when a reviewer reported one. */
+  reviewCostUsd?: number;
 }
 
 /**

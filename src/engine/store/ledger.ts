@@ -180,3 +180,38 @@ export function summariseLedger(lines: readonly LedgerLine[]): LedgerSummary {
   const weak = [...probes].filter(([, p]) => p.weak).map(([id]) => id).sort();
   return { stories, counts, checkRuns, weak };
 }
+
+/** A story's reviews (SPEC §11) as `status` and the dashboard show them: the newest answer, and how often it was sent back. */
+export interface StoryReview {
+  /** The newest answer: ship, revise (changes asked for) or invalid (no answer, both tags, a failure: not a SHIP). */
+  verdict: ReviewLine['verdict'];
+  /** Who gave it: the agent's name (--review-agent) or the command (--review-cmd), and the model when known. */
+  reviewer: string;
+  model: string | null;
+  /** The commit it reviewed. */
+  commit: string | null;
+  time: string;
+  /** How many REVISE answers the story got, and how many answers were not a SHIP for another reason. */
+  revised: number;
+  invalid: number;
+}
+
+/**
+ * Per story, its newest review line and the counts of its REVISE and invalid answers, over lines of any number of
+ * ledgers in any order (the newest `time` wins; ties: the later line). Lines come from disk: fields are checked.
+ */
+export function summariseReviews(lines: readonly LedgerLine[]): Record<string, StoryReview> {
+  const out: Record<string, StoryReview> = Object.create(null);
+  for (const line of lines) {
+    if (line.kind !== 'review' || !REVIEW_VERDICTS.includes(line.verdict) || typeof line.time !== 'string') continue;
+    const prev = out[line.story];
+    const revised = (prev?.revised ?? 0) + (line.verdict === 'revise' ? 1 : 0);
+    const invalid = (prev?.invalid ?? 0) + (line.verdict === 'invalid' ? 1 : 0);
+    const newer = !prev || prev.time <= line.time;
+    const from = newer ? { verdict: line.verdict, reviewer: String(line.reviewer ?? ''), model: typeof line.model === 'string' ? line.model : null, commit: typeof line.commit === 'string' ? line.commit : null, time: line.time } : prev;
+    out[line.story] = { ...from, revised, invalid };
+  }
+  return out;
+}
+
+const REVIEW_VERDICTS: readonly ReviewLine['verdict'][] = ['ship', 'revise', 'invalid'];

@@ -5,8 +5,9 @@ import { lstatSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Story } from '../../prd/types.js';
-import type { ReviewSetup, VerifyOptions } from '../types.js';
-import { planAgent } from '../agents/index.js';
+import type { CheckSandbox, ReviewSetup, VerifyOptions } from '../types.js';
+import { planAgent, type AgentPlan } from '../agents/index.js';
+import { planSandboxCommand } from '../agents/sandbox.js';
 import { planAgentEnv } from '../agents/env.js';
 import { runAgentOnce } from '../agents/run.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
@@ -106,7 +107,9 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
   let result: AgentResult;
   let changed: string[] = [];
   try {
-    result = await runAgentOnce({ plan, cwd: checkout.dir, env, timeoutMs: setup.timeoutMs, signal: input.signal ?? new AbortController().signal, logFile: path.join(setup.runDir, `${name}.log`), onTool: (text) => input.log('info', `${story.id} review: ${text}`) });
+    result = await runAgentOnce({ plan: sandboxed(plan, input.sandbox, checkout.dir, answerDir), cwd: checkout.dir, env, timeoutMs: setup.timeoutMs, signal: input.signal ?? new AbortController().signal, logFile: path.join(setup.runDir, `${name}.log`), onTool: (text) => input.log('info', `${story.id} review: ${text}`) });
+    // Every run counts against --max-cost, whatever it answered: it was paid for.
+    setup.spend(result.costUsd);
   } catch (err) {
     throw renderReviewerExit(err);
   } finally {
@@ -121,6 +124,15 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
   }
   if (input.signal?.aborted) return 'interrupted';
   return changed.length ? { changed } : result;
+}
+
+/**
+ * With --sandbox the reviewer runs under bubblewrap as the checks do: only its clone, its private answer folder and
+ * HOME writable; the repository, the global git configuration read-only; the verdict key hidden; --no-network applies.
+ */
+function sandboxed(plan: AgentPlan, sb: CheckSandbox | undefined, clone: string, answerDir: string): AgentPlan {
+  if (!sb) return plan;
+  return { ...plan, ...planSandboxCommand({ bwrap: sb.bwrap, file: plan.file, args: plan.args, repoRoot: clone, gitDir: path.join(clone, '.git'), readOnly: sb.readOnly, scratch: [answerDir], network: sb.network, home: sb.home, hidden: sb.hidden }) };
 }
 
 /**
