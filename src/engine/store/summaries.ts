@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isRunning, scanLoopStates, type UnreadableState } from './state-file.js';
 import { ledgerPath, runsDir } from './layout.js';
-import { readLedger, summariseLedger, summariseReviews, type StoryLedgerState, type StoryReview } from './ledger.js';
+import { readLedger, summariseLedger, type StoryLedgerState, type StoryReview } from './ledger.js';
 import { planVerification, readStoryStatus, readVerdictRecordsSync, type VerdictRecord } from './verdict-record.js';
 import type { LoopState } from '../types.js';
 import { LoopExit, describeError } from '../errors.js';
@@ -128,8 +128,7 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
   const alive = isRunning(s);
   const prd = typeof s.prd === 'string' ? s.prd : '';
   const stories = prd ? readStories(path.resolve(repoRoot, prd)) : null;
-  const lines = readLedger(ledgerPath(repoRoot, s.id));
-  const summary = summariseLedger(lines);
+  const summary = summariseLedger(readLedger(ledgerPath(repoRoot, s.id)));
   const counts = planLoopCounts(summary.stories, record?.stories ?? null);
   const status = typeof s.status === 'string' ? s.status : 'unknown';
   return {
@@ -150,7 +149,7 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
     storiesSkipped: stories ? stories.filter(isSkipped).length : null,
     ...counts,
     weak: summary.weak,
-    reviews: summariseReviews(lines),
+    reviews: summary.reviews,
     startedAt: typeof s.startedAt === 'string' ? s.startedAt : '',
     updatedAt: typeof s.updatedAt === 'string' ? s.updatedAt : '',
     exitCode: num(s.exitCode),
