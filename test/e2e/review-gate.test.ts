@@ -226,5 +226,8 @@ describe('the review gate', () => {
     expect(r.stdout).toContain('reviewer:         claude --print --dangerously-skip-permissions --output-format stream-json --verbose --model opus < <review request>');
     const codex = await run(path.join(dir, 'ralph/ralph.sh'), ['--dry-run', '--review-agent', 'codex', '--review-model', 'gpt-5'], { cwd: dir });
     expect(codex.stdout).toMatch(/reviewer: +codex exec --model gpt-5 --json /);
+    const cmd = await run(path.join(dir, 'ralph/ralph.sh'), ['--dry-run', '--sandbox', '--review-cmd', 'node judge.mjs --strict', '--review-model', 'judge 2'], { cwd: dir });
+    expect(cmd.code, cmd.stderr).toBe(0);
+    expect(cmd.stdout).toContain("reviewer:         RALPH_REVIEW_MODEL='judge 2' sh -c 'node judge.mjs --strict' < <review request> (under bwrap, writing only its clone)");
   });
 });
