@@ -122,6 +122,15 @@ export interface StoryVerdict {
   /** verified: checks ran and passed · unverified: no checks exist, accepted on the agent's word · rejected: claim undone */
   status: 'verified' | 'unverified' | 'rejected';
   reason?: string;
+  /** The reviewer's SHIP that let the claim count (SPEC §11), for the sealed verdict record. */
+  shipped?: ShippedReview;
+}
+
+/** Who shipped a story, with which model, at which commit (verify/review.ts). */
+export interface ShippedReview {
+  reviewer: string;
+  model: string | null;
+  commit: string;
 }
 
 export interface VerifyResult {

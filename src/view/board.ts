@@ -2,7 +2,7 @@
 import type { Prd, Story } from '../prd/types.js';
 import { isSkipped } from '../prd/skip.js';
 import { summariseLedger, type LedgerLine, type StoryLedgerState, type StoryReview, type VerdictStatus } from '../engine/store/ledger.js';
-import { planVerification, readStoryStatus } from '../engine/store/verdict-record.js';
+import { planVerification, readStoryStatus, sealReviews, type VerdictRecord } from '../engine/store/verdict-record.js';
 import { toLedgerEntry, type LedgerEntry, type Verdict } from './ledger.js';
 
 /**
@@ -57,9 +57,11 @@ export const LEDGER_PER_STORY = 50;
  * story map of the newest verdict record that checks out (store/verdict-record.ts), `{}` when there is none; only it
  * makes a card verified.
  */
-export function planBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Readonly<Record<string, VerdictStatus>>): BoardPlan {
+export function planBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Readonly<Record<string, VerdictStatus>>, sealedReviews: Pick<VerdictRecord, 'reviews'> | null = null): BoardPlan {
   const stories = prd.userStories;
-  const { stories: verdicts, reviews } = summariseLedger(ledger);
+  const summary = summariseLedger(ledger);
+  const verdicts = summary.stories;
+  const reviews = sealReviews(summary.reviews, sealedReviews);
   const ids = new Set(stories.map((s) => s.id));
   const columns = planColumns(stories);
   const rows = planRows(stories, columns);

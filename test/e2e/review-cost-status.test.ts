@@ -1,12 +1,13 @@
 // The reviewer's runs are paid for: --max-cost counts what a Claude reviewer reports, state.json and the summary name
 // its part, and `ralphkit status` shows per story what the reviewer answered (SPEC §7, §11).
-import { readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
 import { FIXTURES, git, run, runCli } from '../support/repo.js';
 import { ralphReviewed, reviewFixture, reviewLines, reviewPlan, reviewStory } from '../support/review.js';
 import type { LoopState } from '../../src/engine/types.js';
+import { keyEnv } from '../support/verdict-note.js';
 import type { LoopSummary } from '../../src/engine/store/summaries.js';
 
 const REVIEWER = path.join(FIXTURES, 'review', 'reviewer.mjs');
@@ -52,10 +53,26 @@ describe('status shows the reviews', () => {
     const shipped = reviewLines(dir).find((l) => l.verdict === 'ship')!.commit!;
     const status = await runCli(['status', '--cwd', dir]);
     expect(status.code, status.stderr).toBe(0);
-    expect(status.stdout).toContain(`└ review US-1: shipped by node reviewer.mjs (judge-1) at ${shipped.slice(0, 7)}; revised 1×`);
+    // The loop ended without a final gate, so no sealed record names the SHIP: a report.
+    expect(status.stdout).toContain(`└ review US-1: shipped by node reviewer.mjs (judge-1) at ${shipped.slice(0, 7)} (reported); revised 1×`);
     expect(status.stdout).toMatch(/└ review US-2: changes asked by node reviewer\.mjs \(judge-1\) at [0-9a-f]{7}; revised 1×/);
     const json = JSON.parse((await runCli(['status', '--json', '--cwd', dir])).stdout) as { loops: LoopSummary[] };
     expect(json.loops[0].reviews['US-1']).toMatchObject({ verdict: 'ship', reviewer: reviewFixture('reviewer.mjs'), model: 'judge-1', commit: shipped, revised: 1, invalid: 0 });
     expect(json.loops[0].reviews['US-2']).toMatchObject({ verdict: 'revise', revised: 1 });
+  });
+
+  it("the final gate seals the reviewer's SHIP; a SHIP line appended to the ledger afterwards is shown as reported", async () => {
+    const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1)) });
+    const env = keyEnv();
+    const r = await ralphReviewed(dir, ['--review-cmd', reviewFixture('reviewer.mjs'), '3'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const shipped = reviewLines(dir).find((l) => l.verdict === 'ship')!;
+    const status = await runCli(['status', '--cwd', dir], { env: { ...process.env, ...env } });
+    expect(status.stdout).toContain(`└ review US-1: shipped by node reviewer.mjs at ${shipped.commit!.slice(0, 7)}; revised 1×\n`);
+    // What an agent without --sandbox could write: a later SHIP by another reviewer at another commit.
+    const forged = { ...shipped, time: new Date(Date.now() + 60_000).toISOString(), reviewer: 'claude', model: 'opus', commit: git(dir, 'rev-parse', 'HEAD~2') };
+    appendFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), `${JSON.stringify(forged)}\n`);
+    const after = await runCli(['status', '--cwd', dir], { env: { ...process.env, ...env } });
+    expect(after.stdout).toContain(`└ review US-1: shipped by claude (opus) at ${forged.commit.slice(0, 7)} (reported); revised 1×`);
   });
 });

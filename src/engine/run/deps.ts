@@ -194,6 +194,8 @@ async function verifyClaims(run: RunContext, state: LoopState, trust: RunTrust, 
 /** After a verification pass: the new baseline, and where each accepted claim was verified. */
 export async function afterVerification(run: RunContext, loopId: string, trust: RunTrust, result: VerifyResult, head: string | null): Promise<void> {
   for (const v of result.verdicts) {
+    if (v.shipped && v.status !== 'rejected') trust.shipped.set(v.id, v.shipped);
+    else trust.shipped.delete(v.id);
     if (v.status === 'rejected' || !head) continue;
     if (v.status === 'verified') trust.verifiedAt.set(v.id, head);
     trust.lastVerified = head;
@@ -207,6 +209,7 @@ export async function finalGate(run: RunContext, state: LoopState, trust: RunTru
     ...verifyInput(run, state, trust, iteration, signal),
     prd: JSON.parse(trust.baseline ?? readFileSync(run.paths.prd, 'utf8')) as Prd,
     verifiedAt: trust.verifiedAt,
+    shipped: trust.shipped,
   });
   if (!gate.interrupted) await settleBaseline(run.paths, state.id, trust, run.emit, gate.prd);
   return gate;

@@ -198,6 +198,8 @@ export interface StoryReview {
   /** How many REVISE answers the story got, and how many answers were not a SHIP for another reason. */
   revised: number;
   invalid: number;
+  /** A SHIP the loop's sealed verdict record names (same commit): the runner's, not a line anyone could append. */
+  sealed?: boolean;
 }
 
 /**

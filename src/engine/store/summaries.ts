@@ -6,7 +6,7 @@ import path from 'node:path';
 import { isRunning, scanLoopStates, type UnreadableState } from './state-file.js';
 import { ledgerPath, runsDir } from './layout.js';
 import { readLedger, summariseLedger, type StoryLedgerState, type StoryReview } from './ledger.js';
-import { planVerification, readStoryStatus, readVerdictRecordsSync, type VerdictRecord } from './verdict-record.js';
+import { planVerification, readStoryStatus, readVerdictRecordsSync, sealReviews, type VerdictRecord } from './verdict-record.js';
 import type { LoopState } from '../types.js';
 import { LoopExit, describeError } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
@@ -149,7 +149,7 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
     storiesSkipped: stories ? stories.filter(isSkipped).length : null,
     ...counts,
     weak: summary.weak,
-    reviews: summary.reviews,
+    reviews: sealReviews(summary.reviews, record),
     startedAt: typeof s.startedAt === 'string' ? s.startedAt : '',
     updatedAt: typeof s.updatedAt === 'string' ? s.updatedAt : '',
     exitCode: num(s.exitCode),
@@ -245,7 +245,7 @@ function renderReviewNotes(l: LoopSummary): string[] {
   return Object.entries(l.reviews ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, r]) => {
     const who = `${renderReviewer(r.reviewer)}${r.model ? ` (${r.model})` : ''}`;
     const at = r.commit ? ` at ${r.commit.slice(0, 7)}` : '';
-    const answer = r.verdict === 'ship' ? `shipped by ${who}${at}` : r.verdict === 'revise' ? `changes asked by ${who}${at}` : `not shipped (${who}${at})`;
+    const answer = r.verdict === 'ship' ? `shipped by ${who}${at}${r.sealed ? '' : ' (reported)'}` : r.verdict === 'revise' ? `changes asked by ${who}${at}` : `not shipped (${who}${at})`;
     const history = [r.revised && `revised ${r.revised}×`, r.invalid && `${r.invalid} not shipped`].filter(Boolean).join(', ');
     const line = `review ${id}: ${answer}${history ? `; ${history}` : ''}`;
     return line.length > NOTE_WIDTH ? `${line.slice(0, NOTE_WIDTH - 1)}…` : line;

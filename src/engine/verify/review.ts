@@ -5,7 +5,7 @@ import { lstatSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Story } from '../../prd/types.js';
-import type { CheckSandbox, ReviewSetup, VerifyOptions } from '../types.js';
+import type { CheckSandbox, ReviewSetup, ShippedReview, VerifyOptions } from '../types.js';
 import { planAgent, type AgentPlan } from '../agents/index.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { planAgentEnv } from '../agents/env.js';
@@ -30,8 +30,8 @@ export interface ReviewRejection {
   reasons?: string;
 }
 
-/** null: shipped (or not reviewed); 'interrupted': the runner is stopping, nothing decided; else why it is rejected. */
-export async function reviewClaim(s: CheckSession, story: Story, run: StoryRun, input: VerifyOptions): Promise<ReviewRejection | null | 'interrupted'> {
+/** null: not reviewed; `shipped`: its SHIP; 'interrupted': the runner is stopping, nothing decided; else why it is rejected. */
+export async function reviewClaim(s: CheckSession, story: Story, run: StoryRun, input: VerifyOptions): Promise<ReviewRejection | { shipped: ShippedReview } | null | 'interrupted'> {
   const setup = input.review;
   // Every story is reviewed once a reviewer is configured, but one that says "review": false.
   if (!setup || story.review === false) return null;
@@ -49,7 +49,7 @@ export async function reviewClaim(s: CheckSession, story: Story, run: StoryRun, 
   if (outcome.verdict === 'ship') {
     s.record({ ...line, verdict: 'ship', ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}) });
     input.log('info', `${story.id} shipped by the reviewer (${line.reviewer}${line.model ? `, model ${line.model}` : ''}) at ${commit.slice(0, 7)}`);
-    return null;
+    return { shipped: { reviewer: line.reviewer, model: line.model, commit } };
   }
   s.record({ ...line, verdict: outcome.verdict, reason: outcome.reason });
   return outcome.verdict === 'revise' ? { reason: `the reviewer asked for changes: ${renderReasonsLine(outcome.reasons)}`, reasons: outcome.reasons } : { reason: `not shipped: ${outcome.reason}` };

@@ -133,8 +133,11 @@ function renderReview(review) {
   const commit = asText(review.commit).slice(0, 7);
   const title = `reviewed by ${asText(review.reviewer)}${review.model ? ` (${asText(review.model)})` : ''}${commit ? ` at ${commit}` : ''}`;
   const revised = Number(review.revised) || 0;
-  return h('span', { class: 'card-review', dataset: { review: review.verdict }, title },
+  // A SHIP no sealed verdict record names is a ledger line: the runner's report, or anyone's who could write it.
+  const reported = review.verdict === 'ship' && review.sealed !== true;
+  return h('span', { class: 'card-review', dataset: { review: review.verdict, sealed: review.sealed === true ? 'true' : 'false' }, title },
     h('span', { class: 'review-verdict' }, REVIEW_WORDS[review.verdict]),
+    reported ? h('span', { class: 'review-reported', title: 'no sealed verdict record names this SHIP yet (the loop is running, or it is only a ledger line)' }, 'reported') : null,
     h('span', { class: 'review-by' }, `${who}${review.model ? ` · ${asText(review.model)}` : ''}${commit ? ` · ${commit}` : ''}`),
     revised ? h('span', { class: 'review-revised' }, `revised ${revised}×`) : null,
   );
