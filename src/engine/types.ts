@@ -90,6 +90,8 @@ export interface ReviewSetup {
   retryBaseMs: number;
   /** The loop's last verified commit (or its plan commit): the review's diff starts there. */
   base: string | null;
+  /** Counts one reviewer run's cost against the loop's budget (undefined: it reported none), as soon as it exits. */
+  spend: (costUsd: number | undefined) => void;
 }
 
 /** verify.ts: git's folders, and the fingerprint (git/fingerprint.ts) of the last status that listed none of the runner's files. */
@@ -120,6 +122,15 @@ export interface StoryVerdict {
   /** verified: checks ran and passed · unverified: no checks exist, accepted on the agent's word · rejected: claim undone */
   status: 'verified' | 'unverified' | 'rejected';
   reason?: string;
+  /** The reviewer's SHIP that let the claim count (SPEC §11), for the sealed verdict record. */
+  shipped?: ShippedReview;
+}
+
+/** Who shipped a story, with which model, at which commit (verify/review.ts). */
+export interface ShippedReview {
+  reviewer: string;
+  model: string | null;
+  commit: string;
 }
 
 export interface VerifyResult {
@@ -220,6 +231,13 @@ export interface LoopState {
   startedAt: string;
   updatedAt: string;
   costUsd: number;
+  /** The part of `costUsd` the reviewer's runs reported (--review-agent claude); absent until a reviewer reports one. */
+  reviewCostUsd?: number;
+  /**
+   * Reviewer runs that reported no cost. Written by the review gate while an iteration's claims are verified, so the
+   * loop can count an iteration whose reviewer reported no cost as unpriced, as one whose agent reported none.
+   */
+  reviewRunsUnpriced?: number;
   exitCode: number | null;
   message?: string;
   /** Iterations in a row that ended without progress (see docs/engine.md, "No progress"). */
@@ -380,8 +398,10 @@ export interface LoopEnding {
   /** Stories not set aside, and those of them that pass in the plan as the runner last settled it; null: unreadable. */
   storiesPassed: number | null;
   storiesTotal: number | null;
-  /** null when the agent reports no cost (any agent but Claude Code, or --agent-cmd). */
+  /** null when the agent reports no cost (any agent but Claude Code, or --agent-cmd). Includes the reviewer's. */
   costUsd: number | null;
+  /** The reviewer's part of `costUsd`, when a reviewer reported one. */
+  reviewCostUsd?: number;
 }
 
 /**

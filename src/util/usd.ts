@@ -6,3 +6,8 @@ export function renderUsd(usd: number): string {
   if (usd < 0.00005) return '<$0.0001';
   return `$${usd.toFixed(4).replace(/(\.\d\d\d*?)0+$/, '$1')}`;
 }
+
+/** A loop's cost, with the reviewer's part named when a reviewer reported one: `$1.20 (reviewer $0.40)`. */
+export function renderCostSplit(costUsd: number, reviewCostUsd?: number): string {
+  return reviewCostUsd === undefined ? renderUsd(costUsd) : `${renderUsd(costUsd)} (reviewer ${renderUsd(reviewCostUsd)})`;
+}

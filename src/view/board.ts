@@ -1,8 +1,8 @@
 // Pure: from the plan, the ledger and the newest sealed verdict record, what each card shows and where it goes.
 import type { Prd, Story } from '../prd/types.js';
 import { isSkipped } from '../prd/skip.js';
-import { summariseLedger, type LedgerLine, type StoryLedgerState, type VerdictStatus } from '../engine/store/ledger.js';
-import { planVerification, readStoryStatus } from '../engine/store/verdict-record.js';
+import { summariseLedger, type LedgerLine, type StoryLedgerState, type StoryReview, type VerdictStatus } from '../engine/store/ledger.js';
+import { planVerification, readStoryStatus, sealReviews, type VerdictRecord } from '../engine/store/verdict-record.js';
 import { toLedgerEntry, type LedgerEntry, type Verdict } from './ledger.js';
 
 /**
@@ -27,6 +27,8 @@ export interface StoryCard {
   next: boolean;
   /** dependsOn ids that name no story in the plan. */
   missingDeps: string[];
+  /** The reviewer's newest answer and how often it asked for changes (the runner's ledger), or null: never reviewed. */
+  review: StoryReview | null;
   ledger: LedgerEntry[];
 }
 
@@ -55,9 +57,11 @@ export const LEDGER_PER_STORY = 50;
  * story map of the newest verdict record that checks out (store/verdict-record.ts), `{}` when there is none; only it
  * makes a card verified.
  */
-export function planBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Readonly<Record<string, VerdictStatus>>): BoardPlan {
+export function planBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Readonly<Record<string, VerdictStatus>>, sealedReviews: Pick<VerdictRecord, 'reviews'> | null = null): BoardPlan {
   const stories = prd.userStories;
-  const verdicts = summariseLedger(ledger).stories;
+  const summary = summariseLedger(ledger);
+  const verdicts = summary.stories;
+  const reviews = sealReviews(summary.reviews, sealedReviews);
   const ids = new Set(stories.map((s) => s.id));
   const columns = planColumns(stories);
   const rows = planRows(stories, columns);
@@ -76,6 +80,7 @@ export function planBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Reado
       row: rows.get(s.id) ?? 0,
       next: s.id === nextId,
       missingDeps: deps(s).filter((d) => !ids.has(d)),
+      review: Object.hasOwn(reviews, s.id) ? reviews[s.id] : null,
       ledger: (linesOf.get(s.id) ?? []).slice(-LEDGER_PER_STORY).map(toLedgerEntry),
     };
   });

@@ -94,8 +94,8 @@ export function readPrdSnapshot(paths: ViewPaths): PrdSnapshot {
   }
   const shapeError = checkShape(prd);
   if (shapeError) return { file, exists: true, error: `${file}: ${shapeError}`, prd: null };
-  const sealed = pickNewestRecord(readVerdictRecordsSync(paths.cwd))?.stories ?? {};
-  return { file, exists: true, error: null, prd, ...planBoard(prd, readLedgers(paths), sealed) };
+  const record = pickNewestRecord(readVerdictRecordsSync(paths.cwd));
+  return { file, exists: true, error: null, prd, ...planBoard(prd, readLedgers(paths), record?.stories ?? {}, record) };
 }
 
 // Only what the page needs to draw; `ralphkit validate` is the place for a full report.

@@ -112,6 +112,40 @@ describe('ralphkit view in a browser', () => {
     expect(await page.evaluate(() => (window as any).__sameDocument)).toBe(true);
   });
 
+  it("shows each story's review: shipped by whom at which commit, how often it was revised; updated when a review lands; reported until sealed", async () => {
+    const env = keyEnv();
+    useKeyEnv(env);
+    const repo = gitdir();
+    writePlan(repo, plan(3));
+    const time = (s: number) => new Date(Date.UTC(2026, 11, 2, 10, 0, s)).toISOString();
+    const review = (story: string, s: number, verdict: 'ship' | 'revise' | 'invalid', commit: string) => ({ time: time(s), loop: 'L1', iteration: s, story, kind: 'review' as const, command: null, exitCode: null, outputSha256: null, verdict, reviewer: 'node "/opt/reviewers/judge.mjs"', model: 'opus', commit });
+    writeLedger(repo, 'L1', [review('US-001', 1, 'revise', 'a'.repeat(40)), review('US-001', 2, 'revise', 'b'.repeat(40)), review('US-001', 3, 'ship', 'c'.repeat(40)), review('US-002', 4, 'revise', 'd'.repeat(40))]);
+    const { page } = await open(repo);
+    await expect.poll(() => card(page, 'US-001').locator('.card-review').getAttribute('data-review'), { timeout: PATIENCE }).toBe('ship');
+    expect(await card(page, 'US-001').locator('.review-verdict').textContent()).toBe('shipped');
+    expect(await card(page, 'US-001').locator('.review-by').textContent()).toBe('node judge.mjs · opus · ccccccc');
+    expect(await card(page, 'US-001').locator('.review-revised').textContent()).toBe('revised 2×');
+    expect(await card(page, 'US-001').locator('.card-review').getAttribute('title')).toBe('reviewed by node "/opt/reviewers/judge.mjs" (opus) at ccccccc');
+    expect(await card(page, 'US-002').locator('.review-verdict').textContent()).toBe('changes asked');
+    expect(await card(page, 'US-002').locator('.review-revised').textContent()).toBe('revised 1×');
+    expect(await card(page, 'US-003').locator('.card-review').count()).toBe(0);
+    // A ledger line is a report: until a sealed verdict record names the SHIP, the card says so.
+    expect(await card(page, 'US-001').locator('.review-reported').textContent()).toBe('reported');
+    // The reviewer ships US-002: the card follows without a reload.
+    writeLedger(repo, 'L1', [review('US-001', 3, 'ship', 'c'.repeat(40)), review('US-002', 4, 'revise', 'd'.repeat(40)), review('US-002', 5, 'ship', 'e'.repeat(40))]);
+    await expect.poll(() => card(page, 'US-002').locator('.review-verdict').textContent(), { timeout: PATIENCE }).toBe('shipped');
+    expect(await card(page, 'US-002').locator('.review-by').textContent()).toBe('node judge.mjs · opus · eeeeeee');
+    // The loop's record seals US-001's SHIP (at its commit) and one of US-002 at another commit than the ledger's.
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const shipped = (commit: string) => ({ reviewer: 'node "/opt/reviewers/judge.mjs"', model: 'opus', commit });
+    sealNote(repo, { loop: 'L1', commit: head, time: time(9), stories: { 'US-001': 'verified', 'US-002': 'verified' }, reviews: { 'US-001': shipped('c'.repeat(40)), 'US-002': shipped('f'.repeat(40)) } }, env);
+    writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0 });
+    await expect.poll(() => card(page, 'US-001').locator('.card-review').getAttribute('data-sealed'), { timeout: PATIENCE }).toBe('true');
+    expect(await card(page, 'US-001').locator('.review-reported').count()).toBe(0);
+    expect(await card(page, 'US-002').locator('.card-review').getAttribute('data-sealed')).toBe('false');
+    expect(await card(page, 'US-002').locator('.review-reported').count()).toBe(1);
+  });
+
   it('shows markup in plan text as text and runs none of it', async () => {
     const repo = testdir();
     writePlan(repo, {

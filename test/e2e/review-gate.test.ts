@@ -4,31 +4,15 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
-import { FIXTURES, git, run, testdir, type RunResult } from '../support/repo.js';
-import { parseLedger, type ReviewLine } from '../../src/engine/store/ledger.js';
-import type { Prd, Story } from '../../src/prd/types.js';
+import { FIXTURES, git, run, testdir } from '../support/repo.js';
+import type { Prd } from '../../src/prd/types.js';
+import { ralphReviewed, reviewFixture, reviewLines, reviewPlan, reviewStory } from '../support/review.js';
 
-const story = (id: string, priority: number, extra: Partial<Story> = {}): Story => ({
-  id,
-  title: `Story ${id}`,
-  description: `As a user I get ${id}.`,
-  acceptanceCriteria: [`${id}.txt says it is done`, 'the criterion file exists'],
-  priority,
-  passes: false,
-  notes: '',
-  checks: [`grep -q "${id} done" ${id}.txt`],
-  ...extra,
-});
-
-const plan = (...stories: Story[]): Prd => ({ project: 'Demo', branchName: 'ralph/demo', userStories: stories });
-const fixture = (name: string) => `node ${JSON.stringify(path.join(FIXTURES, 'review', name))}`;
-
-function ralph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
-  const base = ['--agent-cmd', fixture('implementer.mjs'), '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e'];
-  return run(path.join(dir, 'ralph/ralph.sh'), [...base, ...args], { cwd: dir, env });
-}
-
-const reviews = (dir: string) => parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8')).filter((l): l is ReviewLine => l.kind === 'review');
+const story = reviewStory;
+const plan = reviewPlan;
+const fixture = reviewFixture;
+const ralph = ralphReviewed;
+const reviews = reviewLines;
 const readPrd = (dir: string): Prd => JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as Prd;
 const progress = (dir: string) => readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8');
 const seen = (log: string) => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { id: string; cwd: string; env: Record<string, string | null>; request: string; args: string[]; agentConfig: string[] }) : []);
@@ -242,5 +226,8 @@ describe('the review gate', () => {
     expect(r.stdout).toContain('reviewer:         claude --print --dangerously-skip-permissions --output-format stream-json --verbose --model opus < <review request>');
     const codex = await run(path.join(dir, 'ralph/ralph.sh'), ['--dry-run', '--review-agent', 'codex', '--review-model', 'gpt-5'], { cwd: dir });
     expect(codex.stdout).toMatch(/reviewer: +codex exec --model gpt-5 --json /);
+    const cmd = await run(path.join(dir, 'ralph/ralph.sh'), ['--dry-run', '--sandbox', '--review-cmd', 'node judge.mjs --strict', '--review-model', 'judge 2'], { cwd: dir });
+    expect(cmd.code, cmd.stderr).toBe(0);
+    expect(cmd.stdout).toContain("reviewer:         RALPH_REVIEW_MODEL='judge 2' sh -c 'node judge.mjs --strict' < <review request> (under bwrap, writing only its clone)");
   });
 });

@@ -24,6 +24,8 @@ export interface Step {
   planOnly?: boolean;
   /** Verification is interrupted (Ctrl-C during a check): it throws LoopExit(130). */
   interrupted?: boolean;
+  /** A reviewer ran during verification, reporting this cost (null: none), as ReviewSetup.spend records it. */
+  reviewCost?: number | null;
 }
 
 export function makeState(over: Partial<LoopState> = {}): LoopState {
@@ -63,6 +65,8 @@ export function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; sta
     committedWork: async () => !current.planOnly,
     verify: async (): Promise<VerifyResult> => {
       if (current.interrupted) throw new LoopExit(130, 'interrupted while verifying');
+      if (current.reviewCost === null) state.reviewRunsUnpriced = (state.reviewRunsUnpriced ?? 0) + 1;
+      else if (current.reviewCost !== undefined) state.costUsd += current.reviewCost;
       return verdictFor(current);
     },
     detectRateLimit: (): RateLimitHit | null => (current.rateLimit ? { resetAt: null, message: 'limit hit' } : null),

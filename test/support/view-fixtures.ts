@@ -50,13 +50,13 @@ export function writeLoop(repo: string, state: LoopStateFixture): void {
   writeAtomic(path.join(repo, 'ralph/.runs', state.id, 'state.json'), `${JSON.stringify(full, null, 2)}\n`);
 }
 
-/** One line of ralph/.runs/<loop>/ledger.jsonl as src/engine/store/ledger.ts writes it (kind check or verdict). */
+/** One line of ralph/.runs/<loop>/ledger.jsonl as src/engine/store/ledger.ts writes it (kind check, verdict or review). */
 export interface LedgerLineFixture {
   time: string;
   loop: string;
   iteration: number;
   story: string;
-  kind?: 'check' | 'verdict';
+  kind?: 'check' | 'verdict' | 'review';
   scope?: 'prd' | 'story' | 'setup';
   commit?: string;
   command: string | null;
@@ -67,6 +67,10 @@ export interface LedgerLineFixture {
   outputSha256?: string | null;
   status?: 'verified' | 'unverified' | 'rejected';
   reason?: string;
+  /** Review lines: the reviewer's answer, who gave it, the model. */
+  verdict?: 'ship' | 'revise' | 'invalid';
+  reviewer?: string;
+  model?: string | null;
 }
 
 export function writeLedger(repo: string, loop: string, lines: LedgerLineFixture[]): void {

@@ -31,7 +31,8 @@ Limits:
   --iteration-timeout <d>     kill an agent that runs longer, with its whole process group (default 60m)
   --pause <d>                 wait between iterations (default 2s; 0 for none)
   --no-progress-limit <n>     stop after n iterations in a row without progress (default 3)
-  --max-cost <usd>            stop when the cost the agent reports adds up to this
+  --max-cost <usd>            stop when the cost the agent reports adds up to this (a Claude reviewer's
+                              runs count too)
   --max-usage <pct>           Claude subscription: refuse to start / stop above this utilisation
   --wait                      with --max-usage: wait for the reset instead of stopping
   --wait-next-session         sleep until the current 5-hour block resets, then start
@@ -59,8 +60,9 @@ Review (a second opinion before a story counts; instructions in ralph/review.md,
                               without a reviewer refuses the start.
 Sandbox (Linux, bubblewrap):
   --sandbox                   run the agent under bwrap: the runner's files, .git/hooks, .git/config and the
-                              pinned tests read-only, its own PID namespace
-  --no-network                with --sandbox: no network for the agent
+                              pinned tests read-only, its own PID namespace; checks and the reviewer run
+                              under bwrap too, writing only their own checkout
+  --no-network                with --sandbox: no network for the agent (nor its checks and reviewer)
 Notifications, when the loop ends (done, max iterations, stuck, no progress, budget, protected, Ctrl-C or
 cancel; not on a refusal before the loop is recorded), after its last line. None of them changes the exit
 code or holds the runner past its time limit; Ctrl-C stops them (not the one that ended the loop). Give

@@ -4,7 +4,7 @@ import type { LoopConfig, LoopState } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { activeStories } from '../../prd/skip.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
-import { renderUsd } from '../../util/usd.js';
+import { renderCostSplit, renderUsd } from '../../util/usd.js';
 
 /**
  * The words for exit 0. A story no check covers was accepted on the agent's word (SPEC §6), so "under verification"
@@ -32,12 +32,12 @@ export function overCost(state: LoopState, config: LoopConfig): boolean {
 }
 
 export function costExit(state: LoopState, config: LoopConfig): LoopExit {
-  return new LoopExit(LOOP_EXIT.budget, `cost limit reached: ${renderUsd(state.costUsd)} of $${config.maxCost}`, 'raise --max-cost and continue with --resume-last');
+  return new LoopExit(LOOP_EXIT.budget, `cost limit reached: ${renderCostSplit(state.costUsd, state.reviewCostUsd)} of $${config.maxCost}`, 'raise --max-cost and continue with --resume-last');
 }
 
 /**
- * With no iteration cap, --max-cost is the loop's only sure end; an iteration whose agent reported no cost (killed at
- * the timeout, crashed, a result line too long to read) still cost money. This many in a row end the run.
+ * With no iteration cap, --max-cost is the loop's only sure end; an iteration whose agent (or reviewer) reported no
+ * cost (killed at the timeout, crashed, a result line too long to read) still cost money. This many in a row end the run.
  */
 export const MAX_UNPRICED_ITERATIONS = 3;
 

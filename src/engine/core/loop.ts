@@ -37,8 +37,9 @@ async function checkLimits(state: LoopState, config: LoopConfig, deps: LoopDeps,
   throwIfAborted(deps.signal);
 }
 
-/** One iteration; true when its agent reported a cost. */
+/** One iteration; true when its agent reported a cost, and so did every reviewer run of its claims. */
 async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<boolean> {
+  const unpricedReviews = state.reviewRunsUnpriced ?? 0;
   Object.assign(state, { iteration, iterationDone: false, verifying: undefined, updatedAt: deps.clock.now().toISOString() });
   deps.saveState(state, 'iteration-start');
   deps.emit({ type: 'iteration-start', iteration, maxIterations: config.maxIterations });
@@ -60,7 +61,8 @@ async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps
   state.verifying = ran;
   deps.saveState(state, 'verifying');
   await settleIteration(state, config, deps, prdBefore, ran, headAfter);
-  return result.costUsd !== undefined;
+  // The review gate counts its unpriced runs in the state as it verifies (ReviewSetup.spend).
+  return result.costUsd !== undefined && (state.reviewRunsUnpriced ?? 0) === unpricedReviews;
 }
 
 /**

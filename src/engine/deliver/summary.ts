@@ -3,7 +3,7 @@
 import type { LoopEnding, LoopState, LoopStatus } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { activeStories } from '../../prd/skip.js';
-import { renderUsd } from '../../util/usd.js';
+import { renderCostSplit } from '../../util/usd.js';
 import { sanitizeForTerminal } from '../../util/ansi.js';
 
 /**
@@ -16,6 +16,7 @@ export function planEnding(state: LoopState, code: number, status: LoopStatus, p
     id: state.id, code, status, iterations: state.iteration,
     storiesPassed: stories?.passed ?? null, storiesTotal: stories?.total ?? null,
     costUsd: costKnown || state.costUsd > 0 ? state.costUsd : null,
+    ...(state.reviewCostUsd !== undefined ? { reviewCostUsd: state.reviewCostUsd } : {}),
   };
 }
 
@@ -34,7 +35,7 @@ export function renderSummary(e: LoopEnding): string {
   const parts = [`loop ${e.id}: ${e.status} (exit ${e.code})`];
   if (e.storiesTotal !== null) parts.push(`${e.storiesPassed}/${e.storiesTotal} stories pass`);
   parts.push(`${e.iterations} iteration${e.iterations === 1 ? '' : 's'}`);
-  if (e.costUsd !== null) parts.push(renderUsd(e.costUsd));
+  if (e.costUsd !== null) parts.push(renderCostSplit(e.costUsd, e.reviewCostUsd));
   return sanitizeForTerminal(parts.join(' · ')).replace(/\s+/g, ' ');
 }
 

@@ -71,7 +71,7 @@ async function stopIteration(repoRoot: string, state: LoopState, input: StopHook
   const deadline = readVerifyDeadline(io.env);
   let outcome;
   try {
-    outcome = await verifySessionStop(run, iteration, AbortSignal.timeout(deadline));
+    outcome = await verifySessionStop(run, state, iteration, AbortSignal.timeout(deadline));
   } catch (err) {
     if (!(err instanceof VerificationTimedOut)) throw err;
     return recordEnd(repoRoot, state, 'interrupted', 130, `verification timed out after ${Math.round(deadline / 1000)} s at iteration ${iteration} (the hook has ${Math.round(deadline / 1000)} s of Claude Code's 600); nothing was decided about the claims; the session was let stop`);

@@ -4,7 +4,7 @@
 // verifyIteration, afterVerification, the final gate). Nothing of the session's transcript is read.
 import { realpathSync } from 'node:fs';
 import type { Prd } from '../../prd/types.js';
-import type { RunContext, StoryVerdict } from '../types.js';
+import type { LoopState, RunContext, StoryVerdict } from '../types.js';
 import { headSha } from '../git/git.js';
 import { readBaseline } from '../verify/baseline.js';
 import { verifyIteration } from '../verify/verify.js';
@@ -25,7 +25,7 @@ export interface StopOutcome {
 /** Thrown when the deadline stopped the checks: nothing was decided about the claims. */
 export class VerificationTimedOut extends Error {}
 
-export async function verifySessionStop(run: RunContext, iteration: number, signal: AbortSignal): Promise<StopOutcome> {
+export async function verifySessionStop(run: RunContext, state: LoopState, iteration: number, signal: AbortSignal): Promise<StopOutcome> {
   const top = realpathSync(run.paths.repoRoot);
   const baseline = await readBaseline(top, run.id);
   if (baseline === null) throw new LoopExit(LOOP_EXIT.refused, `the loop's plan record (refs/ralphkit/loops/${run.id}/plan) is gone, so its claims cannot be judged`, 'start the loop again: /ralph-loop');
@@ -33,7 +33,7 @@ export async function verifySessionStop(run: RunContext, iteration: number, sign
   const head = await headSha(run.paths.repoRoot);
   let result;
   try {
-    result = await verifyIteration({ ...verifyInput(run, run.id, trust, iteration, signal), prdBefore: baseline, headAfterAgent: head });
+    result = await verifyIteration({ ...verifyInput(run, state, trust, iteration, signal), prdBefore: baseline, headAfterAgent: head });
   } catch (err) {
     if (err instanceof LoopExit && err.code === LOOP_EXIT.interrupted) throw new VerificationTimedOut(err.message);
     throw err;
@@ -41,7 +41,7 @@ export async function verifySessionStop(run: RunContext, iteration: number, sign
   await afterVerification(run, run.id, trust, result, head);
   if (!result.allPass) return { verdicts: result.verdicts, prd: result.prd, allPass: false, gateRejected: [] };
   // Every story says passes: only the final gate on this commit turns that into the end of the loop (as core/loop.ts).
-  const gate = await finalGate(run, run.id, trust, iteration, signal);
+  const gate = await finalGate(run, state, trust, iteration, signal);
   if (gate.interrupted) throw new VerificationTimedOut('interrupted during the final gate');
   const gateRejected = gate.verdicts.filter((v) => v.status === 'rejected');
   return { verdicts: result.verdicts, prd: gate.passed ? result.prd : gate.prd, allPass: gate.passed, gateRejected };

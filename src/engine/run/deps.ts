@@ -23,6 +23,7 @@ import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
 import { RefsView } from './refs-view.js';
 import { deliverBranch } from './deliver.js';
 import { reviewInstructionsPath } from './review-setup.js';
+import { renderUsd } from '../../util/usd.js';
 
 export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopConfig {
   // RALPH_RETRY_MS scales every back-off, so tests of rate limits and retries run in milliseconds.
@@ -65,8 +66,8 @@ export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate,
     readBranchTips: () => refs.branchTips(),
     inspectAgentGit: (iteration, before, tips) => afterAgent(run, trust, refs, iteration, before, tips),
     recordTimeout: (iteration, result) => recordTimeout(run, state.id, iteration, result),
-    verify: (iteration, prdBefore, head, offBranch, violation) => verifyClaims(run, state.id, trust, { iteration, prdBefore, head, offBranch, violation, ownStatus }, signal),
-    finalGate: (iteration) => finalGate(run, state.id, trust, iteration, signal),
+    verify: (iteration, prdBefore, head, offBranch, violation) => verifyClaims(run, state, trust, { iteration, prdBefore, head, offBranch, violation, ownStatus }, signal),
+    finalGate: (iteration) => finalGate(run, state, trust, iteration, signal),
   };
 }
 
@@ -82,8 +83,9 @@ function saveState(repoRoot: string, state: LoopState, at: SaveReason): void {
 }
 
 /** What every verification of this run shares (an iteration's claims, the claims at start, the final gate). */
-export function verifyInput(run: RunContext, loopId: string, trust: RunTrust, iteration: number, signal: AbortSignal): Omit<VerifyInput, 'prdBefore'> & { topLevel: string; signal: AbortSignal } {
+export function verifyInput(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal): Omit<VerifyInput, 'prdBefore'> & { topLevel: string; signal: AbortSignal } {
   const { paths, options } = run;
+  const loopId = state.id;
   return {
     // repoRoot is git's --show-toplevel, resolved at start; a run cannot move it, so verification need not ask again.
     topLevel: trust.topLevel,
@@ -92,12 +94,12 @@ export function verifyInput(run: RunContext, loopId: string, trust: RunTrust, it
     log: (level, message) => run.emit({ type: level, iteration, message }),
     guardTrusted: (who) => guardRunnerFiles(run, trust, iteration, who)?.reason,
     signal,
-    ...(options.reviewAgent || options.reviewCmd ? { review: reviewSetup(run, loopId, trust) } : {}),
+    ...(options.reviewAgent || options.reviewCmd ? { review: reviewSetup(run, state, trust, iteration) } : {}),
   };
 }
 
 /** The reviewer of this run (verify/review.ts): its command, its instructions' path, and where its diff starts. */
-function reviewSetup(run: RunContext, loopId: string, trust: RunTrust): ReviewSetup {
+function reviewSetup(run: RunContext, state: LoopState, trust: RunTrust, iteration: number): ReviewSetup {
   const { options, paths, io } = run;
   return {
     agent: options.reviewAgent ?? options.agent,
@@ -105,12 +107,27 @@ function reviewSetup(run: RunContext, loopId: string, trust: RunTrust): ReviewSe
     ...(run.reviewerBin ? { bin: run.reviewerBin } : {}),
     ...(options.reviewModel ? { model: options.reviewModel } : {}),
     instructionsPath: relToTop(trust.topLevel, reviewInstructionsPath(paths)),
-    runDir: loopDir(paths.repoRoot, loopId),
+    runDir: loopDir(paths.repoRoot, state.id),
     env: io.env,
     timeoutMs: options.iterationTimeoutMs,
     retryBaseMs: loopConfig(options, io.env).retryBaseMs,
     base: trust.lastVerified ?? trust.pins?.commit ?? null,
+    spend: (costUsd) => spendOnReview(run, state, iteration, costUsd),
   };
+}
+
+/**
+ * A reviewer run's cost joins the loop's (--max-cost counts both), with its own figure beside it; saved at once, as an
+ * agent run's is, so an interrupt cannot lose it. A run that reported none is counted, for the unpriced rule.
+ */
+function spendOnReview(run: RunContext, state: LoopState, iteration: number, costUsd: number | undefined): void {
+  if (costUsd === undefined) state.reviewRunsUnpriced = (state.reviewRunsUnpriced ?? 0) + 1;
+  else {
+    state.costUsd += costUsd;
+    state.reviewCostUsd = (state.reviewCostUsd ?? 0) + costUsd;
+    run.emit({ type: 'info', iteration, message: `the reviewer's run cost ${renderUsd(costUsd)} · cost so far ${renderUsd(state.costUsd)} (reviewer ${renderUsd(state.reviewCostUsd)})` });
+  }
+  writeState(run.paths.repoRoot, state);
 }
 
 /** A first commit ever is work; otherwise work is any changed path besides the plan, its progress log and the prompt. */
@@ -159,17 +176,17 @@ interface Claims {
   ownStatus?: OwnStatusMemo;
 }
 
-async function verifyClaims(run: RunContext, loopId: string, trust: RunTrust, claims: Claims, signal: AbortSignal): Promise<VerifyResult> {
+async function verifyClaims(run: RunContext, state: LoopState, trust: RunTrust, claims: Claims, signal: AbortSignal): Promise<VerifyResult> {
   const { violation } = claims;
   const result = await verifyIteration({
-    ...verifyInput(run, loopId, trust, claims.iteration, signal),
+    ...verifyInput(run, state, trust, claims.iteration, signal),
     prdBefore: claims.prdBefore, headAfterAgent: claims.head, offBranch: claims.offBranch,
     // The settled baseline parsed, when it is this iteration's plan: a plan left as it was is not parsed again.
     ...(trust.baselinePrd && claims.prdBefore === trust.baseline ? { prdBeforeParsed: trust.baselinePrd, prdBeforeBytes: trust.baselineBytes } : {}),
     ...(violation ? { violation: violation.reason, extraOwnFiles: violation.files } : {}),
     ...(claims.ownStatus ? { ownStatus: claims.ownStatus } : {}),
   });
-  await afterVerification(run, loopId, trust, result, claims.head);
+  await afterVerification(run, state.id, trust, result, claims.head);
   if (result.verdicts.some((v) => v.status !== 'rejected')) await deliverBranch(run, `after iteration ${claims.iteration}`, claims.iteration);
   return result;
 }
@@ -177,6 +194,8 @@ async function verifyClaims(run: RunContext, loopId: string, trust: RunTrust, cl
 /** After a verification pass: the new baseline, and where each accepted claim was verified. */
 export async function afterVerification(run: RunContext, loopId: string, trust: RunTrust, result: VerifyResult, head: string | null): Promise<void> {
   for (const v of result.verdicts) {
+    if (v.shipped && v.status !== 'rejected') trust.shipped.set(v.id, v.shipped);
+    else trust.shipped.delete(v.id);
     if (v.status === 'rejected' || !head) continue;
     if (v.status === 'verified') trust.verifiedAt.set(v.id, head);
     trust.lastVerified = head;
@@ -185,13 +204,14 @@ export async function afterVerification(run: RunContext, loopId: string, trust: 
 }
 
 /** The final gate of the run (verify/final-gate.ts), then its verdicts as the new baseline. */
-export async function finalGate(run: RunContext, loopId: string, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<GateOutcome> {
+export async function finalGate(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<GateOutcome> {
   const gate = await runFinalGate({
-    ...verifyInput(run, loopId, trust, iteration, signal),
+    ...verifyInput(run, state, trust, iteration, signal),
     prd: JSON.parse(trust.baseline ?? readFileSync(run.paths.prd, 'utf8')) as Prd,
     verifiedAt: trust.verifiedAt,
+    shipped: trust.shipped,
   });
-  if (!gate.interrupted) await settleBaseline(run.paths, loopId, trust, run.emit, gate.prd);
+  if (!gate.interrupted) await settleBaseline(run.paths, state.id, trust, run.emit, gate.prd);
   run.gatePassed = gate.passed && gate.commit ? { commit: gate.commit, allVerified: gate.verdicts.every((v) => v.status === 'verified') } : undefined;
   return gate;
 }

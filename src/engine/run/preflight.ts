@@ -88,6 +88,17 @@ export function reportsCost(options: Pick<RunOptions, 'agent' | 'agentCmd'>): bo
   return !options.agentCmd && options.agent === 'claude';
 }
 
+/** The reviewer's runs count against --max-cost when it is Claude Code (--review-agent claude); others report none. */
+export function reviewerReportsCost(options: Pick<RunOptions, 'reviewAgent' | 'reviewCmd'>): boolean {
+  return !options.reviewCmd && options.reviewAgent === 'claude';
+}
+
+/** The configured reviewer when it reports no cost, in words (null: none configured, or Claude Code). */
+export function renderUnpricedReviewer(options: Pick<RunOptions, 'reviewAgent' | 'reviewCmd'>): string | null {
+  if (reviewerReportsCost(options) || !(options.reviewAgent || options.reviewCmd)) return null;
+  return options.reviewCmd ? 'a --review-cmd reviewer' : `the reviewer ${options.reviewAgent}`;
+}
+
 /**
  * max_iterations 0 means no iteration cap (SPEC §4): only a budget that can end the loop makes that bounded, so
  * without one the start is refused (exit 2). Checked on the options a resume merged, too.
@@ -96,9 +107,11 @@ export function refuseUnboundedLoop(options: RunOptions): void {
   if (options.maxIterations !== 0) return;
   // With --allow-unknown-usage, a usage that cannot be read lets the loop go on: the ceiling alone bounds nothing.
   if (options.maxUsage !== undefined && !options.allowUnknownUsage) return;
-  if (options.maxCost !== undefined && reportsCost(options)) return;
+  const reviewer = renderUnpricedReviewer(options);
+  if (options.maxCost !== undefined && reportsCost(options) && !reviewer) return;
+  const unpriced = reportsCost(options) ? reviewer : options.agentCmd ? 'an --agent-cmd agent' : options.agent;
   const why = [
-    options.maxCost === undefined ? '' : `; --max-cost cannot bound it: ${options.agentCmd ? 'an --agent-cmd agent' : options.agent} reports no cost`,
+    options.maxCost === undefined ? '' : `; --max-cost cannot bound it: ${unpriced} reports no cost`,
     options.maxUsage === undefined ? '' : '; --max-usage with --allow-unknown-usage cannot bound it: while usage cannot be read the loop goes on',
   ].join('');
   throw new LoopExit(

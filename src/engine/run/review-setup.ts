@@ -7,7 +7,7 @@ import { activeStories } from '../../prd/skip.js';
 import type { RunOptions, RunPaths } from '../types.js';
 import type { Emit } from '../events.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
-import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
+import { planAgent, quote, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
 import { findExecutable } from '../agents/check.js';
 import { loopDir } from '../store/layout.js';
 import { ralphkitCommand } from '../../util/invocation.js';
@@ -59,5 +59,9 @@ function findReviewerBin(agent: NonNullable<RunOptions['reviewAgent']>, paths: R
 export function renderReviewCommand(options: RunOptions, repoRoot: string, env: NodeJS.ProcessEnv): string | null {
   if (!hasReviewer(options)) return null;
   const plan = planAgent({ agent: options.reviewAgent ?? options.agent, agentCmd: options.reviewCmd, prompt: '', runDir: loopDir(repoRoot, '<loop>'), iteration: 1, env, model: options.reviewModel });
-  return `${renderAgentCommand({ ...plan, input: '' }, '')} < <review request>`;
+  // A --review-cmd gets its model only in its environment: shown, so a typo in it is seen before the run.
+  const model = options.reviewCmd && options.reviewModel ? `RALPH_REVIEW_MODEL=${quote(options.reviewModel)} ` : '';
+  // Under --sandbox it runs under bubblewrap, as the checks do, with its clone writable.
+  const sandbox = options.sandbox ? ' (under bwrap, writing only its clone)' : '';
+  return `${model}${renderAgentCommand({ ...plan, input: '' }, '')} < <review request>${sandbox}`;
 }

@@ -15,7 +15,7 @@ import { lastPlanPath, ledgerPath, loopDir, newLoopId, statePath } from '../stor
 import { writeState } from '../store/state-file.js';
 import { isCancelRequested, clearCancelMarker } from '../store/cancel.js';
 import { ownProcessStart } from '../processes.js';
-import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, locatePlan, refuseWaitWithoutCeiling, refuseUnboundedLoop, reportsCost, reportSetAside } from './preflight.js';
+import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, locatePlan, refuseWaitWithoutCeiling, refuseUnboundedLoop, reportsCost, reviewerReportsCost, renderUnpricedReviewer, reportSetAside } from './preflight.js';
 import { findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted } from './resume.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
 import { runLoop } from '../core/loop.js';
@@ -126,9 +126,11 @@ function warnAtStart(options: RunOptions, io: RunIo, emit: Emit): void {
   if (!options.agentCmd && options.agent === 'claude' && process.getuid?.() === 0 && !io.env.IS_SANDBOX) {
     emit({ type: 'warn', message: 'running as root: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set (only do that in a sandbox)' });
   }
-  if (options.maxCost !== undefined && !reportsCost(options)) {
-    emit({ type: 'warn', message: `--max-cost: ${options.agentCmd ? 'an --agent-cmd agent' : options.agent} reports no cost, so this limit cannot trigger` });
-  }
+  if (options.maxCost === undefined) return;
+  const agent = options.agentCmd ? 'an --agent-cmd agent' : options.agent;
+  const reviewer = renderUnpricedReviewer(options);
+  if (!reportsCost(options)) emit({ type: 'warn', message: `--max-cost: ${agent} reports no cost, so ${reviewerReportsCost(options) ? 'only the reviewer\'s runs count against this limit' : 'this limit cannot trigger'}` });
+  if (reviewer) emit({ type: 'warn', message: `--max-cost: ${reviewer} reports no cost, so its runs do not count against this limit` });
 }
 
 /**
@@ -200,7 +202,7 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
   // Once per loop (its pins are taken now): checks that pass before any work are named, not refused.
   if (run.options.weakCheck && trust.pins && (!run.resumed || run.options.repin)) {
     // Sandboxed and guarded like every check: the plan commit's code may be an agent's (--repin, earlier work).
-    const { sandbox, guardTrusted } = verifyInput(run, state.id, trust, 0, controller.signal);
+    const { sandbox, guardTrusted } = verifyInput(run, state, trust, 0, controller.signal);
     await probeWeakChecks({
       topLevel: trust.topLevel, repoRoot: run.paths.repoRoot, ledgerPath: ledgerPath(run.paths.repoRoot, state.id), loopId: state.id,
       checkTimeoutMs: run.options.checkTimeoutMs, inPlace: run.options.verifyInPlace, pins: trust.pins, prd: prdAtStart, signal: controller.signal,
@@ -215,7 +217,7 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
   const prdNow = outcome?.prd ?? prdAtStart;
   if (prdNow.userStories.every(isSettled)) {
     // The plan says it is done: only the final gate on this commit can make that exit 0.
-    const gate = await finalGate(run, state.id, trust, 0, controller.signal);
+    const gate = await finalGate(run, state, trust, 0, controller.signal);
     if (gate.interrupted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted during the final gate; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
     if (gate.passed) return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow)}; nothing for the agent to do`);
   }
@@ -268,7 +270,7 @@ function initialState(run: RunContext): LoopState {
 function finish(run: RunContext, state: LoopState, exit: LoopExit, status: LoopStatus, trust: RunTrust | undefined): void {
   Object.assign(state, { status, exitCode: exit.code, message: exit.message, agentPid: undefined, updatedAt: new Date().toISOString() });
   const plan = readTextOrNull(run.paths.prd);
-  run.ending = planEnding(state, exit.code, status, trust?.baseline ?? plan, reportsCost(run.options));
+  run.ending = planEnding(state, exit.code, status, trust?.baseline ?? plan, reportsCost(run.options) || reviewerReportsCost(run.options));
   let stateError: RunnerFileError | undefined;
   try {
     writeState(run.paths.repoRoot, state);

@@ -27,7 +27,7 @@ export async function verifyStartClaims(run: RunContext, state: LoopState, signa
   if (!claims.length) return finished;
   emit({ type: 'info', message: `${claims.length} stor${claims.length === 1 ? 'y says' : 'ies say'} passes: true (${claims.join(', ')}); verifying before the first iteration` });
   const before = trust.baseline ?? `${JSON.stringify({ ...prd, userStories: prd.userStories.map((s) => (claims.includes(s.id) ? { ...s, passes: false } : s)) }, null, 2)}\n`;
-  const outcome = await verifyIteration({ ...verifyInput(run, state.id, trust, 0, signal), prdBefore: before });
+  const outcome = await verifyIteration({ ...verifyInput(run, state, trust, 0, signal), prdBefore: before });
 
   await afterVerification(run, state.id, trust, outcome, await headSha(paths.repoRoot));
   emit({ type: 'verify', iteration: 0, verdicts: outcome.verdicts, restored: outcome.restored, allPass: outcome.allPass });

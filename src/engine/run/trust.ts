@@ -15,7 +15,7 @@ import { readBaseline, readPinCommit, recordBaseline, recordPinCommit, pinsRef }
 import { readPins, readTreeFiles } from '../verify/checkout.js';
 import { renderSetupWarning } from '../verify/pins.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../verify/runner-guard.js';
-import type { RunOptions, RunPaths } from '../types.js';
+import type { RunOptions, RunPaths, ShippedReview } from '../types.js';
 import { LoopExit } from '../errors.js';
 
 export interface RunTrust {
@@ -27,6 +27,8 @@ export interface RunTrust {
   guard: RunnerGuard;
   /** The commit each story's claim was verified at in this run (the final gate names the range that broke it). */
   verifiedAt: Map<string, string>;
+  /** The reviewer's SHIP of each story accepted in this run, sealed into the verdict record by the final gate. */
+  shipped: Map<string, ShippedReview>;
   /** The last commit at which a claim was accepted in this run: where the reviewer's next diff starts. */
   lastVerified?: string;
   /** git's common dir (hooks, config, objects), for the sandbox. */
@@ -133,7 +135,7 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
     if (!options.verifyInPlace && files.includes('.gitmodules')) emit({ type: 'warn', message: 'this repository has submodules: the fresh checkout the checks run in has none of their files; if a check needs them, run the loop with --verify-in-place' });
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot);
-  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), gitDir: guard.gitDir };
+  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped: new Map(), gitDir: guard.gitDir };
 }
 
 /**

@@ -143,6 +143,8 @@ export interface LedgerSummary {
   checkRuns: number;
   /** Stories whose check the start-of-run probe found passing before any work (newest probe per story). */
   weak: string[];
+  /** Per reviewed story, the reviewer's newest answer and its counts (addReview). */
+  reviews: Record<string, StoryReview>;
 }
 
 /**
@@ -156,8 +158,10 @@ export function summariseLedger(lines: readonly LedgerLine[]): LedgerSummary {
   const stories: Record<string, StoryLedgerState> = Object.create(null);
   let checkRuns = 0;
   const probes = new Map<string, { time: string; weak: boolean }>();
+  const reviews: Record<string, StoryReview> = Object.create(null);
   for (const line of lines) {
     if (line.kind === 'check') checkRuns++;
+    if (line.kind === 'review') addReview(reviews, line);
     if (line.kind === 'probe') {
       const prev = probes.get(line.story);
       if (!prev || prev.time <= line.time) probes.set(line.story, { time: line.time, weak: line.weak === true || (prev?.time === line.time && prev.weak) });
@@ -178,5 +182,38 @@ export function summariseLedger(lines: readonly LedgerLine[]): LedgerSummary {
   const counts: Record<VerdictStatus, number> = { verified: 0, unverified: 0, rejected: 0 };
   for (const s of Object.values(stories)) counts[s.status]++;
   const weak = [...probes].filter(([, p]) => p.weak).map(([id]) => id).sort();
-  return { stories, counts, checkRuns, weak };
+  return { stories, counts, checkRuns, weak, reviews };
 }
+
+/** A story's reviews (SPEC §11) as `status` and the dashboard show them: the newest answer, and how often it was sent back. */
+export interface StoryReview {
+  /** The newest answer: ship, revise (changes asked for) or invalid (no answer, both tags, a failure: not a SHIP). */
+  verdict: ReviewLine['verdict'];
+  /** Who gave it: the agent's name (--review-agent) or the command (--review-cmd), and the model when known. */
+  reviewer: string;
+  model: string | null;
+  /** The commit it reviewed. */
+  commit: string | null;
+  time: string;
+  /** How many REVISE answers the story got, and how many answers were not a SHIP for another reason. */
+  revised: number;
+  invalid: number;
+  /** A SHIP the loop's sealed verdict record names (same commit): the runner's, not a line anyone could append. */
+  sealed?: boolean;
+}
+
+/**
+ * One review line into the per-story summary: the newest line (by `time`; ties: the later line) gives the answer, and
+ * every line counts. Lines come from disk: fields are checked.
+ */
+function addReview(out: Record<string, StoryReview>, line: ReviewLine): void {
+  if (!REVIEW_VERDICTS.includes(line.verdict) || typeof line.time !== 'string') return;
+  const prev = out[line.story];
+  const revised = (prev?.revised ?? 0) + (line.verdict === 'revise' ? 1 : 0);
+  const invalid = (prev?.invalid ?? 0) + (line.verdict === 'invalid' ? 1 : 0);
+  const newer = !prev || prev.time <= line.time;
+  const from = newer ? { verdict: line.verdict, reviewer: String(line.reviewer ?? ''), model: typeof line.model === 'string' ? line.model : null, commit: typeof line.commit === 'string' ? line.commit : null, time: line.time } : prev;
+  out[line.story] = { ...from, revised, invalid };
+}
+
+const REVIEW_VERDICTS: readonly ReviewLine['verdict'][] = ['ship', 'revise', 'invalid'];

@@ -5,12 +5,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { isRunning, scanLoopStates, type UnreadableState } from './state-file.js';
 import { ledgerPath, runsDir } from './layout.js';
-import { readLedger, summariseLedger, type StoryLedgerState } from './ledger.js';
-import { planVerification, readStoryStatus, readVerdictRecordsSync, type VerdictRecord } from './verdict-record.js';
+import { readLedger, summariseLedger, type StoryLedgerState, type StoryReview } from './ledger.js';
+import { planVerification, readStoryStatus, readVerdictRecordsSync, sealReviews, type VerdictRecord } from './verdict-record.js';
 import type { LoopState } from '../types.js';
 import { LoopExit, describeError } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
-import { renderUsd } from '../../util/usd.js';
+import { renderCostSplit } from '../../util/usd.js';
 import { sanitizeForTerminal } from '../../util/ansi.js';
 import { renderMaxIterations } from '../events.js';
 import { activeStories, isSkipped } from '../../prd/skip.js';
@@ -27,6 +27,8 @@ export interface LoopSummary {
   pidStart?: number;
   alive: boolean;
   costUsd: number;
+  /** The part of costUsd the reviewer's runs reported, when they reported one. */
+  reviewCostUsd?: number;
   prd: string;
   /** Passing stories and all stories, leaving out those the plan sets aside (`skip`), which storiesSkipped counts. */
   storiesPassed: number | null;
@@ -42,6 +44,11 @@ export interface LoopSummary {
   unverified: number;
   /** Stories whose latest ledger verdict is a rejection (a forged one only understates). */
   rejected: number;
+  /**
+   * Per reviewed story, the reviewer's newest answer and how often it asked for changes: the runner's report in its
+   * ledger (read-only to the agent under --sandbox), never what makes a story count as verified.
+   */
+  reviews: Record<string, StoryReview>;
   startedAt: string;
   updatedAt: string;
   exitCode: number | null;
@@ -101,7 +108,7 @@ export function planLoopCounts(ledger: Readonly<Record<string, StoryLedgerState>
 function summariseUnreadable(repoRoot: string, u: UnreadableState): LoopSummary {
   return {
     id: u.id, status: 'unreadable', iteration: null, maxIterations: null, agent: '', pid: null, alive: false, costUsd: 0, prd: '',
-    storiesPassed: null, storiesTotal: null, storiesSkipped: null, verified: 0, reported: 0, unverified: 0, rejected: 0, weak: [], startedAt: '', updatedAt: '', exitCode: null,
+    storiesPassed: null, storiesTotal: null, storiesSkipped: null, verified: 0, reported: 0, unverified: 0, rejected: 0, weak: [], reviews: {}, startedAt: '', updatedAt: '', exitCode: null,
     message: `could not read ${showPath(repoRoot, u.file)} (${u.error})`,
   };
 }
@@ -137,12 +144,14 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
     ...(num(s.pidStart) !== null ? { pidStart: s.pidStart } : {}),
     alive,
     costUsd: num(s.costUsd) ?? 0,
+    ...(num(s.reviewCostUsd) !== null ? { reviewCostUsd: s.reviewCostUsd } : {}),
     prd,
     storiesPassed: stories ? activeStories(stories).filter((x) => x.passes === true).length : null,
     storiesTotal: stories ? activeStories(stories).length : null,
     storiesSkipped: stories ? stories.filter(isSkipped).length : null,
     ...counts,
     weak: summary.weak,
+    reviews: sealReviews(summary.reviews, record),
     startedAt: typeof s.startedAt === 'string' ? s.startedAt : '',
     updatedAt: typeof s.updatedAt === 'string' ? s.updatedAt : '',
     exitCode: num(s.exitCode),
@@ -179,12 +188,12 @@ export function renderLoopTable(loops: LoopSummary[]): string {
       l.alive ? 'yes' : 'no', renderCost(l), renderStoriesCell(l),
       String(l.verified), String(l.reported), String(l.unverified), String(l.rejected),
     ]);
-    const note = renderLoopNote(l);
+    const note = [renderLoopNote(l), ...renderReviewNotes(l)].filter(Boolean).join('\n  └ ');
     if (note) notes.set(rows.length - 1, note);
   }
   // Ids, agents and messages come from state.json, which the agent can write: cells are made safe before they are padded.
   for (const row of rows) row.forEach((cell, i) => (row[i] = sanitizeForTerminal(cell)));
-  for (const [n, note] of notes) notes.set(n, sanitizeForTerminal(note));
+  for (const [n, note] of notes) notes.set(n, note.split('\n').map((line) => sanitizeForTerminal(line)).join('\n'));
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   return rows.map((r, n) => {
     const line = r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
@@ -202,6 +211,15 @@ const NOTE_WIDTH = 110;
 export function renderAgentCell(agent: string): string {
   const short = agent.startsWith('cmd: ') ? agent.split(' ').map((w, i) => (i > 0 && w.includes('/') ? path.posix.basename(w) || w : w)).join(' ') : agent;
   return shortenMiddle(short, AGENT_WIDTH);
+}
+
+/** A --review-cmd command with each path cut to its file name (quotes around it dropped), shortened like the agent. */
+function renderReviewer(reviewer: string): string {
+  const words = reviewer.split(' ').map((w) => {
+    const bare = w.replace(/^["']|["']$/g, '');
+    return bare.includes('/') ? path.posix.basename(bare) || w : w;
+  });
+  return shortenMiddle(words.join(' '), AGENT_WIDTH);
 }
 
 function shortenMiddle(text: string, width: number): string {
@@ -227,5 +245,17 @@ function renderDeadNote(l: LoopSummary): string {
 // An --agent-cmd agent (or an in-session loop's hook) reports no cost, so $0.00 would claim a figure nobody
 // measured. Otherwise the figure the loop printed (renderUsd), not one rounded to cents: $0.0025 is not $0.00.
 function renderCost(l: LoopSummary): string {
-  return l.costUsd === 0 && (l.agent.startsWith('cmd: ') || l.inSession) ? 'n/a' : renderUsd(l.costUsd);
+  return l.costUsd === 0 && (l.agent.startsWith('cmd: ') || l.inSession) ? 'n/a' : renderCostSplit(l.costUsd, l.reviewCostUsd);
+}
+
+/** One line per reviewed story: `review US-1: shipped by claude (opus) at 1a2b3c4, after 1 revise`. */
+function renderReviewNotes(l: LoopSummary): string[] {
+  return Object.entries(l.reviews ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, r]) => {
+    const who = `${renderReviewer(r.reviewer)}${r.model ? ` (${r.model})` : ''}`;
+    const at = r.commit ? ` at ${r.commit.slice(0, 7)}` : '';
+    const answer = r.verdict === 'ship' ? `shipped by ${who}${at}${r.sealed ? '' : ' (reported)'}` : r.verdict === 'revise' ? `changes asked by ${who}${at}` : `not shipped (${who}${at})`;
+    const history = [r.revised && `revised ${r.revised}×`, r.invalid && `${r.invalid} not shipped`].filter(Boolean).join(', ');
+    const line = `review ${id}: ${answer}${history ? `; ${history}` : ''}`;
+    return line.length > NOTE_WIDTH ? `${line.slice(0, NOTE_WIDTH - 1)}…` : line;
+  });
 }

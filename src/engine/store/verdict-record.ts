@@ -7,9 +7,9 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import type { StoryVerdict } from '../types.js';
+import type { ShippedReview, StoryVerdict } from '../types.js';
 import { hardenedArgs, hardenedGitEnv } from '../git/harden.js';
-import { isVerdictStatus, type VerdictStatus } from './ledger.js';
+import { isVerdictStatus, type StoryReview, type VerdictStatus } from './ledger.js';
 
 export interface VerdictRecord {
   ralphkit: 1;
@@ -20,6 +20,8 @@ export interface VerdictRecord {
   pins: string | null;
   time: string;
   stories: Record<string, StoryVerdict['status']>;
+  /** The reviewer's SHIP of each reviewed story that passed (SPEC §11); absent in records without reviews. */
+  reviews?: Record<string, ShippedReview>;
 }
 
 export const NOTES_REF = 'refs/notes/ralphkit';
@@ -77,9 +79,36 @@ export function parseRecord(text: string, commit: string, key: Buffer): VerdictR
 }
 
 function seal(record: VerdictRecord, key: Buffer): string {
-  const { ralphkit, loop, commit, pins, time, stories } = record;
-  const canonical = JSON.stringify([ralphkit, loop, commit, pins, time, Object.entries(stories).sort(([a], [b]) => (a < b ? -1 : 1))]);
+  const { ralphkit, loop, commit, pins, time, stories, reviews } = record;
+  const sorted = (o: Record<string, unknown>) => Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1));
+  // Reviews are sealed when the record has them; a record without them (an older runner's) seals as it always did.
+  const reviewed = reviews === undefined ? [] : [sorted(reviews).map(([id, r]) => [id, sealedReview(r)])];
+  const canonical = JSON.stringify([ralphkit, loop, commit, pins, time, sorted(stories), ...reviewed]);
   return createHmac('sha256', key).update(canonical).digest('hex');
+}
+
+/** A review as sealed: its three fields in a fixed order, whatever else the JSON held. */
+function sealedReview(r: unknown): unknown[] {
+  const v = (r && typeof r === 'object' ? r : {}) as Partial<ShippedReview>;
+  return [v.reviewer ?? null, v.model ?? null, v.commit ?? null];
+}
+
+/** The sealed SHIP of story `id` in `record`, when it names the reviewed commit; null otherwise. */
+export function readSealedReview(record: Pick<VerdictRecord, 'reviews'> | null, id: string): ShippedReview | null {
+  const reviews = record?.reviews;
+  if (!reviews || typeof reviews !== 'object' || !Object.hasOwn(reviews, id)) return null;
+  const r = reviews[id] as Partial<ShippedReview> | null;
+  return r && typeof r.reviewer === 'string' && typeof r.commit === 'string' ? { reviewer: r.reviewer, model: typeof r.model === 'string' ? r.model : null, commit: r.commit } : null;
+}
+
+/** The reviews with `sealed` set on each SHIP that `record` names at the same commit (status and the dashboard). */
+export function sealReviews(reviews: Readonly<Record<string, StoryReview>>, record: Pick<VerdictRecord, 'reviews'> | null): Record<string, StoryReview> {
+  const out: Record<string, StoryReview> = Object.create(null);
+  for (const [id, r] of Object.entries(reviews)) {
+    const sealed = r.verdict === 'ship' && r.commit !== null && readSealedReview(record, id)?.commit === r.commit;
+    out[id] = sealed ? { ...r, sealed } : r;
+  }
+  return out;
 }
 
 /**

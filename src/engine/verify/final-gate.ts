@@ -5,7 +5,7 @@ import { appendFileSync } from 'node:fs';
 import type { Prd, Story } from '../../prd/types.js';
 import { activeStories } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import type { StoryVerdict, VerifyInput } from '../types.js';
+import type { ShippedReview, StoryVerdict, VerifyInput } from '../types.js';
 import { planClaimOrder } from './prd-diff.js';
 import { keyDir, readKey, renderRecord, type VerdictRecord } from '../store/verdict-record.js';
 import { renderRejectionBlock } from './report.js';
@@ -21,6 +21,8 @@ export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAge
   signal?: AbortSignal;
   /** The commit each story's claim was verified at in this run, to name the range that broke it. */
   verifiedAt: ReadonlyMap<string, string>;
+  /** The reviewer's SHIP of each story accepted in this run: sealed with the verdicts of the stories that pass. */
+  shipped: ReadonlyMap<string, ShippedReview>;
 }
 
 export interface GateResult {
@@ -116,7 +118,8 @@ async function recordVerdicts(input: GateInput, commit: string | null, verdicts:
     input.log('warn', `could not create the key that seals the verdict record (${keyDir()}/verdict.key); status will show this loop's verdicts as reported, not verified`);
     return;
   }
-  const record: VerdictRecord = { ralphkit: 1, loop: input.loopId, commit, pins: input.pins?.commit ?? null, time: new Date().toISOString(), stories: Object.fromEntries(verdicts.map((v) => [v.id, v.status])) };
+  const reviews = verdicts.flatMap((v) => (v.status !== 'rejected' && input.shipped.has(v.id) ? [[v.id, input.shipped.get(v.id)!] as const] : []));
+  const record: VerdictRecord = { ralphkit: 1, loop: input.loopId, commit, pins: input.pins?.commit ?? null, time: new Date().toISOString(), stories: Object.fromEntries(verdicts.map((v) => [v.id, v.status])), ...(reviews.length ? { reviews: Object.fromEntries(reviews) } : {}) };
   try {
     await writeVerdictNote(input.topLevel, commit, renderRecord(record, key));
   } catch (err) {

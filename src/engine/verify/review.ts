@@ -5,8 +5,9 @@ import { lstatSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { Story } from '../../prd/types.js';
-import type { ReviewSetup, VerifyOptions } from '../types.js';
-import { planAgent } from '../agents/index.js';
+import type { CheckSandbox, ReviewSetup, ShippedReview, VerifyOptions } from '../types.js';
+import { planAgent, type AgentPlan } from '../agents/index.js';
+import { planSandboxCommand } from '../agents/sandbox.js';
 import { planAgentEnv } from '../agents/env.js';
 import { runAgentOnce } from '../agents/run.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
@@ -29,8 +30,8 @@ export interface ReviewRejection {
   reasons?: string;
 }
 
-/** null: shipped (or not reviewed); 'interrupted': the runner is stopping, nothing decided; else why it is rejected. */
-export async function reviewClaim(s: CheckSession, story: Story, run: StoryRun, input: VerifyOptions): Promise<ReviewRejection | null | 'interrupted'> {
+/** null: not reviewed; `shipped`: its SHIP; 'interrupted': the runner is stopping, nothing decided; else why it is rejected. */
+export async function reviewClaim(s: CheckSession, story: Story, run: StoryRun, input: VerifyOptions): Promise<ReviewRejection | { shipped: ShippedReview } | null | 'interrupted'> {
   const setup = input.review;
   // Every story is reviewed once a reviewer is configured, but one that says "review": false.
   if (!setup || story.review === false) return null;
@@ -48,7 +49,7 @@ export async function reviewClaim(s: CheckSession, story: Story, run: StoryRun, 
   if (outcome.verdict === 'ship') {
     s.record({ ...line, verdict: 'ship', ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}) });
     input.log('info', `${story.id} shipped by the reviewer (${line.reviewer}${line.model ? `, model ${line.model}` : ''}) at ${commit.slice(0, 7)}`);
-    return null;
+    return { shipped: { reviewer: line.reviewer, model: line.model, commit } };
   }
   s.record({ ...line, verdict: outcome.verdict, reason: outcome.reason });
   return outcome.verdict === 'revise' ? { reason: `the reviewer asked for changes: ${renderReasonsLine(outcome.reasons)}`, reasons: outcome.reasons } : { reason: `not shipped: ${outcome.reason}` };
@@ -106,7 +107,9 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
   let result: AgentResult;
   let changed: string[] = [];
   try {
-    result = await runAgentOnce({ plan, cwd: checkout.dir, env, timeoutMs: setup.timeoutMs, signal: input.signal ?? new AbortController().signal, logFile: path.join(setup.runDir, `${name}.log`), onTool: (text) => input.log('info', `${story.id} review: ${text}`) });
+    result = await runAgentOnce({ plan: sandboxed(plan, input.sandbox, checkout.dir, answerDir), cwd: checkout.dir, env, timeoutMs: setup.timeoutMs, signal: input.signal ?? new AbortController().signal, logFile: path.join(setup.runDir, `${name}.log`), onTool: (text) => input.log('info', `${story.id} review: ${text}`) });
+    // Every run counts against --max-cost, whatever it answered: it was paid for.
+    setup.spend(result.costUsd);
   } catch (err) {
     throw renderReviewerExit(err);
   } finally {
@@ -121,6 +124,15 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
   }
   if (input.signal?.aborted) return 'interrupted';
   return changed.length ? { changed } : result;
+}
+
+/**
+ * With --sandbox the reviewer runs under bubblewrap as the checks do: only its clone, its private answer folder and
+ * HOME writable; the repository, the global git configuration read-only; the verdict key hidden; --no-network applies.
+ */
+function sandboxed(plan: AgentPlan, sb: CheckSandbox | undefined, clone: string, answerDir: string): AgentPlan {
+  if (!sb) return plan;
+  return { ...plan, ...planSandboxCommand({ bwrap: sb.bwrap, file: plan.file, args: plan.args, repoRoot: clone, gitDir: path.join(clone, '.git'), readOnly: sb.readOnly, scratch: [answerDir], network: sb.network, home: sb.home, hidden: sb.hidden }) };
 }
 
 /**

@@ -146,19 +146,20 @@ async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[]
   // Only a claim its checks let through is reviewed (verify/review.ts).
   const review = await reviewClaim(s, story, run, input);
   if (review === 'interrupted') throw new Interrupted();
-  if (review) return reject(review.reason, undefined, review.reasons);
+  if (review && 'reason' in review) return reject(review.reason, undefined, review.reasons);
+  const shipped = review ? { shipped: review.shipped } : {};
   if (run.outcome === 'no-checks') {
     const reason = 'no checks apply to this story (neither the plan\'s nor its own); accepted on the agent\'s word';
     s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'unverified', reason, durationMs: 0, outputSha256: null });
     input.log('warn', `${id} unverified: ${reason}`);
-    return { verdict: { id, status: 'unverified', reason } };
+    return { verdict: { id, status: 'unverified', reason, ...shipped } };
   }
   s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'verified', durationMs: Date.now() - started, outputSha256: null, ...(changes ? { reason: changes } : {}) });
   input.log('info', `${id} verified: ${run.count} check${run.count === 1 ? '' : 's'} passed at ${s.commit?.slice(0, 7) ?? '(no commit)'}`);
-  if (!changes) return { verdict: { id, status: 'verified' } };
+  if (!changes) return { verdict: { id, status: 'verified', ...shipped } };
   // Verified with the pinned versions: the owner still gets to see that the agent changed them.
   const note = `verified with the pinned tests; ${changes}`;
-  return { verdict: { id, status: 'verified', reason: note }, block: renderPinnedBlock({ time: now(), iteration: input.iteration, storyId: id, commit: s.commit, note }) };
+  return { verdict: { id, status: 'verified', reason: note, ...shipped }, block: renderPinnedBlock({ time: now(), iteration: input.iteration, storyId: id, commit: s.commit, note }) };
 }
 
 /**

@@ -119,7 +119,27 @@ function renderCard({ story, card }, joined, ui, related) {
       h('span', { class: 'card-meta', title: checks ? plural(checks, 'story check') : null }, criteria === 1 ? '1 criterion' : `${criteria} criteria`),
     ),
     card.missingDeps?.length ? h('span', { class: 'card-warning' }, `needs unknown ${card.missingDeps.join(', ')}`) : null,
+    renderReview(card.review),
     renderDeps(story, joined),
+  );
+}
+
+const REVIEW_WORDS = { ship: 'shipped', revise: 'changes asked', invalid: 'not shipped' };
+
+/** The reviewer's newest answer (who, at which commit) and how often it sent the story back; from the runner's ledger. */
+function renderReview(review) {
+  if (!review || !Object.hasOwn(REVIEW_WORDS, review.verdict)) return null;
+  const who = asText(review.reviewer).split(' ').map((w) => w.replace(/^["']|["']$/g, '').split('/').pop() || w).join(' ');
+  const commit = asText(review.commit).slice(0, 7);
+  const title = `reviewed by ${asText(review.reviewer)}${review.model ? ` (${asText(review.model)})` : ''}${commit ? ` at ${commit}` : ''}`;
+  const revised = Number(review.revised) || 0;
+  // A SHIP no sealed verdict record names is a ledger line: the runner's report, or anyone's who could write it.
+  const reported = review.verdict === 'ship' && review.sealed !== true;
+  return h('span', { class: 'card-review', dataset: { review: review.verdict, sealed: review.sealed === true ? 'true' : 'false' }, title },
+    h('span', { class: 'review-verdict' }, REVIEW_WORDS[review.verdict]),
+    reported ? h('span', { class: 'review-reported', title: 'no sealed verdict record names this SHIP yet (the loop is running, or it is only a ledger line)' }, 'reported') : null,
+    h('span', { class: 'review-by' }, `${who}${review.model ? ` · ${asText(review.model)}` : ''}${commit ? ` · ${commit}` : ''}`),
+    revised ? h('span', { class: 'review-revised' }, `revised ${revised}×`) : null,
   );
 }
 

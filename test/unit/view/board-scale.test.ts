@@ -67,7 +67,7 @@ function refState(passes: boolean, verdict: StoryCard['verification']): CardStat
 
 function refBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Record<string, VerdictStatus>): BoardPlan {
   const stories = prd.userStories;
-  const verdicts = summariseLedger(ledger).stories;
+  const { stories: verdicts, reviews } = summariseLedger(ledger);
   const columns = refColumns(stories);
   const rows = refRows(stories, columns);
   const nextId = refNext(stories);
@@ -83,6 +83,7 @@ function refBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Record<string
       row: rows.get(s.id) ?? 0,
       next: s.id === nextId,
       missingDeps: refDeps(s).filter((d) => !stories.some((o) => o.id === d)),
+      review: Object.hasOwn(reviews, s.id) ? reviews[s.id] : null,
       ledger: ledger.filter((l) => l.story === s.id).slice(-LEDGER_PER_STORY).map(toLedgerEntry),
     };
   });

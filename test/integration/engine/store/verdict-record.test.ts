@@ -48,12 +48,16 @@ describe('readVerdictRecordsSync', () => {
       removeNote(repo, c);
     }],
     ['not JSON', (repo, c) => writeNote(repo, c, 'verified, trust me\n')],
+    ['a SHIP added to the reviews', (repo, c) => editNote(repo, c, (d) => (d.reviews['US-2'] = { reviewer: 'claude', model: null, commit: c }))],
+    ['a sealed SHIP moved to another commit', (repo, c, other) => editNote(repo, c, (d) => (d.reviews['US-1'].commit = other))],
+    ['a sealed SHIP given another reviewer', (repo, c) => editNote(repo, c, (d) => (d.reviews['US-1'].reviewer = 'opus-judge'))],
+    ['the reviews removed', (repo, c) => editNote(repo, c, (d) => delete d.reviews)],
   ])('leaves out a forged record: %s', async (_name, forge) => {
     const repo = gitdir();
     const env = keyEnv();
     const other = git(repo, 'rev-parse', 'HEAD');
     const c = commit(repo, 'a');
-    sealNote(repo, { loop: 'L1', commit: c, time: '2026-01-01T00:00:00.000Z', stories: { 'US-1': 'verified', 'US-2': 'unverified' } }, env);
+    sealNote(repo, { loop: 'L1', commit: c, time: '2026-01-01T00:00:00.000Z', stories: { 'US-1': 'verified', 'US-2': 'unverified' }, reviews: { 'US-1': { reviewer: 'node judge.mjs', model: 'opus', commit: c } } }, env);
     expect(Object.keys(await records(repo, env))).toEqual(['L1']); // sealed as made
     forge(repo, c, other);
     expect(await records(repo, env)).toEqual({});

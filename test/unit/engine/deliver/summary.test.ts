@@ -26,6 +26,10 @@ describe('planEnding', () => {
 describe('renderSummary and renderOnExitEnv', () => {
   const ending = { id: 'nightly', code: 3, status: 'stuck' as const, iterations: 1, storiesPassed: 1, storiesTotal: 5, costUsd: 0.0123 };
 
+  it("names the reviewer's part of the cost when a reviewer reported one", () => {
+    expect(renderSummary({ ...planEnding(state({ costUsd: 1.2, reviewCostUsd: 0.4 }), 5, 'budget', plan([true]), true) })).toBe('loop nightly: budget (exit 5) · 1/1 stories pass · 4 iterations · $1.20 (reviewer $0.40)');
+  });
+
   it('is one line with every part', () => {
     expect(renderSummary(ending)).toBe('loop nightly: stuck (exit 3) · 1/5 stories pass · 1 iteration · $0.0123');
     expect(renderSummary({ ...ending, costUsd: null, storiesTotal: null, storiesPassed: null, iterations: 2 })).toBe('loop nightly: stuck (exit 3) · 2 iterations');

@@ -7,7 +7,7 @@ import { renderHuman } from '../../../../src/engine/events.js';
 
 const loop = (extra: Partial<LoopSummary>): LoopSummary => ({
   id: 'l1', status: 'complete', iteration: 2, maxIterations: 10, agent: 'claude', pid: 1, alive: false, costUsd: 0, prd: 'ralph/prd.json',
-  storiesPassed: 1, storiesTotal: 1, storiesSkipped: 0, verified: 1, reported: 0, unverified: 0, rejected: 0, weak: [], startedAt: '', updatedAt: '', exitCode: 0, ...extra,
+  storiesPassed: 1, storiesTotal: 1, storiesSkipped: 0, verified: 1, reported: 0, unverified: 0, rejected: 0, weak: [], reviews: {}, startedAt: '', updatedAt: '', exitCode: 0, ...extra,
 });
 
 describe('renderAgentCell', () => {

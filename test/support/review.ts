@@ -1,0 +1,33 @@
+// The review gate's e2e pieces: plans whose stories the fake implementer (test/fixtures/review/) works, the runner
+// started with it, and the ledger's review lines.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { FIXTURES, run, type RunResult } from './repo.js';
+import { parseLedger, type ReviewLine } from '../../src/engine/store/ledger.js';
+import type { Prd, Story } from '../../src/prd/types.js';
+
+/** A story the implementer's check passes at once, with a criterion (`<id>.criterion`) only the reviewer checks. */
+export const reviewStory = (id: string, priority: number, extra: Partial<Story> = {}): Story => ({
+  id,
+  title: `Story ${id}`,
+  description: `As a user I get ${id}.`,
+  acceptanceCriteria: [`${id}.txt says it is done`, 'the criterion file exists'],
+  priority,
+  passes: false,
+  notes: '',
+  checks: [`grep -q "${id} done" ${id}.txt`],
+  ...extra,
+});
+
+export const reviewPlan = (...stories: Story[]): Prd => ({ project: 'Demo', branchName: 'ralph/demo', userStories: stories });
+
+/** `node <test/fixtures/review/name>`, as a command line. */
+export const reviewFixture = (name: string) => `node ${JSON.stringify(path.join(FIXTURES, 'review', name))}`;
+
+/** The installed runner with the fake implementer, loop id `e2e`. */
+export function ralphReviewed(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
+  const base = ['--agent-cmd', reviewFixture('implementer.mjs'), '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e'];
+  return run(path.join(dir, 'ralph/ralph.sh'), [...base, ...args], { cwd: dir, env });
+}
+
+export const reviewLines = (dir: string) => parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8')).filter((l): l is ReviewLine => l.kind === 'review');
