@@ -2,7 +2,7 @@
 // test/support/deliver-repo.ts (origin github.com/acme/demo, pushed to a bare repository on disk). Asserts the
 // requests (list, then create; later pushes update the same pull request), the body, and that the token shows up
 // nowhere but in the Authorization header. Needs `npm run build` first (npm test does it).
-import { chmodSync, existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, testdir } from '../support/repo.js';
@@ -94,6 +94,25 @@ describe('--deliver pr', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(server.requests.map((q) => q.headers.authorization)).toEqual(Array(server.requests.length).fill(`Bearer ${TOKEN}`));
     expect(server.pulls).toMatchObject([{ head: BRANCH, base: 'trunk', title: 'Test' }]);
+    expectNoToken(s, r);
+  });
+
+  // The real gh (Debian's 2.23; .ci/run installs it): its login in GH_CONFIG_DIR/hosts.yml is the token used, for
+  // the remote's host only. Without gh here this is skipped with a reason; in CI a missing gh fails it.
+  const realGh = ['/usr/bin/gh', '/usr/local/bin/gh'].find((p) => existsSync(p));
+  if (!realGh && process.env.CI) throw new Error('CI needs the gh CLI for loop-deliver-pr.test.ts: apt-get install -y gh');
+  it.skipIf(!realGh)('the real gh CLI\'s login (hosts.yml) gives the token; no environment token is needed', async () => {
+    const s = setup(renderPlan({ stories: 1 }));
+    const server = await startGitHubServer({ owner: 'acme', repo: 'demo' });
+    const config = testdir('ralphkit-gh-');
+    writeFileSync(path.join(config, 'hosts.yml'), `github.com:\n    oauth_token: ${TOKEN}\n    user: octo\n    git_protocol: https\n`);
+    const bin = testdir('ralphkit-bin-');
+    symlinkSync(realGh!, path.join(bin, 'gh'));
+    const r = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr', ...FAST, '3'], apiEnv(server, { GH_TOKEN: '', GH_CONFIG_DIR: config, PATH: `${bin}:${process.env.PATH}` }));
+    expect(r.code, r.stderr).toBe(0);
+    expect(server.requests.length).toBeGreaterThan(0);
+    expect(server.requests.map((q) => q.headers.authorization)).toEqual(Array(server.requests.length).fill(`Bearer ${TOKEN}`));
+    expect(server.pulls).toHaveLength(1);
     expectNoToken(s, r);
   });
 
