@@ -13,6 +13,7 @@ export async function installAction(flags: InstallFlags): Promise<void> {
       ...fileCommandOptions(flags),
       skills: flags.skills,
       claudeHook: flags.claudeHook,
+      ci: flags.ci,
       pauseAfterWrites: Number(process.env.RALPHKIT_TEST_PAUSE_AFTER_WRITES) || undefined,
     }),
   );

@@ -1,5 +1,5 @@
 // `ralphkit install`: its options and help; the action (src/commands/install-action.ts) is loaded when it runs.
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { AskConflict } from '../install/run-files.js';
 import { parseAgents } from '../skills/agent-names.js';
 import { terminalCanPrompt } from '../util/prompt.js';
@@ -20,6 +20,8 @@ export interface InstallFlags extends FileCommandFlags {
   skills: boolean;
   /** undefined unless --claude-hook or --no-claude-hook was given. */
   claudeHook?: boolean;
+  /** undefined unless --ci <provider> or --no-ci was given. */
+  ci?: 'github' | false;
 }
 
 /** Declares the shared options in the order help lists them; only what --force does differs between the commands. */
@@ -65,7 +67,8 @@ What happens to each file:
   merge       .claude/settings.json under --claude-hook or --no-claude-hook: only
               ralphkit's Stop hook entry goes in or out; the rest stays byte for byte
   remove      --no-claude-hook: .claude/settings.json goes when ralphkit created it
-              and nothing else is in it
+              and nothing else is in it. --no-ci: .github/workflows/ralph.yml goes
+              when it is as installed (edited: a conflict, unless --force backs it up)
 
 Examples:
   $ npx ralphkit install                         install into the current repository
@@ -74,6 +77,11 @@ Examples:
   $ npx ralphkit install --agent claude,agents   skills for Claude Code and for Codex & co.
   $ npx ralphkit install --cwd ../app --json     install elsewhere, machine-readable
   $ npx ralphkit install --claude-hook           also the Claude Code Stop hook (.claude/settings.json)
+  $ npx ralphkit install --ci github             also the loop on GitHub Actions (.github/workflows/ralph.yml)
+  $ npx ralphkit install --no-ci                 take that workflow out again
+
+--claude-hook and --ci are recorded in ralph/.ralphkit.json: a plain install keeps them up to date.
+The workflow needs repository secrets: README.md, "Loops on GitHub Actions".
 
 Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (conflict, unsafe
 path, invalid input): nothing was changed.`;
@@ -91,6 +99,8 @@ export function register(program: Command): void {
     .option('--no-skills', 'install ralph/ only, without the prd and ralph skills')
     .option('--claude-hook', "preview: add ralphkit's Stop hook to .claude/settings.json (your settings kept; for now it lets every session stop, the in-session loop comes next); later installs keep it current")
     .option('--no-claude-hook', "take ralphkit's Stop hook out of .claude/settings.json again, leaving the rest as it was")
+    .addOption(new Option('--ci <provider>', 'also install .github/workflows/ralph.yml, the loop on GitHub Actions (manual runs, one job per plan, a pull request per plan); later installs keep it current').choices(['github']))
+    .option('--no-ci', 'take that workflow out again (kept, with a conflict, if you edited it)')
     .addHelpText('after', () => renderExamples(INSTALL_HELP))
     // The work (and what it imports) is loaded only when install runs, so `ralphkit --help` and other commands start without it.
     .action(async (flags: InstallFlags) => (await import('./install-action.js')).installAction(flags));

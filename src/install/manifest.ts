@@ -1,6 +1,6 @@
 // Reads ralph/.ralphkit.json: the ralphkit version and the hash of every managed file as installed.
 import { existsSync, readFileSync } from 'node:fs';
-import type { ClaudeHookRecord, Manifest, ManifestEntry } from './types.js';
+import { CI_PROVIDERS, type CiProvider, type ClaudeHookRecord, type Manifest, type ManifestEntry } from './types.js';
 import { isRecord } from '../skills/rules.js';
 
 export type ManifestRead = { manifest?: Manifest; warning?: string };
@@ -28,7 +28,8 @@ export function parseManifest(text: string): Manifest | undefined {
     files[path] = { sha256: entry.sha256, source: entry.source === 'user' ? 'user' : 'ralphkit' };
   }
   const claudeHook = parseHookRecord(data.claudeHook);
-  return { ralphkit: data.ralphkit, files, ...(claudeHook ? { claudeHook } : {}) };
+  const ci = CI_PROVIDERS.includes(data.ci as CiProvider) ? (data.ci as CiProvider) : undefined;
+  return { ralphkit: data.ralphkit, files, ...(claudeHook ? { claudeHook } : {}), ...(ci ? { ci } : {}) };
 }
 
 const HOOK_ADDED: ReadonlySet<unknown> = new Set(['file', 'hooks', 'Stop', 'entry']);

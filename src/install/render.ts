@@ -27,7 +27,11 @@ export function renderPlanLines(plan: InstallPlan): string[] {
 
 /** One line per conflicting path with the flag that resolves it. */
 export function renderConflicts(plan: InstallPlan, command: string): string[] {
-  return conflictsOf(plan).map((item) => `  ${item.path}: ${item.reason}; \`${command} --force\` backs yours up and installs ralphkit's`);
+  return conflictsOf(plan).map((item) =>
+    item.removing
+      ? `  ${item.path}: ${item.reason}; \`${command} --no-ci --force\` backs yours up to ralph/.backup/ and removes it (or delete it yourself)`
+      : `  ${item.path}: ${item.reason}; \`${command} --force\` backs yours up and installs ralphkit's`,
+  );
 }
 
 type RowAction = PlanItem['action'] | InstallPlan['manifest']['action'];

@@ -216,6 +216,11 @@ describe('help', () => {
                           in-session loop comes next); later installs keep it current
         --no-claude-hook  take ralphkit's Stop hook out of .claude/settings.json
                           again, leaving the rest as it was
+        --ci <provider>   also install .github/workflows/ralph.yml, the loop on GitHub
+                          Actions (manual runs, one job per plan, a pull request per
+                          plan); later installs keep it current (choices: "github")
+        --no-ci           take that workflow out again (kept, with a conflict, if you
+                          edited it)
         -h, --help        display help for command
 
       What happens to each file:
@@ -232,7 +237,8 @@ describe('help', () => {
         merge       .claude/settings.json under --claude-hook or --no-claude-hook: only
                     ralphkit's Stop hook entry goes in or out; the rest stays byte for byte
         remove      --no-claude-hook: .claude/settings.json goes when ralphkit created it
-                    and nothing else is in it
+                    and nothing else is in it. --no-ci: .github/workflows/ralph.yml goes
+                    when it is as installed (edited: a conflict, unless --force backs it up)
 
       Examples:
         $ ralphkit install                         install into the current repository
@@ -241,6 +247,11 @@ describe('help', () => {
         $ ralphkit install --agent claude,agents   skills for Claude Code and for Codex & co.
         $ ralphkit install --cwd ../app --json     install elsewhere, machine-readable
         $ ralphkit install --claude-hook           also the Claude Code Stop hook (.claude/settings.json)
+        $ ralphkit install --ci github             also the loop on GitHub Actions (.github/workflows/ralph.yml)
+        $ ralphkit install --no-ci                 take that workflow out again
+
+      --claude-hook and --ci are recorded in ralph/.ralphkit.json: a plain install keeps them up to date.
+      The workflow needs repository secrets: README.md, "Loops on GitHub Actions".
 
       Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (conflict, unsafe
       path, invalid input): nothing was changed.

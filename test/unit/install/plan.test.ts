@@ -47,6 +47,34 @@ describe('planFile: the decision table of SPEC §2', () => {
   });
 });
 
+describe('planFile: a managed file taken out (install --no-ci)', () => {
+  const removed = (sha256: string): PlannedFile => ({ ...managed(sha256), remove: true, reason: 'taken out' });
+  it.each([
+    // row                                 disk       baseline   force  answer      action       backup
+    ['not there',                          undefined, B,         false, undefined,  'identical', false],
+    ['as installed',                       B,         B,         false, undefined,  'remove',    false],
+    ['as ralphkit ships it now',           N,         B,         false, undefined,  'remove',    false],
+    ['edited',                             D,         B,         false, undefined,  'conflict',  false],
+    ['edited, --force',                    D,         B,         true,  undefined,  'remove',    true],
+    ['edited, "overwrite" at the prompt',  D,         B,         false, 'overwrite', 'remove',   true],
+    ['edited, "keep" at the prompt',       D,         B,         false, 'keep',     'keep',      false],
+  ] as const)('%s → %s', (_row, disk, baseline, force, answer, action, backedUp) => {
+    const resolutions = answer ? new Map([['ralph/ralph.sh', answer]]) : undefined;
+    const item = planFile(removed(N), disk, baseline, { ...opts, force, resolutions });
+    expect([item.action, item.removing]).toEqual([action, true]);
+    expect(item.backup).toBe(backedUp ? 'ralph/.backup/T/ralph/ralph.sh' : undefined);
+  });
+
+  it('the manifest forgets the file and the CI record; a plain plan keeps both', () => {
+    const manifest: Manifest = { ralphkit: '1.0.0', files: { 'ralph/ralph.sh': { sha256: B, source: 'ralphkit' } }, ci: 'github' };
+    const gone = planInstall(manifest, new Map([['ralph/ralph.sh', B]]), [removed(N)], { ...opts, ci: null });
+    expect(gone.manifest.next).toEqual({ ralphkit: '1.0.0', files: {} });
+    const kept = planInstall(manifest, new Map([['ralph/ralph.sh', B]]), [managed(B)], opts);
+    expect(kept.manifest.next).toEqual(manifest);
+    expect(parseManifest(renderManifest(kept.manifest.next))).toEqual(manifest);
+  });
+});
+
 describe('planInstall', () => {
   const manifest = (files: Manifest['files'], version = '1.0.0'): Manifest => ({ ralphkit: version, files });
 
