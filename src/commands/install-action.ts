@@ -19,7 +19,7 @@ export async function installAction(flags: InstallFlags): Promise<void> {
   );
   printResult(result, { command: 'install', json: flags.json });
   if (!flags.json && result.status === 'written' && result.plan.items.some((i) => i.path === 'ralph/ralph.sh' && i.action === 'create')) {
-    printNextSteps(flags.skills ? parseAgents(flags.agent) : [], result.plan.items.map((i) => i.path));
+    printNextSteps(flags.skills ? parseAgents(flags.agent ?? 'claude') : [], result.plan.items.map((i) => i.path));
   }
 }
 

@@ -13,7 +13,8 @@ export interface FileCommandFlags {
   diff?: boolean;
   json?: boolean;
   yes?: boolean;
-  agent: string;
+  /** undefined unless --agent was given: the manifest's record then decides (else claude). */
+  agent?: string;
 }
 
 export interface InstallFlags extends FileCommandFlags {
@@ -33,14 +34,14 @@ export function addFileCommandOptions(command: Command, forceHelp: string): Comm
     .option('--diff', 'print the plan with unified diffs of files that would change; writes nothing')
     .option('--json', 'print one JSON document on stdout (logs go to stderr)')
     .option('-y, --yes', 'never prompt: conflicts end with exit 2 unless --force')
-    .option('--agent <list>', 'skill folders, comma-separated: claude (.claude/skills), agents (.agents/skills)', 'claude');
+    .option('--agent <list>', 'skill folders, comma-separated: claude (.claude/skills), agents (.agents/skills) (default: the folders the last install used, else claude)');
 }
 
 /** What the shared flags mean to runInstall and runSkillAdd. Call it inside withJsonErrors: a bad --agent throws. */
 export function fileCommandOptions(flags: FileCommandFlags) {
   return {
     cwd: flags.cwd ?? process.cwd(),
-    agents: parseAgents(flags.agent),
+    agents: flags.agent === undefined ? undefined : parseAgents(flags.agent),
     force: flags.force,
     // --diff shows what would change, so it never writes.
     dryRun: flags.dryRun || flags.diff,
@@ -80,7 +81,7 @@ Examples:
   $ npx ralphkit install --ci github             also the loop on GitHub Actions (.github/workflows/ralph.yml)
   $ npx ralphkit install --no-ci                 take that workflow out again
 
---claude-hook and --ci are recorded in ralph/.ralphkit.json: a plain install keeps them up to date.
+--claude-hook, --ci and --agent are recorded in ralph/.ralphkit.json: a plain install keeps them up to date.
 The workflow needs repository secrets: README.md, "Loops on GitHub Actions".
 
 Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (conflict, unsafe

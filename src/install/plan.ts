@@ -1,6 +1,7 @@
 // The decision table of SPEC §2 as one pure function: (manifest, disk, new files, options) → plan.
 import type { Action, CiProvider, ClaudeHookRecord, FileClass, FileSource, InstallPlan, Manifest, ManifestEntry, PlanItem, Resolution } from './types.js';
 import { MANIFEST_PATH } from './types.js';
+import type { AgentName } from '../skills/agent-names.js';
 
 /** What the planner needs to know about one new file: no contents, only hashes. */
 export interface PlannedFile {
@@ -31,6 +32,8 @@ export interface PlanOptions {
   claudeHook?: ClaudeHookRecord | null;
   /** The CI workflow's record for the next manifest: undefined keeps the previous one, null drops it. */
   ci?: CiProvider | null;
+  /** The skill folders this install wrote, for the next manifest; undefined keeps the previous record. */
+  agents?: AgentName[];
 }
 
 /**
@@ -47,6 +50,7 @@ export function planInstall(
   const records = {
     claudeHook: options.claudeHook === undefined ? manifest?.claudeHook : (options.claudeHook ?? undefined),
     ci: options.ci === undefined ? manifest?.ci : (options.ci ?? undefined),
+    agents: options.agents ?? manifest?.agents,
   };
   const next = planManifest(manifest, files, items, options.keepRecordedVersion && manifest ? manifest.ralphkit : options.version, records);
   const action = !manifest ? 'create' : renderManifest(manifest) === renderManifest(next) ? 'identical' : 'update';
@@ -105,7 +109,7 @@ function planMerged(file: PlannedFile, onDisk: string | undefined, item: (action
   return onDisk === undefined ? item('create', file.reason ?? 'new') : item('merge', file.reason ?? 'merged');
 }
 
-function planManifest(previous: Manifest | undefined, files: readonly PlannedFile[], items: readonly PlanItem[], version: string, records: Pick<Manifest, 'claudeHook' | 'ci'>): Manifest {
+function planManifest(previous: Manifest | undefined, files: readonly PlannedFile[], items: readonly PlanItem[], version: string, records: Pick<Manifest, 'claudeHook' | 'ci' | 'agents'>): Manifest {
   // Entries for files outside this plan (e.g. skills of another agent folder) are carried over.
   const entries: Record<string, ManifestEntry> = { ...previous?.files };
   items.forEach((item, i) => {
@@ -116,13 +120,14 @@ function planManifest(previous: Manifest | undefined, files: readonly PlannedFil
     if (['create', 'identical', 'upgrade', 'fix-mode', 'overwrite'].includes(item.action)) entries[file.path] = { sha256: file.sha256, source: file.source };
   });
   const sorted = Object.fromEntries(Object.keys(entries).sort().map((k) => [k, entries[k]]));
-  return { ralphkit: version, files: sorted, ...(records.claudeHook ? { claudeHook: records.claudeHook } : {}), ...(records.ci ? { ci: records.ci } : {}) };
+  return { ralphkit: version, files: sorted, ...(records.claudeHook ? { claudeHook: records.claudeHook } : {}), ...(records.ci ? { ci: records.ci } : {}), ...(records.agents ? { agents: records.agents } : {}) };
 }
 
 export function renderManifest(manifest: Manifest): string {
   const hook = manifest.claudeHook ? { claudeHook: manifest.claudeHook } : {};
   const ci = manifest.ci ? { ci: manifest.ci } : {};
-  return `${JSON.stringify({ ralphkit: manifest.ralphkit, files: manifest.files, ...hook, ...ci }, null, 2)}\n`;
+  const agents = manifest.agents ? { agents: manifest.agents } : {};
+  return `${JSON.stringify({ ralphkit: manifest.ralphkit, files: manifest.files, ...hook, ...ci, ...agents }, null, 2)}\n`;
 }
 
 /** True when applying the plan would write nothing at all. */

@@ -20,7 +20,7 @@ export interface InstallOptions {
   dryRun?: boolean;
   /** Include unified diffs of files that would change in the result. */
   diff?: boolean;
-  /** Skill folders to install into; default ['claude']. */
+  /** Skill folders to install into; default: the ones the manifest records, else ['claude']. */
   agents?: AgentName[];
   /** Install the prd and ralph skills; default true. */
   skills?: boolean;
@@ -48,13 +48,15 @@ export type InstallResult = FileRunResult;
 
 export async function runInstall(options: InstallOptions): Promise<InstallResult> {
   const root = options.sourceRoot ?? packageRoot();
-  const files = await readInstallSources({ root, agents: options.agents ?? ['claude'], skills: options.skills ?? true });
   const target = realpathSync(resolveCwdFolder(options.cwd));
   const { manifest } = readManifest(path.join(target, MANIFEST_PATH));
+  const agents = options.agents ?? manifest?.agents ?? ['claude'];
+  const skills = options.skills ?? true;
+  const files = await readInstallSources({ root, agents, skills });
   const hook = planClaudeHook(target, options.claudeHook, manifest);
   const ci = planCi(root, options.ci, manifest);
   files.push(...hook.files, ...ci.files);
-  const result = await runFiles({ ...options, files, version: readPackageVersion(root), guardDowngrade: true, claudeHook: hook.record, ci: ci.record });
+  const result = await runFiles({ ...options, files, version: readPackageVersion(root), guardDowngrade: true, claudeHook: hook.record, ci: ci.record, ...(skills ? { recordAgents: agents } : {}) });
   const gitRoot = findGitRoot(result.cwd);
   if (!gitRoot) {
     result.warnings.push(`${result.cwd} is not inside a git repository; the loop needs git (run \`git init\` there before ./ralph/ralph.sh)`);

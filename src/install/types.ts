@@ -1,4 +1,5 @@
 // Shapes shared by the installer's planner, applier and printers.
+import type { AgentName } from '../skills/agent-names.js';
 
 /** `merged`: a file of the user's that ralphkit edits in place (.claude/settings.json, its Stop hook entry). */
 export type FileClass = 'managed' | 'state' | 'merged';
@@ -51,6 +52,8 @@ export interface Manifest {
   claudeHook?: ClaudeHookRecord;
   /** Present while a CI workflow is installed (`install --ci github`); a plain `install` then keeps it current. */
   ci?: CiProvider;
+  /** The skill folders (`--agent`) the last install with skills wrote; a plain `install` keeps those current. */
+  agents?: AgentName[];
 }
 
 export interface PlanItem {

@@ -10,7 +10,7 @@ const WORKFLOW = '.github/workflows/ralph.yml';
 const TEMPLATE = readFileSync(path.join(ROOT, 'templates/github/ralph.yml'), 'utf8');
 const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
-function manifest(repo: string): { ci?: string; files: Record<string, unknown> } {
+function manifest(repo: string): { ci?: string; agents?: string[]; files: Record<string, unknown> } {
   return JSON.parse(readFileSync(path.join(repo, 'ralph/.ralphkit.json'), 'utf8'));
 }
 
@@ -108,5 +108,28 @@ describe('install --ci github', () => {
     const r = await runCli(['install', '--ci', 'gitlab'], { cwd: gitdir() });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("argument 'gitlab' is invalid. Allowed choices are github");
+  });
+});
+
+describe('install --agent is remembered like --ci', () => {
+  it('a plain install keeps the skill folders the last one used, upgrading them, and adds no others', async () => {
+    const repo = gitdir();
+    const first = await runCli(['install', '--agent', 'agents'], { cwd: repo });
+    expect(first.code, first.stderr).toBe(0);
+    expect(manifest(repo)).toMatchObject({ agents: ['agents'] });
+    const skill = '.agents/skills/ralph/SKILL.md';
+    const current = readFileSync(path.join(repo, skill), 'utf8');
+    ageInstall(repo, { [skill]: '---\nname: ralph\ndescription: an older ralph skill\n---\n' });
+    const plain = await runCli(['install'], { cwd: repo });
+    expect(plain.code, plain.stderr).toBe(0);
+    expect(strip(plain.stdout)).toMatch(/^ {2}upgrade +\.agents\/skills\/ralph\/SKILL\.md /m);
+    expect(readFileSync(path.join(repo, skill), 'utf8')).toBe(current);
+    expect(existsSync(path.join(repo, '.claude'))).toBe(false);
+    // skill add goes to the same folders by default.
+    writeFiles(repo, { 'notes.md': '# Review notes\n\nRead the diff twice.\n' });
+    const added = await runCli(['skill', 'add', 'notes.md'], { cwd: repo });
+    expect(added.code, added.stderr).toBe(0);
+    expect(existsSync(path.join(repo, '.agents/skills/notes/SKILL.md'))).toBe(true);
+    expect(existsSync(path.join(repo, '.claude'))).toBe(false);
   });
 });

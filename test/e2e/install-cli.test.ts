@@ -209,7 +209,8 @@ describe('help', () => {
         --json            print one JSON document on stdout (logs go to stderr)
         -y, --yes         never prompt: conflicts end with exit 2 unless --force
         --agent <list>    skill folders, comma-separated: claude (.claude/skills),
-                          agents (.agents/skills) (default: "claude")
+                          agents (.agents/skills) (default: the folders the last
+                          install used, else claude)
         --no-skills       install ralph/ only, without the prd and ralph skills
         --claude-hook     preview: add ralphkit's Stop hook to .claude/settings.json
                           (your settings kept; for now it lets every session stop, the
@@ -250,7 +251,7 @@ describe('help', () => {
         $ ralphkit install --ci github             also the loop on GitHub Actions (.github/workflows/ralph.yml)
         $ ralphkit install --no-ci                 take that workflow out again
 
-      --claude-hook and --ci are recorded in ralph/.ralphkit.json: a plain install keeps them up to date.
+      --claude-hook, --ci and --agent are recorded in ralph/.ralphkit.json: a plain install keeps them up to date.
       The workflow needs repository secrets: README.md, "Loops on GitHub Actions".
 
       Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (conflict, unsafe

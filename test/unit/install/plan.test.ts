@@ -73,6 +73,14 @@ describe('planFile: a managed file taken out (install --no-ci)', () => {
     expect(kept.manifest.next).toEqual(manifest);
     expect(parseManifest(renderManifest(kept.manifest.next))).toEqual(manifest);
   });
+
+  it('records the skill folders an install wrote, keeps them when none are given, and reads back only known names', () => {
+    const manifest: Manifest = { ralphkit: '1.0.0', files: {}, agents: ['agents'] };
+    expect(planInstall(manifest, new Map(), [], opts).manifest.next.agents).toEqual(['agents']);
+    expect(planInstall(manifest, new Map(), [], { ...opts, agents: ['claude', 'agents'] }).manifest.next.agents).toEqual(['claude', 'agents']);
+    expect(parseManifest(renderManifest({ ...manifest, agents: ['claude', 'agents'] }))?.agents).toEqual(['claude', 'agents']);
+    expect(parseManifest(JSON.stringify({ ralphkit: '1', files: {}, agents: ['claude', '../x'] }))?.agents).toBeUndefined();
+  });
 });
 
 describe('planInstall', () => {
