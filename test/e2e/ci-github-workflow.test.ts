@@ -178,6 +178,17 @@ describe('the workflow steps, run off GitHub', () => {
     expect(readFileSync(outside, 'utf8')).toBe(`runner credentials ${TOKEN}\n`);
   });
 
+  it('says which secret to set when the agent has no credential, before the loop starts', async () => {
+    const dir = installedRepo({ plan: renderPlan({ stories: 1 }) });
+    const r = await runStep(step(LOOP, 'Run the loop').run!, dir, { ...gitEnv(), AGENT: 'claude', PLAN: 'ralph/prd.json', MAX_ITERATIONS: '3', ANTHROPIC_API_KEY: '', CLAUDE_CODE_OAUTH_TOKEN: '' });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('::error::Claude Code needs the repository secret ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN');
+    expect(existsSync(path.join(dir, 'ralph/.runs'))).toBe(false);
+    const codex = await runStep(step(LOOP, "Install the agent's CLI").run!, dir, { PATH: process.env.PATH, AGENT: 'codex', OPENAI_API_KEY: '' });
+    expect(codex.code).toBe(1);
+    expect(codex.stdout).toContain('::error::Codex needs the repository secret OPENAI_API_KEY');
+  });
+
   it('runs the loop with --deliver pr, then a later run continues the branch it pushed', async () => {
     const url = 'https://github.com/acme/demo.git';
     const dir = installedRepo({ plan: renderPlan({ stories: 2 }) });
