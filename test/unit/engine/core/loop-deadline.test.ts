@@ -7,10 +7,13 @@ import type { AgentResult, Clock } from '../../../../src/engine/types.js';
 function virtualClock() {
   let t = 0;
   const timers: Array<{ at: number; done: () => void }> = [];
-  const clock: Clock & { advance(ms: number): void } = {
+  const slept: number[] = [];
+  const clock: Clock & { advance(ms: number): void; slept: number[] } = {
+    slept,
     now: () => new Date(t),
     sleep: (ms, signal) =>
       new Promise<void>((resolve) => {
+        slept.push(ms);
         if (ms <= 0 || signal?.aborted) return resolve();
         timers.push({ at: t + ms, done: resolve });
         signal?.addEventListener('abort', () => resolve(), { once: true });
@@ -39,7 +42,8 @@ describe('--max-duration', () => {
     const clock = virtualClock();
     const seen: number[] = [];
     const h = harness([{ commit: true }], {
-      config: { deadline: HOUR },
+      // A pause between iterations is not waited out once the time is up.
+      config: { deadline: HOUR, pauseMs: 5000 },
       extra: {
         clock,
         // An agent that would run forever: only its signal ends it.
@@ -56,6 +60,7 @@ describe('--max-duration', () => {
     expect(seen).toEqual([1]);
     expect(h.events.map((e) => e.type)).toEqual(expect.arrayContaining(['warn', 'verify', 'iteration-end']));
     expect(h.state).toMatchObject({ iteration: 1, iterationDone: true });
+    expect(clock.slept).toEqual([HOUR]);
   });
 
   it('ends a rate-limit wait at the deadline, leaving the iteration to repeat on resume', async () => {
