@@ -104,7 +104,7 @@ describe('the GitHub workflow', () => {
     const scrub = step(LOOP, 'Scrub secrets from the logs');
     expect(names.indexOf('Scrub secrets from the logs')).toBe(names.indexOf(upload.uses) - 1);
     expect([scrub.if, upload.if]).toEqual(['always()', 'always()']);
-    expect(upload.with).toMatchObject({ path: 'ralph/.runs/', 'include-hidden-files': true, name: 'ralph-runs-${{ matrix.plan.name }}' });
+    expect(upload.with).toMatchObject({ path: 'ralph/.runs/', 'include-hidden-files': true, name: 'ralph-runs-${{ matrix.plan.name }}-${{ github.run_attempt }}' });
     expect(upload.with!['retention-days']).toBeLessThanOrEqual(7);
     // Every secret the loop step sees is one the scrubber replaces.
     for (const name of Object.keys(step(LOOP, 'Run the loop').env!).filter((n) => /TOKEN|KEY/.test(n))) expect(scrub.env).toHaveProperty(name);
