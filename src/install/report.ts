@@ -93,8 +93,12 @@ export const askAtTerminal: AskConflict = async (item, diff) => {
   for (;;) {
     // Keeping the user's file comes first, so a hasty Enter loses nothing.
     const answer = await select(`${item.path}: ${item.reason}.`, [
-      { title: 'Keep mine', value: 'keep', description: 'leave your file; the new version is not installed' },
-      { title: 'Overwrite', value: 'overwrite', description: 'back up your file to ralph/.backup/, install the new version' },
+      item.removing
+        ? { title: 'Keep mine', value: 'keep', description: 'leave your file; ralphkit stops managing it' }
+        : { title: 'Keep mine', value: 'keep', description: 'leave your file; the new version is not installed' },
+      item.removing
+        ? { title: 'Remove', value: 'overwrite', description: 'back up your file to ralph/.backup/, then remove it' }
+        : { title: 'Overwrite', value: 'overwrite', description: 'back up your file to ralph/.backup/, install the new version' },
       { title: 'Show the diff', value: 'diff' },
       { title: 'Abort', value: 'abort', description: 'write nothing' },
     ] as const);
