@@ -77,7 +77,7 @@ export const MODULES = [
   {
     name: 'core/loop',
     mutate: 'src/engine/core/loop.ts',
-    tests: ['test/unit/engine/core/loop.test.ts', 'test/unit/engine/core/loop-events.test.ts', 'test/unit/engine/core/loop-resume.test.ts'],
+    tests: ['test/unit/engine/core/loop.test.ts', 'test/unit/engine/core/loop-events.test.ts', 'test/unit/engine/core/loop-resume.test.ts', 'test/unit/engine/core/loop-deadline.test.ts'],
     floor: 97,
     pure: false,
   },

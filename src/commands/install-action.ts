@@ -13,12 +13,13 @@ export async function installAction(flags: InstallFlags): Promise<void> {
       ...fileCommandOptions(flags),
       skills: flags.skills,
       claudeHook: flags.claudeHook,
+      ci: flags.ci,
       pauseAfterWrites: Number(process.env.RALPHKIT_TEST_PAUSE_AFTER_WRITES) || undefined,
     }),
   );
   printResult(result, { command: 'install', json: flags.json });
   if (!flags.json && result.status === 'written' && result.plan.items.some((i) => i.path === 'ralph/ralph.sh' && i.action === 'create')) {
-    printNextSteps(flags.skills ? parseAgents(flags.agent) : [], result.plan.items.map((i) => i.path));
+    printNextSteps(flags.skills ? parseAgents(flags.agent ?? 'claude') : [], result.plan.items.map((i) => i.path));
   }
 }
 

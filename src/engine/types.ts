@@ -205,7 +205,7 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-export type LoopStatus = 'running' | 'complete' | 'not-merged' | 'max-iterations' | 'stuck' | 'no-progress' | 'budget' | 'protected' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
+export type LoopStatus = 'running' | 'complete' | 'not-merged' | 'max-iterations' | 'max-duration' | 'stuck' | 'no-progress' | 'budget' | 'protected' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
 
 /** Options that belong to one invocation, not to the loop: never stored in state.json, not kept by --resume. */
 export type PerInvocation = 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'notify' | 'onExit' | 'webhook';
@@ -309,6 +309,8 @@ export interface RunContext {
   base?: string;
   /** The --review-agent's binary, an absolute path found at start (run/review-setup.ts). */
   reviewerBin?: string;
+  /** --max-duration: when this invocation's time is up (epoch ms), counted from its start. */
+  deadline?: number;
   /** Set when the loop's end is recorded (run.ts finish), for what is announced after the locks are released. */
   ending?: LoopEnding;
   /**
@@ -342,6 +344,8 @@ export interface RunOptions {
   /** The word of the completion tag, `<promise>WORD</promise>` (--completion-promise, default COMPLETE). */
   completionPromise: string;
   iterationTimeoutMs: number;
+  /** --max-duration: no iteration starts after this long from the start of each invocation, and an agent still running then is stopped. */
+  maxDurationMs?: number;
   pauseMs: number;
   maxCost?: number;
   maxUsage?: number;
@@ -478,4 +482,8 @@ export interface LoopConfig {
   retryBaseMs: number;
   /** Back-off after a rate-limit message that names no reset time (doubles, capped). */
   rateLimitBackoffMs: number;
+  /** --max-duration: when this invocation's time is up (epoch ms, the clock's); absent: no time limit. */
+  deadline?: number;
+  /** --max-duration as typed, for the exit message. */
+  maxDurationMs?: number;
 }

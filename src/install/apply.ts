@@ -1,6 +1,7 @@
 // The one module that writes an install plan, all or nothing (README, "Upgrading"): every file (backups first, the
 // manifest last) is staged and fsynced, a journal marks the install decided, then each part is renamed into place.
-import { rmSync, statfsSync, statSync } from 'node:fs';
+import { rmdirSync, rmSync, statfsSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { RalphkitError, EXIT } from '../errors.js';
 import { renderManifest } from './plan.js';
 import { commitUnits, planUnits, removeStaging, stageUnits, stagedBytes, type StagedWrite } from './staging.js';
@@ -31,7 +32,7 @@ const WRITES = new Set(['create', 'upgrade', 'fix-mode', 'overwrite', 'merge']);
 export async function applyInstall(input: ApplyInput): Promise<ApplyResult> {
   const { plan, real, root } = input;
   const toWrite = plan.items.filter((i) => WRITES.has(i.action));
-  const backups = toWrite.filter((i) => i.backup).map((i) => ({ path: i.path, backup: i.backup! }));
+  const backups = plan.items.filter((i) => i.backup && (WRITES.has(i.action) || i.action === 'remove')).map((i) => ({ path: i.path, backup: i.backup! }));
   const writes: StagedWrite[] = [
     ...backups.map((b): StagedWrite => ({ target: real.get(b.backup)!, data: input.current.get(b.path)!, mode: statSync(real.get(b.path)!).mode & 0o777, kind: 'backup' })),
     ...toWrite.map((i): StagedWrite => ({ target: real.get(i.path)!, data: input.contents.get(i.path)!, mode: input.modes.get(i.path), kind: 'file' })),
@@ -58,8 +59,22 @@ export async function applyInstall(input: ApplyInput): Promise<ApplyResult> {
   // A file install created and uninstall emptied again goes last: if this run is killed first, the file stays with
   // nothing of ralphkit's in it, which is harmless.
   const removed = plan.items.filter((i) => i.action === 'remove').map((i) => i.path);
-  for (const rel of removed) rmSync(real.get(rel)!, { force: true });
+  for (const rel of removed) {
+    rmSync(real.get(rel)!, { force: true });
+    removeEmptyParents(root, real.get(rel)!);
+  }
   return { written: [...toWrite.map((i) => i.path), ...removed], backups };
+}
+
+/** The folders a removed file leaves empty (.github/workflows/, .github/), up to the install's root; never a folder with anything in it. */
+function removeEmptyParents(root: string, file: string): void {
+  for (let dir = path.dirname(file); dir !== root && dir.startsWith(root + path.sep); dir = path.dirname(dir)) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      return;
+    }
+  }
 }
 
 function blockSize(root: string): number {

@@ -1,7 +1,8 @@
 // Reads ralph/.ralphkit.json: the ralphkit version and the hash of every managed file as installed.
 import { existsSync, readFileSync } from 'node:fs';
-import type { ClaudeHookRecord, Manifest, ManifestEntry } from './types.js';
+import { CI_PROVIDERS, type CiProvider, type ClaudeHookRecord, type Manifest, type ManifestEntry } from './types.js';
 import { isRecord } from '../skills/rules.js';
+import { AGENT_SKILL_DIRS, type AgentName } from '../skills/agent-names.js';
 
 export type ManifestRead = { manifest?: Manifest; warning?: string };
 
@@ -28,7 +29,14 @@ export function parseManifest(text: string): Manifest | undefined {
     files[path] = { sha256: entry.sha256, source: entry.source === 'user' ? 'user' : 'ralphkit' };
   }
   const claudeHook = parseHookRecord(data.claudeHook);
-  return { ralphkit: data.ralphkit, files, ...(claudeHook ? { claudeHook } : {}) };
+  const ci = CI_PROVIDERS.includes(data.ci as CiProvider) ? (data.ci as CiProvider) : undefined;
+  const agents = parseAgentList(data.agents);
+  return { ralphkit: data.ralphkit, files, ...(claudeHook ? { claudeHook } : {}), ...(ci ? { ci } : {}), ...(agents ? { agents } : {}) };
+}
+
+function parseAgentList(value: unknown): AgentName[] | undefined {
+  if (!Array.isArray(value) || !value.length || !value.every((v) => typeof v === 'string' && Object.hasOwn(AGENT_SKILL_DIRS, v))) return undefined;
+  return value as AgentName[];
 }
 
 const HOOK_ADDED: ReadonlySet<unknown> = new Set(['file', 'hooks', 'Stop', 'entry']);

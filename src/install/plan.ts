@@ -1,6 +1,7 @@
 // The decision table of SPEC §2 as one pure function: (manifest, disk, new files, options) → plan.
-import type { Action, ClaudeHookRecord, FileClass, FileSource, InstallPlan, Manifest, ManifestEntry, PlanItem, Resolution } from './types.js';
+import type { Action, CiProvider, ClaudeHookRecord, FileClass, FileSource, InstallPlan, Manifest, ManifestEntry, PlanItem, Resolution } from './types.js';
 import { MANIFEST_PATH } from './types.js';
+import type { AgentName } from '../skills/agent-names.js';
 
 /** What the planner needs to know about one new file: no contents, only hashes. */
 export interface PlannedFile {
@@ -29,6 +30,10 @@ export interface PlanOptions {
   notExecutable?: ReadonlySet<string>;
   /** The Stop hook record for the next manifest: undefined keeps the previous one, null drops it. */
   claudeHook?: ClaudeHookRecord | null;
+  /** The CI workflow's record for the next manifest: undefined keeps the previous one, null drops it. */
+  ci?: CiProvider | null;
+  /** The skill folders this install wrote, for the next manifest; undefined keeps the previous record. */
+  agents?: AgentName[];
 }
 
 /**
@@ -42,8 +47,12 @@ export function planInstall(
   options: PlanOptions,
 ): InstallPlan {
   const items = files.map((file) => planFile(file, disk.get(file.path), baselineFor(manifest, file), options));
-  const hook = options.claudeHook === undefined ? manifest?.claudeHook : (options.claudeHook ?? undefined);
-  const next = planManifest(manifest, files, items, options.keepRecordedVersion && manifest ? manifest.ralphkit : options.version, hook);
+  const records = {
+    claudeHook: options.claudeHook === undefined ? manifest?.claudeHook : (options.claudeHook ?? undefined),
+    ci: options.ci === undefined ? manifest?.ci : (options.ci ?? undefined),
+    agents: options.agents ?? manifest?.agents,
+  };
+  const next = planManifest(manifest, files, items, options.keepRecordedVersion && manifest ? manifest.ralphkit : options.version, records);
   const action = !manifest ? 'create' : renderManifest(manifest) === renderManifest(next) ? 'identical' : 'update';
   return { items, manifest: { path: MANIFEST_PATH, action, next } };
 }
@@ -58,7 +67,7 @@ function baselineFor(manifest: Manifest | undefined, file: PlannedFile): string 
 export function planFile(file: PlannedFile, onDisk: string | undefined, baseline: string | undefined, options: PlanOptions): PlanItem {
   const item = (action: Action, reason: string): PlanItem => ({ path: file.path, class: file.class, action, reason });
   if (file.class === 'merged') return planMerged(file, onDisk, item);
-  if (file.remove) return planRemoval(file, onDisk, baseline, item);
+  if (file.remove) return planRemoval(file, onDisk, baseline, options, item);
   if (onDisk === undefined) return item('create', file.class === 'state' ? 'new (state: yours from now on)' : 'new');
   if (file.class === 'state') return item('skip-state', 'state file: yours, never touched');
   if (onDisk === file.sha256) {
@@ -76,6 +85,23 @@ export function planFile(file: PlannedFile, onDisk: string | undefined, baseline
   return item('conflict', baseline === undefined ? `${edited}, and differs from ralphkit's version` : `${edited}, and ralphkit ships a new version`);
 }
 
+/**
+ * A managed file to take out: gone when it is as ralphkit installed it (or as ralphkit would install it now); an
+ * edited one is the user's work, so the same rule as an upgrade: a conflict, settled by --force (backup first) or at
+ * the prompt ("keep": the file stays and ralphkit forgets it).
+ */
+function planRemoval(file: PlannedFile, onDisk: string | undefined, baseline: string | undefined, options: PlanOptions, item: (action: Action, reason: string) => PlanItem): PlanItem {
+  if (onDisk === undefined) return { ...item('identical', 'not there'), removing: true };
+  if (onDisk === baseline || onDisk === file.sha256) return { ...item('remove', file.reason ?? 'removed'), removing: true };
+  const choice = options.force ? 'overwrite' : options.resolutions?.get(file.path);
+  if (choice === 'overwrite') {
+    const backup = `${options.backupDir}/${file.path}`;
+    return { ...item('remove', `edited since installed; yours is backed up to ${backup}, then removed`), backup, removing: true };
+  }
+  if (choice === 'keep') return { ...item('keep', 'edited since installed; kept at your request, and ralphkit no longer manages it'), keptBecause: 'chosen', removing: true };
+  return { ...item('conflict', 'edited since installed: removing it would lose your edits'), removing: true };
+}
+
 // The user's own file, edited in place: no baseline, no conflict; the new text was made from the bytes on disk.
 function planMerged(file: PlannedFile, onDisk: string | undefined, item: (action: Action, reason: string) => PlanItem): PlanItem {
   if (file.remove) return onDisk === undefined ? item('identical', 'not there') : item('remove', file.reason ?? 'removed');
@@ -83,30 +109,25 @@ function planMerged(file: PlannedFile, onDisk: string | undefined, item: (action
   return onDisk === undefined ? item('create', file.reason ?? 'new') : item('merge', file.reason ?? 'merged');
 }
 
-// A managed file ralphkit no longer wants (the /ralph-loop command after --no-claude-hook): removed when it is as
-// ralphkit wrote it, left alone when the user edited it (it is theirs now); either way ralphkit stops tracking it.
-function planRemoval(file: PlannedFile, onDisk: string | undefined, baseline: string | undefined, item: (action: Action, reason: string) => PlanItem): PlanItem {
-  if (onDisk === undefined) return item('identical', 'not there');
-  if (onDisk === baseline || onDisk === file.sha256) return item('remove', "ralphkit's, unchanged since installed: removed");
-  return item('keep', 'edited since installed: yours now, left in place');
-}
-
-function planManifest(previous: Manifest | undefined, files: readonly PlannedFile[], items: readonly PlanItem[], version: string, claudeHook?: ClaudeHookRecord): Manifest {
+function planManifest(previous: Manifest | undefined, files: readonly PlannedFile[], items: readonly PlanItem[], version: string, records: Pick<Manifest, 'claudeHook' | 'ci' | 'agents'>): Manifest {
   // Entries for files outside this plan (e.g. skills of another agent folder) are carried over.
   const entries: Record<string, ManifestEntry> = { ...previous?.files };
   items.forEach((item, i) => {
     const file = files[i];
     if (file.class !== 'managed') return;
+    // Removed, or kept as the user's: either way no longer ralphkit's (a conflict writes nothing at all).
     if (file.remove) return void delete entries[file.path];
     if (['create', 'identical', 'upgrade', 'fix-mode', 'overwrite'].includes(item.action)) entries[file.path] = { sha256: file.sha256, source: file.source };
   });
   const sorted = Object.fromEntries(Object.keys(entries).sort().map((k) => [k, entries[k]]));
-  return { ralphkit: version, files: sorted, ...(claudeHook ? { claudeHook } : {}) };
+  return { ralphkit: version, files: sorted, ...(records.claudeHook ? { claudeHook: records.claudeHook } : {}), ...(records.ci ? { ci: records.ci } : {}), ...(records.agents ? { agents: records.agents } : {}) };
 }
 
 export function renderManifest(manifest: Manifest): string {
   const hook = manifest.claudeHook ? { claudeHook: manifest.claudeHook } : {};
-  return `${JSON.stringify({ ralphkit: manifest.ralphkit, files: manifest.files, ...hook }, null, 2)}\n`;
+  const ci = manifest.ci ? { ci: manifest.ci } : {};
+  const agents = manifest.agents ? { agents: manifest.agents } : {};
+  return `${JSON.stringify({ ralphkit: manifest.ralphkit, files: manifest.files, ...hook, ...ci, ...agents }, null, 2)}\n`;
 }
 
 /** True when applying the plan would write nothing at all. */

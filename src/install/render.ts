@@ -27,7 +27,11 @@ export function renderPlanLines(plan: InstallPlan): string[] {
 
 /** One line per conflicting path with the flag that resolves it. */
 export function renderConflicts(plan: InstallPlan, command: string): string[] {
-  return conflictsOf(plan).map((item) => `  ${item.path}: ${item.reason}; \`${command} --force\` backs yours up and installs ralphkit's`);
+  return conflictsOf(plan).map((item) =>
+    item.removing
+      ? `  ${item.path}: ${item.reason}; \`${command} --no-ci --force\` backs yours up to ralph/.backup/ and removes it (or delete it yourself)`
+      : `  ${item.path}: ${item.reason}; \`${command} --force\` backs yours up and installs ralphkit's`,
+  );
 }
 
 type RowAction = PlanItem['action'] | InstallPlan['manifest']['action'];
@@ -50,13 +54,15 @@ export function renderCounts(plan: InstallPlan): string {
 
 /** One plain sentence per file left as the user has it, e.g. "Kept your edited ralph/ralph.sh (…)." */
 export function renderKeptLines(plan: InstallPlan, command: string): string[] {
-  return plan.items
-    .filter((i) => i.action === 'keep')
-    .map((i) =>
-      (i.keptBecause === 'chosen'
-        ? `Kept your ${i.path} over the new version, as you chose (\`${command} --force\` backs yours up and installs the new one).`
-        : `Kept your edited ${i.path} (ralphkit has nothing newer for it).`) + (ENGINE_PATHS.includes(i.path) ? renderEngineKept(command) : ''),
-    );
+  return plan.items.filter((i) => i.action === 'keep').map((i) => renderKeptLine(i, command));
+}
+
+function renderKeptLine(i: PlanItem, command: string): string {
+  if (i.removing) return `Kept your ${i.path} as you chose: it is yours now, and ralphkit no longer manages it.`;
+  const line = i.keptBecause === 'chosen'
+    ? `Kept your ${i.path} over the new version, as you chose (\`${command} --force\` backs yours up and installs the new one).`
+    : `Kept your edited ${i.path} (ralphkit has nothing newer for it).`;
+  return line + (ENGINE_PATHS.includes(i.path) ? renderEngineKept(command) : '');
 }
 
 // The loop refuses an engine that is not what ralphkit installed (SPEC §6), so keeping an edit there is worth a word.

@@ -63,9 +63,12 @@ function printNothingToDo(result: FileRunResult, kept: string[]): void {
 
 function conflictError(result: FileRunResult, command: string): RalphkitError {
   const lines = renderConflicts(result.plan, command);
+  // Taking a file out (--no-ci) is settled by the same flags plus --force: a plain `install --force` would keep it.
+  const removing = result.plan.items.some((i) => i.action === 'conflict' && i.removing);
+  const force = removing ? `\`${command} --no-ci --force\` backs up your files, then removes or replaces them` : `\`${command} --force\` backs up your files and installs ralphkit's`;
   return new RalphkitError(`${lines.length} ${lines.length === 1 ? 'file conflicts' : 'files conflict'}; nothing was written:\n${lines.join('\n')}`, {
     exitCode: EXIT.refused,
-    hint: `${Object.keys(result.diffs).length ? '' : `\`${command} --diff\` shows the changes; `}\`${command} --force\` backs up your files and installs ralphkit's`,
+    hint: `${Object.keys(result.diffs).length ? '' : `\`${command} --diff\` shows the changes; `}${force}`,
   });
 }
 
@@ -90,8 +93,12 @@ export const askAtTerminal: AskConflict = async (item, diff) => {
   for (;;) {
     // Keeping the user's file comes first, so a hasty Enter loses nothing.
     const answer = await select(`${item.path}: ${item.reason}.`, [
-      { title: 'Keep mine', value: 'keep', description: 'leave your file; the new version is not installed' },
-      { title: 'Overwrite', value: 'overwrite', description: 'back up your file to ralph/.backup/, install the new version' },
+      item.removing
+        ? { title: 'Keep mine', value: 'keep', description: 'leave your file; ralphkit stops managing it' }
+        : { title: 'Keep mine', value: 'keep', description: 'leave your file; the new version is not installed' },
+      item.removing
+        ? { title: 'Remove', value: 'overwrite', description: 'back up your file to ralph/.backup/, then remove it' }
+        : { title: 'Overwrite', value: 'overwrite', description: 'back up your file to ralph/.backup/, install the new version' },
       { title: 'Show the diff', value: 'diff' },
       { title: 'Abort', value: 'abort', description: 'write nothing' },
     ] as const);

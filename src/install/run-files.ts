@@ -11,8 +11,9 @@ import { conflictsOf, planInstall, planIsNoop } from './plan.js';
 import { applyInstall } from './apply.js';
 import { renderUnifiedDiff } from './diff.js';
 import { hashContent } from './hash.js';
-import { BACKUP_DIR, MANIFEST_PATH, type ClaudeHookRecord, type IncomingFile, type InstallPlan, type PlanItem, type Resolution } from './types.js';
+import { BACKUP_DIR, MANIFEST_PATH, type CiProvider, type ClaudeHookRecord, type IncomingFile, type InstallPlan, type PlanItem, type Resolution } from './types.js';
 import { renderUpgradeHint } from '../util/invocation.js';
+import type { AgentName } from '../skills/agent-names.js';
 
 /** Answers a conflict at the prompt; only given when a person can answer (see util/prompt.ts). */
 export type AskConflict = (item: PlanItem, diff: string) => Promise<Resolution | 'abort'>;
@@ -33,6 +34,10 @@ export interface FileRunOptions {
   guardDowngrade?: boolean;
   /** See PlanOptions.claudeHook. */
   claudeHook?: ClaudeHookRecord | null;
+  /** See PlanOptions.ci. */
+  ci?: CiProvider | null;
+  /** `install` with skills: the skill folders it wrote, recorded so a plain install keeps them (PlanOptions.agents). */
+  recordAgents?: AgentName[];
 }
 
 export type RunStatus = 'written' | 'nothing-to-do' | 'dry-run' | 'conflicts' | 'aborted';
@@ -63,7 +68,7 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
   const hashes = new Map([...disk].map(([p, d]) => [p, d?.sha256]));
   const planned = options.files.map((f) => ({ path: f.path, class: f.class, source: f.source, sha256: hashContent(f.content), reason: f.reason, remove: f.remove }));
   const notExecutable = findNotExecutable(disk, new Map(options.files.map((f) => [f.path, f.mode])));
-  const planOptions = { force: options.force, backupDir: `${BACKUP_DIR}/${stamp(options.now ?? new Date())}`, version: options.version, keepRecordedVersion: options.keepRecordedVersion, notExecutable, claudeHook: options.claudeHook };
+  const planOptions = { force: options.force, backupDir: `${BACKUP_DIR}/${stamp(options.now ?? new Date())}`, version: options.version, keepRecordedVersion: options.keepRecordedVersion, notExecutable, claudeHook: options.claudeHook, ci: options.ci, agents: options.recordAgents };
   const contents = new Map(options.files.map((f) => [f.path, f.content]));
   const diffOf = (item: PlanItem) => renderUnifiedDiff(disk.get(item.path)?.content.toString('utf8') ?? '', contents.get(item.path)!.toString('utf8'), `a/${item.path}`, `b/${item.path}`);
   let plan = planInstall(manifest, hashes, planned, planOptions);

@@ -8,7 +8,8 @@ import type { AgentName } from '../skills/agent-names.js';
 import { resolveCwdFolder } from '../util/cwd.js';
 import { readManifest } from './manifest.js';
 import { planClaudeHook } from './claude-hook.js';
-import { MANIFEST_PATH } from './types.js';
+import { planCi } from './ci.js';
+import { MANIFEST_PATH, type CiProvider } from './types.js';
 
 export interface InstallOptions {
   /** The repository to install into. */
@@ -19,7 +20,7 @@ export interface InstallOptions {
   dryRun?: boolean;
   /** Include unified diffs of files that would change in the result. */
   diff?: boolean;
-  /** Skill folders to install into; default ['claude']. */
+  /** Skill folders to install into; default: the ones the manifest records, else ['claude']. */
   agents?: AgentName[];
   /** Install the prd and ralph skills; default true. */
   skills?: boolean;
@@ -34,6 +35,11 @@ export interface InstallOptions {
    * manifest records (installed: kept up to date; not installed: left alone).
    */
   claudeHook?: boolean;
+  /**
+   * The CI workflow (`--ci github`): a provider adds it, false takes it out (`--no-ci`), undefined keeps what the
+   * manifest records (installed: kept up to date; not installed: left alone).
+   */
+  ci?: CiProvider | false;
   /** Test hook: stop after this many writes and wait to be killed. */
   pauseAfterWrites?: number;
 }
@@ -42,11 +48,15 @@ export type InstallResult = FileRunResult;
 
 export async function runInstall(options: InstallOptions): Promise<InstallResult> {
   const root = options.sourceRoot ?? packageRoot();
-  const files = await readInstallSources({ root, agents: options.agents ?? ['claude'], skills: options.skills ?? true });
   const target = realpathSync(resolveCwdFolder(options.cwd));
-  const hook = planClaudeHook(target, options.claudeHook, readManifest(path.join(target, MANIFEST_PATH)).manifest);
-  files.push(...hook.files);
-  const result = await runFiles({ ...options, files, version: readPackageVersion(root), guardDowngrade: true, claudeHook: hook.record });
+  const { manifest } = readManifest(path.join(target, MANIFEST_PATH));
+  const agents = options.agents ?? manifest?.agents ?? ['claude'];
+  const skills = options.skills ?? true;
+  const files = await readInstallSources({ root, agents, skills });
+  const hook = planClaudeHook(target, options.claudeHook, manifest);
+  const ci = planCi(root, options.ci, manifest);
+  files.push(...hook.files, ...ci.files);
+  const result = await runFiles({ ...options, files, version: readPackageVersion(root), guardDowngrade: true, claudeHook: hook.record, ci: ci.record, ...(skills ? { recordAgents: agents } : {}) });
   const gitRoot = findGitRoot(result.cwd);
   if (!gitRoot) {
     result.warnings.push(`${result.cwd} is not inside a git repository; the loop needs git (run \`git init\` there before ./ralph/ralph.sh)`);

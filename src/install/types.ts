@@ -1,4 +1,5 @@
 // Shapes shared by the installer's planner, applier and printers.
+import type { AgentName } from '../skills/agent-names.js';
 
 /** `merged`: a file of the user's that ralphkit edits in place (.claude/settings.json, its Stop hook entry). */
 export type FileClass = 'managed' | 'state' | 'merged';
@@ -16,7 +17,11 @@ export interface IncomingFile {
   source: FileSource;
   content: Buffer;
   mode?: number;
-  /** For a merged file: why it changes, as the plan prints it; `remove` deletes it (ralphkit created it, nothing else is left). */
+  /**
+   * For a merged file: why it changes, as the plan prints it; `remove` deletes it (ralphkit created it, nothing else is
+   * left). For a managed file, `remove` takes it out (`install --no-ci`) by the same rules as an upgrade: an edited one
+   * is a conflict unless --force backs it up first.
+   */
   reason?: string;
   remove?: boolean;
 }
@@ -35,12 +40,20 @@ export interface ClaudeHookRecord {
   gap?: string;
 }
 
+/** The CI systems `install --ci` knows. */
+export const CI_PROVIDERS = ['github'] as const;
+export type CiProvider = (typeof CI_PROVIDERS)[number];
+
 export interface Manifest {
   /** The ralphkit version that last wrote the manifest. */
   ralphkit: string;
   files: Record<string, ManifestEntry>;
   /** Present while the Claude Code Stop hook is installed; a plain `install` then keeps it current. */
   claudeHook?: ClaudeHookRecord;
+  /** Present while a CI workflow is installed (`install --ci github`); a plain `install` then keeps it current. */
+  ci?: CiProvider;
+  /** The skill folders (`--agent`) the last install with skills wrote; a plain `install` keeps those current. */
+  agents?: AgentName[];
 }
 
 export interface PlanItem {
@@ -53,6 +66,8 @@ export interface PlanItem {
   backup?: string;
   /** For `keep`: ralphkit has nothing newer than the user's edit, or the user chose theirs over a newer version. */
   keptBecause?: 'nothing-newer' | 'chosen';
+  /** A managed file being taken out (`install --no-ci`): its conflict is resolved by removing, not by installing. */
+  removing?: true;
 }
 
 export interface InstallPlan {

@@ -7,7 +7,8 @@ import { RalphkitError, EXIT } from '../errors.js';
 import { readVersion } from '../version.js';
 import { resolveCwdFolder } from '../util/cwd.js';
 import { runFiles, type AskConflict, type FileRunResult } from '../install/run-files.js';
-import type { IncomingFile } from '../install/types.js';
+import { MANIFEST_PATH, type IncomingFile } from '../install/types.js';
+import { readManifest } from '../install/manifest.js';
 import { skillFilesFor, type AgentName } from './agents.js';
 import { ralphkitCommand } from '../util/invocation.js';
 
@@ -16,7 +17,7 @@ export interface SkillAddOptions {
   cwd: string;
   /** Markdown files to install as skills (relative paths resolve against the process's folder). */
   files: string[];
-  /** Skill folders to install into; default ['claude']. */
+  /** Skill folders to install into; default: the ones the manifest records (the last install's), else ['claude']. */
   agents?: AgentName[];
   force?: boolean;
   dryRun?: boolean;
@@ -31,12 +32,13 @@ export interface SkillAddResult extends FileRunResult {
 
 export async function runSkillAdd(options: SkillAddOptions): Promise<SkillAddResult> {
   if (options.files.length === 0) throw new RalphkitError('no skill files given', { exitCode: EXIT.error, hint: ralphkitCommand('skill add notes/review.md') });
-  resolveCwdFolder(options.cwd);
+  const folder = resolveCwdFolder(options.cwd);
+  const agents = options.agents ?? readManifest(path.join(folder, MANIFEST_PATH)).manifest?.agents ?? ['claude'];
   const skills: SkillAddResult['skills'] = [];
   const files: IncomingFile[] = [];
   const refusals: string[] = [];
   for (const file of options.files) {
-    const outcome = skillFilesFor(file, readSkillSource(file), options.agents ?? ['claude'], 'user');
+    const outcome = skillFilesFor(file, readSkillSource(file), agents, 'user');
     if (!outcome.ok) {
       refusals.push(...outcome.problems.map((p) => `${file}: ${p}`));
       continue;

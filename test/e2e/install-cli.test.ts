@@ -209,7 +209,8 @@ describe('help', () => {
         --json            print one JSON document on stdout (logs go to stderr)
         -y, --yes         never prompt: conflicts end with exit 2 unless --force
         --agent <list>    skill folders, comma-separated: claude (.claude/skills),
-                          agents (.agents/skills) (default: "claude")
+                          agents (.agents/skills) (default: the folders the last
+                          install used, else claude)
         --no-skills       install ralph/ only, without the prd and ralph skills
         --claude-hook     add the in-session loop for Claude Code: ralphkit's Stop
                           hook in .claude/settings.json (your settings kept) and the
@@ -218,6 +219,11 @@ describe('help', () => {
                           later installs keep both current
         --no-claude-hook  take ralphkit's Stop hook out of .claude/settings.json again
                           (leaving the rest as it was) and remove /ralph-loop
+        --ci <provider>   also install .github/workflows/ralph.yml, the loop on GitHub
+                          Actions (manual runs, one job per plan, a pull request per
+                          plan); later installs keep it current (choices: "github")
+        --no-ci           take that workflow out again (kept, with a conflict, if you
+                          edited it)
         -h, --help        display help for command
 
       What happens to each file:
@@ -234,8 +240,9 @@ describe('help', () => {
         merge       .claude/settings.json under --claude-hook or --no-claude-hook: only
                     ralphkit's Stop hook entry goes in or out; the rest stays byte for byte
         remove      --no-claude-hook: .claude/settings.json goes when ralphkit created it
-                    and nothing else is in it; .claude/commands/ralph-loop.md goes
-                    unless you edited it
+                    and nothing else is in it. --no-claude-hook: .claude/commands/ralph-loop.md,
+                    --no-ci: .github/workflows/ralph.yml go when they are as installed
+                    (edited: a conflict, unless --force backs yours up first)
 
       Examples:
         $ ralphkit install                         install into the current repository
@@ -244,6 +251,11 @@ describe('help', () => {
         $ ralphkit install --agent claude,agents   skills for Claude Code and for Codex & co.
         $ ralphkit install --cwd ../app --json     install elsewhere, machine-readable
         $ ralphkit install --claude-hook           also /ralph-loop and its Stop hook, for Claude Code
+        $ ralphkit install --ci github             also the loop on GitHub Actions (.github/workflows/ralph.yml)
+        $ ralphkit install --no-ci                 take that workflow out again
+
+      --claude-hook, --ci and --agent are recorded in ralph/.ralphkit.json: a plain install keeps them up to date.
+      The workflow needs repository secrets: README.md, "Loops on GitHub Actions".
 
       Exit codes: 0 done or nothing to do · 1 error or bad usage · 2 refused (conflict, unsafe
       path, invalid input): nothing was changed.

@@ -75,6 +75,31 @@ describe.skipIf(!hasScript)('install at a terminal', () => {
     expect(snapshotTree(repo)).toEqual(before);
   });
 
+  it('install --no-ci over an edited workflow asks; Enter keeps it as yours, Remove backs it up and removes it', async () => {
+    const workflow = '.github/workflows/ralph.yml';
+    const edited = async () => {
+      const repo = gitdir();
+      await runCli(['install', '--ci', 'github'], { cwd: repo });
+      writeFileSync(path.join(repo, workflow), 'name: my own loop\n');
+      return repo;
+    };
+    const keep = await edited();
+    const kept = await inTerminal(keep, ['install', '--no-ci'], [{ when: 'Return to submit', send: '\r' }]);
+    expect(kept.code).toBe(0);
+    expect(kept.output).toContain('ralphkit stops managing it');
+    expect(kept.output).toContain(`Kept your ${workflow} as you chose: it is yours now, and ralphkit no longer manages it.`);
+    expect(readFileSync(path.join(keep, workflow), 'utf8')).toBe('name: my own loop\n');
+    const manifest = JSON.parse(readFileSync(path.join(keep, 'ralph/.ralphkit.json'), 'utf8'));
+    expect([manifest.ci, manifest.files[workflow]]).toEqual([undefined, undefined]);
+
+    const remove = await edited();
+    const removed = await inTerminal(remove, ['install', '--no-ci'], [{ when: 'Return to submit', send: '\x1b[B\r' }]);
+    expect(removed.code).toBe(0);
+    expect(existsSync(path.join(remove, workflow))).toBe(false);
+    const backup = /saved to (\S+)/.exec(removed.output)?.[1];
+    expect(readFileSync(path.join(remove, backup!), 'utf8')).toBe('name: my own loop\n');
+  });
+
   it('--yes never prompts, even at a terminal: the conflict is exit 2', async () => {
     const repo = await conflicted();
     const result = await inTerminal(repo, ['install', '--yes'], []);

@@ -107,7 +107,8 @@ describe('ralphkit skill add (built CLI)', () => {
         --json          print one JSON document on stdout (logs go to stderr)
         -y, --yes       never prompt: conflicts end with exit 2 unless --force
         --agent <list>  skill folders, comma-separated: claude (.claude/skills),
-                        agents (.agents/skills) (default: "claude")
+                        agents (.agents/skills) (default: the folders the last install
+                        used, else claude)
         -h, --help      display help for command
 
       Missing frontmatter is filled in: name from the file name in kebab-case, accents

@@ -57,6 +57,7 @@ const SPEC = {
   'resume-last': { type: 'boolean' },
   'completion-promise': { type: 'string' },
   'iteration-timeout': { type: 'string' },
+  'max-duration': { type: 'string' },
   pause: { type: 'string' },
   'max-cost': { type: 'string' },
   'max-usage': { type: 'string' },
@@ -97,6 +98,8 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
   'resume-last': ['resumeLast', Boolean],
   'completion-promise': ['completionPromise', (v) => completionWord(String(v))],
   'iteration-timeout': ['iterationTimeoutMs', (v) => duration(String(v), '--iteration-timeout', 1)],
+  // A Node timer holds at most 2^31-1 ms (24.8 days): a longer one would fire at once and stop every agent.
+  'max-duration': ['maxDurationMs', (v) => duration(String(v), '--max-duration', 1, { ms: 24 * 86_400_000, text: '24d' })],
   pause: ['pauseMs', (v) => duration(String(v), '--pause', 0)],
   'max-cost': ['maxCost', (v) => number(String(v), '--max-cost', 0, Infinity)],
   'max-usage': ['maxUsage', (v) => number(String(v), '--max-usage', 0, 100)],
@@ -239,7 +242,7 @@ export function completionWord(value: string): string {
   return value;
 }
 
-export function duration(value: string, flag: string, minMs: number): number {
+export function duration(value: string, flag: string, minMs: number, max?: { ms: number; text: string }): number {
   let ms: number;
   try {
     ms = parseDuration(value);
@@ -247,6 +250,7 @@ export function duration(value: string, flag: string, minMs: number): number {
     throw usageExit(`${flag}: ${(err as Error).message}`);
   }
   if (ms < minMs) throw usageExit(`${flag} must be more than 0`);
+  if (max && ms > max.ms) throw usageExit(`${flag} must be at most ${max.text}`);
   return ms;
 }
 

@@ -29,6 +29,11 @@ Ending:
                               in a note before the prompt. The runner still checks every story itself.
 Limits:
   --iteration-timeout <d>     kill an agent that runs longer, with its whole process group (default 60m)
+  --max-duration <d>          time limit of this invocation (e.g. 5h30m; none by default): no iteration
+                              starts once it is up, and an agent still running then is stopped as at
+                              --iteration-timeout; what it committed is checked, then exit 1 (status
+                              max-duration), like max iterations. --resume-last continues with the same
+                              time again. Under a CI job's time limit, leave room for those checks
   --pause <d>                 wait between iterations (default 2s; 0 for none)
   --no-progress-limit <n>     stop after n iterations in a row without progress (default 3)
   --max-cost <usd>            stop when the cost the agent reports adds up to this (a Claude reviewer's
@@ -132,7 +137,8 @@ Examples:
 Exit codes:
   0    every check of every story passes on the final commit, with the pinned tests
        (stories the plan sets aside with "skip": true are not worked on and not counted)
-  1    max iterations reached (or bad usage, or an error such as a runner file it cannot write)
+  1    max iterations reached or --max-duration's time up (or bad usage, or an error such as a runner
+       file it cannot write)
   2    refused, nothing changed: the plan missing, invalid (also between iterations) or still the
        example; the prompt missing; not a git repository; a baseBranch or branch it cannot check out;
        another live loop on this plan or in this working tree; uncommitted changes; a modified engine;

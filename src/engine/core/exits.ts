@@ -5,6 +5,7 @@ import type { Prd } from '../../prd/types.js';
 import { activeStories } from '../../prd/skip.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { renderCostSplit, renderUsd } from '../../util/usd.js';
+import { formatDuration } from './duration.js';
 
 /**
  * The words for exit 0. A story no check covers was accepted on the agent's word (SPEC §6), so "under verification"
@@ -25,6 +26,16 @@ export function renderAllPass(prd: Prd): string {
 
 export function maxIterationsExit(config: LoopConfig): LoopExit {
   return new LoopExit(LOOP_EXIT.maxIterations, `max iterations reached (${config.maxIterations}) with stories still open`, `raise the limit and continue: ${renderResumeCommand(null, config.maxIterations)}`, 'max-iterations');
+}
+
+/** --max-duration's time is up: no new iteration starts (the same family as the iteration limit: exit 1). */
+export function pastDeadline(config: LoopConfig, now: Date): boolean {
+  return config.deadline !== undefined && now.getTime() >= config.deadline;
+}
+
+export function durationExit(config: LoopConfig): LoopExit {
+  const limit = config.maxDurationMs === undefined ? '' : ` (--max-duration ${formatDuration(config.maxDurationMs)})`;
+  return new LoopExit(LOOP_EXIT.maxIterations, `time limit reached${limit} with stories still open`, 'continue with: ./ralph/ralph.sh --resume-last (it gets the same time again; a new --max-duration replaces it)', 'max-duration');
 }
 
 export function overCost(state: LoopState, config: LoopConfig): boolean {

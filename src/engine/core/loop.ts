@@ -5,7 +5,7 @@ import type { AgentRunRecord, LoopConfig, LoopDeps, LoopState, VerifyResult } fr
 import { detectTag } from './tags.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { runAgentWithRetries } from './retries.js';
-import { renderAllPass, maxIterationsExit, overCost, costExit, throwIfAborted, MAX_UNPRICED_ITERATIONS, unpricedExit } from './exits.js';
+import { renderAllPass, maxIterationsExit, overCost, costExit, throwIfAborted, MAX_UNPRICED_ITERATIONS, unpricedExit, pastDeadline, durationExit } from './exits.js';
 import { isSettled } from '../../prd/skip.js';
 
 /** Runs iterations until something ends the loop; always ends by returning (never throwing) a LoopExit. */
@@ -30,6 +30,7 @@ export async function runLoop(state: LoopState, config: LoopConfig, deps: LoopDe
 
 async function checkLimits(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<void> {
   if (config.maxIterations > 0 && iteration > config.maxIterations) throw maxIterationsExit(config);
+  if (pastDeadline(config, deps.clock.now())) throw durationExit(config);
   if (overCost(state, config)) throw costExit(state, config);
   if ((await deps.budget.beforeIteration()) === 'stop') {
     throw new LoopExit(LOOP_EXIT.budget, 'usage ceiling reached', 'continue after the reset with --resume-last, or add --wait');
@@ -132,4 +133,5 @@ function decide(state: LoopState, config: LoopConfig, deps: LoopDeps, verdict: V
     throw new LoopExit(LOOP_EXIT.noProgress, `no progress: ${state.noProgressStreak} iteration${state.noProgressStreak === 1 ? '' : 's'} in a row with no claim accepted and no new work committed`, 'read ralph/progress.txt and the iteration logs in ralph/.runs/, then adjust prompt.md or the plan');
   }
   if (config.maxIterations > 0 && state.iteration >= config.maxIterations) throw maxIterationsExit(config);
+  if (pastDeadline(config, deps.clock.now())) throw durationExit(config);
 }

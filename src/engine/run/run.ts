@@ -53,6 +53,8 @@ const PROMPT_PLACEHOLDER = '\0prompt';
  * they ended. Returns the exit code (SPEC §4); a refusal before the loop is recorded is thrown as a LoopExit.
  */
 export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: RunIo, emit: Emit): Promise<number> {
+  // --max-duration counts from here: a CI job's time limit counts from before the start's own checks too.
+  const started = realClock.now().getTime();
   const repoRoot = await resolveRepoRoot(io.cwd);
   const resumed = parsed.resume || parsed.resumeLast ? findResumable(repoRoot, parsed) : null;
   const options = withWebhookFromEnv(resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed, io.env);
@@ -87,7 +89,7 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   }
   warnAtStart(options, io, emit);
   holdEndPrograms(io.env);
-  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}) };
+  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...deadlineOf(options, started) };
   const controller = new AbortController();
   // An interrupt ends the loop; once the loop has ended (or was already told to), one stops the announcements of its end.
   const late = new AbortController();
@@ -101,6 +103,10 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
     }
     stopSignals();
   }
+}
+
+function deadlineOf(options: RunOptions, started: number): { deadline?: number } {
+  return options.maxDurationMs === undefined ? {} : { deadline: started + options.maxDurationMs };
 }
 
 /** A yes/no question at the terminal (stdin and stderr are one); anything but y or yes is no. */
@@ -221,7 +227,8 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
     if (gate.interrupted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted during the final gate; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
     if (gate.passed) return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow)}; nothing for the agent to do`);
   }
-  return runLoop(state, loopConfig(run.options, run.io.env), buildDeps(run, state, budget, controller, trust));
+  const config = { ...loopConfig(run.options, run.io.env), ...(run.deadline === undefined ? {} : { deadline: run.deadline, maxDurationMs: run.options.maxDurationMs }) };
+  return runLoop(state, config, buildDeps(run, state, budget, controller, trust));
 }
 
 // prepareBranch has just read and written the plan, so failing here means someone removed or broke it since.

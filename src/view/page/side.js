@@ -34,6 +34,7 @@ const TONES = {
   // Every story passed, but --deliver pr-merge did not merge (CI failed or never reported, pinned tests changed).
   'not-merged': 'limit',
   'max-iterations': 'limit',
+  'max-duration': 'limit',
   'no-progress': 'limit',
   budget: 'limit',
   interrupted: 'stopped',
@@ -60,7 +61,8 @@ function renderLoop(loop) {
   const label = tone === 'stale' ? `${asText(loop.status)} · process gone` : asText(loop.status).replace(/-/g, ' ');
   const n = loop.iteration ?? 0;
   const max = loop.maxIterations ?? 0;
-  const meaning = FINISHED[loop.exitCode];
+  // Exit 1 is also --max-duration's: its status says which limit it was.
+  const meaning = loop.status === 'max-duration' ? 'time limit' : FINISHED[loop.exitCode];
   const sameAsStatus = meaning && meaning.replace(/\W/g, '') === asText(loop.status).replace(/\W/g, '');
   const exit = loop.exitCode !== null && loop.exitCode !== undefined ? `exit ${loop.exitCode}${meaning && !sameAsStatus ? ` · ${meaning}` : ''}` : null;
   const end = loop.alive ? null : loop.updatedAt;

@@ -141,13 +141,23 @@ describe('install --claude-hook', () => {
     expect(read(repo, SETTINGS)).toBe(USER_SETTINGS);
   });
 
-  it('leaves a /ralph-loop command the user edited in place when the hook is taken out', async () => {
+  it('a /ralph-loop command the user edited is a conflict when the hook is taken out: nothing written, --force backs it up', async () => {
     const repo = fakeRepo();
     await install(repo, { claudeHook: true });
-    writeFileSync(path.join(repo, RALPH_LOOP_COMMAND_PATH), `${RALPH_LOOP_COMMAND}\nMy own line.\n`);
+    const edited = `${RALPH_LOOP_COMMAND}\nMy own line.\n`;
+    writeFileSync(path.join(repo, RALPH_LOOP_COMMAND_PATH), edited);
 
-    expect(itemFor(await install(repo, { claudeHook: false }), RALPH_LOOP_COMMAND_PATH)?.action).toBe('keep');
-    expect(read(repo, RALPH_LOOP_COMMAND_PATH)).toBe(`${RALPH_LOOP_COMMAND}\nMy own line.\n`);
+    const refused = await install(repo, { claudeHook: false });
+    expect(refused.status).toBe('conflicts');
+    expect(itemFor(refused, RALPH_LOOP_COMMAND_PATH)?.action).toBe('conflict');
+    expect(read(repo, RALPH_LOOP_COMMAND_PATH)).toBe(edited);
+    expect(manifestOf(repo).files[RALPH_LOOP_COMMAND_PATH]).toMatchObject({ source: 'ralphkit' });
+
+    const forced = await install(repo, { claudeHook: false, force: true });
+    const item = itemFor(forced, RALPH_LOOP_COMMAND_PATH);
+    expect(item?.action).toBe('remove');
+    expect(existsSync(path.join(repo, RALPH_LOOP_COMMAND_PATH))).toBe(false);
+    expect(read(repo, item!.backup!)).toBe(edited);
     expect(manifestOf(repo).files[RALPH_LOOP_COMMAND_PATH]).toBeUndefined();
   });
 

@@ -47,6 +47,70 @@ describe('planFile: the decision table of SPEC §2', () => {
   });
 });
 
+describe('planFile: a merged file (.claude/settings.json)', () => {
+  const merged = (sha256: string, over: Partial<PlannedFile> = {}): PlannedFile => ({ path: '.claude/settings.json', class: 'merged', source: 'ralphkit', sha256, ...over });
+  it.each([
+    // row                              file                                             disk       action       reason
+    ['to take out, not there',          merged(N, { remove: true, reason: 'hook out' }), undefined, 'identical', 'not there'],
+    ['to take out',                     merged(N, { remove: true, reason: 'hook out' }), D,         'remove',    'hook out'],
+    ['to take out, no reason given',    merged(N, { remove: true }),                     D,         'remove',    'removed'],
+    ['up to date',                      merged(N, { reason: 'hook in' }),                N,         'identical', 'up to date'],
+    ['new',                             merged(N, { reason: 'hook in' }),                undefined, 'create',    'hook in'],
+    ['new, no reason given',            merged(N),                                       undefined, 'create',    'new'],
+    ['merged into the user\'s',         merged(N, { reason: 'hook in' }),                D,         'merge',     'hook in'],
+    ['merged, no reason given',         merged(N),                                       D,         'merge',     'merged'],
+  ] as const)('%s → %s', (_row, file, disk, action, reason) => {
+    const item = planFile(file, disk, B, { ...opts, force: true });
+    expect([item.action, item.reason, item.backup]).toEqual([action, reason, undefined]);
+  });
+});
+
+describe('planFile: a managed file taken out (install --no-ci)', () => {
+  const removed = (sha256: string, reason?: string): PlannedFile => ({ ...managed(sha256), remove: true, ...(reason ? { reason } : {}) });
+  it.each([
+    // row                                 disk       baseline   force  answer       action       backup  reason
+    ['not there',                          undefined, B,         false, undefined,   'identical', false, 'not there'],
+    ['as installed',                       B,         B,         false, undefined,   'remove',    false, 'taken out'],
+    ['as ralphkit ships it now',           N,         B,         false, undefined,   'remove',    false, 'taken out'],
+    ['edited',                             D,         B,         false, undefined,   'conflict',  false, 'edited since installed: removing it would lose your edits'],
+    ['edited, --force',                    D,         B,         true,  undefined,   'remove',    true,  'edited since installed; yours is backed up to ralph/.backup/T/ralph/ralph.sh, then removed'],
+    ['edited, "overwrite" at the prompt',  D,         B,         false, 'overwrite', 'remove',    true,  'edited since installed; yours is backed up to ralph/.backup/T/ralph/ralph.sh, then removed'],
+    ['edited, "keep" at the prompt',       D,         B,         false, 'keep',      'keep',      false, 'edited since installed; kept at your request, and ralphkit no longer manages it'],
+  ] as const)('%s → %s', (_row, disk, baseline, force, answer, action, backedUp, reason) => {
+    const resolutions = answer ? new Map([['ralph/ralph.sh', answer]]) : undefined;
+    const item = planFile(removed(N, 'taken out'), disk, baseline, { ...opts, force, resolutions });
+    expect([item.action, item.removing, item.reason]).toEqual([action, true, reason]);
+    expect(item.backup).toBe(backedUp ? 'ralph/.backup/T/ralph/ralph.sh' : undefined);
+    expect(item.keptBecause).toBe(action === 'keep' ? 'chosen' : undefined);
+  });
+
+  it('without a reason of its own, a removal says "removed"', () => {
+    expect(planFile(removed(N), B, B, opts).reason).toBe('removed');
+  });
+
+  it('the manifest forgets the file and the CI record; a plain plan keeps both', () => {
+    const manifest: Manifest = { ralphkit: '1.0.0', files: { 'ralph/ralph.sh': { sha256: B, source: 'ralphkit' } }, ci: 'github' };
+    const gone = planInstall(manifest, new Map([['ralph/ralph.sh', B]]), [removed(N)], { ...opts, ci: null });
+    expect(gone.manifest.next).toEqual({ ralphkit: '1.0.0', files: {} });
+    const kept = planInstall(manifest, new Map([['ralph/ralph.sh', B]]), [managed(B)], opts);
+    expect(kept.manifest.next).toEqual(manifest);
+    expect(parseManifest(renderManifest(kept.manifest.next))).toEqual(manifest);
+  });
+
+  it('records the CI workflow when asked, and drops the record with null', () => {
+    expect(planInstall(undefined, new Map(), [], { ...opts, ci: 'github' }).manifest.next.ci).toBe('github');
+    expect(planInstall({ ralphkit: '1', files: {}, ci: 'github' }, new Map(), [], { ...opts, ci: null }).manifest.next.ci).toBeUndefined();
+  });
+
+  it('records the skill folders an install wrote, keeps them when none are given, and reads back only known names', () => {
+    const manifest: Manifest = { ralphkit: '1.0.0', files: {}, agents: ['agents'] };
+    expect(planInstall(manifest, new Map(), [], opts).manifest.next.agents).toEqual(['agents']);
+    expect(planInstall(manifest, new Map(), [], { ...opts, agents: ['claude', 'agents'] }).manifest.next.agents).toEqual(['claude', 'agents']);
+    expect(parseManifest(renderManifest({ ...manifest, agents: ['claude', 'agents'] }))?.agents).toEqual(['claude', 'agents']);
+    expect(parseManifest(JSON.stringify({ ralphkit: '1', files: {}, agents: ['claude', '../x'] }))?.agents).toBeUndefined();
+  });
+});
+
 describe('planInstall', () => {
   const manifest = (files: Manifest['files'], version = '1.0.0'): Manifest => ({ ralphkit: version, files });
 
