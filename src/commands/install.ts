@@ -66,7 +66,7 @@ What happens to each file:
               ralphkit's Stop hook entry goes in or out; the rest stays byte for byte
   remove      --no-claude-hook: .claude/settings.json goes when ralphkit created it
               and nothing else is in it; .claude/commands/ralph-loop.md goes
-              unless you edited it
+              unless you edited it; a folder left empty (.claude/commands/) goes too
 
 Examples:
   $ npx ralphkit install                         install into the current repository

@@ -1,6 +1,7 @@
 // The one module that writes an install plan, all or nothing (README, "Upgrading"): every file (backups first, the
 // manifest last) is staged and fsynced, a journal marks the install decided, then each part is renamed into place.
-import { rmSync, statfsSync, statSync } from 'node:fs';
+import { rmdirSync, rmSync, statfsSync, statSync } from 'node:fs';
+import path from 'node:path';
 import { RalphkitError, EXIT } from '../errors.js';
 import { renderManifest } from './plan.js';
 import { commitUnits, planUnits, removeStaging, stageUnits, stagedBytes, type StagedWrite } from './staging.js';
@@ -58,8 +59,25 @@ export async function applyInstall(input: ApplyInput): Promise<ApplyResult> {
   // A file install created and uninstall emptied again goes last: if this run is killed first, the file stays with
   // nothing of ralphkit's in it, which is harmless.
   const removed = plan.items.filter((i) => i.action === 'remove').map((i) => i.path);
-  for (const rel of removed) rmSync(real.get(rel)!, { force: true });
+  for (const rel of removed) {
+    rmSync(real.get(rel)!, { force: true });
+    removeEmptiedFolders(root, path.dirname(real.get(rel)!));
+  }
   return { written: [...toWrite.map((i) => i.path), ...removed], backups };
+}
+
+/**
+ * The folders a removal left empty (`.claude/commands/`, then `.claude/` when nothing else is in it), up to the
+ * install's folder and never past it. rmdir removes only an empty folder, so nothing of the user's ever goes.
+ */
+function removeEmptiedFolders(root: string, folder: string): void {
+  for (let dir = folder; dir !== root && dir.startsWith(`${root}${path.sep}`); dir = path.dirname(dir)) {
+    try {
+      rmdirSync(dir);
+    } catch {
+      return; // not empty (the user's files, or ralphkit's own still there), or gone already
+    }
+  }
 }
 
 function blockSize(root: string): number {

@@ -235,7 +235,7 @@ describe('help', () => {
                     ralphkit's Stop hook entry goes in or out; the rest stays byte for byte
         remove      --no-claude-hook: .claude/settings.json goes when ralphkit created it
                     and nothing else is in it; .claude/commands/ralph-loop.md goes
-                    unless you edited it
+                    unless you edited it; a folder left empty (.claude/commands/) goes too
 
       Examples:
         $ ralphkit install                         install into the current repository
