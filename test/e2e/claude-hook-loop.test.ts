@@ -1,8 +1,9 @@
 // The in-session loop with the real Claude Code CLI (SPEC §12): `ralphkit install --claude-hook`, then `claude -p
 // '/ralph-loop …'` against the scripted model server. The command starts the loop, and ralphkit's Stop hook verifies
 // each stop as the runner does: a false claim is sent back with its rejection, honest work lets the session stop,
-// and a session that never finishes stops at its limit even though every stop after a block says stop_hook_active.
-import { readFileSync } from 'node:fs';
+// and a session that never finishes stops at its limit even though every stop after a block says stop_hook_active; a
+// second session's /ralph-loop in the same working tree is refused before the model is called.
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { git, run, runCli } from '../support/repo.js';
@@ -75,6 +76,24 @@ describe.skipIf(SKIP_CLAUDE)('/ralph-loop with the real Claude Code CLI', () => 
     expect(result).toMatchObject({ subtype: 'success', result: 'Iteration finished.' });
     expect(state).toMatchObject({ status: 'complete', iteration: 2, inSession: true });
     expect(JSON.parse(readFileSync(path.join(repo, 'ralph/prd.json'), 'utf8')).userStories.map((s: { passes: boolean }) => s.passes)).toEqual([true, true]);
+  });
+
+  it("refuses /ralph-loop in a second session while another session's loop runs in the working tree: the user reads why, the model is never called", async () => {
+    requireClaude();
+    const repo = await hookedRepo();
+    const first = '49b42a3f-ea60-4259-acfe-8858545d9d7a';
+    const start = await run(process.execPath, [path.join(repo, 'ralph/ralph.mjs'), 'hook', 'start', '--session-id', first], { cwd: repo, env: { CLAUDE_PID: String(process.pid) } });
+    expect(start.code, start.stderr).toBe(0);
+    const server = await startModelServer({ repo, scenario: turns(() => null) });
+    onTestFinished(() => server.close());
+
+    const res = await run(CLAUDE_BIN, CLAUDE_PRINT_ARGS, { cwd: repo, env: claudeEnv(server), input: '/ralph-loop --max-iterations 3', timeoutMs: 150_000 });
+    const result = streamEvents(res.stdout).find((e) => e.type === 'result')!;
+    expect(result.result).toContain('Shell command failed');
+    expect(result.result).toContain(`an in-session loop (Claude Code session ${first}, Claude Code pid ${process.pid}) is running in this working tree`);
+    expect(result.result).toContain(`cancel ${first}`);
+    expect(server.mainRequests()).toHaveLength(0);
+    expect(existsSync(path.join(repo, 'ralph/.runs', result.session_id))).toBe(false);
   });
 
   it('stops a session that never finishes at its limit, though each stop after a block says stop_hook_active', async () => {
