@@ -66,7 +66,10 @@ export async function applyInstall(input: ApplyInput): Promise<ApplyResult> {
   return { written: [...toWrite.map((i) => i.path), ...removed], backups };
 }
 
-/** The folders a removed file leaves empty (.github/workflows/, .github/), up to the install's root; never a folder with anything in it. */
+/**
+ * The folders a removed file leaves empty (`.github/workflows/`, `.claude/commands/`, then their parents), up to the
+ * install's root and never past it. rmdir removes only an empty folder, so nothing of the user's ever goes.
+ */
 function removeEmptyParents(root: string, file: string): void {
   for (let dir = path.dirname(file); dir !== root && dir.startsWith(root + path.sep); dir = path.dirname(dir)) {
     try {

@@ -63,6 +63,8 @@ export interface LoopInfo {
   message: string | null;
   /** The state says running and its process is still there. */
   alive: boolean;
+  /** A loop inside a Claude Code session (/ralph-loop): its process is Claude Code, each iteration a stop. */
+  inSession: boolean;
 }
 
 export interface LoopsSnapshot {
@@ -187,6 +189,7 @@ function toLoopInfo(l: LoopSummary): LoopInfo {
     pid: l.pid,
     message: l.message ?? null,
     alive: l.alive,
+    inSession: l.inSession === true,
   };
 }
 

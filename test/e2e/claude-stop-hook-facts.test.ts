@@ -30,6 +30,13 @@ async function probeRun(mode: string, options: { env?: Record<string, string>; t
   return { repo, res, calls, mains: server.mainRequests(), events, result: events.find((e) => e.type === 'result')! };
 }
 
+/** The session's transcript (the path the hook input names), one parsed line per entry. */
+function transcriptOf(sessionId: string, calls: ProbeLine[]): Array<Record<string, any>> {
+  const file = calls[0].input.transcript_path as string;
+  expect(path.basename(file)).toBe(`${sessionId}.jsonl`);
+  return readFileSync(file, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l));
+}
+
 describe.skipIf(SKIP_CLAUDE)('Claude Code Stop hooks, as the in-session loop relies on them', () => {
   it('fire in -p mode from the project settings, with the documented input and $CLAUDE_PROJECT_DIR set', async () => {
     requireClaude();
@@ -85,6 +92,31 @@ describe.skipIf(SKIP_CLAUDE)('Claude Code Stop hooks, as the in-session loop rel
     const warning = events.find((e) => e.type === 'system' && e.subtype === 'informational');
     expect(warning?.content).toContain(`A hook blocked the turn from ending ${hookCalls} consecutive times`);
     expect(result).toMatchObject({ subtype: 'success', is_error: false, result: '' });
+  });
+
+  it('show a systemMessage printed with exit 0 as a notice in the stream and the transcript, and stop the session without another model request', async () => {
+    requireClaude();
+    const { res, calls, mains, events, result } = await probeRun('system-message');
+
+    expect(res.code, res.stderr).toBe(0);
+    expect(calls).toHaveLength(1);
+    expect(mains).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'system' && e.subtype === 'informational')).toEqual([expect.objectContaining({ content: 'Stop says: PROBE-SYSTEM-MESSAGE 1', level: 'notice' })]);
+    expect(result).toMatchObject({ subtype: 'success', result: 'answer 1' });
+    expect(transcriptOf(result.session_id, calls)).toContainEqual(expect.objectContaining({ attachment: expect.objectContaining({ type: 'hook_system_message', content: 'PROBE-SYSTEM-MESSAGE 1' }) }));
+  });
+
+  it('with continue: false, stop the session too; the stopReason is not in the stream, only in the transcript (as a <system-reminder>)', async () => {
+    requireClaude();
+    const { res, mains, events, result, calls } = await probeRun('stop-false');
+
+    expect(res.code, res.stderr).toBe(0);
+    expect(mains).toHaveLength(1);
+    expect(res.stdout).not.toContain('PROBE-STOP-REASON');
+    expect(events.filter((e) => e.type === 'system' && e.subtype === 'informational').map((e) => e.content)).toEqual(['Stop says: PROBE-SYSTEM-MESSAGE 1']);
+    expect(result).toMatchObject({ subtype: 'success', result: 'answer 1' });
+    const stopped = transcriptOf(result.session_id, calls).find((l) => l.attachment?.type === 'hook_stopped_continuation');
+    expect(stopped?.rendered?.[0]?.content).toBe('<system-reminder>\nStop hook stopped continuation: PROBE-STOP-REASON 1\n</system-reminder>');
   });
 
   it.each([

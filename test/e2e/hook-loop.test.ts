@@ -82,6 +82,13 @@ async function startedLoop(args: string[] = [], env: NodeJS.ProcessEnv = {}, pla
 }
 
 const blockOf = (stdout: string): { decision: string; reason: string } => JSON.parse(stdout);
+/** What a stop that ends the loop tells the user: `{"systemMessage": …}` on stdout, exit 0 (docs/agents.md). */
+const noticeOf = (res: { code: number | null; stdout: string }): string => {
+  expect(res.code).toBe(0);
+  const out = JSON.parse(res.stdout);
+  expect(Object.keys(out)).toEqual(['systemMessage']);
+  return out.systemMessage;
+};
 
 describe('hook stop', () => {
   it('sends a session that claims an unfinished story back with the rejection, and lets it stop once the work is verified', async () => {
@@ -102,7 +109,7 @@ describe('hook stop', () => {
     claim(repo, 'US-001', true);
     claim(repo, 'US-002', true);
     const second = await stop(repo, hookInput('All done.', true));
-    expect(second).toMatchObject({ code: 0, stdout: '' });
+    expect(noticeOf(second)).toBe('ralph: the in-session loop ended (complete) after 2 stops: all stories pass under verification.');
     expect(stateOf(repo)).toMatchObject({ status: 'complete', exitCode: 0, iteration: 2 });
     const ledger = readFileSync(path.join(repo, 'ralph/.runs', SESSION, 'ledger.jsonl'), 'utf8');
     expect(ledger).toMatch(/"iteration":2,"story":"US-002"[^\n]*"kind":"verdict"[^\n]*"status":"verified"/);
@@ -121,16 +128,18 @@ describe('hook stop', () => {
     for (let n = 1; n <= limit + 1; n++) {
       const res = await stop(repo, hookInput('still working', n % 2 === 0), env);
       expect(res.code, res.stderr).toBe(0);
-      decisions.push(res.stdout ? blockOf(res.stdout).decision : 'stop');
+      const out = res.stdout ? JSON.parse(res.stdout) : {};
+      decisions.push(out.decision ?? (out.systemMessage ? `told: ${out.systemMessage}` : 'stop'));
     }
-    expect(decisions).toEqual([...Array(limit - 1).fill('block'), 'stop', 'stop']);
+    const told = `told: ralph: the in-session loop ended (max-iterations) after ${limit} stops: stopped at the loop's limit (${limit} stops) with stories still open: US-001, US-002. Type /ralph-loop to start it again.`;
+    expect(decisions).toEqual([...Array(limit - 1).fill('block'), told, 'stop']);
     expect(stateOf(repo)).toMatchObject({ status: 'max-iterations', iteration: limit, maxIterations: limit });
     expect(stateOf(repo).message).toContain(`stopped at the loop's limit (${limit} stops) with stories still open: US-001, US-002`);
   });
 
   it('lets a session stop on STUCK', async () => {
     const repo = await startedLoop();
-    expect(await stop(repo, hookInput('Blocked on credentials.\n<promise>STUCK</promise>'))).toMatchObject({ code: 0, stdout: '' });
+    expect(noticeOf(await stop(repo, hookInput('Blocked on credentials.\n<promise>STUCK</promise>')))).toBe('ralph: the in-session loop ended (stuck) after 1 stop: the session said it is STUCK at iteration 1; open: US-001, US-002. Type /ralph-loop to start it again.');
     expect(stateOf(repo)).toMatchObject({ status: 'stuck', iteration: 1 });
   });
 
@@ -148,7 +157,7 @@ describe('hook stop', () => {
     const repo = await startedLoop([], {}, plan);
     claim(repo, 'US-001', true);
     const res = await stop(repo, hookInput(), { RALPH_HOOK_DEADLINE_MS: '1500' });
-    expect(res).toMatchObject({ code: 0, stdout: '' });
+    expect(noticeOf(res)).toMatch(new RegExp(`^ralph: the in-session loop ended \\(interrupted\\) after 1 stop: verification timed out after 2 s .* what each stop checked is in ralph/\\.runs/${SESSION}/hook\\.log\\.$`));
     expect(stateOf(repo)).toMatchObject({ status: 'interrupted', iteration: 1 });
     expect(stateOf(repo).message).toMatch(/^verification timed out after 2 s at iteration 1/);
   });
@@ -158,7 +167,7 @@ describe('hook stop', () => {
     const file = path.join(repo, 'ralph/.runs', SESSION, 'state.json');
     writeFileSync(file, JSON.stringify({ ...stateOf(repo), iteration: '0' }));
     const res = await stop(repo);
-    expect({ code: res.code, stdout: res.stdout }).toEqual({ code: 1, stdout: '' });
+    expect(noticeOf(res)).toMatch(/^ralph: the in-session loop ended \(failed\) after 0 stops: the stop hook failed at iteration 0: .*state\.json is damaged/);
     expect(res.stderr).toContain(`state.json is damaged (its iteration count is "0", not a whole number)`);
     expect(stateOf(repo)).toMatchObject({ status: 'failed' });
   });
@@ -167,8 +176,7 @@ describe('hook stop', () => {
     const repo = await startedLoop();
     git(repo, 'update-ref', '-d', `refs/ralphkit/loops/${SESSION}/plan`);
     const res = await stop(repo);
-    expect(res.code).toBe(1);
-    expect(res.stdout).toBe('');
+    expect(noticeOf(res)).toMatch(/^ralph: the in-session loop ended \(failed\) after 1 stop: the stop hook failed at iteration 1: .*plan record .* is gone/);
     expect(res.stderr).toMatch(/ralph: hook stop: the stop hook failed at iteration 1: .*plan record .* is gone.*letting the session stop/);
     expect(stateOf(repo)).toMatchObject({ status: 'failed', iteration: 1 });
   });
@@ -187,7 +195,9 @@ describe('status and cancel see in-session loops', () => {
     const cancel = await runCli(['cancel', SESSION, '--cwd', repo]);
     expect(cancel.code, cancel.stderr).toBe(0);
     expect(cancel.stdout + cancel.stderr).toContain(`loop ${SESSION} runs inside a Claude Code session: cancelled; its next stop is let through`);
-    // This process is the loop's "Claude Code": it was not signalled (it would have died), and the stop goes through.
+    // This process is the loop's "Claude Code": it was not signalled (it would have died), and the stop goes through,
+    // telling the user once.
+    expect(noticeOf(await stop(repo))).toBe('ralph: the in-session loop ended (cancelled) after 1 stop: cancelled by ralphkit cancel; the session was let stop. Type /ralph-loop to start it again.');
     expect(await stop(repo)).toMatchObject({ code: 0, stdout: '' });
     expect(stateOf(repo)).toMatchObject({ status: 'cancelled', iteration: 1 });
   });

@@ -242,7 +242,8 @@ describe('help', () => {
         remove      --no-claude-hook: .claude/settings.json goes when ralphkit created it
                     and nothing else is in it. --no-claude-hook: .claude/commands/ralph-loop.md,
                     --no-ci: .github/workflows/ralph.yml go when they are as installed
-                    (edited: a conflict, unless --force backs yours up first)
+                    (edited: a conflict, unless --force backs yours up first); folders
+                    left empty go too
 
       Examples:
         $ ralphkit install                         install into the current repository

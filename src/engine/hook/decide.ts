@@ -45,3 +45,11 @@ function renderBlockReason(f: StopFacts, open: string[]): string {
   lines.push('', `Still open: ${open.join(', ')}. Take the next one now, following the loop's instructions below.`);
   return lines.join('\n');
 }
+
+/** What the user is told in the session when its loop ends: how, after how many stops, and what to type next. */
+export function renderEndNotice(id: string, stops: number, status: LoopStatus, message: string): string {
+  const head = `ralph: the in-session loop ended (${status}) after ${stops} stop${stops === 1 ? '' : 's'}: ${message}.`;
+  if (status === 'complete') return head;
+  const log = status === 'failed' || status === 'interrupted' ? `; what each stop checked is in ralph/.runs/${id}/hook.log` : '';
+  return `${head} Type /ralph-loop to start it again${log}.`;
+}

@@ -17,6 +17,7 @@ import { recordBaseline, recordPinCommit } from '../verify/baseline.js';
 import { LOOP_ID, statePath } from '../store/layout.js';
 import { clearCancelMarker } from '../store/cancel.js';
 import { guardStart } from '../store/state-file.js';
+import { refuseBusyTree } from '../store/locks.js';
 import { processStart } from '../processes.js';
 import { LoopExit, usageExit } from '../errors.js';
 import { IN_SESSION_AGENT, createHookEmit, planStopLimit, readBlockCap, readSessionState, saveSessionState, sessionRun, type SessionOptions } from './session.js';
@@ -46,12 +47,14 @@ export async function runHookStart(argv: string[], io: RunIo): Promise<number> {
   checkPromptFile(run.paths);
   const head = await headSha(repoRoot);
   if (!head) throw new LoopExit(2, 'hook start: this repository has no commit yet, so there is no plan commit to pin the tests at', 'commit the plan and the code (git add -A && git commit -m "plan"), then start the loop again');
+  refuseBusyTree(repoRoot, sessionId);
   const baseline = renderStartBaseline(prd);
   await recordPinCommit(top, sessionId, head);
   await recordBaseline(top, sessionId, baseline);
   const replaced = readSessionState(repoRoot, sessionId)?.status === 'running';
   clearCancelMarker(repoRoot, sessionId);
   guardStart(repoRoot, statePath(repoRoot, sessionId), () => saveSessionState(repoRoot, state, {}), 'the in-session loop cannot record its state');
+  recheckBusyTree(repoRoot, state);
   io.stdout(renderStartMessage(state, replaced, warnings) + renderPreamble(run.paths, options, prd) + readFileSync(run.paths.prompt, 'utf8'));
   return 0;
 }
@@ -75,6 +78,19 @@ function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv): { options: Sess
       verifyInPlace: values['verify-in-place'] === true,
     },
   };
+}
+
+/**
+ * A runner that took the tree between the check above and the state's write did not see this loop; this check sees
+ * it (the runner holds its lock before it reads the states). Two starts at once may both refuse, never both run.
+ */
+function recheckBusyTree(repoRoot: string, state: LoopState): void {
+  try {
+    refuseBusyTree(repoRoot, state.id);
+  } catch (err) {
+    if (err instanceof LoopExit) saveSessionState(repoRoot, state, { status: 'failed', exitCode: err.code, message: err.message });
+    throw err;
+  }
 }
 
 /** The hook `install --claude-hook` adds, in the project's settings (it may also live in the user's own, unseen here). */

@@ -2,19 +2,20 @@
 // started no in-session loop (and the runner's own agent runs, RALPH_RUNNER=1) stops at once: exit 0, nothing
 // printed. A session with a running loop counts one iteration on disk, has its claims verified as the runner does
 // (verify-stop.ts), and either stops (every story verified, STUCK, the limit, cancelled, the verification deadline)
-// or is sent back with `{"decision":"block","reason":…}` on stdout. The hook never wedges a session: any error exits
-// 1 with the reason on stderr and in the loop's state, and Claude Code then lets the session stop.
+// or is sent back with `{"decision":"block","reason":…}` on stdout; a stop that ends the loop prints
+// `{"systemMessage":…}`, which tells the user how it ended. The hook never wedges a session: an error of a running loop
+// ends it (the reason in that message, on stderr and in its state); unusable input exits 1; either way the session stops.
 import { readFileSync } from 'node:fs';
 import type { LoopState, RunIo, RunPaths } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { detectTag } from '../core/tags.js';
 import { resolveRepoRoot } from '../git/git.js';
 import { renderPreamble } from '../run/prompt.js';
-import { isCancelRequested } from '../store/cancel.js';
+import { SESSION_CANCEL_PENDING, isCancelRequested } from '../store/cancel.js';
 import { describeError } from '../errors.js';
 import { createHookEmit, planStopLimit, readBlockCap, readSessionState, readVerifyDeadline, saveSessionState, sessionRun, sessionStateProblem } from './session.js';
 import { VerificationTimedOut, verifySessionStop } from './verify-stop.js';
-import { decideStop } from './decide.js';
+import { decideStop, renderEndNotice } from './decide.js';
 
 /** What the Stop hook input carries that the hook reads (the full sample is in docs/agents.md). */
 export interface StopHookInput {
@@ -27,6 +28,7 @@ export interface StopHookInput {
 
 /** A session id names a folder under ralph/.runs/: letters, digits, `.`, `_`, `-`, never a path. */
 const SESSION_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const CANCELLED = 'cancelled by ralphkit cancel; the session was let stop';
 /** More than any hook input Claude Code sends (its last assistant message included), less than a runaway pipe. */
 const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 
@@ -46,14 +48,15 @@ export async function runHookStop(argv: readonly string[], io: RunIo, readInput:
   }
   const repoRoot = await resolveRepoRoot(io.cwd).catch(() => null);
   const state = repoRoot ? readSessionState(repoRoot, input.sessionId) : null;
-  if (!repoRoot || !state || state.status !== 'running') return 0;
+  if (!repoRoot || !state) return 0;
+  if (state.status === 'cancelled' && state.message === SESSION_CANCEL_PENDING) return endLoop(repoRoot, state, 'cancelled', 130, CANCELLED, io);
+  if (state.status !== 'running') return 0;
   try {
     return await stopIteration(repoRoot, state, input, io);
   } catch (err) {
     const why = `the stop hook failed at iteration ${state.iteration}: ${describeError(err as Error)}`;
     io.stderr(`ralph: hook stop: ${why}; letting the session stop (the loop is over; start it again with /ralph-loop)\n`);
-    recordEnd(repoRoot, state, 'failed', 1, why);
-    return 1;
+    return endLoop(repoRoot, state, 'failed', 1, why, io);
   }
 }
 
@@ -61,7 +64,7 @@ export async function runHookStop(argv: readonly string[], io: RunIo, readInput:
 async function stopIteration(repoRoot: string, state: LoopState, input: StopHookInput, io: RunIo): Promise<number> {
   const problem = sessionStateProblem(state);
   if (problem) throw new Error(`ralph/.runs/${state.id}/state.json is damaged (${problem})`);
-  if (isCancelRequested(repoRoot, state.id)) return recordEnd(repoRoot, state, 'cancelled', 130, 'cancelled by ralphkit cancel; the session was let stop');
+  if (isCancelRequested(repoRoot, state.id)) return endLoop(repoRoot, state, 'cancelled', 130, CANCELLED, io);
   const iteration = state.iteration + 1;
   const limit = planStopLimit(state.options.maxIterations, readBlockCap(io.env));
   saveSessionState(repoRoot, state, { iteration, iterationDone: false, maxIterations: limit });
@@ -74,23 +77,28 @@ async function stopIteration(repoRoot: string, state: LoopState, input: StopHook
     outcome = await verifySessionStop(run, state, iteration, AbortSignal.timeout(deadline));
   } catch (err) {
     if (!(err instanceof VerificationTimedOut)) throw err;
-    return recordEnd(repoRoot, state, 'interrupted', 130, `verification timed out after ${Math.round(deadline / 1000)} s at iteration ${iteration} (the hook has ${Math.round(deadline / 1000)} s of Claude Code's 600); nothing was decided about the claims; the session was let stop`);
+    return endLoop(repoRoot, state, 'interrupted', 130, `verification timed out after ${Math.round(deadline / 1000)} s at iteration ${iteration} (the hook has ${Math.round(deadline / 1000)} s of Claude Code's 600); nothing was decided about the claims; the session was let stop`, io);
   }
   const tag = detectTag(input.lastMessage, state.options.completionPromise);
   const decision = decideStop({ iteration, limit, outcome, tag, completionPromise: state.options.completionPromise });
-  if (decision.allow) return recordEnd(repoRoot, state, decision.status, decision.exitCode, decision.message);
+  if (decision.allow) return endLoop(repoRoot, state, decision.status, decision.exitCode, decision.message, io);
   saveSessionState(repoRoot, state, { iterationDone: true });
   io.stdout(`${JSON.stringify({ decision: 'block', reason: `${decision.reason}\n\n${renderLoopPrompt(run.paths, state, outcome.prd)}` })}\n`);
   return 0;
 }
 
-/** The loop has ended: its state says how, and the session stops (exit 0: nothing printed, nothing blocked). */
-function recordEnd(repoRoot: string, state: LoopState, status: LoopState['status'], exitCode: number, message: string): number {
+/**
+ * The loop has ended: its state says how, and the session stops (exit 0, nothing blocked). The `systemMessage` is
+ * how the user hears of it: Claude Code 2.1.332 shows it as "Stop says: …" and never hands it to the model
+ * (docs/agents.md "Claude Code Stop hooks").
+ */
+function endLoop(repoRoot: string, state: LoopState, status: LoopState['status'], exitCode: number, message: string, io: RunIo): number {
   try {
     saveSessionState(repoRoot, state, { status, exitCode, message, iterationDone: true });
   } catch {
     /* the session must stop whatever the disk says */
   }
+  io.stdout(`${JSON.stringify({ systemMessage: renderEndNotice(state.id, state.iteration, status, message) })}\n`);
   return 0;
 }
 

@@ -20,6 +20,9 @@ export interface CancelResult {
   status: string;
 }
 
+/** What an in-session loop's state says between `cancel` and the session's next stop, which tells the user. */
+export const SESSION_CANCEL_PENDING = 'cancelled by ralphkit cancel; the session\'s next stop is let through';
+
 const listHint = (): string => `list the loops and their status with: ${loopCommand('status')}`;
 
 /**
@@ -30,7 +33,7 @@ export function cancelLoop(repoRoot: string, id: string): CancelResult {
   const state = readCancelTarget(repoRoot, id);
   if (state.status !== 'running') throw new LoopExit(2, `loop ${id} is not running (${state.status}); nothing to cancel`, listHint());
   // An in-session loop's pid is Claude Code itself: never signalled; its Stop hook reads the marker and the state.
-  if (state.inSession) return markCancelled(repoRoot, state, 'session', 'cancelled by ralphkit cancel; the session\'s next stop is let through');
+  if (state.inSession) return markCancelled(repoRoot, state, 'session', SESSION_CANCEL_PENDING);
   // A pid that now belongs to another process (reused after kill -9) must never be signalled.
   const alive = isAlive(state.pid, state.pidStart);
   writeCancelMarker(repoRoot, state, alive);

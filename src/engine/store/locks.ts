@@ -4,6 +4,7 @@
 import { mkdirSync, readFileSync, openSync, writeSync, closeSync, unlinkSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { isAlive, ownProcessStart } from '../processes.js';
+import type { LoopState } from '../types.js';
 import { LoopExit } from '../errors.js';
 import { lockPath, treeLockPath } from './layout.js';
 import { guardStart, isRunning, readAllStates, readState } from './state-file.js';
@@ -36,9 +37,32 @@ export function acquireTreeLock(repoRoot: string, prdAbs: string, loopId: string
   const other = readAllStates(repoRoot).find((s) => s.id !== loopId && isRunning(s) && s.pid !== process.pid);
   if (other) {
     release();
+    if (other.inSession) refuseSessionLoop(repoRoot, other, 'one working tree runs one loop at a time, so the runner did not start');
     refuse({ pid: other.pid, loopId: other.id, prd: path.resolve(repoRoot, other.prd) });
   }
   return release;
+}
+
+/**
+ * What `hook start` checks before a Claude Code session loops in this working tree: no runner loop holds the tree,
+ * and no other session's in-session loop is running (an in-session loop always works ralph/prd.json, so two would
+ * verify and rewrite the same plan). A loop whose runner or Claude Code is gone, or that was cancelled, is no bar.
+ */
+export function refuseBusyTree(repoRoot: string, sessionId: string): void {
+  const holder = readLock(treeLockPath(repoRoot));
+  const runner = holder && holder.loopId !== sessionId && holdsLock(repoRoot, holder)
+    ? { id: holder.loopId, pid: holder.pid, prd: holder.prd }
+    : readAllStates(repoRoot).find((s) => !s.inSession && isRunning(s));
+  if (runner) {
+    const where = path.relative(repoRoot, path.resolve(repoRoot, runner.prd)) || runner.prd;
+    throw new LoopExit(2, `hook start: a runner loop (${runner.id}, pid ${runner.pid}) is running in this working tree, on ${where}; an in-session loop here would verify and write the same plan, so none was started`, `wait for it to end (${loopCommand('status')}), or stop it with: ${loopCommand(`cancel ${runner.id}`)}, then type /ralph-loop again; or start Claude Code in a separate working tree: git worktree add ../${path.basename(repoRoot)}-2`);
+  }
+  const session = readAllStates(repoRoot).find((s) => s.inSession && s.id !== sessionId && isRunning(s));
+  if (session) refuseSessionLoop(repoRoot, session, 'a second in-session loop here would verify and write the same plan (ralph/prd.json), so none was started for this session', 'hook start: ');
+}
+
+function refuseSessionLoop(repoRoot: string, other: LoopState, why: string, prefix = ''): never {
+  throw new LoopExit(2, `${prefix}an in-session loop (Claude Code session ${other.id}, Claude Code pid ${other.pid}) is running in this working tree; ${why}`, `let that loop end, or stop it with: ${loopCommand(`cancel ${other.id}`)}; or work in a separate working tree (git worktree add ../${path.basename(repoRoot)}-2), where each loop runs on its own`);
 }
 
 function takeLock(repoRoot: string, file: string, body: LockFile, refuse: (holder: LockFile) => never): () => void {

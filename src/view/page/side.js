@@ -56,9 +56,19 @@ export function loopTone(loop) {
   return loop.exitCode === 0 ? 'ok' : 'failed';
 }
 
+// A loop inside a Claude Code session (/ralph-loop): Claude Code is its process and reports no cost to ralphkit,
+// each iteration is a stop of the session, and when the session is gone the way on is a new /ralph-loop.
+const IN_SESSION = {
+  agent: 'in-session (Claude Code)',
+  gone: 'session gone',
+  dead: 'its Claude Code session is gone; start a new loop there with /ralph-loop',
+};
+
 function renderLoop(loop) {
   const tone = loopTone(loop);
-  const label = tone === 'stale' ? `${asText(loop.status)} · process gone` : asText(loop.status).replace(/-/g, ' ');
+  const session = loop.inSession === true;
+  const label = tone === 'stale' ? `${asText(loop.status)} · ${session ? IN_SESSION.gone : 'process gone'}` : asText(loop.status).replace(/-/g, ' ');
+  const message = session && loop.status === 'dead' ? IN_SESSION.dead : loop.message;
   const n = loop.iteration ?? 0;
   const max = loop.maxIterations ?? 0;
   // Exit 1 is also --max-duration's: its status says which limit it was.
@@ -71,20 +81,21 @@ function renderLoop(loop) {
   return h('article', { class: `loop tone-${tone}`, dataset: { loopId: loop.id, status: asText(loop.status), alive: String(loop.alive) } },
     h('div', { class: 'loop-top' },
       h('span', { class: 'loop-status' }, h('span', { class: 'dot' }), label),
-      h('span', { class: 'loop-agent', title: asText(loop.agent) }, asText(loop.agent)),
+      h('span', { class: 'loop-agent', title: asText(loop.agent) }, session ? IN_SESSION.agent : asText(loop.agent)),
     ),
     h('div', { class: 'loop-id', title: loop.prd ? `plan: ${asText(loop.prd)}` : null }, asText(loop.id)),
     h('div', { class: 'loop-progress' },
-      h('span', { class: 'loop-iter' }, 'iteration ', h('strong', null, String(n)), max ? ` of ${max}` : loop.maxIterations === 0 ? ' (no cap)' : ''),
+      h('span', { class: 'loop-iter' }, session ? 'stop ' : 'iteration ', h('strong', null, String(n)), max ? ` of ${max}` : loop.maxIterations === 0 ? ' (no cap)' : ''),
       h('span', { class: 'mini-bar' }, fill),
     ),
     h('div', { class: 'loop-facts' },
-      fmtCost(loop.costUsd) ? h('span', { title: 'cost reported by the agent' }, fmtCost(loop.costUsd)) : null,
+      session ? h('span', { class: 'cost', title: 'Claude Code reports no cost to ralphkit inside a session' }, 'cost n/a')
+        : fmtCost(loop.costUsd) ? h('span', { class: 'cost', title: 'cost reported by the agent' }, fmtCost(loop.costUsd)) : null,
       h('span', { title: 'elapsed', dataset: { from: asText(loop.startedAt), to: asText(end) }, class: 'elapsed' }, ''),
       exit ? h('span', null, exit) : null,
       loop.updatedAt ? h('span', { class: 'ago', dataset: { ago: asText(loop.updatedAt) }, title: `last update ${asText(loop.updatedAt)}` }, '') : null,
     ),
-    loop.message ? h('div', { class: 'loop-message' }, asText(loop.message)) : null,
+    message ? h('div', { class: 'loop-message' }, asText(message)) : null,
   );
 }
 

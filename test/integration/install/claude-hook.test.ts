@@ -141,6 +141,21 @@ describe('install --claude-hook', () => {
     expect(read(repo, SETTINGS)).toBe(USER_SETTINGS);
   });
 
+  it.each([
+    ['ralphkit created .claude/ and nothing else is in it: .claude/ goes', { skills: false }, {}, []],
+    ['the skills are in .claude/skills/: only .claude/commands/ goes', {}, {}, ['.claude/', '.claude/skills/']],
+    ["the user's own command is beside it: .claude/commands/ stays", { skills: false }, { '.claude/commands/mine.md': 'Mine.\n' }, ['.claude/', '.claude/commands/', '.claude/commands/mine.md']],
+  ])('--no-claude-hook removes the folders it emptied, never one with anything else in it: %s', async (_name, options, files, left) => {
+    const repo = fakeRepo(files);
+    await install(repo, { ...options, claudeHook: true });
+    expect(existsSync(path.join(repo, RALPH_LOOP_COMMAND_PATH))).toBe(true);
+
+    await install(repo, { ...options, claudeHook: false });
+    const claude = Object.keys(snapshotTree(repo)).filter((p) => p.startsWith('.claude/') && !/^\.claude\/skills\/./.test(p));
+    expect(claude).toEqual(left);
+    if (files['.claude/commands/mine.md' as keyof typeof files]) expect(read(repo, '.claude/commands/mine.md')).toBe('Mine.\n');
+  });
+
   it('a /ralph-loop command the user edited is a conflict when the hook is taken out: nothing written, --force backs it up', async () => {
     const repo = fakeRepo();
     await install(repo, { claudeHook: true });
