@@ -2,10 +2,11 @@
 // runs, with the session id Claude Code gives it) and `hook stop` (the Stop hook, with hook input JSON on stdin), in an
 // installed repository. The real CLI runs them in test/e2e/claude-hook-loop.test.ts.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { git, run, runCli } from '../support/repo.js';
+import { git, run, runCli, testdir } from '../support/repo.js';
+import { until } from '../support/process.js';
 import { installedRepo } from '../support/installed-repo.js';
 import { TWO_STORY_PLAN } from '../support/model-loop.js';
 
@@ -200,6 +201,36 @@ describe('status and cancel see in-session loops', () => {
     expect(noticeOf(await stop(repo))).toBe('ralph: the in-session loop ended (cancelled) after 1 stop: cancelled by ralphkit cancel; the session was let stop. Type /ralph-loop to start it again.');
     expect(await stop(repo)).toMatchObject({ code: 0, stdout: '' });
     expect(stateOf(repo)).toMatchObject({ status: 'cancelled', iteration: 1 });
+  });
+
+  it('a cancel while a stop is verifying wins: the stop ends the loop instead of blocking over the cancellation', async () => {
+    // The plan's check says it started, then waits for the test to let it finish: cancel lands mid-verification.
+    const gate = testdir('ralphkit-gate-');
+    const [started, release] = [path.join(gate, 'started'), path.join(gate, 'release')];
+    const plan = { ...TWO_STORY_PLAN, checks: [`touch '${started}'; while [ ! -f '${release}' ]; do sleep 0.05; done`] };
+    const repo = await startedLoop(['--max-iterations', '5'], { CLAUDE_PID: String(process.pid) }, plan);
+    claim(repo, 'US-001', false);
+    const stopping = stop(repo);
+    await until('the check to start', () => existsSync(started));
+    const cancel = await runCli(['cancel', SESSION, '--cwd', repo]);
+    expect(cancel.code, cancel.stderr).toBe(0);
+    writeFileSync(release, '');
+    const res = await stopping;
+    expect(noticeOf(res)).toMatch(/^ralph: the in-session loop ended \(cancelled\) after 1 stop: cancelled by ralphkit cancel/);
+    expect(stateOf(repo)).toMatchObject({ status: 'cancelled', iteration: 1 });
+    expect(await stop(repo)).toMatchObject({ code: 0, stdout: '' });
+  });
+
+  it('options slipped into state.json beyond what hook start takes change nothing: no reviewer runs, no re-pinning', async () => {
+    const repo = await startedLoop(['--max-iterations', '5']);
+    const reviewed = path.join(testdir('ralphkit-review-'), 'reviewed');
+    const file = path.join(repo, 'ralph/.runs', SESSION, 'state.json');
+    const state = stateOf(repo);
+    writeFileSync(file, JSON.stringify({ ...state, options: { ...state.options, reviewCmd: `touch '${reviewed}'`, repin: true } }));
+    claim(repo, 'US-001', true);
+    expect(blockOf((await stop(repo)).stdout).reason).toContain('US-001');
+    expect(existsSync(reviewed)).toBe(false);
+    expect(git(repo, 'rev-parse', `refs/ralphkit/loops/${SESSION}/pins`)).toBe(git(repo, 'rev-parse', 'HEAD~1'));
   });
 
   it('says a loop whose Claude Code session is gone is dead, with the way to start again', async () => {

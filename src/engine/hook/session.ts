@@ -66,6 +66,19 @@ export function saveSessionState(repoRoot: string, state: LoopState, changes: Pa
   writeStateFile(repoRoot, state);
 }
 
+/**
+ * Only what `hook start` takes, each of its own type: state.json is a file the session can write, and one
+ * `"repin": true` or `"reviewCmd"` slipped into it must not change how every later stop verifies.
+ */
+export function sessionOptionsOf(stored: Partial<RunOptions>): Partial<SessionOptions> {
+  const picked: Partial<SessionOptions> = {};
+  if (Number.isInteger(stored.maxIterations)) picked.maxIterations = stored.maxIterations;
+  if (typeof stored.completionPromise === 'string') picked.completionPromise = stored.completionPromise;
+  if (Number.isInteger(stored.checkTimeoutMs) && stored.checkTimeoutMs! > 0) picked.checkTimeoutMs = stored.checkTimeoutMs;
+  if (typeof stored.verifyInPlace === 'boolean') picked.verifyInPlace = stored.verifyInPlace;
+  return picked;
+}
+
 /** ralph/.runs/<id>/hook.log: what each stop's verification said, since Claude Code shows the hook's stderr to nobody. */
 export function hookLogPath(repoRoot: string, id: string): string {
   return path.join(loopDir(repoRoot, id), 'hook.log');
@@ -88,7 +101,7 @@ export function createHookEmit(repoRoot: string, id: string, warnings: string[])
 
 /** The run context the runner's verification path (run/deps.ts verifyInput) takes, for this session's loop. */
 export function sessionRun(repoRoot: string, state: LoopState, io: RunIo, emit: Emit): RunContext {
-  const options: RunOptions = { ...DEFAULT_OPTIONS, ...state.options, agent: 'claude' };
+  const options: RunOptions = { ...DEFAULT_OPTIONS, ...sessionOptionsOf(state.options), agent: 'claude' };
   const paths = resolvePaths(repoRoot, repoRoot, options, new Set());
   return { id: state.id, options, paths, resumed: state, baseline: null, io, emit, command: IN_SESSION_AGENT, branch: '' };
 }

@@ -79,12 +79,19 @@ async function stopIteration(repoRoot: string, state: LoopState, input: StopHook
     if (!(err instanceof VerificationTimedOut)) throw err;
     return endLoop(repoRoot, state, 'interrupted', 130, `verification timed out after ${Math.round(deadline / 1000)} s at iteration ${iteration} (the hook has ${Math.round(deadline / 1000)} s of Claude Code's 600); nothing was decided about the claims; the session was let stop`, io);
   }
+  // `ralphkit cancel` while the checks ran rewrote state.json; blocking now would write `running` over it.
+  if (cancelledMeanwhile(repoRoot, state.id)) return endLoop(repoRoot, state, 'cancelled', 130, CANCELLED, io);
   const tag = detectTag(input.lastMessage, state.options.completionPromise);
   const decision = decideStop({ iteration, limit, outcome, tag, completionPromise: state.options.completionPromise });
   if (decision.allow) return endLoop(repoRoot, state, decision.status, decision.exitCode, decision.message, io);
   saveSessionState(repoRoot, state, { iterationDone: true });
   io.stdout(`${JSON.stringify({ decision: 'block', reason: `${decision.reason}\n\n${renderLoopPrompt(run.paths, state, outcome.prd)}` })}\n`);
   return 0;
+}
+
+function cancelledMeanwhile(repoRoot: string, id: string): boolean {
+  const now = readSessionState(repoRoot, id);
+  return isCancelRequested(repoRoot, id) || (now?.status === 'cancelled' && now.message === SESSION_CANCEL_PENDING);
 }
 
 /**
