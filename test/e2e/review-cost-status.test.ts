@@ -61,7 +61,7 @@ describe('status shows the reviews', () => {
     expect(json.loops[0].reviews['US-2']).toMatchObject({ verdict: 'revise', revised: 1 });
   });
 
-  it("the final gate seals the reviewer's SHIP; a SHIP line appended to the ledger afterwards is shown as reported", async () => {
+  it("the final gate seals the reviewer's SHIP; a SHIP line appended to the ledger afterwards (another reviewer, model or commit) is shown as reported", async () => {
     const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1)) });
     const env = keyEnv();
     const r = await ralphReviewed(dir, ['--review-cmd', reviewFixture('reviewer.mjs'), '3'], env);
@@ -69,6 +69,11 @@ describe('status shows the reviews', () => {
     const shipped = reviewLines(dir).find((l) => l.verdict === 'ship')!;
     const status = await runCli(['status', '--cwd', dir], { env: { ...process.env, ...env } });
     expect(status.stdout).toContain(`└ review US-1: shipped by node reviewer.mjs at ${shipped.commit!.slice(0, 7)}; revised 1×\n`);
+    // A later line that keeps the sealed commit but names another reviewer and model is not the sealed SHIP.
+    const renamed = { ...shipped, time: new Date(Date.now() + 30_000).toISOString(), reviewer: 'claude', model: 'opus' };
+    appendFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), `${JSON.stringify(renamed)}\n`);
+    const mid = await runCli(['status', '--cwd', dir], { env: { ...process.env, ...env } });
+    expect(mid.stdout).toContain(`└ review US-1: shipped by claude (opus) at ${shipped.commit!.slice(0, 7)} (reported); revised 1×`);
     // What an agent without --sandbox could write: a later SHIP by another reviewer at another commit.
     const forged = { ...shipped, time: new Date(Date.now() + 60_000).toISOString(), reviewer: 'claude', model: 'opus', commit: git(dir, 'rev-parse', 'HEAD~2') };
     appendFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), `${JSON.stringify(forged)}\n`);

@@ -101,11 +101,15 @@ export function readSealedReview(record: Pick<VerdictRecord, 'reviews'> | null, 
   return r && typeof r.reviewer === 'string' && typeof r.commit === 'string' ? { reviewer: r.reviewer, model: typeof r.model === 'string' ? r.model : null, commit: r.commit } : null;
 }
 
-/** The reviews with `sealed` set on each SHIP that `record` names at the same commit (status and the dashboard). */
+/**
+ * The reviews with `sealed` set on each SHIP that `record` names exactly: same reviewer, model and commit (status and
+ * the dashboard). A ledger line is anyone's to append; one that re-attributes a sealed SHIP is only reported.
+ */
 export function sealReviews(reviews: Readonly<Record<string, StoryReview>>, record: Pick<VerdictRecord, 'reviews'> | null): Record<string, StoryReview> {
   const out: Record<string, StoryReview> = Object.create(null);
   for (const [id, r] of Object.entries(reviews)) {
-    const sealed = r.verdict === 'ship' && r.commit !== null && readSealedReview(record, id)?.commit === r.commit;
+    const seal = r.verdict === 'ship' && r.commit !== null ? readSealedReview(record, id) : null;
+    const sealed = !!seal && seal.commit === r.commit && seal.reviewer === r.reviewer && seal.model === r.model;
     out[id] = sealed ? { ...r, sealed } : r;
   }
   return out;
