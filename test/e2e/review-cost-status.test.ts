@@ -4,7 +4,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
-import { FIXTURES, git, run, runCli } from '../support/repo.js';
+import { FIXTURES, git, run, runCli, testdir } from '../support/repo.js';
 import { ralphReviewed, reviewFixture, reviewLines, reviewPlan, reviewStory } from '../support/review.js';
 import type { LoopState } from '../../src/engine/types.js';
 import { keyEnv } from '../support/verdict-note.js';
@@ -32,6 +32,17 @@ describe("the reviewer's cost", () => {
     expect(row).toContain('$0.60 (reviewer $0.60)');
     const json = JSON.parse((await runCli(['status', '--json', '--cwd', dir])).stdout) as { loops: LoopSummary[] };
     expect(json.loops[0]).toMatchObject({ costUsd: 0.6, reviewCostUsd: 0.6 });
+  });
+
+  it('a transient reviewer failure retried into a priced answer is not an unpriced run: only the answer used counts', async () => {
+    const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1)) });
+    const env = { ...claudeReviewer('0.3'), REVIEW_MODE: 'flaky-claude', FLAKY_MARKER: path.join(testdir(), 'flaky'), RALPH_RETRY_MS: '1' };
+    const r = await ralphReviewed(dir, ['--review-agent', 'claude', '3'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('US-1: the reviewer failed transiently (the agent exited 1 with no output); retrying');
+    expect(reviewLines(dir).map((l) => l.verdict)).toEqual(['revise', 'ship']);
+    expect(state(dir)).toMatchObject({ reviewCostUsd: 0.6 });
+    expect(state(dir).reviewRunsUnpriced ?? 0).toBe(0);
   });
 
   it('with no iteration cap, a reviewer that reports no cost refuses the start, as an agent that reports none does', async () => {
