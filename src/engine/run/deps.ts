@@ -210,6 +210,7 @@ export async function finalGate(run: RunContext, state: LoopState, trust: RunTru
     prd: JSON.parse(trust.baseline ?? readFileSync(run.paths.prd, 'utf8')) as Prd,
     verifiedAt: trust.verifiedAt,
     shipped: trust.shipped,
+    verdictKey: trust.verdictKey,
   });
   if (!gate.interrupted) await settleBaseline(run.paths, state.id, trust, run.emit, gate.prd);
   run.gatePassed = gate.passed && gate.commit ? { commit: gate.commit, allVerified: gate.verdicts.every((v) => v.status === 'verified') } : undefined;

@@ -29,7 +29,7 @@ export function sandboxCommand(run: RunContext, trust: RunTrust, agent: { file: 
 /**
  * With --sandbox, checks run under bubblewrap too: they execute the agent's code. Writable: the checkout and HOME
  * (package managers keep caches there); read-only: the repository itself and the global git configuration; hidden:
- * the key that seals the verdict record (created by the first final gate, so looked for each time).
+ * the key that seals the verdict record (its folder exists: the runner creates the key at start, run/trust.ts).
  */
 export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | undefined {
   if (!run.options.sandbox) return undefined;
