@@ -72,6 +72,20 @@ describe('status shows the reviews', () => {
     expect(json.loops[0].reviews['US-2']).toMatchObject({ verdict: 'revise', revised: 1 });
   });
 
+  it("a resumed loop's final gate seals the SHIPs of the run before the resume too", async () => {
+    const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1), reviewStory('US-2', 2)) });
+    const env = keyEnv();
+    const first = await ralphReviewed(dir, ['--review-cmd', reviewFixture('reviewer.mjs'), '3'], env);
+    expect(first.code, first.stderr).toBe(1); // US-1 shipped; US-2 revised, then the iterations ran out: no final gate
+    const resumed = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume', 'e2e', '8'], { cwd: dir, env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const ships = reviewLines(dir).filter((l) => l.verdict === 'ship');
+    expect(ships.map((l) => l.story)).toEqual(['US-1', 'US-2']);
+    const status = await runCli(['status', '--cwd', dir], { env: { ...process.env, ...env } });
+    for (const l of ships) expect(status.stdout).toContain(`└ review ${l.story}: shipped by node reviewer.mjs at ${l.commit!.slice(0, 7)}; revised 1×\n`);
+    expect(status.stdout).not.toContain('(reported)');
+  });
+
   it("the final gate seals the reviewer's SHIP; a SHIP line appended to the ledger afterwards (another reviewer, model or commit) is shown as reported", async () => {
     const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1)) });
     const env = keyEnv();

@@ -18,6 +18,7 @@ import { snapshotRunnerFiles, type RunnerGuard } from '../verify/runner-guard.js
 import type { RunOptions, RunPaths, ShippedReview } from '../types.js';
 import { LoopExit } from '../errors.js';
 import { keyDir, keyProblem, readKey } from '../store/verdict-record.js';
+import { readShipped } from './shipped.js';
 
 export interface RunTrust {
   /** git's top level, real path. */
@@ -141,7 +142,10 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
     if (!options.verifyInPlace && files.includes('.gitmodules')) emit({ type: 'warn', message: 'this repository has submodules: the fresh checkout the checks run in has none of their files; if a check needs them, run the loop with --verify-in-place' });
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot);
-  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped: new Map(), gitDir: guard.gitDir, verdictKey: holdVerdictKey(emit) };
+  const verdictKey = holdVerdictKey(emit);
+  // A resumed loop's earlier SHIPs, so its final gate seals them again (run/shipped.ts).
+  const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
+  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, gitDir: guard.gitDir, verdictKey };
 }
 
 /** The record key, created now if there is none; a file the runner would not have written is named, and not used. */
