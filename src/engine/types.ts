@@ -90,7 +90,10 @@ export interface ReviewSetup {
   retryBaseMs: number;
   /** The loop's last verified commit (or its plan commit): the review's diff starts there. */
   base: string | null;
-  /** Counts one reviewer run's cost against the loop's budget (undefined: it reported none), as soon as it exits. */
+  /**
+   * Counts one reviewer run's cost against the loop's budget as soon as it exits; undefined: the run whose answer is
+   * used reported none (the unpriced rule; a transient failure retried is not that run).
+   */
   spend: (costUsd: number | undefined) => void;
 }
 

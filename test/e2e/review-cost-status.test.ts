@@ -4,7 +4,7 @@ import { appendFileSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
-import { FIXTURES, git, run, runCli } from '../support/repo.js';
+import { FIXTURES, git, run, runCli, testdir } from '../support/repo.js';
 import { ralphReviewed, reviewFixture, reviewLines, reviewPlan, reviewStory } from '../support/review.js';
 import type { LoopState } from '../../src/engine/types.js';
 import { keyEnv } from '../support/verdict-note.js';
@@ -34,6 +34,17 @@ describe("the reviewer's cost", () => {
     expect(json.loops[0]).toMatchObject({ costUsd: 0.6, reviewCostUsd: 0.6 });
   });
 
+  it('a transient reviewer failure retried into a priced answer is not an unpriced run: only the answer used counts', async () => {
+    const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1)) });
+    const env = { ...claudeReviewer('0.3'), REVIEW_MODE: 'flaky-claude', FLAKY_MARKER: path.join(testdir(), 'flaky'), RALPH_RETRY_MS: '1' };
+    const r = await ralphReviewed(dir, ['--review-agent', 'claude', '3'], env);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('US-1: the reviewer failed transiently (the agent exited 1 with no output); retrying');
+    expect(reviewLines(dir).map((l) => l.verdict)).toEqual(['revise', 'ship']);
+    expect(state(dir)).toMatchObject({ reviewCostUsd: 0.6 });
+    expect(state(dir).reviewRunsUnpriced ?? 0).toBe(0);
+  });
+
   it('with no iteration cap, a reviewer that reports no cost refuses the start, as an agent that reports none does', async () => {
     const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1)) });
     const head = git(dir, 'rev-parse', 'HEAD');
@@ -61,7 +72,21 @@ describe('status shows the reviews', () => {
     expect(json.loops[0].reviews['US-2']).toMatchObject({ verdict: 'revise', revised: 1 });
   });
 
-  it("the final gate seals the reviewer's SHIP; a SHIP line appended to the ledger afterwards is shown as reported", async () => {
+  it("a resumed loop's final gate seals the SHIPs of the run before the resume too", async () => {
+    const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1), reviewStory('US-2', 2)) });
+    const env = keyEnv();
+    const first = await ralphReviewed(dir, ['--review-cmd', reviewFixture('reviewer.mjs'), '3'], env);
+    expect(first.code, first.stderr).toBe(1); // US-1 shipped; US-2 revised, then the iterations ran out: no final gate
+    const resumed = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume', 'e2e', '8'], { cwd: dir, env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const ships = reviewLines(dir).filter((l) => l.verdict === 'ship');
+    expect(ships.map((l) => l.story)).toEqual(['US-1', 'US-2']);
+    const status = await runCli(['status', '--cwd', dir], { env: { ...process.env, ...env } });
+    for (const l of ships) expect(status.stdout).toContain(`└ review ${l.story}: shipped by node reviewer.mjs at ${l.commit!.slice(0, 7)}; revised 1×\n`);
+    expect(status.stdout).not.toContain('(reported)');
+  });
+
+  it("the final gate seals the reviewer's SHIP; a SHIP line appended to the ledger afterwards (another reviewer, model or commit) is shown as reported", async () => {
     const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1)) });
     const env = keyEnv();
     const r = await ralphReviewed(dir, ['--review-cmd', reviewFixture('reviewer.mjs'), '3'], env);
@@ -69,6 +94,11 @@ describe('status shows the reviews', () => {
     const shipped = reviewLines(dir).find((l) => l.verdict === 'ship')!;
     const status = await runCli(['status', '--cwd', dir], { env: { ...process.env, ...env } });
     expect(status.stdout).toContain(`└ review US-1: shipped by node reviewer.mjs at ${shipped.commit!.slice(0, 7)}; revised 1×\n`);
+    // A later line that keeps the sealed commit but names another reviewer and model is not the sealed SHIP.
+    const renamed = { ...shipped, time: new Date(Date.now() + 30_000).toISOString(), reviewer: 'claude', model: 'opus' };
+    appendFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), `${JSON.stringify(renamed)}\n`);
+    const mid = await runCli(['status', '--cwd', dir], { env: { ...process.env, ...env } });
+    expect(mid.stdout).toContain(`└ review US-1: shipped by claude (opus) at ${shipped.commit!.slice(0, 7)} (reported); revised 1×`);
     // What an agent without --sandbox could write: a later SHIP by another reviewer at another commit.
     const forged = { ...shipped, time: new Date(Date.now() + 60_000).toISOString(), reviewer: 'claude', model: 'opus', commit: git(dir, 'rev-parse', 'HEAD~2') };
     appendFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), `${JSON.stringify(forged)}\n`);

@@ -1,13 +1,14 @@
 // The reviewer under --sandbox, with real bubblewrap: it runs in the same sandbox as the checks, so only its clone,
 // its private answer folder and HOME are writable; an honest reviewer still SHIPs, and one that tries to write into
 // the real repository or elsewhere on the host is refused by the kernel, not undone afterwards.
-import { cpSync, existsSync, readdirSync, readFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { probeSandbox } from '../../src/engine/agents/sandbox.js';
 import { installedRepo } from '../support/installed-repo.js';
 import { FIXTURES, git, run, testdir } from '../support/repo.js';
 import { reviewLines, reviewPlan, reviewStory } from '../support/review.js';
+import { readKey } from '../../src/engine/store/verdict-record.js';
 
 /** The fixtures copied into .git/ (the sandbox's /tmp is private, and this checkout may live under /tmp). */
 function ralph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}) {
@@ -33,17 +34,26 @@ describe.skipIf(!probe.ok)(`the reviewer under --sandbox${probe.ok ? '' : ` (ski
     expect(reviewLines(dir).map((l) => l.verdict)).toEqual(['revise', 'ship']);
   });
 
-  it('a reviewer that writes into the real repository and a host folder outside its clone is refused: nothing written, its answers count', async () => {
+  it('a reviewer that writes into the real repository and a host folder outside its clone is refused, and cannot read the verdict key: nothing written, its answers count', async () => {
     const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1)) });
-    const outside = path.join(testdir(), 'outside.txt');
+    // Not under /tmp (a private tmpfs in the sandbox, where a write would vanish unseen) nor under HOME (writable).
+    const host = mkdtempSync('/var/tmp/ralphkit-outside-');
+    onTestFinished(() => rmSync(host, { recursive: true, force: true }));
+    const outside = path.join(host, 'outside.txt');
     const targets = [path.join(dir, 'ESCAPED.txt'), path.join(dir, 'ralph', 'prd.json'), outside];
+    // The user's key, there before the loop starts: the reviewer sees an empty folder where it is.
+    const home = testdir('ralphkit-home-');
+    const env = { HOME: home, XDG_CONFIG_HOME: '', RALPH_KEY_DIR: '' };
+    const key = readKey(true, env)!;
+    const keyFile = path.join(home, '.config', 'ralphkit', 'verdict.key');
     const prdBefore = readFileSync(path.join(dir, 'ralph', 'prd.json'), 'utf8');
-    const r = await ralph(dir, ['3'], { REVIEW_MODE: 'escape', ESCAPE_TARGET: targets.join(path.delimiter) });
+    const r = await ralph(dir, ['3'], { ...env, REVIEW_MODE: 'escape', ESCAPE_TARGET: targets.join(path.delimiter), READ_TARGET: keyFile });
     // Without the sandbox the runner would find the repository changed, put it back, and count no SHIP.
     expect(r.code, r.stderr).toBe(0);
     expect(reviewLines(dir).map((l) => l.verdict)).toEqual(['revise', 'ship']);
-    expect(reviewerLogs(dir)).toContain(`could not write ${targets[0]} (EROFS)`);
-    expect(reviewerLogs(dir)).toContain(`could not write ${targets[1]} (EROFS)`);
+    for (const t of targets) expect(reviewerLogs(dir)).toContain(`could not write ${t} (EROFS)`);
+    expect(reviewerLogs(dir)).toContain(`could not read ${keyFile} (ENOENT)`);
+    expect(readFileSync(keyFile)).toEqual(key);
     expect(existsSync(targets[0])).toBe(false);
     expect(existsSync(outside)).toBe(false);
     expect(git(dir, 'status', '--porcelain', '--untracked-files=all')).toBe('');

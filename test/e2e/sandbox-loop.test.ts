@@ -5,7 +5,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../src/engine/agents/sandbox.js';
 import { bytesOrNull, copyRepo, passes, prepareTemplate, type Template } from '../support/attack-repo.js';
-import { FIXTURES, git, run, runCli } from '../support/repo.js';
+import { FIXTURES, git, run, runCli, testdir } from '../support/repo.js';
+import { readNote } from '../support/verdict-note.js';
+import { parseRecord } from '../../src/engine/store/verdict-record.js';
 
 /**
  * The sandbox gives the agent a private /tmp, and this checkout (CI's clone) may itself live under /tmp: the fake
@@ -68,6 +70,26 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
     expect(existsSync(marker), 'the filter ran on the host').toBe(false);
     expect(existsSync(path.join(home, '.config/git/config'))).toBe(false);
     expect(r.code, r.output).not.toBe(0);
+  });
+
+  it('a setup that plants the verdict key before the first final gate: the runner made its own at start, hidden from the sandbox; the record verifies only with it', async () => {
+    const dir = copyRepo(plan);
+    const home = testdir('ralphkit-home-');
+    const planted = '0'.repeat(32);
+    const prd = JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8'));
+    prd.setup = `mkdir -p "$HOME/.config/ralphkit" && printf '%s' ${planted} > "$HOME/.config/ralphkit/verdict.key" && chmod 600 "$HOME/.config/ralphkit/verdict.key"`;
+    writeFileSync(path.join(dir, 'ralph/prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
+    git(dir, 'commit', '-q', '-am', 'plan: a setup that plants the key');
+    const env = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), RALPH_KEY_DIR: '' };
+    const r = await ralph(dir, 'honest', ['--sandbox', '5'], env);
+    expect(r.code, r.output).toBe(0);
+    const hostKey = readFileSync(path.join(home, '.config/ralphkit/verdict.key'));
+    expect(hostKey.toString('latin1')).not.toBe(planted);
+    const head = git(dir, 'rev-parse', 'HEAD');
+    const note = readNote(dir, head)!;
+    expect(note).not.toBeNull();
+    expect(parseRecord(note, head, hostKey)).toMatchObject({ loop: 'e2e', stories: { 'US-1': 'verified', 'US-2': 'verified' } });
+    expect(parseRecord(note, head, Buffer.from(planted))).toBeNull();
   });
 
   it('the weak-check probe runs its checks in the sandbox too: one that writes into the real repository cannot', async () => {

@@ -141,7 +141,8 @@ function planBinds(req: SandboxRequest): Bind[] {
   // Hooks and config are protected whatever the caller listed: they are what a hostile commit would use.
   const readOnly = [...req.readOnly.map((p) => posix.resolve(req.repoRoot, p)), posix.join(req.gitDir, 'hooks'), posix.join(req.gitDir, 'config')];
   const binds = dedupeBinds([...writable, ...readOnly.map((p) => ({ path: p, writable: false, required: false }))]);
-  const guarded = [req.repoRoot, req.gitDir, ...readOnly].map((p) => posix.resolve(p));
+  // Hidden folders too: renaming their parent would carry the empty tmpfs away and leave the real folder to replace.
+  const guarded = [req.repoRoot, req.gitDir, ...readOnly, ...(req.hidden ?? [])].map((p) => posix.resolve(p));
   return sortBinds([...binds, ...planPinnedParents(guarded, binds)]);
 }
 

@@ -14,6 +14,7 @@ import { planAgentEnv } from '../agents/env.js';
 import { detectRateLimit, transientReason } from '../budget/ratelimit.js';
 import { verifyIteration } from '../verify/verify.js';
 import { runFinalGate } from '../verify/final-gate.js';
+import { recordShipped } from './shipped.js';
 import { relToTop } from '../../util/repo-path.js';
 import { settleBaseline, type RunTrust } from './trust.js';
 import { renderPreamble, readPrompt } from './prompt.js';
@@ -200,6 +201,10 @@ export async function afterVerification(run: RunContext, loopId: string, trust: 
     if (v.status === 'verified') trust.verifiedAt.set(v.id, head);
     trust.lastVerified = head;
   }
+  if (result.verdicts.length && head && trust.verdictKey) {
+    // Kept for a resume: its final gate seals these SHIPs again (run/shipped.ts).
+    await recordShipped(trust.topLevel, loopId, head, trust.shipped, trust.verdictKey).catch((err: Error) => run.emit({ type: 'warn', message: `could not record the reviewer's SHIPs in git (refs/ralphkit): ${err.message}; after a resume they show as reported` }));
+  }
   await settleBaseline(run.paths, loopId, trust, run.emit, result.prd);
 }
 
@@ -210,6 +215,7 @@ export async function finalGate(run: RunContext, state: LoopState, trust: RunTru
     prd: JSON.parse(trust.baseline ?? readFileSync(run.paths.prd, 'utf8')) as Prd,
     verifiedAt: trust.verifiedAt,
     shipped: trust.shipped,
+    verdictKey: trust.verdictKey,
   });
   if (!gate.interrupted) await settleBaseline(run.paths, state.id, trust, run.emit, gate.prd);
   run.gatePassed = gate.passed && gate.commit ? { commit: gate.commit, allVerified: gate.verdicts.every((v) => v.status === 'verified') } : undefined;

@@ -21,15 +21,18 @@ const PROBES = new WeakMap<RunContext, ReturnType<typeof probeSandbox>>();
 /** The agent's command under bubblewrap: the runner's files, git's hooks and config and the pinned tests read-only. */
 export function sandboxCommand(run: RunContext, trust: RunTrust, agent: { file: string; args: string[] }, scratch: string): { file: string; args: string[] } {
   const base = checkSandbox(run, trust) as CheckSandbox;
-  const userConfig = base.readOnly.filter((p) => p !== trust.topLevel);
+  // The agent commits: the repository and git's common dir stay writable to it (planSandboxCommand keeps its hooks
+  // and config read-only, a linked worktree's common dir included).
+  const userConfig = base.readOnly.filter((p) => p !== trust.topLevel && p !== trust.gitDir);
   const readOnly = [...ENGINE_FILES, path.relative(run.paths.repoRoot, runsDir(run.paths.repoRoot)), ...(trust.pins?.paths ?? []), ...userConfig];
   return planSandboxCommand({ ...base, file: agent.file, args: agent.args, repoRoot: trust.topLevel, gitDir: trust.gitDir, readOnly, scratch: [realpathSync(scratch)] });
 }
 
 /**
  * With --sandbox, checks run under bubblewrap too: they execute the agent's code. Writable: the checkout and HOME
- * (package managers keep caches there); read-only: the repository itself and the global git configuration; hidden:
- * the key that seals the verdict record (created by the first final gate, so looked for each time).
+ * (package managers keep caches there); read-only: the repository itself, git's common dir (outside the repository for a
+ * linked worktree or a separate git dir: the main repository's hooks, config and refs) and the global git configuration; hidden:
+ * the key that seals the verdict record (its folder exists: the runner creates the key at start, run/trust.ts).
  */
 export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | undefined {
   if (!run.options.sandbox) return undefined;
@@ -39,5 +42,6 @@ export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | u
   if (!probe.ok) throw new LoopFailure(probe.message, probe.hint);
   const home = run.io.env.HOME;
   const hidden = existsSync(keyDir(run.io.env)) ? [realpathSync(keyDir(run.io.env))] : [];
-  return { bwrap: probe.bwrap, home, readOnly: [trust.topLevel, ...(home ? [path.join(home, '.gitconfig'), path.join(home, '.config', 'git')] : [])], hidden, network: run.options.network };
+  const userConfig = home ? [path.join(home, '.gitconfig'), path.join(home, '.config', 'git')] : [];
+  return { bwrap: probe.bwrap, home, readOnly: [trust.topLevel, trust.gitDir, ...userConfig], hidden, network: run.options.network };
 }

@@ -17,6 +17,8 @@ import { renderSetupWarning } from '../verify/pins.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../verify/runner-guard.js';
 import type { RunOptions, RunPaths, ShippedReview } from '../types.js';
 import { LoopExit } from '../errors.js';
+import { keyDir, keyProblem, readKey } from '../store/verdict-record.js';
+import { readShipped } from './shipped.js';
 
 export interface RunTrust {
   /** git's top level, real path. */
@@ -31,6 +33,11 @@ export interface RunTrust {
   shipped: Map<string, ShippedReview>;
   /** The last commit at which a claim was accepted in this run: where the reviewer's next diff starts. */
   lastVerified?: string;
+  /**
+   * The key that seals the verdict record, held from the start (null: none could be had): under --sandbox its folder
+   * exists before anything sandboxed runs, so it is hidden from all of it, and a key planted later is never used.
+   */
+  verdictKey: Buffer | null;
   /** git's common dir (hooks, config, objects), for the sandbox. */
   gitDir: string;
   /** True once `baseline` is the text recorded in git (settleBaseline skips writing it again). */
@@ -135,7 +142,19 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
     if (!options.verifyInPlace && files.includes('.gitmodules')) emit({ type: 'warn', message: 'this repository has submodules: the fresh checkout the checks run in has none of their files; if a check needs them, run the loop with --verify-in-place' });
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot);
-  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped: new Map(), gitDir: guard.gitDir };
+  const verdictKey = holdVerdictKey(emit);
+  // A resumed loop's earlier SHIPs, so its final gate seals them again (run/shipped.ts).
+  const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
+  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, gitDir: guard.gitDir, verdictKey };
+}
+
+/** The record key, created now if there is none; a file the runner would not have written is named, and not used. */
+function holdVerdictKey(emit: Emit): Buffer | null {
+  const key = readKey(true);
+  if (key) return key;
+  const problem = keyProblem();
+  emit({ type: 'warn', message: `${problem ? `refusing the key that seals the verdict record (${problem})` : `could not create the key that seals the verdict record (${keyDir()}/verdict.key)`}; status will show this loop's verdicts as reported, not verified${problem ? '; if you did not make that file, remove it and a new key is made (records sealed with the old one then show as reported)' : ''}` });
+  return null;
 }
 
 /**

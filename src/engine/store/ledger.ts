@@ -198,7 +198,7 @@ export interface StoryReview {
   /** How many REVISE answers the story got, and how many answers were not a SHIP for another reason. */
   revised: number;
   invalid: number;
-  /** A SHIP the loop's sealed verdict record names (same commit): the runner's, not a line anyone could append. */
+  /** A SHIP the loop's sealed verdict record names (same reviewer, model and commit): the runner's, not a line anyone could append. */
   sealed?: boolean;
 }
 

@@ -4,7 +4,7 @@
 // Without --sandbox the agent runs as the user and could read the key; the sandbox hides that folder from it.
 import { execFileSync } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import type { ShippedReview, StoryVerdict } from '../types.js';
@@ -32,16 +32,14 @@ export function keyDir(env: NodeJS.ProcessEnv = process.env): string {
   return path.join(env.XDG_CONFIG_HOME || path.join(env.HOME || homedir(), '.config'), 'ralphkit');
 }
 
-/** The key, created (32 random bytes, mode 0600) on first use when `create`; null when it cannot be had. */
+/**
+ * The key, created (32 random bytes, mode 0600) on first use when `create`; null when it cannot be had, or when the
+ * file there is one the runner would not have written (keyProblem says why: it is never replaced).
+ */
 export function readKey(create: boolean, env: NodeJS.ProcessEnv = process.env): Buffer | null {
+  const found = inspectKey(env);
+  if (found.key || found.problem || !create) return found.key ?? null;
   const file = path.join(keyDir(env), 'verdict.key');
-  try {
-    const key = readFileSync(file);
-    if (key.length >= 32) return key;
-  } catch {
-    /* none yet */
-  }
-  if (!create) return null;
   try {
     mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     const key = randomBytes(32);
@@ -50,13 +48,46 @@ export function readKey(create: boolean, env: NodeJS.ProcessEnv = process.env): 
     return key;
   } catch {
     // Another runner created it first (wx): use theirs.
-    try {
-      const key = readFileSync(file);
-      return key.length >= 32 ? key : null;
-    } catch {
-      return null;
-    }
+    return inspectKey(env).key ?? null;
   }
+}
+
+/** Why the key file is refused, or null (no file, or a good one). */
+export function keyProblem(env: NodeJS.ProcessEnv = process.env): string | null {
+  return inspectKey(env).problem ?? null;
+}
+
+/**
+ * The key file as it is: the key, why it is refused, or neither (no file yet). Refused: a link, a file or folder owned
+ * by another user, a file others may read or write, a folder others may write, fewer than 32 bytes. Without --sandbox
+ * the agent runs as the user and can write a file that passes all of this (docs/verification.md); under --sandbox the
+ * runner creates the key before anything sandboxed runs, so its folder is always hidden there.
+ */
+function inspectKey(env: NodeJS.ProcessEnv): { key?: Buffer; problem?: string } {
+  const dir = keyDir(env);
+  const file = path.join(dir, 'verdict.key');
+  let fd: number;
+  try {
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? {} : { problem: `${file} cannot be read (${code === 'ELOOP' ? 'a symbolic link' : code})` };
+  }
+  try {
+    const problem = refuseKeyStat(fstatSync(fd), 'file', 0o077) ?? refuseKeyStat(statSync(dir), 'folder', 0o022);
+    if (problem) return { problem: `${problem}: ${file}` };
+    const key = readFileSync(fd);
+    return key.length >= 32 ? { key } : { problem: `the key file holds ${key.length} bytes, not 32: ${file}` };
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function refuseKeyStat(st: Stats, what: 'file' | 'folder', open: number): string | null {
+  if (what === 'file' ? !st.isFile() : !st.isDirectory()) return `the key ${what} is not a ${what}`;
+  const uid = process.getuid?.();
+  if (uid !== undefined && st.uid !== uid) return `the key ${what} is owned by uid ${st.uid}, not by this user (${uid})`;
+  return st.mode & open ? `the key ${what} is open to other users (mode ${(st.mode & 0o777).toString(8)})` : null;
 }
 
 export function renderRecord(record: VerdictRecord, key: Buffer): string {
@@ -101,11 +132,15 @@ export function readSealedReview(record: Pick<VerdictRecord, 'reviews'> | null, 
   return r && typeof r.reviewer === 'string' && typeof r.commit === 'string' ? { reviewer: r.reviewer, model: typeof r.model === 'string' ? r.model : null, commit: r.commit } : null;
 }
 
-/** The reviews with `sealed` set on each SHIP that `record` names at the same commit (status and the dashboard). */
+/**
+ * The reviews with `sealed` set on each SHIP that `record` names exactly: same reviewer, model and commit (status and
+ * the dashboard). A ledger line is anyone's to append; one that re-attributes a sealed SHIP is only reported.
+ */
 export function sealReviews(reviews: Readonly<Record<string, StoryReview>>, record: Pick<VerdictRecord, 'reviews'> | null): Record<string, StoryReview> {
   const out: Record<string, StoryReview> = Object.create(null);
   for (const [id, r] of Object.entries(reviews)) {
-    const sealed = r.verdict === 'ship' && r.commit !== null && readSealedReview(record, id)?.commit === r.commit;
+    const seal = r.verdict === 'ship' && r.commit !== null ? readSealedReview(record, id) : null;
+    const sealed = !!seal && seal.commit === r.commit && seal.reviewer === r.reviewer && seal.model === r.model;
     out[id] = sealed ? { ...r, sealed } : r;
   }
   return out;

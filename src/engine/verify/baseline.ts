@@ -14,15 +14,28 @@ export function pinsRef(loopId: string): string {
   return `${REF_ROOT}/${loopId}/pins`;
 }
 
+/** The reviewer's SHIPs the loop has accepted, sealed (run/shipped.ts). */
+export function shippedRef(loopId: string): string {
+  return `${REF_ROOT}/${loopId}/shipped`;
+}
+
 /** Stores `text` as a blob and points the loop's plan ref at it. */
 export async function recordBaseline(top: string, loopId: string, text: string): Promise<void> {
-  const blob = (await gitOk(top, ['hash-object', '-w', '--stdin'], text)).trim();
-  await gitOk(top, ['update-ref', baselineRef(loopId), blob]);
+  await recordBlob(top, baselineRef(loopId), text);
 }
 
 /** The plan text the runner last settled for this loop, or null when it never recorded one. */
 export async function readBaseline(top: string, loopId: string): Promise<string | null> {
-  const r = await runGit(top, ['cat-file', 'blob', baselineRef(loopId)]);
+  return readBlob(top, baselineRef(loopId));
+}
+
+export async function recordBlob(top: string, ref: string, text: string): Promise<void> {
+  const blob = (await gitOk(top, ['hash-object', '-w', '--stdin'], text)).trim();
+  await gitOk(top, ['update-ref', ref, blob]);
+}
+
+export async function readBlob(top: string, ref: string): Promise<string | null> {
+  const r = await runGit(top, ['cat-file', 'blob', ref]);
   return r.code === 0 ? r.stdout : null;
 }
 

@@ -7,7 +7,7 @@ import { activeStories } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import type { ShippedReview, StoryVerdict, VerifyInput } from '../types.js';
 import { planClaimOrder } from './prd-diff.js';
-import { keyDir, readKey, renderRecord, type VerdictRecord } from '../store/verdict-record.js';
+import { keyDir, renderRecord, type VerdictRecord } from '../store/verdict-record.js';
 import { renderRejectionBlock } from './report.js';
 import { planGateRejection, renderGateReason } from './gate-verdict.js';
 import { CheckSession } from './session.js';
@@ -23,6 +23,8 @@ export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAge
   verifiedAt: ReadonlyMap<string, string>;
   /** The reviewer's SHIP of each story accepted in this run: sealed with the verdicts of the stories that pass. */
   shipped: ReadonlyMap<string, ShippedReview>;
+  /** The key the runner held from its start (run/trust.ts); null: no record is written (the start said why). */
+  verdictKey: Buffer | null;
 }
 
 export interface GateResult {
@@ -113,9 +115,9 @@ function overturnAtGate(s: CheckSession, prd: Prd, verdicts: StoryVerdict[], blo
  */
 async function recordVerdicts(input: GateInput, commit: string | null, verdicts: StoryVerdict[]): Promise<void> {
   if (!commit) return;
-  const key = readKey(true);
+  const key = input.verdictKey;
   if (!key) {
-    input.log('warn', `could not create the key that seals the verdict record (${keyDir()}/verdict.key); status will show this loop's verdicts as reported, not verified`);
+    input.log('warn', `no key to seal the verdict record with (${keyDir()}/verdict.key, see the warning at the start); status will show this loop's verdicts as reported, not verified`);
     return;
   }
   const reviews = verdicts.flatMap((v) => (v.status !== 'rejected' && input.shipped.has(v.id) ? [[v.id, input.shipped.get(v.id)!] as const] : []));

@@ -84,7 +84,11 @@ async function runWithRetries(top: string, setup: ReviewSetup, story: Story, com
   for (let retry = 0; ; retry++) {
     const result = await runIsolated(top, setup, story, commit, prompt, input);
     const reason = result !== 'interrupted' && !('changed' in result) ? transientReason(result) : null;
-    if (!reason || retry >= MAX_TRANSIENT_RETRIES) return result;
+    if (!reason || retry >= MAX_TRANSIENT_RETRIES) {
+      // Only the run whose answer is used counts for the unpriced rule, as the agent's last attempt does.
+      if (result !== 'interrupted' && result.costUsd === undefined) setup.spend(undefined);
+      return result;
+    }
     const waitMs = setup.retryBaseMs * 2 ** retry;
     input.log('warn', `${story.id}: the reviewer failed transiently (${reason}); retrying in ${formatDuration(waitMs)} (${retry + 1} of ${MAX_TRANSIENT_RETRIES})`);
     await realClock.sleep(waitMs, input.signal);
@@ -93,7 +97,7 @@ async function runWithRetries(top: string, setup: ReviewSetup, story: Story, com
 }
 
 /** The reviewer in a fresh clone of `commit`, with the agent's environment; the repository put back afterwards. */
-async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit: string, prompt: string, input: VerifyOptions): Promise<AgentResult | { changed: string[] } | 'interrupted'> {
+async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit: string, prompt: string, input: VerifyOptions): Promise<AgentResult | { changed: string[]; costUsd?: number } | 'interrupted'> {
   const checkout = await createCheckout(top, commit, null);
   removeAgentConfig(checkout.dir);
   const snap = await snapshotRepo(top, [input.prdPath, input.progressPath]);
@@ -108,8 +112,8 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
   let changed: string[] = [];
   try {
     result = await runAgentOnce({ plan: sandboxed(plan, input.sandbox, checkout.dir, answerDir), cwd: checkout.dir, env, timeoutMs: setup.timeoutMs, signal: input.signal ?? new AbortController().signal, logFile: path.join(setup.runDir, `${name}.log`), onTool: (text) => input.log('info', `${story.id} review: ${text}`) });
-    // Every run counts against --max-cost, whatever it answered: it was paid for.
-    setup.spend(result.costUsd);
+    // Every priced run counts against --max-cost, whatever it answered: it was paid for.
+    if (result.costUsd !== undefined) setup.spend(result.costUsd);
   } catch (err) {
     throw renderReviewerExit(err);
   } finally {
@@ -123,7 +127,7 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
     changed = [...(violation ? [violation] : []), ...(await restoreRepo(top, snap))];
   }
   if (input.signal?.aborted) return 'interrupted';
-  return changed.length ? { changed } : result;
+  return changed.length ? { changed, ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) } : result;
 }
 
 /**

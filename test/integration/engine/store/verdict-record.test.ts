@@ -1,11 +1,11 @@
 // Reading the sealed verdict records (src/engine/store/verdict-record.ts) back from refs/notes/ralphkit, and what
 // `status` and the dashboard then count, in real temp repositories. A record counts only with its seal, on its commit.
-import { mkdirSync } from 'node:fs';
+import { chmodSync, copyFileSync, lstatSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, gitdir, testdir, writeFiles } from '../../../support/repo.js';
 import { editNote, keyEnv, readNote, removeNote, sealNote, useKeyEnv, writeNote } from '../../../support/verdict-note.js';
-import { parseCatFileBatch, readVerdictRecordsSync } from '../../../../src/engine/store/verdict-record.js';
+import { keyProblem, parseCatFileBatch, readKey, readVerdictRecordsSync } from '../../../../src/engine/store/verdict-record.js';
 import { readLoopSummaries } from '../../../../src/engine/store/summaries.js';
 import { readPrdSnapshot, resolveViewPaths } from '../../../../src/view/snapshot.js';
 import { plan, writeLedger, writeLoop, writePlan } from '../../../support/view-fixtures.js';
@@ -71,6 +71,29 @@ describe('readVerdictRecordsSync', () => {
     sealNote(repo, { loop: 'L1', commit: c, time: '2026-01-01T00:00:00.000Z', stories: { 'US-1': 'verified' } }, env);
     expect(await records(repo, keyEnv())).toEqual({}); // another key folder: a fresh key is not created for reading
     expect(await records(testdir(), env)).toEqual({});
+  });
+});
+
+describe('readKey', () => {
+  it.each<[string, (file: string) => void, RegExp]>([
+    ['readable by others', (file) => chmodSync(file, 0o644), /the key file is open to other users \(mode 644\)/],
+    ['a symbolic link to a file of the same bytes', (file) => {
+      copyFileSync(file, `${file}.real`);
+      rmSync(file);
+      symlinkSync(`${file}.real`, file);
+    }, /cannot be read \(a symbolic link\)/],
+    ['in a folder others may write', (file) => chmodSync(path.dirname(file), 0o777), /the key folder is open to other users \(mode 777\)/],
+    ['too short', (file) => writeFileSync(file, 'short', { mode: 0o600 }), /holds 5 bytes, not 32/],
+  ])('refuses a key file the runner would not have made: %s, and never replaces it', (_name, spoil, problem) => {
+    const env = keyEnv();
+    const key = readKey(true, env)!;
+    expect(readKey(false, env)).toEqual(key);
+    const file = path.join(env.RALPH_KEY_DIR, 'verdict.key');
+    spoil(file);
+    expect(readKey(false, env)).toBeNull();
+    expect(readKey(true, env)).toBeNull();
+    expect(keyProblem(env)).toMatch(problem);
+    expect(lstatSync(file)).toBeTruthy();
   });
 });
 

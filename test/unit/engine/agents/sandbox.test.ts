@@ -94,6 +94,12 @@ describe('planSandboxCommand', () => {
     expect(binds(planSandboxCommand(request({ repoRoot: '/home/u/code/app', gitDir: '/home/u/code/app/.git' })).args)).not.toContain('--bind-try /home/u/code');
   });
 
+  it('pins the parents of a hidden folder too: renaming ~/.config would carry the tmpfs away from the real key', () => {
+    const { args } = planSandboxCommand(request({ home: '/home/u', hidden: ['/home/u/.config/ralphkit'] }));
+    expect(binds(args)).toContain('--bind-try /home/u/.config');
+    expect(args.indexOf('/home/u/.config')).toBeLessThan(args.lastIndexOf('/home/u/.config/ralphkit'));
+  });
+
   it('makes a git dir outside the repository writable, with its hooks and config read-only', () => {
     const list = binds(planSandboxCommand(request({ repoRoot: '/work/wt', gitDir: '/work/main/.git' })).args);
     expect(list).toEqual(['--bind /work/wt', '--bind /work/main/.git', '--ro-bind-try /work/main/.git/config', '--ro-bind-try /work/main/.git/hooks']);

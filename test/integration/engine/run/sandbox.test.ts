@@ -1,0 +1,44 @@
+// The checks' and the reviewer's sandbox (src/engine/run/sandbox.ts) with the real bubblewrap, for a linked git
+// worktree whose main repository lives inside HOME (writable in the sandbox): its .git is read-only there too.
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { planSandboxCommand, probeSandbox } from '../../../../src/engine/agents/sandbox.js';
+import { checkSandbox, sandboxCommand } from '../../../../src/engine/run/sandbox.js';
+import type { RunContext } from '../../../../src/engine/types.js';
+import type { RunTrust } from '../../../../src/engine/run/trust.js';
+import { git, gitdir, gitEnv, testdir } from '../../../support/repo.js';
+
+const probe = probeSandbox(process.env);
+
+describe.skipIf(!probe.ok)(`checkSandbox${probe.ok ? '' : ` (skipped: ${probe.message})`}`, () => {
+  it("keeps a linked worktree's main repository (.git hooks, config, refs, HEAD) read-only to a check", () => {
+    const home = testdir('ralphkit-home-');
+    const main = path.join(home, 'main');
+    mkdirSync(main);
+    const made = gitdir({ 'a.txt': 'a\n' });
+    git(home, 'clone', '-q', made, main);
+    const worktree = path.join(home, 'wt');
+    git(main, 'worktree', 'add', '-q', '-b', 'ralph/wt', worktree);
+    const common = git(worktree, 'rev-parse', '--path-format=absolute', '--git-common-dir');
+    const env = { ...gitEnv(), HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), RALPH_KEY_DIR: '' };
+    const run = { options: { sandbox: true, network: true }, io: { env } } as unknown as RunContext;
+    const sb = checkSandbox(run, { topLevel: worktree, gitDir: common } as RunTrust)!;
+    const clone = testdir('ralphkit-clone-');
+    const targets = [path.join(common, 'hooks', 'post-checkout'), path.join(common, 'config'), path.join(common, 'refs', 'heads', 'planted'), path.join(common, 'HEAD'), path.join(common, 'worktrees', 'wt', 'HEAD')];
+    const headBefore = readFileSync(path.join(common, 'HEAD'), 'utf8');
+    const script = targets.map((t) => `(printf x >> '${t}') 2>/dev/null && echo wrote || echo refused`).join('; ');
+    const cmd = planSandboxCommand({ bwrap: sb.bwrap, file: 'sh', args: ['-c', `${script}; touch '${home}/ok' && echo wrote-home`], repoRoot: clone, gitDir: path.join(clone, '.git'), readOnly: sb.readOnly, scratch: [], network: true, home: sb.home, hidden: sb.hidden });
+    const r = spawnSync(cmd.file, cmd.args, { env, encoding: 'utf8' });
+    expect(r.stdout.split('\n').filter(Boolean), r.stderr).toEqual([...targets.map(() => 'refused'), 'wrote-home']);
+    expect(existsSync(targets[0])).toBe(false);
+    expect(existsSync(targets[2])).toBe(false);
+    expect(readFileSync(path.join(common, 'HEAD'), 'utf8')).toBe(headBefore);
+    // The agent commits from the worktree: for it the common dir stays writable, but for its hooks and config.
+    const agentRun = { ...run, paths: { repoRoot: worktree } } as unknown as RunContext;
+    const { args } = sandboxCommand(agentRun, { topLevel: worktree, gitDir: common, pins: null } as unknown as RunTrust, { file: 'sh', args: [] }, clone);
+    const flagOf = (p: string) => args[args.findIndex((a, i) => a === p && args[i + 1] === p) - 1];
+    expect([flagOf(common), flagOf(path.join(common, 'hooks')), flagOf(path.join(common, 'config'))]).toEqual(['--bind', '--ro-bind-try', '--ro-bind-try']);
+  });
+});
