@@ -17,7 +17,7 @@ const PASSED: FakeCi = { runs: [{ name: 'test', status: 'completed', conclusion:
 
 async function serve(s: DeliverRepo, opts: Partial<GitHubServerOptions> = {}): Promise<GitHubServer> {
   // "GitHub" sees the branch where the bare remote has it: a merge naming another sha gets GitHub's 409.
-  return startGitHubServer({ owner: 'acme', repo: 'demo', headSha: (branch) => git(s.remote, 'rev-parse', `refs/heads/${branch}`), ...opts });
+  return startGitHubServer({ owner: 'acme', repo: 'demo', headSha: (branch) => git(s.remote, 'rev-parse', `refs/heads/${branch}`), compareIn: s.dir, ...opts });
 }
 
 const calls = (server: GitHubServer, method: string, re: RegExp) => server.requests.filter((q) => q.method === method && re.test(q.path));
@@ -94,6 +94,40 @@ describe('--deliver pr-merge', () => {
     expect(server.pulls[0].body).toContain('- `M test/pinned.test.js`');
     expect(readFileSync(path.join(s.dir, 'test/pinned.test.js'), 'utf8')).toContain('// skipped');
     expectNoToken(s, r);
+  });
+
+  it.each([
+    ['--resume after the agent moved the loop\'s pins ref', []],
+    ['--resume --repin', ['--repin']],
+  ])('pinned tests are judged from the plan at GitHub\'s merge base: %s still never merges a weakened test', async (_what, extra) => {
+    // The agent weakens a pinned test and points the runner's own record of its pins at its commit.
+    const s = deliverRepo(renderPlan({ stories: 1 }), undefined, {
+      files: { 'test/pinned.test.js': 'assert(true)\n' },
+      before: `echo '// skipped' >> test/pinned.test.js && git commit -qam 'weaken the test' && git update-ref "$(git for-each-ref --format='%(refname)' refs/ralphkit/loops/ | grep '/pins$')" HEAD`,
+    });
+    const server = await serve(s, { ci: () => PASSED });
+    const first = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr-merge', ...FAST, '3'], apiEnv(server));
+    expect(first.code, first.stderr).toBe(7);
+    const r = await ralph(s.dir, ['--resume', onlyState(s.dir).id, ...extra, ...FAST], apiEnv(server));
+    expect(r.code, r.stderr).toBe(7);
+    expect(merges(server)).toEqual([]);
+    expect(server.pulls[0].merged).toBeUndefined();
+    expect(r.stderr).toMatch(/the branch changed tests pinned by the plan on main \(merge base [0-9a-f]{7}\): M test\/pinned\.test\.js/);
+    expect(calls(server, 'GET', /\/compare\/main\.\.\.[0-9a-f]{40}$/).length).toBeGreaterThan(0);
+  });
+
+  it('never merges a branch that changes the repository\'s CI configuration', async () => {
+    const s = deliverRepo(renderPlan({ stories: 1 }), undefined, {
+      files: { '.github/workflows/ci.yml': 'on: [pull_request]\njobs:\n  test:\n    runs-on: ubuntu-latest\n    steps:\n      - run: npm test\n' },
+      before: `printf 'on: [pull_request]\\njobs:\\n  test:\\n    runs-on: ubuntu-latest\\n    steps:\\n      - run: "true"\\n' > .github/workflows/ci.yml && git commit -qam 'make CI a pass'`,
+    });
+    const server = await serve(s, { ci: () => PASSED });
+    const r = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr-merge', ...FAST, '3'], apiEnv(server));
+    expect(r.code, r.stderr).toBe(7);
+    expect(merges(server)).toEqual([]);
+    expect(r.stderr).toContain('the branch changes the repository\'s CI configuration (.github/workflows/ci.yml)');
+    expect(server.pulls[0].body).toContain('## CI configuration');
+    expect(server.pulls[0].body).toContain('- `M .github/workflows/ci.yml`');
   });
 
   it('never merges when a story is unverified (no check covers it): exit 7, though the loop alone would exit 0', async () => {

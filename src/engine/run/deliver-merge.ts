@@ -15,6 +15,7 @@ import { renderCiState } from '../deliver/ci-status.js';
 import { readPinDrift } from '../verify/pin-drift.js';
 import { deliverBranch } from './deliver.js';
 import type { PullDelivered } from './deliver-pr.js';
+import { readServerRefusal } from './merge-guard.js';
 
 /** Delivers the end of a complete loop and merges; returns the loop's exit: `done` when merged, else why not. */
 export async function deliverMerged(run: RunContext, done: LoopExit, signal: AbortSignal): Promise<LoopExit> {
@@ -26,6 +27,9 @@ export async function deliverMerged(run: RunContext, done: LoopExit, signal: Abo
   if (refusal) return notMerged(run, pr, refusal.why, refusal.hint);
   if (!delivered.remote) return notMerged(run, pr, 'the branch was not pushed (see the warning above)', `push it, then open and merge the pull request on GitHub: git push origin ${run.branch}`);
   if (!pull) return notMerged(run, pr, 'no pull request could be opened or updated (see the warning above)', 'open and merge it on GitHub');
+  // Both must pass: the loop's own record above, and GitHub's view of the branch against the plan at its merge base.
+  const server = await readServerRefusal(run, pull, run.gatePassed!.commit);
+  if (server) return notMerged(run, pr, server.why, server.hint);
   return waitAndMerge(run, done, pull, run.gatePassed!.commit, signal);
 }
 
