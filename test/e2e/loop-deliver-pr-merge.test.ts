@@ -33,8 +33,10 @@ describe('--deliver pr-merge', () => {
     expect(r.code, r.stderr).toBe(0);
     const head = git(s.dir, 'rev-parse', BRANCH);
     expect(git(s.remote, 'rev-parse', `refs/heads/${BRANCH}`)).toBe(head);
-    expect(checkLooks(server).map((q) => q.path)).toEqual([1, 2].map(() => `/repos/acme/demo/commits/${head}/check-runs?per_page=100&page=1`));
-    expect(calls(server, 'GET', /\/status\?/).map((q) => q.path)).toEqual([1, 2].map(() => `/repos/acme/demo/commits/${head}/status?per_page=100`));
+    // Passed on two looks in a row, one interval apart, before the merge.
+    expect(checkLooks(server).map((q) => q.path)).toEqual([1, 2, 3].map(() => `/repos/acme/demo/commits/${head}/check-runs?per_page=100&page=1`));
+    expect(calls(server, 'GET', /\/status\?/).map((q) => q.path)).toEqual([1, 2, 3].map(() => `/repos/acme/demo/commits/${head}/status?per_page=100`));
+    expect(calls(server, 'GET', /\/check-suites\?/).map((q) => q.path)).toEqual([1, 2, 3].map(() => `/repos/acme/demo/commits/${head}/check-suites?per_page=100`));
     expect(merges(server)).toHaveLength(1);
     expect(merges(server)[0]).toMatchObject({ path: '/repos/acme/demo/pulls/101/merge', body: { sha: head, merge_method: 'merge' } });
     // The merge is the last request: after the checks passed, never before.
@@ -45,6 +47,26 @@ describe('--deliver pr-merge', () => {
     expect(r.stderr).toMatch(new RegExp(`merged pull request #101 into main at ${head.slice(0, 7)} \\(merge commit fffffff\\)`));
     expect(onlyState(s.dir)).toMatchObject({ status: 'complete', exitCode: 0 });
     expectNoToken(s, r);
+  });
+
+  it('a quick check that passed before the real CI reported is not enough: the second look sees the failure, nothing merged', async () => {
+    const s = deliverRepo(renderPlan({ stories: 1 }));
+    const labeler = { name: 'labeler', status: 'completed', conclusion: 'success' };
+    const server = await serve(s, { ci: (_sha, call) => (call === 1 ? { runs: [labeler] } : { runs: [labeler, { name: 'test', status: 'completed', conclusion: 'failure' }] }) });
+    const r = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr-merge', '--merge-timeout', '20s', ...FAST, '3'], apiEnv(server));
+    expect(r.code, r.stderr).toBe(7);
+    expect(merges(server)).toEqual([]);
+    expect(checkLooks(server)).toHaveLength(2);
+    expect(r.stderr).toContain('2 checks, failed: test (failure)');
+  });
+
+  it('runs that were all skipped are no evidence: not merged', async () => {
+    const s = deliverRepo(renderPlan({ stories: 1 }));
+    const server = await serve(s, { ci: () => ({ runs: [{ name: 'test', status: 'completed', conclusion: 'skipped' }] }) });
+    const r = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr-merge', '--merge-timeout', '1s', ...FAST, '3'], apiEnv(server));
+    expect(r.code, r.stderr).toBe(7);
+    expect(merges(server)).toEqual([]);
+    expect(r.stderr).toContain('no check passed on');
   });
 
   it('no checks reported is not a pass: waits until --merge-timeout, exit 7, nothing merged, the pull request open', async () => {
@@ -150,7 +172,7 @@ describe('--deliver pr-merge', () => {
         return PASSED;
       },
     });
-    const r = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr-merge', ...FAST, '3'], apiEnv(server));
+    const r = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr-merge', '--merge-timeout', '20s', ...FAST, '3'], apiEnv(server));
     expect(r.code, r.stderr).toBe(7);
     const verified = git(s.dir, 'rev-parse', BRANCH);
     expect(merges(server).map((q) => q.body?.sha)).toEqual([verified]);
@@ -164,7 +186,7 @@ describe('--deliver pr-merge', () => {
   it('GitHub refusing the merge for its own rules (405): its words and a hint, exit 7', async () => {
     const s = deliverRepo(renderPlan({ stories: 1 }));
     const server = await serve(s, { ci: () => PASSED, mergeFail: { status: 405, message: 'Pull Request is not mergeable' } });
-    const r = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr-merge', ...FAST, '3'], apiEnv(server));
+    const r = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr-merge', '--merge-timeout', '20s', ...FAST, '3'], apiEnv(server));
     expect(r.code, r.stderr).toBe(7);
     expect(merges(server)).toHaveLength(1);
     expect(r.stderr).toContain('GitHub refused the merge: GitHub answered HTTP 405: Pull Request is not mergeable');

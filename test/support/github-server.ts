@@ -39,6 +39,8 @@ export interface FakeStatus {
 
 export interface FakeCi {
   runs?: FakeCheckRun[];
+  /** Check suites: `status` queued, in_progress or completed, and the app's name. */
+  suites?: Array<{ status: string; app: { name: string } }>;
   statuses?: FakeStatus[];
 }
 
@@ -89,9 +91,10 @@ export async function startGitHubServer(opts: GitHubServerOptions): Promise<GitH
       pulls.push(pull);
       return [201, view(pull)];
     }
-    const commit = new RegExp(`^${root}/commits/([0-9a-f]{40})/(check-runs|status)$`).exec(url.pathname);
+    const commit = new RegExp(`^${root}/commits/([0-9a-f]{40})/(check-runs|status|check-suites)$`).exec(url.pathname);
     if (method === 'GET' && commit) {
       const ci = opts.ci?.(commit[1], commit[2] === 'check-runs' ? ++ciCalls : ciCalls) ?? {};
+      if (commit[2] === 'check-suites') return [200, { total_count: ci.suites?.length ?? 0, check_suites: ci.suites ?? [] }];
       return [200, commit[2] === 'check-runs' ? { total_count: ci.runs?.length ?? 0, check_runs: ci.runs ?? [] } : combined(commit[1], ci.statuses ?? [])];
     }
     const compared = new RegExp(`^${root}/compare/(.+)\\.\\.\\.([0-9a-f]{40})$`).exec(decodeURIComponent(url.pathname));

@@ -61,7 +61,7 @@ async function waitAndMerge(run: RunContext, done: LoopExit, pull: PullDelivered
   if (waited.outcome === 'error') return notMerged(run, pr, `reading its checks failed: ${waited.error.message}`, `merge it on GitHub once its checks pass${url}`);
   if (waited.outcome === 'failed') return notMerged(run, pr, `its checks failed on ${sha.slice(0, 7)}: ${renderCiState(waited.state)}`, `look at the failing checks on GitHub${url}; fix them (a new loop, or by hand), then merge`);
   if (waited.outcome === 'timeout') {
-    const why = waited.state.verdict === 'none' ? `no checks were reported on ${sha.slice(0, 7)} within ${formatDuration(timeout)} (no checks is not a pass)` : `its checks had not finished within ${formatDuration(timeout)}: ${renderCiState(waited.state)}`;
+    const why = waited.state.verdict === 'none' ? `${waited.state.count ? 'no check passed' : 'no checks were reported'} on ${sha.slice(0, 7)} within ${formatDuration(timeout)} (${waited.state.count ? 'skipped or neutral' : 'no checks'} is not a pass)` : `its checks had not finished within ${formatDuration(timeout)}: ${renderCiState(waited.state)}`;
     return notMerged(run, pr, why, `${waited.state.verdict === 'none' ? 'make sure the repository runs CI on pull requests (with the default GITHUB_TOKEN of Actions, pull requests it opens run none), or merge' : 'merge'} it on GitHub once its checks pass${url}; or wait longer with --merge-timeout`);
   }
   try {

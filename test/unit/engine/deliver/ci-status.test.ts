@@ -12,7 +12,9 @@ describe('judgeCi', () => {
     ['nothing reported anywhere', [], NO_STATUSES, 'none'],
     ['a combined state of pending with no statuses and no runs', [], { state: 'pending', total_count: 0 }, 'none'],
     ['one run passed', [run('test', 'completed', 'success')], NO_STATUSES, 'passed'],
-    ['neutral and skipped runs pass', [run('a', 'completed', 'neutral'), run('b', 'completed', 'skipped'), run('c', 'completed', 'success')], NO_STATUSES, 'passed'],
+    ['neutral and skipped runs beside a success pass', [run('a', 'completed', 'neutral'), run('b', 'completed', 'skipped'), run('c', 'completed', 'success')], NO_STATUSES, 'passed'],
+    ['runs all skipped are no evidence', [run('test', 'completed', 'skipped')], NO_STATUSES, 'none'],
+    ['runs all neutral or skipped are no evidence', [run('a', 'completed', 'neutral'), run('b', 'completed', 'skipped')], NO_STATUSES, 'none'],
     ['statuses alone, all success', [], statuses('success', ['ci/x', 'success']), 'passed'],
     ['a run still in progress', [run('test', 'in_progress')], NO_STATUSES, 'pending'],
     ['a run queued, another passed', [run('a', 'queued'), run('b', 'completed', 'success')], NO_STATUSES, 'pending'],
@@ -28,6 +30,14 @@ describe('judgeCi', () => {
     ['a combined pending whose status is on a later page', [run('a', 'completed', 'success')], { state: 'pending', total_count: 120, statuses: [] }, 'pending'],
   ])('%s: %s', (_what, runs, combined, verdict) => {
     expect(judgeCi(runs, combined).verdict).toBe(verdict);
+  });
+
+  it('a check suite not completed keeps it pending: the real CI has not reported its runs yet', () => {
+    const passed = [run('labeler', 'completed', 'success')];
+    expect(judgeCi(passed, NO_STATUSES, true, [{ status: 'completed', app: { name: 'labeler' } }]).verdict).toBe('passed');
+    expect(judgeCi(passed, NO_STATUSES, true, [{ status: 'queued', app: { name: 'GitHub Actions' } }])).toMatchObject({ verdict: 'pending', pending: ['GitHub Actions (suite queued)'] });
+    expect(judgeCi([], NO_STATUSES, true, [{ status: 'in_progress' }]).verdict).toBe('pending');
+    expect(renderCiState(judgeCi([run('test', 'completed', 'skipped')], NO_STATUSES))).toBe('1 check, none passed (skipped or neutral is no evidence)');
   });
 
   it('check runs not all listed are pending, never passed', () => {
