@@ -152,6 +152,16 @@ describe('--deliver pr-merge', () => {
     expect(server.pulls[0].body).toContain('- `M .github/workflows/ci.yml`');
   });
 
+  it('never merges an open pull request it reused whose base is another branch', async () => {
+    const s = deliverRepo(renderPlan({ stories: 1 }));
+    const server = await serve(s, { ci: () => PASSED, pulls: [{ number: 7, head: BRANCH, base: 'release', title: 'x', body: '' }] });
+    const r = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr-merge', '--merge-timeout', '20s', ...FAST, '3'], apiEnv(server));
+    expect(r.code, r.stderr).toBe(7);
+    expect(merges(server)).toEqual([]);
+    expect(server.pulls[0].merged).toBeUndefined();
+    expect(r.stderr).toContain('pull request #7 was not merged: it is into release, not the loop\'s base main');
+  });
+
   it('never merges when a story is unverified (no check covers it): exit 7, though the loop alone would exit 0', async () => {
     const s = deliverRepo(renderPlan({ stories: 1, checks: [] }));
     const server = await serve(s, { ci: () => PASSED });

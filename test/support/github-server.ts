@@ -24,6 +24,8 @@ export interface FakePull {
   title: string;
   body: string;
   merged?: boolean;
+  /** The head's repository ("owner/name"); default: this one. */
+  headRepo?: string;
 }
 
 export interface FakeCheckRun {
@@ -79,7 +81,14 @@ export async function startGitHubServer(opts: GitHubServerOptions): Promise<GitH
       res.end(JSON.stringify(answer));
     });
   });
-  const view = (p: FakePull) => ({ number: p.number, html_url: `https://github.example/${opts.owner}/${opts.repo}/pull/${p.number}`, title: p.title, body: p.body, head: { ref: p.head, label: `${opts.owner}:${p.head}` }, base: { ref: p.base } });
+  const view = (p: FakePull) => ({ number: p.number, html_url: `https://github.example/${opts.owner}/${opts.repo}/pull/${p.number}`, title: p.title, body: p.body, head: { ref: p.head, label: `${opts.owner}:${p.head}`, sha: headOf(p.head), repo: { full_name: p.headRepo ?? `${opts.owner}/${opts.repo}` } }, base: { ref: p.base } });
+  const headOf = (branch: string) => {
+    try {
+      return opts.headSha?.(branch) ?? null;
+    } catch {
+      return null;
+    }
+  };
   function route(method: string, url: URL, body: Record<string, unknown> | null): [number, unknown] {
     if (method === 'GET' && url.pathname === root) return [200, { full_name: `${opts.owner}/${opts.repo}`, default_branch: opts.defaultBranch ?? 'main' }];
     if (method === 'GET' && url.pathname === `${root}/pulls`) {
@@ -103,6 +112,7 @@ export async function startGitHubServer(opts: GitHubServerOptions): Promise<GitH
     if (method === 'PUT' && merge) return mergePull(pulls.find((p) => String(p.number) === merge), body);
     const number = new RegExp(`^${root}/pulls/(\\d+)$`).exec(url.pathname)?.[1];
     const pull = pulls.find((p) => String(p.number) === number);
+    if (method === 'GET' && pull) return [200, view(pull)];
     if (method === 'PATCH' && pull) {
       if (typeof body?.body === 'string') pull.body = body.body;
       return [200, view(pull)];

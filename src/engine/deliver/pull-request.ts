@@ -51,6 +51,19 @@ function describe(action: PullRequestDone['action'], answer: PullFields, known: 
   return { action, number, url, base };
 }
 
+/** What GitHub says of pull request `number` now: its base branch, head sha and head repository ("owner/name"). */
+export async function readPullFacts(client: GitHubClient, repo: GitHubRepo, number: number): Promise<{ base: string; headSha: string; headRepo: string }> {
+  const answer = await client.request('GET', `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}/pulls/${number}`);
+  const body = answer.body as { base?: { ref?: unknown }; head?: { sha?: unknown; repo?: { full_name?: unknown } | null } } | null;
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  return { base: text(body?.base?.ref), headSha: text(body?.head?.sha), headRepo: text(body?.head?.repo?.full_name) };
+}
+
+/** The repository's default branch, as GitHub names it. Throws GitHubError. */
+export function readDefaultBranch(client: GitHubClient, repo: GitHubRepo): Promise<string> {
+  return defaultBranch(client, `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}`);
+}
+
 async function defaultBranch(client: GitHubClient, root: string): Promise<string> {
   const answer = await client.request('GET', root);
   const name = (answer.body as { default_branch?: unknown } | null)?.default_branch;

@@ -15,7 +15,7 @@ import { renderCiState } from '../deliver/ci-status.js';
 import { readPinDrift } from '../verify/pin-drift.js';
 import { deliverBranch } from './deliver.js';
 import type { PullDelivered } from './deliver-pr.js';
-import { readServerRefusal } from './merge-guard.js';
+import { readPullRefusal, readServerRefusal } from './merge-guard.js';
 
 /** Delivers the end of a complete loop and merges; returns the loop's exit: `done` when merged, else why not. */
 export async function deliverMerged(run: RunContext, done: LoopExit, signal: AbortSignal): Promise<LoopExit> {
@@ -28,7 +28,7 @@ export async function deliverMerged(run: RunContext, done: LoopExit, signal: Abo
   if (!delivered.remote) return notMerged(run, pr, 'the branch was not pushed (see the warning above)', `push it, then open and merge the pull request on GitHub: git push origin ${run.branch}`);
   if (!pull) return notMerged(run, pr, 'no pull request could be opened or updated (see the warning above)', 'open and merge it on GitHub');
   // Both must pass: the loop's own record above, and GitHub's view of the branch against the plan at its merge base.
-  const server = await readServerRefusal(run, pull, run.gatePassed!.commit);
+  const server = (await readPullRefusal(run, pull, run.gatePassed!.commit)) ?? (await readServerRefusal(run, pull, run.gatePassed!.commit));
   if (server) return notMerged(run, pr, server.why, server.hint);
   return waitAndMerge(run, done, pull, run.gatePassed!.commit, signal);
 }
@@ -64,6 +64,9 @@ async function waitAndMerge(run: RunContext, done: LoopExit, pull: PullDelivered
     const why = waited.state.verdict === 'none' ? `${waited.state.count ? 'no check passed' : 'no checks were reported'} on ${sha.slice(0, 7)} within ${formatDuration(timeout)} (${waited.state.count ? 'skipped or neutral' : 'no checks'} is not a pass)` : `its checks had not finished within ${formatDuration(timeout)}: ${renderCiState(waited.state)}`;
     return notMerged(run, pr, why, `${waited.state.verdict === 'none' ? 'make sure the repository runs CI on pull requests (with the default GITHUB_TOKEN of Actions, pull requests it opens run none), or merge' : 'merge'} it on GitHub once its checks pass${url}; or wait longer with --merge-timeout`);
   }
+  // Checked again right before the merge: the wait is long, and the pull request is GitHub's to change meanwhile.
+  const moved = await readPullRefusal(run, pull, sha);
+  if (moved) return notMerged(run, pr, moved.why, moved.hint);
   try {
     const merged = await mergePull(pull.client, pull.repo, pull.done.number, sha);
     const into = pull.done.base ? ` into ${pull.done.base}` : '';

@@ -9,6 +9,7 @@ import { isAncestor, readFileAt } from '../git/git.js';
 import { relPath } from '../../util/repo-path.js';
 import { GitHubError } from '../deliver/github.js';
 import { ciConfigFiles, readBranchChanges } from '../deliver/compare.js';
+import { readDefaultBranch, readPullFacts } from '../deliver/pull-request.js';
 import { readPins, readTreeFiles } from '../verify/checkout.js';
 import { readPinDrift } from '../verify/pin-drift.js';
 import type { PullDelivered } from './deliver-pr.js';
@@ -19,6 +20,26 @@ export interface Refusal {
 }
 
 const list = (items: string[]) => items.slice(0, 5).join(', ') + (items.length > 5 ? `, and ${items.length - 5} more` : '');
+
+/**
+ * Null when the pull request on GitHub is the loop's: into the loop's base (the plan's baseBranch when the loop
+ * started, else the default branch), from this repository, ending at the verified commit. An open pull request the
+ * loop found and reused may be into another branch (`release`), from a fork, or moved. Never throws.
+ */
+export async function readPullRefusal(run: RunContext, pull: PullDelivered, commit: string): Promise<Refusal | null> {
+  const hint = 'look at the pull request on GitHub, then merge it by hand';
+  try {
+    const facts = await readPullFacts(pull.client, pull.repo, pull.done.number);
+    const base = run.base || (await readDefaultBranch(pull.client, pull.repo));
+    const own = `${pull.repo.owner}/${pull.repo.repo}`;
+    if (facts.base !== base) return { why: `it is into ${facts.base || 'an unnamed branch'}, not the loop's base ${base}`, hint: `change its base to ${base} on GitHub, or ${hint}` };
+    if (facts.headRepo.toLowerCase() !== own.toLowerCase()) return { why: `its head is in ${facts.headRepo || 'an unnamed repository'}, not ${own}`, hint };
+    if (facts.headSha !== commit) return { why: `its head on GitHub is ${facts.headSha.slice(0, 7) || 'unknown'}, not the commit the final gate verified (${commit.slice(0, 7)})`, hint };
+    return null;
+  } catch (err) {
+    return { why: `cannot read the pull request from GitHub: ${(err as Error).message}`, hint };
+  }
+}
 
 /** Null when GitHub's view of the branch lets it merge; else why not. Never throws. */
 export async function readServerRefusal(run: RunContext, pull: PullDelivered, commit: string): Promise<Refusal | null> {
