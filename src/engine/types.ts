@@ -255,6 +255,8 @@ export interface LoopState {
    * Code's, and each stop of the session is one iteration, counted by the Stop hook (engine/hook/).
    */
   inSession?: true;
+  /** Set when the loop was interrupted while --deliver pr-merge waited for CI: every story passed its final gate. */
+  mergePending?: true;
 }
 
 /** What the loop knows of an agent run once it has exited: all that is needed to finish its iteration without it. */
@@ -320,6 +322,8 @@ export interface RunContext {
   pins?: Pins | null;
   /** The commit the final gate passed on, and whether every story it judged was verified (not on the agent's word). */
   gatePassed?: { commit: string; allVerified: boolean };
+  /** Set when Ctrl-C stopped pr-merge's wait for CI (deliver-merge.ts), for the state's mergePending. */
+  mergeInterrupted?: boolean;
   /** Set when the end of the loop was already delivered (pr-merge pushes and merges before the loop's end is recorded). */
   deliveredAtEnd?: boolean;
 }

@@ -215,10 +215,14 @@ describe('--deliver pr-merge', () => {
     expect(first.stderr).toContain(`to verify and try again: ./ralph/ralph.sh --resume ${id}`);
     ciDone = true;
     const agentRuns = readFileSync(s.envDump, 'utf8').split('RALPH_RUNNER=1').length;
+    const gateVerdicts = () => readFileSync(path.join(s.dir, 'ralph/.runs', id, 'ledger.jsonl'), 'utf8').split('\n').filter((l) => /"kind":"verdict"/.test(l) && /"gate":true/.test(l)).length;
+    const gatesBefore = gateVerdicts();
     const r = await ralph(s.dir, ['--resume', id, ...FAST], apiEnv(server));
     expect(r.code, r.stderr).toBe(0);
     expect(readFileSync(s.envDump, 'utf8').split('RALPH_RUNNER=1').length).toBe(agentRuns);
-    expect(r.stderr).toContain('final gate');
+    // The final gate really ran again: one more gate verdict in the ledger.
+    expect(gatesBefore).toBeGreaterThan(0);
+    expect(gateVerdicts()).toBe(gatesBefore + 1);
     expect(merges(server).map((q) => q.body?.sha)).toEqual([git(s.dir, 'rev-parse', BRANCH)]);
     expect(onlyState(s.dir)).toMatchObject({ status: 'complete', exitCode: 0 });
     expectNoToken(s, r);
@@ -235,6 +239,26 @@ describe('--deliver pr-merge', () => {
     expect(merges(server)).toEqual([]);
     expect(lines(r.stderr, /interrupted while waiting/)).toEqual([expect.stringContaining('interrupted while waiting for the checks of pull request #101; it stays open, not merged')]);
     expect(onlyState(s.dir)).toMatchObject({ status: 'interrupted', exitCode: 130 });
+  });
+
+  it('Ctrl-C while waiting with no iteration left: the hinted --resume-last is not refused, runs no agent, and merges', async () => {
+    const s = deliverRepo(renderPlan({ stories: 1 }));
+    let ciDone = false;
+    const server = await serve(s, { ci: () => (ciDone ? PASSED : { runs: [{ name: 'test', status: 'queued', conclusion: null }] }) });
+    const { child, done } = startRalph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr-merge', '--merge-timeout', '20s', ...FAST, '1'], apiEnv(server));
+    await until('a look at the checks', () => checkLooks(server).length > 0);
+    child.kill('SIGINT');
+    const first = await done;
+    expect(first.code, first.stderr).toBe(130);
+    expect(first.stderr).toContain('or wait again with: ./ralph/ralph.sh --resume-last');
+    ciDone = true;
+    const agentRuns = readFileSync(s.envDump, 'utf8').split('RALPH_RUNNER=1').length;
+    const r = await ralph(s.dir, ['--resume-last', ...FAST], apiEnv(server));
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(s.envDump, 'utf8').split('RALPH_RUNNER=1').length).toBe(agentRuns);
+    expect(merges(server).map((q) => q.body?.sha)).toEqual([git(s.dir, 'rev-parse', BRANCH)]);
+    expect(onlyState(s.dir)).toMatchObject({ status: 'complete', exitCode: 0 });
+    expect(onlyState(s.dir)).not.toHaveProperty('mergePending');
   });
 
   it('--merge-timeout without --deliver pr-merge is refused', async () => {

@@ -56,6 +56,7 @@ async function waitAndMerge(run: RunContext, done: LoopExit, pull: PullDelivered
   const log = (words: string) => run.emit({ type: 'info', message: `checks on ${sha.slice(0, 7)}: ${words}` });
   const waited = await waitForCi({ client: pull.client, repo: pull.repo, sha, timeoutMs: timeout, signal, clock: realClock, log });
   if (waited.outcome === 'interrupted') {
+    run.mergeInterrupted = true;
     return new LoopExit(LOOP_EXIT.interrupted, `interrupted while waiting for the checks of ${pr}; it stays open, not merged`, `merge it on GitHub once its checks pass${url}, or wait again with: ./ralph/ralph.sh --resume-last (the final gate runs again first)`);
   }
   if (waited.outcome === 'error') return notMerged(run, pr, `reading its checks failed: ${waited.error.message}`, `merge it on GitHub once its checks pass${url}`);

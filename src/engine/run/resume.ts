@@ -68,8 +68,10 @@ function hasOrphanGroup(s: LoopState): boolean {
  */
 export function refuseExhausted(state: LoopState, options: RunOptions): void {
   const next = state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration);
-  // A loop that is done but not merged runs no agent on resume: its final gate runs again, then the merge.
-  if (options.maxIterations === 0 || next <= options.maxIterations || state.status === 'not-merged') return;
+  // A loop that is done but not merged (or was interrupted while waiting for the merge) runs no agent on resume: its
+  // final gate runs again, then the merge.
+  const merging = state.status === 'not-merged' || (state.status === 'interrupted' && state.mergePending === true);
+  if (options.maxIterations === 0 || next <= options.maxIterations || merging) return;
   const ran = next - 1;
   throw new LoopExit(2, `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`, `give a higher max: ${renderResumeCommand(options.resume ? state.id : null, ran)}`);
 }
