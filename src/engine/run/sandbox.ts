@@ -27,9 +27,20 @@ export function sandboxCommand(run: RunContext, trust: RunTrust, agent: { file: 
 }
 
 /**
+ * The gh CLI's folder (its login, hosts.yml, may hold the user's token), as gh looks for it: GH_CONFIG_DIR, else
+ * $XDG_CONFIG_HOME/gh, else ~/.config/gh. Hidden from the agent and its checks when --deliver pr or pr-merge uses it.
+ */
+function ghConfigDir(env: NodeJS.ProcessEnv): string | null {
+  if (env.GH_CONFIG_DIR) return env.GH_CONFIG_DIR;
+  if (env.XDG_CONFIG_HOME) return path.join(env.XDG_CONFIG_HOME, 'gh');
+  return env.HOME ? path.join(env.HOME, '.config', 'gh') : null;
+}
+
+/**
  * With --sandbox, checks run under bubblewrap too: they execute the agent's code. Writable: the checkout and HOME
  * (package managers keep caches there); read-only: the repository itself and the global git configuration; hidden:
- * the key that seals the verdict record (created by the first final gate, so looked for each time).
+ * the key that seals the verdict record (created by the first final gate, so looked for each time), and with --deliver
+ * pr or pr-merge the gh CLI's login.
  */
 export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | undefined {
   if (!run.options.sandbox) return undefined;
@@ -38,6 +49,8 @@ export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | u
   PROBES.set(run, probe);
   if (!probe.ok) throw new LoopFailure(probe.message, probe.hint);
   const home = run.io.env.HOME;
-  const hidden = existsSync(keyDir(run.io.env)) ? [realpathSync(keyDir(run.io.env))] : [];
+  const hidden = [keyDir(run.io.env), ...(run.options.deliver === 'pr' || run.options.deliver === 'pr-merge' ? [ghConfigDir(run.io.env)] : [])]
+    .filter((dir): dir is string => !!dir && existsSync(dir))
+    .map((dir) => realpathSync(dir));
   return { bwrap: probe.bwrap, home, readOnly: [trust.topLevel, ...(home ? [path.join(home, '.gitconfig'), path.join(home, '.config', 'git')] : [])], hidden, network: run.options.network };
 }
