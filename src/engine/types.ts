@@ -208,7 +208,7 @@ export interface Clock {
 export type LoopStatus = 'running' | 'complete' | 'not-merged' | 'max-iterations' | 'stuck' | 'no-progress' | 'budget' | 'protected' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
 
 /** Options that belong to one invocation, not to the loop: never stored in state.json, not kept by --resume. */
-export type PerInvocation = 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'notify' | 'onExit' | 'webhook';
+export type PerInvocation = 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'notify' | 'onExit' | 'webhook' | 'acceptPinChanges';
 
 /** ralph/.runs/<id>/state.json (SPEC §4). */
 export interface LoopState {
@@ -376,6 +376,8 @@ export interface RunOptions {
   deliver: DeliverMode;
   /** --deliver pr-merge: how long to wait for the repository's CI on the pull request's head (--merge-timeout). */
   mergeTimeoutMs: number;
+  /** --deliver pr-merge: merge although the branch changed pinned tests (typed each time, never stored). */
+  acceptPinChanges: boolean;
   /** The end-of-loop notifications; each invocation's own, never stored in state.json (the webhook is a secret). */
   notify: boolean;
   onExit?: string;

@@ -41,9 +41,11 @@ async function planRefusal(run: RunContext): Promise<{ why: string; hint: string
   if (head.stdout.trim() !== gate.commit) return { why: `${run.branch} moved since the final gate verified ${gate.commit.slice(0, 7)}`, hint: 'look at the new commits, then merge by hand' };
   if (!run.pins) return { why: 'the loop has no record of its pinned tests', hint: 'review the test changes in the pull request, then merge it by hand' };
   const drift = await readPinDrift(run.paths.repoRoot, run.pins, gate.commit);
-  if (drift.length) {
+  if (drift.length && run.options.acceptPinChanges) {
+    run.emit({ type: 'warn', message: `--accept-pin-changes: merging although the loop's commits changed pinned tests since ${run.pins.commit.slice(0, 7)} (${drift.slice(0, 5).join(', ')}${drift.length > 5 ? ', ...' : ''})` });
+  } else if (drift.length) {
     const shown = drift.slice(0, 5).join(', ') + (drift.length > 5 ? `, and ${drift.length - 5} more` : '');
-    return { why: `the loop's commits changed pinned test files since the plan commit ${run.pins.commit.slice(0, 7)} (${shown}); the checks ran with the plan commit's versions`, hint: 'the pull request lists them: review those changes, then merge it by hand' };
+    return { why: `the loop's commits changed pinned test files since the plan commit ${run.pins.commit.slice(0, 7)} (${shown}); the checks ran with the plan commit's versions`, hint: 'the pull request lists them: review those changes, then merge it by hand (or, once reviewed, resume with --deliver pr-merge --accept-pin-changes)' };
   }
   return null;
 }
@@ -57,7 +59,7 @@ async function waitAndMerge(run: RunContext, done: LoopExit, pull: PullDelivered
   const waited = await waitForCi({ client: pull.client, repo: pull.repo, sha, timeoutMs: timeout, signal, clock: realClock, log });
   if (waited.outcome === 'interrupted') {
     run.mergeInterrupted = true;
-    return new LoopExit(LOOP_EXIT.interrupted, `interrupted while waiting for the checks of ${pr}; it stays open, not merged`, `merge it on GitHub once its checks pass${url}, or wait again with: ./ralph/ralph.sh --resume-last (the final gate runs again first)`);
+    return new LoopExit(LOOP_EXIT.interrupted, `interrupted while waiting for the checks of ${pr}; it stays open, not merged`, `merge it on GitHub once its checks pass${url}, or wait again with: ./ralph/ralph.sh --resume-last --deliver pr-merge (the final gate runs again first)`);
   }
   if (waited.outcome === 'error') return notMerged(run, pr, `reading its checks failed: ${waited.error.message}`, `merge it on GitHub once its checks pass${url}`);
   if (waited.outcome === 'failed') return notMerged(run, pr, `its checks failed on ${sha.slice(0, 7)}: ${renderCiState(waited.state)}`, `look at the failing checks on GitHub${url}; fix them (a new loop, or by hand), then merge`);
@@ -86,5 +88,5 @@ function renderMergeHint(status: number | null, url: string): string {
 }
 
 function notMerged(run: RunContext, pr: string, why: string, hint: string): LoopExit {
-  return new LoopExit(LOOP_EXIT.notMerged, `the loop is done, but ${pr} was not merged: ${why}`, `${hint}; your commits are on ${run.branch} and ${pr === 'the pull request' ? 'nothing was merged' : `${pr} stays open`}; to verify and try again: ./ralph/ralph.sh --resume ${run.id}`);
+  return new LoopExit(LOOP_EXIT.notMerged, `the loop is done, but ${pr} was not merged: ${why}`, `${hint}; your commits are on ${run.branch} and ${pr === 'the pull request' ? 'nothing was merged' : `${pr} stays open`}; to verify and try again: ./ralph/ralph.sh --resume ${run.id} --deliver pr-merge`);
 }

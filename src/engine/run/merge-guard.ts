@@ -53,7 +53,9 @@ export async function readServerRefusal(run: RunContext, pull: PullDelivered, co
     if (!(await isAncestor(top, changes.mergeBase, commit))) return { why: `GitHub's merge base ${changes.mergeBase.slice(0, 7)} with ${pull.done.base} is not in the verified commit's history here`, hint: `fetch ${pull.done.base}, then ${review}` };
     const drift = await readBaseDrift(top, run.paths.prd, changes.mergeBase, commit, changes.files);
     if (drift === null) return { why: `the plan is not committed on ${pull.done.base} at the merge base ${changes.mergeBase.slice(0, 7)}, so nothing there says which tests are pinned`, hint: `commit the plan to ${pull.done.base} before the loop, or ${review}` };
-    if (drift.length) return { why: `the branch changed tests pinned by the plan on ${pull.done.base} (merge base ${changes.mergeBase.slice(0, 7)}): ${list(drift)}; the checks ran with the base's versions`, hint: `the pull request lists them: ${review}` };
+    const why = `the branch changed tests pinned by the plan on ${pull.done.base} (merge base ${changes.mergeBase.slice(0, 7)}): ${list(drift)}; the checks ran with the base's versions`;
+    if (drift.length && run.options.acceptPinChanges) run.emit({ type: 'warn', message: `--accept-pin-changes: merging although ${why}` });
+    else if (drift.length) return { why, hint: `the pull request lists them: ${review} (or, once reviewed, resume with --deliver pr-merge --accept-pin-changes)` };
     return null;
   } catch (err) {
     const said = err instanceof GitHubError || err instanceof Error ? err.message : String(err);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { judgeCi, renderCiState, type CheckRunFields, type CombinedStatusFields } from '../../../../src/engine/deliver/ci-status.js';
+import { judgeCi, readCiState, renderCiState, type CheckRunFields, type CombinedStatusFields } from '../../../../src/engine/deliver/ci-status.js';
+import type { GitHubClient } from '../../../../src/engine/deliver/github.js';
 import { planPollInterval } from '../../../../src/engine/deliver/merge.js';
 
 const run = (name: string, status: string, conclusion: string | null = null): CheckRunFields => ({ name, status, conclusion });
@@ -70,5 +71,35 @@ describe('check names', () => {
     const state = judgeCi([{ name: `evil\nralph: merged pull request #1\u001b[2J${'x'.repeat(200)}`, status: 'completed', conclusion: 'failure' }], NO_STATUSES);
     expect(state.failed[0]).not.toMatch(/[\n\u001b]/);
     expect(state.failed[0].length).toBeLessThan(120);
+  });
+});
+
+describe('readCiState paging', () => {
+  // A client that answers like GitHub: `listed` check runs in pages of 100 under a total_count of `total`.
+  function client(listed: number, total: number, seen: string[]): GitHubClient {
+    const all = Array.from({ length: listed }, (_, i) => run(`job ${i}`, 'completed', 'success'));
+    return {
+      async request(_method, path) {
+        seen.push(path);
+        const page = Number(/[?&]page=(\d+)/.exec(path)?.[1] ?? 0);
+        if (path.includes('/check-runs')) return { status: 200, body: { total_count: total, check_runs: all.slice((page - 1) * 100, page * 100) } };
+        if (path.includes('/check-suites')) return { status: 200, body: { total_count: 0, check_suites: [] } };
+        return { status: 200, body: NO_STATUSES };
+      },
+    };
+  }
+  const repo = { host: 'github.com', owner: 'acme', repo: 'demo' };
+
+  it('reads every page: 150 runs, all passed', async () => {
+    const seen: string[] = [];
+    const state = await readCiState(client(150, 150, seen), repo, 'a'.repeat(40));
+    expect(state).toMatchObject({ verdict: 'passed', count: 150 });
+    expect(seen.filter((p) => p.includes('/check-runs'))).toHaveLength(2);
+  });
+
+  it('a total_count larger than what the pages list is pending, never passed', async () => {
+    const state = await readCiState(client(150, 200, []), repo, 'a'.repeat(40));
+    expect(state.verdict).toBe('pending');
+    expect(state.pending).toContain('check runs not all listed');
   });
 });
