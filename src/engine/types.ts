@@ -211,7 +211,7 @@ export interface Clock {
 export type LoopStatus = 'running' | 'complete' | 'not-merged' | 'max-iterations' | 'max-duration' | 'stuck' | 'no-progress' | 'budget' | 'protected' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
 
 /** Options that belong to one invocation, not to the loop: never stored in state.json, not kept by --resume. */
-export type PerInvocation = 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'notify' | 'onExit' | 'webhook';
+export type PerInvocation = 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'notify' | 'onExit' | 'webhook' | 'acceptPinChanges';
 
 /** ralph/.runs/<id>/state.json (SPEC §4). */
 export interface LoopState {
@@ -258,6 +258,8 @@ export interface LoopState {
    * Code's, and each stop of the session is one iteration, counted by the Stop hook (engine/hook/).
    */
   inSession?: true;
+  /** Set when the loop was interrupted while --deliver pr-merge waited for CI: every story passed its final gate. */
+  mergePending?: true;
 }
 
 /** What the loop knows of an agent run once it has exited: all that is needed to finish its iteration without it. */
@@ -325,6 +327,8 @@ export interface RunContext {
   pins?: Pins | null;
   /** The commit the final gate passed on, and whether every story it judged was verified (not on the agent's word). */
   gatePassed?: { commit: string; allVerified: boolean };
+  /** Set when Ctrl-C stopped pr-merge's wait for CI (deliver-merge.ts), for the state's mergePending. */
+  mergeInterrupted?: boolean;
   /** Set when the end of the loop was already delivered (pr-merge pushes and merges before the loop's end is recorded). */
   deliveredAtEnd?: boolean;
 }
@@ -379,6 +383,8 @@ export interface RunOptions {
   deliver: DeliverMode;
   /** --deliver pr-merge: how long to wait for the repository's CI on the pull request's head (--merge-timeout). */
   mergeTimeoutMs: number;
+  /** --deliver pr-merge: merge although the branch changed pinned tests (typed each time, never stored). */
+  acceptPinChanges: boolean;
   /** The end-of-loop notifications; each invocation's own, never stored in state.json (the webhook is a secret). */
   notify: boolean;
   onExit?: string;

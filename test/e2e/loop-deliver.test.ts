@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { git, testdir } from '../support/repo.js';
 import { agent, loopRepo, onlyState, ralph, startRalph } from '../support/loop-repo.js';
 import { waitUntil } from '../support/process.js';
+import { deliverRepo } from '../support/deliver-repo.js';
+import { renderPlan } from '../support/loop-repo.js';
 
 const FAST = ['--pause', '0'];
 const BRANCH = 'ralph/test';
@@ -36,6 +38,13 @@ function remoteRef(remote: string, ref: string): string | null {
 const lines = (stderr: string, re: RegExp) => stderr.split('\n').filter((l) => re.test(l));
 
 describe('--deliver push', () => {
+  it('warns once when the pushed branch changes CI configuration (a workflow there may run with the repository\'s secrets)', async () => {
+    const s = deliverRepo(renderPlan({ stories: 2 }), undefined, { before: 'mkdir -p .github/workflows && echo "on: push" >> .github/workflows/x.yml && git add -A && git commit -qm ci' });
+    const r = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'push', ...FAST, '5']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(lines(r.stderr, /changes CI configuration/)).toEqual([expect.stringContaining(`--deliver push: the pushed ${BRANCH} changes CI configuration (.github/workflows/x.yml); on origin it may run with the repository's secrets`)]);
+  });
+
   it('pushes the plan branch after each accepted story and at the end; a pre-push hook in the repository never runs', async () => {
     const dir = loopRepo({ stories: 2 });
     const remote = bareRemote();

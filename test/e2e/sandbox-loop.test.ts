@@ -8,6 +8,9 @@ import { bytesOrNull, copyRepo, passes, prepareTemplate, type Template } from '.
 import { FIXTURES, git, run, runCli, testdir } from '../support/repo.js';
 import { readNote } from '../support/verdict-note.js';
 import { parseRecord } from '../../src/engine/store/verdict-record.js';
+import { agent as fixtureAgent, ralph as ralphLoop, renderPlan } from '../support/loop-repo.js';
+import { apiEnv, deliverRepo } from '../support/deliver-repo.js';
+import { startGitHubServer } from '../support/github-server.js';
 
 /**
  * The sandbox gives the agent a private /tmp, and this checkout (CI's clone) may itself live under /tmp: the fake
@@ -128,5 +131,27 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
     } finally {
       probeTemplate.remove();
     }
+  });
+});
+
+describe.skipIf(!probe.ok)('--sandbox with --deliver pr: the gh CLI\'s login is hidden from the agent', () => {
+  it('the agent cannot read ~/.config/gh/hosts.yml (an empty folder in its place); the runner still opens the pull request', async () => {
+    const s = deliverRepo(renderPlan({ stories: 1 }));
+    const home = testdir('ralphkit-home-');
+    mkdirSync(path.join(home, '.config/gh'), { recursive: true });
+    writeFileSync(path.join(home, '.config/gh/hosts.yml'), 'github.com:\n    oauth_token: gho_secretOfTheUser\n');
+    // The agent (inside the sandbox's private /tmp, so kept in .git/) copies what it can see of gh's folder.
+    const seen = path.join(s.dir, '.git', 'gh-seen');
+    const agentCmd = path.join(s.dir, '.git', 'gh-agent.sh');
+    writeFileSync(agentCmd, `#!/bin/sh\n(ls -A "$HOME/.config/gh"; cat "$HOME/.config/gh/hosts.yml") > '${seen}' 2>&1\nexec node '${fixtureAgent('worker')}'\n`, { mode: 0o755 });
+    const server = await startGitHubServer({ owner: 'acme', repo: 'demo' });
+    const r = await ralphLoop(s.dir, ['--agent-cmd', agentCmd, '--sandbox', '--deliver', 'pr', '--pause', '0', '3'], apiEnv(server, { HOME: home, GH_CONFIG_DIR: '' }));
+    expect(r.code, r.stderr).toBe(0);
+    expect(existsSync(seen), 'the agent ran').toBe(true);
+    expect(readFileSync(seen, 'utf8')).not.toContain('gho_secretOfTheUser');
+    expect(readFileSync(seen, 'utf8')).toMatch(/No such file/);
+    expect(server.pulls).toHaveLength(1);
+    // Outside the sandbox the login is untouched.
+    expect(readFileSync(path.join(home, '.config/gh/hosts.yml'), 'utf8')).toContain('gho_secretOfTheUser');
   });
 });

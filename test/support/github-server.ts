@@ -3,7 +3,9 @@
 // body included. `fail` answers every request with one status and message instead (401, 500, ...). For pr-merge:
 // `ci(sha, call)` scripts the check runs and commit statuses of a commit (call counts the looks at check runs, from
 // 1; default: none reported), and `headSha(branch)` says where the branch ends on "GitHub" (a merge naming another
-// sha gets GitHub's 409), `mergeFail` refuses every merge with a status and message (405, ...).
+// sha gets GitHub's 409), `mergeFail` refuses every merge with a status and message (405, ...), `compareIn` a repository
+// whose branches answer GitHub's compare API (merge base and changed files).
+import { spawnSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { onTestFinished } from 'vitest';
@@ -22,6 +24,8 @@ export interface FakePull {
   title: string;
   body: string;
   merged?: boolean;
+  /** The head's repository ("owner/name"); default: this one. */
+  headRepo?: string;
 }
 
 export interface FakeCheckRun {
@@ -37,6 +41,8 @@ export interface FakeStatus {
 
 export interface FakeCi {
   runs?: FakeCheckRun[];
+  /** Check suites: `status` queued, in_progress or completed, and the app's name. */
+  suites?: Array<{ status: string; app: { name: string } }>;
   statuses?: FakeStatus[];
 }
 
@@ -49,6 +55,8 @@ export interface GitHubServerOptions {
   ci?: (sha: string, call: number) => FakeCi;
   headSha?: (branch: string) => string;
   mergeFail?: { status: number; message: string };
+  /** A repository whose branches are GitHub's for the comparison of a base branch and a sha (merge base, changed files). */
+  compareIn?: string;
 }
 
 export interface GitHubServer {
@@ -73,7 +81,14 @@ export async function startGitHubServer(opts: GitHubServerOptions): Promise<GitH
       res.end(JSON.stringify(answer));
     });
   });
-  const view = (p: FakePull) => ({ number: p.number, html_url: `https://github.example/${opts.owner}/${opts.repo}/pull/${p.number}`, title: p.title, body: p.body, head: { ref: p.head, label: `${opts.owner}:${p.head}` }, base: { ref: p.base } });
+  const view = (p: FakePull) => ({ number: p.number, html_url: `https://github.example/${opts.owner}/${opts.repo}/pull/${p.number}`, title: p.title, body: p.body, head: { ref: p.head, label: `${opts.owner}:${p.head}`, sha: headOf(p.head), repo: { full_name: p.headRepo ?? `${opts.owner}/${opts.repo}` } }, base: { ref: p.base } });
+  const headOf = (branch: string) => {
+    try {
+      return opts.headSha?.(branch) ?? null;
+    } catch {
+      return null;
+    }
+  };
   function route(method: string, url: URL, body: Record<string, unknown> | null): [number, unknown] {
     if (method === 'GET' && url.pathname === root) return [200, { full_name: `${opts.owner}/${opts.repo}`, default_branch: opts.defaultBranch ?? 'main' }];
     if (method === 'GET' && url.pathname === `${root}/pulls`) {
@@ -85,15 +100,19 @@ export async function startGitHubServer(opts: GitHubServerOptions): Promise<GitH
       pulls.push(pull);
       return [201, view(pull)];
     }
-    const commit = new RegExp(`^${root}/commits/([0-9a-f]{40})/(check-runs|status)$`).exec(url.pathname);
+    const commit = new RegExp(`^${root}/commits/([0-9a-f]{40})/(check-runs|status|check-suites)$`).exec(url.pathname);
     if (method === 'GET' && commit) {
       const ci = opts.ci?.(commit[1], commit[2] === 'check-runs' ? ++ciCalls : ciCalls) ?? {};
+      if (commit[2] === 'check-suites') return [200, { total_count: ci.suites?.length ?? 0, check_suites: ci.suites ?? [] }];
       return [200, commit[2] === 'check-runs' ? { total_count: ci.runs?.length ?? 0, check_runs: ci.runs ?? [] } : combined(commit[1], ci.statuses ?? [])];
     }
+    const compared = new RegExp(`^${root}/compare/(.+)\\.\\.\\.([0-9a-f]{40})$`).exec(decodeURIComponent(url.pathname));
+    if (method === 'GET' && compared && opts.compareIn) return compare(opts.compareIn, compared[1], compared[2]);
     const merge = new RegExp(`^${root}/pulls/(\\d+)/merge$`).exec(url.pathname)?.[1];
     if (method === 'PUT' && merge) return mergePull(pulls.find((p) => String(p.number) === merge), body);
     const number = new RegExp(`^${root}/pulls/(\\d+)$`).exec(url.pathname)?.[1];
     const pull = pulls.find((p) => String(p.number) === number);
+    if (method === 'GET' && pull) return [200, view(pull)];
     if (method === 'PATCH' && pull) {
       if (typeof body?.body === 'string') pull.body = body.body;
       return [200, view(pull)];
@@ -114,6 +133,16 @@ export async function startGitHubServer(opts: GitHubServerOptions): Promise<GitH
     server.close(() => resolve());
   }));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, requests, pulls };
+}
+
+// GitHub's comparison of a base branch with a commit: the merge base and the files changed since it (as GitHub lists them).
+function compare(dir: string, base: string, head: string): [number, unknown] {
+  const mergeBase = spawnSync('git', ['merge-base', `refs/heads/${base}`, head], { cwd: dir, encoding: 'utf8' }).stdout.trim();
+  if (!mergeBase) return [404, { message: 'Not Found' }];
+  const rows = spawnSync('git', ['diff', '--name-status', '--no-renames', mergeBase, head], { cwd: dir, encoding: 'utf8' }).stdout.split('\n').filter(Boolean);
+  const status: Record<string, string> = { A: 'added', D: 'removed', M: 'modified' };
+  const files = rows.map((r) => r.split('\t')).map(([s, filename]) => ({ filename, status: status[s] ?? 'changed' }));
+  return [200, { status: 'ahead', merge_base_commit: { sha: mergeBase }, files }];
 }
 
 // GitHub's combined state: failure if any status is error or failure, pending if there are none or one is pending.

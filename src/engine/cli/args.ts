@@ -40,6 +40,7 @@ export const DEFAULT_OPTIONS: RunOptions = {
   network: true,
   deliver: 'commit',
   mergeTimeoutMs: 60 * 60_000,
+  acceptPinChanges: false,
   notify: false,
   help: false,
 };
@@ -78,6 +79,7 @@ const SPEC = {
   'no-network': { type: 'boolean' },
   deliver: { type: 'string' },
   'merge-timeout': { type: 'string' },
+  'accept-pin-changes': { type: 'boolean' },
   notify: { type: 'boolean' },
   'on-exit': { type: 'string' },
   webhook: { type: 'string' },
@@ -121,6 +123,7 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
   'no-network': ['network', () => false],
   deliver: ['deliver', (v) => deliverMode(String(v))],
   'merge-timeout': ['mergeTimeoutMs', (v) => duration(String(v), '--merge-timeout', 1)],
+  'accept-pin-changes': ['acceptPinChanges', Boolean],
   notify: ['notify', Boolean],
   'on-exit': ['onExit', (v) => nonEmpty(String(v), '--on-exit')],
   webhook: ['webhook', (v) => webhookUrl(String(v))],
@@ -163,6 +166,7 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
     refuseUnboundedLoop(options);
     if (given.has('mergeTimeoutMs') && options.deliver !== 'pr-merge') throw usageExit('--merge-timeout is how long --deliver pr-merge waits for CI: add --deliver pr-merge');
   }
+  if (given.has('acceptPinChanges') && options.deliver !== 'pr-merge') throw usageExit('--accept-pin-changes lets --deliver pr-merge merge a branch that changed pinned tests: add --deliver pr-merge');
   return { options, given };
 }
 

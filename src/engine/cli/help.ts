@@ -105,6 +105,9 @@ Delivery:
   --merge-timeout <duration>  pr-merge: how long to wait for CI (default 60m); it is polled every
                               fortieth of this (at least 250ms, at most 30s). Ctrl-C while waiting
                               stops (exit 130) and leaves the pull request open
+  --accept-pin-changes        pr-merge: you reviewed the branch's changes to pinned tests (listed in the
+                              pull request) and accept them: merge anyway (a --repin never does; CI
+                              configuration changes still stop it). Typed each time, never stored
 Output:
   --json                      one JSON event per line on stdout; human logs stay on stderr
   --dry-run                   print the agent command (warning when its program is not found),

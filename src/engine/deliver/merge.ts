@@ -29,12 +29,16 @@ export function planPollInterval(timeoutMs: number): number {
   return Math.min(30_000, Math.max(250, Math.round(timeoutMs / 40)));
 }
 
-/** Looks at the checks until they passed, one failed, the timeout or Ctrl-C. GitHub being down for a while is waited out. */
+/**
+ * Looks at the checks until they passed on two looks in a row (one interval apart: a quick check that passed before the
+ * real CI registered its suite is not enough), one failed, the timeout or Ctrl-C. GitHub down for a while is waited out.
+ */
 export async function waitForCi(input: CiWaitInput): Promise<CiWaitResult> {
   const deadline = input.clock.now().getTime() + input.timeoutMs;
   const interval = planPollInterval(input.timeoutMs);
   let state: CiState | null = null;
   let said = '';
+  let passedBefore = false;
   for (;;) {
     if (input.signal.aborted) return { outcome: 'interrupted', state };
     try {
@@ -42,7 +46,8 @@ export async function waitForCi(input: CiWaitInput): Promise<CiWaitResult> {
       const words = renderCiState(state);
       if (words !== said) input.log(words);
       said = words;
-      if (state.verdict === 'passed' || state.verdict === 'failed') return { outcome: state.verdict, state };
+      if (state.verdict === 'failed' || (state.verdict === 'passed' && passedBefore)) return { outcome: state.verdict, state };
+      passedBefore = state.verdict === 'passed';
     } catch (err) {
       if (!(err instanceof GitHubError)) throw err;
       if (!isTransient(err)) return { outcome: 'error', error: err, state };

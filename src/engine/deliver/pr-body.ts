@@ -14,6 +14,8 @@ export interface PrBodyInput {
   pinnedChanges: string[] | null;
   /** What the loop's own commits changed of its pins since its plan commit (the runner's record); null: not known. */
   loopPins?: { commit: string; changes: string[] } | null;
+  /** CI configuration files the branch changed since its base (`M .github/workflows/ci.yml`); null or absent: none known. */
+  ciChanges?: string[] | null;
 }
 
 /** The title: the plan's project (and description), else its branch. */
@@ -38,6 +40,9 @@ export function renderPrBody(input: PrBodyInput): string {
   const aside = prd.userStories.filter((s) => s && typeof s === 'object' && isSkipped(s));
   if (aside.length) out.push('', `Set aside by the plan (not worked on): ${aside.map((s) => code(s.id)).join(', ')}`);
   out.push('', '## Pinned test files', ...renderPinned(input.pinnedChanges), ...renderLoopPins(input.loopPins));
+  if (input.ciChanges?.length) {
+    out.push('', '## CI configuration', 'The branch changes what decides the repository\'s checks, so a pass of them proves less; `--deliver pr-merge` does not merge this pull request:', ...input.ciChanges.slice(0, 100).map((c) => `- ${code(oneLine(c))}`));
+  }
   out.push('', `The evidence is in \`ralph/.runs/${input.loopId}/ledger.jsonl\`.`);
   return out.join('\n');
 }

@@ -4,6 +4,7 @@
 import type { Prd } from '../../prd/types.js';
 import { runGit } from '../git/git.js';
 import { planPinnedPaths } from '../verify/pins.js';
+import { ciConfigFiles } from './compare.js';
 import { GitHubError, type GitHubClient, type GitHubRepo, parseRemoteUrl } from './github.js';
 
 export interface PullRequestPlan {
@@ -50,6 +51,19 @@ function describe(action: PullRequestDone['action'], answer: PullFields, known: 
   return { action, number, url, base };
 }
 
+/** What GitHub says of pull request `number` now: its base branch, head sha and head repository ("owner/name"). */
+export async function readPullFacts(client: GitHubClient, repo: GitHubRepo, number: number): Promise<{ base: string; headSha: string; headRepo: string }> {
+  const answer = await client.request('GET', `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}/pulls/${number}`);
+  const body = answer.body as { base?: { ref?: unknown }; head?: { sha?: unknown; repo?: { full_name?: unknown } | null } } | null;
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  return { base: text(body?.base?.ref), headSha: text(body?.head?.sha), headRepo: text(body?.head?.repo?.full_name) };
+}
+
+/** The repository's default branch, as GitHub names it. Throws GitHubError. */
+export function readDefaultBranch(client: GitHubClient, repo: GitHubRepo): Promise<string> {
+  return defaultBranch(client, `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}`);
+}
+
 async function defaultBranch(client: GitHubClient, root: string): Promise<string> {
   const answer = await client.request('GET', root);
   const name = (answer.body as { default_branch?: unknown } | null)?.default_branch;
@@ -74,13 +88,25 @@ export async function readRemoteRepo(top: string, remote: string): Promise<GitHu
  * base, as `git diff --name-status` lines ("M\ttest/a.test.ts"); null when no base is known here.
  */
 export async function readPinnedChanges(top: string, prd: Prd, branch: string, base: string, remote: string): Promise<string[] | null> {
+  const rows = await readBaseDiff(top, branch, base, remote);
+  if (!rows) return null;
+  const pinned = new Set(planPinnedPaths(rows.map((row) => row[1] ?? ''), prd));
+  return rows.filter((row) => pinned.has(row[1] ?? '')).map((row) => `${row[0]} ${row[1]}`);
+}
+
+/** The CI configuration files (.github/workflows/**, ...) the branch changed since it left its base; null: no base here. */
+export async function readCiChanges(top: string, branch: string, base: string, remote: string): Promise<string[] | null> {
+  const rows = await readBaseDiff(top, branch, base, remote);
+  if (!rows) return null;
+  const ci = new Set(ciConfigFiles(rows.map((row) => row[1] ?? '')));
+  return rows.filter((row) => ci.has(row[1] ?? '')).map((row) => `${row[0]} ${row[1]}`);
+}
+
+async function readBaseDiff(top: string, branch: string, base: string, remote: string): Promise<string[][] | null> {
   if (!base) return null;
   for (const ref of [`refs/heads/${base}`, `refs/remotes/${remote}/${base}`]) {
     const r = await runGit(top, ['diff', '--no-renames', '--name-status', '--no-ext-diff', `${ref}...refs/heads/${branch}`, '--']);
-    if (r.code !== 0) continue;
-    const rows = r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t'));
-    const pinned = new Set(planPinnedPaths(rows.map((row) => row[1] ?? ''), prd));
-    return rows.filter((row) => pinned.has(row[1] ?? '')).map((row) => `${row[0]} ${row[1]}`);
+    if (r.code === 0) return r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t'));
   }
   return null;
 }

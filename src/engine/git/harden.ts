@@ -24,8 +24,8 @@ export const HARDENED_CONFIG: readonly string[] = [
 /** The `-c key=value` arguments that go before every git subcommand the runner runs. */
 export const HARDENED_ARGS: readonly string[] = HARDENED_CONFIG.flatMap((kv) => ['-c', kv]);
 
-/** Git must never wait for a person: no credential prompt, no editor, no pager. */
-export const GIT_ENV: Readonly<Record<string, string>> = { GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true', GIT_PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0' };
+/** Git must never wait for a person: no credential prompt, no editor, no pager; and never show an object as another (refs/replace, which the agent can write). */
+export const GIT_ENV: Readonly<Record<string, string>> = { GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true', GIT_PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0', GIT_NO_REPLACE_OBJECTS: '1' };
 
 /**
  * The environment of a runner git process: the runner's own (the user's, not the agent's), never waiting for input.

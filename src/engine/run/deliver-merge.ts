@@ -15,6 +15,7 @@ import { renderCiState } from '../deliver/ci-status.js';
 import { readPinDrift } from '../verify/pin-drift.js';
 import { deliverBranch } from './deliver.js';
 import type { PullDelivered } from './deliver-pr.js';
+import { readPullRefusal, readServerRefusal } from './merge-guard.js';
 
 /** Delivers the end of a complete loop and merges; returns the loop's exit: `done` when merged, else why not. */
 export async function deliverMerged(run: RunContext, done: LoopExit, signal: AbortSignal): Promise<LoopExit> {
@@ -26,6 +27,9 @@ export async function deliverMerged(run: RunContext, done: LoopExit, signal: Abo
   if (refusal) return notMerged(run, pr, refusal.why, refusal.hint);
   if (!delivered.remote) return notMerged(run, pr, 'the branch was not pushed (see the warning above)', `push it, then open and merge the pull request on GitHub: git push origin ${run.branch}`);
   if (!pull) return notMerged(run, pr, 'no pull request could be opened or updated (see the warning above)', 'open and merge it on GitHub');
+  // Both must pass: the loop's own record above, and GitHub's view of the branch against the plan at its merge base.
+  const server = (await readPullRefusal(run, pull, run.gatePassed!.commit)) ?? (await readServerRefusal(run, pull, run.gatePassed!.commit));
+  if (server) return notMerged(run, pr, server.why, server.hint);
   return waitAndMerge(run, done, pull, run.gatePassed!.commit, signal);
 }
 
@@ -37,9 +41,11 @@ async function planRefusal(run: RunContext): Promise<{ why: string; hint: string
   if (head.stdout.trim() !== gate.commit) return { why: `${run.branch} moved since the final gate verified ${gate.commit.slice(0, 7)}`, hint: 'look at the new commits, then merge by hand' };
   if (!run.pins) return { why: 'the loop has no record of its pinned tests', hint: 'review the test changes in the pull request, then merge it by hand' };
   const drift = await readPinDrift(run.paths.repoRoot, run.pins, gate.commit);
-  if (drift.length) {
+  if (drift.length && run.options.acceptPinChanges) {
+    run.emit({ type: 'warn', message: `--accept-pin-changes: merging although the loop's commits changed pinned tests since ${run.pins.commit.slice(0, 7)} (${drift.slice(0, 5).join(', ')}${drift.length > 5 ? ', ...' : ''})` });
+  } else if (drift.length) {
     const shown = drift.slice(0, 5).join(', ') + (drift.length > 5 ? `, and ${drift.length - 5} more` : '');
-    return { why: `the loop's commits changed pinned test files since the plan commit ${run.pins.commit.slice(0, 7)} (${shown}); the checks ran with the plan commit's versions`, hint: 'the pull request lists them: review those changes, then merge it by hand' };
+    return { why: `the loop's commits changed pinned test files since the plan commit ${run.pins.commit.slice(0, 7)} (${shown}); the checks ran with the plan commit's versions`, hint: 'the pull request lists them: review those changes, then merge it by hand (or, once reviewed, resume with --deliver pr-merge --accept-pin-changes)' };
   }
   return null;
 }
@@ -52,14 +58,18 @@ async function waitAndMerge(run: RunContext, done: LoopExit, pull: PullDelivered
   const log = (words: string) => run.emit({ type: 'info', message: `checks on ${sha.slice(0, 7)}: ${words}` });
   const waited = await waitForCi({ client: pull.client, repo: pull.repo, sha, timeoutMs: timeout, signal, clock: realClock, log });
   if (waited.outcome === 'interrupted') {
-    return new LoopExit(LOOP_EXIT.interrupted, `interrupted while waiting for the checks of ${pr}; it stays open, not merged`, `merge it on GitHub once its checks pass${url}, or wait again with: ./ralph/ralph.sh --resume-last (the final gate runs again first)`);
+    run.mergeInterrupted = true;
+    return new LoopExit(LOOP_EXIT.interrupted, `interrupted while waiting for the checks of ${pr}; it stays open, not merged`, `merge it on GitHub once its checks pass${url}, or wait again with: ./ralph/ralph.sh --resume-last --deliver pr-merge (the final gate runs again first)`);
   }
   if (waited.outcome === 'error') return notMerged(run, pr, `reading its checks failed: ${waited.error.message}`, `merge it on GitHub once its checks pass${url}`);
   if (waited.outcome === 'failed') return notMerged(run, pr, `its checks failed on ${sha.slice(0, 7)}: ${renderCiState(waited.state)}`, `look at the failing checks on GitHub${url}; fix them (a new loop, or by hand), then merge`);
   if (waited.outcome === 'timeout') {
-    const why = waited.state.verdict === 'none' ? `no checks were reported on ${sha.slice(0, 7)} within ${formatDuration(timeout)} (no checks is not a pass)` : `its checks had not finished within ${formatDuration(timeout)}: ${renderCiState(waited.state)}`;
+    const why = waited.state.verdict === 'none' ? `${waited.state.count ? 'no check passed' : 'no checks were reported'} on ${sha.slice(0, 7)} within ${formatDuration(timeout)} (${waited.state.count ? 'skipped or neutral' : 'no checks'} is not a pass)` : `its checks had not finished within ${formatDuration(timeout)}: ${renderCiState(waited.state)}`;
     return notMerged(run, pr, why, `${waited.state.verdict === 'none' ? 'make sure the repository runs CI on pull requests (with the default GITHUB_TOKEN of Actions, pull requests it opens run none), or merge' : 'merge'} it on GitHub once its checks pass${url}; or wait longer with --merge-timeout`);
   }
+  // Checked again right before the merge: the wait is long, and the pull request is GitHub's to change meanwhile.
+  const moved = await readPullRefusal(run, pull, sha);
+  if (moved) return notMerged(run, pr, moved.why, moved.hint);
   try {
     const merged = await mergePull(pull.client, pull.repo, pull.done.number, sha);
     const into = pull.done.base ? ` into ${pull.done.base}` : '';
@@ -78,5 +88,5 @@ function renderMergeHint(status: number | null, url: string): string {
 }
 
 function notMerged(run: RunContext, pr: string, why: string, hint: string): LoopExit {
-  return new LoopExit(LOOP_EXIT.notMerged, `the loop is done, but ${pr} was not merged: ${why}`, `${hint}; your commits are on ${run.branch} and ${pr === 'the pull request' ? 'nothing was merged' : `${pr} stays open`}; to verify and try again: ./ralph/ralph.sh --resume ${run.id}`);
+  return new LoopExit(LOOP_EXIT.notMerged, `the loop is done, but ${pr} was not merged: ${why}`, `${hint}; your commits are on ${run.branch} and ${pr === 'the pull request' ? 'nothing was merged' : `${pr} stays open`}; to verify and try again: ./ralph/ralph.sh --resume ${run.id} --deliver pr-merge`);
 }

@@ -10,7 +10,7 @@ import { readLedger } from '../store/ledger.js';
 import { relPath } from '../../util/repo-path.js';
 import { readTextOrNull } from '../../util/read.js';
 import { apiBaseUrl, createClient, GitHubError, resolveToken, type GitHubClient, type GitHubRepo } from '../deliver/github.js';
-import { openOrUpdatePull, readPinnedChanges, readRemoteRepo, type PullRequestDone } from '../deliver/pull-request.js';
+import { openOrUpdatePull, readCiChanges, readPinnedChanges, readRemoteRepo, type PullRequestDone } from '../deliver/pull-request.js';
 import { renderPrBody, renderPrTitle } from '../deliver/pr-body.js';
 import { readPinDrift } from '../verify/pin-drift.js';
 
@@ -62,7 +62,7 @@ async function openOrUpdate(run: RunContext, remote: string, when: string, itera
   const base = typeof prd.baseBranch === 'string' && prd.baseBranch ? prd.baseBranch : undefined;
   const ledger = readLedger(ledgerPath(top, run.id));
   const loopPins = await readLoopPinChanges(run);
-  const body = async (into: string) => renderPrBody({ loopId: run.id, prd, ledger, pinnedChanges: await readPinnedChanges(top, prd, run.branch, into, remote), loopPins });
+  const body = async (into: string) => renderPrBody({ loopId: run.id, prd, ledger, pinnedChanges: await readPinnedChanges(top, prd, run.branch, into, remote), loopPins, ciChanges: await readCiChanges(top, run.branch, into, remote) });
   const client = createClient(apiBaseUrl(repo.host, run.io.env), token);
   try {
     const done = await openOrUpdatePull(client, repo, { branch: run.branch, base, title: renderPrTitle(prd), body });

@@ -5,6 +5,7 @@
 import type { LoopStatus, RunContext } from '../types.js';
 import { pushBranch } from '../git/push.js';
 import { runGit } from '../git/git.js';
+import { ciConfigFiles } from '../deliver/compare.js';
 import { deliverPull, type PullDelivered } from './deliver-pr.js';
 
 /** What a delivery did: pushed (to which remote), and the pull request it opened or updated. */
@@ -33,12 +34,27 @@ export async function deliverBranch(run: RunContext, when: string, iteration?: n
   const short = (ref: string) => ref.replace(/^refs\/heads\//, '');
   if (outcome.ok) {
     run.emit({ type: 'info', iteration, message: `pushed ${branch} to ${outcome.target.remote}${short(outcome.target.ref) === branch ? '' : ` (as ${short(outcome.target.ref)})`} ${when}` });
+    await warnCiChanges(run, outcome.target.remote, iteration);
     const pull = mode === 'pr' || mode === 'pr-merge' ? await deliverPull(run, outcome.target.remote, when, iteration) : null;
     return { remote: outcome.target.remote, pull };
   }
   const retry = outcome.target ? `git push ${outcome.target.remote} ${branch}${short(outcome.target.ref) === branch ? '' : `:${short(outcome.target.ref)}`}` : `git remote add origin <url>, then git push origin ${branch}`;
   run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: could not push ${branch}${outcome.target ? ` to ${outcome.target.remote}` : ''} ${when}: ${outcome.reason}; your commits are safe on the local branch ${branch}${mode === 'pr-merge' && iteration === undefined ? '' : ', and the exit code is unchanged'}; once fixed, push it with: ${retry}` });
   return none;
+}
+
+const ciWarned = new WeakSet<RunContext>();
+
+// A workflow the agent wrote runs on GitHub with the repository's secrets as soon as it is pushed (`on: push`): said
+// once per run, when the loop's commits since its plan commit changed CI configuration.
+async function warnCiChanges(run: RunContext, remote: string, iteration?: number): Promise<void> {
+  if (ciWarned.has(run) || !run.pins) return;
+  const r = await runGit(run.paths.repoRoot, ['diff', '--no-renames', '--name-only', '--no-ext-diff', '-z', run.pins.commit, `refs/heads/${run.branch}`, '--']);
+  const ci = r.code === 0 ? ciConfigFiles(r.stdout.split('\0').filter(Boolean)) : [];
+  if (!ci.length) return;
+  ciWarned.add(run);
+  const shown = ci.slice(0, 5).join(', ') + (ci.length > 5 ? `, and ${ci.length - 5} more` : '');
+  run.emit({ type: 'warn', iteration, message: `--deliver ${run.options.deliver}: the pushed ${run.branch} changes CI configuration (${shown}); on ${remote} it may run with the repository's secrets: review those files now` });
 }
 
 // Stopped by the user (push then on resume), to protect the branch from history the agent rewrote (look first), or

@@ -68,19 +68,25 @@ function hasOrphanGroup(s: LoopState): boolean {
  */
 export function refuseExhausted(state: LoopState, options: RunOptions): void {
   const next = state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration);
-  // A loop that is done but not merged runs no agent on resume: its final gate runs again, then the merge.
-  if (options.maxIterations === 0 || next <= options.maxIterations || state.status === 'not-merged') return;
+  // A loop that is done but not merged (or was interrupted while waiting for the merge) runs no agent on resume: its
+  // final gate runs again, then the merge.
+  const merging = state.status === 'not-merged' || (state.status === 'interrupted' && state.mergePending === true);
+  if (options.maxIterations === 0 || next <= options.maxIterations || merging) return;
   const ran = next - 1;
   throw new LoopExit(2, `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`, `give a higher max: ${renderResumeCommand(options.resume ? state.id : null, ran)}`);
 }
 
 // A Record, so that a new per-invocation option cannot be left out of it.
-const PER_INVOCATION: Record<PerInvocation, true> = { resume: true, resumeLast: true, name: true, dryRun: true, help: true, json: true, notify: true, onExit: true, webhook: true };
+const PER_INVOCATION: Record<PerInvocation, true> = { resume: true, resumeLast: true, name: true, dryRun: true, help: true, json: true, notify: true, onExit: true, webhook: true, acceptPinChanges: true };
 
 /** The stored settings of a resumed loop, overridden by whatever the user typed this time. */
 export function mergeResumedOptions(stored: LoopState['options'], options: RunOptions, given: Set<keyof RunOptions>): RunOptions {
   // Never stored: a state.json that carries them was written by someone else (a hook command, a webhook to call).
   const kept = Object.fromEntries(Object.entries(stored).filter(([key]) => !Object.hasOwn(PER_INVOCATION, key)));
+  // A merge is only ever what the user typed: state.json is the agent's to write too.
+  if (stored.deliver === 'pr-merge' && !given.has('deliver')) {
+    throw new LoopExit(2, 'this loop delivers with --deliver pr-merge, which a resume never takes from state.json: it merges only when you type it', 'add --deliver pr-merge to merge once CI passes, or --deliver pr to only update the pull request');
+  }
   const merged: RunOptions = { ...options, ...kept };
   for (const key of given) (merged as unknown as Record<string, unknown>)[key] = options[key];
   if (given.has('agent')) delete merged.agentCmd;

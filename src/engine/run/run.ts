@@ -193,7 +193,7 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
     exit = err;
   }
   // pr-merge waits for CI and merges before the end is recorded: the exit code says whether it merged.
-  if (exit.code === LOOP_EXIT.complete && options.deliver === 'pr-merge') exit = await deliverMerged(run, exit, controller.signal);
+  if (exit.code === LOOP_EXIT.complete && options.deliver === 'pr-merge') exit = await deliverOrNotMerged(run, exit, controller.signal);
   const cancelled = exit.code === LOOP_EXIT.interrupted && isCancelRequested(paths.repoRoot, id);
   if (cancelled) exit = new LoopExit(LOOP_EXIT.interrupted, 'cancelled by ralphkit cancel; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
   const status = cancelled ? 'cancelled' : exit.status === 'usage' ? 'failed' : exit.status;
@@ -254,7 +254,7 @@ function warnExamplePlan(prd: Prd, paths: RunPaths, emit: Emit): void {
 function initialState(run: RunContext): LoopState {
   const now = new Date().toISOString();
   // Per invocation (PerInvocation in types.ts): the webhook URL is a secret, the others are this command's own.
-  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, notify: _no, onExit: _oe, webhook: _w, ...stored } = run.options;
+  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, notify: _no, onExit: _oe, webhook: _w, acceptPinChanges: _ap, ...stored } = run.options;
   const rel = (p: string) => path.relative(run.paths.repoRoot, p);
   const { agent: agentName, ...rest } = stored;
   const options: LoopState['options'] = { ...rest, ...(rest.agentCmd ? {} : { agent: agentName }), prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
@@ -274,8 +274,19 @@ function initialState(run: RunContext): LoopState {
  * code: the outcome (stories verified, STUCK, budget, ...) is already true in the plan and in git, and scripts
  * branch on it; the exit event carries the save error as `stateError`, and `status` shows the loop as dead.
  */
+// An unexpected error while merging still ends the loop as recorded (not-merged), never a state left "running".
+async function deliverOrNotMerged(run: RunContext, done: LoopExit, signal: AbortSignal): Promise<LoopExit> {
+  try {
+    return await deliverMerged(run, done, signal);
+  } catch (err) {
+    return new LoopExit(LOOP_EXIT.notMerged, `the loop is done, but the pull request was not merged: unexpected error: ${(err as Error).message}`, `merge it on GitHub by hand; your commits are on ${run.branch}; to verify and try again: ./ralph/ralph.sh --resume ${run.id}`);
+  }
+}
+
 function finish(run: RunContext, state: LoopState, exit: LoopExit, status: LoopStatus, trust: RunTrust | undefined): void {
-  Object.assign(state, { status, exitCode: exit.code, message: exit.message, agentPid: undefined, updatedAt: new Date().toISOString() });
+  // Interrupted while waiting for the merge: the work is done, so the hinted --resume-last is no new iteration.
+  const mergePending = run.mergeInterrupted && exit.code === LOOP_EXIT.interrupted ? true : undefined;
+  Object.assign(state, { status, exitCode: exit.code, message: exit.message, agentPid: undefined, mergePending, updatedAt: new Date().toISOString() });
   const plan = readTextOrNull(run.paths.prd);
   run.ending = planEnding(state, exit.code, status, trust?.baseline ?? plan, reportsCost(run.options) || reviewerReportsCost(run.options));
   let stateError: RunnerFileError | undefined;

@@ -29,10 +29,21 @@ export function sandboxCommand(run: RunContext, trust: RunTrust, agent: { file: 
 }
 
 /**
+ * The gh CLI's folder (its login, hosts.yml, may hold the user's token), as gh looks for it: GH_CONFIG_DIR, else
+ * $XDG_CONFIG_HOME/gh, else ~/.config/gh. Hidden from the agent and its checks when --deliver pr or pr-merge uses it.
+ */
+function ghConfigDir(env: NodeJS.ProcessEnv): string | null {
+  if (env.GH_CONFIG_DIR) return env.GH_CONFIG_DIR;
+  if (env.XDG_CONFIG_HOME) return path.join(env.XDG_CONFIG_HOME, 'gh');
+  return env.HOME ? path.join(env.HOME, '.config', 'gh') : null;
+}
+
+/**
  * With --sandbox, checks run under bubblewrap too: they execute the agent's code. Writable: the checkout and HOME
  * (package managers keep caches there); read-only: the repository itself, git's common dir (outside the repository for a
  * linked worktree or a separate git dir: the main repository's hooks, config and refs) and the global git configuration; hidden:
- * the key that seals the verdict record (its folder exists: the runner creates the key at start, run/trust.ts).
+ * the key that seals the verdict record (its folder exists: the runner creates the key at start, run/trust.ts), and with
+ * --deliver pr or pr-merge the gh CLI's login.
  */
 export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | undefined {
   if (!run.options.sandbox) return undefined;
@@ -41,7 +52,9 @@ export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | u
   PROBES.set(run, probe);
   if (!probe.ok) throw new LoopFailure(probe.message, probe.hint);
   const home = run.io.env.HOME;
-  const hidden = existsSync(keyDir(run.io.env)) ? [realpathSync(keyDir(run.io.env))] : [];
+  const hidden = [keyDir(run.io.env), ...(run.options.deliver === 'pr' || run.options.deliver === 'pr-merge' ? [ghConfigDir(run.io.env)] : [])]
+    .filter((dir): dir is string => !!dir && existsSync(dir))
+    .map((dir) => realpathSync(dir));
   const userConfig = home ? [path.join(home, '.gitconfig'), path.join(home, '.config', 'git')] : [];
   return { bwrap: probe.bwrap, home, readOnly: [trust.topLevel, trust.gitDir, ...userConfig], hidden, network: run.options.network };
 }

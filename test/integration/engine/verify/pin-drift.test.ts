@@ -46,3 +46,14 @@ describe('readPinDrift', () => {
     ]);
   });
 });
+
+describe('readPinDrift and refs/replace', () => {
+  it('a replace ref (the agent can write one) never makes the weakened commit look like the pinned one', async () => {
+    const { dir, pins } = await pinned({});
+    const later = commit(dir, { 'test/a.test.js': 'assert(true) // weakened\n' });
+    // Swap the weakened commit's tree for the plan commit's, as git shows it unless told not to.
+    git(dir, 'replace', `${later}^{tree}`, `${pins.commit}^{tree}`);
+    expect(git(dir, 'diff', '--name-only', pins.commit, later)).toBe('');
+    expect(await readPinDrift(dir, pins, later)).toEqual(['M test/a.test.js']);
+  });
+});

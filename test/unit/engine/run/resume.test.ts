@@ -31,3 +31,24 @@ describe('mergeResumedOptions: what is never stored', () => {
     expect(merged.webhook).toBeUndefined();
   });
 });
+
+describe('mergeResumedOptions: the merge is typed, never stored', () => {
+  it('a stored --deliver pr-merge not typed again is refused with what to type; typed again (or pr) it goes on', () => {
+    const before = stored(['--deliver', 'pr-merge']);
+    const untyped = parseRunArgs(['--resume-last']);
+    expect(() => mergeResumedOptions(before, untyped.options, untyped.given)).toThrow(/type it/);
+    for (const mode of ['pr-merge', 'pr'] as const) {
+      const typed = parseRunArgs(['--resume-last', '--deliver', mode]);
+      expect(mergeResumedOptions(before, typed.options, typed.given).deliver).toBe(mode);
+    }
+  });
+});
+
+describe('--accept-pin-changes', () => {
+  it('needs --deliver pr-merge, and a stored one never comes back', () => {
+    expect(() => parseRunArgs(['--deliver', 'pr', '--accept-pin-changes'])).toThrow(/add --deliver pr-merge/);
+    const typed = parseRunArgs(['--resume-last', '--deliver', 'pr-merge']);
+    const tampered = { ...stored(['--deliver', 'pr-merge']), acceptPinChanges: true } as LoopState['options'];
+    expect(mergeResumedOptions(tampered, typed.options, typed.given).acceptPinChanges).toBe(false);
+  });
+});
