@@ -255,6 +255,8 @@ export interface LoopState {
    * Code's, and each stop of the session is one iteration, counted by the Stop hook (engine/hook/).
    */
   inSession?: true;
+  /** Set for a --worktree loop (run/worktree.ts): the tree it works in, beside the repository, and its branch. */
+  worktree?: { path: string; branch: string };
 }
 
 /** What the loop knows of an agent run once it has exited: all that is needed to finish its iteration without it. */
@@ -309,6 +311,8 @@ export interface RunContext {
   base?: string;
   /** The --review-agent's binary, an absolute path found at start (run/review-setup.ts). */
   reviewerBin?: string;
+  /** A --worktree loop's tree and branch (run/worktree.ts); paths.repoRoot is that tree. */
+  worktree?: { path: string; branch: string };
   /** Set when the loop's end is recorded (run.ts finish), for what is announced after the locks are released. */
   ending?: LoopEnding;
   /**
@@ -362,6 +366,8 @@ export interface RunOptions {
   allowModifiedEngine: boolean;
   /** Probe each story check on the plan commit at start and warn when it already passes. */
   weakCheck: boolean;
+  /** Run the loop in its own git worktree on the plan's branch (--worktree), beside the repository. */
+  worktree: boolean;
   /** Run the agent under bubblewrap (--sandbox), with or without network. */
   sandbox: boolean;
   network: boolean;

@@ -1,0 +1,112 @@
+// --worktree: loops in git worktrees of their own, beside the repository, with their records in the user's tree.
+// Real git, the installed ralph/ralph.sh and the real CLI, fake agents.
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { agent, loopStates, ralph, renderPlan, startRalph } from '../support/loop-repo.js';
+import { git, runCli, testdir } from '../support/repo.js';
+import { installedRepo } from '../support/installed-repo.js';
+import { waitUntil } from '../support/process.js';
+
+const worktrees = (repo: string) => `${repo}.ralph-worktrees`;
+
+/** A repository with two plans on two branches, committed on main; the worktrees folder goes with the test. */
+function twoPlanRepo(): string {
+  const repo = installedRepo({ plan: renderPlan({ branchName: 'ralph/a' }), files: { 'ralph/other.json': renderPlan({ branchName: 'ralph/b' }) } });
+  onTestFinished(() => rmSync(worktrees(repo), { recursive: true, force: true }));
+  return repo;
+}
+
+function status(repo: string) {
+  return runCli(['status', '--json', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 });
+}
+
+function onBranch(repo: string, branch: string, file: string): string {
+  return git(repo, 'show', `${branch}:${file}`);
+}
+
+describe('--worktree', () => {
+  it('runs two loops on two plans at once, each on its branch, leaving the user\'s tree as it was', async () => {
+    const repo = twoPlanRepo();
+    const meet = testdir('ralphkit-meet-');
+    const head = git(repo, 'rev-parse', 'HEAD');
+    const args = ['--worktree', '--agent-cmd', agent('rendezvous'), '--pause', '0', '5'];
+    const a = startRalph(repo, args, { FAKE_MEET_DIR: meet, FAKE_MEET_SELF: 'a', FAKE_MEET_OTHER: 'b' });
+    const b = startRalph(repo, [...args, '--prd', 'ralph/other.json'], { FAKE_MEET_DIR: meet, FAKE_MEET_SELF: 'b', FAKE_MEET_OTHER: 'a' });
+    await waitUntil(() => existsSync(path.join(meet, 'a')) && existsSync(path.join(meet, 'b')), 30_000, 'both agents started');
+    // Both agents are waiting on each other: both loops are running now, and status sees them from the user's tree.
+    const live = JSON.parse((await status(repo)).stdout) as { loops: Array<{ status: string; prd: string }> };
+    expect(live.loops.filter((l) => l.status === 'running').map((l) => l.prd).sort()).toEqual(['ralph/other.json', 'ralph/prd.json']);
+    const [ra, rb] = await Promise.all([a.done, b.done]);
+    expect(ra.code, ra.stderr).toBe(0);
+    expect(rb.code, rb.stderr).toBe(0);
+    // Each agent worked in its worktree beside the repository, never in the user's tree.
+    for (const who of ['a', 'b']) expect(path.dirname(readFileSync(path.join(meet, who), 'utf8').trim())).toBe(worktrees(repo));
+    // The user's tree: same branch, same commit, nothing changed or added.
+    expect(git(repo, 'branch', '--show-current')).toBe('main');
+    expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+    expect(existsSync(path.join(repo, 'work'))).toBe(false);
+    // Each plan's stories are done, and verified, on its own branch.
+    for (const [branch, plan] of [['ralph/a', 'ralph/prd.json'], ['ralph/b', 'ralph/other.json']]) {
+      expect(onBranch(repo, branch, 'work/US-002.txt')).toContain('done');
+      expect((JSON.parse(onBranch(repo, branch, plan)) as { userStories: Array<{ passes: boolean }> }).userStories.every((s) => s.passes)).toBe(true);
+    }
+    const ended = JSON.parse((await status(repo)).stdout) as { loops: Array<{ status: string; verified: number }>; leftoverWorktrees: unknown[] };
+    expect(ended.loops.map((l) => [l.status, l.verified])).toEqual([['complete', 2], ['complete', 2]]);
+    // A clean exit leaves no worktree behind.
+    expect(ended.leftoverWorktrees).toEqual([]);
+    expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+    expect(existsSync(worktrees(repo))).toBe(false);
+  }, 120_000);
+
+  it('after a kill -9 status lists the worktree, and --resume finishes the loop there and removes it', async () => {
+    const repo = twoPlanRepo();
+    const marker = path.join(testdir('ralphkit-hold-'), 'held');
+    const held = startRalph(repo, ['--worktree', '--name', 'w1', '--agent-cmd', agent('worker'), '--pause', '0', '5'], { FAKE_HOLD_AT: '1', FAKE_HOLD_MARKER: marker });
+    await waitUntil(() => existsSync(marker), 30_000, 'the agent holding');
+    held.child.kill('SIGKILL');
+    await held.done;
+    const tree = path.join(worktrees(repo), 'w1');
+    const listed = await runCli(['status', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 });
+    expect(listed.stdout).toContain(tree);
+    expect(listed.stdout).toContain('cleanup');
+    const resumed = await ralph(repo, ['--resume', 'w1'], { FAKE_HOLD_MARKER: marker });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(existsSync(tree)).toBe(false);
+    expect(onBranch(repo, 'ralph/a', 'work/US-002.txt')).toContain('done');
+    expect(loopStates(repo).map((s) => s.status)).toEqual(['complete']);
+    expect(git(repo, 'branch', '--show-current')).toBe('main');
+  }, 120_000);
+
+  it('cleanup removes the worktree of a dead loop, and a second loop on the same branch is refused', async () => {
+    const repo = twoPlanRepo();
+    const marker = path.join(testdir('ralphkit-hold-'), 'held');
+    const held = startRalph(repo, ['--worktree', '--name', 'w2', '--agent-cmd', agent('worker'), '--pause', '0', '5'], { FAKE_HOLD_AT: '1', FAKE_HOLD_MARKER: marker });
+    await waitUntil(() => existsSync(marker), 30_000, 'the agent holding');
+    // Same plan, same branch, while the first runs: git keeps a branch in one worktree, and the runner says whose.
+    const second = await ralph(repo, ['--worktree', '--agent-cmd', agent('worker'), '--pause', '0', '5']);
+    expect(second.code).toBe(2);
+    expect(second.stderr).toContain('branch ralph/a is already being worked on by loop w2');
+    held.child.kill('SIGKILL');
+    await held.done;
+    const tree = path.join(worktrees(repo), 'w2');
+    expect(existsSync(tree)).toBe(true);
+    const cleaned = await runCli(['cleanup', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 });
+    expect(cleaned.code, cleaned.stderr).toBe(0);
+    expect(`${cleaned.stdout}${cleaned.stderr}`).toContain(`removed ${tree}`);
+    expect(existsSync(tree)).toBe(false);
+    expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+    expect((await runCli(['status', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 })).stdout).not.toContain(tree);
+  }, 120_000);
+
+  it('refuses a plan whose branch is checked out in the user\'s tree, saying what to type', async () => {
+    const repo = twoPlanRepo();
+    git(repo, 'switch', '-q', '-c', 'ralph/a');
+    const r = await ralph(repo, ['--worktree', '--agent-cmd', agent('worker'), '--pause', '0', '5']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('branch ralph/a is checked out in your working tree');
+    expect(r.stderr).toContain('git switch');
+    expect(existsSync(worktrees(repo))).toBe(false);
+  }, 60_000);
+});
