@@ -100,6 +100,18 @@ describe('--worktree', () => {
     expect((await runCli(['status', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 })).stdout).not.toContain(tree);
   }, 120_000);
 
+  it('holds the engine of the user\'s tree, the one that runs: an agent in the worktree that edits it is undone and its claims rejected', async () => {
+    const repo = twoPlanRepo();
+    const engine = path.join(repo, 'ralph/ralph.mjs');
+    const before = readFileSync(engine);
+    const tamper = `[ "$RALPH_ITERATION" = 1 ] && printf '// agent was here\\n' >> '${engine}'; exec node '${agent('worker')}'`;
+    const r = await ralph(repo, ['--worktree', '--agent-cmd', tamper, '--pause', '0', '6']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(readFileSync(engine).equals(before)).toBe(true);
+    expect(r.stderr).toContain(engine);
+    expect(git(repo, 'status', '--porcelain')).toBe('');
+  }, 60_000);
+
   it('refuses a plan whose branch is checked out in the user\'s tree, saying what to type', async () => {
     const repo = twoPlanRepo();
     git(repo, 'switch', '-q', '-c', 'ralph/a');
