@@ -100,6 +100,22 @@ describe('--worktree', () => {
     expect((await runCli(['status', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 })).stdout).not.toContain(tree);
   }, 120_000);
 
+  it('cancel from the user\'s tree stops a worktree loop, which removes its clean worktree and stays resumable', async () => {
+    const repo = twoPlanRepo();
+    const marker = path.join(testdir('ralphkit-hold-'), 'held');
+    const held = startRalph(repo, ['--worktree', '--name', 'w3', '--agent-cmd', agent('worker'), '--pause', '0', '5'], { FAKE_HOLD_AT: '1', FAKE_HOLD_MARKER: marker });
+    await waitUntil(() => existsSync(marker), 30_000, 'the agent holding');
+    const cancelled = await runCli(['cancel', 'w3', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 });
+    expect(cancelled.code, cancelled.stderr).toBe(0);
+    expect((await held.done).code).toBe(130);
+    expect(loopStates(repo).map((s) => s.status)).toEqual(['cancelled']);
+    expect(existsSync(path.join(worktrees(repo), 'w3'))).toBe(false);
+    const resumed = await ralph(repo, ['--resume', 'w3'], { FAKE_HOLD_MARKER: marker });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(onBranch(repo, 'ralph/a', 'work/US-002.txt')).toContain('done');
+    expect(existsSync(worktrees(repo))).toBe(false);
+  }, 120_000);
+
   it('holds the engine of the user\'s tree, the one that runs: an agent in the worktree that edits it is undone and its claims rejected', async () => {
     const repo = twoPlanRepo();
     const engine = path.join(repo, 'ralph/ralph.mjs');
