@@ -31,7 +31,7 @@ export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): (
 export function acquireTreeLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
   const refuse = (holder: LockFile): never => {
     const where = path.relative(repoRoot, holder.prd) || holder.prd;
-    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running in this working tree, on ${where}; one working tree runs one loop at a time`, `run the other plan in a worktree of its own: ./ralph/ralph.sh --worktree --prd <plan>; or stop the running loop: ${loopCommand(`cancel ${holder.loopId}`)}`);
+    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running in this working tree, on ${where}; one working tree runs one loop at a time`, `run this plan in a worktree of its own, beside the running loop: ./ralph/ralph.sh --worktree --prd ${path.relative(repoRoot, prdAbs) || prdAbs}; or stop the running loop: ${loopCommand(`cancel ${holder.loopId}`)}`);
   };
   const release = takeLock(repoRoot, treeLockPath(repoRoot), { pid: process.pid, pidStart: ownProcessStart(), loopId, prd: prdAbs }, refuse);
   // A --worktree loop's tree is its own (store/layout.ts maps its root to the user's tree for the records).
