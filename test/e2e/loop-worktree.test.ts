@@ -52,6 +52,10 @@ describe('--worktree', () => {
       expect(onBranch(repo, branch, 'work/US-002.txt')).toContain('done');
       expect((JSON.parse(onBranch(repo, branch, plan)) as { userStories: Array<{ passes: boolean }> }).userStories.every((s) => s.passes)).toBe(true);
     }
+    // Each plan keeps its own log: the second plan's entries are in its own file, progress.txt is the first plan's.
+    expect(onBranch(repo, 'ralph/b', 'ralph/other.progress.txt')).toContain('US-002');
+    expect(onBranch(repo, 'ralph/b', 'ralph/progress.txt')).toBe(git(repo, 'show', 'main:ralph/progress.txt'));
+    expect(onBranch(repo, 'ralph/a', 'ralph/progress.txt')).toContain('US-002');
     const ended = JSON.parse((await status(repo)).stdout) as { loops: Array<{ status: string; verified: number }>; leftoverWorktrees: unknown[] };
     expect(ended.loops.map((l) => [l.status, l.verified])).toEqual([['complete', 2], ['complete', 2]]);
     // A clean exit leaves no worktree behind.

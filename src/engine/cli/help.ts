@@ -17,7 +17,8 @@ Agent:
                               the prompt goes to its stdin, its stdout is its final message
 Files:
   --prd <file>                the plan (default ralph/prd.json; else the original layout's
-                              scripts/ralph/prd.json, with its progress.txt)
+                              scripts/ralph/prd.json, with its progress.txt); a plan with another
+                              name keeps its own log beside it: ralph/api.json logs to ralph/api.progress.txt
   --prompt <file>             the instructions, re-read every iteration (default ralph/prompt.md)
 Loops:
   --name <id>                 name this loop (default: generated from the time)
