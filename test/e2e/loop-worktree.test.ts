@@ -56,8 +56,9 @@ describe('--worktree', () => {
     expect(onBranch(repo, 'ralph/b', 'ralph/other.progress.txt')).toContain('US-002');
     expect(onBranch(repo, 'ralph/b', 'ralph/progress.txt')).toBe(git(repo, 'show', 'main:ralph/progress.txt'));
     expect(onBranch(repo, 'ralph/a', 'ralph/progress.txt')).toContain('US-002');
-    const ended = JSON.parse((await status(repo)).stdout) as { loops: Array<{ status: string; verified: number }>; leftoverWorktrees: unknown[] };
-    expect(ended.loops.map((l) => [l.status, l.verified])).toEqual([['complete', 2], ['complete', 2]]);
+    const ended = JSON.parse((await status(repo)).stdout) as { loops: Array<{ status: string; verified: number; storiesPassed: number }>; leftoverWorktrees: unknown[] };
+    // The stories passed are read from each loop's branch (its worktree is gone), not from the user's copy of the plan.
+    expect(ended.loops.map((l) => [l.status, l.verified, l.storiesPassed])).toEqual([['complete', 2, 2], ['complete', 2, 2]]);
     // A clean exit leaves no worktree behind.
     expect(ended.leftoverWorktrees).toEqual([]);
     expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
