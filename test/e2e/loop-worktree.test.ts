@@ -121,6 +121,20 @@ describe('--worktree', () => {
     expect(existsSync(worktrees(repo))).toBe(false);
   }, 120_000);
 
+  it('a worktree left with uncommitted changes is kept, named with what to type, and cleanup keeps it too', async () => {
+    const repo = twoPlanRepo();
+    const r = await ralph(repo, ['--worktree', '--name', 'w4', '--agent-cmd', 'echo draft > stray.txt', '--pause', '0', '1']);
+    expect(r.code).toBe(1);
+    const tree = path.join(worktrees(repo), 'w4');
+    expect(readFileSync(path.join(tree, 'stray.txt'), 'utf8')).toBe('draft\n');
+    expect(r.stderr).toContain(`kept the loop's worktree ${tree}`);
+    expect(r.stderr).toContain(`git -C ${tree} status`);
+    expect((await runCli(['status', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 })).stdout).toContain(tree);
+    const cleaned = await runCli(['cleanup', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 });
+    expect(`${cleaned.stdout}${cleaned.stderr}`).toContain(`kept the loop's worktree ${tree}`);
+    expect(readFileSync(path.join(tree, 'stray.txt'), 'utf8')).toBe('draft\n');
+  }, 60_000);
+
   it('holds the engine of the user\'s tree, the one that runs: an agent in the worktree that edits it is undone and its claims rejected', async () => {
     const repo = twoPlanRepo();
     const engine = path.join(repo, 'ralph/ralph.mjs');
