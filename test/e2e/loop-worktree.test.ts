@@ -93,10 +93,19 @@ describe('--worktree', () => {
     const second = await ralph(repo, ['--worktree', '--agent-cmd', agent('worker'), '--pause', '0', '5']);
     expect(second.code).toBe(2);
     expect(second.stderr).toContain('branch ralph/a is already being worked on by loop w2');
+    // The same plan in the user's tree: refused before anything is checked out.
+    const home = await ralph(repo, ['--agent-cmd', agent('worker'), '--pause', '0', '5']);
+    expect(home.code).toBe(2);
+    expect(home.stderr).toContain('branch ralph/a is already being worked on by loop w2');
+    expect(git(repo, 'branch', '--show-current')).toBe('main');
     held.child.kill('SIGKILL');
     await held.done;
     const tree = path.join(worktrees(repo), 'w2');
     expect(existsSync(tree)).toBe(true);
+    const afterCrash = await ralph(repo, ['--worktree', '--agent-cmd', agent('worker'), '--pause', '0', '5']);
+    expect(afterCrash.code).toBe(2);
+    expect(afterCrash.stderr).toContain('checked out in the worktree of loop w2');
+    expect(afterCrash.stderr).toContain('--resume w2');
     const cleaned = await runCli(['cleanup', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 });
     expect(cleaned.code, cleaned.stderr).toBe(0);
     expect(`${cleaned.stdout}${cleaned.stderr}`).toContain(`removed ${tree}`);

@@ -45,6 +45,7 @@ import { deliverMerged } from './deliver-merge.js';
 import { withWebhookFromEnv } from '../cli/args.js';
 import { holdEndPrograms } from '../deliver/programs.js';
 import { enterWorktree, leaveWorktree, refuseWorktreeOptions, type WorktreeRun } from './worktree-start.js';
+import { refuseBranchElsewhere } from './worktree.js';
 
 // Stands in for the prompt when the command line is shown before any prompt is read.
 const PROMPT_PLACEHOLDER = '\0prompt';
@@ -114,6 +115,8 @@ async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree }
   if (inTree && !resumed) {
     paths = await enterWorktree(tree, paths, id, prd.branchName, prd.baseBranch, false, emit);
     prd = await readPlan(paths, emit);
+  } else if (!inTree) {
+    await refuseBranchElsewhere(repoRoot, prd.branchName);
   }
   warnAtStart(options, io, emit);
   holdEndPrograms(io.env);

@@ -73,9 +73,19 @@ function refuseBranchInUse(mainRoot: string, branch: string, where: string): nev
   }
   if (path.dirname(path.resolve(where)) === worktreesFolder(mainRoot)) {
     const id = path.basename(where);
-    throw new LoopExit(2, `branch ${branch} is already being worked on by loop ${id} (in ${where}); two loops never share a branch`, `wait for it, or stop it with: ${loopCommand(`cancel ${id}`)}; if it crashed, continue it with: ./ralph/ralph.sh --resume ${id}, or remove its worktree with: ${loopCommand('cleanup')}`);
+    const state = readState(mainRoot, id);
+    if (state && isRunning(state)) {
+      throw new LoopExit(2, `branch ${branch} is already being worked on by loop ${id} (in ${where}); two loops never share a branch`, `wait for it, or stop it with: ${loopCommand(`cancel ${id}`)}`);
+    }
+    throw new LoopExit(2, `branch ${branch} is checked out in the worktree of loop ${id} (${where}), which is not running: a crash left it`, `continue that loop with: ./ralph/ralph.sh --resume ${id}; or remove its worktree with: ${loopCommand('cleanup')}, then start again`);
   }
   throw new LoopExit(2, `branch ${branch} is checked out in another worktree, ${where}`, `switch that worktree to another branch, or remove it: git worktree remove ${where}`);
+}
+
+/** A loop in the user's tree on a branch that a worktree (a --worktree loop's, or the user's own) has: refused. */
+export async function refuseBranchElsewhere(mainRoot: string, branch: string): Promise<void> {
+  const holder = (await listGitWorktrees(mainRoot)).find((t) => t.branch === branch && path.resolve(t.path) !== path.resolve(mainRoot));
+  if (holder) refuseBranchInUse(mainRoot, branch, holder.path);
 }
 
 /**
