@@ -35,8 +35,10 @@ describe('--worktree', () => {
     const b = startRalph(repo, [...args, '--prd', 'ralph/other.json'], { FAKE_MEET_DIR: meet, FAKE_MEET_SELF: 'b', FAKE_MEET_OTHER: 'a' });
     await waitUntil(() => existsSync(path.join(meet, 'a')) && existsSync(path.join(meet, 'b')), 30_000, 'both agents started');
     // Both agents are waiting on each other: both loops are running now, and status sees them from the user's tree.
-    const live = JSON.parse((await status(repo)).stdout) as { loops: Array<{ status: string; prd: string }> };
-    expect(live.loops.filter((l) => l.status === 'running').map((l) => l.prd).sort()).toEqual(['ralph/other.json', 'ralph/prd.json']);
+    const live = JSON.parse((await status(repo)).stdout) as { loops: Array<{ status: string; prd: string; worktree: { branch: string } }> };
+    expect(live.loops.filter((l) => l.status === 'running').map((l) => `${l.prd} ${l.worktree.branch}`).sort()).toEqual(['ralph/other.json ralph/b', 'ralph/prd.json ralph/a']);
+    const table = (await runCli(['status', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 })).stdout;
+    expect(table).toContain(`in the worktree ${worktrees(repo)}/`);
     const [ra, rb] = await Promise.all([a.done, b.done]);
     expect(ra.code, ra.stderr).toBe(0);
     expect(rb.code, rb.stderr).toBe(0);

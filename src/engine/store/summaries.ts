@@ -56,6 +56,8 @@ export interface LoopSummary {
   message?: string;
   /** A loop inside a Claude Code session (/ralph-loop): its pid is Claude Code's, each stop one iteration. */
   inSession?: true;
+  /** A --worktree loop: the tree it works in and its branch. */
+  worktree?: { path: string; branch: string };
 }
 
 /** The loops as the dashboard shows them; a ralph/.runs/ that cannot be read shows as none (the page must go on). */
@@ -158,6 +160,7 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
     exitCode: num(s.exitCode),
     ...(typeof s.message === 'string' && s.message ? { message: s.message } : {}),
     ...(s.inSession === true ? { inSession: true as const } : {}),
+    ...(s.worktree && typeof s.worktree.path === 'string' && typeof s.worktree.branch === 'string' ? { worktree: { path: s.worktree.path, branch: s.worktree.branch } } : {}),
   };
 }
 
@@ -205,7 +208,8 @@ export function renderLoopTable(loops: LoopSummary[]): string {
       l.alive ? 'yes' : 'no', renderCost(l), renderStoriesCell(l),
       String(l.verified), String(l.reported), String(l.unverified), String(l.rejected),
     ]);
-    const note = [renderLoopNote(l), ...renderReviewNotes(l)].filter(Boolean).join('\n  └ ');
+    const where = l.worktree && l.alive ? `in the worktree ${l.worktree.path} on ${l.worktree.branch}` : '';
+    const note = [where, renderLoopNote(l), ...renderReviewNotes(l)].filter(Boolean).join('\n  └ ');
     if (note) notes.set(rows.length - 1, note);
   }
   // Ids, agents and messages come from state.json, which the agent can write: cells are made safe before they are padded.
