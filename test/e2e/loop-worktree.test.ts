@@ -146,6 +146,19 @@ describe('--worktree', () => {
     expect(readFileSync(path.join(tree, 'stray.txt'), 'utf8')).toBe('draft\n');
   }, 60_000);
 
+  it('a loop on another plan does not count as a branch change for the next loop on ralph/prd.json', async () => {
+    const repo = twoPlanRepo();
+    const worker = ['--worktree', '--agent-cmd', agent('worker'), '--pause', '0', '5'];
+    const first = await ralph(repo, worker);
+    expect(first.code, first.stderr).toBe(0);
+    const other = await ralph(repo, [...worker, '--prd', 'ralph/other.json']);
+    expect(other.code, other.stderr).toBe(0);
+    const again = await ralph(repo, worker);
+    expect(again.code, again.stderr).toBe(0);
+    for (const r of [other, again]) expect(r.stderr).not.toContain('branch changed from');
+    expect(git(repo, 'ls-tree', '-r', '--name-only', 'ralph/a', 'ralph/archive')).toBe('');
+  }, 90_000);
+
   it('holds the engine of the user\'s tree, the one that runs: an agent in the worktree that edits it is undone and its claims rejected', async () => {
     const repo = twoPlanRepo();
     const engine = path.join(repo, 'ralph/ralph.mjs');
