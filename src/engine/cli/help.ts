@@ -24,9 +24,9 @@ Loops:
   --name <id>                 name this loop (default: generated from the time)
   --resume <id>               continue a stopped loop where it left off
   --resume-last               continue the most recent loop (not a complete one)
-  --worktree                  run in a git worktree of its own, on the plan's branch, in <repo>.ralph-worktrees/<id>
-                              beside the repository: your working tree is left alone, and a loop on another
-                              plan can run at the same time (./ralph/ralph.sh --worktree --prd ralph/other.json).
+  --worktree                  run in a git worktree of its own on the plan's branch, beside the repository
+                              (<repo>.ralph-worktrees/<id>): your working tree is left alone, and a loop on
+                              another plan can run at the same time (--worktree --prd ralph/other.json).
                               Removed when the run ends (kept, and named, when it holds uncommitted changes);
                               after a crash, status lists it: --resume <id> continues there, cleanup removes it
 Ending:
