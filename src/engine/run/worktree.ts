@@ -69,7 +69,7 @@ async function resolveStart(mainRoot: string, base: string | undefined): Promise
 
 function refuseBranchInUse(mainRoot: string, branch: string, where: string): never {
   if (path.resolve(where) === path.resolve(mainRoot)) {
-    throw new LoopExit(2, `branch ${branch} is checked out in your working tree, so a worktree cannot have it too`, `switch your tree to another branch (git switch -), then start again; or run this plan without --worktree`);
+    throw new LoopExit(2, `branch ${branch} is checked out in your working tree, so a worktree cannot have it too`, `switch your tree to another branch (git switch <branch>), then start again; or run this plan in your tree, without --worktree`);
   }
   if (path.dirname(path.resolve(where)) === worktreesFolder(mainRoot)) {
     const id = path.basename(where);
