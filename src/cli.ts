@@ -9,6 +9,7 @@ import { register as registerValidate } from './commands/validate.js';
 import { register as registerRun } from './commands/run.js';
 import { register as registerStatus } from './commands/status.js';
 import { register as registerCancel } from './commands/cancel.js';
+import { register as registerCleanup } from './commands/cleanup.js';
 import { register as registerView } from './commands/view.js';
 import { sanitizeForTerminal } from './util/ansi.js';
 import { renderExamples } from './util/invocation.js';
@@ -20,7 +21,7 @@ export function buildProgram(): Command {
     .enablePositionalOptions()
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
-  for (const register of [registerInstall, registerSkill, registerValidate, registerRun, registerStatus, registerCancel, registerView]) {
+  for (const register of [registerInstall, registerSkill, registerValidate, registerRun, registerStatus, registerCancel, registerCleanup, registerView]) {
     register(program);
   }
   for (const cmd of program.commands) cmd.exitOverride();

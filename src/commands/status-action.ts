@@ -5,6 +5,7 @@ import { RalphkitError } from '../errors.js';
 import { LoopExit } from '../engine/errors.js';
 import { readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings, type LoopSummary } from '../engine/store/summaries.js';
 import type { StatusCommandOptions } from './status.js';
+import { listLeftoverWorktrees, renderLeftovers } from '../engine/run/worktree.js';
 
 export async function statusAction(opts: StatusCommandOptions): Promise<void> {
   const repoRoot = await resolveGitRoot(opts.cwd ?? process.cwd());
@@ -16,6 +17,7 @@ export async function statusAction(opts: StatusCommandOptions): Promise<void> {
     throw err;
   }
   for (const line of renderUnreadableWarnings(loops)) logger.warn(line);
-  if (opts.json) logger.json({ loops });
-  else logger.out(renderLoopTable(loops));
+  const leftovers = await listLeftoverWorktrees(repoRoot).catch(() => []);
+  if (opts.json) logger.json({ loops, leftoverWorktrees: leftovers });
+  else logger.out(renderLoopTable(loops) + renderLeftovers(leftovers));
 }

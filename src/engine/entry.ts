@@ -6,6 +6,7 @@ import { runHookCommand } from './hook/command.js';
 import { resolveRepoRoot } from './git/git.js';
 import { readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings } from './store/summaries.js';
 import { cancelLoop, renderCancelResult, waitForLoopEnd } from './store/cancel.js';
+import { cleanupWorktrees, listLeftoverWorktrees, renderLeftovers } from './run/worktree.js';
 import type { RunIo } from './types.js';
 import { LoopExit, usageExit } from './errors.js';
 import { renderTerminalJson } from '../util/ansi.js';
@@ -16,6 +17,7 @@ export async function runEngine(argv: string[], io: RunIo): Promise<number> {
   try {
     if (first === 'status') return await statusCommand(rest, io);
     if (first === 'cancel') return await cancelCommand(rest, io);
+    if (first === 'cleanup') return await cleanupCommand(rest, io);
   } catch (err) {
     if (!(err instanceof LoopExit)) throw err;
     io.stderr(`ralph: ${err.message}\n${err.hint ? `ralph: hint: ${err.hint}\n` : ''}`);
@@ -28,7 +30,17 @@ async function statusCommand(argv: string[], io: RunIo): Promise<number> {
   const { values } = parseSub(argv, { json: { type: 'boolean' } }, 0);
   const loops = readLoopSummariesOrRefuse(await resolveRepoRoot(io.cwd));
   for (const line of renderUnreadableWarnings(loops)) io.stderr(`ralph: warning: ${line}\n`);
-  io.stdout(values.json ? `${renderTerminalJson({ loops }, 2)}\n` : renderLoopTable(loops));
+  const repoRoot = await resolveRepoRoot(io.cwd);
+  const leftovers = await listLeftoverWorktrees(repoRoot).catch(() => []);
+  io.stdout(values.json ? `${renderTerminalJson({ loops, leftoverWorktrees: leftovers }, 2)}\n` : renderLoopTable(loops) + renderLeftovers(leftovers));
+  return 0;
+}
+
+/** `cleanup`: removes the worktrees of --worktree loops that are not running (a crash left them). */
+async function cleanupCommand(argv: string[], io: RunIo): Promise<number> {
+  parseSub(argv, {}, 0);
+  const said = await cleanupWorktrees(await resolveRepoRoot(io.cwd));
+  io.stderr(said.length ? said.map((line) => `ralph: ${line}\n`).join('') : 'ralph: no worktrees of stopped loops to remove\n');
   return 0;
 }
 

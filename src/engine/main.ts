@@ -1,5 +1,6 @@
 // Entry of dist/ralph.mjs (installed as ralph/ralph.mjs, started by ralph/ralph.sh):
-//   ralph.mjs run [options] [max_iterations] · ralph.mjs status [--json] · ralph.mjs cancel <id> · ralph.mjs hook start|stop
+//   ralph.mjs run [options] [max_iterations] · ralph.mjs status [--json] · ralph.mjs cancel <id> · ralph.mjs cleanup
+//   · ralph.mjs hook start|stop
 // It sets process.exitCode and never calls process.exit, so pending writes (state, logs) always land.
 import { runEngine } from './entry.js';
 import { sanitizeForTerminal } from '../util/ansi.js';

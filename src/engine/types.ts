@@ -260,6 +260,8 @@ export interface LoopState {
   inSession?: true;
   /** Set when the loop was interrupted while --deliver pr-merge waited for CI: every story passed its final gate. */
   mergePending?: true;
+  /** Set for a --worktree loop (run/worktree.ts): the tree it works in, beside the repository, and its branch. */
+  worktree?: { path: string; branch: string };
 }
 
 /** What the loop knows of an agent run once it has exited: all that is needed to finish its iteration without it. */
@@ -316,6 +318,8 @@ export interface RunContext {
   reviewerBin?: string;
   /** --max-duration: when this invocation's time is up (epoch ms), counted from its start. */
   deadline?: number;
+  /** A --worktree loop's tree and branch (run/worktree.ts); paths.repoRoot is that tree. */
+  worktree?: { path: string; branch: string };
   /** Set when the loop's end is recorded (run.ts finish), for what is announced after the locks are released. */
   ending?: LoopEnding;
   /**
@@ -373,6 +377,8 @@ export interface RunOptions {
   allowModifiedEngine: boolean;
   /** Probe each story check on the plan commit at start and warn when it already passes. */
   weakCheck: boolean;
+  /** Run the loop in its own git worktree on the plan's branch (--worktree), beside the repository. */
+  worktree: boolean;
   /** Run the agent under bubblewrap (--sandbox), with or without network. */
   sandbox: boolean;
   network: boolean;

@@ -44,3 +44,13 @@ function isFile(file: string): boolean {
     return false;
   }
 }
+
+/**
+ * The plan's log: progress.txt beside a plan named prd.json (either layout), else `<plan>.progress.txt`, so two
+ * plans in one folder (a loop each, --worktree) never write, archive or merge each other's log.
+ */
+export function progressPathFor(prd: string): string {
+  const name = path.basename(prd);
+  if (name === 'prd.json') return path.join(path.dirname(prd), 'progress.txt');
+  return path.join(path.dirname(prd), `${name.replace(/\.json$/i, '')}.progress.txt`);
+}

@@ -4,7 +4,7 @@
 // newest sealed verdict record (refs/notes/ralphkit, checked with the key of $RALPH_KEY_DIR or ~/.config/ralphkit).
 import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { choosePlanFile } from '../prd/plan-location.js';
+import { choosePlanFile, progressPathFor } from '../prd/plan-location.js';
 import type { Prd } from '../prd/types.js';
 import { parseLedger, type LedgerLine } from '../engine/store/ledger.js';
 import { readLoopSummaries, type LoopSummary } from '../engine/store/summaries.js';
@@ -78,8 +78,8 @@ export function resolveViewPaths(cwd: string, prd?: string): ViewPaths {
   return {
     cwd: root,
     prd: prdPath,
-    // The runner keeps the log beside the plan it runs, so a plan elsewhere has its own log.
-    progress: path.join(path.dirname(prdPath), 'progress.txt'),
+    // The runner keeps the log beside the plan it runs, one per plan (progressPathFor).
+    progress: progressPathFor(prdPath),
     runs: path.join(root, 'ralph/.runs'),
   };
 }

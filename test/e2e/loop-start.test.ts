@@ -216,7 +216,7 @@ describe('refused before anything is touched (exit 2)', () => {
     expect(git(dir, 'branch', '--list', 'ralph/test')).toBe('');
   });
 
-  it('a second loop in the same working tree, on another plan: refused with a hint to use git worktree', async () => {
+  it('a second loop in the same working tree, on another plan: refused with a hint to use --worktree', async () => {
     const dir = loopRepo();
     writeFiles(dir, { 'ralph/other.json': planText({ branchName: 'ralph/other', passes: [false] }) });
     git(dir, 'add', '-A');
@@ -227,7 +227,7 @@ describe('refused before anything is touched (exit 2)', () => {
     const second = await ralph(dir, ['--agent-cmd', agent('marker'), ...FAST, '--prd', 'ralph/other.json', '3'], { FAKE_MARKER: marker });
     expect(second.code, second.stderr).toBe(2);
     expect(second.stderr).toMatch(/another loop \(first, pid \d+\) is running in this working tree, on ralph\/prd\.json/);
-    expect(second.stderr).toMatch(/hint: run it in a separate working tree: git worktree add \.\.\/\S+/);
+    expect(second.stderr).toMatch(/hint: run this plan in a worktree of its own, beside the running loop: \.\/ralph\/ralph\.sh --worktree --prd ralph\/other\.json;/);
     expect(existsSync(marker)).toBe(false);
     expect(git(dir, 'branch', '--show-current')).toBe('ralph/test');
     first.child.kill('SIGTERM');

@@ -17,12 +17,18 @@ Agent:
                               the prompt goes to its stdin, its stdout is its final message
 Files:
   --prd <file>                the plan (default ralph/prd.json; else the original layout's
-                              scripts/ralph/prd.json, with its progress.txt)
+                              scripts/ralph/prd.json, with its progress.txt); a plan with another
+                              name keeps its own log beside it: ralph/api.json logs to ralph/api.progress.txt
   --prompt <file>             the instructions, re-read every iteration (default ralph/prompt.md)
 Loops:
   --name <id>                 name this loop (default: generated from the time)
   --resume <id>               continue a stopped loop where it left off
   --resume-last               continue the most recent loop (not a complete one)
+  --worktree                  run in a git worktree of its own on the plan's branch, beside the repository
+                              (<repo>.ralph-worktrees/<id>): your working tree is left alone, and a loop on
+                              another plan can run at the same time (--worktree --prd ralph/other.json).
+                              Removed when the run ends (kept, and named, when it holds uncommitted changes);
+                              after a crash, status lists it: --resume <id> continues there, cleanup removes it
 Ending:
   --completion-promise <word> the agent ends its final message with <promise>WORD</promise> on a line of
                               its own (default COMPLETE; letters, digits, _ . -); the runner tells the agent
@@ -135,7 +141,9 @@ Examples:
   ./ralph/ralph.sh --max-cost 20 0                   no iteration cap: until done, stuck, or $20 spent
   ./ralph/ralph.sh --resume-last 20                  continue the last loop, now up to 20 iterations
   ./ralph/ralph.sh --agent codex --review-agent claude   Codex implements, Claude Code reviews each story
+  ./ralph/ralph.sh --worktree --prd ralph/api.json   a second plan in its own worktree, beside a running loop
   npx ralphkit status                                list loops; npx ralphkit cancel <id> stops one
+  npx ralphkit cleanup                               remove the worktrees crashed --worktree loops left
 
 Exit codes:
   0    every check of every story passes on the final commit, with the pinned tests

@@ -300,6 +300,21 @@ async function hasIdentity(top: string): Promise<boolean> {
  */
 export async function writeVerdictNote(top: string, commit: string, text: string): Promise<void> {
   const identity = (await hasIdentity(top)) ? [] : RUNNER_IDENTITY;
-  await gitOk(top, [...identity, 'notes', '--ref=ralphkit', 'add', '-f', '-F', '-', commit], text);
+  // `git notes add` moves the ref without checking where it was: two loops of one repository (--worktree) writing at
+  // once would lose one note. So the note is written on a scratch ref, then swapped in only over the value it was
+  // built on, and built again when another loop got there first.
+  const scratch = `refs/notes/ralphkit-pending/${process.pid}-${Date.now().toString(36)}`;
+  try {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const old = (await runGit(top, ['rev-parse', '--verify', '--quiet', 'refs/notes/ralphkit'])).stdout.trim();
+      await gitOk(top, old ? ['update-ref', scratch, old] : ['update-ref', '-d', scratch]);
+      await gitOk(top, [...identity, 'notes', `--ref=${scratch}`, 'add', '-f', '-F', '-', commit], text);
+      const next = (await gitOk(top, ['rev-parse', '--verify', scratch])).trim();
+      if ((await runGit(top, ['update-ref', 'refs/notes/ralphkit', next, old])).code === 0) return;
+    }
+    throw new Error('refs/notes/ralphkit kept changing while the note was written (20 attempts)');
+  } finally {
+    await runGit(top, ['update-ref', '-d', scratch]);
+  }
 }
 

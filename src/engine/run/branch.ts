@@ -38,7 +38,7 @@ interface Undo {
 export async function prepareBranch(run: RunContext): Promise<void> {
   const { paths } = run;
   const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readTextOrNull(paths.progress), editedPrompt: await readEditedPrompt(paths) };
-  const last = readLastBranch(paths.repoRoot);
+  const last = readLastBranch(paths);
   const oldBranch = last && last !== run.branch && !branchNameProblem(last) ? last : null;
   const undo: Undo = { origin: null, createdBranch: false, created: [], staged: false };
   try {
@@ -50,7 +50,7 @@ export async function prepareBranch(run: RunContext): Promise<void> {
     if (err instanceof LoopExit) throw err;
     throw new LoopExit(2, `could not prepare branch ${run.branch}: ${(err as Error).message}`, 'the working tree was put back as it was; fix the cause, then start again');
   }
-  const lastFile = lastBranchPath(paths.repoRoot);
+  const lastFile = lastBranchPath(paths.repoRoot, relPath(paths.repoRoot, paths.prd));
   mkdirSync(path.dirname(lastFile), { recursive: true });
   writeFileSync(lastFile, `${run.branch}\n`);
 }
@@ -169,7 +169,7 @@ function restore(file: string, text: string | null): void {
 // The old plan: the copy the last run left when it ended, else the one committed on the old branch. The plan on
 // disk never is: it names the new branch by the time branchName has changed.
 async function readOldPlan(paths: RunPaths, oldBranch: string): Promise<string | null> {
-  const candidates = [readTextOrNull(lastPlanPath(paths.repoRoot)), await readFileOnBranch(paths.repoRoot, oldBranch, relPath(paths.repoRoot, paths.prd))];
+  const candidates = [readTextOrNull(lastPlanPath(paths.repoRoot, relPath(paths.repoRoot, paths.prd))), await readFileOnBranch(paths.repoRoot, oldBranch, relPath(paths.repoRoot, paths.prd))];
   return candidates.find((text) => text !== null && namesBranch(text, oldBranch)) ?? null;
 }
 
@@ -182,7 +182,7 @@ function namesBranch(text: string, branch: string): boolean {
 }
 
 /** Same stories, criteria, checks and settings; only `passes` and `notes` may differ. */
-function sameDefinition(a: string, b: string): boolean {
+export function sameDefinition(a: string, b: string): boolean {
   try {
     return planPrdRepair(a, b).restored.length === 0;
   } catch {
@@ -198,8 +198,8 @@ function sameText(a: string, b: string): boolean {
   }
 }
 
-function readLastBranch(repoRoot: string): string {
-  const file = lastBranchPath(repoRoot);
+function readLastBranch(paths: RunPaths): string {
+  const file = lastBranchPath(paths.repoRoot, relPath(paths.repoRoot, paths.prd));
   return existsSync(file) ? readFileSync(file, 'utf8').trim() : '';
 }
 

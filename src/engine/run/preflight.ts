@@ -10,7 +10,7 @@ import { isValidBranchName } from '../git/git.js';
 import { LoopExit, LOOP_EXIT, usageExit } from '../errors.js';
 import { isExamplePlan } from '../../prd/example-plan.js';
 import { isSkipped } from '../../prd/skip.js';
-import { choosePlanFile } from '../../prd/plan-location.js';
+import { choosePlanFile, progressPathFor } from '../../prd/plan-location.js';
 import type { Emit } from '../events.js';
 import { ralphkitCommand } from '../../util/invocation.js';
 
@@ -18,7 +18,7 @@ import { ralphkitCommand } from '../../util/invocation.js';
 export function resolvePaths(repoRoot: string, cwd: string, options: RunOptions, given: Set<keyof RunOptions>): RunPaths {
   const at = (key: 'prd' | 'prompt') => path.resolve(given.has(key) ? cwd : repoRoot, options[key]);
   const prd = at('prd');
-  return { repoRoot, prd, prompt: at('prompt'), progress: path.join(path.dirname(prd), 'progress.txt') };
+  return { repoRoot, prd, prompt: at('prompt'), progress: progressPathFor(prd) };
 }
 
 /**

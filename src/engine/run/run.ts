@@ -44,6 +44,8 @@ import { deliverAtEnd } from './deliver.js';
 import { deliverMerged } from './deliver-merge.js';
 import { withWebhookFromEnv } from '../cli/args.js';
 import { holdEndPrograms } from '../deliver/programs.js';
+import { enterWorktree, leaveWorktree, refuseWorktreeOptions, type WorktreeRun } from './worktree-start.js';
+import { refuseBranchElsewhere } from './worktree.js';
 
 // Stands in for the prompt when the command line is shown before any prompt is read.
 const PROMPT_PLACEHOLDER = '\0prompt';
@@ -63,13 +65,39 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
     refuseUnboundedLoop(options);
     refuseExhausted(resumed, options);
   }
-  const paths = resolvePaths(repoRoot, io.cwd, locatePlan(repoRoot, options, given, resumed !== null, emit), given);
+  refuseWorktreeOptions(options, resumed);
+  const tree: WorktreeRun = { mainRoot: repoRoot, root: null, mayRemove: false };
+  const id = resumed?.id ?? options.name ?? newLoopId(new Date());
+  try {
+    return await startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started });
+  } finally {
+    await leaveWorktree(tree, id, emit);
+  }
+}
+
+interface StartInput {
+  repoRoot: string;
+  id: string;
+  options: RunOptions;
+  given: Set<keyof RunOptions>;
+  resumed: LoopState | null;
+  io: RunIo;
+  emit: Emit;
+  tree: WorktreeRun;
+  /** When this invocation started (epoch ms): --max-duration counts from it. */
+  started: number;
+}
+
+async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started }: StartInput): Promise<number> {
+  let paths = resolvePaths(repoRoot, io.cwd, locatePlan(repoRoot, options, given, resumed !== null, emit), given);
+  const inTree = options.worktree && !options.dryRun;
+  // A resumed worktree loop's plan is the one on its branch, in its worktree.
+  if (inTree && resumed?.worktree) paths = await enterWorktree(tree, paths, id, resumed.worktree.branch, undefined, true, emit);
   // A resumed loop's plan is held against the runner's own record of it before anything reads it.
   const ask = process.stdin.isTTY && process.stderr.isTTY && !options.json ? askYesNo : undefined;
   const baseline = resumed && !options.dryRun ? await settleResumedPlan(paths, resumed.id, options, emit, ask) : null;
-  const prd = await readPlan(paths, emit);
+  let prd = await readPlan(paths, emit);
   checkPromptFile(paths);
-  const id = resumed?.id ?? options.name ?? newLoopId(new Date());
   const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: PROMPT_PLACEHOLDER, runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
   if (options.dryRun) {
     warnExamplePlan(prd, paths, emit);
@@ -77,6 +105,7 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   }
   refuseExamplePlan(prd, paths);
   reportSetAside(prd, paths, emit);
+  // The engine that runs is the user's tree's (ralph/ralph.sh started it there), whatever the worktree holds.
   refuseModifiedEngine(repoRoot, options.allowModifiedEngine, (message) => emit({ type: 'warn', message }), io.packagedEngine);
   refuseSandbox(options, io.env);
   const reviewerBin = refuseReviewSetup(prd, options, paths, io.env, emit);
@@ -87,15 +116,22 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   if (!resumed && existsSync(statePath(repoRoot, id))) {
     throw new LoopExit(2, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
   }
+  if (inTree && !resumed) {
+    paths = await enterWorktree(tree, paths, id, prd.branchName, prd.baseBranch, false, emit);
+    prd = await readPlan(paths, emit);
+  } else if (!inTree) {
+    await refuseBranchElsewhere(repoRoot, prd.branchName);
+  }
   warnAtStart(options, io, emit);
   holdEndPrograms(io.env);
-  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...deadlineOf(options, started) };
+  const worktree = tree.root ? { worktree: { path: tree.root, branch: prd.branchName } } : {};
+  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...deadlineOf(options, started), ...worktree };
   const controller = new AbortController();
   // An interrupt ends the loop; once the loop has ended (or was already told to), one stops the announcements of its end.
   const late = new AbortController();
   const stopSignals = onSignals(() => (run.ending || controller.signal.aborted ? late.abort() : controller.abort()));
   try {
-    return await startGuarded(run, controller);
+    return await startGuarded(run, controller, tree);
   } finally {
     if (run.ending) {
       await deliverAtEnd(run, run.ending.status);
@@ -143,7 +179,7 @@ function warnAtStart(options: RunOptions, io: RunIo, emit: Emit): void {
  * Every refusal before any side effect: the usage ceiling (unless the user asked to wait for it), the locks
  * (this plan, then this working tree), and uncommitted work in the tree. Only then is the loop recorded.
  */
-async function startGuarded(run: RunContext, controller: AbortController): Promise<number> {
+async function startGuarded(run: RunContext, controller: AbortController, tree: WorktreeRun): Promise<number> {
   const { options, paths, io, emit } = run;
   const budget = createBudget({ options, clock: realClock, env: io.env, emit, signal: controller.signal });
   // A wait can take hours: the loop is recorded first, so status shows it and cancel can stop it.
@@ -152,6 +188,8 @@ async function startGuarded(run: RunContext, controller: AbortController): Promi
   const releasePlan = acquireLock(paths.repoRoot, paths.prd, run.id);
   try {
     const releaseTree = acquireTreeLock(paths.repoRoot, paths.prd, run.id);
+    // Held by this runner: no other is in the worktree, so it may go at the end.
+    tree.mayRemove = tree.root !== null;
     try {
       for (const o of await stopOrphanAgents(paths.repoRoot, run.id)) {
         emit({ type: 'warn', message: `loop ${o.loopId}'s runner is gone (killed) but its agent was still running in this working tree (process group ${o.agentPid}); stopped it, as ${loopCommand(`cancel ${o.loopId}`)} would` });
@@ -260,10 +298,10 @@ function initialState(run: RunContext): LoopState {
   const options: LoopState['options'] = { ...rest, ...(rest.agentCmd ? {} : { agent: agentName }), prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
   const agent = run.options.agentCmd ? `cmd: ${run.options.agentCmd}` : run.options.agent;
   if (run.resumed) {
-    return { ...run.resumed, agent, status: 'running', pid: process.pid, pidStart: ownProcessStart(), agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
+    return { ...run.resumed, ...(run.worktree ? { worktree: run.worktree } : {}), agent, status: 'running', pid: process.pid, pidStart: ownProcessStart(), agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
   }
   return {
-    id: run.id, agent, prd: options.prd,
+    id: run.id, agent, prd: options.prd, ...(run.worktree ? { worktree: run.worktree } : {}),
     iteration: 0, iterationDone: true, maxIterations: options.maxIterations, status: 'running', pid: process.pid, pidStart: ownProcessStart(),
     startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options,
   };
@@ -299,7 +337,7 @@ function finish(run: RunContext, state: LoopState, exit: LoopExit, status: LoopS
   // null: the plan vanished; the archive will fall back to git
   if (plan !== null) {
     try {
-      atomicWriteFileSync(lastPlanPath(run.paths.repoRoot), plan);
+      atomicWriteFileSync(lastPlanPath(run.paths.repoRoot, path.relative(run.paths.repoRoot, run.paths.prd)), plan);
     } catch {
       /* the archive will fall back to git */
     }

@@ -1,12 +1,13 @@
 // The locks under ralph/.runs/locks/: one per plan file, so two live loops never work the same plan, and one per
-// working tree, so a second loop never checks out its branch under the first one's agent. A lock whose holder
-// is dead is taken over.
+// working tree (the user's, and each --worktree loop's), so a second loop never checks out its branch under the
+// first one's agent. Two loops on one branch cannot both be: git keeps a branch in one worktree. A lock whose
+// holder is dead is taken over.
 import { mkdirSync, readFileSync, openSync, writeSync, closeSync, unlinkSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { isAlive, ownProcessStart } from '../processes.js';
 import type { LoopState } from '../types.js';
 import { LoopExit } from '../errors.js';
-import { lockPath, treeLockPath } from './layout.js';
+import { lockPath, recordsRoot, treeLockPath } from './layout.js';
 import { guardStart, isRunning, readAllStates, readState } from './state-file.js';
 import { loopCommand } from '../../util/invocation.js';
 
@@ -31,10 +32,13 @@ export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): (
 export function acquireTreeLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
   const refuse = (holder: LockFile): never => {
     const where = path.relative(repoRoot, holder.prd) || holder.prd;
-    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running in this working tree, on ${where}; one working tree runs one loop at a time`, `run it in a separate working tree: git worktree add ../${path.basename(repoRoot)}-2, then start ./ralph/ralph.sh there; or stop the running loop: ${loopCommand(`cancel ${holder.loopId}`)}`);
+    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running in this working tree, on ${where}; one working tree runs one loop at a time`, `run this plan in a worktree of its own, beside the running loop: ./ralph/ralph.sh --worktree --prd ${path.relative(repoRoot, prdAbs) || prdAbs}; or stop the running loop: ${loopCommand(`cancel ${holder.loopId}`)}`);
   };
   const release = takeLock(repoRoot, treeLockPath(repoRoot), { pid: process.pid, pidStart: ownProcessStart(), loopId, prd: prdAbs }, refuse);
-  const other = readAllStates(repoRoot).find((s) => s.id !== loopId && isRunning(s) && s.pid !== process.pid);
+  // A --worktree loop's tree is its own (store/layout.ts maps its root to the user's tree for the records).
+  const tree = recordsRoot(repoRoot) === repoRoot ? undefined : path.resolve(repoRoot);
+  const sameTree = (s: { worktree?: { path: string } }) => (s.worktree ? path.resolve(s.worktree.path) : undefined) === tree;
+  const other = readAllStates(repoRoot).find((s) => s.id !== loopId && isRunning(s) && s.pid !== process.pid && sameTree(s));
   if (other) {
     release();
     if (other.inSession) refuseSessionLoop(repoRoot, other, 'one working tree runs one loop at a time, so the runner did not start');

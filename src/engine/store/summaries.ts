@@ -1,7 +1,7 @@
 // `status`: the loops of a repository as read from ralph/.runs/, and the table that shows them. Shared by
 // ralph.mjs and `ralphkit status` (and the dashboard's /api/loops). The agent can write ralph/.runs/, so a
 // story counts as verified only from its loop's sealed verdict record (store/verdict-record.ts, SPEC §6).
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { isRunning, scanLoopStates, type UnreadableState } from './state-file.js';
 import { ledgerPath, runsDir } from './layout.js';
@@ -12,6 +12,7 @@ import { LoopExit, describeError } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
 import { renderCostSplit } from '../../util/usd.js';
 import { sanitizeForTerminal } from '../../util/ansi.js';
+import { readTextOrNull } from '../../util/read.js';
 import { renderMaxIterations } from '../events.js';
 import { activeStories, isSkipped } from '../../prd/skip.js';
 
@@ -55,6 +56,8 @@ export interface LoopSummary {
   message?: string;
   /** A loop inside a Claude Code session (/ralph-loop): its pid is Claude Code's, each stop one iteration. */
   inSession?: true;
+  /** A --worktree loop: the tree it works in and its branch. */
+  worktree?: { path: string; branch: string };
 }
 
 /** The loops as the dashboard shows them; a ralph/.runs/ that cannot be read shows as none (the page must go on). */
@@ -129,7 +132,7 @@ function renderUnreadableRunsHint(folder: string, code: string): string {
 function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null): LoopSummary {
   const alive = isRunning(s);
   const prd = typeof s.prd === 'string' ? s.prd : '';
-  const stories = prd ? readStories(path.resolve(repoRoot, prd)) : null;
+  const stories = prd ? readLoopStories(repoRoot, s, prd) : null;
   const summary = summariseLedger(readLedger(ledgerPath(repoRoot, s.id)));
   const counts = planLoopCounts(summary.stories, record?.stories ?? null);
   const status = typeof s.status === 'string' ? s.status : 'unknown';
@@ -157,6 +160,7 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
     exitCode: num(s.exitCode),
     ...(typeof s.message === 'string' && s.message ? { message: s.message } : {}),
     ...(s.inSession === true ? { inSession: true as const } : {}),
+    ...(s.worktree && typeof s.worktree.path === 'string' && typeof s.worktree.branch === 'string' ? { worktree: { path: s.worktree.path, branch: s.worktree.branch } } : {}),
   };
 }
 
@@ -164,9 +168,25 @@ function num(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
 }
 
-function readStories(file: string): { passes?: unknown; skip?: unknown }[] | null {
+type StoryFlags = { passes?: unknown; skip?: unknown }[];
+
+// A --worktree loop's plan is the one in its worktree while it is there, else the one on its branch; the copy in
+// the user's tree is the plan it was started with.
+function readLoopStories(repoRoot: string, s: LoopState, prd: string): StoryFlags | null {
+  const tree = s.worktree && typeof s.worktree.path === 'string' ? s.worktree : null;
+  if (!tree) return readStories(readTextOrNull(path.resolve(repoRoot, prd)));
+  const inTree = readTextOrNull(path.join(tree.path, prd));
+  if (inTree !== null) return readStories(inTree);
+  const branch = typeof tree.branch === 'string' && /^[A-Za-z0-9_][A-Za-z0-9._/-]*$/.test(tree.branch) ? tree.branch : null;
+  if (!branch) return null;
+  const shown = spawnSync('git', ['cat-file', 'blob', `refs/heads/${branch}:${prd.split(path.sep).join('/')}`], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  return shown.status === 0 ? readStories(shown.stdout) : null;
+}
+
+function readStories(text: string | null): StoryFlags | null {
+  if (text === null) return null;
   try {
-    const prd = JSON.parse(readFileSync(file, 'utf8'));
+    const prd = JSON.parse(text);
     return Array.isArray(prd?.userStories) ? prd.userStories : null;
   } catch {
     return null;
@@ -188,7 +208,8 @@ export function renderLoopTable(loops: LoopSummary[]): string {
       l.alive ? 'yes' : 'no', renderCost(l), renderStoriesCell(l),
       String(l.verified), String(l.reported), String(l.unverified), String(l.rejected),
     ]);
-    const note = [renderLoopNote(l), ...renderReviewNotes(l)].filter(Boolean).join('\n  └ ');
+    const where = l.worktree && l.alive ? `in the worktree ${l.worktree.path} on ${l.worktree.branch}` : '';
+    const note = [where, renderLoopNote(l), ...renderReviewNotes(l)].filter(Boolean).join('\n  └ ');
     if (note) notes.set(rows.length - 1, note);
   }
   // Ids, agents and messages come from state.json, which the agent can write: cells are made safe before they are padded.

@@ -9,6 +9,7 @@ import { hashContent } from '../../install/hash.js';
 import { parseManifest } from '../../install/manifest.js';
 import { readBytesOrNull } from '../../util/read.js';
 import { LoopExit } from '../errors.js';
+import { recordsRoot } from '../store/layout.js';
 import { ralphkitCommand } from '../../util/invocation.js';
 
 /** The runner-owned files in ralph/ that an agent must never change: the engine, its launcher and the manifest. */
@@ -65,8 +66,11 @@ export async function snapshotRunnerFiles(repoRoot: string): Promise<RunnerGuard
   const configFiles = [path.join(common, 'config'), path.join(own, 'config.worktree'), ...(await readIncludedConfigs(repoRoot))];
   const home = process.env.HOME;
   const globalFiles = home ? [path.join(home, '.gitconfig'), path.join(process.env.XDG_CONFIG_HOME || path.join(home, '.config'), 'git', 'config')] : [];
+  // A --worktree loop runs the engine of the user's tree (store/layout.ts maps its records there): held as well.
+  const main = recordsRoot(repoRoot);
   const files = [
     ...ENGINE_FILES.map((rel) => hold(path.join(repoRoot, rel), rel, true, 'engine')),
+    ...(main === repoRoot ? [] : ENGINE_FILES.map((rel) => hold(path.join(main, rel), path.join(main, rel), false, 'engine'))),
     ...[...new Set([...configFiles, ...globalFiles])].map((abs) => hold(abs, abs.startsWith(repoRoot + path.sep) ? show(abs) : abs.replace(home ?? '\0', '~'), false, 'config')),
     ...[path.join(common, 'info', 'attributes'), path.join(common, 'info', 'exclude')].map((abs) => hold(abs, show(abs), false, 'inert')),
   ];

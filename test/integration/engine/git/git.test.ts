@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { appendFileSync, cpSync } from 'node:fs';
 import path from 'node:path';
-import { GIT_MISSING, gitOk, runGit } from '../../../../src/engine/git/git.js';
+import { GIT_MISSING, gitOk, runGit, writeVerdictNote } from '../../../../src/engine/git/git.js';
 import { RunnerFileError } from '../../../../src/engine/errors.js';
 import { gitdir } from '../../../support/repo.js';
 import { TMPFS_SKIP, fillUp, tmpfs } from '../../../support/tmpfs.js';
@@ -48,5 +48,23 @@ describe.skipIf(TMPFS_SKIP)('git on a full disk', () => {
     expect(err).toBeInstanceOf(RunnerFileError);
     expect(err).toMatchObject({ code: 1, status: 'failed', diskFull: true, hint: `free some space on the disk that holds ${repo}, then continue with: ./ralph/ralph.sh --resume-last` });
     expect((err as Error).message).toMatch(/^the disk is full: git add could not write \(.*(Out of diskspace|No space left on device).*\)$/);
+  });
+});
+
+describe('writeVerdictNote', () => {
+  it('loses no note when loops of one repository write theirs at the same moment', async () => {
+    const dir = gitdir();
+    const commits: string[] = [];
+    for (let i = 0; i < 8; i++) {
+      await gitOk(dir, ['commit', '-q', '--allow-empty', '-m', `c${i}`]);
+      commits.push((await gitOk(dir, ['rev-parse', 'HEAD'])).trim());
+    }
+    // A bare `git notes add` from eight writers at once keeps only some of the notes.
+    await Promise.all(commits.map((c, i) => writeVerdictNote(dir, c, `record ${i}\n`)));
+    const listed = (await gitOk(dir, ['notes', '--ref=ralphkit', 'list'])).trim().split('\n');
+    expect(listed).toHaveLength(8);
+    for (const [i, c] of commits.entries()) expect(await gitOk(dir, ['notes', '--ref=ralphkit', 'show', c])).toBe(`record ${i}\n`);
+    // The scratch refs are gone.
+    expect((await gitOk(dir, ['for-each-ref', 'refs/notes/'])).trim().split('\n')).toHaveLength(1);
   });
 });

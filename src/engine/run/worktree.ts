@@ -1,0 +1,165 @@
+// --worktree: a loop in its own git worktree on its plan's branch, beside the repository (never inside the tree
+// the user edits, nor inside .git, where tools walking up from the agent's folder would find the user's tree).
+// The runner creates it, removes it when the run ends with nothing uncommitted in it, and keeps its records in the
+// main tree's ralph/.runs/ (store/layout.ts), so status, cancel, --resume and the dashboard see it.
+import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync } from 'node:fs';
+import path from 'node:path';
+import { runGit } from '../git/git.js';
+import { LoopExit } from '../errors.js';
+import { keepRecordsIn } from '../store/layout.js';
+import { isRunning, readState } from '../store/state-file.js';
+import { atomicWriteFileSync } from '../../util/atomic.js';
+import { readTextOrNull } from '../../util/read.js';
+import { loopCommand } from '../../util/invocation.js';
+import { stopOrphanAgents } from './resume.js';
+
+/** The folder that holds a repository's loop worktrees: `<repo>.ralph-worktrees/` beside it. */
+export function worktreesFolder(mainRoot: string): string {
+  return path.join(path.dirname(mainRoot), `${path.basename(mainRoot)}.ralph-worktrees`);
+}
+
+export function worktreePath(mainRoot: string, id: string): string {
+  return path.join(worktreesFolder(mainRoot), id);
+}
+
+interface GitWorktree {
+  path: string;
+  branch: string | null;
+}
+
+/** `git worktree list --porcelain`, read: every worktree of the repository and the branch it has checked out. */
+export async function listGitWorktrees(mainRoot: string): Promise<GitWorktree[]> {
+  const r = await runGit(mainRoot, ['worktree', 'list', '--porcelain']);
+  if (r.code !== 0) throw new LoopExit(2, `git worktree list: ${r.stderr.trim()}`, 'check that git works in this repository (git status)');
+  return r.stdout.split(/\n\n+/).filter((block) => block.startsWith('worktree ')).map((block) => {
+    const lines = block.split('\n');
+    const branch = lines.find((l) => l.startsWith('branch refs/heads/'));
+    return { path: lines[0].slice('worktree '.length), branch: branch ? branch.slice('branch refs/heads/'.length) : null };
+  });
+}
+
+/**
+ * The loop's worktree on `branch`, made ready: re-used when a resumed loop's is still there, else created with
+ * `git worktree add` (the branch from `base`, or HEAD, when it does not exist yet). Returns its root, whose records
+ * go to the main tree's ralph/.runs/ from now on.
+ */
+export async function openWorktree(mainRoot: string, id: string, branch: string, base: string | undefined): Promise<string> {
+  const root = worktreePath(mainRoot, id);
+  const trees = await listGitWorktrees(mainRoot);
+  const holder = trees.find((t) => t.branch === branch);
+  if (holder && path.resolve(holder.path) !== root) refuseBranchInUse(mainRoot, branch, holder.path);
+  if (!holder || !existsSync(root)) {
+    await runGit(mainRoot, ['worktree', 'prune']);
+    mkdirSync(path.dirname(root), { recursive: true });
+    const exists = (await runGit(mainRoot, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).code === 0;
+    const args = exists ? ['worktree', 'add', '--quiet', root, branch] : ['worktree', 'add', '--quiet', '-b', branch, root, await resolveStart(mainRoot, base)];
+    const r = await runGit(mainRoot, args);
+    if (r.code !== 0) throw new LoopExit(2, `could not create the loop's worktree ${root}: ${r.stderr.trim()}`, `check that ${path.dirname(root)} can be written, then start again`);
+  }
+  keepRecordsIn([root, realpathSync(root)], mainRoot);
+  return root;
+}
+
+async function resolveStart(mainRoot: string, base: string | undefined): Promise<string> {
+  if (!base) return 'HEAD';
+  const r = await runGit(mainRoot, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${base}^{commit}`]);
+  if (r.code !== 0) throw new LoopExit(2, `baseBranch "${base}" does not name a commit in this repository`, 'fix baseBranch in prd.json or remove it to branch from HEAD');
+  return r.stdout.trim();
+}
+
+function refuseBranchInUse(mainRoot: string, branch: string, where: string): never {
+  if (path.resolve(where) === path.resolve(mainRoot)) {
+    throw new LoopExit(2, `branch ${branch} is checked out in your working tree, so a worktree cannot have it too`, `switch your tree to another branch (git switch <branch>), then start again; or run this plan in your tree, without --worktree`);
+  }
+  if (path.dirname(path.resolve(where)) === worktreesFolder(mainRoot)) {
+    const id = path.basename(where);
+    const state = readState(mainRoot, id);
+    if (state && isRunning(state)) {
+      throw new LoopExit(2, `branch ${branch} is already being worked on by loop ${id} (in ${where}); two loops never share a branch`, `wait for it, or stop it with: ${loopCommand(`cancel ${id}`)}`);
+    }
+    throw new LoopExit(2, `branch ${branch} is checked out in the worktree of loop ${id} (${where}), which is not running: a crash left it`, `continue that loop with: ./ralph/ralph.sh --resume ${id}; or remove its worktree with: ${loopCommand('cleanup')}, then start again`);
+  }
+  throw new LoopExit(2, `branch ${branch} is checked out in another worktree, ${where}`, `switch that worktree to another branch, or remove it: git worktree remove ${where}`);
+}
+
+/** A loop in the user's tree on a branch that a worktree (a --worktree loop's, or the user's own) has: refused. */
+export async function refuseBranchElsewhere(mainRoot: string, branch: string): Promise<void> {
+  const holder = (await listGitWorktrees(mainRoot)).find((t) => t.branch === branch && path.resolve(t.path) !== path.resolve(mainRoot));
+  if (holder) refuseBranchInUse(mainRoot, branch, holder.path);
+}
+
+/**
+ * Puts the user's plan and prompt (from the main tree) into the worktree. A new loop's plan replaces the branch's
+ * copy unless that copy is the same plan with the loop's progress (`samePlan`); a resumed loop keeps the branch's.
+ */
+export function copyStartFiles(from: { prd: string; prompt: string }, to: { prd: string; prompt: string }, resumed: boolean, samePlan: (a: string, b: string) => boolean): void {
+  const plan = readFileSync(from.prd, 'utf8');
+  const there = readTextOrNull(to.prd);
+  if (!resumed && there !== plan && !(there !== null && samePlan(there, plan))) writeInto(to.prd, plan);
+  const prompt = readTextOrNull(from.prompt);
+  if (prompt !== null && readTextOrNull(to.prompt) !== prompt) writeInto(to.prompt, prompt);
+}
+
+function writeInto(file: string, text: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  atomicWriteFileSync(file, text);
+}
+
+/**
+ * At the end of a run: removes the worktree when nothing uncommitted is in it (`git worktree remove` refuses
+ * otherwise); returns a warning that says where the kept one is and what to type, or null when it is gone.
+ */
+export async function closeWorktree(mainRoot: string, root: string, id: string): Promise<string | null> {
+  const r = await runGit(mainRoot, ['worktree', 'remove', root]);
+  if (r.code !== 0) {
+    return `kept the loop's worktree ${root}: it holds changes nobody committed (${r.stderr.trim().replace(/^fatal: /, '')}); look with: git -C ${root} status, then continue the loop with: ./ralph/ralph.sh --resume ${id}, or drop them with: git worktree remove --force ${root}`;
+  }
+  removeEmptyFolder(path.dirname(root));
+  return null;
+}
+
+function removeEmptyFolder(folder: string): void {
+  try {
+    rmdirSync(folder);
+  } catch {
+    /* other loops' worktrees are in it */
+  }
+}
+
+/** A loop worktree whose loop is not running: left by a crash (kill -9, power loss) or kept for its changes. */
+export interface LeftoverWorktree {
+  id: string;
+  path: string;
+  branch: string | null;
+}
+
+export async function listLeftoverWorktrees(mainRoot: string): Promise<LeftoverWorktree[]> {
+  const folder = worktreesFolder(mainRoot);
+  return (await listGitWorktrees(mainRoot))
+    .filter((t) => path.dirname(path.resolve(t.path)) === folder)
+    .map((t) => ({ id: path.basename(t.path), path: t.path, branch: t.branch }))
+    .filter((t) => {
+      const state = readState(mainRoot, t.id);
+      return !(state && isRunning(state));
+    });
+}
+
+/** Lines for `status` under the table: each leftover worktree and the command that removes them. */
+export function renderLeftovers(leftovers: LeftoverWorktree[]): string {
+  if (!leftovers.length) return '';
+  const lines = leftovers.map((t) => `  ${t.id}  ${t.path}${t.branch ? ` (${t.branch})` : ''}`);
+  return `\nworktrees of loops that are not running (continue one with ./ralph/ralph.sh --resume <id>, or remove them with: ${loopCommand('cleanup')}):\n${lines.join('\n')}\n`;
+}
+
+/** `cleanup`: removes the leftover worktrees; one with uncommitted changes is kept and named. Returns one line each. */
+export async function cleanupWorktrees(mainRoot: string): Promise<string[]> {
+  const said: string[] = [];
+  // A killed runner's agent may still be at work in its worktree: stopped first, as cancel and --resume would.
+  for (const o of await stopOrphanAgents(mainRoot, '')) said.push(`stopped the agent loop ${o.loopId} left running (process group ${o.agentPid})`);
+  for (const t of await listLeftoverWorktrees(mainRoot)) {
+    const kept = await closeWorktree(mainRoot, t.path, t.id);
+    said.push(kept ?? `removed ${t.path} (loop ${t.id}; its branch${t.branch ? ` ${t.branch}` : ''} and records stay)`);
+  }
+  await runGit(mainRoot, ['worktree', 'prune']);
+  return said;
+}
