@@ -77,10 +77,11 @@ describe('ralphkit view server: JSON endpoints', () => {
     const repo = testdir();
     writePlan(repo, plan(2), 'plans/other.json');
     writeProgress(repo, '# Log\n## 2026-11-29 - US-001\n- the default plan\n');
-    writeFiles(repo, { 'plans/progress.txt': '# Log\n## 2026-11-29 - US-002\n- the other plan\n' });
+    // A plan not named prd.json keeps its own log beside it (<name>.progress.txt), so two plans never share one.
+    writeFiles(repo, { 'plans/progress.txt': '# Log\n## 2026-11-29 - US-009\n- not this plan\'s\n', 'plans/other.progress.txt': '# Log\n## 2026-11-29 - US-002\n- the other plan\n' });
     const server = await serve(repo, { prd: 'plans/other.json' });
     const body = await getJson(server.url, '/api/progress');
-    expect(body).toMatchObject({ file: 'plans/progress.txt', exists: true, omittedBytes: 0 });
+    expect(body).toMatchObject({ file: 'plans/other.progress.txt', exists: true, omittedBytes: 0 });
     expect(body.log.sections[0].blocks).toEqual([{ kind: 'list', items: [{ text: 'the other plan', depth: 0 }] }]);
   });
 
