@@ -6,6 +6,7 @@ import { isRunning, readAllStates, readState } from '../store/state-file.js';
 import { renderResumeCommand } from '../core/exits.js';
 import { LoopExit } from '../errors.js';
 import { loopCommand } from '../../util/invocation.js';
+import { LOOP_ID } from '../store/layout.js';
 
 
 /**
@@ -20,6 +21,11 @@ export function findResumable(repoRoot: string, options: RunOptions): LoopState 
         .sort((a, b) => String(b.updatedAt).localeCompare(String(a.updatedAt)))[0] ?? null;
   if (!state) {
     throw new LoopExit(2, options.resume ? `no loop named "${options.resume}" in ralph/.runs/` : 'no loop to resume in ralph/.runs/', `list loops with: ${loopCommand('status')}`);
+  }
+  // The id names folders and the loop's worktree (store/layout.ts, run/worktree.ts); state.json is a file the agent
+  // can write, so an id that is not a loop id, or not the one of the folder it was found in, is not followed.
+  if (typeof state.id !== 'string' || !LOOP_ID.test(state.id) || readState(repoRoot, state.id)?.id !== state.id) {
+    throw new LoopExit(2, `ralph/.runs/ holds a loop state whose id (${JSON.stringify(state.id)}) is not the name of its folder; it was not resumed`, `resume a loop by its name: ./ralph/ralph.sh --resume <id> (${loopCommand('status')} lists them), or remove that folder`);
   }
   if (options.resumeLast && state.status === 'complete') {
     throw new LoopExit(2, `the last loop ${state.id} is complete; start a new one with ./ralph/ralph.sh`, `to continue an older loop: ./ralph/ralph.sh --resume <id> (${loopCommand('status')} lists them)`);

@@ -56,7 +56,8 @@ export function refuseBusyTree(repoRoot: string, sessionId: string): void {
   const holder = readLock(treeLockPath(repoRoot));
   const runner = holder && holder.loopId !== sessionId && holdsLock(repoRoot, holder)
     ? { id: holder.loopId, pid: holder.pid, prd: holder.prd }
-    : readAllStates(repoRoot).find((s) => !s.inSession && isRunning(s));
+    // A --worktree loop works in its own tree beside the repository (its records live here): no bar to this one.
+    : readAllStates(repoRoot).find((s) => !s.inSession && !s.worktree && isRunning(s));
   if (runner) {
     const where = path.relative(repoRoot, path.resolve(repoRoot, runner.prd)) || runner.prd;
     throw new LoopExit(2, `hook start: a runner loop (${runner.id}, pid ${runner.pid}) is running in this working tree, on ${where}; an in-session loop here would verify and write the same plan, so none was started`, `wait for it to end (${loopCommand('status')}), or stop it with: ${loopCommand(`cancel ${runner.id}`)}, then type /ralph-loop again; or start Claude Code in a separate working tree: git worktree add ../${path.basename(repoRoot)}-2`);
