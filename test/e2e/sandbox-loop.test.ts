@@ -8,7 +8,7 @@ import { bytesOrNull, copyRepo, passes, prepareTemplate, type Template } from '.
 import { FIXTURES, git, run, runCli, testdir } from '../support/repo.js';
 import { readNote } from '../support/verdict-note.js';
 import { parseRecord } from '../../src/engine/store/verdict-record.js';
-import { agent as fixtureAgent, ralph as ralphLoop, renderPlan } from '../support/loop-repo.js';
+import { ralph as ralphLoop, renderPlan } from '../support/loop-repo.js';
 import { apiEnv, deliverRepo } from '../support/deliver-repo.js';
 import { startGitHubServer } from '../support/github-server.js';
 
@@ -141,9 +141,12 @@ describe.skipIf(!probe.ok)('--sandbox with --deliver pr: the gh CLI\'s login is 
     mkdirSync(path.join(home, '.config/gh'), { recursive: true });
     writeFileSync(path.join(home, '.config/gh/hosts.yml'), 'github.com:\n    oauth_token: gho_secretOfTheUser\n');
     // The agent (inside the sandbox's private /tmp, so kept in .git/) copies what it can see of gh's folder.
+    // The worker fixture goes into .git/ too: this checkout may live under /tmp, private in the sandbox.
+    const fixtures = path.join(s.dir, '.git', 'test-fixtures');
+    cpSync(FIXTURES, fixtures, { recursive: true });
     const seen = path.join(s.dir, '.git', 'gh-seen');
     const agentCmd = path.join(s.dir, '.git', 'gh-agent.sh');
-    writeFileSync(agentCmd, `#!/bin/sh\n(ls -A "$HOME/.config/gh"; cat "$HOME/.config/gh/hosts.yml") > '${seen}' 2>&1\nexec node '${fixtureAgent('worker')}'\n`, { mode: 0o755 });
+    writeFileSync(agentCmd, `#!/bin/sh\n(ls -A "$HOME/.config/gh"; cat "$HOME/.config/gh/hosts.yml") > '${seen}' 2>&1\nexec node '${path.join(fixtures, 'agents', 'worker.mjs')}'\n`, { mode: 0o755 });
     const server = await startGitHubServer({ owner: 'acme', repo: 'demo' });
     const r = await ralphLoop(s.dir, ['--agent-cmd', agentCmd, '--sandbox', '--deliver', 'pr', '--pause', '0', '3'], apiEnv(server, { HOME: home, GH_CONFIG_DIR: '' }));
     expect(r.code, r.stderr).toBe(0);
