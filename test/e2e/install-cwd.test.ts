@@ -66,6 +66,6 @@ describe('--cwd and git', () => {
     const repo = gitdir();
     const result = await runCli(['status', '--json', '--cwd', repo]);
     expect(result.code).toBe(0);
-    expect(JSON.parse(result.stdout)).toEqual({ loops: [] });
+    expect(JSON.parse(result.stdout)).toEqual({ loops: [], leftoverWorktrees: [] });
   });
 });

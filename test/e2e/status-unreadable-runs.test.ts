@@ -55,6 +55,6 @@ describe('ralphkit status on a ralph/.runs/ it cannot read', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(NO_LOOPS);
     const json = await runCli(['status', '--json', '--cwd', dir]);
-    expect(JSON.parse(json.stdout)).toEqual({ loops: [] });
+    expect(JSON.parse(json.stdout)).toEqual({ loops: [], leftoverWorktrees: [] });
   });
 });
