@@ -3,7 +3,12 @@
 import { renderUsd } from '../util/usd.js';
 import { renderTerminalJson } from '../util/ansi.js';
 
-export type LoopEvent =
+export type LoopEvent = LoopEventBody & {
+  /** The worker of a --parallel run the event is about (1..n); absent for the run as a whole. */
+  worker?: number;
+};
+
+type LoopEventBody =
   | { type: 'start'; loop: string; agent: string; command: string; prd: string; maxIterations: number; resumed: boolean; firstIteration: number }
   | { type: 'info' | 'warn'; message: string; iteration?: number }
   | { type: 'iteration-start'; iteration: number; maxIterations: number }

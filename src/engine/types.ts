@@ -262,6 +262,55 @@ export interface LoopState {
   mergePending?: true;
   /** Set for a --worktree loop (run/worktree.ts): the tree it works in, beside the repository, and its branch. */
   worktree?: { path: string; branch: string };
+  /** Set for a --parallel run: its workers, its merge queue and the stories merged so far (run/parallel/). */
+  parallel?: ParallelState;
+}
+
+/** Where one worker of a --parallel run is. */
+export type WorkerPhase = 'idle' | 'agent' | 'verifying' | 'queued' | 'merging';
+
+/** One worker of a --parallel run: its worktree, and the story it works on (none while idle). */
+export interface WorkerState {
+  /** 1..n. */
+  worker: number;
+  /** Its worktree, beside the repository (`<repo>.ralph-worktrees/<loop id>--w<n>`). */
+  path: string;
+  phase: WorkerPhase;
+  /** The story it works on; absent while idle. */
+  story?: string;
+  /** Its story branch, `<branchName>--<story id>`. */
+  branch?: string;
+  /** The run-wide number of its current (or last) agent run: iterations count agent runs over all workers. */
+  iteration?: number;
+  /** When its current story attempt started (ISO). */
+  startedAt?: string;
+  /** The agent's process group while it runs (as LoopState.agentPid), so a resume can stop it after a kill -9. */
+  agentPid?: number;
+  /** When `agentPid` started; written by writeState, never set by hand. */
+  agentPidStart?: number;
+}
+
+/** A story verified on its branch, waiting for its turn in the merge queue (and verified again after the merge). */
+export interface QueuedMerge {
+  story: string;
+  /** The story branch's verified head. */
+  head: string;
+  worker: number;
+}
+
+export interface ParallelState {
+  /** How many workers (--parallel n). */
+  workers: number;
+  /** One entry per worker, in worker order. */
+  states: WorkerState[];
+  /** Stories waiting to be merged, first in line first. */
+  queue: QueuedMerge[];
+  /** Stories merged onto the plan's branch by this run, in merge order. */
+  merged: string[];
+  /** Failed attempts in a row per story; a story that reaches --no-progress-limit is given up. */
+  attempts: Record<string, number>;
+  /** Stories given up on (the agent said STUCK, or too many failed attempts) with the reason. */
+  givenUp: Record<string, string>;
 }
 
 /** What the loop knows of an agent run once it has exited: all that is needed to finish its iteration without it. */
@@ -379,6 +428,11 @@ export interface RunOptions {
   weakCheck: boolean;
   /** Run the loop in its own git worktree on the plan's branch (--worktree), beside the repository. */
   worktree: boolean;
+  /**
+   * --parallel <n>: n workers on one plan, each an agent in its own worktree on its own story branch, with a merge
+   * queue that verifies every story again after it is merged onto the plan's branch (run/parallel/). Absent: one loop.
+   */
+  parallel?: number;
   /** Run the agent under bubblewrap (--sandbox), with or without network. */
   sandbox: boolean;
   network: boolean;

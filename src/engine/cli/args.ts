@@ -77,6 +77,7 @@ const SPEC = {
   'allow-modified-engine': { type: 'boolean' },
   'no-weak-check': { type: 'boolean' },
   worktree: { type: 'boolean' },
+  parallel: { type: 'string' },
   sandbox: { type: 'boolean' },
   'no-network': { type: 'boolean' },
   deliver: { type: 'string' },
@@ -122,6 +123,7 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
   'allow-modified-engine': ['allowModifiedEngine', Boolean],
   'no-weak-check': ['weakCheck', () => false],
   worktree: ['worktree', Boolean],
+  parallel: ['parallel', (v) => workers(String(v))],
   sandbox: ['sandbox', Boolean],
   'no-network': ['network', () => false],
   deliver: ['deliver', (v) => deliverMode(String(v))],
@@ -162,6 +164,7 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   if (options.name && (options.resume || options.resumeLast)) throw usageExit('--name names a new loop; a resumed loop keeps its id');
   if (given.has('agent') && options.agentCmd) throw usageExit('use either --agent or --agent-cmd, not both');
   refuseReviewOptions(options);
+  refuseParallelOptions(options, given);
   if (parsed.values['verify-in-place'] && parsed.values['verify-in-worktree']) throw usageExit('use either --verify-in-place or --verify-in-worktree (the default), not both');
   // A resumed loop may have --max-usage stored; run.ts checks the merged options with the same rule.
   if (!options.resume && !options.resumeLast) {
@@ -191,6 +194,34 @@ export function renderParseError(message: string, argv: string[]): string {
   return message.replace(/\. To specify a positional.*$/s, '');
 }
 
+
+/** At most this many workers: each is an agent, a worktree and its checks on a machine the user shares. */
+export const MAX_WORKERS = 16;
+
+function workers(value: string): number {
+  const n = integer(value, '--parallel', 1);
+  if (n > MAX_WORKERS) throw usageExit(`--parallel takes at most ${MAX_WORKERS} workers (got ${n})`);
+  return n;
+}
+
+/**
+ * --parallel runs in worktrees (one per worker, and one for the merge queue), so it implies --worktree; the options it
+ * does not support yet are refused by name rather than ignored.
+ */
+function refuseParallelOptions(options: RunOptions, given: Set<keyof RunOptions>): void {
+  if (options.parallel === undefined) return;
+  options.worktree = true;
+  given.add('worktree');
+  const unsupported: [boolean, string][] = [
+    [options.sandbox, '--sandbox'],
+    [options.verifyInPlace, '--verify-in-place'],
+    [options.deliver !== 'commit', `--deliver ${options.deliver}`],
+    [Boolean(options.reviewAgent || options.reviewCmd), '--review-agent/--review-cmd'],
+    [options.waitNextSession || options.wait, '--wait/--wait-next-session'],
+  ];
+  const refused = unsupported.filter(([on]) => on).map(([, flag]) => flag);
+  if (refused.length) throw usageExit(`--parallel cannot be combined with ${refused.join(', ')} yet`, `run the plan with one loop (without --parallel) to use ${refused.length === 1 ? 'it' : 'them'}`);
+}
 
 /** The reviewer's options make sense together (SPEC §11); the model flag is one the chosen agent has (agents/index.ts). */
 function refuseReviewOptions(options: RunOptions): void {

@@ -29,6 +29,14 @@ Loops:
                               another plan can run at the same time (--worktree --prd ralph/other.json).
                               Removed when the run ends (kept, and named, when it holds uncommitted changes);
                               after a crash, status lists it: --resume <id> continues there, cleanup removes it
+  --parallel <n>              n workers on one plan (implies --worktree): each story goes to a worker, an agent
+                              in a worktree of its own on the branch <branchName>--<story id>, once the stories
+                              it dependsOn are merged; RALPH_STORY_ID names it. A story verified on its branch
+                              waits in a merge queue, is merged onto the plan's branch one at a time and
+                              verified again there (its checks and those of every story merged before); a
+                              conflict or a failure sends it back. max_iterations, --max-cost and Ctrl-C count
+                              for the whole run. Not yet with --sandbox, --verify-in-place, --deliver, a
+                              reviewer or --wait
 Ending:
   --completion-promise <word> the agent ends its final message with <promise>WORD</promise> on a line of
                               its own (default COMPLETE; letters, digits, _ . -); the runner tells the agent
