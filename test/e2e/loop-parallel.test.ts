@@ -158,6 +158,20 @@ describe('--parallel: limits, STUCK and attacks', () => {
     expect(mergeOrder(repo)).toEqual([]);
   }, 120_000);
 
+  it('a rate limit one worker hits holds every new start until its wait is over', async () => {
+    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }, { id: 'US-003' }]);
+    const { env } = fakeEnv({ FAKE_PAR_LIMIT: 'US-001', RALPH_RETRY_MS: '5000' });
+    const r = await ralph(repo, ['--parallel', '2', '--json', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env, 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; time: string; iteration?: number; waitMs?: number; worker?: number });
+    const limit = events.find((e) => e.type === 'rate-limit')!;
+    expect(limit.worker).toBeGreaterThan(0);
+    // US-002's worker was free long before the wait ended, yet the third agent started only after it.
+    const third = events.find((e) => e.type === 'iteration-start' && e.iteration === 3)!;
+    expect(Date.parse(third.time)).toBeGreaterThanOrEqual(Date.parse(limit.time) + limit.waitMs!);
+    expect(r.stderr).toContain('no worker starts another agent until this rate limit\'s wait is over');
+  }, 120_000);
+
   it('Ctrl-C stops every worker; --resume-last continues the whole set and finishes', async () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }, { id: 'US-003' }]);
     const started = testdir('ralphkit-started-');

@@ -18,6 +18,7 @@ import { runAttempt, workerTreePath, type AttemptOutcome } from './worker.js';
 import { PlanBranch, type MergeOutcome } from './plan-branch.js';
 import { restoreIntegrationTree } from './merge.js';
 import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { activeStories } from '../../../prd/skip.js';
 
 export interface ParallelInput {
@@ -57,6 +58,8 @@ class Coordinator {
   private stop: LoopExit | null = null;
   private failure: unknown = null;
   private branch!: PlanBranch;
+  /** Until when no agent starts: a worker hit a rate limit, which the others would hit too (epoch ms). */
+  private pausedUntil = 0;
 
   constructor(private readonly input: ParallelInput) {
     this.run = input.run;
@@ -105,6 +108,8 @@ class Coordinator {
 
   /** Free workers take ready stories while the run's limits allow another agent run. */
   private async startWorkers(): Promise<void> {
+    // The waiting worker wakes the loop when its wait is over (its attempt settles or goes on).
+    if (Date.now() < this.pausedUntil) return;
     for (const ws of this.par.states) {
       if (this.stop || ws.phase !== 'idle') continue;
       const schedule = planSchedule(this.branch.plan, this.busy(), new Set(Object.keys(this.par.givenUp)));
@@ -142,7 +147,7 @@ class Coordinator {
     this.save();
     const startTip = this.branch.tip;
     const attempt = runAttempt({
-      ...this.input, mainRoot: this.mainRoot, worker: ws.worker, workers: this.par.workers, story, iteration, planTip: startTip, planText: this.input.trust.baseline as string,
+      ...this.input, run: { ...this.run, emit: (e) => this.noteRateLimit(e) }, mainRoot: this.mainRoot, worker: ws.worker, workers: this.par.workers, story, iteration, planTip: startTip, planText: this.input.trust.baseline as string,
       onPid: (pid) => {
         ws.agentPid = pid;
         if (pid !== undefined) this.save();
@@ -156,6 +161,14 @@ class Coordinator {
       (outcome): Settled => ({ kind: 'attempt', worker: ws.worker, startTip, outcome }),
       (error): Settled => ({ kind: 'attempt-failed', worker: ws.worker, story: id, error }),
     ));
+  }
+
+  /** Passes each event on; a rate limit one worker hit holds every new start until its wait is over. */
+  private noteRateLimit(e: Parameters<RunContext['emit']>[0]): void {
+    this.run.emit(e);
+    if (e.type !== 'rate-limit') return;
+    this.pausedUntil = Math.max(this.pausedUntil, Date.now() + e.waitMs);
+    this.run.emit({ type: 'info', worker: e.worker, message: 'no worker starts another agent until this rate limit\'s wait is over' });
   }
 
   private mergeNext(): Promise<Settled> {
@@ -248,7 +261,12 @@ class Coordinator {
       return this.stop;
     }
     if (this.stop) return this.stop;
-    if (schedule.ready.length) return null;
+    if (schedule.ready.length) {
+      // Held by a rate limit with nothing else running: wait it out here rather than spin.
+      const wait = this.pausedUntil - Date.now();
+      if (wait > 0) await sleep(wait, undefined, { signal: this.signal }).catch(() => undefined);
+      return null;
+    }
     return this.renderNoWayOn(schedule.blocked);
   }
 
