@@ -172,6 +172,24 @@ describe('--parallel: limits, STUCK and attacks', () => {
     expect(r.stderr).toContain('no worker starts another agent until this rate limit\'s wait is over');
   }, 120_000);
 
+  it('one worker\'s change to .git/config is undone, and never put back by another worker\'s guard', async () => {
+    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }, { id: 'US-003' }]);
+    const config = readFileSync(path.join(repo, '.git/config'), 'utf8');
+    // US-001 sets the key, then works 3 s more: US-003 starts on the worker US-002 freed while the key is set.
+    const { log, env } = fakeEnv({ FAKE_PAR_CONFIG: 'US-001', FAKE_PAR_SLOW: 'US-001' });
+    const r = await ralph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env, 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/changed files the runner trusts \(\S*config \(core\.fsmonitor\)\)/);
+    expect(readFileSync(path.join(repo, '.git/config'), 'utf8')).toBe(config);
+    // US-002's guard found the key (it cannot tell whose agent set it): both claims made while it was set are
+    // rejected and done again; US-003, started after it was undone, went through once.
+    expect(r.stderr).toMatch(/US-00[12] rejected: while its agent ran, worker [12]'s guard found that an agent changed files the runner trusts/);
+    const runs = readLog(log);
+    expect(runs.filter((l) => l.story === 'US-001')).toHaveLength(2);
+    expect(runs.filter((l) => l.story === 'US-002')).toHaveLength(2);
+    expect(runs.filter((l) => l.story === 'US-003')).toHaveLength(1);
+  }, 120_000);
+
   it('Ctrl-C stops every worker; --resume-last continues the whole set and finishes', async () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }, { id: 'US-003' }]);
     const started = testdir('ralphkit-started-');

@@ -31,7 +31,7 @@ export interface ParallelInput {
 }
 
 type Settled =
-  | { kind: 'attempt'; worker: number; startTip: string; outcome: AttemptOutcome }
+  | { kind: 'attempt'; worker: number; startTip: string; startedAt: number; outcome: AttemptOutcome }
   | { kind: 'attempt-failed'; worker: number; story: string; error: unknown }
   | { kind: 'merge'; outcome: MergeOutcome }
   | { kind: 'merge-failed'; error: unknown };
@@ -60,6 +60,12 @@ class Coordinator {
   private branch!: PlanBranch;
   /** Until when no agent starts: a worker hit a rate limit, which the others would hit too (epoch ms). */
   private pausedUntil = 0;
+  /**
+   * Changes to files the runner trusts that a worker's guard found and undid, with when. Workers share .git/config,
+   * the hooks and ~/.gitconfig: which of the agents running then made the change cannot be told, so no claim of an
+   * attempt that was running when one was found counts.
+   */
+  private readonly violations: { at: number; worker: number; reason: string }[] = [];
 
   constructor(private readonly input: ParallelInput) {
     this.run = input.run;
@@ -146,6 +152,7 @@ class Coordinator {
     Object.assign(ws, { phase: 'agent', story: id, iteration, startedAt: new Date().toISOString(), agentPid: undefined });
     this.save();
     const startTip = this.branch.tip;
+    const startedAt = Date.now();
     const attempt = runAttempt({
       ...this.input, run: { ...this.run, emit: (e) => this.noteRateLimit(e) }, mainRoot: this.mainRoot, worker: ws.worker, workers: this.par.workers, story, iteration, planTip: startTip, planText: this.input.trust.baseline as string,
       onPid: (pid) => {
@@ -156,9 +163,10 @@ class Coordinator {
         ws.phase = phase;
         this.save();
       },
+      onViolation: (reason) => this.violations.push({ at: Date.now(), worker: ws.worker, reason }),
     });
     this.running.set(ws.worker, attempt.then(
-      (outcome): Settled => ({ kind: 'attempt', worker: ws.worker, startTip, outcome }),
+      (outcome): Settled => ({ kind: 'attempt', worker: ws.worker, startTip, startedAt, outcome }),
       (error): Settled => ({ kind: 'attempt-failed', worker: ws.worker, story: id, error }),
     ));
   }
@@ -185,7 +193,7 @@ class Coordinator {
       this.running.delete(s.worker);
       const ws = this.par.states[s.worker - 1];
       Object.assign(ws, { phase: 'idle', story: undefined, agentPid: undefined });
-      if (s.kind === 'attempt') await this.afterAttempt(s.outcome);
+      if (s.kind === 'attempt') await this.afterAttempt(this.overlapping(s.outcome, s.startedAt));
       else this.onError(s.error);
     } else {
       this.merging = null;
@@ -193,6 +201,15 @@ class Coordinator {
       else this.onError(s.error);
     }
     this.save();
+  }
+
+  /** An accepted claim of an attempt during which another worker's guard found a change to what they all share: rejected. */
+  private overlapping(o: AttemptOutcome, startedAt: number): AttemptOutcome {
+    const found = this.violations.find((v) => v.at >= startedAt && v.worker !== o.worker);
+    if (!found || !o.verdict || o.verdict.status === 'rejected') return o;
+    const reason = `while its agent ran, worker ${found.worker}'s guard found that ${found.reason.replace(/^the agent /, 'an agent ')}; the workers share git's configuration and hooks, so no claim made meanwhile counts`;
+    this.run.emit({ type: 'warn', worker: o.worker, iteration: o.iteration, message: `${o.story} rejected: ${reason}` });
+    return { ...o, verdict: { id: o.story, status: 'rejected', reason } };
   }
 
   private async afterAttempt(o: AttemptOutcome): Promise<void> {
