@@ -15,6 +15,14 @@ export const MODULES = [
     ci: true,
   },
   {
+    name: 'run/parallel/ending',
+    mutate: 'src/engine/run/parallel/ending.ts',
+    tests: ['test/unit/engine/run/parallel/ending.test.ts'],
+    floor: 100,
+    pure: true,
+    ci: true,
+  },
+  {
     name: 'install/plan',
     mutate: 'src/install/plan.ts',
     tests: ['test/unit/install/plan.test.ts', 'test/unit/install/plan-manifest.test.ts', 'test/unit/install/diff.test.ts'],
