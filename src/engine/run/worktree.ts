@@ -172,7 +172,7 @@ export function renderLeftovers(leftovers: LeftoverWorktree[]): string {
 export async function cleanupWorktrees(mainRoot: string): Promise<string[]> {
   const said: string[] = [];
   // A killed runner's agent may still be at work in its worktree: stopped first, as cancel and --resume would.
-  for (const o of await stopOrphanAgents(mainRoot, '')) said.push(`stopped the agent loop ${o.loopId} left running (process group ${o.agentPid})`);
+  for (const o of await stopOrphanAgents(mainRoot, '')) said.push(`stopped the agent ${o.worker ? `worker w${o.worker} of ` : ''}loop ${o.loopId} left running (process group ${o.agentPid})`);
   for (const t of await listLeftoverWorktrees(mainRoot)) {
     const kept = await closeWorktree(mainRoot, t.path, t.id);
     said.push(kept ?? `removed ${t.path} (loop ${t.id}; its branch${t.branch ? ` ${t.branch}` : ''} and records stay)`);
