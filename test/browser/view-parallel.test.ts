@@ -1,12 +1,11 @@
 // The dashboard with a --parallel run, in headless Chromium, from hand-written state.json files: the run's card lists
 // each worker (story, phase, iteration, agent, time on its story), the merge queue in order, the stories merged and
 // those given up, follows the run as its state changes, and shows state.json's strings as text only.
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { testdir } from '../support/repo.js';
-import { launchChromium } from '../support/browser.js';
+import { launchChromium, openDashboard } from '../support/browser.js';
 import { plan, writeLoop, writePlan } from '../support/view-fixtures.js';
-import { startViewServer } from '../../src/view/server.js';
 import type { ParallelState } from '../../src/engine/types.js';
 
 const PATIENCE = 15_000;
@@ -20,17 +19,7 @@ afterAll(async () => {
   await browser?.close();
 });
 
-async function open(repo: string): Promise<Page> {
-  const server = await startViewServer({ cwd: repo, port: 0 });
-  onTestFinished(() => server.close());
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  onTestFinished(() => page.close());
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  onTestFinished(() => expect(errors, 'errors thrown by the page').toEqual([]));
-  await page.goto(server.url);
-  return page;
-}
+const open = (repo: string): Promise<Page> => openDashboard(browser, repo);
 
 const ago = (minutes: number) => new Date(Date.now() - minutes * 60_000).toISOString();
 
