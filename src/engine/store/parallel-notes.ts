@@ -26,7 +26,8 @@ export function renderParallelNotes(parallel: unknown, end: number | null): stri
 // `w2  agent  US-3  iteration 7  2m05s  ralph/x--US-3`; an idle worker has no story, so `-` and nothing after it.
 function renderWorkerCells(w: Record<string, unknown>, end: number | null): string[] {
   const started = typeof w.startedAt === 'string' ? Date.parse(w.startedAt) : NaN;
-  const elapsed = end !== null && Number.isFinite(started) && end >= started ? formatDuration(end - started) : '';
+  // NaN (no start, or not a date) compares false, as does a start after the clock (another machine's clock).
+  const elapsed = end !== null && end >= started ? formatDuration(end - started) : '';
   return [
     whole(w.worker) ? `w${w.worker}` : 'w?',
     text(w.phase) || '?',
@@ -42,7 +43,7 @@ function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 function whole(value: unknown): value is number {
-  return typeof value === 'number' && Number.isInteger(value) && value >= 0;
+  return Number.isInteger(value) && (value as number) >= 0;
 }
 
 function text(value: unknown): string {

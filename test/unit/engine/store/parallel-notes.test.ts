@@ -51,6 +51,10 @@ describe('renderParallelNotes', () => {
     ['a list', [1, 2], []],
     ['workers not a list, odd fields', { states: 'x', queue: [null, { story: 7 }], merged: 'US-1', givenUp: [] }, ['merge queue: 7']],
     ['a worker with odd fields', { states: [{ worker: -1, phase: 3, story: null, iteration: 'x', startedAt: 'soon' }, null] }, ['w?  3  -']],
+    ['no phase, a fractional worker, a start that is a number', { states: [{ worker: 1.5, story: 'US-1', startedAt: 1234 }] }, ['w?  ?  US-1']],
+    ['iteration 0, started just now', { states: [{ worker: 1, phase: 'agent', iteration: 0, startedAt: new Date(NOW).toISOString() }] }, ['w1  agent  -  iteration 0  0ms']],
+    ['a start after the clock (another machine\'s clock)', { states: [{ worker: 1, phase: 'agent', startedAt: new Date(NOW + 5000).toISOString() }] }, ['w1  agent  -']],
+    ['a queued story of worker 0', { queue: [{ story: 'US-1', worker: 0 }, { story: 'US-2', worker: 1.5 }] }, ['merge queue: US-1 (w0), US-2']],
   ])('%s', (_, value, lines) => {
     expect(renderParallelNotes(value, NOW)).toEqual(lines);
   });
