@@ -39,7 +39,13 @@ describe('a --parallel run killed with -9', () => {
     expect(live.stdout).not.toContain('worktrees of loops that are not running');
 
     run.child.kill('SIGKILL');
-    await run.done;
+    const { stderr } = await run.done;
+    // Each worker's lines are tagged with it, the iteration banner too; the run's own lines are not.
+    for (const n of [1, 2]) {
+      expect(stderr).toMatch(new RegExp(`^━━ \\[w${n}\\] iteration [12]/10 ━━$`, 'm'));
+      expect(stderr).toMatch(new RegExp(`^\\[w${n}\\] ralph: worker ${n} works on US-00[12] `, 'm'));
+    }
+    expect(stderr).toMatch(/^ralph: 2 workers on ralph\/par;/m);
     expect(agents.every(isAlive)).toBe(true);
     const dead = await runCli(['status', '--json', '--cwd', repo], { cwd: repo });
     const json = JSON.parse(dead.stdout) as { loops: Array<{ id: string; status: string }>; leftoverWorktrees: Array<{ id: string; worker?: number; path: string }> };
