@@ -91,6 +91,13 @@ export const MODULES = [
     ci: true,
   },
   {
+    name: 'store/parallel-notes',
+    mutate: 'src/engine/store/parallel-notes.ts',
+    tests: ['test/unit/engine/store/parallel-notes.test.ts'],
+    floor: 99,
+    pure: true,
+  },
+  {
     name: 'core/loop',
     mutate: 'src/engine/core/loop.ts',
     tests: ['test/unit/engine/core/loop.test.ts', 'test/unit/engine/core/loop-events.test.ts', 'test/unit/engine/core/loop-resume.test.ts', 'test/unit/engine/core/loop-deadline.test.ts'],
