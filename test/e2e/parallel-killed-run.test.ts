@@ -31,10 +31,9 @@ describe('a --parallel run killed with -9', () => {
     const row = lines.findIndex((l) => l.startsWith(`${id} `));
     expect(lines[row], live.stdout).toMatch(/\brunning\b/);
     const workers = lines.slice(row + 1).filter((l) => /^ {2}└ w\d/.test(l)).sort();
-    // The story branch is shown once the runner records it (WorkerState.branch).
     expect(workers, live.stdout).toEqual([
-      expect.stringMatching(/^ {2}└ w1 {2}agent {2}US-00[12] {2}iteration [12] {2}\d+s( {2}ralph\/par--US-00[12])?$/),
-      expect.stringMatching(/^ {2}└ w2 {2}agent {2}US-00[12] {2}iteration [12] {2}\d+s( {2}ralph\/par--US-00[12])?$/),
+      expect.stringMatching(/^ {2}└ w1 {2}agent {2}US-00[12] {2}iteration [12] {2}\d+s {2}ralph\/par--US-00[12]$/),
+      expect.stringMatching(/^ {2}└ w2 {2}agent {2}US-00[12] {2}iteration [12] {2}\d+s {2}ralph\/par--US-00[12]$/),
     ]);
     expect(live.stdout).not.toContain('worktrees of loops that are not running');
 

@@ -13,7 +13,7 @@ import { recordsRoot } from '../../store/layout.js';
 import { finalGate } from '../deps.js';
 import type { RunTrust } from '../trust.js';
 import { planSchedule } from './schedule.js';
-import { closeWorkerTrees, releaseStoryBranches, runAttempt, workerTreePath, type AttemptOutcome } from './worker.js';
+import { closeWorkerTrees, releaseStoryBranches, runAttempt, storyBranch, workerTreePath, type AttemptOutcome } from './worker.js';
 import { rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';
 import { PlanBranch, type MergeOutcome } from './plan-branch.js';
 import { restoreIntegrationTree } from './merge.js';
@@ -88,7 +88,7 @@ class Coordinator {
   async loop(): Promise<LoopExit> {
     const tree = this.run.paths.repoRoot;
     await restoreIntegrationTree(tree, this.run.branch);
-    await releaseStoryBranches(this.par.states);
+    await releaseStoryBranches(this.mainRoot, this.par.states);
     const plan = JSON.parse(this.input.trust.baseline as string) as Prd;
     this.branch = new PlanBranch(this.run, this.state, this.input.trust, (await headSha(tree)) as string, plan);
     // A kill after a merge was published but before the state was saved leaves its story queued: it is merged.
@@ -147,7 +147,7 @@ class Coordinator {
     this.state.iteration += 1;
     this.state.iterationDone = true;
     const iteration = this.state.iteration;
-    Object.assign(ws, { phase: 'agent', story: id, iteration, startedAt: new Date().toISOString(), agentPid: undefined });
+    Object.assign(ws, { phase: 'agent', story: id, branch: storyBranch(this.run.branch, id), iteration, startedAt: new Date().toISOString(), agentPid: undefined });
     this.save();
     const startTip = this.branch.tip;
     const startedAt = Date.now();
@@ -190,7 +190,7 @@ class Coordinator {
     if (s.kind === 'attempt' || s.kind === 'attempt-failed') {
       this.running.delete(s.worker);
       const ws = this.par.states[s.worker - 1];
-      Object.assign(ws, { phase: 'idle', story: undefined, agentPid: undefined });
+      Object.assign(ws, { phase: 'idle', story: undefined, branch: undefined, agentPid: undefined });
       if (s.kind === 'attempt') await this.afterAttempt(this.overlapping(s.outcome, s.startedAt));
       else this.onError(s.error);
     } else {

@@ -137,7 +137,7 @@ function workerGuard(own: RunnerGuard, shared: RunnerGuard): RunnerGuard {
 async function openWorkerTree(mainRoot: string, loopId: string, k: number, branch: string, planTip: string): Promise<string> {
   const root = workerTreePath(mainRoot, loopId, k);
   if (!existsSync(root)) {
-    await runGit(mainRoot, ['worktree', 'prune']);
+    // No `git worktree prune` here: run while another worker's `worktree add` is half done, it removes that one.
     mkdirSync(path.dirname(root), { recursive: true });
     const r = await runGit(mainRoot, ['worktree', 'add', '--quiet', '-B', branch, root, planTip]);
     if (r.code !== 0) throw new LoopExit(2, `could not create worker ${k}'s worktree ${root}: ${r.stderr.trim()}`, `check that ${path.dirname(root)} can be written, then continue with: ./ralph/ralph.sh --resume ${loopId}`);
@@ -150,7 +150,9 @@ async function openWorkerTree(mainRoot: string, loopId: string, k: number, branc
 }
 
 /** Worker trees hold no story branch between attempts: a killed run's may, and another worker may need it. */
-export async function releaseStoryBranches(states: readonly WorkerState[]): Promise<void> {
+export async function releaseStoryBranches(mainRoot: string, states: readonly WorkerState[]): Promise<void> {
+  // Before any worker starts: the records of worktrees a crash left without their folder go.
+  await runGit(mainRoot, ['worktree', 'prune']);
   for (const ws of states) if (existsSync(ws.path)) await runGit(ws.path, ['checkout', '-q', '--detach']);
 }
 
