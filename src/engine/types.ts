@@ -51,6 +51,8 @@ export interface VerifyInput {
    * iteration: the runner undid it, and every claim of the iteration is rejected for this reason.
    */
   violation?: string;
+  /** A worker of a --parallel run: the one story it may claim; claims of any other story are rejected. */
+  story?: string;
   /** With --sandbox, checks run under bubblewrap too (they execute the agent's code): see verify/session.ts. */
   sandbox?: CheckSandbox;
   /** Runner-owned files in the working tree the runner restored this iteration: committed with its own edits. */
@@ -382,6 +384,8 @@ export interface RunContext {
   gatePassed?: { commit: string; allVerified: boolean };
   /** Set when Ctrl-C stopped pr-merge's wait for CI (deliver-merge.ts), for the state's mergePending. */
   mergeInterrupted?: boolean;
+  /** Branch patterns of a --parallel run that other workers and the merge queue move (after-agent.ts warnings skip them). */
+  siblingBranches?: string[];
   /** Set when the end of the loop was already delivered (pr-merge pushes and merges before the loop's end is recorded). */
   deliveredAtEnd?: boolean;
 }

@@ -214,8 +214,8 @@ export async function readRefs(cwd: string): Promise<RefsSnapshot> {
 }
 
 /** `<short sha> <subject>` of the commits reachable from `rev` but from none of `tips` (newest first, at most `limit`). */
-export async function readCommitsSince(cwd: string, rev: string, tips: string[], limit = 20): Promise<string[]> {
-  const r = await runGit(cwd, ['log', `-n${limit}`, '--format=%h %s', rev, '--not', ...tips, '--']);
+export async function readCommitsSince(cwd: string, rev: string | string[], tips: string[], limit = 20): Promise<string[]> {
+  const r = await runGit(cwd, ['log', `-n${limit}`, '--format=%h %s', ...[rev].flat(), '--not', ...tips, '--']);
   return r.code === 0 ? r.stdout.split('\n').filter(Boolean) : [];
 }
 
@@ -286,6 +286,11 @@ export async function tryCommitRunnerFiles(top: string, paths: string[], message
     warn((err as Error).message);
     return null;
   }
+}
+
+/** The `-c user.name=... -c user.email=...` the runner commits with where git has no identity (a fresh CI box); else none. */
+export async function runnerIdentity(top: string): Promise<string[]> {
+  return (await hasIdentity(top)) ? [] : RUNNER_IDENTITY;
 }
 
 /** False when git would refuse to commit for want of a user name or email (a fresh CI box). */

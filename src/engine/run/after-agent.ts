@@ -103,7 +103,10 @@ async function refuseRewrittenHistory(run: RunContext, iteration: number, headBe
 
 /** An agent that committed on another branch and came back: nothing of it is on the loop's branch, but say so. */
 async function warnCommitsElsewhere(run: RunContext, iteration: number, tips: string[]): Promise<void> {
-  const commits = await readCommitsSince(run.paths.repoRoot, '--branches', [...tips, `refs/heads/${run.branch}`]);
+  // A --parallel worker's siblings (the other workers' story branches, the plan branch the queue merges onto) move
+  // while it runs: their commits are the run's, not this agent's.
+  const exclude = (run.siblingBranches ?? []).map((b) => `--exclude=${b}`);
+  const commits = await readCommitsSince(run.paths.repoRoot, [...exclude, '--branches'], [...tips, `refs/heads/${run.branch}`]);
   if (!commits.length) return;
   run.emit({ type: 'warn', iteration, message: `the agent committed on other branches than ${run.branch} (left as they are; they are not this loop's work): ${commits.join('; ')}; find them with: git log --branches --not ${run.branch}` });
 }

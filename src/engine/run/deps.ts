@@ -17,7 +17,7 @@ import { runFinalGate } from '../verify/final-gate.js';
 import { recordShipped } from './shipped.js';
 import { relToTop } from '../../util/repo-path.js';
 import { settleBaseline, type RunTrust } from './trust.js';
-import { renderPreamble, readPrompt } from './prompt.js';
+import { renderPreamble, readPrompt, renderStoryNote } from './prompt.js';
 import { stopLeftovers, guardRunnerFiles, inspectAgentGit } from './after-agent.js';
 import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
 import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
@@ -139,25 +139,34 @@ async function committedWork(paths: RunPaths, topLevel: string, headBefore: stri
   return (await readChangedPaths(topLevel, headBefore, headAfter)).some((p) => !own.has(p));
 }
 
-async function runAgent(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<AgentResult> {
+/** What a worker of a --parallel run adds to an agent run: its story, and where its agent's pid is kept. */
+export interface AgentRunExtras {
+  story?: { id: string; title: string; workers: number };
+  /** Called with the agent's process group when it starts, and with undefined once it is gone. */
+  onPid?: (pid: number | undefined) => void;
+}
+
+export async function runAgent(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal, extras: AgentRunExtras = {}): Promise<AgentResult> {
   const { paths, options, io } = run;
   const dir = loopDir(paths.repoRoot, state.id);
   // The baseline parsed, or (a resumed loop before its first settlement) its text.
   const baseline = trust.baselinePrd ?? (trust.baseline ? (JSON.parse(trust.baseline) as Prd) : undefined);
-  const prompt = renderPreamble(paths, options, baseline) + readPrompt(run, iteration);
+  const prompt = renderPreamble(paths, options, baseline) + (extras.story ? renderStoryNote(extras.story) : '') + readPrompt(run, iteration);
   const scratch = options.sandbox ? ensureScratch(dir) : dir;
   const agent = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt, runDir: scratch, iteration, env: io.env });
   // The runner's secrets stay with the runner, and a mark in the environment finds what the agent leaves behind.
-  const { env, token } = planAgentEnv(io.env, { RALPH_LOOP_ID: state.id, RALPH_ITERATION: String(iteration), RALPH_PRD: paths.prd, RALPH_PROGRESS: paths.progress, RALPH_RUN_DIR: scratch });
+  const story: Record<string, string> = extras.story ? { RALPH_STORY_ID: extras.story.id } : {};
+  const { env, token } = planAgentEnv(io.env, { RALPH_LOOP_ID: state.id, RALPH_ITERATION: String(iteration), RALPH_PRD: paths.prd, RALPH_PROGRESS: paths.progress, RALPH_RUN_DIR: scratch, ...story });
   const plan = options.sandbox ? { ...agent, ...sandboxCommand(run, trust, agent, scratch) } : agent;
+  // A pid left in the file after the agent exited is told apart from a live agent by its start time, and goes
+  // with the next save.
+  const onPid = extras.onPid ?? ((pid: number | undefined) => (pid === undefined ? (state.agentPid = undefined) : writeState(paths.repoRoot, Object.assign(state, { agentPid: pid }))));
   const result = await runAgentOnce({
     plan, cwd: paths.repoRoot, env, timeoutMs: options.iterationTimeoutMs, signal, logFile: iterationLogPath(paths.repoRoot, state.id, iteration),
     onTool: (text) => run.emit({ type: 'tool', iteration, text }),
-    // A pid left in the file after the agent exited is told apart from a live agent by its start time, and goes
-    // with the next save.
-    onStart: (pid) => writeState(paths.repoRoot, Object.assign(state, { agentPid: pid })),
+    onStart: (pid) => onPid(pid),
   });
-  state.agentPid = undefined;
+  onPid(undefined);
   await stopLeftovers(run, token, iteration);
   return result;
 }

@@ -44,6 +44,14 @@ export function renderPreamble(paths: RunPaths, options: Pick<RunOptions, 'compl
   return renderPathNote(paths) + renderCompletionNote(options.completionPromise) + renderSkipNote(plan);
 }
 
+/**
+ * A worker of a --parallel run works on one story, named here (and in RALPH_STORY_ID): the installed prompt says to
+ * pick the first open story, which several workers would all do at once.
+ */
+export function renderStoryNote(story: { id: string; title: string; workers: number }): string {
+  return `Note from the runner: ${story.workers} agents work on this plan at the same time, each in a worktree of its own; your story is ${story.id} (${story.title}). Work on it only, and set passes: true for it only; a claim of any other story is rejected, since another agent has it. The stories it depends on are already merged into your branch. Wherever these instructions say to pick a story, take ${story.id}. RALPH_STORY_ID names it too.\n\n`;
+}
+
 // The installed prompt names ralph/prd.json and ralph/progress.txt; with --prd elsewhere, tell the agent where they are.
 function renderPathNote(paths: RunPaths): string {
   const prd = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');

@@ -19,6 +19,8 @@ import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, locatePlan,
 import { findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted } from './resume.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
 import { runLoop } from '../core/loop.js';
+import { runParallel } from './parallel/run.js';
+import { restoreIntegrationTree } from './parallel/merge.js';
 import { renderAllPass } from '../core/exits.js';
 import { createBudget } from '../budget/wire.js';
 import { renderUncheckedWarning } from '../verify/report.js';
@@ -92,6 +94,8 @@ async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, 
   let paths = resolvePaths(repoRoot, io.cwd, locatePlan(repoRoot, options, given, resumed !== null, emit), given);
   const inTree = options.worktree && !options.dryRun;
   // A resumed worktree loop's plan is the one on its branch, in its worktree.
+  // A --parallel run's tree is the merge queue's: a kill may have left it mid-merge, off its branch.
+  if (inTree && resumed?.worktree && options.parallel) await restoreIntegrationTree(resumed.worktree.path, resumed.worktree.branch);
   if (inTree && resumed?.worktree) paths = await enterWorktree(tree, paths, id, resumed.worktree.branch, undefined, true, emit);
   // A resumed loop's plan is held against the runner's own record of it before anything reads it.
   const ask = process.stdin.isTTY && process.stderr.isTTY && !options.json ? askYesNo : undefined;
@@ -266,6 +270,7 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
     if (gate.passed) return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow)}; nothing for the agent to do`);
   }
   const config = { ...loopConfig(run.options, run.io.env), ...(run.deadline === undefined ? {} : { deadline: run.deadline, maxDurationMs: run.options.maxDurationMs }) };
+  if (run.options.parallel) return runParallel({ run, state, trust, budget, controller, config });
   return runLoop(state, config, buildDeps(run, state, budget, controller, trust));
 }
 

@@ -25,6 +25,13 @@ export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAge
   shipped: ReadonlyMap<string, ShippedReview>;
   /** The key the runner held from its start (run/trust.ts); null: no record is written (the start said why). */
   verdictKey: Buffer | null;
+  /**
+   * Judge only the stories that pass in `prd` (the merge queue of a --parallel run: the merged story and those merged
+   * before it), not every active story.
+   */
+  onlyPassing?: boolean;
+  /** What the log calls this pass (default "final gate"). */
+  label?: string;
 }
 
 export interface GateResult {
@@ -44,12 +51,13 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
   const commit = await headSha(input.topLevel);
   const prd = structuredClone(input.prd);
   const session = new CheckSession({ ...input, prdBefore: '' }, input.topLevel, commit, input.now ?? (() => new Date()), true);
-  input.log('info', `final gate: every check once more on a fresh checkout of ${commit?.slice(0, 7) ?? '(no commit)'}`);
+  input.log('info', `${input.label ?? 'final gate: every check once more'} on a fresh checkout of ${commit?.slice(0, 7) ?? '(no commit)'}`);
   const verdicts: StoryVerdict[] = [];
   const blocks: string[] = [];
   try {
     // Stories the plan sets aside are not judged: they are not part of what exit 0 promises (prd/skip.ts).
-    for (const id of planClaimOrder(prd, activeStories(prd.userStories).map((s) => s.id))) {
+    const judged = activeStories(prd.userStories).filter((s) => !input.onlyPassing || s.passes === true);
+    for (const id of planClaimOrder(prd, judged.map((s) => s.id))) {
       const story = prd.userStories.find((s) => s.id === id) as Story;
       const judged = await judgeAtGate(session, prd, story, input);
       if (judged === 'interrupted') return { passed: false, interrupted: true, commit, verdicts, prd, runnerCommit: null };

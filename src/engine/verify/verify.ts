@@ -96,7 +96,9 @@ async function judgeClaims(s: CheckSession, plan: PrdRepairPlan, dirty: string[]
     for (const id of planClaimOrder(plan.prd, plan.claims)) {
       // Iteration 0 is the start-of-run pass over stories the plan already marks done: no agent chose that order.
       const unmet = input.iteration > 0 ? planUnmetDependencies(plan.prd, id, plan.claims, accepted) : [];
-      const j = await judgeClaim(s, plan.prd, id, dirty, unmet, input, now);
+      const j = input.story !== undefined && id !== input.story
+        ? rejectClaim(s, plan.prd, id, `story ${id} is not this agent's: it works on ${input.story} only, and ${id} goes to another worker`, input, now, 0)
+        : await judgeClaim(s, plan.prd, id, dirty, unmet, input, now);
       if (j.verdict.status !== 'rejected') accepted.add(id);
       judged.push(j);
     }

@@ -1,0 +1,182 @@
+// The plan branch of a --parallel run, as only the runner writes it: the merge queue (a story branch merged onto it,
+// verified again after the merge, then published), and the runner's own commits of a story's failed attempt or of
+// a story sent back. All of it happens in the integration tree, one thing at a time (PlanBranch.exclusive).
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import type { Prd } from '../../../prd/types.js';
+import type { LoopState, RunContext, QueuedMerge } from '../../types.js';
+import { atomicWriteFileSync } from '../../../util/atomic.js';
+import { headSha, readFileAt, runGit, tryCommitRunnerFiles } from '../../git/git.js';
+import { ENGINE_FILES } from '../../verify/runner-guard.js';
+import { runFinalGate } from '../../verify/final-gate.js';
+import { WorkProtected } from '../../errors.js';
+import { settleBaseline, type RunTrust } from '../trust.js';
+import { verifyInput } from '../deps.js';
+import { abandonMerge, mergeStory, publishMerge, readBranchTip } from './merge.js';
+import { mergeLogs, planWithOutcome, renderPlan, renderSentBack } from './plan-log.js';
+import { storyBranch } from './worker.js';
+
+export type MergeOutcome = { kind: 'merged'; commit: string; judged: number } | { kind: 'sent-back'; reason: string } | { kind: 'interrupted' };
+
+export class PlanBranch {
+  /** The branch's tip as the runner last left it, and the plan there (the runner's settled baseline). */
+  tip: string;
+  plan: Prd;
+  /** The last merge's gate: the commit it passed on and the stories it judged there. */
+  lastGate: { commit: string; judged: string[] } | null = null;
+  private chain: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    private readonly run: RunContext,
+    private readonly state: LoopState,
+    private readonly trust: RunTrust,
+    tip: string,
+    plan: Prd,
+  ) {
+    this.tip = tip;
+    this.plan = plan;
+  }
+
+  private get tree(): string {
+    return this.run.paths.repoRoot;
+  }
+
+  private rel(file: string): string {
+    return path.relative(this.tree, file).split(path.sep).join('/');
+  }
+
+  /** Runs `fn` after everything queued before it: the integration tree holds one merge or commit at a time. */
+  exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const next = this.chain.then(fn, fn);
+    this.chain = next.catch(() => undefined);
+    return next;
+  }
+
+  /**
+   * The branch must still be where the runner left it: only the runner writes it, and an agent that moved it (its
+   * worktree shares the repository's refs) would have the queue build on work nobody verified.
+   */
+  async refuseMoved(): Promise<void> {
+    const now = await readBranchTip(this.tree, this.run.branch);
+    if (now === this.tip) return;
+    throw new WorkProtected(
+      `the plan branch ${this.run.branch} moved from ${this.tip.slice(0, 7)} to ${now?.slice(0, 7) ?? '(deleted)'} behind the runner's back; in a --parallel run only the merge queue writes it, so nothing is merged onto work nobody verified`,
+      `look at what moved it: git reflog ${this.run.branch}; put it back with: git update-ref refs/heads/${this.run.branch} ${this.tip}; then continue with: ./ralph/ralph.sh --resume ${this.state.id}`,
+    );
+  }
+
+  /** One queued story onto the branch: merged, verified again on the merge commit, and only then published. */
+  merge(entry: QueuedMerge, signal: AbortSignal): Promise<MergeOutcome> {
+    return this.exclusive(async () => {
+      await this.refuseMoved();
+      const story = this.plan.userStories.find((s) => s.id === entry.story);
+      if (!story) return { kind: 'sent-back', reason: `the plan has no story ${entry.story}` };
+      const fromBranch = await this.storySide(entry.story, entry.head);
+      const next = planWithOutcome(this.plan, entry.story, true, fromBranch.notes, null);
+      const log = await mergeLogs(this.tree, this.readLog(), fromBranch.logBase, fromBranch.log);
+      const branch = storyBranch(this.run.branch, entry.story);
+      const attempt = await mergeStory(this.tree, {
+        branch: this.run.branch, planTip: this.tip, storyHead: entry.head,
+        keep: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress), ...ENGINE_FILES],
+        write: () => this.writeFiles(next, log), written: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)],
+        message: `ralph: merge ${entry.story} (${story.title}) from ${branch}\n\nVerified on ${branch} at ${entry.head.slice(0, 7)}, and again after this merge by the merge queue of loop ${this.state.id}.`,
+      });
+      if (attempt.kind === 'conflict') {
+        const files = attempt.files.length ? ` in ${attempt.files.slice(0, 10).join(', ')}` : `: ${attempt.message}`;
+        return this.sendBackLocked(entry.story, `its branch does not merge onto ${this.run.branch} at ${this.tip.slice(0, 7)} (conflict${files})`, fromBranch);
+      }
+      const gate = await runFinalGate({ ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal), prd: next, verifiedAt: this.trust.verifiedAt, shipped: this.trust.shipped, verdictKey: this.trust.verdictKey, onlyPassing: true, label: `merge queue: ${entry.story} merged; the checks of every merged story` });
+      if (gate.interrupted) {
+        await abandonMerge(this.tree, this.run.branch, this.tip);
+        return { kind: 'interrupted' };
+      }
+      if (!gate.passed) {
+        await abandonMerge(this.tree, this.run.branch, this.tip);
+        const failed = gate.verdicts.filter((v) => v.status === 'rejected').map((v) => `${v.id}: ${v.reason ?? 'rejected'}`);
+        return this.sendBackLocked(entry.story, `after the merge onto ${this.tip.slice(0, 7)}, checks failed (${failed.join('; ')})`, fromBranch);
+      }
+      if (!(await publishMerge(this.tree, this.run.branch, attempt.commit, this.tip))) {
+        await abandonMerge(this.tree, this.run.branch, this.tip);
+        await this.refuseMoved();
+      }
+      this.tip = attempt.commit;
+      this.plan = next;
+      this.lastGate = { commit: attempt.commit, judged: gate.verdicts.map((v) => v.id) };
+      this.trust.verifiedAt.set(entry.story, attempt.commit);
+      await settleBaseline(this.run.paths, this.state.id, this.trust, this.run.emit, next);
+      // Merged: the story branch has nothing the plan branch lacks.
+      await runGit(this.tree, ['branch', '-q', '-D', branch]);
+      return { kind: 'merged', commit: attempt.commit, judged: gate.verdicts.length };
+    });
+  }
+
+  /** A failed attempt: the worker's log entries and the story's notes join the plan branch, with `passes` unchanged. */
+  recordAttempt(id: string, head: string): Promise<void> {
+    return this.exclusive(async () => {
+      await this.refuseMoved();
+      const side = await this.storySide(id, head);
+      const log = await mergeLogs(this.tree, this.readLog(), side.logBase, side.log);
+      await this.commitOwn(planWithOutcome(this.plan, id, false, side.notes, null), log, `chore(ralph): ${id}: an attempt was not accepted`);
+    });
+  }
+
+  /** A story the queue sends back: not merged, with the reason in its notes and in the plan's log. */
+  private async sendBackLocked(id: string, reason: string, fromBranch: StorySide): Promise<MergeOutcome> {
+    this.run.emit({ type: 'warn', message: `${id} sent back by the merge queue: ${reason}` });
+    const title = this.plan.userStories.find((s) => s.id === id)?.title ?? '';
+    const log = (await mergeLogs(this.tree, this.readLog(), fromBranch.logBase, fromBranch.log)) + renderSentBack(new Date(), id, title, reason, this.tip);
+    const next = planWithOutcome(this.plan, id, false, fromBranch.notes, `sent back by the merge queue: ${reason}`);
+    await this.commitOwn(next, log, `chore(ralph): ${id} sent back by the merge queue`);
+    return { kind: 'sent-back', reason };
+  }
+
+  private async commitOwn(next: Prd, log: string, message: string): Promise<void> {
+    this.writeFiles(next, log);
+    const files = [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)];
+    await tryCommitRunnerFiles(this.tree, files, message, (why) => this.run.emit({ type: 'warn', message: `could not commit ${files.join(' and ')} on ${this.run.branch}: ${why}` }));
+    this.tip = (await headSha(this.tree)) ?? this.tip;
+    this.plan = next;
+    await settleBaseline(this.run.paths, this.state.id, this.trust, this.run.emit, next);
+  }
+
+  /** What the story branch says at `head`: the story's notes, and its log with the log it started from (the merge base). */
+  private async storySide(id: string, head: string): Promise<StorySide> {
+    const base = (await runGit(this.tree, ['merge-base', this.tip, head])).stdout.trim();
+    const logRel = this.rel(this.run.paths.progress);
+    return {
+      notes: readNotes(await readFileAt(this.tree, head, this.rel(this.run.paths.prd)), id),
+      logBase: base ? ((await readFileAt(this.tree, base, logRel)) ?? '') : '',
+      log: (await readFileAt(this.tree, head, logRel)) ?? '',
+    };
+  }
+
+  private readLog(): string {
+    try {
+      return readFileSync(this.run.paths.progress, 'utf8');
+    } catch {
+      return '';
+    }
+  }
+
+  private writeFiles(next: Prd, log: string): void {
+    atomicWriteFileSync(this.run.paths.prd, renderPlan(next));
+    atomicWriteFileSync(this.run.paths.progress, log);
+  }
+}
+
+interface StorySide {
+  notes: string | undefined;
+  logBase: string;
+  log: string;
+}
+
+/** The story's notes in a plan text from a story branch (any shape: the agent wrote it); undefined when unreadable. */
+function readNotes(text: string | null, id: string): string | undefined {
+  try {
+    const plan = JSON.parse(text ?? 'null') as Prd | null;
+    const notes = Array.isArray(plan?.userStories) ? plan.userStories.find((s) => s && s.id === id)?.notes : undefined;
+    return typeof notes === 'string' ? notes : undefined;
+  } catch {
+    return undefined;
+  }
+}

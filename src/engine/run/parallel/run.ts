@@ -1,0 +1,292 @@
+// --parallel <n>: one plan, n workers (SPEC §12, issue #14). The coordinator hands each ready story (its dependsOn
+// merged) to a free worker (worker.ts), queues every story verified on its branch, and merges the queue onto the plan
+// branch one story at a time, verifying again after each merge (plan-branch.ts). Limits count for the whole run:
+// max_iterations counts agent runs over all workers, the cost is one sum, Ctrl-C and cancel stop every worker.
+import { realpathSync } from 'node:fs';
+import type { BudgetGate, LoopConfig, LoopState, ParallelState, RunContext, WorkerState } from '../../types.js';
+import type { Prd } from '../../../prd/types.js';
+import { LoopExit, LOOP_EXIT } from '../../errors.js';
+import { costExit, durationExit, maxIterationsExit, overCost, pastDeadline, renderAllPass } from '../../core/exits.js';
+import { gitOk, headSha, runGit } from '../../git/git.js';
+import { writeState } from '../../store/state-file.js';
+import { recordsRoot } from '../../store/layout.js';
+import { closeWorktree } from '../worktree.js';
+import { finalGate } from '../deps.js';
+import type { RunTrust } from '../trust.js';
+import { planSchedule } from './schedule.js';
+import { runAttempt, workerTreePath, type AttemptOutcome } from './worker.js';
+import { PlanBranch, type MergeOutcome } from './plan-branch.js';
+import { restoreIntegrationTree } from './merge.js';
+import { existsSync } from 'node:fs';
+import { activeStories } from '../../../prd/skip.js';
+
+export interface ParallelInput {
+  run: RunContext;
+  state: LoopState;
+  trust: RunTrust;
+  budget: BudgetGate;
+  controller: AbortController;
+  config: LoopConfig;
+}
+
+type Settled =
+  | { kind: 'attempt'; worker: number; startTip: string; outcome: AttemptOutcome }
+  | { kind: 'attempt-failed'; worker: number; story: string; error: unknown }
+  | { kind: 'merge'; outcome: MergeOutcome }
+  | { kind: 'merge-failed'; error: unknown };
+
+const INTERRUPTED = () => new LoopExit(LOOP_EXIT.interrupted, 'interrupted; every worker stopped, state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+
+export async function runParallel(input: ParallelInput): Promise<LoopExit> {
+  const coordinator = new Coordinator(input);
+  try {
+    return await coordinator.loop();
+  } finally {
+    await coordinator.close();
+  }
+}
+
+class Coordinator {
+  private readonly run: RunContext;
+  private readonly state: LoopState;
+  private readonly par: ParallelState;
+  private readonly mainRoot: string;
+  private readonly running = new Map<number, Promise<Settled>>();
+  private merging: Promise<Settled> | null = null;
+  /** Why no new agent starts (a limit, a protected stop); the run ends with it once the workers are done. */
+  private stop: LoopExit | null = null;
+  private failure: unknown = null;
+  private branch!: PlanBranch;
+
+  constructor(private readonly input: ParallelInput) {
+    this.run = input.run;
+    this.state = input.state;
+    this.mainRoot = recordsRoot(input.run.paths.repoRoot);
+    const n = input.run.options.parallel ?? 1;
+    const old = input.state.parallel;
+    // A resumed run's agents are gone: every worker starts idle; the queue (verified heads) and the counts carry on.
+    this.par = { workers: n, states: Array.from({ length: n }, (_, i) => this.idle(i + 1)), queue: old?.queue ?? [], merged: old?.merged ?? [], attempts: old?.attempts ?? {}, givenUp: old?.givenUp ?? {} };
+    this.state.parallel = this.par;
+  }
+
+  private idle(k: number): WorkerState {
+    return { worker: k, path: workerTreePath(this.mainRoot, this.state.id, k), phase: 'idle' };
+  }
+
+  private save(): void {
+    writeState(this.run.paths.repoRoot, this.state);
+  }
+
+  private get signal(): AbortSignal {
+    return this.input.controller.signal;
+  }
+
+  async loop(): Promise<LoopExit> {
+    const tree = this.run.paths.repoRoot;
+    await restoreIntegrationTree(tree, this.run.branch);
+    await this.releaseStoryBranches();
+    const plan = JSON.parse(this.input.trust.baseline as string) as Prd;
+    this.branch = new PlanBranch(this.run, this.state, this.input.trust, (await headSha(tree)) as string, plan);
+    this.run.emit({ type: 'info', message: `${this.par.workers} worker${this.par.workers === 1 ? '' : 's'} on ${this.run.branch}; each story is verified on its own branch, then merged one at a time and verified again` });
+    this.save();
+    for (;;) {
+      if (this.failure) throw this.failure;
+      if (!this.signal.aborted) await this.startWorkers();
+      if (!this.merging && this.par.queue.length && !this.signal.aborted && !(this.stop instanceof ProtectedStop)) this.merging = this.mergeNext();
+      if (!this.running.size && !this.merging) {
+        const end = await this.settleEnd();
+        if (end) return end;
+        continue;
+      }
+      const settled = await Promise.race([...this.running.values(), ...(this.merging ? [this.merging] : [])]);
+      await this.handle(settled);
+    }
+  }
+
+  /** Free workers take ready stories while the run's limits allow another agent run. */
+  private async startWorkers(): Promise<void> {
+    for (const ws of this.par.states) {
+      if (this.stop || ws.phase !== 'idle') continue;
+      const schedule = planSchedule(this.branch.plan, this.busy(), new Set(Object.keys(this.par.givenUp)));
+      const id = schedule.ready[0];
+      if (!id) return;
+      const limit = await this.limitReached();
+      if (limit) {
+        this.stop = limit;
+        return;
+      }
+      this.launch(ws, id);
+    }
+  }
+
+  private async limitReached(): Promise<LoopExit | null> {
+    const { config, budget } = this.input;
+    if (config.maxIterations > 0 && this.state.iteration >= config.maxIterations) return maxIterationsExit(config);
+    if (pastDeadline(config, new Date())) return durationExit(config);
+    if (overCost(this.state, config)) return costExit(this.state, config);
+    if ((await budget.beforeIteration()) === 'stop') return new LoopExit(LOOP_EXIT.budget, 'usage ceiling reached', 'continue after the reset with --resume-last');
+    return null;
+  }
+
+  private busy(): Set<string> {
+    const held = this.par.states.flatMap((w) => (w.story ? [w.story] : []));
+    return new Set([...held, ...this.par.queue.map((q) => q.story)]);
+  }
+
+  private launch(ws: WorkerState, id: string): void {
+    const story = this.branch.plan.userStories.find((s) => s.id === id)!;
+    this.state.iteration += 1;
+    this.state.iterationDone = true;
+    const iteration = this.state.iteration;
+    Object.assign(ws, { phase: 'agent', story: id, iteration, startedAt: new Date().toISOString(), agentPid: undefined });
+    this.save();
+    const startTip = this.branch.tip;
+    const attempt = runAttempt({
+      ...this.input, mainRoot: this.mainRoot, worker: ws.worker, workers: this.par.workers, story, iteration, planTip: startTip, planText: this.input.trust.baseline as string,
+      onPid: (pid) => {
+        ws.agentPid = pid;
+        if (pid !== undefined) this.save();
+      },
+      onPhase: (phase) => {
+        ws.phase = phase;
+        this.save();
+      },
+    });
+    this.running.set(ws.worker, attempt.then(
+      (outcome): Settled => ({ kind: 'attempt', worker: ws.worker, startTip, outcome }),
+      (error): Settled => ({ kind: 'attempt-failed', worker: ws.worker, story: id, error }),
+    ));
+  }
+
+  private mergeNext(): Promise<Settled> {
+    const entry = this.par.queue[0];
+    this.run.emit({ type: 'info', message: `merge queue: merging ${entry.story} (verified at ${entry.head.slice(0, 7)}) onto ${this.run.branch}` });
+    return this.branch.merge(entry, this.signal).then(
+      (outcome): Settled => ({ kind: 'merge', outcome }),
+      (error): Settled => ({ kind: 'merge-failed', error }),
+    );
+  }
+
+  private async handle(s: Settled): Promise<void> {
+    if (s.kind === 'attempt' || s.kind === 'attempt-failed') {
+      this.running.delete(s.worker);
+      const ws = this.par.states[s.worker - 1];
+      Object.assign(ws, { phase: 'idle', story: undefined, agentPid: undefined });
+      if (s.kind === 'attempt') await this.afterAttempt(s.outcome);
+      else this.onError(s.error);
+    } else {
+      this.merging = null;
+      if (s.kind === 'merge') this.afterMerge(s.outcome);
+      else this.onError(s.error);
+    }
+    this.save();
+  }
+
+  private async afterAttempt(o: AttemptOutcome): Promise<void> {
+    const accepted = o.verdict && o.verdict.status !== 'rejected' && o.head;
+    if (accepted) {
+      this.par.queue.push({ story: o.story, head: o.head as string, worker: o.worker });
+      this.run.emit({ type: 'info', worker: o.worker, iteration: o.iteration, message: `${o.story} ${o.verdict!.status} on ${o.branch}; waiting in the merge queue (${this.par.queue.length} in line)` });
+      return;
+    }
+    const why = o.verdict?.reason ?? 'it was not claimed (passes stayed false)';
+    this.failedAttempt(o.story, o.tag === 'stuck' ? 'the agent said it is STUCK' : null, `${o.story} not accepted in iteration ${o.iteration}: ${why}`, o.worker);
+    if (o.head) await this.branch.recordAttempt(o.story, o.head).catch((err: unknown) => this.onError(err));
+  }
+
+  private afterMerge(o: MergeOutcome): void {
+    const entry = this.par.queue[0];
+    if (o.kind === 'interrupted') return;
+    this.par.queue.shift();
+    if (o.kind === 'merged') {
+      this.par.merged.push(entry.story);
+      this.par.attempts[entry.story] = 0;
+      this.run.emit({ type: 'info', message: `merged ${entry.story} onto ${this.run.branch} as ${o.commit.slice(0, 7)}; verified again after the merge (the checks of ${o.judged} stor${o.judged === 1 ? 'y' : 'ies'})` });
+    } else {
+      this.failedAttempt(entry.story, null, `${entry.story} sent back: ${o.reason}`, entry.worker);
+    }
+  }
+
+  /** A story that was not accepted counts an attempt; too many in a row (or STUCK) and the run gives up on it. */
+  private failedAttempt(id: string, stuck: string | null, message: string, worker: number): void {
+    const n = (this.par.attempts[id] ?? 0) + 1;
+    this.par.attempts[id] = n;
+    const limit = this.input.config.noProgressLimit;
+    const givenUp = stuck ?? (n >= limit ? `no progress: ${n} attempt${n === 1 ? '' : 's'} in a row without a verified merge` : null);
+    if (givenUp) this.par.givenUp[id] = givenUp;
+    this.run.emit({ type: 'warn', worker, message: `${message}${givenUp ? `; given up on ${id} (${givenUp})` : `; attempt ${n} of ${limit}`}` });
+  }
+
+  private onError(error: unknown): void {
+    if (error instanceof LoopExit) {
+      if (error.code === LOOP_EXIT.interrupted) return;
+      // The first reason to stop wins; a protected stop (exit 6) also stops the merge queue.
+      if (!this.stop || error.code === LOOP_EXIT.protected) this.stop = error.code === LOOP_EXIT.protected ? new ProtectedStop(error) : error;
+      return;
+    }
+    this.failure ??= error;
+    this.input.controller.abort();
+  }
+
+  /** Nothing runs and nothing waits to merge: the run is done, or ends with why it cannot go on. */
+  private async settleEnd(): Promise<LoopExit | null> {
+    if (this.signal.aborted) return INTERRUPTED();
+    if (this.stop instanceof ProtectedStop) return this.stop.exit;
+    const schedule = planSchedule(this.branch.plan, new Set(), new Set(Object.keys(this.par.givenUp)));
+    if (schedule.done) {
+      await this.branch.refuseMoved();
+      // The last merge was verified with every story's checks on this very commit: that was the final gate.
+      const last = this.branch.lastGate;
+      const active = activeStories(this.branch.plan.userStories).map((s) => s.id);
+      if (last && last.commit === this.branch.tip && active.every((id) => last.judged.includes(id))) return new LoopExit(LOOP_EXIT.complete, renderAllPass(this.branch.plan));
+      const gate = await finalGate(this.run, this.state, this.input.trust, this.state.iteration, this.signal);
+      if (gate.interrupted) return INTERRUPTED();
+      if (gate.passed) return new LoopExit(LOOP_EXIT.complete, renderAllPass(gate.prd));
+      // The final gate set the broken stories back (and committed that on the plan branch): they go round again.
+      this.branch.tip = (await headSha(this.run.paths.repoRoot)) as string;
+      this.branch.plan = gate.prd;
+      return this.stop;
+    }
+    if (this.stop) return this.stop;
+    if (schedule.ready.length) return null;
+    return this.renderNoWayOn(schedule.blocked);
+  }
+
+  /** Every open story is given up or waits on one that is: exit 3 when STUCK is behind all of them, else 4. */
+  private renderNoWayOn(blocked: { id: string; by: string }[]): LoopExit {
+    const given = Object.entries(this.par.givenUp);
+    const list = [...given.map(([id, why]) => `${id}: ${why}`), ...blocked.map((b) => `${b.id}: waits on ${b.by}`)].join('; ');
+    const hint = 'read the notes of those stories and progress.txt on the plan branch, fix the cause, then --resume-last';
+    if (given.every(([, why]) => why.includes('STUCK'))) return new LoopExit(LOOP_EXIT.stuck, `every story left is stuck or waits on a stuck one (${list})`, hint);
+    return new LoopExit(LOOP_EXIT.noProgress, `no story left can make progress (${list})`, hint);
+  }
+
+  /** Worker trees hold no story branch between attempts: a killed run's may, and another worker may need it. */
+  private async releaseStoryBranches(): Promise<void> {
+    for (const ws of this.par.states) if (existsSync(ws.path)) await runGit(ws.path, ['checkout', '-q', '--detach']);
+  }
+
+  /** At the end, whatever it is: the workers' trees go (kept and named when they hold uncommitted work). */
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.running.values(), ...(this.merging ? [this.merging] : [])]);
+    for (const ws of this.par.states) {
+      Object.assign(ws, { phase: 'idle', story: undefined, agentPid: undefined });
+      if (!existsSync(ws.path)) continue;
+      const kept = await closeWorktree(this.mainRoot, realpathSync(ws.path), this.state.id);
+      if (kept) this.run.emit({ type: 'warn', worker: ws.worker, message: kept });
+    }
+    await gitOk(this.mainRoot, ['worktree', 'prune']).catch(() => '');
+    try {
+      this.save();
+    } catch {
+      /* run.ts saves the end */
+    }
+  }
+}
+
+/** A stop that must not merge anything more: the plan branch moved, or an agent rewrote history. */
+class ProtectedStop extends LoopExit {
+  constructor(readonly exit: LoopExit) {
+    super(exit.code, exit.message, exit.hint);
+  }
+}

@@ -1,0 +1,136 @@
+// One attempt of one worker of a --parallel run: its worktree set on the story branch at the plan branch's tip, one
+// agent run told which story is its own, then the same steps a single loop takes after an agent (deps.ts): what it
+// left running is stopped, the runner's files put back, git inspected, and the claim verified on the story branch.
+import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import path from 'node:path';
+import type { BudgetGate, LoopConfig, LoopDeps, LoopState, RunContext, StoryVerdict } from '../../types.js';
+import type { Tag } from '../../core/tags.js';
+import type { Story } from '../../../prd/types.js';
+import { gitOk, headSha, runGit } from '../../git/git.js';
+import { keepRecordsIn } from '../../store/layout.js';
+import { snapshotRunnerFiles } from '../../verify/runner-guard.js';
+import { verifyIteration } from '../../verify/verify.js';
+import { runAgentWithRetries } from '../../core/retries.js';
+import { detectTag } from '../../core/tags.js';
+import { throwIfAborted } from '../../core/exits.js';
+import { LoopExit } from '../../errors.js';
+import { readTextOrNull } from '../../../util/read.js';
+import { worktreePath } from '../worktree.js';
+import { buildDeps, runAgent, verifyInput } from '../deps.js';
+import type { RunTrust } from '../trust.js';
+
+/** The worktree of worker `k`: beside the run's own, named after the loop so status and cleanup can tell whose it is. */
+export function workerTreePath(mainRoot: string, loopId: string, k: number): string {
+  return worktreePath(mainRoot, `${loopId}--w${k}`);
+}
+
+/** `<branchName>--<story id>`: a ref cannot sit under the plan branch's own ref, so it goes beside it. */
+export function storyBranch(planBranch: string, storyId: string): string {
+  return `${planBranch}--${storyId.replace(/[^A-Za-z0-9._-]/g, '-')}`;
+}
+
+export interface AttemptInput {
+  /** The coordinator's run (the integration tree's paths); the worker's is made from it. */
+  run: RunContext;
+  state: LoopState;
+  trust: RunTrust;
+  mainRoot: string;
+  worker: number;
+  workers: number;
+  story: Story;
+  iteration: number;
+  /** The plan branch's tip the attempt starts from, and the plan's text there (the runner's own, settled). */
+  planTip: string;
+  planText: string;
+  config: LoopConfig;
+  budget: BudgetGate;
+  controller: AbortController;
+  /** The agent's process group while it runs (undefined once it is gone), for the run's state. */
+  onPid: (pid: number | undefined) => void;
+  onPhase: (phase: 'verifying') => void;
+}
+
+export interface AttemptOutcome {
+  story: string;
+  worker: number;
+  iteration: number;
+  branch: string;
+  /** The story's verdict on its branch; null when the agent did not claim it. */
+  verdict: StoryVerdict | null;
+  /** The story branch's head after verification (the runner's own commit of the verdict included). */
+  head: string | null;
+  tag: Tag | null;
+  /** The story's notes as the worker's plan has them after verification. */
+  notes: string | undefined;
+  /** The progress log at the start of the attempt and after it, for the merge into the plan branch's log. */
+  progressBefore: string;
+  progressAfter: string;
+  costUsd: number | undefined;
+}
+
+export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
+  const { run, state, story, iteration, worker } = input;
+  const branch = storyBranch(run.branch, story.id);
+  const root = await openWorkerTree(input.mainRoot, state.id, worker, branch, input.planTip);
+  const rel = (p: string) => path.relative(run.paths.repoRoot, p);
+  // The prompt is read where the owner edits it for this run: the integration tree (the plan branch).
+  const paths = { repoRoot: root, prd: path.join(root, rel(run.paths.prd)), progress: path.join(root, rel(run.paths.progress)), prompt: run.paths.prompt };
+  const emit: RunContext['emit'] = (e) => run.emit({ ...e, worker });
+  const wrun: RunContext = { ...run, paths, branch, emit, worktree: { path: root, branch }, siblingBranches: [run.branch, `${run.branch}--*`] };
+  const guard = await snapshotRunnerFiles(root);
+  const wtrust: RunTrust = { topLevel: realpathSync(root), baseline: input.planText, pins: input.trust.pins, guard, verifiedAt: new Map(), shipped: new Map(), verdictKey: input.trust.verdictKey, gitDir: guard.gitDir };
+  const signal = input.controller.signal;
+  const base = buildDeps(wrun, state, input.budget, input.controller, wtrust);
+  const deps: LoopDeps = { ...base, runAgent: (it, s) => runAgent(wrun, state, wtrust, it, s, { story: { id: story.id, title: story.title, workers: input.workers }, onPid: input.onPid }) };
+  const progressBefore = readTextOrNull(paths.progress) ?? '';
+  const costBefore = state.costUsd;
+  emit({ type: 'iteration-start', iteration, maxIterations: input.config.maxIterations });
+  emit({ type: 'info', iteration, message: `worker ${worker} works on ${story.id} (${story.title}) in ${root}, on ${branch}` });
+  const headBefore = await deps.headSha();
+  const tips = await deps.readBranchTips();
+  const result = await runAgentWithRetries(state, input.config, deps, iteration);
+  throwIfAborted(signal);
+  const tag = detectTag(result.finalMessage, input.config.completionPromise);
+  emit({ type: 'agent-exit', iteration, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, costUsd: result.costUsd, tag });
+  if (result.timedOut) emit({ type: 'warn', iteration, message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed` });
+  input.onPhase('verifying');
+  const git = await deps.inspectAgentGit(iteration, headBefore, tips);
+  if (result.timedOut) deps.recordTimeout(iteration, result);
+  const { violation } = git;
+  const verified = await verifyIteration({
+    ...verifyInput(wrun, state, wtrust, iteration, signal),
+    prdBefore: input.planText, headAfterAgent: git.headAfter, offBranch: git.offBranch, story: story.id,
+    ...(violation ? { violation: violation.reason, extraOwnFiles: violation.files } : {}),
+  });
+  emit({ type: 'verify', iteration, verdicts: verified.verdicts, restored: verified.restored, allPass: false });
+  const head = await headSha(root);
+  const outcome: AttemptOutcome = {
+    story: story.id, worker, iteration, branch, tag, head,
+    verdict: verified.verdicts.find((v) => v.id === story.id) ?? null,
+    notes: verified.prd.userStories.find((s) => s.id === story.id)?.notes,
+    progressBefore, progressAfter: readTextOrNull(paths.progress) ?? progressBefore,
+    costUsd: state.costUsd === costBefore ? result.costUsd : state.costUsd - costBefore,
+  };
+  // The story branch is let go, so another worker can take the story up again from the new plan tip.
+  await runGit(root, ['checkout', '-q', '--detach']);
+  return outcome;
+}
+
+/**
+ * Worker `k`'s worktree on `branch`, reset to `planTip`: created the first time, then re-used for each story it
+ * takes. What an earlier attempt left uncommitted there is dropped (its claims were judged on its commits).
+ */
+async function openWorkerTree(mainRoot: string, loopId: string, k: number, branch: string, planTip: string): Promise<string> {
+  const root = workerTreePath(mainRoot, loopId, k);
+  if (!existsSync(root)) {
+    await runGit(mainRoot, ['worktree', 'prune']);
+    mkdirSync(path.dirname(root), { recursive: true });
+    const r = await runGit(mainRoot, ['worktree', 'add', '--quiet', '-B', branch, root, planTip]);
+    if (r.code !== 0) throw new LoopExit(2, `could not create worker ${k}'s worktree ${root}: ${r.stderr.trim()}`, `check that ${path.dirname(root)} can be written, then continue with: ./ralph/ralph.sh --resume ${loopId}`);
+  } else {
+    await gitOk(root, ['checkout', '-q', '--force', '-B', branch, planTip]);
+    await gitOk(root, ['clean', '-q', '-f', '-d']);
+  }
+  keepRecordsIn([root, realpathSync(root)], mainRoot);
+  return root;
+}
