@@ -37,9 +37,11 @@ export async function benchParallel({ QUICK, ROOT, ENV, tempdir, planRepo, timed
     try {
       const parallel = workers > 1 ? ['--parallel', String(workers)] : [];
       const args = ['ralph/ralph.sh', ...parallel, '--agent-cmd', agent, '--pause', '0', String(STORIES * 2)];
+      const cpu = childCpuSeconds();
       const ms = await timed('bash', args, { cwd: repo });
+      const cpuS = childCpuSeconds() - cpu;
       storiesDone(repo, ENV, workers > 1);
-      return { ms, runs: agentRuns(repo) };
+      return { ms, cpuS, runs: agentRuns(repo) };
     } finally {
       rmSync(repo, { recursive: true, force: true });
       rmSync(`${repo}.ralph-worktrees`, { recursive: true, force: true });
@@ -52,12 +54,13 @@ export async function benchParallel({ QUICK, ROOT, ENV, tempdir, planRepo, timed
   }
   const med = (list) => median(list.map((s) => s.ms));
   const runs = (list) => list.map((s) => s.runs).join(', ');
+  const cpu = (list) => (Number.isNaN(list[0].cpuS) ? 'not measured' : `${median(list.map((s) => s.cpuS)).toFixed(1)} s`);
   report(
     `\`ralph.sh --parallel ${WORKERS}\`, ${STORIES} independent stories, agent ${AGENT_MS / 1000} s per story`,
     med(samples.parallel),
     'the serial loop (`ralph.sh`, no --parallel)',
     med(samples.serial),
-    `goal ≤ 0.35×, ideal 0.25×; agent runs per loop: parallel ${runs(samples.parallel)}, serial ${runs(samples.serial)}; every story verified on ${PLAN_BRANCH}; median of ${rounds}`,
+    `goal ≤ 0.35×, ideal 0.25×; CPU of the runner and all it started (agents sleep): parallel ${cpu(samples.parallel)}, serial ${cpu(samples.serial)}; agent runs per loop: parallel ${runs(samples.parallel)}, serial ${runs(samples.serial)}; every story verified on ${PLAN_BRANCH}; median of ${rounds}`,
   );
 }
 
@@ -84,4 +87,22 @@ function agentRuns(repo) {
   if (!existsSync(runs)) return '?';
   const states = readdirSync(runs).map((d) => path.join(runs, d, 'state.json')).filter((f) => existsSync(f));
   return states.map((f) => JSON.parse(readFileSync(f, 'utf8')).iteration).join('+');
+}
+
+/**
+ * CPU seconds (user + system) of this process's waited-for children and their waited-for descendants, from
+ * /proc/self/stat (cutime, cstime): read before and after one run, the difference is that run's CPU, git and the
+ * agents included. On a shared machine of few cores it bounds what workers can gain. NaN where /proc is missing.
+ */
+let ticks;
+function childCpuSeconds() {
+  try {
+    ticks ??= Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim());
+    const stat = readFileSync('/proc/self/stat', 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields after the command name start at field 3 (state); cutime and cstime are fields 16 and 17.
+    return (Number(fields[16 - 3]) + Number(fields[17 - 3])) / ticks;
+  } catch {
+    return NaN;
+  }
 }
