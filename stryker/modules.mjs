@@ -7,6 +7,14 @@
 // test compares (the fast path's verdict equals the full check's).
 export const MODULES = [
   {
+    name: 'run/parallel/schedule',
+    mutate: 'src/engine/run/parallel/schedule.ts',
+    tests: ['test/unit/engine/run/parallel/schedule.test.ts'],
+    floor: 100,
+    pure: true,
+    ci: true,
+  },
+  {
     name: 'install/plan',
     mutate: 'src/install/plan.ts',
     tests: ['test/unit/install/plan.test.ts', 'test/unit/install/plan-manifest.test.ts', 'test/unit/install/diff.test.ts'],

@@ -35,6 +35,8 @@ export async function printDryRun(input: DryRunInput): Promise<number> {
     prd: path.relative(paths.repoRoot, paths.prd),
     prompt: path.relative(paths.repoRoot, paths.prompt),
     maxIterations: options.maxIterations,
+    workers: options.parallel ?? null,
+    worktree: options.worktree,
     completionPromise: options.completionPromise,
     iterationTimeout: formatDuration(options.iterationTimeoutMs),
     maxDuration: options.maxDurationMs === undefined ? null : formatDuration(options.maxDurationMs),
@@ -62,7 +64,8 @@ function renderDryRun(r: Record<string, unknown>, hint: string): string {
     `reviewer:         ${r.reviewer ?? 'none (no --review-agent or --review-cmd)'}`,
     `in:               ${r.cwd}`,
     `plan / prompt:    ${r.prd} / ${r.prompt}`,
-    `max iterations:   ${r.maxIterations === 0 ? 'no cap (0)' : r.maxIterations}`,
+    `max iterations:   ${r.maxIterations === 0 ? 'no cap (0)' : r.maxIterations}${r.workers === null ? '' : ' (agent runs over all workers)'}`,
+    `workers:          ${renderWorkers(r.workers as number | null, r.worktree as boolean)}`,
     `completion tag:   <promise>${r.completionPromise}</promise>`,
     `timeout / pause:  ${r.iterationTimeout} / ${r.pause}`,
     `max duration:     ${r.maxDuration ?? 'none'}`,
@@ -74,6 +77,11 @@ function renderDryRun(r: Record<string, unknown>, hint: string): string {
     ...renderTreeLines(r.uncommitted as string[], hint),
     '',
   ].join('\n');
+}
+
+function renderWorkers(workers: number | null, worktree: boolean): string {
+  if (workers === null) return `one loop${worktree ? ', in a worktree of its own beside the repository' : ' in this working tree'}`;
+  return `${workers} (--parallel), each in a worktree of its own on a story branch; each story verified on its branch, then merged one at a time and verified again`;
 }
 
 function renderTreeLines(dirty: string[], hint: string): string[] {

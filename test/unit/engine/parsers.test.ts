@@ -33,6 +33,30 @@ function refusal(argv: string[]): unknown {
 }
 
 describe('parseRunArgs', () => {
+  it('--parallel takes 1 to 16 workers and implies --worktree', () => {
+    const { options, given } = parseRunArgs(['--parallel', '3']);
+    expect(options).toMatchObject({ parallel: 3, worktree: true });
+    expect(given.has('worktree')).toBe(true);
+    expect(parseRunArgs(['--parallel', '16']).options.parallel).toBe(16);
+    expect(parseRunArgs([]).options.parallel).toBeUndefined();
+    expect((refusal(['--parallel', '0']) as Error).message).toBe('--parallel must be a whole number ≥ 1 (got "0")');
+    expect((refusal(['--parallel', '17']) as Error).message).toBe('--parallel takes at most 16 workers (got 17)');
+  });
+
+  it.each([
+    [['--sandbox'], '--sandbox'],
+    [['--verify-in-place'], '--verify-in-place'],
+    [['--deliver', 'pr'], '--deliver pr'],
+    [['--review-cmd', 'x'], '--review-agent/--review-cmd'],
+    [['--max-usage', '80', '--wait'], '--wait/--wait-next-session'],
+    [['--sandbox', '--deliver', 'push'], '--sandbox, --deliver push'],
+  ])('--parallel with %j is refused by name', (extra, named) => {
+    const err = refusal(['--parallel', '2', ...extra]) as LoopExit;
+    expect([err.code, err.status]).toEqual([1, 'usage']);
+    expect(err.message).toBe(`--parallel cannot be combined with ${named} yet`);
+    expect(err.hint).toMatch(/^run the plan with one loop \(without --parallel\) to use (it|them)$/);
+  });
+
   it.each<[string[], Partial<RunOptions>]>([
     [[], {}],
     [['25'], { maxIterations: 25 }],

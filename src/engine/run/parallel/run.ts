@@ -18,6 +18,7 @@ import { runAttempt, workerTreePath, type AttemptOutcome } from './worker.js';
 import { PlanBranch, type MergeOutcome } from './plan-branch.js';
 import { restoreIntegrationTree } from './merge.js';
 import { existsSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { activeStories } from '../../../prd/skip.js';
 
 export interface ParallelInput {
@@ -30,7 +31,7 @@ export interface ParallelInput {
 }
 
 type Settled =
-  | { kind: 'attempt'; worker: number; startTip: string; outcome: AttemptOutcome }
+  | { kind: 'attempt'; worker: number; startTip: string; startedAt: number; outcome: AttemptOutcome }
   | { kind: 'attempt-failed'; worker: number; story: string; error: unknown }
   | { kind: 'merge'; outcome: MergeOutcome }
   | { kind: 'merge-failed'; error: unknown };
@@ -57,6 +58,14 @@ class Coordinator {
   private stop: LoopExit | null = null;
   private failure: unknown = null;
   private branch!: PlanBranch;
+  /** Until when no agent starts: a worker hit a rate limit, which the others would hit too (epoch ms). */
+  private pausedUntil = 0;
+  /**
+   * Changes to files the runner trusts that a worker's guard found and undid, with when. Workers share .git/config,
+   * the hooks and ~/.gitconfig: which of the agents running then made the change cannot be told, so no claim of an
+   * attempt that was running when one was found counts.
+   */
+  private readonly violations: { at: number; worker: number; reason: string }[] = [];
 
   constructor(private readonly input: ParallelInput) {
     this.run = input.run;
@@ -105,6 +114,8 @@ class Coordinator {
 
   /** Free workers take ready stories while the run's limits allow another agent run. */
   private async startWorkers(): Promise<void> {
+    // The waiting worker wakes the loop when its wait is over (its attempt settles or goes on).
+    if (Date.now() < this.pausedUntil) return;
     for (const ws of this.par.states) {
       if (this.stop || ws.phase !== 'idle') continue;
       const schedule = planSchedule(this.branch.plan, this.busy(), new Set(Object.keys(this.par.givenUp)));
@@ -141,8 +152,9 @@ class Coordinator {
     Object.assign(ws, { phase: 'agent', story: id, iteration, startedAt: new Date().toISOString(), agentPid: undefined });
     this.save();
     const startTip = this.branch.tip;
+    const startedAt = Date.now();
     const attempt = runAttempt({
-      ...this.input, mainRoot: this.mainRoot, worker: ws.worker, workers: this.par.workers, story, iteration, planTip: startTip, planText: this.input.trust.baseline as string,
+      ...this.input, run: { ...this.run, emit: (e) => this.noteRateLimit(e) }, mainRoot: this.mainRoot, worker: ws.worker, workers: this.par.workers, story, iteration, planTip: startTip, planText: this.input.trust.baseline as string,
       onPid: (pid) => {
         ws.agentPid = pid;
         if (pid !== undefined) this.save();
@@ -151,11 +163,20 @@ class Coordinator {
         ws.phase = phase;
         this.save();
       },
+      onViolation: (reason) => this.violations.push({ at: Date.now(), worker: ws.worker, reason }),
     });
     this.running.set(ws.worker, attempt.then(
-      (outcome): Settled => ({ kind: 'attempt', worker: ws.worker, startTip, outcome }),
+      (outcome): Settled => ({ kind: 'attempt', worker: ws.worker, startTip, startedAt, outcome }),
       (error): Settled => ({ kind: 'attempt-failed', worker: ws.worker, story: id, error }),
     ));
+  }
+
+  /** Passes each event on; a rate limit one worker hit holds every new start until its wait is over. */
+  private noteRateLimit(e: Parameters<RunContext['emit']>[0]): void {
+    this.run.emit(e);
+    if (e.type !== 'rate-limit') return;
+    this.pausedUntil = Math.max(this.pausedUntil, Date.now() + e.waitMs);
+    this.run.emit({ type: 'info', worker: e.worker, message: 'no worker starts another agent until this rate limit\'s wait is over' });
   }
 
   private mergeNext(): Promise<Settled> {
@@ -172,7 +193,7 @@ class Coordinator {
       this.running.delete(s.worker);
       const ws = this.par.states[s.worker - 1];
       Object.assign(ws, { phase: 'idle', story: undefined, agentPid: undefined });
-      if (s.kind === 'attempt') await this.afterAttempt(s.outcome);
+      if (s.kind === 'attempt') await this.afterAttempt(this.overlapping(s.outcome, s.startedAt));
       else this.onError(s.error);
     } else {
       this.merging = null;
@@ -180,6 +201,15 @@ class Coordinator {
       else this.onError(s.error);
     }
     this.save();
+  }
+
+  /** An accepted claim of an attempt during which another worker's guard found a change to what they all share: rejected. */
+  private overlapping(o: AttemptOutcome, startedAt: number): AttemptOutcome {
+    const found = this.violations.find((v) => v.at >= startedAt && v.worker !== o.worker);
+    if (!found || !o.verdict || o.verdict.status === 'rejected') return o;
+    const reason = `while its agent ran, worker ${found.worker}'s guard found that ${found.reason.replace(/^the agent /, 'an agent ')}; the workers share git's configuration and hooks, so no claim made meanwhile counts`;
+    this.run.emit({ type: 'warn', worker: o.worker, iteration: o.iteration, message: `${o.story} rejected: ${reason}` });
+    return { ...o, verdict: { id: o.story, status: 'rejected', reason } };
   }
 
   private async afterAttempt(o: AttemptOutcome): Promise<void> {
@@ -248,7 +278,12 @@ class Coordinator {
       return this.stop;
     }
     if (this.stop) return this.stop;
-    if (schedule.ready.length) return null;
+    if (schedule.ready.length) {
+      // Held by a rate limit with nothing else running: wait it out here rather than spin.
+      const wait = this.pausedUntil - Date.now();
+      if (wait > 0) await sleep(wait, undefined, { signal: this.signal }).catch(() => undefined);
+      return null;
+    }
     return this.renderNoWayOn(schedule.blocked);
   }
 

@@ -32,28 +32,29 @@ export function planSchedule(prd: Prd, busy: ReadonlySet<string>, givenUp: Reado
     else if (unmet(story, byId).length) waiting.push(story.id);
     else ready.push(story);
   }
-  const order = new Map(prd.userStories.map((s, i) => [s.id, i]));
-  ready.sort((a, b) => rank(a) - rank(b) || (order.get(a.id) ?? 0) - (order.get(b.id) ?? 0));
+  // A stable sort: stories of one priority stay in plan order.
+  ready.sort((a, b) => rank(a) - rank(b));
   return { ready: ready.map((s) => s.id), waiting, blocked, done: open.length === 0 };
 }
 
 /** A missing or non-numeric priority sorts after every numbered one (validate warns about those plans). */
 function rank(story: Story): number {
-  return typeof story.priority === 'number' && Number.isFinite(story.priority) ? story.priority : Number.MAX_SAFE_INTEGER;
+  return Number.isFinite(story.priority) ? story.priority : Number.MAX_SAFE_INTEGER;
 }
 
 /** The dependencies of `story` that do not pass yet. */
 function unmet(story: Story, byId: ReadonlyMap<string, Story>): string[] {
-  return (story.dependsOn ?? []).filter((d) => {
+  return story.dependsOn?.filter((d) => {
     const dep = byId.get(d);
     return dep !== undefined && !isSettled(dep);
-  });
+  }) ?? [];
 }
 
 /** The given-up story `story` waits on, through any chain of open dependencies; null when there is none. */
 export function findGivenUpDependency(story: Story, byId: ReadonlyMap<string, Story>, givenUp: ReadonlySet<string>): string | null {
+  if (!story.dependsOn?.length) return null;
   const seen = new Set<string>([story.id]);
-  const stack = [...(story.dependsOn ?? [])];
+  const stack = [...story.dependsOn];
   while (stack.length) {
     const id = stack.pop() as string;
     if (seen.has(id)) continue;
@@ -61,7 +62,7 @@ export function findGivenUpDependency(story: Story, byId: ReadonlyMap<string, St
     const dep = byId.get(id);
     if (!dep || isSkipped(dep) || dep.passes === true) continue;
     if (givenUp.has(id)) return id;
-    stack.push(...(dep.dependsOn ?? []));
+    if (dep.dependsOn) stack.push(...dep.dependsOn);
   }
   return null;
 }

@@ -8,7 +8,7 @@ import type { Tag } from '../../core/tags.js';
 import type { Story } from '../../../prd/types.js';
 import { gitOk, headSha, runGit } from '../../git/git.js';
 import { keepRecordsIn } from '../../store/layout.js';
-import { snapshotRunnerFiles } from '../../verify/runner-guard.js';
+import { snapshotRunnerFiles, type RunnerGuard } from '../../verify/runner-guard.js';
 import { verifyIteration } from '../../verify/verify.js';
 import { runAgentWithRetries } from '../../core/retries.js';
 import { detectTag } from '../../core/tags.js';
@@ -48,6 +48,8 @@ export interface AttemptInput {
   /** The agent's process group while it runs (undefined once it is gone), for the run's state. */
   onPid: (pid: number | undefined) => void;
   onPhase: (phase: 'verifying') => void;
+  /** The guard found (and undid) a change to files the runner trusts right after this worker's agent. */
+  onViolation: (reason: string) => void;
 }
 
 export interface AttemptOutcome {
@@ -77,7 +79,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
   const paths = { repoRoot: root, prd: path.join(root, rel(run.paths.prd)), progress: path.join(root, rel(run.paths.progress)), prompt: run.paths.prompt };
   const emit: RunContext['emit'] = (e) => run.emit({ ...e, worker });
   const wrun: RunContext = { ...run, paths, branch, emit, worktree: { path: root, branch }, siblingBranches: [run.branch, `${run.branch}--*`] };
-  const guard = await snapshotRunnerFiles(root);
+  const guard = workerGuard(await snapshotRunnerFiles(root), input.trust.guard);
   const wtrust: RunTrust = { topLevel: realpathSync(root), baseline: input.planText, pins: input.trust.pins, guard, verifiedAt: new Map(), shipped: new Map(), verdictKey: input.trust.verdictKey, gitDir: guard.gitDir };
   const signal = input.controller.signal;
   const base = buildDeps(wrun, state, input.budget, input.controller, wtrust);
@@ -97,6 +99,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
   const git = await deps.inspectAgentGit(iteration, headBefore, tips);
   if (result.timedOut) deps.recordTimeout(iteration, result);
   const { violation } = git;
+  if (violation) input.onViolation(violation.reason);
   const verified = await verifyIteration({
     ...verifyInput(wrun, state, wtrust, iteration, signal),
     prdBefore: input.planText, headAfterAgent: git.headAfter, offBranch: git.offBranch, story: story.id,
@@ -114,6 +117,17 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
   // The story branch is let go, so another worker can take the story up again from the new plan tip.
   await runGit(root, ['checkout', '-q', '--detach']);
   return outcome;
+}
+
+/**
+ * The files a worker's guard holds: its own tree's engine and per-worktree config, and the run's shared snapshot of
+ * everything the workers share (.git/config, hooks, ~/.gitconfig, the user's engine). Shared, not taken again: a
+ * snapshot taken while another worker's agent had changed .git/config would hold that change as the truth, and put
+ * it back after the other worker's guard had undone it.
+ */
+function workerGuard(own: RunnerGuard, shared: RunnerGuard): RunnerGuard {
+  const perTree = (f: RunnerGuard['files'][number]) => f.inRepo || path.basename(f.abs) === 'config.worktree';
+  return { files: [...own.files.filter(perTree), ...shared.files.filter((f) => !perTree(f))], dirs: shared.dirs, gitDir: shared.gitDir, ownGitDir: own.ownGitDir };
 }
 
 /**

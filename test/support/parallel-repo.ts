@@ -1,0 +1,55 @@
+// A repository for --parallel tests: ralphkit installed, a plan of stories with checks on one branch, and the
+// readers of what the run left (the plan on the branch, the merge order, the fake agent's log of its runs).
+import { onTestFinished } from 'vitest';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { git, testdir } from './repo.js';
+import { installedRepo } from './installed-repo.js';
+
+export interface StorySpec {
+  id: string;
+  dependsOn?: string[];
+  checks?: string[];
+}
+
+export const BRANCH = 'ralph/par';
+
+function story(s: StorySpec, i: number) {
+  return { id: s.id, title: `Story ${s.id}`, acceptanceCriteria: ['it is done'], priority: i + 1, passes: false, checks: s.checks ?? [`test -f work/${s.id}.txt`], ...(s.dependsOn ? { dependsOn: s.dependsOn } : {}) };
+}
+
+/** An installed repository with a plan of `stories` on BRANCH; its worktrees folder goes with the test. */
+export function parallelRepo(stories: StorySpec[], planChecks: string[] = ['test -f README.md']): string {
+  const repo = installedRepo({ plan: { project: 'Par', branchName: BRANCH, checks: planChecks, userStories: stories.map(story) } });
+  onTestFinished(() => rmSync(`${repo}.ralph-worktrees`, { recursive: true, force: true }));
+  return repo;
+}
+
+export function planOn(repo: string, branch = BRANCH): { userStories: Array<{ id: string; passes: unknown; notes?: string }> } {
+  return JSON.parse(git(repo, 'show', `${branch}:ralph/prd.json`));
+}
+
+/** The stories merged by the queue, in merge order (the first-parent history of the plan branch). */
+export function mergeOrder(repo: string): string[] {
+  return git(repo, 'log', '--first-parent', '--reverse', '--format=%s', BRANCH).split('\n').flatMap((s) => /^ralph: merge (\S+)/.exec(s)?.[1] ?? []);
+}
+
+export interface LogLine {
+  story: string;
+  iteration: number;
+  cwd: string;
+  seen: string[];
+}
+
+export function readLog(file: string): LogLine[] {
+  if (!existsSync(file)) return [];
+  return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => {
+    const [s, it, cwd, seen] = l.split(' ');
+    return { story: s, iteration: Number(it), cwd, seen: seen ? seen.split(',') : [] };
+  });
+}
+
+export function fakeEnv(extra: Record<string, string> = {}) {
+  const dir = testdir('ralphkit-par-');
+  return { log: path.join(dir, 'log'), env: { FAKE_PAR_LOG: path.join(dir, 'log'), FAKE_PAR_MARKS: dir, ...extra } };
+}
