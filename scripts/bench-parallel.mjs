@@ -31,7 +31,7 @@ export async function benchParallel({ QUICK, ROOT, ENV, tempdir, planRepo, timed
   const rounds = QUICK ? 1 : 3;
   const template = await planRepo('parallel', plan());
   const agent = `FAKE_AGENT_MS=${AGENT_MS} node ${JSON.stringify(path.join(ROOT, 'test/fixtures/agents/paced.mjs'))}`;
-  const run = (workers) => async () => {
+  const run = async (workers) => {
     const repo = tempdir('parallel-run');
     execFileSync('cp', ['-a', `${template}/.`, repo]);
     try {
@@ -49,8 +49,8 @@ export async function benchParallel({ QUICK, ROOT, ENV, tempdir, planRepo, timed
   };
   const samples = { serial: [], parallel: [] };
   for (let i = 0; i < rounds; i++) {
-    samples.serial.push(await run(1)());
-    samples.parallel.push(await run(WORKERS)());
+    samples.serial.push(await run(1));
+    samples.parallel.push(await run(WORKERS));
   }
   const med = (list) => median(list.map((s) => s.ms));
   const runs = (list) => list.map((s) => s.runs).join(', ');
