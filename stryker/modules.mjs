@@ -15,6 +15,14 @@ export const MODULES = [
     ci: true,
   },
   {
+    name: 'run/parallel/ending',
+    mutate: 'src/engine/run/parallel/ending.ts',
+    tests: ['test/unit/engine/run/parallel/ending.test.ts'],
+    floor: 100,
+    pure: true,
+    ci: true,
+  },
+  {
     name: 'install/plan',
     mutate: 'src/install/plan.ts',
     tests: ['test/unit/install/plan.test.ts', 'test/unit/install/plan-manifest.test.ts', 'test/unit/install/diff.test.ts'],
@@ -81,6 +89,13 @@ export const MODULES = [
     floor: 100,
     pure: true,
     ci: true,
+  },
+  {
+    name: 'store/parallel-notes',
+    mutate: 'src/engine/store/parallel-notes.ts',
+    tests: ['test/unit/engine/store/parallel-notes.test.ts'],
+    floor: 99,
+    pure: true,
   },
   {
     name: 'core/loop',

@@ -28,6 +28,7 @@ export function renderMaxIterations(max: number): string {
 }
 
 const ISO = () => new Date().toISOString();
+const BANNER = '━━ ';
 
 export function createEmitter(json: boolean, out: (s: string) => void, err: (s: string) => void): Emit {
   // --agent-cmd agents report no cost: "cost so far $0.0000" every iteration would read as a measured, free run.
@@ -40,8 +41,22 @@ export function createEmitter(json: boolean, out: (s: string) => void, err: (s: 
   };
 }
 
+/**
+ * A --parallel worker's lines, tagged `[w2] ` so interleaved workers can be told apart; the iteration banner keeps
+ * its rule first (`━━ [w2] iteration 5/10 ━━`) and the blank line before it stays blank.
+ */
+function tagWorker(text: string, worker: number): string {
+  const tag = `[w${worker}] `;
+  return text.split('\n').map((line) => (line === '' ? line : line.startsWith(BANNER) ? `${BANNER}${tag}${line.slice(BANNER.length)}` : `${tag}${line}`)).join('\n');
+}
+
 /** `costReported`: an agent run of this loop reported a cost; the cost so far is shown only then (or when above 0, on resume). */
 export function renderHuman(e: LoopEvent, costReported = false): string | null {
+  const text = renderBody(e, costReported);
+  return text === null || e.worker === undefined ? text : tagWorker(text, e.worker);
+}
+
+function renderBody(e: LoopEvent, costReported: boolean): string | null {
   switch (e.type) {
     case 'start':
       return `ralph: loop ${e.loop} ${e.resumed ? 'resumed' : 'started'} · agent ${e.agent} · ${e.prd} · iterations ${e.firstIteration}..${renderMaxIterations(e.maxIterations)}\nralph: agent command: ${e.command}`;
@@ -50,7 +65,7 @@ export function renderHuman(e: LoopEvent, costReported = false): string | null {
     case 'warn':
       return `ralph: warning: ${e.message}`;
     case 'iteration-start':
-      return `\n━━ iteration ${e.iteration}/${renderMaxIterations(e.maxIterations)} ━━`;
+      return `\n${BANNER}iteration ${e.iteration}/${renderMaxIterations(e.maxIterations)} ━━`;
     case 'tool':
       return `  · ${e.text}`;
     case 'agent-exit':

@@ -18,6 +18,7 @@ export const PAGE_ASSETS: Readonly<Record<string, string>> = {
   '/board.js': 'board.js',
   '/detail.js': 'detail.js',
   '/side.js': 'side.js',
+  '/workers.js': 'workers.js',
   '/style.css': 'style.css',
   '/favicon.svg': 'favicon.svg',
 };

@@ -6,6 +6,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync } f
 import path from 'node:path';
 import { choosePlanFile, progressPathFor } from '../prd/plan-location.js';
 import type { Prd } from '../prd/types.js';
+import type { ParallelState } from '../engine/types.js';
 import { parseLedger, type LedgerLine } from '../engine/store/ledger.js';
 import { readLoopSummaries, type LoopSummary } from '../engine/store/summaries.js';
 import { pickNewestRecord, readVerdictRecordsSync } from '../engine/store/verdict-record.js';
@@ -65,6 +66,8 @@ export interface LoopInfo {
   alive: boolean;
   /** A loop inside a Claude Code session (/ralph-loop): its process is Claude Code, each iteration a stop. */
   inSession: boolean;
+  /** A --parallel run's workers, merge queue, merged and given-up stories, as its state.json has them. */
+  parallel: ParallelState | null;
 }
 
 export interface LoopsSnapshot {
@@ -190,6 +193,7 @@ function toLoopInfo(l: LoopSummary): LoopInfo {
     message: l.message ?? null,
     alive: l.alive,
     inSession: l.inSession === true,
+    parallel: l.parallel ?? null,
   };
 }
 

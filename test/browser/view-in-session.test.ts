@@ -3,13 +3,12 @@
 // said so, with the way to start again.
 import { spawnSync } from 'node:child_process';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Browser, Page } from 'playwright-core';
 import { run } from '../support/repo.js';
 import { installedRepo } from '../support/installed-repo.js';
 import { TWO_STORY_PLAN } from '../support/model-loop.js';
-import { launchChromium } from '../support/browser.js';
-import { startViewServer } from '../../src/view/server.js';
+import { launchChromium, openDashboard } from '../support/browser.js';
 
 const LIVE = '49b42a3f-ea60-4259-acfe-8858545d9d7a';
 const GONE = '7c1d2e3f-0000-4a4a-8b8b-123456789abc';
@@ -26,17 +25,7 @@ function engine(repo: string, args: string[], env: NodeJS.ProcessEnv, input = ''
   return run(process.execPath, [path.join(repo, 'ralph/ralph.mjs'), ...args], { cwd: repo, env, input });
 }
 
-async function open(repo: string): Promise<Page> {
-  const server = await startViewServer({ cwd: repo, port: 0 });
-  onTestFinished(() => server.close());
-  const page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
-  onTestFinished(() => page.close());
-  const errors: string[] = [];
-  page.on('pageerror', (e) => errors.push(e.message));
-  onTestFinished(() => expect(errors, 'errors thrown by the page').toEqual([]));
-  await page.goto(server.url);
-  return page;
-}
+const open = (repo: string): Promise<Page> => openDashboard(browser, repo);
 
 describe('ralphkit view with in-session loops', () => {
   it('names the agent "in-session (Claude Code)", counts stops, shows cost n/a, and says when the session is gone', async () => {

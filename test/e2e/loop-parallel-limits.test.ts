@@ -17,6 +17,10 @@ describe('--parallel: limits, STUCK and attacks', () => {
     expect(r.stderr).toContain('every story left is stuck or waits on a stuck one (US-001: the agent said it is STUCK; US-002: waits on US-001)');
     expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual([['US-001', false], ['US-002', false], ['US-003', true]]);
     expect(mergeOrder(repo)).toEqual(['US-003']);
+    // The blocker fixed, a resume tries the given-up story again and finishes the plan.
+    const again = await ralph(repo, ['--resume-last'], { ...env, FAKE_PAR_STUCK: '' }, 120_000);
+    expect(again.code, again.stderr).toBe(0);
+    expect(mergeOrder(repo)).toEqual(['US-003', 'US-001', 'US-002']);
   }, 120_000);
 
   it('max_iterations counts agent runs over all workers', async () => {

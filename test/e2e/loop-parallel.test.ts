@@ -50,6 +50,10 @@ describe('--parallel', () => {
     expect(git(repo, 'show', `${BRANCH}:shared.txt`).split('\n').filter(Boolean).sort()).toEqual(['US-001', 'US-002']);
     const progress = git(repo, 'show', `${BRANCH}:ralph/progress.txt`);
     expect(progress).toMatch(/ralph: US-00[12] sent back by the merge queue/);
+    // The attempt that conflicted is kept, though its story branch started again from the plan's tip.
+    const kept = git(repo, 'for-each-ref', '--format=%(refname)', 'refs/ralphkit/loops/').split('\n').filter((r) => r.includes('/attempts/'));
+    expect(kept).toHaveLength(1);
+    expect(git(repo, 'show', `${kept[0]}:shared.txt`)).toMatch(/^US-00[12]$/);
   }, 180_000);
 
   it('sends a story back when checks fail after its merge, although it passed on its own branch', async () => {

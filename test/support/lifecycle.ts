@@ -7,6 +7,7 @@ import { onTestFinished } from 'vitest';
 import { gitdir } from './repo.js';
 import { agent, renderPlan } from './loop-repo.js';
 import { runEngine } from '../../src/engine/entry.js';
+import type { ParallelState } from '../../src/engine/types.js';
 
 export const WORKER = ['--agent-cmd', agent('worker'), '--pause', '0'];
 export const HAS_PROC = process.platform === 'linux';
@@ -45,6 +46,8 @@ export interface FakeLoop {
   pidStart?: number;
   agentPid?: number;
   agentPidStart?: number;
+  /** A --parallel run's workers and merge queue, as the runner records them. */
+  parallel?: ParallelState;
 }
 
 /** Writes ralph/.runs/<id>/state.json of a loop that says it is running, and optionally its PRD lock. */

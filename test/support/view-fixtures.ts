@@ -3,6 +3,7 @@
 import { writeFileSync, mkdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd, Story } from '../../src/prd/types.js';
+import type { ParallelState } from '../../src/engine/types.js';
 
 export function story(id: string, overrides: Partial<Story> = {}): Story {
   return { id, title: `Story ${id}`, description: `As a user I want ${id}.`, acceptanceCriteria: ['Typecheck passes'], priority: 1, passes: false, notes: '', dependsOn: [], ...overrides };
@@ -43,6 +44,8 @@ export interface LoopStateFixture {
   costUsd?: number | null;
   exitCode?: number | null;
   message?: string;
+  /** A --parallel run's workers and merge queue. */
+  parallel?: ParallelState;
 }
 
 export function writeLoop(repo: string, state: LoopStateFixture): void {

@@ -2,7 +2,7 @@
 // a loop with no iterations left, and merging the options typed now over the stored ones.
 import type { RunOptions, LoopState, PerInvocation } from '../types.js';
 import { groupHasLiveMember, isAlive, signalGroup } from '../processes.js';
-import { isRunning, readAllStates, readState } from '../store/state-file.js';
+import { isRunning, listRecordedAgents, readAllStates, readState, type RecordedAgent } from '../store/state-file.js';
 import { renderResumeCommand } from '../core/exits.js';
 import { LoopExit } from '../errors.js';
 import { loopCommand } from '../../util/invocation.js';
@@ -31,10 +31,12 @@ export function findResumable(repoRoot: string, options: RunOptions): LoopState 
     throw new LoopExit(2, `the last loop ${state.id} is complete; start a new one with ./ralph/ralph.sh`, `to continue an older loop: ./ralph/ralph.sh --resume <id> (${loopCommand('status')} lists them)`);
   }
   if (isRunning(state)) throw new LoopExit(2, `loop ${state.id} is still running (pid ${state.pid})`, `stop it first: ${loopCommand(`cancel ${state.id}`)}`);
-  // A runner killed with -9 leaves its agent running in its own process group. A pid now held by a process
-  // that started later is not that agent: its group is gone (the kernel never reuses a live group id).
-  const reused = state.agentPid !== undefined && isAlive(state.agentPid) && !isAlive(state.agentPid, state.agentPidStart);
-  if (state.agentPid && !reused) signalGroup(state.agentPid, 'SIGKILL');
+  // A runner killed with -9 leaves its agents (one per --parallel worker) running in their own process groups. A pid
+  // now held by a process that started later is not that agent: its group is gone (the kernel never reuses a live group id).
+  for (const agent of listRecordedAgents(state)) {
+    const reused = isAlive(agent.pid) && !isAlive(agent.pid, agent.start);
+    if (!reused) signalGroup(agent.pid, 'SIGKILL');
+  }
   return state;
 }
 
@@ -42,6 +44,8 @@ export function findResumable(repoRoot: string, options: RunOptions): LoopState 
 export interface OrphanAgent {
   loopId: string;
   agentPid: number;
+  /** The --parallel worker it ran for; absent for the loop's own agent. */
+  worker?: number;
 }
 
 /**
@@ -50,9 +54,9 @@ export interface OrphanAgent {
  * loop's agent. Waits (bounded) until they are gone, so the new loop's first iteration never meets them.
  */
 export async function stopOrphanAgents(repoRoot: string, ownId: string): Promise<OrphanAgent[]> {
-  const orphans = readAllStates(repoRoot)
-    .filter((s) => s.id !== ownId && s.status === 'running' && !isAlive(s.pid, s.pidStart) && hasOrphanGroup(s))
-    .map((s) => ({ loopId: s.id, agentPid: s.agentPid as number }));
+  const orphans: OrphanAgent[] = readAllStates(repoRoot)
+    .filter((s) => s.id !== ownId && s.status === 'running' && !isAlive(s.pid, s.pidStart))
+    .flatMap((s) => listRecordedAgents(s).filter(hasOrphanGroup).map((a) => ({ loopId: s.id, agentPid: a.pid, ...(a.worker !== undefined ? { worker: a.worker } : {}) })));
   for (const o of orphans) signalGroup(o.agentPid, 'SIGKILL');
   for (let waited = 0; waited < 2000 && orphans.some((o) => groupHasLiveMember(o.agentPid)); waited += 50) {
     await new Promise((r) => setTimeout(r, 50));
@@ -62,10 +66,9 @@ export async function stopOrphanAgents(repoRoot: string, ownId: string): Promise
 
 // The group outlives its leader when the agent's children are still at work, so the group is checked, not the pid;
 // a pid now held by a process that started later is no sign of it (the kernel never reuses a live group id).
-function hasOrphanGroup(s: LoopState): boolean {
-  if (!s.agentPid || !Number.isInteger(s.agentPid) || s.agentPid <= 1) return false;
-  if (isAlive(s.agentPid) && !isAlive(s.agentPid, s.agentPidStart)) return false;
-  return groupHasLiveMember(s.agentPid);
+function hasOrphanGroup(agent: RecordedAgent): boolean {
+  if (isAlive(agent.pid) && !isAlive(agent.pid, agent.start)) return false;
+  return groupHasLiveMember(agent.pid);
 }
 
 /**

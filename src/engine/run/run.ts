@@ -1,20 +1,18 @@
 // One run's lifecycle: settles the start (preflight.ts, trust.ts), takes the locks, puts the repository on the
 // plan's branch (branch.ts), hands the iterations to the loop (core/loop.ts) with the real edges wired in
 // (deps.ts), and records how it ended.
-import type { BudgetGate, RunIo, RunOptions, LoopState, LoopStatus, RunPaths, RunContext } from '../types.js';
+import type { BudgetGate, RunIo, RunOptions, LoopState, RunPaths, RunContext } from '../types.js';
 import { readFileSync, existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import { isSettled } from '../../prd/skip.js';
-import { atomicWriteFileSync } from '../../util/atomic.js';
 import type { Emit } from '../events.js';
 import { realClock } from '../clock.js';
 import { resolveRepoRoot } from '../git/git.js';
 import { acquireLock, acquireTreeLock } from '../store/locks.js';
-import { lastPlanPath, ledgerPath, loopDir, newLoopId, statePath } from '../store/layout.js';
+import { ledgerPath, loopDir, newLoopId, statePath } from '../store/layout.js';
 import { writeState } from '../store/state-file.js';
 import { isCancelRequested, clearCancelMarker } from '../store/cancel.js';
-import { ownProcessStart } from '../processes.js';
 import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, locatePlan, refuseWaitWithoutCeiling, refuseUnboundedLoop, reportsCost, reviewerReportsCost, renderUnpricedReviewer, reportSetAside } from './preflight.js';
 import { findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted } from './resume.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
@@ -35,15 +33,13 @@ import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/ru
 import { probeSandbox } from '../agents/sandbox.js';
 import { probeWeakChecks } from '../verify/weak-checks.js';
 import { createInterface } from 'node:readline/promises';
-import { LoopExit, LOOP_EXIT, RunnerFileError, describeError, usageExit } from '../errors.js';
+import { LoopExit, LOOP_EXIT, describeError, usageExit } from '../errors.js';
 import { findExecutable } from '../agents/check.js';
 import { showPath } from '../../util/repo-path.js';
 import { loopCommand, ralphkitCommand } from '../../util/invocation.js';
-import { readTextOrNull } from '../../util/read.js';
-import { planEnding } from '../deliver/summary.js';
 import { announceEnd } from '../deliver/announce.js';
 import { deliverAtEnd } from './deliver.js';
-import { deliverMerged } from './deliver-merge.js';
+import { deliverOrNotMerged, finish, initialState } from './finish.js';
 import { withWebhookFromEnv } from '../cli/args.js';
 import { holdEndPrograms } from '../deliver/programs.js';
 import { enterWorktree, leaveWorktree, refuseWorktreeOptions, type WorktreeRun } from './worktree-start.js';
@@ -292,77 +288,6 @@ function warnExamplePlan(prd: Prd, paths: RunPaths, emit: Emit): void {
     if (!(err instanceof LoopExit)) throw err;
     emit({ type: 'warn', message: `the run would refuse to start: ${err.message}; ${err.hint}` });
   }
-}
-
-function initialState(run: RunContext): LoopState {
-  const now = new Date().toISOString();
-  // Per invocation (PerInvocation in types.ts): the webhook URL is a secret, the others are this command's own.
-  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, notify: _no, onExit: _oe, webhook: _w, acceptPinChanges: _ap, ...stored } = run.options;
-  const rel = (p: string) => path.relative(run.paths.repoRoot, p);
-  const { agent: agentName, ...rest } = stored;
-  const options: LoopState['options'] = { ...rest, ...(rest.agentCmd ? {} : { agent: agentName }), prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
-  const agent = run.options.agentCmd ? `cmd: ${run.options.agentCmd}` : run.options.agent;
-  if (run.resumed) {
-    return { ...run.resumed, ...(run.worktree ? { worktree: run.worktree } : {}), agent, status: 'running', pid: process.pid, pidStart: ownProcessStart(), agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
-  }
-  return {
-    id: run.id, agent, prd: options.prd, ...(run.worktree ? { worktree: run.worktree } : {}),
-    iteration: 0, iterationDone: true, maxIterations: options.maxIterations, status: 'running', pid: process.pid, pidStart: ownProcessStart(),
-    startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options,
-  };
-}
-
-/**
- * Records how the loop ended and reports it. A final state.json that cannot be saved does not change the exit
- * code: the outcome (stories verified, STUCK, budget, ...) is already true in the plan and in git, and scripts
- * branch on it; the exit event carries the save error as `stateError`, and `status` shows the loop as dead.
- */
-// An unexpected error while merging still ends the loop as recorded (not-merged), never a state left "running".
-async function deliverOrNotMerged(run: RunContext, done: LoopExit, signal: AbortSignal): Promise<LoopExit> {
-  try {
-    return await deliverMerged(run, done, signal);
-  } catch (err) {
-    return new LoopExit(LOOP_EXIT.notMerged, `the loop is done, but the pull request was not merged: unexpected error: ${(err as Error).message}`, `merge it on GitHub by hand; your commits are on ${run.branch}; to verify and try again: ./ralph/ralph.sh --resume ${run.id}`);
-  }
-}
-
-function finish(run: RunContext, state: LoopState, exit: LoopExit, status: LoopStatus, trust: RunTrust | undefined): void {
-  // Interrupted while waiting for the merge: the work is done, so the hinted --resume-last is no new iteration.
-  const mergePending = run.mergeInterrupted && exit.code === LOOP_EXIT.interrupted ? true : undefined;
-  Object.assign(state, { status, exitCode: exit.code, message: exit.message, agentPid: undefined, mergePending, updatedAt: new Date().toISOString() });
-  const plan = readTextOrNull(run.paths.prd);
-  run.ending = planEnding(state, exit.code, status, trust?.baseline ?? plan, reportsCost(run.options) || reviewerReportsCost(run.options));
-  let stateError: RunnerFileError | undefined;
-  try {
-    writeState(run.paths.repoRoot, state);
-  } catch (err) {
-    if (!(err instanceof RunnerFileError)) throw err;
-    stateError = err;
-  }
-  // null: the plan vanished; the archive will fall back to git
-  if (plan !== null) {
-    try {
-      atomicWriteFileSync(lastPlanPath(run.paths.repoRoot, path.relative(run.paths.repoRoot, run.paths.prd)), plan);
-    } catch {
-      /* the archive will fall back to git */
-    }
-  }
-  // A loop that ended on a full disk cannot record that either: one line says both, state.json keeps its last step.
-  if (stateError?.diskFull && exit instanceof RunnerFileError && exit.diskFull) {
-    run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: `${exit.message}; state.json keeps the last step it saved`, hint: exit.hint, iteration: state.iteration, costUsd: state.costUsd });
-    return;
-  }
-  const hint = stateError ? renderLostStateHint(run, exit, stateError) : exit.hint;
-  run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: exit.message, hint, iteration: state.iteration, costUsd: state.costUsd, ...(stateError ? { stateError: `${stateError.message}, so how the loop ended (${status}, exit ${exit.code}) is not recorded` } : {}) });
-}
-
-function renderLostStateHint(run: RunContext, exit: LoopExit, err: RunnerFileError): string {
-  // The loop already ended on this very file: its hint says how to fix it.
-  if (exit instanceof RunnerFileError && exit.file === err.file && exit.hint) return exit.hint;
-  const folder = showPath(run.paths.repoRoot, path.dirname(err.file));
-  const cause = err.diskFull ? `free some space on the disk that holds ${folder}/` : `make ${folder}/ a folder this user can write (chmod u+w ${folder}) with nothing in the way of state.json`;
-  const fix = `${cause}; the work is in the plan and in git, only the loop's record is stale`;
-  return exit.hint ? `${exit.hint}; ${fix}` : fix;
 }
 
 /** SIGINT/SIGTERM stop the agent and end the loop with 130; returns the function that removes the handlers. */

@@ -72,7 +72,7 @@ function refuseBranchInUse(mainRoot: string, branch: string, where: string): nev
     throw new LoopExit(2, `branch ${branch} is checked out in your working tree, so a worktree cannot have it too`, `switch your tree to another branch (git switch <branch>), then start again; or run this plan in your tree, without --worktree`);
   }
   if (path.dirname(path.resolve(where)) === worktreesFolder(mainRoot)) {
-    const id = path.basename(where);
+    const { id } = planWorktreeOwner(path.basename(where), (name) => readState(mainRoot, name) !== null);
     const state = readState(mainRoot, id);
     if (state && isRunning(state)) {
       throw new LoopExit(2, `branch ${branch} is already being worked on by loop ${id} (in ${where}); two loops never share a branch`, `wait for it, or stop it with: ${loopCommand(`cancel ${id}`)}`);
@@ -128,16 +128,33 @@ function removeEmptyFolder(folder: string): void {
 
 /** A loop worktree whose loop is not running: left by a crash (kill -9, power loss) or kept for its changes. */
 export interface LeftoverWorktree {
+  /** The loop it belongs to. */
   id: string;
   path: string;
   branch: string | null;
+  /** Set for a --parallel worker's worktree (`<loop id>--w<n>`): the worker's number. */
+  worker?: number;
 }
+
+/**
+ * The loop a folder in `<repo>.ralph-worktrees/` belongs to: its name, or for a --parallel worker's tree
+ * (`<loop id>--w<n>`) the loop id before the suffix. `isLoop` says whether a name is a loop's own (a loop may be
+ * named `x--w2` with --name, and then its tree is its own, not a worker's of loop `x`).
+ */
+export function planWorktreeOwner(name: string, isLoop: (id: string) => boolean): { id: string; worker?: number } {
+  const m = WORKER_TREE.exec(name);
+  if (!m || isLoop(name)) return { id: name };
+  return { id: m[1], worker: Number(m[2]) };
+}
+
+const WORKER_TREE = /^(.+)--w([1-9][0-9]*)$/;
 
 export async function listLeftoverWorktrees(mainRoot: string): Promise<LeftoverWorktree[]> {
   const folder = worktreesFolder(mainRoot);
+  const isLoop = (id: string) => readState(mainRoot, id) !== null;
   return (await listGitWorktrees(mainRoot))
     .filter((t) => path.dirname(path.resolve(t.path)) === folder)
-    .map((t) => ({ id: path.basename(t.path), path: t.path, branch: t.branch }))
+    .map((t) => ({ ...planWorktreeOwner(path.basename(t.path), isLoop), path: t.path, branch: t.branch }))
     .filter((t) => {
       const state = readState(mainRoot, t.id);
       return !(state && isRunning(state));
@@ -147,7 +164,7 @@ export async function listLeftoverWorktrees(mainRoot: string): Promise<LeftoverW
 /** Lines for `status` under the table: each leftover worktree and the command that removes them. */
 export function renderLeftovers(leftovers: LeftoverWorktree[]): string {
   if (!leftovers.length) return '';
-  const lines = leftovers.map((t) => `  ${t.id}  ${t.path}${t.branch ? ` (${t.branch})` : ''}`);
+  const lines = leftovers.map((t) => `  ${t.id}${t.worker ? ` w${t.worker}` : ''}  ${t.path}${t.branch ? ` (${t.branch})` : ''}`);
   return `\nworktrees of loops that are not running (continue one with ./ralph/ralph.sh --resume <id>, or remove them with: ${loopCommand('cleanup')}):\n${lines.join('\n')}\n`;
 }
 
@@ -155,7 +172,7 @@ export function renderLeftovers(leftovers: LeftoverWorktree[]): string {
 export async function cleanupWorktrees(mainRoot: string): Promise<string[]> {
   const said: string[] = [];
   // A killed runner's agent may still be at work in its worktree: stopped first, as cancel and --resume would.
-  for (const o of await stopOrphanAgents(mainRoot, '')) said.push(`stopped the agent loop ${o.loopId} left running (process group ${o.agentPid})`);
+  for (const o of await stopOrphanAgents(mainRoot, '')) said.push(`stopped the agent ${o.worker ? `worker w${o.worker} of ` : ''}loop ${o.loopId} left running (process group ${o.agentPid})`);
   for (const t of await listLeftoverWorktrees(mainRoot)) {
     const kept = await closeWorktree(mainRoot, t.path, t.id);
     said.push(kept ?? `removed ${t.path} (loop ${t.id}; its branch${t.branch ? ` ${t.branch}` : ''} and records stay)`);

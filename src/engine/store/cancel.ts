@@ -7,7 +7,7 @@ import { showPath } from '../../util/repo-path.js';
 import { isAlive, signalGroup } from '../processes.js';
 import { LoopExit, describeError } from '../errors.js';
 import { LOOP_ID, cancelMarker, loopDir, runsDir, statePath } from './layout.js';
-import { guardStart, readState, writeStateFile } from './state-file.js';
+import { guardStart, listRecordedAgents, readState, withoutAgents, writeStateFile } from './state-file.js';
 import { loopCommand } from '../../util/invocation.js';
 
 export interface CancelResult {
@@ -38,15 +38,16 @@ export function cancelLoop(repoRoot: string, id: string): CancelResult {
   const alive = isAlive(state.pid, state.pidStart);
   writeCancelMarker(repoRoot, state, alive);
   if (alive && signalRunner(repoRoot, state)) return { id, action: 'signalled', status: 'cancelled' };
-  // The runner died without cleaning up (kill -9): its agent may still be running in its own group.
-  if (state.agentPid && isAlive(state.agentPid, state.agentPidStart)) signalGroup(state.agentPid, 'SIGKILL');
+  // The runner died without cleaning up (kill -9): its agents (one per --parallel worker) may still be running in
+  // their own groups.
+  for (const agent of listRecordedAgents(state)) if (isAlive(agent.pid, agent.start)) signalGroup(agent.pid, 'SIGKILL');
   return markCancelled(repoRoot, state, 'marked');
 }
 
 function markCancelled(repoRoot: string, state: LoopState, action: 'marked' | 'session', message?: string): CancelResult {
   const file = statePath(repoRoot, state.id);
   try {
-    writeStateFile(repoRoot, { ...state, status: 'cancelled', agentPid: undefined, updatedAt: new Date().toISOString(), ...(message ? { message, exitCode: 130 } : {}) });
+    writeStateFile(repoRoot, { ...withoutAgents(state), status: 'cancelled', updatedAt: new Date().toISOString(), ...(message ? { message, exitCode: 130 } : {}) });
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
     const what = action === 'session' ? `loop ${state.id} (inside a Claude Code session) was not cancelled` : `the runner of loop ${state.id} is gone and its agent was stopped, but its state still says running`;

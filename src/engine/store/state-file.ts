@@ -2,7 +2,7 @@
 // fails), reading one, and scanning every loop folder for `status`, resume and the locks.
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { LoopState } from '../types.js';
+import type { LoopState, WorkerState } from '../types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { showPath } from '../../util/repo-path.js';
 import { isAlive, processStart } from '../processes.js';
@@ -31,10 +31,46 @@ export function writeState(repoRoot: string, state: LoopState): void {
 /** Saves state.json as it is; file-system errors are thrown as they come (the caller says what they mean). */
 export function writeStateFile(repoRoot: string, state: LoopState): void {
   const file = statePath(repoRoot, state.id);
-  // The agent's start is read here, right after it was spawned, so no caller has to remember it.
+  // The agents' starts are read here, right after they were spawned, so no caller has to remember them.
   const agentPidStart = state.agentPid ? processStart(state.agentPid) : undefined;
+  const parallel = mapWorkers(state, (w) => ({ ...w, agentPidStart: w.agentPid ? processStart(w.agentPid) : undefined }));
   mkdirSync(path.dirname(file), { recursive: true });
-  atomicWriteFileSync(file, `${JSON.stringify({ ...state, agentPidStart }, null, 2)}\n`);
+  atomicWriteFileSync(file, `${JSON.stringify({ ...state, agentPidStart, ...parallel }, null, 2)}\n`);
+}
+
+/** An agent's process group as a state records it: the loop's own, or a --parallel worker's. */
+export interface RecordedAgent {
+  pid: number;
+  /** When it started (processStart), to tell it from a later process that reuses the pid. */
+  start?: number;
+  worker?: number;
+}
+
+/**
+ * Every agent group a state records: the loop's agentPid and each --parallel worker's. state.json is the agent's to
+ * write too, so anything that is not a pid above 1 is left out (signalling group 0 or 1 would hit the wrong processes).
+ */
+export function listRecordedAgents(state: Partial<LoopState>): RecordedAgent[] {
+  const agents: RecordedAgent[] = [];
+  const add = (pid: unknown, start: unknown, worker?: number) => {
+    if (typeof pid === 'number' && Number.isInteger(pid) && pid > 1) agents.push({ pid, ...(typeof start === 'number' ? { start } : {}), ...(worker !== undefined ? { worker } : {}) });
+  };
+  add(state.agentPid, state.agentPidStart);
+  const workers: unknown = state.parallel?.states;
+  if (Array.isArray(workers)) {
+    for (const w of workers) if (w && typeof w === 'object') add(w.agentPid, w.agentPidStart, typeof w.worker === 'number' ? w.worker : undefined);
+  }
+  return agents;
+}
+
+/** The state with no agent recorded (the loop's nor its workers'), for a loop whose agents were stopped. */
+export function withoutAgents(state: LoopState): LoopState {
+  return { ...state, agentPid: undefined, ...mapWorkers(state, (w) => ({ ...w, agentPid: undefined })) };
+}
+
+// A state read from disk may carry any `parallel`: only a list of workers is mapped, anything else is kept as it is.
+function mapWorkers(state: LoopState, f: (w: WorkerState) => WorkerState): Pick<LoopState, 'parallel'> {
+  return state.parallel && Array.isArray(state.parallel.states) ? { parallel: { ...state.parallel, states: state.parallel.states.map((w) => (w && typeof w === 'object' ? f(w) : w)) } } : {};
 }
 
 /** Runs a write made before the loop changed anything; a file-system error refuses the start (exit 2). */

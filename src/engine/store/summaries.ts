@@ -7,7 +7,7 @@ import { isRunning, scanLoopStates, type UnreadableState } from './state-file.js
 import { ledgerPath, runsDir } from './layout.js';
 import { readLedger, summariseLedger, type StoryLedgerState, type StoryReview } from './ledger.js';
 import { planVerification, readStoryStatus, readVerdictRecordsSync, sealReviews, type VerdictRecord } from './verdict-record.js';
-import type { LoopState } from '../types.js';
+import type { LoopState, ParallelState } from '../types.js';
 import { LoopExit, describeError } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
 import { renderCostSplit } from '../../util/usd.js';
@@ -15,6 +15,7 @@ import { sanitizeForTerminal } from '../../util/ansi.js';
 import { readTextOrNull } from '../../util/read.js';
 import { renderMaxIterations } from '../events.js';
 import { activeStories, isSkipped } from '../../prd/skip.js';
+import { renderParallelNotes } from './parallel-notes.js';
 
 /** One loop as `status` and the dashboard show it; fields a hand-written or foreign state.json lacks are null or ''. */
 export interface LoopSummary {
@@ -58,6 +59,8 @@ export interface LoopSummary {
   inSession?: true;
   /** A --worktree loop: the tree it works in and its branch. */
   worktree?: { path: string; branch: string };
+  /** A --parallel run: its workers, merge queue, merged and given-up stories, as its state.json has them. */
+  parallel?: ParallelState;
 }
 
 /** The loops as the dashboard shows them; a ralph/.runs/ that cannot be read shows as none (the page must go on). */
@@ -161,6 +164,7 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
     ...(typeof s.message === 'string' && s.message ? { message: s.message } : {}),
     ...(s.inSession === true ? { inSession: true as const } : {}),
     ...(s.worktree && typeof s.worktree.path === 'string' && typeof s.worktree.branch === 'string' ? { worktree: { path: s.worktree.path, branch: s.worktree.branch } } : {}),
+    ...(s.parallel && typeof s.parallel === 'object' && !Array.isArray(s.parallel) ? { parallel: s.parallel } : {}),
   };
 }
 
@@ -198,7 +202,8 @@ function renderStoriesCell(l: LoopSummary): string {
   return `${l.storiesPassed}/${l.storiesTotal}${l.storiesSkipped ? ` +${l.storiesSkipped} skipped` : ''}`;
 }
 
-export function renderLoopTable(loops: LoopSummary[]): string {
+/** `now`: the clock a running --parallel run's workers are timed against. */
+export function renderLoopTable(loops: LoopSummary[], now = Date.now()): string {
   if (!loops.length) return 'no loops yet in ralph/.runs/ (start one with ./ralph/ralph.sh)\n';
   const rows = [['ID', 'STATUS', 'ITER', 'AGENT', 'ALIVE', 'COST', 'STORIES', 'VERIFIED', 'REPORTED', 'UNVERIFIED', 'REJECTED']];
   const notes = new Map<number, string>();
@@ -209,7 +214,7 @@ export function renderLoopTable(loops: LoopSummary[]): string {
       String(l.verified), String(l.reported), String(l.unverified), String(l.rejected),
     ]);
     const where = l.worktree && l.alive ? `in the worktree ${l.worktree.path} on ${l.worktree.branch}` : '';
-    const note = [where, renderLoopNote(l), ...renderReviewNotes(l)].filter(Boolean).join('\n  └ ');
+    const note = [where, renderLoopNote(l), ...renderParallelNotes(l.parallel, renderClockEnd(l, now)), ...renderReviewNotes(l)].filter(Boolean).join('\n  └ ');
     if (note) notes.set(rows.length - 1, note);
   }
   // Ids, agents and messages come from state.json, which the agent can write: cells are made safe before they are padded.
@@ -220,6 +225,13 @@ export function renderLoopTable(loops: LoopSummary[]): string {
     const line = r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
     return notes.has(n) ? `${line}\n  └ ${notes.get(n)}` : line;
   }).join('\n') + '\n';
+}
+
+// A running run's workers are timed to now; a stopped one's to its last update (its clock stopped then).
+function renderClockEnd(l: LoopSummary, now: number): number | null {
+  if (l.alive) return now;
+  const updated = Date.parse(l.updatedAt);
+  return Number.isFinite(updated) ? updated : null;
 }
 
 const AGENT_WIDTH = 24;

@@ -1,5 +1,6 @@
 // The side column: the loops under ralph/.runs and the progress log.
 import { h, inline, asText, fmtBytes, fmtCost, fmtDuration, fmtAgo } from './dom.js';
+import { renderWorkers } from './workers.js';
 
 /** Loops shown before the rest fold away under "older loops". */
 const LOOPS_SHOWN = 3;
@@ -96,6 +97,7 @@ function renderLoop(loop) {
       loop.updatedAt ? h('span', { class: 'ago', dataset: { ago: asText(loop.updatedAt) }, title: `last update ${asText(loop.updatedAt)}` }, '') : null,
     ),
     message ? h('div', { class: 'loop-message' }, asText(message)) : null,
+    renderWorkers(loop),
   );
 }
 

@@ -130,7 +130,7 @@ describe('ralphkit view server: JSON endpoints', () => {
     // A corrupt state.json is listed (after the readable ones), as `ralphkit status` lists it; empty/ and locks/ are not loops.
     expect(loops.map((l: any) => [l.id, l.status, l.alive])).toEqual([['alive', 'running', true], ['crashed', 'dead', false], ['done', 'complete', false], ['half', 'unreadable', false]]);
     expect(loops[3].message).toMatch(/could not read ralph\/\.runs\/half\/state\.json \(not valid JSON/);
-    expect(loops[0]).toEqual({ id: 'alive', status: 'running', iteration: 3, maxIterations: 10, agent: 'claude', prd: 'ralph/prd.json', costUsd: 1.5, startedAt: '2026-11-29T09:00:02Z', updatedAt: '2026-11-29T10:00:02Z', exitCode: null, pid: process.pid, message: null, alive: true, inSession: false });
+    expect(loops[0]).toEqual({ id: 'alive', status: 'running', iteration: 3, maxIterations: 10, agent: 'claude', prd: 'ralph/prd.json', costUsd: 1.5, startedAt: '2026-11-29T09:00:02Z', updatedAt: '2026-11-29T10:00:02Z', exitCode: null, pid: process.pid, message: null, alive: true, inSession: false, parallel: null });
     expect(loops[2].message).toBe('all stories verified');
   });
 });
@@ -289,7 +289,7 @@ describe('ralphkit view server: the page', () => {
 
   it('the page never hands plan data to innerHTML or similar', async () => {
     const server = await serve(testdir());
-    for (const file of ['/app.js', '/dom.js', '/board.js', '/detail.js', '/side.js']) {
+    for (const file of ['/app.js', '/dom.js', '/board.js', '/detail.js', '/side.js', '/workers.js']) {
       const { body } = await request(server.url, file);
       expect(body).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(|new Function/);
     }

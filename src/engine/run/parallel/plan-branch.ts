@@ -114,6 +114,7 @@ export class PlanBranch {
   recordAttempt(id: string, head: string): Promise<void> {
     return this.exclusive(async () => {
       await this.refuseMoved();
+      await this.keepAttempt(id, head);
       const side = await this.storySide(id, head);
       const log = await mergeLogs(this.tree, this.readLog(), side.logBase, side.log);
       await this.commitOwn(planWithOutcome(this.plan, id, false, side.notes, null), log, `chore(ralph): ${id}: an attempt was not accepted`);
@@ -123,6 +124,7 @@ export class PlanBranch {
   /** A story the queue sends back: not merged, with the reason in its notes and in the plan's log. */
   private async sendBackLocked(id: string, reason: string, fromBranch: StorySide): Promise<MergeOutcome> {
     this.run.emit({ type: 'warn', message: `${id} sent back by the merge queue: ${reason}` });
+    await this.keepAttempt(id, fromBranch.head);
     const title = this.plan.userStories.find((s) => s.id === id)?.title ?? '';
     const log = (await mergeLogs(this.tree, this.readLog(), fromBranch.logBase, fromBranch.log)) + renderSentBack(new Date(), id, title, reason, this.tip);
     const next = planWithOutcome(this.plan, id, false, fromBranch.notes, `sent back by the merge queue: ${reason}`);
@@ -139,11 +141,22 @@ export class PlanBranch {
     await settleBaseline(this.run.paths, this.state.id, this.trust, this.run.emit, next);
   }
 
+  /**
+   * The next attempt resets the story branch to the plan's tip: the commits of this one stay reachable under
+   * refs/ralphkit/loops/<id>/attempts/<story>/<sha>, so nothing an agent committed is lost.
+   */
+  private async keepAttempt(id: string, head: string): Promise<void> {
+    const ref = `refs/ralphkit/loops/${this.state.id}/attempts/${id}/${head.slice(0, 12)}`;
+    const r = await runGit(this.tree, ['update-ref', ref, head]);
+    if (r.code === 0) this.run.emit({ type: 'info', message: `${id}: this attempt's commits are kept under ${ref}` });
+  }
+
   /** What the story branch says at `head`: the story's notes, and its log with the log it started from (the merge base). */
   private async storySide(id: string, head: string): Promise<StorySide> {
     const base = (await runGit(this.tree, ['merge-base', this.tip, head])).stdout.trim();
     const logRel = this.rel(this.run.paths.progress);
     return {
+      head,
       notes: readNotes(await readFileAt(this.tree, head, this.rel(this.run.paths.prd)), id),
       logBase: base ? ((await readFileAt(this.tree, base, logRel)) ?? '') : '',
       log: (await readFileAt(this.tree, head, logRel)) ?? '',
@@ -165,6 +178,7 @@ export class PlanBranch {
 }
 
 interface StorySide {
+  head: string;
   notes: string | undefined;
   logBase: string;
   log: string;

@@ -2,23 +2,21 @@
 // merged) to a free worker (worker.ts), queues every story verified on its branch, and merges the queue onto the plan
 // branch one story at a time, verifying again after each merge (plan-branch.ts). Limits count for the whole run:
 // max_iterations counts agent runs over all workers, the cost is one sum, Ctrl-C and cancel stop every worker.
-import { realpathSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { BudgetGate, LoopConfig, LoopState, ParallelState, RunContext, WorkerState } from '../../types.js';
 import type { Prd } from '../../../prd/types.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
 import { costExit, durationExit, maxIterationsExit, overCost, pastDeadline, renderAllPass } from '../../core/exits.js';
-import { gitOk, headSha, runGit } from '../../git/git.js';
+import { headSha } from '../../git/git.js';
 import { writeState } from '../../store/state-file.js';
 import { recordsRoot } from '../../store/layout.js';
-import { closeWorktree } from '../worktree.js';
 import { finalGate } from '../deps.js';
 import type { RunTrust } from '../trust.js';
 import { planSchedule } from './schedule.js';
-import { runAttempt, workerTreePath, type AttemptOutcome } from './worker.js';
+import { closeWorkerTrees, releaseStoryBranches, runAttempt, workerTreePath, type AttemptOutcome } from './worker.js';
+import { rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';
 import { PlanBranch, type MergeOutcome } from './plan-branch.js';
 import { restoreIntegrationTree } from './merge.js';
-import { existsSync } from 'node:fs';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { activeStories } from '../../../prd/skip.js';
 
 export interface ParallelInput {
@@ -60,12 +58,8 @@ class Coordinator {
   private branch!: PlanBranch;
   /** Until when no agent starts: a worker hit a rate limit, which the others would hit too (epoch ms). */
   private pausedUntil = 0;
-  /**
-   * Changes to files the runner trusts that a worker's guard found and undid, with when. Workers share .git/config,
-   * the hooks and ~/.gitconfig: which of the agents running then made the change cannot be told, so no claim of an
-   * attempt that was running when one was found counts.
-   */
-  private readonly violations: { at: number; worker: number; reason: string }[] = [];
+  /** Changes to what the workers share that a guard found and undid (ending.ts rejectOverlapping). */
+  private readonly violations: FoundChange[] = [];
 
   constructor(private readonly input: ParallelInput) {
     this.run = input.run;
@@ -73,8 +67,9 @@ class Coordinator {
     this.mainRoot = recordsRoot(input.run.paths.repoRoot);
     const n = input.run.options.parallel ?? 1;
     const old = input.state.parallel;
-    // A resumed run's agents are gone: every worker starts idle; the queue (verified heads) and the counts carry on.
-    this.par = { workers: n, states: Array.from({ length: n }, (_, i) => this.idle(i + 1)), queue: old?.queue ?? [], merged: old?.merged ?? [], attempts: old?.attempts ?? {}, givenUp: old?.givenUp ?? {} };
+    // A resumed run's agents are gone: every worker starts idle, and the queue (verified heads) carries on. Stories
+    // given up are tried again: the hint that ended the run said to fix the cause, then resume.
+    this.par = { workers: n, states: Array.from({ length: n }, (_, i) => this.idle(i + 1)), queue: old?.queue ?? [], merged: old?.merged ?? [], attempts: {}, givenUp: {} };
     this.state.parallel = this.par;
   }
 
@@ -93,10 +88,13 @@ class Coordinator {
   async loop(): Promise<LoopExit> {
     const tree = this.run.paths.repoRoot;
     await restoreIntegrationTree(tree, this.run.branch);
-    await this.releaseStoryBranches();
+    await releaseStoryBranches(this.par.states);
     const plan = JSON.parse(this.input.trust.baseline as string) as Prd;
     this.branch = new PlanBranch(this.run, this.state, this.input.trust, (await headSha(tree)) as string, plan);
-    this.run.emit({ type: 'info', message: `${this.par.workers} worker${this.par.workers === 1 ? '' : 's'} on ${this.run.branch}; each story is verified on its own branch, then merged one at a time and verified again` });
+    // A kill after a merge was published but before the state was saved leaves its story queued: it is merged.
+    this.par.queue = this.par.queue.filter((q) => plan.userStories.some((s) => s.id === q.story && s.passes !== true));
+    const max = this.input.config.maxIterations;
+    this.run.emit({ type: 'info', message: `${this.par.workers} worker${this.par.workers === 1 ? '' : 's'} on ${this.run.branch}; each story is verified on its own branch, then merged one at a time and verified again; ${max === 0 ? 'no iteration cap' : `at most ${max} agent runs over all workers`}` });
     this.save();
     for (;;) {
       if (this.failure) throw this.failure;
@@ -205,11 +203,9 @@ class Coordinator {
 
   /** An accepted claim of an attempt during which another worker's guard found a change to what they all share: rejected. */
   private overlapping(o: AttemptOutcome, startedAt: number): AttemptOutcome {
-    const found = this.violations.find((v) => v.at >= startedAt && v.worker !== o.worker);
-    if (!found || !o.verdict || o.verdict.status === 'rejected') return o;
-    const reason = `while its agent ran, worker ${found.worker}'s guard found that ${found.reason.replace(/^the agent /, 'an agent ')}; the workers share git's configuration and hooks, so no claim made meanwhile counts`;
-    this.run.emit({ type: 'warn', worker: o.worker, iteration: o.iteration, message: `${o.story} rejected: ${reason}` });
-    return { ...o, verdict: { id: o.story, status: 'rejected', reason } };
+    const judged = rejectOverlapping(o, startedAt, this.violations);
+    if (judged !== o) this.run.emit({ type: 'warn', worker: o.worker, iteration: o.iteration, message: `${o.story} rejected: ${judged.verdict?.reason}` });
+    return judged;
   }
 
   private async afterAttempt(o: AttemptOutcome): Promise<void> {
@@ -220,7 +216,7 @@ class Coordinator {
       return;
     }
     const why = o.verdict?.reason ?? 'it was not claimed (passes stayed false)';
-    this.failedAttempt(o.story, o.tag === 'stuck' ? 'the agent said it is STUCK' : null, `${o.story} not accepted in iteration ${o.iteration}: ${why}`, o.worker);
+    this.failedAttempt(o.story, o.tag === 'stuck' ? STUCK : null, `${o.story} not accepted in iteration ${o.iteration}: ${why}`, o.worker);
     if (o.head) await this.branch.recordAttempt(o.story, o.head).catch((err: unknown) => this.onError(err));
   }
 
@@ -284,33 +280,14 @@ class Coordinator {
       if (wait > 0) await sleep(wait, undefined, { signal: this.signal }).catch(() => undefined);
       return null;
     }
-    return this.renderNoWayOn(schedule.blocked);
-  }
-
-  /** Every open story is given up or waits on one that is: exit 3 when STUCK is behind all of them, else 4. */
-  private renderNoWayOn(blocked: { id: string; by: string }[]): LoopExit {
-    const given = Object.entries(this.par.givenUp);
-    const list = [...given.map(([id, why]) => `${id}: ${why}`), ...blocked.map((b) => `${b.id}: waits on ${b.by}`)].join('; ');
-    const hint = 'read the notes of those stories and progress.txt on the plan branch, fix the cause, then --resume-last';
-    if (given.every(([, why]) => why.includes('STUCK'))) return new LoopExit(LOOP_EXIT.stuck, `every story left is stuck or waits on a stuck one (${list})`, hint);
-    return new LoopExit(LOOP_EXIT.noProgress, `no story left can make progress (${list})`, hint);
-  }
-
-  /** Worker trees hold no story branch between attempts: a killed run's may, and another worker may need it. */
-  private async releaseStoryBranches(): Promise<void> {
-    for (const ws of this.par.states) if (existsSync(ws.path)) await runGit(ws.path, ['checkout', '-q', '--detach']);
+    return renderNoWayOn(this.par.givenUp, schedule.blocked);
   }
 
   /** At the end, whatever it is: the workers' trees go (kept and named when they hold uncommitted work). */
   async close(): Promise<void> {
     await Promise.allSettled([...this.running.values(), ...(this.merging ? [this.merging] : [])]);
-    for (const ws of this.par.states) {
-      Object.assign(ws, { phase: 'idle', story: undefined, agentPid: undefined });
-      if (!existsSync(ws.path)) continue;
-      const kept = await closeWorktree(this.mainRoot, realpathSync(ws.path), this.state.id);
-      if (kept) this.run.emit({ type: 'warn', worker: ws.worker, message: kept });
-    }
-    await gitOk(this.mainRoot, ['worktree', 'prune']).catch(() => '');
+    for (const ws of this.par.states) Object.assign(ws, { phase: 'idle', story: undefined, agentPid: undefined });
+    await closeWorkerTrees(this.mainRoot, this.par.states, this.state.id, this.run.emit);
     try {
       this.save();
     } catch {

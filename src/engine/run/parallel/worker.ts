@@ -3,7 +3,7 @@
 // left running is stopped, the runner's files put back, git inspected, and the claim verified on the story branch.
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import type { BudgetGate, LoopConfig, LoopDeps, LoopState, RunContext, StoryVerdict } from '../../types.js';
+import type { BudgetGate, LoopConfig, LoopDeps, LoopState, RunContext, StoryVerdict, WorkerState } from '../../types.js';
 import type { Tag } from '../../core/tags.js';
 import type { Story } from '../../../prd/types.js';
 import { gitOk, headSha, runGit } from '../../git/git.js';
@@ -15,7 +15,7 @@ import { detectTag } from '../../core/tags.js';
 import { throwIfAborted } from '../../core/exits.js';
 import { LoopExit } from '../../errors.js';
 import { readTextOrNull } from '../../../util/read.js';
-import { worktreePath } from '../worktree.js';
+import { closeWorktree, worktreePath } from '../worktree.js';
 import { buildDeps, runAgent, verifyInput } from '../deps.js';
 import type { RunTrust } from '../trust.js';
 
@@ -147,4 +147,19 @@ async function openWorkerTree(mainRoot: string, loopId: string, k: number, branc
   }
   keepRecordsIn([root, realpathSync(root)], mainRoot);
   return root;
+}
+
+/** Worker trees hold no story branch between attempts: a killed run's may, and another worker may need it. */
+export async function releaseStoryBranches(states: readonly WorkerState[]): Promise<void> {
+  for (const ws of states) if (existsSync(ws.path)) await runGit(ws.path, ['checkout', '-q', '--detach']);
+}
+
+/** The workers' trees go at the end of a run; one that holds uncommitted work is kept, and named. */
+export async function closeWorkerTrees(mainRoot: string, states: readonly WorkerState[], loopId: string, emit: RunContext['emit']): Promise<void> {
+  for (const ws of states) {
+    if (!existsSync(ws.path)) continue;
+    const kept = await closeWorktree(mainRoot, realpathSync(ws.path), loopId);
+    if (kept) emit({ type: 'warn', worker: ws.worker, message: kept });
+  }
+  await runGit(mainRoot, ['worktree', 'prune']);
 }

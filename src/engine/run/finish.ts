@@ -1,0 +1,87 @@
+// How a run is recorded: its first state (a new loop's, or a resumed one's carried on), and its end, written to
+// state.json and reported, with pr-merge's outcome folded in before it.
+import path from 'node:path';
+import type { LoopState, LoopStatus, RunContext } from '../types.js';
+import { atomicWriteFileSync } from '../../util/atomic.js';
+import { lastPlanPath } from '../store/layout.js';
+import { writeState } from '../store/state-file.js';
+import { ownProcessStart } from '../processes.js';
+import { reportsCost, reviewerReportsCost } from './preflight.js';
+import { LoopExit, LOOP_EXIT, RunnerFileError } from '../errors.js';
+import { showPath } from '../../util/repo-path.js';
+import { readTextOrNull } from '../../util/read.js';
+import { planEnding } from '../deliver/summary.js';
+import { deliverMerged } from './deliver-merge.js';
+import type { RunTrust } from './trust.js';
+
+export function initialState(run: RunContext): LoopState {
+  const now = new Date().toISOString();
+  // Per invocation (PerInvocation in types.ts): the webhook URL is a secret, the others are this command's own.
+  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, notify: _no, onExit: _oe, webhook: _w, acceptPinChanges: _ap, ...stored } = run.options;
+  const rel = (p: string) => path.relative(run.paths.repoRoot, p);
+  const { agent: agentName, ...rest } = stored;
+  const options: LoopState['options'] = { ...rest, ...(rest.agentCmd ? {} : { agent: agentName }), prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
+  const agent = run.options.agentCmd ? `cmd: ${run.options.agentCmd}` : run.options.agent;
+  if (run.resumed) {
+    return { ...run.resumed, ...(run.worktree ? { worktree: run.worktree } : {}), agent, status: 'running', pid: process.pid, pidStart: ownProcessStart(), agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
+  }
+  return {
+    id: run.id, agent, prd: options.prd, ...(run.worktree ? { worktree: run.worktree } : {}),
+    iteration: 0, iterationDone: true, maxIterations: options.maxIterations, status: 'running', pid: process.pid, pidStart: ownProcessStart(),
+    startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options,
+  };
+}
+
+/**
+ * Records how the loop ended and reports it. A final state.json that cannot be saved does not change the exit
+ * code: the outcome (stories verified, STUCK, budget, ...) is already true in the plan and in git, and scripts
+ * branch on it; the exit event carries the save error as `stateError`, and `status` shows the loop as dead.
+ */
+// An unexpected error while merging still ends the loop as recorded (not-merged), never a state left "running".
+export async function deliverOrNotMerged(run: RunContext, done: LoopExit, signal: AbortSignal): Promise<LoopExit> {
+  try {
+    return await deliverMerged(run, done, signal);
+  } catch (err) {
+    return new LoopExit(LOOP_EXIT.notMerged, `the loop is done, but the pull request was not merged: unexpected error: ${(err as Error).message}`, `merge it on GitHub by hand; your commits are on ${run.branch}; to verify and try again: ./ralph/ralph.sh --resume ${run.id}`);
+  }
+}
+
+export function finish(run: RunContext, state: LoopState, exit: LoopExit, status: LoopStatus, trust: RunTrust | undefined): void {
+  // Interrupted while waiting for the merge: the work is done, so the hinted --resume-last is no new iteration.
+  const mergePending = run.mergeInterrupted && exit.code === LOOP_EXIT.interrupted ? true : undefined;
+  Object.assign(state, { status, exitCode: exit.code, message: exit.message, agentPid: undefined, mergePending, updatedAt: new Date().toISOString() });
+  const plan = readTextOrNull(run.paths.prd);
+  run.ending = planEnding(state, exit.code, status, trust?.baseline ?? plan, reportsCost(run.options) || reviewerReportsCost(run.options));
+  let stateError: RunnerFileError | undefined;
+  try {
+    writeState(run.paths.repoRoot, state);
+  } catch (err) {
+    if (!(err instanceof RunnerFileError)) throw err;
+    stateError = err;
+  }
+  // null: the plan vanished; the archive will fall back to git
+  if (plan !== null) {
+    try {
+      atomicWriteFileSync(lastPlanPath(run.paths.repoRoot, path.relative(run.paths.repoRoot, run.paths.prd)), plan);
+    } catch {
+      /* the archive will fall back to git */
+    }
+  }
+  // A loop that ended on a full disk cannot record that either: one line says both, state.json keeps its last step.
+  if (stateError?.diskFull && exit instanceof RunnerFileError && exit.diskFull) {
+    run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: `${exit.message}; state.json keeps the last step it saved`, hint: exit.hint, iteration: state.iteration, costUsd: state.costUsd });
+    return;
+  }
+  const hint = stateError ? renderLostStateHint(run, exit, stateError) : exit.hint;
+  run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: exit.message, hint, iteration: state.iteration, costUsd: state.costUsd, ...(stateError ? { stateError: `${stateError.message}, so how the loop ended (${status}, exit ${exit.code}) is not recorded` } : {}) });
+}
+
+function renderLostStateHint(run: RunContext, exit: LoopExit, err: RunnerFileError): string {
+  // The loop already ended on this very file: its hint says how to fix it.
+  if (exit instanceof RunnerFileError && exit.file === err.file && exit.hint) return exit.hint;
+  const folder = showPath(run.paths.repoRoot, path.dirname(err.file));
+  const cause = err.diskFull ? `free some space on the disk that holds ${folder}/` : `make ${folder}/ a folder this user can write (chmod u+w ${folder}) with nothing in the way of state.json`;
+  const fix = `${cause}; the work is in the plan and in git, only the loop's record is stale`;
+  return exit.hint ? `${exit.hint}; ${fix}` : fix;
+}
+

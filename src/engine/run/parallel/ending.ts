@@ -1,0 +1,36 @@
+// What a --parallel run decides from its outcomes alone (no git, no processes): which accepted claims another
+// worker's guard finding voids, and how a run with nothing left to start ends.
+import type { AttemptOutcome } from './worker.js';
+import { LoopExit, LOOP_EXIT } from '../../errors.js';
+
+/** A change to files the runner trusts, found and undone by worker `worker`'s guard at `at` (epoch ms). */
+export interface FoundChange {
+  at: number;
+  worker: number;
+  reason: string;
+}
+
+/**
+ * The workers share git's configuration and hooks, so which running agent changed them cannot be told: an accepted
+ * claim of an attempt running when another worker's guard found such a change is rejected. Returns `o` itself when
+ * nothing changes.
+ */
+export function rejectOverlapping(o: AttemptOutcome, startedAt: number, found: readonly FoundChange[]): AttemptOutcome {
+  if (!o.verdict || o.verdict.status === 'rejected') return o;
+  const hit = found.find((v) => v.at >= startedAt && v.worker !== o.worker);
+  if (!hit) return o;
+  const reason = `while its agent ran, worker ${hit.worker}'s guard found that ${hit.reason.replace(/^the agent /, 'an agent ')}; the workers share git's configuration and hooks, so no claim made meanwhile counts`;
+  return { ...o, verdict: { id: o.story, status: 'rejected', reason } };
+}
+
+/** Every open story is given up or waits on one that is: exit 3 when STUCK is behind all of them, else 4. */
+export function renderNoWayOn(givenUp: Readonly<Record<string, string>>, blocked: readonly { id: string; by: string }[]): LoopExit {
+  const given = Object.entries(givenUp);
+  const list = [...given.map(([id, why]) => `${id}: ${why}`), ...blocked.map((b) => `${b.id}: waits on ${b.by}`)].join('; ');
+  const hint = 'read the notes of those stories and progress.txt on the plan branch, fix the cause, then --resume-last (stories given up are tried again)';
+  if (given.every(([, why]) => why === STUCK)) return new LoopExit(LOOP_EXIT.stuck, `every story left is stuck or waits on a stuck one (${list})`, hint);
+  return new LoopExit(LOOP_EXIT.noProgress, `no story left can make progress (${list})`, hint);
+}
+
+/** Why a story is given up when its agent said STUCK. */
+export const STUCK = 'the agent said it is STUCK';
