@@ -1,7 +1,7 @@
 // `npm run bench`: ralphkit's speed measured side by side with the cheapest alternative, in one run.
 // Each pair is run interleaved (a, b, a, b, ...) so machine noise hits both sides alike; medians are reported.
 // Runs after `npm run build`; a part whose command is not built yet is reported as skipped, never faked.
-// Options: --quick (fewer repetitions), --only=install,runner,honest,output,validate,dashboard,api.
+// Options: --quick (fewer repetitions), --only=install,runner,cpu,honest,output,parallel,validate,dashboard,api.
 import { spawn, execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
@@ -10,6 +10,7 @@ import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import net from 'node:net';
+import { benchParallel } from './bench-parallel.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin/ralphkit.js');
@@ -202,6 +203,11 @@ async function benchOutput() {
   const loop = (engine) => () => runEngine(template, engine, ['--agent-cmd', agent, '--pause', '0', '1']);
   const [now, before] = await interleaved(n, loop(null), loop(oldEngine));
   report('a one-story loop whose agent prints 10 MB (this engine)', now, `the engine of ${OUTPUT_BASELINE}`, before, `output streamed to the log, bounded tails in memory; median of ${n} runs`);
+}
+
+// 2e. `--parallel 4` against the serial loop on 8 independent stories (scripts/bench-parallel.mjs).
+function benchParallelPart() {
+  return benchParallel({ QUICK, ROOT, ENV, tempdir, planRepo, timed, report, median });
 }
 
 // 2c. The runner's own CPU per iteration, flat in the plan's size: a no-op agent (`true`) on a plan of 10 and of
@@ -475,7 +481,7 @@ function printTable() {
 try {
   if (!existsSync(path.join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run bench` (it builds first)');
   const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-  const parts = { install: benchInstall, runner: benchRunner, cpu: benchCpu, honest: benchHonest, output: benchOutput, validate: benchValidate, dashboard: benchDashboard, api: benchApi };
+  const parts = { install: benchInstall, runner: benchRunner, cpu: benchCpu, honest: benchHonest, output: benchOutput, parallel: benchParallelPart, validate: benchValidate, dashboard: benchDashboard, api: benchApi };
   for (const [name, fn] of Object.entries(parts)) if (!only || only.includes(name)) await section(name, fn);
   printTable();
 } finally {

@@ -42,13 +42,15 @@ export interface RalphClaudeOptions {
   /** How the runner finds `claude`: on PATH, as in a user's shell (default), or named by RALPH_CLAUDE_BIN. */
   via?: 'path' | 'env';
   env?: NodeJS.ProcessEnv;
+  /** How long the whole run may take (default 50 s). */
+  timeoutMs?: number;
 }
 
 /** `./ralph/ralph.sh --agent claude --pause 0 --iteration-timeout 60s ...args` in `repo`, run as a user types it. */
 export function ralphWithClaude(repo: string, server: ModelServer, args: string[], opts: RalphClaudeOptions = {}): Promise<RunResult> {
   const locate = opts.via === 'env' ? { RALPH_CLAUDE_BIN: CLAUDE_BIN } : { PATH: `${claudeBinDir()}${path.delimiter}${process.env.PATH}` };
   const env = claudeEnv(server, { ...locate, ...opts.env });
-  return run(path.join(repo, 'ralph/ralph.sh'), ['--agent', 'claude', '--pause', '0', '--iteration-timeout', '60s', ...args], { cwd: repo, env, timeoutMs: 50_000 });
+  return run(path.join(repo, 'ralph/ralph.sh'), ['--agent', 'claude', '--pause', '0', '--iteration-timeout', '60s', ...args], { cwd: repo, env, timeoutMs: opts.timeoutMs ?? 50_000 });
 }
 
 export function readPlan(repo: string): typeof TWO_STORY_PLAN {

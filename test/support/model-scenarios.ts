@@ -1,8 +1,9 @@
 // Scenarios for the scripted model server: a "model" that works a Ralph plan through Claude Code's real
-// Bash tool, deciding from prd.json on disk which story is next, the way a fresh agent would.
+// Bash tool, deciding from prd.json on disk which story is next, the way a fresh agent would (or, as a --parallel
+// worker, doing the story the runner's prompt names).
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { AssistantTurn, Scenario, ScenarioContext } from './model-server.js';
+import { requestText, type AssistantTurn, type Scenario, type ScenarioContext } from './model-server.js';
 
 export interface PlanStory {
   id: string;
@@ -85,4 +86,36 @@ export function renderStoryCommand(plan: Plan, story: PlanStory, action: StoryAc
 
 export function shellQuote(s: string): string {
   return `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+export interface AssignedWorkerOptions {
+  /** The shell command that does a story's work in the agent's working directory, before its commit. */
+  work: (storyId: string) => string;
+  /** Awaited on the first request of each run, before it is answered: `cwd` is the CLI's working directory. */
+  onStart?: (storyId: string, cwd: string) => void | Promise<void>;
+}
+
+/**
+ * A --parallel worker: the story is the one the request names (`your story is <ID>`, from the runner's prompt), not
+ * one it picks from the plan. One Bash call checks RALPH_STORY_ID names that story too, does the work, commits it,
+ * then sets that story's `passes` in $RALPH_PRD (the worker's own plan file) and commits again.
+ */
+export function assignedWorker(options: AssignedWorkerOptions): Scenario {
+  return async (ctx: ScenarioContext): Promise<AssistantTurn> => {
+    // The messages only: the runner's prompt is the first user message, and the system prompt is the CLI's own.
+    const story = /your story is (US-\d+)/.exec(requestText({ ...ctx.body, system: undefined }))?.[1];
+    if (!story) throw new Error('the request names no story ("your story is <ID>")');
+    if (ctx.turn > 0) return { blocks: [{ type: 'text', text: `Finished ${story}.\n${ctx.toolResults.map((r) => r.text).join('\n').trim()}` }] };
+    await options.onStart?.(story, ctx.repo ?? '');
+    const claim = `const fs = require("fs"), f = process.env.RALPH_PRD, p = JSON.parse(fs.readFileSync(f, "utf8")); p.userStories.find((s) => s.id === ${JSON.stringify(story)}).passes = true; fs.writeFileSync(f, JSON.stringify(p, null, 2) + "\\n");`;
+    const steps = [
+      `test "$RALPH_STORY_ID" = ${story}`,
+      `(${options.work(story)})`,
+      'git add -A',
+      `git commit -q -m ${shellQuote(`feat: ${story}`)}`,
+      `node -e ${shellQuote(claim)}`,
+      `git commit -q -am ${shellQuote(`chore: ${story} passes`)}`,
+    ];
+    return { blocks: [{ type: 'text', text: `Working on ${story}.` }, bash(`${steps.join(' && ')} && echo STORY-DONE ${story}`, `Implement ${story}`)] };
+  };
 }
