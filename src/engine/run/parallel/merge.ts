@@ -40,18 +40,20 @@ export async function mergeStory(tree: string, req: MergeRequest): Promise<Merge
       return { kind: 'conflict', files: real, message: (merge.stderr || merge.stdout).trim().split('\n').slice(-3).join(' ') };
     }
   }
-  for (const file of req.keep) await keepPlanSide(tree, req.planTip, file);
+  await keepPlanSide(tree, req.planTip, req.keep);
   req.write();
   await gitOk(tree, ['add', '--', ...req.written]);
   await gitOk(tree, [...identity, 'commit', '-q', '--no-verify', '--allow-empty', '-m', req.message]);
   return { kind: 'merged', commit: (await headSha(tree)) as string };
 }
 
-/** The plan side of one path: its version at the plan tip, or no file where the tip has none. */
-async function keepPlanSide(tree: string, planTip: string, file: string): Promise<void> {
-  const there = (await runGit(tree, ['cat-file', '-e', `${planTip}:${file}`])).code === 0;
-  if (there) await gitOk(tree, ['checkout', planTip, '--', file]);
-  else await runGit(tree, ['rm', '-q', '-f', '--ignore-unmatch', '--', file]);
+/** The plan side of these paths: their versions at the plan tip, or no file where the tip has none. */
+async function keepPlanSide(tree: string, planTip: string, files: readonly string[]): Promise<void> {
+  const there = new Set((await gitOk(tree, ['ls-tree', '--name-only', '-z', planTip, '--', ...files])).split('\0').filter(Boolean));
+  const present = files.filter((f) => there.has(f));
+  const absent = files.filter((f) => !there.has(f));
+  if (present.length) await gitOk(tree, ['checkout', planTip, '--', ...present]);
+  if (absent.length) await runGit(tree, ['rm', '-q', '-f', '--ignore-unmatch', '--', ...absent]);
 }
 
 /**
