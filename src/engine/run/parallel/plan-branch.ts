@@ -97,7 +97,9 @@ export class PlanBranch {
       }
       if (!(await publishMerge(this.tree, this.run.branch, attempt.commit, this.tip))) {
         await abandonMerge(this.tree, this.run.branch, this.tip);
+        // Moved under the runner: a stop. Else git refused for its own reason (a lock): the story goes round again.
         await this.refuseMoved();
+        return this.sendBackLocked(entry.story, `git could not move ${this.run.branch} to the verified merge (update-ref refused)`, fromBranch);
       }
       this.tip = attempt.commit;
       this.plan = next;

@@ -14,7 +14,6 @@ import { runAgentWithRetries } from '../../core/retries.js';
 import { detectTag } from '../../core/tags.js';
 import { throwIfAborted } from '../../core/exits.js';
 import { LoopExit } from '../../errors.js';
-import { readTextOrNull } from '../../../util/read.js';
 import { closeWorktree, worktreePath } from '../worktree.js';
 import { buildDeps, runAgent, verifyInput } from '../deps.js';
 import type { RunTrust } from '../trust.js';
@@ -64,10 +63,6 @@ export interface AttemptOutcome {
   tag: Tag | null;
   /** The story's notes as the worker's plan has them after verification. */
   notes: string | undefined;
-  /** The progress log at the start of the attempt and after it, for the merge into the plan branch's log. */
-  progressBefore: string;
-  progressAfter: string;
-  costUsd: number | undefined;
 }
 
 export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
@@ -84,8 +79,6 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
   const signal = input.controller.signal;
   const base = buildDeps(wrun, state, input.budget, input.controller, wtrust);
   const deps: LoopDeps = { ...base, runAgent: (it, s) => runAgent(wrun, state, wtrust, it, s, { story: { id: story.id, title: story.title, workers: input.workers }, onPid: input.onPid }) };
-  const progressBefore = readTextOrNull(paths.progress) ?? '';
-  const costBefore = state.costUsd;
   emit({ type: 'iteration-start', iteration, maxIterations: input.config.maxIterations });
   emit({ type: 'info', iteration, message: `worker ${worker} works on ${story.id} (${story.title}) in ${root}, on ${branch}` });
   const headBefore = await deps.headSha();
@@ -111,8 +104,6 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
     story: story.id, worker, iteration, branch, tag, head,
     verdict: verified.verdicts.find((v) => v.id === story.id) ?? null,
     notes: verified.prd.userStories.find((s) => s.id === story.id)?.notes,
-    progressBefore, progressAfter: readTextOrNull(paths.progress) ?? progressBefore,
-    costUsd: state.costUsd === costBefore ? result.costUsd : state.costUsd - costBefore,
   };
   // The story branch is let go, so another worker can take the story up again from the new plan tip.
   await runGit(root, ['checkout', '-q', '--detach']);

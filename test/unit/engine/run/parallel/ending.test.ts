@@ -4,7 +4,7 @@ import { rejectOverlapping, renderNoWayOn, STUCK } from '../../../../../src/engi
 import type { AttemptOutcome } from '../../../../../src/engine/run/parallel/worker.js';
 
 const outcome = (worker: number, status: 'verified' | 'unverified' | 'rejected' | null): AttemptOutcome => ({
-  story: 'US-1', worker, iteration: 4, branch: 'b--US-1', verdict: status ? { id: 'US-1', status } : null, head: 'abc', tag: null, notes: undefined, progressBefore: '', progressAfter: '', costUsd: undefined,
+  story: 'US-1', worker, iteration: 4, branch: 'b--US-1', verdict: status ? { id: 'US-1', status } : null, head: 'abc', tag: null, notes: undefined,
 });
 
 describe('rejectOverlapping', () => {
