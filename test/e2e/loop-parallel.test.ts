@@ -1,9 +1,11 @@
 // --parallel <n>: one plan, n workers in worktrees of their own, a merge queue that verifies again after each merge.
 // Real git, the installed ralph/ralph.sh, the real CLI, fake agents (test/fixtures/agents/story-worker.mjs).
 import { describe, expect, it } from 'vitest';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { agent, ralph } from '../support/loop-repo.js';
-import { git } from '../support/repo.js';
+import { agent, ralph, startRalph } from '../support/loop-repo.js';
+import { git, testdir } from '../support/repo.js';
+import { waitUntil } from '../support/process.js';
 import { BRANCH, fakeEnv, mergeOrder, parallelRepo, planOn, readLog } from '../support/parallel-repo.js';
 
 describe('--parallel', () => {
@@ -67,4 +69,31 @@ describe('--parallel', () => {
     expect(git(repo, 'ls-tree', '-r', '--name-only', BRANCH)).not.toContain('work/poison.txt');
     expect(r.stderr).toMatch(/sent back by the merge queue: after the merge onto [0-9a-f]{7}, checks failed \(US-001/);
   }, 180_000);
+});
+
+describe('--parallel: a plan branch that fails by itself', () => {
+  it('does not blame the story being merged when a story merged before fails on the branch without it', async () => {
+    // US-001's check also needs a file outside the repository, which goes away once US-001 is merged.
+    const outside = path.join(testdir('ralphkit-outside-'), 'service-up');
+    writeFileSync(outside, '');
+    const repo = parallelRepo([{ id: 'US-001', checks: ['test -f work/US-001.txt', `test -f ${outside}`] }, { id: 'US-002' }]);
+    const { env } = fakeEnv({ FAKE_PAR_SLOW: 'US-002', FAKE_PAR_SLOW_MS: '6000' });
+    const run = startRalph(repo, ['--parallel', '2', '--no-progress-limit', '1', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env);
+    const merged = (id: string) => {
+      try {
+        return mergeOrder(repo).includes(id);
+      } catch {
+        return false; // the plan branch is not there yet
+      }
+    };
+    await waitUntil(() => merged('US-001'), 60_000, 'US-001 merged');
+    rmSync(outside);
+    const r = await run.done;
+    // US-002 is merged; US-001, broken on the branch by itself, is set back and, failing again, given up (exit 4).
+    expect(r.code, r.stderr).toBe(4);
+    expect(r.stderr).toContain('US-001 fails on ralph/par itself, without US-002: set back to passes: false there; US-002 is merged again');
+    expect(mergeOrder(repo)).toEqual(['US-001', 'US-002']);
+    expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual([['US-001', false], ['US-002', true]]);
+    expect(r.stderr).not.toMatch(/US-002 sent back/);
+  }, 120_000);
 });

@@ -30,6 +30,8 @@ export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAge
    * before it), not every active story.
    */
   onlyPassing?: boolean;
+  /** Judge only these stories (the merge queue, asking whether stories merged before fail on the branch itself). */
+  onlyStories?: readonly string[];
   /** What the log calls this pass (default "final gate"). */
   label?: string;
 }
@@ -56,7 +58,7 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
   const blocks: string[] = [];
   try {
     // Stories the plan sets aside are not judged: they are not part of what exit 0 promises (prd/skip.ts).
-    const judged = activeStories(prd.userStories).filter((s) => !input.onlyPassing || s.passes === true);
+    const judged = activeStories(prd.userStories).filter((s) => (!input.onlyPassing || s.passes === true) && (!input.onlyStories || input.onlyStories.includes(s.id)));
     for (const id of planClaimOrder(prd, judged.map((s) => s.id))) {
       const story = prd.userStories.find((s) => s.id === id) as Story;
       const judged = await judgeAtGate(session, prd, story, input);

@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../../../prd/types.js';
-import type { LoopState, RunContext, QueuedMerge } from '../../types.js';
+import type { LoopState, RunContext, QueuedMerge, StoryVerdict } from '../../types.js';
 import { atomicWriteFileSync } from '../../../util/atomic.js';
 import { headSha, readFileAt, runGit, tryCommitRunnerFiles } from '../../git/git.js';
 import { ENGINE_FILES } from '../../verify/runner-guard.js';
@@ -16,7 +16,12 @@ import { abandonMerge, mergeStory, publishMerge, readBranchTip } from './merge.j
 import { mergeLogs, planWithOutcome, renderPlan, renderSentBack } from './plan-log.js';
 import { storyBranch } from './worker.js';
 
-export type MergeOutcome = { kind: 'merged'; commit: string; judged: number } | { kind: 'sent-back'; reason: string } | { kind: 'interrupted' };
+export type MergeOutcome =
+  | { kind: 'merged'; commit: string; judged: number }
+  | { kind: 'sent-back'; reason: string }
+  /** Stories merged before failed on the plan branch itself, and were set back there: merge this one again. */
+  | { kind: 'retry'; broken: string[] }
+  | { kind: 'interrupted' };
 
 export class PlanBranch {
   /** The branch's tip as the runner last left it, and the plan there (the runner's settled baseline). */
@@ -92,6 +97,8 @@ export class PlanBranch {
       }
       if (!gate.passed) {
         await abandonMerge(this.tree, this.run.branch, this.tip);
+        const blamed = await this.blameTip(entry.story, gate.verdicts, signal);
+        if (blamed) return blamed;
         const failed = gate.verdicts.filter((v) => v.status === 'rejected').map((v) => `${v.id}: ${v.reason ?? 'rejected'}`);
         return this.sendBackLocked(entry.story, `after the merge onto ${this.tip.slice(0, 7)}, checks failed (${failed.join('; ')})`, fromBranch);
       }
@@ -110,6 +117,29 @@ export class PlanBranch {
       await runGit(this.tree, ['branch', '-q', '-D', branch]);
       return { kind: 'merged', commit: attempt.commit, judged: gate.verdicts.length };
     });
+  }
+
+  /**
+   * Only stories merged before failed after the merge: they may fail on the plan branch itself (a flaky check, or
+   * something outside the repository that changed), and then the newcomer is not to blame. Their checks run again
+   * on the tip; where they fail there too, the gate sets them back on the branch, as the final gate would, and the
+   * newcomer is merged again. Null: the tip passes, so the newcomer broke them.
+   */
+  private async blameTip(id: string, verdicts: readonly StoryVerdict[], signal: AbortSignal): Promise<MergeOutcome | null> {
+    const failed = verdicts.filter((v) => v.status === 'rejected').map((v) => v.id);
+    if (!failed.length || failed.includes(id)) return null;
+    const gate = await runFinalGate({ ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal), prd: this.plan, verifiedAt: this.trust.verifiedAt, shipped: this.trust.shipped, verdictKey: this.trust.verdictKey, onlyStories: failed, label: `merge queue: before blaming ${id}, the checks of ${failed.join(', ')} on ${this.run.branch} itself` });
+    if (gate.interrupted) return { kind: 'interrupted' };
+    if (gate.passed) return null;
+    const broken = gate.verdicts.filter((v) => v.status === 'rejected').map((v) => v.id);
+    // The gate wrote and committed its verdicts on the branch (the tree is on it): its plan is the one to go on with.
+    const next = gate.prd;
+    this.tip = (await headSha(this.tree)) ?? this.tip;
+    this.plan = next;
+    this.lastGate = null;
+    await settleBaseline(this.run.paths, this.state.id, this.trust, this.run.emit, next);
+    this.run.emit({ type: 'warn', message: `${broken.join(', ')} fail${broken.length === 1 ? 's' : ''} on ${this.run.branch} itself, without ${id}: set back to passes: false there; ${id} is merged again` });
+    return { kind: 'retry', broken };
   }
 
   /** A failed attempt: the worker's log entries and the story's notes join the plan branch, with `passes` unchanged. */

@@ -222,7 +222,7 @@ class Coordinator {
 
   private afterMerge(o: MergeOutcome): void {
     const entry = this.par.queue[0];
-    if (o.kind === 'interrupted') return;
+    if (o.kind === 'interrupted' || o.kind === 'retry') return;
     this.par.queue.shift();
     if (o.kind === 'merged') {
       this.par.merged.push(entry.story);
