@@ -14,7 +14,7 @@ export interface StorySpec {
 
 export const BRANCH = 'ralph/par';
 
-function story(s: StorySpec, i: number) {
+export function story(s: StorySpec, i: number) {
   return { id: s.id, title: `Story ${s.id}`, acceptanceCriteria: ['it is done'], priority: i + 1, passes: false, checks: s.checks ?? [`test -f work/${s.id}.txt`], ...(s.dependsOn ? { dependsOn: s.dependsOn } : {}) };
 }
 

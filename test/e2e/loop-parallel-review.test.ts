@@ -1,0 +1,176 @@
+// --parallel under a hostile or careless agent, and a user's resume: what the review of issue #14 found.
+// Real git, the installed ralph/ralph.sh, the real CLI, fake agents (test/fixtures/agents/story-worker.mjs).
+import { describe, expect, it, onTestFinished } from 'vitest';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { agent, ralph, startRalph } from '../support/loop-repo.js';
+import { git, runCli, testdir } from '../support/repo.js';
+import { isGone, waitUntil } from '../support/process.js';
+import { BRANCH, fakeEnv, mergeOrder, parallelRepo, planOn, readLog, story } from '../support/parallel-repo.js';
+import { installedRepo } from '../support/installed-repo.js';
+
+const RUN = (n: number, max = 10) => ['--parallel', String(n), '--agent-cmd', agent('story-worker'), '--pause', '0', String(max)];
+
+/** Starts a --parallel run named `name` and waits until the agents of `ids` run; their pids. */
+async function runUntilStarted(repo: string, n: number, name: string, ids: string[], extra: Record<string, string> = {}) {
+  const started = testdir('ralphkit-started-');
+  const { env } = fakeEnv({ FAKE_PAR_STARTED: started, FAKE_PAR_DELAY_MS: '60000', ...extra });
+  const run = startRalph(repo, ['--name', name, ...RUN(n)], env);
+  await waitUntil(() => ids.every((id) => existsSync(path.join(started, id))), 60_000, `the agents of ${ids.join(', ')} running`);
+  const pids = ids.map((id) => Number(readFileSync(path.join(started, id), 'utf8')));
+  // Whatever the runner leaves alive, the test stops.
+  onTestFinished(() => {
+    for (const pid of pids) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        /* gone */
+      }
+    }
+  });
+  return { run, pids };
+}
+
+function stateFile(repo: string, name: string): string {
+  return path.join(repo, 'ralph/.runs', name, 'state.json');
+}
+
+describe('--parallel review: processes and resume', () => {
+  it('kill -9 of the runner, then --resume-last: the agents the dead runner left are stopped, as a single loop\'s are', async () => {
+    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
+    const { run, pids } = await runUntilStarted(repo, 2, 'k9agents', ['US-001', 'US-002']);
+    run.child.kill('SIGKILL');
+    await run.done;
+    const again = await ralph(repo, ['--resume-last'], fakeEnv().env, 120_000);
+    expect(again.code, again.stderr).toBe(0);
+    // The dead runner's agents would otherwise go on writing in the worker trees the resumed run re-uses.
+    for (const pid of pids) expect(isGone(pid), `agent ${pid} of the killed runner still runs`).toBe(true);
+  }, 180_000);
+
+  it('kill -9 of the runner, then cancel: the workers\' agents are stopped', async () => {
+    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
+    const { run, pids } = await runUntilStarted(repo, 2, 'k9cancel', ['US-001', 'US-002']);
+    run.child.kill('SIGKILL');
+    await run.done;
+    const cancel = await runCli(['cancel', 'k9cancel', '--cwd', repo]);
+    expect(cancel.code, cancel.stderr).toBe(0);
+    await waitUntil(() => pids.every(isGone), 5_000, 'the agents gone after cancel').catch(() => undefined);
+    for (const pid of pids) expect(isGone(pid), `agent ${pid} still runs after cancel`).toBe(true);
+  }, 180_000);
+
+  it('resumed with fewer workers after kill -9: the extra worker\'s tree neither blocks its story nor stays behind', async () => {
+    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }, { id: 'US-003' }]);
+    const { run, pids } = await runUntilStarted(repo, 3, 'shrink', ['US-001', 'US-002', 'US-003']);
+    run.child.kill('SIGKILL');
+    await run.done;
+    // (The agents are stopped here, so this test is about the trees alone.)
+    for (const pid of pids) process.kill(pid, 'SIGKILL');
+    await waitUntil(() => pids.every(isGone), 5_000, 'the agents gone');
+    const again = await ralph(repo, ['--resume-last', '--parallel', '2'], fakeEnv().env, 120_000);
+    expect(again.code, again.stderr).toBe(0);
+    expect(mergeOrder(repo).sort()).toEqual(['US-001', 'US-002', 'US-003']);
+    expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
+  }, 180_000);
+
+  it('a story given up as STUCK is tried again by --resume-last, as the hint says ("fix the cause, then --resume-last")', async () => {
+    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
+    const first = await ralph(repo, RUN(2), fakeEnv({ FAKE_PAR_STUCK: 'US-001' }).env, 120_000);
+    expect(first.code, first.stderr).toBe(3);
+    expect(first.stderr).toContain('then --resume-last');
+    // The cause is fixed (the fake agent no longer says STUCK).
+    const { log, env } = fakeEnv();
+    const again = await ralph(repo, ['--resume-last'], env, 120_000);
+    expect(readLog(log).map((l) => l.story)).toContain('US-001');
+    expect(again.code, again.stderr).toBe(0);
+    expect(planOn(repo).userStories.map((s) => s.passes)).toEqual([true, true]);
+  }, 180_000);
+
+  it('--resume-last of a --parallel run refuses the options --parallel refuses, as a new run does', async () => {
+    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
+    const first = await ralph(repo, RUN(2, 1), fakeEnv().env, 120_000);
+    expect(first.code, first.stderr).toBe(1);
+    const again = await ralph(repo, ['--resume-last', '--verify-in-place', '5'], fakeEnv().env, 120_000);
+    // A usage error (exit 1, as for a new run), with the command that resumes it without the option.
+    expect(again.code, again.stderr).toBe(1);
+    expect(again.stderr).toContain('--parallel cannot be combined with --verify-in-place');
+    expect(again.stderr).toMatch(/resume it without it: \.\/ralph\/ralph\.sh --resume \S+/);
+  }, 180_000);
+});
+
+describe('--parallel review: the merge queue\'s blame', () => {
+  it('a merged story whose check fails on the plan branch itself does not send back every story merged after it', async () => {
+    // US-001's check passes twice (on its branch, after its merge), then fails wherever it runs: the plan branch is
+    // broken by nothing US-002 did. The queue must find that US-001 fails without US-002 too, and set US-001 back.
+    const counter = path.join(testdir('ralphkit-flaky-'), 'runs');
+    const flaky = `n=$(cat ${counter} 2>/dev/null || echo 0); echo $((n+1)) > ${counter}; test "$n" -lt 2`;
+    const repo = parallelRepo([{ id: 'US-001', checks: ['test -f work/US-001.txt', flaky] }, { id: 'US-002' }]);
+    const r = await ralph(repo, ['--no-weak-check', ...RUN(2, 8)], fakeEnv({ FAKE_PAR_SLOW: 'US-002' }).env, 180_000);
+    expect(mergeOrder(repo), r.stderr).toContain('US-002');
+    expect(r.stderr).not.toMatch(/given up on US-002/);
+  }, 240_000);
+});
+
+describe('--parallel review: two runs on two plans', () => {
+  it('both finish, and neither says its agents committed the other run\'s work', async () => {
+    const plan = (name: string, ids: string[]) => ({ project: name, branchName: `ralph/${name}`, checks: ['test -f README.md'], userStories: ids.map((id) => ({ id })).map(story) });
+    const repo = installedRepo({ plan: plan('a', ['US-001', 'US-002']), files: { 'ralph/plans/b.json': `${JSON.stringify(plan('b', ['US-101', 'US-102']), null, 2)}\n` } });
+    onTestFinished(() => rmSync(`${repo}.ralph-worktrees`, { recursive: true, force: true }));
+    const { env } = fakeEnv({ FAKE_PAR_DELAY_MS: '500' });
+    const [a, b] = await Promise.all([ralph(repo, RUN(2), env, 150_000), ralph(repo, ['--prd', 'ralph/plans/b.json', ...RUN(2)], env, 150_000)]);
+    expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0]);
+    // Each agent committed on its own story branch only; the other run's commits are that run's.
+    expect(a.stderr + b.stderr).not.toContain('the agent committed on other branches');
+  }, 200_000);
+});
+
+describe('--parallel review: the prompt', () => {
+  it('an agent that follows the installed prompt\'s "work on the plan\'s branch" step is told its story branch is that branch', async () => {
+    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
+    const r = await ralph(repo, RUN(2, 6), fakeEnv({ FAKE_PAR_FOLLOW_BRANCH: '1' }).env, 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(mergeOrder(repo).sort()).toEqual(['US-001', 'US-002']);
+  }, 120_000);
+});
+
+describe('--parallel review: what the runner reads that an agent wrote', () => {
+  it('a queue entry written into state.json before a resume does not merge a story before the story it depends on', async () => {
+    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002', dependsOn: ['US-001'] }]);
+    const { run } = await runUntilStarted(repo, 2, 'forged', ['US-001']);
+    run.child.kill('SIGINT');
+    expect((await run.done).code).toBe(130);
+    // What an agent can do with the user's rights: a commit with US-002's work on the plan branch's tip, and a
+    // queue entry for it in the run's state.json.
+    const tip = git(repo, 'rev-parse', BRANCH);
+    const work = path.join(testdir('ralphkit-forge-'), 'w');
+    git(repo, 'worktree', 'add', '-q', '--detach', work, tip);
+    mkdirSync(path.join(work, 'work'), { recursive: true });
+    writeFileSync(path.join(work, 'work', 'US-002.txt'), 'forged\n');
+    git(work, 'add', 'work/US-002.txt');
+    git(work, 'commit', '-q', '-m', 'forged US-002');
+    const forged = git(work, 'rev-parse', 'HEAD');
+    git(repo, 'worktree', 'remove', '--force', work);
+    const file = stateFile(repo, 'forged');
+    const state = JSON.parse(readFileSync(file, 'utf8')) as { parallel: { queue: unknown[] } };
+    state.parallel.queue = [{ story: 'US-002', head: forged, worker: 2 }];
+    writeFileSync(file, `${JSON.stringify(state, null, 2)}\n`);
+    const again = await ralph(repo, ['--resume-last'], fakeEnv().env, 120_000);
+    expect(again.code, again.stderr).toBe(0);
+    // dependsOn: US-002 starts (and so merges) only once US-001 is merged.
+    expect(mergeOrder(repo)).toEqual(['US-001', 'US-002']);
+  }, 180_000);
+
+  it('an agent still running cannot make another worker\'s claim pass by writing into its verification checkout', async () => {
+    // US-002's agent claims its story without the work; US-001's agent, still running, writes work/US-002.txt into
+    // every verification checkout it finds meanwhile (the story branch's, then the merge queue's).
+    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
+    const { env } = fakeEnv({ FAKE_PAR_LAZY: 'US-002', FAKE_PAR_TAMPER: 'US-001:US-002:8000' });
+    const r = await ralph(repo, RUN(2, 6), env, 180_000);
+    // No commit the queue merged lacks the work of the story it merged: the plan branch holds verified work only.
+    const merges = git(repo, 'log', '--first-parent', '--format=%H %s', BRANCH).split('\n').flatMap((l) => {
+      const m = /^(\S+) ralph: merge (\S+)/.exec(l);
+      return m ? [{ commit: m[1], story: m[2] }] : [];
+    });
+    const unverified = merges.filter((m) => !git(repo, 'ls-tree', '-r', '--name-only', m.commit).split('\n').includes(`work/${m.story}.txt`));
+    expect(unverified.map((m) => m.story), r.stderr).toEqual([]);
+  }, 240_000);
+});
