@@ -206,9 +206,10 @@ function workers(value: string): number {
 
 /**
  * --parallel runs in worktrees (one per worker, and one for the merge queue), so it implies --worktree; the options it
- * does not support yet are refused by name rather than ignored.
+ * does not support yet are refused by name rather than ignored. Also checked on resume (run.ts), where `--parallel`
+ * comes from the stored options and the others may be typed.
  */
-function refuseParallelOptions(options: RunOptions, given: Set<keyof RunOptions>): void {
+export function refuseParallelOptions(options: RunOptions, given: Set<keyof RunOptions>, resumedId?: string): void {
   if (options.parallel === undefined) return;
   options.worktree = true;
   given.add('worktree');
@@ -220,7 +221,10 @@ function refuseParallelOptions(options: RunOptions, given: Set<keyof RunOptions>
     [options.waitNextSession || options.wait, '--wait/--wait-next-session'],
   ];
   const refused = unsupported.filter(([on]) => on).map(([, flag]) => flag);
-  if (refused.length) throw usageExit(`--parallel cannot be combined with ${refused.join(', ')} yet`, `run the plan with one loop (without --parallel) to use ${refused.length === 1 ? 'it' : 'them'}`);
+  const them = refused.length === 1 ? 'it' : 'them';
+  // A resumed run keeps its --parallel: only the other options can go.
+  const hint = resumedId ? `resume it without ${them}: ./ralph/ralph.sh --resume ${resumedId}` : `run the plan with one loop (without --parallel) to use ${them}`;
+  if (refused.length) throw usageExit(`--parallel cannot be combined with ${refused.join(', ')} yet`, hint);
 }
 
 /** The reviewer's options make sense together (SPEC §11); the model flag is one the chosen agent has (agents/index.ts). */

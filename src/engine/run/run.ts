@@ -40,7 +40,7 @@ import { loopCommand, ralphkitCommand } from '../../util/invocation.js';
 import { announceEnd } from '../deliver/announce.js';
 import { deliverAtEnd } from './deliver.js';
 import { deliverOrNotMerged, finish, initialState } from './finish.js';
-import { withWebhookFromEnv } from '../cli/args.js';
+import { refuseParallelOptions, withWebhookFromEnv } from '../cli/args.js';
 import { holdEndPrograms } from '../deliver/programs.js';
 import { enterWorktree, leaveWorktree, refuseWorktreeOptions, type WorktreeRun } from './worktree-start.js';
 import { refuseBranchElsewhere } from './worktree.js';
@@ -62,6 +62,7 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
     refuseWaitWithoutCeiling(options);
     refuseUnboundedLoop(options);
     refuseExhausted(resumed, options);
+    refuseParallelOptions(options, given, resumed.id);
   }
   refuseWorktreeOptions(options, resumed);
   const tree: WorktreeRun = { mainRoot: repoRoot, root: null, mayRemove: false };
