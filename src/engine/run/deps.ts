@@ -17,7 +17,7 @@ import { runFinalGate } from '../verify/final-gate.js';
 import { recordShipped } from './shipped.js';
 import { relToTop } from '../../util/repo-path.js';
 import { settleBaseline, type RunTrust } from './trust.js';
-import { renderPreamble, readPrompt, renderStoryNote } from './prompt.js';
+import { renderPreamble, readPrompt, renderStoryNote, type StoryNote } from './prompt.js';
 import { stopLeftovers, guardRunnerFiles, inspectAgentGit } from './after-agent.js';
 import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
 import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
@@ -141,7 +141,7 @@ async function committedWork(paths: RunPaths, topLevel: string, headBefore: stri
 
 /** What a worker of a --parallel run adds to an agent run: its story, and where its agent's pid is kept. */
 export interface AgentRunExtras {
-  story?: { id: string; title: string; workers: number };
+  story?: StoryNote;
   /** Called with the agent's process group when it starts, and with undefined once it is gone. */
   onPid?: (pid: number | undefined) => void;
 }

@@ -46,10 +46,20 @@ export function renderPreamble(paths: RunPaths, options: Pick<RunOptions, 'compl
 
 /**
  * A worker of a --parallel run works on one story, named here (and in RALPH_STORY_ID): the installed prompt says to
- * pick the first open story, which several workers would all do at once.
+ * pick the first open story, which several workers would all do at once, and to work on the plan's branch, which
+ * the integration tree holds (git refuses to check it out in a second tree).
  */
-export function renderStoryNote(story: { id: string; title: string; workers: number }): string {
-  return `Note from the runner: ${story.workers} agents work on this plan at the same time, each in a worktree of its own; your story is ${story.id} (${story.title}). Work on it only, and set passes: true for it only; a claim of any other story is rejected, since another agent has it. The stories it depends on are already merged into your branch. Wherever these instructions say to pick a story, take ${story.id}. RALPH_STORY_ID names it too.\n\n`;
+export function renderStoryNote(story: StoryNote): string {
+  return `Note from the runner: ${story.workers} agents work on this plan at the same time, each in a worktree of its own; your story is ${story.id} (${story.title}). Work on it only, and set passes: true for it only; a claim of any other story is rejected, since another agent has it. The stories it depends on are already merged into your branch. Wherever these instructions say to pick a story, take ${story.id}. RALPH_STORY_ID names it too. Your branch is \`${story.branch}\`: stay on it and commit there. Wherever these instructions say to work on the plan's branch (\`${story.planBranch}\`), that means yours; do not check out \`${story.planBranch}\` (the runner merges your branch into it once it has verified your work).\n\n`;
+}
+
+/** The story a --parallel worker's agent works on, and the branches it works on and for. */
+export interface StoryNote {
+  id: string;
+  title: string;
+  workers: number;
+  branch: string;
+  planBranch: string;
 }
 
 // The installed prompt names ralph/prd.json and ralph/progress.txt; with --prd elsewhere, tell the agent where they are.

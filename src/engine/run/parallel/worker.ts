@@ -78,7 +78,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
   const wtrust: RunTrust = { topLevel: realpathSync(root), baseline: input.planText, pins: input.trust.pins, guard, verifiedAt: new Map(), shipped: new Map(), verdictKey: input.trust.verdictKey, gitDir: guard.gitDir };
   const signal = input.controller.signal;
   const base = buildDeps(wrun, state, input.budget, input.controller, wtrust);
-  const deps: LoopDeps = { ...base, runAgent: (it, s) => runAgent(wrun, state, wtrust, it, s, { story: { id: story.id, title: story.title, workers: input.workers }, onPid: input.onPid }) };
+  const deps: LoopDeps = { ...base, runAgent: (it, s) => runAgent(wrun, state, wtrust, it, s, { story: { id: story.id, title: story.title, workers: input.workers, branch, planBranch: run.branch }, onPid: input.onPid }) };
   emit({ type: 'iteration-start', iteration, maxIterations: input.config.maxIterations });
   emit({ type: 'info', iteration, message: `worker ${worker} works on ${story.id} (${story.title}) in ${root}, on ${branch}` });
   const headBefore = await deps.headSha();
