@@ -13,7 +13,7 @@ import { recordsRoot } from '../../store/layout.js';
 import { finalGate } from '../deps.js';
 import type { RunTrust } from '../trust.js';
 import { planSchedule } from './schedule.js';
-import { closeWorkerTrees, releaseStoryBranches, runAttempt, storyBranch, workerTreePath, type AttemptOutcome } from './worker.js';
+import { closeWorkerTrees, formerWorkers, releaseStoryBranches, runAttempt, storyBranch, workerTreePath, type AttemptOutcome } from './worker.js';
 import { rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';
 import { PlanBranch, type MergeOutcome } from './plan-branch.js';
 import { restoreIntegrationTree } from './merge.js';
@@ -88,7 +88,7 @@ class Coordinator {
   async loop(): Promise<LoopExit> {
     const tree = this.run.paths.repoRoot;
     await restoreIntegrationTree(tree, this.run.branch);
-    await releaseStoryBranches(this.mainRoot, this.par.states);
+    await releaseStoryBranches(this.mainRoot, [...this.par.states, ...formerWorkers(this.mainRoot, this.state.id, this.par.workers)]);
     const plan = JSON.parse(this.input.trust.baseline as string) as Prd;
     this.branch = new PlanBranch(this.run, this.state, this.input.trust, (await headSha(tree)) as string, plan);
     // A kill after a merge was published but before the state was saved leaves its story queued: it is merged.
@@ -287,7 +287,7 @@ class Coordinator {
   async close(): Promise<void> {
     await Promise.allSettled([...this.running.values(), ...(this.merging ? [this.merging] : [])]);
     for (const ws of this.par.states) Object.assign(ws, { phase: 'idle', story: undefined, agentPid: undefined });
-    await closeWorkerTrees(this.mainRoot, this.par.states, this.state.id, this.run.emit);
+    await closeWorkerTrees(this.mainRoot, [...this.par.states, ...formerWorkers(this.mainRoot, this.state.id, this.par.workers)], this.state.id, this.run.emit);
     try {
       this.save();
     } catch {

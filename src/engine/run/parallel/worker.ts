@@ -1,7 +1,7 @@
 // One attempt of one worker of a --parallel run: its worktree set on the story branch at the plan branch's tip, one
 // agent run told which story is its own, then the same steps a single loop takes after an agent (deps.ts): what it
 // left running is stopped, the runner's files put back, git inspected, and the claim verified on the story branch.
-import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { BudgetGate, LoopConfig, LoopDeps, LoopState, RunContext, StoryVerdict, WorkerState } from '../../types.js';
 import type { Tag } from '../../core/tags.js';
@@ -145,6 +145,17 @@ export async function releaseStoryBranches(mainRoot: string, states: readonly Wo
   // Before any worker starts: the records of worktrees a crash left without their folder go.
   await runGit(mainRoot, ['worktree', 'prune']);
   for (const ws of states) if (existsSync(ws.path)) await runGit(ws.path, ['checkout', '-q', '--detach']);
+}
+
+/**
+ * The trees of workers a run no longer has, as idle workers: it ran with more before a kill -9 and was resumed with
+ * fewer. Their story branches are let go and their trees removed like the others'.
+ */
+export function formerWorkers(mainRoot: string, loopId: string, workers: number): WorkerState[] {
+  const folder = path.dirname(workerTreePath(mainRoot, loopId, 1));
+  const prefix = `${loopId}--w`;
+  const ks = (existsSync(folder) ? readdirSync(folder) : []).filter((n) => n.startsWith(prefix)).map((n) => Number(n.slice(prefix.length)));
+  return ks.filter((k) => Number.isInteger(k) && k > workers).map((k) => ({ worker: k, path: workerTreePath(mainRoot, loopId, k), phase: 'idle' }));
 }
 
 /** The workers' trees go at the end of a run; one that holds uncommitted work is kept, and named. */
