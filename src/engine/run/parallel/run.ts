@@ -3,7 +3,7 @@
 // branch one story at a time, verifying again after each merge (plan-branch.ts). Limits count for the whole run:
 // max_iterations counts agent runs over all workers, the cost is one sum, Ctrl-C and cancel stop every worker.
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { BudgetGate, LoopConfig, LoopState, ParallelState, RunContext, WorkerState } from '../../types.js';
+import type { BudgetGate, LoopConfig, LoopState, ParallelState, QueuedMerge, RunContext, WorkerState } from '../../types.js';
 import type { Prd } from '../../../prd/types.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
 import { costExit, durationExit, maxIterationsExit, overCost, pastDeadline, renderAllPass } from '../../core/exits.js';
@@ -17,7 +17,7 @@ import { closeWorkerTrees, formerWorkers, releaseStoryBranches, runAttempt, stor
 import { rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';
 import { PlanBranch, type MergeOutcome } from './plan-branch.js';
 import { restoreIntegrationTree } from './merge.js';
-import { activeStories } from '../../../prd/skip.js';
+import { activeStories, isSettled } from '../../../prd/skip.js';
 
 export interface ParallelInput {
   run: RunContext;
@@ -92,7 +92,9 @@ class Coordinator {
     const plan = JSON.parse(this.input.trust.baseline as string) as Prd;
     this.branch = new PlanBranch(this.run, this.state, this.input.trust, (await headSha(tree)) as string, plan);
     // A kill after a merge was published but before the state was saved leaves its story queued: it is merged.
-    this.par.queue = this.par.queue.filter((q) => plan.userStories.some((s) => s.id === q.story && s.passes !== true));
+    // And state.json is the agents' to write: only entries this run could have queued are kept (an open story of the
+    // plan, once, every story it depends on merged); the others' stories are scheduled again.
+    this.par.queue = keepQueue(this.par.queue, plan);
     const max = this.input.config.maxIterations;
     this.run.emit({ type: 'info', message: `${this.par.workers} worker${this.par.workers === 1 ? '' : 's'} on ${this.run.branch}; each story is verified on its own branch, then merged one at a time and verified again; ${max === 0 ? 'no iteration cap' : `at most ${max} agent runs over all workers`}` });
     this.save();
@@ -301,4 +303,16 @@ class ProtectedStop extends LoopExit {
   constructor(readonly exit: LoopExit) {
     super(exit.code, exit.message, exit.hint);
   }
+}
+
+function keepQueue(queue: readonly QueuedMerge[], plan: Prd): QueuedMerge[] {
+  const byId = new Map(plan.userStories.map((s) => [s.id, s]));
+  const seen = new Set<string>();
+  return queue.filter((q) => {
+    const story = byId.get(q?.story);
+    if (!story || story.passes === true || seen.has(story.id) || typeof q.head !== 'string' || !/^[0-9a-f]{40,64}$/.test(q.head)) return false;
+    if (!(story.dependsOn ?? []).every((d) => !byId.has(d) || isSettled(byId.get(d)!))) return false;
+    seen.add(story.id);
+    return true;
+  });
 }
