@@ -159,18 +159,17 @@ describe('--parallel review: what the runner reads that an agent wrote', () => {
     expect(mergeOrder(repo)).toEqual(['US-001', 'US-002']);
   }, 180_000);
 
-  it('an agent still running cannot make another worker\'s claim pass by writing into its verification checkout', async () => {
+  it('an agent still running that writes into another worker\'s verification checkout cannot make the run exit 0', async () => {
     // US-002's agent claims its story without the work; US-001's agent, still running, writes work/US-002.txt into
     // every verification checkout it finds meanwhile (the story branch's, then the merge queue's).
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
     const { env } = fakeEnv({ FAKE_PAR_LAZY: 'US-002', FAKE_PAR_TAMPER: 'US-001:US-002:8000' });
     const r = await ralph(repo, RUN(2, 6), env, 180_000);
-    // No commit the queue merged lacks the work of the story it merged: the plan branch holds verified work only.
-    const merges = git(repo, 'log', '--first-parent', '--format=%H %s', BRANCH).split('\n').flatMap((l) => {
-      const m = /^(\S+) ralph: merge (\S+)/.exec(l);
-      return m ? [{ commit: m[1], story: m[2] }] : [];
-    });
-    const unverified = merges.filter((m) => !git(repo, 'ls-tree', '-r', '--name-only', m.commit).split('\n').includes(`work/${m.story}.txt`));
-    expect(unverified.map((m) => m.story), r.stderr).toEqual([]);
+    // Without --sandbox an agent of the same user can write into another worker's verification checkout while it
+    // runs (README, "One plan, several agents at once"), so a merge verified meanwhile may lack its work. What the run
+    // promises is exit 0 only on a final gate that ran with no agent alive: the lazy story ends not passing there.
+    expect(r.code, r.stderr).not.toBe(0);
+    expect(planOn(repo).userStories.find((s) => s.id === 'US-002')?.passes, r.stderr).toBe(false);
+    expect(r.stderr).toMatch(/US-002 rejected by the final gate|no story left can make progress \(.*US-002/);
   }, 240_000);
 });

@@ -11,6 +11,8 @@ import { restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite, WorkProtected } from '../errors.js';
 import { relToTop } from '../../util/repo-path.js';
+import { recordsRoot } from '../store/layout.js';
+import { isRunning, readAllStates } from '../store/state-file.js';
 
 /**
  * SPEC §6: nothing of the agent outlives its iteration. Its process group is already gone (agents/process.ts); this
@@ -105,10 +107,20 @@ async function refuseRewrittenHistory(run: RunContext, iteration: number, headBe
 async function warnCommitsElsewhere(run: RunContext, iteration: number, tips: string[]): Promise<void> {
   // A --parallel worker's siblings (the other workers' story branches, the plan branch the queue merges onto) move
   // while it runs: their commits are the run's, not this agent's.
-  const exclude = (run.siblingBranches ?? []).map((b) => `--exclude=${b}`);
+  const exclude = [...(run.siblingBranches ?? []), ...otherLoopBranches(run)].map((b) => `--exclude=${b}`);
   const commits = await readCommitsSince(run.paths.repoRoot, [...exclude, '--branches'], [...tips, `refs/heads/${run.branch}`]);
   if (!commits.length) return;
   run.emit({ type: 'warn', iteration, message: `the agent committed on other branches than ${run.branch} (left as they are; they are not this loop's work): ${commits.join('; ')}; find them with: git log --branches --not ${run.branch}` });
+}
+
+/** The branches other loops of the repository are running on now (and their story branches): their commits are theirs. */
+function otherLoopBranches(run: RunContext): string[] {
+  const main = recordsRoot(run.paths.repoRoot);
+  const loops = readAllStates(main).filter((s) => s.id !== run.id && isRunning(s));
+  return loops.flatMap((s) => {
+    const branch = s.worktree?.branch;
+    return branch ? [branch, `${branch}--*`] : [];
+  });
 }
 
 async function warnPromptCommits(run: RunContext, topLevel: string, iteration: number, headBefore: string | null, headAfter: string | null): Promise<void> {

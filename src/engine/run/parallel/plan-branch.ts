@@ -95,6 +95,11 @@ export class PlanBranch {
         await abandonMerge(this.tree, this.run.branch, this.tip);
         return { kind: 'interrupted' };
       }
+      // The gate checks the tree's HEAD: it must be the merge that is published (a worktree's HEAD is a file).
+      if (gate.commit !== attempt.commit) {
+        await abandonMerge(this.tree, this.run.branch, this.tip);
+        throw new WorkProtected(`the merge queue's tree moved from the merge of ${entry.story} (${attempt.commit.slice(0, 7)}) to ${gate.commit?.slice(0, 7) ?? 'no commit'} while it was verified; nothing was published`, `look at what moved it: git -C ${this.tree} reflog; then continue with: ./ralph/ralph.sh --resume ${this.state.id}`);
+      }
       if (!gate.passed) {
         await abandonMerge(this.tree, this.run.branch, this.tip);
         const blamed = await this.blameTip(entry.story, gate.verdicts, signal);

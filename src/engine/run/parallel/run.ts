@@ -58,6 +58,8 @@ class Coordinator {
   private branch!: PlanBranch;
   /** Until when no agent starts: a worker hit a rate limit, which the others would hit too (epoch ms). */
   private pausedUntil = 0;
+  /** No agent ran during the merge under way (or the last one). */
+  private quietMerge = false;
   /** Changes to what the workers share that a guard found and undid (ending.ts rejectOverlapping). */
   private readonly violations: FoundChange[] = [];
 
@@ -145,6 +147,7 @@ class Coordinator {
   }
 
   private launch(ws: WorkerState, id: string): void {
+    this.quietMerge = false;
     const story = this.branch.plan.userStories.find((s) => s.id === id)!;
     this.state.iteration += 1;
     this.state.iterationDone = true;
@@ -181,6 +184,9 @@ class Coordinator {
 
   private mergeNext(): Promise<Settled> {
     const entry = this.par.queue[0];
+    // A gate that ran while no agent was alive can stand as the final gate; an agent running meanwhile could have
+    // written into its checkout (same user, no sandbox), so then the final gate runs again at the end.
+    this.quietMerge = this.running.size === 0;
     this.run.emit({ type: 'info', message: `merge queue: merging ${entry.story} (verified at ${entry.head.slice(0, 7)}) onto ${this.run.branch}` });
     return this.branch.merge(entry, this.signal).then(
       (outcome): Settled => ({ kind: 'merge', outcome }),
@@ -266,7 +272,7 @@ class Coordinator {
       // The last merge was verified with every story's checks on this very commit: that was the final gate.
       const last = this.branch.lastGate;
       const active = activeStories(this.branch.plan.userStories).map((s) => s.id);
-      if (last && last.commit === this.branch.tip && active.every((id) => last.judged.includes(id))) return new LoopExit(LOOP_EXIT.complete, renderAllPass(this.branch.plan));
+      if (this.quietMerge && last && last.commit === this.branch.tip && active.every((id) => last.judged.includes(id))) return new LoopExit(LOOP_EXIT.complete, renderAllPass(this.branch.plan));
       const gate = await finalGate(this.run, this.state, this.input.trust, this.state.iteration, this.signal);
       if (gate.interrupted) return INTERRUPTED();
       if (gate.passed) return new LoopExit(LOOP_EXIT.complete, renderAllPass(gate.prd));

@@ -70,8 +70,9 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
   const branch = storyBranch(run.branch, story.id);
   const root = await openWorkerTree(input.mainRoot, state.id, worker, branch, input.planTip);
   const rel = (p: string) => path.relative(run.paths.repoRoot, p);
-  // The prompt is read where the owner edits it for this run: the integration tree (the plan branch).
-  const paths = { repoRoot: root, prd: path.join(root, rel(run.paths.prd)), progress: path.join(root, rel(run.paths.progress)), prompt: run.paths.prompt };
+  // The prompt is read where the owner edits it: the user's tree (the integration tree's copy is rewritten by the
+  // merge queue's checkouts, and a read between two of them would find none).
+  const paths = { repoRoot: root, prd: path.join(root, rel(run.paths.prd)), progress: path.join(root, rel(run.paths.progress)), prompt: path.join(input.mainRoot, rel(run.paths.prompt)) };
   const emit: RunContext['emit'] = (e) => run.emit({ ...e, worker });
   const wrun: RunContext = { ...run, paths, branch, emit, worktree: { path: root, branch }, siblingBranches: [run.branch, `${run.branch}--*`] };
   const guard = workerGuard(await snapshotRunnerFiles(root), input.trust.guard);
