@@ -12,7 +12,7 @@ import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite, WorkProtected } from '../errors.js';
 import { relToTop } from '../../util/repo-path.js';
 import { recordsRoot } from '../store/layout.js';
-import { isRunning, readAllStates } from '../store/state-file.js';
+import { readAllStates } from '../store/state-file.js';
 
 /**
  * SPEC §6: nothing of the agent outlives its iteration. Its process group is already gone (agents/process.ts); this
@@ -113,10 +113,13 @@ async function warnCommitsElsewhere(run: RunContext, iteration: number, tips: st
   run.emit({ type: 'warn', iteration, message: `the agent committed on other branches than ${run.branch} (left as they are; they are not this loop's work): ${commits.join('; ')}; find them with: git log --branches --not ${run.branch}` });
 }
 
-/** The branches other loops of the repository are running on now (and their story branches): their commits are theirs. */
+/**
+ * The branches other worktree loops of the repository work on (and their story branches): their commits are theirs.
+ * Not only the running ones: a loop that finished while this agent ran moved its branch meanwhile.
+ */
 function otherLoopBranches(run: RunContext): string[] {
   const main = recordsRoot(run.paths.repoRoot);
-  const loops = readAllStates(main).filter((s) => s.id !== run.id && isRunning(s));
+  const loops = readAllStates(main).filter((s) => s.id !== run.id);
   return loops.flatMap((s) => {
     const branch = s.worktree?.branch;
     return branch ? [branch, `${branch}--*`] : [];

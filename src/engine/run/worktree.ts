@@ -4,7 +4,8 @@
 // main tree's ralph/.runs/ (store/layout.ts), so status, cancel, --resume and the dashboard see it.
 import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
-import { runGit } from '../git/git.js';
+import { runGit, type GitResult } from '../git/git.js';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { LoopExit } from '../errors.js';
 import { keepRecordsIn } from '../store/layout.js';
 import { isRunning, readState } from '../store/state-file.js';
@@ -53,11 +54,31 @@ export async function openWorktree(mainRoot: string, id: string, branch: string,
     mkdirSync(path.dirname(root), { recursive: true });
     const exists = (await runGit(mainRoot, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).code === 0;
     const args = exists ? ['worktree', 'add', '--quiet', root, branch] : ['worktree', 'add', '--quiet', '-b', branch, root, await resolveStart(mainRoot, base)];
-    const r = await runGit(mainRoot, args);
+    const r = await addWorktree(mainRoot, args.slice(2));
     if (r.code !== 0) throw new LoopExit(2, `could not create the loop's worktree ${root}: ${r.stderr.trim()}`, `check that ${path.dirname(root)} can be written, then start again`);
   }
   keepRecordsIn([root, realpathSync(root)], mainRoot);
   return root;
+}
+
+let adding: Promise<unknown> = Promise.resolve();
+
+/**
+ * `git worktree add`, one at a time in this process, and again after a moment when git failed to read another
+ * worktree's admin folder: a worktree that another git (another loop) is adding at that instant is half written, and
+ * git refuses to go on (seen: "failed to read .git/worktrees/<name>/commondir"). It stops before creating anything.
+ */
+export function addWorktree(mainRoot: string, args: string[]): Promise<GitResult> {
+  const run = async (): Promise<GitResult> => {
+    for (let attempt = 0; ; attempt++) {
+      const r = await runGit(mainRoot, ['worktree', 'add', ...args]);
+      if (r.code === 0 || attempt >= 5 || !/failed to read \S*worktrees\//.test(r.stderr)) return r;
+      await sleep(50 * 2 ** attempt);
+    }
+  };
+  const next = adding.then(run, run);
+  adding = next.catch(() => undefined);
+  return next;
 }
 
 async function resolveStart(mainRoot: string, base: string | undefined): Promise<string> {

@@ -14,7 +14,7 @@ import { runAgentWithRetries } from '../../core/retries.js';
 import { detectTag } from '../../core/tags.js';
 import { throwIfAborted } from '../../core/exits.js';
 import { LoopExit } from '../../errors.js';
-import { closeWorktree, worktreePath } from '../worktree.js';
+import { addWorktree, closeWorktree, worktreePath } from '../worktree.js';
 import { buildDeps, runAgent, verifyInput } from '../deps.js';
 import type { RunTrust } from '../trust.js';
 
@@ -129,9 +129,9 @@ function workerGuard(own: RunnerGuard, shared: RunnerGuard): RunnerGuard {
 async function openWorkerTree(mainRoot: string, loopId: string, k: number, branch: string, planTip: string): Promise<string> {
   const root = workerTreePath(mainRoot, loopId, k);
   if (!existsSync(root)) {
-    // No `git worktree prune` here: run while another worker's `worktree add` is half done, it removes that one.
+    // Stale worktree records were pruned once, before any worker started (releaseStoryBranches).
     mkdirSync(path.dirname(root), { recursive: true });
-    const r = await runGit(mainRoot, ['worktree', 'add', '--quiet', '-B', branch, root, planTip]);
+    const r = await addWorktree(mainRoot, ['--quiet', '-B', branch, root, planTip]);
     if (r.code !== 0) throw new LoopExit(2, `could not create worker ${k}'s worktree ${root}: ${r.stderr.trim()}`, `check that ${path.dirname(root)} can be written, then continue with: ./ralph/ralph.sh --resume ${loopId}`);
   } else {
     await gitOk(root, ['checkout', '-q', '--force', '-B', branch, planTip]);
