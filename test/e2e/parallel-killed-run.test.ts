@@ -32,8 +32,8 @@ describe('a --parallel run killed with -9', () => {
     expect(lines[row], live.stdout).toMatch(/\brunning\b/);
     const workers = lines.slice(row + 1).filter((l) => /^ {2}└ w\d/.test(l)).sort();
     expect(workers, live.stdout).toEqual([
-      expect.stringMatching(/^ {2}└ w1 {2}agent {2}US-00[12] {2}iteration [12] {2}\d+s {2}ralph\/par--US-00[12]$/),
-      expect.stringMatching(/^ {2}└ w2 {2}agent {2}US-00[12] {2}iteration [12] {2}\d+s {2}ralph\/par--US-00[12]$/),
+      expect.stringMatching(/^ {2}└ w1 {2}agent {2}US-00[12] {2}iteration [12] {2}\d+(?:ms|s|m\d\ds) {2}ralph\/par--US-00[12]$/),
+      expect.stringMatching(/^ {2}└ w2 {2}agent {2}US-00[12] {2}iteration [12] {2}\d+(?:ms|s|m\d\ds) {2}ralph\/par--US-00[12]$/),
     ]);
     expect(live.stdout).not.toContain('worktrees of loops that are not running');
 
