@@ -29,7 +29,7 @@ export interface ParallelInput {
 }
 
 type Settled =
-  | { kind: 'attempt'; worker: number; startTip: string; startedAt: number; outcome: AttemptOutcome }
+  | { kind: 'attempt'; worker: number; startedAt: number; outcome: AttemptOutcome }
   | { kind: 'attempt-failed'; worker: number; story: string; error: unknown }
   | { kind: 'merge'; outcome: MergeOutcome }
   | { kind: 'merge-failed'; error: unknown };
@@ -154,10 +154,9 @@ class Coordinator {
     const iteration = this.state.iteration;
     Object.assign(ws, { phase: 'agent', story: id, branch: storyBranch(this.run.branch, id), iteration, startedAt: new Date().toISOString(), agentPid: undefined });
     this.save();
-    const startTip = this.branch.tip;
     const startedAt = Date.now();
     const attempt = runAttempt({
-      ...this.input, run: { ...this.run, emit: (e) => this.noteRateLimit(e) }, mainRoot: this.mainRoot, worker: ws.worker, workers: this.par.workers, story, iteration, planTip: startTip, planText: this.input.trust.baseline as string,
+      ...this.input, run: { ...this.run, emit: (e) => this.noteRateLimit(e) }, mainRoot: this.mainRoot, worker: ws.worker, workers: this.par.workers, story, iteration, planTip: this.branch.tip, planText: this.input.trust.baseline as string,
       onPid: (pid) => {
         ws.agentPid = pid;
         if (pid !== undefined) this.save();
@@ -169,7 +168,7 @@ class Coordinator {
       onViolation: (reason) => this.violations.push({ at: Date.now(), worker: ws.worker, reason }),
     });
     this.running.set(ws.worker, attempt.then(
-      (outcome): Settled => ({ kind: 'attempt', worker: ws.worker, startTip, startedAt, outcome }),
+      (outcome): Settled => ({ kind: 'attempt', worker: ws.worker, startedAt, outcome }),
       (error): Settled => ({ kind: 'attempt-failed', worker: ws.worker, story: id, error }),
     ));
   }
