@@ -144,7 +144,7 @@ describe('--worktree', () => {
     const cleaned = await runCli(['cleanup', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 });
     expect(`${cleaned.stdout}${cleaned.stderr}`).toContain(`kept the loop's worktree ${tree}`);
     expect(readFileSync(path.join(tree, 'stray.txt'), 'utf8')).toBe('draft\n');
-  }, 60_000);
+  }, 180_000);
 
   it('a loop on another plan does not count as a branch change for the next loop on ralph/prd.json', async () => {
     const repo = twoPlanRepo();
@@ -157,7 +157,7 @@ describe('--worktree', () => {
     expect(again.code, again.stderr).toBe(0);
     for (const r of [other, again]) expect(r.stderr).not.toContain('branch changed from');
     expect(git(repo, 'ls-tree', '-r', '--name-only', 'ralph/a', 'ralph/archive')).toBe('');
-  }, 90_000);
+  }, 180_000);
 
   it('holds the engine of the user\'s tree, the one that runs: an agent in the worktree that edits it is undone and its claims rejected', async () => {
     const repo = twoPlanRepo();
@@ -169,7 +169,7 @@ describe('--worktree', () => {
     expect(readFileSync(engine).equals(before)).toBe(true);
     expect(r.stderr).toContain(engine);
     expect(git(repo, 'status', '--porcelain')).toBe('');
-  }, 60_000);
+  }, 180_000);
 
   it('refuses a plan whose branch is checked out in the user\'s tree, saying what to type', async () => {
     const repo = twoPlanRepo();
@@ -182,5 +182,5 @@ describe('--worktree', () => {
     expect(sandboxed.code).toBe(1);
     expect(sandboxed.stderr).toContain('--worktree and --sandbox cannot be combined yet');
     expect(existsSync(worktrees(repo))).toBe(false);
-  }, 60_000);
+  }, 180_000);
 });

@@ -16,7 +16,7 @@ function ralph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   cpSync(path.join(FIXTURES), fixtures, { recursive: true });
   const node = (name: string) => `node ${JSON.stringify(path.join(fixtures, 'review', name))}`;
   const base = ['--sandbox', '--agent-cmd', node('implementer.mjs'), '--review-cmd', node('reviewer.mjs'), '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e'];
-  return run(path.join(dir, 'ralph/ralph.sh'), [...base, ...args], { cwd: dir, timeoutMs: 55_000, env });
+  return run(path.join(dir, 'ralph/ralph.sh'), [...base, ...args], { cwd: dir, env });
 }
 
 const reviewerLogs = (dir: string) => {

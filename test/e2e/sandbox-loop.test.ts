@@ -21,7 +21,7 @@ async function ralph(dir: string, agent: string, args: string[], env: NodeJS.Pro
   const fixtures = path.join(dir, '.git', 'test-fixtures');
   cpSync(FIXTURES, fixtures, { recursive: true });
   const agentCmd = `node ${JSON.stringify(path.join(fixtures, 'attacks', `${agent}.mjs`))}`;
-  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, timeoutMs: 55_000, env: { RALPH_RETRY_MS: '10', ...env } });
+  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, env: { RALPH_RETRY_MS: '10', ...env } });
   return { ...r, output: `${r.stdout}\n${r.stderr}` };
 }
 

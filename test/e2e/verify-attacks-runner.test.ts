@@ -100,7 +100,7 @@ describe('an engine forged together with its hashes (not in issue 11\'s list)', 
     forgeEngineConsistently(dir, PWNED);
     expect(readFileSync(path.join(dir, 'ralph/.ralphkit.json'), 'utf8')).toContain(sha256(path.join(dir, 'ralph/ralph.mjs')));
     const agentCmd = `node ${JSON.stringify(attackAgent('liar'))}`;
-    const r = await runCli(['run', '--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', '2'], { cwd: dir, timeoutMs: 55_000 });
+    const r = await runCli(['run', '--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', '2'], { cwd: dir });
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(2);
     expect(r.stderr).toContain(`${cliAsTyped()} install --force`);
     expect(subjects(dir)).not.toContain('feat: everything done (not really)');
@@ -145,7 +145,7 @@ describe('attacks on what the runner keeps in ralph/.runs/', () => {
     expect(subjects(dir)[0]).toBe('feat: everything done');
     expect(existsSync(env.ATTACK_STATE)).toBe(true);
 
-    const resumed = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume-last'], { cwd: dir, env, timeoutMs: 55_000 });
+    const resumed = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume-last'], { cwd: dir, env });
     const r = { ...resumed, output: `${resumed.stdout}\n${resumed.stderr}` };
     expectNotDone(r, dir);
     expectAllFalse(dir, r);

@@ -10,7 +10,7 @@ import { attackAgent, copyRepo, passes, prepareTemplate, ralph, readPrd, type Te
 
 /** ./ralph/ralph.sh --resume …: the same agent and options as ralph(), without --name (a resume keeps its id). */
 async function resume(dir: string, args: string[]) {
-  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', `node ${JSON.stringify(attackAgent('honest'))}`, '--pause', '0', '--iteration-timeout', '30s', ...args], { cwd: dir, timeoutMs: 55_000 });
+  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', `node ${JSON.stringify(attackAgent('honest'))}`, '--pause', '0', '--iteration-timeout', '30s', ...args], { cwd: dir, timeoutMs: 150_000 });
   return { ...r, output: `${r.stdout}\n${r.stderr}` };
 }
 

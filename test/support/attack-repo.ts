@@ -111,7 +111,7 @@ export interface LoopRun extends RunResult {
 /** ./ralph/ralph.sh with the fake agent `agentName` and `args` (options, then max_iterations). */
 export async function ralph(dir: string, agentName: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<LoopRun> {
   const agentCmd = `node ${JSON.stringify(attackAgent(agentName))}`;
-  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, env, timeoutMs: 55_000 });
+  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, env });
   return { ...r, output: `${r.stdout}\n${r.stderr}` };
 }
 

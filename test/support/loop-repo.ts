@@ -37,7 +37,7 @@ export function loopRepo(opts: PlanOptions = {}): string {
 }
 
 /** Runs the installed ./ralph/ralph.sh in `dir`. */
-export function ralph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 50_000): Promise<RunResult> {
+export function ralph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 150_000): Promise<RunResult> {
   return run(path.join(dir, 'ralph/ralph.sh'), args, { cwd: dir, env, timeoutMs });
 }
 

@@ -73,7 +73,7 @@ export function run(cmd: string, args: string[], opts: SpawnOptions & { input?: 
     let stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));
     child.stderr!.on('data', (d) => (stderr += d));
-    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 50_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs ?? 150_000);
     child.on('error', reject);
     child.on('close', (code, signal) => {
       clearTimeout(timer);
