@@ -1,6 +1,6 @@
 // The in-session loop's engine commands as Claude Code runs them, without Claude Code: `hook start` (what /ralph-loop
 // runs, with the session id Claude Code gives it) and `hook stop` (the Stop hook, with hook input JSON on stdin), in an
-// installed repository. The real CLI runs them in test/e2e/claude-hook-loop.test.ts.
+// installed repository. The real CLI runs them in test/real-agents/claude-hook-loop.test.ts.
 import { spawnSync } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';

@@ -136,7 +136,7 @@ describe('Claude Code stream-json', () => {
     ['a rejected rate limit with overage allowed', JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'rejected', overageStatus: 'allowed_warning' } }), []],
     ['an allowed rate limit', JSON.stringify({ type: 'rate_limit_event', rate_limit_info: { status: 'allowed' } }), []],
     ['a system event', JSON.stringify({ type: 'system', subtype: 'init' }), []],
-    // The fields of Claude Code 2.1.332's event, as the real CLI printed it (test/e2e/claude-api-retry.test.ts).
+    // The fields of Claude Code 2.1.332's event, as the real CLI printed it (test/real-agents/claude-api-retry.test.ts).
     ['a retry after a 429', JSON.stringify({ type: 'system', subtype: 'api_retry', attempt: 1, max_retries: 10, retry_delay_ms: 31_200, error_status: 429, error: 'rate_limit', session_id: 's', uuid: 'u' }), [{ notice: 'Claude Code is retrying after a rate limit (429): attempt 1 of 10, waiting 31s' }]],
     ['a retry after a 529', JSON.stringify({ type: 'system', subtype: 'api_retry', attempt: 3, max_retries: 10, retry_delay_ms: 2000, error_status: 529, error: 'overloaded' }), [{ notice: 'Claude Code is retrying after an overloaded API (529): attempt 3 of 10, waiting 2s' }]],
     ['a retry with no response at all', JSON.stringify({ type: 'system', subtype: 'api_retry', attempt: 2, max_retries: 10, retry_delay_ms: 1000, error_status: null, error: 'unknown' }), [{ notice: 'Claude Code is retrying after an API error: attempt 2 of 10, waiting 1s' }]],
