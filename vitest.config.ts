@@ -4,7 +4,8 @@ import { DurationSequencer } from './test/support/sequencer.js';
 // The tiers of the suite, one vitest project each (docs/testing.md says what each covers and which run where).
 // A file's folder is its tier. `npm test` runs them all; other Node versions run TIERS_EVERYWHERE (.ci/run).
 const TIERS = [
-  { name: 'unit', dir: 'test/unit', timeout: 60_000 },
+  // Pure modules: one module graph for all files (isolate: false) saves most of the tier's time, which is imports.
+  { name: 'unit', dir: 'test/unit', timeout: 60_000, isolate: false },
   { name: 'integration', dir: 'test/integration', timeout: 60_000 },
   { name: 'browser', dir: 'test/browser', timeout: 60_000 },
   // One e2e file per command and engine mode, the few whole loops that also run on every Node version.
@@ -28,6 +29,7 @@ export default defineConfig({
         include: [`${tier.dir}/**/*.test.ts`],
         testTimeout: tier.timeout,
         hookTimeout: tier.timeout,
+        isolate: tier.isolate ?? true,
       },
     })),
   },

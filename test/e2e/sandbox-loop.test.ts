@@ -1,29 +1,16 @@
-// --sandbox with the real runner and real bubblewrap: an honest agent still finishes (it can write and commit),
-// while the writes an attacking agent depends on fail inside the sandbox, and its leftovers die with it.
+// --sandbox with the real runner and real bubblewrap (the honest agent's run is test/smoke/sandbox.test.ts):
+// the writes an attacking agent depends on fail inside the sandbox, and its leftovers die with it.
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../src/engine/agents/sandbox.js';
-import { bytesOrNull, copyRepo, passes, prepareTemplate, type Template } from '../support/attack-repo.js';
-import { FIXTURES, git, run, runCli, testdir } from '../support/repo.js';
+import { bytesOrNull, copyRepo, passes, prepareTemplate, sandboxRalph as ralph, type Template } from '../support/attack-repo.js';
+import { FIXTURES, git, runCli, testdir } from '../support/repo.js';
 import { readNote } from '../support/verdict-note.js';
 import { parseRecord } from '../../src/engine/store/verdict-record.js';
 import { ralph as ralphLoop, renderPlan } from '../support/loop-repo.js';
 import { apiEnv, deliverRepo } from '../support/deliver-repo.js';
 import { startGitHubServer } from '../support/github-server.js';
-
-/**
- * The sandbox gives the agent a private /tmp, and this checkout (CI's clone) may itself live under /tmp: the fake
- * agents are copied into the repository's .git/ (bound into the sandbox, and not part of the working tree).
- */
-// RALPH_RETRY_MS: an attack that fails on a read-only file exits non-zero, and its retries need not wait 10 s.
-async function ralph(dir: string, agent: string, args: string[], env: NodeJS.ProcessEnv = {}) {
-  const fixtures = path.join(dir, '.git', 'test-fixtures');
-  cpSync(FIXTURES, fixtures, { recursive: true });
-  const agentCmd = `node ${JSON.stringify(path.join(fixtures, 'attacks', `${agent}.mjs`))}`;
-  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, env: { RALPH_RETRY_MS: '10', ...env } });
-  return { ...r, output: `${r.stdout}\n${r.stderr}` };
-}
 
 const probe = probeSandbox(process.env);
 let plan: Template;
@@ -34,13 +21,6 @@ beforeAll(async () => {
 afterAll(() => plan?.remove());
 
 describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.ok ? '' : ` (skipped: ${probe.message})`}`, () => {
-  it('the honest agent: exit 0, both stories verified, committed from inside the sandbox', async () => {
-    const dir = copyRepo(plan);
-    const r = await ralph(dir, 'honest', ['--sandbox', '5']);
-    expect(r.code, r.output).toBe(0);
-    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
-  });
-
   it('an agent that appends to ralph/ralph.mjs: the write fails (read-only), the engine is untouched, not exit 0', async () => {
     const dir = copyRepo(plan);
     const r = await ralph(dir, 'engine-edit', ['--sandbox', '1']);

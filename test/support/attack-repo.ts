@@ -2,7 +2,7 @@
 // whose tests fail at the plan commit, with ralphkit installed by the real installer. Each test file prepares
 // one template per plan (install once, in beforeAll) and copies it per test, so a test costs one loop run.
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, realpathSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { expect, onTestFinished } from 'vitest';
@@ -112,6 +112,20 @@ export interface LoopRun extends RunResult {
 export async function ralph(dir: string, agentName: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<LoopRun> {
   const agentCmd = `node ${JSON.stringify(attackAgent(agentName))}`;
   const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, env });
+  return { ...r, output: `${r.stdout}\n${r.stderr}` };
+}
+
+/**
+ * ./ralph/ralph.sh --sandbox-ready: the sandbox gives the agent a private /tmp, and this checkout (CI's clone) may
+ * itself live under /tmp, so the fake agents are copied into the repository's .git/ (bound into the sandbox, and
+ * not part of the working tree). RALPH_RETRY_MS: an attack that fails on a read-only file exits non-zero, and its
+ * retries need not wait 10 s.
+ */
+export async function sandboxRalph(dir: string, agentName: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<LoopRun> {
+  const fixtures = path.join(dir, '.git', 'test-fixtures');
+  cpSync(FIXTURES, fixtures, { recursive: true });
+  const agentCmd = `node ${JSON.stringify(path.join(fixtures, 'attacks', `${agentName}.mjs`))}`;
+  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, env: { RALPH_RETRY_MS: '10', ...env } });
   return { ...r, output: `${r.stdout}\n${r.stderr}` };
 }
 

@@ -1,5 +1,7 @@
 // A clean plan is answered from JSON.parse; the position-tracking parser (many times slower) runs only when there
 // is a problem to place. Counted, not timed.
+// It lives in the integration tier because it replaces a module with vi.mock, which needs the isolated module graph
+// per file that the unit tier gives up for speed (vitest.config.ts).
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { makeLargePlan, makeLargePlanText, storyId } from '../../support/large-plan.js';
 
