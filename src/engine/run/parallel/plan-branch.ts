@@ -8,6 +8,7 @@ import type { LoopState, RunContext, QueuedMerge, StoryVerdict } from '../../typ
 import { atomicWriteFileSync } from '../../../util/atomic.js';
 import { headSha, readFileAt, runGit, tryCommitRunnerFiles } from '../../git/git.js';
 import { ENGINE_FILES } from '../../verify/runner-guard.js';
+import { attemptRef } from '../../verify/baseline.js';
 import { runFinalGate } from '../../verify/final-gate.js';
 import { WorkProtected } from '../../errors.js';
 import { settleBaseline, type RunTrust } from '../trust.js';
@@ -180,10 +181,10 @@ export class PlanBranch {
 
   /**
    * The next attempt resets the story branch to the plan's tip: the commits of this one stay reachable under
-   * refs/ralphkit/loops/<id>/attempts/<story>/<sha>, so nothing an agent committed is lost.
+   * refs/ralphkit/loops/<id>/attempts/<story>/<sha> (attemptRef), so nothing an agent committed is lost.
    */
   private async keepAttempt(id: string, head: string): Promise<void> {
-    const ref = `refs/ralphkit/loops/${this.state.id}/attempts/${id}/${head.slice(0, 12)}`;
+    const ref = attemptRef(this.state.id, id, head);
     const r = await runGit(this.tree, ['update-ref', ref, head]);
     if (r.code === 0) this.run.emit({ type: 'info', message: `${id}: this attempt's commits are kept under ${ref}` });
   }
