@@ -16,6 +16,7 @@ import { readPinDrift } from '../verify/pin-drift.js';
 import { deliverBranch } from './deliver.js';
 import type { PullDelivered } from './deliver-pr.js';
 import { readPullRefusal, readServerRefusal } from './merge-guard.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /** Delivers the end of a complete loop and merges; returns the loop's exit: `done` when merged, else why not. */
 export async function deliverMerged(run: RunContext, done: LoopExit, signal: AbortSignal): Promise<LoopExit> {
@@ -25,7 +26,7 @@ export async function deliverMerged(run: RunContext, done: LoopExit, signal: Abo
   const pull = delivered.pull;
   const pr = pull ? `pull request #${pull.done.number}` : 'the pull request';
   if (refusal) return notMerged(run, pr, refusal.why, refusal.hint);
-  if (!delivered.remote) return notMerged(run, pr, 'the branch was not pushed (see the warning above)', `push it, then open and merge the pull request on GitHub: git push origin ${run.branch}`);
+  if (!delivered.remote) return notMerged(run, pr, 'the branch was not pushed (see the warning above)', `push it, then open and merge the pull request on GitHub: git push origin ${shellQuote(run.branch)}`);
   if (!pull) return notMerged(run, pr, 'no pull request could be opened or updated (see the warning above)', 'open and merge it on GitHub');
   // Both must pass: the loop's own record above, and GitHub's view of the branch against the plan at its merge base.
   const server = (await readPullRefusal(run, pull, run.gatePassed!.commit)) ?? (await readServerRefusal(run, pull, run.gatePassed!.commit));

@@ -13,6 +13,7 @@ import { apiBaseUrl, createClient, GitHubError, resolveToken, type GitHubClient,
 import { openOrUpdatePull, readCiChanges, readPinnedChanges, readRemoteRepo, type PullRequestDone } from '../deliver/pull-request.js';
 import { renderPrBody, renderPrTitle } from '../deliver/pr-body.js';
 import { readPinDrift } from '../verify/pin-drift.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /** The pull request a push was followed by, and the client that reached it (pr-merge goes on with it). */
 export interface PullDelivered {
@@ -54,7 +55,7 @@ export async function deliverPull(run: RunContext, remote: string, when: string,
 async function openOrUpdate(run: RunContext, remote: string, when: string, iteration: number | undefined, warn: Warn): Promise<PullDelivered | null> {
   const top = run.paths.repoRoot;
   const repo = await readRemoteRepo(top, remote);
-  if (!repo) return warn(`the URL of remote ${remote} does not name a GitHub repository (owner/name)`, `point it at one: git remote set-url ${remote} https://github.com/<owner>/<repo>.git`, true);
+  if (!repo) return warn(`the URL of remote ${remote} does not name a GitHub repository (owner/name)`, `point it at one: git remote set-url ${shellQuote(remote)} https://github.com/<owner>/<repo>.git`, true);
   const token = await resolveToken(repo.host, run.io.env);
   if (!token) return warn(`no GitHub token for ${repo.host}`, `log in with: gh auth login --hostname ${repo.host}, or set ${repo.host === 'github.com' ? 'GH_TOKEN' : 'GH_ENTERPRISE_TOKEN'}`, true);
   const prd = await readBranchPlan(run);
