@@ -71,7 +71,8 @@ async function openOrUpdate(run: RunContext, remote: string, when: string, itera
     return { done, client, repo };
   } catch (err) {
     if (!(err instanceof GitHubError)) throw err;
-    return warn(err.message, renderHint(err.status, repo.host, run.branch), err.status === 401 || err.status === 403 || err.status === 404);
+    const failure = planPullFailure(err, repo.host, run.branch);
+    return warn(err.message, failure.hint, failure.final);
   }
 }
 
@@ -84,6 +85,18 @@ async function readLoopPinChanges(run: RunContext): Promise<{ commit: string; ch
   } catch {
     return null;
   }
+}
+
+/**
+ * Pure: what a failed pull request call means for the run. A refused token (401, 403, 404) ends the tries; GitHub's
+ * rate limit (a 403 or 429 too, told apart by its headers) and anything else leave them to the next push.
+ */
+export function planPullFailure(err: GitHubError, host: string, branch: string): { hint: string; final: boolean } {
+  if (err.rateLimitedUntil !== null) {
+    const until = new Date(err.rateLimitedUntil).toISOString().replace(/\.\d+Z$/, 'Z');
+    return { hint: `GitHub's rate limit for this token is used up until ${until}: the next push after that tries again; or open it by hand on GitHub`, final: false };
+  }
+  return { hint: renderHint(err.status, host, branch), final: err.status === 401 || err.status === 403 || err.status === 404 };
 }
 
 function renderHint(status: number | null, host: string, branch: string): string {
