@@ -7,6 +7,7 @@ import { resolveCwdFolder, resolvePlanRoot } from '../util/cwd.js';
 import { sanitizeForTerminal } from '../util/ansi.js';
 import type { ValidateCommandOptions } from './validate.js';
 import { ralphkitCommand } from '../util/invocation.js';
+import { shellQuote } from '../util/shell-quote.js';
 
 const missingHint = (): string => `${ralphkitCommand('install')} creates ralph/prd.json; or name the plan: ${ralphkitCommand('validate path/to/prd.json')}`;
 
@@ -33,7 +34,7 @@ function printText(result: ValidateResult): void {
     const count = result.problems.length;
     throw new RalphkitError(`${count} ${count === 1 ? 'problem' : 'problems'} in ${result.file}`, {
       exitCode: EXIT.refused,
-      hint: `fix ${count === 1 ? 'it' : 'them'}, then run: ${ralphkitCommand(`validate ${result.file}`)}`,
+      hint: `fix ${count === 1 ? 'it' : 'them'}, then run: ${ralphkitCommand(`validate ${shellQuote(result.file)}`)}`,
     });
   }
   for (const warning of result.warnings) logger.out(sanitizeForTerminal(formatPrdWarning(warning)));

@@ -4,6 +4,7 @@
 import path from 'node:path';
 import type { LoopStatus } from './types.js';
 import { showPath } from '../util/repo-path.js';
+import { shellQuote } from '../util/shell-quote.js';
 
 export const LOOP_EXIT = {
   complete: 0,
@@ -119,7 +120,7 @@ export function renderWriteError(file: string, repoRoot: string, err: Error, con
   return new RunnerFileError(
     file,
     `could not write ${shown} (${describeError(err)})${consequence ? `: ${consequence}` : ''}`,
-    `make ${shown} and its folder writable for this user (e.g. chmod u+w ${folder} ${shown}), then continue with: ./ralph/ralph.sh --resume-last`,
+    `make ${shown} and its folder writable for this user (e.g. chmod u+w ${shellQuote(folder)} ${shellQuote(shown)}), then continue with: ./ralph/ralph.sh --resume-last`,
   );
 }
 

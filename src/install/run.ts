@@ -10,6 +10,7 @@ import { readManifest } from './manifest.js';
 import { planClaudeHook } from './claude-hook.js';
 import { planCi } from './ci.js';
 import { MANIFEST_PATH, type CiProvider } from './types.js';
+import { shellQuote } from '../util/shell-quote.js';
 
 export interface InstallOptions {
   /** The repository to install into. */
@@ -61,7 +62,7 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
   if (!gitRoot) {
     result.warnings.push(`${result.cwd} is not inside a git repository; the loop needs git (run \`git init\` there before ./ralph/ralph.sh)`);
   } else if (gitRoot !== result.cwd) {
-    result.warnings.push(`${result.cwd} is a subfolder of the repository ${gitRoot}; the loop looks for ralph/ at the repository root (install with --cwd ${gitRoot}, or run the loop with --prd and --prompt)`);
+    result.warnings.push(`${result.cwd} is a subfolder of the repository ${gitRoot}; the loop looks for ralph/ at the repository root (install with --cwd ${shellQuote(gitRoot)}, or run the loop with --prd and --prompt)`);
   }
   return result;
 }

@@ -3,6 +3,8 @@
 // the position-tracking parser and the full checks, which find and place every problem exactly as before.
 // Built-ins only: the loop engine bundles this file.
 import { branchNameProblem } from './branch-name.js';
+import { storyIdNeedsEscaping } from './story-ref.js';
+import { needsShellQuoting } from '../util/shell-quote.js';
 import { MAX_DEPTH } from './json-parse.js';
 import { PLAN_FIELDS, STORY_FIELDS, fieldTable, meantKey, valueIsClean, type FieldTable } from './schema.js';
 import { UNSAFE_CHAR } from './unsafe-text.js';
@@ -45,7 +47,7 @@ const STORY_TABLE = fieldTable(STORY_FIELDS);
 function planIsClean(root: unknown, tally: Tally): boolean {
   // The plan's fields sit at depth 1, a story's at depth 3 (plan, userStories, story).
   if (!isObject(root) || !objectIsClean(root, PLAN_TABLE, 1, tally)) return false;
-  for (const key of ['branchName', 'baseBranch']) if (Object.hasOwn(root, key) && branchNameProblem(String(root[key]))) return false;
+  for (const key of ['branchName', 'baseBranch']) if (Object.hasOwn(root, key) && (branchNameProblem(String(root[key])) || needsShellQuoting(String(root[key])))) return false;
   const stories = root.userStories as unknown[];
   if (stories.length === 0) return false;
   const indexOf = new Map<string, number>();
@@ -57,7 +59,7 @@ function planIsClean(root: unknown, tally: Tally): boolean {
     if (!isObject(story) || !objectIsClean(story, STORY_TABLE, 3, tally)) return false;
     const id = story.id as string;
     // Warnings are the full check's to place (validate.ts): an unsafe id or title is handed on.
-    if (UNSAFE_CHAR.test(id) || UNSAFE_CHAR.test(story.title as string)) return false;
+    if (UNSAFE_CHAR.test(id) || UNSAFE_CHAR.test(story.title as string) || storyIdNeedsEscaping(id)) return false;
     if (indexOf.has(id)) return false;
     indexOf.set(id, i);
     const list = Object.hasOwn(story, 'dependsOn') ? (story.dependsOn as string[]) : [];

@@ -51,6 +51,8 @@ export type PrdProblemCode =
   | 'did-you-mean'
   | 'skip-spelling'
   | 'unsafe-text'
+  | 'shell-word'
+  | 'story-id-ref'
   | 'example-plan';
 
 /** One problem found in a plan; line and col are 1-based and present when known. */

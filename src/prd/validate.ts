@@ -1,6 +1,8 @@
 // Validates prd.json text (SPEC §5) and reports every problem with its line and column. Pure, and built-ins
 // only: `ralphkit validate` and the loop engine (bundled alone into ralph.mjs) both call it.
 import { branchNameProblem } from './branch-name.js';
+import { storyIdNeedsEscaping, storyRefPart } from './story-ref.js';
+import { needsShellQuoting } from '../util/shell-quote.js';
 import { findCycles } from './graph.js';
 import { parseJsonWithPositions, type JsonArray, type JsonNode, type JsonScalar } from './json-parse.js';
 import { makeLocator } from './locate.js';
@@ -77,6 +79,9 @@ function checkPlan(root: JsonNode, { report, warn }: Reports): void {
     const node = fields.get(key) as JsonScalar | undefined;
     const reason = node && branchNameProblem(String(node.value));
     if (node && reason) report(node.offset, 'branch-name', `${key} ${JSON.stringify(node.value)} is not a valid git branch name: ${reason}`, key);
+    else if (node?.kind === 'string' && needsShellQuoting(String(node.value))) {
+      warn(node.offset, 'shell-word', `${key} ${JSON.stringify(node.value)} holds characters a shell reads (such as $ \` ; & | ( ) < > ' " ! # * ? { }): the runner's hints quote it, but a command typed with it unquoted runs them; use letters, digits and - _ . /`, key);
+    }
   }
   const stories = fields.get('userStories') as JsonArray | undefined;
   if (!stories) return;
@@ -101,6 +106,7 @@ function checkStory(node: JsonNode, index: number, { report, warn }: Reports): S
   const fields = checkFields(node, STORY_FIELDS, place, report);
   checkMeantKeys(node, STORY_FIELDS, place, warn);
   checkStoryText(fields, place, warn);
+  checkIdAsRef(fields.get('id') as JsonScalar | undefined, place, warn);
   const passes = fields.get('passes') as JsonScalar | undefined;
   if (passes?.kind === 'string') {
     warn(passes.offset, 'skip-spelling', `${label}: passes ${JSON.stringify(passes.value)} is read as "skip": true, so the story is set aside (never worked on, not counted); say so directly with "passes": false, "skip": true`, `${path}.passes`);
@@ -117,6 +123,15 @@ function checkStoryText(fields: Map<string, JsonNode>, place: { path: string; la
     const chars = describeUnsafeChars(String(node.value)).join(', ');
     warn(node.offset, 'unsafe-text', `${place.label}the ${key} contains ${chars}, which can make it display differently from what it is; remove ${chars.includes(',') ? 'them' : 'it'}`, `${place.path}.${key}`);
   }
+}
+
+/** An id --parallel cannot use as it is in a branch name (story-ref.ts encodes it): said, not refused. */
+function checkIdAsRef(node: JsonScalar | undefined, place: { path: string; label: string }, warn: Report): void {
+  if (node?.kind !== 'string') return;
+  const id = String(node.value);
+  // An empty id is a problem of its own; an unsafe one is already told to lose those characters.
+  if (!id.trim() || UNSAFE_CHAR.test(id) || !storyIdNeedsEscaping(id)) return;
+  warn(node.offset, 'story-id-ref', `${place.label}the id is not usable as it is in a git branch name, so --parallel names its branch with it encoded (<branchName>--${storyRefPart(id)}); ids of letters, digits, - _ and single dots read as they are`, `${place.path}.id`);
 }
 
 function checkIds(facts: StoryFacts[], report: Report): void {

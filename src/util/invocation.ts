@@ -4,6 +4,7 @@
 import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { realpathOrUndefined } from './read.js';
+import { shellQuote } from './shell-quote.js';
 
 /** What decides the command: the script node ran, the environment, and two file-system reads. */
 export interface InvocationFacts {
@@ -46,8 +47,8 @@ function both(command: string): RalphkitCommands {
 
 /** `arg` as one shell word: bare when it is plain, else quoted for the platform's shell. */
 export function quoteArg(arg: string, platform: NodeJS.Platform): string {
-  if (/^[\w@%+=:,./\\-]+$/.test(arg)) return arg;
-  return platform === 'win32' ? `"${arg}"` : `'${arg.replace(/'/g, `'\\''`)}'`;
+  if (platform !== 'win32') return shellQuote(arg);
+  return /^[\w@%+=:,./\\-]+$/.test(arg) ? arg : `"${arg}"`;
 }
 
 /** Help text whose examples say `npx ralphkit`, in this process's words (`@latest` only means something to npx). */

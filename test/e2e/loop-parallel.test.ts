@@ -42,20 +42,24 @@ describe('--parallel', () => {
     expect(r.stderr).toMatch(/\[w[123]\]|worker [123]/);
   }, 180_000);
 
-  it('re-queues a story whose branch conflicts with one merged before it, and finishes', async () => {
-    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
-    const { env } = fakeEnv({ FAKE_PAR_SHARED: 'US-001,US-002', FAKE_PAR_DELAY_MS: '200' });
+  // The ids are ones git takes in no branch name as they are (.. and a final .lock): their story branches and the
+  // kept attempt's ref are named with the ids encoded (prd/story-ref.ts).
+  it('re-queues a story whose branch conflicts with one merged before it, and finishes (story ids no branch name can hold)', async () => {
+    const repo = parallelRepo([{ id: 'US..1' }, { id: 'x.lock' }]);
+    const { env } = fakeEnv({ FAKE_PAR_SHARED: 'US..1,x.lock', FAKE_PAR_DELAY_MS: '200' });
     const r = await ralph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env, 120_000);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/sent back by the merge queue: its branch does not merge onto ralph\/par .*conflict in shared\.txt/);
     // Both stories' lines are in the shared file: the second attempt started from the plan branch with the first.
-    expect(git(repo, 'show', `${BRANCH}:shared.txt`).split('\n').filter(Boolean).sort()).toEqual(['US-001', 'US-002']);
+    expect(git(repo, 'show', `${BRANCH}:shared.txt`).split('\n').filter(Boolean).sort()).toEqual(['US..1', 'x.lock']);
     const progress = git(repo, 'show', `${BRANCH}:ralph/progress.txt`);
-    expect(progress).toMatch(/ralph: US-00[12] sent back by the merge queue/);
+    expect(progress).toMatch(/ralph: (US\.\.1|x\.lock) sent back by the merge queue/);
     // The attempt that conflicted is kept, though its story branch started again from the plan's tip.
     const kept = git(repo, 'for-each-ref', '--format=%(refname)', 'refs/ralphkit/loops/').split('\n').filter((r) => r.includes('/attempts/'));
     expect(kept).toHaveLength(1);
-    expect(git(repo, 'show', `${kept[0]}:shared.txt`)).toMatch(/^US-00[12]$/);
+    expect(kept[0]).toMatch(/\/attempts\/(US\+2E\.1|x\+2Elock)\/[0-9a-f]{12}$/);
+    expect(git(repo, 'show', `${kept[0]}:shared.txt`)).toMatch(/^(US\.\.1|x\.lock)$/);
+    expect(r.stderr).toMatch(/on ralph\/par--(US\+2E\.1|x\+2Elock)\b/);
   }, 180_000);
 
   it('sends a story back when checks fail after its merge, although it passed on its own branch', async () => {

@@ -4,7 +4,9 @@
 // `ci(sha, call)` scripts the check runs and commit statuses of a commit (call counts the looks at check runs, from
 // 1; default: none reported), and `headSha(branch)` says where the branch ends on "GitHub" (a merge naming another
 // sha gets GitHub's 409), `mergeFail` refuses every merge with a status and message (405, ...), `compareIn` a repository
-// whose branches answer GitHub's compare API (merge base and changed files).
+// whose branches answer GitHub's compare API (merge base and changed files). `script(method, path, call)` answers a
+// request itself first when it returns an answer (any status, headers and raw text; or `hang`: never an answer), for
+// rate limits, bodies that are not JSON and timeouts; `call` counts the requests so far, from 1.
 import { spawnSync } from 'node:child_process';
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -46,6 +48,16 @@ export interface FakeCi {
   statuses?: FakeStatus[];
 }
 
+export interface ScriptedAnswer {
+  status?: number;
+  headers?: Record<string, string>;
+  /** The body as sent; default: `json` encoded. */
+  text?: string;
+  json?: unknown;
+  /** Never answer (the client's deadline ends the request). */
+  hang?: boolean;
+}
+
 export interface GitHubServerOptions {
   owner: string;
   repo: string;
@@ -57,6 +69,7 @@ export interface GitHubServerOptions {
   mergeFail?: { status: number; message: string };
   /** A repository whose branches are GitHub's for the comparison of a base branch and a sha (merge base, changed files). */
   compareIn?: string;
+  script?: (method: string, path: string, call: number) => ScriptedAnswer | undefined;
 }
 
 export interface GitHubServer {
@@ -76,12 +89,19 @@ export async function startGitHubServer(opts: GitHubServerOptions): Promise<GitH
     req.on('end', () => {
       const body = text ? (JSON.parse(text) as Record<string, unknown>) : null;
       requests.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+      const scripted = opts.script?.(req.method ?? '', req.url ?? '', requests.length);
+      if (scripted?.hang) return;
+      if (scripted) {
+        res.writeHead(scripted.status ?? 200, { 'content-type': 'application/json', ...scripted.headers });
+        res.end(scripted.text ?? JSON.stringify(scripted.json ?? {}));
+        return;
+      }
       const [status, answer] = opts.fail ? [opts.fail.status, { message: opts.fail.message, documentation_url: 'https://docs.github.com/rest' }] : route(req.method ?? '', new URL(req.url ?? '/', 'http://x'), body);
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end(JSON.stringify(answer));
     });
   });
-  const view = (p: FakePull) => ({ number: p.number, html_url: `https://github.example/${opts.owner}/${opts.repo}/pull/${p.number}`, title: p.title, body: p.body, head: { ref: p.head, label: `${opts.owner}:${p.head}`, sha: headOf(p.head), repo: { full_name: p.headRepo ?? `${opts.owner}/${opts.repo}` } }, base: { ref: p.base } });
+  const view = (p: FakePull) => ({ number: p.number, html_url: `https://github.example/${opts.owner}/${opts.repo}/pull/${p.number}`, title: p.title, body: p.body, head: { ref: p.head, label: `${opts.owner}:${p.head}`, sha: headOf(p.head), repo: { full_name: p.headRepo ?? `${opts.owner}/${opts.repo}` } }, base: { ref: p.base }, merged: p.merged === true, merge_commit_sha: p.merged ? 'f'.repeat(40) : null });
   const headOf = (branch: string) => {
     try {
       return opts.headSha?.(branch) ?? null;

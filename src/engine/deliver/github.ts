@@ -88,10 +88,45 @@ export interface ApiAnswer {
   body: unknown;
 }
 
+/** An answer as it came: the body's text (parsed only once it is known to be a success) and the rate-limit headers. */
+interface RawAnswer {
+  status: number;
+  text: string;
+  headers: Record<string, string | string[] | undefined>;
+}
+
 export class GitHubError extends Error {
+  /**
+   * Set when GitHub said the token's rate limit is used up (403 or 429 with `x-ratelimit-remaining: 0`, a
+   * `retry-after`, or its "rate limit" message): the time (ms since the epoch) before which no request should be made.
+   */
+  rateLimitedUntil: number | null = null;
+
   constructor(message: string, readonly status: number | null) {
     super(message);
   }
+}
+
+/** A secondary rate limit without retry-after or reset: GitHub asks for at least a minute. */
+const RATE_LIMIT_DEFAULT_MS = 60_000;
+
+/**
+ * Pure: when a 403 or 429 is GitHub's rate limit rather than a refusal, the time to wait until (GitHub's REST docs,
+ * "Rate limits": `retry-after` seconds first, then `x-ratelimit-reset` epoch seconds when `x-ratelimit-remaining`
+ * is 0, else a minute for a message that says "rate limit"); null for any other answer.
+ */
+export function planRateLimitWait(status: number, headers: RawAnswer['headers'], message: string, now: number): number | null {
+  if (status !== 403 && status !== 429) return null;
+  const header = (name: string) => {
+    const v = headers[name];
+    return (Array.isArray(v) ? v[0] : v)?.trim() ?? '';
+  };
+  const retryAfter = header('retry-after');
+  if (/^\d+$/.test(retryAfter)) return now + Number(retryAfter) * 1000;
+  const reset = header('x-ratelimit-reset');
+  if (header('x-ratelimit-remaining') === '0') return /^\d+$/.test(reset) ? Math.max(now, Number(reset) * 1000) : now + RATE_LIMIT_DEFAULT_MS;
+  if (status === 429 || /rate limit/i.test(message)) return now + RATE_LIMIT_DEFAULT_MS;
+  return null;
 }
 
 /** The client: one repository, one token. Every method throws GitHubError with GitHub's own words. */
@@ -102,14 +137,23 @@ export interface GitHubClient {
 export function createClient(baseUrl: string, token: string, timeoutMs = GITHUB_TIMEOUT_MS): GitHubClient {
   return {
     async request(method, path, body) {
-      const answer = await send(new URL(baseUrl + path), method, token, body, timeoutMs);
-      if (answer.status >= 200 && answer.status < 300) return answer;
-      throw new GitHubError(scrub(renderApiComplaint(answer), token), answer.status);
+      const raw = await send(new URL(baseUrl + path), method, token, body, timeoutMs);
+      const parsed = parseJson(raw.text);
+      if (raw.status >= 200 && raw.status < 300) {
+        // A success says what it did in JSON; anything else (a proxy's page, a cut answer) tells nothing.
+        if (parsed.ok || (raw.status === 204 && !raw.text.trim())) return { status: raw.status, body: parsed.value };
+        const said = raw.text.trim() ? `: ${renderApiComplaint({ status: raw.status, body: raw.text }).replace(/^GitHub answered HTTP \d+: /, '')}` : ' (empty)';
+        throw new GitHubError(scrub(`GitHub answered HTTP ${raw.status} with a body that is not JSON${said}`, token), raw.status);
+      }
+      const answer = { status: raw.status, body: parsed.value };
+      const err = new GitHubError(scrub(renderApiComplaint(answer), token), raw.status);
+      err.rateLimitedUntil = planRateLimitWait(raw.status, raw.headers, err.message, Date.now());
+      throw err;
     },
   };
 }
 
-function send(url: URL, method: string, token: string, body: unknown, timeoutMs: number): Promise<ApiAnswer> {
+function send(url: URL, method: string, token: string, body: unknown, timeoutMs: number): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string | number> = {
@@ -128,7 +172,7 @@ function send(url: URL, method: string, token: string, body: unknown, timeoutMs:
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('end', () => {
         clearTimeout(timer);
-        resolve({ status: res.statusCode ?? 0, body: parseJson(Buffer.concat(chunks).toString('utf8')) });
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), headers: res.headers });
       });
       res.on('error', () => undefined);
     });
@@ -140,11 +184,11 @@ function send(url: URL, method: string, token: string, body: unknown, timeoutMs:
   });
 }
 
-function parseJson(text: string): unknown {
+function parseJson(text: string): { ok: boolean; value: unknown } {
   try {
-    return JSON.parse(text);
+    return { ok: true, value: JSON.parse(text) };
   } catch {
-    return text;
+    return { ok: false, value: text };
   }
 }
 

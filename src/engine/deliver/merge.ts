@@ -39,6 +39,7 @@ export async function waitForCi(input: CiWaitInput): Promise<CiWaitResult> {
   let state: CiState | null = null;
   let said = '';
   let passedBefore = false;
+  let limited: GitHubError | null = null;
   for (;;) {
     if (input.signal.aborted) return { outcome: 'interrupted', state };
     try {
@@ -48,19 +49,26 @@ export async function waitForCi(input: CiWaitInput): Promise<CiWaitResult> {
       said = words;
       if (state.verdict === 'failed' || (state.verdict === 'passed' && passedBefore)) return { outcome: state.verdict, state };
       passedBefore = state.verdict === 'passed';
+      limited = null;
     } catch (err) {
       if (!(err instanceof GitHubError)) throw err;
       if (!isTransient(err)) return { outcome: 'error', error: err, state };
+      limited = err.rateLimitedUntil !== null ? err : null;
     }
-    const left = deadline - input.clock.now().getTime();
-    if (left <= 0) return state ? { outcome: 'timeout', state } : { outcome: 'error', error: new GitHubError('GitHub did not answer about the checks before the timeout', null), state };
-    await input.clock.sleep(Math.min(interval, left), input.signal);
+    const now = input.clock.now().getTime();
+    const left = deadline - now;
+    if (left <= 0) return state ? { outcome: 'timeout', state } : { outcome: 'error', error: limited ?? new GitHubError('GitHub did not answer about the checks before the timeout', null), state };
+    // A rate limit is waited out as GitHub asks (no request before its time), within the timeout.
+    const pause = limited ? Math.max(interval, limited.rateLimitedUntil! - now) : interval;
+    if (limited) input.log(`GitHub's rate limit: the next look at the checks is in ${Math.ceil(Math.min(pause, left) / 1000)}s`);
+    await input.clock.sleep(Math.min(pause, left), input.signal);
   }
 }
 
-// No answer, GitHub's own trouble (5xx) or a rate limit: worth another look; anything else will answer the same.
+// No answer, GitHub's own trouble (5xx) or a rate limit (429, or a 403 that says so): worth another look; anything
+// else will answer the same.
 function isTransient(err: GitHubError): boolean {
-  return err.status === null || err.status >= 500 || err.status === 429;
+  return err.status === null || err.status >= 500 || err.status === 429 || err.rateLimitedUntil !== null;
 }
 
 export interface MergeDone {
@@ -68,12 +76,32 @@ export interface MergeDone {
   sha: string;
 }
 
-/** Merges pull request `number` if its head is still `sha`. Throws GitHubError with GitHub's words (405, 409, 422, ...). */
+/** A merge request that got no clear answer (none in time, a 5xx) and a pull request that does not read as merged. */
+export class MergeUnknown extends GitHubError {}
+
+/**
+ * Merges pull request `number` if its head is still `sha`. Throws GitHubError with GitHub's words (405, 409, 422, ...),
+ * or MergeUnknown: a request without an answer may still have merged, so the pull request is read again first.
+ */
 export async function mergePull(client: GitHubClient, repo: GitHubRepo, number: number, sha: string): Promise<MergeDone> {
   const root = `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}`;
-  const answer = await client.request('PUT', `${root}/pulls/${number}/merge`, { sha, merge_method: 'merge' });
+  let answer;
+  try {
+    answer = await client.request('PUT', `${root}/pulls/${number}/merge`, { sha, merge_method: 'merge' });
+  } catch (err) {
+    if (!(err instanceof GitHubError) || (err.status !== null && err.status < 500)) throw err;
+    return readMergedAfter(client, root, number, err);
+  }
   const body = answer.body as { merged?: unknown; sha?: unknown; message?: unknown } | null;
   const said = typeof body?.message === 'string' ? `: ${body.message.replace(/\s+/g, ' ').slice(0, 200)}` : '';
   if (body?.merged !== true) throw new GitHubError(`GitHub did not merge it${said}`, answer.status);
   return { sha: typeof body.sha === 'string' ? body.sha : '' };
+}
+
+async function readMergedAfter(client: GitHubClient, root: string, number: number, err: GitHubError): Promise<MergeDone> {
+  const again = await client.request('GET', `${root}/pulls/${number}`).catch((e: Error) => e);
+  const body = again instanceof Error ? null : (again.body as { merged?: unknown; merge_commit_sha?: unknown } | null);
+  if (body?.merged === true) return { sha: typeof body.merge_commit_sha === 'string' ? body.merge_commit_sha : '' };
+  const read = again instanceof Error ? `reading it again failed too (${again.message})` : 'read again, it is not merged yet';
+  throw new MergeUnknown(`the merge request got no clear answer (${err.message}); ${read}, but GitHub may still merge it`, err.status);
 }

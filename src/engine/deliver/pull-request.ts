@@ -34,7 +34,9 @@ export async function openOrUpdatePull(client: GitHubClient, repo: GitHubRepo, p
   const root = `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}`;
   const head = `${repo.owner}:${plan.branch}`;
   const list = await client.request('GET', `${root}/pulls?head=${encodeURIComponent(head)}&state=open&per_page=10`);
-  const open = Array.isArray(list.body) ? (list.body[0] as PullFields | undefined) : undefined;
+  // Not a list is not "none open": opening another on every push would follow.
+  if (!Array.isArray(list.body)) throw new GitHubError(`GitHub's answer to the list of open pull requests of ${head} is not a list (HTTP ${list.status})`, list.status);
+  const open = list.body[0] as PullFields | undefined;
   if (open && typeof open.number === 'number') {
     const base = typeof open.base?.ref === 'string' ? open.base.ref : plan.base ?? '';
     const updated = await client.request('PATCH', `${root}/pulls/${open.number}`, { body: await plan.body(base) });
@@ -42,7 +44,9 @@ export async function openOrUpdatePull(client: GitHubClient, repo: GitHubRepo, p
   }
   const base = plan.base ?? (await defaultBranch(client, root));
   const created = await client.request('POST', `${root}/pulls`, { title: plan.title, head: plan.branch, base, body: await plan.body(base) });
-  return describe('opened', created.body as PullFields, {}, base);
+  const fields = created.body as PullFields | null;
+  if (typeof fields?.number !== 'number') throw new GitHubError(`GitHub answered HTTP ${created.status} to opening the pull request without its number: whether it was opened is unknown (look on GitHub)`, created.status);
+  return describe('opened', fields, {}, base);
 }
 
 function describe(action: PullRequestDone['action'], answer: PullFields, known: PullFields, base: string): PullRequestDone {

@@ -13,6 +13,7 @@ import { guardWrite, WorkProtected } from '../errors.js';
 import { relToTop } from '../../util/repo-path.js';
 import { recordsRoot } from '../store/layout.js';
 import { readAllStates } from '../store/state-file.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /**
  * SPEC §6: nothing of the agent outlives its iteration. Its process group is already gone (agents/process.ts); this
@@ -71,14 +72,14 @@ async function returnToBranch(run: RunContext, topLevel: string, iteration: numb
   const head = refs.head;
   const where = now ?? `a detached HEAD (${head?.slice(0, 7) ?? 'no commit'})`;
   const commits = head ? await readCommitsSince(repoRoot, head, tips) : [];
-  const inspect = now ? `git log ${run.branch}..${now}` : `git log ${head}, and keep them with: git branch <name> ${head}`;
+  const inspect = now ? `git log ${shellQuote(run.branch)}..${shellQuote(now)}` : `git log ${head}, and keep them with: git branch <name> ${head}`;
   const made = commits.length ? `, and made ${commits.length} commit${commits.length === 1 ? '' : 's'} there: ${commits.join('; ')}` : ', and made no commit there';
   run.emit({ type: 'warn', iteration, message: `the agent left the loop's branch: it switched from ${run.branch} to ${where}${made}` });
   const prdAfter = readTextOrNull(prd) ?? '';
   const dirty = (await readDirtyPaths(topLevel)).filter((p) => !/(^|\/)\.runs(\/|$)/.test(p));
   const stuck = (why: string) => new WorkProtected(
     `iteration ${iteration}: the agent left ${run.branch} for ${where} and the runner cannot switch back: ${why}`,
-    `look at the work (git status; ${inspect}), commit or stash it, then git checkout ${run.branch} and continue with: ./ralph/ralph.sh --resume-last`,
+    `look at the work (git status; ${inspect}), commit or stash it, then git checkout ${shellQuote(run.branch)} and continue with: ./ralph/ralph.sh --resume-last`,
   );
   if (dirty.length) throw stuck(`the working tree has uncommitted changes (${dirty.slice(0, 10).join(', ')})`);
   const r = await switchToBranch(repoRoot, run.branch);
@@ -110,7 +111,7 @@ async function warnCommitsElsewhere(run: RunContext, iteration: number, tips: st
   const exclude = [...(run.siblingBranches ?? []), ...otherLoopBranches(run)].map((b) => `--exclude=${b}`);
   const commits = await readCommitsSince(run.paths.repoRoot, [...exclude, '--branches'], [...tips, `refs/heads/${run.branch}`]);
   if (!commits.length) return;
-  run.emit({ type: 'warn', iteration, message: `the agent committed on other branches than ${run.branch} (left as they are; they are not this loop's work): ${commits.join('; ')}; find them with: git log --branches --not ${run.branch}` });
+  run.emit({ type: 'warn', iteration, message: `the agent committed on other branches than ${run.branch} (left as they are; they are not this loop's work): ${commits.join('; ')}; find them with: git log --branches --not ${shellQuote(run.branch)}` });
 }
 
 /**
@@ -131,5 +132,5 @@ async function warnPromptCommits(run: RunContext, topLevel: string, iteration: n
   if (!headBefore || !headAfter || headBefore === headAfter || rel.startsWith('../')) return;
   const changed = await readChangedPaths(topLevel, headBefore, headAfter).catch(() => [] as string[]);
   if (!changed.includes(rel)) return;
-  run.emit({ type: 'warn', iteration, message: `the agent's commits changed ${rel}, the instructions every iteration gets (such commits alone are not progress); review: git diff ${headBefore.slice(0, 7)} ${headAfter.slice(0, 7)} -- ${rel}` });
+  run.emit({ type: 'warn', iteration, message: `the agent's commits changed ${rel}, the instructions every iteration gets (such commits alone are not progress); review: git diff ${headBefore.slice(0, 7)} ${headAfter.slice(0, 7)} -- ${shellQuote(rel)}` });
 }

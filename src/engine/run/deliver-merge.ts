@@ -10,12 +10,13 @@ import { formatDuration } from '../core/duration.js';
 import { realClock } from '../clock.js';
 import { runGit } from '../git/git.js';
 import { GitHubError } from '../deliver/github.js';
-import { mergePull, waitForCi } from '../deliver/merge.js';
+import { mergePull, MergeUnknown, waitForCi } from '../deliver/merge.js';
 import { renderCiState } from '../deliver/ci-status.js';
 import { readPinDrift } from '../verify/pin-drift.js';
 import { deliverBranch } from './deliver.js';
 import type { PullDelivered } from './deliver-pr.js';
 import { readPullRefusal, readServerRefusal } from './merge-guard.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /** Delivers the end of a complete loop and merges; returns the loop's exit: `done` when merged, else why not. */
 export async function deliverMerged(run: RunContext, done: LoopExit, signal: AbortSignal): Promise<LoopExit> {
@@ -25,7 +26,7 @@ export async function deliverMerged(run: RunContext, done: LoopExit, signal: Abo
   const pull = delivered.pull;
   const pr = pull ? `pull request #${pull.done.number}` : 'the pull request';
   if (refusal) return notMerged(run, pr, refusal.why, refusal.hint);
-  if (!delivered.remote) return notMerged(run, pr, 'the branch was not pushed (see the warning above)', `push it, then open and merge the pull request on GitHub: git push origin ${run.branch}`);
+  if (!delivered.remote) return notMerged(run, pr, 'the branch was not pushed (see the warning above)', `push it, then open and merge the pull request on GitHub: git push origin ${shellQuote(run.branch)}`);
   if (!pull) return notMerged(run, pr, 'no pull request could be opened or updated (see the warning above)', 'open and merge it on GitHub');
   // Both must pass: the loop's own record above, and GitHub's view of the branch against the plan at its merge base.
   const server = (await readPullRefusal(run, pull, run.gatePassed!.commit)) ?? (await readServerRefusal(run, pull, run.gatePassed!.commit));
@@ -76,11 +77,14 @@ async function waitAndMerge(run: RunContext, done: LoopExit, pull: PullDelivered
     return new LoopExit(done.code, `${done.message}; merged ${pr}${into} at ${sha.slice(0, 7)}${merged.sha ? ` (merge commit ${merged.sha.slice(0, 7)})` : ''}`, done.hint, done.status);
   } catch (err) {
     if (!(err instanceof GitHubError)) throw err;
-    return notMerged(run, pr, `GitHub refused the merge: ${err.message}`, renderMergeHint(err.status, url));
+    if (err instanceof MergeUnknown) return notMerged(run, pr, `whether GitHub merged it is unknown: ${err.message}`, `check ${pr} on GitHub${url}: merged, or merge it there once its checks pass`);
+    return notMerged(run, pr, `GitHub refused the merge: ${err.message}`, renderMergeHint(err, url));
   }
 }
 
-function renderMergeHint(status: number | null, url: string): string {
+function renderMergeHint(err: GitHubError, url: string): string {
+  const status = err.status;
+  if (err.rateLimitedUntil !== null) return `GitHub's rate limit for this token is used up until ${new Date(err.rateLimitedUntil).toISOString().replace(/\.\d+Z$/, 'Z')}: merge it on GitHub${url}, or resume with --deliver pr-merge after that`;
   if (status === 409) return `the branch on GitHub no longer ends at the verified commit (someone pushed to it): look at the new commits, then merge by hand${url}`;
   if (status === 405) return `GitHub's rules for this repository do not allow this merge now (required reviews or checks, merge commits not allowed, a conflict): merge it on GitHub${url}`;
   if (status === 401 || status === 403 || status === 404) return `the token cannot merge here: give it "contents: write" and "pull requests: write" (or the repo scope), or merge it on GitHub${url}`;

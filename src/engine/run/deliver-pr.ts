@@ -13,6 +13,7 @@ import { apiBaseUrl, createClient, GitHubError, resolveToken, type GitHubClient,
 import { openOrUpdatePull, readCiChanges, readPinnedChanges, readRemoteRepo, type PullRequestDone } from '../deliver/pull-request.js';
 import { renderPrBody, renderPrTitle } from '../deliver/pr-body.js';
 import { readPinDrift } from '../verify/pin-drift.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /** The pull request a push was followed by, and the client that reached it (pr-merge goes on with it). */
 export interface PullDelivered {
@@ -54,7 +55,7 @@ export async function deliverPull(run: RunContext, remote: string, when: string,
 async function openOrUpdate(run: RunContext, remote: string, when: string, iteration: number | undefined, warn: Warn): Promise<PullDelivered | null> {
   const top = run.paths.repoRoot;
   const repo = await readRemoteRepo(top, remote);
-  if (!repo) return warn(`the URL of remote ${remote} does not name a GitHub repository (owner/name)`, `point it at one: git remote set-url ${remote} https://github.com/<owner>/<repo>.git`, true);
+  if (!repo) return warn(`the URL of remote ${remote} does not name a GitHub repository (owner/name)`, `point it at one: git remote set-url ${shellQuote(remote)} https://github.com/<owner>/<repo>.git`, true);
   const token = await resolveToken(repo.host, run.io.env);
   if (!token) return warn(`no GitHub token for ${repo.host}`, `log in with: gh auth login --hostname ${repo.host}, or set ${repo.host === 'github.com' ? 'GH_TOKEN' : 'GH_ENTERPRISE_TOKEN'}`, true);
   const prd = await readBranchPlan(run);
@@ -70,7 +71,8 @@ async function openOrUpdate(run: RunContext, remote: string, when: string, itera
     return { done, client, repo };
   } catch (err) {
     if (!(err instanceof GitHubError)) throw err;
-    return warn(err.message, renderHint(err.status, repo.host, run.branch), err.status === 401 || err.status === 403 || err.status === 404);
+    const failure = planPullFailure(err, repo.host, run.branch);
+    return warn(err.message, failure.hint, failure.final);
   }
 }
 
@@ -83,6 +85,18 @@ async function readLoopPinChanges(run: RunContext): Promise<{ commit: string; ch
   } catch {
     return null;
   }
+}
+
+/**
+ * Pure: what a failed pull request call means for the run. A refused token (401, 403, 404) ends the tries; GitHub's
+ * rate limit (a 403 or 429 too, told apart by its headers) and anything else leave them to the next push.
+ */
+export function planPullFailure(err: GitHubError, host: string, branch: string): { hint: string; final: boolean } {
+  if (err.rateLimitedUntil !== null) {
+    const until = new Date(err.rateLimitedUntil).toISOString().replace(/\.\d+Z$/, 'Z');
+    return { hint: `GitHub's rate limit for this token is used up until ${until}: the next push after that tries again; or open it by hand on GitHub`, final: false };
+  }
+  return { hint: renderHint(err.status, host, branch), final: err.status === 401 || err.status === 403 || err.status === 404 };
 }
 
 function renderHint(status: number | null, host: string, branch: string): string {

@@ -7,6 +7,7 @@ import { pushBranch } from '../git/push.js';
 import { runGit } from '../git/git.js';
 import { ciConfigFiles } from '../deliver/compare.js';
 import { deliverPull, type PullDelivered } from './deliver-pr.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /** What a delivery did: pushed (to which remote), and the pull request it opened or updated. */
 export interface Delivered {
@@ -27,7 +28,7 @@ export async function deliverBranch(run: RunContext, when: string, iteration?: n
   // the agent left it (a credential helper, core.sshCommand, a pushInsteadOf) would run with this push.
   const tampered = run.restoreGuard?.() ?? [];
   if (tampered.length) {
-    run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: ${branch} not pushed ${when}: git's configuration had changed since the loop started (${tampered.slice(0, 5).join(', ')}); it was put back; look at it, then push by hand with: git push origin ${branch}` });
+    run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: ${branch} not pushed ${when}: git's configuration had changed since the loop started (${tampered.slice(0, 5).join(', ')}); it was put back; look at it, then push by hand with: git push origin ${shellQuote(branch)}` });
     return none;
   }
   const outcome = await pushBranch(top, branch);
@@ -38,7 +39,7 @@ export async function deliverBranch(run: RunContext, when: string, iteration?: n
     const pull = mode === 'pr' || mode === 'pr-merge' ? await deliverPull(run, outcome.target.remote, when, iteration) : null;
     return { remote: outcome.target.remote, pull };
   }
-  const retry = outcome.target ? `git push ${outcome.target.remote} ${branch}${short(outcome.target.ref) === branch ? '' : `:${short(outcome.target.ref)}`}` : `git remote add origin <url>, then git push origin ${branch}`;
+  const retry = outcome.target ? `git push ${shellQuote(outcome.target.remote)} ${shellQuote(`${branch}${short(outcome.target.ref) === branch ? '' : `:${short(outcome.target.ref)}`}`)}` : `git remote add origin <url>, then git push origin ${shellQuote(branch)}`;
   run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: could not push ${branch}${outcome.target ? ` to ${outcome.target.remote}` : ''} ${when}: ${outcome.reason}; your commits are safe on the local branch ${branch}${mode === 'pr-merge' && iteration === undefined ? '' : ', and the exit code is unchanged'}; once fixed, push it with: ${retry}` });
   return none;
 }

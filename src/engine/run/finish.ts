@@ -13,6 +13,7 @@ import { readTextOrNull } from '../../util/read.js';
 import { planEnding } from '../deliver/summary.js';
 import { deliverMerged } from './deliver-merge.js';
 import type { RunTrust } from './trust.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 export function initialState(run: RunContext): LoopState {
   const now = new Date().toISOString();
@@ -80,7 +81,7 @@ function renderLostStateHint(run: RunContext, exit: LoopExit, err: RunnerFileErr
   // The loop already ended on this very file: its hint says how to fix it.
   if (exit instanceof RunnerFileError && exit.file === err.file && exit.hint) return exit.hint;
   const folder = showPath(run.paths.repoRoot, path.dirname(err.file));
-  const cause = err.diskFull ? `free some space on the disk that holds ${folder}/` : `make ${folder}/ a folder this user can write (chmod u+w ${folder}) with nothing in the way of state.json`;
+  const cause = err.diskFull ? `free some space on the disk that holds ${folder}/` : `make ${folder}/ a folder this user can write (chmod u+w ${shellQuote(folder)}) with nothing in the way of state.json`;
   const fix = `${cause}; the work is in the plan and in git, only the loop's record is stale`;
   return exit.hint ? `${exit.hint}; ${fix}` : fix;
 }

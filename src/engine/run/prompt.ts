@@ -10,6 +10,7 @@ import { readFileAt, runGit } from '../git/git.js';
 import { relPath } from '../../util/repo-path.js';
 import { readTextOrNull } from '../../util/read.js';
 import { describeError, LoopFailure } from '../errors.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /**
  * The prompt's text when it lives in the repository and differs from HEAD (edited, or never committed); else null.
@@ -95,7 +96,7 @@ export function readPrompt(run: RunContext, iteration: number): string {
     const rel = path.relative(run.paths.repoRoot, run.paths.prompt).split(path.sep).join('/');
     throw new LoopFailure(
       `could not read the prompt ${rel} (${describeError(err as Error)}) before iteration ${iteration}`,
-      `restore it (git checkout ${run.branch} -- ${rel}, or find it with git log --all -- ${rel}), commit it, then continue with: ./ralph/ralph.sh --resume-last`,
+      `restore it (git checkout ${shellQuote(run.branch)} -- ${shellQuote(rel)}, or find it with git log --all -- ${shellQuote(rel)}), commit it, then continue with: ./ralph/ralph.sh --resume-last`,
     );
   }
 }

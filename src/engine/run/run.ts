@@ -44,6 +44,7 @@ import { refuseParallelOptions, withWebhookFromEnv } from '../cli/args.js';
 import { holdEndPrograms } from '../deliver/programs.js';
 import { enterWorktree, leaveWorktree, refuseWorktreeOptions, type WorktreeRun } from './worktree-start.js';
 import { refuseBranchElsewhere } from './worktree.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 // Stands in for the prompt when the command line is shown before any prompt is read.
 const PROMPT_PLACEHOLDER = '\0prompt';
@@ -277,7 +278,7 @@ function readPlanNow(run: RunContext): Prd {
   try {
     return JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
   } catch (err) {
-    throw new LoopExit(LOOP_EXIT.refused, `could not read ${rel} (${describeError(err as Error)}) after checking out its branch`, `restore it (git checkout -- ${rel}), check it with: ${ralphkitCommand(`validate ${rel}`)}, then continue with: ./ralph/ralph.sh --resume-last`);
+    throw new LoopExit(LOOP_EXIT.refused, `could not read ${rel} (${describeError(err as Error)}) after checking out its branch`, `restore it (git checkout -- ${shellQuote(rel)}), check it with: ${ralphkitCommand(`validate ${shellQuote(rel)}`)}, then continue with: ./ralph/ralph.sh --resume-last`);
   }
 }
 

@@ -19,6 +19,7 @@ import type { RunOptions, RunPaths, ShippedReview } from '../types.js';
 import { LoopExit } from '../errors.js';
 import { keyDir, keyProblem, readKey } from '../store/verdict-record.js';
 import { readShipped } from './shipped.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 export interface RunTrust {
   /** git's top level, real path. */
@@ -101,7 +102,7 @@ async function confirmPlanEdits(edits: string[], rel: string, loopId: string, op
   const list = [...new Set(edits)].map((e) => `  - ${e}`).join('\n');
   const accepted = options.acceptPlanEdits || (ask ? await ask(`${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${list}\nAre these your edits, to continue with? [y/N] `) : false);
   if (!accepted) {
-    throw new LoopExit(2, `${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${list}`, `if these are your edits, continue with them: ./ralph/ralph.sh --resume ${loopId} --accept-plan-edits; to drop them: git diff -- ${rel} shows them, git checkout -- ${rel} undoes uncommitted ones`);
+    throw new LoopExit(2, `${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${list}`, `if these are your edits, continue with them: ./ralph/ralph.sh --resume ${loopId} --accept-plan-edits; to drop them: git diff -- ${shellQuote(rel)} shows them, git checkout -- ${shellQuote(rel)} undoes uncommitted ones`);
   }
   emit({ type: 'warn', message: `accepted the edits to ${rel}${options.acceptPlanEdits ? ' (--accept-plan-edits)' : ''}:\n${list}` });
 }

@@ -13,6 +13,7 @@ import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
 import { loopCommand } from '../../util/invocation.js';
 import { stopOrphanAgents } from './resume.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /** The folder that holds a repository's loop worktrees: `<repo>.ralph-worktrees/` beside it. */
 export function worktreesFolder(mainRoot: string): string {
@@ -100,7 +101,7 @@ function refuseBranchInUse(mainRoot: string, branch: string, where: string): nev
     }
     throw new LoopExit(2, `branch ${branch} is checked out in the worktree of loop ${id} (${where}), which is not running: a crash left it`, `continue that loop with: ./ralph/ralph.sh --resume ${id}; or remove its worktree with: ${loopCommand('cleanup')}, then start again`);
   }
-  throw new LoopExit(2, `branch ${branch} is checked out in another worktree, ${where}`, `switch that worktree to another branch, or remove it: git worktree remove ${where}`);
+  throw new LoopExit(2, `branch ${branch} is checked out in another worktree, ${where}`, `switch that worktree to another branch, or remove it: git worktree remove ${shellQuote(where)}`);
 }
 
 /** A loop in the user's tree on a branch that a worktree (a --worktree loop's, or the user's own) has: refused. */
@@ -133,7 +134,7 @@ function writeInto(file: string, text: string): void {
 export async function closeWorktree(mainRoot: string, root: string, id: string): Promise<string | null> {
   const r = await runGit(mainRoot, ['worktree', 'remove', root]);
   if (r.code !== 0) {
-    return `kept the loop's worktree ${root}: it holds changes nobody committed (${r.stderr.trim().replace(/^fatal: /, '')}); look with: git -C ${root} status, then continue the loop with: ./ralph/ralph.sh --resume ${id}, or drop them with: git worktree remove --force ${root}`;
+    return `kept the loop's worktree ${root}: it holds changes nobody committed (${r.stderr.trim().replace(/^fatal: /, '')}); look with: git -C ${shellQuote(root)} status, then continue the loop with: ./ralph/ralph.sh --resume ${id}, or drop them with: git worktree remove --force ${shellQuote(root)}`;
   }
   removeEmptyFolder(path.dirname(root));
   return null;

@@ -9,6 +9,7 @@ import { LoopExit, describeError } from '../errors.js';
 import { LOOP_ID, cancelMarker, loopDir, runsDir, statePath } from './layout.js';
 import { guardStart, listRecordedAgents, readState, withoutAgents, writeStateFile } from './state-file.js';
 import { loopCommand } from '../../util/invocation.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 export interface CancelResult {
   id: string;
@@ -99,7 +100,7 @@ function signalRunner(repoRoot: string, state: LoopState): boolean {
 
 function renderFixFolder(repoRoot: string, file: string): string {
   const folder = showPath(repoRoot, path.dirname(file));
-  return `make ${folder}/ a folder this user can write (chmod u+w ${folder})`;
+  return `make ${folder}/ a folder this user can write (chmod u+w ${shellQuote(folder)})`;
 }
 
 export function renderCancelResult(r: CancelResult): string {
@@ -136,5 +137,5 @@ export function clearCancelMarker(repoRoot: string, id: string): void {
   const marker = cancelMarker(repoRoot, id);
   const folder = showPath(repoRoot, path.dirname(marker));
   guardStart(repoRoot, marker, () => removeMarker(marker), 'the loop cannot clear an old cancel request', 'remove',
-    `${folder}/ must be a folder this user can write: fix its permissions (chmod u+w ${folder}), or remove ${folder} if it is not a folder, then start again`);
+    `${folder}/ must be a folder this user can write: fix its permissions (chmod u+w ${shellQuote(folder)}), or remove ${folder} if it is not a folder, then start again`);
 }

@@ -10,6 +10,7 @@ import { LoopExit } from '../errors.js';
 import { lockPath, recordsRoot, treeLockPath } from './layout.js';
 import { guardStart, isRunning, readAllStates, readState } from './state-file.js';
 import { loopCommand } from '../../util/invocation.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 interface LockFile {
   pid: number;
@@ -32,7 +33,7 @@ export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): (
 export function acquireTreeLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
   const refuse = (holder: LockFile): never => {
     const where = path.relative(repoRoot, holder.prd) || holder.prd;
-    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running in this working tree, on ${where}; one working tree runs one loop at a time`, `run this plan in a worktree of its own, beside the running loop: ./ralph/ralph.sh --worktree --prd ${path.relative(repoRoot, prdAbs) || prdAbs}; or stop the running loop: ${loopCommand(`cancel ${holder.loopId}`)}`);
+    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running in this working tree, on ${where}; one working tree runs one loop at a time`, `run this plan in a worktree of its own, beside the running loop: ./ralph/ralph.sh --worktree --prd ${shellQuote(path.relative(repoRoot, prdAbs) || prdAbs)}; or stop the running loop: ${loopCommand(`cancel ${shellQuote(holder.loopId)}`)}`);
   };
   const release = takeLock(repoRoot, treeLockPath(repoRoot), { pid: process.pid, pidStart: ownProcessStart(), loopId, prd: prdAbs }, refuse);
   // A --worktree loop's tree is its own (store/layout.ts maps its root to the user's tree for the records).
@@ -60,14 +61,14 @@ export function refuseBusyTree(repoRoot: string, sessionId: string): void {
     : readAllStates(repoRoot).find((s) => !s.inSession && !s.worktree && isRunning(s));
   if (runner) {
     const where = path.relative(repoRoot, path.resolve(repoRoot, runner.prd)) || runner.prd;
-    throw new LoopExit(2, `hook start: a runner loop (${runner.id}, pid ${runner.pid}) is running in this working tree, on ${where}; an in-session loop here would verify and write the same plan, so none was started`, `wait for it to end (${loopCommand('status')}), or stop it with: ${loopCommand(`cancel ${runner.id}`)}, then type /ralph-loop again; or start Claude Code in a separate working tree: git worktree add ../${path.basename(repoRoot)}-2`);
+    throw new LoopExit(2, `hook start: a runner loop (${runner.id}, pid ${runner.pid}) is running in this working tree, on ${where}; an in-session loop here would verify and write the same plan, so none was started`, `wait for it to end (${loopCommand('status')}), or stop it with: ${loopCommand(`cancel ${shellQuote(runner.id)}`)}, then type /ralph-loop again; or start Claude Code in a separate working tree: git worktree add ${shellQuote(`../${path.basename(repoRoot)}-2`)}`);
   }
   const session = readAllStates(repoRoot).find((s) => s.inSession && s.id !== sessionId && isRunning(s));
   if (session) refuseSessionLoop(repoRoot, session, 'a second in-session loop here would verify and write the same plan (ralph/prd.json), so none was started for this session', 'hook start: ');
 }
 
 function refuseSessionLoop(repoRoot: string, other: LoopState, why: string, prefix = ''): never {
-  throw new LoopExit(2, `${prefix}an in-session loop (Claude Code session ${other.id}, Claude Code pid ${other.pid}) is running in this working tree; ${why}`, `let that loop end, or stop it with: ${loopCommand(`cancel ${other.id}`)}; or work in a separate working tree (git worktree add ../${path.basename(repoRoot)}-2), where each loop runs on its own`);
+  throw new LoopExit(2, `${prefix}an in-session loop (Claude Code session ${other.id}, Claude Code pid ${other.pid}) is running in this working tree; ${why}`, `let that loop end, or stop it with: ${loopCommand(`cancel ${shellQuote(other.id)}`)}; or work in a separate working tree (git worktree add ${shellQuote(`../${path.basename(repoRoot)}-2`)}), where each loop runs on its own`);
 }
 
 function takeLock(repoRoot: string, file: string, body: LockFile, refuse: (holder: LockFile) => never): () => void {

@@ -16,6 +16,7 @@ import { readTextOrNull } from '../../util/read.js';
 import { renderMaxIterations } from '../events.js';
 import { activeStories, isSkipped } from '../../prd/skip.js';
 import { renderParallelNotes } from './parallel-notes.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /** One loop as `status` and the dashboard show it; fields a hand-written or foreign state.json lacks are null or ''. */
 export interface LoopSummary {
@@ -128,7 +129,7 @@ export function renderUnreadableWarnings(loops: LoopSummary[]): string[] {
 
 function renderUnreadableRunsHint(folder: string, code: string): string {
   if (code === 'ENOTDIR') return `${folder} (or a folder above it) is a file, not a folder: move the file away (the next loop creates the folder), then run status again`;
-  return `run status as the user who started the loops, or make ${folder}/ readable for this user (chmod u+rx ${folder}), then run it again`;
+  return `run status as the user who started the loops, or make ${folder}/ readable for this user (chmod u+rx ${shellQuote(folder)}), then run it again`;
 }
 
 // state.json is read as written, possibly by hand or by an older runner: every field is checked before use.

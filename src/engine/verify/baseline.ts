@@ -3,6 +3,7 @@
 // baseline a resumed loop judges claims against) and the plan commit (the pins). The agent could still move a ref
 // with git update-ref; what it cannot do is make the final gate pass, which is what exit 0 rests on.
 import { gitOk, runGit } from '../git/git.js';
+import { storyRefPart } from '../../prd/story-ref.js';
 
 const REF_ROOT = 'refs/ralphkit/loops';
 
@@ -17,6 +18,11 @@ export function pinsRef(loopId: string): string {
 /** The reviewer's SHIPs the loop has accepted, sealed (run/shipped.ts). */
 export function shippedRef(loopId: string): string {
   return `${REF_ROOT}/${loopId}/shipped`;
+}
+
+/** Where a --parallel story's failed attempt stays reachable: the story id encoded (prd/story-ref.ts), the head's first 12 hex digits. */
+export function attemptRef(loopId: string, storyId: string, head: string): string {
+  return `${REF_ROOT}/${loopId}/attempts/${storyRefPart(storyId)}/${head.slice(0, 12)}`;
 }
 
 /** Stores `text` as a blob and points the loop's plan ref at it. */

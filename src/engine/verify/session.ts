@@ -15,6 +15,7 @@ import { RunnerFileError, WorkProtected, guardWrite } from '../errors.js';
 import { currentBranch, headSha } from '../git/git.js';
 import { HeldFiles } from './held-files.js';
 import type { ReviewedCheck } from './review-prompt.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 export type CheckScope = CheckLine['scope'];
 
@@ -190,7 +191,7 @@ export class CheckSession {
     const where = (b: string | null | undefined, sha: string | null) => `${b ?? 'a detached HEAD'} at ${sha?.slice(0, 7) ?? 'no commit'}`;
     throw new WorkProtected(
       `HEAD moved from ${where(this.branch, this.commit)} to ${where(branch, now)} while the checks ran (code they ran, or someone else, changed the repository): nothing is decided about a commit the branch no longer holds; the loop stops`,
-      `look at what changed: git reflog; to undo it: ${this.branch ? `git checkout ${this.branch} && ` : ''}git reset --hard ${this.commit} (drops uncommitted changes); then continue with: ./ralph/ralph.sh --resume-last`,
+      `look at what changed: git reflog; to undo it: ${this.branch ? `git checkout ${shellQuote(this.branch)} && ` : ''}git reset --hard ${this.commit} (drops uncommitted changes); then continue with: ./ralph/ralph.sh --resume-last`,
     );
   }
 

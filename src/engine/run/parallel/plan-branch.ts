@@ -8,6 +8,7 @@ import type { LoopState, RunContext, QueuedMerge, StoryVerdict } from '../../typ
 import { atomicWriteFileSync } from '../../../util/atomic.js';
 import { headSha, readFileAt, runGit, tryCommitRunnerFiles } from '../../git/git.js';
 import { ENGINE_FILES } from '../../verify/runner-guard.js';
+import { attemptRef } from '../../verify/baseline.js';
 import { runFinalGate } from '../../verify/final-gate.js';
 import { WorkProtected } from '../../errors.js';
 import { settleBaseline, type RunTrust } from '../trust.js';
@@ -15,6 +16,7 @@ import { verifyInput } from '../deps.js';
 import { abandonMerge, mergeStory, publishMerge, readBranchTip } from './merge.js';
 import { mergeLogs, planWithOutcome, renderPlan, renderSentBack } from './plan-log.js';
 import { storyBranch } from './worker.js';
+import { shellQuote } from '../../../util/shell-quote.js';
 
 export type MergeOutcome =
   | { kind: 'merged'; commit: string; judged: number }
@@ -66,7 +68,7 @@ export class PlanBranch {
     if (now === this.tip) return;
     throw new WorkProtected(
       `the plan branch ${this.run.branch} moved from ${this.tip.slice(0, 7)} to ${now?.slice(0, 7) ?? '(deleted)'} behind the runner's back; in a --parallel run only the merge queue writes it, so nothing is merged onto work nobody verified`,
-      `look at what moved it: git reflog ${this.run.branch}; put it back with: git update-ref refs/heads/${this.run.branch} ${this.tip}; then continue with: ./ralph/ralph.sh --resume ${this.state.id}`,
+      `look at what moved it: git reflog ${shellQuote(this.run.branch)}; put it back with: git update-ref ${shellQuote(`refs/heads/${this.run.branch}`)} ${this.tip}; then continue with: ./ralph/ralph.sh --resume ${this.state.id}`,
     );
   }
 
@@ -98,7 +100,7 @@ export class PlanBranch {
       // The gate checks the tree's HEAD: it must be the merge that is published (a worktree's HEAD is a file).
       if (gate.commit !== attempt.commit) {
         await abandonMerge(this.tree, this.run.branch, this.tip);
-        throw new WorkProtected(`the merge queue's tree moved from the merge of ${entry.story} (${attempt.commit.slice(0, 7)}) to ${gate.commit?.slice(0, 7) ?? 'no commit'} while it was verified; nothing was published`, `look at what moved it: git -C ${this.tree} reflog; then continue with: ./ralph/ralph.sh --resume ${this.state.id}`);
+        throw new WorkProtected(`the merge queue's tree moved from the merge of ${entry.story} (${attempt.commit.slice(0, 7)}) to ${gate.commit?.slice(0, 7) ?? 'no commit'} while it was verified; nothing was published`, `look at what moved it: git -C ${shellQuote(this.tree)} reflog; then continue with: ./ralph/ralph.sh --resume ${this.state.id}`);
       }
       if (!gate.passed) {
         await abandonMerge(this.tree, this.run.branch, this.tip);
@@ -180,10 +182,10 @@ export class PlanBranch {
 
   /**
    * The next attempt resets the story branch to the plan's tip: the commits of this one stay reachable under
-   * refs/ralphkit/loops/<id>/attempts/<story>/<sha>, so nothing an agent committed is lost.
+   * refs/ralphkit/loops/<id>/attempts/<story>/<sha> (attemptRef), so nothing an agent committed is lost.
    */
   private async keepAttempt(id: string, head: string): Promise<void> {
-    const ref = `refs/ralphkit/loops/${this.state.id}/attempts/${id}/${head.slice(0, 12)}`;
+    const ref = attemptRef(this.state.id, id, head);
     const r = await runGit(this.tree, ['update-ref', ref, head]);
     if (r.code === 0) this.run.emit({ type: 'info', message: `${id}: this attempt's commits are kept under ${ref}` });
   }

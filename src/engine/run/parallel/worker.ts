@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { BudgetGate, LoopConfig, LoopDeps, LoopState, RunContext, StoryVerdict, WorkerState } from '../../types.js';
 import type { Tag } from '../../core/tags.js';
 import type { Story } from '../../../prd/types.js';
+import { storyRefPart } from '../../../prd/story-ref.js';
 import { gitOk, headSha, runGit } from '../../git/git.js';
 import { keepRecordsIn } from '../../store/layout.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../../verify/runner-guard.js';
@@ -23,9 +24,12 @@ export function workerTreePath(mainRoot: string, loopId: string, k: number): str
   return worktreePath(mainRoot, `${loopId}--w${k}`);
 }
 
-/** `<branchName>--<story id>`: a ref cannot sit under the plan branch's own ref, so it goes beside it. */
+/**
+ * `<branchName>--<story id>`: a ref cannot sit under the plan branch's own ref, so it goes beside it. The id is
+ * encoded (prd/story-ref.ts): any id makes a valid branch, and two ids never share one.
+ */
 export function storyBranch(planBranch: string, storyId: string): string {
-  return `${planBranch}--${storyId.replace(/[^A-Za-z0-9._-]/g, '-')}`;
+  return `${planBranch}--${storyRefPart(storyId)}`;
 }
 
 export interface AttemptInput {
