@@ -83,7 +83,10 @@ describe('ralphkit view with a --parallel run', () => {
   it('a run whose runner is gone shows no agent as running, and its workers\' times stop at its last update', async () => {
     const repo = testdir();
     writePlan(repo, plan(6));
-    writeLoop(repo, { id: 'p', status: 'interrupted', pid: null, exitCode: 130, startedAt: ago(10), updatedAt: ago(1), parallel: parallel() });
+    // The workers' start times are taken before the run's last update, never after: the other order makes a worker's
+    // 1 minute read 59 s when a millisecond passes between the two (seen on a loaded CI machine).
+    const workers = parallel();
+    writeLoop(repo, { id: 'p', status: 'interrupted', pid: null, exitCode: 130, startedAt: ago(10), updatedAt: ago(1), parallel: workers });
     const page = await open(repo);
     const run = '.loop[data-loop-id="p"]';
     await page.locator(`${run} .worker`).first().waitFor({ timeout: PATIENCE });
