@@ -104,4 +104,18 @@ export const MODULES = [
     floor: 97,
     pure: false,
   },
+  {
+    name: 'prd/story-ref',
+    mutate: 'src/prd/story-ref.ts',
+    tests: ['test/unit/prd/story-ref.test.ts'],
+    floor: 100,
+    pure: true,
+  },
+  {
+    name: 'util/shell-quote',
+    mutate: 'src/util/shell-quote.ts',
+    tests: ['test/unit/util/shell-quote.test.ts'],
+    floor: 100,
+    pure: true,
+  },
 ];

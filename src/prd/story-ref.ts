@@ -22,7 +22,8 @@ export function storyRefPart(id: string): string {
   chars.forEach((c, i) => {
     const next = chars[i + 1];
     if (SAFE.test(c)) out += c;
-    else if (c === '.' && out !== '' && !out.endsWith('.') && next !== undefined && SAFE.test(next)) out += c;
+    // A kept "." is always followed by a kept character, so it can never follow another kept ".".
+    else if (c === '.' && out !== '' && next !== undefined && SAFE.test(next)) out += c;
     else out += escapeChar(c);
   });
   if (out.endsWith('.lock')) out = `${out.slice(0, -'.lock'.length)}+2Elock`;
@@ -35,14 +36,14 @@ export function storyIdNeedsEscaping(id: string): boolean {
 }
 
 function escapeChar(c: string): string {
-  return [...Buffer.from(c, 'utf8')].map((b) => `+${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
+  return [...Buffer.from(c)].map((b) => `+${b.toString(16).toUpperCase().padStart(2, '0')}`).join('');
 }
 
 function cut(out: string, id: string): string {
   let head = out.slice(0, CUT_TO);
   // Not in the middle of an escape, and not ending with "." (a part may not).
   const plus = head.lastIndexOf('+');
-  if (plus >= 0 && plus > head.length - 3) head = head.slice(0, plus);
-  head = head.replace(/\.+$/, '');
-  return `${head}+h${createHash('sha256').update(id, 'utf8').digest('hex').slice(0, 12)}`;
+  if (plus > head.length - 3) head = head.slice(0, plus);
+  head = head.replace(/\.$/, '');
+  return `${head}+h${createHash('sha256').update(id).digest('hex').slice(0, 12)}`;
 }

@@ -58,6 +58,16 @@ describe('storyRefPart', () => {
     expect(storyRefPart('é'.repeat(40))).toMatch(/^(\+C3\+A9){10}\+h[0-9a-f]{12}$/);
   });
 
+  it.each([
+    ['80 characters stay whole', 'a'.repeat(80), /^a{80}$/],
+    ['81 are cut', 'a'.repeat(81), /^a{60}\+h[0-9a-f]{12}$/],
+    ['a cut inside an escape drops the broken escape', `${'a'.repeat(58)}${'é'.repeat(10)}`, /^a{58}\+h[0-9a-f]{12}$/],
+    ['a cut right after a whole escape keeps it', `${'a'.repeat(57)}${'é'.repeat(10)}`, /^a{57}\+C3\+h[0-9a-f]{12}$/],
+    ['a cut after a kept "." drops only that last "."', `a.b${'a'.repeat(56)}.${'c'.repeat(30)}`, /^a\.ba{56}\+h[0-9a-f]{12}$/],
+  ])('cut at the limit: %s', (_, id, part) => {
+    expect(storyRefPart(id)).toMatch(part);
+  });
+
   it.each(NASTY_STORY_IDS.map((id) => [id]))('%j makes a valid branch name after "ralph/demo--"', (id) => {
     expect(branchNameProblem(`ralph/demo--${storyRefPart(id)}`)).toBeUndefined();
   });
