@@ -213,7 +213,7 @@ export interface Clock {
 export type LoopStatus = 'running' | 'complete' | 'not-merged' | 'max-iterations' | 'max-duration' | 'stuck' | 'no-progress' | 'budget' | 'protected' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
 
 /** Options that belong to one invocation, not to the loop: never stored in state.json, not kept by --resume. */
-export type PerInvocation = 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'notify' | 'onExit' | 'webhook' | 'acceptPinChanges';
+export type PerInvocation = 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'notify' | 'onExit' | 'webhook' | 'acceptPinChanges' | 'repin' | 'acceptPlanEdits';
 
 /** ralph/.runs/<id>/state.json (SPEC §4). */
 export interface LoopState {

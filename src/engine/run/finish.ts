@@ -17,7 +17,7 @@ import type { RunTrust } from './trust.js';
 export function initialState(run: RunContext): LoopState {
   const now = new Date().toISOString();
   // Per invocation (PerInvocation in types.ts): the webhook URL is a secret, the others are this command's own.
-  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, notify: _no, onExit: _oe, webhook: _w, acceptPinChanges: _ap, ...stored } = run.options;
+  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, notify: _no, onExit: _oe, webhook: _w, acceptPinChanges: _ap, repin: _rp, acceptPlanEdits: _ae, ...stored } = run.options;
   const rel = (p: string) => path.relative(run.paths.repoRoot, p);
   const { agent: agentName, ...rest } = stored;
   const options: LoopState['options'] = { ...rest, ...(rest.agentCmd ? {} : { agent: agentName }), prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
