@@ -264,6 +264,8 @@ export interface LoopState {
   mergePending?: true;
   /** Set for a --worktree loop (run/worktree.ts): the tree it works in, beside the repository, and its branch. */
   worktree?: { path: string; branch: string };
+  /** The plan's branch (`branchName`): where `status` and the dashboard read the loop's stories when the tree is elsewhere. */
+  branch?: string;
   /** Set for a --parallel run: its workers, its merge queue and the stories merged so far (run/parallel/). */
   parallel?: ParallelState;
 }

@@ -23,10 +23,10 @@ export function initialState(run: RunContext): LoopState {
   const options: LoopState['options'] = { ...rest, ...(rest.agentCmd ? {} : { agent: agentName }), prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
   const agent = run.options.agentCmd ? `cmd: ${run.options.agentCmd}` : run.options.agent;
   if (run.resumed) {
-    return { ...run.resumed, ...(run.worktree ? { worktree: run.worktree } : {}), agent, status: 'running', pid: process.pid, pidStart: ownProcessStart(), agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
+    return { ...run.resumed, ...(run.worktree ? { worktree: run.worktree } : {}), branch: run.branch, agent, status: 'running', pid: process.pid, pidStart: ownProcessStart(), agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
   }
   return {
-    id: run.id, agent, prd: options.prd, ...(run.worktree ? { worktree: run.worktree } : {}),
+    id: run.id, agent, prd: options.prd, ...(run.worktree ? { worktree: run.worktree } : {}), branch: run.branch,
     iteration: 0, iterationDone: true, maxIterations: options.maxIterations, status: 'running', pid: process.pid, pidStart: ownProcessStart(),
     startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options,
   };
