@@ -44,7 +44,12 @@ export function readLoopPlan(repoRoot: string, s: LoopState, prd: string, record
   const atTip = readStories(gitShow(repoRoot, `refs/heads/${branch}:${toGitPath(prd)}`));
   if (atTip) return { stories: atTip, branch, from: 'branch' };
   const atRecord = record ? readStories(gitShow(repoRoot, `${record.commit}:${toGitPath(prd)}`)) : null;
-  return { stories: atRecord, branch, from: atRecord ? 'record' : null };
+  if (atRecord) return { stories: atRecord, branch, from: 'record' };
+  // No branch and no record: a loop refused before it made its branch; the tree holds the plan it was started with.
+  if (gitSync(repoRoot, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`]) === null) {
+    return { stories: readStories(readTextOrNull(path.resolve(tree, prd))), branch, from: 'tree' };
+  }
+  return { stories: null, branch, from: null };
 }
 
 /**

@@ -13,10 +13,10 @@ import { keyEnv } from '../../../support/verdict-note.js';
 const PINS = 'refs/ralphkit/loops/x/pins';
 const PLAN = 'refs/ralphkit/loops/x/plan';
 
-/** A loop "x" that did one of its three stories and stopped at its limit (exit 1): resumable. */
+/** A loop "x" that did one of its two stories and stopped at its limit (exit 1): resumable. */
 async function stoppedLoop() {
   const env = keyEnv();
-  const dir = planRepo(renderPlan({ stories: 3 }));
+  const dir = planRepo(renderPlan({ stories: 2 }));
   const first = await engine(dir, ['run', ...WORKER, '--name', 'x', '1'], env);
   expect(first.code, first.stderr).toBe(1);
   const resume = (...args: string[]) => engine(dir, ['run', '--resume', 'x', ...args, '5'], env);
