@@ -213,7 +213,7 @@ export interface Clock {
 export type LoopStatus = 'running' | 'complete' | 'not-merged' | 'max-iterations' | 'max-duration' | 'stuck' | 'no-progress' | 'budget' | 'protected' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
 
 /** Options that belong to one invocation, not to the loop: never stored in state.json, not kept by --resume. */
-export type PerInvocation = 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'notify' | 'onExit' | 'webhook' | 'acceptPinChanges';
+export type PerInvocation = 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'notify' | 'onExit' | 'webhook' | 'acceptPinChanges' | 'repin' | 'acceptPlanEdits';
 
 /** ralph/.runs/<id>/state.json (SPEC §4). */
 export interface LoopState {
@@ -264,6 +264,8 @@ export interface LoopState {
   mergePending?: true;
   /** Set for a --worktree loop (run/worktree.ts): the tree it works in, beside the repository, and its branch. */
   worktree?: { path: string; branch: string };
+  /** The plan's branch (`branchName`): where `status` and the dashboard read the loop's stories when the tree is elsewhere. */
+  branch?: string;
   /** Set for a --parallel run: its workers, its merge queue and the stories merged so far (run/parallel/). */
   parallel?: ParallelState;
 }

@@ -54,8 +54,8 @@ export const LEDGER_PER_STORY = 50;
 
 /**
  * `ledger`: the lines of every loop's ledger, oldest first (the order the detail panel lists them in). `sealed`: the
- * story map of the newest verdict record that checks out (store/verdict-record.ts), `{}` when there is none; only it
- * makes a card verified.
+ * verdicts of the record of the loop this plan belongs to, for the stories it verified (store/loop-plan.ts), `{}` when
+ * there is none; only it makes a card verified.
  */
 export function planBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Readonly<Record<string, VerdictStatus>>, sealedReviews: Pick<VerdictRecord, 'reviews'> | null = null): BoardPlan {
   const stories = prd.userStories;

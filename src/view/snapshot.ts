@@ -1,7 +1,8 @@
 // Reads what the dashboard shows, fresh from disk: the plan with each story's verification state,
 // the progress log, and the loops under ralph/.runs. These are the bodies of /api/prd,
-// /api/progress and /api/loops, and of the matching server-sent events. A card is verified only from the
-// newest sealed verdict record (refs/notes/ralphkit, checked with the key of $RALPH_KEY_DIR or ~/.config/ralphkit).
+// /api/progress and /api/loops, and of the matching server-sent events. A card is verified only from the sealed
+// verdict record of the loop its plan belongs to (refs/notes/ralphkit, checked with the key of $RALPH_KEY_DIR or
+// ~/.config/ralphkit), and only when the record verified that very story.
 import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { choosePlanFile, progressPathFor } from '../prd/plan-location.js';
@@ -9,7 +10,9 @@ import type { Prd } from '../prd/types.js';
 import type { ParallelState } from '../engine/types.js';
 import { parseLedger, type LedgerLine } from '../engine/store/ledger.js';
 import { readLoopSummaries, type LoopSummary } from '../engine/store/summaries.js';
-import { pickNewestRecord, readVerdictRecordsSync } from '../engine/store/verdict-record.js';
+import { readVerdictRecordsSync } from '../engine/store/verdict-record.js';
+import { findPlanLoop, matchSealedStories } from '../engine/store/loop-plan.js';
+import { readAllStates } from '../engine/store/state-file.js';
 import { planBoard, type BoardPlan } from './board.js';
 import { str } from './ledger.js';
 import { parseProgress, parseProgressEnds, type ProgressLog } from './progress-log.js';
@@ -99,8 +102,11 @@ export function readPrdSnapshot(paths: ViewPaths): PrdSnapshot {
   }
   const shapeError = checkShape(prd);
   if (shapeError) return { file, exists: true, error: `${file}: ${shapeError}`, prd: null };
-  const record = pickNewestRecord(readVerdictRecordsSync(paths.cwd));
-  return { file, exists: true, error: null, prd, ...planBoard(prd, readLedgers(paths), record?.stories ?? {}, record) };
+  // The record of the loop this plan belongs to (its file, its branch), for the stories that record verified: a new
+  // plan that reuses an id, or another loop's newer record, never makes a card verified (store/loop-plan.ts, as status).
+  const loop = findPlanLoop(paths.cwd, readAllStates(paths.cwd), file, prd.branchName);
+  const record = loop ? readVerdictRecordsSync(paths.cwd).get(loop.id) ?? null : null;
+  return { file, exists: true, error: null, prd, ...planBoard(prd, readLedgers(paths), matchSealedStories(paths.cwd, record, file, prd.userStories), record) };
 }
 
 // Only what the page needs to draw; `ralphkit validate` is the place for a full report.

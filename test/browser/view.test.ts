@@ -1,10 +1,10 @@
 // The dashboard in headless Debian Chromium: what a person sees, kept current from disk.
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { git, gitdir, testdir, writeFiles } from '../support/repo.js';
+import { gitdir, testdir, writeFiles } from '../support/repo.js';
 import { keyEnv, sealNote, useKeyEnv } from '../support/verdict-note.js';
 import { launchChromium } from '../support/browser.js';
-import { plan, story, writeLedger, writeLoop, writePlan, writeProgress } from '../support/view-fixtures.js';
+import { commitPlan, plan, story, writeLedger, writeLoop, writePlan, writeProgress } from '../support/view-fixtures.js';
 import { startViewServer, type ViewServer } from '../../src/view/server.js';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -100,8 +100,8 @@ describe('ralphkit view in a browser', () => {
     await card(page, 'US-002').click();
     await expect.poll(() => page.locator('#detail .verdict').textContent(), { timeout: PATIENCE }).toMatch(/^Reported: .*no sealed verdict record confirms it/);
     // The loop ends: its sealed record, then its state.json. Now the card is verified.
-    sealNote(repo, { loop: 'L1', commit: git(repo, 'rev-parse', 'HEAD'), time: new Date().toISOString(), stories: { 'US-002': 'verified' } }, env);
-    writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0 });
+    sealNote(repo, { loop: 'L1', commit: commitPlan(repo), time: new Date().toISOString(), stories: { 'US-002': 'verified' } }, env);
+    writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0, branch: 'ralph/fixture' });
     await expect.poll(() => card(page, 'US-002').getAttribute('data-state'), { timeout: PATIENCE }).toBe('verified');
     await expect.poll(() => page.locator('#detail .verdict').textContent(), { timeout: PATIENCE }).toMatch(/^Verified: .*sealed verdict record/);
     await page.keyboard.press('Escape');
@@ -136,10 +136,10 @@ describe('ralphkit view in a browser', () => {
     await expect.poll(() => card(page, 'US-002').locator('.review-verdict').textContent(), { timeout: PATIENCE }).toBe('shipped');
     expect(await card(page, 'US-002').locator('.review-by').textContent()).toBe('node judge.mjs · opus · eeeeeee');
     // The loop's record seals US-001's SHIP (at its commit) and one of US-002 at another commit than the ledger's.
-    const head = git(repo, 'rev-parse', 'HEAD');
+    const head = commitPlan(repo);
     const shipped = (commit: string) => ({ reviewer: 'node "/opt/reviewers/judge.mjs"', model: 'opus', commit });
     sealNote(repo, { loop: 'L1', commit: head, time: time(9), stories: { 'US-001': 'verified', 'US-002': 'verified' }, reviews: { 'US-001': shipped('c'.repeat(40)), 'US-002': shipped('f'.repeat(40)) } }, env);
-    writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0 });
+    writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0, branch: 'ralph/fixture' });
     await expect.poll(() => card(page, 'US-001').locator('.card-review').getAttribute('data-sealed'), { timeout: PATIENCE }).toBe('true');
     expect(await card(page, 'US-001').locator('.review-reported').count()).toBe(0);
     expect(await card(page, 'US-002').locator('.card-review').getAttribute('data-sealed')).toBe('false');

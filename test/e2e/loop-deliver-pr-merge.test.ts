@@ -131,9 +131,11 @@ describe('--deliver pr-merge', () => {
     const first = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'pr-merge', ...FAST, '3'], apiEnv(server));
     expect(first.code, first.stderr).toBe(7);
     const r = await ralph(s.dir, ['--resume', onlyState(s.dir).id, '--deliver', 'pr-merge', ...extra, ...FAST], apiEnv(server));
-    expect(r.code, r.stderr).toBe(7);
     expect(merges(server)).toEqual([]);
     expect(server.pulls[0].merged).toBeUndefined();
+    // Without --repin the moved pins ref stops the resume before anything else (the runner sealed the pins it set).
+    if (!extra.length) return void expect(r.code, r.stderr).toBe(6);
+    expect(r.code, r.stderr).toBe(7);
     expect(r.stderr).toMatch(/the branch changed tests pinned by the plan on main \(merge base [0-9a-f]{7}\): M test\/pinned\.test\.js/);
     expect(calls(server, 'GET', /\/compare\/main\.\.\.[0-9a-f]{40}$/).length).toBeGreaterThan(0);
   });

@@ -85,7 +85,14 @@ describe('a plan with stories set aside', () => {
     expect(killed.code).not.toBe(0);
     expect(readPrd(dir).userStories.every((s) => s.skip === true)).toBe(true); // the attack landed, committed
     const honest = ['--agent-cmd', `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`, '--pause', '0'];
-    // Resumed: the skips are not in the loop's plan commit, so they are edits the owner must accept.
+    // Resumed: the runner's plan record is not the one it sealed (exit 6); put back as the hint says, the skips
+    // are not in the loop's plan commit, so they are edits the owner must accept.
+    const moved = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume', 'e2e', ...honest], { cwd: dir });
+    expect(moved.code, moved.stderr).toBe(6);
+    expect(moved.stderr).toContain(`refs/ralphkit/loops/e2e/plan (the runner's record of the plan) ${record === 'delete' ? 'is gone' : 'points at'}`);
+    const putBack = /git update-ref (refs\/ralphkit\/loops\/e2e\/plan) ([0-9a-f]{40})/.exec(moved.stderr);
+    expect(putBack, moved.stderr).not.toBeNull();
+    git(dir, 'update-ref', putBack![1], putBack![2]);
     const resumed = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume', 'e2e', ...honest], { cwd: dir });
     expect(resumed.code, resumed.stderr).toBe(2);
     expect(resumed.stderr).toContain("story US-1: set aside (skip) since the loop's plan commit");

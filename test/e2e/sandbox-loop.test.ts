@@ -5,7 +5,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../src/engine/agents/sandbox.js';
 import { bytesOrNull, copyRepo, passes, prepareTemplate, sandboxRalph as ralph, type Template } from '../support/attack-repo.js';
-import { FIXTURES, git, runCli, testdir } from '../support/repo.js';
+import { FIXTURES, git, run, runCli, testdir } from '../support/repo.js';
 import { readNote } from '../support/verdict-note.js';
 import { parseRecord } from '../../src/engine/store/verdict-record.js';
 import { ralph as ralphLoop, renderPlan } from '../support/loop-repo.js';
@@ -21,6 +21,17 @@ beforeAll(async () => {
 afterAll(() => plan?.remove());
 
 describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.ok ? '' : ` (skipped: ${probe.message})`}`, () => {
+  it('trust anchors in refs: a sandboxed agent can still point the loop\'s pins ref at a commit of its own (.git/refs is its to write), and the resume stops (exit 6)', async () => {
+    const dir = copyRepo(plan);
+    const first = await ralph(dir, 'moved-pins', ['--sandbox', '1']);
+    expect(first.code, first.output).toBe(1);
+    expect(git(dir, 'cat-file', 'blob', 'refs/ralphkit/loops/e2e/pins:test/one.test.mjs')).toContain('assert.ok(true)'); // it could
+    const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume', 'e2e', '3'], { cwd: dir });
+    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(6);
+    expect(r.stderr).toContain(`git update-ref refs/ralphkit/loops/e2e/pins ${plan.planCommit}`);
+    expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
+  });
+
   it('an agent that appends to ralph/ralph.mjs: the write fails (read-only), the engine is untouched, not exit 0', async () => {
     const dir = copyRepo(plan);
     const r = await ralph(dir, 'engine-edit', ['--sandbox', '1']);

@@ -151,4 +151,18 @@ describe('attacks on what the runner keeps in ralph/.runs/', () => {
     expectAllFalse(dir, r);
     expect((await statusLoops(dir)).find((l) => l.id === 'e2e')).toMatchObject({ verified: 0 });
   });
+
+  it('trust anchors in refs: the agent points the loop\'s pins ref at a commit whose test passes without work; the resume stops (exit 6) before anything is checked', async () => {
+    const dir = copyRepo(plan);
+    const first = await ralph(dir, 'moved-pins', ['1']);
+    expect(first.code, first.output).toBe(1);
+    expect(git(dir, 'cat-file', 'blob', 'refs/ralphkit/loops/e2e/pins:test/one.test.mjs')).toContain('assert.ok(true)'); // the attack landed
+    const resumed = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume', 'e2e', '3'], { cwd: dir });
+    const r = { ...resumed, output: `${resumed.stdout}\n${resumed.stderr}` };
+    expect(r.code, r.output).toBe(6);
+    expect(r.stderr).toMatch(/refs\/ralphkit\/loops\/e2e\/pins \(its plan commit: the tests checks run with\) points at [0-9a-f]{12}, but the loop recorded [0-9a-f]{12}/);
+    expect(r.stderr).toContain(`git update-ref refs/ralphkit/loops/e2e/pins ${plan.planCommit}`);
+    expect(r.stderr).toContain('./ralph/ralph.sh --resume e2e --repin');
+    expectAllFalse(dir, r);
+  });
 });

@@ -1,6 +1,6 @@
 // Resuming a loop (SPEC §6): the plan on disk is held against the runner's own record of it in git
 // (refs/ralphkit/loops/<id>/plan), never against a file in ralph/.runs/. A half-written plan is restored from the
-// record with a backup; the owner's edits are shown and need --accept-plan-edits; lost pins need --repin.
+// record with a backup; the owner's edits are shown and need --accept-plan-edits; lost pins stop it (exit 6) or need --repin.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -72,12 +72,12 @@ describe('resuming against the runner\'s own record of the plan', () => {
     expect(r.code, r.output).toBe(0); // the agent then did US-2 for real
   });
 
-  it('pins that are gone refuse the resume (exit 2); --repin takes HEAD\'s tests on purpose', async () => {
+  it('pins that are gone stop the resume (exit 6: the runner sealed them); --repin takes HEAD\'s tests on purpose', async () => {
     const dir = await stoppedAfterOne();
     git(dir, 'update-ref', '-d', 'refs/ralphkit/loops/e2e/pins');
     const refused = await resume(dir, ['--resume', 'e2e', '3']);
-    expect(refused.code, refused.output).toBe(2);
-    expect(refused.output).toContain('loop e2e has no record of its pinned tests (refs/ralphkit/loops/e2e/pins is missing)');
+    expect(refused.code, refused.output).toBe(6);
+    expect(refused.output).toContain('refs/ralphkit/loops/e2e/pins (its plan commit: the tests checks run with) is gone');
     expect(refused.output).toContain('--repin');
     const repinned = await resume(dir, ['--resume', 'e2e', '--repin', '3']);
     expect(repinned.code, repinned.output).toBe(0);

@@ -4,6 +4,7 @@ import { writeFileSync, mkdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd, Story } from '../../src/prd/types.js';
 import type { ParallelState } from '../../src/engine/types.js';
+import { git } from './repo.js';
 
 export function story(id: string, overrides: Partial<Story> = {}): Story {
   return { id, title: `Story ${id}`, description: `As a user I want ${id}.`, acceptanceCriteria: ['Typecheck passes'], priority: 1, passes: false, notes: '', dependsOn: [], ...overrides };
@@ -31,6 +32,17 @@ export function writePlan(repo: string, prd: Prd, file = 'ralph/prd.json'): void
   writeAtomic(path.join(repo, file), `${JSON.stringify(prd, null, 2)}\n`);
 }
 
+/**
+ * The plan on disk committed on its branch (default ralph/fixture, the fixture plan's), as a loop's runner leaves it:
+ * what the commit a sealed record names holds, and what `status` and the dashboard match a record's stories against.
+ */
+export function commitPlan(repo: string, branch = 'ralph/fixture', file = 'ralph/prd.json'): string {
+  if (git(repo, 'branch', '--show-current') !== branch) git(repo, 'checkout', '-q', '-B', branch);
+  git(repo, 'add', file);
+  git(repo, 'commit', '-qm', 'plan');
+  return git(repo, 'rev-parse', 'HEAD');
+}
+
 export interface LoopStateFixture {
   id: string;
   agent?: string;
@@ -46,6 +58,8 @@ export interface LoopStateFixture {
   message?: string;
   /** A --parallel run's workers and merge queue. */
   parallel?: ParallelState;
+  /** The plan's branch, as the runner records it. */
+  branch?: string;
 }
 
 export function writeLoop(repo: string, state: LoopStateFixture): void {

@@ -171,7 +171,8 @@ Exit codes:
   4    no progress: --no-progress-limit iterations in a row with nothing accepted and no new work committed
   5    budget reached mid-run (cost or usage)
   6    stopped to protect work: the agent rewrote the history of the plan's branch, or the runner
-       cannot switch back to that branch; nothing was moved, the hint says how to look and continue
+       cannot switch back to that branch, or (on resume) the loop's refs under refs/ralphkit/ are
+       not what the runner sealed; nothing was moved, the hint says how to look and continue
   7    done but not merged (--deliver pr-merge): every story passed the final gate, but the pull
        request was not merged (see --deliver); it stays open, --resume <id> verifies and tries again
   130  interrupted (Ctrl-C, SIGTERM or npx ralphkit cancel); continue with --resume-last

@@ -106,7 +106,7 @@ function newSessionState(id: string, options: SessionOptions, env: NodeJS.Proces
   const pid = Number(env.CLAUDE_PID) > 0 && Number.isInteger(Number(env.CLAUDE_PID)) ? Number(env.CLAUDE_PID) : process.ppid;
   const now = new Date().toISOString();
   const stored = { ...DEFAULT_OPTIONS, ...options, agent: 'claude' as const };
-  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, notify: _no, onExit: _oe, webhook: _w, acceptPinChanges: _ap, agent: _a, ...kept } = stored;
+  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, notify: _no, onExit: _oe, webhook: _w, acceptPinChanges: _ap, repin: _rp, acceptPlanEdits: _ae, agent: _a, ...kept } = stored;
   return {
     id, agent: IN_SESSION_AGENT, prd: DEFAULT_OPTIONS.prd, iteration: 0, iterationDone: true,
     maxIterations: planStopLimit(options.maxIterations, readBlockCap(env)), status: 'running', pid, pidStart: processStart(pid),

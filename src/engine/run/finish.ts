@@ -18,16 +18,16 @@ import { shellQuote } from '../../util/shell-quote.js';
 export function initialState(run: RunContext): LoopState {
   const now = new Date().toISOString();
   // Per invocation (PerInvocation in types.ts): the webhook URL is a secret, the others are this command's own.
-  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, notify: _no, onExit: _oe, webhook: _w, acceptPinChanges: _ap, ...stored } = run.options;
+  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, notify: _no, onExit: _oe, webhook: _w, acceptPinChanges: _ap, repin: _rp, acceptPlanEdits: _ae, ...stored } = run.options;
   const rel = (p: string) => path.relative(run.paths.repoRoot, p);
   const { agent: agentName, ...rest } = stored;
   const options: LoopState['options'] = { ...rest, ...(rest.agentCmd ? {} : { agent: agentName }), prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
   const agent = run.options.agentCmd ? `cmd: ${run.options.agentCmd}` : run.options.agent;
   if (run.resumed) {
-    return { ...run.resumed, ...(run.worktree ? { worktree: run.worktree } : {}), agent, status: 'running', pid: process.pid, pidStart: ownProcessStart(), agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
+    return { ...run.resumed, ...(run.worktree ? { worktree: run.worktree } : {}), branch: run.branch, agent, status: 'running', pid: process.pid, pidStart: ownProcessStart(), agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
   }
   return {
-    id: run.id, agent, prd: options.prd, ...(run.worktree ? { worktree: run.worktree } : {}),
+    id: run.id, agent, prd: options.prd, ...(run.worktree ? { worktree: run.worktree } : {}), branch: run.branch,
     iteration: 0, iterationDone: true, maxIterations: options.maxIterations, status: 'running', pid: process.pid, pidStart: ownProcessStart(),
     startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options,
   };

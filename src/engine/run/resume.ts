@@ -86,7 +86,7 @@ export function refuseExhausted(state: LoopState, options: RunOptions): void {
 }
 
 // A Record, so that a new per-invocation option cannot be left out of it.
-const PER_INVOCATION: Record<PerInvocation, true> = { resume: true, resumeLast: true, name: true, dryRun: true, help: true, json: true, notify: true, onExit: true, webhook: true, acceptPinChanges: true };
+const PER_INVOCATION: Record<PerInvocation, true> = { resume: true, resumeLast: true, name: true, dryRun: true, help: true, json: true, notify: true, onExit: true, webhook: true, acceptPinChanges: true, repin: true, acceptPlanEdits: true };
 
 /** The stored settings of a resumed loop, overridden by whatever the user typed this time. */
 export function mergeResumedOptions(stored: LoopState['options'], options: RunOptions, given: Set<keyof RunOptions>): RunOptions {

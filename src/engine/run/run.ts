@@ -29,6 +29,7 @@ import { prepareBranch } from './branch.js';
 import { verifyStartClaims } from './start-claims.js';
 import { refuseDirtyTree } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from './trust.js';
+import { holdResumeAnchors } from './resume-anchors.js';
 import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
 import { probeSandbox } from '../agents/sandbox.js';
 import { probeWeakChecks } from '../verify/weak-checks.js';
@@ -97,6 +98,8 @@ async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, 
   if (inTree && resumed?.worktree) paths = await enterWorktree(tree, paths, id, resumed.worktree.branch, undefined, true, emit);
   // A resumed loop's plan is held against the runner's own record of it before anything reads it.
   const ask = process.stdin.isTTY && process.stderr.isTTY && !options.json ? askYesNo : undefined;
+  // First of all, its refs (pins, plan record) must be the ones the runner sealed (exit 6 otherwise).
+  if (resumed && !options.dryRun) await holdResumeAnchors(paths.repoRoot, resumed.id, options, emit);
   const baseline = resumed && !options.dryRun ? await settleResumedPlan(paths, resumed.id, options, emit, ask) : null;
   let prd = await readPlan(paths, emit);
   checkPromptFile(paths);

@@ -11,7 +11,9 @@ import { type Pins } from '../types.js';
 import type { Emit } from '../events.js';
 import { headSha, readFileAt } from '../git/git.js';
 import { planPrdRepair } from '../verify/prd-diff.js';
-import { readBaseline, readPinCommit, recordBaseline, recordPinCommit, pinsRef } from '../verify/baseline.js';
+import { readBaseline, readPinCommit, pinsRef } from '../verify/baseline.js';
+import { moveAnchoredRefs, readAnchorRefs, type AnchorValues } from '../verify/anchors.js';
+import { gitOk } from '../git/git.js';
 import { readPins, readTreeFiles } from '../verify/checkout.js';
 import { renderSetupWarning } from '../verify/pins.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../verify/runner-guard.js';
@@ -41,6 +43,8 @@ export interface RunTrust {
   verdictKey: Buffer | null;
   /** git's common dir (hooks, config, objects), for the sandbox. */
   gitDir: string;
+  /** What the loop's pins and plan refs name, as the runner last set and sealed them (verify/anchors.ts). */
+  anchored: AnchorValues;
   /** True once `baseline` is the text recorded in git (settleBaseline skips writing it again). */
   recorded?: boolean;
   /** `baseline` parsed: the plan object it was rendered from, frozen so that nothing can edit it behind the text. */
@@ -133,8 +137,13 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   // The runner's own record when there is one: the file on disk may be an agent's half-written edit (in-session loops).
   const plan = JSON.parse(baseline !== null && parsesAsPlan(baseline) ? baseline : readFileSync(paths.prd, 'utf8')) as Prd;
   let pins: Pins | null = null;
+  // Held before the pins are sealed with it (and before anything sandboxed runs).
+  const verdictKey = holdVerdictKey(emit);
+  // A resume has just held the refs against their seal (run/resume-anchors.ts) and put them back where needed.
+  const before = await readAnchorRefs(paths.repoRoot, loopId);
+  const anchored: AnchorValues = { pins: commit, plan: before.plan };
   if (commit) {
-    await recordPinCommit(paths.repoRoot, loopId, commit);
+    await moveAnchoredRefs(paths.repoRoot, loopId, anchored, before, verdictKey);
     const files = await readTreeFiles(topLevel, commit);
     pins = await readPins(topLevel, commit, plan, files);
     const setup = options.verifyInPlace ? null : renderSetupWarning(files, plan);
@@ -143,10 +152,9 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
     if (!options.verifyInPlace && files.includes('.gitmodules')) emit({ type: 'warn', message: 'this repository has submodules: the fresh checkout the checks run in has none of their files; if a check needs them, run the loop with --verify-in-place' });
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot);
-  const verdictKey = holdVerdictKey(emit);
   // A resumed loop's earlier SHIPs, so its final gate seals them again (run/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
-  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, gitDir: guard.gitDir, verdictKey };
+  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, gitDir: guard.gitDir, verdictKey, anchored };
 }
 
 /** The record key, created now if there is none; a file the runner would not have written is named, and not used. */
@@ -173,7 +181,11 @@ export async function settleBaseline(paths: RunPaths, loopId: string, trust: Run
   trust.baseline = text;
   trust.recorded = true;
   try {
-    await recordBaseline(paths.repoRoot, loopId, text);
+    // The record is sealed with the pins before the ref moves (verify/anchors.ts): a resume checks the two agree.
+    const blob = (await gitOk(paths.repoRoot, ['hash-object', '-w', '--stdin'], text)).trim();
+    const before = trust.anchored;
+    trust.anchored = { pins: before.pins, plan: blob };
+    await moveAnchoredRefs(paths.repoRoot, loopId, trust.anchored, before, trust.verdictKey);
   } catch (err) {
     emit({ type: 'warn', message: `could not record the plan in git (refs/ralphkit): ${(err as Error).message}; a resume would verify every story that says passes: true` });
   }

@@ -1,7 +1,6 @@
 // `status`: the loops of a repository as read from ralph/.runs/, and the table that shows them. Shared by
 // ralph.mjs and `ralphkit status` (and the dashboard's /api/loops). The agent can write ralph/.runs/, so a
 // story counts as verified only from its loop's sealed verdict record (store/verdict-record.ts, SPEC §6).
-import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { isRunning, scanLoopStates, type UnreadableState } from './state-file.js';
 import { ledgerPath, runsDir } from './layout.js';
@@ -12,11 +11,11 @@ import { LoopExit, describeError } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
 import { renderCostSplit } from '../../util/usd.js';
 import { sanitizeForTerminal } from '../../util/ansi.js';
-import { readTextOrNull } from '../../util/read.js';
 import { renderMaxIterations } from '../events.js';
 import { activeStories, isSkipped } from '../../prd/skip.js';
 import { renderParallelNotes } from './parallel-notes.js';
 import { shellQuote } from '../../util/shell-quote.js';
+import { matchSealedStories, readLoopPlan, type LoopPlan } from './loop-plan.js';
 
 /** One loop as `status` and the dashboard show it; fields a hand-written or foreign state.json lacks are null or ''. */
 export interface LoopSummary {
@@ -62,6 +61,10 @@ export interface LoopSummary {
   worktree?: { path: string; branch: string };
   /** A --parallel run: its workers, merge queue, merged and given-up stories, as its state.json has them. */
   parallel?: ParallelState;
+  /** The commit the loop's sealed verdict record names, when it has one. */
+  recordCommit?: string;
+  /** Where the stories were read (store/loop-plan.ts): the loop's branch, and its tree, that branch's tip or the record's commit. */
+  plan?: { branch: string | null; from: LoopPlan['from'] };
 }
 
 /** The loops as the dashboard shows them; a ralph/.runs/ that cannot be read shows as none (the page must go on). */
@@ -136,9 +139,11 @@ function renderUnreadableRunsHint(folder: string, code: string): string {
 function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null): LoopSummary {
   const alive = isRunning(s);
   const prd = typeof s.prd === 'string' ? s.prd : '';
-  const stories = prd ? readLoopStories(repoRoot, s, prd) : null;
+  const plan = prd ? readLoopPlan(repoRoot, s, prd, record) : { stories: null, branch: null, from: null };
+  const stories = plan.stories;
   const summary = summariseLedger(readLedger(ledgerPath(repoRoot, s.id)));
-  const counts = planLoopCounts(summary.stories, record?.stories ?? null);
+  // The record's verdicts of the loop's own stories only: a plan that reused an id since is not what it verified.
+  const counts = planLoopCounts(summary.stories, record && stories ? matchSealedStories(repoRoot, record, prd, stories) : null);
   const status = typeof s.status === 'string' ? s.status : 'unknown';
   return {
     id: s.id,
@@ -166,36 +171,13 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
     ...(s.inSession === true ? { inSession: true as const } : {}),
     ...(s.worktree && typeof s.worktree.path === 'string' && typeof s.worktree.branch === 'string' ? { worktree: { path: s.worktree.path, branch: s.worktree.branch } } : {}),
     ...(s.parallel && typeof s.parallel === 'object' && !Array.isArray(s.parallel) ? { parallel: s.parallel } : {}),
+    plan: { branch: plan.branch, from: plan.from },
+    ...(record ? { recordCommit: record.commit } : {}),
   };
 }
 
 function num(value: unknown): number | null {
   return typeof value === 'number' && Number.isFinite(value) ? value : null;
-}
-
-type StoryFlags = { passes?: unknown; skip?: unknown }[];
-
-// A --worktree loop's plan is the one in its worktree while it is there, else the one on its branch; the copy in
-// the user's tree is the plan it was started with.
-function readLoopStories(repoRoot: string, s: LoopState, prd: string): StoryFlags | null {
-  const tree = s.worktree && typeof s.worktree.path === 'string' ? s.worktree : null;
-  if (!tree) return readStories(readTextOrNull(path.resolve(repoRoot, prd)));
-  const inTree = readTextOrNull(path.join(tree.path, prd));
-  if (inTree !== null) return readStories(inTree);
-  const branch = typeof tree.branch === 'string' && /^[A-Za-z0-9_][A-Za-z0-9._/-]*$/.test(tree.branch) ? tree.branch : null;
-  if (!branch) return null;
-  const shown = spawnSync('git', ['cat-file', 'blob', `refs/heads/${branch}:${prd.split(path.sep).join('/')}`], { cwd: repoRoot, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
-  return shown.status === 0 ? readStories(shown.stdout) : null;
-}
-
-function readStories(text: string | null): StoryFlags | null {
-  if (text === null) return null;
-  try {
-    const prd = JSON.parse(text);
-    return Array.isArray(prd?.userStories) ? prd.userStories : null;
-  } catch {
-    return null;
-  }
 }
 
 function renderStoriesCell(l: LoopSummary): string {
@@ -215,7 +197,7 @@ export function renderLoopTable(loops: LoopSummary[], now = Date.now()): string 
       String(l.verified), String(l.reported), String(l.unverified), String(l.rejected),
     ]);
     const where = l.worktree && l.alive ? `in the worktree ${l.worktree.path} on ${l.worktree.branch}` : '';
-    const note = [where, renderLoopNote(l), ...renderParallelNotes(l.parallel, renderClockEnd(l, now)), ...renderReviewNotes(l)].filter(Boolean).join('\n  └ ');
+    const note = [where, renderPlanNote(l), renderLoopNote(l), ...renderParallelNotes(l.parallel, renderClockEnd(l, now)), ...renderReviewNotes(l)].filter(Boolean).join('\n  └ ');
     if (note) notes.set(rows.length - 1, note);
   }
   // Ids, agents and messages come from state.json, which the agent can write: cells are made safe before they are padded.
@@ -260,6 +242,14 @@ function shortenMiddle(text: string, width: number): string {
   if (text.length <= width) return text;
   const head = Math.ceil((width - 1) / 2);
   return `${text.slice(0, head)}…${text.slice(text.length - (width - 1 - head))}`;
+}
+
+// Stories read anywhere but the loop's own tree (on its branch) say where they come from: the tree is elsewhere.
+function renderPlanNote(l: LoopSummary): string | null {
+  if (l.plan?.from === 'branch') return `stories as committed on ${l.plan.branch} (the working tree is on another branch)`;
+  if (l.plan?.from === 'record') return `stories as at ${l.recordCommit?.slice(0, 7)}, the commit its verdict record names (the branch ${l.plan.branch} is gone)`;
+  if (l.plan?.branch && l.plan.from === null) return `its plan could not be read on ${l.plan.branch}`;
+  return null;
 }
 
 // Why a loop stopped is what its owner needs next; a finished or running loop needs no note.

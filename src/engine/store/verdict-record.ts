@@ -227,13 +227,6 @@ function gitSync(cwd: string, args: string[], input?: string): Buffer | null {
   }
 }
 
-/** The newest record of all loops (by its `time`), or null: the one the dashboard reads its cards from. */
-export function pickNewestRecord(records: ReadonlyMap<string, VerdictRecord>): VerdictRecord | null {
-  let newest: VerdictRecord | null = null;
-  for (const r of records.values()) if (!newest || r.time > newest.time) newest = r;
-  return newest;
-}
-
 /**
  * What one story counts as, for `status` and the dashboard alike, from a sealed record's word on it and the latest
  * ledger verdict (what a runner reported): `rejected` from the ledger (the final gate writes its own verdict lines

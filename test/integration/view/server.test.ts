@@ -5,7 +5,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { git, gitdir, testdir, writeFiles } from '../../support/repo.js';
 import { keyEnv, sealNote, useKeyEnv } from '../../support/verdict-note.js';
-import { plan, writeLedger, writeLoop, writePlan, writeProgress } from '../../support/view-fixtures.js';
+import { commitPlan, plan, writeLedger, writeLoop, writePlan, writeProgress } from '../../support/view-fixtures.js';
 import { getJson, openEvents, request } from '../../support/view-http.js';
 import { startViewServer, type ViewServerOptions } from '../../../src/view/server.js';
 import { PROGRESS_HEAD_BYTES, PROGRESS_TAIL_BYTES } from '../../../src/view/snapshot.js';
@@ -29,11 +29,13 @@ describe('ralphkit view server: JSON endpoints', () => {
     const repo = gitdir();
     const env = keyEnv();
     useKeyEnv(env);
-    sealNote(repo, { loop: 'L1', commit: git(repo, 'rev-parse', 'HEAD'), time: '2026-11-29T10:06:00.000Z', stories: { 'US-001': 'verified' } }, env);
     const prd = plan(4);
     prd.userStories[0].passes = true;
     prd.userStories[1].passes = true;
     writePlan(repo, prd);
+    commitPlan(repo);
+    writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0, branch: 'ralph/fixture' });
+    sealNote(repo, { loop: 'L1', commit: git(repo, 'rev-parse', 'HEAD'), time: '2026-11-29T10:06:00.000Z', stories: { 'US-001': 'verified' } }, env);
     writeLedger(repo, 'L1', [
       { time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-001', command: 'npm test', exitCode: 0 },
       { time: '2026-11-29T10:00:01Z', loop: 'L1', iteration: 1, story: 'US-001', command: null, exitCode: null, status: 'verified' },
@@ -163,7 +165,8 @@ describe('ralphkit view server and ralphkit status agree', () => {
     const prd = plan(8);
     prd.userStories.forEach((s) => (s.passes = true));
     writePlan(repo, prd);
-    writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0 });
+    commitPlan(repo);
+    writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0, branch: 'ralph/fixture' });
     appendLedger(path.join(repo, 'ralph/.runs/L1/ledger.jsonl'), LEDGER);
     // The record confirms some of what the ledger says: US-002 and US-007 stay a ledger's word.
     const sealed = { 'US-001': 'verified', 'US-003': 'verified', 'US-004': 'unverified', 'US-006': 'verified' } as const;
@@ -320,8 +323,9 @@ describe('ralphkit view server: live updates', () => {
     writeLedger(repo, 'L1', [{ time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-002', command: null, exitCode: null, status: 'verified' }]);
     await events.waitFor((e) => e.event === 'prd' && e.data.cards?.[1].verification === 'reported' && e.data.cards[1].state === 'passed');
     // The runner's end: the sealed record, then state.json saying complete.
+    commitPlan(repo);
     sealNote(repo, { loop: 'L1', commit: git(repo, 'rev-parse', 'HEAD'), time: '2026-11-29T10:00:01.000Z', stories: { 'US-001': 'verified', 'US-002': 'verified' } }, env);
-    writeLoop(repo, { id: 'L1', iteration: 1, status: 'complete', exitCode: 0 });
+    writeLoop(repo, { id: 'L1', iteration: 1, status: 'complete', exitCode: 0, branch: 'ralph/fixture' });
     await events.waitFor((e) => e.event === 'prd' && e.data.cards?.[1].state === 'verified');
   });
 

@@ -177,8 +177,23 @@ describe('status, dry-run and resume', () => {
     const r = await engine(dir, ['status', '--json']);
     expect(r.code).toBe(0);
     const [loop] = JSON.parse(r.stdout).loops;
-    expect(loop).toMatchObject({ id: 'done-loop', status: 'complete', iteration: 2, alive: false, storiesPassed: 2, storiesTotal: 2, verified: 2, unverified: 0, rejected: 0 });
+    expect(loop).toMatchObject({ id: 'done-loop', status: 'complete', iteration: 2, alive: false, storiesPassed: 2, storiesTotal: 2, verified: 2, unverified: 0, rejected: 0, plan: { branch: 'ralph/test', from: 'tree' } });
     expect((await engine(dir, ['status'])).stdout).toMatch(/done-loop\s+complete\s+2\/10/);
+  });
+
+  it('status back on main after a finished loop: its stories and its verdicts both come from its own branch and record, and it says which branch', async () => {
+    const dir = planRepo(renderPlan({ stories: 2 }));
+    expect((await engine(dir, ['run', ...worker, '--name', 'done-loop'])).code).toBe(0);
+    git(dir, 'checkout', '-q', 'main'); // main's prd.json says nothing passes
+    const [loop] = JSON.parse((await engine(dir, ['status', '--json'])).stdout).loops;
+    expect(loop).toMatchObject({ storiesPassed: 2, storiesTotal: 2, verified: 2, plan: { branch: 'ralph/test', from: 'branch' } });
+    const table = (await engine(dir, ['status'])).stdout;
+    expect(table).toMatch(/done-loop +complete .* 2\/2 +2 /);
+    expect(table).toContain('stories as committed on ralph/test (the working tree is on another branch)');
+    // The branch gone (merged and deleted): the commit the record names.
+    git(dir, 'branch', '-q', '-D', 'ralph/test');
+    const [gone] = JSON.parse((await engine(dir, ['status', '--json'])).stdout).loops;
+    expect(gone).toMatchObject({ storiesPassed: 2, verified: 2, plan: { branch: 'ralph/test', from: 'record' } });
   });
 
   it('--dry-run prints the command and limits and touches nothing', async () => {

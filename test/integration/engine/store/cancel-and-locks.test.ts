@@ -9,6 +9,8 @@ import { isAlive as stillRuns, procStart } from '../../../support/process.js';
 import { HAS_PROC, WORKER, engine, planRepo, spawnStranger, writeRunningLoop } from '../../../support/lifecycle.js';
 import { isAlive, processStart } from '../../../../src/engine/processes.js';
 import { lockPath } from '../../../../src/engine/store/layout.js';
+import { moveAnchoredRefs } from '../../../../src/engine/verify/anchors.js';
+import { readKey } from '../../../../src/engine/store/verdict-record.js';
 
 const NO_STACK = /unexpected error|\n\s+at /;
 
@@ -166,8 +168,8 @@ describe.runIf(HAS_PROC)('a pid reused after the runner was killed with -9', () 
       const exited = new Promise((resolve) => agent.on('exit', (_code, signal) => resolve(signal)));
       const start = procStart(agent.pid) + (reused ? 1 : 0);
       writeRunningLoop(dir, { id: 'killed', pid: agent.pid, pidStart: procStart(agent.pid) + 1, agentPid: agent.pid, agentPidStart: start });
-      // The runner records its pinned tests in git when a loop starts; a resume without that record is refused.
-      git(dir, 'update-ref', 'refs/ralphkit/loops/killed/pins', 'HEAD');
+      // The runner records its pinned tests in git when a loop starts, sealed; a resume without that record is refused.
+      await moveAnchoredRefs(dir, 'killed', { pins: git(dir, 'rev-parse', 'HEAD'), plan: null }, { pins: null, plan: null }, readKey(true));
       const r = await engine(dir, ['run', ...WORKER, '--resume', 'killed']);
       expect(r.code, r.stderr).toBe(0);
       if (reused) expect(stillRuns(agent.pid)).toBe(true);

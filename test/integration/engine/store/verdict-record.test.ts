@@ -8,7 +8,7 @@ import { editNote, keyEnv, readNote, removeNote, sealNote, useKeyEnv, writeNote 
 import { keyProblem, parseCatFileBatch, readKey, readVerdictRecordsSync } from '../../../../src/engine/store/verdict-record.js';
 import { readLoopSummaries } from '../../../../src/engine/store/summaries.js';
 import { readPrdSnapshot, resolveViewPaths } from '../../../../src/view/snapshot.js';
-import { plan, writeLedger, writeLoop, writePlan } from '../../../support/view-fixtures.js';
+import { commitPlan, plan, writeLedger, writeLoop, writePlan } from '../../../support/view-fixtures.js';
 
 function commit(repo: string, name: string): string {
   writeFiles(repo, { [name]: `${name}\n` });
@@ -118,11 +118,12 @@ describe('status and the dashboard count verified only from the record', () => {
     const prd = plan(3);
     prd.userStories.forEach((s) => (s.passes = true));
     writePlan(repo, prd);
+    const head = commitPlan(repo);
     mkdirSync(path.join(repo, 'ralph/.runs'), { recursive: true });
-    writeLoop(repo, { id: 'L1', status: 'complete', pid: null, exitCode: 0 });
+    writeLoop(repo, { id: 'L1', status: 'complete', pid: null, exitCode: 0, branch: 'ralph/fixture' });
     const verdict = (story: string, status: 'verified' | 'unverified') => ({ time: '2026-01-01T00:00:00Z', loop: 'L1', iteration: 1, story, command: null, exitCode: null, status });
     writeLedger(repo, 'L1', [verdict('US-001', 'verified'), verdict('US-002', 'verified'), verdict('US-003', 'verified')]);
-    return { repo, env, head: git(repo, 'rev-parse', 'HEAD') };
+    return { repo, env, head };
   }
 
   it('a ledger alone: everything reported, nothing verified', () => {
