@@ -130,7 +130,11 @@ async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, 
   const controller = new AbortController();
   // An interrupt ends the loop; once the loop has ended (or was already told to), one stops the announcements of its end.
   const late = new AbortController();
-  const stopSignals = onSignals(() => (run.ending || controller.signal.aborted ? late.abort() : controller.abort()));
+  const stopSignals = onSignals((signal) => {
+    run.signalled ??= signal;
+    if (run.ending || controller.signal.aborted) late.abort();
+    else controller.abort();
+  });
   try {
     return await startGuarded(run, controller, tree);
   } finally {
@@ -225,11 +229,11 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
     emit({ type: 'start', loop: id, agent: options.agentCmd ? 'agent-cmd' : options.agent, command: run.command, prd: path.relative(paths.repoRoot, paths.prd), maxIterations: options.maxIterations, resumed: run.resumed !== null, firstIteration: state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration) });
     exit = await startIterations(run, state, budget, controller, trust);
   } catch (err) {
-    if (!(err instanceof LoopExit)) {
+    exit = await interruptedOr(run, err);
+    if (!(err instanceof LoopExit) && exit.code !== LOOP_EXIT.interrupted) {
       finish(run, state, new LoopExit(1, `unexpected error: ${(err as Error).message}`), 'failed', trust);
       throw err;
     }
-    exit = err;
   }
   // pr-merge waits for CI and merges before the end is recorded: the exit code says whether it merged.
   if (exit.code === LOOP_EXIT.complete && options.deliver === 'pr-merge') exit = await deliverOrNotMerged(run, exit, controller.signal);
@@ -291,9 +295,22 @@ function warnExamplePlan(prd: Prd, paths: RunPaths, emit: Emit): void {
   }
 }
 
+/**
+ * A failure while the runner is being interrupted is the interrupt (130, the resume hint), not an unexpected error: a
+ * child in the terminal's process group (a check's `npm`, a synchronous git) got the same Ctrl-C and failed of it.
+ * A signal that arrived while the runner was blocked is handled on the next turn of the event loop: one is let by.
+ */
+async function interruptedOr(run: RunContext, err: unknown): Promise<LoopExit> {
+  if (err instanceof LoopExit) return err;
+  await new Promise((resolve) => setImmediate(resolve));
+  if (!run.signalled) return new LoopExit(1, `unexpected error: ${(err as Error).message}`);
+  run.emit({ type: 'warn', message: `while stopping (${run.signalled}): ${(err as Error).message}` });
+  return new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+}
+
 /** SIGINT/SIGTERM stop the agent and end the loop with 130; returns the function that removes the handlers. */
-function onSignals(stop: () => void): () => void {
-  const handler = () => stop();
+function onSignals(stop: (signal: NodeJS.Signals) => void): () => void {
+  const handler = (signal: NodeJS.Signals) => stop(signal);
   process.on('SIGINT', handler);
   process.on('SIGTERM', handler);
   process.on('SIGHUP', handler);
