@@ -10,6 +10,7 @@ import type { Emit } from '../events.js';
 import { realClock } from '../clock.js';
 import { resolveRepoRoot } from '../git/git.js';
 import { acquireLock, acquireTreeLock } from '../store/locks.js';
+import { removeDeadTempFolders, renderRemovedTempFolders, setTempOwner } from '../store/temp-folders.js';
 import { ledgerPath, loopDir, newLoopId, statePath } from '../store/layout.js';
 import { writeState } from '../store/state-file.js';
 import { isCancelRequested, clearCancelMarker } from '../store/cancel.js';
@@ -199,6 +200,8 @@ async function startGuarded(run: RunContext, controller: AbortController, tree: 
       for (const o of await stopOrphanAgents(paths.repoRoot, run.id)) {
         emit({ type: 'warn', message: `loop ${o.loopId}'s runner is gone (killed) but its agent was still running in this working tree (process group ${o.agentPid}); stopped it, as ${loopCommand(`cancel ${o.loopId}`)} would` });
       }
+      setTempOwner(run.id);
+      for (const message of renderRemovedTempFolders(removeDeadTempFolders())) emit({ type: 'info', message });
       await refuseDirtyTree(paths, run.resumed, emit);
       return await runLocked(run, budget, controller, waits);
     } finally {
