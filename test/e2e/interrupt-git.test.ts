@@ -3,7 +3,7 @@
 // signal lands while git runs; the loop ends with 130 and the resume hint, and --resume-last finishes it.
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { spawn, execFileSync } from 'node:child_process';
-import { chmodSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { agent, loopRepo, onlyState, ralph } from '../support/loop-repo.js';
 import { git, gitEnv, testdir, type RunResult } from '../support/repo.js';
@@ -12,27 +12,44 @@ import { BRANCH, fakeEnv, mergeOrder, parallelRepo } from '../support/parallel-r
 
 const REAL_GIT = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
 
-/** A folder with a `git` that holds the `nth` call carrying `arg` until the file `release` appears there. */
-function holdingGit(arg: string, nth: number): { bin: string; held: string; release: () => void } {
+interface HoldingGit {
+  bin: string;
+  held: string;
+  /** From now on, the `nth` call carrying `arg` waits until release(). */
+  arm: (arg: string, nth: number) => void;
+  release: () => void;
+}
+
+/** A folder with a `git` that holds a marked call (see arm) until the file `release` appears there. */
+function holdingGit(): HoldingGit {
   const bin = testdir('ralphkit-git-hold-');
-  writeFileSync(path.join(bin, 'git'), `#!/bin/sh
+  const file = (name: string) => path.join(bin, name);
+  writeFileSync(file('git'), `#!/bin/sh
 dir=$(dirname "$0")
-for a in "$@"; do
-  if [ "$a" = ${JSON.stringify(arg)} ]; then
-    echo x >> "$dir/seen"
-    if [ "$(wc -l < "$dir/seen")" -eq ${nth} ]; then
-      echo $$ > "$dir/held"
-      while [ ! -f "$dir/release" ]; do sleep 0.05; done
+if [ -f "$dir/arg" ]; then
+  want=$(cat "$dir/arg")
+  for a in "$@"; do
+    if [ "$a" = "$want" ]; then
+      echo x >> "$dir/seen"
+      if [ "$(wc -l < "$dir/seen")" -eq "$(cat "$dir/nth")" ]; then
+        echo $$ > "$dir/held"
+        while [ ! -f "$dir/release" ]; do sleep 0.05; done
+      fi
+      break
     fi
-    break
-  fi
-done
+  done
+fi
 exec ${REAL_GIT} "$@"
 `);
-  chmodSync(path.join(bin, 'git'), 0o755);
-  const release = () => writeFileSync(path.join(bin, 'release'), '');
+  chmodSync(file('git'), 0o755);
+  const release = () => writeFileSync(file('release'), '');
   onTestFinished(release);
-  return { bin, held: path.join(bin, 'held'), release };
+  const arm = (arg: string, nth: number) => {
+    for (const name of ['seen', 'held', 'release']) rmSync(file(name), { force: true });
+    writeFileSync(file('nth'), String(nth));
+    writeFileSync(file('arg'), arg);
+  };
+  return { bin, held: file('held'), arm, release };
 }
 
 /** ralph/ralph.sh in a process group of its own, as a terminal starts it; `interrupt` is Ctrl-C there. */
@@ -61,7 +78,8 @@ describe('Ctrl-C while the runner runs git', () => {
   it('a single loop interrupted inside the git update-ref that records its pins ends with 130; --resume-last finishes', async () => {
     const repo = loopRepo({ stories: 2, checks: ['test -f README.md'] });
     const tmp = testdir('ralphkit-tmp-');
-    const hold = holdingGit('refs/ralphkit/loops/one/pins', 1);
+    const hold = holdingGit();
+    hold.arm('refs/ralphkit/loops/one/pins', 1);
     const run = startInGroup(repo, ['--name', 'one', '--agent-cmd', agent('worker'), '--pause', '0', '5'], { PATH: `${hold.bin}:${process.env.PATH}`, TMPDIR: tmp });
     await waitUntil(() => existsSync(hold.held), 60_000, 'the runner inside git update-ref');
     run.interrupt();
@@ -74,21 +92,28 @@ describe('Ctrl-C while the runner runs git', () => {
     expect(readdirSync(tmp).filter((n) => n.startsWith('ralph-verify-'))).toEqual([]);
   }, 180_000);
 
-  it('--parallel 2 interrupted inside the git commit of the merge queue\'s merge ends with 130; --resume-last merges every story, no story branch left', async () => {
+  it('--parallel 2 interrupted inside git while its worktree is made, then inside the git commit of a merge: 130 each time; --resume-last merges every story, no story branch left', async () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
     const tmp = testdir('ralphkit-tmp-');
-    const hold = holdingGit('--allow-empty', 1);
+    const hold = holdingGit();
     const { env } = fakeEnv({ PATH: `${hold.bin}:${process.env.PATH}`, TMPDIR: tmp });
-    const run = startInGroup(repo, ['--parallel', '2', '--name', 'par', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env);
-    await waitUntil(() => existsSync(hold.held), 90_000, 'the merge queue inside git commit');
-    run.interrupt();
-    hold.release();
-    expectInterrupted(await run.done);
-    expect(onlyState(repo).status).toBe('interrupted');
+    const interruptAt = async (args: string[], what: string) => {
+      const run = startInGroup(repo, args, env);
+      await waitUntil(() => existsSync(hold.held), 90_000, what);
+      run.interrupt();
+      hold.release();
+      expectInterrupted(await run.done);
+      expect(onlyState(repo).status).toBe('interrupted');
+    };
+    // Before the loop is recorded: the run's own worktree (where the merge queue works) is being added.
+    hold.arm(`${repo}.ralph-worktrees/par`, 1);
+    await interruptAt(['--parallel', '2', '--name', 'par', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], 'the start inside git worktree add');
+    hold.arm('--allow-empty', 1);
+    await interruptAt(['--resume-last'], 'the merge queue inside git commit');
     const again = await ralph(repo, ['--resume-last'], { ...env, PATH: process.env.PATH }, 120_000);
     expect(again.code, again.stderr).toBe(0);
     expect(mergeOrder(repo).sort()).toEqual(['US-001', 'US-002']);
     expect(git(repo, 'for-each-ref', '--format=%(refname:short)', `refs/heads/${BRANCH}--*`)).toBe('');
     expect(readdirSync(tmp).filter((n) => /^(ralph-verify-|ralphkit-log-)/.test(n))).toEqual([]);
-  }, 180_000);
+  }, 240_000);
 });

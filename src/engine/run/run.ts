@@ -45,6 +45,7 @@ import { refuseParallelOptions, withWebhookFromEnv } from '../cli/args.js';
 import { holdEndPrograms } from '../deliver/programs.js';
 import { enterWorktree, leaveWorktree, refuseWorktreeOptions, type WorktreeRun } from './worktree-start.js';
 import { refuseBranchElsewhere } from './worktree.js';
+import { interruptedOr, listenForInterrupts, type Interrupt } from './interrupt.js';
 
 // Stands in for the prompt when the command line is shown before any prompt is read.
 const PROMPT_PLACEHOLDER = '\0prompt';
@@ -68,10 +69,14 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   refuseWorktreeOptions(options, resumed);
   const tree: WorktreeRun = { mainRoot: repoRoot, root: null, mayRemove: false };
   const id = resumed?.id ?? options.name ?? newLoopId(new Date());
+  // From before the first side effect (a worktree, a branch): a Ctrl-C while the start is set up ends the loop at its
+  // first step (130, resumable) instead of killing the runner between a worktree made and a loop recorded.
+  const { stop, dispose } = listenForInterrupts();
   try {
-    return await startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started });
+    return await startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started, stop });
   } finally {
     await leaveWorktree(tree, id, emit);
+    dispose();
   }
 }
 
@@ -86,9 +91,10 @@ interface StartInput {
   tree: WorktreeRun;
   /** When this invocation started (epoch ms): --max-duration counts from it. */
   started: number;
+  stop: Interrupt;
 }
 
-async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started }: StartInput): Promise<number> {
+async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started, stop }: StartInput): Promise<number> {
   let paths = resolvePaths(repoRoot, io.cwd, locatePlan(repoRoot, options, given, resumed !== null, emit), given);
   const inTree = options.worktree && !options.dryRun;
   // A resumed worktree loop's plan is the one on its branch, in its worktree.
@@ -128,22 +134,15 @@ async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, 
   holdEndPrograms(io.env);
   const worktree = tree.root ? { worktree: { path: tree.root, branch: prd.branchName } } : {};
   const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...deadlineOf(options, started), ...worktree };
-  const controller = new AbortController();
-  // An interrupt ends the loop; once the loop has ended (or was already told to), one stops the announcements of its end.
-  const late = new AbortController();
-  const stopSignals = onSignals((signal) => {
-    run.signalled ??= signal;
-    if (run.ending || controller.signal.aborted) late.abort();
-    else controller.abort();
-  });
+  if (stop.signalled) run.signalled = stop.signalled;
+  stop.run = run;
   try {
-    return await startGuarded(run, controller, tree);
+    return await startGuarded(run, stop.controller, tree);
   } finally {
     if (run.ending) {
       await deliverAtEnd(run, run.ending.status);
-      await announceEnd({ ending: run.ending, options, cwd: paths.repoRoot, env: io.env, emit, signal: late.signal });
+      await announceEnd({ ending: run.ending, options, cwd: paths.repoRoot, env: io.env, emit, signal: stop.late.signal });
     }
-    stopSignals();
   }
 }
 
@@ -296,30 +295,4 @@ function warnExamplePlan(prd: Prd, paths: RunPaths, emit: Emit): void {
     if (!(err instanceof LoopExit)) throw err;
     emit({ type: 'warn', message: `the run would refuse to start: ${err.message}; ${err.hint}` });
   }
-}
-
-/**
- * A failure while the runner is being interrupted is the interrupt (130, the resume hint), not an unexpected error: a
- * child in the terminal's process group (a check's `npm`, a synchronous git) got the same Ctrl-C and failed of it.
- * A signal that arrived while the runner was blocked is handled on the next turn of the event loop: one is let by.
- */
-async function interruptedOr(run: RunContext, err: unknown): Promise<LoopExit> {
-  if (err instanceof LoopExit) return err;
-  await new Promise((resolve) => setImmediate(resolve));
-  if (!run.signalled) return new LoopExit(1, `unexpected error: ${(err as Error).message}`);
-  run.emit({ type: 'warn', message: `while stopping (${run.signalled}): ${(err as Error).message}` });
-  return new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
-}
-
-/** SIGINT/SIGTERM stop the agent and end the loop with 130; returns the function that removes the handlers. */
-function onSignals(stop: (signal: NodeJS.Signals) => void): () => void {
-  const handler = (signal: NodeJS.Signals) => stop(signal);
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
-  process.on('SIGHUP', handler);
-  return () => {
-    process.off('SIGINT', handler);
-    process.off('SIGTERM', handler);
-    process.off('SIGHUP', handler);
-  };
 }
