@@ -7,6 +7,7 @@ import path from 'node:path';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
 import { LoopExit, gitDiskFullError } from '../errors.js';
 import { signalGroup } from '../processes.js';
+import { formatDuration } from '../core/duration.js';
 
 // Used only when git has no identity configured (a fresh CI box), so a runner commit never fails for want of one.
 const RUNNER_IDENTITY = ['-c', 'user.name=ralphkit', '-c', 'user.email=ralphkit@localhost'];
@@ -85,6 +86,7 @@ export function runGit(cwd: string, args: string[], options: GitOptions = {}): P
     // spawn, not execFile: execFile leaves `detached` out.
     const child = spawn(gitProgram(), hardenedArgs(args), { cwd, env: hardenedGitEnv(process.env), detached: process.platform !== 'win32', stdio: ['pipe', 'pipe', 'pipe'] });
     const untrack = trackGroup(child.pid);
+    const name = `git ${subcommand(args)}`;
     const out = { stdout: [] as Buffer[], stderr: [] as Buffer[], size: 0 };
     let stopped: string | null = null;
     const stop = (why: string) => {
@@ -94,12 +96,12 @@ export function runGit(cwd: string, args: string[], options: GitOptions = {}): P
     };
     const collect = (into: Buffer[]) => (chunk: Buffer) => {
       out.size += chunk.length;
-      if (out.size > MAX_OUTPUT) stop(`git ${args[0]} printed more than ${MAX_OUTPUT / 1024 / 1024} MiB and was stopped`);
+      if (out.size > MAX_OUTPUT) stop(`${name} printed more than ${MAX_OUTPUT / 1024 / 1024} MiB and was stopped`);
       else into.push(chunk);
     };
     child.stdout.on('data', collect(out.stdout));
     child.stderr.on('data', collect(out.stderr));
-    const timer = setTimeout(() => stop(`git ${args[0]} did not finish within ${Math.round(timeoutMs / 1000)} s and was stopped`), timeoutMs);
+    const timer = setTimeout(() => stop(`${name} did not finish within ${formatDuration(timeoutMs)} and was stopped`), timeoutMs);
     timer.unref();
     let spawnError: NodeJS.ErrnoException | null = null;
     child.on('error', (err: NodeJS.ErrnoException) => (spawnError = err));
@@ -112,12 +114,21 @@ export function runGit(cwd: string, args: string[], options: GitOptions = {}): P
       // killed by a signal reports as a failure
       const err = spawnError as NodeJS.ErrnoException | null;
       const code = err ? (err.code === 'ENOENT' ? GIT_MISSING : 1) : stopped || status === null ? 1 : status;
-      const why = stopped ?? (err ? err.message : signal ? `git ${args[0]} was killed by ${signal}` : '');
-      resolve({ code, stdout, stderr: stopped ? `${stderr}${why}` : stderr || (code ? why || `git ${args[0]} exited with ${code}` : '') });
+      const why = stopped ?? (err ? err.message : signal ? `${name} was killed by ${signal}` : '');
+      resolve({ code, stdout, stderr: stopped ? `${stderr}${why}` : stderr || (code ? why || `${name} exited with ${code}` : '') });
     });
     child.stdin.on('error', () => {});
     child.stdin.end(options.input ?? '');
   });
+}
+
+/** The git subcommand of an argument list, past `-c key=value` settings and other options before it. */
+function subcommand(args: readonly string[]): string {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '-c' || args[i] === '-C') i++;
+    else if (!args[i].startsWith('-')) return args[i];
+  }
+  return args[0] ?? '';
 }
 
 /** runGit for a command that must succeed: its stdout, or an Error with git's own message. */
