@@ -15,6 +15,7 @@ export async function installAction(flags: InstallFlags): Promise<void> {
       claudeHook: flags.claudeHook,
       ci: flags.ci,
       pauseAfterWrites: Number(process.env.RALPHKIT_TEST_PAUSE_AFTER_WRITES) || undefined,
+      onWait: (holder) => logger.info(`waiting for another ralphkit install${holder ? ` (pid ${holder.pid})` : ''} in this repository to finish`),
     }),
   );
   printResult(result, { command: 'install', json: flags.json });

@@ -36,11 +36,11 @@ async function statusCommand(argv: string[], io: RunIo): Promise<number> {
   return 0;
 }
 
-/** `cleanup`: removes the worktrees of --worktree loops that are not running (a crash left them). */
+/** `cleanup`: removes the worktrees of --worktree loops that are not running (a crash left them), and killed runners' verification checkouts. */
 async function cleanupCommand(argv: string[], io: RunIo): Promise<number> {
   parseSub(argv, {}, 0);
   const said = await cleanupWorktrees(await resolveRepoRoot(io.cwd));
-  io.stderr(said.length ? said.map((line) => `ralph: ${line}\n`).join('') : 'ralph: no worktrees of stopped loops to remove\n');
+  io.stderr(said.length ? said.map((line) => `ralph: ${line}\n`).join('') : 'ralph: nothing of stopped loops to remove (no worktrees, no verification checkouts)\n');
   return 0;
 }
 

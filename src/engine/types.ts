@@ -388,6 +388,8 @@ export interface RunContext {
   mergeInterrupted?: boolean;
   /** Branch patterns of a --parallel run that other workers and the merge queue move (after-agent.ts warnings skip them). */
   siblingBranches?: string[];
+  /** Set by the runner's SIGINT/SIGTERM/SIGHUP handler (run.ts): a failure from then on is read as the interrupt. */
+  signalled?: NodeJS.Signals;
   /** Set when the end of the loop was already delivered (pr-merge pushes and merges before the loop's end is recorded). */
   deliveredAtEnd?: boolean;
 }

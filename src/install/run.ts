@@ -11,6 +11,10 @@ import { planClaudeHook } from './claude-hook.js';
 import { planCi } from './ci.js';
 import { MANIFEST_PATH, type CiProvider } from './types.js';
 import { shellQuote } from '../util/shell-quote.js';
+import { withInstallLock } from './lock.js';
+import { findRunningLoop } from '../engine/store/locks.js';
+import { EXIT, RalphkitError } from '../errors.js';
+import { ralphkitCommand } from '../util/invocation.js';
 
 export interface InstallOptions {
   /** The repository to install into. */
@@ -41,6 +45,8 @@ export interface InstallOptions {
    * manifest records (installed: kept up to date; not installed: left alone).
    */
   ci?: CiProvider | false;
+  /** Told once when another install holds the lock and this one waits for it. */
+  onWait?: (holder: { pid: number } | null) => void;
   /** Test hook: stop after this many writes and wait to be killed. */
   pauseAfterWrites?: number;
 }
@@ -48,8 +54,28 @@ export interface InstallOptions {
 export type InstallResult = FileRunResult;
 
 export async function runInstall(options: InstallOptions): Promise<InstallResult> {
-  const root = options.sourceRoot ?? packageRoot();
   const target = realpathSync(resolveCwdFolder(options.cwd));
+  if (options.dryRun) return install(target, options);
+  refuseRunningLoop(target);
+  return withInstallLock(target, () => install(target, options), { onWait: options.onWait });
+}
+
+/**
+ * A loop at work in this tree runs and trusts the files install writes (ralph/ralph.mjs, the prompt), and its agent
+ * would commit them with its story: install waits until it is over.
+ */
+function refuseRunningLoop(target: string): void {
+  const loop = findRunningLoop(target);
+  if (!loop) return;
+  const what = loop.inSession ? `an in-session loop (Claude Code session ${loop.id}, pid ${loop.pid})` : `a loop (${loop.id}, pid ${loop.pid})`;
+  throw new RalphkitError(`${what} is running in ${target}; install would change the files it runs and trusts, and its agent would commit them with its work; nothing was changed`, {
+    exitCode: EXIT.refused,
+    hint: `wait for it to end (${ralphkitCommand('status')}), or stop it with: ${ralphkitCommand(`cancel ${loop.id}`)}; then run install again`,
+  });
+}
+
+async function install(target: string, options: InstallOptions): Promise<InstallResult> {
+  const root = options.sourceRoot ?? packageRoot();
   const { manifest } = readManifest(path.join(target, MANIFEST_PATH));
   const agents = options.agents ?? manifest?.agents ?? ['claude'];
   const skills = options.skills ?? true;

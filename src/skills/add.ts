@@ -1,11 +1,12 @@
 // `ralphkit skill add` as a function. A user's skill, once added, is managed like ralphkit's own:
 // its hash goes into ralph/.ralphkit.json (source "user"), so adding it again after editing the
 // source file upgrades a pristine copy and reports a conflict if the installed copy was edited.
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { RalphkitError, EXIT } from '../errors.js';
 import { readVersion } from '../version.js';
 import { resolveCwdFolder } from '../util/cwd.js';
+import { withInstallLock } from '../install/lock.js';
 import { runFiles, type AskConflict, type FileRunResult } from '../install/run-files.js';
 import { MANIFEST_PATH, type IncomingFile } from '../install/types.js';
 import { readManifest } from '../install/manifest.js';
@@ -52,7 +53,9 @@ export async function runSkillAdd(options: SkillAddOptions): Promise<SkillAddRes
       hint: 'fix the frontmatter, e.g. `name: my-skill` (a-z, 0-9, single hyphens) and `description: what it does` (no < or >)',
     });
   }
-  const result = await runFiles({ ...options, files, version: readVersion(), keepRecordedVersion: true });
+  // Its writes share the manifest and the staging folder with install: one of them at a time.
+  const write = () => runFiles({ ...options, files, version: readVersion(), keepRecordedVersion: true });
+  const result = options.dryRun ? await write() : await withInstallLock(realpathSync(folder), write);
   return { ...result, skills };
 }
 

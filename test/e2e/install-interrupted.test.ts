@@ -10,13 +10,14 @@ import { ageInstall, fakeRepo, snapshotTree } from '../support/fake-package.js';
 import { random } from '../support/random.js';
 
 const STAGING = '.ralphkit-staging';
+const LOCK = '.ralphkit-install.lock';
 const SEED = Number(process.env.RALPHKIT_TEST_SEED) || 1313;
 
 type Tree = Record<string, string>;
 
-/** The repository as a user sees it: everything but .git/ and the staging folder (a leftover, not the install). */
+/** The repository as a user sees it: everything but .git/, the staging folder and the install lock (leftovers, not the install). */
 function tree(repo: string): Tree {
-  return Object.fromEntries(Object.entries(snapshotTree(repo)).filter(([p]) => !p.startsWith('.git/') && !p.startsWith(`${STAGING}/`)));
+  return Object.fromEntries(Object.entries(snapshotTree(repo)).filter(([p]) => !p.startsWith('.git/') && !p.startsWith(`${STAGING}/`) && p !== LOCK));
 }
 
 /**
@@ -33,12 +34,12 @@ function classify(repo: string, before: Tree, after: Tree): 'old' | 'new' | 'dec
   return whole && existsSync(path.join(repo, STAGING, 'journal.json')) ? 'decided' : 'half';
 }
 
-/** After a kill, the next install exits 0 and leaves exactly the new install: no staging folder, no temp file. */
+/** After a kill, the next install exits 0 and leaves exactly the new install: no staging folder, no lock, no temp file. */
 async function expectFinishes(repo: string, after: Tree, context: string): Promise<void> {
   const rerun = await runCli(['install', '--yes'], { cwd: repo });
   expect(rerun.code, `${context}\n${rerun.stderr}`).toBe(0);
   expect(tree(repo), context).toEqual(after);
-  expect(Object.keys(snapshotTree(repo)).filter((p) => p.startsWith(STAGING) || p.endsWith('.tmp')), context).toEqual([]);
+  expect(Object.keys(snapshotTree(repo)).filter((p) => p.startsWith(STAGING) || p === LOCK || p.endsWith('.tmp')), context).toEqual([]);
 }
 
 const OLD = { 'ralph/ralph.sh': '#!/bin/sh\n# old runner\n', 'ralph/ralph.mjs': '// old engine\n', 'ralph/.gitignore': '.runs/\n# old\n', '.claude/skills/prd/SKILL.md': '---\nname: prd\ndescription: old\n---\n' };

@@ -1,7 +1,7 @@
 // Ctrl-C while the runner checks a claim decides nothing (exit 130). The resumed loop must decide that claim
 // before any agent runs again, as part of the interrupted iteration: no iteration is spent on the re-check.
 // Needs `npm run build` first (npm test does it).
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
@@ -30,7 +30,7 @@ async function installed(stories: number): Promise<Setup> {
   const log = path.join(outside, 'agent.jsonl');
   return {
     dir,
-    env: { AGENT_LOG: log, CHECK_PID: path.join(outside, 'check.pid') },
+    env: { AGENT_LOG: log, CHECK_PID: path.join(outside, 'check.pid'), TMPDIR: testdir('ralphkit-tmp-') },
     agentRuns: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : []),
   };
 }
@@ -110,7 +110,7 @@ describe('resuming after Ctrl-C during a check', () => {
 });
 
 describe('resuming after the runner was killed (-9) during a check', () => {
-  it('finishes the interrupted iteration the same way: the claim is decided before the agent runs', async () => {
+  it('finishes the interrupted iteration the same way: the claim is decided before the agent runs; the killed runner\'s checkout is removed', async () => {
     const s = await installed(2);
     const loop = startRalph(s.dir, ['--agent-cmd', AGENT, '--pause', '0', '--name', 'e2e', '3'], { ...s.env, CHECK_MODE: 'hold' });
     // Not just the file: `echo $$ >` creates it before writing the pid, and an empty file read as pid 0 would make
@@ -119,11 +119,16 @@ describe('resuming after the runner was killed (-9) during a check', () => {
     loop.child.kill('SIGKILL');
     await loop.done;
     process.kill(-checkPid, 'SIGKILL'); // the check has its own process group; nobody is left to stop it
+    // The verification checkout the check ran in, named after its loop and runner: nobody removed it.
+    const checkouts = () => readdirSync(s.env.TMPDIR!).filter((n) => n.startsWith('ralph-verify-'));
+    expect(checkouts()).toEqual([expect.stringMatching(new RegExp(`^ralph-verify-e2e~${loop.child.pid}~\\d*-`))]);
     expect(readState(s.dir)).toMatchObject({ status: 'running', iteration: 1, iterationDone: false, verifying: { tag: null } });
     const r = await resume(s, 'pass');
     expect(r.code, r.stderr).toBe(0);
     expect(s.agentRuns().map((a) => a.iteration)).toEqual([1, 2]);
     expect(verdicts(s.dir)).toEqual(['1:US-1:verified', '2:US-2:verified']);
+    expect(r.stderr).toMatch(/removed 1 verification checkout of stopped runners from \S+ \(loop e2e\)/);
+    expect(checkouts()).toEqual([]);
   });
 });
 

@@ -1,7 +1,7 @@
 // A --parallel run as its owner sees it, with the real runner: `status` shows its workers while it runs; after a
 // kill -9 of the runner, `status` lists the workers' worktrees as leftovers of the dead run, and `cleanup` stops the
 // agents it left running and removes their worktrees. Real git, the installed ralph/ralph.sh, the built CLI.
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { agent, loopStates, startRalph } from '../support/loop-repo.js';
@@ -18,8 +18,9 @@ describe('a --parallel run killed with -9', () => {
     const trees = `${repo}.ralph-worktrees`;
     onTestFinished(() => rmSync(trees, { recursive: true, force: true }));
     const started = testdir('ralphkit-par-started-');
+    const tmp = testdir('ralphkit-tmp-');
     // Each agent says it started, then works for a minute: long enough to be found running, and orphaned.
-    const run = startRalph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], { FAKE_PAR_STARTED: started, FAKE_PAR_DELAY_MS: '60000' });
+    const run = startRalph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], { FAKE_PAR_STARTED: started, FAKE_PAR_DELAY_MS: '60000', TMPDIR: tmp });
     await waitUntil(() => readdirSync(started).length === 2 && loopStates(repo).some((s) => (s as { parallel?: { states: Array<{ agentPid?: number }> } }).parallel?.states.every((w) => w.agentPid)), 30_000, 'both workers\' agents started and recorded');
     const agents = readdirSync(started).map((id) => Number(readFileSync(path.join(started, id), 'utf8')));
     killWhenDone(agents);
@@ -52,12 +53,20 @@ describe('a --parallel run killed with -9', () => {
     // The run's own tree (where it merges) and each worker's, all under the run's id.
     expect(json.leftoverWorktrees.map((t) => [t.id, t.worker, t.path]).sort()).toEqual([[id, undefined, path.join(trees, id)], [id, 1, path.join(trees, `${id}--w1`)], [id, 2, path.join(trees, `${id}--w2`)]]);
 
-    const cleaned = await runCli(['cleanup', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 });
+    // What a runner killed during verification leaves in the temp folder (a checkout with `setup: npm ci` done), named
+    // after it; beside it, a live runner's checkout and an older runner's, which name no runner: both stay.
+    const leftCheckout = path.join(tmp, `ralph-verify-${id}~${run.child.pid}~-AbCdEf`);
+    mkdirSync(path.join(leftCheckout, 'node_modules', 'pkg'), { recursive: true });
+    const kept = [`ralph-verify-other~${process.pid}~-GhIjKl`, 'ralph-verify-MnOpQr'];
+    for (const name of kept) mkdirSync(path.join(tmp, name));
+    const cleaned = await runCli(['cleanup', '--cwd', repo], { cwd: repo, timeoutMs: 30_000, env: { ...process.env, TMPDIR: tmp } });
     expect(cleaned.code, cleaned.stderr).toBe(0);
     const said = `${cleaned.stdout}${cleaned.stderr}`;
     for (const n of [1, 2]) expect(said).toContain(`stopped the agent worker w${n} of loop ${id} left running`);
     expect(await Promise.all(agents.map((pid) => goneWithin(pid)))).toEqual([true, true]);
     expect(said).toContain(`removed ${path.join(trees, `${id}--w1`)} (loop ${id};`);
     expect(said).toContain(`removed ${path.join(trees, `${id}--w2`)} (loop ${id};`);
+    expect(said).toMatch(new RegExp(`removed \\d+ verification checkouts? of stopped runners from \\S+ \\(loop ${id}\\)`));
+    expect(readdirSync(tmp).sort()).toEqual(kept.sort());
   }, 120_000);
 });

@@ -151,7 +151,7 @@ Examples:
   ./ralph/ralph.sh --agent codex --review-agent claude   Codex implements, Claude Code reviews each story
   ./ralph/ralph.sh --worktree --prd ralph/api.json   a second plan in its own worktree, beside a running loop
   npx ralphkit status                                list loops; npx ralphkit cancel <id> stops one
-  npx ralphkit cleanup                               remove the worktrees crashed --worktree loops left
+  npx ralphkit cleanup                               remove what crashed loops left (worktrees, checkouts)
 
 Exit codes:
   0    every check of every story passes on the final commit, with the pinned tests

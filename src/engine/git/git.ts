@@ -1,16 +1,20 @@
 // Every git command the runner runs goes through runGit: execFile with argument arrays only, never a shell (a
 // branchName from prd.json or a path is data, never a command), the runner's hardening (harden.ts) on each call,
 // and a timeout so a wedged git cannot hang the loop.
-import { execFile } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
 import { LoopExit, gitDiskFullError } from '../errors.js';
+import { signalGroup } from '../processes.js';
+import { formatDuration } from '../core/duration.js';
 
 // Used only when git has no identity configured (a fresh CI box), so a runner commit never fails for want of one.
 const RUNNER_IDENTITY = ['-c', 'user.name=ralphkit', '-c', 'user.email=ralphkit@localhost'];
 // Long enough for a checkout of a large repository, short enough that a git stuck on a lock ends the loop.
 const GIT_TIMEOUT_MS = 5 * 60_000;
+// What one git command may print (a large `git log`, `ls-tree` of a big repository) before it is stopped.
+const MAX_OUTPUT = 64 * 1024 * 1024;
 /** The exit code runGit reports when git could not be started at all (not installed, not on PATH). */
 export const GIT_MISSING = 127;
 
@@ -56,18 +60,75 @@ function findGit(pathVar: string | undefined): string {
   return 'git';
 }
 
+// Git runs in a process group (and session) of its own: Ctrl-C at a terminal signals the terminal's whole group, and a
+// git killed halfway through a merge, a commit or a clone would be read as git's refusal (an "unexpected error",
+// exit 1). The runner's own SIGINT handler ends the loop (130) once the git step under way is done. What the group
+// no longer gets from the terminal the runner does itself: a git past its timeout is killed with its whole group,
+// and one still running when the runner exits goes with it.
+const liveGroups = new Set<number>();
+let exitHookSet = false;
+
+function trackGroup(pid: number | undefined): () => void {
+  if (!pid || process.platform === 'win32') return () => {};
+  if (!exitHookSet) {
+    exitHookSet = true;
+    process.once('exit', () => {
+      for (const group of liveGroups) signalGroup(group, 'SIGKILL');
+    });
+  }
+  liveGroups.add(pid);
+  return () => liveGroups.delete(pid);
+}
+
 export function runGit(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
   return new Promise((resolve) => {
-    const exec = { cwd, encoding: 'utf8' as const, maxBuffer: 64 * 1024 * 1024, timeout: options.timeoutMs ?? GIT_TIMEOUT_MS, env: hardenedGitEnv(process.env) };
-    const child = execFile(gitProgram(), hardenedArgs(args), exec, (err, stdout, stderr) => {
-      // err.code is git's exit status; ENOENT when git could not be started; otherwise (a timeout, too much
-      // output) git was stopped and reports as a failure
-      const code = !err ? 0 : typeof err.code === 'number' ? err.code : err.code === 'ENOENT' ? GIT_MISSING : 1;
-      resolve({ code, stdout, stderr: stderr || (err ? err.message : '') });
+    const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
+    // spawn, not execFile: execFile leaves `detached` out.
+    const child = spawn(gitProgram(), hardenedArgs(args), { cwd, env: hardenedGitEnv(process.env), detached: process.platform !== 'win32', stdio: ['pipe', 'pipe', 'pipe'] });
+    const untrack = trackGroup(child.pid);
+    const name = `git ${subcommand(args)}`;
+    const out = { stdout: [] as Buffer[], stderr: [] as Buffer[], size: 0 };
+    let stopped: string | null = null;
+    const stop = (why: string) => {
+      stopped ??= why;
+      if (process.platform === 'win32') child.kill();
+      else signalGroup(child.pid, 'SIGKILL');
+    };
+    const collect = (into: Buffer[]) => (chunk: Buffer) => {
+      out.size += chunk.length;
+      if (out.size > MAX_OUTPUT) stop(`${name} printed more than ${MAX_OUTPUT / 1024 / 1024} MiB and was stopped`);
+      else into.push(chunk);
+    };
+    child.stdout.on('data', collect(out.stdout));
+    child.stderr.on('data', collect(out.stderr));
+    const timer = setTimeout(() => stop(`${name} did not finish within ${formatDuration(timeoutMs)} and was stopped`), timeoutMs);
+    timer.unref();
+    let spawnError: NodeJS.ErrnoException | null = null;
+    child.on('error', (err: NodeJS.ErrnoException) => (spawnError = err));
+    child.on('close', (status, signal) => {
+      clearTimeout(timer);
+      untrack();
+      const stdout = Buffer.concat(out.stdout).toString('utf8');
+      const stderr = Buffer.concat(out.stderr).toString('utf8');
+      // git's exit status; GIT_MISSING when git could not be started; a git stopped (timeout, too much output) or
+      // killed by a signal reports as a failure
+      const err = spawnError as NodeJS.ErrnoException | null;
+      const code = err ? (err.code === 'ENOENT' ? GIT_MISSING : 1) : stopped || status === null ? 1 : status;
+      const why = stopped ?? (err ? err.message : signal ? `${name} was killed by ${signal}` : '');
+      resolve({ code, stdout, stderr: stopped ? `${stderr}${why}` : stderr || (code ? why || `${name} exited with ${code}` : '') });
     });
-    child.stdin?.on('error', () => {});
-    child.stdin?.end(options.input ?? '');
+    child.stdin.on('error', () => {});
+    child.stdin.end(options.input ?? '');
   });
+}
+
+/** The git subcommand of an argument list, past `-c key=value` settings and other options before it. */
+function subcommand(args: readonly string[]): string {
+  for (let i = 0; i < args.length; i++) {
+    if (args[i] === '-c' || args[i] === '-C') i++;
+    else if (!args[i].startsWith('-')) return args[i];
+  }
+  return args[0] ?? '';
 }
 
 /** runGit for a command that must succeed: its stdout, or an Error with git's own message. */

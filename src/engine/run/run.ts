@@ -10,6 +10,7 @@ import type { Emit } from '../events.js';
 import { realClock } from '../clock.js';
 import { resolveRepoRoot } from '../git/git.js';
 import { acquireLock, acquireTreeLock } from '../store/locks.js';
+import { removeDeadTempFolders, renderRemovedTempFolders, setTempOwner } from '../store/temp-folders.js';
 import { ledgerPath, loopDir, newLoopId, statePath } from '../store/layout.js';
 import { writeState } from '../store/state-file.js';
 import { isCancelRequested, clearCancelMarker } from '../store/cancel.js';
@@ -46,6 +47,7 @@ import { holdEndPrograms } from '../deliver/programs.js';
 import { enterWorktree, leaveWorktree, refuseWorktreeOptions, type WorktreeRun } from './worktree-start.js';
 import { refuseBranchElsewhere } from './worktree.js';
 import { shellQuote } from '../../util/shell-quote.js';
+import { interruptedOr, listenForInterrupts, type Interrupt } from './interrupt.js';
 
 // Stands in for the prompt when the command line is shown before any prompt is read.
 const PROMPT_PLACEHOLDER = '\0prompt';
@@ -69,10 +71,14 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   refuseWorktreeOptions(options, resumed);
   const tree: WorktreeRun = { mainRoot: repoRoot, root: null, mayRemove: false };
   const id = resumed?.id ?? options.name ?? newLoopId(new Date());
+  // From before the first side effect (a worktree, a branch): a Ctrl-C while the start is set up ends the loop at its
+  // first step (130, resumable) instead of killing the runner between a worktree made and a loop recorded.
+  const { stop, dispose } = listenForInterrupts();
   try {
-    return await startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started });
+    return await startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started, stop });
   } finally {
     await leaveWorktree(tree, id, emit);
+    dispose();
   }
 }
 
@@ -87,9 +93,10 @@ interface StartInput {
   tree: WorktreeRun;
   /** When this invocation started (epoch ms): --max-duration counts from it. */
   started: number;
+  stop: Interrupt;
 }
 
-async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started }: StartInput): Promise<number> {
+async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started, stop }: StartInput): Promise<number> {
   let paths = resolvePaths(repoRoot, io.cwd, locatePlan(repoRoot, options, given, resumed !== null, emit), given);
   const inTree = options.worktree && !options.dryRun;
   // A resumed worktree loop's plan is the one on its branch, in its worktree.
@@ -131,18 +138,15 @@ async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, 
   holdEndPrograms(io.env);
   const worktree = tree.root ? { worktree: { path: tree.root, branch: prd.branchName } } : {};
   const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...deadlineOf(options, started), ...worktree };
-  const controller = new AbortController();
-  // An interrupt ends the loop; once the loop has ended (or was already told to), one stops the announcements of its end.
-  const late = new AbortController();
-  const stopSignals = onSignals(() => (run.ending || controller.signal.aborted ? late.abort() : controller.abort()));
+  if (stop.signalled) run.signalled = stop.signalled;
+  stop.run = run;
   try {
-    return await startGuarded(run, controller, tree);
+    return await startGuarded(run, stop.controller, tree);
   } finally {
     if (run.ending) {
       await deliverAtEnd(run, run.ending.status);
-      await announceEnd({ ending: run.ending, options, cwd: paths.repoRoot, env: io.env, emit, signal: late.signal });
+      await announceEnd({ ending: run.ending, options, cwd: paths.repoRoot, env: io.env, emit, signal: stop.late.signal });
     }
-    stopSignals();
   }
 }
 
@@ -199,6 +203,8 @@ async function startGuarded(run: RunContext, controller: AbortController, tree: 
       for (const o of await stopOrphanAgents(paths.repoRoot, run.id)) {
         emit({ type: 'warn', message: `loop ${o.loopId}'s runner is gone (killed) but its agent was still running in this working tree (process group ${o.agentPid}); stopped it, as ${loopCommand(`cancel ${o.loopId}`)} would` });
       }
+      setTempOwner(run.id);
+      for (const message of renderRemovedTempFolders(removeDeadTempFolders())) emit({ type: 'info', message });
       await refuseDirtyTree(paths, run.resumed, emit);
       return await runLocked(run, budget, controller, waits);
     } finally {
@@ -229,11 +235,11 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
     emit({ type: 'start', loop: id, agent: options.agentCmd ? 'agent-cmd' : options.agent, command: run.command, prd: path.relative(paths.repoRoot, paths.prd), maxIterations: options.maxIterations, resumed: run.resumed !== null, firstIteration: state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration) });
     exit = await startIterations(run, state, budget, controller, trust);
   } catch (err) {
-    if (!(err instanceof LoopExit)) {
+    exit = await interruptedOr(run, err);
+    if (!(err instanceof LoopExit) && exit.code !== LOOP_EXIT.interrupted) {
       finish(run, state, new LoopExit(1, `unexpected error: ${(err as Error).message}`), 'failed', trust);
       throw err;
     }
-    exit = err;
   }
   // pr-merge waits for CI and merges before the end is recorded: the exit code says whether it merged.
   if (exit.code === LOOP_EXIT.complete && options.deliver === 'pr-merge') exit = await deliverOrNotMerged(run, exit, controller.signal);
@@ -293,17 +299,4 @@ function warnExamplePlan(prd: Prd, paths: RunPaths, emit: Emit): void {
     if (!(err instanceof LoopExit)) throw err;
     emit({ type: 'warn', message: `the run would refuse to start: ${err.message}; ${err.hint}` });
   }
-}
-
-/** SIGINT/SIGTERM stop the agent and end the loop with 130; returns the function that removes the handlers. */
-function onSignals(stop: () => void): () => void {
-  const handler = () => stop();
-  process.on('SIGINT', handler);
-  process.on('SIGTERM', handler);
-  process.on('SIGHUP', handler);
-  return () => {
-    process.off('SIGINT', handler);
-    process.off('SIGTERM', handler);
-    process.off('SIGHUP', handler);
-  };
 }

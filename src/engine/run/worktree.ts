@@ -8,6 +8,7 @@ import { runGit, type GitResult } from '../git/git.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LoopExit } from '../errors.js';
 import { keepRecordsIn } from '../store/layout.js';
+import { removeDeadTempFolders, renderRemovedTempFolders } from '../store/temp-folders.js';
 import { isRunning, readState } from '../store/state-file.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
@@ -200,5 +201,7 @@ export async function cleanupWorktrees(mainRoot: string): Promise<string[]> {
     said.push(kept ?? `removed ${t.path} (loop ${t.id}; its branch${t.branch ? ` ${t.branch}` : ''} and records stay)`);
   }
   await runGit(mainRoot, ['worktree', 'prune']);
+  // Verification checkouts a killed runner left in the temp folder (any loop's: they are named after their runner).
+  said.push(...renderRemovedTempFolders(removeDeadTempFolders()));
   return said;
 }

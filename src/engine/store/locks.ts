@@ -67,6 +67,17 @@ export function refuseBusyTree(repoRoot: string, sessionId: string): void {
   if (session) refuseSessionLoop(repoRoot, session, 'a second in-session loop here would verify and write the same plan (ralph/prd.json), so none was started for this session', 'hook start: ');
 }
 
+/**
+ * A loop of this repository that is running now: the holder of this working tree's lock, else any live loop in the
+ * records (a --worktree loop's guard holds the user's engine too, an in-session loop works this tree); or null.
+ */
+export function findRunningLoop(repoRoot: string): { id: string; pid: number; inSession: boolean } | null {
+  const holder = readLock(treeLockPath(repoRoot));
+  if (holder && holdsLock(repoRoot, holder)) return { id: holder.loopId, pid: holder.pid, inSession: false };
+  const live = readAllStates(repoRoot).find(isRunning);
+  return live ? { id: live.id, pid: live.pid, inSession: live.inSession === true } : null;
+}
+
 function refuseSessionLoop(repoRoot: string, other: LoopState, why: string, prefix = ''): never {
   throw new LoopExit(2, `${prefix}an in-session loop (Claude Code session ${other.id}, Claude Code pid ${other.pid}) is running in this working tree; ${why}`, `let that loop end, or stop it with: ${loopCommand(`cancel ${shellQuote(other.id)}`)}; or work in a separate working tree (git worktree add ${shellQuote(`../${path.basename(repoRoot)}-2`)}), where each loop runs on its own`);
 }

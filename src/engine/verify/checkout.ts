@@ -2,8 +2,7 @@
 // claimed commit in a temp folder: its own empty configuration and no hooks (the repository's are the agent's to
 // write), no index bits such as skip-worktree, nothing ignored or excluded carried over, and the pinned files put
 // back as they were at the plan commit.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import type { Pins } from '../types.js';
@@ -11,6 +10,7 @@ import { gitOk } from '../git/git.js';
 import { allChecks, applyScriptPins, applySectionPin, matchAbsent, PINNED_SECTIONS, planPinnedPaths, planScriptNames, readRunnerKeys, readScripts, readSection } from './pins.js';
 import { globToRegExp } from './glob.js';
 import { readTextOrNull } from '../../util/read.js';
+import { makeTempFolder } from '../store/temp-folders.js';
 
 export type { Pins };
 
@@ -65,7 +65,7 @@ export interface Checkout {
  * Throws with git's message when the clone or checkout fails.
  */
 export async function createCheckout(top: string, commit: string, pins: Pins | null, mayChange: readonly string[] = []): Promise<Checkout> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'ralph-verify-'));
+  const dir = makeTempFolder('ralph-verify');
   try {
     // --shared borrows the objects (no copy); --template= leaves hooks and info/exclude out of the new repository.
     await gitOk(top, ['clone', '--quiet', '--shared', '--no-checkout', '--template=', top, dir]);

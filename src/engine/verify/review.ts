@@ -1,8 +1,7 @@
 // The review gate (SPEC §11): once a claim has passed its checks, a reviewer with a fresh context reads the story,
 // the diff of the work and the check results, in a throwaway clone of the claimed commit, and answers SHIP or
 // REVISE. Anything but exactly one SHIP rejects the claim; the repository is put back whatever the reviewer did.
-import { lstatSync, mkdtempSync, rmSync } from 'node:fs';
-import os from 'node:os';
+import { lstatSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Story } from '../../prd/types.js';
 import type { CheckSandbox, ReviewSetup, ShippedReview, VerifyOptions } from '../types.js';
@@ -13,6 +12,7 @@ import { runAgentOnce } from '../agents/run.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { isAncestor, readFileAt, runGit } from '../git/git.js';
 import { createCheckout, removeCheckout } from './checkout.js';
+import { makeTempFolder } from '../store/temp-folders.js';
 import { readReviewAnswer, renderReasonsLine, renderReviewPrompt, REVIEW_DIFF_MAX, type ReviewedCheck } from './review-prompt.js';
 import { restoreRepo, snapshotRepo } from './review-guard.js';
 import type { CheckSession, StoryRun } from './session.js';
@@ -105,7 +105,7 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
   const extra: Record<string, string> = { RALPH_REVIEW: '1', RALPH_LOOP_ID: input.loopId, RALPH_ITERATION: String(input.iteration), RALPH_STORY_ID: story.id, ...(setup.model ? { RALPH_REVIEW_MODEL: setup.model } : {}) };
   const { env, token } = planAgentEnv(setup.env, extra);
   // Codex's answer file in a fresh private folder, not at a name under ralph/.runs/ anything could write to first.
-  const answerDir = mkdtempSync(path.join(os.tmpdir(), 'ralph-review-'));
+  const answerDir = makeTempFolder('ralph-review');
   const planned = planAgent({ agent: setup.agent, agentCmd: setup.agentCmd, prompt, runDir: answerDir, iteration: input.iteration, env, model: setup.model, lastMessageName: 'last-message.txt' });
   const plan = setup.bin && !setup.agentCmd ? { ...planned, file: setup.bin } : planned;
   let result: AgentResult;

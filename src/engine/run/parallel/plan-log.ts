@@ -2,12 +2,12 @@
 // merged from story branches. A worker's progress entries reach the plan's log by a union merge (each side's new
 // lines kept, in merge order), so nothing one worker wrote is lost or overwritten by another; its `## Codebase
 // Patterns` lines included, which the next agent on any worker then reads.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../../../prd/types.js';
 import { gitOk } from '../../git/git.js';
 import { applyRunnerNote } from '../../verify/report.js';
+import { makeTempFolder } from '../../store/temp-folders.js';
 
 /**
  * The plan's log with what a worker added to its copy since `base` (its log at the start of the attempt): git's
@@ -16,7 +16,7 @@ import { applyRunnerNote } from '../../verify/report.js';
 export async function mergeLogs(cwd: string, ours: string, base: string, theirs: string): Promise<string> {
   if (theirs === base) return ours;
   if (ours === base) return theirs;
-  const dir = mkdtempSync(path.join(tmpdir(), 'ralphkit-log-'));
+  const dir = makeTempFolder('ralphkit-log');
   try {
     const files = [['ours', ours], ['base', base], ['theirs', theirs]].map(([name, text]) => {
       const file = path.join(dir, name);

@@ -13,7 +13,7 @@ import { recordsRoot } from '../../store/layout.js';
 import { finalGate } from '../deps.js';
 import type { RunTrust } from '../trust.js';
 import { planSchedule } from './schedule.js';
-import { closeWorkerTrees, formerWorkers, releaseStoryBranches, runAttempt, storyBranch, workerTreePath, type AttemptOutcome } from './worker.js';
+import { closeWorkerTrees, deleteMergedStoryBranches, formerWorkers, releaseStoryBranches, runAttempt, storyBranch, workerTreePath, type AttemptOutcome } from './worker.js';
 import { rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';
 import { PlanBranch, type MergeOutcome } from './plan-branch.js';
 import { restoreIntegrationTree } from './merge.js';
@@ -91,6 +91,7 @@ class Coordinator {
     const tree = this.run.paths.repoRoot;
     await restoreIntegrationTree(tree, this.run.branch);
     await releaseStoryBranches(this.mainRoot, [...this.par.states, ...formerWorkers(this.mainRoot, this.state.id, this.par.workers)]);
+    await deleteMergedStoryBranches(tree, this.run.branch, this.par.merged);
     const plan = JSON.parse(this.input.trust.baseline as string) as Prd;
     this.branch = new PlanBranch(this.run, this.state, this.input.trust, (await headSha(tree)) as string, plan);
     // A kill after a merge was published but before the state was saved leaves its story queued: it is merged.

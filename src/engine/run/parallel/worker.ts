@@ -153,6 +153,17 @@ export async function releaseStoryBranches(mainRoot: string, states: readonly Wo
 }
 
 /**
+ * Story branches of stories already merged: the queue deletes each right after its merge, and an interrupt in between
+ * leaves it behind. `branch -d` (run in the plan branch's tree) deletes only a branch merged there.
+ */
+export async function deleteMergedStoryBranches(tree: string, planBranch: string, merged: readonly string[]): Promise<void> {
+  const names = new Set(merged.map((id) => storyBranch(planBranch, id)));
+  const listed = await runGit(tree, ['for-each-ref', '--format=%(refname:lstrip=2)', `refs/heads/${planBranch}--*`]);
+  const left = listed.stdout.split('\n').filter((b) => names.has(b));
+  if (left.length) await runGit(tree, ['branch', '-q', '-d', '--', ...left]);
+}
+
+/**
  * The trees of workers a run no longer has, as idle workers: it ran with more before a kill -9 and was resumed with
  * fewer. Their story branches are let go and their trees removed like the others'.
  */

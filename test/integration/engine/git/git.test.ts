@@ -1,11 +1,12 @@
 // The one git runner (src/engine/git/git.ts) against real git: a command that does not end is stopped at its
 // timeout and reported as a failure, stdin reaches git, and a git that cannot be started is told apart.
 import { describe, expect, it } from 'vitest';
-import { appendFileSync, cpSync } from 'node:fs';
+import { appendFileSync, cpSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { GIT_MISSING, gitOk, runGit, writeVerdictNote } from '../../../../src/engine/git/git.js';
 import { RunnerFileError } from '../../../../src/engine/errors.js';
 import { gitdir } from '../../../support/repo.js';
+import { goneWithin, pidFrom } from '../../../support/process.js';
 import { TMPFS_SKIP, fillUp, tmpfs } from '../../../support/tmpfs.js';
 
 describe('runGit', () => {
@@ -16,6 +17,23 @@ describe('runGit', () => {
     expect(r.code).toBe(1);
     const quick = await runGit(dir, ['-c', 'alias.quick=!true', 'quick'], { timeoutMs: 10_000 });
     expect(quick.code).toBe(0);
+  });
+
+  it('at the timeout, stops what git started too (its whole process group)', async () => {
+    const dir = gitdir();
+    const pidFile = path.join(dir, '.git', 'child.pid');
+    const r = await runGit(dir, ['-c', `alias.spawner=!sleep 30 & echo $! > ${pidFile}; wait`, 'spawner'], { timeoutMs: 300 });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('git spawner did not finish within 300ms and was stopped');
+    expect(await goneWithin(await pidFrom(pidFile))).toBe(true);
+  });
+
+  it.skipIf(process.platform !== 'linux')('runs git in a process group of its own: a Ctrl-C at the terminal (its group) does not reach it', async () => {
+    const dir = gitdir();
+    const group = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2];
+    const r = await runGit(dir, ['-c', 'alias.group=!cat /proc/$$/stat', 'group']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(group(r.stdout)).not.toBe(group(readFileSync('/proc/self/stat', 'utf8')));
   });
 
   it('passes input on stdin', async () => {
