@@ -122,6 +122,8 @@ export interface Pins {
   sections: Array<{ file: string; header: string; text: string | null }>;
   /** False when the plan says `"protectDefaults": false`: files the plan commit lacked are then never removed. */
   absent: boolean;
+  /** Paths the plan commit lacks whose absence is pinned besides the globs (a GNUmakefile beside a pinned Makefile). */
+  absentPaths?: string[];
 }
 
 export interface StoryVerdict {
