@@ -34,7 +34,8 @@ export function takeCheckEnvBase(env: NodeJS.ProcessEnv): CheckEnvBase {
   // npm's cache stays the user's: its contents are checked against the lockfile's integrity before use.
   const cache = env.npm_config_cache ?? env.NPM_CONFIG_CACHE ?? (home ? path.join(home, '.npm') : undefined);
   if (cache) keep.npm_config_cache = cache;
-  const dirs = (env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d));
+  // A folder named twice resolves nothing the first time did not: listed once. Relative entries (`.`, `node_modules/.bin`) are left out: in a check they resolve inside the checkout, the agent's files.
+  const dirs = [...new Set((env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d)))];
   return { home, seed, npmGlobal: readNpmGlobal(env), path: dirs.map((dir) => (agentWritable(dir) ? { dir, listing: listDir(dir) } : { dir })), keep };
 }
 
