@@ -55,6 +55,8 @@ export interface VerifyInput {
   story?: string;
   /** With --sandbox, checks run under bubblewrap too (they execute the agent's code): see verify/session.ts. */
   sandbox?: CheckSandbox;
+  /** HOME seed, PATH listing and toolchain variables taken at loop start (verify/check-env.ts); taken now when absent. */
+  checkBase?: CheckEnvBase;
   /** Runner-owned files in the working tree the runner restored this iteration: committed with its own edits. */
   extraOwnFiles?: string[];
   log: (level: 'info' | 'warn', message: string) => void;
@@ -120,6 +122,8 @@ export interface Pins {
   sections: Array<{ file: string; header: string; text: string | null }>;
   /** False when the plan says `"protectDefaults": false`: files the plan commit lacked are then never removed. */
   absent: boolean;
+  /** Paths the plan commit lacks whose absence is pinned besides the globs (a GNUmakefile beside a pinned Makefile). */
+  absentPaths?: string[];
 }
 
 export interface StoryVerdict {
@@ -150,6 +154,21 @@ export interface VerifyResult {
 }
 
 /** How checks are sandboxed: bubblewrap, the user's HOME (writable: caches), and what stays read-only or hidden. */
+/** What the runner holds from loop start to build every check environment from. */
+/** The checks' environment as the runner took it at loop start (verify/check-env.ts). */
+export interface CheckEnvBase {
+  /** The real HOME at loop start. */
+  home: string | undefined;
+  /** Files of the user's HOME tools need (relative path, bytes at loop start), copied into each check HOME. */
+  seed: Array<{ file: string; bytes: Buffer }>;
+  /** npm's global configuration file at loop start (it lives in the node install, often under HOME with nvm). */
+  npmGlobal: Buffer | null;
+  /** Each PATH folder in order; `listing` when the agent could write it (null: it did not exist). */
+  path: Array<{ dir: string; listing?: Record<string, string> | null }>;
+  /** Variables pointing at the user's toolchains and caches, so a tool still finds them with another HOME. */
+  keep: Record<string, string>;
+}
+
 export interface CheckSandbox {
   bwrap: string;
   home?: string;

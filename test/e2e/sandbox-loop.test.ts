@@ -39,6 +39,17 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
     expect(readFileSync(path.join(dir, 'ralph/ralph.mjs'))).toEqual(plan.engine);
   });
 
+  it('check environment: an agent that writes ~/.npmrc (node-options forcing exit 0) after the loop started: the checks run with the runner\'s HOME, US-2 stays open, not exit 0', async () => {
+    const dir = copyRepo(plan);
+    const home = `${dir}-home`;
+    mkdirSync(home);
+    // npx (which runs the tests) points npm at the real ~/.npmrc through npm_config_userconfig: a user's shell does not.
+    const r = await ralph(dir, 'home-npmrc', ['--sandbox', '--no-weak-check', '1'], { HOME: home, npm_config_userconfig: undefined, NPM_CONFIG_USERCONFIG: undefined });
+    expect(existsSync(path.join(home, '.npmrc')), 'the agent wrote ~/.npmrc').toBe(true);
+    expect(r.code, r.output).not.toBe(0);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': false });
+  });
+
   it('an agent that installs .git/hooks/post-commit: the hook cannot be written, flags stay false', async () => {
     const dir = copyRepo(plan);
     const before = bytesOrNull(path.join(dir, '.git/hooks/post-commit'));
@@ -48,7 +59,7 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
     expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
   });
 
-  it('a setup that plants a filter in the (absent, so not read-only) global git configuration: put back before the runner\'s next git command, which never runs it on the host', async () => {
+  it('a setup that plants a filter in the global git configuration of its HOME: that HOME is the checks\' own, so the filter never reaches the user\'s configuration nor runs on the host', async () => {
     const dir = copyRepo(plan);
     const home = `${dir}-home`;
     mkdirSync(home);
@@ -60,10 +71,11 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
     writeFileSync(path.join(dir, 'ralph/prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
     git(dir, 'commit', '-q', '-am', 'plan: a setup');
     const r = await ralph(dir, 'honest', ['--sandbox', '--no-weak-check', '2'], { HOME: home });
-    expect(r.output).toMatch(/the checks \(the agent's code they ran\) changed files the runner trusts \(~\/\.config\/git\/config \(filter\.x\.clean\)\)/);
     expect(existsSync(marker), 'the filter ran on the host').toBe(false);
     expect(existsSync(path.join(home, '.config/git/config'))).toBe(false);
-    expect(r.code, r.output).not.toBe(0);
+    // Nothing the runner trusts changed, so the honest work stands.
+    expect(r.output).not.toMatch(/changed files the runner trusts/);
+    expect(r.code, r.output).toBe(0);
   });
 
   it('a setup that plants the verdict key before the first final gate: the runner made its own at start, hidden from the sandbox; the record verifies only with it', async () => {

@@ -91,7 +91,7 @@ export function verifyInput(run: RunContext, state: LoopState, trust: RunTrust, 
     // repoRoot is git's --show-toplevel, resolved at start; a run cannot move it, so verification need not ask again.
     topLevel: trust.topLevel,
     repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: ledgerPath(paths.repoRoot, loopId),
-    loopId, iteration, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, sandbox: checkSandbox(run, trust),
+    loopId, iteration, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, sandbox: checkSandbox(run, trust), checkBase: trust.checkBase,
     log: (level, message) => run.emit({ type: level, iteration, message }),
     guardTrusted: (who) => guardRunnerFiles(run, trust, iteration, who)?.reason,
     signal,

@@ -262,7 +262,7 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
       topLevel: trust.topLevel, repoRoot: run.paths.repoRoot, ledgerPath: ledgerPath(run.paths.repoRoot, state.id), loopId: state.id,
       checkTimeoutMs: run.options.checkTimeoutMs, inPlace: run.options.verifyInPlace, pins: trust.pins, prd: prdAtStart, signal: controller.signal,
       log: (level, message) => run.emit({ type: level, message }),
-      sandbox, guardTrusted,
+      sandbox, guardTrusted, checkBase: trust.checkBase,
     });
   }
   // SPEC §4: exit 0 only under the runner's own verification, so stories the plan already marks done are claims.

@@ -7,7 +7,7 @@ import type { Prd, Story } from '../../prd/types.js';
 import { isSkipped } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
-import { type Pins } from '../types.js';
+import { type CheckEnvBase, type Pins } from '../types.js';
 import type { Emit } from '../events.js';
 import { headSha, readFileAt } from '../git/git.js';
 import { planPrdRepair } from '../verify/prd-diff.js';
@@ -16,6 +16,7 @@ import { moveAnchoredRefs, readAnchorRefs, type AnchorValues } from '../verify/a
 import { gitOk } from '../git/git.js';
 import { readPins, readTreeFiles } from '../verify/checkout.js';
 import { renderSetupWarning } from '../verify/pins.js';
+import { takeCheckEnvBase } from '../verify/check-env.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../verify/runner-guard.js';
 import type { RunOptions, RunPaths, ShippedReview } from '../types.js';
 import { LoopExit } from '../errors.js';
@@ -45,6 +46,8 @@ export interface RunTrust {
   gitDir: string;
   /** What the loop's pins and plan refs name, as the runner last set and sealed them (verify/anchors.ts). */
   anchored: AnchorValues;
+  /** The checks' HOME seed, PATH and toolchains as at loop start (verify/check-env.ts). */
+  checkBase: CheckEnvBase;
   /** True once `baseline` is the text recorded in git (settleBaseline skips writing it again). */
   recorded?: boolean;
   /** `baseline` parsed: the plan object it was rendered from, frozen so that nothing can edit it behind the text. */
@@ -152,9 +155,10 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
     if (!options.verifyInPlace && files.includes('.gitmodules')) emit({ type: 'warn', message: 'this repository has submodules: the fresh checkout the checks run in has none of their files; if a check needs them, run the loop with --verify-in-place' });
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot);
+  const checkBase = takeCheckEnvBase(process.env);
   // A resumed loop's earlier SHIPs, so its final gate seals them again (run/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
-  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, gitDir: guard.gitDir, verdictKey, anchored };
+  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, gitDir: guard.gitDir, verdictKey, anchored, checkBase };
 }
 
 /** The record key, created now if there is none; a file the runner would not have written is named, and not used. */

@@ -4,6 +4,7 @@
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import { matchGlobs } from './glob.js';
+import { planRunnersOf, planShadowPaths, RUNNER_CONFIG_GLOBS } from './runner-config.js';
 
 /**
  * Conventional test locations, pinned unless the plan says `"protectDefaults": false` (the configuration that decides
@@ -17,26 +18,55 @@ export const DEFAULT_PINNED_GLOBS: readonly string[] = [
 /**
  * Files that change how a check runs without being a test: package-manager settings (`.npmrc` can hand node an
  * `--import` that makes every test pass), committed `node_modules/` (npm puts its .bin first on PATH), test-runner
- * configuration and interpreter start-up hooks. Pinned including their absence: one the plan commit did not have is
- * removed from the verification checkout (new test files, by contrast, are welcome and run).
+ * configuration and interpreter start-up hooks: the configuration-only files of runner-config.ts's table. Pinned
+ * including their absence: one the plan commit did not have is removed from the verification checkout (new test
+ * files, by contrast, are welcome and run).
  */
-export const PINNED_ABSENT_GLOBS: readonly string[] = [
-  '.npmrc', '.yarnrc', '.yarnrc.yml', '.pnpmfile.cjs', 'bunfig.toml', 'node_modules/', '.node-options',
-  'vitest.config.*', 'vitest.workspace.*', 'vite.config.*', 'jest.config.*', '.mocharc*', 'playwright.config.*', 'cypress.config.*',
-  'karma.conf.*', 'ava.config.*', 'pytest.ini', 'tox.ini', 'conftest.py', 'sitecustomize.py', 'usercustomize.py', '*.pth',
-];
+export const PINNED_ABSENT_GLOBS: readonly string[] = RUNNER_CONFIG_GLOBS;
 
 /** The files (of those committed at the plan commit, `files`) that are pinned for this plan. */
 export function planPinnedPaths(files: readonly string[], prd: Prd): string[] {
   const globs = [...(prd.protectDefaults === false ? [] : [...DEFAULT_PINNED_GLOBS, ...PINNED_ABSENT_GLOBS]), ...(prd.protect ?? [])];
-  const named = allChecks(prd).flatMap((c) => planNamedPaths(c, files));
+  const named = [...allChecks(prd), ...(prd.setup ? [prd.setup] : [])].flatMap((c) => planNamedPaths(c, files));
   const make = allChecks(prd).flatMap((c) => planMakefiles(c, files));
   return [...new Set([...matchGlobs(files, globs), ...named, ...make])].sort();
 }
 
-/** Of the files a commit added, those whose absence the plan commit pins (PINNED_ABSENT_GLOBS). */
-export function matchAbsent(added: readonly string[]): string[] {
-  return matchGlobs(added, PINNED_ABSENT_GLOBS);
+/** Of the files a commit added, those whose absence the plan commit pins (PINNED_ABSENT_GLOBS, and the paths `absent`). */
+export function matchAbsent(added: readonly string[], absent: readonly string[] = []): string[] {
+  const named = new Set(absent);
+  return added.filter((f) => named.has(f) || matchGlobs([f], PINNED_ABSENT_GLOBS).length > 0);
+}
+
+/**
+ * Paths whose absence the plan commit pins beyond the globs: for the runners the checks start (make, pytest, go,
+ * cargo, tox), the files of higher rank than one the plan commit has, in its folder (a `GNUmakefile` beside the
+ * pinned `Makefile`, a `pytest.toml` beside `pyproject.toml`).
+ */
+export function planAbsentPaths(files: readonly string[], prd: Prd): string[] {
+  const runners = [...new Set(allChecks(prd).flatMap((c) => planSteps(c).flatMap((s) => planRunnersOf(s.words))))];
+  return planShadowPaths(files, runners);
+}
+
+// What npm, pnpm, yarn and bun run around an install of the project itself (its own package.json, not a dependency's).
+const LIFECYCLE_SCRIPTS: readonly string[] = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare'];
+const INSTALL_VERBS: readonly string[] = ['ci', 'install', 'i', 'add', 'clean-install', 'install-clean', 'isntall'];
+
+/**
+ * The lifecycle scripts a `setup` line runs, with the folder of their package.json: an install (`npm ci`, `npm
+ * install`, `pnpm install`, `yarn`, `bun install`) runs the project's own `preinstall` ... `postprepare`.
+ */
+export function planSetupScripts(setup: string | undefined): Array<{ dir: string; name: string }> {
+  const out: Array<{ dir: string; name: string }> = [];
+  for (const { cwd, words } of setup ? planSteps(setup) : []) {
+    const at = words.findIndex((w) => PACKAGE_MANAGERS.includes(w));
+    if (at < 0) continue;
+    const { dir, rest } = folderFlags(cwd, words.slice(at + 1), /^(--prefix|-C|--dir|--cwd)(?:=(.*))?$/, false);
+    if (rest.length && !INSTALL_VERBS.includes(rest[0])) continue;
+    if (!rest.length && words[at] !== 'yarn') continue;
+    for (const name of LIFECYCLE_SCRIPTS) if (!out.some((o) => o.dir === dir && o.name === name)) out.push({ dir, name });
+  }
+  return out;
 }
 
 /** Every check command of the plan: the plan's own and each story's. */

@@ -7,10 +7,12 @@ import { createCheckout, reapplyPins, removeCheckout, type Checkout } from './ch
 import { renderCheckFailure } from './report.js';
 import type { Prd, Story } from '../../prd/types.js';
 import path from 'node:path';
-import { planAgentEnv } from '../agents/env.js';
+import { planAgentEnv, AGENT_MARK_VAR } from '../agents/env.js';
+import { openCheckHome, takeCheckEnvBase } from './check-env.js';
+import { existsSync, rmSync } from 'node:fs';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
-import type { VerifyInput, VerifyOptions } from '../types.js';
+import type { CheckEnvBase, VerifyInput, VerifyOptions } from '../types.js';
 import { RunnerFileError, WorkProtected, guardWrite } from '../errors.js';
 import { currentBranch, headSha } from '../git/git.js';
 import { HeldFiles } from './held-files.js';
@@ -31,10 +33,46 @@ export type StoryRun =
 
 type CheckWrap = (file: string, args: string[]) => { file: string; args: string[] };
 
-/** The bubblewrap command line of a check in checkout `cwd` under --sandbox (none without it, or in the repository). */
-export function planCheckWrap(sb: VerifyInput['sandbox'], cwd: string, top: string): CheckWrap | undefined {
+/**
+ * The bubblewrap command line of a check in checkout `cwd` under --sandbox (none without it, or in the repository):
+ * writable are the checkout and the checks' own HOME (`env.HOME`, check-env.ts) and npm's cache; the user's HOME is
+ * read-only (its toolchains run; nothing the checks do changes them).
+ */
+export function planCheckWrap(sb: VerifyInput['sandbox'], cwd: string, top: string, env: NodeJS.ProcessEnv): CheckWrap | undefined {
   if (!sb || cwd === top) return undefined;
-  return (file, args) => planSandboxCommand({ bwrap: sb.bwrap, file, args, repoRoot: cwd, gitDir: path.join(cwd, '.git'), readOnly: sb.readOnly, scratch: [], network: sb.network, home: sb.home, hidden: sb.hidden });
+  const scratch = [env.HOME, env.npm_config_cache].filter((d): d is string => !!d && path.isAbsolute(d) && existsSync(d));
+  return (file, args) => planSandboxCommand({ bwrap: sb.bwrap, file, args, repoRoot: cwd, gitDir: path.join(cwd, '.git'), readOnly: [...sb.readOnly, ...(sb.home ? [sb.home] : [])], scratch, network: sb.network, hidden: sb.hidden });
+}
+
+/** The checks' environment for one verification: the agent's (no runner secrets, a mark of its own) in a private HOME. */
+export class ChecksEnv {
+  readonly plan: ReturnType<typeof planAgentEnv>;
+  private home: string;
+  private readonly base: CheckEnvBase;
+
+  constructor(base: CheckEnvBase | undefined, log: (level: 'info' | 'warn', message: string) => void) {
+    this.base = base ?? takeCheckEnvBase(process.env);
+    const opened = openCheckHome(this.base, process.env);
+    this.home = opened.dir;
+    this.plan = planAgentEnv(opened.env, {});
+    if (opened.changed.length) log('warn', `PATH folders changed since the loop started: ${opened.changed.join('; ')}; the checks run without what was added or changed there`);
+  }
+
+  get env(): NodeJS.ProcessEnv {
+    return this.plan.env;
+  }
+
+  /** After setup: a fresh HOME, so what setup (the agent's install scripts) wrote there does not reach the checks. */
+  renew(): void {
+    this.remove();
+    const opened = openCheckHome(this.base, process.env);
+    this.home = opened.dir;
+    this.plan.env = { ...planAgentEnv(opened.env, {}).env, [AGENT_MARK_VAR]: this.plan.token };
+  }
+
+  remove(): void {
+    rmSync(this.home, { recursive: true, force: true });
+  }
 }
 
 export class CheckSession {
@@ -45,7 +83,7 @@ export class CheckSession {
   // that whatever they leave running (a daemon that would rewrite the plan) is stopped when the pass ends.
   // Made with the first check: the mark is fresh per session and only checks get it, so a session that ran none has
   // nothing to look for when it closes.
-  private checkEnv: ReturnType<typeof planAgentEnv> | null = null;
+  private checkEnv: ChecksEnv | null = null;
   // The plan and the log as they were before the first check; put back when the checks are over (held-files.ts).
   private readonly held = new HeldFiles();
   /** Set by close() when code the checks ran changed what the runner trusts (input.guardTrusted): the claims fall. */
@@ -79,6 +117,7 @@ export class CheckSession {
       this.input.log('info', `verifying in a fresh checkout of ${this.commit.slice(0, 7)}${this.input.pins ? ` with the tests pinned at ${this.input.pins.commit.slice(0, 7)}` : ''}`);
       if (setup) {
         const r = await this.run(story, 'setup', setup, checkout.dir, key);
+        this.checkEnv?.renew();
         if (!r.ok) entry.setupFailure = r;
         else {
           await this.guardBeforeRunnerGit();
@@ -113,7 +152,7 @@ export class CheckSession {
   /** What the checks left running (a daemon that would rewrite the plan, or forge the reviewer's answer) is stopped. */
   private async stopLeftovers(): Promise<void> {
     if (!this.checkEnv) return;
-    const { stopped } = await stopMarkedProcesses(this.checkEnv.token);
+    const { stopped } = await stopMarkedProcesses(this.checkEnv.plan.token);
     if (stopped.length) this.input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the checks left running (${stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ')})`);
   }
 
@@ -150,26 +189,18 @@ export class CheckSession {
     const key = `${where}\0${scope}\0${command}`;
     const shareable = scope !== 'story' || this.gate;
     const reused = shareable ? this.shared.get(key) : undefined;
-    const checkEnv = (this.checkEnv ??= planAgentEnv(process.env, {}));
+    const checkEnv = (this.checkEnv ??= new ChecksEnv(this.input.checkBase, this.input.log));
     if (!reused && this.branch === undefined) {
       // Before the first check: what close() compares HEAD's branch with.
       this.branch = await currentBranch(this.top);
       this.held.hold([this.input.prdPath, this.input.progressPath]);
     }
-    const result = reused ?? (await runCheck({ command, cwd, env: checkEnv.env, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal, wrap: this.wrap(cwd) }));
+    const result = reused ?? (await runCheck({ command, cwd, env: checkEnv.env, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal, wrap: planCheckWrap(this.input.sandbox, cwd, this.top, checkEnv.env) }));
     if (shareable) this.shared.set(key, result);
     this.record({ ...checkLine(this, story, scope, result, reused !== undefined), ...(this.gate ? { gate: true } : {}) });
     const outcome = result.ok ? 'passed' : result.aborted ? 'stopped (the runner is interrupted)' : result.timedOut ? 'timed out' : `exit ${result.exitCode ?? result.signal}`;
     this.input.log('info', `${story}: ${scope === 'setup' ? 'setup' : 'check'} \`${command}\` ${outcome}${reused ? ' (same run as above)' : ''} in ${result.durationMs}ms`);
     return result;
-  }
-
-  /**
-   * With --sandbox a check runs under bubblewrap like the agent: only its checkout writable (and HOME, for caches),
-   * the repository itself, ~/.gitconfig and the verdict key out of reach, its own PID namespace.
-   */
-  private wrap(cwd: string): CheckWrap | undefined {
-    return planCheckWrap(this.input.sandbox, cwd, this.top);
   }
 
   record(line: LedgerLine): void {
@@ -217,6 +248,7 @@ export class CheckSession {
     if (ran && this.commit !== null) await step(() => this.refuseMovedHead());
     for (const { checkout } of this.checkouts.values()) removeCheckout(checkout.dir);
     this.checkouts.clear();
+    this.checkEnv?.remove();
     if (failures.length) throw failures[0];
   }
 

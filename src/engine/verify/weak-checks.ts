@@ -6,13 +6,12 @@ import type { Pins, VerifyInput } from '../types.js';
 import { runCheck } from './checks.js';
 import { appendLedger, type ProbeLine } from '../store/ledger.js';
 import { createCheckout, removeCheckout } from './checkout.js';
-import { planCheckWrap } from './session.js';
-import { planAgentEnv } from '../agents/env.js';
+import { ChecksEnv, planCheckWrap } from './session.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite } from '../errors.js';
 import { activeStories } from '../../prd/skip.js';
 
-export interface WeakProbeInput extends Pick<VerifyInput, 'repoRoot' | 'ledgerPath' | 'loopId' | 'checkTimeoutMs' | 'log' | 'inPlace' | 'sandbox' | 'guardTrusted'> {
+export interface WeakProbeInput extends Pick<VerifyInput, 'repoRoot' | 'ledgerPath' | 'loopId' | 'checkTimeoutMs' | 'log' | 'inPlace' | 'sandbox' | 'guardTrusted' | 'checkBase'> {
   topLevel: string;
   pins: Pins;
   prd: Prd;
@@ -27,14 +26,15 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   if (!byCommand.size) return [];
   const checkout = input.inPlace ? null : await createCheckout(input.topLevel, input.pins.commit, null);
   const cwd = checkout?.dir ?? input.topLevel;
-  const { env, token } = planAgentEnv(process.env, {});
+  const checkEnv = new ChecksEnv(input.checkBase, input.log);
+  const { token } = checkEnv.plan;
   // The plan commit's code may be an agent's (a --repin, a branch with earlier work): sandboxed like any check.
-  const wrap = planCheckWrap(input.sandbox, cwd, input.topLevel);
-  const run = (command: string) => runCheck({ command, cwd, env, timeoutMs: input.checkTimeoutMs, signal: input.signal, wrap });
+  const run = (command: string) => runCheck({ command, cwd, env: checkEnv.env, timeoutMs: input.checkTimeoutMs, signal: input.signal, wrap: planCheckWrap(input.sandbox, cwd, input.topLevel, checkEnv.env) });
   const weak = new Set<string>();
   try {
     // A setup that fails on the plan commit says nothing about the checks; the claims will meet it again.
     if (input.prd.setup && !(await run(input.prd.setup)).ok) return [];
+    if (input.prd.setup) checkEnv.renew();
     for (const [command, stories] of byCommand) {
       const r = await run(command);
       if (r.aborted) return [...weak];
@@ -46,6 +46,7 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   } finally {
     await stopMarkedProcesses(token);
     if (checkout) removeCheckout(checkout.dir);
+    checkEnv.remove();
     // Before the runner's next git command: what the probe's checks planted in git's configuration goes back.
     input.guardTrusted?.('the checks');
   }

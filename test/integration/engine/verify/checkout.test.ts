@@ -148,17 +148,18 @@ describe('pinned tests', () => {
   it('"test": "exit 0" in package.json: npm test runs the script as the plan commit defined it', async () => {
     const prd = plan([story('US-1', { checks: ['npm test --silent'] })]);
     const pkg = (test: string, extra = {}) => `${JSON.stringify({ name: 'x', version: '1.0.0', scripts: { test }, ...extra }, null, 2)}\n`;
-    const r = verifyRepo(prd, { 'package.json': pkg('grep -q one src.txt'), 'src.txt': 'zero\n' });
+    const r = verifyRepo(prd, { 'package.json': pkg('grep -rq one src'), 'src/app.txt': 'zero\n' });
     const pins = await pinsOf(r, prd);
-    expect(pins.manifests).toEqual([{ file: 'package.json', scripts: { test: 'grep -q one src.txt', pretest: null, posttest: null }, keys: { jest: null, mocha: null, ava: null, c8: null, nyc: null, tap: null } }]);
+    expect(pins.manifests).toEqual([{ file: 'package.json', scripts: { test: 'grep -rq one src', pretest: null, posttest: null }, keys: { jest: null, mocha: null, ava: null, c8: null, nyc: null, tap: null } }]);
     claim(r, 'US-1');
     commitAll(r.dir, { 'package.json': pkg('exit 0', { dependencies: { leftpad: '1.0.0' } }) });
     const res = await verifyIteration(r.input({ pins }));
     expect(res.verdicts[0].status).toBe('rejected');
     expect(res.verdicts[0].reason).toContain('package.json scripts.test');
-    // Honest: the code, plus a new dependency (the rest of the manifest is the story's to change).
+    // Honest: the code, plus a new dependency (the rest of the manifest is the story's to change). The script names a
+    // folder, not a file: a file it named would be pinned like a test.
     claim(r, 'US-1');
-    commitAll(r.dir, { 'src.txt': 'one\n', 'package.json': pkg('grep -q one src.txt', { dependencies: { leftpad: '1.0.0' } }) });
+    commitAll(r.dir, { 'src/app.txt': 'one\n', 'package.json': pkg('grep -rq one src', { dependencies: { leftpad: '1.0.0' } }) });
     expect((await verifyIteration(r.input({ pins, prdBefore: readFileSync(r.prdPath, 'utf8').replace('"passes": true', '"passes": false') }))).verdicts[0].status).toBe('verified');
   });
 

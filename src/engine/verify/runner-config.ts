@@ -1,0 +1,100 @@
+// Where each test runner and package manager a check may use reads its configuration, in the order it looks (SPEC §6):
+// a file of higher rank silences one of lower rank, so a pinned file is only pinned if every file ranked above it is
+// pinned absent. Pure: the table, and what it pins for a plan commit's files and a plan's checks. Sources (checked
+// against the tools' documentation): GNU make manual "What Name to Give Your Makefile"; pytest "Configuration"
+// (9.0: pytest.toml, .pytest.toml, pytest.ini, .pytest.ini, pyproject.toml, tox.ini, setup.cfg, searched upwards);
+// vitest "Configuring Vitest" (vitest.config.* before vite.config.*); jest "Configuring Jest"; mocha's CONFIG_FILES
+// (searched in parent folders); the cargo book "Configuration: hierarchical structure" (every parent folder's
+// .cargo/config.toml, `config` before `config.toml`); PHPUnit (phpunit.xml before phpunit.dist.xml and
+// phpunit.xml.dist); RSpec "read options from files" (.rspec-local over .rspec).
+import path from 'node:path';
+import { matchGlobs } from './glob.js';
+
+export interface RunnerConfig {
+  runner: string;
+  /** The words that start it in a check (`make`, `pytest`); none: it may run behind any command (`npm test`). */
+  words?: readonly string[];
+  /** Its configuration files, highest precedence first; a name without a slash matches in any folder. */
+  files: readonly string[];
+  /**
+   * Of `files`, project files a story edits (package.json, pyproject.toml, a Makefile): not pinned whole, and not
+   * removed when a commit adds one; but the files ranked above one present are pinned absent in its folder.
+   * The rest are configuration only: pinned, and pinned absent (a commit that adds one has it removed).
+   */
+  manifests?: readonly string[];
+  /** It also reads these files in every parent folder of where it runs (so above the verification checkout too). */
+  upward?: boolean;
+}
+
+export const RUNNER_CONFIG: readonly RunnerConfig[] = [
+  { runner: 'make', words: ['make', 'gmake'], files: ['GNUmakefile', 'makefile', 'Makefile'], manifests: ['GNUmakefile', 'makefile', 'Makefile'] },
+  // npm's user and global files live in HOME and the node install: the checks' HOME is the runner's (check-env.ts).
+  { runner: 'npm', files: ['.npmrc', 'node_modules/'] },
+  { runner: 'pnpm', files: ['pnpm-workspace.yaml', '.pnpmfile.cjs', '.pnpmfile.mjs', '.npmrc'] },
+  { runner: 'yarn', files: ['.yarnrc.yml', '.yarnrc'] },
+  { runner: 'bun', files: ['bunfig.toml'] },
+  { runner: 'node', files: ['node.config.json', '.node-options'] },
+  { runner: 'vitest', files: ['vitest.config.*', 'vite.config.*', 'vitest.workspace.*'] },
+  { runner: 'jest', files: ['jest.config.*', 'package.json'], manifests: ['package.json'] },
+  { runner: 'mocha', files: ['.mocharc.cjs', '.mocharc.js', '.mocharc.mjs', '.mocharc.yaml', '.mocharc.yml', '.mocharc.jsonc', '.mocharc.json', 'package.json'], manifests: ['package.json'], upward: true },
+  { runner: 'ava', files: ['ava.config.js', 'ava.config.cjs', 'ava.config.mjs', 'package.json'], manifests: ['package.json'] },
+  { runner: 'playwright', files: ['playwright.config.*'] },
+  { runner: 'cypress', files: ['cypress.config.*'] },
+  { runner: 'karma', files: ['karma.conf.*'] },
+  {
+    runner: 'pytest', words: ['pytest', 'py.test'],
+    files: ['pytest.toml', '.pytest.toml', 'pytest.ini', '.pytest.ini', 'pyproject.toml', 'tox.ini', 'setup.cfg', 'conftest.py'],
+    manifests: ['pyproject.toml', 'setup.cfg'], upward: true,
+  },
+  { runner: 'tox', words: ['tox'], files: ['tox.ini', 'setup.cfg', 'pyproject.toml', 'tox.toml'], manifests: ['setup.cfg', 'pyproject.toml'] },
+  // Python runs these at start-up, whatever the runner.
+  { runner: 'python', files: ['sitecustomize.py', 'usercustomize.py', '*.pth'] },
+  { runner: 'go', words: ['go'], files: ['go.work', 'go.mod'], manifests: ['go.mod'], upward: true },
+  { runner: 'cargo', words: ['cargo'], files: ['**/.cargo/config', '**/.cargo/config.toml', 'rust-toolchain', 'rust-toolchain.toml', 'Cargo.toml'], manifests: ['Cargo.toml'], upward: true },
+  { runner: 'phpunit', words: ['phpunit'], files: ['phpunit.xml', 'phpunit.dist.xml', 'phpunit.xml.dist'] },
+  { runner: 'rspec', words: ['rspec'], files: ['.rspec-local', '.rspec', '**/spec/spec_helper.rb'] },
+];
+
+/** The configuration-only files of every runner: pinned, and pinned absent wherever they appear. */
+export const RUNNER_CONFIG_GLOBS: readonly string[] = [...new Set(RUNNER_CONFIG.flatMap((r) => r.files.filter((f) => !r.manifests?.includes(f))))];
+
+/** The runners with project files among their configuration that one simple command (its words) starts. */
+export function planRunnersOf(words: readonly string[]): RunnerConfig[] {
+  const i = words.findIndex((w) => !/^\w+=/.test(w)); // after `VAR=value` prefixes
+  const first = path.posix.basename(words[i] ?? '');
+  const module = /^python[\d.]*$/.test(first) && words[i + 1] === '-m' ? words[i + 2] : undefined;
+  return RUNNER_CONFIG.filter((r) => r.manifests && r.words && (r.words.includes(first) || (module !== undefined && r.words.includes(module))));
+}
+
+/**
+ * Paths the plan commit lacks that would silence a file it has, for `runners` (those the checks start): in each
+ * folder holding a file of a runner's list, the files ranked above it. `files` are the plan commit's.
+ */
+export function planShadowPaths(files: readonly string[], runners: readonly RunnerConfig[]): string[] {
+  const present = new Set(files);
+  const out = new Set<string>();
+  for (const r of runners) {
+    for (const file of files) {
+      const rank = r.files.indexOf(path.posix.basename(file));
+      const dir = path.posix.dirname(file);
+      for (const above of rank < 0 ? [] : r.files.slice(0, rank)) {
+        const candidate = dir === '.' ? above : `${dir}/${above}`;
+        if (!above.includes('*') && !present.has(candidate)) out.add(candidate);
+      }
+    }
+  }
+  return [...out].sort();
+}
+
+// Of the upward runners' files, those a project of that kind always has at its root, which stops the search there.
+const ROOT_MARKERS: readonly string[] = ['package.json', 'go.mod', 'Cargo.toml', 'conftest.py'];
+
+/** File names a runner reads from the parent folders of where it runs: each must be absent above a checkout. */
+export const UPWARD_FILES: readonly string[] = [
+  ...new Set(RUNNER_CONFIG.filter((r) => r.upward).flatMap((r) => r.files.filter((f) => !ROOT_MARKERS.includes(f) && !f.includes('*', 3)).map((f) => f.replace(/^\*\*\//, '')))),
+];
+
+/** The files of `names` (repository paths) that the configuration-only globs match. */
+export function matchRunnerConfig(names: readonly string[]): string[] {
+  return matchGlobs(names, RUNNER_CONFIG_GLOBS);
+}

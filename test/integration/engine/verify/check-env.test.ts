@@ -1,0 +1,80 @@
+// The check environment (SPEC §6): checks run with a HOME the runner made and the PATH of the loop's start, so what
+// the agent writes into the user's HOME or into a writable PATH folder after the loop started does not decide a
+// verdict. Each attack is paired with the honest run on the same plan; with and without --sandbox.
+import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { verifyIteration } from '../../../../src/engine/verify/verify.js';
+import { takeCheckEnvBase } from '../../../../src/engine/verify/check-env.js';
+import { findExecutable } from '../../../../src/engine/agents/check.js';
+import type { CheckSandbox } from '../../../../src/engine/types.js';
+import { testdir } from '../../../support/repo.js';
+import { claim, commitAll, plan, story, verifyRepo, type VerifyRepo } from '../../../support/verify-repo.js';
+
+const bwrap = findExecutable('bwrap', process.env);
+const MODES: Array<[string, boolean]> = [['without --sandbox', false], ...(bwrap ? [['with --sandbox', true] as [string, boolean]] : [])];
+
+// An npm project whose test fails until feature.txt exists; `npm test` runs the pinned script.
+const PROJECT = {
+  'package.json': JSON.stringify({ name: 'demo', version: '1.0.0', private: true, scripts: { test: 'node test/feature.test.mjs' } }, null, 2),
+  'test/feature.test.mjs': "import { existsSync } from 'node:fs';\nif (!existsSync('feature.txt')) { console.error('feature.txt missing'); process.exit(1); }\n",
+};
+
+function sandboxOf(r: VerifyRepo): CheckSandbox {
+  return { bwrap: bwrap!, home: process.env.HOME, readOnly: [r.dir, path.join(r.dir, '.git')], hidden: [], network: true };
+}
+
+/** A user's HOME (with a git identity) and a writable folder first on PATH, as many setups have (~/.local/bin). */
+function userEnv(): { home: string; bin: string } {
+  const home = testdir('ralphkit-home-');
+  const bin = path.join(home, '.local', 'bin');
+  mkdirSync(bin, { recursive: true });
+  writeFileSync(path.join(home, '.gitconfig'), '[user]\n\tname = Owner Of The Loop\n\temail = owner@example.com\n');
+  vi.stubEnv('HOME', home);
+  vi.stubEnv('PATH', `${bin}${path.delimiter}${process.env.PATH}`);
+  // Not what a user's shell has (npx, which runs this test, points npm at the real ~/.npmrc through it).
+  for (const name of ['XDG_CONFIG_HOME', 'npm_config_userconfig', 'NPM_CONFIG_USERCONFIG']) vi.stubEnv(name, undefined);
+  return { home, bin };
+}
+
+afterEach(() => vi.unstubAllEnvs());
+
+describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
+  const run = async (r: VerifyRepo, base: ReturnType<typeof takeCheckEnvBase>) => (await verifyIteration(r.input({ checkBase: base, ...(sandboxed ? { sandbox: sandboxOf(r) } : {}) }))).verdicts[0];
+
+  it('check environment: a ~/.npmrc the agent writes (node-options) does not reach the checks', async () => {
+    const { home } = userEnv();
+    const r = verifyRepo(plan([story('US-1', { checks: ['npm test'] })]), PROJECT);
+    const base = takeCheckEnvBase(process.env); // the loop starts
+    const forge = path.join(home, 'forge.cjs');
+    writeFileSync(forge, 'process.exit(0);\n');
+    writeFileSync(path.join(home, '.npmrc'), `node-options=--require=${forge}\n`);
+    commitAll(r.dir, { 'src.txt': 'no feature\n' });
+    claim(r, 'US-1');
+    expect(await run(r, base)).toMatchObject({ status: 'rejected', reason: 'check `npm test` exited 1' });
+  }, 60_000);
+
+  it('check environment: a node the agent puts first on PATH after the loop started does not run in the checks', async () => {
+    const { bin } = userEnv();
+    const r = verifyRepo(plan([story('US-1', { checks: ['node test/feature.test.mjs'] })]), PROJECT);
+    const base = takeCheckEnvBase(process.env);
+    writeFileSync(path.join(bin, 'node'), '#!/bin/sh\nexit 0\n');
+    chmodSync(path.join(bin, 'node'), 0o755);
+    commitAll(r.dir, { 'src.txt': 'no feature\n' });
+    claim(r, 'US-1');
+    expect(await run(r, base)).toMatchObject({ status: 'rejected' });
+    expect(r.logs.join('\n')).toContain(`PATH folders changed since the loop started: ${bin} (added node)`);
+  }, 60_000);
+
+  it('check environment: honest work passes, with the user\'s git identity and the tools on PATH at loop start', async () => {
+    const { bin } = userEnv();
+    writeFileSync(path.join(bin, 'greet'), '#!/bin/sh\necho hello\n');
+    chmodSync(path.join(bin, 'greet'), 0o755);
+    const check = 'npm test && test "$(git config --global user.name)" = "Owner Of The Loop" && test "$(greet)" = hello';
+    const r = verifyRepo(plan([story('US-1', { checks: [check] })]), PROJECT);
+    const base = takeCheckEnvBase(process.env);
+    commitAll(r.dir, { 'feature.txt': 'done\n' });
+    claim(r, 'US-1');
+    expect(await run(r, base)).toMatchObject({ status: 'verified' });
+  }, 60_000);
+});

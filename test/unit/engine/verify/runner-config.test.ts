@@ -1,0 +1,78 @@
+import { describe, expect, it } from 'vitest';
+import { matchRunnerConfig, planRunnersOf, planShadowPaths, RUNNER_CONFIG, UPWARD_FILES } from '../../../../src/engine/verify/runner-config.js';
+import { matchAbsent, planAbsentPaths, planSetupScripts } from '../../../../src/engine/verify/pins.js';
+import { plan, story } from '../../../support/verify-repo.js';
+
+const filesOf = (runner: string) => RUNNER_CONFIG.find((r) => r.runner === runner)!.files;
+
+describe('RUNNER_CONFIG: each runner\'s configuration files, highest precedence first', () => {
+  it.each([
+    ['make', ['GNUmakefile', 'makefile', 'Makefile']],
+    ['pytest', ['pytest.toml', '.pytest.toml', 'pytest.ini', '.pytest.ini', 'pyproject.toml', 'tox.ini', 'setup.cfg', 'conftest.py']],
+    ['vitest', ['vitest.config.*', 'vite.config.*', 'vitest.workspace.*']],
+    ['mocha', ['.mocharc.cjs', '.mocharc.js', '.mocharc.mjs', '.mocharc.yaml', '.mocharc.yml', '.mocharc.jsonc', '.mocharc.json', 'package.json']],
+    ['phpunit', ['phpunit.xml', 'phpunit.dist.xml', 'phpunit.xml.dist']],
+    ['rspec', ['.rspec-local', '.rspec', '**/spec/spec_helper.rb']],
+    ['go', ['go.work', 'go.mod']],
+  ])('%s', (runner, files) => {
+    expect(filesOf(runner)).toEqual(files);
+  });
+
+  it.each([
+    ['pytest.toml', true], ['app/.pytest.ini', true], ['.npmrc', true], ['pnpm-workspace.yaml', true], ['bunfig.toml', true],
+    ['crates/x/.cargo/config.toml', true], ['phpunit.dist.xml', true], ['.rspec-local', true], ['go.work', true], ['vite.config.mts', true],
+    // project files a story edits: never removed when added
+    ['Makefile', false], ['pyproject.toml', false], ['package.json', false], ['go.mod', false], ['Cargo.toml', false], ['src/app.ts', false],
+  ])('%s is configuration only (pinned absent anywhere): %s', (file, expected) => {
+    expect(matchRunnerConfig([file])).toEqual(expected ? [file] : []);
+  });
+
+  it('the files read from parent folders are refused above a checkout (not the root markers every project has)', () => {
+    expect(UPWARD_FILES).toEqual(expect.arrayContaining(['pytest.toml', 'pytest.ini', 'pyproject.toml', '.mocharc.js', 'go.work', '.cargo/config.toml']));
+    expect(UPWARD_FILES).not.toContain('package.json');
+    expect(UPWARD_FILES).not.toContain('go.mod');
+  });
+});
+
+describe('planShadowPaths / planAbsentPaths: files that would silence a pinned one', () => {
+  it.each([
+    ['make -C app test', ['Makefile', 'app/Makefile'], ['GNUmakefile', 'app/GNUmakefile', 'app/makefile', 'makefile']],
+    ['make test', ['makefile'], ['GNUmakefile']],
+    ['make test', ['GNUmakefile'], []],
+    ['python -m pytest -q', ['pyproject.toml'], ['.pytest.ini', '.pytest.toml', 'pytest.ini', 'pytest.toml']],
+    ['CI=1 pytest', ['setup.cfg'], ['.pytest.ini', '.pytest.toml', 'pyproject.toml', 'pytest.ini', 'pytest.toml', 'tox.ini']],
+    ['go test ./...', ['go.mod'], ['go.work']],
+    ['npm test', ['Makefile', 'pyproject.toml'], []],
+  ])('%s with %j pins absent %j', (check, files, expected) => {
+    expect(planAbsentPaths(files, plan([story('US-1', { checks: [check] })]))).toEqual(expected);
+  });
+
+  it('runners are told by the command word, a path to it, or python -m', () => {
+    expect(planRunnersOf(['/usr/bin/make', 'test']).map((r) => r.runner)).toEqual(['make']);
+    expect(planRunnersOf(['python3', '-m', 'pytest']).map((r) => r.runner)).toEqual(['pytest']);
+    expect(planRunnersOf(['echo', 'make'])).toEqual([]);
+    expect(planShadowPaths(['Makefile'], [])).toEqual([]);
+  });
+
+  it('a named absent path is matched like the globs', () => {
+    expect(matchAbsent(['GNUmakefile', 'src/a.ts', '.npmrc'], ['GNUmakefile'])).toEqual(['GNUmakefile', '.npmrc']);
+  });
+});
+
+describe('planSetupScripts: what an install in setup runs of the project\'s own package.json', () => {
+  const LIFECYCLE = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare'];
+  it.each([
+    ['npm ci', ['']],
+    ['npm install --no-audit', ['']],
+    ['cd web && pnpm install --frozen-lockfile', ['web']],
+    ['yarn', ['']],
+    ['bun install && npm --prefix app ci', ['', 'app']],
+    ['npm run build', []],
+    ['pip install -r requirements.txt', []],
+    ['', []],
+  ])('%s', (setup, dirs) => {
+    const got = planSetupScripts(setup || undefined);
+    expect([...new Set(got.map((g) => g.dir))]).toEqual(dirs);
+    for (const dir of dirs) expect(got.filter((g) => g.dir === dir).map((g) => g.name)).toEqual(LIFECYCLE);
+  });
+});
