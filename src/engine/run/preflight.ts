@@ -12,7 +12,7 @@ import { isExamplePlan } from '../../prd/example-plan.js';
 import { isSkipped } from '../../prd/skip.js';
 import { choosePlanFile, progressPathFor } from '../../prd/plan-location.js';
 import type { Emit } from '../events.js';
-import { ralphkitCommand } from '../../util/invocation.js';
+import { loopCommand, ralphkitCommand } from '../../util/invocation.js';
 
 /** A path the user typed is relative to where they stand; a default one to the repository root. */
 export function resolvePaths(repoRoot: string, cwd: string, options: RunOptions, given: Set<keyof RunOptions>): RunPaths {
@@ -42,7 +42,7 @@ export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
     throw new LoopExit(2, `cannot read the plan ${rel}`, 'write one with the ralph skill, or pass --prd <file>');
   }
   const { prd, problems, warnings } = validatePrdText(text, rel);
-  if (!prd) throw new LoopExit(2, `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`, `fix ${rel}, then check it with: ${ralphkitCommand(`validate ${rel}`)}`);
+  if (!prd) throw new LoopExit(2, `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`, `fix ${rel}, then check it with: ${loopCommand(`validate ${rel}`)}`);
   // Two opinions on the branch name: our own rules, then git's, called without a shell.
   const problem = branchNameProblem(prd.branchName);
   if (problem || !(await isValidBranchName(paths.repoRoot, prd.branchName))) {
@@ -56,7 +56,7 @@ export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
 export function refuseExamplePlan(prd: Prd, paths: RunPaths): void {
   if (!isExamplePlan(prd)) return;
   const rel = showPlanPath(paths);
-  throw new LoopExit(2, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: ${ralphkitCommand(`validate ${rel}`)}`);
+  throw new LoopExit(2, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: ${loopCommand(`validate ${rel}`)}`);
 }
 
 /**

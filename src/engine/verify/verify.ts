@@ -18,7 +18,7 @@ import { applyRunnerNote, hasRunnerNote, renderOutOfOrder, renderPinnedBlock, re
 import type { CheckResult } from './checks.js';
 import { LoopExit, LOOP_EXIT, guardWrite } from '../errors.js';
 import { recordCheckLeftovers } from '../store/check-leftovers.js';
-import { ralphkitCommand } from '../../util/invocation.js';
+import { loopCommand } from '../../util/invocation.js';
 
 export interface VerifyOutcome extends VerifyResult {
   /**
@@ -78,7 +78,7 @@ function refuseBrokenBefore(input: VerifyOptions): void {
     // Someone other than the agent broke the plan between iterations: there is nothing sound to restore from.
     const problem = validatePrdText(input.prdBefore, displayPath(input, input.prdPath)).problems[0];
     const where = problem ? formatPrdProblem(problem) : (err as Error).message;
-    throw new LoopExit(LOOP_EXIT.refused, `the plan was not valid JSON before iteration ${input.iteration}: ${where}`, `fix the plan (${ralphkitCommand('validate')}), then continue with --resume-last`);
+    throw new LoopExit(LOOP_EXIT.refused, `the plan was not valid JSON before iteration ${input.iteration}: ${where}`, `fix the plan (${loopCommand('validate')}), then continue with --resume-last`);
   }
 }
 

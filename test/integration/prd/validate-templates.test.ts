@@ -75,7 +75,7 @@ describe('the shipped skills', () => {
 
   it.each([
     ['prd', ['3 to 5 clarifying questions', 'lettered options', 'Goals', 'User stories', 'Functional requirements', 'Non-goals', 'Technical notes', 'Success metrics', 'Open questions', 'tasks/prd-<feature>.md', 'Do not write']],
-    ['ralph', ['two or three sentences', 'schema and migrations', 'dependsOn', 'checks', 'ralph/<feature>', 'ralph/archive/', 'npx ralphkit validate', '"passes": false']],
+    ['ralph', ['two or three sentences', 'schema and migrations', 'dependsOn', 'checks', 'ralph/<feature>', 'ralph/archive/', './ralph/ralph.sh validate', '"passes": false']],
   ])('skills/%s.md covers what the issue asks for', (name, phrases) => {
     const text = read(`skills/${name}.md`);
     for (const phrase of phrases) expect(text, phrase).toContain(phrase);
