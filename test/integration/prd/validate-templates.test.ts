@@ -86,4 +86,16 @@ describe('the shipped skills', () => {
     expect(json).toBeDefined();
     expect(validatePrdText(json!, 'skills/ralph.md').problems).toEqual([]);
   });
+
+  it('the ralph skill writes plans that can be done one story at a time: the whole suite only in the last story\'s checks', () => {
+    const text = read('skills/ralph.md');
+    const prd = JSON.parse(/```json\n([\s\S]*?)```/.exec(text)![1]) as { checks?: string[]; userStories: Array<{ checks?: string[] }> };
+    const wholeSuite = (c: string) => /^npm test$|^pytest$|^make test$/.test(c.trim());
+    expect((prd.checks ?? []).filter(wholeSuite)).toEqual([]);
+    const stories = prd.userStories;
+    for (const s of stories.slice(0, -1)) expect((s.checks ?? []).filter(wholeSuite)).toEqual([]);
+    expect(stories.at(-1)!.checks?.some(wholeSuite)).toBe(true);
+    expect(text).toMatch(/Never the project's whole test suite/);
+    expect(text).toMatch(/goes in the \*\*last story's\*\* `checks`/);
+  });
 });
