@@ -12,7 +12,8 @@ export function renderRunHelp(): string {
 
 Runs a coding agent again and again on ralph/prompt.md, each time with a fresh context, until every story
 in ralph/prd.json passes under the runner's own checks, the agent says STUCK, or a limit is reached.
-max_iterations defaults to 10; 0 means no cap, until done, stuck or a budget: it needs --max-cost or --max-usage.
+max_iterations defaults to 10; 0 means no cap, until done, stuck or a budget: it needs --max-cost, --max-usage
+or --max-duration.
 
 Agent:
   --agent <name>              ${AGENT_NAMES.join('|')} (default claude)
@@ -168,7 +169,7 @@ Exit codes:
        another live loop on this plan or in this working tree; uncommitted changes; a modified engine;
        the agent not found (--agent-cmd: its command not found in iteration 1); --sandbox without
        bubblewrap; usage over the ceiling or unknown; ralph/.runs/ not writable; a --name already
-       taken; max_iterations 0 without --max-cost or --max-usage; on resume: no loop to continue (none,
+       taken; max_iterations 0 without --max-cost, --max-usage or --max-duration; on resume: no loop to continue (none,
        the last one complete, one still running or out of iterations), plan edits without
        --accept-plan-edits, lost pins without --repin; "review": true with no reviewer, or a
        reviewer without ralph/review.md

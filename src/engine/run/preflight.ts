@@ -100,11 +100,12 @@ export function renderUnpricedReviewer(options: Pick<RunOptions, 'reviewAgent' |
 }
 
 /**
- * max_iterations 0 means no iteration cap (SPEC §4): only a budget that can end the loop makes that bounded, so
- * without one the start is refused (exit 2). Checked on the options a resume merged, too.
+ * max_iterations 0 means no iteration cap (SPEC §4): only a budget that can end the loop (cost, usage, or
+ * --max-duration's time) makes that bounded, so without one the start is refused (exit 2). Checked on the options a
+ * resume merged, too.
  */
 export function refuseUnboundedLoop(options: RunOptions): void {
-  if (options.maxIterations !== 0) return;
+  if (options.maxIterations !== 0 || options.maxDurationMs !== undefined) return;
   // With --allow-unknown-usage, a usage that cannot be read lets the loop go on: the ceiling alone bounds nothing.
   if (options.maxUsage !== undefined && !options.allowUnknownUsage) return;
   const reviewer = renderUnpricedReviewer(options);
@@ -116,8 +117,8 @@ export function refuseUnboundedLoop(options: RunOptions): void {
   ].join('');
   throw new LoopExit(
     LOOP_EXIT.refused,
-    `max_iterations 0 means no iteration cap: it needs a budget that ends the loop, --max-cost <usd> or --max-usage <pct>${why}`,
-    'add one (e.g. ./ralph/ralph.sh --max-cost 20 0, or --max-usage 80 0), or give a number of iterations (./ralph/ralph.sh 25)',
+    `max_iterations 0 means no iteration cap: it needs a budget that ends the loop, --max-cost <usd>, --max-usage <pct> or --max-duration <time>${why}`,
+    'add one (e.g. ./ralph/ralph.sh --max-cost 20 0, --max-usage 80 0 or --max-duration 8h 0), or give a number of iterations (./ralph/ralph.sh 25)',
   );
 }
 
