@@ -134,6 +134,9 @@ describe('ralphkit install (built CLI)', () => {
     expect(result.code).toBe(0);
     expect(strip(result.stderr)).toMatch(/warning: .* is not inside a git repository; the loop needs git/);
     expect(installedFiles(dir)).toEqual(expectedFiles());
+    // Its next steps make the repository first: a bare `git add` would fail here.
+    expect(strip(result.stdout)).toMatch(/^ {2}3\. git init && git add \.claude ralph && git commit /m);
+    expect(strip(result.stdout)).not.toMatch(/^ {2}3\. git add /m);
   });
 
   it('rejects an unknown --agent as bad usage (exit 1)', async () => {
