@@ -33,12 +33,15 @@ interface Judgement {
   block?: string;
 }
 
+/** How the owner changes the plan of a runner loop (the in-session loop says its own). */
+const RUNNER_PLAN_EDIT_HINT = 'cancel the loop, edit, commit, then --resume-last';
+
 export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutcome> {
   const now = input.now ?? (() => new Date());
   const top = input.topLevel ?? realpathSync(await readTopLevel(input.repoRoot));
   const plan = planRepair(input);
   for (const r of plan.restored) input.log('warn', `prd.json: ${r}`);
-  if (plan.restored.length) input.log('warn', 'prd.json: only passes and notes are the agent\'s to change, so those edits were undone (if you edited the plan yourself: cancel the loop, edit, commit, then --resume-last)');
+  if (plan.restored.length) input.log('warn', `prd.json: only passes and notes are the agent's to change, so those edits were undone (if you edited the plan yourself: ${input.planEditHint ?? RUNNER_PLAN_EDIT_HINT})`);
 
   const own = ownPaths(top, input);
   const head = plan.claims.length ? (input.headAfterAgent !== undefined ? input.headAfterAgent : await headSha(top)) : null;
