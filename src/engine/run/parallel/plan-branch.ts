@@ -50,6 +50,12 @@ export class PlanBranch {
     return path.relative(this.tree, file).split(path.sep).join('/');
   }
 
+  /** The prompt every later iteration reads is the owner's: a story branch's edit to it is never merged (in the tree only). */
+  private promptKept(): string[] {
+    const rel = this.rel(this.run.paths.prompt);
+    return rel.startsWith('../') || path.isAbsolute(rel) ? [] : [rel];
+  }
+
   /** Runs `fn` after everything queued before it: the integration tree holds one merge or commit at a time. */
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.chain.then(fn, fn);
@@ -83,7 +89,7 @@ export class PlanBranch {
       const branch = storyBranch(this.run.branch, entry.story);
       const attempt = await mergeStory(this.tree, {
         branch: this.run.branch, planTip: this.tip, storyHead: entry.head,
-        keep: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress), ...ENGINE_FILES],
+        keep: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress), ...this.promptKept(), ...ENGINE_FILES],
         write: () => this.writeFiles(planText, next, log), written: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)],
         message: `ralph: merge ${entry.story} (${story.title}) from ${branch}\n\nVerified on ${branch} at ${entry.head.slice(0, 7)}, and again after this merge by the merge queue of loop ${this.state.id}.`,
       });
