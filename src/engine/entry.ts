@@ -1,8 +1,10 @@
-// Subcommand dispatch for ralph.mjs. `run` is the default, so `ralph.mjs 5` and `ralph.mjs run 5` agree; `hook start` starts a
-// loop inside a Claude Code session and `hook stop` is its Stop hook.
+// Subcommand dispatch for ralph.mjs. `run` is the default, so `ralph.mjs 5` and `ralph.mjs run 5` agree; `validate`,
+// `status`, `cancel` and `cleanup` work from the repository alone; `hook start` starts a loop inside a Claude Code
+// session and `hook stop` is its Stop hook.
 import { parseArgs } from 'node:util';
 import { runRalph } from './cli/command.js';
 import { runHookCommand } from './hook/command.js';
+import { validateCommand } from './cli/validate.js';
 import { resolveRepoRoot } from './git/git.js';
 import { readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings } from './store/summaries.js';
 import { cancelLoop, renderCancelResult, waitForLoopEnd } from './store/cancel.js';
@@ -15,6 +17,10 @@ export async function runEngine(argv: string[], io: RunIo): Promise<number> {
   const [first, ...rest] = argv;
   if (first === 'hook') return runHookCommand(rest, io);
   try {
+    if (first === 'validate') {
+      const { values, positionals } = parseSub(rest, { json: { type: 'boolean' } }, [0, 1]);
+      return await validateCommand(positionals[0], values.json === true, io);
+    }
     if (first === 'status') return await statusCommand(rest, io);
     if (first === 'cancel') return await cancelCommand(rest, io);
     if (first === 'cleanup') return await cleanupCommand(rest, io);
@@ -57,10 +63,13 @@ async function cancelCommand(argv: string[], io: RunIo): Promise<number> {
   return 0;
 }
 
-function parseSub<T extends Record<string, { type: 'boolean' | 'string' }>>(argv: string[], options: T, positionals: number) {
+/** `positionals`: how many (a range [min, max] for an optional one). */
+function parseSub<T extends Record<string, { type: 'boolean' | 'string' }>>(argv: string[], options: T, positionals: number | [number, number]) {
+  const [min, max] = typeof positionals === 'number' ? [positionals, positionals] : positionals;
   try {
-    const parsed = parseArgs({ args: argv, options, allowPositionals: positionals > 0, strict: true });
-    if (parsed.positionals.length !== positionals) throw new Error(positionals ? 'expected a loop id' : 'unexpected argument');
+    const parsed = parseArgs({ args: argv, options, allowPositionals: max > 0, strict: true });
+    if (parsed.positionals.length < min) throw new Error('expected a loop id');
+    if (parsed.positionals.length > max) throw new Error('unexpected argument');
     return parsed;
   } catch (err) {
     throw usageExit((err as Error).message);

@@ -59,6 +59,8 @@ export interface VerifyInput {
   checkBase?: CheckEnvBase;
   /** Runner-owned files in the working tree the runner restored this iteration: committed with its own edits. */
   extraOwnFiles?: string[];
+  /** How the owner changes the plan of this kind of loop, for the warning when plan edits are undone (default: the runner's). */
+  planEditHint?: string;
   log: (level: 'info' | 'warn', message: string) => void;
   now?: () => Date;
   /** The repository's top level, real path; the runner resolves it once per run (it cannot change). Read when absent. */

@@ -30,3 +30,19 @@ export function planCi(packageRoot: string, want: CiProvider | false | undefined
   const reason = 'taken out (--no-ci): as ralphkit installed it';
   return { files: installed ? [{ path: to, class: 'managed', source: 'ralphkit', content, remove: true, reason }] : [], record: null };
 }
+
+/**
+ * What `install --ci github` leaves to the user, printed when it adds the workflow: the workflow pushed, the agent's
+ * credential as a secret, the setting that lets the workflow's token open pull requests, and how to start a run.
+ */
+export function renderCiNextSteps(afterInstall: boolean): string {
+  return [
+    `\n${afterInstall ? 'Then, for the loop on GitHub Actions' : 'Next, for the loop on GitHub Actions'}:`,
+    '  1. commit and push .github/workflows/ralph.yml',
+    "  2. add the agent's credential as a repository secret (Settings → Secrets and variables → Actions, or gh secret set NAME):",
+    '     ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN (from claude setup-token) for Claude Code, OPENAI_API_KEY for Codex',
+    '  3. let it open pull requests: Settings → Actions → General → "Allow GitHub Actions to create and approve pull requests"',
+    '     (or a RALPH_GITHUB_TOKEN secret, a token that may; pull requests it opens then trigger your CI too)',
+    '  4. start a run: Actions → Ralph loop → Run workflow, or gh workflow run ralph.yml',
+  ].join('\n');
+}

@@ -15,12 +15,14 @@ export interface InvocationFacts {
   realpath: (file: string) => string | undefined;
   /** The first executable `name` in a PATH folder the user's shell also has (not a node_modules/.bin). */
   which: (name: string) => string | undefined;
+  /** `ralph.sh` when the installed launcher started the engine (it sets RALPHKIT_LAUNCHER). */
+  launcher?: string;
 }
 
 export interface RalphkitCommands {
   /** Words that start the ralphkit CLI: `ralphkit`, `npx ralphkit` or `node /abs/bin/ralphkit.js`. */
   cli: string;
-  /** Words that run the loop's own subcommands (status, cancel): the installed engine's when it is the one running. */
+  /** Words that run the loop's own subcommands (validate, status, cancel): the installed engine's when it is the one running. */
   loop: string;
 }
 
@@ -31,7 +33,7 @@ export function resolveCommands(facts: InvocationFacts): RalphkitCommands {
   const linked = onPath !== undefined && facts.realpath(onPath) !== undefined;
   if (script === undefined) return both(linked ? 'ralphkit' : 'npx ralphkit');
   // The installed engine: its own subcommands need no ralphkit at all; validate and install do.
-  if (path.basename(script) === 'ralph.mjs') return { cli: linked ? 'ralphkit' : 'npx ralphkit', loop: 'node ralph/ralph.mjs' };
+  if (path.basename(script) === 'ralph.mjs') return { cli: linked ? 'ralphkit' : 'npx ralphkit', loop: facts.launcher === 'ralph.sh' ? './ralph/ralph.sh' : 'node ralph/ralph.mjs' };
   const parts = script.split(/[\\/]/);
   // npx runs packages from its cache (`<cache>/_npx/<hash>/node_modules/...`), gone from PATH once it exits.
   if (parts.includes('_npx')) return both('npx ralphkit');
@@ -64,13 +66,13 @@ export function ralphkitCommand(args: string): string {
   return `${currentCommands().cli} ${args}`;
 }
 
-/** A loop subcommand the engine has itself (status, cancel): `node ralph/ralph.mjs status` inside ralph.mjs. */
+/** A subcommand the engine has itself (validate, status, cancel): `./ralph/ralph.sh status` inside ralph.mjs started by it. */
 export function loopCommand(args: string): string {
   return `${currentCommands().loop} ${args}`;
 }
 
 function currentCommands(): RalphkitCommands {
-  cached ??= resolveCommands({ script: process.argv[1], platform: process.platform, realpath: realpathOrUndefined, which: whichOnPath });
+  cached ??= resolveCommands({ script: process.argv[1], platform: process.platform, realpath: realpathOrUndefined, which: whichOnPath, launcher: process.env.RALPHKIT_LAUNCHER });
   return cached;
 }
 

@@ -1,8 +1,9 @@
 #!/bin/sh
 # Runs the Ralph loop: ralph.mjs (beside this file) with Node.js, passing every argument on.
 #   ./ralph/ralph.sh [options] [max_iterations]     ./ralph/ralph.sh --help for the options
-# Installed by ralphkit; `npx ralphkit@latest install` upgrades it. On Windows, run
-# `node ralph/ralph.mjs run` instead.
+#   ./ralph/ralph.sh validate | status | cancel <id> | cleanup
+# Installed by ralphkit; running ralphkit's install again upgrades it. On Windows, run
+# `node ralph/ralph.mjs run` (or `node ralph/ralph.mjs validate`, ...) instead.
 dir=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd) || exit 1
 if ! command -v node >/dev/null 2>&1; then
   echo "ralph.sh: the loop needs Node.js 20 or newer, and 'node' is not on PATH." >&2
@@ -26,9 +27,20 @@ if [ "$check" = 1 ]; then
     if (want && want === got) process.exit(0);
     const why = got === null ? "is missing" : want === null ? "has no record in ralph/.ralphkit.json" : "differs from what ralphkit installed (ralph/.ralphkit.json)";
     process.stderr.write("ralph: ralph/ralph.mjs " + why + ": a modified engine could pass anything; not starting (exit 2)\n");
-    process.stderr.write("ralph: hint: put it back with: npx ralphkit install --force (your version goes to ralph/.backup/), commit, and start again; or run anyway with --allow-modified-engine\n");
+    // ralphkit as the engine names it (util/invocation.ts): the command on PATH, else npx.
+    const linked = (process.env.PATH || "").split(path.delimiter).some((d) => {
+      if (!d || /node_modules[\\/]\.bin[\\/]?$/.test(d)) return false;
+      try { fs.accessSync(path.join(d, "ralphkit"), fs.constants.X_OK); return true; } catch { return false; }
+    });
+    const cli = linked ? "ralphkit" : "npx ralphkit";
+    process.stderr.write("ralph: hint: put it back with: " + cli + " install --force (your version goes to ralph/.backup/), commit, and start again; or run anyway with --allow-modified-engine\n");
     process.exit(2);
   ' "$dir" || exit 2
 fi
-# exec, so Ctrl-C and `ralphkit cancel` signal the loop itself and its exit code is ours.
+# exec, so Ctrl-C and `cancel` signal the loop itself and its exit code is ours. RALPHKIT_LAUNCHER: the engine's hints
+# then say ./ralph/ralph.sh, as the user typed it.
+export RALPHKIT_LAUNCHER=ralph.sh
+case "${1-}" in
+  run|validate|status|cancel|cleanup|hook) exec node "$dir/ralph.mjs" "$@" ;;
+esac
 exec node "$dir/ralph.mjs" run "$@"

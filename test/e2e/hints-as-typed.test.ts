@@ -57,13 +57,15 @@ describe('hints that work as typed', () => {
     expect((await asTyped(nextStep(install.stdout, 2), repo)).code).toBe(0);
   });
 
-  it('the installed engine names its own subcommands (node ralph/ralph.mjs status), which run as typed', async () => {
+  it('the installed engine names its own subcommands as it was started (./ralph/ralph.sh status, node ralph/ralph.mjs status), which run as typed', async () => {
     const repo = installedRepo();
-    const refused = await asTyped('./ralph/ralph.sh --resume nope', repo);
-    expect(refused.code).toBe(2);
-    const hint = /hint: list loops with: (.*)$/m.exec(refused.stderr)?.[1];
-    expect(hint, refused.stderr).toBe('node ralph/ralph.mjs status');
-    const status = await asTyped(hint!, repo);
-    expect(status.code, status.stderr).toBe(0);
+    for (const [typed, words] of [['./ralph/ralph.sh --resume nope', './ralph/ralph.sh'], ['node ralph/ralph.mjs run --resume nope', 'node ralph/ralph.mjs']]) {
+      const refused = await asTyped(typed, repo);
+      expect(refused.code).toBe(2);
+      const hint = /hint: list loops with: (.*)$/m.exec(refused.stderr)?.[1];
+      expect(hint, refused.stderr).toBe(`${words} status`);
+      const status = await asTyped(hint!, repo);
+      expect(status.code, status.stderr).toBe(0);
+    }
   });
 });

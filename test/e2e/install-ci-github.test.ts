@@ -26,6 +26,24 @@ async function installedWithCi(): Promise<string> {
 }
 
 describe('install --ci github', () => {
+  it('ends with the next steps: the secrets to add and the Actions setting that lets it open pull requests', async () => {
+    const repo = gitdir();
+    const r = await runCli(['install', '--ci', 'github'], { cwd: repo });
+    expect(r.code, r.stderr).toBe(0);
+    const out = strip(r.stdout);
+    const steps = out.slice(out.indexOf('Then, for the loop on GitHub Actions:'));
+    expect(steps).toContain('ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN');
+    expect(steps).toContain('OPENAI_API_KEY');
+    expect(steps).toContain('Settings → Actions → General → "Allow GitHub Actions to create and approve pull requests"');
+    expect(steps).toContain('gh workflow run ralph.yml');
+    // Added to an existing install: only those steps.
+    const later = gitdir();
+    await runCli(['install'], { cwd: later });
+    const added = strip((await runCli(['install', '--ci', 'github'], { cwd: later })).stdout);
+    expect(added).toContain('Next, for the loop on GitHub Actions:');
+    expect(added).not.toContain('git add');
+  });
+
   it('adds the workflow as a managed file and records it in the manifest', async () => {
     const repo = await installedWithCi();
     expect(workflow(repo)).toBe(TEMPLATE);

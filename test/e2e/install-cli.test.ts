@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { ROOT, cliAsTyped, gitdir, run, runCli, testdir, writeFiles } from '../support/repo.js';
+import { ROOT, cliAsTyped, git, gitdir, run, runCli, testdir, writeFiles } from '../support/repo.js';
 import { ageInstall, snapshotTree } from '../support/fake-package.js';
 
 const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
@@ -134,6 +134,9 @@ describe('ralphkit install (built CLI)', () => {
     expect(result.code).toBe(0);
     expect(strip(result.stderr)).toMatch(/warning: .* is not inside a git repository; the loop needs git/);
     expect(installedFiles(dir)).toEqual(expectedFiles());
+    // Its next steps make the repository first: a bare `git add` would fail here.
+    expect(strip(result.stdout)).toMatch(/^ {2}3\. git init && git add \.claude ralph && git commit /m);
+    expect(strip(result.stdout)).not.toMatch(/^ {2}3\. git add /m);
   });
 
   it('rejects an unknown --agent as bad usage (exit 1)', async () => {
@@ -173,6 +176,19 @@ describe('ralph/ralph.sh (installed launcher)', () => {
     const allowed = await run(path.join(repo, 'ralph/ralph.sh'), ['--allow-modified-engine', '--help'], { cwd: repo });
     expect(allowed.code, allowed.stderr).toBe(0);
     expect(existsSync(marker)).toBe(true);
+    // The launcher and the engine name ralphkit the same way: the command on PATH when there is one.
+    const bin = testdir('ralphkit-bin-');
+    writeFileSync(path.join(bin, 'ralphkit'), '#!/bin/sh\n', { mode: 0o755 });
+    const env = { PATH: `${bin}${path.delimiter}${process.env.PATH}` };
+    writeFileSync(path.join(repo, 'ralph/prd.json'), JSON.stringify({ branchName: 'ralph/x', userStories: [{ id: 'A', title: 'a', acceptanceCriteria: ['a'], priority: 1, passes: false }] }));
+    git(repo, 'add', '-A');
+    git(repo, 'commit', '-q', '-m', 'plan and engine');
+    const fix = (stderr: string) => /hint: put (?:it|them) back with: (.*?) install --force/.exec(stderr)?.[1];
+    const viaSh = await run(path.join(repo, 'ralph/ralph.sh'), ['--agent-cmd', 'true', '1'], { cwd: repo, env });
+    const viaNode = await run(process.execPath, ['ralph/ralph.mjs', 'run', '--agent-cmd', 'true', '1'], { cwd: repo, env });
+    expect([viaSh.code, viaNode.code]).toEqual([2, 2]);
+    expect([fix(viaSh.stderr), fix(viaNode.stderr)]).toEqual(['ralphkit', 'ralphkit']);
+    expect(fix((await run(process.execPath, ['ralph/ralph.mjs', 'run', '--agent-cmd', 'true', '1'], { cwd: repo })).stderr)).toBe(fix(refused.stderr));
   });
 
   it('says clearly that node is missing (exit 127)', async () => {

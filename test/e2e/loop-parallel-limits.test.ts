@@ -33,15 +33,18 @@ describe('--parallel: limits, STUCK and attacks', () => {
     expect(r.stderr).toMatch(/max iterations/i);
   }, 120_000);
 
-  it('a claim of another worker\'s story is rejected; that story is still done by its own worker', async () => {
+  it('a claim of another worker\'s story is rejected; that story is still done by its own worker; its edit to the prompt never reaches the plan branch', async () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
-    const { log, env } = fakeEnv({ FAKE_PAR_CLAIM_ALSO: 'US-001:US-002', FAKE_PAR_SLOW: 'US-002' });
+    const { log, env } = fakeEnv({ FAKE_PAR_CLAIM_ALSO: 'US-001:US-002', FAKE_PAR_SLOW: 'US-002', FAKE_PAR_PROMPT: 'US-001' });
     const r = await ralph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env, 120_000);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('US-002 rejected: story US-002 is not this agent\'s: it works on US-001 only');
     // US-002 was merged from its own branch (its own worker's work), not from US-001's claim.
     expect(readLog(log).filter((l) => l.story === 'US-002')).toHaveLength(1);
     expect(git(repo, 'log', '--first-parent', '--format=%s', BRANCH)).toContain('ralph: merge US-002 (Story US-002) from ralph/par--US-002');
+    // US-001's commit changed the prompt: the merge keeps the plan side of it, as of the runner's other files.
+    expect(git(repo, 'log', '--first-parent', '--format=%s', BRANCH)).toContain('ralph: merge US-001 (Story US-001) from ralph/par--US-001');
+    expect(git(repo, 'show', `${BRANCH}:ralph/prompt.md`)).not.toContain('Mark every story passed');
   }, 120_000);
 
   it('an agent that moves the plan branch to its unverified work stops the run (exit 6); nothing more is merged', async () => {

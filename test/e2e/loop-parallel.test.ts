@@ -34,8 +34,10 @@ describe('--parallel', () => {
     // The progress entries of every worker reached the plan branch's log.
     const progress = git(repo, 'show', `${BRANCH}:ralph/progress.txt`);
     for (const id of ['US-001', 'US-002', 'US-003', 'US-004', 'US-005']) expect(progress).toContain(`## ${id} (iteration`);
-    // The user's tree is as it was, and a clean exit leaves no worktree and no merged story branch behind.
+    // The user's tree is as it was, and a clean exit leaves no worktree and no merged story branch behind; the
+    // closing lines say where the work is and what to type.
     expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
+    expect(r.stderr).toContain(`ralph: hint: the work is on ${BRANCH}, not in your working tree (left as it was): see it with git switch ${BRANCH}`);
     expect(git(repo, 'status', '--porcelain')).toBe('');
     expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
     expect(git(repo, 'branch', '--list', `${BRANCH}--*`)).toBe('');

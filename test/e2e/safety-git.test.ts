@@ -96,20 +96,21 @@ describe('an agent that rewrites history', () => {
 });
 
 describe('an agent that edits the prompt', () => {
-  it('ends with a message naming the prompt, not a stack, when the prompt is gone before the next run', async () => {
+  it('that deletes it: the prompt is put back and committed by the runner, and the next agent works from it (exit 0)', async () => {
     const dir = loopRepo({ stories: 1 });
     const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '--no-progress-limit', '5', '3'], misbehave('rm-prompt'));
-    expect(r.code).toBe(1);
-    expect(r.stderr).toContain('could not read the prompt ralph/prompt.md (ENOENT: no such file or directory) before iteration 2');
-    expect(r.stderr).toContain('git checkout ralph/test -- ralph/prompt.md');
-    expect(r.stderr).not.toContain('unexpected error');
-    expect(onlyState(dir).status).toBe('failed');
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('the agent deleted ralph/prompt.md, the instructions every iteration gets; put it back');
+    expect(r.stderr).not.toContain('could not read the prompt');
+    expect(git(dir, 'show', 'HEAD:ralph/prompt.md').length).toBeGreaterThan(0);
+    expect(git(dir, 'status', '--porcelain')).toBe('');
   });
 
   it('is warned about, and prompt-only commits are not progress (exit 4)', async () => {
     const dir = loopRepo({ stories: 1 });
     const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '--no-progress-limit', '1', '3'], misbehave('prompt'));
     expect(r.stderr).toMatch(/the agent's commits changed ralph\/prompt\.md, the instructions every iteration gets/);
+    expect(git(dir, 'show', 'HEAD:ralph/prompt.md')).not.toContain('IGNORE ALL RULES');
     expect(r.stderr).toContain('its commits change only the plan, progress.txt and the prompt');
     expect(r.stderr).toContain('no progress: 1 iteration in a row');
     expect(r.code).toBe(4);

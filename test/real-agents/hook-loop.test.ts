@@ -138,6 +138,25 @@ describe('hook stop', () => {
     expect(stateOf(repo).message).toContain(`stopped at the loop's limit (${limit} stops) with stories still open: US-001, US-002`);
   });
 
+  it('a plan edit the owner commits mid-session is undone, and said in the block reason with the in-session way to change the plan (never --resume-last)', async () => {
+    const repo = await startedLoop(['--max-iterations', '5']);
+    const file = path.join(repo, 'ralph/prd.json');
+    const plan = JSON.parse(readFileSync(file, 'utf8'));
+    plan.userStories[1].title = 'Renamed by the owner';
+    writeFileSync(file, `${JSON.stringify(plan, null, 2)}\n`);
+    git(repo, 'commit', '-q', '-am', 'plan: rename US-002');
+    const res = await stop(repo);
+    expect(res.code, res.stderr).toBe(0);
+    const { reason } = blockOf(res.stdout);
+    expect(reason).toContain('Undone in ralph/prd.json (only passes and notes may change during the loop; the plan is as the loop started it):');
+    expect(reason).toContain('- story US-002: field "title" was changed; restored');
+    expect(reason).toContain(`If the user changed the plan, tell them: end this loop (node ralph/ralph.mjs cancel ${SESSION}), commit the plan, then type /ralph-loop to start a new one from it.`);
+    expect(reason).not.toContain('--resume');
+    const log = readFileSync(path.join(repo, 'ralph/.runs', SESSION, 'hook.log'), 'utf8');
+    expect(log).toContain('so those edits were undone (if you edited the plan yourself: end this loop');
+    expect(log).not.toContain('--resume-last');
+  });
+
   it('lets a session stop on STUCK', async () => {
     const repo = await startedLoop();
     expect(noticeOf(await stop(repo, hookInput('Blocked on credentials.\n<promise>STUCK</promise>')))).toBe('ralph: the in-session loop ended (stuck) after 1 stop: the session said it is STUCK at iteration 1; open: US-001, US-002. Type /ralph-loop to start it again.');

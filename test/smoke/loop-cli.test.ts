@@ -1,8 +1,8 @@
 // `ralphkit run|status|cancel` (the built CLI) and ./ralph/ralph.sh --help: the same engine behind both.
 import { describe, expect, it } from 'vitest';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { run, runCli } from '../support/repo.js';
+import { cliAsTyped, run, runCli } from '../support/repo.js';
 import { agent, loopRepo, onlyState, ralph, startRalph, loopStates } from '../support/loop-repo.js';
 import { RUN_FLAGS } from '../../src/engine/cli/args.js';
 import { LOOP_EXIT } from '../../src/engine/errors.js';
@@ -68,10 +68,33 @@ describe('ralph.sh --help', () => {
     for (const flag of RUN_FLAGS()) expect(r.stdout).toContain(`--${flag}`);
     for (const code of Object.values(LOOP_EXIT)) expect(r.stdout).toMatch(new RegExp(`^  ${code}\\s{2,}\\S`, 'm'));
     expect(r.stdout).toMatch(/Examples:\n {2}\.\/ralph\/ralph\.sh /);
+    // The same text, each naming the subcommands as it was started (ralphkit by the words that started it).
     const viaCli = await runCli(['run', '--help'], { cwd: dir });
-    expect(viaCli.stdout).toBe(r.stdout);
     const viaEngine = await run(process.execPath, [path.join(dir, 'ralph/ralph.mjs'), 'run', '--help'], { cwd: dir });
-    expect(viaEngine.stdout).toBe(r.stdout);
+    expect(r.stdout).toMatch(/^ {2}\.\/ralph\/ralph\.sh status {2,}list loops$/m);
+    expect(viaEngine.stdout).toMatch(/^ {2}node ralph\/ralph\.mjs status {2,}list loops$/m);
+    expect(viaCli.stdout).toContain(`  ${cliAsTyped()} status`);
+    // Apart from the lines that name a command, the three are the same text.
+    const rest = (text: string) => text.split('\n').filter((l) => !/ralph\.sh (validate|status|cancel|cleanup)|ralph\.mjs (validate|status|cancel|cleanup)|ralphkit(\.js)? (validate|status|cancel|cleanup|install)/.test(l)).join('\n');
+    expect(rest(viaEngine.stdout)).toBe(rest(r.stdout));
+    expect(rest(viaCli.stdout)).toBe(rest(r.stdout));
+  });
+
+  it('the installed engine checks the plan and lists loops from the repository alone, its hints as the user typed it', async () => {
+    const dir = loopRepo();
+    const valid = await ralph(dir, ['validate']);
+    expect(valid.code, valid.stderr).toBe(0);
+    expect(valid.stdout).toMatch(/^ralph\/prd\.json: valid, 2 stories, 0 passing$/m);
+    expect((await ralph(dir, ['status'])).code).toBe(0);
+    writeFileSync(path.join(dir, 'ralph/prd.json'), '{ "branchName": "ralph/x", "userStories": [ }\n');
+    const bad = await ralph(dir, ['validate']);
+    expect(bad.code).toBe(2);
+    expect(bad.stdout).toMatch(/^ralph\/prd\.json:1:\d+: /m);
+    expect(bad.stderr).toContain('ralph: hint: fix it, then run: ./ralph/ralph.sh validate ralph/prd.json');
+    const viaNode = await run(process.execPath, [path.join(dir, 'ralph/ralph.mjs'), 'validate', '--json'], { cwd: dir });
+    expect(viaNode.code).toBe(2);
+    expect(JSON.parse(viaNode.stdout)).toMatchObject({ file: 'ralph/prd.json', valid: false });
+    expect(viaNode.stderr).toContain('then run: node ralph/ralph.mjs validate ralph/prd.json');
   });
 
   it("has the README's exit codes, each code of the engine, and the same list of refusals", async () => {

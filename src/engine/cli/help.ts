@@ -2,14 +2,18 @@
 // where to read more (SPEC §4).
 import { DEFAULT_USAGE_URL } from '../budget/usage.js';
 import { AGENT_NAMES } from '../types.js';
+import { loopCommand, ralphkitCommand } from '../../util/invocation.js';
 
+/** The runner's help; the engine's own subcommands and ralphkit are named as this process was started. */
 export function renderRunHelp(): string {
+  const sub = (args: string, what: string) => `  ${loopCommand(args).padEnd(49)}${loopCommand(args).length >= 49 ? '  ' : ''}${what}`;
   return `Usage: ./ralph/ralph.sh [options] [max_iterations]
-       (same as: npx ralphkit run ... · node ralph/ralph.mjs run ...)
+       (same as: node ralph/ralph.mjs run ..., and ralphkit's run command)
 
 Runs a coding agent again and again on ralph/prompt.md, each time with a fresh context, until every story
 in ralph/prd.json passes under the runner's own checks, the agent says STUCK, or a limit is reached.
-max_iterations defaults to 10; 0 means no cap, until done, stuck or a budget: it needs --max-cost or --max-usage.
+max_iterations defaults to 10; 0 means no cap, until done, stuck or a budget: it needs --max-cost, --max-usage
+or --max-duration.
 
 Agent:
   --agent <name>              ${AGENT_NAMES.join('|')} (default claude)
@@ -64,7 +68,7 @@ Verification (checks run in a fresh checkout of the claimed commit, with the tes
   --accept-plan-edits         with --resume: accept your own edits to the plan made while the loop was stopped
   --no-weak-check             skip the start-of-run probe that warns about story checks already passing
   --allow-modified-engine     run although ralph/ralph.mjs, ralph.sh or ralph/.ralphkit.json differ from what
-                              ralphkit installed (npx ralphkit install --force puts them back)
+                              ralphkit installed (${ralphkitCommand('install --force')} puts them back)
 Review (a second opinion before a story counts; instructions in ralph/review.md, yours to edit):
   --review-agent <name>       after a claim passes its checks, this agent (${AGENT_NAMES.join('|')}) reads the
                               story, the diff and the check results in a throwaway clone of the commit, and
@@ -150,8 +154,10 @@ Examples:
   ./ralph/ralph.sh --resume-last 20                  continue the last loop, now up to 20 iterations
   ./ralph/ralph.sh --agent codex --review-agent claude   Codex implements, Claude Code reviews each story
   ./ralph/ralph.sh --worktree --prd ralph/api.json   a second plan in its own worktree, beside a running loop
-  npx ralphkit status                                list loops; npx ralphkit cancel <id> stops one
-  npx ralphkit cleanup                               remove what crashed loops left (worktrees, checkouts)
+${sub('validate', 'check ralph/prd.json (or a plan you name) first')}
+${sub('status', 'list loops')}
+${sub('cancel <id>', 'stop one')}
+${sub('cleanup', 'remove the worktrees crashed --worktree loops left')}
 
 Exit codes:
   0    every check of every story passes on the final commit, with the pinned tests
@@ -163,7 +169,7 @@ Exit codes:
        another live loop on this plan or in this working tree; uncommitted changes; a modified engine;
        the agent not found (--agent-cmd: its command not found in iteration 1); --sandbox without
        bubblewrap; usage over the ceiling or unknown; ralph/.runs/ not writable; a --name already
-       taken; max_iterations 0 without --max-cost or --max-usage; on resume: no loop to continue (none,
+       taken; max_iterations 0 without --max-cost, --max-usage or --max-duration; on resume: no loop to continue (none,
        the last one complete, one still running or out of iterations), plan edits without
        --accept-plan-edits, lost pins without --repin; "review": true with no reviewer, or a
        reviewer without ralph/review.md
@@ -175,7 +181,7 @@ Exit codes:
        not what the runner sealed; nothing was moved, the hint says how to look and continue
   7    done but not merged (--deliver pr-merge): every story passed the final gate, but the pull
        request was not merged (see --deliver); it stays open, --resume <id> verifies and tries again
-  130  interrupted (Ctrl-C, SIGTERM or npx ralphkit cancel); continue with --resume-last
+  130  interrupted (Ctrl-C, SIGTERM or cancel); continue with --resume-last
 
 Environment:
   RALPH_<AGENT>_BIN           the agent's binary instead of the name on PATH, e.g.
@@ -189,7 +195,7 @@ Environment:
   IS_SANDBOX=1                Claude Code as root: needed for --dangerously-skip-permissions (sandboxes only)
 
 Runtime files: ralph/.runs/<id>/ (state.json, iteration-N.log, ledger.jsonl). After a stop, read
-ralph/progress.txt and the last iteration-N.log; npx ralphkit status lists the loops.
+ralph/progress.txt and the last iteration-N.log; ${loopCommand('status')} lists the loops.
 Docs: https://www.npmjs.com/package/ralphkit (README: verification, budgets, exit codes, agents).
 `;
 }

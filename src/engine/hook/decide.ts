@@ -6,12 +6,15 @@ import { renderTag } from '../core/tags.js';
 import { renderAllPass } from '../core/exits.js';
 import { isSettled } from '../../prd/skip.js';
 import type { StopOutcome } from './verify-stop.js';
+import { loopCommand } from '../../util/invocation.js';
 
 export type StopDecision =
   | { allow: true; status: LoopStatus; exitCode: number; message: string }
   | { allow: false; reason: string };
 
 export interface StopFacts {
+  /** The loop's id, for the plan-edit hint. */
+  id: string;
   iteration: number;
   /** The stops this loop may count (session.ts planStopLimit). */
   limit: number;
@@ -23,12 +26,22 @@ export interface StopFacts {
 
 export function decideStop(f: StopFacts): StopDecision {
   const open = f.outcome.prd.userStories.filter((s) => !isSettled(s)).map((s) => s.id);
-  if (f.outcome.allPass) return { allow: true, status: 'complete', exitCode: 0, message: renderAllPass(f.outcome.prd) };
-  if (f.tag === 'stuck') return { allow: true, status: 'stuck', exitCode: 3, message: `the session said it is STUCK at iteration ${f.iteration}; open: ${open.join(', ')}` };
+  const undone = renderUndonePlanEdits(f);
+  if (f.outcome.allPass) return { allow: true, status: 'complete', exitCode: 0, message: renderAllPass(f.outcome.prd) + undone };
+  if (f.tag === 'stuck') return { allow: true, status: 'stuck', exitCode: 3, message: `the session said it is STUCK at iteration ${f.iteration}; open: ${open.join(', ')}${undone}` };
   if (f.iteration >= f.limit) {
-    return { allow: true, status: 'max-iterations', exitCode: 1, message: `stopped at the loop's limit (${f.limit} stop${f.limit === 1 ? '' : 's'}) with stories still open: ${open.join(', ')}` };
+    return { allow: true, status: 'max-iterations', exitCode: 1, message: `stopped at the loop's limit (${f.limit} stop${f.limit === 1 ? '' : 's'}) with stories still open: ${open.join(', ')}${undone}` };
   }
   return { allow: false, reason: renderBlockReason(f, open) };
+}
+
+/**
+ * Plan edits other than passes and notes were undone against the plan the loop started from, whoever made them (an
+ * owner's commit mid-session too): said where the session and the user read it, with how the owner changes the plan.
+ */
+function renderUndonePlanEdits(f: StopFacts): string {
+  if (!f.outcome.restored.length) return '';
+  return `; prd.json: only passes and notes may change during the loop, so these edits were undone: ${f.outcome.restored.join('; ')} (to change the plan yourself: ${renderSessionPlanEditHint(f.id)})`;
 }
 
 /** Why the stop was refused: the rejected claims with their reasons, what is still open, then what to do. */
@@ -38,6 +51,11 @@ function renderBlockReason(f: StopFacts, open: string[]): string {
   if (rejected.length) {
     lines.push('', 'Rejected (set back to passes: false; the reasons are also in each story\'s notes and at the end of ralph/progress.txt):');
     for (const v of rejected) lines.push(`- ${v.id}: ${v.reason ?? 'rejected'}`);
+  }
+  if (f.outcome.restored.length) {
+    lines.push('', 'Undone in ralph/prd.json (only passes and notes may change during the loop; the plan is as the loop started it):');
+    for (const r of f.outcome.restored) lines.push(`- ${r}`);
+    lines.push(`If the user changed the plan, tell them: ${renderSessionPlanEditHint(f.id)}.`);
   }
   const accepted = f.outcome.verdicts.filter((v) => v.status !== 'rejected').map((v) => v.id);
   if (accepted.length) lines.push('', `Verified: ${accepted.join(', ')}.`);
@@ -52,4 +70,9 @@ export function renderEndNotice(id: string, stops: number, status: LoopStatus, m
   if (status === 'complete') return head;
   const log = status === 'failed' || status === 'interrupted' ? `; what each stop checked is in ralph/.runs/${id}/hook.log` : '';
   return `${head} Type /ralph-loop to start it again${log}.`;
+}
+
+/** How the owner changes the plan of an in-session loop: never the runner's --resume-last. */
+export function renderSessionPlanEditHint(id: string): string {
+  return `end this loop (${loopCommand(`cancel ${id}`)}), commit the plan, then type /ralph-loop to start a new one from it`;
 }

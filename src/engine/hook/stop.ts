@@ -82,7 +82,7 @@ async function stopIteration(repoRoot: string, state: LoopState, input: StopHook
   // `ralphkit cancel` while the checks ran rewrote state.json; blocking now would write `running` over it.
   if (cancelledMeanwhile(repoRoot, state.id)) return endLoop(repoRoot, state, 'cancelled', 130, CANCELLED, io);
   const tag = detectTag(input.lastMessage, state.options.completionPromise);
-  const decision = decideStop({ iteration, limit, outcome, tag, completionPromise: state.options.completionPromise });
+  const decision = decideStop({ id: state.id, iteration, limit, outcome, tag, completionPromise: state.options.completionPromise });
   if (decision.allow) return endLoop(repoRoot, state, decision.status, decision.exitCode, decision.message, io);
   saveSessionState(repoRoot, state, { iterationDone: true });
   io.stdout(`${JSON.stringify({ decision: 'block', reason: `${decision.reason}\n\n${renderLoopPrompt(run.paths, state, outcome.prd)}` })}\n`);

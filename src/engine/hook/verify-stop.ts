@@ -11,6 +11,7 @@ import { verifyIteration } from '../verify/verify.js';
 import { establishTrust } from '../run/trust.js';
 import { afterVerification, finalGate, verifyInput } from '../run/deps.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
+import { renderSessionPlanEditHint } from './decide.js';
 
 export interface StopOutcome {
   verdicts: StoryVerdict[];
@@ -20,7 +21,10 @@ export interface StopOutcome {
   allPass: boolean;
   /** Stories the final gate found broken on this commit (they passed before). */
   gateRejected: StoryVerdict[];
+  /** Edits to prd.json other than passes and notes, undone (an owner's committed edit too): said in the session. */
+  restored: string[];
 }
+
 
 /** Thrown when the deadline stopped the checks: nothing was decided about the claims. */
 export class VerificationTimedOut extends Error {}
@@ -33,16 +37,17 @@ export async function verifySessionStop(run: RunContext, state: LoopState, itera
   const head = await headSha(run.paths.repoRoot);
   let result;
   try {
-    result = await verifyIteration({ ...verifyInput(run, state, trust, iteration, signal), prdBefore: baseline, headAfterAgent: head });
+    result = await verifyIteration({ ...verifyInput(run, state, trust, iteration, signal), prdBefore: baseline, headAfterAgent: head, planEditHint: renderSessionPlanEditHint(run.id) });
   } catch (err) {
     if (err instanceof LoopExit && err.code === LOOP_EXIT.interrupted) throw new VerificationTimedOut(err.message);
     throw err;
   }
   await afterVerification(run, run.id, trust, result, head);
-  if (!result.allPass) return { verdicts: result.verdicts, prd: result.prd, allPass: false, gateRejected: [] };
+  const restored = result.restored;
+  if (!result.allPass) return { verdicts: result.verdicts, prd: result.prd, allPass: false, gateRejected: [], restored };
   // Every story says passes: only the final gate on this commit turns that into the end of the loop (as core/loop.ts).
   const gate = await finalGate(run, state, trust, iteration, signal);
   if (gate.interrupted) throw new VerificationTimedOut('interrupted during the final gate');
   const gateRejected = gate.verdicts.filter((v) => v.status === 'rejected');
-  return { verdicts: result.verdicts, prd: gate.passed ? result.prd : gate.prd, allPass: gate.passed, gateRejected };
+  return { verdicts: result.verdicts, prd: gate.passed ? result.prd : gate.prd, allPass: gate.passed, gateRejected, restored };
 }

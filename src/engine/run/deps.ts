@@ -17,7 +17,7 @@ import { runFinalGate } from '../verify/final-gate.js';
 import { recordShipped } from './shipped.js';
 import { relToTop } from '../../util/repo-path.js';
 import { settleBaseline, type RunTrust } from './trust.js';
-import { renderPreamble, readPrompt, renderStoryNote, type StoryNote } from './prompt.js';
+import { renderPreamble, readPrompt, renderStoryNote, holdPrompt, restorePrompt, type PromptHold, type StoryNote } from './prompt.js';
 import { stopLeftovers, guardRunnerFiles, inspectAgentGit } from './after-agent.js';
 import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
 import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
@@ -50,6 +50,8 @@ export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate,
   const promptAt: PromptCache = { at: null };
   // The runner's own files as they were when status last listed none of them (verify.ts readOwnStatus).
   const ownStatus: OwnStatusMemo | undefined = dirs ? { dirs, clean: null } : undefined;
+  // The prompt as the agent got it, put back after it ran; a restored tracked prompt is committed with the runner's files.
+  const prompt: PromptHold & { toCommit: string[] } = { toCommit: [] };
   return {
     clock: realClock,
     emit: run.emit,
@@ -63,11 +65,17 @@ export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate,
     detectRateLimit,
     transientReason,
     beforeAgent: (iteration) => beforeAgent(run, iteration, refs, promptAt),
-    runAgent: (iteration, agentSignal) => runAgent(run, state, trust, iteration, agentSignal),
+    runAgent: (iteration, agentSignal) => {
+      holdPrompt(paths, prompt);
+      return runAgent(run, state, trust, iteration, agentSignal);
+    },
     readBranchTips: () => refs.branchTips(),
-    inspectAgentGit: (iteration, before, tips) => afterAgent(run, trust, refs, iteration, before, tips),
+    inspectAgentGit: async (iteration, before, tips) => {
+      prompt.toCommit = await restorePrompt(run, trust.topLevel, prompt, iteration);
+      return afterAgent(run, trust, refs, iteration, before, tips);
+    },
     recordTimeout: (iteration, result) => recordTimeout(run, state.id, iteration, result),
-    verify: (iteration, prdBefore, head, offBranch, violation) => verifyClaims(run, state, trust, { iteration, prdBefore, head, offBranch, violation, ownStatus }, signal),
+    verify: (iteration, prdBefore, head, offBranch, violation) => verifyClaims(run, state, trust, { iteration, prdBefore, head, offBranch, violation, ownStatus, ownFiles: prompt.toCommit.splice(0) }, signal),
     finalGate: (iteration) => finalGate(run, state, trust, iteration, signal),
   };
 }
@@ -184,6 +192,8 @@ interface Claims {
   offBranch?: AgentRunRecord['offBranch'];
   violation?: Violation;
   ownStatus?: OwnStatusMemo;
+  /** Runner files put back after the agent (the prompt), committed with the runner's edits. */
+  ownFiles?: string[];
 }
 
 async function verifyClaims(run: RunContext, state: LoopState, trust: RunTrust, claims: Claims, signal: AbortSignal): Promise<VerifyResult> {
@@ -193,7 +203,8 @@ async function verifyClaims(run: RunContext, state: LoopState, trust: RunTrust, 
     prdBefore: claims.prdBefore, headAfterAgent: claims.head, offBranch: claims.offBranch,
     // The settled baseline parsed, when it is this iteration's plan: a plan left as it was is not parsed again.
     ...(trust.baselinePrd && claims.prdBefore === trust.baseline ? { prdBeforeParsed: trust.baselinePrd, prdBeforeBytes: trust.baselineBytes } : {}),
-    ...(violation ? { violation: violation.reason, extraOwnFiles: violation.files } : {}),
+    ...(violation ? { violation: violation.reason } : {}),
+    ...(violation || claims.ownFiles?.length ? { extraOwnFiles: [...(violation?.files ?? []), ...(claims.ownFiles ?? [])] } : {}),
     ...(claims.ownStatus ? { ownStatus: claims.ownStatus } : {}),
   });
   await afterVerification(run, state.id, trust, result, claims.head);

@@ -14,6 +14,7 @@ import { planEnding } from '../deliver/summary.js';
 import { deliverMerged } from './deliver-merge.js';
 import type { RunTrust } from './trust.js';
 import { shellQuote } from '../../util/shell-quote.js';
+import { quoteArg } from '../../util/invocation.js';
 
 export function initialState(run: RunContext): LoopState {
   const now = new Date().toISOString();
@@ -73,7 +74,7 @@ export function finish(run: RunContext, state: LoopState, exit: LoopExit, status
     run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: `${exit.message}; state.json keeps the last step it saved`, hint: exit.hint, iteration: state.iteration, costUsd: state.costUsd });
     return;
   }
-  const hint = stateError ? renderLostStateHint(run, exit, stateError) : exit.hint;
+  const hint = stateError ? renderLostStateHint(run, exit, stateError) : withWorkWhere(run, exit);
   run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: exit.message, hint, iteration: state.iteration, costUsd: state.costUsd, ...(stateError ? { stateError: `${stateError.message}, so how the loop ended (${status}, exit ${exit.code}) is not recorded` } : {}) });
 }
 
@@ -86,3 +87,17 @@ function renderLostStateHint(run: RunContext, exit: LoopExit, err: RunnerFileErr
   return exit.hint ? `${exit.hint}; ${fix}` : fix;
 }
 
+
+/**
+ * A --worktree or --parallel loop leaves the user's tree as it was, where the plan still shows nothing passed: the
+ * closing hint says where the work is and what to type. Done: switch to it; stopped: look at it without switching
+ * (a tree on the plan's branch would keep --resume from checking it out in the loop's worktree).
+ */
+export function withWorkWhere(run: Pick<RunContext, 'worktree' | 'branch'>, exit: Pick<LoopExit, 'code' | 'hint'>): string | undefined {
+  if (!run.worktree) return exit.hint;
+  const branch = quoteArg(run.branch, process.platform);
+  const where = exit.code === LOOP_EXIT.complete
+    ? `the work is on ${branch}, not in your working tree (left as it was): see it with git switch ${branch}`
+    : `the work so far is on ${branch}, not in your working tree: look at it with git log ${branch}`;
+  return exit.hint ? `${exit.hint}; ${where}` : where;
+}

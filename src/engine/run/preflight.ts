@@ -12,7 +12,7 @@ import { isExamplePlan } from '../../prd/example-plan.js';
 import { isSkipped } from '../../prd/skip.js';
 import { choosePlanFile, progressPathFor } from '../../prd/plan-location.js';
 import type { Emit } from '../events.js';
-import { ralphkitCommand } from '../../util/invocation.js';
+import { loopCommand, ralphkitCommand } from '../../util/invocation.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
 /** A path the user typed is relative to where they stand; a default one to the repository root. */
@@ -43,7 +43,7 @@ export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
     throw new LoopExit(2, `cannot read the plan ${rel}`, 'write one with the ralph skill, or pass --prd <file>');
   }
   const { prd, problems, warnings } = validatePrdText(text, rel);
-  if (!prd) throw new LoopExit(2, `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`, `fix ${rel}, then check it with: ${ralphkitCommand(`validate ${shellQuote(rel)}`)}`);
+  if (!prd) throw new LoopExit(2, `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`, `fix ${rel}, then check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`);
   // Two opinions on the branch name: our own rules, then git's, called without a shell.
   const problem = branchNameProblem(prd.branchName);
   if (problem || !(await isValidBranchName(paths.repoRoot, prd.branchName))) {
@@ -57,7 +57,7 @@ export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
 export function refuseExamplePlan(prd: Prd, paths: RunPaths): void {
   if (!isExamplePlan(prd)) return;
   const rel = showPlanPath(paths);
-  throw new LoopExit(2, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: ${ralphkitCommand(`validate ${shellQuote(rel)}`)}`);
+  throw new LoopExit(2, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`);
 }
 
 /**
@@ -101,11 +101,12 @@ export function renderUnpricedReviewer(options: Pick<RunOptions, 'reviewAgent' |
 }
 
 /**
- * max_iterations 0 means no iteration cap (SPEC §4): only a budget that can end the loop makes that bounded, so
- * without one the start is refused (exit 2). Checked on the options a resume merged, too.
+ * max_iterations 0 means no iteration cap (SPEC §4): only a budget that can end the loop (cost, usage, or
+ * --max-duration's time) makes that bounded, so without one the start is refused (exit 2). Checked on the options a
+ * resume merged, too.
  */
 export function refuseUnboundedLoop(options: RunOptions): void {
-  if (options.maxIterations !== 0) return;
+  if (options.maxIterations !== 0 || options.maxDurationMs !== undefined) return;
   // With --allow-unknown-usage, a usage that cannot be read lets the loop go on: the ceiling alone bounds nothing.
   if (options.maxUsage !== undefined && !options.allowUnknownUsage) return;
   const reviewer = renderUnpricedReviewer(options);
@@ -117,8 +118,8 @@ export function refuseUnboundedLoop(options: RunOptions): void {
   ].join('');
   throw new LoopExit(
     LOOP_EXIT.refused,
-    `max_iterations 0 means no iteration cap: it needs a budget that ends the loop, --max-cost <usd> or --max-usage <pct>${why}`,
-    'add one (e.g. ./ralph/ralph.sh --max-cost 20 0, or --max-usage 80 0), or give a number of iterations (./ralph/ralph.sh 25)',
+    `max_iterations 0 means no iteration cap: it needs a budget that ends the loop, --max-cost <usd>, --max-usage <pct> or --max-duration <time>${why}`,
+    'add one (e.g. ./ralph/ralph.sh --max-cost 20 0, --max-usage 80 0 or --max-duration 8h 0), or give a number of iterations (./ralph/ralph.sh 25)',
   );
 }
 

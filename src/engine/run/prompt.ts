@@ -8,8 +8,10 @@ import type { Prd } from '../../prd/types.js';
 import { isSkipped } from '../../prd/skip.js';
 import { readFileAt, runGit } from '../git/git.js';
 import { relPath } from '../../util/repo-path.js';
-import { readTextOrNull } from '../../util/read.js';
-import { describeError, LoopFailure } from '../errors.js';
+import { readBytesOrNull, readTextOrNull } from '../../util/read.js';
+import { relToTop } from '../../util/repo-path.js';
+import { atomicWriteFileSync } from '../../util/atomic.js';
+import { describeError, guardWrite, LoopFailure } from '../errors.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
 /**
@@ -101,3 +103,30 @@ export function readPrompt(run: RunContext, iteration: number): string {
   }
 }
 
+
+/** The prompt's bytes when the agent started (null: none): what it reads, and what the runner puts back after it. */
+export interface PromptHold {
+  bytes?: Buffer | null;
+}
+
+export function holdPrompt(paths: RunPaths, hold: PromptHold): void {
+  hold.bytes = readBytesOrNull(paths.prompt);
+}
+
+/**
+ * After an agent run: a prompt the agent changed (edited, committed, deleted) is put back as it was when it started,
+ * so its words never reach a later iteration; the owner edits it between iterations, and those edits stand.
+ * Returns the repository path to commit with the runner's files (empty when nothing changed or it is not tracked).
+ */
+export async function restorePrompt(run: RunContext, topLevel: string, hold: PromptHold, iteration: number): Promise<string[]> {
+  const held = hold.bytes;
+  hold.bytes = undefined;
+  if (!held) return [];
+  const now = readBytesOrNull(run.paths.prompt);
+  if (now?.equals(held)) return [];
+  guardWrite(run.paths.prompt, run.paths.repoRoot, () => atomicWriteFileSync(run.paths.prompt, held), 'the agent changed the prompt and it could not be put back');
+  const rel = relToTop(topLevel, run.paths.prompt);
+  run.emit({ type: 'warn', iteration, message: `the agent ${now === null ? 'deleted' : 'changed'} ${rel}, the instructions every iteration gets; put it back as it was when the agent started (an edit made while an agent runs is the agent's; to steer the loop, edit the prompt while no agent runs: between iterations or before --resume-last, and the runner commits it)` });
+  if (rel.startsWith('../') || (await isIgnored(run.paths.repoRoot, run.paths.prompt))) return [];
+  return [rel];
+}

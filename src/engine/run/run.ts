@@ -38,7 +38,7 @@ import { createInterface } from 'node:readline/promises';
 import { LoopExit, LOOP_EXIT, describeError, usageExit } from '../errors.js';
 import { findExecutable } from '../agents/check.js';
 import { showPath } from '../../util/repo-path.js';
-import { loopCommand, ralphkitCommand } from '../../util/invocation.js';
+import { loopCommand } from '../../util/invocation.js';
 import { announceEnd } from '../deliver/announce.js';
 import { deliverAtEnd } from './deliver.js';
 import { deliverOrNotMerged, finish, initialState } from './finish.js';
@@ -287,7 +287,7 @@ function readPlanNow(run: RunContext): Prd {
   try {
     return JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
   } catch (err) {
-    throw new LoopExit(LOOP_EXIT.refused, `could not read ${rel} (${describeError(err as Error)}) after checking out its branch`, `restore it (git checkout -- ${shellQuote(rel)}), check it with: ${ralphkitCommand(`validate ${shellQuote(rel)}`)}, then continue with: ./ralph/ralph.sh --resume-last`);
+    throw new LoopExit(LOOP_EXIT.refused, `could not read ${rel} (${describeError(err as Error)}) after checking out its branch`, `restore it (git checkout -- ${shellQuote(rel)}), check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}, then continue with: ./ralph/ralph.sh --resume-last`);
   }
 }
 

@@ -18,7 +18,7 @@ import { applyRunnerNote, hasRunnerNote, renderOutOfOrder, renderPinnedBlock, re
 import type { CheckResult } from './checks.js';
 import { LoopExit, LOOP_EXIT, guardWrite } from '../errors.js';
 import { recordCheckLeftovers } from '../store/check-leftovers.js';
-import { ralphkitCommand } from '../../util/invocation.js';
+import { loopCommand } from '../../util/invocation.js';
 
 export interface VerifyOutcome extends VerifyResult {
   /**
@@ -33,12 +33,15 @@ interface Judgement {
   block?: string;
 }
 
+/** How the owner changes the plan of a runner loop (the in-session loop says its own). */
+const RUNNER_PLAN_EDIT_HINT = 'cancel the loop, edit, commit, then --resume-last';
+
 export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutcome> {
   const now = input.now ?? (() => new Date());
   const top = input.topLevel ?? realpathSync(await readTopLevel(input.repoRoot));
   const plan = planRepair(input);
   for (const r of plan.restored) input.log('warn', `prd.json: ${r}`);
-  if (plan.restored.length) input.log('warn', 'prd.json: only passes and notes are the agent\'s to change, so those edits were undone (if you edited the plan yourself: cancel the loop, edit, commit, then --resume-last)');
+  if (plan.restored.length) input.log('warn', `prd.json: only passes and notes are the agent's to change, so those edits were undone (if you edited the plan yourself: ${input.planEditHint ?? RUNNER_PLAN_EDIT_HINT})`);
 
   const own = ownPaths(top, input);
   const head = plan.claims.length ? (input.headAfterAgent !== undefined ? input.headAfterAgent : await headSha(top)) : null;
@@ -78,7 +81,7 @@ function refuseBrokenBefore(input: VerifyOptions): void {
     // Someone other than the agent broke the plan between iterations: there is nothing sound to restore from.
     const problem = validatePrdText(input.prdBefore, displayPath(input, input.prdPath)).problems[0];
     const where = problem ? formatPrdProblem(problem) : (err as Error).message;
-    throw new LoopExit(LOOP_EXIT.refused, `the plan was not valid JSON before iteration ${input.iteration}: ${where}`, `fix the plan (${ralphkitCommand('validate')}), then continue with --resume-last`);
+    throw new LoopExit(LOOP_EXIT.refused, `the plan was not valid JSON before iteration ${input.iteration}: ${where}`, `fix the plan (${loopCommand('validate')}), then continue with --resume-last`);
   }
 }
 

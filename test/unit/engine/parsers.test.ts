@@ -113,7 +113,7 @@ describe('parseRunArgs', () => {
   });
 
   it.each([
-    [['0'], /max_iterations 0 means no iteration cap: it needs a budget that ends the loop, --max-cost <usd> or --max-usage <pct>$/],
+    [['0'], /max_iterations 0 means no iteration cap: it needs a budget that ends the loop, --max-cost <usd>, --max-usage <pct> or --max-duration <time>$/],
     [['--agent-cmd', './a', '--max-cost', '5', '0'], /--max-cost cannot bound it: an --agent-cmd agent reports no cost$/],
     [['--agent', 'codex', '--max-cost', '5', '0'], /--max-cost cannot bound it: codex reports no cost$/],
     [['--max-usage', '80', '--allow-unknown-usage', '0'], /--max-usage with --allow-unknown-usage cannot bound it: while usage cannot be read the loop goes on$/],
@@ -122,6 +122,11 @@ describe('parseRunArgs', () => {
     expect(err).toMatchObject({ code: 2, status: 'refused' });
     expect((err as LoopExit).message).toMatch(message);
     expect((err as LoopExit).hint).toContain('--max-cost 20 0');
+  });
+
+  it('max_iterations 0 with --max-duration is a bounded run: the time ends it, whatever the agent reports', () => {
+    expect(refusal(['--max-duration', '8h', '0'])).toBeNull();
+    expect(refusal(['--agent-cmd', './a', '--max-duration', '30m', '0'])).toBeNull();
   });
 });
 

@@ -14,6 +14,12 @@ describe('isExamplePlan', () => {
     expect(isExamplePlan(reordered)).toBe(true);
   });
 
+  it('is also the example as earlier versions wrote it (its description named npx ralphkit validate)', () => {
+    const older = { ...example(), description: example().description.replace('`./ralph/ralph.sh validate`', '`npx ralphkit validate`') };
+    expect(older.description).toContain('npx ralphkit validate');
+    expect(isExamplePlan(older)).toBe(true);
+  });
+
   it.each<[string, (p: any) => void]>([
     ['another branch', (p) => (p.branchName = 'ralph/mine')],
     ['a story less', (p) => p.userStories.pop()],

@@ -17,6 +17,7 @@ describe('resolveCommands', () => {
     ['a project dependency', facts('/app/node_modules/.bin/ralphkit', { '/app/node_modules/.bin/ralphkit': '/app/node_modules/ralphkit/bin/ralphkit.js' }), 'npx ralphkit', 'npx ralphkit'],
     ['the installed engine, ralphkit on PATH', facts('/repo/ralph/ralph.mjs', { '/repo/ralph/ralph.mjs': '/repo/ralph/ralph.mjs', '/usr/bin/ralphkit': clone }, '/usr/bin/ralphkit'), 'ralphkit', 'node ralph/ralph.mjs'],
     ['the installed engine, no ralphkit on PATH', facts('/repo/ralph/ralph.mjs', { '/repo/ralph/ralph.mjs': '/repo/ralph/ralph.mjs' }), 'npx ralphkit', 'node ralph/ralph.mjs'],
+    ['the installed engine started by ./ralph/ralph.sh', { ...facts('/repo/ralph/ralph.mjs', { '/repo/ralph/ralph.mjs': '/repo/ralph/ralph.mjs' }), launcher: 'ralph.sh' }, 'npx ralphkit', './ralph/ralph.sh'],
   ])('%s', (_case, f, cli, loop) => {
     expect(resolveCommands(f)).toEqual({ cli, loop });
   });

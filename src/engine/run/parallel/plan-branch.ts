@@ -1,11 +1,11 @@
 // The plan branch of a --parallel run, as only the runner writes it: the merge queue (a story branch merged onto it,
 // verified again after the merge, then published), and the runner's own commits of a story's failed attempt or of
 // a story sent back. All of it happens in the integration tree, one thing at a time (PlanBranch.exclusive).
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../../../prd/types.js';
 import type { LoopState, RunContext, QueuedMerge, StoryVerdict } from '../../types.js';
 import { atomicWriteFileSync } from '../../../util/atomic.js';
+import { readTextOrNull } from '../../../util/read.js';
 import { headSha, readFileAt, runGit, tryCommitRunnerFiles } from '../../git/git.js';
 import { ENGINE_FILES } from '../../verify/runner-guard.js';
 import { attemptRef } from '../../verify/baseline.js';
@@ -52,6 +52,12 @@ export class PlanBranch {
     return path.relative(this.tree, file).split(path.sep).join('/');
   }
 
+  /** The prompt every later iteration reads is the owner's: a story branch's edit to it is never merged (in the tree only). */
+  private promptKept(): string[] {
+    const rel = this.rel(this.run.paths.prompt);
+    return rel.startsWith('../') || path.isAbsolute(rel) ? [] : [rel];
+  }
+
   /** Runs `fn` after everything queued before it: the integration tree holds one merge or commit at a time. */
   exclusive<T>(fn: () => Promise<T>): Promise<T> {
     const next = this.chain.then(fn, fn);
@@ -80,12 +86,13 @@ export class PlanBranch {
       if (!story) return { kind: 'sent-back', reason: `the plan has no story ${entry.story}` };
       const fromBranch = await this.storySide(entry.story, entry.head);
       const next = planWithOutcome(this.plan, entry.story, true, fromBranch.notes, null);
-      const log = await mergeLogs(this.tree, this.readLog(), fromBranch.logBase, fromBranch.log);
+      const log = mergeLogs(this.readLog(), fromBranch.logBase, fromBranch.log);
+      const planText = await this.readPlanText();
       const branch = storyBranch(this.run.branch, entry.story);
       const attempt = await mergeStory(this.tree, {
         branch: this.run.branch, planTip: this.tip, storyHead: entry.head,
-        keep: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress), ...ENGINE_FILES],
-        write: () => this.writeFiles(next, log), written: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)],
+        keep: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress), ...this.promptKept(), ...ENGINE_FILES],
+        write: () => this.writeFiles(planText, next, log), written: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)],
         message: `ralph: merge ${entry.story} (${story.title}) from ${branch}\n\nVerified on ${branch} at ${entry.head.slice(0, 7)}, and again after this merge by the merge queue of loop ${this.state.id}.`,
       });
       if (attempt.kind === 'conflict') {
@@ -155,7 +162,7 @@ export class PlanBranch {
       await this.refuseMoved();
       await this.keepAttempt(id, head);
       const side = await this.storySide(id, head);
-      const log = await mergeLogs(this.tree, this.readLog(), side.logBase, side.log);
+      const log = mergeLogs(this.readLog(), side.logBase, side.log);
       await this.commitOwn(planWithOutcome(this.plan, id, false, side.notes, null), log, `chore(ralph): ${id}: an attempt was not accepted`);
     });
   }
@@ -165,14 +172,14 @@ export class PlanBranch {
     this.run.emit({ type: 'warn', message: `${id} sent back by the merge queue: ${reason}` });
     await this.keepAttempt(id, fromBranch.head);
     const title = this.plan.userStories.find((s) => s.id === id)?.title ?? '';
-    const log = (await mergeLogs(this.tree, this.readLog(), fromBranch.logBase, fromBranch.log)) + renderSentBack(new Date(), id, title, reason, this.tip);
+    const log = mergeLogs(this.readLog(), fromBranch.logBase, fromBranch.log) + renderSentBack(new Date(), id, title, reason, this.tip);
     const next = planWithOutcome(this.plan, id, false, fromBranch.notes, `sent back by the merge queue: ${reason}`);
     await this.commitOwn(next, log, `chore(ralph): ${id} sent back by the merge queue`);
     return { kind: 'sent-back', reason };
   }
 
   private async commitOwn(next: Prd, log: string, message: string): Promise<void> {
-    this.writeFiles(next, log);
+    this.writeFiles(await this.readPlanText(), next, log);
     const files = [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)];
     await tryCommitRunnerFiles(this.tree, files, message, (why) => this.run.emit({ type: 'warn', message: `could not commit ${files.join(' and ')} on ${this.run.branch}: ${why}` }));
     this.tip = (await headSha(this.tree)) ?? this.tip;
@@ -203,15 +210,16 @@ export class PlanBranch {
   }
 
   private readLog(): string {
-    try {
-      return readFileSync(this.run.paths.progress, 'utf8');
-    } catch {
-      return '';
-    }
+    return readTextOrNull(this.run.paths.progress) ?? '';
   }
 
-  private writeFiles(next: Prd, log: string): void {
-    atomicWriteFileSync(this.run.paths.prd, renderPlan(next));
+  /** The plan's text on the branch's tip as the runner left it (the owner's formatting, kept in what it writes). */
+  private readPlanText(): Promise<string | null> {
+    return readFileAt(this.tree, this.tip, this.rel(this.run.paths.prd));
+  }
+
+  private writeFiles(before: string | null, next: Prd, log: string): void {
+    atomicWriteFileSync(this.run.paths.prd, renderPlan(before, next));
     atomicWriteFileSync(this.run.paths.progress, log);
   }
 }

@@ -1,32 +1,43 @@
 // The plan branch's own files in a --parallel run are written by the runner alone: prd.json and progress.txt are never
-// merged from story branches. A worker's progress entries reach the plan's log by a union merge (each side's new
-// lines kept, in merge order), so nothing one worker wrote is lost or overwritten by another; its `## Codebase
-// Patterns` lines included, which the next agent on any worker then reads.
-import { rmSync, writeFileSync } from 'node:fs';
-import path from 'node:path';
+// merged from story branches. What a worker added to its log since its attempt started reaches the plan's log whole,
+// after what is there already (merge order, SPEC §9): lines that repeat across entries (`---`, the same learning) stay,
+// and two entries never interleave. Lines it added inside the older part (its `## Codebase Patterns` lines) go to
+// the same place in the plan's log, so the next agent on any worker reads them.
 import type { Prd } from '../../../prd/types.js';
-import { gitOk } from '../../git/git.js';
+import { renderPlanText } from '../../../prd/plan-text.js';
+import { diffLines } from '../../../install/diff.js';
 import { applyRunnerNote } from '../../verify/report.js';
-import { makeTempFolder } from '../../store/temp-folders.js';
 
-/**
- * The plan's log with what a worker added to its copy since `base` (its log at the start of the attempt): git's
- * union merge, so lines both sides added are all kept, ours first.
- */
-export async function mergeLogs(cwd: string, ours: string, base: string, theirs: string): Promise<string> {
+/** The plan's log (`ours`) with what a worker added to its copy since `base` (its log when the attempt started). */
+export function mergeLogs(ours: string, base: string, theirs: string): string {
   if (theirs === base) return ours;
   if (ours === base) return theirs;
-  const dir = makeTempFolder('ralphkit-log');
-  try {
-    const files = [['ours', ours], ['base', base], ['theirs', theirs]].map(([name, text]) => {
-      const file = path.join(dir, name);
-      writeFileSync(file, text);
-      return file;
-    });
-    return await gitOk(cwd, ['merge-file', '-p', '--union', ...files]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
+  if (theirs.startsWith(base)) return joinText(ours, theirs.slice(base.length));
+  const baseLines = lines(base);
+  // The worker's added lines, each by the number of base lines before it; its deletions (a compaction) are not the plan's.
+  const inserts = new Map<number, string[]>();
+  let at = 0;
+  for (const op of diffLines(baseLines, lines(theirs))) {
+    if (op.kind === '+') inserts.set(at, [...(inserts.get(at) ?? []), op.line]);
+    else at++;
   }
+  const tail = inserts.get(baseLines.length) ?? [];
+  inserts.delete(baseLines.length);
+  if (!ours.startsWith(base) || !inserts.size) return joinText(ours, [...[...inserts.values()].flat(), ...tail].map((l) => `${l}\n`).join(''));
+  const head = baseLines.flatMap((line, i) => [...(inserts.get(i) ?? []), line]);
+  return joinText(joinText(head.map((l) => `${l}\n`).join(''), ours.slice(base.length)), tail.map((l) => `${l}\n`).join(''));
+}
+
+function lines(text: string): string[] {
+  const all = text.split('\n');
+  if (all.at(-1) === '') all.pop();
+  return all;
+}
+
+/** `more` after `text`, on a line of its own. */
+function joinText(text: string, more: string): string {
+  if (!more) return text;
+  return text === '' || text.endsWith('\n') ? text + more : `${text}\n${more}`;
 }
 
 /** The plan with one story's outcome: `passes` as the merge queue decided, and its notes as the worker left them plus the runner's note. */
@@ -41,8 +52,9 @@ export function planWithOutcome(prd: Prd, id: string, passes: boolean, workerNot
   return next;
 }
 
-export function renderPlan(prd: Prd): string {
-  return `${JSON.stringify(prd, null, 2)}\n`;
+/** The plan's file with `next` written over its text `before`: only passes and notes edited, the owner's formatting kept. */
+export function renderPlan(before: string | null, next: Prd): string {
+  return renderPlanText(before, next);
 }
 
 /** The log entry of a story the merge queue sent back: why, and where the next attempt starts. */

@@ -12,7 +12,7 @@ const plan = (passes: boolean[]): Prd => ({
 
 function facts(over: Partial<StopFacts> & { passes?: boolean[] } = {}): StopFacts {
   const { passes = [false, false], ...rest } = over;
-  return { iteration: 1, limit: 5, tag: null, completionPromise: 'COMPLETE', outcome: { verdicts: [], prd: plan(passes), allPass: passes.every(Boolean), gateRejected: [] }, ...rest };
+  return { id: 'sess-1', iteration: 1, limit: 5, tag: null, completionPromise: 'COMPLETE', outcome: { verdicts: [], prd: plan(passes), allPass: passes.every(Boolean), gateRejected: [], restored: [] }, ...rest };
 }
 
 describe('the stop limit', () => {
@@ -30,6 +30,24 @@ describe('the stop limit', () => {
 });
 
 describe('one stop', () => {
+  const EDIT = 'story US-2: field "title" was changed; restored';
+
+  it('a plan edit undone (an owner\'s commit mid-session too) is said in the block reason, with the in-session way to change the plan', () => {
+    const decision = decideStop(facts({ outcome: { verdicts: [], prd: plan([false, false]), allPass: false, gateRejected: [], restored: [EDIT] } }));
+    expect(decision.allow).toBe(false);
+    const reason = (decision as { reason: string }).reason;
+    expect(reason).toContain(`Undone in ralph/prd.json (only passes and notes may change during the loop; the plan is as the loop started it):\n- ${EDIT}`);
+    expect(reason).toMatch(/If the user changed the plan, tell them: end this loop \(.* cancel sess-1\), commit the plan, then type \/ralph-loop to start a new one from it\./);
+    expect(reason).not.toContain('--resume');
+  });
+
+  it('and in the closing message when the stop ends the loop', () => {
+    const done = decideStop(facts({ passes: [true, true], outcome: { verdicts: [], prd: plan([true, true]), allPass: true, gateRejected: [], restored: [EDIT] } }));
+    expect(done).toMatchObject({ allow: true, status: 'complete' });
+    expect((done as { message: string }).message).toContain(`these edits were undone: ${EDIT} (to change the plan yourself: end this loop (`);
+    expect((done as { message: string }).message).not.toContain('--resume');
+  });
+
   it('stops when every story is verified', () => {
     expect(decideStop(facts({ passes: [true, true] }))).toMatchObject({ allow: true, status: 'complete', exitCode: 0 });
   });
@@ -43,7 +61,7 @@ describe('one stop', () => {
   it('blocks with the rejections, what was verified, a completion tag it does not believe, and what is open', () => {
     const decision = decideStop(facts({
       passes: [true, false], tag: 'complete',
-      outcome: { verdicts: [{ id: 'US-1', status: 'verified' }, { id: 'US-2', status: 'rejected', reason: 'check `npm test` exited 1' }], prd: plan([true, false]), allPass: false, gateRejected: [] },
+      outcome: { verdicts: [{ id: 'US-1', status: 'verified' }, { id: 'US-2', status: 'rejected', reason: 'check `npm test` exited 1' }], prd: plan([true, false]), allPass: false, gateRejected: [], restored: [] },
     }));
     expect(decision).toEqual({ allow: false, reason: [
       'ralph: the in-session loop is not done (iteration 1 of at most 5), so this stop was refused.',
