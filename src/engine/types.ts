@@ -4,6 +4,7 @@ import type { Prd } from '../prd/types.js';
 import type { Emit } from './events.js';
 import type { Tag } from './core/tags.js';
 import type { Fingerprint, GitDirs } from './git/fingerprint.js';
+import type { ReviewerLogin } from './verify/review-home.js';
 
 /** What one run of an agent produced. */
 export interface AgentResult {
@@ -80,6 +81,8 @@ export interface ReviewSetup {
   agentCmd?: string;
   /** The --review-agent's binary as found at start, absolute: not looked up on PATH again at each review. */
   bin?: string;
+  /** Claude Code's or Codex's login and settings as they were at start (verify/review-home.ts): its own config folder. */
+  login?: ReviewerLogin;
   model?: string;
   /** ralph/review.md relative to the top level: read at the plan commit, where the agent cannot rewrite it. */
   instructionsPath: string;
@@ -367,6 +370,8 @@ export interface RunContext {
   base?: string;
   /** The --review-agent's binary, an absolute path found at start (run/review-setup.ts). */
   reviewerBin?: string;
+  /** The reviewer's login, taken at start before any agent ran (verify/review-home.ts). */
+  reviewerLogin?: ReviewerLogin;
   /** --max-duration: when this invocation's time is up (epoch ms), counted from its start. */
   deadline?: number;
   /** A --worktree loop's tree and branch (run/worktree.ts); paths.repoRoot is that tree. */

@@ -106,6 +106,7 @@ function reviewSetup(run: RunContext, state: LoopState, trust: RunTrust, iterati
     agent: options.reviewAgent ?? options.agent,
     ...(options.reviewCmd ? { agentCmd: options.reviewCmd } : {}),
     ...(run.reviewerBin ? { bin: run.reviewerBin } : {}),
+    ...(run.reviewerLogin ? { login: run.reviewerLogin } : {}),
     ...(options.reviewModel ? { model: options.reviewModel } : {}),
     instructionsPath: relToTop(trust.topLevel, reviewInstructionsPath(paths)),
     runDir: loopDir(paths.repoRoot, state.id),

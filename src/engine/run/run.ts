@@ -23,7 +23,8 @@ import { renderAllPass } from '../core/exits.js';
 import { createBudget } from '../budget/wire.js';
 import { renderUncheckedWarning } from '../verify/report.js';
 import { printDryRun } from './dry-run.js';
-import { refuseReviewSetup, renderReviewCommand } from './review-setup.js';
+import { hasReviewer, refuseReviewSetup, renderReviewCommand } from './review-setup.js';
+import { captureReviewerLogin } from '../verify/review-home.js';
 import { buildDeps, loopConfig, finalGate, verifyInput } from './deps.js';
 import { prepareBranch } from './branch.js';
 import { verifyStartClaims } from './start-claims.js';
@@ -110,6 +111,8 @@ async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, 
   refuseModifiedEngine(repoRoot, options.allowModifiedEngine, (message) => emit({ type: 'warn', message }), io.packagedEngine);
   refuseSandbox(options, io.env);
   const reviewerBin = refuseReviewSetup(prd, options, paths, io.env, emit);
+  // Before any agent runs: its writes to HOME must not decide where the reviewer's requests go.
+  const reviewerLogin = hasReviewer(options) && !options.reviewCmd ? captureReviewerLogin(options.reviewAgent ?? options.agent, io.env) : undefined;
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
     const missing = renderMissingAgent(options.agent, io.env);
     throw new LoopExit(2, missing.message, missing.hint);
@@ -126,7 +129,7 @@ async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, 
   warnAtStart(options, io, emit);
   holdEndPrograms(io.env);
   const worktree = tree.root ? { worktree: { path: tree.root, branch: prd.branchName } } : {};
-  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...deadlineOf(options, started), ...worktree };
+  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...(reviewerLogin ? { reviewerLogin } : {}), ...deadlineOf(options, started), ...worktree };
   const controller = new AbortController();
   // An interrupt ends the loop; once the loop has ended (or was already told to), one stops the announcements of its end.
   const late = new AbortController();
