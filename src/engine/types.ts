@@ -150,6 +150,8 @@ export interface VerifyResult {
   prd: Prd;
   /** True when every story in the plan now has passes: true. */
   allPass: boolean;
+  /** With allPass after the final gate: verified stories whose only proof is a weak check. */
+  weak?: string[];
 }
 
 /** How checks are sandboxed: bubblewrap, the user's HOME (writable: caches), and what stays read-only or hidden. */
@@ -176,6 +178,8 @@ export interface GateOutcome {
   /** The plan after the gate (rejected stories back to passes: false). */
   prd: Prd;
   verdicts: StoryVerdict[];
+  /** Verified stories whose only proof is a weak check (verify/final-gate.ts). */
+  weak?: string[];
 }
 
 /** src/engine/budget/usage.ts — SPEC §7. Utilisation is a percentage 0–100. */

@@ -226,6 +226,7 @@ export async function finalGate(run: RunContext, state: LoopState, trust: RunTru
     verifiedAt: trust.verifiedAt,
     shipped: trust.shipped,
     verdictKey: trust.verdictKey,
+    weak: trust.weak,
   });
   if (!gate.interrupted) await settleBaseline(run.paths, state.id, trust, run.emit, gate.prd);
   run.gatePassed = gate.passed && gate.commit ? { commit: gate.commit, allVerified: gate.verdicts.every((v) => v.status === 'verified') } : undefined;

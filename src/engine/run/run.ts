@@ -32,7 +32,7 @@ import { refuseDirtyTree } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from './trust.js';
 import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
 import { probeSandbox } from '../agents/sandbox.js';
-import { probeWeakChecks } from '../verify/weak-checks.js';
+import { probeWeakChecks, readWeakStories } from '../verify/weak-checks.js';
 import { createInterface } from 'node:readline/promises';
 import { LoopExit, LOOP_EXIT, describeError, usageExit } from '../errors.js';
 import { findExecutable } from '../agents/check.js';
@@ -251,12 +251,16 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
   if (run.options.weakCheck && trust.pins && (!run.resumed || run.options.repin)) {
     // Sandboxed and guarded like every check: the plan commit's code may be an agent's (--repin, earlier work).
     const { sandbox, guardTrusted } = verifyInput(run, state, trust, 0, controller.signal);
-    await probeWeakChecks({
+    const weak = await probeWeakChecks({
       topLevel: trust.topLevel, repoRoot: run.paths.repoRoot, ledgerPath: ledgerPath(run.paths.repoRoot, state.id), loopId: state.id,
       checkTimeoutMs: run.options.checkTimeoutMs, inPlace: run.options.verifyInPlace, pins: trust.pins, prd: prdAtStart, signal: controller.signal,
       log: (level, message) => run.emit({ type: level, message }),
       sandbox, guardTrusted,
     });
+    for (const id of weak) trust.weak.add(id);
+  } else if (run.resumed) {
+    // The probe ran when the loop started: its ledger lines say which stories it named.
+    for (const id of readWeakStories(ledgerPath(run.paths.repoRoot, state.id))) trust.weak.add(id);
   }
   // SPEC §4: exit 0 only under the runner's own verification, so stories the plan already marks done are claims.
   const outcome = await verifyStartClaims(run, state, controller.signal, trust);
@@ -267,7 +271,7 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
     // The plan says it is done: only the final gate on this commit can make that exit 0.
     const gate = await finalGate(run, state, trust, 0, controller.signal);
     if (gate.interrupted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted during the final gate; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
-    if (gate.passed) return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow)}; nothing for the agent to do`);
+    if (gate.passed) return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow, gate.weak)}; nothing for the agent to do`);
   }
   const config = { ...loopConfig(run.options, run.io.env), ...(run.deadline === undefined ? {} : { deadline: run.deadline, maxDurationMs: run.options.maxDurationMs }) };
   if (run.options.parallel) return runParallel({ run, state, trust, budget, controller, config });

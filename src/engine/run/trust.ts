@@ -31,6 +31,8 @@ export interface RunTrust {
   verifiedAt: Map<string, string>;
   /** The reviewer's SHIP of each story accepted in this run, sealed into the verdict record by the final gate. */
   shipped: Map<string, ShippedReview>;
+  /** Stories whose checks passed on the plan commit before any work (the start's probe, or a resumed loop's ledger). */
+  weak: Set<string>;
   /** The last commit at which a claim was accepted in this run: where the reviewer's next diff starts. */
   lastVerified?: string;
   /**
@@ -145,7 +147,7 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   const verdictKey = holdVerdictKey(emit);
   // A resumed loop's earlier SHIPs, so its final gate seals them again (run/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
-  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, gitDir: guard.gitDir, verdictKey };
+  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, weak: new Set(), gitDir: guard.gitDir, verdictKey };
 }
 
 /** The record key, created now if there is none; a file the runner would not have written is named, and not used. */

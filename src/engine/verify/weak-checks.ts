@@ -4,7 +4,7 @@
 import type { Prd } from '../../prd/types.js';
 import type { Pins, VerifyInput } from '../types.js';
 import { runCheck } from './checks.js';
-import { appendLedger, type ProbeLine } from '../store/ledger.js';
+import { appendLedger, readLedger, summariseLedger, type ProbeLine } from '../store/ledger.js';
 import { createCheckout, removeCheckout } from './checkout.js';
 import { planCheckWrap } from './session.js';
 import { planAgentEnv } from '../agents/env.js';
@@ -55,4 +55,16 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
     input.log('warn', `${id}: its check${checks.length === 1 ? '' : 's'} already pass${checks.length === 1 ? 'es' : ''} on the plan commit ${input.pins.commit.slice(0, 7)}, before any work, so passing ${checks.length === 1 ? 'it' : 'them'} proves nothing about this story (marked weak); write a check that fails until the story is done (the ralph skill can write a failing test first)`);
   }
   return ids;
+}
+
+/**
+ * The stories a resumed loop's probe named weak, from its ledger lines. The ledger is output (under --sandbox the agent
+ * cannot write it; without, it could take a story off this list): only the words of the exit line and the record.
+ */
+export function readWeakStories(ledgerFile: string): string[] {
+  try {
+    return summariseLedger(readLedger(ledgerFile)).weak;
+  } catch {
+    return [];
+  }
 }
