@@ -4,7 +4,6 @@ import type { Prd } from '../prd/types.js';
 import type { Emit } from './events.js';
 import type { Tag } from './core/tags.js';
 import type { Fingerprint, GitDirs } from './git/fingerprint.js';
-import type { ReviewerLogin } from './verify/review-home.js';
 
 /** What one run of an agent produced. */
 export interface AgentResult {
@@ -76,6 +75,11 @@ export interface VerifyInput {
 }
 
 /** What verification needs to run the reviewer (verify/review.ts, SPEC §11). */
+/** Taken when the loop starts, before any agent runs: where the reviewer's login lives, and Codex's settings file (verify/review-home.ts). */
+export type ReviewerLogin =
+  | { agent: 'claude'; credentialsDir: string }
+  | { agent: 'codex'; codexHome: string; config: Buffer | null };
+
 export interface ReviewSetup {
   agent: AgentName;
   agentCmd?: string;

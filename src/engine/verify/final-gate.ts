@@ -8,8 +8,9 @@ import { atomicWriteFileSync } from '../../util/atomic.js';
 import type { ShippedReview, StoryVerdict, VerifyInput } from '../types.js';
 import { planClaimOrder } from './prd-diff.js';
 import { keyDir, renderRecord, type VerdictRecord } from '../store/verdict-record.js';
-import { renderRejectionBlock } from './report.js';
+import { planPinOwnerHint, renderRejectionBlock } from './report.js';
 import { planGateRejection, renderGateReason } from './gate-verdict.js';
+import { showPath } from '../../util/repo-path.js';
 import { CheckSession } from './session.js';
 import { tryCommitRunnerFiles, headSha, writeVerdictNote } from '../git/git.js';
 import { guardWrite } from '../errors.js';
@@ -105,7 +106,7 @@ async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateI
     record('verified');
     return { verdict: { id, status: 'verified' } };
   }
-  const reason = renderGateReason({ commit: s.commit, why: run.why, pinnedChanges: run.pinnedChanges, pinCommit: input.pins?.commit ?? '', verifiedAt: input.verifiedAt.get(id) });
+  const reason = renderGateReason({ commit: s.commit, why: run.why, pinnedChanges: run.pinnedChanges, pinCommit: input.pins?.commit ?? '', verifiedAt: input.verifiedAt.get(id), owner: planPinOwnerHint(id, showPath(input.repoRoot, input.prdPath), input.loopId, input.iteration) });
   record('rejected', reason);
   input.log('warn', `${id} rejected by the final gate: ${run.why}`);
   return { verdict: { id, status: 'rejected', reason }, block: renderRejectionBlock({ time: new Date(), iteration: input.iteration, storyId: id, title: story.title, commit: s.commit, reason, check: run.check }) };

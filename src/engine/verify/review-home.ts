@@ -7,7 +7,7 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AgentName } from '../types.js';
+import type { AgentName, ReviewerLogin } from '../types.js';
 import { readBytesOrNull } from '../../util/read.js';
 
 /**
@@ -32,11 +32,6 @@ export function planInstructionPaths(files: readonly string[]): string[] {
 export function removeInstructionFiles(dir: string, paths: readonly string[]): void {
   for (const p of paths) rmSync(path.join(dir, p), { recursive: true, force: true });
 }
-
-/** Taken when the loop starts, before any agent runs: where the reviewer's login lives, and Codex's settings file. */
-export type ReviewerLogin =
-  | { agent: 'claude'; credentialsDir: string }
-  | { agent: 'codex'; codexHome: string; config: Buffer | null };
 
 export function captureReviewerLogin(agent: AgentName | undefined, env: NodeJS.ProcessEnv): ReviewerLogin | undefined {
   if (agent === 'claude') {
