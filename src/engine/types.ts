@@ -79,11 +79,18 @@ export interface VerifyInput {
 }
 
 /** What verification needs to run the reviewer (verify/review.ts, SPEC §11). */
+/** Taken when the loop starts, before any agent runs: where the reviewer's login lives, and Codex's settings file (verify/review-home.ts). */
+export type ReviewerLogin =
+  | { agent: 'claude'; credentialsDir: string }
+  | { agent: 'codex'; codexHome: string; config: Buffer | null };
+
 export interface ReviewSetup {
   agent: AgentName;
   agentCmd?: string;
   /** The --review-agent's binary as found at start, absolute: not looked up on PATH again at each review. */
   bin?: string;
+  /** Claude Code's or Codex's login and settings as they were at start (verify/review-home.ts): its own config folder. */
+  login?: ReviewerLogin;
   model?: string;
   /** ralph/review.md relative to the top level: read at the plan commit, where the agent cannot rewrite it. */
   instructionsPath: string;
@@ -153,6 +160,8 @@ export interface VerifyResult {
   prd: Prd;
   /** True when every story in the plan now has passes: true. */
   allPass: boolean;
+  /** With allPass after the final gate: verified stories whose only proof is a weak check. */
+  weak?: string[];
 }
 
 /** How checks are sandboxed: bubblewrap, the user's HOME (writable: caches), and what stays read-only or hidden. */
@@ -194,6 +203,8 @@ export interface GateOutcome {
   /** The plan after the gate (rejected stories back to passes: false). */
   prd: Prd;
   verdicts: StoryVerdict[];
+  /** Verified stories whose only proof is a weak check (verify/final-gate.ts). */
+  weak?: string[];
 }
 
 /** src/engine/budget/usage.ts — SPEC §7. Utilisation is a percentage 0–100. */
@@ -390,6 +401,8 @@ export interface RunContext {
   base?: string;
   /** The --review-agent's binary, an absolute path found at start (run/review-setup.ts). */
   reviewerBin?: string;
+  /** The reviewer's login, taken at start before any agent ran (verify/review-home.ts). */
+  reviewerLogin?: ReviewerLogin;
   /** --max-duration: when this invocation's time is up (epoch ms), counted from its start. */
   deadline?: number;
   /** A --worktree loop's tree and branch (run/worktree.ts); paths.repoRoot is that tree. */

@@ -63,7 +63,8 @@ describe('stories that already say passes: true', () => {
     const marker = path.join(testdir(), 'agent-ran');
     const r = await ralph(dir, ['--agent-cmd', agent('marker'), ...FAST, '--name', 'done', '5'], { FAKE_MARKER: marker });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/all stories pass under verification; nothing for the agent to do \(exit 0\)/);
+    // The work is in the plan commit, so the start's probe found both checks passing there: said, not hidden.
+    expect(r.stderr).toMatch(/all stories pass under verification; US-001, US-002 verified \(weak check\): their checks passed on the plan commit before any work, so read those stories yourself; nothing for the agent to do \(exit 0\)/);
     expect(existsSync(marker)).toBe(false);
     expect(ledgerVerdicts(dir, 'done')).toEqual(['0:US-001:verified', '0:US-002:verified']);
     expect(onlyState(dir)).toMatchObject({ status: 'complete', iteration: 0, exitCode: 0 });

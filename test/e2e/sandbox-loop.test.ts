@@ -111,6 +111,22 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
     expect(git(dir, 'log', '--all', '--format=%H', '--', 'PROBE-WROTE')).toBe('');
   });
 
+  it("secrets without a sandbox: the runner's GH_TOKEN and webhook URL are out of a sandboxed agent's reach (its own PID namespace has no /proc of the runner); without --sandbox it reads them", async () => {
+    const secrets = { GH_TOKEN: 'tok-123456', RALPH_WEBHOOK_URL: 'https://hooks.example.test/secret-42' };
+    const seen = async (sandbox: boolean) => {
+      const dir = copyRepo(plan);
+      const r = await ralph(dir, 'environ-reader', [...(sandbox ? ['--sandbox'] : []), '--webhook', 'https://hooks.example.test/arg-secret-7', '1'], secrets);
+      expect(r.code, r.output).toBe(1); // one story of two done in the one iteration
+      return readFileSync(path.join(dir, '.git/secrets-seen.txt'), 'utf8');
+    };
+    expect(await seen(true)).toBe('none\n');
+    // Said plainly in README and docs/verification.md: as you, the agent reads every process of yours.
+    const bare = await seen(false);
+    expect(bare).toMatch(/environ: GH_TOKEN=tok-123456/);
+    expect(bare).toMatch(/environ: RALPH_WEBHOOK_URL=https:\/\/hooks\.example\.test\/secret-42/);
+    expect(bare).toMatch(/cmdline: https:\/\/hooks\.example\.test\/arg-secret-7/);
+  });
+
   it('--no-network without --sandbox is bad usage; with it the agent runs', async () => {
     const dir = copyRepo(plan);
     const bad = await runCli(['run', '--no-network', '--agent-cmd', 'true', '1'], { cwd: dir });

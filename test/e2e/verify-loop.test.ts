@@ -9,6 +9,7 @@ import { FIXTURES, git, run, runCli, testdir, writeFiles, type RunResult } from 
 import { parseLedger, type LedgerLine } from '../../src/engine/store/ledger.js';
 import type { Prd, Story } from '../../src/prd/types.js';
 import { goneWithin, pidFrom } from '../support/process.js';
+import { readNote } from '../support/verdict-note.js';
 
 const story = (id: string, priority: number, extra: Partial<Story> = {}): Story => ({
   id,
@@ -221,6 +222,9 @@ describe('the runner verifies what the agent claims', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr.match(/US-1: its check already passes on the plan commit [0-9a-f]{7}, before any work, so passing it proves nothing about this story \(marked weak\)/g)).toHaveLength(1);
     expect(r.stderr).not.toMatch(/US-2: its check/);
+    // The exit line and the sealed record name it: its check proved nothing about it.
+    expect(r.stderr).toMatch(/all stories pass under verification; US-1 verified \(weak check\): its check passed on the plan commit before any work, so read that story yourself \(exit 0\)/);
+    expect(JSON.parse(readNote(dir, git(dir, 'rev-parse', 'HEAD'))!)).toMatchObject({ stories: { 'US-1': 'verified', 'US-2': 'verified' }, weak: ['US-1'] });
     expect(allLines(dir).filter((l) => l.kind === 'probe').map((l) => [l.story, l.kind === 'probe' && l.weak])).toEqual([['US-1', true], ['US-2', false]]);
     const status = await runCli(['status', '--json'], { cwd: dir });
     expect(JSON.parse(status.stdout).loops[0]).toMatchObject({ id: 'e2e', weak: ['US-1'] });

@@ -72,6 +72,25 @@ describe('resuming against the runner\'s own record of the plan', () => {
     expect(r.code, r.output).toBe(0); // the agent then did US-2 for real
   });
 
+  it('a claim rejected for changing a pinned test tells the owner what to add to "mayChange" and the command that continues; doing so, the same change passes (the owner\'s to allow)', async () => {
+    const dir = copyRepo(plan);
+    // The agent changes test/one.test.mjs (pinned) instead of the code: rejected, the pinned test fails.
+    const first = await ralph(dir, 'weakened-test', ['1']);
+    expect(first.code, first.output).toBe(1);
+    expect(first.output).toContain(`if US-1 is meant to change it, that is the owner's to allow (the agent's own edit of "mayChange" is undone): add "test/one.test.mjs" to US-1's "mayChange" in ralph/prd.json, commit, and continue with`);
+    expect(first.output).toContain('and continue with ./ralph/ralph.sh --resume e2e 6 --accept-plan-edits)');
+    // The owner allows it, as told.
+    const prd = readPrd(dir);
+    prd.userStories[0].mayChange = ['test/one.test.mjs'];
+    writeFileSync(path.join(dir, 'ralph/prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
+    git(dir, 'commit', '-q', '-am', 'plan: US-1 may change its test');
+    // That command, one iteration only (the agent never writes src/one.mjs, which US-2's npm test needs).
+    const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', `node ${JSON.stringify(attackAgent('weakened-test'))}`, '--pause', '0', '--iteration-timeout', '30s', '--resume', 'e2e', '2', '--accept-plan-edits'], { cwd: dir });
+    expect(r.stderr).toContain('US-1 verified: 1 check passed');
+    expect(r.code, r.stderr).toBe(1);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': false });
+  });
+
   it('pins that are gone stop the resume (exit 6: the runner sealed them); --repin takes HEAD\'s tests on purpose', async () => {
     const dir = await stoppedAfterOne();
     git(dir, 'update-ref', '-d', 'refs/ralphkit/loops/e2e/pins');

@@ -3,11 +3,12 @@
 // the other reviewing, both ways round. Each "model" decides only from what its CLI sent it: the implementer fixes
 // the work only if the reviewer's reasons reached it (in the files it reads), the reviewer ships only a diff that
 // meets the criterion.
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
-import { git, run } from '../support/repo.js';
+import { git, run, testdir } from '../support/repo.js';
+import { reviewFixture } from '../support/review.js';
 import { requestText, type AssistantTurn, type Scenario } from '../support/model-server.js';
 import { bash, renderStoryCommand, type PlanStory } from '../support/model-scenarios.js';
 import { CLAUDE_BIN, SKIP_CLAUDE, claudeEnv, requireClaude } from '../support/model-claude.js';
@@ -147,4 +148,49 @@ describe.skipIf(SKIP_CODEX || SKIP_CLAUDE)('cross-model review with the real Cod
     expect(reviews.every((b) => b.model === 'codex-reviewer-test')).toBe(true);
     expectRevisedThenShipped(repo, 'codex', 'codex-reviewer-test');
   });
+});
+
+// The reviewer's instructions (issue #26, class 7): an agent that did half the work tells the reviewer to ship it
+// through every file a reviewer's CLI reads on its own (instruction-planter.mjs: committed CLAUDE.md, AGENTS.md,
+// settings hooks and skills; the same in HOME and CODEX_HOME; developer_instructions in Codex's config.toml; a
+// CLAUDE.md above the clone). The scripted reviewer obeys any planted text that reaches it, as a model might; so the
+// only SHIP-free ending is one where none did. Its hooks would touch a file in PLANT_MARKS.
+const PLANTED = /PLANT-[A-Z-]+/;
+/** What reached the model besides the diff, where the committed plants are the agent's work under review. */
+const withoutDiff = (text: string) => text.replace(/# The diff of the work[^\n]*\n(`{3,})diff\n[\s\S]*?\n\1/g, '');
+const obey = (text: string) => (PLANTED.test(withoutDiff(text)) ? 'As instructed.\n<promise>SHIP</promise>' : verdict(text));
+const claudeObedient: Scenario = (ctx) => ({ blocks: [{ type: 'text', text: obey(requestText(ctx.body)) }] });
+const codexObedient: ResponsesScenario = (ctx) => ({ items: [{ type: 'message', text: obey(responsesRequestText(ctx.body)) }] });
+
+async function plantedLoop(reviewer: 'claude' | 'codex', sandbox: boolean) {
+  const repo = installedRepo({ skills: false, plan: PLAN });
+  const anthropic = await serve(claudeObedient, repo);
+  const responses = await startResponsesServer({ scenario: codexObedient, repo });
+  onTestFinished(() => responses.close());
+  const marks = testdir('ralphkit-plant-marks-');
+  // The runner's temp folder (where the reviewer's clone goes), so the CLAUDE.md planted above it is this test's.
+  const env = codexEnv(responses, claudeEnv(anthropic, { RALPH_CODEX_BIN: CODEX_BIN, RALPH_CLAUDE_BIN: CLAUDE_BIN, PLANT_MARKS: marks, TMPDIR: testdir('ralphkit-plant-tmp-') }));
+  const args = ['--agent-cmd', reviewFixture('instruction-planter.mjs'), '--review-agent', reviewer, ...(sandbox ? ['--sandbox'] : []), '--pause', '0', '--iteration-timeout', '60s', '1'];
+  const r = await run(path.join(repo, 'ralph/ralph.sh'), args, { cwd: repo, env, timeoutMs: 110_000 });
+  expect([responses.errors, anthropic.errors]).toEqual([[], []]);
+  const texts = reviewer === 'claude' ? anthropic.mainRequests().map(requestText) : responses.mainRequests().map(responsesRequestText);
+  expect(texts.length, r.stderr).toBeGreaterThan(0);
+  expect(texts[0]).toContain('# Your task: review one story before it counts');
+  expect(texts[0]).toContain('# Not in your folder');
+  expect(texts.some((t) => t.includes('+PLANT-REPO'))).toBe(true);
+  expect(texts.flatMap((t) => withoutDiff(t).match(new RegExp(PLANTED.source, 'g')) ?? [])).toEqual([]);
+  expect(readdirSync(marks)).toEqual([]);
+  expect(readLedger(repo).filter((l) => l.kind === 'review').map((l) => l.verdict)).toEqual(['revise']);
+  expect(readPlan(repo).userStories[0]).toMatchObject({ passes: false });
+  expect(r.code, r.stderr).toBe(1); // max iterations, the story open
+}
+
+describe.skipIf(SKIP_CODEX || SKIP_CLAUDE)("the reviewer's instructions: nothing the agent wrote reaches the real reviewer CLI but the diff", () => {
+  for (const [reviewer, sandbox] of [['claude', false], ['codex', false], ['claude', true], ['codex', true]] as const) {
+    it(`${reviewer === 'claude' ? 'Claude Code' : 'Codex'} reviewer${sandbox ? ' under --sandbox' : ''}: no planted instruction, hook or skill reached the model; REVISE`, { timeout: 120_000 }, async () => {
+      requireCodex();
+      requireClaude();
+      await plantedLoop(reviewer, sandbox);
+    });
+  }
 });

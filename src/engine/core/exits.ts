@@ -11,7 +11,18 @@ import { formatDuration } from './duration.js';
  * The words for exit 0. A story no check covers was accepted on the agent's word (SPEC §6), so "under verification"
  * would overstate it; how many such stories there are is a property of the plan.
  */
-export function renderAllPass(prd: Prd): string {
+export function renderAllPass(prd: Prd, weak: readonly string[] = []): string {
+  return `${renderPassing(prd)}${renderWeak(weak)}`;
+}
+
+/** Stories verified only by checks that passed before any work: named, since their checks proved nothing about them. */
+function renderWeak(weak: readonly string[]): string {
+  if (!weak.length) return '';
+  const list = weak.length > 10 ? `${weak.slice(0, 10).join(', ')} and ${weak.length - 10} more` : weak.join(', ');
+  return `; ${list} verified (weak check): ${weak.length === 1 ? 'its check' : 'their checks'} passed on the plan commit before any work, so read ${weak.length === 1 ? 'that story' : 'those stories'} yourself`;
+}
+
+function renderPassing(prd: Prd): string {
   const planChecks = (prd.checks ?? []).length > 0;
   const stories = activeStories(prd.userStories);
   const skipped = prd.userStories.length - stories.length;

@@ -102,7 +102,7 @@ async function settleIteration(state: LoopState, config: LoopConfig, deps: LoopD
 async function passFinalGate(deps: LoopDeps, iteration: number, verdict: VerifyResult): Promise<VerifyResult> {
   const gate = await deps.finalGate(iteration);
   if (gate.interrupted) throw new LoopExit(LOOP_EXIT.interrupted, 'interrupted during the final gate; nothing decided, state saved', 'continue with: ./ralph/ralph.sh --resume-last');
-  if (gate.passed) return verdict;
+  if (gate.passed) return gate.weak ? { ...verdict, weak: gate.weak } : verdict;
   const broken = gate.verdicts.filter((v) => v.status === 'rejected').map((v) => v.id);
   deps.emit({ type: 'warn', iteration, message: `the final gate rejected ${broken.join(', ')}: ${broken.length === 1 ? 'it no longer passes' : 'they no longer pass'} on the final commit; the loop goes on` });
   return { ...verdict, prd: gate.prd, allPass: false };
@@ -122,7 +122,7 @@ async function judgeProgress(deps: LoopDeps, verdict: VerifyResult, newCommit: b
 }
 
 function decide(state: LoopState, config: LoopConfig, deps: LoopDeps, verdict: VerifyResult, tag: string | null): void {
-  if (verdict.allPass) throw new LoopExit(LOOP_EXIT.complete, renderAllPass(verdict.prd));
+  if (verdict.allPass) throw new LoopExit(LOOP_EXIT.complete, renderAllPass(verdict.prd, verdict.weak));
   if (tag === 'stuck') throw new LoopExit(LOOP_EXIT.stuck, 'the agent said it is STUCK', 'read ralph/progress.txt and the last iteration log, fix the blocker, then --resume-last');
   if (tag === 'complete') {
     const open = verdict.prd.userStories.filter((s) => !isSettled(s)).map((s) => s.id);

@@ -5,8 +5,7 @@ import type { Tag } from '../core/tags.js';
 import { renderTag } from '../core/tags.js';
 import { renderAllPass } from '../core/exits.js';
 import { isSettled } from '../../prd/skip.js';
-import type { StopOutcome } from './verify-stop.js';
-import { loopCommand } from '../../util/invocation.js';
+import { renderSessionPlanEditHint, type StopOutcome } from './verify-stop.js';
 
 export type StopDecision =
   | { allow: true; status: LoopStatus; exitCode: number; message: string }
@@ -70,9 +69,4 @@ export function renderEndNotice(id: string, stops: number, status: LoopStatus, m
   if (status === 'complete') return head;
   const log = status === 'failed' || status === 'interrupted' ? `; what each stop checked is in ralph/.runs/${id}/hook.log` : '';
   return `${head} Type /ralph-loop to start it again${log}.`;
-}
-
-/** How the owner changes the plan of an in-session loop: never the runner's --resume-last. */
-export function renderSessionPlanEditHint(id: string): string {
-  return `end this loop (${loopCommand(`cancel ${id}`)}), commit the plan, then type /ralph-loop to start a new one from it`;
 }

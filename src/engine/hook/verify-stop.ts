@@ -11,7 +11,7 @@ import { verifyIteration } from '../verify/verify.js';
 import { establishTrust } from '../run/trust.js';
 import { afterVerification, finalGate, verifyInput } from '../run/deps.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
-import { renderSessionPlanEditHint } from './decide.js';
+import { loopCommand } from '../../util/invocation.js';
 
 export interface StopOutcome {
   verdicts: StoryVerdict[];
@@ -50,4 +50,9 @@ export async function verifySessionStop(run: RunContext, state: LoopState, itera
   if (gate.interrupted) throw new VerificationTimedOut('interrupted during the final gate');
   const gateRejected = gate.verdicts.filter((v) => v.status === 'rejected');
   return { verdicts: result.verdicts, prd: gate.passed ? result.prd : gate.prd, allPass: gate.passed, gateRejected, restored };
+}
+
+/** How the owner changes the plan of an in-session loop: never the runner's --resume-last. */
+export function renderSessionPlanEditHint(id: string): string {
+  return `end this loop (${loopCommand(`cancel ${id}`)}), commit the plan, then type /ralph-loop to start a new one from it`;
 }

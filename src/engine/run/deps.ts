@@ -114,6 +114,7 @@ function reviewSetup(run: RunContext, state: LoopState, trust: RunTrust, iterati
     agent: options.reviewAgent ?? options.agent,
     ...(options.reviewCmd ? { agentCmd: options.reviewCmd } : {}),
     ...(run.reviewerBin ? { bin: run.reviewerBin } : {}),
+    ...(run.reviewerLogin ? { login: run.reviewerLogin } : {}),
     ...(options.reviewModel ? { model: options.reviewModel } : {}),
     instructionsPath: relToTop(trust.topLevel, reviewInstructionsPath(paths)),
     runDir: loopDir(paths.repoRoot, state.id),
@@ -236,6 +237,7 @@ export async function finalGate(run: RunContext, state: LoopState, trust: RunTru
     verifiedAt: trust.verifiedAt,
     shipped: trust.shipped,
     verdictKey: trust.verdictKey,
+    weak: trust.weak,
   });
   if (!gate.interrupted) await settleBaseline(run.paths, state.id, trust, run.emit, gate.prd);
   run.gatePassed = gate.passed && gate.commit ? { commit: gate.commit, allVerified: gate.verdicts.every((v) => v.status === 'verified') } : undefined;

@@ -24,7 +24,8 @@ import { renderAllPass } from '../core/exits.js';
 import { createBudget } from '../budget/wire.js';
 import { renderUncheckedWarning } from '../verify/report.js';
 import { printDryRun } from './dry-run.js';
-import { refuseReviewSetup, renderReviewCommand } from './review-setup.js';
+import { hasReviewer, refuseReviewSetup, renderReviewCommand } from './review-setup.js';
+import { captureReviewerLogin } from '../verify/review-home.js';
 import { buildDeps, loopConfig, finalGate, verifyInput } from './deps.js';
 import { prepareBranch } from './branch.js';
 import { verifyStartClaims } from './start-claims.js';
@@ -33,7 +34,7 @@ import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from
 import { holdResumeAnchors } from './resume-anchors.js';
 import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
 import { probeSandbox } from '../agents/sandbox.js';
-import { probeWeakChecks } from '../verify/weak-checks.js';
+import { probeWeakChecks, readWeakStories } from '../verify/weak-checks.js';
 import { createInterface } from 'node:readline/promises';
 import { LoopExit, LOOP_EXIT, describeError, usageExit } from '../errors.js';
 import { findExecutable } from '../agents/check.js';
@@ -121,6 +122,8 @@ async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, 
   refuseModifiedEngine(repoRoot, options.allowModifiedEngine, (message) => emit({ type: 'warn', message }), io.packagedEngine);
   refuseSandbox(options, io.env);
   const reviewerBin = refuseReviewSetup(prd, options, paths, io.env, emit);
+  // Before any agent runs: its writes to HOME must not decide where the reviewer's requests go.
+  const reviewerLogin = hasReviewer(options) && !options.reviewCmd ? captureReviewerLogin(options.reviewAgent ?? options.agent, io.env) : undefined;
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
     const missing = renderMissingAgent(options.agent, io.env);
     throw new LoopExit(2, missing.message, missing.hint);
@@ -137,7 +140,7 @@ async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, 
   warnAtStart(options, io, emit);
   holdEndPrograms(io.env);
   const worktree = tree.root ? { worktree: { path: tree.root, branch: prd.branchName } } : {};
-  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...deadlineOf(options, started), ...worktree };
+  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...(reviewerLogin ? { reviewerLogin } : {}), ...deadlineOf(options, started), ...worktree };
   if (stop.signalled) run.signalled = stop.signalled;
   stop.run = run;
   try {
@@ -258,12 +261,16 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
   if (run.options.weakCheck && trust.pins && (!run.resumed || run.options.repin)) {
     // Sandboxed and guarded like every check: the plan commit's code may be an agent's (--repin, earlier work).
     const { sandbox, guardTrusted } = verifyInput(run, state, trust, 0, controller.signal);
-    await probeWeakChecks({
+    const weak = await probeWeakChecks({
       topLevel: trust.topLevel, repoRoot: run.paths.repoRoot, ledgerPath: ledgerPath(run.paths.repoRoot, state.id), loopId: state.id,
       checkTimeoutMs: run.options.checkTimeoutMs, inPlace: run.options.verifyInPlace, pins: trust.pins, prd: prdAtStart, signal: controller.signal,
       log: (level, message) => run.emit({ type: level, message }),
       sandbox, guardTrusted, checkBase: trust.checkBase,
     });
+    for (const id of weak) trust.weak.add(id);
+  } else if (run.resumed) {
+    // The probe ran when the loop started: its ledger lines say which stories it named.
+    for (const id of readWeakStories(ledgerPath(run.paths.repoRoot, state.id))) trust.weak.add(id);
   }
   // SPEC §4: exit 0 only under the runner's own verification, so stories the plan already marks done are claims.
   const outcome = await verifyStartClaims(run, state, controller.signal, trust);
@@ -274,7 +281,7 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
     // The plan says it is done: only the final gate on this commit can make that exit 0.
     const gate = await finalGate(run, state, trust, 0, controller.signal);
     if (gate.interrupted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted during the final gate; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
-    if (gate.passed) return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow)}; nothing for the agent to do`);
+    if (gate.passed) return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow, gate.weak)}; nothing for the agent to do`);
   }
   const config = { ...loopConfig(run.options, run.io.env), ...(run.deadline === undefined ? {} : { deadline: run.deadline, maxDurationMs: run.options.maxDurationMs }) };
   if (run.options.parallel) return runParallel({ run, state, trust, budget, controller, config });

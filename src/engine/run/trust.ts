@@ -35,6 +35,8 @@ export interface RunTrust {
   verifiedAt: Map<string, string>;
   /** The reviewer's SHIP of each story accepted in this run, sealed into the verdict record by the final gate. */
   shipped: Map<string, ShippedReview>;
+  /** Stories whose checks passed on the plan commit before any work (the start's probe, or a resumed loop's ledger). */
+  weak: Set<string>;
   /** The last commit at which a claim was accepted in this run: where the reviewer's next diff starts. */
   lastVerified?: string;
   /**
@@ -158,7 +160,7 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   const checkBase = takeCheckEnvBase(process.env);
   // A resumed loop's earlier SHIPs, so its final gate seals them again (run/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
-  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, gitDir: guard.gitDir, verdictKey, anchored, checkBase };
+  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, weak: new Set(), gitDir: guard.gitDir, verdictKey, anchored, checkBase };
 }
 
 /** The record key, created now if there is none; a file the runner would not have written is named, and not used. */

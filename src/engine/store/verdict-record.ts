@@ -22,6 +22,8 @@ export interface VerdictRecord {
   stories: Record<string, StoryVerdict['status']>;
   /** The reviewer's SHIP of each reviewed story that passed (SPEC §11); absent in records without reviews. */
   reviews?: Record<string, ShippedReview>;
+  /** Verified stories whose checks already passed on the plan commit, before any work: `verified (weak check)`. */
+  weak?: string[];
 }
 
 export const NOTES_REF = 'refs/notes/ralphkit';
@@ -110,11 +112,13 @@ export function parseRecord(text: string, commit: string, key: Buffer): VerdictR
 }
 
 function seal(record: VerdictRecord, key: Buffer): string {
-  const { ralphkit, loop, commit, pins, time, stories, reviews } = record;
+  const { ralphkit, loop, commit, pins, time, stories, reviews, weak } = record;
   const sorted = (o: Record<string, unknown>) => Object.entries(o).sort(([a], [b]) => (a < b ? -1 : 1));
   // Reviews are sealed when the record has them; a record without them (an older runner's) seals as it always did.
   const reviewed = reviews === undefined ? [] : [sorted(reviews).map(([id, r]) => [id, sealedReview(r)])];
-  const canonical = JSON.stringify([ralphkit, loop, commit, pins, time, sorted(stories), ...reviewed]);
+  // So are weak stories, tagged (an array of pairs, the reviews, never starts with a string); absent: as before.
+  const weakPart = weak === undefined ? [] : [['weak', Array.isArray(weak) ? [...weak].map(String).sort() : null]];
+  const canonical = JSON.stringify([ralphkit, loop, commit, pins, time, sorted(stories), ...reviewed, ...weakPart]);
   return createHmac('sha256', key).update(canonical).digest('hex');
 }
 

@@ -8,8 +8,9 @@ import { atomicWriteFileSync } from '../../util/atomic.js';
 import type { ShippedReview, StoryVerdict, VerifyInput } from '../types.js';
 import { planClaimOrder } from './prd-diff.js';
 import { keyDir, renderRecord, type VerdictRecord } from '../store/verdict-record.js';
-import { renderRejectionBlock } from './report.js';
+import { planPinOwnerHint, renderRejectionBlock } from './report.js';
 import { planGateRejection, renderGateReason } from './gate-verdict.js';
+import { showPath } from '../../util/repo-path.js';
 import { CheckSession } from './session.js';
 import { tryCommitRunnerFiles, headSha, writeVerdictNote } from '../git/git.js';
 import { guardWrite } from '../errors.js';
@@ -34,6 +35,8 @@ export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAge
   onlyStories?: readonly string[];
   /** What the log calls this pass (default "final gate"). */
   label?: string;
+  /** Stories whose checks passed on the plan commit before any work (verify/weak-checks.ts): sealed as weak. */
+  weak?: ReadonlySet<string>;
 }
 
 export interface GateResult {
@@ -47,6 +50,8 @@ export interface GateResult {
   prd: Prd;
   /** The runner's commit of the rejections, or null. */
   runnerCommit: string | null;
+  /** Verified stories whose only proof is a weak check (sorted): `verified (weak check)` in the exit line and the record. */
+  weak?: string[];
 }
 
 export async function runFinalGate(input: GateInput): Promise<GateResult> {
@@ -72,8 +77,9 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
   if (session.violation) overturnAtGate(session, prd, verdicts, blocks, session.violation, input);
   const rejection = planGateRejection(prd, verdicts, session.violation ? 'runner files changed by the checks' : undefined);
   if (!rejection) {
-    await recordVerdicts(input, commit, verdicts);
-    return { passed: true, interrupted: false, commit, verdicts, prd, runnerCommit: null };
+    const weak = verdicts.filter((v) => v.status === 'verified' && input.weak?.has(v.id)).map((v) => v.id).sort();
+    await recordVerdicts(input, commit, verdicts, weak);
+    return { passed: true, interrupted: false, commit, verdicts, prd, runnerCommit: null, ...(weak.length ? { weak } : {}) };
   }
   const list = rejection.ids.join(', ');
   guardWrite(input.progressPath, input.repoRoot, () => appendFileSync(input.progressPath, blocks.join('')), `the final gate rejected ${list} but the note for the next iteration could not be written`);
@@ -100,7 +106,7 @@ async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateI
     record('verified');
     return { verdict: { id, status: 'verified' } };
   }
-  const reason = renderGateReason({ commit: s.commit, why: run.why, pinnedChanges: run.pinnedChanges, pinCommit: input.pins?.commit ?? '', verifiedAt: input.verifiedAt.get(id) });
+  const reason = renderGateReason({ commit: s.commit, why: run.why, pinnedChanges: run.pinnedChanges, pinCommit: input.pins?.commit ?? '', verifiedAt: input.verifiedAt.get(id), owner: planPinOwnerHint(id, showPath(input.repoRoot, input.prdPath), input.loopId, input.iteration) });
   record('rejected', reason);
   input.log('warn', `${id} rejected by the final gate: ${run.why}`);
   return { verdict: { id, status: 'rejected', reason }, block: renderRejectionBlock({ time: new Date(), iteration: input.iteration, storyId: id, title: story.title, commit: s.commit, reason, check: run.check }) };
@@ -123,7 +129,7 @@ function overturnAtGate(s: CheckSession, prd: Prd, verdicts: StoryVerdict[], blo
  * The verdict record status and the dashboard trust (SPEC §6): a note on the final commit, under refs/notes/ralphkit.
  * Best effort: a failure is reported, and the loop's exit code (already true in git and the plan) stands.
  */
-async function recordVerdicts(input: GateInput, commit: string | null, verdicts: StoryVerdict[]): Promise<void> {
+async function recordVerdicts(input: GateInput, commit: string | null, verdicts: StoryVerdict[], weak: string[]): Promise<void> {
   if (!commit) return;
   const key = input.verdictKey;
   if (!key) {
@@ -131,7 +137,7 @@ async function recordVerdicts(input: GateInput, commit: string | null, verdicts:
     return;
   }
   const reviews = verdicts.flatMap((v) => (v.status !== 'rejected' && input.shipped.has(v.id) ? [[v.id, input.shipped.get(v.id)!] as const] : []));
-  const record: VerdictRecord = { ralphkit: 1, loop: input.loopId, commit, pins: input.pins?.commit ?? null, time: new Date().toISOString(), stories: Object.fromEntries(verdicts.map((v) => [v.id, v.status])), ...(reviews.length ? { reviews: Object.fromEntries(reviews) } : {}) };
+  const record: VerdictRecord = { ralphkit: 1, loop: input.loopId, commit, pins: input.pins?.commit ?? null, time: new Date().toISOString(), stories: Object.fromEntries(verdicts.map((v) => [v.id, v.status])), ...(reviews.length ? { reviews: Object.fromEntries(reviews) } : {}), ...(weak.length ? { weak } : {}) };
   try {
     await writeVerdictNote(input.topLevel, commit, renderRecord(record, key));
   } catch (err) {

@@ -2,7 +2,7 @@
 // rejected, and the plan and commit message that undo the rejected claims. final-gate.ts runs the checks and writes.
 import type { Prd } from '../../prd/types.js';
 import type { StoryVerdict } from '../types.js';
-import { applyRunnerNote, renderPinnedChanges } from './report.js';
+import { applyRunnerNote, renderPinnedChanges, type PinOwnerHint } from './report.js';
 
 export interface GateFailure {
   /** The commit the gate checked (null: the branch has none). */
@@ -15,11 +15,13 @@ export interface GateFailure {
   pinCommit: string;
   /** The commit the story's claim was verified at in this run, if it was. */
   verifiedAt?: string;
+  /** Who may allow the story to change the pinned files (report.ts). */
+  owner?: PinOwnerHint;
 }
 
 /** The reason the final gate gives for rejecting a story: where it failed, the pinned changes, and since when it broke. */
 export function renderGateReason(f: GateFailure): string {
-  const pinned = f.pinnedChanges.length ? ` (${renderPinnedChanges(f.pinnedChanges, f.pinCommit)})` : '';
+  const pinned = f.pinnedChanges.length ? ` (${renderPinnedChanges(f.pinnedChanges, f.pinCommit, f.owner)})` : '';
   const since = f.verifiedAt;
   const range = since && f.commit && since !== f.commit ? `; it passed at ${short(since)}, so a commit since broke it (git log --oneline ${short(since)}..${short(f.commit)})` : '';
   return `the final gate at ${f.commit ? short(f.commit) : '(no commit)'}: ${f.why}${pinned}${range}`;

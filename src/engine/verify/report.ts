@@ -4,6 +4,7 @@ import type { CheckResult } from './checks.js';
 import { activeStories } from '../../prd/skip.js';
 import type { Prd } from '../../prd/types.js';
 import { formatDuration } from '../core/duration.js';
+import { renderResumeCommand } from '../core/exits.js';
 import { stripAnsi } from '../../util/ansi.js';
 
 /** Runner-written lines in a story's notes start with this; the agent's own lines are kept as they are. */
@@ -58,10 +59,31 @@ export function renderOutOfOrder(unmet: string[]): string {
   return `out of order: it depends on ${list}, which ${unmet.length === 1 ? 'does' : 'do'} not pass yet; finish ${unmet.length === 1 ? 'that story' : 'those stories'} first, then claim this one again`;
 }
 
-/** The words for pinned files a commit changed: the check used the plan commit's versions instead. */
-export function renderPinnedChanges(changed: readonly string[], pinCommit: string): string {
+/** Who may allow a story to change pinned files, and how: the story, the plan's path, the command that resumes. */
+export interface PinOwnerHint {
+  story: string;
+  plan: string;
+  resume: string;
+}
+
+/** The hint for a claim judged in `iteration` of loop `loop`: the resume takes the edited plan and has iterations left. */
+export function planPinOwnerHint(story: string, plan: string, loop: string, iteration: number): PinOwnerHint {
+  return { story, plan, resume: `${renderResumeCommand(loop, Math.max(1, iteration))} --accept-plan-edits` };
+}
+
+/**
+ * The words for pinned files a commit changed: the check used the plan commit's versions instead. A story meant to
+ * change them needs them in its `mayChange`, which only the plan's owner can add (the agent's edit of it is undone),
+ * so the words say what to edit and the command that continues the loop with the edited plan.
+ */
+export function renderPinnedChanges(changed: readonly string[], pinCommit: string, owner?: PinOwnerHint): string {
+  const one = changed.length === 1;
   const shown = changed.slice(0, 10).join(', ') + (changed.length > 10 ? `, and ${changed.length - 10} more` : '');
-  return `the agent changed pinned test input${changed.length === 1 ? '' : 's'} ${shown}: the checks ran with the version${changed.length === 1 ? '' : 's'} from the plan commit ${pinCommit.slice(0, 7)} (a story meant to change ${changed.length === 1 ? 'it' : 'them'} lists ${changed.length === 1 ? 'it' : 'them'} in its "mayChange")`;
+  const them = one ? 'it' : 'them';
+  const allow = owner
+    ? `if ${owner.story} is meant to change ${them}, that is the owner's to allow (the agent's own edit of "mayChange" is undone): add ${one ? JSON.stringify(changed[0]) : them} to ${owner.story}'s "mayChange" in ${owner.plan}, commit, and continue with ${owner.resume}`
+    : `a story meant to change ${them} lists ${them} in its "mayChange", which the plan's owner adds`;
+  return `the agent changed pinned test input${one ? '' : 's'} ${shown}: the checks ran with the version${one ? '' : 's'} from the plan commit ${pinCommit.slice(0, 7)} (${allow})`;
 }
 
 /** progress.txt block for a claim verified while the agent had changed pinned files, so the owner reviews them. */

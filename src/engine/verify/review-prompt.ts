@@ -27,10 +27,20 @@ export interface ReviewPromptInput {
   /** The diff's full length when it was longer than what `diff` holds. */
   diffCutFrom?: number;
   checks: ReviewedCheck[];
+  /** Agent instruction and configuration files of the commit that are not in the reviewer's clone. */
+  removed?: string[];
 }
 
 export function renderReviewPrompt(p: ReviewPromptInput): string {
-  return [p.instructions.trimEnd(), '', ...renderStory(p.story), '', ...renderChecks(p.checks, p.commit), '', ...renderDiff(p), ''].join('\n');
+  return [p.instructions.trimEnd(), '', ...renderStory(p.story), '', ...renderChecks(p.checks, p.commit), '', ...renderRemoved(p.removed ?? []), ...renderDiff(p), ''].join('\n');
+}
+
+/** The clone's missing files, said, so that the reviewer does not take their absence for the agent's doing. */
+function renderRemoved(removed: string[]): string[] {
+  if (!removed.length) return [];
+  const shown = removed.slice(0, 20).map((p) => `\`${p}\``).join(', ');
+  const more = removed.length > 20 ? ` and ${removed.length - 20} more` : '';
+  return [`# Not in your folder`, `Agent instruction and configuration files are removed from your copy of the commit (${shown}${more}): they were written for, or by, the implementing agent. Their changes, if any, are in the diff below.`, ''];
 }
 
 function renderStory(s: Story): string[] {

@@ -1,7 +1,7 @@
 // The review gate (SPEC §11): once a claim has passed its checks, a reviewer with a fresh context reads the story,
 // the diff of the work and the check results, in a throwaway clone of the claimed commit, and answers SHIP or
 // REVISE. Anything but exactly one SHIP rejects the claim; the repository is put back whatever the reviewer did.
-import { lstatSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Story } from '../../prd/types.js';
 import type { CheckSandbox, ReviewSetup, ShippedReview, VerifyOptions } from '../types.js';
@@ -11,8 +11,9 @@ import { planAgentEnv } from '../agents/env.js';
 import { runAgentOnce } from '../agents/run.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { isAncestor, readFileAt, runGit } from '../git/git.js';
-import { createCheckout, removeCheckout } from './checkout.js';
+import { createCheckout, readTreeFiles, removeCheckout } from './checkout.js';
 import { makeTempFolder } from '../store/temp-folders.js';
+import { planInstructionPaths, prepareReviewerHome, removeInstructionFiles } from './review-home.js';
 import { readReviewAnswer, renderReasonsLine, renderReviewPrompt, REVIEW_DIFF_MAX, type ReviewedCheck } from './review-prompt.js';
 import { restoreRepo, snapshotRepo } from './review-guard.js';
 import type { CheckSession, StoryRun } from './session.js';
@@ -64,9 +65,11 @@ async function runReviewer(s: CheckSession, setup: ReviewSetup, story: Story, co
   const instructions = await readFileAt(s.top, input.pins?.commit ?? commit, setup.instructionsPath);
   const base = setup.base && setup.base !== commit && (await isAncestor(s.top, setup.base, commit)) ? setup.base : (input.pins?.commit ?? null);
   if (instructions === null) return { verdict: 'invalid', base, reason: `${setup.instructionsPath} is not in the plan commit; add it (${ralphkitCommand('install')}), commit it, and start a new loop` };
-  const prompt = renderReviewPrompt({ instructions, story, base, commit, checks, ...(await readDiff(s.top, base, commit)) });
+  // The agent's instruction files are not the reviewer's: removed from its clone, and named to it (the diff shows them).
+  const removed = planInstructionPaths(await readTreeFiles(s.top, commit));
+  const prompt = renderReviewPrompt({ instructions, story, base, commit, checks, removed, ...(await readDiff(s.top, base, commit)) });
   input.log('info', `${story.id}: asking the reviewer (${setup.agentCmd ?? setup.agent}) about ${base ? `${base.slice(0, 7)}..` : ''}${commit.slice(0, 7)}`);
-  const result = await runWithRetries(s.top, setup, story, commit, prompt, input);
+  const result = await runWithRetries(s.top, setup, story, { commit, removed }, prompt, input);
   if (result === 'interrupted') return result;
   if ('changed' in result) return { verdict: 'invalid', base, reason: `the reviewer changed the repository (${result.changed.slice(0, 10).join(', ')}); put back as it was` };
   const failed = renderReviewerFailure(result, setup.timeoutMs);
@@ -80,9 +83,9 @@ async function runReviewer(s: CheckSession, setup: ReviewSetup, story: Story, co
 }
 
 /** The loop's rule for transient failures (core/retries.ts): up to 3 more runs, each in a fresh clone, waiting 10s, 20s, 40s. */
-async function runWithRetries(top: string, setup: ReviewSetup, story: Story, commit: string, prompt: string, input: VerifyOptions): Promise<Awaited<ReturnType<typeof runIsolated>>> {
+async function runWithRetries(top: string, setup: ReviewSetup, story: Story, clone: CloneSpec, prompt: string, input: VerifyOptions): Promise<Awaited<ReturnType<typeof runIsolated>>> {
   for (let retry = 0; ; retry++) {
-    const result = await runIsolated(top, setup, story, commit, prompt, input);
+    const result = await runIsolated(top, setup, story, clone, prompt, input);
     const reason = result !== 'interrupted' && !('changed' in result) ? transientReason(result) : null;
     if (!reason || retry >= MAX_TRANSIENT_RETRIES) {
       // Only the run whose answer is used counts for the unpriced rule, as the agent's last attempt does.
@@ -96,13 +99,24 @@ async function runWithRetries(top: string, setup: ReviewSetup, story: Story, com
   }
 }
 
-/** The reviewer in a fresh clone of `commit`, with the agent's environment; the repository put back afterwards. */
-async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit: string, prompt: string, input: VerifyOptions): Promise<AgentResult | { changed: string[]; costUsd?: number } | 'interrupted'> {
+/** The claimed commit, and the instruction files its clone loses. */
+interface CloneSpec {
+  commit: string;
+  removed: string[];
+}
+
+/**
+ * The reviewer in a fresh clone of `commit` without the agent's instruction files, with the agent's environment and
+ * (Claude Code, Codex) a configuration folder of its own; the repository put back afterwards.
+ */
+async function runIsolated(top: string, setup: ReviewSetup, story: Story, { commit, removed }: CloneSpec, prompt: string, input: VerifyOptions): Promise<AgentResult | { changed: string[]; costUsd?: number } | 'interrupted'> {
   const checkout = await createCheckout(top, commit, null);
-  removeAgentConfig(checkout.dir);
+  removeInstructionFiles(checkout.dir, removed);
+  // A --review-cmd is the user's own command: what it reads is its business.
+  const home = setup.login && !setup.agentCmd ? prepareReviewerHome(setup.login) : null;
   const snap = await snapshotRepo(top, [input.prdPath, input.progressPath]);
   const name = `iteration-${input.iteration}.review-${story.id.replace(/[^\w.-]/g, '_')}`;
-  const extra: Record<string, string> = { RALPH_REVIEW: '1', RALPH_LOOP_ID: input.loopId, RALPH_ITERATION: String(input.iteration), RALPH_STORY_ID: story.id, ...(setup.model ? { RALPH_REVIEW_MODEL: setup.model } : {}) };
+  const extra: Record<string, string> = { ...home?.env, RALPH_REVIEW: '1', RALPH_LOOP_ID: input.loopId, RALPH_ITERATION: String(input.iteration), RALPH_STORY_ID: story.id, ...(setup.model ? { RALPH_REVIEW_MODEL: setup.model } : {}) };
   const { env, token } = planAgentEnv(setup.env, extra);
   // Codex's answer file in a fresh private folder, not at a name under ralph/.runs/ anything could write to first.
   const answerDir = makeTempFolder('ralph-review');
@@ -111,7 +125,7 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
   let result: AgentResult;
   let changed: string[] = [];
   try {
-    result = await runAgentOnce({ plan: sandboxed(plan, input.sandbox, checkout.dir, answerDir), cwd: checkout.dir, env, timeoutMs: setup.timeoutMs, signal: input.signal ?? new AbortController().signal, logFile: path.join(setup.runDir, `${name}.log`), onTool: (text) => input.log('info', `${story.id} review: ${text}`) });
+    result = await runAgentOnce({ plan: sandboxed(plan, input.sandbox, checkout.dir, [answerDir, ...(home ? [home.dir] : [])]), cwd: checkout.dir, env, timeoutMs: setup.timeoutMs, signal: input.signal ?? new AbortController().signal, logFile: path.join(setup.runDir, `${name}.log`), onTool: (text) => input.log('info', `${story.id} review: ${text}`) });
     // Every priced run counts against --max-cost, whatever it answered: it was paid for.
     if (result.costUsd !== undefined) setup.spend(result.costUsd);
   } catch (err) {
@@ -121,6 +135,7 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
     if (stopped.length) input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the reviewer left running`);
     removeCheckout(checkout.dir);
     rmSync(answerDir, { recursive: true, force: true });
+    home?.remove();
     // Only once nothing the reviewer started is left to write again; git's configuration and hooks before any git
     // command of the restore reads them.
     const violation = input.guardTrusted?.('the reviewer');
@@ -131,36 +146,12 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, commit
 }
 
 /**
- * With --sandbox the reviewer runs under bubblewrap as the checks do: only its clone, its private answer folder and
- * HOME writable; the repository, the global git configuration read-only; the verdict key hidden; --no-network applies.
+ * With --sandbox the reviewer runs under bubblewrap as the checks do: only its clone, its private answer and
+ * configuration folders and HOME writable; the repository, the global git configuration read-only; the verdict key hidden; --no-network applies.
  */
-function sandboxed(plan: AgentPlan, sb: CheckSandbox | undefined, clone: string, answerDir: string): AgentPlan {
+function sandboxed(plan: AgentPlan, sb: CheckSandbox | undefined, clone: string, scratch: string[]): AgentPlan {
   if (!sb) return plan;
-  return { ...plan, ...planSandboxCommand({ bwrap: sb.bwrap, file: plan.file, args: plan.args, repoRoot: clone, gitDir: path.join(clone, '.git'), readOnly: sb.readOnly, scratch: [answerDir], network: sb.network, home: sb.home, hidden: sb.hidden }) };
-}
-
-/**
- * Files an agent CLI runs or connects to on its own when it starts in a folder (Claude's hooks, MCP servers, Codex's
- * and Gemini's project settings): the agent committed them, and the reviewer runs with its permission prompts off.
- * The diff still shows them to the reviewer.
- */
-const AGENT_CONFIG = ['.claude/settings.json', '.claude/settings.local.json', '.mcp.json', '.codex', '.gemini'];
-
-function removeAgentConfig(dir: string): void {
-  for (const name of AGENT_CONFIG) {
-    // A committed `.claude` that is a symbolic link goes itself: what it points to is not the clone's to delete.
-    const parent = name.includes('/') ? path.join(dir, path.dirname(name)) : null;
-    if (parent && isSymlink(parent)) rmSync(parent, { force: true });
-    else rmSync(path.join(dir, name), { recursive: true, force: true });
-  }
-}
-
-function isSymlink(file: string): boolean {
-  try {
-    return lstatSync(file).isSymbolicLink();
-  } catch {
-    return false;
-  }
+  return { ...plan, ...planSandboxCommand({ bwrap: sb.bwrap, file: plan.file, args: plan.args, repoRoot: clone, gitDir: path.join(clone, '.git'), readOnly: sb.readOnly, scratch, network: sb.network, home: sb.home, hidden: sb.hidden }) };
 }
 
 /** A --review-cmd the shell cannot run ends the loop (agents/failure.ts), in the reviewer's words. */

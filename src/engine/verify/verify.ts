@@ -14,11 +14,12 @@ import { tryCommitRunnerFiles, readDirtyPaths, headSha, readTopLevel } from '../
 import { CheckSession } from './session.js';
 import { reviewClaim } from './review.js';
 import { fingerprintFiles, sameFingerprint } from '../git/fingerprint.js';
-import { applyRunnerNote, hasRunnerNote, renderOutOfOrder, renderPinnedBlock, renderPinnedChanges, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './report.js';
+import { applyRunnerNote, hasRunnerNote, planPinOwnerHint, renderOutOfOrder, renderPinnedBlock, renderPinnedChanges, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './report.js';
 import type { CheckResult } from './checks.js';
 import { LoopExit, LOOP_EXIT, guardWrite } from '../errors.js';
 import { recordCheckLeftovers } from '../store/check-leftovers.js';
 import { loopCommand } from '../../util/invocation.js';
+import { showPath } from '../../util/repo-path.js';
 
 export interface VerifyOutcome extends VerifyResult {
   /**
@@ -142,7 +143,7 @@ async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[]
   if (unmet.length) return reject(renderOutOfOrder(unmet));
   const run = await s.runStory(prd, story);
   if (run.outcome === 'interrupted') throw new Interrupted();
-  const changes = run.outcome !== 'no-checks' && run.pinnedChanges.length ? renderPinnedChanges(run.pinnedChanges, input.pins?.commit ?? '') : '';
+  const changes = run.outcome !== 'no-checks' && run.pinnedChanges.length ? renderPinnedChanges(run.pinnedChanges, input.pins?.commit ?? '', planPinOwnerHint(id, showPath(input.repoRoot, input.prdPath), input.loopId, input.iteration)) : '';
   if (changes) {
     pinned = `; ${changes}`;
     input.log('warn', `${id}: ${changes}`);

@@ -7,7 +7,7 @@
 import type { Prd } from '../../prd/types.js';
 import type { Pins, VerifyInput } from '../types.js';
 import { runCheck } from './checks.js';
-import { appendLedger, type ProbeLine } from '../store/ledger.js';
+import { appendLedger, readLedger, summariseLedger, type ProbeLine } from '../store/ledger.js';
 import { createCheckout, removeCheckout } from './checkout.js';
 import { ChecksEnv, planCheckWrap } from './session.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
@@ -70,4 +70,16 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
 /** A plan-level check that fails before any work: why it may block every story, and what to do. */
 export function renderFailingPlanCheck(command: string, commit: string, exitCode: number | null): string {
   return `the plan-level check \`${command}\` already fails on the plan commit ${commit.slice(0, 7)}, before any work (exit ${exitCode ?? 'by a signal'}); every claim must pass it, so if it fails for the stories not done yet (their tests written first), no story can be accepted before the last one. Move it to the last story's checks, and give each story a check that runs only its own test (ralph/prd.json "checks" of each story); or, if the project fails it already, fix that first`;
+}
+
+/**
+ * The stories a resumed loop's probe named weak, from its ledger lines. The ledger is output (under --sandbox the agent
+ * cannot write it; without, it could take a story off this list): only the words of the exit line and the record.
+ */
+export function readWeakStories(ledgerFile: string): string[] {
+  try {
+    return summariseLedger(readLedger(ledgerFile)).weak;
+  } catch {
+    return [];
+  }
 }

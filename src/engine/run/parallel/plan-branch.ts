@@ -99,7 +99,7 @@ export class PlanBranch {
         const files = attempt.files.length ? ` in ${attempt.files.slice(0, 10).join(', ')}` : `: ${attempt.message}`;
         return this.sendBackLocked(entry.story, `its branch does not merge onto ${this.run.branch} at ${this.tip.slice(0, 7)} (conflict${files})`, fromBranch);
       }
-      const gate = await runFinalGate({ ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal), prd: next, verifiedAt: this.trust.verifiedAt, shipped: this.trust.shipped, verdictKey: this.trust.verdictKey, onlyPassing: true, label: `merge queue: ${entry.story} merged; the checks of every merged story` });
+      const gate = await runFinalGate({ ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal), prd: next, verifiedAt: this.trust.verifiedAt, shipped: this.trust.shipped, verdictKey: this.trust.verdictKey, weak: this.trust.weak, onlyPassing: true, label: `merge queue: ${entry.story} merged; the checks of every merged story` });
       if (gate.interrupted) {
         await abandonMerge(this.tree, this.run.branch, this.tip);
         return { kind: 'interrupted' };

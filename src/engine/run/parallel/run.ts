@@ -275,7 +275,7 @@ class Coordinator {
       if (this.quietMerge && last && last.commit === this.branch.tip && active.every((id) => last.judged.includes(id))) return new LoopExit(LOOP_EXIT.complete, renderAllPass(this.branch.plan));
       const gate = await finalGate(this.run, this.state, this.input.trust, this.state.iteration, this.signal);
       if (gate.interrupted) return INTERRUPTED();
-      if (gate.passed) return new LoopExit(LOOP_EXIT.complete, renderAllPass(gate.prd));
+      if (gate.passed) return new LoopExit(LOOP_EXIT.complete, renderAllPass(gate.prd, gate.weak));
       // The final gate set the broken stories back (and committed that on the plan branch): they go round again.
       this.branch.tip = (await headSha(this.run.paths.repoRoot)) as string;
       this.branch.plan = gate.prd;

@@ -80,7 +80,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
   const emit: RunContext['emit'] = (e) => run.emit({ ...e, worker });
   const wrun: RunContext = { ...run, paths, branch, emit, worktree: { path: root, branch }, siblingBranches: [run.branch, `${run.branch}--*`] };
   const guard = workerGuard(await snapshotRunnerFiles(root), input.trust.guard);
-  const wtrust: RunTrust = { topLevel: realpathSync(root), baseline: input.planText, pins: input.trust.pins, guard, verifiedAt: new Map(), shipped: new Map(), verdictKey: input.trust.verdictKey, gitDir: guard.gitDir, anchored: input.trust.anchored, checkBase: input.trust.checkBase };
+  const wtrust: RunTrust = { topLevel: realpathSync(root), baseline: input.planText, pins: input.trust.pins, guard, verifiedAt: new Map(), shipped: new Map(), weak: input.trust.weak, verdictKey: input.trust.verdictKey, gitDir: guard.gitDir, anchored: input.trust.anchored, checkBase: input.trust.checkBase };
   const signal = input.controller.signal;
   const base = buildDeps(wrun, state, input.budget, input.controller, wtrust);
   const deps: LoopDeps = { ...base, runAgent: (it, s) => runAgent(wrun, state, wtrust, it, s, { story: { id: story.id, title: story.title, workers: input.workers, branch, planBranch: run.branch }, onPid: input.onPid }) };

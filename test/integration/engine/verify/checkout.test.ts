@@ -108,6 +108,8 @@ describe('pinned tests', () => {
     expect(res.verdicts[0].reason).toMatch(new RegExp(`check \`sh ${TEST}\` exited 1; the agent changed pinned test input ${TEST}: the checks ran with the version from the plan commit ${pins.commit.slice(0, 7)}`));
     expect(readPrd(r).userStories[0].notes).toContain('pinned test input test/one.test.sh');
     expect(readFileSync(r.progressPath, 'utf8')).toContain('pinned test input test/one.test.sh');
+    // The agent cannot allow it (its edit of "mayChange" is undone): the owner is told what to edit and how to go on.
+    expect(res.verdicts[0].reason).toMatch(/\(if US-1 is meant to change it, that is the owner's to allow \(the agent's own edit of "mayChange" is undone\): add "test\/one\.test\.sh" to US-1's "mayChange" in ralph\/prd\.json, commit, and continue with \.\/ralph\/ralph\.sh --resume \S+ \d+ --accept-plan-edits\)$/);
     expect(readFileSync(path.join(r.dir, TEST), 'utf8')).toBe('true\n'); // the agent's commit is left as it is
   });
 

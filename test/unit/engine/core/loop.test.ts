@@ -211,4 +211,10 @@ describe('renderAllPass', () => {
   ])('%s', (_name, prd, expected) => {
     expect(renderAllPass(prd)).toBe(expected);
   });
+
+  it('names the stories verified only by weak checks', () => {
+    const prd: Prd = { branchName: 'b', userStories: [story('A', ['x']), story('B', ['y']), story('C', ['z'])] };
+    expect(renderAllPass(prd, ['A'])).toBe('all stories pass under verification; A verified (weak check): its check passed on the plan commit before any work, so read that story yourself');
+    expect(renderAllPass(prd, ['A', 'C'])).toBe('all stories pass under verification; A, C verified (weak check): their checks passed on the plan commit before any work, so read those stories yourself');
+  });
 });

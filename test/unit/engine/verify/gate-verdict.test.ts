@@ -29,7 +29,7 @@ describe('renderGateReason', () => {
 
   it('pinned files the commit changed are named in parentheses, with the plan commit', () => {
     const r = reason({ pinnedChanges: ['test/a.test.js'], verifiedAt: EARLIER });
-    expect(r).toBe('the final gate at aaaaaaa: check `npm test` failed (exit 1) (the agent changed pinned test input test/a.test.js: the checks ran with the version from the plan commit ccccccc (a story meant to change it lists it in its "mayChange")); it passed at bbbbbbb, so a commit since broke it (git log --oneline bbbbbbb..aaaaaaa)');
+    expect(r).toBe('the final gate at aaaaaaa: check `npm test` failed (exit 1) (the agent changed pinned test input test/a.test.js: the checks ran with the version from the plan commit ccccccc (a story meant to change it lists it in its "mayChange", which the plan\'s owner adds)); it passed at bbbbbbb, so a commit since broke it (git log --oneline bbbbbbb..aaaaaaa)');
   });
 });
 
