@@ -70,6 +70,19 @@ export function runGit(cwd: string, args: string[], options: GitOptions = {}): P
   });
 }
 
+/** runGit for output that is bytes, not text (`cat-file --batch`): its stdout as a Buffer, or an Error with git's message. */
+export function gitBytes(cwd: string, args: string[], input: string): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const exec = { cwd, encoding: 'buffer' as const, maxBuffer: 1024 * 1024 * 1024, timeout: GIT_TIMEOUT_MS, env: hardenedGitEnv(process.env) };
+    const child = execFile(gitProgram(), hardenedArgs(args), exec, (err, stdout, stderr) => {
+      if (err) reject(new Error(`git ${args.join(' ')} failed: ${stderr.toString('utf8').trim() || err.message}`));
+      else resolve(stdout);
+    });
+    child.stdin?.on('error', () => {});
+    child.stdin?.end(input);
+  });
+}
+
 /** runGit for a command that must succeed: its stdout, or an Error with git's own message. */
 export async function gitOk(cwd: string, args: string[], input?: string): Promise<string> {
   const r = await runGit(cwd, args, { input });

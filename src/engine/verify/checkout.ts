@@ -2,54 +2,17 @@
 // claimed commit in a temp folder: its own empty configuration and no hooks (the repository's are the agent's to
 // write), no index bits such as skip-worktree, nothing ignored or excluded carried over, and the pinned files put
 // back as they were at the plan commit.
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { lstatSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import type { Prd } from '../../prd/types.js';
 import type { Pins } from '../types.js';
 import { gitOk } from '../git/git.js';
-import { allChecks, applyScriptPins, applySectionPin, matchAbsent, PINNED_SECTIONS, planPinnedPaths, planScriptNames, readRunnerKeys, readScripts, readSection } from './pins.js';
+import { applyScriptPins, applySectionPin, matchAbsent } from './pins.js';
+import { readCheckoutIndex, refuseLinksOut, refuseRewrittenObjects, refuseUnsealedPins, removeFile, writeHeldPins } from './pin-apply.js';
 import { globToRegExp } from './glob.js';
 import { readTextOrNull } from '../../util/read.js';
 
 export type { Pins };
-
-/** Every file committed at `commit`. */
-export async function readTreeFiles(top: string, commit: string): Promise<string[]> {
-  return (await gitOk(top, ['ls-tree', '-r', '-z', '--name-only', '--full-tree', commit])).split('\0').filter(Boolean);
-}
-
-/** The pins of `prd` at `commit` (whose files are `files`); reads the package.json files whose scripts checks run. */
-export async function readPins(top: string, commit: string, prd: Prd, files: readonly string[]): Promise<Pins> {
-  const paths = planPinnedPaths(files, prd);
-  const read = async (file: string) => (files.includes(file) ? gitOk(top, ['cat-file', 'blob', `${commit}:${file}`]) : null);
-  const byDir = new Map<string, string[]>();
-  for (const { dir, name } of allChecks(prd).flatMap(planScriptNames)) byDir.set(dir, [...(byDir.get(dir) ?? []), name]);
-  // The root manifest's runner keys are pinned even when no check runs a script (`npx jest` reads them too).
-  if (files.includes('package.json') && !byDir.has('')) byDir.set('', []);
-  const manifests: Pins['manifests'] = [];
-  for (const [dir, names] of byDir) {
-    const file = dir ? `${dir}/package.json` : 'package.json';
-    if (paths.includes(file) || !files.includes(file)) continue;
-    const text = await read(file);
-    const defined = readScripts(text, names);
-    // A script the plan commit does not define may be the story's to add; only npm's pre/post hooks around a
-    // defined script are pinned as absent, since they could rewrite the tests right before they run.
-    const scripts = Object.fromEntries(Object.entries(defined).filter(([name, v]) => v !== null || isHookOf(name, defined)));
-    manifests.push({ file, scripts, keys: readRunnerKeys(text) });
-  }
-  const sections: Pins['sections'] = [];
-  for (const { file, header } of PINNED_SECTIONS) {
-    if (paths.includes(file)) continue;
-    sections.push({ file, header, text: readSection(await read(file), header) });
-  }
-  return { commit, paths, manifests, sections, absent: prd.protectDefaults !== false };
-}
-
-function isHookOf(name: string, defined: Record<string, string | null>): boolean {
-  const m = /^(pre|post)(.+)$/.exec(name);
-  return m !== null && typeof defined[m[2]] === 'string';
-}
 
 export interface Checkout {
   dir: string;
@@ -58,20 +21,27 @@ export interface Checkout {
   gitConfig: Buffer;
   /** Pinned files (and `package.json scripts.<name>`) the commit changed; the checkout has the pinned versions. */
   pinnedChanges: string[];
+  /** The claimed commit's files, as checked out (before setup could touch the index). */
+  tracked: string[];
 }
 
 /**
- * A fresh checkout of `commit` with `pins` applied, except the paths the globs `mayChange` match (the story's own).
- * Throws with git's message when the clone or checkout fails.
+ * A fresh checkout of `commit` with `pins` applied from the runner's own copy of their bytes, except the paths the
+ * globs `mayChange` match (the story's own). `sealed` (every verification checkout): a committed link out of the
+ * checkout, or an object that is not what its id says, throws SealBroken. Throws with git's message when the clone or
+ * checkout fails.
  */
-export async function createCheckout(top: string, commit: string, pins: Pins | null, mayChange: readonly string[] = []): Promise<Checkout> {
+export async function createCheckout(top: string, commit: string, pins: Pins | null, mayChange: readonly string[] = [], sealed = false): Promise<Checkout> {
   const dir = mkdtempSync(path.join(tmpdir(), 'ralph-verify-'));
   try {
     // --shared borrows the objects (no copy); --template= leaves hooks and info/exclude out of the new repository.
     await gitOk(top, ['clone', '--quiet', '--shared', '--no-checkout', '--template=', top, dir]);
     await gitOk(dir, ['checkout', '--quiet', '--detach', commit, '--']);
-    const pinnedChanges = pins && pins.commit !== commit ? await applyPins(dir, commit, pins, matcher(mayChange)) : [];
-    return { dir, commit, pinnedChanges, gitConfig: readFileSync(path.join(dir, '.git', 'config')) };
+    const index = await readCheckoutIndex(dir);
+    const tracked = [...index.keys()];
+    if (sealed) refuseLinksOut(dir, commit, tracked, pins);
+    const pinnedChanges = pins ? await applyPins(dir, commit, index, pins, matcher(mayChange)) : [];
+    return { dir, commit, pinnedChanges, tracked, gitConfig: readFileSync(path.join(dir, '.git', 'config')) };
   } catch (err) {
     removeCheckout(dir);
     throw err;
@@ -80,16 +50,16 @@ export async function createCheckout(top: string, commit: string, pins: Pins | n
 
 /**
  * Puts the pinned files back once more, after `setup`: an install script (`postinstall`, `prepare`) is the agent's
- * code too, and could rewrite a pinned test between the checkout and the checks. What setup adds (node_modules) stays.
- * Returns what had to be put back.
+ * code too, and could rewrite a pinned test, or put a link out of the checkout where a committed file was, between the
+ * checkout and the checks. What setup adds (node_modules) stays. Returns what had to be put back; throws SealBroken.
  */
 export async function reapplyPins(checkout: Checkout, pins: Pins | null, mayChange: readonly string[] = []): Promise<string[]> {
-  if (!pins || pins.commit === checkout.commit) return [];
   resetCheckoutGit(checkout);
+  refuseLinksOut(checkout.dir, checkout.commit, [...checkout.tracked, ...(pins?.held.keys() ?? [])], pins, ' after setup');
+  if (!pins) return [];
   const allowed = matcher(mayChange);
-  const pinned = new Set(pins.paths.filter((p) => !allowed(p)));
-  const changed = (await gitOk(checkout.dir, ['diff', '--name-only', '--no-renames', '--no-ext-diff', '--no-textconv', '-z', pins.commit, '--'])).split('\0').filter((p) => pinned.has(p));
-  if (changed.length) await gitOk(checkout.dir, ['--literal-pathspecs', 'checkout', pins.commit, '--pathspec-from-file=-', '--pathspec-file-nul'], changed.join('\0'));
+  const changed = writeHeldPins(checkout.dir, pins, allowed);
+  refuseUnsealedPins(checkout.dir, pins, allowed);
   return [...changed, ...pinManifests(checkout.dir, pins, allowed)];
 }
 
@@ -109,21 +79,19 @@ function matcher(globs: readonly string[]): (file: string) => boolean {
   return (file) => res.some((re) => re.test(file));
 }
 
-async function applyPins(dir: string, commit: string, pins: Pins, mayChange: (file: string) => boolean): Promise<string[]> {
-  const pinned = new Set(pins.paths.filter((p) => !mayChange(p)));
-  const fields = (await gitOk(dir, ['diff', '--name-status', '--no-renames', '--no-ext-diff', '--no-textconv', '-z', pins.commit, commit, '--'])).split('\0');
-  const changed: string[] = [];
-  const added: string[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const [status, file] = [fields[i], fields[i + 1]];
-    if (pinned.has(file)) changed.push(file);
-    else if (status === 'A' && !mayChange(file)) added.push(file);
-  }
-  if (changed.length) {
-    await gitOk(dir, ['--literal-pathspecs', 'checkout', pins.commit, '--pathspec-from-file=-', '--pathspec-file-nul'], changed.join('\0'));
-  }
+/**
+ * The pins into a fresh checkout of `commit` (files `index`): an object git read under a pinned id that is not the
+ * pinned content refuses the checkout; then the held bytes go in, files whose absence is pinned go, and the pinned
+ * bytes are read back and hashed. Returns the pinned files the commit changed (by id), removed and re-pinned.
+ */
+async function applyPins(dir: string, commit: string, index: ReadonlyMap<string, { mode: string; oid: string }>, pins: Pins, mayChange: (file: string) => boolean): Promise<string[]> {
+  await refuseRewrittenObjects(dir, commit, index, pins, mayChange);
+  const changed = pins.paths.filter((p) => !mayChange(p) && (index.get(p)?.oid !== pins.tree.get(p)?.oid || index.get(p)?.mode !== pins.tree.get(p)?.mode));
+  writeHeldPins(dir, pins, mayChange);
+  const added = [...index.keys()].filter((file) => !pins.tree.has(file) && !mayChange(file));
   const removed = pins.absent ? matchAbsent(added) : [];
-  for (const file of removed) rmSync(path.join(dir, file), { force: true });
+  for (const file of removed) removeFile(dir, file);
+  refuseUnsealedPins(dir, pins, mayChange);
   return [...changed, ...removed, ...pinManifests(dir, pins, mayChange)];
 }
 
@@ -132,7 +100,7 @@ function pinManifests(dir: string, pins: Pins, mayChange: (file: string) => bool
   const out: string[] = [];
   for (const m of pins.manifests) {
     if (mayChange(m.file)) continue;
-    const current = readTextOrNull(path.join(dir, m.file));
+    const current = readRegularText(dir, m.file);
     if (current === null) continue;
     const { text, changed } = applyScriptPins(current, m.scripts, m.keys);
     if (text !== null) writeFileSync(path.join(dir, m.file), text);
@@ -140,7 +108,7 @@ function pinManifests(dir: string, pins: Pins, mayChange: (file: string) => bool
   }
   for (const sec of pins.sections) {
     if (mayChange(sec.file)) continue;
-    const current = readTextOrNull(path.join(dir, sec.file));
+    const current = readRegularText(dir, sec.file);
     if (current === null) continue;
     const text = applySectionPin(current, sec.header, sec.text);
     if (text === null) continue;
@@ -148,6 +116,16 @@ function pinManifests(dir: string, pins: Pins, mayChange: (file: string) => bool
     out.push(`${sec.file} ${sec.header}`);
   }
   return out;
+}
+
+/** A regular file's text (never one read or written through a link: it could lead out of the checkout), else null. */
+function readRegularText(dir: string, file: string): string | null {
+  const abs = path.join(dir, file);
+  try {
+    return lstatSync(abs).isFile() ? readTextOrNull(abs) : null;
+  } catch {
+    return null;
+  }
 }
 
 export function removeCheckout(dir: string): void {
