@@ -59,7 +59,7 @@ function holdsPinned(dir: string, file: string, pins: Pins): boolean {
   const mode = pins.tree.get(file)!.mode;
   const bytes = pins.held.get(file)!;
   if (mode === '120000') return st.isSymbolicLink() && readlinkSync(path.join(dir, file), { encoding: 'buffer' }).equals(bytes);
-  return st.isFile() && (st.mode & 0o100) !== 0 === (mode === '100755') && readFileSync(path.join(dir, file)).equals(bytes);
+  return st.isFile() && ((st.mode & 0o100) !== 0) === (mode === '100755') && readFileSync(path.join(dir, file)).equals(bytes);
 }
 
 function readHashed(dir: string, file: string, pins: Pins): string | null {
@@ -115,13 +115,17 @@ export function removeFile(dir: string, file: string): void {
 export function findLinksOut(dir: string, paths: Iterable<string>, pins: Pins | null): string[] {
   const root = realpathSync(dir);
   const seen = new Map<string, string | null>();
+  // Folders already found to be real ones: a checkout's paths share most of theirs.
+  const folders = new Set<string>();
   for (const file of paths) {
     let at = dir;
     let rel = '';
     for (const part of file.split('/')) {
       at = path.join(at, part);
       rel = rel ? `${rel}/${part}` : part;
+      if (folders.has(rel)) continue;
       const st = lstatOrNull(at);
+      if (st?.isDirectory()) folders.add(rel);
       if (st?.isSymbolicLink() && !seen.has(rel)) seen.set(rel, leavesRoot(root, at) && !ownLink(pins, rel, at) ? readlinkSync(at) : null);
       if (!st?.isDirectory()) break;
     }

@@ -94,6 +94,18 @@ describe('object store: the pinned files come from the runner\'s copy, hashed ag
     await expect(readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), PLAN)).rejects.toThrow(ObjectMismatch);
   });
 
+  it('object store: a sha256 repository\'s pins are read through its own trees and hashed with its own hash', async () => {
+    const dir = testdir('ralphkit-sha256-');
+    git(dir, 'init', '-q', '--object-format=sha256', '-b', 'main');
+    writeFiles(dir, { ...FILES, 'test/deep/er/x.test.sh': 'true\n', 'ralph/prd.json': JSON.stringify(PLAN) });
+    git(dir, 'add', '-A');
+    git(dir, '-c', 'user.name=T', '-c', 'user.email=t@e', 'commit', '-q', '-m', 'plan');
+    const pins = await readPins(dir, git(dir, 'rev-parse', 'HEAD'), PLAN);
+    expect(pins.format).toBe('sha256');
+    expect(pins.tree.get('test/deep/er/x.test.sh')?.oid).toBe(git(dir, 'rev-parse', 'HEAD:test/deep/er/x.test.sh'));
+    expect([...pins.held].map(([f, b]) => `${f}=${b.toString()}`).sort()).toEqual(['test/check.sh=grep -q done src/code.txt\n', 'test/deep/er/x.test.sh=true\n']);
+  });
+
   it('object store: the final gate rejects a story verified earlier once its pinned test\'s object is rewritten', async () => {
     const { r, pins } = await planRepo();
     claim(r, 'US-1');
