@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { Pins } from '../types.js';
 import { gitOk } from '../git/git.js';
 import { applyScriptPins, applySectionPin, matchAbsent } from './pins.js';
-import { readCheckoutIndex, refuseLinksOut, refuseRewrittenObjects, refuseUnsealedPins, removeFile, writeHeldPins } from './pin-apply.js';
+import { readCheckoutIndex, refuseLinksOut, removeFile, sealPins } from './pin-apply.js';
 import { globToRegExp } from './glob.js';
 import { readTextOrNull } from '../../util/read.js';
 
@@ -58,8 +58,7 @@ export async function reapplyPins(checkout: Checkout, pins: Pins | null, mayChan
   refuseLinksOut(checkout.dir, checkout.commit, [...checkout.tracked, ...(pins?.held.keys() ?? [])], pins, ' after setup');
   if (!pins) return [];
   const allowed = matcher(mayChange);
-  const changed = writeHeldPins(checkout.dir, pins, allowed);
-  refuseUnsealedPins(checkout.dir, pins, allowed);
+  const changed = await sealPins(checkout.dir, checkout.commit, pins, allowed);
   return [...changed, ...pinManifests(checkout.dir, pins, allowed)];
 }
 
@@ -80,18 +79,16 @@ function matcher(globs: readonly string[]): (file: string) => boolean {
 }
 
 /**
- * The pins into a fresh checkout of `commit` (files `index`): an object git read under a pinned id that is not the
- * pinned content refuses the checkout; then the held bytes go in, files whose absence is pinned go, and the pinned
- * bytes are read back and hashed. Returns the pinned files the commit changed (by id), removed and re-pinned.
+ * The pins into a fresh checkout of `commit` (files `index`): the held bytes (an object git read under a pinned id
+ * that is not the pinned content refuses the checkout), then files whose absence is pinned go. Returns the pinned
+ * files the commit changed (by id), removed and re-pinned.
  */
 async function applyPins(dir: string, commit: string, index: ReadonlyMap<string, { mode: string; oid: string }>, pins: Pins, mayChange: (file: string) => boolean): Promise<string[]> {
-  await refuseRewrittenObjects(dir, commit, index, pins, mayChange);
+  await sealPins(dir, commit, pins, mayChange, index);
   const changed = pins.paths.filter((p) => !mayChange(p) && (index.get(p)?.oid !== pins.tree.get(p)?.oid || index.get(p)?.mode !== pins.tree.get(p)?.mode));
-  writeHeldPins(dir, pins, mayChange);
   const added = [...index.keys()].filter((file) => !pins.tree.has(file) && !mayChange(file));
   const removed = pins.absent ? matchAbsent(added) : [];
   for (const file of removed) removeFile(dir, file);
-  refuseUnsealedPins(dir, pins, mayChange);
   return [...changed, ...removed, ...pinManifests(dir, pins, mayChange)];
 }
 

@@ -3,7 +3,7 @@
 // against their ids. What git checked out under a pinned id that is not the pinned bytes means the object store was
 // rewritten; a committed link whose target lies outside the checkout would have the checks read files no commit
 // holds. Both are SealBroken: the claims checked there are rejected, saying why.
-import { chmodSync, lstatSync, mkdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
 import path from 'node:path';
 import type { Pins } from '../types.js';
 import { gitOk } from '../git/git.js';
@@ -21,36 +21,31 @@ export async function readCheckoutIndex(dir: string): Promise<Map<string, TreeEn
 }
 
 /**
- * Pinned paths the claimed commit has with the plan commit's very id, yet checked out as other bytes, whose object in
- * the store is not the pinned content: the store was rewritten under that id. Throws SealBroken naming them.
+ * The held bytes of each pinned path (but those `skip` matches) into the checkout where it does not hold them byte for
+ * byte already (bytes equal to the runner's copy hash to the pinned id: the copy was hashed when it was read); what it
+ * writes is read back and hashed. With `index` (the claimed commit's files, right after the checkout), a path git
+ * checked out under the plan commit's very id with other bytes is asked of the store first: other bytes there mean
+ * the store was rewritten under that id. Throws SealBroken; returns the paths written.
  */
-export async function refuseRewrittenObjects(dir: string, commit: string, index: ReadonlyMap<string, TreeEntry>, pins: Pins, skip: (file: string) => boolean): Promise<void> {
-  const suspects = [...pins.held].filter(([file]) => !skip(file) && index.get(file)?.oid === pins.tree.get(file)!.oid && !holdsPinned(dir, file, pins));
+export async function sealPins(dir: string, commit: string, pins: Pins, skip: (file: string) => boolean, index?: ReadonlyMap<string, TreeEntry>): Promise<string[]> {
+  const differs = [...pins.held.keys()].filter((file) => !skip(file) && !holdsPinned(dir, file, pins));
+  if (index) await refuseRewrittenObjects(dir, commit, pins, differs.filter((file) => index.get(file)?.oid === pins.tree.get(file)!.oid));
+  for (const file of differs) putFile(dir, file, pins.tree.get(file)!.mode, pins.held.get(file)!);
+  const bad = differs.filter((file) => readHashed(dir, file, pins) !== pins.tree.get(file)!.oid);
+  if (bad.length) throw new SealBroken(`the pinned files ${bad.join(', ')} in the checkout do not hash to their ids at the plan commit ${pins.commit.slice(0, 7)} after the runner wrote them; the claim is rejected`);
+  return differs;
+}
+
+/** Of `suspects`, those whose object in the store is not the pinned content: SealBroken naming them. */
+async function refuseRewrittenObjects(dir: string, commit: string, pins: Pins, suspects: readonly string[]): Promise<void> {
   if (!suspects.length) return;
-  const objects = await readObjects(dir, suspects.map(([file]) => pins.tree.get(file)!.oid));
+  const objects = await readObjects(dir, suspects.map((file) => pins.tree.get(file)!.oid));
   // Same bytes in the store: git converted them on checkout (a .gitattributes eol rule); the pinned bytes go in as they are.
-  const rewritten = suspects.filter(([file, bytes]) => !objects.get(pins.tree.get(file)!.oid)?.bytes.equals(bytes)).map(([file]) => `${file} (${pins.tree.get(file)!.oid.slice(0, 7)})`);
+  const rewritten = suspects.filter((file) => !objects.get(pins.tree.get(file)!.oid)?.bytes.equals(pins.held.get(file)!)).map((file) => `${file} (${pins.tree.get(file)!.oid.slice(0, 7)})`);
   if (!rewritten.length) return;
   throw new SealBroken(
     `the object store was rewritten: the checkout of ${commit.slice(0, 7)} read other bytes than the plan commit ${pins.commit.slice(0, 7)} committed under the same id${rewritten.length === 1 ? '' : 's'} for ${rewritten.join(', ')} (an object in .git/objects replaced in place, or a pack or alternate store of its own); the claim is rejected (\`git fsck --full\` names the damaged objects)`,
   );
-}
-
-/** Writes the held bytes of each pinned path (but those `skip` matches) where the checkout differs; returns those paths. */
-export function writeHeldPins(dir: string, pins: Pins, skip: (file: string) => boolean): string[] {
-  const written: string[] = [];
-  for (const [file, bytes] of pins.held) {
-    if (skip(file) || holdsPinned(dir, file, pins)) continue;
-    putFile(dir, file, pins.tree.get(file)!.mode, bytes);
-    written.push(file);
-  }
-  return written;
-}
-
-/** Throws SealBroken when a pinned path (but those `skip` matches) does not hold bytes that hash to its pinned id. */
-export function refuseUnsealedPins(dir: string, pins: Pins, skip: (file: string) => boolean): void {
-  const bad = [...pins.held.keys()].filter((file) => !skip(file) && readHashed(dir, file, pins) !== pins.tree.get(file)!.oid);
-  if (bad.length) throw new SealBroken(`the pinned files ${bad.join(', ')} in the checkout do not hash to their ids at the plan commit ${pins.commit.slice(0, 7)}, after the runner wrote them; the claim is rejected`);
 }
 
 function holdsPinned(dir: string, file: string, pins: Pins): boolean {
@@ -110,27 +105,30 @@ export function removeFile(dir: string, file: string): void {
 /**
  * Links at or above `paths` in the checkout that lead out of it (an absolute target, `..` past its root, through
  * another link), as "link -> target"; a link the plan commit has at that path, byte for byte, is the owner's own.
- * Git checks nothing out beyond a link, so the first link on a path is the one that counts.
+ * Git checks nothing out beyond a link, so the first link on a path is the one that counts. One folder listing per
+ * folder on the way to `paths`, not a look at each file.
  */
 export function findLinksOut(dir: string, paths: Iterable<string>, pins: Pins | null): string[] {
   const root = realpathSync(dir);
-  const seen = new Map<string, string | null>();
-  // Folders already found to be real ones: a checkout's paths share most of theirs.
-  const folders = new Set<string>();
+  const wanted = new Set<string>();
+  const folders = new Set<string>(['']);
   for (const file of paths) {
-    let at = dir;
-    let rel = '';
-    for (const part of file.split('/')) {
-      at = path.join(at, part);
-      rel = rel ? `${rel}/${part}` : part;
-      if (folders.has(rel)) continue;
-      const st = lstatOrNull(at);
-      if (st?.isDirectory()) folders.add(rel);
-      if (st?.isSymbolicLink() && !seen.has(rel)) seen.set(rel, leavesRoot(root, at) && !ownLink(pins, rel, at) ? readlinkSync(at) : null);
-      if (!st?.isDirectory()) break;
-    }
+    wanted.add(file);
+    for (let i = file.indexOf('/'); i >= 0; i = file.indexOf('/', i + 1)) folders.add(file.slice(0, i));
   }
-  return [...seen].filter(([, target]) => target !== null).map(([link, target]) => `${link} -> ${target}`);
+  const out: string[] = [];
+  const walk = (rel: string): void => {
+    for (const entry of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+      const at = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory() && folders.has(at)) walk(at);
+      else if (entry.isSymbolicLink() && (wanted.has(at) || folders.has(at))) {
+        const abs = path.join(dir, at);
+        if (leavesRoot(root, abs) && !ownLink(pins, at, abs)) out.push(`${at} -> ${readlinkSync(abs)}`);
+      }
+    }
+  };
+  walk('');
+  return out;
 }
 
 function ownLink(pins: Pins | null, rel: string, abs: string): boolean {
