@@ -10,6 +10,7 @@ import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { runFinalGate } from '../../../../src/engine/verify/final-gate.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { ObjectMismatch } from '../../../../src/engine/git/objects.js';
+import { isAncestor } from '../../../../src/engine/git/git.js';
 import { restoreRunnerFiles, snapshotRunnerFiles } from '../../../../src/engine/verify/runner-guard.js';
 import type { Prd } from '../../../../src/prd/types.js';
 import { git, testdir, writeFiles } from '../../../support/repo.js';
@@ -75,6 +76,18 @@ describe('object store: the pinned files come from the runner\'s copy, hashed ag
     const restored = restoreRunnerFiles(guard);
     expect(restored.rejecting).toEqual(['.git/objects/info/alternates']);
     expect(existsSync(path.join(r.dir, '.git/objects/info/alternates'))).toBe(false);
+  });
+
+  it('object store: grafts the agent writes make up no history for the runner\'s git, and are put back with the claims rejected', async () => {
+    const { r } = await planRepo();
+    const guard = await snapshotRunnerFiles(r.dir);
+    const root = git(r.dir, 'rev-parse', 'HEAD');
+    const head = commitAll(r.dir, { 'src/code.txt': 'later\n' }, 'later');
+    writeFileSync(path.join(r.dir, '.git/info/grafts'), `${head}\n`);
+    expect(git(r.dir, 'rev-list', '--count', 'HEAD')).toBe('1');
+    expect(await isAncestor(r.dir, root, head)).toBe(true);
+    expect(restoreRunnerFiles(guard).rejecting).toEqual(['.git/info/grafts']);
+    expect(existsSync(path.join(r.dir, '.git/info/grafts'))).toBe(false);
   });
 
   it('object store: a replace ref over the pinned test changes nothing the checks read (the check runs, and fails)', async () => {
