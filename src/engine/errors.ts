@@ -98,6 +98,17 @@ export class WorkProtected extends LoopExit {
 }
 
 /**
+ * A verification checkout that cannot be trusted (SPEC §6): an object that does not hash to its id, a committed link
+ * that leads out of the checkout. The claims checked there are rejected with this message as the reason.
+ */
+export class SealBroken extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SealBroken';
+  }
+}
+
+/**
  * Runs `write`; a file-system error becomes a RunnerFileError naming `file` (relative to `repoRoot`) and saying
  * what it means (`consequence`). Other errors (bugs) keep their stack: a verdict that could not be recorded
  * must not look decided.

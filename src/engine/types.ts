@@ -133,6 +133,15 @@ export interface Pins {
   absent: boolean;
   /** Paths the plan commit lacks whose absence is pinned besides the globs (a GNUmakefile beside a pinned Makefile). */
   absentPaths?: string[];
+  /** The repository's object hash: what the pinned bytes are hashed with against their ids. */
+  format: 'sha1' | 'sha256';
+  /**
+   * Every file committed at the plan commit (path → mode and blob id), read from the commit down with each object
+   * hashed against its id (git/objects.ts): never what the object store says now, which the agent can rewrite.
+   */
+  tree: ReadonlyMap<string, { mode: string; oid: string }>;
+  /** The bytes of each pinned path (submodules aside), hashed against its id when read: what every checkout gets. */
+  held: ReadonlyMap<string, Buffer>;
 }
 
 export interface StoryVerdict {

@@ -80,7 +80,14 @@ function trackGroup(pid: number | undefined): () => void {
   return () => liveGroups.delete(pid);
 }
 
-export function runGit(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
+export async function runGit(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
+  const r = await spawnGit(cwd, args, options);
+  return { ...r, stdout: r.stdout.toString('utf8') };
+}
+
+/** One git process, hardened, in a group of its own, with a timeout and an output limit; stdout as bytes. */
+function spawnGit(cwd: string, args: string[], options: GitOptions & { maxOutput?: number }): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+  const maxOutput = options.maxOutput ?? MAX_OUTPUT;
   return new Promise((resolve) => {
     const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
     // spawn, not execFile: execFile leaves `detached` out.
@@ -96,7 +103,7 @@ export function runGit(cwd: string, args: string[], options: GitOptions = {}): P
     };
     const collect = (into: Buffer[]) => (chunk: Buffer) => {
       out.size += chunk.length;
-      if (out.size > MAX_OUTPUT) stop(`${name} printed more than ${MAX_OUTPUT / 1024 / 1024} MiB and was stopped`);
+      if (out.size > maxOutput) stop(`${name} printed more than ${maxOutput / 1024 / 1024} MiB and was stopped`);
       else into.push(chunk);
     };
     child.stdout.on('data', collect(out.stdout));
@@ -108,7 +115,7 @@ export function runGit(cwd: string, args: string[], options: GitOptions = {}): P
     child.on('close', (status, signal) => {
       clearTimeout(timer);
       untrack();
-      const stdout = Buffer.concat(out.stdout).toString('utf8');
+      const stdout = Buffer.concat(out.stdout);
       const stderr = Buffer.concat(out.stderr).toString('utf8');
       // git's exit status; GIT_MISSING when git could not be started; a git stopped (timeout, too much output) or
       // killed by a signal reports as a failure
@@ -129,6 +136,13 @@ function subcommand(args: readonly string[]): string {
     else if (!args[i].startsWith('-')) return args[i];
   }
   return args[0] ?? '';
+}
+
+/** runGit for output that is bytes, not text (`cat-file --batch`): its stdout as a Buffer, or an Error with git's message. */
+export async function gitBytes(cwd: string, args: string[], input: string): Promise<Buffer> {
+  const r = await spawnGit(cwd, args, { input, maxOutput: 1024 * 1024 * 1024 });
+  if (r.code !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
+  return r.stdout;
 }
 
 /** runGit for a command that must succeed: its stdout, or an Error with git's own message. */

@@ -24,8 +24,21 @@ export const HARDENED_CONFIG: readonly string[] = [
 /** The `-c key=value` arguments that go before every git subcommand the runner runs. */
 export const HARDENED_ARGS: readonly string[] = HARDENED_CONFIG.flatMap((kv) => ['-c', kv]);
 
-/** Git must never wait for a person: no credential prompt, no editor, no pager; and never show an object as another (refs/replace, which the agent can write). */
-export const GIT_ENV: Readonly<Record<string, string>> = { GIT_TERMINAL_PROMPT: '0', GIT_EDITOR: 'true', GIT_PAGER: 'cat', GIT_OPTIONAL_LOCKS: '0', GIT_NO_REPLACE_OBJECTS: '1' };
+/**
+ * Git must never wait for a person: no credential prompt, no editor, no pager. And the history and objects are the
+ * ones committed: no object shown as another (refs/replace/, which the agent can write), no parents made up by
+ * .git/info/grafts (GIT_NO_REPLACE_OBJECTS does not turn those off; an empty graft file does). Alternates and
+ * objects rewritten in place are not git's to refuse: the runner hashes what it must trust (git/objects.ts), and holds
+ * objects/info/alternates like git's configuration (verify/runner-guard.ts).
+ */
+export const GIT_ENV: Readonly<Record<string, string>> = {
+  GIT_TERMINAL_PROMPT: '0',
+  GIT_EDITOR: 'true',
+  GIT_PAGER: 'cat',
+  GIT_OPTIONAL_LOCKS: '0',
+  GIT_NO_REPLACE_OBJECTS: '1',
+  GIT_GRAFT_FILE: process.platform === 'win32' ? 'NUL' : '/dev/null',
+};
 
 /**
  * The environment of a runner git process: the runner's own (the user's, not the agent's), never waiting for input.

@@ -10,7 +10,7 @@ import { relPath } from '../../util/repo-path.js';
 import { GitHubError } from '../deliver/github.js';
 import { ciConfigFiles, readBranchChanges } from '../deliver/compare.js';
 import { readDefaultBranch, readPullFacts } from '../deliver/pull-request.js';
-import { readPins, readTreeFiles } from '../verify/checkout.js';
+import { readPins } from '../verify/pin-capture.js';
 import { readPinDrift } from '../verify/pin-drift.js';
 import type { PullDelivered } from './deliver-pr.js';
 
@@ -74,7 +74,7 @@ async function readBaseDrift(top: string, prdPath: string, base: string, commit:
   } catch {
     return null;
   }
-  const pins = await readPins(top, base, prd, await readTreeFiles(top, base));
+  const pins = await readPins(top, base, prd);
   const drift = await readPinDrift(top, pins, commit);
   const pinned = new Set(pins.paths);
   for (const f of changed) if (pinned.has(f) && !drift.some((d) => d.endsWith(` ${f}`))) drift.push(`changed ${f}`);

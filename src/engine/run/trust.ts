@@ -14,12 +14,13 @@ import { planPrdRepair } from '../verify/prd-diff.js';
 import { readBaseline, readPinCommit, pinsRef } from '../verify/baseline.js';
 import { moveAnchoredRefs, readAnchorRefs, type AnchorValues } from '../verify/anchors.js';
 import { gitOk } from '../git/git.js';
-import { readPins, readTreeFiles } from '../verify/checkout.js';
+import { readPins } from '../verify/pin-capture.js';
+import { ObjectMismatch } from '../git/objects.js';
 import { renderSetupWarning } from '../verify/pins.js';
 import { takeCheckEnvBase } from '../verify/check-env.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../verify/runner-guard.js';
 import type { RunOptions, RunPaths, ShippedReview } from '../types.js';
-import { LoopExit } from '../errors.js';
+import { LoopExit, WorkProtected } from '../errors.js';
 import { keyDir, keyProblem, readKey } from '../store/verdict-record.js';
 import { readShipped } from './shipped.js';
 import { shellQuote } from '../../util/shell-quote.js';
@@ -149,8 +150,8 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   const anchored: AnchorValues = { pins: commit, plan: before.plan };
   if (commit) {
     await moveAnchoredRefs(paths.repoRoot, loopId, anchored, before, verdictKey);
-    const files = await readTreeFiles(topLevel, commit);
-    pins = await readPins(topLevel, commit, plan, files);
+    pins = await capturePins(topLevel, commit, plan);
+    const files = [...pins.tree.keys()];
     const setup = options.verifyInPlace ? null : renderSetupWarning(files, plan);
     if (setup) emit({ type: 'warn', message: setup });
     // A clone of the claimed commit brings no submodule content with it.
@@ -161,6 +162,22 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   // A resumed loop's earlier SHIPs, so its final gate seals them again (run/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
   return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, weak: new Set(), gitDir: guard.gitDir, verdictKey, anchored, checkBase };
+}
+
+/**
+ * The pins with their bytes, read from the plan commit down and hashed against their ids: an object that is not what
+ * its id says stops the loop (exit 6) before anything is verified with it.
+ */
+async function capturePins(top: string, commit: string, plan: Prd): Promise<Pins> {
+  try {
+    return await readPins(top, commit, plan);
+  } catch (err) {
+    if (!(err instanceof ObjectMismatch)) throw err;
+    throw new WorkProtected(
+      `the plan commit ${commit.slice(0, 7)} cannot be read as committed: ${err.message} (something rewrote .git/objects: an object replaced in place, a pack or an alternate store of its own); the pinned tests would not be the ones you committed`,
+      `find the damaged objects: git fsck --full; restore them from another clone or a backup (or git fetch from a remote that has the commit), then continue with: ./ralph/ralph.sh --resume-last`,
+    );
+  }
 }
 
 /** The record key, created now if there is none; a file the runner would not have written is named, and not used. */

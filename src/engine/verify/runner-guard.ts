@@ -1,5 +1,6 @@
 // What the runner trusts and the agent could write (SPEC §6): the engine itself (ralph/ralph.mjs, ralph.sh, the
-// manifest) and git's own behaviour (.git/config with its includes, the hooks, info/attributes and info/exclude).
+// manifest) and git's own behaviour (.git/config with its includes, the hooks, info/attributes and info/exclude, the
+// alternate object stores and info/grafts).
 // They are read into memory once the loop holds its branch; after every agent run anything the agent changed
 // there is put back byte for byte, and the iteration's claims are rejected (verify.ts `violation`).
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -73,6 +74,8 @@ export async function snapshotRunnerFiles(repoRoot: string): Promise<RunnerGuard
     ...(main === repoRoot ? [] : ENGINE_FILES.map((rel) => hold(path.join(main, rel), path.join(main, rel), false, 'engine'))),
     ...[...new Set([...configFiles, ...globalFiles])].map((abs) => hold(abs, abs.startsWith(repoRoot + path.sep) ? show(abs) : abs.replace(home ?? '\0', '~'), false, 'config')),
     ...[path.join(common, 'info', 'attributes'), path.join(common, 'info', 'exclude')].map((abs) => hold(abs, show(abs), false, 'inert')),
+    // Where git finds objects besides .git/objects, and parents it makes up: an agent's store or history of its own.
+    ...[path.join(common, 'objects', 'info', 'alternates'), path.join(common, 'info', 'grafts')].map((abs) => hold(abs, show(abs), false, 'engine')),
   ];
   const hookDirs = [path.join(common, 'hooks'), ...(await readHooksPath(repoRoot))];
   return { files, dirs: [...new Set(hookDirs)].map((abs) => holdDir(abs, show(abs))), gitDir: realpathSync(common), ownGitDir: realpathSync(own) };

@@ -13,7 +13,7 @@ import { existsSync, rmSync } from 'node:fs';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import type { CheckEnvBase, VerifyInput, VerifyOptions } from '../types.js';
-import { RunnerFileError, WorkProtected, guardWrite } from '../errors.js';
+import { RunnerFileError, SealBroken, WorkProtected, guardWrite } from '../errors.js';
 import { currentBranch, headSha } from '../git/git.js';
 import { HeldFiles } from './held-files.js';
 import type { ReviewedCheck } from './review-prompt.js';
@@ -78,7 +78,7 @@ export class ChecksEnv {
 export class CheckSession {
   private readonly shared = new Map<string, CheckResult>();
   // One checkout per `mayChange` (stories that may change different pinned files see different versions of them).
-  private readonly checkouts = new Map<string, { checkout: Checkout; setupFailure?: CheckResult }>();
+  private readonly checkouts = new Map<string, { checkout: Checkout; setupFailure?: CheckResult; broken?: Error }>();
   // Checks run the agent's code: they get the agent's environment (no runner secrets) and a mark of their own, so
   // that whatever they leave running (a daemon that would rewrite the plan) is stopped when the pass ends.
   // Made with the first check: the mark is fresh per session and only checks get it, so a session that ran none has
@@ -111,7 +111,7 @@ export class CheckSession {
     let entry = this.checkouts.get(key);
     if (!entry) {
       await this.guardBeforeRunnerGit();
-      const checkout = await createCheckout(this.top, this.commit, this.input.pins ?? null, mayChange);
+      const checkout = await this.seal(() => createCheckout(this.top, this.commit!, this.input.pins ?? null, mayChange, true));
       entry = { checkout };
       this.checkouts.set(key, entry);
       this.input.log('info', `verifying in a fresh checkout of ${this.commit.slice(0, 7)}${this.input.pins ? ` with the tests pinned at ${this.input.pins.commit.slice(0, 7)}` : ''}`);
@@ -119,18 +119,37 @@ export class CheckSession {
         const r = await this.run(story, 'setup', setup, checkout.dir, key);
         this.checkEnv?.renew();
         if (!r.ok) entry.setupFailure = r;
-        else {
-          await this.guardBeforeRunnerGit();
-          const again = await reapplyPins(checkout, this.input.pins ?? null, mayChange);
-          if (again.length) this.input.log('warn', `setup changed pinned test inputs (${again.join(', ')}); put back before the checks`);
-          checkout.pinnedChanges = [...new Set([...checkout.pinnedChanges, ...again])];
-        }
+        else await this.reseal(entry, mayChange);
       }
     } else if (setup) {
       // The ledger line of a shared setup is recorded for every story that relied on it.
       await this.run(story, 'setup', setup, entry.checkout.dir, key);
     }
+    // A checkout whose pins could not be put back after setup is never checked in, by this story or the next.
+    if (entry.broken) throw entry.broken;
     return entry.setupFailure ? { failed: entry.setupFailure } : { cwd: entry.checkout.dir, key, pinnedChanges: entry.checkout.pinnedChanges };
+  }
+
+  /** After setup: the pins put back from the runner's copy, and the checkout refused if setup broke its seal. */
+  private async reseal(entry: { checkout: Checkout; broken?: Error }, mayChange: readonly string[]): Promise<void> {
+    try {
+      await this.guardBeforeRunnerGit();
+      const again = await this.seal(() => reapplyPins(entry.checkout, this.input.pins ?? null, mayChange));
+      if (again.length) this.input.log('warn', `setup changed pinned test inputs (${again.join(', ')}); put back before the checks`);
+      entry.checkout.pinnedChanges = [...new Set([...entry.checkout.pinnedChanges, ...again])];
+    } catch (err) {
+      entry.broken = err as Error;
+    }
+  }
+
+  /** Runs `work`; a checkout that cannot be trusted (SealBroken) is said in the output before it rejects the claims. */
+  private async seal<T>(work: () => Promise<T>): Promise<T> {
+    try {
+      return await work();
+    } catch (err) {
+      if (err instanceof SealBroken) this.input.log('warn', err.message);
+      throw err;
+    }
   }
 
   /**
@@ -169,7 +188,8 @@ export class CheckSession {
     } catch (err) {
       // A full disk says nothing about the work: the loop stops (the claim stays a claim) instead of rejecting it.
       if (err instanceof RunnerFileError && err.diskFull) throw err;
-      return { outcome: 'failed', why: `could not prepare a checkout to verify in: ${(err as Error).message}`, pinnedChanges: [] };
+      const why = err instanceof SealBroken ? err.message : `could not prepare a checkout to verify in: ${(err as Error).message}`;
+      return { outcome: 'failed', why, pinnedChanges: [] };
     }
     if ('failed' in where) {
       return where.failed.aborted ? { outcome: 'interrupted' } : { outcome: 'failed', why: renderCheckFailure(where.failed, this.input.checkTimeoutMs, 'setup'), check: where.failed, pinnedChanges: [] };

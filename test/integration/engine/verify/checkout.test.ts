@@ -4,7 +4,7 @@ import { chmodSync, existsSync, readdirSync, readFileSync, writeFileSync } from 
 import path from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
-import { readPins, readTreeFiles } from '../../../../src/engine/verify/checkout.js';
+import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import type { Prd } from '../../../../src/prd/types.js';
 import { git, testdir, writeFiles } from '../../../support/repo.js';
 import { claim, commitAll, plan, readLedgerLines, readPrd, story, verifyRepo, type VerifyRepo } from '../../../support/verify-repo.js';
@@ -24,7 +24,7 @@ const worktrees = (dir: string) => git(dir, 'worktree', 'list', '--porcelain').s
 
 async function pinsOf(r: VerifyRepo, prd: Prd) {
   const head = git(r.dir, 'rev-parse', 'HEAD');
-  return readPins(r.dir, head, prd, await readTreeFiles(r.dir, head));
+  return readPins(r.dir, head, prd);
 }
 
 describe('verifyIteration runs the checks on the commit', () => {

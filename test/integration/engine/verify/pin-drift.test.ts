@@ -1,7 +1,7 @@
 // readPinDrift (what --deliver pr-merge refuses to merge) on real git: every kind of pin a later commit can change.
 import { describe, expect, it } from 'vitest';
 import { readPinDrift } from '../../../../src/engine/verify/pin-drift.js';
-import { readPins, readTreeFiles } from '../../../../src/engine/verify/checkout.js';
+import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import type { Prd } from '../../../../src/prd/types.js';
 import { git, gitdir, writeFiles } from '../../../support/repo.js';
 
@@ -11,7 +11,7 @@ const MANIFEST = (test: string, extra = {}) => `${JSON.stringify({ name: 'x', sc
 async function pinned(files: Record<string, string>) {
   const dir = gitdir({ 'package.json': MANIFEST('vitest run'), 'test/a.test.js': 'assert(1)\n', 'src/a.js': '1\n', 'pyproject.toml': '[tool.pytest.ini_options]\naddopts = "-q"\n', ...files });
   const commit = git(dir, 'rev-parse', 'HEAD');
-  return { dir, pins: await readPins(dir, commit, prd, await readTreeFiles(dir, commit)) };
+  return { dir, pins: await readPins(dir, commit, prd) };
 }
 
 function commit(dir: string, files: Record<string, string>): string {

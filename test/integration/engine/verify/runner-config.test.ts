@@ -5,7 +5,7 @@ import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
-import { readPins, readTreeFiles } from '../../../../src/engine/verify/checkout.js';
+import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { findExecutable } from '../../../../src/engine/agents/check.js';
 import type { Prd } from '../../../../src/prd/types.js';
 import type { CheckSandbox, StoryVerdict } from '../../../../src/engine/types.js';
@@ -22,7 +22,7 @@ afterEach(() => vi.unstubAllEnvs());
 async function claimOn(prd: Prd, files: Record<string, string>, work: Record<string, string>, sandboxed: boolean): Promise<{ r: VerifyRepo; verdict: StoryVerdict }> {
   const r = verifyRepo(prd, files);
   const head = git(r.dir, 'rev-parse', 'HEAD');
-  const pins = await readPins(r.dir, head, prd, await readTreeFiles(r.dir, head));
+  const pins = await readPins(r.dir, head, prd);
   commitAll(r.dir, work);
   claim(r, 'US-1');
   const sandbox: CheckSandbox | undefined = sandboxed ? { bwrap: bwrap!, readOnly: [r.dir, path.join(r.dir, '.git')], hidden: [], network: true } : undefined;

@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
-import { readPins, readTreeFiles } from '../../../../src/engine/verify/checkout.js';
+import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { findExecutable } from '../../../../src/engine/agents/check.js';
 import type { Prd } from '../../../../src/prd/types.js';
 import type { StoryVerdict } from '../../../../src/engine/types.js';
@@ -29,7 +29,7 @@ async function claimOn(prd: Prd, files: Record<string, string>, work: Record<str
     commitAll(r.dir, {}, 'chore: lockfile');
   }
   const head = git(r.dir, 'rev-parse', 'HEAD');
-  const pins = await readPins(r.dir, head, prd, await readTreeFiles(r.dir, head));
+  const pins = await readPins(r.dir, head, prd);
   commitAll(r.dir, work);
   claim(r, 'US-1');
   const sandbox = sandboxed ? { bwrap: bwrap!, readOnly: [r.dir, path.join(r.dir, '.git')], hidden: [], network: false } : undefined;

@@ -3,7 +3,7 @@
 // suite as its plan check, and each story's failing test first, could never finish a story before the last).
 import { describe, expect, it } from 'vitest';
 import { probeWeakChecks } from '../../../../src/engine/verify/weak-checks.js';
-import { readPins, readTreeFiles } from '../../../../src/engine/verify/checkout.js';
+import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { git } from '../../../support/repo.js';
 import { plan, story, verifyRepo } from '../../../support/verify-repo.js';
 import type { Prd } from '../../../../src/prd/types.js';
@@ -11,7 +11,7 @@ import type { Prd } from '../../../../src/prd/types.js';
 async function probe(prd: Prd, files: Record<string, string>) {
   const repo = verifyRepo(prd, files);
   const commit = git(repo.dir, 'rev-parse', 'HEAD');
-  const pins = await readPins(repo.dir, commit, prd, await readTreeFiles(repo.dir, commit));
+  const pins = await readPins(repo.dir, commit, prd);
   const weak = await probeWeakChecks({ topLevel: repo.dir, repoRoot: repo.dir, ledgerPath: repo.ledgerPath, loopId: 'L1', checkTimeoutMs: 20_000, log: (level, message) => repo.logs.push(`${level}: ${message}`), pins, prd });
   return { weak, logs: repo.logs };
 }

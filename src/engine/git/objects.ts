@@ -1,0 +1,108 @@
+// Git objects read by their content, not their names (SPEC §6). An object's id is the hash of its content, but git
+// does not check that when it reads one: the agent can write .git/objects (a loose object rewritten in place, a pack
+// of its own, an alternate store), and git then hands out the agent's bytes under the old id. What the runner must
+// hold as it was (the plan commit's pinned files) it reads here, and every object read is hashed against its id.
+import { createHash } from 'node:crypto';
+import { gitBytes, gitOk } from './git.js';
+
+export type ObjectFormat = 'sha1' | 'sha256';
+
+export interface TreeEntry {
+  /** As git writes it: 100644, 100755, 120000 (a symbolic link), 160000 (a submodule). */
+  mode: string;
+  oid: string;
+}
+
+/** An object whose content does not hash to its id, or that is missing: the object store is not what git says it is. */
+export class ObjectMismatch extends Error {
+  constructor(
+    readonly oid: string,
+    readonly problem: 'missing' | 'content' | 'type',
+  ) {
+    super(problem === 'missing' ? `object ${oid} is missing` : problem === 'type' ? `object ${oid} is not of the type its parent names` : `object ${oid} does not hold the content its id is the hash of`);
+    this.name = 'ObjectMismatch';
+  }
+}
+
+/** The repository's hash (`extensions.objectFormat`): sha1, or sha256. */
+export async function readObjectFormat(top: string): Promise<ObjectFormat> {
+  return (await gitOk(top, ['rev-parse', '--show-object-format'])).trim() === 'sha256' ? 'sha256' : 'sha1';
+}
+
+/** The id git gives `bytes` as an object of `type` (`git hash-object -t <type>`): the hash of "<type> <size>\0<bytes>". */
+export function hashObject(format: ObjectFormat, type: string, bytes: Buffer): string {
+  return createHash(format).update(`${type} ${bytes.length}\0`).update(bytes).digest('hex');
+}
+
+/** The objects `oids` as the store holds them, in one `git cat-file --batch` (GIT_NO_REPLACE_OBJECTS: no replace refs); null: missing. */
+export async function readObjects(top: string, oids: readonly string[]): Promise<Map<string, { type: string; bytes: Buffer } | null>> {
+  const out = new Map<string, { type: string; bytes: Buffer } | null>();
+  const unique = [...new Set(oids)];
+  if (!unique.length) return out;
+  const raw = await gitBytes(top, ['cat-file', '--batch'], `${unique.join('\n')}\n`);
+  let at = 0;
+  for (const oid of unique) {
+    const eol = raw.indexOf(0x0a, at);
+    const header = raw.subarray(at, eol).toString('latin1').split(' ');
+    at = eol + 1;
+    if (header[1] === 'missing' || header.length !== 3) {
+      out.set(oid, null);
+      continue;
+    }
+    const size = Number(header[2]);
+    out.set(oid, { type: header[1], bytes: Buffer.from(raw.subarray(at, at + size)) });
+    at += size + 1;
+  }
+  return out;
+}
+
+/** readObjects, each checked: of type `type`, and hashing to its id; else ObjectMismatch. */
+export async function readVerifiedObjects(top: string, format: ObjectFormat, type: string, oids: readonly string[]): Promise<Map<string, Buffer>> {
+  const out = new Map<string, Buffer>();
+  for (const [oid, obj] of await readObjects(top, oids)) {
+    if (!obj) throw new ObjectMismatch(oid, 'missing');
+    if (obj.type !== type) throw new ObjectMismatch(oid, 'type');
+    if (hashObject(format, type, obj.bytes) !== oid) throw new ObjectMismatch(oid, 'content');
+    out.set(oid, obj.bytes);
+  }
+  return out;
+}
+
+/**
+ * Every file of `commit` (path → mode and blob id), read from the commit down through each tree, every object hashed
+ * against its id: the paths and ids are the commit's own, whatever the store holds. One `cat-file` per tree depth.
+ */
+export async function readVerifiedTree(top: string, format: ObjectFormat, commit: string): Promise<Map<string, TreeEntry>> {
+  const body = (await readVerifiedObjects(top, format, 'commit', [commit])).get(commit)!;
+  const root = /^tree ([0-9a-f]+)\n/.exec(body.toString('latin1'))?.[1];
+  if (!root) throw new ObjectMismatch(commit, 'type');
+  const files = new Map<string, TreeEntry>();
+  let level: Array<{ prefix: string; oid: string }> = [{ prefix: '', oid: root }];
+  while (level.length) {
+    const trees = await readVerifiedObjects(top, format, 'tree', level.map((t) => t.oid));
+    const next: typeof level = [];
+    for (const { prefix, oid } of level) {
+      for (const e of parseTree(trees.get(oid)!, format)) {
+        if (e.mode === '40000') next.push({ prefix: `${prefix}${e.name}/`, oid: e.oid });
+        else files.set(`${prefix}${e.name}`, { mode: e.mode, oid: e.oid });
+      }
+    }
+    level = next;
+  }
+  return files;
+}
+
+/** A tree object's entries: "<mode> <name>\0<id as raw bytes>", one after another. */
+export function parseTree(bytes: Buffer, format: ObjectFormat): Array<{ mode: string; name: string; oid: string }> {
+  const idLength = format === 'sha256' ? 32 : 20;
+  const out: Array<{ mode: string; name: string; oid: string }> = [];
+  let at = 0;
+  while (at < bytes.length) {
+    const space = bytes.indexOf(0x20, at);
+    const nul = bytes.indexOf(0, space);
+    if (space < 0 || nul < 0 || nul + 1 + idLength > bytes.length) throw new Error('a tree object that is not one');
+    out.push({ mode: bytes.subarray(at, space).toString('latin1'), name: bytes.subarray(space + 1, nul).toString('utf8'), oid: bytes.subarray(nul + 1, nul + 1 + idLength).toString('hex') });
+    at = nul + 1 + idLength;
+  }
+  return out;
+}

@@ -1,0 +1,169 @@
+// The pinned bytes into a verification checkout (SPEC §6). The runner holds the plan commit's pinned files
+// (verify/pin-capture.ts); here they are written into the checkout, never through a link, and read back and hashed
+// against their ids. What git checked out under a pinned id that is not the pinned bytes means the object store was
+// rewritten; a committed link whose target lies outside the checkout would have the checks read files no commit
+// holds. Both are SealBroken: the claims checked there are rejected, saying why.
+import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
+import path from 'node:path';
+import type { Pins } from '../types.js';
+import { gitOk } from '../git/git.js';
+import { hashObject, readObjects, type TreeEntry } from '../git/objects.js';
+import { SealBroken } from '../errors.js';
+
+/** The files of the checkout's index (`git ls-files -s`): the claimed commit's, path → mode and blob id. */
+export async function readCheckoutIndex(dir: string): Promise<Map<string, TreeEntry>> {
+  const out = new Map<string, TreeEntry>();
+  for (const rec of (await gitOk(dir, ['ls-files', '-s', '-z'])).split('\0')) {
+    const m = /^(\d+) ([0-9a-f]+) \d\t(.*)$/s.exec(rec);
+    if (m) out.set(m[3], { mode: m[1], oid: m[2] });
+  }
+  return out;
+}
+
+/**
+ * The held bytes of each pinned path (but those `skip` matches) into the checkout where it does not hold them byte for
+ * byte already (bytes equal to the runner's copy hash to the pinned id: the copy was hashed when it was read); what it
+ * writes is read back and hashed. With `index` (the claimed commit's files, right after the checkout), a path git
+ * checked out under the plan commit's very id with other bytes is asked of the store first: other bytes there mean
+ * the store was rewritten under that id. Throws SealBroken; returns the paths written.
+ */
+export async function sealPins(dir: string, commit: string, pins: Pins, skip: (file: string) => boolean, index?: ReadonlyMap<string, TreeEntry>): Promise<string[]> {
+  const differs = [...pins.held.keys()].filter((file) => !skip(file) && !holdsPinned(dir, file, pins));
+  if (index) await refuseRewrittenObjects(dir, commit, pins, differs.filter((file) => index.get(file)?.oid === pins.tree.get(file)!.oid));
+  for (const file of differs) putFile(dir, file, pins.tree.get(file)!.mode, pins.held.get(file)!);
+  const bad = differs.filter((file) => readHashed(dir, file, pins) !== pins.tree.get(file)!.oid);
+  if (bad.length) throw new SealBroken(`the pinned files ${bad.join(', ')} in the checkout do not hash to their ids at the plan commit ${pins.commit.slice(0, 7)} after the runner wrote them; the claim is rejected`);
+  return differs;
+}
+
+/** Of `suspects`, those whose object in the store is not the pinned content: SealBroken naming them. */
+async function refuseRewrittenObjects(dir: string, commit: string, pins: Pins, suspects: readonly string[]): Promise<void> {
+  if (!suspects.length) return;
+  const objects = await readObjects(dir, suspects.map((file) => pins.tree.get(file)!.oid));
+  // Same bytes in the store: git converted them on checkout (a .gitattributes eol rule); the pinned bytes go in as they are.
+  const rewritten = suspects.filter((file) => !objects.get(pins.tree.get(file)!.oid)?.bytes.equals(pins.held.get(file)!)).map((file) => `${file} (${pins.tree.get(file)!.oid.slice(0, 7)})`);
+  if (!rewritten.length) return;
+  throw new SealBroken(
+    `the object store was rewritten: the checkout of ${commit.slice(0, 7)} read other bytes than the plan commit ${pins.commit.slice(0, 7)} committed under the same id${rewritten.length === 1 ? '' : 's'} for ${rewritten.join(', ')} (an object in .git/objects replaced in place, or a pack or alternate store of its own); the claim is rejected (\`git fsck --full\` names the damaged objects)`,
+  );
+}
+
+function holdsPinned(dir: string, file: string, pins: Pins): boolean {
+  const st = realParents(dir, file) ? lstatOrNull(path.join(dir, file)) : null;
+  if (!st) return false;
+  const mode = pins.tree.get(file)!.mode;
+  const bytes = pins.held.get(file)!;
+  if (mode === '120000') return st.isSymbolicLink() && readlinkSync(path.join(dir, file), { encoding: 'buffer' }).equals(bytes);
+  return st.isFile() && ((st.mode & 0o100) !== 0) === (mode === '100755') && readFileSync(path.join(dir, file)).equals(bytes);
+}
+
+function readHashed(dir: string, file: string, pins: Pins): string | null {
+  const abs = path.join(dir, file);
+  const st = realParents(dir, file) ? lstatOrNull(abs) : null;
+  if (st?.isSymbolicLink()) return hashObject(pins.format, 'blob', readlinkSync(abs, { encoding: 'buffer' }));
+  return st?.isFile() ? hashObject(pins.format, 'blob', readFileSync(abs)) : null;
+}
+
+/** True when every folder on the way to `file` is a real folder (no link, no file in its place). */
+function realParents(dir: string, file: string): boolean {
+  let at = dir;
+  for (const part of file.split('/').slice(0, -1)) {
+    at = path.join(at, part);
+    if (!lstatOrNull(at)?.isDirectory()) return false;
+  }
+  return true;
+}
+
+/** `bytes` at `file`: each folder on the way made a real one (a link or a file there is removed, never followed). */
+function putFile(dir: string, file: string, mode: string, bytes: Buffer): void {
+  let at = dir;
+  for (const part of file.split('/').slice(0, -1)) {
+    at = path.join(at, part);
+    const st = lstatOrNull(at);
+    if (st?.isDirectory()) continue;
+    if (st) rmSync(at, { recursive: true, force: true });
+    mkdirSync(at);
+  }
+  const abs = path.join(dir, file);
+  rmSync(abs, { recursive: true, force: true });
+  if (mode === '120000') return symlinkSync(bytes, abs);
+  writeFileSync(abs, bytes);
+  chmodSync(abs, mode === '100755' ? 0o755 : 0o644);
+}
+
+/** Removes `file` from the checkout; a link or file standing for one of its folders goes instead (nothing is followed). */
+export function removeFile(dir: string, file: string): void {
+  let at = dir;
+  for (const part of file.split('/')) {
+    at = path.join(at, part);
+    const st = lstatOrNull(at);
+    if (!st) return;
+    if (!st.isDirectory() || at === path.join(dir, file)) return rmSync(at, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Links at or above `paths` in the checkout that lead out of it (an absolute target, `..` past its root, through
+ * another link), as "link -> target"; a link the plan commit has at that path, byte for byte, is the owner's own.
+ * Git checks nothing out beyond a link, so the first link on a path is the one that counts. One folder listing per
+ * folder on the way to `paths`, not a look at each file.
+ */
+export function findLinksOut(dir: string, paths: Iterable<string>, pins: Pins | null): string[] {
+  const root = realpathSync(dir);
+  const wanted = new Set<string>();
+  const folders = new Set<string>(['']);
+  for (const file of paths) {
+    wanted.add(file);
+    for (let i = file.indexOf('/'); i >= 0; i = file.indexOf('/', i + 1)) folders.add(file.slice(0, i));
+  }
+  const out: string[] = [];
+  const walk = (rel: string): void => {
+    for (const entry of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+      const at = rel ? `${rel}/${entry.name}` : entry.name;
+      if (entry.isDirectory() && folders.has(at)) walk(at);
+      else if (entry.isSymbolicLink() && (wanted.has(at) || folders.has(at))) {
+        const abs = path.join(dir, at);
+        if (leavesRoot(root, abs) && !ownLink(pins, at, abs)) out.push(`${at} -> ${readlinkSync(abs)}`);
+      }
+    }
+  };
+  walk('');
+  return out;
+}
+
+function ownLink(pins: Pins | null, rel: string, abs: string): boolean {
+  const planned = pins?.tree.get(rel);
+  return planned?.mode === '120000' && hashObject(pins!.format, 'blob', readlinkSync(abs, { encoding: 'buffer' })) === planned.oid;
+}
+
+function leavesRoot(root: string, link: string): boolean {
+  const real = resolveLoose(path.resolve(path.dirname(link), readlinkSync(link)));
+  return real !== root && !real.startsWith(root + path.sep);
+}
+
+/** realpath, for a path that may not exist (a dangling link): its nearest existing folder's realpath, then the rest. */
+function resolveLoose(p: string): string {
+  try {
+    return realpathSync(p);
+  } catch {
+    const parent = path.dirname(p);
+    return parent === p ? p : path.join(resolveLoose(parent), path.basename(p));
+  }
+}
+
+/** Throws SealBroken naming the links of `paths` that lead out of the checkout. */
+export function refuseLinksOut(dir: string, commit: string, paths: Iterable<string>, pins: Pins | null, when = ''): void {
+  const out = findLinksOut(dir, paths, pins);
+  if (!out.length) return;
+  throw new SealBroken(
+    `${out.length === 1 ? 'a symbolic link leads' : 'symbolic links lead'} out of the checkout of ${commit.slice(0, 7)}${when}: ${out.join(', ')}; the checks would read files no commit holds, so the claim is rejected (commit the files themselves, or a link that stays inside the repository)`,
+  );
+}
+
+function lstatOrNull(p: string): Stats | null {
+  try {
+    return lstatSync(p);
+  } catch {
+    return null;
+  }
+}

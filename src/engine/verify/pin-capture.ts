@@ -1,0 +1,77 @@
+// The pins of a loop, taken once (SPEC §6): which files of the plan commit are pinned, and their bytes, read from the
+// commit down with every object hashed against its id (git/objects.ts). The runner holds those bytes for the whole
+// run and writes them into every verification checkout (verify/pin-apply.ts): the object store, which the agent can
+// rewrite under the same ids, is never read for a pinned file again.
+import type { Prd } from '../../prd/types.js';
+import type { Pins } from '../types.js';
+import { readObjectFormat, readVerifiedObjects, readVerifiedTree } from '../git/objects.js';
+import { allChecks, PINNED_SECTIONS, planAbsentPaths, planNamedPaths, planPinnedPaths, planScriptNames, planSetupScripts, readRunnerKeys, readScripts, readSection } from './pins.js';
+
+/**
+ * The pins of `prd` at `commit`, with the bytes of every pinned file and of the package.json and config files whose
+ * scripts and sections are pinned. Throws ObjectMismatch (git/objects.ts) when an object the commit names is
+ * missing or does not hash to its id.
+ */
+export async function readPins(top: string, commit: string, prd: Prd): Promise<Pins> {
+  const format = await readObjectFormat(top);
+  const tree = await readVerifiedTree(top, format, commit);
+  const files = [...tree.keys()];
+  const paths = planPinnedPaths(files, prd);
+  const byDir = new Map<string, string[]>();
+  // setup's install scripts are pinned like a check's script, their absence included: they run the agent's code too.
+  const lifecycle = planSetupScripts(prd.setup);
+  for (const { dir, name } of [...allChecks(prd).flatMap(planScriptNames), ...lifecycle]) byDir.set(dir, [...new Set([...(byDir.get(dir) ?? []), name])]);
+  // The root manifest's runner keys are pinned even when no check runs a script (`npx jest` reads them too).
+  if (tree.has('package.json') && !byDir.has('')) byDir.set('', []);
+  const manifestFiles = [...byDir.keys()].map((dir) => (dir ? `${dir}/package.json` : 'package.json'));
+  const readableFile = (f: string) => tree.has(f) && tree.get(f)!.mode !== '160000';
+  const wanted = [...new Set([...paths, ...manifestFiles, ...PINNED_SECTIONS.map((s) => s.file)])].filter(readableFile);
+  const blobs = await readVerifiedObjects(top, format, 'blob', wanted.map((f) => tree.get(f)!.oid));
+  const bytesOf = (file: string): Buffer | null => blobs.get(tree.get(file)?.oid ?? '') ?? null;
+  const read = (file: string): string | null => (readableFile(file) ? (bytesOf(file)?.toString('utf8') ?? null) : null);
+
+  const manifests: Pins['manifests'] = [];
+  const named: string[] = [];
+  for (const [dir, names] of byDir) {
+    const file = dir ? `${dir}/package.json` : 'package.json';
+    if (paths.includes(file) || !tree.has(file)) continue;
+    const text = read(file);
+    const defined = readScripts(text, names);
+    // A script the plan commit does not define may be the story's to add; only npm's pre/post hooks around a
+    // defined script, and setup's install scripts, are pinned as absent, since they could rewrite the tests right
+    // before they run.
+    const pinAbsent = (name: string) => isHookOf(name, defined) || lifecycle.some((l) => l.dir === dir && l.name === name);
+    const scripts = Object.fromEntries(Object.entries(defined).filter(([name, v]) => v !== null || pinAbsent(name)));
+    manifests.push({ file, scripts, keys: readRunnerKeys(text) });
+    // The files a pinned script names are pinned like those a check names (`"test": "node test.js"` pins test.js).
+    for (const value of Object.values(scripts)) if (value) named.push(...planNamedPathsIn(dir, value, files));
+  }
+  const sections: Pins['sections'] = [];
+  for (const { file, header } of PINNED_SECTIONS) {
+    if (paths.includes(file)) continue;
+    sections.push({ file, header, text: readSection(read(file), header) });
+  }
+  const allPaths = [...new Set([...paths, ...named])].sort();
+  // The files only a script names were not in the first read: one more batch, hashed the same way.
+  const more = allPaths.filter((f) => readableFile(f) && !blobs.has(tree.get(f)!.oid));
+  if (more.length) for (const [oid, bytes] of await readVerifiedObjects(top, format, 'blob', more.map((f) => tree.get(f)!.oid))) blobs.set(oid, bytes);
+  const held = new Map<string, Buffer>();
+  for (const p of allPaths) {
+    const bytes = readableFile(p) ? bytesOf(p) : null;
+    if (bytes) held.set(p, bytes);
+  }
+  const absent = prd.protectDefaults !== false;
+  return { commit, paths: allPaths, manifests, sections, absent, absentPaths: absent ? planAbsentPaths(files, prd) : [], format, tree, held };
+}
+
+/** The committed files a command run in folder `dir` names (planNamedPaths, relative to that folder). */
+function planNamedPathsIn(dir: string, command: string, files: readonly string[]): string[] {
+  if (!dir) return planNamedPaths(command, files);
+  const inside = files.filter((f) => f.startsWith(`${dir}/`)).map((f) => f.slice(dir.length + 1));
+  return planNamedPaths(command, inside).map((f) => `${dir}/${f}`);
+}
+
+function isHookOf(name: string, defined: Record<string, string | null>): boolean {
+  const m = /^(pre|post)(.+)$/.exec(name);
+  return m !== null && typeof defined[m[2]] === 'string';
+}

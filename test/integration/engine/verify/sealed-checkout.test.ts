@@ -1,0 +1,193 @@
+// The verification checkout reads nothing the agent could have written in place of what the plan commit holds
+// (SPEC §6, docs/verification.md "What the verdict reads"): the pinned files come from the runner's own copy of their
+// bytes, hashed against their ids, not from the object store; and a committed link that leads out of the checkout is
+// refused. Each attack is the agent's trick on real git, next to the honest work on the same plan.
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { deflateSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { verifyIteration } from '../../../../src/engine/verify/verify.js';
+import { runFinalGate } from '../../../../src/engine/verify/final-gate.js';
+import { readPins } from '../../../../src/engine/verify/pin-capture.js';
+import { ObjectMismatch } from '../../../../src/engine/git/objects.js';
+import { isAncestor } from '../../../../src/engine/git/git.js';
+import { restoreRunnerFiles, snapshotRunnerFiles } from '../../../../src/engine/verify/runner-guard.js';
+import type { Prd } from '../../../../src/prd/types.js';
+import { git, testdir, writeFiles } from '../../../support/repo.js';
+import { claim, commitAll, plan, readLedgerLines, readPrd, story, verifyRepo, type VerifyRepo } from '../../../support/verify-repo.js';
+
+// A pinned check script (test/ is pinned) that passes once the story's code says "done".
+const CHECK = 'sh test/check.sh';
+const PLAN = plan([story('US-1', { checks: [CHECK] })]);
+const FILES = { 'test/check.sh': 'grep -q done src/code.txt\n', 'src/code.txt': 'todo\n', '.gitignore': 'build/\n' };
+
+/** The repository at its plan commit, and the pins the runner takes there when the loop starts. */
+async function planRepo(prd: Prd = PLAN, files: Record<string, string> = FILES) {
+  const r = verifyRepo(prd, files);
+  const pins = await readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), prd);
+  return { r, pins, input: (extra = {}) => r.input({ pins, ...extra }) };
+}
+
+/** Plays the agent: the loose object `oid` rewritten in place to hold `text` (same id, other bytes). */
+function rewriteLooseObject(dir: string, oid: string, text: string): void {
+  const file = path.join(dir, '.git/objects', oid.slice(0, 2), oid.slice(2));
+  const body = Buffer.from(text);
+  chmodSync(file, 0o644);
+  writeFileSync(file, deflateSync(Buffer.concat([Buffer.from(`blob ${body.length}\0`), body])));
+}
+
+const blobOf = (r: VerifyRepo, file: string) => git(r.dir, 'rev-parse', `HEAD:${file}`);
+const checksRun = (r: VerifyRepo) => readLedgerLines(r).filter((l) => l.kind === 'check').length;
+
+describe('object store: the pinned files come from the runner\'s copy, hashed against their ids', () => {
+  it('object store: an overwritten loose object of a pinned test is caught, and the claim rejected without running it', async () => {
+    const { r, input } = await planRepo();
+    rewriteLooseObject(r.dir, blobOf(r, 'test/check.sh'), 'exit 0\n');
+    expect(git(r.dir, 'show', 'HEAD:test/check.sh')).toBe('exit 0');
+    claim(r, 'US-1');
+    commitAll(r.dir, {}, 'feat: US-1 (no work)');
+    const res = await verifyIteration(input());
+    expect(res.verdicts[0].status).toBe('rejected');
+    expect(res.verdicts[0].reason).toMatch(/^the object store was rewritten: the checkout of [0-9a-f]{7} read other bytes than the plan commit [0-9a-f]{7} committed under the same id for test\/check\.sh \([0-9a-f]{7}\)/);
+    expect(r.logs.some((l) => l.startsWith('warn: the object store was rewritten'))).toBe(true);
+    expect(readPrd(r).userStories[0].passes).toBe(false);
+    expect(checksRun(r)).toBe(0);
+  });
+
+  it('object store: the honest work on the same plan is verified', async () => {
+    const { r, input } = await planRepo();
+    claim(r, 'US-1');
+    commitAll(r.dir, { 'src/code.txt': 'done\n' });
+    expect((await verifyIteration(input())).verdicts[0].status).toBe('verified');
+  });
+
+  it('object store: a store of its own (the object deleted, the same id with other bytes in an alternate) is caught; the guard puts the alternates file back', async () => {
+    const { r, input } = await planRepo();
+    const guard = await snapshotRunnerFiles(r.dir);
+    const oid = blobOf(r, 'test/check.sh');
+    const store = testdir('ralphkit-alt-');
+    mkdirSync(path.join(store, oid.slice(0, 2)), { recursive: true });
+    writeFileSync(path.join(store, oid.slice(0, 2), oid.slice(2)), deflateSync(Buffer.from('blob 7\0exit 0\n')));
+    unlinkSync(path.join(r.dir, '.git/objects', oid.slice(0, 2), oid.slice(2)));
+    writeFileSync(path.join(r.dir, '.git/objects/info/alternates'), `${store}\n`);
+    claim(r, 'US-1');
+    commitAll(r.dir, {}, 'feat: US-1 (no work)');
+    expect((await verifyIteration(input())).verdicts[0].reason).toMatch(/^the object store was rewritten: .* for test\/check\.sh/);
+    const restored = restoreRunnerFiles(guard);
+    expect(restored.rejecting).toEqual(['.git/objects/info/alternates']);
+    expect(existsSync(path.join(r.dir, '.git/objects/info/alternates'))).toBe(false);
+  });
+
+  it('object store: grafts the agent writes make up no history for the runner\'s git, and are put back with the claims rejected', async () => {
+    const { r } = await planRepo();
+    const guard = await snapshotRunnerFiles(r.dir);
+    const root = git(r.dir, 'rev-parse', 'HEAD');
+    const head = commitAll(r.dir, { 'src/code.txt': 'later\n' }, 'later');
+    writeFileSync(path.join(r.dir, '.git/info/grafts'), `${head}\n`);
+    expect(git(r.dir, 'rev-list', '--count', 'HEAD')).toBe('1');
+    expect(await isAncestor(r.dir, root, head)).toBe(true);
+    expect(restoreRunnerFiles(guard).rejecting).toEqual(['.git/info/grafts']);
+    expect(existsSync(path.join(r.dir, '.git/info/grafts'))).toBe(false);
+  });
+
+  it('object store: a replace ref over the pinned test changes nothing the checks read (the check runs, and fails)', async () => {
+    const { r, input } = await planRepo();
+    writeFiles(r.dir, { 'evil.sh': 'exit 0\n' });
+    const evil = git(r.dir, 'hash-object', '-w', 'evil.sh');
+    rmSync(path.join(r.dir, 'evil.sh'));
+    git(r.dir, 'replace', blobOf(r, 'test/check.sh'), evil);
+    claim(r, 'US-1');
+    commitAll(r.dir, {}, 'feat: US-1 (no work)');
+    expect((await verifyIteration(input())).verdicts[0]).toMatchObject({ status: 'rejected', reason: `check \`${CHECK}\` exited 1` });
+  });
+
+  it('object store: at a resume, a plan commit whose pinned test was rewritten is not read as pins', async () => {
+    const { r } = await planRepo();
+    rewriteLooseObject(r.dir, blobOf(r, 'test/check.sh'), 'exit 0\n');
+    await expect(readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), PLAN)).rejects.toThrow(ObjectMismatch);
+  });
+
+  it('object store: a sha256 repository\'s pins are read through its own trees and hashed with its own hash', async () => {
+    const dir = testdir('ralphkit-sha256-');
+    git(dir, 'init', '-q', '--object-format=sha256', '-b', 'main');
+    writeFiles(dir, { ...FILES, 'test/deep/er/x.test.sh': 'true\n', 'ralph/prd.json': JSON.stringify(PLAN) });
+    git(dir, 'add', '-A');
+    git(dir, '-c', 'user.name=T', '-c', 'user.email=t@e', 'commit', '-q', '-m', 'plan');
+    const pins = await readPins(dir, git(dir, 'rev-parse', 'HEAD'), PLAN);
+    expect(pins.format).toBe('sha256');
+    expect(pins.tree.get('test/deep/er/x.test.sh')?.oid).toBe(git(dir, 'rev-parse', 'HEAD:test/deep/er/x.test.sh'));
+    expect([...pins.held].map(([f, b]) => `${f}=${b.toString()}`).sort()).toEqual(['test/check.sh=grep -q done src/code.txt\n', 'test/deep/er/x.test.sh=true\n']);
+  });
+
+  it('object store: the final gate rejects a story verified earlier once its pinned test\'s object is rewritten', async () => {
+    const { r, pins } = await planRepo();
+    claim(r, 'US-1');
+    commitAll(r.dir, { 'src/code.txt': 'done\n' });
+    rewriteLooseObject(r.dir, blobOf(r, 'test/check.sh'), 'exit 0\n');
+    commitAll(r.dir, { 'src/code.txt': 'broken\n' }, 'refactor: later work');
+    const gate = await runFinalGate({ ...r.input({ pins }), prd: readPrd(r), topLevel: r.dir, verifiedAt: new Map(), shipped: new Map(), verdictKey: null });
+    expect(gate.passed).toBe(false);
+    expect(gate.verdicts[0].reason).toMatch(/the object store was rewritten/);
+  });
+});
+
+describe('symlinks: a committed link out of the checkout is refused', () => {
+  it('symlinks: a committed link out of the checkout is refused (an absolute link to an ignored file of the working tree)', async () => {
+    const { r, input } = await planRepo();
+    // The work lies in an ignored file; the commit holds only a link to it.
+    writeFiles(r.dir, { 'build/code.txt': 'done\n' });
+    rmSync(path.join(r.dir, 'src/code.txt'));
+    symlinkSync(path.join(r.dir, 'build/code.txt'), path.join(r.dir, 'src/code.txt'));
+    claim(r, 'US-1');
+    commitAll(r.dir, {}, 'feat: US-1 (a link)');
+    const res = await verifyIteration(input());
+    expect(res.verdicts[0].status).toBe('rejected');
+    expect(res.verdicts[0].reason).toBe(
+      `a symbolic link leads out of the checkout of ${git(r.dir, 'rev-parse', 'HEAD~1').slice(0, 7)}: src/code.txt -> ${path.join(r.dir, 'build/code.txt')}; the checks would read files no commit holds, so the claim is rejected (commit the files themselves, or a link that stays inside the repository)`,
+    );
+    expect(checksRun(r)).toBe(0);
+  });
+
+  it('symlinks: a relative link that climbs out of the checkout, and a link where a pinned folder was, are refused; nothing is written through them', async () => {
+    const { r, input } = await planRepo();
+    const outside = testdir('ralphkit-outside-');
+    writeFiles(outside, { 'check.sh': 'exit 0\n', 'code.txt': 'done\n' });
+    rmSync(path.join(r.dir, 'test'), { recursive: true });
+    symlinkSync(outside, path.join(r.dir, 'test'));
+    rmSync(path.join(r.dir, 'src/code.txt'));
+    symlinkSync(`../../../../../../../../../../..${outside}/code.txt`, path.join(r.dir, 'src/code.txt'));
+    claim(r, 'US-1');
+    commitAll(r.dir, {}, 'feat: US-1 (links)');
+    const reason = (await verifyIteration(input())).verdicts[0].reason ?? '';
+    expect(reason).toMatch(/^symbolic links lead out of the checkout of [0-9a-f]{7}: /);
+    expect(reason).toContain(`src/code.txt -> ../../../../../../../../../../..${outside}/code.txt`);
+    expect(reason).toContain(`test -> ${outside}`);
+    expect(readdirSync(outside).sort()).toEqual(['check.sh', 'code.txt']);
+    expect(readFileSync(path.join(outside, 'check.sh'), 'utf8')).toBe('exit 0\n');
+  });
+
+  it('symlinks: a setup that puts a link out of the checkout where a committed file was is refused after setup', async () => {
+    const prd = { ...PLAN, setup: `ln -sf "$SECRET_DONE" src/code.txt` };
+    const { r, input } = await planRepo(prd);
+    writeFiles(r.dir, { 'build/code.txt': 'done\n' });
+    process.env.SECRET_DONE = path.join(r.dir, 'build/code.txt');
+    try {
+      claim(r, 'US-1');
+      commitAll(r.dir, {}, 'feat: US-1 (setup links)');
+      const reason = (await verifyIteration(input())).verdicts[0].reason ?? '';
+      expect(reason).toMatch(new RegExp(`^a symbolic link leads out of the checkout of [0-9a-f]{7} after setup: src/code.txt -> ${path.join(r.dir, 'build/code.txt')}`));
+    } finally {
+      delete process.env.SECRET_DONE;
+    }
+  });
+
+  it('symlinks: the honest work with a committed link inside the repository is verified', async () => {
+    const { r, input } = await planRepo();
+    writeFiles(r.dir, { 'lib/code.txt': 'done\n' });
+    rmSync(path.join(r.dir, 'src/code.txt'));
+    symlinkSync('../lib/code.txt', path.join(r.dir, 'src/code.txt'));
+    claim(r, 'US-1');
+    commitAll(r.dir, {}, 'feat: US-1');
+    expect((await verifyIteration(input())).verdicts[0].status).toBe('verified');
+  });
+});
