@@ -4,6 +4,7 @@ import type { Prd } from '../prd/types.js';
 import type { Emit } from './events.js';
 import type { Tag } from './core/tags.js';
 import type { Fingerprint, GitDirs } from './git/fingerprint.js';
+import type { RepoLocation } from './git/git.js';
 
 /** What one run of an agent produced. */
 export interface AgentResult {
@@ -371,6 +372,8 @@ export interface RunContext {
   deadline?: number;
   /** A --worktree loop's tree and branch (run/worktree.ts); paths.repoRoot is that tree. */
   worktree?: { path: string; branch: string };
+  /** git's folders for the tree the run was started in, as read at start (git/git.ts resolveRepo). */
+  repo?: RepoLocation;
   /** Set when the loop's end is recorded (run.ts finish), for what is announced after the locks are released. */
   ending?: LoopEnding;
   /**

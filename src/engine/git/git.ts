@@ -57,13 +57,25 @@ function findGit(pathVar: string | undefined): string {
 }
 
 export function runGit(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult> {
+  return execGit(cwd, args, options, 'utf8');
+}
+
+/** runGit with git's output as bytes (for `cat-file --batch`, whose sizes count bytes). */
+function runGitBytes(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult & { bytes: Buffer }> {
+  return execGit(cwd, args, options, 'buffer');
+}
+
+function execGit(cwd: string, args: string[], options: GitOptions, encoding: 'utf8'): Promise<GitResult>;
+function execGit(cwd: string, args: string[], options: GitOptions, encoding: 'buffer'): Promise<GitResult & { bytes: Buffer }>;
+function execGit(cwd: string, args: string[], options: GitOptions, encoding: 'utf8' | 'buffer'): Promise<GitResult & { bytes?: Buffer }> {
   return new Promise((resolve) => {
-    const exec = { cwd, encoding: 'utf8' as const, maxBuffer: 64 * 1024 * 1024, timeout: options.timeoutMs ?? GIT_TIMEOUT_MS, env: hardenedGitEnv(process.env) };
-    const child = execFile(gitProgram(), hardenedArgs(args), exec, (err, stdout, stderr) => {
+    const exec = { cwd, encoding, maxBuffer: 64 * 1024 * 1024, timeout: options.timeoutMs ?? GIT_TIMEOUT_MS, env: hardenedGitEnv(process.env) };
+    const child = execFile(gitProgram(), hardenedArgs(args), exec, (err, stdout: string | Buffer, stderr: string | Buffer) => {
       // err.code is git's exit status; ENOENT when git could not be started; otherwise (a timeout, too much
       // output) git was stopped and reports as a failure
       const code = !err ? 0 : typeof err.code === 'number' ? err.code : err.code === 'ENOENT' ? GIT_MISSING : 1;
-      resolve({ code, stdout, stderr: stderr || (err ? err.message : '') });
+      const bytes = Buffer.isBuffer(stdout) ? { bytes: stdout } : {};
+      resolve({ code, stdout: stdout.toString(), stderr: stderr.toString() || (err ? err.message : ''), ...bytes });
     });
     child.stdin?.on('error', () => {});
     child.stdin?.end(options.input ?? '');
@@ -84,12 +96,45 @@ export async function readTopLevel(cwd: string): Promise<string> {
 /** The repository's top folder; refuses (exit 2) outside a git work tree. */
 export async function resolveRepoRoot(cwd: string): Promise<string> {
   const r = await runGit(cwd, ['rev-parse', '--show-toplevel']);
+  refuseNoRepo(cwd, r);
+  return r.stdout.trim();
+}
+
+function refuseNoRepo(cwd: string, r: GitResult): void {
   if (r.code === GIT_MISSING) throw new LoopExit(2, `cannot run git: ${r.stderr.trim()}`, 'install git and make sure it is on your PATH');
   if (r.code !== 0) {
     const refusal = explainGitRefusal(cwd, r.stderr);
     throw new LoopExit(2, refusal.message, refusal.hint);
   }
-  return r.stdout.trim();
+}
+
+/** Where a repository is: its top folder and git's folders, as git names them (absolute). */
+export interface RepoLocation {
+  top: string;
+  /** This work tree's own git dir (HEAD, index). */
+  gitDir: string;
+  /** The common dir (config, hooks, refs, objects). */
+  commonDir: string;
+}
+
+/**
+ * resolveRepoRoot with git's folders, in one git process (`rev-parse` prints each asked value on a line of its own).
+ * A path with a line break in it cannot be told apart that way: then each is asked on its own.
+ */
+export async function resolveRepo(cwd: string): Promise<RepoLocation> {
+  const r = await runGit(cwd, ['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-dir', '--git-common-dir']);
+  refuseNoRepo(cwd, r);
+  const lines = r.stdout.replace(/\n$/, '').split('\n');
+  if (lines.length === 3 && lines.every(Boolean)) return { top: lines[0], gitDir: lines[1], commonDir: lines[2] };
+  const top = await resolveRepoRoot(cwd);
+  return { top, gitDir: await readGitPath(top, '--git-dir'), commonDir: await readGitPath(top, '--git-common-dir') };
+}
+
+/** `git rev-parse --path-format=absolute <flag>` (--git-dir, --git-common-dir). */
+export async function readGitPath(cwd: string, flag: string): Promise<string> {
+  const r = await runGit(cwd, ['rev-parse', '--path-format=absolute', flag]);
+  if (r.code !== 0) throw new Error(`git rev-parse ${flag} failed: ${r.stderr.trim()}`);
+  return r.stdout.replace(/\n$/, '');
 }
 
 /**
@@ -107,13 +152,6 @@ export function explainGitRefusal(folder: string, stderr: string): { message: st
   return { message: `git refuses ${folder}: ${first}`, hint: advice || undefined };
 }
 
-/** True when git accepts `name` as a branch name (`git check-ref-format --branch`). */
-export async function isValidBranchName(cwd: string, name: string): Promise<boolean> {
-  if (!name || name.startsWith('-')) return false;
-  const r = await runGit(cwd, ['check-ref-format', '--branch', name]);
-  return r.code === 0;
-}
-
 export async function currentBranch(cwd: string): Promise<string | null> {
   const r = await runGit(cwd, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
   return r.code === 0 ? r.stdout.trim() : null;
@@ -123,6 +161,24 @@ export async function currentBranch(cwd: string): Promise<string | null> {
 export async function headSha(cwd: string): Promise<string | null> {
   const r = await runGit(cwd, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
   return r.code === 0 ? r.stdout.trim() : null;
+}
+
+export interface HeadState {
+  /** The checked-out local branch (without refs/heads/), or null on a detached HEAD. */
+  branch: string | null;
+  /** The commit HEAD points at, or null on a branch with no commit yet. */
+  head: string | null;
+}
+
+/**
+ * currentBranch and headSha in one git process (`rev-parse HEAD^{commit} --symbolic-full-name HEAD`: the commit, then
+ * refs/heads/<branch>, or HEAD when detached). A branch with no commit yet fails it: then each is asked on its own.
+ */
+export async function readHead(cwd: string): Promise<HeadState> {
+  const r = await runGit(cwd, ['rev-parse', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD']);
+  const m = /^([0-9a-f]{40,64})\n(.+)\n$/.exec(r.stdout);
+  if (r.code === 0 && m && (m[2] === 'HEAD' || m[2].startsWith('refs/heads/'))) return { head: m[1], branch: m[2] === 'HEAD' ? null : m[2].slice('refs/heads/'.length) };
+  return { branch: await currentBranch(cwd), head: await headSha(cwd) };
 }
 
 async function branchExists(cwd: string, name: string): Promise<boolean> {
@@ -138,10 +194,10 @@ export interface CheckoutResult {
 
 /**
  * Puts the work tree on `branch`: nothing when already there, a checkout when it exists, else a new branch
- * from `base` (or HEAD).
+ * from `base` (or HEAD). `current`: the branch HEAD is on, when the caller has just read it (null: detached).
  */
-export async function checkoutBranch(cwd: string, branch: string, base?: string): Promise<CheckoutResult> {
-  if ((await currentBranch(cwd)) === branch) return { message: `on branch ${branch}`, created: false };
+export async function checkoutBranch(cwd: string, branch: string, base?: string, current?: string | null): Promise<CheckoutResult> {
+  if ((current === undefined ? await currentBranch(cwd) : current) === branch) return { message: `on branch ${branch}`, created: false };
   if (await branchExists(cwd, branch)) {
     await gitOrRefuse(cwd, ['checkout', '--quiet', branch, '--'], `cannot check out ${branch}`);
     return { message: `checked out ${branch}`, created: false };
@@ -167,9 +223,79 @@ export async function readFileAt(cwd: string, rev: string, relPath: string): Pro
   return r.code === 0 ? r.stdout : null;
 }
 
+/**
+ * Several objects' text (`<rev>:<path>`, as readFileAt takes them) in one git process (`cat-file --batch`); null for
+ * each that does not exist or is not a file. A name with a line break in it cannot go to --batch: it is asked alone.
+ */
+export async function readBlobs(cwd: string, specs: readonly string[]): Promise<Array<string | null>> {
+  const batch = specs.filter((s) => !/[\r\n]/.test(s));
+  const found = new Map<string, string | null>();
+  if (batch.length) {
+    const r = await runGitBytes(cwd, ['cat-file', '--batch'], { input: batch.map((s) => `${s}\n`).join('') });
+    const answers = r.code === 0 ? parseBatch(r.bytes, batch.length) : null;
+    batch.forEach((spec, i) => found.set(spec, answers ? answers[i] : null));
+    if (!answers) for (const spec of batch) found.set(spec, await readBlob(cwd, spec));
+  }
+  for (const spec of specs) if (!found.has(spec)) found.set(spec, await readBlob(cwd, spec));
+  return specs.map((s) => found.get(s) ?? null);
+}
+
+async function readBlob(cwd: string, spec: string): Promise<string | null> {
+  const r = await runGit(cwd, ['cat-file', 'blob', spec]);
+  return r.code === 0 ? r.stdout : null;
+}
+
+/** Pure: `cat-file --batch` output, `count` answers: each blob's text, null for anything else; null if it does not parse. */
+export function parseBatch(out: Buffer, count: number): Array<string | null> | null {
+  const answers: Array<string | null> = [];
+  let at = 0;
+  while (answers.length < count) {
+    const eol = out.indexOf(10, at);
+    if (eol < 0) return null;
+    const header = out.subarray(at, eol).toString('utf8');
+    at = eol + 1;
+    const m = /^[0-9a-f]{40,64} (\w+) (\d+)$/.exec(header);
+    if (!m) {
+      // "<name> missing", "<name> ambiguous", ...: no content follows.
+      answers.push(null);
+      continue;
+    }
+    const size = Number(m[2]);
+    if (at + size + 1 > out.length || out[at + size] !== 10) return null;
+    answers.push(m[1] === 'blob' ? out.subarray(at, at + size).toString('utf8') : null);
+    at += size + 1;
+  }
+  return answers;
+}
+
 /** A file as committed on a local branch, or null when the branch or the file does not exist there. */
 export function readFileOnBranch(cwd: string, branch: string, relPath: string): Promise<string | null> {
   return readFileAt(cwd, `refs/heads/${branch}`, relPath);
+}
+
+export interface ConfigEntry {
+  /** Where git read it: system, global, local, worktree, command. */
+  scope: string;
+  /** As git names it: section and key lowercased, a subsection as written. */
+  key: string;
+  /** null for a key written without `=` (a boolean true). */
+  value: string | null;
+}
+
+/**
+ * Every configuration entry git sees here, with the scope it came from (`config --list --show-scope`), in one git
+ * process; included files are not followed (as `git config --local` does not). null when git cannot read it.
+ */
+export async function readConfigList(cwd: string): Promise<ConfigEntry[] | null> {
+  const r = await runGit(cwd, ['config', '-z', '--list', '--show-scope', '--no-includes']);
+  if (r.code !== 0) return null;
+  const fields = r.stdout.split('\0');
+  const entries: ConfigEntry[] = [];
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const nl = fields[i + 1].indexOf('\n');
+    entries.push({ scope: fields[i], key: nl < 0 ? fields[i + 1] : fields[i + 1].slice(0, nl), value: nl < 0 ? null : fields[i + 1].slice(nl + 1) });
+  }
+  return entries;
 }
 
 /** True when commit `older` is reachable from `newer` (`git merge-base --is-ancestor`); false too when either is gone. */

@@ -7,7 +7,7 @@ import type { Prd } from '../../prd/types.js';
 import { branchNameProblem } from '../../prd/branch-name.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
-import { checkoutBranch, currentBranch, headSha, readFileAt, readFileOnBranch, runGit, commitRunnerFiles, readDirtyPaths } from '../git/git.js';
+import { checkoutBranch, readBlobs, readFileAt, readFileOnBranch, readHead, runGit, commitRunnerFiles, readDirtyPaths, type HeadState } from '../git/git.js';
 import { lastBranchPath, lastPlanPath } from '../store/layout.js';
 import { applyBranchArchive, ensureProgressFile } from '../store/progress.js';
 import { planPrdRepair, sameJson } from '../verify/prd-diff.js';
@@ -35,16 +35,45 @@ interface Undo {
   staged: boolean;
 }
 
-export async function prepareBranch(run: RunContext): Promise<void> {
+/** What the start read of git that later steps can use instead of asking again. */
+export interface PreparedBranch {
+  /** HEAD's commit once the tree is on the plan's branch; undefined when the runner cannot know it without asking. */
+  head?: string | null;
+  /** The prompt as committed at `head` (for the first iteration's check for edits), when read. */
+  promptAtHead?: { key: string; text: string | null };
+}
+
+/** HEAD, and the plan, the log and the prompt as committed there: two git processes. */
+interface HeadFiles extends HeadState {
+  plan: string | null;
+  progress: string | null;
+  prompt: string | null;
+}
+
+async function readHeadFiles(paths: RunPaths): Promise<HeadFiles> {
+  const at = await readHead(paths.repoRoot);
+  if (at.head === null) return { ...at, plan: null, progress: null, prompt: null };
+  const inRepo = (file: string) => !relPath(paths.repoRoot, file).startsWith('../') && !path.isAbsolute(relPath(paths.repoRoot, file));
+  const files = [paths.prd, paths.progress, paths.prompt];
+  const texts = await readBlobs(paths.repoRoot, files.filter(inRepo).map((f) => `${at.head}:${relPath(paths.repoRoot, f).split('\\').join('/')}`));
+  const [plan, progress, prompt] = files.map((f) => (inRepo(f) ? texts.shift()! : null));
+  return { ...at, plan, progress, prompt };
+}
+
+export async function prepareBranch(run: RunContext): Promise<PreparedBranch> {
   const { paths } = run;
-  const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readTextOrNull(paths.progress), editedPrompt: await readEditedPrompt(paths) };
+  const at = await readHeadFiles(paths);
+  const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readTextOrNull(paths.progress), editedPrompt: await readEditedPrompt(paths, async () => at.prompt) };
   const last = readLastBranch(paths);
   const oldBranch = last && last !== run.branch && !branchNameProblem(last) ? last : null;
   const undo: Undo = { origin: null, createdBranch: false, created: [], staged: false };
+  let prepared: PreparedBranch;
   try {
-    const planCommitted = await switchBranch(run, started, oldBranch !== null, undo);
-    const parts = await writeStartFiles(run, started, oldBranch, planCommitted, undo);
-    await commitStartFiles(run, parts, undo);
+    const switched = await switchBranch(run, started, at, oldBranch !== null, undo);
+    const parts = await writeStartFiles(run, started, oldBranch, switched.planCommitted, undo);
+    const committed = await commitStartFiles(run, parts, undo);
+    const head = committed ?? switched.head;
+    prepared = { head, ...(head !== undefined && head === at.head && head !== null ? { promptAtHead: { key: `${head}:${relPath(paths.repoRoot, paths.prompt)}`, text: at.prompt } } : {}) };
   } catch (err) {
     await rollBack(run, started, undo);
     if (err instanceof LoopExit) throw err;
@@ -53,6 +82,7 @@ export async function prepareBranch(run: RunContext): Promise<void> {
   const lastFile = lastBranchPath(paths.repoRoot, relPath(paths.repoRoot, paths.prd));
   mkdirSync(path.dirname(lastFile), { recursive: true });
   writeFileSync(lastFile, `${run.branch}\n`);
+  return prepared;
 }
 
 /**
@@ -69,20 +99,20 @@ export function isStartFile(paths: RunPaths, rel: string): boolean {
  * parked at its committed version so git can switch; writeStartFiles puts the user's text back afterwards.
  * Returns whether the user's plan was committed as it is (a clean copy, possibly stale).
  */
-async function switchBranch(run: RunContext, started: StartFiles, resetsProgress: boolean, undo: Undo): Promise<boolean> {
+async function switchBranch(run: RunContext, started: StartFiles, at: HeadFiles, resetsProgress: boolean, undo: Undo): Promise<{ planCommitted: boolean; head?: string | null }> {
   const { repoRoot, prd, progress } = run.paths;
-  const headPlan = await readFileAt(repoRoot, 'HEAD', relPath(repoRoot, prd));
-  const branch = await currentBranch(repoRoot);
-  if (branch === run.branch) return headPlan === started.plan;
-  const origin = branch ?? (await headSha(repoRoot));
-  await park(repoRoot, prd, started.plan, headPlan);
+  const planCommitted = at.plan === started.plan;
+  if (at.branch === run.branch) return { planCommitted, head: at.head };
+  const origin = at.branch ?? at.head;
+  await park(repoRoot, prd, started.plan, at.plan);
   // An edited prompt may differ on the plan's branch too; git would refuse to switch over it.
-  if (started.editedPrompt !== null) await park(repoRoot, run.paths.prompt, started.editedPrompt, await readFileAt(repoRoot, 'HEAD', relPath(repoRoot, run.paths.prompt)));
-  if (resetsProgress) await park(repoRoot, progress, started.progress, await readFileAt(repoRoot, 'HEAD', relPath(repoRoot, progress)));
-  const done = await checkoutBranch(repoRoot, run.branch, run.base);
+  if (started.editedPrompt !== null) await park(repoRoot, run.paths.prompt, started.editedPrompt, at.prompt);
+  if (resetsProgress) await park(repoRoot, progress, started.progress, at.progress);
+  const done = await checkoutBranch(repoRoot, run.branch, run.base, at.branch);
   Object.assign(undo, { origin, createdBranch: done.created });
   run.emit({ type: 'info', message: done.message });
-  return headPlan === started.plan;
+  // A branch made from HEAD starts at HEAD's commit; any other checkout moved HEAD to a commit not read here.
+  return { planCommitted, ...(done.created && !run.base ? { head: at.head } : {}) };
 }
 
 async function park(repoRoot: string, file: string, text: string | null, committed: string | null): Promise<void> {
@@ -128,15 +158,17 @@ async function writeStartFiles(run: RunContext, started: StartFiles, oldBranch: 
 }
 
 /** Commits the plan, log and archive files that differ from HEAD: the runner's writes and what the user left uncommitted. */
-async function commitStartFiles(run: RunContext, parts: string[], undo: Undo): Promise<void> {
+/** Returns the runner's new commit, or undefined when it made none (HEAD did not move). */
+async function commitStartFiles(run: RunContext, parts: string[], undo: Undo): Promise<string | undefined> {
   const root = run.paths.repoRoot;
   const dirty = (await readDirtyPaths(root)).filter((p) => isStartFile(run.paths, p));
-  if (!dirty.length) return;
+  if (!dirty.length) return undefined;
   undo.staged = true;
   const message = `chore(ralph): ${parts.length ? parts.join('; ') : 'commit the plan files left uncommitted at start'}`;
   const sha = await commitRunnerFiles(root, dirty, message, dirty);
   const shown = dirty.length > 4 ? `${dirty.slice(0, 4).join(', ')} and ${dirty.length - 4} more` : dirty.join(', ');
   if (sha) run.emit({ type: 'info', message: `committed ${shown} as ${sha.slice(0, 7)} (${message})` });
+  return sha ?? undefined;
 }
 
 async function rollBack(run: RunContext, started: StartFiles, undo: Undo): Promise<void> {

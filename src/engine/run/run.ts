@@ -8,7 +8,7 @@ import type { Prd } from '../../prd/types.js';
 import { isSettled } from '../../prd/skip.js';
 import type { Emit } from '../events.js';
 import { realClock } from '../clock.js';
-import { resolveRepoRoot } from '../git/git.js';
+import { resolveRepo, type RepoLocation } from '../git/git.js';
 import { acquireLock, acquireTreeLock } from '../store/locks.js';
 import { ledgerPath, loopDir, newLoopId, statePath } from '../store/layout.js';
 import { writeState } from '../store/state-file.js';
@@ -26,6 +26,7 @@ import { printDryRun } from './dry-run.js';
 import { refuseReviewSetup, renderReviewCommand } from './review-setup.js';
 import { buildDeps, loopConfig, finalGate, verifyInput } from './deps.js';
 import { prepareBranch } from './branch.js';
+import type { PromptCache } from './upkeep.js';
 import { verifyStartClaims } from './start-claims.js';
 import { refuseDirtyTree } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from './trust.js';
@@ -55,7 +56,8 @@ const PROMPT_PLACEHOLDER = '\0prompt';
 export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: RunIo, emit: Emit): Promise<number> {
   // --max-duration counts from here: a CI job's time limit counts from before the start's own checks too.
   const started = realClock.now().getTime();
-  const repoRoot = await resolveRepoRoot(io.cwd);
+  const repo = await resolveRepo(io.cwd);
+  const repoRoot = repo.top;
   const resumed = parsed.resume || parsed.resumeLast ? findResumable(repoRoot, parsed) : null;
   const options = withWebhookFromEnv(resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed, io.env);
   if (resumed) {
@@ -68,14 +70,14 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   const tree: WorktreeRun = { mainRoot: repoRoot, root: null, mayRemove: false };
   const id = resumed?.id ?? options.name ?? newLoopId(new Date());
   try {
-    return await startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started });
+    return await startIn({ repo, id, options, given, resumed, io, emit, tree, started });
   } finally {
     await leaveWorktree(tree, id, emit);
   }
 }
 
 interface StartInput {
-  repoRoot: string;
+  repo: RepoLocation;
   id: string;
   options: RunOptions;
   given: Set<keyof RunOptions>;
@@ -87,7 +89,8 @@ interface StartInput {
   started: number;
 }
 
-async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started }: StartInput): Promise<number> {
+async function startIn({ repo, id, options, given, resumed, io, emit, tree, started }: StartInput): Promise<number> {
+  const repoRoot = repo.top;
   let paths = resolvePaths(repoRoot, io.cwd, locatePlan(repoRoot, options, given, resumed !== null, emit), given);
   const inTree = options.worktree && !options.dryRun;
   // A resumed worktree loop's plan is the one on its branch, in its worktree.
@@ -121,12 +124,12 @@ async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, 
     paths = await enterWorktree(tree, paths, id, prd.branchName, prd.baseBranch, false, emit);
     prd = await readPlan(paths, emit);
   } else if (!inTree) {
-    await refuseBranchElsewhere(repoRoot, prd.branchName);
+    await refuseBranchElsewhere(repoRoot, prd.branchName, repo.commonDir);
   }
   warnAtStart(options, io, emit);
   holdEndPrograms(io.env);
   const worktree = tree.root ? { worktree: { path: tree.root, branch: prd.branchName } } : {};
-  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...deadlineOf(options, started), ...worktree };
+  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...deadlineOf(options, started), ...worktree, repo };
   const controller = new AbortController();
   // An interrupt ends the loop; once the loop has ended (or was already told to), one stops the announcements of its end.
   const late = new AbortController();
@@ -217,13 +220,15 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
       await budget.beforeStart();
       await refuseDirtyTree(paths, run.resumed, emit);
     }
-    await prepareBranch(run);
-    trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit);
+    const prepared = await prepareBranch(run);
+    // git's folders as read at start, when the loop runs in the tree it was started in (not a --worktree loop's).
+    const dirs = run.repo?.top === paths.repoRoot ? run.repo : undefined;
+    trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit, { head: prepared.head, dirs });
     const { guard } = trust;
     run.restoreGuard = () => restoreRunnerFiles(guard, runsCode).rejecting;
     run.pins = trust.pins;
     emit({ type: 'start', loop: id, agent: options.agentCmd ? 'agent-cmd' : options.agent, command: run.command, prd: path.relative(paths.repoRoot, paths.prd), maxIterations: options.maxIterations, resumed: run.resumed !== null, firstIteration: state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration) });
-    exit = await startIterations(run, state, budget, controller, trust);
+    exit = await startIterations(run, state, budget, controller, trust, prepared.promptAtHead);
   } catch (err) {
     if (!(err instanceof LoopExit)) {
       finish(run, state, new LoopExit(1, `unexpected error: ${(err as Error).message}`), 'failed', trust);
@@ -240,7 +245,7 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
   return exit.code;
 }
 
-async function startIterations(run: RunContext, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust): Promise<LoopExit> {
+async function startIterations(run: RunContext, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust, promptAtHead?: PromptCache['at']): Promise<LoopExit> {
   const prdAtStart = readPlanNow(run);
   const unchecked = renderUncheckedWarning(prdAtStart);
   if (unchecked) run.emit({ type: 'warn', message: unchecked });
@@ -268,7 +273,7 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
   }
   const config = { ...loopConfig(run.options, run.io.env), ...(run.deadline === undefined ? {} : { deadline: run.deadline, maxDurationMs: run.options.maxDurationMs }) };
   if (run.options.parallel) return runParallel({ run, state, trust, budget, controller, config });
-  return runLoop(state, config, buildDeps(run, state, budget, controller, trust));
+  return runLoop(state, config, buildDeps(run, state, budget, controller, trust, promptAtHead));
 }
 
 // prepareBranch has just read and written the plan, so failing here means someone removed or broke it since.

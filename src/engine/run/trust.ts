@@ -9,7 +9,7 @@ import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
 import { type Pins } from '../types.js';
 import type { Emit } from '../events.js';
-import { headSha, readFileAt } from '../git/git.js';
+import { headSha, readFileAt, type RepoLocation } from '../git/git.js';
 import { planPrdRepair } from '../verify/prd-diff.js';
 import { readBaseline, readPinCommit, recordBaseline, recordPinCommit, pinsRef } from '../verify/baseline.js';
 import { readPins, readTreeFiles } from '../verify/checkout.js';
@@ -118,12 +118,20 @@ export function renderAcceptedBaseline(recorded: string, edited: string): string
   return `${JSON.stringify({ ...plan, userStories: plan.userStories.map(settle) }, null, 2)}\n`;
 }
 
+/** What the start has just read of git (run/branch.ts, git/git.ts resolveRepo), so establishTrust need not ask again. */
+export interface KnownAtStart {
+  /** HEAD's commit now (undefined: not known, git is asked). */
+  head?: string | null;
+  /** git's folders for paths.repoRoot. */
+  dirs?: RepoLocation;
+}
+
 /**
  * Once the loop is on its branch: the pins (a new loop pins HEAD, the plan commit; a resumed one keeps its own, or
  * takes HEAD's with --repin) and the snapshot of the runner's files and git's configuration.
  */
-export async function establishTrust(paths: RunPaths, topLevel: string, loopId: string, resumed: boolean, options: RunOptions, baseline: string | null, emit: Emit): Promise<RunTrust> {
-  const head = await headSha(paths.repoRoot);
+export async function establishTrust(paths: RunPaths, topLevel: string, loopId: string, resumed: boolean, options: RunOptions, baseline: string | null, emit: Emit, known: KnownAtStart = {}): Promise<RunTrust> {
+  const head = known.head !== undefined ? known.head : await headSha(paths.repoRoot);
   let commit = resumed && !options.repin ? await readPinCommit(paths.repoRoot, loopId) : head;
   if (resumed && !commit && !options.repin) {
     throw new LoopExit(2, `loop ${loopId} has no record of its pinned tests (${pinsRef(loopId)} is missing)`, `pin the tests as they are now and continue: ./ralph/ralph.sh --resume ${loopId} --repin`);
@@ -141,7 +149,7 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
     // A clone of the claimed commit brings no submodule content with it.
     if (!options.verifyInPlace && files.includes('.gitmodules')) emit({ type: 'warn', message: 'this repository has submodules: the fresh checkout the checks run in has none of their files; if a check needs them, run the loop with --verify-in-place' });
   }
-  const guard = await snapshotRunnerFiles(paths.repoRoot);
+  const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
   const verdictKey = holdVerdictKey(emit);
   // A resumed loop's earlier SHIPs, so its final gate seals them again (run/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
