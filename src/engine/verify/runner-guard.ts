@@ -280,7 +280,7 @@ interface GuardConfig {
   hooksPaths: string[];
 }
 
-/** GuardConfig from one `git config --list`; when git cannot list (a broken global file), each is asked on its own. */
+/** GuardConfig from one `git config --list`; when git cannot list it so (before git 2.26, no --show-scope), each is asked on its own. */
 async function readGuardConfig(repoRoot: string, common: string): Promise<GuardConfig> {
   const list = await readConfigList(repoRoot);
   if (!list) return { includes: await readIncludedConfigs(repoRoot, common), hooksPaths: await readHooksPath(repoRoot) };

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { explainGitRefusal } from '../../../../src/engine/git/git.js';
+import { explainGitRefusal, parseBatch } from '../../../../src/engine/git/git.js';
 
 describe('explainGitRefusal: what git said about --cwd, for the user', () => {
   it.each([
@@ -16,5 +16,25 @@ describe('explainGitRefusal: what git said about --cwd, for the user', () => {
     expect(refusal.message).toBe(message);
     if (hint) expect(refusal.hint).toMatch(hint);
     else expect(refusal.hint).toBeUndefined();
+  });
+});
+
+describe('parseBatch (cat-file --batch output)', () => {
+  const sha = 'a'.repeat(40);
+  it('reads each blob by its size in bytes, nothing for a missing name, null for another type', () => {
+    const text = 'ü\n✓';
+    const out = Buffer.concat([
+      Buffer.from(`${sha} blob ${Buffer.byteLength(text)}\n${text}\n`),
+      Buffer.from('HEAD:nope missing\n'),
+      Buffer.from(`${sha} tree 3\nabc\n`),
+      Buffer.from(`${sha} blob 0\n\n`),
+    ]);
+    expect(parseBatch(out, 4)).toEqual([text, null, null, '']);
+  });
+
+  it('gives null for output cut short or out of step, so the caller asks again', () => {
+    expect(parseBatch(Buffer.from(`${sha} blob 10\nshort\n`), 1)).toBeNull();
+    expect(parseBatch(Buffer.from(`${sha} blob 2\nabc\n`), 1)).toBeNull();
+    expect(parseBatch(Buffer.from(''), 1)).toBeNull();
   });
 });
