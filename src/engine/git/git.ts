@@ -171,14 +171,23 @@ export interface HeadState {
 }
 
 /**
- * currentBranch and headSha in one git process (`rev-parse HEAD^{commit} --symbolic-full-name HEAD`: the commit, then
- * refs/heads/<branch>, or HEAD when detached). A branch with no commit yet fails it: then each is asked on its own.
+ * currentBranch and headSha, and whether the local branch `other` exists, in one git process: `rev-parse
+ * HEAD^{commit} --symbolic-full-name HEAD refs/heads/<other> --` prints the commit, refs/heads/<branch> (HEAD when
+ * detached), then the full name `other` resolves to (git's own lookup, which may find another ref by that name: only
+ * refs/heads/<other> itself counts), or stops with "bad revision" when nothing does. A branch with no commit yet fails
+ * the first: then each is asked on its own.
  */
-export async function readHead(cwd: string): Promise<HeadState> {
-  const r = await runGit(cwd, ['rev-parse', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD']);
-  const m = /^([0-9a-f]{40,64})\n(.+)\n$/.exec(r.stdout);
-  if (r.code === 0 && m && (m[2] === 'HEAD' || m[2].startsWith('refs/heads/'))) return { head: m[1], branch: m[2] === 'HEAD' ? null : m[2].slice('refs/heads/'.length) };
-  return { branch: await currentBranch(cwd), head: await headSha(cwd) };
+export async function readHead(cwd: string, other?: string): Promise<HeadState & { otherExists?: boolean }> {
+  const asked = other === undefined ? [] : [`refs/heads/${other}`];
+  const r = await runGit(cwd, ['rev-parse', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD', ...asked, '--']);
+  const lines = r.stdout.split('\n');
+  const [sha, name] = lines;
+  const parsed = /^[0-9a-f]{40,64}$/.test(sha) && (name === 'HEAD' || name?.startsWith('refs/heads/'));
+  const at = { head: sha, branch: name === 'HEAD' ? null : name?.slice('refs/heads/'.length) };
+  if (parsed && r.code === 0 && lines.length === 4 + asked.length) return { ...at, ...(other === undefined ? {} : { otherExists: lines[2] === asked[0] }) };
+  if (parsed && r.code !== 0 && other !== undefined && lines.length === 3 && /bad revision/.test(r.stderr)) return { ...at, otherExists: false };
+  const head = { branch: await currentBranch(cwd), head: await headSha(cwd) };
+  return other === undefined ? head : { ...head, otherExists: await branchExists(cwd, other) };
 }
 
 async function branchExists(cwd: string, name: string): Promise<boolean> {
@@ -194,11 +203,12 @@ export interface CheckoutResult {
 
 /**
  * Puts the work tree on `branch`: nothing when already there, a checkout when it exists, else a new branch
- * from `base` (or HEAD). `current`: the branch HEAD is on, when the caller has just read it (null: detached).
+ * from `base` (or HEAD). `known`: the branch HEAD is on (null: detached) and whether `branch` exists, when the
+ * caller has just read them (git/git.ts readHead).
  */
-export async function checkoutBranch(cwd: string, branch: string, base?: string, current?: string | null): Promise<CheckoutResult> {
-  if ((current === undefined ? await currentBranch(cwd) : current) === branch) return { message: `on branch ${branch}`, created: false };
-  if (await branchExists(cwd, branch)) {
+export async function checkoutBranch(cwd: string, branch: string, base?: string, known?: { current: string | null; exists?: boolean }): Promise<CheckoutResult> {
+  if ((known ? known.current : await currentBranch(cwd)) === branch) return { message: `on branch ${branch}`, created: false };
+  if (known?.exists ?? (await branchExists(cwd, branch))) {
     await gitOrRefuse(cwd, ['checkout', '--quiet', branch, '--'], `cannot check out ${branch}`);
     return { message: `checked out ${branch}`, created: false };
   }

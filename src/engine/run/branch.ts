@@ -7,7 +7,7 @@ import type { Prd } from '../../prd/types.js';
 import { branchNameProblem } from '../../prd/branch-name.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
-import { checkoutBranch, readBlobs, readFileAt, readFileOnBranch, readHead, runGit, commitRunnerFiles, readDirtyPaths, type HeadState } from '../git/git.js';
+import { checkoutBranch, readBlobs, readFileAt, readFileOnBranch, readHead, runGit, commitRunnerFiles, readDirtyPaths, type DirtyEntry, type HeadState } from '../git/git.js';
 import { lastBranchPath, lastPlanPath } from '../store/layout.js';
 import { applyBranchArchive, ensureProgressFile } from '../store/progress.js';
 import { planPrdRepair, sameJson } from '../verify/prd-diff.js';
@@ -45,24 +45,30 @@ export interface PreparedBranch {
 
 /** HEAD, and the plan, the log and the prompt as committed there: two git processes. */
 interface HeadFiles extends HeadState {
+  /** Whether the plan's branch exists (undefined: not asked). */
+  exists?: boolean;
   plan: string | null;
   progress: string | null;
   prompt: string | null;
 }
 
-async function readHeadFiles(paths: RunPaths): Promise<HeadFiles> {
-  const at = await readHead(paths.repoRoot);
-  if (at.head === null) return { ...at, plan: null, progress: null, prompt: null };
+async function readHeadFiles(paths: RunPaths, branch: string): Promise<HeadFiles> {
+  const { otherExists, ...at } = await readHead(paths.repoRoot, branch);
+  if (at.head === null) return { ...at, exists: otherExists, plan: null, progress: null, prompt: null };
   const inRepo = (file: string) => !relPath(paths.repoRoot, file).startsWith('../') && !path.isAbsolute(relPath(paths.repoRoot, file));
   const files = [paths.prd, paths.progress, paths.prompt];
   const texts = await readBlobs(paths.repoRoot, files.filter(inRepo).map((f) => `${at.head}:${relPath(paths.repoRoot, f).split('\\').join('/')}`));
   const [plan, progress, prompt] = files.map((f) => (inRepo(f) ? texts.shift()! : null));
-  return { ...at, plan, progress, prompt };
+  return { ...at, exists: otherExists, plan, progress, prompt };
 }
 
-export async function prepareBranch(run: RunContext): Promise<PreparedBranch> {
+/**
+ * `dirty`: git status as read under the locks just before (run/dirty-tree.ts). When it lists none of the runner's
+ * start files and the start writes none, there is nothing to commit and status is not read again.
+ */
+export async function prepareBranch(run: RunContext, dirty?: readonly DirtyEntry[]): Promise<PreparedBranch> {
   const { paths } = run;
-  const at = await readHeadFiles(paths);
+  const at = await readHeadFiles(paths, run.branch);
   const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readTextOrNull(paths.progress), editedPrompt: await readEditedPrompt(paths, async () => at.prompt) };
   const last = readLastBranch(paths);
   const oldBranch = last && last !== run.branch && !branchNameProblem(last) ? last : null;
@@ -71,7 +77,8 @@ export async function prepareBranch(run: RunContext): Promise<PreparedBranch> {
   try {
     const switched = await switchBranch(run, started, at, oldBranch !== null, undo);
     const parts = await writeStartFiles(run, started, oldBranch, switched.planCommitted, undo);
-    const committed = await commitStartFiles(run, parts, undo);
+    const untouched = dirty !== undefined && !dirty.some((e) => isStartFile(paths, e.path)) && !parts.length && !undo.created.length;
+    const committed = untouched ? undefined : await commitStartFiles(run, parts, undo);
     const head = committed ?? switched.head;
     prepared = { head, ...(head !== undefined && head === at.head && head !== null ? { promptAtHead: { key: `${head}:${relPath(paths.repoRoot, paths.prompt)}`, text: at.prompt } } : {}) };
   } catch (err) {
@@ -108,7 +115,7 @@ async function switchBranch(run: RunContext, started: StartFiles, at: HeadFiles,
   // An edited prompt may differ on the plan's branch too; git would refuse to switch over it.
   if (started.editedPrompt !== null) await park(repoRoot, run.paths.prompt, started.editedPrompt, at.prompt);
   if (resetsProgress) await park(repoRoot, progress, started.progress, at.progress);
-  const done = await checkoutBranch(repoRoot, run.branch, run.base, at.branch);
+  const done = await checkoutBranch(repoRoot, run.branch, run.base, { current: at.branch, exists: at.exists });
   Object.assign(undo, { origin, createdBranch: done.created });
   run.emit({ type: 'info', message: done.message });
   // A branch made from HEAD starts at HEAD's commit; any other checkout moved HEAD to a commit not read here.

@@ -17,18 +17,24 @@ const SHOWN_IGNORE = 3;
 
 /** Uncommitted paths that would refuse the start: everything but the runner's own files (plan, log, prompt, archive, .runs). */
 export async function readStartDirty(paths: RunPaths): Promise<DirtyEntry[]> {
+  return refusingEntries(paths, await readDirtyEntries(paths.repoRoot));
+}
+
+function refusingEntries(paths: RunPaths, entries: DirtyEntry[]): DirtyEntry[] {
   const runs = `${RUNS_DIR.split(path.sep).join('/')}/`;
-  return (await readDirtyEntries(paths.repoRoot)).filter((e) => !isStartFile(paths, e.path) && !e.path.startsWith(runs));
+  return entries.filter((e) => !isStartFile(paths, e.path) && !e.path.startsWith(runs));
 }
 
 
 /**
  * Uncommitted work the loop did not make would be blamed on the agent (every claim rejected as uncommitted) or
  * swept into its commit. The plan, its log, the prompt and the archive are the runner's to commit, so they do not count.
+ * Returns every uncommitted path git listed (the runner's own among them), for prepareBranch (run/branch.ts).
  */
-export async function refuseDirtyTree(paths: RunPaths, resumed: LoopState | null, emit: Emit): Promise<void> {
-  const entries = await readStartDirty(paths);
-  if (!entries.length) return;
+export async function refuseDirtyTree(paths: RunPaths, resumed: LoopState | null, emit: Emit): Promise<DirtyEntry[]> {
+  const all = await readDirtyEntries(paths.repoRoot);
+  const entries = refusingEntries(paths, all);
+  if (!entries.length) return all;
   const dirty = entries.map((e) => e.path);
   const more = dirty.length > SHOWN_DIRTY ? `\n  ... and ${dirty.length - SHOWN_DIRTY} more` : '';
   // An iteration cut short (Ctrl-C, cancel, kill -9) leaves the agent's half-done work; repeating that iteration is
@@ -39,7 +45,7 @@ export async function refuseDirtyTree(paths: RunPaths, resumed: LoopState | null
       ? `uncommitted changes since the interrupted iteration ${resumed.iteration}; its claims are checked first, and these count as uncommitted work: ${list}`
       : `uncommitted changes from the interrupted iteration ${resumed.iteration} stay for the agent to finish and commit: ${list}`;
     emit({ type: 'warn', message });
-    return;
+    return all;
   }
   throw new LoopExit(
     2,

@@ -8,7 +8,7 @@ import type { Prd } from '../../prd/types.js';
 import { isSettled } from '../../prd/skip.js';
 import type { Emit } from '../events.js';
 import { realClock } from '../clock.js';
-import { resolveRepo, type RepoLocation } from '../git/git.js';
+import { resolveRepo, type DirtyEntry, type RepoLocation } from '../git/git.js';
 import { acquireLock, acquireTreeLock } from '../store/locks.js';
 import { ledgerPath, loopDir, newLoopId, statePath } from '../store/layout.js';
 import { writeState } from '../store/state-file.js';
@@ -198,8 +198,8 @@ async function startGuarded(run: RunContext, controller: AbortController, tree: 
       for (const o of await stopOrphanAgents(paths.repoRoot, run.id)) {
         emit({ type: 'warn', message: `loop ${o.loopId}'s runner is gone (killed) but its agent was still running in this working tree (process group ${o.agentPid}); stopped it, as ${loopCommand(`cancel ${o.loopId}`)} would` });
       }
-      await refuseDirtyTree(paths, run.resumed, emit);
-      return await runLocked(run, budget, controller, waits);
+      const dirty = await refuseDirtyTree(paths, run.resumed, emit);
+      return await runLocked(run, budget, controller, waits, dirty);
     } finally {
       releaseTree();
     }
@@ -208,7 +208,8 @@ async function startGuarded(run: RunContext, controller: AbortController, tree: 
   }
 }
 
-async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortController, waits: boolean): Promise<number> {
+/** `dirty`: what the clean-tree check just read (git status), for the start's own commit. */
+async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortController, waits: boolean, dirty: DirtyEntry[]): Promise<number> {
   const { id, options, paths, emit } = run;
   const state = initialState(run);
   clearCancelMarker(paths.repoRoot, id);
@@ -218,9 +219,9 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
   try {
     if (waits) {
       await budget.beforeStart();
-      await refuseDirtyTree(paths, run.resumed, emit);
+      dirty = await refuseDirtyTree(paths, run.resumed, emit);
     }
-    const prepared = await prepareBranch(run);
+    const prepared = await prepareBranch(run, dirty);
     // git's folders as read at start, when the loop runs in the tree it was started in (not a --worktree loop's).
     const dirs = run.repo?.top === paths.repoRoot ? run.repo : undefined;
     trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit, { head: prepared.head, dirs });
