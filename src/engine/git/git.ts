@@ -233,13 +233,19 @@ export async function readFileAt(cwd: string, rev: string, relPath: string): Pro
   return r.code === 0 ? r.stdout : null;
 }
 
+/** A file's committed text, with its object name when git said it (cat-file --batch). */
+export interface Blob {
+  text: string;
+  sha?: string;
+}
+
 /**
- * Several objects' text (`<rev>:<path>`, as readFileAt takes them) in one git process (`cat-file --batch`); null for
- * each that does not exist or is not a file. A name with a line break in it cannot go to --batch: it is asked alone.
+ * Several files as committed (`<rev>:<path>`, as readFileAt takes them) in one git process (`cat-file --batch`); null
+ * for each that does not exist or is not a file. A name with a line break in it cannot go to --batch: it is asked alone.
  */
-export async function readBlobs(cwd: string, specs: readonly string[]): Promise<Array<string | null>> {
+export async function readBlobs(cwd: string, specs: readonly string[]): Promise<Array<Blob | null>> {
   const batch = specs.filter((s) => !/[\r\n]/.test(s));
-  const found = new Map<string, string | null>();
+  const found = new Map<string, Blob | null>();
   if (batch.length) {
     const r = await runGitBytes(cwd, ['cat-file', '--batch'], { input: batch.map((s) => `${s}\n`).join('') });
     const answers = r.code === 0 ? parseBatch(r.bytes, batch.length) : null;
@@ -250,32 +256,37 @@ export async function readBlobs(cwd: string, specs: readonly string[]): Promise<
   return specs.map((s) => found.get(s) ?? null);
 }
 
-async function readBlob(cwd: string, spec: string): Promise<string | null> {
+async function readBlob(cwd: string, spec: string): Promise<Blob | null> {
   const r = await runGit(cwd, ['cat-file', 'blob', spec]);
-  return r.code === 0 ? r.stdout : null;
+  return r.code === 0 ? { text: r.stdout } : null;
 }
 
-/** Pure: `cat-file --batch` output, `count` answers: each blob's text, null for anything else; null if it does not parse. */
-export function parseBatch(out: Buffer, count: number): Array<string | null> | null {
-  const answers: Array<string | null> = [];
+/** Pure: `cat-file --batch` output, `count` answers: each blob, null for anything else; null if it does not parse. */
+export function parseBatch(out: Buffer, count: number): Array<Blob | null> | null {
+  const answers: Array<Blob | null> = [];
   let at = 0;
   while (answers.length < count) {
     const eol = out.indexOf(10, at);
     if (eol < 0) return null;
     const header = out.subarray(at, eol).toString('utf8');
     at = eol + 1;
-    const m = /^[0-9a-f]{40,64} (\w+) (\d+)$/.exec(header);
+    const m = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(header);
     if (!m) {
       // "<name> missing", "<name> ambiguous", ...: no content follows.
       answers.push(null);
       continue;
     }
-    const size = Number(m[2]);
+    const size = Number(m[3]);
     if (at + size + 1 > out.length || out[at + size] !== 10) return null;
-    answers.push(m[1] === 'blob' ? out.subarray(at, at + size).toString('utf8') : null);
+    answers.push(m[2] === 'blob' ? { sha: m[1], text: out.subarray(at, at + size).toString('utf8') } : null);
     at += size + 1;
   }
   return answers;
+}
+
+/** Points each ref at its object in one transaction (`update-ref --stdin`): all of them move, or none. */
+export async function updateRefs(cwd: string, updates: ReadonlyArray<{ ref: string; sha: string }>): Promise<void> {
+  await gitOk(cwd, ['update-ref', '--stdin'], updates.map((u) => `update ${u.ref} ${u.sha}\n`).join(''));
 }
 
 /** A file as committed on a local branch, or null when the branch or the file does not exist there. */

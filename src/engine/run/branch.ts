@@ -41,6 +41,8 @@ export interface PreparedBranch {
   head?: string | null;
   /** The prompt as committed at `head` (for the first iteration's check for edits), when read. */
   promptAtHead?: { key: string; text: string | null };
+  /** The plan as committed at `head`, and its object, when read. */
+  planAtHead?: { blob: string; text: string };
 }
 
 /** HEAD, and the plan, the log and the prompt as committed there: two git processes. */
@@ -48,6 +50,8 @@ interface HeadFiles extends HeadState {
   /** Whether the plan's branch exists (undefined: not asked). */
   exists?: boolean;
   plan: string | null;
+  /** The plan's object name at HEAD, when git said it. */
+  planBlob?: string;
   progress: string | null;
   prompt: string | null;
 }
@@ -57,15 +61,20 @@ async function readHeadFiles(paths: RunPaths, branch: string): Promise<HeadFiles
   if (at.head === null) return { ...at, exists: otherExists, plan: null, progress: null, prompt: null };
   const inRepo = (file: string) => !relPath(paths.repoRoot, file).startsWith('../') && !path.isAbsolute(relPath(paths.repoRoot, file));
   const files = [paths.prd, paths.progress, paths.prompt];
-  const texts = await readBlobs(paths.repoRoot, files.filter(inRepo).map((f) => `${at.head}:${relPath(paths.repoRoot, f).split('\\').join('/')}`));
-  const [plan, progress, prompt] = files.map((f) => (inRepo(f) ? texts.shift()! : null));
-  return { ...at, exists: otherExists, plan, progress, prompt };
+  const blobs = await readBlobs(paths.repoRoot, files.filter(inRepo).map((f) => `${at.head}:${relPath(paths.repoRoot, f).split('\\').join('/')}`));
+  const [plan, progress, prompt] = files.map((f) => (inRepo(f) ? blobs.shift()! : null));
+  return { ...at, exists: otherExists, plan: plan?.text ?? null, planBlob: plan?.sha, progress: progress?.text ?? null, prompt: prompt?.text ?? null };
 }
 
 /**
  * `dirty`: git status as read under the locks just before (run/dirty-tree.ts). When it lists none of the runner's
  * start files and the start writes none, there is nothing to commit and status is not read again.
  */
+function readAtHead(paths: RunPaths, head: string, at: HeadFiles): Pick<PreparedBranch, 'promptAtHead' | 'planAtHead'> {
+  const plan = at.planBlob !== undefined && at.plan !== null ? { planAtHead: { blob: at.planBlob, text: at.plan } } : {};
+  return { promptAtHead: { key: `${head}:${relPath(paths.repoRoot, paths.prompt)}`, text: at.prompt }, ...plan };
+}
+
 export async function prepareBranch(run: RunContext, dirty?: readonly DirtyEntry[]): Promise<PreparedBranch> {
   const { paths } = run;
   const at = await readHeadFiles(paths, run.branch);
@@ -80,7 +89,7 @@ export async function prepareBranch(run: RunContext, dirty?: readonly DirtyEntry
     const untouched = dirty !== undefined && !dirty.some((e) => isStartFile(paths, e.path)) && !parts.length && !undo.created.length;
     const committed = untouched ? undefined : await commitStartFiles(run, parts, undo);
     const head = committed ?? switched.head;
-    prepared = { head, ...(head !== undefined && head === at.head && head !== null ? { promptAtHead: { key: `${head}:${relPath(paths.repoRoot, paths.prompt)}`, text: at.prompt } } : {}) };
+    prepared = { head, ...(head !== undefined && head === at.head && head !== null ? readAtHead(paths, head, at) : {}) };
   } catch (err) {
     await rollBack(run, started, undo);
     if (err instanceof LoopExit) throw err;

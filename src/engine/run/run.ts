@@ -224,7 +224,7 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
     const prepared = await prepareBranch(run, dirty);
     // git's folders as read at start, when the loop runs in the tree it was started in (not a --worktree loop's).
     const dirs = run.repo?.top === paths.repoRoot ? run.repo : undefined;
-    trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit, { head: prepared.head, dirs });
+    trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit, { head: prepared.head, dirs, plan: prepared.planAtHead });
     const { guard } = trust;
     run.restoreGuard = () => restoreRunnerFiles(guard, runsCode).rejecting;
     run.pins = trust.pins;

@@ -11,7 +11,7 @@ import { type Pins } from '../types.js';
 import type { Emit } from '../events.js';
 import { headSha, readFileAt, type RepoLocation } from '../git/git.js';
 import { planPrdRepair } from '../verify/prd-diff.js';
-import { readBaseline, readPinCommit, recordBaseline, recordPinCommit, pinsRef } from '../verify/baseline.js';
+import { readBaseline, readPinCommit, recordBaseline, recordPinCommit, recordPinsAndPlan, pinsRef } from '../verify/baseline.js';
 import { readPins, readTreeFiles } from '../verify/checkout.js';
 import { renderSetupWarning } from '../verify/pins.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../verify/runner-guard.js';
@@ -42,6 +42,8 @@ export interface RunTrust {
   gitDir: string;
   /** True once `baseline` is the text recorded in git (settleBaseline skips writing it again). */
   recorded?: boolean;
+  /** The text establishTrust pointed a new loop's plan ref at (the committed plan), until the first settlement. */
+  planRefText?: string;
   /** `baseline` parsed: the plan object it was rendered from, frozen so that nothing can edit it behind the text. */
   baselinePrd?: Prd;
   /** `baseline` as bytes (set with baselinePrd). */
@@ -124,6 +126,8 @@ export interface KnownAtStart {
   head?: string | null;
   /** git's folders for paths.repoRoot. */
   dirs?: RepoLocation;
+  /** The plan file as committed at `head`, and its object (run/branch.ts). */
+  plan?: { blob: string; text: string };
 }
 
 /**
@@ -140,8 +144,16 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   // The runner's own record when there is one: the file on disk may be an agent's half-written edit (in-session loops).
   const plan = JSON.parse(baseline !== null && parsesAsPlan(baseline) ? baseline : readFileSync(paths.prd, 'utf8')) as Prd;
   let pins: Pins | null = null;
+  let planRefText: string | undefined;
   if (commit) {
-    await recordPinCommit(paths.repoRoot, loopId, commit);
+    // A new loop's plan ref starts as the plan committed at its plan commit (what a resume would read without it), set
+    // with the pins in one git process; a resumed loop's plan ref is its settled record and stays.
+    if (!resumed && known.plan && known.head === commit) {
+      await recordPinsAndPlan(paths.repoRoot, loopId, commit, known.plan.blob);
+      planRefText = known.plan.text;
+    } else {
+      await recordPinCommit(paths.repoRoot, loopId, commit);
+    }
     const files = await readTreeFiles(topLevel, commit);
     pins = await readPins(topLevel, commit, plan, files);
     const setup = options.verifyInPlace ? null : renderSetupWarning(files, plan);
@@ -153,7 +165,7 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   const verdictKey = holdVerdictKey(emit);
   // A resumed loop's earlier SHIPs, so its final gate seals them again (run/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
-  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, gitDir: guard.gitDir, verdictKey };
+  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, gitDir: guard.gitDir, verdictKey, ...(planRefText === undefined ? {} : { planRefText }) };
 }
 
 /** The record key, created now if there is none; a file the runner would not have written is named, and not used. */
@@ -179,6 +191,9 @@ export async function settleBaseline(paths: RunPaths, loopId: string, trust: Run
   if (text === trust.baseline && trust.recorded) return;
   trust.baseline = text;
   trust.recorded = true;
+  const inGit = trust.planRefText;
+  trust.planRefText = undefined;
+  if (text === inGit) return;
   try {
     await recordBaseline(paths.repoRoot, loopId, text);
   } catch (err) {

@@ -2,7 +2,7 @@
 // runner's output, never its input). Two refs per loop: the plan as the runner last settled it (a blob, the
 // baseline a resumed loop judges claims against) and the plan commit (the pins). The agent could still move a ref
 // with git update-ref; what it cannot do is make the final gate pass, which is what exit 0 rests on.
-import { gitOk, runGit } from '../git/git.js';
+import { gitOk, runGit, updateRefs } from '../git/git.js';
 
 const REF_ROOT = 'refs/ralphkit/loops';
 
@@ -41,6 +41,14 @@ export async function readBlob(top: string, ref: string): Promise<string | null>
 
 export async function recordPinCommit(top: string, loopId: string, commit: string): Promise<void> {
   await gitOk(top, ['update-ref', pinsRef(loopId), commit]);
+}
+
+/**
+ * A new loop's two refs in one transaction: the plan commit, and as its plan the plan file committed there (`planBlob`,
+ * already in git), which is what a resume reads when no plan was recorded yet. The first settlement replaces it.
+ */
+export async function recordPinsAndPlan(top: string, loopId: string, commit: string, planBlob: string): Promise<void> {
+  await updateRefs(top, [{ ref: pinsRef(loopId), sha: commit }, { ref: baselineRef(loopId), sha: planBlob }]);
 }
 
 /** The loop's plan commit, or null when none was recorded (or the ref no longer names a commit). */

@@ -61,13 +61,14 @@ describe('readBlobs: several files in one cat-file --batch', () => {
     const dir = gitdir({ 'a.txt': text, 'dir/b.txt': 'b\n', 'empty.txt': '' });
     const specs = ['HEAD:a.txt', 'HEAD:nope.txt', 'HEAD:dir', 'HEAD:dir/b.txt', 'HEAD:empty.txt', 'nobranch:a.txt'];
     const one = await Promise.all(specs.map((s) => readFileAt(dir, s.slice(0, s.indexOf(':')), s.slice(s.indexOf(':') + 1))));
-    expect(await readBlobs(dir, specs)).toEqual(one);
+    expect((await readBlobs(dir, specs)).map((b) => b?.text ?? null)).toEqual(one);
+    expect((await readBlobs(dir, ['HEAD:a.txt']))[0]?.sha).toBe(git(dir, 'rev-parse', 'HEAD:a.txt'));
     expect(one).toEqual([text, null, null, 'b\n', '', null]);
   });
 
   it('asks alone for a path with a line break in it, which --batch cannot take', async () => {
     const dir = gitdir({ 'two\nlines.txt': 'x\n', 'plain.txt': 'y\n' });
-    expect(await readBlobs(dir, ['HEAD:two\nlines.txt', 'HEAD:plain.txt'])).toEqual(['x\n', 'y\n']);
+    expect((await readBlobs(dir, ['HEAD:two\nlines.txt', 'HEAD:plain.txt'])).map((b) => b?.text)).toEqual(['x\n', 'y\n']);
   });
 });
 

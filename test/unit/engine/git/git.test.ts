@@ -29,7 +29,7 @@ describe('parseBatch (cat-file --batch output)', () => {
       Buffer.from(`${sha} tree 3\nabc\n`),
       Buffer.from(`${sha} blob 0\n\n`),
     ]);
-    expect(parseBatch(out, 4)).toEqual([text, null, null, '']);
+    expect(parseBatch(out, 4)).toEqual([{ sha, text }, null, null, { sha, text: '' }]);
   });
 
   it('gives null for output cut short or out of step, so the caller asks again', () => {
