@@ -55,6 +55,21 @@ describe('readHead: the branch and commit in one rev-parse', () => {
   });
 });
 
+describe('readHead: whether another branch exists, in the same process', () => {
+  it('only refs/heads/<name> itself counts, whatever else git would find by that name', async () => {
+    const dir = gitdir({ 'refs/heads/side': 'a file named like the ref\n' });
+    const head = git(dir, 'rev-parse', 'HEAD');
+    expect(await readHead(dir, 'nope')).toEqual({ branch: 'main', head, otherExists: false });
+    git(dir, 'branch', 'side');
+    expect(await readHead(dir, 'side')).toEqual({ branch: 'main', head, otherExists: true });
+    // A branch named refs/heads/ghost is what git's lookup of refs/heads/ghost finds: not the branch ghost.
+    git(dir, 'branch', 'refs/heads/ghost');
+    expect(await readHead(dir, 'ghost')).toEqual({ branch: 'main', head, otherExists: false });
+    git(dir, 'checkout', '-q', '--orphan', 'fresh');
+    expect(await readHead(dir, 'side')).toEqual({ branch: 'fresh', head: null, otherExists: true });
+  });
+});
+
 describe('readBlobs: several files in one cat-file --batch', () => {
   it('gives each file its text (bytes counted, not characters), null for a missing path or a folder', async () => {
     const text = 'ünïcødé ✓\nline two\n';
