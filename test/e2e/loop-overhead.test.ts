@@ -99,7 +99,7 @@ function beforeFirstAgent(log: string): string[] {
 }
 
 describe('git processes at start', () => {
-  it('engine start-up: 9 git processes before the first agent', async () => {
+  it('engine start-up: 8 git processes before the first agent', async () => {
     const dir = loopRepo({ stories: 2 });
     const { env, log } = loggingGit();
     const r = await ralph(dir, ['--agent-cmd', marked(''), '1'], env, 100_000);
@@ -107,11 +107,9 @@ describe('git processes at start', () => {
     expect(beforeFirstAgent(log)).toEqual([
       // where the repository and git's folders are (before the plan is read and the locks taken)
       'rev-parse --show-toplevel --path-format=absolute --git-dir --git-common-dir',
-      // under the locks: the clean-tree check
-      'status --porcelain=v1 -z --untracked-files=all --ignore-submodules=none',
-      // HEAD's commit and branch, and whether the plan's branch exists
-      'rev-parse HEAD^{commit} --symbolic-full-name HEAD refs/heads/ralph/test --',
-      // the plan, the log and the prompt as committed at HEAD
+      // under the locks: the clean-tree check, with HEAD's branch and commit in its header
+      'status --porcelain=v2 --branch --no-ahead-behind -z --untracked-files=all --ignore-submodules=none',
+      // the plan, the log and the prompt as committed at HEAD, and whether the plan's branch exists
       'cat-file --batch',
       'checkout --quiet -b ralph/test HEAD --',
       // the pins and the plan ref, in one transaction

@@ -239,13 +239,25 @@ export interface Blob {
   sha?: string;
 }
 
+/** An object `cat-file --batch` found: its name, type and content (as text). */
+export interface BatchObject {
+  sha: string;
+  type: string;
+  text: string;
+}
+
 /**
  * Several files as committed (`<rev>:<path>`, as readFileAt takes them) in one git process (`cat-file --batch`); null
  * for each that does not exist or is not a file. A name with a line break in it cannot go to --batch: it is asked alone.
  */
 export async function readBlobs(cwd: string, specs: readonly string[]): Promise<Array<Blob | null>> {
+  return (await readObjects(cwd, specs)).map((o) => (o && o.type === 'blob' ? { text: o.text, ...(o.sha ? { sha: o.sha } : {}) } : null));
+}
+
+/** readBlobs for any object (a ref, a commit): null for a name git finds nothing by. */
+export async function readObjects(cwd: string, specs: readonly string[]): Promise<Array<(Omit<BatchObject, 'sha'> & { sha?: string }) | null>> {
   const batch = specs.filter((s) => !/[\r\n]/.test(s));
-  const found = new Map<string, Blob | null>();
+  const found = new Map<string, (Omit<BatchObject, 'sha'> & { sha?: string }) | null>();
   if (batch.length) {
     const r = await runGitBytes(cwd, ['cat-file', '--batch'], { input: batch.map((s) => `${s}\n`).join('') });
     const answers = r.code === 0 ? parseBatch(r.bytes, batch.length) : null;
@@ -256,14 +268,14 @@ export async function readBlobs(cwd: string, specs: readonly string[]): Promise<
   return specs.map((s) => found.get(s) ?? null);
 }
 
-async function readBlob(cwd: string, spec: string): Promise<Blob | null> {
+async function readBlob(cwd: string, spec: string): Promise<{ type: string; text: string } | null> {
   const r = await runGit(cwd, ['cat-file', 'blob', spec]);
-  return r.code === 0 ? { text: r.stdout } : null;
+  return r.code === 0 ? { type: 'blob', text: r.stdout } : null;
 }
 
-/** Pure: `cat-file --batch` output, `count` answers: each blob, null for anything else; null if it does not parse. */
-export function parseBatch(out: Buffer, count: number): Array<Blob | null> | null {
-  const answers: Array<Blob | null> = [];
+/** Pure: `cat-file --batch` output, `count` answers: each object found, null for a name git found nothing by; null if it does not parse. */
+export function parseBatch(out: Buffer, count: number): Array<BatchObject | null> | null {
+  const answers: Array<BatchObject | null> = [];
   let at = 0;
   while (answers.length < count) {
     const eol = out.indexOf(10, at);
@@ -278,7 +290,7 @@ export function parseBatch(out: Buffer, count: number): Array<Blob | null> | nul
     }
     const size = Number(m[3]);
     if (at + size + 1 > out.length || out[at + size] !== 10) return null;
-    answers.push(m[2] === 'blob' ? { sha: m[1], text: out.subarray(at, at + size).toString('utf8') } : null);
+    answers.push({ sha: m[1], type: m[2], text: out.subarray(at, at + size).toString('utf8') });
     at += size + 1;
   }
   return answers;
@@ -398,6 +410,51 @@ export async function readDirtyEntries(top: string): Promise<DirtyEntry[]> {
     if (f[0] === 'R' || f[0] === 'C') i++;
   }
   return entries;
+}
+
+/**
+ * readDirtyEntries and HEAD (readHead's answer) from one `git status` (porcelain v2 with its branch header). `head` is
+ * null when the header does not say it plainly: a detached HEAD is "(detached)" there, as a branch may be named too.
+ */
+export async function readStatusAndHead(top: string): Promise<{ entries: DirtyEntry[]; head: HeadState | null }> {
+  return parseStatusV2(await gitOk(top, ['status', '--porcelain=v2', '--branch', '--no-ahead-behind', '-z', '--untracked-files=all', '--ignore-submodules=none']));
+}
+
+// Fields before the path in each kind of porcelain v2 entry: ordinary (1), renamed or copied (2), unmerged (u).
+const V2_FIELDS: Record<string, number> = { '1': 8, '2': 9, u: 10 };
+
+/** Pure: `git status --porcelain=v2 --branch -z` read. */
+export function parseStatusV2(out: string): { entries: DirtyEntry[]; head: HeadState | null } {
+  const fields = out.split('\0');
+  const tracked: DirtyEntry[] = [];
+  const untracked: DirtyEntry[] = [];
+  let oid: string | undefined;
+  let name: string | undefined;
+  let unmerged = false;
+  for (let i = 0; i < fields.length; i++) {
+    const f = fields[i];
+    if (f.startsWith('# branch.oid ')) oid = f.slice('# branch.oid '.length);
+    else if (f.startsWith('# branch.head ')) name = f.slice('# branch.head '.length);
+    else if (f.startsWith('? ')) untracked.push({ path: f.slice(2), untracked: true });
+    else if (V2_FIELDS[f[0]] !== undefined && f[1] === ' ') {
+      tracked.push({ path: afterFields(f, V2_FIELDS[f[0]]), untracked: false });
+      unmerged ||= f[0] === 'u';
+      // a rename or copy is followed by its source path
+      if (f[0] === '2') i++;
+    }
+  }
+  // v2 lists conflicts after the other changes; v1 (readDirtyEntries) lists them all in git's path order.
+  if (unmerged) tracked.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
+  const entries = [...tracked, ...untracked];
+  const head = oid === '(initial)' ? null : oid;
+  const plain = name !== undefined && name !== '(detached)' && (head === null || (head !== undefined && /^[0-9a-f]{40,64}$/.test(head)));
+  return { entries, head: plain ? { branch: name!, head: head ?? null } : null };
+}
+
+function afterFields(entry: string, count: number): string {
+  let at = 0;
+  for (let n = 0; n < count; n++) at = entry.indexOf(' ', at) + 1;
+  return entry.slice(at);
 }
 
 /** Paths (relative to the top level) that differ between two commits; renames count as a delete and an add. */

@@ -7,7 +7,7 @@ import type { Prd } from '../../prd/types.js';
 import { branchNameProblem } from '../../prd/branch-name.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
-import { checkoutBranch, readBlobs, readFileAt, readFileOnBranch, readHead, runGit, commitRunnerFiles, readDirtyPaths, type DirtyEntry, type HeadState } from '../git/git.js';
+import { checkoutBranch, readObjects, readFileAt, readFileOnBranch, readHead, runGit, commitRunnerFiles, readDirtyPaths, type DirtyEntry, type HeadState } from '../git/git.js';
 import { lastBranchPath, lastPlanPath } from '../store/layout.js';
 import { applyBranchArchive, ensureProgressFile } from '../store/progress.js';
 import { planPrdRepair, sameJson } from '../verify/prd-diff.js';
@@ -56,28 +56,42 @@ interface HeadFiles extends HeadState {
   prompt: string | null;
 }
 
-async function readHeadFiles(paths: RunPaths, branch: string): Promise<HeadFiles> {
-  const { otherExists, ...at } = await readHead(paths.repoRoot, branch);
+/**
+ * HEAD (from the clean-tree check's status when it said it, else one rev-parse), whether the plan's branch exists, and
+ * the plan, the log and the prompt as committed at HEAD: one cat-file --batch. That the branch exists is asked of
+ * --batch too, which answers "missing" only when no ref has that name: any other answer is checked again on checkout.
+ */
+async function readHeadFiles(paths: RunPaths, branch: string, known: HeadState | null): Promise<HeadFiles> {
+  const { otherExists, ...at }: HeadState & { otherExists?: boolean } = known ?? (await readHead(paths.repoRoot, branch));
   if (at.head === null) return { ...at, exists: otherExists, plan: null, progress: null, prompt: null };
   const inRepo = (file: string) => !relPath(paths.repoRoot, file).startsWith('../') && !path.isAbsolute(relPath(paths.repoRoot, file));
-  const files = [paths.prd, paths.progress, paths.prompt];
-  const blobs = await readBlobs(paths.repoRoot, files.filter(inRepo).map((f) => `${at.head}:${relPath(paths.repoRoot, f).split('\\').join('/')}`));
-  const [plan, progress, prompt] = files.map((f) => (inRepo(f) ? blobs.shift()! : null));
-  return { ...at, exists: otherExists, plan: plan?.text ?? null, planBlob: plan?.sha, progress: progress?.text ?? null, prompt: prompt?.text ?? null };
+  const files = [paths.prd, paths.progress, paths.prompt].filter(inRepo);
+  const asks = known && at.branch !== branch;
+  const specs = [...files.map((f) => `${at.head}:${relPath(paths.repoRoot, f).split('\\').join('/')}`), ...(asks ? [`refs/heads/${branch}`] : [])];
+  const objects = await readObjects(paths.repoRoot, specs);
+  const blob = (file: string) => {
+    const i = files.indexOf(file);
+    const o = i < 0 ? null : objects[i];
+    return o && o.type === 'blob' ? o : null;
+  };
+  const plan = blob(paths.prd);
+  const exists = asks ? (objects[specs.length - 1] === null ? false : undefined) : otherExists;
+  return { ...at, exists, plan: plan?.text ?? null, planBlob: plan?.sha, progress: blob(paths.progress)?.text ?? null, prompt: blob(paths.prompt)?.text ?? null };
 }
 
 /**
- * `dirty`: git status as read under the locks just before (run/dirty-tree.ts). When it lists none of the runner's
- * start files and the start writes none, there is nothing to commit and status is not read again.
+ * `start`: git status and HEAD as read under the locks just before (run/dirty-tree.ts). When the status lists none of
+ * the runner's start files and the start writes none, there is nothing to commit and status is not read again.
  */
 function readAtHead(paths: RunPaths, head: string, at: HeadFiles): Pick<PreparedBranch, 'promptAtHead' | 'planAtHead'> {
   const plan = at.planBlob !== undefined && at.plan !== null ? { planAtHead: { blob: at.planBlob, text: at.plan } } : {};
   return { promptAtHead: { key: `${head}:${relPath(paths.repoRoot, paths.prompt)}`, text: at.prompt }, ...plan };
 }
 
-export async function prepareBranch(run: RunContext, dirty?: readonly DirtyEntry[]): Promise<PreparedBranch> {
+export async function prepareBranch(run: RunContext, start?: { entries: readonly DirtyEntry[]; head: HeadState | null }): Promise<PreparedBranch> {
   const { paths } = run;
-  const at = await readHeadFiles(paths, run.branch);
+  const dirty = start?.entries;
+  const at = await readHeadFiles(paths, run.branch, start?.head ?? null);
   const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readTextOrNull(paths.progress), editedPrompt: await readEditedPrompt(paths, async () => at.prompt) };
   const last = readLastBranch(paths);
   const oldBranch = last && last !== run.branch && !branchNameProblem(last) ? last : null;

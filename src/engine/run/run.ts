@@ -8,7 +8,7 @@ import type { Prd } from '../../prd/types.js';
 import { isSettled } from '../../prd/skip.js';
 import type { Emit } from '../events.js';
 import { realClock } from '../clock.js';
-import { resolveRepo, type DirtyEntry, type RepoLocation } from '../git/git.js';
+import { resolveRepo, type RepoLocation } from '../git/git.js';
 import { acquireLock, acquireTreeLock } from '../store/locks.js';
 import { ledgerPath, loopDir, newLoopId, statePath } from '../store/layout.js';
 import { writeState } from '../store/state-file.js';
@@ -28,7 +28,7 @@ import { buildDeps, loopConfig, finalGate, verifyInput } from './deps.js';
 import { prepareBranch } from './branch.js';
 import type { PromptCache } from './upkeep.js';
 import { verifyStartClaims } from './start-claims.js';
-import { refuseDirtyTree } from './dirty-tree.js';
+import { refuseDirtyTree, type StartStatus } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from './trust.js';
 import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
 import { probeSandbox } from '../agents/sandbox.js';
@@ -208,8 +208,8 @@ async function startGuarded(run: RunContext, controller: AbortController, tree: 
   }
 }
 
-/** `dirty`: what the clean-tree check just read (git status), for the start's own commit. */
-async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortController, waits: boolean, dirty: DirtyEntry[]): Promise<number> {
+/** `dirty`: what the clean-tree check just read (git status, HEAD), for putting the tree on the plan's branch. */
+async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortController, waits: boolean, dirty: StartStatus): Promise<number> {
   const { id, options, paths, emit } = run;
   const state = initialState(run);
   clearCancelMarker(paths.repoRoot, id);

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { currentBranch, headSha, readBlobs, readConfigList, readFileAt, readHead, resolveRepo } from '../../../../src/engine/git/git.js';
+import { currentBranch, headSha, readBlobs, readConfigList, readDirtyEntries, readFileAt, readHead, readObjects, readStatusAndHead, resolveRepo } from '../../../../src/engine/git/git.js';
 import { snapshotRunnerFiles } from '../../../../src/engine/verify/runner-guard.js';
 import { LoopExit } from '../../../../src/engine/errors.js';
 import { git, gitdir, testdir } from '../../../support/repo.js';
@@ -70,6 +70,43 @@ describe('readHead: whether another branch exists, in the same process', () => {
   });
 });
 
+describe('readStatusAndHead: the clean-tree check and HEAD in one git status', () => {
+  it('lists what the porcelain v1 status lists (renames, deletions, conflicts, odd names), and HEAD as readHead says', async () => {
+    const dir = gitdir({ 'a.txt': 'a\n', 'b.txt': 'b\n', 'c.txt': 'base\n', 'gone.txt': 'g\n', 'sp ace.txt': 's\n' });
+    git(dir, 'checkout', '-q', '-b', 'other');
+    writeFileSync(path.join(dir, 'c.txt'), 'theirs\n');
+    git(dir, 'commit', '-qam', 'theirs');
+    git(dir, 'checkout', '-q', 'main');
+    writeFileSync(path.join(dir, 'c.txt'), 'ours\n');
+    git(dir, 'commit', '-qam', 'ours');
+    try {
+      git(dir, 'merge', '-q', 'other');
+    } catch {
+      /* the conflict is the point */
+    }
+    git(dir, 'mv', 'a.txt', 'moved to.txt');
+    writeFileSync(path.join(dir, 'b.txt'), 'changed\n');
+    git(dir, 'rm', '-q', 'gone.txt');
+    writeFileSync(path.join(dir, 'sp ace.txt'), 'edited\n');
+    writeFileSync(path.join(dir, 'new\nline.txt'), 'n\n');
+    mkdirSync(path.join(dir, 'deep/er'), { recursive: true });
+    writeFileSync(path.join(dir, 'deep/er/u.txt'), 'u\n');
+    const v1 = await readDirtyEntries(dir);
+    const both = await readStatusAndHead(dir);
+    expect(both.entries).toEqual(v1);
+    expect(v1.length).toBeGreaterThanOrEqual(7);
+    expect(both.head).toEqual(await readHead(dir));
+  });
+
+  it('says no HEAD where the header is not plain (detached), and none on a branch with no commit yet', async () => {
+    const dir = gitdir();
+    git(dir, 'checkout', '-q', '--detach');
+    expect((await readStatusAndHead(dir)).head).toBeNull();
+    git(dir, 'checkout', '-q', '--orphan', 'fresh');
+    expect((await readStatusAndHead(dir)).head).toEqual({ branch: 'fresh', head: null });
+  });
+});
+
 describe('readBlobs: several files in one cat-file --batch', () => {
   it('gives each file its text (bytes counted, not characters), null for a missing path or a folder', async () => {
     const text = 'ünïcødé ✓\nline two\n';
@@ -79,6 +116,13 @@ describe('readBlobs: several files in one cat-file --batch', () => {
     expect((await readBlobs(dir, specs)).map((b) => b?.text ?? null)).toEqual(one);
     expect((await readBlobs(dir, ['HEAD:a.txt']))[0]?.sha).toBe(git(dir, 'rev-parse', 'HEAD:a.txt'));
     expect(one).toEqual([text, null, null, 'b\n', '', null]);
+  });
+
+  it('answers a ref name with its commit, and null only when no ref has that name', async () => {
+    const dir = gitdir();
+    git(dir, 'branch', 'side');
+    const [side, nope] = await readObjects(dir, ['refs/heads/side', 'refs/heads/nope']);
+    expect([side?.type, side?.sha, nope]).toEqual(['commit', git(dir, 'rev-parse', 'side'), null]);
   });
 
   it('asks alone for a path with a line break in it, which --batch cannot take', async () => {
