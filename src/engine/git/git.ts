@@ -5,6 +5,9 @@ import { execFile } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
+import { parseBatch, parseConfigList, parseStatusV2, type BatchObject, type ConfigEntry } from './parse.js';
+
+export type { BatchObject, ConfigEntry };
 import { LoopExit, gitDiskFullError } from '../errors.js';
 
 // Used only when git has no identity configured (a fresh CI box), so a runner commit never fails for want of one.
@@ -239,13 +242,6 @@ export interface Blob {
   sha?: string;
 }
 
-/** An object `cat-file --batch` found: its name, type and content (as text). */
-export interface BatchObject {
-  sha: string;
-  type: string;
-  text: string;
-}
-
 /**
  * Several files as committed (`<rev>:<path>`, as readFileAt takes them) in one git process (`cat-file --batch`); null
  * for each that does not exist or is not a file. A name with a line break in it cannot go to --batch: it is asked alone.
@@ -273,29 +269,6 @@ async function readBlob(cwd: string, spec: string): Promise<{ type: string; text
   return r.code === 0 ? { type: 'blob', text: r.stdout } : null;
 }
 
-/** Pure: `cat-file --batch` output, `count` answers: each object found, null for a name git found nothing by; null if it does not parse. */
-export function parseBatch(out: Buffer, count: number): Array<BatchObject | null> | null {
-  const answers: Array<BatchObject | null> = [];
-  let at = 0;
-  while (answers.length < count) {
-    const eol = out.indexOf(10, at);
-    if (eol < 0) return null;
-    const header = out.subarray(at, eol).toString('utf8');
-    at = eol + 1;
-    const m = /^([0-9a-f]{40,64}) (\w+) (\d+)$/.exec(header);
-    if (!m) {
-      // "<name> missing", "<name> ambiguous", ...: no content follows.
-      answers.push(null);
-      continue;
-    }
-    const size = Number(m[3]);
-    if (at + size + 1 > out.length || out[at + size] !== 10) return null;
-    answers.push({ sha: m[1], type: m[2], text: out.subarray(at, at + size).toString('utf8') });
-    at += size + 1;
-  }
-  return answers;
-}
-
 /** Points each ref at its object in one transaction (`update-ref --stdin`): all of them move, or none. */
 export async function updateRefs(cwd: string, updates: ReadonlyArray<{ ref: string; sha: string }>): Promise<void> {
   await gitOk(cwd, ['update-ref', '--stdin'], updates.map((u) => `update ${u.ref} ${u.sha}\n`).join(''));
@@ -306,29 +279,13 @@ export function readFileOnBranch(cwd: string, branch: string, relPath: string): 
   return readFileAt(cwd, `refs/heads/${branch}`, relPath);
 }
 
-export interface ConfigEntry {
-  /** Where git read it: system, global, local, worktree, command. */
-  scope: string;
-  /** As git names it: section and key lowercased, a subsection as written. */
-  key: string;
-  /** null for a key written without `=` (a boolean true). */
-  value: string | null;
-}
-
 /**
  * Every configuration entry git sees here, with the scope it came from (`config --list --show-scope`), in one git
  * process; included files are not followed (as `git config --local` does not). null when git cannot read it.
  */
 export async function readConfigList(cwd: string): Promise<ConfigEntry[] | null> {
   const r = await runGit(cwd, ['config', '-z', '--list', '--show-scope', '--no-includes']);
-  if (r.code !== 0) return null;
-  const fields = r.stdout.split('\0');
-  const entries: ConfigEntry[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const nl = fields[i + 1].indexOf('\n');
-    entries.push({ scope: fields[i], key: nl < 0 ? fields[i + 1] : fields[i + 1].slice(0, nl), value: nl < 0 ? null : fields[i + 1].slice(nl + 1) });
-  }
-  return entries;
+  return r.code === 0 ? parseConfigList(r.stdout) : null;
 }
 
 /** True when commit `older` is reachable from `newer` (`git merge-base --is-ancestor`); false too when either is gone. */
@@ -418,43 +375,6 @@ export async function readDirtyEntries(top: string): Promise<DirtyEntry[]> {
  */
 export async function readStatusAndHead(top: string): Promise<{ entries: DirtyEntry[]; head: HeadState | null }> {
   return parseStatusV2(await gitOk(top, ['status', '--porcelain=v2', '--branch', '--no-ahead-behind', '-z', '--untracked-files=all', '--ignore-submodules=none']));
-}
-
-// Fields before the path in each kind of porcelain v2 entry: ordinary (1), renamed or copied (2), unmerged (u).
-const V2_FIELDS: Record<string, number> = { '1': 8, '2': 9, u: 10 };
-
-/** Pure: `git status --porcelain=v2 --branch -z` read. */
-export function parseStatusV2(out: string): { entries: DirtyEntry[]; head: HeadState | null } {
-  const fields = out.split('\0');
-  const tracked: DirtyEntry[] = [];
-  const untracked: DirtyEntry[] = [];
-  let oid: string | undefined;
-  let name: string | undefined;
-  let unmerged = false;
-  for (let i = 0; i < fields.length; i++) {
-    const f = fields[i];
-    if (f.startsWith('# branch.oid ')) oid = f.slice('# branch.oid '.length);
-    else if (f.startsWith('# branch.head ')) name = f.slice('# branch.head '.length);
-    else if (f.startsWith('? ')) untracked.push({ path: f.slice(2), untracked: true });
-    else if (V2_FIELDS[f[0]] !== undefined && f[1] === ' ') {
-      tracked.push({ path: afterFields(f, V2_FIELDS[f[0]]), untracked: false });
-      unmerged ||= f[0] === 'u';
-      // a rename or copy is followed by its source path
-      if (f[0] === '2') i++;
-    }
-  }
-  // v2 lists conflicts after the other changes; v1 (readDirtyEntries) lists them all in git's path order.
-  if (unmerged) tracked.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
-  const entries = [...tracked, ...untracked];
-  const head = oid === '(initial)' ? null : oid;
-  const plain = name !== undefined && name !== '(detached)' && (head === null || (head !== undefined && /^[0-9a-f]{40,64}$/.test(head)));
-  return { entries, head: plain ? { branch: name!, head: head ?? null } : null };
-}
-
-function afterFields(entry: string, count: number): string {
-  let at = 0;
-  for (let n = 0; n < count; n++) at = entry.indexOf(' ', at) + 1;
-  return entry.slice(at);
 }
 
 /** Paths (relative to the top level) that differ between two commits; renames count as a delete and an add. */
