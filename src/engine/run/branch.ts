@@ -45,7 +45,7 @@ export interface PreparedBranch {
   planAtHead?: { blob: string; text: string };
 }
 
-/** HEAD, and the plan, the log and the prompt as committed there: two git processes. */
+/** HEAD, whether the plan's branch exists, and the plan, the log and the prompt as committed at HEAD. */
 interface HeadFiles extends HeadState {
   /** Whether the plan's branch exists (undefined: not asked). */
   exists?: boolean;
@@ -79,15 +79,16 @@ async function readHeadFiles(paths: RunPaths, branch: string, known: HeadState |
   return { ...at, exists, plan: plan?.text ?? null, planBlob: plan?.sha, progress: blob(paths.progress)?.text ?? null, prompt: blob(paths.prompt)?.text ?? null };
 }
 
-/**
- * `start`: git status and HEAD as read under the locks just before (run/dirty-tree.ts). When the status lists none of
- * the runner's start files and the start writes none, there is nothing to commit and status is not read again.
- */
+/** The prompt and the plan as committed at `head`, for the steps after the start (HEAD has not moved since they were read). */
 function readAtHead(paths: RunPaths, head: string, at: HeadFiles): Pick<PreparedBranch, 'promptAtHead' | 'planAtHead'> {
   const plan = at.planBlob !== undefined && at.plan !== null ? { planAtHead: { blob: at.planBlob, text: at.plan } } : {};
   return { promptAtHead: { key: `${head}:${relPath(paths.repoRoot, paths.prompt)}`, text: at.prompt }, ...plan };
 }
 
+/**
+ * `start`: git status and HEAD as read under the locks just before (run/dirty-tree.ts). When the status lists none of
+ * the runner's start files and the start writes none, there is nothing to commit and status is not read again.
+ */
 export async function prepareBranch(run: RunContext, start?: { entries: readonly DirtyEntry[]; head: HeadState | null }): Promise<PreparedBranch> {
   const { paths } = run;
   const dirty = start?.entries;
@@ -187,8 +188,10 @@ async function writeStartFiles(run: RunContext, started: StartFiles, oldBranch: 
   return parts;
 }
 
-/** Commits the plan, log and archive files that differ from HEAD: the runner's writes and what the user left uncommitted. */
-/** Returns the runner's new commit, or undefined when it made none (HEAD did not move). */
+/**
+ * Commits the plan, log and archive files that differ from HEAD: the runner's writes and what the user left uncommitted.
+ * Returns the runner's new commit, or undefined when it made none (HEAD did not move).
+ */
 async function commitStartFiles(run: RunContext, parts: string[], undo: Undo): Promise<string | undefined> {
   const root = run.paths.repoRoot;
   const dirty = (await readDirtyPaths(root)).filter((p) => isStartFile(run.paths, p));
