@@ -416,6 +416,8 @@ export interface RunContext {
   deadline?: number;
   /** A --worktree loop's tree and branch (run/worktree.ts); paths.repoRoot is that tree. */
   worktree?: { path: string; branch: string };
+  /** git's folders for the tree the run was started in, as read at start (git/git.ts resolveRepo). */
+  repo?: RepoLocation;
   /** Set when the loop's end is recorded (run.ts finish), for what is announced after the locks are released. */
   ending?: LoopEnding;
   /**
@@ -606,4 +608,13 @@ export interface LoopConfig {
   deadline?: number;
   /** --max-duration as typed, for the exit message. */
   maxDurationMs?: number;
+}
+
+/** Where a repository is: its top level and git's folders, read in one git process (git/git.ts resolveRepo). */
+export interface RepoLocation {
+  top: string;
+  /** This work tree's own git dir (HEAD, index). */
+  gitDir: string;
+  /** The common dir (config, hooks, refs, objects). */
+  commonDir: string;
 }

@@ -90,3 +90,40 @@ describe('git processes per iteration', () => {
     }
   });
 });
+
+/** The runner's git calls before its first agent run, as commands (hardening stripped, object names and loop ids generic). */
+function beforeFirstAgent(log: string): string[] {
+  const text = readFileSync(log, 'utf8');
+  return text.slice(0, text.indexOf(`${MARKER}\n`)).split('\n').filter(Boolean)
+    .map((c) => c.replace(/^(-c \S+ )+/, '').replace(/\b[0-9a-f]{40,64}\b/g, '<sha>').replace(/loops\/[^/ ]+\//g, 'loops/<id>/'));
+}
+
+describe('git processes at start', () => {
+  it('engine start-up: 8 git processes before the first agent', async () => {
+    const dir = loopRepo({ stories: 2 });
+    const { env, log } = loggingGit();
+    const r = await ralph(dir, ['--agent-cmd', marked(''), '1'], env, 100_000);
+    expect(r.code, r.stderr).toBe(1);
+    expect(beforeFirstAgent(log)).toEqual([
+      // where the repository and git's folders are (before the plan is read and the locks taken)
+      'rev-parse --show-toplevel --path-format=absolute --git-dir --git-common-dir',
+      // under the locks: the clean-tree check, with HEAD's branch and commit in its header
+      'status --porcelain=v2 --branch --no-ahead-behind -z --untracked-files=all --ignore-submodules=none',
+      // the plan, the log and the prompt as committed at HEAD, and whether the plan's branch exists
+      'cat-file --batch',
+      'checkout --quiet -b ralph/test HEAD --',
+      // the pins and the plan ref, in one transaction
+      'update-ref --stdin',
+      // the files of the plan commit, for the pins
+      'ls-tree -r -z --name-only --full-tree <sha>',
+      // the includes and hooksPath the runner's guard holds
+      'config -z --list --show-scope --no-includes',
+      // the first iteration's refs (the branch, HEAD, the branch tips the agent's new commits are told from)
+      'for-each-ref --format=%(HEAD)%(objecttype) %(objectname) %(refname) refs/heads',
+    ]);
+    // The refs hold what they held when each was written alone: the plan commit, and the plan committed there.
+    const id = readdirSync(path.join(dir, 'ralph/.runs')).find((n) => n !== 'locks' && !n.includes('.'))!;
+    expect(git(dir, 'rev-parse', `refs/ralphkit/loops/${id}/pins`)).toBe(git(dir, 'rev-parse', 'main'));
+    expect(git(dir, 'rev-parse', `refs/ralphkit/loops/${id}/plan`)).toBe(git(dir, 'rev-parse', 'main:ralph/prd.json'));
+  }, 120_000);
+});

@@ -5,9 +5,13 @@ import { spawn } from 'node:child_process';
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
+import { parseBatch, parseConfigList, parseStatusV2, type BatchObject, type ConfigEntry, type DirtyEntry, type HeadState } from './parse.js';
+
+export type { BatchObject, ConfigEntry, DirtyEntry, HeadState };
 import { LoopExit, gitDiskFullError } from '../errors.js';
 import { signalGroup } from '../processes.js';
 import { formatDuration } from '../core/duration.js';
+import type { RepoLocation } from '../types.js';
 
 // Used only when git has no identity configured (a fresh CI box), so a runner commit never fails for want of one.
 const RUNNER_IDENTITY = ['-c', 'user.name=ralphkit', '-c', 'user.email=ralphkit@localhost'];
@@ -85,6 +89,12 @@ export async function runGit(cwd: string, args: string[], options: GitOptions = 
   return { ...r, stdout: r.stdout.toString('utf8') };
 }
 
+/** runGit with git's output as bytes (for `cat-file --batch`, whose sizes count bytes). */
+async function runGitBytes(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult & { bytes: Buffer }> {
+  const r = await spawnGit(cwd, args, options);
+  return { ...r, stdout: r.stdout.toString('utf8'), bytes: r.stdout };
+}
+
 /** One git process, hardened, in a group of its own, with a timeout and an output limit; stdout as bytes. */
 function spawnGit(cwd: string, args: string[], options: GitOptions & { maxOutput?: number }): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   const maxOutput = options.maxOutput ?? MAX_OUTPUT;
@@ -159,12 +169,37 @@ export async function readTopLevel(cwd: string): Promise<string> {
 /** The repository's top folder; refuses (exit 2) outside a git work tree. */
 export async function resolveRepoRoot(cwd: string): Promise<string> {
   const r = await runGit(cwd, ['rev-parse', '--show-toplevel']);
+  refuseNoRepo(cwd, r);
+  return r.stdout.trim();
+}
+
+function refuseNoRepo(cwd: string, r: GitResult): void {
   if (r.code === GIT_MISSING) throw new LoopExit(2, `cannot run git: ${r.stderr.trim()}`, 'install git and make sure it is on your PATH');
   if (r.code !== 0) {
     const refusal = explainGitRefusal(cwd, r.stderr);
     throw new LoopExit(2, refusal.message, refusal.hint);
   }
-  return r.stdout.trim();
+}
+
+/** Where a repository is: its top folder and git's folders, as git names them (absolute). */
+/**
+ * resolveRepoRoot with git's folders, in one git process (`rev-parse` prints each asked value on a line of its own).
+ * A path with a line break in it cannot be told apart that way: then each is asked on its own.
+ */
+export async function resolveRepo(cwd: string): Promise<RepoLocation> {
+  const r = await runGit(cwd, ['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-dir', '--git-common-dir']);
+  refuseNoRepo(cwd, r);
+  const lines = r.stdout.replace(/\n$/, '').split('\n');
+  if (lines.length === 3 && lines.every(Boolean)) return { top: lines[0], gitDir: lines[1], commonDir: lines[2] };
+  const top = await resolveRepoRoot(cwd);
+  return { top, gitDir: await readGitPath(top, '--git-dir'), commonDir: await readGitPath(top, '--git-common-dir') };
+}
+
+/** `git rev-parse --path-format=absolute <flag>` (--git-dir, --git-common-dir). */
+export async function readGitPath(cwd: string, flag: string): Promise<string> {
+  const r = await runGit(cwd, ['rev-parse', '--path-format=absolute', flag]);
+  if (r.code !== 0) throw new Error(`git rev-parse ${flag} failed: ${r.stderr.trim()}`);
+  return r.stdout.replace(/\n$/, '');
 }
 
 /**
@@ -182,13 +217,6 @@ export function explainGitRefusal(folder: string, stderr: string): { message: st
   return { message: `git refuses ${folder}: ${first}`, hint: advice || undefined };
 }
 
-/** True when git accepts `name` as a branch name (`git check-ref-format --branch`). */
-export async function isValidBranchName(cwd: string, name: string): Promise<boolean> {
-  if (!name || name.startsWith('-')) return false;
-  const r = await runGit(cwd, ['check-ref-format', '--branch', name]);
-  return r.code === 0;
-}
-
 export async function currentBranch(cwd: string): Promise<string | null> {
   const r = await runGit(cwd, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
   return r.code === 0 ? r.stdout.trim() : null;
@@ -198,6 +226,26 @@ export async function currentBranch(cwd: string): Promise<string | null> {
 export async function headSha(cwd: string): Promise<string | null> {
   const r = await runGit(cwd, ['rev-parse', '--verify', '--quiet', 'HEAD^{commit}']);
   return r.code === 0 ? r.stdout.trim() : null;
+}
+
+/**
+ * currentBranch and headSha, and whether the local branch `other` exists, in one git process: `rev-parse
+ * HEAD^{commit} --symbolic-full-name HEAD refs/heads/<other> --` prints the commit, refs/heads/<branch> (HEAD when
+ * detached), then the full name `other` resolves to (git's own lookup, which may find another ref by that name: only
+ * refs/heads/<other> itself counts), or stops with "bad revision" when nothing does. A branch with no commit yet fails
+ * the first: then each is asked on its own.
+ */
+export async function readHead(cwd: string, other?: string): Promise<HeadState & { otherExists?: boolean }> {
+  const asked = other === undefined ? [] : [`refs/heads/${other}`];
+  const r = await runGit(cwd, ['rev-parse', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD', ...asked, '--']);
+  const lines = r.stdout.split('\n');
+  const [sha, name] = lines;
+  const parsed = /^[0-9a-f]{40,64}$/.test(sha) && (name === 'HEAD' || name?.startsWith('refs/heads/'));
+  const at = { head: sha, branch: name === 'HEAD' ? null : name?.slice('refs/heads/'.length) };
+  if (parsed && r.code === 0 && lines.length === 4 + asked.length) return { ...at, ...(other === undefined ? {} : { otherExists: lines[2] === asked[0] }) };
+  if (parsed && r.code !== 0 && other !== undefined && lines.length === 3 && /bad revision/.test(r.stderr)) return { ...at, otherExists: false };
+  const head = { branch: await currentBranch(cwd), head: await headSha(cwd) };
+  return other === undefined ? head : { ...head, otherExists: await branchExists(cwd, other) };
 }
 
 async function branchExists(cwd: string, name: string): Promise<boolean> {
@@ -213,11 +261,12 @@ export interface CheckoutResult {
 
 /**
  * Puts the work tree on `branch`: nothing when already there, a checkout when it exists, else a new branch
- * from `base` (or HEAD).
+ * from `base` (or HEAD). `known`: the branch HEAD is on (null: detached) and whether `branch` exists, when the
+ * caller has just read them (git/git.ts readHead).
  */
-export async function checkoutBranch(cwd: string, branch: string, base?: string): Promise<CheckoutResult> {
-  if ((await currentBranch(cwd)) === branch) return { message: `on branch ${branch}`, created: false };
-  if (await branchExists(cwd, branch)) {
+export async function checkoutBranch(cwd: string, branch: string, base?: string, known?: { current: string | null; exists?: boolean }): Promise<CheckoutResult> {
+  if ((known ? known.current : await currentBranch(cwd)) === branch) return { message: `on branch ${branch}`, created: false };
+  if (known?.exists ?? (await branchExists(cwd, branch))) {
     await gitOrRefuse(cwd, ['checkout', '--quiet', branch, '--'], `cannot check out ${branch}`);
     return { message: `checked out ${branch}`, created: false };
   }
@@ -242,9 +291,56 @@ export async function readFileAt(cwd: string, rev: string, relPath: string): Pro
   return r.code === 0 ? r.stdout : null;
 }
 
+/** A file's committed text, with its object name when git said it (cat-file --batch). */
+export interface Blob {
+  text: string;
+  sha?: string;
+}
+
+/**
+ * Several files as committed (`<rev>:<path>`, as readFileAt takes them) in one git process (`cat-file --batch`); null
+ * for each that does not exist or is not a file. A name with a line break in it cannot go to --batch: it is asked alone.
+ */
+export async function readBlobs(cwd: string, specs: readonly string[]): Promise<Array<Blob | null>> {
+  return (await readObjects(cwd, specs)).map((o) => (o && o.type === 'blob' ? { text: o.text, ...(o.sha ? { sha: o.sha } : {}) } : null));
+}
+
+/** readBlobs for any object (a ref, a commit): null for a name git finds nothing by. */
+export async function readObjects(cwd: string, specs: readonly string[]): Promise<Array<(Omit<BatchObject, 'sha'> & { sha?: string }) | null>> {
+  const batch = specs.filter((s) => !/[\r\n]/.test(s));
+  const found = new Map<string, (Omit<BatchObject, 'sha'> & { sha?: string }) | null>();
+  if (batch.length) {
+    const r = await runGitBytes(cwd, ['cat-file', '--batch'], { input: batch.map((s) => `${s}\n`).join('') });
+    const answers = r.code === 0 ? parseBatch(r.bytes, batch.length) : null;
+    batch.forEach((spec, i) => found.set(spec, answers ? answers[i] : null));
+    if (!answers) for (const spec of batch) found.set(spec, await readBlob(cwd, spec));
+  }
+  for (const spec of specs) if (!found.has(spec)) found.set(spec, await readBlob(cwd, spec));
+  return specs.map((s) => found.get(s) ?? null);
+}
+
+async function readBlob(cwd: string, spec: string): Promise<{ type: string; text: string } | null> {
+  const r = await runGit(cwd, ['cat-file', 'blob', spec]);
+  return r.code === 0 ? { type: 'blob', text: r.stdout } : null;
+}
+
+/** Points each ref at its object in one transaction (`update-ref --stdin`): all of them move, or none. */
+export async function updateRefs(cwd: string, updates: ReadonlyArray<{ ref: string; sha: string }>): Promise<void> {
+  await gitOk(cwd, ['update-ref', '--stdin'], updates.map((u) => `update ${u.ref} ${u.sha}\n`).join(''));
+}
+
 /** A file as committed on a local branch, or null when the branch or the file does not exist there. */
 export function readFileOnBranch(cwd: string, branch: string, relPath: string): Promise<string | null> {
   return readFileAt(cwd, `refs/heads/${branch}`, relPath);
+}
+
+/**
+ * Every configuration entry git sees here, with the scope it came from (`config --list --show-scope`), in one git
+ * process; included files are not followed (as `git config --local` does not). null when git cannot read it.
+ */
+export async function readConfigList(cwd: string): Promise<ConfigEntry[] | null> {
+  const r = await runGit(cwd, ['config', '-z', '--list', '--show-scope', '--no-includes']);
+  return r.code === 0 ? parseConfigList(r.stdout) : null;
 }
 
 /** True when commit `older` is reachable from `newer` (`git merge-base --is-ancestor`); false too when either is gone. */
@@ -307,12 +403,6 @@ export async function readDirtyPaths(top: string): Promise<string[]> {
   return (await readDirtyEntries(top)).map((e) => e.path);
 }
 
-export interface DirtyEntry {
-  path: string;
-  /** Not tracked by git at all (`??`): new work, or output nobody listed in .gitignore. */
-  untracked: boolean;
-}
-
 /** readDirtyPaths, saying which paths git does not track yet. */
 export async function readDirtyEntries(top: string): Promise<DirtyEntry[]> {
   const out = await gitOk(top, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=none']);
@@ -326,6 +416,14 @@ export async function readDirtyEntries(top: string): Promise<DirtyEntry[]> {
     if (f[0] === 'R' || f[0] === 'C') i++;
   }
   return entries;
+}
+
+/**
+ * readDirtyEntries and HEAD (readHead's answer) from one `git status` (porcelain v2 with its branch header). `head` is
+ * null when the header does not say it plainly: a detached HEAD is "(detached)" there, as a branch may be named too.
+ */
+export async function readStatusAndHead(top: string): Promise<{ entries: DirtyEntry[]; head: HeadState | null }> {
+  return parseStatusV2(await gitOk(top, ['status', '--porcelain=v2', '--branch', '--no-ahead-behind', '-z', '--untracked-files=all', '--ignore-submodules=none']));
 }
 
 /** Paths (relative to the top level) that differ between two commits; renames count as a delete and an add. */

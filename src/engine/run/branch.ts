@@ -7,7 +7,7 @@ import type { Prd } from '../../prd/types.js';
 import { branchNameProblem } from '../../prd/branch-name.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
-import { checkoutBranch, currentBranch, headSha, readFileAt, readFileOnBranch, runGit, commitRunnerFiles, readDirtyPaths } from '../git/git.js';
+import { checkoutBranch, readObjects, readFileAt, readFileOnBranch, readHead, runGit, commitRunnerFiles, readDirtyPaths, type DirtyEntry, type HeadState } from '../git/git.js';
 import { lastBranchPath, lastPlanPath } from '../store/layout.js';
 import { applyBranchArchive, ensureProgressFile } from '../store/progress.js';
 import { planPrdRepair, sameJson } from '../verify/prd-diff.js';
@@ -35,16 +35,76 @@ interface Undo {
   staged: boolean;
 }
 
-export async function prepareBranch(run: RunContext): Promise<void> {
+/** What the start read of git that later steps can use instead of asking again. */
+export interface PreparedBranch {
+  /** HEAD's commit once the tree is on the plan's branch; undefined when the runner cannot know it without asking. */
+  head?: string | null;
+  /** The prompt as committed at `head` (for the first iteration's check for edits), when read. */
+  promptAtHead?: { key: string; text: string | null };
+  /** The plan as committed at `head`, and its object, when read. */
+  planAtHead?: { blob: string; text: string };
+}
+
+/** HEAD, whether the plan's branch exists, and the plan, the log and the prompt as committed at HEAD. */
+interface HeadFiles extends HeadState {
+  /** Whether the plan's branch exists (undefined: not asked). */
+  exists?: boolean;
+  plan: string | null;
+  /** The plan's object name at HEAD, when git said it. */
+  planBlob?: string;
+  progress: string | null;
+  prompt: string | null;
+}
+
+/**
+ * HEAD (from the clean-tree check's status when it said it, else one rev-parse), whether the plan's branch exists, and
+ * the plan, the log and the prompt as committed at HEAD: one cat-file --batch. That the branch exists is asked of
+ * --batch too, which answers "missing" only when no ref has that name: any other answer is checked again on checkout.
+ */
+async function readHeadFiles(paths: RunPaths, branch: string, known: HeadState | null): Promise<HeadFiles> {
+  const { otherExists, ...at }: HeadState & { otherExists?: boolean } = known ?? (await readHead(paths.repoRoot, branch));
+  if (at.head === null) return { ...at, exists: otherExists, plan: null, progress: null, prompt: null };
+  const inRepo = (file: string) => !relPath(paths.repoRoot, file).startsWith('../') && !path.isAbsolute(relPath(paths.repoRoot, file));
+  const files = [paths.prd, paths.progress, paths.prompt].filter(inRepo);
+  const asks = known && at.branch !== branch;
+  const specs = [...files.map((f) => `${at.head}:${relPath(paths.repoRoot, f).split('\\').join('/')}`), ...(asks ? [`refs/heads/${branch}`] : [])];
+  const objects = await readObjects(paths.repoRoot, specs);
+  const blob = (file: string) => {
+    const i = files.indexOf(file);
+    const o = i < 0 ? null : objects[i];
+    return o && o.type === 'blob' ? o : null;
+  };
+  const plan = blob(paths.prd);
+  const exists = asks ? (objects[specs.length - 1] === null ? false : undefined) : otherExists;
+  return { ...at, exists, plan: plan?.text ?? null, planBlob: plan?.sha, progress: blob(paths.progress)?.text ?? null, prompt: blob(paths.prompt)?.text ?? null };
+}
+
+/** The prompt and the plan as committed at `head`, for the steps after the start (HEAD has not moved since they were read). */
+function readAtHead(paths: RunPaths, head: string, at: HeadFiles): Pick<PreparedBranch, 'promptAtHead' | 'planAtHead'> {
+  const plan = at.planBlob !== undefined && at.plan !== null ? { planAtHead: { blob: at.planBlob, text: at.plan } } : {};
+  return { promptAtHead: { key: `${head}:${relPath(paths.repoRoot, paths.prompt)}`, text: at.prompt }, ...plan };
+}
+
+/**
+ * `start`: git status and HEAD as read under the locks just before (run/dirty-tree.ts). When the status lists none of
+ * the runner's start files and the start writes none, there is nothing to commit and status is not read again.
+ */
+export async function prepareBranch(run: RunContext, start?: { entries: readonly DirtyEntry[]; head: HeadState | null }): Promise<PreparedBranch> {
   const { paths } = run;
-  const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readTextOrNull(paths.progress), editedPrompt: await readEditedPrompt(paths) };
+  const dirty = start?.entries;
+  const at = await readHeadFiles(paths, run.branch, start?.head ?? null);
+  const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readTextOrNull(paths.progress), editedPrompt: await readEditedPrompt(paths, async () => at.prompt) };
   const last = readLastBranch(paths);
   const oldBranch = last && last !== run.branch && !branchNameProblem(last) ? last : null;
   const undo: Undo = { origin: null, createdBranch: false, created: [], staged: false };
+  let prepared: PreparedBranch;
   try {
-    const planCommitted = await switchBranch(run, started, oldBranch !== null, undo);
-    const parts = await writeStartFiles(run, started, oldBranch, planCommitted, undo);
-    await commitStartFiles(run, parts, undo);
+    const switched = await switchBranch(run, started, at, oldBranch !== null, undo);
+    const parts = await writeStartFiles(run, started, oldBranch, switched.planCommitted, undo);
+    const untouched = dirty !== undefined && !dirty.some((e) => isStartFile(paths, e.path)) && !parts.length && !undo.created.length;
+    const committed = untouched ? undefined : await commitStartFiles(run, parts, undo);
+    const head = committed ?? switched.head;
+    prepared = { head, ...(head !== undefined && head === at.head && head !== null ? readAtHead(paths, head, at) : {}) };
   } catch (err) {
     await rollBack(run, started, undo);
     if (err instanceof LoopExit) throw err;
@@ -53,6 +113,7 @@ export async function prepareBranch(run: RunContext): Promise<void> {
   const lastFile = lastBranchPath(paths.repoRoot, relPath(paths.repoRoot, paths.prd));
   mkdirSync(path.dirname(lastFile), { recursive: true });
   writeFileSync(lastFile, `${run.branch}\n`);
+  return prepared;
 }
 
 /**
@@ -69,20 +130,20 @@ export function isStartFile(paths: RunPaths, rel: string): boolean {
  * parked at its committed version so git can switch; writeStartFiles puts the user's text back afterwards.
  * Returns whether the user's plan was committed as it is (a clean copy, possibly stale).
  */
-async function switchBranch(run: RunContext, started: StartFiles, resetsProgress: boolean, undo: Undo): Promise<boolean> {
+async function switchBranch(run: RunContext, started: StartFiles, at: HeadFiles, resetsProgress: boolean, undo: Undo): Promise<{ planCommitted: boolean; head?: string | null }> {
   const { repoRoot, prd, progress } = run.paths;
-  const headPlan = await readFileAt(repoRoot, 'HEAD', relPath(repoRoot, prd));
-  const branch = await currentBranch(repoRoot);
-  if (branch === run.branch) return headPlan === started.plan;
-  const origin = branch ?? (await headSha(repoRoot));
-  await park(repoRoot, prd, started.plan, headPlan);
+  const planCommitted = at.plan === started.plan;
+  if (at.branch === run.branch) return { planCommitted, head: at.head };
+  const origin = at.branch ?? at.head;
+  await park(repoRoot, prd, started.plan, at.plan);
   // An edited prompt may differ on the plan's branch too; git would refuse to switch over it.
-  if (started.editedPrompt !== null) await park(repoRoot, run.paths.prompt, started.editedPrompt, await readFileAt(repoRoot, 'HEAD', relPath(repoRoot, run.paths.prompt)));
-  if (resetsProgress) await park(repoRoot, progress, started.progress, await readFileAt(repoRoot, 'HEAD', relPath(repoRoot, progress)));
-  const done = await checkoutBranch(repoRoot, run.branch, run.base);
+  if (started.editedPrompt !== null) await park(repoRoot, run.paths.prompt, started.editedPrompt, at.prompt);
+  if (resetsProgress) await park(repoRoot, progress, started.progress, at.progress);
+  const done = await checkoutBranch(repoRoot, run.branch, run.base, { current: at.branch, exists: at.exists });
   Object.assign(undo, { origin, createdBranch: done.created });
   run.emit({ type: 'info', message: done.message });
-  return headPlan === started.plan;
+  // A branch made from HEAD starts at HEAD's commit; any other checkout moved HEAD to a commit not read here.
+  return { planCommitted, ...(done.created && !run.base ? { head: at.head } : {}) };
 }
 
 async function park(repoRoot: string, file: string, text: string | null, committed: string | null): Promise<void> {
@@ -127,16 +188,20 @@ async function writeStartFiles(run: RunContext, started: StartFiles, oldBranch: 
   return parts;
 }
 
-/** Commits the plan, log and archive files that differ from HEAD: the runner's writes and what the user left uncommitted. */
-async function commitStartFiles(run: RunContext, parts: string[], undo: Undo): Promise<void> {
+/**
+ * Commits the plan, log and archive files that differ from HEAD: the runner's writes and what the user left uncommitted.
+ * Returns the runner's new commit, or undefined when it made none (HEAD did not move).
+ */
+async function commitStartFiles(run: RunContext, parts: string[], undo: Undo): Promise<string | undefined> {
   const root = run.paths.repoRoot;
   const dirty = (await readDirtyPaths(root)).filter((p) => isStartFile(run.paths, p));
-  if (!dirty.length) return;
+  if (!dirty.length) return undefined;
   undo.staged = true;
   const message = `chore(ralph): ${parts.length ? parts.join('; ') : 'commit the plan files left uncommitted at start'}`;
   const sha = await commitRunnerFiles(root, dirty, message, dirty);
   const shown = dirty.length > 4 ? `${dirty.slice(0, 4).join(', ')} and ${dirty.length - 4} more` : dirty.join(', ');
   if (sha) run.emit({ type: 'info', message: `committed ${shown} as ${sha.slice(0, 7)} (${message})` });
+  return sha ?? undefined;
 }
 
 async function rollBack(run: RunContext, started: StartFiles, undo: Undo): Promise<void> {

@@ -40,14 +40,15 @@ export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopCon
   };
 }
 
-export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust): LoopDeps {
+/** `promptAtHead`: the prompt as committed at the commit the loop starts on, when the start read it (run/branch.ts). */
+export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust, promptAtHead: PromptCache['at'] = null): LoopDeps {
   const { paths } = run;
   const signal = controller.signal;
   // git's folders, for the fingerprints (git/fingerprint.ts) that tell whether git's answers can have changed.
   const dirs: GitDirs | null = trust.guard.ownGitDir ? { top: trust.topLevel, own: trust.guard.ownGitDir, common: trust.gitDir } : null;
   const refs = new RefsView(paths.repoRoot, dirs);
   // The prompt as committed at a commit (which never changes), so an unedited prompt costs no git process.
-  const promptAt: PromptCache = { at: null };
+  const promptAt: PromptCache = { at: promptAtHead };
   // The runner's own files as they were when status last listed none of them (verify.ts readOwnStatus).
   const ownStatus: OwnStatusMemo | undefined = dirs ? { dirs, clean: null } : undefined;
   // The prompt as the agent got it, put back after it ran; a restored tracked prompt is committed with the runner's files.

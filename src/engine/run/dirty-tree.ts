@@ -4,7 +4,7 @@ import path from 'node:path';
 import { RUNS_DIR } from '../store/layout.js';
 import { isStartFile } from './branch.js';
 import type { Emit } from '../events.js';
-import { readDirtyEntries, type DirtyEntry } from '../git/git.js';
+import { readDirtyEntries, readStatusAndHead, type DirtyEntry, type HeadState } from '../git/git.js';
 import type { LoopState, RunPaths } from '../types.js';
 import { topFolders } from '../../util/top-folders.js';
 import { LoopExit } from '../errors.js';
@@ -12,23 +12,35 @@ import { readCheckLeftovers } from '../store/check-leftovers.js';
 
 const SHOWN_DIRTY = 10;
 
+/** What the clean-tree check read: every uncommitted path, and HEAD (null: not said plainly; git/git.ts). */
+export interface StartStatus {
+  entries: DirtyEntry[];
+  head: HeadState | null;
+}
+
 // Untracked files named in the .gitignore part of the hint; more would not fit on a line.
 const SHOWN_IGNORE = 3;
 
 /** Uncommitted paths that would refuse the start: everything but the runner's own files (plan, log, prompt, archive, .runs). */
 export async function readStartDirty(paths: RunPaths): Promise<DirtyEntry[]> {
+  return refusingEntries(paths, await readDirtyEntries(paths.repoRoot));
+}
+
+function refusingEntries(paths: RunPaths, entries: DirtyEntry[]): DirtyEntry[] {
   const runs = `${RUNS_DIR.split(path.sep).join('/')}/`;
-  return (await readDirtyEntries(paths.repoRoot)).filter((e) => !isStartFile(paths, e.path) && !e.path.startsWith(runs));
+  return entries.filter((e) => !isStartFile(paths, e.path) && !e.path.startsWith(runs));
 }
 
 
 /**
  * Uncommitted work the loop did not make would be blamed on the agent (every claim rejected as uncommitted) or
  * swept into its commit. The plan, its log, the prompt and the archive are the runner's to commit, so they do not count.
+ * Returns every uncommitted path git listed (the runner's own among them) and HEAD, for prepareBranch (run/branch.ts).
  */
-export async function refuseDirtyTree(paths: RunPaths, resumed: LoopState | null, emit: Emit): Promise<void> {
-  const entries = await readStartDirty(paths);
-  if (!entries.length) return;
+export async function refuseDirtyTree(paths: RunPaths, resumed: LoopState | null, emit: Emit): Promise<StartStatus> {
+  const status = await readStatusAndHead(paths.repoRoot);
+  const entries = refusingEntries(paths, status.entries);
+  if (!entries.length) return status;
   const dirty = entries.map((e) => e.path);
   const more = dirty.length > SHOWN_DIRTY ? `\n  ... and ${dirty.length - SHOWN_DIRTY} more` : '';
   // An iteration cut short (Ctrl-C, cancel, kill -9) leaves the agent's half-done work; repeating that iteration is
@@ -39,7 +51,7 @@ export async function refuseDirtyTree(paths: RunPaths, resumed: LoopState | null
       ? `uncommitted changes since the interrupted iteration ${resumed.iteration}; its claims are checked first, and these count as uncommitted work: ${list}`
       : `uncommitted changes from the interrupted iteration ${resumed.iteration} stay for the agent to finish and commit: ${list}`;
     emit({ type: 'warn', message });
-    return;
+    return status;
   }
   throw new LoopExit(
     2,

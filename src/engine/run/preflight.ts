@@ -6,7 +6,6 @@ import path from 'node:path';
 import { validatePrdText, formatPrdProblem } from '../../prd/validate.js';
 import { branchNameProblem } from '../../prd/branch-name.js';
 import type { Prd } from '../../prd/types.js';
-import { isValidBranchName } from '../git/git.js';
 import { LoopExit, LOOP_EXIT, usageExit } from '../errors.js';
 import { isExamplePlan } from '../../prd/example-plan.js';
 import { isSkipped } from '../../prd/skip.js';
@@ -44,10 +43,11 @@ export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
   }
   const { prd, problems, warnings } = validatePrdText(text, rel);
   if (!prd) throw new LoopExit(2, `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`, `fix ${rel}, then check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`);
-  // Two opinions on the branch name: our own rules, then git's, called without a shell.
+  // git check-ref-format --branch's rules in pure code (prd/branch-name.ts, held against git's own verdicts by a
+  // test): no git process, and a name never reaches git unchecked.
   const problem = branchNameProblem(prd.branchName);
-  if (problem || !(await isValidBranchName(paths.repoRoot, prd.branchName))) {
-    throw new LoopExit(2, `refusing branchName ${JSON.stringify(prd.branchName)}: ${problem ?? 'git check-ref-format --branch rejects it'}`, `set a plain branch name like "ralph/my-feature" in ${rel}`);
+  if (problem) {
+    throw new LoopExit(2, `refusing branchName ${JSON.stringify(prd.branchName)}: ${problem}`, `set a plain branch name like "ralph/my-feature" in ${rel}`);
   }
   for (const warning of warnings) emit({ type: 'warn', message: formatPrdProblem(warning) });
   return prd;

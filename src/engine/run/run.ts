@@ -8,7 +8,8 @@ import type { Prd } from '../../prd/types.js';
 import { isSettled } from '../../prd/skip.js';
 import type { Emit } from '../events.js';
 import { realClock } from '../clock.js';
-import { resolveRepoRoot } from '../git/git.js';
+import { resolveRepo } from '../git/git.js';
+import type { RepoLocation } from '../types.js';
 import { acquireLock, acquireTreeLock } from '../store/locks.js';
 import { removeDeadTempFolders, renderRemovedTempFolders, setTempOwner } from '../store/temp-folders.js';
 import { ledgerPath, loopDir, newLoopId, statePath } from '../store/layout.js';
@@ -28,8 +29,9 @@ import { hasReviewer, refuseReviewSetup, renderReviewCommand } from './review-se
 import { captureReviewerLogin } from '../verify/review-home.js';
 import { buildDeps, loopConfig, finalGate, verifyInput } from './deps.js';
 import { prepareBranch } from './branch.js';
+import type { PromptCache } from './upkeep.js';
 import { verifyStartClaims } from './start-claims.js';
-import { refuseDirtyTree } from './dirty-tree.js';
+import { refuseDirtyTree, type StartStatus } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from './trust.js';
 import { holdResumeAnchors } from './resume-anchors.js';
 import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
@@ -60,7 +62,8 @@ const PROMPT_PLACEHOLDER = '\0prompt';
 export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: RunIo, emit: Emit): Promise<number> {
   // --max-duration counts from here: a CI job's time limit counts from before the start's own checks too.
   const started = realClock.now().getTime();
-  const repoRoot = await resolveRepoRoot(io.cwd);
+  const repo = await resolveRepo(io.cwd);
+  const repoRoot = repo.top;
   const resumed = parsed.resume || parsed.resumeLast ? findResumable(repoRoot, parsed) : null;
   const options = withWebhookFromEnv(resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed, io.env);
   if (resumed) {
@@ -76,7 +79,7 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   // first step (130, resumable) instead of killing the runner between a worktree made and a loop recorded.
   const { stop, dispose } = listenForInterrupts();
   try {
-    return await startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started, stop });
+    return await startIn({ repo, id, options, given, resumed, io, emit, tree, started, stop });
   } finally {
     await leaveWorktree(tree, id, emit);
     dispose();
@@ -84,7 +87,7 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
 }
 
 interface StartInput {
-  repoRoot: string;
+  repo: RepoLocation;
   id: string;
   options: RunOptions;
   given: Set<keyof RunOptions>;
@@ -97,7 +100,8 @@ interface StartInput {
   stop: Interrupt;
 }
 
-async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, started, stop }: StartInput): Promise<number> {
+async function startIn({ repo, id, options, given, resumed, io, emit, tree, started, stop }: StartInput): Promise<number> {
+  const repoRoot = repo.top;
   let paths = resolvePaths(repoRoot, io.cwd, locatePlan(repoRoot, options, given, resumed !== null, emit), given);
   const inTree = options.worktree && !options.dryRun;
   // A resumed worktree loop's plan is the one on its branch, in its worktree.
@@ -135,12 +139,12 @@ async function startIn({ repoRoot, id, options, given, resumed, io, emit, tree, 
     paths = await enterWorktree(tree, paths, id, prd.branchName, prd.baseBranch, false, emit);
     prd = await readPlan(paths, emit);
   } else if (!inTree) {
-    await refuseBranchElsewhere(repoRoot, prd.branchName);
+    await refuseBranchElsewhere(repoRoot, prd.branchName, repo.commonDir);
   }
   warnAtStart(options, io, emit);
   holdEndPrograms(io.env);
   const worktree = tree.root ? { worktree: { path: tree.root, branch: prd.branchName } } : {};
-  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...(reviewerLogin ? { reviewerLogin } : {}), ...deadlineOf(options, started), ...worktree };
+  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...(reviewerLogin ? { reviewerLogin } : {}), ...deadlineOf(options, started), ...worktree, repo };
   if (stop.signalled) run.signalled = stop.signalled;
   stop.run = run;
   try {
@@ -208,8 +212,8 @@ async function startGuarded(run: RunContext, controller: AbortController, tree: 
       }
       setTempOwner(run.id);
       for (const message of renderRemovedTempFolders(removeDeadTempFolders())) emit({ type: 'info', message });
-      await refuseDirtyTree(paths, run.resumed, emit);
-      return await runLocked(run, budget, controller, waits);
+      const dirty = await refuseDirtyTree(paths, run.resumed, emit);
+      return await runLocked(run, budget, controller, waits, dirty);
     } finally {
       releaseTree();
     }
@@ -218,7 +222,8 @@ async function startGuarded(run: RunContext, controller: AbortController, tree: 
   }
 }
 
-async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortController, waits: boolean): Promise<number> {
+/** `dirty`: what the clean-tree check just read (git status, HEAD), for putting the tree on the plan's branch. */
+async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortController, waits: boolean, dirty: StartStatus): Promise<number> {
   const { id, options, paths, emit } = run;
   const state = initialState(run);
   clearCancelMarker(paths.repoRoot, id);
@@ -228,15 +233,17 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
   try {
     if (waits) {
       await budget.beforeStart();
-      await refuseDirtyTree(paths, run.resumed, emit);
+      dirty = await refuseDirtyTree(paths, run.resumed, emit);
     }
-    await prepareBranch(run);
-    trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit);
+    const prepared = await prepareBranch(run, dirty);
+    // git's folders as read at start, when the loop runs in the tree it was started in (not a --worktree loop's).
+    const dirs = run.repo?.top === paths.repoRoot ? run.repo : undefined;
+    trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit, { head: prepared.head, dirs, plan: prepared.planAtHead });
     const { guard } = trust;
     run.restoreGuard = () => restoreRunnerFiles(guard, runsCode).rejecting;
     run.pins = trust.pins;
     emit({ type: 'start', loop: id, agent: options.agentCmd ? 'agent-cmd' : options.agent, command: run.command, prd: path.relative(paths.repoRoot, paths.prd), maxIterations: options.maxIterations, resumed: run.resumed !== null, firstIteration: state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration) });
-    exit = await startIterations(run, state, budget, controller, trust);
+    exit = await startIterations(run, state, budget, controller, trust, prepared.promptAtHead);
   } catch (err) {
     exit = await interruptedOr(run, err);
     if (!(err instanceof LoopExit) && exit.code !== LOOP_EXIT.interrupted) {
@@ -253,7 +260,7 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
   return exit.code;
 }
 
-async function startIterations(run: RunContext, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust): Promise<LoopExit> {
+async function startIterations(run: RunContext, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust, promptAtHead?: PromptCache['at']): Promise<LoopExit> {
   const prdAtStart = readPlanNow(run);
   const unchecked = renderUncheckedWarning(prdAtStart);
   if (unchecked) run.emit({ type: 'warn', message: unchecked });
@@ -285,7 +292,7 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
   }
   const config = { ...loopConfig(run.options, run.io.env), ...(run.deadline === undefined ? {} : { deadline: run.deadline, maxDurationMs: run.options.maxDurationMs }) };
   if (run.options.parallel) return runParallel({ run, state, trust, budget, controller, config });
-  return runLoop(state, config, buildDeps(run, state, budget, controller, trust));
+  return runLoop(state, config, buildDeps(run, state, budget, controller, trust, promptAtHead));
 }
 
 // prepareBranch has just read and written the plan, so failing here means someone removed or broke it since.

@@ -10,6 +10,7 @@ import { readTextOrNull } from '../../util/read.js';
 import { type CheckEnvBase, type Pins } from '../types.js';
 import type { Emit } from '../events.js';
 import { headSha, readFileAt } from '../git/git.js';
+import type { RepoLocation } from '../types.js';
 import { planPrdRepair } from '../verify/prd-diff.js';
 import { readBaseline, readPinCommit, pinsRef } from '../verify/baseline.js';
 import { moveAnchoredRefs, readAnchorRefs, type AnchorValues } from '../verify/anchors.js';
@@ -53,6 +54,8 @@ export interface RunTrust {
   checkBase: CheckEnvBase;
   /** True once `baseline` is the text recorded in git (settleBaseline skips writing it again). */
   recorded?: boolean;
+  /** The text establishTrust pointed a new loop's plan ref at (the committed plan), until the first settlement. */
+  planRefText?: string;
   /** `baseline` parsed: the plan object it was rendered from, frozen so that nothing can edit it behind the text. */
   baselinePrd?: Prd;
   /** `baseline` as bytes (set with baselinePrd). */
@@ -129,12 +132,22 @@ export function renderAcceptedBaseline(recorded: string, edited: string): string
   return `${JSON.stringify({ ...plan, userStories: plan.userStories.map(settle) }, null, 2)}\n`;
 }
 
+/** What the start has just read of git (run/branch.ts, git/git.ts resolveRepo), so establishTrust need not ask again. */
+export interface KnownAtStart {
+  /** HEAD's commit now (undefined: not known, git is asked). */
+  head?: string | null;
+  /** git's folders for paths.repoRoot. */
+  dirs?: RepoLocation;
+  /** The plan file as committed at `head`, and its object (run/branch.ts). */
+  plan?: { blob: string; text: string };
+}
+
 /**
  * Once the loop is on its branch: the pins (a new loop pins HEAD, the plan commit; a resumed one keeps its own, or
  * takes HEAD's with --repin) and the snapshot of the runner's files and git's configuration.
  */
-export async function establishTrust(paths: RunPaths, topLevel: string, loopId: string, resumed: boolean, options: RunOptions, baseline: string | null, emit: Emit): Promise<RunTrust> {
-  const head = await headSha(paths.repoRoot);
+export async function establishTrust(paths: RunPaths, topLevel: string, loopId: string, resumed: boolean, options: RunOptions, baseline: string | null, emit: Emit, known: KnownAtStart = {}): Promise<RunTrust> {
+  const head = known.head !== undefined ? known.head : await headSha(paths.repoRoot);
   let commit = resumed && !options.repin ? await readPinCommit(paths.repoRoot, loopId) : head;
   if (resumed && !commit && !options.repin) {
     throw new LoopExit(2, `loop ${loopId} has no record of its pinned tests (${pinsRef(loopId)} is missing)`, `pin the tests as they are now and continue: ./ralph/ralph.sh --resume ${loopId} --repin`);
@@ -147,7 +160,11 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   const verdictKey = holdVerdictKey(emit);
   // A resume has just held the refs against their seal (run/resume-anchors.ts) and put them back where needed.
   const before = await readAnchorRefs(paths.repoRoot, loopId);
-  const anchored: AnchorValues = { pins: commit, plan: before.plan };
+  // A new loop's plan ref starts as the plan committed at its plan commit (what a resume would read without it), set
+  // with the pins in one git process; a resumed loop's plan ref is its settled record and stays.
+  const fresh = !resumed && known.plan !== undefined && known.plan !== null && known.head === commit;
+  const anchored: AnchorValues = { pins: commit, plan: fresh ? known.plan!.blob : before.plan };
+  const planRefText = fresh ? known.plan!.text : undefined;
   if (commit) {
     await moveAnchoredRefs(paths.repoRoot, loopId, anchored, before, verdictKey);
     pins = await capturePins(topLevel, commit, plan);
@@ -157,11 +174,11 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
     // A clone of the claimed commit brings no submodule content with it.
     if (!options.verifyInPlace && files.includes('.gitmodules')) emit({ type: 'warn', message: 'this repository has submodules: the fresh checkout the checks run in has none of their files; if a check needs them, run the loop with --verify-in-place' });
   }
-  const guard = await snapshotRunnerFiles(paths.repoRoot);
+  const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
   const checkBase = takeCheckEnvBase(process.env);
   // A resumed loop's earlier SHIPs, so its final gate seals them again (run/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
-  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, weak: new Set(), gitDir: guard.gitDir, verdictKey, anchored, checkBase };
+  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, weak: new Set(), gitDir: guard.gitDir, verdictKey, anchored, checkBase, ...(planRefText === undefined ? {} : { planRefText }) };
 }
 
 /**
@@ -203,6 +220,9 @@ export async function settleBaseline(paths: RunPaths, loopId: string, trust: Run
   if (text === trust.baseline && trust.recorded) return;
   trust.baseline = text;
   trust.recorded = true;
+  const inGit = trust.planRefText;
+  trust.planRefText = undefined;
+  if (text === inGit) return;
   try {
     // The record is sealed with the pins before the ref moves (verify/anchors.ts): a resume checks the two agree.
     const blob = (await gitOk(paths.repoRoot, ['hash-object', '-w', '--stdin'], text)).trim();

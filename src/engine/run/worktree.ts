@@ -2,7 +2,7 @@
 // the user edits, nor inside .git, where tools walking up from the agent's folder would find the user's tree).
 // The runner creates it, removes it when the run ends with nothing uncommitted in it, and keeps its records in the
 // main tree's ralph/.runs/ (store/layout.ts), so status, cancel, --resume and the dashboard see it.
-import { existsSync, mkdirSync, readFileSync, realpathSync, rmdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
 import { runGit, type GitResult } from '../git/git.js';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -105,10 +105,23 @@ function refuseBranchInUse(mainRoot: string, branch: string, where: string): nev
   throw new LoopExit(2, `branch ${branch} is checked out in another worktree, ${where}`, `switch that worktree to another branch, or remove it: git worktree remove ${shellQuote(where)}`);
 }
 
-/** A loop in the user's tree on a branch that a worktree (a --worktree loop's, or the user's own) has: refused. */
-export async function refuseBranchElsewhere(mainRoot: string, branch: string): Promise<void> {
+/**
+ * A loop in the user's tree on a branch that a worktree (a --worktree loop's, or the user's own) has: refused.
+ * `commonDir` (git's common dir): a repository with no linked worktree there (`worktrees/` missing or empty, as git
+ * itself reads it) has only this tree, and git is not asked.
+ */
+export async function refuseBranchElsewhere(mainRoot: string, branch: string, commonDir?: string): Promise<void> {
+  if (commonDir !== undefined && !hasLinkedWorktrees(commonDir)) return;
   const holder = (await listGitWorktrees(mainRoot)).find((t) => t.branch === branch && path.resolve(t.path) !== path.resolve(mainRoot));
   if (holder) refuseBranchInUse(mainRoot, branch, holder.path);
+}
+
+function hasLinkedWorktrees(commonDir: string): boolean {
+  try {
+    return readdirSync(path.join(commonDir, 'worktrees')).length > 0;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code !== 'ENOENT';
+  }
 }
 
 /**

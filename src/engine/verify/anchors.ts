@@ -8,7 +8,7 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
-import { gitOk, runGit } from '../git/git.js';
+import { gitOk, runGit, updateRefs } from '../git/git.js';
 import { loopDir } from '../store/layout.js';
 import { baselineRef, pinsRef } from './baseline.js';
 
@@ -59,8 +59,12 @@ export async function readAnchorRefs(cwd: string, loopId: string): Promise<Ancho
  */
 export async function moveAnchoredRefs(cwd: string, loopId: string, next: AnchorValues, previous: AnchorValues, key: Buffer | null): Promise<void> {
   writeAnchorFile(cwd, loopId, next, previous, key);
-  if (next.pins && next.pins !== previous.pins) await gitOk(cwd, ['update-ref', pinsRef(loopId), next.pins]);
-  if (next.plan && next.plan !== previous.plan) await gitOk(cwd, ['update-ref', baselineRef(loopId), next.plan]);
+  const moves = [
+    ...(next.pins && next.pins !== previous.pins ? [{ ref: pinsRef(loopId), sha: next.pins }] : []),
+    ...(next.plan && next.plan !== previous.plan ? [{ ref: baselineRef(loopId), sha: next.plan }] : []),
+  ];
+  // One transaction, one git process: both refs move or neither does.
+  if (moves.length) await updateRefs(cwd, moves);
 }
 
 function writeAnchorFile(cwd: string, loopId: string, next: AnchorValues, previous: AnchorValues, key: Buffer | null): void {

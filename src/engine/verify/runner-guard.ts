@@ -5,7 +5,8 @@
 // there is put back byte for byte, and the iteration's claims are rejected (verify.ts `violation`).
 import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { runGit } from '../git/git.js';
+import { readConfigList, readGitPath, runGit } from '../git/git.js';
+import type { RepoLocation } from '../types.js';
 import { hashContent } from '../../install/hash.js';
 import { parseManifest } from '../../install/manifest.js';
 import { readBytesOrNull } from '../../util/read.js';
@@ -59,12 +60,16 @@ export interface GuardRestore {
   inRepo: string[];
 }
 
-/** Reads every trusted file into memory. Call it once the loop is on its branch, before the first agent runs. */
-export async function snapshotRunnerFiles(repoRoot: string): Promise<RunnerGuard> {
-  const common = await gitPath(repoRoot, '--git-common-dir');
-  const own = await gitPath(repoRoot, '--git-dir');
+/**
+ * Reads every trusted file into memory. Call it once the loop is on its branch, before the first agent runs. `dirs`:
+ * git's folders for `repoRoot` when the caller has them (git/git.ts resolveRepo), else git is asked.
+ */
+export async function snapshotRunnerFiles(repoRoot: string, dirs?: Pick<RepoLocation, 'gitDir' | 'commonDir'>): Promise<RunnerGuard> {
+  const common = dirs?.commonDir ?? (await readGitPath(repoRoot, '--git-common-dir'));
+  const own = dirs?.gitDir ?? (await readGitPath(repoRoot, '--git-dir'));
   const show = (abs: string) => path.relative(repoRoot, abs).split(path.sep).join('/') || abs;
-  const configFiles = [path.join(common, 'config'), path.join(own, 'config.worktree'), ...(await readIncludedConfigs(repoRoot))];
+  const config = await readGuardConfig(repoRoot, common);
+  const configFiles = [path.join(common, 'config'), path.join(own, 'config.worktree'), ...config.includes];
   const home = process.env.HOME;
   const globalFiles = home ? [path.join(home, '.gitconfig'), path.join(process.env.XDG_CONFIG_HOME || path.join(home, '.config'), 'git', 'config')] : [];
   // A --worktree loop runs the engine of the user's tree (store/layout.ts maps its records there): held as well.
@@ -77,7 +82,7 @@ export async function snapshotRunnerFiles(repoRoot: string): Promise<RunnerGuard
     // Where git finds objects besides .git/objects, and parents it makes up: an agent's store or history of its own.
     ...[path.join(common, 'objects', 'info', 'alternates'), path.join(common, 'info', 'grafts')].map((abs) => hold(abs, show(abs), false, 'engine')),
   ];
-  const hookDirs = [path.join(common, 'hooks'), ...(await readHooksPath(repoRoot))];
+  const hookDirs = [path.join(common, 'hooks'), ...config.hooksPaths];
   return { files, dirs: [...new Set(hookDirs)].map((abs) => holdDir(abs, show(abs))), gitDir: realpathSync(common), ownGitDir: realpathSync(own) };
 }
 
@@ -273,22 +278,32 @@ function modeOf(abs: string): number {
   }
 }
 
-async function gitPath(repoRoot: string, flag: string): Promise<string> {
-  const r = await runGit(repoRoot, ['rev-parse', '--path-format=absolute', flag]);
-  if (r.code !== 0) throw new Error(`git rev-parse ${flag} failed: ${r.stderr.trim()}`);
-  return r.stdout.trim();
+/** The configuration the guard holds files for: the local includes and the user's core.hooksPath (local, global). */
+interface GuardConfig {
+  includes: string[];
+  hooksPaths: string[];
+}
+
+/** GuardConfig from one `git config --list`; when git cannot list it so (before git 2.26, no --show-scope), each is asked on its own. */
+async function readGuardConfig(repoRoot: string, common: string): Promise<GuardConfig> {
+  const list = await readConfigList(repoRoot);
+  if (!list) return { includes: await readIncludedConfigs(repoRoot, common), hooksPaths: await readHooksPath(repoRoot) };
+  const includes = list.filter((e) => e.scope === 'local' && /^include(if\..*)?\.path$/.test(e.key) && e.value !== null).map((e) => resolveInclude(common, e.value!));
+  // As `git config --<scope> --get`: the last value of the key in that scope.
+  const hooksPath = (scope: string) => list.filter((e) => e.scope === scope && e.key === 'core.hookspath').map((e) => e.value ?? '').pop() ?? '';
+  return { includes, hooksPaths: ['local', 'global'].map(hooksPath).map((v) => v.trim()).filter(Boolean).map((v) => resolveHooksPath(repoRoot, v)) };
 }
 
 /** Files the repository's configuration includes (include.path, includeIf.*.path), resolved as git does. */
-async function readIncludedConfigs(repoRoot: string): Promise<string[]> {
+async function readIncludedConfigs(repoRoot: string, common: string): Promise<string[]> {
   const r = await runGit(repoRoot, ['config', '--local', '--get-regexp', '-z', '^include(if\\..*)?\\.path$']);
   if (r.code !== 0) return [];
-  const common = await gitPath(repoRoot, '--git-common-dir');
-  return r.stdout.split('\0').filter(Boolean).map((entry) => {
-    const value = entry.slice(entry.indexOf('\n') + 1);
-    const expanded = value.startsWith('~/') ? path.join(process.env.HOME ?? '', value.slice(2)) : value;
-    return path.resolve(common, expanded);
-  });
+  return r.stdout.split('\0').filter(Boolean).map((entry) => resolveInclude(common, entry.slice(entry.indexOf('\n') + 1)));
+}
+
+function resolveInclude(common: string, value: string): string {
+  const expanded = value.startsWith('~/') ? path.join(process.env.HOME ?? '', value.slice(2)) : value;
+  return path.resolve(common, expanded);
 }
 
 /**
@@ -300,7 +315,11 @@ async function readHooksPath(repoRoot: string): Promise<string[]> {
   for (const scope of ['--local', '--global']) {
     const r = await runGit(repoRoot, ['config', scope, '--get', 'core.hooksPath']);
     const value = r.code === 0 ? r.stdout.trim() : '';
-    if (value) out.push(path.resolve(repoRoot, value.startsWith('~/') ? path.join(process.env.HOME ?? '', value.slice(2)) : value));
+    if (value) out.push(resolveHooksPath(repoRoot, value));
   }
   return out;
+}
+
+function resolveHooksPath(repoRoot: string, value: string): string {
+  return path.resolve(repoRoot, value.startsWith('~/') ? path.join(process.env.HOME ?? '', value.slice(2)) : value);
 }
