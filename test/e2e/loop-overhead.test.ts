@@ -99,12 +99,13 @@ function beforeFirstAgent(log: string): string[] {
 }
 
 describe('git processes at start', () => {
-  it('engine start-up: 8 git processes before the first agent', async () => {
+  it('engine start-up: 16 git processes before the first agent (23 before the batching, with less verified)', async () => {
     const dir = loopRepo({ stories: 2 });
     const { env, log } = loggingGit();
     const r = await ralph(dir, ['--agent-cmd', marked(''), '1'], env, 100_000);
     expect(r.code, r.stderr).toBe(1);
-    expect(beforeFirstAgent(log)).toEqual([
+    const calls = beforeFirstAgent(log).map((c) => c.replace(/\S*\/ralph-verify-\S+/, '<tmp>/ralph-verify-<loop>').replace(/--template= \S+/, '--template= <repo>'));
+    expect(calls).toEqual([
       // where the repository and git's folders are (before the plan is read and the locks taken)
       'rev-parse --show-toplevel --path-format=absolute --git-dir --git-common-dir',
       // under the locks: the clean-tree check, with HEAD's branch and commit in its header
@@ -112,12 +113,20 @@ describe('git processes at start', () => {
       // the plan, the log and the prompt as committed at HEAD, and whether the plan's branch exists
       'cat-file --batch',
       'checkout --quiet -b ralph/test HEAD --',
-      // the pins and the plan ref, in one transaction
+      // what the loop's refs name now, for their seal (verify/anchors.ts)
+      'for-each-ref --format=%(refname) %(objectname) refs/ralphkit/loops/<id>/pins refs/ralphkit/loops/<id>/plan',
+      // the pins and the plan ref, in one transaction, after the seal is written
       'update-ref --stdin',
-      // the files of the plan commit, for the pins
-      'ls-tree -r -z --name-only --full-tree <sha>',
+      // the pinned bytes, read from the plan commit down with every object hashed against its id: the object
+      // format, then the commit, each level of trees, and the pinned blobs (verify/pin-capture.ts)
+      'rev-parse --show-object-format',
+      ...Array<string>(6).fill('cat-file --batch'),
       // the includes and hooksPath the runner's guard holds
       'config -z --list --show-scope --no-includes',
+      // the start-up probe: the plan-level check once on the plan commit, in a fresh checkout (verify/weak-checks.ts)
+      'clone --quiet --shared --no-checkout --template= <repo> <tmp>/ralph-verify-<loop>',
+      'checkout --quiet --detach <sha> --',
+      'ls-files -s -z',
       // the first iteration's refs (the branch, HEAD, the branch tips the agent's new commits are told from)
       'for-each-ref --format=%(HEAD)%(objecttype) %(objectname) %(refname) refs/heads',
     ]);
