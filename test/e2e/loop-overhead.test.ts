@@ -99,7 +99,7 @@ function beforeFirstAgent(log: string): string[] {
 }
 
 describe('git processes at start', () => {
-  it('engine start-up: 16 git processes before the first agent (23 before the batching, with less verified)', async () => {
+  it('engine start-up: 13 git processes before the first agent (23 before the batching, with less verified)', async () => {
     const dir = loopRepo({ stories: 2 });
     const { env, log } = loggingGit();
     const r = await ralph(dir, ['--agent-cmd', marked(''), '1'], env, 100_000);
@@ -118,9 +118,12 @@ describe('git processes at start', () => {
       // the pins and the plan ref, in one transaction, after the seal is written
       'update-ref --stdin',
       // the pinned bytes, read from the plan commit down with every object hashed against its id: the object
-      // format, then the commit, each level of trees, and the pinned blobs (verify/pin-capture.ts)
+      // format, the trees git lists (a guess of what to fetch), the commit with its trees, then the pinned blobs
+      // (git/objects.ts, verify/pin-capture.ts)
       'rev-parse --show-object-format',
-      ...Array<string>(6).fill('cat-file --batch'),
+      'ls-tree -r -t -z --full-tree <sha>',
+      'cat-file --batch',
+      'cat-file --batch',
       // the includes and hooksPath the runner's guard holds
       'config -z --list --show-scope --no-includes',
       // the start-up probe: the plan-level check once on the plan commit, in a fresh checkout (verify/weak-checks.ts)

@@ -34,7 +34,7 @@ export function hashObject(format: ObjectFormat, type: string, bytes: Buffer): s
   return createHash(format).update(`${type} ${bytes.length}\0`).update(bytes).digest('hex');
 }
 
-/** The objects `oids` as the store holds them, in one `git cat-file --batch` (GIT_NO_REPLACE_OBJECTS: no replace refs); null: missing. */
+/** The objects `oids` (ids, or names git resolves) as the store holds them, in one `git cat-file --batch` (GIT_NO_REPLACE_OBJECTS: no replace refs); null: missing. */
 export async function readObjects(top: string, oids: readonly string[]): Promise<Map<string, { type: string; bytes: Buffer } | null>> {
   const out = new Map<string, { type: string; bytes: Buffer } | null>();
   const unique = [...new Set(oids)];
@@ -50,7 +50,10 @@ export async function readObjects(top: string, oids: readonly string[]): Promise
       continue;
     }
     const size = Number(header[2]);
-    out.set(oid, { type: header[1], bytes: Buffer.from(raw.subarray(at, at + size)) });
+    const obj = { type: header[1], bytes: Buffer.from(raw.subarray(at, at + size)) };
+    out.set(oid, obj);
+    // Asked by a name (`<commit>^{tree}`), found by its id: the id git printed is a key too (still hashed when used).
+    if (header[0] !== oid) out.set(header[0], obj);
     at += size + 1;
   }
   return out;
@@ -59,27 +62,33 @@ export async function readObjects(top: string, oids: readonly string[]): Promise
 /** readObjects, each checked: of type `type`, and hashing to its id; else ObjectMismatch. */
 export async function readVerifiedObjects(top: string, format: ObjectFormat, type: string, oids: readonly string[]): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
-  for (const [oid, obj] of await readObjects(top, oids)) {
-    if (!obj) throw new ObjectMismatch(oid, 'missing');
-    if (obj.type !== type) throw new ObjectMismatch(oid, 'type');
-    if (hashObject(format, type, obj.bytes) !== oid) throw new ObjectMismatch(oid, 'content');
-    out.set(oid, obj.bytes);
-  }
+  for (const [oid, obj] of await readObjects(top, oids)) out.set(oid, checked(format, type, oid, obj));
   return out;
 }
 
 /**
  * Every file of `commit` (path → mode and blob id), read from the commit down through each tree, every object hashed
- * against its id: the paths and ids are the commit's own, whatever the store holds. One `cat-file` per tree depth.
+ * against its id: the paths and ids are the commit's own, whatever the store holds. `ls-tree -r -t` names the trees
+ * first, so the commit and all its trees come in one `cat-file`; that listing is only a guess of which objects to ask
+ * for (each is still hashed against the id its verified parent names), and a tree it left out is read level by level.
  */
 export async function readVerifiedTree(top: string, format: ObjectFormat, commit: string): Promise<Map<string, TreeEntry>> {
-  const body = (await readVerifiedObjects(top, format, 'commit', [commit])).get(commit)!;
+  const listed = await listTreeIds(top, commit);
+  const fetched = await readObjects(top, [commit, `${commit}^{tree}`, ...listed]);
+  const verified = async (type: string, oids: string[]): Promise<Map<string, Buffer>> => {
+    const out = new Map<string, Buffer>();
+    const missing = oids.filter((oid) => !fetched.get(oid));
+    for (const [oid, obj] of await readObjects(top, missing)) fetched.set(oid, obj);
+    for (const oid of oids) out.set(oid, checked(format, type, oid, fetched.get(oid) ?? null));
+    return out;
+  };
+  const body = (await verified('commit', [commit])).get(commit)!;
   const root = /^tree ([0-9a-f]+)\n/.exec(body.toString('latin1'))?.[1];
   if (!root) throw new ObjectMismatch(commit, 'type');
   const files = new Map<string, TreeEntry>();
   let level: Array<{ prefix: string; oid: string }> = [{ prefix: '', oid: root }];
   while (level.length) {
-    const trees = await readVerifiedObjects(top, format, 'tree', level.map((t) => t.oid));
+    const trees = await verified('tree', level.map((t) => t.oid));
     const next: typeof level = [];
     for (const { prefix, oid } of level) {
       for (const e of parseTree(trees.get(oid)!, format)) {
@@ -90,6 +99,20 @@ export async function readVerifiedTree(top: string, format: ObjectFormat, commit
     level = next;
   }
   return files;
+}
+
+/** The ids of the trees under `commit` as git lists them (a guess to fetch by; never trusted as the commit's content). */
+async function listTreeIds(top: string, commit: string): Promise<string[]> {
+  const out = await gitOk(top, ['ls-tree', '-r', '-t', '-z', '--full-tree', commit]).catch(() => '');
+  return out.split('\0').filter((line) => / tree /.test(line.slice(0, line.indexOf('\t')))).map((line) => line.slice(0, line.indexOf('\t')).split(' ')[2]);
+}
+
+/** An object as read, checked: of type `type` and hashing to its id; else ObjectMismatch. */
+function checked(format: ObjectFormat, type: string, oid: string, obj: { type: string; bytes: Buffer } | null): Buffer {
+  if (!obj) throw new ObjectMismatch(oid, 'missing');
+  if (obj.type !== type) throw new ObjectMismatch(oid, 'type');
+  if (hashObject(format, type, obj.bytes) !== oid) throw new ObjectMismatch(oid, 'content');
+  return obj.bytes;
 }
 
 /** A tree object's entries: "<mode> <name>\0<id as raw bytes>", one after another. */

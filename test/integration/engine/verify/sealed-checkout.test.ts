@@ -107,6 +107,31 @@ describe('object store: the pinned files come from the runner\'s copy, hashed ag
     await expect(readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), PLAN)).rejects.toThrow(ObjectMismatch);
   });
 
+  it('object store: a rewritten tree object (which the listing that guesses the trees to fetch reads too) is not read as the plan commit\'s', async () => {
+    const { r } = await planRepo();
+    const tree = git(r.dir, 'rev-parse', 'HEAD:test');
+    // The agent's tree under the old id: test/ now names a check.sh of its own.
+    writeFileSync(path.join(r.dir, 'fake.sh'), 'exit 0\n');
+    const fake = git(r.dir, 'hash-object', '-w', 'fake.sh');
+    unlinkSync(path.join(r.dir, 'fake.sh'));
+    const entries = Buffer.concat([Buffer.from('100644 check.sh\0'), Buffer.from(fake, 'hex')]);
+    const file = path.join(r.dir, '.git/objects', tree.slice(0, 2), tree.slice(2));
+    chmodSync(file, 0o644);
+    writeFileSync(file, deflateSync(Buffer.concat([Buffer.from(`tree ${entries.length}\0`), entries])));
+    expect(git(r.dir, 'ls-tree', '-r', 'HEAD', 'test')).toContain(fake); // git itself now lists the agent's tree
+    await expect(readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), PLAN)).rejects.toThrow(ObjectMismatch);
+  });
+
+  it('object store: nested folders are read whole, each tree hashed, whatever the depth', async () => {
+    const { r, pins } = await planRepo(PLAN, { ...FILES, 'a/b/c/d/deep.txt': 'deep\n', 'a/b/side.txt': 'side\n' });
+    const listed = git(r.dir, 'ls-tree', '-r', '--full-tree', '--format=%(objectmode) %(objectname) %(path)', 'HEAD').split('\n');
+    expect(listed).toHaveLength(pins.tree.size);
+    for (const line of listed) {
+      const [mode, oid, file] = line.split(' ');
+      expect(pins.tree.get(file), file).toEqual({ mode, oid });
+    }
+  });
+
   it('object store: a sha256 repository\'s pins are read through its own trees and hashed with its own hash', async () => {
     const dir = testdir('ralphkit-sha256-');
     git(dir, 'init', '-q', '--object-format=sha256', '-b', 'main');
