@@ -1,4 +1,4 @@
-// Every git command the runner runs goes through runGit: execFile with argument arrays only, never a shell (a
+// Every git command the runner runs goes through runGit: spawn with argument arrays only, never a shell (a
 // branchName from prd.json or a path is data, never a command), the runner's hardening (harden.ts) on each call,
 // and a timeout so a wedged git cannot hang the loop.
 import { spawn } from 'node:child_process';
