@@ -12,6 +12,7 @@ import { globToRegExp } from './glob.js';
 import { UPWARD_FILES } from './runner-config.js';
 import { readTextOrNull } from '../../util/read.js';
 import { makeTempFolder } from '../store/temp-folders.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 export type { Pins };
 
@@ -73,6 +74,7 @@ export async function reapplyPins(checkout: Checkout, pins: Pins | null, mayChan
   for (const file of created) rmSync(path.join(checkout.dir, file), { recursive: true, force: true });
   return [...changed, ...created, ...pinManifests(checkout.dir, pins, allowed)];
 }
+
 /**
  * pytest, mocha, go and cargo also read their configuration from the folders above the one they run in: above a
  * checkout in the temp folder, where anyone (the agent, without --sandbox) can write. One found there is refused.
@@ -80,7 +82,7 @@ export async function reapplyPins(checkout: Checkout, pins: Pins | null, mayChan
 function refuseUpwardConfig(dir: string): void {
   for (let up = path.dirname(dir); ; up = path.dirname(up)) {
     const found = UPWARD_FILES.map((f) => path.join(up, f)).find((f) => existsSync(f));
-    if (found) throw new Error(`${found} lies above the verification checkout, and a test runner would read it as its configuration; remove it (rm -r ${found}) and the claim is checked again`);
+    if (found) throw new Error(`${found} lies above the verification checkout, and a test runner would read it as its configuration; remove it (rm -r ${shellQuote(found)}) and the claim is checked again`);
     if (path.dirname(up) === up) return;
   }
 }
