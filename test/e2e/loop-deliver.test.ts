@@ -183,9 +183,10 @@ describe('--deliver push', () => {
     const id = onlyState(dir).id;
     git(dir, 'for-each-ref', '--format=%(refname)').split('\n').filter((ref) => ref.endsWith(`/${id}/pins`)).forEach((ref) => git(dir, 'update-ref', '-d', ref));
     const r = await ralph(dir, ['--resume-last', '--deliver', 'push', ...FAST, '5']);
-    expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toContain('has no record of its pinned tests');
-    expect(r.stderr).toContain(`ralph: --deliver push: ${BRANCH} not pushed at the end (the loop is refused)`);
+    // Its refs are sealed (verify/anchors.ts): a pins ref gone since is work to protect, exit 6.
+    expect(r.code, r.stderr).toBe(6);
+    expect(r.stderr).toContain('own refs are not what the runner recorded');
+    expect(r.stderr).toContain('ralph: --deliver push: nothing pushed at the end (the loop is protected)');
     expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBeNull();
   });
 

@@ -92,7 +92,9 @@ describe('--notify', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(existsSync(path.join(planted, 'notify-send'))).toBe(true);
     expect(notify.calls()).toEqual([]);
-    expect(warnings(r.stderr)).toEqual([`ralph: warning: --notify: ${notify.bin}/notify-send failed: spawn ${notify.bin}/notify-send ENOENT`]);
+    expect(warnings(r.stderr).filter((w) => w.includes('--notify'))).toEqual([`ralph: warning: --notify: ${notify.bin}/notify-send failed: spawn ${notify.bin}/notify-send ENOENT`]);
+    // The checks were told too: the planted program is not on their PATH either (verify/check-env.ts).
+    expect(warnings(r.stderr).filter((w) => w.includes('PATH folders changed'))[0]).toContain(`${planted} (added notify-send)`);
   });
 });
 

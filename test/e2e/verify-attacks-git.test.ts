@@ -130,7 +130,7 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(git(dir, 'log', '-1', '--format=%s')).toBe('feat: US-1');
   });
 
-  it('an honest agent whose checks set a git identity globally: ~/.gitconfig put back after every pass, the claims stand, exit 0', async () => {
+  it('an honest agent whose checks set a git identity globally: it lands in the checks\' own HOME, ~/.gitconfig is never touched, the claims stand, exit 0', async () => {
     const dir = copyRepo(selfConfigured);
     const home = path.join(dir, '..', `${path.basename(dir)}-home`);
     mkdirSync(home);
@@ -138,7 +138,8 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     const r = await ralph(dir, 'honest', ['5'], { HOME: home });
     expect(r.code, r.output).toBe(0);
     expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
-    expect(r.output).toContain("the checks (the agent's code they ran) changed files the runner trusts (~/.gitconfig); put them back as they were when the loop started (none of them runs a command or changes what the runner's git does, so the claims are judged as usual)");
+    // The checks run with a HOME of their own (verify/check-env.ts): nothing of theirs reached yours to be put back.
+    expect(r.output).not.toContain('changed files the runner trusts');
     expect(readFileSync(path.join(home, '.gitconfig'), 'utf8')).toBe('[user]\n\tname = Owner\n\temail = owner@example.com\n');
   });
 

@@ -37,7 +37,8 @@ async function installed(stories: number): Promise<Setup> {
 
 /** Runs the loop until the first claim's check is running, then presses Ctrl-C. */
 async function interruptFirstCheck(s: Setup, max: string): Promise<RunResult> {
-  const loop = startRalph(s.dir, ['--agent-cmd', AGENT, '--pause', '0', '--name', 'e2e', max], { ...s.env, CHECK_MODE: 'hold' });
+  // --no-weak-check: the start-up probe would run the plan's check (held) before any claim exists.
+  const loop = startRalph(s.dir, ['--agent-cmd', AGENT, '--pause', '0', '--no-weak-check', '--name', 'e2e', max], { ...s.env, CHECK_MODE: 'hold' });
   await pidFrom(s.env.CHECK_PID!); // the check runs
   loop.child.kill('SIGINT');
   const r = await loop.done;
@@ -112,7 +113,7 @@ describe('resuming after Ctrl-C during a check', () => {
 describe('resuming after the runner was killed (-9) during a check', () => {
   it('finishes the interrupted iteration the same way: the claim is decided before the agent runs; the killed runner\'s checkout is removed', async () => {
     const s = await installed(2);
-    const loop = startRalph(s.dir, ['--agent-cmd', AGENT, '--pause', '0', '--name', 'e2e', '3'], { ...s.env, CHECK_MODE: 'hold' });
+    const loop = startRalph(s.dir, ['--agent-cmd', AGENT, '--pause', '0', '--no-weak-check', '--name', 'e2e', '3'], { ...s.env, CHECK_MODE: 'hold' });
     // Not just the file: `echo $$ >` creates it before writing the pid, and an empty file read as pid 0 would make
     // the kill below `process.kill(-0, 'SIGKILL')`, which kills the test runner's own process group (CI included).
     const checkPid = await pidFrom(s.env.CHECK_PID!);
@@ -127,7 +128,7 @@ describe('resuming after the runner was killed (-9) during a check', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(s.agentRuns().map((a) => a.iteration)).toEqual([1, 2]);
     expect(verdicts(s.dir)).toEqual(['1:US-1:verified', '2:US-2:verified']);
-    expect(r.stderr).toMatch(/removed 1 verification checkout of stopped runners from \S+ \(loop e2e\)/);
+    expect(r.stderr).toMatch(/removed 1 verification checkout (and 1 checks' HOME folder )?of stopped runners from \S+ \(loop e2e\)/);
     expect(checkouts()).toEqual([]);
   });
 });

@@ -19,6 +19,9 @@ export const HARDENED_CONFIG: readonly string[] = [
   'tag.gpgsign=false',
   'diff.external=',
   'protocol.ext.allow=never',
+  // GIT_GRAFT_FILE (below) names an empty graft file; without this, git 2.18+ says on stderr that grafts are
+  // deprecated on every call, and that text reached the runner's warnings (a push refusal quoted it).
+  'advice.graftFileDeprecated=false',
 ];
 
 /** The `-c key=value` arguments that go before every git subcommand the runner runs. */

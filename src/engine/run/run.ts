@@ -111,7 +111,15 @@ async function startIn({ repo, id, options, given, resumed, io, emit, tree, star
   // A resumed loop's plan is held against the runner's own record of it before anything reads it.
   const ask = process.stdin.isTTY && process.stderr.isTTY && !options.json ? askYesNo : undefined;
   // First of all, its refs (pins, plan record) must be the ones the runner sealed (exit 6 otherwise).
-  if (resumed && !options.dryRun) await holdResumeAnchors(paths.repoRoot, resumed.id, options, emit);
+  if (resumed && !options.dryRun) {
+    try {
+      await holdResumeAnchors(paths.repoRoot, resumed.id, options, emit);
+    } catch (err) {
+      // Stopped before the plan is read: the push at the end says why it does not happen, as for any refused loop.
+      if (options.deliver !== 'commit') emit({ type: 'info', message: `--deliver ${options.deliver}: nothing pushed at the end (the loop is protected); look at the branch first, as the hint says` });
+      throw err;
+    }
+  }
   const baseline = resumed && !options.dryRun ? await settleResumedPlan(paths, resumed.id, options, emit, ask) : null;
   let prd = await readPlan(paths, emit);
   checkPromptFile(paths);

@@ -71,7 +71,18 @@ export function removeDeadTempFolders(dir = tmpdir()): { path: string; kind: Tem
 export function renderRemovedTempFolders(removed: readonly { kind: TempKind; loop: string }[]): string[] {
   if (!removed.length) return [];
   const loops = [...new Set(removed.map((r) => r.loop))].join(', ');
-  const checkouts = removed.filter((r) => r.kind !== 'ralphkit-log').length;
-  const what = checkouts === removed.length ? `${checkouts} verification checkout${checkouts === 1 ? '' : 's'}` : `${removed.length} temp folder${removed.length === 1 ? '' : 's'}`;
-  return [`removed ${what} of stopped runners from ${tmpdir()} (loop ${loops})`];
+  const what = KINDS.flatMap((kind) => {
+    const n = removed.filter((r) => r.kind === kind).length;
+    return n ? [`${n} ${KIND_NAMES[kind][n === 1 ? 0 : 1]}`] : [];
+  });
+  const list = what.length > 1 ? `${what.slice(0, -1).join(', ')} and ${what.at(-1)}` : what[0];
+  return [`removed ${list} of stopped runners from ${tmpdir()} (loop ${loops})`];
 }
+
+/** How a message names each kind, one and many. */
+const KIND_NAMES: Record<TempKind, [string, string]> = {
+  'ralph-verify': ['verification checkout', 'verification checkouts'],
+  'ralph-home': ["checks' HOME folder", "checks' HOME folders"],
+  'ralph-review': ['reviewer folder', 'reviewer folders'],
+  'ralphkit-log': ['log folder', 'log folders'],
+};

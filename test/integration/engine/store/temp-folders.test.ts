@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { testdir } from '../../../support/repo.js';
 import { parseTempFolderName, removeDeadTempFolders, renderRemovedTempFolders } from '../../../../src/engine/store/temp-folders.js';
@@ -51,6 +52,16 @@ describe('removeDeadTempFolders', () => {
     expect(removed.map((r) => r.path).sort()).toEqual(expected.sort());
     expect(readdirSync(tmp).sort()).toEqual([live, 'ralph-verify-eeeeee', file, link].sort());
     expect(existsSync(target)).toBe(true);
-    expect(renderRemovedTempFolders(removed)).toEqual([expect.stringMatching(/^removed 3 temp folders of stopped runners from \S+ \(loop e2e, par\)$/)]);
+    const reviewer = process.platform === 'linux' ? ', 1 reviewer folder' : '';
+    expect(renderRemovedTempFolders(removed)).toEqual([`removed 1 verification checkout${reviewer} and 1 log folder of stopped runners from ${tmpdir()} (loop e2e, par)`]);
+  });
+
+  it.each([
+    [['ralph-verify'], 'removed 1 verification checkout of'],
+    [['ralph-verify', 'ralph-home'], "removed 1 verification checkout and 1 checks' HOME folder of"],
+    [['ralph-home', 'ralph-home', 'ralph-review', 'ralphkit-log'], "removed 1 reviewer folder, 2 checks' HOME folders and 1 log folder of"],
+  ] as const)('the message names each kind: %j', (kinds, start) => {
+    const removed = kinds.map((kind) => ({ kind, loop: 'e2e' }));
+    expect(renderRemovedTempFolders(removed)[0]).toMatch(new RegExp(`^${start.replace(/[()]/g, '\\$&')} stopped runners from \\S+ \\(loop e2e\\)$`));
   });
 });
