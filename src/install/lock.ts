@@ -63,9 +63,15 @@ function tryCreate(file: string): boolean {
   try {
     const start = ownProcessStart();
     writeSync(fd, JSON.stringify({ pid: process.pid, ...(start === undefined ? {} : { start }) }));
-  } finally {
+  } catch (err) {
     closeSync(fd);
+    removeFile(file);
+    // A disk with no block left for the holder's pid: the install's own space check refuses before anything is
+    // written, with the message that says where and how much; no lock is needed for that.
+    if (['ENOSPC', 'EDQUOT'].includes((err as NodeJS.ErrnoException).code ?? '')) return true;
+    throw err;
   }
+  closeSync(fd);
   return true;
 }
 

@@ -28,7 +28,9 @@ describe.skipIf(TMPFS_SKIP)('install on a full disk', () => {
     expect(line, result.stderr).not.toBeNull();
     expect(line![1]).toBe(repo);
     expect(Number(line![3])).toBeGreaterThan(Number(line![4]));
-    expect(Number(line![4])).toBe(Math.ceil(free / 1024));
+    // What is free while the install runs: its lock file (src/install/lock.ts) holds one block until it ends.
+    expect(Number(line![4])).toBeLessThanOrEqual(Math.ceil(free / 1024));
+    expect(Number(line![4])).toBeGreaterThanOrEqual(Math.ceil(free / 1024) - 4);
     expect(snapshotTree(repo)).toEqual(before);
     expect(freeBytes(repo)).toBe(free);
   });

@@ -26,7 +26,9 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   const byCommand = new Map<string, string[]>();
   // A story set aside is never checked, so its checks prove nothing either way and are not probed.
   for (const s of activeStories(input.prd.userStories)) for (const c of s.checks ?? []) byCommand.set(c, [...(byCommand.get(c) ?? []), s.id]);
-  const planChecks = [...new Set(input.prd.checks ?? [])].filter((c) => !byCommand.has(c));
+  // In place, a plan-level check would run in your working tree before any work, and what it writes there would be
+  // taken for the agent's: only a fresh checkout probes them.
+  const planChecks = input.inPlace ? [] : [...new Set(input.prd.checks ?? [])].filter((c) => !byCommand.has(c));
   if (!byCommand.size && !planChecks.length) return [];
   const checkout = input.inPlace ? null : await createCheckout(input.topLevel, input.pins.commit, null);
   const cwd = checkout?.dir ?? input.topLevel;
