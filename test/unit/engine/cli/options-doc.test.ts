@@ -1,0 +1,53 @@
+// docs/options.md is generated (src/engine/cli/options-doc.ts); this fails when the committed page is not what the
+// runner's help, DEFAULT_OPTIONS and LOOP_EXIT now produce, and when help.ts and args.ts disagree on the options.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkAgreement, renderOptionsDoc, parseOptionSections } from '../../../../src/engine/cli/options-doc.js';
+import { RUN_FLAGS } from '../../../../src/engine/cli/args.js';
+import { LOOP_EXIT } from '../../../../src/engine/errors.js';
+
+const doc = renderOptionsDoc();
+
+describe('docs/options.md', () => {
+  it('is what `npm run docs:options` writes from the sources', () => {
+    const committed = readFileSync(path.join(import.meta.dirname, '../../../../docs/options.md'), 'utf8');
+    expect(committed === doc, 'docs/options.md is out of date: run `npm run docs:options` and commit it').toBe(true);
+  });
+
+  it('has a row for every option the parser accepts (an old name inside the row of its new one)', () => {
+    for (const flag of RUN_FLAGS()) expect(doc).toMatch(new RegExp(`--${flag}(?![\\w-])`));
+    const rows = [...doc.matchAll(/^\| `(--[\w-]+)`/gm)].map((m) => m[1].slice(2));
+    expect(RUN_FLAGS().filter((f) => !rows.includes(f))).toEqual(['verify-in-worktree', 'help']);
+  });
+
+  it('takes each default from DEFAULT_OPTIONS, written as the help writes it', () => {
+    const row = (flag: string) => doc.split('\n').find((l) => l.startsWith(`| \`--${flag}\` |`))!.split(' | ');
+    expect(row('iteration-timeout')[2]).toBe('`60m`');
+    expect(row('pause')[2]).toBe('`2s`');
+    expect(row('deliver')[2]).toBe('`commit`');
+    expect(row('max-cost')[2]).toBe('none');
+    expect(row('sandbox')[2]).toBe('off');
+    // Where the help states a default in words, the column agrees.
+    const stated = doc.split('\n').filter((l) => l.startsWith('| `--') && /\(default[ )]/.test(l));
+    expect(stated.length).toBeGreaterThan(8);
+    for (const line of stated) {
+      const said = [...line.matchAll(/\(default ([\w./]+)[;)]|(\w+) \(default\)/g)].map((m) => `\`${m[1] ?? m[2]}\``);
+      expect(said, line).toContain(line.split(' | ')[2]);
+    }
+  });
+
+  it('lists the exit codes of errors.ts LOOP_EXIT, each by its name', () => {
+    const codes = [...doc.matchAll(/^\| (\d+) \| `(\w+)` \|/gm)].map((m) => [m[2], Number(m[1])]);
+    expect(Object.fromEntries(codes)).toEqual(LOOP_EXIT);
+  });
+
+  it('refuses help text that names an option the parser does not have, or leaves one out', () => {
+    const all = RUN_FLAGS().map((f) => `  --${f}`.padEnd(30) + 'what it does').join('\n');
+    expect(() => checkAgreement(parseOptionSections(`Agent:\n${all}\n`))).not.toThrow();
+    const typo = `Agent:\n${all}\n  --agnet <name>              a typo\n`;
+    expect(() => checkAgreement(parseOptionSections(typo))).toThrow('help.ts lists options args.ts does not accept: --agnet');
+    const short = `Agent:\n${all.split('\n').filter((l) => !l.includes('--webhook')).join('\n')}\n`;
+    expect(() => checkAgreement(parseOptionSections(short))).toThrow('args.ts accepts options help.ts does not describe: --webhook');
+  });
+});
