@@ -15,12 +15,12 @@ function anchors(file: string): string[] {
   return [...readFileSync(file, 'utf8').matchAll(/^#{1,6} (.+)$/gm)].map((m) => anchor(m[1]));
 }
 
-describe.each(['README.md', 'docs/guide.md'])('the links of %s', (doc) => {
+describe.each(['README.md', 'docs/guide.md', 'docs/options.md'])('the links of %s', (doc) => {
   const file = path.join(root, doc);
   const links = [...readFileSync(file, 'utf8').matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((l) => !/^[a-z]+:/.test(l));
 
   it('lead to files and headings that exist', () => {
-    expect(links.length).toBeGreaterThan(5);
+    expect(links.length).toBeGreaterThan(0);
     for (const link of links) {
       const [target, hash] = link.split('#');
       const to = target ? path.resolve(path.dirname(file), target) : file;

@@ -1,7 +1,8 @@
-// docs/options.md, rendered from the runner's own sources: the option list and its descriptions from --help
-// (help.ts), each default from DEFAULT_OPTIONS (args.ts), the exit codes from LOOP_EXIT (errors.ts). Rendering refuses
-// when help.ts and args.ts disagree (an option one has and the other lacks), so the page cannot drift from either.
-// `npm run docs:options` writes it; test/unit/engine/cli/options-doc.test.ts fails when the file is stale.
+// The loop's part of docs/options.md, rendered from the runner's own sources: the options and their descriptions
+// from --help (help.ts), each default from DEFAULT_OPTIONS (args.ts), the exit codes from LOOP_EXIT (errors.ts).
+// Rendering refuses when help.ts and args.ts disagree (an option one has and the other lacks), so the page cannot
+// drift from either.
+// `npm run docs:options` writes the page (src/options-doc.ts); test/unit/options-doc.test.ts fails when it is stale.
 import { DEFAULT_OPTIONS, RUN_FLAGS, RUN_OPTION_KEYS } from './args.js';
 import { renderRunHelp } from './help.js';
 import { LOOP_EXIT } from '../errors.js';
@@ -21,24 +22,22 @@ interface Section {
   rows: Row[];
 }
 
-/** The whole page, from the help as a user who installed ralphkit with npx reads it. */
-export function renderOptionsDoc(): string {
+/** The runner's part of docs/options.md (src/options-doc.ts puts the page together): its options, exit codes and environment. */
+export function renderRunOptionsDoc(): string[] {
   const help = renderRunHelp({ ralphkit: (args) => `npx ralphkit ${args}`, loop: (args) => `./ralph/ralph.sh ${args}` });
   const sections = parseOptionSections(between(help, '\nAgent:\n', '\nDurations:'));
   checkAgreement(sections);
   return [
-    '# Options of the loop',
-    '',
-    '<!-- Generated from src/engine/cli/help.ts, args.ts and errors.ts by `npm run docs:options`: edit those, not this file. -->',
+    '## The loop: `./ralph/ralph.sh`',
     '',
     '`./ralph/ralph.sh [options] [max_iterations]` (the same as `node ralph/ralph.mjs run` and `ralphkit run`).',
     `\`max_iterations\` defaults to ${DEFAULT_OPTIONS.maxIterations}; 0 means no cap, and then needs \`--max-cost\`, \`--max-usage\` or \`--max-duration\`.`,
-    `${line(help, /^Durations: .*$/m)} Every option is also listed by \`./ralph/ralph.sh --help\`.`,
+    `${line(help, /^Durations: .*$/m)} \`./ralph/ralph.sh --help\` lists the same options.`,
     '',
     ...sections.flatMap(renderSection),
     ...renderExitCodes(help),
     ...renderEnvironment(help),
-  ].join('\n');
+  ];
 }
 
 function between(text: string, start: string, end: string): string {
@@ -99,7 +98,7 @@ export function checkAgreement(sections: Section[]): void {
 
 function renderSection(section: Section): string[] {
   return [
-    `## ${section.title}`,
+    `### ${section.title}`,
     '',
     ...(section.intro ? [`${sentence(section.intro)}`, ''] : []),
     '| option | argument | default | what it does |',
@@ -119,9 +118,14 @@ export function defaultOf(row: Row): string {
   const flag = row.flags.find((f) => f.startsWith('--'))!.slice(2);
   if (!row.argument) return 'off';
   const value = DEFAULT_OPTIONS[RUN_OPTION_KEYS[flag]];
-  if (value === undefined) return 'none';
+  if (value === undefined) return noDefault(row.text);
   if (typeof value === 'number' && RUN_OPTION_KEYS[flag].endsWith('Ms')) return `\`${duration(value)}\``;
   return `\`${String(value)}\``;
+}
+
+/** No value of its own: blank when the text says what happens instead ("default: generated from the time"). */
+export function noDefault(text: string): string {
+  return /\(default[: ]/.test(text) ? '' : 'none';
 }
 
 /** Milliseconds the way the help writes them: 60m, 2s, 500ms. */
@@ -132,11 +136,11 @@ function duration(ms: number): string {
 }
 
 /** Tags such as <promise>WORD</promise> and <id> as code, so markdown shows them rather than taking them for HTML. */
-function markup(text: string): string {
+export function markup(text: string): string {
   return text.replace(/[\w./-]*<[^<>]+>(?:[\w./-]*<\/?[^<>]+>)*[\w./-]*/g, (m) => `\`${m}\``);
 }
 
-function cell(text: string): string {
+export function cell(text: string): string {
   return text.replace(/\|/g, '\\|');
 }
 
