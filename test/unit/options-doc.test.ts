@@ -51,6 +51,13 @@ describe('docs/options.md', () => {
     expect(view).toContain('| `--open` |  | off |');
   });
 
+  it("README's table of commands names every command ralphkit has, in the order of its help", () => {
+    const readme = readFileSync(path.join(import.meta.dirname, '../../README.md'), 'utf8');
+    const listed = [...readme.matchAll(/^\| `(ralphkit [a-z]+(?: add)?)[ `]/gm)].map((m) => m[1]);
+    const commands = [...doc.matchAll(/^### `(ralphkit [\w ]+)`$/gm)].map((m) => m[1]);
+    expect(listed).toEqual(commands);
+  });
+
   it('lists the exit codes of errors.ts LOOP_EXIT, each by its name', () => {
     const codes = [...doc.matchAll(/^\| (\d+) \| `(\w+)` \|/gm)].map((m) => [m[2], Number(m[1])]);
     expect(Object.fromEntries(codes)).toEqual(LOOP_EXIT);
