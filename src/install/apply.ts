@@ -1,4 +1,4 @@
-// The one module that writes an install plan, all or nothing (README, "Upgrading"): every file (backups first, the
+// The one module that writes an install plan, all or nothing (docs/guide.md, "Upgrading"): every file (backups first, the
 // manifest last) is staged and fsynced, a journal marks the install decided, then each part is renamed into place.
 import { rmdirSync, rmSync, statfsSync, statSync } from 'node:fs';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// The staging folder that makes an install all or nothing (README, "Upgrading"): every new file is written and
+// The staging folder that makes an install all or nothing (docs/guide.md, "Upgrading"): every new file is written and
 // fsynced into STAGING_DIR first, then a journal marks the install as decided, then each part is renamed into place.
 import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import path from 'node:path';

@@ -166,7 +166,7 @@ describe('--parallel review: what the runner reads that an agent wrote', () => {
     const { env } = fakeEnv({ FAKE_PAR_LAZY: 'US-002', FAKE_PAR_TAMPER: 'US-001:US-002:8000' });
     const r = await ralph(repo, RUN(2, 6), env, 180_000);
     // Without --sandbox an agent of the same user can write into another worker's verification checkout while it
-    // runs (README, "One plan, several agents at once"), so a merge verified meanwhile may lack its work. What the run
+    // runs (docs/guide.md, "One plan, several agents at once"), so a merge verified meanwhile may lack its work. What the run
     // promises is exit 0 only on a final gate that ran with no agent alive: the lazy story ends not passing there.
     expect(r.code, r.stderr).not.toBe(0);
     expect(planOn(repo).userStories.find((s) => s.id === 'US-002')?.passes, r.stderr).toBe(false);

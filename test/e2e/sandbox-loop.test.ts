@@ -138,7 +138,7 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
       return readFileSync(path.join(dir, '.git/secrets-seen.txt'), 'utf8');
     };
     expect(await seen(true)).toBe('none\n');
-    // Said plainly in README and docs/verification.md: as you, the agent reads every process of yours.
+    // Said plainly in docs/guide.md and docs/verification.md: as you, the agent reads every process of yours.
     const bare = await seen(false);
     expect(bare).toMatch(/environ: GH_TOKEN=tok-123456/);
     expect(bare).toMatch(/environ: RALPH_WEBHOOK_URL=https:\/\/hooks\.example\.test\/secret-42/);

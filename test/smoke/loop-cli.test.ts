@@ -97,13 +97,21 @@ describe('ralph.sh --help', () => {
     expect(viaNode.stderr).toContain('then run: node ralph/ralph.mjs validate ralph/prd.json');
   });
 
-  it("has the README's exit codes, each code of the engine, and the same list of refusals", async () => {
+  it("has the README's exit codes and the guide's, each code of the engine, and the same list of refusals", async () => {
     const r = await ralph(loopRepo(), ['--help']);
-    const readme = readFileSync(path.join(import.meta.dirname, '../../README.md'), 'utf8');
-    const table = readme.slice(readme.indexOf('## Exit codes of the loop'), readme.indexOf('## ', readme.indexOf('## Exit codes of the loop') + 3));
-    const rows = [...table.matchAll(/^\| (\d+) \| /gm)].map((m) => Number(m[1]));
-    expect(rows).toEqual(Object.values(LOOP_EXIT));
-    // The same refusals, in the same order (README adds examples in parentheses and code formatting).
+    const doc = (file: string, heading: string) => {
+      const text = readFileSync(path.join(import.meta.dirname, '../..', file), 'utf8');
+      const start = text.indexOf(`\n${heading}\n`);
+      expect(start, `${file} has no "${heading}"`).toBeGreaterThan(-1);
+      return text.slice(start, text.indexOf('\n## ', start + heading.length + 1));
+    };
+    const codes = (table: string) => [...table.matchAll(/^\| (\d+) \| /gm)].map((m) => Number(m[1]));
+    // README's short table and docs/guide.md's full one (where README's long table moved) both list every code.
+    const short = doc('README.md', '## Exit codes');
+    const table = doc('docs/guide.md', '## Exit codes of the loop');
+    expect(codes(short)).toEqual(Object.values(LOOP_EXIT));
+    expect(codes(table)).toEqual(Object.values(LOOP_EXIT));
+    // The same refusals, in the same order (the guide adds examples in parentheses and code formatting).
     const refusals = (text: string) => text.replace(/\([^)]*\)/g, '').replace(/[`]/g, '').replace(/\s+/g, ' ').replace(/^refused, nothing changed: /, '').replace(/ ralphkit installed/, '').split('; ').map((x) => x.trim());
     const help = refusals(/^ {2}2 {4}([\s\S]*?)\n {2}3 /m.exec(r.stdout)![1]);
     expect(help.length).toBeGreaterThan(10);

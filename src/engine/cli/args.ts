@@ -138,6 +138,9 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
   help: ['help', Boolean],
 };
 
+/** Each long option and the RunOptions key it sets (docs/options.md reads its default from DEFAULT_OPTIONS). */
+export const RUN_OPTION_KEYS = Object.fromEntries(Object.entries(CONVERT).map(([flag, [key]]) => [flag, key])) as Record<string, keyof RunOptions>;
+
 export function parseRunArgs(argv: string[]): ParsedRunArgs {
   let parsed;
   try {

@@ -2,10 +2,17 @@
 // where to read more (SPEC §4).
 import { DEFAULT_USAGE_URL } from '../budget/usage.js';
 import { AGENT_NAMES } from '../types.js';
-import { loopCommand, ralphkitCommand } from '../../util/invocation.js';
+import { loopCommand as loopAsStarted, ralphkitCommand as ralphkitAsStarted } from '../../util/invocation.js';
 
-/** The runner's help; the engine's own subcommands and ralphkit are named as this process was started. */
-export function renderRunHelp(): string {
+/** How the help names ralphkit and the engine's own subcommands: as this process was started, unless told. */
+export interface HelpCommands {
+  ralphkit: (args: string) => string;
+  loop: (args: string) => string;
+}
+
+/** The runner's help; docs/options.md is rendered from it with fixed command words (cli/options-doc.ts). */
+export function renderRunHelp(say: HelpCommands = { ralphkit: ralphkitAsStarted, loop: loopAsStarted }): string {
+  const { loop: loopCommand, ralphkit: ralphkitCommand } = say;
   const sub = (args: string, what: string) => `  ${loopCommand(args).padEnd(49)}${loopCommand(args).length >= 49 ? '  ' : ''}${what}`;
   return `Usage: ./ralph/ralph.sh [options] [max_iterations]
        (same as: node ralph/ralph.mjs run ..., and ralphkit's run command)
