@@ -5,7 +5,7 @@ import { runValidate, type ValidateResult } from '../../prd/run-validate.js';
 import { formatPrdProblem, formatPrdWarning } from '../../prd/validate.js';
 import { sanitizeForTerminal, renderTerminalJson } from '../../util/ansi.js';
 import { loopCommand } from '../../util/invocation.js';
-import { resolvePlanRoot } from '../../util/cwd.js';
+import { resolvePlanRoot } from '../../cwd.js';
 import { LoopExit } from '../errors.js';
 import type { RunIo } from '../types.js';
 

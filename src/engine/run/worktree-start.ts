@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { LoopState, RunOptions, RunPaths } from '../types.js';
 import type { Emit } from '../events.js';
 import { LoopExit, usageExit } from '../errors.js';
-import { closeWorktree, copyStartFiles, openWorktree } from './worktree.js';
+import { closeWorktree, copyStartFiles, openWorktree } from '../git/worktree.js';
 import { sameDefinition } from './branch.js';
 
 /** What one run knows of its worktree: where the user's tree is, and, once opened, the loop's own. */

@@ -7,7 +7,7 @@ import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSyn
 import path from 'node:path';
 import { readConfigList, readGitPath, runGit } from '../git/git.js';
 import type { RepoLocation } from '../types.js';
-import { hashContent } from '../../install/hash.js';
+import { hashContent } from '../../util/hash.js';
 import { parseManifest } from '../../install/manifest.js';
 import { readBytesOrNull } from '../../util/read.js';
 import { LoopExit } from '../errors.js';

@@ -15,7 +15,7 @@ import { runAgentWithRetries } from '../../core/retries.js';
 import { detectTag } from '../../core/tags.js';
 import { throwIfAborted } from '../../core/exits.js';
 import { LoopExit } from '../../errors.js';
-import { addWorktree, closeWorktree, worktreePath } from '../worktree.js';
+import { addWorktree, closeWorktree, worktreePath } from '../../git/worktree.js';
 import { buildDeps, runAgent, verifyInput } from '../deps.js';
 import type { RunTrust } from '../trust.js';
 

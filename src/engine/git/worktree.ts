@@ -4,7 +4,7 @@
 // main tree's ralph/.runs/ (store/layout.ts), so status, cancel, --resume and the dashboard see it.
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
-import { runGit, type GitResult } from '../git/git.js';
+import { runGit, type GitResult } from './git.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LoopExit } from '../errors.js';
 import { keepRecordsIn } from '../store/layout.js';
@@ -13,7 +13,7 @@ import { isRunning, readState } from '../store/state-file.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
 import { loopCommand } from '../../util/invocation.js';
-import { stopOrphanAgents } from './resume.js';
+import { stopOrphanAgents } from '../store/orphans.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
 /** The folder that holds a repository's loop worktrees: `<repo>.ralph-worktrees/` beside it. */

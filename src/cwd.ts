@@ -2,9 +2,9 @@
 // repository around it while keeping git's own reason when git refuses it.
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { RalphkitError, EXIT } from '../errors.js';
-import { resolveRepoRoot } from '../engine/git/git.js';
-import { LoopExit } from '../engine/errors.js';
+import { RalphkitError, EXIT } from './errors.js';
+import { resolveRepoRoot } from './engine/git/git.js';
+import { LoopExit } from './engine/errors.js';
 
 const CWD_HINT = 'pass --cwd <folder of your repository>';
 
