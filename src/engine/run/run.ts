@@ -292,7 +292,7 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
     if (gate.passed) return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow, gate.weak)}; nothing for the agent to do`);
   }
   const config = { ...loopConfig(run.options, run.io.env), ...(run.deadline === undefined ? {} : { deadline: run.deadline, maxDurationMs: run.options.maxDurationMs }) };
-  if (run.options.parallel) return runParallel({ run, state, trust, budget, controller, config });
+  if (run.options.parallel) return runParallel({ run, state, trust, budget, controller, config, clock: realClock });
   return runLoop(state, config, buildDeps(run, state, budget, controller, trust, promptAtHead));
 }
 
