@@ -172,4 +172,12 @@ describe('the dependency rules of docs/architecture.md', () => {
     expect(seen.size).toBeGreaterThan(100);
     expect(packages).toEqual([]);
   });
+
+  it('exit codes are named: no `new LoopExit(<number>` in src/ (LOOP_EXIT.refused, EXIT_FAILURE, ...)', () => {
+    const bare = FILES.flatMap((f) => {
+      const text = TEXTS.get(f)!;
+      return [...text.matchAll(/new LoopExit\(\s*\d/g)].map((m) => `${path.relative(ROOT, f)}:${lineOf(text, m.index)}`);
+    });
+    expect(bare, `exit codes written as numbers:\n${bare.join('\n')}`).toEqual([]);
+  });
 });

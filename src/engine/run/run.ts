@@ -39,7 +39,7 @@ import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/ru
 import { probeSandbox } from '../agents/sandbox.js';
 import { probeWeakChecks, readWeakStories } from '../verify/weak-checks.js';
 import { createInterface } from 'node:readline/promises';
-import { LoopExit, LOOP_EXIT, describeError, usageExit } from '../errors.js';
+import { LoopExit, LOOP_EXIT, describeError, usageExit, EXIT_FAILURE } from '../errors.js';
 import { findExecutable } from '../agents/check.js';
 import { showPath } from '../../util/repo-path.js';
 import { loopCommand } from '../../util/invocation.js';
@@ -131,10 +131,10 @@ async function startIn({ repo, id, options, given, resumed, io, emit, tree, star
   const reviewerLogin = hasReviewer(options) && !options.reviewCmd ? captureReviewerLogin(options.reviewAgent ?? options.agent, io.env) : undefined;
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
     const missing = renderMissingAgent(options.agent, io.env);
-    throw new LoopExit(2, missing.message, missing.hint);
+    throw new LoopExit(LOOP_EXIT.refused, missing.message, missing.hint);
   }
   if (!resumed && existsSync(statePath(repoRoot, id))) {
-    throw new LoopExit(2, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
+    throw new LoopExit(LOOP_EXIT.refused, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
   }
   if (inTree && !resumed) {
     paths = await enterWorktree(tree, paths, id, prd.branchName, prd.baseBranch, false, emit);
@@ -178,7 +178,7 @@ function refuseSandbox(options: RunOptions, env: NodeJS.ProcessEnv): void {
   if (!options.network && !options.sandbox) throw usageExit('--no-network needs --sandbox: only the sandbox can cut the agent\'s network (./ralph/ralph.sh --sandbox --no-network)');
   if (!options.sandbox) return;
   const probe = probeSandbox(env);
-  if (!probe.ok) throw new LoopExit(2, probe.message, probe.hint);
+  if (!probe.ok) throw new LoopExit(LOOP_EXIT.refused, probe.message, probe.hint);
 }
 
 function warnAtStart(options: RunOptions, io: RunIo, emit: Emit): void {
@@ -248,7 +248,7 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
   } catch (err) {
     exit = await interruptedOr(run, err);
     if (!(err instanceof LoopExit) && exit.code !== LOOP_EXIT.interrupted) {
-      finish(run, state, new LoopExit(1, `unexpected error: ${(err as Error).message}`), 'failed', trust);
+      finish(run, state, new LoopExit(EXIT_FAILURE, `unexpected error: ${(err as Error).message}`), 'failed', trust);
       throw err;
     }
   }
