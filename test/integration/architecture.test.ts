@@ -104,8 +104,6 @@ const RULES: Rule[] = [
       { from: 'src/engine/hook/verify-stop.ts', to: 'src/engine/run/deps.ts', reason: HOOK_RUNS_VERIFICATION },
       { from: 'src/engine/hook/start.ts', to: 'src/engine/run/preflight.ts', reason: HOOK_SHARES_START },
       { from: 'src/engine/hook/session.ts', to: 'src/engine/run/preflight.ts', reason: HOOK_SHARES_START },
-      { from: 'src/engine/hook/start.ts', to: 'src/engine/run/prompt.ts', reason: "the session's prompt starts with the runner's preamble" },
-      { from: 'src/engine/hook/stop.ts', to: 'src/engine/run/prompt.ts', reason: "a blocked stop hands back the runner's preamble" },
     ],
   },
   {

@@ -12,7 +12,7 @@ import { isSkipped } from '../../prd/skip.js';
 import { DEFAULT_OPTIONS, completionWord, duration, integer, renderParseError } from '../cli/args.js';
 import { headSha, resolveRepoRoot } from '../git/git.js';
 import { checkPromptFile, readPlan, refuseExamplePlan } from '../run/preflight.js';
-import { renderPreamble } from '../run/prompt.js';
+import { renderPreamble } from '../core/preamble.js';
 import { recordBaseline, recordPinCommit } from '../verify/baseline.js';
 import { LOOP_ID, statePath } from '../store/layout.js';
 import { clearCancelMarker } from '../store/cancel.js';
