@@ -119,7 +119,6 @@ const RULES: Rule[] = [
     breaks: (i) => under('engine')(i.from) && i.to.startsWith('src/') && !under('engine')(i.to) && !under('prd')(i.to) && !under('util')(i.to),
     exceptions: [
       { from: 'src/engine/verify/runner-guard.ts', to: 'src/install/manifest.ts', reason: "the start's engine check reads the manifest install writes, with install's one parser of its format" },
-      { from: 'src/engine/cli/validate.ts', to: 'src/cwd.ts', reason: '`ralph.mjs validate` refuses a bad --cwd with the words of `ralphkit validate`' },
     ],
   },
   {

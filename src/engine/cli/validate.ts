@@ -5,13 +5,13 @@ import { runValidate, type ValidateResult } from '../../prd/run-validate.js';
 import { formatPrdProblem, formatPrdWarning } from '../../prd/validate.js';
 import { sanitizeForTerminal, renderTerminalJson } from '../../util/ansi.js';
 import { loopCommand } from '../../util/invocation.js';
-import { resolvePlanRoot } from '../../cwd.js';
+import { resolvePlanRootAt } from '../git/git.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import type { RunIo } from '../types.js';
 
 export async function validateCommand(file: string | undefined, json: boolean, io: RunIo): Promise<number> {
   // The default plan is the repository's, as the loop reads it; a named file is where the user points from here.
-  const result = runValidate({ cwd: file === undefined ? await resolvePlanRoot(io.cwd) : io.cwd, file });
+  const result = runValidate({ cwd: file === undefined ? await resolvePlanRootAt(io.cwd) : io.cwd, file });
   if (result.note) io.stderr(`ralph: ${result.note}\n`);
   if (json) io.stdout(`${renderTerminalJson({ file: result.file, valid: result.valid, ...(result.valid ? { stories: result.stories, passing: result.passing, skipped: result.skipped } : {}), problems: result.problems, warnings: result.warnings }, 2)}\n`);
   else printText(result, io);

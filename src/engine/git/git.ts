@@ -173,6 +173,20 @@ export async function resolveRepoRoot(cwd: string): Promise<string> {
   return r.stdout.trim();
 }
 
+/**
+ * Where a command's default `ralph/` paths live: the top of the git repository around `folder`, as the loop and
+ * `status` use, so a subfolder finds the plan. Outside a repository (or one git refuses) the folder itself, because
+ * reading a plan does not need git.
+ */
+export async function resolvePlanRootAt(folder: string): Promise<string> {
+  try {
+    return await resolveRepoRoot(folder);
+  } catch (err) {
+    if (err instanceof LoopExit) return folder;
+    throw err;
+  }
+}
+
 function refuseNoRepo(cwd: string, r: GitResult): void {
   if (r.code === GIT_MISSING) throw new LoopExit(LOOP_EXIT.refused, `cannot run git: ${r.stderr.trim()}`, 'install git and make sure it is on your PATH');
   if (r.code !== 0) {
