@@ -177,4 +177,14 @@ describe('the dependency rules of docs/architecture.md', () => {
     });
     expect(bare, `exit codes written as numbers:\n${bare.join('\n')}`).toEqual([]);
   });
+
+  it('the loops read the time through the injected clock only: no Date.now() or new Date() in core/ or the --parallel coordinator', () => {
+    const loops = FILES.filter((f) => /src\/engine\/core\/|src\/engine\/run\/parallel\/run\.ts$/.test(f.split(path.sep).join('/')));
+    expect(loops.length).toBeGreaterThan(5);
+    const wall = loops.flatMap((f) => {
+      const text = TEXTS.get(f)!;
+      return [...text.matchAll(/Date\.now\(\)|new Date\(\)/g)].map((m) => `${path.relative(ROOT, f)}:${lineOf(text, m.index)}`);
+    });
+    expect(wall, `the wall clock read where the injected clock belongs:\n${wall.join('\n')}`).toEqual([]);
+  });
 });
