@@ -25,7 +25,7 @@ export const MODULES = [
   {
     name: 'install/plan',
     mutate: 'src/install/plan.ts',
-    tests: ['test/unit/install/plan.test.ts', 'test/unit/install/plan-manifest.test.ts', 'test/unit/install/diff.test.ts'],
+    tests: ['test/unit/install/plan.test.ts', 'test/unit/install/plan-manifest.test.ts', 'test/unit/util/diff.test.ts'],
     floor: 100,
     pure: true,
   },

@@ -2,7 +2,7 @@
 import { RalphkitError } from '../errors.js';
 import { logger } from '../logger.js';
 import { LoopExit } from '../engine/errors.js';
-import { resolveGitRoot } from '../util/cwd.js';
+import { resolveGitRoot } from '../cwd.js';
 import { sanitizeForTerminal } from '../util/ansi.js';
 import { cancelLoop, renderCancelResult, waitForLoopEnd } from '../engine/store/cancel.js';
 

@@ -3,9 +3,9 @@
 import { RalphkitError } from '../errors.js';
 import { logger } from '../logger.js';
 import { LoopExit } from '../engine/errors.js';
-import { resolveGitRoot } from '../util/cwd.js';
+import { resolveGitRoot } from '../cwd.js';
 import { sanitizeForTerminal } from '../util/ansi.js';
-import { cleanupWorktrees } from '../engine/run/worktree.js';
+import { cleanupWorktrees } from '../engine/git/worktree.js';
 
 export async function cleanupAction(opts: { cwd?: string }): Promise<void> {
   try {

@@ -1,5 +1,5 @@
 // What `ralphkit skill add` does once commander has parsed its arguments: runSkillAdd, then the report shared with install.
-import { runSkillAdd } from '../skills/add.js';
+import { runSkillAdd } from '../install/skill-add.js';
 import { printResult, withJsonErrors } from '../install/report.js';
 import { fileCommandOptions, type FileCommandFlags } from './install.js';
 

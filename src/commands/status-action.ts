@@ -1,11 +1,11 @@
 // `ralphkit status` once commander has parsed it: reads every loop's state and prints the table (or JSON).
 import { logger } from '../logger.js';
-import { resolveGitRoot } from '../util/cwd.js';
+import { resolveGitRoot } from '../cwd.js';
 import { RalphkitError } from '../errors.js';
 import { LoopExit } from '../engine/errors.js';
 import { readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings, type LoopSummary } from '../engine/store/summaries.js';
 import type { StatusCommandOptions } from './status.js';
-import { listLeftoverWorktrees, renderLeftovers } from '../engine/run/worktree.js';
+import { listLeftoverWorktrees, renderLeftovers } from '../engine/git/worktree.js';
 
 export async function statusAction(opts: StatusCommandOptions): Promise<void> {
   const repoRoot = await resolveGitRoot(opts.cwd ?? process.cwd());

@@ -3,7 +3,7 @@ import { ExitError, EXIT, RalphkitError } from '../errors.js';
 import { logger } from '../logger.js';
 import { runValidate, type ValidateResult } from '../prd/run-validate.js';
 import { formatPrdProblem, formatPrdWarning } from '../prd/validate.js';
-import { resolveCwdFolder, resolvePlanRoot } from '../util/cwd.js';
+import { resolveCwdFolder, resolvePlanRoot } from '../cwd.js';
 import { sanitizeForTerminal } from '../util/ansi.js';
 import type { ValidateCommandOptions } from './validate.js';
 import { ralphkitCommand } from '../util/invocation.js';

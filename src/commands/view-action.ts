@@ -4,7 +4,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { logger, color } from '../logger.js';
 import { DEFAULT_HOST, startViewServer, type ViewServer } from '../view/server.js';
-import { resolveCwdFolder, resolvePlanRoot } from '../util/cwd.js';
+import { resolveCwdFolder, resolvePlanRoot } from '../cwd.js';
 import type { ViewCommandOptions } from './view.js';
 
 export async function viewAction(opts: ViewCommandOptions): Promise<void> {

@@ -8,7 +8,7 @@ import { validateCommand } from './cli/validate.js';
 import { resolveRepoRoot } from './git/git.js';
 import { readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings } from './store/summaries.js';
 import { cancelLoop, renderCancelResult, waitForLoopEnd } from './store/cancel.js';
-import { cleanupWorktrees, listLeftoverWorktrees, renderLeftovers } from './run/worktree.js';
+import { cleanupWorktrees, listLeftoverWorktrees, renderLeftovers } from './git/worktree.js';
 import type { RunIo } from './types.js';
 import { LoopExit, usageExit } from './errors.js';
 import { renderTerminalJson } from '../util/ansi.js';

@@ -18,6 +18,12 @@ export const LOOP_EXIT = {
   interrupted: 130,
 } as const;
 
+/**
+ * Exit 1 when the loop did not reach its end on purpose: an unexpected error, a runner file not written, a bad
+ * command line (SPEC §4 shares 1 with max iterations; LOOP_EXIT, the help's table, names it once as that).
+ */
+export const EXIT_FAILURE = 1;
+
 /** A loop's status, or `usage` for a command line refused before any loop existed. */
 export type ExitStatus = LoopStatus | 'usage';
 
@@ -40,7 +46,7 @@ export class LoopExit extends Error {
 
 /** A bad command line: exit 1, status `usage`. */
 export function usageExit(message: string, hint = 'see ./ralph/ralph.sh --help'): LoopExit {
-  return new LoopExit(1, message, hint, 'usage');
+  return new LoopExit(EXIT_FAILURE, message, hint, 'usage');
 }
 
 /** A runner's own file that could not be written (a read-only folder, EACCES, a full disk): exit 1, status `failed`. */
@@ -49,7 +55,7 @@ export class RunnerFileError extends LoopExit {
   /** The cause is a full disk (or quota), not the file's permissions: the fix is the same for every file. */
   readonly diskFull: boolean;
   constructor(file: string, message: string, hint: string, diskFull = false) {
-    super(1, message, hint, 'failed');
+    super(EXIT_FAILURE, message, hint, 'failed');
     this.name = 'RunnerFileError';
     this.file = file;
     this.diskFull = diskFull;
@@ -80,7 +86,7 @@ export function gitDiskFullError(repoRoot: string, command: string, stderr: stri
 /** A stop the runner cannot go on from without the owner (the agent removed the prompt): exit 1, status `failed`. */
 export class LoopFailure extends LoopExit {
   constructor(message: string, hint: string) {
-    super(1, message, hint, 'failed');
+    super(EXIT_FAILURE, message, hint, 'failed');
     this.name = 'LoopFailure';
   }
 }

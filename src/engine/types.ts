@@ -303,7 +303,7 @@ export interface LoopState {
   inSession?: true;
   /** Set when the loop was interrupted while --deliver pr-merge waited for CI: every story passed its final gate. */
   mergePending?: true;
-  /** Set for a --worktree loop (run/worktree.ts): the tree it works in, beside the repository, and its branch. */
+  /** Set for a --worktree loop (git/worktree.ts): the tree it works in, beside the repository, and its branch. */
   worktree?: { path: string; branch: string };
   /** The plan's branch (`branchName`): where `status` and the dashboard read the loop's stories when the tree is elsewhere. */
   branch?: string;
@@ -414,7 +414,7 @@ export interface RunContext {
   reviewerLogin?: ReviewerLogin;
   /** --max-duration: when this invocation's time is up (epoch ms), counted from its start. */
   deadline?: number;
-  /** A --worktree loop's tree and branch (run/worktree.ts); paths.repoRoot is that tree. */
+  /** A --worktree loop's tree and branch (git/worktree.ts); paths.repoRoot is that tree. */
   worktree?: { path: string; branch: string };
   /** git's folders for the tree the run was started in, as read at start (git/git.ts resolveRepo). */
   repo?: RepoLocation;

@@ -1,7 +1,7 @@
 // Reads what is on disk now for each planned path, and finds temp files an interrupted write left behind.
 import { existsSync, readdirSync, readFileSync, statSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import { hashContent } from './hash.js';
+import { hashContent } from '../util/hash.js';
 
 export interface DiskFile {
   sha256: string;

@@ -1,7 +1,7 @@
 // Shared by `install` and `skill add`: check paths, read disk, plan, settle conflicts, then apply (or not).
 import { realpathSync } from 'node:fs';
 import { RalphkitError, EXIT } from '../errors.js';
-import { resolveCwdFolder } from '../util/cwd.js';
+import { resolveCwdFolder } from '../cwd.js';
 import { resolveAllInside } from './safety.js';
 import { readManifest } from './manifest.js';
 import { findNotExecutable, readDisk, removeStaleTempFiles } from './disk.js';
@@ -9,8 +9,8 @@ import { readLeftover, removeStaging } from './staging.js';
 import { compareVersions } from './version-order.js';
 import { conflictsOf, planInstall, planIsNoop } from './plan.js';
 import { applyInstall } from './apply.js';
-import { renderUnifiedDiff } from './diff.js';
-import { hashContent } from './hash.js';
+import { renderUnifiedDiff } from '../util/diff.js';
+import { hashContent } from '../util/hash.js';
 import { BACKUP_DIR, MANIFEST_PATH, type CiProvider, type ClaudeHookRecord, type IncomingFile, type InstallPlan, type PlanItem, type Resolution } from './types.js';
 import { renderUpgradeHint } from '../util/invocation.js';
 import type { AgentName } from '../skills/agent-names.js';

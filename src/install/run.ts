@@ -5,7 +5,7 @@ import { packageRoot } from '../paths.js';
 import { readInstallSources } from './sources.js';
 import { runFiles, type AskConflict, type FileRunResult } from './run-files.js';
 import type { AgentName } from '../skills/agent-names.js';
-import { resolveCwdFolder } from '../util/cwd.js';
+import { resolveCwdFolder } from '../cwd.js';
 import { readManifest } from './manifest.js';
 import { planClaudeHook } from './claude-hook.js';
 import { planCi } from './ci.js';

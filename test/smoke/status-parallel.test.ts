@@ -8,7 +8,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { git, gitdir, runCli } from '../support/repo.js';
 import { procStart } from '../support/process.js';
 import { writeRunningLoop } from '../support/lifecycle.js';
-import { worktreesFolder } from '../../src/engine/run/worktree.js';
+import { worktreesFolder } from '../../src/engine/git/worktree.js';
 import type { ParallelState } from '../../src/engine/types.js';
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();

@@ -2,7 +2,7 @@
 // shell could not find or run (a typo, a tool not installed). Retrying that for minutes overnight only hides it.
 import { type AgentResult } from '../types.js';
 import { quote, type AgentPlan } from './index.js';
-import { LoopExit, LOOP_EXIT } from '../errors.js';
+import { LoopExit, LOOP_EXIT, EXIT_FAILURE } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
 import { stripAnsi } from '../../util/ansi.js';
 
@@ -46,7 +46,7 @@ export function readShellRefusal(plan: AgentPlan, result: AgentResult): string |
  */
 export function renderShellRefusalExit(plan: AgentPlan, refusal: string, iteration: number, logFile: string, cwd: string): LoopExit {
   const command = plan.args[1] ?? '';
-  const code = iteration <= 1 ? LOOP_EXIT.refused : 1;
+  const code = iteration <= 1 ? LOOP_EXIT.refused : EXIT_FAILURE;
   return new LoopExit(
     code,
     `the agent command could not run in iteration ${iteration}: the shell said "${refusal}" (command: ${command}; log: ${showPath(cwd, logFile)})`,

@@ -5,20 +5,20 @@ import { runValidate, type ValidateResult } from '../../prd/run-validate.js';
 import { formatPrdProblem, formatPrdWarning } from '../../prd/validate.js';
 import { sanitizeForTerminal, renderTerminalJson } from '../../util/ansi.js';
 import { loopCommand } from '../../util/invocation.js';
-import { resolvePlanRoot } from '../../util/cwd.js';
-import { LoopExit } from '../errors.js';
+import { resolvePlanRootAt } from '../git/git.js';
+import { LoopExit, LOOP_EXIT } from '../errors.js';
 import type { RunIo } from '../types.js';
 
 export async function validateCommand(file: string | undefined, json: boolean, io: RunIo): Promise<number> {
   // The default plan is the repository's, as the loop reads it; a named file is where the user points from here.
-  const result = runValidate({ cwd: file === undefined ? await resolvePlanRoot(io.cwd) : io.cwd, file });
+  const result = runValidate({ cwd: file === undefined ? await resolvePlanRootAt(io.cwd) : io.cwd, file });
   if (result.note) io.stderr(`ralph: ${result.note}\n`);
   if (json) io.stdout(`${renderTerminalJson({ file: result.file, valid: result.valid, ...(result.valid ? { stories: result.stories, passing: result.passing, skipped: result.skipped } : {}), problems: result.problems, warnings: result.warnings }, 2)}\n`);
   else printText(result, io);
-  if (result.unreadable) throw new LoopExit(2, json ? 'the plan could not be read' : `${result.file}: ${result.problems[0].message}`, `name the plan: ${loopCommand('validate path/to/prd.json')}`);
+  if (result.unreadable) throw new LoopExit(LOOP_EXIT.refused, json ? 'the plan could not be read' : `${result.file}: ${result.problems[0].message}`, `name the plan: ${loopCommand('validate path/to/prd.json')}`);
   if (!result.valid) {
     const count = result.problems.length;
-    throw new LoopExit(2, `${count} ${count === 1 ? 'problem' : 'problems'} in ${result.file}`, `fix ${count === 1 ? 'it' : 'them'}, then run: ${loopCommand(`validate ${result.file}`)}`);
+    throw new LoopExit(LOOP_EXIT.refused, `${count} ${count === 1 ? 'problem' : 'problems'} in ${result.file}`, `fix ${count === 1 ? 'it' : 'them'}, then run: ${loopCommand(`validate ${result.file}`)}`);
   }
   return 0;
 }

@@ -1,11 +1,8 @@
-// How a loop ends, in words: every story passing, the iteration and cost limits, an interrupt, and the command that
-// continues a stopped loop.
-import type { LoopConfig, LoopState } from '../types.js';
+// How a loop ends, in words: every story passing, an interrupt, and the command that continues a stopped loop
+// (the limits' words are limits.ts').
 import type { Prd } from '../../prd/types.js';
 import { activeStories } from '../../prd/skip.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
-import { renderCostSplit, renderUsd } from '../../util/usd.js';
-import { formatDuration } from './duration.js';
 
 /**
  * The words for exit 0. A story no check covers was accepted on the agent's word (SPEC §6), so "under verification"
@@ -33,42 +30,6 @@ function renderPassing(prd: Prd): string {
   const verified = stories.length - unverified;
   const word = `${unverified} unverified: accepted on the agent's word`;
   return verified ? `all stories pass (${verified} under verification, ${word})${aside}` : `all stories pass (${word})${aside}`;
-}
-
-export function maxIterationsExit(config: LoopConfig): LoopExit {
-  return new LoopExit(LOOP_EXIT.maxIterations, `max iterations reached (${config.maxIterations}) with stories still open`, `raise the limit and continue: ${renderResumeCommand(null, config.maxIterations)}`, 'max-iterations');
-}
-
-/** --max-duration's time is up: no new iteration starts (the same family as the iteration limit: exit 1). */
-export function pastDeadline(config: LoopConfig, now: Date): boolean {
-  return config.deadline !== undefined && now.getTime() >= config.deadline;
-}
-
-export function durationExit(config: LoopConfig): LoopExit {
-  const limit = config.maxDurationMs === undefined ? '' : ` (--max-duration ${formatDuration(config.maxDurationMs)})`;
-  return new LoopExit(LOOP_EXIT.maxIterations, `time limit reached${limit} with stories still open`, 'continue with: ./ralph/ralph.sh --resume-last (it gets the same time again; a new --max-duration replaces it)', 'max-duration');
-}
-
-export function overCost(state: LoopState, config: LoopConfig): boolean {
-  return config.maxCost !== undefined && state.costUsd >= config.maxCost;
-}
-
-export function costExit(state: LoopState, config: LoopConfig): LoopExit {
-  return new LoopExit(LOOP_EXIT.budget, `cost limit reached: ${renderCostSplit(state.costUsd, state.reviewCostUsd)} of $${config.maxCost}`, 'raise --max-cost and continue with --resume-last');
-}
-
-/**
- * With no iteration cap, --max-cost is the loop's only sure end; an iteration whose agent (or reviewer) reported no
- * cost (killed at the timeout, crashed, a result line too long to read) still cost money. This many in a row end the run.
- */
-export const MAX_UNPRICED_ITERATIONS = 3;
-
-export function unpricedExit(state: LoopState): LoopExit {
-  return new LoopExit(
-    LOOP_EXIT.budget,
-    `no cost reported for ${MAX_UNPRICED_ITERATIONS} iterations in a row (${renderUsd(state.costUsd)} counted so far): with no iteration cap, --max-cost cannot bound this run`,
-    'read the last iteration logs in ralph/.runs/, then continue with a number of iterations: ./ralph/ralph.sh --resume-last 10',
-  );
 }
 
 export function throwIfAborted(signal: AbortSignal): void {

@@ -5,7 +5,8 @@ import type { AgentRunRecord, LoopConfig, LoopDeps, LoopState, VerifyResult } fr
 import { detectTag } from './tags.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { runAgentWithRetries } from './retries.js';
-import { renderAllPass, maxIterationsExit, overCost, costExit, throwIfAborted, MAX_UNPRICED_ITERATIONS, unpricedExit, pastDeadline, durationExit } from './exits.js';
+import { renderAllPass, throwIfAborted } from './exits.js';
+import { limitAfterIteration, limitBeforeRun, unpricedExit, unpricedLimitReached, usageCeilingExit } from './limits.js';
 import { isSettled } from '../../prd/skip.js';
 
 /** Runs iterations until something ends the loop; always ends by returning (never throwing) a LoopExit. */
@@ -17,7 +18,7 @@ export async function runLoop(state: LoopState, config: LoopConfig, deps: LoopDe
     for (;;) {
       await checkLimits(state, config, deps, iteration);
       unpriced = (await runIteration(state, config, deps, iteration)) ? 0 : unpriced + 1;
-      if (config.maxIterations === 0 && config.maxCost !== undefined && unpriced >= MAX_UNPRICED_ITERATIONS) throw unpricedExit(state);
+      if (unpricedLimitReached(config, unpriced)) throw unpricedExit(state);
       iteration++;
       if (config.pauseMs > 0) await deps.clock.sleep(config.pauseMs, deps.signal);
       throwIfAborted(deps.signal);
@@ -29,12 +30,9 @@ export async function runLoop(state: LoopState, config: LoopConfig, deps: LoopDe
 }
 
 async function checkLimits(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<void> {
-  if (config.maxIterations > 0 && iteration > config.maxIterations) throw maxIterationsExit(config);
-  if (pastDeadline(config, deps.clock.now())) throw durationExit(config);
-  if (overCost(state, config)) throw costExit(state, config);
-  if ((await deps.budget.beforeIteration()) === 'stop') {
-    throw new LoopExit(LOOP_EXIT.budget, 'usage ceiling reached', 'continue after the reset with --resume-last, or add --wait');
-  }
+  const limit = limitBeforeRun(config, state, iteration - 1, deps.clock.now());
+  if (limit) throw limit;
+  if ((await deps.budget.beforeIteration()) === 'stop') throw usageCeilingExit(true);
   throwIfAborted(deps.signal);
 }
 
@@ -128,10 +126,6 @@ function decide(state: LoopState, config: LoopConfig, deps: LoopDeps, verdict: V
     const open = verdict.prd.userStories.filter((s) => !isSettled(s)).map((s) => s.id);
     deps.emit({ type: 'warn', iteration: state.iteration, message: `${config.completionPromise} ignored: ${open.length} stor${open.length === 1 ? 'y' : 'ies'} not passing under verification (${open.join(', ')})` });
   }
-  if (overCost(state, config)) throw costExit(state, config);
-  if (state.noProgressStreak >= config.noProgressLimit) {
-    throw new LoopExit(LOOP_EXIT.noProgress, `no progress: ${state.noProgressStreak} iteration${state.noProgressStreak === 1 ? '' : 's'} in a row with no claim accepted and no new work committed`, 'read ralph/progress.txt and the iteration logs in ralph/.runs/, then adjust prompt.md or the plan');
-  }
-  if (config.maxIterations > 0 && state.iteration >= config.maxIterations) throw maxIterationsExit(config);
-  if (pastDeadline(config, deps.clock.now())) throw durationExit(config);
+  const limit = limitAfterIteration(config, state, deps.clock.now());
+  if (limit) throw limit;
 }

@@ -2,7 +2,8 @@
 // MAX_TRANSIENT_RETRIES times with a doubling back-off, and a rate limit waits for its reset (or a capped back-off).
 import type { AgentResult, LoopConfig, LoopDeps, LoopState, RateLimitHit } from '../types.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
-import { durationExit, throwIfAborted } from './exits.js';
+import { throwIfAborted } from './exits.js';
+import { durationExit } from './limits.js';
 
 export const MAX_TRANSIENT_RETRIES = 3;
 

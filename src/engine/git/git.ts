@@ -8,7 +8,7 @@ import { hardenedArgs, hardenedGitEnv } from './harden.js';
 import { parseBatch, parseConfigList, parseStatusV2, type BatchObject, type ConfigEntry, type DirtyEntry, type HeadState } from './parse.js';
 
 export type { BatchObject, ConfigEntry, DirtyEntry, HeadState };
-import { LoopExit, gitDiskFullError } from '../errors.js';
+import { LoopExit, gitDiskFullError, LOOP_EXIT } from '../errors.js';
 import { signalGroup } from '../processes.js';
 import { formatDuration } from '../core/duration.js';
 import type { RepoLocation } from '../types.js';
@@ -173,11 +173,25 @@ export async function resolveRepoRoot(cwd: string): Promise<string> {
   return r.stdout.trim();
 }
 
+/**
+ * Where a command's default `ralph/` paths live: the top of the git repository around `folder`, as the loop and
+ * `status` use, so a subfolder finds the plan. Outside a repository (or one git refuses) the folder itself, because
+ * reading a plan does not need git.
+ */
+export async function resolvePlanRootAt(folder: string): Promise<string> {
+  try {
+    return await resolveRepoRoot(folder);
+  } catch (err) {
+    if (err instanceof LoopExit) return folder;
+    throw err;
+  }
+}
+
 function refuseNoRepo(cwd: string, r: GitResult): void {
-  if (r.code === GIT_MISSING) throw new LoopExit(2, `cannot run git: ${r.stderr.trim()}`, 'install git and make sure it is on your PATH');
+  if (r.code === GIT_MISSING) throw new LoopExit(LOOP_EXIT.refused, `cannot run git: ${r.stderr.trim()}`, 'install git and make sure it is on your PATH');
   if (r.code !== 0) {
     const refusal = explainGitRefusal(cwd, r.stderr);
-    throw new LoopExit(2, refusal.message, refusal.hint);
+    throw new LoopExit(LOOP_EXIT.refused, refusal.message, refusal.hint);
   }
 }
 
@@ -273,7 +287,7 @@ export async function checkoutBranch(cwd: string, branch: string, base?: string,
   let start = 'HEAD';
   if (base) {
     const r = await runGit(cwd, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${base}^{commit}`]);
-    if (r.code !== 0) throw new LoopExit(2, `baseBranch "${base}" does not name a commit in this repository`, 'fix baseBranch in prd.json or remove it to branch from HEAD');
+    if (r.code !== 0) throw new LoopExit(LOOP_EXIT.refused, `baseBranch "${base}" does not name a commit in this repository`, 'fix baseBranch in prd.json or remove it to branch from HEAD');
     start = r.stdout.trim();
   }
   await gitOrRefuse(cwd, ['checkout', '--quiet', '-b', branch, start, '--'], `cannot create branch ${branch}`);
@@ -282,7 +296,7 @@ export async function checkoutBranch(cwd: string, branch: string, base?: string,
 
 async function gitOrRefuse(cwd: string, args: string[], what: string): Promise<void> {
   const r = await runGit(cwd, args);
-  if (r.code !== 0) throw new LoopExit(2, `${what}: ${r.stderr.trim()}`, 'commit or stash your changes, then start again');
+  if (r.code !== 0) throw new LoopExit(LOOP_EXIT.refused, `${what}: ${r.stderr.trim()}`, 'commit or stash your changes, then start again');
 }
 
 /** A file as committed at `rev` (a sha, HEAD, refs/heads/<name>), or null when the revision or the file does not exist. */

@@ -12,14 +12,14 @@ import { isSkipped } from '../../prd/skip.js';
 import { DEFAULT_OPTIONS, completionWord, duration, integer, renderParseError } from '../cli/args.js';
 import { headSha, resolveRepoRoot } from '../git/git.js';
 import { checkPromptFile, readPlan, refuseExamplePlan } from '../run/preflight.js';
-import { renderPreamble } from '../run/prompt.js';
+import { renderPreamble } from '../core/preamble.js';
 import { recordBaseline, recordPinCommit } from '../verify/baseline.js';
 import { LOOP_ID, statePath } from '../store/layout.js';
 import { clearCancelMarker } from '../store/cancel.js';
 import { guardStart } from '../store/state-file.js';
 import { refuseBusyTree } from '../store/locks.js';
 import { processStart } from '../processes.js';
-import { LoopExit, usageExit } from '../errors.js';
+import { LoopExit, usageExit, LOOP_EXIT } from '../errors.js';
 import { IN_SESSION_AGENT, createHookEmit, planStopLimit, readBlockCap, readSessionState, saveSessionState, sessionRun, type SessionOptions } from './session.js';
 
 const START_HINT = 'in Claude Code, type: /ralph-loop --max-iterations 5 (ralphkit install --claude-hook adds that command)';
@@ -34,7 +34,7 @@ const SPEC = {
 
 export async function runHookStart(argv: string[], io: RunIo): Promise<number> {
   // The runner's own agent runs are already looped by the runner: a loop inside one would fight it.
-  if (io.env.RALPH_RUNNER === '1' || io.env.RALPH_REVIEW === '1') throw new LoopExit(2, 'hook start: this session is run by ralphkit\'s runner (RALPH_RUNNER=1), which already loops and verifies it', 'start in-session loops only in your own Claude Code session');
+  if (io.env.RALPH_RUNNER === '1' || io.env.RALPH_REVIEW === '1') throw new LoopExit(LOOP_EXIT.refused, 'hook start: this session is run by ralphkit\'s runner (RALPH_RUNNER=1), which already loops and verifies it', 'start in-session loops only in your own Claude Code session');
   const { options, sessionId } = parseStartArgs(argv, io.env);
   const repoRoot = await resolveRepoRoot(io.cwd);
   const top = realpathSync(repoRoot);
@@ -46,7 +46,7 @@ export async function runHookStart(argv: string[], io: RunIo): Promise<number> {
   refuseExamplePlan(prd, run.paths);
   checkPromptFile(run.paths);
   const head = await headSha(repoRoot);
-  if (!head) throw new LoopExit(2, 'hook start: this repository has no commit yet, so there is no plan commit to pin the tests at', 'commit the plan and the code (git add -A && git commit -m "plan"), then start the loop again');
+  if (!head) throw new LoopExit(LOOP_EXIT.refused, 'hook start: this repository has no commit yet, so there is no plan commit to pin the tests at', 'commit the plan and the code (git add -A && git commit -m "plan"), then start the loop again');
   refuseBusyTree(repoRoot, sessionId);
   const baseline = renderStartBaseline(prd);
   await recordPinCommit(top, sessionId, head);

@@ -10,7 +10,7 @@ import type { LoopState, RunIo, RunPaths } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { detectTag } from '../core/tags.js';
 import { resolveRepoRoot } from '../git/git.js';
-import { renderPreamble } from '../run/prompt.js';
+import { renderPreamble } from '../core/preamble.js';
 import { SESSION_CANCEL_PENDING, isCancelRequested } from '../store/cancel.js';
 import { describeError } from '../errors.js';
 import { createHookEmit, planStopLimit, readBlockCap, readSessionState, readVerifyDeadline, saveSessionState, sessionRun, sessionStateProblem } from './session.js';

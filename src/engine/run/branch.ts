@@ -12,7 +12,7 @@ import { lastBranchPath, lastPlanPath } from '../store/layout.js';
 import { applyBranchArchive, ensureProgressFile } from '../store/progress.js';
 import { planPrdRepair, sameJson } from '../verify/prd-diff.js';
 import type { RunPaths, RunContext } from '../types.js';
-import { LoopExit } from '../errors.js';
+import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { relPath } from '../../util/repo-path.js';
 import { readEditedPrompt, isIgnored, renderPromptCommitPart, renderPromptEditNote } from './prompt.js';
 
@@ -108,7 +108,7 @@ export async function prepareBranch(run: RunContext, start?: { entries: readonly
   } catch (err) {
     await rollBack(run, started, undo);
     if (err instanceof LoopExit) throw err;
-    throw new LoopExit(2, `could not prepare branch ${run.branch}: ${(err as Error).message}`, 'the working tree was put back as it was; fix the cause, then start again');
+    throw new LoopExit(LOOP_EXIT.refused, `could not prepare branch ${run.branch}: ${(err as Error).message}`, 'the working tree was put back as it was; fix the cause, then start again');
   }
   const lastFile = lastBranchPath(paths.repoRoot, relPath(paths.repoRoot, paths.prd));
   mkdirSync(path.dirname(lastFile), { recursive: true });

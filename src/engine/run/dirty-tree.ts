@@ -7,7 +7,7 @@ import type { Emit } from '../events.js';
 import { readDirtyEntries, readStatusAndHead, type DirtyEntry, type HeadState } from '../git/git.js';
 import type { LoopState, RunPaths } from '../types.js';
 import { topFolders } from '../../util/top-folders.js';
-import { LoopExit } from '../errors.js';
+import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { readCheckLeftovers } from '../store/check-leftovers.js';
 
 const SHOWN_DIRTY = 10;
@@ -54,7 +54,7 @@ export async function refuseDirtyTree(paths: RunPaths, resumed: LoopState | null
     return status;
   }
   throw new LoopExit(
-    2,
+    LOOP_EXIT.refused,
     `uncommitted changes in the working tree; the agent would be blamed for them:\n  ${dirty.slice(0, SHOWN_DIRTY).join('\n  ')}${more}\nnot starting`,
     renderStartDirtyHint(paths, entries),
   );

@@ -1,7 +1,7 @@
 // Ctrl-C, SIGTERM (`cancel`) and SIGHUP while the runner runs: the first ends the loop (130, resumable) at its next
 // step; once the loop has ended, one stops the announcements of its end. A failure while stopping is the interrupt.
 import type { RunContext } from '../types.js';
-import { LoopExit, LOOP_EXIT } from '../errors.js';
+import { LoopExit, LOOP_EXIT, EXIT_FAILURE } from '../errors.js';
 
 export interface Interrupt {
   /** Aborted by the first signal: the loop ends. */
@@ -38,7 +38,7 @@ export function listenForInterrupts(): { stop: Interrupt; dispose: () => void } 
 export async function interruptedOr(run: RunContext, err: unknown): Promise<LoopExit> {
   if (err instanceof LoopExit) return err;
   await new Promise((resolve) => setImmediate(resolve));
-  if (!run.signalled) return new LoopExit(1, `unexpected error: ${(err as Error).message}`);
+  if (!run.signalled) return new LoopExit(EXIT_FAILURE, `unexpected error: ${(err as Error).message}`);
   run.emit({ type: 'warn', message: `while stopping (${run.signalled}): ${(err as Error).message}` });
   return new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
 }

@@ -39,15 +39,15 @@ export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
   try {
     text = readFileSync(paths.prd, 'utf8');
   } catch {
-    throw new LoopExit(2, `cannot read the plan ${rel}`, 'write one with the ralph skill, or pass --prd <file>');
+    throw new LoopExit(LOOP_EXIT.refused, `cannot read the plan ${rel}`, 'write one with the ralph skill, or pass --prd <file>');
   }
   const { prd, problems, warnings } = validatePrdText(text, rel);
-  if (!prd) throw new LoopExit(2, `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`, `fix ${rel}, then check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`);
+  if (!prd) throw new LoopExit(LOOP_EXIT.refused, `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`, `fix ${rel}, then check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`);
   // git check-ref-format --branch's rules in pure code (prd/branch-name.ts, held against git's own verdicts by a
   // test): no git process, and a name never reaches git unchecked.
   const problem = branchNameProblem(prd.branchName);
   if (problem) {
-    throw new LoopExit(2, `refusing branchName ${JSON.stringify(prd.branchName)}: ${problem}`, `set a plain branch name like "ralph/my-feature" in ${rel}`);
+    throw new LoopExit(LOOP_EXIT.refused, `refusing branchName ${JSON.stringify(prd.branchName)}: ${problem}`, `set a plain branch name like "ralph/my-feature" in ${rel}`);
   }
   for (const warning of warnings) emit({ type: 'warn', message: formatPrdProblem(warning) });
   return prd;
@@ -57,7 +57,7 @@ export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
 export function refuseExamplePlan(prd: Prd, paths: RunPaths): void {
   if (!isExamplePlan(prd)) return;
   const rel = showPlanPath(paths);
-  throw new LoopExit(2, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`);
+  throw new LoopExit(LOOP_EXIT.refused, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`);
 }
 
 /**
@@ -69,7 +69,7 @@ export function reportSetAside(prd: Prd, paths: RunPaths, emit: Emit): void {
   if (!ids.length) return;
   const rel = showPlanPath(paths);
   if (ids.length === prd.userStories.length) {
-    throw new LoopExit(2, `every story in ${rel} is set aside ("skip"): nothing for the loop to do`, `remove "skip" (or a "passes": "cancelled"/"skipped") from the stories to work on in ${rel}, commit, then start again`);
+    throw new LoopExit(LOOP_EXIT.refused, `every story in ${rel} is set aside ("skip"): nothing for the loop to do`, `remove "skip" (or a "passes": "cancelled"/"skipped") from the stories to work on in ${rel}, commit, then start again`);
   }
   emit({ type: 'warn', message: `${ids.length} ${ids.length === 1 ? 'story' : 'stories'} set aside in ${rel} ("skip"): not worked on, not checked, not counted: ${ids.join(', ')}` });
 }
@@ -80,7 +80,7 @@ function showPlanPath(paths: RunPaths): string {
 
 export function checkPromptFile(paths: RunPaths): void {
   if (!existsSync(paths.prompt) || !statSync(paths.prompt).isFile()) {
-    throw new LoopExit(2, `cannot read the prompt ${path.relative(paths.repoRoot, paths.prompt)}`, `reinstall it with: ${ralphkitCommand('install')}, or pass --prompt <file>`);
+    throw new LoopExit(LOOP_EXIT.refused, `cannot read the prompt ${path.relative(paths.repoRoot, paths.prompt)}`, `reinstall it with: ${ralphkitCommand('install')}, or pass --prompt <file>`);
   }
 }
 

@@ -1,10 +1,10 @@
 // Resuming a loop: finding the one to continue, stopping the agent a killed runner left behind, refusing
 // a loop with no iterations left, and merging the options typed now over the stored ones.
 import type { RunOptions, LoopState, PerInvocation } from '../types.js';
-import { groupHasLiveMember, isAlive, signalGroup } from '../processes.js';
-import { isRunning, listRecordedAgents, readAllStates, readState, type RecordedAgent } from '../store/state-file.js';
+import { isAlive, signalGroup } from '../processes.js';
+import { isRunning, listRecordedAgents, readAllStates, readState } from '../store/state-file.js';
 import { renderResumeCommand } from '../core/exits.js';
-import { LoopExit } from '../errors.js';
+import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { loopCommand } from '../../util/invocation.js';
 import { LOOP_ID } from '../store/layout.js';
 
@@ -20,17 +20,17 @@ export function findResumable(repoRoot: string, options: RunOptions): LoopState 
         .filter((s) => !(s.status === 'refused' && !s.iteration))
         .sort((a, b) => String(b.updatedAt).localeCompare(String(a.updatedAt)))[0] ?? null;
   if (!state) {
-    throw new LoopExit(2, options.resume ? `no loop named "${options.resume}" in ralph/.runs/` : 'no loop to resume in ralph/.runs/', `list loops with: ${loopCommand('status')}`);
+    throw new LoopExit(LOOP_EXIT.refused, options.resume ? `no loop named "${options.resume}" in ralph/.runs/` : 'no loop to resume in ralph/.runs/', `list loops with: ${loopCommand('status')}`);
   }
-  // The id names folders and the loop's worktree (store/layout.ts, run/worktree.ts); state.json is a file the agent
+  // The id names folders and the loop's worktree (store/layout.ts, git/worktree.ts); state.json is a file the agent
   // can write, so an id that is not a loop id, or not the one of the folder it was found in, is not followed.
   if (typeof state.id !== 'string' || !LOOP_ID.test(state.id) || readState(repoRoot, state.id)?.id !== state.id) {
-    throw new LoopExit(2, `ralph/.runs/ holds a loop state whose id (${JSON.stringify(state.id)}) is not the name of its folder; it was not resumed`, `resume a loop by its name: ./ralph/ralph.sh --resume <id> (${loopCommand('status')} lists them), or remove that folder`);
+    throw new LoopExit(LOOP_EXIT.refused, `ralph/.runs/ holds a loop state whose id (${JSON.stringify(state.id)}) is not the name of its folder; it was not resumed`, `resume a loop by its name: ./ralph/ralph.sh --resume <id> (${loopCommand('status')} lists them), or remove that folder`);
   }
   if (options.resumeLast && state.status === 'complete') {
-    throw new LoopExit(2, `the last loop ${state.id} is complete; start a new one with ./ralph/ralph.sh`, `to continue an older loop: ./ralph/ralph.sh --resume <id> (${loopCommand('status')} lists them)`);
+    throw new LoopExit(LOOP_EXIT.refused, `the last loop ${state.id} is complete; start a new one with ./ralph/ralph.sh`, `to continue an older loop: ./ralph/ralph.sh --resume <id> (${loopCommand('status')} lists them)`);
   }
-  if (isRunning(state)) throw new LoopExit(2, `loop ${state.id} is still running (pid ${state.pid})`, `stop it first: ${loopCommand(`cancel ${state.id}`)}`);
+  if (isRunning(state)) throw new LoopExit(LOOP_EXIT.refused, `loop ${state.id} is still running (pid ${state.pid})`, `stop it first: ${loopCommand(`cancel ${state.id}`)}`);
   // A runner killed with -9 leaves its agents (one per --parallel worker) running in their own process groups. A pid
   // now held by a process that started later is not that agent: its group is gone (the kernel never reuses a live group id).
   for (const agent of listRecordedAgents(state)) {
@@ -38,37 +38,6 @@ export function findResumable(repoRoot: string, options: RunOptions): LoopState 
     if (!reused) signalGroup(agent.pid, 'SIGKILL');
   }
   return state;
-}
-
-/** An agent still running for a loop whose runner was killed (kill -9): nobody verifies or records its work. */
-export interface OrphanAgent {
-  loopId: string;
-  agentPid: number;
-  /** The --parallel worker it ran for; absent for the loop's own agent. */
-  worker?: number;
-}
-
-/**
- * Kills the agent groups that loops with a dead runner left behind, as `cancel` and `--resume` do. Called by a
- * start that holds the working-tree lock: one loop per tree, and such an agent would keep committing under the new
- * loop's agent. Waits (bounded) until they are gone, so the new loop's first iteration never meets them.
- */
-export async function stopOrphanAgents(repoRoot: string, ownId: string): Promise<OrphanAgent[]> {
-  const orphans: OrphanAgent[] = readAllStates(repoRoot)
-    .filter((s) => s.id !== ownId && s.status === 'running' && !isAlive(s.pid, s.pidStart))
-    .flatMap((s) => listRecordedAgents(s).filter(hasOrphanGroup).map((a) => ({ loopId: s.id, agentPid: a.pid, ...(a.worker !== undefined ? { worker: a.worker } : {}) })));
-  for (const o of orphans) signalGroup(o.agentPid, 'SIGKILL');
-  for (let waited = 0; waited < 2000 && orphans.some((o) => groupHasLiveMember(o.agentPid)); waited += 50) {
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return orphans;
-}
-
-// The group outlives its leader when the agent's children are still at work, so the group is checked, not the pid;
-// a pid now held by a process that started later is no sign of it (the kernel never reuses a live group id).
-function hasOrphanGroup(agent: RecordedAgent): boolean {
-  if (isAlive(agent.pid) && !isAlive(agent.pid, agent.start)) return false;
-  return groupHasLiveMember(agent.pid);
 }
 
 /**
@@ -82,7 +51,7 @@ export function refuseExhausted(state: LoopState, options: RunOptions): void {
   const merging = state.status === 'not-merged' || (state.status === 'interrupted' && state.mergePending === true);
   if (options.maxIterations === 0 || next <= options.maxIterations || merging) return;
   const ran = next - 1;
-  throw new LoopExit(2, `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`, `give a higher max: ${renderResumeCommand(options.resume ? state.id : null, ran)}`);
+  throw new LoopExit(LOOP_EXIT.refused, `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`, `give a higher max: ${renderResumeCommand(options.resume ? state.id : null, ran)}`);
 }
 
 // A Record, so that a new per-invocation option cannot be left out of it.
@@ -94,7 +63,7 @@ export function mergeResumedOptions(stored: LoopState['options'], options: RunOp
   const kept = Object.fromEntries(Object.entries(stored).filter(([key]) => !Object.hasOwn(PER_INVOCATION, key)));
   // A merge is only ever what the user typed: state.json is the agent's to write too.
   if (stored.deliver === 'pr-merge' && !given.has('deliver')) {
-    throw new LoopExit(2, 'this loop delivers with --deliver pr-merge, which a resume never takes from state.json: it merges only when you type it', 'add --deliver pr-merge to merge once CI passes, or --deliver pr to only update the pull request');
+    throw new LoopExit(LOOP_EXIT.refused, 'this loop delivers with --deliver pr-merge, which a resume never takes from state.json: it merges only when you type it', 'add --deliver pr-merge to merge once CI passes, or --deliver pr to only update the pull request');
   }
   const merged: RunOptions = { ...options, ...kept };
   for (const key of given) (merged as unknown as Record<string, unknown>)[key] = options[key];

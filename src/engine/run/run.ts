@@ -16,7 +16,8 @@ import { ledgerPath, loopDir, newLoopId, statePath } from '../store/layout.js';
 import { writeState } from '../store/state-file.js';
 import { isCancelRequested, clearCancelMarker } from '../store/cancel.js';
 import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, locatePlan, refuseWaitWithoutCeiling, refuseUnboundedLoop, reportsCost, reviewerReportsCost, renderUnpricedReviewer, reportSetAside } from './preflight.js';
-import { findResumable, stopOrphanAgents, mergeResumedOptions, refuseExhausted } from './resume.js';
+import { findResumable, mergeResumedOptions, refuseExhausted } from './resume.js';
+import { stopOrphanAgents } from '../store/orphans.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
 import { runLoop } from '../core/loop.js';
 import { runParallel } from './parallel/run.js';
@@ -38,17 +39,17 @@ import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/ru
 import { probeSandbox } from '../agents/sandbox.js';
 import { probeWeakChecks, readWeakStories } from '../verify/weak-checks.js';
 import { createInterface } from 'node:readline/promises';
-import { LoopExit, LOOP_EXIT, describeError, usageExit } from '../errors.js';
+import { LoopExit, LOOP_EXIT, describeError, usageExit, EXIT_FAILURE } from '../errors.js';
 import { findExecutable } from '../agents/check.js';
 import { showPath } from '../../util/repo-path.js';
 import { loopCommand } from '../../util/invocation.js';
 import { announceEnd } from '../deliver/announce.js';
 import { deliverAtEnd } from './deliver.js';
 import { deliverOrNotMerged, finish, initialState } from './finish.js';
-import { refuseParallelOptions, withWebhookFromEnv } from '../cli/args.js';
+import { refuseParallelOptions, withWebhookFromEnv } from './options.js';
 import { holdEndPrograms } from '../deliver/programs.js';
 import { enterWorktree, leaveWorktree, refuseWorktreeOptions, type WorktreeRun } from './worktree-start.js';
-import { refuseBranchElsewhere } from './worktree.js';
+import { refuseBranchElsewhere } from '../git/worktree.js';
 import { shellQuote } from '../../util/shell-quote.js';
 import { interruptedOr, listenForInterrupts, type Interrupt } from './interrupt.js';
 
@@ -138,10 +139,10 @@ async function startIn({ repo, id, options, given, resumed, io, emit, tree, star
   const reviewerLogin = hasReviewer(options) && !options.reviewCmd ? captureReviewerLogin(options.reviewAgent ?? options.agent, io.env) : undefined;
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
     const missing = renderMissingAgent(options.agent, io.env);
-    throw new LoopExit(2, missing.message, missing.hint);
+    throw new LoopExit(LOOP_EXIT.refused, missing.message, missing.hint);
   }
   if (!resumed && existsSync(statePath(repoRoot, id))) {
-    throw new LoopExit(2, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
+    throw new LoopExit(LOOP_EXIT.refused, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
   }
   if (inTree && !resumed) {
     paths = await enterWorktree(tree, paths, id, prd.branchName, prd.baseBranch, false, emit);
@@ -185,7 +186,7 @@ function refuseSandbox(options: RunOptions, env: NodeJS.ProcessEnv): void {
   if (!options.network && !options.sandbox) throw usageExit('--no-network needs --sandbox: only the sandbox can cut the agent\'s network (./ralph/ralph.sh --sandbox --no-network)');
   if (!options.sandbox) return;
   const probe = probeSandbox(env);
-  if (!probe.ok) throw new LoopExit(2, probe.message, probe.hint);
+  if (!probe.ok) throw new LoopExit(LOOP_EXIT.refused, probe.message, probe.hint);
 }
 
 function warnAtStart(options: RunOptions, io: RunIo, emit: Emit): void {
@@ -255,7 +256,7 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
   } catch (err) {
     exit = await interruptedOr(run, err);
     if (!(err instanceof LoopExit) && exit.code !== LOOP_EXIT.interrupted) {
-      finish(run, state, new LoopExit(1, `unexpected error: ${(err as Error).message}`), 'failed', trust);
+      finish(run, state, new LoopExit(EXIT_FAILURE, `unexpected error: ${(err as Error).message}`), 'failed', trust);
       throw err;
     }
   }
@@ -299,7 +300,7 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
     if (gate.passed) return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow, gate.weak)}; nothing for the agent to do`);
   }
   const config = { ...loopConfig(run.options, run.io.env), ...(run.deadline === undefined ? {} : { deadline: run.deadline, maxDurationMs: run.options.maxDurationMs }) };
-  if (run.options.parallel) return runParallel({ run, state, trust, budget, controller, config });
+  if (run.options.parallel) return runParallel({ run, state, trust, budget, controller, config, clock: realClock });
   return runLoop(state, config, buildDeps(run, state, budget, controller, trust, promptAtHead));
 }
 

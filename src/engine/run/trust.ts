@@ -21,7 +21,7 @@ import { renderSetupWarning } from '../verify/pins.js';
 import { takeCheckEnvBase } from '../verify/check-env.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../verify/runner-guard.js';
 import type { RunOptions, RunPaths, ShippedReview } from '../types.js';
-import { LoopExit, WorkProtected } from '../errors.js';
+import { LoopExit, WorkProtected, LOOP_EXIT } from '../errors.js';
 import { keyDir, keyProblem, readKey } from '../store/verdict-record.js';
 import { readShipped } from './shipped.js';
 import { shellQuote } from '../../util/shell-quote.js';
@@ -115,7 +115,7 @@ async function confirmPlanEdits(edits: string[], rel: string, loopId: string, op
   const list = [...new Set(edits)].map((e) => `  - ${e}`).join('\n');
   const accepted = options.acceptPlanEdits || (ask ? await ask(`${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${list}\nAre these your edits, to continue with? [y/N] `) : false);
   if (!accepted) {
-    throw new LoopExit(2, `${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${list}`, `if these are your edits, continue with them: ./ralph/ralph.sh --resume ${loopId} --accept-plan-edits; to drop them: git diff -- ${shellQuote(rel)} shows them, git checkout -- ${shellQuote(rel)} undoes uncommitted ones`);
+    throw new LoopExit(LOOP_EXIT.refused, `${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${list}`, `if these are your edits, continue with them: ./ralph/ralph.sh --resume ${loopId} --accept-plan-edits; to drop them: git diff -- ${shellQuote(rel)} shows them, git checkout -- ${shellQuote(rel)} undoes uncommitted ones`);
   }
   emit({ type: 'warn', message: `accepted the edits to ${rel}${options.acceptPlanEdits ? ' (--accept-plan-edits)' : ''}:\n${list}` });
 }
@@ -150,7 +150,7 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   const head = known.head !== undefined ? known.head : await headSha(paths.repoRoot);
   let commit = resumed && !options.repin ? await readPinCommit(paths.repoRoot, loopId) : head;
   if (resumed && !commit && !options.repin) {
-    throw new LoopExit(2, `loop ${loopId} has no record of its pinned tests (${pinsRef(loopId)} is missing)`, `pin the tests as they are now and continue: ./ralph/ralph.sh --resume ${loopId} --repin`);
+    throw new LoopExit(LOOP_EXIT.refused, `loop ${loopId} has no record of its pinned tests (${pinsRef(loopId)} is missing)`, `pin the tests as they are now and continue: ./ralph/ralph.sh --resume ${loopId} --repin`);
   }
   if (options.repin && commit) emit({ type: 'warn', message: `--repin: checks now run with the tests as committed at ${commit.slice(0, 7)}` });
   // The runner's own record when there is one: the file on disk may be an agent's half-written edit (in-session loops).

@@ -3,8 +3,8 @@
 import path from 'node:path';
 import type { LoopState, RunOptions, RunPaths } from '../types.js';
 import type { Emit } from '../events.js';
-import { LoopExit, usageExit } from '../errors.js';
-import { closeWorktree, copyStartFiles, openWorktree } from './worktree.js';
+import { LoopExit, usageExit, LOOP_EXIT } from '../errors.js';
+import { closeWorktree, copyStartFiles, openWorktree } from '../git/worktree.js';
 import { sameDefinition } from './branch.js';
 
 /** What one run knows of its worktree: where the user's tree is, and, once opened, the loop's own. */
@@ -31,7 +31,7 @@ export async function enterWorktree(tree: WorktreeRun, main: RunPaths, id: strin
   const rel = (p: string) => path.relative(main.repoRoot, p);
   for (const file of [main.prd, main.prompt]) {
     if (rel(file).startsWith('..') || path.isAbsolute(rel(file))) {
-      throw new LoopExit(2, `--worktree: ${file} is outside the repository, so the worktree has no place for it`, 'move it into the repository (ralph/ is the usual place), then start again');
+      throw new LoopExit(LOOP_EXIT.refused, `--worktree: ${file} is outside the repository, so the worktree has no place for it`, 'move it into the repository (ralph/ is the usual place), then start again');
     }
   }
   const existed = resumed;

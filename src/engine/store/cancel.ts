@@ -5,7 +5,7 @@ import path from 'node:path';
 import type { LoopState } from '../types.js';
 import { showPath } from '../../util/repo-path.js';
 import { isAlive, signalGroup } from '../processes.js';
-import { LoopExit, describeError } from '../errors.js';
+import { LoopExit, describeError, LOOP_EXIT, EXIT_FAILURE } from '../errors.js';
 import { LOOP_ID, cancelMarker, loopDir, runsDir, statePath } from './layout.js';
 import { guardStart, listRecordedAgents, readState, withoutAgents, writeStateFile } from './state-file.js';
 import { loopCommand } from '../../util/invocation.js';
@@ -32,7 +32,7 @@ const listHint = (): string => `list the loops and their status with: ${loopComm
  */
 export function cancelLoop(repoRoot: string, id: string): CancelResult {
   const state = readCancelTarget(repoRoot, id);
-  if (state.status !== 'running') throw new LoopExit(2, `loop ${id} is not running (${state.status}); nothing to cancel`, listHint());
+  if (state.status !== 'running') throw new LoopExit(LOOP_EXIT.refused, `loop ${id} is not running (${state.status}); nothing to cancel`, listHint());
   // An in-session loop's pid is Claude Code itself: never signalled; its Stop hook reads the marker and the state.
   if (state.inSession) return markCancelled(repoRoot, state, 'session', SESSION_CANCEL_PENDING);
   // A pid that now belongs to another process (reused after kill -9) must never be signalled.
@@ -52,13 +52,13 @@ function markCancelled(repoRoot: string, state: LoopState, action: 'marked' | 's
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
     const what = action === 'session' ? `loop ${state.id} (inside a Claude Code session) was not cancelled` : `the runner of loop ${state.id} is gone and its agent was stopped, but its state still says running`;
-    throw new LoopExit(1, `could not write ${showPath(repoRoot, file)} (${describeError(err as Error)}): ${what}`, `${renderFixFolder(repoRoot, file)}, then run again: ${loopCommand(`cancel ${state.id}`)}`);
+    throw new LoopExit(EXIT_FAILURE, `could not write ${showPath(repoRoot, file)} (${describeError(err as Error)}): ${what}`, `${renderFixFolder(repoRoot, file)}, then run again: ${loopCommand(`cancel ${state.id}`)}`);
   }
   return { id: state.id, action, status: 'cancelled' };
 }
 
 function readCancelTarget(repoRoot: string, id: string): LoopState {
-  if (!LOOP_ID.test(id)) throw new LoopExit(2, `"${id}" is not a loop id (letters, digits, ".", "_" and "-", at most 64)`, listHint());
+  if (!LOOP_ID.test(id)) throw new LoopExit(LOOP_EXIT.refused, `"${id}" is not a loop id (letters, digits, ".", "_" and "-", at most 64)`, listHint());
   const file = statePath(repoRoot, id);
   let state: Partial<LoopState> | null;
   try {
@@ -66,12 +66,12 @@ function readCancelTarget(repoRoot: string, id: string): LoopState {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && !existsSync(loopDir(repoRoot, id))) {
-      throw new LoopExit(2, `no loop named "${id}" in ralph/.runs/`, existsSync(runsDir(repoRoot)) ? listHint() : 'no loop has run in this repository yet; start one with: ./ralph/ralph.sh');
+      throw new LoopExit(LOOP_EXIT.refused, `no loop named "${id}" in ralph/.runs/`, existsSync(runsDir(repoRoot)) ? listHint() : 'no loop has run in this repository yet; start one with: ./ralph/ralph.sh');
     }
-    throw new LoopExit(2, `could not read ${showPath(repoRoot, file)} (${describeError(err as Error)}), so loop ${id} cannot be cancelled; nothing was changed`, `${listHint()}; a runner that is still going stops with Ctrl-C in its terminal`);
+    throw new LoopExit(LOOP_EXIT.refused, `could not read ${showPath(repoRoot, file)} (${describeError(err as Error)}), so loop ${id} cannot be cancelled; nothing was changed`, `${listHint()}; a runner that is still going stops with Ctrl-C in its terminal`);
   }
   if (!state || typeof state !== 'object' || typeof state.status !== 'string') {
-    throw new LoopExit(2, `${showPath(repoRoot, file)} is not a loop state (no status), so loop ${id} cannot be cancelled; nothing was changed`, listHint());
+    throw new LoopExit(LOOP_EXIT.refused, `${showPath(repoRoot, file)} is not a loop state (no status), so loop ${id} cannot be cancelled; nothing was changed`, listHint());
   }
   return state as LoopState;
 }
@@ -82,7 +82,7 @@ function writeCancelMarker(repoRoot: string, state: LoopState, alive: boolean): 
     writeFileSync(marker, `${new Date().toISOString()}\n`);
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    throw new LoopExit(2, `could not write ${showPath(repoRoot, marker)} (${describeError(err as Error)}): loop ${state.id} was not cancelled; nothing was changed`, `${renderFixFolder(repoRoot, marker)}, then run again: ${loopCommand(`cancel ${state.id}`)}${alive ? `; or stop its runner directly: kill ${state.pid}` : ''}`);
+    throw new LoopExit(LOOP_EXIT.refused, `could not write ${showPath(repoRoot, marker)} (${describeError(err as Error)}): loop ${state.id} was not cancelled; nothing was changed`, `${renderFixFolder(repoRoot, marker)}, then run again: ${loopCommand(`cancel ${state.id}`)}${alive ? `; or stop its runner directly: kill ${state.pid}` : ''}`);
   }
 }
 
@@ -94,7 +94,7 @@ function signalRunner(repoRoot: string, state: LoopState): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
     rmSync(cancelMarker(repoRoot, state.id), { force: true });
-    throw new LoopExit(2, `could not signal the runner of loop ${state.id} (pid ${state.pid}: ${describeError(err as Error)}); nothing was changed`, `run the cancel as the user who started that loop: ${loopCommand(`cancel ${state.id}`)}`);
+    throw new LoopExit(LOOP_EXIT.refused, `could not signal the runner of loop ${state.id} (pid ${state.pid}: ${describeError(err as Error)}); nothing was changed`, `run the cancel as the user who started that loop: ${loopCommand(`cancel ${state.id}`)}`);
   }
 }
 

@@ -8,7 +8,7 @@ export const RUNS_DIR = path.join('ralph', '.runs');
 /** What a loop id (and --name) may be: it names a folder under ralph/.runs/ and must never climb out of it. */
 export const LOOP_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
-// A loop in its own git worktree (--worktree, run/worktree.ts) keeps its records in the main tree's ralph/.runs/,
+// A loop in its own git worktree (--worktree, git/worktree.ts) keeps its records in the main tree's ralph/.runs/,
 // where status, cancel, --resume and the dashboard look: its working tree's root is mapped to the main tree's.
 const recordRoots = new Map<string, string>();
 

@@ -6,7 +6,7 @@ import { mkdirSync, readFileSync, openSync, writeSync, closeSync, unlinkSync, rm
 import path from 'node:path';
 import { isAlive, ownProcessStart } from '../processes.js';
 import type { LoopState } from '../types.js';
-import { LoopExit } from '../errors.js';
+import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { lockPath, recordsRoot, treeLockPath } from './layout.js';
 import { guardStart, isRunning, readAllStates, readState } from './state-file.js';
 import { loopCommand } from '../../util/invocation.js';
@@ -22,7 +22,7 @@ interface LockFile {
 /** Takes the PRD's lock for this process; a lock held by a live pid refuses the start (exit 2). */
 export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
   return takeLock(repoRoot, lockPath(repoRoot, prdAbs), { pid: process.pid, pidStart: ownProcessStart(), loopId, prd: prdAbs }, (holder) => {
-    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running on ${path.relative(repoRoot, prdAbs)}`, `wait for it, or stop it with: ${loopCommand(`cancel ${holder.loopId}`)}`);
+    throw new LoopExit(LOOP_EXIT.refused, `another loop (${holder.loopId}, pid ${holder.pid}) is running on ${path.relative(repoRoot, prdAbs)}`, `wait for it, or stop it with: ${loopCommand(`cancel ${holder.loopId}`)}`);
   });
 }
 
@@ -33,7 +33,7 @@ export function acquireLock(repoRoot: string, prdAbs: string, loopId: string): (
 export function acquireTreeLock(repoRoot: string, prdAbs: string, loopId: string): () => void {
   const refuse = (holder: LockFile): never => {
     const where = path.relative(repoRoot, holder.prd) || holder.prd;
-    throw new LoopExit(2, `another loop (${holder.loopId}, pid ${holder.pid}) is running in this working tree, on ${where}; one working tree runs one loop at a time`, `run this plan in a worktree of its own, beside the running loop: ./ralph/ralph.sh --worktree --prd ${shellQuote(path.relative(repoRoot, prdAbs) || prdAbs)}; or stop the running loop: ${loopCommand(`cancel ${shellQuote(holder.loopId)}`)}`);
+    throw new LoopExit(LOOP_EXIT.refused, `another loop (${holder.loopId}, pid ${holder.pid}) is running in this working tree, on ${where}; one working tree runs one loop at a time`, `run this plan in a worktree of its own, beside the running loop: ./ralph/ralph.sh --worktree --prd ${shellQuote(path.relative(repoRoot, prdAbs) || prdAbs)}; or stop the running loop: ${loopCommand(`cancel ${shellQuote(holder.loopId)}`)}`);
   };
   const release = takeLock(repoRoot, treeLockPath(repoRoot), { pid: process.pid, pidStart: ownProcessStart(), loopId, prd: prdAbs }, refuse);
   // A --worktree loop's tree is its own (store/layout.ts maps its root to the user's tree for the records).
@@ -61,7 +61,7 @@ export function refuseBusyTree(repoRoot: string, sessionId: string): void {
     : readAllStates(repoRoot).find((s) => !s.inSession && !s.worktree && isRunning(s));
   if (runner) {
     const where = path.relative(repoRoot, path.resolve(repoRoot, runner.prd)) || runner.prd;
-    throw new LoopExit(2, `hook start: a runner loop (${runner.id}, pid ${runner.pid}) is running in this working tree, on ${where}; an in-session loop here would verify and write the same plan, so none was started`, `wait for it to end (${loopCommand('status')}), or stop it with: ${loopCommand(`cancel ${shellQuote(runner.id)}`)}, then type /ralph-loop again; or start Claude Code in a separate working tree: git worktree add ${shellQuote(`../${path.basename(repoRoot)}-2`)}`);
+    throw new LoopExit(LOOP_EXIT.refused, `hook start: a runner loop (${runner.id}, pid ${runner.pid}) is running in this working tree, on ${where}; an in-session loop here would verify and write the same plan, so none was started`, `wait for it to end (${loopCommand('status')}), or stop it with: ${loopCommand(`cancel ${shellQuote(runner.id)}`)}, then type /ralph-loop again; or start Claude Code in a separate working tree: git worktree add ${shellQuote(`../${path.basename(repoRoot)}-2`)}`);
   }
   const session = readAllStates(repoRoot).find((s) => s.inSession && s.id !== sessionId && isRunning(s));
   if (session) refuseSessionLoop(repoRoot, session, 'a second in-session loop here would verify and write the same plan (ralph/prd.json), so none was started for this session', 'hook start: ');
@@ -79,7 +79,7 @@ export function findRunningLoop(repoRoot: string): { id: string; pid: number; in
 }
 
 function refuseSessionLoop(repoRoot: string, other: LoopState, why: string, prefix = ''): never {
-  throw new LoopExit(2, `${prefix}an in-session loop (Claude Code session ${other.id}, Claude Code pid ${other.pid}) is running in this working tree; ${why}`, `let that loop end, or stop it with: ${loopCommand(`cancel ${shellQuote(other.id)}`)}; or work in a separate working tree (git worktree add ${shellQuote(`../${path.basename(repoRoot)}-2`)}), where each loop runs on its own`);
+  throw new LoopExit(LOOP_EXIT.refused, `${prefix}an in-session loop (Claude Code session ${other.id}, Claude Code pid ${other.pid}) is running in this working tree; ${why}`, `let that loop end, or stop it with: ${loopCommand(`cancel ${shellQuote(other.id)}`)}; or work in a separate working tree (git worktree add ${shellQuote(`../${path.basename(repoRoot)}-2`)}), where each loop runs on its own`);
 }
 
 function takeLock(repoRoot: string, file: string, body: LockFile, refuse: (holder: LockFile) => never): () => void {
@@ -95,7 +95,7 @@ function takeLock(repoRoot: string, file: string, body: LockFile, refuse: (holde
       /* another runner took it over first; the next attempt finds out */
     }
   }
-  throw new LoopExit(2, `could not take the lock ${path.relative(repoRoot, file)}`, 'try again in a moment');
+  throw new LoopExit(LOOP_EXIT.refused, `could not take the lock ${path.relative(repoRoot, file)}`, 'try again in a moment');
 }
 
 // A live pid alone is not proof: after a crash the pid may belong to an unrelated process by now. Its start time

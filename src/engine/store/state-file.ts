@@ -6,7 +6,7 @@ import type { LoopState, WorkerState } from '../types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { showPath } from '../../util/repo-path.js';
 import { isAlive, processStart } from '../processes.js';
-import { LoopExit, describeError, guardWrite } from '../errors.js';
+import { LoopExit, describeError, guardWrite, LOOP_EXIT } from '../errors.js';
 import { RUNS_DIR, runsDir, statePath } from './layout.js';
 
 // The state objects this process has saved at least once. run.ts keeps one object per loop and mutates it,
@@ -79,7 +79,7 @@ export function guardStart(repoRoot: string, file: string, write: () => void, wh
     write();
   } catch (err) {
     if (err instanceof LoopExit || typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    throw new LoopExit(2, `could not ${verb} ${showPath(repoRoot, file)} (${describeError(err as Error)}): ${what}, so it did not start; nothing was changed`, hint ?? `${RUNS_DIR.split(path.sep).join('/')}/ must be a folder this user can write: fix its permissions (chmod u+w), free disk space, or remove it if it is not a folder, then start again`);
+    throw new LoopExit(LOOP_EXIT.refused, `could not ${verb} ${showPath(repoRoot, file)} (${describeError(err as Error)}): ${what}, so it did not start; nothing was changed`, hint ?? `${RUNS_DIR.split(path.sep).join('/')}/ must be a folder this user can write: fix its permissions (chmod u+w), free disk space, or remove it if it is not a folder, then start again`);
   }
 }
 

@@ -7,7 +7,7 @@ import { ledgerPath, runsDir } from './layout.js';
 import { readLedger, summariseLedger, type StoryLedgerState, type StoryReview } from './ledger.js';
 import { planVerification, readStoryStatus, readVerdictRecordsSync, sealReviews, type VerdictRecord } from './verdict-record.js';
 import type { LoopState, ParallelState } from '../types.js';
-import { LoopExit, describeError } from '../errors.js';
+import { LoopExit, describeError, LOOP_EXIT } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
 import { renderCostSplit } from '../../util/usd.js';
 import { sanitizeForTerminal } from '../../util/ansi.js';
@@ -88,7 +88,7 @@ export function readLoopSummariesOrRefuse(repoRoot: string, env: NodeJS.ProcessE
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
     const folder = showPath(repoRoot, runsDir(repoRoot));
-    throw new LoopExit(2, `could not read ${folder}/ (${describeError(err as Error)}), so the loops cannot be listed`, renderUnreadableRunsHint(folder, (err as NodeJS.ErrnoException).code!));
+    throw new LoopExit(LOOP_EXIT.refused, `could not read ${folder}/ (${describeError(err as Error)}), so the loops cannot be listed`, renderUnreadableRunsHint(folder, (err as NodeJS.ErrnoException).code!));
   }
   // `env` decides where the record key is read from ($RALPH_KEY_DIR, as for the runner that sealed the records).
   const records = scan.states.length ? readVerdictRecordsSync(repoRoot, env) : new Map<string, VerdictRecord>();

@@ -19,7 +19,7 @@ import { restoreRepo, snapshotRepo } from './review-guard.js';
 import type { CheckSession, StoryRun } from './session.js';
 import { formatDuration } from '../core/duration.js';
 import type { AgentResult } from '../types.js';
-import { LoopExit } from '../errors.js';
+import { LoopExit, EXIT_FAILURE } from '../errors.js';
 import { transientReason } from '../budget/ratelimit.js';
 import { MAX_TRANSIENT_RETRIES } from '../core/retries.js';
 import { realClock } from '../clock.js';
@@ -159,7 +159,7 @@ function renderReviewerExit(err: unknown): unknown {
   if (!(err instanceof LoopExit) || !err.message.startsWith('the agent command')) return err;
   const message = err.message.replace(/^the agent command could not run/, 'the reviewer command could not run');
   // Exit 1, not 2: the agent has already worked in this iteration.
-  return new LoopExit(1, message, 'check the command given to --review-cmd (a typo? installed? on PATH? executable?); ./ralph/ralph.sh --dry-run shows the reviewer\'s command line');
+  return new LoopExit(EXIT_FAILURE, message, 'check the command given to --review-cmd (a typo? installed? on PATH? executable?); ./ralph/ralph.sh --dry-run shows the reviewer\'s command line');
 }
 
 async function readDiff(top: string, base: string | null, commit: string): Promise<{ diff: string; diffCutFrom?: number }> {

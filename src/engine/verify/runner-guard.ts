@@ -7,10 +7,10 @@ import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSyn
 import path from 'node:path';
 import { readConfigList, readGitPath, runGit } from '../git/git.js';
 import type { RepoLocation } from '../types.js';
-import { hashContent } from '../../install/hash.js';
+import { hashContent } from '../../util/hash.js';
 import { parseManifest } from '../../install/manifest.js';
 import { readBytesOrNull } from '../../util/read.js';
-import { LoopExit } from '../errors.js';
+import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { recordsRoot } from '../store/layout.js';
 import { ralphkitCommand } from '../../util/invocation.js';
 
@@ -186,7 +186,7 @@ export function refuseModifiedEngine(repoRoot: string, allow: boolean, warn: (me
     warn(`running a modified engine because of --allow-modified-engine: ${what}`);
     return;
   }
-  throw new LoopExit(2, `the loop's own files are not what ralphkit installed: ${what}; a modified engine could pass anything`, `put them back with: ${ralphkitCommand('install --force')} (your version goes to ralph/.backup/), commit, and start again; or run anyway with --allow-modified-engine`);
+  throw new LoopExit(LOOP_EXIT.refused, `the loop's own files are not what ralphkit installed: ${what}; a modified engine could pass anything`, `put them back with: ${ralphkitCommand('install --force')} (your version goes to ralph/.backup/), commit, and start again; or run anyway with --allow-modified-engine`);
 }
 
 /**

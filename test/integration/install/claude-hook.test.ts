@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, readFileSync, symlinkSync, writeFileSync } from 
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runInstall, type InstallOptions } from '../../../src/install/run.js';
-import { runSkillAdd } from '../../../src/skills/add.js';
+import { runSkillAdd } from '../../../src/install/skill-add.js';
 import { RalphkitError } from '../../../src/errors.js';
 import { STOP_HOOK_COMMAND } from '../../../src/install/claude-settings.js';
 import { RALPH_LOOP_COMMAND, RALPH_LOOP_COMMAND_PATH } from '../../../src/install/claude-command.js';

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { renderUnifiedDiff } from '../../../src/install/diff.js';
+import { renderUnifiedDiff } from '../../../src/util/diff.js';
 import { testdir } from '../../support/repo.js';
 
 function gitHunks(oldText: string, newText: string): string {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { runInstall, type InstallOptions } from '../../../src/install/run.js';
-import { hashContent } from '../../../src/install/hash.js';
+import { hashContent } from '../../../src/util/hash.js';
 import { testdir, writeFiles } from '../../support/repo.js';
 import { fakePackage, fakeRepo, read, snapshotTree, FAKE_FILES } from '../../support/fake-package.js';
 import { fileCommandOptions } from '../../../src/commands/install.js';

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planFile, planInstall, planIsNoop, renderManifest, type PlannedFile } from '../../../src/install/plan.js';
-import { hashContent } from '../../../src/install/hash.js';
+import { hashContent } from '../../../src/util/hash.js';
 import { renameTemplate } from '../../../src/install/sources.js';
 import { parseManifest } from '../../../src/install/manifest.js';
 import type { Manifest } from '../../../src/install/types.js';

@@ -5,7 +5,7 @@
 // the same place in the plan's log, so the next agent on any worker reads them.
 import type { Prd } from '../../../prd/types.js';
 import { renderPlanText } from '../../../prd/plan-text.js';
-import { diffLines } from '../../../install/diff.js';
+import { diffLines } from '../../../util/diff.js';
 import { applyRunnerNote } from '../../verify/report.js';
 
 /** The plan's log (`ours`) with what a worker added to its copy since `base` (its log when the attempt started). */

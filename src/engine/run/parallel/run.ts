@@ -2,11 +2,11 @@
 // merged) to a free worker (worker.ts), queues every story verified on its branch, and merges the queue onto the plan
 // branch one story at a time, verifying again after each merge (plan-branch.ts). Limits count for the whole run:
 // max_iterations counts agent runs over all workers, the cost is one sum, Ctrl-C and cancel stop every worker.
-import { setTimeout as sleep } from 'node:timers/promises';
-import type { BudgetGate, LoopConfig, LoopState, ParallelState, QueuedMerge, RunContext, WorkerState } from '../../types.js';
+import type { BudgetGate, Clock, LoopConfig, LoopState, ParallelState, QueuedMerge, RunContext, WorkerState } from '../../types.js';
 import type { Prd } from '../../../prd/types.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
-import { costExit, durationExit, maxIterationsExit, overCost, pastDeadline, renderAllPass } from '../../core/exits.js';
+import { renderAllPass } from '../../core/exits.js';
+import { limitBeforeRun, storyGivenUp, usageCeilingExit } from '../../core/limits.js';
 import { headSha } from '../../git/git.js';
 import { writeState } from '../../store/state-file.js';
 import { recordsRoot } from '../../store/layout.js';
@@ -26,6 +26,8 @@ export interface ParallelInput {
   budget: BudgetGate;
   controller: AbortController;
   config: LoopConfig;
+  /** The injected clock: the run's limits, rate-limit pauses and the guard findings' times read it. */
+  clock: Clock;
 }
 
 type Settled =
@@ -83,6 +85,11 @@ class Coordinator {
     writeState(this.run.paths.repoRoot, this.state);
   }
 
+  /** Epoch ms by the injected clock. */
+  private now(): number {
+    return this.input.clock.now().getTime();
+  }
+
   private get signal(): AbortSignal {
     return this.input.controller.signal;
   }
@@ -118,7 +125,7 @@ class Coordinator {
   /** Free workers take ready stories while the run's limits allow another agent run. */
   private async startWorkers(): Promise<void> {
     // The waiting worker wakes the loop when its wait is over (its attempt settles or goes on).
-    if (Date.now() < this.pausedUntil) return;
+    if (this.now() < this.pausedUntil) return;
     for (const ws of this.par.states) {
       if (this.stop || ws.phase !== 'idle') continue;
       const schedule = planSchedule(this.branch.plan, this.busy(), new Set(Object.keys(this.par.givenUp)));
@@ -134,11 +141,11 @@ class Coordinator {
   }
 
   private async limitReached(): Promise<LoopExit | null> {
-    const { config, budget } = this.input;
-    if (config.maxIterations > 0 && this.state.iteration >= config.maxIterations) return maxIterationsExit(config);
-    if (pastDeadline(config, new Date())) return durationExit(config);
-    if (overCost(this.state, config)) return costExit(this.state, config);
-    if ((await budget.beforeIteration()) === 'stop') return new LoopExit(LOOP_EXIT.budget, 'usage ceiling reached', 'continue after the reset with --resume-last');
+    const { config, budget, clock } = this.input;
+    const limit = limitBeforeRun(config, this.state, this.state.iteration, clock.now());
+    if (limit) return limit;
+    // --parallel refuses --wait (run/options.ts), so the hint does not offer it.
+    if ((await budget.beforeIteration()) === 'stop') return usageCeilingExit(false);
     return null;
   }
 
@@ -153,9 +160,9 @@ class Coordinator {
     this.state.iteration += 1;
     this.state.iterationDone = true;
     const iteration = this.state.iteration;
-    Object.assign(ws, { phase: 'agent', story: id, branch: storyBranch(this.run.branch, id), iteration, startedAt: new Date().toISOString(), agentPid: undefined });
+    Object.assign(ws, { phase: 'agent', story: id, branch: storyBranch(this.run.branch, id), iteration, startedAt: this.input.clock.now().toISOString(), agentPid: undefined });
     this.save();
-    const startedAt = Date.now();
+    const startedAt = this.now();
     const attempt = runAttempt({
       ...this.input, run: { ...this.run, emit: (e) => this.noteRateLimit(e) }, mainRoot: this.mainRoot, worker: ws.worker, workers: this.par.workers, story, iteration, planTip: this.branch.tip, planText: this.input.trust.baseline as string,
       onPid: (pid) => {
@@ -166,7 +173,7 @@ class Coordinator {
         ws.phase = phase;
         this.save();
       },
-      onViolation: (reason) => this.violations.push({ at: Date.now(), worker: ws.worker, reason }),
+      onViolation: (reason) => this.violations.push({ at: this.now(), worker: ws.worker, reason }),
     });
     this.running.set(ws.worker, attempt.then(
       (outcome): Settled => ({ kind: 'attempt', worker: ws.worker, startedAt, outcome }),
@@ -178,7 +185,7 @@ class Coordinator {
   private noteRateLimit(e: Parameters<RunContext['emit']>[0]): void {
     this.run.emit(e);
     if (e.type !== 'rate-limit') return;
-    this.pausedUntil = Math.max(this.pausedUntil, Date.now() + e.waitMs);
+    this.pausedUntil = Math.max(this.pausedUntil, this.now() + e.waitMs);
     this.run.emit({ type: 'info', worker: e.worker, message: 'no worker starts another agent until this rate limit\'s wait is over' });
   }
 
@@ -246,7 +253,7 @@ class Coordinator {
     const n = (this.par.attempts[id] ?? 0) + 1;
     this.par.attempts[id] = n;
     const limit = this.input.config.noProgressLimit;
-    const givenUp = stuck ?? (n >= limit ? `no progress: ${n} attempt${n === 1 ? '' : 's'} in a row without a verified merge` : null);
+    const givenUp = stuck ?? storyGivenUp(n, this.input.config);
     if (givenUp) this.par.givenUp[id] = givenUp;
     this.run.emit({ type: 'warn', worker, message: `${message}${givenUp ? `; given up on ${id} (${givenUp})` : `; attempt ${n} of ${limit}`}` });
   }
@@ -284,8 +291,8 @@ class Coordinator {
     if (this.stop) return this.stop;
     if (schedule.ready.length) {
       // Held by a rate limit with nothing else running: wait it out here rather than spin.
-      const wait = this.pausedUntil - Date.now();
-      if (wait > 0) await sleep(wait, undefined, { signal: this.signal }).catch(() => undefined);
+      const wait = this.pausedUntil - this.now();
+      if (wait > 0) await this.input.clock.sleep(wait, this.signal);
       return null;
     }
     return renderNoWayOn(this.par.givenUp, schedule.blocked);

@@ -14,8 +14,8 @@ import { verifyIteration } from '../../verify/verify.js';
 import { runAgentWithRetries } from '../../core/retries.js';
 import { detectTag } from '../../core/tags.js';
 import { throwIfAborted } from '../../core/exits.js';
-import { LoopExit } from '../../errors.js';
-import { addWorktree, closeWorktree, worktreePath } from '../worktree.js';
+import { LoopExit, LOOP_EXIT } from '../../errors.js';
+import { addWorktree, closeWorktree, worktreePath } from '../../git/worktree.js';
 import { buildDeps, runAgent, verifyInput } from '../deps.js';
 import type { RunTrust } from '../trust.js';
 
@@ -136,7 +136,7 @@ async function openWorkerTree(mainRoot: string, loopId: string, k: number, branc
     // Stale worktree records were pruned once, before any worker started (releaseStoryBranches).
     mkdirSync(path.dirname(root), { recursive: true });
     const r = await addWorktree(mainRoot, ['--quiet', '-B', branch, root, planTip]);
-    if (r.code !== 0) throw new LoopExit(2, `could not create worker ${k}'s worktree ${root}: ${r.stderr.trim()}`, `check that ${path.dirname(root)} can be written, then continue with: ./ralph/ralph.sh --resume ${loopId}`);
+    if (r.code !== 0) throw new LoopExit(LOOP_EXIT.refused, `could not create worker ${k}'s worktree ${root}: ${r.stderr.trim()}`, `check that ${path.dirname(root)} can be written, then continue with: ./ralph/ralph.sh --resume ${loopId}`);
   } else {
     await gitOk(root, ['checkout', '-q', '--force', '-B', branch, planTip]);
     await gitOk(root, ['clean', '-q', '-f', '-d']);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { git, gitdir } from '../../../support/repo.js';
 import { writeRunningLoop } from '../../../support/lifecycle.js';
-import { cleanupWorktrees, listLeftoverWorktrees, planWorktreeOwner, worktreesFolder } from '../../../../src/engine/run/worktree.js';
+import { cleanupWorktrees, listLeftoverWorktrees, planWorktreeOwner, worktreesFolder } from '../../../../src/engine/git/worktree.js';
 
 describe('planWorktreeOwner', () => {
   it.each([

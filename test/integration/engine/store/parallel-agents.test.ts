@@ -8,7 +8,8 @@ import { describe, expect, it } from 'vitest';
 import { goneWithin, procStart } from '../../../support/process.js';
 import { HAS_PROC, engine, planRepo, spawnStranger, writeRunningLoop } from '../../../support/lifecycle.js';
 import { writeState } from '../../../../src/engine/store/state-file.js';
-import { findResumable, stopOrphanAgents } from '../../../../src/engine/run/resume.js';
+import { findResumable } from '../../../../src/engine/run/resume.js';
+import { stopOrphanAgents } from '../../../../src/engine/store/orphans.js';
 import type { LoopState, ParallelState, RunOptions, WorkerState } from '../../../../src/engine/types.js';
 
 function state(dir: string, id: string): LoopState {

@@ -4,16 +4,16 @@
 // main tree's ralph/.runs/ (store/layout.ts), so status, cancel, --resume and the dashboard see it.
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
-import { runGit, type GitResult } from '../git/git.js';
+import { runGit, type GitResult } from './git.js';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { LoopExit } from '../errors.js';
+import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { keepRecordsIn } from '../store/layout.js';
 import { removeDeadTempFolders, renderRemovedTempFolders } from '../store/temp-folders.js';
 import { isRunning, readState } from '../store/state-file.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
 import { loopCommand } from '../../util/invocation.js';
-import { stopOrphanAgents } from './resume.js';
+import { stopOrphanAgents } from '../store/orphans.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
 /** The folder that holds a repository's loop worktrees: `<repo>.ralph-worktrees/` beside it. */
@@ -33,7 +33,7 @@ interface GitWorktree {
 /** `git worktree list --porcelain`, read: every worktree of the repository and the branch it has checked out. */
 export async function listGitWorktrees(mainRoot: string): Promise<GitWorktree[]> {
   const r = await runGit(mainRoot, ['worktree', 'list', '--porcelain']);
-  if (r.code !== 0) throw new LoopExit(2, `git worktree list: ${r.stderr.trim()}`, 'check that git works in this repository (git status)');
+  if (r.code !== 0) throw new LoopExit(LOOP_EXIT.refused, `git worktree list: ${r.stderr.trim()}`, 'check that git works in this repository (git status)');
   return r.stdout.split(/\n\n+/).filter((block) => block.startsWith('worktree ')).map((block) => {
     const lines = block.split('\n');
     const branch = lines.find((l) => l.startsWith('branch refs/heads/'));
@@ -57,7 +57,7 @@ export async function openWorktree(mainRoot: string, id: string, branch: string,
     const exists = (await runGit(mainRoot, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).code === 0;
     const args = exists ? ['worktree', 'add', '--quiet', root, branch] : ['worktree', 'add', '--quiet', '-b', branch, root, await resolveStart(mainRoot, base)];
     const r = await addWorktree(mainRoot, args.slice(2));
-    if (r.code !== 0) throw new LoopExit(2, `could not create the loop's worktree ${root}: ${r.stderr.trim()}`, `check that ${path.dirname(root)} can be written, then start again`);
+    if (r.code !== 0) throw new LoopExit(LOOP_EXIT.refused, `could not create the loop's worktree ${root}: ${r.stderr.trim()}`, `check that ${path.dirname(root)} can be written, then start again`);
   }
   keepRecordsIn([root, realpathSync(root)], mainRoot);
   return root;
@@ -86,23 +86,23 @@ export function addWorktree(mainRoot: string, args: string[]): Promise<GitResult
 async function resolveStart(mainRoot: string, base: string | undefined): Promise<string> {
   if (!base) return 'HEAD';
   const r = await runGit(mainRoot, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${base}^{commit}`]);
-  if (r.code !== 0) throw new LoopExit(2, `baseBranch "${base}" does not name a commit in this repository`, 'fix baseBranch in prd.json or remove it to branch from HEAD');
+  if (r.code !== 0) throw new LoopExit(LOOP_EXIT.refused, `baseBranch "${base}" does not name a commit in this repository`, 'fix baseBranch in prd.json or remove it to branch from HEAD');
   return r.stdout.trim();
 }
 
 function refuseBranchInUse(mainRoot: string, branch: string, where: string): never {
   if (path.resolve(where) === path.resolve(mainRoot)) {
-    throw new LoopExit(2, `branch ${branch} is checked out in your working tree, so a worktree cannot have it too`, `switch your tree to another branch (git switch <branch>), then start again; or run this plan in your tree, without --worktree`);
+    throw new LoopExit(LOOP_EXIT.refused, `branch ${branch} is checked out in your working tree, so a worktree cannot have it too`, `switch your tree to another branch (git switch <branch>), then start again; or run this plan in your tree, without --worktree`);
   }
   if (path.dirname(path.resolve(where)) === worktreesFolder(mainRoot)) {
     const { id } = planWorktreeOwner(path.basename(where), (name) => readState(mainRoot, name) !== null);
     const state = readState(mainRoot, id);
     if (state && isRunning(state)) {
-      throw new LoopExit(2, `branch ${branch} is already being worked on by loop ${id} (in ${where}); two loops never share a branch`, `wait for it, or stop it with: ${loopCommand(`cancel ${id}`)}`);
+      throw new LoopExit(LOOP_EXIT.refused, `branch ${branch} is already being worked on by loop ${id} (in ${where}); two loops never share a branch`, `wait for it, or stop it with: ${loopCommand(`cancel ${id}`)}`);
     }
-    throw new LoopExit(2, `branch ${branch} is checked out in the worktree of loop ${id} (${where}), which is not running: a crash left it`, `continue that loop with: ./ralph/ralph.sh --resume ${id}; or remove its worktree with: ${loopCommand('cleanup')}, then start again`);
+    throw new LoopExit(LOOP_EXIT.refused, `branch ${branch} is checked out in the worktree of loop ${id} (${where}), which is not running: a crash left it`, `continue that loop with: ./ralph/ralph.sh --resume ${id}; or remove its worktree with: ${loopCommand('cleanup')}, then start again`);
   }
-  throw new LoopExit(2, `branch ${branch} is checked out in another worktree, ${where}`, `switch that worktree to another branch, or remove it: git worktree remove ${shellQuote(where)}`);
+  throw new LoopExit(LOOP_EXIT.refused, `branch ${branch} is checked out in another worktree, ${where}`, `switch that worktree to another branch, or remove it: git worktree remove ${shellQuote(where)}`);
 }
 
 /**

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { runSkillAdd, type SkillAddOptions } from '../../../src/skills/add.js';
+import { runSkillAdd, type SkillAddOptions } from '../../../src/install/skill-add.js';
 import { runInstall } from '../../../src/install/run.js';
 import { planSkillFile } from '../../../src/skills/fill.js';
-import { hashContent } from '../../../src/install/hash.js';
+import { hashContent } from '../../../src/util/hash.js';
 import { readVersion } from '../../../src/version.js';
 import { testdir, writeFiles, FIXTURES, ROOT } from '../../support/repo.js';
 import { fakePackage, fakeRepo, read, snapshotTree } from '../../support/fake-package.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { diffLines, renderUnifiedDiff } from '../../../src/install/diff.js';
+import { diffLines, renderUnifiedDiff } from '../../../src/util/diff.js';
 import { renderPlanLines } from '../../../src/install/render.js';
 import { planInstall } from '../../../src/install/plan.js';
 

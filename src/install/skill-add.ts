@@ -5,12 +5,12 @@ import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { RalphkitError, EXIT } from '../errors.js';
 import { readVersion } from '../version.js';
-import { resolveCwdFolder } from '../util/cwd.js';
-import { withInstallLock } from '../install/lock.js';
-import { runFiles, type AskConflict, type FileRunResult } from '../install/run-files.js';
-import { MANIFEST_PATH, type IncomingFile } from '../install/types.js';
-import { readManifest } from '../install/manifest.js';
-import { skillFilesFor, type AgentName } from './agents.js';
+import { resolveCwdFolder } from '../cwd.js';
+import { withInstallLock } from './lock.js';
+import { runFiles, type AskConflict, type FileRunResult } from './run-files.js';
+import { MANIFEST_PATH, type IncomingFile } from './types.js';
+import { readManifest } from './manifest.js';
+import { skillFilesFor, type AgentName } from '../skills/agents.js';
 import { ralphkitCommand } from '../util/invocation.js';
 
 export interface SkillAddOptions {

@@ -2,9 +2,9 @@
 // repository around it while keeping git's own reason when git refuses it.
 import { statSync } from 'node:fs';
 import path from 'node:path';
-import { RalphkitError, EXIT } from '../errors.js';
-import { resolveRepoRoot } from '../engine/git/git.js';
-import { LoopExit } from '../engine/errors.js';
+import { RalphkitError, EXIT } from './errors.js';
+import { resolvePlanRootAt, resolveRepoRoot } from './engine/git/git.js';
+import { LoopExit } from './engine/errors.js';
 
 const CWD_HINT = 'pass --cwd <folder of your repository>';
 
@@ -34,17 +34,7 @@ export async function resolveGitRoot(cwd: string): Promise<string> {
   }
 }
 
-/**
- * Where a command's default `ralph/` paths live: the top of the git repository around `cwd`, as the loop
- * and `status` use, so a subfolder finds the plan. Outside a repository (or one git refuses) the folder
- * itself, because reading a plan does not need git.
- */
+/** `--cwd` checked, then where its default `ralph/` paths live (engine/git/git.ts `resolvePlanRootAt`). */
 export async function resolvePlanRoot(cwd: string): Promise<string> {
-  const folder = resolveCwdFolder(cwd);
-  try {
-    return await resolveRepoRoot(folder);
-  } catch (err) {
-    if (err instanceof LoopExit) return folder;
-    throw err;
-  }
+  return resolvePlanRootAt(resolveCwdFolder(cwd));
 }

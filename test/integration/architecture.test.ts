@@ -1,0 +1,190 @@
+// The dependency rules of docs/architecture.md, checked on every import in src/: static `import … from`,
+// `export … from`, side-effect `import '…'` and `import('…')` with a literal. A broken rule names the file and
+// the import. Exceptions are named below with their reason; an exception nothing needs any more fails too.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const SRC = path.join(ROOT, 'src');
+
+interface Import {
+  /** The importing file, relative to the repository (`src/engine/run/run.ts`). */
+  from: string;
+  /** A relative import resolved to its file (`src/engine/git/git.ts`), else the bare specifier (`node:fs`, `kleur`). */
+  to: string;
+  /** `import type`, `export type`, or every name in braces marked `type`: erased from the build. */
+  typeOnly: boolean;
+  line: number;
+}
+
+function listTs(folder: string): string[] {
+  return readdirSync(folder, { withFileTypes: true }).flatMap((e) => {
+    const p = path.join(folder, e.name);
+    if (e.isDirectory()) return listTs(p);
+    return e.name.endsWith('.ts') && !e.name.endsWith('.d.ts') ? [p] : [];
+  });
+}
+
+const STATIC = /^[ \t]*(import|export)\s+(type\s+)?([^'";]*?)\s*from\s*['"]([^'"]+)['"]/gm;
+const BARE = /^[ \t]*import\s*['"]([^'"]+)['"]/gm;
+const DYNAMIC = /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g;
+
+function resolveSpecifier(file: string, spec: string): string {
+  if (!spec.startsWith('.')) return spec;
+  const abs = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts');
+  return path.relative(ROOT, /\.(ts|json)$/.test(abs) ? abs : `${abs}.ts`).split(path.sep).join('/');
+}
+
+function lineOf(text: string, index: number): number {
+  return text.slice(0, index).split('\n').length;
+}
+
+function allTypes(clause: string): boolean {
+  const braces = /^\{([^}]*)\}$/.exec(clause.trim());
+  if (!braces) return false;
+  const names = braces[1].split(',').map((n) => n.trim()).filter(Boolean);
+  return names.length > 0 && names.every((n) => n.startsWith('type '));
+}
+
+export function parseImports(file: string, text: string): Import[] {
+  const from = path.relative(ROOT, file).split(path.sep).join('/');
+  const found: Import[] = [];
+  for (const m of text.matchAll(STATIC)) {
+    found.push({ from, to: resolveSpecifier(file, m[4]), typeOnly: Boolean(m[2]) || allTypes(m[3]), line: lineOf(text, m.index) });
+  }
+  for (const m of text.matchAll(BARE)) found.push({ from, to: resolveSpecifier(file, m[1]), typeOnly: false, line: lineOf(text, m.index) });
+  for (const m of text.matchAll(DYNAMIC)) found.push({ from, to: resolveSpecifier(file, m[1]), typeOnly: false, line: lineOf(text, m.index) });
+  return found;
+}
+
+const FILES = listTs(SRC);
+const TEXTS = new Map(FILES.map((f) => [f, readFileSync(f, 'utf8')]));
+const IMPORTS = FILES.flatMap((f) => parseImports(f, TEXTS.get(f)!));
+
+const under = (folder: string) => (p: string) => p.startsWith(`src/${folder}/`) || p === `src/${folder}.ts`;
+const engine = (...folders: string[]) => (p: string) => folders.some((f) => p.startsWith(`src/engine/${f}/`) || p === `src/engine/${f}.ts`);
+const EDGES = engine('agents', 'git', 'verify', 'budget', 'deliver', 'store');
+
+/** An import a rule forbids that stays for now, and why (docs/architecture.md, "Dependency rules", names each). */
+interface Exception {
+  from: string;
+  to: string;
+  reason: string;
+}
+
+interface Rule {
+  name: string;
+  /** The imports the rule forbids. */
+  breaks: (i: Import) => boolean;
+  exceptions?: Exception[];
+}
+
+const HOOK_RUNS_VERIFICATION = "the Stop hook verifies through the runner's own path; the one verification pipeline in verify/ (issue #28) ends it";
+const HOOK_SHARES_START = "hook start settles the plan, the prompt file and the paths as the runner's start does";
+
+const RULES: Rule[] = [
+  {
+    name: 'types.ts and errors.ts are leaves: they import other engine modules for types only',
+    breaks: (i) => (i.from === 'src/engine/types.ts' || i.from === 'src/engine/errors.ts') && i.to.startsWith('src/engine/') && !i.typeOnly,
+  },
+  {
+    name: 'core/ has no fs and no child_process',
+    breaks: (i) => engine('core')(i.from) && /^(node:)?(fs|fs\/promises|child_process)$/.test(i.to),
+  },
+  {
+    name: 'the edges (agents/, git/, verify/, budget/, deliver/, store/) never import run/, cli/ or hook/',
+    breaks: (i) => EDGES(i.from) && engine('run', 'cli', 'hook')(i.to),
+  },
+  {
+    name: 'run/ is imported only by run/, cli/ and entry.ts',
+    breaks: (i) => engine('run')(i.to) && !engine('run', 'cli', 'entry')(i.from),
+    exceptions: [
+      { from: 'src/engine/hook/verify-stop.ts', to: 'src/engine/run/trust.ts', reason: HOOK_RUNS_VERIFICATION },
+      { from: 'src/engine/hook/verify-stop.ts', to: 'src/engine/run/deps.ts', reason: HOOK_RUNS_VERIFICATION },
+      { from: 'src/engine/hook/start.ts', to: 'src/engine/run/preflight.ts', reason: HOOK_SHARES_START },
+      { from: 'src/engine/hook/session.ts', to: 'src/engine/run/preflight.ts', reason: HOOK_SHARES_START },
+    ],
+  },
+  {
+    name: 'run/ never imports cli/ (cli/ wires the command line into run/, not back)',
+    breaks: (i) => engine('run')(i.from) && engine('cli')(i.to),
+  },
+  {
+    name: 'cli/ is imported only by cli/, entry.ts, hook/ (the same option parser) and `ralphkit run`',
+    breaks: (i) => engine('cli')(i.to) && !engine('cli', 'entry', 'hook')(i.from) && i.from !== 'src/commands/run-action.ts',
+  },
+  {
+    name: 'the engine (bundled alone into ralph.mjs) imports only the engine, src/prd/ and src/util/',
+    breaks: (i) => under('engine')(i.from) && i.to.startsWith('src/') && !under('engine')(i.to) && !under('prd')(i.to) && !under('util')(i.to),
+    exceptions: [
+      { from: 'src/engine/verify/runner-guard.ts', to: 'src/install/manifest.ts', reason: "the start's engine check reads the manifest install writes, with install's one parser of its format" },
+    ],
+  },
+  {
+    name: 'src/util/ imports only src/util/ (small helpers under every core)',
+    breaks: (i) => under('util')(i.from) && i.to.startsWith('src/') && !under('util')(i.to),
+  },
+  {
+    name: 'skills/ imports install/ for types only (install/ uses the skill tables, not the other way)',
+    breaks: (i) => under('skills')(i.from) && under('install')(i.to) && !i.typeOnly,
+  },
+];
+
+function render(i: Import): string {
+  return `${i.from}:${i.line} imports ${i.to}`;
+}
+
+const isException = (rule: Rule, i: Import) => (rule.exceptions ?? []).some((e) => e.from === i.from && e.to === i.to);
+
+describe('the dependency rules of docs/architecture.md', () => {
+  it('reads the imports of every file in src/', () => {
+    expect(FILES.length).toBeGreaterThan(100);
+    expect(IMPORTS.some((i) => i.from === 'src/engine/run/run.ts' && i.to === 'src/engine/core/loop.ts')).toBe(true);
+    // a dynamic import with a literal counts (commands load their actions this way)
+    expect(IMPORTS.some((i) => i.from.startsWith('src/commands/') && i.to.endsWith('-action.ts'))).toBe(true);
+  });
+
+  it.each(RULES.map((r) => [r.name, r] as const))('%s', (_name, rule) => {
+    const broken = IMPORTS.filter((i) => rule.breaks(i) && !isException(rule, i)).map(render);
+    expect(broken, `rule broken (move the code, or name an exception with its reason):\n${broken.join('\n')}`).toEqual([]);
+    const stale = (rule.exceptions ?? []).filter((e) => !IMPORTS.some((i) => i.from === e.from && i.to === e.to && rule.breaks(i)));
+    expect(stale.map((e) => `${e.from} -> ${e.to}`), 'exceptions no import needs any more: take them out').toEqual([]);
+  });
+
+  it('the engine bundle reaches Node built-ins only (no npm package)', () => {
+    const seen = new Set<string>();
+    const packages: string[] = [];
+    const queue = ['src/engine/main.ts'];
+    while (queue.length) {
+      const file = queue.pop()!;
+      if (seen.has(file)) continue;
+      seen.add(file);
+      for (const i of IMPORTS.filter((x) => x.from === file && !x.typeOnly)) {
+        if (i.to.startsWith('src/')) queue.push(i.to);
+        else if (i.to.endsWith('.json')) continue; // data, bundled as it is
+        else if (!i.to.startsWith('node:')) packages.push(render(i));
+      }
+    }
+    expect(seen.size).toBeGreaterThan(100);
+    expect(packages).toEqual([]);
+  });
+
+  it('exit codes are named: no `new LoopExit(<number>` in src/ (LOOP_EXIT.refused, EXIT_FAILURE, ...)', () => {
+    const bare = FILES.flatMap((f) => {
+      const text = TEXTS.get(f)!;
+      return [...text.matchAll(/new LoopExit\(\s*\d/g)].map((m) => `${path.relative(ROOT, f)}:${lineOf(text, m.index)}`);
+    });
+    expect(bare, `exit codes written as numbers:\n${bare.join('\n')}`).toEqual([]);
+  });
+
+  it('the loops read the time through the injected clock only: no Date.now() or new Date() in core/ or the --parallel coordinator', () => {
+    const loops = FILES.filter((f) => /src\/engine\/core\/|src\/engine\/run\/parallel\/run\.ts$/.test(f.split(path.sep).join('/')));
+    expect(loops.length).toBeGreaterThan(5);
+    const wall = loops.flatMap((f) => {
+      const text = TEXTS.get(f)!;
+      return [...text.matchAll(/Date\.now\(\)|new Date\(\)/g)].map((m) => `${path.relative(ROOT, f)}:${lineOf(text, m.index)}`);
+    });
+    expect(wall, `the wall clock read where the injected clock belongs:\n${wall.join('\n')}`).toEqual([]);
+  });
+});
