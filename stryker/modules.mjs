@@ -118,4 +118,18 @@ export const MODULES = [
     floor: 100,
     pure: true,
   },
+  {
+    name: 'core/limits',
+    mutate: 'src/engine/core/limits.ts',
+    tests: ['test/unit/engine/core/limits.test.ts'],
+    floor: 98,
+    pure: true,
+  },
+  {
+    name: 'git/parse',
+    mutate: 'src/engine/git/parse.ts',
+    tests: ['test/unit/engine/git/parse.test.ts'],
+    floor: 86,
+    pure: true,
+  },
 ];

@@ -2,7 +2,7 @@
 // a story given up with --parallel, the unpriced stop and the usage ceiling's words.
 import { describe, expect, it } from 'vitest';
 import type { LoopConfig, LoopState } from '../../../../src/engine/types.js';
-import { limitAfterIteration, limitBeforeRun, storyGivenUp, unpricedLimitReached, usageCeilingExit } from '../../../../src/engine/core/limits.js';
+import { limitAfterIteration, limitBeforeRun, storyGivenUp, unpricedExit, unpricedLimitReached, usageCeilingExit } from '../../../../src/engine/core/limits.js';
 import { makeState } from '../../../support/loop-harness.js';
 
 const config = (over: Partial<LoopConfig> = {}): LoopConfig => ({
@@ -42,12 +42,23 @@ describe('limitAfterIteration: the limit that ends the loop after an iteration',
     ['the deadline has come', { deadline: 5_000 }, { iteration: 1 }, 0, { code: 1, status: 'max-duration', message: /time limit reached/ }],
     ['cost before no progress', { maxCost: 1 }, { iteration: 5, noProgressStreak: 3, costUsd: 1 }, 0, { code: 5, message: /cost limit/ }],
     ['no progress before the iteration limit', {}, { iteration: 5, noProgressStreak: 3 }, 0, { code: 4, message: /no progress/ }],
+    ['no cap (0): iteration 1000 ends nothing', { maxIterations: 0 }, { iteration: 1000 }, 0, null],
+    ['no deadline: time never ends it', {}, { iteration: 1 }, 0, null],
+    ['no --max-cost: any cost goes on', {}, { iteration: 1, costUsd: 1e9 }, 0, null],
+    ['a deadline without its --max-duration (a resumed run): no duration named', { deadline: 5_000 }, { iteration: 1 }, 0, { code: 1, status: 'max-duration', message: /^time limit reached with stories still open$/ }],
   ];
   it.each(cases)('%s', (_name, over, state, _ran, want) => {
     const exit = limitAfterIteration(config(over), makeState(state), NOW);
     if (!want) return expect(exit).toBeNull();
     expect(exit).toMatchObject({ code: want.code, ...(want.status ? { status: want.status } : {}) });
     expect(exit!.message).toMatch(want.message);
+  });
+
+  it.each([
+    [{ noProgressStreak: 3 }, 'read ralph/progress.txt and the iteration logs in ralph/.runs/, then adjust prompt.md or the plan'],
+    [{ iteration: 1 }, 'continue with: ./ralph/ralph.sh --resume-last (it gets the same time again; a new --max-duration replaces it)'],
+  ])('each limit has its hint: %j', (state, hint) => {
+    expect(limitAfterIteration(config({ deadline: 5_000 }), makeState(state), NOW)?.hint).toBe(hint);
   });
 });
 
@@ -77,5 +88,14 @@ describe('the other limits', () => {
   it('the usage ceiling offers --wait only where the loop can wait', () => {
     expect(usageCeilingExit(true)).toMatchObject({ code: 5, message: 'usage ceiling reached', hint: 'continue after the reset with --resume-last, or add --wait' });
     expect(usageCeilingExit(false).hint).toBe('continue after the reset with --resume-last');
+  });
+});
+
+describe('unpricedExit', () => {
+  it('says how many iterations went unpriced, what was counted, and how to continue with a cap', () => {
+    const exit = unpricedExit(makeState({ costUsd: 1.5 }));
+    expect(exit.code).toBe(5);
+    expect(exit.message).toBe('no cost reported for 3 iterations in a row ($1.50 counted so far): with no iteration cap, --max-cost cannot bound this run');
+    expect(exit.hint).toBe('read the last iteration logs in ralph/.runs/, then continue with a number of iterations: ./ralph/ralph.sh --resume-last 10');
   });
 });
