@@ -68,6 +68,7 @@ describe('a --parallel run killed with -9', () => {
     expect(said).toContain(`removed ${path.join(trees, `${id}--w2`)} (loop ${id};`);
     // (and, when the kill came while a check ran, that check's own HOME folder: "… and 1 checks' HOME folder")
     expect(said).toMatch(new RegExp(`removed \\d+ verification checkouts?(?: and 1 checks' HOME folder)? of stopped runners from \\S+ \\(loop ${id}\\)`));
-    expect(readdirSync(tmp).sort()).toEqual(kept.sort());
+    // node-compile-cache: Node 22+ keeps the engine's compile cache in the temp folder (module.enableCompileCache).
+    expect(readdirSync(tmp).filter((n) => n !== 'node-compile-cache').sort()).toEqual(kept.sort());
   }, 120_000);
 });
