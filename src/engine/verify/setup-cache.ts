@@ -1,0 +1,164 @@
+// Setup once per loop for each lockfile content and setup command (SPEC §6). The first checkout that needs a key runs
+// `setup` as before; right after (the pins put back, no check run yet) the folders setup created at the top of the
+// checkout (node_modules) are copied into a runner temp folder. Each later checkout with the same key gets its own
+// copy of them (a reflink where the file system has them) instead of a fresh install: what its checks write there
+// never reaches the next one. Only a recognised dependency install in a project without install scripts of its own
+// is cached (verify/setup-key.ts); anything else runs in every checkout, as before.
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import type { CheckResult } from './checks.js';
+import type { Checkout } from './checkout.js';
+import { gitOk } from '../git/git.js';
+import { makeTempFolder } from '../store/temp-folders.js';
+import { isLockfile, setupKey } from './setup-key.js';
+
+/** What one setup made: `names` (top-level folders) under `folder`, and the setup's own result (for the ledger). */
+export interface CachedSetup {
+  folder: string;
+  names: string[];
+  result: CheckResult;
+}
+
+interface Entry {
+  made: Promise<CachedSetup | null>;
+  /** Set once the build is over. */
+  done?: CachedSetup | null;
+  copying: number;
+  stale: boolean;
+}
+
+/** The loop's setup cache: at most one key at a time (a new key drops the old once no copy reads it). */
+export class SetupCache {
+  private readonly entries = new Map<string, Entry>();
+  private readonly said = new Set<string>();
+
+  /** True the first time `reason` is asked about: why setup is not cached is said once per loop. */
+  firstSaid(reason: string): boolean {
+    if (this.said.has(reason)) return false;
+    this.said.add(reason);
+    return true;
+  }
+
+  /** The setup made for `key` (waiting for one under way), or null. */
+  async lookup(key: string): Promise<CachedSetup | null> {
+    const entry = this.entries.get(key);
+    return entry ? await entry.made : null;
+  }
+
+  /** Claims the build of `key`: undefined when another checkout builds it; else what to call with the result. */
+  begin(key: string): ((made: CachedSetup | null) => void) | undefined {
+    if (this.entries.has(key)) return undefined;
+    let finish!: (made: CachedSetup | null) => void;
+    const entry: Entry = { made: new Promise((resolve) => (finish = resolve)), copying: 0, stale: false };
+    this.entries.set(key, entry);
+    return (made) => {
+      entry.done = made;
+      finish(made);
+      if (!made || entry.stale) return this.drop(key, entry);
+      for (const [other, old] of this.entries) if (other !== key) this.drop(other, old);
+    };
+  }
+
+  /** A copy of each cached folder into `dir`; false (nothing copied) when one of them is there already. */
+  async copyInto(key: string, made: CachedSetup, dir: string): Promise<boolean> {
+    if (made.names.some((name) => existsSync(path.join(dir, name)))) return false;
+    const entry = this.entries.get(key);
+    if (!entry || entry.stale) return false;
+    entry.copying++;
+    try {
+      for (const name of made.names) await copyFolder(path.join(made.folder, name), path.join(dir, name));
+      return true;
+    } catch {
+      for (const name of made.names) rmSync(path.join(dir, name), { recursive: true, force: true });
+      return false;
+    } finally {
+      entry.copying--;
+      if (entry.stale) this.drop(key, entry);
+    }
+  }
+
+  /** Forgets `key`; its folder goes once no copy reads it and its build is over (else when it ends). */
+  private drop(key: string, entry: Entry): void {
+    entry.stale = true;
+    if (entry.copying || entry.done === undefined) return;
+    if (this.entries.get(key) === entry) this.entries.delete(key);
+    if (entry.done) rmSync(entry.done.folder, { recursive: true, force: true });
+  }
+
+  /** Removes every cached folder now (the runner exits). */
+  removeAll(): void {
+    for (const entry of this.entries.values()) if (entry.done) rmSync(entry.done.folder, { recursive: true, force: true });
+    this.entries.clear();
+  }
+}
+
+const caches = new Map<string, SetupCache>();
+
+/** The setup cache of loop `loopId` in repository `top`, made on first use and removed when the runner exits. */
+export function loopSetupCache(top: string, loopId: string): SetupCache {
+  if (!caches.size) process.once('exit', () => caches.forEach((c) => c.removeAll()));
+  const id = `${top}\0${loopId}`;
+  let cache = caches.get(id);
+  if (!cache) caches.set(id, (cache = new SetupCache()));
+  return cache;
+}
+
+/** The files the key is made of, as the checkout holds them before setup: top-level lockfiles, every package.json. */
+export function readSetupInputs(dir: string, tracked: readonly string[]): Map<string, Buffer | null> {
+  const files = new Set([...readdirSync(dir).filter(isLockfile), ...tracked.filter((f) => f === 'package.json' || f.endsWith('/package.json'))]);
+  if (existsSync(path.join(dir, 'package.json'))) files.add('package.json');
+  return new Map([...files].map((f) => [f, readRegular(path.join(dir, f))]));
+}
+
+function readRegular(file: string): Buffer | null {
+  try {
+    return lstatSync(file).isFile() ? readFileSync(file) : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The key of `setup` in a fresh checkout, or why it is not cached. */
+export function checkoutSetupKey(setup: string, checkout: Checkout): ReturnType<typeof setupKey> {
+  return setupKey(setup, readSetupInputs(checkout.dir, checkout.tracked));
+}
+
+/** What `git status` says of the checkout, untracked and ignored folders as one entry each. */
+export async function readStatus(dir: string): Promise<Set<string>> {
+  return new Set((await gitOk(dir, ['status', '--porcelain=v1', '-z', '--ignored=traditional', '--untracked-files=normal'])).split('\0').filter(Boolean));
+}
+
+/**
+ * After setup (the pins put back): when all it changed is new untracked top-level folders (`before`: the status before
+ * setup), a copy of them in a runner temp folder; else null (a tracked file changed, a file at the top, a folder
+ * inside a committed one: the next checkout could not be given the same by a copy).
+ */
+export async function storeSetup(dir: string, before: ReadonlySet<string>, result: CheckResult): Promise<CachedSetup | null> {
+  const added = [...(await readStatus(dir))].filter((s) => !before.has(s));
+  const names = added.map((s) => /^(\?\?|!!) ([^/]+)\/$/.exec(s)?.[2]);
+  if (!names.length || names.some((n) => !n || n === '.git' || !lstatSync(path.join(dir, n)).isDirectory())) return null;
+  const folder = makeTempFolder('ralph-setup');
+  try {
+    for (const name of names as string[]) await copyFolder(path.join(dir, name), path.join(folder, name));
+    return { folder, names: names as string[], result };
+  } catch {
+    rmSync(folder, { recursive: true, force: true });
+    return null;
+  }
+}
+
+/** `from` copied to `to` (absent), links as links: `cp -a --reflink=auto` on Linux, else node's own copy. */
+async function copyFolder(from: string, to: string): Promise<void> {
+  if (process.platform === 'linux' && (await spawnOk('cp', ['-a', '--reflink=auto', '--', from, to]))) return;
+  rmSync(to, { recursive: true, force: true });
+  cpSync(from, to, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true, errorOnExist: true, force: false });
+}
+
+function spawnOk(file: string, args: string[]): Promise<boolean> {
+  return new Promise((resolve) => {
+    const child = spawn(file, args, { stdio: 'ignore' });
+    child.on('error', () => resolve(false));
+    child.on('close', (code) => resolve(code === 0));
+  });
+}
