@@ -9,7 +9,7 @@ import type { Prd, Story } from '../../prd/types.js';
 import path from 'node:path';
 import { ChecksEnv } from './check-env.js';
 import { existsSync } from 'node:fs';
-import { checkoutSetupKey, loopSetupCache, readStatus, storeSetup } from './setup-cache.js';
+import { loopSetupCache, setUpThroughCache } from './setup-cache.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import type { VerifyInput, VerifyOptions } from '../types.js';
@@ -103,29 +103,22 @@ export class CheckSession {
   private async setUp(story: string, setup: string, entry: CheckoutEntry, where: string, mayChange: readonly string[]): Promise<void> {
     const cache = loopSetupCache(this.top, this.input.loopId);
     const dir = entry.checkout.dir;
-    const k = checkoutSetupKey(setup, entry.checkout);
-    const key = 'key' in k ? k.key : undefined;
-    const hit = key ? await cache.lookup(key) : null;
-    const started = Date.now();
-    if (key && hit && (await cache.copyInto(key, hit, dir))) {
-      this.input.log('info', `${story}: setup \`${setup}\` not run again: ${hit.names.join(', ')} copied from the loop's setup (same lockfiles) in ${Date.now() - started}ms`);
-      this.shared.set(`${where}\0setup\0${setup}`, hit.result);
-      await this.run(story, 'setup', setup, dir, where);
-      return this.reseal(entry, mayChange);
-    }
-    if ('uncached' in k && cache.firstSaid(k.uncached)) this.input.log('info', `setup runs in every verification checkout: ${k.uncached}`);
-    const finish = key ? cache.begin(key) : undefined;
-    let made = null;
-    try {
-      const before = finish ? await readStatus(dir) : undefined;
-      const r = await this.run(story, 'setup', setup, dir, where);
-      this.checkEnv?.renew();
-      if (!r.ok) entry.setupFailure = r;
-      else await this.reseal(entry, mayChange);
-      if (before && r.ok && !entry.broken) made = await storeSetup(dir, before, r);
-    } finally {
-      finish?.(made);
-    }
+    const uncached = await setUpThroughCache(cache, setup, entry.checkout, {
+      run: () => this.run(story, 'setup', setup, dir, where),
+      settle: async (r) => {
+        this.checkEnv?.renew();
+        if (!r.ok) entry.setupFailure = r;
+        else await this.reseal(entry, mayChange);
+        return r.ok && !entry.broken;
+      },
+      copied: async (made, ms) => {
+        this.input.log('info', `${story}: setup \`${setup}\` not run again: ${made.names.join(', ')} copied from the loop's setup (same lockfiles) in ${ms}ms`);
+        this.shared.set(`${where}\0setup\0${setup}`, made.result);
+        await this.run(story, 'setup', setup, dir, where);
+        await this.reseal(entry, mayChange);
+      },
+    });
+    if (uncached && cache.firstSaid(uncached)) this.input.log('info', `setup runs in every verification checkout: ${uncached}`);
   }
 
   /** After setup: the pins put back from the runner's copy, and the checkout refused if setup broke its seal. */

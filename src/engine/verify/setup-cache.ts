@@ -162,3 +162,36 @@ function spawnOk(file: string, args: string[]): Promise<boolean> {
     child.on('close', (code) => resolve(code === 0));
   });
 }
+
+/** What the caller does around `setup` in a checkout (verify/session.ts for claims and the gate, verify/weak-checks.ts). */
+export interface SetupSteps {
+  /** Runs setup in the checkout. */
+  run(): Promise<CheckResult>;
+  /** After the run: the checkout made sound again (pins, git's configuration); true when its folders may be cached. */
+  settle(result: CheckResult): Promise<boolean>;
+  /** Instead of a run: the cached folders were copied in (in `ms`); the checkout is treated as after setup. */
+  copied(made: CachedSetup, ms: number): Promise<void>;
+}
+
+/**
+ * `setup` in a fresh `checkout` through the loop's cache: the folders copied in when its key was built, else run (and
+ * then cached when it may be: the first checkout with a key builds it, a second one waits for it). Returns why setup
+ * is not cached, if it is not.
+ */
+export async function setUpThroughCache(cache: SetupCache, setup: string, checkout: Checkout, steps: SetupSteps): Promise<string | undefined> {
+  const k = checkoutSetupKey(setup, checkout);
+  const key = 'key' in k ? k.key : undefined;
+  const started = Date.now();
+  const hit = key ? await cache.lookup(key) : null;
+  if (key && hit && (await cache.copyInto(key, hit, checkout.dir))) return void (await steps.copied(hit, Date.now() - started));
+  const finish = key ? cache.begin(key) : undefined;
+  let made: CachedSetup | null = null;
+  try {
+    const before = finish ? await readStatus(checkout.dir) : undefined;
+    const r = await steps.run();
+    if ((await steps.settle(r)) && before) made = await storeSetup(checkout.dir, before, r);
+  } finally {
+    finish?.(made);
+  }
+  return 'uncached' in k ? k.uncached : undefined;
+}
