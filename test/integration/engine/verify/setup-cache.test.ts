@@ -1,14 +1,17 @@
 // `setup` once per loop for each lockfile content (verify/setup-cache.ts): on an npm project (`npm ci`, a lockfile, a
 // dev dependency from a local `file:` tarball) three stories claimed one after another and the final gate run setup
-// once, not once per checkout, with the same check runs; and what a check writes into node_modules (the agent's code
-// replacing a dependency's file) does not reach the next checkout, which gets its own copy.
+// once, not once per checkout (the weak-check probe's included), with the same check runs; and what a check writes
+// into node_modules (the agent's code replacing a dependency's file) does not reach the next checkout, which gets its
+// own copy.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { findExecutable } from '../../../../src/engine/agents/check.js';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { runFinalGate } from '../../../../src/engine/verify/final-gate.js';
+import { probeWeakChecks } from '../../../../src/engine/verify/weak-checks.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import type { CheckLine } from '../../../../src/engine/store/ledger.js';
 import type { StoryVerdict } from '../../../../src/engine/types.js';
@@ -45,16 +48,32 @@ async function claimStory(r: VerifyRepo, pins: Awaited<ReturnType<typeof readPin
   return (await verifyIteration(r.input({ pins, prdBefore: before, iteration: n }))).verdicts[0];
 }
 
+/** From now on `npm` (setup's) is a shim on PATH that counts its runs; returns the count so far. */
+function countNpmRuns(): () => number {
+  const dir = mkdtempSync(path.join(tmpdir(), 'npm-count-'));
+  const counter = path.join(dir, 'runs');
+  writeFileSync(counter, '');
+  writeFileSync(path.join(dir, 'npm'), `#!/bin/sh\necho run >> '${counter}'\nexec '${findExecutable('npm', process.env)}' "$@"\n`, { mode: 0o755 });
+  vi.stubEnv('PATH', `${dir}:${process.env.PATH}`);
+  return () => readFileSync(counter, 'utf8').split('\n').filter(Boolean).length;
+}
+
 const runs = (r: VerifyRepo, scope: CheckLine['scope']) => readLedgerLines(r).filter((l): l is CheckLine => l.kind === 'check' && l.scope === scope && !l.shared).length;
 
 describe('setup cache', () => {
-  it('honest: three stories and the final gate run `npm ci` once (was once per checkout: 4), the checks as often as before', async () => {
+  afterEach(() => void vi.unstubAllEnvs());
+
+  it('honest: the weak-check probe, three stories and the final gate run `npm ci` once (was once per checkout: 5), the checks as often as before', async () => {
     const { r, pins } = await npmProject();
+    const count = countNpmRuns();
+    const probe = { topLevel: r.dir, repoRoot: r.dir, ledgerPath: r.ledgerPath, loopId: 'L1', checkTimeoutMs: 20_000, log: r.input().log, pins, prd: readPrd(r) };
+    expect(await probeWeakChecks(probe)).toEqual([]);
     for (const n of [1, 2, 3]) expect(await claimStory(r, pins, n, { [`feature-${n}.txt`]: 'done\n', [`src/s${n}.cjs`]: '' })).toMatchObject({ status: 'verified' });
     const gate = await runFinalGate({ ...r.input({ pins }), prd: readPrd(r), topLevel: r.dir, verifiedAt: new Map(), shipped: new Map(), verdictKey: null });
     expect(gate.passed).toBe(true);
-    expect({ setup: runs(r, 'setup'), checks: runs(r, 'story') }).toEqual({ setup: 1, checks: 6 });
-    expect(r.logs.filter((l) => l.includes('copied from the loop\'s setup'))).toHaveLength(3);
+    const probed = readLedgerLines(r).filter((l) => l.kind === 'probe').length;
+    expect({ npm: count(), setupLines: runs(r, 'setup'), checks: runs(r, 'story'), probed }).toEqual({ npm: 1, setupLines: 0, checks: 6, probed: 3 });
+    expect(r.logs.filter((l) => l.includes('copied from the loop\'s setup'))).toHaveLength(4);
   }, 120_000);
 
   it('attack: a check that rewrites a dependency in node_modules does not reach the next checkout', async () => {
