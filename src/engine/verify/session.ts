@@ -113,8 +113,9 @@ export class CheckSession {
       },
       copied: async (made, ms) => {
         this.input.log('info', `${story}: setup \`${setup}\` not run again: ${made.names.join(', ')} copied from the loop's setup (same lockfiles) in ${ms}ms`);
+        // Its ledger line is the run that built the copy, marked shared, as for a second story in one checkout.
         this.shared.set(`${where}\0setup\0${setup}`, made.result);
-        await this.run(story, 'setup', setup, dir, where);
+        this.record({ ...checkLine(this, story, 'setup', made.result, true), ...(this.gate ? { gate: true } : {}) });
         await this.reseal(entry, mayChange);
       },
     });
