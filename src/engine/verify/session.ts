@@ -9,7 +9,7 @@ import type { Prd, Story } from '../../prd/types.js';
 import path from 'node:path';
 import { ChecksEnv } from './check-env.js';
 import { existsSync } from 'node:fs';
-import { loopSetupCache, setUpThroughCache } from './setup-cache.js';
+import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import type { VerifyInput, VerifyOptions } from '../types.js';
@@ -118,6 +118,7 @@ export class CheckSession {
         this.record({ ...checkLine(this, story, 'setup', made.result, true), ...(this.gate ? { gate: true } : {}) });
         await this.reseal(entry, mayChange);
       },
+      tampered: (made) => this.input.log('warn', renderTamperedCache(made)),
     });
     if (uncached && cache.firstSaid(uncached)) this.input.log('info', `setup runs in every verification checkout: ${uncached}`);
   }

@@ -5,6 +5,7 @@
 // never reaches the next one. Only a recognised dependency install in a project without install scripts of its own
 // is cached (verify/setup-key.ts); anything else runs in every checkout, as before.
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { cpSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { CheckResult } from './checks.js';
@@ -18,6 +19,8 @@ export interface CachedSetup {
   folder: string;
   names: string[];
   result: CheckResult;
+  /** fingerprint() of `folder` when it was made: a change since (the agent's code, without --sandbox) drops it. */
+  print: string;
 }
 
 interface Entry {
@@ -60,18 +63,25 @@ export class SetupCache {
     };
   }
 
-  /** A copy of each cached folder into `dir`; false (nothing copied) when one of them is there already. */
-  async copyInto(key: string, made: CachedSetup, dir: string): Promise<boolean> {
-    if (made.names.some((name) => existsSync(path.join(dir, name)))) return false;
+  /**
+   * A copy of each cached folder into `dir`: 'copied'; 'changed' when the cache changed since it was made (or while it
+   * was copied), the copy then removed and the key dropped; 'no' (nothing copied) when one of them is there already.
+   */
+  async copyInto(key: string, made: CachedSetup, dir: string): Promise<'copied' | 'changed' | 'no'> {
+    if (made.names.some((name) => existsSync(path.join(dir, name)))) return 'no';
     const entry = this.entries.get(key);
-    if (!entry || entry.stale) return false;
+    if (!entry || entry.stale) return 'no';
     entry.copying++;
+    const undo = () => made.names.forEach((name) => rmSync(path.join(dir, name), { recursive: true, force: true }));
     try {
       for (const name of made.names) await copyFolder(path.join(made.folder, name), path.join(dir, name));
-      return true;
+      if (fingerprint(made.folder) === made.print) return 'copied';
+      undo();
+      entry.stale = true;
+      return 'changed';
     } catch {
-      for (const name of made.names) rmSync(path.join(dir, name), { recursive: true, force: true });
-      return false;
+      undo();
+      return 'no';
     } finally {
       entry.copying--;
       if (entry.stale) this.drop(key, entry);
@@ -141,11 +151,26 @@ export async function storeSetup(dir: string, before: ReadonlySet<string>, resul
   const folder = makeTempFolder('ralph-setup');
   try {
     for (const name of names as string[]) await copyFolder(path.join(dir, name), path.join(folder, name));
-    return { folder, names: names as string[], result };
+    return { folder, names: names as string[], result, print: fingerprint(folder) };
   } catch {
     rmSync(folder, { recursive: true, force: true });
     return null;
   }
+}
+
+/**
+ * Every entry under `dir` by path, inode, mode, size and change time, hashed. The change time is the kernel's (no
+ * process of the user can set it back), so a file rewritten, replaced, added or removed there changes the print.
+ */
+export function fingerprint(dir: string): string {
+  const hash = createHash('sha256');
+  const walk = (rel: string): void => {
+    const st = lstatSync(path.join(dir, rel), { bigint: true });
+    hash.update(`${rel}\0${st.ino}\0${st.mode}\0${st.size}\0${st.ctimeNs}\n`);
+    if (st.isDirectory()) for (const name of readdirSync(path.join(dir, rel)).sort()) walk(rel ? `${rel}/${name}` : name);
+  };
+  walk('');
+  return hash.digest('hex');
 }
 
 /** `from` copied to `to` (absent), links as links: `cp -a --reflink=auto` on Linux, else node's own copy. */
@@ -163,6 +188,11 @@ function spawnOk(file: string, args: string[]): Promise<boolean> {
   });
 }
 
+/** The warning when the cache changed after setup made it. */
+export function renderTamperedCache(made: CachedSetup): string {
+  return `the loop's copy of what setup made (${made.names.join(', ')} in ${made.folder}) changed after setup made it (code running as you wrote there, outside any checkout); it is not used: setup runs again in this checkout. Run the loop with --sandbox so that the agent's code cannot reach the runner's temp folders`;
+}
+
 /** What the caller does around `setup` in a checkout (verify/session.ts for claims and the gate, verify/weak-checks.ts). */
 export interface SetupSteps {
   /** Runs setup in the checkout. */
@@ -171,6 +201,8 @@ export interface SetupSteps {
   settle(result: CheckResult): Promise<boolean>;
   /** Instead of a run: the cached folders were copied in (in `ms`); the checkout is treated as after setup. */
   copied(made: CachedSetup, ms: number): Promise<void>;
+  /** The cache changed since it was made (the agent's code reached the runner's temp folder): setup runs instead. */
+  tampered(made: CachedSetup): void;
 }
 
 /**
@@ -183,7 +215,9 @@ export async function setUpThroughCache(cache: SetupCache, setup: string, checko
   const key = 'key' in k ? k.key : undefined;
   const started = Date.now();
   const hit = key ? await cache.lookup(key) : null;
-  if (key && hit && (await cache.copyInto(key, hit, checkout.dir))) return void (await steps.copied(hit, Date.now() - started));
+  const copy = key && hit ? await cache.copyInto(key, hit, checkout.dir) : 'no';
+  if (copy === 'copied') return void (await steps.copied(hit!, Date.now() - started));
+  if (copy === 'changed') steps.tampered(hit!);
   const finish = key ? cache.begin(key) : undefined;
   let made: CachedSetup | null = null;
   try {

@@ -10,7 +10,7 @@ import type { Pins, VerifyInput } from '../types.js';
 import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, readLedger, summariseLedger, type ProbeLine } from '../store/ledger.js';
 import { createCheckout, removeCheckout, resetCheckoutGit, type Checkout } from './checkout.js';
-import { loopSetupCache, setUpThroughCache } from './setup-cache.js';
+import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
 import { planCheckWrap } from './session.js';
 import { ChecksEnv } from './check-env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
@@ -106,7 +106,7 @@ async function probeSetup(input: WeakProbeInput, setup: string, checkout: Checko
     await settle(await run(setup));
     return ok;
   }
-  await setUpThroughCache(loopSetupCache(input.topLevel, input.loopId), setup, checkout, { run: () => run(setup), settle, copied: async () => {} });
+  await setUpThroughCache(loopSetupCache(input.topLevel, input.loopId), setup, checkout, { run: () => run(setup), settle, copied: async () => {}, tampered: (made) => input.log('warn', renderTamperedCache(made)) });
   return ok;
 }
 

@@ -2,9 +2,9 @@
 // dev dependency from a local `file:` tarball) three stories claimed one after another and the final gate run setup
 // once, not once per checkout (the weak-check probe's included), with the same check runs; and what a check writes
 // into node_modules (the agent's code replacing a dependency's file) does not reach the next checkout, which gets its
-// own copy.
+// own copy; nor does a change to the cache itself, which is then dropped and setup runs again.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -76,13 +76,23 @@ describe('setup cache', () => {
     expect(r.logs.filter((l) => l.includes('copied from the loop\'s setup'))).toHaveLength(4);
   }, 120_000);
 
-  it('attack: a check that rewrites a dependency in node_modules does not reach the next checkout', async () => {
+  it('attack: a check that rewrites a dependency in its node_modules, or code that rewrites the cache itself, does not reach the next checkout', async () => {
     const { r, pins } = await npmProject();
+    const count = countNpmRuns();
     const forge = "require('node:fs').writeFileSync(require.resolve('dep'), 'exports.feature = () => true;\\n');\n";
-    // US-1's checkout built the cache; US-2's check runs in a copy of it and forges the dependency; US-3 did no work.
+    const caches = () => new Set(readdirSync(tmpdir()).filter((n) => n.startsWith('ralph-setup-') && n.includes(`~${process.pid}~`)));
+    const old = caches();
+    // US-1's checkout builds the cache; US-2's check runs in a copy of it and forges the dependency; US-3 did no work.
     expect(await claimStory(r, pins, 1, { 'feature-1.txt': 'done\n', 'src/s1.cjs': '' })).toMatchObject({ status: 'verified' });
     expect(await claimStory(r, pins, 2, { 'feature-2.txt': 'done\n', 'src/s2.cjs': forge })).toMatchObject({ status: 'verified' });
-    expect(await claimStory(r, pins, 3, { 'src/s3.cjs': '' })).toMatchObject({ status: 'rejected', reason: expect.stringContaining('check `node test/t3.cjs` exited 1') });
-    expect(runs(r, 'setup')).toBe(1);
+    const rejected = { status: 'rejected', reason: expect.stringContaining('check `node test/t3.cjs` exited 1') };
+    expect(await claimStory(r, pins, 3, { 'src/s3.cjs': '' })).toMatchObject(rejected);
+    expect(count()).toBe(1);
+    // Without --sandbox the agent's code can reach the runner's temp folder: the cache is forged between claims.
+    const [made] = [...caches()].filter((n) => !old.has(n));
+    writeFileSync(path.join(tmpdir(), made, 'node_modules/dep/index.js'), 'exports.feature = () => true;\n');
+    expect(await claimStory(r, pins, 3, { 'src/s3.cjs': '' })).toMatchObject(rejected);
+    expect(count()).toBe(2);
+    expect(r.logs.filter((l) => l.includes('changed after setup made it'))).toHaveLength(1);
   }, 120_000);
 });
