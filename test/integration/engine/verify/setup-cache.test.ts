@@ -7,7 +7,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { findExecutable } from '../../../../src/engine/agents/check.js';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { runFinalGate } from '../../../../src/engine/verify/final-gate.js';
@@ -62,6 +62,8 @@ const runs = (r: VerifyRepo, scope: CheckLine['scope']) => readLedgerLines(r).fi
 
 describe('setup cache', () => {
   afterEach(() => void vi.unstubAllEnvs());
+  // The runner removes its caches when it exits; a test worker may end without that event.
+  afterAll(() => readdirSync(tmpdir()).filter((n) => n.startsWith('ralph-setup-') && n.includes(`~${process.pid}~`)).forEach((n) => rmSync(path.join(tmpdir(), n), { recursive: true, force: true })));
 
   it('honest: the weak-check probe, three stories and the final gate run `npm ci` once (was once per checkout: 5), the checks as often as before', async () => {
     const { r, pins } = await npmProject();
