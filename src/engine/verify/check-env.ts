@@ -5,10 +5,11 @@
 // start's: each folder on it the agent could write (under HOME, /tmp, a writable /usr/local, ...) is listed at loop
 // start, and a folder whose entries changed since is replaced, for the checks, by a runner-made folder holding only
 // the entries that did not change (an added `~/.local/bin/node` is not there, so the user's real node runs).
-import { accessSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { findExecutable } from '../agents/check.js';
 import type { CheckEnvBase } from '../types.js';
+import { planAgentEnv, AGENT_MARK_VAR } from '../agents/env.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 
 
@@ -174,4 +175,35 @@ function readNpmGlobal(env: NodeJS.ProcessEnv): Buffer | null {
 function writeSeed(file: string, bytes: Buffer): void {
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, bytes, { mode: 0o600 });
+}
+
+/** The checks' environment for one verification: the agent's (no runner secrets, a mark of its own) in a private HOME. */
+export class ChecksEnv {
+  readonly plan: ReturnType<typeof planAgentEnv>;
+  private home: string;
+  private readonly base: CheckEnvBase;
+
+  constructor(base: CheckEnvBase | undefined, log: (level: 'info' | 'warn', message: string) => void) {
+    this.base = base ?? takeCheckEnvBase(process.env);
+    const opened = openCheckHome(this.base, process.env);
+    this.home = opened.dir;
+    this.plan = planAgentEnv(opened.env, {});
+    if (opened.changed.length) log('warn', `PATH folders changed since the loop started: ${opened.changed.join('; ')}; the checks run without what was added or changed there`);
+  }
+
+  get env(): NodeJS.ProcessEnv {
+    return this.plan.env;
+  }
+
+  /** After setup: a fresh HOME, so what setup (the agent's install scripts) wrote there does not reach the checks. */
+  renew(): void {
+    this.remove();
+    const opened = openCheckHome(this.base, process.env);
+    this.home = opened.dir;
+    this.plan.env = { ...planAgentEnv(opened.env, {}).env, [AGENT_MARK_VAR]: this.plan.token };
+  }
+
+  remove(): void {
+    rmSync(this.home, { recursive: true, force: true });
+  }
 }

@@ -7,12 +7,12 @@ import { createCheckout, reapplyPins, removeCheckout, type Checkout } from './ch
 import { renderCheckFailure } from './report.js';
 import type { Prd, Story } from '../../prd/types.js';
 import path from 'node:path';
-import { planAgentEnv, AGENT_MARK_VAR } from '../agents/env.js';
-import { openCheckHome, takeCheckEnvBase } from './check-env.js';
-import { existsSync, rmSync } from 'node:fs';
+import { ChecksEnv } from './check-env.js';
+import { existsSync } from 'node:fs';
+import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
-import type { CheckEnvBase, VerifyInput, VerifyOptions } from '../types.js';
+import type { VerifyInput, VerifyOptions } from '../types.js';
 import { RunnerFileError, SealBroken, WorkProtected, guardWrite } from '../errors.js';
 import { currentBranch, headSha } from '../git/git.js';
 import { HeldFiles } from './held-files.js';
@@ -31,6 +31,8 @@ export type StoryRun =
   | { outcome: 'failed'; why: string; check?: CheckResult; pinnedChanges: string[] }
   | { outcome: 'passed'; count: number; pinnedChanges: string[]; ran: ReviewedCheck[] };
 
+type CheckoutEntry = { checkout: Checkout; setupFailure?: CheckResult; broken?: Error };
+
 type CheckWrap = (file: string, args: string[]) => { file: string; args: string[] };
 
 /**
@@ -44,41 +46,10 @@ export function planCheckWrap(sb: VerifyInput['sandbox'], cwd: string, top: stri
   return (file, args) => planSandboxCommand({ bwrap: sb.bwrap, file, args, repoRoot: cwd, gitDir: path.join(cwd, '.git'), readOnly: [...sb.readOnly, ...(sb.home ? [sb.home] : [])], scratch, network: sb.network, hidden: sb.hidden });
 }
 
-/** The checks' environment for one verification: the agent's (no runner secrets, a mark of its own) in a private HOME. */
-export class ChecksEnv {
-  readonly plan: ReturnType<typeof planAgentEnv>;
-  private home: string;
-  private readonly base: CheckEnvBase;
-
-  constructor(base: CheckEnvBase | undefined, log: (level: 'info' | 'warn', message: string) => void) {
-    this.base = base ?? takeCheckEnvBase(process.env);
-    const opened = openCheckHome(this.base, process.env);
-    this.home = opened.dir;
-    this.plan = planAgentEnv(opened.env, {});
-    if (opened.changed.length) log('warn', `PATH folders changed since the loop started: ${opened.changed.join('; ')}; the checks run without what was added or changed there`);
-  }
-
-  get env(): NodeJS.ProcessEnv {
-    return this.plan.env;
-  }
-
-  /** After setup: a fresh HOME, so what setup (the agent's install scripts) wrote there does not reach the checks. */
-  renew(): void {
-    this.remove();
-    const opened = openCheckHome(this.base, process.env);
-    this.home = opened.dir;
-    this.plan.env = { ...planAgentEnv(opened.env, {}).env, [AGENT_MARK_VAR]: this.plan.token };
-  }
-
-  remove(): void {
-    rmSync(this.home, { recursive: true, force: true });
-  }
-}
-
 export class CheckSession {
   private readonly shared = new Map<string, CheckResult>();
   // One checkout per `mayChange` (stories that may change different pinned files see different versions of them).
-  private readonly checkouts = new Map<string, { checkout: Checkout; setupFailure?: CheckResult; broken?: Error }>();
+  private readonly checkouts = new Map<string, CheckoutEntry>();
   // Checks run the agent's code: they get the agent's environment (no runner secrets) and a mark of their own, so
   // that whatever they leave running (a daemon that would rewrite the plan) is stopped when the pass ends.
   // Made with the first check: the mark is fresh per session and only checks get it, so a session that ran none has
@@ -115,12 +86,7 @@ export class CheckSession {
       entry = { checkout };
       this.checkouts.set(key, entry);
       this.input.log('info', `verifying in a fresh checkout of ${this.commit.slice(0, 7)}${this.input.pins ? ` with the tests pinned at ${this.input.pins.commit.slice(0, 7)}` : ''}`);
-      if (setup) {
-        const r = await this.run(story, 'setup', setup, checkout.dir, key);
-        this.checkEnv?.renew();
-        if (!r.ok) entry.setupFailure = r;
-        else await this.reseal(entry, mayChange);
-      }
+      if (setup) await this.setUp(story, setup, entry, key, mayChange);
     } else if (setup) {
       // The ledger line of a shared setup is recorded for every story that relied on it.
       await this.run(story, 'setup', setup, entry.checkout.dir, key);
@@ -130,8 +96,35 @@ export class CheckSession {
     return entry.setupFailure ? { failed: entry.setupFailure } : { cwd: entry.checkout.dir, key, pinnedChanges: entry.checkout.pinnedChanges };
   }
 
+  /**
+   * `setup` in a new checkout: a copy of what the loop's setup cache holds for its key (verify/setup-cache.ts), else
+   * run there (and then cached when it may be); either way the pins are put back after it, as after any setup.
+   */
+  private async setUp(story: string, setup: string, entry: CheckoutEntry, where: string, mayChange: readonly string[]): Promise<void> {
+    const cache = loopSetupCache(this.top, this.input.loopId);
+    const dir = entry.checkout.dir;
+    const uncached = await setUpThroughCache(cache, setup, entry.checkout, {
+      run: () => this.run(story, 'setup', setup, dir, where),
+      settle: async (r) => {
+        this.checkEnv?.renew();
+        if (!r.ok) entry.setupFailure = r;
+        else await this.reseal(entry, mayChange);
+        return r.ok && !entry.broken;
+      },
+      copied: async (made, ms) => {
+        this.input.log('info', `${story}: setup \`${setup}\` not run again: ${made.names.join(', ')} copied from the loop's setup (same lockfiles) in ${ms}ms`);
+        // Its ledger line is the run that built the copy, marked shared, as for a second story in one checkout.
+        this.shared.set(`${where}\0setup\0${setup}`, made.result);
+        this.record({ ...checkLine(this, story, 'setup', made.result, true), ...(this.gate ? { gate: true } : {}) });
+        await this.reseal(entry, mayChange);
+      },
+      tampered: (made) => this.input.log('warn', renderTamperedCache(made)),
+    });
+    if (uncached && cache.firstSaid(uncached)) this.input.log('info', `setup runs in every verification checkout: ${uncached}`);
+  }
+
   /** After setup: the pins put back from the runner's copy, and the checkout refused if setup broke its seal. */
-  private async reseal(entry: { checkout: Checkout; broken?: Error }, mayChange: readonly string[]): Promise<void> {
+  private async reseal(entry: CheckoutEntry, mayChange: readonly string[]): Promise<void> {
     try {
       await this.guardBeforeRunnerGit();
       const again = await this.seal(() => reapplyPins(entry.checkout, this.input.pins ?? null, mayChange));

@@ -1,15 +1,18 @@
 // Weak checks (SPEC §6): a story check that already passes on the plan commit, before any work, proves nothing
 // about that story. At the start of a loop each distinct story check runs once in a fresh checkout of the plan
-// commit; one that passes is named, once per story, and recorded as `weak` in the ledger. The plan-level checks run
-// there too: every claim must pass them, so one that already fails (the project's whole test suite, with tests
-// written first for stories not done yet) may block every story until the last; it is named with what to do.
+// commit (one setup, through the loop's setup cache; two checks at a time); one that passes is named, once per
+// story, and recorded as `weak` in the ledger. The plan-level checks run there too: every claim must pass them, so
+// one that already fails (the project's whole test suite, with tests written first for stories not done yet) may
+// block every story until the last; it is named with what to do.
 // Nothing is refused.
 import type { Prd } from '../../prd/types.js';
 import type { Pins, VerifyInput } from '../types.js';
-import { runCheck } from './checks.js';
+import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, readLedger, summariseLedger, type ProbeLine } from '../store/ledger.js';
-import { createCheckout, removeCheckout } from './checkout.js';
-import { ChecksEnv, planCheckWrap } from './session.js';
+import { createCheckout, removeCheckout, resetCheckoutGit, type Checkout } from './checkout.js';
+import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
+import { planCheckWrap } from './session.js';
+import { ChecksEnv } from './check-env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite } from '../errors.js';
 import { activeStories } from '../../prd/skip.js';
@@ -39,20 +42,22 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   const weak = new Set<string>();
   try {
     // A setup that fails on the plan commit says nothing about the checks; the claims will meet it again.
-    if (input.prd.setup && !(await run(input.prd.setup)).ok) return [];
-    if (input.prd.setup) checkEnv.renew();
-    for (const [command, stories] of byCommand) {
-      const r = await run(command);
+    if (input.prd.setup && !(await probeSetup(input, input.prd.setup, checkout, run, checkEnv))) return [];
+    // Up to PROBE_AT_ONCE at a time; their lines and warnings in the plan's order.
+    const commands = [...byCommand.keys(), ...planChecks];
+    const results = await mapAtMost(commands, PROBE_AT_ONCE, run);
+    for (const [i, command] of commands.entries()) {
+      const r = results[i];
       if (r.aborted) return [...weak];
+      const stories = byCommand.get(command);
+      if (!stories) {
+        if (!r.ok) input.log('warn', renderFailingPlanCheck(command, input.pins.commit, r.exitCode));
+        continue;
+      }
       const time = new Date().toISOString();
       const lines: ProbeLine[] = stories.map((story) => ({ time, loop: input.loopId, iteration: 0, story, commit: input.pins.commit, kind: 'probe', command, exitCode: r.exitCode, weak: r.ok, durationMs: r.durationMs, outputSha256: r.outputSha256 }));
       guardWrite(input.ledgerPath, input.repoRoot, () => appendLedger(input.ledgerPath, lines));
       if (r.ok) for (const id of stories) weak.add(id);
-    }
-    for (const command of planChecks) {
-      const r = await run(command);
-      if (r.aborted) return [...weak];
-      if (!r.ok) input.log('warn', renderFailingPlanCheck(command, input.pins.commit, r.exitCode));
     }
   } finally {
     await stopMarkedProcesses(token);
@@ -67,6 +72,44 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
     input.log('warn', `${id}: its check${checks.length === 1 ? '' : 's'} already pass${checks.length === 1 ? 'es' : ''} on the plan commit ${input.pins.commit.slice(0, 7)}, before any work, so passing ${checks.length === 1 ? 'it' : 'them'} proves nothing about this story (marked weak); write a check that fails until the story is done (the ralph skill can write a failing test first)`);
   }
   return ids;
+}
+
+// The probe's checks share one checkout: two at a time (the machine's other core), not all at once.
+const PROBE_AT_ONCE = 2;
+
+/** `work` on each item, at most `limit` at a time; the results in the items' order. */
+async function mapAtMost<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
+  const out: R[] = new Array(items.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    for (let i = next++; i < items.length; i = next++) out[i] = await work(items[i]);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return out;
+}
+
+/**
+ * The plan's setup in the probe's checkout, through the loop's setup cache (verify/setup-cache.ts): the probe's run
+ * is usually the one the claims' checkouts copy from. True when it passed.
+ */
+async function probeSetup(input: WeakProbeInput, setup: string, checkout: Checkout | null, run: (command: string) => Promise<CheckResult>, checkEnv: ChecksEnv): Promise<boolean> {
+  let ok = true;
+  const settle = async (r: CheckResult): Promise<boolean> => {
+    ok = r.ok;
+    if (!r.ok) return false;
+    checkEnv.renew();
+    if (!checkout) return false;
+    // Setup ran the plan commit's code: git's configuration is put back before the runner's git reads the checkout.
+    resetCheckoutGit(checkout);
+    input.guardTrusted?.('the checks');
+    return true;
+  };
+  if (!checkout) {
+    await settle(await run(setup));
+    return ok;
+  }
+  await setUpThroughCache(loopSetupCache(input.topLevel, input.loopId), setup, checkout, { run: () => run(setup), settle, copied: async () => {}, tampered: (made) => input.log('warn', renderTamperedCache(made)) });
+  return ok;
 }
 
 /** A plan-level check that fails before any work: why it may block every story, and what to do. */
