@@ -82,6 +82,7 @@ export function renderRemovedTempFolders(removed: readonly { kind: TempKind; loo
 /** How a message names each kind, one and many. */
 const KIND_NAMES: Record<TempKind, [string, string]> = {
   'ralph-verify': ['verification checkout', 'verification checkouts'],
+  'ralph-setup': ['setup cache', 'setup caches'],
   'ralph-home': ["checks' HOME folder", "checks' HOME folders"],
   'ralph-review': ['reviewer folder', 'reviewer folders'],
   'ralphkit-log': ['log folder', 'log folders'],
