@@ -70,7 +70,7 @@ export async function reapplyPins(checkout: Checkout, pins: Pins | null, mayChan
   const changed = await sealPins(checkout.dir, checkout.commit, pins, allowed);
   // What setup created where the plan commit pins an absence (an untracked .npmrc, a GNUmakefile, a conftest.py).
   const pinned = new Set(pins.paths.filter((p) => !allowed(p)));
-  const created = pins.absent ? matchAbsent(listProjectFiles(checkout.dir), pins.absentPaths).filter((f) => !pinned.has(f) && !allowed(f)) : [];
+  const created = pins.absent ? matchAbsent(listProjectFiles(checkout.dir, checkout.tracked), pins.absentPaths).filter((f) => !pinned.has(f) && !allowed(f)) : [];
   for (const file of created) rmSync(path.join(checkout.dir, file), { recursive: true, force: true });
   return [...changed, ...created, ...pinManifests(checkout.dir, pins, allowed)];
 }
@@ -90,15 +90,24 @@ function refuseUpwardConfig(dir: string): void {
 // Folders an install fills with the dependencies' own files: what they hold is setup's output, not project configuration.
 const DEPENDENCY_DIRS = new Set(['.git', 'node_modules', '.venv', 'venv']);
 
-/** Every file under `dir` (repository paths), outside dependency folders and Python environments. */
-function listProjectFiles(dir: string, rel = ''): string[] {
+/**
+ * Every file under `dir` (repository paths), outside dependency folders and Python environments that setup made. A
+ * folder the commit has files in is walked whatever its name or content: setup's code could put a pyvenv.cfg into
+ * tests/ to hide a conftest.py there.
+ */
+function listProjectFiles(dir: string, tracked: readonly string[], rel = ''): string[] {
   const out: string[] = [];
   for (const entry of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
     const file = rel ? `${rel}/${entry.name}` : entry.name;
     if (!entry.isDirectory()) out.push(file);
-    else if (!DEPENDENCY_DIRS.has(entry.name) && !existsSync(path.join(dir, file, 'pyvenv.cfg'))) out.push(...listProjectFiles(dir, file));
+    else if (entry.name === '.git') continue;
+    else if (holdsTracked(file, tracked) || !(DEPENDENCY_DIRS.has(entry.name) || existsSync(path.join(dir, file, 'pyvenv.cfg')))) out.push(...listProjectFiles(dir, tracked, file));
   }
   return out;
+}
+
+function holdsTracked(folder: string, tracked: readonly string[]): boolean {
+  return tracked.some((t) => t.startsWith(`${folder}/`));
 }
 
 /**

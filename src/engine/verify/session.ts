@@ -116,6 +116,8 @@ export class CheckSession {
         // Its ledger line is the run that built the copy, marked shared, as for a second story in one checkout.
         this.shared.set(`${where}\0setup\0${setup}`, made.result);
         this.record({ ...checkLine(this, story, 'setup', made.result, true), ...(this.gate ? { gate: true } : {}) });
+        // A new checkout's checks get a fresh HOME, as after a setup that ran: nothing an earlier checkout's checks wrote.
+        this.checkEnv?.renew();
         await this.reseal(entry, mayChange);
       },
       tampered: (made) => this.input.log('warn', renderTamperedCache(made)),

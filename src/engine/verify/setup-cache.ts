@@ -136,7 +136,9 @@ export function checkoutSetupKey(setup: string, checkout: Checkout): ReturnType<
 
 /** What `git status` says of the checkout, untracked and ignored folders as one entry each. */
 export async function readStatus(dir: string): Promise<Set<string>> {
-  return new Set((await gitOk(dir, ['status', '--porcelain=v1', '-z', '--ignored=traditional', '--untracked-files=normal'])).split('\0').filter(Boolean));
+  // --ignore-submodules=all: setup's code could write a gitlink and a sub/.git whose config names a filter, which a
+  // status that recursed into it would run on the host.
+  return new Set((await gitOk(dir, ['status', '--porcelain=v1', '-z', '--ignored=traditional', '--untracked-files=normal', '--ignore-submodules=all'])).split('\0').filter(Boolean));
 }
 
 /**

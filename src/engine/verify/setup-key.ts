@@ -40,6 +40,29 @@ export function lifecycleScripts(text: string): string[] {
   }
 }
 
+/**
+ * Pure: the dependencies a package.json text takes from a folder (`file:`, `link:`, `portal:` specs, tarballs aside:
+ * a `.tgz` is bytes the lockfile's integrity pins). yarn copies such a folder, pnpm links it, npm does with
+ * --install-links: what the install leaves then holds the project's own files, which the key does not.
+ */
+export function localDependencies(text: string): string[] {
+  let parsed: Record<string, unknown>;
+  try {
+    parsed = JSON.parse(text) as Record<string, unknown>;
+  } catch {
+    return [];
+  }
+  const out: string[] = [];
+  for (const field of ['dependencies', 'devDependencies', 'optionalDependencies', 'peerDependencies']) {
+    const deps = parsed[field];
+    if (!deps || typeof deps !== 'object') continue;
+    for (const [name, spec] of Object.entries(deps as Record<string, unknown>)) {
+      if (typeof spec === 'string' && /^(file|link|portal):/.test(spec) && !/\.(tgz|tar\.gz|tar)$/.test(spec)) out.push(name);
+    }
+  }
+  return out;
+}
+
 export type SetupKey = { key: string } | { uncached: string };
 
 /**
@@ -55,6 +78,8 @@ export function setupKey(setup: string, inputs: ReadonlyMap<string, Buffer | nul
     if (file === 'package.json' || file.endsWith('/package.json')) {
       const scripts = lifecycleScripts(bytes.toString('utf8'));
       if (scripts.length) return { uncached: `${file} has install scripts of its own (${scripts.join(', ')})` };
+      const local = localDependencies(bytes.toString('utf8'));
+      if (local.length) return { uncached: `${file} depends on a folder of the project (${local.join(', ')}), which an install copies or links: its files are not in the key` };
     }
     hash.update(`${file}\0${bytes.length}\0`).update(bytes);
   }

@@ -58,6 +58,20 @@ describe.each(MODES)('setup (%s)', (_mode, sandboxed) => {
     expect(verdict).toMatchObject({ status: 'rejected', reason: expect.stringContaining('check `npm test` exited 1') });
   }, 60_000);
 
+  it('setup: a pyvenv.cfg setup puts into a folder the commit has files in does not hide what it creates there where an absence is pinned', async () => {
+    // test/.npmrc would set node-options for npm run in test/; the pyvenv.cfg beside it would make the sweep skip test/.
+    const hide = "const fs = require('node:fs'); fs.writeFileSync('test/pyvenv.cfg', 'home = /usr/bin\\n'); fs.writeFileSync('test/.npmrc', 'node-options=--require=../forge.cjs\\n'); fs.writeFileSync('forge.cjs', 'process.exit(0);\\n');\n";
+    const files = {
+      'package.json': pkg({ test: 'cd test && npm run feature', prepare: 'node scripts/prepare.cjs' }),
+      'test/package.json': JSON.stringify({ name: 't', private: true, scripts: { feature: 'node feature.test.cjs' } }),
+      'scripts/prepare.cjs': "require('../src/build.cjs');\n",
+      'src/build.cjs': '// builds nothing yet\n',
+      'test/feature.test.cjs': FEATURE_TEST.replace("'feature.txt'", "'../feature.txt'"),
+    };
+    const verdict = await claimOn(SETUP_PLAN, files, { 'src/build.cjs': hide }, sandboxed);
+    expect(verdict).toMatchObject({ status: 'rejected', reason: expect.stringContaining('check `npm test` exited 1') });
+  }, 60_000);
+
   it('setup: what setup writes into HOME (~/.npmrc) does not reach the checks, which get a fresh HOME', async () => {
     const files = {
       'package.json': pkg({ test: 'node test/feature.test.cjs', prepare: 'node scripts/prepare.cjs' }),

@@ -24,5 +24,10 @@ describe('setup key', () => {
     expect(setupKey('npm ci', new Map([...inputs, ['tools/x/package.json', pkg({ prepare: 'node build.js' })]]))).toEqual({ uncached: 'tools/x/package.json has install scripts of its own (prepare)' });
     expect(setupKey('npm ci', new Map([...inputs, ['yarn.lock', null]]))).toEqual({ uncached: 'yarn.lock is not a regular file' });
     expect(lifecycleScripts('{ nope')).toEqual(['(unreadable)']);
+    // A folder dependency is copied or linked into node_modules: its files are not in the key (a tarball is bytes the lock pins).
+    const local = (spec: string) => Buffer.from(JSON.stringify({ devDependencies: { tool: spec } }));
+    expect(setupKey('npm ci', new Map([...inputs, ['package.json', local('file:tools/tool')]]))).toEqual({ uncached: expect.stringContaining('package.json depends on a folder of the project (tool)') });
+    expect(setupKey('pnpm install', new Map([...inputs, ['package.json', local('link:../tool')]]))).toHaveProperty('uncached');
+    expect(setupKey('npm ci', new Map([...inputs, ['package.json', local('file:vendor/tool-1.0.0.tgz')]]))).toHaveProperty('key');
   });
 });
