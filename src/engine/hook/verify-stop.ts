@@ -8,7 +8,7 @@ import type { LoopState, RunContext, StoryVerdict } from '../types.js';
 import { headSha } from '../git/git.js';
 import { readBaseline } from '../verify/baseline.js';
 import { verifyIteration } from '../verify/verify.js';
-import { establishTrust } from '../run/trust.js';
+import { establishTrust } from '../verify/trust.js';
 import { afterVerification, finalGate, verifyInput } from '../run/deps.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { loopCommand } from '../../util/invocation.js';

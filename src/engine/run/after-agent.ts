@@ -6,7 +6,7 @@ import { appendFileSync } from 'node:fs';
 import { headSha, isAncestor, readCommitsSince, switchToBranch, readChangedPaths, readDirtyPaths, type RefsSnapshot } from '../git/git.js';
 import { renderGuardBlock, renderOffBranchBlock, renderOffBranchReason } from '../verify/report.js';
 import { readTextOrNull } from '../../util/read.js';
-import { type RunTrust } from './trust.js';
+import { type RunTrust } from '../verify/trust.js';
 import { restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite, WorkProtected } from '../errors.js';

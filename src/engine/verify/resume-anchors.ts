@@ -5,8 +5,8 @@ import type { RunOptions } from '../types.js';
 import type { Emit } from '../events.js';
 import { WorkProtected } from '../errors.js';
 import { readKey } from '../store/verdict-record.js';
-import { checkAnchors, restoreAnchoredRefs, type AnchorValues } from '../verify/anchors.js';
-import { baselineRef, pinsRef } from '../verify/baseline.js';
+import { checkAnchors, restoreAnchoredRefs, type AnchorValues } from './anchors.js';
+import { baselineRef, pinsRef } from './baseline.js';
 
 export async function holdResumeAnchors(repoRoot: string, loopId: string, options: RunOptions, emit: Emit): Promise<void> {
   const check = await checkAnchors(repoRoot, loopId, readKey(false));

@@ -4,8 +4,8 @@
 import { readFileSync } from 'node:fs';
 import type { Prd } from '../../prd/types.js';
 import { isSkipped } from '../../prd/skip.js';
-import { verifyIteration } from '../verify/verify.js';
-import { afterVerification, buildDeps, loopConfig, verifyInput } from './deps.js';
+import { verifyIteration } from './verify.js';
+import { afterVerification, buildDeps, loopConfig, verifyInput } from '../run/deps.js';
 import type { RunTrust } from './trust.js';
 import { headSha } from '../git/git.js';
 import { finishInterruptedIteration } from '../core/loop.js';
