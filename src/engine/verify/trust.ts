@@ -158,7 +158,7 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   let pins: Pins | null = null;
   // Held before the pins are sealed with it (and before anything sandboxed runs).
   const verdictKey = holdVerdictKey(emit);
-  // A resume has just held the refs against their seal (run/resume-anchors.ts) and put them back where needed.
+  // A resume has just held the refs against their seal (verify/resume-anchors.ts) and put them back where needed.
   const before = await readAnchorRefs(paths.repoRoot, loopId);
   // A new loop's plan ref starts as the plan committed at its plan commit (what a resume would read without it), set
   // with the pins in one git process; a resumed loop's plan ref is its settled record and stays.
@@ -176,7 +176,7 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
   const checkBase = takeCheckEnvBase(process.env);
-  // A resumed loop's earlier SHIPs, so its final gate seals them again (run/shipped.ts).
+  // A resumed loop's earlier SHIPs, so its final gate seals them again (verify/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
   return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, weak: new Set(), gitDir: guard.gitDir, verdictKey, anchored, checkBase, ...(planRefText === undefined ? {} : { planRefText }) };
 }
@@ -198,7 +198,7 @@ async function capturePins(top: string, commit: string, plan: Prd): Promise<Pins
 }
 
 /** The record key, created now if there is none; a file the runner would not have written is named, and not used. */
-function holdVerdictKey(emit: Emit): Buffer | null {
+export function holdVerdictKey(emit: Emit): Buffer | null {
   const key = readKey(true);
   if (key) return key;
   const problem = keyProblem();
