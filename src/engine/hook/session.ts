@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { LoopState, RunContext, RunIo, RunOptions } from '../types.js';
 import type { Emit } from '../events.js';
 import { DEFAULT_OPTIONS } from '../cli/args.js';
-import { resolvePaths } from '../run/preflight.js';
+import { resolvePaths } from '../plan-file.js';
 import { loopDir } from '../store/layout.js';
 import { readState, writeStateFile } from '../store/state-file.js';
 
