@@ -2,8 +2,7 @@
 // branchName from prd.json or a path is data, never a command), the runner's hardening (harden.ts) on each call,
 // and a timeout so a wedged git cannot hang the loop.
 import { spawn } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
-import path from 'node:path';
+import { findExecutable } from '../../util/which.js';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
 import { parseBatch, parseConfigList, parseStatusV2, type BatchObject, type ConfigEntry, type DirtyEntry, type HeadState } from './parse.js';
 
@@ -44,24 +43,9 @@ function gitProgram(): string {
   return resolvedGit.file;
 }
 
+// Windows looks up git.exe itself when none is found; elsewhere so does the system, from each call's own cwd.
 function findGit(pathVar: string | undefined): string {
-  // Windows looks up git.exe through PATHEXT; leave that to the system.
-  if (process.platform === 'win32') return 'git';
-  for (const dir of (pathVar ?? '').split(path.delimiter)) {
-    // A relative folder is looked up from each call's own cwd: that is the system's to do.
-    if (!dir || !path.isAbsolute(dir)) return 'git';
-    const file = path.join(dir, 'git');
-    try {
-      // As the system's own lookup: a file this user may execute (not merely one with some execute bit).
-      if (statSync(file).isFile()) {
-        accessSync(file, constants.X_OK);
-        return file;
-      }
-    } catch {
-      /* not here */
-    }
-  }
-  return 'git';
+  return findExecutable('git', { PATH: pathVar, PATHEXT: process.env.PATHEXT }) ?? 'git';
 }
 
 // Git runs in a process group (and session) of its own: Ctrl-C at a terminal signals the terminal's whole group, and a
