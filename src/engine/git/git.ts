@@ -2,7 +2,7 @@
 // branchName from prd.json or a path is data, never a command), the runner's hardening (harden.ts) on each call,
 // and a timeout so a wedged git cannot hang the loop.
 import { spawn } from 'node:child_process';
-import { findExecutable } from '../../util/which.js';
+import { gitProgram } from './program.js';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
 import { parseBatch, parseConfigList, parseStatusV2, type BatchObject, type ConfigEntry, type DirtyEntry, type HeadState } from './parse.js';
 
@@ -31,21 +31,6 @@ export interface GitOptions {
   /** Written to git's stdin (e.g. a note's text for `git notes add -F -`). */
   input?: string;
   timeoutMs?: number;
-}
-
-// git's path, looked up on the runner's PATH once (not by every spawn, which blocks until the child has tried each
-// folder): a `git` the agent drops into an earlier PATH folder later on is never the one the runner runs.
-let resolvedGit: { pathVar: string | undefined; file: string } | null = null;
-
-function gitProgram(): string {
-  const pathVar = process.env.PATH;
-  if (!resolvedGit || resolvedGit.pathVar !== pathVar) resolvedGit = { pathVar, file: findGit(pathVar) };
-  return resolvedGit.file;
-}
-
-// Windows looks up git.exe itself when none is found; elsewhere so does the system, from each call's own cwd.
-function findGit(pathVar: string | undefined): string {
-  return findExecutable('git', { PATH: pathVar, PATHEXT: process.env.PATHEXT }) ?? 'git';
 }
 
 // Git runs in a process group (and session) of its own: Ctrl-C at a terminal signals the terminal's whole group, and a
