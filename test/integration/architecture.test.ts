@@ -47,7 +47,7 @@ function allTypes(clause: string): boolean {
   return names.length > 0 && names.every((n) => n.startsWith('type '));
 }
 
-export function parseImports(file: string, text: string): Import[] {
+function parseImports(file: string, text: string): Import[] {
   const from = path.relative(ROOT, file).split(path.sep).join('/');
   const found: Import[] = [];
   for (const m of text.matchAll(STATIC)) {

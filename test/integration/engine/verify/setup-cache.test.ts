@@ -31,6 +31,7 @@ async function npmProject(): Promise<{ r: VerifyRepo; pins: Awaited<ReturnType<t
   const src = mkdtempSync(path.join(tmpdir(), 'dep-src-'));
   mkdirSync(path.join(src, 'package'));
   writeFileSync(path.join(src, 'package/package.json'), JSON.stringify({ name: 'dep', version: '1.0.0', main: 'index.js' }));
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the package's source text, a template literal of its own
   writeFileSync(path.join(src, 'package/index.js'), "exports.feature = (n) => require('node:fs').existsSync(`feature-${n}.txt`);\n");
   mkdirSync(path.join(r.dir, 'tools'));
   execFileSync('tar', ['-czf', path.join(r.dir, 'tools/dep-1.0.0.tgz'), '-C', src, 'package']);
