@@ -8,9 +8,10 @@ import { agent, loopStates, startRalph } from '../support/loop-repo.js';
 import { runCli, testdir } from '../support/repo.js';
 import { installedRepo } from '../support/installed-repo.js';
 import { goneWithin, isAlive, killWhenDone, until } from '../support/process.js';
+import { story as parallelStory } from '../support/parallel-repo.js';
 
 const BRANCH = 'ralph/par';
-const story = (id: string, i: number) => ({ id, title: `Story ${id}`, acceptanceCriteria: ['it is done'], priority: i + 1, passes: false, checks: [`test -f work/${id}.txt`] });
+const story = (id: string, i: number) => parallelStory({ id }, i);
 
 describe('a --parallel run killed with -9', () => {
   it('status shows its workers while it runs; then its worker trees are leftovers, and cleanup stops their agents and removes them', async () => {

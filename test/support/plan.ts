@@ -27,3 +27,8 @@ export function plan(stories: Story[] | number, fields: Omit<Partial<Prd>, 'user
 export function planText(prd: Prd): string {
   return `${JSON.stringify(prd, null, 2)}\n`;
 }
+
+/** A story the fake agents of test/fixtures/ do: they write `<id> done` into `<id>.txt`, which its check greps. */
+export function fileStory(id: string, priority: number, fields: Partial<Story> = {}): Story {
+  return story(id, { acceptanceCriteria: [`${id}.txt exists`], priority, notes: '', checks: [`grep -q "${id} done" ${id}.txt`], ...fields });
+}
