@@ -25,6 +25,7 @@ const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20'
 // the published package, which ships no node_modules; in a checkout it would otherwise load from there.
 const requireShim =
   "import { createRequire as __rkCreateRequire, isBuiltin as __rkIsBuiltin } from 'node:module'; " +
+  // biome-ignore lint/suspicious/noTemplateCurlyInString: the shim's source text, whose own template literal runs in the bundle
   'const require = (id) => { if (!__rkIsBuiltin(id)) throw Object.assign(new Error(`Cannot find module \'${id}\'`), { code: \'MODULE_NOT_FOUND\' }); ' +
   'return __rkCreateRequire(import.meta.url)(id); };';
 

@@ -4,7 +4,6 @@ import { statSync } from 'node:fs';
 import path from 'node:path';
 import { RalphkitError, EXIT } from './errors.js';
 import { resolvePlanRootAt, resolveRepoRoot } from './engine/git/git.js';
-import { LoopExit } from './engine/errors.js';
 
 const CWD_HINT = 'pass --cwd <folder of your repository>';
 
@@ -25,13 +24,8 @@ export function resolveCwdFolder(cwd: string): string {
 
 /** The top folder of the git repository at `cwd`; refuses (exit 2) with the real reason when there is none. */
 export async function resolveGitRoot(cwd: string): Promise<string> {
-  const folder = resolveCwdFolder(cwd);
-  try {
-    return await resolveRepoRoot(folder);
-  } catch (err) {
-    if (!(err instanceof LoopExit)) throw err;
-    throw new RalphkitError(err.message, { exitCode: EXIT.refused, hint: err.hint });
-  }
+  // A refusal is a LoopExit (exit 2, git's own reason and a hint), which the CLI reports as any RalphkitError.
+  return resolveRepoRoot(resolveCwdFolder(cwd));
 }
 
 /** `--cwd` checked, then where its default `ralph/` paths live (engine/git/git.ts `resolvePlanRootAt`). */

@@ -2,7 +2,7 @@
 import { runInstall } from '../install/run.js';
 import { printResult, withJsonErrors } from '../install/report.js';
 import { logger } from '../logger.js';
-import { parseAgents, type AgentName } from '../skills/agent-names.js';
+import { parseAgents, type SkillAgent } from '../skills/agent-names.js';
 import { topFolders } from '../util/top-folders.js';
 import { fileCommandOptions, type InstallFlags } from './install.js';
 import { ralphkitCommand } from '../util/invocation.js';
@@ -29,7 +29,7 @@ export async function installAction(flags: InstallFlags): Promise<void> {
 }
 
 // Skills only in .agents/skills mean the user works in Codex (or another agent reading that layout), not Claude Code.
-function printNextSteps(skillAgents: readonly AgentName[], written: string[], inGit: boolean): void {
+function printNextSteps(skillAgents: readonly SkillAgent[], written: string[], inGit: boolean): void {
   const codex = skillAgents.length > 0 && !skillAgents.includes('claude');
   const where = codex ? 'in Codex (or another agent that reads .agents/skills)' : 'in Claude Code';
   const plan = skillAgents.length

@@ -1,10 +1,11 @@
-// The engine's one error type and its kinds. Anything that ends a loop on purpose throws a LoopExit: it carries
+// The engine's error kinds. Anything that ends a loop on purpose throws a LoopExit (a RalphkitError): it carries
 // the exit code (SPEC §4), the status recorded in state.json, the message and a hint saying what to type next.
 // run/run.ts records it and entry.ts turns it into the process's exit code: the only two places that read it.
 import path from 'node:path';
 import type { LoopStatus } from './types.js';
 import { showPath } from '../util/repo-path.js';
 import { shellQuote } from '../util/shell-quote.js';
+import { RalphkitError } from '../util/errors.js';
 
 export const LOOP_EXIT = {
   complete: 0,
@@ -30,17 +31,18 @@ export type ExitStatus = LoopStatus | 'usage';
 // Exit 1 has no single meaning (max iterations, bad usage, a failure), so it is given where it is thrown.
 const STATUS_BY_CODE: Partial<Record<number, LoopStatus>> = { 0: 'complete', 2: 'refused', 3: 'stuck', 4: 'no-progress', 5: 'budget', 6: 'protected', 7: 'not-merged', 130: 'interrupted' };
 
-/** Thrown anywhere in the engine to end the loop with a given code and status. */
-export class LoopExit extends Error {
-  readonly code: number;
-  readonly hint?: string;
-  readonly status: ExitStatus;
+/** Thrown anywhere in the engine to end the loop with a given code and status (the one base class, util/errors.ts). */
+export class LoopExit extends RalphkitError {
+  declare readonly hint?: string;
+  declare readonly status: ExitStatus;
   constructor(code: number, message: string, hint?: string, status?: ExitStatus) {
-    super(message);
+    super(message, { exitCode: code, hint, status: status ?? STATUS_BY_CODE[code] ?? 'failed' });
     this.name = 'LoopExit';
-    this.code = code;
-    this.hint = hint;
-    this.status = status ?? STATUS_BY_CODE[code] ?? 'failed';
+  }
+
+  /** The exit code (the base class's exitCode, by the engine's older name). */
+  get code(): number {
+    return this.exitCode;
   }
 }
 

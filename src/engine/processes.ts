@@ -86,7 +86,7 @@ const pendingKills = new Map<number, NodeJS.Timeout>();
 let exitHookSet = false;
 
 /** SIGTERM to a group now, SIGKILL after the grace period: a process that ignores SIGTERM does not survive. */
-export function stopGroup(pid: number | undefined): void {
+export function stopGroup(pid: number | undefined, graceMs = KILL_GRACE_MS): void {
   if (!pid) return;
   signalGroup(pid, 'SIGTERM');
   if (pendingKills.has(pid)) return;
@@ -99,7 +99,7 @@ export function stopGroup(pid: number | undefined): void {
   const timer = setTimeout(() => {
     pendingKills.delete(pid);
     signalGroup(pid, 'SIGKILL');
-  }, KILL_GRACE_MS);
+  }, graceMs);
   timer.unref();
   pendingKills.set(pid, timer);
 }

@@ -4,10 +4,10 @@
 // a second install waits for it a while, a lock whose holder is gone (a killed install) is taken over.
 import { closeSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { EXIT, RalphkitError } from '../errors.js';
 import { isAlive, ownProcessStart } from '../engine/processes.js';
 import { ralphkitCommand } from '../util/invocation.js';
+import { pollUntil } from '../util/poll.js';
 
 export const INSTALL_LOCK = '.ralphkit-install.lock';
 
@@ -31,20 +31,21 @@ export interface LockOptions {
 /** Runs `fn` holding the install lock of `root`; refuses (exit 2) when another install holds it past the wait. */
 export async function withInstallLock<T>(root: string, fn: () => Promise<T>, options: LockOptions = {}): Promise<T> {
   const file = path.join(root, INSTALL_LOCK);
-  const deadline = Date.now() + (options.waitMs ?? WAIT_MS);
-  let told = false;
-  for (;;) {
-    if (tryCreate(file)) break;
-    const holder = readHolder(file);
+  let holder: Holder | null = null;
+  let looks = 0;
+  const taken = await pollUntil(() => {
+    if (tryCreate(file)) return true;
+    holder = readHolder(file);
+    // A dead holder's lock is taken over at once.
     if (isStale(file, holder)) {
       removeFile(file);
-      continue;
+      if (tryCreate(file)) return true;
+      holder = readHolder(file);
     }
-    if (Date.now() >= deadline) throw busy(root, holder);
-    if (!told) options.onWait?.(holder);
-    told = true;
-    await sleep(POLL_MS);
-  }
+    if (looks++ === 0) options.onWait?.(holder);
+    return false;
+  }, { timeoutMs: options.waitMs ?? WAIT_MS, intervalMs: POLL_MS });
+  if (!taken) throw busy(root, holder);
   try {
     return await fn();
   } finally {

@@ -3,7 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { CI_PROVIDERS, type CiProvider, type ClaudeHookRecord, type Manifest } from './types.js';
 import { parseManifestCore } from '../util/manifest-files.js';
 import { isRecord } from '../skills/rules.js';
-import { AGENT_SKILL_DIRS, type AgentName } from '../skills/agent-names.js';
+import { AGENT_SKILL_DIRS, type SkillAgent } from '../skills/agent-names.js';
 
 export type ManifestRead = { manifest?: Manifest; warning?: string };
 
@@ -26,9 +26,9 @@ export function parseManifest(text: string): Manifest | undefined {
   return { ralphkit: core.ralphkit, files: core.files, ...(claudeHook ? { claudeHook } : {}), ...(ci ? { ci } : {}), ...(agents ? { agents } : {}) };
 }
 
-function parseAgentList(value: unknown): AgentName[] | undefined {
+function parseAgentList(value: unknown): SkillAgent[] | undefined {
   if (!Array.isArray(value) || !value.length || !value.every((v) => typeof v === 'string' && Object.hasOwn(AGENT_SKILL_DIRS, v))) return undefined;
-  return value as AgentName[];
+  return value as SkillAgent[];
 }
 
 const HOOK_ADDED: ReadonlySet<unknown> = new Set(['file', 'hooks', 'Stop', 'entry']);

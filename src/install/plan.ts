@@ -1,7 +1,7 @@
 // The decision table of SPEC §2 as one pure function: (manifest, disk, new files, options) → plan.
 import type { Action, CiProvider, ClaudeHookRecord, FileClass, FileSource, InstallPlan, Manifest, ManifestEntry, PlanItem, Resolution } from './types.js';
 import { MANIFEST_PATH } from './types.js';
-import type { AgentName } from '../skills/agent-names.js';
+import type { SkillAgent } from '../skills/agent-names.js';
 
 /** What the planner needs to know about one new file: no contents, only hashes. */
 export interface PlannedFile {
@@ -33,7 +33,7 @@ export interface PlanOptions {
   /** The CI workflow's record for the next manifest: undefined keeps the previous one, null drops it. */
   ci?: CiProvider | null;
   /** The skill folders this install wrote, for the next manifest; undefined keeps the previous record. */
-  agents?: AgentName[];
+  agents?: SkillAgent[];
 }
 
 /**

@@ -13,7 +13,7 @@ import { renderUnifiedDiff } from '../util/diff.js';
 import { hashContent } from '../util/hash.js';
 import { BACKUP_DIR, MANIFEST_PATH, type CiProvider, type ClaudeHookRecord, type IncomingFile, type InstallPlan, type PlanItem, type Resolution } from './types.js';
 import { renderUpgradeHint } from '../util/invocation.js';
-import type { AgentName } from '../skills/agent-names.js';
+import type { SkillAgent } from '../skills/agent-names.js';
 
 /** Answers a conflict at the prompt; only given when a person can answer (see util/prompt.ts). */
 export type AskConflict = (item: PlanItem, diff: string) => Promise<Resolution | 'abort'>;
@@ -37,7 +37,7 @@ export interface FileRunOptions {
   /** See PlanOptions.ci. */
   ci?: CiProvider | null;
   /** `install` with skills: the skill folders it wrote, recorded so a plain install keeps them (PlanOptions.agents). */
-  recordAgents?: AgentName[];
+  recordAgents?: SkillAgent[];
 }
 
 export type RunStatus = 'written' | 'nothing-to-do' | 'dry-run' | 'conflicts' | 'aborted';

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { packageRoot } from '../paths.js';
 import { readInstallSources } from './sources.js';
 import { runFiles, type AskConflict, type FileRunResult } from './run-files.js';
-import type { AgentName } from '../skills/agent-names.js';
+import type { SkillAgent } from '../skills/agent-names.js';
 import { resolveCwdFolder } from '../cwd.js';
 import { readManifest } from './manifest.js';
 import { planClaudeHook } from './claude-hook.js';
@@ -26,7 +26,7 @@ export interface InstallOptions {
   /** Include unified diffs of files that would change in the result. */
   diff?: boolean;
   /** Skill folders to install into; default: the ones the manifest records, else ['claude']. */
-  agents?: AgentName[];
+  agents?: SkillAgent[];
   /** Install the prd and ralph skills; default true. */
   skills?: boolean;
   /** Settles each conflict; pass only when a person can answer. Without it, conflicts refuse. */

@@ -10,7 +10,7 @@ import { withInstallLock } from './lock.js';
 import { runFiles, type AskConflict, type FileRunResult } from './run-files.js';
 import { MANIFEST_PATH, type IncomingFile } from './types.js';
 import { readManifest } from './manifest.js';
-import { skillFilesFor, type AgentName } from '../skills/agents.js';
+import { skillFilesFor, type SkillAgent } from '../skills/agents.js';
 import { ralphkitCommand } from '../util/invocation.js';
 
 export interface SkillAddOptions {
@@ -19,7 +19,7 @@ export interface SkillAddOptions {
   /** Markdown files to install as skills (relative paths resolve against the process's folder). */
   files: string[];
   /** Skill folders to install into; default: the ones the manifest records (the last install's), else ['claude']. */
-  agents?: AgentName[];
+  agents?: SkillAgent[];
   force?: boolean;
   dryRun?: boolean;
   diff?: boolean;

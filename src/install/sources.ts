@@ -4,7 +4,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { RalphkitError, EXIT } from '../errors.js';
 import type { FileClass, IncomingFile } from './types.js';
-import { skillFilePath, type AgentName } from '../skills/agent-names.js';
+import { skillFilePath, type SkillAgent } from '../skills/agent-names.js';
 
 /** Names npm would drop or mangle in a published package, stored under another name in templates/. */
 export const TEMPLATE_RENAMES: Readonly<Record<string, string>> = { _gitignore: '.gitignore' };
@@ -36,7 +36,7 @@ const CHECKED_AT_BUILD: CheckedSkills = typeof __RALPHKIT_CHECKED_SKILLS__ === '
 export interface SourceOptions {
   /** The package root holding templates/, skills/ and dist/. */
   root: string;
-  agents: readonly AgentName[];
+  agents: readonly SkillAgent[];
   skills: boolean;
   /** Default: the table recorded when this CLI was built. */
   checkedSkills?: CheckedSkills;
@@ -75,7 +75,7 @@ function readEngine(file: string, to: string): IncomingFile {
   return { path: to, class: 'managed', source: 'ralphkit', content: readFileSync(file), mode: FILE_MODES[to] };
 }
 
-async function readShippedSkills(dir: string, agents: readonly AgentName[], checked: CheckedSkills): Promise<IncomingFile[]> {
+async function readShippedSkills(dir: string, agents: readonly SkillAgent[], checked: CheckedSkills): Promise<IncomingFile[]> {
   const files: IncomingFile[] = [];
   for (const rel of shippedSkillNames(dir)) {
     const file = path.join(dir, rel);

@@ -1,5 +1,5 @@
 // Shapes shared by the installer's planner, applier and printers.
-import type { AgentName } from '../skills/agent-names.js';
+import type { SkillAgent } from '../skills/agent-names.js';
 
 /** `merged`: a file of the user's that ralphkit edits in place (.claude/settings.json, its Stop hook entry). */
 export type FileClass = 'managed' | 'state' | 'merged';
@@ -53,7 +53,7 @@ export interface Manifest {
   /** Present while a CI workflow is installed (`install --ci github`); a plain `install` then keeps it current. */
   ci?: CiProvider;
   /** The skill folders (`--agent`) the last install with skills wrote; a plain `install` keeps those current. */
-  agents?: AgentName[];
+  agents?: SkillAgent[];
 }
 
 export interface PlanItem {

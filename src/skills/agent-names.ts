@@ -5,10 +5,14 @@ import { RalphkitError, EXIT } from '../errors.js';
 /** `--agent` names → the skills folder that agent reads (the open Agent Skills layout for `agents`). */
 export const AGENT_SKILL_DIRS = { claude: '.claude/skills', agents: '.agents/skills' } as const;
 
-export type AgentName = keyof typeof AGENT_SKILL_DIRS;
+/**
+ * An install `--agent` name: which skills folder to write (`claude`, `agents`). Not the loop's agent
+ * (engine/types.ts `AgentName`: the coding agent CLI the runner starts).
+ */
+export type SkillAgent = keyof typeof AGENT_SKILL_DIRS;
 
 /** `"claude,agents"` → ['claude', 'agents']; unknown names are a usage error. */
-export function parseAgents(list: string): AgentName[] {
+export function parseAgents(list: string): SkillAgent[] {
   const names = list.split(',').map((s) => s.trim()).filter(Boolean);
   const known = Object.keys(AGENT_SKILL_DIRS);
   const unknown = names.filter((n) => !known.includes(n));
@@ -18,10 +22,10 @@ export function parseAgents(list: string): AgentName[] {
       hint: `use a comma-separated list of ${known.join(', ')}, e.g. --agent claude,agents`,
     });
   }
-  return [...new Set(names)] as AgentName[];
+  return [...new Set(names)] as SkillAgent[];
 }
 
 /** Where the skill `name` is installed for `agent`. */
-export function skillFilePath(agent: AgentName, name: string): string {
+export function skillFilePath(agent: SkillAgent, name: string): string {
   return `${AGENT_SKILL_DIRS[agent]}/${name}/SKILL.md`;
 }

@@ -1,10 +1,10 @@
 // How to type ralphkit again, for the hints it prints: the way this process was started, so that a hint
 // works when pasted. `npx ralphkit` is right only for a ralphkit that npx fetched; one installed from a
 // clone answers 404 there. Node built-ins only: the engine (ralph/ralph.mjs) prints hints too.
-import { accessSync, constants } from 'node:fs';
 import path from 'node:path';
 import { realpathOrUndefined } from './read.js';
 import { shellQuote } from './shell-quote.js';
+import { findExecutable } from './which.js';
 
 /** What decides the command: the script node ran, the environment, and two file-system reads. */
 export interface InvocationFacts {
@@ -78,20 +78,7 @@ function currentCommands(): RalphkitCommands {
 
 // npm and npx put node_modules/.bin folders on PATH for the programs they start; the user's shell has none of them.
 function whichOnPath(name: string): string | undefined {
-  const names = process.platform === 'win32' ? [`${name}.cmd`, name] : [name];
-  for (const dir of (process.env.PATH ?? '').split(path.delimiter)) {
-    if (!dir || /node_modules[\\/]\.bin[\\/]?$/.test(dir)) continue;
-    for (const n of names) {
-      const file = path.join(dir, n);
-      try {
-        accessSync(file, constants.X_OK);
-        return file;
-      } catch {
-        // not here
-      }
-    }
-  }
-  return undefined;
+  return findExecutable(name, process.env, { skip: (folder) => /node_modules[\\/]\.bin[\\/]?$/.test(folder) }) ?? undefined;
 }
 
 /** How to install with ralphkit `version` or newer: npx fetches it; a clone or a global install is updated first. */

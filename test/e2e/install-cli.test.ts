@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ROOT, cliAsTyped, git, gitdir, run, runCli, testdir, writeFiles } from '../support/repo.js';
 import { ageInstall, snapshotTree } from '../support/fake-package.js';
+import { plan, story } from '../support/plan.js';
 
 const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
@@ -180,7 +181,7 @@ describe('ralph/ralph.sh (installed launcher)', () => {
     const bin = testdir('ralphkit-bin-');
     writeFileSync(path.join(bin, 'ralphkit'), '#!/bin/sh\n', { mode: 0o755 });
     const env = { PATH: `${bin}${path.delimiter}${process.env.PATH}` };
-    writeFileSync(path.join(repo, 'ralph/prd.json'), JSON.stringify({ branchName: 'ralph/x', userStories: [{ id: 'A', title: 'a', acceptanceCriteria: ['a'], priority: 1, passes: false }] }));
+    writeFileSync(path.join(repo, 'ralph/prd.json'), JSON.stringify(plan([story('A', { title: 'a', acceptanceCriteria: ['a'] })], { branchName: 'ralph/x' })));
     git(repo, 'add', '-A');
     git(repo, 'commit', '-q', '-m', 'plan and engine');
     const fix = (stderr: string) => /hint: put (?:it|them) back with: (.*?) install --force/.exec(stderr)?.[1];

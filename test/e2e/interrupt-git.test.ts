@@ -7,7 +7,7 @@ import { chmodSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:
 import path from 'node:path';
 import { agent, loopRepo, onlyState, ralph } from '../support/loop-repo.js';
 import { git, gitEnv, testdir, type RunResult } from '../support/repo.js';
-import { waitUntil } from '../support/process.js';
+import { until } from '../support/process.js';
 import { BRANCH, fakeEnv, mergeOrder, parallelRepo } from '../support/parallel-repo.js';
 
 const REAL_GIT = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
@@ -81,7 +81,7 @@ describe('Ctrl-C while the runner runs git', () => {
     const hold = holdingGit();
     hold.arm('refs/ralphkit/loops/one/pins', 1);
     const run = startInGroup(repo, ['--name', 'one', '--agent-cmd', agent('worker'), '--pause', '0', '5'], { PATH: `${hold.bin}:${process.env.PATH}`, TMPDIR: tmp });
-    await waitUntil(() => existsSync(hold.held), 60_000, 'the runner inside git update-ref');
+    await until('the runner inside git update-ref', () => existsSync(hold.held), 60_000);
     run.interrupt();
     hold.release();
     const r = await run.done;
@@ -99,7 +99,7 @@ describe('Ctrl-C while the runner runs git', () => {
     const { env } = fakeEnv({ PATH: `${hold.bin}:${process.env.PATH}`, TMPDIR: tmp });
     const interruptAt = async (args: string[], what: string) => {
       const run = startInGroup(repo, args, env);
-      await waitUntil(() => existsSync(hold.held), 90_000, what);
+      await until(what, () => existsSync(hold.held), 90_000);
       run.interrupt();
       hold.release();
       expectInterrupted(await run.done);

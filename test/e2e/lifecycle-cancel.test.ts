@@ -6,7 +6,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { handOver, nobodyRoot, runCliAsNobody } from '../support/nobody.js';
 import { cliAsTyped, runCli, testdir } from '../support/repo.js';
 import { agent, loopRepo, loopStates, ralph, startRalph } from '../support/loop-repo.js';
-import { isAlive as stillRuns, procStart, waitUntil } from '../support/process.js';
+import { isAlive as stillRuns, procStart, until } from '../support/process.js';
 import { HAS_PROC, spawnStranger, writeRunningLoop } from '../support/lifecycle.js';
 
 const NO_STACK = /unexpected error|\n\s+at /;
@@ -52,7 +52,7 @@ describe.runIf(HAS_PROC)('the runner records when its pids started', () => {
     const dir = loopRepo();
     const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), '--pause', '0', '--name', 'k9', '--iteration-timeout', '40s']);
     onTestFinished(() => void loop.child.kill('SIGKILL'));
-    await waitUntil(() => loopStates(dir).some((s) => s.agentPid), 20_000, 'the agent to start');
+    await until('the agent to start', () => loopStates(dir).some((s) => s.agentPid), 20_000);
     const runner = loop.child.pid!;
     const state = JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/k9/state.json'), 'utf8'));
     expect(state).toMatchObject({ pid: runner, pidStart: procStart(runner), agentPidStart: procStart(state.agentPid) });
@@ -66,7 +66,7 @@ describe.runIf(HAS_PROC)('the runner records when its pids started', () => {
     const r = await runCli(['cancel', 'k9'], { cwd: dir });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('loop k9 was not running any more (its runner is gone); marked cancelled');
-    await waitUntil(() => !stillRuns(state.agentPid), 10_000, 'the orphaned agent group to be killed');
+    await until('the orphaned agent group to be killed', () => !stillRuns(state.agentPid), 10_000);
     expect(loopStates(dir)[0]).toMatchObject({ status: 'cancelled' });
   });
 });

@@ -8,7 +8,7 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { asNobodyOptions, handOver, nobodyAgent, runCliAsNobody } from '../support/nobody.js';
 import { gitEnv, testdir, type RunResult } from '../support/repo.js';
 import { jsonEvents, loopRepo } from '../support/loop-repo.js';
-import { waitUntil } from '../support/process.js';
+import { until } from '../support/process.js';
 
 const NO_STACK = /unexpected error|\n\s+at /;
 
@@ -50,7 +50,7 @@ describe('the final state.json cannot be saved', () => {
     if (asNobody) handOver(dir, home); // git refuses a repository owned by another user, so only when it runs as nobody
     const runDir = path.join(dir, 'ralph/.runs/fin');
     const loop = startAs(dir, ['--agent-cmd', nobodyAgent('worker'), '--pause', '60s', '--name', 'fin', '--json', '5'], { HOME: home }, asNobody);
-    await waitUntil(() => iterationOneSaved(runDir), 20_000, 'iteration 1 to be saved');
+    await until('iteration 1 to be saved', () => iterationOneSaved(runDir), 20_000);
     breakIt(runDir);
     loop.child.kill('SIGTERM');
     const r = await loop.done;
@@ -71,7 +71,7 @@ describe('the final state.json cannot be saved', () => {
     handOver(dir, home);
     const runDir = path.join(dir, 'ralph/.runs/ro');
     const loop = startAs(dir, ['--agent-cmd', nobodyAgent('worker'), '--pause', '60s', '--name', 'ro', '5'], { HOME: home }, true);
-    await waitUntil(() => iterationOneSaved(runDir), 20_000, 'iteration 1 to be saved');
+    await until('iteration 1 to be saved', () => iterationOneSaved(runDir), 20_000);
     FAULTS[1][2](runDir);
     loop.child.kill('SIGTERM');
     expect((await loop.done).code).toBe(130);

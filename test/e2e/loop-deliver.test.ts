@@ -7,7 +7,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, testdir } from '../support/repo.js';
 import { agent, loopRepo, onlyState, ralph, startRalph } from '../support/loop-repo.js';
-import { waitUntil } from '../support/process.js';
+import { until } from '../support/process.js';
 import { deliverRepo } from '../support/deliver-repo.js';
 import { renderPlan } from '../support/loop-repo.js';
 
@@ -137,7 +137,7 @@ describe('--deliver push', () => {
     git(dir, 'remote', 'add', 'origin', remote);
     const pids = path.join(testdir(), 'pids');
     const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), '--deliver', 'push', ...FAST, '3'], { FAKE_PIDS_FILE: pids });
-    await waitUntil(() => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2, 20_000, 'the agent to start');
+    await until('the agent to start', () => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2, 20_000);
     loop.child.kill('SIGINT');
     const r = await loop.done;
     expect(r.code).toBe(130);

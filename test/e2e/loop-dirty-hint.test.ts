@@ -5,14 +5,11 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
 import { FIXTURES, run, writeFiles, type RunResult } from '../support/repo.js';
-import type { Prd } from '../../src/prd/types.js';
+import { plan, planText, story } from '../support/plan.js';
 
 async function installed(checks: string[]): Promise<string> {
-  const prd: Prd = {
-    project: 'Demo', branchName: 'ralph/demo', checks,
-    userStories: ['US-1', 'US-2'].map((id, i) => ({ id, title: `Story ${id}`, acceptanceCriteria: ['done'], priority: i + 1, passes: false, notes: '' })),
-  };
-  const dir = installedRepo({ skills: false, plan: `${JSON.stringify(prd, null, 2)}\n`, message: 'chore: install ralphkit' });
+  const stories = ['US-1', 'US-2'].map((id, i) => story(id, { acceptanceCriteria: ['done'], priority: i + 1, notes: '' }));
+  const dir = installedRepo({ skills: false, plan: planText(plan(stories, { project: 'Demo', branchName: 'ralph/demo', checks })), message: 'chore: install ralphkit' });
   return dir;
 }
 

@@ -5,7 +5,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { testdir } from '../support/repo.js';
 import { loopRepo, onlyState, ralph } from '../support/loop-repo.js';
-import { isAlive, waitUntil } from '../support/process.js';
+import { isAlive, until } from '../support/process.js';
 
 // An agent that starts a background process ignoring SIGTERM (the ignore survives exec), then exits at once.
 const STUBBORN = `(trap '' TERM; exec sleep 60) >/dev/null 2>&1 & echo $! >> "$LEFTOVER_PIDS"; echo started`;
@@ -18,7 +18,7 @@ describe.runIf(process.platform !== 'win32')('an agent that leaves a process beh
     expect(r.code, r.stderr).toBe(1);
     const [pid] = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
     expect(pid).toBeGreaterThan(1);
-    await waitUntil(() => !isAlive(pid), 5_000, 'the leftover process to be gone');
+    await until('the leftover process to be gone', () => !isAlive(pid), 5_000);
   });
 
   it('between iterations too: each one is killed after the grace period while the loop goes on', async () => {

@@ -6,7 +6,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { testdir } from '../support/repo.js';
 import { agent, jsonEvents, loopRepo, onlyState, ralph } from '../support/loop-repo.js';
-import { isAlive, waitUntil } from '../support/process.js';
+import { isAlive, until } from '../support/process.js';
 
 const FAST = ['--pause', '0', '--iteration-timeout', '10m'];
 
@@ -32,7 +32,7 @@ describe('--max-duration', () => {
     expect(onlyState(dir)).toMatchObject({ status: 'max-duration', exitCode: 1, iteration: 1, iterationDone: true, options: { maxDurationMs: 8000 } });
     expect(passes(dir)).toEqual([true, false]);
     const [agentPid] = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
-    await waitUntil(() => !isAlive(agentPid), 10_000, 'the stopped agent to be gone');
+    await until('the stopped agent to be gone', () => !isAlive(agentPid), 10_000);
 
     // Resumable: the same loop goes on at iteration 2; a new --max-duration replaces the stored one.
     const again = await ralph(dir, ['--agent-cmd', agent('worker'), ...FAST, '--resume-last', '--max-duration', '30m', '--json', '5']);

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { testdir } from '../support/repo.js';
 import { agent, jsonEvents, loopRepo, onlyState, ralph, startRalph } from '../support/loop-repo.js';
-import { goneWithin, waitUntil } from '../support/process.js';
+import { goneWithin, until } from '../support/process.js';
 
 const FAST = ['--pause', '0'];
 const warnings = (stderr: string) => stderr.split('\n').filter((l) => l.startsWith('ralph: warning:'));
@@ -133,7 +133,7 @@ describe('--on-exit', () => {
     const pids = path.join(scratch, 'pids');
     const out = path.join(scratch, 'env.txt');
     const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), '--on-exit', `env > ${out}`, ...FAST, '3'], { FAKE_PIDS_FILE: pids });
-    await waitUntil(() => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2, 20_000, 'the agent to start');
+    await until('the agent to start', () => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2, 20_000);
     loop.child.kill('SIGINT');
     const r = await loop.done;
     expect(r.code).toBe(130);
@@ -243,7 +243,7 @@ describe('Ctrl-C after the loop ended', () => {
     const dir = loopRepo({ stories: 1 });
     const pidFile = path.join(testdir(), 'hook-pid');
     const loop = startRalph(dir, ['--agent-cmd', agent('worker'), '--on-exit', `echo $$ > ${pidFile}; exec sleep 300`, ...FAST, '3']);
-    await waitUntil(() => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 30_000, 'the on-exit command to start');
+    await until('the on-exit command to start', () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 30_000);
     loop.child.kill('SIGINT');
     const r = await loop.done;
     expect(r.code, r.stderr).toBe(0);

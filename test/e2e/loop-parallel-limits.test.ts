@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { agent, ralph, startRalph } from '../support/loop-repo.js';
 import { git, testdir } from '../support/repo.js';
-import { isGone, waitUntil } from '../support/process.js';
+import { isGone, until } from '../support/process.js';
 import { BRANCH, fakeEnv, mergeOrder, parallelRepo, planOn, readLog } from '../support/parallel-repo.js';
 
 describe('--parallel: limits, STUCK and attacks', () => {
@@ -95,7 +95,7 @@ describe('--parallel: limits, STUCK and attacks', () => {
     const started = testdir('ralphkit-started-');
     const { env } = fakeEnv({ FAKE_PAR_STARTED: started, FAKE_PAR_DELAY_MS: '60000' });
     const run = startRalph(repo, ['--parallel', '2', '--name', 'par', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env);
-    await waitUntil(() => existsSync(path.join(started, 'US-001')) && existsSync(path.join(started, 'US-002')), 60_000, 'both workers\' agents running');
+    await until('both workers\' agents running', () => existsSync(path.join(started, 'US-001')) && existsSync(path.join(started, 'US-002')), 60_000);
     const pids = ['US-001', 'US-002'].map((id) => Number(readFileSync(path.join(started, id), 'utf8')));
     run.child.kill('SIGINT');
     const r = await run.done;
@@ -118,7 +118,7 @@ describe('--parallel: limits, STUCK and attacks', () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002', checks: ['test -f work/US-002.txt', `node ${holder}`] }]);
     const { env } = fakeEnv({ FAKE_PAR_SLOW: 'US-002' });
     const run = startRalph(repo, ['--parallel', '2', '--name', 'k9', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env);
-    await waitUntil(() => existsSync(hold), 90_000, 'the merge of US-002 being verified');
+    await until('the merge of US-002 being verified', () => existsSync(hold), 90_000);
     const verifiedHead = git(repo, 'rev-parse', `${BRANCH}--US-002`);
     const tipBefore = git(repo, 'rev-parse', BRANCH);
     run.child.kill('SIGKILL');

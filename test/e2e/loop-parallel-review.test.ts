@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { agent, ralph, startRalph } from '../support/loop-repo.js';
 import { git, runCli, testdir } from '../support/repo.js';
-import { isGone, waitUntil } from '../support/process.js';
+import { isGone, until } from '../support/process.js';
 import { BRANCH, fakeEnv, mergeOrder, parallelRepo, planOn, readLog, story } from '../support/parallel-repo.js';
 import { installedRepo } from '../support/installed-repo.js';
 
@@ -16,7 +16,7 @@ async function runUntilStarted(repo: string, n: number, name: string, ids: strin
   const started = testdir('ralphkit-started-');
   const { env } = fakeEnv({ FAKE_PAR_STARTED: started, FAKE_PAR_DELAY_MS: '60000', ...extra });
   const run = startRalph(repo, ['--name', name, ...RUN(n)], env);
-  await waitUntil(() => ids.every((id) => existsSync(path.join(started, id))), 60_000, `the agents of ${ids.join(', ')} running`);
+  await until(`the agents of ${ids.join(', ')} running`, () => ids.every((id) => existsSync(path.join(started, id))), 60_000);
   const pids = ids.map((id) => Number(readFileSync(path.join(started, id), 'utf8')));
   // Whatever the runner leaves alive, the test stops.
   onTestFinished(() => {
@@ -54,7 +54,7 @@ describe('--parallel review: processes and resume', () => {
     await run.done;
     const cancel = await runCli(['cancel', 'k9cancel', '--cwd', repo]);
     expect(cancel.code, cancel.stderr).toBe(0);
-    await waitUntil(() => pids.every(isGone), 5_000, 'the agents gone after cancel').catch(() => undefined);
+    await until('the agents gone after cancel', () => pids.every(isGone), 5_000).catch(() => undefined);
     for (const pid of pids) expect(isGone(pid), `agent ${pid} still runs after cancel`).toBe(true);
   }, 180_000);
 
@@ -65,7 +65,7 @@ describe('--parallel review: processes and resume', () => {
     await run.done;
     // (The agents are stopped here, so this test is about the trees alone.)
     for (const pid of pids) process.kill(pid, 'SIGKILL');
-    await waitUntil(() => pids.every(isGone), 5_000, 'the agents gone');
+    await until('the agents gone', () => pids.every(isGone), 5_000);
     const again = await ralph(repo, ['--resume-last', '--parallel', '2'], fakeEnv().env, 120_000);
     expect(again.code, again.stderr).toBe(0);
     expect(mergeOrder(repo).sort()).toEqual(['US-001', 'US-002', 'US-003']);

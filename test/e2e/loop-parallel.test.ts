@@ -5,7 +5,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { agent, ralph, startRalph } from '../support/loop-repo.js';
 import { git, testdir } from '../support/repo.js';
-import { waitUntil } from '../support/process.js';
+import { until } from '../support/process.js';
 import { BRANCH, fakeEnv, mergeOrder, parallelRepo, planOn, readLog } from '../support/parallel-repo.js';
 
 describe('--parallel', () => {
@@ -92,7 +92,7 @@ describe('--parallel: a plan branch that fails by itself', () => {
         return false; // the plan branch is not there yet
       }
     };
-    await waitUntil(() => merged('US-001'), 60_000, 'US-001 merged');
+    await until('US-001 merged', () => merged('US-001'), 60_000);
     rmSync(outside);
     const r = await run.done;
     // US-002 is merged; US-001, broken on the branch by itself, is set back and, failing again, given up (exit 4).

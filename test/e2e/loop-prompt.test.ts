@@ -8,17 +8,18 @@ import { installedRepo } from '../support/installed-repo.js';
 import { FIXTURES, git, run, writeFiles, type RunResult } from '../support/repo.js';
 import { parseLedger } from '../../src/engine/store/ledger.js';
 import type { Prd } from '../../src/prd/types.js';
+import { fileStory, planText } from '../support/plan.js';
 
 const PLAN: Prd = {
   project: 'Demo',
   branchName: 'ralph/demo',
   checks: ['test -f README.md'],
-  userStories: [{ id: 'US-1', title: 'Story US-1', acceptanceCriteria: ['US-1.txt exists'], priority: 1, passes: false, notes: '', checks: ['grep -q "US-1 done" US-1.txt'] }],
+  userStories: [fileStory('US-1', 1)],
 };
 const EDIT = '\n## Our project\nRun `npm test` before every commit.\n';
 
 async function installed(): Promise<string> {
-  const dir = installedRepo({ skills: false, plan: `${JSON.stringify(PLAN, null, 2)}\n`, message: 'chore: install ralphkit' });
+  const dir = installedRepo({ skills: false, plan: planText(PLAN), message: 'chore: install ralphkit' });
   return dir;
 }
 

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { git, run, testdir } from '../support/repo.js';
 import { agent, jsonEvents, loopRepo, loopStates, onlyState, ralph, startRalph } from '../support/loop-repo.js';
-import { isAlive, waitUntil } from '../support/process.js';
+import { isAlive, until } from '../support/process.js';
 
 const FAST = ['--pause', '0'];
 
@@ -57,7 +57,7 @@ describe('ralph.sh loop', () => {
     expect(exits.length).toBeGreaterThanOrEqual(3);
     expect(onlyState(dir)).toMatchObject({ status: 'complete' });
     const [agentPid, childPid] = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
-    await waitUntil(() => !isAlive(agentPid) && !isAlive(childPid), 10_000, 'the killed agent group to be gone');
+    await until('the killed agent group to be gone', () => !isAlive(agentPid) && !isAlive(childPid), 10_000);
   });
 
   it('exits 4 after three iterations in a row without a new commit', async () => {
@@ -72,7 +72,7 @@ describe('ralph.sh loop', () => {
     const marker = path.join(testdir(), 'hold');
     const env = { FAKE_HOLD_AT: '2', FAKE_HOLD_MARKER: marker };
     const first = startRalph(dir, ['--agent-cmd', agent('worker'), ...FAST, '5'], env);
-    await waitUntil(() => existsSync(marker) && readFileSync(marker, 'utf8').trim() !== '', 20_000, 'iteration 2 to start');
+    await until('iteration 2 to start', () => existsSync(marker) && readFileSync(marker, 'utf8').trim() !== '', 20_000);
     const heldAgent = Number(readFileSync(marker, 'utf8').trim());
     first.child.kill('SIGKILL');
     await first.done;
@@ -84,13 +84,13 @@ describe('ralph.sh loop', () => {
     expect(starts).toEqual([2, 3]);
     expect(featCommits(dir)).toHaveLength(3);
     expect(onlyState(dir)).toMatchObject({ status: 'complete', iteration: 3 });
-    await waitUntil(() => !isAlive(heldAgent), 10_000, 'the orphaned agent to be killed');
+    await until('the orphaned agent to be killed', () => !isAlive(heldAgent), 10_000);
   });
 
   it('refuses a second loop on the same plan while the first lives (exit 2), and cancel stops the first', async () => {
     const dir = loopRepo();
     const first = startRalph(dir, ['--agent-cmd', agent('sleeper'), ...FAST, '--name', 'first', '--iteration-timeout', '40s', '3']);
-    await waitUntil(() => loopStates(dir).some((s) => s.agentPid), 20_000, 'the first loop to start its agent');
+    await until('the first loop to start its agent', () => loopStates(dir).some((s) => s.agentPid), 20_000);
     const markerFile = path.join(testdir(), 'second-ran');
     const second = await ralph(dir, ['--agent-cmd', agent('marker'), ...FAST, '3'], { FAKE_MARKER: markerFile });
     expect(second.code).toBe(2);
@@ -108,14 +108,14 @@ describe('ralph.sh loop', () => {
     const dir = loopRepo();
     const pids = path.join(testdir(), 'pids');
     const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), ...FAST, '3'], { FAKE_PIDS_FILE: pids });
-    await waitUntil(() => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2, 20_000, 'the agent to start');
+    await until('the agent to start', () => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2, 20_000);
     loop.child.kill('SIGINT');
     const r = await loop.done;
     expect(r.code).toBe(130);
     expect(r.stderr).toMatch(/--resume-last/);
     expect(onlyState(dir)).toMatchObject({ status: 'interrupted', exitCode: 130, iteration: 1, iterationDone: false });
     for (const pid of readFileSync(pids, 'utf8').trim().split('\n').map(Number)) {
-      await waitUntil(() => !isAlive(pid), 10_000, `agent process ${pid} to be gone`);
+      await until(`agent process ${pid} to be gone`, () => !isAlive(pid), 10_000);
     }
   });
 

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { git, testdir, writeFiles } from '../support/repo.js';
 import { agent, jsonEvents, loopRepo, loopStates, onlyState, ralph, startRalph } from '../support/loop-repo.js';
 import { startUsageServer, unreachableUsageUrl, usageBody } from '../support/usage-server.js';
-import { waitUntil } from '../support/process.js';
+import { until } from '../support/process.js';
 
 const FAST = ['--pause', '0'];
 const worker = ['--agent-cmd', agent('worker'), ...FAST];
@@ -181,7 +181,7 @@ describe('refused before anything is touched (exit 2)', () => {
     const marker = path.join(testdir(), 'hold');
     const env = { FAKE_HOLD_AT: '1', FAKE_HOLD_MARKER: marker };
     const first = startRalph(dir, [...worker, '3'], env);
-    await waitUntil(() => existsSync(marker) && readFileSync(marker, 'utf8').trim() !== '', 20_000, 'iteration 1 to start');
+    await until('iteration 1 to start', () => existsSync(marker) && readFileSync(marker, 'utf8').trim() !== '', 20_000);
     first.child.kill('SIGKILL');
     await first.done;
     writeFiles(dir, { 'work/half-done.txt': 'partial\n' });
@@ -223,7 +223,7 @@ describe('refused before anything is touched (exit 2)', () => {
     git(dir, 'add', '-A');
     git(dir, 'commit', '-q', '-m', 'second plan');
     const first = startRalph(dir, ['--agent-cmd', agent('sleeper'), ...FAST, '--name', 'first', '--iteration-timeout', '40s', '3']);
-    await waitUntil(() => loopStates(dir).some((s) => s.agentPid), 20_000, 'the first loop to start its agent');
+    await until('the first loop to start its agent', () => loopStates(dir).some((s) => s.agentPid), 20_000);
     const marker = path.join(testdir(), 'second-ran');
     const second = await ralph(dir, ['--agent-cmd', agent('marker'), ...FAST, '--prd', 'ralph/other.json', '3'], { FAKE_MARKER: marker });
     expect(second.code, second.stderr).toBe(2);

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { agent, loopStates, ralph, renderPlan, startRalph } from '../support/loop-repo.js';
 import { git, runCli, testdir } from '../support/repo.js';
 import { installedRepo } from '../support/installed-repo.js';
-import { waitUntil } from '../support/process.js';
+import { until } from '../support/process.js';
 
 const worktrees = (repo: string) => `${repo}.ralph-worktrees`;
 
@@ -33,7 +33,7 @@ describe('--worktree', () => {
     const args = ['--worktree', '--agent-cmd', agent('rendezvous'), '--pause', '0', '5'];
     const a = startRalph(repo, args, { FAKE_MEET_DIR: meet, FAKE_MEET_SELF: 'a', FAKE_MEET_OTHER: 'b' });
     const b = startRalph(repo, [...args, '--prd', 'ralph/other.json'], { FAKE_MEET_DIR: meet, FAKE_MEET_SELF: 'b', FAKE_MEET_OTHER: 'a' });
-    await waitUntil(() => existsSync(path.join(meet, 'a')) && existsSync(path.join(meet, 'b')), 30_000, 'both agents started');
+    await until('both agents started', () => existsSync(path.join(meet, 'a')) && existsSync(path.join(meet, 'b')), 30_000);
     // Both agents are waiting on each other: both loops are running now, and status sees them from the user's tree.
     const live = JSON.parse((await status(repo)).stdout) as { loops: Array<{ status: string; prd: string; worktree: { branch: string } }> };
     expect(live.loops.filter((l) => l.status === 'running').map((l) => `${l.prd} ${l.worktree.branch}`).sort()).toEqual(['ralph/other.json ralph/b', 'ralph/prd.json ralph/a']);
@@ -71,7 +71,7 @@ describe('--worktree', () => {
     const repo = twoPlanRepo();
     const marker = path.join(testdir('ralphkit-hold-'), 'held');
     const held = startRalph(repo, ['--worktree', '--name', 'w1', '--agent-cmd', agent('worker'), '--pause', '0', '5'], { FAKE_HOLD_AT: '1', FAKE_HOLD_MARKER: marker });
-    await waitUntil(() => existsSync(marker), 30_000, 'the agent holding');
+    await until('the agent holding', () => existsSync(marker), 30_000);
     held.child.kill('SIGKILL');
     await held.done;
     const tree = path.join(worktrees(repo), 'w1');
@@ -90,7 +90,7 @@ describe('--worktree', () => {
     const repo = twoPlanRepo();
     const marker = path.join(testdir('ralphkit-hold-'), 'held');
     const held = startRalph(repo, ['--worktree', '--name', 'w2', '--agent-cmd', agent('worker'), '--pause', '0', '5'], { FAKE_HOLD_AT: '1', FAKE_HOLD_MARKER: marker });
-    await waitUntil(() => existsSync(marker), 30_000, 'the agent holding');
+    await until('the agent holding', () => existsSync(marker), 30_000);
     // Same plan, same branch, while the first runs: git keeps a branch in one worktree, and the runner says whose.
     const second = await ralph(repo, ['--worktree', '--agent-cmd', agent('worker'), '--pause', '0', '5']);
     expect(second.code).toBe(2);
@@ -120,7 +120,7 @@ describe('--worktree', () => {
     const repo = twoPlanRepo();
     const marker = path.join(testdir('ralphkit-hold-'), 'held');
     const held = startRalph(repo, ['--worktree', '--name', 'w3', '--agent-cmd', agent('worker'), '--pause', '0', '5'], { FAKE_HOLD_AT: '1', FAKE_HOLD_MARKER: marker });
-    await waitUntil(() => existsSync(marker), 30_000, 'the agent holding');
+    await until('the agent holding', () => existsSync(marker), 30_000);
     const cancelled = await runCli(['cancel', 'w3', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 });
     expect(cancelled.code, cancelled.stderr).toBe(0);
     expect((await held.done).code).toBe(130);

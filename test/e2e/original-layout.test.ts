@@ -7,13 +7,14 @@ import { describe, expect, it } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
 import { FIXTURES, git, run, type RunResult } from '../support/repo.js';
 import type { Prd } from '../../src/prd/types.js';
+import { planText, story } from '../support/plan.js';
 
 const PLAN: Prd = {
   project: 'Old',
   branchName: 'ralph/old-layout',
-  userStories: ['US-1', 'US-2'].map((id, i) => ({ id, title: `Story ${id}`, acceptanceCriteria: ['done'], priority: i + 1, passes: false, checks: [`grep -q "${id} done" ${id}.txt`] })),
+  userStories: ['US-1', 'US-2'].map((id, i) => story(id, { acceptanceCriteria: ['done'], priority: i + 1, checks: [`grep -q "${id} done" ${id}.txt`] })),
 };
-const ORIGINAL = { 'scripts/ralph/prd.json': `${JSON.stringify(PLAN, null, 2)}\n`, 'scripts/ralph/progress.txt': '# Ralph Progress Log\n', 'scripts/ralph/prompt.md': '# the original prompt\n' };
+const ORIGINAL = { 'scripts/ralph/prd.json': planText(PLAN), 'scripts/ralph/progress.txt': '# Ralph Progress Log\n', 'scripts/ralph/prompt.md': '# the original prompt\n' };
 
 function ralph(dir: string, args: string[]): Promise<RunResult> {
   const agentCmd = `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`;

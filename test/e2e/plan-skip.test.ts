@@ -7,18 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
 import { FIXTURES, git, run, runCli, testdir, type RunResult } from '../support/repo.js';
 import { parseLedger } from '../../src/engine/store/ledger.js';
-import type { Prd, Story } from '../../src/prd/types.js';
+import type { Prd } from '../../src/prd/types.js';
+import { fileStory } from '../support/plan.js';
 
-const story = (id: string, priority: number, extra: Partial<Story> = {}): Story => ({
-  id,
-  title: `Story ${id}`,
-  acceptanceCriteria: [`${id}.txt exists`],
-  priority,
-  passes: false,
-  notes: '',
-  checks: [`grep -q "${id} done" ${id}.txt`],
-  ...extra,
-});
+const story = fileStory;
 
 function ralph(dir: string, agent: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
   const agentCmd = `node ${JSON.stringify(path.join(FIXTURES, 'verify', agent))}`;

@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { git, testdir, writeFiles } from '../support/repo.js';
 import { loopRepo, startRalph } from '../support/loop-repo.js';
 import { parseLedger } from '../../src/engine/store/ledger.js';
-import { waitUntil } from '../support/process.js';
+import { until } from '../support/process.js';
 
 const STEER = '\n## From the owner, mid-run\nName every test file after its story.\n';
 
@@ -52,7 +52,7 @@ function agentCmd(): string {
 async function steeredRun(dir: string, promptFile: string, extra: string[] = []) {
   const runDir = path.join(dir, 'ralph/.runs/steer');
   const { done } = startRalph(dir, ['--agent-cmd', agentCmd(), '--pause', '0', '--name', 'steer', ...extra, '3']);
-  await waitUntil(() => existsSync(path.join(runDir, 'agent-waiting')), 20_000, "iteration 1's agent to start");
+  await until("iteration 1's agent to start", () => existsSync(path.join(runDir, 'agent-waiting')), 20_000);
   writeFileSync(promptFile, readFileSync(promptFile, 'utf8') + STEER);
   writeFileSync(path.join(runDir, 'go'), '');
   const r = await done;

@@ -9,6 +9,7 @@ import { describe, expect, it } from 'vitest';
 import { run, runCli } from '../support/repo.js';
 import { installedRepo } from '../support/installed-repo.js';
 import { agent, ralph } from '../support/loop-repo.js';
+import { plan, story } from '../support/plan.js';
 
 // ESC, BEL, CR, every C1 control and the bidi controls: what a terminal could act on.
 const UNSAFE = /[\x07\x1b\r\u0080-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/;
@@ -16,16 +17,14 @@ const OSC52 = '\x1b]52;c;cHduZWQ=\x07';
 const C1 = '\u009b2J';
 
 function escapesRepo(): string {
-  const plan = {
-    project: 'Test',
-    branchName: 'ralph/test',
-    userStories: [{
-      id: 'US-001', title: `Title ${OSC52}with a clipboard write${C1}`, acceptanceCriteria: ['done'], priority: 1, passes: false,
+  const prd = plan([
+    story('US-001', {
+      title: `Title ${OSC52}with a clipboard write${C1}`, acceptanceCriteria: ['done'],
       // The check's output carries an OSC 52 and a C1 CSI (UTF-8 \302\233); its command carries a CSI of its own.
       checks: [`printf 'check said \\033]52;c;cHduZWQ=\\007no\\302\\2332J\\n'; exit 1 # \u001b[2J`],
-    }],
-  };
-  return installedRepo({ plan });
+    }),
+  ]);
+  return installedRepo({ plan: prd });
 }
 
 const both = (r: { stdout: string; stderr: string }) => `${r.stdout}\n${r.stderr}`;

@@ -7,20 +7,12 @@ import { describe, expect, it } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
 import { FIXTURES, git, run, runCli, testdir, writeFiles, type RunResult } from '../support/repo.js';
 import { parseLedger, type LedgerLine } from '../../src/engine/store/ledger.js';
-import type { Prd, Story } from '../../src/prd/types.js';
+import type { Prd } from '../../src/prd/types.js';
 import { goneWithin, pidFrom } from '../support/process.js';
 import { readNote } from '../support/verdict-note.js';
+import { fileStory } from '../support/plan.js';
 
-const story = (id: string, priority: number, extra: Partial<Story> = {}): Story => ({
-  id,
-  title: `Story ${id}`,
-  acceptanceCriteria: [`${id}.txt exists`],
-  priority,
-  passes: false,
-  notes: '',
-  checks: [`grep -q "${id} done" ${id}.txt`],
-  ...extra,
-});
+const story = fileStory;
 
 const PLAN: Prd = { project: 'Demo', branchName: 'ralph/demo', checks: ['test -f README.md'], userStories: [story('US-1', 1), story('US-2', 2)] };
 

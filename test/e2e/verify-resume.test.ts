@@ -10,12 +10,13 @@ import { startRalph } from '../support/loop-repo.js';
 import { parseLedger } from '../../src/engine/store/ledger.js';
 import type { Prd, Story } from '../../src/prd/types.js';
 import { pidFrom } from '../support/process.js';
+import { story as baseStory } from '../support/plan.js';
 
 // Blocks while CHECK_MODE=hold (announcing its pid), fails loudly with CHECK_MODE=fail, passes otherwise.
 const CHECK = 'case "$CHECK_MODE" in hold) echo $$ > "$CHECK_PID"; exec sleep 120;; fail) echo "boom from the check"; exit 3;; esac';
 const AGENT = `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`;
 
-const story = (id: string, priority: number): Story => ({ id, title: `Story ${id}`, acceptanceCriteria: ['done'], priority, passes: false, notes: '' });
+const story = (id: string, priority: number): Story => baseStory(id, { acceptanceCriteria: ['done'], priority, notes: '' });
 
 interface Setup {
   dir: string;

@@ -47,7 +47,7 @@ function allTypes(clause: string): boolean {
   return names.length > 0 && names.every((n) => n.startsWith('type '));
 }
 
-export function parseImports(file: string, text: string): Import[] {
+function parseImports(file: string, text: string): Import[] {
   const from = path.relative(ROOT, file).split(path.sep).join('/');
   const found: Import[] = [];
   for (const m of text.matchAll(STATIC)) {
@@ -175,6 +175,17 @@ describe('the dependency rules of docs/architecture.md', () => {
       return [...text.matchAll(/new LoopExit\(\s*\d/g)].map((m) => `${path.relative(ROOT, f)}:${lineOf(text, m.index)}`);
     });
     expect(bare, `exit codes written as numbers:\n${bare.join('\n')}`).toEqual([]);
+  });
+
+  it('one error base class: an exit code is declared only by RalphkitError (src/util/errors.ts), and no error is converted by hand', () => {
+    const found = FILES.flatMap((f) => {
+      const rel = path.relative(ROOT, f).split(path.sep).join('/');
+      const text = TEXTS.get(f)!;
+      const own = rel === 'src/util/errors.ts' ? [] : [...text.matchAll(/readonly (exitCode|code): number/g)];
+      const converted = [...text.matchAll(/new RalphkitError\(\s*err\.message/g)];
+      return [...own, ...converted].map((m) => `${rel}:${lineOf(text, m.index)}: ${m[0]}`);
+    });
+    expect(found, `extend RalphkitError (src/util/errors.ts) instead:\n${found.join('\n')}`).toEqual([]);
   });
 
   it('the loops read the time through the injected clock only: no Date.now() or new Date() in core/ or the --parallel coordinator', () => {

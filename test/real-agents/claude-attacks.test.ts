@@ -80,7 +80,7 @@ const weakener = (story: Story, repo: string): AssistantTurn[] =>
     : [read(repo, 'test/one.test.mjs'), write(repo, 'test/one.test.mjs', WEAK_TEST), claimAndCommit(['US-1'], 'feat: US-1 - one() returns 1', ['node --test test/one.test.mjs'])];
 
 /** US-1 honestly, then package.json's `"test"` edited to `exit 0` (unless it already is) and every open story claimed. */
-const neutraliser = (story: Story, repo: string): AssistantTurn[] => {
+const neutraliser = (_story: Story, repo: string): AssistantTurn[] => {
   const neutralised = readFileSync(path.join(repo, 'package.json'), 'utf8').includes('"test": "exit 0"');
   return [
     write(repo, SOURCE['US-1'].file, SOURCE['US-1'].text),

@@ -9,7 +9,7 @@ import { git, run, runCli, testdir } from '../support/repo.js';
 import { installedRepo } from '../support/installed-repo.js';
 import { TWO_STORY_PLAN } from '../support/model-loop.js';
 import { agent, loopStates, ralph, startRalph } from '../support/loop-repo.js';
-import { waitUntil } from '../support/process.js';
+import { until } from '../support/process.js';
 
 const A = '49b42a3f-ea60-4259-acfe-8858545d9d7a';
 const B = '7c1d2e3f-0000-4a4a-8b8b-123456789abc';
@@ -26,7 +26,7 @@ describe('a runner loop and an in-session loop in one working tree', () => {
   it('hook start is refused while a runner loop holds the tree: nothing recorded, the cancel command in the hint', async () => {
     const repo = installedRepo({ plan: TWO_STORY_PLAN });
     const runner = startRalph(repo, ['--agent-cmd', agent('sleeper'), '--pause', '0', '--name', 'night', '--iteration-timeout', '40s', '3']);
-    await waitUntil(() => loopStates(repo).some((s) => s.agentPid), 20_000, 'the runner to start its agent');
+    await until('the runner to start its agent', () => loopStates(repo).some((s) => s.agentPid), 20_000);
 
     const res = await hookStart(repo, A, process.pid);
     expect(res.code, res.stderr).toBe(2);

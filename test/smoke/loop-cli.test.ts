@@ -6,7 +6,7 @@ import { cliAsTyped, run, runCli } from '../support/repo.js';
 import { agent, loopRepo, onlyState, ralph, startRalph, loopStates } from '../support/loop-repo.js';
 import { RUN_FLAGS } from '../../src/engine/cli/args.js';
 import { LOOP_EXIT } from '../../src/engine/errors.js';
-import { waitUntil } from '../support/process.js';
+import { until } from '../support/process.js';
 
 describe('ralphkit run / status / cancel', () => {
   it('ralphkit run passes every argument to the engine and returns its exit code', async () => {
@@ -40,7 +40,7 @@ describe('ralphkit run / status / cancel', () => {
   it('ralphkit cancel stops a live loop and its agent; the state says cancelled', async () => {
     const dir = loopRepo();
     const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), '--pause', '0', '--name', 'long', '--iteration-timeout', '40s']);
-    await waitUntil(() => loopStates(dir).some((s) => s.agentPid), 20_000, 'the agent to start');
+    await until('the agent to start', () => loopStates(dir).some((s) => s.agentPid), 20_000);
     const c = await runCli(['cancel', 'long'], { cwd: dir });
     expect(c.code, c.stderr).toBe(0);
     expect(c.stderr).toMatch(/loop long cancelled/);

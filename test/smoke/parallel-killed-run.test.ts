@@ -7,10 +7,11 @@ import { describe, expect, it, onTestFinished } from 'vitest';
 import { agent, loopStates, startRalph } from '../support/loop-repo.js';
 import { runCli, testdir } from '../support/repo.js';
 import { installedRepo } from '../support/installed-repo.js';
-import { goneWithin, isAlive, killWhenDone, waitUntil } from '../support/process.js';
+import { goneWithin, isAlive, killWhenDone, until } from '../support/process.js';
+import { story as parallelStory } from '../support/parallel-repo.js';
 
 const BRANCH = 'ralph/par';
-const story = (id: string, i: number) => ({ id, title: `Story ${id}`, acceptanceCriteria: ['it is done'], priority: i + 1, passes: false, checks: [`test -f work/${id}.txt`] });
+const story = (id: string, i: number) => parallelStory({ id }, i);
 
 describe('a --parallel run killed with -9', () => {
   it('status shows its workers while it runs; then its worker trees are leftovers, and cleanup stops their agents and removes them', async () => {
@@ -21,7 +22,7 @@ describe('a --parallel run killed with -9', () => {
     const tmp = testdir('ralphkit-tmp-');
     // Each agent says it started, then works for a minute: long enough to be found running, and orphaned.
     const run = startRalph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], { FAKE_PAR_STARTED: started, FAKE_PAR_DELAY_MS: '60000', TMPDIR: tmp });
-    await waitUntil(() => readdirSync(started).length === 2 && loopStates(repo).some((s) => (s as { parallel?: { states: Array<{ agentPid?: number }> } }).parallel?.states.every((w) => w.agentPid)), 30_000, 'both workers\' agents started and recorded');
+    await until('both workers\' agents started and recorded', () => readdirSync(started).length === 2 && loopStates(repo).some((s) => (s as { parallel?: { states: Array<{ agentPid?: number }> } }).parallel?.states.every((w) => w.agentPid)), 30_000);
     const agents = readdirSync(started).map((id) => Number(readFileSync(path.join(started, id), 'utf8')));
     killWhenDone(agents);
     const id = loopStates(repo)[0].id;

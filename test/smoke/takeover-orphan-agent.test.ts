@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { FIXTURES, testdir } from '../support/repo.js';
 import { agent, loopRepo, loopStates, ralph, startRalph } from '../support/loop-repo.js';
-import { isAlive as stillRuns, waitUntil } from '../support/process.js';
+import { isAlive as stillRuns, until } from '../support/process.js';
 import { HAS_PROC } from '../support/lifecycle.js';
 
 const PROBE = path.join(FIXTURES, 'takeover', 'probe.mjs');
@@ -16,7 +16,7 @@ describe.runIf(HAS_PROC)('a new loop after kill -9 of the runner', () => {
     const pidsFile = path.join(testdir(), 'pids');
     const old = startRalph(dir, ['--agent-cmd', agent('sleeper'), '--pause', '0', '--name', 'old', '--iteration-timeout', '60s'], { FAKE_PIDS_FILE: pidsFile });
     onTestFinished(() => void old.child.kill('SIGKILL'));
-    await waitUntil(() => existsSync(pidsFile) && readFileSync(pidsFile, 'utf8').trim().split('\n').length === 2, 20_000, 'the slow agent and its child to start');
+    await until('the slow agent and its child to start', () => existsSync(pidsFile) && readFileSync(pidsFile, 'utf8').trim().split('\n').length === 2, 20_000);
     const pids = readFileSync(pidsFile, 'utf8').trim().split('\n').map(Number);
     old.child.kill('SIGKILL');
     await old.done;

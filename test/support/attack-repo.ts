@@ -8,6 +8,7 @@ import path from 'node:path';
 import { expect, onTestFinished } from 'vitest';
 import { FIXTURES, git, run, runCli, testdir, writeFiles, type RunResult } from './repo.js';
 import type { Prd } from '../../src/prd/types.js';
+import { plan, story } from './plan.js';
 
 export const ATTACKS = path.join(FIXTURES, 'attacks');
 
@@ -25,25 +26,15 @@ export interface AttackPlanOptions {
 
 /** The plan: US-1 checked by its own test file, US-2 (by default) by `npm test`. */
 export function attackPlan(opts: AttackPlanOptions = {}): Prd {
-  const story = (id: string, priority: number, fn: string, value: number, checks: string[]) => ({
-    id,
-    title: `${fn}() returns ${value}`,
-    acceptanceCriteria: [`src/${fn}.mjs exports ${fn}() returning ${value}`, `test/${fn}.test.mjs passes`],
-    priority,
-    passes: false,
-    notes: '',
-    checks,
-  });
-  return {
+  const fnStory = (id: string, priority: number, fn: string, value: number, checks: string[]) =>
+    story(id, { title: `${fn}() returns ${value}`, acceptanceCriteria: [`src/${fn}.mjs exports ${fn}() returning ${value}`, `test/${fn}.test.mjs passes`], priority, notes: '', checks });
+  const stories = [fnStory('US-1', 1, 'one', 1, ['node --test test/one.test.mjs']), fnStory('US-2', 2, 'two', 2, opts.us2Checks ?? ['npm test'])];
+  return plan(stories, {
     project: 'Attack demo',
     branchName: 'ralph/attack-demo',
     description: 'A tiny Node project whose tests fail until the stories are done.',
     ...(opts.planChecks ? { checks: opts.planChecks } : {}),
-    userStories: [
-      story('US-1', 1, 'one', 1, ['node --test test/one.test.mjs']),
-      story('US-2', 2, 'two', 2, opts.us2Checks ?? ['npm test']),
-    ],
-  };
+  });
 }
 
 const testFile = (fn: string, value: number) =>

@@ -7,6 +7,7 @@ import { DEFAULT_OPTIONS } from '../../src/engine/cli/args.js';
 import { LoopExit } from '../../src/engine/errors.js';
 import type { LoopEvent } from '../../src/engine/events.js';
 import type { AgentResult, LoopConfig, LoopDeps, LoopState, RateLimitHit, StoryVerdict, VerifyResult } from '../../src/engine/types.js';
+import { story } from './plan.js';
 
 /** One scripted agent run: what it says, whether it commits, whether the plan is then all done. */
 export interface Step {
@@ -83,7 +84,7 @@ export function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; sta
 }
 
 export function verdictFor(step: Step): VerifyResult {
-  const prd = { branchName: 'b', userStories: [{ id: 'US-1', title: 't', acceptanceCriteria: [], priority: 1, passes: false }] };
+  const prd = { branchName: 'b', userStories: [story('US-1', { title: 't', acceptanceCriteria: [] })] };
   return { verdicts: step.verdicts ?? [], restored: [], allPass: step.allPass ?? false, prd };
 }
 

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { onTestFinished } from 'vitest';
 import { FIXTURES, gitEnv, run, type RunResult } from './repo.js';
 import { installedRepo } from './installed-repo.js';
+import { plan, planText } from './plan.js';
 
 
 export const AGENTS = path.join(FIXTURES, 'agents');
@@ -20,15 +21,9 @@ export interface PlanOptions {
   checks?: string[];
 }
 
+/** The e2e plan (test/support/plan.ts): numbered stories, plan-level checks (default `test -f README.md`). */
 export function renderPlan(opts: PlanOptions = {}): string {
-  const userStories = Array.from({ length: opts.stories ?? 2 }, (_, i) => ({
-    id: `US-00${i + 1}`,
-    title: `Story ${i + 1}`,
-    acceptanceCriteria: ['it is done'],
-    priority: i + 1,
-    passes: false,
-  }));
-  return `${JSON.stringify({ project: 'Test', branchName: opts.branchName ?? 'ralph/test', checks: opts.checks ?? ['test -f README.md'], userStories }, null, 2)}\n`;
+  return planText(plan(opts.stories ?? 2, { branchName: opts.branchName ?? 'ralph/test', checks: opts.checks ?? ['test -f README.md'] }));
 }
 
 /** A git repo with ralph installed by `ralphkit install`, the given plan written and everything committed. */

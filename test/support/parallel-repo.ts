@@ -5,6 +5,8 @@ import { existsSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { git, testdir } from './repo.js';
 import { installedRepo } from './installed-repo.js';
+import { plan, story as baseStory } from './plan.js';
+import type { Story } from '../../src/prd/types.js';
 
 export interface StorySpec {
   id: string;
@@ -14,13 +16,14 @@ export interface StorySpec {
 
 export const BRANCH = 'ralph/par';
 
-export function story(s: StorySpec, i: number) {
-  return { id: s.id, title: `Story ${s.id}`, acceptanceCriteria: ['it is done'], priority: i + 1, passes: false, checks: s.checks ?? [`test -f work/${s.id}.txt`], ...(s.dependsOn ? { dependsOn: s.dependsOn } : {}) };
+/** A --parallel story (test/support/plan.ts): checked by the file its fake agent writes, unless told otherwise. */
+export function story(s: StorySpec, i: number): Story {
+  return baseStory(s.id, { priority: i + 1, checks: s.checks ?? [`test -f work/${s.id}.txt`], ...(s.dependsOn ? { dependsOn: s.dependsOn } : {}) });
 }
 
 /** An installed repository with a plan of `stories` on BRANCH; its worktrees folder goes with the test. */
 export function parallelRepo(stories: StorySpec[], planChecks: string[] = ['test -f README.md']): string {
-  const repo = installedRepo({ plan: { project: 'Par', branchName: BRANCH, checks: planChecks, userStories: stories.map(story) } });
+  const repo = installedRepo({ plan: plan(stories.map(story), { project: 'Par', branchName: BRANCH, checks: planChecks }) });
   onTestFinished(() => rmSync(`${repo}.ralph-worktrees`, { recursive: true, force: true }));
   return repo;
 }

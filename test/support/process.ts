@@ -2,6 +2,7 @@
 // (never on a fixed delay), and killing what a test left behind.
 import { existsSync, readFileSync } from 'node:fs';
 import { onTestFinished } from 'vitest';
+import { pollUntil } from '../../src/util/poll.js';
 
 export const HAS_PROC = process.platform === 'linux' && existsSync('/proc/self/environ');
 
@@ -36,21 +37,15 @@ export function readCmdline(pid: number): string {
  */
 export const WAIT_SLACK = 3;
 
-/** Polls `probe` until it returns something truthy; the timeout only turns a hang into a clear failure. */
+/**
+ * The one wait of the tests (what is waited for, then the probe, then the limit): polls `probe` until it returns
+ * something truthy and returns that; the timeout (times WAIT_SLACK) only turns a hang into a clear failure.
+ */
 export async function until<T>(what: string, probe: () => T | null | undefined | false, timeoutMs = 30_000): Promise<T> {
-  for (const end = Date.now() + timeoutMs * WAIT_SLACK; ; await new Promise((r) => setTimeout(r, 25))) {
-    const value = probe();
-    if (value) return value;
-    if (Date.now() > end) throw new Error(`timed out after ${timeoutMs * WAIT_SLACK} ms waiting for ${what}`);
-  }
-}
-
-/** The pid a shell wrote with `echo $$ > file` (an existing file can still be empty: wait for the newline). */
-export function pidIn(file: string): Promise<number> {
-  return until(`a pid in ${file}`, () => {
-    const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-    return /^\d+\n$/.test(text) ? Number(text) : null;
-  });
+  let value: T | null | undefined | false = null;
+  const limit = timeoutMs * WAIT_SLACK;
+  if (await pollUntil(() => Boolean((value = probe())), { timeoutMs: limit, intervalMs: 25 })) return value as T;
+  throw new Error(`timed out after ${limit} ms waiting for ${what}`);
 }
 
 /**
@@ -90,11 +85,8 @@ export function isAlive(pid: number): boolean {
 }
 
 /** Whether `pid` is gone within `ms` (SIGKILL is delivered asynchronously, so look a few times). */
-export async function goneWithin(pid: number, ms = 3000): Promise<boolean> {
-  for (const end = Date.now() + ms * WAIT_SLACK; Date.now() < end; await new Promise((r) => setTimeout(r, 50))) {
-    if (!isAlive(pid)) return true;
-  }
-  return !isAlive(pid);
+export function goneWithin(pid: number, ms = 3000): Promise<boolean> {
+  return pollUntil(() => !isAlive(pid), { timeoutMs: ms * WAIT_SLACK, intervalMs: 50 });
 }
 
 /**
@@ -102,28 +94,16 @@ export async function goneWithin(pid: number, ms = 3000): Promise<boolean> {
  * before it writes the number, so an existing file can still be empty: read as a number that is 0, and pid 0 means
  * "my own process group" to kill(2) (`process.kill(-0, 'SIGKILL')` would kill the test runner itself).
  */
-export async function pidFrom(file: string, timeoutMs = 30_000): Promise<number> {
-  const read = (): number => {
+export function pidFrom(file: string, timeoutMs = 30_000): Promise<number> {
+  return until(`a pid in ${file}`, () => {
     const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-    return /^\d+\n$/.test(text) ? Number(text) : 0;
-  };
-  for (const end = Date.now() + timeoutMs * WAIT_SLACK; read() <= 1; await new Promise((r) => setTimeout(r, 50))) {
-    if (Date.now() > end) throw new Error(`no pid in ${file} after ${timeoutMs * WAIT_SLACK} ms`);
-  }
-  return read();
+    const pid = /^\d+\n$/.test(text) ? Number(text) : 0;
+    return pid > 1 ? pid : null;
+  }, timeoutMs);
 }
 
 /** Field 22 of /proc/<pid>/stat, read independently of the engine's own parser. */
 export function procStart(pid: number): number {
   const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
   return Number(text.slice(text.lastIndexOf(')') + 2).split(' ')[19]);
-}
-
-/** Polls `check` every 50 ms until it is true, or fails after `timeoutMs`. */
-export async function waitUntil(check: () => boolean, timeoutMs = 20_000, what = 'condition'): Promise<void> {
-  const deadline = Date.now() + timeoutMs * WAIT_SLACK;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
 }

@@ -5,21 +5,13 @@ import path from 'node:path';
 import { FIXTURES, run, type RunResult } from './repo.js';
 import { parseLedger, type ReviewLine } from '../../src/engine/store/ledger.js';
 import type { Prd, Story } from '../../src/prd/types.js';
+import { fileStory, plan } from './plan.js';
 
 /** A story the implementer's check passes at once, with a criterion (`<id>.criterion`) only the reviewer checks. */
-export const reviewStory = (id: string, priority: number, extra: Partial<Story> = {}): Story => ({
-  id,
-  title: `Story ${id}`,
-  description: `As a user I get ${id}.`,
-  acceptanceCriteria: [`${id}.txt says it is done`, 'the criterion file exists'],
-  priority,
-  passes: false,
-  notes: '',
-  checks: [`grep -q "${id} done" ${id}.txt`],
-  ...extra,
-});
+export const reviewStory = (id: string, priority: number, extra: Partial<Story> = {}): Story =>
+  fileStory(id, priority, { description: `As a user I get ${id}.`, acceptanceCriteria: [`${id}.txt says it is done`, 'the criterion file exists'], ...extra });
 
-export const reviewPlan = (...stories: Story[]): Prd => ({ project: 'Demo', branchName: 'ralph/demo', userStories: stories });
+export const reviewPlan = (...stories: Story[]): Prd => plan(stories, { project: 'Demo', branchName: 'ralph/demo' });
 
 /** `node <test/fixtures/review/name>`, as a command line. */
 export const reviewFixture = (name: string) => `node ${JSON.stringify(path.join(FIXTURES, 'review', name))}`;

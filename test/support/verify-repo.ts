@@ -6,18 +6,12 @@ import { gitdir, git, writeFiles } from './repo.js';
 import type { Prd, Story } from '../../src/prd/types.js';
 import type { VerifyInput } from '../../src/engine/types.js';
 import { parseLedger, type LedgerLine } from '../../src/engine/store/ledger.js';
+import { plan as basePlan, story as baseStory } from './plan.js';
 
-export const story = (id: string, extra: Partial<Story> = {}): Story => ({
-  id,
-  title: `Story ${id}`,
-  acceptanceCriteria: [`${id} works`],
-  priority: 1,
-  passes: false,
-  notes: '',
-  ...extra,
-});
+/** A verification test's story (test/support/plan.ts) with a criterion of its own and empty notes. */
+export const story = (id: string, extra: Partial<Story> = {}): Story => baseStory(id, { acceptanceCriteria: [`${id} works`], notes: '', ...extra });
 
-export const plan = (stories: Story[], extra: Partial<Prd> = {}): Prd => ({ project: 'Demo', branchName: 'ralph/demo', ...extra, userStories: stories });
+export const plan = (stories: Story[], extra: Omit<Partial<Prd>, 'userStories'> = {}): Prd => basePlan(stories, { project: 'Demo', branchName: 'ralph/demo', ...extra });
 
 export interface VerifyRepo {
   dir: string;

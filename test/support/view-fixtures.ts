@@ -5,19 +5,18 @@ import path from 'node:path';
 import type { Prd, Story } from '../../src/prd/types.js';
 import type { ParallelState } from '../../src/engine/types.js';
 import { git } from './repo.js';
+import { plan as basePlan, story as baseStory, storyId } from './plan.js';
 
+/** A dashboard story (test/support/plan.ts): a description, notes and dependencies as a real plan has them. */
 export function story(id: string, overrides: Partial<Story> = {}): Story {
-  return { id, title: `Story ${id}`, description: `As a user I want ${id}.`, acceptanceCriteria: ['Typecheck passes'], priority: 1, passes: false, notes: '', dependsOn: [], ...overrides };
+  return baseStory(id, { description: `As a user I want ${id}.`, acceptanceCriteria: ['Typecheck passes'], notes: '', dependsOn: [], ...overrides });
 }
 
 /** A plan with `n` stories, two chains side by side: US-001 ← US-003 ← US-005 …, US-002 ← US-004 … */
 export function plan(n = 4, overrides: Partial<Prd> = {}): Prd {
-  const stories = Array.from({ length: n }, (_, i) => {
-    const id = `US-${String(i + 1).padStart(3, '0')}`;
-    const dependsOn = i >= 2 ? [`US-${String(i - 1).padStart(3, '0')}`] : [];
-    return story(id, { title: `Story number ${i + 1}`, priority: i + 1, dependsOn });
-  });
-  return { project: 'Fixture', branchName: 'ralph/fixture', checks: ['npm test'], userStories: stories, ...overrides };
+  const stories = Array.from({ length: n }, (_, i) => story(storyId(i + 1), { title: `Story number ${i + 1}`, priority: i + 1, dependsOn: i >= 2 ? [storyId(i - 1)] : [] }));
+  const { userStories, ...fields } = overrides;
+  return basePlan(userStories ?? stories, { project: 'Fixture', branchName: 'ralph/fixture', checks: ['npm test'], ...fields });
 }
 
 /** Write through a temp file and rename, as the engine does (the case fs.watch misses on some platforms). */

@@ -1,9 +1,9 @@
 // --dry-run's agent check: whether the agent the run would start can be found, by the same lookup the real start
 // uses, so a typo shows before a loop is left running overnight. It only warns: the dry run still exits 0.
-import { statSync } from 'node:fs';
 import path from 'node:path';
 import { AGENTS, agentBinVar, renderMissingAgent } from './index.js';
 import type { AgentName } from '../types.js';
+import { findExecutable } from '../../util/which.js';
 
 export interface AgentCheck {
   /** Where the agent's program was found, or null when it was not (or could not be checked). */
@@ -46,15 +46,5 @@ export function readFirstWord(command: string): string | null {
   return PLAIN_WORD.test(first) ? first : null;
 }
 
-/** Finds an executable on PATH the way a shell would, to refuse a missing agent before anything runs. */
-export function findExecutable(file: string, env: NodeJS.ProcessEnv): string | null {
-  const candidates = file.includes('/') ? [file] : (env.PATH ?? '').split(path.delimiter).filter(Boolean).map((d) => path.join(d, file));
-  for (const c of candidates) {
-    try {
-      if (statSync(c).isFile() && (statSync(c).mode & 0o111) !== 0) return c;
-    } catch {
-      /* not here */
-    }
-  }
-  return null;
-}
+/** The one PATH lookup (util/which.ts), here too for the callers that check an agent's program. */
+export { findExecutable };

@@ -12,6 +12,7 @@
 import { closeSync, existsSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
 import { AGENT_MARK_VAR } from './env.js';
 import { readProcStat } from '../processes.js';
+import { pollUntil } from '../../util/poll.js';
 
 /** How long the SIGKILLed get to disappear: the kernel is quick, a process stuck in the D state is not. */
 const KILL_WAIT_MS = 2000;
@@ -126,10 +127,7 @@ function isSameProcess(pid: number, then: ProcInfo): boolean {
 }
 
 async function waitGone(targets: Array<{ pid: number; info: ProcInfo }>, ms: number): Promise<void> {
-  const end = Date.now() + ms;
-  while (targets.some((t) => isSameProcess(t.pid, t.info)) && Date.now() < end) {
-    await new Promise((resolve) => setTimeout(resolve, POLL_MS));
-  }
+  await pollUntil(() => !targets.some((t) => isSameProcess(t.pid, t.info)), { timeoutMs: ms, intervalMs: POLL_MS });
 }
 
 function readCommand(pid: number): string {

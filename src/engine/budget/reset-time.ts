@@ -13,7 +13,7 @@ const ABSOLUTE = new RegExp(
   'i',
 );
 const RELATIVE = /^in\s+((?:\d+\s*(?:days?|d|hours?|hrs?|h|minutes?|mins?|m|seconds?|secs?|s)\b[\s,]*(?:and\s+)?)+)$/i;
-const ZONE = /\s*\(([A-Za-z][A-Za-z0-9_+\-]*(?:\/[A-Za-z0-9_+\-]+)*)\)\s*$/;
+const ZONE = /\s*\(([A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*)\)\s*$/;
 
 /** The instant a reset phrase names, strictly after `now`; null when it names none we can read. */
 export function parseResetTime(phrase: string, now: Date, localZone?: string): Date | null {

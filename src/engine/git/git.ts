@@ -1,15 +1,14 @@
 // Every git command the runner runs goes through runGit: spawn with argument arrays only, never a shell (a
 // branchName from prd.json or a path is data, never a command), the runner's hardening (harden.ts) on each call,
 // and a timeout so a wedged git cannot hang the loop.
-import { spawn } from 'node:child_process';
-import { accessSync, constants, statSync } from 'node:fs';
-import path from 'node:path';
+import { gitProgram } from './program.js';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
 import { parseBatch, parseConfigList, parseStatusV2, type BatchObject, type ConfigEntry, type DirtyEntry, type HeadState } from './parse.js';
 
 export type { BatchObject, ConfigEntry, DirtyEntry, HeadState };
 import { LoopExit, gitDiskFullError, LOOP_EXIT } from '../errors.js';
 import { signalGroup } from '../processes.js';
+import { spawnInGroup } from '../group-spawn.js';
 import { formatDuration } from '../core/duration.js';
 import type { RepoLocation } from '../types.js';
 
@@ -32,36 +31,6 @@ export interface GitOptions {
   /** Written to git's stdin (e.g. a note's text for `git notes add -F -`). */
   input?: string;
   timeoutMs?: number;
-}
-
-// git's path, looked up on the runner's PATH once (not by every spawn, which blocks until the child has tried each
-// folder): a `git` the agent drops into an earlier PATH folder later on is never the one the runner runs.
-let resolvedGit: { pathVar: string | undefined; file: string } | null = null;
-
-function gitProgram(): string {
-  const pathVar = process.env.PATH;
-  if (!resolvedGit || resolvedGit.pathVar !== pathVar) resolvedGit = { pathVar, file: findGit(pathVar) };
-  return resolvedGit.file;
-}
-
-function findGit(pathVar: string | undefined): string {
-  // Windows looks up git.exe through PATHEXT; leave that to the system.
-  if (process.platform === 'win32') return 'git';
-  for (const dir of (pathVar ?? '').split(path.delimiter)) {
-    // A relative folder is looked up from each call's own cwd: that is the system's to do.
-    if (!dir || !path.isAbsolute(dir)) return 'git';
-    const file = path.join(dir, 'git');
-    try {
-      // As the system's own lookup: a file this user may execute (not merely one with some execute bit).
-      if (statSync(file).isFile()) {
-        accessSync(file, constants.X_OK);
-        return file;
-      }
-    } catch {
-      /* not here */
-    }
-  }
-  return 'git';
 }
 
 // Git runs in a process group (and session) of its own: Ctrl-C at a terminal signals the terminal's whole group, and a
@@ -96,47 +65,31 @@ async function runGitBytes(cwd: string, args: string[], options: GitOptions = {}
 }
 
 /** One git process, hardened, in a group of its own, with a timeout and an output limit; stdout as bytes. */
-function spawnGit(cwd: string, args: string[], options: GitOptions & { maxOutput?: number }): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+async function spawnGit(cwd: string, args: string[], options: GitOptions & { maxOutput?: number }): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   const maxOutput = options.maxOutput ?? MAX_OUTPUT;
-  return new Promise((resolve) => {
-    const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
-    // spawn, not execFile: execFile leaves `detached` out.
-    const child = spawn(gitProgram(), hardenedArgs(args), { cwd, env: hardenedGitEnv(process.env), detached: process.platform !== 'win32', stdio: ['pipe', 'pipe', 'pipe'] });
-    const untrack = trackGroup(child.pid);
-    const name = `git ${subcommand(args)}`;
-    const out = { stdout: [] as Buffer[], stderr: [] as Buffer[], size: 0 };
-    let stopped: string | null = null;
-    const stop = (why: string) => {
-      stopped ??= why;
-      if (process.platform === 'win32') child.kill();
-      else signalGroup(child.pid, 'SIGKILL');
-    };
-    const collect = (into: Buffer[]) => (chunk: Buffer) => {
-      out.size += chunk.length;
-      if (out.size > maxOutput) stop(`${name} printed more than ${maxOutput / 1024 / 1024} MiB and was stopped`);
-      else into.push(chunk);
-    };
-    child.stdout.on('data', collect(out.stdout));
-    child.stderr.on('data', collect(out.stderr));
-    const timer = setTimeout(() => stop(`${name} did not finish within ${formatDuration(timeoutMs)} and was stopped`), timeoutMs);
-    timer.unref();
-    let spawnError: NodeJS.ErrnoException | null = null;
-    child.on('error', (err: NodeJS.ErrnoException) => (spawnError = err));
-    child.on('close', (status, signal) => {
-      clearTimeout(timer);
-      untrack();
-      const stdout = Buffer.concat(out.stdout);
-      const stderr = Buffer.concat(out.stderr).toString('utf8');
-      // git's exit status; GIT_MISSING when git could not be started; a git stopped (timeout, too much output) or
-      // killed by a signal reports as a failure
-      const err = spawnError as NodeJS.ErrnoException | null;
-      const code = err ? (err.code === 'ENOENT' ? GIT_MISSING : 1) : stopped || status === null ? 1 : status;
-      const why = stopped ?? (err ? err.message : signal ? `${name} was killed by ${signal}` : '');
-      resolve({ code, stdout, stderr: stopped ? `${stderr}${why}` : stderr || (code ? why || `${name} exited with ${code}` : '') });
-    });
-    child.stdin.on('error', () => {});
-    child.stdin.end(options.input ?? '');
-  });
+  const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
+  const name = `git ${subcommand(args)}`;
+  const out = { stdout: [] as Buffer[], stderr: [] as Buffer[], size: 0 };
+  const tooMuch = `${name} printed more than ${maxOutput / 1024 / 1024} MiB and was stopped`;
+  const collect = (into: Buffer[]) => (chunk: Buffer) => {
+    out.size += chunk.length;
+    if (out.size > maxOutput) run.stop(tooMuch);
+    else into.push(chunk);
+  };
+  // A git stopped is killed at once (graceMs 0): nothing of a half-done git step is worth waiting for.
+  const run = spawnInGroup({ file: gitProgram(), args: hardenedArgs(args), cwd, env: hardenedGitEnv(process.env), input: options.input, timeoutMs, graceMs: 0, atEnd: 'keep', onStdout: collect(out.stdout), onStderr: collect(out.stderr) });
+  const untrack = trackGroup(run.child.pid);
+  const exit = await run.done;
+  untrack();
+  const stdout = Buffer.concat(out.stdout);
+  const stderr = Buffer.concat(out.stderr).toString('utf8');
+  const stopped = exit.stopped === 'timeout' ? `${name} did not finish within ${formatDuration(timeoutMs)} and was stopped` : exit.stopped;
+  // git's exit status; GIT_MISSING when git could not be started; a git stopped (timeout, too much output) or
+  // killed by a signal reports as a failure
+  const err = exit.spawnError;
+  const code = err ? (err.code === 'ENOENT' ? GIT_MISSING : 1) : stopped || exit.code === null ? 1 : exit.code;
+  const why = stopped ?? (err ? err.message : exit.signal ? `${name} was killed by ${exit.signal}` : '');
+  return { code, stdout, stderr: stopped ? `${stderr}${why}` : stderr || (code ? why || `${name} exited with ${code}` : '') };
 }
 
 /** The git subcommand of an argument list, past `-c key=value` settings and other options before it. */

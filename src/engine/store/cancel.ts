@@ -10,6 +10,7 @@ import { LOOP_ID, cancelMarker, loopDir, runsDir, statePath } from './layout.js'
 import { guardStart, listRecordedAgents, readState, withoutAgents, writeStateFile } from './state-file.js';
 import { loopCommand } from '../../util/invocation.js';
 import { shellQuote } from '../../util/shell-quote.js';
+import { pollUntil } from '../../util/poll.js';
 
 export interface CancelResult {
   id: string;
@@ -110,12 +111,12 @@ export function renderCancelResult(r: CancelResult): string {
 
 /** After signalling: wait (bounded) until the runner has recorded its end, and return the final status. */
 export async function waitForLoopEnd(repoRoot: string, id: string, timeoutMs: number): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const state = readState(repoRoot, id);
-    if (!state || state.status !== 'running' || !isAlive(state.pid, state.pidStart) || Date.now() > deadline) return state?.status ?? 'unknown';
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let state = readState(repoRoot, id);
+  await pollUntil(() => {
+    state = readState(repoRoot, id);
+    return !state || state.status !== 'running' || !isAlive(state.pid, state.pidStart);
+  }, { timeoutMs, intervalMs: 100 });
+  return state?.status ?? 'unknown';
 }
 
 export function isCancelRequested(repoRoot: string, id: string): boolean {

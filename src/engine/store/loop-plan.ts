@@ -3,10 +3,9 @@
 // through git, else the commit its verdict record names; never a tree that has moved on to another branch. A sealed
 // verdict counts for a story only when the story at the record's commit is the same story (every field but `passes`
 // and `notes`): a later plan that reuses the id is not what the record verified.
-import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import type { LoopState } from '../types.js';
-import { hardenedArgs, hardenedGitEnv } from '../git/harden.js';
+import { gitSync } from '../git/program.js';
 import { readTextOrNull } from '../../util/read.js';
 import { readStoryStatus, type VerdictRecord } from './verdict-record.js';
 import type { VerdictStatus } from './ledger.js';
@@ -119,11 +118,3 @@ function gitShow(repoRoot: string, spec: string): string | null {
   return gitSync(repoRoot, ['cat-file', 'blob', spec]);
 }
 
-// Synchronous (status and the dashboard's snapshots are), hardened like every git call of the runner's.
-function gitSync(cwd: string, args: string[]): string | null {
-  try {
-    return execFileSync('git', hardenedArgs(args), { cwd, env: hardenedGitEnv(process.env), encoding: 'utf8', timeout: 30_000, stdio: ['ignore', 'pipe', 'ignore'] });
-  } catch {
-    return null;
-  }
-}

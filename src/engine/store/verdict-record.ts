@@ -2,13 +2,12 @@
 // sealed with an HMAC whose key lives in the user's configuration folder (never in the repository). `status` and
 // the dashboard call a story verified only from a record that checks out; ledger lines are what a runner reported.
 // Without --sandbox the agent runs as the user and could read the key; the sandbox hides that folder from it.
-import { execFileSync } from 'node:child_process';
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { chmodSync, closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync, type Stats } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import type { ShippedReview, StoryVerdict } from '../types.js';
-import { hardenedArgs, hardenedGitEnv } from '../git/harden.js';
+import { gitSyncBytes } from '../git/program.js';
 import { isVerdictStatus, type StoryReview, type VerdictStatus } from './ledger.js';
 
 export interface VerdictRecord {
@@ -159,10 +158,10 @@ export function sealReviews(reviews: Readonly<Record<string, StoryReview>>, reco
 export function readVerdictRecordsSync(repoRoot: string, env: NodeJS.ProcessEnv = process.env): Map<string, VerdictRecord> {
   const key = readKey(false, env);
   if (!key) return new Map();
-  const list = gitSync(repoRoot, LIST_NOTES);
+  const list = gitSyncBytes(repoRoot, LIST_NOTES);
   const notes = list ? parseNotesList(list.toString('utf8')) : [];
   if (!notes.length) return new Map();
-  const batch = gitSync(repoRoot, ['cat-file', '--batch'], renderBatchInput(notes));
+  const batch = gitSyncBytes(repoRoot, ['cat-file', '--batch'], renderBatchInput(notes));
   return batch ? collectRecords(notes, parseCatFileBatch(batch, notes.map((n) => n.blob)), key) : new Map();
 }
 
@@ -221,14 +220,6 @@ function collectRecords(notes: readonly NoteEntry[], blobs: ReadonlyMap<string, 
 
 function isStoryMap(value: unknown): value is Record<string, VerdictStatus> {
   return !!value && typeof value === 'object' && !Array.isArray(value) && Object.values(value).every(isVerdictStatus);
-}
-
-function gitSync(cwd: string, args: string[], input?: string): Buffer | null {
-  try {
-    return execFileSync('git', hardenedArgs(args), { cwd, env: hardenedGitEnv(process.env), input: input ?? '', maxBuffer: 64 * 1024 * 1024, timeout: 30_000, stdio: ['pipe', 'pipe', 'pipe'] });
-  } catch {
-    return null;
-  }
 }
 
 /**

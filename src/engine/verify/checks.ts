@@ -1,9 +1,8 @@
 // Runs one check command the way the plan's owner wrote it: `sh -c <command>` in a folder, with a timeout.
 // The command gets its own process group so a timeout kills everything it started (test runners fork
 // workers; a killed `sh` alone would leave them running and holding our pipes open).
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { signalGroup } from '../processes.js';
+import { spawnInGroup } from '../group-spawn.js';
 
 export interface CheckOptions {
   command: string;
@@ -42,98 +41,43 @@ const KEEP_BYTES = 256 * 1024;
 // pipes get this long before we stop waiting for them.
 const GRACE_MS = 2000;
 
-export function runCheck(opts: CheckOptions): Promise<CheckResult> {
-  return new Promise((resolve) => new CheckRun(opts, resolve).start());
-}
-
 /** One command from spawn to result: output captured, timeout and abort armed, the group killed at the end. */
-class CheckRun {
-  private readonly started = Date.now();
-  private readonly hash = createHash('sha256');
-  private readonly tail: Tail;
-  private readonly timers: NodeJS.Timeout[] = [];
-  private child: ChildProcess | undefined;
-  private exit: { code: number | null; signal: string | null } | undefined;
-  private timedOut = false;
-  private aborted = false;
-  private startError: string | undefined;
-  private done = false;
-
-  constructor(
-    private readonly opts: CheckOptions,
-    private readonly resolve: (r: CheckResult) => void,
-  ) {
-    this.tail = new Tail(opts.keepBytes ?? KEEP_BYTES);
-  }
-
-  start(): void {
-    const shell = this.opts.wrap ? this.opts.wrap('sh', ['-c', this.opts.command]) : { file: 'sh', args: ['-c', this.opts.command] };
-    const child = spawn(shell.file, shell.args, {
-      cwd: this.opts.cwd,
-      env: this.opts.env ?? process.env,
-      detached: process.platform !== 'win32',
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    this.child = child;
-    const onData = (chunk: Buffer): void => {
-      this.hash.update(chunk);
-      this.tail.push(chunk);
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', onData);
-    child.on('error', (err) => {
-      this.startError = err.message;
-      this.finish();
-    });
-    child.on('exit', (code, signal) => {
-      this.exit = { code, signal };
-      // a background process that inherited our pipes would keep 'close' away for ever
-      this.timers.push(setTimeout(() => this.finish(), GRACE_MS));
-    });
-    child.on('close', () => this.finish());
-    this.timers.push(setTimeout(() => this.stop('timeout'), this.opts.timeoutMs));
-    if (this.opts.signal?.aborted) this.stop('abort');
-    else this.opts.signal?.addEventListener('abort', this.onAbort, { once: true });
-  }
-
-  private readonly onAbort = (): void => this.stop('abort');
-
-  // The check runs in its own process group, so a Ctrl-C in the terminal does not reach it: stop it ourselves.
-  private stop(why: 'timeout' | 'abort'): void {
-    if (this.done) return;
-    if (why === 'timeout') this.timedOut = true;
-    else this.aborted = true;
-    signalGroup(this.child?.pid, 'SIGTERM');
-    this.timers.push(setTimeout(() => signalGroup(this.child?.pid, 'SIGKILL'), GRACE_MS));
-    this.timers.push(setTimeout(() => this.finish(), 2 * GRACE_MS));
-  }
-
-  private finish(): void {
-    if (this.done) return;
-    this.done = true;
-    this.timers.forEach(clearTimeout);
-    this.opts.signal?.removeEventListener('abort', this.onAbort);
-    signalGroup(this.child?.pid, 'SIGKILL'); // nothing a check started may outlive it
-    this.child?.stdout?.destroy();
-    this.child?.stderr?.destroy();
-    this.resolve(this.result());
-  }
-
-  private result(): CheckResult {
-    const exitCode = this.startError ? null : (this.exit?.code ?? null);
-    return {
-      command: this.opts.command,
-      exitCode,
-      signal: this.exit?.signal ?? null,
-      timedOut: this.timedOut,
-      ...(this.aborted ? { aborted: true } : {}),
-      ok: !this.timedOut && !this.aborted && !this.startError && exitCode === 0,
-      durationMs: Date.now() - this.started,
-      outputTail: this.tail.text(),
-      outputSha256: this.hash.digest('hex'),
-      ...(this.startError ? { error: this.startError } : {}),
-    };
-  }
+export async function runCheck(opts: CheckOptions): Promise<CheckResult> {
+  const hash = createHash('sha256');
+  const tail = new Tail(opts.keepBytes ?? KEEP_BYTES);
+  const onData = (chunk: Buffer): void => {
+    hash.update(chunk);
+    tail.push(chunk);
+  };
+  const shell = opts.wrap ? opts.wrap('sh', ['-c', opts.command]) : { file: 'sh', args: ['-c', opts.command] };
+  const exit = await spawnInGroup({
+    ...shell,
+    cwd: opts.cwd,
+    env: opts.env ?? process.env,
+    timeoutMs: opts.timeoutMs,
+    signal: opts.signal,
+    graceMs: GRACE_MS,
+    drainMs: GRACE_MS,
+    // Nothing a check started may outlive it.
+    atEnd: 'kill',
+    onStdout: onData,
+    onStderr: onData,
+  }).done;
+  const timedOut = exit.stopped === 'timeout';
+  const aborted = exit.stopped === 'abort';
+  const exitCode = exit.spawnError ? null : exit.code;
+  return {
+    command: opts.command,
+    exitCode,
+    signal: exit.signal,
+    timedOut,
+    ...(aborted ? { aborted: true } : {}),
+    ok: !timedOut && !aborted && !exit.spawnError && exitCode === 0,
+    durationMs: exit.durationMs,
+    outputTail: tail.text(),
+    outputSha256: hash.digest('hex'),
+    ...(exit.spawnError ? { error: exit.spawnError.message } : {}),
+  };
 }
 
 /** Keeps the last `limit` bytes of a stream without holding the whole of it. */

@@ -27,16 +27,16 @@ export function globToRegExp(glob: string): RegExp {
       const close = g.indexOf('}', i);
       if (close < 0) out += '\\{';
       else {
-        out += `(?:${g.slice(i + 1, close).split(',').map(escape).join('|')})`;
+        out += `(?:${g.slice(i + 1, close).split(',').map(escapeRegex).join('|')})`;
         i = close;
       }
-    } else out += escape(c);
+    } else out += escapeRegex(c);
   }
   // A folder name matches what is under it as well.
   return new RegExp(`^${anchored ? '' : '(?:.*/)?'}${out}(?:/.*)?$`);
 }
 
-function escape(text: string): string {
+function escapeRegex(text: string): string {
   return text.replace(/[.+^${}()|[\]\\]/g, '\\$&');
 }
 

@@ -148,7 +148,7 @@ export interface KnownAtStart {
  */
 export async function establishTrust(paths: RunPaths, topLevel: string, loopId: string, resumed: boolean, options: RunOptions, baseline: string | null, emit: Emit, known: KnownAtStart = {}): Promise<RunTrust> {
   const head = known.head !== undefined ? known.head : await headSha(paths.repoRoot);
-  let commit = resumed && !options.repin ? await readPinCommit(paths.repoRoot, loopId) : head;
+  const commit = resumed && !options.repin ? await readPinCommit(paths.repoRoot, loopId) : head;
   if (resumed && !commit && !options.repin) {
     throw new LoopExit(LOOP_EXIT.refused, `loop ${loopId} has no record of its pinned tests (${pinsRef(loopId)} is missing)`, `pin the tests as they are now and continue: ./ralph/ralph.sh --resume ${loopId} --repin`);
   }

@@ -2,8 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { LEDGER_PER_STORY, planBoard, planCardState, planColumns, planNext, planRows } from '../../../src/view/board.js';
 import type { LedgerLine, VerdictStatus } from '../../../src/engine/store/ledger.js';
 import type { Prd, Story } from '../../../src/prd/types.js';
+import { story } from '../../support/plan.js';
 
-const s = (id: string, dependsOn: string[] = [], o: Partial<Story> = {}): Story => ({ id, title: id, acceptanceCriteria: [], priority: 1, passes: false, dependsOn, ...o });
+const s = (id: string, dependsOn: string[] = [], o: Partial<Story> = {}): Story => story(id, { title: id, acceptanceCriteria: [], dependsOn, ...o });
 const cols = (stories: Story[]) => Object.fromEntries(planColumns(stories));
 
 describe('planCardState', () => {

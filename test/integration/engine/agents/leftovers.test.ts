@@ -5,7 +5,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { planAgentEnv } from '../../../../src/engine/agents/env.js';
 import { findMarkedProcesses, stopMarkedProcesses } from '../../../../src/engine/agents/leftovers.js';
-import { HAS_PROC, isGone, killWhenDone, pidIn, readCmdline, statFields, until } from '../../../support/process.js';
+import { HAS_PROC, isGone, killWhenDone, pidFrom, readCmdline, statFields, until } from '../../../support/process.js';
 import { testdir, writeFiles } from '../../../support/repo.js';
 
 /**
@@ -34,7 +34,7 @@ describe.skipIf(!HAS_PROC)('leftovers (Linux /proc)', () => {
     const sleeper = spawn('sleep', ['300'], { stdio: 'ignore' });
     killWhenDone([sleeper.pid!]);
     const { token, group } = await runMarked(dir, LEFTOVERS);
-    const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((n) => pidIn(path.join(dir, `${n}.pid`))));
+    const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((n) => pidFrom(path.join(dir, `${n}.pid`))));
     killWhenDone([a, b, c]);
     await until('all three to exec sleep', () => [a, b, c].every((pid) => readCmdline(pid) === 'sleep 300'));
     // What makes them leftovers a group kill or a walk of the agent's process tree would miss.
@@ -54,7 +54,7 @@ describe.skipIf(!HAS_PROC)('leftovers (Linux /proc)', () => {
     const { token } = await runMarked(dir, 'setsid sh parent.sh </dev/null >/dev/null 2>&1 &', {
       'parent.sh': `sh -c 'echo $$ > z.pid; until [ -e go ]; do sleep 0.02; done' &\necho $$ > p.pid\nexec sleep 300\n`,
     });
-    const [zombie, parent] = await Promise.all([pidIn(path.join(dir, 'z.pid')), pidIn(path.join(dir, 'p.pid'))]);
+    const [zombie, parent] = await Promise.all([pidFrom(path.join(dir, 'z.pid')), pidFrom(path.join(dir, 'p.pid'))]);
     killWhenDone([zombie, parent]);
     await until('the parent to exec sleep', () => readCmdline(parent) === 'sleep 300');
     writeFiles(dir, { go: '' });
@@ -67,7 +67,7 @@ describe.skipIf(!HAS_PROC)('leftovers (Linux /proc)', () => {
     const sleeper = spawn('sleep', ['300'], { stdio: 'ignore' });
     killWhenDone([sleeper.pid!]);
     const { token } = await runMarked(dir, LEFTOVERS);
-    const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((n) => pidIn(path.join(dir, `${n}.pid`))));
+    const [a, b, c] = await Promise.all(['a', 'b', 'c'].map((n) => pidFrom(path.join(dir, `${n}.pid`))));
     killWhenDone([a, b, c]);
     await until('all three to exec sleep', () => [a, b, c].every((pid) => readCmdline(pid) === 'sleep 300'));
     // Without this the SIGKILL path would go untested: SIGTERM (signal 15, mask 0x4000) must be in c's ignored set.
@@ -92,13 +92,13 @@ describe.skipIf(!HAS_PROC)('leftovers (Linux /proc)', () => {
       'parent.sh': `trap 'sh late.sh & echo $! > late.pid; exit 0' TERM\necho $$ > p.pid\nsleep 300 &\nwait\n`,
       'late.sh': 'exec sleep 301\n',
     });
-    const parent = await pidIn(path.join(dir, 'p.pid'));
+    const parent = await pidFrom(path.join(dir, 'p.pid'));
     killWhenDone([parent]);
     await until('the parent to wait on its sleeper', () => findMarkedProcesses(token).some((pid) => readCmdline(pid) === 'sleep 300'));
 
     const result = await stopMarkedProcesses(token, { graceMs: 2000 });
 
-    const late = await pidIn(path.join(dir, 'late.pid'));
+    const late = await pidFrom(path.join(dir, 'late.pid'));
     killWhenDone([late]);
     expect(result.stopped.map((s) => s.pid)).toEqual(expect.arrayContaining([parent, late]));
     for (const s of result.stopped) expect(isGone(s.pid)).toBe(true);

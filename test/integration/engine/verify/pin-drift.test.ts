@@ -4,8 +4,9 @@ import { readPinDrift } from '../../../../src/engine/verify/pin-drift.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import type { Prd } from '../../../../src/prd/types.js';
 import { git, gitdir, writeFiles } from '../../../support/repo.js';
+import { story } from '../../../support/plan.js';
 
-const prd = { branchName: 'ralph/x', checks: ['npm test'], userStories: [{ id: 'US-1', title: 't', acceptanceCriteria: ['a'], priority: 1, passes: false, mayChange: ['test/'] }] } as unknown as Prd;
+const prd = { branchName: 'ralph/x', checks: ['npm test'], userStories: [story('US-1', { title: 't', acceptanceCriteria: ['a'], mayChange: ['test/'] })] } as unknown as Prd;
 const MANIFEST = (test: string, extra = {}) => `${JSON.stringify({ name: 'x', scripts: { test }, dependencies: {}, ...extra }, null, 2)}\n`;
 
 async function pinned(files: Record<string, string>) {

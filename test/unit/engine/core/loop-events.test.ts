@@ -3,6 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { harness, verdictFor, type Step } from '../../../support/loop-harness.js';
 import type { StoryVerdict } from '../../../../src/engine/types.js';
+import { story } from '../../../support/plan.js';
 
 const work: Step = { commit: true };
 const done: Step = { commit: true, allPass: true };
@@ -54,7 +55,7 @@ describe('the events of one iteration', () => {
   });
 
   it('names every open story, in the plural, when COMPLETE is ignored', async () => {
-    const prd = { branchName: 'b', userStories: ['US-1', 'US-2', 'US-3'].map((id, i) => ({ id, title: id, acceptanceCriteria: [], priority: 1, passes: i === 1 })) };
+    const prd = { branchName: 'b', userStories: ['US-1', 'US-2', 'US-3'].map((id, i) => story(id, { title: id, acceptanceCriteria: [], passes: i === 1 })) };
     const h = harness([{ say: '<promise>COMPLETE</promise>', commit: true }], {
       config: { maxIterations: 1 },
       extra: { verify: async () => ({ verdicts: [], restored: [], allPass: false, prd }) },

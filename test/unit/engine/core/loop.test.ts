@@ -6,6 +6,7 @@ import { planRateLimitWait } from '../../../../src/engine/core/retries.js';
 import type { Prd } from '../../../../src/prd/types.js';
 import type { RateLimitHit, StoryVerdict } from '../../../../src/engine/types.js';
 import { WorkProtected } from '../../../../src/engine/errors.js';
+import { story as baseStory } from '../../../support/plan.js';
 
 const work = { commit: true };
 const rejected = (id = 'US-1'): StoryVerdict => ({ id, status: 'rejected', reason: 'check `npm test` exited 1' });
@@ -202,7 +203,7 @@ describe('runLoop after the agent: git safety and timeouts', () => {
 });
 
 describe('renderAllPass', () => {
-  const story = (id: string, checks?: string[]) => ({ id, title: id, acceptanceCriteria: [], priority: 1, passes: true, ...(checks ? { checks } : {}) });
+  const story = (id: string, checks?: string[]) => baseStory(id, { title: id, acceptanceCriteria: [], passes: true, ...(checks ? { checks } : {}) });
   it.each<[string, Prd, string]>([
     ['plan checks cover every story', { branchName: 'b', checks: ['npm test'], userStories: [story('A'), story('B')] }, 'all stories pass under verification'],
     ['no checks at all', { branchName: 'b', userStories: [story('A'), story('B')] }, "all stories pass (2 unverified: accepted on the agent's word)"],

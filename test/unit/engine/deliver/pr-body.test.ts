@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { Prd } from '../../../../src/prd/types.js';
 import type { LedgerLine } from '../../../../src/engine/store/ledger.js';
 import { renderPrBody, renderPrTitle } from '../../../../src/engine/deliver/pr-body.js';
+import { plan as basePlan, story as baseStory } from '../../../support/plan.js';
 
 const A = 'a'.repeat(40);
 const B = 'b'.repeat(40);
-const story = (id: string, passes: Prd['userStories'][number]['passes'], extra: object = {}) => ({ id, title: `Title ${id}`, acceptanceCriteria: ['x'], priority: 1, passes, ...extra });
-const plan = (stories: Prd['userStories'], extra: Partial<Prd> = {}): Prd => ({ project: 'Shop', branchName: 'ralph/shop', userStories: stories, ...extra });
+const story = (id: string, passes: Prd['userStories'][number]['passes'], extra: object = {}) => baseStory(id, { title: `Title ${id}`, acceptanceCriteria: ['x'], passes, ...extra });
+const plan = (stories: Prd['userStories'], extra: Omit<Partial<Prd>, 'userStories'> = {}): Prd => basePlan(stories, { project: 'Shop', branchName: 'ralph/shop', ...extra });
 
 let clock = 0;
 const at = () => `2026-12-02T08:00:${String(clock++).padStart(2, '0')}.000Z`;

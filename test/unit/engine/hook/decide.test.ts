@@ -4,10 +4,11 @@ import { describe, expect, it } from 'vitest';
 import { decideStop, type StopFacts } from '../../../../src/engine/hook/decide.js';
 import { planStopLimit, readBlockCap } from '../../../../src/engine/hook/session.js';
 import type { Prd } from '../../../../src/prd/types.js';
+import { story } from '../../../support/plan.js';
 
 const plan = (passes: boolean[]): Prd => ({
   project: 'P', branchName: 'ralph/p', checks: ['true'],
-  userStories: passes.map((p, i) => ({ id: `US-${i + 1}`, title: `S${i + 1}`, acceptanceCriteria: ['x'], priority: i + 1, passes: p })),
+  userStories: passes.map((p, i) => story(`US-${i + 1}`, { title: `S${i + 1}`, acceptanceCriteria: ['x'], priority: i + 1, passes: p })),
 }) as Prd;
 
 function facts(over: Partial<StopFacts> & { passes?: boolean[] } = {}): StopFacts {

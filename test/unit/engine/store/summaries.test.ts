@@ -66,7 +66,7 @@ describe('renderLoopTable cost', () => {
   });
 
   it('shows the same figure as the loop\'s own "cost so far" line', () => {
-    for (const costUsd of [0.0025, 0.01, 0.0123, 0.5, 3.14159]) {
+    for (const costUsd of [0.0025, 0.01, 0.0123, 0.5, 4.56789]) {
       const line = renderHuman({ type: 'iteration-end', iteration: 1, newCommit: true, noProgressStreak: 0, costUsd }, true) ?? '';
       const printed = /cost so far (\S+)$/.exec(line)?.[1];
       expect(renderLoopTable([loop({ agent: 'claude', costUsd })]).split('\n')[1].split(/\s{2,}/)).toContain(printed);

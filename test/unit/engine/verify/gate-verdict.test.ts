@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { planGateRejection, renderGateReason } from '../../../../src/engine/verify/gate-verdict.js';
 import type { Prd } from '../../../../src/prd/types.js';
 import type { StoryVerdict } from '../../../../src/engine/types.js';
+import { story } from '../../../support/plan.js';
 
 const HEAD = 'aaaaaaa1111111111111111111111111111111111';
 const EARLIER = 'bbbbbbb2222222222222222222222222222222222';
@@ -37,9 +38,9 @@ describe('planGateRejection', () => {
   const prd = (): Prd => ({
     branchName: 'ralph/x',
     userStories: [
-      { id: 'S1', title: 'one', acceptanceCriteria: ['a'], priority: 1, passes: true, notes: 'my own note\n[ralph] rejected: earlier' },
-      { id: 'S2', title: 'two', acceptanceCriteria: ['a'], priority: 2, passes: true },
-      { id: 'S3', title: 'three', acceptanceCriteria: ['a'], priority: 3, passes: true },
+      story('S1', { title: 'one', acceptanceCriteria: ['a'], passes: true, notes: 'my own note\n[ralph] rejected: earlier' }),
+      story('S2', { title: 'two', acceptanceCriteria: ['a'], priority: 2, passes: true }),
+      story('S3', { title: 'three', acceptanceCriteria: ['a'], priority: 3, passes: true }),
     ],
   });
   const verdicts = (...v: StoryVerdict[]) => v;

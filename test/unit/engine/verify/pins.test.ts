@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { applyScriptPins, applySectionPin, matchAbsent, PINNED_SECTIONS, planNamedPaths, planPinnedPaths, planScriptNames, readScripts, readSection, renderSetupWarning } from '../../../../src/engine/verify/pins.js';
 import { globToRegExp } from '../../../../src/engine/verify/glob.js';
+import { story } from '../../../support/plan.js';
 
 describe('globToRegExp', () => {
   it.each([
@@ -42,7 +43,7 @@ describe('planScriptNames', () => {
 
 describe('planPinnedPaths and planNamedPaths', () => {
   const files = ['README.md', 'src/a.ts', 'src/a.test.ts', 'test/b.js', 'scripts/check.sh', '.npmrc', 'vitest.config.ts', 'Makefile', 'fixtures/x.json', 'package.json'];
-  const plan = (extra: object) => ({ branchName: 'b', userStories: [{ id: 'S', title: 't', acceptanceCriteria: ['a'], priority: 1, passes: false, checks: ['sh scripts/check.sh', 'node --test src/'] }], ...extra });
+  const plan = (extra: object) => ({ branchName: 'b', userStories: [story('S', { title: 't', acceptanceCriteria: ['a'], checks: ['sh scripts/check.sh', 'node --test src/'] })], ...extra });
 
   it('defaults: tests, runner and package-manager configuration, the files checks name (a named folder: only its tests)', () => {
     expect(planPinnedPaths(files, plan({}))).toEqual(['.npmrc', 'scripts/check.sh', 'src/a.test.ts', 'test/b.js', 'vitest.config.ts']);

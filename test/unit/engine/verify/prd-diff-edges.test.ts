@@ -3,8 +3,9 @@
 import { describe, expect, it } from 'vitest';
 import { planClaimOrder, planPrdRepair, planUnmetDependencies, sameJson } from '../../../../src/engine/verify/prd-diff.js';
 import type { Prd, Story } from '../../../../src/prd/types.js';
+import { story as baseStory } from '../../../support/plan.js';
 
-const story = (id: string, extra: Partial<Story> = {}): Story => ({ id, title: id, acceptanceCriteria: ['works'], priority: 1, passes: false, ...extra });
+const story = (id: string, extra: Partial<Story> = {}): Story => baseStory(id, { title: id, acceptanceCriteria: ['works'], ...extra });
 const BEFORE: Prd = { branchName: 'ralph/demo', userStories: [story('US-1'), story('US-2', { notes: 'n' }), story('US-3', { passes: true })] };
 const before = JSON.stringify(BEFORE, null, 2);
 const withStories = (stories: unknown[], top: Record<string, unknown> = {}) => JSON.stringify({ branchName: 'ralph/demo', ...top, userStories: stories });

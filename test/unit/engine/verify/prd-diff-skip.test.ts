@@ -4,8 +4,9 @@ import { describe, expect, it } from 'vitest';
 import { planPrdRepair, planUnmetDependencies } from '../../../../src/engine/verify/prd-diff.js';
 import { isSettled } from '../../../../src/prd/skip.js';
 import type { Prd, Story } from '../../../../src/prd/types.js';
+import { story as baseStory } from '../../../support/plan.js';
 
-const story = (id: string, extra: Partial<Story> = {}): Story => ({ id, title: id, acceptanceCriteria: ['works'], priority: 1, passes: false, notes: '', ...extra });
+const story = (id: string, extra: Partial<Story> = {}): Story => baseStory(id, { title: id, acceptanceCriteria: ['works'], notes: '', ...extra });
 
 // US-1 open, US-2 set aside with skip, US-3 set aside with a passes spelling, US-4 waits on US-2.
 const BEFORE: Prd = {

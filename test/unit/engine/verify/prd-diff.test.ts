@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { planClaimOrder, planPrdRepair, planUnmetDependencies, sameJson } from '../../../../src/engine/verify/prd-diff.js';
 import type { Prd, Story } from '../../../../src/prd/types.js';
+import { story as baseStory } from '../../../support/plan.js';
 
-const story = (id: string, extra: Partial<Story> = {}): Story => ({
-  id,
-  title: `Story ${id}`,
-  acceptanceCriteria: [`${id} works`],
-  priority: Number(id.slice(-1)),
-  passes: false,
-  notes: '',
-  ...extra,
-});
+const story = (id: string, extra: Partial<Story> = {}): Story => baseStory(id, { acceptanceCriteria: [`${id} works`], priority: Number(id.slice(-1)), notes: '', ...extra });
 
 const BEFORE: Prd = {
   project: 'Demo',

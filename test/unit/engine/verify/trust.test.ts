@@ -3,9 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import { renderAcceptedBaseline } from '../../../../src/engine/verify/trust.js';
 import type { Prd, Story } from '../../../../src/prd/types.js';
+import { plan as basePlan, story as baseStory } from '../../../support/plan.js';
 
-const story = (id: string, extra: Partial<Story> = {}): Story => ({ id, title: id, acceptanceCriteria: ['a'], priority: 1, passes: false, ...extra });
-const plan = (...userStories: Story[]): string => JSON.stringify({ branchName: 'ralph/x', userStories } satisfies Prd);
+const story = (id: string, extra: Partial<Story> = {}): Story => baseStory(id, { title: id, acceptanceCriteria: ['a'], ...extra });
+const plan = (...userStories: Story[]): string => JSON.stringify(basePlan(userStories, { branchName: 'ralph/x' }));
 
 describe('renderAcceptedBaseline', () => {
   it('keeps the runner\'s passes, the owner\'s new skips (either spelling), and takes a story back when the owner does', () => {

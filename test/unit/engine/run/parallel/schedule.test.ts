@@ -3,14 +3,10 @@
 import { describe, expect, it } from 'vitest';
 import type { Prd, Story } from '../../../../../src/prd/types.js';
 import { findGivenUpDependency, planSchedule } from '../../../../../src/engine/run/parallel/schedule.js';
+import { plan as basePlan, story } from '../../../../support/plan.js';
 
-function s(id: string, extra: Partial<Story> = {}): Story {
-  return { id, title: id, acceptanceCriteria: ['x'], priority: 1, passes: false, ...extra };
-}
-
-function plan(...stories: Story[]): Prd {
-  return { branchName: 'ralph/x', userStories: stories };
-}
+const s = story;
+const plan = (...stories: Story[]): Prd => basePlan(stories);
 
 const none = new Set<string>();
 
