@@ -6,7 +6,7 @@ import path from 'node:path';
 import { agent, ralph, startRalph } from '../support/loop-repo.js';
 import { git, testdir } from '../support/repo.js';
 import { waitUntil } from '../support/process.js';
-import { BRANCH, fakeEnv, mergeOrder, parallelRepo, planOn, readLog } from '../support/parallel-repo.js';
+import { BRANCH, countRuns, fakeEnv, mergeOrder, parallelRepo, planOn, readLog } from '../support/parallel-repo.js';
 
 describe('--parallel', () => {
   it('runs independent and dependent stories over 3 workers; every story verified on the plan branch, in dependency order', async () => {
@@ -62,6 +62,35 @@ describe('--parallel', () => {
     expect(kept[0]).toMatch(/\/attempts\/(US\+2E\.1|x\+2Elock)\/[0-9a-f]{12}$/);
     expect(git(repo, 'show', `${kept[0]}:shared.txt`)).toMatch(/^(US\.\.1|x\.lock)$/);
     expect(r.stderr).toMatch(/on ralph\/par--(US\+2E\.1|x\+2Elock)\b/);
+  }, 180_000);
+
+  // Issue #29: real plans do not declare every change a story builds on, and the merge queue re-ran the checks of
+  // every merged story after each merge (1 + 2 + ... + n). US-002 needs US-001's change, undeclared; the five others
+  // reach the queue together. Before: US-002 failed on the old tip and, with --no-progress-limit 1, was given up
+  // (exit 4); and six merges ran 6 setups and 27 checks in the queue's gates.
+  it('a story that needs another\'s undeclared change goes again on the new tip, uncounted and told what was merged; the queue merges a batch with one run of the checks', async () => {
+    const ids = ['US-001', 'US-002', 'US-003', 'US-004', 'US-005', 'US-006'];
+    const repo = parallelRepo(ids.map((id) => ({ id })), ['test -f README.md'], 'mkdir -p .deps');
+    const { log, env } = fakeEnv({ FAKE_PAR_NEEDS: 'US-002:US-001', FAKE_PAR_BARRIER: '5' });
+    const r = await ralph(repo, ['--parallel', '6', '--no-progress-limit', '1', '--agent-cmd', agent('story-worker'), '--pause', '0', '20'], env, 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual(ids.map((id) => [id, true]));
+    expect(mergeOrder(repo).at(-1)).toBe('US-002');
+    // US-002's first attempt failed on the old tip and waited for the merge, not counted; the second started from the
+    // tip with US-001's work, and its agent was told what had been merged since.
+    expect(r.stderr).toMatch(/US-002 not accepted in iteration \d+: it was not claimed .*; tried again on the new tip after the next merge \(other stories are in flight\), not counted toward --no-progress-limit/);
+    const runs = readLog(log).filter((l) => l.story === 'US-002');
+    expect(runs).toHaveLength(2);
+    expect(runs[1].seen).toContain('US-001.txt');
+    expect(runs[1].since).toEqual(expect.arrayContaining(['US-001', 'US-003', 'US-004', 'US-005', 'US-006']));
+    // Runs of setup and checks: each claim's own (6 checkouts: 6 setups, the plan's check and the story's), then the
+    // queue's gates, once per batch: when the five arrive together, 2 passes, 2 setups and 6 + 7 checks. A worker
+    // noticed late makes a pass of its own (bounded below by the old queue's 6 passes and 27 checks).
+    const counts = countRuns(repo);
+    expect(counts.branch).toEqual({ setups: 6, checks: 12 });
+    expect(counts.gate.setups).toBe(counts.gate.passes);
+    expect(counts.gate.passes).toBeLessThanOrEqual(3);
+    expect(counts.gate.checks).toBeLessThanOrEqual(16);
   }, 180_000);
 
   it('sends a story back when checks fail after its merge, although it passed on its own branch', async () => {
