@@ -51,7 +51,9 @@ describe('--parallel', () => {
     const { env } = fakeEnv({ FAKE_PAR_SHARED: 'US..1,x.lock', FAKE_PAR_DELAY_MS: '200' });
     const r = await ralph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env, 120_000);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/sent back by the merge queue: its branch does not merge onto ralph\/par .*conflict in shared\.txt/);
+    // Both sides named: the conflicting file, and the story merged since this one started; a stale base, not counted.
+    expect(r.stderr).toMatch(/(US\.\.1|x\.lock) sent back by the merge queue: its branch does not merge onto ralph\/par at [0-9a-f]{7} \(conflict in shared\.txt with (US\.\.1|x\.lock), merged since \1 started from [0-9a-f]{7}\)/);
+    expect(r.stderr).toMatch(/sent back: .*; tried again on the new tip, not counted toward --no-progress-limit/);
     // Both stories' lines are in the shared file: the second attempt started from the plan branch with the first.
     expect(git(repo, 'show', `${BRANCH}:shared.txt`).split('\n').filter(Boolean).sort()).toEqual(['US..1', 'x.lock']);
     const progress = git(repo, 'show', `${BRANCH}:ralph/progress.txt`);

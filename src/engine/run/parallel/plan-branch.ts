@@ -13,9 +13,10 @@ import { runFinalGate } from '../../verify/final-gate.js';
 import { WorkProtected } from '../../errors.js';
 import { settleBaseline, type RunTrust } from '../trust.js';
 import { verifyInput } from '../deps.js';
-import { abandonMerge, detachAt, mergeBase, mergedBetween, mergeStory, publishMerge, readBranchTip } from './merge.js';
+import { abandonMerge, detachAt, mergedBetween, mergeStory, publishMerge, readBranchTip } from './merge.js';
 import { mergeLogs, planWithOutcome, renderPlan, renderSentBack } from './plan-log.js';
 import { storyBranch } from './worker.js';
+import { readStorySide, type StorySide } from './story-side.js';
 import { shellQuote } from '../../../util/shell-quote.js';
 
 /**
@@ -140,7 +141,7 @@ export class PlanBranch {
           continue;
         }
         const failed = gate.verdicts.filter((v) => v.status === 'rejected').map((v) => `${v.id}: ${v.reason ?? 'rejected'}`);
-        sentBack.push(await this.sendBackLocked(link.entry.story, `after the merge onto ${this.tip.slice(0, 7)}, checks failed (${failed.join('; ')})`, await this.storySide(link.entry.story, link.entry.head, this.tip), []));
+        sentBack.push(await this.sendBackLocked(link.entry.story, `after the merge onto ${this.tip.slice(0, 7)}, checks failed (${failed.join('; ')})`, await readStorySide(this.tree, this.run.paths, link.entry.story, link.entry.head, this.tip), []));
         break;
       }
       return { merged: [], judged: 0, sentBack };
@@ -161,7 +162,7 @@ export class PlanBranch {
         sentBack.push({ story: entry.story, reason: `the plan has no story ${entry.story}`, conflictsWith: [] });
         continue;
       }
-      const side = await this.storySide(entry.story, entry.head, base);
+      const side = await readStorySide(this.tree, this.run.paths, entry.story, entry.head, base);
       const plan = planWithOutcome(last?.plan ?? this.plan, entry.story, true, side.notes, null);
       const log = mergeLogs(last?.log ?? this.readLog(), side.logBase, side.log);
       const planText = await readFileAt(this.tree, base, this.rel(this.run.paths.prd));
@@ -188,7 +189,8 @@ export class PlanBranch {
   /** A story whose branch conflicts with the tip: sent back, naming the files and the stories merged since that changed them. */
   private async sendBackConflict(entry: QueuedMerge, files: readonly string[], message: string, side: StorySide): Promise<SentBack> {
     const ids = this.plan.userStories.map((s) => s.id);
-    const since = side.base ? await mergedBetween(this.tree, side.base, this.tip, ids, files) : [];
+    // No conflicted file: git refused the merge for another reason (say, an unrelated history), no other side to name.
+    const since = side.base && files.length ? await mergedBetween(this.tree, side.base, this.tip, ids, files) : [];
     const where = files.length ? ` in ${files.slice(0, 10).join(', ')}` : `: ${message}`;
     const other = since.length ? ` with ${since.join(', ')}, merged since ${entry.story} started from ${side.base.slice(0, 7)}` : '';
     const sent = await this.sendBackLocked(entry.story, `its branch does not merge onto ${this.run.branch} at ${this.tip.slice(0, 7)} (conflict${where}${other})`, side, since);
@@ -214,7 +216,7 @@ export class PlanBranch {
       await abandonMerge(this.tree, this.run.branch, this.tip);
       // Moved under the runner: a stop. Else git refused for its own reason (a lock): the stories go round again.
       await this.refuseMoved();
-      for (const l of links) sentBack.push(await this.sendBackLocked(l.entry.story, `git could not move ${this.run.branch} to the verified merge (update-ref refused)`, await this.storySide(l.entry.story, l.entry.head, this.tip), []));
+      for (const l of links) sentBack.push(await this.sendBackLocked(l.entry.story, `git could not move ${this.run.branch} to the verified merge (update-ref refused)`, await readStorySide(this.tree, this.run.paths, l.entry.story, l.entry.head, this.tip), []));
       return false;
     }
     this.tip = last.commit;
@@ -256,7 +258,7 @@ export class PlanBranch {
     return this.exclusive(async () => {
       await this.refuseMoved();
       await this.keepAttempt(id, head);
-      const side = await this.storySide(id, head, this.tip);
+      const side = await readStorySide(this.tree, this.run.paths, id, head, this.tip);
       const log = mergeLogs(this.readLog(), side.logBase, side.log);
       await this.commitOwn(planWithOutcome(this.plan, id, false, side.notes, null), log, `chore(ralph): ${id}: an attempt was not accepted`);
     });
@@ -292,18 +294,6 @@ export class PlanBranch {
     if (r.code === 0) this.run.emit({ type: 'info', message: `${id}: this attempt's commits are kept under ${ref}` });
   }
 
-  /** What the story branch says at `head`: the story's notes, and its log with the log it started from (its merge base with `onto`). */
-  private async storySide(id: string, head: string, onto: string): Promise<StorySide> {
-    const base = await mergeBase(this.tree, onto, head);
-    const logRel = this.rel(this.run.paths.progress);
-    return {
-      head, base,
-      notes: readNotes(await readFileAt(this.tree, head, this.rel(this.run.paths.prd)), id),
-      logBase: base ? ((await readFileAt(this.tree, base, logRel)) ?? '') : '',
-      log: (await readFileAt(this.tree, head, logRel)) ?? '',
-    };
-  }
-
   private readLog(): string {
     return readTextOrNull(this.run.paths.progress) ?? '';
   }
@@ -316,25 +306,5 @@ export class PlanBranch {
   private writeFiles(before: string | null, next: Prd, log: string): void {
     atomicWriteFileSync(this.run.paths.prd, renderPlan(before, next));
     atomicWriteFileSync(this.run.paths.progress, log);
-  }
-}
-
-interface StorySide {
-  head: string;
-  /** Where the story branch left the plan branch (empty when they share nothing). */
-  base: string;
-  notes: string | undefined;
-  logBase: string;
-  log: string;
-}
-
-/** The story's notes in a plan text from a story branch (any shape: the agent wrote it); undefined when unreadable. */
-function readNotes(text: string | null, id: string): string | undefined {
-  try {
-    const plan = JSON.parse(text ?? 'null') as Prd | null;
-    const notes = Array.isArray(plan?.userStories) ? plan.userStories.find((s) => s && s.id === id)?.notes : undefined;
-    return typeof notes === 'string' ? notes : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -14,13 +14,13 @@ import { writeState } from '../../store/state-file.js';
 import { recordsRoot } from '../../store/layout.js';
 import { finalGate } from '../deps.js';
 import type { RunTrust } from '../trust.js';
-import { planSchedule } from './schedule.js';
+import { keepQueue, planSchedule } from './schedule.js';
 import { closeWorkerTrees, deleteMergedStoryBranches, formerWorkers, releaseStoryBranches, runAttempt, storyBranch, workerTreePath, type AttemptOutcome } from './worker.js';
 import { rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';
 import { PlanBranch, type BatchOutcome } from './plan-branch.js';
-import { StaleBases, type AttemptBase } from './stale-base.js';
+import { firstLine, StaleBases, type AttemptBase } from './stale-base.js';
 import { restoreIntegrationTree } from './merge.js';
-import { activeStories, isSettled } from '../../../prd/skip.js';
+import { activeStories } from '../../../prd/skip.js';
 
 export interface ParallelInput {
   run: RunContext;
@@ -228,6 +228,8 @@ class Coordinator {
   private async handle(s: Settled): Promise<void> {
     if (s.kind === 'attempt' || s.kind === 'attempt-failed') {
       this.running.delete(s.worker);
+      // Its verification is over (or never came): the queue no longer waits for this worker's next one.
+      this.holdFor?.delete(s.worker);
       const ws = this.par.states[s.worker - 1];
       Object.assign(ws, { phase: 'idle', story: undefined, branch: undefined, agentPid: undefined });
       if (s.kind === 'attempt') await this.afterAttempt(this.overlapping(s.outcome, s.startedAt), s.base);
@@ -366,21 +368,4 @@ class ProtectedStop extends LoopExit {
   constructor(readonly exit: LoopExit) {
     super(exit.code, exit.message, exit.hint);
   }
-}
-
-function keepQueue(queue: readonly QueuedMerge[], plan: Prd): QueuedMerge[] {
-  const byId = new Map(plan.userStories.map((s) => [s.id, s]));
-  const seen = new Set<string>();
-  return queue.filter((q) => {
-    const story = byId.get(q?.story);
-    if (!story || story.passes === true || seen.has(story.id) || typeof q.head !== 'string' || !/^[0-9a-f]{40,64}$/.test(q.head)) return false;
-    if (!(story.dependsOn ?? []).every((d) => !byId.has(d) || isSettled(byId.get(d)!))) return false;
-    seen.add(story.id);
-    return true;
-  });
-}
-
-function firstLine(text: string): string {
-  const line = text.split('\n')[0];
-  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
 }

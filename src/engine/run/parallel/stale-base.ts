@@ -88,3 +88,9 @@ export class StaleBases {
     return note;
   }
 }
+
+/** A failure's reason in a line, for the next attempt's note. */
+export function firstLine(text: string): string {
+  const line = text.split('\n')[0];
+  return line.length > 300 ? `${line.slice(0, 297)}...` : line;
+}
