@@ -95,16 +95,21 @@ describe('--parallel', () => {
     expect(counts.gate.checks).toBeLessThanOrEqual(16);
   }, 180_000);
 
-  it('sends a story back when checks fail after its merge, although it passed on its own branch', async () => {
+  it('sends a story back when checks fail after its merge, although it passed on its own branch; a failing batch is split to find it', async () => {
     // US-001's check refuses work/poison.txt; US-002's first attempt writes it (its own check passes on its branch).
-    const repo = parallelRepo([{ id: 'US-001', checks: ['test -f work/US-001.txt', 'test ! -f work/poison.txt'] }, { id: 'US-002', checks: ['test -f work/US-002.txt'] }]);
-    const { env } = fakeEnv({ FAKE_PAR_POISON: 'US-002', FAKE_PAR_SLOW: 'US-002' });
-    const r = await ralph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env, 120_000);
+    const repo = parallelRepo([{ id: 'US-001', checks: ['test -f work/US-001.txt', 'test ! -f work/poison.txt'] }, { id: 'US-002' }, { id: 'US-003' }, { id: 'US-004' }]);
+    const { env } = fakeEnv({ FAKE_PAR_POISON: 'US-002', FAKE_PAR_SLOW: 'US-002,US-003,US-004', FAKE_PAR_BARRIER: '3:US-002,US-003,US-004' });
+    const r = await ralph(repo, ['--parallel', '4', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env, 120_000);
     expect(r.code, r.stderr).toBe(0);
-    // US-001 is merged first (US-002 is slow); US-002's merge then fails US-001's check, so it is sent back, and its
-    // second attempt (no poison) is merged: the poison never reached the plan branch.
+    // US-001 is merged first (the others are slow); US-002, US-003 and US-004 reach the queue together, and their
+    // batch fails US-001's check. Split in halves, the batch is checked down to the part with US-002, which is sent
+    // back alone; the others are merged, and US-002's second attempt (no poison) too: the poison never reached the
+    // plan branch.
     expect(git(repo, 'ls-tree', '-r', '--name-only', BRANCH)).not.toContain('work/poison.txt');
-    expect(r.stderr).toMatch(/sent back by the merge queue: after the merge onto [0-9a-f]{7}, checks failed \(US-001/);
+    expect(r.stderr).toMatch(/merge queue: the batch (US-00[234], ){2}US-00[234] failed its checks; checking the first 2 on their own/);
+    expect(r.stderr).toMatch(/US-002 sent back by the merge queue: after the merge onto [0-9a-f]{7}, checks failed \(US-001/);
+    expect(r.stderr).not.toMatch(/US-00[34] sent back/);
+    expect(mergeOrder(repo).sort()).toEqual(['US-001', 'US-002', 'US-003', 'US-004']);
   }, 180_000);
 });
 
