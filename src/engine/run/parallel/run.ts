@@ -14,13 +14,13 @@ import { writeState } from '../../store/state-file.js';
 import { recordsRoot } from '../../store/layout.js';
 import { finalGate } from '../deps.js';
 import type { RunTrust } from '../trust.js';
-import { keepQueue, planSchedule } from './schedule.js';
+import { planSchedule } from './schedule.js';
 import { closeWorkerTrees, deleteMergedStoryBranches, formerWorkers, releaseStoryBranches, runAttempt, storyBranch, workerTreePath, type AttemptOutcome } from './worker.js';
 import { rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';
 import { PlanBranch, type BatchOutcome } from './plan-branch.js';
 import { firstLine, StaleBases, type AttemptBase } from './stale-base.js';
 import { restoreIntegrationTree } from './merge.js';
-import { activeStories } from '../../../prd/skip.js';
+import { activeStories, isSettled } from '../../../prd/skip.js';
 
 export interface ParallelInput {
   run: RunContext;
@@ -368,4 +368,20 @@ class ProtectedStop extends LoopExit {
   constructor(readonly exit: LoopExit) {
     super(exit.code, exit.message, exit.hint);
   }
+}
+
+/**
+ * A resumed run's merge queue, read back from state.json (the agents' to write): only entries this run could have
+ * queued are kept (an open story of the plan, once, every story it depends on merged, a commit id for its head).
+ */
+function keepQueue(queue: readonly QueuedMerge[], plan: Prd): QueuedMerge[] {
+  const byId = new Map(plan.userStories.map((s) => [s.id, s]));
+  const seen = new Set<string>();
+  return queue.filter((q) => {
+    const story = byId.get(q?.story);
+    if (!story || story.passes === true || seen.has(story.id) || typeof q.head !== 'string' || !/^[0-9a-f]{40,64}$/.test(q.head)) return false;
+    if (!(story.dependsOn ?? []).every((d) => !byId.has(d) || isSettled(byId.get(d)!))) return false;
+    seen.add(story.id);
+    return true;
+  });
 }

@@ -2,7 +2,6 @@
 // starts only when every story it dependsOn is merged (passes on the plan's branch), never twice at once, and
 // never after it was given up; a story that waits on a given-up one can never start, and is said so.
 import type { Prd, Story } from '../../../prd/types.js';
-import type { QueuedMerge } from '../../types.js';
 import { activeStories, isSettled, isSkipped } from '../../../prd/skip.js';
 
 export interface Schedule {
@@ -66,20 +65,4 @@ export function findGivenUpDependency(story: Story, byId: ReadonlyMap<string, St
     if (dep.dependsOn) stack.push(...dep.dependsOn);
   }
   return null;
-}
-
-/**
- * A resumed run's merge queue, read back from state.json (the agents' to write): only entries this run could have
- * queued are kept (an open story of the plan, once, every story it depends on merged, a commit id for its head).
- */
-export function keepQueue(queue: readonly QueuedMerge[], plan: Prd): QueuedMerge[] {
-  const byId = new Map(plan.userStories.map((s) => [s.id, s]));
-  const seen = new Set<string>();
-  return queue.filter((q) => {
-    const story = byId.get(q?.story);
-    if (!story || story.passes === true || seen.has(story.id) || typeof q.head !== 'string' || !/^[0-9a-f]{40,64}$/.test(q.head)) return false;
-    if (!(story.dependsOn ?? []).every((d) => !byId.has(d) || isSettled(byId.get(d)!))) return false;
-    seen.add(story.id);
-    return true;
-  });
 }
