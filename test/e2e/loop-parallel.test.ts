@@ -6,7 +6,7 @@ import path from 'node:path';
 import { agent, ralph, startRalph } from '../support/loop-repo.js';
 import { git, testdir } from '../support/repo.js';
 import { until } from '../support/process.js';
-import { BRANCH, fakeEnv, mergeOrder, parallelRepo, planOn, readLog } from '../support/parallel-repo.js';
+import { BRANCH, countRuns, fakeEnv, mergeOrder, parallelRepo, planOn, readLog } from '../support/parallel-repo.js';
 
 describe('--parallel', () => {
   it('runs independent and dependent stories over 3 workers; every story verified on the plan branch, in dependency order', async () => {
@@ -51,7 +51,9 @@ describe('--parallel', () => {
     const { env } = fakeEnv({ FAKE_PAR_SHARED: 'US..1,x.lock', FAKE_PAR_DELAY_MS: '200' });
     const r = await ralph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env, 120_000);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/sent back by the merge queue: its branch does not merge onto ralph\/par .*conflict in shared\.txt/);
+    // Both sides named: the conflicting file, and the story merged since this one started; a stale base, not counted.
+    expect(r.stderr).toMatch(/(US\.\.1|x\.lock) sent back by the merge queue: its branch does not merge onto ralph\/par at [0-9a-f]{7} \(conflict in shared\.txt with (US\.\.1|x\.lock), merged since \1 started from [0-9a-f]{7}\)/);
+    expect(r.stderr).toMatch(/sent back: .*; tried again on the new tip, not counted toward --no-progress-limit/);
     // Both stories' lines are in the shared file: the second attempt started from the plan branch with the first.
     expect(git(repo, 'show', `${BRANCH}:shared.txt`).split('\n').filter(Boolean).sort()).toEqual(['US..1', 'x.lock']);
     const progress = git(repo, 'show', `${BRANCH}:ralph/progress.txt`);
@@ -64,16 +66,50 @@ describe('--parallel', () => {
     expect(r.stderr).toMatch(/on ralph\/par--(US\+2E\.1|x\+2Elock)\b/);
   }, 180_000);
 
-  it('sends a story back when checks fail after its merge, although it passed on its own branch', async () => {
-    // US-001's check refuses work/poison.txt; US-002's first attempt writes it (its own check passes on its branch).
-    const repo = parallelRepo([{ id: 'US-001', checks: ['test -f work/US-001.txt', 'test ! -f work/poison.txt'] }, { id: 'US-002', checks: ['test -f work/US-002.txt'] }]);
-    const { env } = fakeEnv({ FAKE_PAR_POISON: 'US-002', FAKE_PAR_SLOW: 'US-002' });
-    const r = await ralph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env, 120_000);
+  // Issue #29: real plans do not declare every change a story builds on, and the merge queue re-ran the checks of
+  // every merged story after each merge (1 + 2 + ... + n). US-002 needs US-001's change, undeclared; the five others
+  // reach the queue together. Before: US-002 failed on the old tip and, with --no-progress-limit 1, was given up
+  // (exit 4); and six merges ran 6 setups and 27 checks in the queue's gates.
+  it('a story that needs another\'s undeclared change goes again on the new tip, uncounted and told what was merged; the queue merges a batch with one run of the checks', async () => {
+    const ids = ['US-001', 'US-002', 'US-003', 'US-004', 'US-005', 'US-006'];
+    const repo = parallelRepo(ids.map((id) => ({ id })), ['test -f README.md'], 'mkdir -p .deps');
+    const { log, env } = fakeEnv({ FAKE_PAR_NEEDS: 'US-002:US-001', FAKE_PAR_BARRIER: '5' });
+    const r = await ralph(repo, ['--parallel', '6', '--no-progress-limit', '1', '--agent-cmd', agent('story-worker'), '--pause', '0', '20'], env, 120_000);
     expect(r.code, r.stderr).toBe(0);
-    // US-001 is merged first (US-002 is slow); US-002's merge then fails US-001's check, so it is sent back, and its
-    // second attempt (no poison) is merged: the poison never reached the plan branch.
+    expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual(ids.map((id) => [id, true]));
+    expect(mergeOrder(repo).at(-1)).toBe('US-002');
+    // US-002's first attempt failed on the old tip and waited for the merge, not counted; the second started from the
+    // tip with US-001's work, and its agent was told what had been merged since.
+    expect(r.stderr).toMatch(/US-002 not accepted in iteration \d+: it was not claimed .*; tried again on the new tip after the next merge \(other stories are in flight\), not counted toward --no-progress-limit/);
+    const runs = readLog(log).filter((l) => l.story === 'US-002');
+    expect(runs).toHaveLength(2);
+    expect(runs[1].seen).toContain('US-001.txt');
+    expect(runs[1].since).toEqual(expect.arrayContaining(['US-001', 'US-003', 'US-004', 'US-005', 'US-006']));
+    // Runs of setup and checks: each claim's own (6 checkouts: 6 setups, the plan's check and the story's), then the
+    // queue's gates, once per batch: when the five arrive together, 2 passes, 2 setups and 6 + 7 checks. A worker
+    // noticed late makes a pass of its own (bounded below by the old queue's 6 passes and 27 checks).
+    const counts = countRuns(repo);
+    expect(counts.branch).toEqual({ setups: 6, checks: 12 });
+    expect(counts.gate.setups).toBe(counts.gate.passes);
+    expect(counts.gate.passes).toBeLessThanOrEqual(3);
+    expect(counts.gate.checks).toBeLessThanOrEqual(16);
+  }, 180_000);
+
+  it('sends a story back when checks fail after its merge, although it passed on its own branch; a failing batch is split to find it', async () => {
+    // US-001's check refuses work/poison.txt; US-002's first attempt writes it (its own check passes on its branch).
+    const repo = parallelRepo([{ id: 'US-001', checks: ['test -f work/US-001.txt', 'test ! -f work/poison.txt'] }, { id: 'US-002' }, { id: 'US-003' }, { id: 'US-004' }]);
+    const { env } = fakeEnv({ FAKE_PAR_POISON: 'US-002', FAKE_PAR_SLOW: 'US-002,US-003,US-004', FAKE_PAR_BARRIER: '3:US-002,US-003,US-004' });
+    const r = await ralph(repo, ['--parallel', '4', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env, 120_000);
+    expect(r.code, r.stderr).toBe(0);
+    // US-001 is merged first (the others are slow); US-002, US-003 and US-004 reach the queue together, and their
+    // batch fails US-001's check. Split in halves, the batch is checked down to the part with US-002, which is sent
+    // back alone; the others are merged, and US-002's second attempt (no poison) too: the poison never reached the
+    // plan branch.
     expect(git(repo, 'ls-tree', '-r', '--name-only', BRANCH)).not.toContain('work/poison.txt');
-    expect(r.stderr).toMatch(/sent back by the merge queue: after the merge onto [0-9a-f]{7}, checks failed \(US-001/);
+    expect(r.stderr).toMatch(/merge queue: the batch (US-00[234], ){2}US-00[234] failed its checks; checking the first 2 on their own/);
+    expect(r.stderr).toMatch(/US-002 sent back by the merge queue: after the merge onto [0-9a-f]{7}, checks failed \(US-001/);
+    expect(r.stderr).not.toMatch(/US-00[34] sent back/);
+    expect(mergeOrder(repo).sort()).toEqual(['US-001', 'US-002', 'US-003', 'US-004']);
   }, 180_000);
 });
 

@@ -1,7 +1,7 @@
 // A repository for --parallel tests: ralphkit installed, a plan of stories with checks on one branch, and the
 // readers of what the run left (the plan on the branch, the merge order, the fake agent's log of its runs).
 import { onTestFinished } from 'vitest';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { git, testdir } from './repo.js';
 import { installedRepo } from './installed-repo.js';
@@ -22,8 +22,8 @@ export function story(s: StorySpec, i: number): Story {
 }
 
 /** An installed repository with a plan of `stories` on BRANCH; its worktrees folder goes with the test. */
-export function parallelRepo(stories: StorySpec[], planChecks: string[] = ['test -f README.md']): string {
-  const repo = installedRepo({ plan: plan(stories.map(story), { project: 'Par', branchName: BRANCH, checks: planChecks }) });
+export function parallelRepo(stories: StorySpec[], planChecks: string[] = ['test -f README.md'], setup?: string): string {
+  const repo = installedRepo({ plan: plan(stories.map(story), { project: 'Par', branchName: BRANCH, ...(setup ? { setup } : {}), checks: planChecks }) });
   onTestFinished(() => rmSync(`${repo}.ralph-worktrees`, { recursive: true, force: true }));
   return repo;
 }
@@ -42,17 +42,35 @@ export interface LogLine {
   iteration: number;
   cwd: string;
   seen: string[];
+  /** The stories the runner's note said were merged since this story's last attempt. */
+  since: string[];
 }
 
 export function readLog(file: string): LogLine[] {
   if (!existsSync(file)) return [];
   return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => {
-    const [s, it, cwd, seen] = l.split(' ');
-    return { story: s, iteration: Number(it), cwd, seen: seen ? seen.split(',') : [] };
+    const [s, it, cwd, seen, since] = l.split(' ');
+    return { story: s, iteration: Number(it), cwd, seen: seen ? seen.split(',') : [], since: since ? since.split(',') : [] };
   });
 }
 
 export function fakeEnv(extra: Record<string, string> = {}) {
   const dir = testdir('ralphkit-par-');
   return { log: path.join(dir, 'log'), env: { FAKE_PAR_LOG: path.join(dir, 'log'), FAKE_PAR_MARKS: dir, ...extra } };
+}
+
+/** The runs the loop's ledger records (ralph/.runs/<loop>/ledger.jsonl): setups and checks, on story branches and in the merge queue's gates. */
+export function countRuns(repo: string): { branch: { setups: number; checks: number }; gate: { setups: number; checks: number; passes: number } } {
+  const runs = path.join(repo, 'ralph', '.runs');
+  const lines = readdirSync(runs).flatMap((d) => {
+    const f = path.join(runs, d, 'ledger.jsonl');
+    return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { kind: string; scope?: string; shared?: boolean; gate?: boolean; commit?: string }) : [];
+  });
+  // A run recorded for a second story in the same checkout (shared) ran once.
+  const ran = lines.filter((l) => l.kind === 'check' && !l.shared);
+  const count = (gate: boolean) => ran.filter((l) => !!l.gate === gate);
+  return {
+    branch: { setups: count(false).filter((l) => l.scope === 'setup').length, checks: count(false).filter((l) => l.scope !== 'setup').length },
+    gate: { setups: count(true).filter((l) => l.scope === 'setup').length, checks: count(true).filter((l) => l.scope !== 'setup').length, passes: new Set(count(true).map((l) => l.commit)).size },
+  };
 }

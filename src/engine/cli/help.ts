@@ -43,11 +43,13 @@ Loops:
   --parallel <n>              n workers on one plan (implies --worktree): each story goes to a worker, an agent
                               in a worktree of its own on the branch <branchName>--<story id>, once the stories
                               it dependsOn are merged; RALPH_STORY_ID names it. A story verified on its branch
-                              waits in a merge queue, is merged onto the plan's branch one at a time and
-                              verified again there (its checks and those of every story merged before); a
-                              conflict or a failure sends it back. max_iterations, --max-cost and Ctrl-C count
-                              for the whole run. Not yet with --sandbox, --verify-in-place, --deliver, a
-                              reviewer or --wait
+                              waits in a merge queue; the stories waiting are merged onto the plan's branch
+                              together and verified again there once (their checks and those of every story
+                              merged before), a failing batch split in halves; a conflict or a failure sends
+                              a story back. A story that fails on a base other stories are moving goes again
+                              on the new tip, uncounted. max_iterations, --max-cost and Ctrl-C count for the
+                              whole run. Not yet with --sandbox, --verify-in-place, --deliver, a reviewer or
+                              --wait
 Ending:
   --completion-promise <word> the agent ends its final message with <promise>WORD</promise> on a line of
                               its own (default COMPLETE; letters, digits, _ . -); the runner tells the agent

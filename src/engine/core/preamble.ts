@@ -20,7 +20,18 @@ export function renderPreamble(paths: RunPaths, options: Pick<RunOptions, 'compl
  * the integration tree holds (git refuses to check it out in a second tree).
  */
 export function renderStoryNote(story: StoryNote): string {
-  return `Note from the runner: ${story.workers} agents work on this plan at the same time, each in a worktree of its own; your story is ${story.id} (${story.title}). Work on it only, and set passes: true for it only; a claim of any other story is rejected, since another agent has it. The stories it depends on are already merged into your branch. Wherever these instructions say to pick a story, take ${story.id}. RALPH_STORY_ID names it too. Your branch is \`${story.branch}\`: stay on it and commit there. Wherever these instructions say to work on the plan's branch (\`${story.planBranch}\`), that means yours; do not check out \`${story.planBranch}\` (the runner merges your branch into it once it has verified your work).\n\n`;
+  return `Note from the runner: ${story.workers} agents work on this plan at the same time, each in a worktree of its own; your story is ${story.id} (${story.title}). Work on it only, and set passes: true for it only; a claim of any other story is rejected, since another agent has it. The stories it depends on are already merged into your branch. Wherever these instructions say to pick a story, take ${story.id}. RALPH_STORY_ID names it too. Your branch is \`${story.branch}\`: stay on it and commit there. Wherever these instructions say to work on the plan's branch (\`${story.planBranch}\`), that means yours; do not check out \`${story.planBranch}\` (the runner merges your branch into it once it has verified your work).\n\n` + renderSinceNote(story);
+}
+
+/**
+ * A story tried again on a newer plan tip (its last attempt failed on a base other stories have moved on from, or
+ * conflicted with them): what was merged since, so the agent builds on it rather than redoing or undoing it.
+ */
+function renderSinceNote(story: StoryNote): string {
+  const since = story.mergedSince ?? [];
+  if (!since.length) return '';
+  const list = since.map((s) => `${s.id} (${s.title})`).join(', ');
+  return `Note from the runner: your last attempt at ${story.id} did not pass on the plan as it was then${story.lastFailure ? ` (${story.lastFailure})` : ''}; since it started, the runner merged ${list} onto \`${story.planBranch}\`. Your branch starts from there now: read what they changed (git log) and build on it.\n\n`;
 }
 
 /** The story a --parallel worker's agent works on, and the branches it works on and for. */
@@ -30,6 +41,10 @@ export interface StoryNote {
   workers: number;
   branch: string;
   planBranch: string;
+  /** Stories merged onto the plan branch since this story's last attempt started (a retry on the new tip). */
+  mergedSince?: { id: string; title: string }[];
+  /** Why the last attempt failed, in a few words (a conflict with both sides named, a failed check). */
+  lastFailure?: string;
 }
 
 // The installed prompt names ralph/prd.json and ralph/progress.txt; with --prd elsewhere, tell the agent where they are.

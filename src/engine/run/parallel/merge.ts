@@ -87,10 +87,26 @@ export async function restoreIntegrationTree(tree: string, branch: string): Prom
 }
 
 /** Detached at `commit`, with no leftover of an earlier merge and nothing untracked a check could pick up. */
-async function detachAt(tree: string, commit: string): Promise<void> {
+export async function detachAt(tree: string, commit: string): Promise<void> {
   if (await inMerge(tree)) await runGit(tree, ['merge', '--abort']);
   await gitOk(tree, ['checkout', '-q', '--force', '--detach', commit]);
   await gitOk(tree, ['clean', '-q', '-f', '-d']);
+}
+
+/**
+ * The stories of `ids` merged onto the plan branch between `from` and `to` (its first-parent history: the queue's
+ * merge commits "ralph: merge <id> (<title>) ..."), oldest first; with `files`, only those whose merge changed one.
+ */
+export async function mergedBetween(tree: string, from: string, to: string, ids: readonly string[], files: readonly string[] = []): Promise<string[]> {
+  const r = await runGit(tree, ['log', '--first-parent', '--reverse', '--format=%s', `${from}..${to}`, ...(files.length ? ['--', ...files] : [])]);
+  if (r.code !== 0) return [];
+  const byLength = [...ids].sort((a, b) => b.length - a.length);
+  return [...new Set(r.stdout.split('\n').flatMap((line) => byLength.find((id) => line.startsWith(`ralph: merge ${id} (`)) ?? []))];
+}
+
+/** The commit two commits last shared (empty when none). */
+export async function mergeBase(tree: string, a: string, b: string): Promise<string> {
+  return (await runGit(tree, ['merge-base', a, b])).stdout.trim();
 }
 
 /** True while a merge is under way in `tree` (MERGE_HEAD is per worktree). */

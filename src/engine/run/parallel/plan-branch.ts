@@ -13,17 +13,42 @@ import { runFinalGate } from '../../verify/final-gate.js';
 import { WorkProtected } from '../../errors.js';
 import { settleBaseline, type RunTrust } from '../../verify/trust.js';
 import { verifyInput } from '../deps.js';
-import { abandonMerge, mergeStory, publishMerge, readBranchTip } from './merge.js';
+import { abandonMerge, detachAt, mergedBetween, mergeStory, publishMerge, readBranchTip } from './merge.js';
 import { mergeLogs, planWithOutcome, renderPlan, renderSentBack } from './plan-log.js';
 import { storyBranch } from './worker.js';
+import { readStorySide, type StorySide } from './story-side.js';
 import { shellQuote } from '../../../util/shell-quote.js';
 
-export type MergeOutcome =
-  | { kind: 'merged'; commit: string; judged: number }
-  | { kind: 'sent-back'; reason: string }
-  /** Stories merged before failed on the plan branch itself, and were set back there: merge this one again. */
-  | { kind: 'retry'; broken: string[] }
-  | { kind: 'interrupted' };
+/**
+ * What one pass of the merge queue came to: the stories merged and published (as one commit, checked once), those
+ * sent back, and those stories merged before that failed on the branch by itself (set back there: the batch goes
+ * again). A queued story named in none of them waits for the next pass.
+ */
+export interface BatchOutcome {
+  merged: string[];
+  /** The published tip, when stories were merged. */
+  commit?: string;
+  /** How many stories the published merge's gate judged. */
+  judged: number;
+  sentBack: SentBack[];
+  broken?: string[];
+  interrupted?: boolean;
+}
+
+export interface SentBack {
+  story: string;
+  reason: string;
+  /** Stories merged since the story's branch left the plan branch that its branch conflicts with (a stale base). */
+  conflictsWith: string[];
+}
+
+/** One merge of a batch: the queued story merged onto the link before it (or the tip), with the plan and log there. */
+interface Link {
+  entry: QueuedMerge;
+  commit: string;
+  plan: Prd;
+  log: string;
+}
 
 export class PlanBranch {
   /** The branch's tip as the runner last left it, and the plan there (the runner's settled baseline). */
@@ -78,72 +103,144 @@ export class PlanBranch {
     );
   }
 
-  /** One queued story onto the branch: merged, verified again on the merge commit, and only then published. */
-  merge(entry: QueuedMerge, signal: AbortSignal): Promise<MergeOutcome> {
+  /**
+   * The queued stories onto the branch in one pass (a batch, as merge queues do): each merged in turn onto the one
+   * before, then the checks of every merged story run once, on the last merge. A failure splits the batch: the first
+   * half is checked on its own last merge (a commit already made), down to the first story alone, which is then sent
+   * back (unless the stories merged before fail on the tip by themselves). Only a checked merge is published.
+   */
+  mergeBatch(entries: readonly QueuedMerge[], signal: AbortSignal): Promise<BatchOutcome> {
     return this.exclusive(async () => {
       await this.refuseMoved();
-      const story = this.plan.userStories.find((s) => s.id === entry.story);
-      if (!story) return { kind: 'sent-back', reason: `the plan has no story ${entry.story}` };
-      const fromBranch = await this.storySide(entry.story, entry.head);
-      const next = planWithOutcome(this.plan, entry.story, true, fromBranch.notes, null);
-      const log = mergeLogs(this.readLog(), fromBranch.logBase, fromBranch.log);
-      const planText = await this.readPlanText();
-      const branch = storyBranch(this.run.branch, entry.story);
-      const attempt = await mergeStory(this.tree, {
-        branch: this.run.branch, planTip: this.tip, storyHead: entry.head,
-        keep: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress), ...this.promptKept(), ...ENGINE_FILES],
-        write: () => this.writeFiles(planText, next, log), written: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)],
-        message: `ralph: merge ${entry.story} (${story.title}) from ${branch}\n\nVerified on ${branch} at ${entry.head.slice(0, 7)}, and again after this merge by the merge queue of loop ${this.state.id}.`,
-      });
-      if (attempt.kind === 'conflict') {
-        const files = attempt.files.length ? ` in ${attempt.files.slice(0, 10).join(', ')}` : `: ${attempt.message}`;
-        return this.sendBackLocked(entry.story, `its branch does not merge onto ${this.run.branch} at ${this.tip.slice(0, 7)} (conflict${files})`, fromBranch);
-      }
-      const gate = await runFinalGate({ ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal), prd: next, verifiedAt: this.trust.verifiedAt, shipped: this.trust.shipped, verdictKey: this.trust.verdictKey, weak: this.trust.weak, onlyPassing: true, label: `merge queue: ${entry.story} merged; the checks of every merged story` });
-      if (gate.interrupted) {
+      const sentBack: SentBack[] = [];
+      const links = await this.buildLinks(entries, sentBack);
+      let n = links.length;
+      let blamedTip = false;
+      while (n > 0) {
+        const link = links[n - 1];
+        const batch = links.slice(0, n).map((l) => l.entry.story);
+        const gate = await this.gateAt(link, batch, signal);
+        if (gate.interrupted) {
+          await abandonMerge(this.tree, this.run.branch, this.tip);
+          return { merged: [], judged: 0, sentBack, interrupted: true };
+        }
+        if (gate.passed) {
+          if (await this.publish(links.slice(0, n), gate.verdicts.map((v) => v.id), sentBack)) return { merged: batch, commit: link.commit, judged: gate.verdicts.length, sentBack };
+          return { merged: [], judged: 0, sentBack };
+        }
         await abandonMerge(this.tree, this.run.branch, this.tip);
-        return { kind: 'interrupted' };
-      }
-      // The gate checks the tree's HEAD: it must be the merge that is published (a worktree's HEAD is a file).
-      if (gate.commit !== attempt.commit) {
-        await abandonMerge(this.tree, this.run.branch, this.tip);
-        throw new WorkProtected(`the merge queue's tree moved from the merge of ${entry.story} (${attempt.commit.slice(0, 7)}) to ${gate.commit?.slice(0, 7) ?? 'no commit'} while it was verified; nothing was published`, `look at what moved it: git -C ${shellQuote(this.tree)} reflog; then continue with: ./ralph/ralph.sh --resume ${this.state.id}`);
-      }
-      if (!gate.passed) {
-        await abandonMerge(this.tree, this.run.branch, this.tip);
-        const blamed = await this.blameTip(entry.story, gate.verdicts, signal);
-        if (blamed) return blamed;
+        if (!blamedTip) {
+          blamedTip = true;
+          const broken = await this.blameTip(batch, gate.verdicts, signal);
+          if (broken === 'interrupted') return { merged: [], judged: 0, sentBack, interrupted: true };
+          if (broken) return { merged: [], judged: 0, sentBack, broken };
+        }
+        if (n > 1) {
+          n = Math.ceil(n / 2);
+          this.run.emit({ type: 'info', message: `merge queue: the batch ${batch.join(', ')} failed its checks; checking the first ${n} on their own` });
+          continue;
+        }
         const failed = gate.verdicts.filter((v) => v.status === 'rejected').map((v) => `${v.id}: ${v.reason ?? 'rejected'}`);
-        return this.sendBackLocked(entry.story, `after the merge onto ${this.tip.slice(0, 7)}, checks failed (${failed.join('; ')})`, fromBranch);
+        sentBack.push(await this.sendBackLocked(link.entry.story, `after the merge onto ${this.tip.slice(0, 7)}, checks failed (${failed.join('; ')})`, await readStorySide(this.tree, this.run.paths, link.entry.story, link.entry.head, this.tip), []));
+        break;
       }
-      if (!(await publishMerge(this.tree, this.run.branch, attempt.commit, this.tip))) {
-        await abandonMerge(this.tree, this.run.branch, this.tip);
-        // Moved under the runner: a stop. Else git refused for its own reason (a lock): the story goes round again.
-        await this.refuseMoved();
-        return this.sendBackLocked(entry.story, `git could not move ${this.run.branch} to the verified merge (update-ref refused)`, fromBranch);
-      }
-      this.tip = attempt.commit;
-      this.plan = next;
-      this.lastGate = { commit: attempt.commit, judged: gate.verdicts.map((v) => v.id) };
-      this.trust.verifiedAt.set(entry.story, attempt.commit);
-      await settleBaseline(this.run.paths, this.state.id, this.trust, this.run.emit, next);
-      // Merged: the story branch has nothing the plan branch lacks.
-      await runGit(this.tree, ['branch', '-q', '-D', branch]);
-      return { kind: 'merged', commit: attempt.commit, judged: gate.verdicts.length };
+      return { merged: [], judged: 0, sentBack };
     });
   }
 
   /**
-   * Only stories merged before failed after the merge: they may fail on the plan branch itself (a flaky check, or
-   * something outside the repository that changed), and then the newcomer is not to blame. Their checks run again
-   * on the tip; where they fail there too, the gate sets them back on the branch, as the final gate would, and the
-   * newcomer is merged again. Null: the tip passes, so the newcomer broke them.
+   * Each entry merged onto the last link (the first onto the tip). One that conflicts with the tip itself is sent
+   * back with both sides named; one that conflicts only with the links before it waits for the next pass.
    */
-  private async blameTip(id: string, verdicts: readonly StoryVerdict[], signal: AbortSignal): Promise<MergeOutcome | null> {
+  private async buildLinks(entries: readonly QueuedMerge[], sentBack: SentBack[]): Promise<Link[]> {
+    const links: Link[] = [];
+    for (const entry of entries) {
+      const last = links.at(-1);
+      const base = last?.commit ?? this.tip;
+      const story = this.plan.userStories.find((s) => s.id === entry.story);
+      if (!story) {
+        sentBack.push({ story: entry.story, reason: `the plan has no story ${entry.story}`, conflictsWith: [] });
+        continue;
+      }
+      const side = await readStorySide(this.tree, this.run.paths, entry.story, entry.head, base);
+      const plan = planWithOutcome(last?.plan ?? this.plan, entry.story, true, side.notes, null);
+      const log = mergeLogs(last?.log ?? this.readLog(), side.logBase, side.log);
+      const planText = await readFileAt(this.tree, base, this.rel(this.run.paths.prd));
+      const branch = storyBranch(this.run.branch, entry.story);
+      const attempt = await mergeStory(this.tree, {
+        branch: this.run.branch, planTip: base, storyHead: entry.head,
+        keep: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress), ...this.promptKept(), ...ENGINE_FILES],
+        write: () => this.writeFiles(planText, plan, log), written: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)],
+        message: `ralph: merge ${entry.story} (${story.title}) from ${branch}\n\nVerified on ${branch} at ${entry.head.slice(0, 7)}, and again after this merge by the merge queue of loop ${this.state.id}.`,
+      });
+      if (attempt.kind === 'merged') {
+        links.push({ entry, commit: attempt.commit, plan, log });
+        continue;
+      }
+      if (last) {
+        this.run.emit({ type: 'info', message: `merge queue: ${entry.story} does not merge onto ${links.map((l) => l.entry.story).join(', ')}; it waits for the next pass` });
+        continue;
+      }
+      sentBack.push(await this.sendBackConflict(entry, attempt.files, attempt.message, side));
+    }
+    return links;
+  }
+
+  /** A story whose branch conflicts with the tip: sent back, naming the files and the stories merged since that changed them. */
+  private async sendBackConflict(entry: QueuedMerge, files: readonly string[], message: string, side: StorySide): Promise<SentBack> {
+    const ids = this.plan.userStories.map((s) => s.id);
+    // No conflicted file: git refused the merge for another reason (say, an unrelated history), no other side to name.
+    const since = side.base && files.length ? await mergedBetween(this.tree, side.base, this.tip, ids, files) : [];
+    const where = files.length ? ` in ${files.slice(0, 10).join(', ')}` : `: ${message}`;
+    const other = since.length ? ` with ${since.join(', ')}, merged since ${entry.story} started from ${side.base.slice(0, 7)}` : '';
+    const sent = await this.sendBackLocked(entry.story, `its branch does not merge onto ${this.run.branch} at ${this.tip.slice(0, 7)} (conflict${where}${other})`, side, since);
+    return sent;
+  }
+
+  /** The tree detached at `link`'s merge, and the checks of every story passing there run once on it. */
+  private async gateAt(link: Link, batch: readonly string[], signal: AbortSignal) {
+    await detachAt(this.tree, link.commit);
+    const gate = await runFinalGate({ ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal), prd: link.plan, verifiedAt: this.trust.verifiedAt, shipped: this.trust.shipped, verdictKey: this.trust.verdictKey, weak: this.trust.weak, onlyPassing: true, label: `merge queue: ${batch.join(', ')} merged; the checks of every merged story` });
+    // The gate checks the tree's HEAD: it must be the merge that is published (a worktree's HEAD is a file).
+    if (!gate.interrupted && gate.commit !== link.commit) {
+      await abandonMerge(this.tree, this.run.branch, this.tip);
+      throw new WorkProtected(`the merge queue's tree moved from the merge of ${link.entry.story} (${link.commit.slice(0, 7)}) to ${gate.commit?.slice(0, 7) ?? 'no commit'} while it was verified; nothing was published`, `look at what moved it: git -C ${shellQuote(this.tree)} reflog; then continue with: ./ralph/ralph.sh --resume ${this.state.id}`);
+    }
+    return gate;
+  }
+
+  /** The checked links become the branch (update-ref over the tip they were made on); their story branches go. */
+  private async publish(links: readonly Link[], judged: string[], sentBack: SentBack[]): Promise<boolean> {
+    const last = links[links.length - 1];
+    if (!(await publishMerge(this.tree, this.run.branch, last.commit, this.tip))) {
+      await abandonMerge(this.tree, this.run.branch, this.tip);
+      // Moved under the runner: a stop. Else git refused for its own reason (a lock): the stories go round again.
+      await this.refuseMoved();
+      for (const l of links) sentBack.push(await this.sendBackLocked(l.entry.story, `git could not move ${this.run.branch} to the verified merge (update-ref refused)`, await readStorySide(this.tree, this.run.paths, l.entry.story, l.entry.head, this.tip), []));
+      return false;
+    }
+    this.tip = last.commit;
+    this.plan = last.plan;
+    this.lastGate = { commit: last.commit, judged };
+    for (const l of links) this.trust.verifiedAt.set(l.entry.story, last.commit);
+    await settleBaseline(this.run.paths, this.state.id, this.trust, this.run.emit, last.plan);
+    // Merged: the story branches have nothing the plan branch lacks.
+    for (const l of links) await runGit(this.tree, ['branch', '-q', '-D', storyBranch(this.run.branch, l.entry.story)]);
+    return true;
+  }
+
+  /**
+   * Only stories merged before the batch failed after its merge: they may fail on the plan branch itself (a flaky
+   * check, or something outside the repository that changed), and then the batch is not to blame. Their checks run
+   * again on the tip; where they fail there too, the gate sets them back on the branch, as the final gate would, and
+   * the batch is merged again (their ids returned). Null: the tip passes, so the batch broke them.
+   */
+  private async blameTip(batch: readonly string[], verdicts: readonly StoryVerdict[], signal: AbortSignal): Promise<string[] | 'interrupted' | null> {
     const failed = verdicts.filter((v) => v.status === 'rejected').map((v) => v.id);
-    if (!failed.length || failed.includes(id)) return null;
-    const gate = await runFinalGate({ ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal), prd: this.plan, verifiedAt: this.trust.verifiedAt, shipped: this.trust.shipped, verdictKey: this.trust.verdictKey, onlyStories: failed, label: `merge queue: before blaming ${id}, the checks of ${failed.join(', ')} on ${this.run.branch} itself` });
-    if (gate.interrupted) return { kind: 'interrupted' };
+    if (!failed.length || failed.some((id) => batch.includes(id))) return null;
+    const names = batch.join(', ');
+    const gate = await runFinalGate({ ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal), prd: this.plan, verifiedAt: this.trust.verifiedAt, shipped: this.trust.shipped, verdictKey: this.trust.verdictKey, onlyStories: failed, label: `merge queue: before blaming ${names}, the checks of ${failed.join(', ')} on ${this.run.branch} itself` });
+    if (gate.interrupted) return 'interrupted';
     if (gate.passed) return null;
     const broken = gate.verdicts.filter((v) => v.status === 'rejected').map((v) => v.id);
     // The gate wrote and committed its verdicts on the branch (the tree is on it): its plan is the one to go on with.
@@ -152,8 +249,8 @@ export class PlanBranch {
     this.plan = next;
     this.lastGate = null;
     await settleBaseline(this.run.paths, this.state.id, this.trust, this.run.emit, next);
-    this.run.emit({ type: 'warn', message: `${broken.join(', ')} fail${broken.length === 1 ? 's' : ''} on ${this.run.branch} itself, without ${id}: set back to passes: false there; ${id} is merged again` });
-    return { kind: 'retry', broken };
+    this.run.emit({ type: 'warn', message: `${broken.join(', ')} fail${broken.length === 1 ? 's' : ''} on ${this.run.branch} itself, without ${names}: set back to passes: false there; ${names} ${batch.length === 1 ? 'is' : 'are'} merged again` });
+    return broken;
   }
 
   /** A failed attempt: the worker's log entries and the story's notes join the plan branch, with `passes` unchanged. */
@@ -161,21 +258,21 @@ export class PlanBranch {
     return this.exclusive(async () => {
       await this.refuseMoved();
       await this.keepAttempt(id, head);
-      const side = await this.storySide(id, head);
+      const side = await readStorySide(this.tree, this.run.paths, id, head, this.tip);
       const log = mergeLogs(this.readLog(), side.logBase, side.log);
       await this.commitOwn(planWithOutcome(this.plan, id, false, side.notes, null), log, `chore(ralph): ${id}: an attempt was not accepted`);
     });
   }
 
   /** A story the queue sends back: not merged, with the reason in its notes and in the plan's log. */
-  private async sendBackLocked(id: string, reason: string, fromBranch: StorySide): Promise<MergeOutcome> {
+  private async sendBackLocked(id: string, reason: string, fromBranch: StorySide, conflictsWith: string[]): Promise<SentBack> {
     this.run.emit({ type: 'warn', message: `${id} sent back by the merge queue: ${reason}` });
     await this.keepAttempt(id, fromBranch.head);
     const title = this.plan.userStories.find((s) => s.id === id)?.title ?? '';
     const log = mergeLogs(this.readLog(), fromBranch.logBase, fromBranch.log) + renderSentBack(new Date(), id, title, reason, this.tip);
     const next = planWithOutcome(this.plan, id, false, fromBranch.notes, `sent back by the merge queue: ${reason}`);
     await this.commitOwn(next, log, `chore(ralph): ${id} sent back by the merge queue`);
-    return { kind: 'sent-back', reason };
+    return { story: id, reason, conflictsWith };
   }
 
   private async commitOwn(next: Prd, log: string, message: string): Promise<void> {
@@ -197,18 +294,6 @@ export class PlanBranch {
     if (r.code === 0) this.run.emit({ type: 'info', message: `${id}: this attempt's commits are kept under ${ref}` });
   }
 
-  /** What the story branch says at `head`: the story's notes, and its log with the log it started from (the merge base). */
-  private async storySide(id: string, head: string): Promise<StorySide> {
-    const base = (await runGit(this.tree, ['merge-base', this.tip, head])).stdout.trim();
-    const logRel = this.rel(this.run.paths.progress);
-    return {
-      head,
-      notes: readNotes(await readFileAt(this.tree, head, this.rel(this.run.paths.prd)), id),
-      logBase: base ? ((await readFileAt(this.tree, base, logRel)) ?? '') : '',
-      log: (await readFileAt(this.tree, head, logRel)) ?? '',
-    };
-  }
-
   private readLog(): string {
     return readTextOrNull(this.run.paths.progress) ?? '';
   }
@@ -221,23 +306,5 @@ export class PlanBranch {
   private writeFiles(before: string | null, next: Prd, log: string): void {
     atomicWriteFileSync(this.run.paths.prd, renderPlan(before, next));
     atomicWriteFileSync(this.run.paths.progress, log);
-  }
-}
-
-interface StorySide {
-  head: string;
-  notes: string | undefined;
-  logBase: string;
-  log: string;
-}
-
-/** The story's notes in a plan text from a story branch (any shape: the agent wrote it); undefined when unreadable. */
-function readNotes(text: string | null, id: string): string | undefined {
-  try {
-    const plan = JSON.parse(text ?? 'null') as Prd | null;
-    const notes = Array.isArray(plan?.userStories) ? plan.userStories.find((s) => s && s.id === id)?.notes : undefined;
-    return typeof notes === 'string' ? notes : undefined;
-  } catch {
-    return undefined;
   }
 }

@@ -1,7 +1,9 @@
-// --parallel <n>: one plan, n workers (SPEC §12, issue #14). The coordinator hands each ready story (its dependsOn
-// merged) to a free worker (worker.ts), queues every story verified on its branch, and merges the queue onto the plan
-// branch one story at a time, verifying again after each merge (plan-branch.ts). Limits count for the whole run:
-// max_iterations counts agent runs over all workers, the cost is one sum, Ctrl-C and cancel stop every worker.
+// --parallel <n>: one plan, n workers (SPEC §12, issues #14, #29). The coordinator hands each ready story (its
+// dependsOn merged) to a free worker (worker.ts), queues every story verified on its branch, and merges the queue onto
+// the plan branch in batches: every story waiting when the queue is free goes in one pass, checked once after the
+// merge (plan-branch.ts). A story that fails on a stale base goes again on the new tip (stale-base.ts). Limits count
+// for the whole run: max_iterations counts agent runs over all workers, the cost is one sum, Ctrl-C and cancel stop
+// every worker.
 import type { BudgetGate, Clock, LoopConfig, LoopState, ParallelState, QueuedMerge, RunContext, WorkerState } from '../../types.js';
 import type { Prd } from '../../../prd/types.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
@@ -15,7 +17,8 @@ import type { RunTrust } from '../../verify/trust.js';
 import { planSchedule } from './schedule.js';
 import { closeWorkerTrees, deleteMergedStoryBranches, formerWorkers, releaseStoryBranches, runAttempt, storyBranch, workerTreePath, type AttemptOutcome } from './worker.js';
 import { rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';
-import { PlanBranch, type MergeOutcome } from './plan-branch.js';
+import { PlanBranch, type BatchOutcome } from './plan-branch.js';
+import { firstLine, StaleBases, type AttemptBase } from './stale-base.js';
 import { restoreIntegrationTree } from './merge.js';
 import { activeStories, isSettled } from '../../../prd/skip.js';
 
@@ -31,9 +34,9 @@ export interface ParallelInput {
 }
 
 type Settled =
-  | { kind: 'attempt'; worker: number; startedAt: number; outcome: AttemptOutcome }
+  | { kind: 'attempt'; worker: number; startedAt: number; base: AttemptBase; outcome: AttemptOutcome }
   | { kind: 'attempt-failed'; worker: number; story: string; error: unknown }
-  | { kind: 'merge'; outcome: MergeOutcome }
+  | { kind: 'merge'; batch: QueuedMerge[]; outcome: BatchOutcome }
   | { kind: 'merge-failed'; error: unknown };
 
 const INTERRUPTED = () => new LoopExit(LOOP_EXIT.interrupted, 'interrupted; every worker stopped, state saved', 'continue with: ./ralph/ralph.sh --resume-last');
@@ -64,6 +67,10 @@ class Coordinator {
   private quietMerge = false;
   /** Changes to what the workers share that a guard found and undid (ending.ts rejectOverlapping). */
   private readonly violations: FoundChange[] = [];
+  /** Stories that failed on a stale base: waiting for the next merge, and what their next agent is told. */
+  private readonly stale = new StaleBases();
+  /** Workers whose verification the next merge pass waits for (their stories join the batch); null: not waiting. */
+  private holdFor: Set<number> | null = null;
 
   constructor(private readonly input: ParallelInput) {
     this.run = input.run;
@@ -106,12 +113,12 @@ class Coordinator {
     // plan, once, every story it depends on merged); the others' stories are scheduled again.
     this.par.queue = keepQueue(this.par.queue, plan);
     const max = this.input.config.maxIterations;
-    this.run.emit({ type: 'info', message: `${this.par.workers} worker${this.par.workers === 1 ? '' : 's'} on ${this.run.branch}; each story is verified on its own branch, then merged one at a time and verified again; ${max === 0 ? 'no iteration cap' : `at most ${max} agent runs over all workers`}` });
+    this.run.emit({ type: 'info', message: `${this.par.workers} worker${this.par.workers === 1 ? '' : 's'} on ${this.run.branch}; each story is verified on its own branch, then merged with the stories queued with it and verified again; ${max === 0 ? 'no iteration cap' : `at most ${max} agent runs over all workers`}` });
     this.save();
     for (;;) {
       if (this.failure) throw this.failure;
       if (!this.signal.aborted) await this.startWorkers();
-      if (!this.merging && this.par.queue.length && !this.signal.aborted && !(this.stop instanceof ProtectedStop)) this.merging = this.mergeNext();
+      if (!this.merging && this.par.queue.length && !this.signal.aborted && !(this.stop instanceof ProtectedStop) && !this.holdMerge()) this.merging = this.mergeNext();
       if (!this.running.size && !this.merging) {
         const end = await this.settleEnd();
         if (end) return end;
@@ -151,7 +158,7 @@ class Coordinator {
 
   private busy(): Set<string> {
     const held = this.par.states.flatMap((w) => (w.story ? [w.story] : []));
-    return new Set([...held, ...this.par.queue.map((q) => q.story)]);
+    return new Set([...held, ...this.par.queue.map((q) => q.story), ...this.stale.waiting()]);
   }
 
   private launch(ws: WorkerState, id: string): void {
@@ -163,8 +170,12 @@ class Coordinator {
     Object.assign(ws, { phase: 'agent', story: id, branch: storyBranch(this.run.branch, id), iteration, startedAt: this.input.clock.now().toISOString(), agentPid: undefined });
     this.save();
     const startedAt = this.now();
+    const base: AttemptBase = { merged: this.par.merged.length };
+    const note = this.stale.takeNote(id);
+    const mergedSince = note?.mergedSince.map((m) => ({ id: m, title: this.branch.plan.userStories.find((s) => s.id === m)?.title ?? '' }));
     const attempt = runAttempt({
       ...this.input, run: { ...this.run, emit: (e) => this.noteRateLimit(e) }, mainRoot: this.mainRoot, worker: ws.worker, workers: this.par.workers, story, iteration, planTip: this.branch.tip, planText: this.input.trust.baseline as string,
+      ...(mergedSince?.length ? { mergedSince, lastFailure: note?.lastFailure } : {}),
       onPid: (pid) => {
         ws.agentPid = pid;
         if (pid !== undefined) this.save();
@@ -176,7 +187,7 @@ class Coordinator {
       onViolation: (reason) => this.violations.push({ at: this.now(), worker: ws.worker, reason }),
     });
     this.running.set(ws.worker, attempt.then(
-      (outcome): Settled => ({ kind: 'attempt', worker: ws.worker, startedAt, outcome }),
+      (outcome): Settled => ({ kind: 'attempt', worker: ws.worker, startedAt, base, outcome }),
       (error): Settled => ({ kind: 'attempt-failed', worker: ws.worker, story: id, error }),
     ));
   }
@@ -189,14 +200,27 @@ class Coordinator {
     this.run.emit({ type: 'info', worker: e.worker, message: 'no worker starts another agent until this rate limit\'s wait is over' });
   }
 
+  /**
+   * The queue waits for the verifications under way when it became free (at most one each): their stories, verified,
+   * join the batch, which then costs one run of the merged stories' checks instead of two.
+   */
+  private holdMerge(): boolean {
+    const verifying = this.par.states.filter((w) => w.phase === 'verifying').map((w) => w.worker);
+    this.holdFor ??= new Set(verifying);
+    if (verifying.some((w) => this.holdFor!.has(w))) return true;
+    this.holdFor = null;
+    return false;
+  }
+
   private mergeNext(): Promise<Settled> {
-    const entry = this.par.queue[0];
+    const batch = [...this.par.queue];
     // A gate that ran while no agent was alive can stand as the final gate; an agent running meanwhile could have
     // written into its checkout (same user, no sandbox), so then the final gate runs again at the end.
     this.quietMerge = this.running.size === 0;
-    this.run.emit({ type: 'info', message: `merge queue: merging ${entry.story} (verified at ${entry.head.slice(0, 7)}) onto ${this.run.branch}` });
-    return this.branch.merge(entry, this.signal).then(
-      (outcome): Settled => ({ kind: 'merge', outcome }),
+    const names = batch.map((e) => `${e.story} (verified at ${e.head.slice(0, 7)})`).join(', ');
+    this.run.emit({ type: 'info', message: `merge queue: merging ${names} onto ${this.run.branch}${batch.length > 1 ? ` as one batch of ${batch.length}` : ''}` });
+    return this.branch.mergeBatch(batch, this.signal).then(
+      (outcome): Settled => ({ kind: 'merge', batch, outcome }),
       (error): Settled => ({ kind: 'merge-failed', error }),
     );
   }
@@ -204,15 +228,18 @@ class Coordinator {
   private async handle(s: Settled): Promise<void> {
     if (s.kind === 'attempt' || s.kind === 'attempt-failed') {
       this.running.delete(s.worker);
+      // Its verification is over (or never came): the queue no longer waits for this worker's next one.
+      this.holdFor?.delete(s.worker);
       const ws = this.par.states[s.worker - 1];
       Object.assign(ws, { phase: 'idle', story: undefined, branch: undefined, agentPid: undefined });
-      if (s.kind === 'attempt') await this.afterAttempt(this.overlapping(s.outcome, s.startedAt));
+      if (s.kind === 'attempt') await this.afterAttempt(this.overlapping(s.outcome, s.startedAt), s.base);
       else this.onError(s.error);
     } else {
       this.merging = null;
-      if (s.kind === 'merge') this.afterMerge(s.outcome);
+      if (s.kind === 'merge') this.afterMerge(s.batch, s.outcome);
       else this.onError(s.error);
     }
+    this.releaseStale();
     this.save();
   }
 
@@ -223,7 +250,7 @@ class Coordinator {
     return judged;
   }
 
-  private async afterAttempt(o: AttemptOutcome): Promise<void> {
+  private async afterAttempt(o: AttemptOutcome, base: AttemptBase): Promise<void> {
     const accepted = o.verdict && o.verdict.status !== 'rejected' && o.head;
     if (accepted) {
       this.par.queue.push({ story: o.story, head: o.head as string, worker: o.worker });
@@ -231,20 +258,44 @@ class Coordinator {
       return;
     }
     const why = o.verdict?.reason ?? 'it was not claimed (passes stayed false)';
-    this.failedAttempt(o.story, o.tag === 'stuck' ? STUCK : null, `${o.story} not accepted in iteration ${o.iteration}: ${why}`, o.worker);
+    const message = `${o.story} not accepted in iteration ${o.iteration}: ${why}`;
     if (o.head) await this.branch.recordAttempt(o.story, o.head).catch((err: unknown) => this.onError(err));
+    if (o.tag === 'stuck') return this.failedAttempt(o.story, STUCK, message, o.worker);
+    const stale = this.stale.onFailure(o.story, base, this.par.merged, this.inFlight(), { message, worker: o.worker, why: firstLine(why) });
+    if (stale.kind === 'count') return this.failedAttempt(o.story, null, message, o.worker);
+    const next = stale.kind === 'retry' ? `tried again on the new tip (merged since it started: ${stale.mergedSince.join(', ')})` : 'tried again on the new tip after the next merge (other stories are in flight)';
+    this.run.emit({ type: 'warn', worker: o.worker, message: `${message}; ${next}, not counted toward --no-progress-limit` });
   }
 
-  private afterMerge(o: MergeOutcome): void {
-    const entry = this.par.queue[0];
-    if (o.kind === 'interrupted' || o.kind === 'retry') return;
-    this.par.queue.shift();
-    if (o.kind === 'merged') {
-      this.par.merged.push(entry.story);
-      this.par.attempts[entry.story] = 0;
-      this.run.emit({ type: 'info', message: `merged ${entry.story} onto ${this.run.branch} as ${o.commit.slice(0, 7)}; verified again after the merge (the checks of ${o.judged} stor${o.judged === 1 ? 'y' : 'ies'})` });
-    } else {
-      this.failedAttempt(entry.story, null, `${entry.story} sent back: ${o.reason}`, entry.worker);
+  /** Another story is being worked on, verified, queued or merged: the plan's tip may yet move. */
+  private inFlight(): boolean {
+    return this.running.size > 0 || this.par.queue.length > 0 || this.merging !== null;
+  }
+
+  /** Stories that waited for a merge go again; with nothing in flight, those with none since count their failure. */
+  private releaseStale(): void {
+    const { retried, counted } = this.stale.release(this.par.merged, this.inFlight());
+    for (const r of retried) this.run.emit({ type: 'info', message: `${r.id} goes again on the new tip of ${this.run.branch} (merged since its attempt started: ${r.mergedSince.join(', ')})` });
+    for (const c of counted) this.failedAttempt(c.id, null, c.message, c.worker);
+  }
+
+  private afterMerge(batch: readonly QueuedMerge[], o: BatchOutcome): void {
+    const done = new Set([...o.merged, ...o.sentBack.map((b) => b.story)]);
+    this.par.queue = this.par.queue.filter((q) => !(done.has(q.story) && batch.some((b) => b.story === q.story && b.head === q.head)));
+    for (const id of o.merged) {
+      this.par.merged.push(id);
+      this.par.attempts[id] = 0;
+    }
+    if (o.merged.length) this.run.emit({ type: 'info', message: `merged ${o.merged.join(', ')} onto ${this.run.branch} as ${o.commit!.slice(0, 7)}; verified again after the merge (the checks of ${o.judged} stor${o.judged === 1 ? 'y' : 'ies'}, once for ${o.merged.length === 1 ? 'it' : `these ${o.merged.length}`})` });
+    for (const b of o.sentBack) {
+      const entry = batch.find((e) => e.story === b.story)!;
+      // A conflict with stories merged since the branch left the plan branch: a stale base, not the story's fault.
+      if (b.conflictsWith.length) {
+        this.stale.noteConflict(b.story, b.conflictsWith, b.reason);
+        this.run.emit({ type: 'warn', worker: entry.worker, message: `${b.story} sent back: ${b.reason}; tried again on the new tip, not counted toward --no-progress-limit` });
+      } else {
+        this.failedAttempt(b.story, null, `${b.story} sent back: ${b.reason}`, entry.worker);
+      }
     }
   }
 
@@ -273,6 +324,7 @@ class Coordinator {
   private async settleEnd(): Promise<LoopExit | null> {
     if (this.signal.aborted) return INTERRUPTED();
     if (this.stop instanceof ProtectedStop) return this.stop.exit;
+    this.releaseStale();
     const schedule = planSchedule(this.branch.plan, new Set(), new Set(Object.keys(this.par.givenUp)));
     if (schedule.done) {
       await this.branch.refuseMoved();
@@ -318,6 +370,10 @@ class ProtectedStop extends LoopExit {
   }
 }
 
+/**
+ * A resumed run's merge queue, read back from state.json (the agents' to write): only entries this run could have
+ * queued are kept (an open story of the plan, once, every story it depends on merged, a commit id for its head).
+ */
 function keepQueue(queue: readonly QueuedMerge[], plan: Prd): QueuedMerge[] {
   const byId = new Map(plan.userStories.map((s) => [s.id, s]));
   const seen = new Set<string>();

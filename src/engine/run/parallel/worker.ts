@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { BudgetGate, LoopConfig, LoopDeps, LoopState, RunContext, StoryVerdict, WorkerState } from '../../types.js';
 import type { Tag } from '../../core/tags.js';
+import type { StoryNote } from '../../core/preamble.js';
 import type { Story } from '../../../prd/types.js';
 import { storyRefPart } from '../../../prd/story-ref.js';
 import { gitOk, headSha, runGit } from '../../git/git.js';
@@ -45,6 +46,9 @@ export interface AttemptInput {
   /** The plan branch's tip the attempt starts from, and the plan's text there (the runner's own, settled). */
   planTip: string;
   planText: string;
+  /** A retry on a newer tip: the stories merged since the story's last attempt started, and why that one failed. */
+  mergedSince?: StoryNote['mergedSince'];
+  lastFailure?: string;
   config: LoopConfig;
   budget: BudgetGate;
   controller: AbortController;
@@ -83,7 +87,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
   const wtrust: RunTrust = { topLevel: realpathSync(root), baseline: input.planText, pins: input.trust.pins, guard, verifiedAt: new Map(), shipped: new Map(), weak: input.trust.weak, verdictKey: input.trust.verdictKey, gitDir: guard.gitDir, anchored: input.trust.anchored, checkBase: input.trust.checkBase };
   const signal = input.controller.signal;
   const base = buildDeps(wrun, state, input.budget, input.controller, wtrust);
-  const deps: LoopDeps = { ...base, runAgent: (it, s) => runAgent(wrun, state, wtrust, it, s, { story: { id: story.id, title: story.title, workers: input.workers, branch, planBranch: run.branch }, onPid: input.onPid }) };
+  const deps: LoopDeps = { ...base, runAgent: (it, s) => runAgent(wrun, state, wtrust, it, s, { story: { id: story.id, title: story.title, workers: input.workers, branch, planBranch: run.branch, ...(input.mergedSince ? { mergedSince: input.mergedSince, lastFailure: input.lastFailure } : {}) }, onPid: input.onPid }) };
   emit({ type: 'iteration-start', iteration, maxIterations: input.config.maxIterations });
   emit({ type: 'info', iteration, message: `worker ${worker} works on ${story.id} (${story.title}) in ${root}, on ${branch}` });
   const headBefore = await deps.headSha();
