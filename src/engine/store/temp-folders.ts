@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isAlive, ownProcessStart } from '../processes.js';
 
-export type TempKind = 'ralph-verify' | 'ralph-setup' | 'ralph-review' | 'ralph-home' | 'ralphkit-log';
-const KINDS: readonly TempKind[] = ['ralph-verify', 'ralph-setup', 'ralph-review', 'ralph-home', 'ralphkit-log'];
+export type TempKind = 'ralph-verify' | 'ralph-setup' | 'ralph-review' | 'ralph-home' | 'ralph-agent-home' | 'ralphkit-log';
+const KINDS: readonly TempKind[] = ['ralph-verify', 'ralph-setup', 'ralph-review', 'ralph-home', 'ralph-agent-home', 'ralphkit-log'];
 
 let owner = '-';
 
@@ -84,6 +84,7 @@ const KIND_NAMES: Record<TempKind, [string, string]> = {
   'ralph-verify': ['verification checkout', 'verification checkouts'],
   'ralph-setup': ['setup cache', 'setup caches'],
   'ralph-home': ["checks' HOME folder", "checks' HOME folders"],
+  'ralph-agent-home': ["sandboxed agent's HOME layer", "sandboxed agents' HOME layers"],
   'ralph-review': ['reviewer folder', 'reviewer folders'],
   'ralphkit-log': ['log folder', 'log folders'],
 };

@@ -13,7 +13,7 @@ import { git, gitdir, gitEnv, testdir } from '../../../support/repo.js';
 const probe = probeSandbox(process.env);
 
 describe.skipIf(!probe.ok)(`checkSandbox${probe.ok ? '' : ` (skipped: ${probe.message})`}`, () => {
-  it("keeps a linked worktree's main repository (.git hooks, config, refs, HEAD) read-only to a check", () => {
+  it("keeps a linked worktree's main repository (.git hooks, config, refs, HEAD) read-only to a check", async () => {
     const home = testdir('ralphkit-home-');
     const main = path.join(home, 'main');
     mkdirSync(main);
@@ -37,7 +37,8 @@ describe.skipIf(!probe.ok)(`checkSandbox${probe.ok ? '' : ` (skipped: ${probe.me
     expect(readFileSync(path.join(common, 'HEAD'), 'utf8')).toBe(headBefore);
     // The agent commits from the worktree: for it the common dir stays writable, but for its hooks and config.
     const agentRun = { ...run, paths: { repoRoot: worktree } } as unknown as RunContext;
-    const { args } = sandboxCommand(agentRun, { topLevel: worktree, gitDir: common, pins: null } as unknown as RunTrust, { file: 'sh', args: [] }, clone);
+    const { args, after } = await sandboxCommand(agentRun, { topLevel: worktree, gitDir: common, pins: null } as unknown as RunTrust, { file: 'sh', args: [] }, clone);
+    await after();
     const flagOf = (p: string) => args[args.findIndex((a, i) => a === p && args[i + 1] === p) - 1];
     expect([flagOf(common), flagOf(path.join(common, 'hooks')), flagOf(path.join(common, 'config'))]).toEqual(['--bind', '--ro-bind-try', '--ro-bind-try']);
   });
