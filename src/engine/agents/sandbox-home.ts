@@ -64,7 +64,7 @@ export function planHomeLayer(listing: HomeListing): HomeLayerPlan {
       }
     } else readOnly.push(path.posix.join(listing.home, name));
   }
-  for (const name of MERGED) if (!present.has(name) || !listing.merged[name]) fresh.add(name);
+  for (const name of MERGED) if (!present.has(name)) fresh.add(name);
   return { readOnly, copy, fresh: [...fresh].sort() };
 }
 
