@@ -26,6 +26,9 @@ export function prepareAgentHome(run: RunContext, home: string): { dir: string; 
     process.once('exit', () => rmSync(made, { recursive: true, force: true }));
     seedLayer(home, dir, plan.copy, plan.fresh, listing);
   }
+  // What an earlier run left is the agent's: a folder the runner writes into must still be a folder of the layer,
+  // not a link the agent put there (the runner would write or delete on the host, where it points).
+  for (const rel of [...MERGED, ...LOGINS.map((p) => path.dirname(p))]) if (listing.entries.includes(rel.split('/')[0])) keepFolder(dir, rel);
   refreshLogins(home, dir);
   clearMountPoints(home, dir, plan.readOnly);
   return { dir, readOnly: plan.readOnly };
@@ -48,6 +51,18 @@ function seedLayer(home: string, dir: string, copy: string[], fresh: string[], l
     cpSync(path.join(home, rel), path.join(dir, rel), { recursive: true, verbatimSymlinks: true, mode: constants.COPYFILE_FICLONE, filter: (src) => !skipped.has(src) });
   }
   for (const rel of [...fresh, ...Object.keys(listing.merged)]) mkdirSync(path.join(dir, rel), { recursive: true });
+}
+
+/** `rel` in the layer made a plain folder again when it is anything else (a link is removed, not followed). */
+function keepFolder(dir: string, rel: string): void {
+  const p = path.join(dir, rel);
+  try {
+    if (lstatSync(p).isDirectory()) return;
+  } catch {
+    // missing: made below
+  }
+  rmSync(p, { recursive: true, force: true });
+  mkdirSync(p, { recursive: true });
 }
 
 function refreshLogins(home: string, dir: string): void {

@@ -94,6 +94,19 @@ describe.skipIf(!probe.ok)(`the agent's sandbox as a wall${probe.ok ? '' : ` (sk
     expect(await agent('cat ~/.claude/settings.json ~/.claude.json ~/.npmrc')).toEqual(['{"hooks":"evil"}', '{"agent":true}', 'node-options=--import=/x']);
   });
 
+  it("HOME: a link the agent leaves in its layer where the runner works (~/.cache, ~/.claude) is removed, never followed on the host", async () => {
+    const { home, agent } = setup();
+    const victim = testdir('ralphkit-victim-');
+    writeTree(victim, { 'toolchain/keep': 'keep\n', '.credentials.json': 'victim\n' });
+    // The real login is newer than the layer's copy once the agent ran: the runner copies it in before the next run.
+    const out = await agent(`mv ~/.cache ~/.cache-moved && ln -s ${victim} ~/.cache && mv ~/.claude ~/.claude-moved && ln -s ${victim} ~/.claude && echo linked`);
+    expect(out).toEqual(['linked']);
+    writeFileSync(path.join(home, '.claude/.credentials.json'), '{"token":"refreshed by you"}\n');
+    expect(await agent('cat ~/.cache/toolchain/bin/x ~/.claude/.credentials.json')).toEqual(['toolchain', '{"token":"refreshed by you"}']);
+    expect(readFileSync(path.join(victim, 'toolchain/keep'), 'utf8')).toBe('keep\n');
+    expect(readFileSync(path.join(victim, '.credentials.json'), 'utf8')).toBe('victim\n');
+  });
+
   it('objects and refs: rewriting a loose object in place and moving refs/ralphkit are refused; an honest commit, stash, gc and fetch still work and reach the store', async () => {
     const { repo, agent, warnings } = setup();
     const oid = git(repo, 'rev-parse', 'HEAD:test/one.test.mjs');
