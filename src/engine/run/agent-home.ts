@@ -3,7 +3,7 @@
 // the sandbox's sight (its /tmp is private; inside, the layer is only ever seen at $HOME), and never read by checks,
 // the reviewer or a later loop. Removed when the runner exits; a runner killed with -9 leaves it to the next start's
 // sweep.
-import { constants, cpSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { constants, cpSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { RunContext } from '../types.js';
 import { MERGED, STATE_SKIPPED, planHomeLayer, statePathOf, type HomeListing } from '../agents/sandbox-home.js';
@@ -48,7 +48,15 @@ function seedLayer(home: string, dir: string, copy: string[], fresh: string[], l
   const skipped = new Set(STATE_SKIPPED.map((p) => path.join(home, p)));
   for (const rel of copy) {
     mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
-    cpSync(path.join(home, rel), path.join(dir, rel), { recursive: true, verbatimSymlinks: true, mode: constants.COPYFILE_FICLONE, filter: (src) => !skipped.has(src) });
+    // A state folder that is itself a link (~/.claude -> ~/dotfiles/claude) is copied as the folder it leads to;
+    // links inside stay links.
+    let source: string;
+    try {
+      source = realpathSync(path.join(home, rel));
+    } catch {
+      continue;
+    }
+    cpSync(source, path.join(dir, rel), { recursive: true, verbatimSymlinks: true, mode: constants.COPYFILE_FICLONE, filter: (src) => !skipped.has(path.join(home, rel, path.relative(source, src))) });
   }
   for (const rel of [...fresh, ...Object.keys(listing.merged)]) mkdirSync(path.join(dir, rel), { recursive: true });
 }

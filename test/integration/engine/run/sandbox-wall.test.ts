@@ -94,6 +94,15 @@ describe.skipIf(!probe.ok)(`the agent's sandbox as a wall${probe.ok ? '' : ` (sk
     expect(await agent('cat ~/.claude/settings.json ~/.claude.json ~/.npmrc')).toEqual(['{"hooks":"evil"}', '{"agent":true}', 'node-options=--import=/x']);
   });
 
+  it('HOME: a state folder that is a link (~/.codex -> a dotfiles folder) is copied as the folder it leads to, transcripts left out', async () => {
+    const { home, agent } = setup();
+    const dotfiles = testdir('ralphkit-dotfiles-');
+    writeTree(dotfiles, { 'codex/config.toml': 'model = "x"\n', 'codex/sessions/old.jsonl': 'old\n' });
+    spawnSync('ln', ['-s', path.join(dotfiles, 'codex'), path.join(home, '.codex')]);
+    expect(await agent('cat ~/.codex/config.toml; ls ~/.codex; echo new > ~/.codex/config.toml && echo wrote')).toEqual(['model = "x"', 'config.toml', 'wrote']);
+    expect(readFileSync(path.join(dotfiles, 'codex/config.toml'), 'utf8')).toBe('model = "x"\n');
+  });
+
   it("HOME: a link the agent leaves in its layer where the runner works (~/.cache, ~/.claude) is removed, never followed on the host", async () => {
     const { home, agent } = setup();
     const victim = testdir('ralphkit-victim-');
