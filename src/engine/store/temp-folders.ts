@@ -1,5 +1,5 @@
-// The runner's folders in the temp folder (verification checkouts, the checks' private HOME, the reviewer's clone and
-// answer folder, the merge queue's log files) are named after the loop and the runner process that made them: `ralph-verify-<loop>~<pid>~<start>-
+// The runner's folders in the temp folder (verification checkouts, the checks' private HOME, a sandboxed agent's HOME
+// layer, the reviewer's clone and answer folder, the merge queue's log files) are named after the loop and the runner process that made them: `ralph-verify-<loop>~<pid>~<start>-
 // XXXXXX`. A runner killed with -9 cannot remove its own (with `setup: npm ci` each holds a node_modules), so the next
 // start or resume in any loop, and `cleanup`, remove those whose runner is gone.
 import { lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
