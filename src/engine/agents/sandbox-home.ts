@@ -16,22 +16,32 @@ export const AGENT_STATE: readonly string[] = ['.claude', '.claude.json', '.code
 /** Left out of the copy: other sessions' transcripts (large, and none of this agent's business). */
 export const STATE_SKIPPED: readonly string[] = ['.claude/projects', '.codex/sessions', '.codex/archived_sessions', '.codex/log'];
 
-/** Caches that must be writable and are only caches: an empty folder of the layer's own (not seeded). */
-export const FRESH_CACHES: readonly string[] = ['.npm'];
+/**
+ * Package managers' caches and stores: left out, so the agent's tools make them afresh in the layer (empty: slower,
+ * and the network is needed to fill them) instead of finding the user's read-only, which most of them cannot use
+ * (go, cargo and uv take a lock file there, npm and pip write as they read). Never the user's writable: a poisoned
+ * build cache or extracted crate would run in the user's own later builds.
+ */
+export const LEFT_OUT: readonly string[] = [
+  '.npm', '.pnpm-store', '.yarn/berry/cache', '.gradle',
+  '.cache/go-build', '.cache/pip', '.cache/uv', '.cache/yarn', '.cache/pnpm', '.cache/node-gyp', '.cache/deno', '.cache/pypoetry/cache', '.cache/ccache', '.cache/sccache',
+  '.cargo/registry', '.cargo/git', '.cargo/.package-cache', '.cargo/.package-cache-mutate', '.cargo/.global-cache',
+  '.m2/repository', 'go/pkg/mod',
+];
 
 /**
- * Folders that hold both tools and state (~/.cache/ralphkit-ci/node-24, ~/.cache/ms-playwright; ~/.config/gh): a
- * folder of the layer whose existing entries are the user's, read-only, and where new ones may be made (a cache of
- * a tool the user never ran).
+ * Folders that hold both tools and state (~/.cache/ralphkit-ci/node-24, ~/.cargo/bin, ~/.config/gh): a folder of the
+ * layer whose entries are the user's, read-only, but for those copied or left out, and where new ones may be made.
+ * Parents before children.
  */
-export const MERGED: readonly string[] = ['.cache', '.config'];
+export const MERGED: readonly string[] = ['.cache', '.cache/pypoetry', '.config', '.cargo', '.m2', '.yarn', '.yarn/berry', 'go', 'go/pkg'];
 
 export interface HomeListing {
   /** The user's real HOME, absolute. */
   home: string;
   /** The names in it. */
   entries: readonly string[];
-  /** The names in each MERGED folder that exists. */
+  /** The names in each MERGED folder that is a folder (not a link), by its path relative to HOME. */
   merged: Readonly<Record<string, readonly string[]>>;
   /** More state paths relative to HOME (`.claude-work`, or `.config/claude` in a MERGED folder): CLAUDE_CONFIG_DIR or CODEX_HOME inside HOME. */
   extraState?: readonly string[];
@@ -40,43 +50,43 @@ export interface HomeListing {
 export interface HomeLayerPlan {
   /** Absolute paths of the user's HOME bound read-only at the same place in the layer. */
   readOnly: string[];
-  /** Names (relative to HOME) copied into the layer at loop start. */
+  /** Paths (relative to HOME) copied into the layer at loop start. */
   copy: string[];
-  /** Folders (relative to HOME) made empty in the layer. */
-  fresh: string[];
+  /** MERGED folders (relative to HOME) the layer holds as folders of its own, parents first. */
+  merged: string[];
 }
 
-/** Which of HOME's entries the layer copies, which it binds read-only, and which it makes empty. */
+/** Which of HOME's entries the layer copies, which it binds read-only, and which it leaves out. */
 export function planHomeLayer(listing: HomeListing): HomeLayerPlan {
   const state = new Set([...AGENT_STATE, ...(listing.extraState ?? [])]);
-  const present = new Set(listing.entries);
-  const readOnly: string[] = [];
-  const copy: string[] = [];
-  const fresh = new Set<string>(FRESH_CACHES);
-  for (const name of [...listing.entries].sort()) {
-    if (state.has(name)) copy.push(name);
-    else if (FRESH_CACHES.includes(name)) continue;
-    else if (MERGED.includes(name) && listing.merged[name]) {
-      for (const sub of [...listing.merged[name]].sort()) {
-        const rel = `${name}/${sub}`;
-        if (state.has(rel)) copy.push(rel);
-        else readOnly.push(path.posix.join(listing.home, rel));
-      }
-    } else readOnly.push(path.posix.join(listing.home, name));
-  }
-  for (const name of MERGED) if (!present.has(name)) fresh.add(name);
-  return { readOnly, copy, fresh: [...fresh].sort() };
+  const plan: HomeLayerPlan = { readOnly: [], copy: [], merged: [] };
+  const walk = (rel: string, names: readonly string[]) => {
+    for (const name of [...names].sort()) {
+      const full = rel ? `${rel}/${name}` : name;
+      if (state.has(full)) plan.copy.push(full);
+      else if (LEFT_OUT.includes(full)) continue;
+      else if (MERGED.includes(full) && listing.merged[full]) {
+        plan.merged.push(full);
+        walk(full, listing.merged[full]);
+      } else plan.readOnly.push(path.posix.join(listing.home, full));
+    }
+  };
+  walk('', listing.entries);
+  return plan;
 }
 
 /**
  * The state path the layer copies for a configuration folder `dir` (CLAUDE_CONFIG_DIR, CODEX_HOME): its first name
- * under `home`, or its first two inside a MERGED folder (`~/.config/claude`: `.config/claude`); null outside HOME.
+ * under `home`, or its first below a MERGED folder (`~/.config/claude`: `.config/claude`); null outside HOME or for a
+ * MERGED folder itself.
  */
 export function statePathOf(home: string, dir: string | undefined): string | null {
   if (!dir || !path.isAbsolute(dir)) return null;
   const rel = path.relative(home, dir);
   if (!rel || rel === '..' || rel.startsWith(`..${path.sep}`) || path.isAbsolute(rel)) return null;
   const parts = rel.split(path.sep);
-  if (MERGED.includes(parts[0])) return parts.length > 1 ? `${parts[0]}/${parts[1]}` : null;
-  return parts[0];
+  // The first path below the deepest MERGED folder holding it.
+  let depth = 1;
+  while (depth < parts.length && MERGED.includes(parts.slice(0, depth).join('/'))) depth++;
+  return MERGED.includes(parts.slice(0, depth).join('/')) ? null : parts.slice(0, depth).join('/');
 }

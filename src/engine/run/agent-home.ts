@@ -24,11 +24,11 @@ export function prepareAgentHome(run: RunContext, home: string): { dir: string; 
     LAYERS.set(run, dir);
     const made = dir;
     process.once('exit', () => rmSync(made, { recursive: true, force: true }));
-    seedLayer(home, dir, plan.copy, plan.fresh, listing);
+    seedLayer(home, dir, plan.copy);
   }
   // What an earlier run left is the agent's: a folder the runner writes into must still be a folder of the layer,
   // not a link the agent put there (the runner would write or delete on the host, where it points).
-  for (const rel of [...MERGED, ...LOGINS.map((p) => path.dirname(p))]) if (listing.entries.includes(rel.split('/')[0])) keepFolder(dir, rel);
+  for (const rel of [...plan.merged, ...LOGINS.map((p) => path.dirname(p)).filter((p) => listing.entries.includes(p))]) keepFolder(dir, rel);
   refreshLogins(home, dir);
   clearMountPoints(home, dir, plan.readOnly);
   return { dir, readOnly: plan.readOnly };
@@ -38,13 +38,18 @@ export function prepareAgentHome(run: RunContext, home: string): { dir: string; 
 export function readHomeListing(home: string, env: NodeJS.ProcessEnv): HomeListing {
   const entries = safeList(home);
   const merged: Record<string, string[]> = {};
-  for (const name of MERGED) if (entries.includes(name) && isRealDir(path.join(home, name))) merged[name] = safeList(path.join(home, name));
+  // Parents first: a MERGED folder is listed only inside a listed parent.
+  for (const rel of MERGED) {
+    const parent = path.posix.dirname(rel);
+    const names = parent === '.' ? entries : merged[parent];
+    if (names?.includes(path.posix.basename(rel)) && isRealDir(path.join(home, rel))) merged[rel] = safeList(path.join(home, rel));
+  }
   const extraState = [env.CLAUDE_CONFIG_DIR, env.CODEX_HOME].map((d) => statePathOf(home, d)).filter((p): p is string => !!p);
   return { home, entries, merged, extraState };
 }
 
-/** The agents' state copied (reflinked where the file system can), the caches and merged folders made empty. */
-function seedLayer(home: string, dir: string, copy: string[], fresh: string[], listing: HomeListing): void {
+/** The agents' state copied (reflinked where the file system can). */
+function seedLayer(home: string, dir: string, copy: string[]): void {
   const skipped = new Set(STATE_SKIPPED.map((p) => path.join(home, p)));
   for (const rel of copy) {
     mkdirSync(path.dirname(path.join(dir, rel)), { recursive: true });
@@ -58,7 +63,6 @@ function seedLayer(home: string, dir: string, copy: string[], fresh: string[], l
     }
     cpSync(source, path.join(dir, rel), { recursive: true, verbatimSymlinks: true, mode: constants.COPYFILE_FICLONE, filter: (src) => !skipped.has(path.join(home, rel, path.relative(source, src))) });
   }
-  for (const rel of [...fresh, ...Object.keys(listing.merged)]) mkdirSync(path.join(dir, rel), { recursive: true });
 }
 
 /** `rel` in the layer made a plain folder again when it is anything else (a link is removed, not followed). */

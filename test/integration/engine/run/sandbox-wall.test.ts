@@ -31,6 +31,7 @@ function setup() {
     '.claude.json': '{"user":true}\n',
     '.cache/toolchain/bin/x': 'toolchain\n',
     '.npm/_cacache/index': 'cache\n',
+    '.cache/go-build/00/entry': 'build output\n',
   });
   spawnSync('chmod', ['+x', path.join(home, '.local/bin/tool')]);
   const repo = gitdir({ 'test/one.test.mjs': 'the real test\n' });
@@ -64,7 +65,8 @@ describe.skipIf(!probe.ok)(`the agent's sandbox as a wall${probe.ok ? '' : ` (sk
         attempt('claude-json', `echo '{"agent":true}' > ~/.claude.json.tmp && mv ~/.claude.json.tmp ~/.claude.json`),
         attempt('new-cache', 'mkdir -p ~/.cache/newtool && echo c > ~/.cache/newtool/c'),
         attempt('toolchain-cache', 'echo evil > ~/.cache/toolchain/bin/x'),
-        attempt('npm-cache', 'echo c > ~/.npm/new'),
+        attempt('npm-cache', 'mkdir -p ~/.npm && echo c > ~/.npm/new'),
+        attempt('go-build-cache', 'ls ~/.cache/go-build 2>/dev/null; mkdir -p ~/.cache/go-build/00 && echo poisoned > ~/.cache/go-build/00/entry'),
         '~/.local/bin/tool',
         'cat ~/.claude/.credentials.json ~/.cache/toolchain/bin/x',
         'ls ~/.claude/projects 2>/dev/null || echo no-transcripts',
@@ -78,6 +80,7 @@ describe.skipIf(!probe.ok)(`the agent's sandbox as a wall${probe.ok ? '' : ` (sk
       'new-cache: wrote',
       'toolchain-cache: refused',
       'npm-cache: wrote',
+      'go-build-cache: wrote',
       'tool-ran',
       '{"token":"user"}',
       'toolchain',
@@ -88,7 +91,8 @@ describe.skipIf(!probe.ok)(`the agent's sandbox as a wall${probe.ok ? '' : ` (sk
     expect(existsSync(path.join(home, '.local/bin/node'))).toBe(false);
     expect(readFileSync(path.join(home, '.claude/settings.json'), 'utf8')).toBe('{}\n');
     expect(readFileSync(path.join(home, '.claude.json'), 'utf8')).toBe('{"user":true}\n');
-    expect(readdirSync(path.join(home, '.cache')).sort()).toEqual(['toolchain']);
+    expect(readdirSync(path.join(home, '.cache')).sort()).toEqual(['go-build', 'toolchain']);
+    expect(readFileSync(path.join(home, '.cache/go-build/00/entry'), 'utf8')).toBe('build output\n');
     expect(readdirSync(path.join(home, '.npm'))).toEqual(['_cacache']);
     // The next run of the same loop finds the agent's own state again.
     expect(await agent('cat ~/.claude/settings.json ~/.claude.json ~/.npmrc')).toEqual(['{"hooks":"evil"}', '{"agent":true}', 'node-options=--import=/x']);
