@@ -22,8 +22,7 @@ export function prepareAgentHome(run: RunContext, home: string): { dir: string; 
   if (!dir) {
     dir = makeTempFolder('ralph-agent-home');
     LAYERS.set(run, dir);
-    const made = dir;
-    process.once('exit', () => rmSync(made, { recursive: true, force: true }));
+    removeAtExit(dir);
     seedLayer(home, dir, plan.copy);
   }
   // What an earlier run left is the agent's: a folder the runner writes into must still be a folder of the layer,
@@ -32,6 +31,20 @@ export function prepareAgentHome(run: RunContext, home: string): { dir: string; 
   refreshLogins(home, dir);
   clearMountPoints(home, dir, plan.readOnly);
   return { dir, readOnly: plan.readOnly };
+}
+
+const MADE = new Set<string>();
+
+/** One exit handler for every layer this process made (a --parallel run makes one per worker). */
+function removeAtExit(dir: string): void {
+  if (!MADE.size) process.once('exit', removeAgentHomes);
+  MADE.add(dir);
+}
+
+/** Removes every layer this process made (at exit; a process killed before leaves them to the next start's sweep). */
+export function removeAgentHomes(): void {
+  for (const d of MADE) rmSync(d, { recursive: true, force: true });
+  MADE.clear();
 }
 
 /** What HOME holds now: read before each run, so a tool the user installs meanwhile shows up in the next one. */

@@ -4,14 +4,17 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../../../src/engine/agents/sandbox.js';
 import { sandboxCommand } from '../../../../src/engine/run/sandbox.js';
+import { removeAgentHomes } from '../../../../src/engine/run/agent-home.js';
 import type { RunContext } from '../../../../src/engine/types.js';
 import type { RunTrust } from '../../../../src/engine/run/trust.js';
 import { git, gitdir, gitEnv, testdir } from '../../../support/repo.js';
 
 const probe = probeSandbox(process.env);
+// vitest ends its workers without an exit event: the layers go here.
+afterAll(removeAgentHomes);
 
 function writeTree(root: string, files: Record<string, string>): void {
   for (const [rel, text] of Object.entries(files)) {

@@ -3,14 +3,16 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { planSandboxCommand, probeSandbox } from '../../../../src/engine/agents/sandbox.js';
 import { checkSandbox, sandboxCommand } from '../../../../src/engine/run/sandbox.js';
+import { removeAgentHomes } from '../../../../src/engine/run/agent-home.js';
 import type { RunContext } from '../../../../src/engine/types.js';
 import type { RunTrust } from '../../../../src/engine/run/trust.js';
 import { git, gitdir, gitEnv, testdir } from '../../../support/repo.js';
 
 const probe = probeSandbox(process.env);
+afterAll(removeAgentHomes);
 
 describe.skipIf(!probe.ok)(`checkSandbox${probe.ok ? '' : ` (skipped: ${probe.message})`}`, () => {
   it("keeps a linked worktree's main repository (.git hooks, config, refs, HEAD) read-only to a check", async () => {
