@@ -1,5 +1,6 @@
-// --sandbox: the agent runs under bubblewrap (Linux). It can write the repository, its scratch folders and its home,
-// but not the runner's files, .git/hooks, .git/config or the pinned tests; it lives in its own PID namespace, so when
+// --sandbox: the agent runs under bubblewrap (Linux). It can write the repository, its scratch folders and a private
+// layer over its HOME, but not the runner's files, .git/hooks, .git/config, the object store (new objects go to a
+// quarantine), refs/ralphkit or the pinned tests; it lives in its own PID namespace, so when
 // the sandbox ends everything it started ends with it; with --no-network it has no network at all.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -107,7 +108,7 @@ export function planSandboxCommand(req: SandboxRequest): { file: string; args: s
     '--tmpfs', '/tmp',
     ...renderBinds(planBinds(req)),
     // Folders the agent must not read at all (the key that seals the runner's verdict record), each an empty tmpfs
-    // over what is there; after the binds, since they sit inside the writable HOME.
+    // over what is there; after the binds, since they sit inside HOME.
     ...(req.hidden ?? []).flatMap((dir) => ['--tmpfs', posix.resolve(dir)]),
     // Running as root, bwrap keeps every capability inside, and CAP_SYS_ADMIN can remount a read-only bind
     // writable; dropping them changes nothing for other users, who have none in the sandbox anyway.
