@@ -1,7 +1,7 @@
 // The agent's sandbox as a wall (issue #26), with the real bubblewrap and real git, in-process: sandboxCommand's
 // command line run as the agent would be, then its after(). HOME is a private layer over the user's; the object
 // store and the runner's refs are read-only, new objects go through the quarantine and are moved in after.
-import { spawnSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -11,6 +11,7 @@ import { removeAgentHomes } from '../../../../src/engine/run/agent-home.js';
 import type { RunContext } from '../../../../src/engine/types.js';
 import type { RunTrust } from '../../../../src/engine/run/trust.js';
 import { git, gitdir, gitEnv, testdir } from '../../../support/repo.js';
+import { makeQuarantine } from '../../../../src/engine/git/quarantine.js';
 
 const probe = probeSandbox(process.env);
 // vitest ends its workers without an exit event: the layers go here.
@@ -161,5 +162,20 @@ describe.skipIf(!probe.ok)(`the agent's sandbox as a wall${probe.ok ? '' : ` (sk
     expect(readdirSync(path.join(repo, '.git/objects')).filter((n) => n.startsWith('tmp_'))).toEqual([]);
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toContain(`--sandbox: 2 object(s) the agent's git wrote were not taken into the repository (${oid}: not zlib data; pack-evil.pack: git index-pack refused it (fatal: `);
+  });
+
+  it('a quarantine a killed runner left (its agent committed) is moved into the store by the next sandboxed run; a live runner\'s is left alone', async () => {
+    const { repo, agent } = setup();
+    const store = path.join(repo, '.git/objects');
+    // What a runner killed during its agent's run leaves: the commit in the quarantine, the branch already on it.
+    const dead = makeQuarantine(store, '999999~1');
+    const live = makeQuarantine(store, `${process.pid}~`);
+    const env = gitEnv({ GIT_OBJECT_DIRECTORY: dead, GIT_ALTERNATE_OBJECT_DIRECTORIES: store });
+    const commit = execFileSync('git', ['commit-tree', '-p', 'HEAD', '-m', 'left behind', 'HEAD^{tree}'], { cwd: repo, env, encoding: 'utf8' }).trim();
+    expect(spawnSync('git', ['cat-file', '-e', commit], { cwd: repo }).status).not.toBe(0);
+    expect(await agent('true')).toEqual([]);
+    expect(git(repo, 'cat-file', '-t', commit)).toBe('commit');
+    expect(existsSync(dead)).toBe(false);
+    expect(existsSync(live)).toBe(true);
   });
 });
