@@ -401,7 +401,7 @@ export interface RunContext {
   options: RunOptions;
   paths: RunPaths;
   resumed: LoopState | null;
-  /** A resumed loop's baseline plan, from the runner's record in git (run/trust.ts); null for a new loop. */
+  /** A resumed loop's baseline plan, from the runner's record in git (verify/trust.ts); null for a new loop. */
   baseline: string | null;
   io: RunIo;
   emit: Emit;

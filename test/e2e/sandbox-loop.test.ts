@@ -1,11 +1,11 @@
 // --sandbox with the real runner and real bubblewrap (the honest agent's run is test/smoke/sandbox.test.ts):
 // the writes an attacking agent depends on fail inside the sandbox, and its leftovers die with it.
-import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../src/engine/agents/sandbox.js';
 import { bytesOrNull, copyRepo, passes, prepareTemplate, sandboxRalph as ralph, type Template } from '../support/attack-repo.js';
-import { FIXTURES, git, run, runCli, testdir } from '../support/repo.js';
+import { FIXTURES, git, runCli, testdir } from '../support/repo.js';
 import { readNote } from '../support/verdict-note.js';
 import { parseRecord } from '../../src/engine/store/verdict-record.js';
 import { ralph as ralphLoop, renderPlan } from '../support/loop-repo.js';
@@ -21,23 +21,28 @@ beforeAll(async () => {
 afterAll(() => plan?.remove());
 
 describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.ok ? '' : ` (skipped: ${probe.message})`}`, () => {
-  it('trust anchors in refs: a sandboxed agent can still point the loop\'s pins ref at a commit of its own (.git/refs is its to write), and the resume stops (exit 6)', async () => {
+  const agentLog = (dir: string) => readFileSync(path.join(dir, 'ralph/.runs/e2e/iteration-1.log'), 'utf8');
+
+  it("trust anchors in refs: a sandboxed agent cannot move the loop's pins ref (refs/ralphkit is read-only); its weakened test never becomes the pinned one", async () => {
     const dir = copyRepo(plan);
-    const first = await ralph(dir, 'moved-pins', ['--sandbox', '1']);
-    expect(first.code, first.output).toBe(1);
-    expect(git(dir, 'cat-file', 'blob', 'refs/ralphkit/loops/e2e/pins:test/one.test.mjs')).toContain('assert.ok(true)'); // it could
-    const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume', 'e2e', '3'], { cwd: dir });
-    expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(6);
-    expect(r.stderr).toContain(`git update-ref refs/ralphkit/loops/e2e/pins ${plan.planCommit}`);
+    const r = await ralph(dir, 'moved-pins', ['--sandbox', '1']);
+    expect(r.code, r.output).toBe(1);
+    expect(agentLog(dir)).toMatch(/could not move refs\/ralphkit\/loops\/e2e\/pins: .*Read-only file system/);
+    expect(git(dir, 'rev-parse', 'refs/ralphkit/loops/e2e/pins')).toBe(plan.planCommit);
     expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
   });
 
   // The honest agent above passes on this same plan.
-  it('object store: an agent that rewrites the loose objects of the pinned tests (same ids, tests that pass) is caught; not exit 0', async () => {
+  it('object store: an agent that rewrites the loose objects of the pinned tests in place is refused (the store is read-only); the real tests run, not exit 0', async () => {
     const dir = copyRepo(plan);
+    const oid = git(dir, 'rev-parse', 'HEAD:test/one.test.mjs');
+    const loose = path.join(dir, '.git/objects', oid.slice(0, 2), oid.slice(2));
+    const before = readFileSync(loose);
     const r = await ralph(dir, 'rewrite-object', ['--sandbox', '--no-weak-check', '1']);
+    expect(agentLog(dir)).toContain('could not rewrite the object of test/one.test.mjs: EROFS');
+    expect(readFileSync(loose)).toEqual(before);
     expect(r.code, r.output).not.toBe(0);
-    expect(r.output).toMatch(/the object store was rewritten: the checkout of [0-9a-f]{7} read other bytes than the plan commit [0-9a-f]{7} committed under the same ids? for test\/one\.test\.mjs/);
+    expect(r.output).not.toMatch(/the object store was rewritten/);
     expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
   });
 
@@ -57,13 +62,21 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
     expect(readFileSync(path.join(dir, 'ralph/ralph.mjs'))).toEqual(plan.engine);
   });
 
-  it('check environment: an agent that writes ~/.npmrc (node-options forcing exit 0) after the loop started: the checks run with the runner\'s HOME, US-2 stays open, not exit 0', async () => {
+  it("HOME: an agent that writes ~/.npmrc (node-options forcing exit 0), ~/.local/bin/node and a ~/.claude/settings.json hook writes its private layer: none reaches the user's HOME or the checks, US-2 stays open, not exit 0", async () => {
     const dir = copyRepo(plan);
     const home = `${dir}-home`;
-    mkdirSync(home);
+    mkdirSync(path.join(home, '.local/bin'), { recursive: true });
+    mkdirSync(path.join(home, '.claude'));
+    writeFileSync(path.join(home, '.claude/settings.json'), '{}\n');
     // npx (which runs the tests) points npm at the real ~/.npmrc through npm_config_userconfig: a user's shell does not.
-    const r = await ralph(dir, 'home-npmrc', ['--sandbox', '--no-weak-check', '1'], { HOME: home, npm_config_userconfig: undefined, NPM_CONFIG_USERCONFIG: undefined });
-    expect(existsSync(path.join(home, '.npmrc')), 'the agent wrote ~/.npmrc').toBe(true);
+    const r = await ralph(dir, 'home-layer', ['--sandbox', '--no-weak-check', '1'], { HOME: home, npm_config_userconfig: undefined, NPM_CONFIG_USERCONFIG: undefined });
+    // The agent's own view: HOME's new files and its state are its to write, the user's toolchain folders are not.
+    expect(readFileSync(path.join(dir, '.git/home-seen.txt'), 'utf8')).toBe('cheat: wrote\nnpmrc: wrote\nlocal-bin-node: EROFS\nclaude-settings: wrote\n');
+    // ~/.config/ralphkit: the runner's key folder, made at the start.
+    expect(readdirSync(home).sort()).toEqual(['.claude', '.config', '.local']);
+    expect(readdirSync(path.join(home, '.config'))).toEqual(['ralphkit']);
+    expect(readdirSync(path.join(home, '.local/bin'))).toEqual([]);
+    expect(readFileSync(path.join(home, '.claude/settings.json'), 'utf8')).toBe('{}\n');
     expect(r.code, r.output).not.toBe(0);
     expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': false });
   });

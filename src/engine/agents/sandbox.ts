@@ -1,5 +1,6 @@
-// --sandbox: the agent runs under bubblewrap (Linux). It can write the repository, its scratch folders and its home,
-// but not the runner's files, .git/hooks, .git/config or the pinned tests; it lives in its own PID namespace, so when
+// --sandbox: the agent runs under bubblewrap (Linux). It can write the repository, its scratch folders and a private
+// layer over its HOME, but not the runner's files, .git/hooks, .git/config, the object store (new objects go to a
+// quarantine), refs/ralphkit or the pinned tests; it lives in its own PID namespace, so when
 // the sandbox ends everything it started ends with it; with --no-network it has no network at all.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -23,6 +24,16 @@ export interface SandboxRequest {
   home?: string;
   /** Existing folders hidden behind an empty tmpfs (the verdict record's key). */
   hidden?: string[];
+  /**
+   * The agent's private HOME (agents/sandbox-home.ts): `dir` bound writable at `home` instead of the user's HOME, then
+   * each of `readOnly` (the user's entries) bound read-only at its own place on top.
+   */
+  homeLayer?: { dir: string; readOnly: string[] };
+  /**
+   * Git's objects as a quarantine (git/quarantine.ts): `quarantine` bound writable over <gitDir>/objects, the real
+   * store read-only at `store` (the quarantine's alternate), and refs/ralphkit read-only.
+   */
+  objects?: { quarantine: string; store: string };
 }
 
 export type SandboxProbe = { ok: true; bwrap: string } | { ok: false; message: string; hint: string };
@@ -97,7 +108,7 @@ export function planSandboxCommand(req: SandboxRequest): { file: string; args: s
     '--tmpfs', '/tmp',
     ...renderBinds(planBinds(req)),
     // Folders the agent must not read at all (the key that seals the runner's verdict record), each an empty tmpfs
-    // over what is there; after the binds, since they sit inside the writable HOME.
+    // over what is there; after the binds, since they sit inside HOME.
     ...(req.hidden ?? []).flatMap((dir) => ['--tmpfs', posix.resolve(dir)]),
     // Running as root, bwrap keeps every capability inside, and CAP_SYS_ADMIN can remount a read-only bind
     // writable; dropping them changes nothing for other users, who have none in the sandbox anyway.
@@ -122,6 +133,8 @@ export function planSandboxCommand(req: SandboxRequest): { file: string; args: s
 
 interface Bind {
   path: string;
+  /** What is bound there, when not the same path of the host (the HOME layer, the objects quarantine). */
+  source?: string;
   writable: boolean;
   /** Missing is an error (the repository, a scratch folder) rather than skipped (a pinned file not written yet). */
   required: boolean;
@@ -136,14 +149,39 @@ interface Bind {
 function planBinds(req: SandboxRequest): Bind[] {
   const writable: Bind[] = [req.repoRoot, ...req.scratch].map((p) => ({ path: posix.resolve(p), writable: true, required: true }));
   if (!isInside(req.gitDir, req.repoRoot)) writable.push({ path: posix.resolve(req.gitDir), writable: true, required: true });
-  if (req.home && posix.isAbsolute(req.home) && posix.resolve(req.home) !== '/') writable.push({ path: posix.resolve(req.home), writable: true, required: false });
+  const home = planHomeBinds(req);
+  const objects = planObjectBinds(req);
+  writable.push(...home.writable, ...objects.writable);
   for (const b of writable) if (b.path === '/') throw new Error('sandbox: refusing to make / writable (repoRoot, gitDir or a scratch folder is /)');
   // Hooks and config are protected whatever the caller listed: they are what a hostile commit would use.
-  const readOnly = [...req.readOnly.map((p) => posix.resolve(req.repoRoot, p)), posix.join(req.gitDir, 'hooks'), posix.join(req.gitDir, 'config')];
-  const binds = dedupeBinds([...writable, ...readOnly.map((p) => ({ path: p, writable: false, required: false }))]);
+  const readOnly = [...req.readOnly.map((p) => posix.resolve(req.repoRoot, p)), posix.join(req.gitDir, 'hooks'), posix.join(req.gitDir, 'config'), ...objects.readOnly];
+  const binds = dedupeBinds([...writable, ...readOnly.map((p) => ({ path: p, writable: false, required: false })), ...home.readOnly, ...objects.store]);
   // Hidden folders too: renaming their parent would carry the empty tmpfs away and leave the real folder to replace.
   const guarded = [req.repoRoot, req.gitDir, ...readOnly, ...(req.hidden ?? [])].map((p) => posix.resolve(p));
   return sortBinds([...binds, ...planPinnedParents(guarded, binds)]);
+}
+
+/** HOME: the user's, writable (no layer), or the layer with the user's entries read-only on it. */
+function planHomeBinds(req: SandboxRequest): { writable: Bind[]; readOnly: Bind[] } {
+  if (!req.home || !posix.isAbsolute(req.home) || posix.resolve(req.home) === '/') return { writable: [], readOnly: [] };
+  const home = posix.resolve(req.home);
+  if (!req.homeLayer) return { writable: [{ path: home, writable: true, required: false }], readOnly: [] };
+  const entries = req.homeLayer.readOnly.map((p) => posix.resolve(p)).filter((p) => p !== home && isInside(p, home));
+  return { writable: [{ path: home, source: posix.resolve(req.homeLayer.dir), writable: true, required: true }], readOnly: entries.map((p) => ({ path: p, writable: false, required: false })) };
+}
+
+/**
+ * The object store: new objects go to the quarantine bound over it, existing ones are read through the quarantine's
+ * alternate (the real store, read-only); the runner's refs are read-only.
+ */
+function planObjectBinds(req: SandboxRequest): { writable: Bind[]; readOnly: string[]; store: Bind[] } {
+  if (!req.objects) return { writable: [], readOnly: [], store: [] };
+  const objects = posix.join(posix.resolve(req.gitDir), 'objects');
+  return {
+    writable: [{ path: objects, source: posix.resolve(req.objects.quarantine), writable: true, required: true }],
+    readOnly: [posix.join(posix.resolve(req.gitDir), 'refs', 'ralphkit')],
+    store: [{ path: posix.resolve(req.objects.store), source: objects, writable: false, required: false }],
+  };
 }
 
 /**
@@ -157,8 +195,11 @@ function planPinnedParents(guarded: string[], binds: Bind[]): Bind[] {
     for (let dir = posix.dirname(target); dir !== '/' && !binds.some((b) => b.path === dir); dir = posix.dirname(dir)) {
       // Only the host's writable folders matter: under a read-only bind nothing can be renamed, and the private
       // /tmp is thrown away with the sandbox.
-      if (!nearestBind(dir, binds)?.writable) break;
-      parents.set(dir, { path: dir, writable: true, required: false });
+      const near = nearestBind(dir, binds);
+      if (!near?.writable) break;
+      // Inside the HOME layer, the layer's own folder (the user's would be made writable).
+      const source = near.source ? posix.join(near.source, posix.relative(near.path, dir)) : undefined;
+      parents.set(dir, { path: dir, ...(source ? { source } : {}), writable: true, required: false });
     }
   }
   return [...parents.values()];
@@ -174,7 +215,7 @@ function dedupeBinds(binds: Bind[]): Bind[] {
   for (const b of binds) {
     const before = seen.get(b.path);
     // Read-only wins when the same path is listed both ways.
-    seen.set(b.path, before ? { path: b.path, writable: before.writable && b.writable, required: before.required || b.required } : b);
+    seen.set(b.path, before ? { ...before, writable: before.writable && b.writable, required: before.required || b.required } : b);
   }
   return [...seen.values()];
 }
@@ -187,7 +228,7 @@ function sortBinds(binds: Bind[]): Bind[] {
 
 // The -try forms skip a missing source: a pinned file not written yet, a HOME that does not exist.
 function renderBinds(binds: Bind[]): string[] {
-  return binds.flatMap((b) => [b.writable ? (b.required ? '--bind' : '--bind-try') : '--ro-bind-try', b.path, b.path]);
+  return binds.flatMap((b) => [b.writable ? (b.required ? '--bind' : '--bind-try') : '--ro-bind-try', b.source ?? b.path, b.path]);
 }
 
 /** Whether `p` is `dir` or below it. */

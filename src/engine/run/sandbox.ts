@@ -8,6 +8,10 @@ import { ENGINE_FILES } from '../verify/runner-guard.js';
 import { planSandboxCommand, probeSandbox } from '../agents/sandbox.js';
 import { keyDir } from '../store/verdict-record.js';
 import { LoopFailure } from '../errors.js';
+import { prepareAgentHome } from './agent-home.js';
+import { listQuarantines, makeQuarantine, migrateQuarantine, SANDBOX_STORE } from '../git/quarantine.js';
+import { readObjectFormat } from '../git/objects.js';
+import { isAlive, ownProcessStart } from '../processes.js';
 
 /** A writable folder for files the agent writes itself (Codex's last message): the rest of ralph/.runs/ is read-only in the sandbox. */
 export function ensureScratch(dir: string): string {
@@ -18,14 +22,56 @@ export function ensureScratch(dir: string): string {
 
 const PROBES = new WeakMap<RunContext, ReturnType<typeof probeSandbox>>();
 
-/** The agent's command under bubblewrap: the runner's files, git's hooks and config and the pinned tests read-only. */
-export function sandboxCommand(run: RunContext, trust: RunTrust, agent: { file: string; args: string[] }, scratch: string): { file: string; args: string[] } {
+export interface AgentSandbox {
+  file: string;
+  args: string[];
+  /** After the agent exited: its new objects moved from the quarantine into the store (hashed against their ids). */
+  after(): Promise<void>;
+}
+
+/**
+ * The agent's command under bubblewrap: the runner's files, git's hooks and config and the pinned tests read-only;
+ * HOME a private layer over the user's (run/agent-home.ts); new git objects into a quarantine, the object store and
+ * the runner's refs read-only (git/quarantine.ts).
+ */
+export async function sandboxCommand(run: RunContext, trust: RunTrust, agent: { file: string; args: string[] }, scratch: string): Promise<AgentSandbox> {
   const base = checkSandbox(run, trust) as CheckSandbox;
   // The agent commits: the repository and git's common dir stay writable to it (planSandboxCommand keeps its hooks
   // and config read-only, a linked worktree's common dir included).
   const userConfig = base.readOnly.filter((p) => p !== trust.topLevel && p !== trust.gitDir);
   const readOnly = [...ENGINE_FILES, path.relative(run.paths.repoRoot, runsDir(run.paths.repoRoot)), ...(trust.pins?.paths ?? []), ...userConfig];
-  return planSandboxCommand({ ...base, file: agent.file, args: agent.args, repoRoot: trust.topLevel, gitDir: trust.gitDir, readOnly, scratch: [realpathSync(scratch)] });
+  const home = base.home && path.isAbsolute(base.home) && existsSync(base.home) ? realpathSync(base.home) : undefined;
+  const objects = await prepareQuarantine(run, trust);
+  const plan = planSandboxCommand({
+    ...base, home, file: agent.file, args: agent.args, repoRoot: trust.topLevel, gitDir: trust.gitDir, readOnly, scratch: [realpathSync(scratch)],
+    ...(home ? { homeLayer: prepareAgentHome(run, home) } : {}),
+    objects: { quarantine: objects.quarantine, store: SANDBOX_STORE },
+  });
+  return { ...plan, after: objects.after };
+}
+
+/**
+ * A fresh quarantine for this run (and the ones runners killed mid-iteration left, moved in first: their agents'
+ * commits are on the branch already), and refs/ralphkit as a folder, so that its read-only bind covers loose refs
+ * the agent would add.
+ */
+async function prepareQuarantine(run: RunContext, trust: RunTrust): Promise<{ quarantine: string; after(): Promise<void> }> {
+  const store = path.join(trust.gitDir, 'objects');
+  mkdirSync(path.join(trust.gitDir, 'refs', 'ralphkit'), { recursive: true });
+  const format = await readObjectFormat(trust.topLevel);
+  const migrate = async (dir: string) => {
+    const m = await migrateQuarantine(trust.topLevel, format, dir, store);
+    if (m.dropped.length) run.emit({ type: 'warn', message: `--sandbox: ${m.dropped.length} object(s) the agent's git wrote were not taken into the repository (${m.dropped.slice(0, 3).join('; ')}): commits that need them cannot be read, and their claims fail` });
+  };
+  for (const dir of listQuarantines(store)) if (!isAlive(...ownerOf(dir))) await migrate(dir);
+  const quarantine = makeQuarantine(store, `${process.pid}~${ownProcessStart() ?? ''}`);
+  return { quarantine, after: () => migrate(quarantine) };
+}
+
+/** The runner that made a quarantine (`tmp_objdir-ralph-<pid>~<start>-<random>`). */
+function ownerOf(dir: string): [number, number | undefined] {
+  const m = /-(\d+)~(\d*)-[0-9a-f]+$/.exec(path.basename(dir));
+  return m ? [Number(m[1]), m[2] ? Number(m[2]) : undefined] : [0, undefined];
 }
 
 /**
@@ -42,7 +88,7 @@ function ghConfigDir(env: NodeJS.ProcessEnv): string | null {
  * With --sandbox, checks run under bubblewrap too: they execute the agent's code. Writable: the checkout and HOME
  * (package managers keep caches there); read-only: the repository itself, git's common dir (outside the repository for a
  * linked worktree or a separate git dir: the main repository's hooks, config and refs) and the global git configuration; hidden:
- * the key that seals the verdict record (its folder exists: the runner creates the key at start, run/trust.ts), and with
+ * the key that seals the verdict record (its folder exists: the runner creates the key at start, verify/trust.ts), and with
  * --deliver pr or pr-merge the gh CLI's login.
  */
 export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | undefined {

@@ -1,5 +1,5 @@
-// The runner's folders in the temp folder (verification checkouts, the checks' private HOME, the reviewer's clone and
-// answer folder, the merge queue's log files) are named after the loop and the runner process that made them: `ralph-verify-<loop>~<pid>~<start>-
+// The runner's folders in the temp folder (verification checkouts, the checks' private HOME, a sandboxed agent's HOME
+// layer, the reviewer's clone and answer folder, the merge queue's log files) are named after the loop and the runner process that made them: `ralph-verify-<loop>~<pid>~<start>-
 // XXXXXX`. A runner killed with -9 cannot remove its own (with `setup: npm ci` each holds a node_modules), so the next
 // start or resume in any loop, and `cleanup`, remove those whose runner is gone.
 import { lstatSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
@@ -7,8 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isAlive, ownProcessStart } from '../processes.js';
 
-export type TempKind = 'ralph-verify' | 'ralph-setup' | 'ralph-review' | 'ralph-home' | 'ralphkit-log';
-const KINDS: readonly TempKind[] = ['ralph-verify', 'ralph-setup', 'ralph-review', 'ralph-home', 'ralphkit-log'];
+export type TempKind = 'ralph-verify' | 'ralph-setup' | 'ralph-review' | 'ralph-home' | 'ralph-agent-home' | 'ralphkit-log';
+const KINDS: readonly TempKind[] = ['ralph-verify', 'ralph-setup', 'ralph-review', 'ralph-home', 'ralph-agent-home', 'ralphkit-log'];
 
 let owner = '-';
 
@@ -84,6 +84,7 @@ const KIND_NAMES: Record<TempKind, [string, string]> = {
   'ralph-verify': ['verification checkout', 'verification checkouts'],
   'ralph-setup': ['setup cache', 'setup caches'],
   'ralph-home': ["checks' HOME folder", "checks' HOME folders"],
+  'ralph-agent-home': ["sandboxed agent's HOME layer", "sandboxed agents' HOME layers"],
   'ralph-review': ['reviewer folder', 'reviewer folders'],
   'ralphkit-log': ['log folder', 'log folders'],
 };

@@ -3,17 +3,19 @@
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { planSandboxCommand, probeSandbox } from '../../../../src/engine/agents/sandbox.js';
 import { checkSandbox, sandboxCommand } from '../../../../src/engine/run/sandbox.js';
+import { removeAgentHomes } from '../../../../src/engine/run/agent-home.js';
 import type { RunContext } from '../../../../src/engine/types.js';
 import type { RunTrust } from '../../../../src/engine/verify/trust.js';
 import { git, gitdir, gitEnv, testdir } from '../../../support/repo.js';
 
 const probe = probeSandbox(process.env);
+afterAll(removeAgentHomes);
 
 describe.skipIf(!probe.ok)(`checkSandbox${probe.ok ? '' : ` (skipped: ${probe.message})`}`, () => {
-  it("keeps a linked worktree's main repository (.git hooks, config, refs, HEAD) read-only to a check", () => {
+  it("keeps a linked worktree's main repository (.git hooks, config, refs, HEAD) read-only to a check", async () => {
     const home = testdir('ralphkit-home-');
     const main = path.join(home, 'main');
     mkdirSync(main);
@@ -37,7 +39,8 @@ describe.skipIf(!probe.ok)(`checkSandbox${probe.ok ? '' : ` (skipped: ${probe.me
     expect(readFileSync(path.join(common, 'HEAD'), 'utf8')).toBe(headBefore);
     // The agent commits from the worktree: for it the common dir stays writable, but for its hooks and config.
     const agentRun = { ...run, paths: { repoRoot: worktree } } as unknown as RunContext;
-    const { args } = sandboxCommand(agentRun, { topLevel: worktree, gitDir: common, pins: null } as unknown as RunTrust, { file: 'sh', args: [] }, clone);
+    const { args, after } = await sandboxCommand(agentRun, { topLevel: worktree, gitDir: common, pins: null } as unknown as RunTrust, { file: 'sh', args: [] }, clone);
+    await after();
     const flagOf = (p: string) => args[args.findIndex((a, i) => a === p && args[i + 1] === p) - 1];
     expect([flagOf(common), flagOf(path.join(common, 'hooks')), flagOf(path.join(common, 'config'))]).toEqual(['--bind', '--ro-bind-try', '--ro-bind-try']);
   });

@@ -25,6 +25,15 @@ function binds(args: string[]): string[] {
   return out;
 }
 
+/** Every bind as `--flag SRC DEST`. */
+function triples(args: string[]): string[] {
+  const out: string[] = [];
+  args.forEach((a, i) => {
+    if (/^--(ro-)?bind(-try)?$/.test(a) && args[i + 1] !== '/') out.push(`${a} ${args[i + 1]} ${args[i + 2]}`);
+  });
+  return out;
+}
+
 describe('planSandboxCommand', () => {
   it('runs bwrap with the whole layout, then the command after --', () => {
     expect(planSandboxCommand(request({ readOnly: ['ralph/ralph.mjs'], home: '/home/u', network: false }))).toEqual({
@@ -120,7 +129,40 @@ describe('planSandboxCommand', () => {
     expect(list.filter((b) => b.endsWith(' /work/app/.git/hooks'))).toHaveLength(1);
   });
 
-  it.each([{ repoRoot: '/' }, { scratch: ['/'] }, { scratch: ['/tmp/..'] }])('refuses to make / writable (%j)', (extra) => {
+  it('with a HOME layer: the layer bound writable at HOME, then each of the user\'s entries read-only at its own place, before the repository inside HOME', () => {
+    const { args } = planSandboxCommand(
+      request({ repoRoot: '/home/u/code/app', gitDir: '/home/u/code/app/.git', home: '/home/u', homeLayer: { dir: '/tmp/ralph-agent-home-l1-x', readOnly: ['/home/u/.local', '/home/u/code', '/home/u/.cache/ms-playwright', '/etc/passwd'] }, hidden: ['/home/u/.config/ralphkit'] }),
+    );
+    const list = triples(args);
+    expect(list.slice(0, 5)).toEqual([
+      '--bind /tmp/ralph-agent-home-l1-x /home/u',
+      '--bind-try /tmp/ralph-agent-home-l1-x/.config /home/u/.config',
+      '--ro-bind-try /home/u/.local /home/u/.local',
+      '--ro-bind-try /home/u/code /home/u/code',
+      '--ro-bind-try /home/u/.cache/ms-playwright /home/u/.cache/ms-playwright',
+    ]);
+    // The user's HOME itself is never bound, writable or not; an entry outside HOME is ignored.
+    expect(list.filter((b) => b.startsWith('--bind /home/u ') || b.endsWith(' /etc/passwd'))).toEqual([]);
+    expect(list.indexOf('--ro-bind-try /home/u/code /home/u/code')).toBeLessThan(list.indexOf('--bind /home/u/code/app /home/u/code/app'));
+    // The key stays hidden, after the binds.
+    expect(args.lastIndexOf('/home/u/.config/ralphkit')).toBeGreaterThan(args.indexOf('/home/u/.config'));
+  });
+
+  it('with a quarantine: new objects go there (bound over .git/objects), the store is read-only at its alternate\'s path, refs/ralphkit is read-only and its parent pinned', () => {
+    const list = triples(planSandboxCommand(request({ objects: { quarantine: '/work/app/.git/objects/tmp_objdir-ralph-1~2-ab', store: '/tmp/ralph-git-objects' } })).args);
+    expect(list).toEqual([
+      '--ro-bind-try /work/app/.git/objects /tmp/ralph-git-objects',
+      '--bind /work/app /work/app',
+      '--bind-try /work/app/.git /work/app/.git',
+      '--ro-bind-try /work/app/.git/config /work/app/.git/config',
+      '--ro-bind-try /work/app/.git/hooks /work/app/.git/hooks',
+      '--bind /work/app/.git/objects/tmp_objdir-ralph-1~2-ab /work/app/.git/objects',
+      '--bind-try /work/app/.git/refs /work/app/.git/refs',
+      '--ro-bind-try /work/app/.git/refs/ralphkit /work/app/.git/refs/ralphkit',
+    ]);
+  });
+
+    it.each([{ repoRoot: '/' }, { scratch: ['/'] }, { scratch: ['/tmp/..'] }])('refuses to make / writable (%j)', (extra) => {
     expect(() => planSandboxCommand(request(extra))).toThrow(/refusing to make \/ writable/);
   });
 });

@@ -1,0 +1,57 @@
+// The objects quarantine of a sandboxed agent (src/engine/git/quarantine.ts) moved into a real store: each object
+// hashed against its id, packs through git index-pack, nothing ever written over an object the store holds.
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { deflateSync } from 'node:zlib';
+import { describe, expect, it } from 'vitest';
+import { listQuarantines, makeQuarantine, migrateQuarantine, SANDBOX_STORE } from '../../../../src/engine/git/quarantine.js';
+import { hashObject } from '../../../../src/engine/git/objects.js';
+import { git, gitdir, gitEnv } from '../../../support/repo.js';
+
+const looseBytes = (text: string) => deflateSync(Buffer.concat([Buffer.from(`blob ${Buffer.byteLength(text)}\0`), Buffer.from(text)]), { level: 1 });
+const idOf = (text: string) => hashObject('sha1', 'blob', Buffer.from(text));
+
+function putLoose(quarantine: string, oid: string, bytes: Buffer): void {
+  mkdirSync(path.join(quarantine, oid.slice(0, 2)), { recursive: true });
+  writeFileSync(path.join(quarantine, oid.slice(0, 2), oid.slice(2)), bytes);
+}
+
+describe('migrateQuarantine', () => {
+  it('takes new loose objects and valid packs; drops forged, linked and broken ones; never replaces an object the store has', async () => {
+    const repo = gitdir({ 'test/one.test.mjs': 'the real test\n' });
+    const store = path.join(repo, '.git/objects');
+    const pinned = git(repo, 'rev-parse', 'HEAD:test/one.test.mjs');
+    const pinnedFile = path.join(store, pinned.slice(0, 2), pinned.slice(2));
+    const pinnedBefore = readFileSync(pinnedFile);
+    const q = makeQuarantine(store, '123~456');
+    expect(readFileSync(path.join(q, 'info/alternates'), 'utf8')).toBe(`${SANDBOX_STORE}\n`);
+    expect(listQuarantines(store)).toEqual([q]);
+    // A new object; the pinned test's own bytes again (compressed otherwise); other bytes under the pinned test's id.
+    putLoose(q, idOf('new\n'), looseBytes('new\n'));
+    putLoose(q, pinned, looseBytes('the real test\n'));
+    const forged = idOf('forged target\n');
+    putLoose(q, forged, looseBytes('something else\n'));
+    const linked = idOf('linked\n');
+    mkdirSync(path.join(q, linked.slice(0, 2)), { recursive: true });
+    symlinkSync(pinnedFile, path.join(q, linked.slice(0, 2), linked.slice(2)));
+    // A pack of another repository's commit, and a pack that is not one.
+    const other = gitdir({ 'other.txt': 'other\n' });
+    const tip = git(other, 'rev-parse', 'HEAD');
+    const list = git(other, 'rev-list', '--objects', 'HEAD').split('\n').map((l) => l.split(' ')[0]).join('\n');
+    execFileSync('git', ['pack-objects', path.join(q, 'pack', 'pack')], { cwd: other, input: `${list}\n`, env: gitEnv() });
+    writeFileSync(path.join(q, 'pack', 'pack-junk.pack'), 'junk');
+    const m = await migrateQuarantine(repo, 'sha1', q, store);
+    expect({ loose: m.loose, packs: m.packs }).toEqual({ loose: 1, packs: 1 });
+    expect(m.dropped).toHaveLength(3);
+    expect(m.dropped).toEqual(expect.arrayContaining([`${forged}: its content does not hash to its id`, `${linked}: not a readable file (ELOOP)`, expect.stringMatching(/^pack-junk\.pack: git index-pack refused it \(fatal: /)]));
+    expect(readFileSync(pinnedFile)).toEqual(pinnedBefore);
+    expect(git(repo, 'cat-file', 'blob', idOf('new\n'))).toBe('new');
+    expect(git(repo, 'cat-file', '-t', tip)).toBe('commit');
+    expect(git(repo, 'show', `${tip}:other.txt`)).toBe('other');
+    expect(existsSync(path.join(store, forged.slice(0, 2), forged.slice(2)))).toBe(false);
+    expect(existsSync(q)).toBe(false);
+    expect(readdirSync(path.join(store, 'pack')).filter((n) => n.startsWith('tmp_'))).toEqual([]);
+    expect(git(repo, 'fsck', '--no-dangling')).toBe('');
+  });
+});
