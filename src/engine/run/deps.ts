@@ -168,7 +168,7 @@ export async function runAgent(run: RunContext, state: LoopState, trust: RunTrus
   // The runner's secrets stay with the runner, and a mark in the environment finds what the agent leaves behind.
   const story: Record<string, string> = extras.story ? { RALPH_STORY_ID: extras.story.id } : {};
   const { env, token } = planAgentEnv(io.env, { RALPH_LOOP_ID: state.id, RALPH_ITERATION: String(iteration), RALPH_PRD: paths.prd, RALPH_PROGRESS: paths.progress, RALPH_RUN_DIR: scratch, ...story });
-  const plan = options.sandbox ? { ...agent, ...sandboxCommand(run, trust, agent, scratch) } : agent;
+  const plan = options.sandbox ? { ...agent, ...sandboxCommand(run, trust, agent, scratch), inner: { file: agent.file, args: agent.args } } : agent;
   // A pid left in the file after the agent exited is told apart from a live agent by its start time, and goes
   // with the next save.
   const onPid = extras.onPid ?? ((pid: number | undefined) => (pid === undefined ? (state.agentPid = undefined) : writeState(paths.repoRoot, Object.assign(state, { agentPid: pid }))));
