@@ -65,8 +65,30 @@ export interface RunResult {
   stderr: string;
 }
 
+export interface RunOpts extends SpawnOptions {
+  input?: string;
+  timeoutMs?: number;
+  /** A loop started without --sandbox or --no-sandbox runs under the default (see runnerArgs). */
+  sandboxDefault?: boolean;
+}
+
+/**
+ * The loop's arguments as a test gives them. The sandbox is on by default where bubblewrap works (CI has it), and it
+ * shows the agent no folder of /tmp but the repository's and HOME: the fake agents most tests write into a temp
+ * folder would be refused there. So a loop whose test names neither --sandbox nor --no-sandbox runs with
+ * --no-sandbox; the sandbox's own tests say --sandbox, and a test of the default itself sets `sandboxDefault`. A
+ * resume keeps the choice its loop was started with, as a user's does.
+ */
+export function runnerArgs(cmd: string, args: string[], sandboxDefault = false): string[] {
+  const loop = path.basename(cmd) === 'ralph.sh' ? 0 : (args[0] === BIN || args[0]?.endsWith('ralph.mjs')) && args[1] === 'run' ? 2 : -1;
+  if (loop < 0 || sandboxDefault) return args;
+  const named = args.some((a) => ['--sandbox', '--no-sandbox', '--resume', '--resume-last', '--help', '-h'].includes(a) || a.startsWith('--resume='));
+  return named ? args : [...args.slice(0, loop), '--no-sandbox', ...args.slice(loop)];
+}
+
 /** Spawn a command as a user would, collecting output; `input` goes to stdin (which is closed either way). */
-export function run(cmd: string, args: string[], opts: SpawnOptions & { input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export function run(cmd: string, rawArgs: string[], opts: RunOpts = {}): Promise<RunResult> {
+  const args = runnerArgs(cmd, rawArgs, opts.sandboxDefault);
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { ...opts, env: { FORCE_COLOR: '0', NO_COLOR: '1', ...gitEnv(), ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -88,6 +110,6 @@ export function run(cmd: string, args: string[], opts: SpawnOptions & { input?: 
 }
 
 /** Spawn the built CLI (`bin/ralphkit.js`); run `npm run build` first (npm test does). */
-export function runCli(args: string[], opts: SpawnOptions & { input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export function runCli(args: string[], opts: RunOpts = {}): Promise<RunResult> {
   return run(process.execPath, [BIN, ...args], opts);
 }
