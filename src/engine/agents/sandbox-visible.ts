@@ -118,11 +118,20 @@ export function agentProgram(options: RunOptions, repoRoot: string, env: NodeJS.
   return findExecutable(word.includes('/') ? path.resolve(repoRoot, word) : word, env);
 }
 
+// Where a named agent keeps its login and settings when told elsewhere than HOME: the sandbox must show that too.
+const CONFIG_VARS: Partial<Record<RunOptions['agent'], string>> = { claude: 'CLAUDE_CONFIG_DIR', codex: 'CODEX_HOME' };
+
 /** Under the sandbox, an agent whose program (or its interpreter, or a link on the way) the sandbox cannot see is refused. */
 export function refuseUnseenAgent(options: RunOptions, at: { repoRoot: string; gitDir: string; env: NodeJS.ProcessEnv }): void {
+  const view = sandboxView(at.repoRoot, at.gitDir, at.env);
+  const configVar = options.agentCmd === undefined ? CONFIG_VARS[options.agent] : undefined;
+  const config = configVar ? at.env[configVar] : undefined;
+  if (configVar && config && path.isAbsolute(config) && !isSeen(realOrSelf(config), view)) {
+    throw new LoopExit(LOOP_EXIT.refused, `the sandbox cannot see ${configVar} (${config}): it is under ${renderUnseenRoot(realOrSelf(config))}, which the sandbox replaces with its own, so ${options.agent} would start without its login`, `move it under your HOME (e.g. ${configVar}=~/.${options.agent === 'claude' ? 'claude' : 'codex'}); or run with --no-sandbox`);
+  }
   const program = agentProgram(options, at.repoRoot, at.env);
   if (!program) return;
-  const unseen = findUnseen(program, sandboxView(at.repoRoot, at.gitDir, at.env), at.env);
+  const unseen = findUnseen(program, view, at.env);
   if (!unseen) return;
   const who = options.agentCmd === undefined ? `the agent (${options.agent})` : "--agent-cmd's program";
   const via = unseen.via ? ` (${unseen.via})` : '';

@@ -77,6 +77,10 @@ describe('the sandbox view of the agent\'s program', () => {
     expect(named.hint).toMatch(/npm install -g @anthropic-ai\/claude-code.*RALPH_CLAUDE_BIN.*; or run with --no-sandbox$/);
     const cmd = (() => { try { refuseUnseenAgent({ ...DEFAULT_OPTIONS, agentCmd: 'claude -p' }, at); } catch (err) { return err; } })() as LoopExit;
     expect(cmd).toMatchObject({ code: 2, message: expect.stringContaining("the sandbox cannot see --agent-cmd's program") });
+    // A CODEX_HOME under /tmp: Codex would start without its login inside.
+    const codexHome = testdir('ralphkit-codex-home-');
+    const noLogin = (() => { try { refuseUnseenAgent({ ...DEFAULT_OPTIONS, agent: 'codex' }, { ...at, env: { ...env, PATH: '/usr/bin:/bin', CODEX_HOME: codexHome } }); } catch (err) { return err; } })() as LoopExit;
+    expect(noLogin).toMatchObject({ code: 2, message: `the sandbox cannot see CODEX_HOME (${codexHome}): it is under /tmp, which the sandbox replaces with its own, so codex would start without its login` });
     // The same program in the repository is seen: no refusal.
     program(repo, 'agent.sh', '#!/bin/sh\n');
     expect(() => refuseUnseenAgent({ ...DEFAULT_OPTIONS, agentCmd: './agent.sh' }, at)).not.toThrow();
