@@ -198,7 +198,7 @@ describe.skipIf(!probe.ok)('--sandbox with --deliver pr: the gh CLI\'s login is 
   it('an agent the sandbox cannot see (under /tmp, outside the repository and HOME) is refused before iteration 1: exit 2 with a hint, no agent run', async () => {
     const dir = copyRepo(plan);
     // A fake `claude` first on PATH from a folder of /tmp: found by the runner, absent inside the sandbox.
-    const bin = testdir('ralphkit-tmp-bin-');
+    const bin = testdir('ralphkit-tmp-bin-', '/tmp');
     const ran = path.join(dir, '.git', 'agent-ran');
     writeFileSync(path.join(bin, 'claude'), `#!/bin/sh\ntouch '${ran}'\n`, { mode: 0o755 });
     const env = { PATH: `${bin}:${process.env.PATH}` };

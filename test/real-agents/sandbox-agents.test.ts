@@ -31,7 +31,7 @@ type Place = 'home' | 'system' | 'tmp';
 function placeCli(bin: string, home: string, place: Place): string {
   if (place === 'system') return path.dirname(bin);
   if (place === 'tmp') {
-    const dir = testdir('ralphkit-cli-bin-');
+    const dir = testdir('ralphkit-cli-bin-', '/tmp');
     symlinkSync(bin, path.join(dir, path.basename(bin)));
     return dir;
   }

@@ -14,9 +14,9 @@ export function cliAsTyped(bin = BIN): string {
   return `node ${/^[\w@%+=:,./-]+$/.test(bin) ? bin : `'${bin.replace(/'/g, `'\\''`)}'`}`;
 }
 
-/** A fresh empty folder, removed when the current test finishes. */
-export function testdir(prefix = 'ralphkit-'): string {
-  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+/** A fresh empty folder, removed when the current test finishes; `root` '/tmp' for one the sandbox replaces (TMPDIR may be elsewhere). */
+export function testdir(prefix = 'ralphkit-', root = tmpdir()): string {
+  const dir = realpathSync(mkdtempSync(path.join(root, prefix)));
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }

@@ -24,7 +24,7 @@ function program(dir: string, name: string, text: string): string {
 function setup() {
   const repo = gitdir();
   const home = testdir('ralphkit-home-');
-  const elsewhere = testdir('ralphkit-bin-');
+  const elsewhere = testdir('ralphkit-bin-', '/tmp');
   const env = { PATH: `${elsewhere}:/usr/bin:/bin`, HOME: home };
   return { repo, home, elsewhere, env, view: sandboxView(repo, path.join(repo, '.git'), env) };
 }
@@ -78,7 +78,7 @@ describe('the sandbox view of the agent\'s program', () => {
     const cmd = (() => { try { refuseUnseenAgent({ ...DEFAULT_OPTIONS, agentCmd: 'claude -p' }, at); } catch (err) { return err; } })() as LoopExit;
     expect(cmd).toMatchObject({ code: 2, message: expect.stringContaining("the sandbox cannot see --agent-cmd's program") });
     // A CODEX_HOME under /tmp: Codex would start without its login inside.
-    const codexHome = testdir('ralphkit-codex-home-');
+    const codexHome = testdir('ralphkit-codex-home-', '/tmp');
     const noLogin = (() => { try { refuseUnseenAgent({ ...DEFAULT_OPTIONS, agent: 'codex' }, { ...at, env: { ...env, PATH: '/usr/bin:/bin', CODEX_HOME: codexHome } }); } catch (err) { return err; } })() as LoopExit;
     expect(noLogin).toMatchObject({ code: 2, message: `the sandbox cannot see CODEX_HOME (${codexHome}): it is under /tmp, which the sandbox replaces with its own, so codex would start without its login` });
     // The same program in the repository is seen: no refusal.
