@@ -80,7 +80,9 @@ export interface RunOpts extends SpawnOptions {
  * resume keeps the choice its loop was started with, as a user's does.
  */
 export function runnerArgs(cmd: string, args: string[], sandboxDefault = false): string[] {
-  const loop = path.basename(cmd) === 'ralph.sh' ? 0 : (args[0] === BIN || args[0]?.endsWith('ralph.mjs')) && args[1] === 'run' ? 2 : -1;
+  // ralph.sh [run] <options>, ralph.sh <other command> (validate, status: no loop), node ralphkit.js|ralph.mjs run ...
+  const sh = path.basename(cmd) === 'ralph.sh' ? (args[0] === 'run' ? 1 : /^[a-z]/.test(args[0] ?? '') ? -1 : 0) : -1;
+  const loop = sh >= 0 ? sh : (args[0] === BIN || args[0]?.endsWith('ralph.mjs')) && args[1] === 'run' ? 2 : -1;
   if (loop < 0 || sandboxDefault) return args;
   const named = args.some((a) => ['--sandbox', '--no-sandbox', '--resume', '--resume-last', '--help', '-h'].includes(a) || a.startsWith('--resume='));
   return named ? args : [...args.slice(0, loop), '--no-sandbox', ...args.slice(loop)];
