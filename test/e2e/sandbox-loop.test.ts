@@ -202,6 +202,10 @@ describe.skipIf(!probe.ok)('--sandbox with --deliver pr: the gh CLI\'s login is 
     const ran = path.join(dir, '.git', 'agent-ran');
     writeFileSync(path.join(bin, 'claude'), `#!/bin/sh\ntouch '${ran}'\n`, { mode: 0o755 });
     const env = { PATH: `${bin}:${process.env.PATH}` };
+    // The dry run, the check before leaving a loop running, says so too.
+    const dry = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent', 'claude', '--dry-run'], { cwd: dir, env, sandboxDefault: true });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stderr).toContain(`the run would refuse to start: the sandbox cannot see the agent (claude): ${path.join(bin, 'claude')} is under /tmp`);
     const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent', 'claude', '--pause', '0', '3'], { cwd: dir, env, sandboxDefault: true });
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain(`the sandbox cannot see the agent (claude): ${path.join(bin, 'claude')} is under /tmp, which the sandbox replaces with its own`);

@@ -121,26 +121,33 @@ export function agentProgram(options: RunOptions, repoRoot: string, env: NodeJS.
 // Where a named agent keeps its login and settings when told elsewhere than HOME: the sandbox must show that too.
 const CONFIG_VARS: Partial<Record<RunOptions['agent'], string>> = { claude: 'CLAUDE_CONFIG_DIR', codex: 'CODEX_HOME' };
 
+interface AgentPlace {
+  repoRoot: string;
+  gitDir: string;
+  env: NodeJS.ProcessEnv;
+}
+
 /** Under the sandbox, an agent whose program (or its interpreter, or a link on the way) the sandbox cannot see is refused. */
-export function refuseUnseenAgent(options: RunOptions, at: { repoRoot: string; gitDir: string; env: NodeJS.ProcessEnv }): void {
+export function refuseUnseenAgent(options: RunOptions, at: AgentPlace): void {
+  const unseen = readUnseenAgent(options, at);
+  if (unseen) throw new LoopExit(LOOP_EXIT.refused, unseen.message, unseen.hint);
+}
+
+/** What the sandbox cannot see of the agent (its config folder, its program), said with what to do; null when all is seen. */
+export function readUnseenAgent(options: RunOptions, at: AgentPlace): { message: string; hint: string } | null {
   const view = sandboxView(at.repoRoot, at.gitDir, at.env);
   const configVar = options.agentCmd === undefined ? CONFIG_VARS[options.agent] : undefined;
   const config = configVar ? at.env[configVar] : undefined;
   if (configVar && config && path.isAbsolute(config) && !isSeen(realOrSelf(config), view)) {
-    throw new LoopExit(LOOP_EXIT.refused, `the sandbox cannot see ${configVar} (${config}): it is under ${renderUnseenRoot(realOrSelf(config))}, which the sandbox replaces with its own, so ${options.agent} would start without its login`, `move it under your HOME (e.g. ${configVar}=~/.${options.agent === 'claude' ? 'claude' : 'codex'}); or run with --no-sandbox`);
+    return { message: `the sandbox cannot see ${configVar} (${config}): it is under ${renderUnseenRoot(realOrSelf(config))}, which the sandbox replaces with its own, so ${options.agent} would start without its login`, hint: `move it under your HOME (e.g. ${configVar}=~/.${options.agent === 'claude' ? 'claude' : 'codex'}); or run with --no-sandbox` };
   }
   const program = agentProgram(options, at.repoRoot, at.env);
-  if (!program) return;
-  const unseen = findUnseen(program, view, at.env);
-  if (!unseen) return;
+  const unseen = program ? findUnseen(program, view, at.env) : null;
+  if (!unseen) return null;
   const who = options.agentCmd === undefined ? `the agent (${options.agent})` : "--agent-cmd's program";
   const via = unseen.via ? ` (${unseen.via})` : '';
   const fix = options.agentCmd === undefined ? `install it elsewhere (npm install -g ${AGENTS[options.agent].npmPackage}, or under your HOME) or point ${agentBinVar(options.agent)} at a copy outside /tmp` : 'install it outside /tmp (under your HOME, /usr/local or the repository)';
-  throw new LoopExit(
-    LOOP_EXIT.refused,
-    `the sandbox cannot see ${who}: ${unseen.path}${via} is under ${renderUnseenRoot(unseen.path)}, which the sandbox replaces with its own`,
-    `${fix}; or run with --no-sandbox`,
-  );
+  return { message: `the sandbox cannot see ${who}: ${unseen.path}${via} is under ${renderUnseenRoot(unseen.path)}, which the sandbox replaces with its own`, hint: `${fix}; or run with --no-sandbox` };
 }
 
 function renderUnseenRoot(p: string): string {

@@ -37,7 +37,7 @@ import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from
 import { holdResumeAnchors } from './resume-anchors.js';
 import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
 import { probeSandbox } from '../agents/sandbox.js';
-import { refuseUnseenAgent } from '../agents/sandbox-visible.js';
+import { readUnseenAgent, refuseUnseenAgent } from '../agents/sandbox-visible.js';
 import { decideSandbox, type SandboxChoice } from './sandbox-default.js';
 import { probeWeakChecks, readWeakStories } from '../verify/weak-checks.js';
 import { createInterface } from 'node:readline/promises';
@@ -133,6 +133,8 @@ async function startIn({ repo, id, options, given, resumed, io, emit, tree, star
   const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: PROMPT_PLACEHOLDER, runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
   if (options.dryRun) {
     warnExamplePlan(prd, paths, emit);
+    const unseen = options.sandbox ? readUnseenAgent(options, { repoRoot: realpathSync(paths.repoRoot), gitDir: repo.commonDir, env: io.env }) : null;
+    if (unseen) emit({ type: 'warn', message: `the run would refuse to start: ${unseen.message}; ${unseen.hint}` });
     return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), reviewCommand: renderReviewCommand(options, repoRoot, io.env), io, emit, json: options.json });
   }
   refuseExamplePlan(prd, paths);
