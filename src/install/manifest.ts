@@ -1,6 +1,7 @@
 // Reads ralph/.ralphkit.json: the ralphkit version and the hash of every managed file as installed.
 import { existsSync, readFileSync } from 'node:fs';
-import { CI_PROVIDERS, type CiProvider, type ClaudeHookRecord, type Manifest, type ManifestEntry } from './types.js';
+import { CI_PROVIDERS, type CiProvider, type ClaudeHookRecord, type Manifest } from './types.js';
+import { parseManifestCore } from '../util/manifest-files.js';
 import { isRecord } from '../skills/rules.js';
 import { AGENT_SKILL_DIRS, type AgentName } from '../skills/agent-names.js';
 
@@ -14,24 +15,15 @@ export function readManifest(file: string): ManifestRead {
   return { warning: `ignoring ${file}: it is not a ralphkit manifest, so every file that differs from ralphkit's counts as edited` };
 }
 
-/** Pure: the manifest in `text`, or undefined when it is not one. */
+/** Pure: the manifest in `text`, or undefined when it is not one (its version and files: util/manifest-files.ts). */
 export function parseManifest(text: string): Manifest | undefined {
-  let data: unknown;
-  try {
-    data = JSON.parse(text);
-  } catch {
-    return undefined;
-  }
-  if (!isRecord(data) || typeof data.ralphkit !== 'string' || !isRecord(data.files)) return undefined;
-  const files: Record<string, ManifestEntry> = {};
-  for (const [path, entry] of Object.entries(data.files)) {
-    if (!isRecord(entry) || typeof entry.sha256 !== 'string') continue;
-    files[path] = { sha256: entry.sha256, source: entry.source === 'user' ? 'user' : 'ralphkit' };
-  }
+  const core = parseManifestCore(text);
+  if (!core) return undefined;
+  const { data } = core;
   const claudeHook = parseHookRecord(data.claudeHook);
   const ci = CI_PROVIDERS.includes(data.ci as CiProvider) ? (data.ci as CiProvider) : undefined;
   const agents = parseAgentList(data.agents);
-  return { ralphkit: data.ralphkit, files, ...(claudeHook ? { claudeHook } : {}), ...(ci ? { ci } : {}), ...(agents ? { agents } : {}) };
+  return { ralphkit: core.ralphkit, files: core.files, ...(claudeHook ? { claudeHook } : {}), ...(ci ? { ci } : {}), ...(agents ? { agents } : {}) };
 }
 
 function parseAgentList(value: unknown): AgentName[] | undefined {

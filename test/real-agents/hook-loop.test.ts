@@ -192,13 +192,16 @@ describe('hook stop', () => {
     expect(stateOf(repo)).toMatchObject({ status: 'failed' });
   });
 
-  it('says why and lets the session stop when the hook cannot verify (its record in git is gone)', async () => {
+  it('says why and lets the session stop when its plan record in git is gone (not what hook start sealed: exit 6)', async () => {
     const repo = await startedLoop();
-    git(repo, 'update-ref', '-d', `refs/ralphkit/loops/${SESSION}/plan`);
+    const planRef = `refs/ralphkit/loops/${SESSION}/plan`;
+    const blob = git(repo, 'rev-parse', planRef);
+    git(repo, 'update-ref', '-d', planRef);
     const res = await stop(repo);
-    expect(noticeOf(res)).toMatch(/^ralph: the in-session loop ended \(failed\) after 1 stop: the stop hook failed at iteration 1: .*plan record .* is gone/);
-    expect(res.stderr).toMatch(/ralph: hook stop: the stop hook failed at iteration 1: .*plan record .* is gone.*letting the session stop/);
-    expect(stateOf(repo)).toMatchObject({ status: 'failed', iteration: 1 });
+    expect(noticeOf(res)).toMatch(/^ralph: the in-session loop ended \(protected\) after 1 stop: loop \S+'s own refs are not what the runner recorded/);
+    expect(res.stderr).toContain(`${planRef} (the runner's record of the plan) is gone, but the loop recorded ${blob.slice(0, 12)}`);
+    expect(res.stderr).toContain(`ralph: hint: if you did not move them, put the loop's own back (`);
+    expect(stateOf(repo)).toMatchObject({ status: 'protected', exitCode: 6, iteration: 1 });
   });
 });
 

@@ -117,8 +117,8 @@ Delivery:
                               to the plan's baseBranch (else the repository's default branch), or
                               update its body: each story's verdict, checks and commit,
                               and the pinned test files the branch changed. Over GitHub's REST API at
-                              GITHUB_API_URL (default api.github.com) with "gh auth token", else
-                              GH_TOKEN/GITHUB_TOKEN (GH_ENTERPRISE_TOKEN for other hosts); the token is
+                              GITHUB_API_URL (default api.github.com) with GH_TOKEN/GITHUB_TOKEN
+                              (GH_ENTERPRISE_TOKEN for other hosts), else "gh auth token"; the token is
                               never printed, stored or given to the agent. A failed push or pull
                               request is one warning: the commits stay, the exit code is unchanged.
                               pr-merge: as pr, then, when the loop is done (exit 0) with every story
@@ -128,7 +128,8 @@ Delivery:
                               unverified, the loop's commits changed pinned test files, CI failed,
                               no checks reported (that is not a pass), the timeout, or GitHub
                               refused; the pull request stays open. Never after Ctrl-C, cancel,
-                              a refusal or a stop to protect work. Kept by --resume
+                              a refusal or a stop to protect work. --resume keeps off and pr;
+                              pr-merge must be typed again (a resume never merges on state.json's word)
   --merge-timeout <duration>  pr-merge: how long to wait for CI (default 60m); it is polled every
                               fortieth of this (at least 250ms, at most 30s). Ctrl-C while waiting
                               stops (exit 130) and leaves the pull request open

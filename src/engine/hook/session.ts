@@ -7,7 +7,7 @@ import type { LoopState, RunContext, RunIo, RunOptions } from '../types.js';
 import type { Emit } from '../events.js';
 import { DEFAULT_OPTIONS } from '../cli/args.js';
 import { probeSandbox } from '../agents/sandbox.js';
-import { resolvePaths } from '../run/preflight.js';
+import { resolvePaths } from '../plan-file.js';
 import { loopDir } from '../store/layout.js';
 import { readState, writeStateFile } from '../store/state-file.js';
 

@@ -1,5 +1,5 @@
 // `ralph.mjs hook start`: starts a loop inside the current Claude Code session (what `/ralph-loop` runs). It records
-// the plan commit (the pins) and the plan as the baseline under refs/ralphkit/, as the runner does at its start, and
+// the plan commit (the pins) and the plan as the baseline under refs/ralphkit/, sealed as the runner does at its start, and
 // writes ralph/.runs/<session id>/state.json; from then on each stop of the session is an iteration that the Stop
 // hook (stop.ts) verifies. What it prints is the loop's prompt: Claude Code hands it to the model.
 import { probeSandbox } from '../agents/sandbox.js';
@@ -12,9 +12,10 @@ import type { Prd } from '../../prd/types.js';
 import { isSkipped } from '../../prd/skip.js';
 import { DEFAULT_OPTIONS, completionWord, duration, integer, renderParseError } from '../cli/args.js';
 import { headSha, resolveRepoRoot } from '../git/git.js';
-import { checkPromptFile, readPlan, refuseExamplePlan } from '../run/preflight.js';
+import { checkPromptFile, readPlan, refuseExamplePlan } from '../plan-file.js';
 import { renderPreamble } from '../core/preamble.js';
-import { recordBaseline, recordPinCommit } from '../verify/baseline.js';
+import { anchorNewLoop } from '../verify/anchors.js';
+import { holdVerdictKey } from '../verify/trust.js';
 import { LOOP_ID, statePath } from '../store/layout.js';
 import { clearCancelMarker } from '../store/cancel.js';
 import { guardStart } from '../store/state-file.js';
@@ -51,8 +52,8 @@ export async function runHookStart(argv: string[], io: RunIo): Promise<number> {
   if (!head) throw new LoopExit(LOOP_EXIT.refused, 'hook start: this repository has no commit yet, so there is no plan commit to pin the tests at', 'commit the plan and the code (git add -A && git commit -m "plan"), then start the loop again');
   refuseBusyTree(repoRoot, sessionId);
   const baseline = renderStartBaseline(prd);
-  await recordPinCommit(top, sessionId, head);
-  await recordBaseline(top, sessionId, baseline);
+  // Sealed as the runner seals its refs (verify/anchors.ts): each stop holds them against the seal before using them.
+  await anchorNewLoop(top, sessionId, head, baseline, holdVerdictKey(run.emit));
   const replaced = readSessionState(repoRoot, sessionId)?.status === 'running';
   clearCancelMarker(repoRoot, sessionId);
   guardStart(repoRoot, statePath(repoRoot, sessionId), () => saveSessionState(repoRoot, state, {}), 'the in-session loop cannot record its state');

@@ -12,7 +12,7 @@ import { detectTag } from '../core/tags.js';
 import { resolveRepoRoot } from '../git/git.js';
 import { renderPreamble } from '../core/preamble.js';
 import { SESSION_CANCEL_PENDING, isCancelRequested } from '../store/cancel.js';
-import { describeError } from '../errors.js';
+import { LoopExit, describeError } from '../errors.js';
 import { createHookEmit, planStopLimit, readBlockCap, readSessionState, readVerifyDeadline, saveSessionState, sessionRun, sessionStateProblem } from './session.js';
 import { VerificationTimedOut, verifySessionStop } from './verify-stop.js';
 import { decideStop, renderEndNotice } from './decide.js';
@@ -54,6 +54,11 @@ export async function runHookStop(argv: readonly string[], io: RunIo, readInput:
   try {
     return await stopIteration(repoRoot, state, input, io);
   } catch (err) {
+    // A stop refused on purpose (the loop's refs moved: exit 6) ends the loop with its own code, reason and hint.
+    if (err instanceof LoopExit && err.status !== 'usage') {
+      io.stderr(`ralph: hook stop: ${err.message}${err.hint ? `\nralph: hint: ${err.hint}` : ''}\n`);
+      return endLoop(repoRoot, state, err.status, err.code, err.hint ? `${err.message}; ${err.hint}` : err.message, io);
+    }
     const why = `the stop hook failed at iteration ${state.iteration}: ${describeError(err as Error)}`;
     io.stderr(`ralph: hook stop: ${why}; letting the session stop (the loop is over; start it again with /ralph-loop)\n`);
     return endLoop(repoRoot, state, 'failed', 1, why, io);

@@ -1,13 +1,11 @@
 // After each agent run, before its claims are judged: what it left running outside its process group is
-// stopped, the runner's files and git's configuration it changed are put back, and git is inspected: back to the
+// stopped (the runner's files it changed are put back by verify/trusted-files.ts), and git is inspected: back to the
 // loop's branch if it left it, a stop if it rewrote verified history, warnings for commits elsewhere or to the prompt.
-import type { RunContext, Violation, AgentGitOutcome } from '../types.js';
+import type { RunContext, AgentGitOutcome } from '../types.js';
 import { appendFileSync } from 'node:fs';
 import { headSha, isAncestor, readCommitsSince, switchToBranch, readChangedPaths, readDirtyPaths, type RefsSnapshot } from '../git/git.js';
-import { renderGuardBlock, renderOffBranchBlock, renderOffBranchReason } from '../verify/report.js';
+import { renderOffBranchBlock, renderOffBranchReason } from '../verify/report.js';
 import { readTextOrNull } from '../../util/read.js';
-import { type RunTrust } from './trust.js';
-import { restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite, WorkProtected } from '../errors.js';
 import { relToTop } from '../../util/repo-path.js';
@@ -24,24 +22,6 @@ export async function stopLeftovers(run: RunContext, token: string, iteration: n
   if (!stopped.length) return;
   const list = stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ');
   run.emit({ type: 'warn', iteration, message: `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the agent left running outside its process group (${list})` });
-}
-
-/**
- * The engine, its launcher, the manifest, .git/config and the hooks as they were when the loop started: anything the
- * agent changed there is put back now, and the iteration's claims are rejected for it.
- */
-export function guardRunnerFiles(run: RunContext, trust: RunTrust, iteration: number, who: 'the agent' | 'the checks' | 'the reviewer' = 'the agent'): Violation | undefined {
-  const { changed, rejecting, kept, inRepo } = who === 'the agent' ? restoreRunnerFiles(trust.guard) : restoreRunnerFiles(trust.guard, runsCode);
-  const shown = (items: string[]) => items.slice(0, 10).join(', ') + (items.length > 10 ? `, and ${items.length - 10} more` : '');
-  const agentCode = who === 'the checks' ? ' (the agent\'s code they ran)' : '';
-  if (kept.length) run.emit({ type: 'info', iteration, message: `kept the git settings ${who === 'the agent' ? 'the agent\'s git commands' : who} recorded (${shown(kept)})` });
-  if (!changed.length) return undefined;
-  const harmless = who === 'the agent' ? 'they never run in the runner\'s own git calls or checks' : 'none of them runs a command or changes what the runner\'s git does';
-  const consequence = rejecting.length ? ', and this iteration\'s claims are rejected' : ` (${harmless}, so the claims are judged as usual)`;
-  run.emit({ type: 'warn', iteration, message: `${who}${agentCode} changed files the runner trusts (${shown(changed)}); put them back as they were when the loop started${consequence}` });
-  const block = renderGuardBlock(new Date(), iteration, changed, rejecting.length > 0);
-  guardWrite(run.paths.progress, run.paths.repoRoot, () => appendFileSync(run.paths.progress, block), 'the note about the restored runner files could not be written');
-  return rejecting.length ? { reason: `${who}${agentCode} changed files the runner trusts (${shown(rejecting)}); they were put back`, files: inRepo } : undefined;
 }
 
 /**

@@ -1,31 +1,30 @@
 // The real edges of one run, handed to the loop (core/loop.ts) as LoopDeps: each member is one named function of
 // this folder or an edge module, so the loop itself sees no fs, git or processes.
 import { readFileSync } from 'node:fs';
-import type { AgentResult, AgentRunRecord, BudgetGate, GateOutcome, LoopConfig, LoopDeps, LoopState, OwnStatusMemo, ReviewSetup, RunContext, RunOptions, RunPaths, SaveReason, VerifyInput, VerifyResult, Violation } from '../types.js';
+import type { AgentResult, BudgetGate, GateOutcome, LoopConfig, LoopDeps, LoopState, OwnStatusMemo, RunContext, RunOptions, RunPaths, SaveReason, VerifyResult } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { realClock } from '../clock.js';
 import { readChangedPaths } from '../git/git.js';
 import type { GitDirs } from '../git/fingerprint.js';
-import { iterationLogPath, ledgerPath, loopDir } from '../store/layout.js';
+import { iterationLogPath, loopDir } from '../store/layout.js';
 import { writeState } from '../store/state-file.js';
 import { planAgent } from '../agents/index.js';
 import { runAgentOnce } from '../agents/run.js';
 import { planAgentEnv } from '../agents/env.js';
 import { detectRateLimit, transientReason } from '../budget/ratelimit.js';
-import { verifyIteration } from '../verify/verify.js';
-import { runFinalGate } from '../verify/final-gate.js';
-import { recordShipped } from './shipped.js';
 import { relToTop } from '../../util/repo-path.js';
-import { settleBaseline, type RunTrust } from './trust.js';
+import type { RunTrust } from '../verify/trust.js';
+import { finalGate as pipelineGate, verifyClaims as pipelineClaims, verifyInput as pipelineInput, type Claims, type Pipeline, type PipelineInput } from '../verify/pipeline.js';
 import { readPrompt, holdPrompt, restorePrompt, type PromptHold } from './prompt.js';
 import { renderPreamble, renderStoryNote, type StoryNote } from '../core/preamble.js';
-import { stopLeftovers, guardRunnerFiles, inspectAgentGit } from './after-agent.js';
+import { finishInterruptedIteration } from '../core/loop.js';
+import { isSkipped } from '../../prd/skip.js';
+import { stopLeftovers, inspectAgentGit } from './after-agent.js';
+import { guardRunnerFiles } from '../verify/trusted-files.js';
 import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
 import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
 import { RefsView } from './refs-view.js';
-import { deliverBranch } from './deliver.js';
-import { reviewInstructionsPath } from './review-setup.js';
-import { renderUsd } from '../../util/usd.js';
+import { deliverBranch } from '../deliver/deliver.js';
 
 export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopConfig {
   // RALPH_RETRY_MS scales every back-off, so tests of rate limits and retries run in milliseconds.
@@ -54,6 +53,7 @@ export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate,
   const ownStatus: OwnStatusMemo | undefined = dirs ? { dirs, clean: null } : undefined;
   // The prompt as the agent got it, put back after it ran; a restored tracked prompt is committed with the runner's files.
   const prompt: PromptHold & { toCommit: string[] } = { toCommit: [] };
+  const pipeline = pipelineOf(run, state, trust);
   return {
     clock: realClock,
     emit: run.emit,
@@ -77,8 +77,8 @@ export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate,
       return afterAgent(run, trust, refs, iteration, before, tips);
     },
     recordTimeout: (iteration, result) => recordTimeout(run, state.id, iteration, result),
-    verify: (iteration, prdBefore, head, offBranch, violation) => verifyClaims(run, state, trust, { iteration, prdBefore, head, offBranch, violation, ownStatus, ownFiles: prompt.toCommit.splice(0) }, signal),
-    finalGate: (iteration) => finalGate(run, state, trust, iteration, signal),
+    verify: (iteration, prdBefore, head, offBranch, violation) => verifyClaims(run, pipeline, { iteration, prdBefore, head, offBranch, violation, ownStatus, ownFiles: prompt.toCommit.splice(0) }, signal),
+    finalGate: (iteration) => pipelineGate(pipeline, iteration, signal),
   };
 }
 
@@ -93,53 +93,19 @@ function saveState(repoRoot: string, state: LoopState, at: SaveReason): void {
   writeState(repoRoot, state);
 }
 
-/** What every verification of this run shares (an iteration's claims, the claims at start, the final gate). */
-export function verifyInput(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal): Omit<VerifyInput, 'prdBefore'> & { topLevel: string; signal: AbortSignal } {
-  const { paths, options } = run;
-  const loopId = state.id;
-  return {
-    // repoRoot is git's --show-toplevel, resolved at start; a run cannot move it, so verification need not ask again.
-    topLevel: trust.topLevel,
-    repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: ledgerPath(paths.repoRoot, loopId),
-    loopId, iteration, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, sandbox: checkSandbox(run, trust), checkBase: trust.checkBase,
-    log: (level, message) => run.emit({ type: level, iteration, message }),
-    guardTrusted: (who) => guardRunnerFiles(run, trust, iteration, who)?.reason,
-    signal,
-    ...(options.reviewAgent || options.reviewCmd ? { review: reviewSetup(run, state, trust, iteration) } : {}),
-  };
+/** This run's verification pipeline (verify/pipeline.ts), with what the run wires in: the checks' sandbox, the reviewer's back-off. */
+export function pipelineOf(run: RunContext, state: LoopState, trust: RunTrust): Pipeline {
+  return { run, state, trust, wiring: { sandbox: () => checkSandbox(run, trust), retryBaseMs: loopConfig(run.options, run.io.env).retryBaseMs } };
 }
 
-/** The reviewer of this run (verify/review.ts): its command, its instructions' path, and where its diff starts. */
-function reviewSetup(run: RunContext, state: LoopState, trust: RunTrust, iteration: number): ReviewSetup {
-  const { options, paths, io } = run;
-  return {
-    agent: options.reviewAgent ?? options.agent,
-    ...(options.reviewCmd ? { agentCmd: options.reviewCmd } : {}),
-    ...(run.reviewerBin ? { bin: run.reviewerBin } : {}),
-    ...(run.reviewerLogin ? { login: run.reviewerLogin } : {}),
-    ...(options.reviewModel ? { model: options.reviewModel } : {}),
-    instructionsPath: relToTop(trust.topLevel, reviewInstructionsPath(paths)),
-    runDir: loopDir(paths.repoRoot, state.id),
-    env: io.env,
-    timeoutMs: options.iterationTimeoutMs,
-    retryBaseMs: loopConfig(options, io.env).retryBaseMs,
-    base: trust.lastVerified ?? trust.pins?.commit ?? null,
-    spend: (costUsd) => spendOnReview(run, state, iteration, costUsd),
-  };
+/** The pipeline's shared input, for the --parallel worker and the merge queue (run/parallel/). */
+export function verifyInput(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal): PipelineInput {
+  return pipelineInput(pipelineOf(run, state, trust), iteration, signal);
 }
 
-/**
- * A reviewer run's cost joins the loop's (--max-cost counts both), with its own figure beside it; saved at once, as an
- * agent run's is, so an interrupt cannot lose it. A run that reported none is counted, for the unpriced rule.
- */
-function spendOnReview(run: RunContext, state: LoopState, iteration: number, costUsd: number | undefined): void {
-  if (costUsd === undefined) state.reviewRunsUnpriced = (state.reviewRunsUnpriced ?? 0) + 1;
-  else {
-    state.costUsd += costUsd;
-    state.reviewCostUsd = (state.reviewCostUsd ?? 0) + costUsd;
-    run.emit({ type: 'info', iteration, message: `the reviewer's run cost ${renderUsd(costUsd)} · cost so far ${renderUsd(state.costUsd)} (reviewer ${renderUsd(state.reviewCostUsd)})` });
-  }
-  writeState(run.paths.repoRoot, state);
+/** The pipeline's final gate, for the --parallel coordinator. */
+export function finalGate(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<GateOutcome> {
+  return pipelineGate(pipelineOf(run, state, trust), iteration, signal);
 }
 
 /** A first commit ever is work; otherwise work is any changed path besides the plan, its progress log and the prompt. */
@@ -188,60 +154,34 @@ async function afterAgent(run: RunContext, trust: RunTrust, refs: RefsView, iter
   return { ...(await inspectAgentGit(run, trust.topLevel, iteration, headBefore, tips, await refs.read())), ...(violation ? { violation } : {}) };
 }
 
-interface Claims {
-  iteration: number;
-  prdBefore: string;
-  head: string | null;
-  offBranch?: AgentRunRecord['offBranch'];
-  violation?: Violation;
-  ownStatus?: OwnStatusMemo;
-  /** Runner files put back after the agent (the prompt), committed with the runner's edits. */
-  ownFiles?: string[];
-}
-
-async function verifyClaims(run: RunContext, state: LoopState, trust: RunTrust, claims: Claims, signal: AbortSignal): Promise<VerifyResult> {
-  const { violation } = claims;
-  const result = await verifyIteration({
-    ...verifyInput(run, state, trust, claims.iteration, signal),
-    prdBefore: claims.prdBefore, headAfterAgent: claims.head, offBranch: claims.offBranch,
-    // The settled baseline parsed, when it is this iteration's plan: a plan left as it was is not parsed again.
-    ...(trust.baselinePrd && claims.prdBefore === trust.baseline ? { prdBeforeParsed: trust.baselinePrd, prdBeforeBytes: trust.baselineBytes } : {}),
-    ...(violation ? { violation: violation.reason } : {}),
-    ...(violation || claims.ownFiles?.length ? { extraOwnFiles: [...(violation?.files ?? []), ...(claims.ownFiles ?? [])] } : {}),
-    ...(claims.ownStatus ? { ownStatus: claims.ownStatus } : {}),
-  });
-  await afterVerification(run, state.id, trust, result, claims.head);
+/** An iteration's claims through the pipeline; a pass that accepted a story is delivered (--deliver push, pr). */
+async function verifyClaims(run: RunContext, pipeline: Pipeline, claims: Claims, signal: AbortSignal): Promise<VerifyResult> {
+  const result = await pipelineClaims(pipeline, claims, signal);
   if (result.verdicts.some((v) => v.status !== 'rejected')) await deliverBranch(run, `after iteration ${claims.iteration}`, claims.iteration);
   return result;
 }
 
-/** After a verification pass: the new baseline, and where each accepted claim was verified. */
-export async function afterVerification(run: RunContext, loopId: string, trust: RunTrust, result: VerifyResult, head: string | null): Promise<void> {
-  for (const v of result.verdicts) {
-    if (v.shipped && v.status !== 'rejected') trust.shipped.set(v.id, v.shipped);
-    else trust.shipped.delete(v.id);
-    if (v.status === 'rejected' || !head) continue;
-    if (v.status === 'verified') trust.verifiedAt.set(v.id, head);
-    trust.lastVerified = head;
-  }
-  if (result.verdicts.length && head && trust.verdictKey) {
-    // Kept for a resume: its final gate seals these SHIPs again (run/shipped.ts).
-    await recordShipped(trust.topLevel, loopId, head, trust.shipped, trust.verdictKey).catch((err: Error) => run.emit({ type: 'warn', message: `could not record the reviewer's SHIPs in git (refs/ralphkit): ${err.message}; after a resume they show as reported` }));
-  }
-  await settleBaseline(run.paths, loopId, trust, run.emit, result.prd);
-}
+// The budget was settled at start, and finishing an iteration runs no agent.
+const NO_BUDGET: BudgetGate = { beforeStart: async () => {}, beforeIteration: async () => 'continue' };
 
-/** The final gate of the run (verify/final-gate.ts), then its verdicts as the new baseline. */
-export async function finalGate(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<GateOutcome> {
-  const gate = await runFinalGate({
-    ...verifyInput(run, state, trust, iteration, signal),
-    prd: JSON.parse(trust.baseline ?? readFileSync(run.paths.prd, 'utf8')) as Prd,
-    verifiedAt: trust.verifiedAt,
-    shipped: trust.shipped,
-    verdictKey: trust.verdictKey,
-    weak: trust.weak,
-  });
-  if (!gate.interrupted) await settleBaseline(run.paths, state.id, trust, run.emit, gate.prd);
-  run.gatePassed = gate.passed && gate.commit ? { commit: gate.commit, allVerified: gate.verdicts.every((v) => v.status === 'verified') } : undefined;
-  return gate;
+/**
+ * Ctrl-C (or kill -9) while the runner checked the claims of iteration N left them pending. They are decided
+ * now, as iteration N, before any agent runs: a claim that passes is accepted, one that fails is rejected with
+ * its note, and the loop's decision (every story passes, STUCK, no progress, last iteration) is taken as if
+ * the iteration had never been interrupted. A second interrupt here again decides nothing (exit 130). The claims
+ * are the flips against the runner's own baseline, so nothing in ralph/.runs/ decides which they are.
+ */
+export async function finishResumedIteration(run: RunContext, state: LoopState, signal: AbortSignal, trust: RunTrust): Promise<VerifyResult | null> {
+  if (state.iterationDone || state.iteration < 1 || !state.verifying) return null;
+  const base = trust.baseline ? (JSON.parse(trust.baseline) as Prd) : null;
+  const now = JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
+  const open = new Set(base?.userStories.filter((s) => s.passes !== true).map((s) => s.id) ?? now.userStories.map((s) => s.id));
+  const pending = now.userStories.filter((s) => s.passes === true && !isSkipped(s) && open.has(s.id)).map((s) => s.id);
+  const what = pending.length ? `checking ${pending.join(', ')} now` : 'finishing its verification now';
+  run.emit({ type: 'info', message: `iteration ${state.iteration} was interrupted while its claims were checked; ${what}, before the agent runs again` });
+  // buildDeps wants a controller; this one follows the run's signal, so Ctrl-C still reaches the checks.
+  const controller = new AbortController();
+  if (signal.aborted) controller.abort();
+  else signal.addEventListener('abort', () => controller.abort(), { once: true });
+  return finishInterruptedIteration(state, loopConfig(run.options, run.io.env), buildDeps(run, state, NO_BUDGET, controller, trust));
 }

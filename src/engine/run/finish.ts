@@ -11,8 +11,8 @@ import { LoopExit, LOOP_EXIT, RunnerFileError } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
 import { readTextOrNull } from '../../util/read.js';
 import { planEnding } from '../deliver/summary.js';
-import { deliverMerged } from './deliver-merge.js';
-import type { RunTrust } from './trust.js';
+import { deliverMerged } from '../deliver/deliver-merge.js';
+import type { RunTrust } from '../verify/trust.js';
 import { shellQuote } from '../../util/shell-quote.js';
 import { quoteArg } from '../../util/invocation.js';
 

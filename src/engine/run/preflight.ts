@@ -1,25 +1,12 @@
-// Everything the runner settles before its first iteration: where the files are, that the plan is valid,
-// which loop this is (new or resumed), and that the agent can be started. Refusals are LoopExit(2).
+// Everything the runner settles before its first iteration besides what `hook start` shares with it (plan-file.ts):
+// which plan a new loop takes, stories set aside, the limits that bound a loop. Refusals are LoopExit(2).
 import type { RunPaths, RunOptions } from '../types.js';
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import path from 'node:path';
-import { validatePrdText, formatPrdProblem } from '../../prd/validate.js';
-import { branchNameProblem } from '../../prd/branch-name.js';
 import type { Prd } from '../../prd/types.js';
 import { LoopExit, LOOP_EXIT, usageExit } from '../errors.js';
-import { isExamplePlan } from '../../prd/example-plan.js';
 import { isSkipped } from '../../prd/skip.js';
-import { choosePlanFile, progressPathFor } from '../../prd/plan-location.js';
+import { choosePlanFile } from '../../prd/plan-location.js';
+import { showPlanPath } from '../plan-file.js';
 import type { Emit } from '../events.js';
-import { loopCommand, ralphkitCommand } from '../../util/invocation.js';
-import { shellQuote } from '../../util/shell-quote.js';
-
-/** A path the user typed is relative to where they stand; a default one to the repository root. */
-export function resolvePaths(repoRoot: string, cwd: string, options: RunOptions, given: Set<keyof RunOptions>): RunPaths {
-  const at = (key: 'prd' | 'prompt') => path.resolve(given.has(key) ? cwd : repoRoot, options[key]);
-  const prd = at('prd');
-  return { repoRoot, prd, prompt: at('prompt'), progress: progressPathFor(prd) };
-}
 
 /**
  * Without --prd, a new loop looks for the plan (prd/plan-location.ts): ralph/prd.json, or the original layout's
@@ -30,34 +17,6 @@ export function locatePlan(repoRoot: string, options: RunOptions, given: Set<key
   const choice = choosePlanFile(repoRoot);
   if (choice.note) emit({ type: 'info', message: choice.note });
   return { ...options, prd: choice.rel };
-}
-
-/** Reads and validates the plan; every problem is listed, and any problem refuses the start. Warnings are said. */
-export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
-  const rel = path.relative(paths.repoRoot, paths.prd) || paths.prd;
-  let text: string;
-  try {
-    text = readFileSync(paths.prd, 'utf8');
-  } catch {
-    throw new LoopExit(LOOP_EXIT.refused, `cannot read the plan ${rel}`, 'write one with the ralph skill, or pass --prd <file>');
-  }
-  const { prd, problems, warnings } = validatePrdText(text, rel);
-  if (!prd) throw new LoopExit(LOOP_EXIT.refused, `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`, `fix ${rel}, then check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`);
-  // git check-ref-format --branch's rules in pure code (prd/branch-name.ts, held against git's own verdicts by a
-  // test): no git process, and a name never reaches git unchecked.
-  const problem = branchNameProblem(prd.branchName);
-  if (problem) {
-    throw new LoopExit(LOOP_EXIT.refused, `refusing branchName ${JSON.stringify(prd.branchName)}: ${problem}`, `set a plain branch name like "ralph/my-feature" in ${rel}`);
-  }
-  for (const warning of warnings) emit({ type: 'warn', message: formatPrdProblem(warning) });
-  return prd;
-}
-
-/** The plan install writes is an example (prd/example-plan.ts): run as is, the agent would build that feature here. */
-export function refuseExamplePlan(prd: Prd, paths: RunPaths): void {
-  if (!isExamplePlan(prd)) return;
-  const rel = showPlanPath(paths);
-  throw new LoopExit(LOOP_EXIT.refused, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`);
 }
 
 /**
@@ -72,16 +31,6 @@ export function reportSetAside(prd: Prd, paths: RunPaths, emit: Emit): void {
     throw new LoopExit(LOOP_EXIT.refused, `every story in ${rel} is set aside ("skip"): nothing for the loop to do`, `remove "skip" (or a "passes": "cancelled"/"skipped") from the stories to work on in ${rel}, commit, then start again`);
   }
   emit({ type: 'warn', message: `${ids.length} ${ids.length === 1 ? 'story' : 'stories'} set aside in ${rel} ("skip"): not worked on, not checked, not counted: ${ids.join(', ')}` });
-}
-
-function showPlanPath(paths: RunPaths): string {
-  return (path.relative(paths.repoRoot, paths.prd) || paths.prd).split(path.sep).join('/');
-}
-
-export function checkPromptFile(paths: RunPaths): void {
-  if (!existsSync(paths.prompt) || !statSync(paths.prompt).isFile()) {
-    throw new LoopExit(LOOP_EXIT.refused, `cannot read the prompt ${path.relative(paths.repoRoot, paths.prompt)}`, `reinstall it with: ${ralphkitCommand('install')}, or pass --prompt <file>`);
-  }
 }
 
 /** Only Claude Code reports what a run cost; for any other agent --max-cost can never trigger. */

@@ -11,11 +11,7 @@ import { planAgent, quote, renderAgentCommand, renderMissingAgent } from '../age
 import { findExecutable } from '../agents/check.js';
 import { loopDir } from '../store/layout.js';
 import { ralphkitCommand } from '../../util/invocation.js';
-
-/** The reviewer's instructions: a state file install writes, the user's to edit. */
-export function reviewInstructionsPath(paths: RunPaths): string {
-  return path.join(paths.repoRoot, 'ralph', 'review.md');
-}
+import { reviewInstructionsPath } from '../verify/review-prompt.js';
 
 export function hasReviewer(options: Pick<RunOptions, 'reviewAgent' | 'reviewCmd'>): boolean {
   return Boolean(options.reviewAgent || options.reviewCmd);

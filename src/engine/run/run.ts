@@ -15,7 +15,8 @@ import { removeDeadTempFolders, renderRemovedTempFolders, setTempOwner } from '.
 import { ledgerPath, loopDir, newLoopId, statePath } from '../store/layout.js';
 import { writeState } from '../store/state-file.js';
 import { isCancelRequested, clearCancelMarker } from '../store/cancel.js';
-import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths, locatePlan, refuseWaitWithoutCeiling, refuseUnboundedLoop, reportsCost, reviewerReportsCost, renderUnpricedReviewer, reportSetAside } from './preflight.js';
+import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths } from '../plan-file.js';
+import { locatePlan, refuseWaitWithoutCeiling, refuseUnboundedLoop, reportsCost, reviewerReportsCost, renderUnpricedReviewer, reportSetAside } from './preflight.js';
 import { findResumable, mergeResumedOptions, refuseExhausted } from './resume.js';
 import { stopOrphanAgents } from '../store/orphans.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
@@ -28,13 +29,14 @@ import { renderUncheckedWarning } from '../verify/report.js';
 import { printDryRun } from './dry-run.js';
 import { hasReviewer, refuseReviewSetup, renderReviewCommand } from './review-setup.js';
 import { captureReviewerLogin } from '../verify/review-home.js';
-import { buildDeps, loopConfig, finalGate, verifyInput } from './deps.js';
+import { buildDeps, finishResumedIteration, loopConfig, pipelineOf } from './deps.js';
+import { finalGate, verifyInput } from '../verify/pipeline.js';
 import { prepareBranch } from './branch.js';
 import type { PromptCache } from './upkeep.js';
-import { verifyStartClaims } from './start-claims.js';
+import { verifyStartClaims } from '../verify/start-claims.js';
 import { refuseDirtyTree, type StartStatus } from './dirty-tree.js';
-import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from './trust.js';
-import { holdResumeAnchors } from './resume-anchors.js';
+import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from '../verify/trust.js';
+import { holdResumeAnchors } from '../verify/resume-anchors.js';
 import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
 import { probeSandbox } from '../agents/sandbox.js';
 import { readUnseenAgent, refuseUnseenAgent } from '../agents/sandbox-visible.js';
@@ -46,7 +48,7 @@ import { findExecutable } from '../agents/check.js';
 import { showPath } from '../../util/repo-path.js';
 import { loopCommand } from '../../util/invocation.js';
 import { announceEnd } from '../deliver/announce.js';
-import { deliverAtEnd } from './deliver.js';
+import { deliverAtEnd } from '../deliver/deliver.js';
 import { deliverOrNotMerged, finish, initialState } from './finish.js';
 import { refuseParallelOptions, withWebhookFromEnv } from './options.js';
 import { holdEndPrograms } from '../deliver/programs.js';
@@ -280,12 +282,13 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
 
 async function startIterations(run: RunContext, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust, promptAtHead?: PromptCache['at']): Promise<LoopExit> {
   const prdAtStart = readPlanNow(run);
+  const pipeline = pipelineOf(run, state, trust);
   const unchecked = renderUncheckedWarning(prdAtStart);
   if (unchecked) run.emit({ type: 'warn', message: unchecked });
   // Once per loop (its pins are taken now): checks that pass before any work are named, not refused.
   if (run.options.weakCheck && trust.pins && (!run.resumed || run.options.repin)) {
     // Sandboxed and guarded like every check: the plan commit's code may be an agent's (--repin, earlier work).
-    const { sandbox, guardTrusted } = verifyInput(run, state, trust, 0, controller.signal);
+    const { sandbox, guardTrusted } = verifyInput(pipeline, 0, controller.signal);
     const weak = await probeWeakChecks({
       topLevel: trust.topLevel, repoRoot: run.paths.repoRoot, ledgerPath: ledgerPath(run.paths.repoRoot, state.id), loopId: state.id,
       checkTimeoutMs: run.options.checkTimeoutMs, inPlace: run.options.verifyInPlace, pins: trust.pins, prd: prdAtStart, signal: controller.signal,
@@ -298,13 +301,14 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
     for (const id of readWeakStories(ledgerPath(run.paths.repoRoot, state.id))) trust.weak.add(id);
   }
   // SPEC §4: exit 0 only under the runner's own verification, so stories the plan already marks done are claims.
-  const outcome = await verifyStartClaims(run, state, controller.signal, trust);
+  const finished = await finishResumedIteration(run, state, controller.signal, trust);
+  const outcome = (await verifyStartClaims(pipeline, controller.signal)) ?? finished;
   if (controller.signal.aborted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
   if (trust.baseline === null) await settleBaseline(run.paths, state.id, trust, run.emit, outcome?.prd ?? prdAtStart);
   const prdNow = outcome?.prd ?? prdAtStart;
   if (prdNow.userStories.every(isSettled)) {
     // The plan says it is done: only the final gate on this commit can make that exit 0.
-    const gate = await finalGate(run, state, trust, 0, controller.signal);
+    const gate = await finalGate(pipeline, 0, controller.signal);
     if (gate.interrupted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted during the final gate; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
     if (gate.passed) return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow, gate.weak)}; nothing for the agent to do`);
   }

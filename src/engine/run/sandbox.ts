@@ -3,7 +3,7 @@ import type { RunContext, CheckSandbox } from '../types.js';
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { runsDir } from '../store/layout.js';
-import { type RunTrust } from './trust.js';
+import { type RunTrust } from '../verify/trust.js';
 import { ENGINE_FILES } from '../verify/runner-guard.js';
 import { planSandboxCommand, probeSandbox } from '../agents/sandbox.js';
 import { keyDir } from '../store/verdict-record.js';

@@ -67,6 +67,15 @@ export async function moveAnchoredRefs(cwd: string, loopId: string, next: Anchor
   if (moves.length) await updateRefs(cwd, moves);
 }
 
+/**
+ * A loop's refs set at its start, sealed: the plan commit, and the plan text as its record (`hook start`, which has
+ * no trust of its own to settle). Whatever the refs named before (a session's earlier loop) is the seal's `previous`.
+ */
+export async function anchorNewLoop(cwd: string, loopId: string, commit: string, planText: string, key: Buffer | null): Promise<void> {
+  const plan = (await gitOk(cwd, ['hash-object', '-w', '--stdin'], planText)).trim();
+  await moveAnchoredRefs(cwd, loopId, { pins: commit, plan }, await readAnchorRefs(cwd, loopId), key);
+}
+
 function writeAnchorFile(cwd: string, loopId: string, next: AnchorValues, previous: AnchorValues, key: Buffer | null): void {
   const body = { ralphkit: 1 as const, loop: loopId, pins: next.pins, plan: next.plan, previous: { pins: previous.pins, plan: previous.plan } };
   const file = anchorsPath(cwd, loopId);

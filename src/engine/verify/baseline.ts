@@ -15,7 +15,7 @@ export function pinsRef(loopId: string): string {
   return `${REF_ROOT}/${loopId}/pins`;
 }
 
-/** The reviewer's SHIPs the loop has accepted, sealed (run/shipped.ts). */
+/** The reviewer's SHIPs the loop has accepted, sealed (verify/shipped.ts). */
 export function shippedRef(loopId: string): string {
   return `${REF_ROOT}/${loopId}/shipped`;
 }
@@ -23,11 +23,6 @@ export function shippedRef(loopId: string): string {
 /** Where a --parallel story's failed attempt stays reachable: the story id encoded (prd/story-ref.ts), the head's first 12 hex digits. */
 export function attemptRef(loopId: string, storyId: string, head: string): string {
   return `${REF_ROOT}/${loopId}/attempts/${storyRefPart(storyId)}/${head.slice(0, 12)}`;
-}
-
-/** Stores `text` as a blob and points the loop's plan ref at it. */
-export async function recordBaseline(top: string, loopId: string, text: string): Promise<void> {
-  await recordBlob(top, baselineRef(loopId), text);
 }
 
 /** The plan text the runner last settled for this loop, or null when it never recorded one. */
@@ -43,10 +38,6 @@ export async function recordBlob(top: string, ref: string, text: string): Promis
 export async function readBlob(top: string, ref: string): Promise<string | null> {
   const r = await runGit(top, ['cat-file', 'blob', ref]);
   return r.code === 0 ? r.stdout : null;
-}
-
-export async function recordPinCommit(top: string, loopId: string, commit: string): Promise<void> {
-  await gitOk(top, ['update-ref', pinsRef(loopId), commit]);
 }
 
 /** The loop's plan commit, or null when none was recorded (or the ref no longer names a commit). */

@@ -23,7 +23,7 @@ const TOOLCHAIN_HOMES: ReadonlyArray<[string, string]> = [
 // Variables that would point tools back at configuration the agent can write: the checks' HOME decides instead.
 const DROPPED = /^(XDG_(CONFIG|DATA|STATE|CACHE)_HOME|npm_config_(userconfig|globalconfig)|GIT_CONFIG_(GLOBAL|SYSTEM|NOSYSTEM)|PYTHONUSERBASE|PYTHONSTARTUP|CARGO_HOME|BUNFIG|MISE_.*|RUSTC_WRAPPER|RUSTFLAGS)$/i;
 
-/** Taken once when the loop starts (run/trust.ts), before the agent runs. */
+/** Taken once when the loop starts (verify/trust.ts), before the agent runs. */
 export function takeCheckEnvBase(env: NodeJS.ProcessEnv): CheckEnvBase {
   const home = env.HOME && path.isAbsolute(env.HOME) ? env.HOME : undefined;
   const seed = home ? SEED_FILES.flatMap((file) => readOrNone(seedSource(env, home, file)).map((bytes) => ({ file, bytes }))) : [];

@@ -24,7 +24,7 @@ export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAge
   verifiedAt: ReadonlyMap<string, string>;
   /** The reviewer's SHIP of each story accepted in this run: sealed with the verdicts of the stories that pass. */
   shipped: ReadonlyMap<string, ShippedReview>;
-  /** The key the runner held from its start (run/trust.ts); null: no record is written (the start said why). */
+  /** The key the runner held from its start (verify/trust.ts); null: no record is written (the start said why). */
   verdictKey: Buffer | null;
   /**
    * Judge only the stories that pass in `prd` (the merge queue of a --parallel run: the merged story and those merged

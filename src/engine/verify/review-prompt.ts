@@ -1,9 +1,16 @@
 // The review gate's words (SPEC §11), pure: what the reviewer reads on stdin, and what its answer comes to. The
 // answer counts only as exactly one `<promise>SHIP</promise>` or `<promise>REVISE</promise>` on a line of its own.
+import path from 'node:path';
 import type { Story } from '../../prd/types.js';
+import type { RunPaths } from '../types.js';
 import { hasTagLine, renderTag } from '../core/tags.js';
 import { sanitizeForTerminal, stripAnsi } from '../../util/ansi.js';
 import { fenceFor } from './report.js';
+
+/** The reviewer's instructions: a state file install writes, the user's to edit. */
+export function reviewInstructionsPath(paths: Pick<RunPaths, 'repoRoot'>): string {
+  return path.join(paths.repoRoot, 'ralph', 'review.md');
+}
 
 /** At most this much diff goes on the reviewer's stdin; the rest is in its checkout (`git diff`). */
 export const REVIEW_DIFF_MAX = 200_000;

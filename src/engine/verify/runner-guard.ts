@@ -8,7 +8,7 @@ import path from 'node:path';
 import { readConfigList, readGitPath, runGit } from '../git/git.js';
 import type { RepoLocation } from '../types.js';
 import { hashContent } from '../../util/hash.js';
-import { parseManifest } from '../../install/manifest.js';
+import { parseManifestCore } from '../../util/manifest-files.js';
 import { readBytesOrNull } from '../../util/read.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { recordsRoot } from '../store/layout.js';
@@ -201,7 +201,7 @@ export function readEngineProblems(repoRoot: string, packaged?: string): string[
   const shipped = packaged ? readBytesOrNull(packaged) : null;
   if (shipped && hashContent(shipped) !== hashContent(installed)) return ['ralph/ralph.mjs differs from the engine this ralphkit ships (an install by another version, or an edit)'];
   const manifestText = readBytesOrNull(path.join(repoRoot, 'ralph', '.ralphkit.json'));
-  const manifest = manifestText ? parseManifest(manifestText.toString('utf8')) : undefined;
+  const manifest = manifestText ? parseManifestCore(manifestText.toString('utf8')) : undefined;
   if (!manifest) return ['ralph/.ralphkit.json is missing or is not a ralphkit manifest'];
   const problems: string[] = [];
   for (const rel of ['ralph/ralph.mjs', 'ralph/ralph.sh']) {

@@ -232,7 +232,7 @@ function isOwn(p: string, own: OwnPaths): boolean {
 
 /**
  * Checks that write into the tree (a formatter, build output nobody ignored) would be blamed on the next claim.
- * The paths are also recorded, so a later start refused for them can point at .gitignore (run/start-claims.ts).
+ * The paths are also recorded, so a later start refused for them can point at .gitignore (verify/start-claims.ts).
  */
 function warnCheckSideEffects(after: string[], own: OwnPaths, before: string[], input: VerifyInput): void {
   const added = after.filter((p) => !isOwn(p, own) && !before.includes(p));

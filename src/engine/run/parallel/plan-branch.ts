@@ -11,7 +11,7 @@ import { ENGINE_FILES } from '../../verify/runner-guard.js';
 import { attemptRef } from '../../verify/baseline.js';
 import { runFinalGate } from '../../verify/final-gate.js';
 import { WorkProtected } from '../../errors.js';
-import { settleBaseline, type RunTrust } from '../trust.js';
+import { settleBaseline, type RunTrust } from '../../verify/trust.js';
 import { verifyInput } from '../deps.js';
 import { abandonMerge, mergeStory, publishMerge, readBranchTip } from './merge.js';
 import { mergeLogs, planWithOutcome, renderPlan, renderSentBack } from './plan-log.js';

@@ -11,7 +11,7 @@ import { headSha } from '../../git/git.js';
 import { writeState } from '../../store/state-file.js';
 import { recordsRoot } from '../../store/layout.js';
 import { finalGate } from '../deps.js';
-import type { RunTrust } from '../trust.js';
+import type { RunTrust } from '../../verify/trust.js';
 import { planSchedule } from './schedule.js';
 import { closeWorkerTrees, deleteMergedStoryBranches, formerWorkers, releaseStoryBranches, runAttempt, storyBranch, workerTreePath, type AttemptOutcome } from './worker.js';
 import { rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';

@@ -17,7 +17,7 @@ import { throwIfAborted } from '../../core/exits.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
 import { addWorktree, closeWorktree, worktreePath } from '../../git/worktree.js';
 import { buildDeps, runAgent, verifyInput } from '../deps.js';
-import type { RunTrust } from '../trust.js';
+import type { RunTrust } from '../../verify/trust.js';
 
 /** The worktree of worker `k`: beside the run's own, named after the loop so status and cleanup can tell whose it is. */
 export function workerTreePath(mainRoot: string, loopId: string, k: number): string {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { createClient, GitHubError, type GitHubRepo } from '../../../../src/engine/deliver/github.js';
 import { openOrUpdatePull } from '../../../../src/engine/deliver/pull-request.js';
 import { mergePull, MergeUnknown, waitForCi } from '../../../../src/engine/deliver/merge.js';
-import { planPullFailure } from '../../../../src/engine/run/deliver-pr.js';
+import { planPullFailure } from '../../../../src/engine/deliver/deliver-pr.js';
 import { startGitHubServer, type GitHubServerOptions } from '../../../support/github-server.js';
 import type { Clock } from '../../../../src/engine/types.js';
 

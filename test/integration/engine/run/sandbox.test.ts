@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { planSandboxCommand, probeSandbox } from '../../../../src/engine/agents/sandbox.js';
 import { checkSandbox, sandboxCommand } from '../../../../src/engine/run/sandbox.js';
 import type { RunContext } from '../../../../src/engine/types.js';
-import type { RunTrust } from '../../../../src/engine/run/trust.js';
+import type { RunTrust } from '../../../../src/engine/verify/trust.js';
 import { git, gitdir, gitEnv, testdir } from '../../../support/repo.js';
 
 const probe = probeSandbox(process.env);

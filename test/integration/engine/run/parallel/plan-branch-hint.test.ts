@@ -10,7 +10,7 @@ import { PlanBranch } from '../../../../../src/engine/run/parallel/plan-branch.j
 import { WorkProtected } from '../../../../../src/engine/errors.js';
 import { shellQuote } from '../../../../../src/util/shell-quote.js';
 import type { LoopState, RunContext } from '../../../../../src/engine/types.js';
-import type { RunTrust } from '../../../../../src/engine/run/trust.js';
+import type { RunTrust } from '../../../../../src/engine/verify/trust.js';
 import type { Prd } from '../../../../../src/prd/types.js';
 
 const BRANCH = 'ralph/x$(>pwned)';

@@ -9,9 +9,9 @@ import { ledgerPath } from '../store/layout.js';
 import { readLedger } from '../store/ledger.js';
 import { relPath } from '../../util/repo-path.js';
 import { readTextOrNull } from '../../util/read.js';
-import { apiBaseUrl, createClient, GitHubError, resolveToken, type GitHubClient, type GitHubRepo } from '../deliver/github.js';
-import { openOrUpdatePull, readCiChanges, readPinnedChanges, readRemoteRepo, type PullRequestDone } from '../deliver/pull-request.js';
-import { renderPrBody, renderPrTitle } from '../deliver/pr-body.js';
+import { apiBaseUrl, createClient, GitHubError, resolveToken, type GitHubClient, type GitHubRepo } from './github.js';
+import { openOrUpdatePull, readCiChanges, readPinnedChanges, readRemoteRepo, type PullRequestDone } from './pull-request.js';
+import { renderPrBody, renderPrTitle } from './pr-body.js';
 import { readPinDrift } from '../verify/pin-drift.js';
 import { shellQuote } from '../../util/shell-quote.js';
 

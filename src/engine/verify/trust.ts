@@ -11,15 +11,15 @@ import { type CheckEnvBase, type Pins } from '../types.js';
 import type { Emit } from '../events.js';
 import { headSha, readFileAt } from '../git/git.js';
 import type { RepoLocation } from '../types.js';
-import { planPrdRepair } from '../verify/prd-diff.js';
-import { readBaseline, readPinCommit, pinsRef } from '../verify/baseline.js';
-import { moveAnchoredRefs, readAnchorRefs, type AnchorValues } from '../verify/anchors.js';
+import { planPrdRepair } from './prd-diff.js';
+import { readBaseline, readPinCommit, pinsRef } from './baseline.js';
+import { moveAnchoredRefs, readAnchorRefs, type AnchorValues } from './anchors.js';
 import { gitOk } from '../git/git.js';
-import { readPins } from '../verify/pin-capture.js';
+import { readPins } from './pin-capture.js';
 import { ObjectMismatch } from '../git/objects.js';
-import { renderSetupWarning } from '../verify/pins.js';
-import { takeCheckEnvBase } from '../verify/check-env.js';
-import { snapshotRunnerFiles, type RunnerGuard } from '../verify/runner-guard.js';
+import { renderSetupWarning } from './pins.js';
+import { takeCheckEnvBase } from './check-env.js';
+import { snapshotRunnerFiles, type RunnerGuard } from './runner-guard.js';
 import type { RunOptions, RunPaths, ShippedReview } from '../types.js';
 import { LoopExit, WorkProtected, LOOP_EXIT } from '../errors.js';
 import { keyDir, keyProblem, readKey } from '../store/verdict-record.js';
@@ -158,7 +158,7 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   let pins: Pins | null = null;
   // Held before the pins are sealed with it (and before anything sandboxed runs).
   const verdictKey = holdVerdictKey(emit);
-  // A resume has just held the refs against their seal (run/resume-anchors.ts) and put them back where needed.
+  // A resume has just held the refs against their seal (verify/resume-anchors.ts) and put them back where needed.
   const before = await readAnchorRefs(paths.repoRoot, loopId);
   // A new loop's plan ref starts as the plan committed at its plan commit (what a resume would read without it), set
   // with the pins in one git process; a resumed loop's plan ref is its settled record and stays.
@@ -176,7 +176,7 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
   const checkBase = takeCheckEnvBase(process.env);
-  // A resumed loop's earlier SHIPs, so its final gate seals them again (run/shipped.ts).
+  // A resumed loop's earlier SHIPs, so its final gate seals them again (verify/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
   return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, weak: new Set(), gitDir: guard.gitDir, verdictKey, anchored, checkBase, ...(planRefText === undefined ? {} : { planRefText }) };
 }
@@ -198,7 +198,7 @@ async function capturePins(top: string, commit: string, plan: Prd): Promise<Pins
 }
 
 /** The record key, created now if there is none; a file the runner would not have written is named, and not used. */
-function holdVerdictKey(emit: Emit): Buffer | null {
+export function holdVerdictKey(emit: Emit): Buffer | null {
   const key = readKey(true);
   if (key) return key;
   const problem = keyProblem();

@@ -5,7 +5,7 @@
 import type { LoopStatus, RunContext } from '../types.js';
 import { pushBranch } from '../git/push.js';
 import { runGit } from '../git/git.js';
-import { ciConfigFiles } from '../deliver/compare.js';
+import { ciConfigFiles } from './compare.js';
 import { deliverPull, type PullDelivered } from './deliver-pr.js';
 import { shellQuote } from '../../util/shell-quote.js';
 

@@ -1,7 +1,7 @@
 // renderAcceptedBaseline: the owner's plan edits, accepted on resume, become the baseline with each story's passes as
 // the runner last settled it, so a flip stays a claim; a story the owner set aside stays set aside.
 import { describe, expect, it } from 'vitest';
-import { renderAcceptedBaseline } from '../../../../src/engine/run/trust.js';
+import { renderAcceptedBaseline } from '../../../../src/engine/verify/trust.js';
 import type { Prd, Story } from '../../../../src/prd/types.js';
 
 const story = (id: string, extra: Partial<Story> = {}): Story => ({ id, title: id, acceptanceCriteria: ['a'], priority: 1, passes: false, ...extra });

@@ -3,7 +3,7 @@
 // like the record itself: a ref someone rewrote without the key, or a SHIP of a commit HEAD no longer holds, is dropped.
 import type { ShippedReview } from '../types.js';
 import { isAncestor } from '../git/git.js';
-import { readBlob, recordBlob, shippedRef } from '../verify/baseline.js';
+import { readBlob, recordBlob, shippedRef } from './baseline.js';
 import { parseRecord, readSealedReview, readVerdictRecordsSync, renderRecord, type VerdictRecord } from '../store/verdict-record.js';
 
 /** Seals `shipped` into the loop's ref, named after `head` (the commit it was settled at). */

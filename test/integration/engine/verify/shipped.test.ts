@@ -2,7 +2,7 @@
 // the runner's key, for this loop, and only SHIPs of commits HEAD still holds.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { readShipped, recordShipped } from '../../../../src/engine/run/shipped.js';
+import { readShipped, recordShipped } from '../../../../src/engine/verify/shipped.js';
 import { recordBlob, shippedRef } from '../../../../src/engine/verify/baseline.js';
 import { git, gitdir, writeFiles } from '../../../support/repo.js';
 

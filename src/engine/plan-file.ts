@@ -1,0 +1,60 @@
+// The plan and prompt files as a start reads them, the runner's (run/run.ts) and `hook start`'s alike: where they
+// are, the plan read and validated, the example plan install wrote refused, the prompt file there. Refusals are
+// LoopExit(2) with a hint.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { RunOptions, RunPaths } from './types.js';
+import type { Prd } from '../prd/types.js';
+import type { Emit } from './events.js';
+import { validatePrdText, formatPrdProblem } from '../prd/validate.js';
+import { branchNameProblem } from '../prd/branch-name.js';
+import { isExamplePlan } from '../prd/example-plan.js';
+import { progressPathFor } from '../prd/plan-location.js';
+import { LoopExit, LOOP_EXIT } from './errors.js';
+import { loopCommand, ralphkitCommand } from '../util/invocation.js';
+import { shellQuote } from '../util/shell-quote.js';
+
+/** A path the user typed is relative to where they stand; a default one to the repository root. */
+export function resolvePaths(repoRoot: string, cwd: string, options: RunOptions, given: Set<keyof RunOptions>): RunPaths {
+  const at = (key: 'prd' | 'prompt') => path.resolve(given.has(key) ? cwd : repoRoot, options[key]);
+  const prd = at('prd');
+  return { repoRoot, prd, prompt: at('prompt'), progress: progressPathFor(prd) };
+}
+
+/** Reads and validates the plan; every problem is listed, and any problem refuses the start. Warnings are said. */
+export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
+  const rel = path.relative(paths.repoRoot, paths.prd) || paths.prd;
+  let text: string;
+  try {
+    text = readFileSync(paths.prd, 'utf8');
+  } catch {
+    throw new LoopExit(LOOP_EXIT.refused, `cannot read the plan ${rel}`, 'write one with the ralph skill, or pass --prd <file>');
+  }
+  const { prd, problems, warnings } = validatePrdText(text, rel);
+  if (!prd) throw new LoopExit(LOOP_EXIT.refused, `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`, `fix ${rel}, then check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`);
+  // git check-ref-format --branch's rules in pure code (prd/branch-name.ts, held against git's own verdicts by a
+  // test): no git process, and a name never reaches git unchecked.
+  const problem = branchNameProblem(prd.branchName);
+  if (problem) {
+    throw new LoopExit(LOOP_EXIT.refused, `refusing branchName ${JSON.stringify(prd.branchName)}: ${problem}`, `set a plain branch name like "ralph/my-feature" in ${rel}`);
+  }
+  for (const warning of warnings) emit({ type: 'warn', message: formatPrdProblem(warning) });
+  return prd;
+}
+
+/** The plan install writes is an example (prd/example-plan.ts): run as is, the agent would build that feature here. */
+export function refuseExamplePlan(prd: Prd, paths: RunPaths): void {
+  if (!isExamplePlan(prd)) return;
+  const rel = showPlanPath(paths);
+  throw new LoopExit(LOOP_EXIT.refused, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`);
+}
+
+export function showPlanPath(paths: RunPaths): string {
+  return (path.relative(paths.repoRoot, paths.prd) || paths.prd).split(path.sep).join('/');
+}
+
+export function checkPromptFile(paths: RunPaths): void {
+  if (!existsSync(paths.prompt) || !statSync(paths.prompt).isFile()) {
+    throw new LoopExit(LOOP_EXIT.refused, `cannot read the prompt ${path.relative(paths.repoRoot, paths.prompt)}`, `reinstall it with: ${ralphkitCommand('install')}, or pass --prompt <file>`);
+  }
+}

@@ -1,0 +1,88 @@
+// The final gate (src/engine/verify/final-gate.ts) on real git: every check once more on a fresh checkout of the final
+// commit, with the tests pinned at the plan commit. A story a later commit broke is rejected with the range that broke
+// it, its claim undone on disk and committed; a gate that passes seals the verdict record; the merge queue's narrower
+// passes judge only the stories they name.
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { runFinalGate, type GateInput } from '../../../../src/engine/verify/final-gate.js';
+import { readPins } from '../../../../src/engine/verify/pin-capture.js';
+import { parseRecord } from '../../../../src/engine/store/verdict-record.js';
+import type { Prd } from '../../../../src/prd/types.js';
+import { git } from '../../../support/repo.js';
+import { commitAll, plan, readLedgerLines, readPrd, story, verifyRepo } from '../../../support/verify-repo.js';
+import { readNote } from '../../../support/verdict-note.js';
+
+// US-1's check reads a pinned script; US-2's a file of its own.
+const PLAN = plan([story('US-1', { checks: ['sh test/one.sh'] }), story('US-2', { checks: ['test -f two.txt'] })]);
+const FILES = { 'test/one.sh': 'grep -q done src/one.txt\n', 'src/one.txt': 'todo\n' };
+
+/** The plan commit with its pins, then both stories done and claimed in the runner's baseline. */
+async function doneRepo() {
+  const r = verifyRepo(PLAN, FILES);
+  const pins = await readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), PLAN);
+  const oneAt = commitAll(r.dir, { 'src/one.txt': 'done\n' });
+  commitAll(r.dir, { 'two.txt': 'two\n' });
+  const settled: Prd = { ...PLAN, userStories: PLAN.userStories.map((s) => ({ ...s, passes: true })) };
+  const gate = (extra: Partial<GateInput> = {}) =>
+    runFinalGate({ ...r.input({ pins }), prd: settled, topLevel: r.dir, verifiedAt: new Map([['US-1', oneAt]]), shipped: new Map(), verdictKey: null, ...extra });
+  return { r, pins, oneAt, gate };
+}
+
+describe('runFinalGate', () => {
+  it('a story a later commit broke is rejected with the range since it passed; its claim undone on disk and committed by the runner', async () => {
+    const { r, oneAt, gate } = await doneRepo();
+    const broke = commitAll(r.dir, { 'src/one.txt': 'todo again\n' }, 'refactor: one');
+
+    const res = await gate();
+
+    expect(res.passed).toBe(false);
+    expect(res.commit).toBe(broke);
+    expect(res.verdicts.map((v) => [v.id, v.status])).toEqual([['US-1', 'rejected'], ['US-2', 'verified']]);
+    expect(res.verdicts[0].reason).toBe(`the final gate at ${broke.slice(0, 7)}: check \`sh test/one.sh\` exited 1; it passed at ${oneAt.slice(0, 7)}, so a commit since broke it (git log --oneline ${oneAt.slice(0, 7)}..${broke.slice(0, 7)})`);
+    expect(readPrd(r).userStories.map((s) => s.passes)).toEqual([false, true]);
+    expect(git(r.dir, 'log', '-1', '--format=%s')).toBe('chore(ralph): final gate rejects US-1 (check failed)');
+    expect(res.runnerCommit).toBe(git(r.dir, 'rev-parse', 'HEAD'));
+    expect(readFileSync(r.progressPath, 'utf8')).toContain('US-1');
+    expect(readLedgerLines(r).filter((l) => l.kind === 'verdict').map((l) => [l.story, l.status, l.gate])).toEqual([['US-1', 'rejected', true], ['US-2', 'verified', true]]);
+  });
+
+  it('a pinned test weakened after the plan commit does not pass the gate: the pinned one runs', async () => {
+    const { r, gate } = await doneRepo();
+    commitAll(r.dir, { 'test/one.sh': 'exit 0\n', 'src/one.txt': 'todo\n' }, 'chore: simplify the test');
+    const res = await gate();
+    expect(res.passed).toBe(false);
+    expect(res.verdicts[0]).toMatchObject({ id: 'US-1', status: 'rejected', reason: expect.stringContaining('test/one.sh') });
+  });
+
+  it('a gate that passes seals the verdict record on its commit with the key (weak stories named), and leaves the plan as it was', async () => {
+    const { r, gate } = await doneRepo();
+    const key = randomBytes(32);
+    const before = readFileSync(r.prdPath, 'utf8');
+    const head = git(r.dir, 'rev-parse', 'HEAD');
+
+    const res = await gate({ verdictKey: key, weak: new Set(['US-2']) });
+
+    expect(res).toMatchObject({ passed: true, interrupted: false, commit: head, runnerCommit: null, weak: ['US-2'] });
+    const record = parseRecord(readNote(r.dir, head)!, head, key);
+    expect(record).toMatchObject({ loop: 'L1', commit: head, stories: { 'US-1': 'verified', 'US-2': 'verified' }, weak: ['US-2'] });
+    // The same note read with another key is no record at all.
+    expect(parseRecord(readNote(r.dir, head)!, head, randomBytes(32))).toBeNull();
+    expect(readFileSync(r.prdPath, 'utf8')).toBe(before);
+    expect(git(r.dir, 'rev-parse', 'HEAD')).toBe(head);
+  });
+
+  it('the merge queue\'s narrower passes: onlyStories judges the stories named, onlyPassing those the plan says pass', async () => {
+    const { r, gate } = await doneRepo();
+    commitAll(r.dir, { 'src/one.txt': 'todo again\n' }, 'refactor: one');
+
+    const two = await gate({ onlyStories: ['US-2'], label: 'merge queue: US-2 alone' });
+    expect(two.verdicts.map((v) => [v.id, v.status])).toEqual([['US-2', 'verified']]);
+    expect(two.passed).toBe(true);
+    expect(r.logs).toContainEqual(expect.stringMatching(/^info: merge queue: US-2 alone on a fresh checkout of /));
+
+    const passing: Prd = { ...PLAN, userStories: [{ ...PLAN.userStories[0], passes: false }, { ...PLAN.userStories[1], passes: true }] };
+    const merged = await gate({ prd: passing, onlyPassing: true });
+    expect(merged.verdicts.map((v) => v.id)).toEqual(['US-2']);
+  });
+});
