@@ -159,7 +159,7 @@ describe('ralph/ralph.sh (installed launcher)', () => {
     manifest.files['ralph/ralph.mjs'].sha256 = createHash('sha256').update(stub).digest('hex');
     writeFileSync(manifestFile, JSON.stringify(manifest));
     mkdirSync(path.join(repo, 'sub'));
-    const result = await run(path.join(repo, 'ralph/ralph.sh'), ['--agent-cmd', 'my agent "quoted"', '5'], { cwd: path.join(repo, 'sub') });
+    const result = await run(path.join(repo, 'ralph/ralph.sh'), ['--agent-cmd', 'my agent "quoted"', '5'], { cwd: path.join(repo, 'sub'), sandboxDefault: true });
     expect(result.code).toBe(7);
     expect(JSON.parse(result.stdout)).toEqual(['run', '--agent-cmd', 'my agent "quoted"', '5']);
   });

@@ -6,7 +6,7 @@ import { spawn, execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { agent, loopRepo, onlyState, ralph } from '../support/loop-repo.js';
-import { git, gitEnv, testdir, type RunResult } from '../support/repo.js';
+import { git, gitEnv, runnerArgs, testdir, type RunResult } from '../support/repo.js';
 import { until } from '../support/process.js';
 import { BRANCH, fakeEnv, mergeOrder, parallelRepo } from '../support/parallel-repo.js';
 
@@ -54,7 +54,7 @@ exec ${REAL_GIT} "$@"
 
 /** ralph/ralph.sh in a process group of its own, as a terminal starts it; `interrupt` is Ctrl-C there. */
 function startInGroup(repo: string, args: string[], env: NodeJS.ProcessEnv): { interrupt: () => void; done: Promise<RunResult> } {
-  const child = spawn(path.join(repo, 'ralph/ralph.sh'), args, { cwd: repo, detached: true, env: { ...gitEnv(), FORCE_COLOR: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(path.join(repo, 'ralph/ralph.sh'), runnerArgs('ralph.sh', args), { cwd: repo, detached: true, env: { ...gitEnv(), FORCE_COLOR: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));

@@ -6,14 +6,14 @@ import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { asNobodyOptions, handOver, nobodyAgent, runCliAsNobody } from '../support/nobody.js';
-import { gitEnv, testdir, type RunResult } from '../support/repo.js';
+import { gitEnv, runnerArgs, testdir, type RunResult } from '../support/repo.js';
 import { jsonEvents, loopRepo } from '../support/loop-repo.js';
 import { until } from '../support/process.js';
 
 const NO_STACK = /unexpected error|\n\s+at /;
 
 function startAs(dir: string, args: string[], env: NodeJS.ProcessEnv, asNobody: boolean) {
-  const child = spawn(path.join(dir, 'ralph/ralph.sh'), args, { cwd: dir, env: { ...gitEnv(), FORCE_COLOR: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...(asNobody ? asNobodyOptions() : {}) });
+  const child = spawn(path.join(dir, 'ralph/ralph.sh'), runnerArgs('ralph.sh', args), { cwd: dir, env: { ...gitEnv(), FORCE_COLOR: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'], ...(asNobody ? asNobodyOptions() : {}) });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));

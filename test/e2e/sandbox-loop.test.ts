@@ -4,8 +4,8 @@ import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../src/engine/agents/sandbox.js';
-import { bytesOrNull, copyRepo, passes, prepareTemplate, sandboxRalph as ralph, type Template } from '../support/attack-repo.js';
-import { FIXTURES, git, runCli, testdir } from '../support/repo.js';
+import { bytesOrNull, copyRepo, passes, prepareTemplate, sandboxRalph as ralph, sandboxRalph, type Template } from '../support/attack-repo.js';
+import { FIXTURES, git, run, runCli, testdir } from '../support/repo.js';
 import { readNote } from '../support/verdict-note.js';
 import { parseRecord } from '../../src/engine/store/verdict-record.js';
 import { ralph as ralphLoop, renderPlan } from '../support/loop-repo.js';
@@ -146,7 +146,7 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
     const secrets = { GH_TOKEN: 'tok-123456', RALPH_WEBHOOK_URL: 'https://hooks.example.test/secret-42' };
     const seen = async (sandbox: boolean) => {
       const dir = copyRepo(plan);
-      const r = await ralph(dir, 'environ-reader', [...(sandbox ? ['--sandbox'] : []), '--webhook', 'https://hooks.example.test/arg-secret-7', '1'], secrets);
+      const r = await ralph(dir, 'environ-reader', [sandbox ? '--sandbox' : '--no-sandbox', '--webhook', 'https://hooks.example.test/arg-secret-7', '1'], secrets);
       expect(r.code, r.output).toBe(1); // one story of two done in the one iteration
       return readFileSync(path.join(dir, '.git/secrets-seen.txt'), 'utf8');
     };
@@ -162,7 +162,7 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
     const dir = copyRepo(plan);
     const bad = await runCli(['run', '--no-network', '--agent-cmd', 'true', '1'], { cwd: dir });
     expect(bad.code).toBe(1);
-    expect(bad.stderr).toContain('--no-network needs --sandbox');
+    expect(bad.stderr).toContain('--no-network needs the sandbox');
     const r = await ralph(dir, 'honest', ['--sandbox', '--no-network', '5']);
     expect(r.code, r.output).toBe(0);
     expect(existsSync(path.join(dir, 'src/two.mjs'))).toBe(true);
@@ -174,7 +174,7 @@ describe.skipIf(!probe.ok)(`./ralph/ralph.sh --sandbox under bubblewrap${probe.o
       for (const sandboxed of [true, false]) {
         const dir = copyRepo(probeTemplate);
         const victim = path.join(path.dirname(dir), `${path.basename(dir)}-victim.txt`);
-        const r = await ralph(dir, 'honest', [...(sandboxed ? ['--sandbox'] : []), '5'], { VICTIM: victim });
+        const r = await ralph(dir, 'honest', [sandboxed ? '--sandbox' : '--no-sandbox', '5'], { VICTIM: victim });
         expect(r.code, r.output).toBe(0);
         expect(existsSync(victim)).toBe(!sandboxed);
       }
@@ -206,5 +206,40 @@ describe.skipIf(!probe.ok)('--sandbox with --deliver pr: the gh CLI\'s login is 
     expect(server.pulls).toHaveLength(1);
     // Outside the sandbox the login is untouched.
     expect(readFileSync(path.join(home, '.config/gh/hosts.yml'), 'utf8')).toContain('gho_secretOfTheUser');
+  });
+
+  it('an agent the sandbox cannot see (under /tmp, outside the repository and HOME) is refused before iteration 1: exit 2 with a hint, no agent run', async () => {
+    const dir = copyRepo(plan);
+    // A fake `claude` first on PATH from a folder of /tmp: found by the runner, absent inside the sandbox.
+    const bin = testdir('ralphkit-tmp-bin-', '/tmp');
+    const ran = path.join(dir, '.git', 'agent-ran');
+    writeFileSync(path.join(bin, 'claude'), `#!/bin/sh\ntouch '${ran}'\n`, { mode: 0o755 });
+    const env = { PATH: `${bin}:${process.env.PATH}` };
+    // The dry run, the check before leaving a loop running, says so too.
+    const dry = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent', 'claude', '--dry-run'], { cwd: dir, env, sandboxDefault: true });
+    expect(dry.code, dry.stderr).toBe(0);
+    expect(dry.stderr).toContain(`the run would refuse to start: the sandbox cannot see the agent (claude): ${path.join(bin, 'claude')} is under /tmp`);
+    const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent', 'claude', '--pause', '0', '3'], { cwd: dir, env, sandboxDefault: true });
+    expect(r.code, r.stderr).toBe(2);
+    expect(r.stderr).toContain(`the sandbox cannot see the agent (claude): ${path.join(bin, 'claude')} is under /tmp, which the sandbox replaces with its own`);
+    expect(r.stderr).toMatch(/hint: install it elsewhere \(npm install -g @anthropic-ai\/claude-code, or under your HOME\) or point RALPH_CLAUDE_BIN at a copy outside \/tmp; or run with --no-sandbox/);
+    expect(existsSync(ran)).toBe(false);
+    expect(existsSync(path.join(dir, 'ralph/.runs'))).toBe(false);
+  });
+
+  it('where bubblewrap cannot create its namespaces, the default runs unsandboxed and says so in one line; a typed --sandbox is refused (exit 2)', async () => {
+    const dir = copyRepo(plan);
+    const fake = path.join(testdir('ralphkit-fake-bwrap-'), 'bwrap');
+    writeFileSync(fake, '#!/bin/sh\necho "bwrap: No permissions to creating new namespace" >&2\nexit 1\n', { mode: 0o755 });
+    const env = { RALPH_BWRAP_BIN: fake };
+    const refused = await ralph(dir, 'honest', ['--sandbox', '5'], env);
+    expect(refused.code, refused.output).toBe(2);
+    expect(refused.output).toContain('--sandbox: bubblewrap cannot create its namespaces here (bwrap: No permissions to creating new namespace)');
+    const r = await sandboxRalph(dir, 'honest', ['5'], env);
+    expect(r.code, r.output).toBe(0);
+    const said = r.stderr.split('\n').filter((l) => l.includes('not sandboxed'));
+    expect(said).toHaveLength(1);
+    expect(said[0]).toMatch(/not sandboxed: bubblewrap cannot create its namespaces here .*; the agent runs with your rights .*; to sandbox it, .*userns.*; to run without it and drop this line: --no-sandbox$/);
+    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8')).options.sandbox).toBe(false);
   });
 });

@@ -157,7 +157,7 @@ describe('the runner verifies what the agent claims', () => {
     const dir = await installed({ ...PLAN, checks: [`if [ -f ${hold} ]; then echo $$ > ${pidFile}; exec sleep 120; fi`] });
     writeFileSync(hold, '');
     // --no-weak-check: the start-of-run probe runs the plan's checks too, and this one would hold there instead.
-    const child = spawn(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`, '--pause', '0', '--name', 'e2e', '--no-weak-check', '3'], { cwd: dir, stdio: 'ignore' });
+    const child = spawn(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`, '--pause', '0', '--name', 'e2e', '--no-weak-check', '--no-sandbox', '3'], { cwd: dir, stdio: 'ignore' });
     const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
     const checkPid = await pidFrom(pidFile); // the pid itself, not just the file (created before the pid is written)
     child.kill('SIGINT');

@@ -232,7 +232,9 @@ describe('status and cancel see in-session loops', () => {
     const plan = { ...TWO_STORY_PLAN, checks: [`touch '${started}'; while [ ! -f '${release}' ]; do sleep 0.05; done`] };
     const repo = await startedLoop(['--max-iterations', '5'], { CLAUDE_PID: String(process.pid) }, plan);
     claim(repo, 'US-001', false);
-    const stopping = stop(repo);
+    // The gate's files are in /tmp, which a sandboxed check does not share with the host: this stop verifies as on a
+    // machine without bubblewrap (the hook's checks follow the runner's default: sandboxed where bwrap works).
+    const stopping = stop(repo, hookInput(), { RALPH_BWRAP_BIN: '/nonexistent/bwrap' });
     await until('the check to start', () => existsSync(started));
     const cancel = await runCli(['cancel', SESSION, '--cwd', repo]);
     expect(cancel.code, cancel.stderr).toBe(0);

@@ -203,13 +203,19 @@ describe('the workflow steps, run off GitHub', () => {
     const envDump = path.join(bin, 'agent-env');
     writeFileSync(path.join(bin, 'claude'), `#!/bin/sh\nenv >> '${envDump}'\nexec node '${agent('claude-stream')}' "$@"\n`);
     chmodSync(path.join(bin, 'claude'), 0o755);
+    // GitHub's hosted Ubuntu runners refuse bubblewrap its user namespaces (AppArmor), so the loop runs unsandboxed
+    // there and says so; this bwrap fails the way it does there.
+    writeFileSync(path.join(bin, 'bwrap'), '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n');
+    chmodSync(path.join(bin, 'bwrap'), 0o755);
     const env = {
       ...gitEnv(), AGENT: 'claude', PLAN: 'ralph/prd.json', MAX_ITERATIONS: '5', GH_TOKEN: TOKEN, ANTHROPIC_API_KEY: '', CLAUDE_CODE_OAUTH_TOKEN: 'oauth-token-for-the-agent',
       RALPH_CLAUDE_BIN: path.join(bin, 'claude'), GITHUB_API_URL: server.url, GH_CONFIG_DIR: testdir('ralphkit-gh-'), GITHUB_TOKEN: '', RALPH_RETRY_MS: '10',
+      RALPH_BWRAP_BIN: path.join(bin, 'bwrap'),
     };
     const loopStep = step(LOOP, 'Run the loop').run!;
     const first = await runStep(loopStep, dir, env);
     expect(first.code, first.stderr).toBe(0);
+    expect(first.stderr).toContain('not sandboxed: bubblewrap cannot create its namespaces here (bwrap: setting up uid map: Permission denied)');
     expect(git(remote, 'rev-parse', 'refs/heads/ralph/test')).toBe(git(dir, 'rev-parse', 'ralph/test'));
     expect(server.pulls).toHaveLength(1);
     expect(server.pulls[0]).toMatchObject({ head: 'ralph/test', base: 'main' });

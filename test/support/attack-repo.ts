@@ -107,7 +107,7 @@ export async function ralph(dir: string, agentName: string, args: string[], env:
 }
 
 /**
- * ./ralph/ralph.sh --sandbox-ready: the sandbox gives the agent a private /tmp, and this checkout (CI's clone) may
+ * ./ralph/ralph.sh --sandbox-ready (and without --sandbox or --no-sandbox, the default: sandboxed where bwrap works): the sandbox gives the agent a private /tmp, and this checkout (CI's clone) may
  * itself live under /tmp, so the fake agents are copied into the repository's .git/ (bound into the sandbox, and
  * not part of the working tree). RALPH_RETRY_MS: an attack that fails on a read-only file exits non-zero, and its
  * retries need not wait 10 s.
@@ -116,7 +116,7 @@ export async function sandboxRalph(dir: string, agentName: string, args: string[
   const fixtures = path.join(dir, '.git', 'test-fixtures');
   cpSync(FIXTURES, fixtures, { recursive: true });
   const agentCmd = `node ${JSON.stringify(path.join(fixtures, 'attacks', `${agentName}.mjs`))}`;
-  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, env: { RALPH_RETRY_MS: '10', ...env } });
+  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, env: { RALPH_RETRY_MS: '10', ...env }, sandboxDefault: true });
   return { ...r, output: `${r.stdout}\n${r.stderr}` };
 }
 

@@ -4,7 +4,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { onTestFinished } from 'vitest';
-import { FIXTURES, gitEnv, run, type RunResult } from './repo.js';
+import { FIXTURES, gitEnv, run, runnerArgs, type RunResult } from './repo.js';
 import { installedRepo } from './installed-repo.js';
 import { plan, planText } from './plan.js';
 
@@ -38,7 +38,7 @@ export function ralph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}, 
 
 /** Starts ./ralph/ralph.sh without waiting (for kill -9, locks and cancel); ralph.sh execs node, so pid is the runner. */
 export function startRalph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; done: Promise<RunResult> } {
-  const child = spawn(path.join(dir, 'ralph/ralph.sh'), args, { cwd: dir, env: { ...gitEnv(), FORCE_COLOR: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(path.join(dir, 'ralph/ralph.sh'), runnerArgs('ralph.sh', args), { cwd: dir, env: { ...gitEnv(), FORCE_COLOR: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));

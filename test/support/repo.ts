@@ -14,9 +14,9 @@ export function cliAsTyped(bin = BIN): string {
   return `node ${/^[\w@%+=:,./-]+$/.test(bin) ? bin : `'${bin.replace(/'/g, `'\\''`)}'`}`;
 }
 
-/** A fresh empty folder, removed when the current test finishes. */
-export function testdir(prefix = 'ralphkit-'): string {
-  const dir = realpathSync(mkdtempSync(path.join(tmpdir(), prefix)));
+/** A fresh empty folder, removed when the current test finishes; `root` '/tmp' for one the sandbox replaces (TMPDIR may be elsewhere). */
+export function testdir(prefix = 'ralphkit-', root = tmpdir()): string {
+  const dir = realpathSync(mkdtempSync(path.join(root, prefix)));
   onTestFinished(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
@@ -65,8 +65,32 @@ export interface RunResult {
   stderr: string;
 }
 
+export interface RunOpts extends SpawnOptions {
+  input?: string;
+  timeoutMs?: number;
+  /** A loop started without --sandbox or --no-sandbox runs under the default (see runnerArgs). */
+  sandboxDefault?: boolean;
+}
+
+/**
+ * The loop's arguments as a test gives them. The sandbox is on by default where bubblewrap works (CI has it), and it
+ * shows the agent no folder of /tmp but the repository's and HOME: the fake agents most tests write into a temp
+ * folder would be refused there. So a loop whose test names neither --sandbox nor --no-sandbox runs with
+ * --no-sandbox; the sandbox's own tests say --sandbox, and a test of the default itself sets `sandboxDefault`. A
+ * resume keeps the choice its loop was started with, as a user's does.
+ */
+export function runnerArgs(cmd: string, args: string[], sandboxDefault = false): string[] {
+  // ralph.sh [run] <options>, ralph.sh <other command> (validate, status: no loop), node ralphkit.js|ralph.mjs run ...
+  const sh = path.basename(cmd) === 'ralph.sh' ? (args[0] === 'run' ? 1 : /^[a-z]/.test(args[0] ?? '') ? -1 : 0) : -1;
+  const loop = sh >= 0 ? sh : (args[0] === BIN || args[0]?.endsWith('ralph.mjs')) && args[1] === 'run' ? 2 : -1;
+  if (loop < 0 || sandboxDefault) return args;
+  const named = args.some((a) => ['--sandbox', '--no-sandbox', '--resume', '--resume-last', '--help', '-h'].includes(a) || a.startsWith('--resume='));
+  return named ? args : [...args.slice(0, loop), '--no-sandbox', ...args.slice(loop)];
+}
+
 /** Spawn a command as a user would, collecting output; `input` goes to stdin (which is closed either way). */
-export function run(cmd: string, args: string[], opts: SpawnOptions & { input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export function run(cmd: string, rawArgs: string[], opts: RunOpts = {}): Promise<RunResult> {
+  const args = runnerArgs(cmd, rawArgs, opts.sandboxDefault);
   return new Promise((resolve, reject) => {
     const child = spawn(cmd, args, { ...opts, env: { FORCE_COLOR: '0', NO_COLOR: '1', ...gitEnv(), ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
     let stdout = '';
@@ -88,6 +112,6 @@ export function run(cmd: string, args: string[], opts: SpawnOptions & { input?: 
 }
 
 /** Spawn the built CLI (`bin/ralphkit.js`); run `npm run build` first (npm test does). */
-export function runCli(args: string[], opts: SpawnOptions & { input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export function runCli(args: string[], opts: RunOpts = {}): Promise<RunResult> {
   return run(process.execPath, [BIN, ...args], opts);
 }

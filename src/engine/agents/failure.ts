@@ -34,7 +34,9 @@ export function renderFailureLines(result: AgentResult, logFile: string, cwd: st
 }
 
 /** The shell's own "not found" / "Permission denied" line when `sh -c <agent-cmd>` could not start the command. */
-export function readShellRefusal(plan: AgentPlan, result: AgentResult): string | null {
+export function readShellRefusal(wrapped: AgentPlan, result: AgentResult): string | null {
+  // Under the sandbox the shell runs inside bwrap, which passes its exit code and stderr on.
+  const plan = wrapped.inner ?? wrapped;
   if (plan.file !== 'sh' || plan.args[0] !== '-c' || (result.exitCode !== 126 && result.exitCode !== 127)) return null;
   return splitLines(result.stderr).find((l) => SHELL_REFUSAL.test(l)) ?? null;
 }
@@ -45,7 +47,7 @@ export function readShellRefusal(plan: AgentPlan, result: AgentResult): string |
  * with a new --agent-cmd) earlier iterations did change things, so it is 1, the code for bad usage.
  */
 export function renderShellRefusalExit(plan: AgentPlan, refusal: string, iteration: number, logFile: string, cwd: string): LoopExit {
-  const command = plan.args[1] ?? '';
+  const command = (plan.inner ?? plan).args[1] ?? '';
   const code = iteration <= 1 ? LOOP_EXIT.refused : EXIT_FAILURE;
   return new LoopExit(
     code,

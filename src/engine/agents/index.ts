@@ -15,6 +15,8 @@ export interface AgentPlan {
   lastMessageFile?: string;
   /** How stdout is read: stream-json events (claude), JSONL events (codex), one JSON document (gemini), or plain text. */
   output: 'claude-stream' | 'codex-json' | 'gemini-json' | 'text';
+  /** The command `file args` runs inside a wrapper (the sandbox: `bwrap ... -- sh -c <agent-cmd>`), for reading its failures. */
+  inner?: { file: string; args: string[] };
 }
 
 export interface AgentSpec {

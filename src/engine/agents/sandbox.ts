@@ -36,16 +36,26 @@ export interface SandboxRequest {
   objects?: { quarantine: string; store: string };
 }
 
-export type SandboxProbe = { ok: true; bwrap: string } | { ok: false; message: string; hint: string };
+/**
+ * Whether the sandbox can run here. A failure says it twice: as a refusal of an explicit --sandbox (`message`, `hint`),
+ * and in parts for the default's one line (run/sandbox-default.ts): `reason` it cannot, and `fix`, what to type to get
+ * it (none: not Linux).
+ */
+export type SandboxProbe = { ok: true; bwrap: string } | { ok: false; message: string; hint: string; reason: string; fix?: string };
+
+/** A failed probe from its parts: the refusal of an explicit --sandbox names the way out as well as the fix. */
+function refusal(reason: string, fix?: string): SandboxProbe {
+  return { ok: false, message: `--sandbox: ${reason}`, hint: fix ? `${fix}; or run with --no-sandbox` : 'run with --no-sandbox', reason, ...(fix ? { fix } : {}) };
+}
 
 const PROBE_TIMEOUT_MS = 10_000;
 const posix = path.posix;
 
-/** Whether --sandbox can work here: bubblewrap is installed and may create the namespaces the sandbox needs. */
+/** Whether the sandbox can work here: bubblewrap is installed and may create the namespaces the sandbox needs. */
 export function probeSandbox(env: NodeJS.ProcessEnv): SandboxProbe {
   if (process.platform !== 'linux') return refuseNotLinux();
   const bwrap = env.RALPH_BWRAP_BIN || findExecutable('bwrap', env);
-  if (!bwrap) return { ok: false, message: '--sandbox needs bubblewrap (bwrap), which is not on PATH', hint: 'install bubblewrap: sudo apt-get install bubblewrap (Fedora: sudo dnf install bubblewrap), or run without --sandbox' };
+  if (!bwrap) return refusal('bubblewrap (bwrap) is not on PATH', 'install bubblewrap: sudo apt-get install bubblewrap (Fedora: sudo dnf install bubblewrap)');
   // Finding the program proves nothing: user namespaces are often switched off (hardened kernels, containers,
   // Ubuntu's AppArmor restriction), and only starting a real sandbox shows it.
   const probe = spawnSync(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent', 'true'], {
@@ -57,21 +67,17 @@ export function probeSandbox(env: NodeJS.ProcessEnv): SandboxProbe {
   if (probe.error) return refuseNoStart(bwrap, probe.error as NodeJS.ErrnoException);
   if (probe.status === 0) return { ok: true, bwrap };
   const line = firstLine(probe.stderr) || `exit code ${probe.status ?? probe.signal}`;
-  return { ok: false, message: `--sandbox: bubblewrap cannot create its namespaces here (${line})`, hint: renderUsernsHint() };
+  return refusal(`bubblewrap cannot create its namespaces here (${line})`, renderUsernsHint());
 }
 
 function refuseNotLinux(): SandboxProbe {
   const where = process.platform === 'darwin' ? 'macOS' : process.platform;
-  return {
-    ok: false,
-    message: `--sandbox needs Linux (bubblewrap); on ${where} run without --sandbox`,
-    hint: 'without it the agent can write the runner\'s files, .git/hooks and .git/config (the runner undoes such changes and rejects that iteration\'s claims), and processes it leaves running outside its process group are not stopped',
-  };
+  return refusal(`the sandbox needs Linux (bubblewrap); this is ${where}`);
 }
 
 function refuseNoStart(bwrap: string, err: NodeJS.ErrnoException): SandboxProbe {
-  if (err.code === 'ETIMEDOUT') return { ok: false, message: `--sandbox: ${bwrap} did not finish a test run in ${PROBE_TIMEOUT_MS / 1000} s`, hint: `try it by hand: ${bwrap} --ro-bind / / --dev /dev --proc /proc --unshare-pid true` };
-  return { ok: false, message: `--sandbox: cannot start ${bwrap} (${err.code ?? err.message})`, hint: 'install bubblewrap: sudo apt-get install bubblewrap, or point RALPH_BWRAP_BIN at it' };
+  if (err.code === 'ETIMEDOUT') return refusal(`${bwrap} did not finish a test run in ${PROBE_TIMEOUT_MS / 1000} s`, `try it by hand: ${bwrap} --ro-bind / / --dev /dev --proc /proc --unshare-pid true`);
+  return refusal(`cannot start ${bwrap} (${err.code ?? err.message})`, 'install bubblewrap: sudo apt-get install bubblewrap, or point RALPH_BWRAP_BIN at it');
 }
 
 // The two switches that usually refuse unprivileged user namespaces, and the command that opens each.

@@ -38,7 +38,8 @@ export const DEFAULT_OPTIONS: RunOptions = {
   allowModifiedEngine: false,
   weakCheck: true,
   worktree: false,
-  sandbox: false,
+  // On where bubblewrap can run it (run/sandbox-default.ts decides at start); --no-sandbox turns it off.
+  sandbox: true,
   network: true,
   deliver: 'commit',
   mergeTimeoutMs: 60 * 60_000,
@@ -80,6 +81,7 @@ const SPEC = {
   worktree: { type: 'boolean' },
   parallel: { type: 'string' },
   sandbox: { type: 'boolean' },
+  'no-sandbox': { type: 'boolean' },
   'no-network': { type: 'boolean' },
   deliver: { type: 'string' },
   'merge-timeout': { type: 'string' },
@@ -126,6 +128,7 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
   worktree: ['worktree', Boolean],
   parallel: ['parallel', (v) => workers(String(v))],
   sandbox: ['sandbox', Boolean],
+  'no-sandbox': ['sandbox', () => false],
   'no-network': ['network', () => false],
   deliver: ['deliver', (v) => deliverMode(String(v))],
   'merge-timeout': ['mergeTimeoutMs', (v) => duration(String(v), '--merge-timeout', 1)],
@@ -169,6 +172,7 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
   if (given.has('agent') && options.agentCmd) throw usageExit('use either --agent or --agent-cmd, not both');
   refuseReviewOptions(options);
   refuseParallelOptions(options, given);
+  if (parsed.values.sandbox && parsed.values['no-sandbox']) throw usageExit('use either --sandbox or --no-sandbox, not both');
   if (parsed.values['verify-in-place'] && parsed.values['verify-in-worktree']) throw usageExit('use either --verify-in-place or --verify-in-worktree (the default), not both');
   // A resumed loop may have --max-usage stored; run.ts checks the merged options with the same rule.
   if (!options.resume && !options.resumeLast) {

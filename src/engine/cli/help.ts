@@ -91,10 +91,12 @@ Review (a second opinion before a story counts; instructions in ralph/review.md,
                               A story with "review": false in prd.json is not reviewed; "review": true
                               without a reviewer refuses the start.
 Sandbox (Linux, bubblewrap):
-  --sandbox                   run the agent under bwrap: the runner's files, .git/hooks, .git/config and the
+  --sandbox, --no-sandbox     the agent under bwrap: the runner's files, .git/hooks, .git/config and the
                               pinned tests read-only, its own PID namespace; checks and the reviewer run
-                              under bwrap too, writing only their own checkout
-  --no-network                with --sandbox: no network for the agent (nor its checks and reviewer)
+                              under bwrap too, writing only their own checkout. On by default where bwrap
+                              can create its namespaces (else the start says so in one line, and what to
+                              type); --sandbox refuses to start without it; --no-sandbox turns it off
+  --no-network                with the sandbox: no network for the agent (nor its checks and reviewer)
 Notifications, when the loop ends (done, max iterations, stuck, no progress, budget, protected, Ctrl-C or
 cancel; not on a refusal before the loop is recorded), after its last line. None of them changes the exit
 code or holds the runner past its time limit; Ctrl-C stops them (not the one that ended the loop). Give
@@ -177,8 +179,8 @@ Exit codes:
   2    refused, nothing changed: the plan missing, invalid (also between iterations) or still the
        example; the prompt missing; not a git repository; a baseBranch or branch it cannot check out;
        another live loop on this plan or in this working tree; uncommitted changes; a modified engine;
-       the agent not found (--agent-cmd: its command not found in iteration 1); --sandbox without
-       bubblewrap; usage over the ceiling or unknown; ralph/.runs/ not writable; a --name already
+       the agent not found (--agent-cmd: its command not found in iteration 1), or under the sandbox
+       in a place the sandbox does not show (/tmp); --sandbox without bubblewrap; usage over the ceiling or unknown; ralph/.runs/ not writable; a --name already
        taken; max_iterations 0 without --max-cost, --max-usage or --max-duration; on resume: no loop to continue (none,
        the last one complete, one still running or out of iterations), plan edits without
        --accept-plan-edits, lost pins without --repin; "review": true with no reviewer, or a

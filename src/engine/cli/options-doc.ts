@@ -116,7 +116,8 @@ function sentence(text: string): string {
 /** The value the option sets when it is not given, from DEFAULT_OPTIONS; a switch is off. */
 export function defaultOf(row: Row): string {
   const flag = row.flags.find((f) => f.startsWith('--'))!.slice(2);
-  if (!row.argument) return 'off';
+  // A switch is off, but for one whose own option is on by default (--sandbox, --no-sandbox: where bwrap works).
+  if (!row.argument) return DEFAULT_OPTIONS[RUN_OPTION_KEYS[flag]] === true && !flag.startsWith('no-') ? 'on where it works' : 'off';
   const value = DEFAULT_OPTIONS[RUN_OPTION_KEYS[flag]];
   if (value === undefined) return noDefault(row.text);
   if (typeof value === 'number' && RUN_OPTION_KEYS[flag].endsWith('Ms')) return `\`${duration(value)}\``;

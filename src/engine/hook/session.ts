@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { LoopState, RunContext, RunIo, RunOptions } from '../types.js';
 import type { Emit } from '../events.js';
 import { DEFAULT_OPTIONS } from '../cli/args.js';
+import { probeSandbox } from '../agents/sandbox.js';
 import { resolvePaths } from '../plan-file.js';
 import { loopDir } from '../store/layout.js';
 import { readState, writeStateFile } from '../store/state-file.js';
@@ -101,7 +102,9 @@ export function createHookEmit(repoRoot: string, id: string, warnings: string[])
 
 /** The run context the runner's verification path (run/deps.ts verifyInput) takes, for this session's loop. */
 export function sessionRun(repoRoot: string, state: LoopState, io: RunIo, emit: Emit): RunContext {
-  const options: RunOptions = { ...DEFAULT_OPTIONS, ...sessionOptionsOf(state.options), agent: 'claude' };
+  // The runner's default: the checks run under the sandbox wherever bubblewrap works (the session's own agent is
+  // Claude Code's, not the runner's). Never from state.json, which the session can write.
+  const options: RunOptions = { ...DEFAULT_OPTIONS, ...sessionOptionsOf(state.options), agent: 'claude', sandbox: probeSandbox(io.env).ok };
   const paths = resolvePaths(repoRoot, repoRoot, options, new Set());
   return { id: state.id, options, paths, resumed: state, baseline: null, io, emit, command: IN_SESSION_AGENT, branch: '' };
 }

@@ -2,6 +2,7 @@
 // the plan commit (the pins) and the plan as the baseline under refs/ralphkit/, sealed as the runner does at its start, and
 // writes ralph/.runs/<session id>/state.json; from then on each stop of the session is an iteration that the Stop
 // hook (stop.ts) verifies. What it prints is the loop's prompt: Claude Code hands it to the model.
+import { probeSandbox } from '../agents/sandbox.js';
 import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { readTextOrNull } from '../../util/read.js';
@@ -42,6 +43,7 @@ export async function runHookStart(argv: string[], io: RunIo): Promise<number> {
   const warnings: string[] = [];
   const state = newSessionState(sessionId, options, io.env);
   const run = sessionRun(repoRoot, state, io, createHookEmit(repoRoot, sessionId, warnings));
+  if (!run.options.sandbox) warnings.push(`the checks of each stop run without the sandbox (${describeNoSandbox(io.env)}): the code they run has your rights`);
   if (!hasStopHook(repoRoot)) warnings.push('ralphkit\'s Stop hook is not in .claude/settings.json or .claude/settings.local.json, so no stop will be verified and the loop will not go round; add it with: ralphkit install --claude-hook');
   const prd = await readPlan(run.paths, run.emit);
   refuseExamplePlan(prd, run.paths);
@@ -135,4 +137,10 @@ function renderStartMessage(state: LoopState, replaced: boolean, warnings: strin
     '',
   ];
   return lines.join('\n');
+}
+
+/** Why the sandbox cannot run here, for the start message of an in-session loop. */
+function describeNoSandbox(env: NodeJS.ProcessEnv): string {
+  const probe = probeSandbox(env);
+  return probe.ok ? 'it was not available' : probe.fix ? `${probe.reason}; to have it, ${probe.fix}` : probe.reason;
 }

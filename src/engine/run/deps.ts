@@ -135,7 +135,8 @@ export async function runAgent(run: RunContext, state: LoopState, trust: RunTrus
   const story: Record<string, string> = extras.story ? { RALPH_STORY_ID: extras.story.id } : {};
   const { env, token } = planAgentEnv(io.env, { RALPH_LOOP_ID: state.id, RALPH_ITERATION: String(iteration), RALPH_PRD: paths.prd, RALPH_PROGRESS: paths.progress, RALPH_RUN_DIR: scratch, ...story });
   const sandbox = options.sandbox ? await sandboxCommand(run, trust, agent, scratch) : null;
-  const plan = sandbox ? { ...agent, file: sandbox.file, args: sandbox.args } : agent;
+  // inner: the command inside bwrap, so a shell that cannot start it is read as the agent not found (exit 2).
+  const plan = sandbox ? { ...agent, file: sandbox.file, args: sandbox.args, inner: { file: agent.file, args: agent.args } } : agent;
   // A pid left in the file after the agent exited is told apart from a live agent by its start time, and goes
   // with the next save.
   const onPid = extras.onPid ?? ((pid: number | undefined) => (pid === undefined ? (state.agentPid = undefined) : writeState(paths.repoRoot, Object.assign(state, { agentPid: pid }))));

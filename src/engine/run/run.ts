@@ -39,6 +39,8 @@ import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from
 import { holdResumeAnchors } from '../verify/resume-anchors.js';
 import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
 import { probeSandbox } from '../agents/sandbox.js';
+import { readUnseenAgent, refuseUnseenAgent } from '../agents/sandbox-visible.js';
+import { decideSandbox, type SandboxChoice } from './sandbox-default.js';
 import { probeWeakChecks, readWeakStories } from '../verify/weak-checks.js';
 import { createInterface } from 'node:readline/promises';
 import { LoopExit, LOOP_EXIT, describeError, usageExit, EXIT_FAILURE } from '../errors.js';
@@ -68,21 +70,24 @@ export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>,
   const repo = await resolveRepo(io.cwd);
   const repoRoot = repo.top;
   const resumed = parsed.resume || parsed.resumeLast ? findResumable(repoRoot, parsed) : null;
-  const options = withWebhookFromEnv(resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed, io.env);
+  const merged = withWebhookFromEnv(resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed, io.env);
+  const sandbox = decideSandbox(merged, given, resumed, () => probeSandbox(io.env));
+  const options: RunOptions = { ...merged, sandbox: sandbox.sandbox };
+  if (sandbox.note) emit({ type: 'warn', message: sandbox.note });
   if (resumed) {
     refuseWaitWithoutCeiling(options);
     refuseUnboundedLoop(options);
     refuseExhausted(resumed, options);
     refuseParallelOptions(options, given, resumed.id);
   }
-  refuseWorktreeOptions(options, resumed);
+  refuseWorktreeOptions(options, resumed, given);
   const tree: WorktreeRun = { mainRoot: repoRoot, root: null, mayRemove: false };
   const id = resumed?.id ?? options.name ?? newLoopId(new Date());
   // From before the first side effect (a worktree, a branch): a Ctrl-C while the start is set up ends the loop at its
   // first step (130, resumable) instead of killing the runner between a worktree made and a loop recorded.
   const { stop, dispose } = listenForInterrupts();
   try {
-    return await startIn({ repo, id, options, given, resumed, io, emit, tree, started, stop });
+    return await startIn({ repo, id, options, given, resumed, io, emit, tree, started, stop, sandbox });
   } finally {
     await leaveWorktree(tree, id, emit);
     dispose();
@@ -101,9 +106,10 @@ interface StartInput {
   /** When this invocation started (epoch ms): --max-duration counts from it. */
   started: number;
   stop: Interrupt;
+  sandbox: SandboxChoice;
 }
 
-async function startIn({ repo, id, options, given, resumed, io, emit, tree, started, stop }: StartInput): Promise<number> {
+async function startIn({ repo, id, options, given, resumed, io, emit, tree, started, stop, sandbox }: StartInput): Promise<number> {
   const repoRoot = repo.top;
   let paths = resolvePaths(repoRoot, io.cwd, locatePlan(repoRoot, options, given, resumed !== null, emit), given);
   const inTree = options.worktree && !options.dryRun;
@@ -129,13 +135,15 @@ async function startIn({ repo, id, options, given, resumed, io, emit, tree, star
   const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: PROMPT_PLACEHOLDER, runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
   if (options.dryRun) {
     warnExamplePlan(prd, paths, emit);
+    const unseen = options.sandbox ? readUnseenAgent(options, { repoRoot: realpathSync(paths.repoRoot), gitDir: repo.commonDir, env: io.env }) : null;
+    if (unseen) emit({ type: 'warn', message: `the run would refuse to start: ${unseen.message}; ${unseen.hint}` });
     return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), reviewCommand: renderReviewCommand(options, repoRoot, io.env), io, emit, json: options.json });
   }
   refuseExamplePlan(prd, paths);
   reportSetAside(prd, paths, emit);
   // The engine that runs is the user's tree's (ralph/ralph.sh started it there), whatever the worktree holds.
   refuseModifiedEngine(repoRoot, options.allowModifiedEngine, (message) => emit({ type: 'warn', message }), io.packagedEngine);
-  refuseSandbox(options, io.env);
+  refuseSandbox(options, io.env, sandbox);
   const reviewerBin = refuseReviewSetup(prd, options, paths, io.env, emit);
   // Before any agent runs: its writes to HOME must not decide where the reviewer's requests go.
   const reviewerLogin = hasReviewer(options) && !options.reviewCmd ? captureReviewerLogin(options.reviewAgent ?? options.agent, io.env) : undefined;
@@ -143,6 +151,7 @@ async function startIn({ repo, id, options, given, resumed, io, emit, tree, star
     const missing = renderMissingAgent(options.agent, io.env);
     throw new LoopExit(LOOP_EXIT.refused, missing.message, missing.hint);
   }
+  if (options.sandbox) refuseUnseenAgent(options, { repoRoot: realpathSync(paths.repoRoot), gitDir: repo.commonDir, env: io.env });
   if (!resumed && existsSync(statePath(repoRoot, id))) {
     throw new LoopExit(LOOP_EXIT.refused, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
   }
@@ -183,11 +192,11 @@ async function askYesNo(question: string): Promise<boolean> {
 }
 
 /** --sandbox where bubblewrap cannot run refuses the start (exit 2) with what to install or change. */
-function refuseSandbox(options: RunOptions, env: NodeJS.ProcessEnv): void {
+function refuseSandbox(options: RunOptions, env: NodeJS.ProcessEnv, choice: SandboxChoice): void {
   // Checked on the options a resume merged, too (run.ts, not args.ts): --no-network may come from the stored ones.
-  if (!options.network && !options.sandbox) throw usageExit('--no-network needs --sandbox: only the sandbox can cut the agent\'s network (./ralph/ralph.sh --sandbox --no-network)');
+  if (!options.network && !options.sandbox) throw usageExit('--no-network needs the sandbox: only the sandbox can cut the agent\'s network, and this loop runs without it (./ralph/ralph.sh --sandbox --no-network says why)');
   if (!options.sandbox) return;
-  const probe = probeSandbox(env);
+  const probe = choice.probe ?? probeSandbox(env);
   if (!probe.ok) throw new LoopExit(LOOP_EXIT.refused, probe.message, probe.hint);
 }
 

@@ -43,6 +43,11 @@ describe('parseRunArgs', () => {
     expect((refusal(['--parallel', '17']) as Error).message).toBe('--parallel takes at most 16 workers (got 17)');
   });
 
+  it('--parallel takes the sandbox\'s default (on where it works) without a refusal: only a typed --sandbox is one', () => {
+    expect(parseRunArgs(['--parallel', '2']).options).toMatchObject({ parallel: 2, sandbox: true });
+    expect(parseRunArgs(['--parallel', '2', '--no-sandbox']).options).toMatchObject({ parallel: 2, sandbox: false });
+  });
+
   it.each([
     [['--sandbox'], '--sandbox'],
     [['--verify-in-place'], '--verify-in-place'],
@@ -69,6 +74,7 @@ describe('parseRunArgs', () => {
     [['--check-timeout', '1h30m', '--verify-in-worktree'], { checkTimeoutMs: 5_400_000, verifyInPlace: false }],
     [['--verify-in-place', '--repin', '--accept-plan-edits', '--allow-modified-engine', '--no-weak-check'], { verifyInPlace: true, repin: true, acceptPlanEdits: true, allowModifiedEngine: true, weakCheck: false }],
     [['--sandbox', '--no-network'], { sandbox: true, network: false }],
+    [['--no-sandbox'], { sandbox: false }],
     [['--completion-promise', 'WORK_COMPLETE'], { completionPromise: 'WORK_COMPLETE' }],
     [['--max-cost', '5', '0'], { maxCost: 5, maxIterations: 0 }],
     [['--max-usage', '80', '0'], { maxUsage: 80, maxIterations: 0 }],
@@ -103,6 +109,7 @@ describe('parseRunArgs', () => {
     [['--pause', '0', '-10'], /^max_iterations must be a whole number ≥ 0 \(got "-10"; 0 means no cap\)$/],
     [['--review-agent', 'cursor'], /^--review-agent must be one of claude, codex, amp, opencode, gemini \(got "cursor"\); for another agent use --review-cmd$/],
     [['--review-agent', 'claude', '--review-cmd', 'x'], /^use either --review-agent or --review-cmd, not both$/],
+    [['--sandbox', '--no-sandbox'], /^use either --sandbox or --no-sandbox, not both$/],
     [['--review-model', 'opus'], /^--review-model needs a reviewer: add --review-agent <name>/],
     [['--review-agent', 'amp', '--review-model', 'x'], /^--review-model: amp has no model flag ralphkit knows; pick the model in a command instead, e.g. --review-cmd 'amp \.\.\.'$/],
   ])('refuses %j as bad usage (exit 1)', (argv, message) => {

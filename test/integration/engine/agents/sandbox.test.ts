@@ -267,15 +267,18 @@ describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
 describe('probeSandbox', () => {
   it.runIf(process.platform !== 'linux')('refuses off Linux and says what is then not protected', () => {
     const p = probeSandbox(process.env);
-    expect(p).toMatchObject({ ok: false, message: expect.stringMatching(/^--sandbox needs Linux \(bubblewrap\); on .+ run without --sandbox$/) });
+    expect(p).toMatchObject({ ok: false, message: expect.stringMatching(/^--sandbox: the sandbox needs Linux \(bubblewrap\); this is .+$/), hint: 'run with --no-sandbox' });
   });
 
   describe.runIf(process.platform === 'linux')('on Linux', () => {
     it('says how to install bubblewrap when it is not on PATH', () => {
       expect(probeSandbox({ PATH: testdir() })).toEqual({
         ok: false,
-        message: '--sandbox needs bubblewrap (bwrap), which is not on PATH',
-        hint: expect.stringContaining('sudo apt-get install bubblewrap'),
+        message: '--sandbox: bubblewrap (bwrap) is not on PATH',
+        hint: expect.stringMatching(/sudo apt-get install bubblewrap.*; or run with --no-sandbox$/),
+        // The parts the default's one line is made of (run/sandbox-default.ts).
+        reason: 'bubblewrap (bwrap) is not on PATH',
+        fix: expect.stringContaining('sudo apt-get install bubblewrap'),
       });
     });
 
