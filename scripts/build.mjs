@@ -19,14 +19,21 @@ const dist = new URL(`dist/.build-${process.pid}/`, root);
 const testEngine = process.env.RALPHKIT_ENGINE_ENTRY;
 
 // Paths in the metafile (and in the bundles' comments) are relative to the repository, wherever the build runs from.
-const common = { bundle: true, platform: 'node', format: 'esm', target: 'node20', logLevel: 'warning', absWorkingDir: rootDir };
+const common = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node20',
+  logLevel: 'warning',
+  absWorkingDir: rootDir,
+};
 // CommonJS libraries bundled into an ES module still call require(): built-ins only. A bundled library
 // that tries an optional package at run time (js-yaml tries esprima) gets "not found", as it would in
 // the published package, which ships no node_modules; in a checkout it would otherwise load from there.
 const requireShim =
   "import { createRequire as __rkCreateRequire, isBuiltin as __rkIsBuiltin } from 'node:module'; " +
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the shim's source text, whose own template literal runs in the bundle
-  'const require = (id) => { if (!__rkIsBuiltin(id)) throw Object.assign(new Error(`Cannot find module \'${id}\'`), { code: \'MODULE_NOT_FOUND\' }); ' +
+  "const require = (id) => { if (!__rkIsBuiltin(id)) throw Object.assign(new Error(`Cannot find module '${id}'`), { code: 'MODULE_NOT_FOUND' }); " +
   'return __rkCreateRequire(import.meta.url)(id); };';
 
 /** The build is refused: the message says why. */
@@ -57,11 +64,15 @@ async function buildEngine(entry) {
     ...common,
     entryPoints: [entry],
     outfile: new URL('ralph.mjs', dist).pathname,
-    banner: { js: '#!/usr/bin/env node\n// ralph.mjs: the ralphkit loop engine. Generated from ralphkit\'s src/ at build time; do not edit.' },
+    banner: {
+      js: "#!/usr/bin/env node\n// ralph.mjs: the ralphkit loop engine. Generated from ralphkit's src/ at build time; do not edit.",
+    },
     external: [...builtinModules, ...builtinModules.map((m) => `node:${m}`)],
     metafile: true,
   });
-  const entryInput = Object.entries(result.metafile.outputs).map(([, o]) => o.entryPoint).find(Boolean);
+  const entryInput = Object.entries(result.metafile.outputs)
+    .map(([, o]) => o.entryPoint)
+    .find(Boolean);
   const refusal = engineGuardMessage(result.metafile, { entryPoints: [entryInput] });
   if (refusal) throw new GuardError(refusal);
 }
@@ -73,7 +84,11 @@ async function buildEngine(entry) {
 async function checkShippedSkills() {
   const result = await build({
     ...common,
-    stdin: { contents: "export { checkShippedSkills } from './src/install/sources.ts';", resolveDir: rootDir, loader: 'ts' },
+    stdin: {
+      contents: "export { checkShippedSkills } from './src/install/sources.ts';",
+      resolveDir: rootDir,
+      loader: 'ts',
+    },
     outfile: new URL('check-skills.mjs', dist).pathname,
     banner: { js: requireShim },
   });

@@ -21,13 +21,17 @@ export async function publish(from, to, chunks) {
   // between two renames, and remove it afterwards.
   const page = path.join(to, 'page');
   const oldPage = path.join(to, `page.old-${process.pid}`);
-  const hadPage = await rename(page, oldPage).then(() => true, (e) => (e.code === 'ENOENT' ? false : Promise.reject(e)));
+  const hadPage = await rename(page, oldPage).then(
+    () => true,
+    (e) => (e.code === 'ENOENT' ? false : Promise.reject(e)),
+  );
   await rename(path.join(from, 'page'), page).catch((e) => {
     if (e.code !== 'ENOENT') throw e;
   });
   if (hadPage) await rm(oldPage, { recursive: true, force: true });
   const current = new Set(chunks);
   for (const name of await readdir(to)) {
-    if (name.startsWith(CHUNK_PREFIX) && name.endsWith('.js') && !current.has(name)) await rm(path.join(to, name), { force: true });
+    if (name.startsWith(CHUNK_PREFIX) && name.endsWith('.js') && !current.has(name))
+      await rm(path.join(to, name), { force: true });
   }
 }

@@ -6,6 +6,9 @@ export interface GuardOptions {
   allowedDirs?: string[];
   entryPoints?: string[];
 }
-export declare function foreignInputs(metafile: Metafile, options?: GuardOptions): { input: string; importers: string[] }[];
+export declare function foreignInputs(
+  metafile: Metafile,
+  options?: GuardOptions,
+): { input: string; importers: string[] }[];
 export declare function foreignExternals(metafile: Metafile): string[];
 export declare function engineGuardMessage(metafile: Metafile, options?: GuardOptions): string | undefined;

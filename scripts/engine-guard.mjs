@@ -14,7 +14,8 @@ export const ENGINE_SOURCE_DIRS = ['src/', 'templates/'];
  */
 export function foreignInputs(metafile, { allowedDirs = ENGINE_SOURCE_DIRS, entryPoints = [] } = {}) {
   const isOwn = (input) =>
-    entryPoints.includes(input) || (!input.split('/').includes('node_modules') && allowedDirs.some((dir) => input.startsWith(dir)));
+    entryPoints.includes(input) ||
+    (!input.split('/').includes('node_modules') && allowedDirs.some((dir) => input.startsWith(dir)));
   const importersOf = (input) =>
     Object.entries(metafile.inputs)
       .filter(([, info]) => info.imports.some((i) => i.path === input && !i.external))
@@ -38,7 +39,9 @@ export function foreignExternals(metafile) {
 /** The refusal, one line per offending module; undefined when the engine is clean. */
 export function engineGuardMessage(metafile, options) {
   const lines = [
-    ...foreignInputs(metafile, options).map(({ input, importers }) => `  ${input} (imported by ${importers.join(', ') || 'nothing: an entry point'})`),
+    ...foreignInputs(metafile, options).map(
+      ({ input, importers }) => `  ${input} (imported by ${importers.join(', ') || 'nothing: an entry point'})`,
+    ),
     ...foreignExternals(metafile).map((path) => `  ${path} (left as a run-time import)`),
   ];
   if (!lines.length) return undefined;

@@ -23,7 +23,8 @@ function parseArgs(argv) {
     else if (a === '--floor') opts.floor = true;
     else if (a === '--survivors') opts.survivors = true;
     else if (a === '--concurrency') opts.concurrency = Number(argv[++i]);
-    else if (a.startsWith('-')) throw new Error(`unknown option ${a}: use --pure, --ci, --floor, --survivors or --concurrency N`);
+    else if (a.startsWith('-'))
+      throw new Error(`unknown option ${a}: use --pure, --ci, --floor, --survivors or --concurrency N`);
     else opts.names.push(a);
   }
   return opts;
@@ -63,7 +64,10 @@ function score(results) {
 function survivorLines(results) {
   return results
     .filter((r) => r.status === 'Survived' || r.status === 'NoCoverage')
-    .map((r) => `    ${path.relative(root, r.fileName)}:${r.location.start.line}:${r.location.start.column + 1} ${r.status} ${r.mutatorName}: ${JSON.stringify(r.replacement ?? '')}`);
+    .map(
+      (r) =>
+        `    ${path.relative(root, r.fileName)}:${r.location.start.line}:${r.location.start.column + 1} ${r.status} ${r.mutatorName}: ${JSON.stringify(r.replacement ?? '')}`,
+    );
 }
 
 async function runModule(mod, opts) {
@@ -81,8 +85,14 @@ function row(r, floorCheck) {
 
 async function main() {
   const opts = parseArgs(process.argv.slice(2));
-  const mods = MODULES.filter((m) => (!opts.pure || m.pure) && (!opts.ci || m.ci) && (opts.names.length === 0 || opts.names.some((n) => m.name.includes(n))));
-  if (mods.length === 0) throw new Error(`no module matches ${opts.names.join(' ')}: known are ${MODULES.map((m) => m.name).join(', ')}`);
+  const mods = MODULES.filter(
+    (m) =>
+      (!opts.pure || m.pure) &&
+      (!opts.ci || m.ci) &&
+      (opts.names.length === 0 || opts.names.some((n) => m.name.includes(n))),
+  );
+  if (mods.length === 0)
+    throw new Error(`no module matches ${opts.names.join(' ')}: known are ${MODULES.map((m) => m.name).join(', ')}`);
   const rows = [];
   for (const mod of mods) {
     const r = await runModule(mod, opts);
@@ -94,9 +104,13 @@ async function main() {
   console.log(`${rows.length} module(s) in ${total.toFixed(0)}s`);
   const below = opts.floor ? rows.filter((r) => r.pct < (r.mod.floor ?? 0)) : [];
   for (const r of below) {
-    console.error(`mutate: ${r.mod.name} scored ${r.pct.toFixed(2)}%, under its floor of ${r.mod.floor}%: its tests no longer notice some changes to it (a test removed or weakened, or new code no test covers).`);
+    console.error(
+      `mutate: ${r.mod.name} scored ${r.pct.toFixed(2)}%, under its floor of ${r.mod.floor}%: its tests no longer notice some changes to it (a test removed or weakened, or new code no test covers).`,
+    );
     console.error(`  list what survives: npm run mutate -- ${r.mod.name} --survivors --concurrency 1`);
-    console.error('  then add tests that kill them; an equivalent mutant goes in docs/testing.md, with the floor in stryker/modules.mjs lowered to match');
+    console.error(
+      '  then add tests that kill them; an equivalent mutant goes in docs/testing.md, with the floor in stryker/modules.mjs lowered to match',
+    );
   }
   if (below.length) process.exitCode = 1;
 }

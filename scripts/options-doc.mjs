@@ -14,7 +14,17 @@ await mkdir(cache, { recursive: true });
 const temp = await mkdtemp(path.join(cache, 'ralphkit-options-doc-'));
 try {
   const module = path.join(temp, 'options-doc.mjs');
-  await build({ entryPoints: ['src/options-doc.ts'], outfile: module, bundle: true, platform: 'node', format: 'esm', packages: 'external', target: 'node20', logLevel: 'warning', absWorkingDir: rootDir });
+  await build({
+    entryPoints: ['src/options-doc.ts'],
+    outfile: module,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    packages: 'external',
+    target: 'node20',
+    logLevel: 'warning',
+    absWorkingDir: rootDir,
+  });
   process.env.RALPHKIT_NO_AUTORUN = '1'; // src/cli.ts runs the CLI when loaded unless told not to
   const { renderOptionsDoc } = await import(pathToFileURL(module).href);
   await writeFile(target, renderOptionsDoc());

@@ -31,12 +31,20 @@ export function readReport(file) {
   try {
     report = JSON.parse(readFileSync(file, 'utf8'));
   } catch (err) {
-    throw new Error(`cannot read ${file} (${err.code ?? err.message}): run the suite first, e.g. npx vitest run --reporter=json --outputFile=${path.relative(process.cwd(), file)}`);
+    throw new Error(
+      `cannot read ${file} (${err.code ?? err.message}): run the suite first, e.g. npx vitest run --reporter=json --outputFile=${path.relative(process.cwd(), file)}`,
+    );
   }
   if (!Array.isArray(report.testResults)) throw new Error(`${file} is not a vitest JSON report (no testResults)`);
   return report.testResults.map((r) => {
     const rel = relativeName(r.name);
-    return { file: rel, tier: rel.split('/')[1] ?? '?', seconds: Math.max(0, (r.endTime - r.startTime) / 1000), tests: r.assertionResults?.length ?? 0, failed: r.status !== 'passed' };
+    return {
+      file: rel,
+      tier: rel.split('/')[1] ?? '?',
+      seconds: Math.max(0, (r.endTime - r.startTime) / 1000),
+      tests: r.assertionResults?.length ?? 0,
+      failed: r.status !== 'passed',
+    };
   });
 }
 
@@ -63,17 +71,28 @@ function main() {
   const opts = parseArgs(process.argv.slice(2));
   const rows = readReport(opts.report).sort((a, b) => b.seconds - a.seconds);
   const total = rows.reduce((s, r) => s + r.seconds, 0);
-  console.log(`The ${Math.min(opts.top, rows.length)} slowest of ${rows.length} test files (seconds in their worker; ${total.toFixed(0)} s in all):`);
+  console.log(
+    `The ${Math.min(opts.top, rows.length)} slowest of ${rows.length} test files (seconds in their worker; ${total.toFixed(0)} s in all):`,
+  );
   for (const r of rows.slice(0, opts.top)) {
-    console.log(`${r.seconds.toFixed(1).padStart(8)} s ${String(r.tests).padStart(4)} tests  ${r.file}${r.failed ? '  (failed)' : ''}`);
+    console.log(
+      `${r.seconds.toFixed(1).padStart(8)} s ${String(r.tests).padStart(4)} tests  ${r.file}${r.failed ? '  (failed)' : ''}`,
+    );
   }
   console.log('\nBy tier (folder):');
   for (const [tier, t] of summarise(rows)) {
     const share = total ? ((100 * t.seconds) / total).toFixed(1) : '0';
-    console.log(`${t.seconds.toFixed(0).padStart(8)} s ${share.padStart(5)} % ${String(t.files).padStart(4)} files ${String(t.tests).padStart(5)} tests  ${tier}`);
+    console.log(
+      `${t.seconds.toFixed(0).padStart(8)} s ${share.padStart(5)} % ${String(t.files).padStart(4)} files ${String(t.tests).padStart(5)} tests  ${tier}`,
+    );
   }
   if (opts.write) {
-    const table = Object.fromEntries(rows.slice().sort((a, b) => a.file.localeCompare(b.file)).map((r) => [r.file, Math.round(r.seconds * 10) / 10]));
+    const table = Object.fromEntries(
+      rows
+        .slice()
+        .sort((a, b) => a.file.localeCompare(b.file))
+        .map((r) => [r.file, Math.round(r.seconds * 10) / 10]),
+    );
     writeFileSync(path.join(root, 'test/durations.json'), `${JSON.stringify(table, null, 2)}\n`);
     console.log(`\nWrote test/durations.json (${rows.length} files).`);
   }

@@ -14,9 +14,15 @@ const args = process.argv.slice(2);
 const opt = (name, def) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : def);
 const TRIALS = { parallel: opt('--parallel', 20), single: opt('--single', 10) };
 let seed = opt('--seed', 1);
-const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+const random = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
 const BRANCH = 'ralph/trial';
-const GIT_ENV = { GIT_AUTHOR_NAME: 't', GIT_AUTHOR_EMAIL: 't@t', GIT_COMMITTER_NAME: 't', GIT_COMMITTER_EMAIL: 't@t', GIT_CONFIG_NOSYSTEM: '1' };
+const GIT_ENV = {
+  GIT_AUTHOR_NAME: 't',
+  GIT_AUTHOR_EMAIL: 't@t',
+  GIT_COMMITTER_NAME: 't',
+  GIT_COMMITTER_EMAIL: 't@t',
+  GIT_CONFIG_NOSYSTEM: '1',
+};
 const work = mkdtempSync(path.join(tmpdir(), 'ralphkit-trial-'));
 
 function template(kind) {
@@ -25,20 +31,47 @@ function template(kind) {
   const git = (...a) => execFileSync('git', a, { cwd: dir, env: { ...process.env, ...GIT_ENV }, encoding: 'utf8' });
   git('init', '-q', '-b', 'main');
   writeFileSync(path.join(dir, 'README.md'), '# trial\n');
-  execFileSync('node', [path.join(ROOT, 'bin/ralphkit.js'), 'install', '--yes', '--no-skills'], { cwd: dir, stdio: 'ignore' });
-  const stories = ['US-001', 'US-002', 'US-003'].map((id, i) => ({ id, title: `Story ${id}`, acceptanceCriteria: ['done'], priority: i + 1, passes: false, checks: [`test -f work/${id}.txt`] }));
-  writeFileSync(path.join(dir, 'ralph/prd.json'), `${JSON.stringify({ project: 'Trial', branchName: BRANCH, checks: ['test -f README.md'], userStories: stories }, null, 2)}\n`);
+  execFileSync('node', [path.join(ROOT, 'bin/ralphkit.js'), 'install', '--yes', '--no-skills'], {
+    cwd: dir,
+    stdio: 'ignore',
+  });
+  const stories = ['US-001', 'US-002', 'US-003'].map((id, i) => ({
+    id,
+    title: `Story ${id}`,
+    acceptanceCriteria: ['done'],
+    priority: i + 1,
+    passes: false,
+    checks: [`test -f work/${id}.txt`],
+  }));
+  writeFileSync(
+    path.join(dir, 'ralph/prd.json'),
+    `${JSON.stringify({ project: 'Trial', branchName: BRANCH, checks: ['test -f README.md'], userStories: stories }, null, 2)}\n`,
+  );
   git('add', '-A');
   git('commit', '-q', '-m', 'trial plan');
   return dir;
 }
 
 function start(repo, runArgs, tmp) {
-  const child = spawn(path.join(repo, 'ralph/ralph.sh'), runArgs, { cwd: repo, detached: true, stdio: ['ignore', 'ignore', 'pipe'], env: { ...process.env, ...GIT_ENV, TMPDIR: tmp, FORCE_COLOR: '0', FAKE_PAR_LOG: path.join(tmp, '..', 'log'), FAKE_PAR_MARKS: path.join(tmp, '..') } });
+  const child = spawn(path.join(repo, 'ralph/ralph.sh'), runArgs, {
+    cwd: repo,
+    detached: true,
+    stdio: ['ignore', 'ignore', 'pipe'],
+    env: {
+      ...process.env,
+      ...GIT_ENV,
+      TMPDIR: tmp,
+      FORCE_COLOR: '0',
+      FAKE_PAR_LOG: path.join(tmp, '..', 'log'),
+      FAKE_PAR_MARKS: path.join(tmp, '..'),
+    },
+  });
   let stderr = '';
   child.stderr.on('data', (d) => (stderr += d));
   const started = Date.now();
-  const done = new Promise((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stderr, ms: Date.now() - started })));
+  const done = new Promise((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stderr, ms: Date.now() - started })),
+  );
   return { child, done };
 }
 
@@ -49,7 +82,12 @@ function agentArgs(kind) {
 
 function leftovers(repo, tmp) {
   const temp = readdirSync(tmp).filter((n) => /^(ralph-verify-|ralphkit-log-)/.test(n));
-  const branches = execFileSync('git', ['for-each-ref', '--format=%(refname:short)', `refs/heads/${BRANCH}--*`], { cwd: repo, encoding: 'utf8' }).split('\n').filter(Boolean);
+  const branches = execFileSync('git', ['for-each-ref', '--format=%(refname:short)', `refs/heads/${BRANCH}--*`], {
+    cwd: repo,
+    encoding: 'utf8',
+  })
+    .split('\n')
+    .filter(Boolean);
   return [...temp, ...branches];
 }
 
@@ -132,6 +170,8 @@ for (const kind of ['parallel', 'single']) {
     exits[key] = (exits[key] ?? 0) + 1;
   }
   const resumed = mine.filter((r) => r.exit === 0 || r.resumes.at(-1) === 0).length;
-  console.log(`${kind}: ${mine.length} trials; first exit codes ${JSON.stringify(exits)}; unexpected errors ${mine.filter((r) => r.unexpected).length}; ended at 0 after resuming ${resumed}/${mine.length}; trials with leftovers ${mine.filter((r) => r.left.length).length}`);
+  console.log(
+    `${kind}: ${mine.length} trials; first exit codes ${JSON.stringify(exits)}; unexpected errors ${mine.filter((r) => r.unexpected).length}; ended at 0 after resuming ${resumed}/${mine.length}; trials with leftovers ${mine.filter((r) => r.left.length).length}`,
+  );
 }
 rmSync(work, { recursive: true, force: true });

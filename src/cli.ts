@@ -21,7 +21,16 @@ export function buildProgram(): Command {
     .enablePositionalOptions()
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
-  for (const register of [registerInstall, registerSkill, registerValidate, registerRun, registerStatus, registerCancel, registerCleanup, registerView]) {
+  for (const register of [
+    registerInstall,
+    registerSkill,
+    registerValidate,
+    registerRun,
+    registerStatus,
+    registerCancel,
+    registerCleanup,
+    registerView,
+  ]) {
     register(program);
   }
   for (const cmd of program.commands) cmd.exitOverride();
@@ -54,9 +63,15 @@ function handleError(err: unknown): number {
   }
   if (err instanceof CommanderError) {
     // commander has already printed help, the version or its own error message.
-    return err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version' ? EXIT.ok : EXIT.error;
+    return err.exitCode === 0 || err.code === 'commander.helpDisplayed' || err.code === 'commander.version'
+      ? EXIT.ok
+      : EXIT.error;
   }
-  process.stderr.write(sanitizeForTerminal(`ralphkit: unexpected error\n${err instanceof Error ? err.stack ?? err.message : String(err)}\n`));
+  process.stderr.write(
+    sanitizeForTerminal(
+      `ralphkit: unexpected error\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    ),
+  );
   return EXIT.error;
 }
 

@@ -15,7 +15,8 @@ export function resolveCwdFolder(cwd: string): string {
     isDir = statSync(absolute).isDirectory();
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    const reason = code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist' : `cannot be read (${code ?? String(err)})`;
+    const reason =
+      code === 'ENOENT' || code === 'ENOTDIR' ? 'does not exist' : `cannot be read (${code ?? String(err)})`;
     throw new RalphkitError(`the folder ${cwd} ${reason}`, { exitCode: EXIT.refused, hint: CWD_HINT });
   }
   if (!isDir) throw new RalphkitError(`${cwd} is a file, not a folder`, { exitCode: EXIT.refused, hint: CWD_HINT });

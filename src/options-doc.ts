@@ -34,16 +34,26 @@ function renderCommands(program: Command): string[] {
       const usage = `${name} ${command.usage()}`.replace(' [options]', command.options.length ? ' [options]' : '');
       const head = [`### \`${name}\``, '', `\`${usage}\`: ${cell(markup(command.description()))}`, ''];
       // `run` hands its arguments to the loop's own parser: its options are the loop's, below.
-      if (name === 'ralphkit run') return [...head, 'Its options are those of the loop, [below](#the-loop-ralphralphsh).', ''];
+      if (name === 'ralphkit run')
+        return [...head, 'Its options are those of the loop, [below](#the-loop-ralphralphsh).', ''];
       const options = command.options.filter((o) => !o.hidden);
       if (!options.length) return head;
-      return [...head, '| option | argument | default | what it does |', '|---|---|---|---|', ...options.map(renderOption), ''];
+      return [
+        ...head,
+        '| option | argument | default | what it does |',
+        '|---|---|---|---|',
+        ...options.map(renderOption),
+        '',
+      ];
     }),
   ];
 }
 
 function renderOption(option: Option): string {
-  const flags = [option.short, option.long].filter(Boolean).map((f) => `\`${f}\``).join(', ');
+  const flags = [option.short, option.long]
+    .filter(Boolean)
+    .map((f) => `\`${f}\``)
+    .join(', ');
   const argument = option.flags.replace(/^(-\w[, |]+)?--[\w-]+ ?/, '');
   const text = option.description;
   const value = option.defaultValue as unknown;

@@ -55,7 +55,11 @@ export const MODULES = [
   {
     name: 'verify/prd-diff',
     mutate: 'src/engine/verify/prd-diff.ts',
-    tests: ['test/unit/engine/verify/prd-diff.test.ts', 'test/unit/engine/verify/prd-diff-skip.test.ts', 'test/unit/engine/verify/prd-diff-edges.test.ts'],
+    tests: [
+      'test/unit/engine/verify/prd-diff.test.ts',
+      'test/unit/engine/verify/prd-diff-skip.test.ts',
+      'test/unit/engine/verify/prd-diff-edges.test.ts',
+    ],
     floor: 95,
     pure: true,
   },
@@ -100,7 +104,12 @@ export const MODULES = [
   {
     name: 'core/loop',
     mutate: 'src/engine/core/loop.ts',
-    tests: ['test/unit/engine/core/loop.test.ts', 'test/unit/engine/core/loop-events.test.ts', 'test/unit/engine/core/loop-resume.test.ts', 'test/unit/engine/core/loop-deadline.test.ts'],
+    tests: [
+      'test/unit/engine/core/loop.test.ts',
+      'test/unit/engine/core/loop-events.test.ts',
+      'test/unit/engine/core/loop-resume.test.ts',
+      'test/unit/engine/core/loop-deadline.test.ts',
+    ],
     floor: 97,
     pure: false,
   },

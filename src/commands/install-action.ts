@@ -17,14 +17,22 @@ export async function installAction(flags: InstallFlags): Promise<void> {
       claudeHook: flags.claudeHook,
       ci: flags.ci,
       pauseAfterWrites: Number(process.env.RALPHKIT_TEST_PAUSE_AFTER_WRITES) || undefined,
-      onWait: (holder) => logger.info(`waiting for another ralphkit install${holder ? ` (pid ${holder.pid})` : ''} in this repository to finish`),
+      onWait: (holder) =>
+        logger.info(
+          `waiting for another ralphkit install${holder ? ` (pid ${holder.pid})` : ''} in this repository to finish`,
+        ),
     }),
   );
   printResult(result, { command: 'install', json: flags.json });
   if (flags.json || result.status !== 'written') return;
   const created = (file: string) => result.plan.items.some((i) => i.path === file && i.action === 'create');
   const inGit = findGitRoot(result.cwd) !== undefined;
-  if (created('ralph/ralph.sh')) printNextSteps(flags.skills ? parseAgents(flags.agent ?? 'claude') : [], result.plan.items.map((i) => i.path), inGit);
+  if (created('ralph/ralph.sh'))
+    printNextSteps(
+      flags.skills ? parseAgents(flags.agent ?? 'claude') : [],
+      result.plan.items.map((i) => i.path),
+      inGit,
+    );
   if (created('.github/workflows/ralph.yml')) logger.out(renderCiNextSteps(created('ralph/ralph.sh')));
 }
 
@@ -39,6 +47,8 @@ function printNextSteps(skillAgents: readonly SkillAgent[], written: string[], i
   // The loop refuses to start with uncommitted work, so name every top folder install wrote; outside git, the
   // loop's repository is made first (the warning above says the loop needs one).
   const commit = `git add ${topFolders(written).join(' ')} && git commit -m "Add the Ralph loop"`;
-  const step3 = inGit ? `${commit}      (with your PRD; the loop starts from a clean tree)` : `git init && ${commit}      (the loop works in a git repository, from a clean tree)`;
+  const step3 = inGit
+    ? `${commit}      (with your PRD; the loop starts from a clean tree)`
+    : `git init && ${commit}      (the loop works in a git repository, from a clean tree)`;
   logger.out(`\nNext:\n  1. ${plan}\n  2. ${ralphkitCommand('validate')}\n  3. ${step3}\n  4. ${start}`);
 }

@@ -34,7 +34,10 @@ export function addFileCommandOptions(command: Command, forceHelp: string): Comm
     .option('--diff', 'print the plan with unified diffs of files that would change; writes nothing')
     .option('--json', 'print one JSON document on stdout (logs go to stderr)')
     .option('-y, --yes', 'never prompt: conflicts end with exit 2 unless --force')
-    .option('--agent <list>', 'skill folders, comma-separated: claude (.claude/skills), agents (.agents/skills) (default: the folders the last install used, else claude)');
+    .option(
+      '--agent <list>',
+      'skill folders, comma-separated: claude (.claude/skills), agents (.agents/skills) (default: the folders the last install used, else claude)',
+    );
 }
 
 /** What the shared flags mean to runInstall and runSkillAdd. Call it inside withJsonErrors: a bad --agent throws. */
@@ -51,7 +54,8 @@ export function fileCommandOptions(flags: FileCommandFlags) {
 }
 
 // The terminal prompt and its report module load only when there is a conflict to ask about.
-const askAtTerminal: AskConflict = async (item, diff) => (await import('../install/report.js')).askAtTerminal(item, diff);
+const askAtTerminal: AskConflict = async (item, diff) =>
+  (await import('../install/report.js')).askAtTerminal(item, diff);
 
 export const INSTALL_HELP = `
 What happens to each file:
@@ -100,9 +104,20 @@ export function register(program: Command): void {
     );
   addFileCommandOptions(install, "back up managed files you edited and install ralphkit's versions")
     .option('--no-skills', 'install ralph/ only, without the prd and ralph skills')
-    .option('--claude-hook', "add the in-session loop for Claude Code: ralphkit's Stop hook in .claude/settings.json (your settings kept) and the /ralph-loop command (.claude/commands/ralph-loop.md); type /ralph-loop --max-iterations 5 in Claude Code to start it; later installs keep both current")
-    .option('--no-claude-hook', "take ralphkit's Stop hook out of .claude/settings.json again (leaving the rest as it was) and remove /ralph-loop")
-    .addOption(new Option('--ci <provider>', 'also install .github/workflows/ralph.yml, the loop on GitHub Actions (manual runs, one job per plan, a pull request per plan); later installs keep it current').choices(['github']))
+    .option(
+      '--claude-hook',
+      "add the in-session loop for Claude Code: ralphkit's Stop hook in .claude/settings.json (your settings kept) and the /ralph-loop command (.claude/commands/ralph-loop.md); type /ralph-loop --max-iterations 5 in Claude Code to start it; later installs keep both current",
+    )
+    .option(
+      '--no-claude-hook',
+      "take ralphkit's Stop hook out of .claude/settings.json again (leaving the rest as it was) and remove /ralph-loop",
+    )
+    .addOption(
+      new Option(
+        '--ci <provider>',
+        'also install .github/workflows/ralph.yml, the loop on GitHub Actions (manual runs, one job per plan, a pull request per plan); later installs keep it current',
+      ).choices(['github']),
+    )
     .option('--no-ci', 'take that workflow out again (kept, with a conflict, if you edited it)')
     .addHelpText('after', () => renderExamples(INSTALL_HELP))
     // The work (and what it imports) is loaded only when install runs, so `ralphkit --help` and other commands start without it.

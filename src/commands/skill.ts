@@ -38,5 +38,7 @@ export function register(program: Command): void {
   addFileCommandOptions(add, 'back up installed skills you edited and replace them')
     .addHelpText('after', () => renderExamples(SKILL_ADD_HELP))
     .exitOverride()
-    .action(async (files: string[], flags: FileCommandFlags) => (await import('./skill-action.js')).skillAddAction(files, flags));
+    .action(async (files: string[], flags: FileCommandFlags) =>
+      (await import('./skill-action.js')).skillAddAction(files, flags),
+    );
 }

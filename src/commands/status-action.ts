@@ -1,7 +1,12 @@
 // `ralphkit status` once commander has parsed it: reads every loop's state and prints the table (or JSON).
 import { logger } from '../logger.js';
 import { resolveGitRoot } from '../cwd.js';
-import { readLoopSummariesOrRefuse, renderLoopTable, renderUnreadableWarnings, type LoopSummary } from '../engine/store/summaries.js';
+import {
+  readLoopSummariesOrRefuse,
+  renderLoopTable,
+  renderUnreadableWarnings,
+  type LoopSummary,
+} from '../engine/store/summaries.js';
 import type { StatusCommandOptions } from './status.js';
 import { listLeftoverWorktrees, renderLeftovers } from '../engine/git/worktree.js';
 

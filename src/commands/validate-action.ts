@@ -9,7 +9,8 @@ import type { ValidateCommandOptions } from './validate.js';
 import { ralphkitCommand } from '../util/invocation.js';
 import { shellQuote } from '../util/shell-quote.js';
 
-const missingHint = (): string => `${ralphkitCommand('install')} creates ralph/prd.json; or name the plan: ${ralphkitCommand('validate path/to/prd.json')}`;
+const missingHint = (): string =>
+  `${ralphkitCommand('install')} creates ralph/prd.json; or name the plan: ${ralphkitCommand('validate path/to/prd.json')}`;
 
 export async function validateAction(file: string | undefined, opts: ValidateCommandOptions): Promise<void> {
   if (opts.cwd !== undefined) resolveCwdFolder(opts.cwd);
@@ -23,11 +24,17 @@ export async function validateAction(file: string | undefined, opts: ValidateCom
 function printText(result: ValidateResult): void {
   if (result.note) logger.info(result.note);
   if (result.unreadable) {
-    throw new RalphkitError(`${result.file}: ${result.problems[0].message}`, { exitCode: EXIT.refused, hint: missingHint() });
+    throw new RalphkitError(`${result.file}: ${result.problems[0].message}`, {
+      exitCode: EXIT.refused,
+      hint: missingHint(),
+    });
   }
   if (!result.valid) {
     // Problems and warnings in file order, so each line reads where it points.
-    const lines = [...result.problems.map((p) => ({ p, text: formatPrdProblem(p) })), ...result.warnings.map((p) => ({ p, text: formatPrdWarning(p) }))];
+    const lines = [
+      ...result.problems.map((p) => ({ p, text: formatPrdProblem(p) })),
+      ...result.warnings.map((p) => ({ p, text: formatPrdWarning(p) })),
+    ];
     lines.sort((a, b) => (a.p.line ?? 0) - (b.p.line ?? 0) || (a.p.col ?? 0) - (b.p.col ?? 0));
     // A problem quotes the plan (an id, a title, a value), which an agent can write.
     for (const line of lines) logger.out(sanitizeForTerminal(line.text));
@@ -39,8 +46,10 @@ function printText(result: ValidateResult): void {
   }
   for (const warning of result.warnings) logger.out(sanitizeForTerminal(formatPrdWarning(warning)));
   const skipped = result.skipped ? `, ${result.skipped} skipped` : '';
-  logger.out(`${result.file}: valid, ${plural(result.stories!, 'story', 'stories')}, ${result.passing} passing${skipped}`);
-  if (!result.hasChecks) logger.warn('no checks in this plan: the runner will take every story on the agent\'s word');
+  logger.out(
+    `${result.file}: valid, ${plural(result.stories!, 'story', 'stories')}, ${result.passing} passing${skipped}`,
+  );
+  if (!result.hasChecks) logger.warn("no checks in this plan: the runner will take every story on the agent's word");
 }
 
 function printJson(result: ValidateResult): void {

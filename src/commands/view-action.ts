@@ -21,7 +21,8 @@ export async function viewAction(opts: ViewCommandOptions): Promise<void> {
 }
 
 function printStarted(server: ViewServer, opts: ViewCommandOptions): void {
-  if (!existsSync(server.paths.prd)) logger.warn(`no plan at ${server.paths.prd} yet; the page shows it once it exists (ralphkit install writes one)`);
+  if (!existsSync(server.paths.prd))
+    logger.warn(`no plan at ${server.paths.prd} yet; the page shows it once it exists (ralphkit install writes one)`);
   if (opts.host !== DEFAULT_HOST && opts.host !== 'localhost') {
     logger.warn(`listening on ${opts.host}: anyone who can reach this address can read your plan and progress log`);
   }
@@ -45,7 +46,11 @@ function untilInterrupted(): Promise<void> {
 // Best effort: the URL is printed either way, so a missing or failing opener is a warning, never an error.
 function openBrowser(url: string): void {
   const [cmd, args] =
-    process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['cmd', ['/c', 'start', '""', url]] : ['xdg-open', [url]];
+    process.platform === 'darwin'
+      ? ['open', [url]]
+      : process.platform === 'win32'
+        ? ['cmd', ['/c', 'start', '""', url]]
+        : ['xdg-open', [url]];
   const cannot = (why: string) => logger.warn(`could not open a browser (${why}); open ${url} yourself`);
   try {
     const child = spawn(cmd as string, args as string[], { stdio: 'ignore', detached: true });

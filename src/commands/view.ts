@@ -19,7 +19,11 @@ export function register(program: Command): void {
     .command('view')
     .description('open a live dashboard of the plan, the progress log and the loops')
     .option('--port <port>', 'port to listen on (0 picks a free one)', parsePort, VIEW_DEFAULT_PORT)
-    .option('--host <host>', 'address to bind; anything but 127.0.0.1 exposes the plan to your network', VIEW_DEFAULT_HOST)
+    .option(
+      '--host <host>',
+      'address to bind; anything but 127.0.0.1 exposes the plan to your network',
+      VIEW_DEFAULT_HOST,
+    )
     .option('--cwd <dir>', 'a folder of the repository to show (default: the current folder)')
     .option('--prd <file>', 'the plan, relative to --cwd (default: ralph/prd.json at the top of the git repository)')
     .option('--open', 'open the dashboard in the default browser')

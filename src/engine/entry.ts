@@ -38,7 +38,11 @@ async function statusCommand(argv: string[], io: RunIo): Promise<number> {
   for (const line of renderUnreadableWarnings(loops)) io.stderr(`ralph: warning: ${line}\n`);
   const repoRoot = await resolveRepoRoot(io.cwd);
   const leftovers = await listLeftoverWorktrees(repoRoot).catch(() => []);
-  io.stdout(values.json ? `${renderTerminalJson({ loops, leftoverWorktrees: leftovers }, 2)}\n` : renderLoopTable(loops) + renderLeftovers(leftovers));
+  io.stdout(
+    values.json
+      ? `${renderTerminalJson({ loops, leftoverWorktrees: leftovers }, 2)}\n`
+      : renderLoopTable(loops) + renderLeftovers(leftovers),
+  );
   return 0;
 }
 
@@ -46,7 +50,11 @@ async function statusCommand(argv: string[], io: RunIo): Promise<number> {
 async function cleanupCommand(argv: string[], io: RunIo): Promise<number> {
   parseSub(argv, {}, 0);
   const said = await cleanupWorktrees(await resolveRepoRoot(io.cwd));
-  io.stderr(said.length ? said.map((line) => `ralph: ${line}\n`).join('') : 'ralph: nothing of stopped loops to remove (no worktrees, no verification checkouts)\n');
+  io.stderr(
+    said.length
+      ? said.map((line) => `ralph: ${line}\n`).join('')
+      : 'ralph: nothing of stopped loops to remove (no worktrees, no verification checkouts)\n',
+  );
   return 0;
 }
 
@@ -64,7 +72,11 @@ async function cancelCommand(argv: string[], io: RunIo): Promise<number> {
 }
 
 /** `positionals`: how many (a range [min, max] for an optional one). */
-function parseSub<T extends Record<string, { type: 'boolean' | 'string' }>>(argv: string[], options: T, positionals: number | [number, number]) {
+function parseSub<T extends Record<string, { type: 'boolean' | 'string' }>>(
+  argv: string[],
+  options: T,
+  positionals: number | [number, number],
+) {
   const [min, max] = typeof positionals === 'number' ? [positionals, positionals] : positionals;
   try {
     const parsed = parseArgs({ args: argv, options, allowPositionals: max > 0, strict: true });

@@ -29,7 +29,16 @@ export const EXIT_FAILURE = 1;
 export type ExitStatus = LoopStatus | 'usage';
 
 // Exit 1 has no single meaning (max iterations, bad usage, a failure), so it is given where it is thrown.
-const STATUS_BY_CODE: Partial<Record<number, LoopStatus>> = { 0: 'complete', 2: 'refused', 3: 'stuck', 4: 'no-progress', 5: 'budget', 6: 'protected', 7: 'not-merged', 130: 'interrupted' };
+const STATUS_BY_CODE: Partial<Record<number, LoopStatus>> = {
+  0: 'complete',
+  2: 'refused',
+  3: 'stuck',
+  4: 'no-progress',
+  5: 'budget',
+  6: 'protected',
+  7: 'not-merged',
+  130: 'interrupted',
+};
 
 /** Thrown anywhere in the engine to end the loop with a given code and status (the one base class, util/errors.ts). */
 export class LoopExit extends RalphkitError {
@@ -82,7 +91,12 @@ function diskFullHint(repoRoot: string): string {
 export function gitDiskFullError(repoRoot: string, command: string, stderr: string): RunnerFileError | null {
   const said = GIT_DISK_FULL.exec(stderr)?.[1];
   if (said === undefined) return null;
-  return new RunnerFileError(path.join(repoRoot, '.git'), `the disk is full: ${command} could not write (${said})`, diskFullHint(repoRoot), true);
+  return new RunnerFileError(
+    path.join(repoRoot, '.git'),
+    `the disk is full: ${command} could not write (${said})`,
+    diskFullHint(repoRoot),
+    true,
+  );
 }
 
 /** A stop the runner cannot go on from without the owner (the agent removed the prompt): exit 1, status `failed`. */
@@ -134,7 +148,12 @@ export function renderWriteError(file: string, repoRoot: string, err: Error, con
   const shown = showPath(repoRoot, file);
   const folder = path.dirname(shown);
   if (isDiskFull(err)) {
-    return new RunnerFileError(file, `the disk is full: could not write ${shown} (${describeError(err)})${consequence ? `: ${consequence}` : ''}`, diskFullHint(repoRoot), true);
+    return new RunnerFileError(
+      file,
+      `the disk is full: could not write ${shown} (${describeError(err)})${consequence ? `: ${consequence}` : ''}`,
+      diskFullHint(repoRoot),
+      true,
+    );
   }
   return new RunnerFileError(
     file,

@@ -9,16 +9,50 @@ export type LoopEvent = LoopEventBody & {
 };
 
 type LoopEventBody =
-  | { type: 'start'; loop: string; agent: string; command: string; prd: string; maxIterations: number; resumed: boolean; firstIteration: number }
+  | {
+      type: 'start';
+      loop: string;
+      agent: string;
+      command: string;
+      prd: string;
+      maxIterations: number;
+      resumed: boolean;
+      firstIteration: number;
+    }
   | { type: 'info' | 'warn'; message: string; iteration?: number }
   | { type: 'iteration-start'; iteration: number; maxIterations: number }
   | { type: 'tool'; iteration: number; text: string }
-  | { type: 'agent-exit'; iteration: number; exitCode: number | null; signal: string | null; timedOut: boolean; durationMs: number; costUsd?: number; tag: string | null }
+  | {
+      type: 'agent-exit';
+      iteration: number;
+      exitCode: number | null;
+      signal: string | null;
+      timedOut: boolean;
+      durationMs: number;
+      costUsd?: number;
+      tag: string | null;
+    }
   | { type: 'rate-limit'; iteration: number; message: string; waitMs: number; resetAt: string | null }
   | { type: 'retry'; iteration: number; attempt: number; reason: string; waitMs: number }
-  | { type: 'verify'; iteration: number; verdicts: { id: string; status: string; reason?: string }[]; restored: string[]; allPass: boolean }
+  | {
+      type: 'verify';
+      iteration: number;
+      verdicts: { id: string; status: string; reason?: string }[];
+      restored: string[];
+      allPass: boolean;
+    }
   | { type: 'iteration-end'; iteration: number; newCommit: boolean; noProgressStreak: number; costUsd: number }
-  | { type: 'exit'; loop: string; code: number; status: string; message: string; hint?: string; iteration: number; costUsd: number; stateError?: string };
+  | {
+      type: 'exit';
+      loop: string;
+      code: number;
+      status: string;
+      message: string;
+      hint?: string;
+      iteration: number;
+      costUsd: number;
+      stateError?: string;
+    };
 
 export type Emit = (event: LoopEvent) => void;
 
@@ -47,7 +81,12 @@ export function createEmitter(json: boolean, out: (s: string) => void, err: (s: 
  */
 function tagWorker(text: string, worker: number): string {
   const tag = `[w${worker}] `;
-  return text.split('\n').map((line) => (line === '' ? line : line.startsWith(BANNER) ? `${BANNER}${tag}${line.slice(BANNER.length)}` : `${tag}${line}`)).join('\n');
+  return text
+    .split('\n')
+    .map((line) =>
+      line === '' ? line : line.startsWith(BANNER) ? `${BANNER}${tag}${line.slice(BANNER.length)}` : `${tag}${line}`,
+    )
+    .join('\n');
 }
 
 /** `costReported`: an agent run of this loop reported a cost; the cost so far is shown only then (or when above 0, on resume). */

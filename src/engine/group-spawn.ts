@@ -47,7 +47,13 @@ export interface GroupRun {
 export function spawnInGroup(req: GroupRequest): GroupRun {
   const started = Date.now();
   const grace = req.graceMs ?? KILL_GRACE_MS;
-  const child = spawn(req.file, req.args, { cwd: req.cwd, env: req.env, detached: process.platform !== 'win32', stdio: ['pipe', 'pipe', 'pipe'], windowsHide: true });
+  const child = spawn(req.file, req.args, {
+    cwd: req.cwd,
+    env: req.env,
+    detached: process.platform !== 'win32',
+    stdio: ['pipe', 'pipe', 'pipe'],
+    windowsHide: true,
+  });
   const timers: NodeJS.Timeout[] = [];
   let stopped: string | null = null;
   let resolveDone!: (exit: GroupExit) => void;

@@ -23,7 +23,11 @@ runEngine(process.argv.slice(2), {
     process.exitCode = code;
   },
   (err: unknown) => {
-    process.stderr.write(sanitizeForTerminal(`ralph: unexpected error\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`));
+    process.stderr.write(
+      sanitizeForTerminal(
+        `ralph: unexpected error\n${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+      ),
+    );
     process.exitCode = 1;
   },
 );

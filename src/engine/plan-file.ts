@@ -15,7 +15,12 @@ import { loopCommand, ralphkitCommand } from '../util/invocation.js';
 import { shellQuote } from '../util/shell-quote.js';
 
 /** A path the user typed is relative to where they stand; a default one to the repository root. */
-export function resolvePaths(repoRoot: string, cwd: string, options: RunOptions, given: Set<keyof RunOptions>): RunPaths {
+export function resolvePaths(
+  repoRoot: string,
+  cwd: string,
+  options: RunOptions,
+  given: Set<keyof RunOptions>,
+): RunPaths {
   const at = (key: 'prd' | 'prompt') => path.resolve(given.has(key) ? cwd : repoRoot, options[key]);
   const prd = at('prd');
   return { repoRoot, prd, prompt: at('prompt'), progress: progressPathFor(prd) };
@@ -28,15 +33,28 @@ export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
   try {
     text = readFileSync(paths.prd, 'utf8');
   } catch {
-    throw new LoopExit(LOOP_EXIT.refused, `cannot read the plan ${rel}`, 'write one with the ralph skill, or pass --prd <file>');
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `cannot read the plan ${rel}`,
+      'write one with the ralph skill, or pass --prd <file>',
+    );
   }
   const { prd, problems, warnings } = validatePrdText(text, rel);
-  if (!prd) throw new LoopExit(LOOP_EXIT.refused, `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`, `fix ${rel}, then check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`);
+  if (!prd)
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `invalid plan:\n${problems.map(formatPrdProblem).join('\n')}`,
+      `fix ${rel}, then check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`,
+    );
   // git check-ref-format --branch's rules in pure code (prd/branch-name.ts, held against git's own verdicts by a
   // test): no git process, and a name never reaches git unchecked.
   const problem = branchNameProblem(prd.branchName);
   if (problem) {
-    throw new LoopExit(LOOP_EXIT.refused, `refusing branchName ${JSON.stringify(prd.branchName)}: ${problem}`, `set a plain branch name like "ralph/my-feature" in ${rel}`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `refusing branchName ${JSON.stringify(prd.branchName)}: ${problem}`,
+      `set a plain branch name like "ralph/my-feature" in ${rel}`,
+    );
   }
   for (const warning of warnings) emit({ type: 'warn', message: formatPrdProblem(warning) });
   return prd;
@@ -46,7 +64,11 @@ export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
 export function refuseExamplePlan(prd: Prd, paths: RunPaths): void {
   if (!isExamplePlan(prd)) return;
   const rel = showPlanPath(paths);
-  throw new LoopExit(LOOP_EXIT.refused, `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`, `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`);
+  throw new LoopExit(
+    LOOP_EXIT.refused,
+    `${rel} is still the example plan ralphkit installed (task tags for an example app); the agent would build that feature in this repository`,
+    `write your own plan with the ralph skill (in your agent: "use the ralph skill to turn tasks/prd-<feature>.md into ${rel}"), or edit ${rel} by hand; check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}`,
+  );
 }
 
 export function showPlanPath(paths: RunPaths): string {
@@ -55,6 +77,10 @@ export function showPlanPath(paths: RunPaths): string {
 
 export function checkPromptFile(paths: RunPaths): void {
   if (!existsSync(paths.prompt) || !statSync(paths.prompt).isFile()) {
-    throw new LoopExit(LOOP_EXIT.refused, `cannot read the prompt ${path.relative(paths.repoRoot, paths.prompt)}`, `reinstall it with: ${ralphkitCommand('install')}, or pass --prompt <file>`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `cannot read the prompt ${path.relative(paths.repoRoot, paths.prompt)}`,
+      `reinstall it with: ${ralphkitCommand('install')}, or pass --prompt <file>`,
+    );
   }
 }

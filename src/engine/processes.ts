@@ -24,7 +24,6 @@ export function isAlive(pid: number | undefined | null, start?: number | null): 
   return typeof start !== 'number' || start === now.start;
 }
 
-
 /**
  * When `pid` started, in clock ticks since boot (field 22 of /proc/<pid>/stat), or undefined where there is no
  * /proc (macOS, Windows). `ps -o lstart=` would answer there too, but costs a process per check, and the
@@ -46,7 +45,9 @@ export function readProcStat(pid: number): { start: number; zombie: boolean; gro
   // Field 2 is the command name in parentheses and may itself hold spaces or ")": count from the last ")".
   const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
   const start = Number(fields[19]);
-  return Number.isSafeInteger(start) ? { start, zombie: fields[0] === 'Z' || fields[0] === 'X', group: Number(fields[2]) } : null;
+  return Number.isSafeInteger(start)
+    ? { start, zombie: fields[0] === 'Z' || fields[0] === 'X', group: Number(fields[2]) }
+    : null;
 }
 
 /**

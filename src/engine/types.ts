@@ -251,10 +251,35 @@ export interface Clock {
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
 
-export type LoopStatus = 'running' | 'complete' | 'not-merged' | 'max-iterations' | 'max-duration' | 'stuck' | 'no-progress' | 'budget' | 'protected' | 'interrupted' | 'cancelled' | 'refused' | 'failed';
+export type LoopStatus =
+  | 'running'
+  | 'complete'
+  | 'not-merged'
+  | 'max-iterations'
+  | 'max-duration'
+  | 'stuck'
+  | 'no-progress'
+  | 'budget'
+  | 'protected'
+  | 'interrupted'
+  | 'cancelled'
+  | 'refused'
+  | 'failed';
 
 /** Options that belong to one invocation, not to the loop: never stored in state.json, not kept by --resume. */
-export type PerInvocation = 'resume' | 'resumeLast' | 'name' | 'dryRun' | 'help' | 'json' | 'notify' | 'onExit' | 'webhook' | 'acceptPinChanges' | 'repin' | 'acceptPlanEdits';
+export type PerInvocation =
+  | 'resume'
+  | 'resumeLast'
+  | 'name'
+  | 'dryRun'
+  | 'help'
+  | 'json'
+  | 'notify'
+  | 'onExit'
+  | 'webhook'
+  | 'acceptPinChanges'
+  | 'repin'
+  | 'acceptPlanEdits';
 
 /** ralph/.runs/<id>/state.json (SPEC §4). */
 export interface LoopState {
@@ -560,7 +585,13 @@ export interface LoopDeps {
    * `headAfterAgent`: HEAD read right after the agent exited, handed on so verification need not read it again.
    * `offBranch`: the agent worked on another branch; every claim is rejected (verify.ts).
    */
-  verify(iteration: number, prdBefore: string, headAfterAgent: string | null, offBranch?: AgentRunRecord['offBranch'], violation?: Violation): Promise<VerifyResult>;
+  verify(
+    iteration: number,
+    prdBefore: string,
+    headAfterAgent: string | null,
+    offBranch?: AgentRunRecord['offBranch'],
+    violation?: Violation,
+  ): Promise<VerifyResult>;
   /**
    * Before the loop may exit 0 (SPEC §6 final gate): every check of every story once more on a fresh checkout of the
    * final commit. A story that fails there is set back to passes: false and the loop goes on.

@@ -32,12 +32,29 @@ const WRITES = new Set(['create', 'upgrade', 'fix-mode', 'overwrite', 'merge']);
 export async function applyInstall(input: ApplyInput): Promise<ApplyResult> {
   const { plan, real, root } = input;
   const toWrite = plan.items.filter((i) => WRITES.has(i.action));
-  const backups = plan.items.filter((i) => i.backup && (WRITES.has(i.action) || i.action === 'remove')).map((i) => ({ path: i.path, backup: i.backup! }));
+  const backups = plan.items
+    .filter((i) => i.backup && (WRITES.has(i.action) || i.action === 'remove'))
+    .map((i) => ({ path: i.path, backup: i.backup! }));
   const writes: StagedWrite[] = [
-    ...backups.map((b): StagedWrite => ({ target: real.get(b.backup)!, data: input.current.get(b.path)!, mode: statSync(real.get(b.path)!).mode & 0o777, kind: 'backup' })),
-    ...toWrite.map((i): StagedWrite => ({ target: real.get(i.path)!, data: input.contents.get(i.path)!, mode: input.modes.get(i.path), kind: 'file' })),
+    ...backups.map(
+      (b): StagedWrite => ({
+        target: real.get(b.backup)!,
+        data: input.current.get(b.path)!,
+        mode: statSync(real.get(b.path)!).mode & 0o777,
+        kind: 'backup',
+      }),
+    ),
+    ...toWrite.map(
+      (i): StagedWrite => ({
+        target: real.get(i.path)!,
+        data: input.contents.get(i.path)!,
+        mode: input.modes.get(i.path),
+        kind: 'file',
+      }),
+    ),
   ];
-  if (plan.manifest.action !== 'identical') writes.push({ target: real.get(plan.manifest.path)!, data: renderManifest(plan.manifest.next), kind: 'manifest' });
+  if (plan.manifest.action !== 'identical')
+    writes.push({ target: real.get(plan.manifest.path)!, data: renderManifest(plan.manifest.next), kind: 'manifest' });
   const units = planUnits(root, writes);
   let steps = 0;
   const step = async () => {
@@ -97,7 +114,11 @@ function stagingError(err: unknown, root: string, writes: readonly StagedWrite[]
       { exitCode: EXIT.error, cause: err },
     );
   }
-  return new RalphkitError(`could not write into ${root} (${where}); nothing was changed`, { exitCode: EXIT.error, cause: err, hint: 'make the folder writable for this user, then run the same command again' });
+  return new RalphkitError(`could not write into ${root} (${where}); nothing was changed`, {
+    exitCode: EXIT.error,
+    cause: err,
+    hint: 'make the folder writable for this user, then run the same command again',
+  });
 }
 
 /** Past the journal the install is decided: every file on disk is whole (old or new), and the next run finishes it. */
@@ -105,11 +126,14 @@ function commitError(err: unknown, root: string, done: number, total: number): u
   const code = (err as NodeJS.ErrnoException).code;
   if (typeof code !== 'string') return err;
   const what = err instanceof Error ? err.message.split(',')[0] : code;
-  return new RalphkitError(`the install stopped after putting ${done} of ${total} parts in place in ${root} (${what}); each file there is whole, either the old version or the new one`, {
-    exitCode: EXIT.error,
-    cause: err,
-    hint: 'fix the cause, then run the same command again: it finishes the install',
-  });
+  return new RalphkitError(
+    `the install stopped after putting ${done} of ${total} parts in place in ${root} (${what}); each file there is whole, either the old version or the new one`,
+    {
+      exitCode: EXIT.error,
+      cause: err,
+      hint: 'fix the cause, then run the same command again: it finishes the install',
+    },
+  );
 }
 
 function kib(bytes: number): string {

@@ -20,7 +20,11 @@ export interface CiPlan {
  * manifest says: a repository installed with a workflow keeps it up to date, one without is left alone. Only a file
  * ralphkit installed (a manifest entry) is ever taken out; a workflow of the user's own by that name stays.
  */
-export function planCi(packageRoot: string, want: CiProvider | false | undefined, manifest: Manifest | undefined): CiPlan {
+export function planCi(
+  packageRoot: string,
+  want: CiProvider | false | undefined,
+  manifest: Manifest | undefined,
+): CiPlan {
   const provider = want === undefined ? manifest?.ci : want || manifest?.ci;
   if (!provider) return want === false ? { files: [], record: null } : { files: [] };
   const { from, to } = CI_FILES[provider];
@@ -28,7 +32,10 @@ export function planCi(packageRoot: string, want: CiProvider | false | undefined
   if (want !== false) return { files: [{ path: to, class: 'managed', source: 'ralphkit', content }], record: provider };
   const installed = manifest?.files[to]?.source === 'ralphkit';
   const reason = 'taken out (--no-ci): as ralphkit installed it';
-  return { files: installed ? [{ path: to, class: 'managed', source: 'ralphkit', content, remove: true, reason }] : [], record: null };
+  return {
+    files: installed ? [{ path: to, class: 'managed', source: 'ralphkit', content, remove: true, reason }] : [],
+    record: null,
+  };
 }
 
 /**

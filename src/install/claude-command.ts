@@ -20,5 +20,11 @@ If the lines above say the loop started, begin now with the instructions they gi
 
 /** The command as a managed file of the install plan; `remove` takes it out again (--no-claude-hook). */
 export function ralphLoopCommandFile(remove = false): IncomingFile {
-  return { path: RALPH_LOOP_COMMAND_PATH, class: 'managed', source: 'ralphkit', content: Buffer.from(RALPH_LOOP_COMMAND, 'utf8'), remove };
+  return {
+    path: RALPH_LOOP_COMMAND_PATH,
+    class: 'managed',
+    source: 'ralphkit',
+    content: Buffer.from(RALPH_LOOP_COMMAND, 'utf8'),
+    remove,
+  };
 }

@@ -21,7 +21,11 @@ export interface ClaudeHookPlan {
  * `want`: true adds (or keeps current) the hook, false takes it out, undefined does what the manifest says: a
  * repository installed with the hook keeps it up to date, one without is left alone.
  */
-export function planClaudeHook(root: string, want: boolean | undefined, manifest: Manifest | undefined): ClaudeHookPlan {
+export function planClaudeHook(
+  root: string,
+  want: boolean | undefined,
+  manifest: Manifest | undefined,
+): ClaudeHookPlan {
   const recorded = manifest?.claudeHook;
   if (want === undefined && !recorded) return { files: [] };
   const file = path.join(root, CLAUDE_SETTINGS_PATH);
@@ -30,18 +34,39 @@ export function planClaudeHook(root: string, want: boolean | undefined, manifest
     const command = ralphLoopCommandFile(true);
     if (current === undefined) return { files: [command], record: null };
     const next = removeStopHook(current, recorded ?? { added: 'entry' }, file);
-    if (next === null) return { files: [merged(current, "ralphkit's Stop hook taken out; ralphkit had created the file, and nothing else is in it", true), command], record: null };
+    if (next === null)
+      return {
+        files: [
+          merged(
+            current,
+            "ralphkit's Stop hook taken out; ralphkit had created the file, and nothing else is in it",
+            true,
+          ),
+          command,
+        ],
+        record: null,
+      };
     return { files: [merged(next, "ralphkit's Stop hook taken out; your settings kept"), command], record: null };
   }
   const { text, record } = addStopHook(current, file);
   const change = record ? 'added' : 'brought up to date';
-  const reason = current === undefined ? "new: ralphkit's Stop hook for Claude Code" : `ralphkit's Stop hook ${change}; your settings kept`;
+  const reason =
+    current === undefined
+      ? "new: ralphkit's Stop hook for Claude Code"
+      : `ralphkit's Stop hook ${change}; your settings kept`;
   // The /ralph-loop command goes with the hook: one starts the in-session loop, the other verifies its stops.
   return { files: [merged(text, reason), ralphLoopCommandFile()], record: record ?? recorded ?? { added: 'entry' } };
 }
 
 function merged(text: string, reason: string, remove = false): IncomingFile {
-  return { path: CLAUDE_SETTINGS_PATH, class: 'merged', source: 'ralphkit', content: Buffer.from(text, 'utf8'), reason, remove };
+  return {
+    path: CLAUDE_SETTINGS_PATH,
+    class: 'merged',
+    source: 'ralphkit',
+    content: Buffer.from(text, 'utf8'),
+    reason,
+    remove,
+  };
 }
 
 function readSettings(file: string): string | undefined {
@@ -53,7 +78,10 @@ function readSettings(file: string): string | undefined {
   }
   // A symlink is left to the path check before any write (install/safety.ts), which refuses one leading outside.
   if (!stat.isFile() && !stat.isSymbolicLink()) {
-    throw new RalphkitError(`${file} is not a file; nothing was written`, { exitCode: EXIT.refused, hint: 'move it out of the way, then run the same command again' });
+    throw new RalphkitError(`${file} is not a file; nothing was written`, {
+      exitCode: EXIT.refused,
+      hint: 'move it out of the way, then run the same command again',
+    });
   }
   return readFileSync(file, 'utf8');
 }

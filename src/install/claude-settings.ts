@@ -23,7 +23,8 @@ interface Layout {
 
 /** The text with ralphkit's entry present and current; `record` says what was added (undefined: it was there). */
 export function addStopHook(text: string | undefined, file: string): { text: string; record?: ClaudeHookRecord } {
-  if (text === undefined) return { text: `${JSON.stringify({ hooks: { Stop: [ENTRY] } }, null, 2)}\n`, record: { added: 'file' } };
+  if (text === undefined)
+    return { text: `${JSON.stringify({ hooks: { Stop: [ENTRY] } }, null, 2)}\n`, record: { added: 'file' } };
   const { bom, body, root } = parseSettings(text, file);
   const layout = detectLayout(body);
   const hooks = member(root, 'hooks');
@@ -35,7 +36,10 @@ export function addStopHook(text: string | undefined, file: string): { text: str
   const index = stopArray.items.findIndex(isOurs);
   if (index < 0) return insertItem(bom, body, stopArray, render(ENTRY, layout), layout, 'entry');
   const item = stopArray.items[index];
-  const replaced = body.slice(0, item.offset) + reindent(render(ENTRY, layout), lineIndent(body, item.offset), layout) + body.slice(valueEnd(body, item.offset));
+  const replaced =
+    body.slice(0, item.offset) +
+    reindent(render(ENTRY, layout), lineIndent(body, item.offset), layout) +
+    body.slice(valueEnd(body, item.offset));
   return { text: bom + replaced };
 }
 
@@ -48,7 +52,10 @@ export function removeStopHook(text: string, record: ClaudeHookRecord, file: str
   if (index < 0) return text;
   body = removeItem(body, stop, index, record.added === 'entry' ? record.gap : undefined);
   // What install added around the entry goes too, but only while it is empty (the user may have put more in it).
-  for (const [level, keys] of [['Stop', ['hooks']], ['hooks', []]] as const) {
+  for (const [level, keys] of [
+    ['Stop', ['hooks']],
+    ['hooks', []],
+  ] as const) {
     if (!addedAtOrAbove(record, level)) break;
     root = parseSettings(body, file).root;
     const parent = path(root, [...keys]) as JsonObject;
@@ -76,8 +83,15 @@ function parseSettings(text: string, file: string): { bom: string; body: string;
   return { bom, body, root: expectKind(parsed.root, 'object', file) };
 }
 
-function expectKind<K extends 'object' | 'array'>(node: JsonNode, kind: K, what: string): Extract<JsonNode, { kind: K }> {
-  if (node.kind !== kind) throw settingsError(`${what} is ${node.kind === 'array' || node.kind === 'object' ? `an ${node.kind}` : `a ${node.kind}`}, where Claude Code expects ${kind === 'object' ? 'an object' : 'an array'}`);
+function expectKind<K extends 'object' | 'array'>(
+  node: JsonNode,
+  kind: K,
+  what: string,
+): Extract<JsonNode, { kind: K }> {
+  if (node.kind !== kind)
+    throw settingsError(
+      `${what} is ${node.kind === 'array' || node.kind === 'object' ? `an ${node.kind}` : `a ${node.kind}`}, where Claude Code expects ${kind === 'object' ? 'an object' : 'an array'}`,
+    );
   return node as Extract<JsonNode, { kind: K }>;
 }
 
@@ -110,15 +124,27 @@ function isOurs(node: JsonNode): boolean {
 
 // Into a container with items: `,<newline><indent>item` after the last one. Into an empty one: the item on its own
 // line, with what was between the brackets recorded (`gap`) so taking it out puts exactly that back.
-function insertItem(bom: string, body: string, container: Container, itemText: string, layout: Layout, added: ClaudeHookRecord['added']) {
+function insertItem(
+  bom: string,
+  body: string,
+  container: Container,
+  itemText: string,
+  layout: Layout,
+  added: ClaudeHookRecord['added'],
+) {
   const items = itemsOf(container);
   if (items.length) {
     const last = items[items.length - 1];
     // An item that shares its line with what comes before (`"Stop": [{...}]`) gives no indent to copy.
     const ownLine = lineIndent(body, last.start);
-    const indent = /^[ \t]*$/.test(body.slice(body.lastIndexOf('\n', last.start - 1) + 1, last.start)) ? ownLine : lineIndent(body, container.offset) + layout.unit;
+    const indent = /^[ \t]*$/.test(body.slice(body.lastIndexOf('\n', last.start - 1) + 1, last.start))
+      ? ownLine
+      : lineIndent(body, container.offset) + layout.unit;
     const at = valueEnd(body, last.valueOffset);
-    return { text: bom + body.slice(0, at) + `,${layout.nl}${indent}${reindent(itemText, indent, layout)}` + body.slice(at), record: { added } };
+    return {
+      text: bom + body.slice(0, at) + `,${layout.nl}${indent}${reindent(itemText, indent, layout)}` + body.slice(at),
+      record: { added },
+    };
   }
   const close = valueEnd(body, container.offset) - 1;
   const outer = lineIndent(body, container.offset);
@@ -131,9 +157,12 @@ function insertItem(bom: string, body: string, container: Container, itemText: s
 // everything between the brackets (replaced by `gap` when install recorded one).
 function removeItem(body: string, container: Container, index: number, gap: string | undefined): string {
   const items = itemsOf(container);
-  if (items.length === 1) return body.slice(0, container.offset + 1) + (gap ?? '') + body.slice(valueEnd(body, container.offset) - 1);
+  if (items.length === 1)
+    return body.slice(0, container.offset + 1) + (gap ?? '') + body.slice(valueEnd(body, container.offset) - 1);
   if (index === 0) return body.slice(0, items[0].start) + body.slice(items[1].start);
-  return body.slice(0, valueEnd(body, items[index - 1].valueOffset)) + body.slice(valueEnd(body, items[index].valueOffset));
+  return (
+    body.slice(0, valueEnd(body, items[index - 1].valueOffset)) + body.slice(valueEnd(body, items[index].valueOffset))
+  );
 }
 
 function itemsOf(container: Container): { start: number; valueOffset: number }[] {

@@ -28,7 +28,10 @@ export function readDisk(real: ReadonlyMap<string, string>): Map<string, DiskFil
  * Paths whose file on disk lacks execute bits that ralphkit's version has (ralph/ralph.sh after a copy or a
  * checkout with core.fileMode off): `./ralph/ralph.sh` would fail with "Permission denied". Windows has no such bits.
  */
-export function findNotExecutable(disk: ReadonlyMap<string, DiskFile | undefined>, wanted: ReadonlyMap<string, number | undefined>): Set<string> {
+export function findNotExecutable(
+  disk: ReadonlyMap<string, DiskFile | undefined>,
+  wanted: ReadonlyMap<string, number | undefined>,
+): Set<string> {
   const paths = new Set<string>();
   if (process.platform === 'win32') return paths;
   for (const [rel, file] of disk) {

@@ -33,18 +33,21 @@ export async function withInstallLock<T>(root: string, fn: () => Promise<T>, opt
   const file = path.join(root, INSTALL_LOCK);
   let holder: Holder | null = null;
   let looks = 0;
-  const taken = await pollUntil(() => {
-    if (tryCreate(file)) return true;
-    holder = readHolder(file);
-    // A dead holder's lock is taken over at once.
-    if (isStale(file, holder)) {
-      removeFile(file);
+  const taken = await pollUntil(
+    () => {
       if (tryCreate(file)) return true;
       holder = readHolder(file);
-    }
-    if (looks++ === 0) options.onWait?.(holder);
-    return false;
-  }, { timeoutMs: options.waitMs ?? WAIT_MS, intervalMs: POLL_MS });
+      // A dead holder's lock is taken over at once.
+      if (isStale(file, holder)) {
+        removeFile(file);
+        if (tryCreate(file)) return true;
+        holder = readHolder(file);
+      }
+      if (looks++ === 0) options.onWait?.(holder);
+      return false;
+    },
+    { timeoutMs: options.waitMs ?? WAIT_MS, intervalMs: POLL_MS },
+  );
   if (!taken) throw busy(root, holder);
   try {
     return await fn();
@@ -59,7 +62,10 @@ function tryCreate(file: string): boolean {
     fd = openSync(file, 'wx', 0o644);
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-    throw new RalphkitError(`cannot create the install lock ${file}: ${(err as Error).message}`, { exitCode: EXIT.refused, hint: 'check that you can write to the repository folder, then run install again' });
+    throw new RalphkitError(`cannot create the install lock ${file}: ${(err as Error).message}`, {
+      exitCode: EXIT.refused,
+      hint: 'check that you can write to the repository folder, then run install again',
+    });
   }
   try {
     const start = ownProcessStart();

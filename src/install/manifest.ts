@@ -12,7 +12,9 @@ export function readManifest(file: string): ManifestRead {
   if (!existsSync(file)) return {};
   const parsed = parseManifest(readFileSync(file, 'utf8'));
   if (parsed) return { manifest: parsed };
-  return { warning: `ignoring ${file}: it is not a ralphkit manifest, so every file that differs from ralphkit's counts as edited` };
+  return {
+    warning: `ignoring ${file}: it is not a ralphkit manifest, so every file that differs from ralphkit's counts as edited`,
+  };
 }
 
 /** Pure: the manifest in `text`, or undefined when it is not one (its version and files: util/manifest-files.ts). */
@@ -23,11 +25,22 @@ export function parseManifest(text: string): Manifest | undefined {
   const claudeHook = parseHookRecord(data.claudeHook);
   const ci = CI_PROVIDERS.includes(data.ci as CiProvider) ? (data.ci as CiProvider) : undefined;
   const agents = parseAgentList(data.agents);
-  return { ralphkit: core.ralphkit, files: core.files, ...(claudeHook ? { claudeHook } : {}), ...(ci ? { ci } : {}), ...(agents ? { agents } : {}) };
+  return {
+    ralphkit: core.ralphkit,
+    files: core.files,
+    ...(claudeHook ? { claudeHook } : {}),
+    ...(ci ? { ci } : {}),
+    ...(agents ? { agents } : {}),
+  };
 }
 
 function parseAgentList(value: unknown): SkillAgent[] | undefined {
-  if (!Array.isArray(value) || !value.length || !value.every((v) => typeof v === 'string' && Object.hasOwn(AGENT_SKILL_DIRS, v))) return undefined;
+  if (
+    !Array.isArray(value) ||
+    !value.length ||
+    !value.every((v) => typeof v === 'string' && Object.hasOwn(AGENT_SKILL_DIRS, v))
+  )
+    return undefined;
   return value as SkillAgent[];
 }
 

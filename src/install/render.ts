@@ -20,8 +20,13 @@ const ACTION_WIDTH = 'skip-state'.length;
 
 export function renderPlanLines(plan: InstallPlan): string[] {
   const width = Math.max(...plan.items.map((i) => i.path.length), plan.manifest.path.length);
-  const lines = plan.items.map((item) => `  ${ACTION_COLOR[item.action](item.action.padEnd(ACTION_WIDTH))}  ${item.path.padEnd(width)}  ${color.dim(item.reason)}`);
-  lines.push(`  ${color.dim(plan.manifest.action.padEnd(ACTION_WIDTH))}  ${plan.manifest.path.padEnd(width)}  ${color.dim('manifest: version and hashes of managed files')}`);
+  const lines = plan.items.map(
+    (item) =>
+      `  ${ACTION_COLOR[item.action](item.action.padEnd(ACTION_WIDTH))}  ${item.path.padEnd(width)}  ${color.dim(item.reason)}`,
+  );
+  lines.push(
+    `  ${color.dim(plan.manifest.action.padEnd(ACTION_WIDTH))}  ${plan.manifest.path.padEnd(width)}  ${color.dim('manifest: version and hashes of managed files')}`,
+  );
   return lines;
 }
 
@@ -39,7 +44,8 @@ type RowAction = PlanItem['action'] | InstallPlan['manifest']['action'];
 /** Rows of the printed table by action, the manifest's row included, so the summary adds up to the table. */
 export function countActions(plan: InstallPlan): Partial<Record<RowAction, number>> {
   const counts: Partial<Record<RowAction, number>> = {};
-  for (const action of [...plan.items.map((i) => i.action), plan.manifest.action]) counts[action] = (counts[action] ?? 0) + 1;
+  for (const action of [...plan.items.map((i) => i.action), plan.manifest.action])
+    counts[action] = (counts[action] ?? 0) + 1;
   return counts;
 }
 
@@ -59,9 +65,10 @@ export function renderKeptLines(plan: InstallPlan, command: string): string[] {
 
 function renderKeptLine(i: PlanItem, command: string): string {
   if (i.removing) return `Kept your ${i.path} as you chose: it is yours now, and ralphkit no longer manages it.`;
-  const line = i.keptBecause === 'chosen'
-    ? `Kept your ${i.path} over the new version, as you chose (\`${command} --force\` backs yours up and installs the new one).`
-    : `Kept your edited ${i.path} (ralphkit has nothing newer for it).`;
+  const line =
+    i.keptBecause === 'chosen'
+      ? `Kept your ${i.path} over the new version, as you chose (\`${command} --force\` backs yours up and installs the new one).`
+      : `Kept your edited ${i.path} (ralphkit has nothing newer for it).`;
   return line + (ENGINE_PATHS.includes(i.path) ? renderEngineKept(command) : '');
 }
 

@@ -20,7 +20,10 @@ export function renderJson(result: FileRunResult, command: string, extra: Record
     cwd: result.cwd,
     status: result.status,
     exitCode: result.exitCode,
-    files: result.plan.items.map((i) => ({ ...i, ...(result.diffs[i.path] !== undefined ? { diff: result.diffs[i.path] } : {}) })),
+    files: result.plan.items.map((i) => ({
+      ...i,
+      ...(result.diffs[i.path] !== undefined ? { diff: result.diffs[i.path] } : {}),
+    })),
     manifest: { path: result.plan.manifest.path, action: result.plan.manifest.action },
     backups: result.backups,
     warnings: result.warnings,
@@ -35,13 +38,19 @@ export function printResult(result: FileRunResult, options: ReportOptions, extra
   if (options.json) logger.out(renderJson(result, options.command, extra));
   else printText(result, ralphkitCommand(options.command));
   if (result.status === 'conflicts') throw conflictError(result, ralphkitCommand(options.command));
-  if (result.status === 'aborted') throw new RalphkitError('stopped at the prompt; nothing was written', { exitCode: EXIT.refused });
+  if (result.status === 'aborted')
+    throw new RalphkitError('stopped at the prompt; nothing was written', { exitCode: EXIT.refused });
 }
 
 function printText(result: FileRunResult, command: string): void {
   const kept = renderKeptLines(result.plan, command);
   if (result.status === 'nothing-to-do') return printNothingToDo(result, kept);
-  const title = result.status === 'dry-run' ? 'Dry run (nothing written): plan for' : result.status === 'written' ? 'Installed into' : 'Plan for';
+  const title =
+    result.status === 'dry-run'
+      ? 'Dry run (nothing written): plan for'
+      : result.status === 'written'
+        ? 'Installed into'
+        : 'Plan for';
   logger.out(`${title} ${result.cwd} (ralphkit ${result.version}):`);
   logger.out(renderPlanLines(result.plan).join('\n'));
   // A diff quotes files an agent can write (the runner, a skill): shown without their control sequences.
@@ -58,18 +67,27 @@ function printNothingToDo(result: FileRunResult, kept: string[]): void {
   // A file kept over a newer version means the repository is not up to date, so the line does not claim it.
   const behind = result.plan.items.some((i) => i.keptBecause === 'chosen');
   const lead = kept.length ? 'Nothing else to do' : 'Nothing to do';
-  logger.out(behind ? `${lead} in ${result.cwd} (ralphkit ${result.version}).` : `${lead}: ${result.cwd} is up to date with ralphkit ${result.version}.`);
+  logger.out(
+    behind
+      ? `${lead} in ${result.cwd} (ralphkit ${result.version}).`
+      : `${lead}: ${result.cwd} is up to date with ralphkit ${result.version}.`,
+  );
 }
 
 function conflictError(result: FileRunResult, command: string): RalphkitError {
   const lines = renderConflicts(result.plan, command);
   // Taking a file out (--no-ci) is settled by the same flags plus --force: a plain `install --force` would keep it.
   const removing = result.plan.items.some((i) => i.action === 'conflict' && i.removing);
-  const force = removing ? `\`${command} --no-ci --force\` backs up your files, then removes or replaces them` : `\`${command} --force\` backs up your files and installs ralphkit's`;
-  return new RalphkitError(`${lines.length} ${lines.length === 1 ? 'file conflicts' : 'files conflict'}; nothing was written:\n${lines.join('\n')}`, {
-    exitCode: EXIT.refused,
-    hint: `${Object.keys(result.diffs).length ? '' : `\`${command} --diff\` shows the changes; `}${force}`,
-  });
+  const force = removing
+    ? `\`${command} --no-ci --force\` backs up your files, then removes or replaces them`
+    : `\`${command} --force\` backs up your files and installs ralphkit's`;
+  return new RalphkitError(
+    `${lines.length} ${lines.length === 1 ? 'file conflicts' : 'files conflict'}; nothing was written:\n${lines.join('\n')}`,
+    {
+      exitCode: EXIT.refused,
+      hint: `${Object.keys(result.diffs).length ? '' : `\`${command} --diff\` shows the changes; `}${force}`,
+    },
+  );
 }
 
 /** With --json, a refusal or error still yields one JSON document on stdout; the error then goes on to src/cli.ts. */
@@ -84,7 +102,13 @@ export async function withJsonErrors<T>(json: boolean | undefined, command: stri
 
 function printJsonError(err: unknown, command: string): void {
   const exitCode = err instanceof RalphkitError ? err.exitCode : EXIT.error;
-  const doc = { command, status: exitCode === EXIT.refused ? 'refused' : 'error', exitCode, error: err instanceof Error ? err.message : String(err), hint: err instanceof RalphkitError ? err.hint : undefined };
+  const doc = {
+    command,
+    status: exitCode === EXIT.refused ? 'refused' : 'error',
+    exitCode,
+    error: err instanceof Error ? err.message : String(err),
+    hint: err instanceof RalphkitError ? err.hint : undefined,
+  };
   logger.json(doc);
 }
 
@@ -98,7 +122,11 @@ export const askAtTerminal: AskConflict = async (item, diff) => {
         : { title: 'Keep mine', value: 'keep', description: 'leave your file; the new version is not installed' },
       item.removing
         ? { title: 'Remove', value: 'overwrite', description: 'back up your file to ralph/.backup/, then remove it' }
-        : { title: 'Overwrite', value: 'overwrite', description: 'back up your file to ralph/.backup/, install the new version' },
+        : {
+            title: 'Overwrite',
+            value: 'overwrite',
+            description: 'back up your file to ralph/.backup/, install the new version',
+          },
       { title: 'Show the diff', value: 'diff' },
       { title: 'Abort', value: 'abort', description: 'write nothing' },
     ] as const);

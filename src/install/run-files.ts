@@ -11,7 +11,16 @@ import { conflictsOf, planInstall, planIsNoop } from './plan.js';
 import { applyInstall } from './apply.js';
 import { renderUnifiedDiff } from '../util/diff.js';
 import { hashContent } from '../util/hash.js';
-import { BACKUP_DIR, MANIFEST_PATH, type CiProvider, type ClaudeHookRecord, type IncomingFile, type InstallPlan, type PlanItem, type Resolution } from './types.js';
+import {
+  BACKUP_DIR,
+  MANIFEST_PATH,
+  type CiProvider,
+  type ClaudeHookRecord,
+  type IncomingFile,
+  type InstallPlan,
+  type PlanItem,
+  type Resolution,
+} from './types.js';
 import { renderUpgradeHint } from '../util/invocation.js';
 import type { SkillAgent } from '../skills/agent-names.js';
 
@@ -66,13 +75,41 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
   const leftovers = options.dryRun ? [] : cleanLeftovers(root, real.values());
   const disk = readDisk(new Map(options.files.map((f) => [f.path, real.get(f.path)!])));
   const hashes = new Map([...disk].map(([p, d]) => [p, d?.sha256]));
-  const planned = options.files.map((f) => ({ path: f.path, class: f.class, source: f.source, sha256: hashContent(f.content), reason: f.reason, remove: f.remove }));
+  const planned = options.files.map((f) => ({
+    path: f.path,
+    class: f.class,
+    source: f.source,
+    sha256: hashContent(f.content),
+    reason: f.reason,
+    remove: f.remove,
+  }));
   const notExecutable = findNotExecutable(disk, new Map(options.files.map((f) => [f.path, f.mode])));
-  const planOptions = { force: options.force, backupDir: `${BACKUP_DIR}/${stamp(options.now ?? new Date())}`, version: options.version, keepRecordedVersion: options.keepRecordedVersion, notExecutable, claudeHook: options.claudeHook, ci: options.ci, agents: options.recordAgents };
+  const planOptions = {
+    force: options.force,
+    backupDir: `${BACKUP_DIR}/${stamp(options.now ?? new Date())}`,
+    version: options.version,
+    keepRecordedVersion: options.keepRecordedVersion,
+    notExecutable,
+    claudeHook: options.claudeHook,
+    ci: options.ci,
+    agents: options.recordAgents,
+  };
   const contents = new Map(options.files.map((f) => [f.path, f.content]));
-  const diffOf = (item: PlanItem) => renderUnifiedDiff(disk.get(item.path)?.content.toString('utf8') ?? '', contents.get(item.path)!.toString('utf8'), `a/${item.path}`, `b/${item.path}`);
+  const diffOf = (item: PlanItem) =>
+    renderUnifiedDiff(
+      disk.get(item.path)?.content.toString('utf8') ?? '',
+      contents.get(item.path)!.toString('utf8'),
+      `a/${item.path}`,
+      `b/${item.path}`,
+    );
   let plan = planInstall(manifest, hashes, planned, planOptions);
-  const base = { cwd: root, version: options.version, written: [], backups: [], warnings: [...(warning ? [warning] : []), ...leftovers] };
+  const base = {
+    cwd: root,
+    version: options.version,
+    written: [],
+    backups: [],
+    warnings: [...(warning ? [warning] : []), ...leftovers],
+  };
 
   // 3. A person at a terminal may settle conflicts; the plan is then made again with their answers.
   if (conflictsOf(plan).length && options.ask) {
@@ -82,7 +119,11 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
   }
   if (options.guardDowngrade && !options.force) refuseDowngrade(manifest?.ralphkit, options.version, plan);
   const diffs = options.diff ? renderDiffs(plan, diffOf) : {};
-  for (const [rel, abs] of resolveAllInside(root, plan.items.flatMap((i) => (i.backup ? [i.backup] : [])))) real.set(rel, abs);
+  for (const [rel, abs] of resolveAllInside(
+    root,
+    plan.items.flatMap((i) => (i.backup ? [i.backup] : [])),
+  ))
+    real.set(rel, abs);
 
   // 4. All or nothing: any conflict left means no write at all.
   if (conflictsOf(plan).length) return { ...base, plan, status: 'conflicts', exitCode: EXIT.refused, diffs };
@@ -92,8 +133,24 @@ export async function runFiles(options: FileRunOptions): Promise<FileRunResult> 
   // 5. Apply: backups, files, manifest last.
   const current = new Map([...disk].flatMap(([p, d]) => (d ? [[p, d.content] as const] : [])));
   const modes = new Map(options.files.map((f) => [f.path, f.mode]));
-  const applied = await applyInstall({ root, plan, real, contents, modes, current, pauseAfterWrites: options.pauseAfterWrites });
-  return { ...base, plan, status: 'written', exitCode: EXIT.ok, diffs, written: applied.written, backups: applied.backups };
+  const applied = await applyInstall({
+    root,
+    plan,
+    real,
+    contents,
+    modes,
+    current,
+    pauseAfterWrites: options.pauseAfterWrites,
+  });
+  return {
+    ...base,
+    plan,
+    status: 'written',
+    exitCode: EXIT.ok,
+    diffs,
+    written: applied.written,
+    backups: applied.backups,
+  };
 }
 
 /**
@@ -104,7 +161,9 @@ function cleanLeftovers(root: string, targets: Iterable<string>): string[] {
   const leftover = readLeftover(root);
   removeStaging(root);
   removeStaleTempFiles(targets);
-  return leftover === 'decided' ? [`an earlier run was interrupted while putting its files in place; this run finishes the job`] : [];
+  return leftover === 'decided'
+    ? [`an earlier run was interrupted while putting its files in place; this run finishes the job`]
+    : [];
 }
 
 function resolveRoot(cwd: string): string {
@@ -119,21 +178,32 @@ function refuseDowngrade(recorded: string | undefined, version: string, plan: In
   if (recorded === undefined || compareVersions(recorded, version) <= 0) return;
   const older = plan.items.filter((i) => i.action === 'upgrade' || i.action === 'overwrite').map((i) => i.path);
   if (!older.length) return;
-  throw new RalphkitError(`this repository was set up by ralphkit ${recorded}, newer than this ralphkit ${version}; installing would put older versions of ${older.join(', ')} back`, {
-    exitCode: EXIT.refused,
-    hint: `${renderUpgradeHint(recorded)}, or add --force to go back to ${version}`,
-  });
+  throw new RalphkitError(
+    `this repository was set up by ralphkit ${recorded}, newer than this ralphkit ${version}; installing would put older versions of ${older.join(', ')} back`,
+    {
+      exitCode: EXIT.refused,
+      hint: `${renderUpgradeHint(recorded)}, or add --force to go back to ${version}`,
+    },
+  );
 }
 
 function checkUniquePaths(files: readonly IncomingFile[]): void {
   const seen = new Set<string>();
   for (const f of files) {
-    if (seen.has(f.path)) throw new RalphkitError(`two files would both be installed as ${f.path}`, { exitCode: EXIT.refused, hint: 'give each skill a different name (file name or `name:` in its frontmatter)' });
+    if (seen.has(f.path))
+      throw new RalphkitError(`two files would both be installed as ${f.path}`, {
+        exitCode: EXIT.refused,
+        hint: 'give each skill a different name (file name or `name:` in its frontmatter)',
+      });
     seen.add(f.path);
   }
 }
 
-async function askAll(conflicts: PlanItem[], ask: AskConflict, diffOf: (i: PlanItem) => string): Promise<Map<string, Resolution> | undefined> {
+async function askAll(
+  conflicts: PlanItem[],
+  ask: AskConflict,
+  diffOf: (i: PlanItem) => string,
+): Promise<Map<string, Resolution> | undefined> {
   const resolutions = new Map<string, Resolution>();
   for (const item of conflicts) {
     const answer = await ask(item, diffOf(item));

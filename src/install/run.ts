@@ -67,11 +67,16 @@ export async function runInstall(options: InstallOptions): Promise<InstallResult
 function refuseRunningLoop(target: string): void {
   const loop = findRunningLoop(target);
   if (!loop) return;
-  const what = loop.inSession ? `an in-session loop (Claude Code session ${loop.id}, pid ${loop.pid})` : `a loop (${loop.id}, pid ${loop.pid})`;
-  throw new RalphkitError(`${what} is running in ${target}; install would change the files it runs and trusts, and its agent would commit them with its work; nothing was changed`, {
-    exitCode: EXIT.refused,
-    hint: `wait for it to end (${ralphkitCommand('status')}), or stop it with: ${ralphkitCommand(`cancel ${loop.id}`)}; then run install again`,
-  });
+  const what = loop.inSession
+    ? `an in-session loop (Claude Code session ${loop.id}, pid ${loop.pid})`
+    : `a loop (${loop.id}, pid ${loop.pid})`;
+  throw new RalphkitError(
+    `${what} is running in ${target}; install would change the files it runs and trusts, and its agent would commit them with its work; nothing was changed`,
+    {
+      exitCode: EXIT.refused,
+      hint: `wait for it to end (${ralphkitCommand('status')}), or stop it with: ${ralphkitCommand(`cancel ${loop.id}`)}; then run install again`,
+    },
+  );
 }
 
 async function install(target: string, options: InstallOptions): Promise<InstallResult> {
@@ -83,12 +88,24 @@ async function install(target: string, options: InstallOptions): Promise<Install
   const hook = planClaudeHook(target, options.claudeHook, manifest);
   const ci = planCi(root, options.ci, manifest);
   files.push(...hook.files, ...ci.files);
-  const result = await runFiles({ ...options, files, version: readPackageVersion(root), guardDowngrade: true, claudeHook: hook.record, ci: ci.record, ...(skills ? { recordAgents: agents } : {}) });
+  const result = await runFiles({
+    ...options,
+    files,
+    version: readPackageVersion(root),
+    guardDowngrade: true,
+    claudeHook: hook.record,
+    ci: ci.record,
+    ...(skills ? { recordAgents: agents } : {}),
+  });
   const gitRoot = findGitRoot(result.cwd);
   if (!gitRoot) {
-    result.warnings.push(`${result.cwd} is not inside a git repository; the loop needs git (run \`git init\` there before ./ralph/ralph.sh)`);
+    result.warnings.push(
+      `${result.cwd} is not inside a git repository; the loop needs git (run \`git init\` there before ./ralph/ralph.sh)`,
+    );
   } else if (gitRoot !== result.cwd) {
-    result.warnings.push(`${result.cwd} is a subfolder of the repository ${gitRoot}; the loop looks for ralph/ at the repository root (install with --cwd ${shellQuote(gitRoot)}, or run the loop with --prd and --prompt)`);
+    result.warnings.push(
+      `${result.cwd} is a subfolder of the repository ${gitRoot}; the loop looks for ralph/ at the repository root (install with --cwd ${shellQuote(gitRoot)}, or run the loop with --prd and --prompt)`,
+    );
   }
   return result;
 }

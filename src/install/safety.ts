@@ -58,4 +58,3 @@ function lstatOrUndefined(p: string) {
     throw err;
   }
 }
-

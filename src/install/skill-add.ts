@@ -32,7 +32,11 @@ export interface SkillAddResult extends FileRunResult {
 }
 
 export async function runSkillAdd(options: SkillAddOptions): Promise<SkillAddResult> {
-  if (options.files.length === 0) throw new RalphkitError('no skill files given', { exitCode: EXIT.error, hint: ralphkitCommand('skill add notes/review.md') });
+  if (options.files.length === 0)
+    throw new RalphkitError('no skill files given', {
+      exitCode: EXIT.error,
+      hint: ralphkitCommand('skill add notes/review.md'),
+    });
   const folder = resolveCwdFolder(options.cwd);
   const agents = options.agents ?? readManifest(path.join(folder, MANIFEST_PATH)).manifest?.agents ?? ['claude'];
   const skills: SkillAddResult['skills'] = [];
@@ -59,7 +63,12 @@ export async function runSkillAdd(options: SkillAddOptions): Promise<SkillAddRes
   return { ...result, skills };
 }
 
-const READ_ERRORS: Readonly<Record<string, string>> = { ENOENT: 'no such file', EISDIR: 'a folder, not a file', EACCES: 'permission denied', ENOTDIR: 'no such file' };
+const READ_ERRORS: Readonly<Record<string, string>> = {
+  ENOENT: 'no such file',
+  EISDIR: 'a folder, not a file',
+  EACCES: 'permission denied',
+  ENOTDIR: 'no such file',
+};
 
 function readSkillSource(file: string): string {
   try {
@@ -67,9 +76,12 @@ function readSkillSource(file: string): string {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code ?? '';
     const reason = READ_ERRORS[code];
-    throw new RalphkitError(reason === 'no such file' ? `no such file: ${file}` : `cannot read ${file}: ${reason ?? (err as Error).message}`, {
-      exitCode: EXIT.refused,
-      hint: `check the path; skill add takes markdown files, e.g. ${ralphkitCommand('skill add docs/review.md')}`,
-    });
+    throw new RalphkitError(
+      reason === 'no such file' ? `no such file: ${file}` : `cannot read ${file}: ${reason ?? (err as Error).message}`,
+      {
+        exitCode: EXIT.refused,
+        hint: `check the path; skill add takes markdown files, e.g. ${ralphkitCommand('skill add docs/review.md')}`,
+      },
+    );
   }
 }

@@ -10,7 +10,12 @@ import { skillFilePath, type SkillAgent } from '../skills/agent-names.js';
 export const TEMPLATE_RENAMES: Readonly<Record<string, string>> = { _gitignore: '.gitignore' };
 
 /** Template files the user owns once created: created when missing, never touched afterwards. */
-export const STATE_FILES: ReadonlySet<string> = new Set(['ralph/prompt.md', 'ralph/prd.json', 'ralph/progress.txt', 'ralph/review.md']);
+export const STATE_FILES: ReadonlySet<string> = new Set([
+  'ralph/prompt.md',
+  'ralph/prd.json',
+  'ralph/progress.txt',
+  'ralph/review.md',
+]);
 
 export const FILE_MODES: Readonly<Record<string, number>> = { 'ralph/ralph.sh': 0o755 };
 
@@ -31,7 +36,8 @@ export type CheckedSkills = Readonly<Record<string, { sha256: string; name: stri
 
 // Set by scripts/build.mjs from checkShippedSkills (esbuild `define`); absent where src/ runs unbuilt (vitest).
 declare const __RALPHKIT_CHECKED_SKILLS__: CheckedSkills | undefined;
-const CHECKED_AT_BUILD: CheckedSkills = typeof __RALPHKIT_CHECKED_SKILLS__ === 'undefined' ? {} : __RALPHKIT_CHECKED_SKILLS__;
+const CHECKED_AT_BUILD: CheckedSkills =
+  typeof __RALPHKIT_CHECKED_SKILLS__ === 'undefined' ? {} : __RALPHKIT_CHECKED_SKILLS__;
 
 export interface SourceOptions {
   /** The package root holding templates/, skills/ and dist/. */
@@ -48,7 +54,8 @@ export async function readInstallSources(options: SourceOptions): Promise<Incomi
     const from = path.join(options.root, row.from);
     if (row.kind === 'templates') files.push(...readTemplates(from, row.to));
     if (row.kind === 'engine') files.push(readEngine(from, row.to));
-    if (row.kind === 'skills' && options.skills) files.push(...(await readShippedSkills(from, options.agents, options.checkedSkills ?? CHECKED_AT_BUILD)));
+    if (row.kind === 'skills' && options.skills)
+      files.push(...(await readShippedSkills(from, options.agents, options.checkedSkills ?? CHECKED_AT_BUILD)));
   }
   return files;
 }
@@ -57,12 +64,21 @@ function readTemplates(dir: string, to: string): IncomingFile[] {
   return listFiles(dir).map((rel) => {
     const target = `${to}/${renameTemplate(rel)}`;
     const cls: FileClass = STATE_FILES.has(target) ? 'state' : 'managed';
-    return { path: target, class: cls, source: 'ralphkit', content: readFileSync(path.join(dir, rel)), mode: FILE_MODES[target] };
+    return {
+      path: target,
+      class: cls,
+      source: 'ralphkit',
+      content: readFileSync(path.join(dir, rel)),
+      mode: FILE_MODES[target],
+    };
   });
 }
 
 export function renameTemplate(rel: string): string {
-  return rel.split('/').map((part) => TEMPLATE_RENAMES[part] ?? part).join('/');
+  return rel
+    .split('/')
+    .map((part) => TEMPLATE_RENAMES[part] ?? part)
+    .join('/');
 }
 
 function readEngine(file: string, to: string): IncomingFile {
@@ -75,7 +91,11 @@ function readEngine(file: string, to: string): IncomingFile {
   return { path: to, class: 'managed', source: 'ralphkit', content: readFileSync(file), mode: FILE_MODES[to] };
 }
 
-async function readShippedSkills(dir: string, agents: readonly SkillAgent[], checked: CheckedSkills): Promise<IncomingFile[]> {
+async function readShippedSkills(
+  dir: string,
+  agents: readonly SkillAgent[],
+  checked: CheckedSkills,
+): Promise<IncomingFile[]> {
   const files: IncomingFile[] = [];
   for (const rel of shippedSkillNames(dir)) {
     const file = path.join(dir, rel);
@@ -85,12 +105,24 @@ async function readShippedSkills(dir: string, agents: readonly SkillAgent[], che
     if (known && known.sha256 === sha256(bytes)) {
       // What skillFilesFor returns for a skill that needs nothing filled in: its text, once per agent folder.
       const content = Buffer.from(text, 'utf8');
-      files.push(...agents.map((agent): IncomingFile => ({ path: skillFilePath(agent, known.name), class: 'managed', source: 'ralphkit', content })));
+      files.push(
+        ...agents.map(
+          (agent): IncomingFile => ({
+            path: skillFilePath(agent, known.name),
+            class: 'managed',
+            source: 'ralphkit',
+            content,
+          }),
+        ),
+      );
       continue;
     }
     const { skillFilesFor } = await import('../skills/agents.js');
     const outcome = skillFilesFor(rel, text, agents, 'ralphkit');
-    if (!outcome.ok) throw new RalphkitError(`ralphkit's own skill ${file} breaks the Agent Skills rules: ${outcome.problems.join('; ')}`);
+    if (!outcome.ok)
+      throw new RalphkitError(
+        `ralphkit's own skill ${file} breaks the Agent Skills rules: ${outcome.problems.join('; ')}`,
+      );
     files.push(...outcome.files);
   }
   return files;
@@ -119,8 +151,10 @@ function sha256(bytes: Buffer): string {
 /** Every file under `dir`, relative with forward slashes, sorted; [] when the folder is missing. */
 export function listFiles(dir: string, prefix = ''): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir).sort().flatMap((name) => {
-    const rel = prefix ? `${prefix}/${name}` : name;
-    return statSync(path.join(dir, name)).isDirectory() ? listFiles(path.join(dir, name), rel) : [rel];
-  });
+  return readdirSync(dir)
+    .sort()
+    .flatMap((name) => {
+      const rel = prefix ? `${prefix}/${name}` : name;
+      return statSync(path.join(dir, name)).isDirectory() ? listFiles(path.join(dir, name), rel) : [rel];
+    });
 }

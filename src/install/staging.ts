@@ -38,7 +38,11 @@ export function planUnits(root: string, writes: readonly StagedWrite[]): StagedU
   const byTarget = new Map<string, StagedUnit>();
   for (const write of writes) {
     const target = topmostMissingFolder(path.dirname(write.target)) ?? write.target;
-    const unit = byTarget.get(target) ?? { target, staged: path.join(stagingDir(root), String(byTarget.size)), writes: [] };
+    const unit = byTarget.get(target) ?? {
+      target,
+      staged: path.join(stagingDir(root), String(byTarget.size)),
+      writes: [],
+    };
     unit.writes.push(write);
     byTarget.set(target, unit);
   }
@@ -74,13 +78,20 @@ export async function stageUnits(root: string, units: readonly StagedUnit[], ste
       await step();
     }
   }
-  const journal = { decided: new Date().toISOString(), targets: units.map((u) => path.relative(root, u.target).split(path.sep).join('/')) };
+  const journal = {
+    decided: new Date().toISOString(),
+    targets: units.map((u) => path.relative(root, u.target).split(path.sep).join('/')),
+  };
   atomicWriteFileSync(path.join(dir, JOURNAL), `${JSON.stringify(journal, null, 2)}\n`);
   await step();
 }
 
 /** Phase 2: one rename per unit, in order; then the journal goes, then the staging folder. */
-export async function commitUnits(root: string, units: readonly StagedUnit[], step: () => Promise<void>): Promise<void> {
+export async function commitUnits(
+  root: string,
+  units: readonly StagedUnit[],
+  step: () => Promise<void>,
+): Promise<void> {
   for (const unit of units) {
     putInPlace(unit);
     await step();
@@ -125,7 +136,9 @@ export function removeStaging(root: string): void {
 /** Bytes the staged files take, each rounded up to whole blocks of the file system holding `root`. */
 export function stagedBytes(units: readonly StagedUnit[], blockSize: number): number {
   const size = (w: StagedWrite) => (typeof w.data === 'string' ? Buffer.byteLength(w.data) : w.data.length);
-  return units.flatMap((u) => u.writes).reduce((sum, w) => sum + Math.max(1, Math.ceil(size(w) / blockSize)) * blockSize, 0);
+  return units
+    .flatMap((u) => u.writes)
+    .reduce((sum, w) => sum + Math.max(1, Math.ceil(size(w) / blockSize)) * blockSize, 0);
 }
 
 function lstatOrUndefined(p: string) {

@@ -7,7 +7,17 @@ export type FileClass = 'managed' | 'state' | 'merged';
 /** Who put a managed file there: ralphkit's own templates, or `ralphkit skill add` from the user's file. */
 export type FileSource = 'ralphkit' | 'user';
 
-export type Action = 'create' | 'identical' | 'upgrade' | 'fix-mode' | 'keep' | 'conflict' | 'overwrite' | 'skip-state' | 'merge' | 'remove';
+export type Action =
+  | 'create'
+  | 'identical'
+  | 'upgrade'
+  | 'fix-mode'
+  | 'keep'
+  | 'conflict'
+  | 'overwrite'
+  | 'skip-state'
+  | 'merge'
+  | 'remove';
 
 /** One file ralphkit wants in the repository. */
 export interface IncomingFile {

@@ -34,6 +34,7 @@ export function branchNameProblem(name: string): string | undefined {
 function describeChar(c: string): string {
   if (c === ' ') return 'a space';
   const code = c.charCodeAt(0);
-  if (code < 0x20 || code === 0x7f) return `the control character U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+  if (code < 0x20 || code === 0x7f)
+    return `the control character U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
   return `"${c}"`;
 }

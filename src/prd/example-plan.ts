@@ -6,7 +6,8 @@ import examplePlan from '../../templates/ralph/prd.json';
 
 const EXAMPLE = renderCanonical(examplePlan);
 // The example as earlier versions installed it, before its description named the engine's own validate.
-const OLDER_DESCRIPTION = 'An example plan: replace it with your own. Write a PRD with the prd skill, then turn it into this file with the ralph skill, and check it with `npx ralphkit validate`.';
+const OLDER_DESCRIPTION =
+  'An example plan: replace it with your own. Write a PRD with the prd skill, then turn it into this file with the ralph skill, and check it with `npx ralphkit validate`.';
 
 export function isExamplePlan(prd: unknown): boolean {
   // Most plans differ in the branch or the number of stories: answered without rendering a large plan.
@@ -14,9 +15,16 @@ export function isExamplePlan(prd: unknown): boolean {
   if (typeof plan !== 'object' || plan === null || plan.branchName !== examplePlan.branchName) return false;
   if (!Array.isArray(plan.userStories) || plan.userStories.length !== examplePlan.userStories.length) return false;
   const description = (prd as { description?: unknown }).description;
-  return renderCanonical(description === OLDER_DESCRIPTION ? { ...plan, description: examplePlan.description } : prd) === EXAMPLE;
+  return (
+    renderCanonical(description === OLDER_DESCRIPTION ? { ...plan, description: examplePlan.description } : prd) ===
+    EXAMPLE
+  );
 }
 
 function renderCanonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : v,
+  );
 }

@@ -68,7 +68,8 @@ class Parser {
     if (this.pos >= this.text.length) throw new Fault(0, 'the file is empty; expected a JSON object');
     const root = this.value(0);
     this.skipSpace();
-    if (this.pos < this.text.length) throw new Fault(this.pos, `unexpected ${this.describeHere()} after the end of the JSON document`);
+    if (this.pos < this.text.length)
+      throw new Fault(this.pos, `unexpected ${this.describeHere()} after the end of the JSON document`);
     return root;
   }
 
@@ -96,7 +97,8 @@ class Parser {
       if (this.text[this.pos] !== '"') throw this.badKey();
       const key = this.string();
       this.skipSpace();
-      if (this.text[this.pos] !== ':') throw new Fault(this.pos, `expected ':' after the key "${key}", found ${this.describeHere()}`);
+      if (this.text[this.pos] !== ':')
+        throw new Fault(this.pos, `expected ':' after the key "${key}", found ${this.describeHere()}`);
       this.pos++;
       node.entries.push({ key, keyOffset, value: this.value(depth + 1) });
       if (this.endOfList('}', 'property')) return node;
@@ -146,7 +148,8 @@ class Parser {
       const code = this.text.charCodeAt(this.pos);
       if (Number.isNaN(code)) throw new Fault(start, 'unterminated string');
       if (code === 0x22) break;
-      if (code === 0x0a || code === 0x0d) throw new Fault(start, 'unterminated string (a string cannot span lines; write \\n)');
+      if (code === 0x0a || code === 0x0d)
+        throw new Fault(start, 'unterminated string (a string cannot span lines; write \\n)');
       if (code < 0x20) throw new Fault(this.pos, `control character U+${hex4(code)} inside a string; escape it`);
       if (code === 0x5c) {
         out += this.text.slice(chunk, this.pos) + this.escape();
@@ -187,9 +190,11 @@ class Parser {
     const start = this.pos;
     WORD.lastIndex = start;
     const word = WORD.exec(this.text)?.[0];
-    if (word === 'true' || word === 'false') return this.after(word.length, { kind: 'boolean', offset: start, value: word === 'true' });
+    if (word === 'true' || word === 'false')
+      return this.after(word.length, { kind: 'boolean', offset: start, value: word === 'true' });
     if (word === 'null') return this.after(4, { kind: 'null', offset: start, value: null });
-    if (word) throw new Fault(start, `unexpected '${word}'; text must be in double quotes (and booleans are true or false)`);
+    if (word)
+      throw new Fault(start, `unexpected '${word}'; text must be in double quotes (and booleans are true or false)`);
     throw new Fault(start, `expected a value, found ${this.describeHere()}`);
   }
 
@@ -212,7 +217,8 @@ class Parser {
   private describeHere(): string {
     const code = this.text.codePointAt(this.pos);
     if (code === undefined) return 'the end of the file';
-    if (code < 0x20 || code === 0x7f || code === 0xfeff || (code >= 0x80 && code <= 0xa0)) return `character U+${hex4(code)}`;
+    if (code < 0x20 || code === 0x7f || code === 0xfeff || (code >= 0x80 && code <= 0xa0))
+      return `character U+${hex4(code)}`;
     return `'${String.fromCodePoint(code)}'`;
   }
 }

@@ -24,8 +24,16 @@ export interface PlanChoice {
 export function choosePlanFile(root: string): PlanChoice {
   if (!isFile(path.join(root, ORIGINAL_PLAN))) return { rel: DEFAULT_PLAN, note: null };
   const own = path.join(root, DEFAULT_PLAN);
-  if (!isFile(own)) return { rel: ORIGINAL_PLAN, note: `using ${ORIGINAL_PLAN} (the original Ralph layout): there is no ${DEFAULT_PLAN}` };
-  if (isExampleFile(own)) return { rel: ORIGINAL_PLAN, note: `using ${ORIGINAL_PLAN} (the original Ralph layout): ${DEFAULT_PLAN} is still the example install wrote` };
+  if (!isFile(own))
+    return {
+      rel: ORIGINAL_PLAN,
+      note: `using ${ORIGINAL_PLAN} (the original Ralph layout): there is no ${DEFAULT_PLAN}`,
+    };
+  if (isExampleFile(own))
+    return {
+      rel: ORIGINAL_PLAN,
+      note: `using ${ORIGINAL_PLAN} (the original Ralph layout): ${DEFAULT_PLAN} is still the example install wrote`,
+    };
   return { rel: DEFAULT_PLAN, note: null };
 }
 

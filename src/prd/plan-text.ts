@@ -35,7 +35,8 @@ function editPlanText(before: string, next: Prd): string | null {
     if (node?.kind !== 'object') return null;
     const was = old.userStories[i];
     if (was.passes !== story.passes && !setField(before, node, 'passes', story.passes, edits)) return null;
-    if ((was.notes ?? '') !== (story.notes ?? '') && !setField(before, node, 'notes', story.notes ?? '', edits)) return null;
+    if ((was.notes ?? '') !== (story.notes ?? '') && !setField(before, node, 'notes', story.notes ?? '', edits))
+      return null;
   }
   edits.sort((a, b) => b.at - a.at);
   let text = before;
@@ -45,12 +46,21 @@ function editPlanText(before: string, next: Prd): string | null {
 
 /** Same plan apart from each story's passes and notes (same stories, in the same order). */
 function sameOutside(a: Prd, b: Prd): boolean {
-  const strip = (p: Prd) => ({ ...p, userStories: Array.isArray(p.userStories) ? p.userStories.map(({ passes: _p, notes: _n, ...rest }: Story) => rest) : p.userStories });
+  const strip = (p: Prd) => ({
+    ...p,
+    userStories: Array.isArray(p.userStories)
+      ? p.userStories.map(({ passes: _p, notes: _n, ...rest }: Story) => rest)
+      : p.userStories,
+  });
   return canonical(strip(a)) === canonical(strip(b));
 }
 
 function canonical(value: unknown): string {
-  return JSON.stringify(value, (_key, v: unknown) => (v && typeof v === 'object' && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0))) : v));
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      : v,
+  );
 }
 
 function entry(node: JsonNode, key: string): JsonNode | undefined {

@@ -47,7 +47,9 @@ const STORY_TABLE = fieldTable(STORY_FIELDS);
 function planIsClean(root: unknown, tally: Tally): boolean {
   // The plan's fields sit at depth 1, a story's at depth 3 (plan, userStories, story).
   if (!isObject(root) || !objectIsClean(root, PLAN_TABLE, 1, tally)) return false;
-  for (const key of ['branchName', 'baseBranch']) if (Object.hasOwn(root, key) && (branchNameProblem(String(root[key])) || needsShellQuoting(String(root[key])))) return false;
+  for (const key of ['branchName', 'baseBranch'])
+    if (Object.hasOwn(root, key) && (branchNameProblem(String(root[key])) || needsShellQuoting(String(root[key]))))
+      return false;
   const stories = root.userStories as unknown[];
   if (stories.length === 0) return false;
   const indexOf = new Map<string, number>();

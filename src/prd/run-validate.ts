@@ -53,16 +53,40 @@ export function runValidate(options: ValidateOptions = {}): ValidateResult {
     text = readFileSync(absolute, 'utf8');
   } catch (err) {
     const reason = (err as NodeJS.ErrnoException).code === 'ENOENT' ? 'no such file' : (err as Error).message;
-    return { file, valid: false, unreadable: true, problems: [{ file, message: `cannot read the plan: ${reason}`, code: 'unreadable' }], ...none };
+    return {
+      file,
+      valid: false,
+      unreadable: true,
+      problems: [{ file, message: `cannot read the plan: ${reason}`, code: 'unreadable' }],
+      ...none,
+    };
   }
   const { prd, problems, warnings } = validatePrdText(text, file);
   if (!prd) return { file, valid: false, unreadable: false, problems, warnings, note: choice.note };
   // The loop refuses the example (engine run/preflight.ts); validate only warns, as the plan itself is fine.
-  if (isExamplePlan(prd)) warnings.unshift({ file, message: 'this is still the example plan ralphkit installed (task tags for an example app), and the loop refuses to run it: write your own with the ralph skill, or edit this one', code: 'example-plan' });
-  const hasChecks = (prd.checks?.length ?? 0) > 0 || prd.userStories.some((s) => !isSkipped(s) && (s.checks?.length ?? 0) > 0);
+  if (isExamplePlan(prd))
+    warnings.unshift({
+      file,
+      message:
+        'this is still the example plan ralphkit installed (task tags for an example app), and the loop refuses to run it: write your own with the ralph skill, or edit this one',
+      code: 'example-plan',
+    });
+  const hasChecks =
+    (prd.checks?.length ?? 0) > 0 || prd.userStories.some((s) => !isSkipped(s) && (s.checks?.length ?? 0) > 0);
   const passing = prd.userStories.filter((s) => s.passes === true && !isSkipped(s)).length;
   const skipped = prd.userStories.filter(isSkipped).length;
-  return { file, valid: true, unreadable: false, problems, warnings, note: choice.note, stories: prd.userStories.length, passing, skipped, hasChecks };
+  return {
+    file,
+    valid: true,
+    unreadable: false,
+    problems,
+    warnings,
+    note: choice.note,
+    stories: prd.userStories.length,
+    passing,
+    skipped,
+    hasChecks,
+  };
 }
 
 // A folder is where a plan lives, not a plan: ralphkit's layout first, then the original Ralph's, then a prd.json beside it.
@@ -71,7 +95,9 @@ const PLANS_IN_FOLDER = [DEFAULT_PLAN, ORIGINAL_PLAN, 'prd.json'];
 function resolvePlanPath(cwd: string, file: string): { absolute: string; folder: boolean } {
   const absolute = path.resolve(cwd, file);
   if (!isDirectory(absolute)) return { absolute, folder: false };
-  const found = PLANS_IN_FOLDER.map((name) => path.join(absolute, name)).find((candidate) => !isDirectory(candidate) && existsSync(candidate));
+  const found = PLANS_IN_FOLDER.map((name) => path.join(absolute, name)).find(
+    (candidate) => !isDirectory(candidate) && existsSync(candidate),
+  );
   return found ? { absolute: found, folder: false } : { absolute, folder: true };
 }
 

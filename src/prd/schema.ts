@@ -160,7 +160,8 @@ function reportField(node: JsonNode, spec: FieldSpec, place: Place, report: Repo
   const path = join(place.path, spec.key);
   const label = `${place.label}${spec.key}`;
   const problem = typeProblem(node, spec);
-  if (problem === 'type') report(node.offset, 'type', `${label} must be ${TYPE_NAME[spec.type]}, found ${describeNode(node)}`, path);
+  if (problem === 'type')
+    report(node.offset, 'type', `${label} must be ${TYPE_NAME[spec.type]}, found ${describeNode(node)}`, path);
   if (problem === 'finite') report(node.offset, 'type', `${label} must be a finite number`, path);
   if (problem === 'empty') report(node.offset, 'empty', `${label} is empty`, path);
   if (problem === 'no-items') report(node.offset, 'empty', `${label} is empty: ${spec.needsItems}`, path);
@@ -202,7 +203,9 @@ export function describeNode(node: JsonNode): string {
 /** For a missing field: an unknown key that looks like a misspelling of it. */
 function suggest(obj: JsonObject, missing: string, specs: FieldSpec[]): string {
   const known = new Set(specs.map((s) => s.key));
-  const near = obj.entries.find((e) => !known.has(e.key) && (looksLike(e.key, missing) || meantKey(e.key, specs) === missing));
+  const near = obj.entries.find(
+    (e) => !known.has(e.key) && (looksLike(e.key, missing) || meantKey(e.key, specs) === missing),
+  );
   return near ? `; found "${near.key}", did you mean "${missing}"?` : '';
 }
 
@@ -240,7 +243,12 @@ export function checkMeantKeys(obj: JsonObject, specs: FieldSpec[], place: Place
     const meant = byKey.has(entry.key) ? undefined : meantKey(entry.key, specs);
     // A missing required field already says "did you mean" in its error.
     if (meant === undefined || byKey.get(meant)!.required || lastEntry(obj, meant)) continue;
-    warn(entry.keyOffset, 'did-you-mean', `${place.label}"${entry.key}" is not a field ralphkit reads, so it is ignored; did you mean "${meant}"?`, join(place.path, entry.key));
+    warn(
+      entry.keyOffset,
+      'did-you-mean',
+      `${place.label}"${entry.key}" is not a field ralphkit reads, so it is ignored; did you mean "${meant}"?`,
+      join(place.path, entry.key),
+    );
   }
 }
 
@@ -253,7 +261,8 @@ function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
-    for (let j = 1; j <= b.length; j++) row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let j = 1; j <= b.length; j++)
+      row[j] = Math.min(prev[j] + 1, row[j - 1] + 1, prev[j - 1] + (a[i - 1] === b[j - 1] ? 0 : 1));
     prev = row;
   }
   return prev[b.length];

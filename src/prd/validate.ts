@@ -7,7 +7,15 @@ import { findCycles } from './graph.js';
 import { parseJsonWithPositions, type JsonArray, type JsonNode, type JsonScalar } from './json-parse.js';
 import { makeLocator } from './locate.js';
 import { quickCheckPlan } from './quick-check.js';
-import { PLAN_FIELDS, STORY_FIELDS, checkFields, checkMeantKeys, describeNode, lastEntry, type Report } from './schema.js';
+import {
+  PLAN_FIELDS,
+  STORY_FIELDS,
+  checkFields,
+  checkMeantKeys,
+  describeNode,
+  lastEntry,
+  type Report,
+} from './schema.js';
 import type { Prd, PrdProblem, PrdValidation } from './types.js';
 import { describeUnsafeChars, escapeUnsafe, UNSAFE_CHAR } from './unsafe-text.js';
 
@@ -41,9 +49,11 @@ export function validateWithPositions(text: string, file: string): PrdValidation
   const locate = makeLocator(text);
   const problems: PrdProblem[] = [];
   const warnings: PrdProblem[] = [];
-  const collect = (list: PrdProblem[]): Report => (offset, code, message, path) => {
-    list.push({ file, ...(offset === undefined ? {} : locate(offset)), message, code, path });
-  };
+  const collect =
+    (list: PrdProblem[]): Report =>
+    (offset, code, message, path) => {
+      list.push({ file, ...(offset === undefined ? {} : locate(offset)), message, code, path });
+    };
   const report = collect(problems);
   const reports: Reports = { report, warn: collect(warnings) };
   // JSON.parse rejects a byte order mark, and the engine reads the plan with JSON.parse too.
@@ -78,14 +88,26 @@ function checkPlan(root: JsonNode, { report, warn }: Reports): void {
   for (const key of ['branchName', 'baseBranch']) {
     const node = fields.get(key) as JsonScalar | undefined;
     const reason = node && branchNameProblem(String(node.value));
-    if (node && reason) report(node.offset, 'branch-name', `${key} ${JSON.stringify(node.value)} is not a valid git branch name: ${reason}`, key);
+    if (node && reason)
+      report(
+        node.offset,
+        'branch-name',
+        `${key} ${JSON.stringify(node.value)} is not a valid git branch name: ${reason}`,
+        key,
+      );
     else if (node?.kind === 'string' && needsShellQuoting(String(node.value))) {
-      warn(node.offset, 'shell-word', `${key} ${JSON.stringify(node.value)} holds characters a shell reads (such as $ \` ; & | ( ) < > ' " ! # * ? { }): the runner's hints quote it, but a command typed with it unquoted runs them; use letters, digits and - _ . /`, key);
+      warn(
+        node.offset,
+        'shell-word',
+        `${key} ${JSON.stringify(node.value)} holds characters a shell reads (such as $ \` ; & | ( ) < > ' " ! # * ? { }): the runner's hints quote it, but a command typed with it unquoted runs them; use letters, digits and - _ . /`,
+        key,
+      );
     }
   }
   const stories = fields.get('userStories') as JsonArray | undefined;
   if (!stories) return;
-  if (stories.items.length === 0) report(stories.offset, 'empty', 'userStories is empty; add at least one story', 'userStories');
+  if (stories.items.length === 0)
+    report(stories.offset, 'empty', 'userStories is empty; add at least one story', 'userStories');
   const facts = stories.items.map((node, index) => checkStory(node, index, { report, warn }));
   checkIds(facts, report);
   checkDependencies(facts, report);
@@ -100,7 +122,10 @@ function checkStory(node: JsonNode, index: number, { report, warn }: Reports): S
   const idEntry = lastEntry(node, 'id');
   // An id is printed in every message about its story: never with a character that could reorder the line, and
   // not at all when it is blank (its own "id is empty" says so).
-  const idText = idEntry?.value.kind === 'string' && String(idEntry.value.value).trim() ? ` (${escapeUnsafe(String(idEntry.value.value))})` : '';
+  const idText =
+    idEntry?.value.kind === 'string' && String(idEntry.value.value).trim()
+      ? ` (${escapeUnsafe(String(idEntry.value.value))})`
+      : '';
   const label = `${path}${idText}`;
   const place = { path, label: `${label}: ` };
   const fields = checkFields(node, STORY_FIELDS, place, report);
@@ -109,10 +134,20 @@ function checkStory(node: JsonNode, index: number, { report, warn }: Reports): S
   checkIdAsRef(fields.get('id') as JsonScalar | undefined, place, warn);
   const passes = fields.get('passes') as JsonScalar | undefined;
   if (passes?.kind === 'string') {
-    warn(passes.offset, 'skip-spelling', `${label}: passes ${JSON.stringify(passes.value)} is read as "skip": true, so the story is set aside (never worked on, not counted); say so directly with "passes": false, "skip": true`, `${path}.passes`);
+    warn(
+      passes.offset,
+      'skip-spelling',
+      `${label}: passes ${JSON.stringify(passes.value)} is read as "skip": true, so the story is set aside (never worked on, not counted); say so directly with "passes": false, "skip": true`,
+      `${path}.passes`,
+    );
   }
   const deps = fields.get('dependsOn') as JsonArray | undefined;
-  return { index, label, id: fields.get('id') as JsonScalar | undefined, dependsOn: (deps?.items ?? []) as JsonScalar[] };
+  return {
+    index,
+    label,
+    id: fields.get('id') as JsonScalar | undefined,
+    dependsOn: (deps?.items ?? []) as JsonScalar[],
+  };
 }
 
 /** An id or title holding a control or bidi character: shown, logged and committed, it can hide what it says. */
@@ -121,7 +156,12 @@ function checkStoryText(fields: Map<string, JsonNode>, place: { path: string; la
     const node = fields.get(key) as JsonScalar | undefined;
     if (!node || !UNSAFE_CHAR.test(String(node.value))) continue;
     const chars = describeUnsafeChars(String(node.value)).join(', ');
-    warn(node.offset, 'unsafe-text', `${place.label}the ${key} contains ${chars}, which can make it display differently from what it is; remove ${chars.includes(',') ? 'them' : 'it'}`, `${place.path}.${key}`);
+    warn(
+      node.offset,
+      'unsafe-text',
+      `${place.label}the ${key} contains ${chars}, which can make it display differently from what it is; remove ${chars.includes(',') ? 'them' : 'it'}`,
+      `${place.path}.${key}`,
+    );
   }
 }
 
@@ -131,7 +171,12 @@ function checkIdAsRef(node: JsonScalar | undefined, place: { path: string; label
   const id = String(node.value);
   // An empty id is a problem of its own; an unsafe one is already told to lose those characters.
   if (!id.trim() || UNSAFE_CHAR.test(id) || !storyIdNeedsEscaping(id)) return;
-  warn(node.offset, 'story-id-ref', `${place.label}the id is not usable as it is in a git branch name, so --parallel names its branch with it encoded (<branchName>--${storyRefPart(id)}); ids of letters, digits, - _ and single dots read as they are`, `${place.path}.id`);
+  warn(
+    node.offset,
+    'story-id-ref',
+    `${place.label}the id is not usable as it is in a git branch name, so --parallel names its branch with it encoded (<branchName>--${storyRefPart(id)}); ids of letters, digits, - _ and single dots read as they are`,
+    `${place.path}.id`,
+  );
 }
 
 function checkIds(facts: StoryFacts[], report: Report): void {
@@ -140,19 +185,31 @@ function checkIds(facts: StoryFacts[], report: Report): void {
     if (!story.id) continue;
     const id = String(story.id.value);
     const earlier = first.get(id);
-    if (earlier) report(story.id.offset, 'duplicate-id', `userStories[${story.index}]: duplicate id "${id}", already used by userStories[${earlier.index}]`, `userStories[${story.index}].id`);
+    if (earlier)
+      report(
+        story.id.offset,
+        'duplicate-id',
+        `userStories[${story.index}]: duplicate id "${id}", already used by userStories[${earlier.index}]`,
+        `userStories[${story.index}].id`,
+      );
     else first.set(id, story);
   }
 }
 
 function checkDependencies(facts: StoryFacts[], report: Report): void {
   const indexOf = new Map<string, number>();
-  for (const story of facts) if (story.id && !indexOf.has(String(story.id.value))) indexOf.set(String(story.id.value), story.index);
+  for (const story of facts)
+    if (story.id && !indexOf.has(String(story.id.value))) indexOf.set(String(story.id.value), story.index);
   const edges = facts.map((story) =>
     story.dependsOn.flatMap((dep, k) => {
       const target = indexOf.get(String(dep.value));
       if (target !== undefined) return [target];
-      report(dep.offset, 'unknown-dependency', `${story.label}: dependsOn names "${String(dep.value)}", which is not the id of any story`, `userStories[${story.index}].dependsOn[${k}]`);
+      report(
+        dep.offset,
+        'unknown-dependency',
+        `${story.label}: dependsOn names "${String(dep.value)}", which is not the id of any story`,
+        `userStories[${story.index}].dependsOn[${k}]`,
+      );
       return [];
     }),
   );
@@ -163,7 +220,10 @@ function reportCycle(cycle: number[], facts: StoryFacts[], indexOf: Map<string, 
   const head = facts[cycle[0]];
   const k = head.dependsOn.findIndex((dep) => indexOf.get(String(dep.value)) === cycle[1]);
   const ids = cycle.map((i) => String(facts[i].id!.value));
-  const message = cycle.length === 2 ? `${head.label}: the story depends on itself` : `dependency cycle: ${ids.join(' -> ')} (each depends on the next)`;
+  const message =
+    cycle.length === 2
+      ? `${head.label}: the story depends on itself`
+      : `dependency cycle: ${ids.join(' -> ')} (each depends on the next)`;
   report(head.dependsOn[k].offset, 'cycle', message, `userStories[${head.index}].dependsOn[${k}]`);
 }
 
@@ -182,7 +242,12 @@ function checkDuplicateKeys(node: JsonNode, path: (string | number)[], report: R
     path.push(entry.key);
     if (seen.has(entry.key)) {
       const where = formatPath(path);
-      report(entry.keyOffset, 'duplicate-key', `duplicate key "${where}"; JSON keeps only the last one, so remove the other`, where);
+      report(
+        entry.keyOffset,
+        'duplicate-key',
+        `duplicate key "${where}"; JSON keeps only the last one, so remove the other`,
+        where,
+      );
     }
     seen.add(entry.key);
     checkDuplicateKeys(entry.value, path, report);

@@ -13,7 +13,10 @@ export type SkillAgent = keyof typeof AGENT_SKILL_DIRS;
 
 /** `"claude,agents"` → ['claude', 'agents']; unknown names are a usage error. */
 export function parseAgents(list: string): SkillAgent[] {
-  const names = list.split(',').map((s) => s.trim()).filter(Boolean);
+  const names = list
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const known = Object.keys(AGENT_SKILL_DIRS);
   const unknown = names.filter((n) => !known.includes(n));
   if (unknown.length || names.length === 0) {

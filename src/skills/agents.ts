@@ -6,20 +6,32 @@ import { AGENT_SKILLS_RULES, CLAUDE_CODE_RULES, type SkillKeyRules } from './rul
 
 export { AGENT_SKILL_DIRS, parseAgents, skillFilePath, type SkillAgent } from './agent-names.js';
 
-export type SkillFilesOutcome = { ok: true; name: string; filled: string[]; files: IncomingFile[] } | { ok: false; problems: string[] };
+export type SkillFilesOutcome =
+  | { ok: true; name: string; filled: string[]; files: IncomingFile[] }
+  | { ok: false; problems: string[] };
 
 /** The frontmatter keys each agent's skills folder accepts: Claude Code reads more than the open format defines. */
-const KEY_RULES: Readonly<Record<SkillAgent, SkillKeyRules>> = { claude: CLAUDE_CODE_RULES, agents: AGENT_SKILLS_RULES };
+const KEY_RULES: Readonly<Record<SkillAgent, SkillKeyRules>> = {
+  claude: CLAUDE_CODE_RULES,
+  agents: AGENT_SKILLS_RULES,
+};
 
 /**
  * Pure: the SKILL.md files (one per agent folder) that the markdown `text` of `fileName` installs as.
  * With no agents (the build's check of ralphkit's own skills) the strict Agent Skills keys apply.
  */
-export function skillFilesFor(fileName: string, text: string, agents: readonly SkillAgent[], source: FileSource): SkillFilesOutcome {
+export function skillFilesFor(
+  fileName: string,
+  text: string,
+  agents: readonly SkillAgent[],
+  source: FileSource,
+): SkillFilesOutcome {
   const rules = agents.length ? agents.map((agent) => KEY_RULES[agent]) : [AGENT_SKILLS_RULES];
   const skill = planSkillFile(fileName, text, rules);
   if (!skill.ok) return skill;
   const content = Buffer.from(skill.text, 'utf8');
-  const files = agents.map((agent): IncomingFile => ({ path: skillFilePath(agent, skill.name), class: 'managed', source, content }));
+  const files = agents.map(
+    (agent): IncomingFile => ({ path: skillFilePath(agent, skill.name), class: 'managed', source, content }),
+  );
   return { ok: true, name: skill.name, filled: skill.filled, files };
 }

@@ -3,7 +3,14 @@
 import path from 'node:path';
 import { parseFrontmatter, renderYamlFields } from '../util/frontmatter.js';
 import { toSkillName } from '../util/case.js';
-import { AGENT_SKILLS_RULES, checkSkill, checkSkillKeys, checkSkillName, isRecord, type SkillKeyRules } from './rules.js';
+import {
+  AGENT_SKILLS_RULES,
+  checkSkill,
+  checkSkillKeys,
+  checkSkillName,
+  isRecord,
+  type SkillKeyRules,
+} from './rules.js';
 
 export type SkillFillResult =
   | { ok: true; name: string; text: string; filled: string[] }
@@ -13,7 +20,11 @@ export type SkillFillResult =
  * Pure: the SKILL.md text for `text` read from a file called `fileName`, or every reason it cannot be made
  * valid. `rules` are the key rules of each folder it goes to; it must pass all of them.
  */
-export function planSkillFile(fileName: string, text: string, rules: readonly SkillKeyRules[] = [AGENT_SKILLS_RULES]): SkillFillResult {
+export function planSkillFile(
+  fileName: string,
+  text: string,
+  rules: readonly SkillKeyRules[] = [AGENT_SKILLS_RULES],
+): SkillFillResult {
   const parsed = tryParse(text);
   if ('problem' in parsed) return { ok: false, problems: [parsed.problem] };
   const data = parsed.hasFrontmatter ? parsed.data : {};
@@ -23,7 +34,13 @@ export function planSkillFile(fileName: string, text: string, rules: readonly Sk
   if (data.name === undefined) fields.name = nameFromFileName(fileName);
   if (data.description === undefined) {
     const heading = firstHeading(parsed.body);
-    if (heading === undefined) return { ok: false, problems: ['no description: the frontmatter has no `description` and the file has no `# ` heading to take one from'] };
+    if (heading === undefined)
+      return {
+        ok: false,
+        problems: [
+          'no description: the frontmatter has no `description` and the file has no `# ` heading to take one from',
+        ],
+      };
     fields.description = heading;
   }
   const filled = Object.keys(fields);
@@ -33,8 +50,16 @@ export function planSkillFile(fileName: string, text: string, rules: readonly Sk
   if ('problem' in final) return { ok: false, problems: [final.problem] };
   const name = isRecord(final.data) && typeof final.data.name === 'string' ? final.data.name : '';
   let problems = checkSkill(final.data, name, rules[0]);
-  if (isRecord(final.data)) problems = [...new Set([...problems, ...rules.slice(1).flatMap((r) => checkSkillKeys(final.data as Record<string, unknown>, r))])];
-  problems = filled.includes('name') ? explainFileNameProblems(fileName, name, problems) : suggestName(final.data, problems);
+  if (isRecord(final.data))
+    problems = [
+      ...new Set([
+        ...problems,
+        ...rules.slice(1).flatMap((r) => checkSkillKeys(final.data as Record<string, unknown>, r)),
+      ]),
+    ];
+  problems = filled.includes('name')
+    ? explainFileNameProblems(fileName, name, problems)
+    : suggestName(final.data, problems);
   return problems.length ? { ok: false, problems } : { ok: true, name, text: result, filled };
 }
 
@@ -51,10 +76,14 @@ function suggestName(data: unknown, problems: string[]): string[] {
 function explainFileNameProblems(fileName: string, name: string, problems: string[]): string[] {
   const nameProblems = checkSkillName(name);
   if (nameProblems.length === 0) return problems;
-  const why = name === ''
-    ? `the file name "${path.basename(fileName)}" has no letters a-z or digits to make a skill name of`
-    : `the file name "${path.basename(fileName)}" makes no valid skill name (${nameProblems.join('; ')})`;
-  return [`${why}: add \`name: your-skill-name\` to its frontmatter, or rename the file`, ...problems.filter((p) => !nameProblems.includes(p))];
+  const why =
+    name === ''
+      ? `the file name "${path.basename(fileName)}" has no letters a-z or digits to make a skill name of`
+      : `the file name "${path.basename(fileName)}" makes no valid skill name (${nameProblems.join('; ')})`;
+  return [
+    `${why}: add \`name: your-skill-name\` to its frontmatter, or rename the file`,
+    ...problems.filter((p) => !nameProblems.includes(p)),
+  ];
 }
 
 export function nameFromFileName(fileName: string): string {

@@ -43,5 +43,8 @@ const JSON_RAW = new RegExp(`[\\x7f-\\x9f${BIDI_CONTROLS}\\u2028\\u2029]`, 'g');
 
 /** JSON for a terminal or a pipe: the same document, with every character a terminal could act on escaped. */
 export function renderTerminalJson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(JSON_RAW, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return JSON.stringify(value, null, indent).replace(
+    JSON_RAW,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+  );
 }

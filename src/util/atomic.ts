@@ -11,7 +11,11 @@ export function atomicWriteFileSync(file: string, data: string | Uint8Array, mod
     writeNewFileSync(tmp, data, mode);
     renameSync(tmp, file);
   } catch (err) {
-    try { unlinkSync(tmp); } catch { /* never created or already renamed */ }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* never created or already renamed */
+    }
     throw err;
   }
 }

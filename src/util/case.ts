@@ -3,7 +3,22 @@ import { kebabCase } from 'change-case';
 
 /** Latin letters that Unicode does not decompose into a base letter and a mark (capitals stay one word: Æsir → Aesir). */
 const LETTERS_WITHOUT_DECOMPOSITION: Readonly<Record<string, string>> = {
-  ß: 'ss', æ: 'ae', Æ: 'Ae', œ: 'oe', Œ: 'Oe', ø: 'o', Ø: 'O', ł: 'l', Ł: 'L', đ: 'd', Đ: 'D', ð: 'd', Ð: 'D', þ: 'th', Þ: 'Th', ı: 'i',
+  ß: 'ss',
+  æ: 'ae',
+  Æ: 'Ae',
+  œ: 'oe',
+  Œ: 'Oe',
+  ø: 'o',
+  Ø: 'O',
+  ł: 'l',
+  Ł: 'L',
+  đ: 'd',
+  Đ: 'D',
+  ð: 'd',
+  Ð: 'D',
+  þ: 'th',
+  Þ: 'Th',
+  ı: 'i',
 };
 
 /**
@@ -29,5 +44,7 @@ export function toKebabCase(text: string): string {
  * becomes a hyphen, and hyphens are then collapsed and trimmed, so the result may be empty.
  */
 export function toSkillName(text: string): string {
-  return toKebabCase(text).replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '');
+  return toKebabCase(text)
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '');
 }

@@ -27,7 +27,9 @@ function splitLines(text: string): string[] {
 }
 
 function renderOp(op: Op): string {
-  return op.line.endsWith(NO_EOL) ? `${op.kind}${op.line.slice(0, -1)}\n\\ No newline at end of file` : `${op.kind}${op.line}`;
+  return op.line.endsWith(NO_EOL)
+    ? `${op.kind}${op.line.slice(0, -1)}\n\\ No newline at end of file`
+    : `${op.kind}${op.line}`;
 }
 
 export function diffLines(a: readonly string[], b: readonly string[]): Op[] {
@@ -112,6 +114,7 @@ function renderHunk(ops: readonly Op[], from: number, to: number): string[] {
   const oldCount = slice.filter((op) => op.kind !== '+').length;
   const newCount = slice.filter((op) => op.kind !== '-').length;
   // Like diff -u: a count of 1 is left out, and an empty range names the line before it.
-  const range = (line: number, count: number) => (count === 1 ? `${line}` : `${count === 0 ? line - 1 : line},${count}`);
+  const range = (line: number, count: number) =>
+    count === 1 ? `${line}` : `${count === 0 ? line - 1 : line},${count}`;
   return [`@@ -${range(oldLine, oldCount)} +${range(newLine, newCount)} @@`, ...slice.map(renderOp)];
 }

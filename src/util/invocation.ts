@@ -33,7 +33,11 @@ export function resolveCommands(facts: InvocationFacts): RalphkitCommands {
   const linked = onPath !== undefined && facts.realpath(onPath) !== undefined;
   if (script === undefined) return both(linked ? 'ralphkit' : 'npx ralphkit');
   // The installed engine: its own subcommands need no ralphkit at all; validate and install do.
-  if (path.basename(script) === 'ralph.mjs') return { cli: linked ? 'ralphkit' : 'npx ralphkit', loop: facts.launcher === 'ralph.sh' ? './ralph/ralph.sh' : 'node ralph/ralph.mjs' };
+  if (path.basename(script) === 'ralph.mjs')
+    return {
+      cli: linked ? 'ralphkit' : 'npx ralphkit',
+      loop: facts.launcher === 'ralph.sh' ? './ralph/ralph.sh' : 'node ralph/ralph.mjs',
+    };
   const parts = script.split(/[\\/]/);
   // npx runs packages from its cache (`<cache>/_npx/<hash>/node_modules/...`), gone from PATH once it exits.
   if (parts.includes('_npx')) return both('npx ralphkit');
@@ -72,19 +76,30 @@ export function loopCommand(args: string): string {
 }
 
 function currentCommands(): RalphkitCommands {
-  cached ??= resolveCommands({ script: process.argv[1], platform: process.platform, realpath: realpathOrUndefined, which: whichOnPath, launcher: process.env.RALPHKIT_LAUNCHER });
+  cached ??= resolveCommands({
+    script: process.argv[1],
+    platform: process.platform,
+    realpath: realpathOrUndefined,
+    which: whichOnPath,
+    launcher: process.env.RALPHKIT_LAUNCHER,
+  });
   return cached;
 }
 
 // npm and npx put node_modules/.bin folders on PATH for the programs they start; the user's shell has none of them.
 function whichOnPath(name: string): string | undefined {
-  return findExecutable(name, process.env, { skip: (folder) => /node_modules[\\/]\.bin[\\/]?$/.test(folder) }) ?? undefined;
+  return (
+    findExecutable(name, process.env, { skip: (folder) => /node_modules[\\/]\.bin[\\/]?$/.test(folder) }) ?? undefined
+  );
 }
 
 /** How to install with ralphkit `version` or newer: npx fetches it; a clone or a global install is updated first. */
 export function renderUpgradeHint(version: string): string {
   const { cli } = currentCommands();
   if (cli === 'npx ralphkit') return 'run `npx ralphkit@latest install` instead';
-  const update = cli === 'ralphkit' ? 'npm install -g ralphkit@latest, or git pull && npm run build in the clone you linked' : 'git pull && npm run build in its clone';
+  const update =
+    cli === 'ralphkit'
+      ? 'npm install -g ralphkit@latest, or git pull && npm run build in the clone you linked'
+      : 'git pull && npm run build in its clone';
   return `update this ralphkit to ${version} or newer (${update}), then run \`${cli} install\``;
 }

@@ -26,7 +26,11 @@ export async function select<T extends string>(message: string, choices: Choice<
   const prompts = (await import('prompts/lib/index.js')).default as typeof promptsType;
   const answer = await prompts(
     { type: 'select', name: 'value', message, choices, initial: 0 },
-    { onCancel: () => { cancelled = true; } },
+    {
+      onCancel: () => {
+        cancelled = true;
+      },
+    },
   );
   return cancelled ? undefined : (answer.value as T | undefined);
 }

@@ -9,5 +9,7 @@ export function renderUsd(usd: number): string {
 
 /** A loop's cost, with the reviewer's part named when a reviewer reported one: `$1.20 (reviewer $0.40)`. */
 export function renderCostSplit(costUsd: number, reviewCostUsd?: number): string {
-  return reviewCostUsd === undefined ? renderUsd(costUsd) : `${renderUsd(costUsd)} (reviewer ${renderUsd(reviewCostUsd)})`;
+  return reviewCostUsd === undefined
+    ? renderUsd(costUsd)
+    : `${renderUsd(costUsd)} (reviewer ${renderUsd(reviewCostUsd)})`;
 }

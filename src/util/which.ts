@@ -28,7 +28,10 @@ export function findExecutable(file: string, env: NodeJS.ProcessEnv, options: Wh
 }
 
 function windowsNames(file: string, env: NodeJS.ProcessEnv): string[] {
-  return (env.PATHEXT ?? '.COM;.EXE;.BAT;.CMD').split(';').filter(Boolean).map((ext) => file + ext.toLowerCase());
+  return (env.PATHEXT ?? '.COM;.EXE;.BAT;.CMD')
+    .split(';')
+    .filter(Boolean)
+    .map((ext) => file + ext.toLowerCase());
 }
 
 /** A regular file (through links) this user may execute: not merely one with some execute bit. */

@@ -1,7 +1,13 @@
 // Pure: from the plan, the ledger and the newest sealed verdict record, what each card shows and where it goes.
 import type { Prd, Story } from '../prd/types.js';
 import { isSkipped } from '../prd/skip.js';
-import { summariseLedger, type LedgerLine, type StoryLedgerState, type StoryReview, type VerdictStatus } from '../engine/store/ledger.js';
+import {
+  summariseLedger,
+  type LedgerLine,
+  type StoryLedgerState,
+  type StoryReview,
+  type VerdictStatus,
+} from '../engine/store/ledger.js';
 import { planVerification, readStoryStatus, sealReviews, type VerdictRecord } from '../engine/store/verdict-record.js';
 import { toLedgerEntry, type LedgerEntry, type Verdict } from './ledger.js';
 
@@ -57,7 +63,12 @@ export const LEDGER_PER_STORY = 50;
  * verdicts of the record of the loop this plan belongs to, for the stories it verified (store/loop-plan.ts), `{}` when
  * there is none; only it makes a card verified.
  */
-export function planBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Readonly<Record<string, VerdictStatus>>, sealedReviews: Pick<VerdictRecord, 'reviews'> | null = null): BoardPlan {
+export function planBoard(
+  prd: Prd,
+  ledger: readonly LedgerLine[],
+  sealed: Readonly<Record<string, VerdictStatus>>,
+  sealedReviews: Pick<VerdictRecord, 'reviews'> | null = null,
+): BoardPlan {
   const stories = prd.userStories;
   const summary = summariseLedger(ledger);
   const verdicts = summary.stories;
@@ -75,7 +86,7 @@ export function planBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Reado
       state: isSkipped(s) ? 'skipped' : planCardState(s.passes === true, verification),
       verification,
       // The ledger's reason belongs to the ledger's verdict; a sealed `verified` needs none.
-      reason: verification === 'verified' ? null : verdict?.reason ?? null,
+      reason: verification === 'verified' ? null : (verdict?.reason ?? null),
       column: columns.get(s.id) ?? 0,
       row: rows.get(s.id) ?? 0,
       next: s.id === nextId,
@@ -204,7 +215,15 @@ function summarize(cards: readonly StoryCard[]): BoardSummary {
   const count = (state: CardState) => cards.filter((c) => c.state === state).length;
   const verified = count('verified');
   const reported = cards.filter((c) => c.state === 'passed' && c.verification === 'reported').length;
-  return { total: cards.length, passed: verified + count('passed'), verified, reported, rejected: count('rejected'), open: count('open'), skipped: count('skipped') };
+  return {
+    total: cards.length,
+    passed: verified + count('passed'),
+    verified,
+    reported,
+    rejected: count('rejected'),
+    open: count('open'),
+    skipped: count('skipped'),
+  };
 }
 
 function deps(s: Story): string[] {

@@ -2,7 +2,13 @@
 // then whichever of them changed after every change on disk. Each event is encoded once and the same
 // bytes go to every client; how much a client that stops reading may hold is src/view/sse-client.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { readLoopsSnapshot, readPrdSnapshot, readProgressSnapshot, type LoopsSnapshot, type ViewPaths } from './snapshot.js';
+import {
+  readLoopsSnapshot,
+  readPrdSnapshot,
+  readProgressSnapshot,
+  type LoopsSnapshot,
+  type ViewPaths,
+} from './snapshot.js';
 import { createSseClient, type SseClient } from './sse-client.js';
 import { isAlive } from '../engine/processes.js';
 import { readState } from '../engine/store/state-file.js';
@@ -63,8 +69,16 @@ export function createEventHub(paths: ViewPaths, headers: Record<string, string>
 
   return {
     connect(req, res) {
-      res.writeHead(200, { ...headers, 'Content-Type': 'text/event-stream; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'keep-alive' });
-      const client = createSseClient(res, [['retry', RETRY], ...kinds.map((kind): [string, Buffer] => [kind, current(kind).event])]);
+      res.writeHead(200, {
+        ...headers,
+        'Content-Type': 'text/event-stream; charset=utf-8',
+        'Cache-Control': 'no-store',
+        Connection: 'keep-alive',
+      });
+      const client = createSseClient(res, [
+        ['retry', RETRY],
+        ...kinds.map((kind): [string, Buffer] => [kind, current(kind).event]),
+      ]);
       clients.add(client);
       req.on('close', () => clients.delete(client));
     },
@@ -101,10 +115,15 @@ interface RunnerProcess {
  * read from state.json for these few loops only, when the loops are re-read, never on the poll itself.
  */
 function readRunnerProcesses(paths: ViewPaths, snapshot: LoopsSnapshot): RunnerProcess[] {
-  return snapshot.loops.filter((l) => l.alive && l.pid !== null).map((l) => {
-    const state = readState(paths.cwd, l.id);
-    return { pid: l.pid!, start: state?.pid === l.pid && typeof state.pidStart === 'number' ? state.pidStart : undefined };
-  });
+  return snapshot.loops
+    .filter((l) => l.alive && l.pid !== null)
+    .map((l) => {
+      const state = readState(paths.cwd, l.id);
+      return {
+        pid: l.pid!,
+        start: state?.pid === l.pid && typeof state.pidStart === 'number' ? state.pidStart : undefined,
+      };
+    });
 }
 
 /** JSON.stringify never emits a raw newline, so one data line carries the whole value. */

@@ -115,7 +115,10 @@ export function parseProgressEnds(head: string, tail: string): { log: ProgressLo
   const top = parseProgress(head);
   const start = sectionStart(tail);
   const end = parseProgress(start < 0 ? `## … (the start of this entry is not shown)\n${tail}` : tail.slice(start));
-  return { log: { preamble: top.preamble, patterns: top.patterns, sections: end.sections }, skipped: Math.max(0, start) };
+  return {
+    log: { preamble: top.preamble, patterns: top.patterns, sections: end.sections },
+    skipped: Math.max(0, start),
+  };
 }
 
 /**
@@ -125,7 +128,8 @@ export function parseProgressEnds(head: string, tail: string): { log: ProgressLo
  */
 export function sectionStart(tail: string): number {
   const starts = tail.startsWith('## ') ? [0] : [];
-  for (let i = tail.indexOf('\n## '); i >= 0 && starts.length < TAIL_CUTS; i = tail.indexOf('\n## ', i + 1)) starts.push(i + 1);
+  for (let i = tail.indexOf('\n## '); i >= 0 && starts.length < TAIL_CUTS; i = tail.indexOf('\n## ', i + 1))
+    starts.push(i + 1);
   return starts.find((at) => fenceAtEnd(tail.slice(at)) === null) ?? starts[0] ?? -1;
 }
 

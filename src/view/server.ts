@@ -5,7 +5,13 @@ import type { AddressInfo } from 'node:net';
 import { RalphkitError, EXIT } from '../errors.js';
 import { readAssets, type Asset } from './assets.js';
 import { createEventHub, type EventHub } from './events.js';
-import { readLoopsSnapshot, readPrdSnapshot, readProgressSnapshot, resolveViewPaths, type ViewPaths } from './snapshot.js';
+import {
+  readLoopsSnapshot,
+  readPrdSnapshot,
+  readProgressSnapshot,
+  resolveViewPaths,
+  type ViewPaths,
+} from './snapshot.js';
 import { watchChanges } from './watch.js';
 import { ralphkitCommand } from '../util/invocation.js';
 
@@ -60,7 +66,11 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
   const hub = createEventHub(paths, SECURITY_HEADERS);
   const server = createServer((req, res) => handle(req, res, { paths, assets, hub, host }));
   await listen(server, options.port ?? DEFAULT_PORT, host);
-  const watcher = watchChanges(paths, () => hub.refresh(), { pollMs: options.pollMs, fsWatch: options.fsWatch, extraSignature: hub.aliveSignature });
+  const watcher = watchChanges(paths, () => hub.refresh(), {
+    pollMs: options.pollMs,
+    fsWatch: options.fsWatch,
+    extraSignature: hub.aliveSignature,
+  });
   const port = (server.address() as AddressInfo).port;
   let closing: Promise<void> | null = null;
   return {
@@ -90,20 +100,42 @@ interface Context {
 function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): void {
   // Matched exactly, never decoded or normalised: only the listed names are served.
   const pathname = (req.url ?? '/').split('?')[0];
-  if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET, HEAD' });
-  if (!isAllowedHost(req.headers.host, ctx.host)) return send(res, 403, 'text/plain; charset=utf-8', 'unexpected Host header\n');
+  if (req.method !== 'GET' && req.method !== 'HEAD')
+    return send(res, 405, 'text/plain; charset=utf-8', 'method not allowed\n', { Allow: 'GET, HEAD' });
+  if (!isAllowedHost(req.headers.host, ctx.host))
+    return send(res, 403, 'text/plain; charset=utf-8', 'unexpected Host header\n');
   if (pathname === '/api/events') return ctx.hub.connect(req, res);
   const api = API[pathname];
-  if (api) return send(res, 200, 'application/json; charset=utf-8', JSON.stringify(api(ctx.paths)), { 'Cache-Control': 'no-store' }, req.method === 'HEAD');
+  if (api)
+    return send(
+      res,
+      200,
+      'application/json; charset=utf-8',
+      JSON.stringify(api(ctx.paths)),
+      { 'Cache-Control': 'no-store' },
+      req.method === 'HEAD',
+    );
   const asset = ctx.assets.get(pathname);
   if (asset) return send(res, 200, asset.type, asset.body, { 'Cache-Control': 'no-cache' }, req.method === 'HEAD');
   send(res, 404, 'text/plain; charset=utf-8', 'not found\n');
 }
 
-function send(res: ServerResponse, status: number, type: string, body: string | Buffer, extra: Record<string, string> = {}, headOnly = false): void {
+function send(
+  res: ServerResponse,
+  status: number,
+  type: string,
+  body: string | Buffer,
+  extra: Record<string, string> = {},
+  headOnly = false,
+): void {
   // Encoded once: the plan of a big project is megabytes, and its length and its bytes come from the same buffer.
   const bytes = typeof body === 'string' ? Buffer.from(body) : body;
-  res.writeHead(status, { ...SECURITY_HEADERS, 'Content-Type': type, 'Content-Length': String(bytes.length), ...extra });
+  res.writeHead(status, {
+    ...SECURITY_HEADERS,
+    'Content-Type': type,
+    'Content-Length': String(bytes.length),
+    ...extra,
+  });
   res.end(headOnly ? undefined : bytes);
 }
 
@@ -136,17 +168,28 @@ function listen(server: Server, port: number, host: string): Promise<void> {
 export function toListenError(err: NodeJS.ErrnoException, port: number, host: string): Error {
   const next = port >= 65535 ? DEFAULT_PORT : port + 1;
   if (err.code === 'EADDRINUSE') {
-    return new RalphkitError(`port ${port} on ${host} is already in use (another ralphkit view?); choose another with --port`, {
+    return new RalphkitError(
+      `port ${port} on ${host} is already in use (another ralphkit view?); choose another with --port`,
+      {
+        exitCode: EXIT.refused,
+        hint: ralphkitCommand(`view --port ${next}`),
+        cause: err,
+      },
+    );
+  }
+  if (err.code === 'EACCES') {
+    return new RalphkitError(`not allowed to listen on port ${port}; choose another with --port`, {
       exitCode: EXIT.refused,
-      hint: ralphkitCommand(`view --port ${next}`),
+      hint: ralphkitCommand(`view --port ${DEFAULT_PORT}`),
       cause: err,
     });
   }
-  if (err.code === 'EACCES') {
-    return new RalphkitError(`not allowed to listen on port ${port}; choose another with --port`, { exitCode: EXIT.refused, hint: ralphkitCommand(`view --port ${DEFAULT_PORT}`), cause: err });
-  }
   if (err.code === 'EADDRNOTAVAIL' || err.code === 'ENOTFOUND' || err.code === 'EAI_AGAIN') {
-    return new RalphkitError(`cannot listen on host ${host}: no such local address`, { exitCode: EXIT.refused, hint: ralphkitCommand(`view --host ${DEFAULT_HOST}`), cause: err });
+    return new RalphkitError(`cannot listen on host ${host}: no such local address`, {
+      exitCode: EXIT.refused,
+      hint: ralphkitCommand(`view --host ${DEFAULT_HOST}`),
+      cause: err,
+    });
   }
   return err;
 }

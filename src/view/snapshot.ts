@@ -105,8 +105,14 @@ export function readPrdSnapshot(paths: ViewPaths): PrdSnapshot {
   // The record of the loop this plan belongs to (its file, its branch), for the stories that record verified: a new
   // plan that reuses an id, or another loop's newer record, never makes a card verified (store/loop-plan.ts, as status).
   const loop = findPlanLoop(paths.cwd, readAllStates(paths.cwd), file, prd.branchName);
-  const record = loop ? readVerdictRecordsSync(paths.cwd).get(loop.id) ?? null : null;
-  return { file, exists: true, error: null, prd, ...planBoard(prd, readLedgers(paths), matchSealedStories(paths.cwd, record, file, prd.userStories), record) };
+  const record = loop ? (readVerdictRecordsSync(paths.cwd).get(loop.id) ?? null) : null;
+  return {
+    file,
+    exists: true,
+    error: null,
+    prd,
+    ...planBoard(prd, readLedgers(paths), matchSealedStories(paths.cwd, record, file, prd.userStories), record),
+  };
 }
 
 // Only what the page needs to draw; `ralphkit validate` is the place for a full report.
@@ -123,7 +129,8 @@ export function readProgressSnapshot(paths: ViewPaths): ProgressSnapshot {
   const file = path.relative(paths.cwd, paths.progress);
   const ends = readEnds(paths.progress);
   if (!ends) return { file, exists: false, size: 0, omittedBytes: 0, log: parseProgress('') };
-  if (!ends.tail) return { file, exists: true, size: ends.size, omittedBytes: 0, log: parseProgress(ends.head.toString('utf8')) };
+  if (!ends.tail)
+    return { file, exists: true, size: ends.size, omittedBytes: 0, log: parseProgress(ends.head.toString('utf8')) };
   const tail = ends.tail.toString('utf8');
   const { log, skipped } = parseProgressEnds(ends.head.toString('utf8'), tail);
   const tailShown = ends.tail.length - Buffer.byteLength(tail.slice(0, skipped));
@@ -166,8 +173,15 @@ export function readLoopsSnapshot(paths: ViewPaths): LoopsSnapshot {
 
 /** Every line of every loop's ledger, oldest first; the engine's parser, so `status` and the page read the same lines. */
 export function readLedgers(paths: ViewPaths): LedgerLine[] {
-  const all = listRuns(paths.runs).flatMap((id) => parseLedger(readText(path.join(paths.runs, id, 'ledger.jsonl')) ?? '').map((l) => (l.loop ? l : { ...l, loop: id })));
-  return all.map((l, i) => ({ l, i })).sort((a, b) => String(a.l.time).localeCompare(String(b.l.time)) || a.i - b.i).map(({ l }) => l);
+  const all = listRuns(paths.runs).flatMap((id) =>
+    parseLedger(readText(path.join(paths.runs, id, 'ledger.jsonl')) ?? '').map((l) =>
+      l.loop ? l : { ...l, loop: id },
+    ),
+  );
+  return all
+    .map((l, i) => ({ l, i }))
+    .sort((a, b) => String(a.l.time).localeCompare(String(b.l.time)) || a.i - b.i)
+    .map(({ l }) => l);
 }
 
 /** The run folders, for the watcher too: a folder with a ledger but no state.json yet still counts. */

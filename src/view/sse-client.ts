@@ -25,7 +25,11 @@ export interface SseClient {
 }
 
 /** `initial` (the whole current state) is always queued, however big: a client must be able to get it once. */
-export function createSseClient(res: ServerResponse, initial: [string, Buffer][], limits: SseLimits = SSE_LIMITS): SseClient {
+export function createSseClient(
+  res: ServerResponse,
+  initial: [string, Buffer][],
+  limits: SseLimits = SSE_LIMITS,
+): SseClient {
   const pending = new Map<string, Buffer>();
   // While behind: the queue length last seen and when it last shrank.
   let behind: { held: number; since: number } | null = null;

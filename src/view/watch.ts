@@ -23,7 +23,11 @@ export interface ChangeWatcher {
 /** Most recent runs that get their own fs.watch; older ones are still polled. */
 const WATCHED_RUNS = 32;
 
-export function watchChanges(paths: ViewPaths, onChange: () => void, options: ChangeWatcherOptions = {}): ChangeWatcher {
+export function watchChanges(
+  paths: ViewPaths,
+  onChange: () => void,
+  options: ChangeWatcherOptions = {},
+): ChangeWatcher {
   const { pollMs = 500, debounceMs = 25, extraSignature = () => '', fsWatch = true } = options;
   const watchers = new Map<string, FSWatcher>();
   let last = signature(paths) + extraSignature();
@@ -110,7 +114,9 @@ function syncWatchers(paths: ViewPaths, watchers: Map<string, FSWatcher>, onEven
 
 /** mtime, size and inode of every file the dashboard reads; any difference means "re-read". */
 export function signature(paths: ViewPaths): string {
-  const runFiles = listRuns(paths.runs).flatMap((id) => ['state.json', 'ledger.jsonl'].map((f) => path.join(paths.runs, id, f)));
+  const runFiles = listRuns(paths.runs).flatMap((id) =>
+    ['state.json', 'ledger.jsonl'].map((f) => path.join(paths.runs, id, f)),
+  );
   return [paths.prd, paths.progress, paths.runs, ...runFiles].map(statKey).join('|');
 }
 

@@ -33,8 +33,19 @@ describe('ralphkit view with in-session loops', () => {
     // A session whose Claude Code has exited (its pid is gone), then a live one (this process stands in for Claude Code).
     const gone = spawnSync('true').pid as number;
     expect((await engine(repo, ['hook', 'start', '--session-id', GONE], { CLAUDE_PID: String(gone) })).code).toBe(0);
-    expect((await engine(repo, ['hook', 'start', '--session-id', LIVE, '--max-iterations', '4'], { CLAUDE_PID: String(process.pid) })).code).toBe(0);
-    const input = JSON.stringify({ session_id: LIVE, hook_event_name: 'Stop', stop_hook_active: false, last_assistant_message: 'working' });
+    expect(
+      (
+        await engine(repo, ['hook', 'start', '--session-id', LIVE, '--max-iterations', '4'], {
+          CLAUDE_PID: String(process.pid),
+        })
+      ).code,
+    ).toBe(0);
+    const input = JSON.stringify({
+      session_id: LIVE,
+      hook_event_name: 'Stop',
+      stop_hook_active: false,
+      last_assistant_message: 'working',
+    });
     expect(JSON.parse((await engine(repo, ['hook', 'stop'], {}, input)).stdout).decision).toBe('block');
 
     const page = await open(repo);
@@ -50,7 +61,9 @@ describe('ralphkit view with in-session loops', () => {
     const dead = page.locator(`.loop[data-loop-id="${GONE}"]`);
     expect(await dead.getAttribute('data-status')).toBe('dead');
     expect(await dead.locator('.loop-status').textContent()).toBe('dead · session gone');
-    expect(await dead.locator('.loop-message').textContent()).toBe('its Claude Code session is gone; start a new loop there with /ralph-loop');
+    expect(await dead.locator('.loop-message').textContent()).toBe(
+      'its Claude Code session is gone; start a new loop there with /ralph-loop',
+    );
     expect(await dead.locator('.loop-facts .cost').textContent()).toBe('cost n/a');
   });
 });

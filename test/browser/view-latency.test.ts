@@ -31,7 +31,9 @@ describe('latency from a write to prd.json to the card changing', () => {
     await page.goto(server.url);
     await page.locator('.card[data-story-id="US-002"]').waitFor();
     const result = await measureFlipLatency(page, repo, prd, 'US-002', 10);
-    process.stderr.write(`view latency, ${name}: median ${result.median} ms, min ${result.min} ms, max ${result.max} ms over ${result.samples.length} flips\n`);
+    process.stderr.write(
+      `view latency, ${name}: median ${result.median} ms, min ${result.min} ms, max ${result.max} ms over ${result.samples.length} flips\n`,
+    );
     expect(result.samples).toHaveLength(10);
     expect(result.samples.every((ms) => Number.isFinite(ms) && ms >= 0)).toBe(true);
   });

@@ -21,7 +21,9 @@ const PATIENCE = 15_000;
 
 /** How far the board's content reaches past its visible box, in pixels (0 and 0: no scrollbars). */
 function overflow(page: Page): Promise<{ x: number; y: number }> {
-  return page.locator('#board').evaluate((b) => ({ x: b.scrollWidth - b.clientWidth, y: b.scrollHeight - b.clientHeight }));
+  return page
+    .locator('#board')
+    .evaluate((b) => ({ x: b.scrollWidth - b.clientWidth, y: b.scrollHeight - b.clientHeight }));
 }
 
 async function openChain(stories: number): Promise<Page> {
@@ -35,7 +37,10 @@ async function openChain(stories: number): Promise<Page> {
   const page = await browser.newPage({ viewport: { width: 1280, height: 800 }, reducedMotion: 'reduce' });
   onTestFinished(() => page.close());
   await page.goto(server.url);
-  await page.locator('.card').nth(stories - 1).waitFor();
+  await page
+    .locator('.card')
+    .nth(stories - 1)
+    .waitFor();
   await expect.poll(() => page.locator('#edges path.edge').count(), { timeout: PATIENCE }).toBe(stories - 1);
   return page;
 }
@@ -45,7 +50,9 @@ describe('dashboard layout', () => {
     const page = await openChain(3);
     await page.waitForTimeout(200); // a redraw after the first one is where the old layout grew
     expect(await overflow(page)).toEqual({ x: 0, y: 0 });
-    expect(await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.scrollHeight])).toEqual([1280, 800]);
+    expect(
+      await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.scrollHeight]),
+    ).toEqual([1280, 800]);
   });
 
   it('scrollbars that a small window needed go away when the window grows again', async () => {
@@ -61,9 +68,15 @@ describe('dashboard layout', () => {
   it('a narrow window scrolls the page downwards, never the board or the page sideways', async () => {
     const page = await openChain(3);
     await page.setViewportSize({ width: 900, height: 240 });
-    await expect.poll(() => page.evaluate(() => document.documentElement.scrollHeight > document.documentElement.clientHeight), { timeout: PATIENCE }).toBe(true);
+    await expect
+      .poll(() => page.evaluate(() => document.documentElement.scrollHeight > document.documentElement.clientHeight), {
+        timeout: PATIENCE,
+      })
+      .toBe(true);
     expect(await overflow(page)).toEqual({ x: 0, y: 0 });
-    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(0);
+    expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(
+      0,
+    );
     expect(await page.locator('#edges path.edge').count()).toBe(2); // three columns still fit side by side
   });
 });

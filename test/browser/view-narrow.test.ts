@@ -18,7 +18,12 @@ afterAll(async () => {
   await browser?.close();
 });
 
-const PHONE: BrowserContextOptions = { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, deviceScaleFactor: 3 };
+const PHONE: BrowserContextOptions = {
+  viewport: { width: 390, height: 844 },
+  isMobile: true,
+  hasTouch: true,
+  deviceScaleFactor: 3,
+};
 const SPLIT: BrowserContextOptions = { viewport: { width: 800, height: 800 } };
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 } };
 const XSS = '<img src=x onerror="window.__pwned=1">';
@@ -95,7 +100,16 @@ describe('dashboard in narrow windows', () => {
     const page = await openDemo(options);
     await expect.poll(() => measure(page).then((m) => m.edges), { timeout: PATIENCE }).toBe(edges);
     const m = await measure(page);
-    expect(m).toEqual({ layout, viewport: m.viewport, pageOverflow: 0, boardOverflow: 0, cardsOutside: [], headerOutside: [], clipped: [], edges });
+    expect(m).toEqual({
+      layout,
+      viewport: m.viewport,
+      pageOverflow: 0,
+      boardOverflow: 0,
+      cardsOutside: [],
+      headerOutside: [],
+      clipped: [],
+      edges,
+    });
     expect(m.viewport).toBeGreaterThan(options.viewport!.width - 20); // a wider layout viewport would hide overflow
   });
 
@@ -106,18 +120,33 @@ describe('dashboard in narrow windows', () => {
     expect(await deps.textContent()).toBe('depends onUS-002');
     expect(await deps.locator('.dep').getAttribute('data-state')).toBe('passed'); // reported by the running loop, not sealed
     expect(await page.locator('.card[data-story-id="US-001"] .card-deps').count()).toBe(0);
-    expect(await page.locator('.column-head').allInnerTexts()).toEqual(['NO DEPENDENCIES\n1', 'STAGE 2\n1', 'STAGE 3\n4', 'STAGE 4\n2']);
+    expect(await page.locator('.column-head').allInnerTexts()).toEqual([
+      'NO DEPENDENCIES\n1',
+      'STAGE 2\n1',
+      'STAGE 3\n4',
+      'STAGE 4\n2',
+    ]);
 
     await page.setViewportSize({ width: 1280, height: 800 });
-    await expect.poll(() => measure(page).then((m) => [m.layout, m.edges]), { timeout: PATIENCE }).toEqual(['graph', 7]);
+    await expect
+      .poll(() => measure(page).then((m) => [m.layout, m.edges]), { timeout: PATIENCE })
+      .toEqual(['graph', 7]);
     expect(await deps.isVisible()).toBe(false);
   });
 
   it('resizing switches between graph and bands both ways, with no sideways scroll at any step', async () => {
     const page = await openDemo(DESKTOP);
-    for (const [width, layout, edges] of [[390, 'bands', 0], [800, 'graph', 7], [600, 'bands', 0], [1101, 'graph', 7], [1280, 'graph', 7]] as const) {
+    for (const [width, layout, edges] of [
+      [390, 'bands', 0],
+      [800, 'graph', 7],
+      [600, 'bands', 0],
+      [1101, 'graph', 7],
+      [1280, 'graph', 7],
+    ] as const) {
       await page.setViewportSize({ width, height: 800 });
-      await expect.poll(() => measure(page).then((m) => [m.layout, m.edges]), { timeout: PATIENCE }).toEqual([layout, edges]);
+      await expect
+        .poll(() => measure(page).then((m) => [m.layout, m.edges]), { timeout: PATIENCE })
+        .toEqual([layout, edges]);
       const m = await measure(page);
       expect([width, m.pageOverflow, m.boardOverflow, m.cardsOutside, m.clipped]).toEqual([width, 0, 0, [], []]);
     }
@@ -137,7 +166,8 @@ describe('dashboard in narrow windows', () => {
   it('a long title wraps in full on a phone instead of being cut', async () => {
     const repo = testdir('ralphkit-view-long-');
     const prd = chain(2);
-    const title = 'Let an administrator export every task with its priority, assignee, due date and full comment history as CSV, JSON or a spreadsheet';
+    const title =
+      'Let an administrator export every task with its priority, assignee, due date and full comment history as CSV, JSON or a spreadsheet';
     prd.userStories[1].title = title;
     prd.branchName = 'ralph/a-branch-name-long-enough-to-overflow-a-phone-header-unless-it-wraps';
     writePlan(repo, prd);
@@ -154,7 +184,13 @@ describe('dashboard in narrow windows', () => {
     await panel.waitFor();
     const box = await panel.evaluate((el) => {
       const r = el.getBoundingClientRect();
-      return { left: r.left, right: r.right, overflow: el.scrollWidth - el.clientWidth, page: document.documentElement.scrollWidth - document.documentElement.clientWidth, width: document.documentElement.clientWidth };
+      return {
+        left: r.left,
+        right: r.right,
+        overflow: el.scrollWidth - el.clientWidth,
+        page: document.documentElement.scrollWidth - document.documentElement.clientWidth,
+        width: document.documentElement.clientWidth,
+      };
     });
     expect(box).toEqual({ left: 0, right: box.width, overflow: 0, page: 0, width: box.width });
     expect(await page.locator('#detail-title').textContent()).toBe('Priority selector in the task editor');

@@ -28,11 +28,31 @@ function parallel(extra: Partial<ParallelState> = {}): ParallelState {
     workers: 3,
     states: [
       // This test process stands in for worker 1's agent, so its pid is one that runs.
-      { worker: 1, path: '/r.ralph-worktrees/p--w1', phase: 'agent', story: 'US-003', branch: 'ralph/fixture--US-003', iteration: 7, startedAt: ago(2), agentPid: process.pid },
-      { worker: 2, path: '/r.ralph-worktrees/p--w2', phase: 'queued', story: 'US-002', branch: 'ralph/fixture--US-002', iteration: 6, startedAt: ago(5) },
+      {
+        worker: 1,
+        path: '/r.ralph-worktrees/p--w1',
+        phase: 'agent',
+        story: 'US-003',
+        branch: 'ralph/fixture--US-003',
+        iteration: 7,
+        startedAt: ago(2),
+        agentPid: process.pid,
+      },
+      {
+        worker: 2,
+        path: '/r.ralph-worktrees/p--w2',
+        phase: 'queued',
+        story: 'US-002',
+        branch: 'ralph/fixture--US-002',
+        iteration: 6,
+        startedAt: ago(5),
+      },
       { worker: 3, path: '/r.ralph-worktrees/p--w3', phase: 'idle', iteration: 5 },
     ],
-    queue: [{ story: 'US-002', head: 'a'.repeat(40), worker: 2 }, { story: 'US-004', head: 'b'.repeat(40), worker: 3 }],
+    queue: [
+      { story: 'US-002', head: 'a'.repeat(40), worker: 2 },
+      { story: 'US-004', head: 'b'.repeat(40), worker: 3 },
+    ],
     merged: ['US-001'],
     attempts: { 'US-006': 3 },
     givenUp: { 'US-006': `no progress after 3 attempts ${XSS}` },
@@ -40,27 +60,49 @@ function parallel(extra: Partial<ParallelState> = {}): ParallelState {
   };
 }
 
-const text = async (page: Page, selector: string) => (await page.locator(selector).allTextContents()).map((t) => t.trim());
+const text = async (page: Page, selector: string) =>
+  (await page.locator(selector).allTextContents()).map((t) => t.trim());
 
 describe('ralphkit view with a --parallel run', () => {
   it('lists each worker, the merge queue, merged and given-up stories, and follows the run', async () => {
     const repo = testdir();
     writePlan(repo, plan(6));
-    writeLoop(repo, { id: 'p', agent: 'claude', iteration: 7, maxIterations: 20, startedAt: ago(10), parallel: parallel() });
+    writeLoop(repo, {
+      id: 'p',
+      agent: 'claude',
+      iteration: 7,
+      maxIterations: 20,
+      startedAt: ago(10),
+      parallel: parallel(),
+    });
     writeLoop(repo, { id: 'single', status: 'complete', pid: null, exitCode: 0, startedAt: ago(60) });
     const page = await open(repo);
     const run = '.loop[data-loop-id="p"]';
     await page.locator(`${run} .worker`).first().waitFor({ timeout: PATIENCE });
 
-    expect(await page.locator(`${run} .worker`).evaluateAll((els) => els.map((e) => [(e as HTMLElement).dataset.worker, (e as HTMLElement).dataset.phase]))).toEqual([['1', 'agent'], ['2', 'queued'], ['3', 'idle']]);
+    expect(
+      await page
+        .locator(`${run} .worker`)
+        .evaluateAll((els) => els.map((e) => [(e as HTMLElement).dataset.worker, (e as HTMLElement).dataset.phase])),
+    ).toEqual([
+      ['1', 'agent'],
+      ['2', 'queued'],
+      ['3', 'idle'],
+    ]);
     expect(await text(page, `${run} .worker-n`)).toEqual(['w1', 'w2', 'w3']);
     expect(await text(page, `${run} .worker-story`)).toEqual(['US-003', 'US-002', '—']);
     expect(await text(page, `${run} .worker-phase`)).toEqual(['agent working', 'in merge queue', 'idle']);
     expect(await text(page, `${run} .worker-iter`)).toEqual(['iteration 7', 'iteration 6', 'iteration 5']);
     // Only worker 1's agent runs now.
-    expect(await page.locator(`${run} .worker`).evaluateAll((els) => els.map((e) => e.querySelector('.worker-agent')?.textContent ?? null))).toEqual([`claude (pid ${process.pid})`, null, null]);
+    expect(
+      await page
+        .locator(`${run} .worker`)
+        .evaluateAll((els) => els.map((e) => e.querySelector('.worker-agent')?.textContent ?? null)),
+    ).toEqual([`claude (pid ${process.pid})`, null, null]);
     // The time on its story, ticking like the loop's own; an idle worker has none.
-    await expect.poll(() => text(page, `${run} .worker .elapsed`), { timeout: PATIENCE }).toEqual([expect.stringMatching(/^2m \d\ds elapsed$/), expect.stringMatching(/^5m \d\ds elapsed$/)]);
+    await expect
+      .poll(() => text(page, `${run} .worker .elapsed`), { timeout: PATIENCE })
+      .toEqual([expect.stringMatching(/^2m \d\ds elapsed$/), expect.stringMatching(/^5m \d\ds elapsed$/)]);
     expect(await page.locator(`${run} .worker-story`).first().getAttribute('title')).toBe('ralph/fixture--US-003');
 
     expect(await text(page, `${run} .merge-queue li`)).toEqual(['US-002 w2', 'US-004 w3']);
@@ -74,23 +116,40 @@ describe('ralphkit view with a --parallel run', () => {
     // US-002 is merged: worker 2 goes idle, the queue moves up, the merged list grows.
     const next = parallel();
     next.states[1] = { worker: 2, path: '/r.ralph-worktrees/p--w2', phase: 'idle', iteration: 6 };
-    writeLoop(repo, { id: 'p', agent: 'claude', iteration: 8, maxIterations: 20, startedAt: ago(10), parallel: { ...next, queue: next.queue.slice(1), merged: ['US-001', 'US-002'] } });
+    writeLoop(repo, {
+      id: 'p',
+      agent: 'claude',
+      iteration: 8,
+      maxIterations: 20,
+      startedAt: ago(10),
+      parallel: { ...next, queue: next.queue.slice(1), merged: ['US-001', 'US-002'] },
+    });
     await expect.poll(() => text(page, `${run} .merged code`), { timeout: PATIENCE }).toEqual(['US-001', 'US-002']);
     expect(await text(page, `${run} .merge-queue li`)).toEqual(['US-004 w3']);
     expect(await text(page, `${run} .worker-phase`)).toEqual(['agent working', 'idle', 'idle']);
   });
 
-  it('a run whose runner is gone shows no agent as running, and its workers\' times stop at its last update', async () => {
+  it("a run whose runner is gone shows no agent as running, and its workers' times stop at its last update", async () => {
     const repo = testdir();
     writePlan(repo, plan(6));
     // The workers' start times are taken before the run's last update, never after: the other order makes a worker's
     // 1 minute read 59 s when a millisecond passes between the two (seen on a loaded CI machine).
     const workers = parallel();
-    writeLoop(repo, { id: 'p', status: 'interrupted', pid: null, exitCode: 130, startedAt: ago(10), updatedAt: ago(1), parallel: workers });
+    writeLoop(repo, {
+      id: 'p',
+      status: 'interrupted',
+      pid: null,
+      exitCode: 130,
+      startedAt: ago(10),
+      updatedAt: ago(1),
+      parallel: workers,
+    });
     const page = await open(repo);
     const run = '.loop[data-loop-id="p"]';
     await page.locator(`${run} .worker`).first().waitFor({ timeout: PATIENCE });
     expect(await page.locator(`${run} .worker-agent`).count()).toBe(0);
-    await expect.poll(() => text(page, `${run} .worker .elapsed`), { timeout: PATIENCE }).toEqual([expect.stringMatching(/^ran 1m \d\ds$/), expect.stringMatching(/^ran 4m \d\ds$/)]);
+    await expect
+      .poll(() => text(page, `${run} .worker .elapsed`), { timeout: PATIENCE })
+      .toEqual([expect.stringMatching(/^ran 1m \d\ds$/), expect.stringMatching(/^ran 4m \d\ds$/)]);
   });
 });

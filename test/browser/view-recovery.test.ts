@@ -84,7 +84,10 @@ describe('the dashboard page recovers', () => {
     proxy.cutAndHold();
     await expect.poll(() => connection(page), { timeout: PATIENCE }).not.toBe('live');
     writePlan(repo, plan(3));
-    writeProgress(repo, '# Progress log\n## 2026-11-29 - US-001\n- first entry\n## 2026-11-30 - US-003\n- written while the page was away\n');
+    writeProgress(
+      repo,
+      '# Progress log\n## 2026-11-29 - US-001\n- first entry\n## 2026-11-30 - US-003\n- written while the page was away\n',
+    );
     writeLoop(repo, { id: 'loop-while-away', iteration: 2 });
     // The server has the new state (it keeps reading without any client); the page has not got it.
     await expect.poll(async () => (await getJson(server.url, '/api/prd')).summary.total, { timeout: PATIENCE }).toBe(3);
@@ -93,14 +96,19 @@ describe('the dashboard page recovers', () => {
     proxy.release();
     await expect.poll(() => connection(page), { timeout: PATIENCE }).toBe('live');
     await expect.poll(() => page.locator('.card').count(), { timeout: PATIENCE }).toBe(3);
-    await expect.poll(() => page.locator('.log-section h3').first().textContent(), { timeout: PATIENCE }).toContain('US-003');
+    await expect
+      .poll(() => page.locator('.log-section h3').first().textContent(), { timeout: PATIENCE })
+      .toContain('US-003');
     await page.locator('.loop[data-loop-id="loop-while-away"]').waitFor({ timeout: PATIENCE });
   });
 
   it('shows the head and newest entries of a log too long to send, and says the rest is in the file', async () => {
     const repo = testdir();
     writePlan(repo, plan(1));
-    const entries = Array.from({ length: 3000 }, (_, i) => `## 2026-11-29 - entry ${i}\n- ${'a note of a hundred bytes or so, over and over. '.repeat(4)}\n`);
+    const entries = Array.from(
+      { length: 3000 },
+      (_, i) => `## 2026-11-29 - entry ${i}\n- ${'a note of a hundred bytes or so, over and over. '.repeat(4)}\n`,
+    );
     const text = `# Progress log\n## Codebase Patterns\n- run npm test first\n## Sessions\n${entries.join('')}`;
     expect(text.length).toBeGreaterThan(2 * (PROGRESS_HEAD_BYTES + PROGRESS_TAIL_BYTES));
     writeProgress(repo, text);
@@ -109,7 +117,9 @@ describe('the dashboard page recovers', () => {
     const page = await newPage(server.url);
     const omitted = page.locator('#log .log-omitted');
     await omitted.waitFor({ timeout: PATIENCE });
-    expect(await omitted.textContent()).toMatch(/^Older entries \(\d+ KiB\) are not shown here; they are in ralph\/progress\.txt\.$/);
+    expect(await omitted.textContent()).toMatch(
+      /^Older entries \(\d+ KiB\) are not shown here; they are in ralph\/progress\.txt\.$/,
+    );
     expect(await page.locator('#log .log-section.patterns').textContent()).toContain('run npm test first');
     expect(await page.locator('#log .log-section.entry h3').first().textContent()).toContain('entry 2999');
     expect(await page.locator('#log h3', { hasText: /entry 0$/ }).count()).toBe(0);

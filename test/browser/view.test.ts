@@ -92,18 +92,39 @@ describe('ralphkit view in a browser', () => {
     await expect.poll(() => card(page, 'US-002').getAttribute('data-state'), { timeout: PATIENCE }).toBe('passed');
     expect(await page.locator('#passed-count').textContent()).toBe('1');
 
-    writeLedger(repo, 'L1', [{ time: new Date().toISOString(), loop: 'L1', iteration: 1, story: 'US-002', command: 'npm test', exitCode: 0 }, { time: new Date().toISOString(), loop: 'L1', iteration: 1, story: 'US-002', command: null, exitCode: null, status: 'verified' }]);
+    writeLedger(repo, 'L1', [
+      { time: new Date().toISOString(), loop: 'L1', iteration: 1, story: 'US-002', command: 'npm test', exitCode: 0 },
+      {
+        time: new Date().toISOString(),
+        loop: 'L1',
+        iteration: 1,
+        story: 'US-002',
+        command: null,
+        exitCode: null,
+        status: 'verified',
+      },
+    ]);
     // A ledger line is a runner's report, which the agent could have written: passed, "reported", not verified.
-    await expect.poll(() => card(page, 'US-002').getAttribute('data-verification'), { timeout: PATIENCE }).toBe('reported');
+    await expect
+      .poll(() => card(page, 'US-002').getAttribute('data-verification'), { timeout: PATIENCE })
+      .toBe('reported');
     expect(await card(page, 'US-002').getAttribute('data-state')).toBe('passed');
     expect(await page.locator('#breakdown').textContent()).toBe('1 reported · 3 open');
     await card(page, 'US-002').click();
-    await expect.poll(() => page.locator('#detail .verdict').textContent(), { timeout: PATIENCE }).toMatch(/^Reported: .*no sealed verdict record confirms it/);
+    await expect
+      .poll(() => page.locator('#detail .verdict').textContent(), { timeout: PATIENCE })
+      .toMatch(/^Reported: .*no sealed verdict record confirms it/);
     // The loop ends: its sealed record, then its state.json. Now the card is verified.
-    sealNote(repo, { loop: 'L1', commit: commitPlan(repo), time: new Date().toISOString(), stories: { 'US-002': 'verified' } }, env);
+    sealNote(
+      repo,
+      { loop: 'L1', commit: commitPlan(repo), time: new Date().toISOString(), stories: { 'US-002': 'verified' } },
+      env,
+    );
     writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0, branch: 'ralph/fixture' });
     await expect.poll(() => card(page, 'US-002').getAttribute('data-state'), { timeout: PATIENCE }).toBe('verified');
-    await expect.poll(() => page.locator('#detail .verdict').textContent(), { timeout: PATIENCE }).toMatch(/^Verified: .*sealed verdict record/);
+    await expect
+      .poll(() => page.locator('#detail .verdict').textContent(), { timeout: PATIENCE })
+      .toMatch(/^Verified: .*sealed verdict record/);
     await page.keyboard.press('Escape');
 
     prd.userStories[1].passes = false;
@@ -118,29 +139,69 @@ describe('ralphkit view in a browser', () => {
     const repo = gitdir();
     writePlan(repo, plan(3));
     const time = (s: number) => new Date(Date.UTC(2026, 11, 2, 10, 0, s)).toISOString();
-    const review = (story: string, s: number, verdict: 'ship' | 'revise' | 'invalid', commit: string) => ({ time: time(s), loop: 'L1', iteration: s, story, kind: 'review' as const, command: null, exitCode: null, outputSha256: null, verdict, reviewer: 'node "/opt/reviewers/judge.mjs"', model: 'opus', commit });
-    writeLedger(repo, 'L1', [review('US-001', 1, 'revise', 'a'.repeat(40)), review('US-001', 2, 'revise', 'b'.repeat(40)), review('US-001', 3, 'ship', 'c'.repeat(40)), review('US-002', 4, 'revise', 'd'.repeat(40))]);
+    const review = (story: string, s: number, verdict: 'ship' | 'revise' | 'invalid', commit: string) => ({
+      time: time(s),
+      loop: 'L1',
+      iteration: s,
+      story,
+      kind: 'review' as const,
+      command: null,
+      exitCode: null,
+      outputSha256: null,
+      verdict,
+      reviewer: 'node "/opt/reviewers/judge.mjs"',
+      model: 'opus',
+      commit,
+    });
+    writeLedger(repo, 'L1', [
+      review('US-001', 1, 'revise', 'a'.repeat(40)),
+      review('US-001', 2, 'revise', 'b'.repeat(40)),
+      review('US-001', 3, 'ship', 'c'.repeat(40)),
+      review('US-002', 4, 'revise', 'd'.repeat(40)),
+    ]);
     const { page } = await open(repo);
-    await expect.poll(() => card(page, 'US-001').locator('.card-review').getAttribute('data-review'), { timeout: PATIENCE }).toBe('ship');
+    await expect
+      .poll(() => card(page, 'US-001').locator('.card-review').getAttribute('data-review'), { timeout: PATIENCE })
+      .toBe('ship');
     expect(await card(page, 'US-001').locator('.review-verdict').textContent()).toBe('shipped');
     expect(await card(page, 'US-001').locator('.review-by').textContent()).toBe('node judge.mjs · opus · ccccccc');
     expect(await card(page, 'US-001').locator('.review-revised').textContent()).toBe('revised 2×');
-    expect(await card(page, 'US-001').locator('.card-review').getAttribute('title')).toBe('reviewed by node "/opt/reviewers/judge.mjs" (opus) at ccccccc');
+    expect(await card(page, 'US-001').locator('.card-review').getAttribute('title')).toBe(
+      'reviewed by node "/opt/reviewers/judge.mjs" (opus) at ccccccc',
+    );
     expect(await card(page, 'US-002').locator('.review-verdict').textContent()).toBe('changes asked');
     expect(await card(page, 'US-002').locator('.review-revised').textContent()).toBe('revised 1×');
     expect(await card(page, 'US-003').locator('.card-review').count()).toBe(0);
     // A ledger line is a report: until a sealed verdict record names the SHIP, the card says so.
     expect(await card(page, 'US-001').locator('.review-reported').textContent()).toBe('reported');
     // The reviewer ships US-002: the card follows without a reload.
-    writeLedger(repo, 'L1', [review('US-001', 3, 'ship', 'c'.repeat(40)), review('US-002', 4, 'revise', 'd'.repeat(40)), review('US-002', 5, 'ship', 'e'.repeat(40))]);
-    await expect.poll(() => card(page, 'US-002').locator('.review-verdict').textContent(), { timeout: PATIENCE }).toBe('shipped');
+    writeLedger(repo, 'L1', [
+      review('US-001', 3, 'ship', 'c'.repeat(40)),
+      review('US-002', 4, 'revise', 'd'.repeat(40)),
+      review('US-002', 5, 'ship', 'e'.repeat(40)),
+    ]);
+    await expect
+      .poll(() => card(page, 'US-002').locator('.review-verdict').textContent(), { timeout: PATIENCE })
+      .toBe('shipped');
     expect(await card(page, 'US-002').locator('.review-by').textContent()).toBe('node judge.mjs · opus · eeeeeee');
     // The loop's record seals US-001's SHIP (at its commit) and one of US-002 at another commit than the ledger's.
     const head = commitPlan(repo);
     const shipped = (commit: string) => ({ reviewer: 'node "/opt/reviewers/judge.mjs"', model: 'opus', commit });
-    sealNote(repo, { loop: 'L1', commit: head, time: time(9), stories: { 'US-001': 'verified', 'US-002': 'verified' }, reviews: { 'US-001': shipped('c'.repeat(40)), 'US-002': shipped('f'.repeat(40)) } }, env);
+    sealNote(
+      repo,
+      {
+        loop: 'L1',
+        commit: head,
+        time: time(9),
+        stories: { 'US-001': 'verified', 'US-002': 'verified' },
+        reviews: { 'US-001': shipped('c'.repeat(40)), 'US-002': shipped('f'.repeat(40)) },
+      },
+      env,
+    );
     writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0, branch: 'ralph/fixture' });
-    await expect.poll(() => card(page, 'US-001').locator('.card-review').getAttribute('data-sealed'), { timeout: PATIENCE }).toBe('true');
+    await expect
+      .poll(() => card(page, 'US-001').locator('.card-review').getAttribute('data-sealed'), { timeout: PATIENCE })
+      .toBe('true');
     expect(await card(page, 'US-001').locator('.review-reported').count()).toBe(0);
     expect(await card(page, 'US-002').locator('.card-review').getAttribute('data-sealed')).toBe('false');
     expect(await card(page, 'US-002').locator('.review-reported').count()).toBe(1);
@@ -153,11 +214,22 @@ describe('ralphkit view in a browser', () => {
       branchName: 'ralph/x',
       description: XSS,
       checks: [XSS],
-      userStories: [story('US-001', { title: XSS, description: XSS, acceptanceCriteria: [XSS, `**${XSS}** and \`${XSS}\``], notes: XSS, checks: [XSS] }), story(`US-002`, { dependsOn: ['US-001', XSS] })],
+      userStories: [
+        story('US-001', {
+          title: XSS,
+          description: XSS,
+          acceptanceCriteria: [XSS, `**${XSS}** and \`${XSS}\``],
+          notes: XSS,
+          checks: [XSS],
+        }),
+        story(`US-002`, { dependsOn: ['US-001', XSS] }),
+      ],
     });
     writeProgress(repo, `## 2026-11-29 - ${XSS}\n- ${XSS}\n\`\`\`\n${XSS}\n\`\`\`\n`);
     writeLoop(repo, { id: 'L1', agent: XSS, status: XSS });
-    writeLedger(repo, 'L1', [{ time: XSS, loop: XSS, iteration: 1, story: 'US-001', command: XSS, exitCode: 1, commit: XSS }]);
+    writeLedger(repo, 'L1', [
+      { time: XSS, loop: XSS, iteration: 1, story: 'US-001', command: XSS, exitCode: 1, commit: XSS },
+    ]);
     const { page } = await open(repo);
     const title = card(page, 'US-001').locator('.card-title');
     await title.waitFor();
@@ -177,12 +249,42 @@ describe('ralphkit view in a browser', () => {
   it('a card opens its detail: criteria, checks, notes, dependencies and ledger entries', async () => {
     const repo = testdir();
     const prd = plan(3, { checks: ['npm test'] });
-    Object.assign(prd.userStories[2], { description: 'As a user I see details.', acceptanceCriteria: ['First criterion', 'Second criterion'], checks: ['npm test -- detail'], notes: 'Rejected: `npm test -- detail` exited with 1' });
+    Object.assign(prd.userStories[2], {
+      description: 'As a user I see details.',
+      acceptanceCriteria: ['First criterion', 'Second criterion'],
+      checks: ['npm test -- detail'],
+      notes: 'Rejected: `npm test -- detail` exited with 1',
+    });
     writePlan(repo, prd);
     writeLedger(repo, 'L7', [
-      { time: '2026-11-29T10:00:00Z', loop: 'L7', iteration: 2, story: 'US-003', command: 'npm test', exitCode: 0, durationMs: 800 },
-      { time: '2026-11-29T10:00:01Z', loop: 'L7', iteration: 2, story: 'US-003', command: 'npm test -- detail', exitCode: 1, durationMs: 2500 },
-      { time: '2026-11-29T10:00:02Z', loop: 'L7', iteration: 2, story: 'US-003', command: null, exitCode: null, status: 'rejected', reason: '`npm test -- detail` exited with 1' },
+      {
+        time: '2026-11-29T10:00:00Z',
+        loop: 'L7',
+        iteration: 2,
+        story: 'US-003',
+        command: 'npm test',
+        exitCode: 0,
+        durationMs: 800,
+      },
+      {
+        time: '2026-11-29T10:00:01Z',
+        loop: 'L7',
+        iteration: 2,
+        story: 'US-003',
+        command: 'npm test -- detail',
+        exitCode: 1,
+        durationMs: 2500,
+      },
+      {
+        time: '2026-11-29T10:00:02Z',
+        loop: 'L7',
+        iteration: 2,
+        story: 'US-003',
+        command: null,
+        exitCode: null,
+        status: 'rejected',
+        reason: '`npm test -- detail` exited with 1',
+      },
     ]);
     const { page } = await open(repo);
     await card(page, 'US-003').click();
@@ -195,11 +297,15 @@ describe('ralphkit view in a browser', () => {
     expect(await detail.locator('.relations .chip').allTextContents()).toEqual(['US-001']);
     expect(await detail.locator('.ledger tbody tr').count()).toBe(3);
     expect(await detail.locator('.ledger tbody tr.failed code').textContent()).toBe('npm test -- detail');
-    expect(await detail.locator('.verdict').textContent()).toBe('The agent claimed it; the runner rejected the claim. npm test -- detail exited with 1');
+    expect(await detail.locator('.verdict').textContent()).toBe(
+      'The agent claimed it; the runner rejected the claim. npm test -- detail exited with 1',
+    );
     expect(page.url()).toMatch(/#US-003$/);
 
     await detail.locator('.relations .chip').click(); // jump to the dependency
-    await expect.poll(() => detail.locator('.detail-title').textContent(), { timeout: PATIENCE }).toBe('Story number 1');
+    await expect
+      .poll(() => detail.locator('.detail-title').textContent(), { timeout: PATIENCE })
+      .toBe('Story number 1');
     await page.keyboard.press('Escape');
     await expect.poll(() => detail.isHidden(), { timeout: PATIENCE }).toBe(true);
   });
@@ -207,7 +313,13 @@ describe('ralphkit view in a browser', () => {
   it('a plan with only the required fields shows no "null" or "undefined" anywhere', async () => {
     const repo = testdir();
     writeFiles(repo, {
-      'ralph/prd.json': JSON.stringify({ branchName: 'b', userStories: [{ id: 'A-1', title: 'Bare', acceptanceCriteria: [], priority: 1, passes: false }, { id: 'A-2', title: 'Done', acceptanceCriteria: ['x'], priority: 2, passes: true }] }),
+      'ralph/prd.json': JSON.stringify({
+        branchName: 'b',
+        userStories: [
+          { id: 'A-1', title: 'Bare', acceptanceCriteria: [], priority: 1, passes: false },
+          { id: 'A-2', title: 'Done', acceptanceCriteria: ['x'], priority: 2, passes: true },
+        ],
+      }),
       'ralph/.runs/bare/state.json': JSON.stringify({ id: 'bare', status: 'running' }),
       'ralph/progress.txt': '## Entry\n```\n```\n',
     });
@@ -224,8 +336,21 @@ describe('ralphkit view in a browser', () => {
   it('shows each loop with status, iteration n/N, agent, cost and elapsed time', async () => {
     const repo = testdir();
     writePlan(repo, plan(1));
-    writeLoop(repo, { id: 'loop-running', iteration: 4, maxIterations: 12, agent: 'codex', costUsd: 2.5, startedAt: new Date(Date.now() - 125_000).toISOString() });
-    writeLoop(repo, { id: 'loop-done', status: 'complete', exitCode: 0, updatedAt: '2026-11-28T10:00:00Z', startedAt: '2026-11-28T09:00:00Z' });
+    writeLoop(repo, {
+      id: 'loop-running',
+      iteration: 4,
+      maxIterations: 12,
+      agent: 'codex',
+      costUsd: 2.5,
+      startedAt: new Date(Date.now() - 125_000).toISOString(),
+    });
+    writeLoop(repo, {
+      id: 'loop-done',
+      status: 'complete',
+      exitCode: 0,
+      updatedAt: '2026-11-28T10:00:00Z',
+      startedAt: '2026-11-28T09:00:00Z',
+    });
     const { page } = await open(repo);
     const running = page.locator('.loop[data-loop-id="loop-running"]');
     await running.waitFor();
@@ -234,7 +359,9 @@ describe('ralphkit view in a browser', () => {
     expect(await running.locator('.loop-iter').textContent()).toBe('iteration 4 of 12');
     expect(await running.locator('.loop-agent').textContent()).toBe('codex');
     expect(await running.locator('.loop-facts').textContent()).toContain('$2.50');
-    await expect.poll(() => running.locator('.elapsed').textContent(), { timeout: PATIENCE }).toMatch(/^2m \d\ds elapsed$/);
+    await expect
+      .poll(() => running.locator('.elapsed').textContent(), { timeout: PATIENCE })
+      .toMatch(/^2m \d\ds elapsed$/);
     expect(await page.locator('.loop[data-loop-id="loop-done"] .elapsed').textContent()).toBe('ran 1h 00m');
   });
 
@@ -255,9 +382,13 @@ describe('ralphkit view in a browser', () => {
   it('says what is wrong when there is no plan, or none that can be read', async () => {
     const repo = testdir();
     const { page } = await open(repo);
-    await expect.poll(() => page.locator('#board-empty').textContent(), { timeout: PATIENCE }).toContain('No plan at ralph/prd.json yet');
+    await expect
+      .poll(() => page.locator('#board-empty').textContent(), { timeout: PATIENCE })
+      .toContain('No plan at ralph/prd.json yet');
     writeFiles(repo, { 'ralph/prd.json': '{"userStories": [' });
-    await expect.poll(() => page.locator('#board-empty').textContent(), { timeout: PATIENCE }).toContain('cannot be read yet');
+    await expect
+      .poll(() => page.locator('#board-empty').textContent(), { timeout: PATIENCE })
+      .toContain('cannot be read yet');
     expect(await page.locator('#banner').textContent()).toContain('not valid JSON');
     writePlan(repo, plan(1));
     await card(page, 'US-001').waitFor({ timeout: PATIENCE });
@@ -270,6 +401,8 @@ describe('ralphkit view in a browser', () => {
     const { page, server } = await open(repo);
     await expect.poll(() => page.locator('#connection').getAttribute('data-state'), { timeout: PATIENCE }).toBe('live');
     await server.close();
-    await expect.poll(() => page.locator('#connection').getAttribute('data-state'), { timeout: PATIENCE }).not.toBe('live');
+    await expect
+      .poll(() => page.locator('#connection').getAttribute('data-state'), { timeout: PATIENCE })
+      .not.toBe('live');
   });
 });

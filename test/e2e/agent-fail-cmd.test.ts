@@ -24,7 +24,9 @@ describe('an --agent-cmd that cannot run', () => {
     const cmd = `if [ "$RALPH_ITERATION" = 1 ]; then ${agent('worker')}; else no-such-agent-xyz; fi`;
     const r = await ralph(dir, ['--pause', '0', '--agent-cmd', cmd, '3'], FAST);
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toMatch(/could not run in iteration 2: the shell said "sh: .*no-such-agent-xyz: (command )?not found"/);
+    expect(r.stderr).toMatch(
+      /could not run in iteration 2: the shell said "sh: .*no-such-agent-xyz: (command )?not found"/,
+    );
     expect(r.stderr).not.toMatch(/retry/);
     // A failure, not a max-iterations stop, although both exit 1.
     expect(onlyState(dir)).toMatchObject({ status: 'failed', exitCode: 1, iteration: 2 });
@@ -43,7 +45,9 @@ describe('an agent that fails', () => {
     const dir = loopRepo();
     const r = await ralph(dir, ['--pause', '0', '--agent-cmd', agent('fail-stderr'), '1'], FAST);
     expect(r.code, r.stderr).toBe(1);
-    const tails = r.stderr.match(/the agent failed \(exit 3\); last lines of its stderr \(full log: ralph\/\.runs\/[^/]+\/iteration-1\.log\):/g);
+    const tails = r.stderr.match(
+      /the agent failed \(exit 3\); last lines of its stderr \(full log: ralph\/\.runs\/[^/]+\/iteration-1\.log\):/g,
+    );
     expect(tails).toHaveLength(4);
     expect(r.stderr).toMatch(/^ {2}· {3}agent error line 7$/m);
     expect(r.stderr).toMatch(/^ {2}· {3}agent error line 3$/m);
@@ -57,7 +61,11 @@ describe('an agent that fails', () => {
   it('an agent command whose script fails on a missing tool of its own is retried, not ended', async () => {
     const dir = loopRepo();
     // The script itself runs (the shell found it); the 127 comes from inside it, named by the script, not by "sh".
-    const r = await ralph(dir, ['--pause', '0', '--agent-cmd', 'cat >/dev/null; bash -c "missing-tool-xyz"', '1'], FAST);
+    const r = await ralph(
+      dir,
+      ['--pause', '0', '--agent-cmd', 'cat >/dev/null; bash -c "missing-tool-xyz"', '1'],
+      FAST,
+    );
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/retry 3 of iteration 1/);
     expect(r.stderr).toMatch(/bash: .*missing-tool-xyz: command not found/);

@@ -35,7 +35,9 @@ async function floodRun(shape: Shape, mb: number): Promise<FloodRun> {
   const r = await ralph(dir, [...how, '--json', '1'], env, 170_000);
   const ms = performance.now() - started;
   expect(r.code, r.stderr).toBe(0);
-  const records = readdirSync(rssDir).map((f) => JSON.parse(readFileSync(path.join(rssDir, f), 'utf8')) as { argv: string[]; maxRssKb: number });
+  const records = readdirSync(rssDir).map(
+    (f) => JSON.parse(readFileSync(path.join(rssDir, f), 'utf8')) as { argv: string[]; maxRssKb: number },
+  );
   const runner = records.find((rec) => rec.argv[0]?.endsWith('ralph.mjs') && rec.argv[1] === 'run');
   if (!runner) throw new Error(`no peak RSS record of the runner among ${records.length}`);
   const log = path.join(dir, 'ralph/.runs', onlyState(dir).id, 'iteration-1.log');
@@ -43,10 +45,14 @@ async function floodRun(shape: Shape, mb: number): Promise<FloodRun> {
 }
 
 describe.each<Shape>(['plain', 'stream-json'])('an agent that prints a lot (%s)', (shape) => {
-  it('costs the runner linear time and flat memory, logs everything and still finds the completion tag', { timeout: 600_000 }, async () => {
+  it('costs the runner linear time and flat memory, logs everything and still finds the completion tag', {
+    timeout: 600_000,
+  }, async () => {
     const runs: Record<number, FloodRun> = {};
     for (const mb of [1, 10, 100]) runs[mb] = await floodRun(shape, mb);
-    const report = Object.entries(runs).map(([mb, r]) => `${mb} MB: ${Math.round(r.ms)} ms, peak RSS ${Math.round(r.rssKb / 1024)} MB`).join('; ');
+    const report = Object.entries(runs)
+      .map(([mb, r]) => `${mb} MB: ${Math.round(r.ms)} ms, peak RSS ${Math.round(r.rssKb / 1024)} MB`)
+      .join('; ');
     for (const [mb, r] of Object.entries(runs)) {
       expect(r.logBytes, report).toBeGreaterThanOrEqual(Number(mb) * 1024 * 1024);
       const exit = r.events.find((e) => e.type === 'agent-exit');

@@ -38,7 +38,11 @@ describe('--max-usage through ralph.sh', () => {
     const dir = loopRepo();
     const log = path.join(testdir(), 'agent.log');
     const server = await startUsageServer([{ body: usageBody(93, 20) }]);
-    const r = await ralph(dir, ['--agent-cmd', fixture('idle'), ...FAST, '--max-usage', '80', '3'], env(server.url, log));
+    const r = await ralph(
+      dir,
+      ['--agent-cmd', fixture('idle'), ...FAST, '--max-usage', '80', '3'],
+      env(server.url, log),
+    );
     expect(r.code, r.stderr).toBe(2);
     expect(agentRuns(log)).toEqual([]);
     expect(r.stderr).toMatch(/Claude usage at or over the 80% ceiling: 5-hour 93%/);
@@ -52,7 +56,11 @@ describe('--max-usage through ralph.sh', () => {
     const dir = loopRepo();
     const log = path.join(testdir(), 'agent.log');
     const server = await startUsageServer([{ body: usageBody(40, 20) }, { body: usageBody(81, 20) }]);
-    const r = await ralph(dir, ['--agent-cmd', fixture('idle'), ...FAST, '--max-usage', '80', '--json', '3'], env(server.url, log));
+    const r = await ralph(
+      dir,
+      ['--agent-cmd', fixture('idle'), ...FAST, '--max-usage', '80', '--json', '3'],
+      env(server.url, log),
+    );
     expect(r.code, r.stderr).toBe(5);
     expect(agentRuns(log)).toEqual(['iteration 1']);
     expect(onlyState(dir)).toMatchObject({ status: 'budget', exitCode: 5, iteration: 1 });
@@ -66,13 +74,21 @@ describe('--max-usage through ralph.sh', () => {
     const dir = loopRepo();
     const log = path.join(testdir(), 'agent.log');
     const url = await unreachableUsageUrl();
-    const refused = await ralph(dir, ['--agent-cmd', fixture('idle'), ...FAST, '--max-usage', '80', '1'], env(url, log));
+    const refused = await ralph(
+      dir,
+      ['--agent-cmd', fixture('idle'), ...FAST, '--max-usage', '80', '1'],
+      env(url, log),
+    );
     expect(refused.code, refused.stderr).toBe(2);
     expect(refused.stderr).toMatch(/cannot read Claude usage/);
     expect(refused.stderr).toMatch(/--allow-unknown-usage/);
     expect(agentRuns(log)).toEqual([]);
 
-    const allowed = await ralph(dir, ['--agent-cmd', fixture('idle'), ...FAST, '--max-usage', '80', '--allow-unknown-usage', '1'], env(url, log));
+    const allowed = await ralph(
+      dir,
+      ['--agent-cmd', fixture('idle'), ...FAST, '--max-usage', '80', '--allow-unknown-usage', '1'],
+      env(url, log),
+    );
     expect(allowed.code, allowed.stderr).toBe(1);
     expect(agentRuns(log)).toEqual(['iteration 1']);
     expect(everything(dir, allowed)).not.toContain(TOKEN);
@@ -82,7 +98,11 @@ describe('--max-usage through ralph.sh', () => {
     const dir = loopRepo();
     const log = path.join(testdir(), 'agent.log');
     const server = await startUsageServer([{ body: usageBody(42, 7) }]);
-    const r = await ralph(dir, ['--agent-cmd', fixture('idle'), '--max-usage', '80', '--dry-run'], env(server.url, log));
+    const r = await ralph(
+      dir,
+      ['--agent-cmd', fixture('idle'), '--max-usage', '80', '--dry-run'],
+      env(server.url, log),
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(`${r.stdout}${r.stderr}`).toMatch(/5-hour 42%.*7-day 7%/);
     expect(`${r.stdout}${r.stderr}`).not.toContain(TOKEN);
@@ -99,7 +119,11 @@ describe('rate-limit messages from the agent', () => {
     const dir = loopRepo({ stories: 1 });
     const log = path.join(testdir(), 'agent.log');
     // One iteration allowed: if the limited run counted, the loop would end at max iterations (exit 1).
-    const r = await ralph(dir, ['--agent-cmd', fixture('limit-once'), ...FAST, '--json', '1'], env('http://127.0.0.1:9/unused', log, { BUDGET_LIMIT_STYLE: style }));
+    const r = await ralph(
+      dir,
+      ['--agent-cmd', fixture('limit-once'), ...FAST, '--json', '1'],
+      env('http://127.0.0.1:9/unused', log, { BUDGET_LIMIT_STYLE: style }),
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(agentRuns(log)).toEqual(['iteration 1', 'iteration 1']);
     const events = jsonEvents(r.stdout);

@@ -26,7 +26,11 @@ describe('--dry-run agent check', () => {
     // Asked from a subfolder, ./bin/agent is still the repository's, where the agent will run.
     writeFiles(dir, { 'bin/agent': '#!/bin/sh\n' });
     mkdirSync(path.join(dir, 'sub'));
-    const fromSub = await run('sh', ['-c', 'chmod +x ../bin/agent && ../ralph/ralph.sh --dry-run --agent-cmd "./bin/agent --fast"'], { cwd: path.join(dir, 'sub') });
+    const fromSub = await run(
+      'sh',
+      ['-c', 'chmod +x ../bin/agent && ../ralph/ralph.sh --dry-run --agent-cmd "./bin/agent --fast"'],
+      { cwd: path.join(dir, 'sub') },
+    );
     expect(fromSub.stdout, fromSub.stderr).toContain(`agent found:      ${path.join(dir, 'bin/agent')}`);
   });
 
@@ -44,7 +48,9 @@ describe('--dry-run agent check', () => {
     const dir = loopRepo();
     const r = await ralph(dir, ['--dry-run'], { RALPH_CLAUDE_BIN: '/nonexistent/claude' });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/WARNING: the claude CLI was not found: RALPH_CLAUDE_BIN is set to "\/nonexistent\/claude".*refuse to start \(exit 2\)/);
+    expect(r.stdout).toMatch(
+      /WARNING: the claude CLI was not found: RALPH_CLAUDE_BIN is set to "\/nonexistent\/claude".*refuse to start \(exit 2\)/,
+    );
     const real = await ralph(dir, ['--pause', '0'], { RALPH_CLAUDE_BIN: '/nonexistent/claude' });
     expect(real.code).toBe(2);
     const found = await ralph(dir, ['--dry-run'], { RALPH_CLAUDE_BIN: process.execPath });
@@ -56,6 +62,9 @@ describe('--dry-run agent check', () => {
     const r = await ralph(dir, ['--dry-run', '--json', '--agent-cmd', 'my-agnet']);
     expect(r.code).toBe(0);
     const report = JSON.parse(r.stdout);
-    expect(report).toMatchObject({ type: 'dry-run', agentCheck: { found: null, warning: expect.stringContaining('my-agnet') } });
+    expect(report).toMatchObject({
+      type: 'dry-run',
+      agentCheck: { found: null, warning: expect.stringContaining('my-agnet') },
+    });
   });
 });

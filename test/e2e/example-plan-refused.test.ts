@@ -9,7 +9,10 @@ import { agent, ralph } from '../support/loop-repo.js';
 
 function installedRepo(): string {
   const dir = gitdir();
-  execFileSync(process.execPath, [BIN, 'install', '--yes', '--cwd', dir], { env: { ...gitEnv(), FORCE_COLOR: '0' }, stdio: 'pipe' });
+  execFileSync(process.execPath, [BIN, 'install', '--yes', '--cwd', dir], {
+    env: { ...gitEnv(), FORCE_COLOR: '0' },
+    stdio: 'pipe',
+  });
   git(dir, 'add', '-A');
   git(dir, 'commit', '-q', '-m', 'install ralph');
   return dir;
@@ -48,7 +51,9 @@ describe('starting the loop on the example plan', () => {
     const marker = path.join(testdir(), 'agent-ran');
     const r = await ralph(dir, ['--agent-cmd', agent('marker'), '--dry-run'], { FAKE_MARKER: marker });
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain('the run would refuse to start: ralph/prd.json is still the example plan ralphkit installed');
+    expect(r.stderr).toContain(
+      'the run would refuse to start: ralph/prd.json is still the example plan ralphkit installed',
+    );
     expect(existsSync(marker)).toBe(false);
   });
 });

@@ -25,9 +25,12 @@ function nextStep(stdout: string, n: number): string {
 }
 
 describe('hints that work as typed', () => {
-  it('after README\'s `npm install -g .`, install names `ralphkit validate`, and that command runs', async () => {
+  it("after README's `npm install -g .`, install names `ralphkit validate`, and that command runs", async () => {
     const prefix = testdir('ralphkit-prefix-');
-    const setup = await run('npm', ['install', '-g', '.', '--prefix', prefix, '--no-audit', '--no-fund', '--offline'], { cwd: ROOT, timeoutMs: 120_000 });
+    const setup = await run('npm', ['install', '-g', '.', '--prefix', prefix, '--no-audit', '--no-fund', '--offline'], {
+      cwd: ROOT,
+      timeoutMs: 120_000,
+    });
     expect(setup.code, setup.stderr).toBe(0);
     const binDir = path.join(prefix, 'bin');
     const version = await asTyped('ralphkit --version', ROOT, binDir);
@@ -46,7 +49,10 @@ describe('hints that work as typed', () => {
 
   it('started as `node <clone>/bin/ralphkit.js`, its hints name that command, and the named install runs', async () => {
     const repo = gitdir();
-    const refused = await run('sh', ['-c', `${cliAsTyped()} validate`], { cwd: repo, env: { PATH: SHELL_PATH.join(path.delimiter) } });
+    const refused = await run('sh', ['-c', `${cliAsTyped()} validate`], {
+      cwd: repo,
+      env: { PATH: SHELL_PATH.join(path.delimiter) },
+    });
     expect(refused.code).toBe(2);
     const hint = /hint: (.*) creates ralph\/prd\.json/.exec(refused.stderr)?.[1];
     expect(hint, refused.stderr).toBe(`node ${BIN} install`);
@@ -59,7 +65,10 @@ describe('hints that work as typed', () => {
 
   it('the installed engine names its own subcommands as it was started (./ralph/ralph.sh status, node ralph/ralph.mjs status), which run as typed', async () => {
     const repo = installedRepo();
-    for (const [typed, words] of [['./ralph/ralph.sh --resume nope', './ralph/ralph.sh'], ['node ralph/ralph.mjs run --resume nope', 'node ralph/ralph.mjs']]) {
+    for (const [typed, words] of [
+      ['./ralph/ralph.sh --resume nope', './ralph/ralph.sh'],
+      ['node ralph/ralph.mjs run --resume nope', 'node ralph/ralph.mjs'],
+    ]) {
       const refused = await asTyped(typed, repo);
       expect(refused.code).toBe(2);
       const hint = /hint: list loops with: (.*)$/m.exec(refused.stderr)?.[1];

@@ -34,7 +34,9 @@ describe('install --ci github', () => {
     const steps = out.slice(out.indexOf('Then, for the loop on GitHub Actions:'));
     expect(steps).toContain('ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN');
     expect(steps).toContain('OPENAI_API_KEY');
-    expect(steps).toContain('Settings → Actions → General → "Allow GitHub Actions to create and approve pull requests"');
+    expect(steps).toContain(
+      'Settings → Actions → General → "Allow GitHub Actions to create and approve pull requests"',
+    );
     expect(steps).toContain('gh workflow run ralph.yml');
     // Added to an existing install: only those steps.
     const later = gitdir();

@@ -12,15 +12,21 @@ const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 /** What install should write, derived from the package's own templates/ and skills/ listings. */
 function expectedFiles(skillDirs = ['.claude/skills']): string[] {
   const walk = (dir: string, rel = ''): string[] =>
-    readdirSync(path.join(dir, rel), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(dir, `${rel}${e.name}/`) : [`${rel}${e.name}`]));
-  const templates = walk(path.join(ROOT, 'templates/ralph')).map((f) => `ralph/${f.replace(/(^|\/)_gitignore$/, '$1.gitignore')}`);
+    readdirSync(path.join(dir, rel), { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(dir, `${rel}${e.name}/`) : [`${rel}${e.name}`],
+    );
+  const templates = walk(path.join(ROOT, 'templates/ralph')).map(
+    (f) => `ralph/${f.replace(/(^|\/)_gitignore$/, '$1.gitignore')}`,
+  );
   const skills = readdirSync(path.join(ROOT, 'skills')).filter((f) => f.endsWith('.md'));
   const skillFiles = skillDirs.flatMap((dir) => skills.map((f) => `${dir}/${f.replace(/\.md$/, '')}/SKILL.md`));
   return [...templates, 'ralph/ralph.mjs', 'ralph/.ralphkit.json', ...skillFiles].sort();
 }
 
 function installedFiles(repo: string): string[] {
-  return Object.keys(snapshotTree(repo)).filter((p) => !p.endsWith('/') && !p.startsWith('.git/') && p !== 'README.md').sort();
+  return Object.keys(snapshotTree(repo))
+    .filter((p) => !p.endsWith('/') && !p.startsWith('.git/') && p !== 'README.md')
+    .sort();
 }
 
 describe('ralphkit install (built CLI)', () => {
@@ -59,7 +65,9 @@ describe('ralphkit install (built CLI)', () => {
     writeFileSync(path.join(repo, 'ralph/ralph.sh'), '#!/bin/sh\n# my own tweak\n');
     const again = await runCli(['install'], { cwd: repo });
     expect(again.code).toBe(0);
-    expect(strip(again.stdout)).toBe(`Kept your edited ralph/ralph.sh (ralphkit has nothing newer for it). The loop refuses to start with a modified engine: \`${cliAsTyped()} install --force\` puts ralphkit's back, or run the loop with --allow-modified-engine.\nNothing else to do: ${repo} is up to date with ralphkit ${JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version}.\n`);
+    expect(strip(again.stdout)).toBe(
+      `Kept your edited ralph/ralph.sh (ralphkit has nothing newer for it). The loop refuses to start with a modified engine: \`${cliAsTyped()} install --force\` puts ralphkit's back, or run the loop with --allow-modified-engine.\nNothing else to do: ${repo} is up to date with ralphkit ${JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version}.\n`,
+    );
     expect(readFileSync(path.join(repo, 'ralph/ralph.sh'), 'utf8')).toBe('#!/bin/sh\n# my own tweak\n');
   });
 
@@ -94,7 +102,9 @@ describe('ralphkit install (built CLI)', () => {
     const result = await runCli(['install'], { cwd: repo, timeoutMs: 20_000 });
     expect(result.signal).toBeNull();
     expect(result.code).toBe(2);
-    expect(strip(result.stderr)).toContain(`ralph/ralph.sh: edited since installed, and ralphkit ships a new version; \`${cliAsTyped()} install --force\``);
+    expect(strip(result.stderr)).toContain(
+      `ralph/ralph.sh: edited since installed, and ralphkit ships a new version; \`${cliAsTyped()} install --force\``,
+    );
     expect(strip(result.stderr)).toContain('nothing was written');
     expect(snapshotTree(repo)).toEqual(before);
   });
@@ -103,7 +113,13 @@ describe('ralphkit install (built CLI)', () => {
     const repo = gitdir();
     await runCli(['install'], { cwd: repo });
     ageInstall(repo, { 'ralph/ralph.sh': '#!/bin/sh\n# ralphkit 0.0.1\n' });
-    const mine = { 'ralph/ralph.sh': '#!/bin/sh\n# my edits\n', 'ralph/prd.json': '{"my":"plan"}\n', 'ralph/progress.txt': 'my log\n', 'ralph/prompt.md': 'my prompt\n', 'ralph/review.md': 'my review rules\n' };
+    const mine = {
+      'ralph/ralph.sh': '#!/bin/sh\n# my edits\n',
+      'ralph/prd.json': '{"my":"plan"}\n',
+      'ralph/progress.txt': 'my log\n',
+      'ralph/prompt.md': 'my prompt\n',
+      'ralph/review.md': 'my review rules\n',
+    };
     writeFiles(repo, mine);
     const result = await runCli(['install', '--force', '--json'], { cwd: repo });
     expect(result.code).toBe(0);
@@ -114,7 +130,9 @@ describe('ralphkit install (built CLI)', () => {
     for (const state of ['ralph/prd.json', 'ralph/progress.txt', 'ralph/prompt.md', 'ralph/review.md'] as const) {
       expect(readFileSync(path.join(repo, state), 'utf8')).toBe(mine[state]);
     }
-    expect(readFileSync(path.join(repo, 'ralph/ralph.sh'))).toEqual(readFileSync(path.join(ROOT, 'templates/ralph/ralph.sh')));
+    expect(readFileSync(path.join(repo, 'ralph/ralph.sh'))).toEqual(
+      readFileSync(path.join(ROOT, 'templates/ralph/ralph.sh')),
+    );
   });
 
   it('refuses a symlinked ralph/ that points outside the repository (exit 2, nothing written)', async () => {
@@ -124,7 +142,9 @@ describe('ralphkit install (built CLI)', () => {
     const result = await runCli(['install', '--json'], { cwd: repo });
     expect(result.code).toBe(2);
     expect(JSON.parse(result.stdout)).toMatchObject({ status: 'refused', exitCode: 2 });
-    expect(strip(result.stderr)).toMatch(/refusing to write ralph\/.*: ralph is a symlink to .*, outside the repository/);
+    expect(strip(result.stderr)).toMatch(
+      /refusing to write ralph\/.*: ralph is a symlink to .*, outside the repository/,
+    );
     expect(readdirSync(outside)).toEqual([]);
     expect(existsSync(path.join(repo, '.claude'))).toBe(false);
   });
@@ -159,7 +179,10 @@ describe('ralph/ralph.sh (installed launcher)', () => {
     manifest.files['ralph/ralph.mjs'].sha256 = createHash('sha256').update(stub).digest('hex');
     writeFileSync(manifestFile, JSON.stringify(manifest));
     mkdirSync(path.join(repo, 'sub'));
-    const result = await run(path.join(repo, 'ralph/ralph.sh'), ['--agent-cmd', 'my agent "quoted"', '5'], { cwd: path.join(repo, 'sub'), sandboxDefault: true });
+    const result = await run(path.join(repo, 'ralph/ralph.sh'), ['--agent-cmd', 'my agent "quoted"', '5'], {
+      cwd: path.join(repo, 'sub'),
+      sandboxDefault: true,
+    });
     expect(result.code).toBe(7);
     expect(JSON.parse(result.stdout)).toEqual(['run', '--agent-cmd', 'my agent "quoted"', '5']);
   });
@@ -168,10 +191,16 @@ describe('ralph/ralph.sh (installed launcher)', () => {
     const repo = gitdir();
     await runCli(['install', '--no-skills'], { cwd: repo });
     const marker = path.join(testdir(), 'ran');
-    writeFileSync(path.join(repo, 'ralph/ralph.mjs'), `\nimport('node:fs').then((fs) => fs.writeFileSync(${JSON.stringify(marker)}, 'x'));\n`, { flag: 'a' });
+    writeFileSync(
+      path.join(repo, 'ralph/ralph.mjs'),
+      `\nimport('node:fs').then((fs) => fs.writeFileSync(${JSON.stringify(marker)}, 'x'));\n`,
+      { flag: 'a' },
+    );
     const refused = await run(path.join(repo, 'ralph/ralph.sh'), ['--help'], { cwd: repo });
     expect(refused.code).toBe(2);
-    expect(refused.stderr).toContain('ralph: ralph/ralph.mjs differs from what ralphkit installed (ralph/.ralphkit.json): a modified engine could pass anything; not starting (exit 2)');
+    expect(refused.stderr).toContain(
+      'ralph: ralph/ralph.mjs differs from what ralphkit installed (ralph/.ralphkit.json): a modified engine could pass anything; not starting (exit 2)',
+    );
     expect(refused.stderr).toContain('npx ralphkit install --force');
     expect(existsSync(marker)).toBe(false);
     const allowed = await run(path.join(repo, 'ralph/ralph.sh'), ['--allow-modified-engine', '--help'], { cwd: repo });
@@ -181,15 +210,23 @@ describe('ralph/ralph.sh (installed launcher)', () => {
     const bin = testdir('ralphkit-bin-');
     writeFileSync(path.join(bin, 'ralphkit'), '#!/bin/sh\n', { mode: 0o755 });
     const env = { PATH: `${bin}${path.delimiter}${process.env.PATH}` };
-    writeFileSync(path.join(repo, 'ralph/prd.json'), JSON.stringify(plan([story('A', { title: 'a', acceptanceCriteria: ['a'] })], { branchName: 'ralph/x' })));
+    writeFileSync(
+      path.join(repo, 'ralph/prd.json'),
+      JSON.stringify(plan([story('A', { title: 'a', acceptanceCriteria: ['a'] })], { branchName: 'ralph/x' })),
+    );
     git(repo, 'add', '-A');
     git(repo, 'commit', '-q', '-m', 'plan and engine');
     const fix = (stderr: string) => /hint: put (?:it|them) back with: (.*?) install --force/.exec(stderr)?.[1];
     const viaSh = await run(path.join(repo, 'ralph/ralph.sh'), ['--agent-cmd', 'true', '1'], { cwd: repo, env });
-    const viaNode = await run(process.execPath, ['ralph/ralph.mjs', 'run', '--agent-cmd', 'true', '1'], { cwd: repo, env });
+    const viaNode = await run(process.execPath, ['ralph/ralph.mjs', 'run', '--agent-cmd', 'true', '1'], {
+      cwd: repo,
+      env,
+    });
     expect([viaSh.code, viaNode.code]).toEqual([2, 2]);
     expect([fix(viaSh.stderr), fix(viaNode.stderr)]).toEqual(['ralphkit', 'ralphkit']);
-    expect(fix((await run(process.execPath, ['ralph/ralph.mjs', 'run', '--agent-cmd', 'true', '1'], { cwd: repo })).stderr)).toBe(fix(refused.stderr));
+    expect(
+      fix((await run(process.execPath, ['ralph/ralph.mjs', 'run', '--agent-cmd', 'true', '1'], { cwd: repo })).stderr),
+    ).toBe(fix(refused.stderr));
   });
 
   it('says clearly that node is missing (exit 127)', async () => {
@@ -301,7 +338,11 @@ describe('install: the next steps it prints', () => {
   it.each([
     [[], 'in Claude Code, ask for a PRD', './ralph/ralph.sh 10'],
     [['--agent', 'claude,agents'], 'in Claude Code, ask for a PRD', './ralph/ralph.sh 10'],
-    [['--agent', 'agents'], 'in Codex (or another agent that reads .agents/skills), ask for a PRD', './ralph/ralph.sh --agent codex 10'],
+    [
+      ['--agent', 'agents'],
+      'in Codex (or another agent that reads .agents/skills), ask for a PRD',
+      './ralph/ralph.sh --agent codex 10',
+    ],
     [['--agent', 'agents', '--no-skills'], 'write your plan into ralph/prd.json', './ralph/ralph.sh 10'],
   ])('with %j names the agent that has the skills, and starts the loop with it', async (flags, ask, start) => {
     const r = await runCli(['install', '--yes', '--cwd', gitdir(), ...flags]);

@@ -16,8 +16,15 @@ describe('two installs at once', () => {
       ]);
       expect(ci.code, `trial ${trial}: ${ci.stderr}`).toBe(0);
       expect(hook.code, `trial ${trial}: ${hook.stderr}`).toBe(0);
-      const manifest = JSON.parse(readFileSync(path.join(repo, 'ralph/.ralphkit.json'), 'utf8')) as { ci?: string; claudeHook?: unknown };
-      expect({ trial, ci: manifest.ci, hook: manifest.claudeHook !== undefined }).toEqual({ trial, ci: 'github', hook: true });
+      const manifest = JSON.parse(readFileSync(path.join(repo, 'ralph/.ralphkit.json'), 'utf8')) as {
+        ci?: string;
+        claudeHook?: unknown;
+      };
+      expect({ trial, ci: manifest.ci, hook: manifest.claudeHook !== undefined }).toEqual({
+        trial,
+        ci: 'github',
+        hook: true,
+      });
       expect(existsSync(path.join(repo, '.github/workflows/ralph.yml'))).toBe(true);
       expect(readFileSync(path.join(repo, '.claude/settings.json'), 'utf8')).toContain('hook stop');
       expect(existsSync(path.join(repo, '.ralphkit-staging'))).toBe(false);

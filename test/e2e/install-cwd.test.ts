@@ -15,15 +15,20 @@ const COMMANDS: [string, string[]][] = [
 ];
 
 describe('--cwd that is not a usable folder', () => {
-  it.each(COMMANDS)('%s --cwd <missing folder>: says it does not exist (exit 2), and starts nothing', async (_name, args) => {
-    const missing = path.join(testdir(), 'nope');
-    // A view that started anyway would serve until killed; the timeout turns that into code null.
-    const result = await runCli([...args, '--cwd', missing], { timeoutMs: 15_000 });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toBe(`error: the folder ${missing} does not exist\nhint: pass --cwd <folder of your repository>\n`);
-    expect(result.stdout).toBe('');
-    expect(existsSync(missing)).toBe(false);
-  });
+  it.each(COMMANDS)(
+    '%s --cwd <missing folder>: says it does not exist (exit 2), and starts nothing',
+    async (_name, args) => {
+      const missing = path.join(testdir(), 'nope');
+      // A view that started anyway would serve until killed; the timeout turns that into code null.
+      const result = await runCli([...args, '--cwd', missing], { timeoutMs: 15_000 });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toBe(
+        `error: the folder ${missing} does not exist\nhint: pass --cwd <folder of your repository>\n`,
+      );
+      expect(result.stdout).toBe('');
+      expect(existsSync(missing)).toBe(false);
+    },
+  );
 
   it.each(COMMANDS)('%s --cwd <a file>: says it is a file, not a folder (exit 2)', async (_name, args) => {
     const file = path.join(testdir(), 'package.json');
@@ -37,7 +42,11 @@ describe('--cwd that is not a usable folder', () => {
     const missing = path.join(testdir(), 'nope');
     const result = await runCli(['install', '--cwd', missing, '--json']);
     expect(result.code).toBe(2);
-    expect(JSON.parse(result.stdout)).toMatchObject({ command: 'install', status: 'refused', error: `the folder ${missing} does not exist` });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      command: 'install',
+      status: 'refused',
+      error: `the folder ${missing} does not exist`,
+    });
   });
 });
 
@@ -45,21 +54,30 @@ describe('--cwd and git', () => {
   it.each([
     ['status', ['status']],
     ['cancel', ['cancel', 'some-loop']],
-  ])('%s in a repository git refuses as not owned by this user: git\'s reason and its safe.directory advice', async (_name, args) => {
-    const repo = gitdir();
-    // git's own switch for its ownership check, so the test needs no second user account.
-    const result = await runCli([...args, '--cwd', repo], { env: { GIT_TEST_ASSUME_DIFFERENT_OWNER: '1' } });
-    expect(result.code).toBe(2);
-    expect(result.stderr).toContain(`error: git refuses ${repo}: detected dubious ownership in repository at '${repo}'`);
-    expect(result.stderr).toContain(`hint: To add an exception for this directory, call: git config --global --add safe.directory ${repo}`);
-    expect(result.stderr).not.toContain('not a git repository');
-  });
+  ])(
+    "%s in a repository git refuses as not owned by this user: git's reason and its safe.directory advice",
+    async (_name, args) => {
+      const repo = gitdir();
+      // git's own switch for its ownership check, so the test needs no second user account.
+      const result = await runCli([...args, '--cwd', repo], { env: { GIT_TEST_ASSUME_DIFFERENT_OWNER: '1' } });
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain(
+        `error: git refuses ${repo}: detected dubious ownership in repository at '${repo}'`,
+      );
+      expect(result.stderr).toContain(
+        `hint: To add an exception for this directory, call: git config --global --add safe.directory ${repo}`,
+      );
+      expect(result.stderr).not.toContain('not a git repository');
+    },
+  );
 
   it('status in a folder outside any repository still says so, with the git init advice', async () => {
     const dir = testdir();
     const result = await runCli(['status', '--cwd', dir], { env: { GIT_CEILING_DIRECTORIES: path.dirname(dir) } });
     expect(result.code).toBe(2);
-    expect(result.stderr).toBe(`error: not a git repository: ${dir}\nhint: the loop needs git: run \`git init\` and commit once, then start again\n`);
+    expect(result.stderr).toBe(
+      `error: not a git repository: ${dir}\nhint: the loop needs git: run \`git init\` and commit once, then start again\n`,
+    );
   });
 
   it('status --cwd <repository> works as before', async () => {

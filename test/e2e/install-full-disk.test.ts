@@ -7,7 +7,8 @@ import { runCli } from '../support/repo.js';
 import { ageInstall, snapshotTree } from '../support/fake-package.js';
 import { TMPFS_SKIP, fillUp, freeBytes, tmpfs } from '../support/tmpfs.js';
 
-const ONE_LINE = /^error: no space left on the device holding (\S+): writing (\d+) files there needs (\d+) KiB, and (\d+) KiB is free; nothing was changed \(free some space, then run the same command again\)\n$/;
+const ONE_LINE =
+  /^error: no space left on the device holding (\S+): writing (\d+) files there needs (\d+) KiB, and (\d+) KiB is free; nothing was changed \(free some space, then run the same command again\)\n$/;
 
 /** A repository at the top of a fresh tmpfs of `kib` KiB (the installer only needs a .git folder to count it as one). */
 function repoOnTmpfs(kib: number): string {
@@ -50,6 +51,8 @@ describe.skipIf(TMPFS_SKIP)('install on a full disk', () => {
     const freed = await runCli(['install', '--yes'], { cwd: repo });
     expect(freed.code, freed.stderr).toBe(0);
     expect(freed.stdout).toContain('2 upgrade');
-    expect(Object.keys(snapshotTree(repo)).filter((p) => p.startsWith('.ralphkit-staging') || p.endsWith('.tmp'))).toEqual([]);
+    expect(
+      Object.keys(snapshotTree(repo)).filter((p) => p.startsWith('.ralphkit-staging') || p.endsWith('.tmp')),
+    ).toEqual([]);
   });
 });

@@ -17,7 +17,11 @@ type Tree = Record<string, string>;
 
 /** The repository as a user sees it: everything but .git/, the staging folder and the install lock (leftovers, not the install). */
 function tree(repo: string): Tree {
-  return Object.fromEntries(Object.entries(snapshotTree(repo)).filter(([p]) => !p.startsWith('.git/') && !p.startsWith(`${STAGING}/`) && p !== LOCK));
+  return Object.fromEntries(
+    Object.entries(snapshotTree(repo)).filter(
+      ([p]) => !p.startsWith('.git/') && !p.startsWith(`${STAGING}/`) && p !== LOCK,
+    ),
+  );
 }
 
 /**
@@ -39,10 +43,18 @@ async function expectFinishes(repo: string, after: Tree, context: string): Promi
   const rerun = await runCli(['install', '--yes'], { cwd: repo });
   expect(rerun.code, `${context}\n${rerun.stderr}`).toBe(0);
   expect(tree(repo), context).toEqual(after);
-  expect(Object.keys(snapshotTree(repo)).filter((p) => p.startsWith(STAGING) || p === LOCK || p.endsWith('.tmp')), context).toEqual([]);
+  expect(
+    Object.keys(snapshotTree(repo)).filter((p) => p.startsWith(STAGING) || p === LOCK || p.endsWith('.tmp')),
+    context,
+  ).toEqual([]);
 }
 
-const OLD = { 'ralph/ralph.sh': '#!/bin/sh\n# old runner\n', 'ralph/ralph.mjs': '// old engine\n', 'ralph/.gitignore': '.runs/\n# old\n', '.claude/skills/prd/SKILL.md': '---\nname: prd\ndescription: old\n---\n' };
+const OLD = {
+  'ralph/ralph.sh': '#!/bin/sh\n# old runner\n',
+  'ralph/ralph.mjs': '// old engine\n',
+  'ralph/.gitignore': '.runs/\n# old\n',
+  '.claude/skills/prd/SKILL.md': '---\nname: prd\ndescription: old\n---\n',
+};
 
 /** A maker of repositories in the state before the install: empty, or holding an older ralphkit's install. */
 async function scenario(name: string): Promise<() => string> {
@@ -68,9 +80,17 @@ async function reference(make: () => string): Promise<{ before: Tree; after: Tre
 }
 
 /** Spawn install; `kill` decides when to SIGKILL it. Resolves whether the kill landed before the process ended. */
-function installKilled(cwd: string, env: NodeJS.ProcessEnv, kill: (child: ReturnType<typeof spawn>, stderr: () => string) => void): Promise<{ killed: boolean; stderr: string }> {
+function installKilled(
+  cwd: string,
+  env: NodeJS.ProcessEnv,
+  kill: (child: ReturnType<typeof spawn>, stderr: () => string) => void,
+): Promise<{ killed: boolean; stderr: string }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'install', '--yes'], { cwd, env: { ...gitEnv(), FORCE_COLOR: '0', ...env }, stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'install', '--yes'], {
+      cwd,
+      env: { ...gitEnv(), FORCE_COLOR: '0', ...env },
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     const guard = setTimeout(() => child.kill('SIGKILL'), 30_000);
     child.stderr!.on('data', (d) => (stderr += d));
@@ -114,21 +134,25 @@ async function killAfterFirstChange(cwd: string, delayMs?: number): Promise<{ ki
 }
 
 describe('install killed at every step (the test pause hook)', () => {
-  it.each(['first install', 'upgrade'])('%s: every step leaves the old or the new install, and the next install finishes', async (name) => {
-    const make = await scenario(name);
-    const { before, after } = await reference(make);
-    const seen: string[] = [];
-    for (let steps = 1; ; steps++) {
-      const repo = make();
-      if (!(await killAfterSteps(repo, steps))) break;
-      const state = classify(repo, before, after);
-      seen.push(state);
-      expect(state, `${name}: killed after step ${steps}`).not.toBe('half');
-      await expectFinishes(repo, after, `${name}: killed after step ${steps}`);
-    }
-    // Staging (a step per file) and the journal change nothing; then the renames, the last one completing the install.
-    expect(seen.join(' ')).toMatch(/^(old ){4,}(decided )*new$/);
-  }, 180_000);
+  it.each(['first install', 'upgrade'])(
+    '%s: every step leaves the old or the new install, and the next install finishes',
+    async (name) => {
+      const make = await scenario(name);
+      const { before, after } = await reference(make);
+      const seen: string[] = [];
+      for (let steps = 1; ; steps++) {
+        const repo = make();
+        if (!(await killAfterSteps(repo, steps))) break;
+        const state = classify(repo, before, after);
+        seen.push(state);
+        expect(state, `${name}: killed after step ${steps}`).not.toBe('half');
+        await expectFinishes(repo, after, `${name}: killed after step ${steps}`);
+      }
+      // Staging (a step per file) and the journal change nothing; then the renames, the last one completing the install.
+      expect(seen.join(' ')).toMatch(/^(old ){4,}(decided )*new$/);
+    },
+    180_000,
+  );
 });
 
 // The deterministic kills above cover every step; the random ones add moments between them. CI bounds them to 4 per
@@ -136,31 +160,35 @@ describe('install killed at every step (the test pause hook)', () => {
 const RANDOM_KILLS = process.env.CI ? 4 : 12;
 
 describe('install killed at random moments (seeded)', () => {
-  it.each(['first install', 'upgrade'])(`%s: ${RANDOM_KILLS} SIGKILLs of the real CLI, never a half install, the next install finishes`, async (name) => {
-    const make = await scenario(name);
-    const { before, after } = await reference(make);
-    // How long the writing part of an install lasts on this machine, measured here, not assumed; an install that
-    // finished before its kill measures it again, since a loaded machine's first measure can be far too long.
-    let { writingMs } = await killAfterFirstChange(make());
-    const next = random(SEED + name.length);
-    const counts: Record<string, number> = { old: 0, decided: 0, new: 0 };
-    let kills = 0;
-    for (let attempt = 0; kills < RANDOM_KILLS && attempt < 5 * RANDOM_KILLS; attempt++) {
-      const repo = make();
-      const delay = next() * writingMs * 1.2;
-      const run = await killAfterFirstChange(repo, delay);
-      if (!run.killed) {
-        if (run.writingMs > 0) writingMs = run.writingMs;
-        continue;
+  it.each(['first install', 'upgrade'])(
+    `%s: ${RANDOM_KILLS} SIGKILLs of the real CLI, never a half install, the next install finishes`,
+    async (name) => {
+      const make = await scenario(name);
+      const { before, after } = await reference(make);
+      // How long the writing part of an install lasts on this machine, measured here, not assumed; an install that
+      // finished before its kill measures it again, since a loaded machine's first measure can be far too long.
+      let { writingMs } = await killAfterFirstChange(make());
+      const next = random(SEED + name.length);
+      const counts: Record<string, number> = { old: 0, decided: 0, new: 0 };
+      let kills = 0;
+      for (let attempt = 0; kills < RANDOM_KILLS && attempt < 5 * RANDOM_KILLS; attempt++) {
+        const repo = make();
+        const delay = next() * writingMs * 1.2;
+        const run = await killAfterFirstChange(repo, delay);
+        if (!run.killed) {
+          if (run.writingMs > 0) writingMs = run.writingMs;
+          continue;
+        }
+        kills++;
+        const context = `${name}: seed ${SEED}, attempt ${attempt}, killed ${delay.toFixed(1)} ms after the first change (writing takes ${writingMs.toFixed(1)} ms)`;
+        const state = classify(repo, before, after);
+        expect(state, context).not.toBe('half');
+        counts[state]++;
+        await expectFinishes(repo, after, context);
       }
-      kills++;
-      const context = `${name}: seed ${SEED}, attempt ${attempt}, killed ${delay.toFixed(1)} ms after the first change (writing takes ${writingMs.toFixed(1)} ms)`;
-      const state = classify(repo, before, after);
-      expect(state, context).not.toBe('half');
-      counts[state]++;
-      await expectFinishes(repo, after, context);
-    }
-    expect(kills).toBe(RANDOM_KILLS);
-    console.info(`${name}: ${kills} random kills (writing ${writingMs.toFixed(1)} ms): ${JSON.stringify(counts)}`);
-  }, 180_000);
+      expect(kills).toBe(RANDOM_KILLS);
+      console.info(`${name}: ${kills} random kills (writing ${writingMs.toFixed(1)} ms): ${JSON.stringify(counts)}`);
+    },
+    180_000,
+  );
 });

@@ -11,10 +11,18 @@ const hasScript = spawnSync('script', ['--version']).status === 0;
 const strip = (s: string) => s.replace(/\x1b\[[0-9;?]*[a-zA-Z]/g, '');
 
 /** Run the CLI in a pseudo-terminal; each time `when` appears in the output (again), send the next key. */
-function inTerminal(cwd: string, args: string[], keys: { when: string; send: string }[]): Promise<{ code: number | null; output: string }> {
+function inTerminal(
+  cwd: string,
+  args: string[],
+  keys: { when: string; send: string }[],
+): Promise<{ code: number | null; output: string }> {
   const command = [process.execPath, BIN, ...args].map((a) => `'${a}'`).join(' ');
   return new Promise((resolve) => {
-    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd, env: { ...gitEnv(), TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      cwd,
+      env: { ...gitEnv(), TERM: 'xterm' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let output = '';
     let seen = 0;
     const timer = setTimeout(() => child.kill('SIGKILL'), 30_000);
@@ -52,7 +60,9 @@ describe.skipIf(!hasScript)('install at a terminal', () => {
     const result = await inTerminal(repo, ['install'], [{ when: 'Return to submit', send: '\r' }]);
     expect(result.code).toBe(0);
     expect(result.output).toContain('ralph/ralph.sh: edited since installed, and ralphkit ships a new version.');
-    expect(result.output).toContain(`Kept your ralph/ralph.sh over the new version, as you chose (\`${cliAsTyped()} install --force\` backs yours up and installs the new one).`);
+    expect(result.output).toContain(
+      `Kept your ralph/ralph.sh over the new version, as you chose (\`${cliAsTyped()} install --force\` backs yours up and installs the new one).`,
+    );
     expect(readFileSync(path.join(repo, 'ralph/ralph.sh'), 'utf8')).toBe('#!/bin/sh\n# my edits\n');
     expect(existsSync(path.join(repo, 'ralph/.backup'))).toBe(false);
   });
@@ -87,7 +97,9 @@ describe.skipIf(!hasScript)('install at a terminal', () => {
     const kept = await inTerminal(keep, ['install', '--no-ci'], [{ when: 'Return to submit', send: '\r' }]);
     expect(kept.code).toBe(0);
     expect(kept.output).toContain('ralphkit stops managing it');
-    expect(kept.output).toContain(`Kept your ${workflow} as you chose: it is yours now, and ralphkit no longer manages it.`);
+    expect(kept.output).toContain(
+      `Kept your ${workflow} as you chose: it is yours now, and ralphkit no longer manages it.`,
+    );
     expect(readFileSync(path.join(keep, workflow), 'utf8')).toBe('name: my own loop\n');
     const manifest = JSON.parse(readFileSync(path.join(keep, 'ralph/.ralphkit.json'), 'utf8'));
     expect([manifest.ci, manifest.files[workflow]]).toEqual([undefined, undefined]);

@@ -21,7 +21,9 @@ function storyChecks(plan: PlanLike): string[] {
 /** A project whose tests run with node:test, holding a passing test at every path the checks name. */
 function nodeTestProject(checks: string[]): string {
   const files = checks.flatMap((c) => [...c.matchAll(/\btest\/[\w.-]+\.test\.js\b/g)].map((m) => m[0]));
-  const repo = gitdir({ 'package.json': '{ "name": "app", "type": "module", "scripts": { "test": "node --test" } }\n' });
+  const repo = gitdir({
+    'package.json': '{ "name": "app", "type": "module", "scripts": { "test": "node --test" } }\n',
+  });
   writeFiles(repo, Object.fromEntries(files.map((f) => [f, PASSING_TEST])));
   return repo;
 }
@@ -29,7 +31,10 @@ function nodeTestProject(checks: string[]): string {
 async function expectChecksPass(repo: string, checks: string[]): Promise<void> {
   for (const check of checks) {
     const result = await run('sh', ['-c', check], { cwd: repo });
-    expect({ check, code: result.code, output: result.stdout.slice(-400) + result.stderr.slice(-400) }).toMatchObject({ check, code: 0 });
+    expect({ check, code: result.code, output: result.stdout.slice(-400) + result.stderr.slice(-400) }).toMatchObject({
+      check,
+      code: 0,
+    });
   }
 }
 
@@ -50,6 +55,12 @@ describe('example checks work with the node:test runner', () => {
     const checks = storyChecks(example);
     expect(checks.length).toBeGreaterThan(0);
     await expectChecksPass(nodeTestProject(checks), checks);
-    for (const form of ['npx jest tags-api', 'npx vitest run tags-api', 'node --test test/tags-api.test.js', 'pytest tests/test_tags_api.py']) expect(skill).toContain(form);
+    for (const form of [
+      'npx jest tags-api',
+      'npx vitest run tags-api',
+      'node --test test/tags-api.test.js',
+      'pytest tests/test_tags_api.py',
+    ])
+      expect(skill).toContain(form);
   });
 });

@@ -24,7 +24,9 @@ interface HoldingGit {
 function holdingGit(): HoldingGit {
   const bin = testdir('ralphkit-git-hold-');
   const file = (name: string) => path.join(bin, name);
-  writeFileSync(file('git'), `#!/bin/sh
+  writeFileSync(
+    file('git'),
+    `#!/bin/sh
 dir=$(dirname "$0")
 if [ -f "$dir/arg" ]; then
   want=$(cat "$dir/arg")
@@ -40,7 +42,8 @@ if [ -f "$dir/arg" ]; then
   done
 fi
 exec ${REAL_GIT} "$@"
-`);
+`,
+  );
   chmodSync(file('git'), 0o755);
   const release = () => writeFileSync(file('release'), '');
   onTestFinished(release);
@@ -53,13 +56,24 @@ exec ${REAL_GIT} "$@"
 }
 
 /** ralph/ralph.sh in a process group of its own, as a terminal starts it; `interrupt` is Ctrl-C there. */
-function startInGroup(repo: string, args: string[], env: NodeJS.ProcessEnv): { interrupt: () => void; done: Promise<RunResult> } {
-  const child = spawn(path.join(repo, 'ralph/ralph.sh'), runnerArgs('ralph.sh', args), { cwd: repo, detached: true, env: { ...gitEnv(), FORCE_COLOR: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function startInGroup(
+  repo: string,
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): { interrupt: () => void; done: Promise<RunResult> } {
+  const child = spawn(path.join(repo, 'ralph/ralph.sh'), runnerArgs('ralph.sh', args), {
+    cwd: repo,
+    detached: true,
+    env: { ...gitEnv(), FORCE_COLOR: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));
   child.stderr!.on('data', (d) => (stderr += d));
-  const done = new Promise<RunResult>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const done = new Promise<RunResult>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   onTestFinished(async () => {
     if (child.exitCode !== null || child.signalCode !== null) return;
     process.kill(-child.pid!, 'SIGKILL');
@@ -80,7 +94,10 @@ describe('Ctrl-C while the runner runs git', () => {
     const tmp = testdir('ralphkit-tmp-');
     const hold = holdingGit();
     hold.arm('refs/ralphkit/loops/one/pins', 1);
-    const run = startInGroup(repo, ['--name', 'one', '--agent-cmd', agent('worker'), '--pause', '0', '5'], { PATH: `${hold.bin}:${process.env.PATH}`, TMPDIR: tmp });
+    const run = startInGroup(repo, ['--name', 'one', '--agent-cmd', agent('worker'), '--pause', '0', '5'], {
+      PATH: `${hold.bin}:${process.env.PATH}`,
+      TMPDIR: tmp,
+    });
     await until('the runner inside git update-ref', () => existsSync(hold.held), 60_000);
     run.interrupt();
     hold.release();
@@ -107,7 +124,10 @@ describe('Ctrl-C while the runner runs git', () => {
     };
     // Before the loop is recorded: the run's own worktree (where the merge queue works) is being added.
     hold.arm(`${repo}.ralph-worktrees/par`, 1);
-    await interruptAt(['--parallel', '2', '--name', 'par', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], 'the start inside git worktree add');
+    await interruptAt(
+      ['--parallel', '2', '--name', 'par', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
+      'the start inside git worktree add',
+    );
     hold.arm('--allow-empty', 1);
     await interruptAt(['--resume-last'], 'the merge queue inside git commit');
     const again = await ralph(repo, ['--resume-last'], { ...env, PATH: process.env.PATH }, 120_000);

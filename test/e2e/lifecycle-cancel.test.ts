@@ -17,40 +17,62 @@ describe('ralphkit cancel refuses what it cannot cancel', () => {
     expect((await ralph(dir, ['--agent-cmd', agent('worker'), '--pause', '0', '--name', 'done'])).code).toBe(0);
     const r = await runCli(['cancel', 'done'], { cwd: dir });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/loop done is not running \(complete\); nothing to cancel\n.*hint: list the loops and their status with: node \S+\/bin\/ralphkit\.js status/);
+    expect(r.stderr).toMatch(
+      /loop done is not running \(complete\); nothing to cancel\n.*hint: list the loops and their status with: node \S+\/bin\/ralphkit\.js status/,
+    );
     expect(r.stderr).not.toMatch(NO_STACK);
   });
 
-  it.runIf(HAS_PROC)('a read-only loop folder: exit 2 naming the cancel marker and the fix; the runner is not signalled', async () => {
-    const dir = loopRepo();
-    const home = testdir();
-    const runner = spawnStranger();
-    writeRunningLoop(dir, { id: 'ro', pid: runner.pid, pidStart: procStart(runner.pid) });
-    handOver(dir, home);
-    const loopFolder = path.join(dir, 'ralph/.runs/ro');
-    chmodSync(loopFolder, 0o555);
-    onTestFinished(() => chmodSync(loopFolder, 0o755));
-    const r = await runCliAsNobody(['cancel', 'ro'], { cwd: dir, env: { HOME: home } });
-    expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toContain('could not write ralph/.runs/ro/cancel (EACCES: permission denied): loop ro was not cancelled; nothing was changed');
-    expect(r.stderr).toContain(`hint: make ralph/.runs/ro/ a folder this user can write (chmod u+w ralph/.runs/ro), then run again: ${cliAsTyped(path.join(nobodyRoot(), 'bin/ralphkit.js'))} cancel ro; or stop its runner directly: kill ${runner.pid}`);
-    expect(r.stderr).not.toMatch(NO_STACK);
-    expect(existsSync(path.join(loopFolder, 'cancel'))).toBe(false);
-    expect(stillRuns(runner.pid)).toBe(true);
-    expect(JSON.parse(readFileSync(path.join(loopFolder, 'state.json'), 'utf8'))).toMatchObject({ status: 'running' });
-  });
+  it.runIf(HAS_PROC)(
+    'a read-only loop folder: exit 2 naming the cancel marker and the fix; the runner is not signalled',
+    async () => {
+      const dir = loopRepo();
+      const home = testdir();
+      const runner = spawnStranger();
+      writeRunningLoop(dir, { id: 'ro', pid: runner.pid, pidStart: procStart(runner.pid) });
+      handOver(dir, home);
+      const loopFolder = path.join(dir, 'ralph/.runs/ro');
+      chmodSync(loopFolder, 0o555);
+      onTestFinished(() => chmodSync(loopFolder, 0o755));
+      const r = await runCliAsNobody(['cancel', 'ro'], { cwd: dir, env: { HOME: home } });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain(
+        'could not write ralph/.runs/ro/cancel (EACCES: permission denied): loop ro was not cancelled; nothing was changed',
+      );
+      expect(r.stderr).toContain(
+        `hint: make ralph/.runs/ro/ a folder this user can write (chmod u+w ralph/.runs/ro), then run again: ${cliAsTyped(path.join(nobodyRoot(), 'bin/ralphkit.js'))} cancel ro; or stop its runner directly: kill ${runner.pid}`,
+      );
+      expect(r.stderr).not.toMatch(NO_STACK);
+      expect(existsSync(path.join(loopFolder, 'cancel'))).toBe(false);
+      expect(stillRuns(runner.pid)).toBe(true);
+      expect(JSON.parse(readFileSync(path.join(loopFolder, 'state.json'), 'utf8'))).toMatchObject({
+        status: 'running',
+      });
+    },
+  );
 
   it('ralph/.runs missing: no loop has run yet, and how to start one', async () => {
     const r = await runCli(['cancel', 'first'], { cwd: loopRepo() });
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/no loop named "first" in ralph\/\.runs\/\n.*hint: no loop has run in this repository yet; start one with: \.\/ralph\/ralph\.sh/);
+    expect(r.stderr).toMatch(
+      /no loop named "first" in ralph\/\.runs\/\n.*hint: no loop has run in this repository yet; start one with: \.\/ralph\/ralph\.sh/,
+    );
   });
 });
 
 describe.runIf(HAS_PROC)('the runner records when its pids started', () => {
   it('state.json and the locks carry the start times; after kill -9, cancel stops the agent group it recorded', async () => {
     const dir = loopRepo();
-    const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), '--pause', '0', '--name', 'k9', '--iteration-timeout', '40s']);
+    const loop = startRalph(dir, [
+      '--agent-cmd',
+      agent('sleeper'),
+      '--pause',
+      '0',
+      '--name',
+      'k9',
+      '--iteration-timeout',
+      '40s',
+    ]);
     onTestFinished(() => void loop.child.kill('SIGKILL'));
     await until('the agent to start', () => loopStates(dir).some((s) => s.agentPid), 20_000);
     const runner = loop.child.pid!;
@@ -58,7 +80,11 @@ describe.runIf(HAS_PROC)('the runner records when its pids started', () => {
     expect(state).toMatchObject({ pid: runner, pidStart: procStart(runner), agentPidStart: procStart(state.agentPid) });
     const locks = path.join(dir, 'ralph/.runs/locks');
     for (const name of readdirSync(locks)) {
-      expect(JSON.parse(readFileSync(path.join(locks, name), 'utf8'))).toMatchObject({ pid: runner, pidStart: procStart(runner), loopId: 'k9' });
+      expect(JSON.parse(readFileSync(path.join(locks, name), 'utf8'))).toMatchObject({
+        pid: runner,
+        pidStart: procStart(runner),
+        loopId: 'k9',
+      });
     }
     loop.child.kill('SIGKILL');
     await loop.done;

@@ -38,11 +38,18 @@ function remoteRef(remote: string, ref: string): string | null {
 const lines = (stderr: string, re: RegExp) => stderr.split('\n').filter((l) => re.test(l));
 
 describe('--deliver push', () => {
-  it('warns once when the pushed branch changes CI configuration (a workflow there may run with the repository\'s secrets)', async () => {
-    const s = deliverRepo(renderPlan({ stories: 2 }), undefined, { before: 'mkdir -p .github/workflows && echo "on: push" >> .github/workflows/x.yml && git add -A && git commit -qm ci' });
+  it("warns once when the pushed branch changes CI configuration (a workflow there may run with the repository's secrets)", async () => {
+    const s = deliverRepo(renderPlan({ stories: 2 }), undefined, {
+      before:
+        'mkdir -p .github/workflows && echo "on: push" >> .github/workflows/x.yml && git add -A && git commit -qm ci',
+    });
     const r = await ralph(s.dir, ['--agent-cmd', s.agentCmd, '--deliver', 'push', ...FAST, '5']);
     expect(r.code, r.stderr).toBe(0);
-    expect(lines(r.stderr, /changes CI configuration/)).toEqual([expect.stringContaining(`--deliver push: the pushed ${BRANCH} changes CI configuration (.github/workflows/x.yml); on origin it may run with the repository's secrets`)]);
+    expect(lines(r.stderr, /changes CI configuration/)).toEqual([
+      expect.stringContaining(
+        `--deliver push: the pushed ${BRANCH} changes CI configuration (.github/workflows/x.yml); on origin it may run with the repository's secrets`,
+      ),
+    ]);
   });
 
   it('pushes the plan branch after each accepted story and at the end; a pre-push hook in the repository never runs', async () => {
@@ -65,7 +72,7 @@ describe('--deliver push', () => {
     expect(onlyState(dir).options).toMatchObject({ deliver: 'push' });
   });
 
-  it('pushes to the branch\'s upstream remote when the upstream is the same branch there', async () => {
+  it("pushes to the branch's upstream remote when the upstream is the same branch there", async () => {
     const dir = loopRepo({ stories: 1 });
     const remote = bareRemote();
     git(dir, 'remote', 'add', 'up', remote);
@@ -83,7 +90,10 @@ describe('--deliver push', () => {
     git(dir, 'remote', 'add', 'origin', remote);
     git(dir, 'push', '-q', 'origin', 'main');
     const main = remoteRef(remote, 'refs/heads/main');
-    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), '--deliver', 'push', ...FAST, '5'], { FAKE_MISBEHAVE: 'upstream', FAKE_AT: '1' });
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), '--deliver', 'push', ...FAST, '5'], {
+      FAKE_MISBEHAVE: 'upstream',
+      FAKE_AT: '1',
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).not.toContain('(as main)');
     expect(remoteRef(remote, 'refs/heads/main')).toBe(main);
@@ -104,7 +114,7 @@ describe('--deliver push', () => {
     expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBe(git(dir, 'rev-parse', BRANCH));
   });
 
-  it('a remote that refuses: one warning per push with git\'s own words and a hint, local commits intact, exit code unchanged', async () => {
+  it("a remote that refuses: one warning per push with git's own words and a hint, local commits intact, exit code unchanged", async () => {
     const dir = loopRepo({ stories: 2 });
     const remote = bareRemote('echo "policy: no pushes to this remote" >&2; exit 1');
     git(dir, 'remote', 'add', 'origin', remote);
@@ -112,9 +122,13 @@ describe('--deliver push', () => {
     expect(r.code, r.stderr).toBe(0);
     const warned = lines(r.stderr, /^ralph: warning: --deliver push/);
     expect(warned).toHaveLength(3);
-    expect(warned[0]).toContain(`could not push ${BRANCH} to origin after iteration 1: remote: policy: no pushes to this remote | ! [remote rejected]`);
+    expect(warned[0]).toContain(
+      `could not push ${BRANCH} to origin after iteration 1: remote: policy: no pushes to this remote | ! [remote rejected]`,
+    );
     expect(warned[0]).toContain('(pre-receive hook declined)');
-    expect(warned[2]).toContain(`your commits are safe on the local branch ${BRANCH}, and the exit code is unchanged; once fixed, push it with: git push origin ${BRANCH}`);
+    expect(warned[2]).toContain(
+      `your commits are safe on the local branch ${BRANCH}, and the exit code is unchanged; once fixed, push it with: git push origin ${BRANCH}`,
+    );
     // git's "To <url>" line is left out (a URL can carry a token).
     expect(r.stderr).not.toMatch(/\| To \//);
     expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBeNull();
@@ -136,12 +150,20 @@ describe('--deliver push', () => {
     const remote = bareRemote();
     git(dir, 'remote', 'add', 'origin', remote);
     const pids = path.join(testdir(), 'pids');
-    const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), '--deliver', 'push', ...FAST, '3'], { FAKE_PIDS_FILE: pids });
-    await until('the agent to start', () => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2, 20_000);
+    const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), '--deliver', 'push', ...FAST, '3'], {
+      FAKE_PIDS_FILE: pids,
+    });
+    await until(
+      'the agent to start',
+      () => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2,
+      20_000,
+    );
     loop.child.kill('SIGINT');
     const r = await loop.done;
     expect(r.code).toBe(130);
-    expect(r.stderr).toContain(`ralph: --deliver push: ${BRANCH} not pushed at the end (the loop is interrupted); the next run pushes it`);
+    expect(r.stderr).toContain(
+      `ralph: --deliver push: ${BRANCH} not pushed at the end (the loop is interrupted); the next run pushes it`,
+    );
     expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBeNull();
   });
 
@@ -149,22 +171,30 @@ describe('--deliver push', () => {
     const dir = loopRepo({ stories: 2 });
     const remote = bareRemote();
     git(dir, 'remote', 'add', 'origin', remote);
-    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), '--deliver', 'push', ...FAST, '5'], { FAKE_MISBEHAVE: 'reset', FAKE_AT: '2' });
+    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), '--deliver', 'push', ...FAST, '5'], {
+      FAKE_MISBEHAVE: 'reset',
+      FAKE_AT: '2',
+    });
     expect(r.code, r.stderr).toBe(6);
     expect(r.stderr).toContain(`ralph: pushed ${BRANCH} to origin after iteration 1`);
-    expect(r.stderr).toContain(`ralph: --deliver push: ${BRANCH} not pushed at the end (the loop is protected); look at the branch first, as the hint says`);
+    expect(r.stderr).toContain(
+      `ralph: --deliver push: ${BRANCH} not pushed at the end (the loop is protected); look at the branch first, as the hint says`,
+    );
     // HEAD before the agent's reset: the verified work, as pushed after iteration 1.
     expect(remoteRef(remote, `refs/heads/${BRANCH}`)).toBe(git(dir, 'rev-parse', 'HEAD@{1}'));
   });
 
-  it('a loop that ends before the guard ran (the last rate-limit hit): git\'s configuration is put back and the push skipped', async () => {
+  it("a loop that ends before the guard ran (the last rate-limit hit): git's configuration is put back and the push skipped", async () => {
     const dir = loopRepo({ stories: 1 });
     const remote = bareRemote();
     const evil = bareRemote();
     git(dir, 'remote', 'add', 'origin', remote);
     // Every run rewrites pushes to origin into another repository, then hits a rate limit: the 25th hit ends the loop.
     const script = path.join(testdir(), 'limited.sh');
-    writeFileSync(script, `#!/bin/sh\ncat >/dev/null\ngit config url.${evil}.pushInsteadOf ${remote}\necho 'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}'\n`);
+    writeFileSync(
+      script,
+      `#!/bin/sh\ncat >/dev/null\ngit config url.${evil}.pushInsteadOf ${remote}\necho 'API Error: 429 {"type":"error","error":{"type":"rate_limit_error","message":"slow down"}}'\n`,
+    );
     chmodSync(script, 0o755);
     const r = await ralph(dir, ['--agent-cmd', script, '--deliver', 'push', ...FAST, '3'], { RALPH_RETRY_MS: '0' });
     expect(r.code, r.stderr).toBe(5);
@@ -181,7 +211,10 @@ describe('--deliver push', () => {
     expect(first.code, first.stderr).toBe(1);
     // The runner's record of the loop's pins, gone: the resume is refused once on the branch.
     const id = onlyState(dir).id;
-    git(dir, 'for-each-ref', '--format=%(refname)').split('\n').filter((ref) => ref.endsWith(`/${id}/pins`)).forEach((ref) => git(dir, 'update-ref', '-d', ref));
+    git(dir, 'for-each-ref', '--format=%(refname)')
+      .split('\n')
+      .filter((ref) => ref.endsWith(`/${id}/pins`))
+      .forEach((ref) => git(dir, 'update-ref', '-d', ref));
     const r = await ralph(dir, ['--resume-last', '--deliver', 'push', ...FAST, '5']);
     // Its refs are sealed (verify/anchors.ts): a pins ref gone since is work to protect, exit 6.
     expect(r.code, r.stderr).toBe(6);

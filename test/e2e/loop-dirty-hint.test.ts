@@ -8,8 +8,14 @@ import { FIXTURES, run, writeFiles, type RunResult } from '../support/repo.js';
 import { plan, planText, story } from '../support/plan.js';
 
 async function installed(checks: string[]): Promise<string> {
-  const stories = ['US-1', 'US-2'].map((id, i) => story(id, { acceptanceCriteria: ['done'], priority: i + 1, notes: '' }));
-  const dir = installedRepo({ skills: false, plan: planText(plan(stories, { project: 'Demo', branchName: 'ralph/demo', checks })), message: 'chore: install ralphkit' });
+  const stories = ['US-1', 'US-2'].map((id, i) =>
+    story(id, { acceptanceCriteria: ['done'], priority: i + 1, notes: '' }),
+  );
+  const dir = installedRepo({
+    skills: false,
+    plan: planText(plan(stories, { project: 'Demo', branchName: 'ralph/demo', checks })),
+    message: 'chore: install ralphkit',
+  });
   return dir;
 }
 
@@ -31,10 +37,16 @@ describe('the dirty-tree refusal and .gitignore', () => {
     const dir = await installed(['mkdir -p coverage && echo 1 > coverage/run.txt']);
     const first = await ralph(dir, '--name', 'first', '--verify-in-place', '1');
     expect(first.code, first.stderr).toBe(1);
-    expect(first.stderr).toContain('the checks changed files in the working tree (coverage/run.txt); add them to .gitignore');
+    expect(first.stderr).toContain(
+      'the checks changed files in the working tree (coverage/run.txt); add them to .gitignore',
+    );
     const second = await ralph(dir, '--name', 'second', '1');
     expect(second.code, second.stderr).toBe(2);
-    expect(second.stderr).toMatch(/uncommitted changes in the working tree; the agent would be blamed for them:\n\s+coverage\/run\.txt\nnot starting/);
-    expect(second.stderr).toContain('the checks of an earlier run wrote coverage/run.txt (the runner warned then): list it in .gitignore, then start again');
+    expect(second.stderr).toMatch(
+      /uncommitted changes in the working tree; the agent would be blamed for them:\n\s+coverage\/run\.txt\nnot starting/,
+    );
+    expect(second.stderr).toContain(
+      'the checks of an earlier run wrote coverage/run.txt (the runner warned then): list it in .gitignore, then start again',
+    );
   });
 });

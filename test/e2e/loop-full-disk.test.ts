@@ -8,7 +8,8 @@ import path from 'node:path';
 import { agent, loopRepo, onlyState, ralph } from '../support/loop-repo.js';
 import { TMPFS_SKIP, tmpfs } from '../support/tmpfs.js';
 
-const HINT = (repo: string) => `ralph: hint: free some space on the disk that holds ${repo}, then continue with: ./ralph/ralph.sh --resume-last`;
+const HINT = (repo: string) =>
+  `ralph: hint: free some space on the disk that holds ${repo}, then continue with: ./ralph/ralph.sh --resume-last`;
 
 /** A loop repository on a fresh 4 MiB tmpfs, its TMPDIR (where checks get their fresh checkouts) on the same disk. */
 function loopOnTmpfs(): { repo: string; filler: string; env: NodeJS.ProcessEnv } {
@@ -32,17 +33,26 @@ async function resumeToTheEnd(repo: string, filler: string, env: NodeJS.ProcessE
   expect(resumed.code, resumed.stderr).toBe(0);
   expect(resumed.stderr).toContain(`loop ${id} resumed`);
   expect(onlyState(repo)).toMatchObject({ id, status: 'complete', exitCode: 0 });
-  expect(JSON.parse(readFileSync(path.join(repo, 'ralph/prd.json'), 'utf8')).userStories.map((s: { passes: boolean }) => s.passes)).toEqual([true, true]);
+  expect(
+    JSON.parse(readFileSync(path.join(repo, 'ralph/prd.json'), 'utf8')).userStories.map(
+      (s: { passes: boolean }) => s.passes,
+    ),
+  ).toEqual([true, true]);
 }
 
 describe.skipIf(TMPFS_SKIP)('a loop on a full disk', () => {
   it('filled during the agent run: one clear line, exit 1, state.json and prd.json whole; --resume-last continues once space is freed', async () => {
     const { repo, filler, env } = loopOnTmpfs();
     const plan = readFileSync(path.join(repo, 'ralph/prd.json'), 'utf8');
-    const full = await ralph(repo, ['--agent-cmd', `node ${agent('disk-filler')}`, '--pause', '0', '5'], { ...env, FAKE_FILL_FILE: filler });
+    const full = await ralph(repo, ['--agent-cmd', `node ${agent('disk-filler')}`, '--pause', '0', '5'], {
+      ...env,
+      FAKE_FILL_FILE: filler,
+    });
     expect(full.code, full.stderr).toBe(1);
     expect(errorLines(full.stderr)).toEqual([
-      expect.stringMatching(/^ralph: the disk is full: could not write ralph\/\.runs\/[^/]+\/iteration-1\.log \(ENOSPC: no space left on device\): .*; state\.json keeps the last step it saved \(exit 1\)$/),
+      expect.stringMatching(
+        /^ralph: the disk is full: could not write ralph\/\.runs\/[^/]+\/iteration-1\.log \(ENOSPC: no space left on device\): .*; state\.json keeps the last step it saved \(exit 1\)$/,
+      ),
     ]);
     expect(full.stderr.trimEnd().split('\n').at(-1)).toBe(HINT(repo));
     const state = onlyState(repo);
@@ -58,12 +68,18 @@ describe.skipIf(TMPFS_SKIP)('a loop on a full disk', () => {
     const fill = { ...env, FAKE_FILL_FILE: filler, FAKE_FILL_AFTER_STORY: '1', FAKE_FILL_LEAVE: '16384' };
     const full = await ralph(repo, ['--agent-cmd', `node ${agent('disk-filler')}`, '--pause', '0', '5'], fill);
     expect(full.code, full.stderr).toBe(1);
-    expect(errorLines(full.stderr)).toEqual([expect.stringMatching(/^ralph: the disk is full: git \w+ could not write \(.*\) \(exit 1\)$/)]);
+    expect(errorLines(full.stderr)).toEqual([
+      expect.stringMatching(/^ralph: the disk is full: git \w+ could not write \(.*\) \(exit 1\)$/),
+    ]);
     expect(full.stderr).not.toContain('rejected');
     const state = onlyState(repo);
     expect(state.iteration).toBe(1);
     // The agent's claim stays a claim: not rejected for want of space, verified on resume.
-    expect(JSON.parse(readFileSync(path.join(repo, 'ralph/prd.json'), 'utf8')).userStories.map((s: { passes: boolean }) => s.passes)).toEqual([true, false]);
+    expect(
+      JSON.parse(readFileSync(path.join(repo, 'ralph/prd.json'), 'utf8')).userStories.map(
+        (s: { passes: boolean }) => s.passes,
+      ),
+    ).toEqual([true, false]);
     await resumeToTheEnd(repo, filler, env, state.id);
   }, 150_000);
 });

@@ -27,7 +27,9 @@ describe.runIf(process.platform !== 'win32')('an agent that leaves a process beh
     // In iteration 2 the agent records the process state of iteration 1's leftover (empty: gone; Z: killed, not yet
     // reaped by init). A 5 s pause keeps the runner alive past the 3 s grace, so the timer kills it, not the exit.
     const look = `[ "$(wc -l < "$LEFTOVER_PIDS")" -ge 2 ] && ps -o stat= -p "$(head -1 "$LEFTOVER_PIDS")" > "$LEFTOVER_PIDS.state"`;
-    const r = await ralph(dir, ['--agent-cmd', `${STUBBORN}; ${look}; true`, '--pause', '5s', '2'], { LEFTOVER_PIDS: pids });
+    const r = await ralph(dir, ['--agent-cmd', `${STUBBORN}; ${look}; true`, '--pause', '5s', '2'], {
+      LEFTOVER_PIDS: pids,
+    });
     expect(r.code, r.stderr).toBe(1);
     expect(onlyState(dir)).toMatchObject({ iteration: 2 });
     expect(readFileSync(`${pids}.state`, 'utf8').trim()).toMatch(/^(Z.*)?$/);

@@ -11,7 +11,9 @@ import { isAlive, until } from '../support/process.js';
 const FAST = ['--pause', '0', '--iteration-timeout', '10m'];
 
 function passes(dir: string): boolean[] {
-  return (JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as { userStories: { passes: boolean }[] }).userStories.map((s) => s.passes);
+  return (
+    JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as { userStories: { passes: boolean }[] }
+  ).userStories.map((s) => s.passes);
 }
 
 describe('--max-duration', () => {
@@ -29,15 +31,34 @@ describe('--max-duration', () => {
     expect(events.find((e) => e.type === 'verify')).toMatchObject({ verdicts: [{ id: 'US-001', status: 'verified' }] });
     expect(events.at(-1)).toMatchObject({ type: 'exit', code: 1, status: 'max-duration' });
     expect(String(events.at(-1)?.message)).toMatch(/time limit reached \(--max-duration 8s\)/);
-    expect(onlyState(dir)).toMatchObject({ status: 'max-duration', exitCode: 1, iteration: 1, iterationDone: true, options: { maxDurationMs: 8000 } });
+    expect(onlyState(dir)).toMatchObject({
+      status: 'max-duration',
+      exitCode: 1,
+      iteration: 1,
+      iterationDone: true,
+      options: { maxDurationMs: 8000 },
+    });
     expect(passes(dir)).toEqual([true, false]);
     const [agentPid] = readFileSync(pids, 'utf8').trim().split('\n').map(Number);
     await until('the stopped agent to be gone', () => !isAlive(agentPid), 10_000);
 
     // Resumable: the same loop goes on at iteration 2; a new --max-duration replaces the stored one.
-    const again = await ralph(dir, ['--agent-cmd', agent('worker'), ...FAST, '--resume-last', '--max-duration', '30m', '--json', '5']);
+    const again = await ralph(dir, [
+      '--agent-cmd',
+      agent('worker'),
+      ...FAST,
+      '--resume-last',
+      '--max-duration',
+      '30m',
+      '--json',
+      '5',
+    ]);
     expect(again.code, again.stderr).toBe(0);
-    expect(jsonEvents(again.stdout).filter((e) => e.type === 'iteration-start').map((e) => e.iteration)).toEqual([2]);
+    expect(
+      jsonEvents(again.stdout)
+        .filter((e) => e.type === 'iteration-start')
+        .map((e) => e.iteration),
+    ).toEqual([2]);
     expect(onlyState(dir)).toMatchObject({ status: 'complete', iteration: 2, options: { maxDurationMs: 30 * 60_000 } });
     expect(passes(dir)).toEqual([true, true]);
   });

@@ -18,9 +18,18 @@ const warnings = (stderr: string) => stderr.split('\n').filter((l) => l.startsWi
 function fakeNotifySend(): { bin: string; calls: () => string[][] } {
   const bin = testdir('ralphkit-bin-');
   const log = path.join(bin, 'calls.jsonl');
-  writeFileSync(path.join(bin, 'notify-send'), `#!/usr/bin/env node\nrequire('fs').appendFileSync(${JSON.stringify(log)}, JSON.stringify(process.argv.slice(2)) + '\\n');\n`);
+  writeFileSync(
+    path.join(bin, 'notify-send'),
+    `#!/usr/bin/env node\nrequire('fs').appendFileSync(${JSON.stringify(log)}, JSON.stringify(process.argv.slice(2)) + '\\n');\n`,
+  );
   chmodSync(path.join(bin, 'notify-send'), 0o755);
-  const calls = () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as string[]) : []);
+  const calls = () =>
+    existsSync(log)
+      ? readFileSync(log, 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l) as string[])
+      : [];
   return { bin, calls };
 }
 
@@ -70,7 +79,9 @@ describe('--notify', () => {
   it('shows one desktop notification with the summary through notify-send, as an argument list', async () => {
     const dir = loopRepo({ stories: 1 });
     const notify = fakeNotifySend();
-    const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--name', 'n1', '--notify', ...FAST, '3'], { PATH: `${notify.bin}${path.delimiter}${process.env.PATH}` });
+    const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--name', 'n1', '--notify', ...FAST, '3'], {
+      PATH: `${notify.bin}${path.delimiter}${process.env.PATH}`,
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(notify.calls()).toEqual([['ralph: done', 'loop n1: complete (exit 0) · 1/1 stories pass · 1 iteration']]);
     expect(warnings(r.stderr)).toEqual([]);
@@ -80,7 +91,9 @@ describe('--notify', () => {
     const dir = loopRepo({ stories: 2 });
     const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--notify', ...FAST, '1']);
     expect(r.code).toBe(1);
-    expect(warnings(r.stderr)).toEqual(['ralph: warning: --notify: notify-send was not found on PATH, so no desktop notification was shown (it comes with libnotify: apt-get install libnotify-bin, dnf install libnotify)']);
+    expect(warnings(r.stderr)).toEqual([
+      'ralph: warning: --notify: notify-send was not found on PATH, so no desktop notification was shown (it comes with libnotify: apt-get install libnotify-bin, dnf install libnotify)',
+    ]);
   });
   it('a notify-send the agent puts on PATH during the loop never runs: the program is the one found at the start', async () => {
     const dir = loopRepo({ stories: 1 });
@@ -88,13 +101,19 @@ describe('--notify', () => {
     // The agent moves the real one into a folder on PATH that was empty at the start, ahead of it.
     const planted = testdir('ralphkit-bin-');
     const agentCmd = `cp '${notify.bin}/notify-send' '${planted}/notify-send'; rm '${notify.bin}/notify-send'; exec node ${agent('worker')}`;
-    const r = await ralph(dir, ['--agent-cmd', agentCmd, '--notify', ...FAST, '3'], { PATH: `${planted}${path.delimiter}${notify.bin}${path.delimiter}${process.env.PATH}` });
+    const r = await ralph(dir, ['--agent-cmd', agentCmd, '--notify', ...FAST, '3'], {
+      PATH: `${planted}${path.delimiter}${notify.bin}${path.delimiter}${process.env.PATH}`,
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(existsSync(path.join(planted, 'notify-send'))).toBe(true);
     expect(notify.calls()).toEqual([]);
-    expect(warnings(r.stderr).filter((w) => w.includes('--notify'))).toEqual([`ralph: warning: --notify: ${notify.bin}/notify-send failed: spawn ${notify.bin}/notify-send ENOENT`]);
+    expect(warnings(r.stderr).filter((w) => w.includes('--notify'))).toEqual([
+      `ralph: warning: --notify: ${notify.bin}/notify-send failed: spawn ${notify.bin}/notify-send ENOENT`,
+    ]);
     // The checks were told too: the planted program is not on their PATH either (verify/check-env.ts).
-    expect(warnings(r.stderr).filter((w) => w.includes('PATH folders changed'))[0]).toContain(`${planted} (added notify-send)`);
+    expect(warnings(r.stderr).filter((w) => w.includes('PATH folders changed'))[0]).toContain(
+      `${planted} (added notify-send)`,
+    );
   });
 });
 
@@ -103,10 +122,26 @@ describe('--on-exit', () => {
     const dir = loopRepo({ stories: 2 });
     const out = path.join(testdir(), 'env.txt');
     const env = { RALPH_CLAUDE_BIN: agent('claude-stream'), FAKE_COST: '0.0125', IS_SANDBOX: '1' };
-    const r = await ralph(dir, ['--agent', 'claude', '--name', 'hook', '--on-exit', `env >> ${out}; echo hook ran`, ...FAST, '1'], env);
+    const r = await ralph(
+      dir,
+      ['--agent', 'claude', '--name', 'hook', '--on-exit', `env >> ${out}; echo hook ran`, ...FAST, '1'],
+      env,
+    );
     expect(r.code, r.stderr).toBe(1);
-    const seen = Object.fromEntries(readFileSync(out, 'utf8').split('\n').filter((l) => l.startsWith('RALPH_')).map((l) => l.split('=')));
-    expect(seen).toMatchObject({ RALPH_EXIT_CODE: '1', RALPH_STATUS: 'max-iterations', RALPH_LOOP_ID: 'hook', RALPH_STORIES_PASSED: '1', RALPH_STORIES_TOTAL: '2', RALPH_COST_USD: '0.0125' });
+    const seen = Object.fromEntries(
+      readFileSync(out, 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('RALPH_'))
+        .map((l) => l.split('=')),
+    );
+    expect(seen).toMatchObject({
+      RALPH_EXIT_CODE: '1',
+      RALPH_STATUS: 'max-iterations',
+      RALPH_LOOP_ID: 'hook',
+      RALPH_STORIES_PASSED: '1',
+      RALPH_STORIES_TOTAL: '2',
+      RALPH_COST_USD: '0.0125',
+    });
     expect(seen.RALPH_STATUS).toBe(onlyState(dir).status);
     // Once: one environment dumped.
     expect(readFileSync(out, 'utf8').match(/^RALPH_LOOP_ID=/gm)).toHaveLength(1);
@@ -124,7 +159,9 @@ describe('--on-exit', () => {
     expect(text).toMatch(/^RALPH_COST_USD=$/m);
     expect(text).toMatch(/^RALPH_STATUS=complete$/m);
     expect(text).toMatch(/^RALPH_STORIES_PASSED=1$/m);
-    expect(warnings(r.stderr)).toEqual(["ralph: warning: --on-exit command exited 7; the loop's exit code is unchanged"]);
+    expect(warnings(r.stderr)).toEqual([
+      "ralph: warning: --on-exit command exited 7; the loop's exit code is unchanged",
+    ]);
   });
 
   it('runs on Ctrl-C too: status interrupted, exit 130', async () => {
@@ -132,8 +169,14 @@ describe('--on-exit', () => {
     const scratch = testdir();
     const pids = path.join(scratch, 'pids');
     const out = path.join(scratch, 'env.txt');
-    const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), '--on-exit', `env > ${out}`, ...FAST, '3'], { FAKE_PIDS_FILE: pids });
-    await until('the agent to start', () => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2, 20_000);
+    const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), '--on-exit', `env > ${out}`, ...FAST, '3'], {
+      FAKE_PIDS_FILE: pids,
+    });
+    await until(
+      'the agent to start',
+      () => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2,
+      20_000,
+    );
     loop.child.kill('SIGINT');
     const r = await loop.done;
     expect(r.code).toBe(130);
@@ -160,7 +203,17 @@ describe('--webhook', () => {
     const dir = loopRepo({ stories: 1 });
     // The agent's environment, dumped where its logs are: the search below covers it.
     const agentCmd = `env > "$RALPH_RUN_DIR/agent-env.txt"; exec node ${agent('worker')}`;
-    const r = await ralph(dir, ['--agent-cmd', agentCmd, '--name', 'wh', '--webhook', hook.url(`/hooks/${secret}`), '--json', ...FAST, '3']);
+    const r = await ralph(dir, [
+      '--agent-cmd',
+      agentCmd,
+      '--name',
+      'wh',
+      '--webhook',
+      hook.url(`/hooks/${secret}`),
+      '--json',
+      ...FAST,
+      '3',
+    ]);
     expect(r.code, r.stderr).toBe(0);
     expect(hook.received).toHaveLength(1);
     const [req] = hook.received;
@@ -174,15 +227,19 @@ describe('--webhook', () => {
     expect(onlyState(dir).options).not.toHaveProperty('webhook');
   });
 
-  it('RALPH_WEBHOOK_URL alone is the webhook (no URL in the runner\'s argv), and it shows nowhere either', async () => {
+  it("RALPH_WEBHOOK_URL alone is the webhook (no URL in the runner's argv), and it shows nowhere either", async () => {
     const hook = await webhookServer(200);
     const secret = 'T000-B000-FromEnv9c1e';
     const dir = loopRepo({ stories: 1 });
     const agentCmd = `env > "$RALPH_RUN_DIR/agent-env.txt"; exec node ${agent('worker')}`;
-    const r = await ralph(dir, ['--agent-cmd', agentCmd, '--name', 'whe', '--json', ...FAST, '3'], { RALPH_WEBHOOK_URL: hook.url(`/hooks/${secret}`) });
+    const r = await ralph(dir, ['--agent-cmd', agentCmd, '--name', 'whe', '--json', ...FAST, '3'], {
+      RALPH_WEBHOOK_URL: hook.url(`/hooks/${secret}`),
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(hook.received.map((q) => q.url)).toEqual([`/hooks/${secret}`]);
-    expect(JSON.parse(hook.received[0].body)).toEqual({ text: 'loop whe: complete (exit 0) · 1/1 stories pass · 1 iteration' });
+    expect(JSON.parse(hook.received[0].body)).toEqual({
+      text: 'loop whe: complete (exit 0) · 1/1 stories pass · 1 iteration',
+    });
     expect(r.stdout + r.stderr).not.toContain(secret);
     expect(filesContaining(dir, secret)).toEqual([]);
     expect(onlyState(dir).options).not.toHaveProperty('webhook');
@@ -190,7 +247,9 @@ describe('--webhook', () => {
 
   it('a RALPH_WEBHOOK_URL that is not a URL is refused at the start, naming the variable and not its value', async () => {
     const dir = loopRepo({ stories: 1 });
-    const r = await ralph(dir, ['--agent-cmd', agent('worker'), ...FAST, '3'], { RALPH_WEBHOOK_URL: 'not-a-url-secret' });
+    const r = await ralph(dir, ['--agent-cmd', agent('worker'), ...FAST, '3'], {
+      RALPH_WEBHOOK_URL: 'not-a-url-secret',
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('RALPH_WEBHOOK_URL needs an https:// (or http://) URL');
     expect(r.stderr).not.toContain('not-a-url-secret');
@@ -202,7 +261,9 @@ describe('--webhook', () => {
     const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--webhook', hook.url('/x'), ...FAST, '1']);
     expect(r.code).toBe(1);
     expect(hook.received).toHaveLength(1);
-    expect(warnings(r.stderr)).toEqual(["ralph: warning: --webhook: the webhook answered HTTP 500, so the summary may not have arrived; the loop's exit code is unchanged"]);
+    expect(warnings(r.stderr)).toEqual([
+      "ralph: warning: --webhook: the webhook answered HTTP 500, so the summary may not have arrived; the loop's exit code is unchanged",
+    ]);
   });
 
   it('a webhook that never answers is dropped at its deadline: one warning, the exit code unchanged', async () => {
@@ -212,15 +273,26 @@ describe('--webhook', () => {
     expect(r.code).toBe(0);
     // The request arrived and was held open: the runner ended on its own deadline, not on an answer.
     expect(hook.received).toHaveLength(1);
-    expect(warnings(r.stderr)).toEqual(["ralph: warning: --webhook: no answer within 10s; the request was dropped; the loop's exit code is unchanged"]);
+    expect(warnings(r.stderr)).toEqual([
+      "ralph: warning: --webhook: no answer within 10s; the request was dropped; the loop's exit code is unchanged",
+    ]);
   });
 
   it('a webhook nobody listens on is one warning naming no part of the URL', async () => {
     const dir = loopRepo({ stories: 1 });
     // Port 1 on loopback: refused at once.
-    const r = await ralph(dir, ['--agent-cmd', agent('worker'), '--webhook', 'http://127.0.0.1:1/hooks/private-part', ...FAST, '3']);
+    const r = await ralph(dir, [
+      '--agent-cmd',
+      agent('worker'),
+      '--webhook',
+      'http://127.0.0.1:1/hooks/private-part',
+      ...FAST,
+      '3',
+    ]);
     expect(r.code).toBe(0);
-    expect(warnings(r.stderr)).toEqual(["ralph: warning: --webhook: the request failed (ECONNREFUSED); the loop's exit code is unchanged"]);
+    expect(warnings(r.stderr)).toEqual([
+      "ralph: warning: --webhook: the request failed (ECONNREFUSED); the loop's exit code is unchanged",
+    ]);
     expect(r.stderr).not.toContain('private-part');
   });
 
@@ -239,15 +311,28 @@ describe('--webhook', () => {
 });
 
 describe('Ctrl-C after the loop ended', () => {
-  it('stops a running --on-exit command at once: one warning, the loop\'s exit code', async () => {
+  it("stops a running --on-exit command at once: one warning, the loop's exit code", async () => {
     const dir = loopRepo({ stories: 1 });
     const pidFile = path.join(testdir(), 'hook-pid');
-    const loop = startRalph(dir, ['--agent-cmd', agent('worker'), '--on-exit', `echo $$ > ${pidFile}; exec sleep 300`, ...FAST, '3']);
-    await until('the on-exit command to start', () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '', 30_000);
+    const loop = startRalph(dir, [
+      '--agent-cmd',
+      agent('worker'),
+      '--on-exit',
+      `echo $$ > ${pidFile}; exec sleep 300`,
+      ...FAST,
+      '3',
+    ]);
+    await until(
+      'the on-exit command to start',
+      () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '',
+      30_000,
+    );
     loop.child.kill('SIGINT');
     const r = await loop.done;
     expect(r.code, r.stderr).toBe(0);
-    expect(warnings(r.stderr)).toEqual(["ralph: warning: --on-exit command was stopped by an interrupt; the loop's exit code is unchanged"]);
+    expect(warnings(r.stderr)).toEqual([
+      "ralph: warning: --on-exit command was stopped by an interrupt; the loop's exit code is unchanged",
+    ]);
     expect(onlyState(dir)).toMatchObject({ status: 'complete', exitCode: 0 });
     expect(await goneWithin(Number(readFileSync(pidFile, 'utf8')), 5000)).toBe(true);
   });

@@ -15,35 +15,59 @@ describe('--completion-promise', () => {
   it('tells the agent the word in the preamble, leaves prompt.md alone, and is kept on resume', async () => {
     const dir = loopRepo({ stories: 1 });
     const promptBefore = readFileSync(path.join(dir, 'ralph/prompt.md'), 'utf8');
-    const r = await ralph(dir, ['--agent-cmd', SAYS_DONE, '--completion-promise', 'WORK_COMPLETE', '--name', 'word', ...FAST, '1']);
+    const r = await ralph(dir, [
+      '--agent-cmd',
+      SAYS_DONE,
+      '--completion-promise',
+      'WORK_COMPLETE',
+      '--name',
+      'word',
+      ...FAST,
+      '1',
+    ]);
     expect(r.code).toBe(1);
     // The word counted as the completion tag, and (stories still open) was not believed.
     expect(r.stderr).toContain('said COMPLETE');
     expect(r.stderr).toContain('WORK_COMPLETE ignored: 1 story not passing under verification (US-001)');
     const sent = readFileSync(path.join(dir, 'ralph/.runs/word/prompt-1.txt'), 'utf8');
-    expect(sent.startsWith('Note from the runner: in this loop the completion tag is <promise>WORK_COMPLETE</promise>.')).toBe(true);
+    expect(
+      sent.startsWith('Note from the runner: in this loop the completion tag is <promise>WORK_COMPLETE</promise>.'),
+    ).toBe(true);
     expect(sent.endsWith(promptBefore)).toBe(true);
     expect(readFileSync(path.join(dir, 'ralph/prompt.md'), 'utf8')).toBe(promptBefore);
     expect(git(dir, 'status', '--porcelain')).toBe('');
 
     const resumed = await ralph(dir, ['--agent-cmd', SAYS_DONE, '--resume', 'word', ...FAST, '2']);
     expect(resumed.stderr).toContain('WORK_COMPLETE ignored');
-    expect(readFileSync(path.join(dir, 'ralph/.runs/word/prompt-2.txt'), 'utf8')).toContain('the completion tag is <promise>WORK_COMPLETE</promise>');
+    expect(readFileSync(path.join(dir, 'ralph/.runs/word/prompt-2.txt'), 'utf8')).toContain(
+      'the completion tag is <promise>WORK_COMPLETE</promise>',
+    );
     expect(onlyState(dir).options).toMatchObject({ completionPromise: 'WORK_COMPLETE' });
   });
 
   it('without it, the prompt goes out as the file says and COMPLETE is the word', async () => {
     const dir = loopRepo({ stories: 1 });
-    const r = await ralph(dir, ['--agent-cmd', SAYS_DONE.replace('WORK_COMPLETE', 'COMPLETE'), '--name', 'plain', ...FAST, '1']);
+    const r = await ralph(dir, [
+      '--agent-cmd',
+      SAYS_DONE.replace('WORK_COMPLETE', 'COMPLETE'),
+      '--name',
+      'plain',
+      ...FAST,
+      '1',
+    ]);
     expect(r.stderr).toContain('COMPLETE ignored');
-    expect(readFileSync(path.join(dir, 'ralph/.runs/plain/prompt-1.txt'), 'utf8')).toBe(readFileSync(path.join(dir, 'ralph/prompt.md'), 'utf8'));
+    expect(readFileSync(path.join(dir, 'ralph/.runs/plain/prompt-1.txt'), 'utf8')).toBe(
+      readFileSync(path.join(dir, 'ralph/prompt.md'), 'utf8'),
+    );
   });
 
   it('refuses a word that is not one, before anything runs', async () => {
     const dir = loopRepo({ stories: 1 });
     const r = await ralph(dir, ['--agent-cmd', SAYS_DONE, '--completion-promise', 'STUCK', '1']);
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain('--completion-promise "STUCK" cannot be the completion tag\'s word: STUCK is the tag an agent gives up with');
+    expect(r.stderr).toContain(
+      '--completion-promise "STUCK" cannot be the completion tag\'s word: STUCK is the tag an agent gives up with',
+    );
     expect(r.stderr).toContain('hint: see ./ralph/ralph.sh --help');
   });
 });

@@ -16,7 +16,10 @@ function loggingGit(): { env: NodeJS.ProcessEnv; log: string } {
   const realGit = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
   const log = path.join(dir, 'git.log');
   writeFileSync(log, '');
-  writeFileSync(path.join(dir, 'git'), `#!/bin/sh\nprintf '%s\\n' "$*" >> "$RALPH_TEST_GITLOG"\nexec '${realGit}' "$@"\n`);
+  writeFileSync(
+    path.join(dir, 'git'),
+    `#!/bin/sh\nprintf '%s\\n' "$*" >> "$RALPH_TEST_GITLOG"\nexec '${realGit}' "$@"\n`,
+  );
   chmodSync(path.join(dir, 'git'), 0o755);
   return { env: { PATH: `${dir}${path.delimiter}${process.env.PATH}`, RALPH_TEST_GITLOG: log }, log };
 }
@@ -26,7 +29,10 @@ function perIteration(log: string): Array<{ all: number; head: number; topLevel:
   const segments = readFileSync(log, 'utf8').split(`${MARKER}\n`).slice(1, -1);
   return segments.map((s) => {
     // The runner puts its hardening (`-c key=value` pairs) before every command: the command is what follows.
-    const calls = s.split('\n').filter(Boolean).map((c) => c.replace(/^(-c \S+ )+/, ''));
+    const calls = s
+      .split('\n')
+      .filter(Boolean)
+      .map((c) => c.replace(/^(-c \S+ )+/, ''));
     return {
       all: calls.length,
       head: calls.filter((c) => /^rev-parse --verify\b.*\bHEAD\b/.test(c)).length,
@@ -48,7 +54,8 @@ describe('git processes per iteration', () => {
     expect(counts).toHaveLength(3);
     // The first iteration's status of the runner's own files is remembered with git's files as they were.
     expect(counts[0]).toEqual({ all: 1, head: 0, topLevel: 0, status: 1 });
-    for (const c of counts.slice(1)) expect(c, readFileSync(log, 'utf8')).toEqual({ all: 0, head: 0, topLevel: 0, status: 0 });
+    for (const c of counts.slice(1))
+      expect(c, readFileSync(log, 'utf8')).toEqual({ all: 0, head: 0, topLevel: 0, status: 0 });
   });
 
   it('a branch switched by writing .git/HEAD by hand (no git command) is still seen, and undone', async () => {
@@ -59,7 +66,9 @@ describe('git processes per iteration', () => {
     const cmd = marked(`if [ "$RALPH_ITERATION" = 3 ]; then printf 'ref: refs/heads/elsewhere\\n' > .git/HEAD; fi`);
     const r = await ralph(dir, ['--agent-cmd', cmd, '--pause', '0', '--no-progress-limit', '100', '4'], env);
     expect(r.code, r.stderr).toBe(1);
-    expect(r.stderr).toMatch(/iteration 3[\s\S]*the agent left the loop's branch: it switched from ralph\/test to elsewhere/);
+    expect(r.stderr).toMatch(
+      /iteration 3[\s\S]*the agent left the loop's branch: it switched from ralph\/test to elsewhere/,
+    );
     expect(r.stderr).toMatch(/switched back to ralph\/test and rejected this iteration's claims/);
     expect(git(dir, 'symbolic-ref', '--short', 'HEAD'), r.stderr).toBe('ralph/test');
     // The quiet iteration asked git nothing; the one after the hand-made switch asked again.
@@ -81,8 +90,15 @@ describe('git processes per iteration', () => {
       expect(c.status).toBeLessThanOrEqual(2);
     }
     // Each verdict names the commit the agent made, read after it exited (not a stale or guessed sha).
-    const runDir = path.join(dir, 'ralph/.runs', readdirSync(path.join(dir, 'ralph/.runs')).find((n) => n !== 'locks' && !n.includes('.'))!);
-    const ledger = readFileSync(path.join(runDir, 'ledger.jsonl'), 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { kind: string; story: string; commit: string; status?: string });
+    const runDir = path.join(
+      dir,
+      'ralph/.runs',
+      readdirSync(path.join(dir, 'ralph/.runs')).find((n) => n !== 'locks' && !n.includes('.'))!,
+    );
+    const ledger = readFileSync(path.join(runDir, 'ledger.jsonl'), 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { kind: string; story: string; commit: string; status?: string });
     for (const id of ['US-001', 'US-002', 'US-003']) {
       const verdict = ledger.find((l) => l.kind === 'verdict' && l.story === id);
       expect(verdict?.status).toBe('verified');
@@ -94,8 +110,16 @@ describe('git processes per iteration', () => {
 /** The runner's git calls before its first agent run, as commands (hardening stripped, object names and loop ids generic). */
 function beforeFirstAgent(log: string): string[] {
   const text = readFileSync(log, 'utf8');
-  return text.slice(0, text.indexOf(`${MARKER}\n`)).split('\n').filter(Boolean)
-    .map((c) => c.replace(/^(-c \S+ )+/, '').replace(/\b[0-9a-f]{40,64}\b/g, '<sha>').replace(/loops\/[^/ ]+\//g, 'loops/<id>/'));
+  return text
+    .slice(0, text.indexOf(`${MARKER}\n`))
+    .split('\n')
+    .filter(Boolean)
+    .map((c) =>
+      c
+        .replace(/^(-c \S+ )+/, '')
+        .replace(/\b[0-9a-f]{40,64}\b/g, '<sha>')
+        .replace(/loops\/[^/ ]+\//g, 'loops/<id>/'),
+    );
 }
 
 describe('git processes at start', () => {
@@ -104,7 +128,9 @@ describe('git processes at start', () => {
     const { env, log } = loggingGit();
     const r = await ralph(dir, ['--agent-cmd', marked(''), '1'], env, 100_000);
     expect(r.code, r.stderr).toBe(1);
-    const calls = beforeFirstAgent(log).map((c) => c.replace(/\S*\/ralph-verify-\S+/, '<tmp>/ralph-verify-<loop>').replace(/--template= \S+/, '--template= <repo>'));
+    const calls = beforeFirstAgent(log).map((c) =>
+      c.replace(/\S*\/ralph-verify-\S+/, '<tmp>/ralph-verify-<loop>').replace(/--template= \S+/, '--template= <repo>'),
+    );
     expect(calls).toEqual([
       // where the repository and git's folders are (before the plan is read and the locks taken)
       'rev-parse --show-toplevel --path-format=absolute --git-dir --git-common-dir',

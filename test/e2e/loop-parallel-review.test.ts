@@ -9,14 +9,32 @@ import { isGone, until } from '../support/process.js';
 import { BRANCH, fakeEnv, mergeOrder, parallelRepo, planOn, readLog, story } from '../support/parallel-repo.js';
 import { installedRepo } from '../support/installed-repo.js';
 
-const RUN = (n: number, max = 10) => ['--parallel', String(n), '--agent-cmd', agent('story-worker'), '--pause', '0', String(max)];
+const RUN = (n: number, max = 10) => [
+  '--parallel',
+  String(n),
+  '--agent-cmd',
+  agent('story-worker'),
+  '--pause',
+  '0',
+  String(max),
+];
 
 /** Starts a --parallel run named `name` and waits until the agents of `ids` run; their pids. */
-async function runUntilStarted(repo: string, n: number, name: string, ids: string[], extra: Record<string, string> = {}) {
+async function runUntilStarted(
+  repo: string,
+  n: number,
+  name: string,
+  ids: string[],
+  extra: Record<string, string> = {},
+) {
   const started = testdir('ralphkit-started-');
   const { env } = fakeEnv({ FAKE_PAR_STARTED: started, FAKE_PAR_DELAY_MS: '60000', ...extra });
   const run = startRalph(repo, ['--name', name, ...RUN(n)], env);
-  await until(`the agents of ${ids.join(', ')} running`, () => ids.every((id) => existsSync(path.join(started, id))), 60_000);
+  await until(
+    `the agents of ${ids.join(', ')} running`,
+    () => ids.every((id) => existsSync(path.join(started, id))),
+    60_000,
+  );
   const pids = ids.map((id) => Number(readFileSync(path.join(started, id), 'utf8')));
   // Whatever the runner leaves alive, the test stops.
   onTestFinished(() => {
@@ -36,7 +54,7 @@ function stateFile(repo: string, name: string): string {
 }
 
 describe('--parallel review: processes and resume', () => {
-  it('kill -9 of the runner, then --resume-last: the agents the dead runner left are stopped, as a single loop\'s are', async () => {
+  it("kill -9 of the runner, then --resume-last: the agents the dead runner left are stopped, as a single loop's are", async () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
     const { run, pids } = await runUntilStarted(repo, 2, 'k9agents', ['US-001', 'US-002']);
     run.child.kill('SIGKILL');
@@ -47,7 +65,7 @@ describe('--parallel review: processes and resume', () => {
     for (const pid of pids) expect(isGone(pid), `agent ${pid} of the killed runner still runs`).toBe(true);
   }, 180_000);
 
-  it('kill -9 of the runner, then cancel: the workers\' agents are stopped', async () => {
+  it("kill -9 of the runner, then cancel: the workers' agents are stopped", async () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
     const { run, pids } = await runUntilStarted(repo, 2, 'k9cancel', ['US-001', 'US-002']);
     run.child.kill('SIGKILL');
@@ -58,7 +76,7 @@ describe('--parallel review: processes and resume', () => {
     for (const pid of pids) expect(isGone(pid), `agent ${pid} still runs after cancel`).toBe(true);
   }, 180_000);
 
-  it('resumed with fewer workers after kill -9: the extra worker\'s tree neither blocks its story nor stays behind', async () => {
+  it("resumed with fewer workers after kill -9: the extra worker's tree neither blocks its story nor stays behind", async () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }, { id: 'US-003' }]);
     const { run, pids } = await runUntilStarted(repo, 3, 'shrink', ['US-001', 'US-002', 'US-003']);
     run.child.kill('SIGKILL');
@@ -97,7 +115,7 @@ describe('--parallel review: processes and resume', () => {
   }, 180_000);
 });
 
-describe('--parallel review: the merge queue\'s blame', () => {
+describe("--parallel review: the merge queue's blame", () => {
   it('a merged story whose check fails on the plan branch itself does not send back every story merged after it', async () => {
     // US-001's check passes twice (on its branch, after its merge), then fails wherever it runs: the plan branch is
     // broken by nothing US-002 did. The queue must find that US-001 fails without US-002 too, and set US-001 back.
@@ -111,12 +129,23 @@ describe('--parallel review: the merge queue\'s blame', () => {
 });
 
 describe('--parallel review: two runs on two plans', () => {
-  it('both finish, and neither says its agents committed the other run\'s work', async () => {
-    const plan = (name: string, ids: string[]) => ({ project: name, branchName: `ralph/${name}`, checks: ['test -f README.md'], userStories: ids.map((id) => ({ id })).map(story) });
-    const repo = installedRepo({ plan: plan('a', ['US-001', 'US-002']), files: { 'ralph/plans/b.json': `${JSON.stringify(plan('b', ['US-101', 'US-102']), null, 2)}\n` } });
+  it("both finish, and neither says its agents committed the other run's work", async () => {
+    const plan = (name: string, ids: string[]) => ({
+      project: name,
+      branchName: `ralph/${name}`,
+      checks: ['test -f README.md'],
+      userStories: ids.map((id) => ({ id })).map(story),
+    });
+    const repo = installedRepo({
+      plan: plan('a', ['US-001', 'US-002']),
+      files: { 'ralph/plans/b.json': `${JSON.stringify(plan('b', ['US-101', 'US-102']), null, 2)}\n` },
+    });
     onTestFinished(() => rmSync(`${repo}.ralph-worktrees`, { recursive: true, force: true }));
     const { env } = fakeEnv({ FAKE_PAR_DELAY_MS: '500' });
-    const [a, b] = await Promise.all([ralph(repo, RUN(2), env, 150_000), ralph(repo, ['--prd', 'ralph/plans/b.json', ...RUN(2)], env, 150_000)]);
+    const [a, b] = await Promise.all([
+      ralph(repo, RUN(2), env, 150_000),
+      ralph(repo, ['--prd', 'ralph/plans/b.json', ...RUN(2)], env, 150_000),
+    ]);
     expect([a.code, b.code], a.stderr + b.stderr).toEqual([0, 0]);
     // Each agent committed on its own story branch only; the other run's commits are that run's.
     expect(a.stderr + b.stderr).not.toContain('the agent committed on other branches');
@@ -159,7 +188,7 @@ describe('--parallel review: what the runner reads that an agent wrote', () => {
     expect(mergeOrder(repo)).toEqual(['US-001', 'US-002']);
   }, 180_000);
 
-  it('an agent still running that writes into another worker\'s verification checkout cannot make the run exit 0', async () => {
+  it("an agent still running that writes into another worker's verification checkout cannot make the run exit 0", async () => {
     // US-002's agent claims its story without the work; US-001's agent, still running, writes work/US-002.txt into
     // every verification checkout it finds meanwhile (the story branch's, then the merge queue's).
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);

@@ -10,14 +10,28 @@ import { BRANCH, countRuns, fakeEnv, mergeOrder, parallelRepo, planOn, readLog }
 
 describe('--parallel', () => {
   it('runs independent and dependent stories over 3 workers; every story verified on the plan branch, in dependency order', async () => {
-    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }, { id: 'US-003', dependsOn: ['US-001', 'US-002'] }, { id: 'US-004', dependsOn: ['US-003'] }, { id: 'US-005' }]);
+    const repo = parallelRepo([
+      { id: 'US-001' },
+      { id: 'US-002' },
+      { id: 'US-003', dependsOn: ['US-001', 'US-002'] },
+      { id: 'US-004', dependsOn: ['US-003'] },
+      { id: 'US-005' },
+    ]);
     const head = git(repo, 'rev-parse', 'HEAD');
     const { log, env } = fakeEnv({ FAKE_PAR_DELAY_MS: '300' });
-    const r = await ralph(repo, ['--parallel', '3', '--agent-cmd', agent('story-worker'), '--pause', '0', '20'], env, 120_000);
+    const r = await ralph(
+      repo,
+      ['--parallel', '3', '--agent-cmd', agent('story-worker'), '--pause', '0', '20'],
+      env,
+      120_000,
+    );
     expect(r.code, r.stderr).toBe(0);
     // Every story passes on the plan branch and its work is there.
-    expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual(['US-001', 'US-002', 'US-003', 'US-004', 'US-005'].map((id) => [id, true]));
-    for (const id of ['US-001', 'US-002', 'US-003', 'US-004', 'US-005']) expect(git(repo, 'show', `${BRANCH}:work/${id}.txt`)).toContain('done');
+    expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual(
+      ['US-001', 'US-002', 'US-003', 'US-004', 'US-005'].map((id) => [id, true]),
+    );
+    for (const id of ['US-001', 'US-002', 'US-003', 'US-004', 'US-005'])
+      expect(git(repo, 'show', `${BRANCH}:work/${id}.txt`)).toContain('done');
     // Each story arrived by a merge of its own story branch, and dependencies were merged first.
     const order = mergeOrder(repo);
     expect([...order].sort()).toEqual(['US-001', 'US-002', 'US-003', 'US-004', 'US-005']);
@@ -33,11 +47,14 @@ describe('--parallel', () => {
     for (const t of trees) expect(path.dirname(t)).toBe(`${repo}.ralph-worktrees`);
     // The progress entries of every worker reached the plan branch's log.
     const progress = git(repo, 'show', `${BRANCH}:ralph/progress.txt`);
-    for (const id of ['US-001', 'US-002', 'US-003', 'US-004', 'US-005']) expect(progress).toContain(`## ${id} (iteration`);
+    for (const id of ['US-001', 'US-002', 'US-003', 'US-004', 'US-005'])
+      expect(progress).toContain(`## ${id} (iteration`);
     // The user's tree is as it was, and a clean exit leaves no worktree and no merged story branch behind; the
     // closing lines say where the work is and what to type.
     expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
-    expect(r.stderr).toContain(`ralph: hint: the work is on ${BRANCH}, not in your working tree (left as it was): see it with git switch ${BRANCH}`);
+    expect(r.stderr).toContain(
+      `ralph: hint: the work is on ${BRANCH}, not in your working tree (left as it was): see it with git switch ${BRANCH}`,
+    );
     expect(git(repo, 'status', '--porcelain')).toBe('');
     expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
     expect(git(repo, 'branch', '--list', `${BRANCH}--*`)).toBe('');
@@ -49,17 +66,26 @@ describe('--parallel', () => {
   it('re-queues a story whose branch conflicts with one merged before it, and finishes (story ids no branch name can hold)', async () => {
     const repo = parallelRepo([{ id: 'US..1' }, { id: 'x.lock' }]);
     const { env } = fakeEnv({ FAKE_PAR_SHARED: 'US..1,x.lock', FAKE_PAR_DELAY_MS: '200' });
-    const r = await ralph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env, 120_000);
+    const r = await ralph(
+      repo,
+      ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
+      env,
+      120_000,
+    );
     expect(r.code, r.stderr).toBe(0);
     // Both sides named: the conflicting file, and the story merged since this one started; a stale base, not counted.
-    expect(r.stderr).toMatch(/(US\.\.1|x\.lock) sent back by the merge queue: its branch does not merge onto ralph\/par at [0-9a-f]{7} \(conflict in shared\.txt with (US\.\.1|x\.lock), merged since \1 started from [0-9a-f]{7}\)/);
+    expect(r.stderr).toMatch(
+      /(US\.\.1|x\.lock) sent back by the merge queue: its branch does not merge onto ralph\/par at [0-9a-f]{7} \(conflict in shared\.txt with (US\.\.1|x\.lock), merged since \1 started from [0-9a-f]{7}\)/,
+    );
     expect(r.stderr).toMatch(/sent back: .*; tried again on the new tip, not counted toward --no-progress-limit/);
     // Both stories' lines are in the shared file: the second attempt started from the plan branch with the first.
     expect(git(repo, 'show', `${BRANCH}:shared.txt`).split('\n').filter(Boolean).sort()).toEqual(['US..1', 'x.lock']);
     const progress = git(repo, 'show', `${BRANCH}:ralph/progress.txt`);
     expect(progress).toMatch(/ralph: (US\.\.1|x\.lock) sent back by the merge queue/);
     // The attempt that conflicted is kept, though its story branch started again from the plan's tip.
-    const kept = git(repo, 'for-each-ref', '--format=%(refname)', 'refs/ralphkit/loops/').split('\n').filter((r) => r.includes('/attempts/'));
+    const kept = git(repo, 'for-each-ref', '--format=%(refname)', 'refs/ralphkit/loops/')
+      .split('\n')
+      .filter((r) => r.includes('/attempts/'));
     expect(kept).toHaveLength(1);
     expect(kept[0]).toMatch(/\/attempts\/(US\+2E\.1|x\+2Elock)\/[0-9a-f]{12}$/);
     expect(git(repo, 'show', `${kept[0]}:shared.txt`)).toMatch(/^(US\.\.1|x\.lock)$/);
@@ -70,17 +96,28 @@ describe('--parallel', () => {
   // every merged story after each merge (1 + 2 + ... + n). US-002 needs US-001's change, undeclared; the five others
   // reach the queue together. Before: US-002 failed on the old tip and, with --no-progress-limit 1, was given up
   // (exit 4); and six merges ran 6 setups and 27 checks in the queue's gates.
-  it('a story that needs another\'s undeclared change goes again on the new tip, uncounted and told what was merged; the queue merges a batch with one run of the checks', async () => {
+  it("a story that needs another's undeclared change goes again on the new tip, uncounted and told what was merged; the queue merges a batch with one run of the checks", async () => {
     const ids = ['US-001', 'US-002', 'US-003', 'US-004', 'US-005', 'US-006'];
-    const repo = parallelRepo(ids.map((id) => ({ id })), ['test -f README.md'], 'mkdir -p .deps');
+    const repo = parallelRepo(
+      ids.map((id) => ({ id })),
+      ['test -f README.md'],
+      'mkdir -p .deps',
+    );
     const { log, env } = fakeEnv({ FAKE_PAR_NEEDS: 'US-002:US-001', FAKE_PAR_BARRIER: '5' });
-    const r = await ralph(repo, ['--parallel', '6', '--no-progress-limit', '1', '--agent-cmd', agent('story-worker'), '--pause', '0', '20'], env, 120_000);
+    const r = await ralph(
+      repo,
+      ['--parallel', '6', '--no-progress-limit', '1', '--agent-cmd', agent('story-worker'), '--pause', '0', '20'],
+      env,
+      120_000,
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual(ids.map((id) => [id, true]));
     expect(mergeOrder(repo).at(-1)).toBe('US-002');
     // US-002's first attempt failed on the old tip and waited for the merge, not counted; the second started from the
     // tip with US-001's work, and its agent was told what had been merged since.
-    expect(r.stderr).toMatch(/US-002 not accepted in iteration \d+: it was not claimed .*; tried again on the new tip after the next merge \(other stories are in flight\), not counted toward --no-progress-limit/);
+    expect(r.stderr).toMatch(
+      /US-002 not accepted in iteration \d+: it was not claimed .*; tried again on the new tip after the next merge \(other stories are in flight\), not counted toward --no-progress-limit/,
+    );
     const runs = readLog(log).filter((l) => l.story === 'US-002');
     expect(runs).toHaveLength(2);
     expect(runs[1].seen).toContain('US-001.txt');
@@ -97,17 +134,35 @@ describe('--parallel', () => {
 
   it('sends a story back when checks fail after its merge, although it passed on its own branch; a failing batch is split to find it', async () => {
     // US-001's check refuses work/poison.txt; US-002's first attempt writes it (its own check passes on its branch).
-    const repo = parallelRepo([{ id: 'US-001', checks: ['test -f work/US-001.txt', 'test ! -f work/poison.txt'] }, { id: 'US-002' }, { id: 'US-003' }, { id: 'US-004' }]);
-    const { env } = fakeEnv({ FAKE_PAR_POISON: 'US-002', FAKE_PAR_SLOW: 'US-002,US-003,US-004', FAKE_PAR_BARRIER: '3:US-002,US-003,US-004' });
-    const r = await ralph(repo, ['--parallel', '4', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env, 120_000);
+    const repo = parallelRepo([
+      { id: 'US-001', checks: ['test -f work/US-001.txt', 'test ! -f work/poison.txt'] },
+      { id: 'US-002' },
+      { id: 'US-003' },
+      { id: 'US-004' },
+    ]);
+    const { env } = fakeEnv({
+      FAKE_PAR_POISON: 'US-002',
+      FAKE_PAR_SLOW: 'US-002,US-003,US-004',
+      FAKE_PAR_BARRIER: '3:US-002,US-003,US-004',
+    });
+    const r = await ralph(
+      repo,
+      ['--parallel', '4', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
+      env,
+      120_000,
+    );
     expect(r.code, r.stderr).toBe(0);
     // US-001 is merged first (the others are slow); US-002, US-003 and US-004 reach the queue together, and their
     // batch fails US-001's check. Split in halves, the batch is checked down to the part with US-002, which is sent
     // back alone; the others are merged, and US-002's second attempt (no poison) too: the poison never reached the
     // plan branch.
     expect(git(repo, 'ls-tree', '-r', '--name-only', BRANCH)).not.toContain('work/poison.txt');
-    expect(r.stderr).toMatch(/merge queue: the batch (US-00[234], ){2}US-00[234] failed its checks; checking the first 2 on their own/);
-    expect(r.stderr).toMatch(/US-002 sent back by the merge queue: after the merge onto [0-9a-f]{7}, checks failed \(US-001/);
+    expect(r.stderr).toMatch(
+      /merge queue: the batch (US-00[234], ){2}US-00[234] failed its checks; checking the first 2 on their own/,
+    );
+    expect(r.stderr).toMatch(
+      /US-002 sent back by the merge queue: after the merge onto [0-9a-f]{7}, checks failed \(US-001/,
+    );
     expect(r.stderr).not.toMatch(/US-00[34] sent back/);
     expect(mergeOrder(repo).sort()).toEqual(['US-001', 'US-002', 'US-003', 'US-004']);
   }, 180_000);
@@ -118,9 +173,16 @@ describe('--parallel: a plan branch that fails by itself', () => {
     // US-001's check also needs a file outside the repository, which goes away once US-001 is merged.
     const outside = path.join(testdir('ralphkit-outside-'), 'service-up');
     writeFileSync(outside, '');
-    const repo = parallelRepo([{ id: 'US-001', checks: ['test -f work/US-001.txt', `test -f ${outside}`] }, { id: 'US-002' }]);
+    const repo = parallelRepo([
+      { id: 'US-001', checks: ['test -f work/US-001.txt', `test -f ${outside}`] },
+      { id: 'US-002' },
+    ]);
     const { env } = fakeEnv({ FAKE_PAR_SLOW: 'US-002', FAKE_PAR_SLOW_MS: '6000' });
-    const run = startRalph(repo, ['--parallel', '2', '--no-progress-limit', '1', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], env);
+    const run = startRalph(
+      repo,
+      ['--parallel', '2', '--no-progress-limit', '1', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
+      env,
+    );
     const merged = (id: string) => {
       try {
         return mergeOrder(repo).includes(id);
@@ -133,9 +195,14 @@ describe('--parallel: a plan branch that fails by itself', () => {
     const r = await run.done;
     // US-002 is merged; US-001, broken on the branch by itself, is set back and, failing again, given up (exit 4).
     expect(r.code, r.stderr).toBe(4);
-    expect(r.stderr).toContain('US-001 fails on ralph/par itself, without US-002: set back to passes: false there; US-002 is merged again');
+    expect(r.stderr).toContain(
+      'US-001 fails on ralph/par itself, without US-002: set back to passes: false there; US-002 is merged again',
+    );
     expect(mergeOrder(repo)).toEqual(['US-001', 'US-002']);
-    expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual([['US-001', false], ['US-002', true]]);
+    expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual([
+      ['US-001', false],
+      ['US-002', true],
+    ]);
     expect(r.stderr).not.toMatch(/US-002 sent back/);
   }, 120_000);
 });

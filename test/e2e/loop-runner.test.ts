@@ -9,7 +9,9 @@ import { isAlive, until } from '../support/process.js';
 const FAST = ['--pause', '0'];
 
 function featCommits(dir: string): string[] {
-  return git(dir, 'log', '--format=%s').split('\n').filter((s) => s.startsWith('feat:'));
+  return git(dir, 'log', '--format=%s')
+    .split('\n')
+    .filter((s) => s.startsWith('feat:'));
 }
 
 describe('ralph.sh loop', () => {
@@ -50,7 +52,10 @@ describe('ralph.sh loop', () => {
     const dir = loopRepo({ stories: 2 });
     const pids = path.join(testdir(), 'pids');
     // 3s: long enough for an honest iteration on a busy CI machine, short enough to keep the test quick.
-    const r = await ralph(dir, ['--agent-cmd', agent('sleeper'), ...FAST, '--iteration-timeout', '3s', '--json', '6'], { FAKE_SLEEP_ONLY_AT: '1', FAKE_PIDS_FILE: pids });
+    const r = await ralph(dir, ['--agent-cmd', agent('sleeper'), ...FAST, '--iteration-timeout', '3s', '--json', '6'], {
+      FAKE_SLEEP_ONLY_AT: '1',
+      FAKE_PIDS_FILE: pids,
+    });
     expect(r.code, r.stderr).toBe(0);
     const exits = jsonEvents(r.stdout).filter((e) => e.type === 'agent-exit');
     expect(exits[0]).toMatchObject({ iteration: 1, timedOut: true });
@@ -80,7 +85,9 @@ describe('ralph.sh loop', () => {
 
     const r = await ralph(dir, ['--resume-last', ...FAST, '--json'], env);
     expect(r.code, r.stderr).toBe(0);
-    const starts = jsonEvents(r.stdout).filter((e) => e.type === 'iteration-start').map((e) => e.iteration);
+    const starts = jsonEvents(r.stdout)
+      .filter((e) => e.type === 'iteration-start')
+      .map((e) => e.iteration);
     expect(starts).toEqual([2, 3]);
     expect(featCommits(dir)).toHaveLength(3);
     expect(onlyState(dir)).toMatchObject({ status: 'complete', iteration: 3 });
@@ -89,7 +96,16 @@ describe('ralph.sh loop', () => {
 
   it('refuses a second loop on the same plan while the first lives (exit 2), and cancel stops the first', async () => {
     const dir = loopRepo();
-    const first = startRalph(dir, ['--agent-cmd', agent('sleeper'), ...FAST, '--name', 'first', '--iteration-timeout', '40s', '3']);
+    const first = startRalph(dir, [
+      '--agent-cmd',
+      agent('sleeper'),
+      ...FAST,
+      '--name',
+      'first',
+      '--iteration-timeout',
+      '40s',
+      '3',
+    ]);
     await until('the first loop to start its agent', () => loopStates(dir).some((s) => s.agentPid), 20_000);
     const markerFile = path.join(testdir(), 'second-ran');
     const second = await ralph(dir, ['--agent-cmd', agent('marker'), ...FAST, '3'], { FAKE_MARKER: markerFile });
@@ -108,7 +124,11 @@ describe('ralph.sh loop', () => {
     const dir = loopRepo();
     const pids = path.join(testdir(), 'pids');
     const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), ...FAST, '3'], { FAKE_PIDS_FILE: pids });
-    await until('the agent to start', () => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2, 20_000);
+    await until(
+      'the agent to start',
+      () => existsSync(pids) && readFileSync(pids, 'utf8').trim().split('\n').length === 2,
+      20_000,
+    );
     loop.child.kill('SIGINT');
     const r = await loop.done;
     expect(r.code).toBe(130);

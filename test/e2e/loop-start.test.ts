@@ -38,9 +38,15 @@ function commitPlan(dir: string, text: string, message = 'plan'): void {
 }
 
 const read = (dir: string, rel: string) => readFileSync(path.join(dir, rel), 'utf8');
-const passes = (dir: string) => (JSON.parse(read(dir, 'ralph/prd.json')).userStories as { passes: boolean }[]).map((s) => s.passes);
+const passes = (dir: string) =>
+  (JSON.parse(read(dir, 'ralph/prd.json')).userStories as { passes: boolean }[]).map((s) => s.passes);
 const ledgerVerdicts = (dir: string, id: string) =>
-  read(dir, `ralph/.runs/${id}/ledger.jsonl`).trim().split('\n').map((l) => JSON.parse(l)).filter((l) => l.kind === 'verdict' && !l.gate).map((l) => `${l.iteration}:${l.story}:${l.status}`);
+  read(dir, `ralph/.runs/${id}/ledger.jsonl`)
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l))
+    .filter((l) => l.kind === 'verdict' && !l.gate)
+    .map((l) => `${l.iteration}:${l.story}:${l.status}`);
 
 describe('stories that already say passes: true', () => {
   it('are verified before iteration 1; the false ones are set back with a note and the agent works on them', async () => {
@@ -50,7 +56,12 @@ describe('stories that already say passes: true', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/2 stories say passes: true \(US-001, US-002\); verifying before the first iteration/);
     // Nothing was done yet, so both claims fail their own check and the agent does both stories.
-    expect(ledgerVerdicts(dir, 'claims')).toEqual(['0:US-001:rejected', '0:US-002:rejected', '1:US-001:verified', '2:US-002:verified']);
+    expect(ledgerVerdicts(dir, 'claims')).toEqual([
+      '0:US-001:rejected',
+      '0:US-002:rejected',
+      '1:US-001:verified',
+      '2:US-002:verified',
+    ]);
     expect(git(dir, 'log', '--format=%s')).toMatch(/chore\(ralph\): reject US-001 \(check failed\)/);
     expect(jsonEvents(r.stdout).filter((e) => e.type === 'iteration-start')).toHaveLength(2);
     expect(passes(dir)).toEqual([true, true]);
@@ -61,10 +72,14 @@ describe('stories that already say passes: true', () => {
     writeFiles(dir, { 'work/US-001.txt': 'done\n', 'work/US-002.txt': 'done\n' });
     commitPlan(dir, planText({ passes: [true, true] }));
     const marker = path.join(testdir(), 'agent-ran');
-    const r = await ralph(dir, ['--agent-cmd', agent('marker'), ...FAST, '--name', 'done', '5'], { FAKE_MARKER: marker });
+    const r = await ralph(dir, ['--agent-cmd', agent('marker'), ...FAST, '--name', 'done', '5'], {
+      FAKE_MARKER: marker,
+    });
     expect(r.code, r.stderr).toBe(0);
     // The work is in the plan commit, so the start's probe found both checks passing there: said, not hidden.
-    expect(r.stderr).toMatch(/all stories pass under verification; US-001, US-002 verified \(weak check\): their checks passed on the plan commit before any work, so read those stories yourself; nothing for the agent to do \(exit 0\)/);
+    expect(r.stderr).toMatch(
+      /all stories pass under verification; US-001, US-002 verified \(weak check\): their checks passed on the plan commit before any work, so read those stories yourself; nothing for the agent to do \(exit 0\)/,
+    );
     expect(existsSync(marker)).toBe(false);
     expect(ledgerVerdicts(dir, 'done')).toEqual(['0:US-001:verified', '0:US-002:verified']);
     expect(onlyState(dir)).toMatchObject({ status: 'complete', iteration: 0, exitCode: 0 });
@@ -87,7 +102,9 @@ describe('stories that already say passes: true', () => {
 
 describe('a change of branchName', () => {
   /** A finished loop on ralph/first, then a new plan for ralph/second committed on ralph/first. */
-  async function finishedThenNext(baseBranch = 'main'): Promise<{ dir: string; firstPlan: string; firstLog: string; next: string }> {
+  async function finishedThenNext(
+    baseBranch = 'main',
+  ): Promise<{ dir: string; firstPlan: string; firstLog: string; next: string }> {
     const dir = loopRepo();
     commitPlan(dir, planText({ branchName: 'ralph/first', baseBranch, passes: [false] }));
     expect((await ralph(dir, [...worker, '5'])).code).toBe(0);
@@ -114,14 +131,21 @@ describe('a change of branchName', () => {
     expect(read(dir, `ralph/archive/${archives[0]}/progress.txt`)).toBe(firstLog);
     expect(read(dir, 'ralph/progress.txt')).not.toMatch(/US-001: Story 1/);
     expect(git(dir, 'status', '--porcelain')).toBe('');
-    expect(git(dir, 'log', '-1', '--format=%s', 'HEAD')).toMatch(/^chore\(ralph\): start ralph\/second with the plan the loop was started with; archive the previous run/);
+    expect(git(dir, 'log', '-1', '--format=%s', 'HEAD')).toMatch(
+      /^chore\(ralph\): start ralph\/second with the plan the loop was started with; archive the previous run/,
+    );
   });
 
-  it('does not archive again what the ralph skill archived, and commits the skill\'s uncommitted files', async () => {
+  it("does not archive again what the ralph skill archived, and commits the skill's uncommitted files", async () => {
     const { dir, firstPlan, firstLog, next } = await finishedThenNext();
     // What skills/ralph.md §1 does: copy both into the archive, reset the log, write the new plan; nothing committed.
     const skillDir = `ralph/archive/${new Date().toISOString().slice(0, 10)}-first`;
-    writeFiles(dir, { [`${skillDir}/prd.json`]: firstPlan, [`${skillDir}/progress.txt`]: firstLog, 'ralph/progress.txt': git(dir, 'show', 'main:ralph/progress.txt') + '\n', 'ralph/prd.json': next });
+    writeFiles(dir, {
+      [`${skillDir}/prd.json`]: firstPlan,
+      [`${skillDir}/progress.txt`]: firstLog,
+      'ralph/progress.txt': git(dir, 'show', 'main:ralph/progress.txt') + '\n',
+      'ralph/prd.json': next,
+    });
     const r = await ralph(dir, [...worker, '1']);
     expect(r.code, r.stderr).toBe(1);
     expect(readdirSync(path.join(dir, 'ralph/archive'))).toEqual([path.basename(skillDir)]);
@@ -130,7 +154,7 @@ describe('a change of branchName', () => {
     expect(git(dir, 'status', '--porcelain')).toBe('');
   });
 
-  it('same branchName from a stale clean copy of the plan (back on main): the branch keeps the loop\'s progress', async () => {
+  it("same branchName from a stale clean copy of the plan (back on main): the branch keeps the loop's progress", async () => {
     const dir = loopRepo();
     commitPlan(dir, planText({ passes: [false, false] }));
     expect((await ralph(dir, [...worker, '1'])).code).toBe(1);
@@ -149,7 +173,11 @@ describe('a change of branchName', () => {
     git(dir, 'add', '-A');
     git(dir, 'commit', '-q', '-m', 'block the archive');
     writeFiles(dir, { 'ralph/prd.json': next });
-    const before = { plan: read(dir, 'ralph/prd.json'), status: git(dir, 'status', '--porcelain'), head: git(dir, 'rev-parse', 'HEAD') };
+    const before = {
+      plan: read(dir, 'ralph/prd.json'),
+      status: git(dir, 'status', '--porcelain'),
+      head: git(dir, 'rev-parse', 'HEAD'),
+    };
     const r = await ralph(dir, [...worker, '1']);
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toMatch(/could not prepare branch ralph\/second: .*ENOTDIR/);
@@ -164,10 +192,15 @@ describe('a change of branchName', () => {
 describe('refused before anything is touched (exit 2)', () => {
   it('uncommitted changes: lists them (at most 10) with a hint, writes no state, stays on the branch', async () => {
     const dir = loopRepo();
-    writeFiles(dir, { 'README.md': 'edited\n', ...Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`notes/n${String(i).padStart(2, '0')}.md`, 'x\n'])) });
+    writeFiles(dir, {
+      'README.md': 'edited\n',
+      ...Object.fromEntries(Array.from({ length: 11 }, (_, i) => [`notes/n${String(i).padStart(2, '0')}.md`, 'x\n'])),
+    });
     const r = await ralph(dir, [...worker, '3']);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(/uncommitted changes in the working tree; the agent would be blamed for them:\n {2}README\.md\n {2}notes\/n00\.md\n/);
+    expect(r.stderr).toMatch(
+      /uncommitted changes in the working tree; the agent would be blamed for them:\n {2}README\.md\n {2}notes\/n00\.md\n/,
+    );
     expect(r.stderr).toMatch(/notes\/n08\.md\n {2}\.\.\. and 2 more/);
     expect(r.stderr).not.toMatch(/n09/);
     expect(r.stderr).toMatch(/hint: commit them, or put them aside with `git stash -u`/);
@@ -176,7 +209,7 @@ describe('refused before anything is touched (exit 2)', () => {
     expect(git(dir, 'branch', '--show-current')).toBe('main');
   });
 
-  it('except for a resumed loop whose iteration was cut short: its agent\'s half-done work stays for the agent', async () => {
+  it("except for a resumed loop whose iteration was cut short: its agent's half-done work stays for the agent", async () => {
     const dir = loopRepo({ stories: 1 });
     const marker = path.join(testdir(), 'hold');
     const env = { FAKE_HOLD_AT: '1', FAKE_HOLD_MARKER: marker };
@@ -187,7 +220,9 @@ describe('refused before anything is touched (exit 2)', () => {
     writeFiles(dir, { 'work/half-done.txt': 'partial\n' });
     const r = await ralph(dir, ['--resume-last'], env);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/warning: uncommitted changes from the interrupted iteration 1 stay for the agent to finish and commit: work\/half-done\.txt/);
+    expect(r.stderr).toMatch(
+      /warning: uncommitted changes from the interrupted iteration 1 stay for the agent to finish and commit: work\/half-done\.txt/,
+    );
     expect(git(dir, 'log', '-1', '--name-only', '--format=%s')).toMatch(/^feat: US-001[\s\S]*work\/half-done\.txt/);
   });
 
@@ -198,21 +233,33 @@ describe('refused before anything is touched (exit 2)', () => {
     const r = await ralph(dir, [...worker, '--json', '3']);
     expect(r.code, r.stderr).toBe(0);
     expect(jsonEvents(r.stdout).filter((e) => e.type === 'iteration-start')).toHaveLength(1);
-    expect(git(dir, 'log', '--format=%s', 'main..ralph/test')).toMatch(/chore\(ralph\): start ralph\/test with the plan the loop was started with/);
+    expect(git(dir, 'log', '--format=%s', 'main..ralph/test')).toMatch(
+      /chore\(ralph\): start ralph\/test with the plan the loop was started with/,
+    );
     expect(git(dir, 'show', 'main:ralph/prd.json')).toBe(onMain.trimEnd());
     expect(git(dir, 'status', '--porcelain')).toBe('');
   });
 
   it('--max-usage with usage unknown or over the ceiling: no loop recorded, no checkout, no "started"', async () => {
     const dir = loopRepo();
-    const unknown = await ralph(dir, [...worker, '--max-usage', '80', '3'], { RALPH_USAGE_URL: await unreachableUsageUrl(), RALPH_USAGE_TOKEN: 't' });
+    const unknown = await ralph(dir, [...worker, '--max-usage', '80', '3'], {
+      RALPH_USAGE_URL: await unreachableUsageUrl(),
+      RALPH_USAGE_TOKEN: 't',
+    });
     expect(unknown.code, unknown.stderr).toBe(2);
     expect(unknown.stderr).toMatch(/\nralph: hint: .*add --allow-unknown-usage to run without the usage ceiling\n/);
     const server = await startUsageServer([{ body: usageBody(95, 10) }]);
-    const over = await ralph(dir, [...worker, '--max-usage', '80', '3'], { RALPH_USAGE_URL: server.url, RALPH_USAGE_TOKEN: 't' });
+    const over = await ralph(dir, [...worker, '--max-usage', '80', '3'], {
+      RALPH_USAGE_URL: server.url,
+      RALPH_USAGE_TOKEN: 't',
+    });
     expect(over.code, over.stderr).toBe(2);
     for (const r of [unknown, over]) expect(r.stderr).not.toMatch(/loop \S+ started|created ralph/);
-    expect(existsSync(path.join(dir, 'ralph/.runs')) ? readdirSync(path.join(dir, 'ralph/.runs')).filter((n) => n !== 'locks') : []).toEqual([]);
+    expect(
+      existsSync(path.join(dir, 'ralph/.runs'))
+        ? readdirSync(path.join(dir, 'ralph/.runs')).filter((n) => n !== 'locks')
+        : [],
+    ).toEqual([]);
     expect(git(dir, 'branch', '--show-current')).toBe('main');
     expect(git(dir, 'branch', '--list', 'ralph/test')).toBe('');
   });
@@ -222,13 +269,28 @@ describe('refused before anything is touched (exit 2)', () => {
     writeFiles(dir, { 'ralph/other.json': planText({ branchName: 'ralph/other', passes: [false] }) });
     git(dir, 'add', '-A');
     git(dir, 'commit', '-q', '-m', 'second plan');
-    const first = startRalph(dir, ['--agent-cmd', agent('sleeper'), ...FAST, '--name', 'first', '--iteration-timeout', '40s', '3']);
+    const first = startRalph(dir, [
+      '--agent-cmd',
+      agent('sleeper'),
+      ...FAST,
+      '--name',
+      'first',
+      '--iteration-timeout',
+      '40s',
+      '3',
+    ]);
     await until('the first loop to start its agent', () => loopStates(dir).some((s) => s.agentPid), 20_000);
     const marker = path.join(testdir(), 'second-ran');
-    const second = await ralph(dir, ['--agent-cmd', agent('marker'), ...FAST, '--prd', 'ralph/other.json', '3'], { FAKE_MARKER: marker });
+    const second = await ralph(dir, ['--agent-cmd', agent('marker'), ...FAST, '--prd', 'ralph/other.json', '3'], {
+      FAKE_MARKER: marker,
+    });
     expect(second.code, second.stderr).toBe(2);
-    expect(second.stderr).toMatch(/another loop \(first, pid \d+\) is running in this working tree, on ralph\/prd\.json/);
-    expect(second.stderr).toMatch(/hint: run this plan in a worktree of its own, beside the running loop: \.\/ralph\/ralph\.sh --worktree --prd ralph\/other\.json;/);
+    expect(second.stderr).toMatch(
+      /another loop \(first, pid \d+\) is running in this working tree, on ralph\/prd\.json/,
+    );
+    expect(second.stderr).toMatch(
+      /hint: run this plan in a worktree of its own, beside the running loop: \.\/ralph\/ralph\.sh --worktree --prd ralph\/other\.json;/,
+    );
     expect(existsSync(marker)).toBe(false);
     expect(git(dir, 'branch', '--show-current')).toBe('ralph/test');
     first.child.kill('SIGTERM');
@@ -253,7 +315,9 @@ describe('--resume-last on a loop that cannot go on', () => {
     expect(first.stderr).toMatch(/hint: raise the limit and continue: \.\/ralph\/ralph\.sh --resume-last 7\n/);
     const r = await ralph(dir, ['--resume-last']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/loop short already ran its 2 iterations \(exit 2\)\nralph: hint: give a higher max: \.\/ralph\/ralph\.sh --resume-last 7/);
+    expect(r.stderr).toMatch(
+      /loop short already ran its 2 iterations \(exit 2\)\nralph: hint: give a higher max: \.\/ralph\/ralph\.sh --resume-last 7/,
+    );
     expect(r.stderr).not.toMatch(/iterations 3\.\.2/);
     expect(onlyState(dir)).toMatchObject({ status: 'max-iterations', iteration: 2 });
     expect((await ralph(dir, ['--resume-last', '3'])).code).toBe(0);
@@ -263,7 +327,15 @@ describe('--resume-last on a loop that cannot go on', () => {
     const dir = loopRepo({ stories: 2 });
     expect((await ralph(dir, [...worker, '--name', 'real', '1'])).code).toBe(1);
     const real = JSON.parse(read(dir, 'ralph/.runs/real/state.json'));
-    writeFiles(dir, { 'ralph/.runs/refused-one/state.json': JSON.stringify({ ...real, id: 'refused-one', status: 'refused', iteration: 0, updatedAt: new Date(Date.now() + 60_000).toISOString() }) });
+    writeFiles(dir, {
+      'ralph/.runs/refused-one/state.json': JSON.stringify({
+        ...real,
+        id: 'refused-one',
+        status: 'refused',
+        iteration: 0,
+        updatedAt: new Date(Date.now() + 60_000).toISOString(),
+      }),
+    });
     const r = await ralph(dir, ['--resume-last', '--json', '5']);
     expect(r.code, r.stderr).toBe(0);
     expect(jsonEvents(r.stdout).find((e) => e.type === 'start')).toMatchObject({ loop: 'real', resumed: true });

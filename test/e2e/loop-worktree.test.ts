@@ -12,7 +12,10 @@ const worktrees = (repo: string) => `${repo}.ralph-worktrees`;
 
 /** A repository with two plans on two branches, committed on main; the worktrees folder goes with the test. */
 function twoPlanRepo(): string {
-  const repo = installedRepo({ plan: renderPlan({ branchName: 'ralph/a' }), files: { 'ralph/other.json': renderPlan({ branchName: 'ralph/b' }) } });
+  const repo = installedRepo({
+    plan: renderPlan({ branchName: 'ralph/a' }),
+    files: { 'ralph/other.json': renderPlan({ branchName: 'ralph/b' }) },
+  });
   onTestFinished(() => rmSync(worktrees(repo), { recursive: true, force: true }));
   return repo;
 }
@@ -26,41 +29,70 @@ function onBranch(repo: string, branch: string, file: string): string {
 }
 
 describe('--worktree', () => {
-  it('runs two loops on two plans at once, each on its branch, leaving the user\'s tree as it was', async () => {
+  it("runs two loops on two plans at once, each on its branch, leaving the user's tree as it was", async () => {
     const repo = twoPlanRepo();
     const meet = testdir('ralphkit-meet-');
     const head = git(repo, 'rev-parse', 'HEAD');
     const args = ['--worktree', '--agent-cmd', agent('rendezvous'), '--pause', '0', '5'];
     const a = startRalph(repo, args, { FAKE_MEET_DIR: meet, FAKE_MEET_SELF: 'a', FAKE_MEET_OTHER: 'b' });
-    const b = startRalph(repo, [...args, '--prd', 'ralph/other.json'], { FAKE_MEET_DIR: meet, FAKE_MEET_SELF: 'b', FAKE_MEET_OTHER: 'a' });
-    await until('both agents started', () => existsSync(path.join(meet, 'a')) && existsSync(path.join(meet, 'b')), 30_000);
+    const b = startRalph(repo, [...args, '--prd', 'ralph/other.json'], {
+      FAKE_MEET_DIR: meet,
+      FAKE_MEET_SELF: 'b',
+      FAKE_MEET_OTHER: 'a',
+    });
+    await until(
+      'both agents started',
+      () => existsSync(path.join(meet, 'a')) && existsSync(path.join(meet, 'b')),
+      30_000,
+    );
     // Both agents are waiting on each other: both loops are running now, and status sees them from the user's tree.
-    const live = JSON.parse((await status(repo)).stdout) as { loops: Array<{ status: string; prd: string; worktree: { branch: string } }> };
-    expect(live.loops.filter((l) => l.status === 'running').map((l) => `${l.prd} ${l.worktree.branch}`).sort()).toEqual(['ralph/other.json ralph/b', 'ralph/prd.json ralph/a']);
+    const live = JSON.parse((await status(repo)).stdout) as {
+      loops: Array<{ status: string; prd: string; worktree: { branch: string } }>;
+    };
+    expect(
+      live.loops
+        .filter((l) => l.status === 'running')
+        .map((l) => `${l.prd} ${l.worktree.branch}`)
+        .sort(),
+    ).toEqual(['ralph/other.json ralph/b', 'ralph/prd.json ralph/a']);
     const table = (await runCli(['status', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 })).stdout;
     expect(table).toContain(`in the worktree ${worktrees(repo)}/`);
     const [ra, rb] = await Promise.all([a.done, b.done]);
     expect(ra.code, ra.stderr).toBe(0);
     expect(rb.code, rb.stderr).toBe(0);
     // Each agent worked in its worktree beside the repository, never in the user's tree.
-    for (const who of ['a', 'b']) expect(path.dirname(readFileSync(path.join(meet, who), 'utf8').trim())).toBe(worktrees(repo));
+    for (const who of ['a', 'b'])
+      expect(path.dirname(readFileSync(path.join(meet, who), 'utf8').trim())).toBe(worktrees(repo));
     // The user's tree: same branch, same commit, nothing changed or added.
     expect(git(repo, 'branch', '--show-current')).toBe('main');
     expect(git(repo, 'rev-parse', 'HEAD')).toBe(head);
     expect(git(repo, 'status', '--porcelain')).toBe('');
     expect(existsSync(path.join(repo, 'work'))).toBe(false);
     // Each plan's stories are done, and verified, on its own branch.
-    for (const [branch, plan] of [['ralph/a', 'ralph/prd.json'], ['ralph/b', 'ralph/other.json']]) {
+    for (const [branch, plan] of [
+      ['ralph/a', 'ralph/prd.json'],
+      ['ralph/b', 'ralph/other.json'],
+    ]) {
       expect(onBranch(repo, branch, 'work/US-002.txt')).toContain('done');
-      expect((JSON.parse(onBranch(repo, branch, plan)) as { userStories: Array<{ passes: boolean }> }).userStories.every((s) => s.passes)).toBe(true);
+      expect(
+        (JSON.parse(onBranch(repo, branch, plan)) as { userStories: Array<{ passes: boolean }> }).userStories.every(
+          (s) => s.passes,
+        ),
+      ).toBe(true);
     }
     // Each plan keeps its own log: the second plan's entries are in its own file, progress.txt is the first plan's.
     expect(onBranch(repo, 'ralph/b', 'ralph/other.progress.txt')).toContain('US-002');
     expect(onBranch(repo, 'ralph/b', 'ralph/progress.txt')).toBe(git(repo, 'show', 'main:ralph/progress.txt'));
     expect(onBranch(repo, 'ralph/a', 'ralph/progress.txt')).toContain('US-002');
-    const ended = JSON.parse((await status(repo)).stdout) as { loops: Array<{ status: string; verified: number; storiesPassed: number }>; leftoverWorktrees: unknown[] };
+    const ended = JSON.parse((await status(repo)).stdout) as {
+      loops: Array<{ status: string; verified: number; storiesPassed: number }>;
+      leftoverWorktrees: unknown[];
+    };
     // The stories passed are read from each loop's branch (its worktree is gone), not from the user's copy of the plan.
-    expect(ended.loops.map((l) => [l.status, l.verified, l.storiesPassed])).toEqual([['complete', 2, 2], ['complete', 2, 2]]);
+    expect(ended.loops.map((l) => [l.status, l.verified, l.storiesPassed])).toEqual([
+      ['complete', 2, 2],
+      ['complete', 2, 2],
+    ]);
     // A clean exit leaves no worktree behind.
     expect(ended.leftoverWorktrees).toEqual([]);
     expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
@@ -70,7 +102,10 @@ describe('--worktree', () => {
   it('after a kill -9 status lists the worktree, and --resume finishes the loop there and removes it', async () => {
     const repo = twoPlanRepo();
     const marker = path.join(testdir('ralphkit-hold-'), 'held');
-    const held = startRalph(repo, ['--worktree', '--name', 'w1', '--agent-cmd', agent('worker'), '--pause', '0', '5'], { FAKE_HOLD_AT: '1', FAKE_HOLD_MARKER: marker });
+    const held = startRalph(repo, ['--worktree', '--name', 'w1', '--agent-cmd', agent('worker'), '--pause', '0', '5'], {
+      FAKE_HOLD_AT: '1',
+      FAKE_HOLD_MARKER: marker,
+    });
     await until('the agent holding', () => existsSync(marker), 30_000);
     held.child.kill('SIGKILL');
     await held.done;
@@ -89,7 +124,10 @@ describe('--worktree', () => {
   it('cleanup removes the worktree of a dead loop, and a second loop on the same branch is refused', async () => {
     const repo = twoPlanRepo();
     const marker = path.join(testdir('ralphkit-hold-'), 'held');
-    const held = startRalph(repo, ['--worktree', '--name', 'w2', '--agent-cmd', agent('worker'), '--pause', '0', '5'], { FAKE_HOLD_AT: '1', FAKE_HOLD_MARKER: marker });
+    const held = startRalph(repo, ['--worktree', '--name', 'w2', '--agent-cmd', agent('worker'), '--pause', '0', '5'], {
+      FAKE_HOLD_AT: '1',
+      FAKE_HOLD_MARKER: marker,
+    });
     await until('the agent holding', () => existsSync(marker), 30_000);
     // Same plan, same branch, while the first runs: git keeps a branch in one worktree, and the runner says whose.
     const second = await ralph(repo, ['--worktree', '--agent-cmd', agent('worker'), '--pause', '0', '5']);
@@ -116,10 +154,13 @@ describe('--worktree', () => {
     expect((await runCli(['status', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 })).stdout).not.toContain(tree);
   }, 120_000);
 
-  it('cancel from the user\'s tree stops a worktree loop, which removes its clean worktree and stays resumable', async () => {
+  it("cancel from the user's tree stops a worktree loop, which removes its clean worktree and stays resumable", async () => {
     const repo = twoPlanRepo();
     const marker = path.join(testdir('ralphkit-hold-'), 'held');
-    const held = startRalph(repo, ['--worktree', '--name', 'w3', '--agent-cmd', agent('worker'), '--pause', '0', '5'], { FAKE_HOLD_AT: '1', FAKE_HOLD_MARKER: marker });
+    const held = startRalph(repo, ['--worktree', '--name', 'w3', '--agent-cmd', agent('worker'), '--pause', '0', '5'], {
+      FAKE_HOLD_AT: '1',
+      FAKE_HOLD_MARKER: marker,
+    });
     await until('the agent holding', () => existsSync(marker), 30_000);
     const cancelled = await runCli(['cancel', 'w3', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 });
     expect(cancelled.code, cancelled.stderr).toBe(0);
@@ -134,7 +175,16 @@ describe('--worktree', () => {
 
   it('a worktree left with uncommitted changes is kept, named with what to type, and cleanup keeps it too', async () => {
     const repo = twoPlanRepo();
-    const r = await ralph(repo, ['--worktree', '--name', 'w4', '--agent-cmd', 'echo draft > stray.txt', '--pause', '0', '1']);
+    const r = await ralph(repo, [
+      '--worktree',
+      '--name',
+      'w4',
+      '--agent-cmd',
+      'echo draft > stray.txt',
+      '--pause',
+      '0',
+      '1',
+    ]);
     expect(r.code).toBe(1);
     const tree = path.join(worktrees(repo), 'w4');
     expect(readFileSync(path.join(tree, 'stray.txt'), 'utf8')).toBe('draft\n');
@@ -159,7 +209,7 @@ describe('--worktree', () => {
     expect(git(repo, 'ls-tree', '-r', '--name-only', 'ralph/a', 'ralph/archive')).toBe('');
   }, 180_000);
 
-  it('holds the engine of the user\'s tree, the one that runs: an agent in the worktree that edits it is undone and its claims rejected', async () => {
+  it("holds the engine of the user's tree, the one that runs: an agent in the worktree that edits it is undone and its claims rejected", async () => {
     const repo = twoPlanRepo();
     const engine = path.join(repo, 'ralph/ralph.mjs');
     const before = readFileSync(engine);
@@ -171,7 +221,7 @@ describe('--worktree', () => {
     expect(git(repo, 'status', '--porcelain')).toBe('');
   }, 180_000);
 
-  it('refuses a plan whose branch is checked out in the user\'s tree, saying what to type', async () => {
+  it("refuses a plan whose branch is checked out in the user's tree, saying what to type", async () => {
     const repo = twoPlanRepo();
     git(repo, 'switch', '-q', '-c', 'ralph/a');
     const r = await ralph(repo, ['--worktree', '--agent-cmd', agent('worker'), '--pause', '0', '5']);

@@ -12,13 +12,23 @@ import { planText, story } from '../support/plan.js';
 const PLAN: Prd = {
   project: 'Old',
   branchName: 'ralph/old-layout',
-  userStories: ['US-1', 'US-2'].map((id, i) => story(id, { acceptanceCriteria: ['done'], priority: i + 1, checks: [`grep -q "${id} done" ${id}.txt`] })),
+  userStories: ['US-1', 'US-2'].map((id, i) =>
+    story(id, { acceptanceCriteria: ['done'], priority: i + 1, checks: [`grep -q "${id} done" ${id}.txt`] }),
+  ),
 };
-const ORIGINAL = { 'scripts/ralph/prd.json': planText(PLAN), 'scripts/ralph/progress.txt': '# Ralph Progress Log\n', 'scripts/ralph/prompt.md': '# the original prompt\n' };
+const ORIGINAL = {
+  'scripts/ralph/prd.json': planText(PLAN),
+  'scripts/ralph/progress.txt': '# Ralph Progress Log\n',
+  'scripts/ralph/prompt.md': '# the original prompt\n',
+};
 
 function ralph(dir: string, args: string[]): Promise<RunResult> {
   const agentCmd = `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`;
-  return run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir });
+  return run(
+    path.join(dir, 'ralph/ralph.sh'),
+    ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args],
+    { cwd: dir },
+  );
 }
 
 const read = (dir: string, rel: string) => readFileSync(path.join(dir, rel), 'utf8');
@@ -29,8 +39,13 @@ describe('the original Ralph layout', () => {
     const example = read(dir, 'ralph/prd.json');
     const r = await ralph(dir, ['4']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toContain('using scripts/ralph/prd.json (the original Ralph layout): ralph/prd.json is still the example install wrote');
-    expect((JSON.parse(read(dir, 'scripts/ralph/prd.json')) as Prd).userStories.map((s) => s.passes)).toEqual([true, true]);
+    expect(r.stderr).toContain(
+      'using scripts/ralph/prd.json (the original Ralph layout): ralph/prd.json is still the example install wrote',
+    );
+    expect((JSON.parse(read(dir, 'scripts/ralph/prd.json')) as Prd).userStories.map((s) => s.passes)).toEqual([
+      true,
+      true,
+    ]);
     expect(read(dir, 'ralph/prd.json')).toBe(example);
     expect(read(dir, 'scripts/ralph/progress.txt')).toMatch(/^# Ralph Progress Log\n/);
     expect(git(dir, 'status', '--porcelain')).toBe('');
@@ -42,7 +57,9 @@ describe('the original Ralph layout', () => {
     git(dir, 'commit', '-q', '-m', 'drop the example');
     const dry = await ralph(dir, ['--dry-run']);
     expect(dry.code, dry.stderr).toBe(0);
-    expect(dry.stderr).toContain('using scripts/ralph/prd.json (the original Ralph layout): there is no ralph/prd.json');
+    expect(dry.stderr).toContain(
+      'using scripts/ralph/prd.json (the original Ralph layout): there is no ralph/prd.json',
+    );
     expect(dry.stdout + dry.stderr).toMatch(/plan \/ prompt: +scripts\/ralph\/prd\.json \/ ralph\/prompt\.md/);
     const named = await ralph(dir, ['--dry-run', '--prd', 'ralph/prd.json']);
     expect(named.code).toBe(2);

@@ -11,8 +11,13 @@ import { keyEnv } from '../support/verdict-note.js';
 import type { LoopSummary } from '../../src/engine/store/summaries.js';
 
 const REVIEWER = path.join(FIXTURES, 'review', 'reviewer.mjs');
-const claudeReviewer = (cost?: string): NodeJS.ProcessEnv => ({ REVIEW_MODE: 'claude-judge', RALPH_CLAUDE_BIN: REVIEWER, ...(cost ? { REVIEW_COST: cost } : {}) });
-const state = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8')) as LoopState;
+const claudeReviewer = (cost?: string): NodeJS.ProcessEnv => ({
+  REVIEW_MODE: 'claude-judge',
+  RALPH_CLAUDE_BIN: REVIEWER,
+  ...(cost ? { REVIEW_COST: cost } : {}),
+});
+const state = (dir: string) =>
+  JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8')) as LoopState;
 
 describe("the reviewer's cost", () => {
   it('a Claude reviewer reporting $0.30 a run pushes the loop over --max-cost 0.5: exit 5 after its second run, with its part named', async () => {
@@ -23,7 +28,9 @@ describe("the reviewer's cost", () => {
     expect(reviewLines(dir).map((l) => l.verdict)).toEqual(['revise', 'ship']);
     expect(r.stderr).toContain('ralph: cost limit reached: $0.60 (reviewer $0.60) of $0.5 (exit 5)');
     expect(r.stderr).toContain("the reviewer's run cost $0.30 · cost so far $0.60 (reviewer $0.60)");
-    expect(r.stderr).toContain('--max-cost: an --agent-cmd agent reports no cost, so only the reviewer\'s runs count against this limit');
+    expect(r.stderr).toContain(
+      "--max-cost: an --agent-cmd agent reports no cost, so only the reviewer's runs count against this limit",
+    );
     expect(state(dir)).toMatchObject({ status: 'budget', exitCode: 5, iteration: 2, costUsd: 0.6, reviewCostUsd: 0.6 });
 
     const status = await runCli(['status', '--cwd', dir]);
@@ -36,7 +43,12 @@ describe("the reviewer's cost", () => {
 
   it('a transient reviewer failure retried into a priced answer is not an unpriced run: only the answer used counts', async () => {
     const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1)) });
-    const env = { ...claudeReviewer('0.3'), REVIEW_MODE: 'flaky-claude', FLAKY_MARKER: path.join(testdir(), 'flaky'), RALPH_RETRY_MS: '1' };
+    const env = {
+      ...claudeReviewer('0.3'),
+      REVIEW_MODE: 'flaky-claude',
+      FLAKY_MARKER: path.join(testdir(), 'flaky'),
+      RALPH_RETRY_MS: '1',
+    };
     const r = await ralphReviewed(dir, ['--review-agent', 'claude', '3'], env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('US-1: the reviewer failed transiently (the agent exited 1 with no output); retrying');
@@ -49,7 +61,11 @@ describe("the reviewer's cost", () => {
     const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1)) });
     const head = git(dir, 'rev-parse', 'HEAD');
     const agent = path.join(FIXTURES, 'agents', 'claude-stream.mjs');
-    const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent', 'claude', '--review-cmd', reviewFixture('reviewer.mjs'), '--max-cost', '5', '--pause', '0', '0'], { cwd: dir, env: { RALPH_CLAUDE_BIN: agent, IS_SANDBOX: '1' } });
+    const r = await run(
+      path.join(dir, 'ralph/ralph.sh'),
+      ['--agent', 'claude', '--review-cmd', reviewFixture('reviewer.mjs'), '--max-cost', '5', '--pause', '0', '0'],
+      { cwd: dir, env: { RALPH_CLAUDE_BIN: agent, IS_SANDBOX: '1' } },
+    );
     expect(r.code, r.stderr).toBe(2);
     expect(r.stderr).toContain('--max-cost cannot bound it: a --review-cmd reviewer reports no cost');
     expect(git(dir, 'rev-parse', 'HEAD')).toBe(head);
@@ -59,16 +75,31 @@ describe("the reviewer's cost", () => {
 describe('status shows the reviews', () => {
   it('per story: shipped by whom at which commit, and how often it was revised', async () => {
     const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1), reviewStory('US-2', 2)) });
-    const r = await ralphReviewed(dir, ['--review-cmd', reviewFixture('reviewer.mjs'), '--review-model', 'judge-1', '3'], {});
+    const r = await ralphReviewed(
+      dir,
+      ['--review-cmd', reviewFixture('reviewer.mjs'), '--review-model', 'judge-1', '3'],
+      {},
+    );
     expect(r.code, r.stderr).toBe(1); // US-1: REVISE, SHIP; US-2: REVISE, then the iterations run out
     const shipped = reviewLines(dir).find((l) => l.verdict === 'ship')!.commit!;
     const status = await runCli(['status', '--cwd', dir]);
     expect(status.code, status.stderr).toBe(0);
     // The loop ended without a final gate, so no sealed record names the SHIP: a report.
-    expect(status.stdout).toContain(`└ review US-1: shipped by node reviewer.mjs (judge-1) at ${shipped.slice(0, 7)} (reported); revised 1×`);
-    expect(status.stdout).toMatch(/└ review US-2: changes asked by node reviewer\.mjs \(judge-1\) at [0-9a-f]{7}; revised 1×/);
+    expect(status.stdout).toContain(
+      `└ review US-1: shipped by node reviewer.mjs (judge-1) at ${shipped.slice(0, 7)} (reported); revised 1×`,
+    );
+    expect(status.stdout).toMatch(
+      /└ review US-2: changes asked by node reviewer\.mjs \(judge-1\) at [0-9a-f]{7}; revised 1×/,
+    );
     const json = JSON.parse((await runCli(['status', '--json', '--cwd', dir])).stdout) as { loops: LoopSummary[] };
-    expect(json.loops[0].reviews['US-1']).toMatchObject({ verdict: 'ship', reviewer: reviewFixture('reviewer.mjs'), model: 'judge-1', commit: shipped, revised: 1, invalid: 0 });
+    expect(json.loops[0].reviews['US-1']).toMatchObject({
+      verdict: 'ship',
+      reviewer: reviewFixture('reviewer.mjs'),
+      model: 'judge-1',
+      commit: shipped,
+      revised: 1,
+      invalid: 0,
+    });
     expect(json.loops[0].reviews['US-2']).toMatchObject({ verdict: 'revise', revised: 1 });
   });
 
@@ -82,7 +113,10 @@ describe('status shows the reviews', () => {
     const ships = reviewLines(dir).filter((l) => l.verdict === 'ship');
     expect(ships.map((l) => l.story)).toEqual(['US-1', 'US-2']);
     const status = await runCli(['status', '--cwd', dir], { env: { ...process.env, ...env } });
-    for (const l of ships) expect(status.stdout).toContain(`└ review ${l.story}: shipped by node reviewer.mjs at ${l.commit!.slice(0, 7)}; revised 1×\n`);
+    for (const l of ships)
+      expect(status.stdout).toContain(
+        `└ review ${l.story}: shipped by node reviewer.mjs at ${l.commit!.slice(0, 7)}; revised 1×\n`,
+      );
     expect(status.stdout).not.toContain('(reported)');
   });
 
@@ -93,16 +127,33 @@ describe('status shows the reviews', () => {
     expect(r.code, r.stderr).toBe(0);
     const shipped = reviewLines(dir).find((l) => l.verdict === 'ship')!;
     const status = await runCli(['status', '--cwd', dir], { env: { ...process.env, ...env } });
-    expect(status.stdout).toContain(`└ review US-1: shipped by node reviewer.mjs at ${shipped.commit!.slice(0, 7)}; revised 1×\n`);
+    expect(status.stdout).toContain(
+      `└ review US-1: shipped by node reviewer.mjs at ${shipped.commit!.slice(0, 7)}; revised 1×\n`,
+    );
     // A later line that keeps the sealed commit but names another reviewer and model is not the sealed SHIP.
-    const renamed = { ...shipped, time: new Date(Date.now() + 30_000).toISOString(), reviewer: 'claude', model: 'opus' };
+    const renamed = {
+      ...shipped,
+      time: new Date(Date.now() + 30_000).toISOString(),
+      reviewer: 'claude',
+      model: 'opus',
+    };
     appendFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), `${JSON.stringify(renamed)}\n`);
     const mid = await runCli(['status', '--cwd', dir], { env: { ...process.env, ...env } });
-    expect(mid.stdout).toContain(`└ review US-1: shipped by claude (opus) at ${shipped.commit!.slice(0, 7)} (reported); revised 1×`);
+    expect(mid.stdout).toContain(
+      `└ review US-1: shipped by claude (opus) at ${shipped.commit!.slice(0, 7)} (reported); revised 1×`,
+    );
     // What an agent without --sandbox could write: a later SHIP by another reviewer at another commit.
-    const forged = { ...shipped, time: new Date(Date.now() + 60_000).toISOString(), reviewer: 'claude', model: 'opus', commit: git(dir, 'rev-parse', 'HEAD~2') };
+    const forged = {
+      ...shipped,
+      time: new Date(Date.now() + 60_000).toISOString(),
+      reviewer: 'claude',
+      model: 'opus',
+      commit: git(dir, 'rev-parse', 'HEAD~2'),
+    };
     appendFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), `${JSON.stringify(forged)}\n`);
     const after = await runCli(['status', '--cwd', dir], { env: { ...process.env, ...env } });
-    expect(after.stdout).toContain(`└ review US-1: shipped by claude (opus) at ${forged.commit.slice(0, 7)} (reported); revised 1×`);
+    expect(after.stdout).toContain(
+      `└ review US-1: shipped by claude (opus) at ${forged.commit.slice(0, 7)} (reported); revised 1×`,
+    );
   });
 });

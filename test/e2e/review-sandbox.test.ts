@@ -15,13 +15,29 @@ function ralph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}) {
   const fixtures = path.join(dir, '.git', 'test-fixtures');
   cpSync(path.join(FIXTURES), fixtures, { recursive: true });
   const node = (name: string) => `node ${JSON.stringify(path.join(fixtures, 'review', name))}`;
-  const base = ['--sandbox', '--agent-cmd', node('implementer.mjs'), '--review-cmd', node('reviewer.mjs'), '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e'];
+  const base = [
+    '--sandbox',
+    '--agent-cmd',
+    node('implementer.mjs'),
+    '--review-cmd',
+    node('reviewer.mjs'),
+    '--pause',
+    '0',
+    '--iteration-timeout',
+    '30s',
+    '--name',
+    'e2e',
+  ];
   return run(path.join(dir, 'ralph/ralph.sh'), [...base, ...args], { cwd: dir, env });
 }
 
 const reviewerLogs = (dir: string) => {
   const runs = path.join(dir, 'ralph/.runs/e2e');
-  return readdirSync(runs).filter((f) => f.includes('.review-')).sort().map((f) => readFileSync(path.join(runs, f), 'utf8')).join('\n');
+  return readdirSync(runs)
+    .filter((f) => f.includes('.review-'))
+    .sort()
+    .map((f) => readFileSync(path.join(runs, f), 'utf8'))
+    .join('\n');
 };
 
 const probe = probeSandbox(process.env);
@@ -47,7 +63,12 @@ describe.skipIf(!probe.ok)(`the reviewer under --sandbox${probe.ok ? '' : ` (ski
     const key = readKey(true, env)!;
     const keyFile = path.join(home, '.config', 'ralphkit', 'verdict.key');
     const prdBefore = readFileSync(path.join(dir, 'ralph', 'prd.json'), 'utf8');
-    const r = await ralph(dir, ['3'], { ...env, REVIEW_MODE: 'escape', ESCAPE_TARGET: targets.join(path.delimiter), READ_TARGET: keyFile });
+    const r = await ralph(dir, ['3'], {
+      ...env,
+      REVIEW_MODE: 'escape',
+      ESCAPE_TARGET: targets.join(path.delimiter),
+      READ_TARGET: keyFile,
+    });
     // Without the sandbox the runner would find the repository changed, put it back, and count no SHIP.
     expect(r.code, r.stderr).toBe(0);
     expect(reviewLines(dir).map((l) => l.verdict)).toEqual(['revise', 'ship']);

@@ -10,15 +10,24 @@ import { agent, loopRepo, onlyState, ralph } from '../support/loop-repo.js';
 const FAST = ['--pause', '0'];
 const misbehave = (mode: string, at = 1) => ({ FAKE_MISBEHAVE: mode, FAKE_AT: String(at) });
 const progress = (dir: string) => readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8');
-const plan = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as { userStories: Array<{ id: string; passes: boolean; notes?: string }> };
+const plan = (dir: string) =>
+  JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as {
+    userStories: Array<{ id: string; passes: boolean; notes?: string }>;
+  };
 
 describe('an agent that switches branch', () => {
   it('is brought back to the loop branch, its claims rejected, its commits on main left alone', async () => {
     const dir = loopRepo({ stories: 1 });
     const mainBefore = git(dir, 'rev-parse', 'main');
-    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '--no-progress-limit', '5', '1'], misbehave('branch'));
+    const r = await ralph(
+      dir,
+      ['--agent-cmd', agent('misbehaver'), ...FAST, '--no-progress-limit', '5', '1'],
+      misbehave('branch'),
+    );
     expect(r.code).toBe(1);
-    expect(r.stderr).toContain("the agent left the loop's branch: it switched from ralph/test to main, and made 1 commit there:");
+    expect(r.stderr).toContain(
+      "the agent left the loop's branch: it switched from ralph/test to main, and made 1 commit there:",
+    );
     expect(r.stderr).toMatch(/US-001 rejected: the work is not on ralph\/test: the agent committed it on main/);
     expect(r.stderr).toContain('inspect them with git log ralph/test..main');
     expect(git(dir, 'branch', '--show-current')).toBe('ralph/test');
@@ -47,7 +56,9 @@ describe('an agent that switches branch', () => {
     const dir = loopRepo({ stories: 1 });
     const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '1'], misbehave('branch-back'));
     expect(r.code).toBe(1);
-    expect(r.stderr).toMatch(/the agent committed on other branches than ralph\/test \(left as they are; they are not this loop's work\): [0-9a-f]{7,} feat: US-001 - Story 1/);
+    expect(r.stderr).toMatch(
+      /the agent committed on other branches than ralph\/test \(left as they are; they are not this loop's work\): [0-9a-f]{7,} feat: US-001 - Story 1/,
+    );
     expect(git(dir, 'log', '-1', '--format=%s', 'main')).toBe('feat: US-001 - Story 1');
     expect(plan(dir).userStories[0].passes).toBe(false);
   });
@@ -56,7 +67,9 @@ describe('an agent that switches branch', () => {
     const dir = loopRepo({ stories: 1 });
     const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '3'], misbehave('branch-dirty'));
     expect(r.code).toBe(6);
-    expect(r.stderr).toMatch(/the agent left ralph\/test for main and the runner cannot switch back: the working tree has uncommitted changes \(stray\.txt\)/);
+    expect(r.stderr).toMatch(
+      /the agent left ralph\/test for main and the runner cannot switch back: the working tree has uncommitted changes \(stray\.txt\)/,
+    );
     expect(r.stderr).toContain('git checkout ralph/test');
     expect(r.stderr).not.toMatch(/\n\s+at /);
     expect(onlyState(dir)).toMatchObject({ status: 'protected', exitCode: 6 });
@@ -71,7 +84,9 @@ describe('an agent that rewrites history', () => {
     const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '5'], misbehave('reset', 2));
     const lost = git(dir, 'rev-parse', 'HEAD@{1}');
     expect(r.code).toBe(6);
-    expect(r.stderr).toContain(`iteration 2: the agent rewrote the history of ralph/test: ${lost.slice(0, 7)} (HEAD before it ran) is no longer in it`);
+    expect(r.stderr).toContain(
+      `iteration 2: the agent rewrote the history of ralph/test: ${lost.slice(0, 7)} (HEAD before it ran) is no longer in it`,
+    );
     expect(r.stderr).toContain(`git reset --hard ${lost}`);
     expect(r.stderr).toContain('(exit 6)');
     expect(r.stderr).not.toContain('iteration 2 done');
@@ -98,7 +113,11 @@ describe('an agent that rewrites history', () => {
 describe('an agent that edits the prompt', () => {
   it('that deletes it: the prompt is put back and committed by the runner, and the next agent works from it (exit 0)', async () => {
     const dir = loopRepo({ stories: 1 });
-    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '--no-progress-limit', '5', '3'], misbehave('rm-prompt'));
+    const r = await ralph(
+      dir,
+      ['--agent-cmd', agent('misbehaver'), ...FAST, '--no-progress-limit', '5', '3'],
+      misbehave('rm-prompt'),
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain('the agent deleted ralph/prompt.md, the instructions every iteration gets; put it back');
     expect(r.stderr).not.toContain('could not read the prompt');
@@ -108,7 +127,11 @@ describe('an agent that edits the prompt', () => {
 
   it('is warned about, and prompt-only commits are not progress (exit 4)', async () => {
     const dir = loopRepo({ stories: 1 });
-    const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '--no-progress-limit', '1', '3'], misbehave('prompt'));
+    const r = await ralph(
+      dir,
+      ['--agent-cmd', agent('misbehaver'), ...FAST, '--no-progress-limit', '1', '3'],
+      misbehave('prompt'),
+    );
     expect(r.stderr).toMatch(/the agent's commits changed ralph\/prompt\.md, the instructions every iteration gets/);
     expect(git(dir, 'show', 'HEAD:ralph/prompt.md')).not.toContain('IGNORE ALL RULES');
     expect(r.stderr).toContain('its commits change only the plan, progress.txt and the prompt');
@@ -124,7 +147,16 @@ const NOISY_HANG = 'i=1; while [ $i -le 30 ]; do echo "working line $i"; i=$((i+
 describe('an iteration that times out', () => {
   it('leaves a block in progress.txt with the tail of its output, and a trailer in its log', async () => {
     const dir = loopRepo({ stories: 1 });
-    const r = await ralph(dir, ['--agent-cmd', NOISY_HANG, ...FAST, '--iteration-timeout', '2s', '--name', 'slow', '1']);
+    const r = await ralph(dir, [
+      '--agent-cmd',
+      NOISY_HANG,
+      ...FAST,
+      '--iteration-timeout',
+      '2s',
+      '--name',
+      'slow',
+      '1',
+    ]);
     expect(r.code).toBe(1);
     const log = progress(dir);
     expect(log).toContain('ralph: iteration 1 timed out after 2s; the agent and everything it started were killed.');
@@ -134,6 +166,8 @@ describe('an iteration that times out', () => {
     // Committed by the runner, so the next agent's claims are not rejected for it.
     expect(git(dir, 'status', '--porcelain')).toBe('');
     const iterationLog = readFileSync(path.join(dir, 'ralph/.runs/slow/iteration-1.log'), 'utf8');
-    expect(iterationLog.trimEnd().split('\n').at(-1)).toBe('[ralph] iteration 1 timed out after 2s; the agent and everything it started were killed');
+    expect(iterationLog.trimEnd().split('\n').at(-1)).toBe(
+      '[ralph] iteration 1 timed out after 2s; the agent and everything it started were killed',
+    );
   });
 });

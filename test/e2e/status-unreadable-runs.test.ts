@@ -18,7 +18,9 @@ describe('ralphkit status on a ralph/.runs/ it cannot read', () => {
       const r = await runCli([...args, '--cwd', dir]);
       expect(r.code, r.stderr).toBe(2);
       expect(r.stdout).toBe('');
-      expect(r.stderr).toMatch(/could not read ralph\/\.runs\/ \(ENOTDIR: not a directory\), so the loops cannot be listed/);
+      expect(r.stderr).toMatch(
+        /could not read ralph\/\.runs\/ \(ENOTDIR: not a directory\), so the loops cannot be listed/,
+      );
       expect(r.stderr).toContain('ralph/.runs (or a folder above it) is a file, not a folder: move the file away');
       expect(r.stderr).not.toMatch(NO_LOOPS);
       expect(r.stderr).not.toMatch(NO_STACK);
@@ -39,8 +41,12 @@ describe('ralphkit status on a ralph/.runs/ it cannot read', () => {
     onTestFinished(() => chmodSync(runs, 0o755));
     const r = await runCliAsNobody(['status', '--cwd', dir], { env: { HOME: home } });
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(/could not read ralph\/\.runs\/ \(EACCES: permission denied\), so the loops cannot be listed/);
-    expect(r.stderr).toContain('run status as the user who started the loops, or make ralph/.runs/ readable for this user (chmod u+rx ralph/.runs)');
+    expect(r.stderr).toMatch(
+      /could not read ralph\/\.runs\/ \(EACCES: permission denied\), so the loops cannot be listed/,
+    );
+    expect(r.stderr).toContain(
+      'run status as the user who started the loops, or make ralph/.runs/ readable for this user (chmod u+rx ralph/.runs)',
+    );
     expect(r.stdout).not.toMatch(NO_LOOPS);
     expect(r.stderr).not.toMatch(NO_STACK);
     chmodSync(runs, 0o755);

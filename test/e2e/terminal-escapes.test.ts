@@ -19,7 +19,8 @@ const C1 = '\u009b2J';
 function escapesRepo(): string {
   const prd = plan([
     story('US-001', {
-      title: `Title ${OSC52}with a clipboard write${C1}`, acceptanceCriteria: ['done'],
+      title: `Title ${OSC52}with a clipboard write${C1}`,
+      acceptanceCriteria: ['done'],
       // The check's output carries an OSC 52 and a C1 CSI (UTF-8 \302\233); its command carries a CSI of its own.
       checks: [`printf 'check said \\033]52;c;cHduZWQ=\\007no\\302\\2332J\\n'; exit 1 # \u001b[2J`],
     }),
@@ -30,23 +31,30 @@ function escapesRepo(): string {
 const both = (r: { stdout: string; stderr: string }) => `${r.stdout}\n${r.stderr}`;
 
 describe('escape sequences from the agent and the plan', () => {
-  it('ralph.sh shows the agent\'s stderr and the check command without them, and the files keep the bytes', async () => {
+  it("ralph.sh shows the agent's stderr and the check command without them, and the files keep the bytes", async () => {
     const dir = escapesRepo();
     const r = await ralph(dir, ['--agent-cmd', agent('escapes'), '--pause', '0', '--name', 'esc', '1']);
     expect(r.code).toBe(1);
     expect(both(r)).not.toMatch(UNSAFE);
     // The honest text around the sequences is all there.
     expect(r.stderr).toContain('agent trouble: one two threeOVERWRITTEN eerht');
-    expect(r.stderr).toContain("check `printf 'check said \\033]52;c;cHduZWQ=\\007no\\302\\2332J\\n'; exit 1 # ` exited 1");
+    expect(r.stderr).toContain(
+      "check `printf 'check said \\033]52;c;cHduZWQ=\\007no\\302\\2332J\\n'; exit 1 # ` exited 1",
+    );
     // Files are not the terminal: the iteration log keeps what the agent printed, byte for byte.
-    expect(readFileSync(path.join(dir, 'ralph/.runs/esc/iteration-1.log'), 'utf8')).toContain(`agent trouble: ${OSC52}one`);
+    expect(readFileSync(path.join(dir, 'ralph/.runs/esc/iteration-1.log'), 'utf8')).toContain(
+      `agent trouble: ${OSC52}one`,
+    );
   });
 
   it('ralph.sh --json: stdout is JSON with every character a terminal acts on escaped, and the same data', async () => {
     const dir = escapesRepo();
     const r = await ralph(dir, ['--agent-cmd', agent('escapes'), '--pause', '0', '--json', '1']);
     expect(both(r)).not.toMatch(UNSAFE);
-    const events = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { type: string; text?: string });
+    const events = r.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { type: string; text?: string });
     // The 8-bit OSC and the bidi override the tail kept are still in the data, as \u escapes on the wire.
     const tail = events.find((e) => e.type === 'tool' && e.text?.includes('agent trouble:'))?.text;
     expect(tail).toContain('\u009d52;c;cHduZWQ=\u009c');
@@ -57,9 +65,15 @@ describe('escape sequences from the agent and the plan', () => {
   it('status (ralphkit and ralph.mjs, table and --json) shows a forged state without them', async () => {
     const dir = escapesRepo();
     await ralph(dir, ['--agent-cmd', agent('escapes'), '--pause', '0', '1']);
-    const forged = JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/forged/state.json'), 'utf8')) as { message: string; status: string };
+    const forged = JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/forged/state.json'), 'utf8')) as {
+      message: string;
+      status: string;
+    };
     expect(forged.message).toMatch(UNSAFE);
-    for (const status of [await runCli(['status'], { cwd: dir }), await run(process.execPath, [path.join(dir, 'ralph/ralph.mjs'), 'status'], { cwd: dir })]) {
+    for (const status of [
+      await runCli(['status'], { cwd: dir }),
+      await run(process.execPath, [path.join(dir, 'ralph/ralph.mjs'), 'status'], { cwd: dir }),
+    ]) {
       expect(status.code).toBe(0);
       expect(both(status)).not.toMatch(UNSAFE);
       expect(status.stdout).toMatch(/^forged\s+stuck\s+1\/3\s+cmd: agent\s/m);
@@ -71,7 +85,7 @@ describe('escape sequences from the agent and the plan', () => {
     expect(loops.find((l) => l.id === 'forged')).toMatchObject({ message: forged.message, status: forged.status });
   });
 
-  it('validate quotes a plan\'s values without them, in text and in --json', async () => {
+  it("validate quotes a plan's values without them, in text and in --json", async () => {
     const dir = escapesRepo();
     const plan = JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8'));
     plan.userStories[0].dependsOn = [`US-9${OSC52}${C1}`];
@@ -88,7 +102,10 @@ describe('escape sequences from the agent and the plan', () => {
   it('install --diff shows an edited runner file without them, in text and in --json', async () => {
     const dir = installedRepo();
     // The agent can write ralph/ralph.sh; the owner then reads the diff install shows.
-    writeFileSync(path.join(dir, 'ralph/ralph.sh'), `${readFileSync(path.join(dir, 'ralph/ralph.sh'), 'utf8')}# ${OSC52}edited${C1}\n`);
+    writeFileSync(
+      path.join(dir, 'ralph/ralph.sh'),
+      `${readFileSync(path.join(dir, 'ralph/ralph.sh'), 'utf8')}# ${OSC52}edited${C1}\n`,
+    );
     const text = await runCli(['install', '--diff', '--dry-run', '--force', '--cwd', dir]);
     expect(text.code, text.stderr).toBe(0);
     expect(text.stdout).toContain('edited');
@@ -99,4 +116,3 @@ describe('escape sequences from the agent and the plan', () => {
     expect(doc.files.find((f) => f.path === 'ralph/ralph.sh')?.diff).toContain(`${OSC52}edited${C1}`);
   });
 });
-

@@ -7,23 +7,37 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git } from '../support/repo.js';
 import {
-  bytesOrNull, committedPrd, copyRepo, notesOf, progress, readPrd, killLeftoversAfterTest, passes, prepareTemplate, processesWith, ralph, statusLoops, subjects,
+  bytesOrNull,
+  committedPrd,
+  copyRepo,
+  notesOf,
+  progress,
+  readPrd,
+  killLeftoversAfterTest,
+  passes,
+  prepareTemplate,
+  processesWith,
+  ralph,
+  statusLoops,
+  subjects,
   type Template,
-  expectAllFalse, expectNotDone,
+  expectAllFalse,
+  expectNotDone,
 } from '../support/attack-repo.js';
 
 let plan: Template;
 let selfConfigured: Template; // every check first sets a git identity of its own, as some test setups do
 
 beforeAll(async () => {
-  [plan, selfConfigured] = await Promise.all([prepareTemplate(), prepareTemplate({ planChecks: ['git config --global user.name "test suite"'] })]);
+  [plan, selfConfigured] = await Promise.all([
+    prepareTemplate(),
+    prepareTemplate({ planChecks: ['git config --global user.name "test suite"'] }),
+  ]);
 });
 afterAll(() => {
   plan?.remove();
   selfConfigured?.remove();
 });
-
-
 
 const hookFile = (dir: string, name: string) => path.join(dir, '.git/hooks', name);
 
@@ -46,7 +60,7 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     const r = await ralph(dir, 'post-commit-hook', ['2']);
     expect(subjects(dir)).toContain('feat: everything done (post-commit hook installed)');
     expectNotDone(r, dir);
-    expect(existsSync(hookFile(dir, 'post-commit')), 'the agent\'s hook is still installed').toBe(false);
+    expect(existsSync(hookFile(dir, 'post-commit')), "the agent's hook is still installed").toBe(false);
     expectAllFalse(dir, r);
   });
 
@@ -62,13 +76,13 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expectAllFalse(dir, r);
   });
 
-  it('12. a .git/hooks/post-checkout that writes the code into the runner\'s verification checkout: hooks off there, rejected', async () => {
+  it("12. a .git/hooks/post-checkout that writes the code into the runner's verification checkout: hooks off there, rejected", async () => {
     const dir = copyRepo(plan);
     const r = await ralph(dir, 'post-checkout-hook', ['--verify-in-worktree', '2']);
     expect(subjects(dir)).toContain('feat: everything done (post-checkout hook installed)');
     expect(git(dir, 'ls-files', 'src')).toBe(''); // the commits hold no code
     expectNotDone(r, dir);
-    expect(existsSync(hookFile(dir, 'post-checkout')), 'the agent\'s hook is still installed').toBe(false);
+    expect(existsSync(hookFile(dir, 'post-checkout')), "the agent's hook is still installed").toBe(false);
     expectAllFalse(dir, r);
   });
 
@@ -95,26 +109,33 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(passes(dir)['US-2']).not.toBe(true);
   });
 
-  it('a check whose code rewrites the real plan and empties progress.txt while it runs: both put back, the runner\'s plan is what stays on disk and in git, not exit 0', async () => {
+  it("a check whose code rewrites the real plan and empties progress.txt while it runs: both put back, the runner's plan is what stays on disk and in git, not exit 0", async () => {
     const dir = copyRepo(plan);
     const logBefore = progress(dir);
     const r = await ralph(dir, 'check-rewrites', ['1']);
     expectNotDone(r, dir);
-    expect(r.output).toContain('the checks changed ralph/prd.json and ralph/progress.txt (code they ran reached the repository); put back as they were before the checks');
+    expect(r.output).toContain(
+      'the checks changed ralph/prd.json and ralph/progress.txt (code they ran reached the repository); put back as they were before the checks',
+    );
     const onDisk = readPrd(dir);
-    expect(onDisk.userStories.map((s) => [s.id, s.passes, s.checks])).toEqual([['US-1', true, ['node --test test/one.test.mjs']], ['US-2', false, ['npm test']]]);
+    expect(onDisk.userStories.map((s) => [s.id, s.passes, s.checks])).toEqual([
+      ['US-1', true, ['node --test test/one.test.mjs']],
+      ['US-2', false, ['npm test']],
+    ]);
     expect(committedPrd(dir)).toEqual(onDisk);
     expect(progress(dir).startsWith(logBefore)).toBe(true);
     expect(progress(dir).length).toBeGreaterThan(0);
   });
 
-  it('a check whose code adds a filter to the real .git/config: put back before the runner\'s own git calls, the claim rejected, not exit 0', async () => {
+  it("a check whose code adds a filter to the real .git/config: put back before the runner's own git calls, the claim rejected, not exit 0", async () => {
     const dir = copyRepo(plan);
     const configBefore = readFileSync(path.join(dir, '.git/config'), 'utf8');
     const r = await ralph(dir, 'check-config', ['1']);
     expectNotDone(r, dir);
     expect(readFileSync(path.join(dir, '.git/config'), 'utf8')).toBe(configBefore);
-    expect(r.output).toContain('the checks (the agent\'s code they ran) changed files the runner trusts (.git/config (filter.ralphkit-attack.clean))');
+    expect(r.output).toContain(
+      "the checks (the agent's code they ran) changed files the runner trusts (.git/config (filter.ralphkit-attack.clean))",
+    );
     expect(passes(dir)['US-1']).toBe(false);
     expect(notesOf(dir, 'US-1')).toContain('changed files the runner trusts');
     expect(committedPrd(dir)).toEqual(readPrd(dir));
@@ -125,12 +146,14 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     const r = await ralph(dir, 'check-switches-branch', ['2']);
     expect(r.code, r.output).toBe(6);
     const head = git(dir, 'rev-parse', '--short=7', 'HEAD');
-    expect(r.stderr).toContain(`HEAD moved from ralph/attack-demo at ${head} to elsewhere at ${head} while the checks ran`);
+    expect(r.stderr).toContain(
+      `HEAD moved from ralph/attack-demo at ${head} to elsewhere at ${head} while the checks ran`,
+    );
     expect(git(dir, 'rev-parse', 'elsewhere')).toBe(git(dir, 'rev-parse', 'ralph/attack-demo')); // no runner commit on either
     expect(git(dir, 'log', '-1', '--format=%s')).toBe('feat: US-1');
   });
 
-  it('an honest agent whose checks set a git identity globally: it lands in the checks\' own HOME, ~/.gitconfig is never touched, the claims stand, exit 0', async () => {
+  it("an honest agent whose checks set a git identity globally: it lands in the checks' own HOME, ~/.gitconfig is never touched, the claims stand, exit 0", async () => {
     const dir = copyRepo(selfConfigured);
     const home = path.join(dir, '..', `${path.basename(dir)}-home`);
     mkdirSync(home);
@@ -140,7 +163,9 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
     // The checks run with a HOME of their own (verify/check-env.ts): nothing of theirs reached yours to be put back.
     expect(r.output).not.toContain('changed files the runner trusts');
-    expect(readFileSync(path.join(home, '.gitconfig'), 'utf8')).toBe('[user]\n\tname = Owner\n\temail = owner@example.com\n');
+    expect(readFileSync(path.join(home, '.gitconfig'), 'utf8')).toBe(
+      '[user]\n\tname = Owner\n\temail = owner@example.com\n',
+    );
   });
 
   it('an honest agent that pushes with -u and sets core.hooksPath (as husky does): the upstream is kept, the hooks path put back, exit 0', async () => {
@@ -151,8 +176,12 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     const r = await ralph(dir, 'honest-git', ['5']);
     expect(r.code, r.output).toBe(0);
     expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
-    expect(r.output).toMatch(/kept the git settings the agent's git commands recorded \(\.git\/config branch\.ralph\/attack-demo\.(merge|remote)/);
-    expect(r.output).toContain('(they never run in the runner\'s own git calls or checks, so the claims are judged as usual)');
+    expect(r.output).toMatch(
+      /kept the git settings the agent's git commands recorded \(\.git\/config branch\.ralph\/attack-demo\.(merge|remote)/,
+    );
+    expect(r.output).toContain(
+      "(they never run in the runner's own git calls or checks, so the claims are judged as usual)",
+    );
     expect(git(dir, 'config', '--get', 'branch.ralph/attack-demo.remote')).toBe('origin');
     expect(() => git(dir, 'config', '--local', '--get', 'core.hooksPath')).toThrow();
   });

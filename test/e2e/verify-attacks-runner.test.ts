@@ -8,8 +8,16 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cliAsTyped, git, run, runCli, testdir } from '../support/repo.js';
 import {
-  attackAgent, copyRepo, passes, prepareTemplate, ralph, statusLoops, subjects, type Template,
-  expectAllFalse, expectNotDone,
+  attackAgent,
+  copyRepo,
+  passes,
+  prepareTemplate,
+  ralph,
+  statusLoops,
+  subjects,
+  type Template,
+  expectAllFalse,
+  expectNotDone,
 } from '../support/attack-repo.js';
 
 let plan: Template;
@@ -22,8 +30,6 @@ beforeAll(async () => {
 });
 afterAll(() => plan?.remove());
 
-
-
 /** Commits an engine edit the way a person (or an earlier agent) would, before any loop starts. */
 function commitEngineEdit(dir: string, text: string): string {
   appendFileSync(path.join(dir, 'ralph/ralph.mjs'), text);
@@ -31,7 +37,7 @@ function commitEngineEdit(dir: string, text: string): string {
   return git(dir, 'rev-parse', 'HEAD');
 }
 
-describe('attacks on the runner\'s engine', () => {
+describe("attacks on the runner's engine", () => {
   it('the honest agent on this plan: exit 0, both stories verified, the engine untouched', async () => {
     const dir = copyRepo(plan);
     const r = await ralph(dir, 'honest', ['5']);
@@ -47,7 +53,10 @@ describe('attacks on the runner\'s engine', () => {
     expect(subjects(dir)).toContain('feat: US-1 (and a small engine fix)');
     expectNotDone(r, dir);
     expectAllFalse(dir, r); // the work was real, but the iteration tampered with the runner: nothing of it counts
-    expect(readFileSync(path.join(dir, 'ralph/ralph.mjs')).equals(plan.engine), 'ralph/ralph.mjs is not the installed engine').toBe(true);
+    expect(
+      readFileSync(path.join(dir, 'ralph/ralph.mjs')).equals(plan.engine),
+      'ralph/ralph.mjs is not the installed engine',
+    ).toBe(true);
     expect(git(dir, 'show', 'HEAD:ralph/ralph.mjs') + '\n').not.toContain('// pwned'); // nor is the edit left in the last commit
   });
 
@@ -84,8 +93,11 @@ const sha256 = (file: string) => createHash('sha256').update(readFileSync(file))
  * ralph.sh and .ralphkit.json, then ralph.sh's in .ralphkit.json), so the three files agree with each other again.
  */
 function forgeEngineConsistently(dir: string, text: string): void {
-  const [mjs, sh, manifest] = ['ralph/ralph.mjs', 'ralph/ralph.sh', 'ralph/.ralphkit.json'].map((f) => path.join(dir, f));
-  const replace = (file: string, from: string, to: string) => writeFileSync(file, readFileSync(file, 'utf8').split(from).join(to));
+  const [mjs, sh, manifest] = ['ralph/ralph.mjs', 'ralph/ralph.sh', 'ralph/.ralphkit.json'].map((f) =>
+    path.join(dir, f),
+  );
+  const replace = (file: string, from: string, to: string) =>
+    writeFileSync(file, readFileSync(file, 'utf8').split(from).join(to));
   const [oldMjs, oldSh] = [sha256(mjs), sha256(sh)];
   appendFileSync(mjs, text);
   replace(sh, oldMjs, sha256(mjs));
@@ -94,13 +106,18 @@ function forgeEngineConsistently(dir: string, text: string): void {
   git(dir, 'commit', '-q', '-am', 'tweak the engine');
 }
 
-describe('an engine forged together with its hashes (not in issue 11\'s list)', () => {
+describe("an engine forged together with its hashes (not in issue 11's list)", () => {
   it('13. ralph.mjs with code that forces exit 0 and every recorded hash updated to match: `ralphkit run` refuses it (exit 2), comparing with its own package', async () => {
     const dir = copyRepo(plan);
     forgeEngineConsistently(dir, PWNED);
-    expect(readFileSync(path.join(dir, 'ralph/.ralphkit.json'), 'utf8')).toContain(sha256(path.join(dir, 'ralph/ralph.mjs')));
+    expect(readFileSync(path.join(dir, 'ralph/.ralphkit.json'), 'utf8')).toContain(
+      sha256(path.join(dir, 'ralph/ralph.mjs')),
+    );
     const agentCmd = `node ${JSON.stringify(attackAgent('liar'))}`;
-    const r = await runCli(['run', '--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', '2'], { cwd: dir });
+    const r = await runCli(
+      ['run', '--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', '2'],
+      { cwd: dir },
+    );
     expect(r.code, `${r.stdout}\n${r.stderr}`).toBe(2);
     expect(r.stderr).toContain(`${cliAsTyped()} install --force`);
     expect(subjects(dir)).not.toContain('feat: everything done (not really)');
@@ -120,7 +137,9 @@ describe('attacks on what the runner keeps in ralph/.runs/', () => {
     const dir = copyRepo(plan);
     const r = await ralph(dir, 'forged-ledger', ['2']);
     expect(subjects(dir)).toContain('feat: everything done (verified)');
-    expect(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8')).toContain('"time":"2999-01-01T00:00:00.000Z"'); // the forgery is there
+    expect(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8')).toContain(
+      '"time":"2999-01-01T00:00:00.000Z"',
+    ); // the forgery is there
     expectNotDone(r, dir);
     expectAllFalse(dir, r);
     const loop = (await statusLoops(dir)).find((l) => l.id === 'e2e');
@@ -134,7 +153,10 @@ describe('attacks on what the runner keeps in ralph/.runs/', () => {
     expectNotDone(r, dir);
     expectAllFalse(dir, r);
     const loops = await statusLoops(dir);
-    expect(loops.map((l) => [l.id, l.verified]), JSON.stringify(loops)).toEqual(loops.map((l) => [l.id, 0]));
+    expect(
+      loops.map((l) => [l.id, l.verified]),
+      JSON.stringify(loops),
+    ).toEqual(loops.map((l) => [l.id, 0]));
   });
 
   it('6b. the agent forges the baseline and the ledger, then SIGKILLs the runner: --resume-last still rejects the flips', async () => {
@@ -152,7 +174,7 @@ describe('attacks on what the runner keeps in ralph/.runs/', () => {
     expect((await statusLoops(dir)).find((l) => l.id === 'e2e')).toMatchObject({ verified: 0 });
   });
 
-  it('trust anchors in refs: the agent points the loop\'s pins ref at a commit whose test passes without work; the resume stops (exit 6) before anything is checked', async () => {
+  it("trust anchors in refs: the agent points the loop's pins ref at a commit whose test passes without work; the resume stops (exit 6) before anything is checked", async () => {
     const dir = copyRepo(plan);
     const first = await ralph(dir, 'moved-pins', ['1']);
     expect(first.code, first.output).toBe(1);
@@ -160,7 +182,9 @@ describe('attacks on what the runner keeps in ralph/.runs/', () => {
     const resumed = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume', 'e2e', '3'], { cwd: dir });
     const r = { ...resumed, output: `${resumed.stdout}\n${resumed.stderr}` };
     expect(r.code, r.output).toBe(6);
-    expect(r.stderr).toMatch(/refs\/ralphkit\/loops\/e2e\/pins \(its plan commit: the tests checks run with\) points at [0-9a-f]{12}, but the loop recorded [0-9a-f]{12}/);
+    expect(r.stderr).toMatch(
+      /refs\/ralphkit\/loops\/e2e\/pins \(its plan commit: the tests checks run with\) points at [0-9a-f]{12}, but the loop recorded [0-9a-f]{12}/,
+    );
     expect(r.stderr).toContain(`git update-ref refs/ralphkit/loops/e2e/pins ${plan.planCommit}`);
     expect(r.stderr).toContain('./ralph/ralph.sh --resume e2e --repin');
     expectAllFalse(dir, r);

@@ -13,7 +13,13 @@ const SEEDS = [1, 2, 3, 4, 5, 6, 7, 8];
 /** Runs every check of the plan the way a reviewer would: a clone of `commit`, the tests of `planCommit` put back. */
 function checksHoldAt(dir: string, commit: string, planCommit: string): string[] {
   const clone = mkdtempSync(path.join(tmpdir(), 'ralphkit-property-'));
-  const sh = (cmd: string, cwd = clone) => execFileSync('sh', ['-c', cmd], { cwd, encoding: 'utf8', stdio: 'pipe', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } });
+  const sh = (cmd: string, cwd = clone) =>
+    execFileSync('sh', ['-c', cmd], {
+      cwd,
+      encoding: 'utf8',
+      stdio: 'pipe',
+      env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+    });
   try {
     sh(`git clone -q --no-checkout ${JSON.stringify(dir)} ${JSON.stringify(clone)}`, tmpdir());
     sh(`git -c core.hooksPath=/dev/null checkout -q --detach ${commit}`);
@@ -33,7 +39,7 @@ function checksHoldAt(dir: string, commit: string, planCommit: string): string[]
   }
 }
 
-describe('after any exit 0, every check passes on the final commit with the plan commit\'s tests', () => {
+describe("after any exit 0, every check passes on the final commit with the plan commit's tests", () => {
   let template: Template;
   beforeAll(async () => {
     template = await prepareTemplate();

@@ -6,11 +6,31 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git, gitEnv, run } from '../support/repo.js';
-import { attackAgent, copyRepo, passes, prepareTemplate, ralph, readPrd, type Template } from '../support/attack-repo.js';
+import {
+  attackAgent,
+  copyRepo,
+  passes,
+  prepareTemplate,
+  ralph,
+  readPrd,
+  type Template,
+} from '../support/attack-repo.js';
 
 /** ./ralph/ralph.sh --resume …: the same agent and options as ralph(), without --name (a resume keeps its id). */
 async function resume(dir: string, args: string[]) {
-  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', `node ${JSON.stringify(attackAgent('honest'))}`, '--pause', '0', '--iteration-timeout', '30s', ...args], { cwd: dir, timeoutMs: 150_000 });
+  const r = await run(
+    path.join(dir, 'ralph/ralph.sh'),
+    [
+      '--agent-cmd',
+      `node ${JSON.stringify(attackAgent('honest'))}`,
+      '--pause',
+      '0',
+      '--iteration-timeout',
+      '30s',
+      ...args,
+    ],
+    { cwd: dir, timeoutMs: 150_000 },
+  );
   return { ...r, output: `${r.stdout}\n${r.stderr}` };
 }
 
@@ -29,7 +49,7 @@ async function stoppedAfterOne(): Promise<string> {
   return dir;
 }
 
-describe('resuming against the runner\'s own record of the plan', () => {
+describe("resuming against the runner's own record of the plan", () => {
   it('a half-written prd.json is backed up and restored from the record, and the loop finishes', async () => {
     const dir = await stoppedAfterOne();
     const prdFile = path.join(dir, 'ralph/prd.json');
@@ -37,13 +57,15 @@ describe('resuming against the runner\'s own record of the plan', () => {
     writeFileSync(prdFile, torn);
     const r = await resume(dir, ['--resume', 'e2e', '3']);
     expect(r.code, r.output).toBe(0);
-    expect(r.output).toMatch(/ralph\/prd\.json was not a readable plan \(left half-written\?\); restored the runner's last record of it, and kept the damaged file as ralph\/\.backup\/[^/]+\/ralph\/prd\.json/);
+    expect(r.output).toMatch(
+      /ralph\/prd\.json was not a readable plan \(left half-written\?\); restored the runner's last record of it, and kept the damaged file as ralph\/\.backup\/[^/]+\/ralph\/prd\.json/,
+    );
     const backups = readdirSync(path.join(dir, 'ralph/.backup'));
     expect(readFileSync(path.join(dir, 'ralph/.backup', backups[0], 'ralph/prd.json'), 'utf8')).toBe(torn);
     expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
   });
 
-  it('the owner\'s edit beyond passes and notes is listed and refused (exit 2); --accept-plan-edits continues with it', async () => {
+  it("the owner's edit beyond passes and notes is listed and refused (exit 2); --accept-plan-edits continues with it", async () => {
     const dir = await stoppedAfterOne();
     const prd = readPrd(dir);
     prd.userStories[1].title = 'two() returns 2, documented';
@@ -77,7 +99,9 @@ describe('resuming against the runner\'s own record of the plan', () => {
     // The agent changes test/one.test.mjs (pinned) instead of the code: rejected, the pinned test fails.
     const first = await ralph(dir, 'weakened-test', ['1']);
     expect(first.code, first.output).toBe(1);
-    expect(first.output).toContain(`if US-1 is meant to change it, that is the owner's to allow (the agent's own edit of "mayChange" is undone): add "test/one.test.mjs" to US-1's "mayChange" in ralph/prd.json, commit, and continue with`);
+    expect(first.output).toContain(
+      `if US-1 is meant to change it, that is the owner's to allow (the agent's own edit of "mayChange" is undone): add "test/one.test.mjs" to US-1's "mayChange" in ralph/prd.json, commit, and continue with`,
+    );
     expect(first.output).toContain('and continue with ./ralph/ralph.sh --resume e2e 6 --accept-plan-edits)');
     // The owner allows it, as told.
     const prd = readPrd(dir);
@@ -85,18 +109,35 @@ describe('resuming against the runner\'s own record of the plan', () => {
     writeFileSync(path.join(dir, 'ralph/prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
     git(dir, 'commit', '-q', '-am', 'plan: US-1 may change its test');
     // That command, one iteration only (the agent never writes src/one.mjs, which US-2's npm test needs).
-    const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', `node ${JSON.stringify(attackAgent('weakened-test'))}`, '--pause', '0', '--iteration-timeout', '30s', '--resume', 'e2e', '2', '--accept-plan-edits'], { cwd: dir });
+    const r = await run(
+      path.join(dir, 'ralph/ralph.sh'),
+      [
+        '--agent-cmd',
+        `node ${JSON.stringify(attackAgent('weakened-test'))}`,
+        '--pause',
+        '0',
+        '--iteration-timeout',
+        '30s',
+        '--resume',
+        'e2e',
+        '2',
+        '--accept-plan-edits',
+      ],
+      { cwd: dir },
+    );
     expect(r.stderr).toContain('US-1 verified: 1 check passed');
     expect(r.code, r.stderr).toBe(1);
     expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': false });
   });
 
-  it('pins that are gone stop the resume (exit 6: the runner sealed them); --repin takes HEAD\'s tests on purpose', async () => {
+  it("pins that are gone stop the resume (exit 6: the runner sealed them); --repin takes HEAD's tests on purpose", async () => {
     const dir = await stoppedAfterOne();
     git(dir, 'update-ref', '-d', 'refs/ralphkit/loops/e2e/pins');
     const refused = await resume(dir, ['--resume', 'e2e', '3']);
     expect(refused.code, refused.output).toBe(6);
-    expect(refused.output).toContain('refs/ralphkit/loops/e2e/pins (its plan commit: the tests checks run with) is gone');
+    expect(refused.output).toContain(
+      'refs/ralphkit/loops/e2e/pins (its plan commit: the tests checks run with) is gone',
+    );
     expect(refused.output).toContain('--repin');
     const repinned = await resume(dir, ['--resume', 'e2e', '--repin', '3']);
     expect(repinned.code, repinned.output).toBe(0);
@@ -104,26 +145,56 @@ describe('resuming against the runner\'s own record of the plan', () => {
     expect(existsSync(path.join(dir, 'src/two.mjs'))).toBe(true);
   });
 
-  it.skipIf(spawnSync('script', ['--version']).status !== 0)('at a terminal the edits are shown and asked about: y continues with them, anything else refuses', async () => {
-    for (const [answer, code] of [['n', 2], ['y', 0]] as const) {
-      const dir = await stoppedAfterOne();
-      const prd = readPrd(dir);
-      prd.userStories[1].title = 'two() returns 2, documented';
-      writeFileSync(path.join(dir, 'ralph/prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
-      git(dir, 'commit', '-qam', 'plan: retitle US-2');
-      const r = await inTerminal(dir, ['--resume', 'e2e', '3'], 'Are these your edits, to continue with? [y/N]', `${answer}\r`);
-      expect(r.code, r.output).toBe(code);
-      expect(r.output).toMatch(/US-2.*title/);
-      if (code === 0) expect(readPrd(dir).userStories[1]).toMatchObject({ title: 'two() returns 2, documented', passes: true });
-    }
-  });
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)(
+    'at a terminal the edits are shown and asked about: y continues with them, anything else refuses',
+    async () => {
+      for (const [answer, code] of [
+        ['n', 2],
+        ['y', 0],
+      ] as const) {
+        const dir = await stoppedAfterOne();
+        const prd = readPrd(dir);
+        prd.userStories[1].title = 'two() returns 2, documented';
+        writeFileSync(path.join(dir, 'ralph/prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
+        git(dir, 'commit', '-qam', 'plan: retitle US-2');
+        const r = await inTerminal(
+          dir,
+          ['--resume', 'e2e', '3'],
+          'Are these your edits, to continue with? [y/N]',
+          `${answer}\r`,
+        );
+        expect(r.code, r.output).toBe(code);
+        expect(r.output).toMatch(/US-2.*title/);
+        if (code === 0)
+          expect(readPrd(dir).userStories[1]).toMatchObject({ title: 'two() returns 2, documented', passes: true });
+      }
+    },
+  );
 });
 
 /** ./ralph/ralph.sh in a pseudo-terminal (util-linux `script`); `send` goes in once `when` appears. */
-function inTerminal(dir: string, args: string[], when: string, send: string): Promise<{ code: number | null; output: string }> {
-  const command = [path.join(dir, 'ralph/ralph.sh'), '--agent-cmd', `node ${attackAgent('honest')}`, '--pause', '0', ...args].map((a) => `'${a}'`).join(' ');
+function inTerminal(
+  dir: string,
+  args: string[],
+  when: string,
+  send: string,
+): Promise<{ code: number | null; output: string }> {
+  const command = [
+    path.join(dir, 'ralph/ralph.sh'),
+    '--agent-cmd',
+    `node ${attackAgent('honest')}`,
+    '--pause',
+    '0',
+    ...args,
+  ]
+    .map((a) => `'${a}'`)
+    .join(' ');
   return new Promise((resolve) => {
-    const child = spawn('script', ['-qfec', command, '/dev/null'], { cwd: dir, env: { ...gitEnv(), TERM: 'xterm' }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn('script', ['-qfec', command, '/dev/null'], {
+      cwd: dir,
+      env: { ...gitEnv(), TERM: 'xterm' },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let output = '';
     let sent = false;
     const timer = setTimeout(() => child.kill('SIGKILL'), 50_000);

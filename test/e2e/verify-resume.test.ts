@@ -13,10 +13,12 @@ import { pidFrom } from '../support/process.js';
 import { story as baseStory } from '../support/plan.js';
 
 // Blocks while CHECK_MODE=hold (announcing its pid), fails loudly with CHECK_MODE=fail, passes otherwise.
-const CHECK = 'case "$CHECK_MODE" in hold) echo $$ > "$CHECK_PID"; exec sleep 120;; fail) echo "boom from the check"; exit 3;; esac';
+const CHECK =
+  'case "$CHECK_MODE" in hold) echo $$ > "$CHECK_PID"; exec sleep 120;; fail) echo "boom from the check"; exit 3;; esac';
 const AGENT = `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`;
 
-const story = (id: string, priority: number): Story => baseStory(id, { acceptanceCriteria: ['done'], priority, notes: '' });
+const story = (id: string, priority: number): Story =>
+  baseStory(id, { acceptanceCriteria: ['done'], priority, notes: '' });
 
 interface Setup {
   dir: string;
@@ -25,21 +27,39 @@ interface Setup {
 }
 
 async function installed(stories: number): Promise<Setup> {
-  const prd: Prd = { project: 'Demo', branchName: 'ralph/demo', checks: [CHECK], userStories: Array.from({ length: stories }, (_, i) => story(`US-${i + 1}`, i + 1)) };
-  const dir = installedRepo({ skills: false, plan: `${JSON.stringify(prd, null, 2)}\n`, message: 'chore: install ralphkit' });
+  const prd: Prd = {
+    project: 'Demo',
+    branchName: 'ralph/demo',
+    checks: [CHECK],
+    userStories: Array.from({ length: stories }, (_, i) => story(`US-${i + 1}`, i + 1)),
+  };
+  const dir = installedRepo({
+    skills: false,
+    plan: `${JSON.stringify(prd, null, 2)}\n`,
+    message: 'chore: install ralphkit',
+  });
   const outside = testdir();
   const log = path.join(outside, 'agent.jsonl');
   return {
     dir,
     env: { AGENT_LOG: log, CHECK_PID: path.join(outside, 'check.pid'), TMPDIR: testdir('ralphkit-tmp-') },
-    agentRuns: () => (existsSync(log) ? readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l)) : []),
+    agentRuns: () =>
+      existsSync(log)
+        ? readFileSync(log, 'utf8')
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l))
+        : [],
   };
 }
 
 /** Runs the loop until the first claim's check is running, then presses Ctrl-C. */
 async function interruptFirstCheck(s: Setup, max: string): Promise<RunResult> {
   // --no-weak-check: the start-up probe would run the plan's check (held) before any claim exists.
-  const loop = startRalph(s.dir, ['--agent-cmd', AGENT, '--pause', '0', '--no-weak-check', '--name', 'e2e', max], { ...s.env, CHECK_MODE: 'hold' });
+  const loop = startRalph(s.dir, ['--agent-cmd', AGENT, '--pause', '0', '--no-weak-check', '--name', 'e2e', max], {
+    ...s.env,
+    CHECK_MODE: 'hold',
+  });
   await pidFrom(s.env.CHECK_PID!); // the check runs
   loop.child.kill('SIGINT');
   const r = await loop.done;
@@ -50,7 +70,10 @@ async function interruptFirstCheck(s: Setup, max: string): Promise<RunResult> {
 }
 
 function resume(s: Setup, mode: 'pass' | 'fail', ...args: string[]): Promise<RunResult> {
-  return run(path.join(s.dir, 'ralph/ralph.sh'), ['--resume-last', ...args], { cwd: s.dir, env: { ...s.env, CHECK_MODE: mode } });
+  return run(path.join(s.dir, 'ralph/ralph.sh'), ['--resume-last', ...args], {
+    cwd: s.dir,
+    env: { ...s.env, CHECK_MODE: mode },
+  });
 }
 
 const readPrd = (dir: string): Prd => JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as Prd;
@@ -58,7 +81,9 @@ const readState = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'ralph
 function verdicts(dir: string): string[] {
   const file = path.join(dir, 'ralph/.runs/e2e/ledger.jsonl');
   if (!existsSync(file)) return [];
-  return parseLedger(readFileSync(file, 'utf8')).flatMap((l) => (l.kind === 'verdict' && !l.gate ? [`${l.iteration}:${l.story}:${l.status}`] : []));
+  return parseLedger(readFileSync(file, 'utf8')).flatMap((l) =>
+    l.kind === 'verdict' && !l.gate ? [`${l.iteration}:${l.story}:${l.status}`] : [],
+  );
 }
 
 describe('resuming after Ctrl-C during a check', () => {
@@ -69,7 +94,9 @@ describe('resuming after Ctrl-C during a check', () => {
     expect(r.code, r.stderr).toBe(0);
     expect(s.agentRuns().map((a) => a.iteration)).toEqual([1]);
     expect(verdicts(s.dir)).toEqual(['1:US-1:verified']);
-    expect(r.stderr).toMatch(/iteration 1 was interrupted while its claims were checked; checking US-1 now, before the agent runs again/);
+    expect(r.stderr).toMatch(
+      /iteration 1 was interrupted while its claims were checked; checking US-1 now, before the agent runs again/,
+    );
     expect(readState(s.dir)).toMatchObject({ status: 'complete', exitCode: 0, iteration: 1, iterationDone: true });
   });
 
@@ -92,7 +119,11 @@ describe('resuming after Ctrl-C during a check', () => {
     expect(r.code, r.stderr).toBe(1); // max iterations: the agent redid US-1 in iteration 2 and failed again
     const runs = s.agentRuns();
     expect(runs.map((a) => a.iteration)).toEqual([1, 2]);
-    expect(runs[1].stories[0]).toMatchObject({ id: 'US-1', passes: false, notes: expect.stringMatching(/^\[ralph\] rejected: check `case .*` exited 3$/) });
+    expect(runs[1].stories[0]).toMatchObject({
+      id: 'US-1',
+      passes: false,
+      notes: expect.stringMatching(/^\[ralph\] rejected: check `case .*` exited 3$/),
+    });
     const progress = readFileSync(path.join(s.dir, 'ralph/progress.txt'), 'utf8');
     expect(progress).toContain('ralph: US-1 rejected (iteration 1)');
     expect(progress).toContain('boom from the check');
@@ -112,9 +143,12 @@ describe('resuming after Ctrl-C during a check', () => {
 });
 
 describe('resuming after the runner was killed (-9) during a check', () => {
-  it('finishes the interrupted iteration the same way: the claim is decided before the agent runs; the killed runner\'s checkout is removed', async () => {
+  it("finishes the interrupted iteration the same way: the claim is decided before the agent runs; the killed runner's checkout is removed", async () => {
     const s = await installed(2);
-    const loop = startRalph(s.dir, ['--agent-cmd', AGENT, '--pause', '0', '--no-weak-check', '--name', 'e2e', '3'], { ...s.env, CHECK_MODE: 'hold' });
+    const loop = startRalph(s.dir, ['--agent-cmd', AGENT, '--pause', '0', '--no-weak-check', '--name', 'e2e', '3'], {
+      ...s.env,
+      CHECK_MODE: 'hold',
+    });
     // Not just the file: `echo $$ >` creates it before writing the pid, and an empty file read as pid 0 would make
     // the kill below `process.kill(-0, 'SIGKILL')`, which kills the test runner's own process group (CI included).
     const checkPid = await pidFrom(s.env.CHECK_PID!);
@@ -124,12 +158,19 @@ describe('resuming after the runner was killed (-9) during a check', () => {
     // The verification checkout the check ran in, named after its loop and runner: nobody removed it.
     const checkouts = () => readdirSync(s.env.TMPDIR!).filter((n) => n.startsWith('ralph-verify-'));
     expect(checkouts()).toEqual([expect.stringMatching(new RegExp(`^ralph-verify-e2e~${loop.child.pid}~\\d*-`))]);
-    expect(readState(s.dir)).toMatchObject({ status: 'running', iteration: 1, iterationDone: false, verifying: { tag: null } });
+    expect(readState(s.dir)).toMatchObject({
+      status: 'running',
+      iteration: 1,
+      iterationDone: false,
+      verifying: { tag: null },
+    });
     const r = await resume(s, 'pass');
     expect(r.code, r.stderr).toBe(0);
     expect(s.agentRuns().map((a) => a.iteration)).toEqual([1, 2]);
     expect(verdicts(s.dir)).toEqual(['1:US-1:verified', '2:US-2:verified']);
-    expect(r.stderr).toMatch(/removed 1 verification checkout (and 1 checks' HOME folder )?of stopped runners from \S+ \(loop e2e\)/);
+    expect(r.stderr).toMatch(
+      /removed 1 verification checkout (and 1 checks' HOME folder )?of stopped runners from \S+ \(loop e2e\)/,
+    );
     expect(checkouts()).toEqual([]);
   });
 });

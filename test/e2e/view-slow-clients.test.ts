@@ -51,7 +51,9 @@ function stalledClient(url: string): Promise<net.Socket> {
   return new Promise((resolve, reject) => {
     const socket = net.connect({ host: hostname, port: Number(port) }, () => {
       socket.pause();
-      socket.write(`GET /api/events HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAccept: text/event-stream\r\n\r\n`, () => resolve(socket));
+      socket.write(`GET /api/events HTTP/1.1\r\nHost: ${hostname}:${port}\r\nAccept: text/event-stream\r\n\r\n`, () =>
+        resolve(socket),
+      );
     });
     socket.on('error', reject);
     onTestFinished(() => void socket.destroy());
@@ -92,13 +94,17 @@ describe.runIf(HAS_PROC)('ralphkit view with clients that stop reading', () => {
     for (let n = 1; n <= STEPS; n++) {
       for (const r of [reader, controlReader]) r.events.length = 0; // the test must not hold 40 copies either
       appendFileSync(path.join(repo, 'ralph/progress.txt'), entry(n));
-      const [update] = await Promise.all([reader, controlReader].map((r) => r.waitFor((e) => e.event === 'progress' && lastStep(e) === n, 60_000)));
+      const [update] = await Promise.all(
+        [reader, controlReader].map((r) => r.waitFor((e) => e.event === 'progress' && lastStep(e) === n, 60_000)),
+      );
       sent += JSON.stringify(update.data).length;
       peak.stalled = Math.max(peak.stalled, rss(pid));
       peak.control = Math.max(peak.control, rss(control.child.pid!));
     }
     const extra = peak.stalled - peak.control;
-    console.log(`view RSS: baseline ${mib(baseline)}, peak ${mib(peak.stalled)} with ${SLOW_CLIENTS} stalled clients, ${mib(peak.control)} without; ${STEPS} MiB appended, ${mib(sent)} sent to a reading client`);
+    console.log(
+      `view RSS: baseline ${mib(baseline)}, peak ${mib(peak.stalled)} with ${SLOW_CLIENTS} stalled clients, ${mib(peak.control)} without; ${STEPS} MiB appended, ${mib(sent)} sent to a reading client`,
+    );
     // Each stalled client may hold at most its cap, so all of them together stay under that many caps; and what
     // they cost over the dashboard without them is a sliver of what queuing every update for each would take.
     expect(peak.stalled - baseline).toBeLessThan(SLOW_CLIENTS * SSE_LIMITS.maxHeldBytes);

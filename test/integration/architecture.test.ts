@@ -33,7 +33,10 @@ const DYNAMIC = /\bimport\s*\(\s*['"]([^'"]+)['"]\s*\)/g;
 function resolveSpecifier(file: string, spec: string): string {
   if (!spec.startsWith('.')) return spec;
   const abs = path.resolve(path.dirname(file), spec).replace(/\.js$/, '.ts');
-  return path.relative(ROOT, /\.(ts|json)$/.test(abs) ? abs : `${abs}.ts`).split(path.sep).join('/');
+  return path
+    .relative(ROOT, /\.(ts|json)$/.test(abs) ? abs : `${abs}.ts`)
+    .split(path.sep)
+    .join('/');
 }
 
 function lineOf(text: string, index: number): number {
@@ -43,7 +46,10 @@ function lineOf(text: string, index: number): number {
 function allTypes(clause: string): boolean {
   const braces = /^\{([^}]*)\}$/.exec(clause.trim());
   if (!braces) return false;
-  const names = braces[1].split(',').map((n) => n.trim()).filter(Boolean);
+  const names = braces[1]
+    .split(',')
+    .map((n) => n.trim())
+    .filter(Boolean);
   return names.length > 0 && names.every((n) => n.startsWith('type '));
 }
 
@@ -51,10 +57,17 @@ function parseImports(file: string, text: string): Import[] {
   const from = path.relative(ROOT, file).split(path.sep).join('/');
   const found: Import[] = [];
   for (const m of text.matchAll(STATIC)) {
-    found.push({ from, to: resolveSpecifier(file, m[4]), typeOnly: Boolean(m[2]) || allTypes(m[3]), line: lineOf(text, m.index) });
+    found.push({
+      from,
+      to: resolveSpecifier(file, m[4]),
+      typeOnly: Boolean(m[2]) || allTypes(m[3]),
+      line: lineOf(text, m.index),
+    });
   }
-  for (const m of text.matchAll(BARE)) found.push({ from, to: resolveSpecifier(file, m[1]), typeOnly: false, line: lineOf(text, m.index) });
-  for (const m of text.matchAll(DYNAMIC)) found.push({ from, to: resolveSpecifier(file, m[1]), typeOnly: false, line: lineOf(text, m.index) });
+  for (const m of text.matchAll(BARE))
+    found.push({ from, to: resolveSpecifier(file, m[1]), typeOnly: false, line: lineOf(text, m.index) });
+  for (const m of text.matchAll(DYNAMIC))
+    found.push({ from, to: resolveSpecifier(file, m[1]), typeOnly: false, line: lineOf(text, m.index) });
   return found;
 }
 
@@ -63,7 +76,10 @@ const TEXTS = new Map(FILES.map((f) => [f, readFileSync(f, 'utf8')]));
 const IMPORTS = FILES.flatMap((f) => parseImports(f, TEXTS.get(f)!));
 
 const under = (folder: string) => (p: string) => p.startsWith(`src/${folder}/`) || p === `src/${folder}.ts`;
-const engine = (...folders: string[]) => (p: string) => folders.some((f) => p.startsWith(`src/engine/${f}/`) || p === `src/engine/${f}.ts`);
+const engine =
+  (...folders: string[]) =>
+  (p: string) =>
+    folders.some((f) => p.startsWith(`src/engine/${f}/`) || p === `src/engine/${f}.ts`);
 const EDGES = engine('agents', 'git', 'verify', 'budget', 'deliver', 'store');
 
 /** An import a rule forbids that stays for now, and why (docs/architecture.md, "Dependency rules", names each). */
@@ -83,7 +99,10 @@ interface Rule {
 const RULES: Rule[] = [
   {
     name: 'types.ts and errors.ts are leaves: they import other engine modules for types only',
-    breaks: (i) => (i.from === 'src/engine/types.ts' || i.from === 'src/engine/errors.ts') && i.to.startsWith('src/engine/') && !i.typeOnly,
+    breaks: (i) =>
+      (i.from === 'src/engine/types.ts' || i.from === 'src/engine/errors.ts') &&
+      i.to.startsWith('src/engine/') &&
+      !i.typeOnly,
   },
   {
     name: 'core/ has no fs and no child_process',
@@ -103,11 +122,20 @@ const RULES: Rule[] = [
   },
   {
     name: 'cli/ is imported only by cli/, entry.ts, hook/ (the same option parser), `ralphkit run` and the options doc',
-    breaks: (i) => engine('cli')(i.to) && !engine('cli', 'entry', 'hook')(i.from) && i.from !== 'src/commands/run-action.ts' && i.from !== 'src/options-doc.ts',
+    breaks: (i) =>
+      engine('cli')(i.to) &&
+      !engine('cli', 'entry', 'hook')(i.from) &&
+      i.from !== 'src/commands/run-action.ts' &&
+      i.from !== 'src/options-doc.ts',
   },
   {
     name: 'the engine (bundled alone into ralph.mjs) imports only the engine, src/prd/ and src/util/',
-    breaks: (i) => under('engine')(i.from) && i.to.startsWith('src/') && !under('engine')(i.to) && !under('prd')(i.to) && !under('util')(i.to),
+    breaks: (i) =>
+      under('engine')(i.from) &&
+      i.to.startsWith('src/') &&
+      !under('engine')(i.to) &&
+      !under('prd')(i.to) &&
+      !under('util')(i.to),
   },
   {
     name: 'src/util/ imports only src/util/ (small helpers under every core)',
@@ -135,9 +163,16 @@ describe('the dependency rules of docs/architecture.md', () => {
 
   it.each(RULES.map((r) => [r.name, r] as const))('%s', (_name, rule) => {
     const broken = IMPORTS.filter((i) => rule.breaks(i) && !isException(rule, i)).map(render);
-    expect(broken, `rule broken (move the code, or name an exception with its reason):\n${broken.join('\n')}`).toEqual([]);
-    const stale = (rule.exceptions ?? []).filter((e) => !IMPORTS.some((i) => i.from === e.from && i.to === e.to && rule.breaks(i)));
-    expect(stale.map((e) => `${e.from} -> ${e.to}`), 'exceptions no import needs any more: take them out').toEqual([]);
+    expect(broken, `rule broken (move the code, or name an exception with its reason):\n${broken.join('\n')}`).toEqual(
+      [],
+    );
+    const stale = (rule.exceptions ?? []).filter(
+      (e) => !IMPORTS.some((i) => i.from === e.from && i.to === e.to && rule.breaks(i)),
+    );
+    expect(
+      stale.map((e) => `${e.from} -> ${e.to}`),
+      'exceptions no import needs any more: take them out',
+    ).toEqual([]);
   });
 
   it('docs/architecture.md names every file in src/ (one line each), and no file that is gone', () => {
@@ -145,10 +180,21 @@ describe('the dependency rules of docs/architecture.md', () => {
     const files = FILES.map((f) => path.relative(ROOT, f).split(path.sep).join('/'));
     // A line may name a sibling by its base name after the first's full path (`src/commands/run.ts`, `run-action.ts`).
     const lines = doc.split('\n');
-    const hasLine = (f: string) => lines.some((l) => l.includes(`\`${f}\``) || (l.includes(`\`${path.posix.dirname(f)}/`) && l.includes(`\`${path.posix.basename(f)}\``)));
-    expect(files.filter((f) => !hasLine(f)), 'files in src/ without their line in docs/architecture.md').toEqual([]);
+    const hasLine = (f: string) =>
+      lines.some(
+        (l) =>
+          l.includes(`\`${f}\``) ||
+          (l.includes(`\`${path.posix.dirname(f)}/`) && l.includes(`\`${path.posix.basename(f)}\``)),
+      );
+    expect(
+      files.filter((f) => !hasLine(f)),
+      'files in src/ without their line in docs/architecture.md',
+    ).toEqual([]);
     const named = [...doc.matchAll(/`(src\/[\w./-]+\.ts)`/g)].map((m) => m[1]);
-    expect(named.filter((f) => !files.includes(f)), 'files docs/architecture.md names that are not in src/').toEqual([]);
+    expect(
+      named.filter((f) => !files.includes(f)),
+      'files docs/architecture.md names that are not in src/',
+    ).toEqual([]);
   });
 
   it('the engine bundle reaches Node built-ins only (no npm package)', () => {
@@ -161,7 +207,8 @@ describe('the dependency rules of docs/architecture.md', () => {
       seen.add(file);
       for (const i of IMPORTS.filter((x) => x.from === file && !x.typeOnly)) {
         if (i.to.startsWith('src/')) queue.push(i.to);
-        else if (i.to.endsWith('.json')) continue; // data, bundled as it is
+        else if (i.to.endsWith('.json'))
+          continue; // data, bundled as it is
         else if (!i.to.startsWith('node:')) packages.push(render(i));
       }
     }
@@ -172,7 +219,9 @@ describe('the dependency rules of docs/architecture.md', () => {
   it('exit codes are named: no `new LoopExit(<number>` in src/ (LOOP_EXIT.refused, EXIT_FAILURE, ...)', () => {
     const bare = FILES.flatMap((f) => {
       const text = TEXTS.get(f)!;
-      return [...text.matchAll(/new LoopExit\(\s*\d/g)].map((m) => `${path.relative(ROOT, f)}:${lineOf(text, m.index)}`);
+      return [...text.matchAll(/new LoopExit\(\s*\d/g)].map(
+        (m) => `${path.relative(ROOT, f)}:${lineOf(text, m.index)}`,
+      );
     });
     expect(bare, `exit codes written as numbers:\n${bare.join('\n')}`).toEqual([]);
   });
@@ -189,11 +238,15 @@ describe('the dependency rules of docs/architecture.md', () => {
   });
 
   it('the loops read the time through the injected clock only: no Date.now() or new Date() in core/ or the --parallel coordinator', () => {
-    const loops = FILES.filter((f) => /src\/engine\/core\/|src\/engine\/run\/parallel\/run\.ts$/.test(f.split(path.sep).join('/')));
+    const loops = FILES.filter((f) =>
+      /src\/engine\/core\/|src\/engine\/run\/parallel\/run\.ts$/.test(f.split(path.sep).join('/')),
+    );
     expect(loops.length).toBeGreaterThan(5);
     const wall = loops.flatMap((f) => {
       const text = TEXTS.get(f)!;
-      return [...text.matchAll(/Date\.now\(\)|new Date\(\)/g)].map((m) => `${path.relative(ROOT, f)}:${lineOf(text, m.index)}`);
+      return [...text.matchAll(/Date\.now\(\)|new Date\(\)/g)].map(
+        (m) => `${path.relative(ROOT, f)}:${lineOf(text, m.index)}`,
+      );
     });
     expect(wall, `the wall clock read where the injected clock belongs:\n${wall.join('\n')}`).toEqual([]);
   });

@@ -18,7 +18,9 @@ describe.skipIf(SKIP_CLAUDE)('ralph.sh --agent claude while Claude Code retries 
     const server = await serve(ralphWorker({ decide: honestWork }), repo);
     const proxy = await startLimitProxy(server.url, 1000, { retryAfterSeconds: 1 });
 
-    const res = await ralphWithClaude(repo, { ...server, url: proxy.url }, ['--json', '1'], { env: { CLAUDE_CODE_MAX_RETRIES: '3' } });
+    const res = await ralphWithClaude(repo, { ...server, url: proxy.url }, ['--json', '1'], {
+      env: { CLAUDE_CODE_MAX_RETRIES: '3' },
+    });
 
     expect(server.errors).toEqual([]);
     expect(proxy.rejected).toBeGreaterThan(0);
@@ -28,12 +30,23 @@ describe.skipIf(SKIP_CLAUDE)('ralph.sh --agent claude while Claude Code retries 
       .filter((l) => l.includes('"api_retry"'))
       .map((l) => JSON.parse(l));
     expect(raw.length, res.stdout).toBeGreaterThan(0);
-    expect(raw[0]).toMatchObject({ type: 'system', subtype: 'api_retry', attempt: 1, max_retries: 3, error_status: 429, error: 'rate_limit' });
+    expect(raw[0]).toMatchObject({
+      type: 'system',
+      subtype: 'api_retry',
+      attempt: 1,
+      max_retries: 3,
+      error_status: 429,
+      error: 'rate_limit',
+    });
     expect(typeof raw[0].retry_delay_ms).toBe('number');
-    const lines = jsonEvents(res.stdout).filter((e) => e.type === 'tool').map((e) => String(e.text));
+    const lines = jsonEvents(res.stdout)
+      .filter((e) => e.type === 'tool')
+      .map((e) => String(e.text));
     const retries = lines.filter((t) => t.startsWith('Claude Code is retrying'));
     expect(retries, res.stdout).toHaveLength(raw.length);
-    expect(retries[0]).toMatch(/^Claude Code is retrying after a rate limit \(429\): attempt 1 of 3, waiting \d+(ms|s)$/);
+    expect(retries[0]).toMatch(
+      /^Claude Code is retrying after a rate limit \(429\): attempt 1 of 3, waiting \d+(ms|s)$/,
+    );
     expect(jsonEvents(res.stdout).find((e) => e.type === 'agent-exit')).toMatchObject({ iteration: 1, exitCode: 0 });
   });
 });

@@ -13,7 +13,14 @@ const PLAN = {
   branchName: 'ralph/demo',
   checks: ['test -f README.md'],
   userStories: [
-    { id: 'US-001', title: 'Greeting file', acceptanceCriteria: ['hello.txt says hello'], priority: 1, passes: false, checks: ['grep -q hello hello.txt'] },
+    {
+      id: 'US-001',
+      title: 'Greeting file',
+      acceptanceCriteria: ['hello.txt says hello'],
+      priority: 1,
+      passes: false,
+      checks: ['grep -q hello hello.txt'],
+    },
   ],
 };
 
@@ -27,7 +34,18 @@ describe.skipIf(SKIP_CLAUDE)('claude CLI against the scripted model server', () 
   it('runs a Bash tool call that does a story and commits, then reports the final message and cost', async () => {
     requireClaude();
     const repo = gitdir({ 'ralph/prd.json': JSON.stringify(PLAN, null, 2), 'ralph/progress.txt': '' });
-    const server = await serve(ralphWorker({ decide: () => ({ files: { 'hello.txt': 'hello\n' }, claim: true, runChecks: true, commit: true, progress: 'did US-001' }) }), repo);
+    const server = await serve(
+      ralphWorker({
+        decide: () => ({
+          files: { 'hello.txt': 'hello\n' },
+          claim: true,
+          runChecks: true,
+          commit: true,
+          progress: 'did US-001',
+        }),
+      }),
+      repo,
+    );
 
     const res = await runClaude(repo, server, 'Work the plan in ralph/prd.json.');
 
@@ -54,8 +72,20 @@ describe.skipIf(SKIP_CLAUDE)('claude CLI against the scripted model server', () 
     const repo = gitdir();
     const scenario: Scenario = ({ turn, toolResults }) =>
       turn === 0
-        ? { blocks: [{ type: 'tool_use', name: 'Bash', input: { command: 'echo broken >&2; exit 7', description: 'Fail on purpose' } }] }
-        : { blocks: [{ type: 'text', text: `saw error=${toolResults[0]?.isError} ${toolResults[0]?.text.includes('broken')}` }] };
+        ? {
+            blocks: [
+              {
+                type: 'tool_use',
+                name: 'Bash',
+                input: { command: 'echo broken >&2; exit 7', description: 'Fail on purpose' },
+              },
+            ],
+          }
+        : {
+            blocks: [
+              { type: 'text', text: `saw error=${toolResults[0]?.isError} ${toolResults[0]?.text.includes('broken')}` },
+            ],
+          };
     const server = await serve(scenario, repo);
 
     const res = await runClaude(repo, server, 'Try it.');
@@ -69,8 +99,22 @@ describe.skipIf(SKIP_CLAUDE)('claude CLI against the scripted model server', () 
     const repo = gitdir();
     const file = path.join(repo, 'notes.md');
     const steps: Scenario = ({ turn, toolResults }) => {
-      if (turn === 0) return { blocks: [{ type: 'tool_use', name: 'Write', input: { file_path: file, content: '# Notes\n\nfirst draft\n' } }] };
-      if (turn === 1) return { blocks: [{ type: 'tool_use', name: 'Edit', input: { file_path: file, old_string: 'first draft', new_string: 'final text' } }] };
+      if (turn === 0)
+        return {
+          blocks: [
+            { type: 'tool_use', name: 'Write', input: { file_path: file, content: '# Notes\n\nfirst draft\n' } },
+          ],
+        };
+      if (turn === 1)
+        return {
+          blocks: [
+            {
+              type: 'tool_use',
+              name: 'Edit',
+              input: { file_path: file, old_string: 'first draft', new_string: 'final text' },
+            },
+          ],
+        };
       return { blocks: [{ type: 'text', text: `edit error=${toolResults[0]?.isError}` }] };
     };
     const server = await serve(steps, repo);
@@ -85,7 +129,8 @@ describe.skipIf(SKIP_CLAUDE)('claude CLI against the scripted model server', () 
   it('lists project skills from .claude/skills with their descriptions in the request', async () => {
     requireClaude();
     const repo = gitdir({
-      '.claude/skills/demo-notes/SKILL.md': '---\nname: demo-notes\ndescription: Writes demo notes for the scripted model test.\n---\n\n# Demo\n',
+      '.claude/skills/demo-notes/SKILL.md':
+        '---\nname: demo-notes\ndescription: Writes demo notes for the scripted model test.\n---\n\n# Demo\n',
     });
     const server = await serve(() => ({ blocks: [{ type: 'text', text: 'fine' }] }), repo);
 
@@ -93,7 +138,8 @@ describe.skipIf(SKIP_CLAUDE)('claude CLI against the scripted model server', () 
 
     expect(res.code, res.stderr).toBe(0);
     expect(existsSync(path.join(repo, '.claude/skills/demo-notes/SKILL.md'))).toBe(true);
-    expect(requestText(server.mainRequests()[0])).toContain('- demo-notes: Writes demo notes for the scripted model test.');
+    expect(requestText(server.mainRequests()[0])).toContain(
+      '- demo-notes: Writes demo notes for the scripted model test.',
+    );
   });
 });
-

@@ -30,23 +30,40 @@ describe.skipIf(SKIP_CLAUDE)('ralph.sh --agent claude: how the loop ends', () =>
     // Iteration 1: a tool prints the tag on its own line (so it is in the stream-json events), the final message
     // does not have it. Iteration 2: the final message has it.
     const server = await serve(({ turn, call }) => {
-      if (call === 1) return { blocks: [{ type: 'tool_use', name: 'Bash', input: { command: "printf '<promise>STUCK</promise>\\n'", description: 'Print a tag' } }] };
+      if (call === 1)
+        return {
+          blocks: [
+            {
+              type: 'tool_use',
+              name: 'Bash',
+              input: { command: "printf '<promise>STUCK</promise>\\n'", description: 'Print a tag' },
+            },
+          ],
+        };
       if (call === 2) return { blocks: [{ type: 'text', text: 'Still looking into one.txt.' }] };
-      return { blocks: [{ type: 'text', text: `turn ${turn}: one.txt cannot be written here.\n<promise>STUCK</promise>` }] };
+      return {
+        blocks: [{ type: 'text', text: `turn ${turn}: one.txt cannot be written here.\n<promise>STUCK</promise>` }],
+      };
     }, repo);
 
     const res = await ralphWithClaude(repo, server, ['3']);
 
     expect(server.errors).toEqual([]);
-    expect(server.mainRequests()[1].messages!.at(-1)!.content).toEqual([expect.objectContaining({ type: 'tool_result', content: '<promise>STUCK</promise>' })]);
+    expect(server.mainRequests()[1].messages!.at(-1)!.content).toEqual([
+      expect.objectContaining({ type: 'tool_result', content: '<promise>STUCK</promise>' }),
+    ]);
     expect(res.code, res.stderr).toBe(3);
     expect(readState(repo).iteration).toBe(2);
   });
-  it("repeats an iteration, without counting it, when Claude Code reports an API error (HTTP 529 overloaded)", async () => {
+  it('repeats an iteration, without counting it, when Claude Code reports an API error (HTTP 529 overloaded)', async () => {
     requireClaude();
     const repo = await installedRepo();
     const worker = ralphWorker({ decide: honestWork });
-    const server = await serve((ctx) => (ctx.call === 1 ? { apiError: { status: 529, type: 'overloaded_error', message: 'Overloaded' } } : worker(ctx)), repo);
+    const server = await serve(
+      (ctx) =>
+        ctx.call === 1 ? { apiError: { status: 529, type: 'overloaded_error', message: 'Overloaded' } } : worker(ctx),
+      repo,
+    );
 
     const res = await ralphWithClaude(repo, server, ['1'], { env: { RALPH_RETRY_MS: '10' } });
 

@@ -7,7 +7,16 @@ import { git } from '../support/repo.js';
 import { requestText } from '../support/model-server.js';
 import { ralphWorker } from '../support/model-scenarios.js';
 import { SKIP_CLAUDE, requireClaude } from '../support/model-claude.js';
-import { honestWork, installedRepo, ralphWithClaude, readLedger, readPlan, readState, serve, skillDescription } from '../support/model-loop.js';
+import {
+  honestWork,
+  installedRepo,
+  ralphWithClaude,
+  readLedger,
+  readPlan,
+  readState,
+  serve,
+  skillDescription,
+} from '../support/model-loop.js';
 
 describe.skipIf(SKIP_CLAUDE)('ralph.sh --agent claude with the real Claude Code CLI', () => {
   it('completes a two-story plan with checks: exit 0, two feat: commits, both stories verified', async () => {
@@ -43,7 +52,9 @@ describe.skipIf(SKIP_CLAUDE)('ralph.sh --agent claude with the real Claude Code 
   it('rejects a story the model claims without passing its check', async () => {
     requireClaude();
     const repo = await installedRepo();
-    const liar = ralphWorker({ decide: () => ({ claim: true, commit: true, progress: 'claimed without doing the work' }) });
+    const liar = ralphWorker({
+      decide: () => ({ claim: true, commit: true, progress: 'claimed without doing the work' }),
+    });
     const server = await serve(liar, repo);
 
     const res = await ralphWithClaude(repo, server, ['1']);

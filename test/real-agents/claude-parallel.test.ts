@@ -20,9 +20,36 @@ const PLAN = {
   branchName: BRANCH,
   checks: ['test -f README.md'],
   userStories: [
-    { id: 'US-001', title: 'Say one', acceptanceCriteria: ['one.txt says one'], priority: 1, passes: false, notes: '', dependsOn: [], checks: ['grep -qx one one.txt'] },
-    { id: 'US-002', title: 'Say two', acceptanceCriteria: ['two.txt says two'], priority: 2, passes: false, notes: '', dependsOn: [], checks: ['grep -qx two two.txt'] },
-    { id: 'US-003', title: 'Say both', acceptanceCriteria: ['both.txt joins them'], priority: 3, passes: false, notes: '', dependsOn: ['US-001', 'US-002'], checks: ['grep -qx "one two" both.txt'] },
+    {
+      id: 'US-001',
+      title: 'Say one',
+      acceptanceCriteria: ['one.txt says one'],
+      priority: 1,
+      passes: false,
+      notes: '',
+      dependsOn: [],
+      checks: ['grep -qx one one.txt'],
+    },
+    {
+      id: 'US-002',
+      title: 'Say two',
+      acceptanceCriteria: ['two.txt says two'],
+      priority: 2,
+      passes: false,
+      notes: '',
+      dependsOn: [],
+      checks: ['grep -qx two two.txt'],
+    },
+    {
+      id: 'US-003',
+      title: 'Say both',
+      acceptanceCriteria: ['both.txt joins them'],
+      priority: 3,
+      passes: false,
+      notes: '',
+      dependsOn: ['US-001', 'US-002'],
+      checks: ['grep -qx "one two" both.txt'],
+    },
   ],
 };
 
@@ -46,7 +73,10 @@ function meeting(ids: string[], timeoutMs: number): (id: string) => Promise<void
     if (arrived.size === ids.length) everyone();
     let timer: NodeJS.Timeout | undefined;
     const alone = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`${id} waited ${timeoutMs} ms alone: only ${[...arrived].join(', ')} started`)), timeoutMs);
+      timer = setTimeout(
+        () => reject(new Error(`${id} waited ${timeoutMs} ms alone: only ${[...arrived].join(', ')} started`)),
+        timeoutMs,
+      );
     });
     await Promise.race([all, alone]).finally(() => clearTimeout(timer));
   };
@@ -64,11 +94,15 @@ function isAncestor(repo: string, commit: string, of: string): boolean {
 /** The merge commit on the plan branch's first-parent line that brought `commit` in (it was not there before). */
 function mergeThatBrought(repo: string, commit: string): string | undefined {
   const merges = git(repo, 'log', '--first-parent', '--merges', '--format=%H %P', BRANCH).split('\n').filter(Boolean);
-  return merges.map((l) => l.split(' ')).find(([, first, second]) => isAncestor(repo, commit, second) && !isAncestor(repo, commit, first))?.[0];
+  return merges
+    .map((l) => l.split(' '))
+    .find(([, first, second]) => isAncestor(repo, commit, second) && !isAncestor(repo, commit, first))?.[0];
 }
 
 describe.skipIf(SKIP_CLAUDE)('ralph.sh --parallel 2 --agent claude with the real Claude Code CLI', () => {
-  it('works two independent stories on two workers at once, merges each, then the story that needs both', { timeout: 150_000 }, async () => {
+  it('works two independent stories on two workers at once, merges each, then the story that needs both', {
+    timeout: 150_000,
+  }, async () => {
     requireClaude();
     const repo = installedRepo({ plan: PLAN, message: 'chore: install ralphkit and plan' });
     onTestFinished(() => rmSync(`${repo}.ralph-worktrees`, { recursive: true, force: true }));
@@ -96,7 +130,11 @@ describe.skipIf(SKIP_CLAUDE)('ralph.sh --parallel 2 --agent claude with the real
     expect(git(repo, 'status', '--porcelain', '--untracked-files=no')).toBe('');
     // Every story passes on the plan branch, and the last one's work saw the first two's.
     const plan = JSON.parse(git(repo, 'show', `${BRANCH}:ralph/prd.json`)) as typeof PLAN;
-    expect(plan.userStories.map((s) => [s.id, s.passes])).toEqual([['US-001', true], ['US-002', true], ['US-003', true]]);
+    expect(plan.userStories.map((s) => [s.id, s.passes])).toEqual([
+      ['US-001', true],
+      ['US-002', true],
+      ['US-003', true],
+    ]);
     expect(git(repo, 'show', `${BRANCH}:both.txt`)).toBe('one two');
 
     // Each story's commit arrived on the plan branch by a merge of its own; the story that needs both came last.

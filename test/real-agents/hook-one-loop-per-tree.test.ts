@@ -15,23 +15,41 @@ const A = '49b42a3f-ea60-4259-acfe-8858545d9d7a';
 const B = '7c1d2e3f-0000-4a4a-8b8b-123456789abc';
 
 function hookStart(repo: string, session: string, claudePid: number) {
-  return run(process.execPath, [path.join(repo, 'ralph/ralph.mjs'), 'hook', 'start', '--session-id', session], { cwd: repo, env: { CLAUDE_PID: String(claudePid) } });
+  return run(process.execPath, [path.join(repo, 'ralph/ralph.mjs'), 'hook', 'start', '--session-id', session], {
+    cwd: repo,
+    env: { CLAUDE_PID: String(claudePid) },
+  });
 }
 
-const stateOf = (repo: string, id: string) => JSON.parse(readFileSync(path.join(repo, 'ralph/.runs', id, 'state.json'), 'utf8'));
+const stateOf = (repo: string, id: string) =>
+  JSON.parse(readFileSync(path.join(repo, 'ralph/.runs', id, 'state.json'), 'utf8'));
 /** A pid that was Claude Code's and is gone now. */
 const gonePid = (): number => spawnSync('true').pid as number;
 
 describe('a runner loop and an in-session loop in one working tree', () => {
   it('hook start is refused while a runner loop holds the tree: nothing recorded, the cancel command in the hint', async () => {
     const repo = installedRepo({ plan: TWO_STORY_PLAN });
-    const runner = startRalph(repo, ['--agent-cmd', agent('sleeper'), '--pause', '0', '--name', 'night', '--iteration-timeout', '40s', '3']);
+    const runner = startRalph(repo, [
+      '--agent-cmd',
+      agent('sleeper'),
+      '--pause',
+      '0',
+      '--name',
+      'night',
+      '--iteration-timeout',
+      '40s',
+      '3',
+    ]);
     await until('the runner to start its agent', () => loopStates(repo).some((s) => s.agentPid), 20_000);
 
     const res = await hookStart(repo, A, process.pid);
     expect(res.code, res.stderr).toBe(2);
-    expect(res.stderr).toMatch(/hook start: a runner loop \(night, pid \d+\) is running in this working tree, on ralph\/prd\.json; an in-session loop here would verify and write the same plan, so none was started/);
-    expect(res.stderr).toMatch(/hint: wait for it to end \(.*status\), or stop it with: .* cancel night, then type \/ralph-loop again; or start Claude Code in a separate working tree: git worktree add \.\.\/\S+-2/);
+    expect(res.stderr).toMatch(
+      /hook start: a runner loop \(night, pid \d+\) is running in this working tree, on ralph\/prd\.json; an in-session loop here would verify and write the same plan, so none was started/,
+    );
+    expect(res.stderr).toMatch(
+      /hint: wait for it to end \(.*status\), or stop it with: .* cancel night, then type \/ralph-loop again; or start Claude Code in a separate working tree: git worktree add \.\.\/\S+-2/,
+    );
     expect(res.stdout).toBe('');
     expect(existsSync(path.join(repo, 'ralph/.runs', A))).toBe(false);
     expect(git(repo, 'for-each-ref', `refs/ralphkit/loops/${A}`)).toBe('');
@@ -49,8 +67,14 @@ describe('a runner loop and an in-session loop in one working tree', () => {
 
     const refused = await ralph(repo, fake, { FAKE_MARKER: marker });
     expect(refused.code, refused.stderr).toBe(2);
-    expect(refused.stderr).toContain(`an in-session loop (Claude Code session ${A}, Claude Code pid ${process.pid}) is running in this working tree; one working tree runs one loop at a time, so the runner did not start`);
-    expect(refused.stderr).toMatch(new RegExp(`hint: let that loop end, or stop it with: .* cancel ${A}; or work in a separate working tree \\(git worktree add \\.\\./\\S+-2\\)`));
+    expect(refused.stderr).toContain(
+      `an in-session loop (Claude Code session ${A}, Claude Code pid ${process.pid}) is running in this working tree; one working tree runs one loop at a time, so the runner did not start`,
+    );
+    expect(refused.stderr).toMatch(
+      new RegExp(
+        `hint: let that loop end, or stop it with: .* cancel ${A}; or work in a separate working tree \\(git worktree add \\.\\./\\S+-2\\)`,
+      ),
+    );
     expect(existsSync(marker)).toBe(false);
     expect(git(repo, 'branch', '--show-current')).toBe('main');
 
@@ -67,14 +91,18 @@ describe('a runner loop and an in-session loop in one working tree', () => {
 });
 
 describe('two Claude Code sessions in one working tree', () => {
-  it('the second session\'s /ralph-loop is refused while the first loops; the first may restart its own; a gone session is no bar', async () => {
+  it("the second session's /ralph-loop is refused while the first loops; the first may restart its own; a gone session is no bar", async () => {
     const repo = installedRepo({ plan: TWO_STORY_PLAN });
     expect((await hookStart(repo, A, process.pid)).code).toBe(0);
 
     const second = await hookStart(repo, B, process.pid);
     expect(second.code, second.stderr).toBe(2);
-    expect(second.stderr).toContain(`hook start: an in-session loop (Claude Code session ${A}, Claude Code pid ${process.pid}) is running in this working tree; a second in-session loop here would verify and write the same plan (ralph/prd.json), so none was started for this session`);
-    expect(second.stderr).toMatch(new RegExp(`hint: let that loop end, or stop it with: .* cancel ${A}; or work in a separate working tree`));
+    expect(second.stderr).toContain(
+      `hook start: an in-session loop (Claude Code session ${A}, Claude Code pid ${process.pid}) is running in this working tree; a second in-session loop here would verify and write the same plan (ralph/prd.json), so none was started for this session`,
+    );
+    expect(second.stderr).toMatch(
+      new RegExp(`hint: let that loop end, or stop it with: .* cancel ${A}; or work in a separate working tree`),
+    );
     expect(existsSync(path.join(repo, 'ralph/.runs', B))).toBe(false);
 
     const again = await hookStart(repo, A, process.pid);

@@ -48,18 +48,30 @@ function placeCli(bin: string, home: string, place: Place): string {
 
 /** The honest Codex model: its one story's work, checks and commit in one shell call, then COMPLETE when none is open. */
 const codexHonest: ResponsesScenario = (ctx) => {
-  const plan = JSON.parse(readFileSync(path.join(ctx.repo!, 'ralph/prd.json'), 'utf8')) as { checks?: string[]; userStories: PlanStory[] };
+  const plan = JSON.parse(readFileSync(path.join(ctx.repo!, 'ralph/prd.json'), 'utf8')) as {
+    checks?: string[];
+    userStories: PlanStory[];
+  };
   const open = plan.userStories.filter((s) => !s.passes);
-  if (ctx.turn === 0 && open.length) return { items: [{ type: 'exec', cmd: renderStoryCommand(plan, open[0], honestWork(open[0]), 'ralph/prd.json') }] };
+  if (ctx.turn === 0 && open.length)
+    return { items: [{ type: 'exec', cmd: renderStoryCommand(plan, open[0], honestWork(open[0]), 'ralph/prd.json') }] };
   return { items: [{ type: 'message', text: `Done.${open.length ? '' : '\n<promise>COMPLETE</promise>'}` }] };
 };
 
 /** The environment for one CLI at `place`: its login to the scripted server in HOME (CODEX_HOME too), PATH to it. */
-async function cliLoop(agent: 'claude' | 'codex', place: Place, repo: string): Promise<{ env: NodeJS.ProcessEnv; errors: Error[]; requests: () => number }> {
+async function cliLoop(
+  agent: 'claude' | 'codex',
+  place: Place,
+  repo: string,
+): Promise<{ env: NodeJS.ProcessEnv; errors: Error[]; requests: () => number }> {
   if (agent === 'claude') {
     const server = await serve(ralphWorker({ decide: honestWork }), repo);
     const env = claudeEnv(server);
-    return { env: { ...env, PATH: `${placeCli(CLAUDE_BIN, env.HOME!, place)}${path.delimiter}${process.env.PATH}` }, errors: server.errors, requests: () => server.mainRequests().length };
+    return {
+      env: { ...env, PATH: `${placeCli(CLAUDE_BIN, env.HOME!, place)}${path.delimiter}${process.env.PATH}` },
+      errors: server.errors,
+      requests: () => server.mainRequests().length,
+    };
   }
   const server = await startResponsesServer({ scenario: codexHonest, repo });
   onTestFinished(() => server.close());
@@ -69,54 +81,89 @@ async function cliLoop(agent: 'claude' | 'codex', place: Place, repo: string): P
   const codexHome = path.join(base.HOME!, '.codex');
   mkdirSync(codexHome);
   writeFileSync(path.join(codexHome, 'config.toml'), readFileSync(path.join(base.CODEX_HOME!, 'config.toml')));
-  return { env: { ...base, CODEX_HOME: codexHome, PATH: `${placeCli(CODEX_BIN, base.HOME!, place)}${path.delimiter}${process.env.PATH}` }, errors: server.errors, requests: () => server.mainRequests().length };
+  return {
+    env: {
+      ...base,
+      CODEX_HOME: codexHome,
+      PATH: `${placeCli(CODEX_BIN, base.HOME!, place)}${path.delimiter}${process.env.PATH}`,
+    },
+    errors: server.errors,
+    requests: () => server.mainRequests().length,
+  };
 }
 
 function ralph(repo: string, agent: string, env: NodeJS.ProcessEnv) {
-  return run(path.join(repo, 'ralph/ralph.sh'), ['--agent', agent, '--pause', '0', '--iteration-timeout', '60s', '3'], { cwd: repo, env, timeoutMs: 120_000, sandboxDefault: true });
+  return run(path.join(repo, 'ralph/ralph.sh'), ['--agent', agent, '--pause', '0', '--iteration-timeout', '60s', '3'], {
+    cwd: repo,
+    env,
+    timeoutMs: 120_000,
+    sandboxDefault: true,
+  });
 }
 
 /** Files and folders directly in `home` (and one level into dot-folders), what the CLI left there. */
 function homeEntries(home: string): string[] {
-  return readdirSync(home, { withFileTypes: true }).flatMap((e) => (e.isDirectory() && e.name !== '.local' ? [`${e.name}/`, ...readdirSync(path.join(home, e.name)).map((n) => `${e.name}/${n}`)] : [e.name])).sort();
+  return readdirSync(home, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory() && e.name !== '.local'
+        ? [`${e.name}/`, ...readdirSync(path.join(home, e.name)).map((n) => `${e.name}/${n}`)]
+        : [e.name],
+    )
+    .sort();
 }
 
-describe.skipIf(!probe.ok || SKIP_CLAUDE || SKIP_CODEX)(`the real Claude Code and Codex CLIs under the default sandbox${probe.ok ? '' : ` (skipped: ${probe.message})`}`, () => {
-  for (const agent of ['claude', 'codex'] as const) {
-    for (const place of ['home', 'system'] as const) {
-      it(`${agent} installed ${place === 'home' ? 'in HOME' : 'outside HOME (a system path)'}: sandboxed, reaches its model on 127.0.0.1, exit 0 with the story verified`, { timeout: 150_000 }, async () => {
-        requireClaude();
-        requireCodex();
-        const repo = installedRepo({ skills: false, plan: PLAN });
-        const loop = await cliLoop(agent, place, repo);
-        const claudeBefore = homeEntries(loop.env.HOME!).filter((e) => e.startsWith('.claude'));
-        const r = await ralph(repo, agent, loop.env);
-        expect(loop.errors).toEqual([]);
-        expect(r.code, r.stderr).toBe(0);
-        expect(r.stderr).not.toContain('not sandboxed');
-        expect(readState(repo).options.sandbox).toBe(true);
-        const feat = git(repo, 'log', '-1', '--format=%H', '--grep=^feat: US-001');
-        expect(readLedger(repo).filter((l) => l.kind === 'verdict' && !l.gate).map((v) => [v.story, v.status, v.commit])).toEqual([['US-001', 'verified', feat]]);
-        // What the CLI keeps in HOME (docs/agents.md) it wrote into its private layer: none of it reached the real HOME.
-        const home = loop.env.HOME!;
-        if (agent === 'claude') expect(homeEntries(home).filter((e) => e.startsWith('.claude'))).toEqual(claudeBefore);
-        else expect(readdirSync(path.join(home, '.codex'))).toEqual(['config.toml']);
-      });
-    }
-  }
-
-  it('both installed under /tmp (outside the repository and HOME): refused before iteration 1, exit 2, with what to type; no request reached a model', { timeout: 60_000 }, async () => {
-    requireClaude();
-    requireCodex();
-    const repo = installedRepo({ skills: false, plan: PLAN });
+describe.skipIf(!probe.ok || SKIP_CLAUDE || SKIP_CODEX)(
+  `the real Claude Code and Codex CLIs under the default sandbox${probe.ok ? '' : ` (skipped: ${probe.message})`}`,
+  () => {
     for (const agent of ['claude', 'codex'] as const) {
-      const loop = await cliLoop(agent, 'tmp', repo);
-      const r = await ralph(repo, agent, loop.env);
-      expect(r.code, r.stderr).toBe(2);
-      expect(r.stderr).toMatch(new RegExp(`the sandbox cannot see the agent \\(${agent}\\): /tmp/ralphkit-cli-bin-\\w+/${agent} is under /tmp`));
-      expect(r.stderr).toContain('; or run with --no-sandbox');
-      expect(existsSync(path.join(repo, 'ralph/.runs'))).toBe(false);
-      expect(loop.requests()).toBe(0);
+      for (const place of ['home', 'system'] as const) {
+        it(`${agent} installed ${place === 'home' ? 'in HOME' : 'outside HOME (a system path)'}: sandboxed, reaches its model on 127.0.0.1, exit 0 with the story verified`, {
+          timeout: 150_000,
+        }, async () => {
+          requireClaude();
+          requireCodex();
+          const repo = installedRepo({ skills: false, plan: PLAN });
+          const loop = await cliLoop(agent, place, repo);
+          const claudeBefore = homeEntries(loop.env.HOME!).filter((e) => e.startsWith('.claude'));
+          const r = await ralph(repo, agent, loop.env);
+          expect(loop.errors).toEqual([]);
+          expect(r.code, r.stderr).toBe(0);
+          expect(r.stderr).not.toContain('not sandboxed');
+          expect(readState(repo).options.sandbox).toBe(true);
+          const feat = git(repo, 'log', '-1', '--format=%H', '--grep=^feat: US-001');
+          expect(
+            readLedger(repo)
+              .filter((l) => l.kind === 'verdict' && !l.gate)
+              .map((v) => [v.story, v.status, v.commit]),
+          ).toEqual([['US-001', 'verified', feat]]);
+          // What the CLI keeps in HOME (docs/agents.md) it wrote into its private layer: none of it reached the real HOME.
+          const home = loop.env.HOME!;
+          if (agent === 'claude')
+            expect(homeEntries(home).filter((e) => e.startsWith('.claude'))).toEqual(claudeBefore);
+          else expect(readdirSync(path.join(home, '.codex'))).toEqual(['config.toml']);
+        });
+      }
     }
-  });
-});
+
+    it('both installed under /tmp (outside the repository and HOME): refused before iteration 1, exit 2, with what to type; no request reached a model', {
+      timeout: 60_000,
+    }, async () => {
+      requireClaude();
+      requireCodex();
+      const repo = installedRepo({ skills: false, plan: PLAN });
+      for (const agent of ['claude', 'codex'] as const) {
+        const loop = await cliLoop(agent, 'tmp', repo);
+        const r = await ralph(repo, agent, loop.env);
+        expect(r.code, r.stderr).toBe(2);
+        expect(r.stderr).toMatch(
+          new RegExp(
+            `the sandbox cannot see the agent \\(${agent}\\): /tmp/ralphkit-cli-bin-\\w+/${agent} is under /tmp`,
+          ),
+        );
+        expect(r.stderr).toContain('; or run with --no-sandbox');
+        expect(existsSync(path.join(repo, 'ralph/.runs'))).toBe(false);
+        expect(loop.requests()).toBe(0);
+      }
+    });
+  },
+);

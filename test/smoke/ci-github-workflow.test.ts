@@ -82,15 +82,25 @@ describe('the GitHub workflow', () => {
     expect(LOOP.concurrency).toEqual({ group: 'ralph-loop-${{ matrix.plan.branch }}', 'cancel-in-progress': false });
     // Inputs and matrix values reach scripts only through env, never spliced into the script text.
     for (const s of [...PLANS.steps, ...LOOP.steps]) expect(s.run ?? '').not.toMatch(/\$\{\{/);
-    expect([...PLANS.steps, ...LOOP.steps].flatMap((s) => (s.uses ? [s.uses] : []))).toEqual(['actions/checkout@v4', 'actions/checkout@v4', 'actions/setup-node@v4', 'actions/upload-artifact@v4']);
+    expect([...PLANS.steps, ...LOOP.steps].flatMap((s) => (s.uses ? [s.uses] : []))).toEqual([
+      'actions/checkout@v4',
+      'actions/checkout@v4',
+      'actions/setup-node@v4',
+      'actions/upload-artifact@v4',
+    ]);
   });
 
   it('runs one job per plan that the first job lists, the loop with --deliver pr and a --max-duration under the job limit', () => {
     expect(PLANS.outputs).toEqual({ plans: '${{ steps.list.outputs.plans }}' });
     expect(step(PLANS, 'List the plans').id).toBe('list');
     expect(LOOP.needs).toBe('plans');
-    expect(LOOP.strategy).toEqual({ 'fail-fast': false, matrix: { plan: '${{ fromJSON(needs.plans.outputs.plans) }}' } });
-    const command = step(LOOP, 'Run the loop').run!.split('\n').find((l) => l.includes('./ralph/ralph.sh'))!;
+    expect(LOOP.strategy).toEqual({
+      'fail-fast': false,
+      matrix: { plan: '${{ fromJSON(needs.plans.outputs.plans) }}' },
+    });
+    const command = step(LOOP, 'Run the loop')
+      .run!.split('\n')
+      .find((l) => l.includes('./ralph/ralph.sh'))!;
     expect(command).toContain('--deliver pr');
     expect(command).not.toContain('--sandbox');
     const duration = parseDuration(/--max-duration (\S+)/.exec(command)![1]);
@@ -104,10 +114,15 @@ describe('the GitHub workflow', () => {
     const scrub = step(LOOP, 'Scrub secrets from the logs');
     expect(names.indexOf('Scrub secrets from the logs')).toBe(names.indexOf(upload.uses) - 1);
     expect([scrub.if, upload.if]).toEqual(['always()', 'always()']);
-    expect(upload.with).toMatchObject({ path: 'ralph/.runs/', 'include-hidden-files': true, name: 'ralph-runs-${{ matrix.plan.name }}-${{ github.run_attempt }}' });
+    expect(upload.with).toMatchObject({
+      path: 'ralph/.runs/',
+      'include-hidden-files': true,
+      name: 'ralph-runs-${{ matrix.plan.name }}-${{ github.run_attempt }}',
+    });
     expect(upload.with!['retention-days']).toBeLessThanOrEqual(7);
     // Every secret the loop step sees is one the scrubber replaces.
-    for (const name of Object.keys(step(LOOP, 'Run the loop').env!).filter((n) => /TOKEN|KEY/.test(n))) expect(scrub.env).toHaveProperty(name);
+    for (const name of Object.keys(step(LOOP, 'Run the loop').env!).filter((n) => /TOKEN|KEY/.test(n)))
+      expect(scrub.env).toHaveProperty(name);
     expect(scrub.run).toContain(`'OPENAI_API_KEY'`);
   });
 });
@@ -135,7 +150,9 @@ describe('the workflow steps, run off GitHub', () => {
       { prd: 'ralph/plans/b.json', branch: 'ralph/b', name: 'ralph-plans-b.json' },
     ]);
     const named = await list('ralph/plans/b.json');
-    expect(JSON.parse(/^plans=(.*)$/m.exec(named.output)![1]).map((p: { prd: string }) => p.prd)).toEqual(['ralph/plans/b.json']);
+    expect(JSON.parse(/^plans=(.*)$/m.exec(named.output)![1]).map((p: { prd: string }) => p.prd)).toEqual([
+      'ralph/plans/b.json',
+    ]);
     const outside = await list('ralph/plans/a.json ../../etc/passwd');
     expect(outside.code).toBe(1);
     expect(outside.stderr).toContain('::error::no plan at ../../etc/passwd in this repository');
@@ -144,11 +161,21 @@ describe('the workflow steps, run off GitHub', () => {
 
   it('the credential helper gives the token to a git that has GH_TOKEN (the runner), and nothing to one without (the agent)', async () => {
     const home = testdir();
-    const env = { HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), GITHUB_SERVER_URL: 'https://github.com', PATH: process.env.PATH };
+    const env = {
+      HOME: home,
+      XDG_CONFIG_HOME: path.join(home, '.config'),
+      GITHUB_SERVER_URL: 'https://github.com',
+      PATH: process.env.PATH,
+    };
     const set = await runStep(step(LOOP, 'Git identity, and push credentials for the runner only').run!, home, env);
     expect(set.code, set.stderr).toBe(0);
     expect(readFileSync(path.join(home, '.gitconfig'), 'utf8')).not.toContain(TOKEN);
-    const fill = (extra: NodeJS.ProcessEnv) => run('git', ['credential', 'fill'], { cwd: home, env: { ...env, GIT_TERMINAL_PROMPT: '0', ...extra }, input: 'protocol=https\nhost=github.com\npath=acme/demo.git\n\n' });
+    const fill = (extra: NodeJS.ProcessEnv) =>
+      run('git', ['credential', 'fill'], {
+        cwd: home,
+        env: { ...env, GIT_TERMINAL_PROMPT: '0', ...extra },
+        input: 'protocol=https\nhost=github.com\npath=acme/demo.git\n\n',
+      });
     const runner = await fill({ GH_TOKEN: TOKEN });
     expect(runner.stdout).toContain(`password=${TOKEN}`);
     expect(runner.stdout).toContain('username=x-access-token');
@@ -168,23 +195,47 @@ describe('the workflow steps, run off GitHub', () => {
     symlinkSync(outside, path.join(repo, 'ralph/.runs/loop-1/link.txt'));
     linkSync(outside, path.join(repo, 'ralph/.runs/loop-1/hard.txt'));
     const scrub = step(LOOP, 'Scrub secrets from the logs');
-    const r = await runStep(scrub.run!, repo, { GH_TOKEN: TOKEN, ANTHROPIC_API_KEY: key, CLAUDE_CODE_OAUTH_TOKEN: '', OPENAI_API_KEY: '', PATH: process.env.PATH });
+    const r = await runStep(scrub.run!, repo, {
+      GH_TOKEN: TOKEN,
+      ANTHROPIC_API_KEY: key,
+      CLAUDE_CODE_OAUTH_TOKEN: '',
+      OPENAI_API_KEY: '',
+      PATH: process.env.PATH,
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('ralph/.runs: 1 file(s) scrubbed of secrets, 2 link(s) or special file(s) removed');
-    expect(readFileSync(path.join(repo, 'ralph/.runs/loop-1/iteration-1.log'), 'utf8')).toBe('{"tool_result":"ANTHROPIC_API_KEY=*** GH_TOKEN=***"}\n');
+    expect(readFileSync(path.join(repo, 'ralph/.runs/loop-1/iteration-1.log'), 'utf8')).toBe(
+      '{"tool_result":"ANTHROPIC_API_KEY=*** GH_TOKEN=***"}\n',
+    );
     expect(readFileSync(path.join(repo, 'ralph/.runs/loop-1/state.json'), 'utf8')).toBe('{"status":"complete"}\n');
-    expect(existsSync(path.join(repo, 'ralph/.runs/loop-1/link.txt')) || existsSync(path.join(repo, 'ralph/.runs/loop-1/hard.txt'))).toBe(false);
+    expect(
+      existsSync(path.join(repo, 'ralph/.runs/loop-1/link.txt')) ||
+        existsSync(path.join(repo, 'ralph/.runs/loop-1/hard.txt')),
+    ).toBe(false);
     // What the links pointed at is untouched.
     expect(readFileSync(outside, 'utf8')).toBe(`runner credentials ${TOKEN}\n`);
   });
 
   it('says which secret to set when the agent has no credential, before the loop starts', async () => {
     const dir = installedRepo({ plan: renderPlan({ stories: 1 }) });
-    const r = await runStep(step(LOOP, 'Run the loop').run!, dir, { ...gitEnv(), AGENT: 'claude', PLAN: 'ralph/prd.json', MAX_ITERATIONS: '3', ANTHROPIC_API_KEY: '', CLAUDE_CODE_OAUTH_TOKEN: '' });
+    const r = await runStep(step(LOOP, 'Run the loop').run!, dir, {
+      ...gitEnv(),
+      AGENT: 'claude',
+      PLAN: 'ralph/prd.json',
+      MAX_ITERATIONS: '3',
+      ANTHROPIC_API_KEY: '',
+      CLAUDE_CODE_OAUTH_TOKEN: '',
+    });
     expect(r.code).toBe(1);
-    expect(r.stdout).toContain('::error::Claude Code needs the repository secret ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN');
+    expect(r.stdout).toContain(
+      '::error::Claude Code needs the repository secret ANTHROPIC_API_KEY or CLAUDE_CODE_OAUTH_TOKEN',
+    );
     expect(existsSync(path.join(dir, 'ralph/.runs'))).toBe(false);
-    const codex = await runStep(step(LOOP, "Install the agent's CLI").run!, dir, { PATH: process.env.PATH, AGENT: 'codex', OPENAI_API_KEY: '' });
+    const codex = await runStep(step(LOOP, "Install the agent's CLI").run!, dir, {
+      PATH: process.env.PATH,
+      AGENT: 'codex',
+      OPENAI_API_KEY: '',
+    });
     expect(codex.code).toBe(1);
     expect(codex.stdout).toContain('::error::Codex needs the repository secret OPENAI_API_KEY');
   });
@@ -201,21 +252,39 @@ describe('the workflow steps, run off GitHub', () => {
     // Claude Code stand-in: records its environment, then does one story per run.
     const bin = testdir('ralphkit-bin-');
     const envDump = path.join(bin, 'agent-env');
-    writeFileSync(path.join(bin, 'claude'), `#!/bin/sh\nenv >> '${envDump}'\nexec node '${agent('claude-stream')}' "$@"\n`);
+    writeFileSync(
+      path.join(bin, 'claude'),
+      `#!/bin/sh\nenv >> '${envDump}'\nexec node '${agent('claude-stream')}' "$@"\n`,
+    );
     chmodSync(path.join(bin, 'claude'), 0o755);
     // GitHub's hosted Ubuntu runners refuse bubblewrap its user namespaces (AppArmor), so the loop runs unsandboxed
     // there and says so; this bwrap fails the way it does there.
-    writeFileSync(path.join(bin, 'bwrap'), '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n');
+    writeFileSync(
+      path.join(bin, 'bwrap'),
+      '#!/bin/sh\necho "bwrap: setting up uid map: Permission denied" >&2\nexit 1\n',
+    );
     chmodSync(path.join(bin, 'bwrap'), 0o755);
     const env = {
-      ...gitEnv(), AGENT: 'claude', PLAN: 'ralph/prd.json', MAX_ITERATIONS: '5', GH_TOKEN: TOKEN, ANTHROPIC_API_KEY: '', CLAUDE_CODE_OAUTH_TOKEN: 'oauth-token-for-the-agent',
-      RALPH_CLAUDE_BIN: path.join(bin, 'claude'), GITHUB_API_URL: server.url, GH_CONFIG_DIR: testdir('ralphkit-gh-'), GITHUB_TOKEN: '', RALPH_RETRY_MS: '10',
+      ...gitEnv(),
+      AGENT: 'claude',
+      PLAN: 'ralph/prd.json',
+      MAX_ITERATIONS: '5',
+      GH_TOKEN: TOKEN,
+      ANTHROPIC_API_KEY: '',
+      CLAUDE_CODE_OAUTH_TOKEN: 'oauth-token-for-the-agent',
+      RALPH_CLAUDE_BIN: path.join(bin, 'claude'),
+      GITHUB_API_URL: server.url,
+      GH_CONFIG_DIR: testdir('ralphkit-gh-'),
+      GITHUB_TOKEN: '',
+      RALPH_RETRY_MS: '10',
       RALPH_BWRAP_BIN: path.join(bin, 'bwrap'),
     };
     const loopStep = step(LOOP, 'Run the loop').run!;
     const first = await runStep(loopStep, dir, env);
     expect(first.code, first.stderr).toBe(0);
-    expect(first.stderr).toContain('not sandboxed: bubblewrap cannot create its namespaces here (bwrap: setting up uid map: Permission denied)');
+    expect(first.stderr).toContain(
+      'not sandboxed: bubblewrap cannot create its namespaces here (bwrap: setting up uid map: Permission denied)',
+    );
     expect(git(remote, 'rev-parse', 'refs/heads/ralph/test')).toBe(git(dir, 'rev-parse', 'ralph/test'));
     expect(server.pulls).toHaveLength(1);
     expect(server.pulls[0]).toMatchObject({ head: 'ralph/test', base: 'main' });
@@ -230,7 +299,11 @@ describe('the workflow steps, run off GitHub', () => {
     git(path.dirname(clone), 'clone', '-q', remote, clone);
     git(clone, 'remote', 'set-url', 'origin', url);
     git(clone, 'config', `url.${remote}.insteadOf`, url);
-    const branchStep = await runStep(step(LOOP, "Continue the plan's branch where an earlier run left it").run!, clone, { ...gitEnv(), BRANCH: 'ralph/test' });
+    const branchStep = await runStep(
+      step(LOOP, "Continue the plan's branch where an earlier run left it").run!,
+      clone,
+      { ...gitEnv(), BRANCH: 'ralph/test' },
+    );
     expect(branchStep.code, branchStep.stderr).toBe(0);
     expect(git(clone, 'rev-parse', '--abbrev-ref', '@{upstream}')).toBe('origin/ralph/test');
     const tip = git(remote, 'rev-parse', 'refs/heads/ralph/test');

@@ -15,11 +15,13 @@ describe('ralphkit install repairs and guards an earlier install (built CLI)', (
     expect((await runCli(['install'], { cwd: repo })).code).toBe(0);
     const runner = path.join(repo, 'ralph/ralph.sh');
     chmodSync(runner, 0o644);
-    expect((await run(runner, ['--help'], { cwd: repo }).catch((err: NodeJS.ErrnoException) => err.code))).toBe('EACCES');
+    expect(await run(runner, ['--help'], { cwd: repo }).catch((err: NodeJS.ErrnoException) => err.code)).toBe('EACCES');
 
     const res = await runCli(['install'], { cwd: repo });
     expect(res.code).toBe(0);
-    expect(res.stdout).toMatch(/^ {2}fix-mode {4}ralph\/ralph\.sh +up to date, but not executable: made executable again$/m);
+    expect(res.stdout).toMatch(
+      /^ {2}fix-mode {4}ralph\/ralph\.sh +up to date, but not executable: made executable again$/m,
+    );
     expect(res.stdout).toMatch(/^Done: 1 fix-mode, \d+ identical/m);
     expect(statSync(runner).mode & 0o777).toBe(0o755);
     expect((await run(runner, ['--help'], { cwd: repo })).code).toBe(0);
@@ -32,7 +34,10 @@ describe('ralphkit install repairs and guards an earlier install (built CLI)', (
     const res = await runCli(['install', '--json'], { cwd: repo });
     expect(res.code).toBe(0);
     const doc = JSON.parse(res.stdout);
-    expect(doc.files.find((f: { path: string }) => f.path === 'ralph/ralph.sh')).toMatchObject({ action: 'fix-mode', class: 'managed' });
+    expect(doc.files.find((f: { path: string }) => f.path === 'ralph/ralph.sh')).toMatchObject({
+      action: 'fix-mode',
+      class: 'managed',
+    });
     expect(doc.files.filter((f: { action: string }) => f.action === 'upgrade')).toEqual([]);
     expect(statSync(path.join(repo, 'ralph/ralph.sh')).mode & 0o777).toBe(0o755);
   });

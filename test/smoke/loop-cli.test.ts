@@ -30,23 +30,38 @@ describe('ralphkit run / status / cancel', () => {
     expect((await ralph(dir, ['--agent-cmd', agent('worker'), '--pause', '0', '--name', 'nightly'])).code).toBe(0);
     const table = await runCli(['status'], { cwd: dir });
     expect(table.code).toBe(0);
-    expect(table.stdout).toMatch(/^ID\s+STATUS\s+ITER\s+AGENT\s+ALIVE\s+COST\s+STORIES\s+VERIFIED\s+REPORTED\s+UNVERIFIED\s+REJECTED$/m);
+    expect(table.stdout).toMatch(
+      /^ID\s+STATUS\s+ITER\s+AGENT\s+ALIVE\s+COST\s+STORIES\s+VERIFIED\s+REPORTED\s+UNVERIFIED\s+REJECTED$/m,
+    );
     // An --agent-cmd agent reports no cost: n/a, not a measured $0.00.
     expect(table.stdout).toMatch(/^nightly\s+complete\s+2\/10\s+cmd: .*\s+no\s+n\/a\s+2\/2\s+2\s+0\s+0\s+0$/m);
     const json = await runCli(['status', '--json'], { cwd: dir });
-    expect(JSON.parse(json.stdout).loops).toEqual([expect.objectContaining({ id: 'nightly', storiesPassed: 2, verified: 2 })]);
+    expect(JSON.parse(json.stdout).loops).toEqual([
+      expect.objectContaining({ id: 'nightly', storiesPassed: 2, verified: 2 }),
+    ]);
   });
 
   it('ralphkit cancel stops a live loop and its agent; the state says cancelled', async () => {
     const dir = loopRepo();
-    const loop = startRalph(dir, ['--agent-cmd', agent('sleeper'), '--pause', '0', '--name', 'long', '--iteration-timeout', '40s']);
+    const loop = startRalph(dir, [
+      '--agent-cmd',
+      agent('sleeper'),
+      '--pause',
+      '0',
+      '--name',
+      'long',
+      '--iteration-timeout',
+      '40s',
+    ]);
     await until('the agent to start', () => loopStates(dir).some((s) => s.agentPid), 20_000);
     const c = await runCli(['cancel', 'long'], { cwd: dir });
     expect(c.code, c.stderr).toBe(0);
     expect(c.stderr).toMatch(/loop long cancelled/);
     const end = await loop.done;
     expect(end.code).toBe(130);
-    expect(end.stderr).toMatch(/ralph: cancelled by ralphkit cancel; state saved \(exit 130\)\nralph: hint: continue with: \.\/ralph\/ralph\.sh --resume-last/);
+    expect(end.stderr).toMatch(
+      /ralph: cancelled by ralphkit cancel; state saved \(exit 130\)\nralph: hint: continue with: \.\/ralph\/ralph\.sh --resume-last/,
+    );
     expect(end.stderr).not.toMatch(/interrupted/);
     expect(onlyState(dir)).toMatchObject({ status: 'cancelled' });
     const again = await runCli(['cancel', 'long'], { cwd: dir });
@@ -75,7 +90,16 @@ describe('ralph.sh --help', () => {
     expect(viaEngine.stdout).toMatch(/^ {2}node ralph\/ralph\.mjs status {2,}list loops$/m);
     expect(viaCli.stdout).toContain(`  ${cliAsTyped()} status`);
     // Apart from the lines that name a command, the three are the same text.
-    const rest = (text: string) => text.split('\n').filter((l) => !/ralph\.sh (validate|status|cancel|cleanup)|ralph\.mjs (validate|status|cancel|cleanup)|ralphkit(\.js)? (validate|status|cancel|cleanup|install)/.test(l)).join('\n');
+    const rest = (text: string) =>
+      text
+        .split('\n')
+        .filter(
+          (l) =>
+            !/ralph\.sh (validate|status|cancel|cleanup)|ralph\.mjs (validate|status|cancel|cleanup)|ralphkit(\.js)? (validate|status|cancel|cleanup|install)/.test(
+              l,
+            ),
+        )
+        .join('\n');
     expect(rest(viaEngine.stdout)).toBe(rest(r.stdout));
     expect(rest(viaCli.stdout)).toBe(rest(r.stdout));
   });
@@ -91,7 +115,9 @@ describe('ralph.sh --help', () => {
     expect(bad.code).toBe(2);
     expect(bad.stdout).toMatch(/^ralph\/prd\.json:1:\d+: /m);
     expect(bad.stderr).toContain('ralph: hint: fix it, then run: ./ralph/ralph.sh validate ralph/prd.json');
-    const viaNode = await run(process.execPath, [path.join(dir, 'ralph/ralph.mjs'), 'validate', '--json'], { cwd: dir });
+    const viaNode = await run(process.execPath, [path.join(dir, 'ralph/ralph.mjs'), 'validate', '--json'], {
+      cwd: dir,
+    });
     expect(viaNode.code).toBe(2);
     expect(JSON.parse(viaNode.stdout)).toMatchObject({ file: 'ralph/prd.json', valid: false });
     expect(viaNode.stderr).toContain('then run: node ralph/ralph.mjs validate ralph/prd.json');
@@ -112,7 +138,15 @@ describe('ralph.sh --help', () => {
     expect(codes(short)).toEqual(Object.values(LOOP_EXIT));
     expect(codes(table)).toEqual(Object.values(LOOP_EXIT));
     // The same refusals, in the same order (the guide adds examples in parentheses and code formatting).
-    const refusals = (text: string) => text.replace(/\([^)]*\)/g, '').replace(/[`]/g, '').replace(/\s+/g, ' ').replace(/^refused, nothing changed: /, '').replace(/ ralphkit installed/, '').split('; ').map((x) => x.trim());
+    const refusals = (text: string) =>
+      text
+        .replace(/\([^)]*\)/g, '')
+        .replace(/[`]/g, '')
+        .replace(/\s+/g, ' ')
+        .replace(/^refused, nothing changed: /, '')
+        .replace(/ ralphkit installed/, '')
+        .split('; ')
+        .map((x) => x.trim());
     const help = refusals(/^ {2}2 {4}([\s\S]*?)\n {2}3 /m.exec(r.stdout)![1]);
     expect(help.length).toBeGreaterThan(10);
     expect(refusals(/^\| 2 \| (.*) \|$/m.exec(table)![1])).toEqual(help);
@@ -132,7 +166,9 @@ describe('ralph.sh --help', () => {
     const r = await ralph(loopRepo(), ['--help']);
     const retries = r.stdout.slice(r.stdout.indexOf('\nRetries'), r.stdout.indexOf('\nExamples:'));
     expect(retries).toMatch(/retried up to 3 times, waiting 10s, 20s, then 40s/);
-    expect(retries).toMatch(/rate-limit or usage-limit message[\s\S]*waits until the reset it names[\s\S]*repeats the same iteration/);
+    expect(retries).toMatch(
+      /rate-limit or usage-limit message[\s\S]*waits until the reset it names[\s\S]*repeats the same iteration/,
+    );
   });
 
   it("in a repository git refuses as not this user's, passes git's reason and safe.directory advice through", async () => {

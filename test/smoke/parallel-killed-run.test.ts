@@ -15,14 +15,33 @@ const story = (id: string, i: number) => parallelStory({ id }, i);
 
 describe('a --parallel run killed with -9', () => {
   it('status shows its workers while it runs; then its worker trees are leftovers, and cleanup stops their agents and removes them', async () => {
-    const repo = installedRepo({ plan: { project: 'Par', branchName: BRANCH, checks: ['test -f README.md'], userStories: ['US-001', 'US-002'].map(story) } });
+    const repo = installedRepo({
+      plan: {
+        project: 'Par',
+        branchName: BRANCH,
+        checks: ['test -f README.md'],
+        userStories: ['US-001', 'US-002'].map(story),
+      },
+    });
     const trees = `${repo}.ralph-worktrees`;
     onTestFinished(() => rmSync(trees, { recursive: true, force: true }));
     const started = testdir('ralphkit-par-started-');
     const tmp = testdir('ralphkit-tmp-');
     // Each agent says it started, then works for a minute: long enough to be found running, and orphaned.
-    const run = startRalph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], { FAKE_PAR_STARTED: started, FAKE_PAR_DELAY_MS: '60000', TMPDIR: tmp });
-    await until('both workers\' agents started and recorded', () => readdirSync(started).length === 2 && loopStates(repo).some((s) => (s as { parallel?: { states: Array<{ agentPid?: number }> } }).parallel?.states.every((w) => w.agentPid)), 30_000);
+    const run = startRalph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], {
+      FAKE_PAR_STARTED: started,
+      FAKE_PAR_DELAY_MS: '60000',
+      TMPDIR: tmp,
+    });
+    await until(
+      "both workers' agents started and recorded",
+      () =>
+        readdirSync(started).length === 2 &&
+        loopStates(repo).some((s) =>
+          (s as { parallel?: { states: Array<{ agentPid?: number }> } }).parallel?.states.every((w) => w.agentPid),
+        ),
+      30_000,
+    );
     const agents = readdirSync(started).map((id) => Number(readFileSync(path.join(started, id), 'utf8')));
     killWhenDone(agents);
     const id = loopStates(repo)[0].id;
@@ -32,10 +51,17 @@ describe('a --parallel run killed with -9', () => {
     const lines = live.stdout.split('\n');
     const row = lines.findIndex((l) => l.startsWith(`${id} `));
     expect(lines[row], live.stdout).toMatch(/\brunning\b/);
-    const workers = lines.slice(row + 1).filter((l) => /^ {2}└ w\d/.test(l)).sort();
+    const workers = lines
+      .slice(row + 1)
+      .filter((l) => /^ {2}└ w\d/.test(l))
+      .sort();
     expect(workers, live.stdout).toEqual([
-      expect.stringMatching(/^ {2}└ w1 {2}agent {2}US-00[12] {2}iteration [12] {2}\d+(?:ms|s|m\d\ds) {2}ralph\/par--US-00[12]$/),
-      expect.stringMatching(/^ {2}└ w2 {2}agent {2}US-00[12] {2}iteration [12] {2}\d+(?:ms|s|m\d\ds) {2}ralph\/par--US-00[12]$/),
+      expect.stringMatching(
+        /^ {2}└ w1 {2}agent {2}US-00[12] {2}iteration [12] {2}\d+(?:ms|s|m\d\ds) {2}ralph\/par--US-00[12]$/,
+      ),
+      expect.stringMatching(
+        /^ {2}└ w2 {2}agent {2}US-00[12] {2}iteration [12] {2}\d+(?:ms|s|m\d\ds) {2}ralph\/par--US-00[12]$/,
+      ),
     ]);
     expect(live.stdout).not.toContain('worktrees of loops that are not running');
 
@@ -49,10 +75,17 @@ describe('a --parallel run killed with -9', () => {
     expect(stderr).toMatch(/^ralph: 2 workers on ralph\/par;/m);
     expect(agents.every(isAlive)).toBe(true);
     const dead = await runCli(['status', '--json', '--cwd', repo], { cwd: repo });
-    const json = JSON.parse(dead.stdout) as { loops: Array<{ id: string; status: string }>; leftoverWorktrees: Array<{ id: string; worker?: number; path: string }> };
+    const json = JSON.parse(dead.stdout) as {
+      loops: Array<{ id: string; status: string }>;
+      leftoverWorktrees: Array<{ id: string; worker?: number; path: string }>;
+    };
     expect(json.loops.map((l) => [l.id, l.status])).toEqual([[id, 'dead']]);
     // The run's own tree (where it merges) and each worker's, all under the run's id.
-    expect(json.leftoverWorktrees.map((t) => [t.id, t.worker, t.path]).sort()).toEqual([[id, undefined, path.join(trees, id)], [id, 1, path.join(trees, `${id}--w1`)], [id, 2, path.join(trees, `${id}--w2`)]]);
+    expect(json.leftoverWorktrees.map((t) => [t.id, t.worker, t.path]).sort()).toEqual([
+      [id, undefined, path.join(trees, id)],
+      [id, 1, path.join(trees, `${id}--w1`)],
+      [id, 2, path.join(trees, `${id}--w2`)],
+    ]);
 
     // What a runner killed during verification leaves in the temp folder (a checkout with `setup: npm ci` done), named
     // after it; beside it, a live runner's checkout and an older runner's, which name no runner: both stay.
@@ -60,7 +93,11 @@ describe('a --parallel run killed with -9', () => {
     mkdirSync(path.join(leftCheckout, 'node_modules', 'pkg'), { recursive: true });
     const kept = [`ralph-verify-other~${process.pid}~-GhIjKl`, 'ralph-verify-MnOpQr'];
     for (const name of kept) mkdirSync(path.join(tmp, name));
-    const cleaned = await runCli(['cleanup', '--cwd', repo], { cwd: repo, timeoutMs: 30_000, env: { ...process.env, TMPDIR: tmp } });
+    const cleaned = await runCli(['cleanup', '--cwd', repo], {
+      cwd: repo,
+      timeoutMs: 30_000,
+      env: { ...process.env, TMPDIR: tmp },
+    });
     expect(cleaned.code, cleaned.stderr).toBe(0);
     const said = `${cleaned.stdout}${cleaned.stderr}`;
     for (const n of [1, 2]) expect(said).toContain(`stopped the agent worker w${n} of loop ${id} left running`);
@@ -68,8 +105,16 @@ describe('a --parallel run killed with -9', () => {
     expect(said).toContain(`removed ${path.join(trees, `${id}--w1`)} (loop ${id};`);
     expect(said).toContain(`removed ${path.join(trees, `${id}--w2`)} (loop ${id};`);
     // (and the other folders the killed runner left, by kind: "… and 1 checks' HOME folder", a setup cache)
-    expect(said).toMatch(new RegExp(`removed \\d+ verification checkouts?(?:, [^()]*?)?(?: and [^()]*?)? of stopped runners from \\S+ \\(loop ${id}\\)`));
+    expect(said).toMatch(
+      new RegExp(
+        `removed \\d+ verification checkouts?(?:, [^()]*?)?(?: and [^()]*?)? of stopped runners from \\S+ \\(loop ${id}\\)`,
+      ),
+    );
     // node-compile-cache: Node 22+ keeps the engine's compile cache in the temp folder (module.enableCompileCache).
-    expect(readdirSync(tmp).filter((n) => n !== 'node-compile-cache').sort()).toEqual(kept.sort());
+    expect(
+      readdirSync(tmp)
+        .filter((n) => n !== 'node-compile-cache')
+        .sort(),
+    ).toEqual(kept.sort());
   }, 120_000);
 });

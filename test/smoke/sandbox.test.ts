@@ -15,14 +15,17 @@ beforeAll(async () => {
 });
 afterAll(() => plan?.remove());
 
-describe.skipIf(!probe.ok)(`./ralph/ralph.sh under bubblewrap (the default)${probe.ok ? '' : ` (skipped: ${probe.message})`}`, () => {
-  it('the honest agent, sandboxed by default (no --sandbox typed): exit 0, both stories verified, committed from inside the sandbox', async () => {
-    const dir = copyRepo(plan);
-    const r = await sandboxRalph(dir, 'honest', ['5']);
-    expect(r.code, r.output).toBe(0);
-    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
-    // The loop recorded the choice (a resume keeps it) and said nothing about running without it.
-    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8')).options.sandbox).toBe(true);
-    expect(r.output).not.toContain('not sandboxed');
-  });
-});
+describe.skipIf(!probe.ok)(
+  `./ralph/ralph.sh under bubblewrap (the default)${probe.ok ? '' : ` (skipped: ${probe.message})`}`,
+  () => {
+    it('the honest agent, sandboxed by default (no --sandbox typed): exit 0, both stories verified, committed from inside the sandbox', async () => {
+      const dir = copyRepo(plan);
+      const r = await sandboxRalph(dir, 'honest', ['5']);
+      expect(r.code, r.output).toBe(0);
+      expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
+      // The loop recorded the choice (a resume keeps it) and said nothing about running without it.
+      expect(JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/e2e/state.json'), 'utf8')).options.sandbox).toBe(true);
+      expect(r.output).not.toContain('not sandboxed');
+    });
+  },
+);

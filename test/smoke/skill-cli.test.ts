@@ -8,11 +8,13 @@ import { snapshotTree } from '../support/fake-package.js';
 const strip = (s: string) => s.replace(/\x1b\[[0-9;]*m/g, '');
 
 describe('ralphkit skill add (built CLI)', () => {
-  it('installs a file as a skill with filled frontmatter, relative paths from the shell\'s folder', async () => {
+  it("installs a file as a skill with filled frontmatter, relative paths from the shell's folder", async () => {
     const repo = gitdir();
     const notes = testdir('ralphkit-notes-');
     writeFiles(notes, { 'My Review Notes.md': '# Review what changed\n\nRead the diff twice.\n' });
-    const result = await runCli(['skill', 'add', 'My Review Notes.md', '--cwd', repo, '--agent', 'claude,agents'], { cwd: notes });
+    const result = await runCli(['skill', 'add', 'My Review Notes.md', '--cwd', repo, '--agent', 'claude,agents'], {
+      cwd: notes,
+    });
     expect(result.code).toBe(0);
     expect(strip(result.stdout)).toContain('create      .claude/skills/my-review-notes/SKILL.md');
     for (const dir of ['.claude/skills', '.agents/skills']) {
@@ -24,11 +26,16 @@ describe('ralphkit skill add (built CLI)', () => {
 
   it('transliterates the file name: "Résumé helper.md" becomes resume-helper, "Straße 日本語.md" strasse', async () => {
     const repo = gitdir();
-    writeFiles(repo, { 'notes/Résumé helper.md': '# Notes with accents\n', 'notes/Straße 日本語.md': '# Mixed scripts\n' });
+    writeFiles(repo, {
+      'notes/Résumé helper.md': '# Notes with accents\n',
+      'notes/Straße 日本語.md': '# Mixed scripts\n',
+    });
     const result = await runCli(['skill', 'add', 'notes/Résumé helper.md', 'notes/Straße 日本語.md'], { cwd: repo });
     expect(result.code).toBe(0);
     expect(strip(result.stdout)).toContain('create      .claude/skills/resume-helper/SKILL.md');
-    expect(readFileSync(path.join(repo, '.claude/skills/resume-helper/SKILL.md'), 'utf8')).toBe('---\nname: resume-helper\ndescription: Notes with accents\n---\n# Notes with accents\n');
+    expect(readFileSync(path.join(repo, '.claude/skills/resume-helper/SKILL.md'), 'utf8')).toBe(
+      '---\nname: resume-helper\ndescription: Notes with accents\n---\n# Notes with accents\n',
+    );
     expect(readFileSync(path.join(repo, '.claude/skills/strasse/SKILL.md'), 'utf8')).toContain('name: strasse\n');
   });
 
@@ -39,7 +46,9 @@ describe('ralphkit skill add (built CLI)', () => {
     expect(strip(result.stderr)).toBe('');
     expect(result.code).toBe(0);
     for (const [i, name] of ['plan-feature', 'review-diff'].entries()) {
-      expect(readFileSync(path.join(repo, '.claude/skills', name, 'SKILL.md'), 'utf8')).toBe(readFileSync(files[i], 'utf8'));
+      expect(readFileSync(path.join(repo, '.claude/skills', name, 'SKILL.md'), 'utf8')).toBe(
+        readFileSync(files[i], 'utf8'),
+      );
     }
   });
 
@@ -50,8 +59,12 @@ describe('ralphkit skill add (built CLI)', () => {
     const result = await runCli(['skill', 'add', 'notes/日本語.md', 'notes/cv.md'], { cwd: repo });
     expect(result.code).toBe(2);
     const stderr = strip(result.stderr);
-    expect(stderr).toContain('notes/日本語.md: the file name "日本語.md" has no letters a-z or digits to make a skill name of: add `name: your-skill-name` to its frontmatter, or rename the file');
-    expect(stderr).toContain('notes/cv.md: name "Résumé" may hold only lowercase letters a-z, digits and hyphens\n  notes/cv.md: write it as `name: resume`');
+    expect(stderr).toContain(
+      'notes/日本語.md: the file name "日本語.md" has no letters a-z or digits to make a skill name of: add `name: your-skill-name` to its frontmatter, or rename the file',
+    );
+    expect(stderr).toContain(
+      'notes/cv.md: name "Résumé" may hold only lowercase letters a-z, digits and hyphens\n  notes/cv.md: write it as `name: resume`',
+    );
     expect(stderr).toMatch(/hint: .*name: my-skill/);
     expect(snapshotTree(repo)).toEqual(before);
   });
@@ -81,7 +94,12 @@ describe('ralphkit skill add (built CLI)', () => {
     const repo = gitdir({ 'tip.md': '---\ndescription: use <details> tags\n---\nBody\n' });
     const result = await runCli(['skill', 'add', 'tip.md', '--json'], { cwd: repo });
     expect(result.code).toBe(2);
-    expect(JSON.parse(result.stdout)).toMatchObject({ command: 'skill add', status: 'refused', exitCode: 2, error: expect.stringContaining('must not contain "<" or ">"') });
+    expect(JSON.parse(result.stdout)).toMatchObject({
+      command: 'skill add',
+      status: 'refused',
+      exitCode: 2,
+      error: expect.stringContaining('must not contain "<" or ">"'),
+    });
     expect(existsSync(path.join(repo, '.claude'))).toBe(false);
   });
 

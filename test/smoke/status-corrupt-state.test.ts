@@ -17,7 +17,8 @@ function repoWithCorruptLoop(): string {
   return dir;
 }
 
-const WARNING = /warning: could not read ralph\/\.runs\/broken\/state\.json \(not valid JSON: .*\); loop broken is listed as unreadable/;
+const WARNING =
+  /warning: could not read ralph\/\.runs\/broken\/state\.json \(not valid JSON: .*\); loop broken is listed as unreadable/;
 
 describe('ralphkit status with a corrupt state.json', () => {
   it('table: the loop is listed as unreadable, the file named in a warning, exit 0', async () => {
@@ -36,7 +37,10 @@ describe('ralphkit status with a corrupt state.json', () => {
     const r = await runCli(['status', '--json', '--cwd', dir]);
     expect(r.code, r.stderr).toBe(0);
     const { loops } = JSON.parse(r.stdout) as { loops: Array<Record<string, unknown>> };
-    expect(loops.map((l) => [l.id, l.status])).toEqual([['good', 'dead'], ['broken', 'unreadable']]);
+    expect(loops.map((l) => [l.id, l.status])).toEqual([
+      ['good', 'dead'],
+      ['broken', 'unreadable'],
+    ]);
     expect(loops[1]).toMatchObject({ alive: false, message: expect.stringContaining('ralph/.runs/broken/state.json') });
     expect(r.stderr).toMatch(WARNING);
     const engine = await run(process.execPath, [path.join(ROOT, 'dist/ralph.mjs'), 'status'], { cwd: dir });

@@ -18,8 +18,24 @@ function parallel(id: string, repo: string): ParallelState {
   return {
     workers: 2,
     states: [
-      { worker: 1, path: tree(1), phase: 'agent', story: 'US-003', branch: 'ralph/x--US-003', iteration: 4, startedAt: minutesAgo(2) },
-      { worker: 2, path: tree(2), phase: 'queued', story: 'US-002', branch: 'ralph/x--US-002', iteration: 3, startedAt: minutesAgo(5) },
+      {
+        worker: 1,
+        path: tree(1),
+        phase: 'agent',
+        story: 'US-003',
+        branch: 'ralph/x--US-003',
+        iteration: 4,
+        startedAt: minutesAgo(2),
+      },
+      {
+        worker: 2,
+        path: tree(2),
+        phase: 'queued',
+        story: 'US-002',
+        branch: 'ralph/x--US-002',
+        iteration: 3,
+        startedAt: minutesAgo(5),
+      },
     ],
     queue: [{ story: 'US-002', head: 'c'.repeat(40), worker: 2 }],
     merged: ['US-001'],
@@ -32,9 +48,15 @@ function repoWithRuns(): string {
   const repo = gitdir({ 'ralph/.gitignore': '.runs/\n' });
   onTestFinished(() => rmSync(worktreesFolder(repo), { recursive: true, force: true }));
   // This test process stands in for the live runner; a pid that has exited for the killed one.
-  writeRunningLoop(repo, { id: 'live', pid: process.pid, pidStart: procStart(process.pid), parallel: parallel('live', repo) });
+  writeRunningLoop(repo, {
+    id: 'live',
+    pid: process.pid,
+    pidStart: procStart(process.pid),
+    parallel: parallel('live', repo),
+  });
   writeRunningLoop(repo, { id: 'dead', pid: spawnSync('true').pid as number, parallel: parallel('dead', repo) });
-  for (const name of ['live--w1', 'dead--w1']) git(repo, 'worktree', 'add', '--quiet', '-b', `b-${name}`, path.join(worktreesFolder(repo), name));
+  for (const name of ['live--w1', 'dead--w1'])
+    git(repo, 'worktree', 'add', '--quiet', '-b', `b-${name}`, path.join(worktreesFolder(repo), name));
   return repo;
 }
 
@@ -65,15 +87,24 @@ describe('ralphkit status of a --parallel run', () => {
     const repo = repoWithRuns();
     const r = await runCli(['status', '--json', '--cwd', repo]);
     expect(r.code, r.stderr).toBe(0);
-    const out = JSON.parse(r.stdout) as { loops: Array<Record<string, unknown>>; leftoverWorktrees: Array<Record<string, unknown>> };
+    const out = JSON.parse(r.stdout) as {
+      loops: Array<Record<string, unknown>>;
+      leftoverWorktrees: Array<Record<string, unknown>>;
+    };
     const live = out.loops.find((l) => l.id === 'live')!;
     expect(live).toMatchObject({ status: 'running', alive: true, iteration: 1, maxIterations: 10, agent: 'claude' });
     expect(live.parallel).toEqual(readParallel(repo, 'live'));
-    expect((live.parallel as ParallelState).states.map((w) => [w.worker, w.phase, w.story])).toEqual([[1, 'agent', 'US-003'], [2, 'queued', 'US-002']]);
-    expect(out.leftoverWorktrees).toEqual([{ id: 'dead', worker: 1, path: path.join(worktreesFolder(repo), 'dead--w1'), branch: 'b-dead--w1' }]);
+    expect((live.parallel as ParallelState).states.map((w) => [w.worker, w.phase, w.story])).toEqual([
+      [1, 'agent', 'US-003'],
+      [2, 'queued', 'US-002'],
+    ]);
+    expect(out.leftoverWorktrees).toEqual([
+      { id: 'dead', worker: 1, path: path.join(worktreesFolder(repo), 'dead--w1'), branch: 'b-dead--w1' },
+    ]);
   });
 });
 
 function readParallel(repo: string, id: string): unknown {
-  return (JSON.parse(readFileSync(path.join(repo, 'ralph/.runs', id, 'state.json'), 'utf8')) as { parallel: unknown }).parallel;
+  return (JSON.parse(readFileSync(path.join(repo, 'ralph/.runs', id, 'state.json'), 'utf8')) as { parallel: unknown })
+    .parallel;
 }

@@ -9,7 +9,10 @@ import { getJson } from '../support/view-http.js';
 import { startView } from '../support/view-cli.js';
 
 // The shipped example made the user's own (validate warns about the example itself; validate-cli.test.ts covers that).
-const TEMPLATE_PLAN = readFileSync(path.join(ROOT, 'templates/ralph/prd.json'), 'utf8').replace('"project": "Example"', '"project": "Mine"');
+const TEMPLATE_PLAN = readFileSync(path.join(ROOT, 'templates/ralph/prd.json'), 'utf8').replace(
+  '"project": "Example"',
+  '"project": "Mine"',
+);
 
 /** A git repository with the shipped plan in ralph/ and an empty subfolder lib/deep. */
 function repoWithPlan(): { repo: string; sub: string } {
@@ -56,7 +59,9 @@ describe('ralphkit validate from a subfolder', () => {
     const r = await runCli(['validate', '.'], { cwd: sub });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toContain(`error: ${sub}: a folder with none of ralph/prd.json, scripts/ralph/prd.json, prd.json in it; validate wants the plan file (a prd.json)`);
+    expect(r.stderr).toContain(
+      `error: ${sub}: a folder with none of ralph/prd.json, scripts/ralph/prd.json, prd.json in it; validate wants the plan file (a prd.json)`,
+    );
   });
 
   it('outside a git repository, still reads ralph/prd.json in the current folder', async () => {
@@ -91,4 +96,3 @@ describe('ralphkit view from a subfolder', () => {
     expect(prd.prd.project).toBe('Beside lib');
   });
 });
-

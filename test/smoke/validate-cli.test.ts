@@ -22,12 +22,18 @@ describe('ralphkit validate (built CLI)', () => {
         'ralph/prd.json: valid, 4 stories, 0 passing\n',
     );
     // Any edit makes it the user's plan: no warning.
-    writeFiles(dir, { 'ralph/prd.json': readFileSync(path.join(ROOT, 'templates/ralph/prd.json'), 'utf8').replace('"Example"', '"Mine"') });
+    writeFiles(dir, {
+      'ralph/prd.json': readFileSync(path.join(ROOT, 'templates/ralph/prd.json'), 'utf8').replace(
+        '"Example"',
+        '"Mine"',
+      ),
+    });
     expect((await runCli(['validate'], { cwd: dir })).stdout).toBe('ralph/prd.json: valid, 4 stories, 0 passing\n');
   });
 
   it('warns (exit 0) at file:line:col about skip spellings, misnamed keys and bidi characters, and counts skipped stories', async () => {
-    const story = (extra: string) => `{"id": "US-${extra.length}", "title": "t", "acceptanceCriteria": ["a"], "priority": 1, ${extra}}`;
+    const story = (extra: string) =>
+      `{"id": "US-${extra.length}", "title": "t", "acceptanceCriteria": ["a"], "priority": 1, ${extra}}`;
     const text = `{"branchName": "ralph/x", "checks": ["true"], "userStories": [\n${story('"passes": "cancelled"')},\n${story('"passes": false, "blockedBy": []')},\n${story('"passes": false, "skip": true, "notes": ""')},\n{"id": "US-\u202e9", "title": "t", "acceptanceCriteria": ["a"], "priority": 1, "passes": true}\n]}\n`;
     const r = await runCli(['validate'], { cwd: withPlan(text) });
     expect(r).toMatchObject({ code: 0, stderr: '' });
@@ -42,11 +48,16 @@ describe('ralphkit validate (built CLI)', () => {
     expect(json.code).toBe(0);
     const doc = JSON.parse(json.stdout);
     expect(doc).toMatchObject({ valid: true, stories: 4, passing: 1, skipped: 2, problems: [] });
-    expect(doc.warnings.map((w: { code: string; line: number }) => [w.code, w.line])).toEqual([['skip-spelling', 2], ['did-you-mean', 3], ['unsafe-text', 5]]);
+    expect(doc.warnings.map((w: { code: string; line: number }) => [w.code, w.line])).toEqual([
+      ['skip-spelling', 2],
+      ['did-you-mean', 3],
+      ['unsafe-text', 5],
+    ]);
   });
 
   it('an invalid plan lists its warnings too, in file order with the problems (exit 2)', async () => {
-    const text = '{"branchName": "ralph/x", "userStories": [\n{"id": "A", "title": "t", "acceptanceCriteria": ["a"], "priority": 1, "passes": false, "dependencies": []},\n{"id": "B", "title": "t", "acceptanceCriteria": ["a"], "priority": 1}\n]}\n';
+    const text =
+      '{"branchName": "ralph/x", "userStories": [\n{"id": "A", "title": "t", "acceptanceCriteria": ["a"], "priority": 1, "passes": false, "dependencies": []},\n{"id": "B", "title": "t", "acceptanceCriteria": ["a"], "priority": 1}\n]}\n';
     const r = await runCli(['validate'], { cwd: withPlan(text) });
     expect(r.code).toBe(2);
     expect(r.stdout).toBe(
@@ -69,7 +80,11 @@ describe('ralphkit validate (built CLI)', () => {
     expect(again.stderr).toContain('ralph/prd.json is still the example install wrote');
     // The user's own ralph/prd.json wins, silently.
     writeFiles(dir, { 'ralph/prd.json': fixture('full.json') });
-    expect(await runCli(['validate'], { cwd: dir })).toMatchObject({ code: 0, stdout: 'ralph/prd.json: valid, 3 stories, 1 passing\n', stderr: '' });
+    expect(await runCli(['validate'], { cwd: dir })).toMatchObject({
+      code: 0,
+      stdout: 'ralph/prd.json: valid, 3 stories, 1 passing\n',
+      stderr: '',
+    });
   });
 
   it('exits 0 on an original-format plan and warns that nothing will be verified', async () => {
@@ -102,7 +117,13 @@ describe('ralphkit validate (built CLI)', () => {
         branchName: 'ralph/x',
         userStories: [
           { id: 'US-001', title: 'Nothing to check', acceptanceCriteria: [], priority: 1, passes: false },
-          { id: 'US-002', title: 'A blank one', acceptanceCriteria: ['Typecheck passes', ''], priority: 2, passes: false },
+          {
+            id: 'US-002',
+            title: 'A blank one',
+            acceptanceCriteria: ['Typecheck passes', ''],
+            priority: 2,
+            passes: false,
+          },
         ],
       },
       null,
@@ -128,7 +149,15 @@ describe('ralphkit validate (built CLI)', () => {
   it('with --json prints one JSON document for a valid plan', async () => {
     const r = await runCli(['validate', '--json'], { cwd: withPlan(fixture('full.json')) });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual({ file: 'ralph/prd.json', valid: true, stories: 3, passing: 1, skipped: 0, problems: [], warnings: [] });
+    expect(JSON.parse(r.stdout)).toEqual({
+      file: 'ralph/prd.json',
+      valid: true,
+      stories: 3,
+      passing: 1,
+      skipped: 0,
+      problems: [],
+      warnings: [],
+    });
   });
 
   it('with --json prints one JSON document listing every problem, and exits 2', async () => {
@@ -172,7 +201,9 @@ describe('ralphkit validate (built CLI)', () => {
     const elsewhere = testdir();
     const r = await runCli(['validate', '--cwd', repo], { cwd: elsewhere });
     expect(r.code).toBe(2);
-    expect(r.stdout.split('\n')[0]).toBe(`${path.join(repo, 'ralph/prd.json')}:2:17: branchName "ralph/bad..name" is not a valid git branch name: it contains ".."`);
+    expect(r.stdout.split('\n')[0]).toBe(
+      `${path.join(repo, 'ralph/prd.json')}:2:17: branchName "ralph/bad..name" is not a valid git branch name: it contains ".."`,
+    );
   });
 
   it('documents where problems go and the exit codes in --help', async () => {

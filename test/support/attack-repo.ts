@@ -27,8 +27,17 @@ export interface AttackPlanOptions {
 /** The plan: US-1 checked by its own test file, US-2 (by default) by `npm test`. */
 export function attackPlan(opts: AttackPlanOptions = {}): Prd {
   const fnStory = (id: string, priority: number, fn: string, value: number, checks: string[]) =>
-    story(id, { title: `${fn}() returns ${value}`, acceptanceCriteria: [`src/${fn}.mjs exports ${fn}() returning ${value}`, `test/${fn}.test.mjs passes`], priority, notes: '', checks });
-  const stories = [fnStory('US-1', 1, 'one', 1, ['node --test test/one.test.mjs']), fnStory('US-2', 2, 'two', 2, opts.us2Checks ?? ['npm test'])];
+    story(id, {
+      title: `${fn}() returns ${value}`,
+      acceptanceCriteria: [`src/${fn}.mjs exports ${fn}() returning ${value}`, `test/${fn}.test.mjs passes`],
+      priority,
+      notes: '',
+      checks,
+    });
+  const stories = [
+    fnStory('US-1', 1, 'one', 1, ['node --test test/one.test.mjs']),
+    fnStory('US-2', 2, 'two', 2, opts.us2Checks ?? ['npm test']),
+  ];
   return plan(stories, {
     project: 'Attack demo',
     branchName: 'ralph/attack-demo',
@@ -59,18 +68,30 @@ export interface Template {
 }
 
 function templateGit(dir: string, ...args: string[]): string {
-  return execFileSync('git', args, { cwd: dir, encoding: 'utf8', env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' } }).trim();
+  return execFileSync('git', args, {
+    cwd: dir,
+    encoding: 'utf8',
+    env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1' },
+  }).trim();
 }
 
 /**
  * A repository with the project and ralphkit (`install --yes --no-skills`) committed, the plan written and
  * committed on top: the plan commit. For beforeAll (testdir's cleanup is per test): call remove() in afterAll.
  */
-export async function prepareTemplate(opts: AttackPlanOptions = {}, extra: Record<string, string> = {}): Promise<Template> {
+export async function prepareTemplate(
+  opts: AttackPlanOptions = {},
+  extra: Record<string, string> = {},
+): Promise<Template> {
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), 'ralphkit-attack-template-')));
   try {
     templateGit(dir, 'init', '-q', '-b', 'main');
-    for (const [k, v] of [['user.name', 'Test'], ['user.email', 'test@example.com'], ['commit.gpgsign', 'false']]) templateGit(dir, 'config', k, v);
+    for (const [k, v] of [
+      ['user.name', 'Test'],
+      ['user.email', 'test@example.com'],
+      ['commit.gpgsign', 'false'],
+    ])
+      templateGit(dir, 'config', k, v);
     writeFiles(dir, { 'README.md': '# attack demo\n', ...PROJECT_FILES, ...extra });
     templateGit(dir, 'add', '-A');
     templateGit(dir, 'commit', '-q', '-m', 'initial: the project and its failing tests');
@@ -80,7 +101,12 @@ export async function prepareTemplate(opts: AttackPlanOptions = {}, extra: Recor
     templateGit(dir, 'add', '-A');
     templateGit(dir, 'commit', '-q', '-m', 'Plan: one and two');
     const engine = readFileSync(path.join(dir, 'ralph/ralph.mjs'));
-    return { dir, engine, planCommit: templateGit(dir, 'rev-parse', 'HEAD'), remove: () => rmSync(dir, { recursive: true, force: true }) };
+    return {
+      dir,
+      engine,
+      planCommit: templateGit(dir, 'rev-parse', 'HEAD'),
+      remove: () => rmSync(dir, { recursive: true, force: true }),
+    };
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw err;
@@ -100,9 +126,18 @@ export interface LoopRun extends RunResult {
 }
 
 /** ./ralph/ralph.sh with the fake agent `agentName` and `args` (options, then max_iterations). */
-export async function ralph(dir: string, agentName: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<LoopRun> {
+export async function ralph(
+  dir: string,
+  agentName: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<LoopRun> {
   const agentCmd = `node ${JSON.stringify(attackAgent(agentName))}`;
-  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, env });
+  const r = await run(
+    path.join(dir, 'ralph/ralph.sh'),
+    ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args],
+    { cwd: dir, env },
+  );
   return { ...r, output: `${r.stdout}\n${r.stderr}` };
 }
 
@@ -112,17 +147,28 @@ export async function ralph(dir: string, agentName: string, args: string[], env:
  * not part of the working tree). RALPH_RETRY_MS: an attack that fails on a read-only file exits non-zero, and its
  * retries need not wait 10 s.
  */
-export async function sandboxRalph(dir: string, agentName: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<LoopRun> {
+export async function sandboxRalph(
+  dir: string,
+  agentName: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): Promise<LoopRun> {
   const fixtures = path.join(dir, '.git', 'test-fixtures');
   cpSync(FIXTURES, fixtures, { recursive: true });
   const agentCmd = `node ${JSON.stringify(path.join(fixtures, 'attacks', `${agentName}.mjs`))}`;
-  const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args], { cwd: dir, env: { RALPH_RETRY_MS: '10', ...env }, sandboxDefault: true });
+  const r = await run(
+    path.join(dir, 'ralph/ralph.sh'),
+    ['--agent-cmd', agentCmd, '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e', ...args],
+    { cwd: dir, env: { RALPH_RETRY_MS: '10', ...env }, sandboxDefault: true },
+  );
   return { ...r, output: `${r.stdout}\n${r.stderr}` };
 }
 
 export const readPrd = (dir: string): Prd => JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')) as Prd;
-export const passes = (dir: string): Record<string, Prd['userStories'][number]['passes'] | undefined> => Object.fromEntries(readPrd(dir).userStories.map((s) => [s.id, s.passes]));
-export const notesOf = (dir: string, id: string): string => readPrd(dir).userStories.find((s) => s.id === id)?.notes ?? '';
+export const passes = (dir: string): Record<string, Prd['userStories'][number]['passes'] | undefined> =>
+  Object.fromEntries(readPrd(dir).userStories.map((s) => [s.id, s.passes]));
+export const notesOf = (dir: string, id: string): string =>
+  readPrd(dir).userStories.find((s) => s.id === id)?.notes ?? '';
 export const progress = (dir: string): string => readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8');
 export const subjects = (dir: string): string[] => git(dir, 'log', '--format=%s').split('\n');
 /** The plan as committed at HEAD (what a fresh clone would say). */

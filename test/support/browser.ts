@@ -6,7 +6,16 @@ import { startViewServer } from '../../src/view/server.js';
 /** RALPHKIT_CHROMIUM points elsewhere when Chromium is not at Debian's path. */
 export const CHROMIUM = process.env.RALPHKIT_CHROMIUM ?? '/usr/bin/chromium';
 
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 export interface LaunchOptions {
   /**
@@ -17,7 +26,11 @@ export interface LaunchOptions {
 }
 
 export function launchChromium(options: LaunchOptions = {}): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: ARGS, ignoreDefaultArgs: options.scrollbars ? ['--hide-scrollbars'] : undefined });
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    args: ARGS,
+    ignoreDefaultArgs: options.scrollbars ? ['--hide-scrollbars'] : undefined,
+  });
 }
 
 /**

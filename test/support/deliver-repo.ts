@@ -21,7 +21,11 @@ export interface DeliverRepo {
 }
 
 /** The repository, its bare remote, and an agent command that dumps its environment, then runs `before` and the worker. */
-export function deliverRepo(plan = renderPlan({ stories: 2 }), url = URL_GH, opts: { files?: Record<string, string>; before?: string } = {}): DeliverRepo {
+export function deliverRepo(
+  plan = renderPlan({ stories: 2 }),
+  url = URL_GH,
+  opts: { files?: Record<string, string>; before?: string } = {},
+): DeliverRepo {
   const dir = installedRepo({ plan, files: opts.files });
   const remote = path.join(testdir('ralphkit-remote-'), 'demo.git');
   git(path.dirname(remote), 'init', '-q', '--bare', remote);
@@ -37,12 +41,21 @@ export function deliverRepo(plan = renderPlan({ stories: 2 }), url = URL_GH, opt
 
 export function apiEnv(server: GitHubServer, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
   // An empty gh configuration: this machine's own gh login never answers for the test.
-  return { GITHUB_API_URL: server.url, GH_CONFIG_DIR: testdir('ralphkit-gh-'), GH_TOKEN: TOKEN, GITHUB_TOKEN: '', GH_ENTERPRISE_TOKEN: '', ...extra };
+  return {
+    GITHUB_API_URL: server.url,
+    GH_CONFIG_DIR: testdir('ralphkit-gh-'),
+    GH_TOKEN: TOKEN,
+    GITHUB_TOKEN: '',
+    GH_ENTERPRISE_TOKEN: '',
+    ...extra,
+  };
 }
 
 function filesUnder(dir: string): string[] {
   if (!existsSync(dir)) return [];
-  return readdirSync(dir, { recursive: true, encoding: 'utf8' }).map((f) => path.join(dir, f)).filter((f) => statSync(f).isFile());
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .map((f) => path.join(dir, f))
+    .filter((f) => statSync(f).isFile());
 }
 
 /** The token appears in no output, no runner file, and not in the agent's environment. */

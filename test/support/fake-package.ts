@@ -33,8 +33,11 @@ export function snapshotTree(dir: string, rel = ''): Record<string, string> {
     const abs = path.join(dir, relPath);
     const stat = lstatSync(abs);
     if (stat.isSymbolicLink()) out[relPath] = `link → ${readlinkSync(abs)}`;
-    else if (stat.isDirectory()) Object.assign(out, { [`${relPath}/`]: `dir ${(stat.mode & 0o777).toString(8)}` }, snapshotTree(dir, relPath));
-    else out[relPath] = `${(stat.mode & 0o777).toString(8)} ${createHash('sha256').update(readFileSync(abs)).digest('hex')}`;
+    else if (stat.isDirectory())
+      Object.assign(out, { [`${relPath}/`]: `dir ${(stat.mode & 0o777).toString(8)}` }, snapshotTree(dir, relPath));
+    else
+      out[relPath] =
+        `${(stat.mode & 0o777).toString(8)} ${createHash('sha256').update(readFileSync(abs)).digest('hex')}`;
   }
   return out;
 }

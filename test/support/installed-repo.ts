@@ -29,11 +29,19 @@ function template(skills: boolean): string {
   if (cached) return cached;
   const dir = realpathSync(mkdtempSync(path.join(tmpdir(), `ralphkit-installed-${key}-`)));
   git(dir, 'init', '-q', '-b', 'main');
-  for (const [k, v] of [['user.name', 'Test'], ['user.email', 'test@example.com'], ['commit.gpgsign', 'false']]) git(dir, 'config', k, v);
+  for (const [k, v] of [
+    ['user.name', 'Test'],
+    ['user.email', 'test@example.com'],
+    ['commit.gpgsign', 'false'],
+  ])
+    git(dir, 'config', k, v);
   writeFiles(dir, { 'README.md': '# test repo\n' });
   git(dir, 'add', '-A');
   git(dir, 'commit', '-q', '-m', 'initial');
-  execFileSync(process.execPath, [BIN, 'install', '--yes', ...(skills ? [] : ['--no-skills']), '--cwd', dir], { env: { ...gitEnv(), FORCE_COLOR: '0' }, stdio: 'pipe' });
+  execFileSync(process.execPath, [BIN, 'install', '--yes', ...(skills ? [] : ['--no-skills']), '--cwd', dir], {
+    env: { ...gitEnv(), FORCE_COLOR: '0' },
+    stdio: 'pipe',
+  });
   templates.set(key, dir);
   return dir;
 }
@@ -43,7 +51,8 @@ export function installedRepo(opts: InstalledRepoOptions = {}): string {
   const dir = testdir('ralphkit-repo-');
   execFileSync('cp', ['-a', `${template(opts.skills !== false)}/.`, dir]);
   const files: Record<string, string> = { ...opts.files };
-  if (opts.plan !== undefined) files['ralph/prd.json'] = typeof opts.plan === 'string' ? opts.plan : `${JSON.stringify(opts.plan, null, 2)}\n`;
+  if (opts.plan !== undefined)
+    files['ralph/prd.json'] = typeof opts.plan === 'string' ? opts.plan : `${JSON.stringify(opts.plan, null, 2)}\n`;
   writeFiles(dir, files);
   git(dir, 'add', '-A');
   git(dir, 'commit', '-q', '-m', opts.message ?? 'install ralph');

@@ -19,7 +19,14 @@ export function makeLargePlan(n: number): Prd {
     dependsOn: i === 0 ? [] : i % 7 === 0 && i > 1 ? [storyId(i - 1), storyId(i - 2)] : [storyId(i - 1)],
     ...(i % 4 === 0 ? { checks: [`npm test -- field-${i + 1}`] } : {}),
   }));
-  return { project: 'Large', branchName: 'ralph/large-plan', baseBranch: 'main', description: `${n} generated stories`, checks: ['npm test', 'npx tsc --noEmit'], userStories };
+  return {
+    project: 'Large',
+    branchName: 'ralph/large-plan',
+    baseBranch: 'main',
+    description: `${n} generated stories`,
+    checks: ['npm test', 'npx tsc --noEmit'],
+    userStories,
+  };
 }
 
 /** The plan as prd.json text, pretty-printed the way people and agents write it. */

@@ -23,7 +23,14 @@ export async function engine(cwd: string, argv: string[], env: NodeJS.ProcessEnv
   let stderr = '';
   const code = await runEngine(argv, {
     cwd,
-    env: { ...process.env, GIT_AUTHOR_NAME: 'T', GIT_AUTHOR_EMAIL: 't@e', GIT_COMMITTER_NAME: 'T', GIT_COMMITTER_EMAIL: 't@e', ...env },
+    env: {
+      ...process.env,
+      GIT_AUTHOR_NAME: 'T',
+      GIT_AUTHOR_EMAIL: 't@e',
+      GIT_COMMITTER_NAME: 'T',
+      GIT_COMMITTER_EMAIL: 't@e',
+      ...env,
+    },
     stdout: (s) => void (stdout += s),
     stderr: (s) => void (stderr += s),
   });
@@ -53,13 +60,35 @@ export interface FakeLoop {
 /** Writes ralph/.runs/<id>/state.json of a loop that says it is running, and optionally its PRD lock. */
 export function writeRunningLoop(dir: string, loop: FakeLoop, lockFile?: string): string {
   const now = new Date().toISOString();
-  const state = { iteration: 1, iterationDone: false, maxIterations: 10, status: 'running', agent: 'claude', prd: 'ralph/prd.json', startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options: {}, ...loop };
+  const state = {
+    iteration: 1,
+    iterationDone: false,
+    maxIterations: 10,
+    status: 'running',
+    agent: 'claude',
+    prd: 'ralph/prd.json',
+    startedAt: now,
+    updatedAt: now,
+    costUsd: 0,
+    exitCode: null,
+    noProgressStreak: 0,
+    options: {},
+    ...loop,
+  };
   const file = path.join(dir, 'ralph/.runs', loop.id, 'state.json');
   mkdirSync(path.dirname(file), { recursive: true });
   writeFileSync(file, JSON.stringify(state));
   if (lockFile) {
     mkdirSync(path.dirname(lockFile), { recursive: true });
-    writeFileSync(lockFile, JSON.stringify({ pid: loop.pid, pidStart: loop.pidStart, loopId: loop.id, prd: path.join(dir, 'ralph/prd.json') }));
+    writeFileSync(
+      lockFile,
+      JSON.stringify({
+        pid: loop.pid,
+        pidStart: loop.pidStart,
+        loopId: loop.id,
+        prd: path.join(dir, 'ralph/prd.json'),
+      }),
+    );
   }
   return file;
 }

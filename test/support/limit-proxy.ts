@@ -15,7 +15,11 @@ export interface LimitProxy {
   passed: number;
 }
 
-export async function startLimitProxy(target: string, resetAfterMs: number, opts: { retryAfterSeconds?: number } = {}): Promise<LimitProxy> {
+export async function startLimitProxy(
+  target: string,
+  resetAfterMs: number,
+  opts: { retryAfterSeconds?: number } = {},
+): Promise<LimitProxy> {
   const state: LimitProxy = { url: '', resetAt: null, rejected: 0, passed: 0 };
   const server = http.createServer((req, res) => {
     const isMessages = (req.url ?? '').split('?')[0] === '/v1/messages';
@@ -30,15 +34,30 @@ export async function startLimitProxy(target: string, resetAfterMs: number, opts
         'x-should-retry': 'false',
       };
       const passing = { 'retry-after': String(opts.retryAfterSeconds) };
-      res.writeHead(429, { 'content-type': 'application/json', ...(opts.retryAfterSeconds === undefined ? subscription : passing) });
-      res.end(JSON.stringify({ type: 'error', error: { type: 'rate_limit_error', message: "This request would exceed your account's rate limit. Please try again later." } }));
+      res.writeHead(429, {
+        'content-type': 'application/json',
+        ...(opts.retryAfterSeconds === undefined ? subscription : passing),
+      });
+      res.end(
+        JSON.stringify({
+          type: 'error',
+          error: {
+            type: 'rate_limit_error',
+            message: "This request would exceed your account's rate limit. Please try again later.",
+          },
+        }),
+      );
       return;
     }
     if (isMessages) state.passed++;
-    const upstream = http.request(`${target}${req.url}`, { method: req.method, headers: { ...req.headers, host: new URL(target).host } }, (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    });
+    const upstream = http.request(
+      `${target}${req.url}`,
+      { method: req.method, headers: { ...req.headers, host: new URL(target).host } },
+      (up) => {
+        res.writeHead(up.statusCode ?? 502, up.headers);
+        up.pipe(res);
+      },
+    );
     upstream.on('error', () => res.destroy());
     // A client that goes away mid-upload would leave the upstream request open, half-sent, until the test ends.
     req.on('error', () => upstream.destroy());

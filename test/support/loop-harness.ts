@@ -6,7 +6,15 @@ import { runLoop } from '../../src/engine/core/loop.js';
 import { DEFAULT_OPTIONS } from '../../src/engine/cli/args.js';
 import { LoopExit } from '../../src/engine/errors.js';
 import type { LoopEvent } from '../../src/engine/events.js';
-import type { AgentResult, LoopConfig, LoopDeps, LoopState, RateLimitHit, StoryVerdict, VerifyResult } from '../../src/engine/types.js';
+import type {
+  AgentResult,
+  LoopConfig,
+  LoopDeps,
+  LoopState,
+  RateLimitHit,
+  StoryVerdict,
+  VerifyResult,
+} from '../../src/engine/types.js';
 import { story } from './plan.js';
 
 /** One scripted agent run: what it says, whether it commits, whether the plan is then all done. */
@@ -31,12 +39,34 @@ export interface Step {
 
 export function makeState(over: Partial<LoopState> = {}): LoopState {
   return {
-    id: 'test', agent: 'fake', prd: 'ralph/prd.json', iteration: 0, iterationDone: true, maxIterations: 10, status: 'running',
-    pid: 1, startedAt: '', updatedAt: '', costUsd: 0, exitCode: null, noProgressStreak: 0, options: { ...DEFAULT_OPTIONS }, ...over,
+    id: 'test',
+    agent: 'fake',
+    prd: 'ralph/prd.json',
+    iteration: 0,
+    iterationDone: true,
+    maxIterations: 10,
+    status: 'running',
+    pid: 1,
+    startedAt: '',
+    updatedAt: '',
+    costUsd: 0,
+    exitCode: null,
+    noProgressStreak: 0,
+    options: { ...DEFAULT_OPTIONS },
+    ...over,
   };
 }
 
-export function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; state?: Partial<LoopState>; budget?: Array<'continue' | 'stop'>; abortAt?: number; extra?: Partial<LoopDeps> } = {}) {
+export function harness(
+  steps: Step[],
+  opts: {
+    config?: Partial<LoopConfig>;
+    state?: Partial<LoopState>;
+    budget?: Array<'continue' | 'stop'>;
+    abortAt?: number;
+    extra?: Partial<LoopDeps>;
+  } = {},
+) {
   const events: LoopEvent[] = [];
   const saved: LoopState[] = [];
   const sleeps: number[] = [];
@@ -56,8 +86,14 @@ export function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; sta
       if (opts.abortAt === iteration) controller.abort();
       if (current.commit) head++;
       const result: AgentResult = {
-        exitCode: current.exitCode ?? 0, signal: current.timedOut ? 'SIGTERM' : null, timedOut: current.timedOut ?? false,
-        stdout: current.say ?? '', stderr: current.stderr ?? '', finalMessage: current.say ?? '', durationMs: 1, costUsd: current.cost,
+        exitCode: current.exitCode ?? 0,
+        signal: current.timedOut ? 'SIGTERM' : null,
+        timedOut: current.timedOut ?? false,
+        stdout: current.say ?? '',
+        stderr: current.stderr ?? '',
+        finalMessage: current.say ?? '',
+        durationMs: 1,
+        costUsd: current.cost,
       };
       return result;
     },
@@ -78,7 +114,15 @@ export function harness(steps: Step[], opts: { config?: Partial<LoopConfig>; sta
     ...opts.extra,
   });
 
-  const config: LoopConfig = { maxIterations: 10, completionPromise: 'COMPLETE', pauseMs: 0, noProgressLimit: 3, retryBaseMs: 100, rateLimitBackoffMs: 1000, ...opts.config };
+  const config: LoopConfig = {
+    maxIterations: 10,
+    completionPromise: 'COMPLETE',
+    pauseMs: 0,
+    noProgressLimit: 3,
+    retryBaseMs: 100,
+    rateLimitBackoffMs: 1000,
+    ...opts.config,
+  };
   const state = makeState(opts.state);
   return { run: () => runLoop(state, config, deps), events, saved, sleeps, ran, state };
 }
@@ -87,4 +131,3 @@ export function verdictFor(step: Step): VerifyResult {
   const prd = { branchName: 'b', userStories: [story('US-1', { title: 't', acceptanceCriteria: [] })] };
   return { verdicts: step.verdicts ?? [], restored: [], allPass: step.allPass ?? false, prd };
 }
-

@@ -8,7 +8,6 @@ import { FIXTURES, gitEnv, run, runnerArgs, type RunResult } from './repo.js';
 import { installedRepo } from './installed-repo.js';
 import { plan, planText } from './plan.js';
 
-
 export const AGENTS = path.join(FIXTURES, 'agents');
 
 export function agent(name: string): string {
@@ -23,7 +22,12 @@ export interface PlanOptions {
 
 /** The e2e plan (test/support/plan.ts): numbered stories, plan-level checks (default `test -f README.md`). */
 export function renderPlan(opts: PlanOptions = {}): string {
-  return planText(plan(opts.stories ?? 2, { branchName: opts.branchName ?? 'ralph/test', checks: opts.checks ?? ['test -f README.md'] }));
+  return planText(
+    plan(opts.stories ?? 2, {
+      branchName: opts.branchName ?? 'ralph/test',
+      checks: opts.checks ?? ['test -f README.md'],
+    }),
+  );
 }
 
 /** A git repo with ralph installed by `ralphkit install`, the given plan written and everything committed. */
@@ -32,18 +36,33 @@ export function loopRepo(opts: PlanOptions = {}): string {
 }
 
 /** Runs the installed ./ralph/ralph.sh in `dir`. */
-export function ralph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}, timeoutMs = 150_000): Promise<RunResult> {
+export function ralph(
+  dir: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 150_000,
+): Promise<RunResult> {
   return run(path.join(dir, 'ralph/ralph.sh'), args, { cwd: dir, env, timeoutMs });
 }
 
 /** Starts ./ralph/ralph.sh without waiting (for kill -9, locks and cancel); ralph.sh execs node, so pid is the runner. */
-export function startRalph(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): { child: ChildProcess; done: Promise<RunResult> } {
-  const child = spawn(path.join(dir, 'ralph/ralph.sh'), runnerArgs('ralph.sh', args), { cwd: dir, env: { ...gitEnv(), FORCE_COLOR: '0', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export function startRalph(
+  dir: string,
+  args: string[],
+  env: NodeJS.ProcessEnv = {},
+): { child: ChildProcess; done: Promise<RunResult> } {
+  const child = spawn(path.join(dir, 'ralph/ralph.sh'), runnerArgs('ralph.sh', args), {
+    cwd: dir,
+    env: { ...gitEnv(), FORCE_COLOR: '0', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout!.on('data', (d) => (stdout += d));
   child.stderr!.on('data', (d) => (stderr += d));
-  const done = new Promise<RunResult>((resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })));
+  const done = new Promise<RunResult>((resolve) =>
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  );
   // A test that fails before it stops its loop must not leave the runner (and its agent) going on in a temp folder
   // being deleted: SIGTERM makes the runner stop its agent group and save its state; SIGKILL if it does not.
   onTestFinished(async () => {
@@ -84,6 +103,8 @@ export function onlyState(dir: string): StateFile {
 }
 
 export function jsonEvents(stdout: string): Array<Record<string, unknown>> {
-  return stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
+  return stdout
+    .split('\n')
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l));
 }
-

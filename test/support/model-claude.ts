@@ -64,7 +64,13 @@ export function claudeEnv(server: ModelServer, extra: NodeJS.ProcessEnv = {}): N
   };
 }
 
-export const CLAUDE_PRINT_ARGS = ['--print', '--dangerously-skip-permissions', '--output-format', 'stream-json', '--verbose'];
+export const CLAUDE_PRINT_ARGS = [
+  '--print',
+  '--dangerously-skip-permissions',
+  '--output-format',
+  'stream-json',
+  '--verbose',
+];
 
 /** Run `claude --print ... stream-json` directly in `cwd` with `prompt` on stdin. */
 export function runClaude(cwd: string, server: ModelServer, prompt: string, timeoutMs = 40_000): Promise<RunResult> {

@@ -6,7 +6,8 @@ import path from 'node:path';
 import { testdir } from './repo.js';
 import type { ResponsesServer } from './responses-server.js';
 
-export const CODEX_BIN = process.env.RALPHKIT_CODEX_BIN || path.join(os.homedir(), '.cache/ralphkit-ci/codex/node_modules/.bin/codex');
+export const CODEX_BIN =
+  process.env.RALPHKIT_CODEX_BIN || path.join(os.homedir(), '.cache/ralphkit-ci/codex/node_modules/.bin/codex');
 
 export const CODEX_MISSING = !existsSync(CODEX_BIN);
 
@@ -69,5 +70,11 @@ export function codexEnv(server: ResponsesServer, base: NodeJS.ProcessEnv = {}):
       .filter((k) => /^(OPENAI_|CODEX_)/.test(k))
       .map((k) => [k, undefined]),
   );
-  return { ...cleared, HOME: testdir('ralphkit-codex-user-'), ...base, CODEX_HOME: codexHome(server), [KEY_VAR]: 'test-key' };
+  return {
+    ...cleared,
+    HOME: testdir('ralphkit-codex-user-'),
+    ...base,
+    CODEX_HOME: codexHome(server),
+    [KEY_VAR]: 'test-key',
+  };
 }

@@ -14,8 +14,24 @@ export const TWO_STORY_PLAN = {
   branchName: 'ralph/greeter',
   checks: ['test -f README.md'],
   userStories: [
-    { id: 'US-001', title: 'Say one', acceptanceCriteria: ['one.txt says one'], priority: 1, passes: false, notes: '', checks: ['grep -qx one one.txt'] },
-    { id: 'US-002', title: 'Say two', acceptanceCriteria: ['two.txt says two'], priority: 2, passes: false, notes: '', checks: ['grep -qx two two.txt'] },
+    {
+      id: 'US-001',
+      title: 'Say one',
+      acceptanceCriteria: ['one.txt says one'],
+      priority: 1,
+      passes: false,
+      notes: '',
+      checks: ['grep -qx one one.txt'],
+    },
+    {
+      id: 'US-002',
+      title: 'Say two',
+      acceptanceCriteria: ['two.txt says two'],
+      priority: 2,
+      passes: false,
+      notes: '',
+      checks: ['grep -qx two two.txt'],
+    },
   ],
 };
 
@@ -24,7 +40,13 @@ const WORDS: Record<string, string> = { 'US-001': 'one', 'US-002': 'two' };
 /** What an honest model does for a story of TWO_STORY_PLAN: the work, its checks, the commit, then the claim. */
 export function honestWork(story: { id: string }): StoryAction {
   const word = WORDS[story.id];
-  return { files: { [`${word}.txt`]: `${word}\n` }, claim: true, runChecks: true, commit: true, progress: `## ${story.id}\n- wrote ${word}.txt` };
+  return {
+    files: { [`${word}.txt`]: `${word}\n` },
+    claim: true,
+    runChecks: true,
+    commit: true,
+    progress: `## ${story.id}\n- wrote ${word}.txt`,
+  };
 }
 
 /** A temp repository with ralphkit installed by the built CLI and TWO_STORY_PLAN committed on main. */
@@ -47,10 +69,22 @@ export interface RalphClaudeOptions {
 }
 
 /** `./ralph/ralph.sh --agent claude --pause 0 --iteration-timeout 60s ...args` in `repo`, run as a user types it. */
-export function ralphWithClaude(repo: string, server: ModelServer, args: string[], opts: RalphClaudeOptions = {}): Promise<RunResult> {
-  const locate = opts.via === 'env' ? { RALPH_CLAUDE_BIN: CLAUDE_BIN } : { PATH: `${claudeBinDir()}${path.delimiter}${process.env.PATH}` };
+export function ralphWithClaude(
+  repo: string,
+  server: ModelServer,
+  args: string[],
+  opts: RalphClaudeOptions = {},
+): Promise<RunResult> {
+  const locate =
+    opts.via === 'env'
+      ? { RALPH_CLAUDE_BIN: CLAUDE_BIN }
+      : { PATH: `${claudeBinDir()}${path.delimiter}${process.env.PATH}` };
   const env = claudeEnv(server, { ...locate, ...opts.env });
-  return run(path.join(repo, 'ralph/ralph.sh'), ['--agent', 'claude', '--pause', '0', '--iteration-timeout', '60s', ...args], { cwd: repo, env, timeoutMs: opts.timeoutMs ?? 50_000 });
+  return run(
+    path.join(repo, 'ralph/ralph.sh'),
+    ['--agent', 'claude', '--pause', '0', '--iteration-timeout', '60s', ...args],
+    { cwd: repo, env, timeoutMs: opts.timeoutMs ?? 50_000 },
+  );
 }
 
 export function readPlan(repo: string): typeof TWO_STORY_PLAN {

@@ -48,13 +48,19 @@ export function ralphWorker(options: WorkerOptions): Scenario {
       const command = renderStoryCommand(plan, story, options.decide(story), prdRel);
       return { blocks: [{ type: 'text', text: `Working on ${story.id}.` }, bash(command, `Implement ${story.id}`)] };
     }
-    const output = ctx.toolResults.map((r) => r.text).join('\n').trim();
+    const output = ctx.toolResults
+      .map((r) => r.text)
+      .join('\n')
+      .trim();
     const done = open.length === 0 ? '\n<promise>COMPLETE</promise>' : '';
     return { blocks: [{ type: 'text', text: `Iteration finished.\n${output}${done}` }] };
   };
 }
 
-export function bash(command: string, description = 'Run a command'): { type: 'tool_use'; name: 'Bash'; input: Record<string, unknown> } {
+export function bash(
+  command: string,
+  description = 'Run a command',
+): { type: 'tool_use'; name: 'Bash'; input: Record<string, unknown> } {
   return { type: 'tool_use', name: 'Bash', input: { command, description } };
 }
 
@@ -105,7 +111,18 @@ export function assignedWorker(options: AssignedWorkerOptions): Scenario {
     // The messages only: the runner's prompt is the first user message, and the system prompt is the CLI's own.
     const story = /your story is (US-\d+)/.exec(requestText({ ...ctx.body, system: undefined }))?.[1];
     if (!story) throw new Error('the request names no story ("your story is <ID>")');
-    if (ctx.turn > 0) return { blocks: [{ type: 'text', text: `Finished ${story}.\n${ctx.toolResults.map((r) => r.text).join('\n').trim()}` }] };
+    if (ctx.turn > 0)
+      return {
+        blocks: [
+          {
+            type: 'text',
+            text: `Finished ${story}.\n${ctx.toolResults
+              .map((r) => r.text)
+              .join('\n')
+              .trim()}`,
+          },
+        ],
+      };
     await options.onStart?.(story, ctx.repo ?? '');
     const claim = `const fs = require("fs"), f = process.env.RALPH_PRD, p = JSON.parse(fs.readFileSync(f, "utf8")); p.userStories.find((s) => s.id === ${JSON.stringify(story)}).passes = true; fs.writeFileSync(f, JSON.stringify(p, null, 2) + "\\n");`;
     const steps = [
@@ -116,6 +133,11 @@ export function assignedWorker(options: AssignedWorkerOptions): Scenario {
       `node -e ${shellQuote(claim)}`,
       `git commit -q -am ${shellQuote(`chore: ${story} passes`)}`,
     ];
-    return { blocks: [{ type: 'text', text: `Working on ${story}.` }, bash(`${steps.join(' && ')} && echo STORY-DONE ${story}`, `Implement ${story}`)] };
+    return {
+      blocks: [
+        { type: 'text', text: `Working on ${story}.` },
+        bash(`${steps.join(' && ')} && echo STORY-DONE ${story}`, `Implement ${story}`),
+      ],
+    };
   };
 }

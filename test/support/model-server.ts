@@ -83,7 +83,8 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
   const requests: RecordedRequest[] = [];
   const errors: Error[] = [];
   let calls = 0;
-  const onUnknown = options.onUnknown ?? ((r) => process.stderr.write(`model-server: unknown request ${r.method} ${r.url}\n`));
+  const onUnknown =
+    options.onUnknown ?? ((r) => process.stderr.write(`model-server: unknown request ${r.method} ${r.url}\n`));
 
   const server = http.createServer(async (req, res) => {
     // A CLI killed mid-request (iteration timeout, Ctrl-C, a test's SIGKILL) aborts its upload: there is no one
@@ -92,16 +93,28 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
     if (raw === null) return void res.destroy();
     const body = parseJson(raw);
     const pathname = (req.url ?? '/').split('?')[0];
-    const record: RecordedRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body, kind: 'other' };
+    const record: RecordedRequest = {
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      headers: req.headers,
+      body,
+      kind: 'other',
+    };
     requests.push(record);
     try {
       if (record.method === 'POST' && pathname === '/v1/messages' && body) {
         record.kind = isSideRequest(body) ? 'side' : 'main';
-        const turn = record.kind === 'side' ? sideTurn() : await options.scenario(contextFor(body, options.repo, ++calls));
-        if ('apiError' in turn) return sendJson(res, turn.apiError.status, { type: 'error', error: { type: turn.apiError.type, message: turn.apiError.message } });
+        const turn =
+          record.kind === 'side' ? sideTurn() : await options.scenario(contextFor(body, options.repo, ++calls));
+        if ('apiError' in turn)
+          return sendJson(res, turn.apiError.status, {
+            type: 'error',
+            error: { type: turn.apiError.type, message: turn.apiError.message },
+          });
         return sendMessage(res, body, turn, requests.length);
       }
-      if (record.method === 'POST' && pathname === '/v1/messages/count_tokens') return sendJson(res, 200, { input_tokens: Math.ceil(raw.length / 4) });
+      if (record.method === 'POST' && pathname === '/v1/messages/count_tokens')
+        return sendJson(res, 200, { input_tokens: Math.ceil(raw.length / 4) });
       if (record.method === 'HEAD' || record.method === 'GET') {
         if (pathname !== '/' && pathname !== '/v1/models') onUnknown(record);
         return sendJson(res, 200, pathname === '/v1/models' ? { data: [], has_more: false } : {});
@@ -110,12 +123,22 @@ export async function startModelServer(options: ModelServerOptions): Promise<Mod
       sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `no route ${pathname}` } });
     } catch (err) {
       errors.push(err as Error);
-      sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: `scenario failed: ${(err as Error).message}` } });
+      sendJson(res, 400, {
+        type: 'error',
+        error: { type: 'invalid_request_error', message: `scenario failed: ${(err as Error).message}` },
+      });
     }
   });
 
   const { port, close } = await listenOnLoopback(server);
-  return { url: `http://127.0.0.1:${port}`, port, requests, errors, mainRequests: () => requests.filter((r) => r.kind === 'main').map((r) => r.body!), close };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    port,
+    requests,
+    errors,
+    mainRequests: () => requests.filter((r) => r.kind === 'main').map((r) => r.body!),
+    close,
+  };
 }
 
 /** `server` listening on 127.0.0.1 at a free port; `close` drops open connections too. */
@@ -179,26 +202,51 @@ function findWorkingDirectory(body: MessagesBody): string | undefined {
 function sendMessage(res: http.ServerResponse, body: MessagesBody, turn: AssistantTurn, n: number): void {
   const blocks = turn.blocks.map((b, i) => (b.type === 'tool_use' ? { ...b, id: b.id ?? `toolu_${n}_${i}` } : b));
   const stopReason = turn.stopReason ?? (blocks.some((b) => b.type === 'tool_use') ? 'tool_use' : 'end_turn');
-  const usage = { input_tokens: Math.ceil(JSON.stringify(body).length / 4), output_tokens: Math.ceil(JSON.stringify(blocks).length / 4) };
-  const message = { id: `msg_${n}`, type: 'message', role: 'assistant', model: body.model ?? 'claude-test', stop_sequence: null };
+  const usage = {
+    input_tokens: Math.ceil(JSON.stringify(body).length / 4),
+    output_tokens: Math.ceil(JSON.stringify(blocks).length / 4),
+  };
+  const message = {
+    id: `msg_${n}`,
+    type: 'message',
+    role: 'assistant',
+    model: body.model ?? 'claude-test',
+    stop_sequence: null,
+  };
   if (!body.stream) {
-    const content = blocks.map((b) => (b.type === 'tool_use' ? { type: 'tool_use', id: b.id, name: b.name, input: b.input } : b));
+    const content = blocks.map((b) =>
+      b.type === 'tool_use' ? { type: 'tool_use', id: b.id, name: b.name, input: b.input } : b,
+    );
     return sendJson(res, 200, { ...message, content, stop_reason: stopReason, usage });
   }
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const event = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
-  event('message_start', { message: { ...message, content: [], stop_reason: null, usage: { input_tokens: usage.input_tokens, output_tokens: 1 } } });
+  const event = (type: string, data: Record<string, unknown>) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  event('message_start', {
+    message: {
+      ...message,
+      content: [],
+      stop_reason: null,
+      usage: { input_tokens: usage.input_tokens, output_tokens: 1 },
+    },
+  });
   blocks.forEach((b, index) => {
     if (b.type === 'text') {
       event('content_block_start', { index, content_block: { type: 'text', text: '' } });
       event('content_block_delta', { index, delta: { type: 'text_delta', text: b.text } });
     } else {
       event('content_block_start', { index, content_block: { type: 'tool_use', id: b.id, name: b.name, input: {} } });
-      event('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) } });
+      event('content_block_delta', {
+        index,
+        delta: { type: 'input_json_delta', partial_json: JSON.stringify(b.input) },
+      });
     }
     event('content_block_stop', { index });
   });
-  event('message_delta', { delta: { stop_reason: stopReason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+  event('message_delta', {
+    delta: { stop_reason: stopReason, stop_sequence: null },
+    usage: { output_tokens: usage.output_tokens },
+  });
   event('message_stop', {});
   res.end();
 }

@@ -1,5 +1,15 @@
 // Root ignores file modes, so tests of unwritable files run the runner as `nobody` when they run as root.
-import { chmodSync, chownSync, cpSync, existsSync, mkdtempSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import {
+  chmodSync,
+  chownSync,
+  cpSync,
+  existsSync,
+  mkdtempSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import type { SpawnOptions } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -76,6 +86,9 @@ export function nobodyAgent(name: string): string {
 }
 
 /** The built CLI, run as `nobody` when the tests run as root (see asNobodyOptions), with a node it can execute. */
-export function runCliAsNobody(args: string[], opts: SpawnOptions & { input?: string; timeoutMs?: number } = {}): Promise<RunResult> {
+export function runCliAsNobody(
+  args: string[],
+  opts: SpawnOptions & { input?: string; timeoutMs?: number } = {},
+): Promise<RunResult> {
   return run(nodeForNobody(), [path.join(nobodyRoot(), 'bin/ralphkit.js'), ...args], { ...opts, ...asNobodyOptions() });
 }

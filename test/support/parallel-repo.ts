@@ -18,23 +18,43 @@ export const BRANCH = 'ralph/par';
 
 /** A --parallel story (test/support/plan.ts): checked by the file its fake agent writes, unless told otherwise. */
 export function story(s: StorySpec, i: number): Story {
-  return baseStory(s.id, { priority: i + 1, checks: s.checks ?? [`test -f work/${s.id}.txt`], ...(s.dependsOn ? { dependsOn: s.dependsOn } : {}) });
+  return baseStory(s.id, {
+    priority: i + 1,
+    checks: s.checks ?? [`test -f work/${s.id}.txt`],
+    ...(s.dependsOn ? { dependsOn: s.dependsOn } : {}),
+  });
 }
 
 /** An installed repository with a plan of `stories` on BRANCH; its worktrees folder goes with the test. */
-export function parallelRepo(stories: StorySpec[], planChecks: string[] = ['test -f README.md'], setup?: string): string {
-  const repo = installedRepo({ plan: plan(stories.map(story), { project: 'Par', branchName: BRANCH, ...(setup ? { setup } : {}), checks: planChecks }) });
+export function parallelRepo(
+  stories: StorySpec[],
+  planChecks: string[] = ['test -f README.md'],
+  setup?: string,
+): string {
+  const repo = installedRepo({
+    plan: plan(stories.map(story), {
+      project: 'Par',
+      branchName: BRANCH,
+      ...(setup ? { setup } : {}),
+      checks: planChecks,
+    }),
+  });
   onTestFinished(() => rmSync(`${repo}.ralph-worktrees`, { recursive: true, force: true }));
   return repo;
 }
 
-export function planOn(repo: string, branch = BRANCH): { userStories: Array<{ id: string; passes: unknown; notes?: string }> } {
+export function planOn(
+  repo: string,
+  branch = BRANCH,
+): { userStories: Array<{ id: string; passes: unknown; notes?: string }> } {
   return JSON.parse(git(repo, 'show', `${branch}:ralph/prd.json`));
 }
 
 /** The stories merged by the queue, in merge order (the first-parent history of the plan branch). */
 export function mergeOrder(repo: string): string[] {
-  return git(repo, 'log', '--first-parent', '--reverse', '--format=%s', BRANCH).split('\n').flatMap((s) => /^ralph: merge (\S+)/.exec(s)?.[1] ?? []);
+  return git(repo, 'log', '--first-parent', '--reverse', '--format=%s', BRANCH)
+    .split('\n')
+    .flatMap((s) => /^ralph: merge (\S+)/.exec(s)?.[1] ?? []);
 }
 
 export interface LogLine {
@@ -48,10 +68,20 @@ export interface LogLine {
 
 export function readLog(file: string): LogLine[] {
   if (!existsSync(file)) return [];
-  return readFileSync(file, 'utf8').trim().split('\n').filter(Boolean).map((l) => {
-    const [s, it, cwd, seen, since] = l.split(' ');
-    return { story: s, iteration: Number(it), cwd, seen: seen ? seen.split(',') : [], since: since ? since.split(',') : [] };
-  });
+  return readFileSync(file, 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const [s, it, cwd, seen, since] = l.split(' ');
+      return {
+        story: s,
+        iteration: Number(it),
+        cwd,
+        seen: seen ? seen.split(',') : [],
+        since: since ? since.split(',') : [],
+      };
+    });
 }
 
 export function fakeEnv(extra: Record<string, string> = {}) {
@@ -60,17 +90,34 @@ export function fakeEnv(extra: Record<string, string> = {}) {
 }
 
 /** The runs the loop's ledger records (ralph/.runs/<loop>/ledger.jsonl): setups and checks, on story branches and in the merge queue's gates. */
-export function countRuns(repo: string): { branch: { setups: number; checks: number }; gate: { setups: number; checks: number; passes: number } } {
+export function countRuns(repo: string): {
+  branch: { setups: number; checks: number };
+  gate: { setups: number; checks: number; passes: number };
+} {
   const runs = path.join(repo, 'ralph', '.runs');
   const lines = readdirSync(runs).flatMap((d) => {
     const f = path.join(runs, d, 'ledger.jsonl');
-    return existsSync(f) ? readFileSync(f, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { kind: string; scope?: string; shared?: boolean; gate?: boolean; commit?: string }) : [];
+    return existsSync(f)
+      ? readFileSync(f, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map(
+            (l) => JSON.parse(l) as { kind: string; scope?: string; shared?: boolean; gate?: boolean; commit?: string },
+          )
+      : [];
   });
   // A run recorded for a second story in the same checkout (shared) ran once.
   const ran = lines.filter((l) => l.kind === 'check' && !l.shared);
   const count = (gate: boolean) => ran.filter((l) => !!l.gate === gate);
   return {
-    branch: { setups: count(false).filter((l) => l.scope === 'setup').length, checks: count(false).filter((l) => l.scope !== 'setup').length },
-    gate: { setups: count(true).filter((l) => l.scope === 'setup').length, checks: count(true).filter((l) => l.scope !== 'setup').length, passes: new Set(count(true).map((l) => l.commit)).size },
+    branch: {
+      setups: count(false).filter((l) => l.scope === 'setup').length,
+      checks: count(false).filter((l) => l.scope !== 'setup').length,
+    },
+    gate: {
+      setups: count(true).filter((l) => l.scope === 'setup').length,
+      checks: count(true).filter((l) => l.scope !== 'setup').length,
+      passes: new Set(count(true).map((l) => l.commit)).size,
+    },
   };
 }

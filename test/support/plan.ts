@@ -14,7 +14,9 @@ export function storyId(n: number): string {
 
 /** `n` stories US-001 … in priority order, titled `Story 1` …; `each(i)` (from 0) adds fields to story i. */
 export function numberedStories(n: number, each: (i: number) => Partial<Story> = () => ({})): Story[] {
-  return Array.from({ length: n }, (_, i) => story(storyId(i + 1), { title: `Story ${i + 1}`, priority: i + 1, ...each(i) }));
+  return Array.from({ length: n }, (_, i) =>
+    story(storyId(i + 1), { title: `Story ${i + 1}`, priority: i + 1, ...each(i) }),
+  );
 }
 
 /** A plan of `stories` (a number: that many numbered stories) on `ralph/test`; `fields` add to it or override (not its stories). */
@@ -30,5 +32,11 @@ export function planText(prd: Prd): string {
 
 /** A story the fake agents of test/fixtures/ do: they write `<id> done` into `<id>.txt`, which its check greps. */
 export function fileStory(id: string, priority: number, fields: Partial<Story> = {}): Story {
-  return story(id, { acceptanceCriteria: [`${id}.txt exists`], priority, notes: '', checks: [`grep -q "${id} done" ${id}.txt`], ...fields });
+  return story(id, {
+    acceptanceCriteria: [`${id}.txt exists`],
+    priority,
+    notes: '',
+    checks: [`grep -q "${id} done" ${id}.txt`],
+    ...fields,
+  });
 }

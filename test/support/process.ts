@@ -41,7 +41,11 @@ export const WAIT_SLACK = 3;
  * The one wait of the tests (what is waited for, then the probe, then the limit): polls `probe` until it returns
  * something truthy and returns that; the timeout (times WAIT_SLACK) only turns a hang into a clear failure.
  */
-export async function until<T>(what: string, probe: () => T | null | undefined | false, timeoutMs = 30_000): Promise<T> {
+export async function until<T>(
+  what: string,
+  probe: () => T | null | undefined | false,
+  timeoutMs = 30_000,
+): Promise<T> {
   let value: T | null | undefined | false = null;
   const limit = timeoutMs * WAIT_SLACK;
   if (await pollUntil(() => Boolean((value = probe())), { timeoutMs: limit, intervalMs: 25 })) return value as T;
@@ -95,11 +99,15 @@ export function goneWithin(pid: number, ms = 3000): Promise<boolean> {
  * "my own process group" to kill(2) (`process.kill(-0, 'SIGKILL')` would kill the test runner itself).
  */
 export function pidFrom(file: string, timeoutMs = 30_000): Promise<number> {
-  return until(`a pid in ${file}`, () => {
-    const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
-    const pid = /^\d+\n$/.test(text) ? Number(text) : 0;
-    return pid > 1 ? pid : null;
-  }, timeoutMs);
+  return until(
+    `a pid in ${file}`,
+    () => {
+      const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+      const pid = /^\d+\n$/.test(text) ? Number(text) : 0;
+      return pid > 1 ? pid : null;
+    },
+    timeoutMs,
+  );
 }
 
 /** Field 22 of /proc/<pid>/stat, read independently of the engine's own parser. */

@@ -84,7 +84,11 @@ export function runnerArgs(cmd: string, args: string[], sandboxDefault = false):
   const sh = path.basename(cmd) === 'ralph.sh' ? (args[0] === 'run' ? 1 : /^[a-z]/.test(args[0] ?? '') ? -1 : 0) : -1;
   const loop = sh >= 0 ? sh : (args[0] === BIN || args[0]?.endsWith('ralph.mjs')) && args[1] === 'run' ? 2 : -1;
   if (loop < 0 || sandboxDefault) return args;
-  const named = args.some((a) => ['--sandbox', '--no-sandbox', '--resume', '--resume-last', '--help', '-h'].includes(a) || a.startsWith('--resume='));
+  const named = args.some(
+    (a) =>
+      ['--sandbox', '--no-sandbox', '--resume', '--resume-last', '--help', '-h'].includes(a) ||
+      a.startsWith('--resume='),
+  );
   return named ? args : [...args.slice(0, loop), '--no-sandbox', ...args.slice(loop)];
 }
 
@@ -92,7 +96,11 @@ export function runnerArgs(cmd: string, args: string[], sandboxDefault = false):
 export function run(cmd: string, rawArgs: string[], opts: RunOpts = {}): Promise<RunResult> {
   const args = runnerArgs(cmd, rawArgs, opts.sandboxDefault);
   return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { ...opts, env: { FORCE_COLOR: '0', NO_COLOR: '1', ...gitEnv(), ...opts.env }, stdio: ['pipe', 'pipe', 'pipe'] });
+    const child = spawn(cmd, args, {
+      ...opts,
+      env: { FORCE_COLOR: '0', NO_COLOR: '1', ...gitEnv(), ...opts.env },
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout!.on('data', (d) => (stdout += d));

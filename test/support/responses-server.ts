@@ -36,7 +36,9 @@ export interface ResponsesContext {
   toolOutputs: ToolOutput[];
 }
 
-export type ResponsesScenario = (ctx: ResponsesContext) => ResponsesTurn | ResponsesApiError | Promise<ResponsesTurn | ResponsesApiError>;
+export type ResponsesScenario = (
+  ctx: ResponsesContext,
+) => ResponsesTurn | ResponsesApiError | Promise<ResponsesTurn | ResponsesApiError>;
 
 export interface ResponsesBody {
   model?: string;
@@ -65,7 +67,10 @@ export interface ResponsesServer {
   close(): Promise<void>;
 }
 
-export async function startResponsesServer(options: { scenario: ResponsesScenario; repo?: string }): Promise<ResponsesServer> {
+export async function startResponsesServer(options: {
+  scenario: ResponsesScenario;
+  repo?: string;
+}): Promise<ResponsesServer> {
   const requests: RecordedResponsesRequest[] = [];
   const errors: Error[] = [];
   let calls = 0;
@@ -73,30 +78,61 @@ export async function startResponsesServer(options: { scenario: ResponsesScenari
     const raw = await readBody(req).catch(() => null);
     if (raw === null) return void res.destroy();
     const pathname = (req.url ?? '/').split('?')[0];
-    const record: RecordedResponsesRequest = { method: req.method ?? 'GET', url: req.url ?? '/', headers: req.headers, body: parseJson(raw), kind: 'other' };
+    const record: RecordedResponsesRequest = {
+      method: req.method ?? 'GET',
+      url: req.url ?? '/',
+      headers: req.headers,
+      body: parseJson(raw),
+      kind: 'other',
+    };
     requests.push(record);
     try {
       if (record.method === 'POST' && pathname === '/v1/responses' && record.body) {
         record.kind = 'main';
         const turn = await options.scenario(contextFor(record.body, options.repo, ++calls));
-        if ('apiError' in turn) return sendJson(res, turn.apiError.status, { error: { type: 'invalid_request_error', code: turn.apiError.code, message: turn.apiError.message } });
+        if ('apiError' in turn)
+          return sendJson(res, turn.apiError.status, {
+            error: { type: 'invalid_request_error', code: turn.apiError.code, message: turn.apiError.message },
+          });
         return streamTurn(res, record.body, turn, calls);
       }
       process.stderr.write(`responses-server: unknown request ${record.method} ${record.url}\n`);
-      sendJson(res, 404, { error: { type: 'invalid_request_error', code: 'not_found', message: `no route ${pathname}` } });
+      sendJson(res, 404, {
+        error: { type: 'invalid_request_error', code: 'not_found', message: `no route ${pathname}` },
+      });
     } catch (err) {
       errors.push(err as Error);
-      sendJson(res, 400, { error: { type: 'invalid_request_error', code: 'scenario_failed', message: `scenario failed: ${(err as Error).message}` } });
+      sendJson(res, 400, {
+        error: {
+          type: 'invalid_request_error',
+          code: 'scenario_failed',
+          message: `scenario failed: ${(err as Error).message}`,
+        },
+      });
     }
   });
   const { port, close } = await listenOnLoopback(server);
-  return { url: `http://127.0.0.1:${port}/v1`, requests, errors, mainRequests: () => requests.filter((r) => r.kind === 'main').map((r) => r.body!), close };
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    requests,
+    errors,
+    mainRequests: () => requests.filter((r) => r.kind === 'main').map((r) => r.body!),
+    close,
+  };
 }
 
 function contextFor(body: ResponsesBody, repo: string | undefined, call: number): ResponsesContext {
   const input = body.input ?? [];
-  const toolOutputs = input.filter((i) => i.type === 'function_call_output').map((i) => ({ callId: String(i.call_id), output: outputText(i.output) }));
-  return { body, repo: repo ?? findWorkingDirectory(body), call, turn: input.filter((i) => i.type === 'function_call').length, toolOutputs };
+  const toolOutputs = input
+    .filter((i) => i.type === 'function_call_output')
+    .map((i) => ({ callId: String(i.call_id), output: outputText(i.output) }));
+  return {
+    body,
+    repo: repo ?? findWorkingDirectory(body),
+    call,
+    turn: input.filter((i) => i.type === 'function_call').length,
+    toolOutputs,
+  };
 }
 
 function outputText(output: unknown): string {
@@ -121,27 +157,57 @@ function findWorkingDirectory(body: ResponsesBody): string | undefined {
 
 function streamTurn(res: http.ServerResponse, body: ResponsesBody, turn: ResponsesTurn, n: number): void {
   res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
-  const event = (type: string, data: Record<string, unknown>) => res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
+  const event = (type: string, data: Record<string, unknown>) =>
+    res.write(`event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`);
   const response = { id: `resp_${n}`, object: 'response', model: body.model ?? 'codex-test', status: 'in_progress' };
   event('response.created', { response });
   turn.items.forEach((item, index) => {
     const done = renderItem(item, n, index);
-    event('response.output_item.added', { output_index: index, item: item.type === 'message' ? { ...done, content: [] } : done });
-    if (item.type === 'message') event('response.output_text.delta', { item_id: done.id, output_index: index, content_index: 0, delta: item.text });
+    event('response.output_item.added', {
+      output_index: index,
+      item: item.type === 'message' ? { ...done, content: [] } : done,
+    });
+    if (item.type === 'message')
+      event('response.output_text.delta', {
+        item_id: done.id,
+        output_index: index,
+        content_index: 0,
+        delta: item.text,
+      });
     event('response.output_item.done', { output_index: index, item: done });
   });
   const inputTokens = Math.ceil(JSON.stringify(body).length / 4);
   const outputTokens = Math.ceil(JSON.stringify(turn.items).length / 4);
-  const usage = { input_tokens: inputTokens, input_tokens_details: { cached_tokens: 0 }, output_tokens: outputTokens, output_tokens_details: { reasoning_tokens: 0 }, total_tokens: inputTokens + outputTokens };
+  const usage = {
+    input_tokens: inputTokens,
+    input_tokens_details: { cached_tokens: 0 },
+    output_tokens: outputTokens,
+    output_tokens_details: { reasoning_tokens: 0 },
+    total_tokens: inputTokens + outputTokens,
+  };
   event('response.completed', { response: { ...response, status: 'completed', usage } });
   res.end();
 }
 
 function renderItem(item: ResponsesItem, n: number, index: number): Record<string, unknown> {
-  if (item.type === 'message') return { type: 'message', id: `msg_${n}_${index}`, role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: item.text, annotations: [] }] };
+  if (item.type === 'message')
+    return {
+      type: 'message',
+      id: `msg_${n}_${index}`,
+      role: 'assistant',
+      status: 'completed',
+      content: [{ type: 'output_text', text: item.text, annotations: [] }],
+    };
   // login: false runs `bash -c`, not a login shell whose profile could reset PATH.
   const args = JSON.stringify({ cmd: item.cmd, login: false });
-  return { type: 'function_call', id: `fc_${n}_${index}`, call_id: `call_${n}_${index}`, name: 'exec_command', arguments: args, status: 'completed' };
+  return {
+    type: 'function_call',
+    id: `fc_${n}_${index}`,
+    call_id: `call_${n}_${index}`,
+    name: 'exec_command',
+    arguments: args,
+    status: 'completed',
+  };
 }
 
 function parseJson(raw: string): ResponsesBody | null {

@@ -9,7 +9,11 @@ import { fileStory, plan } from './plan.js';
 
 /** A story the implementer's check passes at once, with a criterion (`<id>.criterion`) only the reviewer checks. */
 export const reviewStory = (id: string, priority: number, extra: Partial<Story> = {}): Story =>
-  fileStory(id, priority, { description: `As a user I get ${id}.`, acceptanceCriteria: [`${id}.txt says it is done`, 'the criterion file exists'], ...extra });
+  fileStory(id, priority, {
+    description: `As a user I get ${id}.`,
+    acceptanceCriteria: [`${id}.txt says it is done`, 'the criterion file exists'],
+    ...extra,
+  });
 
 export const reviewPlan = (...stories: Story[]): Prd => plan(stories, { project: 'Demo', branchName: 'ralph/demo' });
 
@@ -18,8 +22,20 @@ export const reviewFixture = (name: string) => `node ${JSON.stringify(path.join(
 
 /** The installed runner with the fake implementer, loop id `e2e`. */
 export function ralphReviewed(dir: string, args: string[], env: NodeJS.ProcessEnv = {}): Promise<RunResult> {
-  const base = ['--agent-cmd', reviewFixture('implementer.mjs'), '--pause', '0', '--iteration-timeout', '30s', '--name', 'e2e'];
+  const base = [
+    '--agent-cmd',
+    reviewFixture('implementer.mjs'),
+    '--pause',
+    '0',
+    '--iteration-timeout',
+    '30s',
+    '--name',
+    'e2e',
+  ];
   return run(path.join(dir, 'ralph/ralph.sh'), [...base, ...args], { cwd: dir, env });
 }
 
-export const reviewLines = (dir: string) => parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8')).filter((l): l is ReviewLine => l.kind === 'review');
+export const reviewLines = (dir: string) =>
+  parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8')).filter(
+    (l): l is ReviewLine => l.kind === 'review',
+  );

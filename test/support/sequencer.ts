@@ -33,7 +33,8 @@ export function estimate(durations: Record<string, number>, file: string): numbe
 export class DurationSequencer extends BaseSequencer {
   override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
     const durations = readDurations();
-    const cost = (spec: TestSpecification) => estimate(durations, path.relative(ROOT, spec.moduleId).split(path.sep).join('/'));
+    const cost = (spec: TestSpecification) =>
+      estimate(durations, path.relative(ROOT, spec.moduleId).split(path.sep).join('/'));
     return [...files].sort((a, b) => cost(b) - cost(a));
   }
 }

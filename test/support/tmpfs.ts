@@ -21,7 +21,8 @@ export const TMPFS_SKIP: string | false = probe();
 
 function probe(): string | false {
   if (process.platform !== 'linux') return 'tmpfs mounts are a Linux feature';
-  if (process.getuid?.() !== 0) return 'mounting a tmpfs needs root (run the suite as root to include the full-disk tests)';
+  if (process.getuid?.() !== 0)
+    return 'mounting a tmpfs needs root (run the suite as root to include the full-disk tests)';
   const dir = mkdtempSync(path.join(tmpdir(), 'ralphkit-tmpfs-probe-'));
   try {
     mount(dir, 64);

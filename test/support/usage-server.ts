@@ -21,8 +21,13 @@ export interface UsageServer {
 }
 
 /** The body the real endpoint answers with; utilisations in percent, resets as Dates (or null). */
-export function usageBody(fiveHour: number, sevenDay: number, resets: { fiveHour?: Date | null; sevenDay?: Date | null } = {}): object {
-  const iso = (d: Date | null | undefined, fallbackMs: number) => (d === null ? null : (d ?? new Date(Date.now() + fallbackMs)).toISOString());
+export function usageBody(
+  fiveHour: number,
+  sevenDay: number,
+  resets: { fiveHour?: Date | null; sevenDay?: Date | null } = {},
+): object {
+  const iso = (d: Date | null | undefined, fallbackMs: number) =>
+    d === null ? null : (d ?? new Date(Date.now() + fallbackMs)).toISOString();
   return {
     five_hour: { utilization: fiveHour, resets_at: iso(resets.fiveHour, 2 * 3_600_000) },
     seven_day: { utilization: sevenDay, resets_at: iso(resets.sevenDay, 3 * 86_400_000) },

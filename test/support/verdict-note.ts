@@ -18,25 +18,43 @@ export function useKeyEnv(env: NodeJS.ProcessEnv): void {
 
 /** Attaches `text` as the verdict note of `commit`, replacing any note there (what an agent with git can do). */
 export function writeNote(repo: string, commit: string, text: string): void {
-  execFileSync('git', ['notes', `--ref=${NOTES_REF}`, 'add', '-f', '-F', '-', commit], { cwd: repo, input: text, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  execFileSync('git', ['notes', `--ref=${NOTES_REF}`, 'add', '-f', '-F', '-', commit], {
+    cwd: repo,
+    input: text,
+    env: gitEnv(),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 }
 
 /** Removes the verdict note of `commit`. */
 export function removeNote(repo: string, commit: string): void {
-  execFileSync('git', ['notes', `--ref=${NOTES_REF}`, 'remove', commit], { cwd: repo, env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+  execFileSync('git', ['notes', `--ref=${NOTES_REF}`, 'remove', commit], {
+    cwd: repo,
+    env: gitEnv(),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
 }
 
 /** The verdict note of `commit`, or null. */
 export function readNote(repo: string, commit: string): string | null {
   try {
-    return execFileSync('git', ['notes', `--ref=${NOTES_REF}`, 'show', commit], { cwd: repo, encoding: 'utf8', env: gitEnv(), stdio: ['pipe', 'pipe', 'pipe'] });
+    return execFileSync('git', ['notes', `--ref=${NOTES_REF}`, 'show', commit], {
+      cwd: repo,
+      encoding: 'utf8',
+      env: gitEnv(),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    });
   } catch {
     return null;
   }
 }
 
 /** A record sealed with the key of `env` (created if missing) and attached to `record.commit`, as the final gate does. */
-export function sealNote(repo: string, record: Omit<VerdictRecord, 'ralphkit' | 'pins'> & { pins?: string | null }, env: NodeJS.ProcessEnv): void {
+export function sealNote(
+  repo: string,
+  record: Omit<VerdictRecord, 'ralphkit' | 'pins'> & { pins?: string | null },
+  env: NodeJS.ProcessEnv,
+): void {
   const key = readKey(true, env);
   if (!key) throw new Error(`could not create a record key in ${env.RALPH_KEY_DIR}`);
   writeNote(repo, record.commit, renderRecord({ ralphkit: 1, pins: null, ...record }, key));

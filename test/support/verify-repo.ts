@@ -9,9 +9,11 @@ import { parseLedger, type LedgerLine } from '../../src/engine/store/ledger.js';
 import { plan as basePlan, story as baseStory } from './plan.js';
 
 /** A verification test's story (test/support/plan.ts) with a criterion of its own and empty notes. */
-export const story = (id: string, extra: Partial<Story> = {}): Story => baseStory(id, { acceptanceCriteria: [`${id} works`], notes: '', ...extra });
+export const story = (id: string, extra: Partial<Story> = {}): Story =>
+  baseStory(id, { acceptanceCriteria: [`${id} works`], notes: '', ...extra });
 
-export const plan = (stories: Story[], extra: Omit<Partial<Prd>, 'userStories'> = {}): Prd => basePlan(stories, { project: 'Demo', branchName: 'ralph/demo', ...extra });
+export const plan = (stories: Story[], extra: Omit<Partial<Prd>, 'userStories'> = {}): Prd =>
+  basePlan(stories, { project: 'Demo', branchName: 'ralph/demo', ...extra });
 
 export interface VerifyRepo {
   dir: string;
@@ -90,6 +92,8 @@ export function readLedgerLines(r: VerifyRepo): LedgerLine[] {
 
 /** `git status --porcelain` lines (not trimmed: the leading column matters). */
 export function status(dir: string): string {
-  return execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], { cwd: dir, encoding: 'utf8' }).replace(/\n$/, '');
+  return execFileSync('git', ['status', '--porcelain', '--untracked-files=all'], {
+    cwd: dir,
+    encoding: 'utf8',
+  }).replace(/\n$/, '');
 }
-

@@ -10,8 +10,15 @@ export interface StartedView {
 }
 
 /** Spawns `ralphkit view --port 0 ...args` (in `cwd`, with `env` added); killed when the test ends. */
-export async function startView(args: string[], opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {}): Promise<StartedView> {
-  const child = spawn(process.execPath, [BIN, 'view', '--port', '0', ...args], { cwd: opts.cwd, env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', ...opts.env }, stdio: 'pipe' });
+export async function startView(
+  args: string[],
+  opts: { cwd?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<StartedView> {
+  const child = spawn(process.execPath, [BIN, 'view', '--port', '0', ...args], {
+    cwd: opts.cwd,
+    env: { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', ...opts.env },
+    stdio: 'pipe',
+  });
   onTestFinished(() => void child.kill('SIGKILL'));
   child.stdin.end();
   let stdout = '';

@@ -12,22 +12,70 @@ export const DEMO_PLAN: Prd = {
   description: 'Priority levels for tasks: stored, shown, edited, filtered and sorted.',
   checks: ['npm test', 'npx tsc --noEmit'],
   userStories: [
-    story('US-001', { title: 'Add a priority column to the tasks table', priority: 1, passes: true, acceptanceCriteria: ['Migration adds `priority` (smallint, default 2)', 'Existing tasks get priority 2', 'Typecheck passes'], checks: ['npm test -- db'] }),
-    story('US-002', { title: 'Expose priority in the tasks API', priority: 2, passes: true, dependsOn: ['US-001'], acceptanceCriteria: ['GET /tasks returns `priority`', 'PATCH /tasks/:id validates 1–4', 'Typecheck passes'], checks: ['npm test -- api'] }),
-    story('US-003', { title: 'Show a priority badge on each task card', priority: 3, passes: true, dependsOn: ['US-002'], acceptanceCriteria: ['Badge uses the Badge primitive', 'P1 is red, P4 is grey', 'Verify in browser'] }),
+    story('US-001', {
+      title: 'Add a priority column to the tasks table',
+      priority: 1,
+      passes: true,
+      acceptanceCriteria: [
+        'Migration adds `priority` (smallint, default 2)',
+        'Existing tasks get priority 2',
+        'Typecheck passes',
+      ],
+      checks: ['npm test -- db'],
+    }),
+    story('US-002', {
+      title: 'Expose priority in the tasks API',
+      priority: 2,
+      passes: true,
+      dependsOn: ['US-001'],
+      acceptanceCriteria: ['GET /tasks returns `priority`', 'PATCH /tasks/:id validates 1–4', 'Typecheck passes'],
+      checks: ['npm test -- api'],
+    }),
+    story('US-003', {
+      title: 'Show a priority badge on each task card',
+      priority: 3,
+      passes: true,
+      dependsOn: ['US-002'],
+      acceptanceCriteria: ['Badge uses the Badge primitive', 'P1 is red, P4 is grey', 'Verify in browser'],
+    }),
     story('US-004', {
       title: 'Priority selector in the task editor',
       description: 'As a user I pick a task’s priority while editing it, and it is saved with the task.',
       priority: 4,
       dependsOn: ['US-002'],
-      acceptanceCriteria: ['Select with four options, current one preselected', 'Saving persists the choice', 'Keyboard accessible', 'Typecheck passes'],
+      acceptanceCriteria: [
+        'Select with four options, current one preselected',
+        'Saving persists the choice',
+        'Keyboard accessible',
+        'Typecheck passes',
+      ],
       checks: ['npm test -- editor'],
       notes: 'Select renders; saving still sends the old value.\n[ralph] rejected: `npm test -- editor` exited with 1',
     }),
-    story('US-005', { title: 'Filter the task list by priority', priority: 5, dependsOn: ['US-002'], acceptanceCriteria: ['Filter chips for P1–P4', 'Filter state kept in the URL', 'Typecheck passes'] }),
-    story('US-006', { title: 'Sort by priority, then by due date', priority: 6, dependsOn: ['US-005'], acceptanceCriteria: ['Sort menu gains “Priority”', 'Ties break on due date', 'Typecheck passes'] }),
-    story('US-007', { title: 'Keyboard shortcuts 1–4 set the priority', priority: 7, dependsOn: ['US-004'], acceptanceCriteria: ['Keys 1–4 set the focused task’s priority', 'Shortcut help lists them'] }),
-    story('US-008', { title: 'Include priority in the CSV export', priority: 8, dependsOn: ['US-002'], acceptanceCriteria: ['New `priority` column after `title`', 'Typecheck passes'] }),
+    story('US-005', {
+      title: 'Filter the task list by priority',
+      priority: 5,
+      dependsOn: ['US-002'],
+      acceptanceCriteria: ['Filter chips for P1–P4', 'Filter state kept in the URL', 'Typecheck passes'],
+    }),
+    story('US-006', {
+      title: 'Sort by priority, then by due date',
+      priority: 6,
+      dependsOn: ['US-005'],
+      acceptanceCriteria: ['Sort menu gains “Priority”', 'Ties break on due date', 'Typecheck passes'],
+    }),
+    story('US-007', {
+      title: 'Keyboard shortcuts 1–4 set the priority',
+      priority: 7,
+      dependsOn: ['US-004'],
+      acceptanceCriteria: ['Keys 1–4 set the focused task’s priority', 'Shortcut help lists them'],
+    }),
+    story('US-008', {
+      title: 'Include priority in the CSV export',
+      priority: 8,
+      dependsOn: ['US-002'],
+      acceptanceCriteria: ['New `priority` column after `title`', 'Typecheck passes'],
+    }),
   ],
 };
 
@@ -88,12 +136,69 @@ The runner set passes back to false. Fix the cause, commit, then claim the story
 export function writeDemoRepo(repo: string, runningPid: number, now = Date.now()): void {
   writePlan(repo, DEMO_PLAN);
   writeProgress(repo, DEMO_PROGRESS);
-  writeLoop(repo, { id: '20261128-1702-setup', iteration: 10, maxIterations: 10, status: 'max-iterations', pid: 4242, startedAt: minutesAgo(1180, now), updatedAt: minutesAgo(1102, now), costUsd: 6.12, exitCode: 1, message: 'reached 10 iterations with 2 stories left' });
-  writeLoop(repo, { id: '20261129-0912-priority', iteration: 5, maxIterations: 12, status: 'running', pid: runningPid, startedAt: minutesAgo(94, now), updatedAt: minutesAgo(0.2, now), costUsd: 3.47, exitCode: null });
+  writeLoop(repo, {
+    id: '20261128-1702-setup',
+    iteration: 10,
+    maxIterations: 10,
+    status: 'max-iterations',
+    pid: 4242,
+    startedAt: minutesAgo(1180, now),
+    updatedAt: minutesAgo(1102, now),
+    costUsd: 6.12,
+    exitCode: 1,
+    message: 'reached 10 iterations with 2 stories left',
+  });
+  writeLoop(repo, {
+    id: '20261129-0912-priority',
+    iteration: 5,
+    maxIterations: 12,
+    status: 'running',
+    pid: runningPid,
+    startedAt: minutesAgo(94, now),
+    updatedAt: minutesAgo(0.2, now),
+    costUsd: 3.47,
+    exitCode: null,
+  });
   const loop = '20261129-0912-priority';
   const sha = '9f3c2e1b7a4d5e6f708192a3b4c5d6e7f8091a2b';
-  const check = (m: number, iteration: number, story: string, scope: 'prd' | 'story', command: string, exitCode: number, durationMs: number): LedgerLineFixture => ({ time: minutesAgo(m, now), loop, iteration, story, kind: 'check', scope, command, exitCode, durationMs, commit: sha });
-  const verdict = (m: number, iteration: number, story: string, status: 'verified' | 'rejected', reason?: string): LedgerLineFixture => ({ time: minutesAgo(m, now), loop, iteration, story, kind: 'verdict', command: null, exitCode: null, status, reason, commit: sha });
+  const check = (
+    m: number,
+    iteration: number,
+    story: string,
+    scope: 'prd' | 'story',
+    command: string,
+    exitCode: number,
+    durationMs: number,
+  ): LedgerLineFixture => ({
+    time: minutesAgo(m, now),
+    loop,
+    iteration,
+    story,
+    kind: 'check',
+    scope,
+    command,
+    exitCode,
+    durationMs,
+    commit: sha,
+  });
+  const verdict = (
+    m: number,
+    iteration: number,
+    story: string,
+    status: 'verified' | 'rejected',
+    reason?: string,
+  ): LedgerLineFixture => ({
+    time: minutesAgo(m, now),
+    loop,
+    iteration,
+    story,
+    kind: 'verdict',
+    command: null,
+    exitCode: null,
+    status,
+    reason,
+    commit: sha,
+  });
   writeLedger(repo, loop, [
     check(75, 1, 'US-001', 'prd', 'npm test', 0, 8410),
     check(75, 1, 'US-001', 'prd', 'npx tsc --noEmit', 0, 3120),

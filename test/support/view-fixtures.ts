@@ -9,14 +9,31 @@ import { plan as basePlan, story as baseStory, storyId } from './plan.js';
 
 /** A dashboard story (test/support/plan.ts): a description, notes and dependencies as a real plan has them. */
 export function story(id: string, overrides: Partial<Story> = {}): Story {
-  return baseStory(id, { description: `As a user I want ${id}.`, acceptanceCriteria: ['Typecheck passes'], notes: '', dependsOn: [], ...overrides });
+  return baseStory(id, {
+    description: `As a user I want ${id}.`,
+    acceptanceCriteria: ['Typecheck passes'],
+    notes: '',
+    dependsOn: [],
+    ...overrides,
+  });
 }
 
 /** A plan with `n` stories, two chains side by side: US-001 ← US-003 ← US-005 …, US-002 ← US-004 … */
 export function plan(n = 4, overrides: Partial<Prd> = {}): Prd {
-  const stories = Array.from({ length: n }, (_, i) => story(storyId(i + 1), { title: `Story number ${i + 1}`, priority: i + 1, dependsOn: i >= 2 ? [storyId(i - 1)] : [] }));
+  const stories = Array.from({ length: n }, (_, i) =>
+    story(storyId(i + 1), {
+      title: `Story number ${i + 1}`,
+      priority: i + 1,
+      dependsOn: i >= 2 ? [storyId(i - 1)] : [],
+    }),
+  );
   const { userStories, ...fields } = overrides;
-  return basePlan(userStories ?? stories, { project: 'Fixture', branchName: 'ralph/fixture', checks: ['npm test'], ...fields });
+  return basePlan(userStories ?? stories, {
+    project: 'Fixture',
+    branchName: 'ralph/fixture',
+    checks: ['npm test'],
+    ...fields,
+  });
 }
 
 /** Write through a temp file and rename, as the engine does (the case fs.watch misses on some platforms). */
@@ -62,7 +79,19 @@ export interface LoopStateFixture {
 }
 
 export function writeLoop(repo: string, state: LoopStateFixture): void {
-  const full = { agent: 'claude', prd: 'ralph/prd.json', iteration: 1, maxIterations: 10, status: 'running', pid: process.pid, startedAt: new Date().toISOString(), updatedAt: new Date().toISOString(), costUsd: null, exitCode: null, ...state };
+  const full = {
+    agent: 'claude',
+    prd: 'ralph/prd.json',
+    iteration: 1,
+    maxIterations: 10,
+    status: 'running',
+    pid: process.pid,
+    startedAt: new Date().toISOString(),
+    updatedAt: new Date().toISOString(),
+    costUsd: null,
+    exitCode: null,
+    ...state,
+  };
   writeAtomic(path.join(repo, 'ralph/.runs', state.id, 'state.json'), `${JSON.stringify(full, null, 2)}\n`);
 }
 
@@ -90,9 +119,22 @@ export interface LedgerLineFixture {
 }
 
 export function writeLedger(repo: string, loop: string, lines: LedgerLineFixture[]): void {
-  const checkDefaults = { kind: 'check', scope: 'prd', signal: null, timedOut: false, outputSha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855' };
+  const checkDefaults = {
+    kind: 'check',
+    scope: 'prd',
+    signal: null,
+    timedOut: false,
+    outputSha256: 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855',
+  };
   const text = lines
-    .map((l) => JSON.stringify({ commit: 'a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0', durationMs: 1200, ...(l.status ? { kind: 'verdict', outputSha256: null } : checkDefaults), ...l }))
+    .map((l) =>
+      JSON.stringify({
+        commit: 'a1b2c3d4e5f6a7b8c9d0a1b2c3d4e5f6a7b8c9d0',
+        durationMs: 1200,
+        ...(l.status ? { kind: 'verdict', outputSha256: null } : checkDefaults),
+        ...l,
+      }),
+    )
     .join('\n');
   writeAtomic(path.join(repo, 'ralph/.runs', loop, 'ledger.jsonl'), `${text}\n`);
 }

@@ -8,15 +8,22 @@ export interface RawResponse {
   body: string;
 }
 
-export function request(url: string, path: string, options: { method?: string; headers?: Record<string, string> } = {}): Promise<RawResponse> {
+export function request(
+  url: string,
+  path: string,
+  options: { method?: string; headers?: Record<string, string> } = {},
+): Promise<RawResponse> {
   const { hostname, port } = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: hostname, port, path, method: options.method ?? 'GET', headers: options.headers }, (res) => {
-      let body = '';
-      res.setEncoding('utf8');
-      res.on('data', (d) => (body += d));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
-    });
+    const req = http.request(
+      { host: hostname, port, path, method: options.method ?? 'GET', headers: options.headers },
+      (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (d) => (body += d));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body }));
+      },
+    );
     req.on('error', reject);
     req.end();
   });

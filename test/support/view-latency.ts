@@ -17,7 +17,13 @@ export interface LatencyResult {
  * writes the plan (temp file + rename, as the engine does), and takes the page's clock at the moment
  * the card changes. Node and Chromium share the machine's wall clock, so the difference is the delay.
  */
-export async function measureFlipLatency(page: Page, repo: string, prd: Prd, storyId: string, flips = 10): Promise<LatencyResult> {
+export async function measureFlipLatency(
+  page: Page,
+  repo: string,
+  prd: Prd,
+  storyId: string,
+  flips = 10,
+): Promise<LatencyResult> {
   const story = prd.userStories.find((s) => s.id === storyId);
   if (!story) throw new Error(`no story ${storyId} in the plan`);
   const samples: number[] = [];
@@ -37,7 +43,8 @@ function armObserver(page: Page, id: string, want: string): Promise<number> {
     ({ id, want }) =>
       new Promise<number>((resolve, reject) => {
         const w = window as any;
-        const state = () => document.querySelector<HTMLElement>(`.card[data-story-id="${CSS.escape(id)}"]`)?.dataset.state;
+        const state = () =>
+          document.querySelector<HTMLElement>(`.card[data-story-id="${CSS.escape(id)}"]`)?.dataset.state;
         const timer = setTimeout(() => reject(new Error(`card ${id} never became ${want}`)), 15_000);
         const observer = new MutationObserver(() => {
           if (state() !== want) return;

@@ -8,7 +8,11 @@ const root = path.join(import.meta.dirname, '../..');
 
 /** GitHub's anchor for a heading: lower case, punctuation dropped, spaces to hyphens. */
 function anchor(heading: string): string {
-  return heading.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+  return heading
+    .trim()
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N} _-]/gu, '')
+    .replace(/ /g, '-');
 }
 
 function anchors(file: string): string[] {
@@ -17,7 +21,9 @@ function anchors(file: string): string[] {
 
 describe.each(['README.md', 'docs/guide.md', 'docs/options.md'])('the links of %s', (doc) => {
   const file = path.join(root, doc);
-  const links = [...readFileSync(file, 'utf8').matchAll(/\]\(([^)\s]+)\)/g)].map((m) => m[1]).filter((l) => !/^[a-z]+:/.test(l));
+  const links = [...readFileSync(file, 'utf8').matchAll(/\]\(([^)\s]+)\)/g)]
+    .map((m) => m[1])
+    .filter((l) => !/^[a-z]+:/.test(l));
 
   it('lead to files and headings that exist', () => {
     expect(links.length).toBeGreaterThan(0);

@@ -28,7 +28,11 @@ describe('docs/options.md', () => {
   });
 
   it('takes each default from DEFAULT_OPTIONS, written as the help writes it', () => {
-    const row = (flag: string) => loop.split('\n').find((l) => l.startsWith(`| \`--${flag}\` |`))!.split(' | ');
+    const row = (flag: string) =>
+      loop
+        .split('\n')
+        .find((l) => l.startsWith(`| \`--${flag}\` |`))!
+        .split(' | ');
     expect(row('iteration-timeout')[2]).toBe('`60m`');
     expect(row('pause')[2]).toBe('`2s`');
     expect(row('deliver')[2]).toBe('`commit`');
@@ -47,7 +51,16 @@ describe('docs/options.md', () => {
 
   it('has a section for each command of ralphkit, with its options and their commander defaults', () => {
     const commands = [...doc.matchAll(/^### `(ralphkit [\w ]+)`$/gm)].map((m) => m[1]);
-    expect(commands).toEqual(['ralphkit install', 'ralphkit skill add', 'ralphkit validate', 'ralphkit run', 'ralphkit status', 'ralphkit cancel', 'ralphkit cleanup', 'ralphkit view']);
+    expect(commands).toEqual([
+      'ralphkit install',
+      'ralphkit skill add',
+      'ralphkit validate',
+      'ralphkit run',
+      'ralphkit status',
+      'ralphkit cancel',
+      'ralphkit cleanup',
+      'ralphkit view',
+    ]);
     const view = doc.slice(doc.indexOf('### `ralphkit view`'), doc.indexOf('\n## The loop: '));
     expect(view).toContain('| `--port` | `<port>` | `8089` |');
     expect(view).toContain('| `--open` |  | off |');
@@ -66,11 +79,20 @@ describe('docs/options.md', () => {
   });
 
   it('refuses help text that names an option the parser does not have, or leaves one out', () => {
-    const all = RUN_FLAGS().map((f) => `  --${f}`.padEnd(30) + 'what it does').join('\n');
+    const all = RUN_FLAGS()
+      .map((f) => `  --${f}`.padEnd(30) + 'what it does')
+      .join('\n');
     expect(() => checkAgreement(parseOptionSections(`Agent:\n${all}\n`))).not.toThrow();
     const typo = `Agent:\n${all}\n  --agnet <name>              a typo\n`;
-    expect(() => checkAgreement(parseOptionSections(typo))).toThrow('help.ts lists options args.ts does not accept: --agnet');
-    const short = `Agent:\n${all.split('\n').filter((l) => !l.includes('--webhook')).join('\n')}\n`;
-    expect(() => checkAgreement(parseOptionSections(short))).toThrow('args.ts accepts options help.ts does not describe: --webhook');
+    expect(() => checkAgreement(parseOptionSections(typo))).toThrow(
+      'help.ts lists options args.ts does not accept: --agnet',
+    );
+    const short = `Agent:\n${all
+      .split('\n')
+      .filter((l) => !l.includes('--webhook'))
+      .join('\n')}\n`;
+    expect(() => checkAgreement(parseOptionSections(short))).toThrow(
+      'args.ts accepts options help.ts does not describe: --webhook',
+    );
   });
 });

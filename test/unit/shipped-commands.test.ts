@@ -10,7 +10,12 @@ const ROOT = path.resolve(import.meta.dirname, '../..');
 const read = (rel: string) => readFileSync(path.join(ROOT, rel), 'utf8');
 
 describe('shipped text names no fixed npx ralphkit', () => {
-  const files = [...readdirSync(path.join(ROOT, 'skills')).map((f) => `skills/${f}`), 'templates/ralph/prd.json', 'templates/ralph/prompt.md', 'templates/ralph/review.md'];
+  const files = [
+    ...readdirSync(path.join(ROOT, 'skills')).map((f) => `skills/${f}`),
+    'templates/ralph/prd.json',
+    'templates/ralph/prompt.md',
+    'templates/ralph/review.md',
+  ];
 
   it.each(files)('%s', (rel) => {
     expect(read(rel)).not.toMatch(/npx ralphkit/);
@@ -18,7 +23,12 @@ describe('shipped text names no fixed npx ralphkit', () => {
 
   it('ralph.sh: its header, and the modified-engine hint names ralphkit as the engine does (on PATH, else npx)', () => {
     const sh = read('templates/ralph/ralph.sh');
-    expect(sh.split('\n').filter((l) => l.startsWith('#')).join('\n')).not.toMatch(/npx ralphkit/);
+    expect(
+      sh
+        .split('\n')
+        .filter((l) => l.startsWith('#'))
+        .join('\n'),
+    ).not.toMatch(/npx ralphkit/);
     expect(sh).not.toMatch(/hint: put it back with: npx ralphkit/);
   });
 
@@ -26,7 +36,7 @@ describe('shipped text names no fixed npx ralphkit', () => {
     expect(read('skills/ralph.md')).toContain('`./ralph/ralph.sh validate`');
   });
 
-  it('the runner\'s --help, from ./ralph/ralph.sh, names the engine\'s own validate, status, cancel and cleanup', async () => {
+  it("the runner's --help, from ./ralph/ralph.sh, names the engine's own validate, status, cancel and cleanup", async () => {
     // This process as the installed engine started by its launcher (util/invocation.ts reads both once).
     const dir = mkdtempSync(path.join(tmpdir(), 'ralphkit-engine-'));
     const script = path.join(dir, 'ralph.mjs');
@@ -44,7 +54,8 @@ describe('shipped text names no fixed npx ralphkit', () => {
       rmSync(dir, { recursive: true, force: true });
     }
     expect(help).not.toMatch(/npx ralphkit (status|cancel|cleanup|run|validate)/);
-    for (const sub of ['validate', 'status', 'cancel <id>', 'cleanup']) expect(help).toContain(`  ./ralph/ralph.sh ${sub}  `);
+    for (const sub of ['validate', 'status', 'cancel <id>', 'cleanup'])
+      expect(help).toContain(`  ./ralph/ralph.sh ${sub}  `);
     expect(help).toContain('./ralph/ralph.sh status lists the loops');
   });
 });

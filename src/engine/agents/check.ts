@@ -15,10 +15,46 @@ export interface AgentCheck {
 }
 
 // Words the shell handles itself: they are not looked up on PATH, so their absence means nothing.
-const SHELL_WORDS = new Set(['.', ':', '!', '{', '(', 'cd', 'exec', 'eval', 'export', 'set', 'source', 'time', 'if', 'for', 'while', 'until', 'case', 'command', 'builtin', 'true', 'false', 'test', '[', 'echo', 'printf', 'read', 'ulimit', 'umask', 'trap', 'unset']);
+const SHELL_WORDS = new Set([
+  '.',
+  ':',
+  '!',
+  '{',
+  '(',
+  'cd',
+  'exec',
+  'eval',
+  'export',
+  'set',
+  'source',
+  'time',
+  'if',
+  'for',
+  'while',
+  'until',
+  'case',
+  'command',
+  'builtin',
+  'true',
+  'false',
+  'test',
+  '[',
+  'echo',
+  'printf',
+  'read',
+  'ulimit',
+  'umask',
+  'trap',
+  'unset',
+]);
 const PLAIN_WORD = /^[\w@%+:,./-]+$/;
 
-export function readAgentCheck(agent: AgentName, agentCmd: string | undefined, repoRoot: string, env: NodeJS.ProcessEnv): AgentCheck {
+export function readAgentCheck(
+  agent: AgentName,
+  agentCmd: string | undefined,
+  repoRoot: string,
+  env: NodeJS.ProcessEnv,
+): AgentCheck {
   if (agentCmd === undefined) return checkNamedAgent(agent, env);
   const word = readFirstWord(agentCmd);
   if (!word) return { found: null, unchecked: 'the command starts with a shell construct' };

@@ -49,18 +49,31 @@ function readResult(event: Record<string, unknown>): NonNullable<ClaudeEvent['re
 }
 
 function readRateLimit(event: Record<string, unknown>): ClaudeEvent[] {
-  const info = event.rate_limit_info as { status?: unknown; resetsAt?: unknown; rateLimitType?: unknown; isUsingOverage?: unknown; overageStatus?: unknown } | undefined;
+  const info = event.rate_limit_info as
+    | {
+        status?: unknown;
+        resetsAt?: unknown;
+        rateLimitType?: unknown;
+        isUsingOverage?: unknown;
+        overageStatus?: unknown;
+      }
+    | undefined;
   if (info?.status !== 'rejected') return [];
   // On extra usage the request still goes through: waiting and repeating the iteration would redo committed work.
   if (info.isUsingOverage === true || /^allowed/.test(String(info.overageStatus ?? ''))) return [];
   // Seconds since the epoch; a value in milliseconds (13 digits) is taken as such.
-  const resetAt = typeof info.resetsAt === 'number' ? new Date(info.resetsAt > 1e12 ? info.resetsAt : info.resetsAt * 1000) : null;
+  const resetAt =
+    typeof info.resetsAt === 'number' ? new Date(info.resetsAt > 1e12 ? info.resetsAt : info.resetsAt * 1000) : null;
   return [{ rateLimit: { resetAt, message: `Claude Code ${String(info.rateLimitType ?? 'usage')} limit reached` } }];
 }
 
 // Claude Code 2.1.332: {"type":"system","subtype":"api_retry","attempt":1,"max_retries":10,"retry_delay_ms":30000,
 // "error_status":429,"error":"rate_limit",...}; error is also "overloaded" (529), "server_error", "unknown", ...
-const RETRY_CAUSE: Record<string, string> = { rate_limit: 'a rate limit', overloaded: 'an overloaded API', server_error: 'a server error' };
+const RETRY_CAUSE: Record<string, string> = {
+  rate_limit: 'a rate limit',
+  overloaded: 'an overloaded API',
+  server_error: 'a server error',
+};
 
 export function renderApiRetry(event: Record<string, unknown>): string {
   const { attempt, max_retries: max, retry_delay_ms: delay, error_status: status, error } = event;
@@ -78,7 +91,9 @@ export function renderToolUse(name: string, input: unknown, width = 100): string
   let arg = '';
   if (input && typeof input === 'object') {
     const record = input as Record<string, unknown>;
-    const key = MAIN_ARG.find((k) => typeof record[k] === 'string') ?? Object.keys(record).find((k) => typeof record[k] === 'string');
+    const key =
+      MAIN_ARG.find((k) => typeof record[k] === 'string') ??
+      Object.keys(record).find((k) => typeof record[k] === 'string');
     if (key) arg = String(record[key]);
   }
   const oneLine = arg.replace(/\s+/g, ' ').trim();

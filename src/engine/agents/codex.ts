@@ -38,12 +38,14 @@ function readError(message: unknown): CodexEvent[] {
 }
 
 function readStarted(item: Item): CodexEvent[] {
-  if (item.type === 'command_execution' && typeof item.command === 'string') return [{ tool: renderToolUse('Shell', { command: item.command }) }];
+  if (item.type === 'command_execution' && typeof item.command === 'string')
+    return [{ tool: renderToolUse('Shell', { command: item.command }) }];
   if (item.type === 'mcp_tool_call' && typeof item.tool === 'string') {
     const name = typeof item.server === 'string' ? `${item.server}.${item.tool}` : item.tool;
     return [{ tool: renderToolUse(name, item.arguments) }];
   }
-  if (item.type === 'web_search' && typeof item.query === 'string') return [{ tool: renderToolUse('WebSearch', { query: item.query }) }];
+  if (item.type === 'web_search' && typeof item.query === 'string')
+    return [{ tool: renderToolUse('WebSearch', { query: item.query }) }];
   return [];
 }
 

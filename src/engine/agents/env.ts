@@ -12,7 +12,14 @@ export interface AgentEnvPlan {
 
 // Tokens the runner uses for itself (push, pull requests, usage, webhooks). The agent's own credentials
 // (ANTHROPIC_API_KEY, OPENAI_API_KEY, CLAUDE_CODE_OAUTH_TOKEN, ...) stay: without them it cannot work.
-const RUNNER_SECRETS = new Set(['GH_TOKEN', 'GITHUB_TOKEN', 'GH_ENTERPRISE_TOKEN', 'GITHUB_ENTERPRISE_TOKEN', 'RALPH_USAGE_TOKEN', 'RALPH_WEBHOOK_URL']);
+const RUNNER_SECRETS = new Set([
+  'GH_TOKEN',
+  'GITHUB_TOKEN',
+  'GH_ENTERPRISE_TOKEN',
+  'GITHUB_ENTERPRISE_TOKEN',
+  'RALPH_USAGE_TOKEN',
+  'RALPH_WEBHOOK_URL',
+]);
 // Whatever the runner may grow later under its own prefix is a secret by name, so a new option is safe by default.
 const RUNNER_SECRET_PATTERN = /^RALPH_.*(TOKEN|SECRET|WEBHOOK)/;
 

@@ -37,12 +37,26 @@ export interface AgentSpec {
 }
 
 export const AGENTS: Record<AgentName, AgentSpec> = {
-  claude: { bin: 'claude', npmPackage: '@anthropic-ai/claude-code', args: () => CLAUDE_ARGS, promptOnStdin: true, output: 'claude-stream', modelFlag: '--model' },
+  claude: {
+    bin: 'claude',
+    npmPackage: '@anthropic-ai/claude-code',
+    args: () => CLAUDE_ARGS,
+    promptOnStdin: true,
+    output: 'claude-stream',
+    modelFlag: '--model',
+  },
   codex: {
     bin: 'codex',
     npmPackage: '@openai/codex',
     // --json: JSONL events on stdout, for the live tool lines; the final message still comes from the file.
-    args: ({ lastMessageFile }) => ['exec', '--json', '--dangerously-bypass-approvals-and-sandbox', '--output-last-message', lastMessageFile, '-'],
+    args: ({ lastMessageFile }) => [
+      'exec',
+      '--json',
+      '--dangerously-bypass-approvals-and-sandbox',
+      '--output-last-message',
+      lastMessageFile,
+      '-',
+    ],
     promptOnStdin: true,
     usesLastMessageFile: true,
     output: 'codex-json',
@@ -52,13 +66,33 @@ export const AGENTS: Record<AgentName, AgentSpec> = {
   },
   // Execute mode reads the prompt from stdin and prints only the last assistant message. --dangerously-allow-all
   // is not in `amp --help` but is accepted (docs/agents.md); it is the flag form of amp.dangerouslyAllowAll.
-  amp: { bin: 'amp', npmPackage: '@sourcegraph/amp', args: () => ['--dangerously-allow-all', '--execute'], promptOnStdin: true, output: 'text' },
+  amp: {
+    bin: 'amp',
+    npmPackage: '@sourcegraph/amp',
+    args: () => ['--dangerously-allow-all', '--execute'],
+    promptOnStdin: true,
+    output: 'text',
+  },
   // `opencode run` reads the message from stdin when it is not a terminal (not in its --help; see docs/agents.md);
   // without --auto it rejects every permission request in non-interactive mode.
-  opencode: { bin: 'opencode', npmPackage: 'opencode-ai', args: () => ['run', '--auto'], promptOnStdin: true, output: 'text', modelFlag: '--model' },
+  opencode: {
+    bin: 'opencode',
+    npmPackage: 'opencode-ai',
+    args: () => ['run', '--auto'],
+    promptOnStdin: true,
+    output: 'text',
+    modelFlag: '--model',
+  },
   // Headless when stdin is piped. Without --skip-trust an untrusted folder silently turns --yolo back into
   // "ask for approval". The json output's `response` holds the final text (its stream-json result has none).
-  gemini: { bin: 'gemini', npmPackage: '@google/gemini-cli', args: () => ['--skip-trust', '--yolo', '--output-format', 'json'], promptOnStdin: true, output: 'gemini-json', modelFlag: '--model' },
+  gemini: {
+    bin: 'gemini',
+    npmPackage: '@google/gemini-cli',
+    args: () => ['--skip-trust', '--yolo', '--output-format', 'json'],
+    promptOnStdin: true,
+    output: 'gemini-json',
+    modelFlag: '--model',
+  },
 };
 
 export interface PlanAgentInput {
@@ -102,11 +136,16 @@ export function renderMissingAgent(agent: AgentName, env: NodeJS.ProcessEnv): { 
 }
 
 export function planAgent(input: PlanAgentInput): AgentPlan {
-  if (input.agentCmd !== undefined) return { file: 'sh', args: ['-c', input.agentCmd], input: input.prompt, output: 'text' };
+  if (input.agentCmd !== undefined)
+    return { file: 'sh', args: ['-c', input.agentCmd], input: input.prompt, output: 'text' };
   const spec = AGENTS[input.agent];
-  const lastMessageFile = path.join(input.runDir, input.lastMessageName ?? `iteration-${input.iteration}.last-message.txt`);
+  const lastMessageFile = path.join(
+    input.runDir,
+    input.lastMessageName ?? `iteration-${input.iteration}.last-message.txt`,
+  );
   const args = [...spec.args({ prompt: input.prompt, lastMessageFile })];
-  if (input.model !== undefined && spec.modelFlag) args.splice(spec.modelAt ?? args.length, 0, spec.modelFlag, input.model);
+  if (input.model !== undefined && spec.modelFlag)
+    args.splice(spec.modelAt ?? args.length, 0, spec.modelFlag, input.model);
   return {
     file: input.env[agentBinVar(input.agent)] || spec.bin,
     args,

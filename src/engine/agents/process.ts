@@ -67,10 +67,23 @@ export async function runProcess(req: ProcessRequest): Promise<ProcessResult> {
   toLog = logWriter(req.log, [run.child.stdout, run.child.stderr]);
   const exit = await run.done;
   lines?.end();
-  const out = { stdout: stdout.text(), stdoutCut: stdout.cut, stderr: stderr.text(), skippedLines: lines?.skipped ?? 0 };
+  const out = {
+    stdout: stdout.text(),
+    stdoutCut: stdout.cut,
+    stderr: stderr.text(),
+    skippedLines: lines?.skipped ?? 0,
+  };
   const timedOut = exit.stopped === 'timeout';
   const aborted = exit.stopped === 'abort';
-  return { exitCode: exit.code, signal: exit.signal, timedOut, aborted, ...out, durationMs: exit.durationMs, spawnError: exit.spawnError?.message };
+  return {
+    exitCode: exit.code,
+    signal: exit.signal,
+    timedOut,
+    aborted,
+    ...out,
+    durationMs: exit.durationMs,
+    spawnError: exit.spawnError?.message,
+  };
 }
 
 /**

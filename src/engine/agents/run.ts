@@ -46,7 +46,10 @@ export async function runAgentOnce(req: AgentRunRequest): Promise<AgentResult> {
   await log.close();
   start.rethrow();
   const result = toResult(req, r, reader);
-  if (r.skippedLines > 0) req.onTool(`${r.skippedLines} line(s) of the agent's output were longer than ${OUTPUT_LIMITS.line / 1024 / 1024} MiB and were not read (they are in the log)`);
+  if (r.skippedLines > 0)
+    req.onTool(
+      `${r.skippedLines} line(s) of the agent's output were longer than ${OUTPUT_LIMITS.line / 1024 / 1024} MiB and were not read (they are in the log)`,
+    );
   reportFailure(req, r, result);
   return result;
 }
@@ -75,7 +78,8 @@ function reportFailure(req: AgentRunRequest, r: ProcessResult, result: AgentResu
   if (r.aborted || (result.exitCode === 0 && !result.timedOut)) return;
   const refusal = readShellRefusal(req.plan, result);
   // RALPH_ITERATION is the runner's own contract with the agent, set for every run.
-  if (refusal) throw renderShellRefusalExit(req.plan, refusal, Number(req.env.RALPH_ITERATION ?? 1), req.logFile, req.cwd);
+  if (refusal)
+    throw renderShellRefusalExit(req.plan, refusal, Number(req.env.RALPH_ITERATION ?? 1), req.logFile, req.cwd);
   for (const line of renderFailureLines(result, req.logFile, req.cwd)) req.onTool(line);
 }
 
@@ -101,7 +105,13 @@ function openLog(req: AgentRunRequest): { stream: WriteStream; close(): Promise<
           stream.end();
         });
       }
-      if (failure) throw renderWriteError(req.logFile, req.cwd, failure, 'the agent ran but its output is missing from the log; the iteration is repeated on resume');
+      if (failure)
+        throw renderWriteError(
+          req.logFile,
+          req.cwd,
+          failure,
+          'the agent ran but its output is missing from the log; the iteration is repeated on resume',
+        );
     },
   };
 }
@@ -116,14 +126,16 @@ function guardOnStart(req: AgentRunRequest) {
   const onAbort = () => stop.abort();
   req.signal.addEventListener('abort', onAbort, { once: true });
   if (req.signal.aborted) stop.abort();
-  const onStart = req.onStart && ((pid: number) => {
-    try {
-      req.onStart?.(pid);
-    } catch (err) {
-      failure = { err };
-      stop.abort();
-    }
-  });
+  const onStart =
+    req.onStart &&
+    ((pid: number) => {
+      try {
+        req.onStart?.(pid);
+      } catch (err) {
+        failure = { err };
+        stop.abort();
+      }
+    });
   return {
     signal: stop.signal,
     onStart,
@@ -139,7 +151,8 @@ function pickFinalMessage(plan: AgentPlan, r: ProcessResult, reader: OutputReade
   if (plan.output === 'claude-stream') return reader.finalMessage ?? '';
   // Past the tail's bound the document's start is gone: what is left is shown as text.
   if (plan.output === 'gemini-json') return (r.stdoutCut ? null : readGeminiJson(r.stdout)) ?? r.stdout;
-  if (plan.output === 'codex-json') return withError(readLastMessage(plan) ?? reader.finalMessage ?? '', reader.error) || r.stdout;
+  if (plan.output === 'codex-json')
+    return withError(readLastMessage(plan) ?? reader.finalMessage ?? '', reader.error) || r.stdout;
   return readLastMessage(plan) ?? r.stdout;
 }
 

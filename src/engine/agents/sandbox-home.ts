@@ -14,7 +14,12 @@ import path from 'node:path';
 export const AGENT_STATE: readonly string[] = ['.claude', '.claude.json', '.codex'];
 
 /** Left out of the copy: other sessions' transcripts (large, and none of this agent's business). */
-export const STATE_SKIPPED: readonly string[] = ['.claude/projects', '.codex/sessions', '.codex/archived_sessions', '.codex/log'];
+export const STATE_SKIPPED: readonly string[] = [
+  '.claude/projects',
+  '.codex/sessions',
+  '.codex/archived_sessions',
+  '.codex/log',
+];
 
 /**
  * Package managers' caches and stores: left out, so the agent's tools make them afresh in the layer (empty: slower,
@@ -23,10 +28,27 @@ export const STATE_SKIPPED: readonly string[] = ['.claude/projects', '.codex/ses
  * build cache or extracted crate would run in the user's own later builds.
  */
 export const LEFT_OUT: readonly string[] = [
-  '.npm', '.pnpm-store', '.yarn/berry/cache', '.gradle',
-  '.cache/go-build', '.cache/pip', '.cache/uv', '.cache/yarn', '.cache/pnpm', '.cache/node-gyp', '.cache/deno', '.cache/pypoetry/cache', '.cache/ccache', '.cache/sccache',
-  '.cargo/registry', '.cargo/git', '.cargo/.package-cache', '.cargo/.package-cache-mutate', '.cargo/.global-cache',
-  '.m2/repository', 'go/pkg/mod',
+  '.npm',
+  '.pnpm-store',
+  '.yarn/berry/cache',
+  '.gradle',
+  '.cache/go-build',
+  '.cache/pip',
+  '.cache/uv',
+  '.cache/yarn',
+  '.cache/pnpm',
+  '.cache/node-gyp',
+  '.cache/deno',
+  '.cache/pypoetry/cache',
+  '.cache/ccache',
+  '.cache/sccache',
+  '.cargo/registry',
+  '.cargo/git',
+  '.cargo/.package-cache',
+  '.cargo/.package-cache-mutate',
+  '.cargo/.global-cache',
+  '.m2/repository',
+  'go/pkg/mod',
 ];
 
 /**
@@ -34,7 +56,17 @@ export const LEFT_OUT: readonly string[] = [
  * layer whose entries are the user's, read-only, but for those copied or left out, and where new ones may be made.
  * Parents before children.
  */
-export const MERGED: readonly string[] = ['.cache', '.cache/pypoetry', '.config', '.cargo', '.m2', '.yarn', '.yarn/berry', 'go', 'go/pkg'];
+export const MERGED: readonly string[] = [
+  '.cache',
+  '.cache/pypoetry',
+  '.config',
+  '.cargo',
+  '.m2',
+  '.yarn',
+  '.yarn/berry',
+  'go',
+  'go/pkg',
+];
 
 export interface HomeListing {
   /** The user's real HOME, absolute. */

@@ -42,8 +42,14 @@ export function isSeen(p: string, view: SandboxView): boolean {
  * file itself, each link of a symlink chain, its real path, and the same for the interpreter its `#!` line names
  * (`#!/usr/bin/env node`: `node` as PATH finds it). Null when all of them are seen.
  */
-export function findUnseen(program: string, view: SandboxView, env: NodeJS.ProcessEnv, depth = 0): { path: string; via?: string } | null {
-  for (const p of followLinks(program)) if (!isSeen(p, view)) return p === program ? { path: p } : { path: p, via: program };
+export function findUnseen(
+  program: string,
+  view: SandboxView,
+  env: NodeJS.ProcessEnv,
+  depth = 0,
+): { path: string; via?: string } | null {
+  for (const p of followLinks(program))
+    if (!isSeen(p, view)) return p === program ? { path: p } : { path: p, via: program };
   if (depth >= MAX_INTERPRETERS) return null;
   const interpreter = readInterpreter(realOrSelf(program), env);
   if (!interpreter) return null;
@@ -111,7 +117,8 @@ function isInside(p: string, dir: string): boolean {
 
 /** The agent's program as the runner starts it: the named agent's binary, or --agent-cmd's first word (null: not a plain word). */
 export function agentProgram(options: RunOptions, repoRoot: string, env: NodeJS.ProcessEnv): string | null {
-  if (options.agentCmd === undefined) return findExecutable(env[agentBinVar(options.agent)] || AGENTS[options.agent].bin, env);
+  if (options.agentCmd === undefined)
+    return findExecutable(env[agentBinVar(options.agent)] || AGENTS[options.agent].bin, env);
   const word = readFirstWord(options.agentCmd);
   if (!word) return null;
   // The agent runs in the repository root, so a relative path is looked up there (agents/check.ts does the same).
@@ -139,15 +146,24 @@ export function readUnseenAgent(options: RunOptions, at: AgentPlace): { message:
   const configVar = options.agentCmd === undefined ? CONFIG_VARS[options.agent] : undefined;
   const config = configVar ? at.env[configVar] : undefined;
   if (configVar && config && path.isAbsolute(config) && !isSeen(realOrSelf(config), view)) {
-    return { message: `the sandbox cannot see ${configVar} (${config}): it is under ${renderUnseenRoot(realOrSelf(config))}, which the sandbox replaces with its own, so ${options.agent} would start without its login`, hint: `move it under your HOME (e.g. ${configVar}=~/.${options.agent === 'claude' ? 'claude' : 'codex'}); or run with --no-sandbox` };
+    return {
+      message: `the sandbox cannot see ${configVar} (${config}): it is under ${renderUnseenRoot(realOrSelf(config))}, which the sandbox replaces with its own, so ${options.agent} would start without its login`,
+      hint: `move it under your HOME (e.g. ${configVar}=~/.${options.agent === 'claude' ? 'claude' : 'codex'}); or run with --no-sandbox`,
+    };
   }
   const program = agentProgram(options, at.repoRoot, at.env);
   const unseen = program ? findUnseen(program, view, at.env) : null;
   if (!unseen) return null;
   const who = options.agentCmd === undefined ? `the agent (${options.agent})` : "--agent-cmd's program";
   const via = unseen.via ? ` (${unseen.via})` : '';
-  const fix = options.agentCmd === undefined ? `install it elsewhere (npm install -g ${AGENTS[options.agent].npmPackage}, or under your HOME) or point ${agentBinVar(options.agent)} at a copy outside /tmp` : 'install it outside /tmp (under your HOME, /usr/local or the repository)';
-  return { message: `the sandbox cannot see ${who}: ${unseen.path}${via} is under ${renderUnseenRoot(unseen.path)}, which the sandbox replaces with its own`, hint: `${fix}; or run with --no-sandbox` };
+  const fix =
+    options.agentCmd === undefined
+      ? `install it elsewhere (npm install -g ${AGENTS[options.agent].npmPackage}, or under your HOME) or point ${agentBinVar(options.agent)} at a copy outside /tmp`
+      : 'install it outside /tmp (under your HOME, /usr/local or the repository)';
+  return {
+    message: `the sandbox cannot see ${who}: ${unseen.path}${via} is under ${renderUnseenRoot(unseen.path)}, which the sandbox replaces with its own`,
+    hint: `${fix}; or run with --no-sandbox`,
+  };
 }
 
 function renderUnseenRoot(p: string): string {

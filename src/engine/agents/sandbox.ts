@@ -41,11 +41,19 @@ export interface SandboxRequest {
  * and in parts for the default's one line (run/sandbox-default.ts): `reason` it cannot, and `fix`, what to type to get
  * it (none: not Linux).
  */
-export type SandboxProbe = { ok: true; bwrap: string } | { ok: false; message: string; hint: string; reason: string; fix?: string };
+export type SandboxProbe =
+  | { ok: true; bwrap: string }
+  | { ok: false; message: string; hint: string; reason: string; fix?: string };
 
 /** A failed probe from its parts: the refusal of an explicit --sandbox names the way out as well as the fix. */
 function refusal(reason: string, fix?: string): SandboxProbe {
-  return { ok: false, message: `--sandbox: ${reason}`, hint: fix ? `${fix}; or run with --no-sandbox` : 'run with --no-sandbox', reason, ...(fix ? { fix } : {}) };
+  return {
+    ok: false,
+    message: `--sandbox: ${reason}`,
+    hint: fix ? `${fix}; or run with --no-sandbox` : 'run with --no-sandbox',
+    reason,
+    ...(fix ? { fix } : {}),
+  };
 }
 
 const PROBE_TIMEOUT_MS = 10_000;
@@ -55,15 +63,23 @@ const posix = path.posix;
 export function probeSandbox(env: NodeJS.ProcessEnv): SandboxProbe {
   if (process.platform !== 'linux') return refuseNotLinux();
   const bwrap = env.RALPH_BWRAP_BIN || findExecutable('bwrap', env);
-  if (!bwrap) return refusal('bubblewrap (bwrap) is not on PATH', 'install bubblewrap: sudo apt-get install bubblewrap (Fedora: sudo dnf install bubblewrap)');
+  if (!bwrap)
+    return refusal(
+      'bubblewrap (bwrap) is not on PATH',
+      'install bubblewrap: sudo apt-get install bubblewrap (Fedora: sudo dnf install bubblewrap)',
+    );
   // Finding the program proves nothing: user namespaces are often switched off (hardened kernels, containers,
   // Ubuntu's AppArmor restriction), and only starting a real sandbox shows it.
-  const probe = spawnSync(bwrap, ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent', 'true'], {
-    env,
-    encoding: 'utf8',
-    timeout: PROBE_TIMEOUT_MS,
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
+  const probe = spawnSync(
+    bwrap,
+    ['--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--unshare-pid', '--die-with-parent', 'true'],
+    {
+      env,
+      encoding: 'utf8',
+      timeout: PROBE_TIMEOUT_MS,
+      stdio: ['ignore', 'ignore', 'pipe'],
+    },
+  );
   if (probe.error) return refuseNoStart(bwrap, probe.error as NodeJS.ErrnoException);
   if (probe.status === 0) return { ok: true, bwrap };
   const line = firstLine(probe.stderr) || `exit code ${probe.status ?? probe.signal}`;
@@ -76,16 +92,25 @@ function refuseNotLinux(): SandboxProbe {
 }
 
 function refuseNoStart(bwrap: string, err: NodeJS.ErrnoException): SandboxProbe {
-  if (err.code === 'ETIMEDOUT') return refusal(`${bwrap} did not finish a test run in ${PROBE_TIMEOUT_MS / 1000} s`, `try it by hand: ${bwrap} --ro-bind / / --dev /dev --proc /proc --unshare-pid true`);
-  return refusal(`cannot start ${bwrap} (${err.code ?? err.message})`, 'install bubblewrap: sudo apt-get install bubblewrap, or point RALPH_BWRAP_BIN at it');
+  if (err.code === 'ETIMEDOUT')
+    return refusal(
+      `${bwrap} did not finish a test run in ${PROBE_TIMEOUT_MS / 1000} s`,
+      `try it by hand: ${bwrap} --ro-bind / / --dev /dev --proc /proc --unshare-pid true`,
+    );
+  return refusal(
+    `cannot start ${bwrap} (${err.code ?? err.message})`,
+    'install bubblewrap: sudo apt-get install bubblewrap, or point RALPH_BWRAP_BIN at it',
+  );
 }
 
 // The two switches that usually refuse unprivileged user namespaces, and the command that opens each.
 function renderUsernsHint(): string {
   const apparmor = readSysctl('kernel/apparmor_restrict_unprivileged_userns');
-  if (apparmor === '1') return 'Ubuntu restricts user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1): sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0, or give bwrap an AppArmor profile that allows userns';
+  if (apparmor === '1')
+    return 'Ubuntu restricts user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1): sudo sysctl kernel.apparmor_restrict_unprivileged_userns=0, or give bwrap an AppArmor profile that allows userns';
   const clone = readSysctl('kernel/unprivileged_userns_clone');
-  if (clone === '0') return 'user namespaces are off (kernel.unprivileged_userns_clone = 0): sudo sysctl kernel.unprivileged_userns_clone=1';
+  if (clone === '0')
+    return 'user namespaces are off (kernel.unprivileged_userns_clone = 0): sudo sysctl kernel.unprivileged_userns_clone=1';
   return 'check kernel.apparmor_restrict_unprivileged_userns (Ubuntu 23.10+) or kernel.unprivileged_userns_clone (older Debian/Ubuntu); inside a container, the container must allow user namespaces';
 }
 
@@ -98,27 +123,38 @@ function readSysctl(name: string): string | null {
 }
 
 function firstLine(text: string | null | undefined): string {
-  return (text ?? '').split('\n').find((l) => l.trim() !== '')?.trim() ?? '';
+  return (
+    (text ?? '')
+      .split('\n')
+      .find((l) => l.trim() !== '')
+      ?.trim() ?? ''
+  );
 }
 
 /** The bwrap command line that runs `req.file req.args` in the sandbox (pure). */
 export function planSandboxCommand(req: SandboxRequest): { file: string; args: string[] } {
   const args = [
     // Everything is an exception to this: the whole file system, read-only.
-    '--ro-bind', '/', '/',
+    '--ro-bind',
+    '/',
+    '/',
     // A fresh /dev and a /proc of the new PID namespace (the host's would show, and let it signal, every process).
-    '--dev', '/dev',
-    '--proc', '/proc',
+    '--dev',
+    '/dev',
+    '--proc',
+    '/proc',
     // Before any bind: a repository or scratch folder under /tmp (tests, CI) is bound on top of the private /tmp,
     // where a tmpfs mounted after it would hide it.
-    '--tmpfs', '/tmp',
+    '--tmpfs',
+    '/tmp',
     ...renderBinds(planBinds(req)),
     // Folders the agent must not read at all (the key that seals the runner's verdict record), each an empty tmpfs
     // over what is there; after the binds, since they sit inside HOME.
     ...(req.hidden ?? []).flatMap((dir) => ['--tmpfs', posix.resolve(dir)]),
     // Running as root, bwrap keeps every capability inside, and CAP_SYS_ADMIN can remount a read-only bind
     // writable; dropping them changes nothing for other users, who have none in the sandbox anyway.
-    '--cap-drop', 'ALL',
+    '--cap-drop',
+    'ALL',
     // When the namespace's init dies, the kernel kills every process in it: setsid and double forks included.
     '--unshare-pid',
     // Without it bwrap returns when the command exits, but the sandbox's init lives on while anything in it runs
@@ -129,7 +165,8 @@ export function planSandboxCommand(req: SandboxRequest): { file: string; args: s
     // Its stdin is a pipe, which a new session does not touch.
     '--new-session',
     ...(req.network ? [] : ['--unshare-net']),
-    '--chdir', req.repoRoot,
+    '--chdir',
+    req.repoRoot,
     '--',
     req.file,
     ...req.args,
@@ -153,15 +190,32 @@ interface Bind {
  * read-only one comes after that.
  */
 function planBinds(req: SandboxRequest): Bind[] {
-  const writable: Bind[] = [req.repoRoot, ...req.scratch].map((p) => ({ path: posix.resolve(p), writable: true, required: true }));
-  if (!isInside(req.gitDir, req.repoRoot)) writable.push({ path: posix.resolve(req.gitDir), writable: true, required: true });
+  const writable: Bind[] = [req.repoRoot, ...req.scratch].map((p) => ({
+    path: posix.resolve(p),
+    writable: true,
+    required: true,
+  }));
+  if (!isInside(req.gitDir, req.repoRoot))
+    writable.push({ path: posix.resolve(req.gitDir), writable: true, required: true });
   const home = planHomeBinds(req);
   const objects = planObjectBinds(req);
   writable.push(...home.writable, ...objects.writable);
-  for (const b of writable) if (b.path === '/') throw new Error('sandbox: refusing to make / writable (repoRoot, gitDir or a scratch folder is /)');
+  for (const b of writable)
+    if (b.path === '/')
+      throw new Error('sandbox: refusing to make / writable (repoRoot, gitDir or a scratch folder is /)');
   // Hooks and config are protected whatever the caller listed: they are what a hostile commit would use.
-  const readOnly = [...req.readOnly.map((p) => posix.resolve(req.repoRoot, p)), posix.join(req.gitDir, 'hooks'), posix.join(req.gitDir, 'config'), ...objects.readOnly];
-  const binds = dedupeBinds([...writable, ...readOnly.map((p) => ({ path: p, writable: false, required: false })), ...home.readOnly, ...objects.store]);
+  const readOnly = [
+    ...req.readOnly.map((p) => posix.resolve(req.repoRoot, p)),
+    posix.join(req.gitDir, 'hooks'),
+    posix.join(req.gitDir, 'config'),
+    ...objects.readOnly,
+  ];
+  const binds = dedupeBinds([
+    ...writable,
+    ...readOnly.map((p) => ({ path: p, writable: false, required: false })),
+    ...home.readOnly,
+    ...objects.store,
+  ]);
   // Hidden folders too: renaming their parent would carry the empty tmpfs away and leave the real folder to replace.
   const guarded = [req.repoRoot, req.gitDir, ...readOnly, ...(req.hidden ?? [])].map((p) => posix.resolve(p));
   return sortBinds([...binds, ...planPinnedParents(guarded, binds)]);
@@ -169,11 +223,15 @@ function planBinds(req: SandboxRequest): Bind[] {
 
 /** HOME: the user's, writable (no layer), or the layer with the user's entries read-only on it. */
 function planHomeBinds(req: SandboxRequest): { writable: Bind[]; readOnly: Bind[] } {
-  if (!req.home || !posix.isAbsolute(req.home) || posix.resolve(req.home) === '/') return { writable: [], readOnly: [] };
+  if (!req.home || !posix.isAbsolute(req.home) || posix.resolve(req.home) === '/')
+    return { writable: [], readOnly: [] };
   const home = posix.resolve(req.home);
   if (!req.homeLayer) return { writable: [{ path: home, writable: true, required: false }], readOnly: [] };
   const entries = req.homeLayer.readOnly.map((p) => posix.resolve(p)).filter((p) => p !== home && isInside(p, home));
-  return { writable: [{ path: home, source: posix.resolve(req.homeLayer.dir), writable: true, required: true }], readOnly: entries.map((p) => ({ path: p, writable: false, required: false })) };
+  return {
+    writable: [{ path: home, source: posix.resolve(req.homeLayer.dir), writable: true, required: true }],
+    readOnly: entries.map((p) => ({ path: p, writable: false, required: false })),
+  };
 }
 
 /**
@@ -221,7 +279,10 @@ function dedupeBinds(binds: Bind[]): Bind[] {
   for (const b of binds) {
     const before = seen.get(b.path);
     // Read-only wins when the same path is listed both ways.
-    seen.set(b.path, before ? { ...before, writable: before.writable && b.writable, required: before.required || b.required } : b);
+    seen.set(
+      b.path,
+      before ? { ...before, writable: before.writable && b.writable, required: before.required || b.required } : b,
+    );
   }
   return [...seen.values()];
 }
@@ -234,7 +295,11 @@ function sortBinds(binds: Bind[]): Bind[] {
 
 // The -try forms skip a missing source: a pinned file not written yet, a HOME that does not exist.
 function renderBinds(binds: Bind[]): string[] {
-  return binds.flatMap((b) => [b.writable ? (b.required ? '--bind' : '--bind-try') : '--ro-bind-try', b.source ?? b.path, b.path]);
+  return binds.flatMap((b) => [
+    b.writable ? (b.required ? '--bind' : '--bind-try') : '--ro-bind-try',
+    b.source ?? b.path,
+    b.path,
+  ]);
 }
 
 /** Whether `p` is `dir` or below it. */

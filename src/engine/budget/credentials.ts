@@ -71,7 +71,11 @@ export function keychainServices(env: NodeJS.ProcessEnv): string[] {
   return [`${KEYCHAIN_SERVICE}-${suffix}`, KEYCHAIN_SERVICE];
 }
 
-async function readFromKeychain(env: NodeJS.ProcessEnv, read: (service: string) => Promise<string>, tried: string[]): Promise<string | null> {
+async function readFromKeychain(
+  env: NodeJS.ProcessEnv,
+  read: (service: string) => Promise<string>,
+  tried: string[],
+): Promise<string | null> {
   for (const service of keychainServices(env)) {
     tried.push(`macOS Keychain item "${service}"`);
     const text = await read(service).catch(() => null);
@@ -84,9 +88,14 @@ async function readFromKeychain(env: NodeJS.ProcessEnv, read: (service: string) 
 function securityFindPassword(service: string): Promise<string> {
   return new Promise((resolve, reject) => {
     // stdout carries the secret: it is returned, never logged; stderr is dropped for the same reason.
-    execFile('security', ['find-generic-password', '-s', service, '-w'], { timeout: 10_000, encoding: 'utf8' }, (err, stdout) => {
-      if (err) reject(new Error(`security exited with an error for "${service}"`));
-      else resolve(stdout);
-    });
+    execFile(
+      'security',
+      ['find-generic-password', '-s', service, '-w'],
+      { timeout: 10_000, encoding: 'utf8' },
+      (err, stdout) => {
+        if (err) reject(new Error(`security exited with an error for "${service}"`));
+        else resolve(stdout);
+      },
+    );
   });
 }

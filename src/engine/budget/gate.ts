@@ -32,7 +32,8 @@ export interface BudgetGateOptions {
   recheckMs?: number;
 }
 
-export const UNKNOWN_USAGE_HINT = 'check your Claude Code login (run `claude` once) or set RALPH_USAGE_TOKEN; add --allow-unknown-usage to run without the usage ceiling';
+export const UNKNOWN_USAGE_HINT =
+  'check your Claude Code login (run `claude` once) or set RALPH_USAGE_TOKEN; add --allow-unknown-usage to run without the usage ceiling';
 
 export function createBudgetGate(options: BudgetGateOptions): BudgetGate {
   const gate = new Gate(options);
@@ -99,7 +100,10 @@ class Gate {
       } catch (err) {
         // With --allow-unknown-usage nothing depends on the answer, so there is nothing to retry for.
         if (attempt >= MID_RUN_READ_ATTEMPTS || this.o.allowUnknownUsage) return this.unknown(err, when);
-        this.o.log('warn', `cannot read Claude usage (${(err as Error).message}); retrying in ${formatDuration(MID_RUN_RETRY_MS)}`);
+        this.o.log(
+          'warn',
+          `cannot read Claude usage (${(err as Error).message}); retrying in ${formatDuration(MID_RUN_RETRY_MS)}`,
+        );
         await this.sleep(MID_RUN_RETRY_MS);
       }
     }
@@ -129,7 +133,12 @@ class Gate {
   }
 
   private refuse(what: string, when: 'start' | 'mid-run'): 'stop' {
-    if (when === 'start') throw new LoopExit(LOOP_EXIT.refused, what, 'wait for the reset, raise --max-usage, or add --wait to wait for it');
+    if (when === 'start')
+      throw new LoopExit(
+        LOOP_EXIT.refused,
+        what,
+        'wait for the reset, raise --max-usage, or add --wait to wait for it',
+      );
     this.o.log('warn', `${what}; stopping (add --wait to wait for the reset instead)`);
     return 'stop';
   }
@@ -139,7 +148,9 @@ class Gate {
     const recheck = this.o.recheckMs ?? USAGE_RECHECK_MS;
     const left = resetAt ? resetAt.getTime() + RESET_SLACK_MS - this.o.clock.now().getTime() : Infinity;
     const ms = Math.max(1000, Math.min(recheck, left));
-    const until = resetAt ? `resets in ${formatDuration(Math.max(0, left))} (${resetAt.toISOString()})` : 'reset time unknown';
+    const until = resetAt
+      ? `resets in ${formatDuration(Math.max(0, left))} (${resetAt.toISOString()})`
+      : 'reset time unknown';
     this.o.log('info', `${what}; waiting (--wait): ${until}, next check in ${formatDuration(ms)}`);
     await this.sleep(ms);
   }
@@ -154,7 +165,10 @@ class Gate {
     const recheck = this.o.recheckMs ?? USAGE_RECHECK_MS;
     for (let left = end - this.o.clock.now().getTime(); left > 0; left = end - this.o.clock.now().getTime()) {
       const ms = Math.max(1000, Math.min(recheck, left));
-      this.o.log('info', `waiting for the next 5-hour block (--wait-next-session): starts in ${formatDuration(left)} (${resetAt.toISOString()})`);
+      this.o.log(
+        'info',
+        `waiting for the next 5-hour block (--wait-next-session): starts in ${formatDuration(left)} (${resetAt.toISOString()})`,
+      );
       await this.sleep(ms);
     }
   }
@@ -166,5 +180,9 @@ class Gate {
 }
 
 function interrupted(): LoopExit {
-  return new LoopExit(LOOP_EXIT.interrupted, 'interrupted while checking or waiting for Claude usage', 'continue with: ./ralph/ralph.sh --resume-last');
+  return new LoopExit(
+    LOOP_EXIT.interrupted,
+    'interrupted while checking or waiting for Claude usage',
+    'continue with: ./ralph/ralph.sh --resume-last',
+  );
 }

@@ -42,7 +42,16 @@ export function detectRateLimit(text: string, now: Date, options: DetectRateLimi
 }
 
 // Each shape returns undefined for "not this shape", else the reset instant or null when none is named.
-const SHAPES: Shape[] = [claudeEpoch, claudeLegacy, limitReachedResets, youHitYourLimit, outOfUsage, jsonError, streamJsonEvent, http429];
+const SHAPES: Shape[] = [
+  claudeEpoch,
+  claudeLegacy,
+  limitReachedResets,
+  youHitYourLimit,
+  outOfUsage,
+  jsonError,
+  streamJsonEvent,
+  http429,
+];
 
 function claudeEpoch(line: string, now: Date): Date | null | undefined {
   const m = /^Claude AI usage limit reached\|(\d{10,13})\b/i.exec(line);
@@ -86,7 +95,8 @@ function resetIn(rest: string, now: Date, zone?: string): Date | null {
 function jsonError(line: string, now: Date): Date | null | undefined {
   if (!/^(?:\d{3}\s+)?[[{]/.test(line)) return undefined;
   const limited =
-    /"type"\s*:\s*"(?:rate_limit_error|usage_limit_reached)"/.test(line) || /"status"\s*:\s*"RESOURCE_EXHAUSTED"/.test(line);
+    /"type"\s*:\s*"(?:rate_limit_error|usage_limit_reached)"/.test(line) ||
+    /"status"\s*:\s*"RESOURCE_EXHAUSTED"/.test(line);
   if (!limited) return undefined;
   const at = /"resets_at"\s*:\s*(\d{10,13})/.exec(line);
   if (at) return epochToDate(at[1]).getTime() > now.getTime() ? epochToDate(at[1]) : null;
@@ -121,14 +131,19 @@ function http429(line: string): null | undefined {
  */
 export function transientReason(result: AgentResult): string | null {
   if (result.timedOut || result.signal) return null;
-  const lines = stripAnsi(`${result.finalMessage}\n${result.stderr}`).split(/\r?\n/).map((l) => l.replace(PREFIX, '').trim());
+  const lines = stripAnsi(`${result.finalMessage}\n${result.stderr}`)
+    .split(/\r?\n/)
+    .map((l) => l.replace(PREFIX, '').trim());
   if (lines.some((l) => /^No messages returned\b/i.test(l))) return 'the agent reported "No messages returned"';
-  if (lines.some((l) => /^(?:529\b|\{.*"type"\s*:\s*"overloaded_error")/.test(l))) return 'the API was overloaded (529)';
+  if (lines.some((l) => /^(?:529\b|\{.*"type"\s*:\s*"overloaded_error")/.test(l)))
+    return 'the API was overloaded (529)';
   if (result.exitCode === 0) return null;
   const final = result.finalMessage.trim();
   if (/^API Error\b/.test(final)) return `the agent's API call failed: ${final.split('\n')[0].slice(0, 120)}`;
   if (final) return null;
   // No exit code and no signal: the program never started (spawn failed); its error is on stderr.
   if (result.exitCode === null) return 'the agent could not be started';
-  return result.stderr.trim() ? `the agent exited ${result.exitCode} without a final message` : `the agent exited ${result.exitCode} with no output`;
+  return result.stderr.trim()
+    ? `the agent exited ${result.exitCode} without a final message`
+    : `the agent exited ${result.exitCode} with no output`;
 }

@@ -17,7 +17,10 @@ const ZONE = /\s*\(([A-Za-z][A-Za-z0-9_+-]*(?:\/[A-Za-z0-9_+-]+)*)\)\s*$/;
 
 /** The instant a reset phrase names, strictly after `now`; null when it names none we can read. */
 export function parseResetTime(phrase: string, now: Date, localZone?: string): Date | null {
-  let text = phrase.trim().replace(/[.!]+$/, '').trim();
+  let text = phrase
+    .trim()
+    .replace(/[.!]+$/, '')
+    .trim();
   let zone = localZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
   const z = ZONE.exec(text);
   if (z) {
@@ -97,7 +100,14 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function partsIn(instant: Date, zone: string): Record<string, number> {
   let f = formatters.get(zone);
   if (!f) {
-    const opts = { year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' } as const;
+    const opts = {
+      year: 'numeric',
+      month: 'numeric',
+      day: 'numeric',
+      hour: 'numeric',
+      minute: 'numeric',
+      second: 'numeric',
+    } as const;
     f = new Intl.DateTimeFormat('en-US', { ...opts, timeZone: zone, hourCycle: 'h23' });
     formatters.set(zone, f);
   }

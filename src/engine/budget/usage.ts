@@ -33,7 +33,8 @@ async function fetchUsage(url: string, token: string, options: ReadUsageOptions)
   const timeoutMs = options.timeoutMs ?? USAGE_TIMEOUT_MS;
   const timeout = AbortSignal.timeout(timeoutMs);
   // AbortSignal.any arrived in Node 20.3; on older 20.x only the timeout applies.
-  const signal = options.signal && typeof AbortSignal.any === 'function' ? AbortSignal.any([timeout, options.signal]) : timeout;
+  const signal =
+    options.signal && typeof AbortSignal.any === 'function' ? AbortSignal.any([timeout, options.signal]) : timeout;
   let res: Response;
   try {
     res = await fetch(url, {
@@ -41,12 +42,15 @@ async function fetchUsage(url: string, token: string, options: ReadUsageOptions)
       signal,
     });
   } catch (err) {
-    const reason = (err as Error).name === 'TimeoutError' ? `no answer within ${formatDuration(timeoutMs)}` : causeOf(err);
+    const reason =
+      (err as Error).name === 'TimeoutError' ? `no answer within ${formatDuration(timeoutMs)}` : causeOf(err);
     throw new Error(`usage endpoint ${url} unreachable: ${snippet(reason, token)}`);
   }
   const text = await res.text().catch(() => '');
   if (res.status === 401 || res.status === 403) {
-    throw new Error(`usage endpoint ${url} refused the token (HTTP ${res.status}); run \`claude\` once to refresh the login, or set RALPH_USAGE_TOKEN`);
+    throw new Error(
+      `usage endpoint ${url} refused the token (HTTP ${res.status}); run \`claude\` once to refresh the login, or set RALPH_USAGE_TOKEN`,
+    );
   }
   if (!res.ok) throw new Error(`usage endpoint ${url} answered HTTP ${res.status}: ${snippet(text, token)}`);
   return text;
@@ -66,9 +70,11 @@ function parseWindow(value: unknown, name: string): UsageWindow {
   if (typeof value !== 'object') throw new Error(`usage response: ${name} is not an object`);
   const w = value as Record<string, unknown>;
   const utilization = w.utilization ?? 0;
-  if (typeof utilization !== 'number' || !Number.isFinite(utilization)) throw new Error(`usage response: ${name}.utilization is not a number`);
+  if (typeof utilization !== 'number' || !Number.isFinite(utilization))
+    throw new Error(`usage response: ${name}.utilization is not a number`);
   const raw = w.resets_at;
-  if (raw !== null && raw !== undefined && typeof raw !== 'string') throw new Error(`usage response: ${name}.resets_at is not a string`);
+  if (raw !== null && raw !== undefined && typeof raw !== 'string')
+    throw new Error(`usage response: ${name}.resets_at is not a string`);
   const resetsAt = raw ? new Date(raw) : null;
   if (resetsAt && Number.isNaN(resetsAt.getTime())) throw new Error(`usage response: ${name}.resets_at is not a date`);
   return { utilization, resetsAt };

@@ -107,7 +107,10 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
   'completion-promise': ['completionPromise', (v) => completionWord(String(v))],
   'iteration-timeout': ['iterationTimeoutMs', (v) => duration(String(v), '--iteration-timeout', 1)],
   // A Node timer holds at most 2^31-1 ms (24.8 days): a longer one would fire at once and stop every agent.
-  'max-duration': ['maxDurationMs', (v) => duration(String(v), '--max-duration', 1, { ms: 24 * 86_400_000, text: '24d' })],
+  'max-duration': [
+    'maxDurationMs',
+    (v) => duration(String(v), '--max-duration', 1, { ms: 24 * 86_400_000, text: '24d' }),
+  ],
   pause: ['pauseMs', (v) => duration(String(v), '--pause', 0)],
   'max-cost': ['maxCost', (v) => number(String(v), '--max-cost', 0, Infinity)],
   'max-usage': ['maxUsage', (v) => number(String(v), '--max-usage', 0, 100)],
@@ -143,7 +146,9 @@ const CONVERT: Record<keyof typeof SPEC, [keyof RunOptions, Converter]> = {
 };
 
 /** Each long option and the RunOptions key it sets (docs/options.md reads its default from DEFAULT_OPTIONS). */
-export const RUN_OPTION_KEYS = Object.fromEntries(Object.entries(CONVERT).map(([flag, [key]]) => [flag, key])) as Record<string, keyof RunOptions>;
+export const RUN_OPTION_KEYS = Object.fromEntries(
+  Object.entries(CONVERT).map(([flag, [key]]) => [flag, key]),
+) as Record<string, keyof RunOptions>;
 
 export function parseRunArgs(argv: string[]): ParsedRunArgs {
   let parsed;
@@ -161,26 +166,38 @@ export function parseRunArgs(argv: string[]): ParsedRunArgs {
     given.add(key);
   }
   // A URL where max_iterations goes is a webhook typed without --webhook: said so, never echoed (it is a secret).
-  if (parsed.positionals.some((p) => /^[a-z][a-z0-9+.-]*:\/\//i.test(p))) throw usageExit('max_iterations must be a whole number, and a URL was given in its place (not shown: it may be a secret)', 'a webhook URL goes after --webhook: ./ralph/ralph.sh --webhook <url>');
-  if (parsed.positionals.length > 1) throw usageExit(`expected at most one max_iterations, got: ${parsed.positionals.join(' ')}`);
+  if (parsed.positionals.some((p) => /^[a-z][a-z0-9+.-]*:\/\//i.test(p)))
+    throw usageExit(
+      'max_iterations must be a whole number, and a URL was given in its place (not shown: it may be a secret)',
+      'a webhook URL goes after --webhook: ./ralph/ralph.sh --webhook <url>',
+    );
+  if (parsed.positionals.length > 1)
+    throw usageExit(`expected at most one max_iterations, got: ${parsed.positionals.join(' ')}`);
   if (parsed.positionals.length === 1) {
     options.maxIterations = integer(parsed.positionals[0], 'max_iterations', 0);
     given.add('maxIterations');
   }
   if (options.resume && options.resumeLast) throw usageExit('use either --resume <id> or --resume-last, not both');
-  if (options.name && (options.resume || options.resumeLast)) throw usageExit('--name names a new loop; a resumed loop keeps its id');
+  if (options.name && (options.resume || options.resumeLast))
+    throw usageExit('--name names a new loop; a resumed loop keeps its id');
   if (given.has('agent') && options.agentCmd) throw usageExit('use either --agent or --agent-cmd, not both');
   refuseReviewOptions(options);
   refuseParallelOptions(options, given);
-  if (parsed.values.sandbox && parsed.values['no-sandbox']) throw usageExit('use either --sandbox or --no-sandbox, not both');
-  if (parsed.values['verify-in-place'] && parsed.values['verify-in-worktree']) throw usageExit('use either --verify-in-place or --verify-in-worktree (the default), not both');
+  if (parsed.values.sandbox && parsed.values['no-sandbox'])
+    throw usageExit('use either --sandbox or --no-sandbox, not both');
+  if (parsed.values['verify-in-place'] && parsed.values['verify-in-worktree'])
+    throw usageExit('use either --verify-in-place or --verify-in-worktree (the default), not both');
   // A resumed loop may have --max-usage stored; run.ts checks the merged options with the same rule.
   if (!options.resume && !options.resumeLast) {
     refuseWaitWithoutCeiling(options);
     refuseUnboundedLoop(options);
-    if (given.has('mergeTimeoutMs') && options.deliver !== 'pr-merge') throw usageExit('--merge-timeout is how long --deliver pr-merge waits for CI: add --deliver pr-merge');
+    if (given.has('mergeTimeoutMs') && options.deliver !== 'pr-merge')
+      throw usageExit('--merge-timeout is how long --deliver pr-merge waits for CI: add --deliver pr-merge');
   }
-  if (given.has('acceptPinChanges') && options.deliver !== 'pr-merge') throw usageExit('--accept-pin-changes lets --deliver pr-merge merge a branch that changed pinned tests: add --deliver pr-merge');
+  if (given.has('acceptPinChanges') && options.deliver !== 'pr-merge')
+    throw usageExit(
+      '--accept-pin-changes lets --deliver pr-merge merge a branch that changed pinned tests: add --deliver pr-merge',
+    );
   return { options, given };
 }
 
@@ -202,7 +219,6 @@ export function renderParseError(message: string, argv: string[]): string {
   return message.replace(/\. To specify a positional.*$/s, '');
 }
 
-
 /** At most this many workers: each is an agent, a worktree and its checks on a machine the user shares. */
 export const MAX_WORKERS = 16;
 
@@ -215,19 +231,24 @@ function workers(value: string): number {
 /** The reviewer's options make sense together (SPEC §11); the model flag is one the chosen agent has (agents/index.ts). */
 function refuseReviewOptions(options: RunOptions): void {
   if (options.reviewAgent && options.reviewCmd) throw usageExit('use either --review-agent or --review-cmd, not both');
-  if (options.reviewModel !== undefined && !options.reviewAgent && !options.reviewCmd) throw usageExit('--review-model needs a reviewer: add --review-agent <name> (or --review-cmd \'<command>\')');
+  if (options.reviewModel !== undefined && !options.reviewAgent && !options.reviewCmd)
+    throw usageExit("--review-model needs a reviewer: add --review-agent <name> (or --review-cmd '<command>')");
   if (options.reviewModel !== undefined && options.reviewAgent && !AGENTS[options.reviewAgent].modelFlag) {
-    throw usageExit(`--review-model: ${options.reviewAgent} has no model flag ralphkit knows; pick the model in a command instead, e.g. --review-cmd '${options.reviewAgent} ...'`);
+    throw usageExit(
+      `--review-model: ${options.reviewAgent} has no model flag ralphkit knows; pick the model in a command instead, e.g. --review-cmd '${options.reviewAgent} ...'`,
+    );
   }
 }
 
 function oneOf<T extends string>(value: string, allowed: readonly T[], flag: string, other = '--agent-cmd'): T {
-  if (!allowed.includes(value as T)) throw usageExit(`${flag} must be one of ${allowed.join(', ')} (got "${value}"); for another agent use ${other}`);
+  if (!allowed.includes(value as T))
+    throw usageExit(`${flag} must be one of ${allowed.join(', ')} (got "${value}"); for another agent use ${other}`);
   return value as T;
 }
 
 function deliverMode(value: string): RunOptions['deliver'] {
-  if (!DELIVER_MODES.includes(value as RunOptions['deliver'])) throw usageExit(`--deliver must be one of ${DELIVER_MODES.join(', ')} (got "${value}")`);
+  if (!DELIVER_MODES.includes(value as RunOptions['deliver']))
+    throw usageExit(`--deliver must be one of ${DELIVER_MODES.join(', ')} (got "${value}")`);
   return value as RunOptions['deliver'];
 }
 
@@ -264,12 +285,15 @@ export function duration(value: string, flag: string, minMs: number, max?: { ms:
 function number(value: string, flag: string, min: number, max: number): number {
   const n = Number(value);
   if (!value.trim() || !Number.isFinite(n) || n < min || n > max) {
-    throw usageExit(`${flag} must be a number${max === Infinity ? ` ≥ ${min}` : ` from ${min} to ${max}`} (got "${value}")`);
+    throw usageExit(
+      `${flag} must be a number${max === Infinity ? ` ≥ ${min}` : ` from ${min} to ${max}`} (got "${value}")`,
+    );
   }
   return n;
 }
 
 export function integer(value: string, flag: string, min: number): number {
-  if (!/^\d+$/.test(value) || Number(value) < min) throw usageExit(`${flag} must be a whole number ≥ ${min} (got "${value}")`);
+  if (!/^\d+$/.test(value) || Number(value) < min)
+    throw usageExit(`${flag} must be a whole number ≥ ${min} (got "${value}")`);
   return Number(value);
 }

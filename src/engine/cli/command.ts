@@ -21,7 +21,16 @@ export async function runRalph(argv: string[], io: RunIo): Promise<number> {
   } catch (err) {
     if (!(err instanceof LoopExit)) throw err;
     // Only exits before the loop was recorded get here; the run reports the others with their loop id.
-    emit({ type: 'exit', loop: '', code: err.code, status: err.status, message: err.message, hint: err.hint, iteration: 0, costUsd: 0 });
+    emit({
+      type: 'exit',
+      loop: '',
+      code: err.code,
+      status: err.status,
+      message: err.message,
+      hint: err.hint,
+      iteration: 0,
+      costUsd: 0,
+    });
     return err.code;
   }
 }

@@ -13,7 +13,8 @@ export interface HelpCommands {
 /** The runner's help; docs/options.md is rendered from it with fixed command words (cli/options-doc.ts). */
 export function renderRunHelp(say: HelpCommands = { ralphkit: ralphkitAsStarted, loop: loopAsStarted }): string {
   const { loop: loopCommand, ralphkit: ralphkitCommand } = say;
-  const sub = (args: string, what: string) => `  ${loopCommand(args).padEnd(49)}${loopCommand(args).length >= 49 ? '  ' : ''}${what}`;
+  const sub = (args: string, what: string) =>
+    `  ${loopCommand(args).padEnd(49)}${loopCommand(args).length >= 49 ? '  ' : ''}${what}`;
   return `Usage: ./ralph/ralph.sh [options] [max_iterations]
        (same as: node ralph/ralph.mjs run ..., and ralphkit's run command)
 

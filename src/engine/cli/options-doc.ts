@@ -24,7 +24,10 @@ interface Section {
 
 /** The runner's part of docs/options.md (src/options-doc.ts puts the page together): its options, exit codes and environment. */
 export function renderRunOptionsDoc(): string[] {
-  const help = renderRunHelp({ ralphkit: (args) => `npx ralphkit ${args}`, loop: (args) => `./ralph/ralph.sh ${args}` });
+  const help = renderRunHelp({
+    ralphkit: (args) => `npx ralphkit ${args}`,
+    loop: (args) => `./ralph/ralph.sh ${args}`,
+  });
   const sections = parseOptionSections(between(help, '\nAgent:\n', '\nDurations:'));
   checkAgreement(sections);
   return [
@@ -81,7 +84,10 @@ function splitHeading(heading: string): { title: string; intro: string } {
 function parseOptionLine(raw: string): Row {
   const left = raw.slice(2, DESCRIPTION_COLUMN).trim();
   const flags = left.split(/,? /).filter((w) => w.startsWith('-'));
-  const argument = left.split(' ').filter((w) => !w.startsWith('-') && w).join(' ');
+  const argument = left
+    .split(' ')
+    .filter((w) => !w.startsWith('-') && w)
+    .join(' ');
   return { flags, argument, text: raw.slice(DESCRIPTION_COLUMN).trim() };
 }
 
@@ -103,7 +109,10 @@ function renderSection(section: Section): string[] {
     ...(section.intro ? [`${sentence(section.intro)}`, ''] : []),
     '| option | argument | default | what it does |',
     '|---|---|---|---|',
-    ...section.rows.map((r) => `| ${r.flags.map((f) => `\`${f}\``).join(', ')} | ${r.argument ? `\`${cell(r.argument)}\`` : ''} | ${defaultOf(r)} | ${cell(markup(r.text))} |`),
+    ...section.rows.map(
+      (r) =>
+        `| ${r.flags.map((f) => `\`${f}\``).join(', ')} | ${r.argument ? `\`${cell(r.argument)}\`` : ''} | ${defaultOf(r)} | ${cell(markup(r.text))} |`,
+    ),
     '',
   ];
 }
@@ -117,7 +126,8 @@ function sentence(text: string): string {
 export function defaultOf(row: Row): string {
   const flag = row.flags.find((f) => f.startsWith('--'))!.slice(2);
   // A switch is off, but for one whose own option is on by default (--sandbox, --no-sandbox: where bwrap works).
-  if (!row.argument) return DEFAULT_OPTIONS[RUN_OPTION_KEYS[flag]] === true && !flag.startsWith('no-') ? 'on where it works' : 'off';
+  if (!row.argument)
+    return DEFAULT_OPTIONS[RUN_OPTION_KEYS[flag]] === true && !flag.startsWith('no-') ? 'on where it works' : 'off';
   const value = DEFAULT_OPTIONS[RUN_OPTION_KEYS[flag]];
   if (value === undefined) return noDefault(row.text);
   if (typeof value === 'number' && RUN_OPTION_KEYS[flag].endsWith('Ms')) return `\`${duration(value)}\``;
@@ -150,7 +160,10 @@ function renderExitCodes(help: string): string[] {
   const codes = indentedList(between(help, '\nExit codes:\n', '\nEnvironment:'), 7, /^ {2}(\d+) +(.*)$/);
   const names = Object.fromEntries(Object.entries(LOOP_EXIT).map(([name, code]) => [String(code), name]));
   const listed = codes.map(([code]) => Number(code));
-  if (listed.join() !== Object.values(LOOP_EXIT).join()) throw new Error(`help.ts lists exit codes ${listed.join(', ')}; errors.ts LOOP_EXIT has ${Object.values(LOOP_EXIT).join(', ')}`);
+  if (listed.join() !== Object.values(LOOP_EXIT).join())
+    throw new Error(
+      `help.ts lists exit codes ${listed.join(', ')}; errors.ts LOOP_EXIT has ${Object.values(LOOP_EXIT).join(', ')}`,
+    );
   return [
     '## Exit codes',
     '',
@@ -162,8 +175,19 @@ function renderExitCodes(help: string): string[] {
 }
 
 function renderEnvironment(help: string): string[] {
-  const vars = indentedList(between(help, '\nEnvironment:\n', '\nRuntime files:'), DESCRIPTION_COLUMN, /^ {2}(\S+) +(.*)$/);
-  return ['## Environment', '', '| variable | what it does |', '|---|---|', ...vars.map(([name, text]) => `| \`${name}\` | ${cell(markup(text))} |`), ''];
+  const vars = indentedList(
+    between(help, '\nEnvironment:\n', '\nRuntime files:'),
+    DESCRIPTION_COLUMN,
+    /^ {2}(\S+) +(.*)$/,
+  );
+  return [
+    '## Environment',
+    '',
+    '| variable | what it does |',
+    '|---|---|',
+    ...vars.map(([name, text]) => `| \`${name}\` | ${cell(markup(text))} |`),
+    '',
+  ];
 }
 
 /** `  KEY   text` lines, each continued by lines indented `indent` spaces: [key, the text joined]. */

@@ -29,11 +29,18 @@ function renderPassing(prd: Prd): string {
   if (!unverified) return `all stories pass under verification${aside}`;
   const verified = stories.length - unverified;
   const word = `${unverified} unverified: accepted on the agent's word`;
-  return verified ? `all stories pass (${verified} under verification, ${word})${aside}` : `all stories pass (${word})${aside}`;
+  return verified
+    ? `all stories pass (${verified} under verification, ${word})${aside}`
+    : `all stories pass (${word})${aside}`;
 }
 
 export function throwIfAborted(signal: AbortSignal): void {
-  if (signal.aborted) throw new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+  if (signal.aborted)
+    throw new LoopExit(
+      LOOP_EXIT.interrupted,
+      'interrupted; state saved',
+      'continue with: ./ralph/ralph.sh --resume-last',
+    );
 }
 
 /** The command that continues a loop stopped at `ran` iterations, with a concrete higher max (never a placeholder). */

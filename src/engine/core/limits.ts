@@ -37,7 +37,9 @@ export function limitAfterIteration(config: LoopConfig, state: LoopState, now: D
  * or null while it may try again.
  */
 export function storyGivenUp(attempts: number, config: LoopConfig): string | null {
-  return attempts >= config.noProgressLimit ? `no progress: ${attempts} attempt${attempts === 1 ? '' : 's'} in a row without a verified merge` : null;
+  return attempts >= config.noProgressLimit
+    ? `no progress: ${attempts} attempt${attempts === 1 ? '' : 's'} in a row without a verified merge`
+    : null;
 }
 
 /** With no iteration cap and a --max-cost, this many iterations in a row without a reported cost end the run. */
@@ -50,7 +52,11 @@ export function unpricedLimitReached(config: LoopConfig, unpricedInARow: number)
  * --wait, so its hint does not offer it).
  */
 export function usageCeilingExit(canWait: boolean): LoopExit {
-  return new LoopExit(LOOP_EXIT.budget, 'usage ceiling reached', `continue after the reset with --resume-last${canWait ? ', or add --wait' : ''}`);
+  return new LoopExit(
+    LOOP_EXIT.budget,
+    'usage ceiling reached',
+    `continue after the reset with --resume-last${canWait ? ', or add --wait' : ''}`,
+  );
 }
 
 export function noProgressExit(streak: number): LoopExit {
@@ -62,7 +68,12 @@ export function noProgressExit(streak: number): LoopExit {
 }
 
 export function maxIterationsExit(config: LoopConfig): LoopExit {
-  return new LoopExit(LOOP_EXIT.maxIterations, `max iterations reached (${config.maxIterations}) with stories still open`, `raise the limit and continue: ${renderResumeCommand(null, config.maxIterations)}`, 'max-iterations');
+  return new LoopExit(
+    LOOP_EXIT.maxIterations,
+    `max iterations reached (${config.maxIterations}) with stories still open`,
+    `raise the limit and continue: ${renderResumeCommand(null, config.maxIterations)}`,
+    'max-iterations',
+  );
 }
 
 /** --max-duration's time is up: no new iteration starts (the same family as the iteration limit: exit 1). */
@@ -72,7 +83,12 @@ export function pastDeadline(config: LoopConfig, now: Date): boolean {
 
 export function durationExit(config: LoopConfig): LoopExit {
   const limit = config.maxDurationMs === undefined ? '' : ` (--max-duration ${formatDuration(config.maxDurationMs)})`;
-  return new LoopExit(LOOP_EXIT.maxIterations, `time limit reached${limit} with stories still open`, 'continue with: ./ralph/ralph.sh --resume-last (it gets the same time again; a new --max-duration replaces it)', 'max-duration');
+  return new LoopExit(
+    LOOP_EXIT.maxIterations,
+    `time limit reached${limit} with stories still open`,
+    'continue with: ./ralph/ralph.sh --resume-last (it gets the same time again; a new --max-duration replaces it)',
+    'max-duration',
+  );
 }
 
 export function overCost(state: LoopState, config: LoopConfig): boolean {
@@ -80,7 +96,11 @@ export function overCost(state: LoopState, config: LoopConfig): boolean {
 }
 
 export function costExit(state: LoopState, config: LoopConfig): LoopExit {
-  return new LoopExit(LOOP_EXIT.budget, `cost limit reached: ${renderCostSplit(state.costUsd, state.reviewCostUsd)} of $${config.maxCost}`, 'raise --max-cost and continue with --resume-last');
+  return new LoopExit(
+    LOOP_EXIT.budget,
+    `cost limit reached: ${renderCostSplit(state.costUsd, state.reviewCostUsd)} of $${config.maxCost}`,
+    'raise --max-cost and continue with --resume-last',
+  );
 }
 
 /**

@@ -39,7 +39,12 @@ async function checkLimits(state: LoopState, config: LoopConfig, deps: LoopDeps,
 /** One iteration; true when its agent reported a cost, and so did every reviewer run of its claims. */
 async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<boolean> {
   const unpricedReviews = state.reviewRunsUnpriced ?? 0;
-  Object.assign(state, { iteration, iterationDone: false, verifying: undefined, updatedAt: deps.clock.now().toISOString() });
+  Object.assign(state, {
+    iteration,
+    iterationDone: false,
+    verifying: undefined,
+    updatedAt: deps.clock.now().toISOString(),
+  });
   deps.saveState(state, 'iteration-start');
   deps.emit({ type: 'iteration-start', iteration, maxIterations: config.maxIterations });
   await deps.beforeAgent(iteration);
@@ -49,14 +54,34 @@ async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps
   const result = await runAgentWithRetries(state, config, deps, iteration);
   throwIfAborted(deps.signal);
   const tag = detectTag(result.finalMessage, config.completionPromise);
-  deps.emit({ type: 'agent-exit', iteration, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, costUsd: result.costUsd, tag });
-  if (result.timedOut) deps.emit({ type: 'warn', iteration, message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed` });
+  deps.emit({
+    type: 'agent-exit',
+    iteration,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    durationMs: result.durationMs,
+    costUsd: result.costUsd,
+    tag,
+  });
+  if (result.timedOut)
+    deps.emit({
+      type: 'warn',
+      iteration,
+      message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed`,
+    });
   const git = await deps.inspectAgentGit(iteration, headBefore, tips);
   // After the git inspection, so the note lands on the loop's branch even if the agent had left it.
   if (result.timedOut) deps.recordTimeout(iteration, result);
   const headAfter = git.headAfter;
   // Saved before the checks start: if they are interrupted, the resumed loop finishes this iteration from here.
-  const ran: AgentRunRecord = { headBefore, headAfter, tag, ...(git.offBranch ? { offBranch: git.offBranch } : {}), ...(git.violation ? { violation: git.violation } : {}) };
+  const ran: AgentRunRecord = {
+    headBefore,
+    headAfter,
+    tag,
+    ...(git.offBranch ? { offBranch: git.offBranch } : {}),
+    ...(git.violation ? { violation: git.violation } : {}),
+  };
   state.verifying = ran;
   deps.saveState(state, 'verifying');
   await settleIteration(state, config, deps, prdBefore, ran, headAfter);
@@ -69,7 +94,11 @@ async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps
  * the claims were checked) finishes that iteration: verification, progress and the decision, without running
  * the agent again and without counting another iteration. Returns null when there is nothing to finish.
  */
-export async function finishInterruptedIteration(state: LoopState, config: LoopConfig, deps: LoopDeps): Promise<VerifyResult | null> {
+export async function finishInterruptedIteration(
+  state: LoopState,
+  config: LoopConfig,
+  deps: LoopDeps,
+): Promise<VerifyResult | null> {
   const ran = state.verifying;
   if (state.iterationDone || state.iteration < 1 || !ran) return null;
   throwIfAborted(deps.signal);
@@ -78,19 +107,43 @@ export async function finishInterruptedIteration(state: LoopState, config: LoopC
 }
 
 /** The second half of an iteration, after the agent: verify, judge progress, mark it done, decide. */
-async function settleIteration(state: LoopState, config: LoopConfig, deps: LoopDeps, prdBefore: string, ran: AgentRunRecord, headNow: string | null): Promise<VerifyResult> {
+async function settleIteration(
+  state: LoopState,
+  config: LoopConfig,
+  deps: LoopDeps,
+  prdBefore: string,
+  ran: AgentRunRecord,
+  headNow: string | null,
+): Promise<VerifyResult> {
   const { iteration } = state;
   // An interrupted verification throws LoopExit(130) here: the iteration stays not done, so a resume finishes it.
   const claimed = await deps.verify(iteration, prdBefore, headNow, ran.offBranch, ran.violation);
-  deps.emit({ type: 'verify', iteration, verdicts: claimed.verdicts, restored: claimed.restored, allPass: claimed.allPass });
+  deps.emit({
+    type: 'verify',
+    iteration,
+    verdicts: claimed.verdicts,
+    restored: claimed.restored,
+    allPass: claimed.allPass,
+  });
   const verdict = claimed.allPass ? await passFinalGate(deps, iteration, claimed) : claimed;
   const newCommit = ran.headAfter !== ran.headBefore;
   const progress = await judgeProgress(deps, verdict, newCommit, ran.headBefore, ran.headAfter);
-  if (newCommit && !progress.made) deps.emit({ type: 'info', iteration, message: `iteration ${iteration} made a commit but no progress: ${progress.why}` });
+  if (newCommit && !progress.made)
+    deps.emit({
+      type: 'info',
+      iteration,
+      message: `iteration ${iteration} made a commit but no progress: ${progress.why}`,
+    });
   state.noProgressStreak = progress.made ? 0 : state.noProgressStreak + 1;
   Object.assign(state, { iterationDone: true, verifying: undefined, updatedAt: deps.clock.now().toISOString() });
   deps.saveState(state, 'iteration-end');
-  deps.emit({ type: 'iteration-end', iteration, newCommit, noProgressStreak: state.noProgressStreak, costUsd: state.costUsd });
+  deps.emit({
+    type: 'iteration-end',
+    iteration,
+    newCommit,
+    noProgressStreak: state.noProgressStreak,
+    costUsd: state.costUsd,
+  });
   throwIfAborted(deps.signal);
   decide(state, config, deps, verdict, ran.tag);
   return verdict;
@@ -99,10 +152,19 @@ async function settleIteration(state: LoopState, config: LoopConfig, deps: LoopD
 /** Every story says passes: only the final gate on the final commit turns that into exit 0. */
 async function passFinalGate(deps: LoopDeps, iteration: number, verdict: VerifyResult): Promise<VerifyResult> {
   const gate = await deps.finalGate(iteration);
-  if (gate.interrupted) throw new LoopExit(LOOP_EXIT.interrupted, 'interrupted during the final gate; nothing decided, state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+  if (gate.interrupted)
+    throw new LoopExit(
+      LOOP_EXIT.interrupted,
+      'interrupted during the final gate; nothing decided, state saved',
+      'continue with: ./ralph/ralph.sh --resume-last',
+    );
   if (gate.passed) return gate.weak ? { ...verdict, weak: gate.weak } : verdict;
   const broken = gate.verdicts.filter((v) => v.status === 'rejected').map((v) => v.id);
-  deps.emit({ type: 'warn', iteration, message: `the final gate rejected ${broken.join(', ')}: ${broken.length === 1 ? 'it no longer passes' : 'they no longer pass'} on the final commit; the loop goes on` });
+  deps.emit({
+    type: 'warn',
+    iteration,
+    message: `the final gate rejected ${broken.join(', ')}: ${broken.length === 1 ? 'it no longer passes' : 'they no longer pass'} on the final commit; the loop goes on`,
+  });
   return { ...verdict, prd: gate.prd, allPass: false };
 }
 
@@ -111,20 +173,36 @@ async function passFinalGate(deps: LoopDeps, iteration: number, verdict: VerifyR
  * unverified), or when the agent committed work — files other than the plan and progress.txt — and none of its
  * claims was rejected. So a liar whose every commit flips `passes` stops after --no-progress-limit iterations.
  */
-async function judgeProgress(deps: LoopDeps, verdict: VerifyResult, newCommit: boolean, headBefore: string | null, headAfter: string | null): Promise<{ made: boolean; why: string }> {
+async function judgeProgress(
+  deps: LoopDeps,
+  verdict: VerifyResult,
+  newCommit: boolean,
+  headBefore: string | null,
+  headAfter: string | null,
+): Promise<{ made: boolean; why: string }> {
   if (verdict.verdicts.some((v) => v.status !== 'rejected')) return { made: true, why: 'a claim was accepted' };
   if (!newCommit) return { made: false, why: 'no new commit' };
-  if (verdict.verdicts.length) return { made: false, why: `every claim was rejected (${verdict.verdicts.map((v) => v.id).join(', ')})` };
+  if (verdict.verdicts.length)
+    return { made: false, why: `every claim was rejected (${verdict.verdicts.map((v) => v.id).join(', ')})` };
   if (await deps.committedWork(headBefore, headAfter)) return { made: true, why: 'new work committed' };
   return { made: false, why: 'its commits change only the plan, progress.txt and the prompt' };
 }
 
 function decide(state: LoopState, config: LoopConfig, deps: LoopDeps, verdict: VerifyResult, tag: string | null): void {
   if (verdict.allPass) throw new LoopExit(LOOP_EXIT.complete, renderAllPass(verdict.prd, verdict.weak));
-  if (tag === 'stuck') throw new LoopExit(LOOP_EXIT.stuck, 'the agent said it is STUCK', 'read ralph/progress.txt and the last iteration log, fix the blocker, then --resume-last');
+  if (tag === 'stuck')
+    throw new LoopExit(
+      LOOP_EXIT.stuck,
+      'the agent said it is STUCK',
+      'read ralph/progress.txt and the last iteration log, fix the blocker, then --resume-last',
+    );
   if (tag === 'complete') {
     const open = verdict.prd.userStories.filter((s) => !isSettled(s)).map((s) => s.id);
-    deps.emit({ type: 'warn', iteration: state.iteration, message: `${config.completionPromise} ignored: ${open.length} stor${open.length === 1 ? 'y' : 'ies'} not passing under verification (${open.join(', ')})` });
+    deps.emit({
+      type: 'warn',
+      iteration: state.iteration,
+      message: `${config.completionPromise} ignored: ${open.length} stor${open.length === 1 ? 'y' : 'ies'} not passing under verification (${open.join(', ')})`,
+    });
   }
   const limit = limitAfterIteration(config, state, deps.clock.now());
   if (limit) throw limit;

@@ -10,7 +10,11 @@ import { DEFAULT_COMPLETION, renderTag } from './tags.js';
  * The runner's preamble (SPEC §4): what the agent must know beyond the owner's prompt.md, added in memory when the
  * prompt is sent (the file is never rewritten). Empty for a loop with the defaults. `plan` is the runner's baseline.
  */
-export function renderPreamble(paths: RunPaths, options: Pick<RunOptions, 'completionPromise'>, plan: Prd | undefined): string {
+export function renderPreamble(
+  paths: RunPaths,
+  options: Pick<RunOptions, 'completionPromise'>,
+  plan: Prd | undefined,
+): string {
   return renderPathNote(paths) + renderCompletionNote(options.completionPromise) + renderSkipNote(plan);
 }
 
@@ -20,7 +24,10 @@ export function renderPreamble(paths: RunPaths, options: Pick<RunOptions, 'compl
  * the integration tree holds (git refuses to check it out in a second tree).
  */
 export function renderStoryNote(story: StoryNote): string {
-  return `Note from the runner: ${story.workers} agents work on this plan at the same time, each in a worktree of its own; your story is ${story.id} (${story.title}). Work on it only, and set passes: true for it only; a claim of any other story is rejected, since another agent has it. The stories it depends on are already merged into your branch. Wherever these instructions say to pick a story, take ${story.id}. RALPH_STORY_ID names it too. Your branch is \`${story.branch}\`: stay on it and commit there. Wherever these instructions say to work on the plan's branch (\`${story.planBranch}\`), that means yours; do not check out \`${story.planBranch}\` (the runner merges your branch into it once it has verified your work).\n\n` + renderSinceNote(story);
+  return (
+    `Note from the runner: ${story.workers} agents work on this plan at the same time, each in a worktree of its own; your story is ${story.id} (${story.title}). Work on it only, and set passes: true for it only; a claim of any other story is rejected, since another agent has it. The stories it depends on are already merged into your branch. Wherever these instructions say to pick a story, take ${story.id}. RALPH_STORY_ID names it too. Your branch is \`${story.branch}\`: stay on it and commit there. Wherever these instructions say to work on the plan's branch (\`${story.planBranch}\`), that means yours; do not check out \`${story.planBranch}\` (the runner merges your branch into it once it has verified your work).\n\n` +
+    renderSinceNote(story)
+  );
 }
 
 /**

@@ -18,7 +18,12 @@ const RESET_SLACK_MS = 30_000;
  * One counted iteration: repeats the agent run, without counting it, after a rate-limit message (waiting
  * for the named reset or a bounded back-off) and after a transient failure (at most 3 retries).
  */
-export async function runAgentWithRetries(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number): Promise<AgentResult> {
+export async function runAgentWithRetries(
+  state: LoopState,
+  config: LoopConfig,
+  deps: LoopDeps,
+  iteration: number,
+): Promise<AgentResult> {
   const time = watchDeadline(config, deps);
   try {
     return await runWithRetries(state, config, deps, iteration, time);
@@ -27,7 +32,13 @@ export async function runAgentWithRetries(state: LoopState, config: LoopConfig, 
   }
 }
 
-async function runWithRetries(state: LoopState, config: LoopConfig, deps: LoopDeps, iteration: number, time: DeadlineWatch): Promise<AgentResult> {
+async function runWithRetries(
+  state: LoopState,
+  config: LoopConfig,
+  deps: LoopDeps,
+  iteration: number,
+  time: DeadlineWatch,
+): Promise<AgentResult> {
   let transient = 0;
   let limitHits = 0;
   for (;;) {
@@ -40,14 +51,28 @@ async function runWithRetries(state: LoopState, config: LoopConfig, deps: LoopDe
     if (result.timedOut) return result;
     // Stopped like an agent past --iteration-timeout: what it committed is still verified, then the loop ends (loop.ts decide).
     if (time.up()) {
-      deps.emit({ type: 'warn', iteration, message: `the --max-duration time is up: the agent was stopped with everything it started; what it committed is checked, then the loop ends` });
+      deps.emit({
+        type: 'warn',
+        iteration,
+        message: `the --max-duration time is up: the agent was stopped with everything it started; what it committed is checked, then the loop ends`,
+      });
       return result;
     }
     const hit = result.rateLimit ?? deps.detectRateLimit(`${result.finalMessage}\n${result.stderr}`, deps.clock.now());
     if (hit) {
-      if (++limitHits > MAX_RATE_LIMIT_WAITS) throw new LoopExit(LOOP_EXIT.budget, `rate limit still hit after ${MAX_RATE_LIMIT_WAITS} waits: ${hit.message}`);
+      if (++limitHits > MAX_RATE_LIMIT_WAITS)
+        throw new LoopExit(
+          LOOP_EXIT.budget,
+          `rate limit still hit after ${MAX_RATE_LIMIT_WAITS} waits: ${hit.message}`,
+        );
       const waitMs = planRateLimitWait(hit, deps.clock.now(), config.rateLimitBackoffMs, limitHits);
-      deps.emit({ type: 'rate-limit', iteration, message: hit.message, waitMs, resetAt: hit.resetAt?.toISOString() ?? null });
+      deps.emit({
+        type: 'rate-limit',
+        iteration,
+        message: hit.message,
+        waitMs,
+        resetAt: hit.resetAt?.toISOString() ?? null,
+      });
       await waitOrEnd(deps, time, waitMs, config);
       continue;
     }
@@ -96,6 +121,8 @@ function watchDeadline(config: LoopConfig, deps: LoopDeps): DeadlineWatch {
 
 /** Until the named reset (plus slack for clock skew), else an exponential back-off; never more than 12h. */
 export function planRateLimitWait(hit: RateLimitHit, now: Date, backoffMs: number, attempt: number): number {
-  const wait = hit.resetAt ? hit.resetAt.getTime() - now.getTime() + Math.min(RESET_SLACK_MS, backoffMs) : backoffMs * 2 ** (attempt - 1);
+  const wait = hit.resetAt
+    ? hit.resetAt.getTime() - now.getTime() + Math.min(RESET_SLACK_MS, backoffMs)
+    : backoffMs * 2 ** (attempt - 1);
   return Math.max(backoffMs > 0 ? Math.min(backoffMs, 1000) : 0, Math.min(wait, MAX_RATE_LIMIT_WAIT_MS));
 }

@@ -30,7 +30,9 @@ export function detectTag(finalMessage: string, completion: string = DEFAULT_COM
  * which means the opposite.
  */
 export function completionWordProblem(word: string): string | null {
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(word)) return 'use letters, digits, "_", "." and "-" (at most 64, starting with a letter or digit), e.g. WORK_COMPLETE';
-  if (word.toUpperCase() === STUCK) return `${STUCK} is the tag an agent gives up with; pick another word, e.g. WORK_COMPLETE`;
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(word))
+    return 'use letters, digits, "_", "." and "-" (at most 64, starting with a letter or digit), e.g. WORK_COMPLETE';
+  if (word.toUpperCase() === STUCK)
+    return `${STUCK} is the tag an agent gives up with; pick another word, e.g. WORK_COMPLETE`;
   return null;
 }

@@ -25,7 +25,16 @@ export async function announceEnd(input: AnnounceInput): Promise<void> {
   const jobs: Promise<void>[] = [];
   if (options.onExit) {
     const env = { ...input.env, ...renderOnExitEnv(ending) };
-    jobs.push(runOnExit({ command: options.onExit, cwd: input.cwd, env, signal, warn, show: (line) => emit({ type: 'info', message: `on-exit: ${line}` }) }));
+    jobs.push(
+      runOnExit({
+        command: options.onExit,
+        cwd: input.cwd,
+        env,
+        signal,
+        warn,
+        show: (line) => emit({ type: 'info', message: `on-exit: ${line}` }),
+      }),
+    );
   }
   if (options.notify) jobs.push(showDesktopNotification(renderTitle(ending), summary, input.env, signal, warn));
   if (options.webhook) jobs.push(postWebhook(options.webhook, summary, signal, warn));

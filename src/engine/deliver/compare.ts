@@ -17,13 +17,24 @@ export interface BranchChanges {
 export const COMPARE_FILE_CAP = 300;
 
 /** Reads the comparison of `base` (a branch) and `head` (a sha). Throws GitHubError. */
-export async function readBranchChanges(client: GitHubClient, repo: GitHubRepo, base: string, head: string): Promise<BranchChanges> {
+export async function readBranchChanges(
+  client: GitHubClient,
+  repo: GitHubRepo,
+  base: string,
+  head: string,
+): Promise<BranchChanges> {
   const spec = `${base.split('/').map(encodeURIComponent).join('/')}...${encodeURIComponent(head)}`;
-  const answer = await client.request('GET', `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}/compare/${spec}`);
+  const answer = await client.request(
+    'GET',
+    `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}/compare/${spec}`,
+  );
   const body = answer.body as { merge_base_commit?: { sha?: unknown }; files?: unknown } | null;
   const mergeBase = body?.merge_base_commit?.sha;
   if (typeof mergeBase !== 'string' || !/^[0-9a-f]{40}$/.test(mergeBase) || !Array.isArray(body?.files)) {
-    throw new GitHubError('GitHub\'s comparison of the branch with its base named no merge base or no files', answer.status);
+    throw new GitHubError(
+      "GitHub's comparison of the branch with its base named no merge base or no files",
+      answer.status,
+    );
   }
   const files = new Set<string>();
   for (const f of body.files as Array<{ filename?: unknown; previous_filename?: unknown }>) {
@@ -34,7 +45,13 @@ export async function readBranchChanges(client: GitHubClient, repo: GitHubRepo, 
 
 // What decides which CI runs and what it does: a branch that changes these could make the repository's CI a pass.
 const CI_CONFIG: readonly RegExp[] = [
-  /^\.github\/workflows\//, /^\.github\/actions\//, /^\.gitlab-ci\.yml$/, /^\.circleci\//, /^azure-pipelines\.yml$/, /^Jenkinsfile$/, /^\.buildkite\//,
+  /^\.github\/workflows\//,
+  /^\.github\/actions\//,
+  /^\.gitlab-ci\.yml$/,
+  /^\.circleci\//,
+  /^azure-pipelines\.yml$/,
+  /^Jenkinsfile$/,
+  /^\.buildkite\//,
 ];
 
 /** Pure: the paths among `files` that configure CI. */

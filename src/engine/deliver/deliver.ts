@@ -28,19 +28,34 @@ export async function deliverBranch(run: RunContext, when: string, iteration?: n
   // the agent left it (a credential helper, core.sshCommand, a pushInsteadOf) would run with this push.
   const tampered = run.restoreGuard?.() ?? [];
   if (tampered.length) {
-    run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: ${branch} not pushed ${when}: git's configuration had changed since the loop started (${tampered.slice(0, 5).join(', ')}); it was put back; look at it, then push by hand with: git push origin ${shellQuote(branch)}` });
+    run.emit({
+      type: 'warn',
+      iteration,
+      message: `--deliver ${mode}: ${branch} not pushed ${when}: git's configuration had changed since the loop started (${tampered.slice(0, 5).join(', ')}); it was put back; look at it, then push by hand with: git push origin ${shellQuote(branch)}`,
+    });
     return none;
   }
   const outcome = await pushBranch(top, branch);
   const short = (ref: string) => ref.replace(/^refs\/heads\//, '');
   if (outcome.ok) {
-    run.emit({ type: 'info', iteration, message: `pushed ${branch} to ${outcome.target.remote}${short(outcome.target.ref) === branch ? '' : ` (as ${short(outcome.target.ref)})`} ${when}` });
+    run.emit({
+      type: 'info',
+      iteration,
+      message: `pushed ${branch} to ${outcome.target.remote}${short(outcome.target.ref) === branch ? '' : ` (as ${short(outcome.target.ref)})`} ${when}`,
+    });
     await warnCiChanges(run, outcome.target.remote, iteration);
-    const pull = mode === 'pr' || mode === 'pr-merge' ? await deliverPull(run, outcome.target.remote, when, iteration) : null;
+    const pull =
+      mode === 'pr' || mode === 'pr-merge' ? await deliverPull(run, outcome.target.remote, when, iteration) : null;
     return { remote: outcome.target.remote, pull };
   }
-  const retry = outcome.target ? `git push ${shellQuote(outcome.target.remote)} ${shellQuote(`${branch}${short(outcome.target.ref) === branch ? '' : `:${short(outcome.target.ref)}`}`)}` : `git remote add origin <url>, then git push origin ${shellQuote(branch)}`;
-  run.emit({ type: 'warn', iteration, message: `--deliver ${mode}: could not push ${branch}${outcome.target ? ` to ${outcome.target.remote}` : ''} ${when}: ${outcome.reason}; your commits are safe on the local branch ${branch}${mode === 'pr-merge' && iteration === undefined ? '' : ', and the exit code is unchanged'}; once fixed, push it with: ${retry}` });
+  const retry = outcome.target
+    ? `git push ${shellQuote(outcome.target.remote)} ${shellQuote(`${branch}${short(outcome.target.ref) === branch ? '' : `:${short(outcome.target.ref)}`}`)}`
+    : `git remote add origin <url>, then git push origin ${shellQuote(branch)}`;
+  run.emit({
+    type: 'warn',
+    iteration,
+    message: `--deliver ${mode}: could not push ${branch}${outcome.target ? ` to ${outcome.target.remote}` : ''} ${when}: ${outcome.reason}; your commits are safe on the local branch ${branch}${mode === 'pr-merge' && iteration === undefined ? '' : ', and the exit code is unchanged'}; once fixed, push it with: ${retry}`,
+  });
   return none;
 }
 
@@ -50,12 +65,25 @@ const ciWarned = new WeakSet<RunContext>();
 // once per run, when the loop's commits since its plan commit changed CI configuration.
 async function warnCiChanges(run: RunContext, remote: string, iteration?: number): Promise<void> {
   if (ciWarned.has(run) || !run.pins) return;
-  const r = await runGit(run.paths.repoRoot, ['diff', '--no-renames', '--name-only', '--no-ext-diff', '-z', run.pins.commit, `refs/heads/${run.branch}`, '--']);
+  const r = await runGit(run.paths.repoRoot, [
+    'diff',
+    '--no-renames',
+    '--name-only',
+    '--no-ext-diff',
+    '-z',
+    run.pins.commit,
+    `refs/heads/${run.branch}`,
+    '--',
+  ]);
   const ci = r.code === 0 ? ciConfigFiles(r.stdout.split('\0').filter(Boolean)) : [];
   if (!ci.length) return;
   ciWarned.add(run);
   const shown = ci.slice(0, 5).join(', ') + (ci.length > 5 ? `, and ${ci.length - 5} more` : '');
-  run.emit({ type: 'warn', iteration, message: `--deliver ${run.options.deliver}: the pushed ${run.branch} changes CI configuration (${shown}); on ${remote} it may run with the repository's secrets: review those files now` });
+  run.emit({
+    type: 'warn',
+    iteration,
+    message: `--deliver ${run.options.deliver}: the pushed ${run.branch} changes CI configuration (${shown}); on ${remote} it may run with the repository's secrets: review those files now`,
+  });
 }
 
 // Stopped by the user (push then on resume), to protect the branch from history the agent rewrote (look first), or
@@ -66,7 +94,10 @@ const NO_PUSH_AT_END: ReadonlySet<LoopStatus> = new Set(['interrupted', 'cancell
 export async function deliverAtEnd(run: RunContext, status: LoopStatus): Promise<void> {
   if (run.options.deliver === 'commit' || run.deliveredAtEnd) return;
   if (NO_PUSH_AT_END.has(status)) {
-    run.emit({ type: 'info', message: `--deliver ${run.options.deliver}: ${run.branch} not pushed at the end (the loop is ${status}); ${status === 'protected' || status === 'refused' ? 'look at the branch first, as the hint says' : 'the next run pushes it'}` });
+    run.emit({
+      type: 'info',
+      message: `--deliver ${run.options.deliver}: ${run.branch} not pushed at the end (the loop is ${status}); ${status === 'protected' || status === 'refused' ? 'look at the branch first, as the hint says' : 'the next run pushes it'}`,
+    });
     return;
   }
   await deliverBranch(run, 'at the end of the loop');

@@ -14,11 +14,18 @@ export interface DesktopCommand {
 }
 
 /** Pure: the command that shows `title` and `body` on `platform`, or null when its program is not on PATH. */
-export function planDesktopNotification(platform: NodeJS.Platform, title: string, body: string, find: (name: string) => string | null): DesktopCommand | null {
+export function planDesktopNotification(
+  platform: NodeJS.Platform,
+  title: string,
+  body: string,
+  find: (name: string) => string | null,
+): DesktopCommand | null {
   if (platform === 'darwin') {
     const file = find('osascript');
     // osascript -e takes AppleScript source: the texts go in as string literals, escaped as the language requires.
-    return file ? { file, args: ['-e', `display notification ${appleScriptString(body)} with title ${appleScriptString(title)}`] } : null;
+    return file
+      ? { file, args: ['-e', `display notification ${appleScriptString(body)} with title ${appleScriptString(title)}`] }
+      : null;
   }
   const file = find('notify-send');
   // notify-send [OPTIONS] {summary} [body]: both texts begin with a letter, so neither can be read as an option.
@@ -31,17 +38,34 @@ export function appleScriptString(text: string): string {
 }
 
 /** Shows the notification; resolves in at most DESKTOP_TIMEOUT_MS, never rejects, warns once when it cannot. */
-export function showDesktopNotification(title: string, body: string, env: NodeJS.ProcessEnv, signal: AbortSignal, warn: (message: string) => void): Promise<void> {
+export function showDesktopNotification(
+  title: string,
+  body: string,
+  env: NodeJS.ProcessEnv,
+  signal: AbortSignal,
+  warn: (message: string) => void,
+): Promise<void> {
   const command = planDesktopNotification(process.platform, title, body, (name) => endProgram(name as EndProgram, env));
   if (!command) {
-    warn(`--notify: ${process.platform === 'darwin' ? 'osascript' : 'notify-send'} was not found on PATH, so no desktop notification was shown${process.platform === 'darwin' ? '' : ' (it comes with libnotify: apt-get install libnotify-bin, dnf install libnotify)'}`);
+    warn(
+      `--notify: ${process.platform === 'darwin' ? 'osascript' : 'notify-send'} was not found on PATH, so no desktop notification was shown${process.platform === 'darwin' ? '' : ' (it comes with libnotify: apt-get install libnotify-bin, dnf install libnotify)'}`,
+    );
     return Promise.resolve();
   }
   return new Promise((resolve) => {
-    const options = { env, timeout: DESKTOP_TIMEOUT_MS, killSignal: 'SIGKILL' as const, maxBuffer: 64 * 1024, signal, windowsHide: true };
+    const options = {
+      env,
+      timeout: DESKTOP_TIMEOUT_MS,
+      killSignal: 'SIGKILL' as const,
+      maxBuffer: 64 * 1024,
+      signal,
+      windowsHide: true,
+    };
     execFile(command.file, command.args, options, (err, _stdout, stderr) => {
       if (err) {
-        const why = (err as { killed?: boolean }).killed ? `gave no answer within ${DESKTOP_TIMEOUT_MS / 1000}s and was stopped` : `failed: ${firstLine(String(stderr)) || err.message}`;
+        const why = (err as { killed?: boolean }).killed
+          ? `gave no answer within ${DESKTOP_TIMEOUT_MS / 1000}s and was stopped`
+          : `failed: ${firstLine(String(stderr)) || err.message}`;
         warn(`--notify: ${command.file} ${why}`);
       }
       resolve();

@@ -36,7 +36,8 @@ export function parseRemoteUrl(url: string): GitHubRepo | null {
     } catch {
       return null;
     }
-    if (!['https:', 'http:', 'ssh:', 'git:', 'git+ssh:', 'ssh+git:'].includes(parsed.protocol) || !parsed.hostname) return null;
+    if (!['https:', 'http:', 'ssh:', 'git:', 'git+ssh:', 'ssh+git:'].includes(parsed.protocol) || !parsed.hostname)
+      return null;
     host = parsed.hostname.toLowerCase();
     pathPart = decodeURIComponent(parsed.pathname);
   } else if (scp && scp[1].length > 1) {
@@ -46,7 +47,10 @@ export function parseRemoteUrl(url: string): GitHubRepo | null {
   } else {
     return null;
   }
-  const parts = pathPart.replace(/^\/+|\/+$/g, '').replace(/\.git$/, '').split('/');
+  const parts = pathPart
+    .replace(/^\/+|\/+$/g, '')
+    .replace(/\.git$/, '')
+    .split('/');
   if (parts.length !== 2 || !parts.every((p) => /^[A-Za-z0-9._-]+$/.test(p) && p !== '.' && p !== '..')) return null;
   return { host, owner: parts[0], repo: parts[1] };
 }
@@ -60,7 +64,8 @@ export function apiBaseUrl(host: string, env: NodeJS.ProcessEnv): string {
 
 /** Pure: the token the environment offers for a host, as gh reads it (GH_ENTERPRISE_TOKEN for other hosts). */
 export function envToken(host: string, env: NodeJS.ProcessEnv): string | null {
-  const names = host === 'github.com' ? ['GH_TOKEN', 'GITHUB_TOKEN'] : ['GH_ENTERPRISE_TOKEN', 'GITHUB_ENTERPRISE_TOKEN'];
+  const names =
+    host === 'github.com' ? ['GH_TOKEN', 'GITHUB_TOKEN'] : ['GH_ENTERPRISE_TOKEN', 'GITHUB_ENTERPRISE_TOKEN'];
   for (const name of names) if (env[name]?.trim()) return env[name]!.trim();
   return null;
 }
@@ -74,12 +79,24 @@ export async function resolveToken(host: string, env: NodeJS.ProcessEnv): Promis
   const given = envToken(host, env);
   const gh = endProgram('gh', env);
   if (given || !gh) return given;
-  const keep = ['PATH', 'HOME', 'GH_CONFIG_DIR', 'XDG_CONFIG_HOME', 'XDG_RUNTIME_DIR', 'DBUS_SESSION_BUS_ADDRESS'].filter((k) => env[k] !== undefined);
+  const keep = [
+    'PATH',
+    'HOME',
+    'GH_CONFIG_DIR',
+    'XDG_CONFIG_HOME',
+    'XDG_RUNTIME_DIR',
+    'DBUS_SESSION_BUS_ADDRESS',
+  ].filter((k) => env[k] !== undefined);
   const ghEnv = { ...Object.fromEntries(keep.map((k) => [k, env[k]])), GH_PROMPT_DISABLED: '1', NO_COLOR: '1' };
   return new Promise<string | null>((resolve) => {
-    execFile(gh, ['auth', 'token', '--hostname', host], { env: ghEnv, timeout: GH_TIMEOUT_MS, encoding: 'utf8' }, (err, stdout) => {
-      resolve(!err && stdout.trim() && !/\s/.test(stdout.trim()) ? stdout.trim() : null);
-    });
+    execFile(
+      gh,
+      ['auth', 'token', '--hostname', host],
+      { env: ghEnv, timeout: GH_TIMEOUT_MS, encoding: 'utf8' },
+      (err, stdout) => {
+        resolve(!err && stdout.trim() && !/\s/.test(stdout.trim()) ? stdout.trim() : null);
+      },
+    );
   });
 }
 
@@ -102,7 +119,10 @@ export class GitHubError extends Error {
    */
   rateLimitedUntil: number | null = null;
 
-  constructor(message: string, readonly status: number | null) {
+  constructor(
+    message: string,
+    readonly status: number | null,
+  ) {
     super(message);
   }
 }
@@ -115,7 +135,12 @@ const RATE_LIMIT_DEFAULT_MS = 60_000;
  * "Rate limits": `retry-after` seconds first, then `x-ratelimit-reset` epoch seconds when `x-ratelimit-remaining`
  * is 0, else a minute for a message that says "rate limit"); null for any other answer.
  */
-export function planRateLimitWait(status: number, headers: RawAnswer['headers'], message: string, now: number): number | null {
+export function planRateLimitWait(
+  status: number,
+  headers: RawAnswer['headers'],
+  message: string,
+  now: number,
+): number | null {
   if (status !== 403 && status !== 429) return null;
   const header = (name: string) => {
     const v = headers[name];
@@ -124,7 +149,8 @@ export function planRateLimitWait(status: number, headers: RawAnswer['headers'],
   const retryAfter = header('retry-after');
   if (/^\d+$/.test(retryAfter)) return now + Number(retryAfter) * 1000;
   const reset = header('x-ratelimit-reset');
-  if (header('x-ratelimit-remaining') === '0') return /^\d+$/.test(reset) ? Math.max(now, Number(reset) * 1000) : now + RATE_LIMIT_DEFAULT_MS;
+  if (header('x-ratelimit-remaining') === '0')
+    return /^\d+$/.test(reset) ? Math.max(now, Number(reset) * 1000) : now + RATE_LIMIT_DEFAULT_MS;
   if (status === 429 || /rate limit/i.test(message)) return now + RATE_LIMIT_DEFAULT_MS;
   return null;
 }
@@ -142,8 +168,13 @@ export function createClient(baseUrl: string, token: string, timeoutMs = GITHUB_
       if (raw.status >= 200 && raw.status < 300) {
         // A success says what it did in JSON; anything else (a proxy's page, a cut answer) tells nothing.
         if (parsed.ok || (raw.status === 204 && !raw.text.trim())) return { status: raw.status, body: parsed.value };
-        const said = raw.text.trim() ? `: ${renderApiComplaint({ status: raw.status, body: raw.text }).replace(/^GitHub answered HTTP \d+: /, '')}` : ' (empty)';
-        throw new GitHubError(scrub(`GitHub answered HTTP ${raw.status} with a body that is not JSON${said}`, token), raw.status);
+        const said = raw.text.trim()
+          ? `: ${renderApiComplaint({ status: raw.status, body: raw.text }).replace(/^GitHub answered HTTP \d+: /, '')}`
+          : ' (empty)';
+        throw new GitHubError(
+          scrub(`GitHub answered HTTP ${raw.status} with a body that is not JSON${said}`, token),
+          raw.status,
+        );
       }
       const answer = { status: raw.status, body: parsed.value };
       const err = new GitHubError(scrub(renderApiComplaint(answer), token), raw.status);
@@ -157,8 +188,11 @@ function send(url: URL, method: string, token: string, body: unknown, timeoutMs:
   return new Promise((resolve, reject) => {
     const payload = body === undefined ? null : Buffer.from(JSON.stringify(body));
     const headers: Record<string, string | number> = {
-      accept: 'application/vnd.github+json', authorization: `Bearer ${token}`, 'x-github-api-version': '2022-11-28',
-      'user-agent': 'ralphkit', connection: 'close',
+      accept: 'application/vnd.github+json',
+      authorization: `Bearer ${token}`,
+      'x-github-api-version': '2022-11-28',
+      'user-agent': 'ralphkit',
+      connection: 'close',
       ...(payload ? { 'content-type': 'application/json', 'content-length': payload.length } : {}),
     };
     const client = url.protocol === 'http:' ? http : https;
@@ -198,7 +232,8 @@ export function renderApiComplaint(answer: ApiAnswer): string {
   const words: string[] = [];
   if (body && typeof body === 'object') {
     if (typeof body.message === 'string') words.push(body.message);
-    for (const e of Array.isArray(body.errors) ? body.errors : []) if (e && typeof e.message === 'string') words.push(e.message);
+    for (const e of Array.isArray(body.errors) ? body.errors : [])
+      if (e && typeof e.message === 'string') words.push(e.message);
   } else if (typeof body === 'string' && body.trim()) {
     words.push(body.trim().split('\n')[0].slice(0, 200));
   }

@@ -19,7 +19,8 @@ export interface Refusal {
   hint: string;
 }
 
-const list = (items: string[]) => items.slice(0, 5).join(', ') + (items.length > 5 ? `, and ${items.length - 5} more` : '');
+const list = (items: string[]) =>
+  items.slice(0, 5).join(', ') + (items.length > 5 ? `, and ${items.length - 5} more` : '');
 
 /**
  * Null when the pull request on GitHub is the loop's: into the loop's base (the plan's baseBranch when the loop
@@ -32,9 +33,18 @@ export async function readPullRefusal(run: RunContext, pull: PullDelivered, comm
     const facts = await readPullFacts(pull.client, pull.repo, pull.done.number);
     const base = run.base || (await readDefaultBranch(pull.client, pull.repo));
     const own = `${pull.repo.owner}/${pull.repo.repo}`;
-    if (facts.base !== base) return { why: `it is into ${facts.base || 'an unnamed branch'}, not the loop's base ${base}`, hint: `change its base to ${base} on GitHub, or ${hint}` };
-    if (facts.headRepo.toLowerCase() !== own.toLowerCase()) return { why: `its head is in ${facts.headRepo || 'an unnamed repository'}, not ${own}`, hint };
-    if (facts.headSha !== commit) return { why: `its head on GitHub is ${facts.headSha.slice(0, 7) || 'unknown'}, not the commit the final gate verified (${commit.slice(0, 7)})`, hint };
+    if (facts.base !== base)
+      return {
+        why: `it is into ${facts.base || 'an unnamed branch'}, not the loop's base ${base}`,
+        hint: `change its base to ${base} on GitHub, or ${hint}`,
+      };
+    if (facts.headRepo.toLowerCase() !== own.toLowerCase())
+      return { why: `its head is in ${facts.headRepo || 'an unnamed repository'}, not ${own}`, hint };
+    if (facts.headSha !== commit)
+      return {
+        why: `its head on GitHub is ${facts.headSha.slice(0, 7) || 'unknown'}, not the commit the final gate verified (${commit.slice(0, 7)})`,
+        hint,
+      };
     return null;
   } catch (err) {
     return { why: `cannot read the pull request from GitHub: ${(err as Error).message}`, hint };
@@ -47,25 +57,55 @@ export async function readServerRefusal(run: RunContext, pull: PullDelivered, co
   try {
     const changes = await readBranchChanges(pull.client, pull.repo, pull.done.base, commit);
     const ci = ciConfigFiles(changes.files);
-    if (ci.length) return { why: `the branch changes the repository's CI configuration (${list(ci)}), which decides what "checks passed" means`, hint: review };
-    if (!changes.complete) return { why: 'GitHub lists only the first 300 changed files of the branch, so the runner cannot tell whether it changed pinned tests', hint: review };
+    if (ci.length)
+      return {
+        why: `the branch changes the repository's CI configuration (${list(ci)}), which decides what "checks passed" means`,
+        hint: review,
+      };
+    if (!changes.complete)
+      return {
+        why: 'GitHub lists only the first 300 changed files of the branch, so the runner cannot tell whether it changed pinned tests',
+        hint: review,
+      };
     const top = run.paths.repoRoot;
-    if (!(await isAncestor(top, changes.mergeBase, commit))) return { why: `GitHub's merge base ${changes.mergeBase.slice(0, 7)} with ${pull.done.base} is not in the verified commit's history here`, hint: `fetch ${pull.done.base}, then ${review}` };
+    if (!(await isAncestor(top, changes.mergeBase, commit)))
+      return {
+        why: `GitHub's merge base ${changes.mergeBase.slice(0, 7)} with ${pull.done.base} is not in the verified commit's history here`,
+        hint: `fetch ${pull.done.base}, then ${review}`,
+      };
     const drift = await readBaseDrift(top, run.paths.prd, changes.mergeBase, commit, changes.files);
-    if (drift === null) return { why: `the plan is not committed on ${pull.done.base} at the merge base ${changes.mergeBase.slice(0, 7)}, so nothing there says which tests are pinned`, hint: `commit the plan to ${pull.done.base} before the loop, or ${review}` };
+    if (drift === null)
+      return {
+        why: `the plan is not committed on ${pull.done.base} at the merge base ${changes.mergeBase.slice(0, 7)}, so nothing there says which tests are pinned`,
+        hint: `commit the plan to ${pull.done.base} before the loop, or ${review}`,
+      };
     const why = `the branch changed tests pinned by the plan on ${pull.done.base} (merge base ${changes.mergeBase.slice(0, 7)}): ${list(drift)}; the checks ran with the base's versions`;
-    if (drift.length && run.options.acceptPinChanges) run.emit({ type: 'warn', message: `--accept-pin-changes: merging although ${why}` });
-    else if (drift.length) return { why, hint: `the pull request lists them: ${review} (or, once reviewed, resume with --deliver pr-merge --accept-pin-changes)` };
+    if (drift.length && run.options.acceptPinChanges)
+      run.emit({ type: 'warn', message: `--accept-pin-changes: merging although ${why}` });
+    else if (drift.length)
+      return {
+        why,
+        hint: `the pull request lists them: ${review} (or, once reviewed, resume with --deliver pr-merge --accept-pin-changes)`,
+      };
     return null;
   } catch (err) {
     const said = err instanceof GitHubError || err instanceof Error ? err.message : String(err);
-    return { why: `cannot tell from GitHub what the branch changed since ${pull.done.base || 'its base'}: ${said}`, hint: review };
+    return {
+      why: `cannot tell from GitHub what the branch changed since ${pull.done.base || 'its base'}: ${said}`,
+      hint: review,
+    };
   }
 }
 
 // The pins of the plan as committed at `base`, and what `commit` changed of them: locally (scripts, config sections,
 // added files that change how checks run) and in GitHub's own list of changed files. Null: no plan at `base`.
-async function readBaseDrift(top: string, prdPath: string, base: string, commit: string, changed: readonly string[]): Promise<string[] | null> {
+async function readBaseDrift(
+  top: string,
+  prdPath: string,
+  base: string,
+  commit: string,
+  changed: readonly string[],
+): Promise<string[] | null> {
   const text = await readFileAt(top, base, relPath(top, prdPath));
   let prd: Prd;
   try {

@@ -47,7 +47,8 @@ export async function waitForCi(input: CiWaitInput): Promise<CiWaitResult> {
       const words = renderCiState(state);
       if (words !== said) input.log(words);
       said = words;
-      if (state.verdict === 'failed' || (state.verdict === 'passed' && passedBefore)) return { outcome: state.verdict, state };
+      if (state.verdict === 'failed' || (state.verdict === 'passed' && passedBefore))
+        return { outcome: state.verdict, state };
       passedBefore = state.verdict === 'passed';
       limited = null;
     } catch (err) {
@@ -57,10 +58,18 @@ export async function waitForCi(input: CiWaitInput): Promise<CiWaitResult> {
     }
     const now = input.clock.now().getTime();
     const left = deadline - now;
-    if (left <= 0) return state ? { outcome: 'timeout', state } : { outcome: 'error', error: limited ?? new GitHubError('GitHub did not answer about the checks before the timeout', null), state };
+    if (left <= 0)
+      return state
+        ? { outcome: 'timeout', state }
+        : {
+            outcome: 'error',
+            error: limited ?? new GitHubError('GitHub did not answer about the checks before the timeout', null),
+            state,
+          };
     // A rate limit is waited out as GitHub asks (no request before its time), within the timeout.
     const pause = limited ? Math.max(interval, limited.rateLimitedUntil! - now) : interval;
-    if (limited) input.log(`GitHub's rate limit: the next look at the checks is in ${Math.ceil(Math.min(pause, left) / 1000)}s`);
+    if (limited)
+      input.log(`GitHub's rate limit: the next look at the checks is in ${Math.ceil(Math.min(pause, left) / 1000)}s`);
     await input.clock.sleep(Math.min(pause, left), input.signal);
   }
 }
@@ -83,7 +92,12 @@ export class MergeUnknown extends GitHubError {}
  * Merges pull request `number` if its head is still `sha`. Throws GitHubError with GitHub's words (405, 409, 422, ...),
  * or MergeUnknown: a request without an answer may still have merged, so the pull request is read again first.
  */
-export async function mergePull(client: GitHubClient, repo: GitHubRepo, number: number, sha: string): Promise<MergeDone> {
+export async function mergePull(
+  client: GitHubClient,
+  repo: GitHubRepo,
+  number: number,
+  sha: string,
+): Promise<MergeDone> {
   const root = `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}`;
   let answer;
   try {
@@ -98,10 +112,19 @@ export async function mergePull(client: GitHubClient, repo: GitHubRepo, number: 
   return { sha: typeof body.sha === 'string' ? body.sha : '' };
 }
 
-async function readMergedAfter(client: GitHubClient, root: string, number: number, err: GitHubError): Promise<MergeDone> {
+async function readMergedAfter(
+  client: GitHubClient,
+  root: string,
+  number: number,
+  err: GitHubError,
+): Promise<MergeDone> {
   const again = await client.request('GET', `${root}/pulls/${number}`).catch((e: Error) => e);
   const body = again instanceof Error ? null : (again.body as { merged?: unknown; merge_commit_sha?: unknown } | null);
   if (body?.merged === true) return { sha: typeof body.merge_commit_sha === 'string' ? body.merge_commit_sha : '' };
-  const read = again instanceof Error ? `reading it again failed too (${again.message})` : 'read again, it is not merged yet';
-  throw new MergeUnknown(`the merge request got no clear answer (${err.message}); ${read}, but GitHub may still merge it`, err.status);
+  const read =
+    again instanceof Error ? `reading it again failed too (${again.message})` : 'read again, it is not merged yet';
+  throw new MergeUnknown(
+    `the merge request got no clear answer (${err.message}); ${read}, but GitHub may still merge it`,
+    err.status,
+  );
 }

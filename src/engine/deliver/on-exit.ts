@@ -28,10 +28,27 @@ export async function runOnExit(run: OnExitRun): Promise<void> {
   const decoder = new StringDecoder('utf8');
   const push = (chunk: Buffer) => output.push(decoder.write(chunk));
   // What a process the command left behind (holding the pipes) can delay: the streams are let go after the drain.
-  const exit = await spawnInGroup({ file: '/bin/sh', args: ['-c', run.command], cwd: run.cwd, env: run.env, timeoutMs, signal: run.signal, drainMs: DRAIN_MS, atEnd: 'keep', onStdout: push, onStderr: push }).done;
+  const exit = await spawnInGroup({
+    file: '/bin/sh',
+    args: ['-c', run.command],
+    cwd: run.cwd,
+    env: run.env,
+    timeoutMs,
+    signal: run.signal,
+    drainMs: DRAIN_MS,
+    atEnd: 'keep',
+    onStdout: push,
+    onStderr: push,
+  }).done;
   if (output.cut) run.show(`(the last ${ON_EXIT_OUTPUT_BYTES / 1024} KiB of its output)`);
   for (const line of output.text().split('\n')) if (line.trim()) run.show(line.trimEnd());
-  const why = exit.spawnError ? `could not be started (${exit.spawnError.message})` : exit.stopped ? STOPPED[exit.stopped === 'timeout' ? 'timeout' : 'abort'](timeoutMs) : exit.code !== 0 ? `exited ${exit.code ?? exit.signal}` : null;
+  const why = exit.spawnError
+    ? `could not be started (${exit.spawnError.message})`
+    : exit.stopped
+      ? STOPPED[exit.stopped === 'timeout' ? 'timeout' : 'abort'](timeoutMs)
+      : exit.code !== 0
+        ? `exited ${exit.code ?? exit.signal}`
+        : null;
   if (why) run.warn(`--on-exit command ${why}; the loop's exit code is unchanged`);
 }
 

@@ -22,7 +22,8 @@ export interface PrBodyInput {
 export function renderPrTitle(prd: Prd): string {
   const project = oneLine(typeof prd.project === 'string' ? prd.project : '');
   const description = oneLine(typeof prd.description === 'string' ? prd.description : '');
-  const title = project && description ? `${project}: ${description}` : project || description || `ralph: ${prd.branchName}`;
+  const title =
+    project && description ? `${project}: ${description}` : project || description || `ralph: ${prd.branchName}`;
   return title.length > 200 ? `${title.slice(0, 199)}…` : title;
 }
 
@@ -41,7 +42,12 @@ export function renderPrBody(input: PrBodyInput): string {
   if (aside.length) out.push('', `Set aside by the plan (not worked on): ${aside.map((s) => code(s.id)).join(', ')}`);
   out.push('', '## Pinned test files', ...renderPinned(input.pinnedChanges), ...renderLoopPins(input.loopPins));
   if (input.ciChanges?.length) {
-    out.push('', '## CI configuration', 'The branch changes what decides the repository\'s checks, so a pass of them proves less; `--deliver pr-merge` does not merge this pull request:', ...input.ciChanges.slice(0, 100).map((c) => `- ${code(oneLine(c))}`));
+    out.push(
+      '',
+      '## CI configuration',
+      "The branch changes what decides the repository's checks, so a pass of them proves less; `--deliver pr-merge` does not merge this pull request:",
+      ...input.ciChanges.slice(0, 100).map((c) => `- ${code(oneLine(c))}`),
+    );
   }
   out.push('', `The evidence is in \`ralph/.runs/${input.loopId}/ledger.jsonl\`.`);
   return out.join('\n');
@@ -60,10 +66,15 @@ function renderStory(story: Story, ledger: readonly LedgerLine[], status: string
   const head = `- ${code(story.id)} ${escapeText(oneLine(story.title))}: **${shown}**${last?.commit ? ` at ${last.commit.slice(0, 12)}` : ''}`;
   const lines = [head];
   if (last?.reason && shown !== 'verified') lines.push(`  - ${escapeText(oneLine(last.reason).slice(0, 300))}`);
-  for (const c of decidingChecks(ledger, last)) lines.push(`  - check ${code(oneLine(c.command).slice(0, 200))}: ${c.timedOut ? 'timed out' : c.exitCode === 0 ? 'passed' : `exit ${c.exitCode ?? c.signal}`}`);
+  for (const c of decidingChecks(ledger, last))
+    lines.push(
+      `  - check ${code(oneLine(c.command).slice(0, 200))}: ${c.timedOut ? 'timed out' : c.exitCode === 0 ? 'passed' : `exit ${c.exitCode ?? c.signal}`}`,
+    );
   const rejected = verdicts.slice(0, -1).filter((v) => v.status === 'rejected');
   if (rejected.length) {
-    const why = rejected.at(-1)?.reason ? `; the last: ${escapeText(oneLine(rejected.at(-1)!.reason!).slice(0, 200))}` : '';
+    const why = rejected.at(-1)?.reason
+      ? `; the last: ${escapeText(oneLine(rejected.at(-1)!.reason!).slice(0, 200))}`
+      : '';
     lines.push(`  - rejected ${rejected.length} time${rejected.length === 1 ? '' : 's'} along the way${why}`);
   }
   return lines;
@@ -74,16 +85,28 @@ function decidingChecks(ledger: readonly LedgerLine[], verdict: VerdictLine | un
   if (!verdict) return [];
   const seen = new Map<string, CheckLine>();
   for (const l of ledger) {
-    if (l.kind !== 'check' || l.aborted || l.story !== verdict.story || l.loop !== verdict.loop || l.iteration !== verdict.iteration || l.commit !== verdict.commit) continue;
+    if (
+      l.kind !== 'check' ||
+      l.aborted ||
+      l.story !== verdict.story ||
+      l.loop !== verdict.loop ||
+      l.iteration !== verdict.iteration ||
+      l.commit !== verdict.commit
+    )
+      continue;
     seen.set(l.command, l);
   }
   return [...seen.values()];
 }
 
 function renderPinned(changes: string[] | null): string[] {
-  if (changes === null) return ['Not known: the base branch is not in this repository, so the branch\'s changes could not be listed.'];
+  if (changes === null)
+    return ["Not known: the base branch is not in this repository, so the branch's changes could not be listed."];
   if (!changes.length) return ['None: the branch changes no pinned test file.'];
-  return ['The branch changes these pinned files (review them before merging):', ...changes.slice(0, 100).map((c) => `- ${code(oneLine(c))}`)];
+  return [
+    'The branch changes these pinned files (review them before merging):',
+    ...changes.slice(0, 100).map((c) => `- ${code(oneLine(c))}`),
+  ];
 }
 
 function renderLoopPins(pins: PrBodyInput['loopPins']): string[] {
@@ -93,7 +116,10 @@ function renderLoopPins(pins: PrBodyInput['loopPins']): string[] {
 }
 
 function oneLine(text: unknown): string {
-  return String(text ?? '').replace(/[\u0000-\u001f\u007f]+/g, ' ').replace(/\s+/g, ' ').trim();
+  return String(text ?? '')
+    .replace(/[\u0000-\u001f\u007f]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
 }
 
 /** A Markdown code span that holds any text, backticks included. */

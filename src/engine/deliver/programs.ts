@@ -11,10 +11,12 @@ let held: Map<EndProgram, string | null> | null = null;
 
 /** Looks each program up now, as an absolute path; call it before the first agent runs. */
 export function holdEndPrograms(env: NodeJS.ProcessEnv): void {
-  held = new Map(NAMES.map((name) => {
-    const found = findExecutable(name, env);
-    return [name, found && path.resolve(found)];
-  }));
+  held = new Map(
+    NAMES.map((name) => {
+      const found = findExecutable(name, env);
+      return [name, found && path.resolve(found)];
+    }),
+  );
 }
 
 /** The program's absolute path as found at the loop's start (looked up now when nothing was held); null: not found. */

@@ -30,35 +30,68 @@ interface PullFields {
 }
 
 /** Finds the open pull request of the branch and updates its body, or opens one. Throws GitHubError. */
-export async function openOrUpdatePull(client: GitHubClient, repo: GitHubRepo, plan: PullRequestPlan): Promise<PullRequestDone> {
+export async function openOrUpdatePull(
+  client: GitHubClient,
+  repo: GitHubRepo,
+  plan: PullRequestPlan,
+): Promise<PullRequestDone> {
   const root = `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}`;
   const head = `${repo.owner}:${plan.branch}`;
   const list = await client.request('GET', `${root}/pulls?head=${encodeURIComponent(head)}&state=open&per_page=10`);
   // Not a list is not "none open": opening another on every push would follow.
-  if (!Array.isArray(list.body)) throw new GitHubError(`GitHub's answer to the list of open pull requests of ${head} is not a list (HTTP ${list.status})`, list.status);
+  if (!Array.isArray(list.body))
+    throw new GitHubError(
+      `GitHub's answer to the list of open pull requests of ${head} is not a list (HTTP ${list.status})`,
+      list.status,
+    );
   const open = list.body[0] as PullFields | undefined;
   if (open && typeof open.number === 'number') {
-    const base = typeof open.base?.ref === 'string' ? open.base.ref : plan.base ?? '';
+    const base = typeof open.base?.ref === 'string' ? open.base.ref : (plan.base ?? '');
     const updated = await client.request('PATCH', `${root}/pulls/${open.number}`, { body: await plan.body(base) });
     return describe('updated', updated.body as PullFields, open, base);
   }
   const base = plan.base ?? (await defaultBranch(client, root));
-  const created = await client.request('POST', `${root}/pulls`, { title: plan.title, head: plan.branch, base, body: await plan.body(base) });
+  const created = await client.request('POST', `${root}/pulls`, {
+    title: plan.title,
+    head: plan.branch,
+    base,
+    body: await plan.body(base),
+  });
   const fields = created.body as PullFields | null;
-  if (typeof fields?.number !== 'number') throw new GitHubError(`GitHub answered HTTP ${created.status} to opening the pull request without its number: whether it was opened is unknown (look on GitHub)`, created.status);
+  if (typeof fields?.number !== 'number')
+    throw new GitHubError(
+      `GitHub answered HTTP ${created.status} to opening the pull request without its number: whether it was opened is unknown (look on GitHub)`,
+      created.status,
+    );
   return describe('opened', fields, {}, base);
 }
 
-function describe(action: PullRequestDone['action'], answer: PullFields, known: PullFields, base: string): PullRequestDone {
+function describe(
+  action: PullRequestDone['action'],
+  answer: PullFields,
+  known: PullFields,
+  base: string,
+): PullRequestDone {
   const number = typeof answer?.number === 'number' ? answer.number : Number(known.number ?? 0);
-  const url = typeof answer?.html_url === 'string' ? answer.html_url : typeof known.html_url === 'string' ? known.html_url : '';
+  const url =
+    typeof answer?.html_url === 'string' ? answer.html_url : typeof known.html_url === 'string' ? known.html_url : '';
   return { action, number, url, base };
 }
 
 /** What GitHub says of pull request `number` now: its base branch, head sha and head repository ("owner/name"). */
-export async function readPullFacts(client: GitHubClient, repo: GitHubRepo, number: number): Promise<{ base: string; headSha: string; headRepo: string }> {
-  const answer = await client.request('GET', `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}/pulls/${number}`);
-  const body = answer.body as { base?: { ref?: unknown }; head?: { sha?: unknown; repo?: { full_name?: unknown } | null } } | null;
+export async function readPullFacts(
+  client: GitHubClient,
+  repo: GitHubRepo,
+  number: number,
+): Promise<{ base: string; headSha: string; headRepo: string }> {
+  const answer = await client.request(
+    'GET',
+    `/repos/${encodeURIComponent(repo.owner)}/${encodeURIComponent(repo.repo)}/pulls/${number}`,
+  );
+  const body = answer.body as {
+    base?: { ref?: unknown };
+    head?: { sha?: unknown; repo?: { full_name?: unknown } | null };
+  } | null;
   const text = (v: unknown) => (typeof v === 'string' ? v : '');
   return { base: text(body?.base?.ref), headSha: text(body?.head?.sha), headRepo: text(body?.head?.repo?.full_name) };
 }
@@ -71,7 +104,8 @@ export function readDefaultBranch(client: GitHubClient, repo: GitHubRepo): Promi
 async function defaultBranch(client: GitHubClient, root: string): Promise<string> {
   const answer = await client.request('GET', root);
   const name = (answer.body as { default_branch?: unknown } | null)?.default_branch;
-  if (typeof name !== 'string' || !name) throw new GitHubError('GitHub did not name the repository\'s default branch', answer.status);
+  if (typeof name !== 'string' || !name)
+    throw new GitHubError("GitHub did not name the repository's default branch", answer.status);
   return name;
 }
 
@@ -91,15 +125,31 @@ export async function readRemoteRepo(top: string, remote: string): Promise<GitHu
  * The pinned files (the plan's test paths, `protect`, files its checks name) the branch changed since it left its
  * base, as `git diff --name-status` lines ("M\ttest/a.test.ts"); null when no base is known here.
  */
-export async function readPinnedChanges(top: string, prd: Prd, branch: string, base: string, remote: string): Promise<string[] | null> {
+export async function readPinnedChanges(
+  top: string,
+  prd: Prd,
+  branch: string,
+  base: string,
+  remote: string,
+): Promise<string[] | null> {
   const rows = await readBaseDiff(top, branch, base, remote);
   if (!rows) return null;
-  const pinned = new Set(planPinnedPaths(rows.map((row) => row[1] ?? ''), prd));
+  const pinned = new Set(
+    planPinnedPaths(
+      rows.map((row) => row[1] ?? ''),
+      prd,
+    ),
+  );
   return rows.filter((row) => pinned.has(row[1] ?? '')).map((row) => `${row[0]} ${row[1]}`);
 }
 
 /** The CI configuration files (.github/workflows/**, ...) the branch changed since it left its base; null: no base here. */
-export async function readCiChanges(top: string, branch: string, base: string, remote: string): Promise<string[] | null> {
+export async function readCiChanges(
+  top: string,
+  branch: string,
+  base: string,
+  remote: string,
+): Promise<string[] | null> {
   const rows = await readBaseDiff(top, branch, base, remote);
   if (!rows) return null;
   const ci = new Set(ciConfigFiles(rows.map((row) => row[1] ?? '')));
@@ -109,8 +159,19 @@ export async function readCiChanges(top: string, branch: string, base: string, r
 async function readBaseDiff(top: string, branch: string, base: string, remote: string): Promise<string[][] | null> {
   if (!base) return null;
   for (const ref of [`refs/heads/${base}`, `refs/remotes/${remote}/${base}`]) {
-    const r = await runGit(top, ['diff', '--no-renames', '--name-status', '--no-ext-diff', `${ref}...refs/heads/${branch}`, '--']);
-    if (r.code === 0) return r.stdout.split('\n').filter(Boolean).map((l) => l.split('\t'));
+    const r = await runGit(top, [
+      'diff',
+      '--no-renames',
+      '--name-status',
+      '--no-ext-diff',
+      `${ref}...refs/heads/${branch}`,
+      '--',
+    ]);
+    if (r.code === 0)
+      return r.stdout
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('\t'));
   }
   return null;
 }

@@ -10,11 +10,21 @@ import { sanitizeForTerminal } from '../../util/ansi.js';
  * The ending of a loop. `planText`: the plan as the runner last settled it (its baseline; else the file), so a
  * claim the agent made but nobody verified yet is not counted. Set-aside stories are counted in neither number.
  */
-export function planEnding(state: LoopState, code: number, status: LoopStatus, planText: string | null, costKnown: boolean): LoopEnding {
+export function planEnding(
+  state: LoopState,
+  code: number,
+  status: LoopStatus,
+  planText: string | null,
+  costKnown: boolean,
+): LoopEnding {
   const stories = countStories(planText);
   return {
-    id: state.id, code, status, iterations: state.iteration,
-    storiesPassed: stories?.passed ?? null, storiesTotal: stories?.total ?? null,
+    id: state.id,
+    code,
+    status,
+    iterations: state.iteration,
+    storiesPassed: stories?.passed ?? null,
+    storiesTotal: stories?.total ?? null,
     costUsd: costKnown || state.costUsd > 0 ? state.costUsd : null,
     ...(state.reviewCostUsd !== undefined ? { reviewCostUsd: state.reviewCostUsd } : {}),
   };
@@ -59,6 +69,10 @@ export function renderOnExitEnv(e: LoopEnding): Record<string, string> {
 
 /** The first non-empty line of a program's message, at most `max` characters, for a one-line warning. */
 export function firstLine(text: string, max = 300): string {
-  const line = text.split(/\r?\n/).map((l) => l.trim()).find(Boolean) ?? '';
+  const line =
+    text
+      .split(/\r?\n/)
+      .map((l) => l.trim())
+      .find(Boolean) ?? '';
   return line.length > max ? `${line.slice(0, max)}…` : line;
 }

@@ -14,7 +14,13 @@ export function renderWebhookBody(summary: string): string {
 }
 
 /** POSTs the summary; resolves within the deadline, never rejects; `warn` gets at most one message. */
-export function postWebhook(url: string, summary: string, signal: AbortSignal, warn: (message: string) => void, timeoutMs = WEBHOOK_TIMEOUT_MS): Promise<void> {
+export function postWebhook(
+  url: string,
+  summary: string,
+  signal: AbortSignal,
+  warn: (message: string) => void,
+  timeoutMs = WEBHOOK_TIMEOUT_MS,
+): Promise<void> {
   return new Promise((resolve) => {
     let settled = false;
     const settle = (problem: string | null) => {
@@ -29,14 +35,24 @@ export function postWebhook(url: string, summary: string, signal: AbortSignal, w
     const body = Buffer.from(renderWebhookBody(summary));
     const target = new URL(url);
     const client = target.protocol === 'https:' ? https : http;
-    const req = client.request(target, { method: 'POST', agent: false, headers: { 'content-type': 'application/json', 'content-length': body.length, connection: 'close' } });
+    const req = client.request(target, {
+      method: 'POST',
+      agent: false,
+      headers: { 'content-type': 'application/json', 'content-length': body.length, connection: 'close' },
+    });
     const timer = setTimeout(() => settle(`no answer within ${timeoutMs / 1000}s; the request was dropped`), timeoutMs);
     const onAbort = () => settle('stopped by an interrupt');
     signal.addEventListener('abort', onAbort, { once: true });
     req.on('response', (res) => {
       res.resume();
       const status = res.statusCode ?? 0;
-      res.on('end', () => settle(status >= 200 && status < 300 ? null : `the webhook answered HTTP ${status}, so the summary may not have arrived`));
+      res.on('end', () =>
+        settle(
+          status >= 200 && status < 300
+            ? null
+            : `the webhook answered HTTP ${status}, so the summary may not have arrived`,
+        ),
+      );
       res.on('error', () => settle(`the answer was cut off (HTTP ${status})`));
     });
     // Only the error's code: Node's messages can quote the address, and a URL's host or path may be the secret.

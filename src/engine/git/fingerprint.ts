@@ -6,7 +6,16 @@ import { lstatSync, readFileSync, readdirSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 
 /** Variables that move git's files elsewhere than the folders held here. */
-const GIT_LOCATION_VARS = ['GIT_DIR', 'GIT_COMMON_DIR', 'GIT_INDEX_FILE', 'GIT_WORK_TREE', 'GIT_NAMESPACE', 'GIT_OBJECT_DIRECTORY', 'GIT_ALTERNATE_OBJECT_DIRECTORIES', 'GIT_REF_FORMAT'];
+const GIT_LOCATION_VARS = [
+  'GIT_DIR',
+  'GIT_COMMON_DIR',
+  'GIT_INDEX_FILE',
+  'GIT_WORK_TREE',
+  'GIT_NAMESPACE',
+  'GIT_OBJECT_DIRECTORY',
+  'GIT_ALTERNATE_OBJECT_DIRECTORIES',
+  'GIT_REF_FORMAT',
+];
 
 /** The parts read, in order: names and markers as strings, file contents as bytes. */
 export type Fingerprint = Array<string | Buffer>;
@@ -43,11 +52,15 @@ export function fingerprintRefs(dirs: GitDirs, env: NodeJS.ProcessEnv = process.
     if (exists(path.join(dirs.common, 'reftable')) || exists(path.join(dirs.own, 'reftable'))) return null;
     const parts: Fingerprint = [
       // A .git replaced or pointed elsewhere is another repository, whatever the folders held here still say.
-      '.git', describeDotGit(path.join(dirs.top, '.git')),
+      '.git',
+      describeDotGit(path.join(dirs.top, '.git')),
       // A linked work tree names its common dir in this file.
-      'commondir', readRef(path.join(dirs.own, 'commondir')),
-      'HEAD', readRef(path.join(dirs.own, 'HEAD')),
-      'packed-refs', readRef(path.join(dirs.common, 'packed-refs')),
+      'commondir',
+      readRef(path.join(dirs.own, 'commondir')),
+      'HEAD',
+      readRef(path.join(dirs.own, 'HEAD')),
+      'packed-refs',
+      readRef(path.join(dirs.common, 'packed-refs')),
     ];
     walk(path.join(dirs.common, 'refs', 'heads'), 'refs/heads', parts);
     return parts;
@@ -60,7 +73,12 @@ export function fingerprintRefs(dirs: GitDirs, env: NodeJS.ProcessEnv = process.
  * What `git status` reads for `files` besides the refs: the index, and each file's type, mode and bytes. Equal to a
  * fingerprint taken when status listed none of them (and the refs unchanged): status would list none of them again.
  */
-export function fingerprintFiles(dirs: GitDirs, top: string, files: string[], env: NodeJS.ProcessEnv = process.env): Fingerprint | null {
+export function fingerprintFiles(
+  dirs: GitDirs,
+  top: string,
+  files: string[],
+  env: NodeJS.ProcessEnv = process.env,
+): Fingerprint | null {
   const refs = fingerprintRefs(dirs, env);
   if (refs === null) return null;
   try {

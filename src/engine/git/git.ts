@@ -3,7 +3,15 @@
 // and a timeout so a wedged git cannot hang the loop.
 import { gitProgram } from './program.js';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
-import { parseBatch, parseConfigList, parseStatusV2, type BatchObject, type ConfigEntry, type DirtyEntry, type HeadState } from './parse.js';
+import {
+  parseBatch,
+  parseConfigList,
+  parseStatusV2,
+  type BatchObject,
+  type ConfigEntry,
+  type DirtyEntry,
+  type HeadState,
+} from './parse.js';
 
 export type { BatchObject, ConfigEntry, DirtyEntry, HeadState };
 import { LoopExit, gitDiskFullError, LOOP_EXIT } from '../errors.js';
@@ -59,13 +67,21 @@ export async function runGit(cwd: string, args: string[], options: GitOptions = 
 }
 
 /** runGit with git's output as bytes (for `cat-file --batch`, whose sizes count bytes). */
-async function runGitBytes(cwd: string, args: string[], options: GitOptions = {}): Promise<GitResult & { bytes: Buffer }> {
+async function runGitBytes(
+  cwd: string,
+  args: string[],
+  options: GitOptions = {},
+): Promise<GitResult & { bytes: Buffer }> {
   const r = await spawnGit(cwd, args, options);
   return { ...r, stdout: r.stdout.toString('utf8'), bytes: r.stdout };
 }
 
 /** One git process, hardened, in a group of its own, with a timeout and an output limit; stdout as bytes. */
-async function spawnGit(cwd: string, args: string[], options: GitOptions & { maxOutput?: number }): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+async function spawnGit(
+  cwd: string,
+  args: string[],
+  options: GitOptions & { maxOutput?: number },
+): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   const maxOutput = options.maxOutput ?? MAX_OUTPUT;
   const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
   const name = `git ${subcommand(args)}`;
@@ -77,19 +93,37 @@ async function spawnGit(cwd: string, args: string[], options: GitOptions & { max
     else into.push(chunk);
   };
   // A git stopped is killed at once (graceMs 0): nothing of a half-done git step is worth waiting for.
-  const run = spawnInGroup({ file: gitProgram(), args: hardenedArgs(args), cwd, env: hardenedGitEnv(process.env), input: options.input, timeoutMs, graceMs: 0, atEnd: 'keep', onStdout: collect(out.stdout), onStderr: collect(out.stderr) });
+  const run = spawnInGroup({
+    file: gitProgram(),
+    args: hardenedArgs(args),
+    cwd,
+    env: hardenedGitEnv(process.env),
+    input: options.input,
+    timeoutMs,
+    graceMs: 0,
+    atEnd: 'keep',
+    onStdout: collect(out.stdout),
+    onStderr: collect(out.stderr),
+  });
   const untrack = trackGroup(run.child.pid);
   const exit = await run.done;
   untrack();
   const stdout = Buffer.concat(out.stdout);
   const stderr = Buffer.concat(out.stderr).toString('utf8');
-  const stopped = exit.stopped === 'timeout' ? `${name} did not finish within ${formatDuration(timeoutMs)} and was stopped` : exit.stopped;
+  const stopped =
+    exit.stopped === 'timeout'
+      ? `${name} did not finish within ${formatDuration(timeoutMs)} and was stopped`
+      : exit.stopped;
   // git's exit status; GIT_MISSING when git could not be started; a git stopped (timeout, too much output) or
   // killed by a signal reports as a failure
   const err = exit.spawnError;
   const code = err ? (err.code === 'ENOENT' ? GIT_MISSING : 1) : stopped || exit.code === null ? 1 : exit.code;
   const why = stopped ?? (err ? err.message : exit.signal ? `${name} was killed by ${exit.signal}` : '');
-  return { code, stdout, stderr: stopped ? `${stderr}${why}` : stderr || (code ? why || `${name} exited with ${code}` : '') };
+  return {
+    code,
+    stdout,
+    stderr: stopped ? `${stderr}${why}` : stderr || (code ? why || `${name} exited with ${code}` : ''),
+  };
 }
 
 /** The git subcommand of an argument list, past `-c key=value` settings and other options before it. */
@@ -111,7 +145,10 @@ export async function gitBytes(cwd: string, args: string[], input: string): Prom
 /** runGit for a command that must succeed: its stdout, or an Error with git's own message. */
 export async function gitOk(cwd: string, args: string[], input?: string): Promise<string> {
   const r = await runGit(cwd, args, { input });
-  if (r.code !== 0) throw gitDiskFullError(cwd, `git ${args[0]}`, r.stderr) ?? new Error(`git ${args.join(' ')} failed: ${r.stderr.trim()}`);
+  if (r.code !== 0)
+    throw (
+      gitDiskFullError(cwd, `git ${args[0]}`, r.stderr) ?? new Error(`git ${args.join(' ')} failed: ${r.stderr.trim()}`)
+    );
   return r.stdout;
 }
 
@@ -141,7 +178,12 @@ export async function resolvePlanRootAt(folder: string): Promise<string> {
 }
 
 function refuseNoRepo(cwd: string, r: GitResult): void {
-  if (r.code === GIT_MISSING) throw new LoopExit(LOOP_EXIT.refused, `cannot run git: ${r.stderr.trim()}`, 'install git and make sure it is on your PATH');
+  if (r.code === GIT_MISSING)
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `cannot run git: ${r.stderr.trim()}`,
+      'install git and make sure it is on your PATH',
+    );
   if (r.code !== 0) {
     const refusal = explainGitRefusal(cwd, r.stderr);
     throw new LoopExit(LOOP_EXIT.refused, refusal.message, refusal.hint);
@@ -154,7 +196,13 @@ function refuseNoRepo(cwd: string, r: GitResult): void {
  * A path with a line break in it cannot be told apart that way: then each is asked on its own.
  */
 export async function resolveRepo(cwd: string): Promise<RepoLocation> {
-  const r = await runGit(cwd, ['rev-parse', '--show-toplevel', '--path-format=absolute', '--git-dir', '--git-common-dir']);
+  const r = await runGit(cwd, [
+    'rev-parse',
+    '--show-toplevel',
+    '--path-format=absolute',
+    '--git-dir',
+    '--git-common-dir',
+  ]);
   refuseNoRepo(cwd, r);
   const lines = r.stdout.replace(/\n$/, '').split('\n');
   if (lines.length === 3 && lines.every(Boolean)) return { top: lines[0], gitDir: lines[1], commonDir: lines[2] };
@@ -175,10 +223,16 @@ export async function readGitPath(cwd: string, flag: string): Promise<string> {
  * with the advice git printed after it (e.g. its `git config --global --add safe.directory` command).
  */
 export function explainGitRefusal(folder: string, stderr: string): { message: string; hint?: string } {
-  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const lines = stderr
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter(Boolean);
   const first = (lines[0] ?? '').replace(/^(fatal|error):\s*/, '');
   if (first === '' || /not a git repository/i.test(first)) {
-    return { message: `not a git repository: ${folder}`, hint: 'the loop needs git: run `git init` and commit once, then start again' };
+    return {
+      message: `not a git repository: ${folder}`,
+      hint: 'the loop needs git: run `git init` and commit once, then start again',
+    };
   }
   const advice = lines.slice(1).join(' ');
   return { message: `git refuses ${folder}: ${first}`, hint: advice || undefined };
@@ -209,8 +263,10 @@ export async function readHead(cwd: string, other?: string): Promise<HeadState &
   const [sha, name] = lines;
   const parsed = /^[0-9a-f]{40,64}$/.test(sha) && (name === 'HEAD' || name?.startsWith('refs/heads/'));
   const at = { head: sha, branch: name === 'HEAD' ? null : name?.slice('refs/heads/'.length) };
-  if (parsed && r.code === 0 && lines.length === 4 + asked.length) return { ...at, ...(other === undefined ? {} : { otherExists: lines[2] === asked[0] }) };
-  if (parsed && r.code !== 0 && other !== undefined && lines.length === 3 && /bad revision/.test(r.stderr)) return { ...at, otherExists: false };
+  if (parsed && r.code === 0 && lines.length === 4 + asked.length)
+    return { ...at, ...(other === undefined ? {} : { otherExists: lines[2] === asked[0] }) };
+  if (parsed && r.code !== 0 && other !== undefined && lines.length === 3 && /bad revision/.test(r.stderr))
+    return { ...at, otherExists: false };
   const head = { branch: await currentBranch(cwd), head: await headSha(cwd) };
   return other === undefined ? head : { ...head, otherExists: await branchExists(cwd, other) };
 }
@@ -231,8 +287,14 @@ export interface CheckoutResult {
  * from `base` (or HEAD). `known`: the branch HEAD is on (null: detached) and whether `branch` exists, when the
  * caller has just read them (git/git.ts readHead).
  */
-export async function checkoutBranch(cwd: string, branch: string, base?: string, known?: { current: string | null; exists?: boolean }): Promise<CheckoutResult> {
-  if ((known ? known.current : await currentBranch(cwd)) === branch) return { message: `on branch ${branch}`, created: false };
+export async function checkoutBranch(
+  cwd: string,
+  branch: string,
+  base?: string,
+  known?: { current: string | null; exists?: boolean },
+): Promise<CheckoutResult> {
+  if ((known ? known.current : await currentBranch(cwd)) === branch)
+    return { message: `on branch ${branch}`, created: false };
   if (known?.exists ?? (await branchExists(cwd, branch))) {
     await gitOrRefuse(cwd, ['checkout', '--quiet', branch, '--'], `cannot check out ${branch}`);
     return { message: `checked out ${branch}`, created: false };
@@ -240,7 +302,12 @@ export async function checkoutBranch(cwd: string, branch: string, base?: string,
   let start = 'HEAD';
   if (base) {
     const r = await runGit(cwd, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${base}^{commit}`]);
-    if (r.code !== 0) throw new LoopExit(LOOP_EXIT.refused, `baseBranch "${base}" does not name a commit in this repository`, 'fix baseBranch in prd.json or remove it to branch from HEAD');
+    if (r.code !== 0)
+      throw new LoopExit(
+        LOOP_EXIT.refused,
+        `baseBranch "${base}" does not name a commit in this repository`,
+        'fix baseBranch in prd.json or remove it to branch from HEAD',
+      );
     start = r.stdout.trim();
   }
   await gitOrRefuse(cwd, ['checkout', '--quiet', '-b', branch, start, '--'], `cannot create branch ${branch}`);
@@ -249,7 +316,12 @@ export async function checkoutBranch(cwd: string, branch: string, base?: string,
 
 async function gitOrRefuse(cwd: string, args: string[], what: string): Promise<void> {
   const r = await runGit(cwd, args);
-  if (r.code !== 0) throw new LoopExit(LOOP_EXIT.refused, `${what}: ${r.stderr.trim()}`, 'commit or stash your changes, then start again');
+  if (r.code !== 0)
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `${what}: ${r.stderr.trim()}`,
+      'commit or stash your changes, then start again',
+    );
 }
 
 /** A file as committed at `rev` (a sha, HEAD, refs/heads/<name>), or null when the revision or the file does not exist. */
@@ -269,11 +341,16 @@ export interface Blob {
  * for each that does not exist or is not a file. A name with a line break in it cannot go to --batch: it is asked alone.
  */
 export async function readBlobs(cwd: string, specs: readonly string[]): Promise<Array<Blob | null>> {
-  return (await readObjects(cwd, specs)).map((o) => (o && o.type === 'blob' ? { text: o.text, ...(o.sha ? { sha: o.sha } : {}) } : null));
+  return (await readObjects(cwd, specs)).map((o) =>
+    o && o.type === 'blob' ? { text: o.text, ...(o.sha ? { sha: o.sha } : {}) } : null,
+  );
 }
 
 /** readBlobs for any object (a ref, a commit): null for a name git finds nothing by. */
-export async function readObjects(cwd: string, specs: readonly string[]): Promise<Array<(Omit<BatchObject, 'sha'> & { sha?: string }) | null>> {
+export async function readObjects(
+  cwd: string,
+  specs: readonly string[],
+): Promise<Array<(Omit<BatchObject, 'sha'> & { sha?: string }) | null>> {
   const batch = specs.filter((s) => !/[\r\n]/.test(s));
   const found = new Map<string, (Omit<BatchObject, 'sha'> & { sha?: string }) | null>();
   if (batch.length) {
@@ -352,7 +429,12 @@ export async function readRefs(cwd: string): Promise<RefsSnapshot> {
 }
 
 /** `<short sha> <subject>` of the commits reachable from `rev` but from none of `tips` (newest first, at most `limit`). */
-export async function readCommitsSince(cwd: string, rev: string | string[], tips: string[], limit = 20): Promise<string[]> {
+export async function readCommitsSince(
+  cwd: string,
+  rev: string | string[],
+  tips: string[],
+  limit = 20,
+): Promise<string[]> {
   const r = await runGit(cwd, ['log', `-n${limit}`, '--format=%h %s', ...[rev].flat(), '--not', ...tips, '--']);
   return r.code === 0 ? r.stdout.split('\n').filter(Boolean) : [];
 }
@@ -390,7 +472,17 @@ export async function readDirtyEntries(top: string): Promise<DirtyEntry[]> {
  * null when the header does not say it plainly: a detached HEAD is "(detached)" there, as a branch may be named too.
  */
 export async function readStatusAndHead(top: string): Promise<{ entries: DirtyEntry[]; head: HeadState | null }> {
-  return parseStatusV2(await gitOk(top, ['status', '--porcelain=v2', '--branch', '--no-ahead-behind', '-z', '--untracked-files=all', '--ignore-submodules=none']));
+  return parseStatusV2(
+    await gitOk(top, [
+      'status',
+      '--porcelain=v2',
+      '--branch',
+      '--no-ahead-behind',
+      '-z',
+      '--untracked-files=all',
+      '--ignore-submodules=none',
+    ]),
+  );
 }
 
 /** Paths (relative to the top level) that differ between two commits; renames count as a delete and an add. */
@@ -405,7 +497,12 @@ export async function readChangedPaths(top: string, from: string, to: string): P
  * `--only` leaves anything else the agent staged alone; `--no-verify` and no signing, because the user's hooks and
  * passphrase prompts are for their commits, not for the runner's bookkeeping of two text files.
  */
-export async function commitRunnerFiles(top: string, paths: string[], message: string, dirty?: string[]): Promise<string | null> {
+export async function commitRunnerFiles(
+  top: string,
+  paths: string[],
+  message: string,
+  dirty?: string[],
+): Promise<string | null> {
   const changed = dirty ?? (await readDirtyPaths(top));
   const mine = paths.filter((p) => changed.includes(p));
   if (!mine.length) return null;
@@ -419,7 +516,13 @@ export async function commitRunnerFiles(top: string, paths: string[], message: s
  * commitRunnerFiles for bookkeeping that must not end the loop: a commit git refuses (a merge in progress, a
  * locked index) is reported through `warn` with git's message and gives null; the files stay written.
  */
-export async function tryCommitRunnerFiles(top: string, paths: string[], message: string, warn: (reason: string) => void, dirty?: string[]): Promise<string | null> {
+export async function tryCommitRunnerFiles(
+  top: string,
+  paths: string[],
+  message: string,
+  warn: (reason: string) => void,
+  dirty?: string[],
+): Promise<string | null> {
   try {
     return await commitRunnerFiles(top, paths, message, dirty);
   } catch (err) {
@@ -435,7 +538,8 @@ export async function runnerIdentity(top: string): Promise<string[]> {
 
 /** False when git would refuse to commit for want of a user name or email (a fresh CI box). */
 async function hasIdentity(top: string): Promise<boolean> {
-  for (const v of ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT']) if ((await runGit(top, ['var', v])).code !== 0) return false;
+  for (const v of ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT'])
+    if ((await runGit(top, ['var', v])).code !== 0) return false;
   return true;
 }
 
@@ -462,4 +566,3 @@ export async function writeVerdictNote(top: string, commit: string, text: string
     await runGit(top, ['update-ref', '-d', scratch]);
   }
 }
-

@@ -19,7 +19,13 @@ export class ObjectMismatch extends Error {
     readonly oid: string,
     readonly problem: 'missing' | 'content' | 'type',
   ) {
-    super(problem === 'missing' ? `object ${oid} is missing` : problem === 'type' ? `object ${oid} is not of the type its parent names` : `object ${oid} does not hold the content its id is the hash of`);
+    super(
+      problem === 'missing'
+        ? `object ${oid} is missing`
+        : problem === 'type'
+          ? `object ${oid} is not of the type its parent names`
+          : `object ${oid} does not hold the content its id is the hash of`,
+    );
     this.name = 'ObjectMismatch';
   }
 }
@@ -35,7 +41,10 @@ export function hashObject(format: ObjectFormat, type: string, bytes: Buffer): s
 }
 
 /** The objects `oids` (ids, or names git resolves) as the store holds them, in one `git cat-file --batch` (GIT_NO_REPLACE_OBJECTS: no replace refs); null: missing. */
-export async function readObjects(top: string, oids: readonly string[]): Promise<Map<string, { type: string; bytes: Buffer } | null>> {
+export async function readObjects(
+  top: string,
+  oids: readonly string[],
+): Promise<Map<string, { type: string; bytes: Buffer } | null>> {
   const out = new Map<string, { type: string; bytes: Buffer } | null>();
   const unique = [...new Set(oids)];
   if (!unique.length) return out;
@@ -60,7 +69,12 @@ export async function readObjects(top: string, oids: readonly string[]): Promise
 }
 
 /** readObjects, each checked: of type `type`, and hashing to its id; else ObjectMismatch. */
-export async function readVerifiedObjects(top: string, format: ObjectFormat, type: string, oids: readonly string[]): Promise<Map<string, Buffer>> {
+export async function readVerifiedObjects(
+  top: string,
+  format: ObjectFormat,
+  type: string,
+  oids: readonly string[],
+): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
   for (const [oid, obj] of await readObjects(top, oids)) out.set(oid, checked(format, type, oid, obj));
   return out;
@@ -72,7 +86,11 @@ export async function readVerifiedObjects(top: string, format: ObjectFormat, typ
  * first, so the commit and all its trees come in one `cat-file`; that listing is only a guess of which objects to ask
  * for (each is still hashed against the id its verified parent names), and a tree it left out is read level by level.
  */
-export async function readVerifiedTree(top: string, format: ObjectFormat, commit: string): Promise<Map<string, TreeEntry>> {
+export async function readVerifiedTree(
+  top: string,
+  format: ObjectFormat,
+  commit: string,
+): Promise<Map<string, TreeEntry>> {
   const listed = await listTreeIds(top, commit);
   const fetched = await readObjects(top, [commit, `${commit}^{tree}`, ...listed]);
   const verified = async (type: string, oids: string[]): Promise<Map<string, Buffer>> => {
@@ -88,7 +106,10 @@ export async function readVerifiedTree(top: string, format: ObjectFormat, commit
   const files = new Map<string, TreeEntry>();
   let level: Array<{ prefix: string; oid: string }> = [{ prefix: '', oid: root }];
   while (level.length) {
-    const trees = await verified('tree', level.map((t) => t.oid));
+    const trees = await verified(
+      'tree',
+      level.map((t) => t.oid),
+    );
     const next: typeof level = [];
     for (const { prefix, oid } of level) {
       for (const e of parseTree(trees.get(oid)!, format)) {
@@ -104,7 +125,10 @@ export async function readVerifiedTree(top: string, format: ObjectFormat, commit
 /** The ids of the trees under `commit` as git lists them (a guess to fetch by; never trusted as the commit's content). */
 async function listTreeIds(top: string, commit: string): Promise<string[]> {
   const out = await gitOk(top, ['ls-tree', '-r', '-t', '-z', '--full-tree', commit]).catch(() => '');
-  return out.split('\0').filter((line) => / tree /.test(line.slice(0, line.indexOf('\t')))).map((line) => line.slice(0, line.indexOf('\t')).split(' ')[2]);
+  return out
+    .split('\0')
+    .filter((line) => / tree /.test(line.slice(0, line.indexOf('\t'))))
+    .map((line) => line.slice(0, line.indexOf('\t')).split(' ')[2]);
 }
 
 /** An object as read, checked: of type `type` and hashing to its id; else ObjectMismatch. */
@@ -124,7 +148,11 @@ export function parseTree(bytes: Buffer, format: ObjectFormat): Array<{ mode: st
     const space = bytes.indexOf(0x20, at);
     const nul = bytes.indexOf(0, space);
     if (space < 0 || nul < 0 || nul + 1 + idLength > bytes.length) throw new Error('a tree object that is not one');
-    out.push({ mode: bytes.subarray(at, space).toString('latin1'), name: bytes.subarray(space + 1, nul).toString('utf8'), oid: bytes.subarray(nul + 1, nul + 1 + idLength).toString('hex') });
+    out.push({
+      mode: bytes.subarray(at, space).toString('latin1'),
+      name: bytes.subarray(space + 1, nul).toString('utf8'),
+      oid: bytes.subarray(nul + 1, nul + 1 + idLength).toString('hex'),
+    });
     at = nul + 1 + idLength;
   }
   return out;

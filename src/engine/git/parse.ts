@@ -58,7 +58,11 @@ export function parseConfigList(out: string): ConfigEntry[] {
   const entries: ConfigEntry[] = [];
   for (let i = 0; i + 1 < fields.length; i += 2) {
     const nl = fields[i + 1].indexOf('\n');
-    entries.push({ scope: fields[i], key: nl < 0 ? fields[i + 1] : fields[i + 1].slice(0, nl), value: nl < 0 ? null : fields[i + 1].slice(nl + 1) });
+    entries.push({
+      scope: fields[i],
+      key: nl < 0 ? fields[i + 1] : fields[i + 1].slice(0, nl),
+      value: nl < 0 ? null : fields[i + 1].slice(nl + 1),
+    });
   }
   return entries;
 }
@@ -90,7 +94,10 @@ export function parseStatusV2(out: string): { entries: DirtyEntry[]; head: HeadS
   if (unmerged) tracked.sort((a, b) => Buffer.compare(Buffer.from(a.path), Buffer.from(b.path)));
   const entries = [...tracked, ...untracked];
   const head = oid === '(initial)' ? null : oid;
-  const plain = name !== undefined && name !== '(detached)' && (head === null || (head !== undefined && /^[0-9a-f]{40,64}$/.test(head)));
+  const plain =
+    name !== undefined &&
+    name !== '(detached)' &&
+    (head === null || (head !== undefined && /^[0-9a-f]{40,64}$/.test(head)));
   return { entries, head: plain ? { branch: name!, head: head ?? null } : null };
 }
 

@@ -15,14 +15,23 @@ let resolvedGit: { pathVar: string | undefined; file: string } | null = null;
 export function gitProgram(): string {
   const pathVar = process.env.PATH;
   // None found: the system looks it up (Windows through PATHEXT), from each call's own cwd.
-  if (!resolvedGit || resolvedGit.pathVar !== pathVar) resolvedGit = { pathVar, file: findExecutable('git', process.env) ?? 'git' };
+  if (!resolvedGit || resolvedGit.pathVar !== pathVar)
+    resolvedGit = { pathVar, file: findExecutable('git', process.env) ?? 'git' };
   return resolvedGit.file;
 }
 
 /** One hardened git command, synchronously: its stdout as bytes, or null when git failed, timed out or could not start. */
 export function gitSyncBytes(cwd: string, args: string[], input?: string): Buffer | null {
   try {
-    return execFileSync(gitProgram(), hardenedArgs(args), { cwd, env: hardenedGitEnv(process.env), input: input ?? '', maxBuffer: SYNC_MAX_OUTPUT, timeout: SYNC_TIMEOUT_MS, killSignal: 'SIGKILL', stdio: ['pipe', 'pipe', 'ignore'] });
+    return execFileSync(gitProgram(), hardenedArgs(args), {
+      cwd,
+      env: hardenedGitEnv(process.env),
+      input: input ?? '',
+      maxBuffer: SYNC_MAX_OUTPUT,
+      timeout: SYNC_TIMEOUT_MS,
+      killSignal: 'SIGKILL',
+      stdio: ['pipe', 'pipe', 'ignore'],
+    });
   } catch {
     return null;
   }

@@ -24,7 +24,13 @@ export type PushOutcome = { ok: true; target: PushTarget } | { ok: false; target
 export async function resolvePushTarget(top: string, branch: string): Promise<PushTarget | null> {
   const ref = `refs/heads/${branch}`;
   const listed = await runGit(top, ['remote']);
-  const remotes = listed.code === 0 ? listed.stdout.split('\n').map((l) => l.trim()).filter(Boolean) : [];
+  const remotes =
+    listed.code === 0
+      ? listed.stdout
+          .split('\n')
+          .map((l) => l.trim())
+          .filter(Boolean)
+      : [];
   const remote = await readConfig(top, `branch.${branch}.remote`);
   const merge = await readConfig(top, `branch.${branch}.merge`);
   if (remote && remotes.includes(remote) && merge === ref) return { remote, ref };
@@ -39,9 +45,16 @@ async function readConfig(top: string, key: string): Promise<string | null> {
 /** Pushes refs/heads/<branch> (not HEAD: the tree may be elsewhere when a loop stops) to its target. */
 export async function pushBranch(top: string, branch: string): Promise<PushOutcome> {
   const target = await resolvePushTarget(top, branch);
-  if (!target) return { ok: false, target: null, reason: `the branch has no upstream and there is no remote named origin` };
-  const r = await runGit(top, ['push', '--quiet', '--end-of-options', target.remote, `refs/heads/${branch}:${target.ref}`], { timeoutMs: PUSH_TIMEOUT_MS });
-  return r.code === 0 ? { ok: true, target } : { ok: false, target, reason: renderGitComplaint(r.stderr) || `git push exited ${r.code}` };
+  if (!target)
+    return { ok: false, target: null, reason: `the branch has no upstream and there is no remote named origin` };
+  const r = await runGit(
+    top,
+    ['push', '--quiet', '--end-of-options', target.remote, `refs/heads/${branch}:${target.ref}`],
+    { timeoutMs: PUSH_TIMEOUT_MS },
+  );
+  return r.code === 0
+    ? { ok: true, target }
+    : { ok: false, target, reason: renderGitComplaint(r.stderr) || `git push exited ${r.code}` };
 }
 
 /**
@@ -49,6 +62,12 @@ export async function pushBranch(top: string, branch: string): Promise<PushOutco
  * in a URL git quotes elsewhere; the rest (the remote's refusal, its hook's words, git's error) stays, in order.
  */
 export function renderGitComplaint(stderr: string, maxLines = 6): string {
-  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter((l) => l && !/^To \S/.test(l));
-  return lines.slice(-maxLines).map((l) => l.replace(/(\/\/)[^/@\s]*@/g, '$1***@').slice(0, 300)).join(' | ');
+  const lines = stderr
+    .split(/\r?\n/)
+    .map((l) => l.trim())
+    .filter((l) => l && !/^To \S/.test(l));
+  return lines
+    .slice(-maxLines)
+    .map((l) => l.replace(/(\/\/)[^/@\s]*@/g, '$1***@').slice(0, 300))
+    .join(' | ');
 }

@@ -6,7 +6,21 @@
 // the store: each loose object's bytes hashed against its id, each pack through `git index-pack` (which hashes every
 // object and dies on one whose bytes differ from an object the store has), and nothing ever written over an object
 // the store already holds.
-import { closeSync, constants, copyFileSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync, chmodSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  copyFileSync,
+  linkSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  unlinkSync,
+  writeFileSync,
+  chmodSync,
+} from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { inflateSync } from 'node:zlib';
@@ -48,11 +62,17 @@ export interface Migration {
 }
 
 /** Moves the quarantine's objects into `objectsDir` (the store of repository `top`), then removes the quarantine. */
-export async function migrateQuarantine(top: string, format: ObjectFormat, quarantine: string, objectsDir: string): Promise<Migration> {
+export async function migrateQuarantine(
+  top: string,
+  format: ObjectFormat,
+  quarantine: string,
+  objectsDir: string,
+): Promise<Migration> {
   const result: Migration = { loose: 0, packs: 0, dropped: [] };
   try {
     for (const dir of readdirSync(quarantine)) {
-      if (/^[0-9a-f]{2}$/.test(dir) && isDir(path.join(quarantine, dir))) migrateLooseDir(format, quarantine, objectsDir, dir, result);
+      if (/^[0-9a-f]{2}$/.test(dir) && isDir(path.join(quarantine, dir)))
+        migrateLooseDir(format, quarantine, objectsDir, dir, result);
     }
     for (const name of safeList(path.join(quarantine, 'pack'))) {
       if (name.endsWith('.pack')) await migratePack(top, path.join(quarantine, 'pack', name), objectsDir, result);
@@ -63,7 +83,13 @@ export async function migrateQuarantine(top: string, format: ObjectFormat, quara
   return result;
 }
 
-function migrateLooseDir(format: ObjectFormat, quarantine: string, objectsDir: string, dir: string, result: Migration): void {
+function migrateLooseDir(
+  format: ObjectFormat,
+  quarantine: string,
+  objectsDir: string,
+  dir: string,
+  result: Migration,
+): void {
   const idLength = format === 'sha256' ? 62 : 38;
   for (const name of safeList(path.join(quarantine, dir))) {
     if (name.length !== idLength || !/^[0-9a-f]+$/.test(name)) continue;

@@ -33,12 +33,23 @@ interface GitWorktree {
 /** `git worktree list --porcelain`, read: every worktree of the repository and the branch it has checked out. */
 export async function listGitWorktrees(mainRoot: string): Promise<GitWorktree[]> {
   const r = await runGit(mainRoot, ['worktree', 'list', '--porcelain']);
-  if (r.code !== 0) throw new LoopExit(LOOP_EXIT.refused, `git worktree list: ${r.stderr.trim()}`, 'check that git works in this repository (git status)');
-  return r.stdout.split(/\n\n+/).filter((block) => block.startsWith('worktree ')).map((block) => {
-    const lines = block.split('\n');
-    const branch = lines.find((l) => l.startsWith('branch refs/heads/'));
-    return { path: lines[0].slice('worktree '.length), branch: branch ? branch.slice('branch refs/heads/'.length) : null };
-  });
+  if (r.code !== 0)
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `git worktree list: ${r.stderr.trim()}`,
+      'check that git works in this repository (git status)',
+    );
+  return r.stdout
+    .split(/\n\n+/)
+    .filter((block) => block.startsWith('worktree '))
+    .map((block) => {
+      const lines = block.split('\n');
+      const branch = lines.find((l) => l.startsWith('branch refs/heads/'));
+      return {
+        path: lines[0].slice('worktree '.length),
+        branch: branch ? branch.slice('branch refs/heads/'.length) : null,
+      };
+    });
 }
 
 /**
@@ -46,7 +57,12 @@ export async function listGitWorktrees(mainRoot: string): Promise<GitWorktree[]>
  * `git worktree add` (the branch from `base`, or HEAD, when it does not exist yet). Returns its root, whose records
  * go to the main tree's ralph/.runs/ from now on.
  */
-export async function openWorktree(mainRoot: string, id: string, branch: string, base: string | undefined): Promise<string> {
+export async function openWorktree(
+  mainRoot: string,
+  id: string,
+  branch: string,
+  base: string | undefined,
+): Promise<string> {
   const root = worktreePath(mainRoot, id);
   const trees = await listGitWorktrees(mainRoot);
   const holder = trees.find((t) => t.branch === branch);
@@ -55,9 +71,16 @@ export async function openWorktree(mainRoot: string, id: string, branch: string,
     await runGit(mainRoot, ['worktree', 'prune']);
     mkdirSync(path.dirname(root), { recursive: true });
     const exists = (await runGit(mainRoot, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).code === 0;
-    const args = exists ? ['worktree', 'add', '--quiet', root, branch] : ['worktree', 'add', '--quiet', '-b', branch, root, await resolveStart(mainRoot, base)];
+    const args = exists
+      ? ['worktree', 'add', '--quiet', root, branch]
+      : ['worktree', 'add', '--quiet', '-b', branch, root, await resolveStart(mainRoot, base)];
     const r = await addWorktree(mainRoot, args.slice(2));
-    if (r.code !== 0) throw new LoopExit(LOOP_EXIT.refused, `could not create the loop's worktree ${root}: ${r.stderr.trim()}`, `check that ${path.dirname(root)} can be written, then start again`);
+    if (r.code !== 0)
+      throw new LoopExit(
+        LOOP_EXIT.refused,
+        `could not create the loop's worktree ${root}: ${r.stderr.trim()}`,
+        `check that ${path.dirname(root)} can be written, then start again`,
+      );
   }
   keepRecordsIn([root, realpathSync(root)], mainRoot);
   return root;
@@ -86,23 +109,44 @@ export function addWorktree(mainRoot: string, args: string[]): Promise<GitResult
 async function resolveStart(mainRoot: string, base: string | undefined): Promise<string> {
   if (!base) return 'HEAD';
   const r = await runGit(mainRoot, ['rev-parse', '--verify', '--quiet', '--end-of-options', `${base}^{commit}`]);
-  if (r.code !== 0) throw new LoopExit(LOOP_EXIT.refused, `baseBranch "${base}" does not name a commit in this repository`, 'fix baseBranch in prd.json or remove it to branch from HEAD');
+  if (r.code !== 0)
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `baseBranch "${base}" does not name a commit in this repository`,
+      'fix baseBranch in prd.json or remove it to branch from HEAD',
+    );
   return r.stdout.trim();
 }
 
 function refuseBranchInUse(mainRoot: string, branch: string, where: string): never {
   if (path.resolve(where) === path.resolve(mainRoot)) {
-    throw new LoopExit(LOOP_EXIT.refused, `branch ${branch} is checked out in your working tree, so a worktree cannot have it too`, `switch your tree to another branch (git switch <branch>), then start again; or run this plan in your tree, without --worktree`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `branch ${branch} is checked out in your working tree, so a worktree cannot have it too`,
+      `switch your tree to another branch (git switch <branch>), then start again; or run this plan in your tree, without --worktree`,
+    );
   }
   if (path.dirname(path.resolve(where)) === worktreesFolder(mainRoot)) {
     const { id } = planWorktreeOwner(path.basename(where), (name) => readState(mainRoot, name) !== null);
     const state = readState(mainRoot, id);
     if (state && isRunning(state)) {
-      throw new LoopExit(LOOP_EXIT.refused, `branch ${branch} is already being worked on by loop ${id} (in ${where}); two loops never share a branch`, `wait for it, or stop it with: ${loopCommand(`cancel ${id}`)}`);
+      throw new LoopExit(
+        LOOP_EXIT.refused,
+        `branch ${branch} is already being worked on by loop ${id} (in ${where}); two loops never share a branch`,
+        `wait for it, or stop it with: ${loopCommand(`cancel ${id}`)}`,
+      );
     }
-    throw new LoopExit(LOOP_EXIT.refused, `branch ${branch} is checked out in the worktree of loop ${id} (${where}), which is not running: a crash left it`, `continue that loop with: ./ralph/ralph.sh --resume ${id}; or remove its worktree with: ${loopCommand('cleanup')}, then start again`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `branch ${branch} is checked out in the worktree of loop ${id} (${where}), which is not running: a crash left it`,
+      `continue that loop with: ./ralph/ralph.sh --resume ${id}; or remove its worktree with: ${loopCommand('cleanup')}, then start again`,
+    );
   }
-  throw new LoopExit(LOOP_EXIT.refused, `branch ${branch} is checked out in another worktree, ${where}`, `switch that worktree to another branch, or remove it: git worktree remove ${shellQuote(where)}`);
+  throw new LoopExit(
+    LOOP_EXIT.refused,
+    `branch ${branch} is checked out in another worktree, ${where}`,
+    `switch that worktree to another branch, or remove it: git worktree remove ${shellQuote(where)}`,
+  );
 }
 
 /**
@@ -112,7 +156,9 @@ function refuseBranchInUse(mainRoot: string, branch: string, where: string): nev
  */
 export async function refuseBranchElsewhere(mainRoot: string, branch: string, commonDir?: string): Promise<void> {
   if (commonDir !== undefined && !hasLinkedWorktrees(commonDir)) return;
-  const holder = (await listGitWorktrees(mainRoot)).find((t) => t.branch === branch && path.resolve(t.path) !== path.resolve(mainRoot));
+  const holder = (await listGitWorktrees(mainRoot)).find(
+    (t) => t.branch === branch && path.resolve(t.path) !== path.resolve(mainRoot),
+  );
   if (holder) refuseBranchInUse(mainRoot, branch, holder.path);
 }
 
@@ -128,7 +174,12 @@ function hasLinkedWorktrees(commonDir: string): boolean {
  * Puts the user's plan and prompt (from the main tree) into the worktree. A new loop's plan replaces the branch's
  * copy unless that copy is the same plan with the loop's progress (`samePlan`); a resumed loop keeps the branch's.
  */
-export function copyStartFiles(from: { prd: string; prompt: string }, to: { prd: string; prompt: string }, resumed: boolean, samePlan: (a: string, b: string) => boolean): void {
+export function copyStartFiles(
+  from: { prd: string; prompt: string },
+  to: { prd: string; prompt: string },
+  resumed: boolean,
+  samePlan: (a: string, b: string) => boolean,
+): void {
   const plan = readFileSync(from.prd, 'utf8');
   const there = readTextOrNull(to.prd);
   if (!resumed && there !== plan && !(there !== null && samePlan(there, plan))) writeInto(to.prd, plan);
@@ -200,7 +251,9 @@ export async function listLeftoverWorktrees(mainRoot: string): Promise<LeftoverW
 /** Lines for `status` under the table: each leftover worktree and the command that removes them. */
 export function renderLeftovers(leftovers: LeftoverWorktree[]): string {
   if (!leftovers.length) return '';
-  const lines = leftovers.map((t) => `  ${t.id}${t.worker ? ` w${t.worker}` : ''}  ${t.path}${t.branch ? ` (${t.branch})` : ''}`);
+  const lines = leftovers.map(
+    (t) => `  ${t.id}${t.worker ? ` w${t.worker}` : ''}  ${t.path}${t.branch ? ` (${t.branch})` : ''}`,
+  );
   return `\nworktrees of loops that are not running (continue one with ./ralph/ralph.sh --resume <id>, or remove them with: ${loopCommand('cleanup')}):\n${lines.join('\n')}\n`;
 }
 
@@ -208,7 +261,10 @@ export function renderLeftovers(leftovers: LeftoverWorktree[]): string {
 export async function cleanupWorktrees(mainRoot: string): Promise<string[]> {
   const said: string[] = [];
   // A killed runner's agent may still be at work in its worktree: stopped first, as cancel and --resume would.
-  for (const o of await stopOrphanAgents(mainRoot, '')) said.push(`stopped the agent ${o.worker ? `worker w${o.worker} of ` : ''}loop ${o.loopId} left running (process group ${o.agentPid})`);
+  for (const o of await stopOrphanAgents(mainRoot, ''))
+    said.push(
+      `stopped the agent ${o.worker ? `worker w${o.worker} of ` : ''}loop ${o.loopId} left running (process group ${o.agentPid})`,
+    );
   for (const t of await listLeftoverWorktrees(mainRoot)) {
     const kept = await closeWorktree(mainRoot, t.path, t.id);
     said.push(kept ?? `removed ${t.path} (loop ${t.id}; its branch${t.branch ? ` ${t.branch}` : ''} and records stay)`);

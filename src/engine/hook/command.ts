@@ -9,7 +9,9 @@ export async function runHookCommand(argv: readonly string[], io: RunIo): Promis
   const [sub, ...rest] = argv;
   if (sub === 'stop') return runHookStop(rest, io, readStdin);
   if (sub !== 'start') {
-    io.stderr(`ralph: hook: expected \`hook start\` (what /ralph-loop runs) or \`hook stop\` (what ralphkit's Stop hook runs), not \`hook ${argv.join(' ')}\`; a session may stop\n`);
+    io.stderr(
+      `ralph: hook: expected \`hook start\` (what /ralph-loop runs) or \`hook stop\` (what ralphkit's Stop hook runs), not \`hook ${argv.join(' ')}\`; a session may stop\n`,
+    );
     return 1;
   }
   try {

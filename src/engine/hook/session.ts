@@ -24,7 +24,10 @@ export const DEFAULT_BLOCK_CAP = 8;
 export const VERIFY_DEADLINE_MS = 540_000;
 
 /** The options an in-session loop keeps (the rest are the runner's defaults: no agent runs here). */
-export type SessionOptions = Pick<RunOptions, 'maxIterations' | 'completionPromise' | 'checkTimeoutMs' | 'verifyInPlace'>;
+export type SessionOptions = Pick<
+  RunOptions,
+  'maxIterations' | 'completionPromise' | 'checkTimeoutMs' | 'verifyInPlace'
+>;
 
 /** Claude Code's cap from the hook's environment: 0 is no cap; anything unreadable counts as the default (stops sooner). */
 export function readBlockCap(env: NodeJS.ProcessEnv): number {
@@ -57,7 +60,8 @@ export function readSessionState(repoRoot: string, sessionId: string): LoopState
 
 /** Why a running loop's state.json cannot be counted on (a hand or an agent edited it), or null. */
 export function sessionStateProblem(state: LoopState): string | null {
-  if (!Number.isInteger(state.iteration) || state.iteration < 0) return `its iteration count is ${JSON.stringify(state.iteration)}, not a whole number`;
+  if (!Number.isInteger(state.iteration) || state.iteration < 0)
+    return `its iteration count is ${JSON.stringify(state.iteration)}, not a whole number`;
   if (!state.options || typeof state.options !== 'object') return 'it has no options';
   return null;
 }
@@ -75,7 +79,8 @@ export function sessionOptionsOf(stored: Partial<RunOptions>): Partial<SessionOp
   const picked: Partial<SessionOptions> = {};
   if (Number.isInteger(stored.maxIterations)) picked.maxIterations = stored.maxIterations;
   if (typeof stored.completionPromise === 'string') picked.completionPromise = stored.completionPromise;
-  if (Number.isInteger(stored.checkTimeoutMs) && stored.checkTimeoutMs! > 0) picked.checkTimeoutMs = stored.checkTimeoutMs;
+  if (Number.isInteger(stored.checkTimeoutMs) && stored.checkTimeoutMs! > 0)
+    picked.checkTimeoutMs = stored.checkTimeoutMs;
   if (typeof stored.verifyInPlace === 'boolean') picked.verifyInPlace = stored.verifyInPlace;
   return picked;
 }
@@ -104,7 +109,22 @@ export function createHookEmit(repoRoot: string, id: string, warnings: string[])
 export function sessionRun(repoRoot: string, state: LoopState, io: RunIo, emit: Emit): RunContext {
   // The runner's default: the checks run under the sandbox wherever bubblewrap works (the session's own agent is
   // Claude Code's, not the runner's). Never from state.json, which the session can write.
-  const options: RunOptions = { ...DEFAULT_OPTIONS, ...sessionOptionsOf(state.options), agent: 'claude', sandbox: probeSandbox(io.env).ok };
+  const options: RunOptions = {
+    ...DEFAULT_OPTIONS,
+    ...sessionOptionsOf(state.options),
+    agent: 'claude',
+    sandbox: probeSandbox(io.env).ok,
+  };
   const paths = resolvePaths(repoRoot, repoRoot, options, new Set());
-  return { id: state.id, options, paths, resumed: state, baseline: null, io, emit, command: IN_SESSION_AGENT, branch: '' };
+  return {
+    id: state.id,
+    options,
+    paths,
+    resumed: state,
+    baseline: null,
+    io,
+    emit,
+    command: IN_SESSION_AGENT,
+    branch: '',
+  };
 }

@@ -22,9 +22,19 @@ import { guardStart } from '../store/state-file.js';
 import { refuseBusyTree } from '../store/locks.js';
 import { processStart } from '../processes.js';
 import { LoopExit, usageExit, LOOP_EXIT } from '../errors.js';
-import { IN_SESSION_AGENT, createHookEmit, planStopLimit, readBlockCap, readSessionState, saveSessionState, sessionRun, type SessionOptions } from './session.js';
+import {
+  IN_SESSION_AGENT,
+  createHookEmit,
+  planStopLimit,
+  readBlockCap,
+  readSessionState,
+  saveSessionState,
+  sessionRun,
+  type SessionOptions,
+} from './session.js';
 
-const START_HINT = 'in Claude Code, type: /ralph-loop --max-iterations 5 (ralphkit install --claude-hook adds that command)';
+const START_HINT =
+  'in Claude Code, type: /ralph-loop --max-iterations 5 (ralphkit install --claude-hook adds that command)';
 
 const SPEC = {
   'max-iterations': { type: 'string' },
@@ -36,29 +46,54 @@ const SPEC = {
 
 export async function runHookStart(argv: string[], io: RunIo): Promise<number> {
   // The runner's own agent runs are already looped by the runner: a loop inside one would fight it.
-  if (io.env.RALPH_RUNNER === '1' || io.env.RALPH_REVIEW === '1') throw new LoopExit(LOOP_EXIT.refused, 'hook start: this session is run by ralphkit\'s runner (RALPH_RUNNER=1), which already loops and verifies it', 'start in-session loops only in your own Claude Code session');
+  if (io.env.RALPH_RUNNER === '1' || io.env.RALPH_REVIEW === '1')
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      "hook start: this session is run by ralphkit's runner (RALPH_RUNNER=1), which already loops and verifies it",
+      'start in-session loops only in your own Claude Code session',
+    );
   const { options, sessionId } = parseStartArgs(argv, io.env);
   const repoRoot = await resolveRepoRoot(io.cwd);
   const top = realpathSync(repoRoot);
   const warnings: string[] = [];
   const state = newSessionState(sessionId, options, io.env);
   const run = sessionRun(repoRoot, state, io, createHookEmit(repoRoot, sessionId, warnings));
-  if (!run.options.sandbox) warnings.push(`the checks of each stop run without the sandbox (${describeNoSandbox(io.env)}): the code they run has your rights`);
-  if (!hasStopHook(repoRoot)) warnings.push('ralphkit\'s Stop hook is not in .claude/settings.json or .claude/settings.local.json, so no stop will be verified and the loop will not go round; add it with: ralphkit install --claude-hook');
+  if (!run.options.sandbox)
+    warnings.push(
+      `the checks of each stop run without the sandbox (${describeNoSandbox(io.env)}): the code they run has your rights`,
+    );
+  if (!hasStopHook(repoRoot))
+    warnings.push(
+      "ralphkit's Stop hook is not in .claude/settings.json or .claude/settings.local.json, so no stop will be verified and the loop will not go round; add it with: ralphkit install --claude-hook",
+    );
   const prd = await readPlan(run.paths, run.emit);
   refuseExamplePlan(prd, run.paths);
   checkPromptFile(run.paths);
   const head = await headSha(repoRoot);
-  if (!head) throw new LoopExit(LOOP_EXIT.refused, 'hook start: this repository has no commit yet, so there is no plan commit to pin the tests at', 'commit the plan and the code (git add -A && git commit -m "plan"), then start the loop again');
+  if (!head)
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      'hook start: this repository has no commit yet, so there is no plan commit to pin the tests at',
+      'commit the plan and the code (git add -A && git commit -m "plan"), then start the loop again',
+    );
   refuseBusyTree(repoRoot, sessionId);
   const baseline = renderStartBaseline(prd);
   // Sealed as the runner seals its refs (verify/anchors.ts): each stop holds them against the seal before using them.
   await anchorNewLoop(top, sessionId, head, baseline, holdVerdictKey(run.emit));
   const replaced = readSessionState(repoRoot, sessionId)?.status === 'running';
   clearCancelMarker(repoRoot, sessionId);
-  guardStart(repoRoot, statePath(repoRoot, sessionId), () => saveSessionState(repoRoot, state, {}), 'the in-session loop cannot record its state');
+  guardStart(
+    repoRoot,
+    statePath(repoRoot, sessionId),
+    () => saveSessionState(repoRoot, state, {}),
+    'the in-session loop cannot record its state',
+  );
   recheckBusyTree(repoRoot, state);
-  io.stdout(renderStartMessage(state, replaced, warnings) + renderPreamble(run.paths, options, prd) + readFileSync(run.paths.prompt, 'utf8'));
+  io.stdout(
+    renderStartMessage(state, replaced, warnings) +
+      renderPreamble(run.paths, options, prd) +
+      readFileSync(run.paths.prompt, 'utf8'),
+  );
   return 0;
 }
 
@@ -70,14 +105,28 @@ function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv): { options: Sess
     throw usageExit(`hook start: ${renderParseError((err as Error).message, argv)}`, START_HINT);
   }
   const sessionId = values['session-id'] ?? env.CLAUDE_CODE_SESSION_ID;
-  if (!sessionId) throw usageExit('hook start: no Claude Code session to loop in (no --session-id, and CLAUDE_CODE_SESSION_ID is not set)', START_HINT);
-  if (!LOOP_ID.test(sessionId)) throw usageExit(`hook start: "${sessionId}" is not a session id ralphkit can name a folder after`, START_HINT);
+  if (!sessionId)
+    throw usageExit(
+      'hook start: no Claude Code session to loop in (no --session-id, and CLAUDE_CODE_SESSION_ID is not set)',
+      START_HINT,
+    );
+  if (!LOOP_ID.test(sessionId))
+    throw usageExit(`hook start: "${sessionId}" is not a session id ralphkit can name a folder after`, START_HINT);
   return {
     sessionId,
     options: {
-      maxIterations: values['max-iterations'] === undefined ? DEFAULT_OPTIONS.maxIterations : integer(values['max-iterations'], '--max-iterations', 1),
-      completionPromise: values['completion-promise'] === undefined ? DEFAULT_OPTIONS.completionPromise : completionWord(values['completion-promise']),
-      checkTimeoutMs: values['check-timeout'] === undefined ? DEFAULT_OPTIONS.checkTimeoutMs : duration(values['check-timeout'], '--check-timeout', 1),
+      maxIterations:
+        values['max-iterations'] === undefined
+          ? DEFAULT_OPTIONS.maxIterations
+          : integer(values['max-iterations'], '--max-iterations', 1),
+      completionPromise:
+        values['completion-promise'] === undefined
+          ? DEFAULT_OPTIONS.completionPromise
+          : completionWord(values['completion-promise']),
+      checkTimeoutMs:
+        values['check-timeout'] === undefined
+          ? DEFAULT_OPTIONS.checkTimeoutMs
+          : duration(values['check-timeout'], '--check-timeout', 1),
       verifyInPlace: values['verify-in-place'] === true,
     },
   };
@@ -91,7 +140,8 @@ function recheckBusyTree(repoRoot: string, state: LoopState): void {
   try {
     refuseBusyTree(repoRoot, state.id);
   } catch (err) {
-    if (err instanceof LoopExit) saveSessionState(repoRoot, state, { status: 'failed', exitCode: err.code, message: err.message });
+    if (err instanceof LoopExit)
+      saveSessionState(repoRoot, state, { status: 'failed', exitCode: err.code, message: err.message });
     throw err;
   }
 }
@@ -106,14 +156,43 @@ function hasStopHook(repoRoot: string): boolean {
 
 /** Claude Code runs the command (and the hook) as a child of itself: its pid tells status whether the session is alive. */
 function newSessionState(id: string, options: SessionOptions, env: NodeJS.ProcessEnv): LoopState {
-  const pid = Number(env.CLAUDE_PID) > 0 && Number.isInteger(Number(env.CLAUDE_PID)) ? Number(env.CLAUDE_PID) : process.ppid;
+  const pid =
+    Number(env.CLAUDE_PID) > 0 && Number.isInteger(Number(env.CLAUDE_PID)) ? Number(env.CLAUDE_PID) : process.ppid;
   const now = new Date().toISOString();
   const stored = { ...DEFAULT_OPTIONS, ...options, agent: 'claude' as const };
-  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, notify: _no, onExit: _oe, webhook: _w, acceptPinChanges: _ap, repin: _rp, acceptPlanEdits: _ae, agent: _a, ...kept } = stored;
+  const {
+    resume: _r,
+    resumeLast: _l,
+    name: _n,
+    dryRun: _d,
+    help: _h,
+    json: _j,
+    notify: _no,
+    onExit: _oe,
+    webhook: _w,
+    acceptPinChanges: _ap,
+    repin: _rp,
+    acceptPlanEdits: _ae,
+    agent: _a,
+    ...kept
+  } = stored;
   return {
-    id, agent: IN_SESSION_AGENT, prd: DEFAULT_OPTIONS.prd, iteration: 0, iterationDone: true,
-    maxIterations: planStopLimit(options.maxIterations, readBlockCap(env)), status: 'running', pid, pidStart: processStart(pid),
-    startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options: kept, inSession: true,
+    id,
+    agent: IN_SESSION_AGENT,
+    prd: DEFAULT_OPTIONS.prd,
+    iteration: 0,
+    iterationDone: true,
+    maxIterations: planStopLimit(options.maxIterations, readBlockCap(env)),
+    status: 'running',
+    pid,
+    pidStart: processStart(pid),
+    startedAt: now,
+    updatedAt: now,
+    costUsd: 0,
+    exitCode: null,
+    noProgressStreak: 0,
+    options: kept,
+    inSession: true,
   };
 }
 

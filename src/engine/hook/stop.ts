@@ -13,7 +13,16 @@ import { resolveRepoRoot } from '../git/git.js';
 import { renderPreamble } from '../core/preamble.js';
 import { SESSION_CANCEL_PENDING, isCancelRequested } from '../store/cancel.js';
 import { LoopExit, describeError } from '../errors.js';
-import { createHookEmit, planStopLimit, readBlockCap, readSessionState, readVerifyDeadline, saveSessionState, sessionRun, sessionStateProblem } from './session.js';
+import {
+  createHookEmit,
+  planStopLimit,
+  readBlockCap,
+  readSessionState,
+  readVerifyDeadline,
+  saveSessionState,
+  sessionRun,
+  sessionStateProblem,
+} from './session.js';
 import { VerificationTimedOut, verifySessionStop } from './verify-stop.js';
 import { decideStop, renderEndNotice } from './decide.js';
 
@@ -32,7 +41,11 @@ const CANCELLED = 'cancelled by ralphkit cancel; the session was let stop';
 /** More than any hook input Claude Code sends (its last assistant message included), less than a runaway pipe. */
 const MAX_INPUT_BYTES = 16 * 1024 * 1024;
 
-export async function runHookStop(argv: readonly string[], io: RunIo, readInput: () => Promise<string>): Promise<number> {
+export async function runHookStop(
+  argv: readonly string[],
+  io: RunIo,
+  readInput: () => Promise<string>,
+): Promise<number> {
   if (argv.length !== 0) {
     io.stderr(`ralph: hook stop: takes no arguments (got ${argv.join(' ')}); the session may stop\n`);
     return 1;
@@ -49,7 +62,8 @@ export async function runHookStop(argv: readonly string[], io: RunIo, readInput:
   const repoRoot = await resolveRepoRoot(io.cwd).catch(() => null);
   const state = repoRoot ? readSessionState(repoRoot, input.sessionId) : null;
   if (!repoRoot || !state) return 0;
-  if (state.status === 'cancelled' && state.message === SESSION_CANCEL_PENDING) return endLoop(repoRoot, state, 'cancelled', 130, CANCELLED, io);
+  if (state.status === 'cancelled' && state.message === SESSION_CANCEL_PENDING)
+    return endLoop(repoRoot, state, 'cancelled', 130, CANCELLED, io);
   if (state.status !== 'running') return 0;
   try {
     return await stopIteration(repoRoot, state, input, io);
@@ -60,7 +74,9 @@ export async function runHookStop(argv: readonly string[], io: RunIo, readInput:
       return endLoop(repoRoot, state, err.status, err.code, err.hint ? `${err.message}; ${err.hint}` : err.message, io);
     }
     const why = `the stop hook failed at iteration ${state.iteration}: ${describeError(err as Error)}`;
-    io.stderr(`ralph: hook stop: ${why}; letting the session stop (the loop is over; start it again with /ralph-loop)\n`);
+    io.stderr(
+      `ralph: hook stop: ${why}; letting the session stop (the loop is over; start it again with /ralph-loop)\n`,
+    );
     return endLoop(repoRoot, state, 'failed', 1, why, io);
   }
 }
@@ -75,22 +91,41 @@ async function stopIteration(repoRoot: string, state: LoopState, input: StopHook
   saveSessionState(repoRoot, state, { iteration, iterationDone: false, maxIterations: limit });
   const run = sessionRun(repoRoot, state, io, createHookEmit(repoRoot, state.id, []));
   // Logged, never decided on: a turn's stops after a block all say true, and the count above is what limits the loop.
-  run.emit({ type: 'info', message: `stop ${iteration} of at most ${limit} (stop_hook_active: ${input.stopHookActive}): verifying the claims` });
+  run.emit({
+    type: 'info',
+    message: `stop ${iteration} of at most ${limit} (stop_hook_active: ${input.stopHookActive}): verifying the claims`,
+  });
   const deadline = readVerifyDeadline(io.env);
   let outcome;
   try {
     outcome = await verifySessionStop(run, state, iteration, AbortSignal.timeout(deadline));
   } catch (err) {
     if (!(err instanceof VerificationTimedOut)) throw err;
-    return endLoop(repoRoot, state, 'interrupted', 130, `verification timed out after ${Math.round(deadline / 1000)} s at iteration ${iteration} (the hook has ${Math.round(deadline / 1000)} s of Claude Code's 600); nothing was decided about the claims; the session was let stop`, io);
+    return endLoop(
+      repoRoot,
+      state,
+      'interrupted',
+      130,
+      `verification timed out after ${Math.round(deadline / 1000)} s at iteration ${iteration} (the hook has ${Math.round(deadline / 1000)} s of Claude Code's 600); nothing was decided about the claims; the session was let stop`,
+      io,
+    );
   }
   // `ralphkit cancel` while the checks ran rewrote state.json; blocking now would write `running` over it.
   if (cancelledMeanwhile(repoRoot, state.id)) return endLoop(repoRoot, state, 'cancelled', 130, CANCELLED, io);
   const tag = detectTag(input.lastMessage, state.options.completionPromise);
-  const decision = decideStop({ id: state.id, iteration, limit, outcome, tag, completionPromise: state.options.completionPromise });
+  const decision = decideStop({
+    id: state.id,
+    iteration,
+    limit,
+    outcome,
+    tag,
+    completionPromise: state.options.completionPromise,
+  });
   if (decision.allow) return endLoop(repoRoot, state, decision.status, decision.exitCode, decision.message, io);
   saveSessionState(repoRoot, state, { iterationDone: true });
-  io.stdout(`${JSON.stringify({ decision: 'block', reason: `${decision.reason}\n\n${renderLoopPrompt(run.paths, state, outcome.prd)}` })}\n`);
+  io.stdout(
+    `${JSON.stringify({ decision: 'block', reason: `${decision.reason}\n\n${renderLoopPrompt(run.paths, state, outcome.prd)}` })}\n`,
+  );
   return 0;
 }
 
@@ -104,7 +139,14 @@ function cancelledMeanwhile(repoRoot: string, id: string): boolean {
  * how the user hears of it: Claude Code 2.1.332 shows it as "Stop says: …" and never hands it to the model
  * (docs/agents.md "Claude Code Stop hooks").
  */
-function endLoop(repoRoot: string, state: LoopState, status: LoopState['status'], exitCode: number, message: string, io: RunIo): number {
+function endLoop(
+  repoRoot: string,
+  state: LoopState,
+  status: LoopState['status'],
+  exitCode: number,
+  message: string,
+  io: RunIo,
+): number {
   try {
     saveSessionState(repoRoot, state, { status, exitCode, message, iterationDone: true });
   } catch {
@@ -131,14 +173,20 @@ export function parseStopHookInput(text: string): StopHookInput {
   try {
     data = JSON.parse(text);
   } catch {
-    throw new Error(`the hook input on stdin is not JSON (${text.trim() ? `${text.length} characters` : 'it is empty'}); Claude Code sends a JSON object`);
+    throw new Error(
+      `the hook input on stdin is not JSON (${text.trim() ? `${text.length} characters` : 'it is empty'}); Claude Code sends a JSON object`,
+    );
   }
-  if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new Error('the hook input on stdin is not a JSON object');
+  if (typeof data !== 'object' || data === null || Array.isArray(data))
+    throw new Error('the hook input on stdin is not a JSON object');
   const input = data as Record<string, unknown>;
   if (input.hook_event_name !== undefined && input.hook_event_name !== 'Stop') {
-    throw new Error(`the hook input is for ${JSON.stringify(input.hook_event_name)}, not Stop: configure \`ralph.mjs hook stop\` under "Stop" only`);
+    throw new Error(
+      `the hook input is for ${JSON.stringify(input.hook_event_name)}, not Stop: configure \`ralph.mjs hook stop\` under "Stop" only`,
+    );
   }
-  if (typeof input.session_id !== 'string' || !SESSION_ID.test(input.session_id)) throw new Error('the hook input has no usable session_id');
+  if (typeof input.session_id !== 'string' || !SESSION_ID.test(input.session_id))
+    throw new Error('the hook input has no usable session_id');
   return {
     sessionId: input.session_id,
     stopHookActive: input.stop_hook_active === true,
@@ -150,7 +198,10 @@ export function parseStopHookInput(text: string): StopHookInput {
 
 /** The process's stdin, whole; refused when it is a terminal (a person typed the command) or too large. */
 export async function readStdin(): Promise<string> {
-  if (process.stdin.isTTY) throw new Error("no hook input: stdin is a terminal; Claude Code runs this command with the Stop hook's JSON on stdin");
+  if (process.stdin.isTTY)
+    throw new Error(
+      "no hook input: stdin is a terminal; Claude Code runs this command with the Stop hook's JSON on stdin",
+    );
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of process.stdin as AsyncIterable<Buffer>) {

@@ -26,7 +26,6 @@ export interface StopOutcome {
   restored: string[];
 }
 
-
 /**
  * A session's loop has no sandbox and no reviewer (sessionOptionsOf keeps neither option): its checks run as the
  * runner's do without --sandbox, and the reviewer's back-off is never read.
@@ -36,33 +35,59 @@ const SESSION_WIRING: PipelineWiring = { sandbox: () => undefined, retryBaseMs: 
 /** Thrown when the deadline stopped the checks: nothing was decided about the claims. */
 export class VerificationTimedOut extends Error {}
 
-export async function verifySessionStop(run: RunContext, state: LoopState, iteration: number, signal: AbortSignal): Promise<StopOutcome> {
+export async function verifySessionStop(
+  run: RunContext,
+  state: LoopState,
+  iteration: number,
+  signal: AbortSignal,
+): Promise<StopOutcome> {
   const top = realpathSync(run.paths.repoRoot);
   // Before anything reads them: the pins and the plan record are what this loop sealed (hook start, the last stop).
   await holdResumeAnchors(top, run.id, run.options, run.emit, renderSessionAnchorHint);
   const baseline = await readBaseline(top, run.id);
-  if (baseline === null) throw new LoopExit(LOOP_EXIT.refused, `the loop's plan record (refs/ralphkit/loops/${run.id}/plan) is gone, so its claims cannot be judged`, 'start the loop again: /ralph-loop');
-  const trust = Object.assign(await establishTrust(run.paths, top, run.id, true, run.options, baseline, run.emit), { recorded: true });
+  if (baseline === null)
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `the loop's plan record (refs/ralphkit/loops/${run.id}/plan) is gone, so its claims cannot be judged`,
+      'start the loop again: /ralph-loop',
+    );
+  const trust = Object.assign(await establishTrust(run.paths, top, run.id, true, run.options, baseline, run.emit), {
+    recorded: true,
+  });
   const pipeline: Pipeline = { run, state, trust, wiring: SESSION_WIRING };
   const head = await headSha(run.paths.repoRoot);
   let result;
   try {
-    result = await verifyClaims(pipeline, { iteration, prdBefore: baseline, head, planEditHint: renderSessionPlanEditHint(run.id) }, signal);
+    result = await verifyClaims(
+      pipeline,
+      { iteration, prdBefore: baseline, head, planEditHint: renderSessionPlanEditHint(run.id) },
+      signal,
+    );
   } catch (err) {
     if (err instanceof LoopExit && err.code === LOOP_EXIT.interrupted) throw new VerificationTimedOut(err.message);
     throw err;
   }
   const restored = result.restored;
-  if (!result.allPass) return { verdicts: result.verdicts, prd: result.prd, allPass: false, gateRejected: [], restored };
+  if (!result.allPass)
+    return { verdicts: result.verdicts, prd: result.prd, allPass: false, gateRejected: [], restored };
   // Every story says passes: only the final gate on this commit turns that into the end of the loop (as core/loop.ts).
   const gate = await finalGate(pipeline, iteration, signal);
   if (gate.interrupted) throw new VerificationTimedOut('interrupted during the final gate');
   const gateRejected = gate.verdicts.filter((v) => v.status === 'rejected');
-  return { verdicts: result.verdicts, prd: gate.passed ? result.prd : gate.prd, allPass: gate.passed, gateRejected, restored };
+  return {
+    verdicts: result.verdicts,
+    prd: gate.passed ? result.prd : gate.prd,
+    allPass: gate.passed,
+    gateRejected,
+    restored,
+  };
 }
 
 /** What the owner types when a session loop's refs moved: put the loop's own back, or start a new loop. */
-export function renderSessionAnchorHint(loopId: string, sealed: { pins: string | null; plan: string | null } | null): string {
+export function renderSessionAnchorHint(
+  loopId: string,
+  sealed: { pins: string | null; plan: string | null } | null,
+): string {
   const back = renderPutBack(loopId, sealed);
   return `${back ? `if you did not move them, put the loop's own back (${back}) and type /ralph-loop to start a new loop on the same plan; ` : ''}otherwise start a new loop from the plan as committed now: /ralph-loop`;
 }

@@ -3,7 +3,18 @@
 // the sandbox's sight (its /tmp is private; inside, the layer is only ever seen at $HOME), and never read by checks,
 // the reviewer or a later loop. Removed when the runner exits; a runner killed with -9 leaves it to the next start's
 // sweep.
-import { constants, cpSync, copyFileSync, existsSync, lstatSync, mkdirSync, readdirSync, realpathSync, rmSync, statSync } from 'node:fs';
+import {
+  constants,
+  cpSync,
+  copyFileSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  statSync,
+} from 'node:fs';
 import path from 'node:path';
 import type { RunContext } from '../types.js';
 import { MERGED, STATE_SKIPPED, planHomeLayer, statePathOf, type HomeListing } from '../agents/sandbox-home.js';
@@ -27,7 +38,8 @@ export function prepareAgentHome(run: RunContext, home: string): { dir: string; 
   }
   // What an earlier run left is the agent's: a folder the runner writes into must still be a folder of the layer,
   // not a link the agent put there (the runner would write or delete on the host, where it points).
-  for (const rel of [...plan.merged, ...LOGINS.map((p) => path.dirname(p)).filter((p) => listing.entries.includes(p))]) keepFolder(dir, rel);
+  for (const rel of [...plan.merged, ...LOGINS.map((p) => path.dirname(p)).filter((p) => listing.entries.includes(p))])
+    keepFolder(dir, rel);
   refreshLogins(home, dir);
   clearMountPoints(home, dir, plan.readOnly);
   return { dir, readOnly: plan.readOnly };
@@ -55,9 +67,12 @@ export function readHomeListing(home: string, env: NodeJS.ProcessEnv): HomeListi
   for (const rel of MERGED) {
     const parent = path.posix.dirname(rel);
     const names = parent === '.' ? entries : merged[parent];
-    if (names?.includes(path.posix.basename(rel)) && isRealDir(path.join(home, rel))) merged[rel] = safeList(path.join(home, rel));
+    if (names?.includes(path.posix.basename(rel)) && isRealDir(path.join(home, rel)))
+      merged[rel] = safeList(path.join(home, rel));
   }
-  const extraState = [env.CLAUDE_CONFIG_DIR, env.CODEX_HOME].map((d) => statePathOf(home, d)).filter((p): p is string => !!p);
+  const extraState = [env.CLAUDE_CONFIG_DIR, env.CODEX_HOME]
+    .map((d) => statePathOf(home, d))
+    .filter((p): p is string => !!p);
   return { home, entries, merged, extraState };
 }
 
@@ -74,7 +89,12 @@ function seedLayer(home: string, dir: string, copy: string[]): void {
     } catch {
       continue;
     }
-    cpSync(source, path.join(dir, rel), { recursive: true, verbatimSymlinks: true, mode: constants.COPYFILE_FICLONE, filter: (src) => !skipped.has(path.join(home, rel, path.relative(source, src))) });
+    cpSync(source, path.join(dir, rel), {
+      recursive: true,
+      verbatimSymlinks: true,
+      mode: constants.COPYFILE_FICLONE,
+      filter: (src) => !skipped.has(path.join(home, rel, path.relative(source, src))),
+    });
   }
 }
 
@@ -118,7 +138,8 @@ function clearMountPoints(home: string, dir: string, readOnly: string[]): void {
       continue;
     }
     const realIsDir = isDirFollowing(p);
-    if (st.isSymbolicLink() || st.isDirectory() !== realIsDir || (st.isDirectory() && safeList(inLayer).length)) rmSync(inLayer, { recursive: true, force: true });
+    if (st.isSymbolicLink() || st.isDirectory() !== realIsDir || (st.isDirectory() && safeList(inLayer).length))
+      rmSync(inLayer, { recursive: true, force: true });
   }
 }
 

@@ -7,7 +7,18 @@ import type { Prd } from '../../prd/types.js';
 import { branchNameProblem } from '../../prd/branch-name.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
-import { checkoutBranch, readObjects, readFileAt, readFileOnBranch, readHead, runGit, commitRunnerFiles, readDirtyPaths, type DirtyEntry, type HeadState } from '../git/git.js';
+import {
+  checkoutBranch,
+  readObjects,
+  readFileAt,
+  readFileOnBranch,
+  readHead,
+  runGit,
+  commitRunnerFiles,
+  readDirtyPaths,
+  type DirtyEntry,
+  type HeadState,
+} from '../git/git.js';
 import { lastBranchPath, lastPlanPath } from '../store/layout.js';
 import { applyBranchArchive, ensureProgressFile } from '../store/progress.js';
 import { planPrdRepair, sameJson } from '../verify/prd-diff.js';
@@ -62,12 +73,17 @@ interface HeadFiles extends HeadState {
  * --batch too, which answers "missing" only when no ref has that name: any other answer is checked again on checkout.
  */
 async function readHeadFiles(paths: RunPaths, branch: string, known: HeadState | null): Promise<HeadFiles> {
-  const { otherExists, ...at }: HeadState & { otherExists?: boolean } = known ?? (await readHead(paths.repoRoot, branch));
+  const { otherExists, ...at }: HeadState & { otherExists?: boolean } =
+    known ?? (await readHead(paths.repoRoot, branch));
   if (at.head === null) return { ...at, exists: otherExists, plan: null, progress: null, prompt: null };
-  const inRepo = (file: string) => !relPath(paths.repoRoot, file).startsWith('../') && !path.isAbsolute(relPath(paths.repoRoot, file));
+  const inRepo = (file: string) =>
+    !relPath(paths.repoRoot, file).startsWith('../') && !path.isAbsolute(relPath(paths.repoRoot, file));
   const files = [paths.prd, paths.progress, paths.prompt].filter(inRepo);
   const asks = known && at.branch !== branch;
-  const specs = [...files.map((f) => `${at.head}:${relPath(paths.repoRoot, f).split('\\').join('/')}`), ...(asks ? [`refs/heads/${branch}`] : [])];
+  const specs = [
+    ...files.map((f) => `${at.head}:${relPath(paths.repoRoot, f).split('\\').join('/')}`),
+    ...(asks ? [`refs/heads/${branch}`] : []),
+  ];
   const objects = await readObjects(paths.repoRoot, specs);
   const blob = (file: string) => {
     const i = files.indexOf(file);
@@ -76,12 +92,20 @@ async function readHeadFiles(paths: RunPaths, branch: string, known: HeadState |
   };
   const plan = blob(paths.prd);
   const exists = asks ? (objects[specs.length - 1] === null ? false : undefined) : otherExists;
-  return { ...at, exists, plan: plan?.text ?? null, planBlob: plan?.sha, progress: blob(paths.progress)?.text ?? null, prompt: blob(paths.prompt)?.text ?? null };
+  return {
+    ...at,
+    exists,
+    plan: plan?.text ?? null,
+    planBlob: plan?.sha,
+    progress: blob(paths.progress)?.text ?? null,
+    prompt: blob(paths.prompt)?.text ?? null,
+  };
 }
 
 /** The prompt and the plan as committed at `head`, for the steps after the start (HEAD has not moved since they were read). */
 function readAtHead(paths: RunPaths, head: string, at: HeadFiles): Pick<PreparedBranch, 'promptAtHead' | 'planAtHead'> {
-  const plan = at.planBlob !== undefined && at.plan !== null ? { planAtHead: { blob: at.planBlob, text: at.plan } } : {};
+  const plan =
+    at.planBlob !== undefined && at.plan !== null ? { planAtHead: { blob: at.planBlob, text: at.plan } } : {};
   return { promptAtHead: { key: `${head}:${relPath(paths.repoRoot, paths.prompt)}`, text: at.prompt }, ...plan };
 }
 
@@ -89,11 +113,18 @@ function readAtHead(paths: RunPaths, head: string, at: HeadFiles): Pick<Prepared
  * `start`: git status and HEAD as read under the locks just before (run/dirty-tree.ts). When the status lists none of
  * the runner's start files and the start writes none, there is nothing to commit and status is not read again.
  */
-export async function prepareBranch(run: RunContext, start?: { entries: readonly DirtyEntry[]; head: HeadState | null }): Promise<PreparedBranch> {
+export async function prepareBranch(
+  run: RunContext,
+  start?: { entries: readonly DirtyEntry[]; head: HeadState | null },
+): Promise<PreparedBranch> {
   const { paths } = run;
   const dirty = start?.entries;
   const at = await readHeadFiles(paths, run.branch, start?.head ?? null);
-  const started: StartFiles = { plan: readFileSync(paths.prd, 'utf8'), progress: readTextOrNull(paths.progress), editedPrompt: await readEditedPrompt(paths, async () => at.prompt) };
+  const started: StartFiles = {
+    plan: readFileSync(paths.prd, 'utf8'),
+    progress: readTextOrNull(paths.progress),
+    editedPrompt: await readEditedPrompt(paths, async () => at.prompt),
+  };
   const last = readLastBranch(paths);
   const oldBranch = last && last !== run.branch && !branchNameProblem(last) ? last : null;
   const undo: Undo = { origin: null, createdBranch: false, created: [], staged: false };
@@ -101,14 +132,22 @@ export async function prepareBranch(run: RunContext, start?: { entries: readonly
   try {
     const switched = await switchBranch(run, started, at, oldBranch !== null, undo);
     const parts = await writeStartFiles(run, started, oldBranch, switched.planCommitted, undo);
-    const untouched = dirty !== undefined && !dirty.some((e) => isStartFile(paths, e.path)) && !parts.length && !undo.created.length;
+    const untouched =
+      dirty !== undefined && !dirty.some((e) => isStartFile(paths, e.path)) && !parts.length && !undo.created.length;
     const committed = untouched ? undefined : await commitStartFiles(run, parts, undo);
     const head = committed ?? switched.head;
-    prepared = { head, ...(head !== undefined && head === at.head && head !== null ? readAtHead(paths, head, at) : {}) };
+    prepared = {
+      head,
+      ...(head !== undefined && head === at.head && head !== null ? readAtHead(paths, head, at) : {}),
+    };
   } catch (err) {
     await rollBack(run, started, undo);
     if (err instanceof LoopExit) throw err;
-    throw new LoopExit(LOOP_EXIT.refused, `could not prepare branch ${run.branch}: ${(err as Error).message}`, 'the working tree was put back as it was; fix the cause, then start again');
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `could not prepare branch ${run.branch}: ${(err as Error).message}`,
+      'the working tree was put back as it was; fix the cause, then start again',
+    );
   }
   const lastFile = lastBranchPath(paths.repoRoot, relPath(paths.repoRoot, paths.prd));
   mkdirSync(path.dirname(lastFile), { recursive: true });
@@ -122,7 +161,12 @@ export async function prepareBranch(run: RunContext, start?: { entries: readonly
  */
 export function isStartFile(paths: RunPaths, rel: string): boolean {
   const own = (p: string) => path.relative(paths.repoRoot, p).split(path.sep).join('/');
-  return rel === own(paths.prd) || rel === own(paths.progress) || rel === own(paths.prompt) || rel.startsWith(`${own(path.join(path.dirname(paths.prd), 'archive'))}/`);
+  return (
+    rel === own(paths.prd) ||
+    rel === own(paths.progress) ||
+    rel === own(paths.prompt) ||
+    rel.startsWith(`${own(path.join(path.dirname(paths.prd), 'archive'))}/`)
+  );
 }
 
 /**
@@ -130,7 +174,13 @@ export function isStartFile(paths: RunPaths, rel: string): boolean {
  * parked at its committed version so git can switch; writeStartFiles puts the user's text back afterwards.
  * Returns whether the user's plan was committed as it is (a clean copy, possibly stale).
  */
-async function switchBranch(run: RunContext, started: StartFiles, at: HeadFiles, resetsProgress: boolean, undo: Undo): Promise<{ planCommitted: boolean; head?: string | null }> {
+async function switchBranch(
+  run: RunContext,
+  started: StartFiles,
+  at: HeadFiles,
+  resetsProgress: boolean,
+  undo: Undo,
+): Promise<{ planCommitted: boolean; head?: string | null }> {
   const { repoRoot, prd, progress } = run.paths;
   const planCommitted = at.plan === started.plan;
   if (at.branch === run.branch) return { planCommitted, head: at.head };
@@ -154,26 +204,54 @@ async function park(repoRoot: string, file: string, text: string | null, committ
 }
 
 /** Puts the user's plan on the branch, archives the previous run, makes sure a log exists; returns commit message parts. */
-async function writeStartFiles(run: RunContext, started: StartFiles, oldBranch: string | null, planCommitted: boolean, undo: Undo): Promise<string[]> {
+async function writeStartFiles(
+  run: RunContext,
+  started: StartFiles,
+  oldBranch: string | null,
+  planCommitted: boolean,
+  undo: Undo,
+): Promise<string[]> {
   const { paths, emit } = run;
   const parts: string[] = [];
   const onBranch = readTextOrNull(paths.prd);
   if (onBranch !== started.plan) {
     // A clean copy with the same stories is a stale checkout of this plan: the branch holds the loop's progress on it.
     if (planCommitted && onBranch !== null && sameDefinition(onBranch, started.plan)) {
-      emit({ type: 'info', message: `kept ${relPath(paths.repoRoot, paths.prd)} as it is on ${run.branch}: the same plan, with the loop's progress` });
+      emit({
+        type: 'info',
+        message: `kept ${relPath(paths.repoRoot, paths.prd)} as it is on ${run.branch}: the same plan, with the loop's progress`,
+      });
     } else {
       atomicWriteFileSync(paths.prd, started.plan);
       parts.push(`start ${run.branch} with the plan the loop was started with`);
-      emit({ type: 'info', message: `${relPath(paths.repoRoot, paths.prd)} on ${run.branch} differed from the plan you started with; wrote yours back` });
+      emit({
+        type: 'info',
+        message: `${relPath(paths.repoRoot, paths.prd)} on ${run.branch} differed from the plan you started with; wrote yours back`,
+      });
     }
   }
   if (oldBranch) {
     const oldPrd = await readOldPlan(paths, oldBranch);
-    const archived = applyBranchArchive({ prdPath: paths.prd, progressPath: paths.progress, oldBranch, oldPrd, oldProgress: started.progress, now: new Date(), samePlan: sameText });
+    const archived = applyBranchArchive({
+      prdPath: paths.prd,
+      progressPath: paths.progress,
+      oldBranch,
+      oldPrd,
+      oldProgress: started.progress,
+      now: new Date(),
+      samePlan: sameText,
+    });
     undo.created.push(...archived.created);
-    if (archived.dir) emit({ type: 'info', message: `branch changed from ${oldBranch}: archived the previous run to ${relPath(paths.repoRoot, archived.dir)}` });
-    else emit({ type: 'info', message: `branch changed from ${oldBranch}: nothing new to archive (already in ralph/archive/, or empty)` });
+    if (archived.dir)
+      emit({
+        type: 'info',
+        message: `branch changed from ${oldBranch}: archived the previous run to ${relPath(paths.repoRoot, archived.dir)}`,
+      });
+    else
+      emit({
+        type: 'info',
+        message: `branch changed from ${oldBranch}: nothing new to archive (already in ralph/archive/, or empty)`,
+      });
     if (archived.dir || archived.progressWritten) parts.push('archive the previous run and start a fresh progress.txt');
   } else if (ensureProgressFile(paths.progress, new Date())) {
     parts.push('start progress.txt');
@@ -209,12 +287,20 @@ async function rollBack(run: RunContext, started: StartFiles, undo: Undo): Promi
   try {
     for (const p of undo.created.reverse()) rmSync(p, { recursive: true, force: true });
     const prompt = started.editedPrompt !== null ? [run.paths.prompt] : [];
-    if (undo.staged) await runGit(repoRoot, ['reset', '-q', '--', ...[prd, progress, ...prompt].map((f) => relPath(repoRoot, f))]);
+    if (undo.staged)
+      await runGit(repoRoot, ['reset', '-q', '--', ...[prd, progress, ...prompt].map((f) => relPath(repoRoot, f))]);
     if (undo.origin) {
       // The branch's own versions first, so git can switch back without a conflict.
-      for (const file of [prd, progress, ...prompt]) restore(file, await readFileAt(repoRoot, 'HEAD', relPath(repoRoot, file)));
+      for (const file of [prd, progress, ...prompt])
+        restore(file, await readFileAt(repoRoot, 'HEAD', relPath(repoRoot, file)));
       const detached = /^[0-9a-f]{40,64}$/.test(undo.origin);
-      const back = await runGit(repoRoot, ['checkout', '--quiet', ...(detached ? ['--detach'] : []), undo.origin, '--']);
+      const back = await runGit(repoRoot, [
+        'checkout',
+        '--quiet',
+        ...(detached ? ['--detach'] : []),
+        undo.origin,
+        '--',
+      ]);
       if (back.code !== 0) throw new Error(`git checkout ${undo.origin}: ${back.stderr.trim()}`);
       if (undo.createdBranch) await runGit(repoRoot, ['branch', '-q', '-D', run.branch]);
     }
@@ -222,7 +308,10 @@ async function rollBack(run: RunContext, started: StartFiles, undo: Undo): Promi
     restore(progress, started.progress);
     if (started.editedPrompt !== null) restore(run.paths.prompt, started.editedPrompt);
   } catch (err) {
-    run.emit({ type: 'warn', message: `could not put everything back after the failed start: ${(err as Error).message}` });
+    run.emit({
+      type: 'warn',
+      message: `could not put everything back after the failed start: ${(err as Error).message}`,
+    });
   }
 }
 
@@ -234,7 +323,10 @@ function restore(file: string, text: string | null): void {
 // The old plan: the copy the last run left when it ended, else the one committed on the old branch. The plan on
 // disk never is: it names the new branch by the time branchName has changed.
 async function readOldPlan(paths: RunPaths, oldBranch: string): Promise<string | null> {
-  const candidates = [readTextOrNull(lastPlanPath(paths.repoRoot, relPath(paths.repoRoot, paths.prd))), await readFileOnBranch(paths.repoRoot, oldBranch, relPath(paths.repoRoot, paths.prd))];
+  const candidates = [
+    readTextOrNull(lastPlanPath(paths.repoRoot, relPath(paths.repoRoot, paths.prd))),
+    await readFileOnBranch(paths.repoRoot, oldBranch, relPath(paths.repoRoot, paths.prd)),
+  ];
   return candidates.find((text) => text !== null && namesBranch(text, oldBranch)) ?? null;
 }
 

@@ -1,7 +1,20 @@
 // The real edges of one run, handed to the loop (core/loop.ts) as LoopDeps: each member is one named function of
 // this folder or an edge module, so the loop itself sees no fs, git or processes.
 import { readFileSync } from 'node:fs';
-import type { AgentResult, BudgetGate, GateOutcome, LoopConfig, LoopDeps, LoopState, OwnStatusMemo, RunContext, RunOptions, RunPaths, SaveReason, VerifyResult } from '../types.js';
+import type {
+  AgentResult,
+  BudgetGate,
+  GateOutcome,
+  LoopConfig,
+  LoopDeps,
+  LoopState,
+  OwnStatusMemo,
+  RunContext,
+  RunOptions,
+  RunPaths,
+  SaveReason,
+  VerifyResult,
+} from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { realClock } from '../clock.js';
 import { readChangedPaths } from '../git/git.js';
@@ -14,7 +27,14 @@ import { planAgentEnv } from '../agents/env.js';
 import { detectRateLimit, transientReason } from '../budget/ratelimit.js';
 import { relToTop } from '../../util/repo-path.js';
 import type { RunTrust } from '../verify/trust.js';
-import { finalGate as pipelineGate, verifyClaims as pipelineClaims, verifyInput as pipelineInput, type Claims, type Pipeline, type PipelineInput } from '../verify/pipeline.js';
+import {
+  finalGate as pipelineGate,
+  verifyClaims as pipelineClaims,
+  verifyInput as pipelineInput,
+  type Claims,
+  type Pipeline,
+  type PipelineInput,
+} from '../verify/pipeline.js';
 import { readPrompt, holdPrompt, restorePrompt, type PromptHold } from './prompt.js';
 import { renderPreamble, renderStoryNote, type StoryNote } from '../core/preamble.js';
 import { finishInterruptedIteration } from '../core/loop.js';
@@ -41,11 +61,20 @@ export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopCon
 }
 
 /** `promptAtHead`: the prompt as committed at the commit the loop starts on, when the start read it (run/branch.ts). */
-export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust, promptAtHead: PromptCache['at'] = null): LoopDeps {
+export function buildDeps(
+  run: RunContext,
+  state: LoopState,
+  budget: BudgetGate,
+  controller: AbortController,
+  trust: RunTrust,
+  promptAtHead: PromptCache['at'] = null,
+): LoopDeps {
   const { paths } = run;
   const signal = controller.signal;
   // git's folders, for the fingerprints (git/fingerprint.ts) that tell whether git's answers can have changed.
-  const dirs: GitDirs | null = trust.guard.ownGitDir ? { top: trust.topLevel, own: trust.guard.ownGitDir, common: trust.gitDir } : null;
+  const dirs: GitDirs | null = trust.guard.ownGitDir
+    ? { top: trust.topLevel, own: trust.guard.ownGitDir, common: trust.gitDir }
+    : null;
   const refs = new RefsView(paths.repoRoot, dirs);
   // The prompt as committed at a commit (which never changes), so an unedited prompt costs no git process.
   const promptAt: PromptCache = { at: promptAtHead };
@@ -77,7 +106,13 @@ export function buildDeps(run: RunContext, state: LoopState, budget: BudgetGate,
       return afterAgent(run, trust, refs, iteration, before, tips);
     },
     recordTimeout: (iteration, result) => recordTimeout(run, state.id, iteration, result),
-    verify: (iteration, prdBefore, head, offBranch, violation) => verifyClaims(run, pipeline, { iteration, prdBefore, head, offBranch, violation, ownStatus, ownFiles: prompt.toCommit.splice(0) }, signal),
+    verify: (iteration, prdBefore, head, offBranch, violation) =>
+      verifyClaims(
+        run,
+        pipeline,
+        { iteration, prdBefore, head, offBranch, violation, ownStatus, ownFiles: prompt.toCommit.splice(0) },
+        signal,
+      ),
     finalGate: (iteration) => pipelineGate(pipeline, iteration, signal),
   };
 }
@@ -95,21 +130,43 @@ function saveState(repoRoot: string, state: LoopState, at: SaveReason): void {
 
 /** This run's verification pipeline (verify/pipeline.ts), with what the run wires in: the checks' sandbox, the reviewer's back-off. */
 export function pipelineOf(run: RunContext, state: LoopState, trust: RunTrust): Pipeline {
-  return { run, state, trust, wiring: { sandbox: () => checkSandbox(run, trust), retryBaseMs: loopConfig(run.options, run.io.env).retryBaseMs } };
+  return {
+    run,
+    state,
+    trust,
+    wiring: { sandbox: () => checkSandbox(run, trust), retryBaseMs: loopConfig(run.options, run.io.env).retryBaseMs },
+  };
 }
 
 /** The pipeline's shared input, for the --parallel worker and the merge queue (run/parallel/). */
-export function verifyInput(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal): PipelineInput {
+export function verifyInput(
+  run: RunContext,
+  state: LoopState,
+  trust: RunTrust,
+  iteration: number,
+  signal: AbortSignal,
+): PipelineInput {
   return pipelineInput(pipelineOf(run, state, trust), iteration, signal);
 }
 
 /** The pipeline's final gate, for the --parallel coordinator. */
-export function finalGate(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal): Promise<GateOutcome> {
+export function finalGate(
+  run: RunContext,
+  state: LoopState,
+  trust: RunTrust,
+  iteration: number,
+  signal: AbortSignal,
+): Promise<GateOutcome> {
   return pipelineGate(pipelineOf(run, state, trust), iteration, signal);
 }
 
 /** A first commit ever is work; otherwise work is any changed path besides the plan, its progress log and the prompt. */
-async function committedWork(paths: RunPaths, topLevel: string, headBefore: string | null, headAfter: string | null): Promise<boolean> {
+async function committedWork(
+  paths: RunPaths,
+  topLevel: string,
+  headBefore: string | null,
+  headAfter: string | null,
+): Promise<boolean> {
   if (headBefore === null || headAfter === null) return headAfter !== null;
   // The prompt too: an agent that only rewrites its own instructions has done no work (and is warned about).
   const own = new Set([paths.prd, paths.progress, paths.prompt].map((p) => relToTop(topLevel, p)));
@@ -123,26 +180,62 @@ export interface AgentRunExtras {
   onPid?: (pid: number | undefined) => void;
 }
 
-export async function runAgent(run: RunContext, state: LoopState, trust: RunTrust, iteration: number, signal: AbortSignal, extras: AgentRunExtras = {}): Promise<AgentResult> {
+export async function runAgent(
+  run: RunContext,
+  state: LoopState,
+  trust: RunTrust,
+  iteration: number,
+  signal: AbortSignal,
+  extras: AgentRunExtras = {},
+): Promise<AgentResult> {
   const { paths, options, io } = run;
   const dir = loopDir(paths.repoRoot, state.id);
   // The baseline parsed, or (a resumed loop before its first settlement) its text.
   const baseline = trust.baselinePrd ?? (trust.baseline ? (JSON.parse(trust.baseline) as Prd) : undefined);
-  const prompt = renderPreamble(paths, options, baseline) + (extras.story ? renderStoryNote(extras.story) : '') + readPrompt(run, iteration);
+  const prompt =
+    renderPreamble(paths, options, baseline) +
+    (extras.story ? renderStoryNote(extras.story) : '') +
+    readPrompt(run, iteration);
   const scratch = options.sandbox ? ensureScratch(dir) : dir;
-  const agent = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt, runDir: scratch, iteration, env: io.env });
+  const agent = planAgent({
+    agent: options.agent,
+    agentCmd: options.agentCmd,
+    prompt,
+    runDir: scratch,
+    iteration,
+    env: io.env,
+  });
   // The runner's secrets stay with the runner, and a mark in the environment finds what the agent leaves behind.
   const story: Record<string, string> = extras.story ? { RALPH_STORY_ID: extras.story.id } : {};
-  const { env, token } = planAgentEnv(io.env, { RALPH_LOOP_ID: state.id, RALPH_ITERATION: String(iteration), RALPH_PRD: paths.prd, RALPH_PROGRESS: paths.progress, RALPH_RUN_DIR: scratch, ...story });
+  const { env, token } = planAgentEnv(io.env, {
+    RALPH_LOOP_ID: state.id,
+    RALPH_ITERATION: String(iteration),
+    RALPH_PRD: paths.prd,
+    RALPH_PROGRESS: paths.progress,
+    RALPH_RUN_DIR: scratch,
+    ...story,
+  });
   const sandbox = options.sandbox ? await sandboxCommand(run, trust, agent, scratch) : null;
   // inner: the command inside bwrap, so a shell that cannot start it is read as the agent not found (exit 2).
-  const plan = sandbox ? { ...agent, file: sandbox.file, args: sandbox.args, inner: { file: agent.file, args: agent.args } } : agent;
+  const plan = sandbox
+    ? { ...agent, file: sandbox.file, args: sandbox.args, inner: { file: agent.file, args: agent.args } }
+    : agent;
   // A pid left in the file after the agent exited is told apart from a live agent by its start time, and goes
   // with the next save.
-  const onPid = extras.onPid ?? ((pid: number | undefined) => (pid === undefined ? (state.agentPid = undefined) : writeState(paths.repoRoot, Object.assign(state, { agentPid: pid }))));
+  const onPid =
+    extras.onPid ??
+    ((pid: number | undefined) =>
+      pid === undefined
+        ? (state.agentPid = undefined)
+        : writeState(paths.repoRoot, Object.assign(state, { agentPid: pid })));
   try {
     const result = await runAgentOnce({
-      plan, cwd: paths.repoRoot, env, timeoutMs: options.iterationTimeoutMs, signal, logFile: iterationLogPath(paths.repoRoot, state.id, iteration),
+      plan,
+      cwd: paths.repoRoot,
+      env,
+      timeoutMs: options.iterationTimeoutMs,
+      signal,
+      logFile: iterationLogPath(paths.repoRoot, state.id, iteration),
       onTool: (text) => run.emit({ type: 'tool', iteration, text }),
       onStart: (pid) => onPid(pid),
     });
@@ -156,15 +249,31 @@ export async function runAgent(run: RunContext, state: LoopState, trust: RunTrus
 }
 
 /** The runner's files and git's configuration first (before any git command reads what the agent planted), then git. */
-async function afterAgent(run: RunContext, trust: RunTrust, refs: RefsView, iteration: number, headBefore: string | null, tips: string[]) {
+async function afterAgent(
+  run: RunContext,
+  trust: RunTrust,
+  refs: RefsView,
+  iteration: number,
+  headBefore: string | null,
+  tips: string[],
+) {
   const violation = guardRunnerFiles(run, trust, iteration);
-  return { ...(await inspectAgentGit(run, trust.topLevel, iteration, headBefore, tips, await refs.read())), ...(violation ? { violation } : {}) };
+  return {
+    ...(await inspectAgentGit(run, trust.topLevel, iteration, headBefore, tips, await refs.read())),
+    ...(violation ? { violation } : {}),
+  };
 }
 
 /** An iteration's claims through the pipeline; a pass that accepted a story is delivered (--deliver push, pr). */
-async function verifyClaims(run: RunContext, pipeline: Pipeline, claims: Claims, signal: AbortSignal): Promise<VerifyResult> {
+async function verifyClaims(
+  run: RunContext,
+  pipeline: Pipeline,
+  claims: Claims,
+  signal: AbortSignal,
+): Promise<VerifyResult> {
   const result = await pipelineClaims(pipeline, claims, signal);
-  if (result.verdicts.some((v) => v.status !== 'rejected')) await deliverBranch(run, `after iteration ${claims.iteration}`, claims.iteration);
+  if (result.verdicts.some((v) => v.status !== 'rejected'))
+    await deliverBranch(run, `after iteration ${claims.iteration}`, claims.iteration);
   return result;
 }
 
@@ -178,17 +287,31 @@ const NO_BUDGET: BudgetGate = { beforeStart: async () => {}, beforeIteration: as
  * the iteration had never been interrupted. A second interrupt here again decides nothing (exit 130). The claims
  * are the flips against the runner's own baseline, so nothing in ralph/.runs/ decides which they are.
  */
-export async function finishResumedIteration(run: RunContext, state: LoopState, signal: AbortSignal, trust: RunTrust): Promise<VerifyResult | null> {
+export async function finishResumedIteration(
+  run: RunContext,
+  state: LoopState,
+  signal: AbortSignal,
+  trust: RunTrust,
+): Promise<VerifyResult | null> {
   if (state.iterationDone || state.iteration < 1 || !state.verifying) return null;
   const base = trust.baseline ? (JSON.parse(trust.baseline) as Prd) : null;
   const now = JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
-  const open = new Set(base?.userStories.filter((s) => s.passes !== true).map((s) => s.id) ?? now.userStories.map((s) => s.id));
+  const open = new Set(
+    base?.userStories.filter((s) => s.passes !== true).map((s) => s.id) ?? now.userStories.map((s) => s.id),
+  );
   const pending = now.userStories.filter((s) => s.passes === true && !isSkipped(s) && open.has(s.id)).map((s) => s.id);
   const what = pending.length ? `checking ${pending.join(', ')} now` : 'finishing its verification now';
-  run.emit({ type: 'info', message: `iteration ${state.iteration} was interrupted while its claims were checked; ${what}, before the agent runs again` });
+  run.emit({
+    type: 'info',
+    message: `iteration ${state.iteration} was interrupted while its claims were checked; ${what}, before the agent runs again`,
+  });
   // buildDeps wants a controller; this one follows the run's signal, so Ctrl-C still reaches the checks.
   const controller = new AbortController();
   if (signal.aborted) controller.abort();
   else signal.addEventListener('abort', () => controller.abort(), { once: true });
-  return finishInterruptedIteration(state, loopConfig(run.options, run.io.env), buildDeps(run, state, NO_BUDGET, controller, trust));
+  return finishInterruptedIteration(
+    state,
+    loopConfig(run.options, run.io.env),
+    buildDeps(run, state, NO_BUDGET, controller, trust),
+  );
 }

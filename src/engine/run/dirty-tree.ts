@@ -31,7 +31,6 @@ function refusingEntries(paths: RunPaths, entries: DirtyEntry[]): DirtyEntry[] {
   return entries.filter((e) => !isStartFile(paths, e.path) && !e.path.startsWith(runs));
 }
 
-
 /**
  * Uncommitted work the loop did not make would be blamed on the agent (every claim rejected as uncommitted) or
  * swept into its commit. The plan, its log, the prompt and the archive are the runner's to commit, so they do not count.
@@ -63,7 +62,10 @@ export async function refuseDirtyTree(paths: RunPaths, resumed: LoopState | null
 /** The hint for `entries` (from readStartDirty), with what the runner recorded about files its checks wrote. */
 export function renderStartDirtyHint(paths: RunPaths, entries: readonly DirtyEntry[]): string {
   const untracked = entries.filter((e) => e.untracked).map((e) => e.path);
-  return renderDirtyHint(entries.map((e) => e.path), { untracked, fromChecks: readCheckLeftovers(path.join(paths.repoRoot, RUNS_DIR)) });
+  return renderDirtyHint(
+    entries.map((e) => e.path),
+    { untracked, fromChecks: readCheckLeftovers(path.join(paths.repoRoot, RUNS_DIR)) },
+  );
 }
 
 const LOOP_FILE_ROOTS = ['ralph/', '.claude/skills/', '.agents/skills/'];
@@ -91,9 +93,19 @@ export function renderDirtyHint(dirty: readonly string[], facts: DirtyHintFacts 
     return `the checks of an earlier run wrote ${renderIgnoreNames(fromChecks)} (the runner warned then): list ${fromChecks.length === 1 ? 'it' : 'them'} in .gitignore, then start again`;
   }
   const ignore = [
-    ...(fromChecks.length ? [`the checks of an earlier run wrote ${renderIgnoreNames(fromChecks)}: list ${fromChecks.length === 1 ? 'it' : 'them'} in .gitignore`] : []),
-    ...(guessed.length ? [`if a check or build writes ${renderIgnoreNames(guessed)}, list ${guessed.length === 1 ? 'it' : 'them'} in .gitignore instead`] : []),
-  ].map((part) => `; ${part}`).join('');
+    ...(fromChecks.length
+      ? [
+          `the checks of an earlier run wrote ${renderIgnoreNames(fromChecks)}: list ${fromChecks.length === 1 ? 'it' : 'them'} in .gitignore`,
+        ]
+      : []),
+    ...(guessed.length
+      ? [
+          `if a check or build writes ${renderIgnoreNames(guessed)}, list ${guessed.length === 1 ? 'it' : 'them'} in .gitignore instead`,
+        ]
+      : []),
+  ]
+    .map((part) => `; ${part}`)
+    .join('');
   return renderCommitHint(dirty, loopFiles) + ignore;
 }
 
@@ -110,5 +122,7 @@ function renderCommitHint(dirty: readonly string[], loopFiles: readonly string[]
 
 /** A few paths by name; folding them to folders could name one that also holds sources (`src/`). */
 function renderIgnoreNames(paths: readonly string[]): string {
-  return paths.length > SHOWN_IGNORE ? `${paths.slice(0, SHOWN_IGNORE).join(', ')} and ${paths.length - SHOWN_IGNORE} more` : paths.join(', ');
+  return paths.length > SHOWN_IGNORE
+    ? `${paths.slice(0, SHOWN_IGNORE).join(', ')} and ${paths.length - SHOWN_IGNORE} more`
+    : paths.join(', ');
 }

@@ -80,7 +80,8 @@ function renderDryRun(r: Record<string, unknown>, hint: string): string {
 }
 
 function renderWorkers(workers: number | null, worktree: boolean): string {
-  if (workers === null) return `one loop${worktree ? ', in a worktree of its own beside the repository' : ' in this working tree'}`;
+  if (workers === null)
+    return `one loop${worktree ? ', in a worktree of its own beside the repository' : ' in this working tree'}`;
   return `${workers} (--parallel), each in a worktree of its own on a story branch; each story verified on its branch, then merged through the queue with the stories waiting with it and verified again once per batch`;
 }
 

@@ -19,18 +19,65 @@ import { quoteArg } from '../../util/invocation.js';
 export function initialState(run: RunContext): LoopState {
   const now = new Date().toISOString();
   // Per invocation (PerInvocation in types.ts): the webhook URL is a secret, the others are this command's own.
-  const { resume: _r, resumeLast: _l, name: _n, dryRun: _d, help: _h, json: _j, notify: _no, onExit: _oe, webhook: _w, acceptPinChanges: _ap, repin: _rp, acceptPlanEdits: _ae, ...stored } = run.options;
+  const {
+    resume: _r,
+    resumeLast: _l,
+    name: _n,
+    dryRun: _d,
+    help: _h,
+    json: _j,
+    notify: _no,
+    onExit: _oe,
+    webhook: _w,
+    acceptPinChanges: _ap,
+    repin: _rp,
+    acceptPlanEdits: _ae,
+    ...stored
+  } = run.options;
   const rel = (p: string) => path.relative(run.paths.repoRoot, p);
   const { agent: agentName, ...rest } = stored;
-  const options: LoopState['options'] = { ...rest, ...(rest.agentCmd ? {} : { agent: agentName }), prd: rel(run.paths.prd), prompt: rel(run.paths.prompt) };
+  const options: LoopState['options'] = {
+    ...rest,
+    ...(rest.agentCmd ? {} : { agent: agentName }),
+    prd: rel(run.paths.prd),
+    prompt: rel(run.paths.prompt),
+  };
   const agent = run.options.agentCmd ? `cmd: ${run.options.agentCmd}` : run.options.agent;
   if (run.resumed) {
-    return { ...run.resumed, ...(run.worktree ? { worktree: run.worktree } : {}), branch: run.branch, agent, status: 'running', pid: process.pid, pidStart: ownProcessStart(), agentPid: undefined, updatedAt: now, exitCode: null, message: undefined, maxIterations: options.maxIterations, options };
+    return {
+      ...run.resumed,
+      ...(run.worktree ? { worktree: run.worktree } : {}),
+      branch: run.branch,
+      agent,
+      status: 'running',
+      pid: process.pid,
+      pidStart: ownProcessStart(),
+      agentPid: undefined,
+      updatedAt: now,
+      exitCode: null,
+      message: undefined,
+      maxIterations: options.maxIterations,
+      options,
+    };
   }
   return {
-    id: run.id, agent, prd: options.prd, ...(run.worktree ? { worktree: run.worktree } : {}), branch: run.branch,
-    iteration: 0, iterationDone: true, maxIterations: options.maxIterations, status: 'running', pid: process.pid, pidStart: ownProcessStart(),
-    startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options,
+    id: run.id,
+    agent,
+    prd: options.prd,
+    ...(run.worktree ? { worktree: run.worktree } : {}),
+    branch: run.branch,
+    iteration: 0,
+    iterationDone: true,
+    maxIterations: options.maxIterations,
+    status: 'running',
+    pid: process.pid,
+    pidStart: ownProcessStart(),
+    startedAt: now,
+    updatedAt: now,
+    costUsd: 0,
+    exitCode: null,
+    noProgressStreak: 0,
+    options,
   };
 }
 
@@ -44,16 +91,39 @@ export async function deliverOrNotMerged(run: RunContext, done: LoopExit, signal
   try {
     return await deliverMerged(run, done, signal);
   } catch (err) {
-    return new LoopExit(LOOP_EXIT.notMerged, `the loop is done, but the pull request was not merged: unexpected error: ${(err as Error).message}`, `merge it on GitHub by hand; your commits are on ${run.branch}; to verify and try again: ./ralph/ralph.sh --resume ${run.id}`);
+    return new LoopExit(
+      LOOP_EXIT.notMerged,
+      `the loop is done, but the pull request was not merged: unexpected error: ${(err as Error).message}`,
+      `merge it on GitHub by hand; your commits are on ${run.branch}; to verify and try again: ./ralph/ralph.sh --resume ${run.id}`,
+    );
   }
 }
 
-export function finish(run: RunContext, state: LoopState, exit: LoopExit, status: LoopStatus, trust: RunTrust | undefined): void {
+export function finish(
+  run: RunContext,
+  state: LoopState,
+  exit: LoopExit,
+  status: LoopStatus,
+  trust: RunTrust | undefined,
+): void {
   // Interrupted while waiting for the merge: the work is done, so the hinted --resume-last is no new iteration.
   const mergePending = run.mergeInterrupted && exit.code === LOOP_EXIT.interrupted ? true : undefined;
-  Object.assign(state, { status, exitCode: exit.code, message: exit.message, agentPid: undefined, mergePending, updatedAt: new Date().toISOString() });
+  Object.assign(state, {
+    status,
+    exitCode: exit.code,
+    message: exit.message,
+    agentPid: undefined,
+    mergePending,
+    updatedAt: new Date().toISOString(),
+  });
   const plan = readTextOrNull(run.paths.prd);
-  run.ending = planEnding(state, exit.code, status, trust?.baseline ?? plan, reportsCost(run.options) || reviewerReportsCost(run.options));
+  run.ending = planEnding(
+    state,
+    exit.code,
+    status,
+    trust?.baseline ?? plan,
+    reportsCost(run.options) || reviewerReportsCost(run.options),
+  );
   let stateError: RunnerFileError | undefined;
   try {
     writeState(run.paths.repoRoot, state);
@@ -71,33 +141,59 @@ export function finish(run: RunContext, state: LoopState, exit: LoopExit, status
   }
   // A loop that ended on a full disk cannot record that either: one line says both, state.json keeps its last step.
   if (stateError?.diskFull && exit instanceof RunnerFileError && exit.diskFull) {
-    run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: `${exit.message}; state.json keeps the last step it saved`, hint: exit.hint, iteration: state.iteration, costUsd: state.costUsd });
+    run.emit({
+      type: 'exit',
+      loop: state.id,
+      code: exit.code,
+      status,
+      message: `${exit.message}; state.json keeps the last step it saved`,
+      hint: exit.hint,
+      iteration: state.iteration,
+      costUsd: state.costUsd,
+    });
     return;
   }
   const hint = stateError ? renderLostStateHint(run, exit, stateError) : withWorkWhere(run, exit);
-  run.emit({ type: 'exit', loop: state.id, code: exit.code, status, message: exit.message, hint, iteration: state.iteration, costUsd: state.costUsd, ...(stateError ? { stateError: `${stateError.message}, so how the loop ended (${status}, exit ${exit.code}) is not recorded` } : {}) });
+  run.emit({
+    type: 'exit',
+    loop: state.id,
+    code: exit.code,
+    status,
+    message: exit.message,
+    hint,
+    iteration: state.iteration,
+    costUsd: state.costUsd,
+    ...(stateError
+      ? { stateError: `${stateError.message}, so how the loop ended (${status}, exit ${exit.code}) is not recorded` }
+      : {}),
+  });
 }
 
 function renderLostStateHint(run: RunContext, exit: LoopExit, err: RunnerFileError): string {
   // The loop already ended on this very file: its hint says how to fix it.
   if (exit instanceof RunnerFileError && exit.file === err.file && exit.hint) return exit.hint;
   const folder = showPath(run.paths.repoRoot, path.dirname(err.file));
-  const cause = err.diskFull ? `free some space on the disk that holds ${folder}/` : `make ${folder}/ a folder this user can write (chmod u+w ${shellQuote(folder)}) with nothing in the way of state.json`;
+  const cause = err.diskFull
+    ? `free some space on the disk that holds ${folder}/`
+    : `make ${folder}/ a folder this user can write (chmod u+w ${shellQuote(folder)}) with nothing in the way of state.json`;
   const fix = `${cause}; the work is in the plan and in git, only the loop's record is stale`;
   return exit.hint ? `${exit.hint}; ${fix}` : fix;
 }
-
 
 /**
  * A --worktree or --parallel loop leaves the user's tree as it was, where the plan still shows nothing passed: the
  * closing hint says where the work is and what to type. Done: switch to it; stopped: look at it without switching
  * (a tree on the plan's branch would keep --resume from checking it out in the loop's worktree).
  */
-export function withWorkWhere(run: Pick<RunContext, 'worktree' | 'branch'>, exit: Pick<LoopExit, 'code' | 'hint'>): string | undefined {
+export function withWorkWhere(
+  run: Pick<RunContext, 'worktree' | 'branch'>,
+  exit: Pick<LoopExit, 'code' | 'hint'>,
+): string | undefined {
   if (!run.worktree) return exit.hint;
   const branch = quoteArg(run.branch, process.platform);
-  const where = exit.code === LOOP_EXIT.complete
-    ? `the work is on ${branch}, not in your working tree (left as it was): see it with git switch ${branch}`
-    : `the work so far is on ${branch}, not in your working tree: look at it with git log ${branch}`;
+  const where =
+    exit.code === LOOP_EXIT.complete
+      ? `the work is on ${branch}, not in your working tree (left as it was): see it with git switch ${branch}`
+      : `the work so far is on ${branch}, not in your working tree: look at it with git log ${branch}`;
   return exit.hint ? `${exit.hint}; ${where}` : where;
 }

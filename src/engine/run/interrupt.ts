@@ -40,5 +40,9 @@ export async function interruptedOr(run: RunContext, err: unknown): Promise<Loop
   await new Promise((resolve) => setImmediate(resolve));
   if (!run.signalled) return new LoopExit(EXIT_FAILURE, `unexpected error: ${(err as Error).message}`);
   run.emit({ type: 'warn', message: `while stopping (${run.signalled}): ${(err as Error).message}` });
-  return new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+  return new LoopExit(
+    LOOP_EXIT.interrupted,
+    'interrupted; state saved',
+    'continue with: ./ralph/ralph.sh --resume-last',
+  );
 }

@@ -23,7 +23,9 @@ export function refuseParallelOptions(options: RunOptions, given: Set<keyof RunO
   const refused = unsupported.filter(([on]) => on).map(([, flag]) => flag);
   const them = refused.length === 1 ? 'it' : 'them';
   // A resumed run keeps its --parallel: only the other options can go.
-  const hint = resumedId ? `resume it without ${them}: ./ralph/ralph.sh --resume ${resumedId}` : `run the plan with one loop (without --parallel) to use ${them}`;
+  const hint = resumedId
+    ? `resume it without ${them}: ./ralph/ralph.sh --resume ${resumedId}`
+    : `run the plan with one loop (without --parallel) to use ${them}`;
   if (refused.length) throw usageExit(`--parallel cannot be combined with ${refused.join(', ')} yet`, hint);
 }
 
@@ -42,7 +44,10 @@ export function webhookUrl(value: string, source = '--webhook'): string {
     /* said below */
   }
   if (!url || (url.protocol !== 'https:' && url.protocol !== 'http:')) {
-    throw usageExit(`${source} needs an https:// (or http://) URL; the value given is not one (not shown here: a webhook URL is a secret)`, 'copy the incoming webhook URL from Slack, Discord (add /slack at its end) or Mattermost');
+    throw usageExit(
+      `${source} needs an https:// (or http://) URL; the value given is not one (not shown here: a webhook URL is a secret)`,
+      'copy the incoming webhook URL from Slack, Discord (add /slack at its end) or Mattermost',
+    );
   }
   return value;
 }

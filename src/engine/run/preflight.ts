@@ -12,7 +12,13 @@ import type { Emit } from '../events.js';
  * Without --prd, a new loop looks for the plan (prd/plan-location.ts): ralph/prd.json, or the original layout's
  * scripts/ralph/prd.json, said in one info line. A resumed loop keeps the plan it was started with.
  */
-export function locatePlan(repoRoot: string, options: RunOptions, given: Set<keyof RunOptions>, resumed: boolean, emit: Emit): RunOptions {
+export function locatePlan(
+  repoRoot: string,
+  options: RunOptions,
+  given: Set<keyof RunOptions>,
+  resumed: boolean,
+  emit: Emit,
+): RunOptions {
   if (resumed || given.has('prd')) return options;
   const choice = choosePlanFile(repoRoot);
   if (choice.note) emit({ type: 'info', message: choice.note });
@@ -28,9 +34,16 @@ export function reportSetAside(prd: Prd, paths: RunPaths, emit: Emit): void {
   if (!ids.length) return;
   const rel = showPlanPath(paths);
   if (ids.length === prd.userStories.length) {
-    throw new LoopExit(LOOP_EXIT.refused, `every story in ${rel} is set aside ("skip"): nothing for the loop to do`, `remove "skip" (or a "passes": "cancelled"/"skipped") from the stories to work on in ${rel}, commit, then start again`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `every story in ${rel} is set aside ("skip"): nothing for the loop to do`,
+      `remove "skip" (or a "passes": "cancelled"/"skipped") from the stories to work on in ${rel}, commit, then start again`,
+    );
   }
-  emit({ type: 'warn', message: `${ids.length} ${ids.length === 1 ? 'story' : 'stories'} set aside in ${rel} ("skip"): not worked on, not checked, not counted: ${ids.join(', ')}` });
+  emit({
+    type: 'warn',
+    message: `${ids.length} ${ids.length === 1 ? 'story' : 'stories'} set aside in ${rel} ("skip"): not worked on, not checked, not counted: ${ids.join(', ')}`,
+  });
 }
 
 /** Only Claude Code reports what a run cost; for any other agent --max-cost can never trigger. */
@@ -63,7 +76,9 @@ export function refuseUnboundedLoop(options: RunOptions): void {
   const unpriced = reportsCost(options) ? reviewer : options.agentCmd ? 'an --agent-cmd agent' : options.agent;
   const why = [
     options.maxCost === undefined ? '' : `; --max-cost cannot bound it: ${unpriced} reports no cost`,
-    options.maxUsage === undefined ? '' : '; --max-usage with --allow-unknown-usage cannot bound it: while usage cannot be read the loop goes on',
+    options.maxUsage === undefined
+      ? ''
+      : '; --max-usage with --allow-unknown-usage cannot bound it: while usage cannot be read the loop goes on',
   ].join('');
   throw new LoopExit(
     LOOP_EXIT.refused,
@@ -78,6 +93,8 @@ export function refuseUnboundedLoop(options: RunOptions): void {
  */
 export function refuseWaitWithoutCeiling(options: RunOptions): void {
   if (options.wait && options.maxUsage === undefined) {
-    throw usageExit('--wait waits for a usage reset when --max-usage is reached; it needs --max-usage <pct> (e.g. --max-usage 80 --wait)');
+    throw usageExit(
+      '--wait waits for a usage reset when --max-usage is reached; it needs --max-usage <pct> (e.g. --max-usage 80 --wait)',
+    );
   }
 }

@@ -15,7 +15,10 @@ import { shellQuote } from '../../util/shell-quote.js';
  * The prompt's text when it lives in the repository and differs from HEAD (edited, or never committed); else null.
  * Read at start and again before every agent run (run/upkeep.ts), because owners steer a running loop by editing it.
  */
-export async function readEditedPrompt(paths: RunPaths, atHead: (rel: string) => Promise<string | null> = (rel) => readFileAt(paths.repoRoot, 'HEAD', rel)): Promise<string | null> {
+export async function readEditedPrompt(
+  paths: RunPaths,
+  atHead: (rel: string) => Promise<string | null> = (rel) => readFileAt(paths.repoRoot, 'HEAD', rel),
+): Promise<string | null> {
   const promptRel = relPath(paths.repoRoot, paths.prompt);
   if (promptRel.startsWith('../') || path.isAbsolute(promptRel)) return null;
   const text = readTextOrNull(paths.prompt);
@@ -49,7 +52,6 @@ export function readPrompt(run: RunContext, iteration: number): string {
   }
 }
 
-
 /** The prompt's bytes when the agent started (null: none): what it reads, and what the runner puts back after it. */
 export interface PromptHold {
   bytes?: Buffer | null;
@@ -64,15 +66,29 @@ export function holdPrompt(paths: RunPaths, hold: PromptHold): void {
  * so its words never reach a later iteration; the owner edits it between iterations, and those edits stand.
  * Returns the repository path to commit with the runner's files (empty when nothing changed or it is not tracked).
  */
-export async function restorePrompt(run: RunContext, topLevel: string, hold: PromptHold, iteration: number): Promise<string[]> {
+export async function restorePrompt(
+  run: RunContext,
+  topLevel: string,
+  hold: PromptHold,
+  iteration: number,
+): Promise<string[]> {
   const held = hold.bytes;
   hold.bytes = undefined;
   if (!held) return [];
   const now = readBytesOrNull(run.paths.prompt);
   if (now?.equals(held)) return [];
-  guardWrite(run.paths.prompt, run.paths.repoRoot, () => atomicWriteFileSync(run.paths.prompt, held), 'the agent changed the prompt and it could not be put back');
+  guardWrite(
+    run.paths.prompt,
+    run.paths.repoRoot,
+    () => atomicWriteFileSync(run.paths.prompt, held),
+    'the agent changed the prompt and it could not be put back',
+  );
   const rel = relToTop(topLevel, run.paths.prompt);
-  run.emit({ type: 'warn', iteration, message: `the agent ${now === null ? 'deleted' : 'changed'} ${rel}, the instructions every iteration gets; put it back as it was when the agent started (an edit made while an agent runs is the agent's; to steer the loop, edit the prompt while no agent runs: between iterations or before --resume-last, and the runner commits it)` });
+  run.emit({
+    type: 'warn',
+    iteration,
+    message: `the agent ${now === null ? 'deleted' : 'changed'} ${rel}, the instructions every iteration gets; put it back as it was when the agent started (an edit made while an agent runs is the agent's; to steer the loop, edit the prompt while no agent runs: between iterations or before --resume-last, and the runner commits it)`,
+  });
   if (rel.startsWith('../') || (await isIgnored(run.paths.repoRoot, run.paths.prompt))) return [];
   return [rel];
 }

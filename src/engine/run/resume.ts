@@ -8,7 +8,6 @@ import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { loopCommand } from '../../util/invocation.js';
 import { LOOP_ID } from '../store/layout.js';
 
-
 /**
  * The loop to continue for --resume / --resume-last; refuses a loop that is still running. --resume-last skips
  * loops refused before their first iteration (nothing to continue) and refuses a complete one.
@@ -16,21 +15,38 @@ import { LOOP_ID } from '../store/layout.js';
 export function findResumable(repoRoot: string, options: RunOptions): LoopState {
   const state = options.resume
     ? readState(repoRoot, options.resume)
-    : readAllStates(repoRoot)
+    : (readAllStates(repoRoot)
         .filter((s) => !(s.status === 'refused' && !s.iteration))
-        .sort((a, b) => String(b.updatedAt).localeCompare(String(a.updatedAt)))[0] ?? null;
+        .sort((a, b) => String(b.updatedAt).localeCompare(String(a.updatedAt)))[0] ?? null);
   if (!state) {
-    throw new LoopExit(LOOP_EXIT.refused, options.resume ? `no loop named "${options.resume}" in ralph/.runs/` : 'no loop to resume in ralph/.runs/', `list loops with: ${loopCommand('status')}`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      options.resume ? `no loop named "${options.resume}" in ralph/.runs/` : 'no loop to resume in ralph/.runs/',
+      `list loops with: ${loopCommand('status')}`,
+    );
   }
   // The id names folders and the loop's worktree (store/layout.ts, git/worktree.ts); state.json is a file the agent
   // can write, so an id that is not a loop id, or not the one of the folder it was found in, is not followed.
   if (typeof state.id !== 'string' || !LOOP_ID.test(state.id) || readState(repoRoot, state.id)?.id !== state.id) {
-    throw new LoopExit(LOOP_EXIT.refused, `ralph/.runs/ holds a loop state whose id (${JSON.stringify(state.id)}) is not the name of its folder; it was not resumed`, `resume a loop by its name: ./ralph/ralph.sh --resume <id> (${loopCommand('status')} lists them), or remove that folder`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `ralph/.runs/ holds a loop state whose id (${JSON.stringify(state.id)}) is not the name of its folder; it was not resumed`,
+      `resume a loop by its name: ./ralph/ralph.sh --resume <id> (${loopCommand('status')} lists them), or remove that folder`,
+    );
   }
   if (options.resumeLast && state.status === 'complete') {
-    throw new LoopExit(LOOP_EXIT.refused, `the last loop ${state.id} is complete; start a new one with ./ralph/ralph.sh`, `to continue an older loop: ./ralph/ralph.sh --resume <id> (${loopCommand('status')} lists them)`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `the last loop ${state.id} is complete; start a new one with ./ralph/ralph.sh`,
+      `to continue an older loop: ./ralph/ralph.sh --resume <id> (${loopCommand('status')} lists them)`,
+    );
   }
-  if (isRunning(state)) throw new LoopExit(LOOP_EXIT.refused, `loop ${state.id} is still running (pid ${state.pid})`, `stop it first: ${loopCommand(`cancel ${state.id}`)}`);
+  if (isRunning(state))
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `loop ${state.id} is still running (pid ${state.pid})`,
+      `stop it first: ${loopCommand(`cancel ${state.id}`)}`,
+    );
   // A runner killed with -9 leaves its agents (one per --parallel worker) running in their own process groups. A pid
   // now held by a process that started later is not that agent: its group is gone (the kernel never reuses a live group id).
   for (const agent of listRecordedAgents(state)) {
@@ -51,19 +67,44 @@ export function refuseExhausted(state: LoopState, options: RunOptions): void {
   const merging = state.status === 'not-merged' || (state.status === 'interrupted' && state.mergePending === true);
   if (options.maxIterations === 0 || next <= options.maxIterations || merging) return;
   const ran = next - 1;
-  throw new LoopExit(LOOP_EXIT.refused, `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`, `give a higher max: ${renderResumeCommand(options.resume ? state.id : null, ran)}`);
+  throw new LoopExit(
+    LOOP_EXIT.refused,
+    `loop ${state.id} already ran its ${ran} iteration${ran === 1 ? '' : 's'}`,
+    `give a higher max: ${renderResumeCommand(options.resume ? state.id : null, ran)}`,
+  );
 }
 
 // A Record, so that a new per-invocation option cannot be left out of it.
-const PER_INVOCATION: Record<PerInvocation, true> = { resume: true, resumeLast: true, name: true, dryRun: true, help: true, json: true, notify: true, onExit: true, webhook: true, acceptPinChanges: true, repin: true, acceptPlanEdits: true };
+const PER_INVOCATION: Record<PerInvocation, true> = {
+  resume: true,
+  resumeLast: true,
+  name: true,
+  dryRun: true,
+  help: true,
+  json: true,
+  notify: true,
+  onExit: true,
+  webhook: true,
+  acceptPinChanges: true,
+  repin: true,
+  acceptPlanEdits: true,
+};
 
 /** The stored settings of a resumed loop, overridden by whatever the user typed this time. */
-export function mergeResumedOptions(stored: LoopState['options'], options: RunOptions, given: Set<keyof RunOptions>): RunOptions {
+export function mergeResumedOptions(
+  stored: LoopState['options'],
+  options: RunOptions,
+  given: Set<keyof RunOptions>,
+): RunOptions {
   // Never stored: a state.json that carries them was written by someone else (a hook command, a webhook to call).
   const kept = Object.fromEntries(Object.entries(stored).filter(([key]) => !Object.hasOwn(PER_INVOCATION, key)));
   // A merge is only ever what the user typed: state.json is the agent's to write too.
   if (stored.deliver === 'pr-merge' && !given.has('deliver')) {
-    throw new LoopExit(LOOP_EXIT.refused, 'this loop delivers with --deliver pr-merge, which a resume never takes from state.json: it merges only when you type it', 'add --deliver pr-merge to merge once CI passes, or --deliver pr to only update the pull request');
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      'this loop delivers with --deliver pr-merge, which a resume never takes from state.json: it merges only when you type it',
+      'add --deliver pr-merge to merge once CI passes, or --deliver pr to only update the pull request',
+    );
   }
   const merged: RunOptions = { ...options, ...kept };
   for (const key of given) (merged as unknown as Record<string, unknown>)[key] = options[key];

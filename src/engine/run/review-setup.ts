@@ -22,7 +22,13 @@ export function hasReviewer(options: Pick<RunOptions, 'reviewAgent' | 'reviewCmd
  * binary as an absolute path, found once here: looked up on PATH at each review, it could be one the agent planted
  * since (a `claude` in ~/.local/bin, writable even under --sandbox) and it runs outside any sandbox.
  */
-export function refuseReviewSetup(prd: Prd, options: RunOptions, paths: RunPaths, env: NodeJS.ProcessEnv, emit: Emit): string | undefined {
+export function refuseReviewSetup(
+  prd: Prd,
+  options: RunOptions,
+  paths: RunPaths,
+  env: NodeJS.ProcessEnv,
+  emit: Emit,
+): string | undefined {
   const stories = activeStories(prd.userStories);
   const plan = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');
   if (!hasReviewer(options)) {
@@ -36,25 +42,49 @@ export function refuseReviewSetup(prd: Prd, options: RunOptions, paths: RunPaths
   }
   const instructions = reviewInstructionsPath(paths);
   if (!existsSync(instructions)) {
-    throw new LoopExit(LOOP_EXIT.refused, `a reviewer is configured but ${path.relative(paths.repoRoot, instructions)} (its instructions) is missing`, `add it with: ${ralphkitCommand('install')} (it creates missing files and keeps yours), commit it, then start again`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `a reviewer is configured but ${path.relative(paths.repoRoot, instructions)} (its instructions) is missing`,
+      `add it with: ${ralphkitCommand('install')} (it creates missing files and keeps yours), commit it, then start again`,
+    );
   }
   const bin = options.reviewAgent && !options.reviewCmd ? findReviewerBin(options.reviewAgent, paths, env) : undefined;
-  if (stories.every((s) => s.review === false)) emit({ type: 'warn', message: `a reviewer is configured but every story in ${plan} says "review": false: nothing will be reviewed` });
+  if (stories.every((s) => s.review === false))
+    emit({
+      type: 'warn',
+      message: `a reviewer is configured but every story in ${plan} says "review": false: nothing will be reviewed`,
+    });
   return bin;
 }
 
-function findReviewerBin(agent: NonNullable<RunOptions['reviewAgent']>, paths: RunPaths, env: NodeJS.ProcessEnv): string {
+function findReviewerBin(
+  agent: NonNullable<RunOptions['reviewAgent']>,
+  paths: RunPaths,
+  env: NodeJS.ProcessEnv,
+): string {
   const plan = planAgent({ agent, prompt: '', runDir: paths.repoRoot, iteration: 1, env });
   const found = findExecutable(plan.file, env);
   if (found) return path.resolve(found);
   const missing = renderMissingAgent(agent, env);
-  throw new LoopExit(LOOP_EXIT.refused, `--review-agent: ${missing.message}`, missing.hint.replace('--agent-cmd', '--review-cmd'));
+  throw new LoopExit(
+    LOOP_EXIT.refused,
+    `--review-agent: ${missing.message}`,
+    missing.hint.replace('--agent-cmd', '--review-cmd'),
+  );
 }
 
 /** The reviewer's command line for --dry-run (the review request goes on stdin), or null without a reviewer. */
 export function renderReviewCommand(options: RunOptions, repoRoot: string, env: NodeJS.ProcessEnv): string | null {
   if (!hasReviewer(options)) return null;
-  const plan = planAgent({ agent: options.reviewAgent ?? options.agent, agentCmd: options.reviewCmd, prompt: '', runDir: loopDir(repoRoot, '<loop>'), iteration: 1, env, model: options.reviewModel });
+  const plan = planAgent({
+    agent: options.reviewAgent ?? options.agent,
+    agentCmd: options.reviewCmd,
+    prompt: '',
+    runDir: loopDir(repoRoot, '<loop>'),
+    iteration: 1,
+    env,
+    model: options.reviewModel,
+  });
   // A --review-cmd gets its model only in its environment: shown, so a typo in it is seen before the run.
   const model = options.reviewCmd && options.reviewModel ? `RALPH_REVIEW_MODEL=${quote(options.reviewModel)} ` : '';
   // Under --sandbox it runs under bubblewrap, as the checks do, with its clone writable.

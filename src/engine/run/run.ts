@@ -16,7 +16,15 @@ import { ledgerPath, loopDir, newLoopId, statePath } from '../store/layout.js';
 import { writeState } from '../store/state-file.js';
 import { isCancelRequested, clearCancelMarker } from '../store/cancel.js';
 import { readPlan, refuseExamplePlan, checkPromptFile, resolvePaths } from '../plan-file.js';
-import { locatePlan, refuseWaitWithoutCeiling, refuseUnboundedLoop, reportsCost, reviewerReportsCost, renderUnpricedReviewer, reportSetAside } from './preflight.js';
+import {
+  locatePlan,
+  refuseWaitWithoutCeiling,
+  refuseUnboundedLoop,
+  reportsCost,
+  reviewerReportsCost,
+  renderUnpricedReviewer,
+  reportSetAside,
+} from './preflight.js';
 import { findResumable, mergeResumedOptions, refuseExhausted } from './resume.js';
 import { stopOrphanAgents } from '../store/orphans.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from '../agents/index.js';
@@ -64,7 +72,12 @@ const PROMPT_PLACEHOLDER = '\0prompt';
  * Runs the loop with parsed options: settles the start, takes the locks, runs the iterations and records how
  * they ended. Returns the exit code (SPEC §4); a refusal before the loop is recorded is thrown as a LoopExit.
  */
-export async function startRun(parsed: RunOptions, given: Set<keyof RunOptions>, io: RunIo, emit: Emit): Promise<number> {
+export async function startRun(
+  parsed: RunOptions,
+  given: Set<keyof RunOptions>,
+  io: RunIo,
+  emit: Emit,
+): Promise<number> {
   // --max-duration counts from here: a CI job's time limit counts from before the start's own checks too.
   const started = realClock.now().getTime();
   const repo = await resolveRepo(io.cwd);
@@ -109,14 +122,28 @@ interface StartInput {
   sandbox: SandboxChoice;
 }
 
-async function startIn({ repo, id, options, given, resumed, io, emit, tree, started, stop, sandbox }: StartInput): Promise<number> {
+async function startIn({
+  repo,
+  id,
+  options,
+  given,
+  resumed,
+  io,
+  emit,
+  tree,
+  started,
+  stop,
+  sandbox,
+}: StartInput): Promise<number> {
   const repoRoot = repo.top;
   let paths = resolvePaths(repoRoot, io.cwd, locatePlan(repoRoot, options, given, resumed !== null, emit), given);
   const inTree = options.worktree && !options.dryRun;
   // A resumed worktree loop's plan is the one on its branch, in its worktree.
   // A --parallel run's tree is the merge queue's: a kill may have left it mid-merge, off its branch.
-  if (inTree && resumed?.worktree && options.parallel) await restoreIntegrationTree(resumed.worktree.path, resumed.worktree.branch);
-  if (inTree && resumed?.worktree) paths = await enterWorktree(tree, paths, id, resumed.worktree.branch, undefined, true, emit);
+  if (inTree && resumed?.worktree && options.parallel)
+    await restoreIntegrationTree(resumed.worktree.path, resumed.worktree.branch);
+  if (inTree && resumed?.worktree)
+    paths = await enterWorktree(tree, paths, id, resumed.worktree.branch, undefined, true, emit);
   // A resumed loop's plan is held against the runner's own record of it before anything reads it.
   const ask = process.stdin.isTTY && process.stderr.isTTY && !options.json ? askYesNo : undefined;
   // First of all, its refs (pins, plan record) must be the ones the runner sealed (exit 6 otherwise).
@@ -125,35 +152,69 @@ async function startIn({ repo, id, options, given, resumed, io, emit, tree, star
       await holdResumeAnchors(paths.repoRoot, resumed.id, options, emit);
     } catch (err) {
       // Stopped before the plan is read: the push at the end says why it does not happen, as for any refused loop.
-      if (options.deliver !== 'commit') emit({ type: 'info', message: `--deliver ${options.deliver}: nothing pushed at the end (the loop is protected); look at the branch first, as the hint says` });
+      if (options.deliver !== 'commit')
+        emit({
+          type: 'info',
+          message: `--deliver ${options.deliver}: nothing pushed at the end (the loop is protected); look at the branch first, as the hint says`,
+        });
       throw err;
     }
   }
   const baseline = resumed && !options.dryRun ? await settleResumedPlan(paths, resumed.id, options, emit, ask) : null;
   let prd = await readPlan(paths, emit);
   checkPromptFile(paths);
-  const probe = planAgent({ agent: options.agent, agentCmd: options.agentCmd, prompt: PROMPT_PLACEHOLDER, runDir: loopDir(repoRoot, id), iteration: 1, env: io.env });
+  const probe = planAgent({
+    agent: options.agent,
+    agentCmd: options.agentCmd,
+    prompt: PROMPT_PLACEHOLDER,
+    runDir: loopDir(repoRoot, id),
+    iteration: 1,
+    env: io.env,
+  });
   if (options.dryRun) {
     warnExamplePlan(prd, paths, emit);
-    const unseen = options.sandbox ? readUnseenAgent(options, { repoRoot: realpathSync(paths.repoRoot), gitDir: repo.commonDir, env: io.env }) : null;
+    const unseen = options.sandbox
+      ? readUnseenAgent(options, { repoRoot: realpathSync(paths.repoRoot), gitDir: repo.commonDir, env: io.env })
+      : null;
     if (unseen) emit({ type: 'warn', message: `the run would refuse to start: ${unseen.message}; ${unseen.hint}` });
-    return printDryRun({ options, paths, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), reviewCommand: renderReviewCommand(options, repoRoot, io.env), io, emit, json: options.json });
+    return printDryRun({
+      options,
+      paths,
+      command: renderAgentCommand(probe, PROMPT_PLACEHOLDER),
+      reviewCommand: renderReviewCommand(options, repoRoot, io.env),
+      io,
+      emit,
+      json: options.json,
+    });
   }
   refuseExamplePlan(prd, paths);
   reportSetAside(prd, paths, emit);
   // The engine that runs is the user's tree's (ralph/ralph.sh started it there), whatever the worktree holds.
-  refuseModifiedEngine(repoRoot, options.allowModifiedEngine, (message) => emit({ type: 'warn', message }), io.packagedEngine);
+  refuseModifiedEngine(
+    repoRoot,
+    options.allowModifiedEngine,
+    (message) => emit({ type: 'warn', message }),
+    io.packagedEngine,
+  );
   refuseSandbox(options, io.env, sandbox);
   const reviewerBin = refuseReviewSetup(prd, options, paths, io.env, emit);
   // Before any agent runs: its writes to HOME must not decide where the reviewer's requests go.
-  const reviewerLogin = hasReviewer(options) && !options.reviewCmd ? captureReviewerLogin(options.reviewAgent ?? options.agent, io.env) : undefined;
+  const reviewerLogin =
+    hasReviewer(options) && !options.reviewCmd
+      ? captureReviewerLogin(options.reviewAgent ?? options.agent, io.env)
+      : undefined;
   if (!options.agentCmd && !findExecutable(probe.file, io.env)) {
     const missing = renderMissingAgent(options.agent, io.env);
     throw new LoopExit(LOOP_EXIT.refused, missing.message, missing.hint);
   }
-  if (options.sandbox) refuseUnseenAgent(options, { repoRoot: realpathSync(paths.repoRoot), gitDir: repo.commonDir, env: io.env });
+  if (options.sandbox)
+    refuseUnseenAgent(options, { repoRoot: realpathSync(paths.repoRoot), gitDir: repo.commonDir, env: io.env });
   if (!resumed && existsSync(statePath(repoRoot, id))) {
-    throw new LoopExit(LOOP_EXIT.refused, `a loop named "${id}" already exists`, `continue it with --resume ${id}, or pick another --name`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `a loop named "${id}" already exists`,
+      `continue it with --resume ${id}, or pick another --name`,
+    );
   }
   if (inTree && !resumed) {
     paths = await enterWorktree(tree, paths, id, prd.branchName, prd.baseBranch, false, emit);
@@ -164,7 +225,23 @@ async function startIn({ repo, id, options, given, resumed, io, emit, tree, star
   warnAtStart(options, io, emit);
   holdEndPrograms(io.env);
   const worktree = tree.root ? { worktree: { path: tree.root, branch: prd.branchName } } : {};
-  const run: RunContext = { id, options, paths, resumed, baseline, io, emit, command: renderAgentCommand(probe, PROMPT_PLACEHOLDER), branch: prd.branchName, base: prd.baseBranch, ...(reviewerBin ? { reviewerBin } : {}), ...(reviewerLogin ? { reviewerLogin } : {}), ...deadlineOf(options, started), ...worktree, repo };
+  const run: RunContext = {
+    id,
+    options,
+    paths,
+    resumed,
+    baseline,
+    io,
+    emit,
+    command: renderAgentCommand(probe, PROMPT_PLACEHOLDER),
+    branch: prd.branchName,
+    base: prd.baseBranch,
+    ...(reviewerBin ? { reviewerBin } : {}),
+    ...(reviewerLogin ? { reviewerLogin } : {}),
+    ...deadlineOf(options, started),
+    ...worktree,
+    repo,
+  };
   if (stop.signalled) run.signalled = stop.signalled;
   stop.run = run;
   try {
@@ -172,7 +249,14 @@ async function startIn({ repo, id, options, given, resumed, io, emit, tree, star
   } finally {
     if (run.ending) {
       await deliverAtEnd(run, run.ending.status);
-      await announceEnd({ ending: run.ending, options, cwd: paths.repoRoot, env: io.env, emit, signal: stop.late.signal });
+      await announceEnd({
+        ending: run.ending,
+        options,
+        cwd: paths.repoRoot,
+        env: io.env,
+        emit,
+        signal: stop.late.signal,
+      });
     }
   }
 }
@@ -194,7 +278,10 @@ async function askYesNo(question: string): Promise<boolean> {
 /** --sandbox where bubblewrap cannot run refuses the start (exit 2) with what to install or change. */
 function refuseSandbox(options: RunOptions, env: NodeJS.ProcessEnv, choice: SandboxChoice): void {
   // Checked on the options a resume merged, too (run.ts, not args.ts): --no-network may come from the stored ones.
-  if (!options.network && !options.sandbox) throw usageExit('--no-network needs the sandbox: only the sandbox can cut the agent\'s network, and this loop runs without it (./ralph/ralph.sh --sandbox --no-network says why)');
+  if (!options.network && !options.sandbox)
+    throw usageExit(
+      "--no-network needs the sandbox: only the sandbox can cut the agent's network, and this loop runs without it (./ralph/ralph.sh --sandbox --no-network says why)",
+    );
   if (!options.sandbox) return;
   const probe = choice.probe ?? probeSandbox(env);
   if (!probe.ok) throw new LoopExit(LOOP_EXIT.refused, probe.message, probe.hint);
@@ -202,13 +289,25 @@ function refuseSandbox(options: RunOptions, env: NodeJS.ProcessEnv, choice: Sand
 
 function warnAtStart(options: RunOptions, io: RunIo, emit: Emit): void {
   if (!options.agentCmd && options.agent === 'claude' && process.getuid?.() === 0 && !io.env.IS_SANDBOX) {
-    emit({ type: 'warn', message: 'running as root: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set (only do that in a sandbox)' });
+    emit({
+      type: 'warn',
+      message:
+        'running as root: Claude Code refuses --dangerously-skip-permissions as root unless IS_SANDBOX=1 is set (only do that in a sandbox)',
+    });
   }
   if (options.maxCost === undefined) return;
   const agent = options.agentCmd ? 'an --agent-cmd agent' : options.agent;
   const reviewer = renderUnpricedReviewer(options);
-  if (!reportsCost(options)) emit({ type: 'warn', message: `--max-cost: ${agent} reports no cost, so ${reviewerReportsCost(options) ? 'only the reviewer\'s runs count against this limit' : 'this limit cannot trigger'}` });
-  if (reviewer) emit({ type: 'warn', message: `--max-cost: ${reviewer} reports no cost, so its runs do not count against this limit` });
+  if (!reportsCost(options))
+    emit({
+      type: 'warn',
+      message: `--max-cost: ${agent} reports no cost, so ${reviewerReportsCost(options) ? "only the reviewer's runs count against this limit" : 'this limit cannot trigger'}`,
+    });
+  if (reviewer)
+    emit({
+      type: 'warn',
+      message: `--max-cost: ${reviewer} reports no cost, so its runs do not count against this limit`,
+    });
 }
 
 /**
@@ -228,7 +327,10 @@ async function startGuarded(run: RunContext, controller: AbortController, tree: 
     tree.mayRemove = tree.root !== null;
     try {
       for (const o of await stopOrphanAgents(paths.repoRoot, run.id)) {
-        emit({ type: 'warn', message: `loop ${o.loopId}'s runner is gone (killed) but its agent was still running in this working tree (process group ${o.agentPid}); stopped it, as ${loopCommand(`cancel ${o.loopId}`)} would` });
+        emit({
+          type: 'warn',
+          message: `loop ${o.loopId}'s runner is gone (killed) but its agent was still running in this working tree (process group ${o.agentPid}); stopped it, as ${loopCommand(`cancel ${o.loopId}`)} would`,
+        });
       }
       setTempOwner(run.id);
       for (const message of renderRemovedTempFolders(removeDeadTempFolders())) emit({ type: 'info', message });
@@ -243,7 +345,13 @@ async function startGuarded(run: RunContext, controller: AbortController, tree: 
 }
 
 /** `dirty`: what the clean-tree check just read (git status, HEAD), for putting the tree on the plan's branch. */
-async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortController, waits: boolean, dirty: StartStatus): Promise<number> {
+async function runLocked(
+  run: RunContext,
+  budget: BudgetGate,
+  controller: AbortController,
+  waits: boolean,
+  dirty: StartStatus,
+): Promise<number> {
   const { id, options, paths, emit } = run;
   const state = initialState(run);
   clearCancelMarker(paths.repoRoot, id);
@@ -258,11 +366,29 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
     const prepared = await prepareBranch(run, dirty);
     // git's folders as read at start, when the loop runs in the tree it was started in (not a --worktree loop's).
     const dirs = run.repo?.top === paths.repoRoot ? run.repo : undefined;
-    trust = await establishTrust(paths, realpathSync(paths.repoRoot), id, run.resumed !== null, options, run.baseline, emit, { head: prepared.head, dirs, plan: prepared.planAtHead });
+    trust = await establishTrust(
+      paths,
+      realpathSync(paths.repoRoot),
+      id,
+      run.resumed !== null,
+      options,
+      run.baseline,
+      emit,
+      { head: prepared.head, dirs, plan: prepared.planAtHead },
+    );
     const { guard } = trust;
     run.restoreGuard = () => restoreRunnerFiles(guard, runsCode).rejecting;
     run.pins = trust.pins;
-    emit({ type: 'start', loop: id, agent: options.agentCmd ? 'agent-cmd' : options.agent, command: run.command, prd: path.relative(paths.repoRoot, paths.prd), maxIterations: options.maxIterations, resumed: run.resumed !== null, firstIteration: state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration) });
+    emit({
+      type: 'start',
+      loop: id,
+      agent: options.agentCmd ? 'agent-cmd' : options.agent,
+      command: run.command,
+      prd: path.relative(paths.repoRoot, paths.prd),
+      maxIterations: options.maxIterations,
+      resumed: run.resumed !== null,
+      firstIteration: state.iterationDone ? state.iteration + 1 : Math.max(1, state.iteration),
+    });
     exit = await startIterations(run, state, budget, controller, trust, prepared.promptAtHead);
   } catch (err) {
     exit = await interruptedOr(run, err);
@@ -272,15 +398,28 @@ async function runLocked(run: RunContext, budget: BudgetGate, controller: AbortC
     }
   }
   // pr-merge waits for CI and merges before the end is recorded: the exit code says whether it merged.
-  if (exit.code === LOOP_EXIT.complete && options.deliver === 'pr-merge') exit = await deliverOrNotMerged(run, exit, controller.signal);
+  if (exit.code === LOOP_EXIT.complete && options.deliver === 'pr-merge')
+    exit = await deliverOrNotMerged(run, exit, controller.signal);
   const cancelled = exit.code === LOOP_EXIT.interrupted && isCancelRequested(paths.repoRoot, id);
-  if (cancelled) exit = new LoopExit(LOOP_EXIT.interrupted, 'cancelled by ralphkit cancel; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+  if (cancelled)
+    exit = new LoopExit(
+      LOOP_EXIT.interrupted,
+      'cancelled by ralphkit cancel; state saved',
+      'continue with: ./ralph/ralph.sh --resume-last',
+    );
   const status = cancelled ? 'cancelled' : exit.status === 'usage' ? 'failed' : exit.status;
   finish(run, state, exit, status, trust);
   return exit.code;
 }
 
-async function startIterations(run: RunContext, state: LoopState, budget: BudgetGate, controller: AbortController, trust: RunTrust, promptAtHead?: PromptCache['at']): Promise<LoopExit> {
+async function startIterations(
+  run: RunContext,
+  state: LoopState,
+  budget: BudgetGate,
+  controller: AbortController,
+  trust: RunTrust,
+  promptAtHead?: PromptCache['at'],
+): Promise<LoopExit> {
   const prdAtStart = readPlanNow(run);
   const pipeline = pipelineOf(run, state, trust);
   const unchecked = renderUncheckedWarning(prdAtStart);
@@ -290,10 +429,19 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
     // Sandboxed and guarded like every check: the plan commit's code may be an agent's (--repin, earlier work).
     const { sandbox, guardTrusted } = verifyInput(pipeline, 0, controller.signal);
     const weak = await probeWeakChecks({
-      topLevel: trust.topLevel, repoRoot: run.paths.repoRoot, ledgerPath: ledgerPath(run.paths.repoRoot, state.id), loopId: state.id,
-      checkTimeoutMs: run.options.checkTimeoutMs, inPlace: run.options.verifyInPlace, pins: trust.pins, prd: prdAtStart, signal: controller.signal,
+      topLevel: trust.topLevel,
+      repoRoot: run.paths.repoRoot,
+      ledgerPath: ledgerPath(run.paths.repoRoot, state.id),
+      loopId: state.id,
+      checkTimeoutMs: run.options.checkTimeoutMs,
+      inPlace: run.options.verifyInPlace,
+      pins: trust.pins,
+      prd: prdAtStart,
+      signal: controller.signal,
       log: (level, message) => run.emit({ type: level, message }),
-      sandbox, guardTrusted, checkBase: trust.checkBase,
+      sandbox,
+      guardTrusted,
+      checkBase: trust.checkBase,
     });
     for (const id of weak) trust.weak.add(id);
   } else if (run.resumed) {
@@ -303,16 +451,30 @@ async function startIterations(run: RunContext, state: LoopState, budget: Budget
   // SPEC §4: exit 0 only under the runner's own verification, so stories the plan already marks done are claims.
   const finished = await finishResumedIteration(run, state, controller.signal, trust);
   const outcome = (await verifyStartClaims(pipeline, controller.signal)) ?? finished;
-  if (controller.signal.aborted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+  if (controller.signal.aborted)
+    return new LoopExit(
+      LOOP_EXIT.interrupted,
+      'interrupted; state saved',
+      'continue with: ./ralph/ralph.sh --resume-last',
+    );
   if (trust.baseline === null) await settleBaseline(run.paths, state.id, trust, run.emit, outcome?.prd ?? prdAtStart);
   const prdNow = outcome?.prd ?? prdAtStart;
   if (prdNow.userStories.every(isSettled)) {
     // The plan says it is done: only the final gate on this commit can make that exit 0.
     const gate = await finalGate(pipeline, 0, controller.signal);
-    if (gate.interrupted) return new LoopExit(LOOP_EXIT.interrupted, 'interrupted during the final gate; state saved', 'continue with: ./ralph/ralph.sh --resume-last');
-    if (gate.passed) return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow, gate.weak)}; nothing for the agent to do`);
+    if (gate.interrupted)
+      return new LoopExit(
+        LOOP_EXIT.interrupted,
+        'interrupted during the final gate; state saved',
+        'continue with: ./ralph/ralph.sh --resume-last',
+      );
+    if (gate.passed)
+      return new LoopExit(LOOP_EXIT.complete, `${renderAllPass(prdNow, gate.weak)}; nothing for the agent to do`);
   }
-  const config = { ...loopConfig(run.options, run.io.env), ...(run.deadline === undefined ? {} : { deadline: run.deadline, maxDurationMs: run.options.maxDurationMs }) };
+  const config = {
+    ...loopConfig(run.options, run.io.env),
+    ...(run.deadline === undefined ? {} : { deadline: run.deadline, maxDurationMs: run.options.maxDurationMs }),
+  };
   if (run.options.parallel) return runParallel({ run, state, trust, budget, controller, config, clock: realClock });
   return runLoop(state, config, buildDeps(run, state, budget, controller, trust, promptAtHead));
 }
@@ -323,7 +485,11 @@ function readPlanNow(run: RunContext): Prd {
   try {
     return JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
   } catch (err) {
-    throw new LoopExit(LOOP_EXIT.refused, `could not read ${rel} (${describeError(err as Error)}) after checking out its branch`, `restore it (git checkout -- ${shellQuote(rel)}), check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}, then continue with: ./ralph/ralph.sh --resume-last`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `could not read ${rel} (${describeError(err as Error)}) after checking out its branch`,
+      `restore it (git checkout -- ${shellQuote(rel)}), check it with: ${loopCommand(`validate ${shellQuote(rel)}`)}, then continue with: ./ralph/ralph.sh --resume-last`,
+    );
   }
 }
 

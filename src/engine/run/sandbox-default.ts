@@ -15,7 +15,8 @@ export interface SandboxChoice {
 }
 
 // What holds without the sandbox (docs/verification.md), said once at start.
-const UNSANDBOXED = 'the agent runs with your rights (it can write your HOME, .git and any file you can; the runner undoes changes to its own files and git\'s hooks and config after each iteration and rejects that iteration\'s claims)';
+const UNSANDBOXED =
+  "the agent runs with your rights (it can write your HOME, .git and any file you can; the runner undoes changes to its own files and git's hooks and config after each iteration and rejects that iteration's claims)";
 const SILENCE = 'to run without it and drop this line: --no-sandbox';
 
 /**
@@ -23,16 +24,31 @@ const SILENCE = 'to run without it and drop this line: --no-sandbox';
  * choice (its state.json's `sandbox`) is kept unless --sandbox or --no-sandbox is typed. `probe` is called only when
  * the default has to find out whether bubblewrap works here.
  */
-export function decideSandbox(options: RunOptions, given: Set<keyof RunOptions>, resumed: LoopState | null, probe: () => SandboxProbe): SandboxChoice {
+export function decideSandbox(
+  options: RunOptions,
+  given: Set<keyof RunOptions>,
+  resumed: LoopState | null,
+  probe: () => SandboxProbe,
+): SandboxChoice {
   if (!options.sandbox) return { sandbox: false, strict: false };
   // A state.json from before the default (no `sandbox` key) is decided like a new loop.
   const asked = given.has('sandbox') || (resumed !== null && resumed.options.sandbox === true);
   if (asked) return { sandbox: true, strict: true };
   // Not supported there yet (worktree-start.ts, options.ts): the default gives way, and says so.
   const mode = options.parallel !== undefined ? '--parallel' : options.worktree ? '--worktree' : null;
-  if (mode) return { sandbox: false, strict: false, note: `not sandboxed: ${mode} loops do not run under the sandbox yet; ${UNSANDBOXED}; ${SILENCE}` };
+  if (mode)
+    return {
+      sandbox: false,
+      strict: false,
+      note: `not sandboxed: ${mode} loops do not run under the sandbox yet; ${UNSANDBOXED}; ${SILENCE}`,
+    };
   const found = probe();
   if (found.ok) return { sandbox: true, strict: false, probe: found };
   const fix = found.fix ? `to sandbox it, ${found.fix}; ` : '';
-  return { sandbox: false, strict: false, probe: found, note: `not sandboxed: ${found.reason}; ${UNSANDBOXED}; ${fix}${SILENCE}` };
+  return {
+    sandbox: false,
+    strict: false,
+    probe: found,
+    note: `not sandboxed: ${found.reason}; ${UNSANDBOXED}; ${fix}${SILENCE}`,
+  };
 }

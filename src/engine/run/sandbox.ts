@@ -34,16 +34,33 @@ export interface AgentSandbox {
  * HOME a private layer over the user's (run/agent-home.ts); new git objects into a quarantine, the object store and
  * the runner's refs read-only (git/quarantine.ts).
  */
-export async function sandboxCommand(run: RunContext, trust: RunTrust, agent: { file: string; args: string[] }, scratch: string): Promise<AgentSandbox> {
+export async function sandboxCommand(
+  run: RunContext,
+  trust: RunTrust,
+  agent: { file: string; args: string[] },
+  scratch: string,
+): Promise<AgentSandbox> {
   const base = checkSandbox(run, trust) as CheckSandbox;
   // The agent commits: the repository and git's common dir stay writable to it (planSandboxCommand keeps its hooks
   // and config read-only, a linked worktree's common dir included).
   const userConfig = base.readOnly.filter((p) => p !== trust.topLevel && p !== trust.gitDir);
-  const readOnly = [...ENGINE_FILES, path.relative(run.paths.repoRoot, runsDir(run.paths.repoRoot)), ...(trust.pins?.paths ?? []), ...userConfig];
+  const readOnly = [
+    ...ENGINE_FILES,
+    path.relative(run.paths.repoRoot, runsDir(run.paths.repoRoot)),
+    ...(trust.pins?.paths ?? []),
+    ...userConfig,
+  ];
   const home = base.home && path.isAbsolute(base.home) && existsSync(base.home) ? realpathSync(base.home) : undefined;
   const objects = await prepareQuarantine(run, trust);
   const plan = planSandboxCommand({
-    ...base, home, file: agent.file, args: agent.args, repoRoot: trust.topLevel, gitDir: trust.gitDir, readOnly, scratch: [realpathSync(scratch)],
+    ...base,
+    home,
+    file: agent.file,
+    args: agent.args,
+    repoRoot: trust.topLevel,
+    gitDir: trust.gitDir,
+    readOnly,
+    scratch: [realpathSync(scratch)],
     ...(home ? { homeLayer: prepareAgentHome(run, home) } : {}),
     objects: { quarantine: objects.quarantine, store: SANDBOX_STORE },
   });
@@ -55,13 +72,20 @@ export async function sandboxCommand(run: RunContext, trust: RunTrust, agent: { 
  * commits are on the branch already), and refs/ralphkit as a folder, so that its read-only bind covers loose refs
  * the agent would add.
  */
-async function prepareQuarantine(run: RunContext, trust: RunTrust): Promise<{ quarantine: string; after(): Promise<void> }> {
+async function prepareQuarantine(
+  run: RunContext,
+  trust: RunTrust,
+): Promise<{ quarantine: string; after(): Promise<void> }> {
   const store = path.join(trust.gitDir, 'objects');
   mkdirSync(path.join(trust.gitDir, 'refs', 'ralphkit'), { recursive: true });
   const format = await readObjectFormat(trust.topLevel);
   const migrate = async (dir: string) => {
     const m = await migrateQuarantine(trust.topLevel, format, dir, store);
-    if (m.dropped.length) run.emit({ type: 'warn', message: `--sandbox: ${m.dropped.length} object(s) the agent's git wrote were not taken into the repository (${m.dropped.slice(0, 3).join('; ')}): commits that need them cannot be read, and their claims fail` });
+    if (m.dropped.length)
+      run.emit({
+        type: 'warn',
+        message: `--sandbox: ${m.dropped.length} object(s) the agent's git wrote were not taken into the repository (${m.dropped.slice(0, 3).join('; ')}): commits that need them cannot be read, and their claims fail`,
+      });
   };
   for (const dir of listQuarantines(store)) if (!isAlive(...ownerOf(dir))) await migrate(dir);
   const quarantine = makeQuarantine(store, `${process.pid}~${ownProcessStart() ?? ''}`);
@@ -98,9 +122,18 @@ export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | u
   PROBES.set(run, probe);
   if (!probe.ok) throw new LoopFailure(probe.message, probe.hint);
   const home = run.io.env.HOME;
-  const hidden = [keyDir(run.io.env), ...(run.options.deliver === 'pr' || run.options.deliver === 'pr-merge' ? [ghConfigDir(run.io.env)] : [])]
+  const hidden = [
+    keyDir(run.io.env),
+    ...(run.options.deliver === 'pr' || run.options.deliver === 'pr-merge' ? [ghConfigDir(run.io.env)] : []),
+  ]
     .filter((dir): dir is string => !!dir && existsSync(dir))
     .map((dir) => realpathSync(dir));
   const userConfig = home ? [path.join(home, '.gitconfig'), path.join(home, '.config', 'git')] : [];
-  return { bwrap: probe.bwrap, home, readOnly: [trust.topLevel, trust.gitDir, ...userConfig], hidden, network: run.options.network };
+  return {
+    bwrap: probe.bwrap,
+    home,
+    readOnly: [trust.topLevel, trust.gitDir, ...userConfig],
+    hidden,
+    network: run.options.network,
+  };
 }

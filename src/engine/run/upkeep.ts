@@ -14,11 +14,27 @@ import { readFileTail } from '../agents/tail.js';
 import { isIgnored, readEditedPrompt, renderPromptCommitPart, renderPromptEditNote } from './prompt.js';
 
 /** Before each agent run: progress.txt compacted when it grew too large, and the owner's prompt edits committed. */
-export async function beforeAgent(run: RunContext, iteration: number, refs: RefsView, promptAt: PromptCache): Promise<void> {
+export async function beforeAgent(
+  run: RunContext,
+  iteration: number,
+  refs: RefsView,
+  promptAt: PromptCache,
+): Promise<void> {
   const { paths } = run;
   refs.hold(null);
-  const moved = guardWrite(paths.progress, paths.repoRoot, () => applyCompaction(paths.progress, new Date()), 'progress.txt could not be compacted');
-  if (moved) await commitOwn(run, [moved, paths.progress], 'chore(ralph): compact progress.txt', `progress.txt compacted; older entries moved to ${path.relative(paths.repoRoot, moved)}`);
+  const moved = guardWrite(
+    paths.progress,
+    paths.repoRoot,
+    () => applyCompaction(paths.progress, new Date()),
+    'progress.txt could not be compacted',
+  );
+  if (moved)
+    await commitOwn(
+      run,
+      [moved, paths.progress],
+      'chore(ralph): compact progress.txt',
+      `progress.txt compacted; older entries moved to ${path.relative(paths.repoRoot, moved)}`,
+    );
   const now = await refs.read();
   // A prompt commit moves HEAD: the loop then asks git again.
   if (!(await commitPromptEdits(run, iteration, now.head, promptAt))) refs.hold(now);
@@ -36,9 +52,17 @@ export function recordTimeout(run: RunContext, loopId: string, iteration: number
   const output = readFileTail(log, 64 * 1024) ?? `${result.stdout}\n${result.stderr}`;
   const timeout = formatDuration(options.iterationTimeoutMs);
   const block = renderTimeoutBlock(new Date(), iteration, timeout, output);
-  guardWrite(paths.progress, paths.repoRoot, () => appendFileSync(paths.progress, block), 'the timeout note for the next iteration could not be written');
+  guardWrite(
+    paths.progress,
+    paths.repoRoot,
+    () => appendFileSync(paths.progress, block),
+    'the timeout note for the next iteration could not be written',
+  );
   try {
-    appendFileSync(log, `\n[ralph] iteration ${iteration} timed out after ${timeout}; the agent and everything it started were killed\n`);
+    appendFileSync(
+      log,
+      `\n[ralph] iteration ${iteration} timed out after ${timeout}; the agent and everything it started were killed\n`,
+    );
   } catch {
     /* the log is a record; progress.txt already carries the note */
   }
@@ -62,7 +86,12 @@ export async function commitOwn(run: RunContext, files: string[], message: strin
  * uncommitted work, or be swept into the agent's own commit. Committed here, before HEAD is read for the
  * iteration, so it never counts as the agent's progress. A prompt git ignores has nothing to commit.
  */
-async function commitPromptEdits(run: RunContext, iteration: number, head: string | null, promptAt: PromptCache): Promise<boolean> {
+async function commitPromptEdits(
+  run: RunContext,
+  iteration: number,
+  head: string | null,
+  promptAt: PromptCache,
+): Promise<boolean> {
   const { paths } = run;
   const atHead = async (rel: string): Promise<string | null> => {
     if (head === null) return null;
@@ -71,6 +100,11 @@ async function commitPromptEdits(run: RunContext, iteration: number, head: strin
     return promptAt.at.text;
   };
   if ((await readEditedPrompt(paths, atHead)) === null || (await isIgnored(paths.repoRoot, paths.prompt))) return false;
-  await commitOwn(run, [paths.prompt], `chore(ralph): ${renderPromptCommitPart(paths)}`, renderPromptEditNote(paths, `iteration ${iteration}`));
+  await commitOwn(
+    run,
+    [paths.prompt],
+    `chore(ralph): ${renderPromptCommitPart(paths)}`,
+    renderPromptEditNote(paths, `iteration ${iteration}`),
+  );
   return true;
 }

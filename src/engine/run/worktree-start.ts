@@ -16,32 +16,63 @@ export interface WorktreeRun {
 }
 
 /** --worktree with the sandbox (not supported yet), and on a resumed loop that ran in the user's tree. */
-export function refuseWorktreeOptions(options: RunOptions, resumed: LoopState | null, given: Set<keyof RunOptions>): void {
+export function refuseWorktreeOptions(
+  options: RunOptions,
+  resumed: LoopState | null,
+  given: Set<keyof RunOptions>,
+): void {
   if (resumed && options.worktree && !resumed.worktree) {
-    throw usageExit(`loop ${resumed.id} ran in your working tree, not in a worktree of its own`, `continue it there: ./ralph/ralph.sh --resume ${resumed.id} (without --worktree)`);
+    throw usageExit(
+      `loop ${resumed.id} ran in your working tree, not in a worktree of its own`,
+      `continue it there: ./ralph/ralph.sh --resume ${resumed.id} (without --worktree)`,
+    );
   }
   // The default gives way to --worktree (run/sandbox-default.ts); only a typed --sandbox is refused.
-  if (options.worktree && options.sandbox && given.has('sandbox')) throw usageExit('--worktree and --sandbox cannot be combined yet', 'run the worktree loop without --sandbox, or the sandboxed loop in your working tree');
+  if (options.worktree && options.sandbox && given.has('sandbox'))
+    throw usageExit(
+      '--worktree and --sandbox cannot be combined yet',
+      'run the worktree loop without --sandbox, or the sandboxed loop in your working tree',
+    );
 }
 
 /**
  * Opens the loop's worktree on `branch`, puts the user's plan and prompt there (a new loop's), and returns the run's
  * paths inside it. The plan must be inside the repository: its place in the worktree is the same.
  */
-export async function enterWorktree(tree: WorktreeRun, main: RunPaths, id: string, branch: string, base: string | undefined, resumed: boolean, emit: Emit): Promise<RunPaths> {
+export async function enterWorktree(
+  tree: WorktreeRun,
+  main: RunPaths,
+  id: string,
+  branch: string,
+  base: string | undefined,
+  resumed: boolean,
+  emit: Emit,
+): Promise<RunPaths> {
   const rel = (p: string) => path.relative(main.repoRoot, p);
   for (const file of [main.prd, main.prompt]) {
     if (rel(file).startsWith('..') || path.isAbsolute(rel(file))) {
-      throw new LoopExit(LOOP_EXIT.refused, `--worktree: ${file} is outside the repository, so the worktree has no place for it`, 'move it into the repository (ralph/ is the usual place), then start again');
+      throw new LoopExit(
+        LOOP_EXIT.refused,
+        `--worktree: ${file} is outside the repository, so the worktree has no place for it`,
+        'move it into the repository (ralph/ is the usual place), then start again',
+      );
     }
   }
   const existed = resumed;
   tree.root = await openWorktree(tree.mainRoot, id, branch, base);
   tree.mayRemove = !existed;
   const into = (p: string) => path.join(tree.root as string, rel(p));
-  const paths: RunPaths = { repoRoot: tree.root, prd: into(main.prd), prompt: into(main.prompt), progress: into(main.progress) };
+  const paths: RunPaths = {
+    repoRoot: tree.root,
+    prd: into(main.prd),
+    prompt: into(main.prompt),
+    progress: into(main.progress),
+  };
   copyStartFiles(main, paths, resumed, sameDefinition);
-  emit({ type: 'info', message: `working in the worktree ${tree.root} on ${branch}; your working tree is left as it is` });
+  emit({
+    type: 'info',
+    message: `working in the worktree ${tree.root} on ${branch}; your working tree is left as it is`,
+  });
   return paths;
 }
 

@@ -23,7 +23,7 @@ export interface CancelResult {
 }
 
 /** What an in-session loop's state says between `cancel` and the session's next stop, which tells the user. */
-export const SESSION_CANCEL_PENDING = 'cancelled by ralphkit cancel; the session\'s next stop is let through';
+export const SESSION_CANCEL_PENDING = "cancelled by ralphkit cancel; the session's next stop is let through";
 
 const listHint = (): string => `list the loops and their status with: ${loopCommand('status')}`;
 
@@ -33,7 +33,8 @@ const listHint = (): string => `list the loops and their status with: ${loopComm
  */
 export function cancelLoop(repoRoot: string, id: string): CancelResult {
   const state = readCancelTarget(repoRoot, id);
-  if (state.status !== 'running') throw new LoopExit(LOOP_EXIT.refused, `loop ${id} is not running (${state.status}); nothing to cancel`, listHint());
+  if (state.status !== 'running')
+    throw new LoopExit(LOOP_EXIT.refused, `loop ${id} is not running (${state.status}); nothing to cancel`, listHint());
   // An in-session loop's pid is Claude Code itself: never signalled; its Stop hook reads the marker and the state.
   if (state.inSession) return markCancelled(repoRoot, state, 'session', SESSION_CANCEL_PENDING);
   // A pid that now belongs to another process (reused after kill -9) must never be signalled.
@@ -46,20 +47,42 @@ export function cancelLoop(repoRoot: string, id: string): CancelResult {
   return markCancelled(repoRoot, state, 'marked');
 }
 
-function markCancelled(repoRoot: string, state: LoopState, action: 'marked' | 'session', message?: string): CancelResult {
+function markCancelled(
+  repoRoot: string,
+  state: LoopState,
+  action: 'marked' | 'session',
+  message?: string,
+): CancelResult {
   const file = statePath(repoRoot, state.id);
   try {
-    writeStateFile(repoRoot, { ...withoutAgents(state), status: 'cancelled', updatedAt: new Date().toISOString(), ...(message ? { message, exitCode: 130 } : {}) });
+    writeStateFile(repoRoot, {
+      ...withoutAgents(state),
+      status: 'cancelled',
+      updatedAt: new Date().toISOString(),
+      ...(message ? { message, exitCode: 130 } : {}),
+    });
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    const what = action === 'session' ? `loop ${state.id} (inside a Claude Code session) was not cancelled` : `the runner of loop ${state.id} is gone and its agent was stopped, but its state still says running`;
-    throw new LoopExit(EXIT_FAILURE, `could not write ${showPath(repoRoot, file)} (${describeError(err as Error)}): ${what}`, `${renderFixFolder(repoRoot, file)}, then run again: ${loopCommand(`cancel ${state.id}`)}`);
+    const what =
+      action === 'session'
+        ? `loop ${state.id} (inside a Claude Code session) was not cancelled`
+        : `the runner of loop ${state.id} is gone and its agent was stopped, but its state still says running`;
+    throw new LoopExit(
+      EXIT_FAILURE,
+      `could not write ${showPath(repoRoot, file)} (${describeError(err as Error)}): ${what}`,
+      `${renderFixFolder(repoRoot, file)}, then run again: ${loopCommand(`cancel ${state.id}`)}`,
+    );
   }
   return { id: state.id, action, status: 'cancelled' };
 }
 
 function readCancelTarget(repoRoot: string, id: string): LoopState {
-  if (!LOOP_ID.test(id)) throw new LoopExit(LOOP_EXIT.refused, `"${id}" is not a loop id (letters, digits, ".", "_" and "-", at most 64)`, listHint());
+  if (!LOOP_ID.test(id))
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `"${id}" is not a loop id (letters, digits, ".", "_" and "-", at most 64)`,
+      listHint(),
+    );
   const file = statePath(repoRoot, id);
   let state: Partial<LoopState> | null;
   try {
@@ -67,12 +90,26 @@ function readCancelTarget(repoRoot: string, id: string): LoopState {
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
     if (code === 'ENOENT' && !existsSync(loopDir(repoRoot, id))) {
-      throw new LoopExit(LOOP_EXIT.refused, `no loop named "${id}" in ralph/.runs/`, existsSync(runsDir(repoRoot)) ? listHint() : 'no loop has run in this repository yet; start one with: ./ralph/ralph.sh');
+      throw new LoopExit(
+        LOOP_EXIT.refused,
+        `no loop named "${id}" in ralph/.runs/`,
+        existsSync(runsDir(repoRoot))
+          ? listHint()
+          : 'no loop has run in this repository yet; start one with: ./ralph/ralph.sh',
+      );
     }
-    throw new LoopExit(LOOP_EXIT.refused, `could not read ${showPath(repoRoot, file)} (${describeError(err as Error)}), so loop ${id} cannot be cancelled; nothing was changed`, `${listHint()}; a runner that is still going stops with Ctrl-C in its terminal`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `could not read ${showPath(repoRoot, file)} (${describeError(err as Error)}), so loop ${id} cannot be cancelled; nothing was changed`,
+      `${listHint()}; a runner that is still going stops with Ctrl-C in its terminal`,
+    );
   }
   if (!state || typeof state !== 'object' || typeof state.status !== 'string') {
-    throw new LoopExit(LOOP_EXIT.refused, `${showPath(repoRoot, file)} is not a loop state (no status), so loop ${id} cannot be cancelled; nothing was changed`, listHint());
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `${showPath(repoRoot, file)} is not a loop state (no status), so loop ${id} cannot be cancelled; nothing was changed`,
+      listHint(),
+    );
   }
   return state as LoopState;
 }
@@ -83,7 +120,11 @@ function writeCancelMarker(repoRoot: string, state: LoopState, alive: boolean): 
     writeFileSync(marker, `${new Date().toISOString()}\n`);
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    throw new LoopExit(LOOP_EXIT.refused, `could not write ${showPath(repoRoot, marker)} (${describeError(err as Error)}): loop ${state.id} was not cancelled; nothing was changed`, `${renderFixFolder(repoRoot, marker)}, then run again: ${loopCommand(`cancel ${state.id}`)}${alive ? `; or stop its runner directly: kill ${state.pid}` : ''}`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `could not write ${showPath(repoRoot, marker)} (${describeError(err as Error)}): loop ${state.id} was not cancelled; nothing was changed`,
+      `${renderFixFolder(repoRoot, marker)}, then run again: ${loopCommand(`cancel ${state.id}`)}${alive ? `; or stop its runner directly: kill ${state.pid}` : ''}`,
+    );
   }
 }
 
@@ -95,7 +136,11 @@ function signalRunner(repoRoot: string, state: LoopState): boolean {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
     rmSync(cancelMarker(repoRoot, state.id), { force: true });
-    throw new LoopExit(LOOP_EXIT.refused, `could not signal the runner of loop ${state.id} (pid ${state.pid}: ${describeError(err as Error)}); nothing was changed`, `run the cancel as the user who started that loop: ${loopCommand(`cancel ${state.id}`)}`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `could not signal the runner of loop ${state.id} (pid ${state.pid}: ${describeError(err as Error)}); nothing was changed`,
+      `run the cancel as the user who started that loop: ${loopCommand(`cancel ${state.id}`)}`,
+    );
   }
 }
 
@@ -105,17 +150,23 @@ function renderFixFolder(repoRoot: string, file: string): string {
 }
 
 export function renderCancelResult(r: CancelResult): string {
-  if (r.action === 'session') return `loop ${r.id} runs inside a Claude Code session: cancelled; its next stop is let through`;
-  return r.action === 'marked' ? `loop ${r.id} was not running any more (its runner is gone); marked cancelled` : `loop ${r.id} was signalled`;
+  if (r.action === 'session')
+    return `loop ${r.id} runs inside a Claude Code session: cancelled; its next stop is let through`;
+  return r.action === 'marked'
+    ? `loop ${r.id} was not running any more (its runner is gone); marked cancelled`
+    : `loop ${r.id} was signalled`;
 }
 
 /** After signalling: wait (bounded) until the runner has recorded its end, and return the final status. */
 export async function waitForLoopEnd(repoRoot: string, id: string, timeoutMs: number): Promise<string> {
   let state = readState(repoRoot, id);
-  await pollUntil(() => {
-    state = readState(repoRoot, id);
-    return !state || state.status !== 'running' || !isAlive(state.pid, state.pidStart);
-  }, { timeoutMs, intervalMs: 100 });
+  await pollUntil(
+    () => {
+      state = readState(repoRoot, id);
+      return !state || state.status !== 'running' || !isAlive(state.pid, state.pidStart);
+    },
+    { timeoutMs, intervalMs: 100 },
+  );
   return state?.status ?? 'unknown';
 }
 
@@ -137,6 +188,12 @@ function removeMarker(marker: string): void {
 export function clearCancelMarker(repoRoot: string, id: string): void {
   const marker = cancelMarker(repoRoot, id);
   const folder = showPath(repoRoot, path.dirname(marker));
-  guardStart(repoRoot, marker, () => removeMarker(marker), 'the loop cannot clear an old cancel request', 'remove',
-    `${folder}/ must be a folder this user can write: fix its permissions (chmod u+w ${shellQuote(folder)}), or remove ${folder} if it is not a folder, then start again`);
+  guardStart(
+    repoRoot,
+    marker,
+    () => removeMarker(marker),
+    'the loop cannot clear an old cancel request',
+    'remove',
+    `${folder}/ must be a folder this user can write: fix its permissions (chmod u+w ${shellQuote(folder)}), or remove ${folder} if it is not a folder, then start again`,
+  );
 }

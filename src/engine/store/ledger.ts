@@ -164,7 +164,11 @@ export function summariseLedger(lines: readonly LedgerLine[]): LedgerSummary {
     if (line.kind === 'review') addReview(reviews, line);
     if (line.kind === 'probe') {
       const prev = probes.get(line.story);
-      if (!prev || prev.time <= line.time) probes.set(line.story, { time: line.time, weak: line.weak === true || (prev?.time === line.time && prev.weak) });
+      if (!prev || prev.time <= line.time)
+        probes.set(line.story, {
+          time: line.time,
+          weak: line.weak === true || (prev?.time === line.time && prev.weak),
+        });
       continue;
     }
     if (line.kind !== 'verdict' || !isVerdictStatus(line.status)) continue;
@@ -181,7 +185,10 @@ export function summariseLedger(lines: readonly LedgerLine[]): LedgerSummary {
   }
   const counts: Record<VerdictStatus, number> = { verified: 0, unverified: 0, rejected: 0 };
   for (const s of Object.values(stories)) counts[s.status]++;
-  const weak = [...probes].filter(([, p]) => p.weak).map(([id]) => id).sort();
+  const weak = [...probes]
+    .filter(([, p]) => p.weak)
+    .map(([id]) => id)
+    .sort();
   return { stories, counts, checkRuns, weak, reviews };
 }
 
@@ -212,7 +219,15 @@ function addReview(out: Record<string, StoryReview>, line: ReviewLine): void {
   const revised = (prev?.revised ?? 0) + (line.verdict === 'revise' ? 1 : 0);
   const invalid = (prev?.invalid ?? 0) + (line.verdict === 'invalid' ? 1 : 0);
   const newer = !prev || prev.time <= line.time;
-  const from = newer ? { verdict: line.verdict, reviewer: String(line.reviewer ?? ''), model: typeof line.model === 'string' ? line.model : null, commit: typeof line.commit === 'string' ? line.commit : null, time: line.time } : prev;
+  const from = newer
+    ? {
+        verdict: line.verdict,
+        reviewer: String(line.reviewer ?? ''),
+        model: typeof line.model === 'string' ? line.model : null,
+        commit: typeof line.commit === 'string' ? line.commit : null,
+        time: line.time,
+      }
+    : prev;
   out[line.story] = { ...from, revised, invalid };
 }
 

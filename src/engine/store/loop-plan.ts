@@ -55,7 +55,12 @@ export function readLoopPlan(repoRoot: string, s: LoopState, prd: string, record
  * The record's verdicts of the stories in `stories` that are the very stories it verified: the same definition at the
  * record's commit (`prd`, relative to the repository), `passes` and `notes` aside. Other ids are left out.
  */
-export function matchSealedStories(repoRoot: string, record: VerdictRecord | null, prd: string, stories: readonly unknown[]): Record<string, VerdictStatus> {
+export function matchSealedStories(
+  repoRoot: string,
+  record: VerdictRecord | null,
+  prd: string,
+  stories: readonly unknown[],
+): Record<string, VerdictStatus> {
   const out: Record<string, VerdictStatus> = Object.create(null);
   if (!record) return out;
   const atRecord = parsePlan(gitShow(repoRoot, `${record.commit}:${toGitPath(prd)}`));
@@ -69,9 +74,19 @@ export function matchSealedStories(repoRoot: string, record: VerdictRecord | nul
 }
 
 /** The newest loop of plan file `prd` (relative to the repository) on `branch`: the one a plan's cards belong to. */
-export function findPlanLoop(repoRoot: string, states: readonly LoopState[], prd: string, branch: unknown): LoopState | null {
+export function findPlanLoop(
+  repoRoot: string,
+  states: readonly LoopState[],
+  prd: string,
+  branch: unknown,
+): LoopState | null {
   if (typeof branch !== 'string') return null;
-  const mine = states.filter((s) => typeof s.prd === 'string' && path.normalize(s.prd) === path.normalize(prd) && readLoopBranch(repoRoot, s, s.prd) === branch);
+  const mine = states.filter(
+    (s) =>
+      typeof s.prd === 'string' &&
+      path.normalize(s.prd) === path.normalize(prd) &&
+      readLoopBranch(repoRoot, s, s.prd) === branch,
+  );
   return mine.sort((a, b) => String(b.startedAt).localeCompare(String(a.startedAt)))[0] ?? null;
 }
 
@@ -85,7 +100,11 @@ function renderDefinition(story: Record<string, unknown>): string {
   const sortKeys = (v: unknown): unknown => {
     if (Array.isArray(v)) return v.map(sortKeys);
     if (!v || typeof v !== 'object') return v;
-    return Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : 1)).map(([k, x]) => [k, sortKeys(x)]));
+    return Object.fromEntries(
+      Object.entries(v as Record<string, unknown>)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([k, x]) => [k, sortKeys(x)]),
+    );
   };
   return JSON.stringify(sortKeys(rest));
 }
@@ -117,4 +136,3 @@ function currentBranch(tree: string): string | null {
 function gitShow(repoRoot: string, spec: string): string | null {
   return gitSync(repoRoot, ['cat-file', 'blob', spec]);
 }
-

@@ -19,7 +19,11 @@ export interface OrphanAgent {
 export async function stopOrphanAgents(repoRoot: string, ownId: string): Promise<OrphanAgent[]> {
   const orphans: OrphanAgent[] = readAllStates(repoRoot)
     .filter((s) => s.id !== ownId && s.status === 'running' && !isAlive(s.pid, s.pidStart))
-    .flatMap((s) => listRecordedAgents(s).filter(hasOrphanGroup).map((a) => ({ loopId: s.id, agentPid: a.pid, ...(a.worker !== undefined ? { worker: a.worker } : {}) })));
+    .flatMap((s) =>
+      listRecordedAgents(s)
+        .filter(hasOrphanGroup)
+        .map((a) => ({ loopId: s.id, agentPid: a.pid, ...(a.worker !== undefined ? { worker: a.worker } : {}) })),
+    );
   for (const o of orphans) signalGroup(o.agentPid, 'SIGKILL');
   for (let waited = 0; waited < 2000 && orphans.some((o) => groupHasLiveMember(o.agentPid)); waited += 50) {
     await new Promise((r) => setTimeout(r, 50));

@@ -13,12 +13,21 @@ export function renderParallelNotes(parallel: unknown, end: number | null): stri
   const widths = rows.reduce((acc: number[], row) => row.map((cell, i) => Math.max(acc[i] ?? 0, cell.length)), []);
   // A column empty for every worker (no clock, no branches yet) takes no room.
   const shown = widths.flatMap((width, i) => (width > 0 ? [i] : []));
-  const lines = rows.map((row) => shown.map((i) => row[i].padEnd(widths[i])).join('  ').trimEnd());
-  const queue = Array.isArray(parallel.queue) ? parallel.queue.filter(isObject).map((q) => `${text(q.story)}${whole(q.worker) ? ` (w${q.worker})` : ''}`) : [];
+  const lines = rows.map((row) =>
+    shown
+      .map((i) => row[i].padEnd(widths[i]))
+      .join('  ')
+      .trimEnd(),
+  );
+  const queue = Array.isArray(parallel.queue)
+    ? parallel.queue.filter(isObject).map((q) => `${text(q.story)}${whole(q.worker) ? ` (w${q.worker})` : ''}`)
+    : [];
   if (queue.length) lines.push(`merge queue: ${queue.join(', ')}`);
   const merged = Array.isArray(parallel.merged) ? parallel.merged.map(text) : [];
   if (merged.length) lines.push(`merged: ${merged.join(', ')}`);
-  const givenUp = isObject(parallel.givenUp) ? Object.entries(parallel.givenUp).map(([id, why]) => `${id} (${text(why).split('\n')[0]})`) : [];
+  const givenUp = isObject(parallel.givenUp)
+    ? Object.entries(parallel.givenUp).map(([id, why]) => `${id} (${text(why).split('\n')[0]})`)
+    : [];
   if (givenUp.length) lines.push(`given up: ${givenUp.join('; ')}`);
   return lines;
 }

@@ -89,7 +89,9 @@ export function applyBranchArchive(input: BranchArchiveInput): BranchArchiveResu
     if (keepProgress) write(path.join(dir, 'progress.txt'), progress);
   }
   // A log without entries (fresh, or already reset by the ralph skill) is carried over as the user left it.
-  const fresh = hasEntries(progress) ? renderProgressHeader(input.now, readPatterns(progress)) : (input.oldProgress ?? renderProgressHeader(input.now));
+  const fresh = hasEntries(progress)
+    ? renderProgressHeader(input.now, readPatterns(progress))
+    : (input.oldProgress ?? renderProgressHeader(input.now));
   const current = existsSync(input.progressPath) ? readFileSync(input.progressPath, 'utf8') : null;
   if (current !== fresh) atomicWriteFileSync(input.progressPath, fresh);
   return { dir, created, progressWritten: current !== fresh };
@@ -98,12 +100,17 @@ export function applyBranchArchive(input: BranchArchiveInput): BranchArchiveResu
 function freeArchiveDir(ralphDir: string, oldBranch: string, now: Date, planName: string): string {
   const base = planArchiveDir(ralphDir, oldBranch, now);
   let dir = base;
-  for (let n = 2; existsSync(path.join(dir, 'progress.txt')) || existsSync(path.join(dir, planName)); n++) dir = `${base}-${n}`;
+  for (let n = 2; existsSync(path.join(dir, 'progress.txt')) || existsSync(path.join(dir, planName)); n++)
+    dir = `${base}-${n}`;
   return dir;
 }
 
 /** The plan and log copies already in archive folders of `oldBranch` (any date, any -N suffix). */
-function readArchivedCopies(ralphDir: string, oldBranch: string, planName: string): { plans: string[]; progress: string[] } {
+function readArchivedCopies(
+  ralphDir: string,
+  oldBranch: string,
+  planName: string,
+): { plans: string[]; progress: string[] } {
   const root = path.join(ralphDir, 'archive');
   const name = path.basename(planArchiveDir(ralphDir, oldBranch, new Date(0))).slice('1970-01-01-'.length);
   const pattern = new RegExp(`^\\d{4}-\\d{2}-\\d{2}-${name.replace(/[.]/g, '\\.')}(-\\d+)?$`);
@@ -122,7 +129,6 @@ function readArchivedCopies(ralphDir: string, oldBranch: string, planName: strin
   }
   return out;
 }
-
 
 /** True when the log holds session entries beyond its preamble and pinned sections. */
 export function hasEntries(text: string): boolean {
@@ -197,7 +203,10 @@ export function applyCompaction(progressPath: string, now: Date, limitBytes = PR
   mkdirSync(dir, { recursive: true });
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   const file = path.join(dir, `progress-${stamp}.txt`);
-  atomicWriteFileSync(file, `# progress.txt entries moved out of ${path.basename(progressPath)} on ${now.toISOString()}\n\n${plan.moved}`);
+  atomicWriteFileSync(
+    file,
+    `# progress.txt entries moved out of ${path.basename(progressPath)} on ${now.toISOString()}\n\n${plan.moved}`,
+  );
   atomicWriteFileSync(progressPath, plan.kept);
   return file;
 }

@@ -33,7 +33,10 @@ export function writeStateFile(repoRoot: string, state: LoopState): void {
   const file = statePath(repoRoot, state.id);
   // The agents' starts are read here, right after they were spawned, so no caller has to remember them.
   const agentPidStart = state.agentPid ? processStart(state.agentPid) : undefined;
-  const parallel = mapWorkers(state, (w) => ({ ...w, agentPidStart: w.agentPid ? processStart(w.agentPid) : undefined }));
+  const parallel = mapWorkers(state, (w) => ({
+    ...w,
+    agentPidStart: w.agentPid ? processStart(w.agentPid) : undefined,
+  }));
   mkdirSync(path.dirname(file), { recursive: true });
   atomicWriteFileSync(file, `${JSON.stringify({ ...state, agentPidStart, ...parallel }, null, 2)}\n`);
 }
@@ -53,12 +56,19 @@ export interface RecordedAgent {
 export function listRecordedAgents(state: Partial<LoopState>): RecordedAgent[] {
   const agents: RecordedAgent[] = [];
   const add = (pid: unknown, start: unknown, worker?: number) => {
-    if (typeof pid === 'number' && Number.isInteger(pid) && pid > 1) agents.push({ pid, ...(typeof start === 'number' ? { start } : {}), ...(worker !== undefined ? { worker } : {}) });
+    if (typeof pid === 'number' && Number.isInteger(pid) && pid > 1)
+      agents.push({
+        pid,
+        ...(typeof start === 'number' ? { start } : {}),
+        ...(worker !== undefined ? { worker } : {}),
+      });
   };
   add(state.agentPid, state.agentPidStart);
   const workers: unknown = state.parallel?.states;
   if (Array.isArray(workers)) {
-    for (const w of workers) if (w && typeof w === 'object') add(w.agentPid, w.agentPidStart, typeof w.worker === 'number' ? w.worker : undefined);
+    for (const w of workers)
+      if (w && typeof w === 'object')
+        add(w.agentPid, w.agentPidStart, typeof w.worker === 'number' ? w.worker : undefined);
   }
   return agents;
 }
@@ -70,16 +80,35 @@ export function withoutAgents(state: LoopState): LoopState {
 
 // A state read from disk may carry any `parallel`: only a list of workers is mapped, anything else is kept as it is.
 function mapWorkers(state: LoopState, f: (w: WorkerState) => WorkerState): Pick<LoopState, 'parallel'> {
-  return state.parallel && Array.isArray(state.parallel.states) ? { parallel: { ...state.parallel, states: state.parallel.states.map((w) => (w && typeof w === 'object' ? f(w) : w)) } } : {};
+  return state.parallel && Array.isArray(state.parallel.states)
+    ? {
+        parallel: {
+          ...state.parallel,
+          states: state.parallel.states.map((w) => (w && typeof w === 'object' ? f(w) : w)),
+        },
+      }
+    : {};
 }
 
 /** Runs a write made before the loop changed anything; a file-system error refuses the start (exit 2). */
-export function guardStart(repoRoot: string, file: string, write: () => void, what: string, verb = 'write', hint?: string): void {
+export function guardStart(
+  repoRoot: string,
+  file: string,
+  write: () => void,
+  what: string,
+  verb = 'write',
+  hint?: string,
+): void {
   try {
     write();
   } catch (err) {
     if (err instanceof LoopExit || typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
-    throw new LoopExit(LOOP_EXIT.refused, `could not ${verb} ${showPath(repoRoot, file)} (${describeError(err as Error)}): ${what}, so it did not start; nothing was changed`, hint ?? `${RUNS_DIR.split(path.sep).join('/')}/ must be a folder this user can write: fix its permissions (chmod u+w), free disk space, or remove it if it is not a folder, then start again`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `could not ${verb} ${showPath(repoRoot, file)} (${describeError(err as Error)}): ${what}, so it did not start; nothing was changed`,
+      hint ??
+        `${RUNS_DIR.split(path.sep).join('/')}/ must be a folder this user can write: fix its permissions (chmod u+w), free disk space, or remove it if it is not a folder, then start again`,
+    );
   }
 }
 

@@ -5,7 +5,13 @@ import path from 'node:path';
 import { isRunning, scanLoopStates, type UnreadableState } from './state-file.js';
 import { ledgerPath, runsDir } from './layout.js';
 import { readLedger, summariseLedger, type StoryLedgerState, type StoryReview } from './ledger.js';
-import { planVerification, readStoryStatus, readVerdictRecordsSync, sealReviews, type VerdictRecord } from './verdict-record.js';
+import {
+  planVerification,
+  readStoryStatus,
+  readVerdictRecordsSync,
+  sealReviews,
+  type VerdictRecord,
+} from './verdict-record.js';
 import type { LoopState, ParallelState } from '../types.js';
 import { LoopExit, describeError, LOOP_EXIT } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
@@ -88,7 +94,11 @@ export function readLoopSummariesOrRefuse(repoRoot: string, env: NodeJS.ProcessE
   } catch (err) {
     if (typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
     const folder = showPath(repoRoot, runsDir(repoRoot));
-    throw new LoopExit(LOOP_EXIT.refused, `could not read ${folder}/ (${describeError(err as Error)}), so the loops cannot be listed`, renderUnreadableRunsHint(folder, (err as NodeJS.ErrnoException).code!));
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `could not read ${folder}/ (${describeError(err as Error)}), so the loops cannot be listed`,
+      renderUnreadableRunsHint(folder, (err as NodeJS.ErrnoException).code!),
+    );
   }
   // `env` decides where the record key is read from ($RALPH_KEY_DIR, as for the runner that sealed the records).
   const records = scan.states.length ? readVerdictRecordsSync(repoRoot, env) : new Map<string, VerdictRecord>();
@@ -104,11 +114,17 @@ export type LoopCounts = Pick<LoopSummary, 'verified' | 'reported' | 'unverified
  * A loop's counts: verified and unverified only from its sealed record, rejected from its ledger, and reported for
  * ledger verdicts of `verified` that the record does not confirm. The same rule (planVerification) as the dashboard.
  */
-export function planLoopCounts(ledger: Readonly<Record<string, StoryLedgerState>>, record: Readonly<Record<string, unknown>> | null): LoopCounts {
+export function planLoopCounts(
+  ledger: Readonly<Record<string, StoryLedgerState>>,
+  record: Readonly<Record<string, unknown>> | null,
+): LoopCounts {
   const counts: LoopCounts = { verified: 0, reported: 0, unverified: 0, rejected: 0 };
   const ids = new Set([...Object.keys(ledger), ...(record ? Object.keys(record) : [])]);
   for (const id of ids) {
-    const verification = planVerification(readStoryStatus(record, id), Object.hasOwn(ledger, id) ? ledger[id].status : undefined);
+    const verification = planVerification(
+      readStoryStatus(record, id),
+      Object.hasOwn(ledger, id) ? ledger[id].status : undefined,
+    );
     if (verification) counts[verification]++;
   }
   return counts;
@@ -117,8 +133,27 @@ export function planLoopCounts(ledger: Readonly<Record<string, StoryLedgerState>
 // A corrupt state.json must not make its loop vanish (a runner may still be going): it is listed under its folder's name.
 function summariseUnreadable(repoRoot: string, u: UnreadableState): LoopSummary {
   return {
-    id: u.id, status: 'unreadable', iteration: null, maxIterations: null, agent: '', pid: null, alive: false, costUsd: 0, prd: '',
-    storiesPassed: null, storiesTotal: null, storiesSkipped: null, verified: 0, reported: 0, unverified: 0, rejected: 0, weak: [], reviews: {}, startedAt: '', updatedAt: '', exitCode: null,
+    id: u.id,
+    status: 'unreadable',
+    iteration: null,
+    maxIterations: null,
+    agent: '',
+    pid: null,
+    alive: false,
+    costUsd: 0,
+    prd: '',
+    storiesPassed: null,
+    storiesTotal: null,
+    storiesSkipped: null,
+    verified: 0,
+    reported: 0,
+    unverified: 0,
+    rejected: 0,
+    weak: [],
+    reviews: {},
+    startedAt: '',
+    updatedAt: '',
+    exitCode: null,
     message: `could not read ${showPath(repoRoot, u.file)} (${u.error})`,
   };
 }
@@ -127,11 +162,15 @@ function summariseUnreadable(repoRoot: string, u: UnreadableState): LoopSummary 
 export function renderUnreadableWarnings(loops: LoopSummary[]): string[] {
   return loops
     .filter((l) => l.status === 'unreadable')
-    .map((l) => `${l.message}; loop ${l.id} is listed as unreadable: fix or remove that file (a loop still running rewrites it at its next step)`);
+    .map(
+      (l) =>
+        `${l.message}; loop ${l.id} is listed as unreadable: fix or remove that file (a loop still running rewrites it at its next step)`,
+    );
 }
 
 function renderUnreadableRunsHint(folder: string, code: string): string {
-  if (code === 'ENOTDIR') return `${folder} (or a folder above it) is a file, not a folder: move the file away (the next loop creates the folder), then run status again`;
+  if (code === 'ENOTDIR')
+    return `${folder} (or a folder above it) is a file, not a folder: move the file away (the next loop creates the folder), then run status again`;
   return `run status as the user who started the loops, or make ${folder}/ readable for this user (chmod u+rx ${shellQuote(folder)}), then run it again`;
 }
 
@@ -143,7 +182,10 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
   const stories = plan.stories;
   const summary = summariseLedger(readLedger(ledgerPath(repoRoot, s.id)));
   // The record's verdicts of the loop's own stories only: a plan that reused an id since is not what it verified.
-  const counts = planLoopCounts(summary.stories, record && stories ? matchSealedStories(repoRoot, record, prd, stories) : null);
+  const counts = planLoopCounts(
+    summary.stories,
+    record && stories ? matchSealedStories(repoRoot, record, prd, stories) : null,
+  );
   const status = typeof s.status === 'string' ? s.status : 'unknown';
   return {
     id: s.id,
@@ -169,7 +211,9 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
     exitCode: num(s.exitCode),
     ...(typeof s.message === 'string' && s.message ? { message: s.message } : {}),
     ...(s.inSession === true ? { inSession: true as const } : {}),
-    ...(s.worktree && typeof s.worktree.path === 'string' && typeof s.worktree.branch === 'string' ? { worktree: { path: s.worktree.path, branch: s.worktree.branch } } : {}),
+    ...(s.worktree && typeof s.worktree.path === 'string' && typeof s.worktree.branch === 'string'
+      ? { worktree: { path: s.worktree.path, branch: s.worktree.branch } }
+      : {}),
     ...(s.parallel && typeof s.parallel === 'object' && !Array.isArray(s.parallel) ? { parallel: s.parallel } : {}),
     plan: { branch: plan.branch, from: plan.from },
     ...(record ? { recordCommit: record.commit } : {}),
@@ -188,26 +232,58 @@ function renderStoriesCell(l: LoopSummary): string {
 /** `now`: the clock a running --parallel run's workers are timed against. */
 export function renderLoopTable(loops: LoopSummary[], now = Date.now()): string {
   if (!loops.length) return 'no loops yet in ralph/.runs/ (start one with ./ralph/ralph.sh)\n';
-  const rows = [['ID', 'STATUS', 'ITER', 'AGENT', 'ALIVE', 'COST', 'STORIES', 'VERIFIED', 'REPORTED', 'UNVERIFIED', 'REJECTED']];
+  const rows = [
+    ['ID', 'STATUS', 'ITER', 'AGENT', 'ALIVE', 'COST', 'STORIES', 'VERIFIED', 'REPORTED', 'UNVERIFIED', 'REJECTED'],
+  ];
   const notes = new Map<number, string>();
   for (const l of loops) {
     rows.push([
-      l.id, l.status, `${l.iteration ?? '?'}/${l.maxIterations === null ? '?' : renderMaxIterations(l.maxIterations)}`, renderAgentCell(l.agent),
-      l.alive ? 'yes' : 'no', renderCost(l), renderStoriesCell(l),
-      String(l.verified), String(l.reported), String(l.unverified), String(l.rejected),
+      l.id,
+      l.status,
+      `${l.iteration ?? '?'}/${l.maxIterations === null ? '?' : renderMaxIterations(l.maxIterations)}`,
+      renderAgentCell(l.agent),
+      l.alive ? 'yes' : 'no',
+      renderCost(l),
+      renderStoriesCell(l),
+      String(l.verified),
+      String(l.reported),
+      String(l.unverified),
+      String(l.rejected),
     ]);
     const where = l.worktree && l.alive ? `in the worktree ${l.worktree.path} on ${l.worktree.branch}` : '';
-    const note = [where, renderPlanNote(l), renderLoopNote(l), ...renderParallelNotes(l.parallel, renderClockEnd(l, now)), ...renderReviewNotes(l)].filter(Boolean).join('\n  └ ');
+    const note = [
+      where,
+      renderPlanNote(l),
+      renderLoopNote(l),
+      ...renderParallelNotes(l.parallel, renderClockEnd(l, now)),
+      ...renderReviewNotes(l),
+    ]
+      .filter(Boolean)
+      .join('\n  └ ');
     if (note) notes.set(rows.length - 1, note);
   }
   // Ids, agents and messages come from state.json, which the agent can write: cells are made safe before they are padded.
   for (const row of rows) row.forEach((cell, i) => (row[i] = sanitizeForTerminal(cell)));
-  for (const [n, note] of notes) notes.set(n, note.split('\n').map((line) => sanitizeForTerminal(line)).join('\n'));
+  for (const [n, note] of notes)
+    notes.set(
+      n,
+      note
+        .split('\n')
+        .map((line) => sanitizeForTerminal(line))
+        .join('\n'),
+    );
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
-  return rows.map((r, n) => {
-    const line = r.map((c, i) => c.padEnd(widths[i])).join('  ').trimEnd();
-    return notes.has(n) ? `${line}\n  └ ${notes.get(n)}` : line;
-  }).join('\n') + '\n';
+  return (
+    rows
+      .map((r, n) => {
+        const line = r
+          .map((c, i) => c.padEnd(widths[i]))
+          .join('  ')
+          .trimEnd();
+        return notes.has(n) ? `${line}\n  └ ${notes.get(n)}` : line;
+      })
+      .join('\n') + '\n'
+  );
 }
 
 // A running run's workers are timed to now; a stopped one's to its last update (its clock stopped then).
@@ -225,7 +301,12 @@ const NOTE_WIDTH = 110;
  * what tells loops apart, not /tmp/...), then shortened in the middle so both ends stay readable.
  */
 export function renderAgentCell(agent: string): string {
-  const short = agent.startsWith('cmd: ') ? agent.split(' ').map((w, i) => (i > 0 && w.includes('/') ? path.posix.basename(w) || w : w)).join(' ') : agent;
+  const short = agent.startsWith('cmd: ')
+    ? agent
+        .split(' ')
+        .map((w, i) => (i > 0 && w.includes('/') ? path.posix.basename(w) || w : w))
+        .join(' ')
+    : agent;
   return shortenMiddle(short, AGENT_WIDTH);
 }
 
@@ -246,8 +327,10 @@ function shortenMiddle(text: string, width: number): string {
 
 // Stories read anywhere but the loop's own tree (on its branch) say where they come from: the tree is elsewhere.
 function renderPlanNote(l: LoopSummary): string | null {
-  if (l.plan?.from === 'branch') return `stories as committed on ${l.plan.branch} (the working tree is on another branch)`;
-  if (l.plan?.from === 'record') return `stories as at ${l.recordCommit?.slice(0, 7)}, the commit its verdict record names (the branch ${l.plan.branch} is gone)`;
+  if (l.plan?.from === 'branch')
+    return `stories as committed on ${l.plan.branch} (the working tree is on another branch)`;
+  if (l.plan?.from === 'record')
+    return `stories as at ${l.recordCommit?.slice(0, 7)}, the commit its verdict record names (the branch ${l.plan.branch} is gone)`;
   if (l.plan?.branch && l.plan.from === null) return `its plan could not be read on ${l.plan.branch}`;
   return null;
 }
@@ -255,7 +338,8 @@ function renderPlanNote(l: LoopSummary): string | null {
 // Why a loop stopped is what its owner needs next; a finished or running loop needs no note.
 function renderLoopNote(l: LoopSummary): string | null {
   const weak = l.weak?.length ? `weak checks (pass before any work): ${l.weak.join(', ')}` : null;
-  const stopped = l.status === 'running' || l.status === 'complete' ? null : l.status === 'dead' ? renderDeadNote(l) : l.message;
+  const stopped =
+    l.status === 'running' || l.status === 'complete' ? null : l.status === 'dead' ? renderDeadNote(l) : l.message;
   const text = [stopped?.split('\n')[0], weak].filter(Boolean).join('; ');
   if (!text) return null;
   return text.length > NOTE_WIDTH ? `${text.slice(0, NOTE_WIDTH - 1)}…` : text;
@@ -269,17 +353,28 @@ function renderDeadNote(l: LoopSummary): string {
 // An --agent-cmd agent (or an in-session loop's hook) reports no cost, so $0.00 would claim a figure nobody
 // measured. Otherwise the figure the loop printed (renderUsd), not one rounded to cents: $0.0025 is not $0.00.
 function renderCost(l: LoopSummary): string {
-  return l.costUsd === 0 && (l.agent.startsWith('cmd: ') || l.inSession) ? 'n/a' : renderCostSplit(l.costUsd, l.reviewCostUsd);
+  return l.costUsd === 0 && (l.agent.startsWith('cmd: ') || l.inSession)
+    ? 'n/a'
+    : renderCostSplit(l.costUsd, l.reviewCostUsd);
 }
 
 /** One line per reviewed story: `review US-1: shipped by claude (opus) at 1a2b3c4, after 1 revise`. */
 function renderReviewNotes(l: LoopSummary): string[] {
-  return Object.entries(l.reviews ?? {}).sort(([a], [b]) => (a < b ? -1 : 1)).map(([id, r]) => {
-    const who = `${renderReviewer(r.reviewer)}${r.model ? ` (${r.model})` : ''}`;
-    const at = r.commit ? ` at ${r.commit.slice(0, 7)}` : '';
-    const answer = r.verdict === 'ship' ? `shipped by ${who}${at}${r.sealed ? '' : ' (reported)'}` : r.verdict === 'revise' ? `changes asked by ${who}${at}` : `not shipped (${who}${at})`;
-    const history = [r.revised && `revised ${r.revised}×`, r.invalid && `${r.invalid} not shipped`].filter(Boolean).join(', ');
-    const line = `review ${id}: ${answer}${history ? `; ${history}` : ''}`;
-    return line.length > NOTE_WIDTH ? `${line.slice(0, NOTE_WIDTH - 1)}…` : line;
-  });
+  return Object.entries(l.reviews ?? {})
+    .sort(([a], [b]) => (a < b ? -1 : 1))
+    .map(([id, r]) => {
+      const who = `${renderReviewer(r.reviewer)}${r.model ? ` (${r.model})` : ''}`;
+      const at = r.commit ? ` at ${r.commit.slice(0, 7)}` : '';
+      const answer =
+        r.verdict === 'ship'
+          ? `shipped by ${who}${at}${r.sealed ? '' : ' (reported)'}`
+          : r.verdict === 'revise'
+            ? `changes asked by ${who}${at}`
+            : `not shipped (${who}${at})`;
+      const history = [r.revised && `revised ${r.revised}×`, r.invalid && `${r.invalid} not shipped`]
+        .filter(Boolean)
+        .join(', ');
+      const line = `review ${id}: ${answer}${history ? `; ${history}` : ''}`;
+      return line.length > NOTE_WIDTH ? `${line.slice(0, NOTE_WIDTH - 1)}…` : line;
+    });
 }

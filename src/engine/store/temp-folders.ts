@@ -7,8 +7,21 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isAlive, ownProcessStart } from '../processes.js';
 
-export type TempKind = 'ralph-verify' | 'ralph-setup' | 'ralph-review' | 'ralph-home' | 'ralph-agent-home' | 'ralphkit-log';
-const KINDS: readonly TempKind[] = ['ralph-verify', 'ralph-setup', 'ralph-review', 'ralph-home', 'ralph-agent-home', 'ralphkit-log'];
+export type TempKind =
+  | 'ralph-verify'
+  | 'ralph-setup'
+  | 'ralph-review'
+  | 'ralph-home'
+  | 'ralph-agent-home'
+  | 'ralphkit-log';
+const KINDS: readonly TempKind[] = [
+  'ralph-verify',
+  'ralph-setup',
+  'ralph-review',
+  'ralph-home',
+  'ralph-agent-home',
+  'ralphkit-log',
+];
 
 let owner = '-';
 

@@ -3,7 +3,18 @@
 // the dashboard call a story verified only from a record that checks out; ledger lines are what a runner reported.
 // Without --sandbox the agent runs as the user and could read the key; the sandbox hides that folder from it.
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, closeSync, constants, fstatSync, mkdirSync, openSync, readFileSync, statSync, writeFileSync, type Stats } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  constants,
+  fstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+  type Stats,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import type { ShippedReview, StoryVerdict } from '../types.js';
@@ -72,7 +83,9 @@ function inspectKey(env: NodeJS.ProcessEnv): { key?: Buffer; problem?: string } 
     fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return code === 'ENOENT' || code === 'ENOTDIR' ? {} : { problem: `${file} cannot be read (${code === 'ELOOP' ? 'a symbolic link' : code})` };
+    return code === 'ENOENT' || code === 'ENOTDIR'
+      ? {}
+      : { problem: `${file} cannot be read (${code === 'ELOOP' ? 'a symbolic link' : code})` };
   }
   try {
     const problem = refuseKeyStat(fstatSync(fd), 'file', 0o077) ?? refuseKeyStat(statSync(dir), 'folder', 0o022);
@@ -87,7 +100,8 @@ function inspectKey(env: NodeJS.ProcessEnv): { key?: Buffer; problem?: string } 
 function refuseKeyStat(st: Stats, what: 'file' | 'folder', open: number): string | null {
   if (what === 'file' ? !st.isFile() : !st.isDirectory()) return `the key ${what} is not a ${what}`;
   const uid = process.getuid?.();
-  if (uid !== undefined && st.uid !== uid) return `the key ${what} is owned by uid ${st.uid}, not by this user (${uid})`;
+  if (uid !== undefined && st.uid !== uid)
+    return `the key ${what} is owned by uid ${st.uid}, not by this user (${uid})`;
   return st.mode & open ? `the key ${what} is open to other users (mode ${(st.mode & 0o777).toString(8)})` : null;
 }
 
@@ -103,7 +117,14 @@ export function parseRecord(text: string, commit: string, key: Buffer): VerdictR
   } catch {
     return null;
   }
-  if (!doc || typeof doc !== 'object' || typeof doc.mac !== 'string' || doc.commit !== commit || typeof doc.loop !== 'string') return null;
+  if (
+    !doc ||
+    typeof doc !== 'object' ||
+    typeof doc.mac !== 'string' ||
+    doc.commit !== commit ||
+    typeof doc.loop !== 'string'
+  )
+    return null;
   const { mac, ...record } = doc;
   const want = Buffer.from(seal(record as VerdictRecord, key), 'hex');
   const got = Buffer.from(mac as string, 'hex');
@@ -132,14 +153,19 @@ export function readSealedReview(record: Pick<VerdictRecord, 'reviews'> | null, 
   const reviews = record?.reviews;
   if (!reviews || typeof reviews !== 'object' || !Object.hasOwn(reviews, id)) return null;
   const r = reviews[id] as Partial<ShippedReview> | null;
-  return r && typeof r.reviewer === 'string' && typeof r.commit === 'string' ? { reviewer: r.reviewer, model: typeof r.model === 'string' ? r.model : null, commit: r.commit } : null;
+  return r && typeof r.reviewer === 'string' && typeof r.commit === 'string'
+    ? { reviewer: r.reviewer, model: typeof r.model === 'string' ? r.model : null, commit: r.commit }
+    : null;
 }
 
 /**
  * The reviews with `sealed` set on each SHIP that `record` names exactly: same reviewer, model and commit (status and
  * the dashboard). A ledger line is anyone's to append; one that re-attributes a sealed SHIP is only reported.
  */
-export function sealReviews(reviews: Readonly<Record<string, StoryReview>>, record: Pick<VerdictRecord, 'reviews'> | null): Record<string, StoryReview> {
+export function sealReviews(
+  reviews: Readonly<Record<string, StoryReview>>,
+  record: Pick<VerdictRecord, 'reviews'> | null,
+): Record<string, StoryReview> {
   const out: Record<string, StoryReview> = Object.create(null);
   for (const [id, r] of Object.entries(reviews)) {
     const seal = r.verdict === 'ship' && r.commit !== null ? readSealedReview(record, id) : null;
@@ -155,14 +181,26 @@ export function sealReviews(reviews: Readonly<Record<string, StoryReview>>, reco
  * number of notes (one lists them, one `cat-file --batch` reads them all), synchronous for `status` and the
  * dashboard's snapshots, with the runner's git hardening. Any git failure is no records: nothing counts as verified.
  */
-export function readVerdictRecordsSync(repoRoot: string, env: NodeJS.ProcessEnv = process.env): Map<string, VerdictRecord> {
+export function readVerdictRecordsSync(
+  repoRoot: string,
+  env: NodeJS.ProcessEnv = process.env,
+): Map<string, VerdictRecord> {
   const key = readKey(false, env);
   if (!key) return new Map();
   const list = gitSyncBytes(repoRoot, LIST_NOTES);
   const notes = list ? parseNotesList(list.toString('utf8')) : [];
   if (!notes.length) return new Map();
   const batch = gitSyncBytes(repoRoot, ['cat-file', '--batch'], renderBatchInput(notes));
-  return batch ? collectRecords(notes, parseCatFileBatch(batch, notes.map((n) => n.blob)), key) : new Map();
+  return batch
+    ? collectRecords(
+        notes,
+        parseCatFileBatch(
+          batch,
+          notes.map((n) => n.blob),
+        ),
+        key,
+      )
+    : new Map();
 }
 
 const LIST_NOTES = ['notes', `--ref=${NOTES_REF}`, 'list'];
@@ -175,7 +213,11 @@ interface NoteEntry {
 
 /** `git notes list`: one "<note blob> <annotated object>" per line; anything else is skipped. */
 export function parseNotesList(text: string): NoteEntry[] {
-  return text.split('\n').map((line) => line.trim().split(' ')).filter((f) => f.length === 2 && SHA.test(f[0]) && SHA.test(f[1])).map(([blob, commit]) => ({ blob, commit }));
+  return text
+    .split('\n')
+    .map((line) => line.trim().split(' '))
+    .filter((f) => f.length === 2 && SHA.test(f[0]) && SHA.test(f[1]))
+    .map(([blob, commit]) => ({ blob, commit }));
 }
 
 function renderBatchInput(notes: readonly NoteEntry[]): string {
@@ -206,7 +248,11 @@ export function parseCatFileBatch(out: Buffer, shas: readonly string[]): Map<str
   return blobs;
 }
 
-function collectRecords(notes: readonly NoteEntry[], blobs: ReadonlyMap<string, string>, key: Buffer): Map<string, VerdictRecord> {
+function collectRecords(
+  notes: readonly NoteEntry[],
+  blobs: ReadonlyMap<string, string>,
+  key: Buffer,
+): Map<string, VerdictRecord> {
   const out = new Map<string, VerdictRecord>();
   for (const { blob, commit } of notes) {
     const text = blobs.get(blob);
@@ -237,7 +283,10 @@ export function planVerification(sealed: unknown, ledger: unknown): VerdictStatu
 }
 
 /** A story's status in a record's (or any JSON object's) story map, never one inherited from Object.prototype. */
-export function readStoryStatus(stories: Readonly<Record<string, unknown>> | null | undefined, id: string): VerdictStatus | undefined {
+export function readStoryStatus(
+  stories: Readonly<Record<string, unknown>> | null | undefined,
+  id: string,
+): VerdictStatus | undefined {
   if (!stories || !Object.hasOwn(stories, id)) return undefined;
   const value = stories[id];
   return isVerdictStatus(value) ? value : undefined;

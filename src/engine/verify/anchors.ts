@@ -42,7 +42,12 @@ export function anchorsPath(repoRoot: string, loopId: string): string {
 
 /** The loop's two refs as they are now, in one git call. */
 export async function readAnchorRefs(cwd: string, loopId: string): Promise<AnchorValues> {
-  const out = await gitOk(cwd, ['for-each-ref', '--format=%(refname) %(objectname)', pinsRef(loopId), baselineRef(loopId)]);
+  const out = await gitOk(cwd, [
+    'for-each-ref',
+    '--format=%(refname) %(objectname)',
+    pinsRef(loopId),
+    baselineRef(loopId),
+  ]);
   const values: AnchorValues = { pins: null, plan: null };
   for (const line of out.split('\n')) {
     const [ref, sha] = line.trim().split(' ');
@@ -57,7 +62,13 @@ export async function readAnchorRefs(cwd: string, loopId: string): Promise<Ancho
  * between the two leaves the refs at what the seal names as `previous`, which a resume accepts and moves on to `next`.
  * A ref the runner does not move is left as it is: one that someone else moved stays moved, for the resume to find.
  */
-export async function moveAnchoredRefs(cwd: string, loopId: string, next: AnchorValues, previous: AnchorValues, key: Buffer | null): Promise<void> {
+export async function moveAnchoredRefs(
+  cwd: string,
+  loopId: string,
+  next: AnchorValues,
+  previous: AnchorValues,
+  key: Buffer | null,
+): Promise<void> {
   writeAnchorFile(cwd, loopId, next, previous, key);
   const moves = [
     ...(next.pins && next.pins !== previous.pins ? [{ ref: pinsRef(loopId), sha: next.pins }] : []),
@@ -71,20 +82,46 @@ export async function moveAnchoredRefs(cwd: string, loopId: string, next: Anchor
  * A loop's refs set at its start, sealed: the plan commit, and the plan text as its record (`hook start`, which has
  * no trust of its own to settle). Whatever the refs named before (a session's earlier loop) is the seal's `previous`.
  */
-export async function anchorNewLoop(cwd: string, loopId: string, commit: string, planText: string, key: Buffer | null): Promise<void> {
+export async function anchorNewLoop(
+  cwd: string,
+  loopId: string,
+  commit: string,
+  planText: string,
+  key: Buffer | null,
+): Promise<void> {
   const plan = (await gitOk(cwd, ['hash-object', '-w', '--stdin'], planText)).trim();
   await moveAnchoredRefs(cwd, loopId, { pins: commit, plan }, await readAnchorRefs(cwd, loopId), key);
 }
 
-function writeAnchorFile(cwd: string, loopId: string, next: AnchorValues, previous: AnchorValues, key: Buffer | null): void {
-  const body = { ralphkit: 1 as const, loop: loopId, pins: next.pins, plan: next.plan, previous: { pins: previous.pins, plan: previous.plan } };
+function writeAnchorFile(
+  cwd: string,
+  loopId: string,
+  next: AnchorValues,
+  previous: AnchorValues,
+  key: Buffer | null,
+): void {
+  const body = {
+    ralphkit: 1 as const,
+    loop: loopId,
+    pins: next.pins,
+    plan: next.plan,
+    previous: { pins: previous.pins, plan: previous.plan },
+  };
   const file = anchorsPath(cwd, loopId);
   mkdirSync(path.dirname(file), { recursive: true });
   atomicWriteFileSync(file, `${JSON.stringify({ ...body, mac: key ? seal(body, key) : null }, null, 2)}\n`);
 }
 
 function seal(body: Omit<AnchorFile, 'mac'>, key: Buffer): string {
-  const canonical = JSON.stringify(['ralphkit-anchors', body.ralphkit, body.loop, body.pins, body.plan, body.previous.pins, body.previous.plan]);
+  const canonical = JSON.stringify([
+    'ralphkit-anchors',
+    body.ralphkit,
+    body.loop,
+    body.pins,
+    body.plan,
+    body.previous.pins,
+    body.previous.plan,
+  ]);
   return createHmac('sha256', key).update(canonical).digest('hex');
 }
 
@@ -99,18 +136,33 @@ export async function checkAnchors(cwd: string, loopId: string, key: Buffer | nu
   const shown = path.relative(cwd, anchorsPath(cwd, loopId)).split(path.sep).join('/');
   if (file === null) {
     if (refs.pins === null && refs.plan === null) return { problems: [], sealed: null };
-    return { problems: [`it has no seal of its refs (${shown} is missing or not readable: a loop started by an older ralphkit, or the file was removed)`], sealed: null };
+    return {
+      problems: [
+        `it has no seal of its refs (${shown} is missing or not readable: a loop started by an older ralphkit, or the file was removed)`,
+      ],
+      sealed: null,
+    };
   }
   const { mac, ...body } = file;
   if (key && !sameMac(mac, seal(body, key))) {
-    return { problems: [`the seal of its refs in ${shown} does not check out (the file was changed, or the key in the ralphkit config folder was replaced)`], sealed: null };
+    return {
+      problems: [
+        `the seal of its refs in ${shown} does not check out (the file was changed, or the key in the ralphkit config folder was replaced)`,
+      ],
+      sealed: null,
+    };
   }
-  const warning = key ? undefined : `the seal of loop ${loopId}'s refs could not be checked (no key to check it with); its refs are compared with ${shown} as written`;
+  const warning = key
+    ? undefined
+    : `the seal of loop ${loopId}'s refs could not be checked (no key to check it with); its refs are compared with ${shown} as written`;
   const problems: string[] = [];
   // A ref that is gone is moved too: `previous` is null only at a loop's first write, and a kill there is that rare.
-  const moved = (now: string | null, sealed: string | null, before: string | null) => now !== sealed && (now === null || now !== before);
-  if (moved(refs.pins, file.pins, file.previous.pins)) problems.push(renderMoved(pinsRef(loopId), refs.pins, file.pins, 'its plan commit: the tests checks run with'));
-  if (moved(refs.plan, file.plan, file.previous.plan)) problems.push(renderMoved(baselineRef(loopId), refs.plan, file.plan, "the runner's record of the plan"));
+  const moved = (now: string | null, sealed: string | null, before: string | null) =>
+    now !== sealed && (now === null || now !== before);
+  if (moved(refs.pins, file.pins, file.previous.pins))
+    problems.push(renderMoved(pinsRef(loopId), refs.pins, file.pins, 'its plan commit: the tests checks run with'));
+  if (moved(refs.plan, file.plan, file.previous.plan))
+    problems.push(renderMoved(baselineRef(loopId), refs.plan, file.plan, "the runner's record of the plan"));
   return { problems, sealed: { pins: file.pins, plan: file.plan }, ...(warning ? { warning } : {}) };
 }
 
@@ -122,10 +174,16 @@ function renderMoved(ref: string, now: string | null, sealed: string | null, wha
 export async function restoreAnchoredRefs(cwd: string, loopId: string, sealed: AnchorValues): Promise<string[]> {
   const refs = await readAnchorRefs(cwd, loopId);
   const moved: string[] = [];
-  for (const [ref, now, want] of [[pinsRef(loopId), refs.pins, sealed.pins], [baselineRef(loopId), refs.plan, sealed.plan]] as const) {
+  for (const [ref, now, want] of [
+    [pinsRef(loopId), refs.pins, sealed.pins],
+    [baselineRef(loopId), refs.plan, sealed.plan],
+  ] as const) {
     if (!want || now === want) continue;
     const r = await runGit(cwd, ['update-ref', ref, want]);
-    if (r.code !== 0) throw new Error(`could not point ${ref} back at ${want.slice(0, 12)} (the object may be gone): ${r.stderr.trim()}`);
+    if (r.code !== 0)
+      throw new Error(
+        `could not point ${ref} back at ${want.slice(0, 12)} (the object may be gone): ${r.stderr.trim()}`,
+      );
     moved.push(ref);
   }
   return moved;
@@ -138,9 +196,25 @@ function readAnchorFile(cwd: string, loopId: string): AnchorFile | null {
     const doc = JSON.parse(text) as Partial<AnchorFile>;
     const sha = (v: unknown) => v === null || (typeof v === 'string' && /^[0-9a-f]{40,64}$/.test(v));
     const prev = doc?.previous;
-    if (doc?.ralphkit !== 1 || doc.loop !== loopId || !sha(doc.pins) || !sha(doc.plan) || !prev || !sha(prev.pins) || !sha(prev.plan)) return null;
+    if (
+      doc?.ralphkit !== 1 ||
+      doc.loop !== loopId ||
+      !sha(doc.pins) ||
+      !sha(doc.plan) ||
+      !prev ||
+      !sha(prev.pins) ||
+      !sha(prev.plan)
+    )
+      return null;
     if (doc.mac !== null && typeof doc.mac !== 'string') return null;
-    return { ralphkit: 1, loop: loopId, pins: doc.pins!, plan: doc.plan!, previous: { pins: prev.pins, plan: prev.plan }, mac: doc.mac };
+    return {
+      ralphkit: 1,
+      loop: loopId,
+      pins: doc.pins!,
+      plan: doc.plan!,
+      previous: { pins: prev.pins, plan: prev.plan },
+      mac: doc.mac,
+    };
   } catch {
     return null;
   }

@@ -5,28 +5,56 @@
 // start's: each folder on it the agent could write (under HOME, /tmp, a writable /usr/local, ...) is listed at loop
 // start, and a folder whose entries changed since is replaced, for the checks, by a runner-made folder holding only
 // the entries that did not change (an added `~/.local/bin/node` is not there, so the user's real node runs).
-import { accessSync, constants, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  accessSync,
+  constants,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { findExecutable } from '../agents/check.js';
 import type { CheckEnvBase } from '../types.js';
 import { planAgentEnv, AGENT_MARK_VAR } from '../agents/env.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 
-
 // Files of HOME copied (as at loop start) into the checks' HOME: what a registry or a test that commits needs.
-const SEED_FILES: readonly string[] = ['.npmrc', '.yarnrc', '.yarnrc.yml', '.gitconfig', '.config/git/config', '.config/pip/pip.conf', '.pip/pip.conf'];
+const SEED_FILES: readonly string[] = [
+  '.npmrc',
+  '.yarnrc',
+  '.yarnrc.yml',
+  '.gitconfig',
+  '.config/git/config',
+  '.config/pip/pip.conf',
+  '.pip/pip.conf',
+];
 // Toolchain managers that find their toolchains through HOME unless told: [variable, folder under HOME].
 const TOOLCHAIN_HOMES: ReadonlyArray<[string, string]> = [
-  ['RUSTUP_HOME', '.rustup'], ['PYENV_ROOT', '.pyenv'], ['NVM_DIR', '.nvm'], ['VOLTA_HOME', '.volta'], ['ASDF_DATA_DIR', '.asdf'],
-  ['RBENV_ROOT', '.rbenv'], ['SDKMAN_DIR', '.sdkman'], ['BUN_INSTALL', '.bun'],
+  ['RUSTUP_HOME', '.rustup'],
+  ['PYENV_ROOT', '.pyenv'],
+  ['NVM_DIR', '.nvm'],
+  ['VOLTA_HOME', '.volta'],
+  ['ASDF_DATA_DIR', '.asdf'],
+  ['RBENV_ROOT', '.rbenv'],
+  ['SDKMAN_DIR', '.sdkman'],
+  ['BUN_INSTALL', '.bun'],
 ];
 // Variables that would point tools back at configuration the agent can write: the checks' HOME decides instead.
-const DROPPED = /^(XDG_(CONFIG|DATA|STATE|CACHE)_HOME|npm_config_(userconfig|globalconfig)|GIT_CONFIG_(GLOBAL|SYSTEM|NOSYSTEM)|PYTHONUSERBASE|PYTHONSTARTUP|CARGO_HOME|BUNFIG|MISE_.*|RUSTC_WRAPPER|RUSTFLAGS)$/i;
+const DROPPED =
+  /^(XDG_(CONFIG|DATA|STATE|CACHE)_HOME|npm_config_(userconfig|globalconfig)|GIT_CONFIG_(GLOBAL|SYSTEM|NOSYSTEM)|PYTHONUSERBASE|PYTHONSTARTUP|CARGO_HOME|BUNFIG|MISE_.*|RUSTC_WRAPPER|RUSTFLAGS)$/i;
 
 /** Taken once when the loop starts (verify/trust.ts), before the agent runs. */
 export function takeCheckEnvBase(env: NodeJS.ProcessEnv): CheckEnvBase {
   const home = env.HOME && path.isAbsolute(env.HOME) ? env.HOME : undefined;
-  const seed = home ? SEED_FILES.flatMap((file) => readOrNone(seedSource(env, home, file)).map((bytes) => ({ file, bytes }))) : [];
+  const seed = home
+    ? SEED_FILES.flatMap((file) => readOrNone(seedSource(env, home, file)).map((bytes) => ({ file, bytes })))
+    : [];
   const keep: Record<string, string> = {};
   for (const [name, dir] of TOOLCHAIN_HOMES) {
     const value = env[name] ?? (home ? path.join(home, dir) : undefined);
@@ -37,16 +65,27 @@ export function takeCheckEnvBase(env: NodeJS.ProcessEnv): CheckEnvBase {
   if (cache) keep.npm_config_cache = cache;
   // A folder named twice resolves nothing the first time did not: listed once. Relative entries (`.`, `node_modules/.bin`) are left out: in a check they resolve inside the checkout, the agent's files.
   const dirs = [...new Set((env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d)))];
-  return { home, seed, npmGlobal: readNpmGlobal(env), path: dirs.map((dir) => (agentWritable(dir) ? { dir, listing: listDir(dir) } : { dir })), keep };
+  return {
+    home,
+    seed,
+    npmGlobal: readNpmGlobal(env),
+    path: dirs.map((dir) => (agentWritable(dir) ? { dir, listing: listDir(dir) } : { dir })),
+    keep,
+  };
 }
 
 // git and pip read their `.config/` files from XDG_CONFIG_HOME when it is set.
 function seedSource(env: NodeJS.ProcessEnv, home: string, file: string): string {
-  return file.startsWith('.config/') && env.XDG_CONFIG_HOME ? path.join(env.XDG_CONFIG_HOME, file.slice('.config/'.length)) : path.join(home, file);
+  return file.startsWith('.config/') && env.XDG_CONFIG_HOME
+    ? path.join(env.XDG_CONFIG_HOME, file.slice('.config/'.length))
+    : path.join(home, file);
 }
 
 /** A fresh private HOME (mode 0700) for one verification, and the checks' environment in it; `remove` when done. */
-export function openCheckHome(base: CheckEnvBase, env: NodeJS.ProcessEnv): { dir: string; env: NodeJS.ProcessEnv; changed: string[] } {
+export function openCheckHome(
+  base: CheckEnvBase,
+  env: NodeJS.ProcessEnv,
+): { dir: string; env: NodeJS.ProcessEnv; changed: string[] } {
   const dir = makeTempFolder('ralph-home');
   return { dir, ...buildCheckEnv(base, env, dir) };
 }
@@ -56,7 +95,11 @@ export function openCheckHome(base: CheckEnvBase, env: NodeJS.ProcessEnv): { dir
  * already out) with HOME, PATH and the toolchain variables the runner's. Writes the seed files and, for PATH folders
  * that changed since loop start, the folders of unchanged entries. Returns what changed, for a warning.
  */
-export function buildCheckEnv(base: CheckEnvBase, env: NodeJS.ProcessEnv, home: string): { env: NodeJS.ProcessEnv; changed: string[] } {
+export function buildCheckEnv(
+  base: CheckEnvBase,
+  env: NodeJS.ProcessEnv,
+  home: string,
+): { env: NodeJS.ProcessEnv; changed: string[] } {
   const out: NodeJS.ProcessEnv = {};
   for (const [name, value] of Object.entries(env)) if (!DROPPED.test(name) && !(name in base.keep)) out[name] = value;
   for (const { file, bytes } of base.seed) writeSeed(path.join(home, file), bytes);
@@ -80,7 +123,8 @@ function planPath(base: CheckEnvBase, home: string): { dirs: string[]; changed: 
     if (!listing) return; // created since: not on the checks' PATH at all
     const links = path.join(home, '.ralph', 'path', String(i));
     mkdirSync(links, { recursive: true });
-    for (const name of Object.keys(listing)) if (now?.[name] === listing[name]) symlinkSync(path.join(dir, name), path.join(links, name));
+    for (const name of Object.keys(listing))
+      if (now?.[name] === listing[name]) symlinkSync(path.join(dir, name), path.join(links, name));
     dirs.push(links);
   });
   return { dirs, changed };
@@ -188,7 +232,11 @@ export class ChecksEnv {
     const opened = openCheckHome(this.base, process.env);
     this.home = opened.dir;
     this.plan = planAgentEnv(opened.env, {});
-    if (opened.changed.length) log('warn', `PATH folders changed since the loop started: ${opened.changed.join('; ')}; the checks run without what was added or changed there`);
+    if (opened.changed.length)
+      log(
+        'warn',
+        `PATH folders changed since the loop started: ${opened.changed.join('; ')}; the checks run without what was added or changed there`,
+      );
   }
 
   get env(): NodeJS.ProcessEnv {

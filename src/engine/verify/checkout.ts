@@ -38,7 +38,13 @@ export interface Checkout {
  * checkout, or an object that is not what its id says, throws SealBroken. Throws with git's message when the clone or
  * checkout fails.
  */
-export async function createCheckout(top: string, commit: string, pins: Pins | null, mayChange: readonly string[] = [], sealed = false): Promise<Checkout> {
+export async function createCheckout(
+  top: string,
+  commit: string,
+  pins: Pins | null,
+  mayChange: readonly string[] = [],
+  sealed = false,
+): Promise<Checkout> {
   const dir = makeTempFolder('ralph-verify');
   try {
     // --shared borrows the objects (no copy); --template= leaves hooks and info/exclude out of the new repository.
@@ -61,16 +67,30 @@ export async function createCheckout(top: string, commit: string, pins: Pins | n
  * code too, and could rewrite a pinned test, or put a link out of the checkout where a committed file was, between the
  * checkout and the checks. What setup adds (node_modules) stays. Returns what had to be put back; throws SealBroken.
  */
-export async function reapplyPins(checkout: Checkout, pins: Pins | null, mayChange: readonly string[] = []): Promise<string[]> {
+export async function reapplyPins(
+  checkout: Checkout,
+  pins: Pins | null,
+  mayChange: readonly string[] = [],
+): Promise<string[]> {
   refuseUpwardConfig(checkout.dir);
   resetCheckoutGit(checkout);
-  refuseLinksOut(checkout.dir, checkout.commit, [...checkout.tracked, ...(pins?.held.keys() ?? [])], pins, ' after setup');
+  refuseLinksOut(
+    checkout.dir,
+    checkout.commit,
+    [...checkout.tracked, ...(pins?.held.keys() ?? [])],
+    pins,
+    ' after setup',
+  );
   if (!pins) return [];
   const allowed = matcher(mayChange);
   const changed = await sealPins(checkout.dir, checkout.commit, pins, allowed);
   // What setup created where the plan commit pins an absence (an untracked .npmrc, a GNUmakefile, a conftest.py).
   const pinned = new Set(pins.paths.filter((p) => !allowed(p)));
-  const created = pins.absent ? matchAbsent(listProjectFiles(checkout.dir, checkout.tracked), pins.absentPaths).filter((f) => !pinned.has(f) && !allowed(f)) : [];
+  const created = pins.absent
+    ? matchAbsent(listProjectFiles(checkout.dir, checkout.tracked), pins.absentPaths).filter(
+        (f) => !pinned.has(f) && !allowed(f),
+      )
+    : [];
   for (const file of created) rmSync(path.join(checkout.dir, file), { recursive: true, force: true });
   return [...changed, ...created, ...pinManifests(checkout.dir, pins, allowed)];
 }
@@ -82,7 +102,10 @@ export async function reapplyPins(checkout: Checkout, pins: Pins | null, mayChan
 function refuseUpwardConfig(dir: string): void {
   for (let up = path.dirname(dir); ; up = path.dirname(up)) {
     const found = UPWARD_FILES.map((f) => path.join(up, f)).find((f) => existsSync(f));
-    if (found) throw new Error(`${found} lies above the verification checkout, and a test runner would read it as its configuration; remove it (rm -r ${shellQuote(found)}) and the claim is checked again`);
+    if (found)
+      throw new Error(
+        `${found} lies above the verification checkout, and a test runner would read it as its configuration; remove it (rm -r ${shellQuote(found)}) and the claim is checked again`,
+      );
     if (path.dirname(up) === up) return;
   }
 }
@@ -101,7 +124,11 @@ function listProjectFiles(dir: string, tracked: readonly string[], rel = ''): st
     const file = rel ? `${rel}/${entry.name}` : entry.name;
     if (!entry.isDirectory()) out.push(file);
     else if (entry.name === '.git') continue;
-    else if (holdsTracked(file, tracked) || !(DEPENDENCY_DIRS.has(entry.name) || existsSync(path.join(dir, file, 'pyvenv.cfg')))) out.push(...listProjectFiles(dir, tracked, file));
+    else if (
+      holdsTracked(file, tracked) ||
+      !(DEPENDENCY_DIRS.has(entry.name) || existsSync(path.join(dir, file, 'pyvenv.cfg')))
+    )
+      out.push(...listProjectFiles(dir, tracked, file));
   }
   return out;
 }
@@ -118,7 +145,8 @@ function holdsTracked(folder: string, tracked: readonly string[]): boolean {
 export function resetCheckoutGit(checkout: Checkout): void {
   const git = path.join(checkout.dir, '.git');
   writeFileSync(path.join(git, 'config'), checkout.gitConfig);
-  for (const extra of ['config.worktree', path.join('info', 'attributes')]) rmSync(path.join(git, extra), { force: true });
+  for (const extra of ['config.worktree', path.join('info', 'attributes')])
+    rmSync(path.join(git, extra), { force: true });
 }
 
 function matcher(globs: readonly string[]): (file: string) => boolean {
@@ -131,9 +159,18 @@ function matcher(globs: readonly string[]): (file: string) => boolean {
  * that is not the pinned content refuses the checkout), then files whose absence is pinned go. Returns the pinned
  * files the commit changed (by id), removed and re-pinned.
  */
-async function applyPins(dir: string, commit: string, index: ReadonlyMap<string, { mode: string; oid: string }>, pins: Pins, mayChange: (file: string) => boolean): Promise<string[]> {
+async function applyPins(
+  dir: string,
+  commit: string,
+  index: ReadonlyMap<string, { mode: string; oid: string }>,
+  pins: Pins,
+  mayChange: (file: string) => boolean,
+): Promise<string[]> {
   await sealPins(dir, commit, pins, mayChange, index);
-  const changed = pins.paths.filter((p) => !mayChange(p) && (index.get(p)?.oid !== pins.tree.get(p)?.oid || index.get(p)?.mode !== pins.tree.get(p)?.mode));
+  const changed = pins.paths.filter(
+    (p) =>
+      !mayChange(p) && (index.get(p)?.oid !== pins.tree.get(p)?.oid || index.get(p)?.mode !== pins.tree.get(p)?.mode),
+  );
   const added = [...index.keys()].filter((file) => !pins.tree.has(file) && !mayChange(file));
   const removed = pins.absent ? matchAbsent(added, pins.absentPaths) : [];
   for (const file of removed) removeFile(dir, file);

@@ -57,17 +57,32 @@ export interface GateResult {
 export async function runFinalGate(input: GateInput): Promise<GateResult> {
   const commit = await headSha(input.topLevel);
   const prd = structuredClone(input.prd);
-  const session = new CheckSession({ ...input, prdBefore: '' }, input.topLevel, commit, input.now ?? (() => new Date()), true);
-  input.log('info', `${input.label ?? 'final gate: every check once more'} on a fresh checkout of ${commit?.slice(0, 7) ?? '(no commit)'}`);
+  const session = new CheckSession(
+    { ...input, prdBefore: '' },
+    input.topLevel,
+    commit,
+    input.now ?? (() => new Date()),
+    true,
+  );
+  input.log(
+    'info',
+    `${input.label ?? 'final gate: every check once more'} on a fresh checkout of ${commit?.slice(0, 7) ?? '(no commit)'}`,
+  );
   const verdicts: StoryVerdict[] = [];
   const blocks: string[] = [];
   try {
     // Stories the plan sets aside are not judged: they are not part of what exit 0 promises (prd/skip.ts).
-    const judged = activeStories(prd.userStories).filter((s) => (!input.onlyPassing || s.passes === true) && (!input.onlyStories || input.onlyStories.includes(s.id)));
-    for (const id of planClaimOrder(prd, judged.map((s) => s.id))) {
+    const judged = activeStories(prd.userStories).filter(
+      (s) => (!input.onlyPassing || s.passes === true) && (!input.onlyStories || input.onlyStories.includes(s.id)),
+    );
+    for (const id of planClaimOrder(
+      prd,
+      judged.map((s) => s.id),
+    )) {
       const story = prd.userStories.find((s) => s.id === id) as Story;
       const judged = await judgeAtGate(session, prd, story, input);
-      if (judged === 'interrupted') return { passed: false, interrupted: true, commit, verdicts, prd, runnerCommit: null };
+      if (judged === 'interrupted')
+        return { passed: false, interrupted: true, commit, verdicts, prd, runnerCommit: null };
       verdicts.push(judged.verdict);
       if (judged.block) blocks.push(judged.block);
     }
@@ -75,17 +90,44 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
     await session.close();
   }
   if (session.violation) overturnAtGate(session, prd, verdicts, blocks, session.violation, input);
-  const rejection = planGateRejection(prd, verdicts, session.violation ? 'runner files changed by the checks' : undefined);
+  const rejection = planGateRejection(
+    prd,
+    verdicts,
+    session.violation ? 'runner files changed by the checks' : undefined,
+  );
   if (!rejection) {
-    const weak = verdicts.filter((v) => v.status === 'verified' && input.weak?.has(v.id)).map((v) => v.id).sort();
+    const weak = verdicts
+      .filter((v) => v.status === 'verified' && input.weak?.has(v.id))
+      .map((v) => v.id)
+      .sort();
     await recordVerdicts(input, commit, verdicts, weak);
-    return { passed: true, interrupted: false, commit, verdicts, prd, runnerCommit: null, ...(weak.length ? { weak } : {}) };
+    return {
+      passed: true,
+      interrupted: false,
+      commit,
+      verdicts,
+      prd,
+      runnerCommit: null,
+      ...(weak.length ? { weak } : {}),
+    };
   }
   const list = rejection.ids.join(', ');
-  guardWrite(input.progressPath, input.repoRoot, () => appendFileSync(input.progressPath, blocks.join('')), `the final gate rejected ${list} but the note for the next iteration could not be written`);
-  guardWrite(input.prdPath, input.repoRoot, () => atomicWriteFileSync(input.prdPath, `${JSON.stringify(rejection.prd, null, 2)}\n`), `the final gate rejected ${list} but the plan could not be updated and still says passes: true`);
+  guardWrite(
+    input.progressPath,
+    input.repoRoot,
+    () => appendFileSync(input.progressPath, blocks.join('')),
+    `the final gate rejected ${list} but the note for the next iteration could not be written`,
+  );
+  guardWrite(
+    input.prdPath,
+    input.repoRoot,
+    () => atomicWriteFileSync(input.prdPath, `${JSON.stringify(rejection.prd, null, 2)}\n`),
+    `the final gate rejected ${list} but the plan could not be updated and still says passes: true`,
+  );
   const files = [input.prdPath, input.progressPath].map((f) => relTo(input.topLevel, f));
-  const runnerCommit = await tryCommitRunnerFiles(input.topLevel, files, rejection.message, (reason) => input.log('warn', `could not commit the final gate's verdicts: ${reason}`));
+  const runnerCommit = await tryCommitRunnerFiles(input.topLevel, files, rejection.message, (reason) =>
+    input.log('warn', `could not commit the final gate's verdicts: ${reason}`),
+  );
   return { passed: false, interrupted: false, commit, verdicts, prd: rejection.prd, runnerCommit };
 }
 
@@ -94,11 +136,22 @@ type GateJudgement = { verdict: StoryVerdict; block?: string } | 'interrupted';
 async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateInput): Promise<GateJudgement> {
   const started = Date.now();
   const id = story.id;
-  const record = (status: StoryVerdict['status'], reason?: string) => s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status, ...(reason ? { reason } : {}), durationMs: Date.now() - started, outputSha256: null, gate: true });
+  const record = (status: StoryVerdict['status'], reason?: string) =>
+    s.record({
+      ...s.base(id),
+      kind: 'verdict',
+      command: null,
+      exitCode: null,
+      status,
+      ...(reason ? { reason } : {}),
+      durationMs: Date.now() - started,
+      outputSha256: null,
+      gate: true,
+    });
   const run = await s.runStory(prd, story);
   if (run.outcome === 'interrupted') return 'interrupted';
   if (run.outcome === 'no-checks') {
-    const reason = 'no checks apply to this story; accepted on the agent\'s word';
+    const reason = "no checks apply to this story; accepted on the agent's word";
     record('unverified', reason);
     return { verdict: { id, status: 'unverified', reason } };
   }
@@ -106,22 +159,66 @@ async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateI
     record('verified');
     return { verdict: { id, status: 'verified' } };
   }
-  const reason = renderGateReason({ commit: s.commit, why: run.why, pinnedChanges: run.pinnedChanges, pinCommit: input.pins?.commit ?? '', verifiedAt: input.verifiedAt.get(id), owner: planPinOwnerHint(id, showPath(input.repoRoot, input.prdPath), input.loopId, input.iteration) });
+  const reason = renderGateReason({
+    commit: s.commit,
+    why: run.why,
+    pinnedChanges: run.pinnedChanges,
+    pinCommit: input.pins?.commit ?? '',
+    verifiedAt: input.verifiedAt.get(id),
+    owner: planPinOwnerHint(id, showPath(input.repoRoot, input.prdPath), input.loopId, input.iteration),
+  });
   record('rejected', reason);
   input.log('warn', `${id} rejected by the final gate: ${run.why}`);
-  return { verdict: { id, status: 'rejected', reason }, block: renderRejectionBlock({ time: new Date(), iteration: input.iteration, storyId: id, title: story.title, commit: s.commit, reason, check: run.check }) };
+  return {
+    verdict: { id, status: 'rejected', reason },
+    block: renderRejectionBlock({
+      time: new Date(),
+      iteration: input.iteration,
+      storyId: id,
+      title: story.title,
+      commit: s.commit,
+      reason,
+      check: run.check,
+    }),
+  };
 }
 
 /** Code the gate's checks ran changed the engine or git's configuration: none of what they passed counts. */
-function overturnAtGate(s: CheckSession, prd: Prd, verdicts: StoryVerdict[], blocks: string[], why: string, input: GateInput): void {
+function overturnAtGate(
+  s: CheckSession,
+  prd: Prd,
+  verdicts: StoryVerdict[],
+  blocks: string[],
+  why: string,
+  input: GateInput,
+): void {
   for (const [i, v] of verdicts.entries()) {
     if (v.status === 'rejected') continue;
     const reason = renderGateReason({ commit: s.commit, why, pinnedChanges: [], pinCommit: '' });
-    s.record({ ...s.base(v.id), kind: 'verdict', command: null, exitCode: null, status: 'rejected', reason, durationMs: 0, outputSha256: null, gate: true });
+    s.record({
+      ...s.base(v.id),
+      kind: 'verdict',
+      command: null,
+      exitCode: null,
+      status: 'rejected',
+      reason,
+      durationMs: 0,
+      outputSha256: null,
+      gate: true,
+    });
     input.log('warn', `${v.id} rejected by the final gate: ${why}`);
     verdicts[i] = { id: v.id, status: 'rejected', reason };
     const title = prd.userStories.find((x) => x.id === v.id)?.title ?? '';
-    blocks.push(renderRejectionBlock({ time: new Date(), iteration: input.iteration, storyId: v.id, title, commit: s.commit, reason }));
+    blocks.push(
+      renderRejectionBlock({
+        time: new Date(),
+        iteration: input.iteration,
+        storyId: v.id,
+        title,
+        commit: s.commit,
+        reason,
+      }),
+    );
   }
 }
 
@@ -129,19 +226,41 @@ function overturnAtGate(s: CheckSession, prd: Prd, verdicts: StoryVerdict[], blo
  * The verdict record status and the dashboard trust (SPEC §6): a note on the final commit, under refs/notes/ralphkit.
  * Best effort: a failure is reported, and the loop's exit code (already true in git and the plan) stands.
  */
-async function recordVerdicts(input: GateInput, commit: string | null, verdicts: StoryVerdict[], weak: string[]): Promise<void> {
+async function recordVerdicts(
+  input: GateInput,
+  commit: string | null,
+  verdicts: StoryVerdict[],
+  weak: string[],
+): Promise<void> {
   if (!commit) return;
   const key = input.verdictKey;
   if (!key) {
-    input.log('warn', `no key to seal the verdict record with (${keyDir()}/verdict.key, see the warning at the start); status will show this loop's verdicts as reported, not verified`);
+    input.log(
+      'warn',
+      `no key to seal the verdict record with (${keyDir()}/verdict.key, see the warning at the start); status will show this loop's verdicts as reported, not verified`,
+    );
     return;
   }
-  const reviews = verdicts.flatMap((v) => (v.status !== 'rejected' && input.shipped.has(v.id) ? [[v.id, input.shipped.get(v.id)!] as const] : []));
-  const record: VerdictRecord = { ralphkit: 1, loop: input.loopId, commit, pins: input.pins?.commit ?? null, time: new Date().toISOString(), stories: Object.fromEntries(verdicts.map((v) => [v.id, v.status])), ...(reviews.length ? { reviews: Object.fromEntries(reviews) } : {}), ...(weak.length ? { weak } : {}) };
+  const reviews = verdicts.flatMap((v) =>
+    v.status !== 'rejected' && input.shipped.has(v.id) ? [[v.id, input.shipped.get(v.id)!] as const] : [],
+  );
+  const record: VerdictRecord = {
+    ralphkit: 1,
+    loop: input.loopId,
+    commit,
+    pins: input.pins?.commit ?? null,
+    time: new Date().toISOString(),
+    stories: Object.fromEntries(verdicts.map((v) => [v.id, v.status])),
+    ...(reviews.length ? { reviews: Object.fromEntries(reviews) } : {}),
+    ...(weak.length ? { weak } : {}),
+  };
   try {
     await writeVerdictNote(input.topLevel, commit, renderRecord(record, key));
   } catch (err) {
-    input.log('warn', `could not record the verdicts as a git note on ${commit.slice(0, 7)}: ${(err as Error).message}`);
+    input.log(
+      'warn',
+      `could not record the verdicts as a git note on ${commit.slice(0, 7)}: ${(err as Error).message}`,
+    );
   }
 }
 

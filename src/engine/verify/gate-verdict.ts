@@ -23,7 +23,10 @@ export interface GateFailure {
 export function renderGateReason(f: GateFailure): string {
   const pinned = f.pinnedChanges.length ? ` (${renderPinnedChanges(f.pinnedChanges, f.pinCommit, f.owner)})` : '';
   const since = f.verifiedAt;
-  const range = since && f.commit && since !== f.commit ? `; it passed at ${short(since)}, so a commit since broke it (git log --oneline ${short(since)}..${short(f.commit)})` : '';
+  const range =
+    since && f.commit && since !== f.commit
+      ? `; it passed at ${short(since)}, so a commit since broke it (git log --oneline ${short(since)}..${short(f.commit)})`
+      : '';
   return `the final gate at ${f.commit ? short(f.commit) : '(no commit)'}: ${f.why}${pinned}${range}`;
 }
 
@@ -40,7 +43,11 @@ export interface GateRejection {
  * The gate's outcome on the plan: null when no verdict is a rejection (the gate passed), else the plan to write.
  * `kind` names the rejections in the commit message.
  */
-export function planGateRejection(prd: Prd, verdicts: readonly StoryVerdict[], kind = 'check failed'): GateRejection | null {
+export function planGateRejection(
+  prd: Prd,
+  verdicts: readonly StoryVerdict[],
+  kind = 'check failed',
+): GateRejection | null {
   const rejected = verdicts.filter((v) => v.status === 'rejected');
   if (!rejected.length) return null;
   const next = structuredClone(prd);
@@ -51,7 +58,11 @@ export function planGateRejection(prd: Prd, verdicts: readonly StoryVerdict[], k
     story.notes = applyRunnerNote(story.notes, `rejected: ${v.reason}`);
   }
   const ids = rejected.map((v) => v.id);
-  return { prd: next, ids, message: `chore(ralph): final gate rejects ${ids.map((id) => `${id} (${kind})`).join(', ')}` };
+  return {
+    prd: next,
+    ids,
+    message: `chore(ralph): final gate rejects ${ids.map((id) => `${id} (${kind})`).join(', ')}`,
+  };
 }
 
 function short(sha: string): string {

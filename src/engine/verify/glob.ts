@@ -27,7 +27,11 @@ export function globToRegExp(glob: string): RegExp {
       const close = g.indexOf('}', i);
       if (close < 0) out += '\\{';
       else {
-        out += `(?:${g.slice(i + 1, close).split(',').map(escapeRegex).join('|')})`;
+        out += `(?:${g
+          .slice(i + 1, close)
+          .split(',')
+          .map(escapeRegex)
+          .join('|')})`;
         i = close;
       }
     } else out += escapeRegex(c);

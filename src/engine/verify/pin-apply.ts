@@ -3,7 +3,19 @@
 // against their ids. What git checked out under a pinned id that is not the pinned bytes means the object store was
 // rewritten; a committed link whose target lies outside the checkout would have the checks read files no commit
 // holds. Both are SealBroken: the claims checked there are rejected, saying why.
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, rmSync, symlinkSync, writeFileSync, type Stats } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+  type Stats,
+} from 'node:fs';
 import path from 'node:path';
 import type { Pins } from '../types.js';
 import { gitOk } from '../git/git.js';
@@ -27,21 +39,46 @@ export async function readCheckoutIndex(dir: string): Promise<Map<string, TreeEn
  * checked out under the plan commit's very id with other bytes is asked of the store first: other bytes there mean
  * the store was rewritten under that id. Throws SealBroken; returns the paths written.
  */
-export async function sealPins(dir: string, commit: string, pins: Pins, skip: (file: string) => boolean, index?: ReadonlyMap<string, TreeEntry>): Promise<string[]> {
+export async function sealPins(
+  dir: string,
+  commit: string,
+  pins: Pins,
+  skip: (file: string) => boolean,
+  index?: ReadonlyMap<string, TreeEntry>,
+): Promise<string[]> {
   const differs = [...pins.held.keys()].filter((file) => !skip(file) && !holdsPinned(dir, file, pins));
-  if (index) await refuseRewrittenObjects(dir, commit, pins, differs.filter((file) => index.get(file)?.oid === pins.tree.get(file)!.oid));
+  if (index)
+    await refuseRewrittenObjects(
+      dir,
+      commit,
+      pins,
+      differs.filter((file) => index.get(file)?.oid === pins.tree.get(file)!.oid),
+    );
   for (const file of differs) putFile(dir, file, pins.tree.get(file)!.mode, pins.held.get(file)!);
   const bad = differs.filter((file) => readHashed(dir, file, pins) !== pins.tree.get(file)!.oid);
-  if (bad.length) throw new SealBroken(`the pinned files ${bad.join(', ')} in the checkout do not hash to their ids at the plan commit ${pins.commit.slice(0, 7)} after the runner wrote them; the claim is rejected`);
+  if (bad.length)
+    throw new SealBroken(
+      `the pinned files ${bad.join(', ')} in the checkout do not hash to their ids at the plan commit ${pins.commit.slice(0, 7)} after the runner wrote them; the claim is rejected`,
+    );
   return differs;
 }
 
 /** Of `suspects`, those whose object in the store is not the pinned content: SealBroken naming them. */
-async function refuseRewrittenObjects(dir: string, commit: string, pins: Pins, suspects: readonly string[]): Promise<void> {
+async function refuseRewrittenObjects(
+  dir: string,
+  commit: string,
+  pins: Pins,
+  suspects: readonly string[],
+): Promise<void> {
   if (!suspects.length) return;
-  const objects = await readObjects(dir, suspects.map((file) => pins.tree.get(file)!.oid));
+  const objects = await readObjects(
+    dir,
+    suspects.map((file) => pins.tree.get(file)!.oid),
+  );
   // Same bytes in the store: git converted them on checkout (a .gitattributes eol rule); the pinned bytes go in as they are.
-  const rewritten = suspects.filter((file) => !objects.get(pins.tree.get(file)!.oid)?.bytes.equals(pins.held.get(file)!)).map((file) => `${file} (${pins.tree.get(file)!.oid.slice(0, 7)})`);
+  const rewritten = suspects
+    .filter((file) => !objects.get(pins.tree.get(file)!.oid)?.bytes.equals(pins.held.get(file)!))
+    .map((file) => `${file} (${pins.tree.get(file)!.oid.slice(0, 7)})`);
   if (!rewritten.length) return;
   throw new SealBroken(
     `the object store was rewritten: the checkout of ${commit.slice(0, 7)} read other bytes than the plan commit ${pins.commit.slice(0, 7)} committed under the same id${rewritten.length === 1 ? '' : 's'} for ${rewritten.join(', ')} (an object in .git/objects replaced in place, or a pack or alternate store of its own); the claim is rejected (\`git fsck --full\` names the damaged objects)`,
@@ -53,8 +90,11 @@ function holdsPinned(dir: string, file: string, pins: Pins): boolean {
   if (!st) return false;
   const mode = pins.tree.get(file)!.mode;
   const bytes = pins.held.get(file)!;
-  if (mode === '120000') return st.isSymbolicLink() && readlinkSync(path.join(dir, file), { encoding: 'buffer' }).equals(bytes);
-  return st.isFile() && ((st.mode & 0o100) !== 0) === (mode === '100755') && readFileSync(path.join(dir, file)).equals(bytes);
+  if (mode === '120000')
+    return st.isSymbolicLink() && readlinkSync(path.join(dir, file), { encoding: 'buffer' }).equals(bytes);
+  return (
+    st.isFile() && ((st.mode & 0o100) !== 0) === (mode === '100755') && readFileSync(path.join(dir, file)).equals(bytes)
+  );
 }
 
 function readHashed(dir: string, file: string, pins: Pins): string | null {
@@ -133,7 +173,10 @@ export function findLinksOut(dir: string, paths: Iterable<string>, pins: Pins | 
 
 function ownLink(pins: Pins | null, rel: string, abs: string): boolean {
   const planned = pins?.tree.get(rel);
-  return planned?.mode === '120000' && hashObject(pins!.format, 'blob', readlinkSync(abs, { encoding: 'buffer' })) === planned.oid;
+  return (
+    planned?.mode === '120000' &&
+    hashObject(pins!.format, 'blob', readlinkSync(abs, { encoding: 'buffer' })) === planned.oid
+  );
 }
 
 function leavesRoot(root: string, link: string): boolean {
@@ -152,7 +195,13 @@ function resolveLoose(p: string): string {
 }
 
 /** Throws SealBroken naming the links of `paths` that lead out of the checkout. */
-export function refuseLinksOut(dir: string, commit: string, paths: Iterable<string>, pins: Pins | null, when = ''): void {
+export function refuseLinksOut(
+  dir: string,
+  commit: string,
+  paths: Iterable<string>,
+  pins: Pins | null,
+  when = '',
+): void {
   const out = findLinksOut(dir, paths, pins);
   if (!out.length) return;
   throw new SealBroken(

@@ -5,7 +5,18 @@
 import type { Prd } from '../../prd/types.js';
 import type { Pins } from '../types.js';
 import { readObjectFormat, readVerifiedObjects, readVerifiedTree } from '../git/objects.js';
-import { allChecks, PINNED_SECTIONS, planAbsentPaths, planNamedPaths, planPinnedPaths, planScriptNames, planSetupScripts, readRunnerKeys, readScripts, readSection } from './pins.js';
+import {
+  allChecks,
+  PINNED_SECTIONS,
+  planAbsentPaths,
+  planNamedPaths,
+  planPinnedPaths,
+  planScriptNames,
+  planSetupScripts,
+  readRunnerKeys,
+  readScripts,
+  readSection,
+} from './pins.js';
 
 /**
  * The pins of `prd` at `commit`, with the bytes of every pinned file and of the package.json and config files whose
@@ -20,13 +31,19 @@ export async function readPins(top: string, commit: string, prd: Prd): Promise<P
   const byDir = new Map<string, string[]>();
   // setup's install scripts are pinned like a check's script, their absence included: they run the agent's code too.
   const lifecycle = planSetupScripts(prd.setup);
-  for (const { dir, name } of [...allChecks(prd).flatMap(planScriptNames), ...lifecycle]) byDir.set(dir, [...new Set([...(byDir.get(dir) ?? []), name])]);
+  for (const { dir, name } of [...allChecks(prd).flatMap(planScriptNames), ...lifecycle])
+    byDir.set(dir, [...new Set([...(byDir.get(dir) ?? []), name])]);
   // The root manifest's runner keys are pinned even when no check runs a script (`npx jest` reads them too).
   if (tree.has('package.json') && !byDir.has('')) byDir.set('', []);
   const manifestFiles = [...byDir.keys()].map((dir) => (dir ? `${dir}/package.json` : 'package.json'));
   const readableFile = (f: string) => tree.has(f) && tree.get(f)!.mode !== '160000';
   const wanted = [...new Set([...paths, ...manifestFiles, ...PINNED_SECTIONS.map((s) => s.file)])].filter(readableFile);
-  const blobs = await readVerifiedObjects(top, format, 'blob', wanted.map((f) => tree.get(f)!.oid));
+  const blobs = await readVerifiedObjects(
+    top,
+    format,
+    'blob',
+    wanted.map((f) => tree.get(f)!.oid),
+  );
   const bytesOf = (file: string): Buffer | null => blobs.get(tree.get(file)?.oid ?? '') ?? null;
   const read = (file: string): string | null => (readableFile(file) ? (bytesOf(file)?.toString('utf8') ?? null) : null);
 
@@ -40,7 +57,8 @@ export async function readPins(top: string, commit: string, prd: Prd): Promise<P
     // A script the plan commit does not define may be the story's to add; only npm's pre/post hooks around a
     // defined script, and setup's install scripts, are pinned as absent, since they could rewrite the tests right
     // before they run.
-    const pinAbsent = (name: string) => isHookOf(name, defined) || lifecycle.some((l) => l.dir === dir && l.name === name);
+    const pinAbsent = (name: string) =>
+      isHookOf(name, defined) || lifecycle.some((l) => l.dir === dir && l.name === name);
     const scripts = Object.fromEntries(Object.entries(defined).filter(([name, v]) => v !== null || pinAbsent(name)));
     manifests.push({ file, scripts, keys: readRunnerKeys(text) });
     // The files a pinned script names are pinned like those a check names (`"test": "node test.js"` pins test.js).
@@ -54,14 +72,31 @@ export async function readPins(top: string, commit: string, prd: Prd): Promise<P
   const allPaths = [...new Set([...paths, ...named])].sort();
   // The files only a script names were not in the first read: one more batch, hashed the same way.
   const more = allPaths.filter((f) => readableFile(f) && !blobs.has(tree.get(f)!.oid));
-  if (more.length) for (const [oid, bytes] of await readVerifiedObjects(top, format, 'blob', more.map((f) => tree.get(f)!.oid))) blobs.set(oid, bytes);
+  if (more.length)
+    for (const [oid, bytes] of await readVerifiedObjects(
+      top,
+      format,
+      'blob',
+      more.map((f) => tree.get(f)!.oid),
+    ))
+      blobs.set(oid, bytes);
   const held = new Map<string, Buffer>();
   for (const p of allPaths) {
     const bytes = readableFile(p) ? bytesOf(p) : null;
     if (bytes) held.set(p, bytes);
   }
   const absent = prd.protectDefaults !== false;
-  return { commit, paths: allPaths, manifests, sections, absent, absentPaths: absent ? planAbsentPaths(files, prd) : [], format, tree, held };
+  return {
+    commit,
+    paths: allPaths,
+    manifests,
+    sections,
+    absent,
+    absentPaths: absent ? planAbsentPaths(files, prd) : [],
+    format,
+    tree,
+    held,
+  };
 }
 
 /** The committed files a command run in folder `dir` names (planNamedPaths, relative to that folder). */

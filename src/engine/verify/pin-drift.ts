@@ -10,7 +10,19 @@ import { matchAbsent, readRunnerKeys, readScripts, readSection } from './pins.js
 /** What `commit` changed of the pins since `pins.commit`, as "M test/a.test.ts", "package.json scripts.test", ... */
 export async function readPinDrift(top: string, pins: Pins, commit: string): Promise<string[]> {
   if (pins.commit === commit) return [];
-  const fields = (await gitOk(top, ['diff', '--name-status', '--no-renames', '--no-ext-diff', '--no-textconv', '-z', pins.commit, commit, '--'])).split('\0');
+  const fields = (
+    await gitOk(top, [
+      'diff',
+      '--name-status',
+      '--no-renames',
+      '--no-ext-diff',
+      '--no-textconv',
+      '-z',
+      pins.commit,
+      commit,
+      '--',
+    ])
+  ).split('\0');
   const pinned = new Set(pins.paths);
   const drift: string[] = [];
   const added: string[] = [];
@@ -23,9 +35,11 @@ export async function readPinDrift(top: string, pins: Pins, commit: string): Pro
   for (const m of pins.manifests) {
     const text = await readFileAt(top, commit, m.file);
     const scripts = readScripts(text, Object.keys(m.scripts));
-    for (const [name, value] of Object.entries(m.scripts)) if (scripts[name] !== value) drift.push(`${m.file} scripts.${name}`);
+    for (const [name, value] of Object.entries(m.scripts))
+      if (scripts[name] !== value) drift.push(`${m.file} scripts.${name}`);
     const keys = readRunnerKeys(text);
-    for (const [key, value] of Object.entries(m.keys)) if (JSON.stringify(keys[key] ?? null) !== JSON.stringify(value)) drift.push(`${m.file} ${key}`);
+    for (const [key, value] of Object.entries(m.keys))
+      if (JSON.stringify(keys[key] ?? null) !== JSON.stringify(value)) drift.push(`${m.file} ${key}`);
   }
   for (const s of pins.sections) {
     if (readSection(await readFileAt(top, commit, s.file), s.header) !== s.text) drift.push(`${s.file} ${s.header}`);

@@ -11,8 +11,16 @@ import { planRunnersOf, planShadowPaths, RUNNER_CONFIG_GLOBS } from './runner-co
  * how they run is in PINNED_ABSENT_GLOBS: excluding a test there silences it as surely as deleting it).
  */
 export const DEFAULT_PINNED_GLOBS: readonly string[] = [
-  'test/', 'tests/', '__tests__/', 'spec/', 'e2e/',
-  '*.test.*', '*.spec.*', '*_test.*', 'test_*.py', 'phpunit.xml*',
+  'test/',
+  'tests/',
+  '__tests__/',
+  'spec/',
+  'e2e/',
+  '*.test.*',
+  '*.spec.*',
+  '*_test.*',
+  'test_*.py',
+  'phpunit.xml*',
 ];
 
 /**
@@ -26,7 +34,10 @@ export const PINNED_ABSENT_GLOBS: readonly string[] = RUNNER_CONFIG_GLOBS;
 
 /** The files (of those committed at the plan commit, `files`) that are pinned for this plan. */
 export function planPinnedPaths(files: readonly string[], prd: Prd): string[] {
-  const globs = [...(prd.protectDefaults === false ? [] : [...DEFAULT_PINNED_GLOBS, ...PINNED_ABSENT_GLOBS]), ...(prd.protect ?? [])];
+  const globs = [
+    ...(prd.protectDefaults === false ? [] : [...DEFAULT_PINNED_GLOBS, ...PINNED_ABSENT_GLOBS]),
+    ...(prd.protect ?? []),
+  ];
   const named = [...allChecks(prd), ...(prd.setup ? [prd.setup] : [])].flatMap((c) => planNamedPaths(c, files));
   const make = allChecks(prd).flatMap((c) => planMakefiles(c, files));
   return [...new Set([...matchGlobs(files, globs), ...named, ...make])].sort();
@@ -49,7 +60,15 @@ export function planAbsentPaths(files: readonly string[], prd: Prd): string[] {
 }
 
 // What npm, pnpm, yarn and bun run around an install of the project itself (its own package.json, not a dependency's).
-const LIFECYCLE_SCRIPTS: readonly string[] = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare'];
+const LIFECYCLE_SCRIPTS: readonly string[] = [
+  'preinstall',
+  'install',
+  'postinstall',
+  'prepublish',
+  'preprepare',
+  'prepare',
+  'postprepare',
+];
 const INSTALL_VERBS: readonly string[] = ['ci', 'install', 'i', 'add', 'clean-install', 'install-clean', 'isntall'];
 
 /**
@@ -64,7 +83,8 @@ export function planSetupScripts(setup: string | undefined): Array<{ dir: string
     const { dir, rest } = folderFlags(cwd, words.slice(at + 1), /^(--prefix|-C|--dir|--cwd)(?:=(.*))?$/, false);
     if (rest.length && !INSTALL_VERBS.includes(rest[0])) continue;
     if (!rest.length && words[at] !== 'yarn') continue;
-    for (const name of LIFECYCLE_SCRIPTS) if (!out.some((o) => o.dir === dir && o.name === name)) out.push({ dir, name });
+    for (const name of LIFECYCLE_SCRIPTS)
+      if (!out.some((o) => o.dir === dir && o.name === name)) out.push({ dir, name });
   }
   return out;
 }
@@ -85,13 +105,29 @@ export function planNamedPaths(command: string, files: readonly string[]): strin
   const out: string[] = [];
   for (const w of new Set(words)) {
     if (files.includes(w)) out.push(w);
-    else out.push(...matchGlobs(files.filter((f) => f.startsWith(`${w}/`)), TEST_FILE_GLOBS));
+    else
+      out.push(
+        ...matchGlobs(
+          files.filter((f) => f.startsWith(`${w}/`)),
+          TEST_FILE_GLOBS,
+        ),
+      );
   }
   return out;
 }
 
 // What counts as a test file inside a folder a check names.
-const TEST_FILE_GLOBS: readonly string[] = ['*.test.*', '*.spec.*', '*_test.*', 'test_*.py', 'conftest.py', 'test/', 'tests/', '__tests__/', 'spec/'];
+const TEST_FILE_GLOBS: readonly string[] = [
+  '*.test.*',
+  '*.spec.*',
+  '*_test.*',
+  'test_*.py',
+  'conftest.py',
+  'test/',
+  'tests/',
+  '__tests__/',
+  'spec/',
+];
 
 /** One simple command of a check line: its words, and the folder it runs in. */
 interface Step {
@@ -139,7 +175,8 @@ export function planScriptNames(command: string): Array<{ dir: string; name: str
     const script = scriptOf(step);
     if (!script) continue;
     const { dir, name } = script;
-    for (const n of [name, `pre${name}`, `post${name}`]) if (!out.some((o) => o.dir === dir && o.name === n)) out.push({ dir, name: n });
+    for (const n of [name, `pre${name}`, `post${name}`])
+      if (!out.some((o) => o.dir === dir && o.name === n)) out.push({ dir, name: n });
   }
   return out;
 }
@@ -153,7 +190,12 @@ function scriptOf({ cwd, words }: Step): { dir: string; name: string } | null {
   const at = words.findIndex((w) => PACKAGE_MANAGERS.includes(w));
   if (at < 0) return null;
   const tool = words[at];
-  const { dir, rest } = folderFlags(cwd, words.slice(at + 1), /^(--prefix|-C|--dir|--cwd|-w|--workspace|--filter)(?:=(.*))?$/, false);
+  const { dir, rest } = folderFlags(
+    cwd,
+    words.slice(at + 1),
+    /^(--prefix|-C|--dir|--cwd|-w|--workspace|--filter)(?:=(.*))?$/,
+    false,
+  );
   const [verb, arg] = rest;
   let name: string | undefined;
   if (verb === 'test' || verb === 't') name = 'test';
@@ -167,7 +209,12 @@ function scriptOf({ cwd, words }: Step): { dir: string; name: string } | null {
  * The folder `args` move to with the flags `flag` matches (`-C dir`, `-C=dir`), relative to `cwd`: the last one for a
  * package manager, each relative to the one before for make (`-C a -C b` is a/b). And the words that are not options.
  */
-function folderFlags(cwd: string, args: readonly string[], flag: RegExp, cumulative: boolean): { dir: string; rest: string[] } {
+function folderFlags(
+  cwd: string,
+  args: readonly string[],
+  flag: RegExp,
+  cumulative: boolean,
+): { dir: string; rest: string[] } {
   let dir = cwd;
   const rest: string[] = [];
   for (let i = 0; i < args.length; i++) {
@@ -190,7 +237,9 @@ export function planMakefiles(command: string, files: readonly string[]): string
     const at = words.indexOf('make');
     if (at < 0) continue;
     const { dir } = folderFlags(cwd, words.slice(at + 1), /^(-C|--directory)(?:=?(.+))?/, true);
-    out.push(...['GNUmakefile', 'makefile', 'Makefile'].map((n) => (dir ? `${dir}/${n}` : n)).filter((f) => files.includes(f)));
+    out.push(
+      ...['GNUmakefile', 'makefile', 'Makefile'].map((n) => (dir ? `${dir}/${n}` : n)).filter((f) => files.includes(f)),
+    );
   }
   return out;
 }
@@ -232,7 +281,11 @@ function readObject(text: string | null): Record<string, unknown> {
  * everything else the agent changed (dependencies, other scripts) stays. Returns what differed (`scripts.test`,
  * `jest`), and the new text, or null text when nothing did.
  */
-export function applyScriptPins(current: string, pinned: Record<string, string | null>, keys: Record<string, unknown> = {}): { text: string | null; changed: string[] } {
+export function applyScriptPins(
+  current: string,
+  pinned: Record<string, string | null>,
+  keys: Record<string, unknown> = {},
+): { text: string | null; changed: string[] } {
   let doc: Record<string, unknown>;
   try {
     doc = JSON.parse(current) as Record<string, unknown>;
@@ -241,7 +294,8 @@ export function applyScriptPins(current: string, pinned: Record<string, string |
     // Not JSON any more: npm cannot run it either, so the check fails on its own; nothing to pin into.
     return { text: null, changed: [] };
   }
-  const scripts: Record<string, unknown> = doc.scripts && typeof doc.scripts === 'object' ? { ...(doc.scripts as Record<string, unknown>) } : {};
+  const scripts: Record<string, unknown> =
+    doc.scripts && typeof doc.scripts === 'object' ? { ...(doc.scripts as Record<string, unknown>) } : {};
   const changed: string[] = [];
   for (const [name, value] of Object.entries(pinned)) {
     const now = typeof scripts[name] === 'string' ? scripts[name] : null;
@@ -289,9 +343,16 @@ export function applySectionPin(text: string, header: string, pinned: string | n
 
 // Lockfiles at the repository root and the setup line each calls for (SPEC §6: a fresh checkout has no dependencies).
 const LOCKFILES: ReadonlyArray<[string, string]> = [
-  ['package-lock.json', 'npm ci'], ['npm-shrinkwrap.json', 'npm ci'], ['pnpm-lock.yaml', 'pnpm install --frozen-lockfile'],
-  ['yarn.lock', 'yarn install --frozen-lockfile'], ['bun.lockb', 'bun install --frozen-lockfile'], ['bun.lock', 'bun install --frozen-lockfile'],
-  ['poetry.lock', 'poetry install'], ['uv.lock', 'uv sync --frozen'], ['Pipfile.lock', 'pipenv sync'], ['Gemfile.lock', 'bundle install'],
+  ['package-lock.json', 'npm ci'],
+  ['npm-shrinkwrap.json', 'npm ci'],
+  ['pnpm-lock.yaml', 'pnpm install --frozen-lockfile'],
+  ['yarn.lock', 'yarn install --frozen-lockfile'],
+  ['bun.lockb', 'bun install --frozen-lockfile'],
+  ['bun.lock', 'bun install --frozen-lockfile'],
+  ['poetry.lock', 'poetry install'],
+  ['uv.lock', 'uv sync --frozen'],
+  ['Pipfile.lock', 'pipenv sync'],
+  ['Gemfile.lock', 'bundle install'],
 ];
 
 /**

@@ -5,7 +5,18 @@
 // back-off); the claims judged, the baseline settled, the SHIPs kept and the final gate are this code for all four.
 import { readFileSync } from 'node:fs';
 import type { Prd } from '../../prd/types.js';
-import type { AgentRunRecord, CheckSandbox, GateOutcome, LoopState, OwnStatusMemo, ReviewSetup, RunContext, VerifyInput, VerifyResult, Violation } from '../types.js';
+import type {
+  AgentRunRecord,
+  CheckSandbox,
+  GateOutcome,
+  LoopState,
+  OwnStatusMemo,
+  ReviewSetup,
+  RunContext,
+  VerifyInput,
+  VerifyResult,
+  Violation,
+} from '../types.js';
 import { relToTop } from '../../util/repo-path.js';
 import { renderUsd } from '../../util/usd.js';
 import { ledgerPath, loopDir } from '../store/layout.js';
@@ -57,8 +68,17 @@ export function verifyInput(p: Pipeline, iteration: number, signal: AbortSignal)
   return {
     // repoRoot is git's --show-toplevel, resolved at start; a run cannot move it, so verification need not ask again.
     topLevel: trust.topLevel,
-    repoRoot: paths.repoRoot, prdPath: paths.prd, progressPath: paths.progress, ledgerPath: ledgerPath(paths.repoRoot, loopId),
-    loopId, iteration, checkTimeoutMs: options.checkTimeoutMs, inPlace: options.verifyInPlace, pins: trust.pins, sandbox: p.wiring.sandbox(), checkBase: trust.checkBase,
+    repoRoot: paths.repoRoot,
+    prdPath: paths.prd,
+    progressPath: paths.progress,
+    ledgerPath: ledgerPath(paths.repoRoot, loopId),
+    loopId,
+    iteration,
+    checkTimeoutMs: options.checkTimeoutMs,
+    inPlace: options.verifyInPlace,
+    pins: trust.pins,
+    sandbox: p.wiring.sandbox(),
+    checkBase: trust.checkBase,
     log: (level, message) => run.emit({ type: level, iteration, message }),
     guardTrusted: (who) => guardRunnerFiles(run, trust, iteration, who)?.reason,
     signal,
@@ -95,7 +115,11 @@ function spendOnReview(run: RunContext, state: LoopState, iteration: number, cos
   else {
     state.costUsd += costUsd;
     state.reviewCostUsd = (state.reviewCostUsd ?? 0) + costUsd;
-    run.emit({ type: 'info', iteration, message: `the reviewer's run cost ${renderUsd(costUsd)} · cost so far ${renderUsd(state.costUsd)} (reviewer ${renderUsd(state.reviewCostUsd)})` });
+    run.emit({
+      type: 'info',
+      iteration,
+      message: `the reviewer's run cost ${renderUsd(costUsd)} · cost so far ${renderUsd(state.costUsd)} (reviewer ${renderUsd(state.reviewCostUsd)})`,
+    });
   }
   writeState(run.paths.repoRoot, state);
 }
@@ -106,11 +130,17 @@ export async function verifyClaims(p: Pipeline, claims: Claims, signal: AbortSig
   const { violation } = claims;
   const result = await verifyIteration({
     ...verifyInput(p, claims.iteration, signal),
-    prdBefore: claims.prdBefore, headAfterAgent: claims.head, offBranch: claims.offBranch,
+    prdBefore: claims.prdBefore,
+    headAfterAgent: claims.head,
+    offBranch: claims.offBranch,
     // The settled baseline parsed, when it is this iteration's plan: a plan left as it was is not parsed again.
-    ...(trust.baselinePrd && claims.prdBefore === trust.baseline ? { prdBeforeParsed: trust.baselinePrd, prdBeforeBytes: trust.baselineBytes } : {}),
+    ...(trust.baselinePrd && claims.prdBefore === trust.baseline
+      ? { prdBeforeParsed: trust.baselinePrd, prdBeforeBytes: trust.baselineBytes }
+      : {}),
     ...(violation ? { violation: violation.reason } : {}),
-    ...(violation || claims.ownFiles?.length ? { extraOwnFiles: [...(violation?.files ?? []), ...(claims.ownFiles ?? [])] } : {}),
+    ...(violation || claims.ownFiles?.length
+      ? { extraOwnFiles: [...(violation?.files ?? []), ...(claims.ownFiles ?? [])] }
+      : {}),
     ...(claims.ownStatus ? { ownStatus: claims.ownStatus } : {}),
     ...(claims.planEditHint ? { planEditHint: claims.planEditHint } : {}),
   });
@@ -131,7 +161,12 @@ export async function afterVerification(p: Pipeline, result: VerifyResult, head:
   }
   if (result.verdicts.length && head && trust.verdictKey) {
     // Kept for a resume: its final gate seals these SHIPs again (verify/shipped.ts).
-    await recordShipped(trust.topLevel, loopId, head, trust.shipped, trust.verdictKey).catch((err: Error) => run.emit({ type: 'warn', message: `could not record the reviewer's SHIPs in git (refs/ralphkit): ${err.message}; after a resume they show as reported` }));
+    await recordShipped(trust.topLevel, loopId, head, trust.shipped, trust.verdictKey).catch((err: Error) =>
+      run.emit({
+        type: 'warn',
+        message: `could not record the reviewer's SHIPs in git (refs/ralphkit): ${err.message}; after a resume they show as reported`,
+      }),
+    );
   }
   await settleBaseline(run.paths, loopId, trust, run.emit, result.prd);
 }
@@ -148,6 +183,9 @@ export async function finalGate(p: Pipeline, iteration: number, signal: AbortSig
     weak: trust.weak,
   });
   if (!gate.interrupted) await settleBaseline(run.paths, p.state.id, trust, run.emit, gate.prd);
-  run.gatePassed = gate.passed && gate.commit ? { commit: gate.commit, allVerified: gate.verdicts.every((v) => v.status === 'verified') } : undefined;
+  run.gatePassed =
+    gate.passed && gate.commit
+      ? { commit: gate.commit, allVerified: gate.verdicts.every((v) => v.status === 'verified') }
+      : undefined;
   return gate;
 }

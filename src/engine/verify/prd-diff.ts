@@ -30,11 +30,18 @@ const AGENT_FIELDS = new Set(['passes', 'notes']);
 /** `after` is null when the file is gone (deleted, or `git rm`-ed by the agent). */
 export function planPrdRepair(before: string, after: string | null, file = 'prd.json', baseline?: Prd): PrdRepairPlan {
   // The same bytes are the same plan: nothing to restore, no claim, nothing to write.
-  if (after === before) return { prd: baseline ?? (JSON.parse(before) as Prd), claims: [], restored: [], changed: false, unusable: false };
+  if (after === before)
+    return { prd: baseline ?? (JSON.parse(before) as Prd), claims: [], restored: [], changed: false, unusable: false };
   const base = JSON.parse(before) as Prd;
   const parsed = parseAfter(after, file);
   if (typeof parsed === 'string') {
-    return { prd: base, claims: [], restored: [`prd.json ${parsed}; restored the whole file as it was before this iteration`], changed: true, unusable: true };
+    return {
+      prd: base,
+      claims: [],
+      restored: [`prd.json ${parsed}; restored the whole file as it was before this iteration`],
+      changed: true,
+      unusable: true,
+    };
   }
   const afterStories = parsed.userStories as unknown[];
   const restored = [...planTopLevel(base, parsed), ...planStoryList(base.userStories, afterStories)];
@@ -45,7 +52,9 @@ export function planPrdRepair(before: string, after: string | null, file = 'prd.
     if (id !== undefined && !byId.has(id)) byId.set(id, s as Record<string, unknown>);
   }
   const prd: Prd = { ...base, userStories: base.userStories.map((s) => mergeStory(s, byId.get(s.id), restored)) };
-  const claims = prd.userStories.filter((s, i) => s.passes === true && base.userStories[i].passes !== true).map((s) => s.id);
+  const claims = prd.userStories
+    .filter((s, i) => s.passes === true && base.userStories[i].passes !== true)
+    .map((s) => s.id);
   // Nothing restored means every field but passes/notes is the agent's as it was and passes/notes are theirs: the kept
   // plan is the file's; only a restoration can make them differ, and then the full comparison decides.
   return { prd, claims, restored, changed: restored.length > 0 && !sameJson(prd, parsed), unusable: false };
@@ -63,7 +72,9 @@ function canonical(v: unknown): string {
   if (v && typeof v === 'object') {
     const obj = v as Record<string, unknown>;
     // sort() without a comparator orders keys by UTF-16 code units, as `<` does.
-    const keys = Object.keys(obj).filter((k) => obj[k] !== undefined).sort();
+    const keys = Object.keys(obj)
+      .filter((k) => obj[k] !== undefined)
+      .sort();
     return `{${keys.map((k) => `${JSON.stringify(k)}:${canonical(obj[k])}`).join(',')}}`;
   }
   return String(JSON.stringify(v)); // JSON.stringify(undefined) is undefined: "undefined"
@@ -88,7 +99,9 @@ function parseAfter(text: string | null, file: string): Prd | string {
 function planTopLevel(base: Prd, after: Prd): string[] {
   const keys = new Set([...Object.keys(base), ...Object.keys(after)]);
   keys.delete('userStories');
-  return [...keys].filter((k) => !sameJson(own(base, k), own(after, k))).map((k) => `top-level field "${k}" was ${describeEdit(own(base, k), own(after, k))}; restored`);
+  return [...keys]
+    .filter((k) => !sameJson(own(base, k), own(after, k)))
+    .map((k) => `top-level field "${k}" was ${describeEdit(own(base, k), own(after, k))}; restored`);
 }
 
 function planStoryList(base: Story[], after: unknown[]): string[] {
@@ -119,13 +132,16 @@ function mergeStory(base: Story, after: Record<string, unknown> | undefined, res
   const keys = new Set([...Object.keys(base), ...Object.keys(after)]);
   for (const k of keys) {
     const [was, is] = [own(base, k), own(after, k)];
-    if (!AGENT_FIELDS.has(k) && !sameJson(was, is)) restored.push(`story ${base.id}: field "${k}" was ${describeEdit(was, is)}; restored`);
+    if (!AGENT_FIELDS.has(k) && !sameJson(was, is))
+      restored.push(`story ${base.id}: field "${k}" was ${describeEdit(was, is)}; restored`);
   }
   const merged: Story = { ...base };
   if (isSkipped(base)) {
-    if (!sameJson(after.passes, base.passes)) restored.push(`story ${base.id}: "passes" was changed on a story the plan sets aside; restored`);
+    if (!sameJson(after.passes, base.passes))
+      restored.push(`story ${base.id}: "passes" was changed on a story the plan sets aside; restored`);
   } else if (typeof after.passes === 'boolean') merged.passes = after.passes;
-  else if (!sameJson(after.passes, base.passes)) restored.push(`story ${base.id}: "passes" was set to a non-boolean; restored`);
+  else if (!sameJson(after.passes, base.passes))
+    restored.push(`story ${base.id}: "passes" was set to a non-boolean; restored`);
   if (typeof after.notes === 'string') merged.notes = after.notes;
   else if (after.notes === undefined) delete merged.notes;
   else restored.push(`story ${base.id}: "notes" was set to a non-string; restored`);

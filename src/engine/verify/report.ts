@@ -15,7 +15,11 @@ const TAIL_MAX_CHARS = 8000;
 
 /** The story's notes with any earlier runner line replaced by `note` (or just removed when note is null). */
 export function applyRunnerNote(notes: string | undefined, note: string | null): string {
-  const own = (notes ?? '').split('\n').filter((l) => !l.startsWith(RUNNER_NOTE_PREFIX)).join('\n').trimEnd();
+  const own = (notes ?? '')
+    .split('\n')
+    .filter((l) => !l.startsWith(RUNNER_NOTE_PREFIX))
+    .join('\n')
+    .trimEnd();
   if (note === null) return own;
   return own ? `${own}\n${RUNNER_NOTE_PREFIX}${note}` : `${RUNNER_NOTE_PREFIX}${note}`;
 }
@@ -87,8 +91,21 @@ export function renderPinnedChanges(changed: readonly string[], pinCommit: strin
 }
 
 /** progress.txt block for a claim verified while the agent had changed pinned files, so the owner reviews them. */
-export function renderPinnedBlock(b: { time: Date; iteration: number; storyId: string; commit: string | null; note: string }): string {
-  return ['', `## ${stamp(b.time)} - ralph: ${b.storyId} verified with pinned tests (${renderWhen(b.iteration)})`, `Commit: ${b.commit ?? '(none)'}`, `Note: ${b.note}`, '---', ''].join('\n');
+export function renderPinnedBlock(b: {
+  time: Date;
+  iteration: number;
+  storyId: string;
+  commit: string | null;
+  note: string;
+}): string {
+  return [
+    '',
+    `## ${stamp(b.time)} - ralph: ${b.storyId} verified with pinned tests (${renderWhen(b.iteration)})`,
+    `Commit: ${b.commit ?? '(none)'}`,
+    `Note: ${b.note}`,
+    '---',
+    '',
+  ].join('\n');
 }
 
 export interface RejectionBlock {
@@ -115,10 +132,13 @@ export function renderRejectionBlock(b: RejectionBlock): string {
   if (b.check) {
     const tail = tailLines(b.check.outputTail, TAIL_LINES);
     const fence = fenceFor(tail);
-    lines.push(`Command: ${b.check.command}`, `Exit code: ${b.check.exitCode ?? `none (${b.check.timedOut ? 'timed out' : (b.check.signal ?? 'killed')})`}`);
+    lines.push(
+      `Command: ${b.check.command}`,
+      `Exit code: ${b.check.exitCode ?? `none (${b.check.timedOut ? 'timed out' : (b.check.signal ?? 'killed')})`}`,
+    );
     lines.push(`Output (last ${TAIL_LINES} lines):`, fence, tail, fence);
   }
-  if (b.review) lines.push('The reviewer\'s reasons:', fenceFor(b.review), b.review, fenceFor(b.review));
+  if (b.review) lines.push("The reviewer's reasons:", fenceFor(b.review), b.review, fenceFor(b.review));
   lines.push('The runner set passes back to false. Fix the cause, commit, then claim the story again.', '---', '');
   return lines.join('\n');
 }
@@ -146,7 +166,6 @@ export function tailLines(text: string, n: number): string {
   if (tail.length > TAIL_MAX_CHARS) tail = '…' + tail.slice(tail.length - TAIL_MAX_CHARS);
   return tail;
 }
-
 
 /** A code fence longer than any backtick run in the text, so output cannot close it early. */
 export function fenceFor(text: string): string {
@@ -178,7 +197,7 @@ export function renderGuardBlock(time: Date, iteration: number, changed: string[
   return [
     '',
     `## ${stamp(time)} - ralph: iteration ${iteration} changed the runner's files`,
-    `The runner put these back as they were when the loop started${rejected ? ' and rejected the iteration\'s claims' : ''}:`,
+    `The runner put these back as they were when the loop started${rejected ? " and rejected the iteration's claims" : ''}:`,
     ...changed.map((c) => `- ${c}`),
     'The engine (ralph/ralph.mjs, ralph.sh), ralph/.ralphkit.json, .git/config and .git/hooks are not yours to change.',
     '---',

@@ -44,7 +44,12 @@ async function readHead(top: string): Promise<string> {
 
 async function readAllRefs(top: string): Promise<Map<string, string>> {
   const out = await gitOk(top, ['for-each-ref', '--format=%(objectname) %(refname)']);
-  return new Map(out.split('\n').filter(Boolean).map((l) => [l.slice(l.indexOf(' ') + 1), l.slice(0, l.indexOf(' '))]));
+  return new Map(
+    out
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => [l.slice(l.indexOf(' ') + 1), l.slice(0, l.indexOf(' '))]),
+  );
 }
 
 async function restoreRefs(top: string, snap: RepoSnapshot): Promise<string[]> {
@@ -68,12 +73,22 @@ async function restoreTree(top: string, snap: RepoSnapshot): Promise<string[]> {
   const added = (await readDirtyEntries(top)).filter((e) => !snap.dirty.has(e.path));
   const staged = added.filter((e) => !e.untracked).map((e) => e.path);
   // The index first (a file the reviewer staged that HEAD does not have becomes untracked), then the files.
-  if (staged.length) await gitOk(top, ['--literal-pathspecs', 'reset', '-q', 'HEAD', '--pathspec-from-file=-', '--pathspec-file-nul'], staged.join('\0'));
+  if (staged.length)
+    await gitOk(
+      top,
+      ['--literal-pathspecs', 'reset', '-q', 'HEAD', '--pathspec-from-file=-', '--pathspec-file-nul'],
+      staged.join('\0'),
+    );
   const left = new Set(added.map((e) => e.path));
   const now = (await readDirtyEntries(top)).filter((e) => left.has(e.path));
   for (const e of now) if (e.untracked) rmSync(path.join(top, e.path), { force: true, recursive: true });
   const tracked = now.filter((e) => !e.untracked).map((e) => e.path);
-  if (tracked.length) await gitOk(top, ['--literal-pathspecs', 'checkout', 'HEAD', '--pathspec-from-file=-', '--pathspec-file-nul'], tracked.join('\0'));
+  if (tracked.length)
+    await gitOk(
+      top,
+      ['--literal-pathspecs', 'checkout', 'HEAD', '--pathspec-from-file=-', '--pathspec-file-nul'],
+      tracked.join('\0'),
+    );
   const rewritten = snap.held.restore().map((f) => path.relative(top, f).split(path.sep).join('/'));
   return [...added.map((e) => e.path), ...rewritten.filter((p) => !added.some((e) => e.path === p))];
 }

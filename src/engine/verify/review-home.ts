@@ -15,7 +15,18 @@ import { readBytesOrNull } from '../../util/read.js';
  * folder: memory files (CLAUDE.md, AGENTS.md, GEMINI.md and their local and override forms), settings with hooks and
  * MCP servers, commands, sub-agents, skills. Matched by name, in any folder of the clone, in any letter case.
  */
-const INSTRUCTION_NAMES = new Set(['claude.md', 'claude.local.md', 'agents.md', 'agents.override.md', 'gemini.md', '.claude', '.codex', '.agents', '.gemini', '.mcp.json']);
+const INSTRUCTION_NAMES = new Set([
+  'claude.md',
+  'claude.local.md',
+  'agents.md',
+  'agents.override.md',
+  'gemini.md',
+  '.claude',
+  '.codex',
+  '.agents',
+  '.gemini',
+  '.mcp.json',
+]);
 
 /** The paths of `files` (the claimed commit's, relative to the clone) to remove: the shallowest of each match. */
 export function planInstructionPaths(files: readonly string[]): string[] {

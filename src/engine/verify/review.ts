@@ -14,7 +14,13 @@ import { isAncestor, readFileAt, runGit } from '../git/git.js';
 import { createCheckout, readTreeFiles, removeCheckout } from './checkout.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 import { planInstructionPaths, prepareReviewerHome, removeInstructionFiles } from './review-home.js';
-import { readReviewAnswer, renderReasonsLine, renderReviewPrompt, REVIEW_DIFF_MAX, type ReviewedCheck } from './review-prompt.js';
+import {
+  readReviewAnswer,
+  renderReasonsLine,
+  renderReviewPrompt,
+  REVIEW_DIFF_MAX,
+  type ReviewedCheck,
+} from './review-prompt.js';
 import { restoreRepo, snapshotRepo } from './review-guard.js';
 import type { CheckSession, StoryRun } from './session.js';
 import { formatDuration } from '../core/duration.js';
@@ -32,12 +38,18 @@ export interface ReviewRejection {
 }
 
 /** null: not reviewed; `shipped`: its SHIP; 'interrupted': the runner is stopping, nothing decided; else why it is rejected. */
-export async function reviewClaim(s: CheckSession, story: Story, run: StoryRun, input: VerifyOptions): Promise<ReviewRejection | { shipped: ShippedReview } | null | 'interrupted'> {
+export async function reviewClaim(
+  s: CheckSession,
+  story: Story,
+  run: StoryRun,
+  input: VerifyOptions,
+): Promise<ReviewRejection | { shipped: ShippedReview } | null | 'interrupted'> {
   const setup = input.review;
   // Every story is reviewed once a reviewer is configured, but one that says "review": false.
   if (!setup || story.review === false) return null;
   const commit = s.commit;
-  if (commit === null) return { reason: 'the reviewer has nothing to read: no commit yet; commit the work, then claim the story again' };
+  if (commit === null)
+    return { reason: 'the reviewer has nothing to read: no commit yet; commit the work, then claim the story again' };
   // A story the plan commit already marked done was the owner's word, not this loop's work.
   if (input.iteration === 0 && commit === input.pins?.commit) return null;
   const started = Date.now();
@@ -46,14 +58,29 @@ export async function reviewClaim(s: CheckSession, story: Story, run: StoryRun, 
   await s.guardBeforeRunnerGit({ stopLeftovers: true });
   const outcome = await runReviewer(s, setup, story, commit, run.outcome === 'passed' ? run.ran : [], input);
   if (outcome === 'interrupted') return outcome;
-  const line = { ...s.base(story.id), kind: 'review' as const, command: null, exitCode: null, outputSha256: null, reviewer: setup.agentCmd ?? setup.agent, model: setup.model ?? null, base: outcome.base, durationMs: Date.now() - started };
+  const line = {
+    ...s.base(story.id),
+    kind: 'review' as const,
+    command: null,
+    exitCode: null,
+    outputSha256: null,
+    reviewer: setup.agentCmd ?? setup.agent,
+    model: setup.model ?? null,
+    base: outcome.base,
+    durationMs: Date.now() - started,
+  };
   if (outcome.verdict === 'ship') {
     s.record({ ...line, verdict: 'ship', ...(outcome.costUsd !== undefined ? { costUsd: outcome.costUsd } : {}) });
-    input.log('info', `${story.id} shipped by the reviewer (${line.reviewer}${line.model ? `, model ${line.model}` : ''}) at ${commit.slice(0, 7)}`);
+    input.log(
+      'info',
+      `${story.id} shipped by the reviewer (${line.reviewer}${line.model ? `, model ${line.model}` : ''}) at ${commit.slice(0, 7)}`,
+    );
     return { shipped: { reviewer: line.reviewer, model: line.model, commit } };
   }
   s.record({ ...line, verdict: outcome.verdict, reason: outcome.reason });
-  return outcome.verdict === 'revise' ? { reason: `the reviewer asked for changes: ${renderReasonsLine(outcome.reasons)}`, reasons: outcome.reasons } : { reason: `not shipped: ${outcome.reason}` };
+  return outcome.verdict === 'revise'
+    ? { reason: `the reviewer asked for changes: ${renderReasonsLine(outcome.reasons)}`, reasons: outcome.reasons }
+    : { reason: `not shipped: ${outcome.reason}` };
 }
 
 type ReviewerOutcome =
@@ -61,29 +88,73 @@ type ReviewerOutcome =
   | { verdict: 'revise'; base: string | null; reason: string; reasons: string }
   | { verdict: 'invalid'; base: string | null; reason: string };
 
-async function runReviewer(s: CheckSession, setup: ReviewSetup, story: Story, commit: string, checks: ReviewedCheck[], input: VerifyOptions): Promise<ReviewerOutcome | 'interrupted'> {
+async function runReviewer(
+  s: CheckSession,
+  setup: ReviewSetup,
+  story: Story,
+  commit: string,
+  checks: ReviewedCheck[],
+  input: VerifyOptions,
+): Promise<ReviewerOutcome | 'interrupted'> {
   const instructions = await readFileAt(s.top, input.pins?.commit ?? commit, setup.instructionsPath);
-  const base = setup.base && setup.base !== commit && (await isAncestor(s.top, setup.base, commit)) ? setup.base : (input.pins?.commit ?? null);
-  if (instructions === null) return { verdict: 'invalid', base, reason: `${setup.instructionsPath} is not in the plan commit; add it (${ralphkitCommand('install')}), commit it, and start a new loop` };
+  const base =
+    setup.base && setup.base !== commit && (await isAncestor(s.top, setup.base, commit))
+      ? setup.base
+      : (input.pins?.commit ?? null);
+  if (instructions === null)
+    return {
+      verdict: 'invalid',
+      base,
+      reason: `${setup.instructionsPath} is not in the plan commit; add it (${ralphkitCommand('install')}), commit it, and start a new loop`,
+    };
   // The agent's instruction files are not the reviewer's: removed from its clone, and named to it (the diff shows them).
   const removed = planInstructionPaths(await readTreeFiles(s.top, commit));
-  const prompt = renderReviewPrompt({ instructions, story, base, commit, checks, removed, ...(await readDiff(s.top, base, commit)) });
-  input.log('info', `${story.id}: asking the reviewer (${setup.agentCmd ?? setup.agent}) about ${base ? `${base.slice(0, 7)}..` : ''}${commit.slice(0, 7)}`);
+  const prompt = renderReviewPrompt({
+    instructions,
+    story,
+    base,
+    commit,
+    checks,
+    removed,
+    ...(await readDiff(s.top, base, commit)),
+  });
+  input.log(
+    'info',
+    `${story.id}: asking the reviewer (${setup.agentCmd ?? setup.agent}) about ${base ? `${base.slice(0, 7)}..` : ''}${commit.slice(0, 7)}`,
+  );
   const result = await runWithRetries(s.top, setup, story, { commit, removed }, prompt, input);
   if (result === 'interrupted') return result;
-  if ('changed' in result) return { verdict: 'invalid', base, reason: `the reviewer changed the repository (${result.changed.slice(0, 10).join(', ')}); put back as it was` };
+  if ('changed' in result)
+    return {
+      verdict: 'invalid',
+      base,
+      reason: `the reviewer changed the repository (${result.changed.slice(0, 10).join(', ')}); put back as it was`,
+    };
   const failed = renderReviewerFailure(result, setup.timeoutMs);
   if (failed) return { verdict: 'invalid', base, reason: failed };
   // One run prints one result: a second one was written into the reviewer's output by something else.
-  if ((result.resultEvents ?? 0) > 1) return { verdict: 'invalid', base, reason: `the reviewer's output holds ${result.resultEvents} result events instead of one` };
+  if ((result.resultEvents ?? 0) > 1)
+    return {
+      verdict: 'invalid',
+      base,
+      reason: `the reviewer's output holds ${result.resultEvents} result events instead of one`,
+    };
   const answer = readReviewAnswer(result.finalMessage);
   if (answer.verdict === 'invalid') return { verdict: 'invalid', base, reason: answer.problem };
-  if (answer.verdict === 'revise') return { verdict: 'revise', base, reason: renderReasonsLine(answer.reasons), reasons: answer.reasons };
+  if (answer.verdict === 'revise')
+    return { verdict: 'revise', base, reason: renderReasonsLine(answer.reasons), reasons: answer.reasons };
   return { verdict: 'ship', base, ...(result.costUsd !== undefined ? { costUsd: result.costUsd } : {}) };
 }
 
 /** The loop's rule for transient failures (core/retries.ts): up to 3 more runs, each in a fresh clone, waiting 10s, 20s, 40s. */
-async function runWithRetries(top: string, setup: ReviewSetup, story: Story, clone: CloneSpec, prompt: string, input: VerifyOptions): Promise<Awaited<ReturnType<typeof runIsolated>>> {
+async function runWithRetries(
+  top: string,
+  setup: ReviewSetup,
+  story: Story,
+  clone: CloneSpec,
+  prompt: string,
+  input: VerifyOptions,
+): Promise<Awaited<ReturnType<typeof runIsolated>>> {
   for (let retry = 0; ; retry++) {
     const result = await runIsolated(top, setup, story, clone, prompt, input);
     const reason = result !== 'interrupted' && !('changed' in result) ? transientReason(result) : null;
@@ -93,7 +164,10 @@ async function runWithRetries(top: string, setup: ReviewSetup, story: Story, clo
       return result;
     }
     const waitMs = setup.retryBaseMs * 2 ** retry;
-    input.log('warn', `${story.id}: the reviewer failed transiently (${reason}); retrying in ${formatDuration(waitMs)} (${retry + 1} of ${MAX_TRANSIENT_RETRIES})`);
+    input.log(
+      'warn',
+      `${story.id}: the reviewer failed transiently (${reason}); retrying in ${formatDuration(waitMs)} (${retry + 1} of ${MAX_TRANSIENT_RETRIES})`,
+    );
     await realClock.sleep(waitMs, input.signal);
     if (input.signal?.aborted) return 'interrupted';
   }
@@ -109,30 +183,65 @@ interface CloneSpec {
  * The reviewer in a fresh clone of `commit` without the agent's instruction files, with the agent's environment and
  * (Claude Code, Codex) a configuration folder of its own; the repository put back afterwards.
  */
-async function runIsolated(top: string, setup: ReviewSetup, story: Story, { commit, removed }: CloneSpec, prompt: string, input: VerifyOptions): Promise<AgentResult | { changed: string[]; costUsd?: number } | 'interrupted'> {
+async function runIsolated(
+  top: string,
+  setup: ReviewSetup,
+  story: Story,
+  { commit, removed }: CloneSpec,
+  prompt: string,
+  input: VerifyOptions,
+): Promise<AgentResult | { changed: string[]; costUsd?: number } | 'interrupted'> {
   const checkout = await createCheckout(top, commit, null);
   removeInstructionFiles(checkout.dir, removed);
   // A --review-cmd is the user's own command: what it reads is its business.
   const home = setup.login && !setup.agentCmd ? prepareReviewerHome(setup.login) : null;
   const snap = await snapshotRepo(top, [input.prdPath, input.progressPath]);
   const name = `iteration-${input.iteration}.review-${story.id.replace(/[^\w.-]/g, '_')}`;
-  const extra: Record<string, string> = { ...home?.env, RALPH_REVIEW: '1', RALPH_LOOP_ID: input.loopId, RALPH_ITERATION: String(input.iteration), RALPH_STORY_ID: story.id, ...(setup.model ? { RALPH_REVIEW_MODEL: setup.model } : {}) };
+  const extra: Record<string, string> = {
+    ...home?.env,
+    RALPH_REVIEW: '1',
+    RALPH_LOOP_ID: input.loopId,
+    RALPH_ITERATION: String(input.iteration),
+    RALPH_STORY_ID: story.id,
+    ...(setup.model ? { RALPH_REVIEW_MODEL: setup.model } : {}),
+  };
   const { env, token } = planAgentEnv(setup.env, extra);
   // Codex's answer file in a fresh private folder, not at a name under ralph/.runs/ anything could write to first.
   const answerDir = makeTempFolder('ralph-review');
-  const planned = planAgent({ agent: setup.agent, agentCmd: setup.agentCmd, prompt, runDir: answerDir, iteration: input.iteration, env, model: setup.model, lastMessageName: 'last-message.txt' });
+  const planned = planAgent({
+    agent: setup.agent,
+    agentCmd: setup.agentCmd,
+    prompt,
+    runDir: answerDir,
+    iteration: input.iteration,
+    env,
+    model: setup.model,
+    lastMessageName: 'last-message.txt',
+  });
   const plan = setup.bin && !setup.agentCmd ? { ...planned, file: setup.bin } : planned;
   let result: AgentResult;
   let changed: string[] = [];
   try {
-    result = await runAgentOnce({ plan: sandboxed(plan, input.sandbox, checkout.dir, [answerDir, ...(home ? [home.dir] : [])]), cwd: checkout.dir, env, timeoutMs: setup.timeoutMs, signal: input.signal ?? new AbortController().signal, logFile: path.join(setup.runDir, `${name}.log`), onTool: (text) => input.log('info', `${story.id} review: ${text}`) });
+    result = await runAgentOnce({
+      plan: sandboxed(plan, input.sandbox, checkout.dir, [answerDir, ...(home ? [home.dir] : [])]),
+      cwd: checkout.dir,
+      env,
+      timeoutMs: setup.timeoutMs,
+      signal: input.signal ?? new AbortController().signal,
+      logFile: path.join(setup.runDir, `${name}.log`),
+      onTool: (text) => input.log('info', `${story.id} review: ${text}`),
+    });
     // Every priced run counts against --max-cost, whatever it answered: it was paid for.
     if (result.costUsd !== undefined) setup.spend(result.costUsd);
   } catch (err) {
     throw renderReviewerExit(err);
   } finally {
     const { stopped } = await stopMarkedProcesses(token);
-    if (stopped.length) input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the reviewer left running`);
+    if (stopped.length)
+      input.log(
+        'warn',
+        `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the reviewer left running`,
+      );
     removeCheckout(checkout.dir);
     rmSync(answerDir, { recursive: true, force: true });
     home?.remove();
@@ -151,7 +260,21 @@ async function runIsolated(top: string, setup: ReviewSetup, story: Story, { comm
  */
 function sandboxed(plan: AgentPlan, sb: CheckSandbox | undefined, clone: string, scratch: string[]): AgentPlan {
   if (!sb) return plan;
-  return { ...plan, ...planSandboxCommand({ bwrap: sb.bwrap, file: plan.file, args: plan.args, repoRoot: clone, gitDir: path.join(clone, '.git'), readOnly: sb.readOnly, scratch, network: sb.network, home: sb.home, hidden: sb.hidden }) };
+  return {
+    ...plan,
+    ...planSandboxCommand({
+      bwrap: sb.bwrap,
+      file: plan.file,
+      args: plan.args,
+      repoRoot: clone,
+      gitDir: path.join(clone, '.git'),
+      readOnly: sb.readOnly,
+      scratch,
+      network: sb.network,
+      home: sb.home,
+      hidden: sb.hidden,
+    }),
+  };
 }
 
 /** A --review-cmd the shell cannot run ends the loop (agents/failure.ts), in the reviewer's words. */
@@ -159,18 +282,30 @@ function renderReviewerExit(err: unknown): unknown {
   if (!(err instanceof LoopExit) || !err.message.startsWith('the agent command')) return err;
   const message = err.message.replace(/^the agent command could not run/, 'the reviewer command could not run');
   // Exit 1, not 2: the agent has already worked in this iteration.
-  return new LoopExit(EXIT_FAILURE, message, 'check the command given to --review-cmd (a typo? installed? on PATH? executable?); ./ralph/ralph.sh --dry-run shows the reviewer\'s command line');
+  return new LoopExit(
+    EXIT_FAILURE,
+    message,
+    "check the command given to --review-cmd (a typo? installed? on PATH? executable?); ./ralph/ralph.sh --dry-run shows the reviewer's command line",
+  );
 }
 
-async function readDiff(top: string, base: string | null, commit: string): Promise<{ diff: string; diffCutFrom?: number }> {
+async function readDiff(
+  top: string,
+  base: string | null,
+  commit: string,
+): Promise<{ diff: string; diffCutFrom?: number }> {
   const from = base ?? (await runGit(top, ['hash-object', '-t', 'tree', '/dev/null'])).stdout.trim();
   const r = await runGit(top, ['diff', '--no-color', '--no-ext-diff', '--no-textconv', from, commit, '--']);
   if (r.code !== 0) return { diff: `(the diff could not be read: ${r.stderr.trim().slice(0, 300)})` };
-  return r.stdout.length > REVIEW_DIFF_MAX ? { diff: r.stdout.slice(0, REVIEW_DIFF_MAX), diffCutFrom: r.stdout.length } : { diff: r.stdout };
+  return r.stdout.length > REVIEW_DIFF_MAX
+    ? { diff: r.stdout.slice(0, REVIEW_DIFF_MAX), diffCutFrom: r.stdout.length }
+    : { diff: r.stdout };
 }
 
 function renderReviewerFailure(r: AgentResult, timeoutMs: number): string | null {
   if (r.timedOut) return `the reviewer timed out after ${formatDuration(timeoutMs)} and was stopped`;
   if (r.exitCode === 0) return null;
-  return r.exitCode === null ? `the reviewer was killed by ${r.signal ?? 'a signal'}` : `the reviewer exited ${r.exitCode}`;
+  return r.exitCode === null
+    ? `the reviewer was killed by ${r.signal ?? 'a signal'}`
+    : `the reviewer exited ${r.exitCode}`;
 }

@@ -27,7 +27,12 @@ export interface RunnerConfig {
 }
 
 export const RUNNER_CONFIG: readonly RunnerConfig[] = [
-  { runner: 'make', words: ['make', 'gmake'], files: ['GNUmakefile', 'makefile', 'Makefile'], manifests: ['GNUmakefile', 'makefile', 'Makefile'] },
+  {
+    runner: 'make',
+    words: ['make', 'gmake'],
+    files: ['GNUmakefile', 'makefile', 'Makefile'],
+    manifests: ['GNUmakefile', 'makefile', 'Makefile'],
+  },
   // npm's user and global files live in HOME and the node install: the checks' HOME is the runner's (check-env.ts).
   { runner: 'npm', files: ['.npmrc', 'node_modules/'] },
   { runner: 'pnpm', files: ['pnpm-workspace.yaml', '.pnpmfile.cjs', '.pnpmfile.mjs', '.npmrc'] },
@@ -36,34 +41,78 @@ export const RUNNER_CONFIG: readonly RunnerConfig[] = [
   { runner: 'node', files: ['node.config.json', '.node-options'] },
   { runner: 'vitest', files: ['vitest.config.*', 'vite.config.*', 'vitest.workspace.*'] },
   { runner: 'jest', files: ['jest.config.*', 'package.json'], manifests: ['package.json'] },
-  { runner: 'mocha', files: ['.mocharc.cjs', '.mocharc.js', '.mocharc.mjs', '.mocharc.yaml', '.mocharc.yml', '.mocharc.jsonc', '.mocharc.json', 'package.json'], manifests: ['package.json'], upward: true },
-  { runner: 'ava', files: ['ava.config.js', 'ava.config.cjs', 'ava.config.mjs', 'package.json'], manifests: ['package.json'] },
+  {
+    runner: 'mocha',
+    files: [
+      '.mocharc.cjs',
+      '.mocharc.js',
+      '.mocharc.mjs',
+      '.mocharc.yaml',
+      '.mocharc.yml',
+      '.mocharc.jsonc',
+      '.mocharc.json',
+      'package.json',
+    ],
+    manifests: ['package.json'],
+    upward: true,
+  },
+  {
+    runner: 'ava',
+    files: ['ava.config.js', 'ava.config.cjs', 'ava.config.mjs', 'package.json'],
+    manifests: ['package.json'],
+  },
   { runner: 'playwright', files: ['playwright.config.*'] },
   { runner: 'cypress', files: ['cypress.config.*'] },
   { runner: 'karma', files: ['karma.conf.*'] },
   {
-    runner: 'pytest', words: ['pytest', 'py.test'],
-    files: ['pytest.toml', '.pytest.toml', 'pytest.ini', '.pytest.ini', 'pyproject.toml', 'tox.ini', 'setup.cfg', 'conftest.py'],
-    manifests: ['pyproject.toml', 'setup.cfg'], upward: true,
+    runner: 'pytest',
+    words: ['pytest', 'py.test'],
+    files: [
+      'pytest.toml',
+      '.pytest.toml',
+      'pytest.ini',
+      '.pytest.ini',
+      'pyproject.toml',
+      'tox.ini',
+      'setup.cfg',
+      'conftest.py',
+    ],
+    manifests: ['pyproject.toml', 'setup.cfg'],
+    upward: true,
   },
-  { runner: 'tox', words: ['tox'], files: ['tox.ini', 'setup.cfg', 'pyproject.toml', 'tox.toml'], manifests: ['setup.cfg', 'pyproject.toml'] },
+  {
+    runner: 'tox',
+    words: ['tox'],
+    files: ['tox.ini', 'setup.cfg', 'pyproject.toml', 'tox.toml'],
+    manifests: ['setup.cfg', 'pyproject.toml'],
+  },
   // Python runs these at start-up, whatever the runner.
   { runner: 'python', files: ['sitecustomize.py', 'usercustomize.py', '*.pth'] },
   { runner: 'go', words: ['go'], files: ['go.work', 'go.mod'], manifests: ['go.mod'], upward: true },
-  { runner: 'cargo', words: ['cargo'], files: ['**/.cargo/config', '**/.cargo/config.toml', 'rust-toolchain', 'rust-toolchain.toml', 'Cargo.toml'], manifests: ['Cargo.toml'], upward: true },
+  {
+    runner: 'cargo',
+    words: ['cargo'],
+    files: ['**/.cargo/config', '**/.cargo/config.toml', 'rust-toolchain', 'rust-toolchain.toml', 'Cargo.toml'],
+    manifests: ['Cargo.toml'],
+    upward: true,
+  },
   { runner: 'phpunit', words: ['phpunit'], files: ['phpunit.xml', 'phpunit.dist.xml', 'phpunit.xml.dist'] },
   { runner: 'rspec', words: ['rspec'], files: ['.rspec-local', '.rspec', '**/spec/spec_helper.rb'] },
 ];
 
 /** The configuration-only files of every runner: pinned, and pinned absent wherever they appear. */
-export const RUNNER_CONFIG_GLOBS: readonly string[] = [...new Set(RUNNER_CONFIG.flatMap((r) => r.files.filter((f) => !r.manifests?.includes(f))))];
+export const RUNNER_CONFIG_GLOBS: readonly string[] = [
+  ...new Set(RUNNER_CONFIG.flatMap((r) => r.files.filter((f) => !r.manifests?.includes(f)))),
+];
 
 /** The runners with project files among their configuration that one simple command (its words) starts. */
 export function planRunnersOf(words: readonly string[]): RunnerConfig[] {
   const i = words.findIndex((w) => !/^\w+=/.test(w)); // after `VAR=value` prefixes
   const first = path.posix.basename(words[i] ?? '');
   const module = /^python[\d.]*$/.test(first) && words[i + 1] === '-m' ? words[i + 2] : undefined;
-  return RUNNER_CONFIG.filter((r) => r.manifests && r.words && (r.words.includes(first) || (module !== undefined && r.words.includes(module))));
+  return RUNNER_CONFIG.filter(
+    (r) => r.manifests && r.words && (r.words.includes(first) || (module !== undefined && r.words.includes(module))),
+  );
 }
 
 /**
@@ -91,7 +140,11 @@ const ROOT_MARKERS: readonly string[] = ['package.json', 'go.mod', 'Cargo.toml',
 
 /** File names a runner reads from the parent folders of where it runs: each must be absent above a checkout. */
 export const UPWARD_FILES: readonly string[] = [
-  ...new Set(RUNNER_CONFIG.filter((r) => r.upward).flatMap((r) => r.files.filter((f) => !ROOT_MARKERS.includes(f) && !f.includes('*', 3)).map((f) => f.replace(/^\*\*\//, '')))),
+  ...new Set(
+    RUNNER_CONFIG.filter((r) => r.upward).flatMap((r) =>
+      r.files.filter((f) => !ROOT_MARKERS.includes(f) && !f.includes('*', 3)).map((f) => f.replace(/^\*\*\//, '')),
+    ),
+  ),
 ];
 
 /** The files of `names` (repository paths) that the configuration-only globs match. */

@@ -3,7 +3,17 @@
 // alternate object stores and info/grafts).
 // They are read into memory once the loop holds its branch; after every agent run anything the agent changed
 // there is put back byte for byte, and the iteration's claims are rejected (verify.ts `violation`).
-import { chmodSync, lstatSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  lstatSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { readConfigList, readGitPath, runGit } from '../git/git.js';
 import type { RepoLocation } from '../types.js';
@@ -64,26 +74,47 @@ export interface GuardRestore {
  * Reads every trusted file into memory. Call it once the loop is on its branch, before the first agent runs. `dirs`:
  * git's folders for `repoRoot` when the caller has them (git/git.ts resolveRepo), else git is asked.
  */
-export async function snapshotRunnerFiles(repoRoot: string, dirs?: Pick<RepoLocation, 'gitDir' | 'commonDir'>): Promise<RunnerGuard> {
+export async function snapshotRunnerFiles(
+  repoRoot: string,
+  dirs?: Pick<RepoLocation, 'gitDir' | 'commonDir'>,
+): Promise<RunnerGuard> {
   const common = dirs?.commonDir ?? (await readGitPath(repoRoot, '--git-common-dir'));
   const own = dirs?.gitDir ?? (await readGitPath(repoRoot, '--git-dir'));
   const show = (abs: string) => path.relative(repoRoot, abs).split(path.sep).join('/') || abs;
   const config = await readGuardConfig(repoRoot, common);
   const configFiles = [path.join(common, 'config'), path.join(own, 'config.worktree'), ...config.includes];
   const home = process.env.HOME;
-  const globalFiles = home ? [path.join(home, '.gitconfig'), path.join(process.env.XDG_CONFIG_HOME || path.join(home, '.config'), 'git', 'config')] : [];
+  const globalFiles = home
+    ? [
+        path.join(home, '.gitconfig'),
+        path.join(process.env.XDG_CONFIG_HOME || path.join(home, '.config'), 'git', 'config'),
+      ]
+    : [];
   // A --worktree loop runs the engine of the user's tree (store/layout.ts maps its records there): held as well.
   const main = recordsRoot(repoRoot);
   const files = [
     ...ENGINE_FILES.map((rel) => hold(path.join(repoRoot, rel), rel, true, 'engine')),
-    ...(main === repoRoot ? [] : ENGINE_FILES.map((rel) => hold(path.join(main, rel), path.join(main, rel), false, 'engine'))),
-    ...[...new Set([...configFiles, ...globalFiles])].map((abs) => hold(abs, abs.startsWith(repoRoot + path.sep) ? show(abs) : abs.replace(home ?? '\0', '~'), false, 'config')),
-    ...[path.join(common, 'info', 'attributes'), path.join(common, 'info', 'exclude')].map((abs) => hold(abs, show(abs), false, 'inert')),
+    ...(main === repoRoot
+      ? []
+      : ENGINE_FILES.map((rel) => hold(path.join(main, rel), path.join(main, rel), false, 'engine'))),
+    ...[...new Set([...configFiles, ...globalFiles])].map((abs) =>
+      hold(abs, abs.startsWith(repoRoot + path.sep) ? show(abs) : abs.replace(home ?? '\0', '~'), false, 'config'),
+    ),
+    ...[path.join(common, 'info', 'attributes'), path.join(common, 'info', 'exclude')].map((abs) =>
+      hold(abs, show(abs), false, 'inert'),
+    ),
     // Where git finds objects besides .git/objects, and parents it makes up: an agent's store or history of its own.
-    ...[path.join(common, 'objects', 'info', 'alternates'), path.join(common, 'info', 'grafts')].map((abs) => hold(abs, show(abs), false, 'engine')),
+    ...[path.join(common, 'objects', 'info', 'alternates'), path.join(common, 'info', 'grafts')].map((abs) =>
+      hold(abs, show(abs), false, 'engine'),
+    ),
   ];
   const hookDirs = [path.join(common, 'hooks'), ...config.hooksPaths];
-  return { files, dirs: [...new Set(hookDirs)].map((abs) => holdDir(abs, show(abs))), gitDir: realpathSync(common), ownGitDir: realpathSync(own) };
+  return {
+    files,
+    dirs: [...new Set(hookDirs)].map((abs) => holdDir(abs, show(abs))),
+    gitDir: realpathSync(common),
+    ownGitDir: realpathSync(own),
+  };
 }
 
 /**
@@ -92,7 +123,10 @@ export async function snapshotRunnerFiles(repoRoot: string, dirs?: Pick<RepoLoca
  * ones; after the checks (`runsCode`), only keys that make git run a command or change what the runner's git does,
  * since a test suite may well set `user.name` for itself.
  */
-export function restoreRunnerFiles(guard: RunnerGuard, rejects: (key: string) => boolean = (k) => !isInertKey(k)): GuardRestore {
+export function restoreRunnerFiles(
+  guard: RunnerGuard,
+  rejects: (key: string) => boolean = (k) => !isInertKey(k),
+): GuardRestore {
   const out: GuardRestore = { changed: [], rejecting: [], kept: [], inRepo: [] };
   for (const f of guard.files) {
     const now = readBytesOrNull(f.abs);
@@ -171,14 +205,21 @@ function isInertKey(key: string): boolean {
 export function runsCode(key: string): boolean {
   if (key === '?') return true;
   if (key === 'core.hookspath') return false;
-  return /^(core|filter|diff|merge|include|includeif|gpg|credential|url|protocol|remote|http|submodule|uploadpack|receive|transfer|fetch|push)\./.test(key);
+  return /^(core|filter|diff|merge|include|includeif|gpg|credential|url|protocol|remote|http|submodule|uploadpack|receive|transfer|fetch|push)\./.test(
+    key,
+  );
 }
 
 /**
  * The start-of-run check: ralph/ralph.mjs and ralph.sh must be the files the manifest says ralphkit installed.
  * A modified engine is the agent's code running as the verifier (exit 2 unless the user says otherwise).
  */
-export function refuseModifiedEngine(repoRoot: string, allow: boolean, warn: (message: string) => void, packaged?: string): void {
+export function refuseModifiedEngine(
+  repoRoot: string,
+  allow: boolean,
+  warn: (message: string) => void,
+  packaged?: string,
+): void {
   const problems = readEngineProblems(repoRoot, packaged);
   if (!problems.length) return;
   const what = problems.join('; ');
@@ -186,7 +227,11 @@ export function refuseModifiedEngine(repoRoot: string, allow: boolean, warn: (me
     warn(`running a modified engine because of --allow-modified-engine: ${what}`);
     return;
   }
-  throw new LoopExit(LOOP_EXIT.refused, `the loop's own files are not what ralphkit installed: ${what}; a modified engine could pass anything`, `put them back with: ${ralphkitCommand('install --force')} (your version goes to ralph/.backup/), commit, and start again; or run anyway with --allow-modified-engine`);
+  throw new LoopExit(
+    LOOP_EXIT.refused,
+    `the loop's own files are not what ralphkit installed: ${what}; a modified engine could pass anything`,
+    `put them back with: ${ralphkitCommand('install --force')} (your version goes to ralph/.backup/), commit, and start again; or run anyway with --allow-modified-engine`,
+  );
 }
 
 /**
@@ -199,7 +244,8 @@ export function readEngineProblems(repoRoot: string, packaged?: string): string[
   const installed = readBytesOrNull(engine);
   if (installed === null) return [];
   const shipped = packaged ? readBytesOrNull(packaged) : null;
-  if (shipped && hashContent(shipped) !== hashContent(installed)) return ['ralph/ralph.mjs differs from the engine this ralphkit ships (an install by another version, or an edit)'];
+  if (shipped && hashContent(shipped) !== hashContent(installed))
+    return ['ralph/ralph.mjs differs from the engine this ralphkit ships (an install by another version, or an edit)'];
   const manifestText = readBytesOrNull(path.join(repoRoot, 'ralph', '.ralphkit.json'));
   const manifest = manifestText ? parseManifestCore(manifestText.toString('utf8')) : undefined;
   if (!manifest) return ['ralph/.ralphkit.json is missing or is not a ralphkit manifest'];
@@ -287,18 +333,35 @@ interface GuardConfig {
 /** GuardConfig from one `git config --list`; when git cannot list it so (before git 2.26, no --show-scope), each is asked on its own. */
 async function readGuardConfig(repoRoot: string, common: string): Promise<GuardConfig> {
   const list = await readConfigList(repoRoot);
-  if (!list) return { includes: await readIncludedConfigs(repoRoot, common), hooksPaths: await readHooksPath(repoRoot) };
-  const includes = list.filter((e) => e.scope === 'local' && /^include(if\..*)?\.path$/.test(e.key) && e.value !== null).map((e) => resolveInclude(common, e.value!));
+  if (!list)
+    return { includes: await readIncludedConfigs(repoRoot, common), hooksPaths: await readHooksPath(repoRoot) };
+  const includes = list
+    .filter((e) => e.scope === 'local' && /^include(if\..*)?\.path$/.test(e.key) && e.value !== null)
+    .map((e) => resolveInclude(common, e.value!));
   // As `git config --<scope> --get`: the last value of the key in that scope.
-  const hooksPath = (scope: string) => list.filter((e) => e.scope === scope && e.key === 'core.hookspath').map((e) => e.value ?? '').pop() ?? '';
-  return { includes, hooksPaths: ['local', 'global'].map(hooksPath).map((v) => v.trim()).filter(Boolean).map((v) => resolveHooksPath(repoRoot, v)) };
+  const hooksPath = (scope: string) =>
+    list
+      .filter((e) => e.scope === scope && e.key === 'core.hookspath')
+      .map((e) => e.value ?? '')
+      .pop() ?? '';
+  return {
+    includes,
+    hooksPaths: ['local', 'global']
+      .map(hooksPath)
+      .map((v) => v.trim())
+      .filter(Boolean)
+      .map((v) => resolveHooksPath(repoRoot, v)),
+  };
 }
 
 /** Files the repository's configuration includes (include.path, includeIf.*.path), resolved as git does. */
 async function readIncludedConfigs(repoRoot: string, common: string): Promise<string[]> {
   const r = await runGit(repoRoot, ['config', '--local', '--get-regexp', '-z', '^include(if\\..*)?\\.path$']);
   if (r.code !== 0) return [];
-  return r.stdout.split('\0').filter(Boolean).map((entry) => resolveInclude(common, entry.slice(entry.indexOf('\n') + 1)));
+  return r.stdout
+    .split('\0')
+    .filter(Boolean)
+    .map((entry) => resolveInclude(common, entry.slice(entry.indexOf('\n') + 1)));
 }
 
 function resolveInclude(common: string, value: string): string {

@@ -40,10 +40,28 @@ type CheckWrap = (file: string, args: string[]) => { file: string; args: string[
  * writable are the checkout and the checks' own HOME (`env.HOME`, check-env.ts) and npm's cache; the user's HOME is
  * read-only (its toolchains run; nothing the checks do changes them).
  */
-export function planCheckWrap(sb: VerifyInput['sandbox'], cwd: string, top: string, env: NodeJS.ProcessEnv): CheckWrap | undefined {
+export function planCheckWrap(
+  sb: VerifyInput['sandbox'],
+  cwd: string,
+  top: string,
+  env: NodeJS.ProcessEnv,
+): CheckWrap | undefined {
   if (!sb || cwd === top) return undefined;
-  const scratch = [env.HOME, env.npm_config_cache].filter((d): d is string => !!d && path.isAbsolute(d) && existsSync(d));
-  return (file, args) => planSandboxCommand({ bwrap: sb.bwrap, file, args, repoRoot: cwd, gitDir: path.join(cwd, '.git'), readOnly: [...sb.readOnly, ...(sb.home ? [sb.home] : [])], scratch, network: sb.network, hidden: sb.hidden });
+  const scratch = [env.HOME, env.npm_config_cache].filter(
+    (d): d is string => !!d && path.isAbsolute(d) && existsSync(d),
+  );
+  return (file, args) =>
+    planSandboxCommand({
+      bwrap: sb.bwrap,
+      file,
+      args,
+      repoRoot: cwd,
+      gitDir: path.join(cwd, '.git'),
+      readOnly: [...sb.readOnly, ...(sb.home ? [sb.home] : [])],
+      scratch,
+      network: sb.network,
+      hidden: sb.hidden,
+    });
 }
 
 export class CheckSession {
@@ -82,10 +100,15 @@ export class CheckSession {
     let entry = this.checkouts.get(key);
     if (!entry) {
       await this.guardBeforeRunnerGit();
-      const checkout = await this.seal(() => createCheckout(this.top, this.commit!, this.input.pins ?? null, mayChange, true));
+      const checkout = await this.seal(() =>
+        createCheckout(this.top, this.commit!, this.input.pins ?? null, mayChange, true),
+      );
       entry = { checkout };
       this.checkouts.set(key, entry);
-      this.input.log('info', `verifying in a fresh checkout of ${this.commit.slice(0, 7)}${this.input.pins ? ` with the tests pinned at ${this.input.pins.commit.slice(0, 7)}` : ''}`);
+      this.input.log(
+        'info',
+        `verifying in a fresh checkout of ${this.commit.slice(0, 7)}${this.input.pins ? ` with the tests pinned at ${this.input.pins.commit.slice(0, 7)}` : ''}`,
+      );
       if (setup) await this.setUp(story, setup, entry, key, mayChange);
     } else if (setup) {
       // The ledger line of a shared setup is recorded for every story that relied on it.
@@ -93,14 +116,22 @@ export class CheckSession {
     }
     // A checkout whose pins could not be put back after setup is never checked in, by this story or the next.
     if (entry.broken) throw entry.broken;
-    return entry.setupFailure ? { failed: entry.setupFailure } : { cwd: entry.checkout.dir, key, pinnedChanges: entry.checkout.pinnedChanges };
+    return entry.setupFailure
+      ? { failed: entry.setupFailure }
+      : { cwd: entry.checkout.dir, key, pinnedChanges: entry.checkout.pinnedChanges };
   }
 
   /**
    * `setup` in a new checkout: a copy of what the loop's setup cache holds for its key (verify/setup-cache.ts), else
    * run there (and then cached when it may be); either way the pins are put back after it, as after any setup.
    */
-  private async setUp(story: string, setup: string, entry: CheckoutEntry, where: string, mayChange: readonly string[]): Promise<void> {
+  private async setUp(
+    story: string,
+    setup: string,
+    entry: CheckoutEntry,
+    where: string,
+    mayChange: readonly string[],
+  ): Promise<void> {
     const cache = loopSetupCache(this.top, this.input.loopId);
     const dir = entry.checkout.dir;
     const uncached = await setUpThroughCache(cache, setup, entry.checkout, {
@@ -112,7 +143,10 @@ export class CheckSession {
         return r.ok && !entry.broken;
       },
       copied: async (made, ms) => {
-        this.input.log('info', `${story}: setup \`${setup}\` not run again: ${made.names.join(', ')} copied from the loop's setup (same lockfiles) in ${ms}ms`);
+        this.input.log(
+          'info',
+          `${story}: setup \`${setup}\` not run again: ${made.names.join(', ')} copied from the loop's setup (same lockfiles) in ${ms}ms`,
+        );
         // Its ledger line is the run that built the copy, marked shared, as for a second story in one checkout.
         this.shared.set(`${where}\0setup\0${setup}`, made.result);
         this.record({ ...checkLine(this, story, 'setup', made.result, true), ...(this.gate ? { gate: true } : {}) });
@@ -122,7 +156,8 @@ export class CheckSession {
       },
       tampered: (made) => this.input.log('warn', renderTamperedCache(made)),
     });
-    if (uncached && cache.firstSaid(uncached)) this.input.log('info', `setup runs in every verification checkout: ${uncached}`);
+    if (uncached && cache.firstSaid(uncached))
+      this.input.log('info', `setup runs in every verification checkout: ${uncached}`);
   }
 
   /** After setup: the pins put back from the runner's copy, and the checkout refused if setup broke its seal. */
@@ -130,7 +165,8 @@ export class CheckSession {
     try {
       await this.guardBeforeRunnerGit();
       const again = await this.seal(() => reapplyPins(entry.checkout, this.input.pins ?? null, mayChange));
-      if (again.length) this.input.log('warn', `setup changed pinned test inputs (${again.join(', ')}); put back before the checks`);
+      if (again.length)
+        this.input.log('warn', `setup changed pinned test inputs (${again.join(', ')}); put back before the checks`);
       entry.checkout.pinnedChanges = [...new Set([...entry.checkout.pinnedChanges, ...again])];
     } catch (err) {
       entry.broken = err as Error;
@@ -167,7 +203,14 @@ export class CheckSession {
   private async stopLeftovers(): Promise<void> {
     if (!this.checkEnv) return;
     const { stopped } = await stopMarkedProcesses(this.checkEnv.plan.token);
-    if (stopped.length) this.input.log('warn', `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the checks left running (${stopped.slice(0, 5).map((p) => `${p.pid} ${p.command}`).join('; ')})`);
+    if (stopped.length)
+      this.input.log(
+        'warn',
+        `stopped ${stopped.length} process${stopped.length === 1 ? '' : 'es'} the checks left running (${stopped
+          .slice(0, 5)
+          .map((p) => `${p.pid} ${p.command}`)
+          .join('; ')})`,
+      );
   }
 
   /**
@@ -175,7 +218,10 @@ export class CheckSession {
    * first failure. Shared by a claim's pass (verify.ts) and the final gate (verify/final-gate.ts).
    */
   async runStory(prd: Prd, story: Story): Promise<StoryRun> {
-    const checks: Array<[CheckScope, string]> = [...(prd.checks ?? []).map((c): [CheckScope, string] => ['prd', c]), ...(story.checks ?? []).map((c): [CheckScope, string] => ['story', c])];
+    const checks: Array<[CheckScope, string]> = [
+      ...(prd.checks ?? []).map((c): [CheckScope, string] => ['prd', c]),
+      ...(story.checks ?? []).map((c): [CheckScope, string] => ['story', c]),
+    ];
     if (!checks.length) return { outcome: 'no-checks' };
     let where: Prepared;
     try {
@@ -183,17 +229,33 @@ export class CheckSession {
     } catch (err) {
       // A full disk says nothing about the work: the loop stops (the claim stays a claim) instead of rejecting it.
       if (err instanceof RunnerFileError && err.diskFull) throw err;
-      const why = err instanceof SealBroken ? err.message : `could not prepare a checkout to verify in: ${(err as Error).message}`;
+      const why =
+        err instanceof SealBroken
+          ? err.message
+          : `could not prepare a checkout to verify in: ${(err as Error).message}`;
       return { outcome: 'failed', why, pinnedChanges: [] };
     }
     if ('failed' in where) {
-      return where.failed.aborted ? { outcome: 'interrupted' } : { outcome: 'failed', why: renderCheckFailure(where.failed, this.input.checkTimeoutMs, 'setup'), check: where.failed, pinnedChanges: [] };
+      return where.failed.aborted
+        ? { outcome: 'interrupted' }
+        : {
+            outcome: 'failed',
+            why: renderCheckFailure(where.failed, this.input.checkTimeoutMs, 'setup'),
+            check: where.failed,
+            pinnedChanges: [],
+          };
     }
     const ran: ReviewedCheck[] = [];
     for (const [scope, command] of checks) {
       const r = await this.run(story.id, scope, command, where.cwd, where.key);
       if (r.aborted) return { outcome: 'interrupted' };
-      if (!r.ok) return { outcome: 'failed', why: renderCheckFailure(r, this.input.checkTimeoutMs), check: r, pinnedChanges: where.pinnedChanges };
+      if (!r.ok)
+        return {
+          outcome: 'failed',
+          why: renderCheckFailure(r, this.input.checkTimeoutMs),
+          check: r,
+          pinnedChanges: where.pinnedChanges,
+        };
       ran.push({ scope, command, exitCode: r.exitCode, durationMs: r.durationMs });
     }
     return { outcome: 'passed', count: checks.length, pinnedChanges: where.pinnedChanges, ran };
@@ -210,11 +272,32 @@ export class CheckSession {
       this.branch = await currentBranch(this.top);
       this.held.hold([this.input.prdPath, this.input.progressPath]);
     }
-    const result = reused ?? (await runCheck({ command, cwd, env: checkEnv.env, timeoutMs: this.input.checkTimeoutMs, signal: this.input.signal, wrap: planCheckWrap(this.input.sandbox, cwd, this.top, checkEnv.env) }));
+    const result =
+      reused ??
+      (await runCheck({
+        command,
+        cwd,
+        env: checkEnv.env,
+        timeoutMs: this.input.checkTimeoutMs,
+        signal: this.input.signal,
+        wrap: planCheckWrap(this.input.sandbox, cwd, this.top, checkEnv.env),
+      }));
     if (shareable) this.shared.set(key, result);
-    this.record({ ...checkLine(this, story, scope, result, reused !== undefined), ...(this.gate ? { gate: true } : {}) });
-    const outcome = result.ok ? 'passed' : result.aborted ? 'stopped (the runner is interrupted)' : result.timedOut ? 'timed out' : `exit ${result.exitCode ?? result.signal}`;
-    this.input.log('info', `${story}: ${scope === 'setup' ? 'setup' : 'check'} \`${command}\` ${outcome}${reused ? ' (same run as above)' : ''} in ${result.durationMs}ms`);
+    this.record({
+      ...checkLine(this, story, scope, result, reused !== undefined),
+      ...(this.gate ? { gate: true } : {}),
+    });
+    const outcome = result.ok
+      ? 'passed'
+      : result.aborted
+        ? 'stopped (the runner is interrupted)'
+        : result.timedOut
+          ? 'timed out'
+          : `exit ${result.exitCode ?? result.signal}`;
+    this.input.log(
+      'info',
+      `${story}: ${scope === 'setup' ? 'setup' : 'check'} \`${command}\` ${outcome}${reused ? ' (same run as above)' : ''} in ${result.durationMs}ms`,
+    );
     return result;
   }
 
@@ -223,7 +306,13 @@ export class CheckSession {
   }
 
   base(story: string): { time: string; loop: string; iteration: number; story: string; commit: string | null } {
-    return { time: this.now().toISOString(), loop: this.input.loopId, iteration: this.input.iteration, story, commit: this.commit };
+    return {
+      time: this.now().toISOString(),
+      loop: this.input.loopId,
+      iteration: this.input.iteration,
+      story,
+      commit: this.commit,
+    };
   }
 
   /**
@@ -234,7 +323,8 @@ export class CheckSession {
   private async refuseMovedHead(): Promise<void> {
     const [now, branch] = [await headSha(this.top), await currentBranch(this.top)];
     if (now === this.commit && branch === this.branch) return;
-    const where = (b: string | null | undefined, sha: string | null) => `${b ?? 'a detached HEAD'} at ${sha?.slice(0, 7) ?? 'no commit'}`;
+    const where = (b: string | null | undefined, sha: string | null) =>
+      `${b ?? 'a detached HEAD'} at ${sha?.slice(0, 7) ?? 'no commit'}`;
     throw new WorkProtected(
       `HEAD moved from ${where(this.branch, this.commit)} to ${where(branch, now)} while the checks ran (code they ran, or someone else, changed the repository): nothing is decided about a commit the branch no longer holds; the loop stops`,
       `look at what changed: git reflog; to undo it: ${this.branch ? `git checkout ${shellQuote(this.branch)} && ` : ''}git reset --hard ${this.commit} (drops uncommitted changes); then continue with: ./ralph/ralph.sh --resume-last`,
@@ -268,10 +358,15 @@ export class CheckSession {
   }
 
   private restoreHeld(): void {
-    const changed = this.held.restore((file, put) => guardWrite(file, this.input.repoRoot, put, 'a check changed it, and it could not be put back'));
+    const changed = this.held.restore((file, put) =>
+      guardWrite(file, this.input.repoRoot, put, 'a check changed it, and it could not be put back'),
+    );
     if (!changed.length) return;
     const names = changed.map((f) => path.relative(this.input.repoRoot, f).split(path.sep).join('/')).join(' and ');
-    this.input.log('warn', `the checks changed ${names} (code they ran reached the repository); put back as ${changed.length === 1 ? 'it was' : 'they were'} before the checks`);
+    this.input.log(
+      'warn',
+      `the checks changed ${names} (code they ran reached the repository); put back as ${changed.length === 1 ? 'it was' : 'they were'} before the checks`,
+    );
   }
 }
 

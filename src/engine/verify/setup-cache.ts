@@ -98,7 +98,8 @@ export class SetupCache {
 
   /** Removes every cached folder now (the runner exits). */
   removeAll(): void {
-    for (const entry of this.entries.values()) if (entry.done) rmSync(entry.done.folder, { recursive: true, force: true });
+    for (const entry of this.entries.values())
+      if (entry.done) rmSync(entry.done.folder, { recursive: true, force: true });
     this.entries.clear();
   }
 }
@@ -116,7 +117,10 @@ export function loopSetupCache(top: string, loopId: string): SetupCache {
 
 /** The files the key is made of, as the checkout holds them before setup: top-level lockfiles, every package.json. */
 export function readSetupInputs(dir: string, tracked: readonly string[]): Map<string, Buffer | null> {
-  const files = new Set([...readdirSync(dir).filter(isLockfile), ...tracked.filter((f) => f === 'package.json' || f.endsWith('/package.json'))]);
+  const files = new Set([
+    ...readdirSync(dir).filter(isLockfile),
+    ...tracked.filter((f) => f === 'package.json' || f.endsWith('/package.json')),
+  ]);
   if (existsSync(path.join(dir, 'package.json'))) files.add('package.json');
   return new Map([...files].map((f) => [f, readRegular(path.join(dir, f))]));
 }
@@ -138,7 +142,20 @@ export function checkoutSetupKey(setup: string, checkout: Checkout): ReturnType<
 export async function readStatus(dir: string): Promise<Set<string>> {
   // --ignore-submodules=all: setup's code could write a gitlink and a sub/.git whose config names a filter, which a
   // status that recursed into it would run on the host.
-  return new Set((await gitOk(dir, ['status', '--porcelain=v1', '-z', '--ignored=traditional', '--untracked-files=normal', '--ignore-submodules=all'])).split('\0').filter(Boolean));
+  return new Set(
+    (
+      await gitOk(dir, [
+        'status',
+        '--porcelain=v1',
+        '-z',
+        '--ignored=traditional',
+        '--untracked-files=normal',
+        '--ignore-submodules=all',
+      ])
+    )
+      .split('\0')
+      .filter(Boolean),
+  );
 }
 
 /**
@@ -146,10 +163,15 @@ export async function readStatus(dir: string): Promise<Set<string>> {
  * setup), a copy of them in a runner temp folder; else null (a tracked file changed, a file at the top, a folder
  * inside a committed one: the next checkout could not be given the same by a copy).
  */
-export async function storeSetup(dir: string, before: ReadonlySet<string>, result: CheckResult): Promise<CachedSetup | null> {
+export async function storeSetup(
+  dir: string,
+  before: ReadonlySet<string>,
+  result: CheckResult,
+): Promise<CachedSetup | null> {
   const added = [...(await readStatus(dir))].filter((s) => !before.has(s));
   const names = added.map((s) => /^(\?\?|!!) ([^/]+)\/$/.exec(s)?.[2]);
-  if (!names.length || names.some((n) => !n || n === '.git' || !lstatSync(path.join(dir, n)).isDirectory())) return null;
+  if (!names.length || names.some((n) => !n || n === '.git' || !lstatSync(path.join(dir, n)).isDirectory()))
+    return null;
   const folder = makeTempFolder('ralph-setup');
   try {
     for (const name of names as string[]) await copyFolder(path.join(dir, name), path.join(folder, name));
@@ -169,7 +191,8 @@ export function fingerprint(dir: string): string {
   const walk = (rel: string): void => {
     const st = lstatSync(path.join(dir, rel), { bigint: true });
     hash.update(`${rel}\0${st.ino}\0${st.mode}\0${st.size}\0${st.ctimeNs}\n`);
-    if (st.isDirectory()) for (const name of readdirSync(path.join(dir, rel)).sort()) walk(rel ? `${rel}/${name}` : name);
+    if (st.isDirectory())
+      for (const name of readdirSync(path.join(dir, rel)).sort()) walk(rel ? `${rel}/${name}` : name);
   };
   walk('');
   return hash.digest('hex');
@@ -179,7 +202,13 @@ export function fingerprint(dir: string): string {
 async function copyFolder(from: string, to: string): Promise<void> {
   if (process.platform === 'linux' && (await spawnOk('cp', ['-a', '--reflink=auto', '--', from, to]))) return;
   rmSync(to, { recursive: true, force: true });
-  cpSync(from, to, { recursive: true, verbatimSymlinks: true, preserveTimestamps: true, errorOnExist: true, force: false });
+  cpSync(from, to, {
+    recursive: true,
+    verbatimSymlinks: true,
+    preserveTimestamps: true,
+    errorOnExist: true,
+    force: false,
+  });
 }
 
 function spawnOk(file: string, args: string[]): Promise<boolean> {
@@ -212,7 +241,12 @@ export interface SetupSteps {
  * then cached when it may be: the first checkout with a key builds it, a second one waits for it). Returns why setup
  * is not cached, if it is not.
  */
-export async function setUpThroughCache(cache: SetupCache, setup: string, checkout: Checkout, steps: SetupSteps): Promise<string | undefined> {
+export async function setUpThroughCache(
+  cache: SetupCache,
+  setup: string,
+  checkout: Checkout,
+  steps: SetupSteps,
+): Promise<string | undefined> {
   const k = checkoutSetupKey(setup, checkout);
   const key = 'key' in k ? k.key : undefined;
   const started = Date.now();

@@ -5,7 +5,18 @@
 import { createHash } from 'node:crypto';
 
 /** Lockfiles at the checkout's top: the install's input besides the manifests. */
-export const LOCKFILES: readonly string[] = ['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock', 'pnpm-lock.yaml', 'bun.lockb', 'bun.lock', 'poetry.lock', 'uv.lock', 'Cargo.lock', 'go.sum'];
+export const LOCKFILES: readonly string[] = [
+  'package-lock.json',
+  'npm-shrinkwrap.json',
+  'yarn.lock',
+  'pnpm-lock.yaml',
+  'bun.lockb',
+  'bun.lock',
+  'poetry.lock',
+  'uv.lock',
+  'Cargo.lock',
+  'go.sum',
+];
 
 /** A lockfile by name: the table above, and requirements*.txt. */
 export function isLockfile(name: string): boolean {
@@ -15,19 +26,39 @@ export function isLockfile(name: string): boolean {
 // Installs whose output (node_modules) is relocatable and fixed by the lockfile and package.json files. Python
 // environments (.venv from uv sync, poetry install, pip) hold the absolute path of the folder they were made in, so a
 // copy in another checkout would run the first checkout's interpreter: they are not cached.
-const PURE_INSTALLS: readonly (readonly string[])[] = [['npm', 'ci'], ['npm', 'install'], ['npm', 'i'], ['pnpm', 'install'], ['pnpm', 'i'], ['yarn', 'install'], ['yarn'], ['bun', 'install']];
+const PURE_INSTALLS: readonly (readonly string[])[] = [
+  ['npm', 'ci'],
+  ['npm', 'install'],
+  ['npm', 'i'],
+  ['pnpm', 'install'],
+  ['pnpm', 'i'],
+  ['yarn', 'install'],
+  ['yarn'],
+  ['bun', 'install'],
+];
 // An option, with a plain value at most (no path out, no shell: `&&`, `;`, `$(...)` and quotes are not in it).
 const OPTION = /^--?[A-Za-z][\w-]*(=[\w.:@-]*)?$/;
 
 /** Pure: `setup` is one of the recognised dependency installs, with options only (`npm ci --no-audit --offline`). */
 export function isPureInstall(setup: string): boolean {
   const words = setup.trim().split(/\s+/);
-  return PURE_INSTALLS.some((cmd) => cmd.every((w, i) => words[i] === w) && words.slice(cmd.length).every((w) => OPTION.test(w)));
+  return PURE_INSTALLS.some(
+    (cmd) => cmd.every((w, i) => words[i] === w) && words.slice(cmd.length).every((w) => OPTION.test(w)),
+  );
 }
 
 // npm, pnpm, yarn and bun run these for the project itself (and a local `file:` package) during an install: they run
 // the project's sources, so what they make depends on the commit, not on the lockfile alone.
-const LIFECYCLE = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare', 'dependencies'];
+const LIFECYCLE = [
+  'preinstall',
+  'install',
+  'postinstall',
+  'prepublish',
+  'preprepare',
+  'prepare',
+  'postprepare',
+  'dependencies',
+];
 
 /** Pure: the install lifecycle scripts a package.json text names (unreadable JSON: `(unreadable)`, never cached). */
 export function lifecycleScripts(text: string): string[] {
@@ -57,7 +88,8 @@ export function localDependencies(text: string): string[] {
     const deps = parsed[field];
     if (!deps || typeof deps !== 'object') continue;
     for (const [name, spec] of Object.entries(deps as Record<string, unknown>)) {
-      if (typeof spec === 'string' && /^(file|link|portal):/.test(spec) && !/\.(tgz|tar\.gz|tar)$/.test(spec)) out.push(name);
+      if (typeof spec === 'string' && /^(file|link|portal):/.test(spec) && !/\.(tgz|tar\.gz|tar)$/.test(spec))
+        out.push(name);
     }
   }
   return out;
@@ -79,7 +111,10 @@ export function setupKey(setup: string, inputs: ReadonlyMap<string, Buffer | nul
       const scripts = lifecycleScripts(bytes.toString('utf8'));
       if (scripts.length) return { uncached: `${file} has install scripts of its own (${scripts.join(', ')})` };
       const local = localDependencies(bytes.toString('utf8'));
-      if (local.length) return { uncached: `${file} depends on a folder of the project (${local.join(', ')}), which an install copies or links: its files are not in the key` };
+      if (local.length)
+        return {
+          uncached: `${file} depends on a folder of the project (${local.join(', ')}), which an install copies or links: its files are not in the key`,
+        };
     }
     hash.update(`${file}\0${bytes.length}\0`).update(bytes);
   }

@@ -17,13 +17,34 @@ export async function verifyStartClaims(p: Pipeline, signal: AbortSignal): Promi
   const { run, trust } = p;
   const { paths, emit } = run;
   const prd = JSON.parse(readFileSync(paths.prd, 'utf8')) as Prd;
-  const settled = new Set(trust.baseline ? (JSON.parse(trust.baseline) as Prd).userStories.filter((s) => s.passes === true).map((s) => s.id) : []);
+  const settled = new Set(
+    trust.baseline
+      ? (JSON.parse(trust.baseline) as Prd).userStories.filter((s) => s.passes === true).map((s) => s.id)
+      : [],
+  );
   // A story set aside is never verified, whatever its passes says (prd/skip.ts).
-  const claims = prd.userStories.filter((s) => s.passes === true && !isSkipped(s) && !settled.has(s.id)).map((s) => s.id);
+  const claims = prd.userStories
+    .filter((s) => s.passes === true && !isSkipped(s) && !settled.has(s.id))
+    .map((s) => s.id);
   if (!claims.length) return null;
-  emit({ type: 'info', message: `${claims.length} stor${claims.length === 1 ? 'y says' : 'ies say'} passes: true (${claims.join(', ')}); verifying before the first iteration` });
-  const before = trust.baseline ?? `${JSON.stringify({ ...prd, userStories: prd.userStories.map((s) => (claims.includes(s.id) ? { ...s, passes: false } : s)) }, null, 2)}\n`;
-  const outcome = await verifyClaims(p, { iteration: 0, prdBefore: before, head: await headSha(paths.repoRoot) }, signal);
-  emit({ type: 'verify', iteration: 0, verdicts: outcome.verdicts, restored: outcome.restored, allPass: outcome.allPass });
+  emit({
+    type: 'info',
+    message: `${claims.length} stor${claims.length === 1 ? 'y says' : 'ies say'} passes: true (${claims.join(', ')}); verifying before the first iteration`,
+  });
+  const before =
+    trust.baseline ??
+    `${JSON.stringify({ ...prd, userStories: prd.userStories.map((s) => (claims.includes(s.id) ? { ...s, passes: false } : s)) }, null, 2)}\n`;
+  const outcome = await verifyClaims(
+    p,
+    { iteration: 0, prdBefore: before, head: await headSha(paths.repoRoot) },
+    signal,
+  );
+  emit({
+    type: 'verify',
+    iteration: 0,
+    verdicts: outcome.verdicts,
+    restored: outcome.restored,
+    allPass: outcome.allPass,
+  });
   return outcome;
 }

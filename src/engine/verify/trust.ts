@@ -70,7 +70,13 @@ export interface RunTrust {
  * count), are shown and need --accept-plan-edits. Returns the baseline claims are judged against (`passes` as the
  * runner last settled them), or null when no record exists.
  */
-export async function settleResumedPlan(paths: RunPaths, loopId: string, options: RunOptions, emit: Emit, ask?: (question: string) => Promise<boolean>): Promise<string | null> {
+export async function settleResumedPlan(
+  paths: RunPaths,
+  loopId: string,
+  options: RunOptions,
+  emit: Emit,
+  ask?: (question: string) => Promise<boolean>,
+): Promise<string | null> {
   const rel = path.relative(paths.repoRoot, paths.prd).split(path.sep).join('/');
   const planCommit = await readPinCommit(paths.repoRoot, loopId);
   const atPlanCommit = planCommit ? await readFileAt(paths.repoRoot, planCommit, rel) : null;
@@ -81,7 +87,10 @@ export async function settleResumedPlan(paths: RunPaths, loopId: string, options
     const saved = disk === null ? null : backUp(paths, rel);
     await confirmPlanEdits(renderLateSkips(recorded, atPlanCommit), rel, loopId, options, emit, ask);
     atomicWriteFileSync(paths.prd, recorded);
-    emit({ type: 'warn', message: `${rel} was ${disk === null ? 'missing' : 'not a readable plan (left half-written?)'}; restored the runner's last record of it${saved ? `, and kept the damaged file as ${saved}` : ''}` });
+    emit({
+      type: 'warn',
+      message: `${rel} was ${disk === null ? 'missing' : 'not a readable plan (left half-written?)'}; restored the runner's last record of it${saved ? `, and kept the damaged file as ${saved}` : ''}`,
+    });
     return recorded;
   }
   const repair = planPrdRepair(recorded, disk, rel);
@@ -97,27 +106,51 @@ export async function settleResumedPlan(paths: RunPaths, loopId: string, options
  */
 function renderLateSkips(plan: string, atPlanCommit: string | null): string[] {
   const before = new Set(skippedIds(atPlanCommit));
-  return skippedIds(plan).filter((id) => !before.has(id)).map((id) => `story ${id}: set aside (skip) since the loop's plan commit`);
+  return skippedIds(plan)
+    .filter((id) => !before.has(id))
+    .map((id) => `story ${id}: set aside (skip) since the loop's plan commit`);
 }
 
 function skippedIds(text: string | null): string[] {
   if (text === null) return [];
   try {
     const plan = JSON.parse(text) as Prd;
-    return Array.isArray(plan?.userStories) ? plan.userStories.filter((s) => s && isSkipped(s)).map((s) => String(s.id)) : [];
+    return Array.isArray(plan?.userStories)
+      ? plan.userStories.filter((s) => s && isSkipped(s)).map((s) => String(s.id))
+      : [];
   } catch {
     return [];
   }
 }
 
-async function confirmPlanEdits(edits: string[], rel: string, loopId: string, options: RunOptions, emit: Emit, ask?: (question: string) => Promise<boolean>): Promise<void> {
+async function confirmPlanEdits(
+  edits: string[],
+  rel: string,
+  loopId: string,
+  options: RunOptions,
+  emit: Emit,
+  ask?: (question: string) => Promise<boolean>,
+): Promise<void> {
   if (!edits.length) return;
   const list = [...new Set(edits)].map((e) => `  - ${e}`).join('\n');
-  const accepted = options.acceptPlanEdits || (ask ? await ask(`${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${list}\nAre these your edits, to continue with? [y/N] `) : false);
+  const accepted =
+    options.acceptPlanEdits ||
+    (ask
+      ? await ask(
+          `${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${list}\nAre these your edits, to continue with? [y/N] `,
+        )
+      : false);
   if (!accepted) {
-    throw new LoopExit(LOOP_EXIT.refused, `${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${list}`, `if these are your edits, continue with them: ./ralph/ralph.sh --resume ${loopId} --accept-plan-edits; to drop them: git diff -- ${shellQuote(rel)} shows them, git checkout -- ${shellQuote(rel)} undoes uncommitted ones`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `${rel} changed since loop ${loopId} stopped, beyond passes and notes:\n${list}`,
+      `if these are your edits, continue with them: ./ralph/ralph.sh --resume ${loopId} --accept-plan-edits; to drop them: git diff -- ${shellQuote(rel)} shows them, git checkout -- ${shellQuote(rel)} undoes uncommitted ones`,
+    );
   }
-  emit({ type: 'warn', message: `accepted the edits to ${rel}${options.acceptPlanEdits ? ' (--accept-plan-edits)' : ''}:\n${list}` });
+  emit({
+    type: 'warn',
+    message: `accepted the edits to ${rel}${options.acceptPlanEdits ? ' (--accept-plan-edits)' : ''}:\n${list}`,
+  });
 }
 
 /**
@@ -128,7 +161,10 @@ export function renderAcceptedBaseline(recorded: string, edited: string): string
   const before = JSON.parse(recorded) as Prd;
   const plan = JSON.parse(edited) as Prd;
   const passes = new Map(before.userStories.map((s) => [s.id, s.passes === true]));
-  const settle = (s: Story): Story => ({ ...s, passes: typeof s.passes === 'string' && isSkipped(s) ? s.passes : passes.get(s.id) ?? false });
+  const settle = (s: Story): Story => ({
+    ...s,
+    passes: typeof s.passes === 'string' && isSkipped(s) ? s.passes : (passes.get(s.id) ?? false),
+  });
   return `${JSON.stringify({ ...plan, userStories: plan.userStories.map(settle) }, null, 2)}\n`;
 }
 
@@ -146,15 +182,31 @@ export interface KnownAtStart {
  * Once the loop is on its branch: the pins (a new loop pins HEAD, the plan commit; a resumed one keeps its own, or
  * takes HEAD's with --repin) and the snapshot of the runner's files and git's configuration.
  */
-export async function establishTrust(paths: RunPaths, topLevel: string, loopId: string, resumed: boolean, options: RunOptions, baseline: string | null, emit: Emit, known: KnownAtStart = {}): Promise<RunTrust> {
+export async function establishTrust(
+  paths: RunPaths,
+  topLevel: string,
+  loopId: string,
+  resumed: boolean,
+  options: RunOptions,
+  baseline: string | null,
+  emit: Emit,
+  known: KnownAtStart = {},
+): Promise<RunTrust> {
   const head = known.head !== undefined ? known.head : await headSha(paths.repoRoot);
   const commit = resumed && !options.repin ? await readPinCommit(paths.repoRoot, loopId) : head;
   if (resumed && !commit && !options.repin) {
-    throw new LoopExit(LOOP_EXIT.refused, `loop ${loopId} has no record of its pinned tests (${pinsRef(loopId)} is missing)`, `pin the tests as they are now and continue: ./ralph/ralph.sh --resume ${loopId} --repin`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `loop ${loopId} has no record of its pinned tests (${pinsRef(loopId)} is missing)`,
+      `pin the tests as they are now and continue: ./ralph/ralph.sh --resume ${loopId} --repin`,
+    );
   }
-  if (options.repin && commit) emit({ type: 'warn', message: `--repin: checks now run with the tests as committed at ${commit.slice(0, 7)}` });
+  if (options.repin && commit)
+    emit({ type: 'warn', message: `--repin: checks now run with the tests as committed at ${commit.slice(0, 7)}` });
   // The runner's own record when there is one: the file on disk may be an agent's half-written edit (in-session loops).
-  const plan = JSON.parse(baseline !== null && parsesAsPlan(baseline) ? baseline : readFileSync(paths.prd, 'utf8')) as Prd;
+  const plan = JSON.parse(
+    baseline !== null && parsesAsPlan(baseline) ? baseline : readFileSync(paths.prd, 'utf8'),
+  ) as Prd;
   let pins: Pins | null = null;
   // Held before the pins are sealed with it (and before anything sandboxed runs).
   const verdictKey = holdVerdictKey(emit);
@@ -172,13 +224,31 @@ export async function establishTrust(paths: RunPaths, topLevel: string, loopId: 
     const setup = options.verifyInPlace ? null : renderSetupWarning(files, plan);
     if (setup) emit({ type: 'warn', message: setup });
     // A clone of the claimed commit brings no submodule content with it.
-    if (!options.verifyInPlace && files.includes('.gitmodules')) emit({ type: 'warn', message: 'this repository has submodules: the fresh checkout the checks run in has none of their files; if a check needs them, run the loop with --verify-in-place' });
+    if (!options.verifyInPlace && files.includes('.gitmodules'))
+      emit({
+        type: 'warn',
+        message:
+          'this repository has submodules: the fresh checkout the checks run in has none of their files; if a check needs them, run the loop with --verify-in-place',
+      });
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
   const checkBase = takeCheckEnvBase(process.env);
   // A resumed loop's earlier SHIPs, so its final gate seals them again (verify/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
-  return { topLevel, baseline, pins, guard, verifiedAt: new Map(), shipped, weak: new Set(), gitDir: guard.gitDir, verdictKey, anchored, checkBase, ...(planRefText === undefined ? {} : { planRefText }) };
+  return {
+    topLevel,
+    baseline,
+    pins,
+    guard,
+    verifiedAt: new Map(),
+    shipped,
+    weak: new Set(),
+    gitDir: guard.gitDir,
+    verdictKey,
+    anchored,
+    checkBase,
+    ...(planRefText === undefined ? {} : { planRefText }),
+  };
 }
 
 /**
@@ -202,7 +272,10 @@ export function holdVerdictKey(emit: Emit): Buffer | null {
   const key = readKey(true);
   if (key) return key;
   const problem = keyProblem();
-  emit({ type: 'warn', message: `${problem ? `refusing the key that seals the verdict record (${problem})` : `could not create the key that seals the verdict record (${keyDir()}/verdict.key)`}; status will show this loop's verdicts as reported, not verified${problem ? '; if you did not make that file, remove it and a new key is made (records sealed with the old one then show as reported)' : ''}` });
+  emit({
+    type: 'warn',
+    message: `${problem ? `refusing the key that seals the verdict record (${problem})` : `could not create the key that seals the verdict record (${keyDir()}/verdict.key)`}; status will show this loop's verdicts as reported, not verified${problem ? '; if you did not make that file, remove it and a new key is made (records sealed with the old one then show as reported)' : ''}`,
+  });
   return null;
 }
 
@@ -210,7 +283,13 @@ export function holdVerdictKey(emit: Emit): Buffer | null {
  * After a verification pass: the plan as the runner itself decided it (never re-read from disk, where a process
  * started by a check could have rewritten it since) is the new baseline, in memory and in git.
  */
-export async function settleBaseline(paths: RunPaths, loopId: string, trust: RunTrust, emit: Emit, prd: Prd): Promise<void> {
+export async function settleBaseline(
+  paths: RunPaths,
+  loopId: string,
+  trust: RunTrust,
+  emit: Emit,
+  prd: Prd,
+): Promise<void> {
   // A pass that changed nothing hands back the very (frozen) plan the baseline was rendered from.
   if (prd === trust.baselinePrd && trust.recorded) return;
   const text = `${JSON.stringify(prd, null, 2)}\n`;
@@ -230,7 +309,10 @@ export async function settleBaseline(paths: RunPaths, loopId: string, trust: Run
     trust.anchored = { pins: before.pins, plan: blob };
     await moveAnchoredRefs(paths.repoRoot, loopId, trust.anchored, before, trust.verdictKey);
   } catch (err) {
-    emit({ type: 'warn', message: `could not record the plan in git (refs/ralphkit): ${(err as Error).message}; a resume would verify every story that says passes: true` });
+    emit({
+      type: 'warn',
+      message: `could not record the plan in git (refs/ralphkit): ${(err as Error).message}; a resume would verify every story that says passes: true`,
+    });
   }
 }
 
@@ -258,4 +340,3 @@ function backUp(paths: RunPaths, rel: string): string {
   copyFileSync(paths.prd, to);
   return path.relative(paths.repoRoot, to).split(path.sep).join('/');
 }
-

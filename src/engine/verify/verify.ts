@@ -14,7 +14,17 @@ import { tryCommitRunnerFiles, readDirtyPaths, headSha, readTopLevel } from '../
 import { CheckSession } from './session.js';
 import { reviewClaim } from './review.js';
 import { fingerprintFiles, sameFingerprint } from '../git/fingerprint.js';
-import { applyRunnerNote, hasRunnerNote, planPinOwnerHint, renderOutOfOrder, renderPinnedBlock, renderPinnedChanges, renderRejectionBlock, renderRestoreBlock, renderUncommitted } from './report.js';
+import {
+  applyRunnerNote,
+  hasRunnerNote,
+  planPinOwnerHint,
+  renderOutOfOrder,
+  renderPinnedBlock,
+  renderPinnedChanges,
+  renderRejectionBlock,
+  renderRestoreBlock,
+  renderUncommitted,
+} from './report.js';
 import type { CheckResult } from './checks.js';
 import { LoopExit, LOOP_EXIT, guardWrite } from '../errors.js';
 import { recordCheckLeftovers } from '../store/check-leftovers.js';
@@ -42,10 +52,18 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   const top = input.topLevel ?? realpathSync(await readTopLevel(input.repoRoot));
   const plan = planRepair(input);
   for (const r of plan.restored) input.log('warn', `prd.json: ${r}`);
-  if (plan.restored.length) input.log('warn', `prd.json: only passes and notes are the agent's to change, so those edits were undone (if you edited the plan yourself: ${input.planEditHint ?? RUNNER_PLAN_EDIT_HINT})`);
+  if (plan.restored.length)
+    input.log(
+      'warn',
+      `prd.json: only passes and notes are the agent's to change, so those edits were undone (if you edited the plan yourself: ${input.planEditHint ?? RUNNER_PLAN_EDIT_HINT})`,
+    );
 
   const own = ownPaths(top, input);
-  const head = plan.claims.length ? (input.headAfterAgent !== undefined ? input.headAfterAgent : await headSha(top)) : null;
+  const head = plan.claims.length
+    ? input.headAfterAgent !== undefined
+      ? input.headAfterAgent
+      : await headSha(top)
+    : null;
   const session = new CheckSession(input, top, head, now);
   const dirty = plan.claims.length ? (await readDirtyPaths(top)).filter((p) => !isOwn(p, own)) : [];
   const judged = await judgeClaims(session, plan, dirty, input, now);
@@ -56,10 +74,23 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   const after = plan.claims.length && input.inPlace ? await readDirtyPaths(top) : undefined;
   if (after) warnCheckSideEffects(after, own, dirty, input);
   const status = after ?? (plan.claims.length ? undefined : await readOwnStatus(top, own, input));
-  const runnerCommit = await commitOwnFiles(top, own.files, commitMessage(judged, plan.restored.length > 0, input.iteration), input, status);
-  if (runnerCommit) input.log('info', `committed the runner's own edits to ${own.files.join(' and ')} as ${runnerCommit.slice(0, 7)}`);
+  const runnerCommit = await commitOwnFiles(
+    top,
+    own.files,
+    commitMessage(judged, plan.restored.length > 0, input.iteration),
+    input,
+    status,
+  );
+  if (runnerCommit)
+    input.log('info', `committed the runner's own edits to ${own.files.join(' and ')} as ${runnerCommit.slice(0, 7)}`);
   const verdicts = judged.map((j) => j.verdict);
-  return { verdicts, restored: plan.restored, prd: plan.prd, allPass: plan.prd.userStories.every(isSettled), runnerCommit };
+  return {
+    verdicts,
+    restored: plan.restored,
+    prd: plan.prd,
+    allPass: plan.prd.userStories.every(isSettled),
+    runnerCommit,
+  };
 }
 
 function planRepair(input: VerifyOptions): PrdRepairPlan {
@@ -67,7 +98,12 @@ function planRepair(input: VerifyOptions): PrdRepairPlan {
   if (!input.prdBeforeParsed) refuseBrokenBefore(input);
   const file = displayPath(input, input.prdPath);
   // Off the branch, claims are rejected and the kept plan is edited: it must be a copy of its own.
-  const onDisk = planPrdRepair(input.prdBefore, readPlanAfter(input), file, input.offBranch ? undefined : input.prdBeforeParsed);
+  const onDisk = planPrdRepair(
+    input.prdBefore,
+    readPlanAfter(input),
+    file,
+    input.offBranch ? undefined : input.prdBeforeParsed,
+  );
   if (!input.offBranch) return onDisk;
   // The plan on the loop's branch is the one kept (the other branch's may be older and say less passes); only the
   // claims come from the plan the agent left over there, and all of them are rejected.
@@ -82,7 +118,11 @@ function refuseBrokenBefore(input: VerifyOptions): void {
     // Someone other than the agent broke the plan between iterations: there is nothing sound to restore from.
     const problem = validatePrdText(input.prdBefore, displayPath(input, input.prdPath)).problems[0];
     const where = problem ? formatPrdProblem(problem) : (err as Error).message;
-    throw new LoopExit(LOOP_EXIT.refused, `the plan was not valid JSON before iteration ${input.iteration}: ${where}`, `fix the plan (${loopCommand('validate')}), then continue with --resume-last`);
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `the plan was not valid JSON before iteration ${input.iteration}: ${where}`,
+      `fix the plan (${loopCommand('validate')}), then continue with --resume-last`,
+    );
   }
 }
 
@@ -93,16 +133,31 @@ class Interrupted extends Error {}
  * Judges every claim, a story after the claims it depends on. An interrupted check decides nothing: the pass
  * ends with exit 130 before anything is written, so the resumed iteration judges the same claims again.
  */
-async function judgeClaims(s: CheckSession, plan: PrdRepairPlan, dirty: string[], input: VerifyOptions, now: () => Date): Promise<Judgement[]> {
+async function judgeClaims(
+  s: CheckSession,
+  plan: PrdRepairPlan,
+  dirty: string[],
+  input: VerifyOptions,
+  now: () => Date,
+): Promise<Judgement[]> {
   const judged: Judgement[] = [];
   const accepted = new Set<string>();
   try {
     for (const id of planClaimOrder(plan.prd, plan.claims)) {
       // Iteration 0 is the start-of-run pass over stories the plan already marks done: no agent chose that order.
       const unmet = input.iteration > 0 ? planUnmetDependencies(plan.prd, id, plan.claims, accepted) : [];
-      const j = input.story !== undefined && id !== input.story
-        ? rejectClaim(s, plan.prd, id, `story ${id} is not this agent's: it works on ${input.story} only, and ${id} goes to another worker`, input, now, 0)
-        : await judgeClaim(s, plan.prd, id, dirty, unmet, input, now);
+      const j =
+        input.story !== undefined && id !== input.story
+          ? rejectClaim(
+              s,
+              plan.prd,
+              id,
+              `story ${id} is not this agent's: it works on ${input.story} only, and ${id} goes to another worker`,
+              input,
+              now,
+              0,
+            )
+          : await judgeClaim(s, plan.prd, id, dirty, unmet, input, now);
       if (j.verdict.status !== 'rejected') accepted.add(id);
       judged.push(j);
     }
@@ -114,36 +169,91 @@ async function judgeClaims(s: CheckSession, plan: PrdRepairPlan, dirty: string[]
   }
   // Code the checks ran changed the engine or git's configuration: nothing they passed can be trusted.
   const violation = s.violation;
-  return violation ? judged.map((j) => (j.verdict.status === 'rejected' ? j : rejectClaim(s, plan.prd, j.verdict.id, violation, input, now, 0))) : judged;
+  return violation
+    ? judged.map((j) =>
+        j.verdict.status === 'rejected' ? j : rejectClaim(s, plan.prd, j.verdict.id, violation, input, now, 0),
+      )
+    : judged;
 }
 
 /** A rejected claim: its ledger line, the warning, and the progress.txt block for the next agent. */
-function rejectClaim(s: CheckSession, prd: Prd, id: string, reason: string, input: VerifyOptions, now: () => Date, durationMs: number, check?: CheckResult, review?: string): Judgement {
+function rejectClaim(
+  s: CheckSession,
+  prd: Prd,
+  id: string,
+  reason: string,
+  input: VerifyOptions,
+  now: () => Date,
+  durationMs: number,
+  check?: CheckResult,
+  review?: string,
+): Judgement {
   const title = prd.userStories.find((x) => x.id === id)!.title;
-  s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'rejected', reason, durationMs, outputSha256: null });
+  s.record({
+    ...s.base(id),
+    kind: 'verdict',
+    command: null,
+    exitCode: null,
+    status: 'rejected',
+    reason,
+    durationMs,
+    outputSha256: null,
+  });
   input.log('warn', `${id} rejected: ${reason}`);
-  const block = renderRejectionBlock({ time: now(), iteration: input.iteration, storyId: id, title, commit: s.commit, reason, check, review });
+  const block = renderRejectionBlock({
+    time: now(),
+    iteration: input.iteration,
+    storyId: id,
+    title,
+    commit: s.commit,
+    reason,
+    check,
+    review,
+  });
   return { verdict: { id, status: 'rejected', reason }, block };
 }
 
 function interruptedExit(claims: string[], input: VerifyInput): LoopExit {
   const list = claims.join(', ');
-  input.log('warn', `verification was interrupted: nothing was decided about ${list}; prd.json is left as it is, and the claim${claims.length === 1 ? ' is' : 's are'} checked again when the loop resumes`);
-  return new LoopExit(LOOP_EXIT.interrupted, `interrupted while verifying ${list}; nothing decided, state saved`, 'continue with: ./ralph/ralph.sh --resume-last');
+  input.log(
+    'warn',
+    `verification was interrupted: nothing was decided about ${list}; prd.json is left as it is, and the claim${claims.length === 1 ? ' is' : 's are'} checked again when the loop resumes`,
+  );
+  return new LoopExit(
+    LOOP_EXIT.interrupted,
+    `interrupted while verifying ${list}; nothing decided, state saved`,
+    'continue with: ./ralph/ralph.sh --resume-last',
+  );
 }
 
-async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[], unmet: string[], input: VerifyOptions, now: () => Date): Promise<Judgement> {
+async function judgeClaim(
+  s: CheckSession,
+  prd: Prd,
+  id: string,
+  dirty: string[],
+  unmet: string[],
+  input: VerifyOptions,
+  now: () => Date,
+): Promise<Judgement> {
   const story = prd.userStories.find((x) => x.id === id)!;
   const started = Date.now();
   let pinned = '';
-  const reject = (why: string, check?: CheckResult, review?: string): Judgement => rejectClaim(s, prd, id, why + pinned, input, now, Date.now() - started, check, review);
+  const reject = (why: string, check?: CheckResult, review?: string): Judgement =>
+    rejectClaim(s, prd, id, why + pinned, input, now, Date.now() - started, check, review);
   if (input.violation) return reject(input.violation);
   if (input.offBranch) return reject(input.offBranch.reason);
   if (dirty.length) return reject(renderUncommitted(dirty));
   if (unmet.length) return reject(renderOutOfOrder(unmet));
   const run = await s.runStory(prd, story);
   if (run.outcome === 'interrupted') throw new Interrupted();
-  const changes = run.outcome !== 'no-checks' && run.pinnedChanges.length ? renderPinnedChanges(run.pinnedChanges, input.pins?.commit ?? '', planPinOwnerHint(id, showPath(input.repoRoot, input.prdPath), input.loopId, input.iteration)) : '';
+  const changes =
+    run.outcome !== 'no-checks' && run.pinnedChanges.length
+      ? renderPinnedChanges(
+          run.pinnedChanges,
+          input.pins?.commit ?? '',
+          planPinOwnerHint(id, showPath(input.repoRoot, input.prdPath), input.loopId, input.iteration),
+        )
+      : '';
   if (changes) {
     pinned = `; ${changes}`;
     input.log('warn', `${id}: ${changes}`);
@@ -155,17 +265,41 @@ async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[]
   if (review && 'reason' in review) return reject(review.reason, undefined, review.reasons);
   const shipped = review ? { shipped: review.shipped } : {};
   if (run.outcome === 'no-checks') {
-    const reason = 'no checks apply to this story (neither the plan\'s nor its own); accepted on the agent\'s word';
-    s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'unverified', reason, durationMs: 0, outputSha256: null });
+    const reason = "no checks apply to this story (neither the plan's nor its own); accepted on the agent's word";
+    s.record({
+      ...s.base(id),
+      kind: 'verdict',
+      command: null,
+      exitCode: null,
+      status: 'unverified',
+      reason,
+      durationMs: 0,
+      outputSha256: null,
+    });
     input.log('warn', `${id} unverified: ${reason}`);
     return { verdict: { id, status: 'unverified', reason, ...shipped } };
   }
-  s.record({ ...s.base(id), kind: 'verdict', command: null, exitCode: null, status: 'verified', durationMs: Date.now() - started, outputSha256: null, ...(changes ? { reason: changes } : {}) });
-  input.log('info', `${id} verified: ${run.count} check${run.count === 1 ? '' : 's'} passed at ${s.commit?.slice(0, 7) ?? '(no commit)'}`);
+  s.record({
+    ...s.base(id),
+    kind: 'verdict',
+    command: null,
+    exitCode: null,
+    status: 'verified',
+    durationMs: Date.now() - started,
+    outputSha256: null,
+    ...(changes ? { reason: changes } : {}),
+  });
+  input.log(
+    'info',
+    `${id} verified: ${run.count} check${run.count === 1 ? '' : 's'} passed at ${s.commit?.slice(0, 7) ?? '(no commit)'}`,
+  );
   if (!changes) return { verdict: { id, status: 'verified', ...shipped } };
   // Verified with the pinned versions: the owner still gets to see that the agent changed them.
   const note = `verified with the pinned tests; ${changes}`;
-  return { verdict: { id, status: 'verified', reason: note, ...shipped }, block: renderPinnedBlock({ time: now(), iteration: input.iteration, storyId: id, commit: s.commit, note }) };
+  return {
+    verdict: { id, status: 'verified', reason: note, ...shipped },
+    block: renderPinnedBlock({ time: now(), iteration: input.iteration, storyId: id, commit: s.commit, note }),
+  };
 }
 
 /**
@@ -174,13 +308,30 @@ async function judgeClaim(s: CheckSession, prd: Prd, id: string, dirty: string[]
  * rejected claim the plan still shows as passing is never recorded as verified.
  */
 function applyOutcome(input: VerifyInput, plan: PrdRepairPlan, judged: Judgement[], now: () => Date): void {
-  const edited = applyVerdicts(plan.prd, judged.map((j) => j.verdict));
+  const edited = applyVerdicts(
+    plan.prd,
+    judged.map((j) => j.verdict),
+  );
   const blocks = judged.flatMap((j) => (j.block ? [j.block] : []));
   if (plan.restored.length) blocks.push(renderRestoreBlock(now(), input.iteration, plan.restored));
   const rejected = judged.filter((j) => j.verdict.status === 'rejected').map((j) => j.verdict.id);
-  const what = rejected.length ? `${rejected.join(', ')} ${rejected.length === 1 ? 'was' : 'were'} rejected (see the ledger)` : 'the verdicts were decided';
-  if (blocks.length) guardWrite(input.progressPath, input.repoRoot, () => appendFileSync(input.progressPath, blocks.join('')), `${what} but the note for the next iteration could not be written`);
-  if (plan.changed || edited) guardWrite(input.prdPath, input.repoRoot, () => writePrd(input, plan.prd, plan.unusable), `${what} but the plan could not be updated${rejected.length ? ' and still says passes: true' : ''}`);
+  const what = rejected.length
+    ? `${rejected.join(', ')} ${rejected.length === 1 ? 'was' : 'were'} rejected (see the ledger)`
+    : 'the verdicts were decided';
+  if (blocks.length)
+    guardWrite(
+      input.progressPath,
+      input.repoRoot,
+      () => appendFileSync(input.progressPath, blocks.join('')),
+      `${what} but the note for the next iteration could not be written`,
+    );
+  if (plan.changed || edited)
+    guardWrite(
+      input.prdPath,
+      input.repoRoot,
+      () => writePrd(input, plan.prd, plan.unusable),
+      `${what} but the plan could not be updated${rejected.length ? ' and still says passes: true' : ''}`,
+    );
 }
 
 /** Undoes rejected claims and clears stale runner notes; true when the plan changed. */
@@ -220,9 +371,14 @@ function ownPaths(top: string, input: VerifyInput): OwnPaths {
     const r = path.relative(top, resolveReal(p)).split(path.sep).join('/');
     return r && !r.startsWith('../') && r !== '..' && !path.isAbsolute(r) ? r : null;
   };
-  const files = [...[input.prdPath, input.progressPath].map(rel).filter((p): p is string => p !== null), ...(input.extraOwnFiles ?? [])];
+  const files = [
+    ...[input.prdPath, input.progressPath].map(rel).filter((p): p is string => p !== null),
+    ...(input.extraOwnFiles ?? []),
+  ];
   const runDir = path.dirname(input.ledgerPath);
-  const dirs = [runDir, ...(path.basename(path.dirname(runDir)) === '.runs' ? [path.dirname(runDir)] : [])].map(rel).filter((p): p is string => p !== null);
+  const dirs = [runDir, ...(path.basename(path.dirname(runDir)) === '.runs' ? [path.dirname(runDir)] : [])]
+    .map(rel)
+    .filter((p): p is string => p !== null);
   return { files, dirs };
 }
 
@@ -237,7 +393,10 @@ function isOwn(p: string, own: OwnPaths): boolean {
 function warnCheckSideEffects(after: string[], own: OwnPaths, before: string[], input: VerifyInput): void {
   const added = after.filter((p) => !isOwn(p, own) && !before.includes(p));
   if (!added.length) return;
-  input.log('warn', `the checks changed files in the working tree (${added.slice(0, 10).join(', ')}); add them to .gitignore or the next claim will be rejected as uncommitted work`);
+  input.log(
+    'warn',
+    `the checks changed files in the working tree (${added.slice(0, 10).join(', ')}); add them to .gitignore or the next claim will be rejected as uncommitted work`,
+  );
   const runs = path.dirname(path.dirname(input.ledgerPath));
   if (path.basename(runs) === '.runs') recordCheckLeftovers(runs, added);
 }
@@ -266,13 +425,30 @@ async function readOwnStatus(top: string, own: OwnPaths, input: VerifyOptions): 
 }
 
 /** A failed commit must not lose the verdicts: warn and go on. */
-function commitOwnFiles(top: string, files: string[], message: string, input: VerifyInput, dirty?: string[]): Promise<string | null> {
-  return tryCommitRunnerFiles(top, files, message, (reason) => input.log('warn', `could not commit the runner's edits to ${files.join(' and ')}: ${reason}`), dirty);
+function commitOwnFiles(
+  top: string,
+  files: string[],
+  message: string,
+  input: VerifyInput,
+  dirty?: string[],
+): Promise<string | null> {
+  return tryCommitRunnerFiles(
+    top,
+    files,
+    message,
+    (reason) => input.log('warn', `could not commit the runner's edits to ${files.join(' and ')}: ${reason}`),
+    dirty,
+  );
 }
 
 function commitMessage(judged: Judgement[], restored: boolean, iteration: number): string {
-  const rejected = judged.filter((j) => j.verdict.status === 'rejected').map((j) => `${j.verdict.id} (${rejectionKind(j.verdict.reason)})`);
-  const parts = [...(rejected.length ? [`reject ${rejected.join(', ')}`] : []), ...(restored ? ['restore prd.json'] : [])];
+  const rejected = judged
+    .filter((j) => j.verdict.status === 'rejected')
+    .map((j) => `${j.verdict.id} (${rejectionKind(j.verdict.reason)})`);
+  const parts = [
+    ...(rejected.length ? [`reject ${rejected.join(', ')}`] : []),
+    ...(restored ? ['restore prd.json'] : []),
+  ];
   return `chore(ralph): ${parts.length ? parts.join('; ') : iteration === 0 ? 'record the check at start' : `record iteration ${iteration}`}`;
 }
 

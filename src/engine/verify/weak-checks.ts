@@ -17,7 +17,19 @@ import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite } from '../errors.js';
 import { activeStories } from '../../prd/skip.js';
 
-export interface WeakProbeInput extends Pick<VerifyInput, 'repoRoot' | 'ledgerPath' | 'loopId' | 'checkTimeoutMs' | 'log' | 'inPlace' | 'sandbox' | 'guardTrusted' | 'checkBase'> {
+export interface WeakProbeInput
+  extends Pick<
+    VerifyInput,
+    | 'repoRoot'
+    | 'ledgerPath'
+    | 'loopId'
+    | 'checkTimeoutMs'
+    | 'log'
+    | 'inPlace'
+    | 'sandbox'
+    | 'guardTrusted'
+    | 'checkBase'
+  > {
   topLevel: string;
   pins: Pins;
   prd: Prd;
@@ -28,7 +40,8 @@ export interface WeakProbeInput extends Pick<VerifyInput, 'repoRoot' | 'ledgerPa
 export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> {
   const byCommand = new Map<string, string[]>();
   // A story set aside is never checked, so its checks prove nothing either way and are not probed.
-  for (const s of activeStories(input.prd.userStories)) for (const c of s.checks ?? []) byCommand.set(c, [...(byCommand.get(c) ?? []), s.id]);
+  for (const s of activeStories(input.prd.userStories))
+    for (const c of s.checks ?? []) byCommand.set(c, [...(byCommand.get(c) ?? []), s.id]);
   // In place, a plan-level check would run in your working tree before any work, and what it writes there would be
   // taken for the agent's: only a fresh checkout probes them.
   const planChecks = input.inPlace ? [] : [...new Set(input.prd.checks ?? [])].filter((c) => !byCommand.has(c));
@@ -38,7 +51,15 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   const checkEnv = new ChecksEnv(input.checkBase, input.log);
   const { token } = checkEnv.plan;
   // The plan commit's code may be an agent's (a --repin, a branch with earlier work): sandboxed like any check.
-  const run = (command: string) => runCheck({ command, cwd, env: checkEnv.env, timeoutMs: input.checkTimeoutMs, signal: input.signal, wrap: planCheckWrap(input.sandbox, cwd, input.topLevel, checkEnv.env) });
+  const run = (command: string) =>
+    runCheck({
+      command,
+      cwd,
+      env: checkEnv.env,
+      timeoutMs: input.checkTimeoutMs,
+      signal: input.signal,
+      wrap: planCheckWrap(input.sandbox, cwd, input.topLevel, checkEnv.env),
+    });
   const weak = new Set<string>();
   try {
     // A setup that fails on the plan commit says nothing about the checks; the claims will meet it again.
@@ -55,7 +76,19 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
         continue;
       }
       const time = new Date().toISOString();
-      const lines: ProbeLine[] = stories.map((story) => ({ time, loop: input.loopId, iteration: 0, story, commit: input.pins.commit, kind: 'probe', command, exitCode: r.exitCode, weak: r.ok, durationMs: r.durationMs, outputSha256: r.outputSha256 }));
+      const lines: ProbeLine[] = stories.map((story) => ({
+        time,
+        loop: input.loopId,
+        iteration: 0,
+        story,
+        commit: input.pins.commit,
+        kind: 'probe',
+        command,
+        exitCode: r.exitCode,
+        weak: r.ok,
+        durationMs: r.durationMs,
+        outputSha256: r.outputSha256,
+      }));
       guardWrite(input.ledgerPath, input.repoRoot, () => appendLedger(input.ledgerPath, lines));
       if (r.ok) for (const id of stories) weak.add(id);
     }
@@ -69,7 +102,10 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   const ids = [...weak];
   for (const id of ids) {
     const checks = input.prd.userStories.find((s) => s.id === id)?.checks ?? [];
-    input.log('warn', `${id}: its check${checks.length === 1 ? '' : 's'} already pass${checks.length === 1 ? 'es' : ''} on the plan commit ${input.pins.commit.slice(0, 7)}, before any work, so passing ${checks.length === 1 ? 'it' : 'them'} proves nothing about this story (marked weak); write a check that fails until the story is done (the ralph skill can write a failing test first)`);
+    input.log(
+      'warn',
+      `${id}: its check${checks.length === 1 ? '' : 's'} already pass${checks.length === 1 ? 'es' : ''} on the plan commit ${input.pins.commit.slice(0, 7)}, before any work, so passing ${checks.length === 1 ? 'it' : 'them'} proves nothing about this story (marked weak); write a check that fails until the story is done (the ralph skill can write a failing test first)`,
+    );
   }
   return ids;
 }
@@ -92,7 +128,13 @@ async function mapAtMost<T, R>(items: readonly T[], limit: number, work: (item: 
  * The plan's setup in the probe's checkout, through the loop's setup cache (verify/setup-cache.ts): the probe's run
  * is usually the one the claims' checkouts copy from. True when it passed.
  */
-async function probeSetup(input: WeakProbeInput, setup: string, checkout: Checkout | null, run: (command: string) => Promise<CheckResult>, checkEnv: ChecksEnv): Promise<boolean> {
+async function probeSetup(
+  input: WeakProbeInput,
+  setup: string,
+  checkout: Checkout | null,
+  run: (command: string) => Promise<CheckResult>,
+  checkEnv: ChecksEnv,
+): Promise<boolean> {
   let ok = true;
   const settle = async (r: CheckResult): Promise<boolean> => {
     ok = r.ok;
@@ -108,7 +150,12 @@ async function probeSetup(input: WeakProbeInput, setup: string, checkout: Checko
     await settle(await run(setup));
     return ok;
   }
-  await setUpThroughCache(loopSetupCache(input.topLevel, input.loopId), setup, checkout, { run: () => run(setup), settle, copied: async () => {}, tampered: (made) => input.log('warn', renderTamperedCache(made)) });
+  await setUpThroughCache(loopSetupCache(input.topLevel, input.loopId), setup, checkout, {
+    run: () => run(setup),
+    settle,
+    copied: async () => {},
+    tampered: (made) => input.log('warn', renderTamperedCache(made)),
+  });
   return ok;
 }
 

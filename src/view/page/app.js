@@ -32,9 +32,11 @@ function renderStories() {
   const snap = state.prd ?? {};
   const empty = document.getElementById('board-empty');
   empty.textContent =
-    snap.exists === false ? `No plan at ${snap.file} yet. Write one with the ralph skill, or run ralphkit install for an example.`
-    : snap.error ? `${snap.file} cannot be read yet; the message above says why.`
-    : 'The plan has no stories.';
+    snap.exists === false
+      ? `No plan at ${snap.file} yet. Write one with the ralph skill, or run ralphkit install for an example.`
+      : snap.error
+        ? `${snap.file} cannot be read yet; the message above says why.`
+        : 'The plan has no stories.';
   renderBoard(state.joined, ui);
   renderDetail(state.joined, snap, ui);
   requestAnimationFrame(() => drawEdges(state.joined, ui));
@@ -43,7 +45,12 @@ function renderStories() {
 function showBanner(snap) {
   const banner = document.getElementById('banner');
   banner.hidden = !snap.error;
-  if (snap.error) banner.replaceChildren(h('strong', null, 'Cannot read the plan. '), snap.error, state.prd ? ' — showing the last version that could be read.' : '');
+  if (snap.error)
+    banner.replaceChildren(
+      h('strong', null, 'Cannot read the plan. '),
+      snap.error,
+      state.prd ? ' — showing the last version that could be read.' : '',
+    );
 }
 
 function setConnection(status, label) {
@@ -82,10 +89,12 @@ function wire() {
   const board = document.getElementById('board');
   // A layout change resizes the board it observes: made in the next frame, not inside the observer
   // (which would report an undelivered resize loop as a page error).
-  new ResizeObserver(() => requestAnimationFrame(() => {
-    fitBoard(state.joined);
-    drawEdges(state.joined, ui);
-  })).observe(board);
+  new ResizeObserver(() =>
+    requestAnimationFrame(() => {
+      fitBoard(state.joined);
+      drawEdges(state.joined, ui);
+    }),
+  ).observe(board);
   setInterval(() => tickLoops(), 1000);
 }
 

@@ -3,7 +3,13 @@
 // window, the depths stack as bands and each card names its dependencies instead.
 import { h, svg, asText, asList, plural } from './dom.js';
 
-export const STATE_LABEL = { open: 'open', passed: 'passed', verified: 'verified', rejected: 'rejected', skipped: 'skipped' };
+export const STATE_LABEL = {
+  open: 'open',
+  passed: 'passed',
+  verified: 'verified',
+  rejected: 'rejected',
+  skipped: 'skipped',
+};
 const STATE_ICON = { open: '○', passed: '✓', verified: '✔', rejected: '✕', skipped: '–' };
 
 export function renderHeader(snap) {
@@ -52,7 +58,15 @@ export function joinStories(snap) {
 
 function fallbackCard(story) {
   const skipped = story.skip === true || story.passes === 'cancelled' || story.passes === 'skipped';
-  return { id: story.id, state: skipped ? 'skipped' : story.passes === true ? 'passed' : 'open', column: 0, row: 0, next: false, missingDeps: [], ledger: [] };
+  return {
+    id: story.id,
+    state: skipped ? 'skipped' : story.passes === true ? 'passed' : 'open',
+    column: 0,
+    row: 0,
+    next: false,
+    missingDeps: [],
+    ledger: [],
+  };
 }
 
 export function renderBoard(joined, ui) {
@@ -64,8 +78,17 @@ export function renderBoard(joined, ui) {
   // Heads share the first grid row; each column's cards sit centred in the second, so a story's
   // dependents fan out around it like a graph instead of hanging from the top.
   const cells = Array.from(columns, (items = [], c) => {
-    const head = h('div', { class: 'column-head' }, c === 0 ? 'No dependencies' : `Stage ${c + 1}`, h('span', { class: 'column-count' }, String(items.length)));
-    const body = h('div', { class: 'column' }, ...items.sort((a, b) => a.card.row - b.card.row).map((item) => renderCard(item, joined, ui, related)));
+    const head = h(
+      'div',
+      { class: 'column-head' },
+      c === 0 ? 'No dependencies' : `Stage ${c + 1}`,
+      h('span', { class: 'column-count' }, String(items.length)),
+    );
+    const body = h(
+      'div',
+      { class: 'column' },
+      ...items.sort((a, b) => a.card.row - b.card.row).map((item) => renderCard(item, joined, ui, related)),
+    );
     head.style.gridColumn = body.style.gridColumn = String(c + 1);
     return [head, body];
   });
@@ -107,18 +130,51 @@ function renderCard({ story, card }, joined, ui, related) {
   if (changed) classes.push('changed');
   const criteria = asList(story.acceptanceCriteria).length;
   const checks = asList(story.checks).length;
-  return h('button', { class: classes.join(' '), type: 'button', dataset: { storyId: story.id, state: card.state, verification: card.verification ?? '' }, title: asText(story.description) || null, 'aria-pressed': ui.selected === story.id ? 'true' : 'false', onclick: () => ui.select(story.id) },
-    h('span', { class: 'card-top' },
+  return h(
+    'button',
+    {
+      class: classes.join(' '),
+      type: 'button',
+      dataset: { storyId: story.id, state: card.state, verification: card.verification ?? '' },
+      title: asText(story.description) || null,
+      'aria-pressed': ui.selected === story.id ? 'true' : 'false',
+      onclick: () => ui.select(story.id),
+    },
+    h(
+      'span',
+      { class: 'card-top' },
       h('span', { class: 'card-id' }, story.id),
-      card.next ? h('span', { class: 'next-tag', title: 'The highest-priority open story whose dependencies pass: the loop should pick it next' }, 'next up') : null,
+      card.next
+        ? h(
+            'span',
+            {
+              class: 'next-tag',
+              title: 'The highest-priority open story whose dependencies pass: the loop should pick it next',
+            },
+            'next up',
+          )
+        : null,
       h('span', { class: 'prio', title: `priority ${asText(story.priority)}` }, `P${asText(story.priority)}`),
     ),
     h('span', { class: 'card-title' }, asText(story.title) || '(untitled)'),
-    h('span', { class: 'card-foot' },
-      h('span', { class: 'pill', dataset: { state: card.state } }, h('span', { class: 'pill-icon', 'aria-hidden': 'true' }, STATE_ICON[card.state]), STATE_LABEL[card.state]),
-      h('span', { class: 'card-meta', title: checks ? plural(checks, 'story check') : null }, criteria === 1 ? '1 criterion' : `${criteria} criteria`),
+    h(
+      'span',
+      { class: 'card-foot' },
+      h(
+        'span',
+        { class: 'pill', dataset: { state: card.state } },
+        h('span', { class: 'pill-icon', 'aria-hidden': 'true' }, STATE_ICON[card.state]),
+        STATE_LABEL[card.state],
+      ),
+      h(
+        'span',
+        { class: 'card-meta', title: checks ? plural(checks, 'story check') : null },
+        criteria === 1 ? '1 criterion' : `${criteria} criteria`,
+      ),
     ),
-    card.missingDeps?.length ? h('span', { class: 'card-warning' }, `needs unknown ${card.missingDeps.join(', ')}`) : null,
+    card.missingDeps?.length
+      ? h('span', { class: 'card-warning' }, `needs unknown ${card.missingDeps.join(', ')}`)
+      : null,
     renderReview(card.review),
     renderDeps(story, joined),
   );
@@ -129,16 +185,44 @@ const REVIEW_WORDS = { ship: 'shipped', revise: 'changes asked', invalid: 'not s
 /** The reviewer's newest answer (who, at which commit) and how often it sent the story back; from the runner's ledger. */
 function renderReview(review) {
   if (!review || !Object.hasOwn(REVIEW_WORDS, review.verdict)) return null;
-  const who = asText(review.reviewer).split(' ').map((w) => w.replace(/^["']|["']$/g, '').split('/').pop() || w).join(' ');
+  const who = asText(review.reviewer)
+    .split(' ')
+    .map(
+      (w) =>
+        w
+          .replace(/^["']|["']$/g, '')
+          .split('/')
+          .pop() || w,
+    )
+    .join(' ');
   const commit = asText(review.commit).slice(0, 7);
   const title = `reviewed by ${asText(review.reviewer)}${review.model ? ` (${asText(review.model)})` : ''}${commit ? ` at ${commit}` : ''}`;
   const revised = Number(review.revised) || 0;
   // A SHIP no sealed verdict record names is a ledger line: the runner's report, or anyone's who could write it.
   const reported = review.verdict === 'ship' && review.sealed !== true;
-  return h('span', { class: 'card-review', dataset: { review: review.verdict, sealed: review.sealed === true ? 'true' : 'false' }, title },
+  return h(
+    'span',
+    {
+      class: 'card-review',
+      dataset: { review: review.verdict, sealed: review.sealed === true ? 'true' : 'false' },
+      title,
+    },
     h('span', { class: 'review-verdict' }, REVIEW_WORDS[review.verdict]),
-    reported ? h('span', { class: 'review-reported', title: 'no sealed verdict record names this SHIP yet (the loop is running, or it is only a ledger line)' }, 'reported') : null,
-    h('span', { class: 'review-by' }, `${who}${review.model ? ` · ${asText(review.model)}` : ''}${commit ? ` · ${commit}` : ''}`),
+    reported
+      ? h(
+          'span',
+          {
+            class: 'review-reported',
+            title: 'no sealed verdict record names this SHIP yet (the loop is running, or it is only a ledger line)',
+          },
+          'reported',
+        )
+      : null,
+    h(
+      'span',
+      { class: 'review-by' },
+      `${who}${review.model ? ` · ${asText(review.model)}` : ''}${commit ? ` · ${commit}` : ''}`,
+    ),
     revised ? h('span', { class: 'review-revised' }, `revised ${revised}×`) : null,
   );
 }
@@ -147,8 +231,14 @@ function renderReview(review) {
 function renderDeps(story, joined) {
   const deps = asList(story.dependsOn);
   if (!deps.length) return null;
-  return h('span', { class: 'card-deps' }, 'depends on',
-    ...deps.map((id) => h('span', { class: 'dep', dataset: { state: joined.byId.get(id)?.card.state ?? 'missing' } }, id)));
+  return h(
+    'span',
+    { class: 'card-deps' },
+    'depends on',
+    ...deps.map((id) =>
+      h('span', { class: 'dep', dataset: { state: joined.byId.get(id)?.card.state ?? 'missing' } }, id),
+    ),
+  );
 }
 
 /** Edges are drawn after layout, from the cards' real positions, and again whenever the board resizes. */
@@ -174,7 +264,13 @@ export function drawEdges(joined, ui) {
       const bend = Math.max(24, (x2 - x1) / 2);
       const done = joined.byId.get(dep)?.story.passes === true;
       const active = ui.selected === story.id || ui.selected === dep;
-      paths.push(svg('path', { d: `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`, class: `edge${done ? ' done' : ''}${active ? ' active' : ''}`, 'marker-end': `url(#arrow${active ? '-active' : done ? '-done' : ''})` }));
+      paths.push(
+        svg('path', {
+          d: `M${x1},${y1} C${x1 + bend},${y1} ${x2 - bend},${y2} ${x2},${y2}`,
+          class: `edge${done ? ' done' : ''}${active ? ' active' : ''}`,
+          'marker-end': `url(#arrow${active ? '-active' : done ? '-done' : ''})`,
+        }),
+      );
     }
   }
   // Sized to the cards, never to the board's scroll size: a layer as big as the scroll area would
@@ -182,9 +278,31 @@ export function drawEdges(joined, ui) {
   const columns = document.getElementById('columns');
   layer.setAttribute('width', String(columns.offsetLeft + columns.offsetWidth));
   layer.setAttribute('height', String(columns.offsetTop + columns.offsetHeight));
-  layer.replaceChildren(svg('defs', null, marker('arrow', 'edge-head'), marker('arrow-done', 'edge-head done'), marker('arrow-active', 'edge-head active')), ...paths);
+  layer.replaceChildren(
+    svg(
+      'defs',
+      null,
+      marker('arrow', 'edge-head'),
+      marker('arrow-done', 'edge-head done'),
+      marker('arrow-active', 'edge-head active'),
+    ),
+    ...paths,
+  );
 }
 
 function marker(id, cls) {
-  return svg('marker', { id, viewBox: '0 0 8 8', refX: '7', refY: '4', markerWidth: '8', markerHeight: '8', markerUnits: 'userSpaceOnUse', orient: 'auto' }, svg('path', { d: 'M0,0 L8,4 L0,8 z', class: cls }));
+  return svg(
+    'marker',
+    {
+      id,
+      viewBox: '0 0 8 8',
+      refX: '7',
+      refY: '4',
+      markerWidth: '8',
+      markerHeight: '8',
+      markerUnits: 'userSpaceOnUse',
+      orient: 'auto',
+    },
+    svg('path', { d: 'M0,0 L8,4 L0,8 z', class: cls }),
+  );
 }

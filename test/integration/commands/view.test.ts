@@ -46,7 +46,9 @@ describe('ralphkit view (built CLI)', () => {
       const bin = testdir('ralphkit-opener-');
       const record = path.join(bin, 'called-with');
       fakeOpener(path.join(bin, OPENER), `printf '%s\\n' "$@" > '${record}'\nexit 0`);
-      const { url, stderr } = await startView(['--open', '--cwd', testdir()], { env: { PATH: `${bin}${path.delimiter}${process.env.PATH}` } });
+      const { url, stderr } = await startView(['--open', '--cwd', testdir()], {
+        env: { PATH: `${bin}${path.delimiter}${process.env.PATH}` },
+      });
       await expect.poll(() => existsSync(record) && readFileSync(record, 'utf8'), { timeout: 15_000 }).toBe(`${url}\n`);
       expect(url).not.toMatch(/:0\/$/);
       expect((await getJson(url, '/api/prd')).exists).toBe(false); // the URL it was handed is the server's
@@ -54,8 +56,12 @@ describe('ralphkit view (built CLI)', () => {
     });
 
     it('without an opener on PATH, keeps serving and says to open the URL by hand', async () => {
-      const { url, stderr, child } = await startView(['--open', '--cwd', testdir()], { env: { PATH: testdir('ralphkit-empty-path-') } });
-      await expect.poll(stderr, { timeout: 15_000 }).toContain(`could not open a browser (${OPENER} not found); open ${url} yourself`);
+      const { url, stderr, child } = await startView(['--open', '--cwd', testdir()], {
+        env: { PATH: testdir('ralphkit-empty-path-') },
+      });
+      await expect
+        .poll(stderr, { timeout: 15_000 })
+        .toContain(`could not open a browser (${OPENER} not found); open ${url} yourself`);
       expect((await getJson(url, '/api/prd')).exists).toBe(false);
       expect(child.exitCode).toBe(null);
     });
@@ -64,7 +70,9 @@ describe('ralphkit view (built CLI)', () => {
       const bin = testdir('ralphkit-opener-');
       fakeOpener(path.join(bin, OPENER), 'exit 4');
       const { url, stderr, child } = await startView(['--open', '--cwd', testdir()], { env: { PATH: bin } });
-      await expect.poll(stderr, { timeout: 15_000 }).toContain(`could not open a browser (${OPENER} exited with 4); open ${url} yourself`);
+      await expect
+        .poll(stderr, { timeout: 15_000 })
+        .toContain(`could not open a browser (${OPENER} exited with 4); open ${url} yourself`);
       expect((await getJson(url, '/api/prd')).exists).toBe(false);
       expect(child.exitCode).toBe(null);
     });

@@ -8,7 +8,16 @@ import { goneWithin, isAlive, killWhenDone, pidFrom } from '../../support/proces
 
 function sh(script: string, extra: Partial<GroupRequest> = {}) {
   const out: Buffer[] = [];
-  const run = spawnInGroup({ file: 'sh', args: ['-c', script], cwd: testdir(), env: process.env, timeoutMs: 60_000, atEnd: 'kill', onStdout: (c) => out.push(c), ...extra });
+  const run = spawnInGroup({
+    file: 'sh',
+    args: ['-c', script],
+    cwd: testdir(),
+    env: process.env,
+    timeoutMs: 60_000,
+    atEnd: 'kill',
+    onStdout: (c) => out.push(c),
+    ...extra,
+  });
   return { run, output: () => Buffer.concat(out).toString() };
 }
 
@@ -55,7 +64,14 @@ describe('spawnInGroup', () => {
   });
 
   it('a program that cannot be started reports the spawn error', async () => {
-    const exit = await spawnInGroup({ file: path.join(testdir(), 'missing'), args: [], cwd: testdir(), env: process.env, timeoutMs: 10_000, atEnd: 'kill' }).done;
+    const exit = await spawnInGroup({
+      file: path.join(testdir(), 'missing'),
+      args: [],
+      cwd: testdir(),
+      env: process.env,
+      timeoutMs: 10_000,
+      atEnd: 'kill',
+    }).done;
     expect(exit.spawnError?.code).toBe('ENOENT');
   });
 });

@@ -39,10 +39,20 @@ describe('install --claude-hook', () => {
     const repo = fakeRepo({ [SETTINGS]: USER_SETTINGS });
 
     const added = await install(repo, { claudeHook: true });
-    expect(itemFor(added)).toMatchObject({ action: 'merge', class: 'merged', reason: "ralphkit's Stop hook added; your settings kept" });
+    expect(itemFor(added)).toMatchObject({
+      action: 'merge',
+      class: 'merged',
+      reason: "ralphkit's Stop hook added; your settings kept",
+    });
     const merged = JSON.parse(read(repo, SETTINGS));
     const original = JSON.parse(USER_SETTINGS);
-    expect(merged).toEqual({ ...original, hooks: { ...original.hooks, Stop: [...original.hooks.Stop, { hooks: [{ type: 'command', command: STOP_HOOK_COMMAND, timeout: 600 }] }] } });
+    expect(merged).toEqual({
+      ...original,
+      hooks: {
+        ...original.hooks,
+        Stop: [...original.hooks.Stop, { hooks: [{ type: 'command', command: STOP_HOOK_COMMAND, timeout: 600 }] }],
+      },
+    });
     expect(manifestOf(repo).claudeHook).toEqual({ added: 'entry' });
 
     const removed = await install(repo, { claudeHook: false });
@@ -61,9 +71,17 @@ describe('install --claude-hook', () => {
     expect(read(repo, SETTINGS)).toBe(installed);
 
     // An entry an older ralphkit wrote (another timeout, another spelling of the command) is brought up to date.
-    writeFileSync(path.join(repo, SETTINGS), installed.replace('"timeout": 600', '"timeout": 60').replace('ralph.mjs\\" hook stop', 'ralph.mjs\\"   hook stop'));
+    writeFileSync(
+      path.join(repo, SETTINGS),
+      installed
+        .replace('"timeout": 600', '"timeout": 60')
+        .replace('ralph.mjs\\" hook stop', 'ralph.mjs\\"   hook stop'),
+    );
     const upgraded = await install(repo);
-    expect(itemFor(upgraded)).toMatchObject({ action: 'merge', reason: "ralphkit's Stop hook brought up to date; your settings kept" });
+    expect(itemFor(upgraded)).toMatchObject({
+      action: 'merge',
+      reason: "ralphkit's Stop hook brought up to date; your settings kept",
+    });
     expect(read(repo, SETTINGS)).toBe(installed);
   });
 
@@ -104,7 +122,11 @@ describe('install --claude-hook', () => {
 
     await install(repo, { claudeHook: false });
     const original = JSON.parse(USER_SETTINGS);
-    expect(JSON.parse(read(repo, SETTINGS))).toEqual({ ...original, theme: 'dark', hooks: { ...original.hooks, Stop: [edited.hooks.Stop[0], ...original.hooks.Stop] } });
+    expect(JSON.parse(read(repo, SETTINGS))).toEqual({
+      ...original,
+      theme: 'dark',
+      hooks: { ...original.hooks, Stop: [edited.hooks.Stop[0], ...original.hooks.Stop] },
+    });
   });
 
   it('refuses a malformed settings file with its path and position, and writes nothing at all', async () => {
@@ -115,7 +137,9 @@ describe('install --claude-hook', () => {
     const error = await install(repo, { claudeHook: true }).catch((err: unknown) => err);
     expect(error).toBeInstanceOf(RalphkitError);
     expect((error as RalphkitError).exitCode).toBe(2);
-    expect((error as RalphkitError).message).toBe(`cannot add or remove ralphkit's Stop hook: ${path.join(repo, SETTINGS)}:3:3: missing ',' before this property; nothing was written`);
+    expect((error as RalphkitError).message).toBe(
+      `cannot add or remove ralphkit's Stop hook: ${path.join(repo, SETTINGS)}:3:3: missing ',' before this property; nothing was written`,
+    );
     expect((error as RalphkitError).hint).toMatch(/fix the file/);
     expect(snapshotTree(repo)).toEqual(before);
   });
@@ -124,13 +148,18 @@ describe('install --claude-hook', () => {
     const repo = fakeRepo({ [SETTINGS]: USER_SETTINGS });
     const result = await install(repo, { claudeHook: true, dryRun: true, diff: true });
     expect(result.status).toBe('dry-run');
-    expect(result.diffs[SETTINGS]).toContain(`\n+                        "command": ${JSON.stringify(STOP_HOOK_COMMAND)},\n`);
+    expect(result.diffs[SETTINGS]).toContain(
+      `\n+                        "command": ${JSON.stringify(STOP_HOOK_COMMAND)},\n`,
+    );
     expect(read(repo, SETTINGS)).toBe(USER_SETTINGS);
   });
 
   it('adds the /ralph-loop command with the hook as a managed file, and --no-claude-hook takes it out', async () => {
     const repo = fakeRepo({ [SETTINGS]: USER_SETTINGS });
-    expect(itemFor(await install(repo, { claudeHook: true }), RALPH_LOOP_COMMAND_PATH)).toMatchObject({ action: 'create', class: 'managed' });
+    expect(itemFor(await install(repo, { claudeHook: true }), RALPH_LOOP_COMMAND_PATH)).toMatchObject({
+      action: 'create',
+      class: 'managed',
+    });
     expect(read(repo, RALPH_LOOP_COMMAND_PATH)).toBe(RALPH_LOOP_COMMAND);
     expect(manifestOf(repo).files[RALPH_LOOP_COMMAND_PATH]).toMatchObject({ source: 'ralphkit' });
     expect((await install(repo)).status).toBe('nothing-to-do');
@@ -144,17 +173,28 @@ describe('install --claude-hook', () => {
   it.each([
     ['ralphkit created .claude/ and nothing else is in it: .claude/ goes', { skills: false }, {}, []],
     ['the skills are in .claude/skills/: only .claude/commands/ goes', {}, {}, ['.claude/', '.claude/skills/']],
-    ["the user's own command is beside it: .claude/commands/ stays", { skills: false }, { '.claude/commands/mine.md': 'Mine.\n' }, ['.claude/', '.claude/commands/', '.claude/commands/mine.md']],
-  ])('--no-claude-hook removes the folders it emptied, never one with anything else in it: %s', async (_name, options, files, left) => {
-    const repo = fakeRepo(files);
-    await install(repo, { ...options, claudeHook: true });
-    expect(existsSync(path.join(repo, RALPH_LOOP_COMMAND_PATH))).toBe(true);
+    [
+      "the user's own command is beside it: .claude/commands/ stays",
+      { skills: false },
+      { '.claude/commands/mine.md': 'Mine.\n' },
+      ['.claude/', '.claude/commands/', '.claude/commands/mine.md'],
+    ],
+  ])(
+    '--no-claude-hook removes the folders it emptied, never one with anything else in it: %s',
+    async (_name, options, files, left) => {
+      const repo = fakeRepo(files);
+      await install(repo, { ...options, claudeHook: true });
+      expect(existsSync(path.join(repo, RALPH_LOOP_COMMAND_PATH))).toBe(true);
 
-    await install(repo, { ...options, claudeHook: false });
-    const claude = Object.keys(snapshotTree(repo)).filter((p) => p.startsWith('.claude/') && !/^\.claude\/skills\/./.test(p));
-    expect(claude).toEqual(left);
-    if (files['.claude/commands/mine.md' as keyof typeof files]) expect(read(repo, '.claude/commands/mine.md')).toBe('Mine.\n');
-  });
+      await install(repo, { ...options, claudeHook: false });
+      const claude = Object.keys(snapshotTree(repo)).filter(
+        (p) => p.startsWith('.claude/') && !/^\.claude\/skills\/./.test(p),
+      );
+      expect(claude).toEqual(left);
+      if (files['.claude/commands/mine.md' as keyof typeof files])
+        expect(read(repo, '.claude/commands/mine.md')).toBe('Mine.\n');
+    },
+  );
 
   it('a /ralph-loop command the user edited is a conflict when the hook is taken out: nothing written, --force backs it up', async () => {
     const repo = fakeRepo();

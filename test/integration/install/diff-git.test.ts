@@ -11,7 +11,10 @@ function gitHunks(oldText: string, newText: string): string {
   const dir = testdir();
   writeFileSync(path.join(dir, 'old'), oldText);
   writeFileSync(path.join(dir, 'new'), newText);
-  const res = spawnSync('git', ['diff', '--no-index', '--no-color', '-U3', 'old', 'new'], { cwd: dir, encoding: 'utf8' });
+  const res = spawnSync('git', ['diff', '--no-index', '--no-color', '-U3', 'old', 'new'], {
+    cwd: dir,
+    encoding: 'utf8',
+  });
   // git names the nearest line above each hunk after its header (a "function" heading); ralphkit does not.
   return res.stdout.slice(res.stdout.indexOf('@@')).replace(/^(@@ [^@]+ @@).*$/gm, '$1');
 }

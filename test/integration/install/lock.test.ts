@@ -13,16 +13,21 @@ import { procStart } from '../../support/process.js';
 import { fakePackage } from '../../support/fake-package.js';
 
 describe('withInstallLock', () => {
-  it('waits for a live holder, then refuses (exit 2) naming it, with what to type; the holder\'s lock stays', async () => {
+  it("waits for a live holder, then refuses (exit 2) naming it, with what to type; the holder's lock stays", async () => {
     const root = testdir();
     const holder = spawnStranger();
     writeFileSync(path.join(root, INSTALL_LOCK), JSON.stringify({ pid: holder.pid, start: procStart(holder.pid) }));
     const waited: unknown[] = [];
     let ran = false;
-    const err = await withInstallLock(root, async () => void (ran = true), { waitMs: 200, onWait: (h) => waited.push(h) }).catch((e: unknown) => e);
+    const err = await withInstallLock(root, async () => void (ran = true), {
+      waitMs: 200,
+      onWait: (h) => waited.push(h),
+    }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RalphkitError);
     expect((err as RalphkitError).exitCode).toBe(2);
-    expect((err as RalphkitError).message).toBe(`another ralphkit install (pid ${holder.pid}) is still running in ${root}; nothing was changed`);
+    expect((err as RalphkitError).message).toBe(
+      `another ralphkit install (pid ${holder.pid}) is still running in ${root}; nothing was changed`,
+    );
     expect((err as RalphkitError).hint).toMatch(/^let it finish, then run .*install again with your options/);
     expect(ran).toBe(false);
     expect(waited).toEqual([{ pid: holder.pid, start: procStart(holder.pid) }]);
@@ -33,7 +38,11 @@ describe('withInstallLock', () => {
     const root = testdir();
     const dead = spawnSync('true').pid as number;
     writeFileSync(path.join(root, INSTALL_LOCK), JSON.stringify({ pid: dead }));
-    const seen = await withInstallLock(root, async () => JSON.parse(readFileSync(path.join(root, INSTALL_LOCK), 'utf8')).pid as number, { waitMs: 0 });
+    const seen = await withInstallLock(
+      root,
+      async () => JSON.parse(readFileSync(path.join(root, INSTALL_LOCK), 'utf8')).pid as number,
+      { waitMs: 0 },
+    );
     expect(seen).toBe(process.pid);
     expect(existsSync(path.join(root, INSTALL_LOCK))).toBe(false);
   });
@@ -47,8 +56,14 @@ describe('install while a loop runs in the tree', () => {
     const err = await runInstall({ cwd: repo, sourceRoot: fakePackage(), ci: 'github' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RalphkitError);
     expect((err as RalphkitError).exitCode).toBe(2);
-    expect((err as RalphkitError).message).toMatch(new RegExp(`^a loop \\(busy, pid ${runner.pid}\\) is running in .*; install would change the files it runs and trusts`));
-    expect((err as RalphkitError).hint).toMatch(/^wait for it to end \(.*status\), or stop it with: .*cancel busy; then run install again$/);
+    expect((err as RalphkitError).message).toMatch(
+      new RegExp(
+        `^a loop \\(busy, pid ${runner.pid}\\) is running in .*; install would change the files it runs and trusts`,
+      ),
+    );
+    expect((err as RalphkitError).hint).toMatch(
+      /^wait for it to end \(.*status\), or stop it with: .*cancel busy; then run install again$/,
+    );
     expect(existsSync(path.join(repo, 'ralph/.ralphkit.json'))).toBe(false);
   });
 

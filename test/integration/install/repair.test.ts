@@ -44,7 +44,7 @@ describe('install restores the runner when it is no longer executable', () => {
     expect(modeOf(repo, 'ralph/ralph.sh')).toBe(0o600);
   });
 
-  it('an edited ralph.sh without execute bits is still the user\'s: kept, mode unchanged', async () => {
+  it("an edited ralph.sh without execute bits is still the user's: kept, mode unchanged", async () => {
     const repo = fakeRepo();
     const pkg = fakePackage();
     await install(repo, pkg);
@@ -57,8 +57,14 @@ describe('install restores the runner when it is no longer executable', () => {
 });
 
 describe('install refuses to put an older release over a newer one', () => {
-  const newer = { 'package.json': '{ "name": "ralphkit", "version": "1.2.0" }\n', 'dist/ralph.mjs': '// engine 1.2.0\n' };
-  const older = { 'package.json': '{ "name": "ralphkit", "version": "1.1.9" }\n', 'dist/ralph.mjs': '// engine 1.1.9\n' };
+  const newer = {
+    'package.json': '{ "name": "ralphkit", "version": "1.2.0" }\n',
+    'dist/ralph.mjs': '// engine 1.2.0\n',
+  };
+  const older = {
+    'package.json': '{ "name": "ralphkit", "version": "1.1.9" }\n',
+    'dist/ralph.mjs': '// engine 1.1.9\n',
+  };
 
   it('names both versions and the files, writes nothing (exit 2), also as a dry run', async () => {
     const repo = fakeRepo();

@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { runInstall, type InstallOptions } from '../../../src/install/run.js';
 import { hashContent } from '../../../src/util/hash.js';
@@ -36,14 +45,22 @@ describe('runInstall into an empty repository', () => {
     const result = await install(repo, fakePackage());
     expect(result.status).toBe('written');
     expect(result.warnings).toEqual([]);
-    const tree = Object.keys(snapshotTree(repo)).filter((p) => !p.startsWith('.git/') && p !== '.git/' && !p.endsWith('/'));
+    const tree = Object.keys(snapshotTree(repo)).filter(
+      (p) => !p.startsWith('.git/') && p !== '.git/' && !p.endsWith('/'),
+    );
     expect(tree).toEqual(['README.md', ...INSTALLED].sort());
     expect(statSync(path.join(repo, 'ralph/ralph.sh')).mode & 0o777).toBe(0o755);
     expect(read(repo, 'ralph/.gitignore')).toBe(FAKE_FILES['templates/ralph/_gitignore']);
     expect(read(repo, 'ralph/ralph.mjs')).toBe(FAKE_FILES['dist/ralph.mjs']);
     const manifest = JSON.parse(read(repo, 'ralph/.ralphkit.json'));
     expect(manifest.ralphkit).toBe('9.9.9');
-    expect(Object.keys(manifest.files).sort()).toEqual(['.claude/skills/prd/SKILL.md', '.claude/skills/ralph/SKILL.md', 'ralph/.gitignore', 'ralph/ralph.mjs', 'ralph/ralph.sh']);
+    expect(Object.keys(manifest.files).sort()).toEqual([
+      '.claude/skills/prd/SKILL.md',
+      '.claude/skills/ralph/SKILL.md',
+      'ralph/.gitignore',
+      'ralph/ralph.mjs',
+      'ralph/ralph.sh',
+    ]);
     for (const [file, entry] of Object.entries(manifest.files as Record<string, { sha256: string }>)) {
       expect(entry.sha256).toBe(hashContent(readFileSync(path.join(repo, file))));
     }
@@ -52,7 +69,9 @@ describe('runInstall into an empty repository', () => {
   it('fills the frontmatter of a shipped skill that has none, like skill add', async () => {
     const repo = fakeRepo();
     await install(repo, fakePackage());
-    expect(read(repo, '.claude/skills/ralph/SKILL.md')).toBe('---\nname: ralph\ndescription: Turn a PRD into ralph/prd.json\n---\n# Turn a PRD into ralph/prd.json\n\nSteps.\n');
+    expect(read(repo, '.claude/skills/ralph/SKILL.md')).toBe(
+      '---\nname: ralph\ndescription: Turn a PRD into ralph/prd.json\n---\n# Turn a PRD into ralph/prd.json\n\nSteps.\n',
+    );
   });
 
   it('says there is nothing to do the second time, and writes nothing', async () => {
@@ -89,7 +108,11 @@ describe('runInstall into an empty repository', () => {
     mkdirSync(path.join(repo, 'packages/app'), { recursive: true });
     const result = await install(path.join(repo, 'packages/app'), fakePackage());
     expect(result.status).toBe('written');
-    expect(result.warnings).toEqual([expect.stringContaining(`is a subfolder of the repository ${repo}; the loop looks for ralph/ at the repository root`)]);
+    expect(result.warnings).toEqual([
+      expect.stringContaining(
+        `is a subfolder of the repository ${repo}; the loop looks for ralph/ at the repository root`,
+      ),
+    ]);
   });
 
   it('refuses a package without the built engine and says to build it', async () => {
@@ -97,7 +120,10 @@ describe('runInstall into an empty repository', () => {
     const repo = fakeRepo();
     const { rmSync } = await import('node:fs');
     rmSync(path.join(pkg, 'dist'), { recursive: true });
-    await expect(install(repo, pkg)).rejects.toMatchObject({ exitCode: 1, hint: expect.stringContaining('npm run build') });
+    await expect(install(repo, pkg)).rejects.toMatchObject({
+      exitCode: 1,
+      hint: expect.stringContaining('npm run build'),
+    });
     expect(existsSync(path.join(repo, 'ralph'))).toBe(false);
   });
 });
@@ -108,7 +134,10 @@ describe('runInstall over an earlier install: every row of the decision table', 
     await install(repo, fakePackage());
     return repo;
   }
-  const v2 = { 'templates/ralph/ralph.sh': '#!/bin/sh\n# v2\nexec node "$(dirname "$0")/ralph.mjs" run "$@"\n', 'dist/ralph.mjs': '// engine v2\n' };
+  const v2 = {
+    'templates/ralph/ralph.sh': '#!/bin/sh\n# v2\nexec node "$(dirname "$0")/ralph.mjs" run "$@"\n',
+    'dist/ralph.mjs': '// engine v2\n',
+  };
 
   it('missing → create (a deleted managed file comes back)', async () => {
     const repo = await installed();
@@ -176,19 +205,39 @@ describe('runInstall over an earlier install: every row of the decision table', 
     const repo = fakeRepo({ 'ralph/ralph.sh': 'my own runner\n', '.claude/skills/prd/SKILL.md': 'my own skill\n' });
     const before = snapshotTree(repo);
     const result = await install(repo, fakePackage());
-    expect(result.plan.items.filter((i) => i.action === 'conflict').map((i) => i.path)).toEqual(['ralph/ralph.sh', '.claude/skills/prd/SKILL.md']);
+    expect(result.plan.items.filter((i) => i.action === 'conflict').map((i) => i.path)).toEqual([
+      'ralph/ralph.sh',
+      '.claude/skills/prd/SKILL.md',
+    ]);
     expect(snapshotTree(repo)).toEqual(before);
   });
 
   it('a conflict with --force: backup, overwrite; state files are never touched, even when the package ships new ones', async () => {
     const repo = await installed();
-    const mine = { 'ralph/ralph.sh': '#!/bin/sh\necho mine\n', 'ralph/prd.json': '{"mine":1}\n', 'ralph/progress.txt': 'my notes\n', 'ralph/prompt.md': 'my prompt\n' };
+    const mine = {
+      'ralph/ralph.sh': '#!/bin/sh\necho mine\n',
+      'ralph/prd.json': '{"mine":1}\n',
+      'ralph/progress.txt': 'my notes\n',
+      'ralph/prompt.md': 'my prompt\n',
+    };
     writeFiles(repo, mine);
     chmodSync(path.join(repo, 'ralph/ralph.sh'), 0o700);
-    const statesBefore = Object.fromEntries(['ralph/prd.json', 'ralph/progress.txt', 'ralph/prompt.md'].map((p) => [p, snapshotTree(repo)[p]]));
-    const pkg = fakePackage({ ...v2, 'templates/ralph/prompt.md': '# Prompt v2\n', 'templates/ralph/prd.json': '{}\n', 'templates/ralph/progress.txt': 'v2\n' });
+    const statesBefore = Object.fromEntries(
+      ['ralph/prd.json', 'ralph/progress.txt', 'ralph/prompt.md'].map((p) => [p, snapshotTree(repo)[p]]),
+    );
+    const pkg = fakePackage({
+      ...v2,
+      'templates/ralph/prompt.md': '# Prompt v2\n',
+      'templates/ralph/prd.json': '{}\n',
+      'templates/ralph/progress.txt': 'v2\n',
+    });
     const result = await install(repo, pkg, { force: true });
-    expect(actions(result)).toMatchObject({ 'ralph/ralph.sh': 'overwrite', 'ralph/prd.json': 'skip-state', 'ralph/progress.txt': 'skip-state', 'ralph/prompt.md': 'skip-state' });
+    expect(actions(result)).toMatchObject({
+      'ralph/ralph.sh': 'overwrite',
+      'ralph/prd.json': 'skip-state',
+      'ralph/progress.txt': 'skip-state',
+      'ralph/prompt.md': 'skip-state',
+    });
     for (const [p, snap] of Object.entries(statesBefore)) expect(snapshotTree(repo)[p]).toBe(snap);
     expect(read(repo, `${BACKUP}/ralph/ralph.sh`)).toBe(mine['ralph/ralph.sh']);
     expect(statSync(path.join(repo, `${BACKUP}/ralph/ralph.sh`)).mode & 0o777).toBe(0o700);
@@ -199,7 +248,11 @@ describe('runInstall over an earlier install: every row of the decision table', 
   it('state files missing → created; present → skip-state', async () => {
     const repo = fakeRepo({ 'ralph/prd.json': 'mine\n' });
     const result = await install(repo, fakePackage());
-    expect(actions(result)).toMatchObject({ 'ralph/prd.json': 'skip-state', 'ralph/prompt.md': 'create', 'ralph/progress.txt': 'create' });
+    expect(actions(result)).toMatchObject({
+      'ralph/prd.json': 'skip-state',
+      'ralph/prompt.md': 'create',
+      'ralph/progress.txt': 'create',
+    });
     expect(read(repo, 'ralph/prd.json')).toBe('mine\n');
   });
 
@@ -210,7 +263,9 @@ describe('runInstall over an earlier install: every row of the decision table', 
     const result = await install(repo, fakePackage(v2), { dryRun: true, diff: true, force: true });
     expect(result.status).toBe('dry-run');
     expect(result.diffs['ralph/ralph.sh']).toContain('-echo mine');
-    expect(result.diffs['ralph/ralph.mjs']).toBe('--- a/ralph/ralph.mjs\n+++ b/ralph/ralph.mjs\n@@ -1 +1 @@\n-// engine v1\n+// engine v2\n');
+    expect(result.diffs['ralph/ralph.mjs']).toBe(
+      '--- a/ralph/ralph.mjs\n+++ b/ralph/ralph.mjs\n@@ -1 +1 @@\n-// engine v1\n+// engine v2\n',
+    );
     expect(snapshotTree(repo)).toEqual(before);
   });
 
@@ -235,7 +290,9 @@ describe('runInstall: prompts', () => {
   it('asks about each conflict with its diff; "overwrite" backs up and writes', async () => {
     const repo = await conflicted();
     const asked: string[] = [];
-    const result = await install(repo, fakePackage(v2), { ask: async (item, diff) => (asked.push(`${item.path}\n${diff}`), 'overwrite') });
+    const result = await install(repo, fakePackage(v2), {
+      ask: async (item, diff) => (asked.push(`${item.path}\n${diff}`), 'overwrite'),
+    });
     expect(asked).toEqual(['ralph/ralph.sh\n--- a/ralph/ralph.sh\n+++ b/ralph/ralph.sh\n@@ -1 +1 @@\n-mine\n+v2\n']);
     expect(result.status).toBe('written');
     expect(read(repo, 'ralph/ralph.sh')).toBe('v2\n');
@@ -270,7 +327,10 @@ describe('runInstall: no write leaves the repository', () => {
     mkdirSync(path.dirname(path.join(repo, link)), { recursive: true });
     symlinkSync(outside, path.join(repo, link));
     const before = snapshotTree(repo);
-    await expect(install(repo, fakePackage())).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/symlink to .*outside the repository/) });
+    await expect(install(repo, fakePackage())).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/symlink to .*outside the repository/),
+    });
     expect(snapshotTree(repo)).toEqual(before);
     expect(readdirSync(outside)).toEqual([]);
   });
@@ -288,7 +348,10 @@ describe('runInstall: no write leaves the repository', () => {
   it('refuses a dangling symlink', async () => {
     const repo = fakeRepo();
     symlinkSync(path.join(repo, 'nowhere'), path.join(repo, 'ralph'));
-    await expect(install(repo, fakePackage())).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/does not exist/) });
+    await expect(install(repo, fakePackage())).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/does not exist/),
+    });
   });
 
   it('follows a symlink that stays inside the repository', async () => {
@@ -322,13 +385,18 @@ describe('the flags install and skill add share', () => {
     ['defaults', { agent: 'claude' }, { force: undefined, dryRun: undefined, diff: undefined, agents: ['claude'] }],
     ['--diff alone never writes', { agent: 'claude', diff: true }, { dryRun: true, diff: true }],
     ['--dry-run without diffs', { agent: 'claude', dryRun: true }, { dryRun: true, diff: undefined }],
-    ['--force and two skill folders', { agent: 'claude, agents', force: true }, { force: true, agents: ['claude', 'agents'] }],
+    [
+      '--force and two skill folders',
+      { agent: 'claude, agents', force: true },
+      { force: true, agents: ['claude', 'agents'] },
+    ],
   ])('%s', (_name, flags, expected) => {
     expect(fileCommandOptions({ cwd: '/repo', ...flags })).toMatchObject({ cwd: '/repo', ...expected });
   });
 
   it('prompts only at a terminal and never with --yes or --json (tests run without one)', () => {
-    for (const flags of [{ agent: 'claude' }, { agent: 'claude', yes: true }, { agent: 'claude', json: true }]) expect(fileCommandOptions(flags).ask).toBeUndefined();
+    for (const flags of [{ agent: 'claude' }, { agent: 'claude', yes: true }, { agent: 'claude', json: true }])
+      expect(fileCommandOptions(flags).ask).toBeUndefined();
   });
 
   it('an unknown --agent is an error with a hint, thrown where withJsonErrors can report it', () => {
@@ -337,7 +405,11 @@ describe('the flags install and skill add share', () => {
 
   it('install --diff writes nothing', async () => {
     const repo = fakeRepo();
-    const result = await runInstall({ ...fileCommandOptions({ cwd: repo, agent: 'claude', diff: true }), sourceRoot: fakePackage(), now: NOW });
+    const result = await runInstall({
+      ...fileCommandOptions({ cwd: repo, agent: 'claude', diff: true }),
+      sourceRoot: fakePackage(),
+      now: NOW,
+    });
     expect(result.status).toBe('dry-run');
     expect(existsSync(path.join(repo, 'ralph'))).toBe(false);
   });

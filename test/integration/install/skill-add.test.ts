@@ -23,16 +23,23 @@ function sources(files: Record<string, string>): (name: string) => string {
 }
 
 describe('runSkillAdd', () => {
-  it('fills name and description, installs SKILL.md, and records it in the manifest as the user\'s', async () => {
+  it("fills name and description, installs SKILL.md, and records it in the manifest as the user's", async () => {
     const repo = fakeRepo();
     const src = sources({ 'My Review Notes.md': '# Review checklist\n\n- look twice\n' });
     const result = await add(repo, [src('My Review Notes.md')]);
     expect(result.status).toBe('written');
-    expect(result.skills).toEqual([{ file: src('My Review Notes.md'), name: 'my-review-notes', filled: ['name', 'description'] }]);
+    expect(result.skills).toEqual([
+      { file: src('My Review Notes.md'), name: 'my-review-notes', filled: ['name', 'description'] },
+    ]);
     const installed = read(repo, '.claude/skills/my-review-notes/SKILL.md');
-    expect(installed).toBe('---\nname: my-review-notes\ndescription: Review checklist\n---\n# Review checklist\n\n- look twice\n');
+    expect(installed).toBe(
+      '---\nname: my-review-notes\ndescription: Review checklist\n---\n# Review checklist\n\n- look twice\n',
+    );
     const manifest = JSON.parse(read(repo, 'ralph/.ralphkit.json'));
-    expect(manifest.files['.claude/skills/my-review-notes/SKILL.md']).toEqual({ sha256: hashContent(installed), source: 'user' });
+    expect(manifest.files['.claude/skills/my-review-notes/SKILL.md']).toEqual({
+      sha256: hashContent(installed),
+      source: 'user',
+    });
   });
 
   it('keeps existing frontmatter and installs into every --agent folder', async () => {
@@ -45,29 +52,55 @@ describe('runSkillAdd', () => {
   });
 
   it.each([
-    ['a name that cannot be made valid', '日本語.md', '# Fine\n', /日本語\.md: the file name "日本語\.md" has no letters a-z or digits to make a skill name of/],
-    ['a non-ASCII name in the frontmatter', 'notes.md', '---\nname: Résumé\n---\n# T\n', /notes\.md: name "Résumé" may hold only lowercase letters a-z, digits and hyphens\n  .*notes\.md: write it as `name: resume`/],
-    ['a description that cannot be made valid', 'notes.md', '# Use <b>\n', /notes\.md: description must not contain "<" or ">"/],
+    [
+      'a name that cannot be made valid',
+      '日本語.md',
+      '# Fine\n',
+      /日本語\.md: the file name "日本語\.md" has no letters a-z or digits to make a skill name of/,
+    ],
+    [
+      'a non-ASCII name in the frontmatter',
+      'notes.md',
+      '---\nname: Résumé\n---\n# T\n',
+      /notes\.md: name "Résumé" may hold only lowercase letters a-z, digits and hyphens\n  .*notes\.md: write it as `name: resume`/,
+    ],
+    [
+      'a description that cannot be made valid',
+      'notes.md',
+      '# Use <b>\n',
+      /notes\.md: description must not contain "<" or ">"/,
+    ],
     ['no description at all', 'notes.md', 'just text\n', /notes\.md: no description/],
-    ['keys neither Agent Skills nor Claude Code define', 'notes.md', '---\ntags: [x]\n---\n# T\n', /keys neither Agent Skills nor Claude Code define: tags/],
-  ])('refuses %s with the reason (exit 2), writing nothing, not even for the valid files beside it', async (_case, file, text, reason) => {
-    const repo = fakeRepo();
-    const src = sources({ [file]: text, 'good.md': '# Good\n' });
-    const before = snapshotTree(repo);
-    const err = await add(repo, [src('good.md'), src(file)]).catch((e) => e);
-    expect(err).toMatchObject({ exitCode: 2 });
-    expect(err.message).toMatch(reason);
-    expect(err.hint).toMatch(/name: my-skill/);
-    expect(snapshotTree(repo)).toEqual(before);
-  });
+    [
+      'keys neither Agent Skills nor Claude Code define',
+      'notes.md',
+      '---\ntags: [x]\n---\n# T\n',
+      /keys neither Agent Skills nor Claude Code define: tags/,
+    ],
+  ])(
+    'refuses %s with the reason (exit 2), writing nothing, not even for the valid files beside it',
+    async (_case, file, text, reason) => {
+      const repo = fakeRepo();
+      const src = sources({ [file]: text, 'good.md': '# Good\n' });
+      const before = snapshotTree(repo);
+      const err = await add(repo, [src('good.md'), src(file)]).catch((e) => e);
+      expect(err).toMatchObject({ exitCode: 2 });
+      expect(err.message).toMatch(reason);
+      expect(err.hint).toMatch(/name: my-skill/);
+      expect(snapshotTree(repo)).toEqual(before);
+    },
+  );
 
-  it.each(['plan-feature', 'review-diff'])('installs a Claude Code skill (%s, test/fixtures/skills) as it is, with the keys Claude Code reads', async (name) => {
-    const repo = fakeRepo();
-    const file = path.join(FIXTURES, 'skills', name, 'SKILL.md');
-    const result = await add(repo, [file]);
-    expect(result).toMatchObject({ status: 'written', skills: [{ file, name, filled: [] }] });
-    expect(read(repo, `.claude/skills/${name}/SKILL.md`)).toBe(readFileSync(file, 'utf8'));
-  });
+  it.each(['plan-feature', 'review-diff'])(
+    'installs a Claude Code skill (%s, test/fixtures/skills) as it is, with the keys Claude Code reads',
+    async (name) => {
+      const repo = fakeRepo();
+      const file = path.join(FIXTURES, 'skills', name, 'SKILL.md');
+      const result = await add(repo, [file]);
+      expect(result).toMatchObject({ status: 'written', skills: [{ file, name, filled: [] }] });
+      expect(read(repo, `.claude/skills/${name}/SKILL.md`)).toBe(readFileSync(file, 'utf8'));
+    },
+  );
 
   it('refuses Claude Code keys for .agents/skills/, naming the flag that keeps them, and writes nothing', async () => {
     const repo = fakeRepo();
@@ -75,15 +108,23 @@ describe('runSkillAdd', () => {
     const file = path.join(FIXTURES, 'skills/plan-feature/SKILL.md');
     const err = await add(repo, [file], { agents: ['claude', 'agents'] }).catch((e) => e);
     expect(err).toMatchObject({ exitCode: 2 });
-    expect(err.message).toContain(`${file}: frontmatter keys not allowed by Agent Skills: user-invocable (allowed: name, description, license, allowed-tools, metadata, compatibility); user-invocable is a Claude Code key, kept only in .claude/skills/ (--agent claude)`);
+    expect(err.message).toContain(
+      `${file}: frontmatter keys not allowed by Agent Skills: user-invocable (allowed: name, description, license, allowed-tools, metadata, compatibility); user-invocable is a Claude Code key, kept only in .claude/skills/ (--agent claude)`,
+    );
     expect(snapshotTree(repo)).toEqual(before);
   });
 
   it('refuses a missing file and two files with the same skill name (exit 2)', async () => {
     const repo = fakeRepo();
-    await expect(add(repo, [path.join(repo, 'nope.md')])).rejects.toMatchObject({ exitCode: 2, message: `no such file: ${path.join(repo, 'nope.md')}` });
+    await expect(add(repo, [path.join(repo, 'nope.md')])).rejects.toMatchObject({
+      exitCode: 2,
+      message: `no such file: ${path.join(repo, 'nope.md')}`,
+    });
     const src = sources({ 'a/notes.md': '# A\n', 'b/notes.md': '# B\n' });
-    await expect(add(repo, [src('a/notes.md'), src('b/notes.md')])).rejects.toMatchObject({ exitCode: 2, message: expect.stringMatching(/both be installed as .claude\/skills\/notes\/SKILL.md/) });
+    await expect(add(repo, [src('a/notes.md'), src('b/notes.md')])).rejects.toMatchObject({
+      exitCode: 2,
+      message: expect.stringMatching(/both be installed as .claude\/skills\/notes\/SKILL.md/),
+    });
     expect(existsSync(path.join(repo, '.claude'))).toBe(false);
   });
 
@@ -106,7 +147,12 @@ describe('runSkillAdd', () => {
     expect(snapshotTree(repo)).toEqual(before);
 
     const forced = await add(repo, [src('notes.md')], { force: true });
-    expect(forced.backups).toEqual([{ path: '.claude/skills/notes/SKILL.md', backup: 'ralph/.backup/2026-01-02T03-04-05-678Z/.claude/skills/notes/SKILL.md' }]);
+    expect(forced.backups).toEqual([
+      {
+        path: '.claude/skills/notes/SKILL.md',
+        backup: 'ralph/.backup/2026-01-02T03-04-05-678Z/.claude/skills/notes/SKILL.md',
+      },
+    ]);
     expect(readFileSync(installed, 'utf8')).toContain('description: Notes v3');
   });
 
@@ -152,22 +198,35 @@ describe('runSkillAdd', () => {
 describe("ralphkit's shipped skills", () => {
   const dir = path.join(ROOT, 'skills');
   it('include prd and ralph', () => {
-    expect(readdirSync(dir).filter((f) => f.endsWith('.md')).sort()).toEqual(expect.arrayContaining(['prd.md', 'ralph.md']));
+    expect(
+      readdirSync(dir)
+        .filter((f) => f.endsWith('.md'))
+        .sort(),
+    ).toEqual(expect.arrayContaining(['prd.md', 'ralph.md']));
   });
 
-  it.each(readdirSync(dir).filter((f) => f.endsWith('.md')))('%s passes the Agent Skills rules, named after its file', (file) => {
-    const result = planSkillFile(file, readFileSync(path.join(dir, file), 'utf8'));
-    expect(result).toMatchObject({ ok: true, name: file.replace(/\.md$/, '') });
-  });
+  it.each(readdirSync(dir).filter((f) => f.endsWith('.md')))(
+    '%s passes the Agent Skills rules, named after its file',
+    (file) => {
+      const result = planSkillFile(file, readFileSync(path.join(dir, file), 'utf8'));
+      expect(result).toMatchObject({ ok: true, name: file.replace(/\.md$/, '') });
+    },
+  );
 });
 
 describe('skill add through the flags it shares with install', () => {
   it('--diff writes nothing, as with install', async () => {
     const repo = fakeRepo();
     const src = sources({ 'tip.md': '# A tip\n' });
-    const result = await runSkillAdd({ ...fileCommandOptions({ cwd: repo, agent: 'claude,agents', diff: true }), files: [src('tip.md')], now: NOW });
+    const result = await runSkillAdd({
+      ...fileCommandOptions({ cwd: repo, agent: 'claude,agents', diff: true }),
+      files: [src('tip.md')],
+      now: NOW,
+    });
     expect(result.status).toBe('dry-run');
-    expect(result.plan.items.map((i) => i.path)).toEqual(expect.arrayContaining(['.agents/skills/tip/SKILL.md', '.claude/skills/tip/SKILL.md']));
+    expect(result.plan.items.map((i) => i.path)).toEqual(
+      expect.arrayContaining(['.agents/skills/tip/SKILL.md', '.claude/skills/tip/SKILL.md']),
+    );
     expect(existsSync(path.join(repo, '.claude'))).toBe(false);
   });
 });

@@ -28,12 +28,21 @@ async function loadedBy(args: string[], cwd: string) {
     path.join(dir, 'hooks.mjs'),
     `import { appendFileSync } from 'node:fs';\nexport async function load(url, context, next) {\n  if (url.startsWith('file:')) appendFileSync(${JSON.stringify(log)}, url + '\\n');\n  return next(url, context);\n}\n`,
   );
-  writeFileSync(path.join(dir, 'register.mjs'), `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`);
+  writeFileSync(
+    path.join(dir, 'register.mjs'),
+    `import { register } from 'node:module';\nregister('./hooks.mjs', import.meta.url);\n`,
+  );
   const result = await run(process.execPath, ['--import', path.join(dir, 'register.mjs'), BIN, ...args], { cwd });
   const dist = path.join(ROOT, 'dist');
-  const files = readFileSync(log, 'utf8').split('\n').filter(Boolean).map((url) => fileURLToPath(url)).filter((f) => f.startsWith(dist + path.sep));
+  const files = readFileSync(log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((url) => fileURLToPath(url))
+    .filter((f) => f.startsWith(dist + path.sep));
   const source = files.map((f) => readFileSync(f, 'utf8')).join('\n');
-  const present = Object.entries(HEAVY).filter(([, marker]) => source.includes(marker)).map(([name]) => name);
+  const present = Object.entries(HEAVY)
+    .filter(([, marker]) => source.includes(marker))
+    .map(([name]) => name);
   return { result, files: files.map((f) => path.relative(dist, f)), present, source };
 }
 
@@ -47,7 +56,7 @@ describe.skipIf(typeof module.register !== 'function')('what the built CLI loads
     expect(present).toEqual([]);
   });
 
-  it('--help loads neither install\'s code nor any heavy part', async () => {
+  it("--help loads neither install's code nor any heavy part", async () => {
     const { result, present, source } = await loadedBy(['--help'], ROOT);
     expect(result.code).toBe(0);
     expect(source).not.toContain('// src/install/');

@@ -7,7 +7,11 @@ import { gitEnv, testdir } from '../../support/repo.js';
 /** Asks the installed git, outside any repository, whether it takes `name` as a branch name. */
 function gitAccepts(name: string, cwd: string): boolean {
   try {
-    execFileSync('git', ['check-ref-format', '--branch', name], { cwd, stdio: 'pipe', env: gitEnv({ GIT_CEILING_DIRECTORIES: cwd }) });
+    execFileSync('git', ['check-ref-format', '--branch', name], {
+      cwd,
+      stdio: 'pipe',
+      env: gitEnv({ GIT_CEILING_DIRECTORIES: cwd }),
+    });
     return true;
   } catch {
     return false;

@@ -11,14 +11,25 @@ describe('runValidate', () => {
     const dir = testdir();
     writeFiles(dir, { 'ralph/prd.json': fixture('original-ralph.json') });
     const result = runValidate({ cwd: dir });
-    expect(result).toMatchObject({ valid: true, unreadable: false, problems: [], stories: 3, passing: 1, hasChecks: false });
+    expect(result).toMatchObject({
+      valid: true,
+      unreadable: false,
+      problems: [],
+      stories: 3,
+      passing: 1,
+      hasChecks: false,
+    });
     expect(result.file).toBe(path.join(dir, 'ralph/prd.json'));
   });
 
   it('resolves a named file against cwd, and a folder to its prd.json', () => {
     const dir = testdir();
     writeFiles(dir, { 'plans/next.json': fixture('full.json'), 'other/prd.json': fixture('full.json') });
-    expect(runValidate({ cwd: dir, file: 'plans/next.json' })).toMatchObject({ valid: true, stories: 3, hasChecks: true });
+    expect(runValidate({ cwd: dir, file: 'plans/next.json' })).toMatchObject({
+      valid: true,
+      stories: 3,
+      hasChecks: true,
+    });
     expect(runValidate({ cwd: dir, file: 'other' }).file).toBe(path.join(dir, 'other/prd.json'));
   });
 
@@ -35,6 +46,8 @@ describe('runValidate', () => {
     const dir = testdir();
     const result = runValidate({ cwd: dir });
     expect(result).toMatchObject({ valid: false, unreadable: true });
-    expect(result.problems).toEqual([{ file: result.file, message: 'cannot read the plan: no such file', code: 'unreadable' }]);
+    expect(result.problems).toEqual([
+      { file: result.file, message: 'cannot read the plan: no such file', code: 'unreadable' },
+    ]);
   });
 });

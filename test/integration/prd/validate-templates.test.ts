@@ -74,8 +74,35 @@ describe('the shipped skills', () => {
   });
 
   it.each([
-    ['prd', ['3 to 5 clarifying questions', 'lettered options', 'Goals', 'User stories', 'Functional requirements', 'Non-goals', 'Technical notes', 'Success metrics', 'Open questions', 'tasks/prd-<feature>.md', 'Do not write']],
-    ['ralph', ['two or three sentences', 'schema and migrations', 'dependsOn', 'checks', 'ralph/<feature>', 'ralph/archive/', './ralph/ralph.sh validate', '"passes": false']],
+    [
+      'prd',
+      [
+        '3 to 5 clarifying questions',
+        'lettered options',
+        'Goals',
+        'User stories',
+        'Functional requirements',
+        'Non-goals',
+        'Technical notes',
+        'Success metrics',
+        'Open questions',
+        'tasks/prd-<feature>.md',
+        'Do not write',
+      ],
+    ],
+    [
+      'ralph',
+      [
+        'two or three sentences',
+        'schema and migrations',
+        'dependsOn',
+        'checks',
+        'ralph/<feature>',
+        'ralph/archive/',
+        './ralph/ralph.sh validate',
+        '"passes": false',
+      ],
+    ],
   ])('skills/%s.md covers what the issue asks for', (name, phrases) => {
     const text = read(`skills/${name}.md`);
     for (const phrase of phrases) expect(text, phrase).toContain(phrase);
@@ -87,9 +114,12 @@ describe('the shipped skills', () => {
     expect(validatePrdText(json!, 'skills/ralph.md').problems).toEqual([]);
   });
 
-  it('the ralph skill writes plans that can be done one story at a time: the whole suite only in the last story\'s checks', () => {
+  it("the ralph skill writes plans that can be done one story at a time: the whole suite only in the last story's checks", () => {
     const text = read('skills/ralph.md');
-    const prd = JSON.parse(/```json\n([\s\S]*?)```/.exec(text)![1]) as { checks?: string[]; userStories: Array<{ checks?: string[] }> };
+    const prd = JSON.parse(/```json\n([\s\S]*?)```/.exec(text)![1]) as {
+      checks?: string[];
+      userStories: Array<{ checks?: string[] }>;
+    };
     const wholeSuite = (c: string) => /^npm test$|^pytest$|^make test$/.test(c.trim());
     expect((prd.checks ?? []).filter(wholeSuite)).toEqual([]);
     const stories = prd.userStories;

@@ -67,7 +67,12 @@ describe('publish (scripts/dist-publish.mjs)', () => {
     const dist = path.join(dir, 'dist');
     const build = path.join(dist, '.build-2');
     mkdirSync(dist, { recursive: true });
-    writeFiles(build, { 'cli.js': 'import "./cli-a-AAAAAAAA.js";\n', 'cli-a-AAAAAAAA.js': '\n', 'ralph.mjs': '\n', 'page/index.html': 'page\n' });
+    writeFiles(build, {
+      'cli.js': 'import "./cli-a-AAAAAAAA.js";\n',
+      'cli-a-AAAAAAAA.js': '\n',
+      'ralph.mjs': '\n',
+      'page/index.html': 'page\n',
+    });
     await publish(build, dist, ['cli-a-AAAAAAAA.js']);
     expect(existsSync(path.join(dist, 'page/index.html'))).toBe(true);
     expect(chunksIn(dist)).toEqual(['cli-a-AAAAAAAA.js']);

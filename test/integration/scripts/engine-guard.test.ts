@@ -75,9 +75,20 @@ describe('foreignInputs on an esbuild metafile', () => {
     expect(engineGuardMessage(metafile, { entryPoints: [entryInput] })).toBeUndefined();
   });
 
-  it('refuses a package left as a run-time import, which would fail in a user\'s repository', async () => {
+  it("refuses a package left as a run-time import, which would fail in a user's repository", async () => {
     const dir = entryDir({ 'engine.mjs': "import kleur from 'kleur';\nconsole.log(kleur);\n" });
-    const result = await build({ entryPoints: [path.join(dir, 'engine.mjs')], bundle: true, platform: 'node', format: 'esm', absWorkingDir: ROOT, external: ['kleur'], write: false, outfile: path.join(dir, 'out.mjs'), metafile: true, logLevel: 'silent' });
+    const result = await build({
+      entryPoints: [path.join(dir, 'engine.mjs')],
+      bundle: true,
+      platform: 'node',
+      format: 'esm',
+      absWorkingDir: ROOT,
+      external: ['kleur'],
+      write: false,
+      outfile: path.join(dir, 'out.mjs'),
+      metafile: true,
+      logLevel: 'silent',
+    });
     expect(foreignExternals(result.metafile)).toEqual(['kleur']);
   });
 });
@@ -86,17 +97,25 @@ describe('scripts/build.mjs', () => {
   it('exits non-zero, naming the package and its importer, and leaves dist/ as it was', async () => {
     const dir = entryDir(KLEUR_ENTRY);
     const before = distSnapshot();
-    const result = await run(process.execPath, [BUILD], { cwd: ROOT, env: { RALPHKIT_ENGINE_ENTRY: path.join(dir, 'engine.mjs') } });
+    const result = await run(process.execPath, [BUILD], {
+      cwd: ROOT,
+      env: { RALPHKIT_ENGINE_ENTRY: path.join(dir, 'engine.mjs') },
+    });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('build refused');
-    expect(result.stderr).toContain(`node_modules/kleur/index.mjs (imported by ${path.relative(ROOT, path.join(dir, 'helper.mjs'))})`);
+    expect(result.stderr).toContain(
+      `node_modules/kleur/index.mjs (imported by ${path.relative(ROOT, path.join(dir, 'helper.mjs'))})`,
+    );
     expect(distSnapshot()).toEqual(before);
   });
 
   it('passes an engine of built-ins only, still writing nothing', async () => {
     const dir = entryDir(BUILTINS_ENTRY);
     const before = distSnapshot();
-    const result = await run(process.execPath, [BUILD], { cwd: ROOT, env: { RALPHKIT_ENGINE_ENTRY: path.join(dir, 'engine.mjs') } });
+    const result = await run(process.execPath, [BUILD], {
+      cwd: ROOT,
+      env: { RALPHKIT_ENGINE_ENTRY: path.join(dir, 'engine.mjs') },
+    });
     expect(result.stderr).toContain('passes the engine guard');
     expect(result.code).toBe(0);
     expect(distSnapshot()).toEqual(before);

@@ -10,7 +10,13 @@ import { getJson, openEvents, request } from '../../support/view-http.js';
 import { startViewServer, type ViewServerOptions } from '../../../src/view/server.js';
 import { PROGRESS_HEAD_BYTES, PROGRESS_TAIL_BYTES } from '../../../src/view/snapshot.js';
 import { RalphkitError } from '../../../src/errors.js';
-import { appendLedger, readLedger, summariseLedger, type LedgerLine, type VerdictStatus } from '../../../src/engine/store/ledger.js';
+import {
+  appendLedger,
+  readLedger,
+  summariseLedger,
+  type LedgerLine,
+  type VerdictStatus,
+} from '../../../src/engine/store/ledger.js';
 import { readLoopSummaries } from '../../../src/engine/store/summaries.js';
 import { ralphkitCommand } from '../../../src/util/invocation.js';
 
@@ -35,16 +41,47 @@ describe('ralphkit view server: JSON endpoints', () => {
     writePlan(repo, prd);
     commitPlan(repo);
     writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0, branch: 'ralph/fixture' });
-    sealNote(repo, { loop: 'L1', commit: git(repo, 'rev-parse', 'HEAD'), time: '2026-11-29T10:06:00.000Z', stories: { 'US-001': 'verified' } }, env);
+    sealNote(
+      repo,
+      {
+        loop: 'L1',
+        commit: git(repo, 'rev-parse', 'HEAD'),
+        time: '2026-11-29T10:06:00.000Z',
+        stories: { 'US-001': 'verified' },
+      },
+      env,
+    );
     writeLedger(repo, 'L1', [
       { time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-001', command: 'npm test', exitCode: 0 },
-      { time: '2026-11-29T10:00:01Z', loop: 'L1', iteration: 1, story: 'US-001', command: null, exitCode: null, status: 'verified' },
+      {
+        time: '2026-11-29T10:00:01Z',
+        loop: 'L1',
+        iteration: 1,
+        story: 'US-001',
+        command: null,
+        exitCode: null,
+        status: 'verified',
+      },
       { time: '2026-11-29T10:05:00Z', loop: 'L1', iteration: 2, story: 'US-003', command: 'npm test', exitCode: 1 },
-      { time: '2026-11-29T10:05:01Z', loop: 'L1', iteration: 2, story: 'US-003', command: null, exitCode: null, status: 'rejected', reason: 'check `npm test` exited 1' },
+      {
+        time: '2026-11-29T10:05:01Z',
+        loop: 'L1',
+        iteration: 2,
+        story: 'US-003',
+        command: null,
+        exitCode: null,
+        status: 'rejected',
+        reason: 'check `npm test` exited 1',
+      },
     ]);
     const server = await serve(repo);
     const body = await getJson(server.url, '/api/prd');
-    expect(body).toMatchObject({ file: 'ralph/prd.json', exists: true, error: null, prd: { project: 'Fixture', branchName: 'ralph/fixture' } });
+    expect(body).toMatchObject({
+      file: 'ralph/prd.json',
+      exists: true,
+      error: null,
+      prd: { project: 'Fixture', branchName: 'ralph/fixture' },
+    });
     expect(body.prd.userStories).toHaveLength(4);
     expect(body.cards.map((c: any) => [c.id, c.state, c.column, c.next])).toEqual([
       ['US-001', 'verified', 0, false],
@@ -53,17 +90,40 @@ describe('ralphkit view server: JSON endpoints', () => {
       ['US-004', 'open', 1, false],
     ]);
     expect(body.cards[2]).toMatchObject({ verification: 'rejected', reason: 'check `npm test` exited 1' });
-    expect(body.cards[2].ledger[0]).toMatchObject({ time: '2026-11-29T10:05:00Z', loop: 'L1', iteration: 2, story: 'US-003', command: 'npm test', exitCode: 1, durationMs: 1200, status: null });
-    expect(body.cards[2].ledger[1]).toMatchObject({ kind: 'verdict', command: null, status: 'rejected', reason: 'check `npm test` exited 1' });
+    expect(body.cards[2].ledger[0]).toMatchObject({
+      time: '2026-11-29T10:05:00Z',
+      loop: 'L1',
+      iteration: 2,
+      story: 'US-003',
+      command: 'npm test',
+      exitCode: 1,
+      durationMs: 1200,
+      status: null,
+    });
+    expect(body.cards[2].ledger[1]).toMatchObject({
+      kind: 'verdict',
+      command: null,
+      status: 'rejected',
+      reason: 'check `npm test` exited 1',
+    });
     expect(body.summary).toEqual({ total: 4, passed: 2, verified: 1, reported: 0, rejected: 1, open: 1, skipped: 0 });
   });
 
   it('/api/prd: a missing plan and an unreadable one are reported, not thrown', async () => {
     const repo = testdir();
     const server = await serve(repo);
-    expect(await getJson(server.url, '/api/prd')).toEqual({ file: 'ralph/prd.json', exists: false, error: null, prd: null });
+    expect(await getJson(server.url, '/api/prd')).toEqual({
+      file: 'ralph/prd.json',
+      exists: false,
+      error: null,
+      prd: null,
+    });
     writeFiles(repo, { 'ralph/prd.json': '{"branchName": "x", "userStories": [' });
-    expect(await getJson(server.url, '/api/prd')).toMatchObject({ exists: true, prd: null, error: expect.stringContaining('ralph/prd.json is not valid JSON') });
+    expect(await getJson(server.url, '/api/prd')).toMatchObject({
+      exists: true,
+      prd: null,
+      error: expect.stringContaining('ralph/prd.json is not valid JSON'),
+    });
     writeFiles(repo, { 'ralph/prd.json': '{"branchName": "x", "userStories": {}}' });
     expect((await getJson(server.url, '/api/prd')).error).toMatch(/userStories must be a list/);
   });
@@ -72,7 +132,10 @@ describe('ralphkit view server: JSON endpoints', () => {
     const repo = testdir();
     writePlan(repo, plan(2, { project: 'Elsewhere' }), 'plans/other.json');
     const server = await serve(repo, { prd: 'plans/other.json' });
-    expect(await getJson(server.url, '/api/prd')).toMatchObject({ file: 'plans/other.json', prd: { project: 'Elsewhere' } });
+    expect(await getJson(server.url, '/api/prd')).toMatchObject({
+      file: 'plans/other.json',
+      prd: { project: 'Elsewhere' },
+    });
   });
 
   it('/api/progress with --prd reads the log beside that plan, as the runner writes it', async () => {
@@ -80,7 +143,10 @@ describe('ralphkit view server: JSON endpoints', () => {
     writePlan(repo, plan(2), 'plans/other.json');
     writeProgress(repo, '# Log\n## 2026-11-29 - US-001\n- the default plan\n');
     // A plan not named prd.json keeps its own log beside it (<name>.progress.txt), so two plans never share one.
-    writeFiles(repo, { 'plans/progress.txt': '# Log\n## 2026-11-29 - US-009\n- not this plan\'s\n', 'plans/other.progress.txt': '# Log\n## 2026-11-29 - US-002\n- the other plan\n' });
+    writeFiles(repo, {
+      'plans/progress.txt': "# Log\n## 2026-11-29 - US-009\n- not this plan's\n",
+      'plans/other.progress.txt': '# Log\n## 2026-11-29 - US-002\n- the other plan\n',
+    });
     const server = await serve(repo, { prd: 'plans/other.json' });
     const body = await getJson(server.url, '/api/progress');
     expect(body).toMatchObject({ file: 'plans/other.progress.txt', exists: true, omittedBytes: 0 });
@@ -101,7 +167,11 @@ describe('ralphkit view server: JSON endpoints', () => {
   it('/api/progress of a log too long to send: its head and newest entries, and how many bytes are left out', async () => {
     const repo = testdir();
     const head = '# Progress log\n## Codebase Patterns\n- run npm test\n## Sessions\n';
-    const entries = Array.from({ length: 2000 }, (_, i) => `## 2026-11-29 - entry ${i}\n${'- a note of about a hundred bytes, repeated to make the log long '.repeat(4)}\n`);
+    const entries = Array.from(
+      { length: 2000 },
+      (_, i) =>
+        `## 2026-11-29 - entry ${i}\n${'- a note of about a hundred bytes, repeated to make the log long '.repeat(4)}\n`,
+    );
     const text = head + entries.join('');
     writeProgress(repo, text);
     const server = await serve(repo);
@@ -123,16 +193,56 @@ describe('ralphkit view server: JSON endpoints', () => {
 
   it('/api/loops: every loop under ralph/.runs, newest first, with a pid check', async () => {
     const repo = testdir();
-    writeLoop(repo, { id: 'alive', iteration: 3, maxIterations: 10, pid: process.pid, costUsd: 1.5, updatedAt: '2026-11-29T10:00:02Z', startedAt: '2026-11-29T09:00:02Z' });
+    writeLoop(repo, {
+      id: 'alive',
+      iteration: 3,
+      maxIterations: 10,
+      pid: process.pid,
+      costUsd: 1.5,
+      updatedAt: '2026-11-29T10:00:02Z',
+      startedAt: '2026-11-29T09:00:02Z',
+    });
     writeLoop(repo, { id: 'crashed', status: 'running', pid: deadPid(), startedAt: '2026-11-29T09:00:01Z' });
-    writeLoop(repo, { id: 'done', status: 'complete', pid: process.pid, exitCode: 0, startedAt: '2026-11-29T09:00:00Z', message: 'all stories verified' });
-    writeFiles(repo, { 'ralph/.runs/half/state.json': '{"id":', 'ralph/.runs/empty/ledger.jsonl': '', 'ralph/.runs/locks/abc.lock': '{}' });
+    writeLoop(repo, {
+      id: 'done',
+      status: 'complete',
+      pid: process.pid,
+      exitCode: 0,
+      startedAt: '2026-11-29T09:00:00Z',
+      message: 'all stories verified',
+    });
+    writeFiles(repo, {
+      'ralph/.runs/half/state.json': '{"id":',
+      'ralph/.runs/empty/ledger.jsonl': '',
+      'ralph/.runs/locks/abc.lock': '{}',
+    });
     const server = await serve(repo);
     const { loops } = await getJson(server.url, '/api/loops');
     // A corrupt state.json is listed (after the readable ones), as `ralphkit status` lists it; empty/ and locks/ are not loops.
-    expect(loops.map((l: any) => [l.id, l.status, l.alive])).toEqual([['alive', 'running', true], ['crashed', 'dead', false], ['done', 'complete', false], ['half', 'unreadable', false]]);
+    expect(loops.map((l: any) => [l.id, l.status, l.alive])).toEqual([
+      ['alive', 'running', true],
+      ['crashed', 'dead', false],
+      ['done', 'complete', false],
+      ['half', 'unreadable', false],
+    ]);
     expect(loops[3].message).toMatch(/could not read ralph\/\.runs\/half\/state\.json \(not valid JSON/);
-    expect(loops[0]).toEqual({ id: 'alive', status: 'running', iteration: 3, maxIterations: 10, agent: 'claude', prd: 'ralph/prd.json', costUsd: 1.5, startedAt: '2026-11-29T09:00:02Z', updatedAt: '2026-11-29T10:00:02Z', exitCode: null, pid: process.pid, message: null, alive: true, inSession: false, parallel: null });
+    expect(loops[0]).toEqual({
+      id: 'alive',
+      status: 'running',
+      iteration: 3,
+      maxIterations: 10,
+      agent: 'claude',
+      prd: 'ralph/prd.json',
+      costUsd: 1.5,
+      startedAt: '2026-11-29T09:00:02Z',
+      updatedAt: '2026-11-29T10:00:02Z',
+      exitCode: null,
+      pid: process.pid,
+      message: null,
+      alive: true,
+      inSession: false,
+      parallel: null,
+    });
     expect(loops[2].message).toBe('all stories verified');
   });
 });
@@ -140,22 +250,51 @@ describe('ralphkit view server: JSON endpoints', () => {
 // One ledger and one sealed record, read by `ralphkit status` (readLoopSummaries) and by the dashboard (/api/prd): same verdicts.
 describe('ralphkit view server and ralphkit status agree', () => {
   const at = (minute: number) => `2026-11-29T10:${String(minute).padStart(2, '0')}:00.000Z`;
-  const base = (story: string, minute: number, iteration: number) => ({ time: at(minute), loop: 'L1', iteration, story, commit: 'c0ffee' });
+  const base = (story: string, minute: number, iteration: number) => ({
+    time: at(minute),
+    loop: 'L1',
+    iteration,
+    story,
+    commit: 'c0ffee',
+  });
   const check = (story: string, minute: number, exitCode: number, extra: object = {}): LedgerLine => ({
-    ...base(story, minute, 1), kind: 'check', scope: 'prd', command: 'npm test', exitCode, signal: null, timedOut: false, durationMs: 5, outputSha256: 'h', ...extra,
+    ...base(story, minute, 1),
+    kind: 'check',
+    scope: 'prd',
+    command: 'npm test',
+    exitCode,
+    signal: null,
+    timedOut: false,
+    durationMs: 5,
+    outputSha256: 'h',
+    ...extra,
   });
   const verdict = (story: string, minute: number, status: VerdictStatus): LedgerLine => ({
-    ...base(story, minute, 1), kind: 'verdict', command: null, exitCode: null, status, durationMs: 5, outputSha256: null, ...(status === 'verified' ? {} : { reason: `${story} ${status}` }),
+    ...base(story, minute, 1),
+    kind: 'verdict',
+    command: null,
+    exitCode: null,
+    status,
+    durationMs: 5,
+    outputSha256: null,
+    ...(status === 'verified' ? {} : { reason: `${story} ${status}` }),
   });
   const LEDGER: LedgerLine[] = [
-    check('US-001', 1, 0), verdict('US-001', 1, 'verified'),
-    verdict('US-002', 2, 'rejected'), verdict('US-002', 3, 'verified'), // claimed again, then verified
-    verdict('US-003', 2, 'verified'), verdict('US-003', 4, 'rejected'), // verified, later claimed again and rejected
+    check('US-001', 1, 0),
+    verdict('US-001', 1, 'verified'),
+    verdict('US-002', 2, 'rejected'),
+    verdict('US-002', 3, 'verified'), // claimed again, then verified
+    verdict('US-003', 2, 'verified'),
+    verdict('US-003', 4, 'rejected'), // verified, later claimed again and rejected
     verdict('US-004', 5, 'unverified'), // no checks at all
-    check('US-005', 6, 0), check('US-005', 6, 1), // runner killed before it decided
-    verdict('US-006', 7, 'verified'), check('US-006', 8, 1, { exitCode: null, signal: 'SIGTERM', aborted: true }), // Ctrl-C decided nothing
-    verdict('US-007', 9, 'rejected'), verdict('US-007', 9, 'verified'), // same time: the later line
-    verdict('US-008', 11, 'rejected'), verdict('US-008', 10, 'verified'), // file order is not time order
+    check('US-005', 6, 0),
+    check('US-005', 6, 1), // runner killed before it decided
+    verdict('US-006', 7, 'verified'),
+    check('US-006', 8, 1, { exitCode: null, signal: 'SIGTERM', aborted: true }), // Ctrl-C decided nothing
+    verdict('US-007', 9, 'rejected'),
+    verdict('US-007', 9, 'verified'), // same time: the later line
+    verdict('US-008', 11, 'rejected'),
+    verdict('US-008', 10, 'verified'), // file order is not time order
   ];
 
   it('gives every story the same verdict and the same counts', async () => {
@@ -169,17 +308,43 @@ describe('ralphkit view server and ralphkit status agree', () => {
     writeLoop(repo, { id: 'L1', status: 'complete', exitCode: 0, branch: 'ralph/fixture' });
     appendLedger(path.join(repo, 'ralph/.runs/L1/ledger.jsonl'), LEDGER);
     // The record confirms some of what the ledger says: US-002 and US-007 stay a ledger's word.
-    const sealed = { 'US-001': 'verified', 'US-003': 'verified', 'US-004': 'unverified', 'US-006': 'verified' } as const;
+    const sealed = {
+      'US-001': 'verified',
+      'US-003': 'verified',
+      'US-004': 'unverified',
+      'US-006': 'verified',
+    } as const;
     sealNote(repo, { loop: 'L1', commit: git(repo, 'rev-parse', 'HEAD'), time: at(3), stories: sealed }, env);
 
     const [loop] = readLoopSummaries(repo);
     const { cards } = await getJson((await serve(repo)).url, '/api/prd');
     const shown = (status: VerdictStatus | 'reported') => cards.filter((c: any) => c.verification === status).length;
-    expect({ verified: shown('verified'), reported: shown('reported'), unverified: shown('unverified'), rejected: shown('rejected') }).toEqual({ verified: loop.verified, reported: loop.reported, unverified: loop.unverified, rejected: loop.rejected });
+    expect({
+      verified: shown('verified'),
+      reported: shown('reported'),
+      unverified: shown('unverified'),
+      rejected: shown('rejected'),
+    }).toEqual({
+      verified: loop.verified,
+      reported: loop.reported,
+      unverified: loop.unverified,
+      rejected: loop.rejected,
+    });
     const engine = summariseLedger(readLedger(path.join(repo, 'ralph/.runs/L1/ledger.jsonl'))).stories;
-    expect(cards.filter((c: any) => c.verification === 'rejected').map((c: any) => c.reason)).toEqual(['US-003', 'US-008'].map((id) => engine[id].reason));
+    expect(cards.filter((c: any) => c.verification === 'rejected').map((c: any) => c.reason)).toEqual(
+      ['US-003', 'US-008'].map((id) => engine[id].reason),
+    );
     // And what that is, so the two cannot agree on something wrong: a later rejection (US-003) beats the record.
-    expect(cards.map((c: any) => c.verification)).toEqual(['verified', 'reported', 'rejected', 'unverified', null, 'verified', 'reported', 'rejected']);
+    expect(cards.map((c: any) => c.verification)).toEqual([
+      'verified',
+      'reported',
+      'rejected',
+      'unverified',
+      null,
+      'verified',
+      'reported',
+      'rejected',
+    ]);
     expect(loop).toMatchObject({ verified: 2, reported: 2, unverified: 1, rejected: 2 });
   });
 
@@ -191,7 +356,13 @@ describe('ralphkit view server and ralphkit status agree', () => {
     const server = await serve(repo);
     expect((await getJson(server.url, '/api/loops')).loops.map((l: any) => l.id)).toEqual(['L1']);
     expect((await getJson(server.url, '/api/prd')).cards[0].verification).toBeNull();
-    expect(readLoopSummaries(repo)[0]).toMatchObject({ id: 'L1', verified: 0, reported: 0, unverified: 0, rejected: 0 });
+    expect(readLoopSummaries(repo)[0]).toMatchObject({
+      id: 'L1',
+      verified: 0,
+      reported: 0,
+      unverified: 0,
+      rejected: 0,
+    });
   });
 
   it('lists the same loops, in the same order, with the same status and liveness', async () => {
@@ -200,13 +371,32 @@ describe('ralphkit view server and ralphkit status agree', () => {
     writeLoop(repo, { id: 'live', pid: process.pid, startedAt: '2026-11-29T09:00:03Z' });
     writeLoop(repo, { id: 'killed', pid: deadPid(), startedAt: '2026-11-29T09:00:02Z' });
     // A pid the OS may have handed to another process: whatever the engine decides, the page must say the same.
-    writeFiles(repo, { 'ralph/.runs/reused/state.json': JSON.stringify({ id: 'reused', agent: 'claude', prd: 'ralph/prd.json', iteration: 1, maxIterations: 3, status: 'running', pid: process.pid, pidStart: 1, startedAt: '2026-11-29T09:00:01Z', updatedAt: '2026-11-29T09:00:01Z', costUsd: 0, exitCode: null }) });
+    writeFiles(repo, {
+      'ralph/.runs/reused/state.json': JSON.stringify({
+        id: 'reused',
+        agent: 'claude',
+        prd: 'ralph/prd.json',
+        iteration: 1,
+        maxIterations: 3,
+        status: 'running',
+        pid: process.pid,
+        pidStart: 1,
+        startedAt: '2026-11-29T09:00:01Z',
+        updatedAt: '2026-11-29T09:00:01Z',
+        costUsd: 0,
+        exitCode: null,
+      }),
+    });
     writeLoop(repo, { id: 'ended', status: 'max-iterations', exitCode: 1, startedAt: '2026-11-29T09:00:00Z' });
 
     const { loops } = await getJson((await serve(repo)).url, '/api/loops');
     const status = readLoopSummaries(repo);
     expect(loops.map((l: any) => [l.id, l.status, l.alive])).toEqual(status.map((l) => [l.id, l.status, l.alive]));
-    expect(loops.filter((l: any) => l.id !== 'reused').map((l: any) => [l.id, l.status, l.alive])).toEqual([['live', 'running', true], ['killed', 'dead', false], ['ended', 'max-iterations', false]]);
+    expect(loops.filter((l: any) => l.id !== 'reused').map((l: any) => [l.id, l.status, l.alive])).toEqual([
+      ['live', 'running', true],
+      ['killed', 'dead', false],
+      ['ended', 'max-iterations', false],
+    ]);
   });
 });
 
@@ -320,11 +510,32 @@ describe('ralphkit view server: live updates', () => {
     await events.waitFor((e) => e.event === 'loops' && e.data.loops[0]?.id === 'L1');
     writeProgress(repo, '## 2026 - US-002\n- done\n');
     await events.waitFor((e) => e.event === 'progress' && e.data.log.sections[0]?.title === '2026 - US-002');
-    writeLedger(repo, 'L1', [{ time: '2026-11-29T10:00:00Z', loop: 'L1', iteration: 1, story: 'US-002', command: null, exitCode: null, status: 'verified' }]);
-    await events.waitFor((e) => e.event === 'prd' && e.data.cards?.[1].verification === 'reported' && e.data.cards[1].state === 'passed');
+    writeLedger(repo, 'L1', [
+      {
+        time: '2026-11-29T10:00:00Z',
+        loop: 'L1',
+        iteration: 1,
+        story: 'US-002',
+        command: null,
+        exitCode: null,
+        status: 'verified',
+      },
+    ]);
+    await events.waitFor(
+      (e) => e.event === 'prd' && e.data.cards?.[1].verification === 'reported' && e.data.cards[1].state === 'passed',
+    );
     // The runner's end: the sealed record, then state.json saying complete.
     commitPlan(repo);
-    sealNote(repo, { loop: 'L1', commit: git(repo, 'rev-parse', 'HEAD'), time: '2026-11-29T10:00:01.000Z', stories: { 'US-001': 'verified', 'US-002': 'verified' } }, env);
+    sealNote(
+      repo,
+      {
+        loop: 'L1',
+        commit: git(repo, 'rev-parse', 'HEAD'),
+        time: '2026-11-29T10:00:01.000Z',
+        stories: { 'US-001': 'verified', 'US-002': 'verified' },
+      },
+      env,
+    );
     writeLoop(repo, { id: 'L1', iteration: 1, status: 'complete', exitCode: 0, branch: 'ralph/fixture' });
     await events.waitFor((e) => e.event === 'prd' && e.data.cards?.[1].state === 'verified');
   });

@@ -36,7 +36,23 @@ function sleeper(): ChildProcess & { pid: number } {
 function runningLoop(repo: string): ChildProcess & { pid: number } {
   const runner = sleeper();
   const now = new Date().toISOString();
-  const state = { id: 'k9', agent: 'claude', prd: 'ralph/prd.json', iteration: 1, iterationDone: false, maxIterations: 5, status: 'running', pid: runner.pid, pidStart: procStart(runner.pid), startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options: {} };
+  const state = {
+    id: 'k9',
+    agent: 'claude',
+    prd: 'ralph/prd.json',
+    iteration: 1,
+    iterationDone: false,
+    maxIterations: 5,
+    status: 'running',
+    pid: runner.pid,
+    pidStart: procStart(runner.pid),
+    startedAt: now,
+    updatedAt: now,
+    costUsd: 0,
+    exitCode: null,
+    noProgressStreak: 0,
+    options: {},
+  };
   writeFiles(repo, { 'ralph/.runs/k9/state.json': `${JSON.stringify(state, null, 2)}\n` });
   return runner;
 }
@@ -59,7 +75,8 @@ async function killAndReusePid(runner: ChildProcess & { pid: number }): Promise<
     const other = sleeper();
     if (other.pid === pid || existsSync(`/proc/${pid}`)) {
       // 50 ms after the runner started, its successor cannot share its start tick; say so loudly if it ever did.
-      if (existsSync(`/proc/${pid}`) && procStart(pid) === recorded) throw new Error(`pid ${pid} was reused within the runner's clock tick`);
+      if (existsSync(`/proc/${pid}`) && procStart(pid) === recorded)
+        throw new Error(`pid ${pid} was reused within the runner's clock tick`);
       return;
     }
     other.kill('SIGKILL');

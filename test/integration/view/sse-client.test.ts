@@ -12,7 +12,9 @@ const BIG = Buffer.from(`event: big\ndata: "${'x'.repeat(16 * MIB)}"\n\n`);
 const event = (kind: string, value: string) => Buffer.from(`event: ${kind}\ndata: "${value}"\n\n`);
 
 /** A server whose one stream starts with BIG, and a raw client that sends the request and does not read. */
-async function stalledStream(limits: SseLimits): Promise<{ client: SseClient; res: ServerResponse; socket: net.Socket }> {
+async function stalledStream(
+  limits: SseLimits,
+): Promise<{ client: SseClient; res: ServerResponse; socket: net.Socket }> {
   let opened: (v: { client: SseClient; res: ServerResponse }) => void;
   const ready = new Promise<{ client: SseClient; res: ServerResponse }>((r) => (opened = r));
   const server = createServer((_req, res) => {

@@ -5,7 +5,7 @@ import { VIEW_DEFAULT_HOST, VIEW_DEFAULT_PORT } from '../../../src/commands/view
 import { DEFAULT_HOST, DEFAULT_PORT } from '../../../src/view/server.js';
 
 describe('ralphkit view defaults', () => {
-  it('are the server\'s DEFAULT_PORT and DEFAULT_HOST', () => {
+  it("are the server's DEFAULT_PORT and DEFAULT_HOST", () => {
     expect(VIEW_DEFAULT_PORT).toBe(DEFAULT_PORT);
     expect(VIEW_DEFAULT_HOST).toBe(DEFAULT_HOST);
   });

@@ -10,7 +10,16 @@ const EVENTS: LoopEvent[] = [
   { type: 'tool', iteration: 5, text: 'Edit src/a.ts' },
   { type: 'agent-exit', iteration: 5, exitCode: 0, signal: null, timedOut: false, durationMs: 1234, tag: 'complete' },
   { type: 'iteration-end', iteration: 5, newCommit: false, noProgressStreak: 2, costUsd: 0 },
-  { type: 'exit', loop: 'l1', code: 2, status: 'refused', message: 'no plan', hint: 'write one', iteration: 0, costUsd: 0 },
+  {
+    type: 'exit',
+    loop: 'l1',
+    code: 2,
+    status: 'refused',
+    message: 'no plan',
+    hint: 'write one',
+    iteration: 0,
+    costUsd: 0,
+  },
 ];
 
 describe('renderHuman with a worker', () => {
@@ -39,7 +48,9 @@ describe('renderHuman with a worker', () => {
   });
 
   it('a verify event still prints nothing, with or without a worker', () => {
-    expect(renderHuman({ type: 'verify', iteration: 1, verdicts: [], restored: [], allPass: true, worker: 3 })).toBeNull();
+    expect(
+      renderHuman({ type: 'verify', iteration: 1, verdicts: [], restored: [], allPass: true, worker: 3 }),
+    ).toBeNull();
   });
 });
 
@@ -47,7 +58,11 @@ describe('createEmitter', () => {
   it('--json: the worker number is in the JSON line; the human line on stderr is tagged', () => {
     const out: string[] = [];
     const err: string[] = [];
-    const emit = createEmitter(true, (s) => out.push(s), (s) => err.push(s));
+    const emit = createEmitter(
+      true,
+      (s) => out.push(s),
+      (s) => err.push(s),
+    );
     emit({ type: 'info', message: 'merged US-2', worker: 3 });
     emit({ type: 'info', message: 'run-wide' });
     const [tagged, plain] = out.map((l) => JSON.parse(l) as Record<string, unknown>);

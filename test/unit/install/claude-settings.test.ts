@@ -8,7 +8,10 @@ const OTHER_STOP = { hooks: [{ type: 'command', command: 'say done' }] };
 // Settings files as people have them: each must come back byte for byte after the hook goes in and out again.
 const USER_FILES: [string, string][] = [
   ['keys only', `{\n  "model": "opus",\n  "permissions": { "allow": ["Bash(npm test)"] }\n}\n`],
-  ['other hooks, no Stop', `{\n  "hooks": {\n    "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "guard.sh" }] }]\n  },\n  "env": { "A": "1" }\n}\n`],
+  [
+    'other hooks, no Stop',
+    `{\n  "hooks": {\n    "PreToolUse": [{ "matcher": "Bash", "hooks": [{ "type": "command", "command": "guard.sh" }] }]\n  },\n  "env": { "A": "1" }\n}\n`,
+  ],
   ['another Stop hook', JSON.stringify({ hooks: { Stop: [OTHER_STOP] }, theme: 'dark' }, null, 2) + '\n'],
   ['an empty object', '{}'],
   ['an empty object with space inside', '{ \n }\n'],
@@ -58,7 +61,9 @@ describe('addStopHook and removeStopHook', () => {
     const once = addStopHook(`{\n  "model": "opus"\n}\n`, FILE);
     expect(addStopHook(once.text, FILE)).toEqual({ text: once.text });
 
-    const old = once.text.replace('"timeout": 600', '"timeout": 30').replace('ralph.mjs\\" hook stop', 'ralph.mjs\\"  hook  stop');
+    const old = once.text
+      .replace('"timeout": 600', '"timeout": 30')
+      .replace('ralph.mjs\\" hook stop', 'ralph.mjs\\"  hook  stop');
     expect(addStopHook(old, FILE)).toEqual({ text: once.text });
   });
 
@@ -74,16 +79,30 @@ describe('addStopHook and removeStopHook', () => {
   it('take out only the entry when the user added to what install created around it', () => {
     const added = addStopHook(`{\n  "model": "opus"\n}\n`, FILE);
     expect(added.record).toEqual({ added: 'hooks' });
-    const withMore = JSON.stringify({ ...JSON.parse(added.text), hooks: { ...JSON.parse(added.text).hooks, PreToolUse: [] } }, null, 2);
+    const withMore = JSON.stringify(
+      { ...JSON.parse(added.text), hooks: { ...JSON.parse(added.text).hooks, PreToolUse: [] } },
+      null,
+      2,
+    );
 
-    expect(JSON.parse(removeStopHook(withMore, added.record!, FILE)!)).toEqual({ model: 'opus', hooks: { PreToolUse: [] } });
+    expect(JSON.parse(removeStopHook(withMore, added.record!, FILE)!)).toEqual({
+      model: 'opus',
+      hooks: { PreToolUse: [] },
+    });
   });
 
   it('take out our entry and nothing else when the user edited around it, and leave a file without it alone', () => {
     const added = addStopHook(JSON.stringify({ hooks: { Stop: [OTHER_STOP] } }, null, 2), FILE);
-    const reordered = JSON.stringify({ hooks: { Stop: [JSON.parse(added.text).hooks.Stop[1], OTHER_STOP, OTHER_STOP] }, model: 'x' }, null, 2);
+    const reordered = JSON.stringify(
+      { hooks: { Stop: [JSON.parse(added.text).hooks.Stop[1], OTHER_STOP, OTHER_STOP] }, model: 'x' },
+      null,
+      2,
+    );
 
-    expect(JSON.parse(removeStopHook(reordered, added.record!, FILE)!)).toEqual({ hooks: { Stop: [OTHER_STOP, OTHER_STOP] }, model: 'x' });
+    expect(JSON.parse(removeStopHook(reordered, added.record!, FILE)!)).toEqual({
+      hooks: { Stop: [OTHER_STOP, OTHER_STOP] },
+      model: 'x',
+    });
     expect(removeStopHook('{ "a": 1 }', { added: 'entry' }, FILE)).toBe('{ "a": 1 }');
   });
 

@@ -2,12 +2,25 @@
 // kept makes a later upgrade overwrite their edit silently; a hash not recorded for a file now up to date
 // makes a later upgrade report a false conflict. These tests pin both, action by action.
 import { describe, expect, it } from 'vitest';
-import { conflictsOf, planFile, planInstall, planIsNoop, renderManifest, type PlanOptions, type PlannedFile } from '../../../src/install/plan.js';
+import {
+  conflictsOf,
+  planFile,
+  planInstall,
+  planIsNoop,
+  renderManifest,
+  type PlanOptions,
+  type PlannedFile,
+} from '../../../src/install/plan.js';
 import type { Manifest, Resolution } from '../../../src/install/types.js';
 import { parseManifest } from '../../../src/install/manifest.js';
 
 const opts: PlanOptions = { backupDir: 'ralph/.backup/T', version: '2.0.0' };
-const file = (sha256: string, path = 'ralph/ralph.sh'): PlannedFile => ({ path, class: 'managed', source: 'ralphkit', sha256 });
+const file = (sha256: string, path = 'ralph/ralph.sh'): PlannedFile => ({
+  path,
+  class: 'managed',
+  source: 'ralphkit',
+  sha256,
+});
 const manifestOf = (sha256: string | undefined, version = '1.0.0'): Manifest => ({
   ralphkit: version,
   files: sha256 === undefined ? {} : { 'ralph/ralph.sh': { sha256, source: 'ralphkit' } },
@@ -18,16 +31,16 @@ const recorded = (m: Manifest) => m.files['ralph/ralph.sh']?.sha256;
 describe('planInstall: the hash each action records', () => {
   it.each([
     // action        baseline disk       new  extra options                                          recorded
-    ['create',      'B',     undefined, 'N', {},                                                     'N'],
-    ['identical',   'B',     'N',       'N', {},                                                     'N'],
-    ['fix-mode',    'B',     'N',       'N', { notExecutable: new Set(['ralph/ralph.sh']) },         'N'],
-    ['upgrade',     'B',     'B',       'N', {},                                                     'N'],
-    ['overwrite',   'B',     'D',       'N', { force: true },                                        'N'],
-    ['overwrite',   'B',     'D',       'N', { resolutions: new Map<string, Resolution>([['ralph/ralph.sh', 'overwrite']]) }, 'N'],
-    ['keep',        'B',     'D',       'B', {},                                                     'B'],
-    ['keep',        'B',     'D',       'N', { resolutions: new Map<string, Resolution>([['ralph/ralph.sh', 'keep']]) }, 'B'],
-    ['conflict',    'B',     'D',       'N', {},                                                     'B'],
-    ['conflict',    undefined, 'D',     'N', {},                                                     undefined],
+    ['create', 'B', undefined, 'N', {}, 'N'],
+    ['identical', 'B', 'N', 'N', {}, 'N'],
+    ['fix-mode', 'B', 'N', 'N', { notExecutable: new Set(['ralph/ralph.sh']) }, 'N'],
+    ['upgrade', 'B', 'B', 'N', {}, 'N'],
+    ['overwrite', 'B', 'D', 'N', { force: true }, 'N'],
+    ['overwrite', 'B', 'D', 'N', { resolutions: new Map<string, Resolution>([['ralph/ralph.sh', 'overwrite']]) }, 'N'],
+    ['keep', 'B', 'D', 'B', {}, 'B'],
+    ['keep', 'B', 'D', 'N', { resolutions: new Map<string, Resolution>([['ralph/ralph.sh', 'keep']]) }, 'B'],
+    ['conflict', 'B', 'D', 'N', {}, 'B'],
+    ['conflict', undefined, 'D', 'N', {}, undefined],
   ] as const)('%s (baseline %s, disk %s, new %s) records %#', (action, baseline, onDisk, sha, extra, hash) => {
     const plan = planInstall(manifestOf(baseline), disk(onDisk), [file(sha)], { ...opts, ...extra });
     expect(plan.items[0].action).toBe(action);
@@ -66,7 +79,10 @@ describe('planInstall: a second upgrade after the first', () => {
   });
 
   it('an edit the user kept is still reported next time, never overwritten silently', () => {
-    expect(upgradeTwice('D', 'N', { resolutions: new Map([['ralph/ralph.sh', 'keep']]) })).toEqual(['keep', 'conflict']);
+    expect(upgradeTwice('D', 'N', { resolutions: new Map([['ralph/ralph.sh', 'keep']]) })).toEqual([
+      'keep',
+      'conflict',
+    ]);
     expect(upgradeTwice('D', 'B', {})).toEqual(['keep', 'conflict']);
   });
 });
@@ -75,7 +91,10 @@ describe('planInstall: the manifest itself', () => {
   it('is identical only when version and every hash are unchanged', () => {
     expect(planInstall(manifestOf('N', '2.0.0'), disk('N'), [file('N')], opts).manifest.action).toBe('identical');
     expect(planInstall(manifestOf('B', '2.0.0'), disk('N'), [file('N')], opts).manifest.action).toBe('update');
-    expect(planInstall(undefined, disk('N'), [file('N')], opts).manifest).toMatchObject({ path: 'ralph/.ralphkit.json', action: 'create' });
+    expect(planInstall(undefined, disk('N'), [file('N')], opts).manifest).toMatchObject({
+      path: 'ralph/.ralphkit.json',
+      action: 'create',
+    });
   });
 
   it('keeps the recorded version when asked (skill add), and records this one on a first manifest', () => {
@@ -93,7 +112,9 @@ describe('planInstall: the manifest itself', () => {
 
   it('renders only the version and the files, two-space indented, with a final newline', () => {
     const m = { ...manifestOf('N'), extra: 'x' } as Manifest;
-    expect(renderManifest(m)).toBe('{\n  "ralphkit": "1.0.0",\n  "files": {\n    "ralph/ralph.sh": {\n      "sha256": "N",\n      "source": "ralphkit"\n    }\n  }\n}\n');
+    expect(renderManifest(m)).toBe(
+      '{\n  "ralphkit": "1.0.0",\n  "files": {\n    "ralph/ralph.sh": {\n      "sha256": "N",\n      "source": "ralphkit"\n    }\n  }\n}\n',
+    );
   });
 });
 
@@ -104,12 +125,36 @@ describe('planFile: reasons and precedence', () => {
     ['new (state: yours from now on)', state, undefined, undefined, {}],
     ['state file: yours, never touched', state, 'D', undefined, {}],
     ['up to date', file('N'), 'N', 'B', {}],
-    ['up to date, but not executable: made executable again', file('N'), 'N', 'B', { notExecutable: new Set(['ralph/ralph.sh']) }],
+    [
+      'up to date, but not executable: made executable again',
+      file('N'),
+      'N',
+      'B',
+      { notExecutable: new Set(['ralph/ralph.sh']) },
+    ],
     ['unchanged since installed; new version', file('N'), 'B', 'B', {}],
-    ['edited since installed; yours is backed up to ralph/.backup/T/ralph/ralph.sh', file('N'), 'D', 'B', { force: true }],
-    ['not installed by ralphkit; yours is backed up to ralph/.backup/T/ralph/ralph.sh', file('N'), 'D', undefined, { force: true }],
+    [
+      'edited since installed; yours is backed up to ralph/.backup/T/ralph/ralph.sh',
+      file('N'),
+      'D',
+      'B',
+      { force: true },
+    ],
+    [
+      'not installed by ralphkit; yours is backed up to ralph/.backup/T/ralph/ralph.sh',
+      file('N'),
+      'D',
+      undefined,
+      { force: true },
+    ],
     ['edited since installed; nothing new from ralphkit, so your file stays', file('B'), 'D', 'B', {}],
-    ['edited since installed; kept at your request', file('N'), 'D', 'B', { resolutions: new Map([['ralph/ralph.sh', 'keep']]) }],
+    [
+      'edited since installed; kept at your request',
+      file('N'),
+      'D',
+      'B',
+      { resolutions: new Map([['ralph/ralph.sh', 'keep']]) },
+    ],
     ['edited since installed, and ralphkit ships a new version', file('N'), 'D', 'B', {}],
     ["not installed by ralphkit, and differs from ralphkit's version", file('N'), 'D', undefined, {}],
   ] as const)('%s', (reason, f, onDisk, baseline, extra) => {
@@ -118,17 +163,26 @@ describe('planFile: reasons and precedence', () => {
 
   it('says why a file was kept', () => {
     expect(planFile(file('B'), 'D', 'B', opts).keptBecause).toBe('nothing-newer');
-    expect(planFile(file('N'), 'D', 'B', { ...opts, resolutions: new Map([['ralph/ralph.sh', 'keep']]) }).keptBecause).toBe('chosen');
+    expect(
+      planFile(file('N'), 'D', 'B', { ...opts, resolutions: new Map([['ralph/ralph.sh', 'keep']]) }).keptBecause,
+    ).toBe('chosen');
   });
 
   it('lets --force win over an answer to keep, and an answer for another path change nothing', () => {
-    expect(planFile(file('N'), 'D', 'B', { ...opts, force: true, resolutions: new Map([['ralph/ralph.sh', 'keep']]) }).action).toBe('overwrite');
-    expect(planFile(file('N'), 'D', 'B', { ...opts, resolutions: new Map([['other', 'overwrite']]) }).action).toBe('conflict');
+    expect(
+      planFile(file('N'), 'D', 'B', { ...opts, force: true, resolutions: new Map([['ralph/ralph.sh', 'keep']]) })
+        .action,
+    ).toBe('overwrite');
+    expect(planFile(file('N'), 'D', 'B', { ...opts, resolutions: new Map([['other', 'overwrite']]) }).action).toBe(
+      'conflict',
+    );
   });
 
   it('fixes the mode only of a file that is up to date and listed', () => {
     expect(planFile(file('N'), 'N', 'B', { ...opts, notExecutable: new Set(['other']) }).action).toBe('identical');
-    expect(planFile(file('N'), 'B', 'B', { ...opts, notExecutable: new Set(['ralph/ralph.sh']) }).action).toBe('upgrade');
+    expect(planFile(file('N'), 'B', 'B', { ...opts, notExecutable: new Set(['ralph/ralph.sh']) }).action).toBe(
+      'upgrade',
+    );
   });
 });
 
@@ -151,7 +205,10 @@ describe('planIsNoop and conflictsOf', () => {
   });
 
   it('lists only the conflicts', () => {
-    expect(conflictsOf(plan('update', 'keep', 'conflict', 'create', 'conflict')).map((i) => i.path)).toEqual(['f1', 'f3']);
+    expect(conflictsOf(plan('update', 'keep', 'conflict', 'create', 'conflict')).map((i) => i.path)).toEqual([
+      'f1',
+      'f3',
+    ]);
   });
 });
 
@@ -172,6 +229,8 @@ describe('the Stop hook record in the manifest', () => {
     expect(parseManifest(renderManifest(hooked))).toEqual(hooked);
     const tampered = renderManifest({ ...hooked, claudeHook: { added: 'hooks', gap: '"evil": 1' } });
     expect(parseManifest(tampered)?.claudeHook).toEqual({ added: 'hooks' });
-    expect(parseManifest(renderManifest({ ...hooked, claudeHook: { added: 'nonsense' as 'file' } }))?.claudeHook).toBeUndefined();
+    expect(
+      parseManifest(renderManifest({ ...hooked, claudeHook: { added: 'nonsense' as 'file' } }))?.claudeHook,
+    ).toBeUndefined();
   });
 });

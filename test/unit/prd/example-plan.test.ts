@@ -15,7 +15,10 @@ describe('isExamplePlan', () => {
   });
 
   it('is also the example as earlier versions wrote it (its description named npx ralphkit validate)', () => {
-    const older = { ...example(), description: example().description.replace('`./ralph/ralph.sh validate`', '`npx ralphkit validate`') };
+    const older = {
+      ...example(),
+      description: example().description.replace('`./ralph/ralph.sh validate`', '`npx ralphkit validate`'),
+    };
     expect(older.description).toContain('npx ralphkit validate');
     expect(isExamplePlan(older)).toBe(true);
   });
@@ -26,7 +29,7 @@ describe('isExamplePlan', () => {
     ['a story passing', (p) => (p.userStories[0].passes = true)],
     ['another project', (p) => (p.project = 'Mine')],
     ['a story set aside', (p) => (p.userStories[3].skip = true)],
-  ])('any edit makes it the user\'s plan: %s', (_what, change) => {
+  ])("any edit makes it the user's plan: %s", (_what, change) => {
     const plan = example();
     change(plan);
     expect(isExamplePlan(plan)).toBe(false);

@@ -11,7 +11,14 @@ describe('findCycles', () => {
     ['two nodes', [[1], [0]], [[0, 1, 0]]],
     ['three nodes, found from the lowest', [[], [3], [1], [2]], [[1, 3, 2, 1]]],
     ['the shortest way round a tangle', [[1, 3], [2], [0], [0]], [[0, 3, 0]]],
-    ['two separate tangles', [[1], [0], [], [4], [3]], [[0, 1, 0], [3, 4, 3]]],
+    [
+      'two separate tangles',
+      [[1], [0], [], [4], [3]],
+      [
+        [0, 1, 0],
+        [3, 4, 3],
+      ],
+    ],
     ['a cycle reached through a chain', [[1], [2], [3], [2]], [[2, 3, 2]]],
     ['a self-loop beside a clean chain', [[], [0], [2]], [[2, 2]]],
   ])('%s', (_what, edges, cycles) => {

@@ -49,7 +49,7 @@ describe('parseJsonWithPositions on broken JSON', () => {
     ['missing comma between properties', '{"a": 1\n "b": 2}', '"b"', "missing ','"],
     ['missing comma between items', '[1 2]', '2', "missing ','"],
     ['single-quoted string', "{'a': 1}", "'a'", 'double quotes'],
-    ['single-quoted value', "{\"a\": 'x'}", "'x'", 'double quotes'],
+    ['single-quoted value', '{"a": \'x\'}', "'x'", 'double quotes'],
     ['unquoted key', '{a: 1}', 'a', 'double quotes'],
     ['missing colon', '{"a" 1}', '1', "expected ':'"],
     ['unterminated string', '{"a": "abc', '"abc', 'unterminated string'],
@@ -104,7 +104,7 @@ describe('makeLocator', () => {
 });
 
 describe('parseJsonWithPositions agrees with JSON.parse on damaged text', () => {
-  const SOURCE = JSON.stringify({ a: [1, -2.5e3, true, null, 'x\ny "q"'], b: { c: '', d: [[], {}] }, 'é': 0 }, null, 2);
+  const SOURCE = JSON.stringify({ a: [1, -2.5e3, true, null, 'x\ny "q"'], b: { c: '', d: [[], {}] }, é: 0 }, null, 2);
   const PIECES = ['', ',', '"', '{', '}', '[', ']', ':', '\\', '0', '-', '.', 'e', 't', ' ', '\n', '\\u00', "'"];
 
   // A fixed seed: the same 500 damaged texts on every run, so a failure can be reproduced.

@@ -44,7 +44,10 @@ describe('storyRefPart', () => {
     const parts = new Map<string, string>();
     for (const id of NASTY_STORY_IDS) {
       const part = storyRefPart(id);
-      expect(parts.get(part), `${JSON.stringify(id)} and ${JSON.stringify(parts.get(part))} share ${part}`).toBeUndefined();
+      expect(
+        parts.get(part),
+        `${JSON.stringify(id)} and ${JSON.stringify(parts.get(part))} share ${part}`,
+      ).toBeUndefined();
       parts.set(part, id);
       if (!part.includes('+h') && id !== '') expect(decode(part)).toBe(id);
     }
@@ -63,7 +66,11 @@ describe('storyRefPart', () => {
     ['81 are cut', 'a'.repeat(81), /^a{60}\+h[0-9a-f]{12}$/],
     ['a cut inside an escape drops the broken escape', `${'a'.repeat(58)}${'é'.repeat(10)}`, /^a{58}\+h[0-9a-f]{12}$/],
     ['a cut right after a whole escape keeps it', `${'a'.repeat(57)}${'é'.repeat(10)}`, /^a{57}\+C3\+h[0-9a-f]{12}$/],
-    ['a cut after a kept "." drops only that last "."', `a.b${'a'.repeat(56)}.${'c'.repeat(30)}`, /^a\.ba{56}\+h[0-9a-f]{12}$/],
+    [
+      'a cut after a kept "." drops only that last "."',
+      `a.b${'a'.repeat(56)}.${'c'.repeat(30)}`,
+      /^a\.ba{56}\+h[0-9a-f]{12}$/,
+    ],
   ])('cut at the limit: %s', (_, id, part) => {
     expect(storyRefPart(id)).toMatch(part);
   });

@@ -32,6 +32,8 @@ describe('a 5,000-story plan', () => {
     const { problems } = validatePrdText(JSON.stringify(plan), 'prd.json');
     expect(problems).toHaveLength(1);
     expect(problems[0].code).toBe('cycle');
-    expect(problems[0].message).toMatch(/^dependency cycle: US-00001 -> US-05000 -> US-04999 -> .* -> US-00002 -> US-00001 /);
+    expect(problems[0].message).toMatch(
+      /^dependency cycle: US-00001 -> US-05000 -> US-04999 -> .* -> US-00002 -> US-00001 /,
+    );
   });
 });

@@ -1,26 +1,54 @@
 import { describe, expect, it } from 'vitest';
 import { firstHeading, nameFromFileName, planSkillFile } from '../../../src/skills/fill.js';
-import { AGENT_SKILLS_RULES, CLAUDE_CODE_RULES, checkSkill, checkSkillDescription, checkSkillName } from '../../../src/skills/rules.js';
+import {
+  AGENT_SKILLS_RULES,
+  CLAUDE_CODE_RULES,
+  checkSkill,
+  checkSkillDescription,
+  checkSkillName,
+} from '../../../src/skills/rules.js';
 import { parseAgents, skillFilesFor } from '../../../src/skills/agents.js';
 import { canPrompt } from '../../../src/util/prompt.js';
 
 describe('planSkillFile: filling frontmatter', () => {
   it.each([
-    ['My Review Notes.md', '# Review checklist\n\nBody.\n', '---\nname: my-review-notes\ndescription: Review checklist\n---\n# Review checklist\n\nBody.\n'],
-    ['myNotes.md', '# Notes: the #1 rule\n', "---\nname: my-notes\ndescription: 'Notes: the #1 rule'\n---\n# Notes: the #1 rule\n"],
+    [
+      'My Review Notes.md',
+      '# Review checklist\n\nBody.\n',
+      '---\nname: my-review-notes\ndescription: Review checklist\n---\n# Review checklist\n\nBody.\n',
+    ],
+    [
+      'myNotes.md',
+      '# Notes: the #1 rule\n',
+      "---\nname: my-notes\ndescription: 'Notes: the #1 rule'\n---\n# Notes: the #1 rule\n",
+    ],
     ['x.md', '---\nlicense: MIT\n---\n# Title\n', '---\nname: x\ndescription: Title\nlicense: MIT\n---\n# Title\n'],
-    ['x.md', '---\nname: custom-name\n---\n## Sub\n# Real title ##\n', '---\ndescription: Real title\nname: custom-name\n---\n## Sub\n# Real title ##\n'],
-    ['x.md', '---\r\nlicense: MIT\r\n---\r\n# T\r\n', '---\r\nname: x\r\ndescription: T\r\nlicense: MIT\r\n---\r\n# T\r\n'],
+    [
+      'x.md',
+      '---\nname: custom-name\n---\n## Sub\n# Real title ##\n',
+      '---\ndescription: Real title\nname: custom-name\n---\n## Sub\n# Real title ##\n',
+    ],
+    [
+      'x.md',
+      '---\r\nlicense: MIT\r\n---\r\n# T\r\n',
+      '---\r\nname: x\r\ndescription: T\r\nlicense: MIT\r\n---\r\n# T\r\n',
+    ],
     ['Über Notes.md', '# Fine\n', '---\nname: uber-notes\ndescription: Fine\n---\n# Fine\n'],
   ])('%s %j', (file, text, expected) => {
     const result = planSkillFile(file, text);
     expect(result).toMatchObject({ ok: true, text: expected });
   });
 
-  const claudeKeys = '---\nname: x\ndescription: d\nuser-invocable: true\ndisable-model-invocation: false\nargument-hint: "[file]"\nallowed-tools:\n  - Read\n  - Bash(git diff *)\nmodel: sonnet\ncontext: fork\nagent: Explore\nversion: 1.0.0\nhooks:\n  Stop: []\n---\nBody\n';
+  const claudeKeys =
+    '---\nname: x\ndescription: d\nuser-invocable: true\ndisable-model-invocation: false\nargument-hint: "[file]"\nallowed-tools:\n  - Read\n  - Bash(git diff *)\nmodel: sonnet\ncontext: fork\nagent: Explore\nversion: 1.0.0\nhooks:\n  Stop: []\n---\nBody\n';
 
   it('keeps the keys Claude Code defines, as written, for .claude/skills/ only', () => {
-    expect(planSkillFile('x.md', claudeKeys, [CLAUDE_CODE_RULES])).toEqual({ ok: true, name: 'x', text: claudeKeys, filled: [] });
+    expect(planSkillFile('x.md', claudeKeys, [CLAUDE_CODE_RULES])).toEqual({
+      ok: true,
+      name: 'x',
+      text: claudeKeys,
+      filled: [],
+    });
     for (const rules of [[AGENT_SKILLS_RULES], [CLAUDE_CODE_RULES, AGENT_SKILLS_RULES]]) {
       const result = planSkillFile('x.md', claudeKeys, rules);
       expect(result.ok ? [] : result.problems).toEqual([
@@ -31,16 +59,23 @@ describe('planSkillFile: filling frontmatter', () => {
 
   it('refuses keys Claude Code does not define either, even for .claude/skills/', () => {
     const result = planSkillFile('x.md', '---\nname: x\ndescription: d\ntags: [a]\n---\n', [CLAUDE_CODE_RULES]);
-    expect(result.ok ? [] : result.problems).toEqual(['frontmatter keys neither Agent Skills nor Claude Code define: tags (put your own fields under `metadata:`)']);
+    expect(result.ok ? [] : result.problems).toEqual([
+      'frontmatter keys neither Agent Skills nor Claude Code define: tags (put your own fields under `metadata:`)',
+    ]);
   });
 
   it('keeps a file whose frontmatter is complete byte for byte', () => {
-    const text = '---\nname:   "kept"\ndescription: >-\n  Folded text\nmetadata:\n  author: me\n---\nBody without heading\n';
+    const text =
+      '---\nname:   "kept"\ndescription: >-\n  Folded text\nmetadata:\n  author: me\n---\nBody without heading\n';
     expect(planSkillFile('other.md', text)).toEqual({ ok: true, name: 'kept', text, filled: [] });
   });
 
   it.each([
-    ['日本語.md', '# Fine\n', /the file name "日本語.md" has no letters a-z or digits to make a skill name of: add `name: your-skill-name`/],
+    [
+      '日本語.md',
+      '# Fine\n',
+      /the file name "日本語.md" has no letters a-z or digits to make a skill name of: add `name: your-skill-name`/,
+    ],
     ['😀.md', '# Fine\n', /the file name "😀.md" has no letters a-z or digits/],
     ['---.md', '# Fine\n', /has no letters a-z or digits/],
     [`${'a'.repeat(65)}.md`, '# Fine\n', /1–64 characters \(it has 65\)/],
@@ -49,9 +84,21 @@ describe('planSkillFile: filling frontmatter', () => {
     ['ok.md', '```\n# in a code block\n```\n', /no description/],
     ['ok.md', `# ${'x'.repeat(1100)}\n`, /at most 1024 characters/],
     ['ok.md', '---\nname: Bad_Name\n---\n# T\n', /may hold only lowercase[^]*write it as `name: bad-name`/],
-    ['ok.md', '---\nname: Résumé\n---\n# T\n', /name "Résumé" may hold only lowercase letters a-z, digits and hyphens\nwrite it as `name: resume`/],
-    ['ok.md', '---\nname: 日本語\n---\n# T\n', /^name "日本語" may hold only lowercase letters a-z, digits and hyphens$/],
-    ['ok.md', '---\nuser-invocable: true\n---\n# T\n', /not allowed by Agent Skills: user-invocable .*; user-invocable is a Claude Code key, kept only in .claude\/skills\/ \(--agent claude\)/],
+    [
+      'ok.md',
+      '---\nname: Résumé\n---\n# T\n',
+      /name "Résumé" may hold only lowercase letters a-z, digits and hyphens\nwrite it as `name: resume`/,
+    ],
+    [
+      'ok.md',
+      '---\nname: 日本語\n---\n# T\n',
+      /^name "日本語" may hold only lowercase letters a-z, digits and hyphens$/,
+    ],
+    [
+      'ok.md',
+      '---\nuser-invocable: true\n---\n# T\n',
+      /not allowed by Agent Skills: user-invocable .*; user-invocable is a Claude Code key, kept only in .claude\/skills\/ \(--agent claude\)/,
+    ],
     ['ok.md', '---\nname: a--b\n---\n# T\n', /two hyphens/],
     ['ok.md', '---\nname: -a\n---\n# T\n', /start or end with a hyphen/],
     ['ok.md', '---\ndescription: ""\n---\n# T\n', /must not be empty/],
@@ -127,7 +174,12 @@ describe('pieces', () => {
 
   it('requires the name to equal the folder name', () => {
     expect(checkSkill({ name: 'a', description: 'd' }, 'b')).toEqual(['name "a" must equal its folder name "b"']);
-    expect(checkSkill({ name: 'a', description: 'd', license: 'MIT', 'allowed-tools': 'Bash', metadata: {}, compatibility: 'x' }, 'a')).toEqual([]);
+    expect(
+      checkSkill(
+        { name: 'a', description: 'd', license: 'MIT', 'allowed-tools': 'Bash', metadata: {}, compatibility: 'x' },
+        'a',
+      ),
+    ).toEqual([]);
   });
 
   it.each([
@@ -144,7 +196,10 @@ describe('pieces', () => {
 
   it('skillFilesFor puts one SKILL.md in each agent folder', () => {
     const out = skillFilesFor('Review.md', '# Review\n', ['claude', 'agents'], 'user');
-    expect(out.ok && out.files.map((f) => f.path)).toEqual(['.claude/skills/review/SKILL.md', '.agents/skills/review/SKILL.md']);
+    expect(out.ok && out.files.map((f) => f.path)).toEqual([
+      '.claude/skills/review/SKILL.md',
+      '.agents/skills/review/SKILL.md',
+    ]);
   });
 
   it.each([

@@ -35,9 +35,36 @@ describe('sanitizeForTerminal', () => {
 
   it('leaves nothing a terminal acts on, whatever the bytes (1000 random strings)', () => {
     const random = seeded(13);
-    const alphabet = ['\x1b', '\x9b', '\x9d', '\x9c', '\x07', '\\', ']', '[', '5', '2', ';', 'c', 'm', 'P', '\r', '\n', '\t', 'a', '\u202e', '\x90', '\x00', '\x7f', 'é'];
+    const alphabet = [
+      '\x1b',
+      '\x9b',
+      '\x9d',
+      '\x9c',
+      '\x07',
+      '\\',
+      ']',
+      '[',
+      '5',
+      '2',
+      ';',
+      'c',
+      'm',
+      'P',
+      '\r',
+      '\n',
+      '\t',
+      'a',
+      '\u202e',
+      '\x90',
+      '\x00',
+      '\x7f',
+      'é',
+    ];
     for (let i = 0; i < 1000; i++) {
-      const text = Array.from({ length: 1 + Math.floor(random() * 40) }, () => alphabet[Math.floor(random() * alphabet.length)]).join('');
+      const text = Array.from(
+        { length: 1 + Math.floor(random() * 40) },
+        () => alphabet[Math.floor(random() * alphabet.length)],
+      ).join('');
       const shown = sanitizeForTerminal(text);
       expect(shown, JSON.stringify(text)).not.toMatch(UNSAFE);
       expect(sanitizeForTerminal(shown)).toBe(shown);

@@ -45,7 +45,8 @@ describe('renderUnifiedDiff', () => {
 
 describe('diffLines', () => {
   // Pseudo-random line lists over a small alphabet: many repeats, the hard case for a diff.
-  const lines = (n: number, seed: number) => Array.from({ length: n }, (_, i) => 'abcd'[(seed * 31 + i * i * 7 + seed * i) % 4]);
+  const lines = (n: number, seed: number) =>
+    Array.from({ length: n }, (_, i) => 'abcd'[(seed * 31 + i * i * 7 + seed * i) % 4]);
   const cases = Array.from({ length: 40 }, (_, t) => [lines(t % 13, t), lines((t * 5) % 11, t + 3)] as const);
 
   it.each(cases)('rebuilds both sides: %j → %j', (a, b) => {
@@ -67,10 +68,16 @@ describe('renderPlanLines', () => {
       { path: 'ralph/prd.json', class: 'state', source: 'ralphkit', sha256: 'n' },
       { path: '.claude/skills/prd/SKILL.md', class: 'managed', source: 'ralphkit', sha256: 'n' },
     ] as const;
-    const disk = new Map([['ralph/ralph.sh', 'edited'], ['ralph/prd.json', 'x'], ['.claude/skills/prd/SKILL.md', undefined]]);
+    const disk = new Map([
+      ['ralph/ralph.sh', 'edited'],
+      ['ralph/prd.json', 'x'],
+      ['.claude/skills/prd/SKILL.md', undefined],
+    ]);
     const manifest = { ralphkit: '1', files: { 'ralph/ralph.sh': { sha256: 'old', source: 'ralphkit' as const } } };
     const plan = planInstall(manifest, disk, [...files], { force: true, backupDir: 'ralph/.backup/T', version: '2' });
-    const text = renderPlanLines(plan).join('\n').replace(/\x1b\[[0-9;]*m/g, '');
+    const text = renderPlanLines(plan)
+      .join('\n')
+      .replace(/\x1b\[[0-9;]*m/g, '');
     expect(text).toMatchInlineSnapshot(`
       "  overwrite   ralph/ralph.sh               edited since installed; yours is backed up to ralph/.backup/T/ralph/ralph.sh
         skip-state  ralph/prd.json               state file: yours, never touched

@@ -20,7 +20,7 @@ describe('renderUsd', () => {
     expect(renderUsd(usd)).toBe(text);
   });
 
-  it('is the dashboard\'s rule too', () => {
+  it("is the dashboard's rule too", () => {
     for (let i = 0; i < 2000; i++) {
       const usd = i < 1000 ? i / 100_000 : (i - 1000) / 37;
       expect(fmtCost(usd)).toBe(renderUsd(usd));

@@ -2,10 +2,24 @@
 // per story), so /api/prd stays linear in the plan. These tests hold it to the plain, quadratic way of computing the
 // same thing (kept below as the reference) on random plans, and count the work instead of timing it.
 import { describe, expect, it } from 'vitest';
-import { summariseLedger, type LedgerLine, type StoryLedgerState, type VerdictStatus } from '../../../src/engine/store/ledger.js';
+import {
+  summariseLedger,
+  type LedgerLine,
+  type StoryLedgerState,
+  type VerdictStatus,
+} from '../../../src/engine/store/ledger.js';
 import { planVerification, readStoryStatus } from '../../../src/engine/store/verdict-record.js';
 import type { Prd, Story } from '../../../src/prd/types.js';
-import { LEDGER_PER_STORY, planBoard, planColumns, planNext, planRows, type BoardPlan, type CardState, type StoryCard } from '../../../src/view/board.js';
+import {
+  LEDGER_PER_STORY,
+  planBoard,
+  planColumns,
+  planNext,
+  planRows,
+  type BoardPlan,
+  type CardState,
+  type StoryCard,
+} from '../../../src/view/board.js';
 import { toLedgerEntry } from '../../../src/view/ledger.js';
 import { random } from '../../support/random.js';
 
@@ -45,7 +59,9 @@ function refRows(stories: readonly Story[], columns: Map<string, number>): Map<s
   for (let c = 0; c <= maxColumn; c++) {
     const inColumn = stories.filter((s) => columns.get(s.id) === c);
     const weight = (s: Story): number => {
-      const placed = refDeps(s).map((d) => rows.get(d)).filter((r): r is number => r !== undefined);
+      const placed = refDeps(s)
+        .map((d) => rows.get(d))
+        .filter((r): r is number => r !== undefined);
       return placed.length ? placed.reduce((a, b) => a + b, 0) / placed.length : 0;
     };
     inColumn.sort((a, b) => weight(a) - weight(b) || refPrio(a) - refPrio(b) || order.get(a.id)! - order.get(b.id)!);
@@ -55,7 +71,9 @@ function refRows(stories: readonly Story[], columns: Map<string, number>): Map<s
 }
 
 function refNext(stories: readonly Story[]): string | null {
-  const ready = stories.filter((s) => s.passes !== true && refDeps(s).every((d) => stories.some((p) => p.id === d && p.passes === true)));
+  const ready = stories.filter(
+    (s) => s.passes !== true && refDeps(s).every((d) => stories.some((p) => p.id === d && p.passes === true)),
+  );
   ready.sort((a, b) => refPrio(a) - refPrio(b));
   return ready[0]?.id ?? null;
 }
@@ -78,13 +96,16 @@ function refBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Record<string
       id: s.id,
       state: refState(s.passes === true, verification),
       verification,
-      reason: verification === 'verified' ? null : verdict?.reason ?? null,
+      reason: verification === 'verified' ? null : (verdict?.reason ?? null),
       column: columns.get(s.id) ?? 0,
       row: rows.get(s.id) ?? 0,
       next: s.id === nextId,
       missingDeps: refDeps(s).filter((d) => !stories.some((o) => o.id === d)),
       review: Object.hasOwn(reviews, s.id) ? reviews[s.id] : null,
-      ledger: ledger.filter((l) => l.story === s.id).slice(-LEDGER_PER_STORY).map(toLedgerEntry),
+      ledger: ledger
+        .filter((l) => l.story === s.id)
+        .slice(-LEDGER_PER_STORY)
+        .map(toLedgerEntry),
     };
   });
   const count = (state: CardState) => cards.filter((c) => c.state === state).length;
@@ -102,7 +123,6 @@ function refBoard(prd: Prd, ledger: readonly LedgerLine[], sealed: Record<string
 
 // ---- Random plans: a main chain with side branches, plus the odd cycle, ghost, duplicate id and stray type. ----
 
-
 interface Fixture {
   prd: Prd;
   ledger: LedgerLine[];
@@ -115,7 +135,8 @@ function randomFixture(n: number, seed: number): Fixture {
   const id = (i: number) => `S-${i}`;
   const userStories: Story[] = Array.from({ length: n }, (_, i) => {
     let dependsOn: unknown;
-    if (i === 0 || i % 23 === 0) dependsOn = []; // the head of a new branch
+    if (i === 0 || i % 23 === 0)
+      dependsOn = []; // the head of a new branch
     else {
       const list: unknown[] = [id(i - 1 - (rnd() < 0.25 ? pick(Math.min(i, 8)) : 0))];
       if (rnd() < 0.3) list.push(id(pick(i))); // a second, older dependency: branches join
@@ -143,8 +164,27 @@ function randomFixture(n: number, seed: number): Fixture {
     const story = rnd() < 0.02 ? `GONE-${k}` : rnd() < 0.05 ? id(7) : id(pick(n)); // S-7 gets more than LEDGER_PER_STORY lines
     const time = `2026-12-01T10:${String(pick(60)).padStart(2, '0')}:00Z`;
     const base = { time, loop: `L${pick(3)}`, iteration: pick(9), story, commit: null, durationMs: pick(100) };
-    if (rnd() < 0.6) ledger.push({ ...base, kind: 'check', scope: 'prd', command: 'npm test', exitCode: pick(2), signal: null, timedOut: false, outputSha256: 'h' } as LedgerLine);
-    else ledger.push({ ...base, kind: 'verdict', command: null, exitCode: null, status: statuses[pick(3)], outputSha256: null, ...(rnd() < 0.5 ? { reason: `reason ${k}` } : {}) } as LedgerLine);
+    if (rnd() < 0.6)
+      ledger.push({
+        ...base,
+        kind: 'check',
+        scope: 'prd',
+        command: 'npm test',
+        exitCode: pick(2),
+        signal: null,
+        timedOut: false,
+        outputSha256: 'h',
+      } as LedgerLine);
+    else
+      ledger.push({
+        ...base,
+        kind: 'verdict',
+        command: null,
+        exitCode: null,
+        status: statuses[pick(3)],
+        outputSha256: null,
+        ...(rnd() < 0.5 ? { reason: `reason ${k}` } : {}),
+      } as LedgerLine);
   }
   const sealed: Record<string, VerdictStatus> = {};
   for (let i = 0; i < n; i += 1 + pick(4)) sealed[id(i)] = rnd() < 0.8 ? 'verified' : 'unverified';
@@ -174,7 +214,17 @@ describe('the board on random plans equals the plain reference', () => {
   });
 
   it('a chain of 20,000 stories: one column per link, one row in each', () => {
-    const stories = Array.from({ length: 20_000 }, (_, i): Story => ({ id: `S-${i}`, title: 't', acceptanceCriteria: [], priority: 1, passes: false, dependsOn: i ? [`S-${i - 1}`] : [] }));
+    const stories = Array.from(
+      { length: 20_000 },
+      (_, i): Story => ({
+        id: `S-${i}`,
+        title: 't',
+        acceptanceCriteria: [],
+        priority: 1,
+        passes: false,
+        dependsOn: i ? [`S-${i - 1}`] : [],
+      }),
+    );
     const columns = planColumns(stories);
     expect(columns.get('S-19999')).toBe(19_999);
     expect(planRows(stories, columns).get('S-19999')).toBe(0);

@@ -44,7 +44,11 @@ describe('toListenError', () => {
 });
 
 describe('parsePort', () => {
-  it.each([['8089', 8089], ['0', 0], ['65535', 65535]])('%s → %s', (value, port) => {
+  it.each([
+    ['8089', 8089],
+    ['0', 0],
+    ['65535', 65535],
+  ])('%s → %s', (value, port) => {
     expect(parsePort(value)).toBe(port);
   });
   it.each(['-1', '65536', 'abc', '80.5', '', '1e3'])('refuses %j', (value) => {

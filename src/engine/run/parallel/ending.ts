@@ -24,11 +24,18 @@ export function rejectOverlapping(o: AttemptOutcome, startedAt: number, found: r
 }
 
 /** Every open story is given up or waits on one that is: exit 3 when STUCK is behind all of them, else 4. */
-export function renderNoWayOn(givenUp: Readonly<Record<string, string>>, blocked: readonly { id: string; by: string }[]): LoopExit {
+export function renderNoWayOn(
+  givenUp: Readonly<Record<string, string>>,
+  blocked: readonly { id: string; by: string }[],
+): LoopExit {
   const given = Object.entries(givenUp);
-  const list = [...given.map(([id, why]) => `${id}: ${why}`), ...blocked.map((b) => `${b.id}: waits on ${b.by}`)].join('; ');
-  const hint = 'read the notes of those stories and progress.txt on the plan branch, fix the cause, then --resume-last (stories given up are tried again)';
-  if (given.every(([, why]) => why === STUCK)) return new LoopExit(LOOP_EXIT.stuck, `every story left is stuck or waits on a stuck one (${list})`, hint);
+  const list = [...given.map(([id, why]) => `${id}: ${why}`), ...blocked.map((b) => `${b.id}: waits on ${b.by}`)].join(
+    '; ',
+  );
+  const hint =
+    'read the notes of those stories and progress.txt on the plan branch, fix the cause, then --resume-last (stories given up are tried again)';
+  if (given.every(([, why]) => why === STUCK))
+    return new LoopExit(LOOP_EXIT.stuck, `every story left is stuck or waits on a stuck one (${list})`, hint);
   return new LoopExit(LOOP_EXIT.noProgress, `no story left can make progress (${list})`, hint);
 }
 

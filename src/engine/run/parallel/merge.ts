@@ -37,7 +37,11 @@ export async function mergeStory(tree: string, req: MergeRequest): Promise<Merge
     // No conflicted file at all: git refused the merge for another reason (say, an unrelated history).
     if (real.length || !conflicted.length) {
       await abandonMerge(tree, req.branch, req.planTip);
-      return { kind: 'conflict', files: real, message: (merge.stderr || merge.stdout).trim().split('\n').slice(-3).join(' ') };
+      return {
+        kind: 'conflict',
+        files: real,
+        message: (merge.stderr || merge.stdout).trim().split('\n').slice(-3).join(' '),
+      };
     }
   }
   await keepPlanSide(tree, req.planTip, req.keep);
@@ -49,7 +53,9 @@ export async function mergeStory(tree: string, req: MergeRequest): Promise<Merge
 
 /** The plan side of these paths: their versions at the plan tip, or no file where the tip has none. */
 async function keepPlanSide(tree: string, planTip: string, files: readonly string[]): Promise<void> {
-  const there = new Set((await gitOk(tree, ['ls-tree', '--name-only', '-z', planTip, '--', ...files])).split('\0').filter(Boolean));
+  const there = new Set(
+    (await gitOk(tree, ['ls-tree', '--name-only', '-z', planTip, '--', ...files])).split('\0').filter(Boolean),
+  );
   const present = files.filter((f) => there.has(f));
   const absent = files.filter((f) => !there.has(f));
   if (present.length) await gitOk(tree, ['checkout', planTip, '--', ...present]);
@@ -61,7 +67,14 @@ async function keepPlanSide(tree: string, planTip: string, files: readonly strin
  * (someone else wrote it), and nothing was changed. Then the tree is on the branch again.
  */
 export async function publishMerge(tree: string, branch: string, commit: string, planTip: string): Promise<boolean> {
-  const r = await runGit(tree, ['update-ref', '-m', 'ralphkit: verified merge', `refs/heads/${branch}`, commit, planTip]);
+  const r = await runGit(tree, [
+    'update-ref',
+    '-m',
+    'ralphkit: verified merge',
+    `refs/heads/${branch}`,
+    commit,
+    planTip,
+  ]);
   if (r.code !== 0) return false;
   await gitOk(tree, ['symbolic-ref', 'HEAD', `refs/heads/${branch}`]);
   return true;
@@ -97,11 +110,28 @@ export async function detachAt(tree: string, commit: string): Promise<void> {
  * The stories of `ids` merged onto the plan branch between `from` and `to` (its first-parent history: the queue's
  * merge commits "ralph: merge <id> (<title>) ..."), oldest first; with `files`, only those whose merge changed one.
  */
-export async function mergedBetween(tree: string, from: string, to: string, ids: readonly string[], files: readonly string[] = []): Promise<string[]> {
-  const r = await runGit(tree, ['log', '--first-parent', '--reverse', '--format=%s', `${from}..${to}`, ...(files.length ? ['--', ...files] : [])]);
+export async function mergedBetween(
+  tree: string,
+  from: string,
+  to: string,
+  ids: readonly string[],
+  files: readonly string[] = [],
+): Promise<string[]> {
+  const r = await runGit(tree, [
+    'log',
+    '--first-parent',
+    '--reverse',
+    '--format=%s',
+    `${from}..${to}`,
+    ...(files.length ? ['--', ...files] : []),
+  ]);
   if (r.code !== 0) return [];
   const byLength = [...ids].sort((a, b) => b.length - a.length);
-  return [...new Set(r.stdout.split('\n').flatMap((line) => byLength.find((id) => line.startsWith(`ralph: merge ${id} (`)) ?? []))];
+  return [
+    ...new Set(
+      r.stdout.split('\n').flatMap((line) => byLength.find((id) => line.startsWith(`ralph: merge ${id} (`)) ?? []),
+    ),
+  ];
 }
 
 /** The commit two commits last shared (empty when none). */

@@ -125,7 +125,14 @@ export class PlanBranch {
           return { merged: [], judged: 0, sentBack, interrupted: true };
         }
         if (gate.passed) {
-          if (await this.publish(links.slice(0, n), gate.verdicts.map((v) => v.id), sentBack)) return { merged: batch, commit: link.commit, judged: gate.verdicts.length, sentBack };
+          if (
+            await this.publish(
+              links.slice(0, n),
+              gate.verdicts.map((v) => v.id),
+              sentBack,
+            )
+          )
+            return { merged: batch, commit: link.commit, judged: gate.verdicts.length, sentBack };
           return { merged: [], judged: 0, sentBack };
         }
         await abandonMerge(this.tree, this.run.branch, this.tip);
@@ -137,11 +144,23 @@ export class PlanBranch {
         }
         if (n > 1) {
           n = Math.ceil(n / 2);
-          this.run.emit({ type: 'info', message: `merge queue: the batch ${batch.join(', ')} failed its checks; checking the first ${n} on their own` });
+          this.run.emit({
+            type: 'info',
+            message: `merge queue: the batch ${batch.join(', ')} failed its checks; checking the first ${n} on their own`,
+          });
           continue;
         }
-        const failed = gate.verdicts.filter((v) => v.status === 'rejected').map((v) => `${v.id}: ${v.reason ?? 'rejected'}`);
-        sentBack.push(await this.sendBackLocked(link.entry.story, `after the merge onto ${this.tip.slice(0, 7)}, checks failed (${failed.join('; ')})`, await readStorySide(this.tree, this.run.paths, link.entry.story, link.entry.head, this.tip), []));
+        const failed = gate.verdicts
+          .filter((v) => v.status === 'rejected')
+          .map((v) => `${v.id}: ${v.reason ?? 'rejected'}`);
+        sentBack.push(
+          await this.sendBackLocked(
+            link.entry.story,
+            `after the merge onto ${this.tip.slice(0, 7)}, checks failed (${failed.join('; ')})`,
+            await readStorySide(this.tree, this.run.paths, link.entry.story, link.entry.head, this.tip),
+            [],
+          ),
+        );
         break;
       }
       return { merged: [], judged: 0, sentBack };
@@ -168,9 +187,12 @@ export class PlanBranch {
       const planText = await readFileAt(this.tree, base, this.rel(this.run.paths.prd));
       const branch = storyBranch(this.run.branch, entry.story);
       const attempt = await mergeStory(this.tree, {
-        branch: this.run.branch, planTip: base, storyHead: entry.head,
+        branch: this.run.branch,
+        planTip: base,
+        storyHead: entry.head,
         keep: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress), ...this.promptKept(), ...ENGINE_FILES],
-        write: () => this.writeFiles(planText, plan, log), written: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)],
+        write: () => this.writeFiles(planText, plan, log),
+        written: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)],
         message: `ralph: merge ${entry.story} (${story.title}) from ${branch}\n\nVerified on ${branch} at ${entry.head.slice(0, 7)}, and again after this merge by the merge queue of loop ${this.state.id}.`,
       });
       if (attempt.kind === 'merged') {
@@ -178,7 +200,10 @@ export class PlanBranch {
         continue;
       }
       if (last) {
-        this.run.emit({ type: 'info', message: `merge queue: ${entry.story} does not merge onto ${links.map((l) => l.entry.story).join(', ')}; it waits for the next pass` });
+        this.run.emit({
+          type: 'info',
+          message: `merge queue: ${entry.story} does not merge onto ${links.map((l) => l.entry.story).join(', ')}; it waits for the next pass`,
+        });
         continue;
       }
       sentBack.push(await this.sendBackConflict(entry, attempt.files, attempt.message, side));
@@ -187,24 +212,48 @@ export class PlanBranch {
   }
 
   /** A story whose branch conflicts with the tip: sent back, naming the files and the stories merged since that changed them. */
-  private async sendBackConflict(entry: QueuedMerge, files: readonly string[], message: string, side: StorySide): Promise<SentBack> {
+  private async sendBackConflict(
+    entry: QueuedMerge,
+    files: readonly string[],
+    message: string,
+    side: StorySide,
+  ): Promise<SentBack> {
     const ids = this.plan.userStories.map((s) => s.id);
     // No conflicted file: git refused the merge for another reason (say, an unrelated history), no other side to name.
     const since = side.base && files.length ? await mergedBetween(this.tree, side.base, this.tip, ids, files) : [];
     const where = files.length ? ` in ${files.slice(0, 10).join(', ')}` : `: ${message}`;
-    const other = since.length ? ` with ${since.join(', ')}, merged since ${entry.story} started from ${side.base.slice(0, 7)}` : '';
-    const sent = await this.sendBackLocked(entry.story, `its branch does not merge onto ${this.run.branch} at ${this.tip.slice(0, 7)} (conflict${where}${other})`, side, since);
+    const other = since.length
+      ? ` with ${since.join(', ')}, merged since ${entry.story} started from ${side.base.slice(0, 7)}`
+      : '';
+    const sent = await this.sendBackLocked(
+      entry.story,
+      `its branch does not merge onto ${this.run.branch} at ${this.tip.slice(0, 7)} (conflict${where}${other})`,
+      side,
+      since,
+    );
     return sent;
   }
 
   /** The tree detached at `link`'s merge, and the checks of every story passing there run once on it. */
   private async gateAt(link: Link, batch: readonly string[], signal: AbortSignal) {
     await detachAt(this.tree, link.commit);
-    const gate = await runFinalGate({ ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal), prd: link.plan, verifiedAt: this.trust.verifiedAt, shipped: this.trust.shipped, verdictKey: this.trust.verdictKey, weak: this.trust.weak, onlyPassing: true, label: `merge queue: ${batch.join(', ')} merged; the checks of every merged story` });
+    const gate = await runFinalGate({
+      ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal),
+      prd: link.plan,
+      verifiedAt: this.trust.verifiedAt,
+      shipped: this.trust.shipped,
+      verdictKey: this.trust.verdictKey,
+      weak: this.trust.weak,
+      onlyPassing: true,
+      label: `merge queue: ${batch.join(', ')} merged; the checks of every merged story`,
+    });
     // The gate checks the tree's HEAD: it must be the merge that is published (a worktree's HEAD is a file).
     if (!gate.interrupted && gate.commit !== link.commit) {
       await abandonMerge(this.tree, this.run.branch, this.tip);
-      throw new WorkProtected(`the merge queue's tree moved from the merge of ${link.entry.story} (${link.commit.slice(0, 7)}) to ${gate.commit?.slice(0, 7) ?? 'no commit'} while it was verified; nothing was published`, `look at what moved it: git -C ${shellQuote(this.tree)} reflog; then continue with: ./ralph/ralph.sh --resume ${this.state.id}`);
+      throw new WorkProtected(
+        `the merge queue's tree moved from the merge of ${link.entry.story} (${link.commit.slice(0, 7)}) to ${gate.commit?.slice(0, 7) ?? 'no commit'} while it was verified; nothing was published`,
+        `look at what moved it: git -C ${shellQuote(this.tree)} reflog; then continue with: ./ralph/ralph.sh --resume ${this.state.id}`,
+      );
     }
     return gate;
   }
@@ -216,7 +265,15 @@ export class PlanBranch {
       await abandonMerge(this.tree, this.run.branch, this.tip);
       // Moved under the runner: a stop. Else git refused for its own reason (a lock): the stories go round again.
       await this.refuseMoved();
-      for (const l of links) sentBack.push(await this.sendBackLocked(l.entry.story, `git could not move ${this.run.branch} to the verified merge (update-ref refused)`, await readStorySide(this.tree, this.run.paths, l.entry.story, l.entry.head, this.tip), []));
+      for (const l of links)
+        sentBack.push(
+          await this.sendBackLocked(
+            l.entry.story,
+            `git could not move ${this.run.branch} to the verified merge (update-ref refused)`,
+            await readStorySide(this.tree, this.run.paths, l.entry.story, l.entry.head, this.tip),
+            [],
+          ),
+        );
       return false;
     }
     this.tip = last.commit;
@@ -235,11 +292,23 @@ export class PlanBranch {
    * again on the tip; where they fail there too, the gate sets them back on the branch, as the final gate would, and
    * the batch is merged again (their ids returned). Null: the tip passes, so the batch broke them.
    */
-  private async blameTip(batch: readonly string[], verdicts: readonly StoryVerdict[], signal: AbortSignal): Promise<string[] | 'interrupted' | null> {
+  private async blameTip(
+    batch: readonly string[],
+    verdicts: readonly StoryVerdict[],
+    signal: AbortSignal,
+  ): Promise<string[] | 'interrupted' | null> {
     const failed = verdicts.filter((v) => v.status === 'rejected').map((v) => v.id);
     if (!failed.length || failed.some((id) => batch.includes(id))) return null;
     const names = batch.join(', ');
-    const gate = await runFinalGate({ ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal), prd: this.plan, verifiedAt: this.trust.verifiedAt, shipped: this.trust.shipped, verdictKey: this.trust.verdictKey, onlyStories: failed, label: `merge queue: before blaming ${names}, the checks of ${failed.join(', ')} on ${this.run.branch} itself` });
+    const gate = await runFinalGate({
+      ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal),
+      prd: this.plan,
+      verifiedAt: this.trust.verifiedAt,
+      shipped: this.trust.shipped,
+      verdictKey: this.trust.verdictKey,
+      onlyStories: failed,
+      label: `merge queue: before blaming ${names}, the checks of ${failed.join(', ')} on ${this.run.branch} itself`,
+    });
     if (gate.interrupted) return 'interrupted';
     if (gate.passed) return null;
     const broken = gate.verdicts.filter((v) => v.status === 'rejected').map((v) => v.id);
@@ -249,7 +318,10 @@ export class PlanBranch {
     this.plan = next;
     this.lastGate = null;
     await settleBaseline(this.run.paths, this.state.id, this.trust, this.run.emit, next);
-    this.run.emit({ type: 'warn', message: `${broken.join(', ')} fail${broken.length === 1 ? 's' : ''} on ${this.run.branch} itself, without ${names}: set back to passes: false there; ${names} ${batch.length === 1 ? 'is' : 'are'} merged again` });
+    this.run.emit({
+      type: 'warn',
+      message: `${broken.join(', ')} fail${broken.length === 1 ? 's' : ''} on ${this.run.branch} itself, without ${names}: set back to passes: false there; ${names} ${batch.length === 1 ? 'is' : 'are'} merged again`,
+    });
     return broken;
   }
 
@@ -260,16 +332,27 @@ export class PlanBranch {
       await this.keepAttempt(id, head);
       const side = await readStorySide(this.tree, this.run.paths, id, head, this.tip);
       const log = mergeLogs(this.readLog(), side.logBase, side.log);
-      await this.commitOwn(planWithOutcome(this.plan, id, false, side.notes, null), log, `chore(ralph): ${id}: an attempt was not accepted`);
+      await this.commitOwn(
+        planWithOutcome(this.plan, id, false, side.notes, null),
+        log,
+        `chore(ralph): ${id}: an attempt was not accepted`,
+      );
     });
   }
 
   /** A story the queue sends back: not merged, with the reason in its notes and in the plan's log. */
-  private async sendBackLocked(id: string, reason: string, fromBranch: StorySide, conflictsWith: string[]): Promise<SentBack> {
+  private async sendBackLocked(
+    id: string,
+    reason: string,
+    fromBranch: StorySide,
+    conflictsWith: string[],
+  ): Promise<SentBack> {
     this.run.emit({ type: 'warn', message: `${id} sent back by the merge queue: ${reason}` });
     await this.keepAttempt(id, fromBranch.head);
     const title = this.plan.userStories.find((s) => s.id === id)?.title ?? '';
-    const log = mergeLogs(this.readLog(), fromBranch.logBase, fromBranch.log) + renderSentBack(new Date(), id, title, reason, this.tip);
+    const log =
+      mergeLogs(this.readLog(), fromBranch.logBase, fromBranch.log) +
+      renderSentBack(new Date(), id, title, reason, this.tip);
     const next = planWithOutcome(this.plan, id, false, fromBranch.notes, `sent back by the merge queue: ${reason}`);
     await this.commitOwn(next, log, `chore(ralph): ${id} sent back by the merge queue`);
     return { story: id, reason, conflictsWith };
@@ -278,7 +361,9 @@ export class PlanBranch {
   private async commitOwn(next: Prd, log: string, message: string): Promise<void> {
     this.writeFiles(await this.readPlanText(), next, log);
     const files = [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)];
-    await tryCommitRunnerFiles(this.tree, files, message, (why) => this.run.emit({ type: 'warn', message: `could not commit ${files.join(' and ')} on ${this.run.branch}: ${why}` }));
+    await tryCommitRunnerFiles(this.tree, files, message, (why) =>
+      this.run.emit({ type: 'warn', message: `could not commit ${files.join(' and ')} on ${this.run.branch}: ${why}` }),
+    );
     this.tip = (await headSha(this.tree)) ?? this.tip;
     this.plan = next;
     await settleBaseline(this.run.paths, this.state.id, this.trust, this.run.emit, next);

@@ -23,9 +23,13 @@ export function mergeLogs(ours: string, base: string, theirs: string): string {
   }
   const tail = inserts.get(baseLines.length) ?? [];
   inserts.delete(baseLines.length);
-  if (!ours.startsWith(base) || !inserts.size) return joinText(ours, [...[...inserts.values()].flat(), ...tail].map((l) => `${l}\n`).join(''));
+  if (!ours.startsWith(base) || !inserts.size)
+    return joinText(ours, [...[...inserts.values()].flat(), ...tail].map((l) => `${l}\n`).join(''));
   const head = baseLines.flatMap((line, i) => [...(inserts.get(i) ?? []), line]);
-  return joinText(joinText(head.map((l) => `${l}\n`).join(''), ours.slice(base.length)), tail.map((l) => `${l}\n`).join(''));
+  return joinText(
+    joinText(head.map((l) => `${l}\n`).join(''), ours.slice(base.length)),
+    tail.map((l) => `${l}\n`).join(''),
+  );
 }
 
 function lines(text: string): string[] {
@@ -41,7 +45,13 @@ function joinText(text: string, more: string): string {
 }
 
 /** The plan with one story's outcome: `passes` as the merge queue decided, and its notes as the worker left them plus the runner's note. */
-export function planWithOutcome(prd: Prd, id: string, passes: boolean, workerNotes: string | undefined, runnerNote: string | null): Prd {
+export function planWithOutcome(
+  prd: Prd,
+  id: string,
+  passes: boolean,
+  workerNotes: string | undefined,
+  runnerNote: string | null,
+): Prd {
   const next = structuredClone(prd);
   const story = next.userStories.find((s) => s.id === id);
   if (!story) return next;
@@ -59,5 +69,13 @@ export function renderPlan(before: string | null, next: Prd): string {
 
 /** The log entry of a story the merge queue sent back: why, and where the next attempt starts. */
 export function renderSentBack(time: Date, id: string, title: string, reason: string, planTip: string): string {
-  return ['', `## ${time.toISOString()} - ralph: ${id} sent back by the merge queue`, `Story: ${id} ${title}`, `Reason: ${reason}`, `The next attempt starts from the plan branch as it is now (${planTip.slice(0, 7)}).`, '---', ''].join('\n');
+  return [
+    '',
+    `## ${time.toISOString()} - ralph: ${id} sent back by the merge queue`,
+    `Story: ${id} ${title}`,
+    `Reason: ${reason}`,
+    `The next attempt starts from the plan branch as it is now (${planTip.slice(0, 7)}).`,
+    '---',
+    '',
+  ].join('\n');
 }

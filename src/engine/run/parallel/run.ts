@@ -4,7 +4,16 @@
 // merge (plan-branch.ts). A story that fails on a stale base goes again on the new tip (stale-base.ts). Limits count
 // for the whole run: max_iterations counts agent runs over all workers, the cost is one sum, Ctrl-C and cancel stop
 // every worker.
-import type { BudgetGate, Clock, LoopConfig, LoopState, ParallelState, QueuedMerge, RunContext, WorkerState } from '../../types.js';
+import type {
+  BudgetGate,
+  Clock,
+  LoopConfig,
+  LoopState,
+  ParallelState,
+  QueuedMerge,
+  RunContext,
+  WorkerState,
+} from '../../types.js';
 import type { Prd } from '../../../prd/types.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
 import { renderAllPass } from '../../core/exits.js';
@@ -15,7 +24,16 @@ import { recordsRoot } from '../../store/layout.js';
 import { finalGate } from '../deps.js';
 import type { RunTrust } from '../../verify/trust.js';
 import { planSchedule } from './schedule.js';
-import { closeWorkerTrees, deleteMergedStoryBranches, formerWorkers, releaseStoryBranches, runAttempt, storyBranch, workerTreePath, type AttemptOutcome } from './worker.js';
+import {
+  closeWorkerTrees,
+  deleteMergedStoryBranches,
+  formerWorkers,
+  releaseStoryBranches,
+  runAttempt,
+  storyBranch,
+  workerTreePath,
+  type AttemptOutcome,
+} from './worker.js';
 import { rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';
 import { PlanBranch, type BatchOutcome } from './plan-branch.js';
 import { firstLine, StaleBases, type AttemptBase } from './stale-base.js';
@@ -39,7 +57,12 @@ type Settled =
   | { kind: 'merge'; batch: QueuedMerge[]; outcome: BatchOutcome }
   | { kind: 'merge-failed'; error: unknown };
 
-const INTERRUPTED = () => new LoopExit(LOOP_EXIT.interrupted, 'interrupted; every worker stopped, state saved', 'continue with: ./ralph/ralph.sh --resume-last');
+const INTERRUPTED = () =>
+  new LoopExit(
+    LOOP_EXIT.interrupted,
+    'interrupted; every worker stopped, state saved',
+    'continue with: ./ralph/ralph.sh --resume-last',
+  );
 
 export async function runParallel(input: ParallelInput): Promise<LoopExit> {
   const coordinator = new Coordinator(input);
@@ -80,7 +103,14 @@ class Coordinator {
     const old = input.state.parallel;
     // A resumed run's agents are gone: every worker starts idle, and the queue (verified heads) carries on. Stories
     // given up are tried again: the hint that ended the run said to fix the cause, then resume.
-    this.par = { workers: n, states: Array.from({ length: n }, (_, i) => this.idle(i + 1)), queue: old?.queue ?? [], merged: old?.merged ?? [], attempts: {}, givenUp: {} };
+    this.par = {
+      workers: n,
+      states: Array.from({ length: n }, (_, i) => this.idle(i + 1)),
+      queue: old?.queue ?? [],
+      merged: old?.merged ?? [],
+      attempts: {},
+      givenUp: {},
+    };
     this.state.parallel = this.par;
   }
 
@@ -104,7 +134,10 @@ class Coordinator {
   async loop(): Promise<LoopExit> {
     const tree = this.run.paths.repoRoot;
     await restoreIntegrationTree(tree, this.run.branch);
-    await releaseStoryBranches(this.mainRoot, [...this.par.states, ...formerWorkers(this.mainRoot, this.state.id, this.par.workers)]);
+    await releaseStoryBranches(this.mainRoot, [
+      ...this.par.states,
+      ...formerWorkers(this.mainRoot, this.state.id, this.par.workers),
+    ]);
     await deleteMergedStoryBranches(tree, this.run.branch, this.par.merged);
     const plan = JSON.parse(this.input.trust.baseline as string) as Prd;
     this.branch = new PlanBranch(this.run, this.state, this.input.trust, (await headSha(tree)) as string, plan);
@@ -113,12 +146,22 @@ class Coordinator {
     // plan, once, every story it depends on merged); the others' stories are scheduled again.
     this.par.queue = keepQueue(this.par.queue, plan);
     const max = this.input.config.maxIterations;
-    this.run.emit({ type: 'info', message: `${this.par.workers} worker${this.par.workers === 1 ? '' : 's'} on ${this.run.branch}; each story is verified on its own branch, then merged with the stories queued with it and verified again; ${max === 0 ? 'no iteration cap' : `at most ${max} agent runs over all workers`}` });
+    this.run.emit({
+      type: 'info',
+      message: `${this.par.workers} worker${this.par.workers === 1 ? '' : 's'} on ${this.run.branch}; each story is verified on its own branch, then merged with the stories queued with it and verified again; ${max === 0 ? 'no iteration cap' : `at most ${max} agent runs over all workers`}`,
+    });
     this.save();
     for (;;) {
       if (this.failure) throw this.failure;
       if (!this.signal.aborted) await this.startWorkers();
-      if (!this.merging && this.par.queue.length && !this.signal.aborted && !(this.stop instanceof ProtectedStop) && !this.holdMerge()) this.merging = this.mergeNext();
+      if (
+        !this.merging &&
+        this.par.queue.length &&
+        !this.signal.aborted &&
+        !(this.stop instanceof ProtectedStop) &&
+        !this.holdMerge()
+      )
+        this.merging = this.mergeNext();
       if (!this.running.size && !this.merging) {
         const end = await this.settleEnd();
         if (end) return end;
@@ -167,14 +210,32 @@ class Coordinator {
     this.state.iteration += 1;
     this.state.iterationDone = true;
     const iteration = this.state.iteration;
-    Object.assign(ws, { phase: 'agent', story: id, branch: storyBranch(this.run.branch, id), iteration, startedAt: this.input.clock.now().toISOString(), agentPid: undefined });
+    Object.assign(ws, {
+      phase: 'agent',
+      story: id,
+      branch: storyBranch(this.run.branch, id),
+      iteration,
+      startedAt: this.input.clock.now().toISOString(),
+      agentPid: undefined,
+    });
     this.save();
     const startedAt = this.now();
     const base: AttemptBase = { merged: this.par.merged.length };
     const note = this.stale.takeNote(id);
-    const mergedSince = note?.mergedSince.map((m) => ({ id: m, title: this.branch.plan.userStories.find((s) => s.id === m)?.title ?? '' }));
+    const mergedSince = note?.mergedSince.map((m) => ({
+      id: m,
+      title: this.branch.plan.userStories.find((s) => s.id === m)?.title ?? '',
+    }));
     const attempt = runAttempt({
-      ...this.input, run: { ...this.run, emit: (e) => this.noteRateLimit(e) }, mainRoot: this.mainRoot, worker: ws.worker, workers: this.par.workers, story, iteration, planTip: this.branch.tip, planText: this.input.trust.baseline as string,
+      ...this.input,
+      run: { ...this.run, emit: (e) => this.noteRateLimit(e) },
+      mainRoot: this.mainRoot,
+      worker: ws.worker,
+      workers: this.par.workers,
+      story,
+      iteration,
+      planTip: this.branch.tip,
+      planText: this.input.trust.baseline as string,
       ...(mergedSince?.length ? { mergedSince, lastFailure: note?.lastFailure } : {}),
       onPid: (pid) => {
         ws.agentPid = pid;
@@ -186,10 +247,13 @@ class Coordinator {
       },
       onViolation: (reason) => this.violations.push({ at: this.now(), worker: ws.worker, reason }),
     });
-    this.running.set(ws.worker, attempt.then(
-      (outcome): Settled => ({ kind: 'attempt', worker: ws.worker, startedAt, base, outcome }),
-      (error): Settled => ({ kind: 'attempt-failed', worker: ws.worker, story: id, error }),
-    ));
+    this.running.set(
+      ws.worker,
+      attempt.then(
+        (outcome): Settled => ({ kind: 'attempt', worker: ws.worker, startedAt, base, outcome }),
+        (error): Settled => ({ kind: 'attempt-failed', worker: ws.worker, story: id, error }),
+      ),
+    );
   }
 
   /** Passes each event on; a rate limit one worker hit holds every new start until its wait is over. */
@@ -197,7 +261,11 @@ class Coordinator {
     this.run.emit(e);
     if (e.type !== 'rate-limit') return;
     this.pausedUntil = Math.max(this.pausedUntil, this.now() + e.waitMs);
-    this.run.emit({ type: 'info', worker: e.worker, message: 'no worker starts another agent until this rate limit\'s wait is over' });
+    this.run.emit({
+      type: 'info',
+      worker: e.worker,
+      message: "no worker starts another agent until this rate limit's wait is over",
+    });
   }
 
   /**
@@ -218,7 +286,10 @@ class Coordinator {
     // written into its checkout (same user, no sandbox), so then the final gate runs again at the end.
     this.quietMerge = this.running.size === 0;
     const names = batch.map((e) => `${e.story} (verified at ${e.head.slice(0, 7)})`).join(', ');
-    this.run.emit({ type: 'info', message: `merge queue: merging ${names} onto ${this.run.branch}${batch.length > 1 ? ` as one batch of ${batch.length}` : ''}` });
+    this.run.emit({
+      type: 'info',
+      message: `merge queue: merging ${names} onto ${this.run.branch}${batch.length > 1 ? ` as one batch of ${batch.length}` : ''}`,
+    });
     return this.branch.mergeBatch(batch, this.signal).then(
       (outcome): Settled => ({ kind: 'merge', batch, outcome }),
       (error): Settled => ({ kind: 'merge-failed', error }),
@@ -246,7 +317,13 @@ class Coordinator {
   /** An accepted claim of an attempt during which another worker's guard found a change to what they all share: rejected. */
   private overlapping(o: AttemptOutcome, startedAt: number): AttemptOutcome {
     const judged = rejectOverlapping(o, startedAt, this.violations);
-    if (judged !== o) this.run.emit({ type: 'warn', worker: o.worker, iteration: o.iteration, message: `${o.story} rejected: ${judged.verdict?.reason}` });
+    if (judged !== o)
+      this.run.emit({
+        type: 'warn',
+        worker: o.worker,
+        iteration: o.iteration,
+        message: `${o.story} rejected: ${judged.verdict?.reason}`,
+      });
     return judged;
   }
 
@@ -254,17 +331,33 @@ class Coordinator {
     const accepted = o.verdict && o.verdict.status !== 'rejected' && o.head;
     if (accepted) {
       this.par.queue.push({ story: o.story, head: o.head as string, worker: o.worker });
-      this.run.emit({ type: 'info', worker: o.worker, iteration: o.iteration, message: `${o.story} ${o.verdict!.status} on ${o.branch}; waiting in the merge queue (${this.par.queue.length} in line)` });
+      this.run.emit({
+        type: 'info',
+        worker: o.worker,
+        iteration: o.iteration,
+        message: `${o.story} ${o.verdict!.status} on ${o.branch}; waiting in the merge queue (${this.par.queue.length} in line)`,
+      });
       return;
     }
     const why = o.verdict?.reason ?? 'it was not claimed (passes stayed false)';
     const message = `${o.story} not accepted in iteration ${o.iteration}: ${why}`;
     if (o.head) await this.branch.recordAttempt(o.story, o.head).catch((err: unknown) => this.onError(err));
     if (o.tag === 'stuck') return this.failedAttempt(o.story, STUCK, message, o.worker);
-    const stale = this.stale.onFailure(o.story, base, this.par.merged, this.inFlight(), { message, worker: o.worker, why: firstLine(why) });
+    const stale = this.stale.onFailure(o.story, base, this.par.merged, this.inFlight(), {
+      message,
+      worker: o.worker,
+      why: firstLine(why),
+    });
     if (stale.kind === 'count') return this.failedAttempt(o.story, null, message, o.worker);
-    const next = stale.kind === 'retry' ? `tried again on the new tip (merged since it started: ${stale.mergedSince.join(', ')})` : 'tried again on the new tip after the next merge (other stories are in flight)';
-    this.run.emit({ type: 'warn', worker: o.worker, message: `${message}; ${next}, not counted toward --no-progress-limit` });
+    const next =
+      stale.kind === 'retry'
+        ? `tried again on the new tip (merged since it started: ${stale.mergedSince.join(', ')})`
+        : 'tried again on the new tip after the next merge (other stories are in flight)';
+    this.run.emit({
+      type: 'warn',
+      worker: o.worker,
+      message: `${message}; ${next}, not counted toward --no-progress-limit`,
+    });
   }
 
   /** Another story is being worked on, verified, queued or merged: the plan's tip may yet move. */
@@ -275,24 +368,38 @@ class Coordinator {
   /** Stories that waited for a merge go again; with nothing in flight, those with none since count their failure. */
   private releaseStale(): void {
     const { retried, counted } = this.stale.release(this.par.merged, this.inFlight());
-    for (const r of retried) this.run.emit({ type: 'info', message: `${r.id} goes again on the new tip of ${this.run.branch} (merged since its attempt started: ${r.mergedSince.join(', ')})` });
+    for (const r of retried)
+      this.run.emit({
+        type: 'info',
+        message: `${r.id} goes again on the new tip of ${this.run.branch} (merged since its attempt started: ${r.mergedSince.join(', ')})`,
+      });
     for (const c of counted) this.failedAttempt(c.id, null, c.message, c.worker);
   }
 
   private afterMerge(batch: readonly QueuedMerge[], o: BatchOutcome): void {
     const done = new Set([...o.merged, ...o.sentBack.map((b) => b.story)]);
-    this.par.queue = this.par.queue.filter((q) => !(done.has(q.story) && batch.some((b) => b.story === q.story && b.head === q.head)));
+    this.par.queue = this.par.queue.filter(
+      (q) => !(done.has(q.story) && batch.some((b) => b.story === q.story && b.head === q.head)),
+    );
     for (const id of o.merged) {
       this.par.merged.push(id);
       this.par.attempts[id] = 0;
     }
-    if (o.merged.length) this.run.emit({ type: 'info', message: `merged ${o.merged.join(', ')} onto ${this.run.branch} as ${o.commit!.slice(0, 7)}; verified again after the merge (the checks of ${o.judged} stor${o.judged === 1 ? 'y' : 'ies'}, once for ${o.merged.length === 1 ? 'it' : `these ${o.merged.length}`})` });
+    if (o.merged.length)
+      this.run.emit({
+        type: 'info',
+        message: `merged ${o.merged.join(', ')} onto ${this.run.branch} as ${o.commit!.slice(0, 7)}; verified again after the merge (the checks of ${o.judged} stor${o.judged === 1 ? 'y' : 'ies'}, once for ${o.merged.length === 1 ? 'it' : `these ${o.merged.length}`})`,
+      });
     for (const b of o.sentBack) {
       const entry = batch.find((e) => e.story === b.story)!;
       // A conflict with stories merged since the branch left the plan branch: a stale base, not the story's fault.
       if (b.conflictsWith.length) {
         this.stale.noteConflict(b.story, b.conflictsWith, b.reason);
-        this.run.emit({ type: 'warn', worker: entry.worker, message: `${b.story} sent back: ${b.reason}; tried again on the new tip, not counted toward --no-progress-limit` });
+        this.run.emit({
+          type: 'warn',
+          worker: entry.worker,
+          message: `${b.story} sent back: ${b.reason}; tried again on the new tip, not counted toward --no-progress-limit`,
+        });
       } else {
         this.failedAttempt(b.story, null, `${b.story} sent back: ${b.reason}`, entry.worker);
       }
@@ -306,14 +413,19 @@ class Coordinator {
     const limit = this.input.config.noProgressLimit;
     const givenUp = stuck ?? storyGivenUp(n, this.input.config);
     if (givenUp) this.par.givenUp[id] = givenUp;
-    this.run.emit({ type: 'warn', worker, message: `${message}${givenUp ? `; given up on ${id} (${givenUp})` : `; attempt ${n} of ${limit}`}` });
+    this.run.emit({
+      type: 'warn',
+      worker,
+      message: `${message}${givenUp ? `; given up on ${id} (${givenUp})` : `; attempt ${n} of ${limit}`}`,
+    });
   }
 
   private onError(error: unknown): void {
     if (error instanceof LoopExit) {
       if (error.code === LOOP_EXIT.interrupted) return;
       // The first reason to stop wins; a protected stop (exit 6) also stops the merge queue.
-      if (!this.stop || error.code === LOOP_EXIT.protected) this.stop = error.code === LOOP_EXIT.protected ? new ProtectedStop(error) : error;
+      if (!this.stop || error.code === LOOP_EXIT.protected)
+        this.stop = error.code === LOOP_EXIT.protected ? new ProtectedStop(error) : error;
       return;
     }
     this.failure ??= error;
@@ -331,7 +443,8 @@ class Coordinator {
       // The last merge was verified with every story's checks on this very commit: that was the final gate.
       const last = this.branch.lastGate;
       const active = activeStories(this.branch.plan.userStories).map((s) => s.id);
-      if (this.quietMerge && last && last.commit === this.branch.tip && active.every((id) => last.judged.includes(id))) return new LoopExit(LOOP_EXIT.complete, renderAllPass(this.branch.plan));
+      if (this.quietMerge && last && last.commit === this.branch.tip && active.every((id) => last.judged.includes(id)))
+        return new LoopExit(LOOP_EXIT.complete, renderAllPass(this.branch.plan));
       const gate = await finalGate(this.run, this.state, this.input.trust, this.state.iteration, this.signal);
       if (gate.interrupted) return INTERRUPTED();
       if (gate.passed) return new LoopExit(LOOP_EXIT.complete, renderAllPass(gate.prd, gate.weak));
@@ -354,7 +467,12 @@ class Coordinator {
   async close(): Promise<void> {
     await Promise.allSettled([...this.running.values(), ...(this.merging ? [this.merging] : [])]);
     for (const ws of this.par.states) Object.assign(ws, { phase: 'idle', story: undefined, agentPid: undefined });
-    await closeWorkerTrees(this.mainRoot, [...this.par.states, ...formerWorkers(this.mainRoot, this.state.id, this.par.workers)], this.state.id, this.run.emit);
+    await closeWorkerTrees(
+      this.mainRoot,
+      [...this.par.states, ...formerWorkers(this.mainRoot, this.state.id, this.par.workers)],
+      this.state.id,
+      this.run.emit,
+    );
     try {
       this.save();
     } catch {
@@ -379,7 +497,14 @@ function keepQueue(queue: readonly QueuedMerge[], plan: Prd): QueuedMerge[] {
   const seen = new Set<string>();
   return queue.filter((q) => {
     const story = byId.get(q?.story);
-    if (!story || story.passes === true || seen.has(story.id) || typeof q.head !== 'string' || !/^[0-9a-f]{40,64}$/.test(q.head)) return false;
+    if (
+      !story ||
+      story.passes === true ||
+      seen.has(story.id) ||
+      typeof q.head !== 'string' ||
+      !/^[0-9a-f]{40,64}$/.test(q.head)
+    )
+      return false;
     if (!(story.dependsOn ?? []).every((d) => !byId.has(d) || isSettled(byId.get(d)!))) return false;
     seen.add(story.id);
     return true;

@@ -44,14 +44,20 @@ function rank(story: Story): number {
 
 /** The dependencies of `story` that do not pass yet. */
 function unmet(story: Story, byId: ReadonlyMap<string, Story>): string[] {
-  return story.dependsOn?.filter((d) => {
-    const dep = byId.get(d);
-    return dep !== undefined && !isSettled(dep);
-  }) ?? [];
+  return (
+    story.dependsOn?.filter((d) => {
+      const dep = byId.get(d);
+      return dep !== undefined && !isSettled(dep);
+    }) ?? []
+  );
 }
 
 /** The given-up story `story` waits on, through any chain of open dependencies; null when there is none. */
-export function findGivenUpDependency(story: Story, byId: ReadonlyMap<string, Story>, givenUp: ReadonlySet<string>): string | null {
+export function findGivenUpDependency(
+  story: Story,
+  byId: ReadonlyMap<string, Story>,
+  givenUp: ReadonlySet<string>,
+): string | null {
   if (!story.dependsOn?.length) return null;
   const seen = new Set<string>([story.id]);
   const stack = [...story.dependsOn];

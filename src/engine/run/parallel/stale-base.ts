@@ -38,7 +38,13 @@ export class StaleBases {
    * A failed attempt of `id` (not STUCK) that started at `base`. `merged`: the run's merged stories now, in order;
    * `inFlight`: another story is being worked on, verified or merged.
    */
-  onFailure(id: string, base: AttemptBase, merged: readonly string[], inFlight: boolean, failure: { message: string; worker: number; why: string }): FailureOutcome {
+  onFailure(
+    id: string,
+    base: AttemptBase,
+    merged: readonly string[],
+    inFlight: boolean,
+    failure: { message: string; worker: number; why: string },
+  ): FailureOutcome {
     const since = merged.slice(base.merged);
     if (since.length) {
       this.notes.set(id, { mergedSince: since, lastFailure: failure.why });
@@ -63,7 +69,10 @@ export class StaleBases {
    * After anything settled: parked stories with a merge since their attempt started go again (uncounted, with a
    * note); with nothing in flight any more, the others go too, their failure counted now (`counted`).
    */
-  release(merged: readonly string[], inFlight: boolean): { retried: { id: string; mergedSince: string[] }[]; counted: { id: string; message: string; worker: number }[] } {
+  release(
+    merged: readonly string[],
+    inFlight: boolean,
+  ): { retried: { id: string; mergedSince: string[] }[]; counted: { id: string; message: string; worker: number }[] } {
     const retried: { id: string; mergedSince: string[] }[] = [];
     const counted: { id: string; message: string; worker: number }[] = [];
     for (const [id, p] of this.parked) {

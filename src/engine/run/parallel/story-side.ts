@@ -16,12 +16,19 @@ export interface StorySide {
 }
 
 /** Story `id`'s branch at `head`, to go onto `onto`: the story's notes, and its log with the log at the merge base. */
-export async function readStorySide(tree: string, paths: Pick<RunPaths, 'prd' | 'progress'>, id: string, head: string, onto: string): Promise<StorySide> {
+export async function readStorySide(
+  tree: string,
+  paths: Pick<RunPaths, 'prd' | 'progress'>,
+  id: string,
+  head: string,
+  onto: string,
+): Promise<StorySide> {
   const rel = (file: string) => path.relative(tree, file).split(path.sep).join('/');
   const base = await mergeBase(tree, onto, head);
   const logRel = rel(paths.progress);
   return {
-    head, base,
+    head,
+    base,
     notes: readNotes(await readFileAt(tree, head, rel(paths.prd)), id),
     logBase: base ? ((await readFileAt(tree, base, logRel)) ?? '') : '',
     log: (await readFileAt(tree, head, logRel)) ?? '',

@@ -3,7 +3,15 @@
 // left running is stopped, the runner's files put back, git inspected, and the claim verified on the story branch.
 import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import type { BudgetGate, LoopConfig, LoopDeps, LoopState, RunContext, StoryVerdict, WorkerState } from '../../types.js';
+import type {
+  BudgetGate,
+  LoopConfig,
+  LoopDeps,
+  LoopState,
+  RunContext,
+  StoryVerdict,
+  WorkerState,
+} from '../../types.js';
 import type { Tag } from '../../core/tags.js';
 import type { StoryNote } from '../../core/preamble.js';
 import type { Story } from '../../../prd/types.js';
@@ -80,23 +88,79 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
   const rel = (p: string) => path.relative(run.paths.repoRoot, p);
   // The prompt is read where the owner edits it: the user's tree (the integration tree's copy is rewritten by the
   // merge queue's checkouts, and a read between two of them would find none).
-  const paths = { repoRoot: root, prd: path.join(root, rel(run.paths.prd)), progress: path.join(root, rel(run.paths.progress)), prompt: path.join(input.mainRoot, rel(run.paths.prompt)) };
+  const paths = {
+    repoRoot: root,
+    prd: path.join(root, rel(run.paths.prd)),
+    progress: path.join(root, rel(run.paths.progress)),
+    prompt: path.join(input.mainRoot, rel(run.paths.prompt)),
+  };
   const emit: RunContext['emit'] = (e) => run.emit({ ...e, worker });
-  const wrun: RunContext = { ...run, paths, branch, emit, worktree: { path: root, branch }, siblingBranches: [run.branch, `${run.branch}--*`] };
+  const wrun: RunContext = {
+    ...run,
+    paths,
+    branch,
+    emit,
+    worktree: { path: root, branch },
+    siblingBranches: [run.branch, `${run.branch}--*`],
+  };
   const guard = workerGuard(await snapshotRunnerFiles(root), input.trust.guard);
-  const wtrust: RunTrust = { topLevel: realpathSync(root), baseline: input.planText, pins: input.trust.pins, guard, verifiedAt: new Map(), shipped: new Map(), weak: input.trust.weak, verdictKey: input.trust.verdictKey, gitDir: guard.gitDir, anchored: input.trust.anchored, checkBase: input.trust.checkBase };
+  const wtrust: RunTrust = {
+    topLevel: realpathSync(root),
+    baseline: input.planText,
+    pins: input.trust.pins,
+    guard,
+    verifiedAt: new Map(),
+    shipped: new Map(),
+    weak: input.trust.weak,
+    verdictKey: input.trust.verdictKey,
+    gitDir: guard.gitDir,
+    anchored: input.trust.anchored,
+    checkBase: input.trust.checkBase,
+  };
   const signal = input.controller.signal;
   const base = buildDeps(wrun, state, input.budget, input.controller, wtrust);
-  const deps: LoopDeps = { ...base, runAgent: (it, s) => runAgent(wrun, state, wtrust, it, s, { story: { id: story.id, title: story.title, workers: input.workers, branch, planBranch: run.branch, ...(input.mergedSince ? { mergedSince: input.mergedSince, lastFailure: input.lastFailure } : {}) }, onPid: input.onPid }) };
+  const deps: LoopDeps = {
+    ...base,
+    runAgent: (it, s) =>
+      runAgent(wrun, state, wtrust, it, s, {
+        story: {
+          id: story.id,
+          title: story.title,
+          workers: input.workers,
+          branch,
+          planBranch: run.branch,
+          ...(input.mergedSince ? { mergedSince: input.mergedSince, lastFailure: input.lastFailure } : {}),
+        },
+        onPid: input.onPid,
+      }),
+  };
   emit({ type: 'iteration-start', iteration, maxIterations: input.config.maxIterations });
-  emit({ type: 'info', iteration, message: `worker ${worker} works on ${story.id} (${story.title}) in ${root}, on ${branch}` });
+  emit({
+    type: 'info',
+    iteration,
+    message: `worker ${worker} works on ${story.id} (${story.title}) in ${root}, on ${branch}`,
+  });
   const headBefore = await deps.headSha();
   const tips = await deps.readBranchTips();
   const result = await runAgentWithRetries(state, input.config, deps, iteration);
   throwIfAborted(signal);
   const tag = detectTag(result.finalMessage, input.config.completionPromise);
-  emit({ type: 'agent-exit', iteration, exitCode: result.exitCode, signal: result.signal, timedOut: result.timedOut, durationMs: result.durationMs, costUsd: result.costUsd, tag });
-  if (result.timedOut) emit({ type: 'warn', iteration, message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed` });
+  emit({
+    type: 'agent-exit',
+    iteration,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    durationMs: result.durationMs,
+    costUsd: result.costUsd,
+    tag,
+  });
+  if (result.timedOut)
+    emit({
+      type: 'warn',
+      iteration,
+      message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed`,
+    });
   input.onPhase('verifying');
   const git = await deps.inspectAgentGit(iteration, headBefore, tips);
   if (result.timedOut) deps.recordTimeout(iteration, result);
@@ -104,13 +168,21 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
   if (violation) input.onViolation(violation.reason);
   const verified = await verifyIteration({
     ...verifyInput(wrun, state, wtrust, iteration, signal),
-    prdBefore: input.planText, headAfterAgent: git.headAfter, offBranch: git.offBranch, story: story.id,
+    prdBefore: input.planText,
+    headAfterAgent: git.headAfter,
+    offBranch: git.offBranch,
+    story: story.id,
     ...(violation ? { violation: violation.reason, extraOwnFiles: violation.files } : {}),
   });
   emit({ type: 'verify', iteration, verdicts: verified.verdicts, restored: verified.restored, allPass: false });
   const head = await headSha(root);
   const outcome: AttemptOutcome = {
-    story: story.id, worker, iteration, branch, tag, head,
+    story: story.id,
+    worker,
+    iteration,
+    branch,
+    tag,
+    head,
     verdict: verified.verdicts.find((v) => v.id === story.id) ?? null,
     notes: verified.prd.userStories.find((s) => s.id === story.id)?.notes,
   };
@@ -127,20 +199,36 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
  */
 function workerGuard(own: RunnerGuard, shared: RunnerGuard): RunnerGuard {
   const perTree = (f: RunnerGuard['files'][number]) => f.inRepo || path.basename(f.abs) === 'config.worktree';
-  return { files: [...own.files.filter(perTree), ...shared.files.filter((f) => !perTree(f))], dirs: shared.dirs, gitDir: shared.gitDir, ownGitDir: own.ownGitDir };
+  return {
+    files: [...own.files.filter(perTree), ...shared.files.filter((f) => !perTree(f))],
+    dirs: shared.dirs,
+    gitDir: shared.gitDir,
+    ownGitDir: own.ownGitDir,
+  };
 }
 
 /**
  * Worker `k`'s worktree on `branch`, reset to `planTip`: created the first time, then re-used for each story it
  * takes. What an earlier attempt left uncommitted there is dropped (its claims were judged on its commits).
  */
-async function openWorkerTree(mainRoot: string, loopId: string, k: number, branch: string, planTip: string): Promise<string> {
+async function openWorkerTree(
+  mainRoot: string,
+  loopId: string,
+  k: number,
+  branch: string,
+  planTip: string,
+): Promise<string> {
   const root = workerTreePath(mainRoot, loopId, k);
   if (!existsSync(root)) {
     // Stale worktree records were pruned once, before any worker started (releaseStoryBranches).
     mkdirSync(path.dirname(root), { recursive: true });
     const r = await addWorktree(mainRoot, ['--quiet', '-B', branch, root, planTip]);
-    if (r.code !== 0) throw new LoopExit(LOOP_EXIT.refused, `could not create worker ${k}'s worktree ${root}: ${r.stderr.trim()}`, `check that ${path.dirname(root)} can be written, then continue with: ./ralph/ralph.sh --resume ${loopId}`);
+    if (r.code !== 0)
+      throw new LoopExit(
+        LOOP_EXIT.refused,
+        `could not create worker ${k}'s worktree ${root}: ${r.stderr.trim()}`,
+        `check that ${path.dirname(root)} can be written, then continue with: ./ralph/ralph.sh --resume ${loopId}`,
+      );
   } else {
     await gitOk(root, ['checkout', '-q', '--force', '-B', branch, planTip]);
     await gitOk(root, ['clean', '-q', '-f', '-d']);
@@ -160,7 +248,11 @@ export async function releaseStoryBranches(mainRoot: string, states: readonly Wo
  * Story branches of stories already merged: the queue deletes each right after its merge, and an interrupt in between
  * leaves it behind. `branch -d` (run in the plan branch's tree) deletes only a branch merged there.
  */
-export async function deleteMergedStoryBranches(tree: string, planBranch: string, merged: readonly string[]): Promise<void> {
+export async function deleteMergedStoryBranches(
+  tree: string,
+  planBranch: string,
+  merged: readonly string[],
+): Promise<void> {
   const names = new Set(merged.map((id) => storyBranch(planBranch, id)));
   const listed = await runGit(tree, ['for-each-ref', '--format=%(refname:lstrip=2)', `refs/heads/${planBranch}--*`]);
   const left = listed.stdout.split('\n').filter((b) => names.has(b));
@@ -174,12 +266,21 @@ export async function deleteMergedStoryBranches(tree: string, planBranch: string
 export function formerWorkers(mainRoot: string, loopId: string, workers: number): WorkerState[] {
   const folder = path.dirname(workerTreePath(mainRoot, loopId, 1));
   const prefix = `${loopId}--w`;
-  const ks = (existsSync(folder) ? readdirSync(folder) : []).filter((n) => n.startsWith(prefix)).map((n) => Number(n.slice(prefix.length)));
-  return ks.filter((k) => Number.isInteger(k) && k > workers).map((k) => ({ worker: k, path: workerTreePath(mainRoot, loopId, k), phase: 'idle' }));
+  const ks = (existsSync(folder) ? readdirSync(folder) : [])
+    .filter((n) => n.startsWith(prefix))
+    .map((n) => Number(n.slice(prefix.length)));
+  return ks
+    .filter((k) => Number.isInteger(k) && k > workers)
+    .map((k) => ({ worker: k, path: workerTreePath(mainRoot, loopId, k), phase: 'idle' }));
 }
 
 /** The workers' trees go at the end of a run; one that holds uncommitted work is kept, and named. */
-export async function closeWorkerTrees(mainRoot: string, states: readonly WorkerState[], loopId: string, emit: RunContext['emit']): Promise<void> {
+export async function closeWorkerTrees(
+  mainRoot: string,
+  states: readonly WorkerState[],
+  loopId: string,
+  emit: RunContext['emit'],
+): Promise<void> {
   for (const ws of states) {
     if (!existsSync(ws.path)) continue;
     const kept = await closeWorktree(mainRoot, realpathSync(ws.path), loopId);

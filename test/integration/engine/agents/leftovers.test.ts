@@ -12,7 +12,11 @@ import { testdir, writeFiles } from '../../../support/repo.js';
  * Runs `script` with the marked environment the way the runner starts an agent (its own process group), and waits
  * for the shell to exit. `files` are written to `cwd` first: scripts that would need three levels of quoting inline.
  */
-async function runMarked(cwd: string, script: string, files: Record<string, string> = {}): Promise<{ token: string; group: number }> {
+async function runMarked(
+  cwd: string,
+  script: string,
+  files: Record<string, string> = {},
+): Promise<{ token: string; group: number }> {
   writeFiles(cwd, files);
   const { env, token } = planAgentEnv(process.env, {});
   const child = spawn('sh', ['-c', script], { cwd, env, detached: true, stdio: 'ignore' });
@@ -94,7 +98,9 @@ describe.skipIf(!HAS_PROC)('leftovers (Linux /proc)', () => {
     });
     const parent = await pidFrom(path.join(dir, 'p.pid'));
     killWhenDone([parent]);
-    await until('the parent to wait on its sleeper', () => findMarkedProcesses(token).some((pid) => readCmdline(pid) === 'sleep 300'));
+    await until('the parent to wait on its sleeper', () =>
+      findMarkedProcesses(token).some((pid) => readCmdline(pid) === 'sleep 300'),
+    );
 
     const result = await stopMarkedProcesses(token, { graceMs: 2000 });
 

@@ -15,13 +15,24 @@ async function runNode(script: string, output: AgentPlan['output'], extra: Parti
   const logFile = path.join(dir, 'iteration-1.log');
   const tools: string[] = [];
   const plan: AgentPlan = { file: process.execPath, args: ['-e', script], input: '', output, ...extra };
-  const result = await runAgentOnce({ plan, cwd: dir, env: process.env, timeoutMs: 60_000, signal: new AbortController().signal, logFile, onTool: (t) => tools.push(t) });
+  const result = await runAgentOnce({
+    plan,
+    cwd: dir,
+    env: process.env,
+    timeoutMs: 60_000,
+    signal: new AbortController().signal,
+    logFile,
+    onTool: (t) => tools.push(t),
+  });
   return { result, tools, logBytes: statSync(logFile).size, dir };
 }
 
 describe('runAgentOnce with long output', () => {
   it('plain text: the final message is the last 1 MiB of stdout, the tag on its last line included', async () => {
-    const { result, logBytes } = await runNode(`process.stdout.write('x'.repeat(3 * ${MIB}) + '\\nDone.\\n<promise>COMPLETE</promise>\\n')`, 'text');
+    const { result, logBytes } = await runNode(
+      `process.stdout.write('x'.repeat(3 * ${MIB}) + '\\nDone.\\n<promise>COMPLETE</promise>\\n')`,
+      'text',
+    );
     expect(result.finalMessage).toHaveLength(OUTPUT_LIMITS.stdout);
     expect(result.finalMessage.endsWith('\nDone.\n<promise>COMPLETE</promise>\n')).toBe(true);
     expect(logBytes).toBeGreaterThan(3 * MIB);
@@ -34,7 +45,8 @@ describe('runAgentOnce with long output', () => {
   });
 
   it('Gemini: the response of a document within the bound; past it, the tail of stdout as text', async () => {
-    const doc = (n: number) => `process.stdout.write(JSON.stringify({ response: 'r'.repeat(${n}) + '\\n<promise>COMPLETE</promise>', stats: {} }))`;
+    const doc = (n: number) =>
+      `process.stdout.write(JSON.stringify({ response: 'r'.repeat(${n}) + '\\n<promise>COMPLETE</promise>', stats: {} }))`;
     const small = await runNode(doc(1000), 'gemini-json');
     expect(small.result.finalMessage).toBe(`${'r'.repeat(1000)}\n<promise>COMPLETE</promise>`);
     const large = await runNode(doc(2 * MIB), 'gemini-json');
@@ -70,13 +82,15 @@ describe('runAgentOnce with long output', () => {
     expect(result.finalMessage.endsWith('\n<promise>COMPLETE</promise>\n')).toBe(true);
   });
 
-  it('Codex: without the file, the last agent message and the failed turn\'s error', async () => {
+  it("Codex: without the file, the last agent message and the failed turn's error", async () => {
     const script = `
       const emit = (e) => console.log(JSON.stringify(e));
       emit({ type: 'item.completed', item: { id: 'item_0', type: 'agent_message', text: 'Trying.' } });
       emit({ type: 'turn.failed', error: { message: "You've hit your usage limit. Try again in 2 hours." } });
       process.exitCode = 1;`;
-    const { result } = await runNode(script, 'codex-json', { lastMessageFile: path.join(testdir(), 'never-written.txt') });
+    const { result } = await runNode(script, 'codex-json', {
+      lastMessageFile: path.join(testdir(), 'never-written.txt'),
+    });
     expect(result.finalMessage).toBe("Trying.\nYou've hit your usage limit. Try again in 2 hours.");
   });
 });

@@ -29,23 +29,38 @@ function setup() {
   return { repo, home, elsewhere, env, view: sandboxView(repo, path.join(repo, '.git'), env) };
 }
 
-describe('the sandbox view of the agent\'s program', () => {
+describe("the sandbox view of the agent's program", () => {
   it('sees the system, HOME and the repository; not the rest of /tmp', () => {
     const { repo, home, elsewhere, view } = setup();
-    for (const p of ['/usr/bin/env', '/bin/sh', path.join(home, '.local/bin/claude'), path.join(repo, 'agent.sh')]) expect(isSeen(p, view), p).toBe(true);
-    for (const p of [path.join(elsewhere, 'claude'), '/tmp/claude', '/dev/shm/claude']) expect(isSeen(p, view), p).toBe(false);
+    for (const p of ['/usr/bin/env', '/bin/sh', path.join(home, '.local/bin/claude'), path.join(repo, 'agent.sh')])
+      expect(isSeen(p, view), p).toBe(true);
+    for (const p of [path.join(elsewhere, 'claude'), '/tmp/claude', '/dev/shm/claude'])
+      expect(isSeen(p, view), p).toBe(false);
   });
 
-  it.runIf(probe.ok)('agrees with the real bwrap: a program outside the bound folders under /tmp is not there, one in HOME is', () => {
-    if (!probe.ok) return;
-    const { repo, home, elsewhere, view } = setup();
-    const outside = program(elsewhere, 'agent', '#!/bin/sh\necho hi\n');
-    const inHome = program(home, 'agent', '#!/bin/sh\necho hi\n');
-    const plan = planSandboxCommand({ bwrap: probe.bwrap, file: 'sh', args: ['-c', `test -x ${outside}; echo $?; test -x ${inHome}; echo $?`], repoRoot: repo, gitDir: path.join(repo, '.git'), readOnly: [], scratch: [], network: true, home });
-    const r = spawnSync(plan.file, plan.args, { encoding: 'utf8' });
-    expect(r.stdout).toBe('1\n0\n');
-    expect([isSeen(outside, view), isSeen(inHome, view)]).toEqual([false, true]);
-  });
+  it.runIf(probe.ok)(
+    'agrees with the real bwrap: a program outside the bound folders under /tmp is not there, one in HOME is',
+    () => {
+      if (!probe.ok) return;
+      const { repo, home, elsewhere, view } = setup();
+      const outside = program(elsewhere, 'agent', '#!/bin/sh\necho hi\n');
+      const inHome = program(home, 'agent', '#!/bin/sh\necho hi\n');
+      const plan = planSandboxCommand({
+        bwrap: probe.bwrap,
+        file: 'sh',
+        args: ['-c', `test -x ${outside}; echo $?; test -x ${inHome}; echo $?`],
+        repoRoot: repo,
+        gitDir: path.join(repo, '.git'),
+        readOnly: [],
+        scratch: [],
+        network: true,
+        home,
+      });
+      const r = spawnSync(plan.file, plan.args, { encoding: 'utf8' });
+      expect(r.stdout).toBe('1\n0\n');
+      expect([isSeen(outside, view), isSeen(inHome, view)]).toEqual([false, true]);
+    },
+  );
 
   it('follows a symlink chain, the #! interpreter and `#!/usr/bin/env <name>` on PATH', () => {
     const { home, elsewhere, env, view } = setup();
@@ -53,7 +68,10 @@ describe('the sandbox view of the agent\'s program', () => {
     // A link in HOME (seen) to a program under /tmp (not seen).
     mkdirSync(path.join(home, 'bin'));
     symlinkSync(hidden, path.join(home, 'bin/linked'));
-    expect(findUnseen(path.join(home, 'bin/linked'), view, env)).toEqual({ path: hidden, via: path.join(home, 'bin/linked') });
+    expect(findUnseen(path.join(home, 'bin/linked'), view, env)).toEqual({
+      path: hidden,
+      via: path.join(home, 'bin/linked'),
+    });
     // A script in HOME whose interpreter is under /tmp.
     const interp = program(elsewhere, 'interp', '#!/bin/sh\n');
     const script = program(home, 'by-interp', `#!${interp} --flag\n`);
@@ -71,16 +89,48 @@ describe('the sandbox view of the agent\'s program', () => {
     const { repo, elsewhere, env } = setup();
     const fake = program(elsewhere, 'claude', '#!/bin/sh\n');
     const at = { repoRoot: repo, gitDir: path.join(repo, '.git'), env };
-    const named = (() => { try { refuseUnseenAgent(DEFAULT_OPTIONS, at); } catch (err) { return err; } })() as LoopExit;
+    const named = (() => {
+      try {
+        refuseUnseenAgent(DEFAULT_OPTIONS, at);
+      } catch (err) {
+        return err;
+      }
+    })() as LoopExit;
     expect(named).toBeInstanceOf(LoopExit);
-    expect(named).toMatchObject({ code: 2, message: `the sandbox cannot see the agent (claude): ${fake} is under /tmp, which the sandbox replaces with its own` });
-    expect(named.hint).toMatch(/npm install -g @anthropic-ai\/claude-code.*RALPH_CLAUDE_BIN.*; or run with --no-sandbox$/);
-    const cmd = (() => { try { refuseUnseenAgent({ ...DEFAULT_OPTIONS, agentCmd: 'claude -p' }, at); } catch (err) { return err; } })() as LoopExit;
-    expect(cmd).toMatchObject({ code: 2, message: expect.stringContaining("the sandbox cannot see --agent-cmd's program") });
+    expect(named).toMatchObject({
+      code: 2,
+      message: `the sandbox cannot see the agent (claude): ${fake} is under /tmp, which the sandbox replaces with its own`,
+    });
+    expect(named.hint).toMatch(
+      /npm install -g @anthropic-ai\/claude-code.*RALPH_CLAUDE_BIN.*; or run with --no-sandbox$/,
+    );
+    const cmd = (() => {
+      try {
+        refuseUnseenAgent({ ...DEFAULT_OPTIONS, agentCmd: 'claude -p' }, at);
+      } catch (err) {
+        return err;
+      }
+    })() as LoopExit;
+    expect(cmd).toMatchObject({
+      code: 2,
+      message: expect.stringContaining("the sandbox cannot see --agent-cmd's program"),
+    });
     // A CODEX_HOME under /tmp: Codex would start without its login inside.
     const codexHome = testdir('ralphkit-codex-home-', '/tmp');
-    const noLogin = (() => { try { refuseUnseenAgent({ ...DEFAULT_OPTIONS, agent: 'codex' }, { ...at, env: { ...env, PATH: '/usr/bin:/bin', CODEX_HOME: codexHome } }); } catch (err) { return err; } })() as LoopExit;
-    expect(noLogin).toMatchObject({ code: 2, message: `the sandbox cannot see CODEX_HOME (${codexHome}): it is under /tmp, which the sandbox replaces with its own, so codex would start without its login` });
+    const noLogin = (() => {
+      try {
+        refuseUnseenAgent(
+          { ...DEFAULT_OPTIONS, agent: 'codex' },
+          { ...at, env: { ...env, PATH: '/usr/bin:/bin', CODEX_HOME: codexHome } },
+        );
+      } catch (err) {
+        return err;
+      }
+    })() as LoopExit;
+    expect(noLogin).toMatchObject({
+      code: 2,
+      message: `the sandbox cannot see CODEX_HOME (${codexHome}): it is under /tmp, which the sandbox replaces with its own, so codex would start without its login`,
+    });
     // The same program in the repository is seen: no refusal.
     program(repo, 'agent.sh', '#!/bin/sh\n');
     expect(() => refuseUnseenAgent({ ...DEFAULT_OPTIONS, agentCmd: './agent.sh' }, at)).not.toThrow();

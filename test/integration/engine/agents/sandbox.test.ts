@@ -32,11 +32,21 @@ interface Sandboxed {
 }
 
 /** Starts `script` under `sh -c` in the planned sandbox, the way the runner starts an agent: marked env, stdin a pipe. */
-function startSandboxed(script: string, options: { repo?: string; network?: boolean; scratch?: string[]; home?: string; input?: string } = {}): Sandboxed {
+function startSandboxed(
+  script: string,
+  options: { repo?: string; network?: boolean; scratch?: string[]; home?: string; input?: string } = {},
+): Sandboxed {
   if (!probe.ok) throw new Error('no sandbox');
   const repo = options.repo ?? gitdir(RUNNER_FILES);
   const gitDir = path.join(repo, '.git');
-  const readOnly = ['ralph/ralph.mjs', 'ralph/ralph.sh', 'ralph/.ralphkit.json', 'ralph/.runs', path.join(gitDir, 'hooks'), path.join(gitDir, 'config')];
+  const readOnly = [
+    'ralph/ralph.mjs',
+    'ralph/ralph.sh',
+    'ralph/.ralphkit.json',
+    'ralph/.runs',
+    path.join(gitDir, 'hooks'),
+    path.join(gitDir, 'config'),
+  ];
   const planned = planSandboxCommand({
     bwrap: probe.bwrap,
     file: 'sh',
@@ -64,8 +74,8 @@ function startSandboxed(script: string, options: { repo?: string; network?: bool
   child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout += c));
   child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr += c));
   if (options.input !== undefined) child.stdin!.end(options.input);
-  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
+  const done = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>(
+    (resolve) => child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
   return { repo, token, done, pid: child.pid!, stdin: child.stdin!, stdout: () => stdout };
 }
@@ -89,7 +99,7 @@ async function countingServer(): Promise<{ port: number; connections: () => numb
 }
 
 describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
-  it('lets the agent write the repository and the plan, not the runner\'s files, .git/hooks or .git/config', async () => {
+  it("lets the agent write the repository and the plan, not the runner's files, .git/hooks or .git/config", async () => {
     const repo = gitdir(RUNNER_FILES);
     const config = readFileSync(path.join(repo, '.git/config'), 'utf8');
     const r = await runSandboxed(
@@ -104,7 +114,15 @@ describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
       ].join('\n'),
       { repo },
     );
-    expect(r.stdout.split('\n').filter(Boolean)).toEqual(['wrote-src', 'wrote-prd', 'refused-engine', 'refused-hook', 'refused-config', 'refused-state', 'refused-git-config']);
+    expect(r.stdout.split('\n').filter(Boolean)).toEqual([
+      'wrote-src',
+      'wrote-prd',
+      'refused-engine',
+      'refused-hook',
+      'refused-config',
+      'refused-state',
+      'refused-git-config',
+    ]);
     expect(r.stderr).toContain('Read-only file system');
     expect(readFileSync(path.join(r.repo, 'src.txt'), 'utf8')).toBe('work\n');
     expect(readFileSync(path.join(r.repo, 'ralph/prd.json'), 'utf8')).toBe('{"userStories":[1]}\n');
@@ -125,13 +143,22 @@ describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
         'mount -o remount,bind,rw ralph/ralph.mjs 2>/dev/null && echo evil > ralph/ralph.mjs || echo refused-remount',
       ].join('\n'),
     );
-    expect(r.stdout.split('\n').filter(Boolean)).toEqual(['refused-mv-ralph', 'refused-mv-git', 'refused-mv-hooks', 'refused-rm', 'refused-remount']);
+    expect(r.stdout.split('\n').filter(Boolean)).toEqual([
+      'refused-mv-ralph',
+      'refused-mv-git',
+      'refused-mv-hooks',
+      'refused-rm',
+      'refused-remount',
+    ]);
     expect(readFileSync(path.join(r.repo, 'ralph/ralph.mjs'), 'utf8')).toBe('engine\n');
-    for (const moved of ['ralph-old', '.git-old', '.git/hooks-old']) expect(existsSync(path.join(r.repo, moved))).toBe(false);
+    for (const moved of ['ralph-old', '.git-old', '.git/hooks-old'])
+      expect(existsSync(path.join(r.repo, moved))).toBe(false);
   });
 
   it('can still commit with git: objects and refs are writable, only hooks and config are not', async () => {
-    const r = await runSandboxed('echo feature > feature.txt && git add feature.txt && git commit -q -m "Agent commit" && echo committed');
+    const r = await runSandboxed(
+      'echo feature > feature.txt && git add feature.txt && git commit -q -m "Agent commit" && echo committed',
+    );
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe('committed\n');
     expect(git(r.repo, 'log', '-1', '--format=%s')).toBe('Agent commit');
@@ -147,14 +174,21 @@ describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
     const planned = planSandboxCommand({
       bwrap: probe.ok ? probe.bwrap : '',
       file: 'sh',
-      args: ['-c', `echo x > wt.txt && git add wt.txt && git commit -q -m "From the worktree" && echo committed\necho evil > ${main}/README.md`],
+      args: [
+        '-c',
+        `echo x > wt.txt && git add wt.txt && git commit -q -m "From the worktree" && echo committed\necho evil > ${main}/README.md`,
+      ],
       repoRoot: worktree,
       gitDir,
       readOnly: [],
       scratch: [],
       network: true,
     });
-    const child = spawn(planned.file, planned.args, { cwd: worktree, env: gitEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(planned.file, planned.args, {
+      cwd: worktree,
+      env: gitEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     child.stdout.setEncoding('utf8').on('data', (c: string) => (out += c));
     child.stderr.resume();
@@ -169,7 +203,9 @@ describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
     const s = startSandboxed('setsid sleep 300 </dev/null >/dev/null 2>&1 &\necho ready\nread line');
     await until('the sandbox to start', () => s.stdout() === 'ready\n');
     // From the host the sleeper is found by its marker: the environment passes into the sandbox unchanged.
-    const sleeper = await until('the sleeper', () => findMarkedProcesses(s.token).find((pid) => readCmdline(pid) === 'sleep 300'));
+    const sleeper = await until('the sleeper', () =>
+      findMarkedProcesses(s.token).find((pid) => readCmdline(pid) === 'sleep 300'),
+    );
     killWhenDone([sleeper]);
     // Two pids (host, sandbox): it runs in a PID namespace of its own.
     expect(readFileSync(`/proc/${sleeper}/status`, 'utf8')).toMatch(/^NSpid:\s+\d+\s+\d+\s*$/m);
@@ -180,20 +216,25 @@ describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
     expect(findMarkedProcesses(s.token)).toEqual([]);
   });
 
-  it.each(['SIGTERM', 'SIGKILL'] as const)('ends everything inside when bwrap\'s process group is sent %s (the runner\'s timeout)', async (sig) => {
-    const s = startSandboxed('setsid sh -c "trap \'\' TERM; exec sleep 300" </dev/null >/dev/null 2>&1 &\necho ready\nexec sleep 301');
-    await until('the sandbox to start', () => s.stdout() === 'ready\n');
-    const inside = await until('both sleepers', () => {
-      const pids = findMarkedProcesses(s.token).filter((pid) => /^sleep 30[01]$/.test(readCmdline(pid)));
-      return pids.length === 2 && pids;
-    });
-    killWhenDone(inside);
+  it.each(['SIGTERM', 'SIGKILL'] as const)(
+    "ends everything inside when bwrap's process group is sent %s (the runner's timeout)",
+    async (sig) => {
+      const s = startSandboxed(
+        'setsid sh -c "trap \'\' TERM; exec sleep 300" </dev/null >/dev/null 2>&1 &\necho ready\nexec sleep 301',
+      );
+      await until('the sandbox to start', () => s.stdout() === 'ready\n');
+      const inside = await until('both sleepers', () => {
+        const pids = findMarkedProcesses(s.token).filter((pid) => /^sleep 30[01]$/.test(readCmdline(pid)));
+        return pids.length === 2 && pids;
+      });
+      killWhenDone(inside);
 
-    // With --new-session the sandbox is not in bwrap's group: only bwrap gets the signal, and takes the rest down.
-    process.kill(-s.pid, sig);
-    expect((await s.done).signal).toBe(sig);
-    await until('every process inside to be gone', () => inside.every(isGone));
-  });
+      // With --new-session the sandbox is not in bwrap's group: only bwrap gets the signal, and takes the rest down.
+      process.kill(-s.pid, sig);
+      expect((await s.done).signal).toBe(sig);
+      await until('every process inside to be gone', () => inside.every(isGone));
+    },
+  );
 
   it('ends everything inside when the runner itself dies (--die-with-parent)', async () => {
     const dir = testdir();
@@ -210,7 +251,11 @@ describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
     });
     const { env, token } = planAgentEnv(gitEnv(), {});
     // A stand-in for the runner: bwrap's parent, killed with SIGKILL so that nothing of it can clean up.
-    const runner = spawn('sh', ['-c', '"$@" & wait', 'sh', planned.file, ...planned.args], { cwd: dir, env, stdio: 'ignore' });
+    const runner = spawn('sh', ['-c', '"$@" & wait', 'sh', planned.file, ...planned.args], {
+      cwd: dir,
+      env,
+      stdio: 'ignore',
+    });
     killWhenDone([runner.pid!]);
     const inside = await until('both sleepers', () => {
       const pids = findMarkedProcesses(token).filter((pid) => /^sleep 30[01]$/.test(readCmdline(pid)));
@@ -245,7 +290,12 @@ describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
       ].join('\n'),
       { scratch: [scratch], home },
     );
-    expect(r.stdout.split('\n').filter(Boolean)).toEqual(['wrote-scratch', 'wrote-home', 'wrote-tmp', 'refused-outside']);
+    expect(r.stdout.split('\n').filter(Boolean)).toEqual([
+      'wrote-scratch',
+      'wrote-home',
+      'wrote-tmp',
+      'refused-outside',
+    ]);
     expect(readFileSync(path.join(scratch, 'note'), 'utf8')).toBe('s\n');
     expect(readFileSync(path.join(home, '.cache/x'), 'utf8')).toBe('h\n');
     expect(existsSync(`/tmp/${probeName}`)).toBe(false);
@@ -255,7 +305,7 @@ describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
   it.each([
     [false, 'refused', 0],
     [true, 'connected', 1],
-  ])('with network %s, a TCP connect to the test\'s 127.0.0.1 server is %s', async (network, outcome, connections) => {
+  ])("with network %s, a TCP connect to the test's 127.0.0.1 server is %s", async (network, outcome, connections) => {
     const server = await countingServer();
     const connect = `const s=require('net').connect(${server.port},'127.0.0.1');s.on('data',()=>{console.log('connected');s.destroy()});s.on('error',()=>console.log('refused'))`;
     const r = await runSandboxed(`"${process.execPath}" -e "${connect}"`, { network });
@@ -267,7 +317,11 @@ describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
 describe('probeSandbox', () => {
   it.runIf(process.platform !== 'linux')('refuses off Linux and says what is then not protected', () => {
     const p = probeSandbox(process.env);
-    expect(p).toMatchObject({ ok: false, message: expect.stringMatching(/^--sandbox: the sandbox needs Linux \(bubblewrap\); this is .+$/), hint: 'run with --no-sandbox' });
+    expect(p).toMatchObject({
+      ok: false,
+      message: expect.stringMatching(/^--sandbox: the sandbox needs Linux \(bubblewrap\); this is .+$/),
+      hint: 'run with --no-sandbox',
+    });
   });
 
   describe.runIf(process.platform === 'linux')('on Linux', () => {
@@ -282,19 +336,29 @@ describe('probeSandbox', () => {
       });
     });
 
-    it('shows bwrap\'s own error line when it cannot create namespaces', () => {
+    it("shows bwrap's own error line when it cannot create namespaces", () => {
       const dir = testdir();
-      writeFiles(dir, { 'bwrap': '#!/bin/sh\necho "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n' });
+      writeFiles(dir, {
+        bwrap:
+          '#!/bin/sh\necho "bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces." >&2\nexit 1\n',
+      });
       const fake = path.join(dir, 'bwrap');
       chmodSync(fake, 0o755);
       const p = probeSandbox({ PATH: process.env.PATH, RALPH_BWRAP_BIN: fake });
-      expect(p).toMatchObject({ ok: false, message: '--sandbox: bubblewrap cannot create its namespaces here (bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.)' });
+      expect(p).toMatchObject({
+        ok: false,
+        message:
+          '--sandbox: bubblewrap cannot create its namespaces here (bwrap: No permissions to creating new namespace, likely because the kernel does not allow non-privileged user namespaces.)',
+      });
       expect(p.ok ? '' : p.hint).toMatch(/apparmor_restrict_unprivileged_userns|unprivileged_userns_clone/);
     });
 
     it('says so when RALPH_BWRAP_BIN points at nothing', () => {
       const missing = path.join(testdir(), 'no-bwrap');
-      expect(probeSandbox({ PATH: process.env.PATH, RALPH_BWRAP_BIN: missing })).toMatchObject({ ok: false, message: `--sandbox: cannot start ${missing} (ENOENT)` });
+      expect(probeSandbox({ PATH: process.env.PATH, RALPH_BWRAP_BIN: missing })).toMatchObject({
+        ok: false,
+        message: `--sandbox: cannot start ${missing} (ENOENT)`,
+      });
     });
   });
 });

@@ -7,7 +7,15 @@ import { startUsageServer, usageBody } from '../../../support/usage-server.js';
 
 const FILE_TOKEN = 'sk-ant-oat01-from-file-1b2c';
 const KEYCHAIN_TOKEN = 'sk-ant-oat01-from-keychain-9d8e';
-const credentials = (token: string) => JSON.stringify({ claudeAiOauth: { accessToken: token, refreshToken: 'sk-ant-ort01-r', expiresAt: 1795982400000, scopes: ['user:inference', 'user:profile'] } });
+const credentials = (token: string) =>
+  JSON.stringify({
+    claudeAiOauth: {
+      accessToken: token,
+      refreshToken: 'sk-ant-ort01-r',
+      expiresAt: 1795982400000,
+      scopes: ['user:inference', 'user:profile'],
+    },
+  });
 
 describe('usage token', () => {
   it('Linux: reads ~/.claude/.credentials.json and sends it as a Bearer token', async () => {
@@ -23,7 +31,9 @@ describe('usage token', () => {
   it('CLAUDE_CONFIG_DIR moves the credentials file', async () => {
     const dir = testdir();
     writeFiles(dir, { 'cfg/.credentials.json': credentials(FILE_TOKEN) });
-    expect(await resolveUsageToken({ env: { CLAUDE_CONFIG_DIR: `${dir}/cfg` }, home: '/nonexistent', platform: 'linux' })).toBe(FILE_TOKEN);
+    expect(
+      await resolveUsageToken({ env: { CLAUDE_CONFIG_DIR: `${dir}/cfg` }, home: '/nonexistent', platform: 'linux' }),
+    ).toBe(FILE_TOKEN);
   });
 
   it('macOS: asks the Keychain for "Claude Code-credentials" first', async () => {
@@ -44,14 +54,21 @@ describe('usage token', () => {
   it('macOS without a Keychain item falls back to the file', async () => {
     const home = testdir();
     writeFiles(home, { '.claude/.credentials.json': credentials(FILE_TOKEN) });
-    const token = await resolveUsageToken({ env: {}, home, platform: 'darwin', readKeychain: async () => Promise.reject(new Error('not found')) });
+    const token = await resolveUsageToken({
+      env: {},
+      home,
+      platform: 'darwin',
+      readKeychain: async () => Promise.reject(new Error('not found')),
+    });
     expect(token).toBe(FILE_TOKEN);
   });
 
   it('RALPH_USAGE_TOKEN wins over everything', async () => {
     const home = testdir();
     writeFiles(home, { '.claude/.credentials.json': credentials(FILE_TOKEN) });
-    expect(await resolveUsageToken({ env: { RALPH_USAGE_TOKEN: 'override-token' }, home, platform: 'linux' })).toBe('override-token');
+    expect(await resolveUsageToken({ env: { RALPH_USAGE_TOKEN: 'override-token' }, home, platform: 'linux' })).toBe(
+      'override-token',
+    );
   });
 
   it.each([
@@ -62,8 +79,12 @@ describe('usage token', () => {
     const home = testdir();
     writeFiles(home, files);
     const server = await startUsageServer([{ body: usageBody(1, 1) }]);
-    const err = await readUsage({ env: { RALPH_USAGE_URL: server.url }, home, platform: 'linux' }).catch((e: Error) => e);
-    expect((err as Error).message).toBe(`no Claude Code login found (looked in ${home}/.claude/.credentials.json); log in once with \`claude\`, or set RALPH_USAGE_TOKEN`);
+    const err = await readUsage({ env: { RALPH_USAGE_URL: server.url }, home, platform: 'linux' }).catch(
+      (e: Error) => e,
+    );
+    expect((err as Error).message).toBe(
+      `no Claude Code login found (looked in ${home}/.claude/.credentials.json); log in once with \`claude\`, or set RALPH_USAGE_TOKEN`,
+    );
     expect(server.requests).toHaveLength(0);
   });
 });

@@ -31,7 +31,11 @@ interface Harness {
   requests: { path: string; headers: Record<string, unknown> }[];
 }
 
-async function harness(script: UsageStep[] | string, options: Partial<BudgetGateOptions> = {}, timeoutMs?: number): Promise<Harness> {
+async function harness(
+  script: UsageStep[] | string,
+  options: Partial<BudgetGateOptions> = {},
+  timeoutMs?: number,
+): Promise<Harness> {
   const server = typeof script === 'string' ? null : await startUsageServer(script);
   const url = typeof script === 'string' ? script : server!.url;
   const clock = fakeClock();
@@ -42,7 +46,8 @@ async function harness(script: UsageStep[] | string, options: Partial<BudgetGate
     waitNextSession: false,
     allowUnknownUsage: false,
     clock,
-    readUsage: () => readUsage({ env: { RALPH_USAGE_URL: url, RALPH_USAGE_TOKEN: TOKEN }, timeoutMs, signal: options.signal }),
+    readUsage: () =>
+      readUsage({ env: { RALPH_USAGE_URL: url, RALPH_USAGE_TOKEN: TOKEN }, timeoutMs, signal: options.signal }),
     log: (level, message) => logs.push(`${level}: ${message}`),
     ...options,
   });
@@ -126,15 +131,25 @@ describe('budget gate: fails closed', () => {
     // Nothing depends on the answer, so no retries (no sleeps) either.
     expect(h.clock.sleeps).toEqual([]);
     expect(h.logs).toHaveLength(3);
-    expect(h.logs[0]).toMatch(/^warn: cannot read Claude usage: .*going on without the usage ceiling \(--allow-unknown-usage\)/);
+    expect(h.logs[0]).toMatch(
+      /^warn: cannot read Claude usage: .*going on without the usage ceiling \(--allow-unknown-usage\)/,
+    );
   });
 
   it.each([
     ['HTTP 500', [{ status: 500, body: 'upstream exploded' }], /HTTP 500: upstream exploded/],
-    ['a 401 (expired login)', [{ status: 401, body: { type: 'error' } }], /refused the token \(HTTP 401\); run `claude` once/],
+    [
+      'a 401 (expired login)',
+      [{ status: 401, body: { type: 'error' } }],
+      /refused the token \(HTTP 401\); run `claude` once/,
+    ],
     ['a body that is not JSON', [{ body: '<html>captive portal</html>' }], /did not return JSON: <html>captive portal/],
     ['JSON of another shape', [{ body: { error: 'nope' } }], /neither five_hour nor seven_day/],
-    ['a server that echoes the request', [{ status: 502, body: `bad gateway for Bearer ${TOKEN}` }], /HTTP 502: bad gateway for Bearer <token>/],
+    [
+      'a server that echoes the request',
+      [{ status: 502, body: `bad gateway for Bearer ${TOKEN}` }],
+      /HTTP 502: bad gateway for Bearer <token>/,
+    ],
   ])('%s: exit 2 with the reason, never the token', async (_name, script, reason) => {
     const h = await harness(script as UsageStep[]);
     const exit = await loopExit(h.gate.beforeStart());
@@ -168,26 +183,45 @@ describe('budget gate: fails closed', () => {
 describe('budget gate: --wait and --wait-next-session (fake clock)', () => {
   it('over at start with --wait: re-checks every 5 minutes with a countdown, then starts', async () => {
     const reset = at(12 * MIN);
-    const h = await harness([{ body: usageBody(95, 10, { fiveHour: reset }) }, { body: usageBody(95, 10, { fiveHour: reset }) }, { body: usageBody(3, 11) }], { wait: true });
+    const h = await harness(
+      [
+        { body: usageBody(95, 10, { fiveHour: reset }) },
+        { body: usageBody(95, 10, { fiveHour: reset }) },
+        { body: usageBody(3, 11) },
+      ],
+      { wait: true },
+    );
     await h.gate.beforeStart();
     expect(h.clock.sleeps).toEqual([5 * MIN, 5 * MIN]);
     expect(h.requests).toHaveLength(3);
     expect(h.logs).toEqual([
-      expect.stringMatching(/^info: .*5-hour 95%.*waiting \(--wait\): resets in 12m15s \(2026-11-29T18:12:00.000Z\), next check in 5m00s$/),
+      expect.stringMatching(
+        /^info: .*5-hour 95%.*waiting \(--wait\): resets in 12m15s \(2026-11-29T18:12:00.000Z\), next check in 5m00s$/,
+      ),
       expect.stringMatching(/waiting \(--wait\): resets in 7m15s .*next check in 5m00s$/),
     ]);
   });
 
   it('a reset closer than 5 minutes: sleeps just past it', async () => {
     const reset = at(2 * MIN);
-    const h = await harness([{ body: usageBody(90, 10, { fiveHour: reset }) }, { body: usageBody(0, 10) }], { wait: true });
+    const h = await harness([{ body: usageBody(90, 10, { fiveHour: reset }) }, { body: usageBody(0, 10) }], {
+      wait: true,
+    });
     await h.gate.beforeStart();
     expect(h.clock.sleeps).toEqual([2 * MIN + 15_000]);
   });
 
   it('crossing mid-run with --wait: waits for the reset instead of stopping', async () => {
     const reset = at(7 * MIN);
-    const h = await harness([{ body: usageBody(10, 10) }, { body: usageBody(81, 10, { fiveHour: reset }) }, { body: usageBody(81, 10, { fiveHour: reset }) }, { body: usageBody(1, 10) }], { wait: true });
+    const h = await harness(
+      [
+        { body: usageBody(10, 10) },
+        { body: usageBody(81, 10, { fiveHour: reset }) },
+        { body: usageBody(81, 10, { fiveHour: reset }) },
+        { body: usageBody(1, 10) },
+      ],
+      { wait: true },
+    );
     await h.gate.beforeStart();
     expect(await h.gate.beforeIteration()).toBe('continue');
     expect(await h.gate.beforeIteration()).toBe('continue');
@@ -197,7 +231,11 @@ describe('budget gate: --wait and --wait-next-session (fake clock)', () => {
 
   it('the 7-day window over: waits (in 5-minute steps) for its reset, not the 5-hour one', async () => {
     const h = await harness(
-      [{ body: usageBody(10, 99, { fiveHour: at(MIN), sevenDay: at(9 * MIN) }) }, { body: usageBody(10, 99, { sevenDay: at(9 * MIN) }) }, { body: usageBody(10, 40) }],
+      [
+        { body: usageBody(10, 99, { fiveHour: at(MIN), sevenDay: at(9 * MIN) }) },
+        { body: usageBody(10, 99, { sevenDay: at(9 * MIN) }) },
+        { body: usageBody(10, 40) },
+      ],
       { wait: true },
     );
     await h.gate.beforeStart();
@@ -206,7 +244,9 @@ describe('budget gate: --wait and --wait-next-session (fake clock)', () => {
 
   it('--wait-next-session: sleeps until the current 5-hour block resets, then checks the ceiling', async () => {
     const reset = at(60 * MIN);
-    const h = await harness([{ body: usageBody(97, 10, { fiveHour: reset }) }, { body: usageBody(0, 10) }], { waitNextSession: true });
+    const h = await harness([{ body: usageBody(97, 10, { fiveHour: reset }) }, { body: usageBody(0, 10) }], {
+      waitNextSession: true,
+    });
     await h.gate.beforeStart();
     expect(h.clock.sleeps).toEqual([...Array(12).fill(5 * MIN), 15_000]);
     expect(h.logs[0]).toMatch(/^info: waiting for the next 5-hour block \(--wait-next-session\): starts in 1h00m/);
@@ -215,7 +255,10 @@ describe('budget gate: --wait and --wait-next-session (fake clock)', () => {
   });
 
   it('--wait-next-session without --max-usage reads once; with no block in progress it starts at once', async () => {
-    const h = await harness([{ body: usageBody(0, 10, { fiveHour: null }) }], { waitNextSession: true, maxUsagePct: undefined });
+    const h = await harness([{ body: usageBody(0, 10, { fiveHour: null }) }], {
+      waitNextSession: true,
+      maxUsagePct: undefined,
+    });
     await h.gate.beforeStart();
     expect(h.clock.sleeps).toEqual([]);
     expect(h.requests).toHaveLength(1);
@@ -233,7 +276,11 @@ describe('budget gate: --wait and --wait-next-session (fake clock)', () => {
   it('Ctrl-C during a wait ends it with exit 130', async () => {
     const controller = new AbortController();
     const clock = fakeClock();
-    const h = await harness([{ body: usageBody(95, 10) }], { wait: true, signal: controller.signal, clock: { now: clock.now, sleep: async () => controller.abort() } });
+    const h = await harness([{ body: usageBody(95, 10) }], {
+      wait: true,
+      signal: controller.signal,
+      clock: { now: clock.now, sleep: async () => controller.abort() },
+    });
     const exit = await loopExit(h.gate.beforeStart());
     expect(exit.code).toBe(130);
   });

@@ -21,13 +21,16 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<stri
 }
 
 async function failure(p: Promise<unknown>): Promise<GitHubError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(GitHubError);
   return err as GitHubError;
 }
 
 describe('createClient', () => {
-  it('a refusal that quotes the token: GitHub\'s words with the token masked, and the status', async () => {
+  it("a refusal that quotes the token: GitHub's words with the token masked, and the status", async () => {
     const url = await listen((req, res) => {
       res.writeHead(403, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ message: `Resource not accessible with ${req.headers.authorization}` }));
@@ -44,7 +47,7 @@ describe('createClient', () => {
     expect(err.message).toMatch(/^no answer from 127\.0\.0\.1:\d+ within 0\.3s$/);
   });
 
-  it('nothing listening: the network error\'s code', async () => {
+  it("nothing listening: the network error's code", async () => {
     const url = await listen(() => undefined);
     server!.close();
     const err = await failure(createClient(url, TOKEN).request('GET', '/repos/a/b'));
@@ -53,6 +56,9 @@ describe('createClient', () => {
 
   it('a 2xx answer is parsed JSON', async () => {
     const url = await listen((_req, res) => res.end('{"default_branch":"trunk"}'));
-    expect(await createClient(url, TOKEN).request('GET', '/repos/a/b')).toEqual({ status: 200, body: { default_branch: 'trunk' } });
+    expect(await createClient(url, TOKEN).request('GET', '/repos/a/b')).toEqual({
+      status: 200,
+      body: { default_branch: 'trunk' },
+    });
   });
 });

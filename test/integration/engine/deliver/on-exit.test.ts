@@ -9,7 +9,15 @@ import { goneWithin, pidFrom } from '../../../support/process.js';
 function collect(command: string, signal = new AbortController().signal, timeoutMs = 30_000) {
   const shown: string[] = [];
   const warned: string[] = [];
-  const done = runOnExit({ command, cwd: testdir(), env: process.env, signal, timeoutMs, show: (l) => shown.push(l), warn: (m) => warned.push(m) });
+  const done = runOnExit({
+    command,
+    cwd: testdir(),
+    env: process.env,
+    signal,
+    timeoutMs,
+    show: (l) => shown.push(l),
+    warn: (m) => warned.push(m),
+  });
   return { shown, warned, done };
 }
 
@@ -18,7 +26,9 @@ describe('runOnExit', () => {
     const pidFile = path.join(testdir(), 'pid');
     const run = collect(`sleep 300 & echo $! > ${pidFile}; echo started; wait`, undefined, 500);
     await run.done;
-    expect(run.warned).toEqual(["--on-exit command ran longer than 0.5s and was stopped; the loop's exit code is unchanged"]);
+    expect(run.warned).toEqual([
+      "--on-exit command ran longer than 0.5s and was stopped; the loop's exit code is unchanged",
+    ]);
     expect(run.shown).toEqual(['started']);
     // The background child of the command went with it.
     expect(await goneWithin(await pidFrom(pidFile), 5000)).toBe(true);
@@ -44,7 +54,7 @@ describe('runOnExit', () => {
     expect(run.shown.join('\n').length).toBeLessThanOrEqual(ON_EXIT_OUTPUT_BYTES + 100);
   });
 
-  it('a command sh cannot run is a warning with the shell\'s exit status', async () => {
+  it("a command sh cannot run is a warning with the shell's exit status", async () => {
     const run = collect('no-such-command-ralphkit-test');
     await run.done;
     expect(run.warned).toEqual(["--on-exit command exited 127; the loop's exit code is unchanged"]);

@@ -31,10 +31,20 @@ describe('readRemoteRepo', () => {
 });
 
 describe('readPinnedChanges', () => {
-  it('the pinned files changed since the branch left its base, with git\'s status letter', async () => {
-    const dir = gitdir({ 'test/cart.test.ts': 'a\n', 'tests/old.py': 'b\n', 'src/cart.ts': 'c\n', 'fixtures/data.json': '{}\n' });
+  it("the pinned files changed since the branch left its base, with git's status letter", async () => {
+    const dir = gitdir({
+      'test/cart.test.ts': 'a\n',
+      'tests/old.py': 'b\n',
+      'src/cart.ts': 'c\n',
+      'fixtures/data.json': '{}\n',
+    });
     git(dir, 'checkout', '-q', '-b', 'ralph/x');
-    writeFiles(dir, { 'test/cart.test.ts': 'changed\n', 'src/cart.ts': 'changed\n', 'test/new.test.ts': 'new\n', 'fixtures/data.json': '[]\n' });
+    writeFiles(dir, {
+      'test/cart.test.ts': 'changed\n',
+      'src/cart.ts': 'changed\n',
+      'test/new.test.ts': 'new\n',
+      'fixtures/data.json': '[]\n',
+    });
     rmSync(path.join(dir, 'tests/old.py'));
     git(dir, 'add', '-A');
     git(dir, 'commit', '-qm', 'work');
@@ -44,7 +54,12 @@ describe('readPinnedChanges', () => {
     git(dir, 'add', '-A');
     git(dir, 'commit', '-qm', 'main moves on');
     const prd: Prd = { branchName: 'ralph/x', protect: ['fixtures/'], userStories: [] };
-    expect(await readPinnedChanges(dir, prd, 'ralph/x', 'main', 'origin')).toEqual(['M fixtures/data.json', 'M test/cart.test.ts', 'A test/new.test.ts', 'D tests/old.py']);
+    expect(await readPinnedChanges(dir, prd, 'ralph/x', 'main', 'origin')).toEqual([
+      'M fixtures/data.json',
+      'M test/cart.test.ts',
+      'A test/new.test.ts',
+      'D tests/old.py',
+    ]);
     expect(await readPinnedChanges(dir, prd, 'ralph/x', 'no-such-base', 'origin')).toBeNull();
   });
 });

@@ -4,7 +4,18 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { currentBranch, headSha, readBlobs, readConfigList, readDirtyEntries, readFileAt, readHead, readObjects, readStatusAndHead, resolveRepo } from '../../../../src/engine/git/git.js';
+import {
+  currentBranch,
+  headSha,
+  readBlobs,
+  readConfigList,
+  readDirtyEntries,
+  readFileAt,
+  readHead,
+  readObjects,
+  readStatusAndHead,
+  resolveRepo,
+} from '../../../../src/engine/git/git.js';
 import { snapshotRunnerFiles } from '../../../../src/engine/verify/runner-guard.js';
 import { LoopExit } from '../../../../src/engine/errors.js';
 import { git, gitdir, testdir } from '../../../support/repo.js';
@@ -112,7 +123,9 @@ describe('readBlobs: several files in one cat-file --batch', () => {
     const text = 'ünïcødé ✓\nline two\n';
     const dir = gitdir({ 'a.txt': text, 'dir/b.txt': 'b\n', 'empty.txt': '' });
     const specs = ['HEAD:a.txt', 'HEAD:nope.txt', 'HEAD:dir', 'HEAD:dir/b.txt', 'HEAD:empty.txt', 'nobranch:a.txt'];
-    const one = await Promise.all(specs.map((s) => readFileAt(dir, s.slice(0, s.indexOf(':')), s.slice(s.indexOf(':') + 1))));
+    const one = await Promise.all(
+      specs.map((s) => readFileAt(dir, s.slice(0, s.indexOf(':')), s.slice(s.indexOf(':') + 1))),
+    );
     expect((await readBlobs(dir, specs)).map((b) => b?.text ?? null)).toEqual(one);
     expect((await readBlobs(dir, ['HEAD:a.txt']))[0]?.sha).toBe(git(dir, 'rev-parse', 'HEAD:a.txt'));
     expect(one).toEqual([text, null, null, 'b\n', '', null]);
@@ -127,7 +140,10 @@ describe('readBlobs: several files in one cat-file --batch', () => {
 
   it('asks alone for a path with a line break in it, which --batch cannot take', async () => {
     const dir = gitdir({ 'two\nlines.txt': 'x\n', 'plain.txt': 'y\n' });
-    expect((await readBlobs(dir, ['HEAD:two\nlines.txt', 'HEAD:plain.txt'])).map((b) => b?.text)).toEqual(['x\n', 'y\n']);
+    expect((await readBlobs(dir, ['HEAD:two\nlines.txt', 'HEAD:plain.txt'])).map((b) => b?.text)).toEqual([
+      'x\n',
+      'y\n',
+    ]);
   });
 });
 
@@ -157,6 +173,10 @@ describe('readConfigList and the guard: one git config for the includes and core
     const files = guard.files.map((f) => f.abs);
     expect(files).toContain(path.join(dir, '.git', 'extra.inc'));
     expect(files).toContain(path.join(home, 'cond.inc'));
-    expect(guard.dirs.map((d) => d.abs)).toEqual([path.join(dir, '.git', 'hooks'), path.join(dir, 'local-hooks'), path.join(home, 'global-hooks')]);
+    expect(guard.dirs.map((d) => d.abs)).toEqual([
+      path.join(dir, '.git', 'hooks'),
+      path.join(dir, 'local-hooks'),
+      path.join(home, 'global-hooks'),
+    ]);
   });
 });

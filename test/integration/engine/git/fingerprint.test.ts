@@ -22,7 +22,13 @@ describe('fingerprintRefs', () => {
       ['a commit', () => git(dir, 'commit', '-q', '--allow-empty', '-m', 'more')],
       ['HEAD written by hand', () => writeFileSync(path.join(dir, '.git/HEAD'), 'ref: refs/heads/other\n')],
       ['packed refs', () => git(dir, 'pack-refs', '--all')],
-      ['a loose ref written by hand in a sub-folder', () => { mkdirSync(path.join(dir, '.git/refs/heads/x'), { recursive: true }); writeFileSync(path.join(dir, '.git/refs/heads/x/y'), `${git(dir, 'rev-parse', 'HEAD')}\n`); }],
+      [
+        'a loose ref written by hand in a sub-folder',
+        () => {
+          mkdirSync(path.join(dir, '.git/refs/heads/x'), { recursive: true });
+          writeFileSync(path.join(dir, '.git/refs/heads/x/y'), `${git(dir, 'rev-parse', 'HEAD')}\n`);
+        },
+      ],
     ];
     let before = fingerprintRefs(dirs, {});
     for (const [what, change] of changes) {

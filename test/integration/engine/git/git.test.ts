@@ -22,19 +22,24 @@ describe('runGit', () => {
   it('at the timeout, stops what git started too (its whole process group)', async () => {
     const dir = gitdir();
     const pidFile = path.join(dir, '.git', 'child.pid');
-    const r = await runGit(dir, ['-c', `alias.spawner=!sleep 30 & echo $! > ${pidFile}; wait`, 'spawner'], { timeoutMs: 300 });
+    const r = await runGit(dir, ['-c', `alias.spawner=!sleep 30 & echo $! > ${pidFile}; wait`, 'spawner'], {
+      timeoutMs: 300,
+    });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('git spawner did not finish within 300ms and was stopped');
     expect(await goneWithin(await pidFrom(pidFile))).toBe(true);
   });
 
-  it.skipIf(process.platform !== 'linux')('runs git in a process group of its own: a Ctrl-C at the terminal (its group) does not reach it', async () => {
-    const dir = gitdir();
-    const group = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2];
-    const r = await runGit(dir, ['-c', 'alias.group=!cat /proc/$$/stat', 'group']);
-    expect(r.code, r.stderr).toBe(0);
-    expect(group(r.stdout)).not.toBe(group(readFileSync('/proc/self/stat', 'utf8')));
-  });
+  it.skipIf(process.platform !== 'linux')(
+    'runs git in a process group of its own: a Ctrl-C at the terminal (its group) does not reach it',
+    async () => {
+      const dir = gitdir();
+      const group = (stat: string) => stat.slice(stat.lastIndexOf(')') + 2).split(' ')[2];
+      const r = await runGit(dir, ['-c', 'alias.group=!cat /proc/$$/stat', 'group']);
+      expect(r.code, r.stderr).toBe(0);
+      expect(group(r.stdout)).not.toBe(group(readFileSync('/proc/self/stat', 'utf8')));
+    },
+  );
 
   it('passes input on stdin', async () => {
     const dir = gitdir();
@@ -62,10 +67,20 @@ describe.skipIf(TMPFS_SKIP)('git on a full disk', () => {
     cpSync(gitdir(), repo, { recursive: true });
     appendFileSync(path.join(repo, 'README.md'), 'more\n');
     fillUp(mount);
-    const err = await gitOk(repo, ['add', 'README.md']).then(() => null, (e: unknown) => e);
+    const err = await gitOk(repo, ['add', 'README.md']).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(RunnerFileError);
-    expect(err).toMatchObject({ code: 1, status: 'failed', diskFull: true, hint: `free some space on the disk that holds ${repo}, then continue with: ./ralph/ralph.sh --resume-last` });
-    expect((err as Error).message).toMatch(/^the disk is full: git add could not write \(.*(Out of diskspace|No space left on device).*\)$/);
+    expect(err).toMatchObject({
+      code: 1,
+      status: 'failed',
+      diskFull: true,
+      hint: `free some space on the disk that holds ${repo}, then continue with: ./ralph/ralph.sh --resume-last`,
+    });
+    expect((err as Error).message).toMatch(
+      /^the disk is full: git add could not write \(.*(Out of diskspace|No space left on device).*\)$/,
+    );
   });
 });
 
@@ -81,7 +96,8 @@ describe('writeVerdictNote', () => {
     await Promise.all(commits.map((c, i) => writeVerdictNote(dir, c, `record ${i}\n`)));
     const listed = (await gitOk(dir, ['notes', '--ref=ralphkit', 'list'])).trim().split('\n');
     expect(listed).toHaveLength(8);
-    for (const [i, c] of commits.entries()) expect(await gitOk(dir, ['notes', '--ref=ralphkit', 'show', c])).toBe(`record ${i}\n`);
+    for (const [i, c] of commits.entries())
+      expect(await gitOk(dir, ['notes', '--ref=ralphkit', 'show', c])).toBe(`record ${i}\n`);
     // The scratch refs are gone.
     expect((await gitOk(dir, ['for-each-ref', 'refs/notes/'])).trim().split('\n')).toHaveLength(1);
   });

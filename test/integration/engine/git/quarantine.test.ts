@@ -5,11 +5,17 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFil
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
-import { listQuarantines, makeQuarantine, migrateQuarantine, SANDBOX_STORE } from '../../../../src/engine/git/quarantine.js';
+import {
+  listQuarantines,
+  makeQuarantine,
+  migrateQuarantine,
+  SANDBOX_STORE,
+} from '../../../../src/engine/git/quarantine.js';
 import { hashObject } from '../../../../src/engine/git/objects.js';
 import { git, gitdir, gitEnv } from '../../../support/repo.js';
 
-const looseBytes = (text: string) => deflateSync(Buffer.concat([Buffer.from(`blob ${Buffer.byteLength(text)}\0`), Buffer.from(text)]), { level: 1 });
+const looseBytes = (text: string) =>
+  deflateSync(Buffer.concat([Buffer.from(`blob ${Buffer.byteLength(text)}\0`), Buffer.from(text)]), { level: 1 });
 const idOf = (text: string) => hashObject('sha1', 'blob', Buffer.from(text));
 
 function putLoose(quarantine: string, oid: string, bytes: Buffer): void {
@@ -38,13 +44,26 @@ describe('migrateQuarantine', () => {
     // A pack of another repository's commit, and a pack that is not one.
     const other = gitdir({ 'other.txt': 'other\n' });
     const tip = git(other, 'rev-parse', 'HEAD');
-    const list = git(other, 'rev-list', '--objects', 'HEAD').split('\n').map((l) => l.split(' ')[0]).join('\n');
-    execFileSync('git', ['pack-objects', path.join(q, 'pack', 'pack')], { cwd: other, input: `${list}\n`, env: gitEnv() });
+    const list = git(other, 'rev-list', '--objects', 'HEAD')
+      .split('\n')
+      .map((l) => l.split(' ')[0])
+      .join('\n');
+    execFileSync('git', ['pack-objects', path.join(q, 'pack', 'pack')], {
+      cwd: other,
+      input: `${list}\n`,
+      env: gitEnv(),
+    });
     writeFileSync(path.join(q, 'pack', 'pack-junk.pack'), 'junk');
     const m = await migrateQuarantine(repo, 'sha1', q, store);
     expect({ loose: m.loose, packs: m.packs }).toEqual({ loose: 1, packs: 1 });
     expect(m.dropped).toHaveLength(3);
-    expect(m.dropped).toEqual(expect.arrayContaining([`${forged}: its content does not hash to its id`, `${linked}: not a readable file (ELOOP)`, expect.stringMatching(/^pack-junk\.pack: git index-pack refused it \(fatal: /)]));
+    expect(m.dropped).toEqual(
+      expect.arrayContaining([
+        `${forged}: its content does not hash to its id`,
+        `${linked}: not a readable file (ELOOP)`,
+        expect.stringMatching(/^pack-junk\.pack: git index-pack refused it \(fatal: /),
+      ]),
+    );
     expect(readFileSync(pinnedFile)).toEqual(pinnedBefore);
     expect(git(repo, 'cat-file', 'blob', idOf('new\n'))).toBe('new');
     expect(git(repo, 'cat-file', '-t', tip)).toBe('commit');

@@ -33,7 +33,10 @@ function sessionRepo(): { dir: string; env: NodeJS.ProcessEnv } {
 
 function io(dir: string, env: NodeJS.ProcessEnv) {
   const out = { stdout: '', stderr: '' };
-  return { out, io: { cwd: dir, env, stdout: (t: string) => void (out.stdout += t), stderr: (t: string) => void (out.stderr += t) } };
+  return {
+    out,
+    io: { cwd: dir, env, stdout: (t: string) => void (out.stdout += t), stderr: (t: string) => void (out.stderr += t) },
+  };
 }
 
 async function start(dir: string, env: NodeJS.ProcessEnv): Promise<void> {
@@ -43,12 +46,18 @@ async function start(dir: string, env: NodeJS.ProcessEnv): Promise<void> {
 
 async function stop(dir: string, env: NodeJS.ProcessEnv): Promise<{ stdout: Record<string, string>; stderr: string }> {
   const { out, io: hookIo } = io(dir, env);
-  const input = JSON.stringify({ session_id: SESSION, hook_event_name: 'Stop', stop_hook_active: false, last_assistant_message: 'done' });
+  const input = JSON.stringify({
+    session_id: SESSION,
+    hook_event_name: 'Stop',
+    stop_hook_active: false,
+    last_assistant_message: 'done',
+  });
   expect(await runHookStop([], hookIo, async () => input)).toBe(0);
   return { stdout: JSON.parse(out.stdout), stderr: out.stderr };
 }
 
-const stateOf = (dir: string): LoopState => JSON.parse(readFileSync(path.join(dir, 'ralph/.runs', SESSION, 'state.json'), 'utf8'));
+const stateOf = (dir: string): LoopState =>
+  JSON.parse(readFileSync(path.join(dir, 'ralph/.runs', SESSION, 'state.json'), 'utf8'));
 
 /** The session's turn: files written, US-1 flipped to passes: true, all committed. */
 function claim(dir: string, files: Record<string, string>): string {
@@ -95,7 +104,9 @@ describe('hook stop', () => {
     const second = await stop(dir, env);
 
     expect(second.stdout.systemMessage).toMatch(/ended \(protected\) after 2 stops/);
-    expect(second.stderr).toContain(`${PINS} (its plan commit: the tests checks run with) points at ${weakened.slice(0, 12)}, but the loop recorded ${planCommit.slice(0, 12)}`);
+    expect(second.stderr).toContain(
+      `${PINS} (its plan commit: the tests checks run with) points at ${weakened.slice(0, 12)}, but the loop recorded ${planCommit.slice(0, 12)}`,
+    );
     expect(second.stderr).toContain(`git update-ref ${PINS} ${planCommit}`);
     expect(second.stderr).toContain('/ralph-loop');
     expect(stateOf(dir)).toMatchObject({ status: 'protected', exitCode: 6 });
@@ -110,11 +121,19 @@ describe('hook stop', () => {
     await start(dir, env);
     const planCommit = git(dir, 'rev-parse', PINS);
     const anchors = () => JSON.parse(readFileSync(path.join(dir, 'ralph/.runs', SESSION, 'anchors.json'), 'utf8'));
-    expect(anchors()).toMatchObject({ loop: SESSION, pins: planCommit, plan: git(dir, 'rev-parse', `refs/ralphkit/loops/${SESSION}/plan`), mac: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(anchors()).toMatchObject({
+      loop: SESSION,
+      pins: planCommit,
+      plan: git(dir, 'rev-parse', `refs/ralphkit/loops/${SESSION}/plan`),
+      mac: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
 
     expect((await stop(dir, env)).stdout.decision).toBe('block');
     claim(dir, { 'feature.txt': 'done\n' });
     expect((await stop(dir, env)).stdout.systemMessage).toMatch(/ended \(complete\)/);
-    expect(anchors()).toMatchObject({ pins: planCommit, plan: git(dir, 'rev-parse', `refs/ralphkit/loops/${SESSION}/plan`) });
+    expect(anchors()).toMatchObject({
+      pins: planCommit,
+      plan: git(dir, 'rev-parse', `refs/ralphkit/loops/${SESSION}/plan`),
+    });
   });
 });

@@ -35,13 +35,26 @@ describe('finish() when state.json cannot be saved', () => {
     expect(r.code, r.stderr).toBe(0);
     const exit = jsonEvents(r.stdout).at(-1);
     expect(exit).toMatchObject({ type: 'exit', loop: 'fin', code: 0, status: 'complete', iteration: 2 });
-    expect(exit?.stateError).toBe('could not write ralph/.runs/fin/state.json (EACCES: permission denied): the loop state could not be saved, so how the loop ended (complete, exit 0) is not recorded');
-    expect(exit?.hint).toMatch(/^make ralph\/\.runs\/fin\/ a folder this user can write \(chmod u\+w ralph\/\.runs\/fin\)/);
-    expect(r.stderr).toMatch(/\nralph: error: could not write ralph\/\.runs\/fin\/state\.json \(EACCES: permission denied\)/);
+    expect(exit?.stateError).toBe(
+      'could not write ralph/.runs/fin/state.json (EACCES: permission denied): the loop state could not be saved, so how the loop ended (complete, exit 0) is not recorded',
+    );
+    expect(exit?.hint).toMatch(
+      /^make ralph\/\.runs\/fin\/ a folder this user can write \(chmod u\+w ralph\/\.runs\/fin\)/,
+    );
+    expect(r.stderr).toMatch(
+      /\nralph: error: could not write ralph\/\.runs\/fin\/state\.json \(EACCES: permission denied\)/,
+    );
     expect(r.stderr).not.toMatch(/unexpected error|\n\s+at /);
     // The end never reached the disk: the last record is the running one.
-    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/fin/state.json'), 'utf8'))).toMatchObject({ status: 'running', iteration: 2 });
-    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')).userStories.every((s: { passes: boolean }) => s.passes)).toBe(true);
+    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/fin/state.json'), 'utf8'))).toMatchObject({
+      status: 'running',
+      iteration: 2,
+    });
+    expect(
+      JSON.parse(readFileSync(path.join(dir, 'ralph/prd.json'), 'utf8')).userStories.every(
+        (s: { passes: boolean }) => s.passes,
+      ),
+    ).toBe(true);
   });
 
   it('without the fault the same run records complete (the injection is what fails it)', async () => {
@@ -49,6 +62,9 @@ describe('finish() when state.json cannot be saved', () => {
     const r = await engine(dir, ['run', ...WORKER, '--name', 'fin', '--json']);
     expect(r.code).toBe(0);
     expect(jsonEvents(r.stdout).at(-1)).not.toHaveProperty('stateError');
-    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/fin/state.json'), 'utf8'))).toMatchObject({ status: 'complete', exitCode: 0 });
+    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/.runs/fin/state.json'), 'utf8'))).toMatchObject({
+      status: 'complete',
+      exitCode: 0,
+    });
   });
 });

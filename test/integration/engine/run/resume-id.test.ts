@@ -10,7 +10,22 @@ import { LoopExit } from '../../../../src/engine/errors.js';
 
 function plantState(repo: string, folder: string, id: string): void {
   const now = new Date().toISOString();
-  const state = { id, pid: 999999, prd: 'ralph/prd.json', agent: 'claude', status: 'max-iterations', iteration: 3, maxIterations: 3, startedAt: now, updatedAt: now, costUsd: 0, exitCode: 1, noProgressStreak: 0, options: {}, worktree: { path: path.join(path.dirname(repo), 'proj-2'), branch: 'feature' } };
+  const state = {
+    id,
+    pid: 999999,
+    prd: 'ralph/prd.json',
+    agent: 'claude',
+    status: 'max-iterations',
+    iteration: 3,
+    maxIterations: 3,
+    startedAt: now,
+    updatedAt: now,
+    costUsd: 0,
+    exitCode: 1,
+    noProgressStreak: 0,
+    options: {},
+    worktree: { path: path.join(path.dirname(repo), 'proj-2'), branch: 'feature' },
+  };
   mkdirSync(path.join(repo, 'ralph/.runs', folder), { recursive: true });
   writeFileSync(path.join(repo, 'ralph/.runs', folder, 'state.json'), JSON.stringify(state));
 }
@@ -25,7 +40,7 @@ function refusal(repo: string): LoopExit {
 }
 
 describe('--resume-last and the id in state.json', () => {
-  it.each([['../proj-2'], ['other-loop']])('refuses a state whose id is %s, not its folder\'s name', (id) => {
+  it.each([['../proj-2'], ['other-loop']])("refuses a state whose id is %s, not its folder's name", (id) => {
     const repo = testdir();
     plantState(repo, 'w1', id);
     const err = refusal(repo);
@@ -34,7 +49,7 @@ describe('--resume-last and the id in state.json', () => {
     expect(err.message).toContain('is not the name of its folder');
   });
 
-  it('resumes a state whose id is its folder\'s name', () => {
+  it("resumes a state whose id is its folder's name", () => {
     const repo = testdir();
     plantState(repo, 'w1', 'w1');
     expect(findResumable(repo, parseRunArgs(['--resume-last', '9']).options).id).toBe('w1');

@@ -30,7 +30,9 @@ describe('refusals (exit 2) and bad usage (exit 1)', () => {
     const bin = path.join(dir, 'no-such-claude');
     const r = await engine(dir, ['run', '--pause', '0'], { RALPH_CLAUDE_BIN: bin });
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`ralph: the claude CLI was not found: RALPH_CLAUDE_BIN is set to "${bin}", which is not an executable file (exit 2)\n`);
+    expect(r.stderr).toContain(
+      `ralph: the claude CLI was not found: RALPH_CLAUDE_BIN is set to "${bin}", which is not an executable file (exit 2)\n`,
+    );
     expect(r.stderr).toMatch(/hint: point RALPH_CLAUDE_BIN at the claude binary .*unset it to use "claude" from PATH/);
     expect(r.stderr).not.toMatch(/on PATH\)/);
     expect(existsSync(path.join(dir, 'ralph/.runs'))).toBe(false);
@@ -38,10 +40,15 @@ describe('refusals (exit 2) and bad usage (exit 1)', () => {
 
   it('refuses when the agent CLI is not on PATH, with the install command', async () => {
     const dir = planRepo();
-    const r = await engine(dir, ['run', '--agent', 'codex', '--pause', '0'], { PATH: testdir(), RALPH_CODEX_BIN: undefined });
+    const r = await engine(dir, ['run', '--agent', 'codex', '--pause', '0'], {
+      PATH: testdir(),
+      RALPH_CODEX_BIN: undefined,
+    });
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/the codex CLI was not found: no executable "codex" on PATH/);
-    expect(r.stderr).toMatch(/hint: install it \(npm install -g @openai\/codex\), or set RALPH_CODEX_BIN=\/path\/to\/codex/);
+    expect(r.stderr).toMatch(
+      /hint: install it \(npm install -g @openai\/codex\), or set RALPH_CODEX_BIN=\/path\/to\/codex/,
+    );
   });
 
   it('refuses a name that is taken', async () => {
@@ -62,10 +69,15 @@ describe('refusals (exit 2) and bad usage (exit 1)', () => {
 describe('agents', () => {
   it('runs Claude Code with stream-json: live tool lines, final message from the result event, cost summed up to --max-cost', async () => {
     const dir = planRepo(renderPlan({ stories: 3 }));
-    const r = await engine(dir, ['run', '--pause', '0', '--max-cost', '0.5', '--json', '5'], { RALPH_CLAUDE_BIN: path.join(AGENTS, 'claude-stream.mjs'), FAKE_COST: '0.3' });
+    const r = await engine(dir, ['run', '--pause', '0', '--max-cost', '0.5', '--json', '5'], {
+      RALPH_CLAUDE_BIN: path.join(AGENTS, 'claude-stream.mjs'),
+      FAKE_COST: '0.3',
+    });
     expect(r.code, r.stderr).toBe(5);
     const events = jsonEvents(r.stdout);
-    expect(events).toContainEqual(expect.objectContaining({ type: 'tool', iteration: 1, text: 'Bash: git commit -m "feat: next story"' }));
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'tool', iteration: 1, text: 'Bash: git commit -m "feat: next story"' }),
+    );
     expect(events.at(-1)).toMatchObject({ type: 'exit', code: 5, status: 'budget' });
     expect(onlyState(dir)).toMatchObject({ status: 'budget', iteration: 2 });
     expect(onlyState(dir).costUsd).toBeCloseTo(0.6);
@@ -73,30 +85,43 @@ describe('agents', () => {
 
   it('completes with Claude Code when its result says COMPLETE and every story passes', async () => {
     const dir = planRepo(renderPlan({ stories: 1 }));
-    const r = await engine(dir, ['run', '--pause', '0', '3'], { RALPH_CLAUDE_BIN: path.join(AGENTS, 'claude-stream.mjs') });
+    const r = await engine(dir, ['run', '--pause', '0', '3'], {
+      RALPH_CLAUDE_BIN: path.join(AGENTS, 'claude-stream.mjs'),
+    });
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/said COMPLETE/);
   });
 
-  it('reads Codex\'s final message from its last-message file, not its chatter', async () => {
+  it("reads Codex's final message from its last-message file, not its chatter", async () => {
     const dir = planRepo(renderPlan({ stories: 2 }));
-    const r = await engine(dir, ['run', '--agent', 'codex', '--pause', '0', '--json', '1'], { RALPH_CODEX_BIN: path.join(AGENTS, 'codex-exec.mjs') });
+    const r = await engine(dir, ['run', '--agent', 'codex', '--pause', '0', '--json', '1'], {
+      RALPH_CODEX_BIN: path.join(AGENTS, 'codex-exec.mjs'),
+    });
     expect(r.code, r.stderr).toBe(1);
     expect(jsonEvents(r.stdout).find((e) => e.type === 'agent-exit')).toMatchObject({ exitCode: 0, tag: null });
-    const last = await engine(dir, ['run', '--resume-last', '--json', '2'], { RALPH_CODEX_BIN: path.join(AGENTS, 'codex-exec.mjs') });
+    const last = await engine(dir, ['run', '--resume-last', '--json', '2'], {
+      RALPH_CODEX_BIN: path.join(AGENTS, 'codex-exec.mjs'),
+    });
     expect(last.code, last.stderr).toBe(0);
-    expect(jsonEvents(last.stdout).find((e) => e.type === 'agent-exit')).toMatchObject({ iteration: 2, tag: 'complete' });
+    expect(jsonEvents(last.stdout).find((e) => e.type === 'agent-exit')).toMatchObject({
+      iteration: 2,
+      tag: 'complete',
+    });
   });
 
-  it('shows Codex\'s commands and file changes as live lines, from its --json events', async () => {
+  it("shows Codex's commands and file changes as live lines, from its --json events", async () => {
     const dir = planRepo(renderPlan({ stories: 1 }));
-    const r = await engine(dir, ['run', '--agent', 'codex', '--pause', '0', '--json', '1'], { RALPH_CODEX_BIN: path.join(AGENTS, 'codex-exec.mjs') });
+    const r = await engine(dir, ['run', '--agent', 'codex', '--pause', '0', '--json', '1'], {
+      RALPH_CODEX_BIN: path.join(AGENTS, 'codex-exec.mjs'),
+    });
     expect(r.code, r.stderr).toBe(0);
-    const tools = jsonEvents(r.stdout).filter((e) => e.type === 'tool').map((e) => e.text);
+    const tools = jsonEvents(r.stdout)
+      .filter((e) => e.type === 'tool')
+      .map((e) => e.text);
     expect(tools).toEqual(["Shell: /bin/bash -lc 'git commit -m next'", 'Edit: work/US-001.txt']);
   });
 
-  it('takes Codex\'s last agent message when the last-message file is missing', async () => {
+  it("takes Codex's last agent message when the last-message file is missing", async () => {
     const dir = planRepo(renderPlan({ stories: 1 }));
     const env = { RALPH_CODEX_BIN: path.join(AGENTS, 'codex-exec.mjs'), FAKE_CODEX_NO_FILE: '1' };
     const r = await engine(dir, ['run', '--agent', 'codex', '--pause', '0', '--json', '1'], env);
@@ -128,7 +153,10 @@ describe('branch, archive and progress.txt', () => {
 
   it('archives the previous plan and progress log when branchName changes, and commits the archive', async () => {
     const dir = planRepo(renderPlan({ branchName: 'ralph/first', stories: 1 }));
-    writeFiles(dir, { 'ralph/progress.txt': '# Progress log\n\n## Codebase Patterns\n- keep this lesson\n\n## Sessions\nAppend below.\n---\n' });
+    writeFiles(dir, {
+      'ralph/progress.txt':
+        '# Progress log\n\n## Codebase Patterns\n- keep this lesson\n\n## Sessions\nAppend below.\n---\n',
+    });
     git(dir, 'add', '-A');
     git(dir, 'commit', '-q', '-m', 'log');
     expect((await engine(dir, ['run', ...worker])).code).toBe(0);
@@ -142,7 +170,10 @@ describe('branch, archive and progress.txt', () => {
     expect(archives).toEqual([expect.stringMatching(/^\d{4}-\d{2}-\d{2}-first$/)]);
     expect(readFileSync(path.join(dir, 'ralph/archive', archives[0], 'progress.txt'), 'utf8')).toBe(oldProgress);
     // The archived plan is the old one (ralph/first, passing), not the new plan already on disk.
-    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/archive', archives[0], 'prd.json'), 'utf8'))).toMatchObject({ branchName: 'ralph/first', userStories: [{ passes: true }] });
+    expect(JSON.parse(readFileSync(path.join(dir, 'ralph/archive', archives[0], 'prd.json'), 'utf8'))).toMatchObject({
+      branchName: 'ralph/first',
+      userStories: [{ passes: true }],
+    });
     const fresh = readFileSync(path.join(dir, 'ralph/progress.txt'), 'utf8');
     expect(fresh).toContain('## Codebase Patterns\n- keep this lesson');
     expect(fresh.match(/US-001: Story 1/g)).toHaveLength(1);
@@ -152,8 +183,13 @@ describe('branch, archive and progress.txt', () => {
 
   it('compacts a progress.txt past 64 KiB, keeping Codebase Patterns and the newest entries', async () => {
     const dir = planRepo(renderPlan({ stories: 1 }));
-    const entries = Array.from({ length: 400 }, (_, i) => `## 2026-01-01 - OLD-${i}: old work\n${'- line of notes\n'.repeat(12)}---\n`);
-    writeFiles(dir, { 'ralph/progress.txt': `# Progress log\n\n## Codebase Patterns\n- keep me\n\n${entries.join('')}` });
+    const entries = Array.from(
+      { length: 400 },
+      (_, i) => `## 2026-01-01 - OLD-${i}: old work\n${'- line of notes\n'.repeat(12)}---\n`,
+    );
+    writeFiles(dir, {
+      'ralph/progress.txt': `# Progress log\n\n## Codebase Patterns\n- keep me\n\n${entries.join('')}`,
+    });
     git(dir, 'add', '-A');
     git(dir, 'commit', '-q', '-m', 'long log');
     const r = await engine(dir, ['run', ...worker]);
@@ -177,7 +213,18 @@ describe('status, dry-run and resume', () => {
     const r = await engine(dir, ['status', '--json']);
     expect(r.code).toBe(0);
     const [loop] = JSON.parse(r.stdout).loops;
-    expect(loop).toMatchObject({ id: 'done-loop', status: 'complete', iteration: 2, alive: false, storiesPassed: 2, storiesTotal: 2, verified: 2, unverified: 0, rejected: 0, plan: { branch: 'ralph/test', from: 'tree' } });
+    expect(loop).toMatchObject({
+      id: 'done-loop',
+      status: 'complete',
+      iteration: 2,
+      alive: false,
+      storiesPassed: 2,
+      storiesTotal: 2,
+      verified: 2,
+      unverified: 0,
+      rejected: 0,
+      plan: { branch: 'ralph/test', from: 'tree' },
+    });
     expect((await engine(dir, ['status'])).stdout).toMatch(/done-loop\s+complete\s+2\/10/);
   });
 
@@ -186,7 +233,12 @@ describe('status, dry-run and resume', () => {
     expect((await engine(dir, ['run', ...worker, '--name', 'done-loop'])).code).toBe(0);
     git(dir, 'checkout', '-q', 'main'); // main's prd.json says nothing passes
     const [loop] = JSON.parse((await engine(dir, ['status', '--json'])).stdout).loops;
-    expect(loop).toMatchObject({ storiesPassed: 2, storiesTotal: 2, verified: 2, plan: { branch: 'ralph/test', from: 'branch' } });
+    expect(loop).toMatchObject({
+      storiesPassed: 2,
+      storiesTotal: 2,
+      verified: 2,
+      plan: { branch: 'ralph/test', from: 'branch' },
+    });
     const table = (await engine(dir, ['status'])).stdout;
     expect(table).toMatch(/done-loop +complete .* 2\/2 +2 /);
     expect(table).toContain('stories as committed on ralph/test (the working tree is on another branch)');
@@ -198,9 +250,18 @@ describe('status, dry-run and resume', () => {
 
   it('--dry-run prints the command and limits and touches nothing', async () => {
     const dir = planRepo();
-    const r = await engine(dir, ['run', '--dry-run', '--json', '--max-cost', '3', '7'], { RALPH_CLAUDE_BIN: '/x/claude' });
+    const r = await engine(dir, ['run', '--dry-run', '--json', '--max-cost', '3', '7'], {
+      RALPH_CLAUDE_BIN: '/x/claude',
+    });
     expect(r.code).toBe(0);
-    expect(JSON.parse(r.stdout)).toMatchObject({ type: 'dry-run', command: '/x/claude --print --dangerously-skip-permissions --output-format stream-json --verbose < <prompt>', maxIterations: 7, maxCost: 3, pause: '2s', iterationTimeout: '1h00m' });
+    expect(JSON.parse(r.stdout)).toMatchObject({
+      type: 'dry-run',
+      command: '/x/claude --print --dangerously-skip-permissions --output-format stream-json --verbose < <prompt>',
+      maxIterations: 7,
+      maxCost: 3,
+      pause: '2s',
+      iterationTimeout: '1h00m',
+    });
     expect(existsSync(path.join(dir, 'ralph/.runs'))).toBe(false);
     expect(git(dir, 'branch', '--show-current')).toBe('main');
   });
@@ -208,7 +269,9 @@ describe('status, dry-run and resume', () => {
   it('--dry-run shows no iteration cap and the completion word', async () => {
     const dir = planRepo();
     const args = ['run', '--dry-run', '--max-cost', '3', '--completion-promise', 'WORK_COMPLETE', '0'];
-    expect(JSON.parse((await engine(dir, [...args, '--json'], { RALPH_CLAUDE_BIN: '/x/claude' })).stdout)).toMatchObject({ maxIterations: 0, completionPromise: 'WORK_COMPLETE' });
+    expect(
+      JSON.parse((await engine(dir, [...args, '--json'], { RALPH_CLAUDE_BIN: '/x/claude' })).stdout),
+    ).toMatchObject({ maxIterations: 0, completionPromise: 'WORK_COMPLETE' });
     const text = (await engine(dir, args, { RALPH_CLAUDE_BIN: '/x/claude' })).stdout;
     expect(text).toMatch(/^max iterations: +no cap \(0\)$/m);
     expect(text).toMatch(/^completion tag: +<promise>WORK_COMPLETE<\/promise>$/m);
@@ -216,7 +279,9 @@ describe('status, dry-run and resume', () => {
 
   it('--dry-run says when the real start would refuse a dirty tree, and what to type', async () => {
     const dir = planRepo();
-    expect(JSON.parse((await engine(dir, ['run', '--dry-run', '--json'], { RALPH_CLAUDE_BIN: '/x/claude' })).stdout)).toMatchObject({ uncommitted: [] });
+    expect(
+      JSON.parse((await engine(dir, ['run', '--dry-run', '--json'], { RALPH_CLAUDE_BIN: '/x/claude' })).stdout),
+    ).toMatchObject({ uncommitted: [] });
     writeFiles(dir, { 'notes.txt': 'mine\n' });
     const json = await engine(dir, ['run', '--dry-run', '--json'], { RALPH_CLAUDE_BIN: '/x/claude' });
     expect(JSON.parse(json.stdout)).toMatchObject({ uncommitted: ['notes.txt'] });
@@ -228,7 +293,12 @@ describe('status, dry-run and resume', () => {
     const start = await engine(dir, ['run', ...worker]);
     expect(start.code).toBe(2);
     expect(text.stdout).toContain('.gitignore');
-    expect(start.stderr).toContain(text.stdout.split('\n').find((l) => l.includes('.gitignore'))!.trim());
+    expect(start.stderr).toContain(
+      text.stdout
+        .split('\n')
+        .find((l) => l.includes('.gitignore'))!
+        .trim(),
+    );
   });
 
   it('--resume <id> continues a loop that hit its limit, with a new limit', async () => {
@@ -236,7 +306,11 @@ describe('status, dry-run and resume', () => {
     expect((await engine(dir, ['run', ...worker, '--name', 'x', '1'])).code).toBe(1);
     const r = await engine(dir, ['run', '--resume', 'x', '--json', '5']);
     expect(r.code, r.stderr).toBe(0);
-    expect(jsonEvents(r.stdout).filter((e) => e.type === 'iteration-start').map((e) => e.iteration)).toEqual([2, 3]);
+    expect(
+      jsonEvents(r.stdout)
+        .filter((e) => e.type === 'iteration-start')
+        .map((e) => e.iteration),
+    ).toEqual([2, 3]);
     expect(onlyState(dir)).toMatchObject({ id: 'x', status: 'complete', maxIterations: 5, iteration: 3 });
   });
 
@@ -261,7 +335,10 @@ describe('status, dry-run and resume', () => {
     const dir = planRepo();
     await engine(dir, ['run', ...worker, '--name', 'y', '1']);
     const state = path.join(dir, 'ralph/.runs/y/state.json');
-    writeFileSync(state, JSON.stringify({ ...JSON.parse(readFileSync(state, 'utf8')), status: 'running', pid: 999_999_999 }));
+    writeFileSync(
+      state,
+      JSON.stringify({ ...JSON.parse(readFileSync(state, 'utf8')), status: 'running', pid: 999_999_999 }),
+    );
     const r = await engine(dir, ['cancel', 'y']);
     expect(r.code).toBe(0);
     expect(JSON.parse(readFileSync(state, 'utf8')).status).toBe('cancelled');

@@ -42,7 +42,12 @@ function setup() {
   git(repo, 'update-ref', 'refs/ralphkit/loops/l1/pins', 'HEAD');
   const env = { ...gitEnv(), HOME: home, XDG_CONFIG_HOME: path.join(home, '.config'), RALPH_KEY_DIR: '' };
   const warnings: string[] = [];
-  const run = { options: { sandbox: true, network: true }, io: { env }, paths: { repoRoot: repo }, emit: (e: { message?: string }) => warnings.push(e.message ?? '') } as unknown as RunContext;
+  const run = {
+    options: { sandbox: true, network: true },
+    io: { env },
+    paths: { repoRoot: repo },
+    emit: (e: { message?: string }) => warnings.push(e.message ?? ''),
+  } as unknown as RunContext;
   const trust = { topLevel: repo, gitDir: path.join(repo, '.git'), pins: null } as unknown as RunTrust;
   const scratch = testdir('ralphkit-scratch-');
   /** Runs `script` as the sandboxed agent, then the runner's after(); each line of output. */
@@ -50,16 +55,20 @@ function setup() {
     const sb = await sandboxCommand(run, trust, { file: 'sh', args: ['-c', script] }, scratch);
     const r = spawnSync(sb.file, sb.args, { env, cwd: repo, encoding: 'utf8' });
     await sb.after();
-    return `${r.stdout}`.split('\n').filter(Boolean).concat(r.status === 0 ? [] : [`exit ${r.status}: ${r.stderr}`]);
+    return `${r.stdout}`
+      .split('\n')
+      .filter(Boolean)
+      .concat(r.status === 0 ? [] : [`exit ${r.status}: ${r.stderr}`]);
   };
   return { home, repo, env, run, agent, warnings };
 }
 
 /** `name: wrote` or `name: refused`, for a shell command. */
-const attempt = (name: string, cmd: string) => `if (${cmd}) 2>/dev/null; then echo '${name}: wrote'; else echo '${name}: refused'; fi`;
+const attempt = (name: string, cmd: string) =>
+  `if (${cmd}) 2>/dev/null; then echo '${name}: wrote'; else echo '${name}: refused'; fi`;
 
 describe.skipIf(!probe.ok)(`the agent's sandbox as a wall${probe.ok ? '' : ` (skipped: ${probe.message})`}`, () => {
-  it('HOME: the agent writes ~/.npmrc, ~/.local/bin/node, ~/.claude/settings.json and renames over ~/.claude.json; none reaches the user\'s HOME, its toolchain runs, its state is its own from one run to the next', async () => {
+  it("HOME: the agent writes ~/.npmrc, ~/.local/bin/node, ~/.claude/settings.json and renames over ~/.claude.json; none reaches the user's HOME, its toolchain runs, its state is its own from one run to the next", async () => {
     const { home, agent } = setup();
     const out = await agent(
       [
@@ -70,7 +79,10 @@ describe.skipIf(!probe.ok)(`the agent's sandbox as a wall${probe.ok ? '' : ` (sk
         attempt('new-cache', 'mkdir -p ~/.cache/newtool && echo c > ~/.cache/newtool/c'),
         attempt('toolchain-cache', 'echo evil > ~/.cache/toolchain/bin/x'),
         attempt('npm-cache', 'mkdir -p ~/.npm && echo c > ~/.npm/new'),
-        attempt('go-build-cache', 'ls ~/.cache/go-build 2>/dev/null; mkdir -p ~/.cache/go-build/00 && echo poisoned > ~/.cache/go-build/00/entry'),
+        attempt(
+          'go-build-cache',
+          'ls ~/.cache/go-build 2>/dev/null; mkdir -p ~/.cache/go-build/00 && echo poisoned > ~/.cache/go-build/00/entry',
+        ),
         '~/.local/bin/tool',
         'cat ~/.claude/.credentials.json ~/.cache/toolchain/bin/x',
         'ls ~/.claude/projects 2>/dev/null || echo no-transcripts',
@@ -99,7 +111,11 @@ describe.skipIf(!probe.ok)(`the agent's sandbox as a wall${probe.ok ? '' : ` (sk
     expect(readFileSync(path.join(home, '.cache/go-build/00/entry'), 'utf8')).toBe('build output\n');
     expect(readdirSync(path.join(home, '.npm'))).toEqual(['_cacache']);
     // The next run of the same loop finds the agent's own state again.
-    expect(await agent('cat ~/.claude/settings.json ~/.claude.json ~/.npmrc')).toEqual(['{"hooks":"evil"}', '{"agent":true}', 'node-options=--import=/x']);
+    expect(await agent('cat ~/.claude/settings.json ~/.claude.json ~/.npmrc')).toEqual([
+      '{"hooks":"evil"}',
+      '{"agent":true}',
+      'node-options=--import=/x',
+    ]);
   });
 
   it('HOME: a state folder that is a link (~/.codex -> a dotfiles folder) is copied as the folder it leads to, transcripts left out', async () => {
@@ -107,19 +123,26 @@ describe.skipIf(!probe.ok)(`the agent's sandbox as a wall${probe.ok ? '' : ` (sk
     const dotfiles = testdir('ralphkit-dotfiles-');
     writeTree(dotfiles, { 'codex/config.toml': 'model = "x"\n', 'codex/sessions/old.jsonl': 'old\n' });
     spawnSync('ln', ['-s', path.join(dotfiles, 'codex'), path.join(home, '.codex')]);
-    expect(await agent('cat ~/.codex/config.toml; ls ~/.codex; echo new > ~/.codex/config.toml && echo wrote')).toEqual(['model = "x"', 'config.toml', 'wrote']);
+    expect(await agent('cat ~/.codex/config.toml; ls ~/.codex; echo new > ~/.codex/config.toml && echo wrote')).toEqual(
+      ['model = "x"', 'config.toml', 'wrote'],
+    );
     expect(readFileSync(path.join(dotfiles, 'codex/config.toml'), 'utf8')).toBe('model = "x"\n');
   });
 
-  it("HOME: a link the agent leaves in its layer where the runner works (~/.cache, ~/.claude) is removed, never followed on the host", async () => {
+  it('HOME: a link the agent leaves in its layer where the runner works (~/.cache, ~/.claude) is removed, never followed on the host', async () => {
     const { home, agent } = setup();
     const victim = testdir('ralphkit-victim-');
     writeTree(victim, { 'toolchain/keep': 'keep\n', '.credentials.json': 'victim\n' });
     // The real login is newer than the layer's copy once the agent ran: the runner copies it in before the next run.
-    const out = await agent(`mv ~/.cache ~/.cache-moved && ln -s ${victim} ~/.cache && mv ~/.claude ~/.claude-moved && ln -s ${victim} ~/.claude && echo linked`);
+    const out = await agent(
+      `mv ~/.cache ~/.cache-moved && ln -s ${victim} ~/.cache && mv ~/.claude ~/.claude-moved && ln -s ${victim} ~/.claude && echo linked`,
+    );
     expect(out).toEqual(['linked']);
     writeFileSync(path.join(home, '.claude/.credentials.json'), '{"token":"refreshed by you"}\n');
-    expect(await agent('cat ~/.cache/toolchain/bin/x ~/.claude/.credentials.json')).toEqual(['toolchain', '{"token":"refreshed by you"}']);
+    expect(await agent('cat ~/.cache/toolchain/bin/x ~/.claude/.credentials.json')).toEqual([
+      'toolchain',
+      '{"token":"refreshed by you"}',
+    ]);
     expect(readFileSync(path.join(victim, 'toolchain/keep'), 'utf8')).toBe('keep\n');
     expect(readFileSync(path.join(victim, '.credentials.json'), 'utf8')).toBe('victim\n');
   });
@@ -152,7 +175,18 @@ describe.skipIf(!probe.ok)(`the agent's sandbox as a wall${probe.ok ? '' : ` (sk
         attempt('gc-auto', 'git gc --auto'),
       ].join('\n'),
     );
-    expect(out).toEqual(['chmod-object: refused', 'rewrite-object: refused', 'forge-in-quarantine: wrote', 'pack-in-quarantine: wrote', 'move-pins: refused', 'add-runner-ref: refused', 'commit: wrote', 'stash: wrote', 'fetch: wrote', 'gc-auto: wrote']);
+    expect(out).toEqual([
+      'chmod-object: refused',
+      'rewrite-object: refused',
+      'forge-in-quarantine: wrote',
+      'pack-in-quarantine: wrote',
+      'move-pins: refused',
+      'add-runner-ref: refused',
+      'commit: wrote',
+      'stash: wrote',
+      'fetch: wrote',
+      'gc-auto: wrote',
+    ]);
     expect(readFileSync(loose)).toEqual(objectBefore);
     expect(git(repo, 'rev-parse', 'refs/ralphkit/loops/l1/pins')).toBe(pins);
     // The agent's commits and the fetched pack are in the store now, and the quarantine is gone.
@@ -161,17 +195,23 @@ describe.skipIf(!probe.ok)(`the agent's sandbox as a wall${probe.ok ? '' : ` (sk
     expect(git(repo, 'fsck', '--no-dangling', '--connectivity-only')).toBe('');
     expect(readdirSync(path.join(repo, '.git/objects')).filter((n) => n.startsWith('tmp_'))).toEqual([]);
     expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toContain(`--sandbox: 2 object(s) the agent's git wrote were not taken into the repository (${oid}: not zlib data; pack-evil.pack: git index-pack refused it (fatal: `);
+    expect(warnings[0]).toContain(
+      `--sandbox: 2 object(s) the agent's git wrote were not taken into the repository (${oid}: not zlib data; pack-evil.pack: git index-pack refused it (fatal: `,
+    );
   });
 
-  it('a quarantine a killed runner left (its agent committed) is moved into the store by the next sandboxed run; a live runner\'s is left alone', async () => {
+  it("a quarantine a killed runner left (its agent committed) is moved into the store by the next sandboxed run; a live runner's is left alone", async () => {
     const { repo, agent } = setup();
     const store = path.join(repo, '.git/objects');
     // What a runner killed during its agent's run leaves: the commit in the quarantine, the branch already on it.
     const dead = makeQuarantine(store, '999999~1');
     const live = makeQuarantine(store, `${process.pid}~`);
     const env = gitEnv({ GIT_OBJECT_DIRECTORY: dead, GIT_ALTERNATE_OBJECT_DIRECTORIES: store });
-    const commit = execFileSync('git', ['commit-tree', '-p', 'HEAD', '-m', 'left behind', 'HEAD^{tree}'], { cwd: repo, env, encoding: 'utf8' }).trim();
+    const commit = execFileSync('git', ['commit-tree', '-p', 'HEAD', '-m', 'left behind', 'HEAD^{tree}'], {
+      cwd: repo,
+      env,
+      encoding: 'utf8',
+    }).trim();
     expect(spawnSync('git', ['cat-file', '-e', commit], { cwd: repo }).status).not.toBe(0);
     expect(await agent('true')).toEqual([]);
     expect(git(repo, 'cat-file', '-t', commit)).toBe('commit');

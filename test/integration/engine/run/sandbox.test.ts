@@ -28,10 +28,27 @@ describe.skipIf(!probe.ok)(`checkSandbox${probe.ok ? '' : ` (skipped: ${probe.me
     const run = { options: { sandbox: true, network: true }, io: { env } } as unknown as RunContext;
     const sb = checkSandbox(run, { topLevel: worktree, gitDir: common } as RunTrust)!;
     const clone = testdir('ralphkit-clone-');
-    const targets = [path.join(common, 'hooks', 'post-checkout'), path.join(common, 'config'), path.join(common, 'refs', 'heads', 'planted'), path.join(common, 'HEAD'), path.join(common, 'worktrees', 'wt', 'HEAD')];
+    const targets = [
+      path.join(common, 'hooks', 'post-checkout'),
+      path.join(common, 'config'),
+      path.join(common, 'refs', 'heads', 'planted'),
+      path.join(common, 'HEAD'),
+      path.join(common, 'worktrees', 'wt', 'HEAD'),
+    ];
     const headBefore = readFileSync(path.join(common, 'HEAD'), 'utf8');
     const script = targets.map((t) => `(printf x >> '${t}') 2>/dev/null && echo wrote || echo refused`).join('; ');
-    const cmd = planSandboxCommand({ bwrap: sb.bwrap, file: 'sh', args: ['-c', `${script}; touch '${home}/ok' && echo wrote-home`], repoRoot: clone, gitDir: path.join(clone, '.git'), readOnly: sb.readOnly, scratch: [], network: true, home: sb.home, hidden: sb.hidden });
+    const cmd = planSandboxCommand({
+      bwrap: sb.bwrap,
+      file: 'sh',
+      args: ['-c', `${script}; touch '${home}/ok' && echo wrote-home`],
+      repoRoot: clone,
+      gitDir: path.join(clone, '.git'),
+      readOnly: sb.readOnly,
+      scratch: [],
+      network: true,
+      home: sb.home,
+      hidden: sb.hidden,
+    });
     const r = spawnSync(cmd.file, cmd.args, { env, encoding: 'utf8' });
     expect(r.stdout.split('\n').filter(Boolean), r.stderr).toEqual([...targets.map(() => 'refused'), 'wrote-home']);
     expect(existsSync(targets[0])).toBe(false);
@@ -39,9 +56,18 @@ describe.skipIf(!probe.ok)(`checkSandbox${probe.ok ? '' : ` (skipped: ${probe.me
     expect(readFileSync(path.join(common, 'HEAD'), 'utf8')).toBe(headBefore);
     // The agent commits from the worktree: for it the common dir stays writable, but for its hooks and config.
     const agentRun = { ...run, paths: { repoRoot: worktree } } as unknown as RunContext;
-    const { args, after } = await sandboxCommand(agentRun, { topLevel: worktree, gitDir: common, pins: null } as unknown as RunTrust, { file: 'sh', args: [] }, clone);
+    const { args, after } = await sandboxCommand(
+      agentRun,
+      { topLevel: worktree, gitDir: common, pins: null } as unknown as RunTrust,
+      { file: 'sh', args: [] },
+      clone,
+    );
     await after();
     const flagOf = (p: string) => args[args.findIndex((a, i) => a === p && args[i + 1] === p) - 1];
-    expect([flagOf(common), flagOf(path.join(common, 'hooks')), flagOf(path.join(common, 'config'))]).toEqual(['--bind', '--ro-bind-try', '--ro-bind-try']);
+    expect([flagOf(common), flagOf(path.join(common, 'hooks')), flagOf(path.join(common, 'config'))]).toEqual([
+      '--bind',
+      '--ro-bind-try',
+      '--ro-bind-try',
+    ]);
   });
 });

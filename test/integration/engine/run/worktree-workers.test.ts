@@ -6,7 +6,12 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { git, gitdir } from '../../../support/repo.js';
 import { writeRunningLoop } from '../../../support/lifecycle.js';
-import { cleanupWorktrees, listLeftoverWorktrees, planWorktreeOwner, worktreesFolder } from '../../../../src/engine/git/worktree.js';
+import {
+  cleanupWorktrees,
+  listLeftoverWorktrees,
+  planWorktreeOwner,
+  worktreesFolder,
+} from '../../../../src/engine/git/worktree.js';
 
 describe('planWorktreeOwner', () => {
   it.each([
@@ -36,7 +41,7 @@ function addTree(repo: string, name: string): string {
 }
 
 describe('worker worktrees of --parallel runs', () => {
-  it('a running run\'s worker trees are not listed; a dead run\'s are, under its loop id, and cleanup removes them', async () => {
+  it("a running run's worker trees are not listed; a dead run's are, under its loop id, and cleanup removes them", async () => {
     const repo = repoWithTrees();
     const gone = spawnSync('true').pid as number;
     writeRunningLoop(repo, { id: 'live', pid: process.pid });
@@ -51,7 +56,10 @@ describe('worker worktrees of --parallel runs', () => {
 
     // The same cleanup sweeps every stopped runner's temp folders on the machine (other tests' too): only the trees are this test's.
     const said = (await cleanupWorktrees(repo)).filter((line) => line.includes('.ralph-worktrees'));
-    expect(said).toEqual([expect.stringContaining('dead--w1 (loop dead;'), expect.stringContaining('dead--w2 (loop dead;')]);
+    expect(said).toEqual([
+      expect.stringContaining('dead--w1 (loop dead;'),
+      expect.stringContaining('dead--w2 (loop dead;'),
+    ]);
     expect(existsSync(path.join(worktreesFolder(repo), 'dead--w1'))).toBe(false);
     expect(existsSync(path.join(worktreesFolder(repo), 'dead--w2'))).toBe(false);
     expect(existsSync(path.join(worktreesFolder(repo), 'live--w1'))).toBe(true);

@@ -9,7 +9,23 @@ import { ownProcessStart } from '../../../../src/engine/processes.js';
 
 function runningLoop(repo: string, id: string, extra: object): void {
   const now = new Date().toISOString();
-  const state = { id, pid: process.pid, pidStart: ownProcessStart(), prd: 'ralph/other.json', agent: 'claude', status: 'running', iteration: 1, maxIterations: 5, startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options: {}, ...extra };
+  const state = {
+    id,
+    pid: process.pid,
+    pidStart: ownProcessStart(),
+    prd: 'ralph/other.json',
+    agent: 'claude',
+    status: 'running',
+    iteration: 1,
+    maxIterations: 5,
+    startedAt: now,
+    updatedAt: now,
+    costUsd: 0,
+    exitCode: null,
+    noProgressStreak: 0,
+    options: {},
+    ...extra,
+  };
   mkdirSync(path.join(repo, 'ralph/.runs', id), { recursive: true });
   writeFileSync(path.join(repo, 'ralph/.runs', id, 'state.json'), JSON.stringify(state));
 }
@@ -24,6 +40,8 @@ describe('hook start beside a --worktree loop', () => {
   it('is refused while a runner loop (no worktree) runs in this tree', () => {
     const repo = testdir();
     runningLoop(repo, 'r1', {});
-    expect(() => refuseBusyTree(repo, 'session-1')).toThrow(/a runner loop \(r1, pid \d+\) is running in this working tree/);
+    expect(() => refuseBusyTree(repo, 'session-1')).toThrow(
+      /a runner loop \(r1, pid \d+\) is running in this working tree/,
+    );
   });
 });

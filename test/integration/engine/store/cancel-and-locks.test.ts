@@ -25,7 +25,9 @@ describe('the start when an old cancel marker cannot be removed', () => {
     writeFileSync(path.join(dir, 'ralph/.runs/f'), 'not a folder');
     const r = await engine(dir, ['run', ...WORKER, '--name', 'f', '--json']);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(/^ralph: could not remove ralph\/\.runs\/f\/cancel \(ENOTDIR: not a directory\): the loop cannot clear an old cancel request, so it did not start; nothing was changed \(exit 2\)$/m);
+    expect(r.stderr).toMatch(
+      /^ralph: could not remove ralph\/\.runs\/f\/cancel \(ENOTDIR: not a directory\): the loop cannot clear an old cancel request, so it did not start; nothing was changed \(exit 2\)$/m,
+    );
     expect(r.stderr).toContain('ralph: hint: ralph/.runs/f/ must be a folder this user can write');
     expect(r.stderr).not.toMatch(NO_STACK);
     expect(jsonEvents(r.stdout).at(-1)).toMatchObject({ type: 'exit', code: 2, status: 'refused' });
@@ -50,7 +52,18 @@ describe('status reads any state.json it finds', () => {
     writeFileSync(path.join(dir, 'ralph/.runs/bare/state.json'), '{"id":"bare","status":"running"}');
     const json = await engine(dir, ['status', '--json']);
     expect(json.code, json.stderr).toBe(0);
-    expect(JSON.parse(json.stdout).loops).toEqual([expect.objectContaining({ id: 'bare', status: 'dead', alive: false, pid: null, iteration: null, agent: '', prd: '', storiesTotal: null })]);
+    expect(JSON.parse(json.stdout).loops).toEqual([
+      expect.objectContaining({
+        id: 'bare',
+        status: 'dead',
+        alive: false,
+        pid: null,
+        iteration: null,
+        agent: '',
+        prd: '',
+        storiesTotal: null,
+      }),
+    ]);
     const table = await engine(dir, ['status']);
     expect(table.code, table.stderr).toBe(0);
     expect(table.stdout).toMatch(/^bare\s+dead\s+\?\/\?\s+no\s+\$0\.00\s+\?\s+0\s+0\s+0\s+0$/m);
@@ -59,7 +72,12 @@ describe('status reads any state.json it finds', () => {
 
 describe('cancel refusals: a clear message, a hint, exit 2, nothing changed', () => {
   it.each([
-    ['an unknown id', 'nope', /^ralph: no loop named "nope" in ralph\/\.runs\/$/m, /hint: list the loops and their status with: npx ralphkit status/],
+    [
+      'an unknown id',
+      'nope',
+      /^ralph: no loop named "nope" in ralph\/\.runs\/$/m,
+      /hint: list the loops and their status with: npx ralphkit status/,
+    ],
     ['an id that would leave ralph/.runs', '../x', /^ralph: "\.\.\/x" is not a loop id/m, /hint: list the loops/],
   ])('%s', async (_what, id, message, hint) => {
     const dir = planRepo();
@@ -73,7 +91,9 @@ describe('cancel refusals: a clear message, a hint, exit 2, nothing changed', ()
   it('no loop has run yet (no ralph/.runs): says so and how to start one', async () => {
     const r = await engine(planRepo(), ['cancel', 'first']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('ralph: no loop named "first" in ralph/.runs/\nralph: hint: no loop has run in this repository yet; start one with: ./ralph/ralph.sh\n');
+    expect(r.stderr).toBe(
+      'ralph: no loop named "first" in ralph/.runs/\nralph: hint: no loop has run in this repository yet; start one with: ./ralph/ralph.sh\n',
+    );
   });
 
   it('a loop that has ended is refused, naming its status', async () => {
@@ -81,7 +101,9 @@ describe('cancel refusals: a clear message, a hint, exit 2, nothing changed', ()
     expect((await engine(dir, ['run', ...WORKER, '--name', 'done'])).code).toBe(0);
     const r = await engine(dir, ['cancel', 'done']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toBe('ralph: loop done is not running (complete); nothing to cancel\nralph: hint: list the loops and their status with: npx ralphkit status\n');
+    expect(r.stderr).toBe(
+      'ralph: loop done is not running (complete); nothing to cancel\nralph: hint: list the loops and their status with: npx ralphkit status\n',
+    );
     expect(existsSync(path.join(dir, 'ralph/.runs/done/cancel'))).toBe(false);
     expect(state(dir, 'done')).toMatchObject({ status: 'complete' });
   });
@@ -92,22 +114,31 @@ describe('cancel refusals: a clear message, a hint, exit 2, nothing changed', ()
     writeFileSync(path.join(dir, 'ralph/.runs/bad/state.json'), '{"status": "runn');
     const r = await engine(dir, ['cancel', 'bad']);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^ralph: could not read ralph\/\.runs\/bad\/state\.json \(.*JSON.*\), so loop bad cannot be cancelled; nothing was changed$/m);
+    expect(r.stderr).toMatch(
+      /^ralph: could not read ralph\/\.runs\/bad\/state\.json \(.*JSON.*\), so loop bad cannot be cancelled; nothing was changed$/m,
+    );
     expect(r.stderr).not.toMatch(NO_STACK);
   });
 
-  it.runIf(HAS_PROC)('the cancel marker cannot be written: refused before the runner is signalled (it keeps running)', async () => {
-    const dir = planRepo();
-    const runner = spawnStranger();
-    writeRunningLoop(dir, { id: 'live', pid: runner.pid, pidStart: procStart(runner.pid) });
-    mkdirSync(path.join(dir, 'ralph/.runs/live/cancel')); // writing a file where a folder is fails on every OS, even as root
-    const r = await engine(dir, ['cancel', 'live']);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/^ralph: could not write ralph\/\.runs\/live\/cancel \(EISDIR: illegal operation on a directory\): loop live was not cancelled; nothing was changed$/m);
-    expect(r.stderr).toContain(`ralph: hint: make ralph/.runs/live/ a folder this user can write (chmod u+w ralph/.runs/live), then run again: npx ralphkit cancel live; or stop its runner directly: kill ${runner.pid}`);
-    expect(stillRuns(runner.pid)).toBe(true);
-    expect(state(dir, 'live')).toMatchObject({ status: 'running' });
-  });
+  it.runIf(HAS_PROC)(
+    'the cancel marker cannot be written: refused before the runner is signalled (it keeps running)',
+    async () => {
+      const dir = planRepo();
+      const runner = spawnStranger();
+      writeRunningLoop(dir, { id: 'live', pid: runner.pid, pidStart: procStart(runner.pid) });
+      mkdirSync(path.join(dir, 'ralph/.runs/live/cancel')); // writing a file where a folder is fails on every OS, even as root
+      const r = await engine(dir, ['cancel', 'live']);
+      expect(r.code).toBe(2);
+      expect(r.stderr).toMatch(
+        /^ralph: could not write ralph\/\.runs\/live\/cancel \(EISDIR: illegal operation on a directory\): loop live was not cancelled; nothing was changed$/m,
+      );
+      expect(r.stderr).toContain(
+        `ralph: hint: make ralph/.runs/live/ a folder this user can write (chmod u+w ralph/.runs/live), then run again: npx ralphkit cancel live; or stop its runner directly: kill ${runner.pid}`,
+      );
+      expect(stillRuns(runner.pid)).toBe(true);
+      expect(state(dir, 'live')).toMatchObject({ status: 'running' });
+    },
+  );
 });
 
 describe.runIf(HAS_PROC)('a pid reused after the runner was killed with -9', () => {
@@ -125,14 +156,24 @@ describe.runIf(HAS_PROC)('a pid reused after the runner was killed with -9', () 
     const stranger = spawnStranger();
     const wrong = procStart(stranger.pid) + 1;
     const lock = lockPath(dir, path.join(dir, 'ralph/prd.json'));
-    writeRunningLoop(dir, { id: 'killed', pid: stranger.pid, pidStart: wrong, agentPid: stranger.pid, agentPidStart: wrong }, lock);
+    writeRunningLoop(
+      dir,
+      { id: 'killed', pid: stranger.pid, pidStart: wrong, agentPid: stranger.pid, agentPidStart: wrong },
+      lock,
+    );
 
     const status = await engine(dir, ['status', '--json']);
-    expect(JSON.parse(status.stdout).loops).toEqual([expect.objectContaining({ id: 'killed', status: 'dead', alive: false })]);
+    expect(JSON.parse(status.stdout).loops).toEqual([
+      expect.objectContaining({ id: 'killed', status: 'dead', alive: false }),
+    ]);
 
     const next = await engine(dir, ['run', ...WORKER, '--name', 'next']);
     expect(next.code, next.stderr).toBe(0);
-    expect(state(dir, 'next')).toMatchObject({ status: 'complete', pid: process.pid, pidStart: procStart(process.pid) });
+    expect(state(dir, 'next')).toMatchObject({
+      status: 'complete',
+      pid: process.pid,
+      pidStart: procStart(process.pid),
+    });
 
     const cancel = await engine(dir, ['cancel', 'killed']);
     expect(cancel.code, cancel.stderr).toBe(0);
@@ -146,7 +187,9 @@ describe.runIf(HAS_PROC)('a pid reused after the runner was killed with -9', () 
     const runner = spawnStranger();
     const lock = lockPath(dir, path.join(dir, 'ralph/prd.json'));
     writeRunningLoop(dir, { id: 'holder', pid: runner.pid, pidStart: procStart(runner.pid) }, lock);
-    expect(JSON.parse((await engine(dir, ['status', '--json'])).stdout).loops).toEqual([expect.objectContaining({ id: 'holder', status: 'running', alive: true })]);
+    expect(JSON.parse((await engine(dir, ['status', '--json'])).stdout).loops).toEqual([
+      expect.objectContaining({ id: 'holder', status: 'running', alive: true }),
+    ]);
     const r = await engine(dir, ['run', ...WORKER, '--name', 'second']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`another loop (holder, pid ${runner.pid}) is running on ralph/prd.json`);
@@ -157,7 +200,9 @@ describe.runIf(HAS_PROC)('a pid reused after the runner was killed with -9', () 
     const dir = planRepo();
     const runner = spawnStranger();
     writeRunningLoop(dir, { id: 'old', pid: runner.pid }, lockPath(dir, path.join(dir, 'ralph/prd.json')));
-    expect(JSON.parse((await engine(dir, ['status', '--json'])).stdout).loops).toEqual([expect.objectContaining({ id: 'old', alive: true })]);
+    expect(JSON.parse((await engine(dir, ['status', '--json'])).stdout).loops).toEqual([
+      expect.objectContaining({ id: 'old', alive: true }),
+    ]);
     expect((await engine(dir, ['run', ...WORKER, '--name', 'second'])).code).toBe(2);
   });
 
@@ -167,9 +212,21 @@ describe.runIf(HAS_PROC)('a pid reused after the runner was killed with -9', () 
       const agent = spawnStranger();
       const exited = new Promise((resolve) => agent.on('exit', (_code, signal) => resolve(signal)));
       const start = procStart(agent.pid) + (reused ? 1 : 0);
-      writeRunningLoop(dir, { id: 'killed', pid: agent.pid, pidStart: procStart(agent.pid) + 1, agentPid: agent.pid, agentPidStart: start });
+      writeRunningLoop(dir, {
+        id: 'killed',
+        pid: agent.pid,
+        pidStart: procStart(agent.pid) + 1,
+        agentPid: agent.pid,
+        agentPidStart: start,
+      });
       // The runner records its pinned tests in git when a loop starts, sealed; a resume without that record is refused.
-      await moveAnchoredRefs(dir, 'killed', { pins: git(dir, 'rev-parse', 'HEAD'), plan: null }, { pins: null, plan: null }, readKey(true));
+      await moveAnchoredRefs(
+        dir,
+        'killed',
+        { pins: git(dir, 'rev-parse', 'HEAD'), plan: null },
+        { pins: null, plan: null },
+        readKey(true),
+      );
       const r = await engine(dir, ['run', ...WORKER, '--resume', 'killed']);
       expect(r.code, r.stderr).toBe(0);
       if (reused) expect(stillRuns(agent.pid)).toBe(true);

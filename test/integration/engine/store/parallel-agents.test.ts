@@ -20,7 +20,13 @@ function parallel(states: WorkerState[]): ParallelState {
   return { workers: states.length, states, queue: [], merged: [], attempts: {}, givenUp: {} };
 }
 
-const worker = (n: number, extra: Partial<WorkerState> = {}): WorkerState => ({ worker: n, path: `/tmp/x.ralph-worktrees/p--w${n}`, phase: 'agent', story: `US-${n}`, ...extra });
+const worker = (n: number, extra: Partial<WorkerState> = {}): WorkerState => ({
+  worker: n,
+  path: `/tmp/x.ralph-worktrees/p--w${n}`,
+  phase: 'agent',
+  story: `US-${n}`,
+  ...extra,
+});
 
 /** Two agents left by a killed runner (their true starts) and a stranger that reused a third worker's pid. */
 function killedParallelRun(dir: string, id: string) {
@@ -29,7 +35,8 @@ function killedParallelRun(dir: string, id: string) {
   const stranger = spawnStranger();
   const gone = spawnSync('true').pid as number;
   writeRunningLoop(dir, {
-    id, pid: gone,
+    id,
+    pid: gone,
     parallel: parallel([
       worker(1, { agentPid: a.pid, agentPidStart: procStart(a.pid) }),
       worker(2, { agentPid: b.pid, agentPidStart: procStart(b.pid) }),
@@ -41,13 +48,25 @@ function killedParallelRun(dir: string, id: string) {
 }
 
 describe.runIf(HAS_PROC)('the agents of a --parallel run', () => {
-  it('writeState records when each worker\'s agent started, as it does for the loop\'s agent', () => {
+  it("writeState records when each worker's agent started, as it does for the loop's agent", () => {
     const dir = planRepo();
     const a = spawnStranger();
     const now = new Date().toISOString();
     const s: LoopState = {
-      id: 'p', agent: 'claude', prd: 'ralph/prd.json', iteration: 1, iterationDone: false, maxIterations: 5, status: 'running', pid: process.pid,
-      startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options: {} as LoopState['options'],
+      id: 'p',
+      agent: 'claude',
+      prd: 'ralph/prd.json',
+      iteration: 1,
+      iterationDone: false,
+      maxIterations: 5,
+      status: 'running',
+      pid: process.pid,
+      startedAt: now,
+      updatedAt: now,
+      costUsd: 0,
+      exitCode: null,
+      noProgressStreak: 0,
+      options: {} as LoopState['options'],
       parallel: parallel([worker(1, { agentPid: a.pid }), worker(2, { phase: 'idle', story: undefined })]),
     };
     writeState(dir, s);
@@ -58,16 +77,19 @@ describe.runIf(HAS_PROC)('the agents of a --parallel run', () => {
     expect('agentPidStart' in s.parallel!.states[0]).toBe(false);
   });
 
-  it('stopOrphanAgents (start, cleanup) kills every worker\'s orphaned agent, never the stranger', async () => {
+  it("stopOrphanAgents (start, cleanup) kills every worker's orphaned agent, never the stranger", async () => {
     const dir = planRepo();
     const { a, b, stranger, agents } = killedParallelRun(dir, 'p');
     const stopped = await stopOrphanAgents(dir, 'other');
-    expect(stopped).toEqual([{ loopId: 'p', agentPid: a.pid, worker: 1 }, { loopId: 'p', agentPid: b.pid, worker: 2 }]);
+    expect(stopped).toEqual([
+      { loopId: 'p', agentPid: a.pid, worker: 1 },
+      { loopId: 'p', agentPid: b.pid, worker: 2 },
+    ]);
     expect(await agents()).toEqual([true, true]);
     expect(await goneWithin(stranger.pid, 300)).toBe(false);
   });
 
-  it('cancel kills every worker\'s agent and records none; the stranger lives', async () => {
+  it("cancel kills every worker's agent and records none; the stranger lives", async () => {
     const dir = planRepo();
     const { stranger, agents } = killedParallelRun(dir, 'p');
     const r = await engine(dir, ['cancel', 'p']);
@@ -80,7 +102,7 @@ describe.runIf(HAS_PROC)('the agents of a --parallel run', () => {
     expect(after.parallel!.states.map((w) => w.story)).toEqual(['US-1', 'US-2', 'US-3', undefined]);
   });
 
-  it('a resume kills every worker\'s agent, never the stranger', async () => {
+  it("a resume kills every worker's agent, never the stranger", async () => {
     const dir = planRepo();
     const { stranger, agents } = killedParallelRun(dir, 'p');
     expect(findResumable(dir, { resume: 'p' } as RunOptions).id).toBe('p');

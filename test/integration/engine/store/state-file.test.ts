@@ -12,8 +12,20 @@ import { LoopExit, RunnerFileError } from '../../../../src/engine/errors.js';
 function newState(id: string): LoopState {
   const now = new Date().toISOString();
   return {
-    id, agent: 'claude', prd: 'ralph/prd.json', iteration: 0, iterationDone: true, maxIterations: 3, status: 'running', pid: process.pid,
-    startedAt: now, updatedAt: now, costUsd: 0, exitCode: null, noProgressStreak: 0, options: {} as LoopState['options'],
+    id,
+    agent: 'claude',
+    prd: 'ralph/prd.json',
+    iteration: 0,
+    iterationDone: true,
+    maxIterations: 3,
+    status: 'running',
+    pid: process.pid,
+    startedAt: now,
+    updatedAt: now,
+    costUsd: 0,
+    exitCode: null,
+    noProgressStreak: 0,
+    options: {} as LoopState['options'],
   };
 }
 
@@ -26,12 +38,18 @@ describe('writeState when state.json cannot be written', () => {
     const refusal = catchError(() => writeState(root, first));
     expect(refusal).toBeInstanceOf(LoopExit);
     expect(refusal).not.toBeInstanceOf(RunnerFileError);
-    expect(refusal).toMatchObject({ code: 2, message: expect.stringMatching(/^could not write ralph\/\.runs\/a\/state\.json \((ENOTDIR|EEXIST)/) });
+    expect(refusal).toMatchObject({
+      code: 2,
+      message: expect.stringMatching(/^could not write ralph\/\.runs\/a\/state\.json \((ENOTDIR|EEXIST)/),
+    });
 
     rmSync(path.join(root, 'ralph/.runs'));
     const state = newState('b');
     writeState(root, state);
-    expect(JSON.parse(readFileSync(path.join(root, 'ralph/.runs/b/state.json'), 'utf8'))).toMatchObject({ id: 'b', status: 'running' });
+    expect(JSON.parse(readFileSync(path.join(root, 'ralph/.runs/b/state.json'), 'utf8'))).toMatchObject({
+      id: 'b',
+      status: 'running',
+    });
     rmSync(path.join(root, 'ralph/.runs'), { recursive: true });
     writeFileSync(path.join(root, 'ralph/.runs'), 'not a folder');
     const midRun = catchError(() => writeState(root, Object.assign(state, { iteration: 1 })));
@@ -49,20 +67,37 @@ describe('writeState when state.json cannot be written', () => {
 describe('runAgentOnce when the agent’s pid cannot be saved', () => {
   const request = (logFile: string, onStart: (pid: number) => void) => ({
     plan: { file: 'sh', args: ['-c', 'sleep 30'], input: '', output: 'text' as const },
-    cwd: path.dirname(logFile), env: process.env, timeoutMs: 60_000, signal: new AbortController().signal, logFile,
-    onTool: () => {}, onStart,
+    cwd: path.dirname(logFile),
+    env: process.env,
+    timeoutMs: 60_000,
+    signal: new AbortController().signal,
+    logFile,
+    onTool: () => {},
+    onStart,
   });
 
   it('stops the agent and rejects with the RunnerFileError instead of crashing the runner', async () => {
     const logFile = path.join(testdir(), 'iteration-1.log');
     const failure = new RunnerFileError('/x/state.json', 'could not write state.json', 'fix it');
-    await expect(runAgentOnce(request(logFile, () => { throw failure; }))).rejects.toBe(failure);
+    await expect(
+      runAgentOnce(
+        request(logFile, () => {
+          throw failure;
+        }),
+      ),
+    ).rejects.toBe(failure);
   });
 
   it('a bug in onStart is rethrown as it is', async () => {
     const logFile = path.join(testdir(), 'iteration-1.log');
     const bug = new TypeError('boom');
-    await expect(runAgentOnce(request(logFile, () => { throw bug; }))).rejects.toBe(bug);
+    await expect(
+      runAgentOnce(
+        request(logFile, () => {
+          throw bug;
+        }),
+      ),
+    ).rejects.toBe(bug);
   });
 });
 

@@ -6,7 +6,11 @@ import { existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from '
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { testdir } from '../../../support/repo.js';
-import { parseTempFolderName, removeDeadTempFolders, renderRemovedTempFolders } from '../../../../src/engine/store/temp-folders.js';
+import {
+  parseTempFolderName,
+  removeDeadTempFolders,
+  renderRemovedTempFolders,
+} from '../../../../src/engine/store/temp-folders.js';
 import { processStart } from '../../../../src/engine/processes.js';
 
 /** A pid no process has now: one that has exited. */
@@ -16,7 +20,10 @@ function deadPid(): number {
 
 describe('parseTempFolderName', () => {
   it.each([
-    ['ralph-verify-20261205-113632-a069~4242~987654-AbC123', { kind: 'ralph-verify', loop: '20261205-113632-a069', pid: 4242, start: 987654 }],
+    [
+      'ralph-verify-20261205-113632-a069~4242~987654-AbC123',
+      { kind: 'ralph-verify', loop: '20261205-113632-a069', pid: 4242, start: 987654 },
+    ],
     ['ralph-review-my.loop~7~-x_Y9zq', { kind: 'ralph-review', loop: 'my.loop', pid: 7 }],
     ['ralphkit-log--~12~34-aaaaaa', { kind: 'ralphkit-log', loop: '-', pid: 12, start: 34 }],
     ['ralph-verify-AbC123', null],
@@ -28,7 +35,7 @@ describe('parseTempFolderName', () => {
 });
 
 describe('removeDeadTempFolders', () => {
-  it('removes the folders of runners that are gone (node_modules and all); keeps a live runner\'s, an older name, a file and a symlink', () => {
+  it("removes the folders of runners that are gone (node_modules and all); keeps a live runner's, an older name, a file and a symlink", () => {
     const tmp = testdir('ralphkit-temp-');
     const dead = path.join(tmp, `ralph-verify-e2e~${deadPid()}~-aaaaaa`);
     mkdirSync(path.join(dead, 'node_modules', 'pkg'), { recursive: true });
@@ -53,15 +60,22 @@ describe('removeDeadTempFolders', () => {
     expect(readdirSync(tmp).sort()).toEqual([live, 'ralph-verify-eeeeee', file, link].sort());
     expect(existsSync(target)).toBe(true);
     const reviewer = process.platform === 'linux' ? ', 1 reviewer folder' : '';
-    expect(renderRemovedTempFolders(removed)).toEqual([`removed 1 verification checkout${reviewer} and 1 log folder of stopped runners from ${tmpdir()} (loop e2e, par)`]);
+    expect(renderRemovedTempFolders(removed)).toEqual([
+      `removed 1 verification checkout${reviewer} and 1 log folder of stopped runners from ${tmpdir()} (loop e2e, par)`,
+    ]);
   });
 
   it.each([
     [['ralph-verify'], 'removed 1 verification checkout of'],
     [['ralph-verify', 'ralph-home'], "removed 1 verification checkout and 1 checks' HOME folder of"],
-    [['ralph-home', 'ralph-home', 'ralph-review', 'ralphkit-log'], "removed 1 reviewer folder, 2 checks' HOME folders and 1 log folder of"],
+    [
+      ['ralph-home', 'ralph-home', 'ralph-review', 'ralphkit-log'],
+      "removed 1 reviewer folder, 2 checks' HOME folders and 1 log folder of",
+    ],
   ] as const)('the message names each kind: %j', (kinds, start) => {
     const removed = kinds.map((kind) => ({ kind, loop: 'e2e' }));
-    expect(renderRemovedTempFolders(removed)[0]).toMatch(new RegExp(`^${start.replace(/[()]/g, '\\$&')} stopped runners from \\S+ \\(loop e2e\\)$`));
+    expect(renderRemovedTempFolders(removed)[0]).toMatch(
+      new RegExp(`^${start.replace(/[()]/g, '\\$&')} stopped runners from \\S+ \\(loop e2e\\)$`),
+    );
   });
 });

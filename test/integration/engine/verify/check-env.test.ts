@@ -12,16 +12,30 @@ import { testdir } from '../../../support/repo.js';
 import { claim, commitAll, plan, story, verifyRepo, type VerifyRepo } from '../../../support/verify-repo.js';
 
 const bwrap = findExecutable('bwrap', process.env);
-const MODES: Array<[string, boolean]> = [['without --sandbox', false], ...(bwrap ? [['with --sandbox', true] as [string, boolean]] : [])];
+const MODES: Array<[string, boolean]> = [
+  ['without --sandbox', false],
+  ...(bwrap ? [['with --sandbox', true] as [string, boolean]] : []),
+];
 
 // An npm project whose test fails until feature.txt exists; `npm test` runs the pinned script.
 const PROJECT = {
-  'package.json': JSON.stringify({ name: 'demo', version: '1.0.0', private: true, scripts: { test: 'node test/feature.test.mjs' } }, null, 2),
-  'test/feature.test.mjs': "import { existsSync } from 'node:fs';\nif (!existsSync('feature.txt')) { console.error('feature.txt missing'); process.exit(1); }\n",
+  'package.json': JSON.stringify(
+    { name: 'demo', version: '1.0.0', private: true, scripts: { test: 'node test/feature.test.mjs' } },
+    null,
+    2,
+  ),
+  'test/feature.test.mjs':
+    "import { existsSync } from 'node:fs';\nif (!existsSync('feature.txt')) { console.error('feature.txt missing'); process.exit(1); }\n",
 };
 
 function sandboxOf(r: VerifyRepo): CheckSandbox {
-  return { bwrap: bwrap!, home: process.env.HOME, readOnly: [r.dir, path.join(r.dir, '.git')], hidden: [], network: true };
+  return {
+    bwrap: bwrap!,
+    home: process.env.HOME,
+    readOnly: [r.dir, path.join(r.dir, '.git')],
+    hidden: [],
+    network: true,
+  };
 }
 
 /** A user's HOME (with a git identity) and a writable folder first on PATH, as many setups have (~/.local/bin). */
@@ -40,7 +54,8 @@ function userEnv(): { home: string; bin: string } {
 afterEach(() => vi.unstubAllEnvs());
 
 describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
-  const run = async (r: VerifyRepo, base: ReturnType<typeof takeCheckEnvBase>) => (await verifyIteration(r.input({ checkBase: base, ...(sandboxed ? { sandbox: sandboxOf(r) } : {}) }))).verdicts[0];
+  const run = async (r: VerifyRepo, base: ReturnType<typeof takeCheckEnvBase>) =>
+    (await verifyIteration(r.input({ checkBase: base, ...(sandboxed ? { sandbox: sandboxOf(r) } : {}) }))).verdicts[0];
 
   it('check environment: a ~/.npmrc the agent writes (node-options) does not reach the checks', async () => {
     const { home } = userEnv();
@@ -66,11 +81,12 @@ describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
     expect(r.logs.join('\n')).toContain(`PATH folders changed since the loop started: ${bin} (added node)`);
   }, 60_000);
 
-  it('check environment: honest work passes, with the user\'s git identity and the tools on PATH at loop start', async () => {
+  it("check environment: honest work passes, with the user's git identity and the tools on PATH at loop start", async () => {
     const { bin } = userEnv();
     writeFileSync(path.join(bin, 'greet'), '#!/bin/sh\necho hello\n');
     chmodSync(path.join(bin, 'greet'), 0o755);
-    const check = 'npm test && test "$(git config --global user.name)" = "Owner Of The Loop" && test "$(greet)" = hello';
+    const check =
+      'npm test && test "$(git config --global user.name)" = "Owner Of The Loop" && test "$(greet)" = hello';
     const r = verifyRepo(plan([story('US-1', { checks: [check] })]), PROJECT);
     const base = takeCheckEnvBase(process.env);
     commitAll(r.dir, { 'feature.txt': 'done\n' });

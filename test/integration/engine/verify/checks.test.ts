@@ -27,7 +27,12 @@ describe('runCheck', () => {
   });
 
   it('keeps only the tail of a large output in memory but hashes all of it', async () => {
-    const r = await runCheck({ command: 'i=0; while [ $i -lt 2000 ]; do echo "line $i"; i=$((i+1)); done', cwd: testdir(), timeoutMs: 20_000, keepBytes: 1000 });
+    const r = await runCheck({
+      command: 'i=0; while [ $i -lt 2000 ]; do echo "line $i"; i=$((i+1)); done',
+      cwd: testdir(),
+      timeoutMs: 20_000,
+      keepBytes: 1000,
+    });
     const all = Array.from({ length: 2000 }, (_, i) => `line ${i}\n`).join('');
     expect(r.outputSha256).toBe(sha256(all));
     expect(r.outputTail.length).toBe(1000);
@@ -38,7 +43,11 @@ describe('runCheck', () => {
     const cwd = testdir();
     // The timeout must come after the inner shell has set its trap and written its pid: two shells start first,
     // which on a loaded 2-core machine has been seen to take over 200 ms (300 ms was a coin toss).
-    const r = await runCheck({ command: "sh -c 'trap \"\" TERM; echo $$ > child.pid; while :; do sleep 1; done' & wait", cwd, timeoutMs: 3000 });
+    const r = await runCheck({
+      command: 'sh -c \'trap "" TERM; echo $$ > child.pid; while :; do sleep 1; done\' & wait',
+      cwd,
+      timeoutMs: 3000,
+    });
     expect(r).toMatchObject({ timedOut: true, ok: false, exitCode: null });
     expect(await goneWithin(Number(readFileSync(path.join(cwd, 'child.pid'), 'utf8')))).toBe(true);
   });

@@ -25,7 +25,15 @@ async function doneRepo() {
   commitAll(r.dir, { 'two.txt': 'two\n' });
   const settled: Prd = { ...PLAN, userStories: PLAN.userStories.map((s) => ({ ...s, passes: true })) };
   const gate = (extra: Partial<GateInput> = {}) =>
-    runFinalGate({ ...r.input({ pins }), prd: settled, topLevel: r.dir, verifiedAt: new Map([['US-1', oneAt]]), shipped: new Map(), verdictKey: null, ...extra });
+    runFinalGate({
+      ...r.input({ pins }),
+      prd: settled,
+      topLevel: r.dir,
+      verifiedAt: new Map([['US-1', oneAt]]),
+      shipped: new Map(),
+      verdictKey: null,
+      ...extra,
+    });
   return { r, pins, oneAt, gate };
 }
 
@@ -38,13 +46,25 @@ describe('runFinalGate', () => {
 
     expect(res.passed).toBe(false);
     expect(res.commit).toBe(broke);
-    expect(res.verdicts.map((v) => [v.id, v.status])).toEqual([['US-1', 'rejected'], ['US-2', 'verified']]);
-    expect(res.verdicts[0].reason).toBe(`the final gate at ${broke.slice(0, 7)}: check \`sh test/one.sh\` exited 1; it passed at ${oneAt.slice(0, 7)}, so a commit since broke it (git log --oneline ${oneAt.slice(0, 7)}..${broke.slice(0, 7)})`);
+    expect(res.verdicts.map((v) => [v.id, v.status])).toEqual([
+      ['US-1', 'rejected'],
+      ['US-2', 'verified'],
+    ]);
+    expect(res.verdicts[0].reason).toBe(
+      `the final gate at ${broke.slice(0, 7)}: check \`sh test/one.sh\` exited 1; it passed at ${oneAt.slice(0, 7)}, so a commit since broke it (git log --oneline ${oneAt.slice(0, 7)}..${broke.slice(0, 7)})`,
+    );
     expect(readPrd(r).userStories.map((s) => s.passes)).toEqual([false, true]);
     expect(git(r.dir, 'log', '-1', '--format=%s')).toBe('chore(ralph): final gate rejects US-1 (check failed)');
     expect(res.runnerCommit).toBe(git(r.dir, 'rev-parse', 'HEAD'));
     expect(readFileSync(r.progressPath, 'utf8')).toContain('US-1');
-    expect(readLedgerLines(r).filter((l) => l.kind === 'verdict').map((l) => [l.story, l.status, l.gate])).toEqual([['US-1', 'rejected', true], ['US-2', 'verified', true]]);
+    expect(
+      readLedgerLines(r)
+        .filter((l) => l.kind === 'verdict')
+        .map((l) => [l.story, l.status, l.gate]),
+    ).toEqual([
+      ['US-1', 'rejected', true],
+      ['US-2', 'verified', true],
+    ]);
   });
 
   it('a pinned test weakened after the plan commit does not pass the gate: the pinned one runs', async () => {
@@ -52,7 +72,11 @@ describe('runFinalGate', () => {
     commitAll(r.dir, { 'test/one.sh': 'exit 0\n', 'src/one.txt': 'todo\n' }, 'chore: simplify the test');
     const res = await gate();
     expect(res.passed).toBe(false);
-    expect(res.verdicts[0]).toMatchObject({ id: 'US-1', status: 'rejected', reason: expect.stringContaining('test/one.sh') });
+    expect(res.verdicts[0]).toMatchObject({
+      id: 'US-1',
+      status: 'rejected',
+      reason: expect.stringContaining('test/one.sh'),
+    });
   });
 
   it('a gate that passes seals the verdict record on its commit with the key (weak stories named), and leaves the plan as it was', async () => {
@@ -65,14 +89,19 @@ describe('runFinalGate', () => {
 
     expect(res).toMatchObject({ passed: true, interrupted: false, commit: head, runnerCommit: null, weak: ['US-2'] });
     const record = parseRecord(readNote(r.dir, head)!, head, key);
-    expect(record).toMatchObject({ loop: 'L1', commit: head, stories: { 'US-1': 'verified', 'US-2': 'verified' }, weak: ['US-2'] });
+    expect(record).toMatchObject({
+      loop: 'L1',
+      commit: head,
+      stories: { 'US-1': 'verified', 'US-2': 'verified' },
+      weak: ['US-2'],
+    });
     // The same note read with another key is no record at all.
     expect(parseRecord(readNote(r.dir, head)!, head, randomBytes(32))).toBeNull();
     expect(readFileSync(r.prdPath, 'utf8')).toBe(before);
     expect(git(r.dir, 'rev-parse', 'HEAD')).toBe(head);
   });
 
-  it('the merge queue\'s narrower passes: onlyStories judges the stories named, onlyPassing those the plan says pass', async () => {
+  it("the merge queue's narrower passes: onlyStories judges the stories named, onlyPassing those the plan says pass", async () => {
     const { r, gate } = await doneRepo();
     commitAll(r.dir, { 'src/one.txt': 'todo again\n' }, 'refactor: one');
 
@@ -81,7 +110,13 @@ describe('runFinalGate', () => {
     expect(two.passed).toBe(true);
     expect(r.logs).toContainEqual(expect.stringMatching(/^info: merge queue: US-2 alone on a fresh checkout of /));
 
-    const passing: Prd = { ...PLAN, userStories: [{ ...PLAN.userStories[0], passes: false }, { ...PLAN.userStories[1], passes: true }] };
+    const passing: Prd = {
+      ...PLAN,
+      userStories: [
+        { ...PLAN.userStories[0], passes: false },
+        { ...PLAN.userStories[1], passes: true },
+      ],
+    };
     const merged = await gate({ prd: passing, onlyPassing: true });
     expect(merged.verdicts.map((v) => v.id)).toEqual(['US-2']);
   });

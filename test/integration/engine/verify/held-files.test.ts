@@ -1,6 +1,16 @@
 // The runner's own files around the checks (verify/held-files.ts): what a check changed is put back, bytes, mode and
 // presence, and only what it changed; what was never read is never written.
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, statSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { HeldFiles } from '../../../../src/engine/verify/held-files.js';
@@ -60,19 +70,28 @@ describe('HeldFiles', () => {
     expect(mode(chmodded)).toBe(0o640);
   });
 
-  it('changes nothing when nothing changed, and passes each restore through the caller\'s writer', () => {
+  it("changes nothing when nothing changed, and passes each restore through the caller's writer", () => {
     const dir = testdir();
     const plan = path.join(dir, 'prd.json');
     writeFileSync(plan, 'same');
     const held = new HeldFiles();
     held.hold([plan]);
     const before = statSync(plan).ino;
-    expect(held.restore(() => { throw new Error('must not write'); })).toEqual([]);
+    expect(
+      held.restore(() => {
+        throw new Error('must not write');
+      }),
+    ).toEqual([]);
     expect(statSync(plan).ino).toBe(before);
     held.hold([plan]);
     writeFileSync(plan, 'changed');
     const seen: string[] = [];
-    expect(() => held.restore((file) => { seen.push(file); throw new Error('disk full'); })).toThrow('disk full');
+    expect(() =>
+      held.restore((file) => {
+        seen.push(file);
+        throw new Error('disk full');
+      }),
+    ).toThrow('disk full');
     expect(seen).toEqual([plan]);
   });
 });

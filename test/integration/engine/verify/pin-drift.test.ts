@@ -6,11 +6,22 @@ import type { Prd } from '../../../../src/prd/types.js';
 import { git, gitdir, writeFiles } from '../../../support/repo.js';
 import { story } from '../../../support/plan.js';
 
-const prd = { branchName: 'ralph/x', checks: ['npm test'], userStories: [story('US-1', { title: 't', acceptanceCriteria: ['a'], mayChange: ['test/'] })] } as unknown as Prd;
-const MANIFEST = (test: string, extra = {}) => `${JSON.stringify({ name: 'x', scripts: { test }, dependencies: {}, ...extra }, null, 2)}\n`;
+const prd = {
+  branchName: 'ralph/x',
+  checks: ['npm test'],
+  userStories: [story('US-1', { title: 't', acceptanceCriteria: ['a'], mayChange: ['test/'] })],
+} as unknown as Prd;
+const MANIFEST = (test: string, extra = {}) =>
+  `${JSON.stringify({ name: 'x', scripts: { test }, dependencies: {}, ...extra }, null, 2)}\n`;
 
 async function pinned(files: Record<string, string>) {
-  const dir = gitdir({ 'package.json': MANIFEST('vitest run'), 'test/a.test.js': 'assert(1)\n', 'src/a.js': '1\n', 'pyproject.toml': '[tool.pytest.ini_options]\naddopts = "-q"\n', ...files });
+  const dir = gitdir({
+    'package.json': MANIFEST('vitest run'),
+    'test/a.test.js': 'assert(1)\n',
+    'src/a.js': '1\n',
+    'pyproject.toml': '[tool.pytest.ini_options]\naddopts = "-q"\n',
+    ...files,
+  });
   const commit = git(dir, 'rev-parse', 'HEAD');
   return { dir, pins: await readPins(dir, commit, prd) };
 }
@@ -26,7 +37,11 @@ describe('readPinDrift', () => {
   it('is empty for the plan commit itself and for changes that leave every pin alone', async () => {
     const { dir, pins } = await pinned({});
     expect(await readPinDrift(dir, pins, pins.commit)).toEqual([]);
-    const later = commit(dir, { 'src/a.js': '2\n', 'test/new.test.js': 'assert(2)\n', 'package.json': MANIFEST('vitest run', { dependencies: { left: '1' } }) });
+    const later = commit(dir, {
+      'src/a.js': '2\n',
+      'test/new.test.js': 'assert(2)\n',
+      'package.json': MANIFEST('vitest run', { dependencies: { left: '1' } }),
+    });
     expect(await readPinDrift(dir, pins, later)).toEqual([]);
   });
 

@@ -29,7 +29,13 @@ async function loopAtStart(sandbox: () => CheckSandbox | undefined = () => undef
   const options = { ...DEFAULT_OPTIONS, checkTimeoutMs: 20_000 };
   const logs: string[] = [];
   const run: RunContext = {
-    id: 'L1', options, paths: resolvePaths(r.dir, r.dir, options, new Set()), resumed: null, baseline: null, command: 'test', branch: 'main',
+    id: 'L1',
+    options,
+    paths: resolvePaths(r.dir, r.dir, options, new Set()),
+    resumed: null,
+    baseline: null,
+    command: 'test',
+    branch: 'main',
     io: { cwd: r.dir, env, stdout: () => {}, stderr: () => {} },
     emit: (e) => void ('message' in e && logs.push(`${e.type}: ${e.message}`)),
   };
@@ -76,7 +82,15 @@ describe('the verification pipeline', () => {
   it('the final gate judges the settled baseline, not the plan on disk: a check dropped from the file does not let a broken story through', async () => {
     const { r, run, trust, p } = await loopAtStart();
     const honest = claim(r.dir, { 'src/one.txt': 'done\n' });
-    await verifyClaims(p, { iteration: 1, prdBefore: readFileSync(r.prdPath, 'utf8').replace('"passes": true', '"passes": false'), head: honest }, signal());
+    await verifyClaims(
+      p,
+      {
+        iteration: 1,
+        prdBefore: readFileSync(r.prdPath, 'utf8').replace('"passes": true', '"passes": false'),
+        head: honest,
+      },
+      signal(),
+    );
 
     const passed = await finalGate(p, 1, signal());
     expect(passed.passed).toBe(true);
@@ -84,23 +98,45 @@ describe('the verification pipeline', () => {
 
     const broke = commitAll(r.dir, { 'src/one.txt': 'todo\n' }, 'refactor');
     const onDisk = JSON.parse(readFileSync(r.prdPath, 'utf8')) as Prd;
-    writeFileSync(r.prdPath, `${JSON.stringify({ ...onDisk, userStories: [{ ...onDisk.userStories[0], checks: [] }] }, null, 2)}\n`);
+    writeFileSync(
+      r.prdPath,
+      `${JSON.stringify({ ...onDisk, userStories: [{ ...onDisk.userStories[0], checks: [] }] }, null, 2)}\n`,
+    );
 
     const gate = await finalGate(p, 2, signal());
     expect(gate.passed).toBe(false);
-    expect(gate.verdicts[0]).toMatchObject({ id: 'US-1', status: 'rejected', reason: expect.stringContaining(`it passed at ${honest.slice(0, 7)}, so a commit since broke it (git log --oneline ${honest.slice(0, 7)}..${broke.slice(0, 7)})`) });
+    expect(gate.verdicts[0]).toMatchObject({
+      id: 'US-1',
+      status: 'rejected',
+      reason: expect.stringContaining(
+        `it passed at ${honest.slice(0, 7)}, so a commit since broke it (git log --oneline ${honest.slice(0, 7)}..${broke.slice(0, 7)})`,
+      ),
+    });
     expect(run.gatePassed).toBeUndefined();
     // The gate's verdict is the new baseline: the story is open again, in memory and in git.
     expect(JSON.parse(trust.baseline!).userStories[0]).toMatchObject({ passes: false, checks: ['sh test/one.sh'] });
     expect(JSON.parse(git(r.dir, 'cat-file', 'blob', PLAN_REF)).userStories[0].passes).toBe(false);
   });
 
-  it('every verification input carries what the run wired in (the checks\' sandbox) and the trust\'s pins and check environment', async () => {
-    const sandbox: CheckSandbox = { bwrap: '/usr/bin/bwrap', home: undefined, readOnly: ['/x'], hidden: [], network: false };
+  it("every verification input carries what the run wired in (the checks' sandbox) and the trust's pins and check environment", async () => {
+    const sandbox: CheckSandbox = {
+      bwrap: '/usr/bin/bwrap',
+      home: undefined,
+      readOnly: ['/x'],
+      hidden: [],
+      network: false,
+    };
     let asked = 0;
     const { trust, p } = await loopAtStart(() => (asked++, sandbox));
     const input = verifyInput(p, 3, signal());
-    expect(input).toMatchObject({ sandbox, pins: trust.pins, checkBase: trust.checkBase, iteration: 3, loopId: 'L1', topLevel: trust.topLevel });
+    expect(input).toMatchObject({
+      sandbox,
+      pins: trust.pins,
+      checkBase: trust.checkBase,
+      iteration: 3,
+      loopId: 'L1',
+      topLevel: trust.topLevel,
+    });
     expect(asked).toBe(1);
     expect(input.review).toBeUndefined();
   });

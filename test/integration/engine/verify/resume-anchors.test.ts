@@ -27,26 +27,36 @@ const anchors = (dir: string) => JSON.parse(readFileSync(path.join(dir, 'ralph/.
 
 /** A commit on top of HEAD that nothing else names, as an agent would make for the pins ref to point at. */
 function strayCommit(dir: string): string {
-  return execFileSync('git', ['commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-m', 'tests of my own'], { cwd: dir, encoding: 'utf8' }).trim();
+  return execFileSync('git', ['commit-tree', 'HEAD^{tree}', '-p', 'HEAD', '-m', 'tests of my own'], {
+    cwd: dir,
+    encoding: 'utf8',
+  }).trim();
 }
 
-describe('resume: the loop\'s refs are held against what the runner sealed', () => {
+describe("resume: the loop's refs are held against what the runner sealed", () => {
   it('an honest resume passes: the seal names both refs as the runner left them, and the loop finishes', async () => {
     const { dir, resume, planCommit, planBlob } = await stoppedLoop();
-    expect(anchors(dir)).toMatchObject({ loop: 'x', pins: planCommit, plan: planBlob, mac: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    expect(anchors(dir)).toMatchObject({
+      loop: 'x',
+      pins: planCommit,
+      plan: planBlob,
+      mac: expect.stringMatching(/^[0-9a-f]{64}$/),
+    });
     const r = await resume();
     expect(r.code, r.stderr).toBe(0);
     // Every settlement moved the plan ref, and the seal with it.
     expect(anchors(dir)).toMatchObject({ pins: planCommit, plan: git(dir, 'rev-parse', PLAN) });
   });
 
-  it('moved pins: exit 6 naming the ref and what the loop recorded; the hint\'s commands put them back and the loop finishes', async () => {
+  it("moved pins: exit 6 naming the ref and what the loop recorded; the hint's commands put them back and the loop finishes", async () => {
     const { dir, resume, planCommit } = await stoppedLoop();
     const stray = strayCommit(dir);
     git(dir, 'update-ref', PINS, stray);
     const r = await resume();
     expect(r.code, r.stderr).toBe(6);
-    expect(r.stderr).toContain(`${PINS} (its plan commit: the tests checks run with) points at ${stray.slice(0, 12)}, but the loop recorded ${planCommit.slice(0, 12)}`);
+    expect(r.stderr).toContain(
+      `${PINS} (its plan commit: the tests checks run with) points at ${stray.slice(0, 12)}, but the loop recorded ${planCommit.slice(0, 12)}`,
+    );
     expect(r.stderr).toContain(`git update-ref ${PINS} ${planCommit}`);
     expect(r.stderr).toContain('--resume x --repin');
     expect(git(dir, 'rev-parse', PINS)).toBe(stray); // nothing moved by the refusal
@@ -60,7 +70,11 @@ describe('resume: the loop\'s refs are held against what the runner sealed', () 
     const forged = `${JSON.stringify({ ...plan, checks: ['true'] }, null, 2)}\n`;
     writeFileSync(path.join(dir, 'ralph/prd.json'), forged);
     git(dir, 'commit', '-qam', 'plan: simpler checks');
-    const blob = execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: dir, input: forged, encoding: 'utf8' }).trim();
+    const blob = execFileSync('git', ['hash-object', '-w', '--stdin'], {
+      cwd: dir,
+      input: forged,
+      encoding: 'utf8',
+    }).trim();
     git(dir, 'update-ref', PLAN, blob);
     const r = await resume();
     expect(r.code, r.stderr).toBe(6);
@@ -75,14 +89,20 @@ describe('resume: the loop\'s refs are held against what the runner sealed', () 
     expect(r.stderr).toContain(`${PINS} (its plan commit: the tests checks run with) is gone`);
   });
 
-  it('--repin accepts moved pins on purpose: a warning, the tests pinned at HEAD, the plan record the runner\'s own again; never stored', async () => {
+  it("--repin accepts moved pins on purpose: a warning, the tests pinned at HEAD, the plan record the runner's own again; never stored", async () => {
     const { dir, resume, planBlob } = await stoppedLoop();
     git(dir, 'update-ref', PINS, strayCommit(dir));
-    const junk = execFileSync('git', ['hash-object', '-w', '--stdin'], { cwd: dir, input: '{}\n', encoding: 'utf8' }).trim();
+    const junk = execFileSync('git', ['hash-object', '-w', '--stdin'], {
+      cwd: dir,
+      input: '{}\n',
+      encoding: 'utf8',
+    }).trim();
     git(dir, 'update-ref', PLAN, junk);
     const r = await resume('--repin');
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/--repin: loop x's refs were not what the runner recorded:[\s\S]*the tests are pinned again at HEAD; the plan record is the runner's own again/);
+    expect(r.stderr).toMatch(
+      /--repin: loop x's refs were not what the runner recorded:[\s\S]*the tests are pinned again at HEAD; the plan record is the runner's own again/,
+    );
     expect(git(dir, 'cat-file', '-t', PLAN)).toBe('blob');
     expect(git(dir, 'rev-parse', PLAN)).not.toBe(junk);
     expect(planBlob).not.toBe(junk);

@@ -2,7 +2,17 @@
 // (SPEC §6, docs/verification.md "What the verdict reads"): the pinned files come from the runner's own copy of their
 // bytes, hashed against their ids, not from the object store; and a committed link that leads out of the checkout is
 // refused. Each attack is the agent's trick on real git, next to the honest work on the same plan.
-import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, unlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
@@ -14,7 +24,16 @@ import { isAncestor } from '../../../../src/engine/git/git.js';
 import { restoreRunnerFiles, snapshotRunnerFiles } from '../../../../src/engine/verify/runner-guard.js';
 import type { Prd } from '../../../../src/prd/types.js';
 import { git, testdir, writeFiles } from '../../../support/repo.js';
-import { claim, commitAll, plan, readLedgerLines, readPrd, story, verifyRepo, type VerifyRepo } from '../../../support/verify-repo.js';
+import {
+  claim,
+  commitAll,
+  plan,
+  readLedgerLines,
+  readPrd,
+  story,
+  verifyRepo,
+  type VerifyRepo,
+} from '../../../support/verify-repo.js';
 
 // A pinned check script (test/ is pinned) that passes once the story's code says "done".
 const CHECK = 'sh test/check.sh';
@@ -39,7 +58,7 @@ function rewriteLooseObject(dir: string, oid: string, text: string): void {
 const blobOf = (r: VerifyRepo, file: string) => git(r.dir, 'rev-parse', `HEAD:${file}`);
 const checksRun = (r: VerifyRepo) => readLedgerLines(r).filter((l) => l.kind === 'check').length;
 
-describe('object store: the pinned files come from the runner\'s copy, hashed against their ids', () => {
+describe("object store: the pinned files come from the runner's copy, hashed against their ids", () => {
   it('object store: an overwritten loose object of a pinned test is caught, and the claim rejected without running it', async () => {
     const { r, input } = await planRepo();
     rewriteLooseObject(r.dir, blobOf(r, 'test/check.sh'), 'exit 0\n');
@@ -48,7 +67,9 @@ describe('object store: the pinned files come from the runner\'s copy, hashed ag
     commitAll(r.dir, {}, 'feat: US-1 (no work)');
     const res = await verifyIteration(input());
     expect(res.verdicts[0].status).toBe('rejected');
-    expect(res.verdicts[0].reason).toMatch(/^the object store was rewritten: the checkout of [0-9a-f]{7} read other bytes than the plan commit [0-9a-f]{7} committed under the same id for test\/check\.sh \([0-9a-f]{7}\)/);
+    expect(res.verdicts[0].reason).toMatch(
+      /^the object store was rewritten: the checkout of [0-9a-f]{7} read other bytes than the plan commit [0-9a-f]{7} committed under the same id for test\/check\.sh \([0-9a-f]{7}\)/,
+    );
     expect(r.logs.some((l) => l.startsWith('warn: the object store was rewritten'))).toBe(true);
     expect(readPrd(r).userStories[0].passes).toBe(false);
     expect(checksRun(r)).toBe(0);
@@ -72,13 +93,15 @@ describe('object store: the pinned files come from the runner\'s copy, hashed ag
     writeFileSync(path.join(r.dir, '.git/objects/info/alternates'), `${store}\n`);
     claim(r, 'US-1');
     commitAll(r.dir, {}, 'feat: US-1 (no work)');
-    expect((await verifyIteration(input())).verdicts[0].reason).toMatch(/^the object store was rewritten: .* for test\/check\.sh/);
+    expect((await verifyIteration(input())).verdicts[0].reason).toMatch(
+      /^the object store was rewritten: .* for test\/check\.sh/,
+    );
     const restored = restoreRunnerFiles(guard);
     expect(restored.rejecting).toEqual(['.git/objects/info/alternates']);
     expect(existsSync(path.join(r.dir, '.git/objects/info/alternates'))).toBe(false);
   });
 
-  it('object store: grafts the agent writes make up no history for the runner\'s git, and are put back with the claims rejected', async () => {
+  it("object store: grafts the agent writes make up no history for the runner's git, and are put back with the claims rejected", async () => {
     const { r } = await planRepo();
     const guard = await snapshotRunnerFiles(r.dir);
     const root = git(r.dir, 'rev-parse', 'HEAD');
@@ -98,7 +121,10 @@ describe('object store: the pinned files come from the runner\'s copy, hashed ag
     git(r.dir, 'replace', blobOf(r, 'test/check.sh'), evil);
     claim(r, 'US-1');
     commitAll(r.dir, {}, 'feat: US-1 (no work)');
-    expect((await verifyIteration(input())).verdicts[0]).toMatchObject({ status: 'rejected', reason: `check \`${CHECK}\` exited 1` });
+    expect((await verifyIteration(input())).verdicts[0]).toMatchObject({
+      status: 'rejected',
+      reason: `check \`${CHECK}\` exited 1`,
+    });
   });
 
   it('object store: at a resume, a plan commit whose pinned test was rewritten is not read as pins', async () => {
@@ -107,7 +133,7 @@ describe('object store: the pinned files come from the runner\'s copy, hashed ag
     await expect(readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), PLAN)).rejects.toThrow(ObjectMismatch);
   });
 
-  it('object store: a rewritten tree object (which the listing that guesses the trees to fetch reads too) is not read as the plan commit\'s', async () => {
+  it("object store: a rewritten tree object (which the listing that guesses the trees to fetch reads too) is not read as the plan commit's", async () => {
     const { r } = await planRepo();
     const tree = git(r.dir, 'rev-parse', 'HEAD:test');
     // The agent's tree under the old id: test/ now names a check.sh of its own.
@@ -124,7 +150,14 @@ describe('object store: the pinned files come from the runner\'s copy, hashed ag
 
   it('object store: nested folders are read whole, each tree hashed, whatever the depth', async () => {
     const { r, pins } = await planRepo(PLAN, { ...FILES, 'a/b/c/d/deep.txt': 'deep\n', 'a/b/side.txt': 'side\n' });
-    const listed = git(r.dir, 'ls-tree', '-r', '--full-tree', '--format=%(objectmode) %(objectname) %(path)', 'HEAD').split('\n');
+    const listed = git(
+      r.dir,
+      'ls-tree',
+      '-r',
+      '--full-tree',
+      '--format=%(objectmode) %(objectname) %(path)',
+      'HEAD',
+    ).split('\n');
     expect(listed).toHaveLength(pins.tree.size);
     for (const line of listed) {
       const [mode, oid, file] = line.split(' ');
@@ -132,7 +165,7 @@ describe('object store: the pinned files come from the runner\'s copy, hashed ag
     }
   });
 
-  it('object store: a sha256 repository\'s pins are read through its own trees and hashed with its own hash', async () => {
+  it("object store: a sha256 repository's pins are read through its own trees and hashed with its own hash", async () => {
     const dir = testdir('ralphkit-sha256-');
     git(dir, 'init', '-q', '--object-format=sha256', '-b', 'main');
     writeFiles(dir, { ...FILES, 'test/deep/er/x.test.sh': 'true\n', 'ralph/prd.json': JSON.stringify(PLAN) });
@@ -141,16 +174,26 @@ describe('object store: the pinned files come from the runner\'s copy, hashed ag
     const pins = await readPins(dir, git(dir, 'rev-parse', 'HEAD'), PLAN);
     expect(pins.format).toBe('sha256');
     expect(pins.tree.get('test/deep/er/x.test.sh')?.oid).toBe(git(dir, 'rev-parse', 'HEAD:test/deep/er/x.test.sh'));
-    expect([...pins.held].map(([f, b]) => `${f}=${b.toString()}`).sort()).toEqual(['test/check.sh=grep -q done src/code.txt\n', 'test/deep/er/x.test.sh=true\n']);
+    expect([...pins.held].map(([f, b]) => `${f}=${b.toString()}`).sort()).toEqual([
+      'test/check.sh=grep -q done src/code.txt\n',
+      'test/deep/er/x.test.sh=true\n',
+    ]);
   });
 
-  it('object store: the final gate rejects a story verified earlier once its pinned test\'s object is rewritten', async () => {
+  it("object store: the final gate rejects a story verified earlier once its pinned test's object is rewritten", async () => {
     const { r, pins } = await planRepo();
     claim(r, 'US-1');
     commitAll(r.dir, { 'src/code.txt': 'done\n' });
     rewriteLooseObject(r.dir, blobOf(r, 'test/check.sh'), 'exit 0\n');
     commitAll(r.dir, { 'src/code.txt': 'broken\n' }, 'refactor: later work');
-    const gate = await runFinalGate({ ...r.input({ pins }), prd: readPrd(r), topLevel: r.dir, verifiedAt: new Map(), shipped: new Map(), verdictKey: null });
+    const gate = await runFinalGate({
+      ...r.input({ pins }),
+      prd: readPrd(r),
+      topLevel: r.dir,
+      verifiedAt: new Map(),
+      shipped: new Map(),
+      verdictKey: null,
+    });
     expect(gate.passed).toBe(false);
     expect(gate.verdicts[0].reason).toMatch(/the object store was rewritten/);
   });
@@ -200,7 +243,11 @@ describe('symlinks: a committed link out of the checkout is refused', () => {
       claim(r, 'US-1');
       commitAll(r.dir, {}, 'feat: US-1 (setup links)');
       const reason = (await verifyIteration(input())).verdicts[0].reason ?? '';
-      expect(reason).toMatch(new RegExp(`^a symbolic link leads out of the checkout of [0-9a-f]{7} after setup: src/code.txt -> ${path.join(r.dir, 'build/code.txt')}`));
+      expect(reason).toMatch(
+        new RegExp(
+          `^a symbolic link leads out of the checkout of [0-9a-f]{7} after setup: src/code.txt -> ${path.join(r.dir, 'build/code.txt')}`,
+        ),
+      );
     } finally {
       delete process.env.SECRET_DONE;
     }

@@ -15,7 +15,8 @@ const FILES = { 'test/check.sh': 'grep -q done src/code.txt\n', 'src/code.txt': 
 async function planRepo(prd: Prd) {
   const r = verifyRepo(prd, FILES);
   const pins = await readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), prd);
-  const open = (): CheckSession => new CheckSession({ ...r.input({ pins }) }, r.dir, git(r.dir, 'rev-parse', 'HEAD'), () => new Date(0));
+  const open = (): CheckSession =>
+    new CheckSession({ ...r.input({ pins }) }, r.dir, git(r.dir, 'rev-parse', 'HEAD'), () => new Date(0));
   return { r, open };
 }
 
@@ -35,8 +36,10 @@ async function runAll(open: () => CheckSession, prd: Prd) {
 }
 
 describe('CheckSession', () => {
-  it('runs the plan\'s check once for every story claimed (the second line marked shared), and each story\'s own check for it', async () => {
-    const prd = plan([story('US-1', { checks: ['test -f a.txt'] }), story('US-2', { checks: ['test -f b.txt'] })], { checks: ['echo plan-check'] });
+  it("runs the plan's check once for every story claimed (the second line marked shared), and each story's own check for it", async () => {
+    const prd = plan([story('US-1', { checks: ['test -f a.txt'] }), story('US-2', { checks: ['test -f b.txt'] })], {
+      checks: ['echo plan-check'],
+    });
     const { r, open } = await planRepo(prd);
     commitAll(r.dir, { 'a.txt': 'a\n', 'b.txt': 'b\n' });
 
@@ -66,7 +69,10 @@ describe('CheckSession', () => {
   });
 
   it('a story whose mayChange names the pinned test sees its own version (a checkout of its own), another story the pinned one', async () => {
-    const prd = plan([story('US-1', { checks: ['sh test/check.sh'], mayChange: ['test/check.sh'] }), story('US-2', { checks: ['sh test/check.sh'] })]);
+    const prd = plan([
+      story('US-1', { checks: ['sh test/check.sh'], mayChange: ['test/check.sh'] }),
+      story('US-2', { checks: ['sh test/check.sh'] }),
+    ]);
     const { r, open } = await planRepo(prd);
     commitAll(r.dir, { 'test/check.sh': 'grep -q todo src/code.txt\n' });
 
@@ -84,6 +90,8 @@ describe('CheckSession', () => {
     expect(await runAll(open, prd)).toEqual({ 'US-1': 'passed' });
 
     expect(readFileSync(r.prdPath, 'utf8')).toBe(before);
-    expect(r.logs).toContainEqual(expect.stringMatching(/^warn: the checks changed ralph\/prd\.json .*put back as it was before the checks/));
+    expect(r.logs).toContainEqual(
+      expect.stringMatching(/^warn: the checks changed ralph\/prd\.json .*put back as it was before the checks/),
+    );
   });
 });

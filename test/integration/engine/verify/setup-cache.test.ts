@@ -16,34 +16,62 @@ import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import type { CheckLine } from '../../../../src/engine/store/ledger.js';
 import type { StoryVerdict } from '../../../../src/engine/types.js';
 import { git } from '../../../support/repo.js';
-import { claim, commitAll, plan, readLedgerLines, readPrd, story, verifyRepo, type VerifyRepo } from '../../../support/verify-repo.js';
+import {
+  claim,
+  commitAll,
+  plan,
+  readLedgerLines,
+  readPrd,
+  story,
+  verifyRepo,
+  type VerifyRepo,
+} from '../../../support/verify-repo.js';
 
 const SETUP = 'npm ci --no-audit --no-fund --offline';
 const IDS = ['US-1', 'US-2', 'US-3'];
 // Each story's test asks the dependency (installed by setup from the tarball) whether its feature file is there.
-const test = (n: number) => `require('../src/s${n}.cjs');\nif (!require('dep').feature(${n})) { console.error('feature-${n}.txt missing'); process.exit(1); }\n`;
+const test = (n: number) =>
+  `require('../src/s${n}.cjs');\nif (!require('dep').feature(${n})) { console.error('feature-${n}.txt missing'); process.exit(1); }\n`;
 
 /** The plan committed with its tests first, the dependency packed into tools/ and locked; returns the repo and its pins. */
 async function npmProject(): Promise<{ r: VerifyRepo; pins: Awaited<ReturnType<typeof readPins>> }> {
-  const prd = plan(IDS.map((id, i) => story(id, { checks: [`node test/t${i + 1}.cjs`] })), { setup: SETUP });
+  const prd = plan(
+    IDS.map((id, i) => story(id, { checks: [`node test/t${i + 1}.cjs`] })),
+    { setup: SETUP },
+  );
   const pkg = { name: 'demo', version: '1.0.0', private: true, devDependencies: { dep: 'file:tools/dep-1.0.0.tgz' } };
-  const r = verifyRepo(prd, { 'package.json': `${JSON.stringify(pkg, null, 2)}\n`, '.gitignore': 'node_modules/\n', ...Object.fromEntries([1, 2, 3].map((n) => [`test/t${n}.cjs`, test(n)])) });
+  const r = verifyRepo(prd, {
+    'package.json': `${JSON.stringify(pkg, null, 2)}\n`,
+    '.gitignore': 'node_modules/\n',
+    ...Object.fromEntries([1, 2, 3].map((n) => [`test/t${n}.cjs`, test(n)])),
+  });
   const src = mkdtempSync(path.join(tmpdir(), 'dep-src-'));
   mkdirSync(path.join(src, 'package'));
-  writeFileSync(path.join(src, 'package/package.json'), JSON.stringify({ name: 'dep', version: '1.0.0', main: 'index.js' }));
+  writeFileSync(
+    path.join(src, 'package/package.json'),
+    JSON.stringify({ name: 'dep', version: '1.0.0', main: 'index.js' }),
+  );
   // biome-ignore lint/suspicious/noTemplateCurlyInString: the package's source text, a template literal of its own
   const indexJs = "exports.feature = (n) => require('node:fs').existsSync(`feature-${n}.txt`);\n";
   writeFileSync(path.join(src, 'package/index.js'), indexJs);
   mkdirSync(path.join(r.dir, 'tools'));
   execFileSync('tar', ['-czf', path.join(r.dir, 'tools/dep-1.0.0.tgz'), '-C', src, 'package']);
   rmSync(src, { recursive: true, force: true });
-  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', '--ignore-scripts'], { cwd: r.dir, stdio: 'ignore' });
+  execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', '--ignore-scripts'], {
+    cwd: r.dir,
+    stdio: 'ignore',
+  });
   commitAll(r.dir, {}, 'chore: lockfile');
   return { r, pins: await readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), prd) };
 }
 
 /** Story `n` claimed on a commit of `work`, verified as the runner's iteration `n`. */
-async function claimStory(r: VerifyRepo, pins: Awaited<ReturnType<typeof readPins>>, n: number, work: Record<string, string>): Promise<StoryVerdict> {
+async function claimStory(
+  r: VerifyRepo,
+  pins: Awaited<ReturnType<typeof readPins>>,
+  n: number,
+  work: Record<string, string>,
+): Promise<StoryVerdict> {
   const before = readFileSync(r.prdPath, 'utf8');
   claim(r, `US-${n}`);
   commitAll(r.dir, work, `feat: US-${n}`);
@@ -55,40 +83,78 @@ function countNpmRuns(): () => number {
   const dir = mkdtempSync(path.join(tmpdir(), 'npm-count-'));
   const counter = path.join(dir, 'runs');
   writeFileSync(counter, '');
-  writeFileSync(path.join(dir, 'npm'), `#!/bin/sh\necho run >> '${counter}'\nexec '${findExecutable('npm', process.env)}' "$@"\n`, { mode: 0o755 });
+  writeFileSync(
+    path.join(dir, 'npm'),
+    `#!/bin/sh\necho run >> '${counter}'\nexec '${findExecutable('npm', process.env)}' "$@"\n`,
+    { mode: 0o755 },
+  );
   vi.stubEnv('PATH', `${dir}:${process.env.PATH}`);
   return () => readFileSync(counter, 'utf8').split('\n').filter(Boolean).length;
 }
 
-const runs = (r: VerifyRepo, scope: CheckLine['scope']) => readLedgerLines(r).filter((l): l is CheckLine => l.kind === 'check' && l.scope === scope && !l.shared).length;
+const runs = (r: VerifyRepo, scope: CheckLine['scope']) =>
+  readLedgerLines(r).filter((l): l is CheckLine => l.kind === 'check' && l.scope === scope && !l.shared).length;
 
 describe('setup cache', () => {
   afterEach(() => void vi.unstubAllEnvs());
   // The runner removes its caches when it exits; a test worker may end without that event.
-  afterAll(() => readdirSync(tmpdir()).filter((n) => n.startsWith('ralph-setup-') && n.includes(`~${process.pid}~`)).forEach((n) => rmSync(path.join(tmpdir(), n), { recursive: true, force: true })));
+  afterAll(() =>
+    readdirSync(tmpdir())
+      .filter((n) => n.startsWith('ralph-setup-') && n.includes(`~${process.pid}~`))
+      .forEach((n) => rmSync(path.join(tmpdir(), n), { recursive: true, force: true })),
+  );
 
   it('honest: the weak-check probe, three stories and the final gate run `npm ci` once (was once per checkout: 5), the checks as often as before', async () => {
     const { r, pins } = await npmProject();
     const count = countNpmRuns();
-    const probe = { topLevel: r.dir, repoRoot: r.dir, ledgerPath: r.ledgerPath, loopId: 'L1', checkTimeoutMs: 20_000, log: r.input().log, pins, prd: readPrd(r) };
+    const probe = {
+      topLevel: r.dir,
+      repoRoot: r.dir,
+      ledgerPath: r.ledgerPath,
+      loopId: 'L1',
+      checkTimeoutMs: 20_000,
+      log: r.input().log,
+      pins,
+      prd: readPrd(r),
+    };
     expect(await probeWeakChecks(probe)).toEqual([]);
-    for (const n of [1, 2, 3]) expect(await claimStory(r, pins, n, { [`feature-${n}.txt`]: 'done\n', [`src/s${n}.cjs`]: '' })).toMatchObject({ status: 'verified' });
-    const gate = await runFinalGate({ ...r.input({ pins }), prd: readPrd(r), topLevel: r.dir, verifiedAt: new Map(), shipped: new Map(), verdictKey: null });
+    for (const n of [1, 2, 3])
+      expect(await claimStory(r, pins, n, { [`feature-${n}.txt`]: 'done\n', [`src/s${n}.cjs`]: '' })).toMatchObject({
+        status: 'verified',
+      });
+    const gate = await runFinalGate({
+      ...r.input({ pins }),
+      prd: readPrd(r),
+      topLevel: r.dir,
+      verifiedAt: new Map(),
+      shipped: new Map(),
+      verdictKey: null,
+    });
     expect(gate.passed).toBe(true);
     const probed = readLedgerLines(r).filter((l) => l.kind === 'probe').length;
-    expect({ npm: count(), setupLines: runs(r, 'setup'), checks: runs(r, 'story'), probed }).toEqual({ npm: 1, setupLines: 0, checks: 6, probed: 3 });
-    expect(r.logs.filter((l) => l.includes('copied from the loop\'s setup'))).toHaveLength(4);
+    expect({ npm: count(), setupLines: runs(r, 'setup'), checks: runs(r, 'story'), probed }).toEqual({
+      npm: 1,
+      setupLines: 0,
+      checks: 6,
+      probed: 3,
+    });
+    expect(r.logs.filter((l) => l.includes("copied from the loop's setup"))).toHaveLength(4);
   }, 120_000);
 
   it('attack: a check that rewrites a dependency in its node_modules, or code that rewrites the cache itself, does not reach the next checkout', async () => {
     const { r, pins } = await npmProject();
     const count = countNpmRuns();
     const forge = "require('node:fs').writeFileSync(require.resolve('dep'), 'exports.feature = () => true;\\n');\n";
-    const caches = () => new Set(readdirSync(tmpdir()).filter((n) => n.startsWith('ralph-setup-') && n.includes(`~${process.pid}~`)));
+    const caches = () =>
+      new Set(readdirSync(tmpdir()).filter((n) => n.startsWith('ralph-setup-') && n.includes(`~${process.pid}~`)));
     const old = caches();
     // US-1's checkout builds the cache; US-2's check runs in a copy of it and forges the dependency; US-3 did no work.
-    expect(await claimStory(r, pins, 1, { 'feature-1.txt': 'done\n', 'src/s1.cjs': '' })).toMatchObject({ status: 'verified' });
-    expect(await claimStory(r, pins, 2, { 'feature-2.txt': 'done\n', 'src/s2.cjs': forge })).toMatchObject({ status: 'verified' });
+    expect(await claimStory(r, pins, 1, { 'feature-1.txt': 'done\n', 'src/s1.cjs': '' })).toMatchObject({
+      status: 'verified',
+    });
+    expect(await claimStory(r, pins, 2, { 'feature-2.txt': 'done\n', 'src/s2.cjs': forge })).toMatchObject({
+      status: 'verified',
+    });
     const rejected = { status: 'rejected', reason: expect.stringContaining('check `node test/t3.cjs` exited 1') };
     expect(await claimStory(r, pins, 3, { 'src/s3.cjs': '' })).toMatchObject(rejected);
     expect(count()).toBe(1);

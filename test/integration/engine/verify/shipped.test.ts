@@ -23,19 +23,48 @@ describe('readShipped', () => {
     git(repo, 'checkout', '-q', '-');
     const b = commit(repo, 'b');
     const ship = (commit: string) => ({ reviewer: 'node judge.mjs', model: null, commit });
-    await recordShipped(repo, 'L1', b, new Map([['US-1', ship(a)], ['US-2', ship(b)], ['US-3', ship(aside)]]), key);
+    await recordShipped(
+      repo,
+      'L1',
+      b,
+      new Map([
+        ['US-1', ship(a)],
+        ['US-2', ship(b)],
+        ['US-3', ship(aside)],
+      ]),
+      key,
+    );
     expect(Object.fromEntries(await readShipped(repo, 'L1', b, key))).toEqual({ 'US-1': ship(a), 'US-2': ship(b) });
   });
 
   it.each<[string, (repo: string, head: string, key: Buffer) => Promise<void>]>([
-    ['sealed with another key', (repo, head) => recordShipped(repo, 'L1', head, new Map([['US-1', { reviewer: 'x', model: null, commit: head }]]), randomBytes(32))],
-    ['sealed for another loop', (repo, head, key) => recordShipped(repo, 'L2', head, new Map([['US-1', { reviewer: 'x', model: null, commit: head }]]), key).then(() => recordBlob(repo, shippedRef('L1'), git(repo, 'cat-file', 'blob', shippedRef('L2'))))],
-    ['a SHIP added to a sealed ref', async (repo, head, key) => {
-      await recordShipped(repo, 'L1', head, new Map(), key);
-      const doc = JSON.parse(git(repo, 'cat-file', 'blob', shippedRef('L1')));
-      doc.reviews['US-1'] = { reviewer: 'x', model: null, commit: head };
-      await recordBlob(repo, shippedRef('L1'), JSON.stringify(doc));
-    }],
+    [
+      'sealed with another key',
+      (repo, head) =>
+        recordShipped(
+          repo,
+          'L1',
+          head,
+          new Map([['US-1', { reviewer: 'x', model: null, commit: head }]]),
+          randomBytes(32),
+        ),
+    ],
+    [
+      'sealed for another loop',
+      (repo, head, key) =>
+        recordShipped(repo, 'L2', head, new Map([['US-1', { reviewer: 'x', model: null, commit: head }]]), key).then(
+          () => recordBlob(repo, shippedRef('L1'), git(repo, 'cat-file', 'blob', shippedRef('L2'))),
+        ),
+    ],
+    [
+      'a SHIP added to a sealed ref',
+      async (repo, head, key) => {
+        await recordShipped(repo, 'L1', head, new Map(), key);
+        const doc = JSON.parse(git(repo, 'cat-file', 'blob', shippedRef('L1')));
+        doc.reviews['US-1'] = { reviewer: 'x', model: null, commit: head };
+        await recordBlob(repo, shippedRef('L1'), JSON.stringify(doc));
+      },
+    ],
     ['not JSON', (repo) => recordBlob(repo, shippedRef('L1'), 'shipped, trust me')],
   ])('drops a ref %s', async (_name, forge) => {
     const repo = gitdir();

@@ -7,7 +7,8 @@ import { RunnerFileError } from '../../../../src/engine/errors.js';
 import { git } from '../../../support/repo.js';
 import { claim, commitAll, plan, readLedgerLines, readPrd, story, verifyRepo } from '../../../support/verify-repo.js';
 
-const verdicts = (r: ReturnType<typeof verifyRepo>) => readLedgerLines(r).flatMap((l) => (l.kind === 'verdict' ? [`${l.story}:${l.status}`] : []));
+const verdicts = (r: ReturnType<typeof verifyRepo>) =>
+  readLedgerLines(r).flatMap((l) => (l.kind === 'verdict' ? [`${l.story}:${l.status}`] : []));
 
 describe('verifyIteration: dependency order', () => {
   it('rejects a story claimed before the story it depends on passes, without running its checks', async () => {
@@ -15,11 +16,14 @@ describe('verifyIteration: dependency order', () => {
     claim(r, 'US-2');
     commitAll(r.dir, { 'two.txt': 'done' }, 'feat: US-2');
     const res = await verifyIteration(r.input());
-    const reason = 'out of order: it depends on US-1, which does not pass yet; finish that story first, then claim this one again';
+    const reason =
+      'out of order: it depends on US-1, which does not pass yet; finish that story first, then claim this one again';
     expect(res.verdicts).toEqual([{ id: 'US-2', status: 'rejected', reason }]);
     expect(readPrd(r).userStories[1]).toMatchObject({ passes: false, notes: `[ralph] rejected: ${reason}` });
     expect(readLedgerLines(r).filter((l) => l.kind === 'check')).toEqual([]);
-    expect(readFileSync(r.progressPath, 'utf8')).toContain(`ralph: US-2 rejected (iteration 1)\nStory: US-2 Story US-2\n`);
+    expect(readFileSync(r.progressPath, 'utf8')).toContain(
+      `ralph: US-2 rejected (iteration 1)\nStory: US-2 Story US-2\n`,
+    );
     expect(git(r.dir, 'log', '-1', '--format=%s')).toBe('chore(ralph): reject US-2 (out of order)');
   });
 
@@ -33,7 +37,11 @@ describe('verifyIteration: dependency order', () => {
   });
 
   it('rejects the dependent story too when its dependency is rejected in the same iteration', async () => {
-    const r = verifyRepo(plan([story('US-1', { checks: ['test -f one.txt'] }), story('US-2', { dependsOn: ['US-1'] })], { checks: ['true'] }));
+    const r = verifyRepo(
+      plan([story('US-1', { checks: ['test -f one.txt'] }), story('US-2', { dependsOn: ['US-1'] })], {
+        checks: ['true'],
+      }),
+    );
     claim(r, 'US-1', 'US-2');
     commitAll(r.dir, { 'two.txt': 'done' }, 'feat: both (US-1 not really)');
     await verifyIteration(r.input());
@@ -50,7 +58,9 @@ describe('verifyIteration: dependency order', () => {
   });
 
   it('accepts a story whose dependencies already passed', async () => {
-    const r = verifyRepo(plan([story('US-1', { passes: true }), story('US-2', { dependsOn: ['US-1'] })], { checks: ['true'] }));
+    const r = verifyRepo(
+      plan([story('US-1', { passes: true }), story('US-2', { dependsOn: ['US-1'] })], { checks: ['true'] }),
+    );
     claim(r, 'US-2');
     commitAll(r.dir, { 'two.txt': 'done' });
     expect((await verifyIteration(r.input())).verdicts).toEqual([{ id: 'US-2', status: 'verified' }]);
@@ -66,12 +76,16 @@ describe('verifyIteration: the runner cannot write its files', () => {
     // A folder where the file should be: appending fails even for root, as EACCES does for anyone else.
     const blocked = path.join(r.dir, 'ralph/blocked');
     mkdirSync(blocked);
-    const err = await verifyIteration(r.input({ progressPath: blocked })).then(() => null, (e: unknown) => e);
+    const err = await verifyIteration(r.input({ progressPath: blocked })).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(RunnerFileError);
     expect(err).toMatchObject({
       code: 1,
       status: 'failed',
-      message: 'could not write ralph/blocked (EISDIR: illegal operation on a directory): US-1 was rejected (see the ledger) but the note for the next iteration could not be written',
+      message:
+        'could not write ralph/blocked (EISDIR: illegal operation on a directory): US-1 was rejected (see the ledger) but the note for the next iteration could not be written',
       hint: 'make ralph/blocked and its folder writable for this user (e.g. chmod u+w ralph ralph/blocked), then continue with: ./ralph/ralph.sh --resume-last',
     });
     expect(readFileSync(r.prdPath, 'utf8')).toBe(prdText);
@@ -83,7 +97,10 @@ describe('verifyIteration: the runner cannot write its files', () => {
     claim(r, 'US-1');
     commitAll(r.dir, {}, 'feat: US-1');
     writeFileSync(path.join(r.dir, 'ralph/.runs'), 'a file where the runs folder should be');
-    const err = await verifyIteration(r.input()).then(() => null, (e: unknown) => e);
+    const err = await verifyIteration(r.input()).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(RunnerFileError);
     expect((err as Error).message).toMatch(/^could not write ralph\/\.runs\/L1\/ledger\.jsonl \((ENOTDIR|EEXIST)/);
     expect(readPrd(r).userStories[0].notes).toBe('');

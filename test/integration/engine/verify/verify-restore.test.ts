@@ -22,15 +22,28 @@ describe('verifyIteration: edits to prd.json beyond passes and notes', () => {
   });
 
   it('restores edited criteria and checks but still judges the claim, against the original checks', async () => {
-    const r = verifyRepo(plan([story('US-1', { acceptanceCriteria: ['login works', 'tests pass'], checks: ['test -f login.txt'] })]));
-    editPrd(r, (p) => Object.assign(p.userStories[0], { acceptanceCriteria: ['login page exists'], checks: ['true'], passes: true }));
+    const r = verifyRepo(
+      plan([story('US-1', { acceptanceCriteria: ['login works', 'tests pass'], checks: ['test -f login.txt'] })]),
+    );
+    editPrd(r, (p) =>
+      Object.assign(p.userStories[0], { acceptanceCriteria: ['login page exists'], checks: ['true'], passes: true }),
+    );
     commitAll(r.dir, {}, 'feat: login (weakened)');
 
     const res = await verifyIteration(r.input());
 
-    expect(res.restored).toEqual(['story US-1: field "acceptanceCriteria" was changed; restored', 'story US-1: field "checks" was changed; restored']);
-    expect(res.verdicts).toEqual([expect.objectContaining({ id: 'US-1', status: 'rejected', reason: 'check `test -f login.txt` exited 1' })]);
-    expect(readPrd(r).userStories[0]).toMatchObject({ acceptanceCriteria: ['login works', 'tests pass'], checks: ['test -f login.txt'], passes: false });
+    expect(res.restored).toEqual([
+      'story US-1: field "acceptanceCriteria" was changed; restored',
+      'story US-1: field "checks" was changed; restored',
+    ]);
+    expect(res.verdicts).toEqual([
+      expect.objectContaining({ id: 'US-1', status: 'rejected', reason: 'check `test -f login.txt` exited 1' }),
+    ]);
+    expect(readPrd(r).userStories[0]).toMatchObject({
+      acceptanceCriteria: ['login works', 'tests pass'],
+      checks: ['test -f login.txt'],
+      passes: false,
+    });
     expect(git(r.dir, 'log', '-1', '--format=%s')).toBe('chore(ralph): reject US-1 (check failed); restore prd.json');
   });
 
@@ -39,7 +52,9 @@ describe('verifyIteration: edits to prd.json beyond passes and notes', () => {
     writeFileSync(r.prdPath, '{\n  "branchName": "ralph/demo"\n  "userStories": []\n}\n');
     const res = await verifyIteration(r.input());
     // line:col an editor can jump to, not JSON.parse's "position 31"
-    expect(res.restored).toEqual(['prd.json was left unparseable (ralph/prd.json:3:3: missing \',\' before this property); restored the whole file as it was before this iteration']);
+    expect(res.restored).toEqual([
+      "prd.json was left unparseable (ralph/prd.json:3:3: missing ',' before this property); restored the whole file as it was before this iteration",
+    ]);
     expect(r.logs).toContain(`warn: prd.json: ${res.restored[0]}`);
     expect(readFileSync(r.prdPath, 'utf8')).toBe(r.before);
     expect(status(r.dir)).toBe(''); // prd.json is the committed file again; the progress note was committed
@@ -55,6 +70,10 @@ describe('verifyIteration: edits to prd.json beyond passes and notes', () => {
 
   it('refuses to go on when the plan was already broken before the iteration', async () => {
     const r = verifyRepo(plan([story('US-1')]));
-    await expect(verifyIteration(r.input({ prdBefore: '{ nope' }))).rejects.toMatchObject({ name: 'LoopExit', code: 2, message: expect.stringMatching(/^the plan was not valid JSON before iteration 1: ralph\/prd\.json:1:3: /) });
+    await expect(verifyIteration(r.input({ prdBefore: '{ nope' }))).rejects.toMatchObject({
+      name: 'LoopExit',
+      code: 2,
+      message: expect.stringMatching(/^the plan was not valid JSON before iteration 1: ralph\/prd\.json:1:3: /),
+    });
   });
 });

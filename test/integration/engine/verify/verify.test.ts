@@ -4,7 +4,17 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { git, testdir, writeFiles } from '../../../support/repo.js';
-import { claim, commitAll, editPrd, plan, readLedgerLines, readPrd, status, story, verifyRepo } from '../../../support/verify-repo.js';
+import {
+  claim,
+  commitAll,
+  editPrd,
+  plan,
+  readLedgerLines,
+  readPrd,
+  status,
+  story,
+  verifyRepo,
+} from '../../../support/verify-repo.js';
 import { LoopExit } from '../../../../src/engine/errors.js';
 import { goneWithin } from '../../../support/process.js';
 
@@ -12,7 +22,11 @@ const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
 
 describe('verifyIteration: claims', () => {
   it('rejects a liar: passes back to false on disk, note written, output tail in progress.txt', async () => {
-    const r = verifyRepo(plan([story('US-1', { notes: 'agent wrote this' })], { checks: ['echo checking feature; echo "feature.txt missing" >&2; test -f feature.txt'] }));
+    const r = verifyRepo(
+      plan([story('US-1', { notes: 'agent wrote this' })], {
+        checks: ['echo checking feature; echo "feature.txt missing" >&2; test -f feature.txt'],
+      }),
+    );
     claim(r, 'US-1');
     git(r.dir, 'commit', '-qam', 'feat: US-1 (not really)');
 
@@ -22,10 +36,14 @@ describe('verifyIteration: claims', () => {
     expect(res.allPass).toBe(false);
     const s = readPrd(r).userStories[0];
     expect(s.passes).toBe(false);
-    expect(s.notes).toBe('agent wrote this\n[ralph] rejected: check `echo checking feature; echo "feature.txt missing" >&2; test -f feature.txt` exited 1');
+    expect(s.notes).toBe(
+      'agent wrote this\n[ralph] rejected: check `echo checking feature; echo "feature.txt missing" >&2; test -f feature.txt` exited 1',
+    );
     const progress = readFileSync(r.progressPath, 'utf8');
     expect(progress).toContain('ralph: US-1 rejected (iteration 4)');
-    expect(progress).toContain('Command: echo checking feature; echo "feature.txt missing" >&2; test -f feature.txt\nExit code: 1\n');
+    expect(progress).toContain(
+      'Command: echo checking feature; echo "feature.txt missing" >&2; test -f feature.txt\nExit code: 1\n',
+    );
     expect(progress).toContain('checking feature\nfeature.txt missing\n```');
     // the runner committed its own edits, so the next iteration starts from a clean tree
     expect(status(r.dir)).toBe('');
@@ -46,11 +64,16 @@ describe('verifyIteration: claims', () => {
     const res = await verifyIteration(r.input());
 
     expect(res.verdicts[0]).toMatchObject({ id: 'US-1', status: 'rejected' });
-    expect(res.verdicts[0].reason).toMatch(/^uncommitted changes in the working tree \((feature\.txt, src\/app\.txt|src\/app\.txt, feature\.txt)\)/);
+    expect(res.verdicts[0].reason).toMatch(
+      /^uncommitted changes in the working tree \((feature\.txt, src\/app\.txt|src\/app\.txt, feature\.txt)\)/,
+    );
     expect(readPrd(r).userStories[0].passes).toBe(false);
     expect(readLedgerLines(r).filter((l) => l.kind === 'check')).toEqual([]); // no check runs on dirty work
     expect(git(r.dir, 'log', '-1', '--format=%s')).toBe('chore(ralph): reject US-1 (uncommitted work)');
-    expect(git(r.dir, 'show', '--name-only', '--format=', 'HEAD').split('\n').sort()).toEqual(['ralph/prd.json', 'ralph/progress.txt']);
+    expect(git(r.dir, 'show', '--name-only', '--format=', 'HEAD').split('\n').sort()).toEqual([
+      'ralph/prd.json',
+      'ralph/progress.txt',
+    ]);
     expect(status(r.dir).split('\n').sort()).toEqual([' M src/app.txt', '?? feature.txt']);
   });
 
@@ -71,10 +94,12 @@ describe('verifyIteration: claims', () => {
     writeFiles(r.dir, { 'dir with space/"quoted".txt': 'y\n' });
     claim(r, 'US-1');
     const res = await verifyIteration(r.input());
-    expect(res.verdicts[0].reason).toMatch(/\((new näme\.txt, dir with space\/"quoted"\.txt|dir with space\/"quoted"\.txt, new näme\.txt)\)/);
+    expect(res.verdicts[0].reason).toMatch(
+      /\((new näme\.txt, dir with space\/"quoted"\.txt|dir with space\/"quoted"\.txt, new näme\.txt)\)/,
+    );
   });
 
-  it('ignores ignored files and the runner\'s own files when judging the tree', async () => {
+  it("ignores ignored files and the runner's own files when judging the tree", async () => {
     const r = verifyRepo(plan([story('US-1')], { checks: ['test -f feature.txt'] }), { '.gitignore': 'build/\n' });
     commitAll(r.dir, { 'feature.txt': 'done\n' });
     writeFiles(r.dir, { 'build/out.js': 'generated\n' }); // ignored: not work the agent owes a commit for
@@ -89,7 +114,9 @@ describe('verifyIteration: claims', () => {
   });
 
   it('verifies an honest claim and records the commit and output hash in the ledger', async () => {
-    const r = verifyRepo(plan([story('US-1', { checks: ['cat feature.txt'] }), story('US-2')], { checks: ['echo plan-check'] }));
+    const r = verifyRepo(
+      plan([story('US-1', { checks: ['cat feature.txt'] }), story('US-2')], { checks: ['echo plan-check'] }),
+    );
     claim(r, 'US-1');
     const head = commitAll(r.dir, { 'feature.txt': 'the feature\n' }, 'feat: US-1');
 
@@ -102,23 +129,58 @@ describe('verifyIteration: claims', () => {
     expect(readPrd(r).userStories[0].passes).toBe(true);
     const base = { time: '2026-03-04T05:06:07.000Z', loop: 'L1', iteration: 2, story: 'US-1', commit: head };
     expect(readLedgerLines(r)).toEqual([
-      { ...base, kind: 'check', scope: 'prd', command: 'echo plan-check', exitCode: 0, signal: null, timedOut: false, durationMs: expect.any(Number), outputSha256: sha256('plan-check\n') },
-      { ...base, kind: 'check', scope: 'story', command: 'cat feature.txt', exitCode: 0, signal: null, timedOut: false, durationMs: expect.any(Number), outputSha256: sha256('the feature\n') },
-      { ...base, kind: 'verdict', command: null, exitCode: null, status: 'verified', durationMs: expect.any(Number), outputSha256: null },
+      {
+        ...base,
+        kind: 'check',
+        scope: 'prd',
+        command: 'echo plan-check',
+        exitCode: 0,
+        signal: null,
+        timedOut: false,
+        durationMs: expect.any(Number),
+        outputSha256: sha256('plan-check\n'),
+      },
+      {
+        ...base,
+        kind: 'check',
+        scope: 'story',
+        command: 'cat feature.txt',
+        exitCode: 0,
+        signal: null,
+        timedOut: false,
+        durationMs: expect.any(Number),
+        outputSha256: sha256('the feature\n'),
+      },
+      {
+        ...base,
+        kind: 'verdict',
+        command: null,
+        exitCode: null,
+        status: 'verified',
+        durationMs: expect.any(Number),
+        outputSha256: null,
+      },
     ]);
   });
 
-  it('runs the plan\'s checks once for several claims and rejects only the failing story', async () => {
+  it("runs the plan's checks once for several claims and rejects only the failing story", async () => {
     // Outside the repository: checks run in a fresh checkout of the commit.
     const count = path.join(testdir(), 'count.txt');
-    const r = verifyRepo(plan([story('US-1', { checks: ['true'] }), story('US-2', { checks: ['false'] })], { checks: [`echo x >> ${count}`] }));
+    const r = verifyRepo(
+      plan([story('US-1', { checks: ['true'] }), story('US-2', { checks: ['false'] })], {
+        checks: [`echo x >> ${count}`],
+      }),
+    );
     claim(r, 'US-1', 'US-2');
     commitAll(r.dir, {});
     const res = await verifyIteration(r.input());
     expect(res.verdicts.map((v) => v.status)).toEqual(['verified', 'rejected']);
     expect(readFileSync(count, 'utf8')).toBe('x\n');
     const prdLines = readLedgerLines(r).filter((l) => l.kind === 'check' && l.scope === 'prd');
-    expect(prdLines.map((l) => [l.story, 'shared' in l ? l.shared : undefined])).toEqual([['US-1', undefined], ['US-2', true]]);
+    expect(prdLines.map((l) => [l.story, 'shared' in l ? l.shared : undefined])).toEqual([
+      ['US-1', undefined],
+      ['US-2', true],
+    ]);
     expect(readPrd(r).userStories.map((s) => s.passes)).toEqual([true, false]);
   });
 
@@ -129,7 +191,9 @@ describe('verifyIteration: claims', () => {
     const res = await verifyIteration(r.input());
     expect(res.verdicts).toEqual([{ id: 'US-1', status: 'unverified', reason: expect.stringContaining('no checks') }]);
     expect(res.allPass).toBe(true);
-    expect(readLedgerLines(r)).toEqual([expect.objectContaining({ kind: 'verdict', story: 'US-1', commit: head, command: null, status: 'unverified' })]);
+    expect(readLedgerLines(r)).toEqual([
+      expect.objectContaining({ kind: 'verdict', story: 'US-1', commit: head, command: null, status: 'unverified' }),
+    ]);
     expect(r.logs.join('\n')).toMatch(/warn: US-1 unverified/);
   });
 
@@ -141,7 +205,10 @@ describe('verifyIteration: claims', () => {
     // Long enough for the check to start its background child and record its pid on a loaded machine (at 300 ms
     // the timeout could come first, and child.pid was never written).
     const res = await verifyIteration(r.input({ checkTimeoutMs: 3000 }));
-    expect(res.verdicts[0]).toMatchObject({ status: 'rejected', reason: expect.stringContaining('timed out after 3s and was killed') });
+    expect(res.verdicts[0]).toMatchObject({
+      status: 'rejected',
+      reason: expect.stringContaining('timed out after 3s and was killed'),
+    });
     const pid = Number(readFileSync(pidFile, 'utf8'));
     expect(await goneWithin(pid)).toBe(true);
     expect(readFileSync(r.progressPath, 'utf8')).toContain('Exit code: none (timed out)');
@@ -154,7 +221,9 @@ describe('verifyIteration: claims', () => {
     commitAll(r.dir, {});
     await verifyIteration(r.input());
     const second = readFileSync(r.prdPath, 'utf8');
-    editPrd(r, (p) => Object.assign(p.userStories[0], { passes: true, notes: `${p.userStories[0].notes}\ntried again` }));
+    editPrd(r, (p) =>
+      Object.assign(p.userStories[0], { passes: true, notes: `${p.userStories[0].notes}\ntried again` }),
+    );
     commitAll(r.dir, {});
     await verifyIteration(r.input({ prdBefore: second, iteration: 2 }));
     expect(readPrd(r).userStories[0].notes).toBe('tried again\n[ralph] rejected: check `test -f feature.txt` exited 1');
@@ -185,15 +254,23 @@ describe('verifyIteration: claims', () => {
     const progressText = readFileSync(r.progressPath, 'utf8');
     const ac = new AbortController();
     setTimeout(() => ac.abort(), 200);
-    const err = await verifyIteration({ ...r.input(), signal: ac.signal }).then(() => null, (e: unknown) => e);
+    const err = await verifyIteration({ ...r.input(), signal: ac.signal }).then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(LoopExit);
-    expect(err).toMatchObject({ code: 130, message: 'interrupted while verifying US-1, US-2; nothing decided, state saved' });
+    expect(err).toMatchObject({
+      code: 130,
+      message: 'interrupted while verifying US-1, US-2; nothing decided, state saved',
+    });
     expect(readFileSync(r.prdPath, 'utf8')).toBe(prdText);
     expect(readFileSync(r.progressPath, 'utf8')).toBe(progressText);
     expect(git(r.dir, 'rev-parse', 'HEAD')).toBe(head);
     const lines = readLedgerLines(r);
     expect(lines.filter((l) => l.kind === 'verdict')).toEqual([]);
-    expect(lines).toEqual([expect.objectContaining({ kind: 'check', story: 'US-1', command: 'sleep 300', exitCode: null, aborted: true })]);
+    expect(lines).toEqual([
+      expect.objectContaining({ kind: 'check', story: 'US-1', command: 'sleep 300', exitCode: null, aborted: true }),
+    ]);
     expect(r.logs.join('\n')).toMatch(/warn: verification was interrupted: nothing was decided about US-1, US-2/);
   });
 
@@ -205,7 +282,9 @@ describe('verifyIteration: claims', () => {
     const res = await verifyIteration(r.input());
     expect(res).toMatchObject({ verdicts: [{ id: 'US-1', status: 'rejected' }], runnerCommit: null });
     expect(readPrd(r).userStories[0].passes).toBe(false);
-    expect(r.logs.join('\n')).toMatch(/warn: could not commit the runner's edits to ralph\/prd\.json and ralph\/progress\.txt: .*index\.lock/);
+    expect(r.logs.join('\n')).toMatch(
+      /warn: could not commit the runner's edits to ralph\/prd\.json and ralph\/progress\.txt: .*index\.lock/,
+    );
   });
 
   it('commits as ralphkit when git has no identity configured', async () => {
@@ -216,7 +295,8 @@ describe('verifyIteration: claims', () => {
     // no identity from anywhere: HOME without a config, and no guessing from the host name
     vi.stubEnv('HOME', r.dir);
     vi.stubEnv('XDG_CONFIG_HOME', r.dir);
-    for (const v of ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'EMAIL']) vi.stubEnv(v, undefined);
+    for (const v of ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'EMAIL'])
+      vi.stubEnv(v, undefined);
     vi.stubEnv('GIT_CONFIG_COUNT', '1');
     vi.stubEnv('GIT_CONFIG_KEY_0', 'user.useConfigOnly');
     vi.stubEnv('GIT_CONFIG_VALUE_0', 'true');
@@ -225,6 +305,8 @@ describe('verifyIteration: claims', () => {
     });
     const res = await verifyIteration(r.input());
     expect(res.runnerCommit).not.toBeNull();
-    expect(git(r.dir, 'log', '-1', '--format=%an <%ae>|%s')).toBe('ralphkit <ralphkit@localhost>|chore(ralph): reject US-1 (check failed)');
+    expect(git(r.dir, 'log', '-1', '--format=%an <%ae>|%s')).toBe(
+      'ralphkit <ralphkit@localhost>|chore(ralph): reject US-1 (check failed)',
+    );
   });
 });

@@ -12,26 +12,51 @@ async function probe(prd: Prd, files: Record<string, string>) {
   const repo = verifyRepo(prd, files);
   const commit = git(repo.dir, 'rev-parse', 'HEAD');
   const pins = await readPins(repo.dir, commit, prd);
-  const weak = await probeWeakChecks({ topLevel: repo.dir, repoRoot: repo.dir, ledgerPath: repo.ledgerPath, loopId: 'L1', checkTimeoutMs: 20_000, log: (level, message) => repo.logs.push(`${level}: ${message}`), pins, prd });
+  const weak = await probeWeakChecks({
+    topLevel: repo.dir,
+    repoRoot: repo.dir,
+    ledgerPath: repo.ledgerPath,
+    loopId: 'L1',
+    checkTimeoutMs: 20_000,
+    log: (level, message) => repo.logs.push(`${level}: ${message}`),
+    pins,
+    prd,
+  });
   return { weak, logs: repo.logs };
 }
 
 // Story 2's test is written first, as the ralph skill asks: the whole suite fails until story 2 is done.
-const FILES = { 'test/us-1.sh': 'test -f us-1.txt\n', 'test/us-2.sh': 'test -f us-2.txt\n', 'run-tests.sh': 'for t in test/*.sh; do sh "$t" || exit 1; done\n' };
+const FILES = {
+  'test/us-1.sh': 'test -f us-1.txt\n',
+  'test/us-2.sh': 'test -f us-2.txt\n',
+  'run-tests.sh': 'for t in test/*.sh; do sh "$t" || exit 1; done\n',
+};
 
 describe('a plan-level check that fails before any work', () => {
   it('is named at start with what to do: move it to the last story, give each story its own test', async () => {
-    const prd = plan([story('US-1', { checks: ['sh test/us-1.sh'] }), story('US-2', { checks: ['sh test/us-2.sh'] })], { checks: ['sh run-tests.sh'] });
+    const prd = plan([story('US-1', { checks: ['sh test/us-1.sh'] }), story('US-2', { checks: ['sh test/us-2.sh'] })], {
+      checks: ['sh run-tests.sh'],
+    });
     const { weak, logs } = await probe(prd, FILES);
     expect(weak).toEqual([]);
     const warning = logs.filter((l) => l.includes('plan-level check'));
     expect(warning).toHaveLength(1);
-    expect(warning[0]).toMatch(/^warn: the plan-level check `sh run-tests\.sh` already fails on the plan commit [0-9a-f]{7}, before any work \(exit 1\)/);
-    expect(warning[0]).toContain("Move it to the last story's checks, and give each story a check that runs only its own test");
+    expect(warning[0]).toMatch(
+      /^warn: the plan-level check `sh run-tests\.sh` already fails on the plan commit [0-9a-f]{7}, before any work \(exit 1\)/,
+    );
+    expect(warning[0]).toContain(
+      "Move it to the last story's checks, and give each story a check that runs only its own test",
+    );
   });
 
-  it('a plan written story by story (the full suite as the last story\'s check) gets no such warning', async () => {
-    const prd = plan([story('US-1', { checks: ['sh test/us-1.sh'] }), story('US-2', { checks: ['sh test/us-2.sh', 'sh run-tests.sh'] })], { checks: ['true'] });
+  it("a plan written story by story (the full suite as the last story's check) gets no such warning", async () => {
+    const prd = plan(
+      [
+        story('US-1', { checks: ['sh test/us-1.sh'] }),
+        story('US-2', { checks: ['sh test/us-2.sh', 'sh run-tests.sh'] }),
+      ],
+      { checks: ['true'] },
+    );
     const { logs } = await probe(prd, FILES);
     expect(logs.filter((l) => l.includes('plan-level check'))).toEqual([]);
   });

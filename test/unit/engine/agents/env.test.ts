@@ -34,8 +34,17 @@ describe('planAgentEnv', () => {
   });
 
   it('adds the extra variables, RALPH_RUNNER=1 and a marker that is also the returned token', () => {
-    const { env, token } = planAgentEnv({ PATH: '/usr/bin', RALPH_RUNNER: '0' }, { RALPH_ITERATION: '3', RALPH_PRD: '/r/prd.json' });
-    expect(env).toEqual({ PATH: '/usr/bin', RALPH_RUNNER: '1', RALPH_ITERATION: '3', RALPH_PRD: '/r/prd.json', RALPH_AGENT_MARK: token });
+    const { env, token } = planAgentEnv(
+      { PATH: '/usr/bin', RALPH_RUNNER: '0' },
+      { RALPH_ITERATION: '3', RALPH_PRD: '/r/prd.json' },
+    );
+    expect(env).toEqual({
+      PATH: '/usr/bin',
+      RALPH_RUNNER: '1',
+      RALPH_ITERATION: '3',
+      RALPH_PRD: '/r/prd.json',
+      RALPH_AGENT_MARK: token,
+    });
     expect(token).toMatch(/^[0-9a-f]{32}$/);
   });
 
@@ -54,6 +63,11 @@ describe('planAgentEnv', () => {
     expect(removed).toEqual(['GH_TOKEN', 'GITHUB_TOKEN', 'RALPH_USAGE_TOKEN']);
     expect(JSON.stringify(removed)).not.toMatch(/secret/);
     expect(JSON.stringify(env)).not.toMatch(/secret/);
-    expect(base).toEqual({ GITHUB_TOKEN: 'ghp_secret1', RALPH_USAGE_TOKEN: 'secret2', GH_TOKEN: 'secret3', TERM: 'xterm' });
+    expect(base).toEqual({
+      GITHUB_TOKEN: 'ghp_secret1',
+      RALPH_USAGE_TOKEN: 'secret2',
+      GH_TOKEN: 'secret3',
+      TERM: 'xterm',
+    });
   });
 });

@@ -8,16 +8,37 @@ import { planAgent } from '../../../../src/engine/agents/index.js';
 import { createEmitter, renderHuman } from '../../../../src/engine/events.js';
 
 function result(over: Partial<AgentResult>): AgentResult {
-  return { exitCode: 1, signal: null, timedOut: false, stdout: '', stderr: '', finalMessage: '', durationMs: 10, ...over };
+  return {
+    exitCode: 1,
+    signal: null,
+    timedOut: false,
+    stdout: '',
+    stderr: '',
+    finalMessage: '',
+    durationMs: 10,
+    ...over,
+  };
 }
 
-const cmdPlan = planAgent({ agent: 'claude', agentCmd: 'my-agnet --yes', prompt: 'p', runDir: '/r', iteration: 1, env: {} });
+const cmdPlan = planAgent({
+  agent: 'claude',
+  agentCmd: 'my-agnet --yes',
+  prompt: 'p',
+  runDir: '/r',
+  iteration: 1,
+  env: {},
+});
 const claudePlan = planAgent({ agent: 'claude', prompt: 'p', runDir: '/r', iteration: 1, env: {} });
 
 describe('readShellRefusal', () => {
   it.each([
     ['dash, not found', 127, 'sh: 1: my-agnet: not found\n', 'sh: 1: my-agnet: not found'],
-    ['bash as sh, not found', 127, 'sh: line 1: my-agnet: command not found\n', 'sh: line 1: my-agnet: command not found'],
+    [
+      'bash as sh, not found',
+      127,
+      'sh: line 1: my-agnet: command not found\n',
+      'sh: line 1: my-agnet: command not found',
+    ],
     ['macOS sh', 127, 'sh: my-agnet: command not found\n', 'sh: my-agnet: command not found'],
     ['full path to sh', 127, '/bin/sh: 1: my-agnet: not found\n', '/bin/sh: 1: my-agnet: not found'],
     ['not executable', 126, 'sh: 1: ./agent.sh: Permission denied\n', 'sh: 1: ./agent.sh: Permission denied'],
@@ -39,10 +60,18 @@ describe('readShellRefusal', () => {
 describe('readOutputTail', () => {
   const seven = Array.from({ length: 7 }, (_, i) => `line ${i + 1}`).join('\n');
   it.each([
-    ['stderr first', { stderr: 'boom\n', stdout: 'out' , finalMessage: 'out' }, { source: 'stderr', lines: ['boom'] }],
-    ['the last five lines, blank ones skipped', { stderr: `${seven}\n\n` }, { source: 'stderr', lines: ['line 3', 'line 4', 'line 5', 'line 6', 'line 7'] }],
+    ['stderr first', { stderr: 'boom\n', stdout: 'out', finalMessage: 'out' }, { source: 'stderr', lines: ['boom'] }],
+    [
+      'the last five lines, blank ones skipped',
+      { stderr: `${seven}\n\n` },
+      { source: 'stderr', lines: ['line 3', 'line 4', 'line 5', 'line 6', 'line 7'] },
+    ],
     ['colour codes removed', { stderr: '\u001b[31mred\u001b[0m' }, { source: 'stderr', lines: ['red'] }],
-    ['the final message when stderr is empty', { finalMessage: 'API Error: 500', stdout: '{"type":"result"}' }, { source: 'output', lines: ['API Error: 500'] }],
+    [
+      'the final message when stderr is empty',
+      { finalMessage: 'API Error: 500', stdout: '{"type":"result"}' },
+      { source: 'output', lines: ['API Error: 500'] },
+    ],
     ['stdout last', { stdout: 'raw' }, { source: 'output', lines: ['raw'] }],
     ['nothing at all', {}, null],
   ])('%s', (_name, over, expected) => {
@@ -56,11 +85,34 @@ describe('readOutputTail', () => {
 
 describe('renderFailureLines', () => {
   it.each([
-    ['an exit code', result({ exitCode: 3, stderr: 'boom' }), ['the agent failed (exit 3); last lines of its stderr (full log: ralph/.runs/x/iteration-1.log):', '  boom']],
-    ['a timeout', result({ exitCode: null, signal: 'SIGTERM', timedOut: true, stdout: 'working' }), ['the agent timed out; last lines of its output (full log: ralph/.runs/x/iteration-1.log):', '  working']],
-    ['a signal', result({ exitCode: null, signal: 'SIGKILL', stderr: 'bye' }), ['the agent was killed by SIGKILL; last lines of its stderr (full log: ralph/.runs/x/iteration-1.log):', '  bye']],
-    ['a program that could not be started', result({ exitCode: null, stderr: 'spawn claude ENOENT\n' }), ['the agent could not be started; last lines of its stderr (full log: ralph/.runs/x/iteration-1.log):', '  spawn claude ENOENT']],
-    ['silence', result({ exitCode: 2 }), ['the agent failed (exit 2) and printed nothing; log: ralph/.runs/x/iteration-1.log']],
+    [
+      'an exit code',
+      result({ exitCode: 3, stderr: 'boom' }),
+      ['the agent failed (exit 3); last lines of its stderr (full log: ralph/.runs/x/iteration-1.log):', '  boom'],
+    ],
+    [
+      'a timeout',
+      result({ exitCode: null, signal: 'SIGTERM', timedOut: true, stdout: 'working' }),
+      ['the agent timed out; last lines of its output (full log: ralph/.runs/x/iteration-1.log):', '  working'],
+    ],
+    [
+      'a signal',
+      result({ exitCode: null, signal: 'SIGKILL', stderr: 'bye' }),
+      ['the agent was killed by SIGKILL; last lines of its stderr (full log: ralph/.runs/x/iteration-1.log):', '  bye'],
+    ],
+    [
+      'a program that could not be started',
+      result({ exitCode: null, stderr: 'spawn claude ENOENT\n' }),
+      [
+        'the agent could not be started; last lines of its stderr (full log: ralph/.runs/x/iteration-1.log):',
+        '  spawn claude ENOENT',
+      ],
+    ],
+    [
+      'silence',
+      result({ exitCode: 2 }),
+      ['the agent failed (exit 2) and printed nothing; log: ralph/.runs/x/iteration-1.log'],
+    ],
   ])('%s', (_name, r, lines) => {
     expect(renderFailureLines(r, '/repo/ralph/.runs/x/iteration-1.log', '/repo')).toEqual(lines);
   });
@@ -99,8 +151,21 @@ describe('the emitter and cost', () => {
   ])('%s', (_name, agentCost, shown) => {
     const out: string[] = [];
     const err: string[] = [];
-    const emit = createEmitter(true, (s) => out.push(s), (s) => err.push(s));
-    emit({ type: 'agent-exit', iteration: 1, exitCode: 0, signal: null, timedOut: false, durationMs: 5, costUsd: agentCost, tag: null });
+    const emit = createEmitter(
+      true,
+      (s) => out.push(s),
+      (s) => err.push(s),
+    );
+    emit({
+      type: 'agent-exit',
+      iteration: 1,
+      exitCode: 0,
+      signal: null,
+      timedOut: false,
+      durationMs: 5,
+      costUsd: agentCost,
+      tag: null,
+    });
     emit({ type: 'iteration-end', iteration: 1, newCommit: true, noProgressStreak: 0, costUsd: 0 });
     expect(err.join('').includes('cost so far $0.00')).toBe(shown);
     expect(JSON.parse(out[1])).toMatchObject({ type: 'iteration-end', costUsd: 0 });

@@ -39,24 +39,48 @@ describe('planSandboxCommand', () => {
     expect(planSandboxCommand(request({ readOnly: ['ralph/ralph.mjs'], home: '/home/u', network: false }))).toEqual({
       file: '/usr/bin/bwrap',
       args: [
-        '--ro-bind', '/', '/',
-        '--dev', '/dev',
-        '--proc', '/proc',
-        '--tmpfs', '/tmp',
-        '--bind-try', '/home/u', '/home/u',
-        '--bind', '/work/app', '/work/app',
-        '--bind-try', '/work/app/.git', '/work/app/.git',
-        '--bind-try', '/work/app/ralph', '/work/app/ralph',
-        '--ro-bind-try', '/work/app/.git/config', '/work/app/.git/config',
-        '--ro-bind-try', '/work/app/.git/hooks', '/work/app/.git/hooks',
-        '--ro-bind-try', '/work/app/ralph/ralph.mjs', '/work/app/ralph/ralph.mjs',
-        '--cap-drop', 'ALL',
+        '--ro-bind',
+        '/',
+        '/',
+        '--dev',
+        '/dev',
+        '--proc',
+        '/proc',
+        '--tmpfs',
+        '/tmp',
+        '--bind-try',
+        '/home/u',
+        '/home/u',
+        '--bind',
+        '/work/app',
+        '/work/app',
+        '--bind-try',
+        '/work/app/.git',
+        '/work/app/.git',
+        '--bind-try',
+        '/work/app/ralph',
+        '/work/app/ralph',
+        '--ro-bind-try',
+        '/work/app/.git/config',
+        '/work/app/.git/config',
+        '--ro-bind-try',
+        '/work/app/.git/hooks',
+        '/work/app/.git/hooks',
+        '--ro-bind-try',
+        '/work/app/ralph/ralph.mjs',
+        '/work/app/ralph/ralph.mjs',
+        '--cap-drop',
+        'ALL',
         '--unshare-pid',
         '--die-with-parent',
         '--new-session',
         '--unshare-net',
-        '--chdir', '/work/app',
-        '--', 'claude', '-p', 'two words',
+        '--chdir',
+        '/work/app',
+        '--',
+        'claude',
+        '-p',
+        'two words',
       ],
     });
   });
@@ -95,12 +119,28 @@ describe('planSandboxCommand', () => {
   });
 
   it('binds each folder between a protected path and its writable folder onto itself, so it cannot be renamed', () => {
-    const list = binds(planSandboxCommand(request({ repoRoot: '/home/u/code/app', gitDir: '/home/u/code/app/.git', home: '/home/u', readOnly: ['test/unit/a.test.ts'] })).args);
+    const list = binds(
+      planSandboxCommand(
+        request({
+          repoRoot: '/home/u/code/app',
+          gitDir: '/home/u/code/app/.git',
+          home: '/home/u',
+          readOnly: ['test/unit/a.test.ts'],
+        }),
+      ).args,
+    );
     expect(list).toEqual(
-      expect.arrayContaining(['--bind-try /home/u/code', '--bind-try /home/u/code/app/.git', '--bind-try /home/u/code/app/test', '--bind-try /home/u/code/app/test/unit']),
+      expect.arrayContaining([
+        '--bind-try /home/u/code',
+        '--bind-try /home/u/code/app/.git',
+        '--bind-try /home/u/code/app/test',
+        '--bind-try /home/u/code/app/test/unit',
+      ]),
     );
     // Without a writable HOME above it, the repository's parent is read-only already: nothing to pin.
-    expect(binds(planSandboxCommand(request({ repoRoot: '/home/u/code/app', gitDir: '/home/u/code/app/.git' })).args)).not.toContain('--bind-try /home/u/code');
+    expect(
+      binds(planSandboxCommand(request({ repoRoot: '/home/u/code/app', gitDir: '/home/u/code/app/.git' })).args),
+    ).not.toContain('--bind-try /home/u/code');
   });
 
   it('pins the parents of a hidden folder too: renaming ~/.config would carry the tmpfs away from the real key', () => {
@@ -111,7 +151,12 @@ describe('planSandboxCommand', () => {
 
   it('makes a git dir outside the repository writable, with its hooks and config read-only', () => {
     const list = binds(planSandboxCommand(request({ repoRoot: '/work/wt', gitDir: '/work/main/.git' })).args);
-    expect(list).toEqual(['--bind /work/wt', '--bind /work/main/.git', '--ro-bind-try /work/main/.git/config', '--ro-bind-try /work/main/.git/hooks']);
+    expect(list).toEqual([
+      '--bind /work/wt',
+      '--bind /work/main/.git',
+      '--ro-bind-try /work/main/.git/config',
+      '--ro-bind-try /work/main/.git/hooks',
+    ]);
   });
 
   it.each<[string | undefined]>([[undefined], ['/'], ['relative/home'], ['']])('leaves HOME %j out', (home) => {
@@ -124,14 +169,30 @@ describe('planSandboxCommand', () => {
   });
 
   it('keeps a path read-only when it is also listed as scratch, and lists each path once', () => {
-    const list = binds(planSandboxCommand(request({ readOnly: ['ralph/.runs', '/work/app/ralph/.runs', '.git/hooks'], scratch: ['/work/app/ralph/.runs'] })).args);
+    const list = binds(
+      planSandboxCommand(
+        request({
+          readOnly: ['ralph/.runs', '/work/app/ralph/.runs', '.git/hooks'],
+          scratch: ['/work/app/ralph/.runs'],
+        }),
+      ).args,
+    );
     expect(list.filter((b) => b.endsWith(' /work/app/ralph/.runs'))).toEqual(['--ro-bind-try /work/app/ralph/.runs']);
     expect(list.filter((b) => b.endsWith(' /work/app/.git/hooks'))).toHaveLength(1);
   });
 
-  it('with a HOME layer: the layer bound writable at HOME, then each of the user\'s entries read-only at its own place, before the repository inside HOME', () => {
+  it("with a HOME layer: the layer bound writable at HOME, then each of the user's entries read-only at its own place, before the repository inside HOME", () => {
     const { args } = planSandboxCommand(
-      request({ repoRoot: '/home/u/code/app', gitDir: '/home/u/code/app/.git', home: '/home/u', homeLayer: { dir: '/tmp/ralph-agent-home-l1-x', readOnly: ['/home/u/.local', '/home/u/code', '/home/u/.cache/ms-playwright', '/etc/passwd'] }, hidden: ['/home/u/.config/ralphkit'] }),
+      request({
+        repoRoot: '/home/u/code/app',
+        gitDir: '/home/u/code/app/.git',
+        home: '/home/u',
+        homeLayer: {
+          dir: '/tmp/ralph-agent-home-l1-x',
+          readOnly: ['/home/u/.local', '/home/u/code', '/home/u/.cache/ms-playwright', '/etc/passwd'],
+        },
+        hidden: ['/home/u/.config/ralphkit'],
+      }),
     );
     const list = triples(args);
     expect(list.slice(0, 5)).toEqual([
@@ -143,13 +204,21 @@ describe('planSandboxCommand', () => {
     ]);
     // The user's HOME itself is never bound, writable or not; an entry outside HOME is ignored.
     expect(list.filter((b) => b.startsWith('--bind /home/u ') || b.endsWith(' /etc/passwd'))).toEqual([]);
-    expect(list.indexOf('--ro-bind-try /home/u/code /home/u/code')).toBeLessThan(list.indexOf('--bind /home/u/code/app /home/u/code/app'));
+    expect(list.indexOf('--ro-bind-try /home/u/code /home/u/code')).toBeLessThan(
+      list.indexOf('--bind /home/u/code/app /home/u/code/app'),
+    );
     // The key stays hidden, after the binds.
     expect(args.lastIndexOf('/home/u/.config/ralphkit')).toBeGreaterThan(args.indexOf('/home/u/.config'));
   });
 
-  it('with a quarantine: new objects go there (bound over .git/objects), the store is read-only at its alternate\'s path, refs/ralphkit is read-only and its parent pinned', () => {
-    const list = triples(planSandboxCommand(request({ objects: { quarantine: '/work/app/.git/objects/tmp_objdir-ralph-1~2-ab', store: '/tmp/ralph-git-objects' } })).args);
+  it("with a quarantine: new objects go there (bound over .git/objects), the store is read-only at its alternate's path, refs/ralphkit is read-only and its parent pinned", () => {
+    const list = triples(
+      planSandboxCommand(
+        request({
+          objects: { quarantine: '/work/app/.git/objects/tmp_objdir-ralph-1~2-ab', store: '/tmp/ralph-git-objects' },
+        }),
+      ).args,
+    );
     expect(list).toEqual([
       '--ro-bind-try /work/app/.git/objects /tmp/ralph-git-objects',
       '--bind /work/app /work/app',
@@ -162,7 +231,10 @@ describe('planSandboxCommand', () => {
     ]);
   });
 
-    it.each([{ repoRoot: '/' }, { scratch: ['/'] }, { scratch: ['/tmp/..'] }])('refuses to make / writable (%j)', (extra) => {
-    expect(() => planSandboxCommand(request(extra))).toThrow(/refusing to make \/ writable/);
-  });
+  it.each([{ repoRoot: '/' }, { scratch: ['/'] }, { scratch: ['/tmp/..'] }])(
+    'refuses to make / writable (%j)',
+    (extra) => {
+      expect(() => planSandboxCommand(request(extra))).toThrow(/refusing to make \/ writable/);
+    },
+  );
 });

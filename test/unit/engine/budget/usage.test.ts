@@ -18,8 +18,16 @@ describe('parseUsageResponse', () => {
       },
       { fiveHour: [61, '2026-11-29T19:59:59.571Z'], sevenDay: [22, '2026-12-03T09:59:59.571Z'] },
     ],
-    ['a window without usage yet', { five_hour: null, seven_day: { utilization: 5, resets_at: null } }, { fiveHour: [0, null], sevenDay: [5, null] }],
-    ['only the 5-hour window', { five_hour: { utilization: 100, resets_at: '2026-11-29T20:00:00Z' } }, { fiveHour: [100, '2026-11-29T20:00:00.000Z'], sevenDay: [0, null] }],
+    [
+      'a window without usage yet',
+      { five_hour: null, seven_day: { utilization: 5, resets_at: null } },
+      { fiveHour: [0, null], sevenDay: [5, null] },
+    ],
+    [
+      'only the 5-hour window',
+      { five_hour: { utilization: 100, resets_at: '2026-11-29T20:00:00Z' } },
+      { fiveHour: [100, '2026-11-29T20:00:00.000Z'], sevenDay: [0, null] },
+    ],
   ])('%s', (_name, json, expected) => {
     const r = parseUsageResponse(json);
     expect({
@@ -32,7 +40,11 @@ describe('parseUsageResponse', () => {
     ['not an object', [1, 2], /not a JSON object/],
     ['null', null, /not a JSON object/],
     ['an error body', { type: 'error', error: { type: 'authentication_error' } }, /neither five_hour nor seven_day/],
-    ['utilization as text', { five_hour: { utilization: '61%', resets_at: null } }, /five_hour.utilization is not a number/],
+    [
+      'utilization as text',
+      { five_hour: { utilization: '61%', resets_at: null } },
+      /five_hour.utilization is not a number/,
+    ],
     ['a bad date', { seven_day: { utilization: 1, resets_at: 'tomorrow' } }, /seven_day.resets_at is not a date/],
     ['a window that is a number', { five_hour: 3 }, /five_hour is not an object/],
   ])('rejects %s', (_name, json, message) => {
@@ -52,9 +64,17 @@ describe('renderUsage', () => {
 
 describe('parseCredentials', () => {
   it.each([
-    ['the Claude Code file', '{"claudeAiOauth":{"accessToken":"sk-ant-oat01-abc","refreshToken":"r","expiresAt":1795982400000,"scopes":["user:inference","user:profile"]}}', { accessToken: 'sk-ant-oat01-abc', expiresAt: 1795982400000 }],
+    [
+      'the Claude Code file',
+      '{"claudeAiOauth":{"accessToken":"sk-ant-oat01-abc","refreshToken":"r","expiresAt":1795982400000,"scopes":["user:inference","user:profile"]}}',
+      { accessToken: 'sk-ant-oat01-abc', expiresAt: 1795982400000 },
+    ],
     ['no expiry', '{"claudeAiOauth":{"accessToken":" tok "}}', { accessToken: 'tok', expiresAt: undefined }],
-    ['with MCP tokens beside it', '{"mcpOAuth":{},"claudeAiOauth":{"accessToken":"t2"}}', { accessToken: 't2', expiresAt: undefined }],
+    [
+      'with MCP tokens beside it',
+      '{"mcpOAuth":{},"claudeAiOauth":{"accessToken":"t2"}}',
+      { accessToken: 't2', expiresAt: undefined },
+    ],
     ['not JSON', 'claudeAiOauth=1', null],
     ['no OAuth entry', '{"apiKey":"sk-ant-api03"}', null],
     ['an empty token', '{"claudeAiOauth":{"accessToken":""}}', null],
@@ -74,7 +94,10 @@ describe('where the token is looked for', () => {
 
   it.each([
     [{}, ['Claude Code-credentials']],
-    [{ CLAUDE_CONFIG_DIR: '/Users/you/.claude-work' }, [expect.stringMatching(/^Claude Code-credentials-[0-9a-f]{8}$/), 'Claude Code-credentials']],
+    [
+      { CLAUDE_CONFIG_DIR: '/Users/you/.claude-work' },
+      [expect.stringMatching(/^Claude Code-credentials-[0-9a-f]{8}$/), 'Claude Code-credentials'],
+    ],
   ])('keychain items for %j', (env, expected) => {
     expect(keychainServices(env)).toEqual(expected);
   });
@@ -89,9 +112,24 @@ describe('planOverCeiling / planResetTime', () => {
 
   it.each([
     ['both under', reading(79.9, '2026-11-29T20:00:00Z', 10, '2026-12-03T00:00:00Z'), [], null],
-    ['5-hour exactly at the ceiling', reading(80, '2026-11-29T20:00:00Z', 10, '2026-12-03T00:00:00Z'), ['5-hour'], '2026-11-29T20:00:00.000Z'],
-    ['7-day over', reading(10, '2026-11-29T20:00:00Z', 95, '2026-12-03T00:00:00Z'), ['7-day'], '2026-12-03T00:00:00.000Z'],
-    ['both over: the later reset', reading(90, '2026-11-29T20:00:00Z', 85, '2026-12-03T00:00:00Z'), ['5-hour', '7-day'], '2026-12-03T00:00:00.000Z'],
+    [
+      '5-hour exactly at the ceiling',
+      reading(80, '2026-11-29T20:00:00Z', 10, '2026-12-03T00:00:00Z'),
+      ['5-hour'],
+      '2026-11-29T20:00:00.000Z',
+    ],
+    [
+      '7-day over',
+      reading(10, '2026-11-29T20:00:00Z', 95, '2026-12-03T00:00:00Z'),
+      ['7-day'],
+      '2026-12-03T00:00:00.000Z',
+    ],
+    [
+      'both over: the later reset',
+      reading(90, '2026-11-29T20:00:00Z', 85, '2026-12-03T00:00:00Z'),
+      ['5-hour', '7-day'],
+      '2026-12-03T00:00:00.000Z',
+    ],
     ['over without a reset time', reading(90, null, 10, null), ['5-hour'], null],
   ])('%s', (_name, r, names, resetAt) => {
     const over = planOverCeiling(r, 80);

@@ -24,9 +24,14 @@ describe('parseDuration', () => {
     expect(parseDuration(text)).toBe(ms);
   });
 
-  it.each(['', ' ', 'soon', '10mfoo', 'foo10m', 'x900', '900x', '10m5', '5 s', '-5s', '1.s', '.5s', 'm', '10mm'])('rejects %j, saying what to type', (text) => {
-    expect(() => parseDuration(text)).toThrow(`invalid duration "${text}": use a number with a unit, like 90s, 10m or 2h`);
-  });
+  it.each(['', ' ', 'soon', '10mfoo', 'foo10m', 'x900', '900x', '10m5', '5 s', '-5s', '1.s', '.5s', 'm', '10mm'])(
+    'rejects %j, saying what to type',
+    (text) => {
+      expect(() => parseDuration(text)).toThrow(
+        `invalid duration "${text}": use a number with a unit, like 90s, 10m or 2h`,
+      );
+    },
+  );
 });
 
 describe('durations on the command line', () => {

@@ -26,7 +26,15 @@ function virtualClock() {
   return clock;
 }
 
-const KILLED: AgentResult = { exitCode: null, signal: 'SIGTERM', timedOut: false, stdout: '', stderr: '', finalMessage: '', durationMs: 1 };
+const KILLED: AgentResult = {
+  exitCode: null,
+  signal: 'SIGTERM',
+  timedOut: false,
+  stdout: '',
+  stderr: '',
+  finalMessage: '',
+  durationMs: 1,
+};
 const HOUR = 3_600_000;
 
 describe('--max-duration', () => {
@@ -34,7 +42,11 @@ describe('--max-duration', () => {
     const clock = virtualClock();
     const h = harness([{}], { config: { deadline: 0, maxDurationMs: HOUR }, extra: { clock } });
     const exit = await h.run();
-    expect([exit.code, exit.status, exit.message]).toEqual([1, 'max-duration', 'time limit reached (--max-duration 1h00m) with stories still open']);
+    expect([exit.code, exit.status, exit.message]).toEqual([
+      1,
+      'max-duration',
+      'time limit reached (--max-duration 1h00m) with stories still open',
+    ]);
     expect(h.ran).toEqual([]);
   });
 
@@ -67,7 +79,10 @@ describe('--max-duration', () => {
     const clock = virtualClock();
     const h = harness([{ rateLimit: true }], {
       config: { deadline: HOUR, rateLimitBackoffMs: 10 * HOUR },
-      extra: { clock, detectRateLimit: () => (setTimeout(() => clock.advance(HOUR), 0), { resetAt: null, message: 'limit hit' }) },
+      extra: {
+        clock,
+        detectRateLimit: () => (setTimeout(() => clock.advance(HOUR), 0), { resetAt: null, message: 'limit hit' }),
+      },
     });
     const exit = await h.run();
     expect([exit.code, exit.status]).toEqual([1, 'max-duration']);

@@ -11,11 +11,30 @@ const rejected = (id: string): StoryVerdict => ({ id, status: 'rejected', reason
 
 describe('the events of one iteration', () => {
   it('emits start, agent exit, verification and end, in that order and with their fields', async () => {
-    const h = harness([{ commit: true, cost: 0.5, say: 'done\n<promise>COMPLETE</promise>', verdicts: [{ id: 'US-1', status: 'verified' }] }], { config: { maxIterations: 1 } });
+    const h = harness(
+      [
+        {
+          commit: true,
+          cost: 0.5,
+          say: 'done\n<promise>COMPLETE</promise>',
+          verdicts: [{ id: 'US-1', status: 'verified' }],
+        },
+      ],
+      { config: { maxIterations: 1 } },
+    );
     await h.run();
     expect(h.events).toEqual([
       { type: 'iteration-start', iteration: 1, maxIterations: 1 },
-      { type: 'agent-exit', iteration: 1, exitCode: 0, signal: null, timedOut: false, durationMs: 1, costUsd: 0.5, tag: 'complete' },
+      {
+        type: 'agent-exit',
+        iteration: 1,
+        exitCode: 0,
+        signal: null,
+        timedOut: false,
+        durationMs: 1,
+        costUsd: 0.5,
+        tag: 'complete',
+      },
       { type: 'verify', iteration: 1, verdicts: [{ id: 'US-1', status: 'verified' }], restored: [], allPass: false },
       { type: 'iteration-end', iteration: 1, newCommit: true, noProgressStreak: 0, costUsd: 0.5 },
       { type: 'warn', iteration: 1, message: 'COMPLETE ignored: 1 story not passing under verification (US-1)' },
@@ -35,7 +54,11 @@ describe('the events of one iteration', () => {
   it('warns about a timed-out run, and records it once', async () => {
     const h = harness([{ timedOut: true }], { config: { maxIterations: 1 } });
     await h.run();
-    expect(h.events).toContainEqual({ type: 'warn', iteration: 1, message: 'iteration 1 failed: the agent outlived the iteration timeout and was killed' });
+    expect(h.events).toContainEqual({
+      type: 'warn',
+      iteration: 1,
+      message: 'iteration 1 failed: the agent outlived the iteration timeout and was killed',
+    });
     expect(h.events).toContainEqual(expect.objectContaining({ type: 'agent-exit', signal: 'SIGTERM', timedOut: true }));
   });
 
@@ -51,22 +74,41 @@ describe('the events of one iteration', () => {
   it('says why commits that only touch the plan are not progress', async () => {
     const h = harness([{ commit: true, planOnly: true }], { config: { maxIterations: 1 } });
     await h.run();
-    expect(h.events).toContainEqual({ type: 'info', iteration: 1, message: 'iteration 1 made a commit but no progress: its commits change only the plan, progress.txt and the prompt' });
+    expect(h.events).toContainEqual({
+      type: 'info',
+      iteration: 1,
+      message:
+        'iteration 1 made a commit but no progress: its commits change only the plan, progress.txt and the prompt',
+    });
   });
 
   it('names every open story, in the plural, when COMPLETE is ignored', async () => {
-    const prd = { branchName: 'b', userStories: ['US-1', 'US-2', 'US-3'].map((id, i) => story(id, { title: id, acceptanceCriteria: [], passes: i === 1 })) };
+    const prd = {
+      branchName: 'b',
+      userStories: ['US-1', 'US-2', 'US-3'].map((id, i) =>
+        story(id, { title: id, acceptanceCriteria: [], passes: i === 1 }),
+      ),
+    };
     const h = harness([{ say: '<promise>COMPLETE</promise>', commit: true }], {
       config: { maxIterations: 1 },
       extra: { verify: async () => ({ verdicts: [], restored: [], allPass: false, prd }) },
     });
     await h.run();
-    expect(h.events).toContainEqual({ type: 'warn', iteration: 1, message: 'COMPLETE ignored: 2 stories not passing under verification (US-1, US-3)' });
+    expect(h.events).toContainEqual({
+      type: 'warn',
+      iteration: 1,
+      message: 'COMPLETE ignored: 2 stories not passing under verification (US-1, US-3)',
+    });
   });
 });
 
 describe('the final gate', () => {
-  const gate = (ids: string[]) => ({ passed: false, interrupted: false, prd: { branchName: 'b', userStories: [] }, verdicts: [...ids.map(rejected), { id: 'OK', status: 'verified' as const }] });
+  const gate = (ids: string[]) => ({
+    passed: false,
+    interrupted: false,
+    prd: { branchName: 'b', userStories: [] },
+    verdicts: [...ids.map(rejected), { id: 'OK', status: 'verified' as const }],
+  });
 
   it.each([
     [['US-1'], 'the final gate rejected US-1: it no longer passes on the final commit; the loop goes on'],
@@ -81,7 +123,11 @@ describe('the final gate', () => {
   it('interrupted, decides nothing and exits 130', async () => {
     const h = harness([done], { extra: { finalGate: async () => ({ ...gate([]), interrupted: true }) } });
     const exit = await h.run();
-    expect(exit).toMatchObject({ code: 130, message: 'interrupted during the final gate; nothing decided, state saved', hint: 'continue with: ./ralph/ralph.sh --resume-last' });
+    expect(exit).toMatchObject({
+      code: 130,
+      message: 'interrupted during the final gate; nothing decided, state saved',
+      hint: 'continue with: ./ralph/ralph.sh --resume-last',
+    });
     expect(h.state.iterationDone).toBe(false);
   });
 });
@@ -136,12 +182,20 @@ describe('limits at exactly their value', () => {
 
   it('says what to do when the usage ceiling stops it', async () => {
     const exit = await harness([work], { budget: ['stop'] }).run();
-    expect(exit).toMatchObject({ code: 5, message: 'usage ceiling reached', hint: 'continue after the reset with --resume-last, or add --wait' });
+    expect(exit).toMatchObject({
+      code: 5,
+      message: 'usage ceiling reached',
+      hint: 'continue after the reset with --resume-last, or add --wait',
+    });
   });
 
   it('says what to do when the agent is stuck', async () => {
     const exit = await harness([{ say: '<promise>STUCK</promise>' }]).run();
-    expect(exit).toMatchObject({ code: 3, message: 'the agent said it is STUCK', hint: 'read ralph/progress.txt and the last iteration log, fix the blocker, then --resume-last' });
+    expect(exit).toMatchObject({
+      code: 3,
+      message: 'the agent said it is STUCK',
+      hint: 'read ralph/progress.txt and the last iteration log, fix the blocker, then --resume-last',
+    });
   });
 });
 
@@ -161,7 +215,10 @@ describe('state, resumes and errors', () => {
 
   it('finishes nothing for a state with no iteration, or one already done, even with a run recorded', async () => {
     const ran = { headBefore: 'sha0', headAfter: 'sha0', tag: null };
-    for (const state of [{ iteration: 0, iterationDone: false, verifying: ran }, { iteration: 2, iterationDone: true, verifying: ran }]) {
+    for (const state of [
+      { iteration: 0, iterationDone: false, verifying: ran },
+      { iteration: 2, iterationDone: true, verifying: ran },
+    ]) {
       let verified = 0;
       const h = harness([done], { state, extra: { verify: async () => (verified++, verdictFor(done)) } });
       await h.run();
@@ -172,7 +229,10 @@ describe('state, resumes and errors', () => {
 
   it('finishes an interrupted first iteration without running the agent again', async () => {
     const ran = { headBefore: 'sha0', headAfter: 'sha0', tag: null };
-    const h = harness([done], { state: { iteration: 1, iterationDone: false, verifying: ran }, extra: { verify: async () => verdictFor(done) } });
+    const h = harness([done], {
+      state: { iteration: 1, iterationDone: false, verifying: ran },
+      extra: { verify: async () => verdictFor(done) },
+    });
     expect((await h.run()).code).toBe(0);
     expect(h.ran).toEqual([]);
   });
@@ -187,21 +247,32 @@ describe('state, resumes and errors', () => {
     const seen: unknown[] = [];
     const h = harness([work], {
       config: { maxIterations: 1 },
-      extra: { inspectAgentGit: async (_i, before) => ({ headAfter: before, violation }), verify: async (...args) => (seen.push(args[4]), verdictFor({})) },
+      extra: {
+        inspectAgentGit: async (_i, before) => ({ headAfter: before, violation }),
+        verify: async (...args) => (seen.push(args[4]), verdictFor({})),
+      },
     });
     await h.run();
     expect(seen).toEqual([violation]);
   });
 
   it('names every rejected claim when commits were no progress', async () => {
-    const h = harness([{ commit: true, verdicts: [rejected('US-1'), rejected('US-2')] }], { config: { maxIterations: 1 } });
+    const h = harness([{ commit: true, verdicts: [rejected('US-1'), rejected('US-2')] }], {
+      config: { maxIterations: 1 },
+    });
     await h.run();
-    expect(h.events).toContainEqual({ type: 'info', iteration: 1, message: 'iteration 1 made a commit but no progress: every claim was rejected (US-1, US-2)' });
+    expect(h.events).toContainEqual({
+      type: 'info',
+      iteration: 1,
+      message: 'iteration 1 made a commit but no progress: every claim was rejected (US-1, US-2)',
+    });
   });
 
   it('says what to do after no progress', async () => {
     const exit = await harness([{}], { config: { noProgressLimit: 1 } }).run();
-    expect(exit.hint).toBe('read ralph/progress.txt and the iteration logs in ralph/.runs/, then adjust prompt.md or the plan');
+    expect(exit.hint).toBe(
+      'read ralph/progress.txt and the iteration logs in ralph/.runs/, then adjust prompt.md or the plan',
+    );
   });
 
   it('ends on the cost limit before the iteration limit when the last iteration spends it', async () => {
@@ -211,7 +282,10 @@ describe('state, resumes and errors', () => {
 
   it('ends after the last iteration without pausing or asking the budget again', async () => {
     let asked = 0;
-    const h = harness([work], { config: { maxIterations: 2, pauseMs: 900 }, extra: { budget: { beforeIteration: async () => (asked++, 'continue') } } });
+    const h = harness([work], {
+      config: { maxIterations: 2, pauseMs: 900 },
+      extra: { budget: { beforeIteration: async () => (asked++, 'continue') } },
+    });
     expect((await h.run()).code).toBe(1);
     expect(h.sleeps).toEqual([900]);
     expect(asked).toBe(2);

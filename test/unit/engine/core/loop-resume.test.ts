@@ -37,38 +37,120 @@ function harness(state: Partial<LoopState>, script: Script, config: Partial<Loop
       verified.push({ iteration, head });
       if (first && script.interrupted) throw new LoopExit(130, 'interrupted while verifying');
       const prd = { branchName: 'b', userStories: [] };
-      return first ? { verdicts: script.verdicts ?? [], restored: [], allPass: script.allPass ?? false, prd } : { verdicts: [], restored: [], allPass: true, prd };
+      return first
+        ? { verdicts: script.verdicts ?? [], restored: [], allPass: script.allPass ?? false, prd }
+        : { verdicts: [], restored: [], allPass: true, prd };
     },
     detectRateLimit: () => null,
     transientReason: () => null,
     budget: { beforeIteration: async () => 'continue' },
     saveState: (s) => void saved.push(structuredClone(s)),
-    finalGate: async () => ({ passed: true, interrupted: false, prd: { branchName: 'b', userStories: [] }, verdicts: [] }),
+    finalGate: async () => ({
+      passed: true,
+      interrupted: false,
+      prd: { branchName: 'b', userStories: [] },
+      verdicts: [],
+    }),
   });
 
   const full: LoopState = {
-    id: 'test', agent: 'fake', prd: 'ralph/prd.json', iteration: 0, iterationDone: true, maxIterations: 10, status: 'running',
-    pid: 1, startedAt: '', updatedAt: '', costUsd: 0, exitCode: null, noProgressStreak: 0, options: { ...DEFAULT_OPTIONS }, ...state,
+    id: 'test',
+    agent: 'fake',
+    prd: 'ralph/prd.json',
+    iteration: 0,
+    iterationDone: true,
+    maxIterations: 10,
+    status: 'running',
+    pid: 1,
+    startedAt: '',
+    updatedAt: '',
+    costUsd: 0,
+    exitCode: null,
+    noProgressStreak: 0,
+    options: { ...DEFAULT_OPTIONS },
+    ...state,
   };
-  const cfg: LoopConfig = { maxIterations: 10, completionPromise: 'COMPLETE', pauseMs: 0, noProgressLimit: 3, retryBaseMs: 1, rateLimitBackoffMs: 1, ...config };
+  const cfg: LoopConfig = {
+    maxIterations: 10,
+    completionPromise: 'COMPLETE',
+    pauseMs: 0,
+    noProgressLimit: 3,
+    retryBaseMs: 1,
+    rateLimitBackoffMs: 1,
+    ...config,
+  };
   return { run: () => runLoop(full, cfg, deps), state: full, events, saved, ran, verified };
 }
 
 const ran = (tag: AgentRunRecord['tag'] = null): AgentRunRecord => ({ headBefore: 'sha-a', headAfter: 'sha-b', tag });
-const interrupted = (over: Partial<LoopState> = {}): Partial<LoopState> => ({ iteration: 2, iterationDone: false, verifying: ran(), ...over });
+const interrupted = (over: Partial<LoopState> = {}): Partial<LoopState> => ({
+  iteration: 2,
+  iterationDone: false,
+  verifying: ran(),
+  ...over,
+});
 const verified: StoryVerdict = { id: 'US-1', status: 'verified' };
 const rejected: StoryVerdict = { id: 'US-1', status: 'rejected', reason: 'check `npm test` exited 1' };
 
 describe('runLoop after an interrupted verification', () => {
   it.each<[string, Partial<LoopState>, Script, Partial<LoopConfig>, number, number[]]>([
-    ['the claim passes and every story passes → 0, the agent never runs', interrupted(), { verdicts: [verified], allPass: true }, {}, 0, []],
-    ['the claim passes, stories remain → the agent runs next as iteration 3', interrupted(), { verdicts: [verified] }, {}, 0, [3]],
-    ['the claim fails → rejected first, then the agent runs as iteration 3', interrupted(), { verdicts: [rejected] }, {}, 0, [3]],
-    ['a rejection that completes the no-progress streak → 4 without the agent', interrupted({ noProgressStreak: 2 }), { verdicts: [rejected] }, {}, 4, []],
-    ['the agent had said STUCK → 3 without the agent', interrupted({ verifying: ran('stuck') }), { verdicts: [rejected] }, {}, 3, []],
-    ['it was the last iteration → 1 without the agent', interrupted(), { verdicts: [rejected] }, { maxIterations: 2 }, 1, []],
+    [
+      'the claim passes and every story passes → 0, the agent never runs',
+      interrupted(),
+      { verdicts: [verified], allPass: true },
+      {},
+      0,
+      [],
+    ],
+    [
+      'the claim passes, stories remain → the agent runs next as iteration 3',
+      interrupted(),
+      { verdicts: [verified] },
+      {},
+      0,
+      [3],
+    ],
+    [
+      'the claim fails → rejected first, then the agent runs as iteration 3',
+      interrupted(),
+      { verdicts: [rejected] },
+      {},
+      0,
+      [3],
+    ],
+    [
+      'a rejection that completes the no-progress streak → 4 without the agent',
+      interrupted({ noProgressStreak: 2 }),
+      { verdicts: [rejected] },
+      {},
+      4,
+      [],
+    ],
+    [
+      'the agent had said STUCK → 3 without the agent',
+      interrupted({ verifying: ran('stuck') }),
+      { verdicts: [rejected] },
+      {},
+      3,
+      [],
+    ],
+    [
+      'it was the last iteration → 1 without the agent',
+      interrupted(),
+      { verdicts: [rejected] },
+      { maxIterations: 2 },
+      1,
+      [],
+    ],
     ['interrupted again → 130, nothing else runs', interrupted(), { interrupted: true }, {}, 130, []],
-    ['the agent itself was interrupted (no record) → the iteration runs again', { iteration: 2, iterationDone: false }, { allPass: true }, {}, 0, [2]],
+    [
+      'the agent itself was interrupted (no record) → the iteration runs again',
+      { iteration: 2, iterationDone: false },
+      { allPass: true },
+      {},
+      0,
+      [2],
+    ],
   ])('%s', async (_name, state, script, config, code, agentRuns) => {
     const h = harness(state, script, config);
     expect((await h.run()).code).toBe(code);
@@ -78,10 +160,20 @@ describe('runLoop after an interrupted verification', () => {
   it('verifies as the interrupted iteration, at HEAD as it is now, and marks it done before the next one', async () => {
     const h = harness(interrupted(), { verdicts: [verified] });
     await h.run();
-    expect(h.verified).toEqual([{ iteration: 2, head: 'sha-now' }, { iteration: 3, head: 'sha-now' }]);
+    expect(h.verified).toEqual([
+      { iteration: 2, head: 'sha-now' },
+      { iteration: 3, head: 'sha-now' },
+    ]);
     expect(h.saved[0]).toMatchObject({ iteration: 2, iterationDone: true, noProgressStreak: 0 });
     expect(h.saved[0].verifying).toBeUndefined();
-    expect(h.events.filter((e) => e.type === 'iteration-end').map((e) => e.type === 'iteration-end' && [e.iteration, e.newCommit])).toEqual([[2, true], [3, false]]);
+    expect(
+      h.events
+        .filter((e) => e.type === 'iteration-end')
+        .map((e) => e.type === 'iteration-end' && [e.iteration, e.newCommit]),
+    ).toEqual([
+      [2, true],
+      [3, false],
+    ]);
   });
 
   it('a second interrupt leaves the record, so the next resume finishes the same iteration', async () => {
@@ -94,7 +186,11 @@ describe('runLoop after an interrupted verification', () => {
   it('a normal iteration saves the record once the agent has exited, and removes it when the iteration is done', async () => {
     const h = harness({}, { verdicts: [verified], allPass: true });
     await h.run();
-    expect(h.saved.map((s) => [s.iteration, s.iterationDone, s.verifying ? 'record' : null])).toEqual([[1, false, null], [1, false, 'record'], [1, true, null]]);
+    expect(h.saved.map((s) => [s.iteration, s.iterationDone, s.verifying ? 'record' : null])).toEqual([
+      [1, false, null],
+      [1, false, 'record'],
+      [1, true, null],
+    ]);
     expect(h.saved[1].verifying).toEqual({ headBefore: 'sha-now', headAfter: 'sha-now', tag: null });
   });
 });

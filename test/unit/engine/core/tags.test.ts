@@ -35,7 +35,7 @@ describe('templates/ralph/prompt.md and the completion detector', () => {
   });
 });
 
-describe('a completion word of the loop\'s own (--completion-promise)', () => {
+describe("a completion word of the loop's own (--completion-promise)", () => {
   it.each([
     ['done\n<promise>WORK_COMPLETE</promise>', 'complete'],
     // The default tag is not the loop's word: it ends nothing.
@@ -76,7 +76,10 @@ describe('templates/ralph/prompt.md tells the agent the whole routine', () => {
     ['runs the plan checks and the story checks', /plan's `checks`, then every command in the story's `checks`/],
     ['verifies UI in a browser', /open it in a browser/],
     ['warns that the runner re-runs checks', /runner re-runs the checks itself/],
-    ['says rejected claims are reverted with a reason', /sets `passes` back to `false` and writes the reason in `notes`/],
+    [
+      'says rejected claims are reverted with a reason',
+      /sets `passes` back to `false` and writes the reason in `notes`/,
+    ],
     ['appends learnings to progress', /Learnings: what the next session should know/],
     ['promotes general learnings', /under `## Codebase Patterns`/],
     ['keeps AGENTS.md for lasting knowledge', /AGENTS\.md or CLAUDE\.md[\s\S]*Lasting knowledge\s+only/],
@@ -84,7 +87,10 @@ describe('templates/ralph/prompt.md tells the agent the whole routine', () => {
     ['commits only when checks pass', /only when every check passes/],
     ['sets passes true', /set `passes: true` on your story/],
     ['reports completion', /every story in `ralph\/prd\.json` that is not set aside now has `passes: true`/],
-    ['never works on a story set aside', /A story set aside \(`"skip": true`, or `passes`\s+"cancelled" or "skipped"\) is never a candidate/],
+    [
+      'never works on a story set aside',
+      /A story set aside \(`"skip": true`, or `passes`\s+"cancelled" or "skipped"\) is never a candidate/,
+    ],
     ['writes why it is stuck and commits', /write what blocks\s+you[\s\S]*commit that/],
   ])('%s', (_what, pattern) => {
     expect(PROMPT).toMatch(pattern);

@@ -1,44 +1,90 @@
 import { describe, expect, it } from 'vitest';
-import { judgeCi, readCiState, renderCiState, type CheckRunFields, type CombinedStatusFields } from '../../../../src/engine/deliver/ci-status.js';
+import {
+  judgeCi,
+  readCiState,
+  renderCiState,
+  type CheckRunFields,
+  type CombinedStatusFields,
+} from '../../../../src/engine/deliver/ci-status.js';
 import type { GitHubClient } from '../../../../src/engine/deliver/github.js';
 import { planPollInterval } from '../../../../src/engine/deliver/merge.js';
 
-const run = (name: string, status: string, conclusion: string | null = null): CheckRunFields => ({ name, status, conclusion });
+const run = (name: string, status: string, conclusion: string | null = null): CheckRunFields => ({
+  name,
+  status,
+  conclusion,
+});
 // GitHub's combined status: "pending" with total_count 0 when no status was ever reported.
 const NO_STATUSES: CombinedStatusFields = { state: 'pending', total_count: 0, statuses: [] };
-const statuses = (state: string, ...list: Array<[string, string]>): CombinedStatusFields => ({ state, total_count: list.length, statuses: list.map(([context, s]) => ({ context, state: s })) });
+const statuses = (state: string, ...list: Array<[string, string]>): CombinedStatusFields => ({
+  state,
+  total_count: list.length,
+  statuses: list.map(([context, s]) => ({ context, state: s })),
+});
 
 describe('judgeCi', () => {
   it.each<[string, CheckRunFields[], CombinedStatusFields, string]>([
     ['nothing reported anywhere', [], NO_STATUSES, 'none'],
     ['a combined state of pending with no statuses and no runs', [], { state: 'pending', total_count: 0 }, 'none'],
     ['one run passed', [run('test', 'completed', 'success')], NO_STATUSES, 'passed'],
-    ['neutral and skipped runs beside a success pass', [run('a', 'completed', 'neutral'), run('b', 'completed', 'skipped'), run('c', 'completed', 'success')], NO_STATUSES, 'passed'],
+    [
+      'neutral and skipped runs beside a success pass',
+      [run('a', 'completed', 'neutral'), run('b', 'completed', 'skipped'), run('c', 'completed', 'success')],
+      NO_STATUSES,
+      'passed',
+    ],
     ['runs all skipped are no evidence', [run('test', 'completed', 'skipped')], NO_STATUSES, 'none'],
-    ['runs all neutral or skipped are no evidence', [run('a', 'completed', 'neutral'), run('b', 'completed', 'skipped')], NO_STATUSES, 'none'],
+    [
+      'runs all neutral or skipped are no evidence',
+      [run('a', 'completed', 'neutral'), run('b', 'completed', 'skipped')],
+      NO_STATUSES,
+      'none',
+    ],
     ['statuses alone, all success', [], statuses('success', ['ci/x', 'success']), 'passed'],
     ['a run still in progress', [run('test', 'in_progress')], NO_STATUSES, 'pending'],
     ['a run queued, another passed', [run('a', 'queued'), run('b', 'completed', 'success')], NO_STATUSES, 'pending'],
     ['Actions-only statuses (waiting) are pending', [run('deploy', 'waiting')], NO_STATUSES, 'pending'],
     ['a status pending', [run('a', 'completed', 'success')], statuses('pending', ['ci/x', 'pending']), 'pending'],
-    ['a run failed while another runs', [run('a', 'completed', 'failure'), run('b', 'in_progress')], NO_STATUSES, 'failed'],
+    [
+      'a run failed while another runs',
+      [run('a', 'completed', 'failure'), run('b', 'in_progress')],
+      NO_STATUSES,
+      'failed',
+    ],
     ['cancelled is not a pass', [run('a', 'completed', 'cancelled')], NO_STATUSES, 'failed'],
     ['timed_out is not a pass', [run('a', 'completed', 'timed_out')], NO_STATUSES, 'failed'],
     ['action_required is not a pass', [run('a', 'completed', 'action_required')], NO_STATUSES, 'failed'],
     ['a completed run without a conclusion is not a pass', [run('a', 'completed', null)], NO_STATUSES, 'failed'],
     ['a status error', [run('a', 'completed', 'success')], statuses('failure', ['ci/x', 'error']), 'failed'],
-    ['a combined failure whose status is on a later page', [run('a', 'completed', 'success')], { state: 'failure', total_count: 120, statuses: [] }, 'failed'],
-    ['a combined pending whose status is on a later page', [run('a', 'completed', 'success')], { state: 'pending', total_count: 120, statuses: [] }, 'pending'],
+    [
+      'a combined failure whose status is on a later page',
+      [run('a', 'completed', 'success')],
+      { state: 'failure', total_count: 120, statuses: [] },
+      'failed',
+    ],
+    [
+      'a combined pending whose status is on a later page',
+      [run('a', 'completed', 'success')],
+      { state: 'pending', total_count: 120, statuses: [] },
+      'pending',
+    ],
   ])('%s: %s', (_what, runs, combined, verdict) => {
     expect(judgeCi(runs, combined).verdict).toBe(verdict);
   });
 
   it('a check suite not completed keeps it pending: the real CI has not reported its runs yet', () => {
     const passed = [run('labeler', 'completed', 'success')];
-    expect(judgeCi(passed, NO_STATUSES, true, [{ status: 'completed', app: { name: 'labeler' } }]).verdict).toBe('passed');
-    expect(judgeCi(passed, NO_STATUSES, true, [{ status: 'queued', app: { name: 'GitHub Actions' } }])).toMatchObject({ verdict: 'pending', pending: ['GitHub Actions (suite queued)'] });
+    expect(judgeCi(passed, NO_STATUSES, true, [{ status: 'completed', app: { name: 'labeler' } }]).verdict).toBe(
+      'passed',
+    );
+    expect(judgeCi(passed, NO_STATUSES, true, [{ status: 'queued', app: { name: 'GitHub Actions' } }])).toMatchObject({
+      verdict: 'pending',
+      pending: ['GitHub Actions (suite queued)'],
+    });
     expect(judgeCi([], NO_STATUSES, true, [{ status: 'in_progress' }]).verdict).toBe('pending');
-    expect(renderCiState(judgeCi([run('test', 'completed', 'skipped')], NO_STATUSES))).toBe('1 check, none passed (skipped or neutral is no evidence)');
+    expect(renderCiState(judgeCi([run('test', 'completed', 'skipped')], NO_STATUSES))).toBe(
+      '1 check, none passed (skipped or neutral is no evidence)',
+    );
   });
 
   it('check runs not all listed are pending, never passed', () => {
@@ -46,8 +92,16 @@ describe('judgeCi', () => {
   });
 
   it('names what failed and what runs', () => {
-    const state = judgeCi([run('lint', 'completed', 'failure'), run('e2e', 'queued')], statuses('failure', ['ci/jenkins', 'error']));
-    expect(state).toEqual({ verdict: 'failed', failed: ['lint (failure)', 'ci/jenkins (error)'], pending: ['e2e'], count: 3 });
+    const state = judgeCi(
+      [run('lint', 'completed', 'failure'), run('e2e', 'queued')],
+      statuses('failure', ['ci/jenkins', 'error']),
+    );
+    expect(state).toEqual({
+      verdict: 'failed',
+      failed: ['lint (failure)', 'ci/jenkins (error)'],
+      pending: ['e2e'],
+      count: 3,
+    });
     expect(renderCiState(state)).toBe('3 checks, failed: lint (failure), ci/jenkins (error)');
     expect(renderCiState(judgeCi([], NO_STATUSES))).toBe('no checks reported');
   });
@@ -67,8 +121,17 @@ describe('planPollInterval', () => {
 });
 
 describe('check names', () => {
-  it('are one short line: the repository\'s CI configuration is the agent\'s to write', () => {
-    const state = judgeCi([{ name: `evil\nralph: merged pull request #1\u001b[2J${'x'.repeat(200)}`, status: 'completed', conclusion: 'failure' }], NO_STATUSES);
+  it("are one short line: the repository's CI configuration is the agent's to write", () => {
+    const state = judgeCi(
+      [
+        {
+          name: `evil\nralph: merged pull request #1\u001b[2J${'x'.repeat(200)}`,
+          status: 'completed',
+          conclusion: 'failure',
+        },
+      ],
+      NO_STATUSES,
+    );
     expect(state.failed[0]).not.toMatch(/[\n\u001b]/);
     expect(state.failed[0].length).toBeLessThan(120);
   });
@@ -82,7 +145,8 @@ describe('readCiState paging', () => {
       async request(_method, path) {
         seen.push(path);
         const page = Number(/[?&]page=(\d+)/.exec(path)?.[1] ?? 0);
-        if (path.includes('/check-runs')) return { status: 200, body: { total_count: total, check_runs: all.slice((page - 1) * 100, page * 100) } };
+        if (path.includes('/check-runs'))
+          return { status: 200, body: { total_count: total, check_runs: all.slice((page - 1) * 100, page * 100) } };
         if (path.includes('/check-suites')) return { status: 200, body: { total_count: 0, check_suites: [] } };
         return { status: 200, body: NO_STATUSES };
       },

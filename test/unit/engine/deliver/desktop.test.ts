@@ -8,7 +8,11 @@ describe('planDesktopNotification', () => {
   it.each([
     ['linux', found, { file: '/usr/bin/notify-send', args: ['ralph: done', 'loop a: complete'] }],
     ['freebsd', found, { file: '/usr/bin/notify-send', args: ['ralph: done', 'loop a: complete'] }],
-    ['darwin', found, { file: '/usr/bin/osascript', args: ['-e', 'display notification "loop a: complete" with title "ralph: done"'] }],
+    [
+      'darwin',
+      found,
+      { file: '/usr/bin/osascript', args: ['-e', 'display notification "loop a: complete" with title "ralph: done"'] },
+    ],
     ['linux', none, null],
     ['darwin', none, null],
   ] as const)('%s', (platform, find, want) => {

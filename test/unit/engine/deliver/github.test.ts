@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { apiBaseUrl, envToken, parseRemoteUrl, planRateLimitWait, renderApiComplaint } from '../../../../src/engine/deliver/github.js';
+import {
+  apiBaseUrl,
+  envToken,
+  parseRemoteUrl,
+  planRateLimitWait,
+  renderApiComplaint,
+} from '../../../../src/engine/deliver/github.js';
 
 describe('parseRemoteUrl', () => {
   it.each([
@@ -52,12 +58,19 @@ describe('apiBaseUrl and envToken', () => {
 });
 
 describe('renderApiComplaint', () => {
-  it('GitHub\'s message and the messages of its errors, with the status, on one line', () => {
-    const body = { message: 'Validation Failed', errors: [{ resource: 'PullRequest', code: 'custom', message: 'A pull request already exists for acme:ralph/x.' }] };
-    expect(renderApiComplaint({ status: 422, body })).toBe('GitHub answered HTTP 422: Validation Failed: A pull request already exists for acme:ralph/x.');
+  it("GitHub's message and the messages of its errors, with the status, on one line", () => {
+    const body = {
+      message: 'Validation Failed',
+      errors: [{ resource: 'PullRequest', code: 'custom', message: 'A pull request already exists for acme:ralph/x.' }],
+    };
+    expect(renderApiComplaint({ status: 422, body })).toBe(
+      'GitHub answered HTTP 422: Validation Failed: A pull request already exists for acme:ralph/x.',
+    );
     expect(renderApiComplaint({ status: 502, body: '<html>\nbad gateway' })).toBe('GitHub answered HTTP 502: <html>');
     expect(renderApiComplaint({ status: 500, body: null })).toBe('GitHub answered HTTP 500');
-    expect(renderApiComplaint({ status: 401, body: { message: 'Bad\u001b[31m\ncredentials' } })).toBe('GitHub answered HTTP 401: Bad credentials');
+    expect(renderApiComplaint({ status: 401, body: { message: 'Bad\u001b[31m\ncredentials' } })).toBe(
+      'GitHub answered HTTP 401: Bad credentials',
+    );
   });
 });
 
@@ -65,15 +78,45 @@ describe('planRateLimitWait (GitHub REST docs, "Rate limits": retry-after, then 
   const NOW = 1_800_000_000_000;
   it.each([
     ['403, retry-after 30', 403, { 'retry-after': '30' }, 'You have exceeded a secondary rate limit', NOW + 30_000],
-    ['429, retry-after 5 beside a reset', 429, { 'retry-after': '5', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1800000900' }, '', NOW + 5_000],
-    ['403, remaining 0: until the reset', 403, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1800000900' }, 'API rate limit exceeded', 1_800_000_900_000],
-    ['403, remaining 0, a reset already past: now', 403, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1700000000' }, '', NOW],
+    [
+      '429, retry-after 5 beside a reset',
+      429,
+      { 'retry-after': '5', 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1800000900' },
+      '',
+      NOW + 5_000,
+    ],
+    [
+      '403, remaining 0: until the reset',
+      403,
+      { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1800000900' },
+      'API rate limit exceeded',
+      1_800_000_900_000,
+    ],
+    [
+      '403, remaining 0, a reset already past: now',
+      403,
+      { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': '1700000000' },
+      '',
+      NOW,
+    ],
     ['403, remaining 0 without a reset: a minute', 403, { 'x-ratelimit-remaining': '0' }, '', NOW + 60_000],
-    ['403, only the words of a secondary limit: a minute', 403, {}, 'GitHub answered HTTP 403: You have exceeded a secondary rate limit', NOW + 60_000],
+    [
+      '403, only the words of a secondary limit: a minute',
+      403,
+      {},
+      'GitHub answered HTTP 403: You have exceeded a secondary rate limit',
+      NOW + 60_000,
+    ],
     ['429, nothing more: a minute', 429, {}, '', NOW + 60_000],
-    ['403, remaining 4999: a refusal', 403, { 'x-ratelimit-remaining': '4999', 'x-ratelimit-reset': '1800000900' }, 'Resource not accessible by integration', null],
+    [
+      '403, remaining 4999: a refusal',
+      403,
+      { 'x-ratelimit-remaining': '4999', 'x-ratelimit-reset': '1800000900' },
+      'Resource not accessible by integration',
+      null,
+    ],
     ['404 with retry-after: not a rate limit', 404, { 'retry-after': '30' }, 'Not Found', null],
-    ['502 with retry-after: GitHub\'s trouble, retried as such', 502, { 'retry-after': '30' }, '', null],
+    ["502 with retry-after: GitHub's trouble, retried as such", 502, { 'retry-after': '30' }, '', null],
   ] as const)('%s', (_what, status, headers, message, until) => {
     expect(planRateLimitWait(status, headers, message, NOW)).toBe(until);
   });

@@ -13,7 +13,12 @@ describe('parseBatch (cat-file --batch output)', () => {
       Buffer.from(`${sha} tree 3\nabc\n`),
       Buffer.from(`${sha} blob 0\n\n`),
     ]);
-    expect(parseBatch(out, 4)).toEqual([{ sha, type: 'blob', text }, null, { sha, type: 'tree', text: 'abc' }, { sha, type: 'blob', text: '' }]);
+    expect(parseBatch(out, 4)).toEqual([
+      { sha, type: 'blob', text },
+      null,
+      { sha, type: 'tree', text: 'abc' },
+      { sha, type: 'blob', text: '' },
+    ]);
   });
 
   it('gives null for output cut short or out of step, so the caller asks again', () => {
@@ -26,17 +31,25 @@ describe('parseBatch (cat-file --batch output)', () => {
 describe('parseStatusV2 (git status --porcelain=v2 --branch -z)', () => {
   const sha = 'b'.repeat(40);
   const z = (...fields: string[]) => fields.map((f) => `${f}\0`).join('');
-  it('reads paths with spaces after their fixed fields, skips a rename\'s source, and HEAD from the header', () => {
+  it("reads paths with spaces after their fixed fields, skips a rename's source, and HEAD from the header", () => {
     const out = z(
-      `# branch.oid ${sha}`, '# branch.head feat/x', '# branch.upstream origin/feat/x',
+      `# branch.oid ${sha}`,
+      '# branch.head feat/x',
+      '# branch.upstream origin/feat/x',
       `1 .M N... 100644 100644 100644 ${sha} ${sha} a b.txt`,
-      `2 R. N... 100644 100644 100644 ${sha} ${sha} R100 new name.txt`, 'old name.txt',
+      `2 R. N... 100644 100644 100644 ${sha} ${sha} R100 new name.txt`,
+      'old name.txt',
       `u UU N... 100644 100644 100644 100644 ${sha} ${sha} ${sha} c.txt`,
       '? un tracked.txt',
     );
     expect(parseStatusV2(out)).toEqual({
       // a conflict in git's path order among the other changes, as porcelain v1 lists it
-      entries: [{ path: 'a b.txt', untracked: false }, { path: 'c.txt', untracked: false }, { path: 'new name.txt', untracked: false }, { path: 'un tracked.txt', untracked: true }],
+      entries: [
+        { path: 'a b.txt', untracked: false },
+        { path: 'c.txt', untracked: false },
+        { path: 'new name.txt', untracked: false },
+        { path: 'un tracked.txt', untracked: true },
+      ],
       head: { branch: 'feat/x', head: sha },
     });
   });
@@ -44,7 +57,10 @@ describe('parseStatusV2 (git status --porcelain=v2 --branch -z)', () => {
   it('no HEAD for "(detached)" (a branch may carry that name too) or without a header; none yet for "(initial)"', () => {
     expect(parseStatusV2(z(`# branch.oid ${sha}`, '# branch.head (detached)')).head).toBeNull();
     expect(parseStatusV2(z('? x')).head).toBeNull();
-    expect(parseStatusV2(z('# branch.oid (initial)', '# branch.head main')).head).toEqual({ branch: 'main', head: null });
+    expect(parseStatusV2(z('# branch.oid (initial)', '# branch.head main')).head).toEqual({
+      branch: 'main',
+      head: null,
+    });
   });
 });
 

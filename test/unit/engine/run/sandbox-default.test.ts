@@ -7,10 +7,26 @@ import type { SandboxProbe } from '../../../../src/engine/agents/sandbox.js';
 import type { LoopState, RunOptions } from '../../../../src/engine/types.js';
 
 const works: SandboxProbe = { ok: true, bwrap: '/usr/bin/bwrap' };
-const noBwrap: SandboxProbe = { ok: false, message: '--sandbox: bubblewrap (bwrap) is not on PATH', hint: 'x', reason: 'bubblewrap (bwrap) is not on PATH', fix: 'install bubblewrap: sudo apt-get install bubblewrap' };
-const macOS: SandboxProbe = { ok: false, message: '--sandbox: the sandbox needs Linux (bubblewrap); this is macOS', hint: 'run with --no-sandbox', reason: 'the sandbox needs Linux (bubblewrap); this is macOS' };
+const noBwrap: SandboxProbe = {
+  ok: false,
+  message: '--sandbox: bubblewrap (bwrap) is not on PATH',
+  hint: 'x',
+  reason: 'bubblewrap (bwrap) is not on PATH',
+  fix: 'install bubblewrap: sudo apt-get install bubblewrap',
+};
+const macOS: SandboxProbe = {
+  ok: false,
+  message: '--sandbox: the sandbox needs Linux (bubblewrap); this is macOS',
+  hint: 'run with --no-sandbox',
+  reason: 'the sandbox needs Linux (bubblewrap); this is macOS',
+};
 
-function decide(options: Partial<RunOptions>, given: (keyof RunOptions)[], probe: SandboxProbe, stored?: Partial<RunOptions>) {
+function decide(
+  options: Partial<RunOptions>,
+  given: (keyof RunOptions)[],
+  probe: SandboxProbe,
+  stored?: Partial<RunOptions>,
+) {
   let probed = 0;
   const resumed = stored ? ({ options: { ...DEFAULT_OPTIONS, ...stored } } as unknown as LoopState) : null;
   const choice = decideSandbox({ ...DEFAULT_OPTIONS, ...options }, new Set(given), resumed, () => (probed++, probe));
@@ -23,8 +39,16 @@ describe('decideSandbox', () => {
   });
 
   it.each([
-    ['no bwrap', noBwrap, /^not sandboxed: bubblewrap \(bwrap\) is not on PATH; the agent runs with your rights .*; to sandbox it, install bubblewrap: sudo apt-get install bubblewrap; to run without it and drop this line: --no-sandbox$/],
-    ['macOS', macOS, /^not sandboxed: the sandbox needs Linux \(bubblewrap\); this is macOS; the agent runs with your rights .*\); to run without it and drop this line: --no-sandbox$/],
+    [
+      'no bwrap',
+      noBwrap,
+      /^not sandboxed: bubblewrap \(bwrap\) is not on PATH; the agent runs with your rights .*; to sandbox it, install bubblewrap: sudo apt-get install bubblewrap; to run without it and drop this line: --no-sandbox$/,
+    ],
+    [
+      'macOS',
+      macOS,
+      /^not sandboxed: the sandbox needs Linux \(bubblewrap\); this is macOS; the agent runs with your rights .*\); to run without it and drop this line: --no-sandbox$/,
+    ],
   ])('runs unsandboxed where it cannot (%s), in one line saying why, what holds and what to type', (_, probe, note) => {
     const choice = decide({}, [], probe);
     expect(choice).toMatchObject({ sandbox: false, strict: false });
@@ -46,14 +70,27 @@ describe('decideSandbox', () => {
   ])('%s loops run unsandboxed by default (not supported there yet) and say so', (mode, options) => {
     const choice = decide(options, [], works);
     expect(choice).toMatchObject({ sandbox: false, probed: 0 });
-    expect(choice.note).toMatch(new RegExp(`^not sandboxed: ${mode} loops do not run under the sandbox yet; .*--no-sandbox$`));
+    expect(choice.note).toMatch(
+      new RegExp(`^not sandboxed: ${mode} loops do not run under the sandbox yet; .*--no-sandbox$`),
+    );
   });
 
   it('a resumed loop keeps its choice: sandboxed stays sandboxed (strict), unsandboxed stays so unless --sandbox is typed', () => {
     // mergeResumedOptions has put the stored value into the options.
-    expect(decide({ sandbox: true }, [], noBwrap, { sandbox: true })).toMatchObject({ sandbox: true, strict: true, probed: 0 });
-    expect(decide({ sandbox: false }, [], works, { sandbox: false })).toEqual({ sandbox: false, strict: false, probed: 0 });
-    expect(decide({ sandbox: true }, ['sandbox'], works, { sandbox: false })).toMatchObject({ sandbox: true, strict: true });
+    expect(decide({ sandbox: true }, [], noBwrap, { sandbox: true })).toMatchObject({
+      sandbox: true,
+      strict: true,
+      probed: 0,
+    });
+    expect(decide({ sandbox: false }, [], works, { sandbox: false })).toEqual({
+      sandbox: false,
+      strict: false,
+      probed: 0,
+    });
+    expect(decide({ sandbox: true }, ['sandbox'], works, { sandbox: false })).toMatchObject({
+      sandbox: true,
+      strict: true,
+    });
     expect(decide({ sandbox: false }, ['sandbox'], works, { sandbox: true })).toMatchObject({ sandbox: false });
   });
 });

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { parseLedger, summariseLedger, type LedgerLine, type VerdictStatus } from '../../../../src/engine/store/ledger.js';
+import {
+  parseLedger,
+  summariseLedger,
+  type LedgerLine,
+  type VerdictStatus,
+} from '../../../../src/engine/store/ledger.js';
 
 const verdict = (story: string, status: VerdictStatus, time: string, commit = 'c1'): LedgerLine => ({
   time,
@@ -36,10 +41,34 @@ const T2 = '2026-01-01T00:00:02.000Z';
 describe('summariseLedger', () => {
   it.each<[string, LedgerLine[], Record<string, VerdictStatus>, Record<VerdictStatus, number>, number]>([
     ['empty', [], {}, { verified: 0, unverified: 0, rejected: 0 }, 0],
-    ['rejected then verified', [checkRun('A', T1), verdict('A', 'rejected', T1), checkRun('A', T2), verdict('A', 'verified', T2)], { A: 'verified' }, { verified: 1, unverified: 0, rejected: 0 }, 2],
-    ['verified then rejected', [verdict('A', 'verified', T1), verdict('A', 'rejected', T2)], { A: 'rejected' }, { verified: 0, unverified: 0, rejected: 1 }, 0],
-    ['newest time wins over file order', [verdict('A', 'rejected', T2), verdict('A', 'verified', T1)], { A: 'rejected' }, { verified: 0, unverified: 0, rejected: 1 }, 0],
-    ['several stories', [verdict('A', 'verified', T1), verdict('B', 'unverified', T1), verdict('C', 'rejected', T1)], { A: 'verified', B: 'unverified', C: 'rejected' }, { verified: 1, unverified: 1, rejected: 1 }, 0],
+    [
+      'rejected then verified',
+      [checkRun('A', T1), verdict('A', 'rejected', T1), checkRun('A', T2), verdict('A', 'verified', T2)],
+      { A: 'verified' },
+      { verified: 1, unverified: 0, rejected: 0 },
+      2,
+    ],
+    [
+      'verified then rejected',
+      [verdict('A', 'verified', T1), verdict('A', 'rejected', T2)],
+      { A: 'rejected' },
+      { verified: 0, unverified: 0, rejected: 1 },
+      0,
+    ],
+    [
+      'newest time wins over file order',
+      [verdict('A', 'rejected', T2), verdict('A', 'verified', T1)],
+      { A: 'rejected' },
+      { verified: 0, unverified: 0, rejected: 1 },
+      0,
+    ],
+    [
+      'several stories',
+      [verdict('A', 'verified', T1), verdict('B', 'unverified', T1), verdict('C', 'rejected', T1)],
+      { A: 'verified', B: 'unverified', C: 'rejected' },
+      { verified: 1, unverified: 1, rejected: 1 },
+      0,
+    ],
   ])('%s', (_name, lines, statuses, counts, checkRuns) => {
     const s = summariseLedger(lines);
     expect(Object.fromEntries(Object.entries(s.stories).map(([id, v]) => [id, v.status]))).toEqual(statuses);
@@ -50,8 +79,16 @@ describe('summariseLedger', () => {
   // Check lines alone never decide: they are a pass the runner did not finish (killed, or interrupted).
   it.each<[string, LedgerLine[], VerdictStatus | undefined]>([
     ['check lines without a verdict', [checkRun('A', T1)], undefined],
-    ['a newer pass without a verdict leaves the older verdict', [verdict('A', 'rejected', T1), checkRun('A', T2)], 'rejected'],
-    ['a verdict line with a status the runner never writes', [{ ...verdict('A', 'verified', T1), status: 'maybe' } as unknown as LedgerLine], undefined],
+    [
+      'a newer pass without a verdict leaves the older verdict',
+      [verdict('A', 'rejected', T1), checkRun('A', T2)],
+      'rejected',
+    ],
+    [
+      'a verdict line with a status the runner never writes',
+      [{ ...verdict('A', 'verified', T1), status: 'maybe' } as unknown as LedgerLine],
+      undefined,
+    ],
   ])('only verdict lines decide: %s', (_name, lines, expected) => {
     const s = summariseLedger(lines);
     expect(s.stories.A?.status).toBe(expected);

@@ -1,6 +1,12 @@
 // progress.txt compaction and archive naming, as pure functions.
 import { describe, expect, it } from 'vitest';
-import { planCompaction, planArchiveDir, renderProgressHeader, hasEntries, readPatterns } from '../../../../src/engine/store/progress.js';
+import {
+  planCompaction,
+  planArchiveDir,
+  renderProgressHeader,
+  hasEntries,
+  readPatterns,
+} from '../../../../src/engine/store/progress.js';
 
 const header = '# Progress log\n\n## Codebase Patterns\n- run npm test\n\n## Sessions\nAppend below.\n---\n';
 const entry = (n: number, size = 100) => `## 2026-01-0${n % 9} - US-${n}: story\n${'x'.repeat(size)}\n---\n`;

@@ -1,13 +1,39 @@
 // The `status` table: the AGENT column keeps what tells loops apart, and a loop that stopped says why under its row;
 // its counts come from the sealed verdict record, the ledger only reports.
 import { describe, expect, it } from 'vitest';
-import { planLoopCounts, renderAgentCell, renderLoopTable, type LoopCounts, type LoopSummary } from '../../../../src/engine/store/summaries.js';
+import {
+  planLoopCounts,
+  renderAgentCell,
+  renderLoopTable,
+  type LoopCounts,
+  type LoopSummary,
+} from '../../../../src/engine/store/summaries.js';
 import type { StoryLedgerState, VerdictStatus } from '../../../../src/engine/store/ledger.js';
 import { renderHuman } from '../../../../src/engine/events.js';
 
 const loop = (extra: Partial<LoopSummary>): LoopSummary => ({
-  id: 'l1', status: 'complete', iteration: 2, maxIterations: 10, agent: 'claude', pid: 1, alive: false, costUsd: 0, prd: 'ralph/prd.json',
-  storiesPassed: 1, storiesTotal: 1, storiesSkipped: 0, verified: 1, reported: 0, unverified: 0, rejected: 0, weak: [], reviews: {}, startedAt: '', updatedAt: '', exitCode: 0, ...extra,
+  id: 'l1',
+  status: 'complete',
+  iteration: 2,
+  maxIterations: 10,
+  agent: 'claude',
+  pid: 1,
+  alive: false,
+  costUsd: 0,
+  prd: 'ralph/prd.json',
+  storiesPassed: 1,
+  storiesTotal: 1,
+  storiesSkipped: 0,
+  verified: 1,
+  reported: 0,
+  unverified: 0,
+  rejected: 0,
+  weak: [],
+  reviews: {},
+  startedAt: '',
+  updatedAt: '',
+  exitCode: 0,
+  ...extra,
 });
 
 describe('renderAgentCell', () => {
@@ -25,8 +51,16 @@ describe('renderAgentCell', () => {
 describe('renderLoopTable notes', () => {
   it.each([
     ['failed', loop({ status: 'failed', message: 'unexpected error: boom\nstack' }), '  └ unexpected error: boom'],
-    ['max-iterations', loop({ status: 'max-iterations', message: 'max iterations reached (10) with stories still open' }), '  └ max iterations reached (10)'],
-    ['dead', loop({ status: 'dead', id: 'd1' }), '  └ runner gone (killed?); continue with: ./ralph/ralph.sh --resume d1'],
+    [
+      'max-iterations',
+      loop({ status: 'max-iterations', message: 'max iterations reached (10) with stories still open' }),
+      '  └ max iterations reached (10)',
+    ],
+    [
+      'dead',
+      loop({ status: 'dead', id: 'd1' }),
+      '  └ runner gone (killed?); continue with: ./ralph/ralph.sh --resume d1',
+    ],
   ])('a %s loop shows why under its row', (_, l, note) => {
     const lines = renderLoopTable([l]).split('\n');
     expect(lines[1]).toMatch(new RegExp(`^${l.id}\\s+${l.status}`));
@@ -42,7 +76,11 @@ describe('renderLoopTable notes', () => {
 
   it.each([
     ['complete', loop({ weak: ['US-1', 'US-3'] }), '  └ weak checks (pass before any work): US-1, US-3'],
-    ['failed', loop({ status: 'failed', message: 'unexpected error: boom', weak: ['US-2'] }), '  └ unexpected error: boom; weak checks (pass before any work): US-2'],
+    [
+      'failed',
+      loop({ status: 'failed', message: 'unexpected error: boom', weak: ['US-2'] }),
+      '  └ unexpected error: boom; weak checks (pass before any work): US-2',
+    ],
   ])('a %s loop with weak checks names them under its row', (_, l, note) => {
     expect(renderLoopTable([l]).split('\n')[2]).toBe(note);
   });
@@ -62,14 +100,23 @@ describe('renderLoopTable cost', () => {
     ['claude, a cost under a cent, as the loop printed it', loop({ agent: 'claude', costUsd: 0.0025 }), '$0.0025'],
     ['claude, a cost over a dollar', loop({ agent: 'claude', costUsd: 1.2345 }), '$1.23'],
   ])('%s → %s', (_, l, cell) => {
-    expect(renderLoopTable([l]).split('\n')[1].split(/\s{2,}/)).toContain(cell);
+    expect(
+      renderLoopTable([l])
+        .split('\n')[1]
+        .split(/\s{2,}/),
+    ).toContain(cell);
   });
 
   it('shows the same figure as the loop\'s own "cost so far" line', () => {
     for (const costUsd of [0.0025, 0.01, 0.0123, 0.5, 4.56789]) {
-      const line = renderHuman({ type: 'iteration-end', iteration: 1, newCommit: true, noProgressStreak: 0, costUsd }, true) ?? '';
+      const line =
+        renderHuman({ type: 'iteration-end', iteration: 1, newCommit: true, noProgressStreak: 0, costUsd }, true) ?? '';
       const printed = /cost so far (\S+)$/.exec(line)?.[1];
-      expect(renderLoopTable([loop({ agent: 'claude', costUsd })]).split('\n')[1].split(/\s{2,}/)).toContain(printed);
+      expect(
+        renderLoopTable([loop({ agent: 'claude', costUsd })])
+          .split('\n')[1]
+          .split(/\s{2,}/),
+      ).toContain(printed);
     }
   });
 });
@@ -83,18 +130,60 @@ describe('renderLoopTable counts', () => {
 });
 
 const said = (entries: Record<string, VerdictStatus>): Record<string, StoryLedgerState> =>
-  Object.fromEntries(Object.entries(entries).map(([id, status]) => [id, { status, commit: null, time: 't', loop: 'L', iteration: 1 }]));
+  Object.fromEntries(
+    Object.entries(entries).map(([id, status]) => [id, { status, commit: null, time: 't', loop: 'L', iteration: 1 }]),
+  );
 
 describe('planLoopCounts', () => {
   it.each<[string, Record<string, VerdictStatus>, Record<string, unknown> | null, LoopCounts]>([
-    ['no record: every ledger verified is only reported', { A: 'verified', B: 'verified' }, null, { verified: 0, reported: 2, unverified: 0, rejected: 0 }],
-    ['no record: a ledger unverified is not counted, a rejection is', { A: 'unverified', B: 'rejected' }, null, { verified: 0, reported: 0, unverified: 0, rejected: 1 }],
-    ['the record confirms what the ledger says', { A: 'verified', B: 'unverified' }, { A: 'verified', B: 'unverified' }, { verified: 1, reported: 0, unverified: 1, rejected: 0 }],
-    ['a ledger verified the record does not confirm is reported', { A: 'verified', FORGED: 'verified' }, { A: 'verified' }, { verified: 1, reported: 1, unverified: 0, rejected: 0 }],
-    ['a record story without ledger lines still counts', {}, { A: 'verified', B: 'unverified' }, { verified: 1, reported: 0, unverified: 1, rejected: 0 }],
-    ['a rejection in the ledger after the record wins (it only understates)', { A: 'rejected' }, { A: 'verified' }, { verified: 0, reported: 0, unverified: 0, rejected: 1 }],
-    ['a record value that is no status counts for nothing', { A: 'verified' }, { A: 'yes', B: 42 }, { verified: 0, reported: 1, unverified: 0, rejected: 0 }],
-    ['inherited names are not record entries', { constructor: 'verified' } as Record<string, VerdictStatus>, {}, { verified: 0, reported: 1, unverified: 0, rejected: 0 }],
+    [
+      'no record: every ledger verified is only reported',
+      { A: 'verified', B: 'verified' },
+      null,
+      { verified: 0, reported: 2, unverified: 0, rejected: 0 },
+    ],
+    [
+      'no record: a ledger unverified is not counted, a rejection is',
+      { A: 'unverified', B: 'rejected' },
+      null,
+      { verified: 0, reported: 0, unverified: 0, rejected: 1 },
+    ],
+    [
+      'the record confirms what the ledger says',
+      { A: 'verified', B: 'unverified' },
+      { A: 'verified', B: 'unverified' },
+      { verified: 1, reported: 0, unverified: 1, rejected: 0 },
+    ],
+    [
+      'a ledger verified the record does not confirm is reported',
+      { A: 'verified', FORGED: 'verified' },
+      { A: 'verified' },
+      { verified: 1, reported: 1, unverified: 0, rejected: 0 },
+    ],
+    [
+      'a record story without ledger lines still counts',
+      {},
+      { A: 'verified', B: 'unverified' },
+      { verified: 1, reported: 0, unverified: 1, rejected: 0 },
+    ],
+    [
+      'a rejection in the ledger after the record wins (it only understates)',
+      { A: 'rejected' },
+      { A: 'verified' },
+      { verified: 0, reported: 0, unverified: 0, rejected: 1 },
+    ],
+    [
+      'a record value that is no status counts for nothing',
+      { A: 'verified' },
+      { A: 'yes', B: 42 },
+      { verified: 0, reported: 1, unverified: 0, rejected: 0 },
+    ],
+    [
+      'inherited names are not record entries',
+      { constructor: 'verified' } as Record<string, VerdictStatus>,
+      {},
+      { verified: 0, reported: 1, unverified: 0, rejected: 0 },
+    ],
   ])('%s', (_name, ledger, record, counts) => {
     expect(planLoopCounts(said(ledger), record)).toEqual(counts);
   });

@@ -4,7 +4,14 @@ import { describe, expect, it } from 'vitest';
 import { parseRecord, renderRecord, type VerdictRecord } from '../../../../src/engine/store/verdict-record.js';
 
 const key = Buffer.alloc(32, 7);
-const base: VerdictRecord = { ralphkit: 1, loop: 'l', commit: 'c0ffee', pins: 'p1', time: '2026-12-05T12:00:00.000Z', stories: { 'US-1': 'verified', 'US-2': 'verified' } };
+const base: VerdictRecord = {
+  ralphkit: 1,
+  loop: 'l',
+  commit: 'c0ffee',
+  pins: 'p1',
+  time: '2026-12-05T12:00:00.000Z',
+  stories: { 'US-1': 'verified', 'US-2': 'verified' },
+};
 
 describe('the verdict record: weak stories', () => {
   it('a record naming weak stories checks out, and taking one off the list breaks the seal', () => {

@@ -2,10 +2,22 @@
 // makefiles, package-manager spellings, and the manifest and section readers the pins are built from.
 import { describe, expect, it } from 'vitest';
 import {
-  allChecks, applyScriptPins, applySectionPin, planMakefiles, planNamedPaths, planPinnedPaths, planScriptNames, planSteps, readRunnerKeys, readScripts, readSection,
+  allChecks,
+  applyScriptPins,
+  applySectionPin,
+  planMakefiles,
+  planNamedPaths,
+  planPinnedPaths,
+  planScriptNames,
+  planSteps,
+  readRunnerKeys,
+  readScripts,
+  readSection,
 } from '../../../../src/engine/verify/pins.js';
 
-const dirs = (command: string) => [...new Set(planScriptNames(command).map((s) => `${s.dir}:${s.name.replace(/^(pre|post)/, '')}`))];
+const dirs = (command: string) => [
+  ...new Set(planScriptNames(command).map((s) => `${s.dir}:${s.name.replace(/^(pre|post)/, '')}`)),
+];
 
 describe('the folder each part of a check line runs in', () => {
   it.each([
@@ -30,7 +42,10 @@ describe('the folder each part of a check line runs in', () => {
   });
 
   it('a cd alone is not a step; other commands are, with their words', () => {
-    expect(planSteps('  cd app &&  node  --test (x) ')).toEqual([{ cwd: 'app', words: ['node', '--test'] }, { cwd: 'app', words: ['x'] }]);
+    expect(planSteps('  cd app &&  node  --test (x) ')).toEqual([
+      { cwd: 'app', words: ['node', '--test'] },
+      { cwd: 'app', words: ['x'] },
+    ]);
     expect(planSteps('')).toEqual([]);
   });
 });
@@ -48,16 +63,32 @@ describe('the script a package-manager command runs', () => {
     ['pnpm ci', []],
     ['npm run', []],
   ])('%j → %j', (command, names) => {
-    expect(planScriptNames(command).map((s) => s.name).filter((n) => !/^(pre|post)/.test(n))).toEqual(names);
+    expect(
+      planScriptNames(command)
+        .map((s) => s.name)
+        .filter((n) => !/^(pre|post)/.test(n)),
+    ).toEqual(names);
   });
 
   it('--workspaces is not --workspace: it takes no folder, the next word is the script', () => {
-    expect(planScriptNames('npm --workspaces test')).toEqual([{ dir: '', name: 'test' }, { dir: '', name: 'pretest' }, { dir: '', name: 'posttest' }]);
+    expect(planScriptNames('npm --workspaces test')).toEqual([
+      { dir: '', name: 'test' },
+      { dir: '', name: 'pretest' },
+      { dir: '', name: 'posttest' },
+    ]);
   });
 });
 
 describe('makefiles', () => {
-  const files = ['Makefile', 'app/Makefile', 'app/makefile', 'app/GNUmakefile', 'app/GNUMakefile', 'lib/Makefile', 'app/sub/Makefile'];
+  const files = [
+    'Makefile',
+    'app/Makefile',
+    'app/makefile',
+    'app/GNUmakefile',
+    'app/GNUMakefile',
+    'lib/Makefile',
+    'app/sub/Makefile',
+  ];
   const app = ['app/GNUmakefile', 'app/makefile', 'app/Makefile'];
   it.each([
     ['make', ['Makefile']],
@@ -77,7 +108,7 @@ describe('makefiles', () => {
     expect(planMakefiles(command, files)).toEqual(expected);
   });
 
-  it('a check that makes in a folder pins that folder\'s Makefile, not the root one', () => {
+  it("a check that makes in a folder pins that folder's Makefile, not the root one", () => {
     const plan = { branchName: 'b', checks: ['cd app && make test'], userStories: [], protectDefaults: false };
     expect(planPinnedPaths(files, plan)).toEqual(['app/GNUmakefile', 'app/Makefile', 'app/makefile']);
   });
@@ -93,19 +124,31 @@ describe('files a check names', () => {
     expect(planNamedPaths(command, ['scripts/check.sh', 'lib/a.test.js', 'lib/a.js'])).toEqual(expected);
   });
 
-  it.each(['lib/a.test.js', 'lib/a.spec.ts', 'lib/a_test.go', 'lib/test_a.py', 'lib/conftest.py', 'lib/test/a.js', 'lib/tests/a.js', 'lib/__tests__/a.js', 'lib/spec/a.rb'])(
-    'a named folder pins its test file %s, not its code',
-    (file) => {
-      expect(planNamedPaths('node --test lib', [file, 'lib/index.js'])).toEqual([file]);
-    },
-  );
+  it.each([
+    'lib/a.test.js',
+    'lib/a.spec.ts',
+    'lib/a_test.go',
+    'lib/test_a.py',
+    'lib/conftest.py',
+    'lib/test/a.js',
+    'lib/tests/a.js',
+    'lib/__tests__/a.js',
+    'lib/spec/a.rb',
+  ])('a named folder pins its test file %s, not its code', (file) => {
+    expect(planNamedPaths('node --test lib', [file, 'lib/index.js'])).toEqual([file]);
+  });
 
   it('*_test.* is pinned in any language', () => {
-    expect(planPinnedPaths(['src/parse_test.rs', 'src/parse.rs'], { branchName: 'b', userStories: [] })).toEqual(['src/parse_test.rs']);
+    expect(planPinnedPaths(['src/parse_test.rs', 'src/parse.rs'], { branchName: 'b', userStories: [] })).toEqual([
+      'src/parse_test.rs',
+    ]);
   });
 
   it('every check of the plan and its stories, once, in order', () => {
-    const prd = { checks: ['npm test', 'make'], userStories: [{ checks: ['make', 'sh a.sh'] }, {}, { checks: ['npm test'] }] };
+    const prd = {
+      checks: ['npm test', 'make'],
+      userStories: [{ checks: ['make', 'sh a.sh'] }, {}, { checks: ['npm test'] }],
+    };
     expect(allChecks(prd as never)).toEqual(['npm test', 'make', 'sh a.sh']);
     expect(allChecks({ userStories: [{}] } as never)).toEqual([]);
   });
@@ -116,7 +159,10 @@ describe('reading manifests', () => {
   it('every runner key of the manifest, null where absent', () => {
     const doc = { jest: { a: 1 }, mocha: 'm', ava: [1], c8: false, nyc: 0, tap: { b: 2 } };
     expect(readRunnerKeys(JSON.stringify({ name: 'x', ...doc }))).toEqual(doc);
-    expect(readRunnerKeys(JSON.stringify({ name: 'x', mocha: { spec: 'x' } }))).toEqual({ ...noKeys, mocha: { spec: 'x' } });
+    expect(readRunnerKeys(JSON.stringify({ name: 'x', mocha: { spec: 'x' } }))).toEqual({
+      ...noKeys,
+      mocha: { spec: 'x' },
+    });
   });
 
   it.each([null, '{', 'null', '"text"', '5', '[1]'])('a manifest %j has no runner keys and no scripts', (text) => {
@@ -132,7 +178,10 @@ describe('reading manifests', () => {
 describe('putting pinned scripts and keys back', () => {
   const pkg = (o: object) => JSON.stringify({ name: 'x', ...o });
   it('a script pinned as absent is removed, not set to null', () => {
-    const r = applyScriptPins(pkg({ scripts: { test: 'vitest', pretest: 'rm -rf test' } }), { test: 'vitest', pretest: null });
+    const r = applyScriptPins(pkg({ scripts: { test: 'vitest', pretest: 'rm -rf test' } }), {
+      test: 'vitest',
+      pretest: null,
+    });
     expect(JSON.parse(r.text!)).toEqual({ name: 'x', scripts: { test: 'vitest' } });
   });
 
@@ -141,7 +190,9 @@ describe('putting pinned scripts and keys back', () => {
   });
 
   it('a runner key as pinned is left alone', () => {
-    expect(applyScriptPins(pkg({ jest: { testMatch: ['a'] } }), {}, { jest: { testMatch: ['a'] }, mocha: null })).toEqual({ text: null, changed: [] });
+    expect(
+      applyScriptPins(pkg({ jest: { testMatch: ['a'] } }), {}, { jest: { testMatch: ['a'] }, mocha: null }),
+    ).toEqual({ text: null, changed: [] });
   });
 });
 
@@ -154,18 +205,26 @@ describe('pinned sections', () => {
     ['the first line', `${H}\naddopts = "-q"\n[x]`, `${H}\naddopts = "-q"`],
     ['the last section: up to the end', `[x]\n${H}\naddopts = "-q"\n`, `${H}\naddopts = "-q"\n`],
     ['an empty section before the next', `${H}\n[x]\nk = 1`, H],
-    ['a [ inside a value is not a header', `${H}\naddopts = ["-q"]\ntestpaths = [\n  "tests",\n]\n[x]`, `${H}\naddopts = ["-q"]\ntestpaths = [\n  "tests",\n]`],
+    [
+      'a [ inside a value is not a header',
+      `${H}\naddopts = ["-q"]\ntestpaths = [\n  "tests",\n]\n[x]`,
+      `${H}\naddopts = ["-q"]\ntestpaths = [\n  "tests",\n]`,
+    ],
     ['an indented header ends it', `${H}\naddopts = "-q"\n  [x]\nk = 1`, `${H}\naddopts = "-q"`],
   ])('%s', (_, text, section) => {
     expect(readSection(text, H)).toBe(section);
   });
 
   it('a section the plan commit had and the commit lacks is appended after one blank line', () => {
-    expect(applySectionPin('[project]\nname = "x"\n\n\n', H, `${H}\naddopts = "-q"`)).toBe(`[project]\nname = "x"\n\n${H}\naddopts = "-q"\n`);
+    expect(applySectionPin('[project]\nname = "x"\n\n\n', H, `${H}\naddopts = "-q"`)).toBe(
+      `[project]\nname = "x"\n\n${H}\naddopts = "-q"\n`,
+    );
     expect(applySectionPin('[project]', H, H)).toBe(`[project]\n\n${H}\n`);
   });
 
   it('a section the plan commit lacked is removed, the rest kept as it was', () => {
-    expect(applySectionPin(`[project]\n${H}\naddopts = "--ignore=tests"\n[x]\nk = 1\n`, H, null)).toBe('[project]\n\n[x]\nk = 1\n');
+    expect(applySectionPin(`[project]\n${H}\naddopts = "--ignore=tests"\n[x]\nk = 1\n`, H, null)).toBe(
+      '[project]\n\n[x]\nk = 1\n',
+    );
   });
 });

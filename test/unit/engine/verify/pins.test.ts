@@ -1,6 +1,17 @@
 // What is pinned (verify/pins.ts): pure tables over file lists, commands and manifest texts.
 import { describe, expect, it } from 'vitest';
-import { applyScriptPins, applySectionPin, matchAbsent, PINNED_SECTIONS, planNamedPaths, planPinnedPaths, planScriptNames, readScripts, readSection, renderSetupWarning } from '../../../../src/engine/verify/pins.js';
+import {
+  applyScriptPins,
+  applySectionPin,
+  matchAbsent,
+  PINNED_SECTIONS,
+  planNamedPaths,
+  planPinnedPaths,
+  planScriptNames,
+  readScripts,
+  readSection,
+  renderSetupWarning,
+} from '../../../../src/engine/verify/pins.js';
 import { globToRegExp } from '../../../../src/engine/verify/glob.js';
 import { story } from '../../../support/plan.js';
 
@@ -26,15 +37,71 @@ describe('globToRegExp', () => {
 
 describe('planScriptNames', () => {
   it.each([
-    ['npm test', [['', 'test'], ['', 'pretest'], ['', 'posttest']]],
-    ['npm t --silent', [['', 'test'], ['', 'pretest'], ['', 'posttest']]],
-    ['npm run lint && npx tsc', [['', 'lint'], ['', 'prelint'], ['', 'postlint']]],
-    ['yarn build', [['', 'build'], ['', 'prebuild'], ['', 'postbuild']]],
+    [
+      'npm test',
+      [
+        ['', 'test'],
+        ['', 'pretest'],
+        ['', 'posttest'],
+      ],
+    ],
+    [
+      'npm t --silent',
+      [
+        ['', 'test'],
+        ['', 'pretest'],
+        ['', 'posttest'],
+      ],
+    ],
+    [
+      'npm run lint && npx tsc',
+      [
+        ['', 'lint'],
+        ['', 'prelint'],
+        ['', 'postlint'],
+      ],
+    ],
+    [
+      'yarn build',
+      [
+        ['', 'build'],
+        ['', 'prebuild'],
+        ['', 'postbuild'],
+      ],
+    ],
     ['yarn install', []],
-    ['pnpm -C app test', [['app', 'test'], ['app', 'pretest'], ['app', 'posttest']]],
-    ['npm --prefix app run check', [['app', 'check'], ['app', 'precheck'], ['app', 'postcheck']]],
-    ['npm -w packages/a test', [['packages/a', 'test'], ['packages/a', 'pretest'], ['packages/a', 'posttest']]],
-    ['cd app && npm test', [['app', 'test'], ['app', 'pretest'], ['app', 'posttest']]],
+    [
+      'pnpm -C app test',
+      [
+        ['app', 'test'],
+        ['app', 'pretest'],
+        ['app', 'posttest'],
+      ],
+    ],
+    [
+      'npm --prefix app run check',
+      [
+        ['app', 'check'],
+        ['app', 'precheck'],
+        ['app', 'postcheck'],
+      ],
+    ],
+    [
+      'npm -w packages/a test',
+      [
+        ['packages/a', 'test'],
+        ['packages/a', 'pretest'],
+        ['packages/a', 'posttest'],
+      ],
+    ],
+    [
+      'cd app && npm test',
+      [
+        ['app', 'test'],
+        ['app', 'pretest'],
+        ['app', 'posttest'],
+      ],
+    ],
     ['node --test test/', []],
   ])('%s', (command, expected) => {
     expect(planScriptNames(command).map((s) => [s.dir, s.name])).toEqual(expected);
@@ -42,24 +109,54 @@ describe('planScriptNames', () => {
 });
 
 describe('planPinnedPaths and planNamedPaths', () => {
-  const files = ['README.md', 'src/a.ts', 'src/a.test.ts', 'test/b.js', 'scripts/check.sh', '.npmrc', 'vitest.config.ts', 'Makefile', 'fixtures/x.json', 'package.json'];
-  const plan = (extra: object) => ({ branchName: 'b', userStories: [story('S', { title: 't', acceptanceCriteria: ['a'], checks: ['sh scripts/check.sh', 'node --test src/'] })], ...extra });
+  const files = [
+    'README.md',
+    'src/a.ts',
+    'src/a.test.ts',
+    'test/b.js',
+    'scripts/check.sh',
+    '.npmrc',
+    'vitest.config.ts',
+    'Makefile',
+    'fixtures/x.json',
+    'package.json',
+  ];
+  const plan = (extra: object) => ({
+    branchName: 'b',
+    userStories: [
+      story('S', { title: 't', acceptanceCriteria: ['a'], checks: ['sh scripts/check.sh', 'node --test src/'] }),
+    ],
+    ...extra,
+  });
 
   it('defaults: tests, runner and package-manager configuration, the files checks name (a named folder: only its tests)', () => {
-    expect(planPinnedPaths(files, plan({}))).toEqual(['.npmrc', 'scripts/check.sh', 'src/a.test.ts', 'test/b.js', 'vitest.config.ts']);
+    expect(planPinnedPaths(files, plan({}))).toEqual([
+      '.npmrc',
+      'scripts/check.sh',
+      'src/a.test.ts',
+      'test/b.js',
+      'vitest.config.ts',
+    ]);
   });
 
   it('protect adds globs; protectDefaults false keeps only them and the named files; make pins the Makefile', () => {
     // `make test` names the folder test/ too: its test files are pinned with the rest.
-    expect(planPinnedPaths(files, plan({ protect: ['fixtures/**'], protectDefaults: false, checks: ['make test'] }))).toEqual(['Makefile', 'fixtures/x.json', 'scripts/check.sh', 'src/a.test.ts', 'test/b.js']);
+    expect(
+      planPinnedPaths(files, plan({ protect: ['fixtures/**'], protectDefaults: false, checks: ['make test'] })),
+    ).toEqual(['Makefile', 'fixtures/x.json', 'scripts/check.sh', 'src/a.test.ts', 'test/b.js']);
   });
 
   it('a word that is neither a file nor a folder names nothing', () => {
     expect(planNamedPaths('echo hello && grep -q x README.md', files)).toEqual(['README.md']);
   });
 
-  it('files a commit adds that the plan commit\'s absence pins', () => {
-    expect(matchAbsent(['.npmrc', 'node_modules/.bin/node', 'src/new.test.ts', 'conftest.py', 'lib/x.pth'])).toEqual(['.npmrc', 'node_modules/.bin/node', 'conftest.py', 'lib/x.pth']);
+  it("files a commit adds that the plan commit's absence pins", () => {
+    expect(matchAbsent(['.npmrc', 'node_modules/.bin/node', 'src/new.test.ts', 'conftest.py', 'lib/x.pth'])).toEqual([
+      '.npmrc',
+      'node_modules/.bin/node',
+      'conftest.py',
+      'lib/x.pth',
+    ]);
   });
 });
 
@@ -68,7 +165,13 @@ describe('applyScriptPins', () => {
   it.each([
     ['unchanged', pkg({ scripts: { test: 'vitest' } }), { test: 'vitest' }, {}, null],
     ['a neutralised script', pkg({ scripts: { test: 'exit 0' } }), { test: 'vitest' }, {}, ['scripts.test']],
-    ['a pre hook the plan commit lacks', pkg({ scripts: { test: 'vitest', pretest: 'x' } }), { test: 'vitest', pretest: null }, {}, ['scripts.pretest']],
+    [
+      'a pre hook the plan commit lacks',
+      pkg({ scripts: { test: 'vitest', pretest: 'x' } }),
+      { test: 'vitest', pretest: null },
+      {},
+      ['scripts.pretest'],
+    ],
     ['a jest key that ignores tests', pkg({ jest: { testPathIgnorePatterns: ['.'] } }), {}, { jest: null }, ['jest']],
     ['not JSON', '{', { test: 'vitest' }, {}, []],
   ])('%s', (_, text, scripts, keys, changed) => {
@@ -84,9 +187,12 @@ describe('applyScriptPins', () => {
 });
 
 describe('pinned sections (pytest in pyproject.toml)', () => {
-  const pyproject = (pytest: string) => `[project]\nname = "x"\ndependencies = ["a"]\n\n[tool.pytest.ini_options]\n${pytest}\n[tool.other]\nk = 1\n`;
+  const pyproject = (pytest: string) =>
+    `[project]\nname = "x"\ndependencies = ["a"]\n\n[tool.pytest.ini_options]\n${pytest}\n[tool.other]\nk = 1\n`;
   it('reads a section up to the next header', () => {
-    expect(readSection(pyproject('addopts = "-q"'), '[tool.pytest.ini_options]')).toBe('[tool.pytest.ini_options]\naddopts = "-q"');
+    expect(readSection(pyproject('addopts = "-q"'), '[tool.pytest.ini_options]')).toBe(
+      '[tool.pytest.ini_options]\naddopts = "-q"',
+    );
     expect(readSection('[project]\n', '[tool.pytest.ini_options]')).toBeNull();
   });
 
@@ -95,7 +201,9 @@ describe('pinned sections (pytest in pyproject.toml)', () => {
     const restored = applySectionPin(pyproject('addopts = "--ignore=tests"'), '[tool.pytest.ini_options]', pinned)!;
     expect(restored).toBe(pyproject('addopts = "-q"'));
     expect(applySectionPin(pyproject('addopts = "-q"'), '[tool.pytest.ini_options]', pinned)).toBeNull();
-    expect(applySectionPin(pyproject('addopts = "--ignore=tests"'), '[tool.pytest.ini_options]', null)).not.toContain('--ignore');
+    expect(applySectionPin(pyproject('addopts = "--ignore=tests"'), '[tool.pytest.ini_options]', null)).not.toContain(
+      '--ignore',
+    );
   });
 });
 
@@ -117,13 +225,43 @@ describe('renderSetupWarning', () => {
 describe('every entry of the pinned tables pins what it names', () => {
   // One committed file per default glob; a file nobody pins beside them.
   const samples: Array<[string, boolean]> = [
-    ['test/a.js', true], ['pkg/tests/a.py', true], ['src/__tests__/a.js', true], ['spec/a_spec.rb', true], ['e2e/flow.ts', true],
-    ['src/a.test.ts', true], ['src/a.spec.js', true], ['pkg/a_test.go', true], ['pkg/test_a.py', true], ['phpunit.xml.dist', true],
-    ['.npmrc', true], ['.yarnrc', true], ['.yarnrc.yml', true], ['.pnpmfile.cjs', true], ['bunfig.toml', true], ['node_modules/x/index.js', true], ['.node-options', true],
-    ['vitest.config.ts', true], ['vitest.workspace.ts', true], ['vite.config.mjs', true], ['jest.config.js', true], ['.mocharc.yml', true],
-    ['playwright.config.ts', true], ['cypress.config.js', true], ['karma.conf.js', true], ['ava.config.cjs', true], ['pytest.ini', true],
-    ['tox.ini', true], ['conftest.py', true], ['sitecustomize.py', true], ['usercustomize.py', true], ['lib/site.pth', true],
-    ['src/index.ts', false], ['README.md', false], ['package.json', false], ['pyproject.toml', false], ['src/latest.js', false],
+    ['test/a.js', true],
+    ['pkg/tests/a.py', true],
+    ['src/__tests__/a.js', true],
+    ['spec/a_spec.rb', true],
+    ['e2e/flow.ts', true],
+    ['src/a.test.ts', true],
+    ['src/a.spec.js', true],
+    ['pkg/a_test.go', true],
+    ['pkg/test_a.py', true],
+    ['phpunit.xml.dist', true],
+    ['.npmrc', true],
+    ['.yarnrc', true],
+    ['.yarnrc.yml', true],
+    ['.pnpmfile.cjs', true],
+    ['bunfig.toml', true],
+    ['node_modules/x/index.js', true],
+    ['.node-options', true],
+    ['vitest.config.ts', true],
+    ['vitest.workspace.ts', true],
+    ['vite.config.mjs', true],
+    ['jest.config.js', true],
+    ['.mocharc.yml', true],
+    ['playwright.config.ts', true],
+    ['cypress.config.js', true],
+    ['karma.conf.js', true],
+    ['ava.config.cjs', true],
+    ['pytest.ini', true],
+    ['tox.ini', true],
+    ['conftest.py', true],
+    ['sitecustomize.py', true],
+    ['usercustomize.py', true],
+    ['lib/site.pth', true],
+    ['src/index.ts', false],
+    ['README.md', false],
+    ['package.json', false],
+    ['pyproject.toml', false],
+    ['src/latest.js', false],
   ];
   it.each(samples)('%s → %s', (file, pinned) => {
     const files = [file, 'other.txt'];
@@ -133,11 +271,20 @@ describe('every entry of the pinned tables pins what it names', () => {
   });
 
   it.each([
-    ['package-lock.json', 'npm ci'], ['npm-shrinkwrap.json', 'npm ci'], ['pnpm-lock.yaml', 'pnpm install --frozen-lockfile'],
-    ['yarn.lock', 'yarn install --frozen-lockfile'], ['bun.lockb', 'bun install --frozen-lockfile'], ['bun.lock', 'bun install --frozen-lockfile'],
-    ['poetry.lock', 'poetry install'], ['uv.lock', 'uv sync --frozen'], ['Pipfile.lock', 'pipenv sync'], ['Gemfile.lock', 'bundle install'],
+    ['package-lock.json', 'npm ci'],
+    ['npm-shrinkwrap.json', 'npm ci'],
+    ['pnpm-lock.yaml', 'pnpm install --frozen-lockfile'],
+    ['yarn.lock', 'yarn install --frozen-lockfile'],
+    ['bun.lockb', 'bun install --frozen-lockfile'],
+    ['bun.lock', 'bun install --frozen-lockfile'],
+    ['poetry.lock', 'poetry install'],
+    ['uv.lock', 'uv sync --frozen'],
+    ['Pipfile.lock', 'pipenv sync'],
+    ['Gemfile.lock', 'bundle install'],
   ])('the lockfile %s asks for "setup": "%s"', (lockfile, line) => {
-    expect(renderSetupWarning([lockfile], { branchName: 'b', checks: ['make'], userStories: [] })).toContain(`"setup": "${line}",`);
+    expect(renderSetupWarning([lockfile], { branchName: 'b', checks: ['make'], userStories: [] })).toContain(
+      `"setup": "${line}",`,
+    );
   });
 
   it.each(['jest', 'mocha', 'ava', 'c8', 'nyc', 'tap'])('the package.json key %s is put back as pinned', (key) => {
@@ -147,26 +294,44 @@ describe('every entry of the pinned tables pins what it names', () => {
   });
 
   it('a runner key the plan commit had is put back with its value', () => {
-    const r = applyScriptPins(JSON.stringify({ name: 'x', jest: { testMatch: [] } }), {}, { jest: { testMatch: ['**/*.test.js'] } });
+    const r = applyScriptPins(
+      JSON.stringify({ name: 'x', jest: { testMatch: [] } }),
+      {},
+      { jest: { testMatch: ['**/*.test.js'] } },
+    );
     expect(JSON.parse(r.text!).jest).toEqual({ testMatch: ['**/*.test.js'] });
   });
 
   it.each([
-    ['npm --prefix=app test', 'app'], ['npm -w=packages/a test', 'packages/a'], ['yarn --cwd web test', 'web'], ['pnpm --dir ./web run e2e', 'web'],
-    ['cd app && cd sub && npm test', 'app/sub'], ['cd ./app && npm test', 'app'],
+    ['npm --prefix=app test', 'app'],
+    ['npm -w=packages/a test', 'packages/a'],
+    ['yarn --cwd web test', 'web'],
+    ['pnpm --dir ./web run e2e', 'web'],
+    ['cd app && cd sub && npm test', 'app/sub'],
+    ['cd ./app && npm test', 'app'],
   ])('%s runs the scripts of %s/package.json', (command, dir) => {
     expect(new Set(planScriptNames(command).map((s) => s.dir))).toEqual(new Set([dir]));
   });
 
   it.each([
-    ['pnpm exec vitest', []], ['pnpm dlx x', []], ['yarn add left-pad', []], ['pnpm i', []], ['npm ci', []], ['pnpm x', []],
-    ['pnpm lint', ['lint', 'prelint', 'postlint']], ['npm run lint && npm run lint', ['lint', 'prelint', 'postlint']], ['npm start', ['start', 'prestart', 'poststart']],
+    ['pnpm exec vitest', []],
+    ['pnpm dlx x', []],
+    ['yarn add left-pad', []],
+    ['pnpm i', []],
+    ['npm ci', []],
+    ['pnpm x', []],
+    ['pnpm lint', ['lint', 'prelint', 'postlint']],
+    ['npm run lint && npm run lint', ['lint', 'prelint', 'postlint']],
+    ['npm start', ['start', 'prestart', 'poststart']],
   ])('%s → %j', (command, names) => {
     expect(planScriptNames(command).map((s) => s.name)).toEqual(names);
   });
 
   it('scripts that are not strings, or a manifest that is not an object, define nothing', () => {
-    expect(readScripts(JSON.stringify({ scripts: { test: 1, lint: 'eslint' } }), ['test', 'lint'])).toEqual({ test: null, lint: 'eslint' });
+    expect(readScripts(JSON.stringify({ scripts: { test: 1, lint: 'eslint' } }), ['test', 'lint'])).toEqual({
+      test: null,
+      lint: 'eslint',
+    });
     expect(readScripts(JSON.stringify({ scripts: 'npm test' }), ['test'])).toEqual({ test: null });
     expect(readScripts('[1]', ['test'])).toEqual({ test: null });
     expect(readScripts(null, ['test'])).toEqual({ test: null });
@@ -175,7 +340,9 @@ describe('every entry of the pinned tables pins what it names', () => {
   });
 
   it('a script pinned while the manifest has no scripts object gets one', () => {
-    expect(JSON.parse(applyScriptPins(JSON.stringify({ name: 'x', scripts: 'oops' }), { test: 'vitest' }).text!).scripts).toEqual({ test: 'vitest' });
+    expect(
+      JSON.parse(applyScriptPins(JSON.stringify({ name: 'x', scripts: 'oops' }), { test: 'vitest' }).text!).scripts,
+    ).toEqual({ test: 'vitest' });
   });
 
   it('each pinned section names its own file', () => {
@@ -188,7 +355,8 @@ describe('every entry of the pinned tables pins what it names', () => {
 
   it('make pins the Makefile only for a check that runs make', () => {
     const files = ['Makefile', 'GNUmakefile', 'makefile.txt'];
-    const run = (checks: string[]) => planPinnedPaths(files, { branchName: 'b', checks, userStories: [], protectDefaults: false });
+    const run = (checks: string[]) =>
+      planPinnedPaths(files, { branchName: 'b', checks, userStories: [], protectDefaults: false });
     expect(run(['make'])).toEqual(['GNUmakefile', 'Makefile']);
     expect(run(['make test'])).toEqual(['GNUmakefile', 'Makefile']);
     expect(run(['cmake .'])).toEqual([]);

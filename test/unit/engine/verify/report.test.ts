@@ -1,5 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { applyRunnerNote, renderCheckFailure, renderOutOfOrder, renderRejectionBlock, renderRestoreBlock, renderUncommitted, renderUncheckedWarning, tailLines } from '../../../../src/engine/verify/report.js';
+import {
+  applyRunnerNote,
+  renderCheckFailure,
+  renderOutOfOrder,
+  renderRejectionBlock,
+  renderRestoreBlock,
+  renderUncommitted,
+  renderUncheckedWarning,
+  tailLines,
+} from '../../../../src/engine/verify/report.js';
 import { stripAnsi } from '../../../../src/util/ansi.js';
 import type { CheckResult } from '../../../../src/engine/verify/checks.js';
 
@@ -40,14 +49,22 @@ describe('renderCheckFailure', () => {
   });
 
   it('names a timeout under a second in milliseconds', () => {
-    expect(renderCheckFailure(check({ exitCode: null, timedOut: true, signal: 'SIGTERM' }), 300)).toBe('check `npm test` timed out after 300ms and was killed');
+    expect(renderCheckFailure(check({ exitCode: null, timedOut: true, signal: 'SIGTERM' }), 300)).toBe(
+      'check `npm test` timed out after 300ms and was killed',
+    );
   });
 });
 
 describe('renderOutOfOrder', () => {
   it.each([
-    [['US-1'], 'out of order: it depends on US-1, which does not pass yet; finish that story first, then claim this one again'],
-    [['US-1', 'US-2', 'US-3'], 'out of order: it depends on US-1, US-2 and US-3, which do not pass yet; finish those stories first, then claim this one again'],
+    [
+      ['US-1'],
+      'out of order: it depends on US-1, which does not pass yet; finish that story first, then claim this one again',
+    ],
+    [
+      ['US-1', 'US-2', 'US-3'],
+      'out of order: it depends on US-1, US-2 and US-3, which do not pass yet; finish those stories first, then claim this one again',
+    ],
   ])('%j', (unmet, text) => {
     expect(renderOutOfOrder(unmet)).toBe(text);
   });
@@ -67,7 +84,11 @@ describe('tailLines', () => {
     ['a\nb\nc\n', 2, 'b\nc'],
     ['a\r\nb\r\n', 5, 'a\nb'],
     ['\u001b[31mred\u001b[0m\n', 5, 'red'],
-    [Array.from({ length: 100 }, (_, i) => `line ${i}`).join('\n'), 40, Array.from({ length: 40 }, (_, i) => `line ${i + 60}`).join('\n')],
+    [
+      Array.from({ length: 100 }, (_, i) => `line ${i}`).join('\n'),
+      40,
+      Array.from({ length: 40 }, (_, i) => `line ${i + 60}`).join('\n'),
+    ],
   ])('%j (last %d)', (text, n, expected) => {
     expect(tailLines(text, n)).toBe(expected);
   });
@@ -88,7 +109,15 @@ describe('renderRejectionBlock', () => {
   const time = new Date('2026-01-02T03:04:05Z');
   it('names the command, exit code and the last 40 lines of output', () => {
     const output = Array.from({ length: 50 }, (_, i) => `out ${i}`).join('\n') + '\n';
-    const text = renderRejectionBlock({ time, iteration: 3, storyId: 'US-1', title: 'Login', commit: 'abc', reason: 'check `npm test` exited 1', check: check({ outputTail: output }) });
+    const text = renderRejectionBlock({
+      time,
+      iteration: 3,
+      storyId: 'US-1',
+      title: 'Login',
+      commit: 'abc',
+      reason: 'check `npm test` exited 1',
+      check: check({ outputTail: output }),
+    });
     expect(text).toContain('## 2026-01-02 03:04 UTC - ralph: US-1 rejected (iteration 3)');
     expect(text).toContain('Command: npm test\nExit code: 1\nOutput (last 40 lines):\n```\nout 10\n');
     expect(text).toContain('out 49\n```\n');
@@ -96,12 +125,26 @@ describe('renderRejectionBlock', () => {
   });
 
   it('fences output that itself contains a fence', () => {
-    const text = renderRejectionBlock({ time, iteration: 1, storyId: 'US-1', commit: null, reason: 'r', check: check({ outputTail: '```\ncode\n```' }) });
+    const text = renderRejectionBlock({
+      time,
+      iteration: 1,
+      storyId: 'US-1',
+      commit: null,
+      reason: 'r',
+      check: check({ outputTail: '```\ncode\n```' }),
+    });
     expect(text).toContain('````\n```\ncode\n```\n````');
   });
 
   it('says when a timed-out command has no exit code', () => {
-    const text = renderRejectionBlock({ time, iteration: 1, storyId: 'US-1', commit: null, reason: 'r', check: check({ exitCode: null, timedOut: true }) });
+    const text = renderRejectionBlock({
+      time,
+      iteration: 1,
+      storyId: 'US-1',
+      commit: null,
+      reason: 'r',
+      check: check({ exitCode: null, timedOut: true }),
+    });
     expect(text).toContain('Exit code: none (timed out)');
   });
 
@@ -109,11 +152,19 @@ describe('renderRejectionBlock', () => {
     [0, 'ralph: US-1 rejected (at start)'],
     [2, 'ralph: US-1 rejected (iteration 2)'],
   ])('names iteration %i in its heading as %j', (iteration, heading) => {
-    expect(renderRejectionBlock({ time, iteration, storyId: 'US-1', commit: null, reason: 'r' })).toContain(`## 2026-01-02 03:04 UTC - ${heading}\n`);
+    expect(renderRejectionBlock({ time, iteration, storyId: 'US-1', commit: null, reason: 'r' })).toContain(
+      `## 2026-01-02 03:04 UTC - ${heading}\n`,
+    );
   });
 
   it('has no command section for uncommitted work', () => {
-    const text = renderRejectionBlock({ time, iteration: 1, storyId: 'US-1', commit: 'abc', reason: renderUncommitted(['a.ts']) });
+    const text = renderRejectionBlock({
+      time,
+      iteration: 1,
+      storyId: 'US-1',
+      commit: 'abc',
+      reason: renderUncommitted(['a.ts']),
+    });
     expect(text).toContain('Reason: uncommitted changes in the working tree (a.ts)');
     expect(text).not.toContain('Command:');
   });
@@ -121,7 +172,10 @@ describe('renderRejectionBlock', () => {
 
 describe('renderRestoreBlock', () => {
   it('lists every undone edit', () => {
-    const text = renderRestoreBlock(new Date(0), 2, ['story US-2 was deleted; restored', 'top-level field "checks" was changed; restored']);
+    const text = renderRestoreBlock(new Date(0), 2, [
+      'story US-2 was deleted; restored',
+      'top-level field "checks" was changed; restored',
+    ]);
     expect(text).toContain('- story US-2 was deleted; restored\n- top-level field "checks" was changed; restored\n');
     expect(text).toContain('ralph: prd.json restored (iteration 2)');
     expect(renderRestoreBlock(new Date(0), 0, ['x'])).toContain('ralph: prd.json restored (at start)');
@@ -129,12 +183,24 @@ describe('renderRestoreBlock', () => {
 });
 
 describe('renderUncheckedWarning', () => {
-  const s = (id: string, checks?: string[]) => ({ id, title: id, acceptanceCriteria: [], priority: 1, passes: false, ...(checks ? { checks } : {}) });
+  const s = (id: string, checks?: string[]) => ({
+    id,
+    title: id,
+    acceptanceCriteria: [],
+    priority: 1,
+    passes: false,
+    ...(checks ? { checks } : {}),
+  });
   it.each<[string, string[] | undefined, ReturnType<typeof s>[], RegExp | null]>([
     ['plan checks cover everything', ['npm test'], [s('A'), s('B')], null],
     ['every story has its own', undefined, [s('A', ['x']), s('B', ['y'])], null],
     ['empty plan checks, stories covered', [], [s('A', ['x'])], null],
-    ['no checks anywhere', undefined, [s('A'), s('B')], /^the plan has no checks: stories will be accepted on the agent's word and marked unverified/],
+    [
+      'no checks anywhere',
+      undefined,
+      [s('A'), s('B')],
+      /^the plan has no checks: stories will be accepted on the agent's word and marked unverified/,
+    ],
     ['one story uncovered', [], [s('A', ['x']), s('B')], /^B has no checks: it will be accepted/],
     ['two stories uncovered', undefined, [s('A'), s('B'), s('C', ['x'])], /^A, B have no checks: they will be/],
   ])('%s', (_name, checks, userStories, expected) => {

@@ -1,16 +1,46 @@
 import { describe, expect, it } from 'vitest';
-import { matchRunnerConfig, planRunnersOf, planShadowPaths, RUNNER_CONFIG, UPWARD_FILES } from '../../../../src/engine/verify/runner-config.js';
+import {
+  matchRunnerConfig,
+  planRunnersOf,
+  planShadowPaths,
+  RUNNER_CONFIG,
+  UPWARD_FILES,
+} from '../../../../src/engine/verify/runner-config.js';
 import { matchAbsent, planAbsentPaths, planSetupScripts } from '../../../../src/engine/verify/pins.js';
 import { plan, story } from '../../../support/verify-repo.js';
 
 const filesOf = (runner: string) => RUNNER_CONFIG.find((r) => r.runner === runner)!.files;
 
-describe('RUNNER_CONFIG: each runner\'s configuration files, highest precedence first', () => {
+describe("RUNNER_CONFIG: each runner's configuration files, highest precedence first", () => {
   it.each([
     ['make', ['GNUmakefile', 'makefile', 'Makefile']],
-    ['pytest', ['pytest.toml', '.pytest.toml', 'pytest.ini', '.pytest.ini', 'pyproject.toml', 'tox.ini', 'setup.cfg', 'conftest.py']],
+    [
+      'pytest',
+      [
+        'pytest.toml',
+        '.pytest.toml',
+        'pytest.ini',
+        '.pytest.ini',
+        'pyproject.toml',
+        'tox.ini',
+        'setup.cfg',
+        'conftest.py',
+      ],
+    ],
     ['vitest', ['vitest.config.*', 'vite.config.*', 'vitest.workspace.*']],
-    ['mocha', ['.mocharc.cjs', '.mocharc.js', '.mocharc.mjs', '.mocharc.yaml', '.mocharc.yml', '.mocharc.jsonc', '.mocharc.json', 'package.json']],
+    [
+      'mocha',
+      [
+        '.mocharc.cjs',
+        '.mocharc.js',
+        '.mocharc.mjs',
+        '.mocharc.yaml',
+        '.mocharc.yml',
+        '.mocharc.jsonc',
+        '.mocharc.json',
+        'package.json',
+      ],
+    ],
     ['phpunit', ['phpunit.xml', 'phpunit.dist.xml', 'phpunit.xml.dist']],
     ['rspec', ['.rspec-local', '.rspec', '**/spec/spec_helper.rb']],
     ['go', ['go.work', 'go.mod']],
@@ -19,16 +49,38 @@ describe('RUNNER_CONFIG: each runner\'s configuration files, highest precedence 
   });
 
   it.each([
-    ['pytest.toml', true], ['app/.pytest.ini', true], ['.npmrc', true], ['pnpm-workspace.yaml', true], ['bunfig.toml', true],
-    ['crates/x/.cargo/config.toml', true], ['phpunit.dist.xml', true], ['.rspec-local', true], ['go.work', true], ['vite.config.mts', true],
+    ['pytest.toml', true],
+    ['app/.pytest.ini', true],
+    ['.npmrc', true],
+    ['pnpm-workspace.yaml', true],
+    ['bunfig.toml', true],
+    ['crates/x/.cargo/config.toml', true],
+    ['phpunit.dist.xml', true],
+    ['.rspec-local', true],
+    ['go.work', true],
+    ['vite.config.mts', true],
     // project files a story edits: never removed when added
-    ['Makefile', false], ['pyproject.toml', false], ['package.json', false], ['go.mod', false], ['Cargo.toml', false], ['src/app.ts', false],
+    ['Makefile', false],
+    ['pyproject.toml', false],
+    ['package.json', false],
+    ['go.mod', false],
+    ['Cargo.toml', false],
+    ['src/app.ts', false],
   ])('%s is configuration only (pinned absent anywhere): %s', (file, expected) => {
     expect(matchRunnerConfig([file])).toEqual(expected ? [file] : []);
   });
 
   it('the files read from parent folders are refused above a checkout (not the root markers every project has)', () => {
-    expect(UPWARD_FILES).toEqual(expect.arrayContaining(['pytest.toml', 'pytest.ini', 'pyproject.toml', '.mocharc.js', 'go.work', '.cargo/config.toml']));
+    expect(UPWARD_FILES).toEqual(
+      expect.arrayContaining([
+        'pytest.toml',
+        'pytest.ini',
+        'pyproject.toml',
+        '.mocharc.js',
+        'go.work',
+        '.cargo/config.toml',
+      ]),
+    );
     expect(UPWARD_FILES).not.toContain('package.json');
     expect(UPWARD_FILES).not.toContain('go.mod');
   });
@@ -40,7 +92,11 @@ describe('planShadowPaths / planAbsentPaths: files that would silence a pinned o
     ['make test', ['makefile'], ['GNUmakefile']],
     ['make test', ['GNUmakefile'], []],
     ['python -m pytest -q', ['pyproject.toml'], ['.pytest.ini', '.pytest.toml', 'pytest.ini', 'pytest.toml']],
-    ['CI=1 pytest', ['setup.cfg'], ['.pytest.ini', '.pytest.toml', 'pyproject.toml', 'pytest.ini', 'pytest.toml', 'tox.ini']],
+    [
+      'CI=1 pytest',
+      ['setup.cfg'],
+      ['.pytest.ini', '.pytest.toml', 'pyproject.toml', 'pytest.ini', 'pytest.toml', 'tox.ini'],
+    ],
     ['go test ./...', ['go.mod'], ['go.work']],
     ['npm test', ['Makefile', 'pyproject.toml'], []],
   ])('%s with %j pins absent %j', (check, files, expected) => {
@@ -59,7 +115,7 @@ describe('planShadowPaths / planAbsentPaths: files that would silence a pinned o
   });
 });
 
-describe('planSetupScripts: what an install in setup runs of the project\'s own package.json', () => {
+describe("planSetupScripts: what an install in setup runs of the project's own package.json", () => {
   const LIFECYCLE = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare'];
   it.each([
     ['npm ci', ['']],

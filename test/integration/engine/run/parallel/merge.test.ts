@@ -5,11 +5,21 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { git, gitdir, writeFiles } from '../../../../support/repo.js';
-import { abandonMerge, mergeStory, publishMerge, restoreIntegrationTree } from '../../../../../src/engine/run/parallel/merge.js';
+import {
+  abandonMerge,
+  mergeStory,
+  publishMerge,
+  restoreIntegrationTree,
+} from '../../../../../src/engine/run/parallel/merge.js';
 
 /** A repository on branch `plan` (the integration tree) and a story branch off it with `storyFiles` committed. */
 function setup(storyFiles: Record<string, string>, planFiles: Record<string, string> = {}) {
-  const tree = gitdir({ 'ralph/prd.json': '{"plan":0}\n', 'ralph/progress.txt': 'log\n', 'ralph/ralph.sh': 'engine\n', 'shared.txt': 'base\n' });
+  const tree = gitdir({
+    'ralph/prd.json': '{"plan":0}\n',
+    'ralph/progress.txt': 'log\n',
+    'ralph/ralph.sh': 'engine\n',
+    'shared.txt': 'base\n',
+  });
   git(tree, 'checkout', '-q', '-b', 'plan');
   git(tree, 'checkout', '-q', '-b', 'plan--US-1');
   writeFiles(tree, storyFiles);
@@ -27,7 +37,9 @@ function setup(storyFiles: Record<string, string>, planFiles: Record<string, str
 
 function request(tree: string, planTip: string, storyHead: string) {
   return {
-    branch: 'plan', planTip, storyHead,
+    branch: 'plan',
+    planTip,
+    storyHead,
     keep: ['ralph/prd.json', 'ralph/progress.txt', 'ralph/ralph.sh'],
     write: () => {
       writeFileSync(path.join(tree, 'ralph/prd.json'), '{"plan":"merged"}\n');
@@ -39,8 +51,13 @@ function request(tree: string, planTip: string, storyHead: string) {
 }
 
 describe('mergeStory', () => {
-  it('merges with --no-ff on a detached HEAD, keeps the plan side of the runner\'s files, and leaves the branch where it was', async () => {
-    const { tree, storyHead, planTip } = setup({ 'src/a.ts': 'a\n', 'ralph/prd.json': '{"forged":true}\n', 'ralph/progress.txt': 'rewritten\n', 'ralph/ralph.sh': 'evil\n' });
+  it("merges with --no-ff on a detached HEAD, keeps the plan side of the runner's files, and leaves the branch where it was", async () => {
+    const { tree, storyHead, planTip } = setup({
+      'src/a.ts': 'a\n',
+      'ralph/prd.json': '{"forged":true}\n',
+      'ralph/progress.txt': 'rewritten\n',
+      'ralph/ralph.sh': 'evil\n',
+    });
     const r = await mergeStory(tree, request(tree, planTip, storyHead));
     expect(r.kind).toBe('merged');
     const commit = (r as { commit: string }).commit;
@@ -70,8 +87,11 @@ describe('mergeStory', () => {
     expect(readFileSync(path.join(tree, 'shared.txt'), 'utf8')).toBe('plan\n');
   });
 
-  it('conflicts in the runner\'s own files only are settled by keeping the plan side', async () => {
-    const { tree, storyHead, planTip } = setup({ 'ralph/progress.txt': 'story log\n', 'b.txt': 'b\n' }, { 'ralph/progress.txt': 'plan log\n' });
+  it("conflicts in the runner's own files only are settled by keeping the plan side", async () => {
+    const { tree, storyHead, planTip } = setup(
+      { 'ralph/progress.txt': 'story log\n', 'b.txt': 'b\n' },
+      { 'ralph/progress.txt': 'plan log\n' },
+    );
     const r = await mergeStory(tree, request(tree, planTip, storyHead));
     expect(r.kind).toBe('merged');
     expect(git(tree, 'show', `${(r as { commit: string }).commit}:b.txt`)).toBe('b');

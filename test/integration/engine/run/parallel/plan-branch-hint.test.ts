@@ -27,21 +27,37 @@ describe('hints name values as one shell word each', () => {
     const tip = git(repo, 'rev-parse', 'HEAD');
     git(repo, 'commit', '-q', '--allow-empty', '-m', 'moved by the agent');
     const run = { branch: BRANCH, paths: { repoRoot: repo } } as RunContext;
-    const plan = new PlanBranch(run, { id: 'loop-1' } as LoopState, {} as RunTrust, tip, { userStories: [] } as unknown as Prd);
-    const err = await plan.refuseMoved().then(() => null, (e: unknown) => e);
+    const plan = new PlanBranch(run, { id: 'loop-1' } as LoopState, {} as RunTrust, tip, {
+      userStories: [],
+    } as unknown as Prd);
+    const err = await plan.refuseMoved().then(
+      () => null,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(WorkProtected);
     const [reflog, updateRef] = commandsIn((err as WorkProtected).hint!);
-    const pasted = [reflog, updateRef].map((command) => spawnSync('sh', ['-c', command], { cwd: repo, env: gitEnv(), encoding: 'utf8' }));
+    const pasted = [reflog, updateRef].map((command) =>
+      spawnSync('sh', ['-c', command], { cwd: repo, env: gitEnv(), encoding: 'utf8' }),
+    );
     expect(existsSync(path.join(repo, 'pwned'))).toBe(false);
-    expect(pasted.map((r) => [r.status, r.stderr])).toEqual([[0, ''], [0, '']]);
-    expect([reflog, updateRef]).toEqual([`git reflog 'ralph/x$(>pwned)'`, `git update-ref 'refs/heads/ralph/x$(>pwned)' ${tip}`]);
+    expect(pasted.map((r) => [r.status, r.stderr])).toEqual([
+      [0, ''],
+      [0, ''],
+    ]);
+    expect([reflog, updateRef]).toEqual([
+      `git reflog 'ralph/x$(>pwned)'`,
+      `git update-ref 'refs/heads/ralph/x$(>pwned)' ${tip}`,
+    ]);
     expect(git(repo, 'rev-parse', `refs/heads/${BRANCH}`)).toBe(tip);
   });
 
-  it.each([BRANCH, 'ralph/`>pwned`', "it's", 'a b', 'x;>pwned', '"$(>pwned)"', '\\', '~', '!x', '\n'])('shellQuote(%j) reads back as itself in sh', (value) => {
-    const dir = testdir();
-    const r = spawnSync('sh', ['-c', `printf %s ${shellQuote(value)}`], { cwd: dir, encoding: 'utf8' });
-    expect(r.stdout).toBe(value);
-    expect(existsSync(path.join(dir, 'pwned'))).toBe(false);
-  });
+  it.each([BRANCH, 'ralph/`>pwned`', "it's", 'a b', 'x;>pwned', '"$(>pwned)"', '\\', '~', '!x', '\n'])(
+    'shellQuote(%j) reads back as itself in sh',
+    (value) => {
+      const dir = testdir();
+      const r = spawnSync('sh', ['-c', `printf %s ${shellQuote(value)}`], { cwd: dir, encoding: 'utf8' });
+      expect(r.stdout).toBe(value);
+      expect(existsSync(path.join(dir, 'pwned'))).toBe(false);
+    },
+  );
 });

@@ -22,6 +22,9 @@ describe('deleteMergedStoryBranches', () => {
     git(tree, 'merge', '-q', '--no-ff', '-m', 'merge US-1', 'plan--US-1');
     // US-2 is recorded as merged, yet its branch holds work the plan branch lacks (an agent's commit after the merge).
     await deleteMergedStoryBranches(tree, 'plan', ['US-1', 'US-2']);
-    expect(git(tree, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/plan--*').split('\n')).toEqual(['plan--US-2', 'plan--US-3']);
+    expect(git(tree, 'for-each-ref', '--format=%(refname:short)', 'refs/heads/plan--*').split('\n')).toEqual([
+      'plan--US-2',
+      'plan--US-3',
+    ]);
   });
 });

@@ -4,28 +4,51 @@ import { rejectOverlapping, renderNoWayOn, STUCK } from '../../../../../src/engi
 import type { AttemptOutcome } from '../../../../../src/engine/run/parallel/worker.js';
 
 const outcome = (worker: number, status: 'verified' | 'unverified' | 'rejected' | null): AttemptOutcome => ({
-  story: 'US-1', worker, iteration: 4, branch: 'b--US-1', verdict: status ? { id: 'US-1', status } : null, head: 'abc', tag: null, notes: undefined,
+  story: 'US-1',
+  worker,
+  iteration: 4,
+  branch: 'b--US-1',
+  verdict: status ? { id: 'US-1', status } : null,
+  head: 'abc',
+  tag: null,
+  notes: undefined,
 });
 
 describe('rejectOverlapping', () => {
-  const found = [{ at: 100, worker: 2, reason: 'the agent changed files the runner trusts (.git/config (core.fsmonitor)); they were put back' }];
+  const found = [
+    {
+      at: 100,
+      worker: 2,
+      reason: 'the agent changed files the runner trusts (.git/config (core.fsmonitor)); they were put back',
+    },
+  ];
 
-  it('rejects an accepted claim of an attempt running when another worker\'s guard found a change', () => {
+  it("rejects an accepted claim of an attempt running when another worker's guard found a change", () => {
     for (const status of ['verified', 'unverified'] as const) {
       const judged = rejectOverlapping(outcome(1, status), 100, found);
-      expect(judged.verdict).toEqual({ id: 'US-1', status: 'rejected', reason: "while its agent ran, worker 2's guard found that an agent changed files the runner trusts (.git/config (core.fsmonitor)); they were put back; the workers share git's configuration and hooks, so no claim made meanwhile counts" });
+      expect(judged.verdict).toEqual({
+        id: 'US-1',
+        status: 'rejected',
+        reason:
+          "while its agent ran, worker 2's guard found that an agent changed files the runner trusts (.git/config (core.fsmonitor)); they were put back; the workers share git's configuration and hooks, so no claim made meanwhile counts",
+      });
       expect(judged.head).toBe('abc');
     }
   });
 
   it('words only a reason that starts with the agent as "an agent"', () => {
-    const judged = rejectOverlapping(outcome(1, 'verified'), 0, [{ at: 1, worker: 3, reason: 'git changed what the agent ran' }]);
-    expect(judged.verdict?.reason).toMatch(/^while its agent ran, worker 3's guard found that git changed what the agent ran;/);
+    const judged = rejectOverlapping(outcome(1, 'verified'), 0, [
+      { at: 1, worker: 3, reason: 'git changed what the agent ran' },
+    ]);
+    expect(judged.verdict?.reason).toMatch(
+      /^while its agent ran, worker 3's guard found that git changed what the agent ran;/,
+    );
   });
 
-  it('leaves alone an attempt that started after the change was found, the finder\'s own, and claims already rejected or absent', () => {
+  it("leaves alone an attempt that started after the change was found, the finder's own, and claims already rejected or absent", () => {
     for (const o of [outcome(1, 'verified')]) expect(rejectOverlapping(o, 101, found)).toBe(o);
-    for (const o of [outcome(2, 'verified'), outcome(1, 'rejected'), outcome(1, null)]) expect(rejectOverlapping(o, 0, found)).toBe(o);
+    for (const o of [outcome(2, 'verified'), outcome(1, 'rejected'), outcome(1, null)])
+      expect(rejectOverlapping(o, 0, found)).toBe(o);
     const o = outcome(1, 'verified');
     expect(rejectOverlapping(o, 0, [])).toBe(o);
   });
@@ -35,13 +58,17 @@ describe('renderNoWayOn', () => {
   it('exit 3 when STUCK is behind every story left, listing them and what they wait on', () => {
     const e = renderNoWayOn({ 'US-1': STUCK }, [{ id: 'US-2', by: 'US-1' }]);
     expect([e.code, e.status]).toEqual([3, 'stuck']);
-    expect(e.message).toBe('every story left is stuck or waits on a stuck one (US-1: the agent said it is STUCK; US-2: waits on US-1)');
+    expect(e.message).toBe(
+      'every story left is stuck or waits on a stuck one (US-1: the agent said it is STUCK; US-2: waits on US-1)',
+    );
     expect(e.hint).toContain('then --resume-last (stories given up are tried again)');
   });
 
   it('exit 4 as soon as one story was given up for no progress', () => {
     const e = renderNoWayOn({ 'US-1': STUCK, 'US-3': 'no progress: 3 attempts in a row without a verified merge' }, []);
     expect([e.code, e.status]).toEqual([4, 'no-progress']);
-    expect(e.message).toBe('no story left can make progress (US-1: the agent said it is STUCK; US-3: no progress: 3 attempts in a row without a verified merge)');
+    expect(e.message).toBe(
+      'no story left can make progress (US-1: the agent said it is STUCK; US-3: no progress: 3 attempts in a row without a verified merge)',
+    );
   });
 });

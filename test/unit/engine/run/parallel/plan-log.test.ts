@@ -2,7 +2,12 @@
 // whole in merge order, a story's outcome in the plan, and the plan written in its owner's formatting.
 import { describe, expect, it } from 'vitest';
 import type { Prd } from '../../../../../src/prd/types.js';
-import { mergeLogs, planWithOutcome, renderPlan, renderSentBack } from '../../../../../src/engine/run/parallel/plan-log.js';
+import {
+  mergeLogs,
+  planWithOutcome,
+  renderPlan,
+  renderSentBack,
+} from '../../../../../src/engine/run/parallel/plan-log.js';
 
 const base = '# Progress\n## Codebase Patterns\n- use pnpm\n\n## entry 0\n';
 
@@ -22,8 +27,9 @@ describe('mergeLogs', () => {
     expect(merged).toContain('## B\n');
   });
 
-  it('appends each worker\'s entry whole: repeated lines (---, the same learning) are all kept, entries never interleave', () => {
-    const entry = (id: string) => `\n## ${id}\n- Learnings:\n  - run npm test before committing\n\`\`\`\nFAIL ${id}\n\`\`\`\n---\n`;
+  it("appends each worker's entry whole: repeated lines (---, the same learning) are all kept, entries never interleave", () => {
+    const entry = (id: string) =>
+      `\n## ${id}\n- Learnings:\n  - run npm test before committing\n\`\`\`\nFAIL ${id}\n\`\`\`\n---\n`;
     const afterA = mergeLogs(base, base, base + entry('A'));
     const afterB = mergeLogs(afterA, base, base + entry('B'));
     expect(afterB).toBe(base + entry('A') + entry('B'));
@@ -38,17 +44,25 @@ describe('mergeLogs', () => {
 });
 
 describe('planWithOutcome', () => {
-  const prd: Prd = { branchName: 'x', userStories: [{ id: 'A', title: 'a', acceptanceCriteria: [], priority: 1, passes: false, notes: 'old' }, { id: 'B', title: 'b', acceptanceCriteria: [], priority: 2, passes: false }] };
+  const prd: Prd = {
+    branchName: 'x',
+    userStories: [
+      { id: 'A', title: 'a', acceptanceCriteria: [], priority: 1, passes: false, notes: 'old' },
+      { id: 'B', title: 'b', acceptanceCriteria: [], priority: 2, passes: false },
+    ],
+  };
 
-  it('sets passes and takes the worker\'s notes, leaving the input and the other stories alone', () => {
+  it("sets passes and takes the worker's notes, leaving the input and the other stories alone", () => {
     const next = planWithOutcome(prd, 'A', true, 'from the worker', null);
     expect(next.userStories[0]).toMatchObject({ passes: true, notes: 'from the worker' });
     expect(next.userStories[1]).toEqual(prd.userStories[1]);
     expect(prd.userStories[0]).toMatchObject({ passes: false, notes: 'old' });
   });
 
-  it('adds the runner\'s note to the story\'s own, and keeps the plan\'s notes when the worker gave none', () => {
-    expect(planWithOutcome(prd, 'A', false, undefined, 'sent back').userStories[0].notes).toBe('old\n[ralph] sent back');
+  it("adds the runner's note to the story's own, and keeps the plan's notes when the worker gave none", () => {
+    expect(planWithOutcome(prd, 'A', false, undefined, 'sent back').userStories[0].notes).toBe(
+      'old\n[ralph] sent back',
+    );
     expect(planWithOutcome(prd, 'B', false, undefined, null).userStories[1]).not.toHaveProperty('notes');
   });
 
@@ -75,10 +89,23 @@ describe('renderPlan', () => {
   const plan = JSON.parse(owner) as Prd;
 
   it('keeps the owner\'s formatting and "notes": "" and edits only the fields that changed', () => {
-    const merged = planWithOutcome(planWithOutcome(plan, 'A', true, undefined, null), 'B', false, undefined, 'sent back: conflict');
+    const merged = planWithOutcome(
+      planWithOutcome(plan, 'A', true, undefined, null),
+      'B',
+      false,
+      undefined,
+      'sent back: conflict',
+    );
     const text = renderPlan(owner, merged);
-    expect(text).toBe(owner.replace('"passes": false, "notes": ""', '"passes": true, "notes": ""').replace('"passes": false\n', '"passes": false,\n            "notes": "[ralph] sent back: conflict"\n'));
-    expect(JSON.parse(text)).toEqual({ ...merged, userStories: [{ ...merged.userStories[0], notes: '' }, merged.userStories[1]] });
+    expect(text).toBe(
+      owner
+        .replace('"passes": false, "notes": ""', '"passes": true, "notes": ""')
+        .replace('"passes": false\n', '"passes": false,\n            "notes": "[ralph] sent back: conflict"\n'),
+    );
+    expect(JSON.parse(text)).toEqual({
+      ...merged,
+      userStories: [{ ...merged.userStories[0], notes: '' }, merged.userStories[1]],
+    });
   });
 
   it('writes its own rendering when something else changed or the old text is gone', () => {

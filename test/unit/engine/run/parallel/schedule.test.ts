@@ -17,9 +17,17 @@ describe('planSchedule', () => {
   });
 
   it('puts a story without a numeric priority after every numbered one', () => {
-    const p = plan(s('C', { priority: Number.NaN }), s('A', { priority: undefined as unknown as number }), s('B', { priority: 9 }));
+    const p = plan(
+      s('C', { priority: Number.NaN }),
+      s('A', { priority: undefined as unknown as number }),
+      s('B', { priority: 9 }),
+    );
     expect(planSchedule(p, none, none).ready).toEqual(['B', 'C', 'A']);
-    const first = plan(s('A', { priority: undefined as unknown as number }), s('B', { priority: 2 }), s('C', { priority: 1 }));
+    const first = plan(
+      s('A', { priority: undefined as unknown as number }),
+      s('B', { priority: 2 }),
+      s('C', { priority: 1 }),
+    );
     expect(planSchedule(first, none, none).ready).toEqual(['C', 'B', 'A']);
   });
 
@@ -44,7 +52,10 @@ describe('planSchedule', () => {
   it('names a story that waits on a given-up one, directly or through others, as blocked', () => {
     const p = plan(s('A'), s('B', { dependsOn: ['A'] }), s('C', { dependsOn: ['B'] }), s('D'));
     const r = planSchedule(p, none, new Set(['A']));
-    expect(r.blocked).toEqual([{ id: 'B', by: 'A' }, { id: 'C', by: 'A' }]);
+    expect(r.blocked).toEqual([
+      { id: 'B', by: 'A' },
+      { id: 'C', by: 'A' },
+    ]);
     expect(r.ready).toEqual(['D']);
     expect(r.waiting).toEqual([]);
   });
@@ -62,14 +73,26 @@ describe('findGivenUpDependency', () => {
   const byId = (p: Prd) => new Map(p.userStories.map((x) => [x.id, x]));
 
   it('follows open dependencies only: a passing or set-aside one ends that path', () => {
-    const p = plan(s('A'), s('B', { passes: true, dependsOn: ['A'] }), s('C', { dependsOn: ['B'] }), s('D', { skip: true, dependsOn: ['A'] }), s('E', { dependsOn: ['D'] }));
+    const p = plan(
+      s('A'),
+      s('B', { passes: true, dependsOn: ['A'] }),
+      s('C', { dependsOn: ['B'] }),
+      s('D', { skip: true, dependsOn: ['A'] }),
+      s('E', { dependsOn: ['D'] }),
+    );
     const given = new Set(['A']);
     expect(findGivenUpDependency(p.userStories[2], byId(p), given)).toBeNull();
     expect(findGivenUpDependency(p.userStories[4], byId(p), given)).toBeNull();
   });
 
   it('finds one through a chain, and survives a cycle', () => {
-    const p = plan(s('A', { dependsOn: ['C'] }), s('B', { dependsOn: ['A'] }), s('C', { dependsOn: ['B'] }), s('X'), s('Y', { dependsOn: ['C', 'X'] }));
+    const p = plan(
+      s('A', { dependsOn: ['C'] }),
+      s('B', { dependsOn: ['A'] }),
+      s('C', { dependsOn: ['B'] }),
+      s('X'),
+      s('Y', { dependsOn: ['C', 'X'] }),
+    );
     expect(findGivenUpDependency(p.userStories[4], byId(p), new Set(['X']))).toBe('X');
     expect(findGivenUpDependency(p.userStories[1], byId(p), new Set(['X']))).toBeNull();
     expect(findGivenUpDependency(p.userStories[1], byId(p), new Set(['C']))).toBe('C');

@@ -9,7 +9,10 @@ const failure = { message: 'B not accepted', worker: 2, why: 'it was not claimed
 describe('StaleBases', () => {
   it('stories merged since the attempt started: tried again at once, with them in the note', () => {
     const stale = new StaleBases();
-    expect(stale.onFailure('B', { merged: 1 }, ['X', 'A'], false, failure)).toEqual({ kind: 'retry', mergedSince: ['A'] });
+    expect(stale.onFailure('B', { merged: 1 }, ['X', 'A'], false, failure)).toEqual({
+      kind: 'retry',
+      mergedSince: ['A'],
+    });
     expect(stale.waiting()).toEqual([]);
     expect(stale.takeNote('B')).toEqual({ mergedSince: ['A'], lastFailure: 'it was not claimed' });
     expect(stale.takeNote('B')).toBeUndefined();
@@ -29,7 +32,10 @@ describe('StaleBases', () => {
   it('a story that waited, with nothing in flight any more and nothing merged: its failure counts then', () => {
     const stale = new StaleBases();
     stale.onFailure('B', { merged: 2 }, ['A', 'C'], true, failure);
-    expect(stale.release(['A', 'C'], false)).toEqual({ retried: [], counted: [{ id: 'B', message: 'B not accepted', worker: 2 }] });
+    expect(stale.release(['A', 'C'], false)).toEqual({
+      retried: [],
+      counted: [{ id: 'B', message: 'B not accepted', worker: 2 }],
+    });
     expect(stale.waiting()).toEqual([]);
     expect(stale.takeNote('B')).toBeUndefined();
   });
@@ -40,7 +46,7 @@ describe('StaleBases', () => {
     expect(stale.waiting()).toEqual([]);
   });
 
-  it('a conflict with stories merged since: they are named in the next attempt\'s note', () => {
+  it("a conflict with stories merged since: they are named in the next attempt's note", () => {
     const stale = new StaleBases();
     stale.noteConflict('B', ['A'], 'conflict in shared.txt with A');
     expect(stale.takeNote('B')).toEqual({ mergedSince: ['A'], lastFailure: 'conflict in shared.txt with A' });
