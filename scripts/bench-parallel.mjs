@@ -17,7 +17,14 @@ const PLAN_BRANCH = 'ralph/bench';
 function plan() {
   const id = (i) => `US-${String(i).padStart(3, '0')}`;
   const userStories = Array.from({ length: STORIES }, (_, i) => ({
-    id: id(i + 1), title: `Story ${i + 1}`, acceptanceCriteria: ['its file exists'], priority: i + 1, passes: false, notes: '', dependsOn: [], checks: [`test -f src/${id(i + 1)}.txt`],
+    id: id(i + 1),
+    title: `Story ${i + 1}`,
+    acceptanceCriteria: ['its file exists'],
+    priority: i + 1,
+    passes: false,
+    notes: '',
+    dependsOn: [],
+    checks: [`test -f src/${id(i + 1)}.txt`],
   }));
   return { project: 'Bench', branchName: PLAN_BRANCH, checks: ['test -f README.md'], userStories };
 }
@@ -54,7 +61,8 @@ export async function benchParallel({ QUICK, ROOT, ENV, tempdir, planRepo, timed
   }
   const med = (list) => median(list.map((s) => s.ms));
   const runs = (list) => list.map((s) => s.runs).join(', ');
-  const cpu = (list) => (Number.isNaN(list[0].cpuS) ? 'not measured' : `${median(list.map((s) => s.cpuS)).toFixed(1)} s`);
+  const cpu = (list) =>
+    Number.isNaN(list[0].cpuS) ? 'not measured' : `${median(list.map((s) => s.cpuS)).toFixed(1)} s`;
   report(
     `\`ralph.sh --parallel ${WORKERS}\`, ${STORIES} independent stories, agent ${AGENT_MS / 1000} s per story`,
     med(samples.parallel),
@@ -77,7 +85,10 @@ function storiesDone(repo, env, parallel) {
   const want = parallel ? 'assigned' : 'picked';
   for (const s of stories) {
     const text = show(`src/${s.id}.txt`).trim();
-    if (text !== `${s.id} ${want}`) throw new Error(`src/${s.id}.txt on ${PLAN_BRANCH} says "${text}", not "${s.id} ${want}": this build does not run --parallel workers`);
+    if (text !== `${s.id} ${want}`)
+      throw new Error(
+        `src/${s.id}.txt on ${PLAN_BRANCH} says "${text}", not "${s.id} ${want}": this build does not run --parallel workers`,
+      );
   }
 }
 
@@ -85,7 +96,9 @@ function storiesDone(repo, env, parallel) {
 function agentRuns(repo) {
   const runs = path.join(repo, 'ralph/.runs');
   if (!existsSync(runs)) return '?';
-  const states = readdirSync(runs).map((d) => path.join(runs, d, 'state.json')).filter((f) => existsSync(f));
+  const states = readdirSync(runs)
+    .map((d) => path.join(runs, d, 'state.json'))
+    .filter((f) => existsSync(f));
   return states.map((f) => JSON.parse(readFileSync(f, 'utf8')).iteration).join('+');
 }
 

@@ -16,7 +16,16 @@ const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin/ralphkit.js');
 const CHROMIUM = process.env.RALPHKIT_CHROMIUM || '/usr/bin/chromium';
 const QUICK = process.argv.includes('--quick');
-const ENV = { ...process.env, FORCE_COLOR: '0', NO_COLOR: '1', GIT_AUTHOR_NAME: 'Bench', GIT_AUTHOR_EMAIL: 'bench@example.com', GIT_COMMITTER_NAME: 'Bench', GIT_COMMITTER_EMAIL: 'bench@example.com', GIT_CONFIG_NOSYSTEM: '1' };
+const ENV = {
+  ...process.env,
+  FORCE_COLOR: '0',
+  NO_COLOR: '1',
+  GIT_AUTHOR_NAME: 'Bench',
+  GIT_AUTHOR_EMAIL: 'bench@example.com',
+  GIT_COMMITTER_NAME: 'Bench',
+  GIT_COMMITTER_EMAIL: 'bench@example.com',
+  GIT_CONFIG_NOSYSTEM: '1',
+};
 const temps = [];
 
 function tempdir(prefix) {
@@ -48,7 +57,12 @@ function timed(cmd, args, { cwd = ROOT, expect = [0], input = '' } = {}) {
     child.on('close', (code) => {
       const ms = performance.now() - start;
       if (expect.includes(code)) resolve(ms);
-      else reject(new Error(`${path.basename(args[0] ?? cmd)} ${args[1] ?? ''} exited ${code}: ${output.trim().split('\n').pop()}`));
+      else
+        reject(
+          new Error(
+            `${path.basename(args[0] ?? cmd)} ${args[1] ?? ''} exited ${code}: ${output.trim().split('\n').pop()}`,
+          ),
+        );
     });
     child.stdin.end(input);
   });
@@ -79,7 +93,14 @@ const ms = (x) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
 const ratio = (a, b) => `${(a / b).toFixed(2)}×`;
 const rows = [];
 function report(name, value, baselineName, baseline, note = '') {
-  rows.push({ name, value: ms(value), baselineName, baseline: baseline === undefined ? '' : ms(baseline), ratio: baseline === undefined ? '' : ratio(value, baseline), note });
+  rows.push({
+    name,
+    value: ms(value),
+    baselineName,
+    baseline: baseline === undefined ? '' : ms(baseline),
+    ratio: baseline === undefined ? '' : ratio(value, baseline),
+    note,
+  });
 }
 function skipped(name, why) {
   rows.push({ name, value: 'skipped', baselineName: '', baseline: '', ratio: '', note: why });
@@ -106,7 +127,13 @@ async function benchInstall() {
   const startup = () => timed(process.execPath, [BIN, '--version']);
   const bare = () => timed(process.execPath, ['-e', '0']);
   const [a, s, b] = await interleaved(n, install, startup, bare);
-  report('`ralphkit install` into an empty git repo', a, '`node -e 0`', b, `median of ${n}; start-up alone (\`ralphkit --version\`) ${ms(s)}, ${ratio(s, b)}`);
+  report(
+    '`ralphkit install` into an empty git repo',
+    a,
+    '`node -e 0`',
+    b,
+    `median of ${n}; start-up alone (\`ralphkit --version\`) ${ms(s)}, ${ratio(s, b)}`,
+  );
 }
 
 // 2. Runner overhead: the installed ralph.sh with a no-op agent vs a bash loop spawning the same agent.
@@ -127,7 +154,16 @@ async function benchRunner() {
   const prompt = path.join(repo, 'ralph/prompt.md');
   const runner = (count) => async () => {
     rmSync(path.join(repo, 'ralph/.runs'), { recursive: true, force: true });
-    const args = ['ralph/ralph.sh', '--agent-cmd', 'true', '--pause', '0', '--no-progress-limit', String(count + 1), String(count)];
+    const args = [
+      'ralph/ralph.sh',
+      '--agent-cmd',
+      'true',
+      '--pause',
+      '0',
+      '--no-progress-limit',
+      String(count + 1),
+      String(count),
+    ];
     return timed('bash', args, { cwd: repo, expect: [1] });
   };
   // The same agent, spawned the way the runner spawns it: `sh -c` with the prompt file on stdin.
@@ -135,7 +171,13 @@ async function benchRunner() {
   const bare = () => timed('bash', ['-c', loop], { cwd: repo });
   const [many, one, base] = await interleaved(n, runner(iterations), runner(1), bare);
   const marginal = (many - one) / (iterations - 1);
-  report(`\`ralph.sh --agent-cmd true --pause 0\`, per iteration (${iterations} iterations)`, many / iterations, 'bash loop spawning `sh -c true`', base / iterations, `start-up + 1 iteration ${ms(one)}; each further iteration ${ms(marginal)} (${ratio(marginal, base / iterations)} the bare loop); median of ${n} runs`);
+  report(
+    `\`ralph.sh --agent-cmd true --pause 0\`, per iteration (${iterations} iterations)`,
+    many / iterations,
+    'bash loop spawning `sh -c true`',
+    base / iterations,
+    `start-up + 1 iteration ${ms(one)}; each further iteration ${ms(marginal)} (${ratio(marginal, base / iterations)} the bare loop); median of ${n} runs`,
+  );
 }
 
 // 2b. The cost of an honest story (SPEC §6: fresh checkouts, pins, guards, the final gate), this engine against the
@@ -171,7 +213,8 @@ function runEngine(template, engine, args) {
     execFileSync('git', ['commit', '-qam', 'older engine'], { cwd: repo, env: ENV, stdio: 'pipe' });
   }
   // An older engine that checks its own install would refuse the swapped file; the flag lets it run as it was.
-  const allow = engine && readFileSync(engine, 'utf8').includes('--allow-modified-engine') ? ['--allow-modified-engine'] : [];
+  const allow =
+    engine && readFileSync(engine, 'utf8').includes('--allow-modified-engine') ? ['--allow-modified-engine'] : [];
   return timed(process.execPath, ['ralph/ralph.mjs', 'run', ...allow, ...args], { cwd: repo });
 }
 
@@ -180,14 +223,31 @@ async function benchHonest() {
   const n = QUICK ? 2 : 5;
   const oldEngine = buildBaselineEngine();
   const plan = {
-    project: 'Bench', branchName: 'ralph/bench', checks: ['test -f README.md'],
-    userStories: Array.from({ length: stories }, (_, i) => ({ id: `US-${i + 1}`, title: `Story ${i + 1}`, acceptanceCriteria: ['done'], priority: i + 1, passes: false, notes: '', checks: [`grep -q "US-${i + 1} done" US-${i + 1}.txt`] })),
+    project: 'Bench',
+    branchName: 'ralph/bench',
+    checks: ['test -f README.md'],
+    userStories: Array.from({ length: stories }, (_, i) => ({
+      id: `US-${i + 1}`,
+      title: `Story ${i + 1}`,
+      acceptanceCriteria: ['done'],
+      priority: i + 1,
+      passes: false,
+      notes: '',
+      checks: [`grep -q "US-${i + 1} done" US-${i + 1}.txt`],
+    })),
   };
   const template = await planRepo('honest', plan);
   const agent = `node ${JSON.stringify(path.join(ROOT, 'test/fixtures/verify/honest.mjs'))}`;
-  const loop = (engine) => () => runEngine(template, engine, ['--agent-cmd', agent, '--pause', '0', String(stories + 1)]);
+  const loop = (engine) => () =>
+    runEngine(template, engine, ['--agent-cmd', agent, '--pause', '0', String(stories + 1)]);
   const [now, before] = await interleaved(n, loop(null), loop(oldEngine));
-  report(`an honest loop of ${stories} stories, per story (this engine)`, now / stories, `the engine of ${BASELINE_COMMIT}`, before / stories, `whole loop ${ms(now)} vs ${ms(before)}; fresh checkout per claim, weak-check probe, final gate; median of ${n} runs`);
+  report(
+    `an honest loop of ${stories} stories, per story (this engine)`,
+    now / stories,
+    `the engine of ${BASELINE_COMMIT}`,
+    before / stories,
+    `whole loop ${ms(now)} vs ${ms(before)}; fresh checkout per claim, weak-check probe, final gate; median of ${n} runs`,
+  );
 }
 
 // 2d. An agent that prints a lot: test/fixtures/agents/flood.mjs writing 10 MB of plain text before its answer, run by
@@ -197,12 +257,23 @@ const OUTPUT_BASELINE = process.env.RALPHKIT_BENCH_OUTPUT_BASELINE || '36f6500';
 async function benchOutput() {
   const n = QUICK ? 1 : 3;
   const oldEngine = buildBaselineEngine(OUTPUT_BASELINE);
-  const plan = { project: 'Bench', branchName: 'ralph/bench', checks: ['test -f README.md'], userStories: [{ id: 'US-001', title: 'Talk a lot', acceptanceCriteria: ['done'], priority: 1, passes: false }] };
+  const plan = {
+    project: 'Bench',
+    branchName: 'ralph/bench',
+    checks: ['test -f README.md'],
+    userStories: [{ id: 'US-001', title: 'Talk a lot', acceptanceCriteria: ['done'], priority: 1, passes: false }],
+  };
   const template = await planRepo('output', plan);
   const agent = `FLOOD_MB=10 node ${JSON.stringify(path.join(ROOT, 'test/fixtures/agents/flood.mjs'))}`;
   const loop = (engine) => () => runEngine(template, engine, ['--agent-cmd', agent, '--pause', '0', '1']);
   const [now, before] = await interleaved(n, loop(null), loop(oldEngine));
-  report('a one-story loop whose agent prints 10 MB (this engine)', now, `the engine of ${OUTPUT_BASELINE}`, before, `output streamed to the log, bounded tails in memory; median of ${n} runs`);
+  report(
+    'a one-story loop whose agent prints 10 MB (this engine)',
+    now,
+    `the engine of ${OUTPUT_BASELINE}`,
+    before,
+    `output streamed to the log, bounded tails in memory; median of ${n} runs`,
+  );
 }
 
 // 2e. `--parallel 4` against the serial loop on 8 independent stories (scripts/bench-parallel.mjs).
@@ -219,10 +290,15 @@ const CPU_BASELINE = process.env.RALPHKIT_BENCH_CPU_BASELINE || '71e65ad';
 function childCpuMs(script, cwd) {
   const out = execFileSync('bash', ['-c', `${script} >/dev/null 2>&1; times`], { cwd, env: ENV, encoding: 'utf8' });
   // `times` prints the shell's own user/sys, then its children's: "0m1.212s 0m1.013s".
-  const [user, sys] = out.trim().split('\n').pop().split(/\s+/).map((t) => {
-    const m = /^(\d+)m([\d.]+)s$/.exec(t);
-    return m ? (Number(m[1]) * 60 + Number(m[2])) * 1000 : NaN;
-  });
+  const [user, sys] = out
+    .trim()
+    .split('\n')
+    .pop()
+    .split(/\s+/)
+    .map((t) => {
+      const m = /^(\d+)m([\d.]+)s$/.exec(t);
+      return m ? (Number(m[1]) * 60 + Number(m[2])) * 1000 : NaN;
+    });
   return user + sys;
 }
 
@@ -233,8 +309,19 @@ async function benchCpu() {
     const template = gitRepo(`cpu-${count}`);
     await timed(process.execPath, [BIN, 'install', '--yes', '--no-skills', '--cwd', template]);
     const id = (i) => `US-${String(i).padStart(4, '0')}`;
-    const userStories = Array.from({ length: count }, (_, i) => ({ id: id(i + 1), title: `Story ${i + 1}`, acceptanceCriteria: ['done'], priority: i + 1, passes: false, notes: '', dependsOn: i ? [id(i)] : [] }));
-    writeFileSync(path.join(template, 'ralph/prd.json'), `${JSON.stringify({ project: 'Bench', branchName: 'ralph/bench', checks: ['test -f README.md'], userStories }, null, 2)}\n`);
+    const userStories = Array.from({ length: count }, (_, i) => ({
+      id: id(i + 1),
+      title: `Story ${i + 1}`,
+      acceptanceCriteria: ['done'],
+      priority: i + 1,
+      passes: false,
+      notes: '',
+      dependsOn: i ? [id(i)] : [],
+    }));
+    writeFileSync(
+      path.join(template, 'ralph/prd.json'),
+      `${JSON.stringify({ project: 'Bench', branchName: 'ralph/bench', checks: ['test -f README.md'], userStories }, null, 2)}\n`,
+    );
     execFileSync('git', ['add', '-A'], { cwd: template, env: ENV, stdio: 'pipe' });
     execFileSync('git', ['commit', '-qm', 'bench plan'], { cwd: template, env: ENV, stdio: 'pipe' });
     const run = (engine, iterations) => {
@@ -259,7 +346,13 @@ async function benchCpu() {
     const perIteration = (many, one) => (median(many) - median(one)) / 20;
     const now = perIteration(samples.now21, samples.now1);
     const before = perIteration(samples.old21, samples.old1);
-    report(`runner CPU per no-op iteration, ${count.toLocaleString('en')} stories`, now, `the engine of ${CPU_BASELINE}`, before, `CPU of the runner and its children (bash times), (21 - 1 iterations) / 20; median of ${n} runs each`);
+    report(
+      `runner CPU per no-op iteration, ${count.toLocaleString('en')} stories`,
+      now,
+      `the engine of ${CPU_BASELINE}`,
+      before,
+      `CPU of the runner and its children (bash times), (21 - 1 iterations) / 20; median of ${n} runs each`,
+    );
   }
 }
 
@@ -269,7 +362,15 @@ async function importHelper(rel) {
   const file = path.join(ROOT, rel);
   if (!existsSync(file)) return null;
   const { build } = await import('esbuild');
-  const out = await build({ entryPoints: [file], bundle: true, format: 'esm', platform: 'node', packages: 'external', write: false, logLevel: 'silent' });
+  const out = await build({
+    entryPoints: [file],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    packages: 'external',
+    write: false,
+    logLevel: 'silent',
+  });
   return import(`data:text/javascript;base64,${Buffer.from(out.outputFiles[0].text).toString('base64')}`);
 }
 
@@ -298,18 +399,39 @@ async function benchValidate() {
     const stories = JSON.parse(text).userStories.length;
     const size = `${(text.length / 1e6).toFixed(1)} MB`;
     const validate = () => timed(process.execPath, [BIN, 'validate', file], { cwd: dir });
-    const parse = () => timed(process.execPath, ['-e', 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))', file]);
+    const parse = () =>
+      timed(process.execPath, ['-e', 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8"))', file]);
     const r = await sideBySide(n, validate, parse);
-    report(`\`ralphkit validate\` on a ${stories.toLocaleString('en')}-story plan`, r.a, '`node` reading + JSON.parse of it', r.b, `${size}; median of ${n}`);
+    report(
+      `\`ralphkit validate\` on a ${stories.toLocaleString('en')}-story plan`,
+      r.a,
+      '`node` reading + JSON.parse of it',
+      r.b,
+      `${size}; median of ${n}`,
+    );
     // The work alone, once the process is up: each side runs once in a fresh process (cold, as in the CLI) and
     // reports the time around that one call; process start and module loading are left out.
     const bundled = await bundleHelper('src/prd/run-validate.ts', dir);
     if (!bundled) continue;
     const m = QUICK ? 5 : 11;
-    const inValidate = () => timedInside(`const { runValidate } = await import(${JSON.stringify(pathToFileURL(bundled).href)}); const t = performance.now(); runValidate({ file: process.argv[1] }); console.log(performance.now() - t);`, file);
-    const inParse = () => timedInside('const { readFileSync } = await import("node:fs"); const t = performance.now(); JSON.parse(readFileSync(process.argv[1], "utf8")); console.log(performance.now() - t);', file);
+    const inValidate = () =>
+      timedInside(
+        `const { runValidate } = await import(${JSON.stringify(pathToFileURL(bundled).href)}); const t = performance.now(); runValidate({ file: process.argv[1] }); console.log(performance.now() - t);`,
+        file,
+      );
+    const inParse = () =>
+      timedInside(
+        'const { readFileSync } = await import("node:fs"); const t = performance.now(); JSON.parse(readFileSync(process.argv[1], "utf8")); console.log(performance.now() - t);',
+        file,
+      );
     const q = await sideBySide(m, inValidate, inParse);
-    report(`\`runValidate\` alone, ${stories.toLocaleString('en')} stories (fresh process, start-up excluded)`, q.a, '`readFileSync` + JSON.parse alone', q.b, `${size}; median of ${m}`);
+    report(
+      `\`runValidate\` alone, ${stories.toLocaleString('en')} stories (fresh process, start-up excluded)`,
+      q.a,
+      '`readFileSync` + JSON.parse alone',
+      q.b,
+      `${size}; median of ${m}`,
+    );
   }
 }
 
@@ -319,18 +441,39 @@ async function bundleHelper(rel, dir) {
   if (!existsSync(file)) return null;
   const { build } = await import('esbuild');
   const outfile = path.join(dir, `${path.basename(rel, '.ts')}.mjs`);
-  await build({ entryPoints: [file], bundle: true, format: 'esm', platform: 'node', packages: 'external', outfile, logLevel: 'silent' });
+  await build({
+    entryPoints: [file],
+    bundle: true,
+    format: 'esm',
+    platform: 'node',
+    packages: 'external',
+    outfile,
+    logLevel: 'silent',
+  });
   return outfile;
 }
 
 /** Runs an ES module snippet in a fresh node; resolves with the milliseconds it prints. */
 function timedInside(code, arg) {
   return new Promise((resolve, reject) => {
-    execFile(process.execPath, ['--input-type=module', '-e', code, arg], { env: ENV, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-      const value = Number(String(stdout).trim());
-      if (err || !Number.isFinite(value)) reject(new Error(`timing child failed: ${String(stderr || err?.message).trim().split('\n').pop()}`));
-      else resolve(value);
-    });
+    execFile(
+      process.execPath,
+      ['--input-type=module', '-e', code, arg],
+      { env: ENV, maxBuffer: 1 << 20 },
+      (err, stdout, stderr) => {
+        const value = Number(String(stdout).trim());
+        if (err || !Number.isFinite(value))
+          reject(
+            new Error(
+              `timing child failed: ${String(stderr || err?.message)
+                .trim()
+                .split('\n')
+                .pop()}`,
+            ),
+          );
+        else resolve(value);
+      },
+    );
   });
 }
 
@@ -363,7 +506,11 @@ async function benchDashboard() {
   const repo = gitRepo('view');
   mkdirSync(path.join(repo, 'ralph'), { recursive: true });
   const prdFile = path.join(repo, 'ralph/prd.json');
-  const writePlan = (title) => writeFileSync(prdFile, `${JSON.stringify({ ...PLAN, userStories: [{ ...PLAN.userStories[0], title }] }, null, 2)}\n`);
+  const writePlan = (title) =>
+    writeFileSync(
+      prdFile,
+      `${JSON.stringify({ ...PLAN, userStories: [{ ...PLAN.userStories[0], title }] }, null, 2)}\n`,
+    );
   writePlan('bench-title-0');
   writeFileSync(path.join(repo, 'ralph/progress.txt'), '# Ralph progress\n');
   const port = await freePort();
@@ -379,7 +526,13 @@ async function benchDashboard() {
     // If the helper no longer fits the page's markup, measure with the markup-independent method instead.
     const viaHelper = helper?.measureFlipLatency ? await flipLatency(helper, page, repo, n).catch(() => null) : null;
     const { samples, how } = viaHelper ?? (await titleLatency(page, writePlan, n));
-    report('`ralphkit view`: prd.json written → page updated', median(samples), '', undefined, `${how}; headless Chromium; median of ${n}, max ${ms(Math.max(...samples))}`);
+    report(
+      '`ralphkit view`: prd.json written → page updated',
+      median(samples),
+      '',
+      undefined,
+      `${how}; headless Chromium; median of ${n}, max ${ms(Math.max(...samples))}`,
+    );
   } finally {
     await browser.close();
     view.kill();
@@ -426,7 +579,11 @@ async function benchApi() {
     writeFileSync(path.join(repo, 'ralph/progress.txt'), '# Ralph progress\n');
     if (withLedger) writeLedger(repo, prd);
     const port = await freePort();
-    const child = spawn(process.execPath, [BIN, 'view', '--port', String(port)], { cwd: repo, env: { ...ENV, RALPH_KEY_DIR: keyDir }, stdio: 'ignore' });
+    const child = spawn(process.execPath, [BIN, 'view', '--port', String(port)], {
+      cwd: repo,
+      env: { ...ENV, RALPH_KEY_DIR: keyDir },
+      stdio: 'ignore',
+    });
     servers.push(child);
     const url = `http://127.0.0.1:${port}/api/prd`;
     await waitForHttp(url, child);
@@ -442,8 +599,20 @@ async function benchApi() {
     const [a, b, c] = [await start(chain, false), await start(flat, false), await start(chain, true)];
     const [mChain, mFlat, mLedger] = await interleaved(n, a, b, c);
     const lines = chain.userStories.filter((s) => s.passes).length * 2;
-    report(`\`/api/prd\`, ${count.toLocaleString('en')} stories in a dependency chain`, mChain, 'the same stories, no dependencies', mFlat, `median of ${n}`);
-    report(`\`/api/prd\`, ${count.toLocaleString('en')}-story chain + ${lines.toLocaleString('en')} ledger lines`, mLedger, 'the chain without a ledger', mChain, `a check and a verdict per passing story; median of ${n}`);
+    report(
+      `\`/api/prd\`, ${count.toLocaleString('en')} stories in a dependency chain`,
+      mChain,
+      'the same stories, no dependencies',
+      mFlat,
+      `median of ${n}`,
+    );
+    report(
+      `\`/api/prd\`, ${count.toLocaleString('en')}-story chain + ${lines.toLocaleString('en')} ledger lines`,
+      mLedger,
+      'the chain without a ledger',
+      mChain,
+      `a check and a verdict per passing story; median of ${n}`,
+    );
   } finally {
     for (const child of servers) child.kill();
   }
@@ -457,15 +626,43 @@ function writeLedger(repo, prd) {
   prd.userStories.forEach((s, i) => {
     if (!s.passes) return;
     const time = new Date(Date.UTC(2026, 0, 1) + i * 1000).toISOString();
-    lines.push({ kind: 'check', scope: 'prd', time, loop: 'L1', iteration: i + 1, story: s.id, commit: null, command: 'npm test', exitCode: 0, signal: null, timedOut: false, durationMs: 12, outputSha256: 'h' });
-    lines.push({ kind: 'verdict', time, loop: 'L1', iteration: i + 1, story: s.id, commit: null, command: null, exitCode: null, status: 'verified', durationMs: 12, outputSha256: null });
+    lines.push({
+      kind: 'check',
+      scope: 'prd',
+      time,
+      loop: 'L1',
+      iteration: i + 1,
+      story: s.id,
+      commit: null,
+      command: 'npm test',
+      exitCode: 0,
+      signal: null,
+      timedOut: false,
+      durationMs: 12,
+      outputSha256: 'h',
+    });
+    lines.push({
+      kind: 'verdict',
+      time,
+      loop: 'L1',
+      iteration: i + 1,
+      story: s.id,
+      commit: null,
+      command: null,
+      exitCode: null,
+      status: 'verified',
+      durationMs: 12,
+      outputSha256: null,
+    });
   });
   writeFileSync(path.join(dir, 'ledger.jsonl'), `${lines.map((l) => JSON.stringify(l)).join('\n')}\n`);
 }
 
 function machine() {
   const model = cpus()[0]?.model ?? 'unknown CPU';
-  const load = loadavg().map((x) => x.toFixed(1)).join(' ');
+  const load = loadavg()
+    .map((x) => x.toFixed(1))
+    .join(' ');
   return `${availableParallelism()} CPUs (${model}), ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, Node ${process.version}, ${process.platform}/${process.arch}; load average ${load}`;
 }
 
@@ -479,9 +676,23 @@ function printTable() {
 }
 
 try {
-  if (!existsSync(path.join(ROOT, 'dist/cli.js'))) throw new Error('dist/cli.js is missing: run `npm run bench` (it builds first)');
-  const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length).split(',');
-  const parts = { install: benchInstall, runner: benchRunner, cpu: benchCpu, honest: benchHonest, output: benchOutput, parallel: benchParallelPart, validate: benchValidate, dashboard: benchDashboard, api: benchApi };
+  if (!existsSync(path.join(ROOT, 'dist/cli.js')))
+    throw new Error('dist/cli.js is missing: run `npm run bench` (it builds first)');
+  const only = process.argv
+    .find((a) => a.startsWith('--only='))
+    ?.slice('--only='.length)
+    .split(',');
+  const parts = {
+    install: benchInstall,
+    runner: benchRunner,
+    cpu: benchCpu,
+    honest: benchHonest,
+    output: benchOutput,
+    parallel: benchParallelPart,
+    validate: benchValidate,
+    dashboard: benchDashboard,
+    api: benchApi,
+  };
   for (const [name, fn] of Object.entries(parts)) if (!only || only.includes(name)) await section(name, fn);
   printTable();
 } finally {
