@@ -10,6 +10,7 @@ import {
   closeSync,
   constants,
   copyFileSync,
+  fstatSync,
   linkSync,
   lstatSync,
   mkdirSync,
@@ -173,10 +174,15 @@ function linkOrKeep(from: string, to: string): void {
   }
 }
 
+/**
+ * A regular file's bytes, never through a link and never blocking: the quarantine is the agent's to fill, and a FIFO
+ * named like an object would hang a plain open (O_NONBLOCK makes that open return at once; fstat then refuses it).
+ */
 function readNoFollow(file: string): Buffer {
-  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW);
+  if (!lstatSync(file).isFile()) throw Object.assign(new Error('not a file'), { code: 'ENOTFILE' });
+  const fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   try {
-    if (!lstatSync(file).isFile()) throw Object.assign(new Error('not a file'), { code: 'EISDIR' });
+    if (!fstatSync(fd).isFile()) throw Object.assign(new Error('not a file'), { code: 'ENOTFILE' });
     return readFileSync(fd);
   } finally {
     closeSync(fd);

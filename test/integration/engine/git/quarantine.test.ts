@@ -24,7 +24,7 @@ function putLoose(quarantine: string, oid: string, bytes: Buffer): void {
 }
 
 describe('migrateQuarantine', () => {
-  it('takes new loose objects and valid packs; drops forged, linked and broken ones; never replaces an object the store has', async () => {
+  it('takes new loose objects and valid packs; drops forged, linked, FIFO and broken ones; never replaces an object the store has', async () => {
     const repo = gitdir({ 'test/one.test.mjs': 'the real test\n' });
     const store = path.join(repo, '.git/objects');
     const pinned = git(repo, 'rev-parse', 'HEAD:test/one.test.mjs');
@@ -41,6 +41,10 @@ describe('migrateQuarantine', () => {
     const linked = idOf('linked\n');
     mkdirSync(path.join(q, linked.slice(0, 2)), { recursive: true });
     symlinkSync(pinnedFile, path.join(q, linked.slice(0, 2), linked.slice(2)));
+    // A FIFO named like an object and one named like a pack: a plain open of either would wait for a writer forever.
+    const fifo = idOf('a fifo\n');
+    mkdirSync(path.join(q, fifo.slice(0, 2)), { recursive: true });
+    execFileSync('mkfifo', [path.join(q, fifo.slice(0, 2), fifo.slice(2)), path.join(q, 'pack', 'pack-fifo.pack')]);
     // A pack of another repository's commit, and a pack that is not one.
     const other = gitdir({ 'other.txt': 'other\n' });
     const tip = git(other, 'rev-parse', 'HEAD');
@@ -56,11 +60,13 @@ describe('migrateQuarantine', () => {
     writeFileSync(path.join(q, 'pack', 'pack-junk.pack'), 'junk');
     const m = await migrateQuarantine(repo, 'sha1', q, store);
     expect({ loose: m.loose, packs: m.packs }).toEqual({ loose: 1, packs: 1 });
-    expect(m.dropped).toHaveLength(3);
+    expect(m.dropped).toHaveLength(5);
     expect(m.dropped).toEqual(
       expect.arrayContaining([
         `${forged}: its content does not hash to its id`,
-        `${linked}: not a readable file (ELOOP)`,
+        `${linked}: not a readable file (ENOTFILE)`,
+        `${fifo}: not a readable file (ENOTFILE)`,
+        'pack-fifo.pack: not a plain file',
         expect.stringMatching(/^pack-junk\.pack: git index-pack refused it \(fatal: /),
       ]),
     );
