@@ -39,6 +39,8 @@ export interface GitOptions {
   /** Written to git's stdin (e.g. a note's text for `git notes add -F -`). */
   input?: string;
   timeoutMs?: number;
+  /** Set over the hardened environment (GIT_DIR and GIT_COMMON_DIR, where git must not look for them itself). */
+  env?: Readonly<Record<string, string>>;
 }
 
 // Git runs in a process group (and session) of its own: Ctrl-C at a terminal signals the terminal's whole group, and a
@@ -97,7 +99,7 @@ async function spawnGit(
     file: gitProgram(),
     args: hardenedArgs(args),
     cwd,
-    env: hardenedGitEnv(process.env),
+    env: { ...hardenedGitEnv(process.env), ...options.env },
     input: options.input,
     timeoutMs,
     graceMs: 0,

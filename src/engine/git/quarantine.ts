@@ -150,7 +150,12 @@ async function migratePack(top: string, pack: string, objectsDir: string, result
   try {
     if (!lstatSync(pack).isFile()) throw new Error('not a plain file');
     copyFileSync(pack, `${tmp}.pack`, constants.COPYFILE_EXCL);
-    const indexed = await runGit(top, ['index-pack', '-o', `${tmp}.idx`, `${tmp}.pack`]);
+    // The agent has just run and could have written a .git/commondir (the runner guard removes it only later): git is
+    // told where the repository is rather than left to look.
+    const gitDir = path.dirname(objectsDir);
+    const indexed = await runGit(top, ['index-pack', '-o', `${tmp}.idx`, `${tmp}.pack`], {
+      env: { GIT_DIR: gitDir, GIT_COMMON_DIR: gitDir },
+    });
     const name = indexed.stdout.trim();
     if (indexed.code !== 0) throw new Error(`git index-pack refused it (${indexed.stderr.trim().split('\n')[0]})`);
     if (!/^[0-9a-f]{40,64}$/.test(name)) throw new Error(`git index-pack printed ${JSON.stringify(name.slice(0, 80))}`);

@@ -1,6 +1,6 @@
 // What the runner trusts and the agent could write (SPEC §6): the engine itself (ralph/ralph.mjs, ralph.sh, the
 // manifest) and git's own behaviour (.git/config with its includes, the hooks, info/attributes and info/exclude, the
-// alternate object stores and info/grafts).
+// alternate object stores, info/grafts and the commondir file that names git's common dir).
 // They are read into memory once the loop holds its branch; after every agent run anything the agent changed
 // there is put back byte for byte, and the iteration's claims are rejected (verify.ts `violation`).
 import {
@@ -107,6 +107,9 @@ export async function snapshotRunnerFiles(
     ...[path.join(common, 'objects', 'info', 'alternates'), path.join(common, 'info', 'grafts')].map((abs) =>
       hold(abs, show(abs), false, 'engine'),
     ),
+    // Where git finds the common dir (config, hooks, objects, refs): a commondir the agent writes into the main .git
+    // makes every later git call of the runner read another folder's config, filters and hooks included.
+    hold(path.join(own, 'commondir'), show(path.join(own, 'commondir')), false, 'engine'),
   ];
   const hookDirs = [path.join(common, 'hooks'), ...config.hooksPaths];
   return {

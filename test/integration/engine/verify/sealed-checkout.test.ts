@@ -4,6 +4,7 @@
 // refused. Each attack is the agent's trick on real git, next to the honest work on the same plan.
 import {
   chmodSync,
+  cpSync,
   existsSync,
   mkdirSync,
   readdirSync,
@@ -111,6 +112,23 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     expect(await isAncestor(r.dir, root, head)).toBe(true);
     expect(restoreRunnerFiles(guard).rejecting).toEqual(['.git/info/grafts']);
     expect(existsSync(path.join(r.dir, '.git/info/grafts'))).toBe(false);
+  });
+
+  it("git's common dir: a .git/commondir the agent writes (its own config, hooks and store) is removed before the runner's git reads it, and rejects the claims", async () => {
+    const { r } = await planRepo();
+    const guard = await snapshotRunnerFiles(r.dir);
+    const other = testdir('ralphkit-commondir-');
+    cpSync(path.join(r.dir, '.git'), other, { recursive: true });
+    writeFileSync(
+      path.join(other, 'config'),
+      '[core]\n\trepositoryformatversion = 0\n[filter "x"]\n\tsmudge = touch pwned\n',
+    );
+    writeFileSync(path.join(r.dir, '.git/commondir'), `${other}\n`);
+    expect(git(r.dir, 'config', 'filter.x.smudge')).toBe('touch pwned');
+    const restored = restoreRunnerFiles(guard);
+    expect(restored.rejecting).toEqual(['.git/commondir']);
+    expect(existsSync(path.join(r.dir, '.git/commondir'))).toBe(false);
+    expect(() => git(r.dir, 'config', 'filter.x.smudge')).toThrow();
   });
 
   it('object store: a replace ref over the pinned test changes nothing the checks read (the check runs, and fails)', async () => {
