@@ -197,8 +197,9 @@ function planBinds(req: SandboxRequest): Bind[] {
   }));
   if (!isInside(req.gitDir, req.repoRoot))
     writable.push({ path: posix.resolve(req.gitDir), writable: true, required: true });
-  const home = planHomeBinds(req);
   const objects = planObjectBinds(req);
+  // A repository or scratch folder directly in HOME is also one of the user's entries: it stays writable.
+  const home = planHomeBinds(req, new Set(writable.map((b) => b.path)));
   writable.push(...home.writable, ...objects.writable);
   for (const b of writable)
     if (b.path === '/')
@@ -222,12 +223,14 @@ function planBinds(req: SandboxRequest): Bind[] {
 }
 
 /** HOME: the user's, writable (no layer), or the layer with the user's entries read-only on it. */
-function planHomeBinds(req: SandboxRequest): { writable: Bind[]; readOnly: Bind[] } {
+function planHomeBinds(req: SandboxRequest, keepWritable: Set<string>): { writable: Bind[]; readOnly: Bind[] } {
   if (!req.home || !posix.isAbsolute(req.home) || posix.resolve(req.home) === '/')
     return { writable: [], readOnly: [] };
   const home = posix.resolve(req.home);
   if (!req.homeLayer) return { writable: [{ path: home, writable: true, required: false }], readOnly: [] };
-  const entries = req.homeLayer.readOnly.map((p) => posix.resolve(p)).filter((p) => p !== home && isInside(p, home));
+  const entries = req.homeLayer.readOnly
+    .map((p) => posix.resolve(p))
+    .filter((p) => p !== home && isInside(p, home) && !keepWritable.has(p));
   return {
     writable: [{ path: home, source: posix.resolve(req.homeLayer.dir), writable: true, required: true }],
     readOnly: entries.map((p) => ({ path: p, writable: false, required: false })),

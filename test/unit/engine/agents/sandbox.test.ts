@@ -211,6 +211,28 @@ describe('planSandboxCommand', () => {
     expect(args.lastIndexOf('/home/u/.config/ralphkit')).toBeGreaterThan(args.indexOf('/home/u/.config'));
   });
 
+  it("with a HOME layer and the repository (or a scratch folder) directly in HOME: that entry stays writable, not one of the user's read-only entries", () => {
+    const list = triples(
+      planSandboxCommand(
+        request({
+          repoRoot: '/home/u/app',
+          gitDir: '/home/u/app/.git',
+          home: '/home/u',
+          scratch: ['/home/u/scratch'],
+          homeLayer: {
+            dir: '/tmp/ralph-agent-home-l1-x',
+            readOnly: ['/home/u/.local', '/home/u/app', '/home/u/scratch'],
+          },
+        }),
+      ).args,
+    );
+    expect(list.filter((b) => / \/home\/u\/(app|scratch)$/.test(b))).toEqual([
+      '--bind /home/u/app /home/u/app',
+      '--bind /home/u/scratch /home/u/scratch',
+    ]);
+    expect(list).toContain('--ro-bind-try /home/u/.local /home/u/.local');
+  });
+
   it("with a quarantine: new objects go there (bound over .git/objects), the store is read-only at its alternate's path, refs/ralphkit is read-only and its parent pinned", () => {
     const list = triples(
       planSandboxCommand(
