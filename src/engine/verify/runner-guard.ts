@@ -104,9 +104,12 @@ export async function snapshotRunnerFiles(
       hold(abs, show(abs), false, 'inert'),
     ),
     // Where git finds objects besides .git/objects, and parents it makes up: an agent's store or history of its own.
-    ...[path.join(common, 'objects', 'info', 'alternates'), path.join(common, 'info', 'grafts')].map((abs) =>
-      hold(abs, show(abs), false, 'engine'),
-    ),
+    ...[
+      path.join(common, 'objects', 'info', 'alternates'),
+      path.join(common, 'info', 'grafts'),
+      // Commits git is told have no parents (a shallow clone's boundary): history cut short, like grafts.
+      path.join(common, 'shallow'),
+    ].map((abs) => hold(abs, show(abs), false, 'engine')),
     // Where git finds the common dir (config, hooks, objects, refs): a commondir the agent writes into the main .git
     // makes every later git call of the runner read another folder's config, filters and hooks included.
     hold(path.join(own, 'commondir'), show(path.join(own, 'commondir')), false, 'engine'),

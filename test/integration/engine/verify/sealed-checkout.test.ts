@@ -114,6 +114,16 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     expect(existsSync(path.join(r.dir, '.git/info/grafts'))).toBe(false);
   });
 
+  it('object store: a .git/shallow the agent writes (history cut at a commit of its choice) is put back with the claims rejected', async () => {
+    const { r } = await planRepo();
+    const guard = await snapshotRunnerFiles(r.dir);
+    const head = commitAll(r.dir, { 'src/code.txt': 'later\n' }, 'later');
+    writeFileSync(path.join(r.dir, '.git/shallow'), `${head}\n`);
+    expect(git(r.dir, 'rev-list', '--count', 'HEAD')).toBe('1');
+    expect(restoreRunnerFiles(guard).rejecting).toEqual(['.git/shallow']);
+    expect(git(r.dir, 'rev-list', '--count', 'HEAD')).not.toBe('1');
+  });
+
   it("git's common dir: a .git/commondir the agent writes (its own config, hooks and store) is removed before the runner's git reads it, and rejects the claims", async () => {
     const { r } = await planRepo();
     const guard = await snapshotRunnerFiles(r.dir);
