@@ -31,6 +31,11 @@ import { hashObject, type ObjectFormat } from './objects.js';
 /** Where the real object store appears inside the sandbox (its private /tmp), read-only. */
 export const SANDBOX_STORE = '/tmp/ralph-git-objects';
 const PREFIX = 'tmp_objdir-ralph-';
+/**
+ * The largest loose object moved in, inflated (1 GiB): a few kilobytes of zlib can inflate to gigabytes, read into the
+ * runner's memory. git itself writes files past core.bigFileThreshold (512 MiB) into packs, which index-pack streams.
+ */
+const MAX_LOOSE_OBJECT = 1024 ** 3;
 
 /**
  * A new quarantine in `objectsDir` (the real .git/objects, so a runner killed mid-iteration leaves the agent's
@@ -68,12 +73,13 @@ export async function migrateQuarantine(
   format: ObjectFormat,
   quarantine: string,
   objectsDir: string,
+  maxObjectBytes = MAX_LOOSE_OBJECT,
 ): Promise<Migration> {
   const result: Migration = { loose: 0, packs: 0, dropped: [] };
   try {
     for (const dir of readdirSync(quarantine)) {
       if (/^[0-9a-f]{2}$/.test(dir) && isDir(path.join(quarantine, dir)))
-        migrateLooseDir(format, quarantine, objectsDir, dir, result);
+        migrateLooseDir(format, quarantine, objectsDir, dir, result, maxObjectBytes);
     }
     for (const name of safeList(path.join(quarantine, 'pack'))) {
       if (name.endsWith('.pack')) await migratePack(top, path.join(quarantine, 'pack', name), objectsDir, result);
@@ -90,12 +96,13 @@ function migrateLooseDir(
   objectsDir: string,
   dir: string,
   result: Migration,
+  maxObjectBytes: number,
 ): void {
   const idLength = format === 'sha256' ? 62 : 38;
   for (const name of safeList(path.join(quarantine, dir))) {
     if (name.length !== idLength || !/^[0-9a-f]+$/.test(name)) continue;
     const oid = dir + name;
-    const problem = checkLoose(format, oid, path.join(quarantine, dir, name));
+    const problem = checkLoose(format, oid, path.join(quarantine, dir, name), maxObjectBytes);
     if (typeof problem === 'string') {
       result.dropped.push(`${oid}: ${problem}`);
       continue;
@@ -105,7 +112,7 @@ function migrateLooseDir(
 }
 
 /** The loose object's file as read (no symbolic link followed), when it inflates to an object hashing to `oid`; else why not. */
-function checkLoose(format: ObjectFormat, oid: string, file: string): Buffer | string {
+function checkLoose(format: ObjectFormat, oid: string, file: string, maxObjectBytes: number): Buffer | string {
   let raw: Buffer;
   try {
     raw = readNoFollow(file);
@@ -114,8 +121,10 @@ function checkLoose(format: ObjectFormat, oid: string, file: string): Buffer | s
   }
   let body: Buffer;
   try {
-    body = inflateSync(raw);
-  } catch {
+    body = inflateSync(raw, { maxOutputLength: maxObjectBytes });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE')
+      return `it inflates to more than ${maxObjectBytes} bytes`;
     return 'not zlib data';
   }
   const nul = body.indexOf(0);

@@ -79,4 +79,18 @@ describe('migrateQuarantine', () => {
     expect(readdirSync(path.join(store, 'pack')).filter((n) => n.startsWith('tmp_'))).toEqual([]);
     expect(git(repo, 'fsck', '--no-dangling')).toBe('');
   });
+
+  it('drops a loose object that inflates past the limit (a zlib bomb is never read whole into memory)', async () => {
+    const repo = gitdir({ 'a.txt': 'a\n' });
+    const store = path.join(repo, '.git/objects');
+    const q = makeQuarantine(store, 'bomb');
+    const big = 'x'.repeat(4096);
+    const small = 'small\n';
+    putLoose(q, idOf(big), looseBytes(big));
+    putLoose(q, idOf(small), looseBytes(small));
+    const m = await migrateQuarantine(repo, 'sha1', q, store, 1024);
+    expect(m.loose).toBe(1);
+    expect(m.dropped).toEqual([`${idOf(big)}: it inflates to more than 1024 bytes`]);
+    expect(git(repo, 'cat-file', 'blob', idOf(small))).toBe('small');
+  });
 });
