@@ -2,9 +2,8 @@
 // verification, the budget, the clock, state persistence) comes in through LoopDeps, so unit tests drive
 // it with fakes and run/deps.ts wires the real edges.
 import type { AgentRunRecord, LoopConfig, LoopDeps, LoopState, VerifyResult } from '../types.js';
-import { detectTag } from './tags.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
-import { runAgentWithRetries } from './retries.js';
+import { reportAgentExit, runAgentWithRetries } from './retries.js';
 import { renderAllPass, throwIfAborted } from './exits.js';
 import { limitAfterIteration, limitBeforeRun, unpricedExit, unpricedLimitReached, usageCeilingExit } from './limits.js';
 import { isSettled } from '../../prd/skip.js';
@@ -53,23 +52,7 @@ async function runIteration(state: LoopState, config: LoopConfig, deps: LoopDeps
   const tips = await deps.readBranchTips();
   const result = await runAgentWithRetries(state, config, deps, iteration);
   throwIfAborted(deps.signal);
-  const tag = detectTag(result.finalMessage, config.completionPromise);
-  deps.emit({
-    type: 'agent-exit',
-    iteration,
-    exitCode: result.exitCode,
-    signal: result.signal,
-    timedOut: result.timedOut,
-    durationMs: result.durationMs,
-    costUsd: result.costUsd,
-    tag,
-  });
-  if (result.timedOut)
-    deps.emit({
-      type: 'warn',
-      iteration,
-      message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed`,
-    });
+  const tag = reportAgentExit(deps.emit, iteration, result, config.completionPromise);
   const git = await deps.inspectAgentGit(iteration, headBefore, tips);
   // After the git inspection, so the note lands on the loop's branch even if the agent had left it.
   if (result.timedOut) deps.recordTimeout(iteration, result);

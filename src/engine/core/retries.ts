@@ -1,6 +1,8 @@
 // An agent run with the loop's patience: a transient failure (a crash, a dropped connection) is repeated up to
 // MAX_TRANSIENT_RETRIES times with a doubling back-off, and a rate limit waits for its reset (or a capped back-off).
 import type { AgentResult, LoopConfig, LoopDeps, LoopState, RateLimitHit } from '../types.js';
+import type { Emit } from '../events.js';
+import { detectTag, type Tag } from './tags.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { throwIfAborted } from './exits.js';
 import { durationExit } from './limits.js';
@@ -117,6 +119,31 @@ function watchDeadline(config: LoopConfig, deps: LoopDeps): DeadlineWatch {
     deps.signal.removeEventListener('abort', onLoopAbort);
   };
   return { signal: combined.signal, up: () => up, dispose };
+}
+
+/**
+ * The agent's run as both loops announce it: its exit (with the tag its final message ends with) and, past the
+ * iteration timeout, that the iteration failed. Returns the tag.
+ */
+export function reportAgentExit(emit: Emit, iteration: number, result: AgentResult, completion: string): Tag | null {
+  const tag = detectTag(result.finalMessage, completion);
+  emit({
+    type: 'agent-exit',
+    iteration,
+    exitCode: result.exitCode,
+    signal: result.signal,
+    timedOut: result.timedOut,
+    durationMs: result.durationMs,
+    costUsd: result.costUsd,
+    tag,
+  });
+  if (result.timedOut)
+    emit({
+      type: 'warn',
+      iteration,
+      message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed`,
+    });
+  return tag;
 }
 
 /** Until the named reset (plus slack for clock skew), else an exponential back-off; never more than 12h. */

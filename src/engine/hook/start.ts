@@ -18,7 +18,7 @@ import { anchorNewLoop } from '../verify/anchors.js';
 import { holdVerdictKey } from '../verify/trust.js';
 import { LOOP_ID, statePath } from '../store/layout.js';
 import { clearCancelMarker } from '../store/cancel.js';
-import { guardStart } from '../store/state-file.js';
+import { guardStart, storedOptions } from '../store/state-file.js';
 import { refuseBusyTree } from '../store/locks.js';
 import { processStart } from '../processes.js';
 import { LoopExit, usageExit, LOOP_EXIT } from '../errors.js';
@@ -160,22 +160,7 @@ function newSessionState(id: string, options: SessionOptions, env: NodeJS.Proces
     Number(env.CLAUDE_PID) > 0 && Number.isInteger(Number(env.CLAUDE_PID)) ? Number(env.CLAUDE_PID) : process.ppid;
   const now = new Date().toISOString();
   const stored = { ...DEFAULT_OPTIONS, ...options, agent: 'claude' as const };
-  const {
-    resume: _r,
-    resumeLast: _l,
-    name: _n,
-    dryRun: _d,
-    help: _h,
-    json: _j,
-    notify: _no,
-    onExit: _oe,
-    webhook: _w,
-    acceptPinChanges: _ap,
-    repin: _rp,
-    acceptPlanEdits: _ae,
-    agent: _a,
-    ...kept
-  } = stored;
+  const { agent: _a, ...kept } = storedOptions(stored);
   return {
     id,
     agent: IN_SESSION_AGENT,

@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { LoopState, LoopStatus, RunContext } from '../types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { lastPlanPath } from '../store/layout.js';
-import { writeState } from '../store/state-file.js';
+import { storedOptions, writeState } from '../store/state-file.js';
 import { ownProcessStart } from '../processes.js';
 import { reportsCost, reviewerReportsCost } from './preflight.js';
 import { LoopExit, LOOP_EXIT, RunnerFileError } from '../errors.js';
@@ -18,22 +18,8 @@ import { quoteArg } from '../../util/invocation.js';
 
 export function initialState(run: RunContext): LoopState {
   const now = new Date().toISOString();
-  // Per invocation (PerInvocation in types.ts): the webhook URL is a secret, the others are this command's own.
-  const {
-    resume: _r,
-    resumeLast: _l,
-    name: _n,
-    dryRun: _d,
-    help: _h,
-    json: _j,
-    notify: _no,
-    onExit: _oe,
-    webhook: _w,
-    acceptPinChanges: _ap,
-    repin: _rp,
-    acceptPlanEdits: _ae,
-    ...stored
-  } = run.options;
+  // No per-invocation options (store/state-file.ts): the webhook URL is a secret, the rest is this command's own.
+  const stored = storedOptions(run.options);
   const rel = (p: string) => path.relative(run.paths.repoRoot, p);
   const { agent: agentName, ...rest } = stored;
   const options: LoopState['options'] = {

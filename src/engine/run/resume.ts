@@ -1,6 +1,7 @@
 // Resuming a loop: finding the one to continue, stopping the agent a killed runner left behind, refusing
 // a loop with no iterations left, and merging the options typed now over the stored ones.
-import type { RunOptions, LoopState, PerInvocation } from '../types.js';
+import type { RunOptions, LoopState } from '../types.js';
+import { storedOptions } from '../store/state-file.js';
 import { isAlive, signalGroup } from '../processes.js';
 import { isRunning, listRecordedAgents, readAllStates, readState } from '../store/state-file.js';
 import { renderResumeCommand } from '../core/exits.js';
@@ -74,22 +75,6 @@ export function refuseExhausted(state: LoopState, options: RunOptions): void {
   );
 }
 
-// A Record, so that a new per-invocation option cannot be left out of it.
-const PER_INVOCATION: Record<PerInvocation, true> = {
-  resume: true,
-  resumeLast: true,
-  name: true,
-  dryRun: true,
-  help: true,
-  json: true,
-  notify: true,
-  onExit: true,
-  webhook: true,
-  acceptPinChanges: true,
-  repin: true,
-  acceptPlanEdits: true,
-};
-
 /** The stored settings of a resumed loop, overridden by whatever the user typed this time. */
 export function mergeResumedOptions(
   stored: LoopState['options'],
@@ -97,7 +82,7 @@ export function mergeResumedOptions(
   given: Set<keyof RunOptions>,
 ): RunOptions {
   // Never stored: a state.json that carries them was written by someone else (a hook command, a webhook to call).
-  const kept = Object.fromEntries(Object.entries(stored).filter(([key]) => !Object.hasOwn(PER_INVOCATION, key)));
+  const kept = storedOptions(stored);
   // A merge is only ever what the user typed: state.json is the agent's to write too.
   if (stored.deliver === 'pr-merge' && !given.has('deliver')) {
     throw new LoopExit(

@@ -2,12 +2,40 @@
 // fails), reading one, and scanning every loop folder for `status`, resume and the locks.
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { LoopState, WorkerState } from '../types.js';
+import type { LoopState, PerInvocation, RunOptions, WorkerState } from '../types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { showPath } from '../../util/repo-path.js';
 import { isAlive, processStart } from '../processes.js';
 import { LoopExit, describeError, guardWrite, LOOP_EXIT } from '../errors.js';
 import { RUNS_DIR, runsDir, statePath } from './layout.js';
+
+// The options of one invocation, never stored in state.json nor kept by --resume. A Record, so that a new
+// per-invocation option cannot be left out of it.
+const PER_INVOCATION: Record<PerInvocation, true> = {
+  resume: true,
+  resumeLast: true,
+  name: true,
+  dryRun: true,
+  help: true,
+  json: true,
+  notify: true,
+  onExit: true,
+  webhook: true,
+  acceptPinChanges: true,
+  repin: true,
+  acceptPlanEdits: true,
+};
+
+/**
+ * The settings a loop stores (and a resume keeps): every option but the per-invocation ones. Also applied to what a
+ * state.json holds, since the agent can write it: a stored hook command or webhook URL is never taken from there.
+ */
+export function storedOptions<T extends Partial<RunOptions>>(options: T): Omit<T, PerInvocation> {
+  return Object.fromEntries(Object.entries(options).filter(([key]) => !Object.hasOwn(PER_INVOCATION, key))) as Omit<
+    T,
+    PerInvocation
+  >;
+}
 
 // The state objects this process has saved at least once. run.ts keeps one object per loop and mutates it,
 // so a failed first write means nothing was recorded yet: the start is refused, not a run that failed.

@@ -20,8 +20,7 @@ import { gitOk, headSha, runGit } from '../../git/git.js';
 import { keepRecordsIn } from '../../store/layout.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../../verify/runner-guard.js';
 import { verifyIteration } from '../../verify/verify.js';
-import { runAgentWithRetries } from '../../core/retries.js';
-import { detectTag } from '../../core/tags.js';
+import { reportAgentExit, runAgentWithRetries } from '../../core/retries.js';
 import { throwIfAborted } from '../../core/exits.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
 import { addWorktree, closeWorktree, worktreePath } from '../../git/worktree.js';
@@ -144,23 +143,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
   const tips = await deps.readBranchTips();
   const result = await runAgentWithRetries(state, input.config, deps, iteration);
   throwIfAborted(signal);
-  const tag = detectTag(result.finalMessage, input.config.completionPromise);
-  emit({
-    type: 'agent-exit',
-    iteration,
-    exitCode: result.exitCode,
-    signal: result.signal,
-    timedOut: result.timedOut,
-    durationMs: result.durationMs,
-    costUsd: result.costUsd,
-    tag,
-  });
-  if (result.timedOut)
-    emit({
-      type: 'warn',
-      iteration,
-      message: `iteration ${iteration} failed: the agent outlived the iteration timeout and was killed`,
-    });
+  const tag = reportAgentExit(emit, iteration, result, input.config.completionPromise);
   input.onPhase('verifying');
   const git = await deps.inspectAgentGit(iteration, headBefore, tips);
   if (result.timedOut) deps.recordTimeout(iteration, result);
