@@ -59,8 +59,10 @@ export function planAbsentPaths(files: readonly string[], prd: Prd): string[] {
   return planShadowPaths(files, runners);
 }
 
-// What npm, pnpm, yarn and bun run around an install of the project itself (its own package.json, not a dependency's).
-const LIFECYCLE_SCRIPTS: readonly string[] = [
+// What npm, pnpm, yarn and bun run around an install of the project itself (its own package.json, not a dependency's),
+// and npm's `dependencies`, run after an install that changed node_modules (npm 8 and later). setup-key.ts keys the
+// setup cache on the same list.
+export const LIFECYCLE_SCRIPTS: readonly string[] = [
   'preinstall',
   'install',
   'postinstall',
@@ -68,6 +70,7 @@ const LIFECYCLE_SCRIPTS: readonly string[] = [
   'preprepare',
   'prepare',
   'postprepare',
+  'dependencies',
 ];
 const INSTALL_VERBS: readonly string[] = ['ci', 'install', 'i', 'add', 'clean-install', 'install-clean', 'isntall'];
 

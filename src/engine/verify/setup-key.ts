@@ -3,6 +3,7 @@
 // Pure: the caller reads the files; here they are named, judged and hashed into the key of the setup cache
 // (verify/setup-cache.ts).
 import { createHash } from 'node:crypto';
+import { LIFECYCLE_SCRIPTS } from './pins.js';
 
 /** Lockfiles at the checkout's top: the install's input besides the manifests. */
 export const LOCKFILES: readonly string[] = [
@@ -47,25 +48,15 @@ export function isPureInstall(setup: string): boolean {
   );
 }
 
-// npm, pnpm, yarn and bun run these for the project itself (and a local `file:` package) during an install: they run
-// the project's sources, so what they make depends on the commit, not on the lockfile alone.
-const LIFECYCLE = [
-  'preinstall',
-  'install',
-  'postinstall',
-  'prepublish',
-  'preprepare',
-  'prepare',
-  'postprepare',
-  'dependencies',
-];
-
-/** Pure: the install lifecycle scripts a package.json text names (unreadable JSON: `(unreadable)`, never cached). */
+/**
+ * Pure: the install lifecycle scripts (pins.ts) a package.json text names (unreadable JSON: `(unreadable)`, never
+ * cached). They run the project's sources, so what an install makes depends on the commit, not on the lockfile alone.
+ */
 export function lifecycleScripts(text: string): string[] {
   try {
     const scripts = (JSON.parse(text) as { scripts?: unknown }).scripts;
     if (!scripts || typeof scripts !== 'object') return [];
-    return LIFECYCLE.filter((name) => Object.hasOwn(scripts, name));
+    return LIFECYCLE_SCRIPTS.filter((name) => Object.hasOwn(scripts, name));
   } catch {
     return ['(unreadable)'];
   }

@@ -116,7 +116,16 @@ describe('planShadowPaths / planAbsentPaths: files that would silence a pinned o
 });
 
 describe("planSetupScripts: what an install in setup runs of the project's own package.json", () => {
-  const LIFECYCLE = ['preinstall', 'install', 'postinstall', 'prepublish', 'preprepare', 'prepare', 'postprepare'];
+  const LIFECYCLE = [
+    'preinstall',
+    'install',
+    'postinstall',
+    'prepublish',
+    'preprepare',
+    'prepare',
+    'postprepare',
+    'dependencies',
+  ];
   it.each([
     ['npm ci', ['']],
     ['npm install --no-audit', ['']],
