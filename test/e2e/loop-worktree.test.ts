@@ -228,9 +228,6 @@ describe('--worktree', () => {
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('branch ralph/a is checked out in your working tree');
     expect(r.stderr).toContain('git switch');
-    const sandboxed = await ralph(repo, ['--worktree', '--sandbox', '--agent-cmd', agent('worker'), '5']);
-    expect(sandboxed.code).toBe(1);
-    expect(sandboxed.stderr).toContain('--worktree and --sandbox cannot be combined yet');
     expect(existsSync(worktrees(repo))).toBe(false);
   }, 180_000);
 });

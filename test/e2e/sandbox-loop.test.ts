@@ -16,6 +16,7 @@ import {
 import { FIXTURES, git, run, runCli, testdir } from '../support/repo.js';
 import { readNote } from '../support/verdict-note.js';
 import { parseRecord } from '../../src/engine/store/verdict-record.js';
+import type { Prd } from '../../src/prd/types.js';
 import { ralph as ralphLoop, renderPlan } from '../support/loop-repo.js';
 import { apiEnv, deliverRepo } from '../support/deliver-repo.js';
 import { startGitHubServer } from '../support/github-server.js';
@@ -54,6 +55,29 @@ describe.skipIf(!probe.ok)(
       expect(r.code, r.output).not.toBe(0);
       expect(r.output).not.toMatch(/the object store was rewritten/);
       expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
+    });
+
+    it("--parallel under the sandbox: each worker's agent is sandboxed in its own worktree, where rewriting the pinned tests' objects in place fails (not exit 0); the honest agent exits 0 on the same plan", async () => {
+      const honest = copyRepo(plan);
+      const ok = await ralph(honest, 'honest', ['--sandbox', '--parallel', '2', '6']);
+      expect(ok.code, ok.output).toBe(0);
+      const merged = JSON.parse(git(honest, 'show', 'ralph/attack-demo:ralph/prd.json')) as Prd;
+      expect(merged.userStories.map((s) => [s.id, s.passes])).toEqual([
+        ['US-1', true],
+        ['US-2', true],
+      ]);
+      const dir = copyRepo(plan);
+      const oid = git(dir, 'rev-parse', 'HEAD:test/one.test.mjs');
+      const loose = path.join(dir, '.git/objects', oid.slice(0, 2), oid.slice(2));
+      const before = readFileSync(loose);
+      const r = await ralph(dir, 'rewrite-object', ['--sandbox', '--parallel', '2', '--no-weak-check', '2']);
+      expect(r.code, r.output).not.toBe(0);
+      expect(readFileSync(loose)).toEqual(before);
+      const logs = readdirSync(path.join(dir, 'ralph/.runs/e2e'), { recursive: true, encoding: 'utf8' })
+        .filter((f) => f.endsWith('.log'))
+        .map((f) => readFileSync(path.join(dir, 'ralph/.runs/e2e', f), 'utf8'))
+        .join('\n');
+      expect(logs).toContain('could not rewrite the object of test/one.test.mjs: EROFS');
     });
 
     it('symlinks: a committed link out of the checkout (to the code in an ignored folder of the working tree) is refused; not exit 0', async () => {

@@ -49,8 +49,8 @@ Loops:
                               merged before), a failing batch split in halves; a conflict or a failure sends
                               a story back. A story that fails on a base other stories are moving goes again
                               on the new tip, uncounted. max_iterations, --max-cost and Ctrl-C count for the
-                              whole run. Not yet with --sandbox, --verify-in-place, --deliver, a reviewer or
-                              --wait
+                              whole run. Each worker's agent is sandboxed in its worktree, as a single loop's.
+                              Not yet with --verify-in-place, --deliver, a reviewer or --wait
 Ending:
   --completion-promise <word> the agent ends its final message with <promise>WORD</promise> on a line of
                               its own (default COMPLETE; letters, digits, _ . -); the runner tells the agent

@@ -13,8 +13,6 @@ export function refuseParallelOptions(options: RunOptions, given: Set<keyof RunO
   options.worktree = true;
   given.add('worktree');
   const unsupported: [boolean, string][] = [
-    // Only a typed --sandbox: the default gives way to --parallel (run/sandbox-default.ts).
-    [options.sandbox && given.has('sandbox'), '--sandbox'],
     [options.verifyInPlace, '--verify-in-place'],
     [options.deliver !== 'commit', `--deliver ${options.deliver}`],
     [Boolean(options.reviewAgent || options.reviewCmd), '--review-agent/--review-cmd'],

@@ -93,7 +93,7 @@ export async function startRun(
     refuseExhausted(resumed, options);
     refuseParallelOptions(options, given, resumed.id);
   }
-  refuseWorktreeOptions(options, resumed, given);
+  refuseWorktreeOptions(options, resumed);
   const tree: WorktreeRun = { mainRoot: repoRoot, root: null, mayRemove: false };
   const id = resumed?.id ?? options.name ?? newLoopId(new Date());
   // From before the first side effect (a worktree, a branch): a Ctrl-C while the start is set up ends the loop at its

@@ -34,14 +34,6 @@ export function decideSandbox(
   // A state.json from before the default (no `sandbox` key) is decided like a new loop.
   const asked = given.has('sandbox') || (resumed !== null && resumed.options.sandbox === true);
   if (asked) return { sandbox: true, strict: true };
-  // Not supported there yet (worktree-start.ts, options.ts): the default gives way, and says so.
-  const mode = options.parallel !== undefined ? '--parallel' : options.worktree ? '--worktree' : null;
-  if (mode)
-    return {
-      sandbox: false,
-      strict: false,
-      note: `not sandboxed: ${mode} loops do not run under the sandbox yet; ${UNSANDBOXED}; ${SILENCE}`,
-    };
   const found = probe();
   if (found.ok) return { sandbox: true, strict: false, probe: found };
   const fix = found.fix ? `to sandbox it, ${found.fix}; ` : '';

@@ -15,24 +15,14 @@ export interface WorktreeRun {
   mayRemove: boolean;
 }
 
-/** --worktree with the sandbox (not supported yet), and on a resumed loop that ran in the user's tree. */
-export function refuseWorktreeOptions(
-  options: RunOptions,
-  resumed: LoopState | null,
-  given: Set<keyof RunOptions>,
-): void {
+/** --worktree on a resumed loop that ran in the user's tree. */
+export function refuseWorktreeOptions(options: RunOptions, resumed: LoopState | null): void {
   if (resumed && options.worktree && !resumed.worktree) {
     throw usageExit(
       `loop ${resumed.id} ran in your working tree, not in a worktree of its own`,
       `continue it there: ./ralph/ralph.sh --resume ${resumed.id} (without --worktree)`,
     );
   }
-  // The default gives way to --worktree (run/sandbox-default.ts); only a typed --sandbox is refused.
-  if (options.worktree && options.sandbox && given.has('sandbox'))
-    throw usageExit(
-      '--worktree and --sandbox cannot be combined yet',
-      'run the worktree loop without --sandbox, or the sandboxed loop in your working tree',
-    );
 }
 
 /**

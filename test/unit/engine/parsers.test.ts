@@ -43,18 +43,18 @@ describe('parseRunArgs', () => {
     expect((refusal(['--parallel', '17']) as Error).message).toBe('--parallel takes at most 16 workers (got 17)');
   });
 
-  it("--parallel takes the sandbox's default (on where it works) without a refusal: only a typed --sandbox is one", () => {
+  it('--parallel takes the sandbox, by default or typed, and --no-sandbox', () => {
     expect(parseRunArgs(['--parallel', '2']).options).toMatchObject({ parallel: 2, sandbox: true });
+    expect(parseRunArgs(['--parallel', '2', '--sandbox']).options).toMatchObject({ parallel: 2, sandbox: true });
     expect(parseRunArgs(['--parallel', '2', '--no-sandbox']).options).toMatchObject({ parallel: 2, sandbox: false });
   });
 
   it.each([
-    [['--sandbox'], '--sandbox'],
     [['--verify-in-place'], '--verify-in-place'],
     [['--deliver', 'pr'], '--deliver pr'],
     [['--review-cmd', 'x'], '--review-agent/--review-cmd'],
     [['--max-usage', '80', '--wait'], '--wait/--wait-next-session'],
-    [['--sandbox', '--deliver', 'push'], '--sandbox, --deliver push'],
+    [['--verify-in-place', '--deliver', 'push'], '--verify-in-place, --deliver push'],
   ])('--parallel with %j is refused by name', (extra, named) => {
     const err = refusal(['--parallel', '2', ...extra]) as LoopExit;
     expect([err.code, err.status]).toEqual([1, 'usage']);

@@ -67,12 +67,9 @@ describe('decideSandbox', () => {
   it.each([
     ['--worktree', { worktree: true }],
     ['--parallel', { worktree: true, parallel: 2 }],
-  ])('%s loops run unsandboxed by default (not supported there yet) and say so', (mode, options) => {
-    const choice = decide(options, [], works);
-    expect(choice).toMatchObject({ sandbox: false, probed: 0 });
-    expect(choice.note).toMatch(
-      new RegExp(`^not sandboxed: ${mode} loops do not run under the sandbox yet; .*--no-sandbox$`),
-    );
+  ])('%s loops are sandboxed by default where it works, like a loop in the working tree', (_mode, options) => {
+    expect(decide(options, [], works)).toMatchObject({ sandbox: true, strict: false, probed: 1 });
+    expect(decide(options, [], works).note).toBeUndefined();
   });
 
   it('a resumed loop keeps its choice: sandboxed stays sandboxed (strict), unsandboxed stays so unless --sandbox is typed', () => {
