@@ -2,7 +2,7 @@
 // Each pair is run interleaved (a, b, a, b, ...) so machine noise hits both sides alike; the minimum and the median of
 // each side are reported: the minimum is the run the machine disturbed least, the median the typical one.
 // Runs after `npm run build`; a part whose command is not built yet is reported as skipped, never faked.
-// Options: --quick (fewer repetitions), --only=install,runner,cpu,honest,output,parallel,validate,dashboard,api.
+// Options: --quick (fewer repetitions), --only=install,runner,cpu,honest,output,parallel,replay,validate,dashboard,api.
 import { spawn, execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
@@ -12,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import net from 'node:net';
 import { benchParallel } from './bench-parallel.mjs';
+import { benchReplay } from './bench-replay.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin/ralphkit.js');
@@ -46,8 +47,8 @@ function gitRepo(prefix) {
   return dir;
 }
 
-/** Runs a command to completion; resolves with its wall time in ms. A surprising exit code is an error. */
-function timed(cmd, args, { cwd = ROOT, expect = [0], input = '' } = {}) {
+/** Runs a command to completion; resolves with its wall time in ms, its exit code and its output (both streams). */
+function timedRun(cmd, args, { cwd = ROOT, input = '' } = {}) {
   return new Promise((resolve, reject) => {
     const start = performance.now();
     const child = spawn(cmd, args, { cwd, env: ENV, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -55,18 +56,18 @@ function timed(cmd, args, { cwd = ROOT, expect = [0], input = '' } = {}) {
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     child.on('error', reject);
-    child.on('close', (code) => {
-      const ms = performance.now() - start;
-      if (expect.includes(code)) resolve(ms);
-      else
-        reject(
-          new Error(
-            `${path.basename(args[0] ?? cmd)} ${args[1] ?? ''} exited ${code}: ${output.trim().split('\n').pop()}`,
-          ),
-        );
-    });
+    child.on('close', (code) => resolve({ ms: performance.now() - start, code, output }));
     child.stdin.end(input);
   });
+}
+
+/** Runs a command to completion; resolves with its wall time in ms. A surprising exit code is an error. */
+async function timed(cmd, args, { cwd = ROOT, expect = [0], input = '' } = {}) {
+  const { ms, code, output } = await timedRun(cmd, args, { cwd, input });
+  if (expect.includes(code)) return ms;
+  throw new Error(
+    `${path.basename(args[0] ?? cmd)} ${args[1] ?? ''} exited ${code}: ${output.trim().split('\n').pop()}`,
+  );
 }
 
 function median(values) {
@@ -317,6 +318,12 @@ async function benchOutput() {
 // 2e. `--parallel 4` against the serial loop on 8 independent stories (scripts/bench-parallel.mjs).
 function benchParallelPart() {
   return benchParallel({ QUICK, ROOT, ENV, tempdir, planRepo, timed, report, stats });
+}
+
+// 2f. A project's shape (scripts/bench-replay.mjs): an npm dependency, `setup: "npm ci"`, six `node --test` stories
+// in a dependency chain; bare work, the serial loop and `--parallel 3` with and without `dependsOn`, interleaved.
+function benchReplayPart() {
+  return benchReplay({ QUICK, ENV, planRepo, copyOf, timed, timedRun, report, stats, ratio });
 }
 
 // 2c. The runner's own CPU per iteration, flat in the plan's size: a no-op agent (`true`) on a plan of 10 and of
@@ -731,6 +738,7 @@ try {
     honest: benchHonest,
     output: benchOutput,
     parallel: benchParallelPart,
+    replay: benchReplayPart,
     validate: benchValidate,
     dashboard: benchDashboard,
     api: benchApi,
