@@ -34,7 +34,7 @@ function plan() {
  * warm-up round (each run takes seconds, and making the template repository has already run the built engine).
  * The argument is what bench.mjs shares with its parts.
  */
-export async function benchParallel({ QUICK, ROOT, ENV, tempdir, planRepo, timed, report, median }) {
+export async function benchParallel({ QUICK, ROOT, ENV, tempdir, planRepo, timed, report, stats }) {
   const rounds = QUICK ? 1 : 3;
   const template = await planRepo('parallel', plan());
   const agent = `FAKE_AGENT_MS=${AGENT_MS} node ${JSON.stringify(path.join(ROOT, 'test/fixtures/agents/paced.mjs'))}`;
@@ -59,16 +59,16 @@ export async function benchParallel({ QUICK, ROOT, ENV, tempdir, planRepo, timed
     samples.serial.push(await run(1));
     samples.parallel.push(await run(WORKERS));
   }
-  const med = (list) => median(list.map((s) => s.ms));
+  const times = (list) => stats(list.map((s) => s.ms));
   const runs = (list) => list.map((s) => s.runs).join(', ');
   const cpu = (list) =>
-    Number.isNaN(list[0].cpuS) ? 'not measured' : `${median(list.map((s) => s.cpuS)).toFixed(1)} s`;
+    Number.isNaN(list[0].cpuS) ? 'not measured' : `${stats(list.map((s) => s.cpuS)).median.toFixed(1)} s`;
   report(
     `\`ralph.sh --parallel ${WORKERS}\`, ${STORIES} independent stories, agent ${AGENT_MS / 1000} s per story`,
-    med(samples.parallel),
+    times(samples.parallel),
     'the serial loop (`ralph.sh`, no --parallel)',
-    med(samples.serial),
-    `goal ≤ 0.35×, ideal 0.25×; CPU of the runner and all it started (agents sleep): parallel ${cpu(samples.parallel)}, serial ${cpu(samples.serial)}; agent runs per loop: parallel ${runs(samples.parallel)}, serial ${runs(samples.serial)}; every story verified on ${PLAN_BRANCH}; median of ${rounds}`,
+    times(samples.serial),
+    `goal ≤ 0.35×, ideal 0.25×; median CPU of the runner and all it started (agents sleep): parallel ${cpu(samples.parallel)}, serial ${cpu(samples.serial)}; agent runs per loop: parallel ${runs(samples.parallel)}, serial ${runs(samples.serial)}; every story verified on ${PLAN_BRANCH}; ${rounds} runs each`,
   );
 }
 

@@ -1,7 +1,8 @@
 // `npm run bench`: ralphkit's speed measured side by side with the cheapest alternative, in one run.
-// Each pair is run interleaved (a, b, a, b, ...) so machine noise hits both sides alike; medians are reported.
+// Each pair is run interleaved (a, b, a, b, ...) so machine noise hits both sides alike; the minimum and the median of
+// each side are reported: the minimum is the run the machine disturbed least, the median the typical one.
 // Runs after `npm run build`; a part whose command is not built yet is reported as skipped, never faked.
-// Options: --quick (fewer repetitions), --only=install,runner,cpu,honest,output,parallel,validate,dashboard,api.
+// Options: --quick (fewer repetitions), --only=install,runner,cpu,honest,output,parallel,replay,validate,dashboard,api.
 import { spawn, execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
@@ -11,6 +12,7 @@ import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import net from 'node:net';
 import { benchParallel } from './bench-parallel.mjs';
+import { benchReplay } from './bench-replay.mjs';
 
 const ROOT = path.resolve(import.meta.dirname, '..');
 const BIN = path.join(ROOT, 'bin/ralphkit.js');
@@ -45,8 +47,8 @@ function gitRepo(prefix) {
   return dir;
 }
 
-/** Runs a command to completion; resolves with its wall time in ms. A surprising exit code is an error. */
-function timed(cmd, args, { cwd = ROOT, expect = [0], input = '' } = {}) {
+/** Runs a command to completion; resolves with its wall time in ms, its exit code and its output (both streams). */
+function timedRun(cmd, args, { cwd = ROOT, input = '' } = {}) {
   return new Promise((resolve, reject) => {
     const start = performance.now();
     const child = spawn(cmd, args, { cwd, env: ENV, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -54,18 +56,18 @@ function timed(cmd, args, { cwd = ROOT, expect = [0], input = '' } = {}) {
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     child.on('error', reject);
-    child.on('close', (code) => {
-      const ms = performance.now() - start;
-      if (expect.includes(code)) resolve(ms);
-      else
-        reject(
-          new Error(
-            `${path.basename(args[0] ?? cmd)} ${args[1] ?? ''} exited ${code}: ${output.trim().split('\n').pop()}`,
-          ),
-        );
-    });
+    child.on('close', (code) => resolve({ ms: performance.now() - start, code, output }));
     child.stdin.end(input);
   });
+}
+
+/** Runs a command to completion; resolves with its wall time in ms. A surprising exit code is an error. */
+async function timed(cmd, args, { cwd = ROOT, expect = [0], input = '' } = {}) {
+  const { ms, code, output } = await timedRun(cmd, args, { cwd, input });
+  if (expect.includes(code)) return ms;
+  throw new Error(
+    `${path.basename(args[0] ?? cmd)} ${args[1] ?? ''} exited ${code}: ${output.trim().split('\n').pop()}`,
+  );
 }
 
 function median(values) {
@@ -74,14 +76,24 @@ function median(values) {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
 }
 
-/** Interleaves the measures `n` times each (after one unmeasured warm-up of each); returns their medians. */
+/** The minimum and the median of one side's samples (milliseconds). */
+function stats(values) {
+  return { min: Math.min(...values), median: median(values) };
+}
+
+/** The same statistics divided by `k` (a whole loop's figures per story or per iteration). */
+function per(s, k) {
+  return { min: s.min / k, median: s.median / k };
+}
+
+/** Interleaves the measures `n` times each (after one unmeasured warm-up of each); returns stats() of each. */
 async function interleaved(n, ...fns) {
   for (const fn of fns) await fn();
   const samples = fns.map(() => []);
   for (let i = 0; i < n; i++) {
     for (const [k, fn] of fns.entries()) samples[k].push(await fn());
   }
-  return samples.map(median);
+  return samples.map(stats);
 }
 
 async function sideBySide(n, a, b) {
@@ -92,18 +104,21 @@ async function sideBySide(n, a, b) {
 const ms = (x) => `${x.toFixed(x < 10 ? 2 : 1)} ms`;
 const ratio = (a, b) => `${(a / b).toFixed(2)}×`;
 const rows = [];
+/** One row of the table: `value` and `baseline` are stats() (min and median); the ratio is of the medians. */
 function report(name, value, baselineName, baseline, note = '') {
   rows.push({
     name,
-    value: ms(value),
+    value: ms(value.median),
+    min: ms(value.min),
     baselineName,
-    baseline: baseline === undefined ? '' : ms(baseline),
-    ratio: baseline === undefined ? '' : ratio(value, baseline),
+    baseline: baseline === undefined ? '' : ms(baseline.median),
+    baselineMin: baseline === undefined ? '' : ms(baseline.min),
+    ratio: baseline === undefined ? '' : ratio(value.median, baseline.median),
     note,
   });
 }
 function skipped(name, why) {
-  rows.push({ name, value: 'skipped', baselineName: '', baseline: '', ratio: '', note: why });
+  rows.push({ name, value: 'skipped', min: '', baselineName: '', baseline: '', baselineMin: '', ratio: '', note: why });
 }
 
 async function section(name, fn) {
@@ -132,7 +147,7 @@ async function benchInstall() {
     a,
     '`node -e 0`',
     b,
-    `median of ${n}; start-up alone (\`ralphkit --version\`) ${ms(s)}, ${ratio(s, b)}`,
+    `${n} runs each; start-up alone (\`ralphkit --version\`) median ${ms(s.median)}, ${ratio(s.median, b.median)}`,
   );
 }
 
@@ -145,7 +160,7 @@ const PLAN = {
 
 async function benchRunner() {
   const iterations = QUICK ? 5 : 20;
-  const n = QUICK ? 2 : 5;
+  const n = QUICK ? 3 : 5;
   const repo = gitRepo('runner');
   await timed(process.execPath, [BIN, 'install', '--yes', '--cwd', repo]);
   writeFileSync(path.join(repo, 'ralph/prd.json'), `${JSON.stringify(PLAN, null, 2)}\n`);
@@ -170,21 +185,23 @@ async function benchRunner() {
   const loop = `for i in $(seq ${iterations}); do sh -c true < ${JSON.stringify(prompt)}; done`;
   const bare = () => timed('bash', ['-c', loop], { cwd: repo });
   const [many, one, base] = await interleaved(n, runner(iterations), runner(1), bare);
-  const marginal = (many - one) / (iterations - 1);
+  const marginal = (many.median - one.median) / (iterations - 1);
   report(
     `\`ralph.sh --agent-cmd true --pause 0\`, per iteration (${iterations} iterations)`,
-    many / iterations,
+    per(many, iterations),
     'bash loop spawning `sh -c true`',
-    base / iterations,
-    `start-up + 1 iteration ${ms(one)}; each further iteration ${ms(marginal)} (${ratio(marginal, base / iterations)} the bare loop); median of ${n} runs`,
+    per(base, iterations),
+    `start-up + 1 iteration ${ms(one.median)}; each further iteration ${ms(marginal)} (${ratio(marginal, base.median / iterations)} the bare loop), from medians; ${n} runs each`,
   );
 }
 
-// 2b. The cost of an honest story (SPEC §6: fresh checkouts, pins, guards, the final gate), this engine against the
-// engine of an earlier commit (RALPHKIT_BENCH_BASELINE, default the commit before the honest-done work), built
-// from git into a temp folder. Both run `node ralph/ralph.mjs run` on copies of one repository with the same
-// honest fake agent (test/fixtures/verify/honest.mjs): one story per iteration, its check a grep of its file.
-const BASELINE_COMMIT = process.env.RALPHKIT_BENCH_BASELINE || '181facd';
+// 2b. The cost of an honest story (SPEC §6: fresh checkouts, pins, guards, the final gate), this engine against two
+// sides: the engine of an earlier commit (RALPHKIT_BENCH_BASELINE, default 190ef20, the engine before the sealed
+// verification), built from git into a temp folder, and an anchor without ralphkit, a bash script that for each
+// story starts the same agent once the way the runner does (`sh -c`, the prompt on stdin) and then runs that story's
+// check once. The engines run `node ralph/ralph.mjs run` with the honest fake agent (test/fixtures/verify/honest.mjs:
+// one story per iteration, its check a grep of its file); every side works in its own copy of one repository.
+const BASELINE_COMMIT = process.env.RALPHKIT_BENCH_BASELINE || '190ef20';
 
 function buildBaselineEngine(commit = BASELINE_COMMIT) {
   const dir = tempdir('baseline');
@@ -204,10 +221,19 @@ async function planRepo(prefix, plan) {
   return template;
 }
 
-/** `node ralph/ralph.mjs run ...args` in a copy of `template`, with an older engine committed in it when given. */
-function runEngine(template, engine, args) {
+/** A fresh copy of the repository `template`, in a temp folder. */
+function copyOf(template) {
   const repo = tempdir('run');
   execFileSync('cp', ['-a', `${template}/.`, repo]);
+  return repo;
+}
+
+/** A word for `sh`: `text` in single quotes, its own single quotes escaped. */
+const shellWord = (text) => `'${text.replaceAll("'", `'\\''`)}'`;
+
+/** `node ralph/ralph.mjs run ...args` in a copy of `template`, with an older engine committed in it when given. */
+function runEngine(template, engine, args) {
+  const repo = copyOf(template);
   if (engine) {
     writeFileSync(path.join(repo, 'ralph/ralph.mjs'), readFileSync(engine));
     execFileSync('git', ['commit', '-qam', 'older engine'], { cwd: repo, env: ENV, stdio: 'pipe' });
@@ -220,7 +246,7 @@ function runEngine(template, engine, args) {
 
 async function benchHonest() {
   const stories = QUICK ? 2 : 4;
-  const n = QUICK ? 2 : 5;
+  const n = QUICK ? 3 : 5;
   const oldEngine = buildBaselineEngine();
   const plan = {
     project: 'Bench',
@@ -240,13 +266,26 @@ async function benchHonest() {
   const agent = `node ${JSON.stringify(path.join(ROOT, 'test/fixtures/verify/honest.mjs'))}`;
   const loop = (engine) => () =>
     runEngine(template, engine, ['--agent-cmd', agent, '--pause', '0', String(stories + 1)]);
-  const [now, before] = await interleaved(n, loop(null), loop(oldEngine));
+  // The anchor: per story the agent once, then the story's check once (`set -e`: a check that fails fails the run).
+  const steps = plan.userStories.map(
+    (s) => `sh -c ${shellWord(agent)} < ralph/prompt.md > /dev/null\nsh -c ${shellWord(s.checks[0])}`,
+  );
+  const anchor = () => timed('bash', ['-c', `set -e\n${steps.join('\n')}`], { cwd: copyOf(template) });
+  const [now, before, bare] = await interleaved(n, loop(null), loop(oldEngine), anchor);
+  const whole = `whole loop, medians: this engine ${ms(now.median)}, the engine of ${BASELINE_COMMIT} ${ms(before.median)}, the anchor ${ms(bare.median)}`;
   report(
     `an honest loop of ${stories} stories, per story (this engine)`,
-    now / stories,
+    per(now, stories),
+    'bash: the same agent, then the story check, once per story',
+    per(bare, stories),
+    `goal ≤ 2×; ${whole}; ${n} runs each`,
+  );
+  report(
+    `an honest loop of ${stories} stories, per story (this engine)`,
+    per(now, stories),
     `the engine of ${BASELINE_COMMIT}`,
-    before / stories,
-    `whole loop ${ms(now)} vs ${ms(before)}; fresh checkout per claim, weak-check probe, final gate; median of ${n} runs`,
+    per(before, stories),
+    `fresh sealed checkout per claim, weak-check probe, final gate; ${n} runs each`,
   );
 }
 
@@ -255,7 +294,7 @@ async function benchHonest() {
 const OUTPUT_BASELINE = process.env.RALPHKIT_BENCH_OUTPUT_BASELINE || '36f6500';
 
 async function benchOutput() {
-  const n = QUICK ? 1 : 3;
+  const n = QUICK ? 3 : 5;
   const oldEngine = buildBaselineEngine(OUTPUT_BASELINE);
   const plan = {
     project: 'Bench',
@@ -272,13 +311,19 @@ async function benchOutput() {
     now,
     `the engine of ${OUTPUT_BASELINE}`,
     before,
-    `output streamed to the log, bounded tails in memory; median of ${n} runs`,
+    `output streamed to the log, bounded tails in memory; ${n} runs each`,
   );
 }
 
 // 2e. `--parallel 4` against the serial loop on 8 independent stories (scripts/bench-parallel.mjs).
 function benchParallelPart() {
-  return benchParallel({ QUICK, ROOT, ENV, tempdir, planRepo, timed, report, median });
+  return benchParallel({ QUICK, ROOT, ENV, tempdir, planRepo, timed, report, stats });
+}
+
+// 2f. A project's shape (scripts/bench-replay.mjs): an npm dependency, `setup: "npm ci"`, six `node --test` stories
+// in a dependency chain; bare work, the serial loop and `--parallel 3` with and without `dependsOn`, interleaved.
+function benchReplayPart() {
+  return benchReplay({ QUICK, ENV, planRepo, copyOf, timed, timedRun, report, stats, ratio });
 }
 
 // 2c. The runner's own CPU per iteration, flat in the plan's size: a no-op agent (`true`) on a plan of 10 and of
@@ -303,7 +348,7 @@ function childCpuMs(script, cwd) {
 }
 
 async function benchCpu() {
-  const n = QUICK ? 1 : 3;
+  const n = QUICK ? 3 : 5;
   const oldEngine = buildBaselineEngine(CPU_BASELINE);
   for (const count of [10, 5000]) {
     const template = gitRepo(`cpu-${count}`);
@@ -343,7 +388,11 @@ async function benchCpu() {
       samples.now1.push(run(null, 1));
       samples.old1.push(run(oldEngine, 1));
     }
-    const perIteration = (many, one) => (median(many) - median(one)) / 20;
+    // Per iteration from the medians, and from the minima (the least disturbed run of each length).
+    const perIteration = (many, one) => ({
+      min: (Math.min(...many) - Math.min(...one)) / 20,
+      median: (median(many) - median(one)) / 20,
+    });
     const now = perIteration(samples.now21, samples.now1);
     const before = perIteration(samples.old21, samples.old1);
     report(
@@ -351,7 +400,7 @@ async function benchCpu() {
       now,
       `the engine of ${CPU_BASELINE}`,
       before,
-      `CPU of the runner and its children (bash times), (21 - 1 iterations) / 20; median of ${n} runs each`,
+      `CPU of the runner and its children (bash times), (21 - 1 iterations) / 20; ${n} runs each`,
     );
   }
 }
@@ -407,7 +456,7 @@ async function benchValidate() {
       r.a,
       '`node` reading + JSON.parse of it',
       r.b,
-      `${size}; median of ${n}`,
+      `${size}; ${n} runs each`,
     );
     // The work alone, once the process is up: each side runs once in a fresh process (cold, as in the CLI) and
     // reports the time around that one call; process start and module loading are left out.
@@ -430,7 +479,7 @@ async function benchValidate() {
       q.a,
       '`readFileSync` + JSON.parse alone',
       q.b,
-      `${size}; median of ${m}`,
+      `${size}; ${m} runs each`,
     );
   }
 }
@@ -528,10 +577,10 @@ async function benchDashboard() {
     const { samples, how } = viaHelper ?? (await titleLatency(page, writePlan, n));
     report(
       '`ralphkit view`: prd.json written → page updated',
-      median(samples),
+      stats(samples),
       '',
       undefined,
-      `${how}; headless Chromium; median of ${n}, max ${ms(Math.max(...samples))}`,
+      `${how}; headless Chromium; ${n} samples, max ${ms(Math.max(...samples))}`,
     );
   } finally {
     await browser.close();
@@ -604,14 +653,14 @@ async function benchApi() {
       mChain,
       'the same stories, no dependencies',
       mFlat,
-      `median of ${n}`,
+      `${n} runs each`,
     );
     report(
       `\`/api/prd\`, ${count.toLocaleString('en')}-story chain + ${lines.toLocaleString('en')} ledger lines`,
       mLedger,
       'the chain without a ledger',
       mChain,
-      `a check and a verdict per passing story; median of ${n}`,
+      `a check and a verdict per passing story; ${n} runs each`,
     );
   } finally {
     for (const child of servers) child.kill();
@@ -667,8 +716,8 @@ function machine() {
 }
 
 function printTable() {
-  const header = ['measure', 'median', 'baseline', 'baseline median', 'ratio', 'note'];
-  const lines = rows.map((r) => [r.name, r.value, r.baselineName, r.baseline, r.ratio, r.note]);
+  const header = ['measure', 'median', 'min', 'baseline', 'baseline median', 'baseline min', 'ratio', 'note'];
+  const lines = rows.map((r) => [r.name, r.value, r.min, r.baselineName, r.baseline, r.baselineMin, r.ratio, r.note]);
   console.log(`machine: ${machine()}\n`);
   console.log(`| ${header.join(' | ')} |`);
   console.log(`|${header.map(() => '---').join('|')}|`);
@@ -689,6 +738,7 @@ try {
     honest: benchHonest,
     output: benchOutput,
     parallel: benchParallelPart,
+    replay: benchReplayPart,
     validate: benchValidate,
     dashboard: benchDashboard,
     api: benchApi,
