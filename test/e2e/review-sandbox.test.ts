@@ -1,5 +1,5 @@
 // The reviewer under --sandbox, with real bubblewrap: it runs in the same sandbox as the checks, so only its clone,
-// its private answer folder and HOME are writable; an honest reviewer still SHIPs, and one that tries to write into
+// its private answer folder and a HOME layer of its own (dropped after the review) are writable; an honest reviewer still SHIPs, and one that tries to write into
 // the real repository or elsewhere on the host is refused by the kernel, not undone afterwards.
 import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
@@ -50,7 +50,7 @@ describe.skipIf(!probe.ok)(`the reviewer under --sandbox${probe.ok ? '' : ` (ski
     expect(reviewLines(dir).map((l) => l.verdict)).toEqual(['revise', 'ship']);
   });
 
-  it('a reviewer that writes into the real repository and a host folder outside its clone is refused, and cannot read the verdict key: nothing written, its answers count', async () => {
+  it('a reviewer that writes into the real repository and a host folder outside its clone is refused, its HOME writes stay in its layer, and it cannot read the verdict key: nothing written, its answers count', async () => {
     const dir = installedRepo({ skills: false, plan: reviewPlan(reviewStory('US-1', 1)) });
     // Not under /tmp (a private tmpfs in the sandbox, where a write would vanish unseen) nor under HOME (writable).
     const host = mkdtempSync('/var/tmp/ralphkit-outside-');
@@ -63,10 +63,12 @@ describe.skipIf(!probe.ok)(`the reviewer under --sandbox${probe.ok ? '' : ` (ski
     const key = readKey(true, env)!;
     const keyFile = path.join(home, '.config', 'ralphkit', 'verdict.key');
     const prdBefore = readFileSync(path.join(dir, 'ralph', 'prd.json'), 'utf8');
+    // A shell profile in HOME: written in the reviewer's layer, never in the user's HOME.
+    const profile = path.join(home, '.profile');
     const r = await ralph(dir, ['3'], {
       ...env,
       REVIEW_MODE: 'escape',
-      ESCAPE_TARGET: targets.join(path.delimiter),
+      ESCAPE_TARGET: [...targets, profile].join(path.delimiter),
       READ_TARGET: keyFile,
     });
     // Without the sandbox the runner would find the repository changed, put it back, and count no SHIP.
@@ -74,6 +76,8 @@ describe.skipIf(!probe.ok)(`the reviewer under --sandbox${probe.ok ? '' : ` (ski
     expect(reviewLines(dir).map((l) => l.verdict)).toEqual(['revise', 'ship']);
     for (const t of targets) expect(reviewerLogs(dir)).toContain(`could not write ${t} (EROFS)`);
     expect(reviewerLogs(dir)).toContain(`could not read ${keyFile} (ENOENT)`);
+    expect(reviewerLogs(dir)).toContain(`wrote ${profile}`);
+    expect(existsSync(profile)).toBe(false);
     expect(readFileSync(keyFile)).toEqual(key);
     expect(existsSync(targets[0])).toBe(false);
     expect(existsSync(outside)).toBe(false);

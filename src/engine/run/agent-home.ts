@@ -17,7 +17,8 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import type { RunContext } from '../types.js';
-import { MERGED, STATE_SKIPPED, planHomeLayer, statePathOf, type HomeListing } from '../agents/sandbox-home.js';
+import { STATE_SKIPPED, planHomeLayer } from '../agents/sandbox-home.js';
+import { readHomeListing } from '../agents/home-listing.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 
 /** Logins a CLI refreshes in place: the user's own, when newer than the layer's copy, replaces it before each run. */
@@ -57,23 +58,6 @@ function removeAtExit(dir: string): void {
 export function removeAgentHomes(): void {
   for (const d of MADE) rmSync(d, { recursive: true, force: true });
   MADE.clear();
-}
-
-/** What HOME holds now: read before each run, so a tool the user installs meanwhile shows up in the next one. */
-export function readHomeListing(home: string, env: NodeJS.ProcessEnv): HomeListing {
-  const entries = safeList(home);
-  const merged: Record<string, string[]> = {};
-  // Parents first: a MERGED folder is listed only inside a listed parent.
-  for (const rel of MERGED) {
-    const parent = path.posix.dirname(rel);
-    const names = parent === '.' ? entries : merged[parent];
-    if (names?.includes(path.posix.basename(rel)) && isRealDir(path.join(home, rel)))
-      merged[rel] = safeList(path.join(home, rel));
-  }
-  const extraState = [env.CLAUDE_CONFIG_DIR, env.CODEX_HOME]
-    .map((d) => statePathOf(home, d))
-    .filter((p): p is string => !!p);
-  return { home, entries, merged, extraState };
 }
 
 /** The agents' state copied (reflinked where the file system can). */
@@ -140,14 +124,6 @@ function clearMountPoints(home: string, dir: string, readOnly: string[]): void {
     const realIsDir = isDirFollowing(p);
     if (st.isSymbolicLink() || st.isDirectory() !== realIsDir || (st.isDirectory() && safeList(inLayer).length))
       rmSync(inLayer, { recursive: true, force: true });
-  }
-}
-
-function isRealDir(p: string): boolean {
-  try {
-    return lstatSync(p).isDirectory();
-  } catch {
-    return false;
   }
 }
 

@@ -1,12 +1,14 @@
 // The review gate (SPEC §11): once a claim has passed its checks, a reviewer with a fresh context reads the story,
 // the diff of the work and the check results, in a throwaway clone of the claimed commit, and answers SHIP or
 // REVISE. Anything but exactly one SHIP rejects the claim; the repository is put back whatever the reviewer did.
-import { rmSync } from 'node:fs';
+import { existsSync, realpathSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Story } from '../../prd/types.js';
 import type { CheckSandbox, ReviewSetup, ShippedReview, VerifyOptions } from '../types.js';
 import { planAgent, type AgentPlan } from '../agents/index.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
+import { planHomeLayer } from '../agents/sandbox-home.js';
+import { readHomeListing } from '../agents/home-listing.js';
 import { planAgentEnv } from '../agents/env.js';
 import { runAgentOnce } from '../agents/run.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
@@ -208,6 +210,8 @@ async function runIsolated(
   const { env, token } = planAgentEnv(setup.env, extra);
   // Codex's answer file in a fresh private folder, not at a name under ralph/.runs/ anything could write to first.
   const answerDir = makeTempFolder('ralph-review');
+  // Under the sandbox, what the reviewer writes to HOME goes to a layer of its own, dropped with the review.
+  const layer = input.sandbox ? makeTempFolder('ralph-review') : null;
   const planned = planAgent({
     agent: setup.agent,
     agentCmd: setup.agentCmd,
@@ -223,7 +227,7 @@ async function runIsolated(
   let changed: string[] = [];
   try {
     result = await runAgentOnce({
-      plan: sandboxed(plan, input.sandbox, checkout.dir, [answerDir, ...(home ? [home.dir] : [])]),
+      plan: sandboxed(plan, input.sandbox, checkout.dir, [answerDir, ...(home ? [home.dir] : [])], layer, env),
       cwd: checkout.dir,
       env,
       timeoutMs: setup.timeoutMs,
@@ -244,6 +248,7 @@ async function runIsolated(
       );
     removeCheckout(checkout.dir);
     rmSync(answerDir, { recursive: true, force: true });
+    if (layer) rmSync(layer, { recursive: true, force: true });
     home?.remove();
     // Only once nothing the reviewer started is left to write again; git's configuration and hooks before any git
     // command of the restore reads them.
@@ -256,10 +261,20 @@ async function runIsolated(
 
 /**
  * With --sandbox the reviewer runs under bubblewrap as the checks do: only its clone, its private answer and
- * configuration folders and HOME writable; the repository, the global git configuration read-only; the verdict key hidden; --no-network applies.
+ * configuration folders writable; HOME a fresh layer (`layer`) with the user's entries read-only on it, so nothing it
+ * writes there (a hook, a shell profile, a tool on PATH) outlives the review; the repository and the global git
+ * configuration read-only; the verdict key hidden; --no-network applies.
  */
-function sandboxed(plan: AgentPlan, sb: CheckSandbox | undefined, clone: string, scratch: string[]): AgentPlan {
+function sandboxed(
+  plan: AgentPlan,
+  sb: CheckSandbox | undefined,
+  clone: string,
+  scratch: string[],
+  layer: string | null,
+  env: NodeJS.ProcessEnv,
+): AgentPlan {
   if (!sb) return plan;
+  const home = sb.home && path.isAbsolute(sb.home) && existsSync(sb.home) ? realpathSync(sb.home) : undefined;
   return {
     ...plan,
     ...planSandboxCommand({
@@ -271,7 +286,10 @@ function sandboxed(plan: AgentPlan, sb: CheckSandbox | undefined, clone: string,
       readOnly: sb.readOnly,
       scratch,
       network: sb.network,
-      home: sb.home,
+      home,
+      ...(home && layer
+        ? { homeLayer: { dir: layer, readOnly: planHomeLayer(readHomeListing(home, env)).readOnly } }
+        : {}),
       hidden: sb.hidden,
     }),
   };
