@@ -1,5 +1,6 @@
-// Reading a file that may be missing: null instead of an error. Node built-ins only (the engine uses it).
-import { readFileSync, realpathSync } from 'node:fs';
+// Reading a file or folder that may be missing: null, empty or false instead of an error. Node built-ins only (the
+// engine uses it).
+import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 
 /** The file's text, or null when it cannot be read (missing, a folder, no permission). */
 export function readTextOrNull(file: string): string | null {
@@ -25,5 +26,23 @@ export function realpathOrUndefined(p: string): string | undefined {
     return realpathSync(p);
   } catch {
     return undefined;
+  }
+}
+
+/** The names in a folder, or none when it cannot be read (missing, not a folder, no permission). */
+export function listOrEmpty(dir: string): string[] {
+  try {
+    return readdirSync(dir);
+  } catch {
+    return [];
+  }
+}
+
+/** Whether the path is a folder itself (a link to one is not). */
+export function isRealDir(p: string): boolean {
+  try {
+    return lstatSync(p).isDirectory();
+  } catch {
+    return false;
   }
 }

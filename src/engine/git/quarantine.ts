@@ -27,6 +27,7 @@ import path from 'node:path';
 import { inflateSync } from 'node:zlib';
 import { runGit } from './git.js';
 import { hashObject, type ObjectFormat } from './objects.js';
+import { isRealDir } from '../../util/read.js';
 
 /** Where the real object store appears inside the sandbox (its private /tmp), read-only. */
 export const SANDBOX_STORE = '/tmp/ralph-git-objects';
@@ -78,7 +79,7 @@ export async function migrateQuarantine(
   const result: Migration = { loose: 0, packs: 0, dropped: [] };
   try {
     for (const dir of readdirSync(quarantine)) {
-      if (/^[0-9a-f]{2}$/.test(dir) && isDir(path.join(quarantine, dir)))
+      if (/^[0-9a-f]{2}$/.test(dir) && isRealDir(path.join(quarantine, dir)))
         migrateLooseDir(format, quarantine, objectsDir, dir, result, maxObjectBytes);
     }
     for (const name of safeList(path.join(quarantine, 'pack'))) {
@@ -203,14 +204,6 @@ function readNoFollow(file: string): Buffer {
   }
 }
 
-function isDir(p: string): boolean {
-  try {
-    return lstatSync(p).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
 function safeList(dir: string): string[] {
-  return isDir(dir) ? readdirSync(dir) : [];
+  return isRealDir(dir) ? readdirSync(dir) : [];
 }

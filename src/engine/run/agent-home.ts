@@ -10,7 +10,6 @@ import {
   existsSync,
   lstatSync,
   mkdirSync,
-  readdirSync,
   realpathSync,
   rmSync,
   statSync,
@@ -19,6 +18,7 @@ import path from 'node:path';
 import type { RunContext } from '../types.js';
 import { STATE_SKIPPED, planHomeLayer } from '../agents/sandbox-home.js';
 import { readHomeListing } from '../agents/home-listing.js';
+import { listOrEmpty } from '../../util/read.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 
 /** Logins a CLI refreshes in place: the user's own, when newer than the layer's copy, replaces it before each run. */
@@ -122,7 +122,7 @@ function clearMountPoints(home: string, dir: string, readOnly: string[]): void {
       continue;
     }
     const realIsDir = isDirFollowing(p);
-    if (st.isSymbolicLink() || st.isDirectory() !== realIsDir || (st.isDirectory() && safeList(inLayer).length))
+    if (st.isSymbolicLink() || st.isDirectory() !== realIsDir || (st.isDirectory() && listOrEmpty(inLayer).length))
       rmSync(inLayer, { recursive: true, force: true });
   }
 }
@@ -132,13 +132,5 @@ function isDirFollowing(p: string): boolean {
     return statSync(p).isDirectory();
   } catch {
     return false;
-  }
-}
-
-function safeList(dir: string): string[] {
-  try {
-    return readdirSync(dir);
-  } catch {
-    return [];
   }
 }
