@@ -8,7 +8,7 @@ import path from 'node:path';
 import { agent, loopRepo, onlyState, ralph } from '../support/loop-repo.js';
 import { git, gitEnv, runnerArgs, testdir, type RunResult } from '../support/repo.js';
 import { until } from '../support/process.js';
-import { BRANCH, fakeEnv, mergeOrder, parallelRepo } from '../support/parallel-repo.js';
+import { BRANCH, fakeEnv, mergeOrder, parallelArgs, parallelRepo } from '../support/parallel-repo.js';
 
 const REAL_GIT = execFileSync('sh', ['-c', 'command -v git'], { encoding: 'utf8' }).trim();
 
@@ -124,10 +124,7 @@ describe('Ctrl-C while the runner runs git', () => {
     };
     // Before the loop is recorded: the run's own worktree (where the merge queue works) is being added.
     hold.arm(`${repo}.ralph-worktrees/par`, 1);
-    await interruptAt(
-      ['--parallel', '2', '--name', 'par', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
-      'the start inside git worktree add',
-    );
+    await interruptAt(parallelArgs(2, 10, ['--name', 'par']), 'the start inside git worktree add');
     hold.arm('--allow-empty', 1);
     await interruptAt(['--resume-last'], 'the merge queue inside git commit');
     const again = await ralph(repo, ['--resume-last'], { ...env, PATH: process.env.PATH }, 120_000);

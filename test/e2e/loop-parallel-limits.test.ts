@@ -3,21 +3,25 @@
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { agent, ralph, startRalph } from '../support/loop-repo.js';
+import { ralph, startRalph } from '../support/loop-repo.js';
 import { git, testdir } from '../support/repo.js';
 import { isGone, until } from '../support/process.js';
-import { BRANCH, fakeEnv, mergeOrder, parallelRepo, planOn, readLog } from '../support/parallel-repo.js';
+import {
+  BRANCH,
+  fakeEnv,
+  mergeOrder,
+  parallelRepo,
+  planOn,
+  readLog,
+  parallelArgs,
+  parallelRalph,
+} from '../support/parallel-repo.js';
 
 describe('--parallel: limits, STUCK and attacks', () => {
   it('exit 3 when every story left is stuck or waits on a stuck one; the others are merged', async () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002', dependsOn: ['US-001'] }, { id: 'US-003' }]);
     const { env } = fakeEnv({ FAKE_PAR_STUCK: 'US-001' });
-    const r = await ralph(
-      repo,
-      ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
-      env,
-      120_000,
-    );
+    const r = await parallelRalph(repo, 2, 10, env);
     expect(r.code, r.stderr).toBe(3);
     expect(r.stderr).toContain(
       'every story left is stuck or waits on a stuck one (US-001: the agent said it is STUCK; US-002: waits on US-001)',
@@ -37,12 +41,7 @@ describe('--parallel: limits, STUCK and attacks', () => {
   it('max_iterations counts agent runs over all workers', async () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }, { id: 'US-003' }, { id: 'US-004' }]);
     const { log, env } = fakeEnv();
-    const r = await ralph(
-      repo,
-      ['--parallel', '3', '--agent-cmd', agent('story-worker'), '--pause', '0', '2'],
-      env,
-      120_000,
-    );
+    const r = await parallelRalph(repo, 3, 2, env);
     expect(r.code, r.stderr).toBe(1);
     expect(readLog(log)).toHaveLength(2);
     expect(mergeOrder(repo).sort()).toEqual(['US-001', 'US-002']);
@@ -56,12 +55,7 @@ describe('--parallel: limits, STUCK and attacks', () => {
       FAKE_PAR_SLOW: 'US-002',
       FAKE_PAR_PROMPT: 'US-001',
     });
-    const r = await ralph(
-      repo,
-      ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
-      env,
-      120_000,
-    );
+    const r = await parallelRalph(repo, 2, 10, env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toContain("US-002 rejected: story US-002 is not this agent's: it works on US-001 only");
     // US-002 was merged from its own branch (its own worker's work), not from US-001's claim.
@@ -79,12 +73,7 @@ describe('--parallel: limits, STUCK and attacks', () => {
   it('an agent that moves the plan branch to its unverified work stops the run (exit 6); nothing more is merged', async () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
     const { env } = fakeEnv({ FAKE_PAR_MOVE_PLAN: `US-001:${BRANCH}`, FAKE_PAR_SLOW: 'US-002' });
-    const r = await ralph(
-      repo,
-      ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
-      env,
-      120_000,
-    );
+    const r = await parallelRalph(repo, 2, 10, env);
     expect(r.code, r.stderr).toBe(6);
     expect(r.stderr).toMatch(
       /the plan branch ralph\/par moved from [0-9a-f]{7} to [0-9a-f]{7} behind the runner's back/,
@@ -97,12 +86,7 @@ describe('--parallel: limits, STUCK and attacks', () => {
   it('a rate limit one worker hits holds every new start until its wait is over', async () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }, { id: 'US-003' }]);
     const { env } = fakeEnv({ FAKE_PAR_LIMIT: 'US-001', RALPH_RETRY_MS: '5000' });
-    const r = await ralph(
-      repo,
-      ['--parallel', '2', '--json', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
-      env,
-      120_000,
-    );
+    const r = await parallelRalph(repo, 2, 10, env, ['--json']);
     expect(r.code, r.stderr).toBe(0);
     const events = r.stdout
       .trim()
@@ -123,12 +107,7 @@ describe('--parallel: limits, STUCK and attacks', () => {
     const config = readFileSync(path.join(repo, '.git/config'), 'utf8');
     // US-001 sets the key, then works 3 s more: US-003 starts on the worker US-002 freed while the key is set.
     const { log, env } = fakeEnv({ FAKE_PAR_CONFIG: 'US-001', FAKE_PAR_SLOW: 'US-001' });
-    const r = await ralph(
-      repo,
-      ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
-      env,
-      120_000,
-    );
+    const r = await parallelRalph(repo, 2, 10, env);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stderr).toMatch(/changed files the runner trusts \(\S*config \(core\.fsmonitor\)\)/);
     expect(readFileSync(path.join(repo, '.git/config'), 'utf8')).toBe(config);
@@ -147,11 +126,7 @@ describe('--parallel: limits, STUCK and attacks', () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }, { id: 'US-003' }]);
     const started = testdir('ralphkit-started-');
     const { env } = fakeEnv({ FAKE_PAR_STARTED: started, FAKE_PAR_DELAY_MS: '60000' });
-    const run = startRalph(
-      repo,
-      ['--parallel', '2', '--name', 'par', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
-      env,
-    );
+    const run = startRalph(repo, parallelArgs(2, 10, ['--name', 'par']), env);
     await until(
       "both workers' agents running",
       () => existsSync(path.join(started, 'US-001')) && existsSync(path.join(started, 'US-002')),
@@ -187,11 +162,7 @@ describe('--parallel: limits, STUCK and attacks', () => {
       { id: 'US-002', checks: ['test -f work/US-002.txt', `node ${holder}`] },
     ]);
     const { env } = fakeEnv({ FAKE_PAR_SLOW: 'US-002' });
-    const run = startRalph(
-      repo,
-      ['--parallel', '2', '--name', 'k9', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
-      env,
-    );
+    const run = startRalph(repo, parallelArgs(2, 10, ['--name', 'k9']), env);
     await until('the merge of US-002 being verified', () => existsSync(hold), 90_000);
     const verifiedHead = git(repo, 'rev-parse', `${BRANCH}--US-002`);
     const tipBefore = git(repo, 'rev-parse', BRANCH);

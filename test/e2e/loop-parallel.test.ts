@@ -3,10 +3,20 @@
 import { describe, expect, it } from 'vitest';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { agent, ralph, startRalph } from '../support/loop-repo.js';
+import { startRalph } from '../support/loop-repo.js';
 import { git, testdir } from '../support/repo.js';
 import { until } from '../support/process.js';
-import { BRANCH, countRuns, fakeEnv, mergeOrder, parallelRepo, planOn, readLog } from '../support/parallel-repo.js';
+import {
+  BRANCH,
+  countRuns,
+  fakeEnv,
+  mergeOrder,
+  parallelRepo,
+  planOn,
+  readLog,
+  parallelArgs,
+  parallelRalph,
+} from '../support/parallel-repo.js';
 
 describe('--parallel', () => {
   it('runs independent and dependent stories over 3 workers; every story verified on the plan branch, in dependency order', async () => {
@@ -19,12 +29,7 @@ describe('--parallel', () => {
     ]);
     const head = git(repo, 'rev-parse', 'HEAD');
     const { log, env } = fakeEnv({ FAKE_PAR_DELAY_MS: '300' });
-    const r = await ralph(
-      repo,
-      ['--parallel', '3', '--agent-cmd', agent('story-worker'), '--pause', '0', '20'],
-      env,
-      120_000,
-    );
+    const r = await parallelRalph(repo, 3, 20, env);
     expect(r.code, r.stderr).toBe(0);
     // Every story passes on the plan branch and its work is there.
     expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual(
@@ -66,12 +71,7 @@ describe('--parallel', () => {
   it('re-queues a story whose branch conflicts with one merged before it, and finishes (story ids no branch name can hold)', async () => {
     const repo = parallelRepo([{ id: 'US..1' }, { id: 'x.lock' }]);
     const { env } = fakeEnv({ FAKE_PAR_SHARED: 'US..1,x.lock', FAKE_PAR_DELAY_MS: '200' });
-    const r = await ralph(
-      repo,
-      ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
-      env,
-      120_000,
-    );
+    const r = await parallelRalph(repo, 2, 10, env);
     expect(r.code, r.stderr).toBe(0);
     // Both sides named: the conflicting file, and the story merged since this one started; a stale base, not counted.
     expect(r.stderr).toMatch(
@@ -104,12 +104,7 @@ describe('--parallel', () => {
       'mkdir -p .deps',
     );
     const { log, env } = fakeEnv({ FAKE_PAR_NEEDS: 'US-002:US-001', FAKE_PAR_BARRIER: '5' });
-    const r = await ralph(
-      repo,
-      ['--parallel', '6', '--no-progress-limit', '1', '--agent-cmd', agent('story-worker'), '--pause', '0', '20'],
-      env,
-      120_000,
-    );
+    const r = await parallelRalph(repo, 6, 20, env, ['--no-progress-limit', '1']);
     expect(r.code, r.stderr).toBe(0);
     expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual(ids.map((id) => [id, true]));
     expect(mergeOrder(repo).at(-1)).toBe('US-002');
@@ -145,12 +140,7 @@ describe('--parallel', () => {
       FAKE_PAR_SLOW: 'US-002,US-003,US-004',
       FAKE_PAR_BARRIER: '3:US-002,US-003,US-004',
     });
-    const r = await ralph(
-      repo,
-      ['--parallel', '4', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
-      env,
-      120_000,
-    );
+    const r = await parallelRalph(repo, 4, 10, env);
     expect(r.code, r.stderr).toBe(0);
     // US-001 is merged first (the others are slow); US-002, US-003 and US-004 reach the queue together, and their
     // batch fails US-001's check. Split in halves, the batch is checked down to the part with US-002, which is sent
@@ -178,11 +168,7 @@ describe('--parallel: a plan branch that fails by itself', () => {
       { id: 'US-002' },
     ]);
     const { env } = fakeEnv({ FAKE_PAR_SLOW: 'US-002', FAKE_PAR_SLOW_MS: '6000' });
-    const run = startRalph(
-      repo,
-      ['--parallel', '2', '--no-progress-limit', '1', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'],
-      env,
-    );
+    const run = startRalph(repo, parallelArgs(2, 10, ['--no-progress-limit', '1']), env);
     const merged = (id: string) => {
       try {
         return mergeOrder(repo).includes(id);

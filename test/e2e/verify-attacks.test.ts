@@ -97,6 +97,7 @@ describe('attacks on what the checks see (npm test plan)', () => {
   it("11. skip-worktree: the fix stays uncommitted behind `git update-index --skip-worktree`; the commit's broken file is what is checked", async () => {
     const dir = copyRepo(plan);
     const r = await ralph(dir, 'skip-worktree', ['2']);
+    expect(git(dir, 'ls-files', '-v', 'src/one.mjs')).toBe('S src/one.mjs');
     expect(subjects(dir)).toContain('feat: US-1');
     expect(git(dir, 'show', 'HEAD:src/one.mjs')).toContain('return 0'); // committed broken
     expectNotDone(r, dir);
@@ -106,6 +107,7 @@ describe('attacks on what the checks see (npm test plan)', () => {
   it('11b. assume-unchanged: the same with `git update-index --assume-unchanged`, rejected', async () => {
     const dir = copyRepo(plan);
     const r = await ralph(dir, 'assume-unchanged', ['2']);
+    expect(git(dir, 'ls-files', '-v', 'src/one.mjs')).toBe('h src/one.mjs');
     expect(subjects(dir)).toContain('feat: US-1');
     expect(git(dir, 'show', 'HEAD:src/one.mjs')).toContain('return 0');
     expectNotDone(r, dir);

@@ -4,11 +4,11 @@
 import { mkdirSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { agent, loopStates, startRalph } from '../support/loop-repo.js';
+import { loopStates, startRalph } from '../support/loop-repo.js';
 import { runCli, testdir } from '../support/repo.js';
 import { installedRepo } from '../support/installed-repo.js';
 import { goneWithin, isAlive, killWhenDone, until } from '../support/process.js';
-import { story as parallelStory } from '../support/parallel-repo.js';
+import { parallelArgs, story as parallelStory } from '../support/parallel-repo.js';
 
 const BRANCH = 'ralph/par';
 const story = (id: string, i: number) => parallelStory({ id }, i);
@@ -28,7 +28,7 @@ describe('a --parallel run killed with -9', () => {
     const started = testdir('ralphkit-par-started-');
     const tmp = testdir('ralphkit-tmp-');
     // Each agent says it started, then works for a minute: long enough to be found running, and orphaned.
-    const run = startRalph(repo, ['--parallel', '2', '--agent-cmd', agent('story-worker'), '--pause', '0', '10'], {
+    const run = startRalph(repo, parallelArgs(2, 10), {
       FAKE_PAR_STARTED: started,
       FAKE_PAR_DELAY_MS: '60000',
       TMPDIR: tmp,

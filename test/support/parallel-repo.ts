@@ -5,6 +5,8 @@ import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { git, testdir } from './repo.js';
 import { installedRepo } from './installed-repo.js';
+import { agent, ralph } from './loop-repo.js';
+import type { RunResult } from './repo.js';
 import { plan, story as baseStory } from './plan.js';
 import type { Story } from '../../src/prd/types.js';
 
@@ -82,6 +84,22 @@ export function readLog(file: string): LogLine[] {
         since: since ? since.split(',') : [],
       };
     });
+}
+
+/** The arguments of a --parallel run of the story worker: `--parallel <workers> [...extra] --agent-cmd <story-worker> --pause 0 <max>`. */
+export function parallelArgs(workers: number, max: number, extra: string[] = []): string[] {
+  return ['--parallel', String(workers), ...extra, '--agent-cmd', agent('story-worker'), '--pause', '0', String(max)];
+}
+
+/** That run, waited for (two minutes at most). */
+export function parallelRalph(
+  repo: string,
+  workers: number,
+  max: number,
+  env: NodeJS.ProcessEnv,
+  extra: string[] = [],
+): Promise<RunResult> {
+  return ralph(repo, parallelArgs(workers, max, extra), env, 120_000);
 }
 
 export function fakeEnv(extra: Record<string, string> = {}) {
