@@ -2,7 +2,7 @@
 // the exit code (SPEC §4), the status recorded in state.json, the message and a hint saying what to type next.
 // run/run.ts records it and entry.ts turns it into the process's exit code: the only two places that read it.
 import path from 'node:path';
-import type { LoopStatus } from './types.js';
+import type { LoopStatus } from './store/state-types.js';
 import { showPath } from '../util/repo-path.js';
 import { shellQuote } from '../util/shell-quote.js';
 import { RalphkitError } from '../util/errors.js';

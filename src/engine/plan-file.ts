@@ -3,7 +3,8 @@
 // LoopExit(2) with a hint.
 import { existsSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { RunOptions, RunPaths } from './types.js';
+import type { RunOptions } from './loop-options.js';
+import type { RunPaths } from './types.js';
 import type { Prd } from '../prd/types.js';
 import type { Emit } from './events.js';
 import { validatePrdText, formatPrdProblem } from '../prd/validate.js';

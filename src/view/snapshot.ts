@@ -7,7 +7,7 @@ import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync } f
 import path from 'node:path';
 import { choosePlanFile, progressPathFor } from '../prd/plan-location.js';
 import type { Prd } from '../prd/types.js';
-import type { ParallelState } from '../engine/types.js';
+import type { ParallelState } from '../engine/store/state-types.js';
 import { parseLedger, type LedgerLine } from '../engine/store/ledger.js';
 import { readLoopSummaries, type LoopSummary } from '../engine/store/summaries.js';
 import { readVerdictRecordsSync } from '../engine/store/verdict-record.js';

@@ -6,7 +6,7 @@ import type { Browser, Page } from 'playwright-core';
 import { testdir } from '../support/repo.js';
 import { launchChromium, openDashboard } from '../support/browser.js';
 import { plan, writeLoop, writePlan } from '../support/view-fixtures.js';
-import type { ParallelState } from '../../src/engine/types.js';
+import type { ParallelState } from '../../src/engine/store/state-types.js';
 
 const PATIENCE = 15_000;
 const XSS = '<img src=x onerror="window.__pwned=1">';

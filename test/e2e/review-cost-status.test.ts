@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
 import { FIXTURES, git, run, runCli, testdir } from '../support/repo.js';
 import { ralphReviewed, reviewFixture, reviewLines, reviewPlan, reviewStory } from '../support/review.js';
-import type { LoopState } from '../../src/engine/types.js';
+import type { LoopState } from '../../src/engine/store/state-types.js';
 import { keyEnv } from '../support/verdict-note.js';
 import type { LoopSummary } from '../../src/engine/store/summaries.js';
 

@@ -96,13 +96,19 @@ interface Rule {
   exceptions?: Exception[];
 }
 
+const LEAVES = [
+  'src/engine/types.ts',
+  'src/engine/loop-options.ts',
+  'src/engine/verify/types.ts',
+  'src/engine/budget/types.ts',
+  'src/engine/store/state-types.ts',
+  'src/engine/errors.ts',
+];
+
 const RULES: Rule[] = [
   {
-    name: 'types.ts and errors.ts are leaves: they import other engine modules for types only',
-    breaks: (i) =>
-      (i.from === 'src/engine/types.ts' || i.from === 'src/engine/errors.ts') &&
-      i.to.startsWith('src/engine/') &&
-      !i.typeOnly,
+    name: 'types.ts, the type modules beside it and errors.ts are leaves: they import other engine modules for types only',
+    breaks: (i) => LEAVES.includes(i.from) && i.to.startsWith('src/engine/') && !i.typeOnly,
   },
   {
     name: 'core/ has no fs and no child_process',

@@ -9,7 +9,7 @@ import { git, gitdir, runCli } from '../support/repo.js';
 import { procStart } from '../support/process.js';
 import { writeRunningLoop } from '../support/lifecycle.js';
 import { worktreesFolder } from '../../src/engine/git/worktree.js';
-import type { ParallelState } from '../../src/engine/types.js';
+import type { ParallelState } from '../../src/engine/store/state-types.js';
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
 

@@ -7,7 +7,7 @@ import { onTestFinished } from 'vitest';
 import { gitdir } from './repo.js';
 import { agent, renderPlan } from './loop-repo.js';
 import { runEngine } from '../../src/engine/entry.js';
-import type { ParallelState } from '../../src/engine/types.js';
+import type { ParallelState } from '../../src/engine/store/state-types.js';
 
 export const WORKER = ['--agent-cmd', agent('worker'), '--pause', '0'];
 export const HAS_PROC = process.platform === 'linux';

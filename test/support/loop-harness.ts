@@ -6,15 +6,10 @@ import { runLoop } from '../../src/engine/core/loop.js';
 import { DEFAULT_OPTIONS } from '../../src/engine/cli/args.js';
 import { LoopExit } from '../../src/engine/errors.js';
 import type { LoopEvent } from '../../src/engine/events.js';
-import type {
-  AgentResult,
-  LoopConfig,
-  LoopDeps,
-  LoopState,
-  RateLimitHit,
-  StoryVerdict,
-  VerifyResult,
-} from '../../src/engine/types.js';
+import type { AgentResult, LoopConfig, LoopDeps } from '../../src/engine/types.js';
+import type { LoopState } from '../../src/engine/store/state-types.js';
+import type { RateLimitHit } from '../../src/engine/budget/types.js';
+import type { StoryVerdict, VerifyResult } from '../../src/engine/verify/types.js';
 import { story } from './plan.js';
 
 /** One scripted agent run: what it says, whether it commits, whether the plan is then all done. */

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { gitdir, git, writeFiles } from './repo.js';
 import type { Prd, Story } from '../../src/prd/types.js';
-import type { VerifyInput } from '../../src/engine/types.js';
+import type { VerifyInput } from '../../src/engine/verify/types.js';
 import { parseLedger, type LedgerLine } from '../../src/engine/store/ledger.js';
 import { plan as basePlan, story as baseStory } from './plan.js';
 

@@ -3,7 +3,7 @@
 import { writeFileSync, mkdirSync, renameSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd, Story } from '../../src/prd/types.js';
-import type { ParallelState } from '../../src/engine/types.js';
+import type { ParallelState } from '../../src/engine/store/state-types.js';
 import { git } from './repo.js';
 import { plan as basePlan, story as baseStory, storyId } from './plan.js';
 

@@ -2,7 +2,7 @@
 // uses, so a typo shows before a loop is left running overnight. It only warns: the dry run still exits 0.
 import path from 'node:path';
 import { AGENTS, agentBinVar, renderMissingAgent } from './index.js';
-import type { AgentName } from '../types.js';
+import type { AgentName } from '../loop-options.js';
 import { findExecutable } from '../../util/which.js';
 
 export interface AgentCheck {

@@ -1,6 +1,6 @@
 // What the terminal shows of a failed agent run, and the one failure that no retry can fix: an --agent-cmd the
 // shell could not find or run (a typo, a tool not installed). Retrying that for minutes overnight only hides it.
-import { type AgentResult } from '../types.js';
+import type { AgentResult } from '../types.js';
 import { quote, type AgentPlan } from './index.js';
 import { LoopExit, LOOP_EXIT, EXIT_FAILURE } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';

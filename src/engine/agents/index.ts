@@ -3,7 +3,7 @@
 // unusual installs with RALPH_<AGENT>_BIN (e.g. RALPH_CLAUDE_BIN=/opt/claude/bin/claude).
 import path from 'node:path';
 import { CLAUDE_ARGS } from './claude.js';
-import type { AgentName } from '../types.js';
+import type { AgentName } from '../loop-options.js';
 
 export interface AgentPlan {
   /** The executable and its arguments; never run through a shell except for --agent-cmd (`sh -c`). */

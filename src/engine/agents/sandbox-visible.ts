@@ -4,7 +4,7 @@
 // every iteration. Checked once at start, so that is a refusal (exit 2) instead of three failed iterations (exit 4).
 import { closeSync, openSync, readlinkSync, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import type { RunOptions } from '../types.js';
+import type { RunOptions } from '../loop-options.js';
 import { AGENTS, agentBinVar } from './index.js';
 import { findExecutable, readFirstWord } from './check.js';
 import { keyDir } from '../store/verdict-record.js';

@@ -1,7 +1,8 @@
 // The usage ceiling (SPEC §7) as the loop sees it: a gate asked once before the first iteration and again
 // before every later one. It fails closed: usage it cannot read stops the start unless --allow-unknown-usage.
 // The ceiling applies to both the 5-hour and the 7-day window; reaching it (utilisation ≥ ceiling) counts.
-import { type BudgetGate, type Clock, type UsageReading, type UsageWindow } from '../types.js';
+import type { BudgetGate, UsageReading, UsageWindow } from './types.js';
+import type { Clock } from '../types.js';
 import { formatDuration } from '../core/duration.js';
 import { renderUsage } from './usage.js';
 import { LOOP_EXIT, LoopExit } from '../errors.js';

@@ -11,7 +11,8 @@
 //                "... or try again in 4 days 20 hours 9 minutes.", {"type":"usage_limit_reached","resets_at":<s>},
 //                "exceeded retry limit, last status: 429 Too Many Requests"
 //   Gemini       {"error":{"code":429,...,"status":"RESOURCE_EXHAUSTED"}}
-import type { AgentResult, RateLimitHit } from '../types.js';
+import type { AgentResult } from '../types.js';
+import type { RateLimitHit } from './types.js';
 import { epochToDate, parseResetTime } from './reset-time.js';
 import { stripAnsi } from '../../util/ansi.js';
 import { parseClaudeLine } from '../agents/claude.js';

@@ -1,7 +1,7 @@
 // The Claude subscription's usage (SPEC §7): the endpoint Claude Code's own /usage screen reads. It is not a
 // documented public API, so every surprise (no token, HTTP error, odd JSON, timeout) is a thrown Error and the
 // budget gate decides, failing closed.
-import type { UsageReading, UsageWindow } from '../types.js';
+import type { UsageReading, UsageWindow } from './types.js';
 import { formatDuration } from '../core/duration.js';
 import { resolveUsageToken, type ResolveTokenOptions } from './credentials.js';
 

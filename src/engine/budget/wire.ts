@@ -1,6 +1,8 @@
 // The usage ceiling (SPEC §7) wired to the real usage endpoint, the clock and the loop's log, so the runner
 // and the loop only see the BudgetGate contract.
-import type { BudgetGate, Clock, RunOptions } from '../types.js';
+import type { BudgetGate } from './types.js';
+import type { Clock } from '../types.js';
+import type { RunOptions } from '../loop-options.js';
 import type { Emit } from '../events.js';
 import { createBudgetGate } from './gate.js';
 import { readUsage, renderUsage } from './usage.js';

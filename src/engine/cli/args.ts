@@ -1,6 +1,6 @@
 // The runner's command line (SPEC §4). This parser is the single source of truth: ralph.sh, `node ralph.mjs run`
 // and `ralphkit run` all hand their raw arguments to it.
-import { AGENT_NAMES, DELIVER_MODES, type RunOptions } from '../types.js';
+import { AGENT_NAMES, DELIVER_MODES, type RunOptions } from '../loop-options.js';
 import { parseArgs } from 'node:util';
 import { parseDuration } from '../core/duration.js';
 import { completionWordProblem, DEFAULT_COMPLETION } from '../core/tags.js';

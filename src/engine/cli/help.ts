@@ -1,7 +1,7 @@
 // The runner's --help: what it does, every option, examples, the exit codes, the environment it reads and
 // where to read more (SPEC §4).
 import { DEFAULT_USAGE_URL } from '../budget/usage.js';
-import { AGENT_NAMES } from '../types.js';
+import { AGENT_NAMES } from '../loop-options.js';
 import { loopCommand as loopAsStarted, ralphkitCommand as ralphkitAsStarted } from '../../util/invocation.js';
 
 /** How the help names ralphkit and the engine's own subcommands: as this process was started, unless told. */

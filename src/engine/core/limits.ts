@@ -2,7 +2,8 @@
 // run/parallel/run.ts): --max-iterations, --max-duration, --max-cost, the usage ceiling, the no-progress limit and
 // the unpriced-iteration stop. Pure: the time comes in as `now` from the caller's injected clock; each limit has one
 // sentence and one hint.
-import type { LoopConfig, LoopState } from '../types.js';
+import type { LoopConfig } from '../types.js';
+import type { LoopState } from '../store/state-types.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { renderCostSplit, renderUsd } from '../../util/usd.js';
 import { formatDuration } from './duration.js';

@@ -1,7 +1,9 @@
 // The loop itself: a small state machine over iterations. Everything with side effects (the agent, git,
 // verification, the budget, the clock, state persistence) comes in through LoopDeps, so unit tests drive
 // it with fakes and run/deps.ts wires the real edges.
-import type { AgentRunRecord, LoopConfig, LoopDeps, LoopState, VerifyResult } from '../types.js';
+import type { AgentRunRecord, LoopState } from '../store/state-types.js';
+import type { LoopConfig, LoopDeps } from '../types.js';
+import type { VerifyResult } from '../verify/types.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { reportAgentExit, runAgentWithRetries } from './retries.js';
 import { renderAllPass, throwIfAborted } from './exits.js';

@@ -1,7 +1,8 @@
 // The runner's preamble (SPEC §4): pure text put before the owner's prompt.md in memory, for the single loop, a
 // --parallel worker (its story) and the in-session hook alike.
 import path from 'node:path';
-import type { RunOptions, RunPaths } from '../types.js';
+import type { RunOptions } from '../loop-options.js';
+import type { RunPaths } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { isSkipped } from '../../prd/skip.js';
 import { DEFAULT_COMPLETION, renderTag } from './tags.js';

@@ -1,6 +1,8 @@
 // An agent run with the loop's patience: a transient failure (a crash, a dropped connection) is repeated up to
 // MAX_TRANSIENT_RETRIES times with a doubling back-off, and a rate limit waits for its reset (or a capped back-off).
-import type { AgentResult, LoopConfig, LoopDeps, LoopState, RateLimitHit } from '../types.js';
+import type { AgentResult, LoopConfig, LoopDeps } from '../types.js';
+import type { LoopState } from '../store/state-types.js';
+import type { RateLimitHit } from '../budget/types.js';
 import type { Emit } from '../events.js';
 import { detectTag, type Tag } from './tags.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';

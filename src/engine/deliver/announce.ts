@@ -1,7 +1,8 @@
 // The end of a loop, announced: --on-exit, --notify and --webhook, all at once after the locks are released (a
 // command that starts the next loop is not refused by this one's lock). Each is bounded in time and reports a
 // failure as one warning; none can change the exit code. Ctrl-C once the loop has ended (`signal`) stops them.
-import type { LoopEnding, RunOptions } from '../types.js';
+import type { LoopEnding } from '../store/state-types.js';
+import type { RunOptions } from '../loop-options.js';
 import type { Emit } from '../events.js';
 import { renderOnExitEnv, renderSummary, renderTitle } from './summary.js';
 import { runOnExit } from './on-exit.js';

@@ -2,7 +2,8 @@
 // end. A push that fails is a warning with git's message and what to type; the local commits are never touched and the
 // exit code never changes (SPEC §10). With pr (and pr-merge), each push that succeeds is followed by the pull request
 // (deliver-pr.ts); pr-merge's end is deliver-merge.ts.
-import type { LoopStatus, RunContext } from '../types.js';
+import type { LoopStatus } from '../store/state-types.js';
+import type { RunContext } from '../types.js';
 import { pushBranch } from '../git/push.js';
 import { runGit } from '../git/git.js';
 import { ciConfigFiles } from './compare.js';

@@ -1,6 +1,6 @@
 // What a loop's notifications say (SPEC §10): one line about how it ended (loop id, status, exit code, stories, cost,
 // iterations) and the environment of the --on-exit command. Pure; built-ins only.
-import type { LoopEnding, LoopState, LoopStatus } from '../types.js';
+import type { LoopEnding, LoopState, LoopStatus } from '../store/state-types.js';
 import type { Prd } from '../../prd/types.js';
 import { activeStories } from '../../prd/skip.js';
 import { renderCostSplit } from '../../util/usd.js';

@@ -1,6 +1,6 @@
 // Pure: what one stop of an in-session loop decides once its claims are verified, and the words the session is
 // sent back with. The count on disk decides the limit, never the hook input (`stop_hook_active`) or the transcript.
-import type { LoopStatus } from '../types.js';
+import type { LoopStatus } from '../store/state-types.js';
 import type { Tag } from '../core/tags.js';
 import { renderTag } from '../core/tags.js';
 import { renderAllPass } from '../core/exits.js';

@@ -3,7 +3,9 @@
 // context the runner's verification is handed, so a stop verifies exactly as an iteration of the runner does.
 import { appendFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import type { LoopState, RunContext, RunIo, RunOptions } from '../types.js';
+import type { LoopState } from '../store/state-types.js';
+import type { RunContext, RunIo } from '../types.js';
+import type { RunOptions } from '../loop-options.js';
 import type { Emit } from '../events.js';
 import { DEFAULT_OPTIONS } from '../cli/args.js';
 import { probeSandbox } from '../agents/sandbox.js';

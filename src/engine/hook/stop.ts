@@ -6,7 +6,8 @@
 // `{"systemMessage":…}`, which tells the user how it ended. The hook never wedges a session: an error of a running loop
 // ends it (the reason in that message, on stderr and in its state); unusable input exits 1; either way the session stops.
 import { readFileSync } from 'node:fs';
-import type { LoopState, RunIo, RunPaths } from '../types.js';
+import type { LoopState } from '../store/state-types.js';
+import type { RunIo, RunPaths } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { detectTag } from '../core/tags.js';
 import { resolveRepoRoot } from '../git/git.js';

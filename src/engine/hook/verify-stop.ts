@@ -5,7 +5,9 @@
 // (verify/resume-anchors.ts). Nothing of the session's transcript is read.
 import { realpathSync } from 'node:fs';
 import type { Prd } from '../../prd/types.js';
-import type { LoopState, RunContext, StoryVerdict } from '../types.js';
+import type { LoopState } from '../store/state-types.js';
+import type { RunContext } from '../types.js';
+import type { StoryVerdict } from '../verify/types.js';
 import { headSha } from '../git/git.js';
 import { readBaseline } from '../verify/baseline.js';
 import { establishTrust } from '../verify/trust.js';

@@ -1,20 +1,11 @@
 // The real edges of one run, handed to the loop (core/loop.ts) as LoopDeps: each member is one named function of
 // this folder or an edge module, so the loop itself sees no fs, git or processes.
 import { readFileSync } from 'node:fs';
-import type {
-  AgentResult,
-  BudgetGate,
-  GateOutcome,
-  LoopConfig,
-  LoopDeps,
-  LoopState,
-  OwnStatusMemo,
-  RunContext,
-  RunOptions,
-  RunPaths,
-  SaveReason,
-  VerifyResult,
-} from '../types.js';
+import type { AgentResult, LoopConfig, LoopDeps, RunContext, RunPaths, SaveReason } from '../types.js';
+import type { BudgetGate } from '../budget/types.js';
+import type { GateOutcome, OwnStatusMemo, VerifyResult } from '../verify/types.js';
+import type { LoopState } from '../store/state-types.js';
+import type { RunOptions } from '../loop-options.js';
 import type { Prd } from '../../prd/types.js';
 import { realClock } from '../clock.js';
 import { readChangedPaths } from '../git/git.js';

@@ -6,7 +6,8 @@ import { realClock } from '../clock.js';
 import { readUsageNow } from '../budget/wire.js';
 import { readStartDirty, renderStartDirtyHint } from './dirty-tree.js';
 import { readAgentCheck, type AgentCheck } from '../agents/check.js';
-import type { RunOptions, RunIo, RunPaths } from '../types.js';
+import type { RunOptions } from '../loop-options.js';
+import type { RunIo, RunPaths } from '../types.js';
 import { renderTerminalJson } from '../../util/ansi.js';
 
 export interface DryRunInput {

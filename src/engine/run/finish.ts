@@ -1,7 +1,8 @@
 // How a run is recorded: its first state (a new loop's, or a resumed one's carried on), and its end, written to
 // state.json and reported, with pr-merge's outcome folded in before it.
 import path from 'node:path';
-import type { LoopState, LoopStatus, RunContext } from '../types.js';
+import type { LoopState, LoopStatus } from '../store/state-types.js';
+import type { RunContext } from '../types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { lastPlanPath } from '../store/layout.js';
 import { storedOptions, writeState } from '../store/state-file.js';

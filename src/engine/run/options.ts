@@ -1,6 +1,6 @@
 // Option rules that hold both for a command line and for a resumed loop's options merged with the typed ones:
 // --parallel's implied and refused options, and the webhook URL (from --webhook or RALPH_WEBHOOK_URL).
-import type { RunOptions } from '../types.js';
+import type { RunOptions } from '../loop-options.js';
 import { usageExit } from '../errors.js';
 
 /**

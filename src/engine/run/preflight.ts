@@ -1,6 +1,7 @@
 // Everything the runner settles before its first iteration besides what `hook start` shares with it (plan-file.ts):
 // which plan a new loop takes, stories set aside, the limits that bound a loop. Refusals are LoopExit(2).
-import type { RunPaths, RunOptions } from '../types.js';
+import type { RunPaths } from '../types.js';
+import type { RunOptions } from '../loop-options.js';
 import type { Prd } from '../../prd/types.js';
 import { LoopExit, LOOP_EXIT, usageExit } from '../errors.js';
 import { isSkipped } from '../../prd/skip.js';

@@ -1,6 +1,7 @@
 // Resuming a loop: finding the one to continue, stopping the agent a killed runner left behind, refusing
 // a loop with no iterations left, and merging the options typed now over the stored ones.
-import type { RunOptions, LoopState } from '../types.js';
+import type { RunOptions } from '../loop-options.js';
+import type { LoopState } from '../store/state-types.js';
 import { storedOptions } from '../store/state-file.js';
 import { isAlive, signalGroup } from '../processes.js';
 import { isRunning, listRecordedAgents, readAllStates, readState } from '../store/state-file.js';

@@ -1,7 +1,10 @@
 // One run's lifecycle: settles the start (preflight.ts, trust.ts), takes the locks, puts the repository on the
 // plan's branch (branch.ts), hands the iterations to the loop (core/loop.ts) with the real edges wired in
 // (deps.ts), and records how it ended.
-import type { BudgetGate, RunIo, RunOptions, LoopState, RunPaths, RunContext } from '../types.js';
+import type { BudgetGate } from '../budget/types.js';
+import type { RunIo, RunPaths, RunContext } from '../types.js';
+import type { RunOptions } from '../loop-options.js';
+import type { LoopState } from '../store/state-types.js';
 import { readFileSync, existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';

@@ -1,7 +1,8 @@
 // Whether the agent runs sandboxed (SPEC §6): on by default where bubblewrap works, and the loop says in one line
 // when it is not. An explicit --sandbox, or a resumed loop that ran sandboxed, is strict: where the sandbox cannot
 // run, the start is refused (run.ts refuseSandbox) rather than quietly run without it.
-import type { LoopState, RunOptions } from '../types.js';
+import type { LoopState } from '../store/state-types.js';
+import type { RunOptions } from '../loop-options.js';
 import type { SandboxProbe } from '../agents/sandbox.js';
 
 export interface SandboxChoice {

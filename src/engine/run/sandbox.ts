@@ -1,5 +1,6 @@
 // With --sandbox: the agent's command under bubblewrap, and the sandbox its checks run in (SPEC §6).
-import type { RunContext, CheckSandbox } from '../types.js';
+import type { RunContext } from '../types.js';
+import type { CheckSandbox } from '../verify/types.js';
 import { existsSync, mkdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { runsDir } from '../store/layout.js';

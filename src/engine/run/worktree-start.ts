@@ -1,7 +1,9 @@
 // How run.ts starts a --worktree loop: the refusals that come first, the switch of the run's paths from the user's
 // tree to the loop's worktree, and the removal of that worktree once the run is over.
 import path from 'node:path';
-import type { LoopState, RunOptions, RunPaths } from '../types.js';
+import type { LoopState } from '../store/state-types.js';
+import type { RunOptions } from '../loop-options.js';
+import type { RunPaths } from '../types.js';
 import type { Emit } from '../events.js';
 import { LoopExit, usageExit, LOOP_EXIT } from '../errors.js';
 import { closeWorktree, copyStartFiles, openWorktree } from '../git/worktree.js';

@@ -2,7 +2,7 @@
 // marks a loop whose runner is gone cancelled; a starting runner clears a marker that came too late.
 import { existsSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { LoopState } from '../types.js';
+import type { LoopState } from './state-types.js';
 import { showPath } from '../../util/repo-path.js';
 import { isAlive, signalGroup } from '../processes.js';
 import { LoopExit, describeError, LOOP_EXIT, EXIT_FAILURE } from '../errors.js';

@@ -5,7 +5,7 @@
 import { mkdirSync, readFileSync, openSync, writeSync, closeSync, unlinkSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { isAlive, ownProcessStart } from '../processes.js';
-import type { LoopState } from '../types.js';
+import type { LoopState } from './state-types.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { lockPath, recordsRoot, treeLockPath } from './layout.js';
 import { guardStart, isRunning, readAllStates, readState } from './state-file.js';

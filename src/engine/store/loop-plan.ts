@@ -4,7 +4,7 @@
 // verdict counts for a story only when the story at the record's commit is the same story (every field but `passes`
 // and `notes`): a later plan that reuses the id is not what the record verified.
 import path from 'node:path';
-import type { LoopState } from '../types.js';
+import type { LoopState } from './state-types.js';
 import { gitSync } from '../git/program.js';
 import { readTextOrNull } from '../../util/read.js';
 import { readStoryStatus, type VerdictRecord } from './verdict-record.js';

@@ -2,7 +2,8 @@
 // fails), reading one, and scanning every loop folder for `status`, resume and the locks.
 import { mkdirSync, readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import type { LoopState, PerInvocation, RunOptions, WorkerState } from '../types.js';
+import type { LoopState, WorkerState } from './state-types.js';
+import type { PerInvocation, RunOptions } from '../loop-options.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { showPath } from '../../util/repo-path.js';
 import { isAlive, processStart } from '../processes.js';

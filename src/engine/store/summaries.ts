@@ -12,7 +12,7 @@ import {
   sealReviews,
   type VerdictRecord,
 } from './verdict-record.js';
-import type { LoopState, ParallelState } from '../types.js';
+import type { LoopState, ParallelState } from './state-types.js';
 import { LoopExit, describeError, LOOP_EXIT } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
 import { renderCostSplit } from '../../util/usd.js';

@@ -17,7 +17,7 @@ import {
 } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
-import type { ShippedReview, StoryVerdict } from '../types.js';
+import type { ShippedReview, StoryVerdict } from '../verify/types.js';
 import { gitSyncBytes } from '../git/program.js';
 import { isVerdictStatus, type StoryReview, type VerdictStatus } from './ledger.js';
 

@@ -20,7 +20,7 @@ import {
 } from 'node:fs';
 import path from 'node:path';
 import { findExecutable } from '../agents/check.js';
-import type { CheckEnvBase } from '../types.js';
+import type { CheckEnvBase } from './types.js';
 import { planAgentEnv, AGENT_MARK_VAR } from '../agents/env.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 

@@ -4,7 +4,7 @@
 // back as they were at the plan commit.
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { Pins } from '../types.js';
+import type { Pins } from './types.js';
 import { gitOk } from '../git/git.js';
 import { applyScriptPins, applySectionPin, matchAbsent } from './pins.js';
 import { readCheckoutIndex, refuseLinksOut, removeFile, sealPins } from './pin-apply.js';

@@ -5,7 +5,7 @@ import { appendFileSync } from 'node:fs';
 import type { Prd, Story } from '../../prd/types.js';
 import { activeStories } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import type { ShippedReview, StoryVerdict, VerifyInput } from '../types.js';
+import type { ShippedReview, StoryVerdict, VerifyInput } from './types.js';
 import { planClaimOrder } from './prd-diff.js';
 import { keyDir, renderRecord, type VerdictRecord } from '../store/verdict-record.js';
 import { planPinOwnerHint, renderRejectionBlock } from './report.js';

@@ -1,7 +1,7 @@
 // What the final gate decides from its check results (SPEC §6), without git or processes: the reason a story is
 // rejected, and the plan and commit message that undo the rejected claims. final-gate.ts runs the checks and writes.
 import type { Prd } from '../../prd/types.js';
-import type { StoryVerdict } from '../types.js';
+import type { StoryVerdict } from './types.js';
 import { applyRunnerNote, renderPinnedChanges, type PinOwnerHint } from './report.js';
 
 export interface GateFailure {

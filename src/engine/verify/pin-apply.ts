@@ -17,7 +17,7 @@ import {
   type Stats,
 } from 'node:fs';
 import path from 'node:path';
-import type { Pins } from '../types.js';
+import type { Pins } from './types.js';
 import { gitOk } from '../git/git.js';
 import { hashObject, readObjects, type TreeEntry } from '../git/objects.js';
 import { SealBroken } from '../errors.js';

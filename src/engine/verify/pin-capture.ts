@@ -3,7 +3,7 @@
 // run and writes them into every verification checkout (verify/pin-apply.ts): the object store, which the agent can
 // rewrite under the same ids, is never read for a pinned file again.
 import type { Prd } from '../../prd/types.js';
-import type { Pins } from '../types.js';
+import type { Pins } from './types.js';
 import { readObjectFormat, readVerifiedObjects, readVerifiedTree } from '../git/objects.js';
 import {
   allChecks,

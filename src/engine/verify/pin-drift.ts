@@ -3,7 +3,7 @@
 // pinned script definitions and runner keys of each package.json, the pinned config sections, and (unless the plan
 // says "protectDefaults": false) the files whose mere presence changes how checks run, between the plan commit and
 // a later commit. A story's `mayChange` does not exempt a file here: a change to a test is for a person to review.
-import type { Pins } from '../types.js';
+import type { Pins } from './types.js';
 import { gitOk, readFileAt } from '../git/git.js';
 import { matchAbsent, readRunnerKeys, readScripts, readSection } from './pins.js';
 

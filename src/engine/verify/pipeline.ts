@@ -5,18 +5,17 @@
 // back-off); the claims judged, the baseline settled, the SHIPs kept and the final gate are this code for all four.
 import { readFileSync } from 'node:fs';
 import type { Prd } from '../../prd/types.js';
+import type { AgentRunRecord, LoopState } from '../store/state-types.js';
 import type {
-  AgentRunRecord,
   CheckSandbox,
   GateOutcome,
-  LoopState,
   OwnStatusMemo,
   ReviewSetup,
-  RunContext,
   VerifyInput,
   VerifyResult,
   Violation,
-} from '../types.js';
+} from './types.js';
+import type { RunContext } from '../types.js';
 import { relToTop } from '../../util/repo-path.js';
 import { renderUsd } from '../../util/usd.js';
 import { ledgerPath, loopDir } from '../store/layout.js';

@@ -1,7 +1,7 @@
 // Before a resumed loop reads its refs (the plan record, the pins): they must be what the runner sealed when it last
 // moved them (verify/anchors.ts). Otherwise something else moved them, and the loop stops to protect its work (exit 6):
 // moved pins would have the checks run with someone else's tests, a moved plan record would change what a story asks.
-import type { RunOptions } from '../types.js';
+import type { RunOptions } from '../loop-options.js';
 import type { Emit } from '../events.js';
 import { WorkProtected } from '../errors.js';
 import { readKey } from '../store/verdict-record.js';

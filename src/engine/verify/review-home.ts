@@ -7,7 +7,8 @@
 import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import type { AgentName, ReviewerLogin } from '../types.js';
+import type { AgentName } from '../loop-options.js';
+import type { ReviewerLogin } from './types.js';
 import { readBytesOrNull } from '../../util/read.js';
 
 /**

@@ -4,7 +4,7 @@
 import { existsSync, realpathSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Story } from '../../prd/types.js';
-import type { CheckSandbox, ReviewSetup, ShippedReview, VerifyOptions } from '../types.js';
+import type { CheckSandbox, ReviewSetup, ShippedReview, VerifyOptions } from './types.js';
 import { planAgent, type AgentPlan } from '../agents/index.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { planHomeLayer } from '../agents/sandbox-home.js';

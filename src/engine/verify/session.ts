@@ -12,7 +12,7 @@ import { existsSync } from 'node:fs';
 import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
-import type { VerifyInput, VerifyOptions } from '../types.js';
+import type { VerifyInput, VerifyOptions } from './types.js';
 import { RunnerFileError, SealBroken, WorkProtected, guardWrite } from '../errors.js';
 import { currentBranch, headSha } from '../git/git.js';
 import { HeldFiles } from './held-files.js';

@@ -2,7 +2,8 @@
 // what any of them changed is put back as it was when the loop started, said in the log and in progress.txt, and a
 // change that could run code (the engine, a hook, .git/config) rejects the claims judged with it.
 import { appendFileSync } from 'node:fs';
-import type { RunContext, Violation } from '../types.js';
+import type { RunContext } from '../types.js';
+import type { Violation } from './types.js';
 import { guardWrite } from '../errors.js';
 import { renderGuardBlock } from './report.js';
 import { restoreRunnerFiles, runsCode } from './runner-guard.js';

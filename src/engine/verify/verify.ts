@@ -1,13 +1,13 @@
 // SPEC §6: the agent does not mark its own homework. After each agent run the loop calls verifyIteration:
 // edits to prd.json beyond passes/notes are undone, and every story newly flipped to `passes: true` is a
 // claim that must survive a clean-tree check and the plan's own check commands before it counts.
-import type { VerifyOptions } from '../types.js';
+import type { VerifyOptions } from './types.js';
 import { appendFileSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd, Story } from '../../prd/types.js';
 import { isSettled } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import { type StoryVerdict, type VerifyInput, type VerifyResult } from '../types.js';
+import type { StoryVerdict, VerifyInput, VerifyResult } from './types.js';
 import { planClaimOrder, planPrdRepair, planUnmetDependencies, type PrdRepairPlan } from './prd-diff.js';
 import { formatPrdProblem, validatePrdText } from '../../prd/validate.js';
 import { tryCommitRunnerFiles, readDirtyPaths, headSha, readTopLevel } from '../git/git.js';

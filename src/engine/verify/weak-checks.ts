@@ -6,7 +6,7 @@
 // block every story until the last; it is named with what to do.
 // Nothing is refused.
 import type { Prd } from '../../prd/types.js';
-import type { Pins, VerifyInput } from '../types.js';
+import type { Pins, VerifyInput } from './types.js';
 import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, readLedger, summariseLedger, type ProbeLine } from '../store/ledger.js';
 import { createCheckout, removeCheckout, resetCheckoutGit, type Checkout } from './checkout.js';

@@ -5,7 +5,7 @@ import { parseRunArgs, DEFAULT_OPTIONS } from '../../../src/engine/cli/args.js';
 import { parseClaudeLine, renderToolUse } from '../../../src/engine/agents/claude.js';
 import { planAgent, renderAgentCommand, renderMissingAgent } from '../../../src/engine/agents/index.js';
 import { readGeminiJson } from '../../../src/engine/agents/output.js';
-import type { RunOptions } from '../../../src/engine/types.js';
+import type { RunOptions } from '../../../src/engine/loop-options.js';
 import { LoopExit } from '../../../src/engine/errors.js';
 
 describe('detectTag', () => {

@@ -3,7 +3,9 @@
 // a story sent back. All of it happens in the integration tree, one thing at a time (PlanBranch.exclusive).
 import path from 'node:path';
 import type { Prd } from '../../../prd/types.js';
-import type { LoopState, RunContext, QueuedMerge, StoryVerdict } from '../../types.js';
+import type { LoopState, QueuedMerge } from '../../store/state-types.js';
+import type { RunContext } from '../../types.js';
+import type { StoryVerdict } from '../../verify/types.js';
 import { atomicWriteFileSync } from '../../../util/atomic.js';
 import { readTextOrNull } from '../../../util/read.js';
 import { headSha, readFileAt, runGit, tryCommitRunnerFiles } from '../../git/git.js';

@@ -4,16 +4,9 @@
 // merge (plan-branch.ts). A story that fails on a stale base goes again on the new tip (stale-base.ts). Limits count
 // for the whole run: max_iterations counts agent runs over all workers, the cost is one sum, Ctrl-C and cancel stop
 // every worker.
-import type {
-  BudgetGate,
-  Clock,
-  LoopConfig,
-  LoopState,
-  ParallelState,
-  QueuedMerge,
-  RunContext,
-  WorkerState,
-} from '../../types.js';
+import type { BudgetGate } from '../../budget/types.js';
+import type { Clock, LoopConfig, RunContext } from '../../types.js';
+import type { LoopState, ParallelState, QueuedMerge, WorkerState } from '../../store/state-types.js';
 import type { Prd } from '../../../prd/types.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
 import { renderAllPass } from '../../core/exits.js';

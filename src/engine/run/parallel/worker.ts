@@ -3,15 +3,10 @@
 // left running is stopped, the runner's files put back, git inspected, and the claim verified on the story branch.
 import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
-import type {
-  BudgetGate,
-  LoopConfig,
-  LoopDeps,
-  LoopState,
-  RunContext,
-  StoryVerdict,
-  WorkerState,
-} from '../../types.js';
+import type { BudgetGate } from '../../budget/types.js';
+import type { LoopConfig, LoopDeps, RunContext } from '../../types.js';
+import type { LoopState, WorkerState } from '../../store/state-types.js';
+import type { StoryVerdict } from '../../verify/types.js';
 import type { Tag } from '../../core/tags.js';
 import type { StoryNote } from '../../core/preamble.js';
 import type { Story } from '../../../prd/types.js';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { createBudgetGate, type BudgetGateOptions } from '../../../../src/engine/budget/gate.js';
 import { readUsage } from '../../../../src/engine/budget/usage.js';
-import { type Clock } from '../../../../src/engine/types.js';
+import type { Clock } from '../../../../src/engine/types.js';
 import { startUsageServer, unreachableUsageUrl, usageBody, type UsageStep } from '../../../support/usage-server.js';
 import { LoopExit } from '../../../../src/engine/errors.js';
 

@@ -6,7 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { sessionRun } from '../../../../src/engine/hook/session.js';
 import { probeSandbox } from '../../../../src/engine/agents/sandbox.js';
 import { DEFAULT_OPTIONS } from '../../../../src/engine/cli/args.js';
-import type { LoopState, RunIo } from '../../../../src/engine/types.js';
+import type { LoopState } from '../../../../src/engine/store/state-types.js';
+import type { RunIo } from '../../../../src/engine/types.js';
 import { gitdir, testdir, writeFiles } from '../../../support/repo.js';
 
 const state = (options: Record<string, unknown>) =>

@@ -8,7 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { runHookStart } from '../../../../src/engine/hook/start.js';
 import { runHookStop } from '../../../../src/engine/hook/stop.js';
-import type { LoopState } from '../../../../src/engine/types.js';
+import type { LoopState } from '../../../../src/engine/store/state-types.js';
 import { git, gitdir } from '../../../support/repo.js';
 import { plan, story } from '../../../support/verify-repo.js';
 import { keyEnv, useKeyEnv } from '../../../support/verdict-note.js';

@@ -10,7 +10,8 @@ import { HAS_PROC, engine, planRepo, spawnStranger, writeRunningLoop } from '../
 import { writeState } from '../../../../src/engine/store/state-file.js';
 import { findResumable } from '../../../../src/engine/run/resume.js';
 import { stopOrphanAgents } from '../../../../src/engine/store/orphans.js';
-import type { LoopState, ParallelState, RunOptions, WorkerState } from '../../../../src/engine/types.js';
+import type { LoopState, ParallelState, WorkerState } from '../../../../src/engine/store/state-types.js';
+import type { RunOptions } from '../../../../src/engine/loop-options.js';
 
 function state(dir: string, id: string): LoopState {
   return JSON.parse(readFileSync(path.join(dir, 'ralph/.runs', id, 'state.json'), 'utf8')) as LoopState;

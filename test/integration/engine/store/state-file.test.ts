@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { testdir } from '../../../support/repo.js';
 import { writeState } from '../../../../src/engine/store/state-file.js';
 import { runAgentOnce } from '../../../../src/engine/agents/run.js';
-import type { LoopState } from '../../../../src/engine/types.js';
+import type { LoopState } from '../../../../src/engine/store/state-types.js';
 import { LoopExit, RunnerFileError } from '../../../../src/engine/errors.js';
 
 function newState(id: string): LoopState {

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { takeCheckEnvBase } from '../../../../src/engine/verify/check-env.js';
 import { findExecutable } from '../../../../src/engine/agents/check.js';
-import type { CheckSandbox } from '../../../../src/engine/types.js';
+import type { CheckSandbox } from '../../../../src/engine/verify/types.js';
 import { testdir } from '../../../support/repo.js';
 import { claim, commitAll, plan, story, verifyRepo, type VerifyRepo } from '../../../support/verify-repo.js';
 

@@ -8,7 +8,7 @@ import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { findExecutable } from '../../../../src/engine/agents/check.js';
 import type { Prd } from '../../../../src/prd/types.js';
-import type { CheckSandbox, StoryVerdict } from '../../../../src/engine/types.js';
+import type { CheckSandbox, StoryVerdict } from '../../../../src/engine/verify/types.js';
 import { git, testdir } from '../../../support/repo.js';
 import { claim, commitAll, plan, story, verifyRepo, type VerifyRepo } from '../../../support/verify-repo.js';
 

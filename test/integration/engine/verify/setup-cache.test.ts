@@ -14,7 +14,7 @@ import { runFinalGate } from '../../../../src/engine/verify/final-gate.js';
 import { probeWeakChecks } from '../../../../src/engine/verify/weak-checks.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import type { CheckLine } from '../../../../src/engine/store/ledger.js';
-import type { StoryVerdict } from '../../../../src/engine/types.js';
+import type { StoryVerdict } from '../../../../src/engine/verify/types.js';
 import { git } from '../../../support/repo.js';
 import {
   claim,

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { parseUsageResponse, renderUsage } from '../../../../src/engine/budget/usage.js';
 import { credentialsFile, keychainServices, parseCredentials } from '../../../../src/engine/budget/credentials.js';
 import { planOverCeiling, planResetTime } from '../../../../src/engine/budget/gate.js';
-import type { UsageReading } from '../../../../src/engine/types.js';
+import type { UsageReading } from '../../../../src/engine/budget/types.js';
 
 const NOW = new Date('2026-11-29T18:00:00Z');
 

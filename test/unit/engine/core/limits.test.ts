@@ -1,7 +1,8 @@
 // The run's limits (core/limits.ts), the one place both loops decide them: before an agent run, after an iteration,
 // a story given up with --parallel, the unpriced stop and the usage ceiling's words.
 import { describe, expect, it } from 'vitest';
-import type { LoopConfig, LoopState } from '../../../../src/engine/types.js';
+import type { LoopConfig } from '../../../../src/engine/types.js';
+import type { LoopState } from '../../../../src/engine/store/state-types.js';
 import {
   limitAfterIteration,
   limitBeforeRun,

@@ -2,7 +2,7 @@
 // limits at exactly their value: driven through the scripted harness, no processes, no git, no real time.
 import { describe, expect, it } from 'vitest';
 import { harness, verdictFor, type Step } from '../../../support/loop-harness.js';
-import type { StoryVerdict } from '../../../../src/engine/types.js';
+import type { StoryVerdict } from '../../../../src/engine/verify/types.js';
 import { story } from '../../../support/plan.js';
 
 const work: Step = { commit: true };

@@ -3,10 +3,11 @@
 import { fakeLoopDeps } from '../../../support/fake-loop-deps.js';
 import { describe, expect, it } from 'vitest';
 import { runLoop } from '../../../../src/engine/core/loop.js';
-import { type StoryVerdict, type VerifyResult } from '../../../../src/engine/types.js';
+import type { StoryVerdict, VerifyResult } from '../../../../src/engine/verify/types.js';
 import type { LoopEvent } from '../../../../src/engine/events.js';
 import { DEFAULT_OPTIONS } from '../../../../src/engine/cli/args.js';
-import type { AgentRunRecord, LoopState, LoopDeps, LoopConfig } from '../../../../src/engine/types.js';
+import type { AgentRunRecord, LoopState } from '../../../../src/engine/store/state-types.js';
+import type { LoopDeps, LoopConfig } from '../../../../src/engine/types.js';
 import { LoopExit } from '../../../../src/engine/errors.js';
 
 interface Script {

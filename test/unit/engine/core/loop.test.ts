@@ -4,7 +4,8 @@ import { harness, verdictFor, type Step } from '../../../support/loop-harness.js
 import { renderAllPass } from '../../../../src/engine/core/exits.js';
 import { planRateLimitWait } from '../../../../src/engine/core/retries.js';
 import type { Prd } from '../../../../src/prd/types.js';
-import type { RateLimitHit, StoryVerdict } from '../../../../src/engine/types.js';
+import type { RateLimitHit } from '../../../../src/engine/budget/types.js';
+import type { StoryVerdict } from '../../../../src/engine/verify/types.js';
 import { WorkProtected } from '../../../../src/engine/errors.js';
 import { story as baseStory } from '../../../support/plan.js';
 

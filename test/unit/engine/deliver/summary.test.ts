@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { LoopState } from '../../../../src/engine/types.js';
+import type { LoopState } from '../../../../src/engine/store/state-types.js';
 import {
   firstLine,
   planEnding,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { mergeResumedOptions } from '../../../../src/engine/run/resume.js';
 import { parseRunArgs } from '../../../../src/engine/cli/args.js';
-import type { LoopState } from '../../../../src/engine/types.js';
+import type { LoopState } from '../../../../src/engine/store/state-types.js';
 
 const stored = (argv: string[]): LoopState['options'] => {
   const {

@@ -4,7 +4,8 @@ import { describe, expect, it } from 'vitest';
 import { decideSandbox } from '../../../../src/engine/run/sandbox-default.js';
 import { DEFAULT_OPTIONS } from '../../../../src/engine/cli/args.js';
 import type { SandboxProbe } from '../../../../src/engine/agents/sandbox.js';
-import type { LoopState, RunOptions } from '../../../../src/engine/types.js';
+import type { LoopState } from '../../../../src/engine/store/state-types.js';
+import type { RunOptions } from '../../../../src/engine/loop-options.js';
 
 const works: SandboxProbe = { ok: true, bwrap: '/usr/bin/bwrap' };
 const noBwrap: SandboxProbe = {

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { renderParallelNotes } from '../../../../src/engine/store/parallel-notes.js';
 import { renderLoopTable, type LoopSummary } from '../../../../src/engine/store/summaries.js';
-import type { ParallelState } from '../../../../src/engine/types.js';
+import type { ParallelState } from '../../../../src/engine/store/state-types.js';
 
 const NOW = Date.parse('2026-12-02T15:40:00Z');
 

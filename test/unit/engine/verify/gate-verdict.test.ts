@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { planGateRejection, renderGateReason } from '../../../../src/engine/verify/gate-verdict.js';
 import type { Prd } from '../../../../src/prd/types.js';
-import type { StoryVerdict } from '../../../../src/engine/types.js';
+import type { StoryVerdict } from '../../../../src/engine/verify/types.js';
 import { story } from '../../../support/plan.js';
 
 const HEAD = 'aaaaaaa1111111111111111111111111111111111';

@@ -9,7 +9,8 @@ import { git, gitdir, gitEnv, testdir } from '../../../../support/repo.js';
 import { PlanBranch } from '../../../../../src/engine/run/parallel/plan-branch.js';
 import { WorkProtected } from '../../../../../src/engine/errors.js';
 import { shellQuote } from '../../../../../src/util/shell-quote.js';
-import type { LoopState, RunContext } from '../../../../../src/engine/types.js';
+import type { LoopState } from '../../../../../src/engine/store/state-types.js';
+import type { RunContext } from '../../../../../src/engine/types.js';
 import type { RunTrust } from '../../../../../src/engine/verify/trust.js';
 import type { Prd } from '../../../../../src/prd/types.js';
 
