@@ -12,6 +12,7 @@ import type { CheckResult } from './checks.js';
 import type { Checkout } from './checkout.js';
 import { gitOk } from '../git/git.js';
 import { makeTempFolder } from '../store/temp-folders.js';
+import { recordsRoot } from '../store/layout.js';
 import { isLockfile, setupKey } from './setup-key.js';
 
 /** What one setup made: `names` (top-level folders) under `folder`, and the setup's own result (for the ledger). */
@@ -106,10 +107,14 @@ export class SetupCache {
 
 const caches = new Map<string, SetupCache>();
 
-/** The setup cache of loop `loopId` in repository `top`, made on first use and removed when the runner exits. */
+/**
+ * The setup cache of loop `loopId`, made on first use and removed when the runner exits. `top` is the tree it verifies
+ * in: a --worktree loop's, or a --parallel worker's or merge queue's, all share the one cache of the loop, kept by its
+ * records' tree (store/layout.ts recordsRoot), so one install serves every worktree of the run.
+ */
 export function loopSetupCache(top: string, loopId: string): SetupCache {
   if (!caches.size) process.once('exit', () => caches.forEach((c) => c.removeAll()));
-  const id = `${top}\0${loopId}`;
+  const id = `${recordsRoot(top)}\0${loopId}`;
   let cache = caches.get(id);
   if (!cache) caches.set(id, (cache = new SetupCache()));
   return cache;

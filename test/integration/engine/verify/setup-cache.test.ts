@@ -13,6 +13,8 @@ import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { runFinalGate } from '../../../../src/engine/verify/final-gate.js';
 import { probeWeakChecks } from '../../../../src/engine/verify/weak-checks.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
+import { loopSetupCache } from '../../../../src/engine/verify/setup-cache.js';
+import { keepRecordsIn } from '../../../../src/engine/store/layout.js';
 import type { CheckLine } from '../../../../src/engine/store/ledger.js';
 import type { StoryVerdict } from '../../../../src/engine/verify/types.js';
 import { git } from '../../../support/repo.js';
@@ -165,4 +167,13 @@ describe('setup cache', () => {
     expect(count()).toBe(2);
     expect(r.logs.filter((l) => l.includes('changed after setup made it'))).toHaveLength(1);
   }, 120_000);
+
+  it('one cache per loop across its worktrees: a --worktree loop, each --parallel worker and the merge queue share one install', () => {
+    const main = mkdtempSync(path.join(tmpdir(), 'ralphkit-main-'));
+    const worker = `${main}.ralph-worktrees/l1--w1`;
+    keepRecordsIn([worker], main);
+    expect(loopSetupCache(worker, 'l1')).toBe(loopSetupCache(main, 'l1'));
+    expect(loopSetupCache(worker, 'l2')).not.toBe(loopSetupCache(main, 'l1'));
+    rmSync(main, { recursive: true, force: true });
+  });
 });
