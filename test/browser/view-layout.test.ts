@@ -73,7 +73,8 @@ describe('dashboard layout', () => {
         timeout: PATIENCE,
       })
       .toBe(true);
-    expect(await overflow(page)).toEqual({ x: 0, y: 0 });
+    // The board is laid out again after the resize (a frame or more later on a loaded machine): wait for it.
+    await expect.poll(() => overflow(page), { timeout: PATIENCE }).toEqual({ x: 0, y: 0 });
     expect(await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)).toBe(
       0,
     );
