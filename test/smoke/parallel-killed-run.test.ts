@@ -33,16 +33,18 @@ describe('a --parallel run killed with -9', () => {
       FAKE_PAR_DELAY_MS: '60000',
       TMPDIR: tmp,
     });
+    // A file exists before its pid is written into it (an empty file reads as pid 0, "my own group" to kill(2)).
+    const pids = () => readdirSync(started).map((id) => Number(readFileSync(path.join(started, id), 'utf8')));
     await until(
       "both workers' agents started and recorded",
       () =>
-        readdirSync(started).length === 2 &&
+        pids().filter((pid) => pid > 0).length === 2 &&
         loopStates(repo).some((s) =>
           (s as { parallel?: { states: Array<{ agentPid?: number }> } }).parallel?.states.every((w) => w.agentPid),
         ),
       30_000,
     );
-    const agents = readdirSync(started).map((id) => Number(readFileSync(path.join(started, id), 'utf8')));
+    const agents = pids();
     killWhenDone(agents);
     const id = loopStates(repo)[0].id;
 
