@@ -5,7 +5,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { ralph, startRalph } from '../support/loop-repo.js';
 import { git, testdir } from '../support/repo.js';
-import { isGone, until } from '../support/process.js';
+import { isGone, pidFrom, until } from '../support/process.js';
 import {
   BRANCH,
   fakeEnv,
@@ -127,12 +127,8 @@ describe('--parallel: limits, STUCK and attacks', () => {
     const started = testdir('ralphkit-started-');
     const { env } = fakeEnv({ FAKE_PAR_STARTED: started, FAKE_PAR_DELAY_MS: '60000' });
     const run = startRalph(repo, parallelArgs(2, 10, ['--name', 'par']), env);
-    await until(
-      "both workers' agents running",
-      () => existsSync(path.join(started, 'US-001')) && existsSync(path.join(started, 'US-002')),
-      60_000,
-    );
-    const pids = ['US-001', 'US-002'].map((id) => Number(readFileSync(path.join(started, id), 'utf8')));
+    // Both workers' agents running: their pids written (a file can exist before its pid is in it).
+    const pids = await Promise.all(['US-001', 'US-002'].map((id) => pidFrom(path.join(started, id), 60_000)));
     run.child.kill('SIGINT');
     const r = await run.done;
     expect(r.code, r.stderr).toBe(130);

@@ -1,11 +1,11 @@
 // --parallel under a hostile or careless agent, and a user's resume: what the review of issue #14 found.
 // Real git, the installed ralph/ralph.sh, the real CLI, fake agents (test/fixtures/agents/story-worker.mjs).
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { agent, ralph, startRalph } from '../support/loop-repo.js';
 import { git, runCli, testdir } from '../support/repo.js';
-import { isGone, until } from '../support/process.js';
+import { isGone, pidFrom, until } from '../support/process.js';
 import { BRANCH, fakeEnv, mergeOrder, parallelRepo, planOn, readLog, story } from '../support/parallel-repo.js';
 import { installedRepo } from '../support/installed-repo.js';
 
@@ -30,12 +30,8 @@ async function runUntilStarted(
   const started = testdir('ralphkit-started-');
   const { env } = fakeEnv({ FAKE_PAR_STARTED: started, FAKE_PAR_DELAY_MS: '60000', ...extra });
   const run = startRalph(repo, ['--name', name, ...RUN(n)], env);
-  await until(
-    `the agents of ${ids.join(', ')} running`,
-    () => ids.every((id) => existsSync(path.join(started, id))),
-    60_000,
-  );
-  const pids = ids.map((id) => Number(readFileSync(path.join(started, id), 'utf8')));
+  // The agents running: their pids written (a file can exist before its pid is in it).
+  const pids = await Promise.all(ids.map((id) => pidFrom(path.join(started, id), 60_000)));
   // Whatever the runner leaves alive, the test stops.
   onTestFinished(() => {
     for (const pid of pids) {
