@@ -123,7 +123,7 @@ export async function readRemoteRepo(top: string, remote: string): Promise<GitHu
 
 /**
  * The pinned files (the plan's test paths, `protect`, files its checks name) the branch changed since it left its
- * base, as `git diff --name-status` lines ("M\ttest/a.test.ts"); null when no base is known here.
+ * base, as "M test/a.test.ts" lines (from `git diff --name-status`); null when no base is known here.
  */
 export async function readPinnedChanges(
   top: string,
@@ -132,15 +132,7 @@ export async function readPinnedChanges(
   base: string,
   remote: string,
 ): Promise<string[] | null> {
-  const rows = await readBaseDiff(top, branch, base, remote);
-  if (!rows) return null;
-  const pinned = new Set(
-    planPinnedPaths(
-      rows.map((row) => row[1] ?? ''),
-      prd,
-    ),
-  );
-  return rows.filter((row) => pinned.has(row[1] ?? '')).map((row) => `${row[0]} ${row[1]}`);
+  return changedAmong(await readBaseDiff(top, branch, base, remote), (paths) => planPinnedPaths(paths, prd));
 }
 
 /** The CI configuration files (.github/workflows/**, ...) the branch changed since it left its base; null: no base here. */
@@ -150,10 +142,14 @@ export async function readCiChanges(
   base: string,
   remote: string,
 ): Promise<string[] | null> {
-  const rows = await readBaseDiff(top, branch, base, remote);
+  return changedAmong(await readBaseDiff(top, branch, base, remote), ciConfigFiles);
+}
+
+/** The `--name-status` rows whose path `pick` keeps, as "M path" lines; null when there was no diff to read. */
+function changedAmong(rows: string[][] | null, pick: (paths: string[]) => string[]): string[] | null {
   if (!rows) return null;
-  const ci = new Set(ciConfigFiles(rows.map((row) => row[1] ?? '')));
-  return rows.filter((row) => ci.has(row[1] ?? '')).map((row) => `${row[0]} ${row[1]}`);
+  const kept = new Set(pick(rows.map((row) => row[1] ?? '')));
+  return rows.filter((row) => kept.has(row[1] ?? '')).map((row) => `${row[0]} ${row[1]}`);
 }
 
 async function readBaseDiff(top: string, branch: string, base: string, remote: string): Promise<string[][] | null> {
