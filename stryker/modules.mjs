@@ -141,4 +141,25 @@ export const MODULES = [
     floor: 86,
     pure: true,
   },
+  {
+    name: 'agents/sandbox',
+    mutate: 'src/engine/agents/sandbox.ts',
+    tests: ['test/unit/engine/agents/sandbox.test.ts'],
+    floor: 0,
+    pure: true,
+  },
+  {
+    name: 'agents/sandbox-home',
+    mutate: 'src/engine/agents/sandbox-home.ts',
+    tests: ['test/unit/engine/agents/sandbox-home.test.ts'],
+    floor: 0,
+    pure: true,
+  },
+  {
+    name: 'git/quarantine',
+    mutate: 'src/engine/git/quarantine.ts',
+    tests: ['test/integration/engine/git/quarantine.test.ts'],
+    floor: 0,
+    pure: false,
+  },
 ];
