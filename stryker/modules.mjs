@@ -144,22 +144,22 @@ export const MODULES = [
   {
     name: 'agents/sandbox',
     mutate: 'src/engine/agents/sandbox.ts',
-    tests: ['test/unit/engine/agents/sandbox.test.ts'],
-    floor: 0,
-    pure: true,
+    tests: ['test/unit/engine/agents/sandbox.test.ts', 'test/integration/engine/agents/sandbox.test.ts'],
+    floor: 74,
+    pure: false,
   },
   {
     name: 'agents/sandbox-home',
     mutate: 'src/engine/agents/sandbox-home.ts',
     tests: ['test/unit/engine/agents/sandbox-home.test.ts'],
-    floor: 0,
+    floor: 89,
     pure: true,
   },
   {
     name: 'git/quarantine',
     mutate: 'src/engine/git/quarantine.ts',
     tests: ['test/integration/engine/git/quarantine.test.ts'],
-    floor: 0,
+    floor: 78,
     pure: false,
   },
 ];

@@ -1,6 +1,7 @@
 // The objects quarantine of a sandboxed agent (src/engine/git/quarantine.ts) moved into a real store: each object
 // hashed against its id, packs through git index-pack, nothing ever written over an object the store holds.
 import { execFileSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { deflateSync } from 'node:zlib';
@@ -58,12 +59,24 @@ describe('migrateQuarantine', () => {
       env: gitEnv(),
     });
     writeFileSync(path.join(q, 'pack', 'pack-junk.pack'), 'junk');
+    // An object whose header lies about its size, under the id of exactly those bytes (so only the header check refuses
+    // it; git would fail to read it later).
+    const lying = Buffer.from('blob 99\0short\n');
+    const lyingId = createHash('sha1').update(lying).digest('hex');
+    putLoose(q, lyingId, deflateSync(lying));
+    // Names that are no object's: skipped, not reported (git leaves temporary files in the same places).
+    writeFileSync(path.join(q, 'README'), 'not an object\n');
+    mkdirSync(path.join(q, 'zz'));
+    writeFileSync(path.join(q, 'zz', idOf('zz').slice(2)), looseBytes('zz'));
+    writeFileSync(path.join(q, idOf('new\n').slice(0, 2), 'tmp_obj_123'), 'half written');
+    writeFileSync(path.join(q, idOf('new\n').slice(0, 2), `${idOf('new\n').slice(2, 39)}G`), looseBytes('new\n'));
     const m = await migrateQuarantine(repo, 'sha1', q, store);
     expect({ loose: m.loose, packs: m.packs }).toEqual({ loose: 1, packs: 1 });
-    expect(m.dropped).toHaveLength(5);
+    expect(m.dropped).toHaveLength(6);
     expect(m.dropped).toEqual(
       expect.arrayContaining([
         `${forged}: its content does not hash to its id`,
+        `${lyingId}: no valid object header`,
         `${linked}: not a readable file (ENOTFILE)`,
         `${fifo}: not a readable file (ENOTFILE)`,
         'pack-fifo.pack: not a plain file',
@@ -77,6 +90,10 @@ describe('migrateQuarantine', () => {
     expect(existsSync(path.join(store, forged.slice(0, 2), forged.slice(2)))).toBe(false);
     expect(existsSync(q)).toBe(false);
     expect(readdirSync(path.join(store, 'pack')).filter((n) => n.startsWith('tmp_'))).toEqual([]);
+    // Nothing of the copies left behind in the store's own folders either.
+    expect(
+      readdirSync(store, { recursive: true, encoding: 'utf8' }).filter((n) => path.basename(n).startsWith('tmp_obj')),
+    ).toEqual([]);
     expect(git(repo, 'fsck', '--no-dangling')).toBe('');
   });
 

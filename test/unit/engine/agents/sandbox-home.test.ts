@@ -49,6 +49,63 @@ describe('planHomeLayer', () => {
     });
   });
 
+  it("leaves every package manager's cache out, binds the tools beside them read-only, and merges the folders holding both", () => {
+    // The caches, as the user's HOME holds them (this list is the specification, not the module's constant).
+    const caches = [
+      '.npm',
+      '.pnpm-store',
+      '.gradle',
+      '.yarn/berry/cache',
+      '.cache/go-build',
+      '.cache/pip',
+      '.cache/uv',
+      '.cache/yarn',
+      '.cache/pnpm',
+      '.cache/node-gyp',
+      '.cache/deno',
+      '.cache/pypoetry/cache',
+      '.cache/ccache',
+      '.cache/sccache',
+      '.cargo/registry',
+      '.cargo/git',
+      '.cargo/.package-cache',
+      '.cargo/.package-cache-mutate',
+      '.cargo/.global-cache',
+      '.m2/repository',
+      'go/pkg/mod',
+    ];
+    const tools = [
+      '.yarn/berry/plugins',
+      '.cache/pypoetry/virtualenvs',
+      '.cargo/bin',
+      '.m2/settings.xml',
+      'go/pkg/tool',
+    ];
+    const merged: Record<string, string[]> = {};
+    const entries = new Set<string>();
+    for (const rel of [...caches, ...tools]) {
+      const parts = rel.split('/');
+      entries.add(parts[0]);
+      for (let i = 1; i < parts.length; i++) {
+        const names = (merged[parts.slice(0, i).join('/')] ??= []);
+        if (!names.includes(parts[i])) names.push(parts[i]);
+      }
+    }
+    const plan = planHomeLayer({ home: '/h', entries: [...entries], merged });
+    expect(plan.readOnly).toEqual(tools.map((t) => `/h/${t}`).sort());
+    expect(plan.merged.sort()).toEqual([
+      '.cache',
+      '.cache/pypoetry',
+      '.cargo',
+      '.m2',
+      '.yarn',
+      '.yarn/berry',
+      'go',
+      'go/pkg',
+    ]);
+    expect(plan.copy).toEqual([]);
+  });
+
   it('binds a ~/.cache that is a symbolic link (not listed as a folder) read-only as a whole', () => {
     expect(planHomeLayer({ home: '/h', entries: ['.cache'], merged: {} })).toEqual({
       readOnly: ['/h/.cache'],
@@ -63,6 +120,8 @@ describe('statePathOf', () => {
     ['/home/u/.claude-work', '.claude-work'],
     ['/home/u/.config/claude', '.config/claude'],
     ['/home/u/.config/claude/profile', '.config/claude'],
+    ['/home/u/.cache/pypoetry/claude', '.cache/pypoetry/claude'],
+    ['/home/u/.cache/pypoetry', null],
     ['/home/u/.config', null],
     ['/opt/claude', null],
     ['/home/u', null],
