@@ -111,8 +111,11 @@ export async function snapshotRunnerFiles(
       path.join(common, 'shallow'),
     ].map((abs) => hold(abs, show(abs), false, 'engine')),
     // Where git finds the common dir (config, hooks, objects, refs): a commondir the agent writes into the main .git
-    // makes every later git call of the runner read another folder's config, filters and hooks included.
-    hold(path.join(own, 'commondir'), show(path.join(own, 'commondir')), false, 'engine'),
+    // makes every later git call of the runner (and the user's own, in the main tree) read another folder's config,
+    // filters and hooks. A linked worktree's own has one already, held as it is; the main .git's is held too.
+    ...[...new Set([path.join(own, 'commondir'), path.join(common, 'commondir')])].map((abs) =>
+      hold(abs, show(abs), false, 'engine'),
+    ),
   ];
   const hookDirs = [path.join(common, 'hooks'), ...config.hooksPaths];
   return {

@@ -13,6 +13,7 @@ import type { Story } from '../../../prd/types.js';
 import { storyRefPart } from '../../../prd/story-ref.js';
 import { gitOk, headSha, runGit } from '../../git/git.js';
 import { keepRecordsIn } from '../../store/layout.js';
+import { realpathOrUndefined } from '../../../util/read.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../../verify/runner-guard.js';
 import { verifyIteration } from '../../verify/verify.js';
 import { reportAgentExit, runAgentWithRetries } from '../../core/retries.js';
@@ -176,7 +177,11 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
  * it back after the other worker's guard had undone it.
  */
 function workerGuard(own: RunnerGuard, shared: RunnerGuard): RunnerGuard {
-  const perTree = (f: RunnerGuard['files'][number]) => f.inRepo || path.basename(f.abs) === 'config.worktree';
+  // The worker's own files: its tree's, and its own git dir's config.worktree and commondir (the main .git's
+  // commondir, like the rest the workers share, from the run's snapshot).
+  const ownGitDir = (f: RunnerGuard['files'][number]) => realpathOrUndefined(path.dirname(f.abs)) === own.ownGitDir;
+  const perTree = (f: RunnerGuard['files'][number]) =>
+    f.inRepo || path.basename(f.abs) === 'config.worktree' || (path.basename(f.abs) === 'commondir' && ownGitDir(f));
   return {
     files: [...own.files.filter(perTree), ...shared.files.filter((f) => !perTree(f))],
     dirs: shared.dirs,

@@ -9,6 +9,7 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  realpathSync,
   rmSync,
   symlinkSync,
   unlinkSync,
@@ -112,6 +113,26 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     expect(await isAncestor(r.dir, root, head)).toBe(true);
     expect(restoreRunnerFiles(guard).rejecting).toEqual(['.git/info/grafts']);
     expect(existsSync(path.join(r.dir, '.git/info/grafts'))).toBe(false);
+  });
+
+  it("git's common dir, from a linked worktree (--worktree, --parallel): its own commondir is held as it was, and one planted in the main .git is removed", async () => {
+    const { r } = await planRepo();
+    const tree = `${testdir('ralphkit-wt-')}/tree`;
+    git(r.dir, 'worktree', 'add', '-q', '-b', 'ralph/wt', tree);
+    const own = git(tree, 'rev-parse', '--path-format=absolute', '--git-dir');
+    const before = readFileSync(path.join(own, 'commondir'));
+    const guard = await snapshotRunnerFiles(tree);
+    const other = testdir('ralphkit-commondir-');
+    cpSync(path.join(r.dir, '.git'), other, { recursive: true });
+    writeFileSync(path.join(own, 'commondir'), `${other}\n`);
+    writeFileSync(path.join(r.dir, '.git/commondir'), `${other}\n`);
+    expect(git(tree, 'rev-parse', '--path-format=absolute', '--git-common-dir')).toBe(other);
+    expect(restoreRunnerFiles(guard).rejecting.map((f) => path.basename(f))).toEqual(['commondir', 'commondir']);
+    expect(readFileSync(path.join(own, 'commondir'))).toEqual(before);
+    expect(existsSync(path.join(r.dir, '.git/commondir'))).toBe(false);
+    expect(git(tree, 'rev-parse', '--path-format=absolute', '--git-common-dir')).toBe(
+      realpathSync(path.join(r.dir, '.git')),
+    );
   });
 
   it('object store: a .git/shallow the agent writes (history cut at a commit of its choice) is put back with the claims rejected', async () => {
