@@ -45,11 +45,17 @@ export async function sandboxCommand(
   // The agent commits: the repository and git's common dir stay writable to it (planSandboxCommand keeps its hooks
   // and config read-only, a linked worktree's common dir included).
   const userConfig = base.readOnly.filter((p) => p !== trust.topLevel && p !== trust.gitDir);
+  // In a linked worktree (--worktree, --parallel) the common dir's HEAD and index are your own tree's: not the agent's.
+  const mainTree =
+    trust.guard.ownGitDir && trust.guard.ownGitDir !== trust.guard.gitDir
+      ? [path.join(trust.gitDir, 'HEAD'), path.join(trust.gitDir, 'index')]
+      : [];
   const readOnly = [
     ...ENGINE_FILES,
     path.relative(run.paths.repoRoot, runsDir(run.paths.repoRoot)),
     ...(trust.pins?.paths ?? []),
     ...userConfig,
+    ...mainTree,
   ];
   const home = base.home && path.isAbsolute(base.home) && existsSync(base.home) ? realpathSync(base.home) : undefined;
   const objects = await prepareQuarantine(run, trust);

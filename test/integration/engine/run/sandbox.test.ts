@@ -1,7 +1,7 @@
 // The checks' and the reviewer's sandbox (src/engine/run/sandbox.ts) with the real bubblewrap, for a linked git
 // worktree whose main repository lives inside HOME (writable in the sandbox): its .git is read-only there too.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planSandboxCommand, probeSandbox } from '../../../../src/engine/agents/sandbox.js';
@@ -58,14 +58,22 @@ describe.skipIf(!probe.ok)(`checkSandbox${probe.ok ? '' : ` (skipped: ${probe.me
     const agentRun = { ...run, paths: { repoRoot: worktree } } as unknown as RunContext;
     const { args, after } = await sandboxCommand(
       agentRun,
-      { topLevel: worktree, gitDir: common, pins: null } as unknown as RunTrust,
+      {
+        topLevel: worktree,
+        gitDir: common,
+        pins: null,
+        guard: { gitDir: realpathSync(common), ownGitDir: realpathSync(path.join(common, 'worktrees', 'wt')) },
+      } as unknown as RunTrust,
       { file: 'sh', args: [] },
       clone,
     );
     await after();
     const flagOf = (p: string) => args[args.findIndex((a, i) => a === p && args[i + 1] === p) - 1];
-    expect([flagOf(common), flagOf(path.join(common, 'hooks')), flagOf(path.join(common, 'config'))]).toEqual([
+    // ...nor the main tree's HEAD and index (your working tree's, not the agent's).
+    expect([common, ...['hooks', 'config', 'HEAD', 'index'].map((f) => path.join(common, f))].map(flagOf)).toEqual([
       '--bind',
+      '--ro-bind-try',
+      '--ro-bind-try',
       '--ro-bind-try',
       '--ro-bind-try',
     ]);
