@@ -1,7 +1,7 @@
 // With --sandbox: the agent's command under bubblewrap, and the sandbox its checks run in (SPEC §6).
 import type { RunContext } from '../types.js';
 import type { CheckSandbox } from '../verify/types.js';
-import { existsSync, mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { runsDir } from '../store/layout.js';
 import { type RunTrust } from '../verify/trust.js';
@@ -46,10 +46,9 @@ export async function sandboxCommand(
   // and config read-only, a linked worktree's common dir included).
   const userConfig = base.readOnly.filter((p) => p !== trust.topLevel && p !== trust.gitDir);
   // In a linked worktree (--worktree, --parallel) the common dir's HEAD and index are your own tree's: not the agent's.
-  const mainTree =
-    trust.guard.ownGitDir && trust.guard.ownGitDir !== trust.guard.gitDir
-      ? [path.join(trust.gitDir, 'HEAD'), path.join(trust.gitDir, 'index')]
-      : [];
+  // (A linked worktree's .git is a file naming its own git dir.)
+  const linked = lstatOrNull(path.join(trust.topLevel, '.git'))?.isFile() ?? false;
+  const mainTree = linked ? [path.join(trust.gitDir, 'HEAD'), path.join(trust.gitDir, 'index')] : [];
   const readOnly = [
     ...ENGINE_FILES,
     path.relative(run.paths.repoRoot, runsDir(run.paths.repoRoot)),
@@ -143,4 +142,12 @@ export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | u
     hidden,
     network: run.options.network,
   };
+}
+
+function lstatOrNull(p: string): ReturnType<typeof lstatSync> | null {
+  try {
+    return lstatSync(p);
+  } catch {
+    return null;
+  }
 }

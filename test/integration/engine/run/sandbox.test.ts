@@ -1,7 +1,7 @@
 // The checks' and the reviewer's sandbox (src/engine/run/sandbox.ts) with the real bubblewrap, for a linked git
 // worktree whose main repository lives inside HOME (writable in the sandbox): its .git is read-only there too.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, realpathSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { planSandboxCommand, probeSandbox } from '../../../../src/engine/agents/sandbox.js';
@@ -62,7 +62,6 @@ describe.skipIf(!probe.ok)(`checkSandbox${probe.ok ? '' : ` (skipped: ${probe.me
         topLevel: worktree,
         gitDir: common,
         pins: null,
-        guard: { gitDir: realpathSync(common), ownGitDir: realpathSync(path.join(common, 'worktrees', 'wt')) },
       } as unknown as RunTrust,
       { file: 'sh', args: [] },
       clone,
