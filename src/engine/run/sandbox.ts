@@ -1,7 +1,9 @@
 // With --sandbox: the agent's command under bubblewrap, and the sandbox its checks run in (SPEC §6).
 import type { RunContext } from '../types.js';
 import type { CheckSandbox } from '../verify/types.js';
-import { existsSync, lstatSync, mkdirSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { readTextOrNull } from '../../util/read.js';
+import { runGit } from '../git/git.js';
 import path from 'node:path';
 import { runsDir } from '../store/layout.js';
 import { type RunTrust } from '../verify/trust.js';
@@ -45,10 +47,12 @@ export async function sandboxCommand(
   // The agent commits: the repository and git's common dir stay writable to it (planSandboxCommand keeps its hooks
   // and config read-only, a linked worktree's common dir included).
   const userConfig = base.readOnly.filter((p) => p !== trust.topLevel && p !== trust.gitDir);
-  // In a linked worktree (--worktree, --parallel) the common dir's HEAD and index are your own tree's: not the agent's.
-  // (A linked worktree's .git is a file naming its own git dir.)
+  // In a linked worktree (--worktree, --parallel) the common dir's HEAD and index are your own tree's, and so is the
+  // branch checked out there: not the agent's. (A linked worktree's .git is a file naming its own git dir.)
   const linked = lstatOrNull(path.join(trust.topLevel, '.git'))?.isFile() ?? false;
-  const mainTree = linked ? [path.join(trust.gitDir, 'HEAD'), path.join(trust.gitDir, 'index')] : [];
+  const mainTree = linked
+    ? [path.join(trust.gitDir, 'HEAD'), path.join(trust.gitDir, 'index'), ...(await holdUserBranch(trust))]
+    : [];
   const readOnly = [
     ...ENGINE_FILES,
     path.relative(run.paths.repoRoot, runsDir(run.paths.repoRoot)),
@@ -150,4 +154,27 @@ function lstatOrNull(p: string): ReturnType<typeof lstatSync> | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * The loose ref file of the branch checked out in your own tree, to be bound read-only: written first with the value
+ * it has when it is only in packed-refs (the same ref to git), so that the agent cannot create one over it. A
+ * detached HEAD holds no branch.
+ */
+async function holdUserBranch(trust: RunTrust): Promise<string[]> {
+  const head = /^ref: (refs\/heads\/\S+)\s*$/.exec(readTextOrNull(path.join(trust.gitDir, 'HEAD')) ?? '');
+  if (!head) return [];
+  const file = path.join(trust.gitDir, ...head[1].split('/'));
+  if (!existsSync(file)) {
+    const sha = (await runGit(trust.topLevel, ['rev-parse', '--verify', '-q', head[1]])).stdout.trim();
+    if (!/^[0-9a-f]{40,64}$/.test(sha)) return [];
+    mkdirSync(path.dirname(file), { recursive: true });
+    try {
+      writeFileSync(file, `${sha}\n`, { flag: 'wx' });
+    } catch (err) {
+      // Written meanwhile (your own git in your tree): that one is held.
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+  }
+  return [file];
 }

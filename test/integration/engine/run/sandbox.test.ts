@@ -68,13 +68,23 @@ describe.skipIf(!probe.ok)(`checkSandbox${probe.ok ? '' : ` (skipped: ${probe.me
     );
     await after();
     const flagOf = (p: string) => args[args.findIndex((a, i) => a === p && args[i + 1] === p) - 1];
-    // ...nor the main tree's HEAD and index (your working tree's, not the agent's).
-    expect([common, ...['hooks', 'config', 'HEAD', 'index'].map((f) => path.join(common, f))].map(flagOf)).toEqual([
-      '--bind',
-      '--ro-bind-try',
-      '--ro-bind-try',
-      '--ro-bind-try',
-      '--ro-bind-try',
-    ]);
+    // ...nor the main tree's HEAD, index and checked-out branch (your working tree's, not the agent's).
+    const branch = git(main, 'branch', '--show-current');
+    const ro = ['hooks', 'config', 'HEAD', 'index', `refs/heads/${branch}`].map((f) => path.join(common, f));
+    expect([common, ...ro].map(flagOf)).toEqual(['--bind', ...ro.map(() => '--ro-bind-try')]);
+    // A branch only in packed-refs gets its loose file first, with the same value, so that the agent cannot make one.
+    git(main, 'pack-refs', '--all');
+    expect(existsSync(path.join(common, 'refs', 'heads', branch))).toBe(false);
+    const again = await sandboxCommand(
+      agentRun,
+      { topLevel: worktree, gitDir: common, pins: null } as unknown as RunTrust,
+      { file: 'sh', args: [] },
+      clone,
+    );
+    await again.after();
+    expect(again.args).toContain(path.join(common, 'refs', 'heads', branch));
+    expect(readFileSync(path.join(common, 'refs', 'heads', branch), 'utf8')).toBe(
+      `${git(main, 'rev-parse', 'HEAD')}\n`,
+    );
   });
 });
