@@ -1,6 +1,6 @@
 // Reading a file or folder that may be missing: null, empty or false instead of an error. Node built-ins only (the
 // engine uses it).
-import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, realpathSync, type Stats } from 'node:fs';
 
 /** The file's text, or null when it cannot be read (missing, a folder, no permission). */
 export function readTextOrNull(file: string): string | null {
@@ -44,5 +44,14 @@ export function isRealDir(p: string): boolean {
     return lstatSync(p).isDirectory();
   } catch {
     return false;
+  }
+}
+
+/** The path's own status (a link is not followed), or null when there is nothing there (or it cannot be read). */
+export function lstatOrNull(p: string): Stats | null {
+  try {
+    return lstatSync(p);
+  } catch {
+    return null;
   }
 }

@@ -1,8 +1,14 @@
 // What a HOME holds, read for the sandbox's HOME layers (agents/sandbox-home.ts plans them): the agent's, made once
 // per loop and runner (run/agent-home.ts), and the reviewer's, made for each review (verify/review.ts).
+import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { MERGED, statePathOf, type HomeListing } from './sandbox-home.js';
 import { isRealDir, listOrEmpty } from '../../util/read.js';
+
+/** HOME as the sandbox binds it: its real path, or undefined when it is not an absolute path to something there. */
+export function realHome(home: string | undefined): string | undefined {
+  return home && path.isAbsolute(home) && existsSync(home) ? realpathSync(home) : undefined;
+}
 
 /** What HOME holds now: read before each run, so a tool the user installs meanwhile shows up in the next one. */
 export function readHomeListing(home: string, env: NodeJS.ProcessEnv): HomeListing {

@@ -1,8 +1,8 @@
 // With --sandbox: the agent's command under bubblewrap, and the sandbox its checks run in (SPEC §6).
 import type { RunContext } from '../types.js';
 import type { CheckSandbox } from '../verify/types.js';
-import { existsSync, lstatSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { readTextOrNull } from '../../util/read.js';
+import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import { lstatOrNull, readTextOrNull } from '../../util/read.js';
 import { runGit } from '../git/git.js';
 import path from 'node:path';
 import { runsDir } from '../store/layout.js';
@@ -12,6 +12,7 @@ import { planSandboxCommand, probeSandbox } from '../agents/sandbox.js';
 import { keyDir } from '../store/verdict-record.js';
 import { LoopFailure } from '../errors.js';
 import { prepareAgentHome } from './agent-home.js';
+import { realHome } from '../agents/home-listing.js';
 import { listQuarantines, makeQuarantine, migrateQuarantine, SANDBOX_STORE } from '../git/quarantine.js';
 import { readObjectFormat } from '../git/objects.js';
 import { isAlive, ownProcessStart } from '../processes.js';
@@ -60,7 +61,7 @@ export async function sandboxCommand(
     ...userConfig,
     ...mainTree,
   ];
-  const home = base.home && path.isAbsolute(base.home) && existsSync(base.home) ? realpathSync(base.home) : undefined;
+  const home = realHome(base.home);
   const objects = await prepareQuarantine(run, trust);
   const plan = planSandboxCommand({
     ...base,
@@ -147,15 +148,6 @@ export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | u
     network: run.options.network,
   };
 }
-
-function lstatOrNull(p: string): ReturnType<typeof lstatSync> | null {
-  try {
-    return lstatSync(p);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * The loose ref file of the branch checked out in your own tree, to be bound read-only: written first with the value
  * it has when it is only in packed-refs (the same ref to git), so that the agent cannot create one over it. A

@@ -5,7 +5,6 @@
 // holds. Both are SealBroken: the claims checked there are rejected, saying why.
 import {
   chmodSync,
-  lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
@@ -14,13 +13,13 @@ import {
   rmSync,
   symlinkSync,
   writeFileSync,
-  type Stats,
 } from 'node:fs';
 import path from 'node:path';
 import type { Pins } from './types.js';
 import { gitOk } from '../git/git.js';
 import { hashObject, readObjects, type TreeEntry } from '../git/objects.js';
 import { SealBroken } from '../errors.js';
+import { lstatOrNull } from '../../util/read.js';
 
 /** The files of the checkout's index (`git ls-files -s`): the claimed commit's, path → mode and blob id. */
 export async function readCheckoutIndex(dir: string): Promise<Map<string, TreeEntry>> {
@@ -207,12 +206,4 @@ export function refuseLinksOut(
   throw new SealBroken(
     `${out.length === 1 ? 'a symbolic link leads' : 'symbolic links lead'} out of the checkout of ${commit.slice(0, 7)}${when}: ${out.join(', ')}; the checks would read files no commit holds, so the claim is rejected (commit the files themselves, or a link that stays inside the repository)`,
   );
-}
-
-function lstatOrNull(p: string): Stats | null {
-  try {
-    return lstatSync(p);
-  } catch {
-    return null;
-  }
 }

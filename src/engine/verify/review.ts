@@ -1,14 +1,14 @@
 // The review gate (SPEC §11): once a claim has passed its checks, a reviewer with a fresh context reads the story,
 // the diff of the work and the check results, in a throwaway clone of the claimed commit, and answers SHIP or
 // REVISE. Anything but exactly one SHIP rejects the claim; the repository is put back whatever the reviewer did.
-import { existsSync, realpathSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Story } from '../../prd/types.js';
 import type { CheckSandbox, ReviewSetup, ShippedReview, VerifyOptions } from './types.js';
 import { planAgent, type AgentPlan } from '../agents/index.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { planHomeLayer } from '../agents/sandbox-home.js';
-import { readHomeListing } from '../agents/home-listing.js';
+import { readHomeListing, realHome } from '../agents/home-listing.js';
 import { planAgentEnv } from '../agents/env.js';
 import { runAgentOnce } from '../agents/run.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
@@ -274,7 +274,7 @@ function sandboxed(
   env: NodeJS.ProcessEnv,
 ): AgentPlan {
   if (!sb) return plan;
-  const home = sb.home && path.isAbsolute(sb.home) && existsSync(sb.home) ? realpathSync(sb.home) : undefined;
+  const home = realHome(sb.home);
   return {
     ...plan,
     ...planSandboxCommand({
