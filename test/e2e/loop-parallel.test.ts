@@ -127,6 +127,37 @@ describe('--parallel', () => {
     expect(counts.gate.checks).toBeLessThanOrEqual(16);
   }, 180_000);
 
+  // Issue #29: a claim whose check failed only because another story's change was not merged yet is judged again,
+  // as it is, on the new tip: no second agent run. Before, each such retry was an agent run out of max_iterations,
+  // and a chain of undeclared needs ran out of them (the replay bench: 5 of 6 stories in 12 runs).
+  it('work whose check failed for lack of a change merged meanwhile is judged again on the new tip, with no agent run', async () => {
+    const repo = parallelRepo([
+      { id: 'US-001' },
+      { id: 'US-002', checks: ['test -f work/US-002.txt', 'test -f work/US-001.txt'] },
+    ]);
+    const { log, env } = fakeEnv({ FAKE_PAR_SLOW: 'US-001' });
+    const r = await parallelRalph(repo, 2, 2, env, ['--no-progress-limit', '1']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual([
+      ['US-001', true],
+      ['US-002', true],
+    ]);
+    expect(mergeOrder(repo)).toEqual(['US-001', 'US-002']);
+    // One agent run each: US-002's work, rejected on the old tip, passed once merged onto the tip with US-001's.
+    expect(
+      readLog(log)
+        .map((l) => l.story)
+        .sort(),
+    ).toEqual(['US-001', 'US-002']);
+    expect(r.stderr).toMatch(
+      /US-002 not accepted in iteration \d+: check `test -f work\/US-001.txt` exited 1; its work judged again as it is on the new tip after the next merge/,
+    );
+    expect(r.stderr).toMatch(
+      /US-002: the work of iteration \d+ merged onto the new tip [0-9a-f]{7} as [0-9a-f]{7}, judged again there before any agent redoes it/,
+    );
+    expect(r.stderr).toMatch(/US-002 verified: 3 checks passed/);
+  }, 120_000);
+
   it('sends a story back when checks fail after its merge, although it passed on its own branch; a failing batch is split to find it', async () => {
     // US-001's check refuses work/poison.txt; US-002's first attempt writes it (its own check passes on its branch).
     const repo = parallelRepo([

@@ -131,6 +131,11 @@ export interface StoryVerdict {
   reason?: string;
   /** The reviewer's SHIP that let the claim count (SPEC §11), for the sealed verdict record. */
   shipped?: ShippedReview;
+  /**
+   * Rejected because a check (or the setup) failed, and for nothing else: not the claim's form, nor a change the guard
+   * found, nor the reviewer. Such work may pass on a newer base (run/parallel/stale-base.ts).
+   */
+  failedCheck?: true;
 }
 
 /** Who shipped a story, with which model, at which commit (verify/review.ts). */

@@ -258,7 +258,10 @@ async function judgeClaim(
     pinned = `; ${changes}`;
     input.log('warn', `${id}: ${changes}`);
   }
-  if (run.outcome === 'failed') return reject(run.why, run.check);
+  if (run.outcome === 'failed') {
+    const j = reject(run.why, run.check);
+    return { ...j, verdict: { ...j.verdict, failedCheck: true } };
+  }
   // Only a claim its checks let through is reviewed (verify/review.ts).
   const review = await reviewClaim(s, story, run, input);
   if (review === 'interrupted') throw new Interrupted();

@@ -21,6 +21,7 @@ import {
   closeWorkerTrees,
   deleteMergedStoryBranches,
   formerWorkers,
+  rejudgeAttempt,
   releaseStoryBranches,
   runAttempt,
   storyBranch,
@@ -29,7 +30,7 @@ import {
 } from './worker.js';
 import { rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';
 import { PlanBranch, type BatchOutcome } from './plan-branch.js';
-import { firstLine, StaleBases, type AttemptBase } from './stale-base.js';
+import { firstLine, StaleBases, type AttemptBase, type Rejudge } from './stale-base.js';
 import { restoreIntegrationTree } from './merge.js';
 import { activeStories, isSettled } from '../../../prd/skip.js';
 
@@ -47,6 +48,16 @@ export interface ParallelInput {
 type Settled =
   | { kind: 'attempt'; worker: number; startedAt: number; base: AttemptBase; outcome: AttemptOutcome }
   | { kind: 'attempt-failed'; worker: number; story: string; error: unknown }
+  | {
+      kind: 'rejudge';
+      worker: number;
+      story: string;
+      startedAt: number;
+      base: AttemptBase;
+      again: Rejudge;
+      /** Null: the work did not merge onto the new tip. */
+      outcome: AttemptOutcome | null;
+    }
   | { kind: 'merge'; batch: QueuedMerge[]; outcome: BatchOutcome }
   | { kind: 'merge-failed'; error: unknown };
 
@@ -174,6 +185,12 @@ class Coordinator {
       const schedule = planSchedule(this.branch.plan, this.busy(), new Set(Object.keys(this.par.givenUp)));
       const id = schedule.ready[0];
       if (!id) return;
+      // Judging work again costs no agent run: it is not held back by the limits on them.
+      const again = this.stale.takeRejudge(id);
+      if (again) {
+        this.launchRejudge(ws, id, again);
+        continue;
+      }
       const limit = await this.limitReached();
       if (limit) {
         this.stop = limit;
@@ -249,6 +266,44 @@ class Coordinator {
     );
   }
 
+  /** A claim its checks failed on an older tip, judged again on the new one by worker `ws`, with no agent run. */
+  private launchRejudge(ws: WorkerState, id: string, again: Rejudge): void {
+    const story = this.branch.plan.userStories.find((s) => s.id === id)!;
+    Object.assign(ws, {
+      phase: 'verifying',
+      story: id,
+      branch: storyBranch(this.run.branch, id),
+      iteration: again.iteration,
+      startedAt: this.input.clock.now().toISOString(),
+      agentPid: undefined,
+    });
+    this.save();
+    const startedAt = this.now();
+    const base: AttemptBase = { merged: this.par.merged.length };
+    const attempt = rejudgeAttempt({
+      ...this.input,
+      run: this.run,
+      mainRoot: this.mainRoot,
+      worker: ws.worker,
+      workers: this.par.workers,
+      story,
+      iteration: again.iteration,
+      planTip: this.branch.tip,
+      planText: this.input.trust.baseline as string,
+      head: again.head,
+      onPid: () => undefined,
+      onPhase: () => undefined,
+      onViolation: (reason) => this.violations.push({ at: this.now(), worker: ws.worker, reason }),
+    });
+    this.running.set(
+      ws.worker,
+      attempt.then(
+        (outcome): Settled => ({ kind: 'rejudge', worker: ws.worker, story: id, startedAt, base, again, outcome }),
+        (error): Settled => ({ kind: 'attempt-failed', worker: ws.worker, story: id, error }),
+      ),
+    );
+  }
+
   /** Passes each event on; a rate limit one worker hit holds every new start until its wait is over. */
   private noteRateLimit(e: Parameters<RunContext['emit']>[0]): void {
     this.run.emit(e);
@@ -290,13 +345,14 @@ class Coordinator {
   }
 
   private async handle(s: Settled): Promise<void> {
-    if (s.kind === 'attempt' || s.kind === 'attempt-failed') {
+    if (s.kind === 'attempt' || s.kind === 'attempt-failed' || s.kind === 'rejudge') {
       this.running.delete(s.worker);
       // Its verification is over (or never came): the queue no longer waits for this worker's next one.
       this.holdFor?.delete(s.worker);
       const ws = this.par.states[s.worker - 1];
       Object.assign(ws, { phase: 'idle', story: undefined, branch: undefined, agentPid: undefined });
       if (s.kind === 'attempt') await this.afterAttempt(this.overlapping(s.outcome, s.startedAt), s.base);
+      else if (s.kind === 'rejudge') this.afterRejudge(s);
       else this.onError(s.error);
     } else {
       this.merging = null;
@@ -320,32 +376,75 @@ class Coordinator {
     return judged;
   }
 
-  private async afterAttempt(o: AttemptOutcome, base: AttemptBase): Promise<void> {
-    const accepted = o.verdict && o.verdict.status !== 'rejected' && o.head;
-    if (accepted) {
-      this.par.queue.push({ story: o.story, head: o.head as string, worker: o.worker });
+  /** A claim accepted on its story branch joins the merge queue; false when it was not accepted. */
+  private queueAccepted(o: AttemptOutcome): boolean {
+    if (!o.verdict || o.verdict.status === 'rejected' || !o.head) return false;
+    this.par.queue.push({ story: o.story, head: o.head, worker: o.worker });
+    this.run.emit({
+      type: 'info',
+      worker: o.worker,
+      iteration: o.iteration,
+      message: `${o.story} ${o.verdict.status} on ${o.branch}; waiting in the merge queue (${this.par.queue.length} in line)`,
+    });
+    return true;
+  }
+
+  /**
+   * Judged again on the new tip: queued when it passes there. When its checks fail there too, the stale-base rule
+   * applies again to the same work (stale-base.ts): with stories still in flight it waits for the next merge; with
+   * none, its failure counts and its agent goes again. Work that does not merge onto the tip goes back to its agent.
+   */
+  private afterRejudge(s: Extract<Settled, { kind: 'rejudge' }>): void {
+    const o = s.outcome && this.overlapping(s.outcome, s.startedAt);
+    if (o && this.queueAccepted(o)) return;
+    const worker = s.worker;
+    if (!o?.verdict?.failedCheck) {
+      const why = o ? firstLine(o.verdict?.reason ?? 'it was not claimed') : 'it does not merge onto it';
       this.run.emit({
-        type: 'info',
-        worker: o.worker,
-        iteration: o.iteration,
-        message: `${o.story} ${o.verdict!.status} on ${o.branch}; waiting in the merge queue (${this.par.queue.length} in line)`,
+        type: 'warn',
+        worker,
+        message: `${s.story}: its work judged again on the new tip was not accepted (${why}); its agent goes again, not counted toward --no-progress-limit`,
       });
       return;
     }
+    const why = firstLine(o.verdict.reason ?? 'rejected');
+    const message = `${s.story}: the work of iteration ${o.iteration}, judged again on the new tip, was not accepted: ${why}`;
+    const stale = this.stale.onFailure(s.story, s.base, this.par.merged, this.inFlight(), {
+      message,
+      worker,
+      why,
+      rejudge: s.again,
+    });
+    if (stale.kind === 'count') return this.failedAttempt(s.story, null, `${message}; its agent goes again`, worker);
+    this.run.emit({
+      type: 'warn',
+      worker,
+      message: `${message}; judged again ${stale.kind === 'retry' ? `at once (merged meanwhile: ${stale.mergedSince.join(', ')})` : 'after the next merge (other stories are in flight)'}, not counted toward --no-progress-limit`,
+    });
+  }
+
+  private async afterAttempt(o: AttemptOutcome, base: AttemptBase): Promise<void> {
+    if (this.queueAccepted(o)) return;
     const why = o.verdict?.reason ?? 'it was not claimed (passes stayed false)';
     const message = `${o.story} not accepted in iteration ${o.iteration}: ${why}`;
     if (o.head) await this.branch.recordAttempt(o.story, o.head).catch((err: unknown) => this.onError(err));
     if (o.tag === 'stuck') return this.failedAttempt(o.story, STUCK, message, o.worker);
+    // Work only its checks failed may pass on the new tip as it is: judged again there before an agent redoes it.
+    const rejudge = o.verdict?.failedCheck && o.head ? { head: o.head, iteration: o.iteration } : undefined;
     const stale = this.stale.onFailure(o.story, base, this.par.merged, this.inFlight(), {
       message,
       worker: o.worker,
       why: firstLine(why),
+      ...(rejudge ? { rejudge } : {}),
     });
     if (stale.kind === 'count') return this.failedAttempt(o.story, null, message, o.worker);
-    const next =
+    const where =
       stale.kind === 'retry'
-        ? `tried again on the new tip (merged since it started: ${stale.mergedSince.join(', ')})`
-        : 'tried again on the new tip after the next merge (other stories are in flight)';
+        ? `on the new tip (merged since it started: ${stale.mergedSince.join(', ')})`
+        : 'on the new tip after the next merge (other stories are in flight)';
+    const next = rejudge
+      ? `its work judged again as it is ${where}, and tried again if it still fails`
+      : `tried again ${where}`;
     this.run.emit({
       type: 'warn',
       worker: o.worker,

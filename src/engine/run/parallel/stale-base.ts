@@ -8,6 +8,10 @@
 // merge, then is tried again there. Neither counts toward --no-progress-limit, and the next attempt's agent is told
 // what was merged since. Each such retry needs a merge since the last one, so they are bounded by the plan's stories.
 // A failure with nothing merged since and nothing in flight counts as before.
+//
+// Work whose only fault was a failing check may be right on the new tip: the change it was missing has just been
+// merged. So such a claim is first judged again there, merged onto the new tip by the runner, with no agent run
+// (worker.ts rejudgeAttempt); only if that fails too does an agent redo the story.
 
 /** Where an attempt started: how many stories the run had merged then (an index into ParallelState.merged). */
 export interface AttemptBase {
@@ -30,9 +34,16 @@ interface Parked {
 
 export type FailureOutcome = { kind: 'retry'; mergedSince: string[] } | { kind: 'park' } | { kind: 'count' };
 
+/** A claim rejected only by its checks: the story branch's head after it, and the iteration whose work it is. */
+export interface Rejudge {
+  head: string;
+  iteration: number;
+}
+
 export class StaleBases {
   private readonly parked = new Map<string, Parked>();
   private readonly notes = new Map<string, RetryNote>();
+  private readonly rejudges = new Map<string, Rejudge>();
 
   /**
    * A failed attempt of `id` (not STUCK) that started at `base`. `merged`: the run's merged stories now, in order;
@@ -43,16 +54,15 @@ export class StaleBases {
     base: AttemptBase,
     merged: readonly string[],
     inFlight: boolean,
-    failure: { message: string; worker: number; why: string },
+    failure: { message: string; worker: number; why: string; rejudge?: Rejudge },
   ): FailureOutcome {
     const since = merged.slice(base.merged);
-    if (since.length) {
-      this.notes.set(id, { mergedSince: since, lastFailure: failure.why });
-      return { kind: 'retry', mergedSince: since };
-    }
-    if (!inFlight) return { kind: 'count' };
-    this.parked.set(id, { base, message: failure.message, worker: failure.worker, lastFailure: failure.why });
-    return { kind: 'park' };
+    const outcome: FailureOutcome = since.length ? { kind: 'retry', mergedSince: since } : { kind: 'park' };
+    if (!since.length && !inFlight) return { kind: 'count' };
+    if (failure.rejudge) this.rejudges.set(id, failure.rejudge);
+    if (since.length) this.notes.set(id, { mergedSince: since, lastFailure: failure.why });
+    else this.parked.set(id, { base, message: failure.message, worker: failure.worker, lastFailure: failure.why });
+    return outcome;
   }
 
   /** A story the merge queue sent back for a conflict with stories merged since it started: told of them next time. */
@@ -82,12 +92,20 @@ export class StaleBases {
         retried.push({ id, mergedSince: since });
       } else if (!inFlight) {
         counted.push({ id, message: p.message, worker: p.worker });
+        this.rejudges.delete(id);
       } else {
         continue;
       }
       this.parked.delete(id);
     }
     return { retried, counted };
+  }
+
+  /** The claim of `id` to judge again on the new tip before its next agent run, once (undefined: none). */
+  takeRejudge(id: string): Rejudge | undefined {
+    const r = this.rejudges.get(id);
+    this.rejudges.delete(id);
+    return r;
   }
 
   /** The note for `id`'s next attempt, once. */

@@ -16,6 +16,11 @@ import { keepRecordsIn } from '../../store/layout.js';
 import { realpathOrUndefined } from '../../../util/read.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../../verify/runner-guard.js';
 import { verifyIteration } from '../../verify/verify.js';
+import type { VerifyResult } from '../../verify/types.js';
+import type { Prd } from '../../../prd/types.js';
+import { atomicWriteFileSync } from '../../../util/atomic.js';
+import { ENGINE_FILES } from '../../verify/runner-guard.js';
+import { mergeStory } from './merge.js';
 import { reportAgentExit, runAgentWithRetries } from '../../core/retries.js';
 import { throwIfAborted } from '../../core/exits.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
@@ -76,8 +81,17 @@ export interface AttemptOutcome {
   notes: string | undefined;
 }
 
-export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
-  const { run, state, story, iteration, worker } = input;
+/** A worker's tree set on the story branch at the plan tip, and the run, trust and paths an attempt there uses. */
+interface WorkerSetup {
+  root: string;
+  branch: string;
+  wrun: RunContext;
+  wtrust: RunTrust;
+  emit: RunContext['emit'];
+}
+
+async function openAttempt(input: AttemptInput): Promise<WorkerSetup> {
+  const { run, state, story, worker } = input;
   const branch = storyBranch(run.branch, story.id);
   const root = await openWorkerTree(input.mainRoot, state.id, worker, branch, input.planTip);
   const rel = (p: string) => path.relative(run.paths.repoRoot, p);
@@ -112,6 +126,13 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
     anchored: input.trust.anchored,
     checkBase: input.trust.checkBase,
   };
+  return { root, branch, wrun, wtrust, emit };
+}
+
+export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
+  const { state, story, iteration, worker } = input;
+  const w = await openAttempt(input);
+  const { root, branch, wrun, wtrust, emit } = w;
   const signal = input.controller.signal;
   const base = buildDeps(wrun, state, input.budget, input.controller, wtrust);
   const deps: LoopDeps = {
@@ -123,7 +144,7 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
           title: story.title,
           workers: input.workers,
           branch,
-          planBranch: run.branch,
+          planBranch: input.run.branch,
           ...(input.mergedSince ? { mergedSince: input.mergedSince, lastFailure: input.lastFailure } : {}),
         },
         onPid: input.onPid,
@@ -153,6 +174,17 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
     story: story.id,
     ...(violation ? { violation: violation.reason, extraOwnFiles: violation.files } : {}),
   });
+  return settleAttempt(input, w, tag, verified);
+}
+
+/** The attempt's outcome once its claim is judged; its story branch is let go. */
+async function settleAttempt(
+  input: AttemptInput,
+  { root, branch, emit }: WorkerSetup,
+  tag: Tag | null,
+  verified: VerifyResult,
+): Promise<AttemptOutcome> {
+  const { story, iteration, worker } = input;
   emit({ type: 'verify', iteration, verdicts: verified.verdicts, restored: verified.restored, allPass: false });
   const head = await headSha(root);
   const outcome: AttemptOutcome = {
@@ -168,6 +200,54 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
   // The story branch is let go, so another worker can take the story up again from the new plan tip.
   await runGit(root, ['checkout', '-q', '--detach']);
   return outcome;
+}
+
+/**
+ * A claim its checks failed on an older plan tip, judged again with no agent run (stale-base.ts): the runner merges
+ * that attempt's head onto the new tip (the plan, its log, the prompt and the engine kept as the tip has them, the
+ * story's passes set as the claim set it), and verifies the merge as it verifies an agent's work, on the story
+ * branch. `input.iteration` is the attempt's own. Null when the attempt does not merge onto the new tip.
+ */
+export async function rejudgeAttempt(input: AttemptInput & { head: string }): Promise<AttemptOutcome | null> {
+  const { state, story, iteration } = input;
+  const w = await openAttempt(input);
+  const { root, branch, wrun, wtrust, emit } = w;
+  const rel = (p: string) => path.relative(root, p).split(path.sep).join('/');
+  const prompt = rel(wrun.paths.prompt);
+  const claim = JSON.parse(input.planText) as Prd;
+  const claimed = claim.userStories.find((s) => s.id === story.id);
+  if (claimed) claimed.passes = true;
+  const merged = await mergeStory(root, {
+    branch,
+    planTip: input.planTip,
+    storyHead: input.head,
+    keep: [
+      rel(wrun.paths.prd),
+      rel(wrun.paths.progress),
+      ...(prompt.startsWith('../') ? [] : [prompt]),
+      ...ENGINE_FILES,
+    ],
+    write: () => atomicWriteFileSync(wrun.paths.prd, `${JSON.stringify(claim, null, 2)}\n`),
+    written: [rel(wrun.paths.prd)],
+    message: `ralph: ${story.id}: the work of iteration ${iteration}, merged onto ${input.planTip.slice(0, 7)} to be judged again`,
+  });
+  if (merged.kind === 'conflict') {
+    await runGit(root, ['checkout', '-q', '--detach']);
+    return null;
+  }
+  await gitOk(root, ['checkout', '-q', '-B', branch, merged.commit]);
+  emit({
+    type: 'info',
+    iteration,
+    message: `${story.id}: the work of iteration ${iteration} merged onto the new tip ${input.planTip.slice(0, 7)} as ${merged.commit.slice(0, 7)}, judged again there before any agent redoes it`,
+  });
+  const verified = await verifyIteration({
+    ...verifyInput(wrun, state, wtrust, iteration, input.controller.signal),
+    prdBefore: input.planText,
+    headAfterAgent: merged.commit,
+    story: story.id,
+  });
+  return settleAttempt(input, w, null, verified);
 }
 
 /**

@@ -51,4 +51,26 @@ describe('StaleBases', () => {
     stale.noteConflict('B', ['A'], 'conflict in shared.txt with A');
     expect(stale.takeNote('B')).toEqual({ mergedSince: ['A'], lastFailure: 'conflict in shared.txt with A' });
   });
+
+  it('work only its checks failed is judged again first, once per failure, kept while it waits and dropped when counted', () => {
+    const stale = new StaleBases();
+    const rejudge = { head: 'abc', iteration: 4 };
+    // Merged since: the same work is judged again at once.
+    stale.onFailure('B', { merged: 0 }, ['A'], false, { ...failure, rejudge });
+    expect(stale.takeRejudge('B')).toEqual(rejudge);
+    expect(stale.takeRejudge('B')).toBeUndefined();
+    // Waiting for a merge: still there once released by one.
+    stale.onFailure('C', { merged: 1 }, ['A'], true, { ...failure, rejudge });
+    expect(stale.release(['A', 'D'], true).retried).toEqual([{ id: 'C', mergedSince: ['D'] }]);
+    expect(stale.takeRejudge('C')).toEqual(rejudge);
+    // Counted (nothing merged, nothing in flight): its agent goes again, nothing is judged again.
+    stale.onFailure('E', { merged: 1 }, ['A'], true, { ...failure, rejudge });
+    expect(stale.release(['A'], false).counted).toHaveLength(1);
+    expect(stale.takeRejudge('E')).toBeUndefined();
+    expect(stale.onFailure('F', { merged: 1 }, ['A'], false, { ...failure, rejudge })).toEqual({ kind: 'count' });
+    expect(stale.takeRejudge('F')).toBeUndefined();
+    // Without one (a claim the reviewer or the guard turned down, or no claim): none.
+    stale.onFailure('G', { merged: 0 }, ['A'], false, failure);
+    expect(stale.takeRejudge('G')).toBeUndefined();
+  });
 });
