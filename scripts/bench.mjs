@@ -4,7 +4,7 @@
 // Runs after `npm run build`; a part whose command is not built yet is reported as skipped, never faked.
 // Options: --quick (fewer repetitions), --only=install,runner,cpu,honest,output,parallel,replay,validate,dashboard,api.
 import { spawn, execFile, execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, existsSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, existsSync, renameSync } from 'node:fs';
 import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -610,23 +610,35 @@ async function titleLatency(page, writePlan, n) {
   return { samples, how: 'story retitled → new title in the DOM' };
 }
 
-// 5. The dashboard's /api/prd on a 5,000-story plan: every story a link in a dependency chain, against the same
-// stories with no dependencies, from the built `ralphkit view` on a temp repo. Timed from the request to the last byte.
+// 5. The dashboard's /api/prd on a 5,000-story plan, every story a link in a dependency chain, from the built
+// `ralphkit view` on a temp repo, timed from the request to the last byte. Against the anchor the issue names: the
+// same bytes as a static file, served by a plain Node server that reads the file for each request. Asked again with
+// nothing changed (the body made once per change, view/memo.ts: what every open page and each refetch gets), and
+// after a change (the plan written again, same bytes, by temp file and rename: the body made anew), with and without
+// a ledger of 3,334 lines.
 async function benchApi() {
   const n = QUICK ? 5 : 15;
   const count = 5000;
   const plan = await largePlan(count);
   const chain = typeof plan === 'string' ? JSON.parse(plan) : plan;
-  const flat = { ...chain, userStories: chain.userStories.map((s) => ({ ...s, dependsOn: [] })) };
   const keyDir = tempdir('api-key');
   writeFileSync(path.join(keyDir, 'verdict.key'), Buffer.alloc(32, 7), { mode: 0o600 });
   const servers = [];
-  const start = async (prd, withLedger) => {
+  const get = async (url) => {
+    const t0 = performance.now();
+    const res = await fetch(url);
+    const body = await res.text();
+    if (!res.ok || !body.includes('"cards"')) throw new Error(`${url} answered ${res.status}`);
+    return { ms: performance.now() - t0, body };
+  };
+  const start = async (withLedger) => {
     const repo = gitRepo('api');
     mkdirSync(path.join(repo, 'ralph'), { recursive: true });
-    writeFileSync(path.join(repo, 'ralph/prd.json'), `${JSON.stringify(prd, null, 2)}\n`);
+    const prdFile = path.join(repo, 'ralph/prd.json');
+    const text = `${JSON.stringify(chain, null, 2)}\n`;
+    writeFileSync(prdFile, text);
     writeFileSync(path.join(repo, 'ralph/progress.txt'), '# Ralph progress\n');
-    if (withLedger) writeLedger(repo, prd);
+    if (withLedger) writeLedger(repo, chain);
     const port = await freePort();
     const child = spawn(process.execPath, [BIN, 'view', '--port', String(port)], {
       cwd: repo,
@@ -636,30 +648,56 @@ async function benchApi() {
     servers.push(child);
     const url = `http://127.0.0.1:${port}/api/prd`;
     await waitForHttp(url, child);
-    return async () => {
-      const t0 = performance.now();
-      const res = await fetch(url);
-      const body = await res.text();
-      if (!res.ok || !body.includes('"cards"')) throw new Error(`/api/prd answered ${res.status}`);
-      return performance.now() - t0;
+    // The plan written again as an editor or the runner writes it: a temp file renamed over it.
+    const rewrite = () => {
+      writeFileSync(`${prdFile}.tmp`, text);
+      renameSync(`${prdFile}.tmp`, prdFile);
+    };
+    return {
+      url,
+      again: async () => (await get(url)).ms,
+      changed: async () => {
+        rewrite();
+        return (await get(url)).ms;
+      },
     };
   };
+  const staticServer = async (bytesFile) => {
+    const port = await freePort();
+    const code = `const fs=require('fs');require('http').createServer((q,s)=>{const b=fs.readFileSync(process.argv[1]);s.writeHead(200,{'Content-Type':'application/json; charset=utf-8','Content-Length':b.length});s.end(b)}).listen(${port},'127.0.0.1')`;
+    const child = spawn(process.execPath, ['-e', code, bytesFile], { stdio: 'ignore' });
+    servers.push(child);
+    const url = `http://127.0.0.1:${port}/`;
+    await waitForHttp(url, child);
+    return async () => (await get(url)).ms;
+  };
   try {
-    const [a, b, c] = [await start(chain, false), await start(flat, false), await start(chain, true)];
-    const [mChain, mFlat, mLedger] = await interleaved(n, a, b, c);
-    const lines = chain.userStories.filter((s) => s.passes).length * 2;
+    const [bare, ledger] = [await start(false), await start(true)];
+    const bytesFile = path.join(tempdir('api-static'), 'prd.json');
+    writeFileSync(bytesFile, (await get(bare.url)).body);
+    const file = await staticServer(bytesFile);
+    const [mAgain, mFile, mChanged, mLedger] = await interleaved(n, bare.again, file, bare.changed, ledger.changed);
+    const what = `${count.toLocaleString('en')}-story chain`;
     report(
-      `\`/api/prd\`, ${count.toLocaleString('en')} stories in a dependency chain`,
-      mChain,
-      'the same stories, no dependencies',
-      mFlat,
-      `${n} runs each`,
+      `\`/api/prd\`, ${what}, asked again with nothing changed`,
+      mAgain,
+      'a static file of the same bytes',
+      mFile,
+      `goal ≤ 2×; ${n} runs each`,
     );
     report(
-      `\`/api/prd\`, ${count.toLocaleString('en')}-story chain + ${lines.toLocaleString('en')} ledger lines`,
+      `\`/api/prd\`, ${what}, after the plan was written again`,
+      mChanged,
+      'a static file of the same bytes',
+      mFile,
+      `the body made anew; ${n} runs each`,
+    );
+    const lines = chain.userStories.filter((s) => s.passes).length * 2;
+    report(
+      `\`/api/prd\`, ${what} + ${lines.toLocaleString('en')} ledger lines, after the plan was written again`,
       mLedger,
       'the chain without a ledger',
-      mChain,
+      mChanged,
       `a check and a verdict per passing story; ${n} runs each`,
     );
   } finally {

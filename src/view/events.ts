@@ -35,22 +35,30 @@ interface Latest {
   event: Buffer;
 }
 
-export function createEventHub(paths: ViewPaths, headers: Record<string, string>): EventHub {
+/**
+ * `prdJson`: the plan's body as /api/prd serves it (view/memo.ts), so the hub and the endpoint make it once per
+ * change between them; default, read each time.
+ */
+export function createEventHub(
+  paths: ViewPaths,
+  headers: Record<string, string>,
+  prdJson: () => string = () => JSON.stringify(readPrdSnapshot(paths)),
+): EventHub {
   const clients = new Set<SseClient>();
-  const readers: Record<EventKind, () => unknown> = {
-    prd: () => readPrdSnapshot(paths),
-    progress: () => readProgressSnapshot(paths),
-    loops: () => readLoopsSnapshot(paths),
+  const readers: Record<EventKind, () => string> = {
+    prd: prdJson,
+    progress: () => JSON.stringify(readProgressSnapshot(paths)),
+    loops: () => {
+      const value = readLoopsSnapshot(paths);
+      running = readRunnerProcesses(paths, value);
+      return JSON.stringify(value);
+    },
   };
   const kinds = Object.keys(readers) as EventKind[];
   const last = new Map<EventKind, Latest>();
   let running: RunnerProcess[] = [];
 
-  const read = (kind: EventKind): string => {
-    const value = readers[kind]();
-    if (kind === 'loops') running = readRunnerProcesses(paths, value as LoopsSnapshot);
-    return JSON.stringify(value);
-  };
+  const read = (kind: EventKind): string => readers[kind]();
   const remember = (kind: EventKind, json: string): Latest => {
     const latest = { json, event: Buffer.from(renderEvent(kind, json)) };
     last.set(kind, latest);

@@ -13,6 +13,7 @@ import {
   type ViewPaths,
 } from './snapshot.js';
 import { watchChanges } from './watch.js';
+import { memoJson, prdInputsKey } from './memo.js';
 import { ralphkitCommand } from '../util/invocation.js';
 
 /** Options of `startViewServer`; the same as `ralphkit view`'s flags. */
@@ -53,18 +54,26 @@ const SECURITY_HEADERS: Record<string, string> = {
   'Cross-Origin-Resource-Policy': 'same-origin',
 };
 
-const API: Record<string, (paths: ViewPaths) => unknown> = {
-  '/api/prd': readPrdSnapshot,
-  '/api/progress': readProgressSnapshot,
-  '/api/loops': readLoopsSnapshot,
-};
+/** The JSON endpoints, each a body made fresh for the request (the plan's only when what it reads changed). */
+function apiBodies(paths: ViewPaths, prdJson: () => string): Record<string, () => string> {
+  return {
+    '/api/prd': prdJson,
+    '/api/progress': () => JSON.stringify(readProgressSnapshot(paths)),
+    '/api/loops': () => JSON.stringify(readLoopsSnapshot(paths)),
+  };
+}
 
 export async function startViewServer(options: ViewServerOptions): Promise<ViewServer> {
   const host = options.host ?? DEFAULT_HOST;
   const paths = resolveViewPaths(options.cwd, options.prd);
   const assets = readAssets(options.pageDir);
-  const hub = createEventHub(paths, SECURITY_HEADERS);
-  const server = createServer((req, res) => handle(req, res, { paths, assets, hub, host }));
+  const prdJson = memoJson(
+    () => readPrdSnapshot(paths),
+    () => prdInputsKey(paths),
+  );
+  const hub = createEventHub(paths, SECURITY_HEADERS, prdJson);
+  const api = apiBodies(paths, prdJson);
+  const server = createServer((req, res) => handle(req, res, { api, assets, hub, host }));
   await listen(server, options.port ?? DEFAULT_PORT, host);
   const watcher = watchChanges(paths, () => hub.refresh(), {
     pollMs: options.pollMs,
@@ -91,7 +100,8 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
 }
 
 interface Context {
-  paths: ViewPaths;
+  /** Path → the body of that JSON endpoint now. */
+  api: Record<string, () => string>;
   assets: Map<string, Asset>;
   hub: EventHub;
   host: string;
@@ -105,13 +115,13 @@ function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): void {
   if (!isAllowedHost(req.headers.host, ctx.host))
     return send(res, 403, 'text/plain; charset=utf-8', 'unexpected Host header\n');
   if (pathname === '/api/events') return ctx.hub.connect(req, res);
-  const api = API[pathname];
+  const api = ctx.api[pathname];
   if (api)
     return send(
       res,
       200,
       'application/json; charset=utf-8',
-      JSON.stringify(api(ctx.paths)),
+      api(),
       { 'Cache-Control': 'no-store' },
       req.method === 'HEAD',
     );

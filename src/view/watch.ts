@@ -120,7 +120,8 @@ export function signature(paths: ViewPaths): string {
   return [paths.prd, paths.progress, paths.runs, ...runFiles].map(statKey).join('|');
 }
 
-function statKey(file: string): string {
+/** A file's mtime (ns), size and inode, or '-' when it cannot be read. */
+export function statKey(file: string): string {
   try {
     const s = statSync(file, { bigint: true });
     return `${s.mtimeNs}:${s.size}:${s.ino}`;

@@ -1,0 +1,55 @@
+// The dashboard's bodies, made once per state of what they read. A page asks for /api/prd on load and after every
+// event, several pages may be open, and the event hub reads the plan again on every change it is told of: for a
+// plan of thousands of stories each read is a parse, a board and megabytes of JSON. Between two changes on disk
+// every one of them gets the same bytes. A change is told by a key of file stats (mtime in nanoseconds, size,
+// inode: an atomic rename changes the inode), taken on each request, so no answer is older than the request.
+import { readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { keyDir } from '../engine/store/verdict-record.js';
+import { signature, statKey } from './watch.js';
+import type { ViewPaths } from './snapshot.js';
+
+/** `read` serialised, made again only when `key` differs from the key it was made under. */
+export function memoJson(read: () => unknown, key: () => string): () => string {
+  let last: { key: string; json: string } | null = null;
+  return () => {
+    const now = key();
+    if (last?.key !== now) last = { key: now, json: JSON.stringify(read()) };
+    return last.json;
+  };
+}
+
+/**
+ * What /api/prd reads, as stats: the plan, the loops' states and ledgers (watch.ts `signature`), the verdict key, and
+ * where git keeps the notes ref that holds the sealed records (its loose file, packed-refs, a reftable's list). The
+ * commits and plans those records point at are git objects, which never change under their ids.
+ */
+export function prdInputsKey(paths: ViewPaths, env: NodeJS.ProcessEnv = process.env): string {
+  const common = gitCommonDir(paths.cwd);
+  const refFiles = common
+    ? ['refs/notes/ralphkit', 'packed-refs', 'reftable/tables.list'].map((f) => path.join(common, f))
+    : [];
+  return [signature(paths), ...[path.join(keyDir(env), 'verdict.key'), ...refFiles].map(statKey)].join('|');
+}
+
+/**
+ * The repository's common git folder, from `.git` as git would read it: a folder, or a file naming one (a linked
+ * worktree) whose `commondir` names the shared one. Null when there is none to be found: the key then leaves the
+ * notes out, and a note sealed later shows once the loop's state.json is written (which the runner does after it).
+ */
+export function gitCommonDir(root: string): string | null {
+  const dotGit = path.join(root, '.git');
+  try {
+    if (statSync(dotGit).isDirectory()) return dotGit;
+    const named = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
+    if (!named) return null;
+    const own = path.resolve(root, named);
+    try {
+      return path.resolve(own, readFileSync(path.join(own, 'commondir'), 'utf8').trim());
+    } catch {
+      return own;
+    }
+  } catch {
+    return null;
+  }
+}

@@ -1,0 +1,73 @@
+// The dashboard's plan body made once per change (view/memo.ts): the same bytes between two changes, and a new body
+// after any change to what /api/prd reads, the sealed records' notes ref included, in real git repositories.
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { git, gitdir, testdir } from '../../support/repo.js';
+import { gitCommonDir, memoJson, prdInputsKey } from '../../../src/view/memo.js';
+import { resolveViewPaths } from '../../../src/view/snapshot.js';
+
+describe('memoJson', () => {
+  it('reads once per key, and again when the key changes', () => {
+    let key = 'a';
+    let reads = 0;
+    const body = memoJson(
+      () => ({ n: ++reads }),
+      () => key,
+    );
+    expect([body(), body(), body()]).toEqual(['{"n":1}', '{"n":1}', '{"n":1}']);
+    key = 'b';
+    expect([body(), body()]).toEqual(['{"n":2}', '{"n":2}']);
+    key = 'a';
+    expect(body()).toBe('{"n":3}');
+    expect(reads).toBe(3);
+  });
+});
+
+describe('prdInputsKey', () => {
+  it('changes with the plan, a loop folder, the verdict key and the notes ref (loose or packed), and only then', () => {
+    const repo = gitdir();
+    mkdirSync(path.join(repo, 'ralph'), { recursive: true });
+    const prd = path.join(repo, 'ralph/prd.json');
+    writeFileSync(prd, '{"userStories":[]}\n');
+    const keys = testdir('ralphkit-key-');
+    const env = { RALPH_KEY_DIR: keys };
+    const paths = resolveViewPaths(repo);
+    const key = () => prdInputsKey(paths, env);
+    const seen = [key()];
+    const changed = (what: string) => {
+      const now = key();
+      expect(now, what).not.toBe(seen.at(-1));
+      seen.push(now);
+    };
+    expect(key()).toBe(seen[0]);
+    // The plan written again, same bytes, by temp file and rename.
+    writeFileSync(`${prd}.tmp`, '{"userStories":[]}\n');
+    renameSync(`${prd}.tmp`, prd);
+    changed('the plan rewritten');
+    mkdirSync(path.join(repo, 'ralph/.runs/L1'), { recursive: true });
+    writeFileSync(path.join(repo, 'ralph/.runs/L1/state.json'), '{}\n');
+    changed("a loop's state");
+    writeFileSync(path.join(keys, 'verdict.key'), Buffer.alloc(32, 1));
+    changed('the verdict key');
+    git(repo, 'notes', '--ref=ralphkit', 'add', '-m', 'a record', 'HEAD');
+    changed('a note sealed');
+    git(repo, 'pack-refs', '--all');
+    changed('the notes ref packed');
+    git(repo, 'notes', '--ref=ralphkit', 'add', '-f', '-m', 'another record', 'HEAD');
+    changed('a note sealed over a packed ref');
+    expect(key()).toBe(seen.at(-1));
+    // Something the body does not read: no change.
+    writeFileSync(path.join(repo, 'README.md'), 'edited\n');
+    expect(key()).toBe(seen.at(-1));
+  });
+
+  it("a linked worktree's notes are its repository's: the common folder is found from its .git file", () => {
+    const repo = gitdir();
+    const tree = path.join(testdir('ralphkit-wt-'), 'tree');
+    git(repo, 'worktree', 'add', '-q', tree);
+    expect(gitCommonDir(tree)).toBe(path.join(repo, '.git'));
+    expect(gitCommonDir(repo)).toBe(path.join(repo, '.git'));
+    expect(gitCommonDir(testdir('ralphkit-nogit-'))).toBeNull();
+  });
+});
