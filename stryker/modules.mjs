@@ -162,4 +162,18 @@ export const MODULES = [
     floor: 78,
     pure: false,
   },
+  {
+    name: 'run/parallel/stale-base',
+    mutate: 'src/engine/run/parallel/stale-base.ts',
+    tests: ['test/unit/engine/run/parallel/stale-base.test.ts'],
+    floor: 0,
+    pure: true,
+  },
+  {
+    name: 'view/memo',
+    mutate: 'src/view/memo.ts',
+    tests: ['test/integration/view/memo.test.ts'],
+    floor: 0,
+    pure: false,
+  },
 ];
