@@ -167,17 +167,7 @@ async function claimsOnThisTree(
 /** A story whose claim was verified on this tree: its verdict stands, recorded as the gate's, no check run again. */
 function keepClaimVerdict(s: CheckSession, id: string, at: string, input: GateInput): GateJudgement {
   const reason = `checks not run again: ${s.commit?.slice(0, 7)} has the tree its claim was verified on at ${at.slice(0, 7)}`;
-  s.record({
-    ...s.base(id),
-    kind: 'verdict',
-    command: null,
-    exitCode: null,
-    status: 'verified',
-    reason,
-    durationMs: 0,
-    outputSha256: null,
-    gate: true,
-  });
+  s.recordVerdict(id, 'verified', { reason, gate: true });
   input.log('info', `${id}: ${reason}`);
   return { verdict: { id, status: 'verified' } };
 }
@@ -186,17 +176,7 @@ async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateI
   const started = Date.now();
   const id = story.id;
   const record = (status: StoryVerdict['status'], reason?: string) =>
-    s.record({
-      ...s.base(id),
-      kind: 'verdict',
-      command: null,
-      exitCode: null,
-      status,
-      ...(reason ? { reason } : {}),
-      durationMs: Date.now() - started,
-      outputSha256: null,
-      gate: true,
-    });
+    s.recordVerdict(id, status, { reason, durationMs: Date.now() - started, gate: true });
   const run = await s.runStory(prd, story);
   if (run.outcome === 'interrupted') return 'interrupted';
   if (run.outcome === 'no-checks') {
@@ -244,17 +224,7 @@ function overturnAtGate(
   for (const [i, v] of verdicts.entries()) {
     if (v.status === 'rejected') continue;
     const reason = renderGateReason({ commit: s.commit, why, pinnedChanges: [], pinCommit: '' });
-    s.record({
-      ...s.base(v.id),
-      kind: 'verdict',
-      command: null,
-      exitCode: null,
-      status: 'rejected',
-      reason,
-      durationMs: 0,
-      outputSha256: null,
-      gate: true,
-    });
+    s.recordVerdict(v.id, 'rejected', { reason, gate: true });
     input.log('warn', `${v.id} rejected by the final gate: ${why}`);
     verdicts[i] = { id: v.id, status: 'rejected', reason };
     const title = prd.userStories.find((x) => x.id === v.id)?.title ?? '';

@@ -2,7 +2,7 @@
 // plan's `checks`, and `setup`) run once per checkout even when several stories are claimed: the tree does not
 // change between claims, so a second run would only cost time.
 import { runCheck, type CheckResult } from './checks.js';
-import { appendLedger, type CheckLine, type LedgerLine } from '../store/ledger.js';
+import { appendLedger, type CheckLine, type LedgerLine, type VerdictStatus } from '../store/ledger.js';
 import { createCheckout, reapplyPins, removeCheckout, type Checkout } from './checkout.js';
 import { renderCheckFailure } from './report.js';
 import type { Prd, Story } from '../../prd/types.js';
@@ -303,6 +303,25 @@ export class CheckSession {
 
   record(line: LedgerLine): void {
     guardWrite(this.input.ledgerPath, this.input.repoRoot, () => appendLedger(this.input.ledgerPath, [line]));
+  }
+
+  /** The ledger line of what was decided about `story` (the final gate's when `gate`), why, and how long it took. */
+  recordVerdict(
+    story: string,
+    status: VerdictStatus,
+    { reason, durationMs = 0, gate }: { reason?: string; durationMs?: number; gate?: boolean } = {},
+  ): void {
+    this.record({
+      ...this.base(story),
+      kind: 'verdict',
+      command: null,
+      exitCode: null,
+      status,
+      ...(reason ? { reason } : {}),
+      durationMs,
+      outputSha256: null,
+      ...(gate ? { gate: true } : {}),
+    });
   }
 
   base(story: string): { time: string; loop: string; iteration: number; story: string; commit: string | null } {

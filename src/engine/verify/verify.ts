@@ -189,16 +189,7 @@ function rejectClaim(
   review?: string,
 ): Judgement {
   const title = prd.userStories.find((x) => x.id === id)!.title;
-  s.record({
-    ...s.base(id),
-    kind: 'verdict',
-    command: null,
-    exitCode: null,
-    status: 'rejected',
-    reason,
-    durationMs,
-    outputSha256: null,
-  });
+  s.recordVerdict(id, 'rejected', { reason, durationMs });
   input.log('warn', `${id} rejected: ${reason}`);
   const block = renderRejectionBlock({
     time: now(),
@@ -269,29 +260,11 @@ async function judgeClaim(
   const shipped = review ? { shipped: review.shipped } : {};
   if (run.outcome === 'no-checks') {
     const reason = "no checks apply to this story (neither the plan's nor its own); accepted on the agent's word";
-    s.record({
-      ...s.base(id),
-      kind: 'verdict',
-      command: null,
-      exitCode: null,
-      status: 'unverified',
-      reason,
-      durationMs: 0,
-      outputSha256: null,
-    });
+    s.recordVerdict(id, 'unverified', { reason });
     input.log('warn', `${id} unverified: ${reason}`);
     return { verdict: { id, status: 'unverified', reason, ...shipped } };
   }
-  s.record({
-    ...s.base(id),
-    kind: 'verdict',
-    command: null,
-    exitCode: null,
-    status: 'verified',
-    durationMs: Date.now() - started,
-    outputSha256: null,
-    ...(changes ? { reason: changes } : {}),
-  });
+  s.recordVerdict(id, 'verified', { reason: changes, durationMs: Date.now() - started });
   input.log(
     'info',
     `${id} verified: ${run.count} check${run.count === 1 ? '' : 's'} passed at ${s.commit?.slice(0, 7) ?? '(no commit)'}`,
