@@ -130,10 +130,22 @@ function fillReviewerHome(dir: string, login: ReviewerLogin): Record<string, str
     return { CODEX_HOME: codexHome, HOME: home };
   }
   // The XDG folders too: opencode and Amp find their configuration, data and cache through them, and each CLI reads
-  // skills and rules of other agents' folders under HOME (~/.claude, ~/.agents, ~/.config/agents).
-  const xdg = { config: path.join(dir, 'config'), data: path.join(dir, 'data'), cache: path.join(dir, 'cache') };
+  // skills and rules of other agents' folders under HOME (~/.claude, ~/.agents, ~/.config/agents). TMPDIR as well:
+  // opencode makes $TMPDIR/opencode at start, and under --sandbox a TMPDIR other than /tmp is read-only.
+  const xdg = {
+    config: path.join(dir, 'config'),
+    data: path.join(dir, 'data'),
+    cache: path.join(dir, 'cache'),
+    tmp: path.join(dir, 'tmp'),
+  };
   for (const d of Object.values(xdg)) mkdirSync(d);
-  const base = { HOME: home, XDG_CONFIG_HOME: xdg.config, XDG_DATA_HOME: xdg.data, XDG_CACHE_HOME: xdg.cache };
+  const base = {
+    HOME: home,
+    XDG_CONFIG_HOME: xdg.config,
+    XDG_DATA_HOME: xdg.data,
+    XDG_CACHE_HOME: xdg.cache,
+    TMPDIR: xdg.tmp,
+  };
   if (login.agent === 'gemini') {
     const geminiDir = path.join(home, '.gemini');
     mkdirSync(geminiDir);

@@ -141,13 +141,14 @@ function prepared(agent: 'gemini' | 'opencode' | 'amp', env: NodeJS.ProcessEnv):
   return home;
 }
 
-/** What every one of the three gets besides its own: HOME and the XDG folders, all inside the review's folder. */
+/** What every one of the three gets besides its own: HOME, the XDG folders and TMPDIR, all inside the review's folder. */
 function baseEnv(dir: string) {
   return {
     HOME: path.join(dir, 'home'),
     XDG_CONFIG_HOME: path.join(dir, 'config'),
     XDG_DATA_HOME: path.join(dir, 'data'),
     XDG_CACHE_HOME: path.join(dir, 'cache'),
+    TMPDIR: path.join(dir, 'tmp'),
   };
 }
 
@@ -188,6 +189,7 @@ describe('prepareReviewerHome: Gemini CLI, opencode and Amp reviewers', () => {
         `home/.gemini/google_accounts.json -> ${g}/google_accounts.json`,
         `home/.gemini/oauth_creds.json -> ${g}/oauth_creds.json`,
         'home/.gemini/settings.json',
+        'tmp/',
       ]);
       expect(JSON.parse(readFileSync(path.join(home.dir, 'home/.gemini/settings.json'), 'utf8'))).toEqual({
         security: { auth: { selectedType: 'oauth-personal' } },
@@ -248,6 +250,7 @@ describe('prepareReviewerHome: Gemini CLI, opencode and Amp reviewers', () => {
       'data/opencode/',
       `data/opencode/auth.json -> ${data}/opencode/auth.json`,
       'home/',
+      'tmp/',
     ]);
     const configFile = path.join(home.dir, 'config/opencode/opencode.json');
     expect(JSON.parse(readFileSync(configFile, 'utf8'))).toEqual({
@@ -285,6 +288,7 @@ describe('prepareReviewerHome: Gemini CLI, opencode and Amp reviewers', () => {
       'data/amp/',
       `data/amp/secrets.json -> ${user}/.local/share/amp/secrets.json`,
       'home/',
+      'tmp/',
     ]);
     const settings = path.join(home.dir, 'config/amp/settings.json');
     expect(JSON.parse(readFileSync(settings, 'utf8'))).toEqual({ 'amp.url': 'https://amp.example.com/' });
