@@ -12,7 +12,7 @@ const TIERS = [
   { name: 'smoke', dir: 'test/smoke', timeout: 180_000 },
   // Whole loops with fake agents: minutes of git and node processes, so generous limits for a loaded machine.
   { name: 'e2e', dir: 'test/e2e', timeout: 180_000 },
-  // The real Claude Code and Codex CLIs against scripted model servers.
+  // The real Claude Code, Codex and opencode CLIs against scripted model servers.
   { name: 'e2e-real-agents', dir: 'test/real-agents', timeout: 180_000 },
 ];
 

@@ -183,7 +183,7 @@ interface CloneSpec {
 
 /**
  * The reviewer in a fresh clone of `commit` without the agent's instruction files, with the agent's environment and
- * (Claude Code, Codex) a configuration folder of its own; the repository put back afterwards.
+ * (a --review-agent) a configuration folder of its own; the repository put back afterwards.
  */
 async function runIsolated(
   top: string,
@@ -195,7 +195,8 @@ async function runIsolated(
 ): Promise<AgentResult | { changed: string[]; costUsd?: number } | 'interrupted'> {
   const checkout = await createCheckout(top, commit, null);
   removeInstructionFiles(checkout.dir, removed);
-  // A --review-cmd is the user's own command: what it reads is its business.
+  // A --review-cmd is the user's own command: the runner cannot know where its login is, so what it reads is theirs
+  // to set (its command line, its environment); docs/verification.md says so.
   const home = setup.login && !setup.agentCmd ? prepareReviewerHome(setup.login) : null;
   const snap = await snapshotRepo(top, [input.prdPath, input.progressPath]);
   const name = `iteration-${input.iteration}.review-${story.id.replace(/[^\w.-]/g, '_')}`;

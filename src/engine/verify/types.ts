@@ -58,10 +58,20 @@ export interface VerifyInput {
   review?: ReviewSetup;
 }
 
-/** Taken when the loop starts, before any agent runs: where the reviewer's login lives, and Codex's settings file (verify/review-home.ts). */
+/**
+ * Taken when the loop starts, before any agent runs: where the reviewer's login lives, and the settings it cannot log
+ * in without, as they were then (verify/review-home.ts).
+ */
 export type ReviewerLogin =
   | { agent: 'claude'; credentialsDir: string }
-  | { agent: 'codex'; codexHome: string; config: Buffer | null };
+  /** config: Codex's config.toml (the model provider). */
+  | { agent: 'codex'; codexHome: string; config: Buffer | null }
+  /** geminiDir: the user's ~/.gemini; auth: its `security.auth` setting (which login to use). */
+  | { agent: 'gemini'; geminiDir: string; auth: Record<string, unknown> | null }
+  /** dataDir: the folder holding auth.json; config: the model-provider keys of the user's configuration. */
+  | { agent: 'opencode'; dataDir: string; config: Record<string, unknown> | null }
+  /** dataDir: the folder holding secrets.json; url: the `amp.url` setting (the server the key is for). */
+  | { agent: 'amp'; dataDir: string; url: string | null };
 
 /** What verification needs to run the reviewer (verify/review.ts, SPEC §11). */
 export interface ReviewSetup {
@@ -69,7 +79,7 @@ export interface ReviewSetup {
   agentCmd?: string;
   /** The --review-agent's binary as found at start, absolute: not looked up on PATH again at each review. */
   bin?: string;
-  /** Claude Code's or Codex's login and settings as they were at start (verify/review-home.ts): its own config folder. */
+  /** The --review-agent's login and settings as they were at start (verify/review-home.ts): its own config folder. */
   login?: ReviewerLogin;
   model?: string;
   /** ralph/review.md relative to the top level: read at the plan commit, where the agent cannot rewrite it. */
