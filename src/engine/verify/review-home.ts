@@ -109,8 +109,13 @@ export function prepareReviewerHome(login: ReviewerLogin): ReviewerHome {
 }
 
 function fillReviewerHome(dir: string, login: ReviewerLogin): Record<string, string> {
+  // A TMPDIR of its own for every reviewer: under --sandbox a TMPDIR other than /tmp is read-only, and Claude Code and
+  // opencode write there at start.
+  const tmp = path.join(dir, 'tmp');
+  mkdirSync(tmp);
   if (login.agent === 'claude')
     return {
+      TMPDIR: tmp,
       CLAUDE_CONFIG_DIR: dir,
       CLAUDE_SECURESTORAGE_CONFIG_DIR: login.credentialsDir,
       // Safe mode: no CLAUDE.md (those of the folders above the clone too: a /tmp/CLAUDE.md), no hooks but managed
@@ -127,16 +132,14 @@ function fillReviewerHome(dir: string, login: ReviewerLogin): Record<string, str
     // Codex writes a refreshed login over auth.json in place: through the link, into the user's own file.
     symlinkSync(path.join(login.codexHome, 'auth.json'), path.join(codexHome, 'auth.json'));
     // HOME too: Codex reads skills from ~/.agents/skills.
-    return { CODEX_HOME: codexHome, HOME: home };
+    return { CODEX_HOME: codexHome, HOME: home, TMPDIR: tmp };
   }
   // The XDG folders too: opencode and Amp find their configuration, data and cache through them, and each CLI reads
-  // skills and rules of other agents' folders under HOME (~/.claude, ~/.agents, ~/.config/agents). TMPDIR as well:
-  // opencode makes $TMPDIR/opencode at start, and under --sandbox a TMPDIR other than /tmp is read-only.
+  // skills and rules of other agents' folders under HOME (~/.claude, ~/.agents, ~/.config/agents).
   const xdg = {
     config: path.join(dir, 'config'),
     data: path.join(dir, 'data'),
     cache: path.join(dir, 'cache'),
-    tmp: path.join(dir, 'tmp'),
   };
   for (const d of Object.values(xdg)) mkdirSync(d);
   const base = {
@@ -144,7 +147,7 @@ function fillReviewerHome(dir: string, login: ReviewerLogin): Record<string, str
     XDG_CONFIG_HOME: xdg.config,
     XDG_DATA_HOME: xdg.data,
     XDG_CACHE_HOME: xdg.cache,
-    TMPDIR: xdg.tmp,
+    TMPDIR: tmp,
   };
   if (login.agent === 'gemini') {
     const geminiDir = path.join(home, '.gemini');

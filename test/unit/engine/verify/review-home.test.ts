@@ -133,7 +133,7 @@ function plant(root: string, files: Record<string, string>): string {
 }
 
 /** The folder for one review, removed when the test ends even if it fails first. */
-function prepared(agent: 'gemini' | 'opencode' | 'amp', env: NodeJS.ProcessEnv): ReviewerHome {
+function prepared(agent: 'claude' | 'codex' | 'gemini' | 'opencode' | 'amp', env: NodeJS.ProcessEnv): ReviewerHome {
   const login = captureReviewerLogin(agent, env);
   if (!login) throw new Error(`no login captured for ${agent}`);
   const home = prepareReviewerHome(login);
@@ -304,6 +304,50 @@ describe('prepareReviewerHome: Gemini CLI, opencode and Amp reviewers', () => {
 function onCleanup(home: ReviewerHome): void {
   onTestFinished(() => home.remove());
 }
+
+describe('prepareReviewerHome: Claude Code and Codex reviewers', () => {
+  // Under --sandbox a TMPDIR other than /tmp is read-only, and Claude Code writes there at start: each gets its own.
+  it('Claude Code: its config folder is the review folder, its login read where the user keeps it, a TMPDIR inside', () => {
+    const home = prepared('claude', { HOME: '/h', CLAUDE_CONFIG_DIR: '/c' });
+    try {
+      expect(tree(home.dir)).toEqual(['tmp/']);
+      expect(home.env).toEqual({
+        TMPDIR: path.join(home.dir, 'tmp'),
+        CLAUDE_CONFIG_DIR: home.dir,
+        CLAUDE_SECURESTORAGE_CONFIG_DIR: '/c',
+        CLAUDE_CODE_SAFE_MODE: '1',
+        CLAUDE_CODE_DISABLE_CLAUDE_MDS: '1',
+      });
+    } finally {
+      home.remove();
+    }
+  });
+
+  it('Codex: a link to auth.json, config.toml as it was at loop start, HOME and TMPDIR inside', () => {
+    const user = plant(testdir('ralphkit-codex-user-'), {
+      '.codex/config.toml': 'model_provider = "mine"\n',
+      '.codex/AGENTS.md': 'PLANTED',
+      '.codex/auth.json': '{}',
+    });
+    const home = prepared('codex', { HOME: user });
+    try {
+      expect(tree(home.dir)).toEqual([
+        'codex/',
+        `codex/auth.json -> ${path.join(user, '.codex/auth.json')}`,
+        'codex/config.toml',
+        'home/',
+        'tmp/',
+      ]);
+      expect(home.env).toEqual({
+        CODEX_HOME: path.join(home.dir, 'codex'),
+        HOME: path.join(home.dir, 'home'),
+        TMPDIR: path.join(home.dir, 'tmp'),
+      });
+    } finally {
+      home.remove();
+    }
+  });
+});
 
 describe('stripJsonComments', () => {
   it('drops comments and trailing commas, never inside a string', () => {
