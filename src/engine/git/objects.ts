@@ -30,9 +30,24 @@ export class ObjectMismatch extends Error {
   }
 }
 
-/** The repository's hash (`extensions.objectFormat`): sha1, or sha256. */
-export async function readObjectFormat(top: string): Promise<ObjectFormat> {
-  return (await gitOk(top, ['rev-parse', '--show-object-format'])).trim() === 'sha256' ? 'sha256' : 'sha1';
+const formats = new Map<string, Promise<ObjectFormat>>();
+
+/**
+ * The repository's hash (`extensions.objectFormat`): sha1, or sha256. Asked once per repository and process: a
+ * repository cannot change its hash (git refuses to once it has objects), and the sandboxed loop asks at every
+ * iteration (its quarantine checks each new object against its id).
+ */
+export function readObjectFormat(top: string): Promise<ObjectFormat> {
+  let format = formats.get(top);
+  if (!format) {
+    format = gitOk(top, ['rev-parse', '--show-object-format']).then((out) =>
+      out.trim() === 'sha256' ? 'sha256' : 'sha1',
+    );
+    // A failure is not kept: the next call asks git again.
+    format.catch(() => formats.delete(top));
+    formats.set(top, format);
+  }
+  return format;
 }
 
 /** The id git gives `bytes` as an object of `type` (`git hash-object -t <type>`): the hash of "<type> <size>\0<bytes>". */
