@@ -1,6 +1,6 @@
 // The dashboard's plan body made once per change (view/memo.ts): the same bytes between two changes, and a new body
 // after any change to what /api/prd reads, the sealed records' notes ref included, in real git repositories.
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, gitdir, testdir } from '../../support/repo.js';
@@ -69,5 +69,41 @@ describe('prdInputsKey', () => {
     expect(gitCommonDir(tree)).toBe(path.join(repo, '.git'));
     expect(gitCommonDir(repo)).toBe(path.join(repo, '.git'));
     expect(gitCommonDir(testdir('ralphkit-nogit-'))).toBeNull();
+    // A .git file naming a git folder with no commondir (a submodule's): that folder.
+    const sub = testdir('ralphkit-sub-');
+    writeFileSync(path.join(sub, '.git'), `gitdir: ${path.join(repo, '.git')}\n`);
+    expect(gitCommonDir(sub)).toBe(path.join(repo, '.git'));
+    writeFileSync(path.join(sub, '.git'), 'not a pointer\n');
+    expect(gitCommonDir(sub)).toBeNull();
+  });
+
+  it('refs git keeps elsewhere count too: packed-refs rewritten alone, a reftable list; a folder with no git still has a key', () => {
+    const repo = gitdir();
+    const paths = resolveViewPaths(repo);
+    const env = { RALPH_KEY_DIR: testdir('ralphkit-key-') };
+    git(repo, 'notes', '--ref=ralphkit', 'add', '-m', 'a record', 'HEAD');
+    git(repo, 'pack-refs', '--all');
+    const packed = path.join(repo, '.git/packed-refs');
+    const before = prdInputsKey(paths, env);
+    // A fetch may rewrite packed-refs alone (no loose ref): the key changes with it.
+    writeFileSync(
+      packed,
+      readFileSync(packed, 'utf8').replace(
+        /^([0-9a-f]{40}) refs\/notes\/ralphkit$/m,
+        `${'0'.repeat(40)} refs/notes/ralphkit`,
+      ),
+    );
+    const afterPacked = prdInputsKey(paths, env);
+    expect(afterPacked).not.toBe(before);
+    // git 2.45+ may keep refs in a reftable, listed in reftable/tables.list.
+    mkdirSync(path.join(repo, '.git/reftable'));
+    writeFileSync(path.join(repo, '.git/reftable/tables.list'), '0x000000000001-0x000000000002-aaaa.ref\n');
+    expect(prdInputsKey(paths, env)).not.toBe(afterPacked);
+    const plain = testdir('ralphkit-nogit-');
+    mkdirSync(path.join(plain, 'ralph'));
+    const plainPaths = resolveViewPaths(plain);
+    const empty = prdInputsKey(plainPaths, env);
+    writeFileSync(path.join(plain, 'ralph/prd.json'), '{}\n');
+    expect(prdInputsKey(plainPaths, env)).not.toBe(empty);
   });
 });

@@ -2,7 +2,7 @@
 // at once when stories were merged since its attempt started, after the next merge while others are in flight,
 // uncounted either way and with a note of what was merged; counted as before when nothing can move the tip.
 import { describe, expect, it } from 'vitest';
-import { StaleBases } from '../../../../../src/engine/run/parallel/stale-base.js';
+import { firstLine, StaleBases } from '../../../../../src/engine/run/parallel/stale-base.js';
 
 const failure = { message: 'B not accepted', worker: 2, why: 'it was not claimed' };
 
@@ -72,5 +72,14 @@ describe('StaleBases', () => {
     // Without one (a claim the reviewer or the guard turned down, or no claim): none.
     stale.onFailure('G', { merged: 0 }, ['A'], false, failure);
     expect(stale.takeRejudge('G')).toBeUndefined();
+  });
+});
+
+describe('firstLine', () => {
+  it("a failure's first line, cut to 300 characters with an ellipsis", () => {
+    expect(firstLine('check `x` exited 1\nits output')).toBe('check `x` exited 1');
+    expect(firstLine('a'.repeat(300))).toBe('a'.repeat(300));
+    expect(firstLine('b'.repeat(301))).toBe(`${'b'.repeat(297)}...`);
+    expect(firstLine('')).toBe('');
   });
 });
