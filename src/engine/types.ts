@@ -3,8 +3,8 @@
 import type { Emit } from './events.js';
 import type { BudgetGate, RateLimitHit } from './budget/types.js';
 import type { RunOptions } from './loop-options.js';
-import type { AgentRunRecord, LoopEnding, LoopState } from './store/state-types.js';
-import type { GateOutcome, Pins, ReviewerLogin, VerifyResult, Violation } from './verify/types.js';
+import type { AgentRunRecord, LoopState } from './store/state-types.js';
+import type { GateOutcome, ReviewerLogin, VerifyResult, Violation } from './verify/types.js';
 
 /** What one run of an agent produced. */
 export interface AgentResult {
@@ -77,25 +77,13 @@ export interface RunContext {
   worktree?: { path: string; branch: string };
   /** git's folders for the tree the run was started in, as read at start (git/git.ts resolveRepo). */
   repo?: RepoLocation;
-  /** Set when the loop's end is recorded (run.ts finish), for what is announced after the locks are released. */
-  ending?: LoopEnding;
-  /**
-   * Set once the runner's files are held (run.ts): puts back what changed since (the guard's restore) and returns the
-   * changes that make git run code or change where it goes. Every push calls it first (deliver.ts).
-   */
-  restoreGuard?: () => string[];
-  /** The run's pins, once taken (run.ts): --deliver pr-merge never merges a branch that changed them. */
-  pins?: Pins | null;
-  /** The commit the final gate passed on, and whether every story it judged was verified (not on the agent's word). */
-  gatePassed?: { commit: string; allVerified: boolean };
-  /** Set when Ctrl-C stopped pr-merge's wait for CI (deliver-merge.ts), for the state's mergePending. */
-  mergeInterrupted?: boolean;
   /** Branch patterns of a --parallel run that other workers and the merge queue move (after-agent.ts warnings skip them). */
   siblingBranches?: string[];
-  /** Set by the runner's SIGINT/SIGTERM/SIGHUP handler (run.ts): a failure from then on is read as the interrupt. */
+  /**
+   * Set by the runner's SIGINT/SIGTERM/SIGHUP handler (run/interrupt.ts), whenever the signal comes: a failure from
+   * then on is read as the interrupt. The one field set after the run starts: a signal is not a value any call returns.
+   */
   signalled?: NodeJS.Signals;
-  /** Set when the end of the loop was already delivered (pr-merge pushes and merges before the loop's end is recorded). */
-  deliveredAtEnd?: boolean;
 }
 
 export interface LoopDeps {

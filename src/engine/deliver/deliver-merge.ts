@@ -13,16 +13,26 @@ import { GitHubError } from './github.js';
 import { mergePull, MergeUnknown, waitForCi } from './merge.js';
 import { renderCiState } from './ci-status.js';
 import { readPinDrift } from '../verify/pin-drift.js';
-import { deliverBranch } from './deliver.js';
+import { deliverBranch, type DeliveryTrust } from './deliver.js';
+import type { Pins } from '../verify/types.js';
+import type { RunTrust } from '../verify/trust.js';
 import type { PullDelivered } from './deliver-pr.js';
 import { readPullRefusal, readServerRefusal } from './merge-guard.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
-/** Delivers the end of a complete loop and merges; returns the loop's exit: `done` when merged, else why not. */
-export async function deliverMerged(run: RunContext, done: LoopExit, signal: AbortSignal): Promise<LoopExit> {
-  run.deliveredAtEnd = true;
-  const delivered = await deliverBranch(run, 'at the end of the loop');
-  const refusal = await planRefusal(run);
+/**
+ * Delivers the end of a complete loop and merges; returns the loop's exit: `done` when merged, else why not (130 only
+ * when Ctrl-C stopped the wait for CI: the work is done and the merge pending).
+ */
+export async function deliverMerged(
+  run: RunContext,
+  trust: DeliveryTrust,
+  done: LoopExit,
+  signal: AbortSignal,
+): Promise<LoopExit> {
+  const delivered = await deliverBranch(run, trust, 'at the end of the loop');
+  const gate = trust?.gatePassed;
+  const refusal = await planRefusal(run, gate, trust?.pins ?? null);
   const pull = delivered.pull;
   const pr = pull ? `pull request #${pull.done.number}` : 'the pull request';
   if (refusal) return notMerged(run, pr, refusal.why, refusal.hint);
@@ -41,15 +51,18 @@ export async function deliverMerged(run: RunContext, done: LoopExit, signal: Abo
       'open and merge it on GitHub',
     );
   // Both must pass: the loop's own record above, and GitHub's view of the branch against the plan at its merge base.
-  const server =
-    (await readPullRefusal(run, pull, run.gatePassed!.commit)) ??
-    (await readServerRefusal(run, pull, run.gatePassed!.commit));
+  // planRefusal refused a run without a passed gate.
+  const sha = (gate as { commit: string }).commit;
+  const server = (await readPullRefusal(run, pull, sha)) ?? (await readServerRefusal(run, pull, sha));
   if (server) return notMerged(run, pr, server.why, server.hint);
-  return waitAndMerge(run, done, pull, run.gatePassed!.commit, signal);
+  return waitAndMerge(run, done, pull, sha, signal);
 }
 
-async function planRefusal(run: RunContext): Promise<{ why: string; hint: string } | null> {
-  const gate = run.gatePassed;
+async function planRefusal(
+  run: RunContext,
+  gate: RunTrust['gatePassed'],
+  pins: Pins | null,
+): Promise<{ why: string; hint: string } | null> {
   if (!gate)
     return {
       why: 'the final gate did not pass in this run',
@@ -71,21 +84,21 @@ async function planRefusal(run: RunContext): Promise<{ why: string; hint: string
       why: `${run.branch} moved since the final gate verified ${gate.commit.slice(0, 7)}`,
       hint: 'look at the new commits, then merge by hand',
     };
-  if (!run.pins)
+  if (!pins)
     return {
       why: 'the loop has no record of its pinned tests',
       hint: 'review the test changes in the pull request, then merge it by hand',
     };
-  const drift = await readPinDrift(run.paths.repoRoot, run.pins, gate.commit);
+  const drift = await readPinDrift(run.paths.repoRoot, pins, gate.commit);
   if (drift.length && run.options.acceptPinChanges) {
     run.emit({
       type: 'warn',
-      message: `--accept-pin-changes: merging although the loop's commits changed pinned tests since ${run.pins.commit.slice(0, 7)} (${drift.slice(0, 5).join(', ')}${drift.length > 5 ? ', ...' : ''})`,
+      message: `--accept-pin-changes: merging although the loop's commits changed pinned tests since ${pins.commit.slice(0, 7)} (${drift.slice(0, 5).join(', ')}${drift.length > 5 ? ', ...' : ''})`,
     });
   } else if (drift.length) {
     const shown = drift.slice(0, 5).join(', ') + (drift.length > 5 ? `, and ${drift.length - 5} more` : '');
     return {
-      why: `the loop's commits changed pinned test files since the plan commit ${run.pins.commit.slice(0, 7)} (${shown}); the checks ran with the plan commit's versions`,
+      why: `the loop's commits changed pinned test files since the plan commit ${pins.commit.slice(0, 7)} (${shown}); the checks ran with the plan commit's versions`,
       hint: 'the pull request lists them: review those changes, then merge it by hand (or, once reviewed, resume with --deliver pr-merge --accept-pin-changes)',
     };
   }
@@ -117,7 +130,6 @@ async function waitAndMerge(
     log,
   });
   if (waited.outcome === 'interrupted') {
-    run.mergeInterrupted = true;
     return new LoopExit(
       LOOP_EXIT.interrupted,
       `interrupted while waiting for the checks of ${pr}; it stays open, not merged`,

@@ -4,6 +4,7 @@
 // and the same problem is never reported twice.
 import type { Prd } from '../../prd/types.js';
 import type { RunContext } from '../types.js';
+import type { Pins } from '../verify/types.js';
 import { readFileOnBranch } from '../git/git.js';
 import { ledgerPath } from '../store/layout.js';
 import { readLedger } from '../store/ledger.js';
@@ -40,6 +41,7 @@ type Warn = (problem: string, hint: string, final: boolean) => null;
 /** Opens or updates the pull request of the plan branch, just pushed to `remote`; null when it could not. Never throws. */
 export async function deliverPull(
   run: RunContext,
+  pins: Pins | null,
   remote: string,
   when: string,
   iteration?: number,
@@ -64,7 +66,7 @@ export async function deliverPull(
     return null;
   };
   try {
-    return await openOrUpdate(run, remote, when, iteration, warn);
+    return await openOrUpdate(run, pins, remote, when, iteration, warn);
   } catch (err) {
     // The plan on the branch is the agent's to write too: nothing in it may end the loop differently.
     return warn(`unexpected error: ${(err as Error).message}`, 'open it by hand on GitHub', true);
@@ -73,6 +75,7 @@ export async function deliverPull(
 
 async function openOrUpdate(
   run: RunContext,
+  pins: Pins | null,
   remote: string,
   when: string,
   iteration: number | undefined,
@@ -97,7 +100,7 @@ async function openOrUpdate(
   if (!prd) return warn('the plan on the branch cannot be read', 'check it with: ralphkit validate', false);
   const base = typeof prd.baseBranch === 'string' && prd.baseBranch ? prd.baseBranch : undefined;
   const ledger = readLedger(ledgerPath(top, run.id));
-  const loopPins = await readLoopPinChanges(run);
+  const loopPins = await readLoopPinChanges(run, pins);
   const body = async (into: string) =>
     renderPrBody({
       loopId: run.id,
@@ -125,12 +128,15 @@ async function openOrUpdate(
 
 // What the loop's commits changed of its pins (the runner's own record, not the plan on the branch): listed in the
 // body, and what keeps --deliver pr-merge from merging.
-async function readLoopPinChanges(run: RunContext): Promise<{ commit: string; changes: string[] } | null> {
-  if (!run.pins) return null;
+async function readLoopPinChanges(
+  run: RunContext,
+  pins: Pins | null,
+): Promise<{ commit: string; changes: string[] } | null> {
+  if (!pins) return null;
   try {
     return {
-      commit: run.pins.commit,
-      changes: await readPinDrift(run.paths.repoRoot, run.pins, `refs/heads/${run.branch}`),
+      commit: pins.commit,
+      changes: await readPinDrift(run.paths.repoRoot, pins, `refs/heads/${run.branch}`),
     };
   } catch {
     return null;

@@ -4,6 +4,9 @@
 // (deliver-pr.ts); pr-merge's end is deliver-merge.ts.
 import type { LoopStatus } from '../store/state-types.js';
 import type { RunContext } from '../types.js';
+import type { Pins } from '../verify/types.js';
+import type { RunTrust } from '../verify/trust.js';
+import { restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
 import { pushBranch } from '../git/push.js';
 import { runGit } from '../git/git.js';
 import { ciConfigFiles } from './compare.js';
@@ -16,8 +19,20 @@ export interface Delivered {
   pull: PullDelivered | null;
 }
 
+/**
+ * What delivery reads of the run's verification state (verify/trust.ts): the runner's files it puts back before a
+ * push, the pins the loop's commits are compared with, and the commit the final gate passed on. Undefined: the run
+ * ended before it held any of them (a start refused early).
+ */
+export type DeliveryTrust = Pick<RunTrust, 'guard' | 'pins' | 'gatePassed'> | undefined;
+
 /** Pushes the plan branch when --deliver push or pr asks for it; `when` says which push this is, for the log. */
-export async function deliverBranch(run: RunContext, when: string, iteration?: number): Promise<Delivered> {
+export async function deliverBranch(
+  run: RunContext,
+  trust: DeliveryTrust,
+  when: string,
+  iteration?: number,
+): Promise<Delivered> {
   const none: Delivered = { remote: null, pull: null };
   const mode = run.options.deliver;
   if (mode === 'commit') return none;
@@ -27,7 +42,7 @@ export async function deliverBranch(run: RunContext, when: string, iteration?: n
   if ((await runGit(top, ['show-ref', '--verify', '--quiet', `refs/heads/${branch}`])).code !== 0) return none;
   // The loop can end right after an agent run, before the guard ran (a rate limit's last hit): git's configuration as
   // the agent left it (a credential helper, core.sshCommand, a pushInsteadOf) would run with this push.
-  const tampered = run.restoreGuard?.() ?? [];
+  const tampered = trust ? restoreRunnerFiles(trust.guard, runsCode).rejecting : [];
   if (tampered.length) {
     run.emit({
       type: 'warn',
@@ -44,9 +59,11 @@ export async function deliverBranch(run: RunContext, when: string, iteration?: n
       iteration,
       message: `pushed ${branch} to ${outcome.target.remote}${short(outcome.target.ref) === branch ? '' : ` (as ${short(outcome.target.ref)})`} ${when}`,
     });
-    await warnCiChanges(run, outcome.target.remote, iteration);
+    await warnCiChanges(run, trust?.pins ?? null, outcome.target.remote, iteration);
     const pull =
-      mode === 'pr' || mode === 'pr-merge' ? await deliverPull(run, outcome.target.remote, when, iteration) : null;
+      mode === 'pr' || mode === 'pr-merge'
+        ? await deliverPull(run, trust?.pins ?? null, outcome.target.remote, when, iteration)
+        : null;
     return { remote: outcome.target.remote, pull };
   }
   const retry = outcome.target
@@ -64,15 +81,15 @@ const ciWarned = new WeakSet<RunContext>();
 
 // A workflow the agent wrote runs on GitHub with the repository's secrets as soon as it is pushed (`on: push`): said
 // once per run, when the loop's commits since its plan commit changed CI configuration.
-async function warnCiChanges(run: RunContext, remote: string, iteration?: number): Promise<void> {
-  if (ciWarned.has(run) || !run.pins) return;
+async function warnCiChanges(run: RunContext, pins: Pins | null, remote: string, iteration?: number): Promise<void> {
+  if (ciWarned.has(run) || !pins) return;
   const r = await runGit(run.paths.repoRoot, [
     'diff',
     '--no-renames',
     '--name-only',
     '--no-ext-diff',
     '-z',
-    run.pins.commit,
+    pins.commit,
     `refs/heads/${run.branch}`,
     '--',
   ]);
@@ -91,9 +108,17 @@ async function warnCiChanges(run: RunContext, remote: string, iteration?: number
 // refused before any iteration ran (a resume refused as tampered with included: nothing of it is to be sent anywhere).
 const NO_PUSH_AT_END: ReadonlySet<LoopStatus> = new Set(['interrupted', 'cancelled', 'protected', 'refused']);
 
-/** The push at the end of a loop, unless it was interrupted, refused, or stopped to protect the branch. */
-export async function deliverAtEnd(run: RunContext, status: LoopStatus): Promise<void> {
-  if (run.options.deliver === 'commit' || run.deliveredAtEnd) return;
+/**
+ * The push at the end of a loop, unless it was interrupted, refused, or stopped to protect the branch, or was
+ * delivered already (`delivered`: pr-merge pushes and merges before the loop's end is recorded).
+ */
+export async function deliverAtEnd(
+  run: RunContext,
+  trust: DeliveryTrust,
+  status: LoopStatus,
+  delivered: boolean,
+): Promise<void> {
+  if (run.options.deliver === 'commit' || delivered) return;
   if (NO_PUSH_AT_END.has(status)) {
     run.emit({
       type: 'info',
@@ -101,5 +126,5 @@ export async function deliverAtEnd(run: RunContext, status: LoopStatus): Promise
     });
     return;
   }
-  await deliverBranch(run, 'at the end of the loop');
+  await deliverBranch(run, trust, 'at the end of the loop');
 }

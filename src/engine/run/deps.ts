@@ -264,7 +264,7 @@ async function verifyClaims(
 ): Promise<VerifyResult> {
   const result = await pipelineClaims(pipeline, claims, signal);
   if (result.verdicts.some((v) => v.status !== 'rejected'))
-    await deliverBranch(run, `after iteration ${claims.iteration}`, claims.iteration);
+    await deliverBranch(run, pipeline.trust, `after iteration ${claims.iteration}`, claims.iteration);
   return result;
 }
 

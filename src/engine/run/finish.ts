@@ -1,7 +1,7 @@
 // How a run is recorded: its first state (a new loop's, or a resumed one's carried on), and its end, written to
 // state.json and reported, with pr-merge's outcome folded in before it.
 import path from 'node:path';
-import type { LoopState, LoopStatus } from '../store/state-types.js';
+import type { LoopEnding, LoopState, LoopStatus } from '../store/state-types.js';
 import type { RunContext } from '../types.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { lastPlanPath } from '../store/layout.js';
@@ -74,9 +74,14 @@ export function initialState(run: RunContext): LoopState {
  * branch on it; the exit event carries the save error as `stateError`, and `status` shows the loop as dead.
  */
 // An unexpected error while merging still ends the loop as recorded (not-merged), never a state left "running".
-export async function deliverOrNotMerged(run: RunContext, done: LoopExit, signal: AbortSignal): Promise<LoopExit> {
+export async function deliverOrNotMerged(
+  run: RunContext,
+  trust: RunTrust | undefined,
+  done: LoopExit,
+  signal: AbortSignal,
+): Promise<LoopExit> {
   try {
-    return await deliverMerged(run, done, signal);
+    return await deliverMerged(run, trust, done, signal);
   } catch (err) {
     return new LoopExit(
       LOOP_EXIT.notMerged,
@@ -86,25 +91,41 @@ export async function deliverOrNotMerged(run: RunContext, done: LoopExit, signal
   }
 }
 
+/**
+ * What the end of a run leaves for the steps after its locks are released (run.ts): how it ended (set once recorded),
+ * the run's verification state for the last push, and whether --deliver pr-merge already delivered the end.
+ */
+export interface RunEnd {
+  ending?: LoopEnding;
+  trust?: RunTrust;
+  delivered: boolean;
+}
+
+/**
+ * Records how the loop ended in state.json, and in `end` for what follows (`end.trust`: the run's verification state,
+ * when it got that far). `mergePending`: Ctrl-C (or cancel) stopped pr-merge's wait for CI: the work is done, so the
+ * hinted --resume-last is no new iteration.
+ */
 export function finish(
   run: RunContext,
   state: LoopState,
   exit: LoopExit,
   status: LoopStatus,
-  trust: RunTrust | undefined,
+  end: RunEnd,
+  mergePending = false,
 ): void {
-  // Interrupted while waiting for the merge: the work is done, so the hinted --resume-last is no new iteration.
-  const mergePending = run.mergeInterrupted && exit.code === LOOP_EXIT.interrupted ? true : undefined;
+  const { trust } = end;
   Object.assign(state, {
     status,
     exitCode: exit.code,
     message: exit.message,
     agentPid: undefined,
-    mergePending,
+    mergePending: mergePending || undefined,
     updatedAt: new Date().toISOString(),
   });
   const plan = readTextOrNull(run.paths.prd);
-  run.ending = planEnding(
+  // Set first: from here a Ctrl-C stops only the announcements of the end (run/interrupt.ts).
+  end.ending = planEnding(
     state,
     exit.code,
     status,

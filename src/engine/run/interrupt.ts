@@ -1,6 +1,7 @@
 // Ctrl-C, SIGTERM (`cancel`) and SIGHUP while the runner runs: the first ends the loop (130, resumable) at its next
 // step; once the loop has ended, one stops the announcements of its end. A failure while stopping is the interrupt.
 import type { RunContext } from '../types.js';
+import type { RunEnd } from './finish.js';
 import { LoopExit, LOOP_EXIT, EXIT_FAILURE } from '../errors.js';
 
 export interface Interrupt {
@@ -9,8 +10,10 @@ export interface Interrupt {
   /** Aborted by a signal after the loop has ended (or was told to): the announcements of its end stop. */
   late: AbortController;
   signalled?: NodeJS.Signals;
-  /** The run, once it is set up: its `signalled` and `ending`. */
+  /** The run, once it is set up: its `signalled`. */
   run?: RunContext;
+  /** How the run ends, once it is set up (run/finish.ts): after its `ending` is recorded, a signal is a late one. */
+  end?: RunEnd;
 }
 
 /**
@@ -22,7 +25,7 @@ export function listenForInterrupts(): { stop: Interrupt; dispose: () => void } 
   const handler = (signal: NodeJS.Signals) => {
     stop.signalled ??= signal;
     if (stop.run) stop.run.signalled ??= signal;
-    if (stop.run?.ending || stop.controller.signal.aborted) stop.late.abort();
+    if (stop.end?.ending || stop.controller.signal.aborted) stop.late.abort();
     else stop.controller.abort();
   };
   const signals: NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP'];

@@ -48,7 +48,7 @@ import { verifyStartClaims } from '../verify/start-claims.js';
 import { refuseDirtyTree, type StartStatus } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from '../verify/trust.js';
 import { holdResumeAnchors } from '../verify/resume-anchors.js';
-import { refuseModifiedEngine, restoreRunnerFiles, runsCode } from '../verify/runner-guard.js';
+import { refuseModifiedEngine } from '../verify/runner-guard.js';
 import { probeSandbox } from '../agents/sandbox.js';
 import { readUnseenAgent, refuseUnseenAgent } from '../agents/sandbox-visible.js';
 import { decideSandbox, type SandboxChoice } from './sandbox-default.js';
@@ -60,7 +60,7 @@ import { showPath } from '../../util/repo-path.js';
 import { loopCommand } from '../../util/invocation.js';
 import { announceEnd } from '../deliver/announce.js';
 import { deliverAtEnd } from '../deliver/deliver.js';
-import { deliverOrNotMerged, finish, initialState } from './finish.js';
+import { deliverOrNotMerged, finish, initialState, type RunEnd } from './finish.js';
 import { refuseParallelOptions, withWebhookFromEnv } from './options.js';
 import { holdEndPrograms } from '../deliver/programs.js';
 import { enterWorktree, leaveWorktree, refuseWorktreeOptions, type WorktreeRun } from './worktree-start.js';
@@ -247,13 +247,15 @@ async function startIn({
   };
   if (stop.signalled) run.signalled = stop.signalled;
   stop.run = run;
+  const end: RunEnd = { delivered: false };
+  stop.end = end;
   try {
-    return await startGuarded(run, stop.controller, tree);
+    return await startGuarded(run, stop.controller, tree, end);
   } finally {
-    if (run.ending) {
-      await deliverAtEnd(run, run.ending.status);
+    if (end.ending) {
+      await deliverAtEnd(run, end.trust, end.ending.status, end.delivered);
       await announceEnd({
-        ending: run.ending,
+        ending: end.ending,
         options,
         cwd: paths.repoRoot,
         env: io.env,
@@ -317,7 +319,12 @@ function warnAtStart(options: RunOptions, io: RunIo, emit: Emit): void {
  * Every refusal before any side effect: the usage ceiling (unless the user asked to wait for it), the locks
  * (this plan, then this working tree), and uncommitted work in the tree. Only then is the loop recorded.
  */
-async function startGuarded(run: RunContext, controller: AbortController, tree: WorktreeRun): Promise<number> {
+async function startGuarded(
+  run: RunContext,
+  controller: AbortController,
+  tree: WorktreeRun,
+  end: RunEnd,
+): Promise<number> {
   const { options, paths, io, emit } = run;
   const budget = createBudget({ options, clock: realClock, env: io.env, emit, signal: controller.signal });
   // A wait can take hours: the loop is recorded first, so status shows it and cancel can stop it.
@@ -338,7 +345,7 @@ async function startGuarded(run: RunContext, controller: AbortController, tree: 
       setTempOwner(run.id);
       for (const message of renderRemovedTempFolders(removeDeadTempFolders())) emit({ type: 'info', message });
       const dirty = await refuseDirtyTree(paths, run.resumed, emit);
-      return await runLocked(run, budget, controller, waits, dirty);
+      return await runLocked(run, budget, controller, waits, dirty, end);
     } finally {
       releaseTree();
     }
@@ -354,6 +361,7 @@ async function runLocked(
   controller: AbortController,
   waits: boolean,
   dirty: StartStatus,
+  end: RunEnd,
 ): Promise<number> {
   const { id, options, paths, emit } = run;
   const state = initialState(run);
@@ -379,9 +387,8 @@ async function runLocked(
       emit,
       { head: prepared.head, dirs, plan: prepared.planAtHead },
     );
-    const { guard } = trust;
-    run.restoreGuard = () => restoreRunnerFiles(guard, runsCode).rejecting;
-    run.pins = trust.pins;
+    // The last push (after the locks go) puts back the runner's files and compares the pins first: it needs them.
+    end.trust = trust;
     emit({
       type: 'start',
       loop: id,
@@ -396,13 +403,13 @@ async function runLocked(
   } catch (err) {
     exit = await interruptedOr(run, err);
     if (!(err instanceof LoopExit) && exit.code !== LOOP_EXIT.interrupted) {
-      finish(run, state, new LoopExit(EXIT_FAILURE, `unexpected error: ${(err as Error).message}`), 'failed', trust);
+      finish(run, state, new LoopExit(EXIT_FAILURE, `unexpected error: ${(err as Error).message}`), 'failed', end);
       throw err;
     }
   }
   // pr-merge waits for CI and merges before the end is recorded: the exit code says whether it merged.
-  if (exit.code === LOOP_EXIT.complete && options.deliver === 'pr-merge')
-    exit = await deliverOrNotMerged(run, exit, controller.signal);
+  end.delivered = exit.code === LOOP_EXIT.complete && options.deliver === 'pr-merge';
+  if (end.delivered) exit = await deliverOrNotMerged(run, trust, exit, controller.signal);
   const cancelled = exit.code === LOOP_EXIT.interrupted && isCancelRequested(paths.repoRoot, id);
   if (cancelled)
     exit = new LoopExit(
@@ -411,7 +418,8 @@ async function runLocked(
       'continue with: ./ralph/ralph.sh --resume-last',
     );
   const status = cancelled ? 'cancelled' : exit.status === 'usage' ? 'failed' : exit.status;
-  finish(run, state, exit, status, trust);
+  // Only the wait for CI ends a pr-merge delivery with 130 (deliver-merge.ts), cancelled or not: the merge is pending.
+  finish(run, state, exit, status, end, end.delivered && exit.code === LOOP_EXIT.interrupted);
   return exit.code;
 }
 

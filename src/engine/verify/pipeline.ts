@@ -185,7 +185,7 @@ export async function finalGate(p: Pipeline, iteration: number, signal: AbortSig
     keepClaimsOnThisTree: !run.options.parallel,
   });
   if (!gate.interrupted) await settleBaseline(run.paths, p.state.id, trust, run.emit, gate.prd);
-  run.gatePassed =
+  trust.gatePassed =
     gate.passed && gate.commit
       ? { commit: gate.commit, allVerified: gate.verdicts.every((v) => v.status === 'verified') }
       : undefined;

@@ -44,6 +44,11 @@ export interface RunTrust {
   /** The last commit at which a claim was accepted in this run: where the reviewer's next diff starts. */
   lastVerified?: string;
   /**
+   * The commit the loop's final gate last passed on, and whether every story it judged was verified (not on the
+   * agent's word): --deliver pr-merge merges that commit or nothing (deliver/deliver-merge.ts).
+   */
+  gatePassed?: { commit: string; allVerified: boolean };
+  /**
    * The key that seals the verdict record, held from the start (null: none could be had): under --sandbox its folder
    * exists before anything sandboxed runs, so it is hidden from all of it, and a key planted later is never used.
    */

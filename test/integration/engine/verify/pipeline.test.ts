@@ -82,7 +82,7 @@ describe('the verification pipeline', () => {
   });
 
   it('the final gate judges the settled baseline, not the plan on disk: a check dropped from the file does not let a broken story through', async () => {
-    const { r, run, trust, p } = await loopAtStart();
+    const { r, trust, p } = await loopAtStart();
     const honest = claim(r.dir, { 'src/one.txt': 'done\n' });
     await verifyClaims(
       p,
@@ -96,7 +96,7 @@ describe('the verification pipeline', () => {
 
     const passed = await finalGate(p, 1, signal());
     expect(passed.passed).toBe(true);
-    expect(run.gatePassed).toEqual({ commit: git(r.dir, 'rev-parse', 'HEAD'), allVerified: true });
+    expect(trust.gatePassed).toEqual({ commit: git(r.dir, 'rev-parse', 'HEAD'), allVerified: true });
 
     const broke = commitAll(r.dir, { 'src/one.txt': 'todo\n' }, 'refactor');
     const onDisk = JSON.parse(readFileSync(r.prdPath, 'utf8')) as Prd;
@@ -114,7 +114,7 @@ describe('the verification pipeline', () => {
         `it passed at ${honest.slice(0, 7)}, so a commit since broke it (git log --oneline ${honest.slice(0, 7)}..${broke.slice(0, 7)})`,
       ),
     });
-    expect(run.gatePassed).toBeUndefined();
+    expect(trust.gatePassed).toBeUndefined();
     // The gate's verdict is the new baseline: the story is open again, in memory and in git.
     expect(JSON.parse(trust.baseline!).userStories[0]).toMatchObject({ passes: false, checks: ['sh test/one.sh'] });
     expect(JSON.parse(git(r.dir, 'cat-file', 'blob', PLAN_REF)).userStories[0].passes).toBe(false);
