@@ -3,10 +3,10 @@
 // src/two.mjs missing at the plan commit, test/*.test.mjs failing); the loop must not end with 0 and the attacked
 // story must end with `passes: false`, while the honest agent on the same plan still ends with 0.
 // Needs `npm run build` first (the tests spawn the built CLI and the installed runner).
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { git } from '../support/repo.js';
+import { git, testdir } from '../support/repo.js';
 import {
   committedPrd,
   copyRepo,
@@ -152,6 +152,22 @@ describe('a later story breaks an earlier one (plan whose US-2 check runs only t
     expect(note).toMatch(/[0-9a-f]{7}/);
     expect(note).toContain(us2.slice(0, 7)); // the commit that broke it (the final commit the gate checked)
     expect(committedPrd(dir).userStories.map((s) => s.passes)).toEqual([false, true]);
+  });
+
+  // Found by an adversarial pass (2026-12-06): a gate that kept the claim's verdict when the final tree was the one
+  // the claim was verified on let this through with exit 0. State a check writes outlives its checkout.
+  it('4b. code right only the first time it runs (a mark in the npm cache the checks share): the final gate runs the check again on the same commit and sends US-2 back', async () => {
+    const dir = copyRepo(split);
+    const cache = testdir('ralphkit-npm-cache-');
+    const r = await ralph(dir, 'passes-once', ['2'], { npm_config_cache: cache });
+    expect(existsSync(path.join(cache, 'passes-once-mark'))).toBe(true); // the claim's run left its mark
+    const us2 = git(dir, 'log', '--format=%H', '--grep=^feat: US-2$');
+    expect(r.output).toContain(`US-2 verified: 1 check passed at ${us2.slice(0, 7)}`);
+    // The gate checked the very commit US-2's claim was verified on, and ran the check again all the same.
+    expect(r.output).toContain(`final gate: every check once more on a fresh checkout of ${us2.slice(0, 7)}`);
+    expect(r.code, r.output).toBe(1);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': false });
+    expect(notesOf(dir, 'US-2')).toContain('the final gate');
   });
 
   it('a check run by the final gate commits on the real branch: the loop stops with exit 6 and vouches for nothing', async () => {

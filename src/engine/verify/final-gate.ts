@@ -12,7 +12,7 @@ import { planPinOwnerHint, renderRejectionBlock } from './report.js';
 import { planGateRejection, renderGateReason } from './gate-verdict.js';
 import { showPath } from '../../util/repo-path.js';
 import { CheckSession } from './session.js';
-import { tryCommitRunnerFiles, headSha, runGit, writeVerdictNote } from '../git/git.js';
+import { tryCommitRunnerFiles, headSha, writeVerdictNote } from '../git/git.js';
 import { guardWrite } from '../errors.js';
 
 export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAgent'> {
@@ -37,11 +37,6 @@ export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAge
   label?: string;
   /** Stories whose checks passed on the plan commit before any work (verify/weak-checks.ts): sealed as weak. */
   weak?: ReadonlySet<string>;
-  /**
-   * The loop's own final gate: a story whose claim was verified on this very tree keeps that verdict (below). Not for
-   * the merge queue's passes, which ask the same tree again on purpose (does the branch fail by itself, now?).
-   */
-  keepClaimsOnThisTree?: boolean;
 }
 
 export interface GateResult {
@@ -80,14 +75,12 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
     const judged = activeStories(prd.userStories).filter(
       (s) => (!input.onlyPassing || s.passes === true) && (!input.onlyStories || input.onlyStories.includes(s.id)),
     );
-    const unchanged = await claimsOnThisTree(input, commit, judged);
     for (const id of planClaimOrder(
       prd,
       judged.map((s) => s.id),
     )) {
       const story = prd.userStories.find((s) => s.id === id) as Story;
-      const at = unchanged.get(id);
-      const judged = at ? keepClaimVerdict(session, id, at, input) : await judgeAtGate(session, prd, story, input);
+      const judged = await judgeAtGate(session, prd, story, input);
       if (judged === 'interrupted')
         return { passed: false, interrupted: true, commit, verdicts, prd, runnerCommit: null };
       verdicts.push(judged.verdict);
@@ -139,38 +132,6 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
 }
 
 type GateJudgement = { verdict: StoryVerdict; block?: string } | 'interrupted';
-
-/**
- * The stories of `judged` whose claim this run verified on a commit with the very tree of `commit` (the story → that
- * commit). Their checks would run on the same files, with the same pins, setup and environment: nothing since their
- * claim can have broken them, which is what the gate is for. One git process, none when no claim was verified.
- */
-async function claimsOnThisTree(
-  input: GateInput,
-  commit: string | null,
-  judged: readonly Story[],
-): Promise<Map<string, string>> {
-  const claims = judged.flatMap((s) => {
-    const at = input.verifiedAt.get(s.id);
-    return at ? [[s.id, at] as const] : [];
-  });
-  if (!input.keepClaimsOnThisTree || !commit || !claims.length) return new Map();
-  const r = await runGit(input.topLevel, [
-    'rev-parse',
-    ...[commit, ...claims.map(([, at]) => at)].map((c) => `${c}^{tree}`),
-  ]);
-  if (r.code !== 0) return new Map();
-  const [tree, ...trees] = r.stdout.trim().split('\n');
-  return new Map(claims.filter((_, i) => trees[i] === tree));
-}
-
-/** A story whose claim was verified on this tree: its verdict stands, recorded as the gate's, no check run again. */
-function keepClaimVerdict(s: CheckSession, id: string, at: string, input: GateInput): GateJudgement {
-  const reason = `checks not run again: ${s.commit?.slice(0, 7)} has the tree its claim was verified on at ${at.slice(0, 7)}`;
-  s.recordVerdict(id, 'verified', { reason, gate: true });
-  input.log('info', `${id}: ${reason}`);
-  return { verdict: { id, status: 'verified' } };
-}
 
 async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateInput): Promise<GateJudgement> {
   const started = Date.now();

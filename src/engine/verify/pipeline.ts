@@ -180,9 +180,6 @@ export async function finalGate(p: Pipeline, iteration: number, signal: AbortSig
     shipped: trust.shipped,
     verdictKey: trust.verdictKey,
     weak: trust.weak,
-    // A single loop verifies each claim with no agent alive, as the gate does. A --parallel run verifies claims and
-    // merges while other agents run, which (unsandboxed) can write into those checkouts: its gate runs every check.
-    keepClaimsOnThisTree: !run.options.parallel,
   });
   if (!gate.interrupted) await settleBaseline(run.paths, p.state.id, trust, run.emit, gate.prd);
   trust.gatePassed =

@@ -67,49 +67,6 @@ describe('runFinalGate', () => {
     ]);
   });
 
-  it('a claim verified on the very tree of the final commit is not checked again; one verified on another tree is', async () => {
-    const { r, oneAt, gate } = await doneRepo();
-    const head = git(r.dir, 'rev-parse', 'HEAD');
-    // US-2 verified at the final commit itself, US-1 at an earlier tree: only US-1's check runs.
-    const keep = (verifiedAt: Map<string, string>) => gate({ verifiedAt, keepClaimsOnThisTree: true });
-    const checksRun = () =>
-      readLedgerLines(r)
-        .filter((l) => l.kind === 'check')
-        .map((l) => l.command);
-    const res = await keep(
-      new Map([
-        ['US-1', oneAt],
-        ['US-2', head],
-      ]),
-    );
-    expect(res.passed).toBe(true);
-    expect(checksRun()).toEqual(['sh test/one.sh']);
-    expect(
-      readLedgerLines(r)
-        .filter((l) => l.kind === 'verdict')
-        .map((l) => [l.story, l.status, l.reason]),
-    ).toEqual([
-      ['US-1', 'verified', undefined],
-      [
-        'US-2',
-        'verified',
-        `checks not run again: ${head.slice(0, 7)} has the tree its claim was verified on at ${head.slice(0, 7)}`,
-      ],
-    ]);
-    // A commit with the same tree is the same files: a commit the runner made of nothing changed counts too.
-    const empty = commitAll(r.dir, {}, 'chore: nothing');
-    expect(git(r.dir, 'rev-parse', `${empty}^{tree}`)).toBe(git(r.dir, 'rev-parse', `${head}^{tree}`));
-    expect((await keep(new Map([['US-2', head]]))).passed).toBe(true);
-    expect(checksRun()).toEqual(['sh test/one.sh', 'sh test/one.sh']);
-    // The merge queue's passes ask the same tree again on purpose: without the option, every check runs.
-    await gate({ verifiedAt: new Map([['US-2', head]]) });
-    expect(checksRun().slice(2)).toEqual(['sh test/one.sh', 'test -f two.txt']);
-    // Any other tree runs the check, though the story's own file is as it was.
-    commitAll(r.dir, { 'other.txt': 'x\n' }, 'feat: other');
-    await keep(new Map([['US-2', head]]));
-    expect(checksRun().slice(4)).toEqual(['sh test/one.sh', 'test -f two.txt']);
-  });
-
   it('a pinned test weakened after the plan commit does not pass the gate: the pinned one runs', async () => {
     const { r, gate } = await doneRepo();
     commitAll(r.dir, { 'test/one.sh': 'exit 0\n', 'src/one.txt': 'todo\n' }, 'chore: simplify the test');
