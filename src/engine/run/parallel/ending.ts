@@ -17,7 +17,7 @@ export interface FoundChange {
  */
 export function rejectOverlapping(o: AttemptOutcome, startedAt: number, found: readonly FoundChange[]): AttemptOutcome {
   if (!o.verdict || o.verdict.status === 'rejected') return o;
-  const hit = found.find((v) => v.at >= startedAt && v.worker !== o.worker);
+  const hit = findOverlap(o.worker, startedAt, found);
   if (!hit) return o;
   const reason = `while its agent ran, worker ${hit.worker}'s guard found that ${hit.reason.replace(/^the agent /, 'an agent ')}; the workers share git's configuration and hooks, so no claim made meanwhile counts`;
   return { ...o, verdict: { id: o.story, status: 'rejected', reason } };
@@ -41,3 +41,8 @@ export function renderNoWayOn(
 
 /** Why a story is given up when its agent said STUCK. */
 export const STUCK = 'the agent said it is STUCK';
+
+/** Another worker's guard finding since an attempt of `worker` started at `startedAt`, if any. */
+export function findOverlap(worker: number, startedAt: number, found: readonly FoundChange[]): FoundChange | undefined {
+  return found.find((v) => v.at >= startedAt && v.worker !== worker);
+}

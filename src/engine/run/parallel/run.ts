@@ -28,7 +28,7 @@ import {
   workerTreePath,
   type AttemptOutcome,
 } from './worker.js';
-import { rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';
+import { findOverlap, rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';
 import { PlanBranch, type BatchOutcome } from './plan-branch.js';
 import { firstLine, StaleBases, type AttemptBase, type Rejudge } from './stale-base.js';
 import { restoreIntegrationTree } from './merge.js';
@@ -52,7 +52,6 @@ type Settled =
       kind: 'rejudge';
       worker: number;
       story: string;
-      startedAt: number;
       base: AttemptBase;
       again: Rejudge;
       /** Null: the work did not merge onto the new tip. */
@@ -278,7 +277,6 @@ class Coordinator {
       agentPid: undefined,
     });
     this.save();
-    const startedAt = this.now();
     const base: AttemptBase = { merged: this.par.merged.length };
     const attempt = rejudgeAttempt({
       ...this.input,
@@ -298,7 +296,7 @@ class Coordinator {
     this.running.set(
       ws.worker,
       attempt.then(
-        (outcome): Settled => ({ kind: 'rejudge', worker: ws.worker, story: id, startedAt, base, again, outcome }),
+        (outcome): Settled => ({ kind: 'rejudge', worker: ws.worker, story: id, base, again, outcome }),
         (error): Settled => ({ kind: 'attempt-failed', worker: ws.worker, story: id, error }),
       ),
     );
@@ -351,7 +349,7 @@ class Coordinator {
       this.holdFor?.delete(s.worker);
       const ws = this.par.states[s.worker - 1];
       Object.assign(ws, { phase: 'idle', story: undefined, branch: undefined, agentPid: undefined });
-      if (s.kind === 'attempt') await this.afterAttempt(this.overlapping(s.outcome, s.startedAt), s.base);
+      if (s.kind === 'attempt') await this.afterAttempt(this.overlapping(s.outcome, s.startedAt), s.base, s.startedAt);
       else if (s.kind === 'rejudge') this.afterRejudge(s);
       else this.onError(s.error);
     } else {
@@ -395,7 +393,10 @@ class Coordinator {
    * none, its failure counts and its agent goes again. Work that does not merge onto the tip goes back to its agent.
    */
   private afterRejudge(s: Extract<Settled, { kind: 'rejudge' }>): void {
-    const o = s.outcome && this.overlapping(s.outcome, s.startedAt);
+    // Judged as the work's own attempt: any other worker's guard finding since its agent started voids it (the worker
+    // judging it now may be the very one whose guard found the change).
+    const judged = s.outcome && this.overlapping({ ...s.outcome, worker: s.again.worker }, s.again.agentStartedAt);
+    const o = judged && { ...judged, worker: s.worker };
     if (o && this.queueAccepted(o)) return;
     const worker = s.worker;
     if (!o?.verdict?.failedCheck) {
@@ -423,14 +424,18 @@ class Coordinator {
     });
   }
 
-  private async afterAttempt(o: AttemptOutcome, base: AttemptBase): Promise<void> {
+  private async afterAttempt(o: AttemptOutcome, base: AttemptBase, startedAt: number): Promise<void> {
     if (this.queueAccepted(o)) return;
     const why = o.verdict?.reason ?? 'it was not claimed (passes stayed false)';
     const message = `${o.story} not accepted in iteration ${o.iteration}: ${why}`;
     if (o.head) await this.branch.recordAttempt(o.story, o.head).catch((err: unknown) => this.onError(err));
     if (o.tag === 'stuck') return this.failedAttempt(o.story, STUCK, message, o.worker);
     // Work only its checks failed may pass on the new tip as it is: judged again there before an agent redoes it.
-    const rejudge = o.verdict?.failedCheck && o.head ? { head: o.head, iteration: o.iteration } : undefined;
+    // Not work done while another worker's guard found a change to what they share: no claim made then counts.
+    const rejudge =
+      o.verdict?.failedCheck && o.head && !findOverlap(o.worker, startedAt, this.violations)
+        ? { head: o.head, iteration: o.iteration, worker: o.worker, agentStartedAt: startedAt }
+        : undefined;
     const stale = this.stale.onFailure(o.story, base, this.par.merged, this.inFlight(), {
       message,
       worker: o.worker,

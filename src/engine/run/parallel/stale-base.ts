@@ -34,10 +34,17 @@ interface Parked {
 
 export type FailureOutcome = { kind: 'retry'; mergedSince: string[] } | { kind: 'park' } | { kind: 'count' };
 
-/** A claim rejected only by its checks: the story branch's head after it, and the iteration whose work it is. */
+/**
+ * A claim rejected only by its checks: the story branch's head after it, the iteration whose work it is, and when
+ * that iteration's agent started (epoch ms): a change to what the workers share found by any guard since then voids
+ * the work wherever it is judged (ending.ts rejectOverlapping), as it would have voided the first verdict.
+ */
 export interface Rejudge {
   head: string;
   iteration: number;
+  /** The worker whose agent did the work (its own guard's findings rejected the work before its checks ran). */
+  worker: number;
+  agentStartedAt: number;
 }
 
 export class StaleBases {

@@ -1,6 +1,6 @@
 // What a --parallel run decides from its outcomes alone (run/parallel/ending.ts).
 import { describe, expect, it } from 'vitest';
-import { rejectOverlapping, renderNoWayOn, STUCK } from '../../../../../src/engine/run/parallel/ending.js';
+import { findOverlap, rejectOverlapping, renderNoWayOn, STUCK } from '../../../../../src/engine/run/parallel/ending.js';
 import type { AttemptOutcome } from '../../../../../src/engine/run/parallel/worker.js';
 
 const outcome = (worker: number, status: 'verified' | 'unverified' | 'rejected' | null): AttemptOutcome => ({
@@ -51,6 +51,22 @@ describe('rejectOverlapping', () => {
       expect(rejectOverlapping(o, 0, found)).toBe(o);
     const o = outcome(1, 'verified');
     expect(rejectOverlapping(o, 0, [])).toBe(o);
+  });
+});
+
+describe('findOverlap', () => {
+  // A claim its checks rejected is judged again later only if no other worker's guard found a change while (or since)
+  // its agent ran (run.ts): this is the question asked then.
+  it("another worker's finding at or after the start; not the worker's own, not one before", () => {
+    const found = [
+      { at: 50, worker: 2, reason: 'early' },
+      { at: 100, worker: 1, reason: 'own' },
+      { at: 100, worker: 3, reason: 'other' },
+    ];
+    expect(findOverlap(1, 100, found)?.reason).toBe('other');
+    expect(findOverlap(1, 101, found)).toBeUndefined();
+    expect(findOverlap(3, 60, found)?.reason).toBe('own');
+    expect(findOverlap(2, 0, [])).toBeUndefined();
   });
 });
 
