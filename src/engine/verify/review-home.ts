@@ -72,11 +72,8 @@ export function captureReviewerLogin(agent: AgentName | undefined, env: NodeJS.P
     return { agent, geminiDir, auth: readGeminiAuth(path.join(geminiDir, 'settings.json')) };
   }
   if (agent === 'opencode') {
-    return {
-      agent,
-      dataDir: path.join(xdgDir(env.XDG_DATA_HOME, home, '.local/share'), 'opencode'),
-      config: readOpencodeProviders(env, home),
-    };
+    const dataDir = path.join(xdgDir(env.XDG_DATA_HOME, home, '.local/share'), 'opencode');
+    return { agent, dataDir, config: readOpencodeProviders(env, home), wellKnown: readWellKnown(dataDir) };
   }
   if (agent === 'amp') {
     return {
@@ -156,11 +153,12 @@ function fillReviewerHome(dir: string, login: ReviewerLogin): Record<string, str
     // keychain) and the account it belongs to: Gemini CLI rewrites them in place when a token is refreshed.
     for (const name of ['oauth_creds.json', 'gemini-credentials.json', 'google_accounts.json'])
       symlinkSync(path.join(login.geminiDir, name), path.join(geminiDir, name));
-    // Which login to use is a setting (security.auth.selectedType): only that part, as it was at loop start.
-    if (login.auth)
-      writeFileSync(path.join(geminiDir, 'settings.json'), `${JSON.stringify({ security: { auth: login.auth } })}\n`, {
-        mode: 0o600,
-      });
+    // Which login to use is a setting (security.auth.selectedType): only that part, as it was at loop start. And no
+    // .env of the clone or of a folder above it: Gemini CLI 0.61.0 sets any variable one holds that the environment
+    // lacks (GEMINI_SYSTEM_MD, GOOGLE_GEMINI_BASE_URL), and a committed one took the review over (an adversarial
+    // pass, under --sandbox too). advanced.ignoreLocalEnv leaves it only HOME's .env, which is this folder's.
+    const settings = { advanced: { ignoreLocalEnv: true }, ...(login.auth ? { security: { auth: login.auth } } : {}) };
+    writeFileSync(path.join(geminiDir, 'settings.json'), `${JSON.stringify(settings)}\n`, { mode: 0o600 });
     return { ...base, GEMINI_CLI_HOME: home };
   }
   if (login.agent === 'opencode') {
@@ -193,6 +191,30 @@ function fillReviewerHome(dir: string, login: ReviewerLogin): Record<string, str
   // The server the key belongs to (amp.url) is the only setting kept; AMP_URL in the environment still wins over it.
   writeFileSync(settingsFile, `${JSON.stringify(login.url ? { 'amp.url': login.url } : {})}\n`, { mode: 0o600 });
   return { ...base, AMP_SETTINGS_FILE: settingsFile };
+}
+
+/**
+ * Why the reviewer's login cannot be used as it is now, or null. opencode 1.18.33 merges the configuration a
+ * "wellknown" entry of auth.json names (`<url>/.well-known/opencode`: instructions, agents, MCP commands; a `file://`
+ * folder will do), and the reviewer's auth.json is a link to the user's: an entry an agent without --sandbox added
+ * there would instruct every later review, and the user's own sessions. One not there at loop start refuses the review.
+ */
+export function reviewerLoginProblem(login: ReviewerLogin): string | null {
+  if (login.agent !== 'opencode') return null;
+  const added = readWellKnown(login.dataDir).filter((e) => !login.wellKnown.includes(e));
+  if (!added.length) return null;
+  const file = path.join(login.dataDir, 'auth.json');
+  const names = added.map((e) => (JSON.parse(e) as [string])[0]).join(', ');
+  return `opencode's ${file} gained an entry that loads configuration from elsewhere since the loop started (${names}): the reviewer would take instructions from it; remove it from that file if you did not add it, then resume`;
+}
+
+/** The entries of opencode's auth.json in `dataDir` whose type is "wellknown", each as JSON text of [key, entry]. */
+function readWellKnown(dataDir: string): string[] {
+  const auth = readJsonc(path.join(dataDir, 'auth.json'));
+  if (!isObject(auth)) return [];
+  return Object.entries(auth)
+    .filter(([, entry]) => isObject(entry) && entry.type === 'wellknown')
+    .map((pair) => JSON.stringify(pair));
 }
 
 /** $XDG_<...>_HOME, or its default under HOME (an empty value counts as unset, as the CLIs read it). */

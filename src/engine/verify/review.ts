@@ -15,7 +15,12 @@ import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { isAncestor, readFileAt, runGit } from '../git/git.js';
 import { createCheckout, readTreeFiles, removeCheckout } from './checkout.js';
 import { makeTempFolder } from '../store/temp-folders.js';
-import { planInstructionPaths, prepareReviewerHome, removeInstructionFiles } from './review-home.js';
+import {
+  planInstructionPaths,
+  prepareReviewerHome,
+  removeInstructionFiles,
+  reviewerLoginProblem,
+} from './review-home.js';
 import {
   readReviewAnswer,
   renderReasonsLine,
@@ -109,6 +114,8 @@ async function runReviewer(
       base,
       reason: `${setup.instructionsPath} is not in the plan commit; add it (${ralphkitCommand('install')}), commit it, and start a new loop`,
     };
+  const login = setup.login && !setup.agentCmd ? reviewerLoginProblem(setup.login) : null;
+  if (login) return { verdict: 'invalid', base, reason: login };
   // The agent's instruction files are not the reviewer's: removed from its clone, and named to it (the diff shows them).
   const removed = planInstructionPaths(await readTreeFiles(s.top, commit));
   const prompt = renderReviewPrompt({

@@ -68,8 +68,11 @@ export type ReviewerLogin =
   | { agent: 'codex'; codexHome: string; config: Buffer | null }
   /** geminiDir: the user's ~/.gemini; auth: its `security.auth` setting (which login to use). */
   | { agent: 'gemini'; geminiDir: string; auth: Record<string, unknown> | null }
-  /** dataDir: the folder holding auth.json; config: the model-provider keys of the user's configuration. */
-  | { agent: 'opencode'; dataDir: string; config: Record<string, unknown> | null }
+  /**
+   * dataDir: the folder holding auth.json; config: the model-provider keys of the user's configuration; wellKnown: the
+   * auth.json entries that load configuration from a server ("type": "wellknown"), as they were.
+   */
+  | { agent: 'opencode'; dataDir: string; config: Record<string, unknown> | null; wellKnown: string[] }
   /** dataDir: the folder holding secrets.json; url: the `amp.url` setting (the server the key is for). */
   | { agent: 'amp'; dataDir: string; url: string | null };
 
