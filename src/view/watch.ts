@@ -120,11 +120,14 @@ export function signature(paths: ViewPaths): string {
   return [paths.prd, paths.progress, paths.runs, ...runFiles].map(statKey).join('|');
 }
 
-/** A file's mtime (ns), size and inode, or '-' when it cannot be read. */
+/**
+ * A file's mtime and ctime (ns), size and inode, or '-' when it cannot be read. ctime too: a write in place of the
+ * same size with the old mtime put back (utimes) changes nothing else, and no one can set ctime.
+ */
 export function statKey(file: string): string {
   try {
     const s = statSync(file, { bigint: true });
-    return `${s.mtimeNs}:${s.size}:${s.ino}`;
+    return `${s.mtimeNs}:${s.ctimeNs}:${s.size}:${s.ino}`;
   } catch {
     return '-';
   }

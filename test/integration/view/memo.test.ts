@@ -1,6 +1,7 @@
 // The dashboard's plan body made once per change (view/memo.ts): the same bytes between two changes, and a new body
 // after any change to what /api/prd reads, the sealed records' notes ref included, in real git repositories.
-import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { git, gitdir, testdir } from '../../support/repo.js';
@@ -45,6 +46,13 @@ describe('prdInputsKey', () => {
     writeFileSync(`${prd}.tmp`, '{"userStories":[]}\n');
     renameSync(`${prd}.tmp`, prd);
     changed('the plan rewritten');
+    // Written in place with the same size, and its old mtime put back: ctime still moves.
+    const { mtimeNs } = statSync(prd, { bigint: true });
+    writeFileSync(prd, '{"userStories":[ ]}');
+    const ns = String(mtimeNs % 1_000_000_000n).padStart(9, '0');
+    execFileSync('touch', ['-m', '-d', `@${mtimeNs / 1_000_000_000n}.${ns}`, prd]);
+    expect(statSync(prd, { bigint: true }).mtimeNs).toBe(mtimeNs);
+    changed('the plan written in place, its mtime put back');
     mkdirSync(path.join(repo, 'ralph/.runs/L1'), { recursive: true });
     writeFileSync(path.join(repo, 'ralph/.runs/L1/state.json'), '{}\n');
     changed("a loop's state");
