@@ -22,6 +22,16 @@ export function limitBeforeRun(config: LoopConfig, state: LoopState, ran: number
 }
 
 /**
+ * Before judging work again with no agent run (--parallel's re-judge, run/parallel/run.ts): the time and cost limits
+ * still hold (its reviewer is paid for), the iteration limit does not (no agent runs).
+ */
+export function limitBeforeJudging(config: LoopConfig, state: LoopState, now: Date): LoopExit | null {
+  if (pastDeadline(config, now)) return durationExit(config);
+  if (overCost(state, config)) return costExit(state, config);
+  return null;
+}
+
+/**
  * After an iteration that neither passed every story nor said STUCK: the limit that ends the loop now, or null.
  * Cost first (money spent is the hardest limit), then no progress, then the iteration and time limits.
  */

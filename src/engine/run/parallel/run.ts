@@ -10,7 +10,7 @@ import type { LoopState, ParallelState, QueuedMerge, WorkerState } from '../../s
 import type { Prd } from '../../../prd/types.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
 import { renderAllPass } from '../../core/exits.js';
-import { limitBeforeRun, storyGivenUp, usageCeilingExit } from '../../core/limits.js';
+import { limitBeforeJudging, limitBeforeRun, storyGivenUp, usageCeilingExit } from '../../core/limits.js';
 import { headSha } from '../../git/git.js';
 import { writeState } from '../../store/state-file.js';
 import { recordsRoot } from '../../store/layout.js';
@@ -184,9 +184,14 @@ class Coordinator {
       const schedule = planSchedule(this.branch.plan, this.busy(), new Set(Object.keys(this.par.givenUp)));
       const id = schedule.ready[0];
       if (!id) return;
-      // Judging work again costs no agent run: it is not held back by the limits on them.
+      // Judging work again costs no agent run: only the time and cost limits hold it back (a reviewer is paid for).
       const again = this.stale.takeRejudge(id);
       if (again) {
+        const limit = limitBeforeJudging(this.input.config, this.state, this.input.clock.now());
+        if (limit) {
+          this.stop = limit;
+          return;
+        }
         this.launchRejudge(ws, id, again);
         continue;
       }

@@ -5,6 +5,7 @@ import type { LoopConfig } from '../../../../src/engine/types.js';
 import type { LoopState } from '../../../../src/engine/store/state-types.js';
 import {
   limitAfterIteration,
+  limitBeforeJudging,
   limitBeforeRun,
   storyGivenUp,
   unpricedExit,
@@ -74,6 +75,22 @@ describe('limitBeforeRun: another agent run, or the limit it would break', () =>
     expect(exit).toMatchObject({ code: want.code, ...(want.status ? { status: want.status } : {}) });
     expect(exit!.message).toMatch(want.message);
     expect(exit!.hint).toBeTruthy();
+  });
+});
+
+describe('limitBeforeJudging: work judged again with no agent run (--parallel)', () => {
+  it('the time and cost limits hold, time first; the iteration limit does not', () => {
+    const state = makeState({ iteration: 5 });
+    expect(limitBeforeJudging(config(), state, NOW)).toBeNull();
+    expect(limitBeforeJudging(config({ deadline: 10_001, maxCost: 2 }), makeState({ costUsd: 1.99 }), NOW)).toBeNull();
+    expect(limitBeforeJudging(config({ maxCost: 2 }), makeState({ costUsd: 2 }), NOW)).toMatchObject({ code: 5 });
+    expect(
+      limitBeforeJudging(
+        config({ deadline: 10_000, maxDurationMs: 60_000, maxCost: 1 }),
+        makeState({ costUsd: 9 }),
+        NOW,
+      ),
+    ).toMatchObject({ code: 1, status: 'max-duration' });
   });
 });
 
