@@ -35,7 +35,8 @@ interface Held {
   inRepo: boolean;
   /**
    * engine: any change rejects the iteration's claims · config: a git configuration file, judged by the keys that
-   * changed · inert: put back with a warning, but nothing the runner does reads it (hooks never run in its git calls).
+   * changed · inert: put back with a warning, but nothing it changes decides a verdict (hooks never run in the
+   * runner's git calls; the merge attributes of info/attributes shape a --parallel merge, whose result is checked).
    */
   kind: 'engine' | 'config' | 'inert';
   /** null: the file did not exist (an agent that creates it is undone by removing it). */
