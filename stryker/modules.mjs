@@ -173,7 +173,7 @@ export const MODULES = [
     name: 'view/memo',
     mutate: 'src/view/memo.ts',
     tests: ['test/integration/view/memo.test.ts'],
-    floor: 71,
+    floor: 72,
     pure: false,
   },
 ];

@@ -6,6 +6,7 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { keyDir } from '../engine/store/verdict-record.js';
+import { readTextOrNull } from '../util/read.js';
 import { signature, statKey } from './watch.js';
 import type { ViewPaths } from './snapshot.js';
 
@@ -29,7 +30,16 @@ export function prdInputsKey(paths: ViewPaths, env: NodeJS.ProcessEnv = process.
   const refFiles = common
     ? ['refs/notes/ralphkit', 'packed-refs', 'reftable/tables.list'].map((f) => path.join(common, f))
     : [];
-  return [signature(paths), ...[path.join(keyDir(env), 'verdict.key'), ...refFiles].map(statKey)].join('|');
+  // A notes ref made symbolic ("ref: refs/notes/other"): notes are written to the ref it names, whose file counts too.
+  const named = common ? readSymref(refFiles[0]) : null;
+  const files = [path.join(keyDir(env), 'verdict.key'), ...refFiles, ...(named ? [path.join(common!, named)] : [])];
+  return [signature(paths), ...files.map(statKey)].join('|');
+}
+
+/** The ref a loose ref file names when it is symbolic (`ref: refs/...`), or null. Only stat'ed: any name is harmless. */
+function readSymref(file: string): string | null {
+  const text = readTextOrNull(file);
+  return text?.startsWith('ref: ') ? text.slice(5).trim() : null;
 }
 
 /**
@@ -40,16 +50,21 @@ export function prdInputsKey(paths: ViewPaths, env: NodeJS.ProcessEnv = process.
 export function gitCommonDir(root: string): string | null {
   const dotGit = path.join(root, '.git');
   try {
-    if (statSync(dotGit).isDirectory()) return dotGit;
+    // git follows a commondir file in a git folder of any kind (a worktree's, or a .git folder given one).
+    if (statSync(dotGit).isDirectory()) return withCommonDir(dotGit);
     const named = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
     if (!named) return null;
-    const own = path.resolve(root, named);
-    try {
-      return path.resolve(own, readFileSync(path.join(own, 'commondir'), 'utf8').trim());
-    } catch {
-      return own;
-    }
+    return withCommonDir(path.resolve(root, named));
   } catch {
     return null;
+  }
+}
+
+/** `gitDir`'s common folder: the one its `commondir` file names (relative to it), else itself. */
+function withCommonDir(gitDir: string): string {
+  try {
+    return path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim());
+  } catch {
+    return gitDir;
   }
 }

@@ -83,6 +83,10 @@ describe('prdInputsKey', () => {
     expect(gitCommonDir(sub)).toBe(path.join(repo, '.git'));
     writeFileSync(path.join(sub, '.git'), 'not a pointer\n');
     expect(gitCommonDir(sub)).toBeNull();
+    // A .git folder with a commondir file: git follows it, and so does the key.
+    const redirected = gitdir();
+    writeFileSync(path.join(redirected, '.git/commondir'), `${path.join(repo, '.git')}\n`);
+    expect(gitCommonDir(redirected)).toBe(path.join(repo, '.git'));
   });
 
   it('refs git keeps elsewhere count too: packed-refs rewritten alone, a reftable list; a folder with no git still has a key', () => {
@@ -107,6 +111,13 @@ describe('prdInputsKey', () => {
     mkdirSync(path.join(repo, '.git/reftable'));
     writeFileSync(path.join(repo, '.git/reftable/tables.list'), '0x000000000001-0x000000000002-aaaa.ref\n');
     expect(prdInputsKey(paths, env)).not.toBe(afterPacked);
+    // The notes ref made symbolic: a note written through it lands in the ref it names, which the key follows.
+    const sym = gitdir();
+    const symPaths = resolveViewPaths(sym);
+    git(sym, 'symbolic-ref', 'refs/notes/ralphkit', 'refs/notes/elsewhere');
+    const beforeNote = prdInputsKey(symPaths, env);
+    git(sym, 'notes', '--ref=elsewhere', 'add', '-m', 'a record', 'HEAD');
+    expect(prdInputsKey(symPaths, env)).not.toBe(beforeNote);
     const plain = testdir('ralphkit-nogit-');
     mkdirSync(path.join(plain, 'ralph'));
     const plainPaths = resolveViewPaths(plain);
