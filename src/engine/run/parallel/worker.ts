@@ -213,7 +213,8 @@ export async function rejudgeAttempt(input: AttemptInput & { head: string }): Pr
   const w = await openAttempt(input);
   const { root, branch, wrun, wtrust, emit } = w;
   const rel = (p: string) => path.relative(root, p).split(path.sep).join('/');
-  const prompt = rel(wrun.paths.prompt);
+  // The prompt is read in the user's tree (openAttempt): its path in this one is the same relative to the repository.
+  const prompt = path.relative(input.mainRoot, wrun.paths.prompt).split(path.sep).join('/');
   const claim = JSON.parse(input.planText) as Prd;
   const claimed = claim.userStories.find((s) => s.id === story.id);
   if (claimed) claimed.passes = true;
