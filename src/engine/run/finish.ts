@@ -68,12 +68,7 @@ export function initialState(run: RunContext): LoopState {
   };
 }
 
-/**
- * Records how the loop ended and reports it. A final state.json that cannot be saved does not change the exit
- * code: the outcome (stories verified, STUCK, budget, ...) is already true in the plan and in git, and scripts
- * branch on it; the exit event carries the save error as `stateError`, and `status` shows the loop as dead.
- */
-// An unexpected error while merging still ends the loop as recorded (not-merged), never a state left "running".
+/** pr-merge's end (deliver-merge.ts); an unexpected error while merging still ends the loop as recorded (not-merged). */
 export async function deliverOrNotMerged(
   run: RunContext,
   trust: RunTrust | undefined,
@@ -102,9 +97,11 @@ export interface RunEnd {
 }
 
 /**
- * Records how the loop ended in state.json, and in `end` for what follows (`end.trust`: the run's verification state,
- * when it got that far). `mergePending`: Ctrl-C (or cancel) stopped pr-merge's wait for CI: the work is done, so the
- * hinted --resume-last is no new iteration.
+ * Records how the loop ended, in state.json and in `end` for what follows (`end.trust`: the run's verification state,
+ * when it got that far), and reports it. A final state.json that cannot be saved does not change the exit code: the
+ * outcome (stories verified, STUCK, budget, ...) is already true in the plan and in git, and scripts branch on it;
+ * the exit event carries the save error as `stateError`, and `status` shows the loop as dead. `mergePending`: Ctrl-C
+ * (or cancel) stopped pr-merge's wait for CI: the work is done, so the hinted --resume-last is no new iteration.
  */
 export function finish(
   run: RunContext,
