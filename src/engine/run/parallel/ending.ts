@@ -3,10 +3,14 @@
 import type { AttemptOutcome } from './worker.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
 
-/** A change to files the runner trusts, found and undone by worker `worker`'s guard at `at` (epoch ms). */
+/**
+ * A change to files the runner trusts, found and undone at `at` (epoch ms) by the guard of worker `worker`, after the
+ * agent of iteration `iteration` (whose own claims that finding rejects on the spot).
+ */
 export interface FoundChange {
   at: number;
   worker: number;
+  iteration: number;
   reason: string;
 }
 
@@ -17,7 +21,7 @@ export interface FoundChange {
  */
 export function rejectOverlapping(o: AttemptOutcome, startedAt: number, found: readonly FoundChange[]): AttemptOutcome {
   if (!o.verdict || o.verdict.status === 'rejected') return o;
-  const hit = findOverlap(o.worker, startedAt, found);
+  const hit = findOverlap(o.iteration, startedAt, found);
   if (!hit) return o;
   const reason = `while its agent ran, worker ${hit.worker}'s guard found that ${hit.reason.replace(/^the agent /, 'an agent ')}; the workers share git's configuration and hooks, so no claim made meanwhile counts`;
   return { ...o, verdict: { id: o.story, status: 'rejected', reason } };
@@ -42,7 +46,14 @@ export function renderNoWayOn(
 /** Why a story is given up when its agent said STUCK. */
 export const STUCK = 'the agent said it is STUCK';
 
-/** Another worker's guard finding since an attempt of `worker` started at `startedAt`, if any. */
-export function findOverlap(worker: number, startedAt: number, found: readonly FoundChange[]): FoundChange | undefined {
-  return found.find((v) => v.at >= startedAt && v.worker !== worker);
+/**
+ * A guard finding since the attempt of `iteration` started at `startedAt`, but that attempt's own, if any. Told by the
+ * attempt, not the worker: a later attempt of the same worker counts too (the work may be judged again after it).
+ */
+export function findOverlap(
+  iteration: number,
+  startedAt: number,
+  found: readonly FoundChange[],
+): FoundChange | undefined {
+  return found.find((v) => v.at >= startedAt && v.iteration !== iteration);
 }

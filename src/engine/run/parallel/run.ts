@@ -259,7 +259,7 @@ class Coordinator {
         ws.phase = phase;
         this.save();
       },
-      onViolation: (reason) => this.violations.push({ at: this.now(), worker: ws.worker, reason }),
+      onViolation: (reason) => this.violations.push({ at: this.now(), worker: ws.worker, iteration, reason }),
     });
     this.running.set(
       ws.worker,
@@ -296,7 +296,8 @@ class Coordinator {
       head: again.head,
       onPid: () => undefined,
       onPhase: () => undefined,
-      onViolation: (reason) => this.violations.push({ at: this.now(), worker: ws.worker, reason }),
+      onViolation: (reason) =>
+        this.violations.push({ at: this.now(), worker: ws.worker, iteration: again.iteration, reason }),
     });
     this.running.set(
       ws.worker,
@@ -398,10 +399,9 @@ class Coordinator {
    * none, its failure counts and its agent goes again. Work that does not merge onto the tip goes back to its agent.
    */
   private afterRejudge(s: Extract<Settled, { kind: 'rejudge' }>): void {
-    // Judged as the work's own attempt: any other worker's guard finding since its agent started voids it (the worker
-    // judging it now may be the very one whose guard found the change).
-    const judged = s.outcome && this.overlapping({ ...s.outcome, worker: s.again.worker }, s.again.agentStartedAt);
-    const o = judged && { ...judged, worker: s.worker };
+    // Judged as the work's own attempt (the outcome carries its iteration): any guard finding since its agent started
+    // but that attempt's own voids it, found by any worker, the one judging it now and the one that did it included.
+    const o = s.outcome && this.overlapping(s.outcome, s.again.agentStartedAt);
     if (o && this.queueAccepted(o)) return;
     const worker = s.worker;
     if (!o?.verdict?.failedCheck) {
@@ -438,8 +438,8 @@ class Coordinator {
     // Work only its checks failed may pass on the new tip as it is: judged again there before an agent redoes it.
     // Not work done while another worker's guard found a change to what they share: no claim made then counts.
     const rejudge =
-      o.verdict?.failedCheck && o.head && !findOverlap(o.worker, startedAt, this.violations)
-        ? { head: o.head, iteration: o.iteration, worker: o.worker, agentStartedAt: startedAt }
+      o.verdict?.failedCheck && o.head && !findOverlap(o.iteration, startedAt, this.violations)
+        ? { head: o.head, iteration: o.iteration, agentStartedAt: startedAt }
         : undefined;
     const stale = this.stale.onFailure(o.story, base, this.par.merged, this.inFlight(), {
       message,

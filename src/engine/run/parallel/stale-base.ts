@@ -42,8 +42,6 @@ export type FailureOutcome = { kind: 'retry'; mergedSince: string[] } | { kind: 
 export interface Rejudge {
   head: string;
   iteration: number;
-  /** The worker whose agent did the work (its own guard's findings rejected the work before its checks ran). */
-  worker: number;
   agentStartedAt: number;
 }
 

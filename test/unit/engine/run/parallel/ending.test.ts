@@ -19,6 +19,7 @@ describe('rejectOverlapping', () => {
     {
       at: 100,
       worker: 2,
+      iteration: 5,
       reason: 'the agent changed files the runner trusts (.git/config (core.fsmonitor)); they were put back',
     },
   ];
@@ -38,7 +39,7 @@ describe('rejectOverlapping', () => {
 
   it('words only a reason that starts with the agent as "an agent"', () => {
     const judged = rejectOverlapping(outcome(1, 'verified'), 0, [
-      { at: 1, worker: 3, reason: 'git changed what the agent ran' },
+      { at: 1, worker: 3, iteration: 6, reason: 'git changed what the agent ran' },
     ]);
     expect(judged.verdict?.reason).toMatch(
       /^while its agent ran, worker 3's guard found that git changed what the agent ran;/,
@@ -47,8 +48,11 @@ describe('rejectOverlapping', () => {
 
   it("leaves alone an attempt that started after the change was found, the finder's own, and claims already rejected or absent", () => {
     for (const o of [outcome(1, 'verified')]) expect(rejectOverlapping(o, 101, found)).toBe(o);
-    for (const o of [outcome(2, 'verified'), outcome(1, 'rejected'), outcome(1, null)])
-      expect(rejectOverlapping(o, 0, found)).toBe(o);
+    // The finding of the attempt itself (its iteration) rejected its claims on the spot: not counted twice.
+    const own = { ...outcome(2, 'verified'), iteration: 5 };
+    for (const o of [own, outcome(1, 'rejected'), outcome(1, null)]) expect(rejectOverlapping(o, 0, found)).toBe(o);
+    // The same worker's finding in a later attempt counts (work judged again after it).
+    expect(rejectOverlapping(outcome(2, 'verified'), 0, found).verdict?.status).toBe('rejected');
     const o = outcome(1, 'verified');
     expect(rejectOverlapping(o, 0, [])).toBe(o);
   });
@@ -57,15 +61,15 @@ describe('rejectOverlapping', () => {
 describe('findOverlap', () => {
   // A claim its checks rejected is judged again later only if no other worker's guard found a change while (or since)
   // its agent ran (run.ts): this is the question asked then.
-  it("another worker's finding at or after the start; not the worker's own, not one before", () => {
+  it("a finding at or after the start, by any worker; not the attempt's own, not one before", () => {
     const found = [
-      { at: 50, worker: 2, reason: 'early' },
-      { at: 100, worker: 1, reason: 'own' },
-      { at: 100, worker: 3, reason: 'other' },
+      { at: 50, worker: 2, iteration: 1, reason: 'early' },
+      { at: 100, worker: 1, iteration: 4, reason: 'own' },
+      { at: 100, worker: 1, iteration: 7, reason: 'same worker, later attempt' },
     ];
-    expect(findOverlap(1, 100, found)?.reason).toBe('other');
-    expect(findOverlap(1, 101, found)).toBeUndefined();
-    expect(findOverlap(3, 60, found)?.reason).toBe('own');
+    expect(findOverlap(4, 100, found)?.reason).toBe('same worker, later attempt');
+    expect(findOverlap(4, 101, found)).toBeUndefined();
+    expect(findOverlap(7, 60, found)?.reason).toBe('own');
     expect(findOverlap(2, 0, [])).toBeUndefined();
   });
 });

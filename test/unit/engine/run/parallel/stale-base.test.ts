@@ -54,7 +54,7 @@ describe('StaleBases', () => {
 
   it('work only its checks failed is judged again first, once per failure, kept while it waits and dropped when counted', () => {
     const stale = new StaleBases();
-    const rejudge = { head: 'abc', iteration: 4, worker: 1, agentStartedAt: 1000 };
+    const rejudge = { head: 'abc', iteration: 4, agentStartedAt: 1000 };
     // Merged since: the same work is judged again at once.
     stale.onFailure('B', { merged: 0 }, ['A'], false, { ...failure, rejudge });
     expect(stale.takeRejudge('B')).toEqual(rejudge);
