@@ -173,7 +173,7 @@ export const MODULES = [
     name: 'view/memo',
     mutate: 'src/view/memo.ts',
     tests: ['test/integration/view/memo.test.ts'],
-    floor: 72,
+    floor: 75,
     pure: false,
   },
 ];

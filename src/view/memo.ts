@@ -30,17 +30,14 @@ export function prdInputsKey(paths: ViewPaths, env: NodeJS.ProcessEnv = process.
   const refFiles = common
     ? ['refs/notes/ralphkit', 'packed-refs', 'reftable/tables.list'].map((f) => path.join(common, f))
     : [];
-  // A notes ref made symbolic ("ref: refs/notes/other"): notes are written to the ref it names, whose file counts too.
-  const named = common ? readSymref(refFiles[0]) : null;
-  const files = [path.join(keyDir(env), 'verdict.key'), ...refFiles, ...(named ? [path.join(common!, named)] : [])];
+  // A notes ref made symbolic ("ref: refs/notes/other"; the runner never makes it so): git follows chains of them,
+  // per worktree, which no key of file stats can follow. Then every request makes the body anew.
+  if (common && readTextOrNull(refFiles[0])?.startsWith('ref:')) return `uncached ${++uncached}`;
+  const files = [path.join(keyDir(env), 'verdict.key'), ...refFiles];
   return [signature(paths), ...files.map(statKey)].join('|');
 }
 
-/** The ref a loose ref file names when it is symbolic (`ref: refs/...`), or null. Only stat'ed: any name is harmless. */
-function readSymref(file: string): string | null {
-  const text = readTextOrNull(file);
-  return text?.startsWith('ref: ') ? text.slice(5).trim() : null;
-}
+let uncached = 0;
 
 /**
  * The repository's common git folder, from `.git` as git would read it: a folder, or a file naming one (a linked

@@ -5,12 +5,13 @@
 // of its own that answers SHIP). So the clone loses every agent instruction and configuration file, and a reviewer run
 // by --review-agent gets a configuration folder the runner makes for each review, holding only what its CLI needs to
 // log in (docs/agents.md says what was checked against each CLI).
-import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AgentName } from '../loop-options.js';
 import type { ReviewerLogin } from './types.js';
 import { readBytesOrNull, readTextOrNull } from '../../util/read.js';
+import { shellQuote } from '../../util/shell-quote.js';
 
 /**
  * Files and folders an agent CLI reads as instructions or configuration when it starts in, or reads files under, a
@@ -73,7 +74,7 @@ export function captureReviewerLogin(agent: AgentName | undefined, env: NodeJS.P
   }
   if (agent === 'opencode') {
     const dataDir = path.join(xdgDir(env.XDG_DATA_HOME, home, '.local/share'), 'opencode');
-    return { agent, dataDir, config: readOpencodeProviders(env, home), wellKnown: readWellKnown(dataDir) };
+    return { agent, dataDir, config: readOpencodeProviders(env, home), wellKnown: readWellKnown(dataDir) ?? [] };
   }
   if (agent === 'amp') {
     return {
@@ -199,22 +200,51 @@ function fillReviewerHome(dir: string, login: ReviewerLogin): Record<string, str
  * folder will do), and the reviewer's auth.json is a link to the user's: an entry an agent without --sandbox added
  * there would instruct every later review, and the user's own sessions. One not there at loop start refuses the review.
  */
-export function reviewerLoginProblem(login: ReviewerLogin): string | null {
+export function reviewerLoginProblem(login: ReviewerLogin, tmp: string = os.tmpdir()): string | null {
+  if (login.agent === 'gemini') return findGeminiEnvAbove(tmp);
   if (login.agent !== 'opencode') return null;
-  const added = readWellKnown(login.dataDir).filter((e) => !login.wellKnown.includes(e));
-  if (!added.length) return null;
   const file = path.join(login.dataDir, 'auth.json');
+  const now = readWellKnown(login.dataDir);
+  // One this runner cannot read may hold an entry opencode can (it read one behind a byte order mark): not used.
+  if (now === null)
+    return `opencode's ${file} cannot be read as JSON, so the runner cannot tell whether it loads configuration from elsewhere: fix or remove it, then resume`;
+  const added = now.filter((e) => !login.wellKnown.includes(e));
+  if (!added.length) return null;
   const names = added.map((e) => (JSON.parse(e) as [string])[0]).join(', ');
   return `opencode's ${file} gained an entry that loads configuration from elsewhere since the loop started (${names}): the reviewer would take instructions from it; remove it from that file if you did not add it, then resume`;
 }
 
-/** The entries of opencode's auth.json in `dataDir` whose type is "wellknown", each as JSON text of [key, entry]. */
-function readWellKnown(dataDir: string): string[] {
-  const auth = readJsonc(path.join(dataDir, 'auth.json'));
-  if (!isObject(auth)) return [];
+/**
+ * The entries of opencode's auth.json in `dataDir` whose type is "wellknown", each as JSON text of [key, entry]; [] when
+ * there is no file, null when there is one that is not a JSON object (a byte order mark before it is allowed).
+ */
+function readWellKnown(dataDir: string): string[] | null {
+  const text = readTextOrNull(path.join(dataDir, 'auth.json'));
+  if (text === null || !text.trim()) return [];
+  let auth: unknown;
+  try {
+    auth = JSON.parse(text.replace(/^\uFEFF/, ''));
+  } catch {
+    return null;
+  }
+  if (!isObject(auth)) return null;
   return Object.entries(auth)
     .filter(([, entry]) => isObject(entry) && entry.type === 'wellknown')
     .map((pair) => JSON.stringify(pair));
+}
+
+/**
+ * A `.gemini/.env` in the temp folder the reviewer's clone is made in or a folder above it: Gemini CLI 0.61.0 loads
+ * one there in a trusted folder (and `--skip-trust` makes the clone one) whatever `advanced.ignoreLocalEnv` says, and
+ * an agent without --sandbox can write one (a second adversarial pass sent a review to its own server so).
+ */
+function findGeminiEnvAbove(from: string): string | null {
+  for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
+    const file = path.join(dir, '.gemini', '.env');
+    if (existsSync(file))
+      return `${file} lies above the reviewer's clone, and Gemini CLI would load its variables (the server it sends the review to, its system prompt); remove it (rm ${shellQuote(file)}) and the claim is reviewed again`;
+    if (path.dirname(dir) === dir) return null;
+  }
 }
 
 /** $XDG_<...>_HOME, or its default under HOME (an empty value counts as unset, as the CLIs read it). */
@@ -281,7 +311,7 @@ export function readJsonc(file: string): unknown {
   const text = readTextOrNull(file);
   if (text === null) return null;
   try {
-    return JSON.parse(stripJsonComments(text));
+    return JSON.parse(stripJsonComments(text.replace(/^\uFEFF/, '')));
   } catch {
     return null;
   }

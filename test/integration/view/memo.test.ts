@@ -111,12 +111,15 @@ describe('prdInputsKey', () => {
     mkdirSync(path.join(repo, '.git/reftable'));
     writeFileSync(path.join(repo, '.git/reftable/tables.list'), '0x000000000001-0x000000000002-aaaa.ref\n');
     expect(prdInputsKey(paths, env)).not.toBe(afterPacked);
-    // The notes ref made symbolic: a note written through it lands in the ref it names, which the key follows.
+    // The notes ref made symbolic (a chain of them, as git follows): no key of file stats can follow it, so none
+    // repeats and every request makes the body anew.
     const sym = gitdir();
     const symPaths = resolveViewPaths(sym);
-    git(sym, 'symbolic-ref', 'refs/notes/ralphkit', 'refs/notes/elsewhere');
+    git(sym, 'symbolic-ref', 'refs/notes/ralphkit', 'refs/notes/a');
+    git(sym, 'symbolic-ref', 'refs/notes/a', 'refs/notes/b');
     const beforeNote = prdInputsKey(symPaths, env);
-    git(sym, 'notes', '--ref=elsewhere', 'add', '-m', 'a record', 'HEAD');
+    expect(prdInputsKey(symPaths, env)).not.toBe(beforeNote);
+    git(sym, 'notes', '--ref=b', 'add', '-m', 'a record', 'HEAD');
     expect(prdInputsKey(symPaths, env)).not.toBe(beforeNote);
     const plain = testdir('ralphkit-nogit-');
     mkdirSync(path.join(plain, 'ralph'));

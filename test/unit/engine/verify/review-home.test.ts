@@ -9,6 +9,7 @@ import {
   statSync,
   writeFileSync,
   existsSync,
+  rmSync,
 } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
@@ -382,6 +383,33 @@ describe('reviewerLoginProblem', () => {
     writeFileSync(auth, JSON.stringify({ 'https://corp.example': { type: 'wellknown', key: 'EVIL', token: 't' } }));
     expect(reviewerLoginProblem(login)).toContain('(https://corp.example)');
     expect(reviewerLoginProblem({ agent: 'amp', dataDir: user, url: null })).toBeNull();
+    // Behind a byte order mark (opencode reads it; JSON.parse alone does not): still seen.
+    writeFileSync(auth, `\uFEFF${JSON.stringify({ 'file:///tmp/wk': { type: 'wellknown', key: 'X', token: 't' } })}`);
+    expect(reviewerLoginProblem(login)).toContain('(file:///tmp/wk)');
+    // A file this runner cannot read is not used: it cannot tell what opencode would take from it.
+    writeFileSync(auth, '{"file:///tmp/wk": {"type": "wellknown",');
+    expect(reviewerLoginProblem(login)).toBe(
+      `opencode's ${auth} cannot be read as JSON, so the runner cannot tell whether it loads configuration from elsewhere: fix or remove it, then resume`,
+    );
+    rmSync(auth);
+    expect(reviewerLoginProblem(login)).toBeNull();
+  });
+
+  it("Gemini CLI: a .gemini/.env in the clone's temp folder or above it refuses the review (Gemini loads it in a trusted folder)", () => {
+    const login = captureReviewerLogin('gemini', { HOME: testdir('ralphkit-gemini-user-') })!;
+    const root = testdir('ralphkit-gemini-tmp-');
+    const tmp = path.join(root, 'a', 'b');
+    mkdirSync(tmp, { recursive: true });
+    expect(reviewerLoginProblem(login, tmp)).toBeNull();
+    plant(root, { 'a/.gemini/.env': 'GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:1\n' });
+    const file = path.join(root, 'a/.gemini/.env');
+    expect(reviewerLoginProblem(login, tmp)).toBe(
+      `${file} lies above the reviewer's clone, and Gemini CLI would load its variables (the server it sends the review to, its system prompt); remove it (rm ${file}) and the claim is reviewed again`,
+    );
+    // A plain .env there is one Gemini is told to ignore (advanced.ignoreLocalEnv).
+    rmSync(path.join(root, 'a/.gemini'), { recursive: true });
+    plant(root, { 'a/.env': 'GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:1\n' });
+    expect(reviewerLoginProblem(login, tmp)).toBeNull();
   });
 });
 
