@@ -195,10 +195,12 @@ function fillReviewerHome(dir: string, login: ReviewerLogin): Record<string, str
 }
 
 /**
- * Why the reviewer's login cannot be used as it is now, or null. opencode 1.18.33 merges the configuration a
- * "wellknown" entry of auth.json names (`<url>/.well-known/opencode`: instructions, agents, MCP commands; a `file://`
- * folder will do), and the reviewer's auth.json is a link to the user's: an entry an agent without --sandbox added
- * there would instruct every later review, and the user's own sessions. One not there at loop start refuses the review.
+ * Why the reviewer cannot run with its login as things are now, or null (the review is then refused, `invalid`).
+ * opencode 1.18.33 merges the configuration a "wellknown" entry of auth.json names (`<url>/.well-known/opencode`:
+ * instructions, agents, MCP commands; a `file://` folder will do), and the reviewer's auth.json is a link to the
+ * user's: an entry an agent without --sandbox added there would instruct every later review, and the user's own
+ * sessions. One not there at loop start refuses the review. Gemini CLI: a `.gemini/.env` above the clone (`tmp`, the
+ * folder clones are made in, and up).
  */
 export function reviewerLoginProblem(login: ReviewerLogin, tmp: string = os.tmpdir()): string | null {
   if (login.agent === 'gemini') return findGeminiEnvAbove(tmp);
