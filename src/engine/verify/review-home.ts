@@ -199,11 +199,18 @@ function fillReviewerHome(dir: string, login: ReviewerLogin): Record<string, str
  * opencode 1.18.33 merges the configuration a "wellknown" entry of auth.json names (`<url>/.well-known/opencode`:
  * instructions, agents, MCP commands; a `file://` folder will do), and the reviewer's auth.json is a link to the
  * user's: an entry an agent without --sandbox added there would instruct every later review, and the user's own
- * sessions. One not there at loop start refuses the review. Gemini CLI: a `.gemini/.env` above the clone (`tmp`, the
- * folder clones are made in, and up).
+ * sessions. One not there at loop start refuses the review. Gemini CLI and Amp: a `.gemini/.env` or a skills folder
+ * above the clone (`tmp`, the folder clones are made in, and up).
  */
 export function reviewerLoginProblem(login: ReviewerLogin, tmp: string = os.tmpdir()): string | null {
-  if (login.agent === 'gemini') return findGeminiEnvAbove(tmp);
+  if (login.agent === 'gemini')
+    return findAbove(
+      tmp,
+      ['.gemini/.env'],
+      'Gemini CLI would load its variables (the server it sends the review to, its system prompt)',
+    );
+  if (login.agent === 'amp')
+    return findAbove(tmp, ['.agents/skills', '.claude/skills'], 'Amp would read the skills in it');
   if (login.agent !== 'opencode') return null;
   const file = path.join(login.dataDir, 'auth.json');
   const now = readWellKnown(login.dataDir);
@@ -236,15 +243,16 @@ function readWellKnown(dataDir: string): string[] | null {
 }
 
 /**
- * A `.gemini/.env` in the temp folder the reviewer's clone is made in or a folder above it: Gemini CLI 0.61.0 loads
- * one there in a trusted folder (and `--skip-trust` makes the clone one) whatever `advanced.ignoreLocalEnv` says, and
- * an agent without --sandbox can write one (a second adversarial pass sent a review to its own server so).
+ * The first of `names` in the temp folder the reviewer's clone is made in or a folder above it, as the reason to refuse
+ * the review. Gemini CLI 0.61.0 loads a `.gemini/.env` there in a trusted folder (and `--skip-trust` makes the clone
+ * one) whatever `advanced.ignoreLocalEnv` says; Amp looked for skills folders above its clone. An agent without
+ * --sandbox can write either (a second adversarial pass sent a Gemini review to its own server so).
  */
-function findGeminiEnvAbove(from: string): string | null {
+function findAbove(from: string, names: readonly string[], what: string): string | null {
   for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
-    const file = path.join(dir, '.gemini', '.env');
-    if (existsSync(file))
-      return `${file} lies above the reviewer's clone, and Gemini CLI would load its variables (the server it sends the review to, its system prompt); remove it (rm ${shellQuote(file)}) and the claim is reviewed again`;
+    const found = names.map((n) => path.join(dir, n)).find((f) => existsSync(f));
+    if (found)
+      return `${found} lies above the reviewer's clone, and ${what}; remove it (rm -r ${shellQuote(found)}) and the claim is reviewed again`;
     if (path.dirname(dir) === dir) return null;
   }
 }

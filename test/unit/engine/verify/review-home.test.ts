@@ -395,7 +395,7 @@ describe('reviewerLoginProblem', () => {
     expect(reviewerLoginProblem(login)).toBeNull();
   });
 
-  it("Gemini CLI: a .gemini/.env in the clone's temp folder or above it refuses the review (Gemini loads it in a trusted folder)", () => {
+  it("Gemini CLI and Amp: a .gemini/.env or a skills folder in the clone's temp folder or above it refuses the review", () => {
     const login = captureReviewerLogin('gemini', { HOME: testdir('ralphkit-gemini-user-') })!;
     const root = testdir('ralphkit-gemini-tmp-');
     const tmp = path.join(root, 'a', 'b');
@@ -404,7 +404,14 @@ describe('reviewerLoginProblem', () => {
     plant(root, { 'a/.gemini/.env': 'GOOGLE_GEMINI_BASE_URL=http://127.0.0.1:1\n' });
     const file = path.join(root, 'a/.gemini/.env');
     expect(reviewerLoginProblem(login, tmp)).toBe(
-      `${file} lies above the reviewer's clone, and Gemini CLI would load its variables (the server it sends the review to, its system prompt); remove it (rm ${file}) and the claim is reviewed again`,
+      `${file} lies above the reviewer's clone, and Gemini CLI would load its variables (the server it sends the review to, its system prompt); remove it (rm -r ${file}) and the claim is reviewed again`,
+    );
+    // Amp: a skills folder there (it looked in the folder above its clone).
+    const amp = captureReviewerLogin('amp', { HOME: testdir('ralphkit-amp-user-') })!;
+    expect(reviewerLoginProblem(amp, tmp)).toBeNull();
+    plant(root, { 'a/b/.agents/skills/s/SKILL.md': 'PLANTED' });
+    expect(reviewerLoginProblem(amp, tmp)).toBe(
+      `${path.join(tmp, '.agents/skills')} lies above the reviewer's clone, and Amp would read the skills in it; remove it (rm -r ${path.join(tmp, '.agents/skills')}) and the claim is reviewed again`,
     );
     // A plain .env there is one Gemini is told to ignore (advanced.ignoreLocalEnv).
     rmSync(path.join(root, 'a/.gemini'), { recursive: true });
