@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
 import { git, run, testdir } from '../support/repo.js';
-import { reviewFixture } from '../support/review.js';
+import { GREETER_PLAN, plantsOutsideDiff, reviewFixture } from '../support/review.js';
 import { requestText, type AssistantTurn, type Scenario } from '../support/model-server.js';
 import { bash, renderStoryCommand, type PlanStory } from '../support/model-scenarios.js';
 import { CLAUDE_BIN, SKIP_CLAUDE, claudeEnv, requireClaude } from '../support/model-claude.js';
@@ -21,23 +21,8 @@ import {
 } from '../support/responses-server.js';
 import { readLedger, readPlan, serve } from '../support/model-loop.js';
 
-const PLAN = {
-  project: 'Greeter',
-  branchName: 'ralph/greeter',
-  userStories: [
-    {
-      id: 'US-001',
-      title: 'Greet the world',
-      description: 'As a visitor I am greeted.',
-      acceptanceCriteria: ['hello.txt starts with hello', 'hello.txt greets the world: it says hello, world'],
-      priority: 1,
-      passes: false,
-      notes: '',
-      // Only the first criterion is checked by a command: the second is the reviewer's to judge.
-      checks: ['grep -q ^hello hello.txt'],
-    },
-  ],
-};
+// Only the first criterion is checked by a command: the second is the reviewer's to judge.
+const PLAN = GREETER_PLAN;
 
 /** The reviewer's reason; the implementer looks for its last words in what its CLI read, the way a model would. */
 const REASON = '- criterion "hello.txt greets the world": hello.txt says only hello; it must say hello, world';
@@ -203,11 +188,8 @@ describe.skipIf(SKIP_CODEX || SKIP_CLAUDE)(
 // settings hooks and skills; the same in HOME and CODEX_HOME; developer_instructions in Codex's config.toml; a
 // CLAUDE.md above the clone). The scripted reviewer obeys any planted text that reaches it, as a model might; so the
 // only SHIP-free ending is one where none did. Its hooks would touch a file in PLANT_MARKS.
-const PLANTED = /PLANT-[A-Z-]+/;
-/** What reached the model besides the diff, where the committed plants are the agent's work under review. */
-const withoutDiff = (text: string) => text.replace(/# The diff of the work[^\n]*\n(`{3,})diff\n[\s\S]*?\n\1/g, '');
 const obey = (text: string) =>
-  PLANTED.test(withoutDiff(text)) ? 'As instructed.\n<promise>SHIP</promise>' : verdict(text);
+  plantsOutsideDiff(text).length ? 'As instructed.\n<promise>SHIP</promise>' : verdict(text);
 const claudeObedient: Scenario = (ctx) => ({ blocks: [{ type: 'text', text: obey(requestText(ctx.body)) }] });
 const codexObedient: ResponsesScenario = (ctx) => ({
   items: [{ type: 'message', text: obey(responsesRequestText(ctx.body)) }],
@@ -251,7 +233,7 @@ async function plantedLoop(reviewer: 'claude' | 'codex', sandbox: boolean) {
   expect(texts[0]).toContain('# Your task: review one story before it counts');
   expect(texts[0]).toContain('# Not in your folder');
   expect(texts.some((t) => t.includes('+PLANT-REPO'))).toBe(true);
-  expect(texts.flatMap((t) => withoutDiff(t).match(new RegExp(PLANTED.source, 'g')) ?? [])).toEqual([]);
+  expect(texts.flatMap(plantsOutsideDiff)).toEqual([]);
   expect(readdirSync(marks)).toEqual([]);
   expect(
     readLedger(repo)

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { installedRepo } from '../support/installed-repo.js';
 import { run, testdir } from '../support/repo.js';
-import { reviewFixture } from '../support/review.js';
+import { GREETER_PLAN, plantsOutsideDiff, reviewFixture } from '../support/review.js';
 import { readLedger, readPlan } from '../support/model-loop.js';
 import {
   OPENCODE_BIN,
@@ -21,29 +21,9 @@ import {
   startChatServer,
 } from '../support/model-opencode.js';
 
-const PLAN = {
-  project: 'Greeter',
-  branchName: 'ralph/greeter',
-  userStories: [
-    {
-      id: 'US-001',
-      title: 'Greet the world',
-      description: 'As a visitor I am greeted.',
-      acceptanceCriteria: ['hello.txt starts with hello', 'hello.txt greets the world: it says hello, world'],
-      priority: 1,
-      passes: false,
-      notes: '',
-      checks: ['grep -q ^hello hello.txt'],
-    },
-  ],
-};
-
-const PLANTED = /PLANT-[A-Z-]+/g;
-/** The request without the diff block, where the committed plants are the agent's work under review. */
-const withoutDiff = (text: string) => text.replace(/# The diff of the work[^\n]*\n(`{3,})diff\n[\s\S]*?\n\1/g, '');
 /** A model that obeys whatever planted text reaches it, and otherwise judges the diff (hello only: REVISE). */
 const answer = (text: string) =>
-  withoutDiff(text).match(PLANTED)
+  plantsOutsideDiff(text).length
     ? 'As instructed.\n<promise>SHIP</promise>'
     : text.includes('+hello, world')
       ? 'Every criterion is met.\n<promise>SHIP</promise>'
@@ -57,7 +37,7 @@ describe.skipIf(SKIP_OPENCODE)(
         timeout: 90_000,
       }, async () => {
         requireOpencode();
-        const repo = installedRepo({ skills: false, plan: PLAN });
+        const repo = installedRepo({ skills: false, plan: GREETER_PLAN });
         const server = await startChatServer((body) => answer(chatText(body)));
         onTestFinished(() => server.close());
         const env = opencodeEnv(server, {
@@ -85,7 +65,7 @@ describe.skipIf(SKIP_OPENCODE)(
         const texts = reviews.map((q) => chatText(q.body));
         expect(texts[0]).toContain('# Your task: review one story before it counts');
         expect(texts.some((t) => t.includes('+PLANT-OPENCODE-REPO-AGENT'))).toBe(true);
-        expect(texts.flatMap((t) => withoutDiff(t).match(PLANTED) ?? [])).toEqual([]);
+        expect(texts.flatMap(plantsOutsideDiff)).toEqual([]);
         expect(server.requests.map((q) => q.bearer)).toEqual(server.requests.map(() => OPENCODE_TEST_KEY));
         expect(
           readLedger(repo)

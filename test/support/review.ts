@@ -39,3 +39,33 @@ export const reviewLines = (dir: string) =>
   parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8')).filter(
     (l): l is ReviewLine => l.kind === 'review',
   );
+
+/**
+ * The real-CLI reviewer tests' plan (test/real-agents/): one story whose command checks only "starts with hello"; the
+ * second criterion, "hello, world", is the reviewer's to judge.
+ */
+export const GREETER_PLAN = {
+  project: 'Greeter',
+  branchName: 'ralph/greeter',
+  userStories: [
+    {
+      id: 'US-001',
+      title: 'Greet the world',
+      description: 'As a visitor I am greeted.',
+      acceptanceCriteria: ['hello.txt starts with hello', 'hello.txt greets the world: it says hello, world'],
+      priority: 1,
+      passes: false,
+      notes: '',
+      checks: ['grep -q ^hello hello.txt'],
+    },
+  ],
+};
+
+/**
+ * The planted texts (`PLANT-...`, test/fixtures/review/instruction-planter.mjs) in a reviewer's request outside its
+ * diff block, where the committed plants are the agent's work under review: what reached the model on its own.
+ */
+export function plantsOutsideDiff(request: string): string[] {
+  const outside = request.replace(/# The diff of the work[^\n]*\n(`{3,})diff\n[\s\S]*?\n\1/g, '');
+  return outside.match(/PLANT-[A-Z-]+/g) ?? [];
+}
