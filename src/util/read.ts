@@ -1,6 +1,7 @@
 // Reading a file or folder that may be missing: null, empty or false instead of an error. Node built-ins only (the
 // engine uses it).
-import { lstatSync, readdirSync, readFileSync, realpathSync, type Stats } from 'node:fs';
+import path from 'node:path';
+import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, type Stats } from 'node:fs';
 
 /** The file's text, or null when it cannot be read (missing, a folder, no permission). */
 export function readTextOrNull(file: string): string | null {
@@ -53,5 +54,14 @@ export function lstatOrNull(p: string): Stats | null {
     return lstatSync(p);
   } catch {
     return null;
+  }
+}
+
+/** The first of `names` (relative paths) in `from` or a folder above it, up to the root, or null. */
+export function findUpward(from: string, names: readonly string[]): string | null {
+  for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
+    const found = names.map((n) => path.join(dir, n)).find((f) => existsSync(f));
+    if (found) return found;
+    if (path.dirname(dir) === dir) return null;
   }
 }

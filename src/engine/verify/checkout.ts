@@ -10,7 +10,7 @@ import { applyScriptPins, applySectionPin, matchAbsent } from './pins.js';
 import { readCheckoutIndex, refuseLinksOut, removeFile, sealPins } from './pin-apply.js';
 import { globToRegExp } from './glob.js';
 import { UPWARD_FILES } from './runner-config.js';
-import { readTextOrNull } from '../../util/read.js';
+import { findUpward, readTextOrNull } from '../../util/read.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
@@ -100,14 +100,11 @@ export async function reapplyPins(
  * checkout in the temp folder, where anyone (the agent, without --sandbox) can write. One found there is refused.
  */
 function refuseUpwardConfig(dir: string): void {
-  for (let up = path.dirname(dir); ; up = path.dirname(up)) {
-    const found = UPWARD_FILES.map((f) => path.join(up, f)).find((f) => existsSync(f));
-    if (found)
-      throw new Error(
-        `${found} lies above the verification checkout, and a test runner would read it as its configuration; remove it (rm -r ${shellQuote(found)}) and the claim is checked again`,
-      );
-    if (path.dirname(up) === up) return;
-  }
+  const found = findUpward(path.dirname(dir), UPWARD_FILES);
+  if (found)
+    throw new Error(
+      `${found} lies above the verification checkout, and a test runner would read it as its configuration; remove it (rm -r ${shellQuote(found)}) and the claim is checked again`,
+    );
 }
 
 // Folders an install fills with the dependencies' own files: what they hold is setup's output, not project configuration.

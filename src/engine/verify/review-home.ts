@@ -5,12 +5,12 @@
 // of its own that answers SHIP). So the clone loses every agent instruction and configuration file, and a reviewer run
 // by --review-agent gets a configuration folder the runner makes for each review, holding only what its CLI needs to
 // log in (docs/agents.md says what was checked against each CLI).
-import { existsSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import type { AgentName } from '../loop-options.js';
 import type { ReviewerLogin } from './types.js';
-import { readBytesOrNull, readTextOrNull } from '../../util/read.js';
+import { findUpward, readBytesOrNull, readTextOrNull } from '../../util/read.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
 /**
@@ -249,12 +249,10 @@ function readWellKnown(dataDir: string): string[] | null {
  * --sandbox can write either (a second adversarial pass sent a Gemini review to its own server so).
  */
 function findAbove(from: string, names: readonly string[], what: string): string | null {
-  for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {
-    const found = names.map((n) => path.join(dir, n)).find((f) => existsSync(f));
-    if (found)
-      return `${found} lies above the reviewer's clone, and ${what}; remove it (rm -r ${shellQuote(found)}) and the claim is reviewed again`;
-    if (path.dirname(dir) === dir) return null;
-  }
+  const found = findUpward(from, names);
+  return found
+    ? `${found} lies above the reviewer's clone, and ${what}; remove it (rm -r ${shellQuote(found)}) and the claim is reviewed again`
+    : null;
 }
 
 /** $XDG_<...>_HOME, or its default under HOME (an empty value counts as unset, as the CLIs read it). */
