@@ -224,15 +224,7 @@ class Coordinator {
     this.state.iteration += 1;
     this.state.iterationDone = true;
     const iteration = this.state.iteration;
-    Object.assign(ws, {
-      phase: 'agent',
-      story: id,
-      branch: storyBranch(this.run.branch, id),
-      iteration,
-      startedAt: this.input.clock.now().toISOString(),
-      agentPid: undefined,
-    });
-    this.save();
+    this.occupy(ws, id, 'agent', iteration);
     const startedAt = this.now();
     const base: AttemptBase = { merged: this.par.merged.length };
     const note = this.stale.takeNote(id);
@@ -270,18 +262,23 @@ class Coordinator {
     );
   }
 
-  /** A claim its checks failed on an older tip, judged again on the new one by worker `ws`, with no agent run. */
-  private launchRejudge(ws: WorkerState, id: string, again: Rejudge): void {
-    const story = this.branch.plan.userStories.find((s) => s.id === id)!;
+  /** Worker `ws` takes story `id` on its story branch, for the work of `iteration`; saved at once, for status. */
+  private occupy(ws: WorkerState, id: string, phase: 'agent' | 'verifying', iteration: number): void {
     Object.assign(ws, {
-      phase: 'verifying',
+      phase,
       story: id,
       branch: storyBranch(this.run.branch, id),
-      iteration: again.iteration,
+      iteration,
       startedAt: this.input.clock.now().toISOString(),
       agentPid: undefined,
     });
     this.save();
+  }
+
+  /** A claim its checks failed on an older tip, judged again on the new one by worker `ws`, with no agent run. */
+  private launchRejudge(ws: WorkerState, id: string, again: Rejudge): void {
+    const story = this.branch.plan.userStories.find((s) => s.id === id)!;
+    this.occupy(ws, id, 'verifying', again.iteration);
     const base: AttemptBase = { merged: this.par.merged.length };
     const attempt = rejudgeAttempt({
       ...this.input,
