@@ -4,11 +4,7 @@ import { lstatSync, realpathSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { RalphkitError, EXIT } from '../errors.js';
 import { realpathOrUndefined } from '../util/read.js';
-
-export function isInside(root: string, target: string): boolean {
-  const rel = path.relative(root, target);
-  return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
-}
+import { isWithin } from '../util/repo-path.js';
 
 /**
  * The real absolute path that writing `rel` under `root` would touch, following symlinks that stay
@@ -27,7 +23,7 @@ export function resolveInside(root: string, rel: string): string {
     if (stat.isSymbolicLink()) {
       const target = realpathOrUndefined(next);
       if (!target) throw unsafe(`${shown} is a symlink to something that does not exist`, rel);
-      if (!isInside(realRoot, target)) throw unsafe(`${shown} is a symlink to ${target}, outside the repository`, rel);
+      if (!isWithin(target, realRoot)) throw unsafe(`${shown} is a symlink to ${target}, outside the repository`, rel);
       current = target;
     }
     const isDir = statSync(current).isDirectory();

@@ -26,3 +26,9 @@ export function relToTop(topLevel: string, file: string): string {
   }
   return relPath(topLevel, real);
 }
+
+/** Whether `p` is `dir` or a path below it (by name: no symlink is followed). */
+export function isWithin(p: string, dir: string): boolean {
+  const rel = path.relative(dir, p);
+  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
+}

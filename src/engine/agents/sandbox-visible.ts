@@ -4,6 +4,7 @@
 // every iteration. Checked once at start, so that is a refusal (exit 2) instead of three failed iterations (exit 4).
 import { closeSync, openSync, readlinkSync, readSync, realpathSync } from 'node:fs';
 import path from 'node:path';
+import { isWithin } from '../../util/repo-path.js';
 import type { RunOptions } from '../loop-options.js';
 import { AGENTS, agentBinVar } from './index.js';
 import { findExecutable, readFirstWord } from './check.js';
@@ -32,9 +33,9 @@ export function sandboxView(repoRoot: string, gitDir: string, env: NodeJS.Proces
 
 /** Whether the sandbox shows host path `p` (absolute, as the host names it). */
 export function isSeen(p: string, view: SandboxView): boolean {
-  if (view.hidden.some((d) => isInside(p, d))) return false;
-  if (view.bound.some((d) => isInside(p, d))) return true;
-  return !view.unseen.some((d) => isInside(p, d));
+  if (view.hidden.some((d) => isWithin(p, d))) return false;
+  if (view.bound.some((d) => isWithin(p, d))) return true;
+  return !view.unseen.some((d) => isWithin(p, d));
 }
 
 /**
@@ -110,11 +111,6 @@ function realOrSelf(p: string): string {
   }
 }
 
-function isInside(p: string, dir: string): boolean {
-  const rel = path.relative(dir, p);
-  return rel === '' || (rel !== '..' && !rel.startsWith(`..${path.sep}`) && !path.isAbsolute(rel));
-}
-
 /** The agent's program as the runner starts it: the named agent's binary, or --agent-cmd's first word (null: not a plain word). */
 export function agentProgram(options: RunOptions, repoRoot: string, env: NodeJS.ProcessEnv): string | null {
   if (options.agentCmd === undefined)
@@ -167,5 +163,5 @@ export function readUnseenAgent(options: RunOptions, at: AgentPlace): { message:
 }
 
 function renderUnseenRoot(p: string): string {
-  return PRIVATE_ROOTS.find((d) => isInside(p, d)) ?? path.dirname(p);
+  return PRIVATE_ROOTS.find((d) => isWithin(p, d)) ?? path.dirname(p);
 }
