@@ -14,7 +14,7 @@ import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-
 import { planCheckWrap } from './session.js';
 import { ChecksEnv } from './check-env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
-import { guardWrite } from '../errors.js';
+import { describeError, guardWrite } from '../errors.js';
 import { activeStories } from '../../prd/skip.js';
 
 export interface WeakProbeInput
@@ -109,6 +109,63 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   }
   return ids;
 }
+
+/** A probe started and not waited for yet (`startWeakProbe`). */
+export interface ProbeInFlight {
+  /** True while the probe may run alongside the loop; false when it ran before anything else. */
+  readonly alongside: boolean;
+  /**
+   * Waits for the probe; the first time, its stories join `weak` and what it said is shown. The run calls it before
+   * what needs the weak stories: the final gate, the start's claims, --parallel's workers.
+   */
+  join(): Promise<void>;
+  /** What join() does, if the probe has ended by now, without waiting: called between iterations. */
+  report(): void;
+  /** Settles when the probe has ended and cleaned up, without doing what join() does. */
+  readonly settled: Promise<void>;
+}
+
+/**
+ * Starts the probe. `alongside` lets it run while the loop goes on (the first agent, its verification, the next
+ * ones), hidden in their time: the caller allows that only under the sandbox, where nothing the loop runs can reach
+ * it (the agent and the checks each have a private /tmp and their own pids; the repository is read-only to checks).
+ * Its checks cannot change the runner's files there either, so its guard is left out: run alongside an agent, it would
+ * put back what the agent changed and call it the checks'; the guard after each agent sees it. What it says waits for
+ * report() or join(), so as not to cut into an agent's output.
+ *
+ * The probe only names stories, so a probe that fails (its checkout cannot be made) is a warning, not the loop's end.
+ */
+export function startWeakProbe(input: WeakProbeInput, weak: Set<string>, alongside: boolean): ProbeInFlight {
+  const said: Parameters<WeakProbeInput['log']>[] = [];
+  const log: WeakProbeInput['log'] = alongside ? (level, message) => said.push([level, message]) : input.log;
+  let ended: string[] | undefined;
+  const settled = probeWeakChecks(alongside ? { ...input, guardTrusted: undefined, log } : input).then(
+    (ids) => void (ended = ids),
+    (err: Error) => {
+      log('warn', `the weak-check probe could not run (${describeError(err)}), so no story is named weak this loop`);
+      ended = [];
+    },
+  );
+  const report = (): void => {
+    if (!ended) return;
+    for (const [level, message] of said.splice(0)) input.log(level, message);
+    for (const id of ended.splice(0)) weak.add(id);
+  };
+  return {
+    alongside,
+    join: () => settled.then(report),
+    report,
+    settled,
+  };
+}
+
+/** A probe that ran already, or none: join() has nothing to wait for. */
+export const PROBE_DONE: ProbeInFlight = {
+  alongside: false,
+  join: async () => {},
+  report: () => {},
+  settled: Promise.resolve(),
+};
 
 // The probe's checks share one checkout: two at a time (the machine's other core), not all at once.
 const PROBE_AT_ONCE = 2;
