@@ -1,6 +1,16 @@
 // Spawns the built CLI (run `npm run build` first; `npm test` does) in temp git repositories.
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import { ROOT, cliAsTyped, git, gitdir, run, runCli, testdir, writeFiles } from '../support/repo.js';
@@ -227,6 +237,29 @@ describe('ralph/ralph.sh (installed launcher)', () => {
     expect(
       fix((await run(process.execPath, ['ralph/ralph.mjs', 'run', '--agent-cmd', 'true', '1'], { cwd: repo })).stderr),
     ).toBe(fix(refused.stderr));
+  });
+
+  it('an engine as installed starts with one Node.js process (its hash from sha256sum); with CRLF line ends Node.js decides, and runs it', async () => {
+    const repo = gitdir();
+    await runCli(['install', '--no-skills'], { cwd: repo });
+    // node on PATH through a shim that notes each start, then runs the real one.
+    const bin = testdir('ralphkit-bin-');
+    const starts = path.join(bin, 'starts');
+    writeFileSync(path.join(bin, 'node'), `#!/bin/sh\necho "$1" >> '${starts}'\nexec '${process.execPath}' "$@"\n`, {
+      mode: 0o755,
+    });
+    const env = { PATH: `${bin}${path.delimiter}${process.env.PATH}` };
+    const nodeStarts = async () => {
+      rmSync(starts, { force: true });
+      const r = await run(path.join(repo, 'ralph/ralph.sh'), ['--help'], { cwd: repo, env });
+      expect(r.code, r.stderr).toBe(0);
+      return readFileSync(starts, 'utf8').trim().split('\n');
+    };
+    expect(await nodeStarts()).toEqual([path.join(realpathSync(repo), 'ralph/ralph.mjs')]);
+    // The same engine with CRLF line ends (a Windows checkout): its hash differs, Node.js reads it as installed.
+    const engine = path.join(repo, 'ralph/ralph.mjs');
+    writeFileSync(engine, readFileSync(engine, 'utf8').replace(/\n/g, '\r\n'));
+    expect(await nodeStarts()).toEqual(['-e', path.join(realpathSync(repo), 'ralph/ralph.mjs')]);
   });
 
   it('says clearly that node is missing (exit 127)', async () => {

@@ -5,6 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { isWithin } from '../../util/repo-path.js';
 import { findExecutable } from './check.js';
 
 /** What to run under bubblewrap, and where it may write. Paths are absolute real paths (symlinks resolved). */
@@ -195,7 +196,7 @@ function planBinds(req: SandboxRequest): Bind[] {
     writable: true,
     required: true,
   }));
-  if (!isInside(req.gitDir, req.repoRoot))
+  if (!isWithin(req.gitDir, req.repoRoot))
     writable.push({ path: posix.resolve(req.gitDir), writable: true, required: true });
   const objects = planObjectBinds(req);
   // A repository or scratch folder directly in HOME is also one of the user's entries: it stays writable.
@@ -230,7 +231,7 @@ function planHomeBinds(req: SandboxRequest, keepWritable: Set<string>): { writab
   if (!req.homeLayer) return { writable: [{ path: home, writable: true, required: false }], readOnly: [] };
   const entries = req.homeLayer.readOnly
     .map((p) => posix.resolve(p))
-    .filter((p) => p !== home && isInside(p, home) && !keepWritable.has(p));
+    .filter((p) => p !== home && isWithin(p, home) && !keepWritable.has(p));
   return {
     writable: [{ path: home, source: posix.resolve(req.homeLayer.dir), writable: true, required: true }],
     readOnly: entries.map((p) => ({ path: p, writable: false, required: false })),
@@ -274,7 +275,7 @@ function planPinnedParents(guarded: string[], binds: Bind[]): Bind[] {
 
 /** The deepest bind that holds `p`. */
 function nearestBind(p: string, binds: Bind[]): Bind | undefined {
-  return binds.filter((b) => isInside(p, b.path)).sort((a, b) => b.path.length - a.path.length)[0];
+  return binds.filter((b) => isWithin(p, b.path)).sort((a, b) => b.path.length - a.path.length)[0];
 }
 
 function dedupeBinds(binds: Bind[]): Bind[] {
@@ -292,8 +293,10 @@ function dedupeBinds(binds: Bind[]): Bind[] {
 
 function sortBinds(binds: Bind[]): Bind[] {
   const depth = (p: string) => p.split('/').length;
-  // Paths of one depth never hold each other: sorting them by name only keeps the command line stable.
-  return [...binds].sort((a, b) => depth(a.path) - depth(b.path) || a.path.localeCompare(b.path));
+  // Paths of one depth never hold each other: sorting them by name only keeps the command line stable (by code
+  // unit: localeCompare's first call loads the ICU collator, about 10 ms of every start).
+  const byName = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
+  return [...binds].sort((a, b) => depth(a.path) - depth(b.path) || byName(a.path, b.path));
 }
 
 // The -try forms skip a missing source: a pinned file not written yet, a HOME that does not exist.
@@ -303,10 +306,4 @@ function renderBinds(binds: Bind[]): string[] {
     b.source ?? b.path,
     b.path,
   ]);
-}
-
-/** Whether `p` is `dir` or below it. */
-function isInside(p: string, dir: string): boolean {
-  const rel = posix.relative(dir, p);
-  return rel === '' || (rel !== '..' && !rel.startsWith('../') && !posix.isAbsolute(rel));
 }

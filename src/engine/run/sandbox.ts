@@ -24,7 +24,16 @@ export function ensureScratch(dir: string): string {
   return scratch;
 }
 
-const PROBES = new WeakMap<RunContext, ReturnType<typeof probeSandbox>>();
+// Whether bubblewrap works, asked once per run (each ask starts a sandbox): keyed by the run's environment, which
+// the start's default (run.ts) and every later sandbox of the run share.
+const PROBES = new WeakMap<NodeJS.ProcessEnv, ReturnType<typeof probeSandbox>>();
+
+/** probeSandbox(env), once per environment object. */
+export function probeSandboxOnce(env: NodeJS.ProcessEnv): ReturnType<typeof probeSandbox> {
+  const probe = PROBES.get(env) ?? probeSandbox(env);
+  PROBES.set(env, probe);
+  return probe;
+}
 
 export interface AgentSandbox {
   file: string;
@@ -128,9 +137,8 @@ function ghConfigDir(env: NodeJS.ProcessEnv): string | null {
  */
 export function checkSandbox(run: RunContext, trust: RunTrust): CheckSandbox | undefined {
   if (!run.options.sandbox) return undefined;
-  // The start already proved bubblewrap works; once per run is enough (each probe starts a sandbox).
-  const probe = PROBES.get(run) ?? probeSandbox(run.io.env);
-  PROBES.set(run, probe);
+  // The start already proved bubblewrap works.
+  const probe = probeSandboxOnce(run.io.env);
   if (!probe.ok) throw new LoopFailure(probe.message, probe.hint);
   const home = run.io.env.HOME;
   const hidden = [

@@ -23,6 +23,7 @@ import { findExecutable } from '../agents/check.js';
 import type { CheckEnvBase } from './types.js';
 import { planAgentEnv, AGENT_MARK_VAR } from '../agents/env.js';
 import { makeTempFolder } from '../store/temp-folders.js';
+import { realpathOrUndefined } from '../../util/read.js';
 
 // Files of HOME copied (as at loop start) into the checks' HOME: what a registry or a test that commits needs.
 const SEED_FILES: readonly string[] = [
@@ -65,11 +66,12 @@ export function takeCheckEnvBase(env: NodeJS.ProcessEnv): CheckEnvBase {
   if (cache) keep.npm_config_cache = cache;
   // A folder named twice resolves nothing the first time did not: listed once. Relative entries (`.`, `node_modules/.bin`) are left out: in a check they resolve inside the checkout, the agent's files.
   const dirs = [...new Set((env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d)))];
+  const listed = new Map<string, Record<string, string> | null>();
   return {
     home,
     seed,
     npmGlobal: readNpmGlobal(env),
-    path: dirs.map((dir) => (agentWritable(dir) ? { dir, listing: listDir(dir) } : { dir })),
+    path: dirs.map((dir) => (agentWritable(dir) ? { dir, listing: listOnce(dir, listed) } : { dir })),
     keep,
   };
 }
@@ -114,9 +116,10 @@ export function buildCheckEnv(
 function planPath(base: CheckEnvBase, home: string): { dirs: string[]; changed: string[] } {
   const dirs: string[] = [];
   const changed: string[] = [];
+  const listed = new Map<string, Record<string, string> | null>();
   base.path.forEach(({ dir, listing }, i) => {
     if (listing === undefined) return void dirs.push(dir);
-    const now = listDir(dir);
+    const now = listOnce(dir, listed);
     const diff = diffListing(listing, now);
     if (!diff.length) return void dirs.push(dir);
     changed.push(`${dir} (${diff.slice(0, 5).join(', ')}${diff.length > 5 ? ', …' : ''})`);
@@ -146,6 +149,16 @@ export function diffListing(before: Record<string, string> | null, after: Record
  * Each entry of `dir` by identity: inode, size, mode and change time (which no write, rename or `touch` can keep),
  * and for a symbolic link the same of what it leads to. null when the folder does not exist.
  */
+/**
+ * listDir, once per real folder in `listed`: where /bin is a link to /usr/bin (most distributions now), both are on
+ * PATH and hold the same entries, a thousand or more.
+ */
+function listOnce(dir: string, listed: Map<string, Record<string, string> | null>): Record<string, string> | null {
+  const real = realpathOrUndefined(dir) ?? dir;
+  if (!listed.has(real)) listed.set(real, listDir(dir));
+  return listed.get(real) ?? null;
+}
+
 function listDir(dir: string): Record<string, string> | null {
   let names: string[];
   try {

@@ -1,11 +1,11 @@
 // The check environment (SPEC §6): checks run with a HOME the runner made and the PATH of the loop's start, so what
 // the agent writes into the user's HOME or into a writable PATH folder after the loop started does not decide a
 // verdict. Each attack is paired with the honest run on the same plan; with and without --sandbox.
-import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
-import { takeCheckEnvBase } from '../../../../src/engine/verify/check-env.js';
+import { buildCheckEnv, takeCheckEnvBase } from '../../../../src/engine/verify/check-env.js';
 import { findExecutable } from '../../../../src/engine/agents/check.js';
 import type { CheckSandbox } from '../../../../src/engine/verify/types.js';
 import { testdir } from '../../../support/repo.js';
@@ -93,4 +93,30 @@ describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
     claim(r, 'US-1');
     expect(await run(r, base)).toMatchObject({ status: 'verified' });
   }, 60_000);
+});
+
+describe('check environment: a PATH folder named twice, once through a link (/bin and /usr/bin)', () => {
+  it('is listed once, and an entry changed in it is seen under both names', () => {
+    const { home, bin } = userEnv();
+    const link = path.join(home, 'bin-link');
+    symlinkSync(bin, link);
+    writeFileSync(path.join(bin, 'greet'), '#!/bin/sh\necho hello\n', { mode: 0o755 });
+    vi.stubEnv('PATH', `${bin}${path.delimiter}${link}${path.delimiter}${process.env.PATH}`);
+    const base = takeCheckEnvBase(process.env);
+    const [first, second] = base.path;
+    expect([first.dir, second.dir]).toEqual([bin, link]);
+    // One listing for the one folder: the same record under both names.
+    expect(second.listing).toBe(first.listing);
+    expect(Object.keys(first.listing ?? {})).toEqual(['greet']);
+    writeFileSync(path.join(bin, 'node'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const checks = testdir('ralphkit-checks-home-');
+    const { env, changed } = buildCheckEnv(base, process.env, checks);
+    expect(changed).toEqual([`${bin} (added node)`, `${link} (added node)`]);
+    // Neither name brings the new node onto the checks' PATH; greet stays, through the runner's folder of links.
+    const dirs = (env.PATH ?? '').split(path.delimiter);
+    expect(dirs).not.toContain(bin);
+    expect(dirs).not.toContain(link);
+    expect(findExecutable('node', env)).not.toBe(path.join(bin, 'node'));
+    expect(findExecutable('greet', env)).toMatch(new RegExp(`^${checks}/`));
+  });
 });
