@@ -123,7 +123,7 @@ function beforeFirstAgent(log: string): string[] {
 }
 
 describe('git processes at start', () => {
-  it('engine start-up: 13 git processes before the first agent (23 before the batching, with less verified)', async () => {
+  it('engine start-up: 12 git processes before the first agent (23 before the batching, with less verified)', async () => {
     const dir = loopRepo({ stories: 2 });
     const { env, log } = loggingGit();
     const r = await ralph(dir, ['--agent-cmd', marked(''), '1'], env, 100_000);
@@ -132,8 +132,8 @@ describe('git processes at start', () => {
       c.replace(/\S*\/ralph-verify-\S+/, '<tmp>/ralph-verify-<loop>').replace(/--template= \S+/, '--template= <repo>'),
     );
     expect(calls).toEqual([
-      // where the repository and git's folders are (before the plan is read and the locks taken)
-      'rev-parse --show-toplevel --path-format=absolute --git-dir --git-common-dir',
+      // where the repository and git's folders are (before the plan is read and the locks taken), and its hash
+      'rev-parse --show-toplevel --path-format=absolute --git-dir --git-common-dir --show-object-format',
       // under the locks: the clean-tree check, with HEAD's branch and commit in its header
       'status --porcelain=v2 --branch --no-ahead-behind -z --untracked-files=all --ignore-submodules=none',
       // the plan, the log and the prompt as committed at HEAD, and whether the plan's branch exists
@@ -143,10 +143,9 @@ describe('git processes at start', () => {
       'for-each-ref --format=%(refname) %(objectname) refs/ralphkit/loops/<id>/pins refs/ralphkit/loops/<id>/plan',
       // the pins and the plan ref, in one transaction, after the seal is written
       'update-ref --stdin',
-      // the pinned bytes, read from the plan commit down with every object hashed against its id: the object
-      // format, the trees git lists (a guess of what to fetch), the commit with its trees, then the pinned blobs
-      // (git/objects.ts, verify/pin-capture.ts)
-      'rev-parse --show-object-format',
+      // the pinned bytes, read from the plan commit down with every object hashed against its id (the hash as the
+      // first rev-parse printed it): the trees git lists (a guess of what to fetch), the commit with its trees, then
+      // the pinned blobs (git/objects.ts, verify/pin-capture.ts)
       'ls-tree -r -t -z --full-tree <sha>',
       'cat-file --batch',
       'cat-file --batch',

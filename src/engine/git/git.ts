@@ -192,10 +192,18 @@ function refuseNoRepo(cwd: string, r: GitResult): void {
   }
 }
 
-/** Where a repository is: its top folder and git's folders, as git names them (absolute). */
+// Each repository's hash as the start's rev-parse printed it (objects.ts readObjectFormat asks git only without it).
+const printedFormats = new Map<string, 'sha1' | 'sha256'>();
+
+/** The object format `resolveRepo` read for the repository at `top`, if it did. */
+export function printedObjectFormat(top: string): 'sha1' | 'sha256' | undefined {
+  return printedFormats.get(top);
+}
+
 /**
- * resolveRepoRoot with git's folders, in one git process (`rev-parse` prints each asked value on a line of its own).
- * A path with a line break in it cannot be told apart that way: then each is asked on its own.
+ * Where a repository is: its top folder and git's folders, as git names them (absolute), in one git process
+ * (`rev-parse` prints each asked value on a line of its own), which also prints the repository's hash. A path with a
+ * line break in it cannot be told apart that way: then each is asked on its own.
  */
 export async function resolveRepo(cwd: string): Promise<RepoLocation> {
   const r = await runGit(cwd, [
@@ -204,10 +212,14 @@ export async function resolveRepo(cwd: string): Promise<RepoLocation> {
     '--path-format=absolute',
     '--git-dir',
     '--git-common-dir',
+    '--show-object-format',
   ]);
   refuseNoRepo(cwd, r);
   const lines = r.stdout.replace(/\n$/, '').split('\n');
-  if (lines.length === 3 && lines.every(Boolean)) return { top: lines[0], gitDir: lines[1], commonDir: lines[2] };
+  if (lines.length === 4 && lines.every(Boolean)) {
+    if (lines[3] === 'sha1' || lines[3] === 'sha256') printedFormats.set(lines[0], lines[3]);
+    return { top: lines[0], gitDir: lines[1], commonDir: lines[2] };
+  }
   const top = await resolveRepoRoot(cwd);
   return { top, gitDir: await readGitPath(top, '--git-dir'), commonDir: await readGitPath(top, '--git-common-dir') };
 }

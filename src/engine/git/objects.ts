@@ -3,7 +3,7 @@
 // of its own, an alternate store), and git then hands out the agent's bytes under the old id. What the runner must
 // hold as it was (the plan commit's pinned files) it reads here, and every object read is hashed against its id.
 import { createHash } from 'node:crypto';
-import { gitBytes, gitOk } from './git.js';
+import { gitBytes, gitOk, printedObjectFormat } from './git.js';
 
 export type ObjectFormat = 'sha1' | 'sha256';
 
@@ -39,6 +39,8 @@ const formats = new Map<string, Promise<ObjectFormat>>();
  */
 export function readObjectFormat(top: string): Promise<ObjectFormat> {
   let format = formats.get(top);
+  const printed = printedObjectFormat(top);
+  if (!format && printed) formats.set(top, (format = Promise.resolve(printed)));
   if (!format) {
     format = gitOk(top, ['rev-parse', '--show-object-format']).then((out) =>
       out.trim() === 'sha256' ? 'sha256' : 'sha1',
