@@ -25,12 +25,14 @@ describe('--parallel', () => {
       { id: 'US-002' },
       { id: 'US-003', dependsOn: ['US-001', 'US-002'] },
       { id: 'US-004', dependsOn: ['US-003'] },
-      { id: 'US-005' },
+      // A check that passes before any work (weak): the exit line names the story, whichever gate was the last.
+      { id: 'US-005', checks: ['test -f README.md'] },
     ]);
     const head = git(repo, 'rev-parse', 'HEAD');
     const { log, env } = fakeEnv({ FAKE_PAR_DELAY_MS: '300' });
     const r = await parallelRalph(repo, 3, 20, env);
     expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/all stories pass under verification; US-005 verified \(weak check\)/);
     // Every story passes on the plan branch and its work is there.
     expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual(
       ['US-001', 'US-002', 'US-003', 'US-004', 'US-005'].map((id) => [id, true]),

@@ -543,7 +543,11 @@ class Coordinator {
       const last = this.branch.lastGate;
       const active = activeStories(this.branch.plan.userStories).map((s) => s.id);
       if (this.quietMerge && last && last.commit === this.branch.tip && active.every((id) => last.judged.includes(id)))
-        return new LoopExit(LOOP_EXIT.complete, renderAllPass(this.branch.plan));
+        // Its weak stories are named as the final gate names them (its sealed record lists them already).
+        return new LoopExit(
+          LOOP_EXIT.complete,
+          renderAllPass(this.branch.plan, active.filter((id) => this.input.trust.weak.has(id)).sort()),
+        );
       const gate = await finalGate(this.run, this.state, this.input.trust, this.state.iteration, this.signal);
       if (gate.interrupted) return INTERRUPTED();
       if (gate.passed) return new LoopExit(LOOP_EXIT.complete, renderAllPass(gate.prd, gate.weak));
