@@ -222,29 +222,6 @@ describe.skipIf(!probe.ok)(
       expect(existsSync(path.join(dir, 'src/two.mjs'))).toBe(true);
     });
 
-    it("the start's weak-check probe runs alongside the first agent: a check that waits for an agent to be running ends in the probe (exit 1 there, not weak); the honest loop exits 0", async () => {
-      // Run before the agent, as without the sandbox, the probe would wait for it until --check-timeout.
-      const waiting = await prepareTemplate({
-        us2Checks: ['until test -e "$AGENT_STARTED"; do sleep 0.05; done; npm test'],
-      });
-      try {
-        const dir = copyRepo(waiting);
-        const started = path.join(dir, '.git', 'agent-started');
-        const r = await ralph(dir, 'honest', ['--sandbox', '--check-timeout', '20s', '5'], { AGENT_STARTED: started });
-        expect(r.code, r.output).toBe(0);
-        const probes = readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8')
-          .split('\n')
-          .filter((l) => l.includes('"kind":"probe"'))
-          .map((l) => JSON.parse(l) as { story: string; exitCode: number | null; weak: boolean });
-        expect(probes.map((p) => [p.story, p.exitCode, p.weak])).toEqual([
-          ['US-1', 1, false],
-          ['US-2', 1, false],
-        ]);
-      } finally {
-        waiting.remove();
-      }
-    });
-
     it('checks run in the sandbox too: a check cannot write outside its checkout (and without --sandbox it can)', async () => {
       const probeTemplate = await prepareTemplate({ planChecks: ['touch "$VICTIM" 2>/dev/null; true'] });
       try {

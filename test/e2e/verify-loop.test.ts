@@ -1,6 +1,6 @@
 // The installed runner (ralph/ralph.sh) with fake agents that lie, forget to commit, shrink the plan or
 // do honest work: what the runner lets count as done. Needs `npm run build` first (npm test does it).
-import { readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -8,7 +8,8 @@ import { installedRepo } from '../support/installed-repo.js';
 import { FIXTURES, git, run, runCli, testdir, writeFiles, type RunResult } from '../support/repo.js';
 import { parseLedger, type LedgerLine } from '../../src/engine/store/ledger.js';
 import type { Prd } from '../../src/prd/types.js';
-import { goneWithin, pidFrom } from '../support/process.js';
+import { goneWithin, pidFrom, until } from '../support/process.js';
+import { startRalph } from '../support/loop-repo.js';
 import { readNote } from '../support/verdict-note.js';
 import { fileStory } from '../support/plan.js';
 
@@ -305,6 +306,42 @@ describe('the runner verifies what the agent claims', () => {
     expect(verdicts(dir)).toEqual(['1:US-2:rejected']);
     expect(ledger(dir).filter((l) => l.kind === 'check')).toEqual([]);
     expect(subjects(dir)[0]).toBe('chore(ralph): reject US-2 (out of order)');
+  });
+
+  it('a weak-check probe stopped by Ctrl-C at start goes on when the loop is resumed: the story it had not reached is still named weak', async () => {
+    const hold = path.join(testdir(), 'hold');
+    const probing = path.join(testdir(), 'probing');
+    writeFileSync(hold, '');
+    // US-1's check passes before any work; while $HOLD exists it first waits, so the probe is stopped inside it.
+    const check = 'if test -e "$HOLD"; then touch "$PROBING"; sleep 60; fi; test -f README.md';
+    const dir = await installed({
+      ...PLAN,
+      userStories: [{ ...PLAN.userStories[0], checks: [check] }, PLAN.userStories[1]],
+    });
+    const agentCmd = `node ${JSON.stringify(path.join(FIXTURES, 'verify', 'honest.mjs'))}`;
+    const first = startRalph(dir, ['--agent-cmd', agentCmd, '--pause', '0', '--name', 'e2e', '5'], {
+      HOLD: hold,
+      PROBING: probing,
+    });
+    await until("the probe is inside US-1's check", () => existsSync(probing));
+    first.child.kill('SIGINT');
+    expect((await first.done).code).toBe(130);
+    // The stopped probe wrote no line (a ledger, if any, holds none).
+    const ledgerFile = path.join(dir, 'ralph/.runs/e2e/ledger.jsonl');
+    expect(existsSync(ledgerFile) ? allLines(dir).filter((l) => l.kind === 'probe') : []).toEqual([]);
+    rmSync(hold);
+    const r = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume-last'], { cwd: dir });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toContain('the weak-check probe did not finish when the loop started; probing US-1, US-2 now');
+    expect(r.stderr).toMatch(/all stories pass under verification; US-1 verified \(weak check\)/);
+    expect(
+      allLines(dir)
+        .filter((l) => l.kind === 'probe')
+        .map((l) => [l.story, l.kind === 'probe' && l.weak]),
+    ).toEqual([
+      ['US-1', true],
+      ['US-2', false],
+    ]);
   });
 
   it('a story check that already passes on the plan commit is named weak once, in the output, the ledger and status; --no-weak-check skips the probe', async () => {

@@ -32,7 +32,6 @@ import { finishInterruptedIteration } from '../core/loop.js';
 import { isSkipped } from '../../prd/skip.js';
 import { stopLeftovers, inspectAgentGit } from './after-agent.js';
 import { guardRunnerFiles } from '../verify/trusted-files.js';
-import { PROBE_DONE, type ProbeInFlight } from '../verify/weak-checks.js';
 import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
 import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
 import { RefsView } from './refs-view.js';
@@ -52,10 +51,7 @@ export function loopConfig(options: RunOptions, env: NodeJS.ProcessEnv): LoopCon
   };
 }
 
-/**
- * `promptAtHead`: the prompt as committed at the commit the loop starts on, when the start read it (run/branch.ts);
- * `probe`: the start's weak-check probe when it runs alongside the loop (run.ts startProbe).
- */
+/** `promptAtHead`: the prompt as committed at the commit the loop starts on, when the start read it (run/branch.ts). */
 export function buildDeps(
   run: RunContext,
   state: LoopState,
@@ -63,7 +59,6 @@ export function buildDeps(
   controller: AbortController,
   trust: RunTrust,
   promptAtHead: PromptCache['at'] = null,
-  probe: ProbeInFlight = PROBE_DONE,
 ): LoopDeps {
   const { paths } = run;
   const signal = controller.signal;
@@ -98,8 +93,6 @@ export function buildDeps(
     },
     readBranchTips: () => refs.branchTips(),
     inspectAgentGit: async (iteration, before, tips) => {
-      // What the probe found, once it has ended: said between iterations, never in the middle of an agent's output.
-      probe.report();
       prompt.toCommit = await restorePrompt(run, trust.topLevel, prompt, iteration);
       return afterAgent(run, trust, refs, iteration, before, tips);
     },
@@ -111,11 +104,7 @@ export function buildDeps(
         { iteration, prdBefore, head, offBranch, violation, ownStatus, ownFiles: prompt.toCommit.splice(0) },
         signal,
       ),
-    finalGate: async (iteration) => {
-      // The gate names the weak stories: the probe must have ended.
-      await probe.join();
-      return pipelineGate(pipeline, iteration, signal);
-    },
+    finalGate: (iteration) => pipelineGate(pipeline, iteration, signal),
   };
 }
 

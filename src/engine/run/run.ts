@@ -49,16 +49,14 @@ import { refuseDirtyTree, type StartStatus } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from '../verify/trust.js';
 import { holdResumeAnchors } from '../verify/resume-anchors.js';
 import { refuseModifiedEngine } from '../verify/runner-guard.js';
+import { probeSandbox } from '../agents/sandbox.js';
 import { readUnseenAgent, refuseUnseenAgent } from '../agents/sandbox-visible.js';
 import { decideSandbox, type SandboxChoice } from './sandbox-default.js';
-import { probeSandboxOnce } from './sandbox.js';
-import { PROBE_DONE, readWeakStories, startWeakProbe, type ProbeInFlight } from '../verify/weak-checks.js';
-import { tmpdir } from 'node:os';
-import type { Pipeline } from '../verify/pipeline.js';
+import { probeWeakChecks, readWeakStories, unprobedStories } from '../verify/weak-checks.js';
 import { createInterface } from 'node:readline/promises';
 import { LoopExit, LOOP_EXIT, describeError, usageExit, EXIT_FAILURE } from '../errors.js';
 import { findExecutable } from '../agents/check.js';
-import { isWithin, showPath } from '../../util/repo-path.js';
+import { showPath } from '../../util/repo-path.js';
 import { loopCommand } from '../../util/invocation.js';
 import { announceEnd } from '../deliver/announce.js';
 import { deliverAtEnd } from '../deliver/deliver.js';
@@ -89,7 +87,7 @@ export async function startRun(
   const repoRoot = repo.top;
   const resumed = parsed.resume || parsed.resumeLast ? findResumable(repoRoot, parsed) : null;
   const merged = withWebhookFromEnv(resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed, io.env);
-  const sandbox = decideSandbox(merged, given, resumed, () => probeSandboxOnce(io.env));
+  const sandbox = decideSandbox(merged, given, resumed, () => probeSandbox(io.env));
   const options: RunOptions = { ...merged, sandbox: sandbox.sandbox };
   if (sandbox.note) emit({ type: 'warn', message: sandbox.note });
   if (resumed) {
@@ -290,7 +288,7 @@ function refuseSandbox(options: RunOptions, env: NodeJS.ProcessEnv, choice: Sand
       "--no-network needs the sandbox: only the sandbox can cut the agent's network, and this loop runs without it (./ralph/ralph.sh --sandbox --no-network says why)",
     );
   if (!options.sandbox) return;
-  const probe = choice.probe ?? probeSandboxOnce(env);
+  const probe = choice.probe ?? probeSandbox(env);
   if (!probe.ok) throw new LoopExit(LOOP_EXIT.refused, probe.message, probe.hint);
 }
 
@@ -438,66 +436,42 @@ async function startIterations(
   const unchecked = renderUncheckedWarning(prdAtStart);
   if (unchecked) run.emit({ type: 'warn', message: unchecked });
   // Once per loop (its pins are taken now): checks that pass before any work are named, not refused.
-  const probe = startProbe(run, pipeline, controller, prdAtStart);
-  try {
-    // Stories the plan already marks done are verified now, so the probe goes first (its weak stories, its setup).
-    if (!probe.alongside || prdAtStart.userStories.some((s) => s.passes === true)) await probe.join();
-    return await afterProbe(run, state, budget, controller, trust, pipeline, probe, prdAtStart, promptAtHead);
-  } finally {
-    // A loop that ended before its final gate (a limit, Ctrl-C) waits for the probe: its ledger lines are what a
-    // resumed loop knows of the weak stories.
-    await probe.join();
-  }
-}
-
-/**
- * The probe (verify/weak-checks.ts) of a loop that starts now, or a resumed loop's from its ledger. It runs alongside
- * the loop only under the sandbox, in a checkout nothing the loop runs can reach (not in the repository).
- */
-function startProbe(run: RunContext, pipeline: Pipeline, controller: AbortController, prd: Prd): ProbeInFlight {
-  const { trust } = pipeline;
-  if (!run.options.weakCheck || !trust.pins || (run.resumed && !run.options.repin)) {
-    // The probe ran when the loop started: its ledger lines say which stories it named.
-    if (run.resumed)
-      for (const id of readWeakStories(ledgerPath(run.paths.repoRoot, pipeline.state.id))) trust.weak.add(id);
-    return PROBE_DONE;
-  }
-  // Sandboxed and guarded like every check: the plan commit's code may be an agent's (--repin, earlier work).
-  const { sandbox, guardTrusted } = verifyInput(pipeline, 0, controller.signal);
-  const checkouts = tmpdir();
-  const reachable = [trust.topLevel, trust.gitDir].some((dir) => isWithin(checkouts, dir));
-  return startWeakProbe(
-    {
+  const probe = async (prd: Prd) => {
+    // Sandboxed and guarded like every check: the plan commit's code may be an agent's (--repin, earlier work).
+    const { sandbox, guardTrusted } = verifyInput(pipeline, 0, controller.signal);
+    const weak = await probeWeakChecks({
       topLevel: trust.topLevel,
       repoRoot: run.paths.repoRoot,
-      ledgerPath: ledgerPath(run.paths.repoRoot, pipeline.state.id),
-      loopId: pipeline.state.id,
+      ledgerPath: ledgerPath(run.paths.repoRoot, state.id),
+      loopId: state.id,
       checkTimeoutMs: run.options.checkTimeoutMs,
       inPlace: run.options.verifyInPlace,
-      pins: trust.pins,
+      pins: trust.pins!,
       prd,
       signal: controller.signal,
       log: (level, message) => run.emit({ type: level, message }),
       sandbox,
       guardTrusted,
       checkBase: trust.checkBase,
-    },
-    trust.weak,
-    !!sandbox && !run.options.verifyInPlace && !reachable,
-  );
-}
-
-async function afterProbe(
-  run: RunContext,
-  state: LoopState,
-  budget: BudgetGate,
-  controller: AbortController,
-  trust: RunTrust,
-  pipeline: Pipeline,
-  probe: ProbeInFlight,
-  prdAtStart: Prd,
-  promptAtHead?: PromptCache['at'],
-): Promise<LoopExit> {
+    });
+    for (const id of weak) trust.weak.add(id);
+  };
+  const probing = run.options.weakCheck && trust.pins;
+  if (probing && (!run.resumed || run.options.repin)) await probe(prdAtStart);
+  else if (run.resumed) {
+    // The probe ran when the loop started: its ledger lines say which stories it named.
+    const ledger = ledgerPath(run.paths.repoRoot, state.id);
+    for (const id of readWeakStories(ledger)) trust.weak.add(id);
+    // A probe stopped before it was done (Ctrl-C at start) goes on with the stories it had not reached.
+    const unprobed = probing ? unprobedStories(prdAtStart, ledger) : [];
+    if (unprobed.length) {
+      run.emit({
+        type: 'info',
+        message: `the weak-check probe did not finish when the loop started; probing ${unprobed.map((s) => s.id).join(', ')} now`,
+      });
+      await probe({ ...prdAtStart, checks: [], userStories: unprobed });
+    }
+  }
   // SPEC §4: exit 0 only under the runner's own verification, so stories the plan already marks done are claims.
   const finished = await finishResumedIteration(run, state, controller.signal, trust);
   const outcome = (await verifyStartClaims(pipeline, controller.signal)) ?? finished;
@@ -511,7 +485,6 @@ async function afterProbe(
   const prdNow = outcome?.prd ?? prdAtStart;
   if (prdNow.userStories.every(isSettled)) {
     // The plan says it is done: only the final gate on this commit can make that exit 0.
-    await probe.join();
     const gate = await finalGate(pipeline, 0, controller.signal);
     if (gate.interrupted)
       return new LoopExit(
@@ -526,12 +499,8 @@ async function afterProbe(
     ...loopConfig(run.options, run.io.env),
     ...(run.deadline === undefined ? {} : { deadline: run.deadline, maxDurationMs: run.options.maxDurationMs }),
   };
-  if (run.options.parallel) {
-    // --parallel waits for the probe before its workers start: their agents and checks run side by side.
-    await probe.join();
-    return runParallel({ run, state, trust, budget, controller, config, clock: realClock });
-  }
-  return runLoop(state, config, buildDeps(run, state, budget, controller, trust, promptAtHead, probe));
+  if (run.options.parallel) return runParallel({ run, state, trust, budget, controller, config, clock: realClock });
+  return runLoop(state, config, buildDeps(run, state, budget, controller, trust, promptAtHead));
 }
 
 // prepareBranch has just read and written the plan, so failing here means someone removed or broke it since.

@@ -14,7 +14,7 @@ import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-
 import { planCheckWrap } from './session.js';
 import { ChecksEnv } from './check-env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
-import { describeError, guardWrite } from '../errors.js';
+import { guardWrite } from '../errors.js';
 import { activeStories } from '../../prd/skip.js';
 
 export interface WeakProbeInput
@@ -62,8 +62,16 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
     });
   const weak = new Set<string>();
   try {
-    // A setup that fails on the plan commit says nothing about the checks; the claims will meet it again.
-    if (input.prd.setup && !(await probeSetup(input, input.prd.setup, checkout, run, checkEnv))) return [];
+    // A setup that fails on the plan commit says nothing about the checks; the claims will meet it again. Said, so
+    // that a weak check nobody probed is not taken for a strong one (and a resumed loop probes again: no lines).
+    if (input.prd.setup && !(await probeSetup(input, input.prd.setup, checkout, run, checkEnv))) {
+      if (!input.signal?.aborted)
+        input.log(
+          'warn',
+          `the plan's setup \`${input.prd.setup}\` failed on the plan commit ${input.pins.commit.slice(0, 7)}, so no check was probed for passing before any work: stories whose checks prove nothing are not named this time`,
+        );
+      return [];
+    }
     // Up to PROBE_AT_ONCE at a time; their lines and warnings in the plan's order.
     const commands = [...byCommand.keys(), ...planChecks];
     const results = await mapAtMost(commands, PROBE_AT_ONCE, run);
@@ -109,63 +117,6 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   }
   return ids;
 }
-
-/** A probe started and not waited for yet (`startWeakProbe`). */
-export interface ProbeInFlight {
-  /** True while the probe may run alongside the loop; false when it ran before anything else. */
-  readonly alongside: boolean;
-  /**
-   * Waits for the probe; the first time, its stories join `weak` and what it said is shown. The run calls it before
-   * what needs the weak stories: the final gate, the start's claims, --parallel's workers.
-   */
-  join(): Promise<void>;
-  /** What join() does, if the probe has ended by now, without waiting: called between iterations. */
-  report(): void;
-  /** Settles when the probe has ended and cleaned up, without doing what join() does. */
-  readonly settled: Promise<void>;
-}
-
-/**
- * Starts the probe. `alongside` lets it run while the loop goes on (the first agent, its verification, the next
- * ones), hidden in their time: the caller allows that only under the sandbox, where nothing the loop runs can reach
- * it (the agent and the checks each have a private /tmp and their own pids; the repository is read-only to checks).
- * Its checks cannot change the runner's files there either, so its guard is left out: run alongside an agent, it would
- * put back what the agent changed and call it the checks'; the guard after each agent sees it. What it says waits for
- * report() or join(), so as not to cut into an agent's output.
- *
- * The probe only names stories, so a probe that fails (its checkout cannot be made) is a warning, not the loop's end.
- */
-export function startWeakProbe(input: WeakProbeInput, weak: Set<string>, alongside: boolean): ProbeInFlight {
-  const said: Parameters<WeakProbeInput['log']>[] = [];
-  const log: WeakProbeInput['log'] = alongside ? (level, message) => said.push([level, message]) : input.log;
-  let ended: string[] | undefined;
-  const settled = probeWeakChecks(alongside ? { ...input, guardTrusted: undefined, log } : input).then(
-    (ids) => void (ended = ids),
-    (err: Error) => {
-      log('warn', `the weak-check probe could not run (${describeError(err)}), so no story is named weak this loop`);
-      ended = [];
-    },
-  );
-  const report = (): void => {
-    if (!ended) return;
-    for (const [level, message] of said.splice(0)) input.log(level, message);
-    for (const id of ended.splice(0)) weak.add(id);
-  };
-  return {
-    alongside,
-    join: () => settled.then(report),
-    report,
-    settled,
-  };
-}
-
-/** A probe that ran already, or none: join() has nothing to wait for. */
-export const PROBE_DONE: ProbeInFlight = {
-  alongside: false,
-  join: async () => {},
-  report: () => {},
-  settled: Promise.resolve(),
-};
 
 // The probe's checks share one checkout: two at a time (the machine's other core), not all at once.
 const PROBE_AT_ONCE = 2;
@@ -219,6 +170,17 @@ async function probeSetup(
 /** A plan-level check that fails before any work: why it may block every story, and what to do. */
 export function renderFailingPlanCheck(command: string, commit: string, exitCode: number | null): string {
   return `the plan-level check \`${command}\` already fails on the plan commit ${commit.slice(0, 7)}, before any work (exit ${exitCode ?? 'by a signal'}); every claim must pass it, so if it fails for the stories not done yet (their tests written first), no story can be accepted before the last one. Move it to the last story's checks, and give each story a check that runs only its own test (ralph/prd.json "checks" of each story); or, if the project fails it already, fix that first`;
+}
+
+/**
+ * The active stories with a check the loop's probe wrote no line for: a probe stopped by Ctrl-C (or a kill) before it
+ * got to them, or a setup that failed there. A resumed loop probes them, at the same plan commit.
+ */
+export function unprobedStories(prd: Prd, ledgerFile: string): Prd['userStories'] {
+  const probed = new Set(
+    readLedger(ledgerFile).flatMap((l) => (l.kind === 'probe' ? [`${l.story}\u0000${l.command}`] : [])),
+  );
+  return activeStories(prd.userStories).filter((s) => (s.checks ?? []).some((c) => !probed.has(`${s.id}\u0000${c}`)));
 }
 
 /**

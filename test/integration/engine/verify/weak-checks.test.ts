@@ -1,19 +1,18 @@
 // The start-of-run probe (verify/weak-checks.ts) on real git: a plan-level check that already fails on the plan
 // commit is named with what to do, since every claim must pass it (a plan written with the project's whole test
 // suite as its plan check, and each story's failing test first, could never finish a story before the last).
-import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { probeWeakChecks, startWeakProbe, type WeakProbeInput } from '../../../../src/engine/verify/weak-checks.js';
+import { probeWeakChecks } from '../../../../src/engine/verify/weak-checks.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { git } from '../../../support/repo.js';
 import { plan, story, verifyRepo } from '../../../support/verify-repo.js';
 import type { Prd } from '../../../../src/prd/types.js';
 
-async function probeInput(prd: Prd, files: Record<string, string>): Promise<WeakProbeInput & { logs: string[] }> {
+async function probe(prd: Prd, files: Record<string, string>) {
   const repo = verifyRepo(prd, files);
   const commit = git(repo.dir, 'rev-parse', 'HEAD');
   const pins = await readPins(repo.dir, commit, prd);
-  return {
+  const weak = await probeWeakChecks({
     topLevel: repo.dir,
     repoRoot: repo.dir,
     ledgerPath: repo.ledgerPath,
@@ -22,13 +21,8 @@ async function probeInput(prd: Prd, files: Record<string, string>): Promise<Weak
     log: (level, message) => repo.logs.push(`${level}: ${message}`),
     pins,
     prd,
-    logs: repo.logs,
-  };
-}
-
-async function probe(prd: Prd, files: Record<string, string>) {
-  const input = await probeInput(prd, files);
-  return { weak: await probeWeakChecks(input), logs: input.logs };
+  });
+  return { weak, logs: repo.logs };
 }
 
 // Story 2's test is written first, as the ralph skill asks: the whole suite fails until story 2 is done.
@@ -68,64 +62,14 @@ describe('a plan-level check that fails before any work', () => {
   });
 });
 
-describe('a probe started alongside the first agent (startWeakProbe)', () => {
-  // US-1's check passes before any work (weak); the plan-level check fails there (a warning).
-  const prd = plan([story('US-1', { checks: ['true'] }), story('US-2', { checks: ['sh test/us-2.sh'] })], {
-    checks: ['sh run-tests.sh'],
-  });
-
-  it("alongside: says nothing and adds no story until it has ended and report() or join() is called, once; leaves the guard to the agent's", async () => {
-    const input = await probeInput(prd, FILES);
-    const guarded: string[] = [];
-    const weak = new Set<string>();
-    const probe = startWeakProbe({ ...input, guardTrusted: (who) => void guarded.push(who) }, weak, true);
-    expect(probe.alongside).toBe(true);
-    // Not ended yet: report() neither waits nor says anything.
-    probe.report();
-    expect(input.logs).toEqual([]);
-    // Its ledger lines are written as it goes; what it says and the weak stories wait for report() or join().
-    await probe.settled;
-    expect(readFileSync(input.ledgerPath, 'utf8')).toContain('"story":"US-2"');
-    expect(input.logs).toEqual([]);
-    expect(weak.size).toBe(0);
-    // report() says it between iterations once it has ended; join() after it adds nothing.
-    probe.report();
-    expect([...weak]).toEqual(['US-1']);
-    expect(input.logs.map((l) => l.slice(0, 40))).toEqual([
-      'warn: the plan-level check `sh run-tests',
-      'warn: US-1: its check already passes on ',
-    ]);
-    // The probe's guard would put back what the agent changed meanwhile and call it the checks'.
-    expect(guarded).toEqual([]);
-    await probe.join();
-    probe.report();
-    expect(input.logs).toHaveLength(2);
-  });
-
-  it("not alongside: the probe guards the runner's files itself and speaks as it goes", async () => {
-    const input = await probeInput(prd, FILES);
-    const guarded: string[] = [];
-    const weak = new Set<string>();
-    const probe = startWeakProbe({ ...input, guardTrusted: (who) => void guarded.push(who) }, weak, false);
-    expect(probe.alongside).toBe(false);
-    await probe.settled;
-    expect(input.logs).toHaveLength(2);
-    expect(guarded).toEqual(['the checks']);
-    await probe.join();
-    expect([...weak]).toEqual(['US-1']);
-    expect(input.logs).toHaveLength(2);
-  });
-
-  it('a probe that cannot run is a warning at join(), not an error: it only names stories', async () => {
-    const input = await probeInput(prd, FILES);
-    // A plan commit that is not in the repository: its checkout cannot be made.
-    const weak = new Set<string>();
-    const probe = startWeakProbe({ ...input, pins: { ...input.pins, commit: '0'.repeat(40) } }, weak, true);
-    await expect(probe.join()).resolves.toBeUndefined();
-    expect(input.logs).toHaveLength(1);
-    expect(input.logs[0]).toMatch(
-      /^warn: the weak-check probe could not run \(.+\), so no story is named weak this loop$/,
+describe('a setup that fails on the plan commit', () => {
+  it('is said: no check was probed, so a check that proves nothing is not named this time', async () => {
+    const prd = plan([story('US-1', { checks: ['true'] })], { setup: 'exit 3' });
+    const { weak, logs } = await probe(prd, FILES);
+    expect(weak).toEqual([]);
+    expect(logs).toHaveLength(1);
+    expect(logs[0]).toMatch(
+      /^warn: the plan's setup `exit 3` failed on the plan commit [0-9a-f]{7}, so no check was probed for passing before any work: stories whose checks prove nothing are not named this time$/,
     );
-    expect(weak.size).toBe(0);
   });
 });
