@@ -8,7 +8,7 @@ import type { Pins } from './types.js';
 import { gitOk } from '../git/git.js';
 import { applyScriptPins, applySectionPin, matchAbsent } from './pins.js';
 import { readCheckoutIndex, refuseLinksOut, removeFile, sealPins } from './pin-apply.js';
-import { globToRegExp } from './glob.js';
+import { compiledGlob } from './glob.js';
 import { UPWARD_FILES } from './runner-config.js';
 import { findUpward, readTextOrNull } from '../../util/read.js';
 import { makeTempFolder } from '../store/temp-folders.js';
@@ -147,7 +147,7 @@ export function resetCheckoutGit(checkout: Checkout): void {
 }
 
 function matcher(globs: readonly string[]): (file: string) => boolean {
-  const res = globs.map(globToRegExp);
+  const res = globs.map(compiledGlob);
   return (file) => res.some((re) => re.test(file));
 }
 

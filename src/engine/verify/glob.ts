@@ -44,9 +44,20 @@ function escapeRegex(text: string): string {
   return text.replace(/[.+^${}()|[\]\\]/g, '\\$&');
 }
 
+// Each glob made into a RegExp once per process: the runner matches the same few (its defaults, the plan's) against
+// the files of every claim, one file at a time in places.
+const compiled = new Map<string, RegExp>();
+
+/** globToRegExp, once per glob (a RegExp without the g flag keeps no state between tests). */
+export function compiledGlob(glob: string): RegExp {
+  let re = compiled.get(glob);
+  if (!re) compiled.set(glob, (re = globToRegExp(glob)));
+  return re;
+}
+
 /** The paths of `files` that any of `globs` matches. */
 export function matchGlobs(files: readonly string[], globs: readonly string[]): string[] {
   if (!globs.length) return [];
-  const res = globs.map(globToRegExp);
+  const res = globs.map(compiledGlob);
   return files.filter((f) => res.some((re) => re.test(f)));
 }
