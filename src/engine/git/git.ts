@@ -438,7 +438,7 @@ export async function readRefs(cwd: string): Promise<RefsSnapshot> {
     }
     if (current) return { ...current, tips };
   }
-  const [branch, head, tips] = [await currentBranch(cwd), await headSha(cwd), await readBranchTips(cwd)];
+  const [{ branch, head }, tips] = [await readHead(cwd), await readBranchTips(cwd)];
   return { branch, head, tips };
 }
 

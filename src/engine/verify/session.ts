@@ -14,7 +14,7 @@ import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import type { VerifyInput, VerifyOptions } from './types.js';
 import { RunnerFileError, SealBroken, WorkProtected, guardWrite } from '../errors.js';
-import { currentBranch, headSha } from '../git/git.js';
+import { readHead } from '../git/git.js';
 import { HeldFiles } from './held-files.js';
 import type { ReviewedCheck } from './review-prompt.js';
 import { shellQuote } from '../../util/shell-quote.js';
@@ -269,7 +269,7 @@ export class CheckSession {
     const checkEnv = (this.checkEnv ??= new ChecksEnv(this.input.checkBase, this.input.log));
     if (!reused && this.branch === undefined) {
       // Before the first check: what close() compares HEAD's branch with.
-      this.branch = await currentBranch(this.top);
+      this.branch = (await readHead(this.top)).branch;
       this.held.hold([this.input.prdPath, this.input.progressPath]);
     }
     const result =
@@ -340,7 +340,8 @@ export class CheckSession {
    * stops; nothing is moved back for it.
    */
   private async refuseMovedHead(): Promise<void> {
-    const [now, branch] = [await headSha(this.top), await currentBranch(this.top)];
+    // One git process for both, named as when they were taken (a branch's name without refs/heads/).
+    const { head: now, branch } = await readHead(this.top);
     if (now === this.commit && branch === this.branch) return;
     const where = (b: string | null | undefined, sha: string | null) =>
       `${b ?? 'a detached HEAD'} at ${sha?.slice(0, 7) ?? 'no commit'}`;
