@@ -5,7 +5,7 @@
 // Options: --quick (fewer repetitions), --only=install,runner,cpu,honest,output,parallel,replay,validate,dashboard,api.
 import { spawn, execFile, execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync, readFileSync, mkdirSync, existsSync, renameSync } from 'node:fs';
-import { tmpdir, cpus, totalmem, availableParallelism, loadavg } from 'node:os';
+import { tmpdir, cpus, totalmem, availableParallelism, loadavg, homedir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { performance } from 'node:perf_hooks';
@@ -132,16 +132,43 @@ async function section(name, fn) {
 }
 
 // 1. `ralphkit install` into an empty git repository vs starting node and doing nothing; `ralphkit --version`
-// (start-up alone: the CLI loaded, its options parsed) in the same rounds shows what the install itself costs.
+// (start-up alone: the CLI loaded, its options parsed) in the same rounds shows what the install itself costs. And
+// against the anchor issue #28 names, a scaffolder people run with npx: create-vite writing its vanilla template into
+// a new folder (installed once into ~/.cache/ralphkit-bench; the row is skipped, with why, where npm cannot get it).
+const CREATE_VITE = '9.3.0';
+
+function createViteBin() {
+  const dir = path.join(homedir(), '.cache', 'ralphkit-bench', `create-vite-${CREATE_VITE}`);
+  const bin = path.join(dir, 'node_modules', 'create-vite', 'index.js');
+  if (!existsSync(bin))
+    execFileSync(
+      'npm',
+      ['install', '--prefix', dir, '--no-audit', '--no-fund', '--silent', `create-vite@${CREATE_VITE}`],
+      { stdio: 'pipe' },
+    );
+  return bin;
+}
+
 async function benchInstall() {
-  const n = QUICK ? 3 : 15;
+  const n = QUICK ? 5 : 15;
   const install = async () => {
     const repo = gitRepo('install');
     return timed(process.execPath, [BIN, 'install', '--yes', '--cwd', repo]);
   };
   const startup = () => timed(process.execPath, [BIN, '--version']);
   const bare = () => timed(process.execPath, ['-e', '0']);
-  const [a, s, b] = await interleaved(n, install, startup, bare);
+  let vite = null;
+  let why = '';
+  try {
+    vite = createViteBin();
+  } catch (err) {
+    why = `create-vite ${CREATE_VITE} could not be installed: ${String(err.message).split('\n')[0]}`;
+  }
+  const scaffold = () =>
+    timed(process.execPath, [vite, '--template', 'vanilla', '--no-interactive', '--no-immediate', 'app'], {
+      cwd: tempdir('vite'),
+    });
+  const [a, s, b, v] = await interleaved(n, install, startup, bare, ...(vite ? [scaffold] : []));
   report(
     '`ralphkit install` into an empty git repo',
     a,
@@ -149,9 +176,16 @@ async function benchInstall() {
     b,
     `${n} runs each; start-up alone (\`ralphkit --version\`) median ${ms(s.median)}, ${ratio(s.median, b.median)}`,
   );
+  if (!v) return skipped('`ralphkit install` against create-vite', why);
+  report(
+    '`ralphkit install` into an empty git repo',
+    a,
+    `create-vite ${CREATE_VITE} (\`--template vanilla\` into a new folder)`,
+    v,
+    `goal (issue #28): ≤ 1.0×; ${n} runs each, interleaved with the row above`,
+  );
 }
 
-// 2. Runner overhead: the installed ralph.sh with a no-op agent vs a bash loop spawning the same agent.
 const PLAN = {
   project: 'Bench',
   branchName: 'ralph/bench',
