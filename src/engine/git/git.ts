@@ -550,10 +550,16 @@ export async function runnerIdentity(top: string): Promise<string[]> {
   return (await hasIdentity(top)) ? [] : RUNNER_IDENTITY;
 }
 
+// Repositories where git had an identity to commit with: asked once per process (two git processes a commit before).
+// A missing one is asked again each time, so an identity configured while the loop runs is used from then on.
+const identityFound = new Set<string>();
+
 /** False when git would refuse to commit for want of a user name or email (a fresh CI box). */
 async function hasIdentity(top: string): Promise<boolean> {
+  if (identityFound.has(top)) return true;
   for (const v of ['GIT_AUTHOR_IDENT', 'GIT_COMMITTER_IDENT'])
     if ((await runGit(top, ['var', v])).code !== 0) return false;
+  identityFound.add(top);
   return true;
 }
 

@@ -1,11 +1,11 @@
 // The one git runner (src/engine/git/git.ts) against real git: a command that does not end is stopped at its
 // timeout and reported as a failure, stdin reaches git, and a git that cannot be started is told apart.
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { appendFileSync, cpSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { GIT_MISSING, gitOk, runGit, writeVerdictNote } from '../../../../src/engine/git/git.js';
+import { GIT_MISSING, gitOk, runGit, runnerIdentity, writeVerdictNote } from '../../../../src/engine/git/git.js';
 import { RunnerFileError } from '../../../../src/engine/errors.js';
-import { gitdir } from '../../../support/repo.js';
+import { git, gitdir } from '../../../support/repo.js';
 import { goneWithin, pidFrom } from '../../../support/process.js';
 import { TMPFS_SKIP, fillUp, tmpfs } from '../../../support/tmpfs.js';
 
@@ -100,5 +100,29 @@ describe('writeVerdictNote', () => {
       expect(await gitOk(dir, ['notes', '--ref=ralphkit', 'show', c])).toBe(`record ${i}\n`);
     // The scratch refs are gone.
     expect((await gitOk(dir, ['for-each-ref', 'refs/notes/'])).trim().split('\n')).toHaveLength(1);
+  });
+});
+
+describe('runnerIdentity', () => {
+  it('is asked of git until it finds one, then kept for the repository: a missing one configured mid-loop is used from then on', async () => {
+    const dir = gitdir();
+    git(dir, 'config', '--unset', 'user.name');
+    git(dir, 'config', '--unset', 'user.email');
+    // No identity from anywhere: HOME without a config, no guessing from the host name.
+    vi.stubEnv('HOME', dir);
+    vi.stubEnv('XDG_CONFIG_HOME', dir);
+    for (const v of ['GIT_AUTHOR_NAME', 'GIT_AUTHOR_EMAIL', 'GIT_COMMITTER_NAME', 'GIT_COMMITTER_EMAIL', 'EMAIL'])
+      vi.stubEnv(v, undefined);
+    vi.stubEnv('GIT_CONFIG_COUNT', '1');
+    vi.stubEnv('GIT_CONFIG_KEY_0', 'user.useConfigOnly');
+    vi.stubEnv('GIT_CONFIG_VALUE_0', 'true');
+    onTestFinished(() => void vi.unstubAllEnvs());
+    expect(await runnerIdentity(dir)).toEqual(['-c', 'user.name=ralphkit', '-c', 'user.email=ralphkit@localhost']);
+    git(dir, 'config', 'user.name', 'Owner');
+    git(dir, 'config', 'user.email', 'owner@example.com');
+    expect(await runnerIdentity(dir)).toEqual([]);
+    // Found once, it is kept: the two `git var` processes are not spent on every commit of the loop.
+    git(dir, 'config', '--unset', 'user.name');
+    expect(await runnerIdentity(dir)).toEqual([]);
   });
 });
