@@ -5,7 +5,7 @@
 import type { Prd } from '../../prd/types.js';
 import type { RunContext } from '../types.js';
 import type { Pins } from '../verify/types.js';
-import { readFileOnBranch } from '../git/git.js';
+import { readFileOnBranch } from '../git/read.js';
 import { ledgerPath } from '../store/layout.js';
 import { readLedger } from '../store/ledger.js';
 import { relPath } from '../../util/repo-path.js';

@@ -5,7 +5,8 @@
 // changed any of them, or changed the repository's CI configuration (which would decide what "CI passed" means).
 import type { Prd } from '../../prd/types.js';
 import type { RunContext } from '../types.js';
-import { isAncestor, readFileAt } from '../git/git.js';
+import { isAncestor } from '../git/head.js';
+import { readFileAt } from '../git/read.js';
 import { relPath } from '../../util/repo-path.js';
 import { GitHubError } from './github.js';
 import { ciConfigFiles, readBranchChanges } from './compare.js';

@@ -8,7 +8,7 @@ import type { Prd } from '../../prd/types.js';
 import type { LoopState } from '../store/state-types.js';
 import type { RunContext } from '../types.js';
 import type { StoryVerdict } from '../verify/types.js';
-import { headSha } from '../git/git.js';
+import { headSha } from '../git/head.js';
 import { readBaseline } from '../verify/baseline.js';
 import { establishTrust } from '../verify/trust.js';
 import { holdResumeAnchors, renderPutBack } from '../verify/resume-anchors.js';

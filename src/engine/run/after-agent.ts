@@ -3,15 +3,8 @@
 // loop's branch if it left it, a stop if it rewrote verified history, warnings for commits elsewhere or to the prompt.
 import type { RunContext, AgentGitOutcome } from '../types.js';
 import { appendFileSync } from 'node:fs';
-import {
-  headSha,
-  isAncestor,
-  readCommitsSince,
-  switchToBranch,
-  readChangedPaths,
-  readDirtyPaths,
-  type RefsSnapshot,
-} from '../git/git.js';
+import { headSha, isAncestor, readCommitsSince, switchToBranch, type RefsSnapshot } from '../git/head.js';
+import { readChangedPaths, readDirtyPaths } from '../git/read.js';
 import { renderOffBranchBlock, renderOffBranchReason } from '../verify/report.js';
 import { readTextOrNull } from '../../util/read.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';

@@ -7,18 +7,11 @@ import type { Prd } from '../../prd/types.js';
 import { branchNameProblem } from '../../prd/branch-name.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
-import {
-  checkoutBranch,
-  readObjects,
-  readFileAt,
-  readFileOnBranch,
-  readHead,
-  runGit,
-  commitRunnerFiles,
-  readDirtyPaths,
-  type DirtyEntry,
-  type HeadState,
-} from '../git/git.js';
+import { runGit } from '../git/git.js';
+import { checkoutBranch, readHead } from '../git/head.js';
+import { readNamedObjects, readFileAt, readFileOnBranch, readDirtyPaths, type DirtyEntry } from '../git/read.js';
+import { commitRunnerFiles } from '../git/commit.js';
+import { type HeadState } from '../git/parse.js';
 import { lastBranchPath, lastPlanPath } from '../store/layout.js';
 import { applyBranchArchive, ensureProgressFile } from '../store/progress.js';
 import { planPrdRepair, sameJson } from '../verify/prd-diff.js';
@@ -84,7 +77,7 @@ async function readHeadFiles(paths: RunPaths, branch: string, known: HeadState |
     ...files.map((f) => `${at.head}:${relPath(paths.repoRoot, f).split('\\').join('/')}`),
     ...(asks ? [`refs/heads/${branch}`] : []),
   ];
-  const objects = await readObjects(paths.repoRoot, specs);
+  const objects = await readNamedObjects(paths.repoRoot, specs);
   const blob = (file: string) => {
     const i = files.indexOf(file);
     const o = i < 0 ? null : objects[i];

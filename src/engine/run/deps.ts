@@ -8,7 +8,7 @@ import type { LoopState } from '../store/state-types.js';
 import type { RunOptions } from '../loop-options.js';
 import type { Prd } from '../../prd/types.js';
 import { realClock } from '../clock.js';
-import { readChangedPaths } from '../git/git.js';
+import { readChangedPaths } from '../git/read.js';
 import type { GitDirs } from '../git/fingerprint.js';
 import { iterationLogPath, loopDir } from '../store/layout.js';
 import { writeState } from '../store/state-file.js';

@@ -3,7 +3,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunContext, RunPaths } from '../types.js';
-import { readFileAt, runGit } from '../git/git.js';
+import { runGit } from '../git/git.js';
+import { readFileAt } from '../git/read.js';
 import { relPath } from '../../util/repo-path.js';
 import { readBytesOrNull, readTextOrNull } from '../../util/read.js';
 import { relToTop } from '../../util/repo-path.js';

@@ -1,7 +1,7 @@
 // The branch, HEAD and branch tips as the runner last read them. git is asked only when the files it answers from
 // changed (git/fingerprint.ts), and the read made before an agent runs also answers the loop's headSha and
 // readBranchTips that follow it, so an iteration in which nothing moved costs no git process for them.
-import { headSha, readBranchTips, readRefs, type RefsSnapshot } from '../git/git.js';
+import { headSha, readBranchTips, readRefs, type RefsSnapshot } from '../git/head.js';
 import { fingerprintRefs, sameFingerprint, type Fingerprint, type GitDirs } from '../git/fingerprint.js';
 
 export class RefsView {

@@ -3,7 +3,8 @@
 import type { AgentResult, RunContext } from '../types.js';
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
-import { readFileAt, tryCommitRunnerFiles } from '../git/git.js';
+import { readFileAt } from '../git/read.js';
+import { tryCommitRunnerFiles } from '../git/commit.js';
 import type { RefsView } from './refs-view.js';
 import { formatDuration } from '../core/duration.js';
 import { renderTimeoutBlock } from '../verify/report.js';

@@ -8,7 +8,8 @@ import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
-import { gitOk, runGit, updateRefs } from '../git/git.js';
+import { gitOk, runGit } from '../git/git.js';
+import { updateRefs } from '../git/head.js';
 import { loopDir } from '../store/layout.js';
 import { baselineRef, pinsRef } from './baseline.js';
 

@@ -12,7 +12,8 @@ import { planPinOwnerHint, renderRejectionBlock } from './report.js';
 import { planGateRejection, renderGateReason } from './gate-verdict.js';
 import { showPath } from '../../util/repo-path.js';
 import { CheckSession } from './session.js';
-import { tryCommitRunnerFiles, headSha, writeVerdictNote } from '../git/git.js';
+import { headSha } from '../git/head.js';
+import { tryCommitRunnerFiles, writeVerdictNote } from '../git/commit.js';
 import { guardWrite } from '../errors.js';
 
 export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAgent'> {

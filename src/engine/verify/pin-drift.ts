@@ -4,7 +4,8 @@
 // says "protectDefaults": false) the files whose mere presence changes how checks run, between the plan commit and
 // a later commit. A story's `mayChange` does not exempt a file here: a change to a test is for a person to review.
 import type { Pins } from './types.js';
-import { gitOk, readFileAt } from '../git/git.js';
+import { gitOk } from '../git/git.js';
+import { readFileAt } from '../git/read.js';
 import { matchAbsent, readRunnerKeys, readScripts, readSection } from './pins.js';
 
 /** What `commit` changed of the pins since `pins.commit`, as "M test/a.test.ts", "package.json scripts.test", ... */

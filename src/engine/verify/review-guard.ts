@@ -5,7 +5,8 @@
 // is returned, and a review that changed anything is not a SHIP (review.ts).
 import { rmSync } from 'node:fs';
 import path from 'node:path';
-import { gitOk, readDirtyEntries, runGit } from '../git/git.js';
+import { gitOk, runGit } from '../git/git.js';
+import { readDirtyEntries } from '../git/read.js';
 import { HeldFiles } from './held-files.js';
 
 export interface RepoSnapshot {

@@ -12,7 +12,9 @@ import { readHomeListing, realHome } from '../agents/home-listing.js';
 import { planAgentEnv } from '../agents/env.js';
 import { runAgentOnce } from '../agents/run.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
-import { isAncestor, readFileAt, runGit } from '../git/git.js';
+import { runGit } from '../git/git.js';
+import { isAncestor } from '../git/head.js';
+import { readFileAt } from '../git/read.js';
 import { createCheckout, readTreeFiles, removeCheckout } from './checkout.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 import {

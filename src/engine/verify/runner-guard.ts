@@ -15,7 +15,8 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { readConfigList, readGitPath, runGit } from '../git/git.js';
+import { readGitPath, runGit } from '../git/git.js';
+import { readConfigList } from '../git/read.js';
 import type { RepoLocation } from '../types.js';
 import { hashContent } from '../../util/hash.js';
 import { parseManifestCore } from '../../util/manifest-files.js';

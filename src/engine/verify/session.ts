@@ -14,7 +14,7 @@ import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import type { VerifyInput, VerifyOptions } from './types.js';
 import { RunnerFileError, SealBroken, WorkProtected, guardWrite } from '../errors.js';
-import { readHead } from '../git/git.js';
+import { readHead } from '../git/head.js';
 import { HeldFiles } from './held-files.js';
 import type { ReviewedCheck } from './review-prompt.js';
 import { shellQuote } from '../../util/shell-quote.js';

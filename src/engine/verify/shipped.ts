@@ -2,7 +2,7 @@
 // them again instead of leaving them "(reported)". Kept in a ref of the runner's, sealed with the verdict record's key
 // like the record itself: a ref someone rewrote without the key, or a SHIP of a commit HEAD no longer holds, is dropped.
 import type { ShippedReview } from './types.js';
-import { isAncestor } from '../git/git.js';
+import { isAncestor } from '../git/head.js';
 import { readBlob, recordBlob, shippedRef } from './baseline.js';
 import {
   parseRecord,

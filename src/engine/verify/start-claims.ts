@@ -4,7 +4,7 @@
 import { readFileSync } from 'node:fs';
 import type { Prd } from '../../prd/types.js';
 import { isSkipped } from '../../prd/skip.js';
-import { headSha } from '../git/git.js';
+import { headSha } from '../git/head.js';
 import type { VerifyResult } from './types.js';
 import { verifyClaims, type Pipeline } from './pipeline.js';
 

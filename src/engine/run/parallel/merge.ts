@@ -3,7 +3,9 @@
 // after the merged commit passed its checks, and only from the tip the runner last knew (update-ref with the old
 // value). A kill at any point leaves the branch at verified work; restoreIntegrationTree tidies the tree after one.
 import { existsSync } from 'node:fs';
-import { gitOk, headSha, runGit, runnerIdentity } from '../../git/git.js';
+import { gitOk, runGit } from '../../git/git.js';
+import { headSha } from '../../git/head.js';
+import { runnerIdentity } from '../../git/commit.js';
 
 export type MergeAttempt = { kind: 'merged'; commit: string } | { kind: 'conflict'; files: string[]; message: string };
 

@@ -11,7 +11,7 @@ import type { Prd } from '../../../prd/types.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
 import { renderAllPass } from '../../core/exits.js';
 import { limitBeforeJudging, limitBeforeRun, storyGivenUp, usageCeilingExit } from '../../core/limits.js';
-import { headSha } from '../../git/git.js';
+import { headSha } from '../../git/head.js';
 import { writeState } from '../../store/state-file.js';
 import { recordsRoot } from '../../store/layout.js';
 import { finalGate } from '../deps.js';

@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type { Prd } from '../../../prd/types.js';
 import type { RunPaths } from '../../types.js';
-import { readFileAt } from '../../git/git.js';
+import { readFileAt } from '../../git/read.js';
 import { mergeBase } from './merge.js';
 
 export interface StorySide {

@@ -4,18 +4,16 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { resolveRepo } from '../../../../src/engine/git/git.js';
+import { currentBranch, headSha, readHead } from '../../../../src/engine/git/head.js';
 import {
-  currentBranch,
-  headSha,
   readBlobs,
   readConfigList,
   readDirtyEntries,
   readFileAt,
-  readHead,
-  readObjects,
+  readNamedObjects,
   readStatusAndHead,
-  resolveRepo,
-} from '../../../../src/engine/git/git.js';
+} from '../../../../src/engine/git/read.js';
 import { snapshotRunnerFiles } from '../../../../src/engine/verify/runner-guard.js';
 import { LoopExit } from '../../../../src/engine/errors.js';
 import { git, gitdir, testdir } from '../../../support/repo.js';
@@ -134,7 +132,7 @@ describe('readBlobs: several files in one cat-file --batch', () => {
   it('answers a ref name with its commit, and null only when no ref has that name', async () => {
     const dir = gitdir();
     git(dir, 'branch', 'side');
-    const [side, nope] = await readObjects(dir, ['refs/heads/side', 'refs/heads/nope']);
+    const [side, nope] = await readNamedObjects(dir, ['refs/heads/side', 'refs/heads/nope']);
     expect([side?.type, side?.sha, nope]).toEqual(['commit', git(dir, 'rev-parse', 'side'), null]);
   });
 

@@ -3,7 +3,8 @@
 import { describe, expect, it, onTestFinished, vi } from 'vitest';
 import { appendFileSync, cpSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { GIT_MISSING, gitOk, runGit, runnerIdentity, writeVerdictNote } from '../../../../src/engine/git/git.js';
+import { GIT_MISSING, gitOk, runGit } from '../../../../src/engine/git/git.js';
+import { runnerIdentity, writeVerdictNote } from '../../../../src/engine/git/commit.js';
 import { RunnerFileError } from '../../../../src/engine/errors.js';
 import { git, gitdir } from '../../../support/repo.js';
 import { goneWithin, pidFrom } from '../../../support/process.js';

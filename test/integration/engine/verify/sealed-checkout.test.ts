@@ -22,7 +22,7 @@ import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { runFinalGate } from '../../../../src/engine/verify/final-gate.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { ObjectMismatch } from '../../../../src/engine/git/objects.js';
-import { isAncestor } from '../../../../src/engine/git/git.js';
+import { isAncestor } from '../../../../src/engine/git/head.js';
 import { restoreRunnerFiles, snapshotRunnerFiles } from '../../../../src/engine/verify/runner-guard.js';
 import type { Prd } from '../../../../src/prd/types.js';
 import { git, testdir, writeFiles } from '../../../support/repo.js';
