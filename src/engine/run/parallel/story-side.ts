@@ -3,7 +3,7 @@
 import path from 'node:path';
 import type { Prd } from '../../../prd/types.js';
 import type { RunPaths } from '../../types.js';
-import { readFileAt } from '../../git/read.js';
+import { readBlobs } from '../../git/read.js';
 import { mergeBase } from './merge.js';
 
 export interface StorySide {
@@ -26,12 +26,18 @@ export async function readStorySide(
   const rel = (file: string) => path.relative(tree, file).split(path.sep).join('/');
   const base = await mergeBase(tree, onto, head);
   const logRel = rel(paths.progress);
+  // The three files in one git process (cat-file --batch).
+  const [plan, log, logBase] = await readBlobs(tree, [
+    `${head}:${rel(paths.prd)}`,
+    `${head}:${logRel}`,
+    ...(base ? [`${base}:${logRel}`] : []),
+  ]);
   return {
     head,
     base,
-    notes: readNotes(await readFileAt(tree, head, rel(paths.prd)), id),
-    logBase: base ? ((await readFileAt(tree, base, logRel)) ?? '') : '',
-    log: (await readFileAt(tree, head, logRel)) ?? '',
+    notes: readNotes(plan?.text ?? null, id),
+    logBase: logBase?.text ?? '',
+    log: log?.text ?? '',
   };
 }
 
