@@ -99,6 +99,10 @@ describe('git processes per iteration', () => {
       .trim()
       .split('\n')
       .map((l) => JSON.parse(l) as { kind: string; story: string; commit: string; status?: string });
+    // No reviewer, so no SHIP: the loop's SHIPs ref is never written (two git processes an iteration it was).
+    expect(() =>
+      git(dir, 'rev-parse', '--verify', '--quiet', `refs/ralphkit/loops/${path.basename(runDir)}/shipped`),
+    ).toThrow();
     for (const id of ['US-001', 'US-002', 'US-003']) {
       const verdict = ledger.find((l) => l.kind === 'verdict' && l.story === id);
       expect(verdict?.status).toBe('verified');

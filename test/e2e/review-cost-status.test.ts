@@ -108,6 +108,8 @@ describe('status shows the reviews', () => {
     const env = keyEnv();
     const first = await ralphReviewed(dir, ['--review-cmd', reviewFixture('reviewer.mjs'), '3'], env);
     expect(first.code, first.stderr).toBe(1); // US-1 shipped; US-2 revised, then the iterations ran out: no final gate
+    // The SHIP is kept for the resume in the loop's sealed ref.
+    expect(git(dir, 'rev-parse', '--verify', 'refs/ralphkit/loops/e2e/shipped')).toMatch(/^[0-9a-f]{40,64}$/);
     const resumed = await run(path.join(dir, 'ralph/ralph.sh'), ['--resume', 'e2e', '8'], { cwd: dir, env });
     expect(resumed.code, resumed.stderr).toBe(0);
     const ships = reviewLines(dir).filter((l) => l.verdict === 'ship');

@@ -158,7 +158,9 @@ export async function afterVerification(p: Pipeline, result: VerifyResult, head:
     if (v.status === 'verified') trust.verifiedAt.set(v.id, head);
     trust.lastVerified = head;
   }
-  if (result.verdicts.length && head && trust.verdictKey) {
+  // An empty record where none was written says nothing new: a loop without a reviewer writes none.
+  if (result.verdicts.length && head && trust.verdictKey && (trust.shipped.size || trust.shippedRecorded)) {
+    trust.shippedRecorded = true;
     // Kept for a resume: its final gate seals these SHIPs again (verify/shipped.ts).
     await recordShipped(trust.topLevel, loopId, head, trust.shipped, trust.verdictKey).catch((err: Error) =>
       run.emit({

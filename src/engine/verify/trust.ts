@@ -40,6 +40,11 @@ export interface RunTrust {
   verifiedAt: Map<string, string>;
   /** The reviewer's SHIP of each story accepted in this run, sealed into the verdict record by the final gate. */
   shipped: Map<string, ShippedReview>;
+  /**
+   * Whether the loop's SHIPs ref (verify/shipped.ts) may hold a record: false only for a loop started now that has
+   * sealed none yet. An empty record over no record says nothing, so such a loop (no reviewer) writes none.
+   */
+  shippedRecorded: boolean;
   /** Stories whose checks passed on the plan commit before any work (the start's probe, or a resumed loop's ledger). */
   weak: Set<string>;
   /** The last commit at which a claim was accepted in this run: where the reviewer's next diff starts. */
@@ -250,6 +255,7 @@ export async function establishTrust(
     guard,
     verifiedAt: new Map(),
     shipped,
+    shippedRecorded: resumed,
     weak: new Set(),
     gitDir: guard.gitDir,
     verdictKey,
