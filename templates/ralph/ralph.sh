@@ -17,6 +17,8 @@ for arg in "$@"; do [ "$arg" = --allow-modified-engine ] && check=0; done
 # The usual case costs no second Node.js start: the engine's SHA-256 as sha256sum (or macOS's shasum) gives it, against
 # the one .ralphkit.json records (read by sed from the installer's two-space JSON). Anything else (no such tool, another
 # layout, a file with CRLF line ends, a mismatch) is decided by Node.js below, which also says why and what to type.
+# A manifest written to fool sed here could as well be written to agree with Node.js: the two files are held against
+# each other, and against the agent by the runner's guard and the sandbox, not by this parse.
 if [ "$check" = 1 ]; then
   want=$(sed -n '/^    "ralph\/ralph\.mjs": {$/{n;s/^      "sha256": "\([0-9a-f]\{64\}\)",\{0,1\}$/\1/p;}' "$dir/.ralphkit.json" 2>/dev/null)
   got=
