@@ -186,6 +186,7 @@ async function benchInstall() {
   );
 }
 
+// 2. Runner overhead: the installed ralph.sh with a no-op agent vs a bash loop spawning the same agent.
 const PLAN = {
   project: 'Bench',
   branchName: 'ralph/bench',

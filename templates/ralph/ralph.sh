@@ -15,19 +15,28 @@ fi
 check=1
 for arg in "$@"; do [ "$arg" = --allow-modified-engine ] && check=0; done
 # The usual case costs no second Node.js start: the engine's SHA-256 as sha256sum (or macOS's shasum) gives it, against
-# the one .ralphkit.json records (read by sed from the installer's two-space JSON). Anything else (no such tool, another
-# layout, a file with CRLF line ends, a mismatch) is decided by Node.js below, which also says why and what to type.
-# A manifest written to fool sed here could as well be written to agree with Node.js: the two files are held against
-# each other, and against the agent by the runner's guard and the sandbox, not by this parse.
+# the one .ralphkit.json records, read by sed from the installer's layout (two-space JSON, the entry's hash on the line
+# after its name, inside "files"). Only a manifest that is plainly that layout is read so: one "files", one entry that
+# names ralph/ralph.mjs, no backslash (no JSON escape); and an engine with no carriage return (CRLF, which Node.js
+# hashes as LF). Anything else (no such tool, a mismatch) is decided by Node.js below, which says why and what to type.
+# This is no weaker than Node.js's parse: whoever can write these two files can make them agree for either.
 if [ "$check" = 1 ]; then
-  want=$(sed -n '/^    "ralph\/ralph\.mjs": {$/{n;s/^      "sha256": "\([0-9a-f]\{64\}\)",\{0,1\}$/\1/p;}' "$dir/.ralphkit.json" 2>/dev/null)
-  got=
-  if command -v sha256sum >/dev/null 2>&1; then
-    got=$(sha256sum < "$dir/ralph.mjs" 2>/dev/null)
-  elif command -v shasum >/dev/null 2>&1; then
-    got=$(shasum -a 256 < "$dir/ralph.mjs" 2>/dev/null)
+  manifest="$dir/.ralphkit.json"
+  cr=$(printf '\r')
+  want=
+  if [ "$(grep -c '"files"' "$manifest" 2>/dev/null)" = 1 ] && [ "$(grep -c 'ralph/ralph\.mjs' "$manifest" 2>/dev/null)" = 1 ] &&
+    ! grep -q '\\' "$manifest" 2>/dev/null && ! grep -q "$cr" "$dir/ralph.mjs" 2>/dev/null; then
+    want=$(sed -n '/^  "files": {$/,/^  }/{/^    "ralph\/ralph\.mjs": {$/{n;s/^      "sha256": "\([0-9a-f]\{64\}\)",\{0,1\}$/\1/p;};}' "$manifest" 2>/dev/null)
   fi
-  [ -n "$want" ] && [ "${got%% *}" = "$want" ] && check=0
+  got=
+  if [ -n "$want" ]; then
+    if command -v sha256sum >/dev/null 2>&1; then
+      got=$(sha256sum < "$dir/ralph.mjs" 2>/dev/null)
+    elif command -v shasum >/dev/null 2>&1; then
+      got=$(shasum -a 256 < "$dir/ralph.mjs" 2>/dev/null)
+    fi
+    [ "${got%% *}" = "$want" ] && check=0
+  fi
 fi
 if [ "$check" = 1 ]; then
   node -e '

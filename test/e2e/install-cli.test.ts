@@ -262,6 +262,50 @@ describe('ralph/ralph.sh (installed launcher)', () => {
     expect(await nodeStarts()).toEqual(['-e', path.join(realpathSync(repo), 'ralph/ralph.mjs')]);
   });
 
+  it.each(['a second entry for the engine', 'a decoy entry outside "files"', 'an engine with CRLF line ends'])(
+    "a manifest that would fool the launcher's quick read (%s) is left to Node.js, which refuses the modified engine",
+    async (craft) => {
+      const repo = gitdir();
+      await runCli(['install', '--no-skills'], { cwd: repo });
+      const engineFile = path.join(repo, 'ralph/ralph.mjs');
+      const manifestFile = path.join(repo, 'ralph/.ralphkit.json');
+      const marker = path.join(testdir(), 'ran');
+      const sha = (bytes: string) => createHash('sha256').update(bytes).digest('hex');
+      const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
+      const real: string = manifest.files['ralph/ralph.mjs'].sha256;
+      let evil = `${readFileSync(engineFile, 'utf8')}\nimport('node:fs').then((fs) => fs.writeFileSync(${JSON.stringify(marker)}, 'x'));\n`;
+      let text: string;
+      if (craft.startsWith('an engine with CRLF')) {
+        // The raw bytes' hash recorded: Node.js hashes the engine with LF, as a Windows checkout is read.
+        evil = evil.replace(/\n/g, '\r\n');
+        manifest.files['ralph/ralph.mjs'].sha256 = sha(evil);
+        text = `${JSON.stringify(manifest, null, 2)}\n`;
+      } else if (craft.startsWith('a second entry')) {
+        // The installer's layout names the modified engine; JSON.parse keeps the later, one-line entry: the real one.
+        manifest.files['ralph/ralph.mjs'].sha256 = sha(evil);
+        text = `${JSON.stringify(manifest, null, 2)}\n`.replace(
+          /\n {2}\}\n\}\n$/,
+          `,\n    "ralph/ralph.mjs": { "sha256": "${real}", "source": "ralphkit" }\n  }\n}\n`,
+        );
+      } else {
+        // The real entry on one line; one laid out as the installer would, in another object, names the modified engine.
+        const layout = `${JSON.stringify({ ...manifest, zzz: { 'ralph/ralph.mjs': { sha256: sha(evil) } } }, null, 2)}\n`;
+        text = layout.replace(
+          /\n {4}"ralph\/ralph\.mjs": \{\n {6}"sha256": "[0-9a-f]{64}",\n {6}"source": "ralphkit"\n {4}\}/,
+          `\n    "ralph/ralph.mjs": { "sha256": "${real}", "source": "ralphkit" }`,
+        );
+      }
+      writeFileSync(engineFile, evil);
+      writeFileSync(manifestFile, text);
+      // What Node.js reads is the real entry: the engine differs from it.
+      expect(JSON.parse(text).files['ralph/ralph.mjs'].sha256).toBe(craft.startsWith('an engine') ? sha(evil) : real);
+      const r = await run(path.join(repo, 'ralph/ralph.sh'), ['--help'], { cwd: repo });
+      expect(r.code, r.stderr).toBe(2);
+      expect(r.stderr).toContain('ralph: ralph/ralph.mjs differs from what ralphkit installed');
+      expect(existsSync(marker)).toBe(false);
+    },
+  );
+
   it('says clearly that node is missing (exit 127)', async () => {
     const repo = gitdir();
     await runCli(['install', '--no-skills'], { cwd: repo });

@@ -217,9 +217,20 @@ describe.skipIf(!probe.ok)(
       const bad = await runCli(['run', '--no-network', '--agent-cmd', 'true', '1'], { cwd: dir });
       expect(bad.code).toBe(1);
       expect(bad.stderr).toContain('--no-network needs the sandbox');
-      const r = await ralph(dir, 'honest', ['--sandbox', '--no-network', '5']);
+      // bubblewrap through a shim that notes each start: whether it works here is asked once per run (the default
+      // asks, and the sandboxes after it take that answer).
+      const shim = path.join(testdir('ralphkit-bwrap-'), 'bwrap');
+      const starts = `${shim}.log`;
+      writeFileSync(shim, `#!/bin/sh\necho "$*" >> '${starts}'\nexec '${probe.ok ? probe.bwrap : 'bwrap'}' "$@"\n`, {
+        mode: 0o755,
+      });
+      const r = await ralph(dir, 'honest', ['--no-network', '5'], { RALPH_BWRAP_BIN: shim });
       expect(r.code, r.output).toBe(0);
       expect(existsSync(path.join(dir, 'src/two.mjs'))).toBe(true);
+      const probes = readFileSync(starts, 'utf8')
+        .split('\n')
+        .filter((l) => l.endsWith('--unshare-pid --die-with-parent true'));
+      expect(probes).toHaveLength(1);
     });
 
     it('checks run in the sandbox too: a check cannot write outside its checkout (and without --sandbox it can)', async () => {

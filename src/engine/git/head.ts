@@ -51,7 +51,7 @@ export interface CheckoutResult {
 /**
  * Puts the work tree on `branch`: nothing when already there, a checkout when it exists, else a new branch
  * from `base` (or HEAD). `known`: the branch HEAD is on (null: detached) and whether `branch` exists, when the
- * caller has just read them (git/git.ts readHead).
+ * caller has just read them (readHead).
  */
 export async function checkoutBranch(
   cwd: string,

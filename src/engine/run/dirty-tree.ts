@@ -14,7 +14,7 @@ import { readCheckLeftovers } from '../store/check-leftovers.js';
 
 const SHOWN_DIRTY = 10;
 
-/** What the clean-tree check read: every uncommitted path, and HEAD (null: not said plainly; git/git.ts). */
+/** What the clean-tree check read: every uncommitted path, and HEAD (null: not said plainly; git/read.ts readStatusAndHead). */
 export interface StartStatus {
   entries: DirtyEntry[];
   head: HeadState | null;

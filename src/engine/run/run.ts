@@ -49,9 +49,9 @@ import { refuseDirtyTree, type StartStatus } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from '../verify/trust.js';
 import { holdResumeAnchors } from '../verify/resume-anchors.js';
 import { refuseModifiedEngine } from '../verify/runner-guard.js';
-import { probeSandbox } from '../agents/sandbox.js';
 import { readUnseenAgent, refuseUnseenAgent } from '../agents/sandbox-visible.js';
 import { decideSandbox, type SandboxChoice } from './sandbox-default.js';
+import { probeSandboxOnce } from './sandbox.js';
 import { probeWeakChecks, readWeakStories, unprobedStories } from '../verify/weak-checks.js';
 import { createInterface } from 'node:readline/promises';
 import { LoopExit, LOOP_EXIT, describeError, usageExit, EXIT_FAILURE } from '../errors.js';
@@ -87,7 +87,7 @@ export async function startRun(
   const repoRoot = repo.top;
   const resumed = parsed.resume || parsed.resumeLast ? findResumable(repoRoot, parsed) : null;
   const merged = withWebhookFromEnv(resumed ? mergeResumedOptions(resumed.options, parsed, given) : parsed, io.env);
-  const sandbox = decideSandbox(merged, given, resumed, () => probeSandbox(io.env));
+  const sandbox = decideSandbox(merged, given, resumed, () => probeSandboxOnce(io.env));
   const options: RunOptions = { ...merged, sandbox: sandbox.sandbox };
   if (sandbox.note) emit({ type: 'warn', message: sandbox.note });
   if (resumed) {
@@ -288,7 +288,7 @@ function refuseSandbox(options: RunOptions, env: NodeJS.ProcessEnv, choice: Sand
       "--no-network needs the sandbox: only the sandbox can cut the agent's network, and this loop runs without it (./ralph/ralph.sh --sandbox --no-network says why)",
     );
   if (!options.sandbox) return;
-  const probe = choice.probe ?? probeSandbox(env);
+  const probe = choice.probe ?? probeSandboxOnce(env);
   if (!probe.ok) throw new LoopExit(LOOP_EXIT.refused, probe.message, probe.hint);
 }
 
@@ -462,12 +462,14 @@ async function startIterations(
     // The probe ran when the loop started: its ledger lines say which stories it named.
     const ledger = ledgerPath(run.paths.repoRoot, state.id);
     for (const id of readWeakStories(ledger)) trust.weak.add(id);
-    // A probe stopped before it was done (Ctrl-C at start) goes on with the stories it had not reached.
-    const unprobed = probing ? unprobedStories(prdAtStart, ledger) : [];
+    // A probe stopped before it was done (Ctrl-C at start) goes on with the stories it had not reached, in a fresh
+    // checkout of the plan commit: in place, the tree now holds the agents' work, not the plan commit.
+    const unprobed =
+      probing && !run.options.verifyInPlace ? unprobedStories(prdAtStart, ledger, trust.pins!.commit) : [];
     if (unprobed.length) {
       run.emit({
         type: 'info',
-        message: `the weak-check probe did not finish when the loop started; probing ${unprobed.map((s) => s.id).join(', ')} now`,
+        message: `the weak-check probe has no result for ${unprobed.map((s) => s.id).join(', ')} (stopped before it got to them, or the setup failed there); probing them now`,
       });
       await probe({ ...prdAtStart, checks: [], userStories: unprobed });
     }

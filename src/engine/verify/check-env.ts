@@ -146,10 +146,6 @@ export function diffListing(before: Record<string, string> | null, after: Record
 }
 
 /**
- * Each entry of `dir` by identity: inode, size, mode and change time (which no write, rename or `touch` can keep),
- * and for a symbolic link the same of what it leads to. null when the folder does not exist.
- */
-/**
  * listDir, once per real folder in `listed`: where /bin is a link to /usr/bin (most distributions now), both are on
  * PATH and hold the same entries, a thousand or more.
  */
@@ -159,6 +155,10 @@ function listOnce(dir: string, listed: Map<string, Record<string, string> | null
   return listed.get(real) ?? null;
 }
 
+/**
+ * Each entry of `dir` by identity: inode, size, mode and change time (which no write, rename or `touch` can keep),
+ * and for a symbolic link the same of what it leads to. null when the folder does not exist.
+ */
 function listDir(dir: string): Record<string, string> | null {
   let names: string[];
   try {

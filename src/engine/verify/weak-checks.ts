@@ -173,12 +173,15 @@ export function renderFailingPlanCheck(command: string, commit: string, exitCode
 }
 
 /**
- * The active stories with a check the loop's probe wrote no line for: a probe stopped by Ctrl-C (or a kill) before it
- * got to them, or a setup that failed there. A resumed loop probes them, at the same plan commit.
+ * The active stories with a check the loop's probe wrote no line for at plan commit `commit`: a probe stopped by
+ * Ctrl-C (or a kill) before it got to them, or a setup that failed there (a --repin's probe has a commit of its own).
+ * A resumed loop probes them, at that commit.
  */
-export function unprobedStories(prd: Prd, ledgerFile: string): Prd['userStories'] {
+export function unprobedStories(prd: Prd, ledgerFile: string, commit: string): Prd['userStories'] {
   const probed = new Set(
-    readLedger(ledgerFile).flatMap((l) => (l.kind === 'probe' ? [`${l.story}\u0000${l.command}`] : [])),
+    readLedger(ledgerFile).flatMap((l) =>
+      l.kind === 'probe' && l.commit === commit ? [`${l.story}\u0000${l.command}`] : [],
+    ),
   );
   return activeStories(prd.userStories).filter((s) => (s.checks ?? []).some((c) => !probed.has(`${s.id}\u0000${c}`)));
 }

@@ -1,4 +1,4 @@
-// The start's batched git reads (src/engine/git/git.ts) against real git: each answers what the separate calls it
+// The start's batched git reads (src/engine/git/: git.ts, head.ts, read.ts) against real git: each answers what the separate calls it
 // replaces answered, including the cases one process cannot (an unborn branch, a path with a line break), which fall
 // back to asking one by one.
 import { afterEach, describe, expect, it, vi } from 'vitest';
