@@ -143,8 +143,9 @@ describe('git processes at start', () => {
       // the plan, the log and the prompt as committed at HEAD, and whether the plan's branch exists
       'cat-file --batch',
       'checkout --quiet -b ralph/test HEAD --',
-      // what the loop's refs name now, for their seal (verify/anchors.ts)
-      'for-each-ref --format=%(refname) %(objectname) refs/ralphkit/loops/<id>/pins refs/ralphkit/loops/<id>/plan',
+      // what the loop's refs name now, for their seal (verify/anchors.ts), and whether an earlier loop of its name left
+      // a SHIPs record (written over, never read, by this one)
+      'for-each-ref --format=%(refname) %(objectname) refs/ralphkit/loops/<id>/pins refs/ralphkit/loops/<id>/plan refs/ralphkit/loops/<id>/shipped',
       // the pins and the plan ref, in one transaction, after the seal is written
       'update-ref --stdin',
       // the pinned bytes, read from the plan commit down with every object hashed against its id (the hash as the

@@ -308,6 +308,20 @@ describe('the runner verifies what the agent claims', () => {
     expect(subjects(dir)[0]).toBe('chore(ralph): reject US-2 (out of order)');
   });
 
+  it('a new loop named as an earlier one writes over the SHIPs record that loop left (none is read on its resume); without one it writes none', async () => {
+    const dir = await installed(PLAN);
+    // What an earlier loop named e2e left behind (its ralph/.runs/ folder since removed): a record of SHIPs.
+    const staleFile = path.join(testdir(), 'stale.json');
+    writeFileSync(staleFile, '{"stale":true}\n');
+    const stale = git(dir, 'hash-object', '-w', staleFile);
+    git(dir, 'update-ref', 'refs/ralphkit/loops/e2e/shipped', stale);
+    const r = await ralph(dir, 'honest.mjs', '5');
+    expect(r.code, r.stderr).toBe(0);
+    const now = git(dir, 'rev-parse', 'refs/ralphkit/loops/e2e/shipped');
+    expect(now).not.toBe(stale);
+    expect(JSON.parse(git(dir, 'cat-file', '-p', now))).toMatchObject({ loop: 'e2e', reviews: {} });
+  });
+
   it('a weak-check probe stopped by Ctrl-C at start goes on when the loop is resumed: the story it had not reached is still named weak', async () => {
     const hold = path.join(testdir(), 'hold');
     const probing = path.join(testdir(), 'probing');

@@ -11,7 +11,7 @@ import { readTextOrNull } from '../../util/read.js';
 import { gitOk, runGit } from '../git/git.js';
 import { updateRefs } from '../git/head.js';
 import { loopDir } from '../store/layout.js';
-import { baselineRef, pinsRef } from './baseline.js';
+import { baselineRef, pinsRef, shippedRef } from './baseline.js';
 
 /** What the two refs name: the plan commit and the plan record's blob (null: no such ref). */
 export interface AnchorValues {
@@ -43,19 +43,30 @@ export function anchorsPath(repoRoot: string, loopId: string): string {
 
 /** The loop's two refs as they are now, in one git call. */
 export async function readAnchorRefs(cwd: string, loopId: string): Promise<AnchorValues> {
+  return (await readLoopRefs(cwd, loopId)).anchors;
+}
+
+/**
+ * readAnchorRefs, and whether the loop's SHIPs ref exists (verify/shipped.ts), in the same git process: a new loop
+ * named as an earlier one finds that loop's refs, and an old SHIPs record must be written over, not read on a resume.
+ */
+export async function readLoopRefs(cwd: string, loopId: string): Promise<{ anchors: AnchorValues; shipped: boolean }> {
   const out = await gitOk(cwd, [
     'for-each-ref',
     '--format=%(refname) %(objectname)',
     pinsRef(loopId),
     baselineRef(loopId),
+    shippedRef(loopId),
   ]);
-  const values: AnchorValues = { pins: null, plan: null };
+  const anchors: AnchorValues = { pins: null, plan: null };
+  let shipped = false;
   for (const line of out.split('\n')) {
     const [ref, sha] = line.trim().split(' ');
-    if (ref === pinsRef(loopId)) values.pins = sha ?? null;
-    if (ref === baselineRef(loopId)) values.plan = sha ?? null;
+    if (ref === pinsRef(loopId)) anchors.pins = sha ?? null;
+    if (ref === baselineRef(loopId)) anchors.plan = sha ?? null;
+    if (ref === shippedRef(loopId)) shipped = true;
   }
-  return values;
+  return { anchors, shipped };
 }
 
 /**

@@ -14,7 +14,7 @@ import { readFileAt } from '../git/read.js';
 import type { RepoLocation } from '../types.js';
 import { planPrdRepair } from './prd-diff.js';
 import { readBaseline, readPinCommit, pinsRef } from './baseline.js';
-import { moveAnchoredRefs, readAnchorRefs, type AnchorValues } from './anchors.js';
+import { moveAnchoredRefs, readLoopRefs, type AnchorValues } from './anchors.js';
 import { gitOk } from '../git/git.js';
 import { readPins } from './pin-capture.js';
 import { ObjectMismatch } from '../git/objects.js';
@@ -41,8 +41,9 @@ export interface RunTrust {
   /** The reviewer's SHIP of each story accepted in this run, sealed into the verdict record by the final gate. */
   shipped: Map<string, ShippedReview>;
   /**
-   * Whether the loop's SHIPs ref (verify/shipped.ts) may hold a record: false only for a loop started now that has
-   * sealed none yet. An empty record over no record says nothing, so such a loop (no reviewer) writes none.
+   * Whether the loop's SHIPs ref (verify/shipped.ts) may hold a record: false only while a loop started now has no such
+   * ref (none sealed yet, none left by an earlier loop of its name). An empty record over no record says nothing, so
+   * such a loop (no reviewer) writes none.
    */
   shippedRecorded: boolean;
   /** Stories whose checks passed on the plan commit before any work (the start's probe, or a resumed loop's ledger). */
@@ -224,7 +225,7 @@ export async function establishTrust(
   // Held before the pins are sealed with it (and before anything sandboxed runs).
   const verdictKey = holdVerdictKey(emit);
   // A resume has just held the refs against their seal (verify/resume-anchors.ts) and put them back where needed.
-  const before = await readAnchorRefs(paths.repoRoot, loopId);
+  const { anchors: before, shipped: shippedRefFound } = await readLoopRefs(paths.repoRoot, loopId);
   // A new loop's plan ref starts as the plan committed at its plan commit (what a resume would read without it), set
   // with the pins in one git process; a resumed loop's plan ref is its settled record and stays.
   const fresh = !resumed && known.plan !== undefined && known.plan !== null && known.head === commit;
@@ -255,7 +256,7 @@ export async function establishTrust(
     guard,
     verifiedAt: new Map(),
     shipped,
-    shippedRecorded: resumed,
+    shippedRecorded: resumed || shippedRefFound,
     weak: new Set(),
     gitDir: guard.gitDir,
     verdictKey,
