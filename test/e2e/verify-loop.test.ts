@@ -45,6 +45,11 @@ const readPrd = (dir: string): Prd => JSON.parse(readFileSync(path.join(dir, 'ra
 const allLines = (dir: string): LedgerLine[] =>
   parseLedger(readFileSync(path.join(dir, 'ralph/.runs/e2e/ledger.jsonl'), 'utf8'));
 // The claims' own lines; the final gate's (before exit 0) and the start-of-run probe's are asserted apart.
+/** Each story's lines in their order, the stories in order of their first line (the gate interleaves them). */
+const byStory = (lines: LedgerLine[]): LedgerLine[] => {
+  const ids = [...new Set(lines.map((l) => l.story))];
+  return ids.flatMap((id) => lines.filter((l) => l.story === id));
+};
 const ledger = (dir: string): LedgerLine[] => allLines(dir).filter((l) => !l.gate && l.kind !== 'probe');
 const gateVerdicts = (dir: string) =>
   allLines(dir)
@@ -124,10 +129,14 @@ describe('the runner verifies what the agent claims', () => {
     ]);
     // Before exit 0, the final gate ran every check again on the final commit: the plan's check once, shared.
     expect(gateVerdicts(dir)).toEqual(['2:US-1:verified', '2:US-2:verified']);
+    // Stories' checks run side by side at the gate: each story's lines in order, the stories' interleaved.
     expect(
-      allLines(dir)
-        .filter((l) => l.gate && l.kind === 'check')
-        .map((l) => [l.story, l.command, l.commit, l.kind === 'check' && !!l.shared]),
+      byStory(allLines(dir).filter((l) => l.gate && l.kind === 'check')).map((l) => [
+        l.story,
+        l.command,
+        l.commit,
+        l.kind === 'check' && !!l.shared,
+      ]),
     ).toEqual([
       ['US-1', 'test -f README.md', shaOf('US-2'), false],
       ['US-1', 'grep -q "US-1 done" US-1.txt', shaOf('US-2'), false],
@@ -188,9 +197,9 @@ describe('the runner verifies what the agent claims', () => {
     ).toEqual(['US-1:setup', 'US-1:prd', 'US-1:story', 'US-2:setup', 'US-2:prd', 'US-2:story']);
     // The final gate: setup once in its own checkout, shared by both stories.
     expect(
-      allLines(dir)
-        .filter((l) => l.gate && l.kind === 'check')
-        .map((l) => (l.kind === 'check' ? `${l.story}:${l.scope}${l.shared ? ':shared' : ''}` : '')),
+      byStory(allLines(dir).filter((l) => l.gate && l.kind === 'check')).map((l) =>
+        l.kind === 'check' ? `${l.story}:${l.scope}${l.shared ? ':shared' : ''}` : '',
+      ),
     ).toEqual(['US-1:setup', 'US-1:prd', 'US-1:story', 'US-2:setup:shared', 'US-2:prd:shared', 'US-2:story']);
     expect(readdirSync(dir)).not.toContain('.setup-ran'); // setup never ran in the repository itself
     expect(git(dir, 'worktree', 'list').split('\n')).toHaveLength(1);

@@ -1,6 +1,7 @@
 // The final gate (SPEC §6): before the loop may exit 0, every check of every story and of the plan runs once more
 // on a fresh checkout of the final commit, with the pinned tests. A claim is checked at its own commit; a later
-// story can still break it, and only this pass sees that. Exit 0 means exactly: all of it passes here.
+// story can still break it, and only this pass sees that. Exit 0 means exactly: all of it passes here. Stories' checks
+// run two at a time; a check that fails beside another runs again on its own, and that run is the verdict.
 import { appendFileSync } from 'node:fs';
 import type { Prd, Story } from '../../prd/types.js';
 import { activeStories } from '../../prd/skip.js';
@@ -11,7 +12,8 @@ import { keyDir, renderRecord, type VerdictRecord } from '../store/verdict-recor
 import { planPinOwnerHint, renderRejectionBlock } from './report.js';
 import { planGateRejection, renderGateReason } from './gate-verdict.js';
 import { showPath } from '../../util/repo-path.js';
-import { CheckSession } from './session.js';
+import { CheckSession, type StoryRun } from './session.js';
+import { CHECKS_AT_ONCE, mapAtMost } from '../../util/at-most.js';
 import { headSha } from '../git/head.js';
 import { tryCommitRunnerFiles, writeVerdictNote } from '../git/commit.js';
 import { guardWrite } from '../errors.js';
@@ -76,14 +78,15 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
     const judged = activeStories(prd.userStories).filter(
       (s) => (!input.onlyPassing || s.passes === true) && (!input.onlyStories || input.onlyStories.includes(s.id)),
     );
-    for (const id of planClaimOrder(
+    const stories = planClaimOrder(
       prd,
       judged.map((s) => s.id),
-    )) {
-      const story = prd.userStories.find((s) => s.id === id) as Story;
-      const judged = await judgeAtGate(session, prd, story, input);
-      if (judged === 'interrupted')
-        return { passed: false, interrupted: true, commit, verdicts, prd, runnerCommit: null };
+    ).map((id) => prd.userStories.find((s) => s.id === id) as Story);
+    const runs = await runSideBySide(session, prd, stories, input.log);
+    if (runs === 'interrupted') return { passed: false, interrupted: true, commit, verdicts, prd, runnerCommit: null };
+    // Verdicts in the plan's order, whichever finished first.
+    for (const [i, story] of stories.entries()) {
+      const judged = judgeAtGate(session, story, runs[i], input);
       verdicts.push(judged.verdict);
       if (judged.block) blocks.push(judged.block);
     }
@@ -132,15 +135,64 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
   return { passed: false, interrupted: false, commit, verdicts, prd: rejection.prd, runnerCommit };
 }
 
-type GateJudgement = { verdict: StoryVerdict; block?: string } | 'interrupted';
+type TimedRun = { run: StoryRun; durationMs: number };
+/** A story's run that decided something (none of the gate's was interrupted). */
+type Decided = { run: Exclude<StoryRun, { outcome: 'interrupted' }>; durationMs: number };
 
-async function judgeAtGate(s: CheckSession, prd: Prd, story: Story, input: GateInput): Promise<GateJudgement> {
-  const started = Date.now();
+/**
+ * Every story's checks, CHECKS_AT_ONCE stories at a time; stories that need another checkout (another `mayChange`)
+ * only once those before are done, since a new checkout's setup renews the checks' HOME. A check that failed beside
+ * another story's checks runs again on its own afterwards (load, a shared port or file), so the verdict is what it
+ * does alone, as when the gate ran one story at a time. The runs in `stories`' order.
+ */
+async function runSideBySide(
+  s: CheckSession,
+  prd: Prd,
+  stories: readonly Story[],
+  log: GateInput['log'],
+): Promise<Decided[] | 'interrupted'> {
+  const timed = async (story: Story): Promise<TimedRun> => {
+    const started = Date.now();
+    const run = await s.runStory(prd, story);
+    return { run, durationMs: Date.now() - started };
+  };
+  const byCheckout = new Map<string, number[]>();
+  for (const [i, story] of stories.entries()) {
+    const key = [...(story.mayChange ?? [])].sort().join('\0');
+    byCheckout.set(key, [...(byCheckout.get(key) ?? []), i]);
+  }
+  const runs: TimedRun[] = new Array(stories.length);
+  for (const group of byCheckout.values()) {
+    const done = await mapAtMost(group, CHECKS_AT_ONCE, (i) => timed(stories[i]));
+    for (const [j, i] of group.entries()) runs[i] = done[j];
+  }
+  if (!runs.every(decided)) return 'interrupted';
+  if (stories.length < 2) return runs;
+  const forgotten = new Set<string>();
+  for (const [i, { run }] of runs.entries()) {
+    if (run.outcome !== 'failed' || !run.scope || !run.check) continue;
+    // Forgotten once: the next story failing on the same shared command reuses the run on its own.
+    const key = `${run.scope}\0${run.check.command}`;
+    if (!forgotten.has(key)) s.forget(run.scope, run.check.command);
+    forgotten.add(key);
+    log('info', `${stories[i].id}: check \`${run.check.command}\` failed beside other checks; run again on its own`);
+    const alone = await timed(stories[i]);
+    if (!decided(alone)) return 'interrupted';
+    runs[i] = alone;
+  }
+  return runs;
+}
+
+function decided(r: TimedRun): r is Decided {
+  return r.run.outcome !== 'interrupted';
+}
+
+type GateJudgement = { verdict: StoryVerdict; block?: string };
+
+function judgeAtGate(s: CheckSession, story: Story, { run, durationMs }: Decided, input: GateInput): GateJudgement {
   const id = story.id;
   const record = (status: StoryVerdict['status'], reason?: string) =>
-    s.recordVerdict(id, status, { reason, durationMs: Date.now() - started, gate: true });
-  const run = await s.runStory(prd, story);
-  if (run.outcome === 'interrupted') return 'interrupted';
+    s.recordVerdict(id, status, { reason, durationMs, gate: true });
   if (run.outcome === 'no-checks') {
     const reason = "no checks apply to this story; accepted on the agent's word";
     record('unverified', reason);

@@ -1,6 +1,7 @@
 // Runs the checks of one verification pass and records each run in the ledger. Shared commands (the
 // plan's `checks`, and `setup`) run once per checkout even when several stories are claimed: the tree does not
-// change between claims, so a second run would only cost time.
+// change between claims, so a second run would only cost time. Stories may be run side by side (the final gate):
+// checkouts are prepared one at a time, and a shared command asked for twice at once runs once.
 import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, type CheckLine, type LedgerLine, type VerdictStatus } from '../store/ledger.js';
 import { createCheckout, reapplyPins, removeCheckout, type Checkout } from './checkout.js';
@@ -28,7 +29,8 @@ export type Prepared = { cwd: string; key: string; pinnedChanges: string[] } | {
 export type StoryRun =
   | { outcome: 'no-checks' }
   | { outcome: 'interrupted' }
-  | { outcome: 'failed'; why: string; check?: CheckResult; pinnedChanges: string[] }
+  // `scope`: the failing check's, when a check (not setup, not the checkout) failed.
+  | { outcome: 'failed'; why: string; check?: CheckResult; scope?: CheckScope; pinnedChanges: string[] }
   | { outcome: 'passed'; count: number; pinnedChanges: string[]; ran: ReviewedCheck[] };
 
 type CheckoutEntry = { checkout: Checkout; setupFailure?: CheckResult; broken?: Error };
@@ -65,7 +67,14 @@ export function planCheckWrap(
 }
 
 export class CheckSession {
-  private readonly shared = new Map<string, CheckResult>();
+  // A shared command's run, by checkout, scope and command; a promise, so that a second story asking while it runs
+  // waits for that run instead of starting another.
+  private readonly shared = new Map<string, Promise<CheckResult>>();
+  // prepare() one at a time: two stories must not make two checkouts of one key, and a setup (which renews the
+  // checks' HOME) must not run beside a check.
+  private preparing: Promise<unknown> = Promise.resolve();
+  // Before the first check, once: HEAD's branch read and the plan and the log held.
+  private firstCheck: Promise<void> | undefined;
   // One checkout per `mayChange` (stories that may change different pinned files see different versions of them).
   private readonly checkouts = new Map<string, CheckoutEntry>();
   // Checks run the agent's code: they get the agent's environment (no runner secrets) and a mark of their own, so
@@ -94,7 +103,13 @@ export class CheckSession {
    * Where checks run: a fresh checkout of the claimed commit with the pinned files (but those `mayChange` names) as
    * they were at the plan commit, after `setup`; or the repository root with --verify-in-place (or before any commit).
    */
-  async prepare(story: string, setup: string | undefined, mayChange: readonly string[] = []): Promise<Prepared> {
+  prepare(story: string, setup: string | undefined, mayChange: readonly string[] = []): Promise<Prepared> {
+    const next = this.preparing.then(() => this.prepareNow(story, setup, mayChange));
+    this.preparing = next.catch(() => undefined);
+    return next;
+  }
+
+  private async prepareNow(story: string, setup: string | undefined, mayChange: readonly string[]): Promise<Prepared> {
     if (this.input.inPlace || this.commit === null) return { cwd: this.top, key: '', pinnedChanges: [] };
     const key = [...mayChange].sort().join('\0');
     let entry = this.checkouts.get(key);
@@ -148,7 +163,7 @@ export class CheckSession {
           `${story}: setup \`${setup}\` not run again: ${made.names.join(', ')} copied from the loop's setup (same lockfiles) in ${ms}ms`,
         );
         // Its ledger line is the run that built the copy, marked shared, as for a second story in one checkout.
-        this.shared.set(`${where}\0setup\0${setup}`, made.result);
+        this.shared.set(`${where}\0setup\0${setup}`, Promise.resolve(made.result));
         this.record({ ...checkLine(this, story, 'setup', made.result, true), ...(this.gate ? { gate: true } : {}) });
         // A new checkout's checks get a fresh HOME, as after a setup that ran: nothing an earlier checkout's checks wrote.
         this.checkEnv?.renew();
@@ -254,6 +269,7 @@ export class CheckSession {
           outcome: 'failed',
           why: renderCheckFailure(r, this.input.checkTimeoutMs),
           check: r,
+          scope,
           pinnedChanges: where.pinnedChanges,
         };
       ran.push({ scope, command, exitCode: r.exitCode, durationMs: r.durationMs });
@@ -265,26 +281,31 @@ export class CheckSession {
   async run(story: string, scope: CheckScope, command: string, cwd: string, where = ''): Promise<CheckResult> {
     const key = `${where}\0${scope}\0${command}`;
     const shareable = scope !== 'story' || this.gate;
-    const reused = shareable ? this.shared.get(key) : undefined;
     const checkEnv = (this.checkEnv ??= new ChecksEnv(this.input.checkBase, this.input.log));
-    if (!reused && this.branch === undefined) {
-      // Before the first check: what close() compares HEAD's branch with.
-      this.branch = (await readHead(this.top)).branch;
+    // Before the first check: what close() compares HEAD's branch with, and the files put back after the checks.
+    this.firstCheck ??= readHead(this.top).then(({ branch }) => {
+      this.branch = branch;
       this.held.hold([this.input.prdPath, this.input.progressPath]);
-    }
-    const result =
-      reused ??
-      (await runCheck({
+    });
+    await this.firstCheck;
+    // Looked up after the wait, with no await until it is set: a second asker finds the first one's run.
+    const earlier = shareable ? this.shared.get(key) : undefined;
+    const reused = earlier !== undefined;
+    let running = earlier;
+    if (!running) {
+      running = runCheck({
         command,
         cwd,
         env: checkEnv.env,
         timeoutMs: this.input.checkTimeoutMs,
         signal: this.input.signal,
         wrap: planCheckWrap(this.input.sandbox, cwd, this.top, checkEnv.env),
-      }));
-    if (shareable) this.shared.set(key, result);
+      });
+      if (shareable) this.shared.set(key, running);
+    }
+    const result = await running;
     this.record({
-      ...checkLine(this, story, scope, result, reused !== undefined),
+      ...checkLine(this, story, scope, result, reused),
       ...(this.gate ? { gate: true } : {}),
     });
     const outcome = result.ok
@@ -294,11 +315,18 @@ export class CheckSession {
         : result.timedOut
           ? 'timed out'
           : `exit ${result.exitCode ?? result.signal}`;
+    // A shared setup is said once, where it ran (the ledger has a line for every story that relied on it).
+    if (reused && scope === 'setup') return result;
     this.input.log(
       'info',
       `${story}: ${scope === 'setup' ? 'setup' : 'check'} \`${command}\` ${outcome}${reused ? ' (same run as above)' : ''} in ${result.durationMs}ms`,
     );
     return result;
+  }
+
+  /** The next story that names `command` (in `scope`) runs it again instead of reusing this pass's run of it. */
+  forget(scope: CheckScope, command: string): void {
+    for (const key of this.shared.keys()) if (key.endsWith(`\0${scope}\0${command}`)) this.shared.delete(key);
   }
 
   record(line: LedgerLine): void {

@@ -16,6 +16,7 @@ import { ChecksEnv } from './check-env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite } from '../errors.js';
 import { activeStories } from '../../prd/skip.js';
+import { CHECKS_AT_ONCE, mapAtMost } from '../../util/at-most.js';
 
 export interface WeakProbeInput
   extends Pick<
@@ -46,6 +47,12 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   // taken for the agent's: only a fresh checkout probes them.
   const planChecks = input.inPlace ? [] : [...new Set(input.prd.checks ?? [])].filter((c) => !byCommand.has(c));
   if (!byCommand.size && !planChecks.length) return [];
+  const n = byCommand.size + planChecks.length;
+  // Said before it starts: with a setup this is the longest silence of a loop's start.
+  input.log(
+    'info',
+    `probing ${n} check${n === 1 ? '' : 's'} on the plan commit ${input.pins.commit.slice(0, 7)} before any work${input.prd.setup ? ` (after setup \`${input.prd.setup}\`)` : ''}: a check that passes already proves nothing`,
+  );
   const checkout = input.inPlace ? null : await createCheckout(input.topLevel, input.pins.commit, null);
   const cwd = checkout?.dir ?? input.topLevel;
   const checkEnv = new ChecksEnv(input.checkBase, input.log);
@@ -72,9 +79,9 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
         );
       return [];
     }
-    // Up to PROBE_AT_ONCE at a time; their lines and warnings in the plan's order.
+    // Up to CHECKS_AT_ONCE at a time; their lines and warnings in the plan's order.
     const commands = [...byCommand.keys(), ...planChecks];
-    const results = await mapAtMost(commands, PROBE_AT_ONCE, run);
+    const results = await mapAtMost(commands, CHECKS_AT_ONCE, (c) => run(c));
     for (const [i, command] of commands.entries()) {
       const r = results[i];
       if (r.aborted) return [...weak];
@@ -116,20 +123,6 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
     );
   }
   return ids;
-}
-
-// The probe's checks share one checkout: two at a time (the machine's other core), not all at once.
-const PROBE_AT_ONCE = 2;
-
-/** `work` on each item, at most `limit` at a time; the results in the items' order. */
-async function mapAtMost<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const out: R[] = new Array(items.length);
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    for (let i = next++; i < items.length; i = next++) out[i] = await work(items[i]);
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
-  return out;
 }
 
 /**

@@ -3,7 +3,9 @@
 // it, its claim undone on disk and committed; a gate that passes seals the verdict record; the merge queue's narrower
 // passes judge only the stories they name.
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { runFinalGate, type GateInput } from '../../../../src/engine/verify/final-gate.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
@@ -119,5 +121,62 @@ describe('runFinalGate', () => {
     };
     const merged = await gate({ prd: passing, onlyPassing: true });
     expect(merged.verdicts.map((v) => v.id)).toEqual(['US-2']);
+  });
+
+  it('runs two stories side by side; a check that failed beside another runs again on its own and that run decides', async () => {
+    // The lock is held by whichever of US-1 and US-2 comes first; it waits (up to 20 s) until the other has been
+    // turned away, so the two overlap or the holder fails. The one turned away passes when run again alone. US-3 fails
+    // on its own too: it is run again and still rejected.
+    const lock = path.join(mkdtempSync(path.join(tmpdir(), 'gate-lock-')), 'held');
+    const script = [
+      `if mkdir '${lock}' 2>/dev/null; then`,
+      `  i=0; while [ ! -e '${lock}.seen' ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done`,
+      `  rmdir '${lock}'; test -e '${lock}.seen'`,
+      `else touch '${lock}.seen'; exit 1; fi`,
+      '',
+    ].join('\n');
+    const count = `${lock}.count`;
+    const prd = plan(
+      [
+        story('US-1', { checks: ['sh test/port.sh one'] }),
+        story('US-2', { checks: ['sh test/port.sh two'] }),
+        story('US-3', { checks: ['exit 3'] }),
+      ],
+      { checks: [`echo ran >> '${count}'`] },
+    );
+    const r = verifyRepo(prd, { 'test/port.sh': script });
+    const res = await runFinalGate({
+      ...r.input(),
+      prd: { ...prd, userStories: prd.userStories.map((s) => ({ ...s, passes: true })) },
+      topLevel: r.dir,
+      verifiedAt: new Map(),
+      shipped: new Map(),
+      verdictKey: null,
+    });
+
+    expect(res.verdicts.map((v) => [v.id, v.status])).toEqual([
+      ['US-1', 'verified'],
+      ['US-2', 'verified'],
+      ['US-3', 'rejected'],
+    ]);
+    const again = r.logs.filter((l) => l.includes('failed beside other checks; run again on its own'));
+    expect(again).toHaveLength(2);
+    expect(again[1]).toBe('info: US-3: check `exit 3` failed beside other checks; run again on its own');
+    const turnedAway = again[0].match(/^info: (US-[12]):/)?.[1];
+    const checks = readLedgerLines(r).filter((l) => l.kind === 'check');
+    // The one turned away: a failing run beside the other, then a passing one alone; the holder ran once.
+    const own = (id: string) => checks.filter((l) => l.story === id && l.scope === 'story').map((l) => l.exitCode);
+    const holder = turnedAway === 'US-1' ? 'US-2' : 'US-1';
+    expect(own(turnedAway ?? '')).toEqual([1, 0]);
+    expect(own(holder)).toEqual([0]);
+    expect(own('US-3')).toEqual([3, 3]);
+    // The plan's check, asked for by two stories at once and again by the runs alone, ran once.
+    expect(readFileSync(count, 'utf8')).toBe('ran\n');
+    // Verdict lines in the plan's order, whichever finished first.
+    expect(
+      readLedgerLines(r)
+        .filter((l) => l.kind === 'verdict')
+        .map((l) => l.story),
+    ).toEqual(['US-1', 'US-2', 'US-3']);
   });
 });

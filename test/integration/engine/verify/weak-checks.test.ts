@@ -67,8 +67,12 @@ describe('a setup that fails on the plan commit', () => {
     const prd = plan([story('US-1', { checks: ['true'] })], { setup: 'exit 3' });
     const { weak, logs } = await probe(prd, FILES);
     expect(weak).toEqual([]);
-    expect(logs).toHaveLength(1);
+    expect(logs).toHaveLength(2);
+    // Said before the probe starts, so the wait at a loop's start is not silent.
     expect(logs[0]).toMatch(
+      /^info: probing 1 check on the plan commit [0-9a-f]{7} before any work \(after setup `exit 3`\): a check that passes already proves nothing$/,
+    );
+    expect(logs[1]).toMatch(
       /^warn: the plan's setup `exit 3` failed on the plan commit [0-9a-f]{7}, so no check was probed for passing before any work: stories whose checks prove nothing are not named this time$/,
     );
   });
