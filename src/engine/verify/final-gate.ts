@@ -1,7 +1,8 @@
 // The final gate (SPEC §6): before the loop may exit 0, every check of every story and of the plan runs once more
 // on a fresh checkout of the final commit, with the pinned tests. A claim is checked at its own commit; a later
 // story can still break it, and only this pass sees that. Exit 0 means exactly: all of it passes here. Stories' checks
-// run two at a time; a check that fails beside another runs again on its own, and that run is the verdict.
+// run two at a time; a story whose check failed while another check ran is judged again on its own, in a fresh
+// checkout once the others are over, and that run is the verdict.
 import { appendFileSync } from 'node:fs';
 import type { Prd, Story } from '../../prd/types.js';
 import { activeStories } from '../../prd/skip.js';
@@ -60,45 +61,45 @@ export interface GateResult {
 export async function runFinalGate(input: GateInput): Promise<GateResult> {
   const commit = await headSha(input.topLevel);
   const prd = structuredClone(input.prd);
-  const session = new CheckSession(
-    { ...input, prdBefore: '' },
-    input.topLevel,
-    commit,
-    input.now ?? (() => new Date()),
-    true,
-  );
+  const newSession = () =>
+    new CheckSession({ ...input, prdBefore: '' }, input.topLevel, commit, input.now ?? (() => new Date()), true);
+  const session = newSession();
   input.log(
     'info',
     `${input.label ?? 'final gate: every check once more'} on a fresh checkout of ${commit?.slice(0, 7) ?? '(no commit)'}`,
   );
   const verdicts: StoryVerdict[] = [];
   const blocks: string[] = [];
+  // Stories the plan sets aside are not judged: they are not part of what exit 0 promises (prd/skip.ts).
+  const judged = activeStories(prd.userStories).filter(
+    (s) => (!input.onlyPassing || s.passes === true) && (!input.onlyStories || input.onlyStories.includes(s.id)),
+  );
+  const stories = planClaimOrder(
+    prd,
+    judged.map((s) => s.id),
+  ).map((id) => prd.userStories.find((s) => s.id === id) as Story);
+  let runs: TimedRun[] | 'interrupted';
   try {
-    // Stories the plan sets aside are not judged: they are not part of what exit 0 promises (prd/skip.ts).
-    const judged = activeStories(prd.userStories).filter(
-      (s) => (!input.onlyPassing || s.passes === true) && (!input.onlyStories || input.onlyStories.includes(s.id)),
-    );
-    const stories = planClaimOrder(
-      prd,
-      judged.map((s) => s.id),
-    ).map((id) => prd.userStories.find((s) => s.id === id) as Story);
-    const runs = await runSideBySide(session, prd, stories, input.log);
-    if (runs === 'interrupted') return { passed: false, interrupted: true, commit, verdicts, prd, runnerCommit: null };
-    // Verdicts in the plan's order, whichever finished first.
-    for (const [i, story] of stories.entries()) {
-      const judged = judgeAtGate(session, story, runs[i], input);
-      verdicts.push(judged.verdict);
-      if (judged.block) blocks.push(judged.block);
-    }
+    runs = await runSideBySide(session, prd, stories, input.signal);
   } finally {
     await session.close();
   }
-  if (session.violation) overturnAtGate(session, prd, verdicts, blocks, session.violation, input);
-  const rejection = planGateRejection(
-    prd,
-    verdicts,
-    session.violation ? 'runner files changed by the checks' : undefined,
-  );
+  let violation = session.violation;
+  if (runs !== 'interrupted') {
+    const again = await runAgainAlone(session, newSession, prd, stories, runs, input);
+    runs = again.runs;
+    violation ??= again.violation;
+  }
+  if (runs === 'interrupted' || !runs.every(decided))
+    return { passed: false, interrupted: true, commit, verdicts, prd, runnerCommit: null };
+  // Verdicts in the plan's order, whichever finished first.
+  for (const [i, story] of stories.entries()) {
+    const judged = judgeAtGate(session, story, runs[i], input);
+    verdicts.push(judged.verdict);
+    if (judged.block) blocks.push(judged.block);
+  }
+  if (violation) overturnAtGate(session, prd, verdicts, blocks, violation, input);
+  const rejection = planGateRejection(prd, verdicts, violation ? 'runner files changed by the checks' : undefined);
   if (!rejection) {
     const weak = verdicts
       .filter((v) => v.status === 'verified' && input.weak?.has(v.id))
@@ -139,23 +140,28 @@ type TimedRun = { run: StoryRun; durationMs: number };
 /** A story's run that decided something (none of the gate's was interrupted). */
 type Decided = { run: Exclude<StoryRun, { outcome: 'interrupted' }>; durationMs: number };
 
+function decided(r: TimedRun): r is Decided {
+  return r.run.outcome !== 'interrupted';
+}
+
+async function timedRun(s: CheckSession, prd: Prd, story: Story, signal?: AbortSignal): Promise<TimedRun> {
+  if (signal?.aborted) return { run: { outcome: 'interrupted' }, durationMs: 0 };
+  const started = Date.now();
+  const run = await s.runStory(prd, story);
+  return { run, durationMs: Date.now() - started };
+}
+
 /**
- * Every story's checks, CHECKS_AT_ONCE stories at a time; stories that need another checkout (another `mayChange`)
- * only once those before are done, since a new checkout's setup renews the checks' HOME. A check that failed beside
- * another story's checks runs again on its own afterwards (load, a shared port or file), so the verdict is what it
- * does alone, as when the gate ran one story at a time. The runs in `stories`' order.
+ * Every story's checks, CHECKS_AT_ONCE stories at a time in one checkout; stories that need another checkout (another
+ * `mayChange`) only once those before are done, since a new checkout's setup renews the checks' HOME. The runs in
+ * `stories`' order; 'interrupted' as soon as one was.
  */
 async function runSideBySide(
   s: CheckSession,
   prd: Prd,
   stories: readonly Story[],
-  log: GateInput['log'],
-): Promise<Decided[] | 'interrupted'> {
-  const timed = async (story: Story): Promise<TimedRun> => {
-    const started = Date.now();
-    const run = await s.runStory(prd, story);
-    return { run, durationMs: Date.now() - started };
-  };
+  signal?: AbortSignal,
+): Promise<TimedRun[] | 'interrupted'> {
   const byCheckout = new Map<string, number[]>();
   for (const [i, story] of stories.entries()) {
     const key = [...(story.mayChange ?? [])].sort().join('\0');
@@ -163,28 +169,46 @@ async function runSideBySide(
   }
   const runs: TimedRun[] = new Array(stories.length);
   for (const group of byCheckout.values()) {
-    const done = await mapAtMost(group, CHECKS_AT_ONCE, (i) => timed(stories[i]));
+    const done = await mapAtMost(group, CHECKS_AT_ONCE, (i) => timedRun(s, prd, stories[i], signal));
     for (const [j, i] of group.entries()) runs[i] = done[j];
-  }
-  if (!runs.every(decided)) return 'interrupted';
-  if (stories.length < 2) return runs;
-  const forgotten = new Set<string>();
-  for (const [i, { run }] of runs.entries()) {
-    if (run.outcome !== 'failed' || !run.scope || !run.check) continue;
-    // Forgotten once: the next story failing on the same shared command reuses the run on its own.
-    const key = `${run.scope}\0${run.check.command}`;
-    if (!forgotten.has(key)) s.forget(run.scope, run.check.command);
-    forgotten.add(key);
-    log('info', `${stories[i].id}: check \`${run.check.command}\` failed beside other checks; run again on its own`);
-    const alone = await timed(stories[i]);
-    if (!decided(alone)) return 'interrupted';
-    runs[i] = alone;
+    if (!done.every(decided)) return 'interrupted';
   }
   return runs;
 }
 
-function decided(r: TimedRun): r is Decided {
-  return r.run.outcome !== 'interrupted';
+/**
+ * A story whose check failed while another check ran (load near its timeout, a port or a file both use) is judged
+ * again once the side-by-side pass is over and closed: one story at a time, in a fresh checkout with a fresh HOME of
+ * a session of its own, so nothing its first run or the others' left counts. That run is the verdict. A failure that
+ * ran alone is not run again (a second try would let a flaky check through).
+ */
+async function runAgainAlone(
+  first: CheckSession,
+  newSession: () => CheckSession,
+  prd: Prd,
+  stories: readonly Story[],
+  runs: TimedRun[],
+  { log, signal }: Pick<GateInput, 'log' | 'signal'>,
+): Promise<{ runs: TimedRun[] | 'interrupted'; violation?: string }> {
+  const again = stories.flatMap((story, i) => {
+    const { run } = runs[i];
+    return run.outcome === 'failed' && run.check && run.scope && first.ranBeside(run.check)
+      ? [{ story, i, command: run.check.command }]
+      : [];
+  });
+  if (!again.length) return { runs };
+  const alone = newSession();
+  const out = [...runs];
+  try {
+    for (const { story, i, command } of again) {
+      log('info', `${story.id}: check \`${command}\` failed while another check ran; judged again on its own`);
+      out[i] = await timedRun(alone, prd, story, signal);
+      if (!decided(out[i])) return { runs: 'interrupted' };
+    }
+  } finally {
+    await alone.close();
+  }
+  return { runs: out, violation: alone.violation };
 }
 
 type GateJudgement = { verdict: StoryVerdict; block?: string };

@@ -75,6 +75,8 @@ export class CheckSession {
   private preparing: Promise<unknown> = Promise.resolve();
   // Before the first check, once: HEAD's branch read and the plan and the log held.
   private firstCheck: Promise<void> | undefined;
+  // When each command this session ran started and ended (ms): whether a failure had company (ranBeside).
+  private readonly spans = new Map<CheckResult, { start: number; end: number }>();
   // One checkout per `mayChange` (stories that may change different pinned files see different versions of them).
   private readonly checkouts = new Map<string, CheckoutEntry>();
   // Checks run the agent's code: they get the agent's environment (no runner secrets) and a mark of their own, so
@@ -293,6 +295,7 @@ export class CheckSession {
     const reused = earlier !== undefined;
     let running = earlier;
     if (!running) {
+      const start = Date.now();
       running = runCheck({
         command,
         cwd,
@@ -300,6 +303,9 @@ export class CheckSession {
         timeoutMs: this.input.checkTimeoutMs,
         signal: this.input.signal,
         wrap: planCheckWrap(this.input.sandbox, cwd, this.top, checkEnv.env),
+      }).then((r) => {
+        this.spans.set(r, { start, end: Date.now() });
+        return r;
       });
       if (shareable) this.shared.set(key, running);
     }
@@ -324,9 +330,13 @@ export class CheckSession {
     return result;
   }
 
-  /** The next story that names `command` (in `scope`) runs it again instead of reusing this pass's run of it. */
-  forget(scope: CheckScope, command: string): void {
-    for (const key of this.shared.keys()) if (key.endsWith(`\0${scope}\0${command}`)) this.shared.delete(key);
+  /** True when another command of this session ran while `result`'s did (the final gate's stories side by side). */
+  ranBeside(result: CheckResult): boolean {
+    const mine = this.spans.get(result);
+    if (!mine) return false;
+    for (const [other, span] of this.spans)
+      if (other !== result && span.start < mine.end && mine.start < span.end) return true;
+    return false;
   }
 
   record(line: LedgerLine): void {

@@ -123,10 +123,10 @@ describe('runFinalGate', () => {
     expect(merged.verdicts.map((v) => v.id)).toEqual(['US-2']);
   });
 
-  it('runs two stories side by side; a check that failed beside another runs again on its own and that run decides', async () => {
+  it('runs two stories side by side; a check that failed while another ran is judged again alone, and that run decides', async () => {
     // The lock is held by whichever of US-1 and US-2 comes first; it waits (up to 20 s) until the other has been
-    // turned away, so the two overlap or the holder fails. The one turned away passes when run again alone. US-3 fails
-    // on its own too: it is run again and still rejected.
+    // turned away, so the two overlap or the holder fails. The one turned away passes when judged again alone. US-3
+    // needs a checkout of its own (mayChange), so it runs after them, alone: its failure is not run again.
     const lock = path.join(mkdtempSync(path.join(tmpdir(), 'gate-lock-')), 'held');
     const script = [
       `if mkdir '${lock}' 2>/dev/null; then`,
@@ -140,38 +140,34 @@ describe('runFinalGate', () => {
       [
         story('US-1', { checks: ['sh test/port.sh one'] }),
         story('US-2', { checks: ['sh test/port.sh two'] }),
-        story('US-3', { checks: ['exit 3'] }),
+        story('US-3', { checks: ['exit 3'], mayChange: ['test/port.sh'] }),
       ],
       { checks: [`echo ran >> '${count}'`] },
     );
     const r = verifyRepo(prd, { 'test/port.sh': script });
-    const res = await runFinalGate({
-      ...r.input(),
-      prd: { ...prd, userStories: prd.userStories.map((s) => ({ ...s, passes: true })) },
-      topLevel: r.dir,
-      verifiedAt: new Map(),
-      shipped: new Map(),
-      verdictKey: null,
-    });
+    const res = await gateOn(r, prd);
 
     expect(res.verdicts.map((v) => [v.id, v.status])).toEqual([
       ['US-1', 'verified'],
       ['US-2', 'verified'],
       ['US-3', 'rejected'],
     ]);
-    const again = r.logs.filter((l) => l.includes('failed beside other checks; run again on its own'));
-    expect(again).toHaveLength(2);
-    expect(again[1]).toBe('info: US-3: check `exit 3` failed beside other checks; run again on its own');
-    const turnedAway = again[0].match(/^info: (US-[12]):/)?.[1];
+    const again = r.logs.filter((l) => l.includes('judged again on its own'));
+    expect(again).toHaveLength(1);
+    const turnedAway = again[0].match(
+      /^info: (US-[12]): check `sh test\/port.sh (one|two)` failed while another check ran; judged again on its own$/,
+    )?.[1];
+    expect(turnedAway).toBeDefined();
     const checks = readLedgerLines(r).filter((l) => l.kind === 'check');
     // The one turned away: a failing run beside the other, then a passing one alone; the holder ran once.
     const own = (id: string) => checks.filter((l) => l.story === id && l.scope === 'story').map((l) => l.exitCode);
     const holder = turnedAway === 'US-1' ? 'US-2' : 'US-1';
     expect(own(turnedAway ?? '')).toEqual([1, 0]);
     expect(own(holder)).toEqual([0]);
-    expect(own('US-3')).toEqual([3, 3]);
-    // The plan's check, asked for by two stories at once and again by the runs alone, ran once.
-    expect(readFileSync(count, 'utf8')).toBe('ran\n');
+    expect(own('US-3')).toEqual([3]);
+    // The plan's check: once for the two stories side by side (asked for by both at once), once in US-3's checkout,
+    // once in the fresh checkout of the run alone.
+    expect(readFileSync(count, 'utf8')).toBe('ran\nran\nran\n');
     // Verdict lines in the plan's order, whichever finished first.
     expect(
       readLedgerLines(r)
@@ -179,4 +175,44 @@ describe('runFinalGate', () => {
         .map((l) => l.story),
     ).toEqual(['US-1', 'US-2', 'US-3']);
   });
+
+  it('the run alone is in a fresh checkout: what the first run left in its checkout does not make it pass', async () => {
+    // US-1's code passes once it has left a file in the checkout; the two checks wait for each other, so US-1's first
+    // run fails beside US-2's. Judged again in the same checkout it would pass; in a fresh one it fails again.
+    const meet = path.join(mkdtempSync(path.join(tmpdir(), 'gate-meet-')), 'at');
+    const script = [
+      `touch '${meet}.'"$1"`,
+      `i=0; while { [ ! -e '${meet}.one' ] || [ ! -e '${meet}.two' ]; } && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done`,
+      `test -e '${meet}.one' && test -e '${meet}.two'`,
+      '',
+    ].join('\n');
+    const prd = plan([
+      story('US-1', { checks: ['test -e left-here || { touch left-here; sh test/meet.sh one; exit 1; }'] }),
+      story('US-2', { checks: ['sh test/meet.sh two'] }),
+    ]);
+    const r = verifyRepo(prd, { 'test/meet.sh': script });
+    const res = await gateOn(r, prd);
+
+    expect(res.verdicts.map((v) => [v.id, v.status])).toEqual([
+      ['US-1', 'rejected'],
+      ['US-2', 'verified'],
+    ]);
+    expect(r.logs).toContainEqual(
+      expect.stringMatching(/^info: US-1: check .* failed while another check ran; judged again on its own$/),
+    );
+    const us1 = readLedgerLines(r).filter((l) => l.kind === 'check' && l.story === 'US-1');
+    expect(us1.map((l) => l.exitCode)).toEqual([1, 1]);
+  });
 });
+
+/** The final gate on `r` with every story of `prd` claimed. */
+function gateOn(r: ReturnType<typeof verifyRepo>, prd: Prd) {
+  return runFinalGate({
+    ...r.input(),
+    prd: { ...prd, userStories: prd.userStories.map((s) => ({ ...s, passes: true })) },
+    topLevel: r.dir,
+    verifiedAt: new Map(),
+    shipped: new Map(),
+    verdictKey: null,
+  });
+}
