@@ -128,6 +128,13 @@ export const MODULES = [
     pure: true,
   },
   {
+    name: 'util/at-most',
+    mutate: 'src/util/at-most.ts',
+    tests: ['test/unit/util/at-most.test.ts'],
+    floor: 100,
+    pure: true,
+  },
+  {
     name: 'core/limits',
     mutate: 'src/engine/core/limits.ts',
     tests: ['test/unit/engine/core/limits.test.ts'],

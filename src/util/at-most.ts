@@ -14,7 +14,7 @@ export async function mapAtMost<T, R>(
   limit: number,
   work: (item: T, index: number) => Promise<R>,
 ): Promise<R[]> {
-  const out: R[] = new Array(items.length);
+  const out: R[] = [];
   let next = 0;
   let failure: { error: unknown } | undefined;
   const lane = async (): Promise<void> => {

@@ -55,7 +55,9 @@ describe('mapAtMost', () => {
     expect(g.started).toEqual([0, 1]);
     expect(settled).toBe(false);
     g.release[1]();
-    await expect(done).rejects.toThrow('s0 failed');
+    const error = await done.catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toBe('s0 failed');
     expect(g.started).toEqual([0, 1]);
   });
 

@@ -203,12 +203,35 @@ describe('runFinalGate', () => {
     const us1 = readLedgerLines(r).filter((l) => l.kind === 'check' && l.story === 'US-1');
     expect(us1.map((l) => l.exitCode)).toEqual([1, 1]);
   });
+
+  it('an interrupt stops before the next story and the next checkout: nothing decided, nothing more run', async () => {
+    // US-1 and US-2 share a checkout; US-3 needs its own. The runner is interrupted once US-1's check has passed.
+    const prd = plan([
+      story('US-1', { checks: ['true'] }),
+      story('US-2', { checks: ['true'], mayChange: ['a.txt'] }),
+      story('US-3', { checks: ['true'], mayChange: ['b.txt'] }),
+    ]);
+    const r = verifyRepo(prd);
+    const stop = new AbortController();
+    const res = await gateOn(r, prd, {
+      signal: stop.signal,
+      log: (level, message) => {
+        r.logs.push(`${level}: ${message}`);
+        if (message.startsWith('US-1: check')) stop.abort();
+      },
+    });
+
+    expect(res).toMatchObject({ passed: false, interrupted: true, verdicts: [] });
+    expect(r.logs.filter((l) => l.includes('verifying in a fresh checkout'))).toHaveLength(1);
+    expect(readLedgerLines(r).map((l) => l.story)).toEqual(['US-1']);
+  });
 });
 
 /** The final gate on `r` with every story of `prd` claimed. */
-function gateOn(r: ReturnType<typeof verifyRepo>, prd: Prd) {
+function gateOn(r: ReturnType<typeof verifyRepo>, prd: Prd, extra: Partial<GateInput> = {}) {
   return runFinalGate({
     ...r.input(),
+    ...extra,
     prd: { ...prd, userStories: prd.userStories.map((s) => ({ ...s, passes: true })) },
     topLevel: r.dir,
     verifiedAt: new Map(),
