@@ -1,8 +1,8 @@
 // The final gate (SPEC §6): before the loop may exit 0, every check of every story and of the plan runs once more
 // on a fresh checkout of the final commit, with the pinned tests. A claim is checked at its own commit; a later
-// story can still break it, and only this pass sees that. Exit 0 means exactly: all of it passes here. Stories' checks
+// story can still break it, and only this pass sees that. Exit 0 means: each story's checks pass here. Stories' checks
 // run two at a time; a story whose check failed while another check ran is judged again on its own, in a fresh
-// checkout once the others are over, and that run is the verdict.
+// checkout once the others are over, and that run is its verdict.
 import { appendFileSync } from 'node:fs';
 import type { Prd, Story } from '../../prd/types.js';
 import { activeStories } from '../../prd/skip.js';
@@ -78,14 +78,18 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
     prd,
     judged.map((s) => s.id),
   ).map((id) => prd.userStories.find((s) => s.id === id) as Story);
+  // In place (or before any commit) the checks run in your working tree: one at a time there, as they always did, and
+  // never judged again (a second run would find what the first one left in that same tree).
+  const inTree = input.inPlace === true || commit === null;
   let runs: TimedRun[] | 'interrupted';
   try {
-    runs = await runSideBySide(session, prd, stories, input.signal);
+    runs = await runSideBySide(session, prd, stories, inTree ? 1 : CHECKS_AT_ONCE, input.signal);
   } finally {
     await session.close();
   }
   let violation = session.violation;
-  if (runs !== 'interrupted') {
+  // Code the checks ran changed what the runner trusts: every verdict falls anyway, so nothing more of it runs.
+  if (runs !== 'interrupted' && !inTree && !violation) {
     const again = await runAgainAlone(session, newSession, prd, stories, runs, input);
     runs = again.runs;
     violation ??= again.violation;
@@ -152,14 +156,16 @@ async function timedRun(s: CheckSession, prd: Prd, story: Story, signal?: AbortS
 }
 
 /**
- * Every story's checks, CHECKS_AT_ONCE stories at a time in one checkout; stories that need another checkout (another
- * `mayChange`) only once those before are done, since a new checkout's setup renews the checks' HOME. The runs in
- * `stories`' order; 'interrupted' as soon as one was.
+ * Every story's checks, `atOnce` stories at a time in one checkout. Stories are grouped by the checkout they need
+ * (their `mayChange`), groups in the order of their first story, one group after another: a new checkout's setup
+ * renews the checks' HOME, which must not happen under a running check. The runs in `stories`' order; 'interrupted'
+ * as soon as one was.
  */
 async function runSideBySide(
   s: CheckSession,
   prd: Prd,
   stories: readonly Story[],
+  atOnce: number,
   signal?: AbortSignal,
 ): Promise<TimedRun[] | 'interrupted'> {
   const byCheckout = new Map<string, number[]>();
@@ -169,7 +175,7 @@ async function runSideBySide(
   }
   const runs: TimedRun[] = new Array(stories.length);
   for (const group of byCheckout.values()) {
-    const done = await mapAtMost(group, CHECKS_AT_ONCE, (i) => timedRun(s, prd, stories[i], signal));
+    const done = await mapAtMost(group, atOnce, (i) => timedRun(s, prd, stories[i], signal));
     for (const [j, i] of group.entries()) runs[i] = done[j];
     if (!done.every(decided)) return 'interrupted';
   }
@@ -178,9 +184,9 @@ async function runSideBySide(
 
 /**
  * A story whose check failed while another check ran (load near its timeout, a port or a file both use) is judged
- * again once the side-by-side pass is over and closed: one story at a time, in a fresh checkout with a fresh HOME of
- * a session of its own, so nothing its first run or the others' left counts. That run is the verdict. A failure that
- * ran alone is not run again (a second try would let a flaky check through).
+ * again once the side-by-side pass is over and closed: one story at a time, each in a session of its own (a fresh
+ * checkout, a fresh HOME, its leftovers stopped at its end), so nothing its first run or any other story's left
+ * counts. That run is the verdict, and its time is added to the first's. A failure that ran alone is not run again.
  */
 async function runAgainAlone(
   first: CheckSession,
@@ -196,19 +202,24 @@ async function runAgainAlone(
       ? [{ story, i, command: run.check.command }]
       : [];
   });
-  if (!again.length) return { runs };
-  const alone = newSession();
   const out = [...runs];
-  try {
-    for (const { story, i, command } of again) {
-      log('info', `${story.id}: check \`${command}\` failed while another check ran; judged again on its own`);
-      out[i] = await timedRun(alone, prd, story, signal);
-      if (!decided(out[i])) return { runs: 'interrupted' };
+  let violation: string | undefined;
+  for (const { story, i, command } of again) {
+    log('info', `${story.id}: check \`${command}\` failed while another check ran; judged again on its own`);
+    const alone = newSession();
+    let run: TimedRun;
+    try {
+      run = await timedRun(alone, prd, story, signal);
+    } finally {
+      await alone.close();
     }
-  } finally {
-    await alone.close();
+    violation ??= alone.violation;
+    if (!decided(run)) return { runs: 'interrupted' };
+    out[i] = { run: run.run, durationMs: runs[i].durationMs + run.durationMs };
+    // Every verdict falls with a violation: no more of the agent's code runs for this gate.
+    if (violation) break;
   }
-  return { runs: out, violation: alone.violation };
+  return { runs: out, violation };
 }
 
 type GateJudgement = { verdict: StoryVerdict; block?: string };

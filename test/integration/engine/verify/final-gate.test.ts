@@ -204,6 +204,28 @@ describe('runFinalGate', () => {
     expect(us1.map((l) => l.exitCode)).toEqual([1, 1]);
   });
 
+  it('in place, in your working tree: one story at a time, and a failure is not judged again there', async () => {
+    // US-1 fails once and leaves a file that would make a second run in the same tree pass; US-2 records when it ran.
+    const order = path.join(mkdtempSync(path.join(tmpdir(), 'gate-order-')), 'order');
+    const prd = plan([
+      story('US-1', {
+        checks: [
+          `echo s1 >> '${order}'; sleep 0.2; echo e1 >> '${order}'; test -e left-here || { touch left-here; exit 1; }`,
+        ],
+      }),
+      story('US-2', { checks: [`echo s2 >> '${order}'; sleep 0.2; echo e2 >> '${order}'`] }),
+    ]);
+    const r = verifyRepo(prd);
+    const res = await gateOn(r, prd, { inPlace: true });
+
+    expect(res.verdicts.map((v) => [v.id, v.status])).toEqual([
+      ['US-1', 'rejected'],
+      ['US-2', 'verified'],
+    ]);
+    expect(readFileSync(order, 'utf8')).toBe('s1\ne1\ns2\ne2\n');
+    expect(r.logs.filter((l) => l.includes('judged again'))).toEqual([]);
+  });
+
   it('an interrupt stops before the next story and the next checkout: nothing decided, nothing more run', async () => {
     // US-1 and US-2 share a checkout; US-3 needs its own. The runner is interrupted once US-1's check has passed.
     const prd = plan([
