@@ -3,7 +3,7 @@
 // it, its claim undone on disk and committed; a gate that passes seals the verdict record; the merge queue's narrower
 // passes judge only the stories they name.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -202,6 +202,37 @@ describe('runFinalGate', () => {
     );
     const us1 = readLedgerLines(r).filter((l) => l.kind === 'check' && l.story === 'US-1');
     expect(us1.map((l) => l.exitCode)).toEqual([1, 1]);
+  });
+
+  it('a story judged again is guarded like any pass: what its run changed in the trusted files fells every verdict', async () => {
+    // US-1 fails beside US-2 (they wait for each other), then, judged again, passes and plants what the runner trusts;
+    // only the session of that run sees it when it closes. US-2, verified in the first pass, falls with it.
+    const at = path.join(mkdtempSync(path.join(tmpdir(), 'gate-plant-')), 'at');
+    const meet = [
+      `touch '${at}.'"$1"`,
+      `i=0; while { [ ! -e '${at}.one' ] || [ ! -e '${at}.two' ]; } && [ $i -lt 200 ]; do sleep 0.1; i=$((i+1)); done`,
+      '',
+    ].join('\n');
+    const prd = plan([
+      story('US-1', {
+        checks: [
+          `if [ -e '${at}.first' ]; then touch '${at}.planted'; exit 0; fi; touch '${at}.first'; sh test/meet.sh one; exit 1`,
+        ],
+      }),
+      story('US-2', { checks: ['sh test/meet.sh two'] }),
+    ]);
+    const r = verifyRepo(prd, { 'test/meet.sh': meet });
+    const res = await gateOn(r, prd, {
+      guardTrusted: () => (existsSync(`${at}.planted`) ? 'the checks changed .git/config (core.fsmonitor)' : undefined),
+    });
+
+    expect(r.logs).toContainEqual(expect.stringMatching(/^info: US-1: check .* judged again on its own$/));
+    expect(res.passed).toBe(false);
+    expect(res.verdicts.map((v) => [v.id, v.status])).toEqual([
+      ['US-1', 'rejected'],
+      ['US-2', 'rejected'],
+    ]);
+    expect(res.verdicts[1].reason).toContain('core.fsmonitor');
   });
 
   it('in place, in your working tree: one story at a time, and a failure is not judged again there', async () => {
