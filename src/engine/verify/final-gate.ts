@@ -13,7 +13,7 @@ import { keyDir, renderRecord, type VerdictRecord } from '../store/verdict-recor
 import { planPinOwnerHint, renderRejectionBlock } from './report.js';
 import { planGateRejection, renderGateReason } from './gate-verdict.js';
 import { showPath } from '../../util/repo-path.js';
-import { CheckSession, type StoryRun } from './session.js';
+import { CheckSession, checkoutKey, type StoryRun } from './session.js';
 import { CHECKS_AT_ONCE, mapAtMost } from '../../util/at-most.js';
 import { headSha } from '../git/head.js';
 import { tryCommitRunnerFiles, writeVerdictNote } from '../git/commit.js';
@@ -81,7 +81,7 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
   // In place (or before any commit) the checks run in your working tree: one at a time there, as they always did, and
   // never judged again (a second run would find what the first one left in that same tree).
   const inTree = input.inPlace === true || commit === null;
-  let runs: TimedRun[] | 'interrupted';
+  let runs: Decided[] | 'interrupted';
   try {
     runs = await runSideBySide(session, prd, stories, inTree ? 1 : CHECKS_AT_ONCE, input.signal);
   } finally {
@@ -94,8 +94,7 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
     runs = again.runs;
     violation ??= again.violation;
   }
-  if (runs === 'interrupted' || !runs.every(decided))
-    return { passed: false, interrupted: true, commit, verdicts, prd, runnerCommit: null };
+  if (runs === 'interrupted') return { passed: false, interrupted: true, commit, verdicts, prd, runnerCommit: null };
   // Verdicts in the plan's order, whichever finished first.
   for (const [i, story] of stories.entries()) {
     const judged = judgeAtGate(session, story, runs[i], input);
@@ -167,17 +166,17 @@ async function runSideBySide(
   stories: readonly Story[],
   atOnce: number,
   signal?: AbortSignal,
-): Promise<TimedRun[] | 'interrupted'> {
+): Promise<Decided[] | 'interrupted'> {
   const byCheckout = new Map<string, number[]>();
   for (const [i, story] of stories.entries()) {
-    const key = [...(story.mayChange ?? [])].sort().join('\0');
+    const key = checkoutKey(story.mayChange);
     byCheckout.set(key, [...(byCheckout.get(key) ?? []), i]);
   }
-  const runs: TimedRun[] = new Array(stories.length);
+  const runs: Decided[] = new Array(stories.length);
   for (const group of byCheckout.values()) {
     const done = await mapAtMost(group, atOnce, (i) => timedRun(s, prd, stories[i], signal));
-    for (const [j, i] of group.entries()) runs[i] = done[j];
     if (!done.every(decided)) return 'interrupted';
+    for (const [j, i] of group.entries()) runs[i] = done[j];
   }
   return runs;
 }
@@ -193,9 +192,9 @@ async function runAgainAlone(
   newSession: () => CheckSession,
   prd: Prd,
   stories: readonly Story[],
-  runs: TimedRun[],
+  runs: Decided[],
   { log, signal }: Pick<GateInput, 'log' | 'signal'>,
-): Promise<{ runs: TimedRun[] | 'interrupted'; violation?: string }> {
+): Promise<{ runs: Decided[] | 'interrupted'; violation?: string }> {
   const again = stories.flatMap((story, i) => {
     const { run } = runs[i];
     return run.outcome === 'failed' && run.check && run.scope && first.ranBeside(run.check)
@@ -215,7 +214,7 @@ async function runAgainAlone(
     }
     violation ??= alone.violation;
     if (!decided(run)) return { runs: 'interrupted' };
-    out[i] = { run: run.run, durationMs: runs[i].durationMs + run.durationMs };
+    out[i] = { ...run, durationMs: runs[i].durationMs + run.durationMs };
     // Every verdict falls with a violation: no more of the agent's code runs for this gate.
     if (violation) break;
   }

@@ -66,6 +66,11 @@ export function planCheckWrap(
     });
 }
 
+/** Which checkout a story's checks run in: one per set of files it may change (its `mayChange`). */
+export function checkoutKey(mayChange: readonly string[] = []): string {
+  return [...mayChange].sort().join('\0');
+}
+
 export class CheckSession {
   // A shared command's run, by checkout, scope and command; a promise, so that a second story asking while it runs
   // waits for that run instead of starting another.
@@ -113,7 +118,7 @@ export class CheckSession {
 
   private async prepareNow(story: string, setup: string | undefined, mayChange: readonly string[]): Promise<Prepared> {
     if (this.input.inPlace || this.commit === null) return { cwd: this.top, key: '', pinnedChanges: [] };
-    const key = [...mayChange].sort().join('\0');
+    const key = checkoutKey(mayChange);
     let entry = this.checkouts.get(key);
     if (!entry) {
       await this.guardBeforeRunnerGit();
@@ -314,6 +319,8 @@ export class CheckSession {
       ...checkLine(this, story, scope, result, reused),
       ...(this.gate ? { gate: true } : {}),
     });
+    // A shared setup is said once, where it ran (the ledger has a line for every story that relied on it).
+    if (reused && scope === 'setup') return result;
     const outcome = result.ok
       ? 'passed'
       : result.aborted
@@ -321,8 +328,6 @@ export class CheckSession {
         : result.timedOut
           ? 'timed out'
           : `exit ${result.exitCode ?? result.signal}`;
-    // A shared setup is said once, where it ran (the ledger has a line for every story that relied on it).
-    if (reused && scope === 'setup') return result;
     this.input.log(
       'info',
       `${story}: ${scope === 'setup' ? 'setup' : 'check'} \`${command}\` ${outcome}${reused ? ' (same run as above)' : ''} in ${result.durationMs}ms`,
