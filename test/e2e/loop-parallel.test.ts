@@ -10,6 +10,7 @@ import {
   BRANCH,
   countRuns,
   fakeEnv,
+  gateStories,
   mergeOrder,
   parallelRepo,
   planOn,
@@ -66,6 +67,15 @@ describe('--parallel', () => {
     expect(git(repo, 'worktree', 'list', '--porcelain').match(/^worktree /gm)).toHaveLength(1);
     expect(git(repo, 'branch', '--list', `${BRANCH}--*`)).toBe('');
     expect(r.stderr).toMatch(/\[w[123]\]|worker [123]/);
+    // Issue #29: in the merge queue, a story's checks ran after its own merge and once more in the last pass (the
+    // final gate, every story), never again after each later merge: the queue's runs grow with the stories, not with
+    // their square. (Before, US-001 and US-002 were judged again after the merges of US-003 and US-004.)
+    const judged = gateStories(repo);
+    const tip = git(repo, 'rev-parse', BRANCH);
+    expect(judged.get(tip)).toEqual(['US-001', 'US-002', 'US-003', 'US-004', 'US-005']);
+    const before = [...judged].filter(([commit]) => commit !== tip).flatMap(([, ids]) => ids);
+    expect(before.length).toBeGreaterThan(0);
+    expect(new Set(before).size).toBe(before.length);
   }, 180_000);
 
   // The ids are ones git takes in no branch name as they are (.. and a final .lock): their story branches and the

@@ -103,24 +103,22 @@ describe('runFinalGate', () => {
     expect(git(r.dir, 'rev-parse', 'HEAD')).toBe(head);
   });
 
-  it("the merge queue's narrower passes: onlyStories judges the stories named, onlyPassing those the plan says pass", async () => {
+  it("the merge queue's narrower pass: onlyStories judges the stories named, and seal: false leaves the record alone", async () => {
     const { r, gate } = await doneRepo();
     commitAll(r.dir, { 'src/one.txt': 'todo again\n' }, 'refactor: one');
+    const head = git(r.dir, 'rev-parse', 'HEAD');
+    const key = randomBytes(32);
 
-    const two = await gate({ onlyStories: ['US-2'], label: 'merge queue: US-2 alone' });
+    const two = await gate({ onlyStories: ['US-2'], seal: false, verdictKey: key, label: 'merge queue: US-2 alone' });
     expect(two.verdicts.map((v) => [v.id, v.status])).toEqual([['US-2', 'verified']]);
     expect(two.passed).toBe(true);
     expect(r.logs).toContainEqual(expect.stringMatching(/^info: merge queue: US-2 alone on a fresh checkout of /));
+    // A pass over one story is no record of the commit: status would take it for the loop's newest word on all.
+    expect(readNote(r.dir, head)).toBeNull();
 
-    const passing: Prd = {
-      ...PLAN,
-      userStories: [
-        { ...PLAN.userStories[0], passes: false },
-        { ...PLAN.userStories[1], passes: true },
-      ],
-    };
-    const merged = await gate({ prd: passing, onlyPassing: true });
-    expect(merged.verdicts.map((v) => v.id)).toEqual(['US-2']);
+    const sealed = await gate({ onlyStories: ['US-2'], verdictKey: key });
+    expect(sealed.passed).toBe(true);
+    expect(parseRecord(readNote(r.dir, head)!, head, key)?.stories).toEqual({ 'US-2': 'verified' });
   });
 
   it('runs two stories side by side; a check that failed while another ran is judged again alone, and that run decides', async () => {
