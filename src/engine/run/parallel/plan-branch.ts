@@ -111,7 +111,7 @@ export class PlanBranch {
 
   /**
    * The queued stories onto the branch in one pass (a batch, as merge queues do): each merged in turn onto the one
-   * before, then the checks of every merged story run once, on the last merge. A failure splits the batch: the first
+   * before, then checks run once, on the last merge (gateAt says whose). A failure splits the batch: the first
    * half is checked on its own last merge (a commit already made), down to the first story alone, which is then sent
    * back (unless the stories merged before fail on the tip by themselves). Only a checked merge is published.
    */
