@@ -107,46 +107,23 @@ export function fakeEnv(extra: Record<string, string> = {}) {
   return { log: path.join(dir, 'log'), env: { FAKE_PAR_LOG: path.join(dir, 'log'), FAKE_PAR_MARKS: dir, ...extra } };
 }
 
-interface RunLine {
-  kind: string;
-  scope?: string;
-  shared?: boolean;
-  gate?: boolean;
-  commit?: string;
-  story?: string;
-}
-
-/** Every line of every loop's ledger in `repo` (ralph/.runs/<loop>/ledger.jsonl). */
-function ledgerLines(repo: string): RunLine[] {
-  const runs = path.join(repo, 'ralph', '.runs');
-  return readdirSync(runs).flatMap((d) => {
-    const f = path.join(runs, d, 'ledger.jsonl');
-    return existsSync(f)
-      ? readFileSync(f, 'utf8')
-          .split('\n')
-          .filter(Boolean)
-          .map((l) => JSON.parse(l) as RunLine)
-      : [];
-  });
-}
-
-/** The stories whose checks a gate (the merge queue's passes, the final gate) ran, by the commit it ran on. */
-export function gateStories(repo: string): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  for (const l of ledgerLines(repo))
-    if (l.kind === 'check' && l.gate && l.scope !== 'setup' && l.commit && l.story) {
-      const list = out.get(l.commit) ?? [];
-      if (!list.includes(l.story)) out.set(l.commit, [...list, l.story].sort());
-    }
-  return out;
-}
-
 /** The runs the loop's ledger records (ralph/.runs/<loop>/ledger.jsonl): setups and checks, on story branches and in the merge queue's gates. */
 export function countRuns(repo: string): {
   branch: { setups: number; checks: number };
   gate: { setups: number; checks: number; passes: number };
 } {
-  const lines = ledgerLines(repo);
+  const runs = path.join(repo, 'ralph', '.runs');
+  const lines = readdirSync(runs).flatMap((d) => {
+    const f = path.join(runs, d, 'ledger.jsonl');
+    return existsSync(f)
+      ? readFileSync(f, 'utf8')
+          .split('\n')
+          .filter(Boolean)
+          .map(
+            (l) => JSON.parse(l) as { kind: string; scope?: string; shared?: boolean; gate?: boolean; commit?: string },
+          )
+      : [];
+  });
   // A run recorded for a second story in the same checkout (shared) ran once.
   const ran = lines.filter((l) => l.kind === 'check' && !l.shared);
   const count = (gate: boolean) => ran.filter((l) => !!l.gate === gate);

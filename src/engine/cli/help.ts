@@ -45,9 +45,9 @@ Loops:
                               in a worktree of its own on the branch <branchName>--<story id>, once the stories
                               it dependsOn are merged; RALPH_STORY_ID names it. A story verified on its branch
                               waits in a merge queue; the stories waiting are merged onto the plan's branch
-                              together and verified again there once (their checks; every story's after the
-                              merge that leaves none to do), a failing batch split in halves; a conflict or a
-                              failure sends a story back. A story that fails on a base other stories are moving goes again
+                              together and verified again there once (their checks and those of every story
+                              merged before), a failing batch split in halves; a conflict or a failure sends
+                              a story back. A story that fails on a base other stories are moving goes again
                               on the new tip, uncounted. max_iterations, --max-cost and Ctrl-C count for the
                               whole run. Each worker's agent is sandboxed in its worktree, as a single loop's.
                               Not yet with --verify-in-place, --deliver, a reviewer or --wait

@@ -31,13 +31,15 @@ export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAge
   /** The key the runner held from its start (verify/trust.ts); null: no record is written (the start said why). */
   verdictKey: Buffer | null;
   /**
-   * Judge only these stories (the merge queue: a batch merged while stories are left to do, or stories merged before
-   * asked whether they fail on the branch itself).
+   * Judge only the stories that pass in `prd` (the merge queue of a --parallel run: the merged story and those merged
+   * before it), not every active story.
    */
+  onlyPassing?: boolean;
+  /** Judge only these stories (the merge queue, asking whether stories merged before fail on the branch itself). */
   onlyStories?: readonly string[];
   /**
    * False: no verdict record is written for a pass that passed. The record on a commit is what status and the
-   * dashboard trust for every story of the loop, so a pass over a few stories must not stand as the newest one.
+   * dashboard trust for every story of the loop, so a pass over a few stories must not replace the record there.
    */
   seal?: boolean;
   /** What the log calls this pass (default "final gate"). */
@@ -74,7 +76,9 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
   const verdicts: StoryVerdict[] = [];
   const blocks: string[] = [];
   // Stories the plan sets aside are not judged: they are not part of what exit 0 promises (prd/skip.ts).
-  const judged = activeStories(prd.userStories).filter((s) => !input.onlyStories || input.onlyStories.includes(s.id));
+  const judged = activeStories(prd.userStories).filter(
+    (s) => (!input.onlyPassing || s.passes === true) && (!input.onlyStories || input.onlyStories.includes(s.id)),
+  );
   const stories = planClaimOrder(
     prd,
     judged.map((s) => s.id),

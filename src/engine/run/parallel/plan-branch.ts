@@ -23,7 +23,6 @@ import { mergeLogs, planWithOutcome, renderPlan, renderSentBack } from './plan-l
 import { storyBranch } from './worker.js';
 import { readStorySide, type StorySide } from './story-side.js';
 import { shellQuote } from '../../../util/shell-quote.js';
-import { activeStories } from '../../../prd/skip.js';
 
 /**
  * What one pass of the merge queue came to: the stories merged and published (as one commit, checked once), those
@@ -111,7 +110,7 @@ export class PlanBranch {
 
   /**
    * The queued stories onto the branch in one pass (a batch, as merge queues do): each merged in turn onto the one
-   * before, then checks run once, on the last merge (gateAt says whose). A failure splits the batch: the first
+   * before, then the checks of every merged story run once, on the last merge. A failure splits the batch: the first
    * half is checked on its own last merge (a commit already made), down to the first story alone, which is then sent
    * back (unless the stories merged before fail on the tip by themselves). Only a checked merge is published.
    */
@@ -122,13 +121,10 @@ export class PlanBranch {
       const links = await this.buildLinks(entries, sentBack);
       let n = links.length;
       let blamedTip = false;
-      // Stories merged before the batch that failed after its merge: every half checked after that judges them too,
-      // so the half that broke them is found and not published on a pass that left them out.
-      const broke = new Set<string>();
       while (n > 0) {
         const link = links[n - 1];
         const batch = links.slice(0, n).map((l) => l.entry.story);
-        const gate = await this.gateAt(link, batch, [...broke], signal);
+        const gate = await this.gateAt(link, batch, signal);
         if (gate.interrupted) {
           await abandonMerge(this.tree, this.run.branch, this.tip);
           return { merged: [], judged: 0, sentBack, interrupted: true };
@@ -145,7 +141,6 @@ export class PlanBranch {
           return { merged: [], judged: 0, sentBack };
         }
         await abandonMerge(this.tree, this.run.branch, this.tip);
-        for (const v of gate.verdicts) if (v.status === 'rejected' && !batch.includes(v.id)) broke.add(v.id);
         if (!blamedTip) {
           blamedTip = true;
           const broken = await this.blameTip(batch, gate.verdicts, signal);
@@ -244,18 +239,9 @@ export class PlanBranch {
     return sent;
   }
 
-  /**
-   * The tree detached at `link`'s merge, and checks run once on it: the batch's own (with the plan's), while stories
-   * are left to do; every story's when this merge leaves none, so that pass is the final gate. `broke`: stories
-   * merged before that failed after this batch's merge, judged again on each half of it. A story merged before and
-   * broken by a batch published earlier is found by the last pass, as the serial loop's final gate finds it: blameTip
-   * sets it back, its reason naming the range since it passed. Each story merged before was checked after its own
-   * merge; running them all again after every merge made the queue's check runs grow with the square of the stories.
-   */
-  private async gateAt(link: Link, batch: readonly string[], broke: readonly string[], signal: AbortSignal) {
+  /** The tree detached at `link`'s merge, and the checks of every story passing there run once on it. */
+  private async gateAt(link: Link, batch: readonly string[], signal: AbortSignal) {
     await detachAt(this.tree, link.commit);
-    const last = activeStories(link.plan.userStories).every((s) => s.passes === true);
-    const judged = [...batch, ...broke.filter((id) => !batch.includes(id))];
     const gate = await runFinalGate({
       ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal),
       prd: link.plan,
@@ -263,10 +249,8 @@ export class PlanBranch {
       shipped: this.trust.shipped,
       verdictKey: this.trust.verdictKey,
       weak: this.trust.weak,
-      ...(last ? {} : { onlyStories: judged, seal: false }),
-      label: last
-        ? `merge queue: ${batch.join(', ')} merged, the last stories; the checks of every story (the final gate)`
-        : `merge queue: ${batch.join(', ')} merged; the checks of ${judged.join(', ')}`,
+      onlyPassing: true,
+      label: `merge queue: ${batch.join(', ')} merged; the checks of every merged story`,
     });
     // The gate checks the tree's HEAD: it must be the merge that is published (a worktree's HEAD is a file).
     if (!gate.interrupted && gate.commit !== link.commit) {
@@ -328,7 +312,7 @@ export class PlanBranch {
       shipped: this.trust.shipped,
       verdictKey: this.trust.verdictKey,
       onlyStories: failed,
-      // A pass over a few stories on a commit whose record (if any) covers them all: it must not replace that record.
+      // The tip's own pass sealed every merged story's verdict there: this one, over a few, must not replace it.
       seal: false,
       label: `merge queue: before blaming ${names}, the checks of ${failed.join(', ')} on ${this.run.branch} itself`,
     });

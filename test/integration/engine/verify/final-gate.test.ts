@@ -103,22 +103,40 @@ describe('runFinalGate', () => {
     expect(git(r.dir, 'rev-parse', 'HEAD')).toBe(head);
   });
 
-  it("the merge queue's narrower pass: onlyStories judges the stories named, and seal: false leaves the record alone", async () => {
+  it("the merge queue's narrower passes: onlyStories judges the stories named, onlyPassing those the plan says pass", async () => {
     const { r, gate } = await doneRepo();
     commitAll(r.dir, { 'src/one.txt': 'todo again\n' }, 'refactor: one');
-    const head = git(r.dir, 'rev-parse', 'HEAD');
-    const key = randomBytes(32);
 
-    const two = await gate({ onlyStories: ['US-2'], seal: false, verdictKey: key, label: 'merge queue: US-2 alone' });
+    const two = await gate({ onlyStories: ['US-2'], label: 'merge queue: US-2 alone' });
     expect(two.verdicts.map((v) => [v.id, v.status])).toEqual([['US-2', 'verified']]);
     expect(two.passed).toBe(true);
     expect(r.logs).toContainEqual(expect.stringMatching(/^info: merge queue: US-2 alone on a fresh checkout of /));
-    // A pass over one story is no record of the commit: status would take it for the loop's newest word on all.
-    expect(readNote(r.dir, head)).toBeNull();
 
-    const sealed = await gate({ onlyStories: ['US-2'], verdictKey: key });
-    expect(sealed.passed).toBe(true);
-    expect(parseRecord(readNote(r.dir, head)!, head, key)?.stories).toEqual({ 'US-2': 'verified' });
+    const passing: Prd = {
+      ...PLAN,
+      userStories: [
+        { ...PLAN.userStories[0], passes: false },
+        { ...PLAN.userStories[1], passes: true },
+      ],
+    };
+    const merged = await gate({ prd: passing, onlyPassing: true });
+    expect(merged.verdicts.map((v) => v.id)).toEqual(['US-2']);
+  });
+
+  it('seal: false (a pass over a few stories) leaves the verdict record of the commit as it was', async () => {
+    const { r, gate } = await doneRepo();
+    const head = git(r.dir, 'rev-parse', 'HEAD');
+    const key = randomBytes(32);
+    const all = await gate({ verdictKey: key });
+    expect(all.passed).toBe(true);
+    const sealed = readNote(r.dir, head);
+    expect(parseRecord(sealed!, head, key)?.stories).toEqual({ 'US-1': 'verified', 'US-2': 'verified' });
+
+    const one = await gate({ onlyStories: ['US-2'], seal: false, verdictKey: key });
+    expect(one.passed).toBe(true);
+    expect(one.verdicts.map((v) => v.id)).toEqual(['US-2']);
+    // Written anyway, the record would now say only US-2 was verified here.
+    expect(readNote(r.dir, head)).toBe(sealed);
   });
 
   it('runs two stories side by side; a check that failed while another ran is judged again alone, and that run decides', async () => {
