@@ -158,8 +158,12 @@ describe('--parallel review: the prompt', () => {
 });
 
 describe('--parallel review: what the runner reads that an agent wrote', () => {
-  it('a queue entry written into state.json before a resume does not merge a story before the story it depends on', async () => {
-    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002', dependsOn: ['US-001'] }]);
+  it('a queue entry written into state.json before a resume merges no story before the story it depends on, and none set aside', async () => {
+    const repo = parallelRepo([
+      { id: 'US-001' },
+      { id: 'US-002', dependsOn: ['US-001'] },
+      { id: 'US-003', skip: true },
+    ]);
     const { run } = await runUntilStarted(repo, 2, 'forged', ['US-001']);
     run.child.kill('SIGINT');
     expect((await run.done).code).toBe(130);
@@ -173,15 +177,25 @@ describe('--parallel review: what the runner reads that an agent wrote', () => {
     git(work, 'add', 'work/US-002.txt');
     git(work, 'commit', '-q', '-m', 'forged US-002');
     const forged = git(work, 'rev-parse', 'HEAD');
+    // And one for a story set aside, whose checks never run: its head would reach the branch judged by nobody.
+    writeFileSync(path.join(work, 'planted.txt'), 'never verified\n');
+    git(work, 'add', 'planted.txt');
+    git(work, 'commit', '-q', '-m', 'planted');
+    const planted = git(work, 'rev-parse', 'HEAD');
     git(repo, 'worktree', 'remove', '--force', work);
     const file = stateFile(repo, 'forged');
     const state = JSON.parse(readFileSync(file, 'utf8')) as { parallel: { queue: unknown[] } };
-    state.parallel.queue = [{ story: 'US-002', head: forged, worker: 2 }];
+    state.parallel.queue = [
+      { story: 'US-003', head: planted, worker: 1 },
+      { story: 'US-002', head: forged, worker: 2 },
+    ];
     writeFileSync(file, `${JSON.stringify(state, null, 2)}\n`);
     const again = await ralph(repo, ['--resume-last'], fakeEnv().env, 120_000);
     expect(again.code, again.stderr).toBe(0);
-    // dependsOn: US-002 starts (and so merges) only once US-001 is merged.
+    // dependsOn: US-002 starts (and so merges) only once US-001 is merged; US-003 is not merged at all.
     expect(mergeOrder(repo)).toEqual(['US-001', 'US-002']);
+    expect(git(repo, 'ls-tree', '-r', '--name-only', BRANCH)).not.toContain('planted.txt');
+    expect(planOn(repo).userStories.find((s) => s.id === 'US-003')?.passes).toBe(false);
   }, 180_000);
 
   it("an agent still running that writes into another worker's verification checkout cannot make the run exit 0", async () => {

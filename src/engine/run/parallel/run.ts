@@ -593,19 +593,21 @@ class ProtectedStop extends LoopExit {
 
 /**
  * A resumed run's merge queue, read back from state.json (the agents' to write): only entries this run could have
- * queued are kept (an open story of the plan, once, every story it depends on merged, a commit id for its head).
+ * queued are kept (an open story of the plan, not set aside, once, every story it depends on merged, a commit id for
+ * its head).
  */
-function keepQueue(queue: readonly QueuedMerge[], plan: Prd): QueuedMerge[] {
+export function keepQueue(queue: readonly QueuedMerge[], plan: Prd): QueuedMerge[] {
   const byId = new Map(plan.userStories.map((s) => [s.id, s]));
   const seen = new Set<string>();
   return queue.filter((q) => {
     const story = byId.get(q?.story);
+    // A story set aside is never worked: an entry for it would merge a head no check of its own ever judged.
     if (
       !story ||
-      story.passes === true ||
+      isSettled(story) ||
       seen.has(story.id) ||
       typeof q.head !== 'string' ||
-      !/^[0-9a-f]{40,64}$/.test(q.head)
+      !/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(q.head)
     )
       return false;
     if (!(story.dependsOn ?? []).every((d) => !byId.has(d) || isSettled(byId.get(d)!))) return false;
