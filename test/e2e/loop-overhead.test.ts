@@ -7,6 +7,7 @@ import { chmodSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { git, testdir } from '../support/repo.js';
 import { agent, loopRepo, ralph } from '../support/loop-repo.js';
+import { fakeEnv, parallelRalph, parallelRepo } from '../support/parallel-repo.js';
 
 const MARKER = '-- agent ran';
 
@@ -167,5 +168,24 @@ describe('git processes at start', () => {
     const id = readdirSync(path.join(dir, 'ralph/.runs')).find((n) => n !== 'locks' && !n.includes('.'))!;
     expect(git(dir, 'rev-parse', `refs/ralphkit/loops/${id}/pins`)).toBe(git(dir, 'rev-parse', 'main'));
     expect(git(dir, 'rev-parse', `refs/ralphkit/loops/${id}/plan`)).toBe(git(dir, 'rev-parse', 'main:ralph/prd.json'));
+  }, 120_000);
+});
+
+describe('git processes of a --parallel worker', () => {
+  it("a worker's attempt asks git for no configuration (the run's guard holds it), and for its git folders in one process", async () => {
+    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }, { id: 'US-003' }]);
+    const { env, log } = loggingGit();
+    const r = await parallelRalph(repo, 2, 10, { ...fakeEnv().env, ...env });
+    expect(r.code, r.stderr).toBe(0);
+    const calls = readFileSync(log, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((c) => c.replace(/^(-c \S+ )+/, ''));
+    // Each attempt (three at least) has its own guard over its tree: the configuration's includes and hooks are read
+    // once, at the start, and each tree's git folders in one process (there were three: config, one per folder).
+    expect(calls.filter((c) => c.startsWith('config -z --list'))).toHaveLength(1);
+    expect(calls.filter((c) => /^rev-parse --path-format=absolute --git-(common-)?dir$/.test(c))).toEqual([]);
+    const folders = calls.filter((c) => c === 'rev-parse --path-format=absolute --git-dir --git-common-dir');
+    expect(folders.length).toBeGreaterThanOrEqual(3);
   }, 120_000);
 });

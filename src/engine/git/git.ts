@@ -210,7 +210,18 @@ export async function resolveRepo(cwd: string): Promise<RepoLocation> {
     return { top: lines[0], gitDir: lines[1], commonDir: lines[2] };
   }
   const top = await resolveRepoRoot(cwd);
-  return { top, gitDir: await readGitPath(top, '--git-dir'), commonDir: await readGitPath(top, '--git-common-dir') };
+  return { top, ...(await readGitDirs(top)) };
+}
+
+/**
+ * git's own folder and its common folder for `cwd` (absolute), in one `rev-parse`; a path with a line break in it
+ * cannot be told apart that way, and then each is asked on its own.
+ */
+export async function readGitDirs(cwd: string): Promise<Pick<RepoLocation, 'gitDir' | 'commonDir'>> {
+  const r = await runGit(cwd, ['rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir']);
+  const lines = r.stdout.replace(/\n$/, '').split('\n');
+  if (r.code === 0 && lines.length === 2 && lines.every(Boolean)) return { gitDir: lines[0], commonDir: lines[1] };
+  return { gitDir: await readGitPath(cwd, '--git-dir'), commonDir: await readGitPath(cwd, '--git-common-dir') };
 }
 
 /** `git rev-parse --path-format=absolute <flag>` (--git-dir, --git-common-dir). */

@@ -15,7 +15,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { readGitPath, runGit } from '../git/git.js';
+import { readGitDirs, runGit } from '../git/git.js';
 import { readConfigList } from '../git/read.js';
 import type { RepoLocation } from '../types.js';
 import { hashContent } from '../../util/hash.js';
@@ -79,11 +79,13 @@ export interface GuardRestore {
 export async function snapshotRunnerFiles(
   repoRoot: string,
   dirs?: Pick<RepoLocation, 'gitDir' | 'commonDir'>,
+  readConfig = true,
 ): Promise<RunnerGuard> {
-  const common = dirs?.commonDir ?? (await readGitPath(repoRoot, '--git-common-dir'));
-  const own = dirs?.gitDir ?? (await readGitPath(repoRoot, '--git-dir'));
+  const { commonDir: common, gitDir: own } = dirs ?? (await readGitDirs(repoRoot));
   const show = (abs: string) => path.relative(repoRoot, abs).split(path.sep).join('/') || abs;
-  const config = await readGuardConfig(repoRoot, common);
+  // false: the files the configuration includes and its hooks folders are held by the caller's own snapshot (a
+  // --parallel worker's guard takes them from the run's), so git is not asked for them again.
+  const config = readConfig ? await readGuardConfig(repoRoot, common) : { includes: [], hooksPaths: [] };
   const configFiles = [path.join(common, 'config'), path.join(own, 'config.worktree'), ...config.includes];
   const home = process.env.HOME;
   const globalFiles = home

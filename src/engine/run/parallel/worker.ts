@@ -113,7 +113,8 @@ async function openAttempt(input: AttemptInput): Promise<WorkerSetup> {
     worktree: { path: root, branch },
     siblingBranches: [run.branch, `${run.branch}--*`],
   };
-  const guard = workerGuard(await snapshotRunnerFiles(root), input.trust.guard);
+  // The configuration's includes and hooks folders are the run's (workerGuard takes them from its snapshot).
+  const guard = workerGuard(await snapshotRunnerFiles(root, undefined, false), input.trust.guard);
   const wtrust: RunTrust = {
     topLevel: realpathSync(root),
     baseline: input.planText,
@@ -159,7 +160,8 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
     iteration,
     message: `worker ${worker} works on ${story.id} (${story.title}) in ${root}, on ${branch}`,
   });
-  const headBefore = await deps.headSha();
+  // openAttempt set the story branch at the plan tip: that is HEAD before the agent.
+  const headBefore = input.planTip;
   const tips = await deps.readBranchTips();
   const result = await runAgentWithRetries(state, input.config, deps, iteration);
   throwIfAborted(signal);

@@ -4,7 +4,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { resolveRepo } from '../../../../src/engine/git/git.js';
+import { readGitDirs, resolveRepo } from '../../../../src/engine/git/git.js';
 import { currentBranch, headSha, readHead } from '../../../../src/engine/git/head.js';
 import {
   readBlobs,
@@ -45,6 +45,25 @@ describe('resolveRepo: the top level and git folders in one rev-parse', () => {
     const err = await resolveRepo(dir).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(LoopExit);
     expect((err as LoopExit).message).toBe(`not a git repository: ${dir}`);
+  });
+});
+
+describe('readGitDirs: the two git folders in one rev-parse', () => {
+  it('answers as the separate rev-parse calls do: a main tree, a linked worktree, a path with a line break', async () => {
+    const dir = gitdir();
+    const linked = path.join(testdir(), 'wt');
+    git(dir, 'worktree', 'add', '-q', '-b', 'side', linked);
+    // A repository whose folders' paths hold a line break: one process's lines could not be told apart, so each
+    // folder is asked on its own.
+    const broken = path.join(testdir(), 'line\nbreak');
+    mkdirSync(broken);
+    git(broken, 'init', '-q');
+    for (const cwd of [dir, linked, broken])
+      expect(await readGitDirs(cwd)).toEqual({
+        gitDir: git(cwd, 'rev-parse', '--path-format=absolute', '--git-dir'),
+        commonDir: git(cwd, 'rev-parse', '--path-format=absolute', '--git-common-dir'),
+      });
+    expect((await readGitDirs(broken)).gitDir).toBe(path.join(broken, '.git'));
   });
 });
 
