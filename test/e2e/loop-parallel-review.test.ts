@@ -158,7 +158,22 @@ describe('--parallel review: the prompt', () => {
 });
 
 describe('--parallel review: what the runner reads that an agent wrote', () => {
-  it('a queue entry written into state.json before a resume merges no story before the story it depends on, and none set aside', async () => {
+  it('a plan branch moved while the agents run, then Ctrl-C: exit 6 with the way back, not a resumable 130', async () => {
+    const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
+    const { run } = await runUntilStarted(repo, 2, 'moved', ['US-001', 'US-002']);
+    // What an agent can do, a sandboxed one too (refs/heads is its to write): the plan branch on a commit of its own,
+    // before any merge would have noticed. A resume would have taken it for the runner's tip.
+    const tip = git(repo, 'rev-parse', BRANCH);
+    const forged = git(repo, 'commit-tree', `${tip}^{tree}`, '-p', tip, '-m', 'ralph: merge US-009 (forged)');
+    git(repo, 'update-ref', `refs/heads/${BRANCH}`, forged);
+    run.child.kill('SIGINT');
+    const r = await run.done;
+    expect(r.code, r.stderr).toBe(6);
+    expect(r.stderr).toContain(`the plan branch ${BRANCH} moved from ${tip.slice(0, 7)} to ${forged.slice(0, 7)}`);
+    expect(r.stderr).toMatch(new RegExp(`git update-ref '?refs/heads/${BRANCH}'? ${tip}`));
+  }, 120_000);
+
+  it('state.json written before a resume: no story merged before the story it depends on, none set aside, your tree left alone', async () => {
     const repo = parallelRepo([
       { id: 'US-001' },
       { id: 'US-002', dependsOn: ['US-001'] },
@@ -189,6 +204,10 @@ describe('--parallel review: what the runner reads that an agent wrote', () => {
       { story: 'US-003', head: planted, worker: 1 },
       { story: 'US-002', head: forged, worker: 2 },
     ];
+    // And the run's tree named as your working tree, where the resume's tidying (reset --hard, clean) would drop
+    // what you have not committed.
+    (state as unknown as { worktree: { path: string } }).worktree.path = repo;
+    writeFileSync(path.join(repo, 'mine.txt'), 'not committed\n');
     writeFileSync(file, `${JSON.stringify(state, null, 2)}\n`);
     const again = await ralph(repo, ['--resume-last'], fakeEnv().env, 120_000);
     expect(again.code, again.stderr).toBe(0);
@@ -196,6 +215,7 @@ describe('--parallel review: what the runner reads that an agent wrote', () => {
     expect(mergeOrder(repo)).toEqual(['US-001', 'US-002']);
     expect(git(repo, 'ls-tree', '-r', '--name-only', BRANCH)).not.toContain('planted.txt');
     expect(planOn(repo).userStories.find((s) => s.id === 'US-003')?.passes).toBe(false);
+    expect(readFileSync(path.join(repo, 'mine.txt'), 'utf8')).toBe('not committed\n');
   }, 180_000);
 
   it("an agent still running that writes into another worker's verification checkout cannot make the run exit 0", async () => {

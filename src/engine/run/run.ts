@@ -64,7 +64,7 @@ import { deliverOrNotMerged, finish, initialState, type RunEnd } from './finish.
 import { refuseParallelOptions, withWebhookFromEnv } from './options.js';
 import { holdEndPrograms } from '../deliver/programs.js';
 import { enterWorktree, leaveWorktree, refuseWorktreeOptions, type WorktreeRun } from './worktree-start.js';
-import { refuseBranchElsewhere } from '../git/worktree.js';
+import { refuseBranchElsewhere, worktreePath } from '../git/worktree.js';
 import { shellQuote } from '../../util/shell-quote.js';
 import { interruptedOr, listenForInterrupts, type Interrupt } from './interrupt.js';
 
@@ -143,8 +143,10 @@ async function startIn({
   const inTree = options.worktree && !options.dryRun;
   // A resumed worktree loop's plan is the one on its branch, in its worktree.
   // A --parallel run's tree is the merge queue's: a kill may have left it mid-merge, off its branch.
+  // Where that tree is comes from the loop's id, not from state.json (the agents' to write): a path named there could
+  // be your working tree, and the restore drops what is uncommitted in it.
   if (inTree && resumed?.worktree && options.parallel)
-    await restoreIntegrationTree(resumed.worktree.path, resumed.worktree.branch);
+    await restoreIntegrationTree(worktreePath(tree.mainRoot, id), resumed.worktree.branch);
   if (inTree && resumed?.worktree)
     paths = await enterWorktree(tree, paths, id, resumed.worktree.branch, undefined, true, emit);
   // A resumed loop's plan is held against the runner's own record of it before anything reads it.

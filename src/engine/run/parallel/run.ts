@@ -533,12 +533,16 @@ class Coordinator {
 
   /** Nothing runs and nothing waits to merge: the run is done, or ends with why it cannot go on. */
   private async settleEnd(): Promise<LoopExit | null> {
-    if (this.signal.aborted) return INTERRUPTED();
+    // A protected stop outranks an interrupt: a plan branch moved behind the runner's back must not end as a
+    // resumable 130, whose resume would build on the moved tip.
     if (this.stop instanceof ProtectedStop) return this.stop.exit;
+    // Every agent is gone now: one that moved the plan branch before the run ended (Ctrl-C, a limit) without a merge
+    // after it is found here (exit 6), not adopted by the next run as the runner's own tip.
+    await this.branch.refuseMoved();
+    if (this.signal.aborted) return INTERRUPTED();
     this.releaseStale();
     const schedule = planSchedule(this.branch.plan, new Set(), new Set(Object.keys(this.par.givenUp)));
     if (schedule.done) {
-      await this.branch.refuseMoved();
       // The last merge was verified with every story's checks on this very commit: that was the final gate.
       const last = this.branch.lastGate;
       const active = activeStories(this.branch.plan.userStories).map((s) => s.id);
