@@ -188,6 +188,15 @@ describe('--parallel', () => {
     );
     expect(r.stderr).not.toMatch(/US-00[34] sent back/);
     expect(mergeOrder(repo).sort()).toEqual(['US-001', 'US-002', 'US-003', 'US-004']);
+    // Before blaming the batch, US-001's checks ran again on the tip its own merge had sealed (and passed there).
+    // That pass over one story wrote no record: the tip's note was written once, by its own merge's pass.
+    expect(r.stderr).toMatch(/merge queue: before blaming US-00[234], US-00[234], US-00[234], the checks of US-001/);
+    const first = git(repo, 'log', '--first-parent', '--format=%H %s', BRANCH)
+      .split('\n')
+      .find((l) => l.includes(' ralph: merge US-001 ('))!
+      .split(' ')[0];
+    const writes = git(repo, 'log', '--format=%H', 'refs/notes/ralphkit', '--', first).split('\n');
+    expect(writes).toEqual([expect.stringMatching(/^[0-9a-f]{40,64}$/)]);
   }, 180_000);
 });
 

@@ -144,7 +144,8 @@ async function startIn({
   // A resumed worktree loop's plan is the one on its branch, in its worktree.
   // A --parallel run's tree is the merge queue's: a kill may have left it mid-merge, off its branch.
   // Where that tree is comes from the loop's id, not from state.json (the agents' to write): a path named there could
-  // be your working tree, and the restore drops what is uncommitted in it.
+  // be your working tree, and the restore drops what is uncommitted in it. (The branch still comes from state.json: a
+  // wrong one makes the restore fail or tidy the run's own tree only.)
   if (inTree && resumed?.worktree && options.parallel)
     await restoreIntegrationTree(worktreePath(tree.mainRoot, id), resumed.worktree.branch);
   if (inTree && resumed?.worktree)

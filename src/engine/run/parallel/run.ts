@@ -145,8 +145,8 @@ class Coordinator {
     const plan = JSON.parse(this.input.trust.baseline as string) as Prd;
     this.branch = new PlanBranch(this.run, this.state, this.input.trust, (await headSha(tree)) as string, plan);
     // A kill after a merge was published but before the state was saved leaves its story queued: it is merged.
-    // And state.json is the agents' to write: only entries this run could have queued are kept (an open story of the
-    // plan, once, every story it depends on merged); the others' stories are scheduled again.
+    // And state.json is the agents' to write: only entries this run could have queued are kept (keepQueue); the
+    // others' stories are scheduled again.
     this.par.queue = keepQueue(this.par.queue, plan);
     const max = this.input.config.maxIterations;
     this.run.emit({
@@ -597,8 +597,8 @@ class ProtectedStop extends LoopExit {
 
 /**
  * A resumed run's merge queue, read back from state.json (the agents' to write): only entries this run could have
- * queued are kept (an open story of the plan, not set aside, once, every story it depends on merged, a commit id for
- * its head).
+ * queued are kept: an open story of the plan, not set aside, once, every story it depends on merged or set aside,
+ * and a whole sha1 or sha256 id for its head.
  */
 export function keepQueue(queue: readonly QueuedMerge[], plan: Prd): QueuedMerge[] {
   const byId = new Map(plan.userStories.map((s) => [s.id, s]));

@@ -262,12 +262,13 @@ export async function rejudgeAttempt(input: AttemptInput & { head: string }): Pr
  * snapshot taken while another worker's agent had changed .git/config would hold that change as the truth, and put
  * it back after the other worker's guard had undone it.
  */
-function workerGuard(own: RunnerGuard, shared: RunnerGuard): RunnerGuard {
-  // The worker's own files: its tree's, and its own git dir's config.worktree and commondir (the main .git's
-  // commondir, like the rest the workers share, from the run's snapshot).
+export function workerGuard(own: RunnerGuard, shared: RunnerGuard): RunnerGuard {
+  // The worker's own files: its tree's, and its own git dir's config.worktree and commondir. Everything else comes
+  // from the run's snapshot, the main .git's files of those names and a configuration include that happens to be
+  // called config.worktree among them (told by where it is, not by its name).
   const ownGitDir = (f: RunnerGuard['files'][number]) => realpathOrUndefined(path.dirname(f.abs)) === own.ownGitDir;
   const perTree = (f: RunnerGuard['files'][number]) =>
-    f.inRepo || path.basename(f.abs) === 'config.worktree' || (path.basename(f.abs) === 'commondir' && ownGitDir(f));
+    f.inRepo || (['config.worktree', 'commondir'].includes(path.basename(f.abs)) && ownGitDir(f));
   return {
     files: [...own.files.filter(perTree), ...shared.files.filter((f) => !perTree(f))],
     dirs: shared.dirs,

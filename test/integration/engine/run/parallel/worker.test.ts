@@ -1,8 +1,12 @@
-// The worker module's branch bookkeeping with real git: story branches of merged stories that an interrupt or a kill
-// left behind are deleted when the run starts again; a branch with work the plan branch lacks is kept.
+// The worker module with real git: story branches of merged stories that an interrupt or a kill left behind are
+// deleted when the run starts again (a branch with work the plan branch lacks is kept); and what a worker's guard
+// holds, its own tree's files and the run's shared ones.
 import { describe, expect, it } from 'vitest';
-import { git, gitdir, writeFiles } from '../../../../support/repo.js';
-import { deleteMergedStoryBranches } from '../../../../../src/engine/run/parallel/worker.js';
+import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { git, gitdir, testdir, writeFiles } from '../../../../support/repo.js';
+import { deleteMergedStoryBranches, workerGuard } from '../../../../../src/engine/run/parallel/worker.js';
+import { snapshotRunnerFiles } from '../../../../../src/engine/verify/runner-guard.js';
 
 function commitOn(tree: string, branch: string, file: string): void {
   git(tree, 'checkout', '-q', '-b', branch, 'plan');
@@ -26,5 +30,28 @@ describe('deleteMergedStoryBranches', () => {
       'plan--US-2',
       'plan--US-3',
     ]);
+  });
+});
+
+describe('workerGuard', () => {
+  it("holds the worker's own config.worktree and the run's files, an include named config.worktree among them", async () => {
+    const main = gitdir({ 'README.md': 'x\n' });
+    // A configuration include that happens to be called config.worktree: a file of the run's, not the worker's.
+    const incDir = testdir();
+    const include = path.join(incDir, 'config.worktree');
+    writeFileSync(include, '[user]\n\tname = Inc\n');
+    git(main, 'config', 'include.path', include);
+    const worker = path.join(testdir(), 'w1');
+    mkdirSync(path.dirname(worker), { recursive: true });
+    git(main, 'worktree', 'add', '-q', '--detach', worker);
+    const shared = await snapshotRunnerFiles(main);
+    // The worker's own snapshot does not ask git for the configuration: the run's holds its includes.
+    const own = await snapshotRunnerFiles(worker, undefined, false);
+    const held = workerGuard(own, shared).files.map((f) => f.abs);
+    expect(held).toContain(include);
+    const ownDir = realpathSync(git(worker, 'rev-parse', '--path-format=absolute', '--git-dir'));
+    expect(held.map((f) => (f.startsWith(ownDir) ? path.relative(ownDir, f) : null))).toContain('config.worktree');
+    // Each file once: the worker's tree's own engine files, not the main tree's as well.
+    expect(new Set(held).size).toBe(held.length);
   });
 });
