@@ -135,6 +135,12 @@ export const MODULES = [
     pure: true,
   },
   {
+    name: 'run/parallel/plan-tip',
+    mutate: 'src/engine/run/parallel/plan-tip.ts',
+    tests: ['test/unit/engine/run/parallel/plan-tip.test.ts'],
+    floor: 96,
+  },
+  {
     name: 'core/limits',
     mutate: 'src/engine/core/limits.ts',
     tests: ['test/unit/engine/core/limits.test.ts'],

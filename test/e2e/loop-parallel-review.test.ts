@@ -50,13 +50,27 @@ function stateFile(repo: string, name: string): string {
 }
 
 describe('--parallel review: processes and resume', () => {
-  it("kill -9 of the runner, then --resume-last: the agents the dead runner left are stopped, as a single loop's are", async () => {
+  it("kill -9 of the runner, then --resume-last: a plan branch moved meanwhile is refused until put back; the dead runner's agents are stopped", async () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }]);
     const { run, pids } = await runUntilStarted(repo, 2, 'k9agents', ['US-001', 'US-002']);
+    // What an agent can do, sandboxed too: the plan branch on a commit of its own, which no runner sees move: the one
+    // it ran under is killed. Its resume holds the branch to the tip that runner sealed.
+    const tip = git(repo, 'rev-parse', BRANCH);
+    const forged = git(repo, 'commit-tree', `${tip}^{tree}`, '-p', tip, '-m', 'ralph: merge US-009 (forged)');
+    git(repo, 'update-ref', `refs/heads/${BRANCH}`, forged);
     run.child.kill('SIGKILL');
     await run.done;
+    const refused = await ralph(repo, ['--resume-last'], fakeEnv().env, 120_000);
+    expect(refused.code, refused.stderr).toBe(6);
+    expect(refused.stderr).toContain(
+      `the plan branch ${BRANCH} is at ${forged.slice(0, 7)}, but the runner of loop k9agents left it at ${tip.slice(0, 7)} and did not end`,
+    );
+    // Put back as the hint says, the loop goes on and finishes.
+    expect(refused.stderr).toMatch(new RegExp(`git update-ref '?refs/heads/${BRANCH}'? ${tip}`));
+    git(repo, 'update-ref', `refs/heads/${BRANCH}`, tip);
     const again = await ralph(repo, ['--resume-last'], fakeEnv().env, 120_000);
     expect(again.code, again.stderr).toBe(0);
+    expect(git(repo, 'log', '--format=%H', BRANCH).split('\n')).not.toContain(forged);
     // The dead runner's agents would otherwise go on writing in the worker trees the resumed run re-uses.
     for (const pid of pids) expect(isGone(pid), `agent ${pid} of the killed runner still runs`).toBe(true);
   }, 180_000);

@@ -232,7 +232,8 @@ function readAnchorFile(cwd: string, loopId: string): AnchorFile | null {
   }
 }
 
-function sameMac(got: string | null, want: string): boolean {
+/** A hex MAC as read from a file (anything) against the one computed, in constant time. */
+export function sameMac(got: unknown, want: string): boolean {
   if (typeof got !== 'string') return false;
   const a = Buffer.from(got, 'hex');
   const b = Buffer.from(want, 'hex');

@@ -23,6 +23,7 @@ import { mergeLogs, planWithOutcome, renderPlan, renderSentBack } from './plan-l
 import { storyBranch } from './worker.js';
 import { readStorySide, type StorySide } from './story-side.js';
 import { shellQuote } from '../../../util/shell-quote.js';
+import { writeTipSeal, type TipSeal } from './plan-tip.js';
 
 /**
  * What one pass of the merge queue came to: the stories merged and published (as one commit, checked once), those
@@ -86,6 +87,31 @@ export class PlanBranch {
   private promptKept(): string[] {
     const rel = this.rel(this.run.paths.prompt);
     return rel.startsWith('../') || path.isAbsolute(rel) ? [] : [rel];
+  }
+
+  /** The tip the runner leaves the branch at, sealed before it moves it (plan-tip.ts), for a resume to hold it to. */
+  sealTip(seal: Partial<TipSeal> = {}): void {
+    writeTipSeal(
+      this.run.paths.repoRoot,
+      this.state.id,
+      { tip: this.tip, previous: this.tip, pending: false, ended: false, ...seal },
+      this.trust.verdictKey,
+    );
+  }
+
+  /**
+   * `fn`, which may commit on the branch in the integration tree (the runner's own files only): sealed as under way
+   * before, and the new tip sealed after.
+   */
+  async ownCommit<T>(fn: () => Promise<T>): Promise<T> {
+    const before = this.tip;
+    this.sealTip({ pending: true });
+    try {
+      return await fn();
+    } finally {
+      this.tip = (await headSha(this.tree)) ?? before;
+      this.sealTip({ previous: before });
+    }
   }
 
   /** Runs `fn` after everything queued before it: the integration tree holds one merge or commit at a time. */
@@ -266,7 +292,9 @@ export class PlanBranch {
   /** The checked links become the branch (update-ref over the tip they were made on); their story branches go. */
   private async publish(links: readonly Link[], judged: string[], sentBack: SentBack[]): Promise<boolean> {
     const last = links[links.length - 1];
+    this.sealTip({ tip: last.commit, previous: this.tip });
     if (!(await publishMerge(this.tree, this.run.branch, last.commit, this.tip))) {
+      this.sealTip();
       await abandonMerge(this.tree, this.run.branch, this.tip);
       // Moved under the runner: a stop. Else git refused for its own reason (a lock): the stories go round again.
       await this.refuseMoved();
@@ -305,23 +333,25 @@ export class PlanBranch {
     const failed = verdicts.filter((v) => v.status === 'rejected').map((v) => v.id);
     if (!failed.length || failed.some((id) => batch.includes(id))) return null;
     const names = batch.join(', ');
-    const gate = await runFinalGate({
-      ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal),
-      prd: this.plan,
-      verifiedAt: this.trust.verifiedAt,
-      shipped: this.trust.shipped,
-      verdictKey: this.trust.verdictKey,
-      onlyStories: failed,
-      // The tip's own pass sealed every merged story's verdict there: this one, over a few, must not replace it.
-      seal: false,
-      label: `merge queue: before blaming ${names}, the checks of ${failed.join(', ')} on ${this.run.branch} itself`,
-    });
+    // The gate writes its verdicts on the branch when they fail: a commit of the runner's own.
+    const gate = await this.ownCommit(() =>
+      runFinalGate({
+        ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal),
+        prd: this.plan,
+        verifiedAt: this.trust.verifiedAt,
+        shipped: this.trust.shipped,
+        verdictKey: this.trust.verdictKey,
+        onlyStories: failed,
+        // The tip's own pass sealed every merged story's verdict there: this one, over a few, must not replace it.
+        seal: false,
+        label: `merge queue: before blaming ${names}, the checks of ${failed.join(', ')} on ${this.run.branch} itself`,
+      }),
+    );
     if (gate.interrupted) return 'interrupted';
     if (gate.passed) return null;
     const broken = gate.verdicts.filter((v) => v.status === 'rejected').map((v) => v.id);
     // The gate wrote and committed its verdicts on the branch (the tree is on it): its plan is the one to go on with.
     const next = gate.prd;
-    this.tip = (await headSha(this.tree)) ?? this.tip;
     this.plan = next;
     this.lastGate = null;
     await settleBaseline(this.run.paths, this.state.id, this.trust, this.run.emit, next);
@@ -368,10 +398,14 @@ export class PlanBranch {
   private async commitOwn(next: Prd, log: string, message: string): Promise<void> {
     this.writeFiles(await this.readPlanText(), next, log);
     const files = [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)];
-    await tryCommitRunnerFiles(this.tree, files, message, (why) =>
-      this.run.emit({ type: 'warn', message: `could not commit ${files.join(' and ')} on ${this.run.branch}: ${why}` }),
+    await this.ownCommit(() =>
+      tryCommitRunnerFiles(this.tree, files, message, (why) =>
+        this.run.emit({
+          type: 'warn',
+          message: `could not commit ${files.join(' and ')} on ${this.run.branch}: ${why}`,
+        }),
+      ),
     );
-    this.tip = (await headSha(this.tree)) ?? this.tip;
     this.plan = next;
     await settleBaseline(this.run.paths, this.state.id, this.trust, this.run.emit, next);
   }
