@@ -20,6 +20,11 @@ export interface BatchObject {
   text: string;
 }
 
+/** Pure: a whole object id as git prints it (sha1: 40 hex digits, sha256: 64), with nothing around it. */
+export function isObjectId(value: unknown): value is string {
+  return typeof value === 'string' && /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(value);
+}
+
 /** Pure: `cat-file --batch` output, `count` answers: each object found, null for a name git found nothing by; null if it does not parse. */
 export function parseBatch(out: Buffer, count: number): Array<BatchObject | null> | null {
   const answers: Array<BatchObject | null> = [];

@@ -10,7 +10,7 @@ import { atomicWriteFileSync } from '../../../util/atomic.js';
 import { readTextOrNull } from '../../../util/read.js';
 import { runGit } from '../../git/git.js';
 import { headSha } from '../../git/head.js';
-import { readFileAt } from '../../git/read.js';
+import { readChangedPaths, readFileAt } from '../../git/read.js';
 import { tryCommitRunnerFiles } from '../../git/commit.js';
 import { ENGINE_FILES } from '../../verify/runner-guard.js';
 import { attemptRef } from '../../verify/baseline.js';
@@ -23,7 +23,7 @@ import { mergeLogs, planWithOutcome, renderPlan, renderSentBack } from './plan-l
 import { storyBranch } from './worker.js';
 import { readStorySide, type StorySide } from './story-side.js';
 import { shellQuote } from '../../../util/shell-quote.js';
-import { writeTipSeal, type TipSeal } from './plan-tip.js';
+import { readTipSeal, tipAccepted, writeTipSeal, type TipSeal } from './plan-tip.js';
 
 /**
  * What one pass of the merge queue came to: the stories merged and published (as one commit, checked once), those
@@ -128,9 +128,41 @@ export class PlanBranch {
   async refuseMoved(): Promise<void> {
     const now = await readBranchTip(this.tree, this.run.branch);
     if (now === this.tip) return;
-    throw new WorkProtected(
-      `the plan branch ${this.run.branch} moved from ${this.tip.slice(0, 7)} to ${now?.slice(0, 7) ?? '(deleted)'} behind the runner's back; in a --parallel run only the merge queue writes it, so nothing is merged onto work nobody verified`,
-      `look at what moved it: git reflog ${shellQuote(this.run.branch)}; put it back with: git update-ref ${shellQuote(`refs/heads/${this.run.branch}`)} ${this.tip}; then continue with: ./ralph/ralph.sh --resume ${this.state.id}`,
+    throw this.moved(
+      `the plan branch ${this.run.branch} moved from ${this.tip.slice(0, 7)} to ${now?.slice(0, 7) ?? '(deleted)'} behind the runner's back`,
+      this.tip,
+    );
+  }
+
+  /**
+   * A resume: the branch, at `tip` now, against the seal the last runner of this loop left (plan-tip.ts). A branch
+   * an agent moved while no runner could see it (one killed with -9 never looked at the end) is refused, with the
+   * way back. No seal: a run an older ralphkit started.
+   */
+  async holdSeal(): Promise<void> {
+    const check = readTipSeal(this.run.paths.repoRoot, this.state.id, this.trust.verdictKey);
+    if (check.kind === 'none') return;
+    if (check.kind === 'broken')
+      throw new WorkProtected(
+        `loop ${this.state.id} cannot go on: ${check.problem} (the file was changed, or the key in the ralphkit config folder was replaced)`,
+        `look at the plan branch's history before you trust it: git log ${shellQuote(this.run.branch)}; a new run starts from a new loop: ./ralph/ralph.sh --parallel ${this.run.options.parallel ?? 1}`,
+      );
+    const { seal } = check;
+    const parent = seal.pending ? await readBranchTip(this.tree, `${this.run.branch}^`) : null;
+    const changed = parent === seal.tip ? await readChangedPaths(this.tree, seal.tip, this.tip) : null;
+    const own = [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)];
+    if (tipAccepted(seal, this.tip, changed, own)) return;
+    throw this.moved(
+      `the plan branch ${this.run.branch} is at ${this.tip.slice(0, 7)}, but the runner of loop ${this.state.id} left it at ${seal.tip.slice(0, 7)} and did not end (killed?)`,
+      seal.tip,
+    );
+  }
+
+  /** The stop for a plan branch someone else moved: what happened, and how to put it back at `tip`. */
+  private moved(what: string, tip: string): WorkProtected {
+    return new WorkProtected(
+      `${what}; in a --parallel run only the merge queue writes it, so nothing is merged onto work nobody verified`,
+      `look at what moved it: git reflog ${shellQuote(this.run.branch)}; put it back with: git update-ref ${shellQuote(`refs/heads/${this.run.branch}`)} ${tip}; then continue with: ./ralph/ralph.sh --resume ${this.state.id}`,
     );
   }
 

@@ -11,6 +11,7 @@ import { atomicWriteFileSync } from '../../../util/atomic.js';
 import { readTextOrNull } from '../../../util/read.js';
 import { loopDir } from '../../store/layout.js';
 import { sameMac } from '../../verify/anchors.js';
+import { isObjectId } from '../../git/parse.js';
 
 export interface TipSeal {
   /** The tip the runner left the branch at, or is about to move it to. */
@@ -52,12 +53,11 @@ export function readTipSeal(repoRoot: string, loopId: string, key: Buffer | null
   } catch {
     return broken;
   }
-  const sha = (v: unknown): v is string => typeof v === 'string' && /^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(v);
   if (
     doc?.ralphkit !== 1 ||
     doc.loop !== loopId ||
-    !sha(doc.tip) ||
-    !sha(doc.previous) ||
+    !isObjectId(doc.tip) ||
+    !isObjectId(doc.previous) ||
     typeof doc.pending !== 'boolean' ||
     typeof doc.ended !== 'boolean'
   )

@@ -4,12 +4,11 @@
 // merge (plan-branch.ts). A story that fails on a stale base goes again on the new tip (stale-base.ts). Limits count
 // for the whole run: max_iterations counts agent runs over all workers, the cost is one sum, Ctrl-C and cancel stop
 // every worker.
-import path from 'node:path';
 import type { BudgetGate } from '../../budget/types.js';
 import type { Clock, LoopConfig, RunContext } from '../../types.js';
 import type { LoopState, ParallelState, QueuedMerge, WorkerState } from '../../store/state-types.js';
 import type { Prd } from '../../../prd/types.js';
-import { LoopExit, LOOP_EXIT, WorkProtected } from '../../errors.js';
+import { LoopExit, LOOP_EXIT } from '../../errors.js';
 import { renderAllPass } from '../../core/exits.js';
 import { limitBeforeJudging, limitBeforeRun, storyGivenUp, usageCeilingExit } from '../../core/limits.js';
 import { headSha } from '../../git/head.js';
@@ -32,10 +31,8 @@ import {
 import { findOverlap, rejectOverlapping, renderNoWayOn, STUCK, type FoundChange } from './ending.js';
 import { PlanBranch, type BatchOutcome } from './plan-branch.js';
 import { firstLine, StaleBases, type AttemptBase, type Rejudge } from './stale-base.js';
-import { readBranchTip, restoreIntegrationTree } from './merge.js';
-import { readTipSeal, tipAccepted } from './plan-tip.js';
-import { readChangedPaths } from '../../git/read.js';
-import { shellQuote } from '../../../util/shell-quote.js';
+import { restoreIntegrationTree } from './merge.js';
+import { isObjectId } from '../../git/parse.js';
 import { activeStories, isSettled } from '../../../prd/skip.js';
 
 export interface ParallelInput {
@@ -150,10 +147,9 @@ class Coordinator {
     ]);
     await deleteMergedStoryBranches(tree, this.run.branch, this.par.merged);
     const plan = JSON.parse(this.input.trust.baseline as string) as Prd;
-    const tip = (await headSha(tree)) as string;
-    // A resume holds the branch to the tip its runner sealed (a runner killed with -9 never looked at the end).
-    if (this.resumed) await this.holdSealedTip(tree, tip);
-    this.branch = new PlanBranch(this.run, this.state, this.input.trust, tip, plan);
+    this.branch = new PlanBranch(this.run, this.state, this.input.trust, (await headSha(tree)) as string, plan);
+    // A resume holds the branch to the tip its runner sealed; from here on this run's own tip is sealed.
+    if (this.resumed) await this.branch.holdSeal();
     this.branch.sealTip();
     // A kill after a merge was published but before the state was saved leaves its story queued: it is merged.
     // And state.json is the agents' to write: only entries this run could have queued are kept (keepQueue); the
@@ -542,31 +538,6 @@ class Coordinator {
     this.input.controller.abort();
   }
 
-  /**
-   * The plan branch at `tip` against the seal the last runner of this loop left (plan-tip.ts): a branch an agent moved
-   * while no runner could see it is refused (exit 6), with the way back. No seal: a new run, or one an older ralphkit
-   * started.
-   */
-  private async holdSealedTip(tree: string, tip: string): Promise<void> {
-    const check = readTipSeal(this.run.paths.repoRoot, this.state.id, this.input.trust.verdictKey);
-    const resume = `./ralph/ralph.sh --resume ${this.state.id}`;
-    if (check.kind === 'none') return;
-    if (check.kind === 'broken')
-      throw new WorkProtected(
-        `loop ${this.state.id} cannot go on: ${check.problem} (the file was changed, or the key in the ralphkit config folder was replaced)`,
-        `look at the plan branch's history before you trust it: git log ${shellQuote(this.run.branch)}; a new run starts from a new loop: ./ralph/ralph.sh --parallel ${this.par.workers}`,
-      );
-    const { seal } = check;
-    const rel = (f: string) => path.relative(tree, f).split(path.sep).join('/');
-    const parent = seal.pending ? await readBranchTip(tree, `${this.run.branch}^`) : null;
-    const changed = parent === seal.tip ? await readChangedPaths(tree, seal.tip, tip) : null;
-    if (tipAccepted(seal, tip, changed, [rel(this.run.paths.prd), rel(this.run.paths.progress)])) return;
-    throw new WorkProtected(
-      `the plan branch ${this.run.branch} is at ${tip.slice(0, 7)}, but the runner of loop ${this.state.id} left it at ${seal.tip.slice(0, 7)} and did not end (killed?); in a --parallel run only the merge queue writes it, so nothing is merged onto work nobody verified`,
-      `look at what moved it: git reflog ${shellQuote(this.run.branch)}; put it back with: git update-ref ${shellQuote(`refs/heads/${this.run.branch}`)} ${seal.tip}; then continue with: ${resume}`,
-    );
-  }
-
   /** Nothing runs and nothing waits to merge: the run is done, or ends with why it cannot go on. */
   private async settleEnd(): Promise<LoopExit | null> {
     const end = await this.settle();
@@ -651,14 +622,7 @@ export function keepQueue(queue: readonly QueuedMerge[], plan: Prd): QueuedMerge
   return queue.filter((q) => {
     const story = byId.get(q?.story);
     // A story set aside is never worked: an entry for it would merge a head no check of its own ever judged.
-    if (
-      !story ||
-      isSettled(story) ||
-      seen.has(story.id) ||
-      typeof q.head !== 'string' ||
-      !/^(?:[0-9a-f]{40}|[0-9a-f]{64})$/.test(q.head)
-    )
-      return false;
+    if (!story || isSettled(story) || seen.has(story.id) || !isObjectId(q.head)) return false;
     if (!(story.dependsOn ?? []).every((d) => !byId.has(d) || isSettled(byId.get(d)!))) return false;
     seen.add(story.id);
     return true;

@@ -1,7 +1,7 @@
 // The pure readers of git's machine output (src/engine/git/parse.ts): sizes in bytes, paths with spaces, conflicts in
 // git's order, and the answers they cannot give plainly left to the caller.
 import { describe, expect, it } from 'vitest';
-import { parseBatch, parseConfigList, parseStatusV2 } from '../../../../src/engine/git/parse.js';
+import { isObjectId, parseBatch, parseConfigList, parseStatusV2 } from '../../../../src/engine/git/parse.js';
 
 describe('parseBatch (cat-file --batch output)', () => {
   const sha = 'a'.repeat(40);
@@ -71,5 +71,27 @@ describe('parseConfigList (git config -z --list --show-scope)', () => {
       { scope: 'global', key: 'alias.x', value: '!a\nb' },
       { scope: 'local', key: 'core.bare2', value: null },
     ]);
+  });
+});
+
+describe('isObjectId', () => {
+  it('takes a whole sha1 or sha256 id, and nothing else', () => {
+    expect(isObjectId('a'.repeat(40))).toBe(true);
+    expect(isObjectId('0123456789abcdef'.repeat(4))).toBe(true);
+    for (const bad of [
+      'a'.repeat(39),
+      'a'.repeat(41),
+      'a'.repeat(50),
+      'a'.repeat(63),
+      'a'.repeat(65),
+      'A'.repeat(40),
+      `${'a'.repeat(40)}\n`,
+      ` ${'a'.repeat(40)}`,
+      'HEAD',
+      '',
+      null,
+      40,
+    ])
+      expect(isObjectId(bad), JSON.stringify(bad)).toBe(false);
   });
 });
