@@ -3,6 +3,7 @@
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { gitOk, runGit, type GitResult } from './git.js';
 import type { HeadState } from './parse.js';
+import { isObjectId } from './parse.js';
 
 export async function currentBranch(cwd: string): Promise<string | null> {
   const r = await runGit(cwd, ['symbolic-ref', '--quiet', '--short', 'HEAD']);
@@ -27,7 +28,7 @@ export async function readHead(cwd: string, other?: string): Promise<HeadState &
   const r = await runGit(cwd, ['rev-parse', 'HEAD^{commit}', '--symbolic-full-name', 'HEAD', ...asked, '--']);
   const lines = r.stdout.split('\n');
   const [sha, name] = lines;
-  const parsed = /^[0-9a-f]{40,64}$/.test(sha) && (name === 'HEAD' || name?.startsWith('refs/heads/'));
+  const parsed = isObjectId(sha) && (name === 'HEAD' || name?.startsWith('refs/heads/'));
   const at = { head: sha, branch: name === 'HEAD' ? null : name?.slice('refs/heads/'.length) };
   if (parsed && r.code === 0 && lines.length === 4 + asked.length)
     return { ...at, ...(other === undefined ? {} : { otherExists: lines[2] === asked[0] }) };

@@ -28,6 +28,7 @@ import { inflateSync } from 'node:zlib';
 import { runGit } from './git.js';
 import { hashObject, type ObjectFormat } from './objects.js';
 import { isRealDir } from '../../util/read.js';
+import { isObjectId } from './parse.js';
 
 /** Where the real object store appears inside the sandbox (its private /tmp), read-only. */
 export const SANDBOX_STORE = '/tmp/ralph-git-objects';
@@ -168,7 +169,8 @@ async function migratePack(top: string, pack: string, objectsDir: string, result
     });
     const name = indexed.stdout.trim();
     if (indexed.code !== 0) throw new Error(`git index-pack refused it (${indexed.stderr.trim().split('\n')[0]})`);
-    if (!/^[0-9a-f]{40,64}$/.test(name)) throw new Error(`git index-pack printed ${JSON.stringify(name.slice(0, 80))}`);
+    if (!isObjectId(name))
+      throw new Error(`git index-pack printed ${JSON.stringify(indexed.stdout.trim().slice(0, 80))}`);
     for (const ext of ['.pack', '.idx']) {
       chmodSync(`${tmp}${ext}`, 0o444);
       linkOrKeep(`${tmp}${ext}`, path.join(packDir, `pack-${name}${ext}`));

@@ -11,7 +11,7 @@ import { runGit } from '../git/git.js';
 import { checkoutBranch, readHead } from '../git/head.js';
 import { readNamedObjects, readFileAt, readFileOnBranch, readDirtyPaths, type DirtyEntry } from '../git/read.js';
 import { commitRunnerFiles } from '../git/commit.js';
-import { type HeadState } from '../git/parse.js';
+import { type HeadState, isObjectId } from '../git/parse.js';
 import { lastBranchPath, lastPlanPath } from '../store/layout.js';
 import { applyBranchArchive, ensureProgressFile } from '../store/progress.js';
 import { planPrdRepair, sameJson } from '../verify/prd-diff.js';
@@ -286,7 +286,7 @@ async function rollBack(run: RunContext, started: StartFiles, undo: Undo): Promi
       // The branch's own versions first, so git can switch back without a conflict.
       for (const file of [prd, progress, ...prompt])
         restore(file, await readFileAt(repoRoot, 'HEAD', relPath(repoRoot, file)));
-      const detached = /^[0-9a-f]{40,64}$/.test(undo.origin);
+      const detached = isObjectId(undo.origin);
       const back = await runGit(repoRoot, [
         'checkout',
         '--quiet',

@@ -16,6 +16,7 @@ import { realHome } from '../agents/home-listing.js';
 import { listQuarantines, makeQuarantine, migrateQuarantine, SANDBOX_STORE } from '../git/quarantine.js';
 import { readObjectFormat } from '../git/objects.js';
 import { isAlive, ownProcessStart } from '../processes.js';
+import { isObjectId } from '../git/parse.js';
 
 /** A writable folder for files the agent writes itself (Codex's last message): the rest of ralph/.runs/ is read-only in the sandbox. */
 export function ensureScratch(dir: string): string {
@@ -167,7 +168,7 @@ async function holdUserBranch(trust: RunTrust): Promise<string[]> {
   const file = path.join(trust.gitDir, ...head[1].split('/'));
   if (!existsSync(file)) {
     const sha = (await runGit(trust.topLevel, ['rev-parse', '--verify', '-q', head[1]])).stdout.trim();
-    if (!/^[0-9a-f]{40,64}$/.test(sha)) return [];
+    if (!isObjectId(sha)) return [];
     mkdirSync(path.dirname(file), { recursive: true });
     try {
       writeFileSync(file, `${sha}\n`, { flag: 'wx' });

@@ -19,6 +19,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import type { ShippedReview, StoryVerdict } from '../verify/types.js';
 import { gitSyncBytes } from '../git/program.js';
+import { isObjectId } from '../git/parse.js';
 import { isVerdictStatus, type StoryReview, type VerdictStatus } from './ledger.js';
 
 export interface VerdictRecord {
@@ -204,7 +205,6 @@ export function readVerdictRecordsSync(
 }
 
 const LIST_NOTES = ['notes', `--ref=${NOTES_REF}`, 'list'];
-const SHA = /^[0-9a-f]{40,64}$/;
 
 interface NoteEntry {
   blob: string;
@@ -216,7 +216,7 @@ export function parseNotesList(text: string): NoteEntry[] {
   return text
     .split('\n')
     .map((line) => line.trim().split(' '))
-    .filter((f) => f.length === 2 && SHA.test(f[0]) && SHA.test(f[1]))
+    .filter((f) => f.length === 2 && isObjectId(f[0]) && isObjectId(f[1]))
     .map(([blob, commit]) => ({ blob, commit }));
 }
 

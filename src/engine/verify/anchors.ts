@@ -12,6 +12,7 @@ import { gitOk, runGit } from '../git/git.js';
 import { updateRefs } from '../git/head.js';
 import { loopDir } from '../store/layout.js';
 import { baselineRef, pinsRef, shippedRef } from './baseline.js';
+import { isObjectId } from '../git/parse.js';
 
 /** What the two refs name: the plan commit and the plan record's blob (null: no such ref). */
 export interface AnchorValues {
@@ -206,7 +207,7 @@ function readAnchorFile(cwd: string, loopId: string): AnchorFile | null {
   if (text === null) return null;
   try {
     const doc = JSON.parse(text) as Partial<AnchorFile>;
-    const sha = (v: unknown) => v === null || (typeof v === 'string' && /^[0-9a-f]{40,64}$/.test(v));
+    const sha = (v: unknown) => v === null || isObjectId(v);
     const prev = doc?.previous;
     if (
       doc?.ralphkit !== 1 ||
