@@ -162,16 +162,23 @@ export class CheckSession {
         this.checkEnv?.renew();
         if (!r.ok) entry.setupFailure = r;
         else await this.reseal(entry, mayChange);
-        return r.ok && !entry.broken;
       },
-      copied: async (made, ms) => {
+      runApart: (apart) => this.runApart(setup, apart),
+      copied: async (made, ms, built) => {
+        const names = made.names.join(', ');
         this.input.log(
           'info',
-          `${story}: setup \`${setup}\` not run again: ${made.names.join(', ')} copied from the loop's setup (same lockfiles) in ${ms}ms`,
+          built
+            ? `${story}: setup \`${setup}\` passed in ${made.result.durationMs}ms where the loop's setup is built (the lockfiles and package.json files only); ${names} copied in ${ms - made.result.durationMs}ms`
+            : `${story}: setup \`${setup}\` not run again: ${names} copied from the loop's setup (same lockfiles) in ${ms}ms`,
         );
-        // Its ledger line is the run that built the copy, marked shared, as for a second story in one checkout.
+        // Its ledger line is the run that built the copy: a run of this checkout's where it built it, else marked
+        // shared, as for a second story in one checkout.
         this.shared.set(`${where}\0setup\0${setup}`, Promise.resolve(made.result));
-        this.record({ ...checkLine(this, story, 'setup', made.result, true), ...(this.gate ? { gate: true } : {}) });
+        this.record({
+          ...checkLine(this, story, 'setup', made.result, !built),
+          ...(this.gate ? { gate: true } : {}),
+        });
         // A new checkout's checks get a fresh HOME, as after a setup that ran: nothing an earlier checkout's checks wrote.
         this.checkEnv?.renew();
         await this.reseal(entry, mayChange);
@@ -288,13 +295,7 @@ export class CheckSession {
   async run(story: string, scope: CheckScope, command: string, cwd: string, where = ''): Promise<CheckResult> {
     const key = `${where}\0${scope}\0${command}`;
     const shareable = scope !== 'story' || this.gate;
-    const checkEnv = (this.checkEnv ??= new ChecksEnv(this.input.checkBase, this.input.log));
-    // Before the first check: what close() compares HEAD's branch with, and the files put back after the checks.
-    this.firstCheck ??= readHead(this.top).then(({ branch }) => {
-      this.branch = branch;
-      this.held.hold([this.input.prdPath, this.input.progressPath]);
-    });
-    await this.firstCheck;
+    const checkEnv = await this.beforeCommand();
     // Looked up after the wait, with no await until it is set: a second asker finds the first one's run.
     const earlier = shareable ? this.shared.get(key) : undefined;
     const reused = earlier !== undefined;
@@ -333,6 +334,38 @@ export class CheckSession {
       `${story}: ${scope === 'setup' ? 'setup' : 'check'} \`${command}\` ${outcome}${reused ? ' (same run as above)' : ''} in ${result.durationMs}ms`,
     );
     return result;
+  }
+
+  /**
+   * Before each command of the agent's code: the checks' environment, made with the first, and before the first,
+   * what close() compares HEAD's branch with and the files put back after the checks.
+   */
+  private async beforeCommand(): Promise<ChecksEnv> {
+    const checkEnv = (this.checkEnv ??= new ChecksEnv(this.input.checkBase, this.input.log));
+    this.firstCheck ??= readHead(this.top).then(({ branch }) => {
+      this.branch = branch;
+      this.held.hold([this.input.prdPath, this.input.progressPath]);
+    });
+    await this.firstCheck;
+    return checkEnv;
+  }
+
+  /**
+   * `setup` where the loop's setup cache is built (`dir`: the key's files only, verify/setup-cache.ts), in the checks'
+   * environment and sandbox; its ledger line is written by the checkout it is copied into. The checks get a new HOME.
+   */
+  private async runApart(setup: string, dir: string): Promise<CheckResult> {
+    const checkEnv = await this.beforeCommand();
+    const r = await runCheck({
+      command: setup,
+      cwd: dir,
+      env: checkEnv.env,
+      timeoutMs: this.input.checkTimeoutMs,
+      signal: this.input.signal,
+      wrap: planCheckWrap(this.input.sandbox, dir, this.top, checkEnv.env),
+    });
+    checkEnv.renew();
+    return r;
   }
 
   /** True when another command of this session ran while `result`'s did (the final gate's stories side by side). */

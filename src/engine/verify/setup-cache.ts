@@ -1,19 +1,21 @@
-// Setup once per loop for each lockfile content and setup command (SPEC §6). The first checkout that needs a key runs
-// `setup` as before; right after (the pins put back, no check run yet) the folders setup created at the top of the
-// checkout (node_modules) are copied into a runner temp folder. Each later checkout with the same key gets its own
-// copy of them (a reflink where the file system has them) instead of a fresh install: what its checks write there
-// never reaches the next one. Only a recognised dependency install in a project without install scripts of its own
-// is cached (verify/setup-key.ts); anything else runs in every checkout, as before.
+// Setup once per loop for each lockfile content and setup command (SPEC §6). The first checkout that needs a key has
+// it built in a folder of the runner's own that holds only the files of the key (the lockfiles, every package.json, the
+// tarballs they name, the package managers' configuration: verify/setup-key.ts), where setup runs; the folders it
+// creates there (node_modules) are the cache. Every checkout with that key, the first one included, gets its own copy
+// of them (a reflink where the file system has them): what its checks write there never reaches the next one, and what
+// the install made cannot hold anything of a commit's sources, which a dependency's install script could otherwise
+// copy in. Only a recognised dependency install in a project without install scripts of its own is cached; anything
+// else, or a setup that fails or makes more than new top-level folders where the cache is built, runs in every
+// checkout, as before.
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { cpSync, existsSync, lstatSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CheckResult } from './checks.js';
 import type { Checkout } from './checkout.js';
-import { gitOk } from '../git/git.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 import { recordsRoot } from '../store/layout.js';
-import { isLockfile, setupKey } from './setup-key.js';
+import { INSTALL_CONFIG, isLockfile, localTarballs, OUTSIDE, setupKey, YARN_FOLDER } from './setup-key.js';
 
 /** What one setup made: `names` (top-level folders) under `folder`, and the setup's own result (for the ledger). */
 export interface CachedSetup {
@@ -36,6 +38,18 @@ interface Entry {
 export class SetupCache {
   private readonly entries = new Map<string, Entry>();
   private readonly said = new Set<string>();
+  /** Why a key's build failed: said again (once) by every checkout that then runs setup itself. */
+  private readonly failures = new Map<string, string>();
+
+  /** Why `key` is not cached after its build failed (undefined: it did not fail). */
+  failure(key: string): string | undefined {
+    return this.failures.get(key);
+  }
+
+  /** Records that `key`'s build failed, and why. */
+  failed(key: string, why: string): void {
+    this.failures.set(key, why);
+  }
 
   /** True the first time `reason` is asked about: why setup is not cached is said once per loop. */
   firstSaid(reason: string): boolean {
@@ -59,7 +73,9 @@ export class SetupCache {
     return (made) => {
       entry.done = made;
       finish(made);
-      if (!made || entry.stale) return this.drop(key, entry);
+      // A build that failed stays known: this key runs setup in each checkout for the rest of the loop.
+      if (!made) return;
+      if (entry.stale) return this.drop(key, entry);
       for (const [other, old] of this.entries) if (other !== key) this.drop(other, old);
     };
   }
@@ -120,14 +136,25 @@ export function loopSetupCache(top: string, loopId: string): SetupCache {
   return cache;
 }
 
-/** The files the key is made of, as the checkout holds them before setup: top-level lockfiles, every package.json. */
+/**
+ * The files the key is made of, as the checkout holds them before setup: top-level lockfiles and install configuration,
+ * every package.json, and the tarballs of the project they install from. A `.yarn` folder, or a tarball out of the
+ * checkout, is named by a marker that setupKey refuses (YARN_FOLDER, OUTSIDE).
+ */
 export function readSetupInputs(dir: string, tracked: readonly string[]): Map<string, Buffer | null> {
-  const files = new Set([
-    ...readdirSync(dir).filter(isLockfile),
-    ...tracked.filter((f) => f === 'package.json' || f.endsWith('/package.json')),
-  ]);
-  if (existsSync(path.join(dir, 'package.json'))) files.add('package.json');
-  return new Map([...files].map((f) => [f, readRegular(path.join(dir, f))]));
+  const top = readdirSync(dir);
+  const manifests = tracked.filter((f) => f === 'package.json' || f.endsWith('/package.json'));
+  if (top.includes('package.json')) manifests.push('package.json');
+  const files = new Set([...top.filter((f) => isLockfile(f) || INSTALL_CONFIG.includes(f)), ...manifests]);
+  const inputs = new Map([...files].map((f) => [f, readRegular(path.join(dir, f))]));
+  for (const manifest of new Set(manifests)) {
+    const text = inputs.get(manifest)?.toString('utf8');
+    for (const tarball of text === undefined ? [] : localTarballs(manifest, text))
+      if (tarball === null) inputs.set(`${OUTSIDE}${manifest}`, null);
+      else inputs.set(tarball, readRegular(path.join(dir, tarball)));
+  }
+  if (top.includes('.yarn')) inputs.set(YARN_FOLDER, null);
+  return inputs;
 }
 
 function readRegular(file: string): Buffer | null {
@@ -138,53 +165,59 @@ function readRegular(file: string): Buffer | null {
   }
 }
 
-/** The key of `setup` in a fresh checkout, or why it is not cached. */
-export function checkoutSetupKey(setup: string, checkout: Checkout): ReturnType<typeof setupKey> {
-  return setupKey(setup, readSetupInputs(checkout.dir, checkout.tracked));
-}
-
-/** What `git status` says of the checkout, untracked and ignored folders as one entry each. */
-export async function readStatus(dir: string): Promise<Set<string>> {
-  // --ignore-submodules=all: setup's code could write a gitlink and a sub/.git whose config names a filter, which a
-  // status that recursed into it would run on the host.
-  return new Set(
-    (
-      await gitOk(dir, [
-        'status',
-        '--porcelain=v1',
-        '-z',
-        '--ignored=traditional',
-        '--untracked-files=normal',
-        '--ignore-submodules=all',
-      ])
-    )
-      .split('\0')
-      .filter(Boolean),
-  );
+/**
+ * The cache of a key, built apart: the key's files written into a new runner folder, setup run there (`run`), and the
+ * new folders it made at the top (node_modules) kept as they are. null, the folder removed, when setup failed there or
+ * changed anything else (a key file rewritten, a file at the top, something inside a package's folder): then the key is
+ * not cached, and setup runs in each checkout.
+ */
+export async function buildApart(
+  inputs: ReadonlyMap<string, Buffer | null>,
+  run: (dir: string) => Promise<CheckResult>,
+): Promise<{ made: CachedSetup | null; result: CheckResult | null }> {
+  const folder = makeTempFolder('ralph-setup');
+  let made: CachedSetup | null = null;
+  let result: CheckResult | null = null;
+  try {
+    for (const [file, bytes] of inputs) {
+      mkdirSync(path.dirname(path.join(folder, file)), { recursive: true });
+      writeFileSync(path.join(folder, file), bytes as Buffer);
+    }
+    result = await run(folder);
+    const names = result.ok ? newFolders(folder, inputs) : null;
+    if (names) made = { folder, names, result, print: fingerprint(folder) };
+    return { made, result };
+  } finally {
+    if (!made) rmSync(folder, { recursive: true, force: true });
+  }
 }
 
 /**
- * After setup (the pins put back): when all it changed is new untracked top-level folders (`before`: the status before
- * setup), a copy of them in a runner temp folder; else null (a tracked file changed, a file at the top, a folder
- * inside a committed one: the next checkout could not be given the same by a copy).
+ * The folders setup added at the top of `folder`, which held `inputs` before it; null when it changed anything else:
+ * a key file's bytes, a new entry that is not a plain folder, or one inside a folder the key's files are in.
  */
-export async function storeSetup(
-  dir: string,
-  before: ReadonlySet<string>,
-  result: CheckResult,
-): Promise<CachedSetup | null> {
-  const added = [...(await readStatus(dir))].filter((s) => !before.has(s));
-  const names = added.map((s) => /^(\?\?|!!) ([^/]+)\/$/.exec(s)?.[2]);
-  if (!names.length || names.some((n) => !n || n === '.git' || !lstatSync(path.join(dir, n)).isDirectory()))
-    return null;
-  const folder = makeTempFolder('ralph-setup');
-  try {
-    for (const name of names as string[]) await copyFolder(path.join(dir, name), path.join(folder, name));
-    return { folder, names: names as string[], result, print: fingerprint(folder) };
-  } catch {
-    rmSync(folder, { recursive: true, force: true });
-    return null;
+function newFolders(folder: string, inputs: ReadonlyMap<string, Buffer | null>): string[] | null {
+  const placed = new Set<string>();
+  for (const file of inputs.keys()) for (let p = file; p !== '.'; p = path.posix.dirname(p)) placed.add(p);
+  for (const [file, bytes] of inputs) {
+    const now = readRegular(path.join(folder, file));
+    if (!now || !bytes || !now.equals(bytes)) return null;
   }
+  const names: string[] = [];
+  for (const name of readdirSync(folder)) {
+    if (placed.has(name)) continue;
+    if (!lstatSync(path.join(folder, name)).isDirectory()) return null;
+    names.push(name);
+  }
+  // Inside the folders of the key's files (a workspace's), only those files: a package's own node_modules is not
+  // copied, so such a setup is not cached.
+  const clean = (rel: string): boolean =>
+    readdirSync(path.join(folder, rel)).every((name) => {
+      const sub = `${rel}/${name}`;
+      return placed.has(sub) && (!lstatSync(path.join(folder, sub)).isDirectory() || clean(sub));
+    });
+  const tops = [...placed].filter((p) => !p.includes('/') && lstatSync(path.join(folder, p)).isDirectory());
+  return tops.every(clean) ? names : null;
 }
 
 /**
@@ -233,18 +266,23 @@ export function renderTamperedCache(made: CachedSetup): string {
 export interface SetupSteps {
   /** Runs setup in the checkout. */
   run(): Promise<CheckResult>;
-  /** After the run: the checkout made sound again (pins, git's configuration); true when its folders may be cached. */
-  settle(result: CheckResult): Promise<boolean>;
-  /** Instead of a run: the cached folders were copied in (in `ms`); the checkout is treated as after setup. */
-  copied(made: CachedSetup, ms: number): Promise<void>;
+  /** After the run: the checkout made sound again (pins, git's configuration). */
+  settle(result: CheckResult): Promise<void>;
+  /** Runs setup where the key's cache is built (`dir`, holding only the key's files), and says how it went. */
+  runApart(dir: string): Promise<CheckResult>;
+  /**
+   * Instead of a run: the cached folders were copied in (in `ms`); the checkout is treated as after setup. `built`: this
+   * checkout's own runApart made them (else an earlier checkout's did).
+   */
+  copied(made: CachedSetup, ms: number, built: boolean): Promise<void>;
   /** The cache changed since it was made (the agent's code reached the runner's temp folder): setup runs instead. */
   tampered(made: CachedSetup): void;
 }
 
 /**
- * `setup` in a fresh `checkout` through the loop's cache: the folders copied in when its key was built, else run (and
- * then cached when it may be: the first checkout with a key builds it, a second one waits for it). Returns why setup
- * is not cached, if it is not.
+ * `setup` in a fresh `checkout` through the loop's cache: the cached folders copied in (built apart first, by the first
+ * checkout that needs its key; a second one waits for it), else run in the checkout. Returns why setup is not cached,
+ * if it is not.
  */
 export async function setUpThroughCache(
   cache: SetupCache,
@@ -252,21 +290,42 @@ export async function setUpThroughCache(
   checkout: Checkout,
   steps: SetupSteps,
 ): Promise<string | undefined> {
-  const k = checkoutSetupKey(setup, checkout);
-  const key = 'key' in k ? k.key : undefined;
-  const started = Date.now();
-  const hit = key ? await cache.lookup(key) : null;
-  const copy = key && hit ? await cache.copyInto(key, hit, checkout.dir) : 'no';
-  if (copy === 'copied') return void (await steps.copied(hit!, Date.now() - started));
-  if (copy === 'changed') steps.tampered(hit!);
-  const finish = key ? cache.begin(key) : undefined;
-  let made: CachedSetup | null = null;
-  try {
-    const before = finish ? await readStatus(checkout.dir) : undefined;
-    const r = await steps.run();
-    if ((await steps.settle(r)) && before) made = await storeSetup(checkout.dir, before, r);
-  } finally {
-    finish?.(made);
+  const inputs = readSetupInputs(checkout.dir, checkout.tracked);
+  const k = setupKey(setup, inputs);
+  let why = 'uncached' in k ? k.uncached : undefined;
+  if ('key' in k) {
+    const started = Date.now();
+    const finish = cache.begin(k.key);
+    let built = false;
+    if (finish) {
+      let made: CachedSetup | null = null;
+      try {
+        const apart = await buildApart(inputs, (dir) => steps.runApart(dir));
+        made = apart.made;
+        built = made !== null;
+        if (!made && apart.result && !apart.result.aborted) cache.failed(k.key, renderApartFailure(apart.result));
+      } finally {
+        finish(made);
+      }
+    }
+    const hit = await cache.lookup(k.key);
+    const copy = hit ? await cache.copyInto(k.key, hit, checkout.dir) : 'no';
+    if (copy === 'copied') return void (await steps.copied(hit!, Date.now() - started, built));
+    if (copy === 'changed') steps.tampered(hit!);
+    why = cache.failure(k.key);
   }
-  return 'uncached' in k ? k.uncached : undefined;
+  await steps.settle(await steps.run());
+  return why;
+}
+
+/** Why a key is not cached after its build: setup failed where only the key's files are, or made more than folders. */
+function renderApartFailure(r: CheckResult): string {
+  return r.ok
+    ? 'setup changed more than new folders at the top (node_modules) where only the lockfiles and package.json files were'
+    : `setup failed (${r.timedOut ? 'timed out' : `exit ${r.exitCode ?? r.signal}`}${lastLine(r.outputTail)}) where only the lockfiles, package.json files and the tarballs they name were: the install reads more of the project than the key holds (a dependency's install script that reads your sources, say)`;
+}
+
+function lastLine(output: string): string {
+  const line = output.trim().split('\n').pop()?.trim().slice(0, 200);
+  return line ? `: ${line}` : '';
 }

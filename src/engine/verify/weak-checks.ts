@@ -58,14 +58,14 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   const checkEnv = new ChecksEnv(input.checkBase, input.log);
   const { token } = checkEnv.plan;
   // The plan commit's code may be an agent's (a --repin, a branch with earlier work): sandboxed like any check.
-  const run = (command: string) =>
+  const run = (command: string, where = cwd) =>
     runCheck({
       command,
-      cwd,
+      cwd: where,
       env: checkEnv.env,
       timeoutMs: input.checkTimeoutMs,
       signal: input.signal,
-      wrap: planCheckWrap(input.sandbox, cwd, input.topLevel, checkEnv.env),
+      wrap: planCheckWrap(input.sandbox, where, input.topLevel, checkEnv.env),
     });
   const weak = new Set<string>();
   try {
@@ -133,19 +133,18 @@ async function probeSetup(
   input: WeakProbeInput,
   setup: string,
   checkout: Checkout | null,
-  run: (command: string) => Promise<CheckResult>,
+  run: (command: string, where?: string) => Promise<CheckResult>,
   checkEnv: ChecksEnv,
 ): Promise<boolean> {
   let ok = true;
-  const settle = async (r: CheckResult): Promise<boolean> => {
+  const settle = async (r: CheckResult): Promise<void> => {
     ok = r.ok;
-    if (!r.ok) return false;
+    if (!r.ok) return;
     checkEnv.renew();
-    if (!checkout) return false;
+    if (!checkout) return;
     // Setup ran the plan commit's code: git's configuration is put back before the runner's git reads the checkout.
     resetCheckoutGit(checkout);
     input.guardTrusted?.('the checks');
-    return true;
   };
   if (!checkout) {
     await settle(await run(setup));
@@ -154,6 +153,14 @@ async function probeSetup(
   await setUpThroughCache(loopSetupCache(input.topLevel, input.loopId), setup, checkout, {
     run: () => run(setup),
     settle,
+    // Setup ran the plan commit's code where the cache is built: the checks get a new HOME, and what the runner trusts
+    // is checked, as after a setup in the checkout.
+    runApart: async (dir) => {
+      const r = await run(setup, dir);
+      checkEnv.renew();
+      input.guardTrusted?.('the checks');
+      return r;
+    },
     copied: async () => {},
     tampered: (made) => input.log('warn', renderTamperedCache(made)),
   });

@@ -35,6 +35,18 @@ const IDS = ['US-1', 'US-2', 'US-3'];
 const test = (n: number) =>
   `require('../src/s${n}.cjs');\nif (!require('dep').feature(${n})) { console.error('feature-${n}.txt missing'); process.exit(1); }\n`;
 
+/** `files` packed as an npm package (`package/...`) into the tarball `to`. */
+function packTarball(to: string, files: Record<string, string>): void {
+  const src = mkdtempSync(path.join(tmpdir(), 'dep-src-'));
+  for (const [name, text] of Object.entries(files)) {
+    mkdirSync(path.dirname(path.join(src, 'package', name)), { recursive: true });
+    writeFileSync(path.join(src, 'package', name), text);
+  }
+  mkdirSync(path.dirname(to), { recursive: true });
+  execFileSync('tar', ['-czf', to, '-C', src, 'package']);
+  rmSync(src, { recursive: true, force: true });
+}
+
 /** The plan committed with its tests first, the dependency packed into tools/ and locked; returns the repo and its pins. */
 async function npmProject(): Promise<{ r: VerifyRepo; pins: Awaited<ReturnType<typeof readPins>> }> {
   const prd = plan(
@@ -47,18 +59,11 @@ async function npmProject(): Promise<{ r: VerifyRepo; pins: Awaited<ReturnType<t
     '.gitignore': 'node_modules/\n',
     ...Object.fromEntries([1, 2, 3].map((n) => [`test/t${n}.cjs`, test(n)])),
   });
-  const src = mkdtempSync(path.join(tmpdir(), 'dep-src-'));
-  mkdirSync(path.join(src, 'package'));
-  writeFileSync(
-    path.join(src, 'package/package.json'),
-    JSON.stringify({ name: 'dep', version: '1.0.0', main: 'index.js' }),
-  );
-  // biome-ignore lint/suspicious/noTemplateCurlyInString: the package's source text, a template literal of its own
-  const indexJs = "exports.feature = (n) => require('node:fs').existsSync(`feature-${n}.txt`);\n";
-  writeFileSync(path.join(src, 'package/index.js'), indexJs);
-  mkdirSync(path.join(r.dir, 'tools'));
-  execFileSync('tar', ['-czf', path.join(r.dir, 'tools/dep-1.0.0.tgz'), '-C', src, 'package']);
-  rmSync(src, { recursive: true, force: true });
+  packTarball(path.join(r.dir, 'tools/dep-1.0.0.tgz'), {
+    'package.json': JSON.stringify({ name: 'dep', version: '1.0.0', main: 'index.js' }),
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: the package's source text, a template literal of its own
+    'index.js': "exports.feature = (n) => require('node:fs').existsSync(`feature-${n}.txt`);\n",
+  });
   execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', '--ignore-scripts'], {
     cwd: r.dir,
     stdio: 'ignore',
@@ -166,6 +171,52 @@ describe('setup cache', () => {
     expect(await claimStory(r, pins, 3, { 'src/s3.cjs': '' })).toMatchObject(rejected);
     expect(count()).toBe(2);
     expect(r.logs.filter((l) => l.includes('changed after setup made it'))).toHaveLength(1);
+  }, 120_000);
+
+  it('attack: a dependency whose install script copies the sources into node_modules: the cache holds none of them, so a later commit cannot lean on an earlier one', async () => {
+    const prd = plan(
+      ['a', 'b'].map((f, i) => story(`US-${i + 1}`, { checks: [`node test/${f}.test.cjs`] })),
+      { setup: SETUP },
+    );
+    const pkg = { name: 'demo', version: '1.0.0', private: true };
+    const r = verifyRepo(prd, {
+      'package.json': `${JSON.stringify(pkg, null, 2)}\n`,
+      '.gitignore': 'node_modules/\n',
+      'test/a.test.cjs': "if (require('../src/a.cjs') !== 'A') process.exit(1);\n",
+      'test/b.test.cjs': "if (require('../src/b.cjs')(41) !== 42) process.exit(1);\n",
+    });
+    const pins = await readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), prd);
+    // US-1's commit: the dependency (its install script takes a copy of src/, when there is one), US-1's work, and
+    // US-2's real work too; its key is the one every later checkout shares.
+    packTarball(path.join(r.dir, 'vendor/snap-1.0.0.tgz'), {
+      'package.json': JSON.stringify({ name: 'snap', version: '1.0.0', scripts: { postinstall: 'node copy.cjs' } }),
+      'copy.cjs':
+        "const fs = require('node:fs'); const src = require('node:path').join(process.env.INIT_CWD, 'src');\n" +
+        "if (fs.existsSync(src)) fs.cpSync(src, 'copy', { recursive: true });\n",
+    });
+    writeFileSync(
+      path.join(r.dir, 'package.json'),
+      JSON.stringify({ ...pkg, dependencies: { snap: 'file:vendor/snap-1.0.0.tgz' } }),
+    );
+    mkdirSync(path.join(r.dir, 'src'));
+    writeFileSync(path.join(r.dir, 'src/a.cjs'), "module.exports = 'A';\n");
+    writeFileSync(path.join(r.dir, 'src/b.cjs'), 'module.exports = (x) => x + 1;\n');
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', '--ignore-scripts'], {
+      cwd: r.dir,
+      stdio: 'ignore',
+    });
+    const count = countNpmRuns();
+    const before = readFileSync(r.prdPath, 'utf8');
+    claim(r, 'US-1');
+    commitAll(r.dir, {}, 'feat: US-1');
+    const first = await verifyIteration(r.input({ pins, prdBefore: before, iteration: 1 }));
+    expect(first.verdicts[0]).toMatchObject({ status: 'verified' });
+    // US-2's commit leaves no implementation in the tree: it reads the copy an install took of an earlier commit.
+    expect(
+      await claimStory(r, pins, 2, { 'src/b.cjs': "module.exports = require('snap/copy/b.cjs');\n" }),
+    ).toMatchObject({ status: 'rejected' });
+    // Built once where the cache is built (no src/ there), copied into both checkouts.
+    expect(count()).toBe(1);
   }, 120_000);
 
   it('one cache per loop across its worktrees: a --worktree loop, each --parallel worker and the merge queue share one install', () => {

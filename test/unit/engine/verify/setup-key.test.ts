@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { isLockfile, isPureInstall, lifecycleScripts, setupKey } from '../../../../src/engine/verify/setup-key.js';
+import {
+  isLockfile,
+  isPureInstall,
+  lifecycleScripts,
+  localTarballs,
+  OUTSIDE,
+  setupKey,
+  YARN_FOLDER,
+} from '../../../../src/engine/verify/setup-key.js';
 
 const pkg = (scripts: Record<string, string> = {}) => Buffer.from(JSON.stringify({ name: 'demo', scripts }));
 
@@ -50,7 +58,7 @@ describe('setup key', () => {
       uncached: 'yarn.lock is not a regular file',
     });
     expect(lifecycleScripts('{ nope')).toEqual(['(unreadable)']);
-    // A folder dependency is copied or linked into node_modules: its files are not in the key (a tarball is bytes the lock pins).
+    // A folder dependency is copied or linked into node_modules: its files are not in the key (a tarball's bytes are).
     const local = (spec: string) => Buffer.from(JSON.stringify({ devDependencies: { tool: spec } }));
     expect(setupKey('npm ci', new Map([...inputs, ['package.json', local('file:tools/tool')]]))).toEqual({
       uncached: expect.stringContaining('package.json depends on a folder of the project (tool)'),
@@ -61,5 +69,39 @@ describe('setup key', () => {
     expect(
       setupKey('npm ci', new Map([...inputs, ['package.json', local('file:vendor/tool-1.0.0.tgz')]])),
     ).toHaveProperty('key');
+  });
+
+  it('names the tarballs a package.json installs from, as paths in the checkout, and none that leads out of it', () => {
+    const deps = (d: Record<string, string>) =>
+      JSON.stringify({ dependencies: d, devDependencies: { x: 'file:../x.tgz' } });
+    expect(
+      localTarballs(
+        'packages/a/package.json',
+        deps({ t: 'file:vendor/t-1.0.0.tgz', u: 'file:./u.tar.gz', v: '^1.0.0' }),
+      ),
+    ).toEqual(['packages/a/vendor/t-1.0.0.tgz', 'packages/a/u.tar.gz', 'packages/x.tgz']);
+    expect(localTarballs('package.json', deps({ t: 'file:/abs/t.tgz', u: 'file:folder', w: 'file:w.tar' }))).toEqual([
+      null,
+      'w.tar',
+      null,
+    ]);
+    expect(localTarballs('package.json', '{ nope')).toEqual([]);
+  });
+
+  it("refuses a .yarn folder and a tarball out of the checkout; a tarball's bytes and the install configuration are in the key", () => {
+    const inputs = new Map([
+      ['package.json', pkg()],
+      ['vendor/t.tgz', Buffer.from('one')],
+    ]);
+    const a = setupKey('npm ci', inputs);
+    expect(a).toHaveProperty('key');
+    expect(setupKey('npm ci', new Map([...inputs, ['vendor/t.tgz', Buffer.from('two')]]))).not.toEqual(a);
+    expect(setupKey('npm ci', new Map([...inputs, ['.npmrc', Buffer.from('x=1')]]))).not.toEqual(a);
+    expect(setupKey('yarn', new Map([...inputs, [YARN_FOLDER, null]]))).toEqual({
+      uncached: expect.stringContaining('.yarn folder'),
+    });
+    expect(setupKey('npm ci', new Map([...inputs, [`${OUTSIDE}package.json`, null]]))).toEqual({
+      uncached: 'a dependency is installed from a tarball outside the project (package.json)',
+    });
   });
 });
