@@ -4,7 +4,7 @@
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import { matchGlobs } from './glob.js';
-import { planRunnersOf, planShadowPaths, RUNNER_CONFIG_GLOBS } from './runner-config.js';
+import { planRunnersOf, planShadowPaths, pythonModuleShadows, RUNNER_CONFIG_GLOBS } from './runner-config.js';
 
 /**
  * Conventional test locations, pinned unless the plan says `"protectDefaults": false` (the configuration that decides
@@ -43,20 +43,34 @@ export function planPinnedPaths(files: readonly string[], prd: Prd): string[] {
   return [...new Set([...matchGlobs(files, globs), ...named, ...make])].sort();
 }
 
-/** Of the files a commit added, those whose absence the plan commit pins (PINNED_ABSENT_GLOBS, and the paths `absent`). */
+/**
+ * Of the files a commit added, those whose absence the plan commit pins (PINNED_ABSENT_GLOBS, and the paths `absent`,
+ * a path with a `*` being a glob).
+ */
 export function matchAbsent(added: readonly string[], absent: readonly string[] = []): string[] {
   const named = new Set(absent);
-  return added.filter((f) => named.has(f) || matchGlobs([f], PINNED_ABSENT_GLOBS).length > 0);
+  const globs = absent.filter((a) => a.includes('*'));
+  return added.filter((f) => named.has(f) || matchGlobs([f], [...PINNED_ABSENT_GLOBS, ...globs]).length > 0);
 }
 
 /**
  * Paths whose absence the plan commit pins beyond the globs: for the runners the checks start (make, pytest, go,
  * cargo, tox), the files of higher rank than one the plan commit has, in its folder (a `GNUmakefile` beside the
- * pinned `Makefile`, a `pytest.toml` beside `pyproject.toml`).
+ * pinned `Makefile`, a `pytest.toml` beside `pyproject.toml`); and for a check that runs `python -m pytest`, a
+ * `pytest.py` or `pytest/__init__.py` (any module so run) in the folder it runs in, which python would run instead.
  */
 export function planAbsentPaths(files: readonly string[], prd: Prd): string[] {
-  const runners = [...new Set(allChecks(prd).flatMap((c) => planSteps(c).flatMap((s) => planRunnersOf(s.words))))];
-  return planShadowPaths(files, runners);
+  const steps = allChecks(prd).flatMap((c) => planSteps(c));
+  const runners = [...new Set(steps.flatMap((s) => planRunnersOf(s.words)))];
+  const present = new Set(files);
+  const modules = steps.flatMap((s) =>
+    s.cwd.startsWith('..')
+      ? []
+      : pythonModuleShadows(s.words)
+          .map((f) => (s.cwd ? `${s.cwd}/${f}` : f))
+          .filter((f) => !present.has(f) && !(f.includes('*') && matchGlobs(files, [f]).length)),
+  );
+  return [...new Set([...planShadowPaths(files, runners), ...modules])].sort();
 }
 
 // What npm, pnpm, yarn and bun run around an install of the project itself (its own package.json, not a dependency's),

@@ -115,6 +115,44 @@ export function planRunnersOf(words: readonly string[]): RunnerConfig[] {
   );
 }
 
+// Test runners and tools a check starts with `python -m <module>`, and the packages each imports before any test runs:
+// python puts the folder the command runs in first on sys.path, so a module of that name there would run instead.
+const PYTHON_RUNNER_MODULES: Readonly<Record<string, readonly string[]>> = {
+  pytest: ['pytest', '_pytest', 'pluggy', 'iniconfig'],
+  unittest: ['unittest'],
+  doctest: ['doctest'],
+  nose2: ['nose2'],
+  nose: ['nose'],
+  coverage: ['coverage'],
+  tox: ['tox'],
+  hypothesis: ['hypothesis'],
+  behave: ['behave'],
+  green: ['green'],
+  ward: ['ward'],
+  mypy: ['mypy'],
+  pylint: ['pylint'],
+  flake8: ['flake8'],
+};
+
+/**
+ * Pure: for one simple command that starts a known test runner or tool with `python -m` (python, python3, python3.12;
+ * `-mpytest`; `python -m coverage run -m pytest` names both), the files in the folder it runs in that would be run
+ * instead of the runner or a package it imports first: each name as a source file, a compiled one, a package or an
+ * extension module. Relative to that folder; empty for any other command.
+ */
+export function pythonModuleShadows(words: readonly string[]): string[] {
+  const at = words.findIndex((w) => /^python[\d.]*$/.test(path.posix.basename(w)));
+  if (at < 0) return [];
+  const modules = words
+    .slice(at + 1)
+    .flatMap((w, i, rest) => (w === '-m' ? [rest[i + 1] ?? ''] : w.startsWith('-m') ? [w.slice(2)] : []))
+    .map((m) => m.split('.')[0]);
+  const names = [
+    ...new Set(modules.flatMap((m) => (Object.hasOwn(PYTHON_RUNNER_MODULES, m) ? PYTHON_RUNNER_MODULES[m] : []))),
+  ];
+  return names.flatMap((n) => [`${n}.py`, `${n}.pyc`, `${n}/__init__.py`, `${n}/__init__.pyc`, `${n}.*so`, `${n}.pyd`]);
+}
+
 /**
  * Paths the plan commit lacks that would silence a file it has, for `runners` (those the checks start): in each
  * folder holding a file of a runner's list, the files ranked above it. `files` are the plan commit's.

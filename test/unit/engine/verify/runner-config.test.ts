@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   matchRunnerConfig,
   planRunnersOf,
+  pythonModuleShadows,
   planShadowPaths,
   RUNNER_CONFIG,
   UPWARD_FILES,
@@ -91,7 +92,7 @@ describe('planShadowPaths / planAbsentPaths: files that would silence a pinned o
     ['make -C app test', ['Makefile', 'app/Makefile'], ['GNUmakefile', 'app/GNUmakefile', 'app/makefile', 'makefile']],
     ['make test', ['makefile'], ['GNUmakefile']],
     ['make test', ['GNUmakefile'], []],
-    ['python -m pytest -q', ['pyproject.toml'], ['.pytest.ini', '.pytest.toml', 'pytest.ini', 'pytest.toml']],
+    ['pytest -q', ['pyproject.toml'], ['.pytest.ini', '.pytest.toml', 'pytest.ini', 'pytest.toml']],
     [
       'CI=1 pytest',
       ['setup.cfg'],
@@ -110,8 +111,41 @@ describe('planShadowPaths / planAbsentPaths: files that would silence a pinned o
     expect(planShadowPaths(['Makefile'], [])).toEqual([]);
   });
 
-  it('a named absent path is matched like the globs', () => {
+  it('a named absent path is matched like the globs, and one with a * as a glob', () => {
     expect(matchAbsent(['GNUmakefile', 'src/a.ts', '.npmrc'], ['GNUmakefile'])).toEqual(['GNUmakefile', '.npmrc']);
+    expect(matchAbsent(['app/pytest.cpython-311-x86_64-linux-gnu.so', 'app/pytest.py'], ['app/pytest.*so'])).toEqual([
+      'app/pytest.cpython-311-x86_64-linux-gnu.so',
+    ]);
+  });
+
+  it('python -m <runner>: a module of that name (or one the runner imports first) in the folder it runs in would run instead', () => {
+    const as = (n: string) => [`${n}.py`, `${n}.pyc`, `${n}/__init__.py`, `${n}/__init__.pyc`, `${n}.*so`, `${n}.pyd`];
+    expect(pythonModuleShadows(['python3', '-m', 'unittest', 'tests.test_add'])).toEqual(as('unittest'));
+    expect(pythonModuleShadows(['/usr/bin/python3.12', '-B', '-mpytest', '-m', 'slow'])).toEqual(
+      ['pytest', '_pytest', 'pluggy', 'iniconfig'].flatMap(as),
+    );
+    expect(pythonModuleShadows(['python', '-m', 'coverage', 'run', '-m', 'unittest'])).toEqual([
+      ...as('coverage'),
+      ...as('unittest'),
+    ]);
+    // The project's own module, a script, another interpreter: nothing.
+    for (const words of [
+      ['python', '-m', 'mycli'],
+      ['python', 'run_tests.py'],
+      ['node', '-m', 'pytest'],
+      ['python', '-m'],
+    ])
+      expect(pythonModuleShadows(words)).toEqual([]);
+    const check = (c: string, files: string[] = []) => planAbsentPaths(files, plan([story('US-1', { checks: [c] })]));
+    expect(check('cd api && python -m unittest')).toEqual(
+      as('unittest')
+        .map((f) => `api/${f}`)
+        .sort(),
+    );
+    // One the plan commit has is the project's: not pinned absent.
+    expect(check('python -m unittest', ['unittest/__init__.py', 'unittest.cpython-311.so'])).toEqual(
+      ['unittest.py', 'unittest.pyc', 'unittest/__init__.pyc', 'unittest.pyd'].sort(),
+    );
   });
 });
 
