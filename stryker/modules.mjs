@@ -141,6 +141,12 @@ export const MODULES = [
     floor: 96,
   },
   {
+    name: 'verify/setup-key',
+    mutate: 'src/engine/verify/setup-key.ts',
+    tests: ['test/unit/engine/verify/setup-key.test.ts', 'test/integration/engine/verify/setup-inputs.test.ts'],
+    floor: 96,
+  },
+  {
     name: 'core/limits',
     mutate: 'src/engine/core/limits.ts',
     tests: ['test/unit/engine/core/limits.test.ts'],

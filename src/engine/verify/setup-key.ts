@@ -130,7 +130,7 @@ export function localTarballs(file: string, text: string): (string | null)[] {
     .map(([, spec]) => {
       const rel = spec.slice('file:'.length);
       const joined = path.posix.normalize(path.posix.join(dir, rel));
-      return path.posix.isAbsolute(rel) || joined === '..' || joined.startsWith('../') ? null : joined;
+      return path.posix.isAbsolute(rel) || joined.startsWith('../') ? null : joined;
     });
 }
 
