@@ -50,7 +50,7 @@ export function gitdir(files: Record<string, string> = {}): string {
   return dir;
 }
 
-export function writeFiles(dir: string, files: Record<string, string>): void {
+export function writeFiles(dir: string, files: Record<string, string | Buffer>): void {
   for (const [rel, content] of Object.entries(files)) {
     const file = path.join(dir, rel);
     mkdirSync(path.dirname(file), { recursive: true });

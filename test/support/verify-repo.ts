@@ -71,7 +71,7 @@ export function claim(r: VerifyRepo, ...ids: string[]): void {
 }
 
 /** Plays the agent: writes files and commits everything, as the prompt tells it to. */
-export function commitAll(dir: string, files: Record<string, string>, message = 'feat: work'): string {
+export function commitAll(dir: string, files: Record<string, string | Buffer>, message = 'feat: work'): string {
   writeFiles(dir, files);
   git(dir, 'add', '-A');
   git(dir, 'commit', '-q', '--allow-empty', '-m', message);

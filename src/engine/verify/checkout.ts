@@ -169,7 +169,7 @@ async function applyPins(
       !mayChange(p) && (index.get(p)?.oid !== pins.tree.get(p)?.oid || index.get(p)?.mode !== pins.tree.get(p)?.mode),
   );
   const added = [...index.keys()].filter((file) => !pins.tree.has(file) && !mayChange(file));
-  const removed = pins.absent ? matchAbsent(added, pins.absentPaths) : [];
+  const removed = pins.absent ? matchAbsent(added, [...(pins.absentPaths ?? []), ...(pins.committedAbsent ?? [])]) : [];
   for (const file of removed) removeFile(dir, file);
   return [...changed, ...removed, ...pinManifests(dir, pins, mayChange)];
 }

@@ -32,7 +32,10 @@ export async function readPinDrift(top: string, pins: Pins, commit: string): Pro
     if (pinned.has(file)) drift.push(`${status} ${file}`);
     else if (status === 'A') added.push(file);
   }
-  if (pins.absent) drift.push(...matchAbsent(added, pins.absentPaths).map((f) => `A ${f}`));
+  if (pins.absent)
+    drift.push(
+      ...matchAbsent(added, [...(pins.absentPaths ?? []), ...(pins.committedAbsent ?? [])]).map((f) => `A ${f}`),
+    );
   for (const m of pins.manifests) {
     const text = await readFileAt(top, commit, m.file);
     const scripts = readScripts(text, Object.keys(m.scripts));

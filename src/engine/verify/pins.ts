@@ -4,7 +4,13 @@
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import { matchGlobs } from './glob.js';
-import { planRunnersOf, planShadowPaths, pythonModuleShadows, RUNNER_CONFIG_GLOBS } from './runner-config.js';
+import {
+  planRunnersOf,
+  planShadowPaths,
+  pythonMetadataShadows,
+  pythonModuleShadows,
+  RUNNER_CONFIG_GLOBS,
+} from './runner-config.js';
 
 /**
  * Conventional test locations, pinned unless the plan says `"protectDefaults": false` (the configuration that decides
@@ -56,21 +62,56 @@ export function matchAbsent(added: readonly string[], absent: readonly string[] 
 /**
  * Paths whose absence the plan commit pins beyond the globs: for the runners the checks start (make, pytest, go,
  * cargo, tox), the files of higher rank than one the plan commit has, in its folder (a `GNUmakefile` beside the
- * pinned `Makefile`, a `pytest.toml` beside `pyproject.toml`); and for a check that runs `python -m pytest`, a
- * `pytest.py` or `pytest/__init__.py` (any module so run) in the folder it runs in, which python would run instead.
+ * pinned `Makefile`, a `pytest.toml` beside `pyproject.toml`); for a check that runs `python -m pytest`, a
+ * `pytest.py` or `pytest/__init__.py` (any known runner so started) in the folder it runs in, which python would run
+ * instead; for `make test`, a file named `test` in make's folder, which makes make take the target for done.
  */
 export function planAbsentPaths(files: readonly string[], prd: Prd): string[] {
   const steps = allChecks(prd).flatMap((c) => planSteps(c));
   const runners = [...new Set(steps.flatMap((s) => planRunnersOf(s.words)))];
+  return [
+    ...new Set([
+      ...planShadowPaths(files, runners),
+      ...inFolders(steps, files, pythonModuleShadows),
+      ...makeTargets(steps, files),
+    ]),
+  ].sort();
+}
+
+/**
+ * Paths whose absence is pinned only in what a commit adds (not after setup, which makes some of them): package
+ * metadata in the folder of a `python -m` check (pythonMetadataShadows).
+ */
+export function planCommittedAbsentPaths(files: readonly string[], prd: Prd): string[] {
+  const steps = allChecks(prd).flatMap((c) => planSteps(c));
+  return [...new Set(inFolders(steps, files, pythonMetadataShadows))].sort();
+}
+
+/** What `shadows` names for each step, in the step's folder (not one above the repository), that `files` lacks. */
+function inFolders(steps: Step[], files: readonly string[], shadows: (words: readonly string[]) => string[]): string[] {
   const present = new Set(files);
-  const modules = steps.flatMap((s) =>
+  return steps.flatMap((s) =>
     s.cwd.startsWith('..')
       ? []
-      : pythonModuleShadows(s.words)
+      : shadows(s.words)
           .map((f) => (s.cwd ? `${s.cwd}/${f}` : f))
           .filter((f) => !present.has(f) && !(f.includes('*') && matchGlobs(files, [f]).length)),
   );
-  return [...new Set([...planShadowPaths(files, runners), ...modules])].sort();
+}
+
+/** The targets a `make` step names, as files in make's folder (`-C`), that `files` lacks. */
+function makeTargets(steps: Step[], files: readonly string[]): string[] {
+  const present = new Set(files);
+  return steps.flatMap(({ cwd, words }) => {
+    const at = words.findIndex((w) => w === 'make' || w === 'gmake');
+    if (at < 0) return [];
+    const { dir, rest } = folderFlags(cwd, words.slice(at + 1), /^(-C|--directory)(?:=?(.+))?/, true);
+    if (dir.startsWith('..')) return [];
+    return rest
+      .filter((t) => !t.includes('=') && /^[\w.-]+$/.test(t) && t !== '.' && t !== '..')
+      .map((t) => (dir ? `${dir}/${t}` : t))
+      .filter((f) => !present.has(f));
+  });
 }
 
 // What npm, pnpm, yarn and bun run around an install of the project itself (its own package.json, not a dependency's),

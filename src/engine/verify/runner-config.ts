@@ -86,8 +86,9 @@ export const RUNNER_CONFIG: readonly RunnerConfig[] = [
     files: ['tox.ini', 'setup.cfg', 'pyproject.toml', 'tox.toml'],
     manifests: ['setup.cfg', 'pyproject.toml'],
   },
-  // Python runs these at start-up, whatever the runner.
-  { runner: 'python', files: ['sitecustomize.py', 'usercustomize.py', '*.pth'] },
+  // Python runs these at start-up, whatever the runner; and bytecode it finds in __pycache__ (or a sourceless .pyc)
+  // beside a module runs instead of the module's source when the .pyc says so (an "unchecked" hash-based one).
+  { runner: 'python', files: ['sitecustomize.py', 'usercustomize.py', '*.pth', '*.pyc', '__pycache__/'] },
   { runner: 'go', words: ['go'], files: ['go.work', 'go.mod'], manifests: ['go.mod'], upward: true },
   {
     runner: 'cargo',
@@ -151,6 +152,18 @@ export function pythonModuleShadows(words: readonly string[]): string[] {
     ...new Set(modules.flatMap((m) => (Object.hasOwn(PYTHON_RUNNER_MODULES, m) ? PYTHON_RUNNER_MODULES[m] : []))),
   ];
   return names.flatMap((n) => [`${n}.py`, `${n}.pyc`, `${n}/__init__.py`, `${n}/__init__.pyc`, `${n}.*so`, `${n}.pyd`]);
+}
+
+/**
+ * Pure: for one simple command that runs `python -m <anything>`, what python finds as installed packages in the folder
+ * the command runs in (first on its path): package metadata, whose entry points load plugins (pytest's `pytest11`)
+ * before any test. Globs relative to that folder. Pinned absent where a commit adds them, not after setup: an
+ * editable install makes `<name>.egg-info` there itself.
+ */
+export function pythonMetadataShadows(words: readonly string[]): string[] {
+  const at = words.findIndex((w) => /^python[\d.]*$/.test(path.posix.basename(w)));
+  if (at < 0 || !words.slice(at + 1).some((w) => w.startsWith('-m'))) return [];
+  return ['*.dist-info/', '*.egg-info/', '*.egg-link'];
 }
 
 /**

@@ -16,6 +16,7 @@ import { stopMarkedProcesses } from '../agents/leftovers.js';
 import type { VerifyInput, VerifyOptions } from './types.js';
 import { RunnerFileError, SealBroken, WorkProtected, guardWrite } from '../errors.js';
 import { readHead } from '../git/head.js';
+import { recordsRoot } from '../store/layout.js';
 import { HeldFiles } from './held-files.js';
 import type { ReviewedCheck } from './review-prompt.js';
 import { shellQuote } from '../../util/shell-quote.js';
@@ -64,6 +65,18 @@ export function planCheckWrap(
       network: sb.network,
       hidden: sb.hidden,
     });
+}
+
+/**
+ * The sandbox of a setup run where the loop's setup cache is built (verify/setup-cache.ts): the checks' sandbox, with
+ * the repository and the loop's worktrees hidden besides. The cache must hold what the key's files make, and under
+ * --sandbox an install script could otherwise read a commit's sources by their absolute path and copy them in.
+ */
+export function apartSandbox(sb: VerifyInput['sandbox'], top: string): VerifyInput['sandbox'] {
+  if (!sb) return undefined;
+  const main = recordsRoot(top);
+  const project = [main, top, `${main}.ralph-worktrees`].filter((d) => existsSync(d));
+  return { ...sb, hidden: [...new Set([...sb.hidden, ...project])] };
 }
 
 /** Which checkout a story's checks run in: one per set of files it may change (its `mayChange`). */
@@ -362,7 +375,7 @@ export class CheckSession {
       env: checkEnv.env,
       timeoutMs: this.input.checkTimeoutMs,
       signal: this.input.signal,
-      wrap: planCheckWrap(this.input.sandbox, dir, this.top, checkEnv.env),
+      wrap: planCheckWrap(apartSandbox(this.input.sandbox, this.top), dir, this.top, checkEnv.env),
     });
     checkEnv.renew();
     return r;

@@ -14,8 +14,17 @@ import path from 'node:path';
 import type { CheckResult } from './checks.js';
 import type { Checkout } from './checkout.js';
 import { makeTempFolder } from '../store/temp-folders.js';
+import { SealBroken } from '../errors.js';
 import { recordsRoot } from '../store/layout.js';
-import { INSTALL_CONFIG, isLockfile, localTarballs, OUTSIDE, setupKey, YARN_FOLDER } from './setup-key.js';
+import {
+  INSTALL_CONFIG,
+  isLockfile,
+  isNpmLockfile,
+  localTarballs,
+  outsideDependencies,
+  setupKey,
+  YARN_FOLDER,
+} from './setup-key.js';
 
 /** What one setup made: `names` (top-level folders) under `folder`, and the setup's own result (for the ledger). */
 export interface CachedSetup {
@@ -138,8 +147,8 @@ export function loopSetupCache(top: string, loopId: string): SetupCache {
 
 /**
  * The files the key is made of, as the checkout holds them before setup: top-level lockfiles and install configuration,
- * every package.json, and the tarballs of the project they install from. A `.yarn` folder, or a tarball out of the
- * checkout, is named by a marker that setupKey refuses (YARN_FOLDER, OUTSIDE).
+ * every package.json, and the tarballs of the project they install from. A `.yarn` folder is named by a marker that
+ * setupKey refuses (YARN_FOLDER).
  */
 export function readSetupInputs(dir: string, tracked: readonly string[]): Map<string, Buffer | null> {
   const top = readdirSync(dir);
@@ -147,14 +156,37 @@ export function readSetupInputs(dir: string, tracked: readonly string[]): Map<st
   if (top.includes('package.json')) manifests.push('package.json');
   const files = new Set([...top.filter((f) => isLockfile(f) || INSTALL_CONFIG.includes(f)), ...manifests]);
   const inputs = new Map([...files].map((f) => [f, readRegular(path.join(dir, f))]));
-  for (const manifest of new Set(manifests)) {
-    const text = inputs.get(manifest)?.toString('utf8');
-    for (const tarball of text === undefined ? [] : localTarballs(manifest, text))
-      if (tarball === null) inputs.set(`${OUTSIDE}${manifest}`, null);
-      else inputs.set(tarball, readRegular(path.join(dir, tarball)));
+  // The tarballs the manifests and npm's lockfile name: what npm installs from is the lockfile's `resolved`.
+  for (const named of [...new Set(manifests), ...top.filter(isNpmLockfile)]) {
+    const text = inputs.get(named)?.toString('utf8');
+    for (const tarball of text === undefined ? [] : localTarballs(named, text))
+      inputs.set(tarball, readRegular(path.join(dir, tarball)));
   }
   if (top.includes('.yarn')) inputs.set(YARN_FOLDER, null);
   return inputs;
+}
+
+/**
+ * Before any setup in a checkout: a package.json or npm lockfile that installs a dependency from a path out of the
+ * checkout (`"impl": "../../../../home/you/app/.stash/impl.tgz"`) refuses the claim, as a link out of it does: setup
+ * would install files no commit holds (from the path, or from npm's cache by their hash), and a fresh clone elsewhere
+ * has none of them.
+ */
+export function refuseOutsideDependencies(dir: string, tracked: readonly string[]): void {
+  const named = [
+    ...new Set([...tracked.filter((f) => f === 'package.json' || f.endsWith('/package.json')), 'package.json']),
+    ...readdirSync(dir).filter(isNpmLockfile),
+  ];
+  const found = named.flatMap((file) => {
+    const bytes = readRegular(path.join(dir, file));
+    return bytes
+      ? outsideDependencies(file, bytes.toString('utf8')).map((spec) => `${file} names ${JSON.stringify(spec)}`)
+      : [];
+  });
+  if (found.length)
+    throw new SealBroken(
+      `a dependency is installed from out of the checkout (${found.slice(0, 3).join('; ')}): setup would install files no commit holds, which a fresh clone elsewhere does not have; depend on a path inside the repository, or on a published version`,
+    );
 }
 
 function readRegular(file: string): Buffer | null {
@@ -290,6 +322,7 @@ export async function setUpThroughCache(
   checkout: Checkout,
   steps: SetupSteps,
 ): Promise<string | undefined> {
+  refuseOutsideDependencies(checkout.dir, checkout.tracked);
   const inputs = readSetupInputs(checkout.dir, checkout.tracked);
   const k = setupKey(setup, inputs);
   let why = 'uncached' in k ? k.uncached : undefined;
@@ -326,6 +359,8 @@ function renderApartFailure(r: CheckResult): string {
 }
 
 function lastLine(output: string): string {
-  const line = output.trim().split('\n').pop()?.trim().slice(0, 200);
+  // npm ends a failure with where its log is: the line before says what failed.
+  const lines = output.split('\n').filter((l) => l.trim() && !/complete log of this run/i.test(l));
+  const line = lines.pop()?.trim().slice(0, 200);
   return line ? `: ${line}` : '';
 }

@@ -100,46 +100,102 @@ function dependencySpecs(parsed: Manifest): [string, string][] {
   });
 }
 
-const LOCAL_SPEC = /^(file|link|portal):/;
-const TARBALL = /\.(tgz|tar\.gz|tar)$/;
+const TARBALL = /\.(tgz|tar\.gz|tar)$/i;
 
 /**
- * Pure: the dependencies a package.json text takes from a folder (`file:`, `link:`, `portal:` specs, tarballs aside).
- * yarn copies such a folder, pnpm links it, npm does with --install-links: what the install leaves then holds the
- * project's own files, which the key does not.
+ * Pure: where a dependency spec takes the package from the project's files, as npm (npm-package-arg), yarn and pnpm
+ * read it: a `file:`, `link:` or `portal:` spec, or a path (`./x`, `../x`, `/x`, `~/x`, `C:x`) with no protocol; a
+ * tarball (`.tgz`, `.tar.gz`, `.tar`) or a folder. null: a registry, git or URL spec.
+ */
+export function localSpec(spec: string): { path: string; tarball: boolean } | null {
+  const m = /^(file|link|portal):(.*)$/.exec(spec);
+  const where = m ? m[2].replace(/^\/\/(?=\/)/, '') : /^(\.|~\/|\/|[a-zA-Z]:)/.test(spec) ? spec : null;
+  if (where === null) return null;
+  return { path: where, tarball: m?.[1] !== 'link' && m?.[1] !== 'portal' && TARBALL.test(where) };
+}
+
+/** The specs a manifest (package.json) or npm lockfile names, with the folder they are relative to. */
+function projectSpecs(file: string, text: string): string[] {
+  const parsed = parseManifest(text);
+  if (!parsed) return [];
+  if (path.posix.basename(file) !== 'package.json') {
+    // package-lock.json / npm-shrinkwrap.json: where each package was resolved from; a workspace's link is the project's.
+    const packages = parsed.packages;
+    if (!packages || typeof packages !== 'object') return [];
+    return Object.values(packages as Record<string, { resolved?: unknown; link?: unknown }>).flatMap((p) =>
+      p && typeof p === 'object' && typeof p.resolved === 'string' && p.link !== true ? [p.resolved] : [],
+    );
+  }
+  return dependencySpecs(parsed).map(([, spec]) => spec);
+}
+
+/**
+ * Pure: the dependencies a package.json text takes from a folder (localSpec, tarballs aside). yarn copies such a
+ * folder, pnpm links it, npm does with --install-links: what the install leaves then holds the project's own files,
+ * which the key does not.
  */
 export function localDependencies(text: string): string[] {
   const parsed = parseManifest(text);
   if (!parsed) return [];
   return dependencySpecs(parsed)
-    .filter(([, spec]) => LOCAL_SPEC.test(spec) && !TARBALL.test(spec))
+    .filter(([, spec]) => {
+      const local = localSpec(spec);
+      return local !== null && !local.tarball;
+    })
     .map(([name]) => name);
 }
 
+/** Pure: the folders an npm lockfile text resolved packages from (a workspace's link aside), as their specs. */
+export function lockedFolders(text: string): string[] {
+  return projectSpecs('package-lock.json', text).filter((spec) => {
+    const local = localSpec(spec);
+    return local !== null && !local.tarball;
+  });
+}
+
+/** Where `local` leads from folder `dir` of the checkout; null when out of it (absolute, `~`, a drive, or `..` past the top). */
+function inCheckout(dir: string, local: string): string | null {
+  const joined = path.posix.normalize(path.posix.join(dir, local));
+  return path.posix.isAbsolute(local) || /^(~|[a-zA-Z]:)/.test(local) || joined === '..' || joined.startsWith('../')
+    ? null
+    : joined;
+}
+
 /**
- * Pure: the tarballs of the project a package.json at `file` (a path in the checkout) installs from (`file:` specs
- * ending in .tgz, .tar.gz or .tar), as paths in the checkout; `null` in place of one that leads out of it. Their bytes
- * are part of the key, and they are put where the cache is built.
+ * Pure: the tarballs of the project that a package.json, or an npm lockfile, at `file` (a path in the checkout)
+ * installs from (localSpec), as paths in the checkout. Their bytes are part of the key, and they are put where the
+ * cache is built. One out of the checkout is outsideDependencies'.
  */
-export function localTarballs(file: string, text: string): (string | null)[] {
-  const parsed = parseManifest(text);
-  if (!parsed) return [];
+export function localTarballs(file: string, text: string): string[] {
   const dir = path.posix.dirname(file);
-  return dependencySpecs(parsed)
-    .filter(([, spec]) => spec.startsWith('file:') && TARBALL.test(spec))
-    .map(([, spec]) => {
-      const rel = spec.slice('file:'.length);
-      const joined = path.posix.normalize(path.posix.join(dir, rel));
-      return path.posix.isAbsolute(rel) || joined.startsWith('../') ? null : joined;
-    });
+  return projectSpecs(file, text).flatMap((spec) => {
+    const local = localSpec(spec);
+    const at = local?.tarball ? inCheckout(dir, local.path) : null;
+    return at === null ? [] : [at];
+  });
+}
+
+/**
+ * Pure: the specs of a package.json, or an npm lockfile, at `file` that install from a path out of the checkout (a
+ * tarball or a folder): files no commit holds, which a fresh clone elsewhere does not have.
+ */
+export function outsideDependencies(file: string, text: string): string[] {
+  const dir = path.posix.dirname(file);
+  return projectSpecs(file, text).filter((spec) => {
+    const local = localSpec(spec);
+    return local !== null && inCheckout(dir, local.path) === null;
+  });
+}
+
+/** An npm lockfile by name: where the packages were resolved from is read from it. */
+export function isNpmLockfile(name: string): boolean {
+  return name === 'package-lock.json' || name === 'npm-shrinkwrap.json';
 }
 
 export type SetupKey = { key: string } | { uncached: string };
 
 /** In the inputs of setupKey: the project has a `.yarn` folder (its value is not read). */
 export const YARN_FOLDER = '.yarn/';
-/** In the inputs of setupKey, before a package.json's path: a tarball spec of it that leads out of the checkout. */
-export const OUTSIDE = '(outside) ';
 
 /**
  * Pure: the cache key of `setup` in a checkout whose files `inputs` holds (the top-level lockfiles and install
@@ -153,11 +209,6 @@ export function setupKey(setup: string, inputs: ReadonlyMap<string, Buffer | nul
       uncached:
         'the project has a .yarn folder (a release of yarn, its plugins, patches), which an install reads and the key does not hold',
     };
-  const outside = [...inputs.keys()].find((f) => f.startsWith(OUTSIDE));
-  if (outside)
-    return {
-      uncached: `a dependency is installed from a tarball outside the project (${outside.slice(OUTSIDE.length)})`,
-    };
   const hash = createHash('sha256').update(`${setup.trim()}\0`);
   for (const file of [...inputs.keys()].sort()) {
     const bytes = inputs.get(file);
@@ -169,6 +220,13 @@ export function setupKey(setup: string, inputs: ReadonlyMap<string, Buffer | nul
       if (local.length)
         return {
           uncached: `${file} depends on a folder of the project (${local.join(', ')}), which an install copies or links: its files are not in the key`,
+        };
+    }
+    if (isNpmLockfile(file)) {
+      const folders = lockedFolders(bytes.toString('utf8'));
+      if (folders.length)
+        return {
+          uncached: `${file} installs packages from folders of the project (${folders.join(', ')}): their files are not in the key`,
         };
     }
     hash.update(`${file}\0${bytes.length}\0`).update(bytes);

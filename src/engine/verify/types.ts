@@ -126,6 +126,8 @@ export interface Pins {
   absent: boolean;
   /** Paths the plan commit lacks whose absence is pinned besides the globs (a GNUmakefile beside a pinned Makefile). */
   absentPaths?: string[];
+  /** Globs of paths whose absence is pinned in what a commit adds only, not after setup (planCommittedAbsentPaths). */
+  committedAbsent?: string[];
   /** The repository's object hash: what the pinned bytes are hashed with against their ids. */
   format: 'sha1' | 'sha256';
   /**

@@ -10,8 +10,8 @@ import type { Pins, VerifyInput } from './types.js';
 import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, readLedger, summariseLedger, type ProbeLine } from '../store/ledger.js';
 import { createCheckout, removeCheckout, resetCheckoutGit, type Checkout } from './checkout.js';
-import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
-import { planCheckWrap } from './session.js';
+import { loopSetupCache, refuseOutsideDependencies, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
+import { apartSandbox, planCheckWrap } from './session.js';
 import { ChecksEnv } from './check-env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite } from '../errors.js';
@@ -58,14 +58,17 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   const checkEnv = new ChecksEnv(input.checkBase, input.log);
   const { token } = checkEnv.plan;
   // The plan commit's code may be an agent's (a --repin, a branch with earlier work): sandboxed like any check.
-  const run = (command: string, where = cwd) =>
+  // `apart`: setup where the loop's setup cache is built, with the repository hidden under --sandbox (apartSandbox).
+  const run = (command: string, apart?: string) =>
     runCheck({
       command,
-      cwd: where,
+      cwd: apart ?? cwd,
       env: checkEnv.env,
       timeoutMs: input.checkTimeoutMs,
       signal: input.signal,
-      wrap: planCheckWrap(input.sandbox, where, input.topLevel, checkEnv.env),
+      wrap: apart
+        ? planCheckWrap(apartSandbox(input.sandbox, input.topLevel), apart, input.topLevel, checkEnv.env)
+        : planCheckWrap(input.sandbox, cwd, input.topLevel, checkEnv.env),
     });
   const weak = new Set<string>();
   try {
@@ -133,7 +136,7 @@ async function probeSetup(
   input: WeakProbeInput,
   setup: string,
   checkout: Checkout | null,
-  run: (command: string, where?: string) => Promise<CheckResult>,
+  run: (command: string, apart?: string) => Promise<CheckResult>,
   checkEnv: ChecksEnv,
 ): Promise<boolean> {
   let ok = true;
@@ -149,6 +152,13 @@ async function probeSetup(
   if (!checkout) {
     await settle(await run(setup));
     return ok;
+  }
+  // A dependency out of the checkout refuses every claim there; here it only means nothing is probed.
+  try {
+    refuseOutsideDependencies(checkout.dir, checkout.tracked);
+  } catch (err) {
+    input.log('warn', (err as Error).message);
+    return false;
   }
   await setUpThroughCache(loopSetupCache(input.topLevel, input.loopId), setup, checkout, {
     run: () => run(setup),

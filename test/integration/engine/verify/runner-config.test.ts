@@ -1,6 +1,7 @@
 // Runner configuration (SPEC §6, verify/runner-config.ts): each runner reads its configuration in a precedence order,
 // and a file of higher rank than the pinned one silences it. Each attack next to the honest run on the same plan;
 // with and without --sandbox.
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -25,7 +26,7 @@ afterEach(() => vi.unstubAllEnvs());
 async function claimOn(
   prd: Prd,
   files: Record<string, string>,
-  work: Record<string, string>,
+  work: Record<string, string | Buffer>,
   sandboxed: boolean,
 ): Promise<{ r: VerifyRepo; verdict: StoryVerdict }> {
   const r = verifyRepo(prd, files);
@@ -90,6 +91,76 @@ describe.each(MODES)('runner config (%s)', (_mode, sandboxed) => {
     },
     60_000,
   );
+});
+
+const UNITTEST_PLAN = plan([story('US-1', { checks: ['python3 -m unittest tests.test_add'] })]);
+const UNITTEST_FILES = {
+  'tests/__init__.py': '',
+  'tests/test_add.py':
+    'import pathlib\nimport unittest\n\nclass T(unittest.TestCase):\n    def test_add(self):\n        self.assertTrue(pathlib.Path("feature.txt").exists())\n',
+};
+
+/** `source` compiled into tests/__pycache__ as python would read it for tests/<name>.py, trusted without the source. */
+function uncheckedPyc(name: string, source: string): Record<string, Buffer> {
+  const out = execFileSync(
+    'python3',
+    [
+      '-c',
+      'import py_compile, sys, tempfile, base64, os\n' +
+        'd = tempfile.mkdtemp(); src = os.path.join(d, "m.py"); open(src, "w").write(sys.argv[2])\n' +
+        'c = os.path.join(d, "m.pyc")\n' +
+        'py_compile.compile(src, cfile=c, invalidation_mode=py_compile.PycInvalidationMode.UNCHECKED_HASH)\n' +
+        'print(sys.implementation.cache_tag); print(base64.b64encode(open(c, "rb").read()).decode())',
+      name,
+      source,
+    ],
+    { encoding: 'utf8' },
+  ).split('\n');
+  return { [`tests/__pycache__/${name}.${out[0]}.pyc`]: Buffer.from(out[1], 'base64') };
+}
+
+describe.each(MODES)('the runner a check starts is the one that runs (%s)', (_mode, sandboxed) => {
+  it.skipIf(!hasPytest)(
+    'attack: `python -m pytest` with a committed pytest package, or a committed plugin in package metadata: both removed, the pinned test runs',
+    async () => {
+      const { verdict } = await claimOn(
+        PYTEST_PLAN,
+        PYTEST_FILES,
+        {
+          'pytest/__init__.py': '',
+          'pytest/__main__.py': 'print("1 passed")\nraise SystemExit(0)\n',
+          'helpers_meta-1.0.dist-info/METADATA': 'Metadata-Version: 2.1\nName: helpers-meta\nVersion: 1.0\n',
+          'helpers_meta-1.0.dist-info/entry_points.txt': '[pytest11]\nhelpers = helpers_plugin\n',
+          'helpers_plugin.py':
+            'def pytest_collection_modifyitems(session, config, items):\n    items[:] = []\n\ndef pytest_sessionfinish(session, exitstatus):\n    session.exitstatus = 0\n',
+        },
+        sandboxed,
+      );
+      expect(verdict).toMatchObject({ status: 'rejected', reason: expect.stringContaining('exited 1') });
+      expect(verdict.reason).toContain('pytest/__init__.py');
+      expect(verdict.reason).toContain('helpers_meta-1.0.dist-info/entry_points.txt');
+    },
+    60_000,
+  );
+
+  it.skipIf(!hasPytest)(
+    'attack: bytecode committed in __pycache__ that python would run instead of the pinned test is removed',
+    async () => {
+      const pass = 'import unittest\nclass T(unittest.TestCase):\n    def test_add(self):\n        pass\n';
+      const { verdict } = await claimOn(UNITTEST_PLAN, UNITTEST_FILES, uncheckedPyc('test_add', pass), sandboxed);
+      expect(verdict).toMatchObject({ status: 'rejected', reason: expect.stringContaining('exited 1') });
+      expect(verdict.reason).toContain('tests/__pycache__/test_add.');
+    },
+    60_000,
+  );
+
+  it('attack: a committed file named like the make target the check runs is removed, so make runs the recipe', async () => {
+    const { verdict } = await claimOn(MAKE_PLAN, MAKE_FILES, { test: '' }, sandboxed);
+    expect(verdict).toMatchObject({
+      status: 'rejected',
+      reason: expect.stringContaining('check `make -s test` exited'),
+    });
+  }, 60_000);
 });
 
 describe('runner config above the checkout', () => {

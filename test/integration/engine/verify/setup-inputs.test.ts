@@ -5,8 +5,8 @@ import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { readSetupInputs } from '../../../../src/engine/verify/setup-cache.js';
-import { OUTSIDE, setupKey, YARN_FOLDER } from '../../../../src/engine/verify/setup-key.js';
+import { readSetupInputs, refuseOutsideDependencies } from '../../../../src/engine/verify/setup-cache.js';
+import { setupKey, YARN_FOLDER } from '../../../../src/engine/verify/setup-key.js';
 
 let dir = '';
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
@@ -58,18 +58,24 @@ describe('readSetupInputs', () => {
     );
     expect(inputs.get('vendor/t-1.0.0.tgz')?.toString()).toBe('tar');
     expect(setupKey('npm ci', inputs)).toHaveProperty('key');
+    expect(() => refuseOutsideDependencies(d, ['package.json', 'packages/a/package.json'])).not.toThrow();
   });
 
-  it('names a missing or linked tarball by null, one out of the checkout and a .yarn folder by their markers', () => {
+  it('names a missing or linked tarball by null and a .yarn folder by its marker; one out of the checkout refuses the claim', () => {
     const d = checkout({
       'package.json': JSON.stringify({ dependencies: { a: 'file:gone.tgz', b: 'file:link.tgz', c: 'file:../up.tgz' } }),
       '.yarn/releases/yarn.cjs': '',
+      // What npm installs from is the lockfile's resolved: read too.
+      'package-lock.json': JSON.stringify({ packages: { 'node_modules/l': { resolved: 'file:../../l.tgz' } } }),
     });
     symlinkSync('/etc/hostname', path.join(d, 'link.tgz'));
     const inputs = readSetupInputs(d, []);
     expect(inputs.get('gone.tgz')).toBeNull();
     expect(inputs.get('link.tgz')).toBeNull();
-    expect(inputs.has(`${OUTSIDE}package.json`)).toBe(true);
+    expect([...inputs.keys()].some((k) => k.includes('up.tgz') || k.includes('l.tgz'))).toBe(false);
+    expect(() => refuseOutsideDependencies(d, [])).toThrow(
+      'a dependency is installed from out of the checkout (package.json names "file:../up.tgz"; package-lock.json names "file:../../l.tgz")',
+    );
     expect(inputs.has(YARN_FOLDER)).toBe(true);
     expect(setupKey('npm ci', inputs)).toEqual({ uncached: expect.stringContaining('.yarn folder') });
   });

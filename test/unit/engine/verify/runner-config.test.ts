@@ -2,12 +2,18 @@ import { describe, expect, it } from 'vitest';
 import {
   matchRunnerConfig,
   planRunnersOf,
+  pythonMetadataShadows,
   pythonModuleShadows,
   planShadowPaths,
   RUNNER_CONFIG,
   UPWARD_FILES,
 } from '../../../../src/engine/verify/runner-config.js';
-import { matchAbsent, planAbsentPaths, planSetupScripts } from '../../../../src/engine/verify/pins.js';
+import {
+  matchAbsent,
+  planAbsentPaths,
+  planCommittedAbsentPaths,
+  planSetupScripts,
+} from '../../../../src/engine/verify/pins.js';
 import { plan, story } from '../../../support/verify-repo.js';
 
 const filesOf = (runner: string) => RUNNER_CONFIG.find((r) => r.runner === runner)!.files;
@@ -89,9 +95,15 @@ describe("RUNNER_CONFIG: each runner's configuration files, highest precedence f
 
 describe('planShadowPaths / planAbsentPaths: files that would silence a pinned one', () => {
   it.each([
-    ['make -C app test', ['Makefile', 'app/Makefile'], ['GNUmakefile', 'app/GNUmakefile', 'app/makefile', 'makefile']],
-    ['make test', ['makefile'], ['GNUmakefile']],
-    ['make test', ['GNUmakefile'], []],
+    [
+      'make -C app test',
+      ['Makefile', 'app/Makefile'],
+      ['GNUmakefile', 'app/GNUmakefile', 'app/makefile', 'app/test', 'makefile'],
+    ],
+    ['make test', ['makefile'], ['GNUmakefile', 'test']],
+    ['make test', ['GNUmakefile'], ['test']],
+    // A file the plan commit has under a target's name is the project's; options and assignments are no targets.
+    ['make -s -j4 CC=gcc check lint', ['Makefile', 'lint'], ['GNUmakefile', 'check', 'makefile']],
     ['pytest -q', ['pyproject.toml'], ['.pytest.ini', '.pytest.toml', 'pytest.ini', 'pytest.toml']],
     [
       'CI=1 pytest',
@@ -115,6 +127,29 @@ describe('planShadowPaths / planAbsentPaths: files that would silence a pinned o
     expect(matchAbsent(['GNUmakefile', 'src/a.ts', '.npmrc'], ['GNUmakefile'])).toEqual(['GNUmakefile', '.npmrc']);
     expect(matchAbsent(['app/pytest.cpython-311-x86_64-linux-gnu.so', 'app/pytest.py'], ['app/pytest.*so'])).toEqual([
       'app/pytest.cpython-311-x86_64-linux-gnu.so',
+    ]);
+  });
+
+  it('python -m: package metadata in its folder is pinned absent in what a commit adds (entry points load plugins)', () => {
+    const committed = (c: string, files: string[] = []) =>
+      planCommittedAbsentPaths(files, plan([story('US-1', { checks: [c] })]));
+    expect(committed('python3 -m pytest -q')).toEqual(['*.dist-info/', '*.egg-info/', '*.egg-link']);
+    expect(committed('cd api && python -m mycli --help')).toEqual([
+      'api/*.dist-info/',
+      'api/*.egg-info/',
+      'api/*.egg-link',
+    ]);
+    // A project that commits its metadata keeps it; a console-script runner or a script is not started from its folder.
+    expect(committed('python -m pytest', ['demo.egg-info/PKG-INFO'])).toEqual(['*.dist-info/', '*.egg-link']);
+    expect(committed('pytest -q')).toEqual([]);
+    expect(committed('python run.py')).toEqual([]);
+    expect(pythonMetadataShadows(['node', '-m'])).toEqual([]);
+  });
+
+  it('python bytecode is configuration only: a .pyc or a __pycache__ folder the plan commit lacks is removed', () => {
+    expect(matchAbsent(['tests/__pycache__/test_add.cpython-311.pyc', 'legacy.pyc', 'tests/test_add.py'])).toEqual([
+      'tests/__pycache__/test_add.cpython-311.pyc',
+      'legacy.pyc',
     ]);
   });
 

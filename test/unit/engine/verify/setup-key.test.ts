@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
   isLockfile,
+  isNpmLockfile,
   isPureInstall,
   lifecycleScripts,
   localDependencies,
+  localSpec,
   localTarballs,
-  OUTSIDE,
+  lockedFolders,
+  outsideDependencies,
   setupKey,
   YARN_FOLDER,
 } from '../../../../src/engine/verify/setup-key.js';
@@ -137,7 +140,7 @@ describe('setup key', () => {
       expect(localDependencies(text)).toEqual([]);
   });
 
-  it('names the tarballs a package.json installs from, as paths in the checkout, and none that leads out of it', () => {
+  it("names the tarballs a package.json installs from, as paths in the checkout; one out of it is outsideDependencies'", () => {
     const deps = (d: Record<string, string>) =>
       JSON.stringify({ dependencies: d, devDependencies: { x: 'file:../x.tgz' } });
     expect(
@@ -146,17 +149,84 @@ describe('setup key', () => {
         deps({ t: 'file:vendor/t-1.0.0.tgz', u: 'file:./u.tar.gz', v: '^1.0.0' }),
       ),
     ).toEqual(['packages/a/vendor/t-1.0.0.tgz', 'packages/a/u.tar.gz', 'packages/x.tgz']);
-    expect(localTarballs('package.json', deps({ t: 'file:/abs/t.tgz', u: 'file:folder', w: 'file:w.tar' }))).toEqual([
-      null,
-      'w.tar',
-      null,
-    ]);
+    const root = deps({ t: 'file:/abs/t.tgz', u: 'file:folder', w: 'file:w.tar' });
+    expect(localTarballs('package.json', root)).toEqual(['w.tar']);
+    expect(outsideDependencies('package.json', root)).toEqual(['file:/abs/t.tgz', 'file:../x.tgz']);
     expect(localTarballs('package.json', '{ nope')).toEqual([]);
     expect(localTarballs('package.json', 'null')).toEqual([]);
-    expect(localTarballs('package.json', deps({ l: 'link:vendor/l.tgz', g: 'https://x/g.tgz' }))).toEqual([null]);
+    expect(localTarballs('package.json', deps({ l: 'link:vendor/l.tgz', g: 'https://x/g.tgz' }))).toEqual([]);
   });
 
-  it("refuses a .yarn folder and a tarball out of the checkout; a tarball's bytes and the install configuration are in the key", () => {
+  it("a spec is the project's when npm reads it as a path: file:, link:, portal:, or a path with no protocol", () => {
+    expect(localSpec('file:vendor/t.tgz')).toEqual({ path: 'vendor/t.tgz', tarball: true });
+    expect(localSpec('./vendor/T.TAR.GZ')).toEqual({ path: './vendor/T.TAR.GZ', tarball: true });
+    expect(localSpec('file:///abs/t.tar')).toEqual({ path: '/abs/t.tar', tarball: true });
+    expect(localSpec('link:vendor/t.tgz')).toEqual({ path: 'vendor/t.tgz', tarball: false });
+    expect(localSpec('portal:../p')).toEqual({ path: '../p', tarball: false });
+    for (const spec of ['../up/x.tgz', '/abs/x', '~/x.tgz', 'C:x.tgz']) expect(localSpec(spec)).not.toBeNull();
+    expect(localSpec('portal:x.tgz')).toEqual({ path: 'x.tgz', tarball: false });
+    expect(localSpec('file:a//b.tgz')).toEqual({ path: 'a//b.tgz', tarball: true });
+    // A drive or HOME leads out; a ~ inside a path does not.
+    const odd = JSON.stringify({ dependencies: { a: 'C:x.tgz', b: './a~b/t.tgz' } });
+    expect(outsideDependencies('package.json', odd)).toEqual(['C:x.tgz']);
+    expect(localTarballs('package.json', odd)).toEqual(['a~b/t.tgz']);
+    for (const spec of ['^1.0.0', 'github:u/r', 'u/r.tgz', 'https://x/t.tgz', 'git+ssh://x/r.git', 'npm:other@1'])
+      expect(localSpec(spec)).toBeNull();
+    // Bare paths out of the project (a tarball, a folder, HOME): out of the checkout; one in it is a tarball of its own.
+    const bare = JSON.stringify({
+      dependencies: { a: '../../../../stash/impl.tgz', b: '~/t.tgz', c: './v/c.tgz', d: '../../lib', e: 'link:..' },
+    });
+    expect(localTarballs('app/package.json', bare)).toEqual(['app/v/c.tgz']);
+    expect(outsideDependencies('app/package.json', bare)).toEqual([
+      '../../../../stash/impl.tgz',
+      '~/t.tgz',
+      '../../lib',
+    ]);
+    expect(outsideDependencies('package.json', bare)).toEqual([
+      '../../../../stash/impl.tgz',
+      '~/t.tgz',
+      '../../lib',
+      'link:..',
+    ]);
+  });
+
+  it("npm's lockfile: the tarballs it resolved packages from are read, a folder refuses the cache, a workspace's link does not", () => {
+    const lock = (packages: Record<string, unknown>) => JSON.stringify({ lockfileVersion: 3, packages });
+    const text = lock({
+      '': { name: 'demo' },
+      'node_modules/t': { resolved: 'file:vendor/t.tgz' },
+      'node_modules/u': { resolved: '../out/u.tgz' },
+      'node_modules/r': { resolved: 'https://registry.npmjs.org/r/-/r-1.0.0.tgz' },
+      'node_modules/ws': { resolved: 'packages/ws', link: true },
+      'node_modules/bad': null,
+      'node_modules/n': { resolved: 5 },
+      'node_modules/s': 'file:s.tgz',
+      'node_modules/wt': { resolved: 'file:ws.tgz', link: true },
+    });
+    expect(localTarballs('package-lock.json', text)).toEqual(['vendor/t.tgz']);
+    expect(outsideDependencies('package-lock.json', text)).toEqual(['../out/u.tgz']);
+    expect(lockedFolders(text)).toEqual([]);
+    const folder = lock({ 'node_modules/f': { resolved: 'file:tools/f' }, 'node_modules/g': { resolved: './g' } });
+    expect(lockedFolders(folder)).toEqual(['file:tools/f', './g']);
+    expect(['package-lock.json', 'npm-shrinkwrap.json', 'yarn.lock'].map(isNpmLockfile)).toEqual([true, true, false]);
+    // Read from npm's lockfile only: the same bytes as a yarn.lock are keyed.
+    const keyWith = (lockfile: string) =>
+      setupKey(
+        'npm ci',
+        new Map([
+          ['package.json', pkg()],
+          [lockfile, Buffer.from(folder)],
+        ]),
+      );
+    expect(keyWith('package-lock.json')).toEqual({
+      uncached:
+        'package-lock.json installs packages from folders of the project (file:tools/f, ./g): their files are not in the key',
+    });
+    expect(keyWith('yarn.lock')).toHaveProperty('key');
+    for (const t of ['{ nope', '{"packages": 5}']) expect(lockedFolders(t)).toEqual([]);
+  });
+
+  it("refuses a .yarn folder; a tarball's bytes and the install configuration are in the key", () => {
     const inputs = new Map([
       ['package.json', pkg()],
       ['vendor/t.tgz', Buffer.from('one')],
@@ -168,9 +238,6 @@ describe('setup key', () => {
     expect(YARN_FOLDER).toBe('.yarn/');
     expect(setupKey('yarn', new Map([...inputs, [YARN_FOLDER, null]]))).toEqual({
       uncached: expect.stringContaining('.yarn folder'),
-    });
-    expect(setupKey('npm ci', new Map([...inputs, [`${OUTSIDE}package.json`, null]]))).toEqual({
-      uncached: 'a dependency is installed from a tarball outside the project (package.json)',
     });
   });
 });
