@@ -16,7 +16,9 @@ import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { loopSetupCache } from '../../../../src/engine/verify/setup-cache.js';
 import { keepRecordsIn } from '../../../../src/engine/store/layout.js';
 import type { CheckLine } from '../../../../src/engine/store/ledger.js';
-import type { StoryVerdict } from '../../../../src/engine/verify/types.js';
+import type { CheckSandbox, StoryVerdict } from '../../../../src/engine/verify/types.js';
+
+const bwrap = findExecutable('bwrap', process.env);
 import { git } from '../../../support/repo.js';
 import {
   claim,
@@ -78,11 +80,12 @@ async function claimStory(
   pins: Awaited<ReturnType<typeof readPins>>,
   n: number,
   work: Record<string, string>,
+  sandbox?: CheckSandbox,
 ): Promise<StoryVerdict> {
   const before = readFileSync(r.prdPath, 'utf8');
   claim(r, `US-${n}`);
   commitAll(r.dir, work, `feat: US-${n}`);
-  return (await verifyIteration(r.input({ pins, prdBefore: before, iteration: n }))).verdicts[0];
+  return (await verifyIteration(r.input({ pins, prdBefore: before, iteration: n, sandbox }))).verdicts[0];
 }
 
 /** From now on `npm` (setup's) is a shim on PATH that counts its runs; returns the count so far. */
@@ -173,51 +176,63 @@ describe('setup cache', () => {
     expect(r.logs.filter((l) => l.includes('changed after setup made it'))).toHaveLength(1);
   }, 120_000);
 
-  it('attack: a dependency whose install script copies the sources into node_modules: the cache holds none of them, so a later commit cannot lean on an earlier one', async () => {
-    const prd = plan(
-      ['a', 'b'].map((f, i) => story(`US-${i + 1}`, { checks: [`node test/${f}.test.cjs`] })),
-      { setup: SETUP },
-    );
-    const pkg = { name: 'demo', version: '1.0.0', private: true };
-    const r = verifyRepo(prd, {
-      'package.json': `${JSON.stringify(pkg, null, 2)}\n`,
-      '.gitignore': 'node_modules/\n',
-      'test/a.test.cjs': "if (require('../src/a.cjs') !== 'A') process.exit(1);\n",
-      'test/b.test.cjs': "if (require('../src/b.cjs')(41) !== 42) process.exit(1);\n",
-    });
-    const pins = await readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), prd);
-    // US-1's commit: the dependency (its install script takes a copy of src/, when there is one), US-1's work, and
-    // US-2's real work too; its key is the one every later checkout shares.
-    packTarball(path.join(r.dir, 'vendor/snap-1.0.0.tgz'), {
-      'package.json': JSON.stringify({ name: 'snap', version: '1.0.0', scripts: { postinstall: 'node copy.cjs' } }),
-      'copy.cjs':
-        "const fs = require('node:fs'); const src = require('node:path').join(process.env.INIT_CWD, 'src');\n" +
-        "if (fs.existsSync(src)) fs.cpSync(src, 'copy', { recursive: true });\n",
-    });
-    writeFileSync(
-      path.join(r.dir, 'package.json'),
-      JSON.stringify({ ...pkg, dependencies: { snap: 'file:vendor/snap-1.0.0.tgz' } }),
-    );
-    mkdirSync(path.join(r.dir, 'src'));
-    writeFileSync(path.join(r.dir, 'src/a.cjs'), "module.exports = 'A';\n");
-    writeFileSync(path.join(r.dir, 'src/b.cjs'), 'module.exports = (x) => x + 1;\n');
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', '--ignore-scripts'], {
-      cwd: r.dir,
-      stdio: 'ignore',
-    });
-    const count = countNpmRuns();
-    const before = readFileSync(r.prdPath, 'utf8');
-    claim(r, 'US-1');
-    commitAll(r.dir, {}, 'feat: US-1');
-    const first = await verifyIteration(r.input({ pins, prdBefore: before, iteration: 1 }));
-    expect(first.verdicts[0]).toMatchObject({ status: 'verified' });
-    // US-2's commit leaves no implementation in the tree: it reads the copy an install took of an earlier commit.
-    expect(
-      await claimStory(r, pins, 2, { 'src/b.cjs': "module.exports = require('snap/copy/b.cjs');\n" }),
-    ).toMatchObject({ status: 'rejected' });
-    // Built once where the cache is built (no src/ there), copied into both checkouts.
-    expect(count()).toBe(1);
-  }, 120_000);
+  it.each([
+    ['from the folder npm installs (INIT_CWD)', 'process.env.INIT_CWD', false],
+    ['by the absolute path of the repository, under --sandbox', 'REPO', true],
+  ] as const)(
+    'attack: a dependency whose install script copies the sources into node_modules %s: the cache holds none of them, so a later commit cannot lean on an earlier one',
+    async (_how, from, sandboxed) => {
+      if (sandboxed && !bwrap) return;
+      const prd = plan(
+        ['a', 'b'].map((f, i) => story(`US-${i + 1}`, { checks: [`node test/${f}.test.cjs`] })),
+        { setup: SETUP },
+      );
+      const pkg = { name: 'demo', version: '1.0.0', private: true };
+      const r = verifyRepo(prd, {
+        'package.json': `${JSON.stringify(pkg, null, 2)}\n`,
+        '.gitignore': 'node_modules/\n',
+        'test/a.test.cjs': "if (require('../src/a.cjs') !== 'A') process.exit(1);\n",
+        'test/b.test.cjs': "if (require('../src/b.cjs')(41) !== 42) process.exit(1);\n",
+      });
+      const pins = await readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), prd);
+      // US-1's commit: the dependency (its install script takes a copy of src/, when there is one), US-1's work, and
+      // US-2's real work too; its key is the one every later checkout shares.
+      packTarball(path.join(r.dir, 'vendor/snap-1.0.0.tgz'), {
+        'package.json': JSON.stringify({ name: 'snap', version: '1.0.0', scripts: { postinstall: 'node copy.cjs' } }),
+        'copy.cjs':
+          `const fs = require('node:fs'); const src = require('node:path').join(${from === 'REPO' ? JSON.stringify(r.dir) : from}, 'src');\n` +
+          "if (fs.existsSync(src)) fs.cpSync(src, 'copy', { recursive: true });\n",
+      });
+      writeFileSync(
+        path.join(r.dir, 'package.json'),
+        JSON.stringify({ ...pkg, dependencies: { snap: 'file:vendor/snap-1.0.0.tgz' } }),
+      );
+      mkdirSync(path.join(r.dir, 'src'));
+      writeFileSync(path.join(r.dir, 'src/a.cjs'), "module.exports = 'A';\n");
+      writeFileSync(path.join(r.dir, 'src/b.cjs'), 'module.exports = (x) => x + 1;\n');
+      execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', '--ignore-scripts'], {
+        cwd: r.dir,
+        stdio: 'ignore',
+      });
+      const count = countNpmRuns();
+      const before = readFileSync(r.prdPath, 'utf8');
+      claim(r, 'US-1');
+      commitAll(r.dir, {}, 'feat: US-1');
+      const sandbox: CheckSandbox | undefined = sandboxed
+        ? { bwrap: bwrap!, readOnly: [r.dir, path.join(r.dir, '.git')], hidden: [], network: true }
+        : undefined;
+      const first = await verifyIteration(r.input({ pins, prdBefore: before, iteration: 1, sandbox }));
+      expect(first.verdicts[0]).toMatchObject({ status: 'verified' });
+      // US-2's commit leaves no implementation in the tree: it reads the copy an install took of an earlier commit.
+      expect(
+        await claimStory(r, pins, 2, { 'src/b.cjs': "module.exports = require('snap/copy/b.cjs');\n" }, sandbox),
+      ).toMatchObject({ status: 'rejected' });
+      // Built once where the cache is built (no src/ there), copied into both checkouts; a sandboxed npm cannot reach
+      // the counter in the test's temp folder.
+      if (!sandboxed) expect(count()).toBe(1);
+    },
+    120_000,
+  );
 
   it('one cache per loop across its worktrees: a --worktree loop, each --parallel worker and the merge queue share one install', () => {
     const main = mkdtempSync(path.join(tmpdir(), 'ralphkit-main-'));
