@@ -93,7 +93,7 @@ export async function readPins(top: string, commit: string, prd: Prd): Promise<P
     manifests,
     sections,
     absent,
-    absentPaths: absent ? planAbsentPaths(files, prd) : [],
+    absentPaths: absent ? planAbsentPaths(files, prd, (f) => held.get(f)?.toString('utf8') ?? null) : [],
     committedAbsent: absent ? planCommittedAbsentPaths(files, prd) : [],
     format,
     tree,

@@ -66,14 +66,18 @@ export function matchAbsent(added: readonly string[], absent: readonly string[] 
  * `pytest.py` or `pytest/__init__.py` (any known runner so started) in the folder it runs in, which python would run
  * instead; for `make test`, a file named `test` in make's folder, which makes make take the target for done.
  */
-export function planAbsentPaths(files: readonly string[], prd: Prd): string[] {
+export function planAbsentPaths(
+  files: readonly string[],
+  prd: Prd,
+  read: (file: string) => string | null = () => null,
+): string[] {
   const steps = allChecks(prd).flatMap((c) => planSteps(c));
   const runners = [...new Set(steps.flatMap((s) => planRunnersOf(s.words)))];
   return [
     ...new Set([
       ...planShadowPaths(files, runners),
       ...inFolders(steps, files, pythonModuleShadows),
-      ...makeTargets(steps, files),
+      ...makeTargets(steps, files, read),
     ]),
   ].sort();
 }
@@ -99,19 +103,42 @@ function inFolders(steps: Step[], files: readonly string[], shadows: (words: rea
   );
 }
 
-/** The targets a `make` step names, as files in make's folder (`-C`), that `files` lacks. */
-function makeTargets(steps: Step[], files: readonly string[]): string[] {
+/**
+ * The targets a `make` step names, and every target its makefile has a rule for (`read`: the plan commit's text of a
+ * file), as files in make's folder (`-C`) that `files` lacks: a file of a target's name makes make take the target,
+ * and so the default one or a prerequisite of the one named, for done.
+ */
+function makeTargets(steps: Step[], files: readonly string[], read: (file: string) => string | null): string[] {
   const present = new Set(files);
   return steps.flatMap(({ cwd, words }) => {
     const at = words.findIndex((w) => w === 'make' || w === 'gmake');
     if (at < 0) return [];
     const { dir, rest } = folderFlags(cwd, words.slice(at + 1), /^(-C|--directory)(?:=?(.+))?/, true);
     if (dir.startsWith('..')) return [];
-    return rest
-      .filter((t) => !t.includes('=') && /^[\w.-]+$/.test(t) && t !== '.' && t !== '..')
+    const makefile = ['GNUmakefile', 'makefile', 'Makefile']
+      .map((n) => (dir ? `${dir}/${n}` : n))
+      .find((f) => present.has(f));
+    const text = makefile ? read(makefile) : null;
+    return [...rest.filter((t) => !t.includes('=')), ...(text === null ? [] : makefileTargets(text))]
+      .filter((t) => /^[\w.-]+(\/[\w.-]+)*$/.test(t) && !t.split('/').some((p) => p === '.' || p === '..'))
       .map((t) => (dir ? `${dir}/${t}` : t))
       .filter((f) => !present.has(f));
   });
+}
+
+/**
+ * Pure: the explicit targets of a makefile's rules (`check test: lint`, `build/app.js:`), special targets (`.PHONY`) and
+ * pattern rules (`%.o:`) aside, and none with a variable in it. Recipes (lines starting with a tab) are not read.
+ */
+export function makefileTargets(text: string): string[] {
+  const out = new Set<string>();
+  for (const line of text.split('\n')) {
+    const m = /^([^\t#:=][^#:=]*?)\s*::?(?![:=])/.exec(line);
+    if (!m) continue;
+    for (const t of m[1].trim().split(/\s+/))
+      if (t && !t.includes('%') && !t.includes('$') && !/^\.[A-Z_]+$/.test(t)) out.add(t);
+  }
+  return [...out];
 }
 
 // What npm, pnpm, yarn and bun run around an install of the project itself (its own package.json, not a dependency's),

@@ -154,11 +154,22 @@ describe.each(MODES)('the runner a check starts is the one that runs (%s)', (_mo
     60_000,
   );
 
-  it('attack: a committed file named like the make target the check runs is removed, so make runs the recipe', async () => {
+  it("attack: a committed file named like a make target (named, or the default one's prerequisite) is removed, so make runs the recipe", async () => {
     const { verdict } = await claimOn(MAKE_PLAN, MAKE_FILES, { test: '' }, sandboxed);
     expect(verdict).toMatchObject({
       status: 'rejected',
       reason: expect.stringContaining('check `make -s test` exited'),
+    });
+    // No target named: make runs the first rule's, whose prerequisite a committed file named `unit` would skip.
+    const chained = {
+      Makefile: 'check: unit\n\t@echo ok\nunit:\n\tgrep -q one src/app.txt\n',
+      'src/app.txt': 'zero\n',
+    };
+    const plain = plan([story('US-1', { checks: ['make -s'] })]);
+    const again = await claimOn(plain, chained, { unit: '' }, sandboxed);
+    expect(again.verdict).toMatchObject({
+      status: 'rejected',
+      reason: expect.stringContaining('check `make -s` exited'),
     });
   }, 60_000);
 });

@@ -11,6 +11,7 @@ import {
 import {
   matchAbsent,
   planAbsentPaths,
+  makefileTargets,
   planCommittedAbsentPaths,
   planSetupScripts,
 } from '../../../../src/engine/verify/pins.js';
@@ -121,6 +122,37 @@ describe('planShadowPaths / planAbsentPaths: files that would silence a pinned o
     expect(planRunnersOf(['python3', '-m', 'pytest']).map((r) => r.runner)).toEqual(['pytest']);
     expect(planRunnersOf(['echo', 'make'])).toEqual([]);
     expect(planShadowPaths(['Makefile'], [])).toEqual([]);
+  });
+
+  it("a make check: every target its pinned makefile has a rule for, named or not, is pinned absent in make's folder", () => {
+    const makefile = [
+      '.PHONY: lint',
+      'CC := gcc',
+      'FLAGS ::= -O2',
+      'all check: unit lint',
+      '\techo done',
+      'unit::',
+      '\tnode --test',
+      '%.o: %.c',
+      '$(OUT)/x: y',
+      'build/app.js: src/app.ts # the bundle',
+      'ifeq ($(CI),1)',
+      'endif',
+    ].join('\n');
+    expect(makefileTargets(makefile)).toEqual(['all', 'check', 'unit', 'build/app.js']);
+    const absent = (check: string, files: string[]) =>
+      planAbsentPaths(files, plan([story('US-1', { checks: [check] })]), (f) =>
+        f.endsWith('Makefile') ? makefile : null,
+      );
+    expect(absent('make', ['Makefile', 'unit'])).toEqual(['GNUmakefile', 'all', 'build/app.js', 'check', 'makefile']);
+    expect(absent('make -C app', ['app/Makefile'])).toEqual([
+      'app/GNUmakefile',
+      'app/all',
+      'app/build/app.js',
+      'app/check',
+      'app/makefile',
+      'app/unit',
+    ]);
   });
 
   it('a named absent path is matched like the globs, and one with a * as a glob', () => {
