@@ -104,9 +104,9 @@ function inFolders(steps: Step[], files: readonly string[], shadows: (words: rea
 }
 
 /**
- * The targets a `make` step names, and every target its makefile has a rule for (`read`: the plan commit's text of a
- * file), as files in make's folder (`-C`) that `files` lacks: a file of a target's name makes make take the target,
- * and so the default one or a prerequisite of the one named, for done.
+ * The targets a `make` step names, and every target its makefile has a rule for under a bare name (`read`: the plan
+ * commit's text of a file), as files in make's folder (`-C`) that `files` lacks: a file of a target's name makes make
+ * take the target, and so the default one or a prerequisite of the one named, for done.
  */
 function makeTargets(steps: Step[], files: readonly string[], read: (file: string) => string | null): string[] {
   const present = new Set(files);
@@ -119,7 +119,10 @@ function makeTargets(steps: Step[], files: readonly string[], read: (file: strin
       .map((n) => (dir ? `${dir}/${n}` : n))
       .find((f) => present.has(f));
     const text = makefile ? read(makefile) : null;
-    return [...rest.filter((t) => !t.includes('=')), ...(text === null ? [] : makefileTargets(text))]
+    // Of the makefile's own targets, the bare names (`check`, `unit`): a path or a file name with an extension is
+    // usually an output the project may commit (`dist/index.js`), which other checks may read as it is.
+    const own = text === null ? [] : makefileTargets(text).filter((t) => /^[\w-]+$/.test(t));
+    return [...rest.filter((t) => !t.includes('=')), ...own]
       .filter((t) => /^[\w.-]+(\/[\w.-]+)*$/.test(t) && !t.split('/').some((p) => p === '.' || p === '..'))
       .map((t) => (dir ? `${dir}/${t}` : t))
       .filter((f) => !present.has(f));
