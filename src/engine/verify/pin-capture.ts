@@ -2,6 +2,7 @@
 // commit down with every object hashed against its id (git/objects.ts). The runner holds those bytes for the whole
 // run and writes them into every verification checkout (verify/pin-apply.ts): the object store, which the agent can
 // rewrite under the same ids, is never read for a pinned file again.
+import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import type { Pins } from './types.js';
 import { readObjectFormat, readVerifiedObjects, readVerifiedTree } from '../git/objects.js';
@@ -12,6 +13,7 @@ import {
   planCommittedAbsentPaths,
   planNamedPaths,
   planPinnedPaths,
+  planMakefiles,
   planScriptNames,
   planSetupScripts,
   readRunnerKeys,
@@ -63,7 +65,9 @@ export async function readPins(top: string, commit: string, prd: Prd): Promise<P
     const scripts = Object.fromEntries(Object.entries(defined).filter(([name, v]) => v !== null || pinAbsent(name)));
     manifests.push({ file, scripts, keys: readRunnerKeys(text) });
     // The files a pinned script names are pinned like those a check names (`"test": "node test.js"` pins test.js).
-    for (const value of Object.values(scripts)) if (value) named.push(...planNamedPathsIn(dir, value, files));
+    // So is the makefile a pinned script runs make with (`"test": "make check"`), whole, as for a check.
+    for (const value of Object.values(scripts))
+      if (value) named.push(...planNamedPathsIn(dir, value, files), ...planMakefiles(value, files, dir));
   }
   const sections: Pins['sections'] = [];
   for (const { file, header } of PINNED_SECTIONS) {
@@ -87,14 +91,20 @@ export async function readPins(top: string, commit: string, prd: Prd): Promise<P
     if (bytes) held.set(p, bytes);
   }
   const absent = prd.protectDefaults !== false;
+  // The pinned scripts the checks run, in their package's folder: what they start is read like a check's command.
+  const scriptSteps = manifests.flatMap((m) =>
+    Object.values(m.scripts).flatMap((command) =>
+      command ? [{ dir: path.posix.dirname(m.file).replace(/^\.$/, ''), command }] : [],
+    ),
+  );
   return {
     commit,
     paths: allPaths,
     manifests,
     sections,
     absent,
-    absentPaths: absent ? planAbsentPaths(files, prd, (f) => held.get(f)?.toString('utf8') ?? null) : [],
-    committedAbsent: absent ? planCommittedAbsentPaths(files, prd) : [],
+    absentPaths: absent ? planAbsentPaths(files, prd, (f) => held.get(f)?.toString('utf8') ?? null, scriptSteps) : [],
+    committedAbsent: absent ? planCommittedAbsentPaths(files, prd, scriptSteps) : [],
     format,
     tree,
     held,

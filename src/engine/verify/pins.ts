@@ -70,8 +70,9 @@ export function planAbsentPaths(
   files: readonly string[],
   prd: Prd,
   read: (file: string) => string | null = () => null,
+  scripts: ReadonlyArray<{ dir: string; command: string }> = [],
 ): string[] {
-  const steps = allChecks(prd).flatMap((c) => planSteps(c));
+  const steps = checkSteps(prd, scripts);
   const runners = [...new Set(steps.flatMap((s) => planRunnersOf(s.words)))];
   return [
     ...new Set([
@@ -86,9 +87,25 @@ export function planAbsentPaths(
  * Paths whose absence is pinned only in what a commit adds (not after setup, which makes some of them): package
  * metadata in the folder of a `python -m` check (pythonMetadataShadows).
  */
-export function planCommittedAbsentPaths(files: readonly string[], prd: Prd): string[] {
-  const steps = allChecks(prd).flatMap((c) => planSteps(c));
-  return [...new Set(inFolders(steps, files, pythonMetadataShadows))].sort();
+export function planCommittedAbsentPaths(
+  files: readonly string[],
+  prd: Prd,
+  scripts: ReadonlyArray<{ dir: string; command: string }> = [],
+): string[] {
+  return [...new Set(inFolders(checkSteps(prd, scripts), files, pythonMetadataShadows))].sort();
+}
+
+/** The checks' own commands, and the pinned scripts they run (`"test": "make check"`) in their package's folder. */
+function checkSteps(prd: Prd, scripts: ReadonlyArray<{ dir: string; command: string }>): Step[] {
+  return [
+    ...allChecks(prd).flatMap((c) => planSteps(c)),
+    ...scripts.flatMap(({ dir, command }) => planSteps(command).map((s) => ({ ...s, cwd: joinDir(dir, s.cwd) }))),
+  ].map(unquoted);
+}
+
+/** A step's words without the quotes around them: `sh -c 'make check'` runs make as much as `make check` does. */
+function unquoted(step: Step): Step {
+  return { ...step, words: step.words.map((w) => w.replace(/^['"]+|['"]+$/g, '')) };
 }
 
 /** What `shadows` names for each step, in the step's folder (not one above the repository), that `files` lacks. */
@@ -317,11 +334,12 @@ function folderFlags(
 
 /**
  * The makefiles a check that runs `make` reads, of `files`: GNUmakefile, makefile and Makefile in the folder it runs
- * in (`cd app &&`, `make -C app`, `--directory=app`). Pinned whole: a recipe is not parsed here.
+ * in (`cd app &&`, `make -C app`, `--directory=app`; `base`: the folder the command starts in, a script's package's).
+ * Pinned whole: a recipe is not parsed here.
  */
-export function planMakefiles(command: string, files: readonly string[]): string[] {
+export function planMakefiles(command: string, files: readonly string[], base = ''): string[] {
   const out: string[] = [];
-  for (const { cwd, words } of planSteps(command)) {
+  for (const { cwd, words } of planSteps(command).map((s) => unquoted({ ...s, cwd: joinDir(base, s.cwd) }))) {
     const at = words.indexOf('make');
     if (at < 0) continue;
     const { dir } = folderFlags(cwd, words.slice(at + 1), /^(-C|--directory)(?:=?(.+))?/, true);

@@ -119,7 +119,19 @@ export function planRunnersOf(words: readonly string[]): RunnerConfig[] {
 // Test runners and tools a check starts with `python -m <module>`, and the packages each imports before any test runs:
 // python puts the folder the command runs in first on sys.path, so a module of that name there would run instead.
 const PYTHON_RUNNER_MODULES: Readonly<Record<string, readonly string[]>> = {
-  pytest: ['pytest', '_pytest', 'pluggy', 'iniconfig'],
+  // pytest 9's own imports at start (py is its shim of the old library; pygments colours its report).
+  pytest: [
+    'pytest',
+    '_pytest',
+    'pluggy',
+    'iniconfig',
+    'packaging',
+    'py',
+    'pygments',
+    'exceptiongroup',
+    'tomli',
+    'colorama',
+  ],
   unittest: ['unittest'],
   doctest: ['doctest'],
   nose2: ['nose2'],

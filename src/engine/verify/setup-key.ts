@@ -104,10 +104,13 @@ const TARBALL = /\.(tgz|tar\.gz|tar)$/i;
 
 /**
  * Pure: where a dependency spec takes the package from the project's files, as npm (npm-package-arg), yarn and pnpm
- * read it: a `file:`, `link:` or `portal:` spec, or a path (`./x`, `../x`, `/x`, `~/x`, `C:x`) with no protocol; a
- * tarball (`.tgz`, `.tar.gz`, `.tar`) or a folder. null: a registry, git or URL spec.
+ * read it: a `file:`, `link:` or `portal:` spec, a `git+file:` repository, or a path (`./x`, `../x`, `/x`, `~/x`, `C:x`)
+ * with no protocol; a tarball (`.tgz`, `.tar.gz`, `.tar`) or a folder. null: a registry, remote git or URL spec.
  */
 export function localSpec(spec: string): { path: string; tarball: boolean } | null {
+  // A git repository on this machine (`git+file:///home/you/x#sha`): a folder, wherever the URL says.
+  const git = /^git\+file:(?:\/\/)?([^#]*)/i.exec(spec);
+  if (git) return { path: git[1], tarball: false };
   const m = /^(file|link|portal):(.*)$/.exec(spec);
   const where = m ? m[2].replace(/^\/\/(?=\/)/, '') : /^(\.|~\/|\/|[a-zA-Z]:)/.test(spec) ? spec : null;
   if (where === null) return null;
@@ -192,6 +195,21 @@ export function isNpmLockfile(name: string): boolean {
   return name === 'package-lock.json' || name === 'npm-shrinkwrap.json';
 }
 
+/**
+ * Pure: a package.json text declares programs (`bin`, or `directories.bin`). For a workspace's package, npm links them
+ * into node_modules/.bin only when the files they name exist, and those are the package's sources, not the key's.
+ */
+export function declaresBin(text: string): boolean {
+  const parsed = parseManifest(text);
+  const dirs = parsed?.directories;
+  return (
+    !!parsed &&
+    ((typeof parsed.bin === 'string' && parsed.bin !== '') ||
+      (!!parsed.bin && typeof parsed.bin === 'object' && Object.keys(parsed.bin).length > 0) ||
+      (!!dirs && typeof dirs === 'object' && typeof (dirs as Record<string, unknown>).bin === 'string'))
+  );
+}
+
 export type SetupKey = { key: string } | { uncached: string };
 
 /** In the inputs of setupKey: the project has a `.yarn` folder (its value is not read). */
@@ -220,6 +238,10 @@ export function setupKey(setup: string, inputs: ReadonlyMap<string, Buffer | nul
       if (local.length)
         return {
           uncached: `${file} depends on a folder of the project (${local.join(', ')}), which an install copies or links: its files are not in the key`,
+        };
+      if (file !== 'package.json' && declaresBin(bytes.toString('utf8')))
+        return {
+          uncached: `${file} declares programs (bin), which an install links to the package's own files only where they exist: they are not in the key`,
         };
     }
     if (isNpmLockfile(file)) {

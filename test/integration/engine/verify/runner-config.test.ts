@@ -171,6 +171,18 @@ describe.each(MODES)('the runner a check starts is the one that runs (%s)', (_mo
       status: 'rejected',
       reason: expect.stringContaining('check `make -s` exited'),
     });
+    // Through `npm test`, whose pinned script runs make.
+    const pkg = JSON.stringify({ name: 'demo', private: true, scripts: { test: 'make -s test' } });
+    const viaNpm = await claimOn(
+      plan([story('US-1', { checks: ['npm test --silent'] })]),
+      { ...MAKE_FILES, 'package.json': pkg },
+      { test: '' },
+      sandboxed,
+    );
+    expect(viaNpm.verdict).toMatchObject({
+      status: 'rejected',
+      reason: expect.stringContaining('check `npm test --silent` exited'),
+    });
   }, 60_000);
 });
 

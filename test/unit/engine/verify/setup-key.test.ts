@@ -86,6 +86,19 @@ describe('setup key', () => {
       uncached:
         'package.json depends on a folder of the project (tool), which an install copies or links: its files are not in the key',
     });
+    // A workspace's programs are linked only where their files exist: those files are not in the key. The root's are not linked.
+    const bin = (b: unknown) => Buffer.from(JSON.stringify({ name: 'b', bin: b }));
+    expect(setupKey('npm ci', new Map([...inputs, ['packages/b/package.json', bin({ 'b-cli': 'cli.js' })]]))).toEqual({
+      uncached: expect.stringContaining('packages/b/package.json declares programs (bin)'),
+    });
+    expect(setupKey('npm ci', new Map([...inputs, ['packages/b/package.json', bin('cli.js')]]))).toHaveProperty(
+      'uncached',
+    );
+    expect(setupKey('npm ci', new Map([...inputs, ['package.json', bin({ r: 'r.js' })]]))).toHaveProperty('key');
+    const dirBin = Buffer.from(JSON.stringify({ name: 'c', directories: { bin: 'bin' } }));
+    expect(setupKey('npm ci', new Map([...inputs, ['packages/c/package.json', dirBin]]))).toHaveProperty('uncached');
+    for (const b of [{}, '', null, 5])
+      expect(setupKey('npm ci', new Map([...inputs, ['packages/b/package.json', bin(b)]]))).toHaveProperty('key');
     const two = Buffer.from(JSON.stringify({ dependencies: { a: 'file:a' }, devDependencies: { b: 'link:b' } }));
     expect(setupKey('npm ci', new Map([...inputs, ['package.json', two]]))).toEqual({
       uncached: expect.stringContaining('(a, b)'),
@@ -165,6 +178,13 @@ describe('setup key', () => {
     expect(localSpec('portal:../p')).toEqual({ path: '../p', tarball: false });
     for (const spec of ['../up/x.tgz', '/abs/x', '~/x.tgz', 'C:x.tgz']) expect(localSpec(spec)).not.toBeNull();
     expect(localSpec('portal:x.tgz')).toEqual({ path: 'x.tgz', tarball: false });
+    expect(localSpec('git+file:///work/app/.stash/impl#159fd2c')).toEqual({
+      path: '/work/app/.stash/impl',
+      tarball: false,
+    });
+    expect(
+      outsideDependencies('package.json', JSON.stringify({ dependencies: { i: 'git+file:///tmp/impl' } })),
+    ).toEqual(['git+file:///tmp/impl']);
     expect(localSpec('file:a//b.tgz')).toEqual({ path: 'a//b.tgz', tarball: true });
     // A drive or HOME leads out; a ~ inside a path does not.
     const odd = JSON.stringify({ dependencies: { a: 'C:x.tgz', b: './a~b/t.tgz' } });
