@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  declaresBin,
   isLockfile,
   isNpmLockfile,
   isPureInstall,
@@ -99,6 +100,22 @@ describe('setup key', () => {
     expect(setupKey('npm ci', new Map([...inputs, ['packages/c/package.json', dirBin]]))).toHaveProperty('uncached');
     for (const b of [{}, '', null, 5])
       expect(setupKey('npm ci', new Map([...inputs, ['packages/b/package.json', bin(b)]]))).toHaveProperty('key');
+    const declares = (m: unknown) => declaresBin(JSON.stringify(m));
+    expect([{ bin: 'x.js' }, { bin: { x: 'x.js' } }, { directories: { bin: 'bin' } }].map(declares)).toEqual([
+      true,
+      true,
+      true,
+    ]);
+    const none = [
+      { bin: '' },
+      { bin: {} },
+      { bin: 5 },
+      { directories: 'bin' },
+      { directories: { bin: 5 } },
+      { directories: null },
+      null,
+    ];
+    expect(none.map(declares)).toEqual(none.map(() => false));
     const two = Buffer.from(JSON.stringify({ dependencies: { a: 'file:a' }, devDependencies: { b: 'link:b' } }));
     expect(setupKey('npm ci', new Map([...inputs, ['package.json', two]]))).toEqual({
       uncached: expect.stringContaining('(a, b)'),
@@ -182,6 +199,8 @@ describe('setup key', () => {
       path: '/work/app/.stash/impl',
       tarball: false,
     });
+    expect(localSpec('git+file:/work/impl')).toEqual({ path: '/work/impl', tarball: false });
+    expect(localSpec('github:u/git+file:x')).toBeNull();
     expect(
       outsideDependencies('package.json', JSON.stringify({ dependencies: { i: 'git+file:///tmp/impl' } })),
     ).toEqual(['git+file:///tmp/impl']);
