@@ -117,7 +117,7 @@ export function localSpec(spec: string): { path: string; tarball: boolean } | nu
   return { path: where, tarball: m?.[1] !== 'link' && m?.[1] !== 'portal' && TARBALL.test(where) };
 }
 
-/** The specs a manifest (package.json) or npm lockfile names, with the folder they are relative to. */
+/** The specs a manifest (package.json) depends on, or those an npm lockfile resolved its packages from. */
 function projectSpecs(file: string, text: string): string[] {
   const parsed = parseManifest(text);
   if (!parsed) return [];
@@ -197,7 +197,8 @@ export function isNpmLockfile(name: string): boolean {
 
 /**
  * Pure: a package.json text declares programs (`bin`, or `directories.bin`). For a workspace's package, npm links them
- * into node_modules/.bin only when the files they name exist, and those are the package's sources, not the key's.
+ * into node_modules/.bin only when the files they name exist, and those are the package's sources, not the key's. In a
+ * project with workspaces any package.json but the root's may be one, and one that declares programs is not cached.
  */
 export function declaresBin(text: string): boolean {
   const parsed = parseManifest(text);
@@ -208,6 +209,12 @@ export function declaresBin(text: string): boolean {
       (!!parsed.bin && typeof parsed.bin === 'object' && Object.keys(parsed.bin).length > 0) ||
       (!!dirs && typeof dirs === 'object' && typeof (dirs as Record<string, unknown>).bin === 'string'))
   );
+}
+
+/** Pure: a root package.json text declares workspaces (npm's and yarn's `workspaces`, a list or `{ packages }`). */
+export function hasWorkspaces(text: string): boolean {
+  const w = parseManifest(text)?.workspaces;
+  return Array.isArray(w) ? w.length > 0 : !!w && typeof w === 'object';
 }
 
 export type SetupKey = { key: string } | { uncached: string };
@@ -227,6 +234,10 @@ export function setupKey(setup: string, inputs: ReadonlyMap<string, Buffer | nul
       uncached:
         'the project has a .yarn folder (a release of yarn, its plugins, patches), which an install reads and the key does not hold',
     };
+  // A workspace's package is installed from its folder (a link in node_modules); other package.json files (a test's
+  // fixture) are not installed at all.
+  const workspaces =
+    inputs.has('pnpm-workspace.yaml') || hasWorkspaces(inputs.get('package.json')?.toString('utf8') ?? 'null');
   const hash = createHash('sha256').update(`${setup.trim()}\0`);
   for (const file of [...inputs.keys()].sort()) {
     const bytes = inputs.get(file);
@@ -239,7 +250,7 @@ export function setupKey(setup: string, inputs: ReadonlyMap<string, Buffer | nul
         return {
           uncached: `${file} depends on a folder of the project (${local.join(', ')}), which an install copies or links: its files are not in the key`,
         };
-      if (file !== 'package.json' && declaresBin(bytes.toString('utf8')))
+      if (file !== 'package.json' && workspaces && declaresBin(bytes.toString('utf8')))
         return {
           uncached: `${file} declares programs (bin), which an install links to the package's own files only where they exist: they are not in the key`,
         };

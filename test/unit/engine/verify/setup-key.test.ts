@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   declaresBin,
+  hasWorkspaces,
   isLockfile,
   isNpmLockfile,
   isPureInstall,
@@ -87,19 +88,33 @@ describe('setup key', () => {
       uncached:
         'package.json depends on a folder of the project (tool), which an install copies or links: its files are not in the key',
     });
-    // A workspace's programs are linked only where their files exist: those files are not in the key. The root's are not linked.
+    // A workspace's programs are linked only where their files exist: those files are not in the key. The root's are
+    // not linked, and a package.json that is no workspace's (a test's fixture) is not installed.
     const bin = (b: unknown) => Buffer.from(JSON.stringify({ name: 'b', bin: b }));
-    expect(setupKey('npm ci', new Map([...inputs, ['packages/b/package.json', bin({ 'b-cli': 'cli.js' })]]))).toEqual({
+    const ws = new Map([...inputs, ['package.json', Buffer.from(JSON.stringify({ workspaces: ['packages/*'] }))]]);
+    expect(setupKey('npm ci', new Map([...ws, ['packages/b/package.json', bin({ 'b-cli': 'cli.js' })]]))).toEqual({
       uncached: expect.stringContaining('packages/b/package.json declares programs (bin)'),
     });
-    expect(setupKey('npm ci', new Map([...inputs, ['packages/b/package.json', bin('cli.js')]]))).toHaveProperty(
+    expect(setupKey('npm ci', new Map([...ws, ['packages/b/package.json', bin('cli.js')]]))).toHaveProperty('uncached');
+    expect(setupKey('npm ci', new Map([...inputs, ['test/fixture/package.json', bin('cli.js')]]))).toHaveProperty(
+      'key',
+    );
+    const pnpm = new Map([...inputs, ['pnpm-workspace.yaml', Buffer.from('packages: []\n')]]);
+    expect(setupKey('pnpm install', new Map([...pnpm, ['packages/b/package.json', bin('cli.js')]]))).toHaveProperty(
       'uncached',
     );
-    expect(setupKey('npm ci', new Map([...inputs, ['package.json', bin({ r: 'r.js' })]]))).toHaveProperty('key');
+    const rootBin = Buffer.from(JSON.stringify({ workspaces: ['packages/*'], bin: { r: 'r.js' } }));
+    expect(setupKey('npm ci', new Map([...ws, ['package.json', rootBin]]))).toHaveProperty('key');
+    expect(setupKey('npm ci', new Map([['package-lock.json', Buffer.from('{}')]]))).toHaveProperty('key');
     const dirBin = Buffer.from(JSON.stringify({ name: 'c', directories: { bin: 'bin' } }));
-    expect(setupKey('npm ci', new Map([...inputs, ['packages/c/package.json', dirBin]]))).toHaveProperty('uncached');
+    expect(setupKey('npm ci', new Map([...ws, ['packages/c/package.json', dirBin]]))).toHaveProperty('uncached');
     for (const b of [{}, '', null, 5])
-      expect(setupKey('npm ci', new Map([...inputs, ['packages/b/package.json', bin(b)]]))).toHaveProperty('key');
+      expect(setupKey('npm ci', new Map([...ws, ['packages/b/package.json', bin(b)]]))).toHaveProperty('key');
+    expect(
+      [{ workspaces: ['a'] }, { workspaces: { packages: ['a'] } }, { workspaces: [] }, { workspaces: 'a' }, null].map(
+        (m) => hasWorkspaces(JSON.stringify(m)),
+      ),
+    ).toEqual([true, true, false, false, false]);
     const declares = (m: unknown) => declaresBin(JSON.stringify(m));
     expect([{ bin: 'x.js' }, { bin: { x: 'x.js' } }, { directories: { bin: 'bin' } }].map(declares)).toEqual([
       true,
