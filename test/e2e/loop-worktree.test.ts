@@ -1,7 +1,7 @@
 // --worktree: loops in git worktrees of their own, beside the repository, with their records in the user's tree.
 // Real git, the installed ralph/ralph.sh and the real CLI, fake agents.
 import { describe, expect, it, onTestFinished } from 'vitest';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { agent, loopStates, ralph, renderPlan, startRalph } from '../support/loop-repo.js';
 import { git, runCli, testdir } from '../support/repo.js';
@@ -34,11 +34,18 @@ describe('--worktree', () => {
     const meet = testdir('ralphkit-meet-');
     const head = git(repo, 'rev-parse', 'HEAD');
     const args = ['--worktree', '--agent-cmd', agent('rendezvous'), '--pause', '0', '5'];
-    const a = startRalph(repo, args, { FAKE_MEET_DIR: meet, FAKE_MEET_SELF: 'a', FAKE_MEET_OTHER: 'b' });
+    // Held after they meet until the test has looked at both loops running (FAKE_MEET_HOLD).
+    const a = startRalph(repo, args, {
+      FAKE_MEET_DIR: meet,
+      FAKE_MEET_SELF: 'a',
+      FAKE_MEET_OTHER: 'b',
+      FAKE_MEET_HOLD: '1',
+    });
     const b = startRalph(repo, [...args, '--prd', 'ralph/other.json'], {
       FAKE_MEET_DIR: meet,
       FAKE_MEET_SELF: 'b',
       FAKE_MEET_OTHER: 'a',
+      FAKE_MEET_HOLD: '1',
     });
     await until(
       'both agents started',
@@ -57,6 +64,7 @@ describe('--worktree', () => {
     ).toEqual(['ralph/other.json ralph/b', 'ralph/prd.json ralph/a']);
     const table = (await runCli(['status', '--cwd', repo], { cwd: repo, timeoutMs: 30_000 })).stdout;
     expect(table).toContain(`in the worktree ${worktrees(repo)}/`);
+    writeFileSync(path.join(meet, 'release'), '');
     const [ra, rb] = await Promise.all([a.done, b.done]);
     expect(ra.code, ra.stderr).toBe(0);
     expect(rb.code, rb.stderr).toBe(0);
