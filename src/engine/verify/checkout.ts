@@ -6,7 +6,7 @@ import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from 'node:path';
 import type { Pins } from './types.js';
 import { gitOk } from '../git/git.js';
-import { applyScriptPins, applySectionPin, matchAbsent } from './pins.js';
+import { applyScriptPins, applySectionPin, absentInCommits, matchAbsent } from './pins.js';
 import { readCheckoutIndex, refuseLinksOut, removeFile, sealPins } from './pin-apply.js';
 import { compiledGlob } from './glob.js';
 import { UPWARD_FILES } from './runner-config.js';
@@ -169,7 +169,7 @@ async function applyPins(
       !mayChange(p) && (index.get(p)?.oid !== pins.tree.get(p)?.oid || index.get(p)?.mode !== pins.tree.get(p)?.mode),
   );
   const added = [...index.keys()].filter((file) => !pins.tree.has(file) && !mayChange(file));
-  const removed = pins.absent ? matchAbsent(added, [...(pins.absentPaths ?? []), ...(pins.committedAbsent ?? [])]) : [];
+  const removed = pins.absent ? matchAbsent(added, absentInCommits(pins)) : [];
   for (const file of removed) removeFile(dir, file);
   return [...changed, ...removed, ...pinManifests(dir, pins, mayChange)];
 }

@@ -6,7 +6,7 @@
 import type { Pins } from './types.js';
 import { gitOk } from '../git/git.js';
 import { readFileAt } from '../git/read.js';
-import { matchAbsent, readRunnerKeys, readScripts, readSection } from './pins.js';
+import { absentInCommits, matchAbsent, readRunnerKeys, readScripts, readSection } from './pins.js';
 
 /** What `commit` changed of the pins since `pins.commit`, as "M test/a.test.ts", "package.json scripts.test", ... */
 export async function readPinDrift(top: string, pins: Pins, commit: string): Promise<string[]> {
@@ -32,10 +32,7 @@ export async function readPinDrift(top: string, pins: Pins, commit: string): Pro
     if (pinned.has(file)) drift.push(`${status} ${file}`);
     else if (status === 'A') added.push(file);
   }
-  if (pins.absent)
-    drift.push(
-      ...matchAbsent(added, [...(pins.absentPaths ?? []), ...(pins.committedAbsent ?? [])]).map((f) => `A ${f}`),
-    );
+  if (pins.absent) drift.push(...matchAbsent(added, absentInCommits(pins)).map((f) => `A ${f}`));
   for (const m of pins.manifests) {
     const text = await readFileAt(top, commit, m.file);
     const scripts = readScripts(text, Object.keys(m.scripts));

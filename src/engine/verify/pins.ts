@@ -59,6 +59,11 @@ export function matchAbsent(added: readonly string[], absent: readonly string[] 
   return added.filter((f) => named.has(f) || matchGlobs([f], [...PINNED_ABSENT_GLOBS, ...globs]).length > 0);
 }
 
+/** The paths whose absence is pinned in what a commit adds: both lists of the pins (absentPaths, committedAbsent). */
+export function absentInCommits(pins: { absentPaths?: string[]; committedAbsent?: string[] }): string[] {
+  return [...(pins.absentPaths ?? []), ...(pins.committedAbsent ?? [])];
+}
+
 /**
  * Paths whose absence the plan commit pins beyond the globs: for the runners the checks start (make, pytest, go,
  * cargo, tox), the files of higher rank than one the plan commit has, in its folder (a `GNUmakefile` beside the

@@ -147,6 +147,11 @@ const PYTHON_RUNNER_MODULES: Readonly<Record<string, readonly string[]>> = {
   flake8: ['flake8'],
 };
 
+/** Where python (python, python3, python3.12, by a path or not) is among a command's words; -1 when it is not. */
+function pythonAt(words: readonly string[]): number {
+  return words.findIndex((w) => /^python[\d.]*$/.test(path.posix.basename(w)));
+}
+
 /**
  * Pure: for one simple command that starts a known test runner or tool with `python -m` (python, python3, python3.12;
  * `-mpytest`; `python -m coverage run -m pytest` names both), the files in the folder it runs in that would be run
@@ -154,7 +159,7 @@ const PYTHON_RUNNER_MODULES: Readonly<Record<string, readonly string[]>> = {
  * extension module. Relative to that folder; empty for any other command.
  */
 export function pythonModuleShadows(words: readonly string[]): string[] {
-  const at = words.findIndex((w) => /^python[\d.]*$/.test(path.posix.basename(w)));
+  const at = pythonAt(words);
   if (at < 0) return [];
   const modules = words
     .slice(at + 1)
@@ -173,7 +178,7 @@ export function pythonModuleShadows(words: readonly string[]): string[] {
  * editable install makes `<name>.egg-info` there itself.
  */
 export function pythonMetadataShadows(words: readonly string[]): string[] {
-  const at = words.findIndex((w) => /^python[\d.]*$/.test(path.posix.basename(w)));
+  const at = pythonAt(words);
   if (at < 0 || !words.slice(at + 1).some((w) => w.startsWith('-m'))) return [];
   return ['*.dist-info/', '*.egg-info/', '*.egg-link'];
 }

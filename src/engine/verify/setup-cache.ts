@@ -152,7 +152,7 @@ export function loopSetupCache(top: string, loopId: string): SetupCache {
  */
 export function readSetupInputs(dir: string, tracked: readonly string[]): Map<string, Buffer | null> {
   const top = readdirSync(dir);
-  const manifests = tracked.filter((f) => f === 'package.json' || f.endsWith('/package.json'));
+  const manifests = tracked.filter(isManifest);
   if (top.includes('package.json')) manifests.push('package.json');
   const files = new Set([...top.filter((f) => isLockfile(f) || INSTALL_CONFIG.includes(f)), ...manifests]);
   const inputs = new Map([...files].map((f) => [f, readRegular(path.join(dir, f))]));
@@ -167,18 +167,16 @@ export function readSetupInputs(dir: string, tracked: readonly string[]): Map<st
 }
 
 /**
- * Before any setup in a checkout: a package.json or npm lockfile that installs a dependency from a path out of the
+ * Before any setup in a checkout (its readSetupInputs): a package.json or npm lockfile that installs a dependency from a path out of the
  * checkout (`"impl": "../../../../home/you/app/.stash/impl.tgz"`) refuses the claim, as a link out of it does: setup
  * would install files no commit holds (from the path, or from npm's cache by their hash), and a fresh clone elsewhere
  * has none of them.
  */
-export function refuseOutsideDependencies(dir: string, tracked: readonly string[]): void {
-  const named = [
-    ...new Set([...tracked.filter((f) => f === 'package.json' || f.endsWith('/package.json')), 'package.json']),
-    ...readdirSync(dir).filter(isNpmLockfile),
-  ];
+export function refuseOutsideDependencies(inputs: ReadonlyMap<string, Buffer | null>): void {
+  // The manifests first, then npm's lockfile (what it resolved them to).
+  const named = [...inputs.keys()].filter(isManifest).concat([...inputs.keys()].filter(isNpmLockfile));
   const found = named.flatMap((file) => {
-    const bytes = readRegular(path.join(dir, file));
+    const bytes = inputs.get(file);
     return bytes
       ? outsideDependencies(file, bytes.toString('utf8')).map((spec) => `${file} names ${JSON.stringify(spec)}`)
       : [];
@@ -187,6 +185,10 @@ export function refuseOutsideDependencies(dir: string, tracked: readonly string[
     throw new SealBroken(
       `a dependency is installed from out of the checkout (${found.slice(0, 3).join('; ')}): setup would install files no commit holds, which a fresh clone elsewhere does not have; depend on a path inside the repository, or on a published version`,
     );
+}
+
+function isManifest(file: string): boolean {
+  return file === 'package.json' || file.endsWith('/package.json');
 }
 
 function readRegular(file: string): Buffer | null {
@@ -322,8 +324,8 @@ export async function setUpThroughCache(
   checkout: Checkout,
   steps: SetupSteps,
 ): Promise<string | undefined> {
-  refuseOutsideDependencies(checkout.dir, checkout.tracked);
   const inputs = readSetupInputs(checkout.dir, checkout.tracked);
+  refuseOutsideDependencies(inputs);
   const k = setupKey(setup, inputs);
   let why = 'uncached' in k ? k.uncached : undefined;
   if ('key' in k) {

@@ -117,6 +117,12 @@ export function localSpec(spec: string): { path: string; tarball: boolean } | nu
   return { path: where, tarball: m?.[1] !== 'link' && m?.[1] !== 'portal' && TARBALL.test(where) };
 }
 
+/** A spec that takes a folder of this machine (localSpec, not a tarball). */
+function isFolderSpec(spec: string): boolean {
+  const local = localSpec(spec);
+  return local !== null && !local.tarball;
+}
+
 /** The specs a manifest (package.json) depends on, or those an npm lockfile resolved its packages from. */
 function projectSpecs(file: string, text: string): string[] {
   const parsed = parseManifest(text);
@@ -141,19 +147,13 @@ export function localDependencies(text: string): string[] {
   const parsed = parseManifest(text);
   if (!parsed) return [];
   return dependencySpecs(parsed)
-    .filter(([, spec]) => {
-      const local = localSpec(spec);
-      return local !== null && !local.tarball;
-    })
+    .filter(([, spec]) => isFolderSpec(spec))
     .map(([name]) => name);
 }
 
 /** Pure: the folders an npm lockfile text resolved packages from (a workspace's link aside), as their specs. */
 export function lockedFolders(text: string): string[] {
-  return projectSpecs('package-lock.json', text).filter((spec) => {
-    const local = localSpec(spec);
-    return local !== null && !local.tarball;
-  });
+  return projectSpecs('package-lock.json', text).filter(isFolderSpec);
 }
 
 /** Where `local` leads from folder `dir` of the checkout; null when out of it (absolute, `~`, a drive, or `..` past the top). */

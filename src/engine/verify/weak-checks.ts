@@ -10,11 +10,11 @@ import type { Pins, VerifyInput } from './types.js';
 import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, readLedger, summariseLedger, type ProbeLine } from '../store/ledger.js';
 import { createCheckout, removeCheckout, resetCheckoutGit, type Checkout } from './checkout.js';
-import { loopSetupCache, refuseOutsideDependencies, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
+import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
 import { apartSandbox, planCheckWrap } from './session.js';
 import { ChecksEnv } from './check-env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
-import { guardWrite } from '../errors.js';
+import { guardWrite, SealBroken } from '../errors.js';
 import { activeStories } from '../../prd/skip.js';
 import { CHECKS_AT_ONCE, mapAtMost } from '../../util/at-most.js';
 
@@ -66,9 +66,12 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
       env: checkEnv.env,
       timeoutMs: input.checkTimeoutMs,
       signal: input.signal,
-      wrap: apart
-        ? planCheckWrap(apartSandbox(input.sandbox, input.topLevel), apart, input.topLevel, checkEnv.env)
-        : planCheckWrap(input.sandbox, cwd, input.topLevel, checkEnv.env),
+      wrap: planCheckWrap(
+        apart ? apartSandbox(input.sandbox, input.topLevel) : input.sandbox,
+        apart ?? cwd,
+        input.topLevel,
+        checkEnv.env,
+      ),
     });
   const weak = new Set<string>();
   try {
@@ -153,27 +156,27 @@ async function probeSetup(
     await settle(await run(setup));
     return ok;
   }
-  // A dependency out of the checkout refuses every claim there; here it only means nothing is probed.
   try {
-    refuseOutsideDependencies(checkout.dir, checkout.tracked);
+    await setUpThroughCache(loopSetupCache(input.topLevel, input.loopId), setup, checkout, {
+      run: () => run(setup),
+      settle,
+      // Setup ran the plan commit's code where the cache is built: the checks get a new HOME, and what the runner
+      // trusts is checked, as after a setup in the checkout.
+      runApart: async (dir) => {
+        const r = await run(setup, dir);
+        checkEnv.renew();
+        input.guardTrusted?.('the checks');
+        return r;
+      },
+      copied: async () => {},
+      tampered: (made) => input.log('warn', renderTamperedCache(made)),
+    });
   } catch (err) {
-    input.log('warn', (err as Error).message);
+    // A dependency out of the checkout refuses every claim there (setup-cache.ts); here it means nothing is probed.
+    if (!(err instanceof SealBroken)) throw err;
+    input.log('warn', err.message);
     return false;
   }
-  await setUpThroughCache(loopSetupCache(input.topLevel, input.loopId), setup, checkout, {
-    run: () => run(setup),
-    settle,
-    // Setup ran the plan commit's code where the cache is built: the checks get a new HOME, and what the runner trusts
-    // is checked, as after a setup in the checkout.
-    runApart: async (dir) => {
-      const r = await run(setup, dir);
-      checkEnv.renew();
-      input.guardTrusted?.('the checks');
-      return r;
-    },
-    copied: async () => {},
-    tampered: (made) => input.log('warn', renderTamperedCache(made)),
-  });
   return ok;
 }
 
