@@ -132,14 +132,11 @@ function inFolders(steps: Step[], files: readonly string[], shadows: (words: rea
  */
 function makeTargets(steps: Step[], files: readonly string[], read: (file: string) => string | null): string[] {
   const present = new Set(files);
-  return steps.flatMap(({ cwd, words }) => {
-    const at = words.findIndex((w) => w === 'make' || w === 'gmake');
-    if (at < 0) return [];
-    const { dir, rest } = folderFlags(cwd, words.slice(at + 1), /^(-C|--directory)(?:=?(.+))?/, true);
-    if (dir.startsWith('..')) return [];
-    const makefile = ['GNUmakefile', 'makefile', 'Makefile']
-      .map((n) => (dir ? `${dir}/${n}` : n))
-      .find((f) => present.has(f));
+  return steps.flatMap((step) => {
+    const run = makeRun(step, ['make', 'gmake']);
+    if (!run || run.dir.startsWith('..')) return [];
+    const { dir, rest } = run;
+    const makefile = makefilesIn(dir).find((f) => present.has(f));
     const text = makefile ? read(makefile) : null;
     // Of the makefile's own targets, the bare names (`check`, `unit`): a path or a file name with an extension is
     // usually an output the project may commit (`dist/index.js`), which other checks may read as it is.
@@ -344,15 +341,25 @@ function folderFlags(
  */
 export function planMakefiles(command: string, files: readonly string[], base = ''): string[] {
   const out: string[] = [];
-  for (const { cwd, words } of planSteps(command).map((s) => unquoted({ ...s, cwd: joinDir(base, s.cwd) }))) {
-    const at = words.indexOf('make');
-    if (at < 0) continue;
-    const { dir } = folderFlags(cwd, words.slice(at + 1), /^(-C|--directory)(?:=?(.+))?/, true);
-    out.push(
-      ...['GNUmakefile', 'makefile', 'Makefile'].map((n) => (dir ? `${dir}/${n}` : n)).filter((f) => files.includes(f)),
-    );
+  for (const step of planSteps(command).map((s) => unquoted({ ...s, cwd: joinDir(base, s.cwd) }))) {
+    const run = makeRun(step, ['make']);
+    if (run) out.push(...makefilesIn(run.dir).filter((f) => files.includes(f)));
   }
   return out;
+}
+
+/**
+ * The folder make runs in for one simple command (`cd app &&`, `make -C app`, `--directory=app`) and its other words
+ * (targets, assignments); null when the command starts none of `names`.
+ */
+function makeRun({ cwd, words }: Step, names: readonly string[]): { dir: string; rest: string[] } | null {
+  const at = words.findIndex((w) => names.includes(w));
+  return at < 0 ? null : folderFlags(cwd, words.slice(at + 1), /^(-C|--directory)(?:=?(.+))?/, true);
+}
+
+/** The makefiles make looks for in `dir`, in its order. */
+function makefilesIn(dir: string): string[] {
+  return ['GNUmakefile', 'makefile', 'Makefile'].map((n) => (dir ? `${dir}/${n}` : n));
 }
 
 function joinDir(base: string, dir: string): string {
