@@ -2,8 +2,8 @@
 // does not check that when it reads one: the agent can write .git/objects (a loose object rewritten in place, a pack
 // of its own, an alternate store), and git then hands out the agent's bytes under the old id. What the runner must
 // hold as it was (the plan commit's pinned files) it reads here, and every object read is hashed against its id.
-import { createHash } from 'node:crypto';
-import { gitBytes, gitOk, printedObjectFormat } from './git.js';
+import { createHash, type Hash } from 'node:crypto';
+import { gitBytes, gitOk, gitStream, printedObjectFormat } from './git.js';
 
 export type ObjectFormat = 'sha1' | 'sha256';
 
@@ -18,13 +18,16 @@ export class ObjectMismatch extends Error {
   constructor(
     readonly oid: string,
     readonly problem: 'missing' | 'content' | 'type',
+    /** The commit's path that names it, when it is a file's. */
+    readonly path?: string,
   ) {
+    const what = path ? `object ${oid} (${path})` : `object ${oid}`;
     super(
       problem === 'missing'
-        ? `object ${oid} is missing`
+        ? `${what} is missing`
         : problem === 'type'
-          ? `object ${oid} is not of the type its parent names`
-          : `object ${oid} does not hold the content its id is the hash of`,
+          ? `${what} is not of the type its parent names`
+          : `${what} does not hold the content its id is the hash of`,
     );
     this.name = 'ObjectMismatch';
   }
@@ -93,28 +96,31 @@ export async function readVerifiedObjects(
   oids: readonly string[],
 ): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
-  for (const [oid, obj] of await readObjects(top, oids)) out.set(oid, checked(format, type, oid, obj));
+  for (const [oid, obj] of await readObjects(top, oids)) out.set(oid, checked(type, oid, hashed(format, obj)));
   return out;
 }
 
 /**
  * Every file of `commit` (path → mode and blob id), read from the commit down through each tree, every object hashed
- * against its id: the paths and ids are the commit's own, whatever the store holds. `ls-tree -r -t` names the trees
- * first, so the commit and all its trees come in one `cat-file`; that listing is only a guess of which objects to ask
- * for (each is still hashed against the id its verified parent names), and a tree it left out is read level by level.
+ * against its id: the paths and ids are the commit's own, whatever the store holds. With `blobs`, every file's blob
+ * is hashed against its id too (streamed, never held): what a checkout of the commit reads is then what the commit
+ * is, not what the agent put under its ids. `ls-tree -r -t` names the trees first (and the blobs), so all come in
+ * one `cat-file`; that listing is only a guess of which objects to ask for (each is still hashed against the id its
+ * verified parent names), and what it left out is read level by level.
  */
 export async function readVerifiedTree(
   top: string,
   format: ObjectFormat,
   commit: string,
+  blobs = false,
 ): Promise<Map<string, TreeEntry>> {
-  const listed = await listTreeIds(top, commit);
-  const fetched = await readObjects(top, [commit, `${commit}^{tree}`, ...listed]);
-  const verified = async (type: string, oids: string[]): Promise<Map<string, Buffer>> => {
+  const listed = await listObjectIds(top, commit, blobs);
+  const fetched = await hashObjects(top, format, [commit, `${commit}^{tree}`, ...listed]);
+  const verified = async (type: string, oids: string[], paths?: Map<string, string>): Promise<Map<string, Buffer>> => {
     const out = new Map<string, Buffer>();
     const missing = oids.filter((oid) => !fetched.get(oid));
-    for (const [oid, obj] of await readObjects(top, missing)) fetched.set(oid, obj);
-    for (const oid of oids) out.set(oid, checked(format, type, oid, fetched.get(oid) ?? null));
+    for (const [oid, obj] of await hashObjects(top, format, missing)) fetched.set(oid, obj);
+    for (const oid of oids) out.set(oid, checked(type, oid, fetched.get(oid) ?? null, paths?.get(oid)));
     return out;
   };
   const body = (await verified('commit', [commit])).get(commit)!;
@@ -126,6 +132,7 @@ export async function readVerifiedTree(
     const trees = await verified(
       'tree',
       level.map((t) => t.oid),
+      new Map(level.map((t) => [t.oid, t.prefix || '/'])),
     );
     const next: typeof level = [];
     for (const { prefix, oid } of level) {
@@ -136,24 +143,109 @@ export async function readVerifiedTree(
     }
     level = next;
   }
+  if (blobs) {
+    // A submodule's commit (160000) is another repository's object, not this store's.
+    const named = new Map<string, string>();
+    for (const [file, e] of files) if (e.mode !== '160000' && !named.has(e.oid)) named.set(e.oid, file);
+    await verified('blob', [...named.keys()], named);
+  }
   return files;
 }
 
-/** The ids of the trees under `commit` as git lists them (a guess to fetch by; never trusted as the commit's content). */
-async function listTreeIds(top: string, commit: string): Promise<string[]> {
+/** The ids of the trees (and with `blobs` the files) under `commit` as git lists them (a guess to fetch by; never trusted as the commit's content). */
+async function listObjectIds(top: string, commit: string, blobs: boolean): Promise<string[]> {
   const out = await gitOk(top, ['ls-tree', '-r', '-t', '-z', '--full-tree', commit]).catch(() => '');
+  const wanted = blobs ? / (tree|blob) / : / tree /;
   return out
     .split('\0')
-    .filter((line) => / tree /.test(line.slice(0, line.indexOf('\t'))))
+    .filter((line) => wanted.test(line.slice(0, line.indexOf('\t'))))
     .map((line) => line.slice(0, line.indexOf('\t')).split(' ')[2]);
 }
 
+/** An object as `cat-file --batch` gave it: its type, the id its bytes hash to, and the bytes of all but blobs. */
+interface HashedObject {
+  type: string;
+  hash: string;
+  bytes: Buffer;
+}
+
+/**
+ * The objects `oids` (ids, or names git resolves) from one `git cat-file --batch`, each hashed as it streams by; a
+ * blob's bytes are not kept (empty), a commit's and a tree's are. Null: missing.
+ */
+async function hashObjects(
+  top: string,
+  format: ObjectFormat,
+  oids: readonly string[],
+): Promise<Map<string, HashedObject | null>> {
+  const out = new Map<string, HashedObject | null>();
+  const unique = [...new Set(oids)];
+  if (!unique.length) return out;
+  let next = 0;
+  let header: Buffer[] = [];
+  let body: { asked: string; id: string; type: string; left: number; hash: Hash; parts: Buffer[] | null } | null = null;
+  let newline = false;
+  const finish = () => {
+    const b = body!;
+    const obj = { type: b.type, hash: b.hash.digest('hex'), bytes: b.parts ? Buffer.concat(b.parts) : Buffer.alloc(0) };
+    out.set(b.asked, obj);
+    // Asked by a name (`<commit>^{tree}`), found by its id: the id git printed is a key too (still hashed when used).
+    if (b.id !== b.asked) out.set(b.id, obj);
+    body = null;
+    newline = true;
+  };
+  const onChunk = (chunk: Buffer) => {
+    let at = 0;
+    while (at < chunk.length) {
+      if (newline) {
+        // The line feed git writes after each object's bytes.
+        newline = false;
+        at++;
+      } else if (body) {
+        const part = chunk.subarray(at, at + body.left);
+        body.hash.update(part);
+        body.parts?.push(part);
+        body.left -= part.length;
+        at += part.length;
+        if (body.left === 0) finish();
+      } else {
+        const eol = chunk.indexOf(0x0a, at);
+        if (eol < 0) {
+          header.push(chunk.subarray(at));
+          return;
+        }
+        header.push(chunk.subarray(at, eol));
+        at = eol + 1;
+        const [id, type, size] = Buffer.concat(header).toString('latin1').split(' ');
+        header = [];
+        const asked = unique[next++];
+        // "<name> missing" (or "ambiguous"): no object.
+        if (size === undefined) {
+          out.set(asked, null);
+          continue;
+        }
+        const left = Number(size);
+        const hash = createHash(format).update(`${type} ${left}\0`);
+        body = { asked, id, type, left, hash, parts: type === 'blob' ? null : [] };
+        if (left === 0) finish();
+      }
+    }
+  };
+  await gitStream(top, ['cat-file', '--batch'], `${unique.join('\n')}\n`, onChunk);
+  return out;
+}
+
 /** An object as read, checked: of type `type` and hashing to its id; else ObjectMismatch. */
-function checked(format: ObjectFormat, type: string, oid: string, obj: { type: string; bytes: Buffer } | null): Buffer {
-  if (!obj) throw new ObjectMismatch(oid, 'missing');
-  if (obj.type !== type) throw new ObjectMismatch(oid, 'type');
-  if (hashObject(format, type, obj.bytes) !== oid) throw new ObjectMismatch(oid, 'content');
+function checked(type: string, oid: string, obj: HashedObject | null, file?: string): Buffer {
+  if (!obj) throw new ObjectMismatch(oid, 'missing', file);
+  if (obj.type !== type) throw new ObjectMismatch(oid, 'type', file);
+  if (obj.hash !== oid) throw new ObjectMismatch(oid, 'content', file);
   return obj.bytes;
+}
+
+/** A buffered object (readObjects) as hashObjects gives it. */
+function hashed(format: ObjectFormat, obj: { type: string; bytes: Buffer } | null): HashedObject | null {
+  return obj && { ...obj, hash: hashObject(format, obj.type, obj.bytes) };
 }
 
 /** A tree object's entries: "<mode> <name>\0<id as raw bytes>", one after another. */

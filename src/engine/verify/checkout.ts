@@ -6,6 +6,8 @@ import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync
 import path from 'node:path';
 import type { Pins } from './types.js';
 import { gitOk } from '../git/git.js';
+import { ObjectMismatch, readObjectFormat, readVerifiedTree, type TreeEntry } from '../git/objects.js';
+import { SealBroken } from '../errors.js';
 import { applyScriptPins, applySectionPin, absentInCommits, matchAbsent } from './pins.js';
 import { readCheckoutIndex, refuseLinksOut, removeFile, sealPins } from './pin-apply.js';
 import { compiledGlob } from './glob.js';
@@ -49,16 +51,43 @@ export async function createCheckout(
   try {
     // --shared borrows the objects (no copy); --template= leaves hooks and info/exclude out of the new repository.
     await gitOk(top, ['clone', '--quiet', '--shared', '--no-checkout', '--template=', top, dir]);
+    // Sealed: every object the checkout will read, hashed against its id first (the tree is then the index git
+    // builds from those very objects). Without --sandbox the agent can rewrite an object in .git/objects under its
+    // old id, and git does not check an object against its id when it reads one.
+    const sealedIndex = sealed ? await readSealedTree(top, dir, commit) : null;
     await gitOk(dir, ['checkout', '--quiet', '--detach', commit, '--']);
     refuseUpwardConfig(dir);
-    const index = await readCheckoutIndex(dir);
+    const index = sealedIndex ?? (await readCheckoutIndex(dir));
     const tracked = [...index.keys()];
     if (sealed) refuseLinksOut(dir, commit, tracked, pins);
-    const pinnedChanges = pins ? await applyPins(dir, commit, index, pins, matcher(mayChange)) : [];
+    const pinnedChanges = pins ? await applyPins(dir, index, pins, matcher(mayChange)) : [];
     return { dir, commit, pinnedChanges, tracked, gitConfig: readFileSync(path.join(dir, '.git', 'config')) };
   } catch (err) {
     removeCheckout(dir);
     throw err;
+  }
+}
+
+/**
+ * Every file of `commit` as the clone `dir` (borrowing the objects of `top`) would check it out, each object on the
+ * way (the commit, its trees, every blob) hashed against its id; one that does not hash to it is a rewritten store:
+ * SealBroken, naming the file.
+ */
+async function readSealedTree(top: string, dir: string, commit: string): Promise<Map<string, TreeEntry>> {
+  try {
+    const files = await readVerifiedTree(dir, await readObjectFormat(top), commit, true);
+    // In the index's order (paths byte by byte), as `git ls-files` lists a checkout: folder by folder it is not.
+    const order = [...files.keys()].map((file) => ({ file, bytes: Buffer.from(file) }));
+    order.sort((a, b) => Buffer.compare(a.bytes, b.bytes));
+    return new Map(order.map(({ file }) => [file, files.get(file)!]));
+  } catch (err) {
+    if (!(err instanceof ObjectMismatch)) throw err;
+    const what = err.path ? `${err.path} (${err.oid.slice(0, 7)})` : err.oid.slice(0, 7);
+    throw new SealBroken(
+      err.problem === 'missing'
+        ? `the object store lost an object of ${commit.slice(0, 7)}: ${what} is missing, so no checkout of the commit can be made; the claim is rejected (\`git fsck --full\` names what else is gone)`
+        : `the object store was rewritten: ${what} of ${commit.slice(0, 7)} does not hold the bytes its id is the hash of (an object in .git/objects replaced in place, or a pack or alternate store of its own), so the checks would read what no clone of the commit gets; the claim is rejected (\`git fsck --full\` names the damaged objects)`,
+    );
   }
 }
 
@@ -83,7 +112,7 @@ export async function reapplyPins(
   );
   if (!pins) return [];
   const allowed = matcher(mayChange);
-  const changed = await sealPins(checkout.dir, checkout.commit, pins, allowed);
+  const changed = await sealPins(checkout.dir, pins, allowed);
   // What setup created where the plan commit pins an absence (an untracked .npmrc, a GNUmakefile, a conftest.py).
   const pinned = new Set(pins.paths.filter((p) => !allowed(p)));
   const created = pins.absent
@@ -96,14 +125,16 @@ export async function reapplyPins(
 }
 
 /**
- * pytest, mocha, go and cargo also read their configuration from the folders above the one they run in: above a
- * checkout in the temp folder, where anyone (the agent, without --sandbox) can write. One found there is refused.
+ * pytest, mocha, yarn, go and cargo read their configuration from the folders above the one they run in too, and
+ * npm, pnpm, cargo, pytest and node look there for the root of a workspace or a project, or for modules: above a
+ * checkout (or the setup cache's build) in the temp folder, where anyone (the agent, without --sandbox) can write.
+ * One found there is refused.
  */
-function refuseUpwardConfig(dir: string): void {
+export function refuseUpwardConfig(dir: string, what = 'the verification checkout'): void {
   const found = findUpward(path.dirname(dir), UPWARD_FILES);
   if (found)
     throw new Error(
-      `${found} lies above the verification checkout, and a test runner would read it as its configuration; remove it (rm -r ${shellQuote(found)}) and the claim is checked again`,
+      `${found} lies above ${what}, where the tools a check starts look for their configuration, a workspace or modules too; remove it (rm -r ${shellQuote(found)}) and the claim is checked again`,
     );
 }
 
@@ -152,18 +183,16 @@ function matcher(globs: readonly string[]): (file: string) => boolean {
 }
 
 /**
- * The pins into a fresh checkout of `commit` (files `index`): the held bytes (an object git read under a pinned id
- * that is not the pinned content refuses the checkout), then files whose absence is pinned go. Returns the pinned
- * files the commit changed (by id), removed and re-pinned.
+ * The pins into a fresh checkout (its files `index`): the held bytes, then files whose absence is pinned go. Returns
+ * the pinned files the commit changed (by id), removed and re-pinned.
  */
 async function applyPins(
   dir: string,
-  commit: string,
   index: ReadonlyMap<string, { mode: string; oid: string }>,
   pins: Pins,
   mayChange: (file: string) => boolean,
 ): Promise<string[]> {
-  await sealPins(dir, commit, pins, mayChange, index);
+  await sealPins(dir, pins, mayChange);
   const changed = pins.paths.filter(
     (p) =>
       !mayChange(p) && (index.get(p)?.oid !== pins.tree.get(p)?.oid || index.get(p)?.mode !== pins.tree.get(p)?.mode),

@@ -1,8 +1,7 @@
 // The pinned bytes into a verification checkout (SPEC §6). The runner holds the plan commit's pinned files
 // (verify/pin-capture.ts); here they are written into the checkout, never through a link, and read back and hashed
-// against their ids. What git checked out under a pinned id that is not the pinned bytes means the object store was
-// rewritten; a committed link whose target lies outside the checkout would have the checks read files no commit
-// holds. Both are SealBroken: the claims checked there are rejected, saying why.
+// against their ids. A committed link whose target lies outside the checkout would have the checks read files no
+// commit holds: SealBroken, the claims checked there are rejected, saying why.
 import {
   chmodSync,
   mkdirSync,
@@ -17,7 +16,7 @@ import {
 import path from 'node:path';
 import type { Pins } from './types.js';
 import { gitOk } from '../git/git.js';
-import { hashObject, readObjects, type TreeEntry } from '../git/objects.js';
+import { hashObject, type TreeEntry } from '../git/objects.js';
 import { SealBroken } from '../errors.js';
 import { lstatOrNull } from '../../util/read.js';
 
@@ -34,25 +33,12 @@ export async function readCheckoutIndex(dir: string): Promise<Map<string, TreeEn
 /**
  * The held bytes of each pinned path (but those `skip` matches) into the checkout where it does not hold them byte for
  * byte already (bytes equal to the runner's copy hash to the pinned id: the copy was hashed when it was read); what it
- * writes is read back and hashed. With `index` (the claimed commit's files, right after the checkout), a path git
- * checked out under the plan commit's very id with other bytes is asked of the store first: other bytes there mean
- * the store was rewritten under that id. Throws SealBroken; returns the paths written.
+ * writes is read back and hashed. (An object the store holds under a pinned id with other bytes never gets this far:
+ * a sealed checkout hashes every object it reads first, verify/checkout.ts.) Throws SealBroken; returns the paths
+ * written.
  */
-export async function sealPins(
-  dir: string,
-  commit: string,
-  pins: Pins,
-  skip: (file: string) => boolean,
-  index?: ReadonlyMap<string, TreeEntry>,
-): Promise<string[]> {
+export async function sealPins(dir: string, pins: Pins, skip: (file: string) => boolean): Promise<string[]> {
   const differs = [...pins.held.keys()].filter((file) => !skip(file) && !holdsPinned(dir, file, pins));
-  if (index)
-    await refuseRewrittenObjects(
-      dir,
-      commit,
-      pins,
-      differs.filter((file) => index.get(file)?.oid === pins.tree.get(file)!.oid),
-    );
   for (const file of differs) putFile(dir, file, pins.tree.get(file)!.mode, pins.held.get(file)!);
   const bad = differs.filter((file) => readHashed(dir, file, pins) !== pins.tree.get(file)!.oid);
   if (bad.length)
@@ -60,28 +46,6 @@ export async function sealPins(
       `the pinned files ${bad.join(', ')} in the checkout do not hash to their ids at the plan commit ${pins.commit.slice(0, 7)} after the runner wrote them; the claim is rejected`,
     );
   return differs;
-}
-
-/** Of `suspects`, those whose object in the store is not the pinned content: SealBroken naming them. */
-async function refuseRewrittenObjects(
-  dir: string,
-  commit: string,
-  pins: Pins,
-  suspects: readonly string[],
-): Promise<void> {
-  if (!suspects.length) return;
-  const objects = await readObjects(
-    dir,
-    suspects.map((file) => pins.tree.get(file)!.oid),
-  );
-  // Same bytes in the store: git converted them on checkout (a .gitattributes eol rule); the pinned bytes go in as they are.
-  const rewritten = suspects
-    .filter((file) => !objects.get(pins.tree.get(file)!.oid)?.bytes.equals(pins.held.get(file)!))
-    .map((file) => `${file} (${pins.tree.get(file)!.oid.slice(0, 7)})`);
-  if (!rewritten.length) return;
-  throw new SealBroken(
-    `the object store was rewritten: the checkout of ${commit.slice(0, 7)} read other bytes than the plan commit ${pins.commit.slice(0, 7)} committed under the same id${rewritten.length === 1 ? '' : 's'} for ${rewritten.join(', ')} (an object in .git/objects replaced in place, or a pack or alternate store of its own); the claim is rejected (\`git fsck --full\` names the damaged objects)`,
-  );
 }
 
 function holdsPinned(dir: string, file: string, pins: Pins): boolean {

@@ -36,7 +36,8 @@ export const RUNNER_CONFIG: readonly RunnerConfig[] = [
   // npm's user and global files live in HOME and the node install: the checks' HOME is the runner's (check-env.ts).
   { runner: 'npm', files: ['.npmrc', 'node_modules/'] },
   { runner: 'pnpm', files: ['pnpm-workspace.yaml', '.pnpmfile.cjs', '.pnpmfile.mjs', '.npmrc'] },
-  { runner: 'yarn', files: ['.yarnrc.yml', '.yarnrc'] },
+  // Yarn reads its rc files from the parent folders too (yarnpkg.com/configuration/yarnrc).
+  { runner: 'yarn', files: ['.yarnrc.yml', '.yarnrc'], upward: true },
   { runner: 'bun', files: ['bunfig.toml'] },
   { runner: 'node', files: ['node.config.json', '.node-options'] },
   { runner: 'vitest', files: ['vitest.config.*', 'vite.config.*', 'vitest.workspace.*'] },
@@ -203,16 +204,29 @@ export function planShadowPaths(files: readonly string[], runners: readonly Runn
   return [...out].sort();
 }
 
-// Of the upward runners' files, those a project of that kind always has at its root, which stops the search there.
-const ROOT_MARKERS: readonly string[] = ['package.json', 'go.mod', 'Cargo.toml', 'conftest.py'];
+// What tools walking up to the root of a project, or of the workspace holding it, read in the folders above, whatever
+// the project has at its own root (a project's package.json does not stop npm looking for a workspace that takes it
+// in): npm and yarn a package.json whose workspaces name the folder (that folder's .npmrc then configures npm, its
+// script-shell included), pnpm a pnpm-workspace.yaml, cargo a Cargo.toml with [workspace], pytest a setup.py as its
+// rootdir when it finds no configuration file (and the conftest.py there), node every node_modules up to the root.
+const ROOT_SEARCH: readonly string[] = [
+  'package.json',
+  'node_modules',
+  'pnpm-workspace.yaml',
+  'Cargo.toml',
+  'go.mod',
+  'setup.py',
+  'conftest.py',
+];
 
 /** File names a runner reads from the parent folders of where it runs: each must be absent above a checkout. */
 export const UPWARD_FILES: readonly string[] = [
-  ...new Set(
-    RUNNER_CONFIG.filter((r) => r.upward).flatMap((r) =>
-      r.files.filter((f) => !ROOT_MARKERS.includes(f) && !f.includes('*', 3)).map((f) => f.replace(/^\*\*\//, '')),
+  ...new Set([
+    ...RUNNER_CONFIG.filter((r) => r.upward).flatMap((r) =>
+      r.files.filter((f) => !f.includes('*', 3)).map((f) => f.replace(/^\*\*\//, '')),
     ),
-  ),
+    ...ROOT_SEARCH,
+  ]),
 ];
 
 /** The files of `names` (repository paths) that the configuration-only globs match. */

@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { cpSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CheckResult } from './checks.js';
-import type { Checkout } from './checkout.js';
+import { refuseUpwardConfig, type Checkout } from './checkout.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 import { SealBroken } from '../errors.js';
 import { recordsRoot } from '../store/layout.js';
@@ -213,6 +213,9 @@ export async function buildApart(
   let made: CachedSetup | null = null;
   let result: CheckResult | null = null;
   try {
+    // An install there would read a workspace root or configuration above it (npm's script-shell from a .npmrc) into
+    // a cache every later checkout gets, after the file is gone.
+    refuseUpwardConfig(folder, 'the folder the setup cache is built in');
     for (const [file, bytes] of inputs) {
       mkdirSync(path.dirname(path.join(folder, file)), { recursive: true });
       writeFileSync(path.join(folder, file), bytes as Buffer);

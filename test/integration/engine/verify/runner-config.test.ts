@@ -2,11 +2,12 @@
 // and a file of higher rank than the pinned one silences it. Each attack next to the honest run on the same plan;
 // with and without --sandbox.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
+import { buildApart } from '../../../../src/engine/verify/setup-cache.js';
 import { findExecutable } from '../../../../src/engine/agents/check.js';
 import type { Prd } from '../../../../src/prd/types.js';
 import type { CheckSandbox, StoryVerdict } from '../../../../src/engine/verify/types.js';
@@ -203,4 +204,61 @@ describe('runner config above the checkout', () => {
     },
     60_000,
   );
+
+  it.skipIf(!hasPytest)(
+    "runner config: a setup.py above the checkout (pytest's rootdir when it finds no configuration) and the conftest.py beside it, which turns failures into passes, refuse the claim",
+    async () => {
+      const tmp = testdir('ralphkit-tmp-');
+      vi.stubEnv('TMPDIR', tmp);
+      writeFileSync(path.join(tmp, 'setup.py'), '');
+      writeFileSync(
+        path.join(tmp, 'conftest.py'),
+        'import pytest\n\n@pytest.hookimpl(hookwrapper=True)\ndef pytest_runtest_makereport(item, call):\n    out = yield\n    r = out.get_result()\n    if r.failed:\n        r.outcome = "passed"\n        r.longrepr = None\n',
+      );
+      const files = { 'tests/test_feature.py': PYTEST_FILES['tests/test_feature.py'] };
+      const { verdict } = await claimOn(PYTEST_PLAN, files, { 'src.txt': 'no feature\n' }, false);
+      expect(verdict).toMatchObject({
+        status: 'rejected',
+        reason: expect.stringMatching(/ lies above the verification checkout, where the tools a check starts look/),
+      });
+      expect(verdict.reason).toContain(`${tmp}${path.sep}`);
+    },
+    60_000,
+  );
+
+  it("runner config: a package.json above the checkout whose workspaces take it in (npm then reads that folder's .npmrc: a script-shell that exits 0) refuses the claim", async () => {
+    const tmp = testdir('ralphkit-tmp-');
+    vi.stubEnv('TMPDIR', tmp);
+    const shell = path.join(tmp, 'ok-shell');
+    writeFileSync(shell, '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    writeFileSync(
+      path.join(tmp, 'package.json'),
+      JSON.stringify({ name: 'root', private: true, workspaces: ['ralph-verify-*'] }),
+    );
+    writeFileSync(path.join(tmp, '.npmrc'), `script-shell=${shell}\n`);
+    const pkg = { name: 'demo', version: '1.0.0', private: true, scripts: { test: 'grep -q one src/app.txt' } };
+    const files = { 'package.json': JSON.stringify(pkg), 'src/app.txt': 'zero\n' };
+    const prd = plan([story('US-1', { checks: ['npm test --silent'] })]);
+    const { verdict } = await claimOn(prd, files, { 'notes.txt': 'no work\n' }, false);
+    expect(verdict).toMatchObject({
+      status: 'rejected',
+      reason: expect.stringContaining(`${path.join(tmp, 'package.json')} lies above the verification checkout`),
+    });
+  }, 60_000);
+
+  it('runner config: the setup cache is not built under a workspace root either (an install there would read it into every later checkout)', async () => {
+    const tmp = testdir('ralphkit-tmp-');
+    vi.stubEnv('TMPDIR', tmp);
+    writeFileSync(path.join(tmp, 'package.json'), JSON.stringify({ workspaces: ['*'] }));
+    let ran = false;
+    const build = buildApart(new Map([['package.json', Buffer.from('{}')]]), () => {
+      ran = true;
+      throw new Error('setup ran');
+    });
+    await expect(build).rejects.toThrow(
+      `${path.join(tmp, 'package.json')} lies above the folder the setup cache is built in`,
+    );
+    expect(ran).toBe(false);
+    expect(readdirSync(tmp)).toEqual(['package.json']);
+  });
 });

@@ -78,7 +78,7 @@ describe("RUNNER_CONFIG: each runner's configuration files, highest precedence f
     expect(matchRunnerConfig([file])).toEqual(expected ? [file] : []);
   });
 
-  it('the files read from parent folders are refused above a checkout (not the root markers every project has)', () => {
+  it('the files read from parent folders are refused above a checkout, the roots of projects and workspaces that tools look for there included', () => {
     expect(UPWARD_FILES).toEqual(
       expect.arrayContaining([
         'pytest.toml',
@@ -87,10 +87,20 @@ describe("RUNNER_CONFIG: each runner's configuration files, highest precedence f
         '.mocharc.js',
         'go.work',
         '.cargo/config.toml',
+        '.yarnrc.yml',
+        // A project's own root does not stop the search for the workspace that holds it (npm, pnpm, cargo), nor
+        // pytest's for its rootdir, nor node's for modules.
+        'package.json',
+        'pnpm-workspace.yaml',
+        'Cargo.toml',
+        'go.mod',
+        'setup.py',
+        'conftest.py',
+        'node_modules',
       ]),
     );
-    expect(UPWARD_FILES).not.toContain('package.json');
-    expect(UPWARD_FILES).not.toContain('go.mod');
+    // Globs are matched in the project, not looked for above it.
+    expect(UPWARD_FILES.filter((f) => f.includes('*'))).toEqual([]);
   });
 });
 
