@@ -55,6 +55,9 @@ export async function mergeStory(tree: string, req: MergeRequest): Promise<Merge
 
 /** The plan side of these paths: their versions at the plan tip, or no file where the tip has none. */
 async function keepPlanSide(tree: string, planTip: string, files: readonly string[]): Promise<void> {
+  // Mostly the tip has them all: one checkout. A path it lacks fails the whole checkout before anything is written
+  // (git checks every pathspec first), and the tip is then listed to tell the two kinds apart.
+  if (!files.length || (await runGit(tree, ['checkout', planTip, '--', ...files])).code === 0) return;
   const there = new Set(
     (await gitOk(tree, ['ls-tree', '--name-only', '-z', planTip, '--', ...files])).split('\0').filter(Boolean),
   );
@@ -95,15 +98,17 @@ export async function abandonMerge(tree: string, branch: string, planTip: string
  */
 export async function restoreIntegrationTree(tree: string, branch: string): Promise<void> {
   if (!existsSync(tree)) return;
-  if (await inMerge(tree)) await runGit(tree, ['merge', '--abort']);
   await gitOk(tree, ['checkout', '-q', '--force', branch]);
   await gitOk(tree, ['reset', '-q', '--hard', `refs/heads/${branch}`]);
   await gitOk(tree, ['clean', '-q', '-f', '-d']);
 }
 
-/** Detached at `commit`, with no leftover of an earlier merge and nothing untracked a check could pick up. */
+/**
+ * Detached at `commit`, with no leftover of an earlier merge and nothing untracked a check could pick up. A forced
+ * checkout ends a merge under way (git removes MERGE_HEAD and its other state files as it switches), so no process
+ * asks first whether one is.
+ */
 export async function detachAt(tree: string, commit: string): Promise<void> {
-  if (await inMerge(tree)) await runGit(tree, ['merge', '--abort']);
   await gitOk(tree, ['checkout', '-q', '--force', '--detach', commit]);
   await gitOk(tree, ['clean', '-q', '-f', '-d']);
 }

@@ -4,20 +4,18 @@
 import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { BudgetGate } from '../../budget/types.js';
-import type { LoopConfig, LoopDeps, RunContext } from '../../types.js';
+import type { LoopConfig, LoopDeps, RepoLocation, RunContext } from '../../types.js';
 import type { LoopState, WorkerState } from '../../store/state-types.js';
 import type { StoryVerdict } from '../../verify/types.js';
 import type { Tag } from '../../core/tags.js';
 import type { StoryNote } from '../../core/preamble.js';
 import type { Story } from '../../../prd/types.js';
 import { storyRefPart } from '../../../prd/story-ref.js';
-import { gitOk, runGit } from '../../git/git.js';
-import { headSha } from '../../git/head.js';
+import { gitOk, readGitDirs, runGit } from '../../git/git.js';
 import { keepRecordsIn } from '../../store/layout.js';
 import { realpathOrUndefined } from '../../../util/read.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../../verify/runner-guard.js';
-import { verifyIteration } from '../../verify/verify.js';
-import type { VerifyResult } from '../../verify/types.js';
+import { verifyIteration, type VerifyOutcome } from '../../verify/verify.js';
 import type { Prd } from '../../../prd/types.js';
 import { atomicWriteFileSync } from '../../../util/atomic.js';
 import { ENGINE_FILES } from '../../verify/runner-guard.js';
@@ -114,7 +112,7 @@ async function openAttempt(input: AttemptInput): Promise<WorkerSetup> {
     siblingBranches: [run.branch, `${run.branch}--*`],
   };
   // The configuration's includes and hooks folders are the run's (workerGuard takes them from its snapshot).
-  const guard = workerGuard(await snapshotRunnerFiles(root, undefined, false), input.trust.guard);
+  const guard = workerGuard(await snapshotRunnerFiles(root, await workerGitDirs(root), false), input.trust.guard);
   const wtrust: RunTrust = {
     topLevel: realpathSync(root),
     baseline: input.planText,
@@ -179,19 +177,23 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
     story: story.id,
     ...(violation ? { violation: violation.reason, extraOwnFiles: violation.files } : {}),
   });
-  return settleAttempt(input, w, tag, verified);
+  return settleAttempt(input, w, tag, verified, verified.runnerCommit ?? git.headAfter);
 }
 
-/** The attempt's outcome once its claim is judged; its story branch is let go. */
+/**
+ * The attempt's outcome once its claim is judged; its story branch is let go. `head` is the commit verification
+ * judged (or the runner's own commit of the plan on it), not HEAD read again: a process the agent left behind could
+ * have moved HEAD since, and the merge queue takes this commit as the verified one.
+ */
 async function settleAttempt(
   input: AttemptInput,
   { root, branch, emit }: WorkerSetup,
   tag: Tag | null,
-  verified: VerifyResult,
+  verified: VerifyOutcome,
+  head: string | null,
 ): Promise<AttemptOutcome> {
   const { story, iteration, worker } = input;
   emit({ type: 'verify', iteration, verdicts: verified.verdicts, restored: verified.restored, allPass: false });
-  const head = await headSha(root);
   const outcome: AttemptOutcome = {
     story: story.id,
     worker,
@@ -253,7 +255,7 @@ export async function rejudgeAttempt(input: AttemptInput & { head: string }): Pr
     headAfterAgent: merged.commit,
     story: story.id,
   });
-  return settleAttempt(input, w, null, verified);
+  return settleAttempt(input, w, null, verified, verified.runnerCommit ?? merged.commit);
 }
 
 /**
@@ -292,6 +294,7 @@ async function openWorkerTree(
   if (!existsSync(root)) {
     // Stale worktree records were pruned once, before any worker started (releaseStoryBranches).
     mkdirSync(path.dirname(root), { recursive: true });
+    gitDirsOf.delete(root);
     const r = await addWorktree(mainRoot, ['--quiet', '-B', branch, root, planTip]);
     if (r.code !== 0)
       throw new LoopExit(
@@ -305,6 +308,22 @@ async function openWorkerTree(
   }
   keepRecordsIn([root, realpathSync(root)], mainRoot);
   return root;
+}
+
+// Each worker tree's git dirs, asked once per tree the run made: the runner made the tree and git named its folder
+// under .git/worktrees then, so asking again each attempt (a process each) would only read what the agent could
+// have changed since (the tree's .git file).
+const gitDirsOf = new Map<string, Promise<Pick<RepoLocation, 'gitDir' | 'commonDir'>>>();
+
+function workerGitDirs(root: string): Promise<Pick<RepoLocation, 'gitDir' | 'commonDir'>> {
+  let dirs = gitDirsOf.get(root);
+  if (!dirs) {
+    dirs = readGitDirs(root);
+    // A failed read is not kept: the next attempt asks again.
+    dirs.catch(() => gitDirsOf.delete(root));
+    gitDirsOf.set(root, dirs);
+  }
+  return dirs;
 }
 
 /** Worker trees hold no story branch between attempts: a killed run's may, and another worker may need it. */
