@@ -19,6 +19,9 @@ export const HARDENED_CONFIG: readonly string[] = [
   'tag.gpgsign=false',
   'diff.external=',
   'protocol.ext.allow=never',
+  // .git/objects/info/commit-graph gives each commit's parents without reading the commit: one the agent writes
+  // would have `log` and `rev-list` walk a history it made up. The commits themselves are read instead.
+  'core.commitGraph=false',
   // GIT_GRAFT_FILE (below) names an empty graft file; without this, git 2.18+ says on stderr that grafts are
   // deprecated on every call, and that text reached the runner's warnings (a push refusal quoted it).
   'advice.graftFileDeprecated=false',

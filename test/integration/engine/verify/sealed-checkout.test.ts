@@ -16,6 +16,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
+import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
@@ -23,6 +24,7 @@ import { runFinalGate } from '../../../../src/engine/verify/final-gate.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { ObjectMismatch, readVerifiedTree } from '../../../../src/engine/git/objects.js';
 import { isAncestor } from '../../../../src/engine/git/head.js';
+import { gitOk } from '../../../../src/engine/git/git.js';
 import { restoreRunnerFiles, snapshotRunnerFiles } from '../../../../src/engine/verify/runner-guard.js';
 import type { Prd } from '../../../../src/prd/types.js';
 import { git, testdir, writeFiles } from '../../../support/repo.js';
@@ -160,6 +162,23 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     expect(await isAncestor(r.dir, root, head)).toBe(true);
     expect(restoreRunnerFiles(guard).rejecting).toEqual(['.git/info/grafts']);
     expect(existsSync(path.join(r.dir, '.git/info/grafts'))).toBe(false);
+  });
+
+  it("object store: a commit-graph the agent writes (a commit's parent made up) changes no history the runner's git walks", async () => {
+    const { r } = await planRepo();
+    const head = commitAll(r.dir, { 'src/code.txt': 'later\n' }, 'later');
+    const count = git(r.dir, 'rev-list', '--count', 'HEAD');
+    git(r.dir, 'commit-graph', 'write', '--reachable');
+    // The graph's entry for `head`: its tree id, then its first parent's position; made "no parent", checksum redone.
+    const file = path.join(r.dir, '.git/objects/info/commit-graph');
+    const graph = readFileSync(file);
+    const body = graph.subarray(0, graph.length - 20);
+    const at = body.indexOf(Buffer.from(git(r.dir, 'rev-parse', `${head}^{tree}`), 'hex'));
+    body.writeUInt32BE(0x70000000, at + 20);
+    chmodSync(file, 0o644);
+    writeFileSync(file, Buffer.concat([body, createHash('sha1').update(body).digest()]));
+    expect(git(r.dir, 'rev-list', '--count', 'HEAD')).toBe('1'); // git itself now walks the made-up history
+    expect((await gitOk(r.dir, ['rev-list', '--count', 'HEAD'])).trim()).toBe(count);
   });
 
   it("git's common dir, from a linked worktree (--worktree, --parallel): its own commondir is held as it was, and one planted in the main .git is removed", async () => {
