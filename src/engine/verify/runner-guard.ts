@@ -88,12 +88,8 @@ export async function snapshotRunnerFiles(
   const config = readConfig ? await readGuardConfig(repoRoot, common) : { includes: [], hooksPaths: [] };
   const configFiles = [path.join(common, 'config'), path.join(own, 'config.worktree'), ...config.includes];
   const home = process.env.HOME;
-  const globalFiles = home
-    ? [
-        path.join(home, '.gitconfig'),
-        path.join(process.env.XDG_CONFIG_HOME || path.join(home, '.config'), 'git', 'config'),
-      ]
-    : [];
+  const xdgGit = home ? path.join(process.env.XDG_CONFIG_HOME || path.join(home, '.config'), 'git') : null;
+  const globalFiles = home && xdgGit ? [path.join(home, '.gitconfig'), path.join(xdgGit, 'config')] : [];
   // A --worktree loop runs the engine of the user's tree (store/layout.ts maps its records there): held as well.
   const main = recordsRoot(repoRoot);
   const files = [
@@ -107,6 +103,10 @@ export async function snapshotRunnerFiles(
     ...[path.join(common, 'info', 'attributes'), path.join(common, 'info', 'exclude')].map((abs) =>
       hold(abs, show(abs), false, 'inert'),
     ),
+    // The global attributes file applies to every checkout the runner makes (eol, ident, working-tree-encoding).
+    ...(xdgGit
+      ? [hold(path.join(xdgGit, 'attributes'), path.join(xdgGit, 'attributes').replace(home!, '~'), false, 'inert')]
+      : []),
     // Where git finds objects besides .git/objects, and parents it makes up: an agent's store or history of its own.
     ...[
       path.join(common, 'objects', 'info', 'alternates'),

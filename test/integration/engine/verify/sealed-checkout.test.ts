@@ -18,7 +18,7 @@ import {
 import path from 'node:path';
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { runFinalGate } from '../../../../src/engine/verify/final-gate.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
@@ -162,6 +162,22 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     expect(await isAncestor(r.dir, root, head)).toBe(true);
     expect(restoreRunnerFiles(guard).rejecting).toEqual(['.git/info/grafts']);
     expect(existsSync(path.join(r.dir, '.git/info/grafts'))).toBe(false);
+  });
+
+  it("git's global attributes file (eol, ident, working-tree-encoding in every checkout the runner makes) is held like .git/info/attributes and put back", async () => {
+    const { r } = await planRepo();
+    const home = testdir('ralphkit-home-');
+    vi.stubEnv('HOME', home);
+    vi.stubEnv('XDG_CONFIG_HOME', '');
+    try {
+      const guard = await snapshotRunnerFiles(r.dir);
+      mkdirSync(path.join(home, '.config/git'), { recursive: true });
+      writeFileSync(path.join(home, '.config/git/attributes'), '*.txt ident\n');
+      expect(restoreRunnerFiles(guard).changed).toEqual(['~/.config/git/attributes']);
+      expect(existsSync(path.join(home, '.config/git/attributes'))).toBe(false);
+    } finally {
+      vi.unstubAllEnvs();
+    }
   });
 
   it("object store: a commit-graph the agent writes (a commit's parent made up) changes no history the runner's git walks", async () => {
