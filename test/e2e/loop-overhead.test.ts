@@ -172,7 +172,7 @@ describe('git processes at start', () => {
 });
 
 describe('git processes of a --parallel worker', () => {
-  it("a worker's attempt asks git for no configuration (the run's guard holds it), and for its git folders in one process", async () => {
+  it("a worker's attempt asks git for no configuration (the run's guard holds it), and each worker tree's git folders are asked once", async () => {
     const repo = parallelRepo([{ id: 'US-001' }, { id: 'US-002' }, { id: 'US-003' }]);
     const { env, log } = loggingGit();
     const r = await parallelRalph(repo, 2, 10, { ...fakeEnv().env, ...env });
@@ -182,10 +182,14 @@ describe('git processes of a --parallel worker', () => {
       .filter(Boolean)
       .map((c) => c.replace(/^(-c \S+ )+/, ''));
     // Each attempt (three at least) has its own guard over its tree: the configuration's includes and hooks are read
-    // once, at the start, and each tree's git folders in one process (there were three: config, one per folder).
+    // once, at the start, and each worker tree's git folders once, in one process, when the tree is made (there were
+    // three processes per attempt: config, one per folder; then one per attempt).
     expect(calls.filter((c) => c.startsWith('config -z --list'))).toHaveLength(1);
     expect(calls.filter((c) => /^rev-parse --path-format=absolute --git-(common-)?dir$/.test(c))).toEqual([]);
+    const attempts = calls.filter((c) => /^checkout -q --force -B |^worktree add /.test(c)).length;
+    expect(attempts).toBeGreaterThanOrEqual(3);
+    // The run's own tree once (its guard at the start), and each of the two worker trees once.
     const folders = calls.filter((c) => c === 'rev-parse --path-format=absolute --git-dir --git-common-dir');
-    expect(folders.length).toBeGreaterThanOrEqual(3);
+    expect(folders).toHaveLength(3);
   }, 120_000);
 });

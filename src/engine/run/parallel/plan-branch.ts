@@ -247,14 +247,13 @@ export class PlanBranch {
       const side = await readStorySide(this.tree, this.run.paths, entry.story, entry.head, base);
       const plan = planWithOutcome(last?.plan ?? this.plan, entry.story, true, side.notes, null);
       const log = mergeLogs(last?.log ?? this.readLog(), side.logBase, side.log);
-      const planText = await readFileAt(this.tree, base, this.rel(this.run.paths.prd));
       const branch = storyBranch(this.run.branch, entry.story);
       const attempt = await mergeStory(this.tree, {
         branch: this.run.branch,
         planTip: base,
         storyHead: entry.head,
         keep: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress), ...this.promptKept(), ...ENGINE_FILES],
-        write: () => this.writeFiles(planText, plan, log),
+        write: () => this.writeFiles(side.ontoPlan, plan, log),
         written: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)],
         message: `ralph: merge ${entry.story} (${story.title}) from ${branch}\n\nVerified on ${branch} at ${entry.head.slice(0, 7)}, and again after this merge by the merge queue of loop ${this.state.id}.`,
       });

@@ -13,9 +13,14 @@ export interface StorySide {
   notes: string | undefined;
   logBase: string;
   log: string;
+  /** The plan file as the commit it goes onto has it (null: none there). */
+  ontoPlan: string | null;
 }
 
-/** Story `id`'s branch at `head`, to go onto `onto`: the story's notes, and its log with the log at the merge base. */
+/**
+ * Story `id`'s branch at `head`, to go onto `onto`: the story's notes, its log with the log at the merge base, and the
+ * plan as `onto` has it.
+ */
 export async function readStorySide(
   tree: string,
   paths: Pick<RunPaths, 'prd' | 'progress'>,
@@ -26,9 +31,11 @@ export async function readStorySide(
   const rel = (file: string) => path.relative(tree, file).split(path.sep).join('/');
   const base = await mergeBase(tree, onto, head);
   const logRel = rel(paths.progress);
-  // The three files in one git process (cat-file --batch).
-  const [plan, log, logBase] = await readBlobs(tree, [
-    `${head}:${rel(paths.prd)}`,
+  const planRel = rel(paths.prd);
+  // The four files in one git process (cat-file --batch).
+  const [plan, ontoPlan, log, logBase] = await readBlobs(tree, [
+    `${head}:${planRel}`,
+    `${onto}:${planRel}`,
     `${head}:${logRel}`,
     ...(base ? [`${base}:${logRel}`] : []),
   ]);
@@ -38,6 +45,7 @@ export async function readStorySide(
     notes: readNotes(plan?.text ?? null, id),
     logBase: logBase?.text ?? '',
     log: log?.text ?? '',
+    ontoPlan: ontoPlan?.text ?? null,
   };
 }
 
