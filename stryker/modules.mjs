@@ -189,6 +189,13 @@ export const MODULES = [
     pure: true,
   },
   {
+    name: 'git/objects',
+    mutate: 'src/engine/git/objects.ts',
+    tests: ['test/integration/engine/verify/sealed-checkout.test.ts', 'test/integration/engine/git/quarantine.test.ts'],
+    floor: 0,
+    pure: false,
+  },
+  {
     name: 'view/memo',
     mutate: 'src/view/memo.ts',
     tests: ['test/integration/view/memo.test.ts'],

@@ -11,8 +11,8 @@ import { SealBroken } from '../errors.js';
 import { applyScriptPins, applySectionPin, absentInCommits, matchAbsent } from './pins.js';
 import { readCheckoutIndex, refuseLinksOut, removeFile, sealPins } from './pin-apply.js';
 import { compiledGlob } from './glob.js';
-import { UPWARD_FILES } from './runner-config.js';
-import { findUpward, readTextOrNull } from '../../util/read.js';
+import { ABOVE_ROOTS, NEAREST_FILES, UPWARD_FILES } from './runner-config.js';
+import { readTextOrNull } from '../../util/read.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
@@ -131,11 +131,33 @@ export async function reapplyPins(
  * One found there is refused.
  */
 export function refuseUpwardConfig(dir: string, what = 'the verification checkout'): void {
-  const found = findUpward(path.dirname(dir), UPWARD_FILES);
+  const found = findAbove(dir);
   if (found)
     throw new Error(
-      `${found} lies above ${what}, where the tools a check starts look for their configuration, a workspace or modules too; remove it (rm -r ${shellQuote(found)}) and the claim is checked again`,
+      `${found} lies above ${what}, where the tools a check starts look for their configuration or a workspace too, and read it; the claim is checked again once it is gone: remove it if it is not yours (rm -r ${shellQuote(found)}), or set TMPDIR to a folder with none above it and resume`,
     );
+}
+
+/**
+ * The first file above `checkout` (from its parent up to the root) that a tool a check starts would read there:
+ * UPWARD_FILES, ABOVE_ROOTS, and NEAREST_FILES of the groups the checkout has none of at its root.
+ */
+function findAbove(checkout: string): string | null {
+  const names = [
+    ...UPWARD_FILES,
+    ...NEAREST_FILES.filter((group) => !group.some((name) => existsSync(path.join(checkout, name)))).flat(),
+  ];
+  for (let dir = path.dirname(path.resolve(checkout)); ; dir = path.dirname(dir)) {
+    const found = names.map((name) => path.join(dir, name)).find((file) => existsSync(file));
+    if (found) return found;
+    for (const root of ABOVE_ROOTS) {
+      const file = path.join(dir, root.name);
+      // Unreadable (a folder, no permission): a tool would stumble on it, not read it as a root.
+      const text = existsSync(file) ? readTextOrNull(file) : null;
+      if (text !== null && root.takesIn(text)) return file;
+    }
+    if (path.dirname(dir) === dir) return null;
+  }
 }
 
 // Folders an install fills with the dependencies' own files: what they hold is setup's output, not project configuration.

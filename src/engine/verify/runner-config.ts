@@ -204,29 +204,84 @@ export function planShadowPaths(files: readonly string[], runners: readonly Runn
   return [...out].sort();
 }
 
-// What tools walking up to the root of a project, or of the workspace holding it, read in the folders above, whatever
-// the project has at its own root (a project's package.json does not stop npm looking for a workspace that takes it
-// in): npm and yarn a package.json whose workspaces name the folder (that folder's .npmrc then configures npm, its
-// script-shell included), pnpm a pnpm-workspace.yaml, cargo a Cargo.toml with [workspace], pytest a setup.py as its
-// rootdir when it finds no configuration file (and the conftest.py there), node every node_modules up to the root.
-const ROOT_SEARCH: readonly string[] = [
-  'package.json',
-  'node_modules',
-  'pnpm-workspace.yaml',
-  'Cargo.toml',
-  'go.mod',
-  'setup.py',
-  'conftest.py',
-];
+// Files the upward runners read that a project of that kind always has at its own root, where the search then stops
+// for them (go.mod: go takes the nearest); such a file above the checkout matters only as a root that takes the
+// folders below it in (ABOVE_ROOTS).
+const OWN_ROOT_FILES: readonly string[] = ['package.json', 'go.mod', 'Cargo.toml'];
 
 /** File names a runner reads from the parent folders of where it runs: each must be absent above a checkout. */
 export const UPWARD_FILES: readonly string[] = [
   ...new Set([
     ...RUNNER_CONFIG.filter((r) => r.upward).flatMap((r) =>
-      r.files.filter((f) => !f.includes('*', 3)).map((f) => f.replace(/^\*\*\//, '')),
+      r.files.filter((f) => !OWN_ROOT_FILES.includes(f) && !f.includes('*', 3)).map((f) => f.replace(/^\*\*\//, '')),
     ),
-    ...ROOT_SEARCH,
+    // pytest takes the folder of a setup.py above as its rootdir when it finds no configuration file, and loads the
+    // conftest.py files from there down; pnpm takes the folder of a pnpm-workspace.yaml as its workspace's root.
+    'setup.py',
+    'pnpm-workspace.yaml',
+    // ESLint 8 merges every .eslintrc up to the root (unless one says root: true).
+    '.eslintrc',
+    '.eslintrc.js',
+    '.eslintrc.cjs',
+    '.eslintrc.json',
+    '.eslintrc.yaml',
+    '.eslintrc.yml',
   ]),
+];
+
+/**
+ * Files tools take from the nearest folder up that has one (each group one tool's names): tsc, tsx, vitest and
+ * esbuild a tsconfig.json (a jsconfig.json for JavaScript), ESLint 9 its eslint.config, prettier its configuration,
+ * Biome and Deno theirs. Above a checkout one is read only where the checkout has none of the group at its root.
+ */
+export const NEAREST_FILES: readonly (readonly string[])[] = [
+  ['tsconfig.json'],
+  ['jsconfig.json'],
+  [
+    'eslint.config.js',
+    'eslint.config.mjs',
+    'eslint.config.cjs',
+    'eslint.config.ts',
+    'eslint.config.mts',
+    'eslint.config.cts',
+  ],
+  [
+    '.prettierrc',
+    '.prettierrc.json',
+    '.prettierrc.yaml',
+    '.prettierrc.yml',
+    '.prettierrc.json5',
+    '.prettierrc.js',
+    '.prettierrc.cjs',
+    '.prettierrc.mjs',
+    '.prettierrc.toml',
+    'prettier.config.js',
+    'prettier.config.cjs',
+    'prettier.config.mjs',
+  ],
+  ['biome.json', 'biome.jsonc'],
+  ['deno.json', 'deno.jsonc'],
+];
+
+/**
+ * Roots that tools walking up look for above a project whatever the project has at its own root, refused above a
+ * checkout when they take the folders below them in: a package.json with `workspaces` (npm and yarn then take that
+ * folder as the project: its .npmrc, its script-shell) or `mocha` settings, a Cargo.toml with `[workspace]`. A
+ * package.json without them (your home's, say) changes nothing for a checkout that has its own.
+ */
+export const ABOVE_ROOTS: ReadonlyArray<{ name: string; takesIn: (text: string) => boolean }> = [
+  {
+    name: 'package.json',
+    takesIn: (text) => {
+      try {
+        const pkg: unknown = JSON.parse(text);
+        return typeof pkg !== 'object' || pkg === null || 'workspaces' in pkg || 'mocha' in pkg;
+      } catch {
+        return true;
+      }
+    },
+  },
+  { name: 'Cargo.toml', takesIn: (text) => /^\s*\[workspace\]/m.test(text) },
 ];
 
 /** The files of `names` (repository paths) that the configuration-only globs match. */

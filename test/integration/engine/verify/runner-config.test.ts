@@ -2,12 +2,13 @@
 // and a file of higher rank than the pinned one silences it. Each attack next to the honest run on the same plan;
 // with and without --sandbox.
 import { execFileSync } from 'node:child_process';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { buildApart } from '../../../../src/engine/verify/setup-cache.js';
+import { refuseUpwardConfig } from '../../../../src/engine/verify/checkout.js';
 import { findExecutable } from '../../../../src/engine/agents/check.js';
 import type { Prd } from '../../../../src/prd/types.js';
 import type { CheckSandbox, StoryVerdict } from '../../../../src/engine/verify/types.js';
@@ -245,6 +246,35 @@ describe('runner config above the checkout', () => {
       reason: expect.stringContaining(`${path.join(tmp, 'package.json')} lies above the verification checkout`),
     });
   }, 60_000);
+
+  it('runner config: the temp folder inside a folder with a package.json of no workspace and a node_modules (a home where npm once ran) refuses nothing: honest work is verified', async () => {
+    const home = testdir('ralphkit-home-');
+    const tmp = path.join(home, 'tmp');
+    mkdirSync(path.join(home, 'node_modules/left-pad'), { recursive: true });
+    mkdirSync(tmp);
+    writeFileSync(path.join(home, 'package.json'), JSON.stringify({ dependencies: { 'left-pad': '1.3.0' } }));
+    vi.stubEnv('TMPDIR', tmp);
+    const pkg = { name: 'demo', version: '1.0.0', private: true, scripts: { test: 'grep -q one src/app.txt' } };
+    const files = { 'package.json': JSON.stringify(pkg), 'src/app.txt': 'zero\n' };
+    const prd = plan([story('US-1', { checks: ['npm test --silent'], mayChange: ['src/app.txt'] })]);
+    const { verdict } = await claimOn(prd, files, { 'src/app.txt': 'one\n' }, false);
+    expect(verdict.status, verdict.reason).toBe('verified');
+  }, 60_000);
+
+  it('runner config: a tsconfig.json above a checkout that has none at its root is refused (tsc, vitest and tsx take the nearest one up); above one that has its own it is never read', () => {
+    const tmp = testdir('ralphkit-tmp-');
+    writeFileSync(path.join(tmp, 'tsconfig.json'), '{"compilerOptions":{"useDefineForClassFields":false}}');
+    const checkout = path.join(tmp, 'ralph-verify-x');
+    mkdirSync(checkout);
+    expect(() => refuseUpwardConfig(checkout)).toThrow(
+      `${path.join(tmp, 'tsconfig.json')} lies above the verification checkout`,
+    );
+    writeFileSync(path.join(checkout, 'tsconfig.json'), '{}');
+    expect(() => refuseUpwardConfig(checkout)).not.toThrow();
+    // ESLint 8 merges every .eslintrc up the tree, the checkout's own or not.
+    writeFileSync(path.join(tmp, '.eslintrc.json'), '{"rules":{}}');
+    expect(() => refuseUpwardConfig(checkout)).toThrow(`${path.join(tmp, '.eslintrc.json')} lies above`);
+  });
 
   it('runner config: the setup cache is not built under a workspace root either (an install there would read it into every later checkout)', async () => {
     const tmp = testdir('ralphkit-tmp-');

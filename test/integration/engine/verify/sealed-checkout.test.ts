@@ -298,6 +298,29 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     expect((await readVerifiedTree(r.dir, 'sha1', head)).size).toBe(files.size);
   });
 
+  it('object store: a blob of the commit gone from the store, or a file whose id names a tree, is named with what is wrong', async () => {
+    const { r } = await planRepo(PLAN, { ...FILES, 'data/a.txt': 'a\n', 'data/b.txt': 'b\n' });
+    const head = git(r.dir, 'rev-parse', 'HEAD');
+    const gone = blobOf(r, 'data/a.txt');
+    unlinkSync(path.join(r.dir, '.git/objects', gone.slice(0, 2), gone.slice(2)));
+    const missing = (await readVerifiedTree(r.dir, 'sha1', head, true).catch((e: unknown) => e)) as ObjectMismatch;
+    expect([missing.problem, missing.path, missing.oid]).toEqual(['missing', 'data/a.txt', gone]);
+    expect(missing.message).toBe(`object ${gone} (data/a.txt) is missing`);
+    // A commit whose tree lists a file under the id of a tree (written as it is, git checks no entry's type).
+    const folder = blobOf(r, 'test');
+    const entries = Buffer.concat([Buffer.from('100644 a.txt\0'), Buffer.from(folder, 'hex')]);
+    const listing = path.join(testdir('ralphkit-tree-'), 'tree');
+    writeFileSync(listing, entries);
+    const tree = git(r.dir, 'hash-object', '-t', 'tree', '-w', '--literally', listing);
+    const commit = git(r.dir, 'commit-tree', '-m', 'a file that is a folder', tree);
+    const wrong = (await readVerifiedTree(r.dir, 'sha1', commit, true).catch((e: unknown) => e)) as ObjectMismatch;
+    expect([wrong.problem, wrong.path, wrong.message]).toEqual([
+      'type',
+      'a.txt',
+      `object ${folder} (a.txt) is not of the type its parent names`,
+    ]);
+  });
+
   it('object store: nested folders are read whole, each tree hashed, whatever the depth', async () => {
     const { r, pins } = await planRepo(PLAN, { ...FILES, 'a/b/c/d/deep.txt': 'deep\n', 'a/b/side.txt': 'side\n' });
     const listed = git(

@@ -7,6 +7,7 @@ import {
   planShadowPaths,
   RUNNER_CONFIG,
   UPWARD_FILES,
+  ABOVE_ROOTS,
 } from '../../../../src/engine/verify/runner-config.js';
 import {
   matchAbsent,
@@ -78,29 +79,38 @@ describe("RUNNER_CONFIG: each runner's configuration files, highest precedence f
     expect(matchRunnerConfig([file])).toEqual(expected ? [file] : []);
   });
 
-  it('the files read from parent folders are refused above a checkout, the roots of projects and workspaces that tools look for there included', () => {
+  it('the files read from parent folders are refused above a checkout; a root a project always has is refused only where it takes the folders below in', () => {
     expect(UPWARD_FILES).toEqual(
       expect.arrayContaining([
         'pytest.toml',
         'pytest.ini',
         'pyproject.toml',
+        'conftest.py',
+        'setup.py',
         '.mocharc.js',
+        '.yarnrc.yml',
+        'pnpm-workspace.yaml',
         'go.work',
         '.cargo/config.toml',
-        '.yarnrc.yml',
-        // A project's own root does not stop the search for the workspace that holds it (npm, pnpm, cargo), nor
-        // pytest's for its rootdir, nor node's for modules.
-        'package.json',
-        'pnpm-workspace.yaml',
-        'Cargo.toml',
-        'go.mod',
-        'setup.py',
-        'conftest.py',
-        'node_modules',
       ]),
     );
-    // Globs are matched in the project, not looked for above it.
+    // Globs are matched in the project, not looked for above it; the project's own roots stop the search for them.
     expect(UPWARD_FILES.filter((f) => f.includes('*'))).toEqual([]);
+    for (const own of ['package.json', 'go.mod', 'Cargo.toml', 'node_modules']) expect(UPWARD_FILES).not.toContain(own);
+  });
+
+  it.each([
+    ['package.json', '{"workspaces":["*"]}', true],
+    ['package.json', '{"name":"root","mocha":{"spec":"x"}}', true],
+    ['package.json', '{"name":"home","dependencies":{"left-pad":"1"}}', false],
+    ['package.json', 'not json', true],
+    ['package.json', '[]', false],
+    ['package.json', 'null', true],
+    ['Cargo.toml', '[workspace]\nmembers = ["*"]\n', true],
+    ['Cargo.toml', '  [workspace]\n', true],
+    ['Cargo.toml', '[package]\nname = "x"\n', false],
+  ])('above a checkout, %s holding %j takes the folders below in: %s', (name, text, expected) => {
+    expect(ABOVE_ROOTS.find((r) => r.name === name)!.takesIn(text)).toBe(expected);
   });
 });
 
