@@ -44,6 +44,9 @@ export const GIT_ENV: Readonly<Record<string, string>> = {
   GIT_OPTIONAL_LOCKS: '0',
   GIT_NO_REPLACE_OBJECTS: '1',
   GIT_GRAFT_FILE: process.platform === 'win32' ? 'NUL' : '/dev/null',
+  // The system attributes file ($(prefix)/etc/gitattributes) applies to every checkout; its place depends on the build,
+  // so it is not held like the others (verify/runner-guard.ts) but not read at all.
+  GIT_ATTR_NOSYSTEM: '1',
 };
 
 /**

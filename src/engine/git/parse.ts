@@ -51,22 +51,29 @@ export function parseBatch(out: Buffer, count: number): Array<BatchObject | null
 export interface ConfigEntry {
   /** Where git read it: system, global, local, worktree, command. */
   scope: string;
+  /** The file git read it from (`--show-origin`), when it was a file. */
+  file?: string;
   /** As git names it: section and key lowercased, a subsection as written. */
   key: string;
   /** null for a key written without `=` (a boolean true). */
   value: string | null;
 }
 
-/** `git config -z --list --show-scope`: scope and entry in turn, each entry `key\nvalue` (just `key` without a value). */
+/**
+ * `git config -z --list --show-scope --show-origin`: scope, origin and entry in turn, each entry `key\nvalue` (just
+ * `key` without a value); an origin `file:<path>` names the file (relative paths as git printed them).
+ */
 export function parseConfigList(out: string): ConfigEntry[] {
   const fields = out.split('\0');
   const entries: ConfigEntry[] = [];
-  for (let i = 0; i + 1 < fields.length; i += 2) {
-    const nl = fields[i + 1].indexOf('\n');
+  for (let i = 0; i + 2 < fields.length; i += 3) {
+    const nl = fields[i + 2].indexOf('\n');
+    const origin = fields[i + 1];
     entries.push({
       scope: fields[i],
-      key: nl < 0 ? fields[i + 1] : fields[i + 1].slice(0, nl),
-      value: nl < 0 ? null : fields[i + 1].slice(nl + 1),
+      ...(origin.startsWith('file:') ? { file: origin.slice('file:'.length) } : {}),
+      key: nl < 0 ? fields[i + 2] : fields[i + 2].slice(0, nl),
+      value: nl < 0 ? null : fields[i + 2].slice(nl + 1),
     });
   }
   return entries;

@@ -63,11 +63,12 @@ export function readFileOnBranch(cwd: string, branch: string, relPath: string): 
 }
 
 /**
- * Every configuration entry git sees here, with the scope it came from (`config --list --show-scope`), in one git
- * process; included files are not followed (as `git config --local` does not). null when git cannot read it.
+ * Every configuration entry git sees here, with the scope and the file it came from (`config --list --show-scope
+ * --show-origin`), included files followed (their entries under the scope of the file that includes them), in one
+ * git process. null when git cannot read it.
  */
 export async function readConfigList(cwd: string): Promise<ConfigEntry[] | null> {
-  const r = await runGit(cwd, ['config', '-z', '--list', '--show-scope', '--no-includes']);
+  const r = await runGit(cwd, ['config', '-z', '--list', '--show-scope', '--show-origin', '--includes']);
   return r.code === 0 ? parseConfigList(r.stdout) : null;
 }
 

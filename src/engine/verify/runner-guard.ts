@@ -85,8 +85,15 @@ export async function snapshotRunnerFiles(
   const show = (abs: string) => path.relative(repoRoot, abs).split(path.sep).join('/') || abs;
   // false: the files the configuration includes and its hooks folders are held by the caller's own snapshot (a
   // --parallel worker's guard takes them from the run's), so git is not asked for them again.
-  const config = readConfig ? await readGuardConfig(repoRoot, common) : { includes: [], hooksPaths: [] };
-  const configFiles = [path.join(common, 'config'), path.join(own, 'config.worktree'), ...config.includes];
+  const config = readConfig
+    ? await readGuardConfig(repoRoot, common)
+    : { includes: [], hooksPaths: [], outside: [] as string[], attributes: null };
+  const configFiles = [
+    path.join(common, 'config'),
+    path.join(own, 'config.worktree'),
+    ...config.includes,
+    ...config.outside,
+  ];
   const home = process.env.HOME;
   const xdgGit = home ? path.join(process.env.XDG_CONFIG_HOME || path.join(home, '.config'), 'git') : null;
   const globalFiles = home && xdgGit ? [path.join(home, '.gitconfig'), path.join(xdgGit, 'config')] : [];
@@ -103,10 +110,11 @@ export async function snapshotRunnerFiles(
     ...[path.join(common, 'info', 'attributes'), path.join(common, 'info', 'exclude')].map((abs) =>
       hold(abs, show(abs), false, 'inert'),
     ),
-    // The global attributes file applies to every checkout the runner makes (eol, ident, working-tree-encoding).
-    ...(xdgGit
-      ? [hold(path.join(xdgGit, 'attributes'), path.join(xdgGit, 'attributes').replace(home!, '~'), false, 'inert')]
-      : []),
+    // The global attributes file applies to every checkout the runner makes (eol, ident, working-tree-encoding, a
+    // filter): the one core.attributesFile names, else the XDG one.
+    ...[...new Set([config.attributes ?? (xdgGit ? path.join(xdgGit, 'attributes') : null)])]
+      .filter((abs): abs is string => abs !== null)
+      .map((abs) => hold(abs, abs.replace(home ?? '\0', '~'), false, 'inert')),
     // Where git finds objects besides .git/objects, and parents it makes up: an agent's store or history of its own.
     ...[
       path.join(common, 'objects', 'info', 'alternates'),
@@ -341,16 +349,38 @@ function modeOf(abs: string): number {
 interface GuardConfig {
   includes: string[];
   hooksPaths: string[];
+  /**
+   * Configuration and attributes from outside the repository that the runner's git reads, beyond ~/.gitconfig and the
+   * XDG files: the system file, files the global and system files include (read or not there yet), and the file
+   * core.attributesFile names. Each can set a filter the runner's checkout would run.
+   */
+  outside: string[];
+  /** The file core.attributesFile names, in the global or system configuration (held like .git/info/attributes). */
+  attributes: string | null;
 }
 
 /** GuardConfig from one `git config --list`; when git cannot list it so (before git 2.26, no --show-scope), each is asked on its own. */
 async function readGuardConfig(repoRoot: string, common: string): Promise<GuardConfig> {
   const list = await readConfigList(repoRoot);
   if (!list)
-    return { includes: await readIncludedConfigs(repoRoot, common), hooksPaths: await readHooksPath(repoRoot) };
-  const includes = list
-    .filter((e) => e.scope === 'local' && /^include(if\..*)?\.path$/.test(e.key) && e.value !== null)
-    .map((e) => resolveInclude(common, e.value!));
+    return {
+      includes: await readIncludedConfigs(repoRoot, common),
+      hooksPaths: await readHooksPath(repoRoot),
+      outside: [systemConfig()],
+      attributes: null,
+    };
+  const isInclude = (e: (typeof list)[number]) => /^include(if\..*)?\.path$/.test(e.key) && e.value !== null;
+  const includes = list.filter((e) => e.scope === 'local' && isInclude(e)).map((e) => resolveInclude(common, e.value!));
+  const beyond = list.filter((e) => e.scope === 'system' || e.scope === 'global');
+  const attributes = beyond.filter((e) => e.key === 'core.attributesfile' && e.value).pop()?.value;
+  const outside = [
+    // The system file, or where git looks for one when there is none yet.
+    ...(beyond.some((e) => e.scope === 'system') ? [] : [systemConfig()]),
+    ...beyond.flatMap((e) => (e.file ? [path.resolve(repoRoot, e.file)] : [])),
+    ...beyond
+      .filter(isInclude)
+      .map((e) => resolveInclude(e.file ? path.dirname(path.resolve(repoRoot, e.file)) : common, e.value!)),
+  ];
   // As `git config --<scope> --get`: the last value of the key in that scope.
   const hooksPath = (scope: string) =>
     list
@@ -359,6 +389,8 @@ async function readGuardConfig(repoRoot: string, common: string): Promise<GuardC
       .pop() ?? '';
   return {
     includes,
+    outside: [...new Set(outside)],
+    attributes: attributes ? resolveInclude(repoRoot, attributes) : null,
     hooksPaths: ['local', 'global']
       .map(hooksPath)
       .map((v) => v.trim())
@@ -376,6 +408,10 @@ async function readIncludedConfigs(repoRoot: string, common: string): Promise<st
     .filter(Boolean)
     .map((entry) => resolveInclude(common, entry.slice(entry.indexOf('\n') + 1)));
 }
+
+// Where git looks for its system configuration when GIT_CONFIG_SYSTEM does not say (a build's $(sysconfdir); /etc
+// for the distributions' packages). One found in another place is held where git read it.
+const systemConfig = () => process.env.GIT_CONFIG_SYSTEM || '/etc/gitconfig';
 
 function resolveInclude(common: string, value: string): string {
   const expanded = value.startsWith('~/') ? path.join(process.env.HOME ?? '', value.slice(2)) : value;

@@ -180,6 +180,34 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     }
   });
 
+  it("git's configuration outside the repository is held whole: a file ~/.gitconfig includes, the file core.attributesFile names, and the system file (one there is none of yet)", async () => {
+    const { r } = await planRepo();
+    const home = testdir('ralphkit-home-');
+    const system = path.join(testdir('ralphkit-etc-'), 'gitconfig');
+    vi.stubEnv('HOME', home);
+    vi.stubEnv('XDG_CONFIG_HOME', '');
+    vi.stubEnv('GIT_CONFIG_SYSTEM', system);
+    try {
+      writeFileSync(
+        path.join(home, '.gitconfig'),
+        '[include]\n\tpath = ~/.gitconfig.local\n[core]\n\tattributesFile = ~/.gitattributes\n',
+      );
+      const guard = await snapshotRunnerFiles(r.dir);
+      // The agent: a smudge filter where the runner's checkout would run it, and the attributes that name it.
+      const filter = '[filter "fmt"]\n\tsmudge = sed s/todo/done/\n';
+      writeFileSync(path.join(home, '.gitconfig.local'), filter);
+      writeFileSync(system, filter);
+      writeFileSync(path.join(home, '.gitattributes'), 'src/*.txt filter=fmt\n');
+      const restored = restoreRunnerFiles(guard);
+      expect(restored.changed.sort()).toEqual(['~/.gitattributes', '~/.gitconfig.local', system].sort());
+      expect(restored.rejecting.length).toBe(3);
+      for (const file of [path.join(home, '.gitconfig.local'), system, path.join(home, '.gitattributes')])
+        expect(existsSync(file), file).toBe(false);
+    } finally {
+      vi.unstubAllEnvs();
+    }
+  });
+
   it("object store: a commit-graph the agent writes (a commit's parent made up) changes no history the runner's git walks", async () => {
     const { r } = await planRepo();
     const head = commitAll(r.dir, { 'src/code.txt': 'later\n' }, 'later');

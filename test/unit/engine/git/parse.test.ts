@@ -64,12 +64,17 @@ describe('parseStatusV2 (git status --porcelain=v2 --branch -z)', () => {
   });
 });
 
-describe('parseConfigList (git config -z --list --show-scope)', () => {
-  it('reads scope, key and value, a value with a line break, and a key without a value', () => {
-    expect(parseConfigList('local\0core.hookspath\nhooks\0global\0alias.x\n!a\nb\0local\0core.bare2\0')).toEqual([
-      { scope: 'local', key: 'core.hookspath', value: 'hooks' },
-      { scope: 'global', key: 'alias.x', value: '!a\nb' },
-      { scope: 'local', key: 'core.bare2', value: null },
+describe('parseConfigList (git config -z --list --show-scope --show-origin)', () => {
+  it('reads scope, the file, key and value, a value with a line break, a key without a value, an origin that is no file', () => {
+    expect(
+      parseConfigList(
+        'local\0file:.git/config\0core.hookspath\nhooks\0global\0file:/home/u/.gitconfig\0alias.x\n!a\nb\0local\0file:.git/config\0core.bare2\0command\0command line:\0user.name\nx\0',
+      ),
+    ).toEqual([
+      { scope: 'local', file: '.git/config', key: 'core.hookspath', value: 'hooks' },
+      { scope: 'global', file: '/home/u/.gitconfig', key: 'alias.x', value: '!a\nb' },
+      { scope: 'local', file: '.git/config', key: 'core.bare2', value: null },
+      { scope: 'command', key: 'user.name', value: 'x' },
     ]);
   });
 });
