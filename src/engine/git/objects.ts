@@ -102,19 +102,16 @@ export async function readVerifiedObjects(
 
 /**
  * Every file of `commit` (path → mode and blob id), read from the commit down through each tree, every object hashed
- * against its id: the paths and ids are the commit's own, whatever the store holds. With `blobs`, every file's blob
- * is hashed against its id too (streamed, never held): what a checkout of the commit reads is then what the commit
- * is, not what the agent put under its ids. `ls-tree -r -t` names the trees first (and the blobs), so all come in
- * one `cat-file`; that listing is only a guess of which objects to ask for (each is still hashed against the id its
- * verified parent names), and what it left out is read level by level.
+ * against its id: the paths and ids are the commit's own, whatever the store holds. `ls-tree -r -t` names the trees
+ * first, so the commit and all its trees come in one `cat-file`; that listing is only a guess of which objects to ask
+ * for (each is still hashed against the id its verified parent names), and a tree it left out is read level by level.
  */
 export async function readVerifiedTree(
   top: string,
   format: ObjectFormat,
   commit: string,
-  blobs = false,
 ): Promise<Map<string, TreeEntry>> {
-  const listed = await listObjectIds(top, commit, blobs);
+  const listed = await listTreeIds(top, commit);
   const fetched = await hashObjects(top, format, [commit, `${commit}^{tree}`, ...listed]);
   const verified = async (type: string, oids: string[], paths?: Map<string, string>): Promise<Map<string, Buffer>> => {
     const out = new Map<string, Buffer>();
@@ -143,22 +140,15 @@ export async function readVerifiedTree(
     }
     level = next;
   }
-  if (blobs) {
-    // A submodule's commit (160000) is another repository's object, not this store's.
-    const named = new Map<string, string>();
-    for (const [file, e] of files) if (e.mode !== '160000' && !named.has(e.oid)) named.set(e.oid, file);
-    await verified('blob', [...named.keys()], named);
-  }
   return files;
 }
 
-/** The ids of the trees (and with `blobs` the files) under `commit` as git lists them (a guess to fetch by; never trusted as the commit's content). */
-async function listObjectIds(top: string, commit: string, blobs: boolean): Promise<string[]> {
+/** The ids of the trees under `commit` as git lists them (a guess to fetch by; never trusted as the commit's content). */
+async function listTreeIds(top: string, commit: string): Promise<string[]> {
   const out = await gitOk(top, ['ls-tree', '-r', '-t', '-z', '--full-tree', commit]).catch(() => '');
-  const wanted = blobs ? / (tree|blob) / : / tree /;
   return out
     .split('\0')
-    .filter((line) => wanted.test(line.slice(0, line.indexOf('\t'))))
+    .filter((line) => / tree /.test(line.slice(0, line.indexOf('\t'))))
     .map((line) => line.slice(0, line.indexOf('\t')).split(' ')[2]);
 }
 

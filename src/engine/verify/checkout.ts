@@ -2,11 +2,18 @@
 // claimed commit in a temp folder: its own empty configuration and no hooks (the repository's are the agent's to
 // write), no index bits such as skip-worktree, nothing ignored or excluded carried over, and the pinned files put
 // back as they were at the plan commit.
-import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, readlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Pins } from './types.js';
 import { gitOk } from '../git/git.js';
-import { ObjectMismatch, readObjectFormat, readVerifiedTree, type TreeEntry } from '../git/objects.js';
+import {
+  hashObject,
+  ObjectMismatch,
+  readObjectFormat,
+  readVerifiedTree,
+  type ObjectFormat,
+  type TreeEntry,
+} from '../git/objects.js';
 import { SealBroken } from '../errors.js';
 import { applyScriptPins, applySectionPin, absentInCommits, matchAbsent } from './pins.js';
 import { readCheckoutIndex, refuseLinksOut, removeFile, sealPins } from './pin-apply.js';
@@ -51,11 +58,12 @@ export async function createCheckout(
   try {
     // --shared borrows the objects (no copy); --template= leaves hooks and info/exclude out of the new repository.
     await gitOk(top, ['clone', '--quiet', '--shared', '--no-checkout', '--template=', top, dir]);
-    // Sealed: every object the checkout will read, hashed against its id first (the tree is then the index git
-    // builds from those very objects). Without --sandbox the agent can rewrite an object in .git/objects under its
-    // old id, and git does not check an object against its id when it reads one.
+    // Sealed: the commit's files as its own objects say, each tree hashed against its id; after the checkout, every
+    // file git wrote is held against them (refuseRewrittenFiles). Without --sandbox the agent can rewrite an object
+    // in .git/objects under its old id, and git does not check an object against its id when it reads one.
     const sealedIndex = sealed ? await readSealedTree(top, dir, commit) : null;
     await gitOk(dir, ['checkout', '--quiet', '--detach', commit, '--']);
+    if (sealedIndex) await refuseRewrittenFiles(dir, commit, sealedIndex, await readObjectFormat(top));
     refuseUpwardConfig(dir);
     const index = sealedIndex ?? (await readCheckoutIndex(dir));
     const tracked = [...index.keys()];
@@ -69,13 +77,13 @@ export async function createCheckout(
 }
 
 /**
- * Every file of `commit` as the clone `dir` (borrowing the objects of `top`) would check it out, each object on the
- * way (the commit, its trees, every blob) hashed against its id; one that does not hash to it is a rewritten store:
- * SealBroken, naming the file.
+ * Every file of `commit` (path → mode and blob id) as its own objects say, read in the clone `dir` (borrowing the
+ * objects of `top`), the commit and each tree hashed against its id; one that does not hash to it is a rewritten
+ * store: SealBroken, naming the folder.
  */
 async function readSealedTree(top: string, dir: string, commit: string): Promise<Map<string, TreeEntry>> {
   try {
-    const files = await readVerifiedTree(dir, await readObjectFormat(top), commit, true);
+    const files = await readVerifiedTree(dir, await readObjectFormat(top), commit);
     // In the index's order (paths byte by byte), as `git ls-files` lists a checkout: folder by folder it is not.
     const order = [...files.keys()].map((file) => ({ file, bytes: Buffer.from(file) }));
     order.sort((a, b) => Buffer.compare(a.bytes, b.bytes));
@@ -89,6 +97,68 @@ async function readSealedTree(top: string, dir: string, commit: string): Promise
         : `the object store was rewritten: ${what} of ${commit.slice(0, 7)} does not hold the bytes its id is the hash of (an object in .git/objects replaced in place, or a pack or alternate store of its own), so the checks would read what no clone of the commit gets; the claim is rejected (\`git fsck --full\` names the damaged objects)`,
     );
   }
+}
+
+/**
+ * What git wrote into a fresh checkout of `commit` is the commit's files, `files` (read from hashed trees): no file
+ * more or less, and each holds its blob. git hashes each (`hash-object`, through the checkout's attributes: an eol,
+ * ident or encoding conversion it made on the way out is undone on the way back), and one that does not match is
+ * hashed again as it is (a blob committed with CRLF under a text rule). A link's target is hashed here. A git that
+ * read an object from a store the agent rewrote (a loose object replaced in place, a pack of its own that git looked
+ * in first) wrote other bytes: SealBroken, naming them.
+ */
+async function refuseRewrittenFiles(
+  dir: string,
+  commit: string,
+  files: ReadonlyMap<string, TreeEntry>,
+  format: ObjectFormat,
+): Promise<void> {
+  const found = listCheckoutFiles(dir);
+  const present = new Set(found);
+  const extra = found.filter((file) => !files.has(file));
+  const missing = [...files].filter(([file, e]) => e.mode !== '160000' && !present.has(file)).map(([file]) => file);
+  const asGit = found.filter((file) => files.get(file)?.mode.startsWith('100') && !/[\r\n]/.test(file));
+  const viaGit = new Set(asGit);
+  const byHand = found.filter((file) => files.has(file) && !viaGit.has(file) && files.get(file)!.mode !== '160000');
+  const hashed = async (list: string[], raw: boolean): Promise<string[]> =>
+    list.length
+      ? (await gitOk(dir, ['hash-object', ...(raw ? ['--no-filters'] : []), '--stdin-paths'], `${list.join('\n')}\n`))
+          .split('\n')
+          .slice(0, list.length)
+      : [];
+  const filtered = await hashed(asGit, false);
+  const suspects = asGit.filter((file, i) => filtered[i] !== files.get(file)!.oid);
+  const raw = await hashed(suspects, true);
+  const differ = [
+    ...suspects.filter((file, i) => raw[i] !== files.get(file)!.oid),
+    ...byHand.filter((file) => hashObject(format, 'blob', readEntry(path.join(dir, file))) !== files.get(file)!.oid),
+  ];
+  const wrong = [
+    ...differ.map((file) => `${file} (other bytes than ${files.get(file)!.oid.slice(0, 7)})`),
+    ...missing.map((file) => `${file} (not written)`),
+    ...extra.map((file) => `${file} (not in the commit)`),
+  ];
+  if (wrong.length)
+    throw new SealBroken(
+      `the object store was rewritten: the checkout of ${commit.slice(0, 7)} is not the commit's files: ${wrong.slice(0, 5).join(', ')}${wrong.length > 5 ? ` and ${wrong.length - 5} more` : ''} (git read an object the agent replaced under its id: a loose object rewritten in place, or a pack of its own looked in first), so the checks would read what no clone of the commit gets; the claim is rejected (\`git fsck --full\` names the damaged objects)`,
+    );
+}
+
+/** A link's target, or a file's bytes, as git would hash it. */
+function readEntry(abs: string): Buffer {
+  return lstatSync(abs).isSymbolicLink() ? readlinkSync(abs, { encoding: 'buffer' }) : readFileSync(abs);
+}
+
+/** The files and links of a fresh checkout (repository paths), its .git aside. */
+function listCheckoutFiles(dir: string, rel = ''): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
+    const file = rel ? `${rel}/${entry.name}` : entry.name;
+    if (!rel && entry.name === '.git') continue;
+    if (entry.isDirectory()) out.push(...listCheckoutFiles(dir, file));
+    else out.push(file);
+  }
+  return out;
 }
 
 /**

@@ -22,6 +22,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { runFinalGate } from '../../../../src/engine/verify/final-gate.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
+import { createCheckout, removeCheckout } from '../../../../src/engine/verify/checkout.js';
 import { ObjectMismatch, readVerifiedTree } from '../../../../src/engine/git/objects.js';
 import { isAncestor } from '../../../../src/engine/git/head.js';
 import { gitOk } from '../../../../src/engine/git/git.js';
@@ -72,7 +73,7 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     const res = await verifyIteration(input());
     expect(res.verdicts[0].status).toBe('rejected');
     expect(res.verdicts[0].reason).toMatch(
-      /^the object store was rewritten: test\/check\.sh \([0-9a-f]{7}\) of [0-9a-f]{7} does not hold the bytes its id is the hash of/,
+      /^the object store was rewritten: the checkout of [0-9a-f]{7} is not the commit's files: test\/check\.sh \(other bytes than [0-9a-f]{7}\)/,
     );
     expect(r.logs.some((l) => l.startsWith('warn: the object store was rewritten'))).toBe(true);
     expect(readPrd(r).userStories[0].passes).toBe(false);
@@ -88,7 +89,7 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     const res = await verifyIteration(input());
     expect(res.verdicts[0].status).toBe('rejected');
     expect(res.verdicts[0].reason).toMatch(
-      /^the object store was rewritten: src\/code\.txt \([0-9a-f]{7}\) of [0-9a-f]{7} does not hold the bytes its id is the hash of .*; the claim is rejected/,
+      /^the object store was rewritten: the checkout of [0-9a-f]{7} is not the commit's files: src\/code\.txt \(other bytes than [0-9a-f]{7}\) .*; the claim is rejected/,
     );
     expect(checksRun(r)).toBe(0);
     const gate = await runFinalGate({
@@ -101,7 +102,7 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     });
     expect(gate.passed).toBe(false);
     expect(gate.verdicts[0].reason).toMatch(
-      /^the final gate at [0-9a-f]{7}: the object store was rewritten: src\/code\.txt/,
+      /^the final gate at [0-9a-f]{7}: the object store was rewritten: the checkout of [0-9a-f]{7} is not the commit's files: src\/code\.txt/,
     );
   });
 
@@ -145,7 +146,7 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     claim(r, 'US-1');
     commitAll(r.dir, {}, 'feat: US-1 (no work)');
     expect((await verifyIteration(input())).verdicts[0].reason).toMatch(
-      /^the object store was rewritten: test\/check\.sh \(/,
+      /^the object store was rewritten: the checkout of [0-9a-f]{7} is not the commit's files: test\/check\.sh \(/,
     );
     const restored = restoreRunnerFiles(guard);
     expect(restored.rejecting).toEqual(['.git/objects/info/alternates']);
@@ -307,45 +308,51 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     await expect(readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), PLAN)).rejects.toThrow(ObjectMismatch);
   });
 
-  it('object store: every blob of a commit is hashed as it streams by (a blob larger than a pipe chunk, an empty one, a link), and one rewritten is named', async () => {
+  it('object store: a sealed checkout holds every file git wrote against the commit (a file larger than a pipe chunk, an empty one, a link, a CRLF file under an eol rule); one rewritten in the store is named', async () => {
     const big = Array.from({ length: 40_000 }, (_, i) => `line ${i}`).join('\n');
-    const { r } = await planRepo(PLAN, { ...FILES, 'data/big.txt': big, 'data/empty.txt': '' });
+    const { r } = await planRepo(PLAN, {
+      ...FILES,
+      'data/big.txt': big,
+      'data/empty.txt': '',
+      'data/crlf.txt': 'a\nb\n',
+      'data/committed-crlf.txt': 'a\r\nb\r\n',
+      '.gitattributes': 'data/crlf.txt eol=crlf\ndata/committed-crlf.txt text\n',
+    });
     symlinkSync('big.txt', path.join(r.dir, 'data/link'));
     commitAll(r.dir, {}, 'a link');
     const head = git(r.dir, 'rev-parse', 'HEAD');
-    const files = await readVerifiedTree(r.dir, 'sha1', head, true);
-    expect(files.get('data/link')?.mode).toBe('120000');
-    expect(files.get('data/big.txt')?.oid).toBe(blobOf(r, 'data/big.txt'));
-    expect(files.size).toBe(git(r.dir, 'ls-tree', '-r', '--name-only', 'HEAD').split('\n').length);
+    const honest = await createCheckout(r.dir, head, null, [], true);
+    expect(readFileSync(path.join(honest.dir, 'data/crlf.txt'), 'utf8')).toBe('a\r\nb\r\n');
+    expect(honest.tracked).toContain('data/link');
+    removeCheckout(honest.dir);
     rewriteLooseObject(r.dir, blobOf(r, 'data/big.txt'), `${big.slice(0, -1)}X`);
-    const err = await readVerifiedTree(r.dir, 'sha1', head, true).catch((e: unknown) => e);
-    expect(err).toBeInstanceOf(ObjectMismatch);
-    expect((err as ObjectMismatch).path).toBe('data/big.txt');
-    expect((err as ObjectMismatch).problem).toBe('content');
-    // Without blobs only the commit and its trees are read: the rewritten blob goes unread.
-    expect((await readVerifiedTree(r.dir, 'sha1', head)).size).toBe(files.size);
+    await expect(createCheckout(r.dir, head, null, [], true)).rejects.toThrow(
+      new RegExp(
+        `^the object store was rewritten: the checkout of ${head.slice(0, 7)} is not the commit's files: data/big\\.txt \\(other bytes than ${blobOf(r, 'data/big.txt').slice(0, 7)}\\)`,
+      ),
+    );
   });
 
-  it('object store: a blob of the commit gone from the store, or a file whose id names a tree, is named with what is wrong', async () => {
-    const { r } = await planRepo(PLAN, { ...FILES, 'data/a.txt': 'a\n', 'data/b.txt': 'b\n' });
+  it('object store: a tree gone from the store, or a folder whose id names a blob, is named with what is wrong', async () => {
+    const { r } = await planRepo(PLAN, { ...FILES, 'data/a.txt': 'a\n' });
     const head = git(r.dir, 'rev-parse', 'HEAD');
-    const gone = blobOf(r, 'data/a.txt');
+    const gone = blobOf(r, 'data');
     unlinkSync(path.join(r.dir, '.git/objects', gone.slice(0, 2), gone.slice(2)));
-    const missing = (await readVerifiedTree(r.dir, 'sha1', head, true).catch((e: unknown) => e)) as ObjectMismatch;
-    expect([missing.problem, missing.path, missing.oid]).toEqual(['missing', 'data/a.txt', gone]);
-    expect(missing.message).toBe(`object ${gone} (data/a.txt) is missing`);
-    // A commit whose tree lists a file under the id of a tree (written as it is, git checks no entry's type).
-    const folder = blobOf(r, 'test');
-    const entries = Buffer.concat([Buffer.from('100644 a.txt\0'), Buffer.from(folder, 'hex')]);
+    const missing = (await readVerifiedTree(r.dir, 'sha1', head).catch((e: unknown) => e)) as ObjectMismatch;
+    expect([missing.problem, missing.path, missing.oid]).toEqual(['missing', 'data/', gone]);
+    expect(missing.message).toBe(`object ${gone} (data/) is missing`);
+    // A commit whose tree lists a folder under the id of a file (written as it is: git checks no entry's type).
+    const file = blobOf(r, 'src/code.txt');
+    const entries = Buffer.concat([Buffer.from('40000 a\0'), Buffer.from(file, 'hex')]);
     const listing = path.join(testdir('ralphkit-tree-'), 'tree');
     writeFileSync(listing, entries);
     const tree = git(r.dir, 'hash-object', '-t', 'tree', '-w', '--literally', listing);
-    const commit = git(r.dir, 'commit-tree', '-m', 'a file that is a folder', tree);
-    const wrong = (await readVerifiedTree(r.dir, 'sha1', commit, true).catch((e: unknown) => e)) as ObjectMismatch;
+    const commit = git(r.dir, 'commit-tree', '-m', 'a folder that is a file', tree);
+    const wrong = (await readVerifiedTree(r.dir, 'sha1', commit).catch((e: unknown) => e)) as ObjectMismatch;
     expect([wrong.problem, wrong.path, wrong.message]).toEqual([
       'type',
-      'a.txt',
-      `object ${folder} (a.txt) is not of the type its parent names`,
+      'a/',
+      `object ${file} (a/) is not of the type its parent names`,
     ]);
   });
 
