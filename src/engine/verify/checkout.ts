@@ -39,6 +39,8 @@ export interface Checkout {
   pinnedChanges: string[];
   /** The claimed commit's files, as checked out (before setup could touch the index). */
   tracked: string[];
+  /** Pinned files as git wrote them from the pinned blob through the plan commit's own attributes (sealPins). */
+  asGitWrote: ReadonlyMap<string, Buffer>;
 }
 
 /**
@@ -68,8 +70,10 @@ export async function createCheckout(
     const index = sealedIndex ?? (await readCheckoutIndex(dir));
     const tracked = [...index.keys()];
     if (sealed) refuseLinksOut(dir, commit, tracked, pins);
-    const pinnedChanges = pins ? await applyPins(dir, index, pins, matcher(mayChange)) : [];
-    return { dir, commit, pinnedChanges, tracked, gitConfig: readFileSync(path.join(dir, '.git', 'config')) };
+    const asGitWrote = pins && sealedIndex ? readAsGitWrote(dir, sealedIndex, pins) : new Map<string, Buffer>();
+    const pinnedChanges = pins ? await applyPins(dir, index, pins, matcher(mayChange), asGitWrote) : [];
+    const gitConfig = readFileSync(path.join(dir, '.git', 'config'));
+    return { dir, commit, pinnedChanges, tracked, gitConfig, asGitWrote };
   } catch (err) {
     removeCheckout(dir);
     throw err;
@@ -144,6 +148,31 @@ async function refuseRewrittenFiles(
     );
 }
 
+/**
+ * The pinned files git wrote other than their blob's bytes (a CRLF fixture under an eol rule, an ident), as it wrote
+ * them: only where the claimed commit has the pinned blob and mode, and every .gitattributes of the claimed commit is
+ * the plan commit's (the rules the agent cannot have changed; the files outside the repository are held). The
+ * checkout's files were checked through git against their ids just before (refuseRewrittenFiles).
+ */
+function readAsGitWrote(dir: string, files: ReadonlyMap<string, TreeEntry>, pins: Pins): Map<string, Buffer> {
+  const out = new Map<string, Buffer>();
+  const rules = (tree: ReadonlyMap<string, TreeEntry>) =>
+    [...tree]
+      .filter(([file]) => file === '.gitattributes' || file.endsWith('/.gitattributes'))
+      .map(([file, e]) => `${file} ${e.mode} ${e.oid}`)
+      .sort()
+      .join('\n');
+  if (rules(files) !== rules(pins.tree)) return out;
+  for (const [file, held] of pins.held) {
+    const mine = files.get(file);
+    const pinned = pins.tree.get(file)!;
+    if (!mine || mine.oid !== pinned.oid || mine.mode !== pinned.mode || !pinned.mode.startsWith('100')) continue;
+    const bytes = readFileSync(path.join(dir, file));
+    if (!bytes.equals(held)) out.set(file, bytes);
+  }
+  return out;
+}
+
 /** A link's target, or a file's bytes, as git would hash it. */
 function readEntry(abs: string): Buffer {
   return lstatSync(abs).isSymbolicLink() ? readlinkSync(abs, { encoding: 'buffer' }) : readFileSync(abs);
@@ -182,7 +211,7 @@ export async function reapplyPins(
   );
   if (!pins) return [];
   const allowed = matcher(mayChange);
-  const changed = await sealPins(checkout.dir, pins, allowed);
+  const changed = await sealPins(checkout.dir, pins, allowed, checkout.asGitWrote);
   // What setup created where the plan commit pins an absence (an untracked .npmrc, a GNUmakefile, a conftest.py).
   const pinned = new Set(pins.paths.filter((p) => !allowed(p)));
   const created = pins.absent
@@ -283,8 +312,9 @@ async function applyPins(
   index: ReadonlyMap<string, { mode: string; oid: string }>,
   pins: Pins,
   mayChange: (file: string) => boolean,
+  asGitWrote: ReadonlyMap<string, Buffer>,
 ): Promise<string[]> {
-  await sealPins(dir, pins, mayChange);
+  await sealPins(dir, pins, mayChange, asGitWrote);
   const changed = pins.paths.filter(
     (p) =>
       !mayChange(p) && (index.get(p)?.oid !== pins.tree.get(p)?.oid || index.get(p)?.mode !== pins.tree.get(p)?.mode),

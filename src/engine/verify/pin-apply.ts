@@ -33,14 +33,27 @@ export async function readCheckoutIndex(dir: string): Promise<Map<string, TreeEn
 /**
  * The held bytes of each pinned path (but those `skip` matches) into the checkout where it does not hold them byte for
  * byte already (bytes equal to the runner's copy hash to the pinned id: the copy was hashed when it was read); what it
- * writes is read back and hashed. (An object the store holds under a pinned id with other bytes never gets this far:
- * a sealed checkout hashes every object it reads first, verify/checkout.ts.) Throws SealBroken; returns the paths
- * written.
+ * writes is read back and hashed. `asGitWrote`: pinned files git converted on the way out of the pinned blob (an eol,
+ * ident or encoding rule of the plan commit's own attributes), held as git wrote them instead (verify/checkout.ts
+ * checked those bytes through git). (An object the store holds under a pinned id with other bytes never gets this far:
+ * a sealed checkout holds what git wrote against the commit, verify/checkout.ts.) Throws SealBroken; returns the
+ * paths written.
  */
-export async function sealPins(dir: string, pins: Pins, skip: (file: string) => boolean): Promise<string[]> {
-  const differs = [...pins.held.keys()].filter((file) => !skip(file) && !holdsPinned(dir, file, pins));
-  for (const file of differs) putFile(dir, file, pins.tree.get(file)!.mode, pins.held.get(file)!);
-  const bad = differs.filter((file) => readHashed(dir, file, pins) !== pins.tree.get(file)!.oid);
+export async function sealPins(
+  dir: string,
+  pins: Pins,
+  skip: (file: string) => boolean,
+  asGitWrote: ReadonlyMap<string, Buffer> = new Map(),
+): Promise<string[]> {
+  const want = (file: string) => asGitWrote.get(file) ?? pins.held.get(file)!;
+  const mode = (file: string) => pins.tree.get(file)!.mode;
+  const differs = [...pins.held.keys()].filter((file) => !skip(file) && !holds(dir, file, mode(file), want(file)));
+  for (const file of differs) putFile(dir, file, mode(file), want(file));
+  const bad = differs.filter((file) =>
+    asGitWrote.has(file)
+      ? !holds(dir, file, mode(file), want(file))
+      : readHashed(dir, file, pins) !== pins.tree.get(file)!.oid,
+  );
   if (bad.length)
     throw new SealBroken(
       `the pinned files ${bad.join(', ')} in the checkout do not hash to their ids at the plan commit ${pins.commit.slice(0, 7)} after the runner wrote them; the claim is rejected`,
@@ -48,11 +61,10 @@ export async function sealPins(dir: string, pins: Pins, skip: (file: string) => 
   return differs;
 }
 
-function holdsPinned(dir: string, file: string, pins: Pins): boolean {
+/** The checkout's `file` is `bytes` with `mode` (a link: its target), reached through no link. */
+function holds(dir: string, file: string, mode: string, bytes: Buffer): boolean {
   const st = realParents(dir, file) ? lstatOrNull(path.join(dir, file)) : null;
   if (!st) return false;
-  const mode = pins.tree.get(file)!.mode;
-  const bytes = pins.held.get(file)!;
   if (mode === '120000')
     return st.isSymbolicLink() && readlinkSync(path.join(dir, file), { encoding: 'buffer' }).equals(bytes);
   return (

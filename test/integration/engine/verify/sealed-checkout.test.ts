@@ -333,6 +333,29 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     );
   });
 
+  it("pinned files: a fixture git checks out with CRLF (the plan commit's eol rule) stays as git wrote it, after setup too; under rules the claim changed the pinned bytes go in", async () => {
+    const check = 'sh test/check.sh';
+    const prd = plan([story('US-1', { checks: [check] })], { setup: 'touch setup-ran' });
+    const files = {
+      ...FILES,
+      'test/check.sh': "printf 'a\\r\\nb\\r\\n' | cmp -s - test/fixture.txt && grep -q done src/code.txt\n",
+      'test/fixture.txt': 'a\nb\n',
+      '.gitattributes': 'test/fixture.txt eol=crlf\n',
+    };
+    const honest = await planRepo(prd, files);
+    claim(honest.r, 'US-1');
+    commitAll(honest.r.dir, { 'src/code.txt': 'done\n' });
+    const res = await verifyIteration(honest.input());
+    expect(res.verdicts[0].status, res.verdicts[0].reason).toBe('verified');
+    // The same work with the rule changed by the claim: the pinned bytes (LF) go in, whatever git made of them.
+    const changed = await planRepo(prd, files);
+    claim(changed.r, 'US-1');
+    commitAll(changed.r.dir, { 'src/code.txt': 'done\n', '.gitattributes': 'test/fixture.txt eol=crlf ident\n' });
+    const again = await verifyIteration(changed.input());
+    expect(again.verdicts[0].status).toBe('rejected');
+    expect(again.verdicts[0].reason).toMatch(/check `sh test\/check\.sh` exited 1/);
+  });
+
   it('object store: a tree gone from the store, or a folder whose id names a blob, is named with what is wrong', async () => {
     const { r } = await planRepo(PLAN, { ...FILES, 'data/a.txt': 'a\n' });
     const head = git(r.dir, 'rev-parse', 'HEAD');
