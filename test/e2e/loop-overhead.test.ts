@@ -156,7 +156,7 @@ describe('git processes at start', () => {
       'cat-file --batch',
       'cat-file --batch',
       // the includes and hooksPath the runner's guard holds
-      'config -z --list --show-scope --no-includes',
+      'config -z --list --show-scope --show-origin --includes',
       // the start-up probe: the plan-level check once on the plan commit, in a fresh checkout (verify/weak-checks.ts)
       'clone --quiet --shared --no-checkout --template= <repo> <tmp>/ralph-verify-<loop>',
       'checkout --quiet --detach <sha> --',

@@ -84,11 +84,12 @@ async function spawnGit(
     else into.push(chunk);
   };
   // A git stopped is killed at once (graceMs 0): nothing of a half-done git step is worth waiting for.
+  const file = gitProgram();
   const run = spawnInGroup({
-    file: gitProgram(),
+    file,
     args: hardenedArgs(args),
     cwd,
-    env: { ...hardenedGitEnv(process.env), ...options.env },
+    env: { ...hardenedGitEnv(process.env, file), ...options.env },
     input: options.input,
     timeoutMs,
     graceMs: 0,

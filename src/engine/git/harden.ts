@@ -54,8 +54,13 @@ export const GIT_ENV: Readonly<Record<string, string>> = {
  * ~/.gitconfig is the agent's to write too: the runner holds it like .git/config (verify/runner-guard.ts) and puts it
  * back after every agent run, before its own git calls read it.
  */
-export function hardenedGitEnv(base: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return { ...base, ...GIT_ENV };
+export function hardenedGitEnv(base: NodeJS.ProcessEnv, gitFile?: string): NodeJS.ProcessEnv {
+  const env = { ...base, ...GIT_ENV };
+  // What git starts by name (a filter's program, `sh`, a credential helper) is looked for in git's own folder first:
+  // a `git-lfs` the agent drops into an earlier PATH folder (~/.local/bin) does not stand in for yours there.
+  if (gitFile && path.isAbsolute(gitFile))
+    env.PATH = [path.dirname(gitFile), base.PATH].filter(Boolean).join(path.delimiter);
+  return env;
 }
 
 /** `git <hardening> <args>`: the argument list for execFile. */

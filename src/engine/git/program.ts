@@ -25,7 +25,7 @@ export function gitSyncBytes(cwd: string, args: string[], input?: string): Buffe
   try {
     return execFileSync(gitProgram(), hardenedArgs(args), {
       cwd,
-      env: hardenedGitEnv(process.env),
+      env: hardenedGitEnv(process.env, gitProgram()),
       input: input ?? '',
       maxBuffer: SYNC_MAX_OUTPUT,
       timeout: SYNC_TIMEOUT_MS,

@@ -105,11 +105,11 @@ async function readSealedTree(top: string, dir: string, commit: string): Promise
 
 /**
  * What git wrote into a fresh checkout of `commit` is the commit's files, `files` (read from hashed trees): no file
- * more or less, and each holds its blob. git hashes each (`hash-object`, through the checkout's attributes: an eol,
- * ident or encoding conversion it made on the way out is undone on the way back), and one that does not match is
- * hashed again as it is (a blob committed with CRLF under a text rule). A link's target is hashed here. A git that
- * read an object from a store the agent rewrote (a loose object replaced in place, a pack of its own that git looked
- * in first) wrote other bytes: SealBroken, naming them.
+ * more or less, and each holds its blob. Each file's bytes (a link's target) are hashed here; one that does not match
+ * may be git's conversion on the way out (an eol, ident or encoding rule, a filter of yours), so git hashes it again
+ * through the checkout's attributes (`hash-object`), where its name can be given to git as it is. A git that read an
+ * object from a store the agent rewrote (a loose object replaced in place, a pack of its own that git looked in first)
+ * wrote other bytes: SealBroken, naming them.
  */
 async function refuseRewrittenFiles(
   dir: string,
@@ -117,28 +117,25 @@ async function refuseRewrittenFiles(
   files: ReadonlyMap<string, TreeEntry>,
   format: ObjectFormat,
 ): Promise<void> {
-  const found = listCheckoutFiles(dir);
-  const present = new Set(found);
-  const extra = found.filter((file) => !files.has(file));
+  const found = listCheckoutFiles(Buffer.from(dir));
+  const present = new Set(found.map((f) => f.file));
+  const extra = found.filter((f) => !files.has(f.file)).map((f) => f.file);
   const missing = [...files].filter(([file, e]) => e.mode !== '160000' && !present.has(file)).map(([file]) => file);
-  const asGit = found.filter((file) => files.get(file)?.mode.startsWith('100') && !/[\r\n]/.test(file));
-  const viaGit = new Set(asGit);
-  const byHand = found.filter((file) => files.has(file) && !viaGit.has(file) && files.get(file)!.mode !== '160000');
-  const hashed = async (list: string[], raw: boolean): Promise<string[]> =>
-    list.length
-      ? (await gitOk(dir, ['hash-object', ...(raw ? ['--no-filters'] : []), '--stdin-paths'], `${list.join('\n')}\n`))
-          .split('\n')
-          .slice(0, list.length)
-      : [];
-  const filtered = await hashed(asGit, false);
-  const suspects = asGit.filter((file, i) => filtered[i] !== files.get(file)!.oid);
-  const raw = await hashed(suspects, true);
-  const differ = [
-    ...suspects.filter((file, i) => raw[i] !== files.get(file)!.oid),
-    ...byHand.filter((file) => hashObject(format, 'blob', readEntry(path.join(dir, file))) !== files.get(file)!.oid),
-  ];
+  const suspects = found
+    .filter((f) => files.has(f.file) && files.get(f.file)!.mode !== '160000')
+    .filter((f) => hashObject(format, 'blob', readEntry(f.abs)) !== files.get(f.file)!.oid)
+    .map((f) => f.file);
+  // `--stdin-paths` reads a line as a path, and a line that starts with a quote as a C-quoted one: such a name (or
+  // one that is no UTF-8, or has a line break) is not given to git, and its bytes must be the blob's.
+  const viaGit = suspects.filter((file) => files.get(file)!.mode.startsWith('100') && !/^"|[\r\n\uFFFD]/.test(file));
+  const hashed = viaGit.length
+    ? (await gitOk(dir, ['hash-object', '--stdin-paths'], `${viaGit.join('\n')}\n`)).split('\n')
+    : [];
+  const converted = new Set(viaGit.filter((file, i) => hashed[i] === files.get(file)!.oid));
   const wrong = [
-    ...differ.map((file) => `${file} (other bytes than ${files.get(file)!.oid.slice(0, 7)})`),
+    ...suspects
+      .filter((file) => !converted.has(file))
+      .map((file) => `${file} (other bytes than ${files.get(file)!.oid.slice(0, 7)})`),
     ...missing.map((file) => `${file} (not written)`),
     ...extra.map((file) => `${file} (not in the commit)`),
   ];
@@ -146,6 +143,28 @@ async function refuseRewrittenFiles(
     throw new SealBroken(
       `the object store was rewritten: the checkout of ${commit.slice(0, 7)} is not the commit's files: ${wrong.slice(0, 5).join(', ')}${wrong.length > 5 ? ` and ${wrong.length - 5} more` : ''} (git read an object the agent replaced under its id: a loose object rewritten in place, or a pack of its own looked in first), so the checks would read what no clone of the commit gets; the claim is rejected (\`git fsck --full\` names the damaged objects)`,
     );
+}
+
+/** A link's target, or a file's bytes, as git would hash it. */
+function readEntry(abs: Buffer): Buffer {
+  return lstatSync(abs).isSymbolicLink() ? readlinkSync(abs, { encoding: 'buffer' }) : readFileSync(abs);
+}
+
+/**
+ * The files and links of a fresh checkout, its .git aside: each by its repository path (decoded as the tree's names
+ * are) and its path on disk as bytes (a name that is no UTF-8 is still found).
+ */
+function listCheckoutFiles(dir: Buffer, rel = ''): Array<{ file: string; abs: Buffer }> {
+  const out: Array<{ file: string; abs: Buffer }> = [];
+  for (const entry of readdirSync(dir, { withFileTypes: true, encoding: 'buffer' })) {
+    const name = entry.name.toString('utf8');
+    if (!rel && name === '.git') continue;
+    const file = rel ? `${rel}/${name}` : name;
+    const abs = Buffer.concat([dir, Buffer.from('/'), entry.name]);
+    if (entry.isDirectory()) out.push(...listCheckoutFiles(abs, file));
+    else out.push({ file, abs });
+  }
+  return out;
 }
 
 /**
@@ -169,23 +188,6 @@ function readAsGitWrote(dir: string, files: ReadonlyMap<string, TreeEntry>, pins
     if (!mine || mine.oid !== pinned.oid || mine.mode !== pinned.mode || !pinned.mode.startsWith('100')) continue;
     const bytes = readFileSync(path.join(dir, file));
     if (!bytes.equals(held)) out.set(file, bytes);
-  }
-  return out;
-}
-
-/** A link's target, or a file's bytes, as git would hash it. */
-function readEntry(abs: string): Buffer {
-  return lstatSync(abs).isSymbolicLink() ? readlinkSync(abs, { encoding: 'buffer' }) : readFileSync(abs);
-}
-
-/** The files and links of a fresh checkout (repository paths), its .git aside. */
-function listCheckoutFiles(dir: string, rel = ''): string[] {
-  const out: string[] = [];
-  for (const entry of readdirSync(path.join(dir, rel), { withFileTypes: true })) {
-    const file = rel ? `${rel}/${entry.name}` : entry.name;
-    if (!rel && entry.name === '.git') continue;
-    if (entry.isDirectory()) out.push(...listCheckoutFiles(dir, file));
-    else out.push(file);
   }
   return out;
 }

@@ -219,6 +219,9 @@ export const UPWARD_FILES: readonly string[] = [
     // conftest.py files from there down; pnpm takes the folder of a pnpm-workspace.yaml as its workspace's root.
     'setup.py',
     'pnpm-workspace.yaml',
+    // npm puts every node_modules/.bin from the project up to the root on a script's PATH (a `node` there runs
+    // `npm test`); a node_modules without one is only read by a require the diff shows.
+    'node_modules/.bin',
     // ESLint 8 merges every .eslintrc up to the root (unless one says root: true).
     '.eslintrc',
     '.eslintrc.js',

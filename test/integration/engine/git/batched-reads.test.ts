@@ -165,13 +165,18 @@ describe('readBlobs: several files in one cat-file --batch', () => {
 });
 
 describe('readConfigList and the guard: one git config for the includes and core.hooksPath', () => {
-  it('lists each entry with its scope, without following includes', async () => {
+  it('lists each entry with its scope and the file it comes from, following includes under the scope that includes them', async () => {
     const dir = gitdir();
     git(dir, 'config', 'include.path', 'extra.inc');
     writeFileSync(path.join(dir, '.git', 'extra.inc'), '[core]\n\thooksPath = from-include\n');
     const list = (await readConfigList(dir))!;
-    expect(list).toContainEqual({ scope: 'local', key: 'include.path', value: 'extra.inc' });
-    expect(list.some((e) => e.value === 'from-include')).toBe(false);
+    expect(list).toContainEqual({ scope: 'local', file: '.git/config', key: 'include.path', value: 'extra.inc' });
+    expect(list).toContainEqual({
+      scope: 'local',
+      file: '.git/extra.inc',
+      key: 'core.hookspath',
+      value: 'from-include',
+    });
     // The runner's own hardening comes as the command line's, never as the repository's.
     expect(list).toContainEqual({ scope: 'command', key: 'core.hookspath', value: '/dev/null' });
   });

@@ -2,7 +2,7 @@
 // and a file of higher rank than the pinned one silences it. Each attack next to the honest run on the same plan;
 // with and without --sandbox.
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
@@ -271,6 +271,10 @@ describe('runner config above the checkout', () => {
     );
     writeFileSync(path.join(checkout, 'tsconfig.json'), '{}');
     expect(() => refuseUpwardConfig(checkout)).not.toThrow();
+    // npm puts every node_modules/.bin up the tree on a script's PATH.
+    mkdirSync(path.join(tmp, 'node_modules/.bin'), { recursive: true });
+    expect(() => refuseUpwardConfig(checkout)).toThrow(`${path.join(tmp, 'node_modules/.bin')} lies above`);
+    rmSync(path.join(tmp, 'node_modules'), { recursive: true });
     // ESLint 8 merges every .eslintrc up the tree, the checkout's own or not.
     writeFileSync(path.join(tmp, '.eslintrc.json'), '{"rules":{}}');
     expect(() => refuseUpwardConfig(checkout)).toThrow(`${path.join(tmp, '.eslintrc.json')} lies above`);

@@ -356,6 +356,19 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
     expect(again.verdicts[0].reason).toMatch(/check `sh test\/check\.sh` exited 1/);
   });
 
+  it('object store: files whose names git would read otherwise (a leading quote, no UTF-8) are checked by their bytes: honest ones pass, one rewritten in the store is named', async () => {
+    const { r } = await planRepo(PLAN, { ...FILES, '"draft".md': 'draft\n', draft: 'other\r\n' });
+    writeFileSync(Buffer.from(`${r.dir}/caf\xe9.txt`, 'latin1'), 'latin-1 name\n');
+    commitAll(r.dir, { '.gitattributes': 'draft text eol=lf\n' }, 'odd names');
+    const head = git(r.dir, 'rev-parse', 'HEAD');
+    const honest = await createCheckout(r.dir, head, null, [], true);
+    removeCheckout(honest.dir);
+    rewriteLooseObject(r.dir, blobOf(r, '"draft".md'), 'draft, rewritten\n');
+    await expect(createCheckout(r.dir, head, null, [], true)).rejects.toThrow(
+      /is not the commit's files: "draft"\.md \(other bytes than [0-9a-f]{7}\)/,
+    );
+  });
+
   it('object store: a tree gone from the store, or a folder whose id names a blob, is named with what is wrong', async () => {
     const { r } = await planRepo(PLAN, { ...FILES, 'data/a.txt': 'a\n' });
     const head = git(r.dir, 'rev-parse', 'HEAD');

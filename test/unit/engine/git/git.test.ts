@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { explainGitRefusal } from '../../../../src/engine/git/git.js';
+import { hardenedGitEnv } from '../../../../src/engine/git/harden.js';
 
 describe('explainGitRefusal: what git said about --cwd, for the user', () => {
   it.each([
@@ -16,5 +17,16 @@ describe('explainGitRefusal: what git said about --cwd, for the user', () => {
     expect(refusal.message).toBe(message);
     if (hint) expect(refusal.hint).toMatch(hint);
     else expect(refusal.hint).toBeUndefined();
+  });
+});
+
+describe('hardenedGitEnv', () => {
+  it("puts git's own folder first on its PATH (a filter's program or sh found there before a folder the agent can write), and the rest of PATH after it", () => {
+    const env = hardenedGitEnv({ PATH: '/home/u/.local/bin:/usr/bin', HOME: '/home/u' }, '/usr/bin/git');
+    expect(env.PATH).toBe('/usr/bin:/home/u/.local/bin:/usr/bin');
+    expect(env.GIT_NO_REPLACE_OBJECTS).toBe('1');
+    expect(env.GIT_ATTR_NOSYSTEM).toBe('1');
+    // A git found by the system's own lookup (no absolute path): PATH as it was.
+    expect(hardenedGitEnv({ PATH: '/a:/b' }, 'git').PATH).toBe('/a:/b');
   });
 });
