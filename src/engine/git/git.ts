@@ -71,7 +71,7 @@ export async function runGitBytes(
 async function spawnGit(
   cwd: string,
   args: string[],
-  options: GitOptions & { maxOutput?: number; onStdout?: (chunk: Buffer) => void },
+  options: GitOptions & { maxOutput?: number },
 ): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   const maxOutput = options.maxOutput ?? MAX_OUTPUT;
   const timeoutMs = options.timeoutMs ?? GIT_TIMEOUT_MS;
@@ -94,7 +94,7 @@ async function spawnGit(
     timeoutMs,
     graceMs: 0,
     atEnd: 'keep',
-    onStdout: options.onStdout ?? collect(out.stdout),
+    onStdout: collect(out.stdout),
     onStderr: collect(out.stderr),
   });
   const untrack = trackGroup(run.child.pid);
@@ -125,20 +125,6 @@ function subcommand(args: readonly string[]): string {
     else if (!args[i].startsWith('-')) return args[i];
   }
   return args[0] ?? '';
-}
-
-/**
- * git's output handed to `onStdout` as it comes, never held whole (`cat-file --batch` of every blob of a commit can be
- * larger than memory); an Error with git's message when it fails.
- */
-export async function gitStream(
-  cwd: string,
-  args: string[],
-  input: string,
-  onStdout: (chunk: Buffer) => void,
-): Promise<void> {
-  const r = await spawnGit(cwd, args, { input, onStdout });
-  if (r.code !== 0) throw new Error(`git ${args.join(' ')} failed: ${r.stderr.trim() || `exit ${r.code}`}`);
 }
 
 /** runGit for output that is bytes, not text (`cat-file --batch`): its stdout as a Buffer, or an Error with git's message. */

@@ -2,8 +2,8 @@
 // does not check that when it reads one: the agent can write .git/objects (a loose object rewritten in place, a pack
 // of its own, an alternate store), and git then hands out the agent's bytes under the old id. What the runner must
 // hold as it was (the plan commit's pinned files) it reads here, and every object read is hashed against its id.
-import { createHash, type Hash } from 'node:crypto';
-import { gitBytes, gitOk, gitStream, printedObjectFormat } from './git.js';
+import { createHash } from 'node:crypto';
+import { gitBytes, gitOk, printedObjectFormat } from './git.js';
 
 export type ObjectFormat = 'sha1' | 'sha256';
 
@@ -96,7 +96,7 @@ export async function readVerifiedObjects(
   oids: readonly string[],
 ): Promise<Map<string, Buffer>> {
   const out = new Map<string, Buffer>();
-  for (const [oid, obj] of await readObjects(top, oids)) out.set(oid, checked(type, oid, hashed(format, obj)));
+  for (const [oid, obj] of await readObjects(top, oids)) out.set(oid, checked(format, type, oid, obj));
   return out;
 }
 
@@ -112,12 +112,12 @@ export async function readVerifiedTree(
   commit: string,
 ): Promise<Map<string, TreeEntry>> {
   const listed = await listTreeIds(top, commit);
-  const fetched = await hashObjects(top, format, [commit, `${commit}^{tree}`, ...listed]);
+  const fetched = await readObjects(top, [commit, `${commit}^{tree}`, ...listed]);
   const verified = async (type: string, oids: string[], paths?: Map<string, string>): Promise<Map<string, Buffer>> => {
     const out = new Map<string, Buffer>();
     const missing = oids.filter((oid) => !fetched.get(oid));
-    for (const [oid, obj] of await hashObjects(top, format, missing)) fetched.set(oid, obj);
-    for (const oid of oids) out.set(oid, checked(type, oid, fetched.get(oid) ?? null, paths?.get(oid)));
+    for (const [oid, obj] of await readObjects(top, missing)) fetched.set(oid, obj);
+    for (const oid of oids) out.set(oid, checked(format, type, oid, fetched.get(oid) ?? null, paths?.get(oid)));
     return out;
   };
   const body = (await verified('commit', [commit])).get(commit)!;
@@ -152,90 +152,18 @@ async function listTreeIds(top: string, commit: string): Promise<string[]> {
     .map((line) => line.slice(0, line.indexOf('\t')).split(' ')[2]);
 }
 
-/** An object as `cat-file --batch` gave it: its type, the id its bytes hash to, and the bytes of all but blobs. */
-interface HashedObject {
-  type: string;
-  hash: string;
-  bytes: Buffer;
-}
-
-/**
- * The objects `oids` (ids, or names git resolves) from one `git cat-file --batch`, each hashed as it streams by; a
- * blob's bytes are not kept (empty), a commit's and a tree's are. Null: missing.
- */
-async function hashObjects(
-  top: string,
+/** An object as read, checked: of type `type` and hashing to its id; else ObjectMismatch naming `file` where given. */
+function checked(
   format: ObjectFormat,
-  oids: readonly string[],
-): Promise<Map<string, HashedObject | null>> {
-  const out = new Map<string, HashedObject | null>();
-  const unique = [...new Set(oids)];
-  if (!unique.length) return out;
-  let next = 0;
-  let header: Buffer[] = [];
-  let body: { asked: string; id: string; type: string; left: number; hash: Hash; parts: Buffer[] | null } | null = null;
-  let newline = false;
-  const finish = () => {
-    const b = body!;
-    const obj = { type: b.type, hash: b.hash.digest('hex'), bytes: b.parts ? Buffer.concat(b.parts) : Buffer.alloc(0) };
-    out.set(b.asked, obj);
-    // Asked by a name (`<commit>^{tree}`), found by its id: the id git printed is a key too (still hashed when used).
-    if (b.id !== b.asked) out.set(b.id, obj);
-    body = null;
-    newline = true;
-  };
-  const onChunk = (chunk: Buffer) => {
-    let at = 0;
-    while (at < chunk.length) {
-      if (newline) {
-        // The line feed git writes after each object's bytes.
-        newline = false;
-        at++;
-      } else if (body) {
-        const part = chunk.subarray(at, at + body.left);
-        body.hash.update(part);
-        body.parts?.push(part);
-        body.left -= part.length;
-        at += part.length;
-        if (body.left === 0) finish();
-      } else {
-        const eol = chunk.indexOf(0x0a, at);
-        if (eol < 0) {
-          header.push(chunk.subarray(at));
-          return;
-        }
-        header.push(chunk.subarray(at, eol));
-        at = eol + 1;
-        const [id, type, size] = Buffer.concat(header).toString('latin1').split(' ');
-        header = [];
-        const asked = unique[next++];
-        // "<name> missing" (or "ambiguous"): no object.
-        if (size === undefined) {
-          out.set(asked, null);
-          continue;
-        }
-        const left = Number(size);
-        const hash = createHash(format).update(`${type} ${left}\0`);
-        body = { asked, id, type, left, hash, parts: type === 'blob' ? null : [] };
-        if (left === 0) finish();
-      }
-    }
-  };
-  await gitStream(top, ['cat-file', '--batch'], `${unique.join('\n')}\n`, onChunk);
-  return out;
-}
-
-/** An object as read, checked: of type `type` and hashing to its id; else ObjectMismatch. */
-function checked(type: string, oid: string, obj: HashedObject | null, file?: string): Buffer {
+  type: string,
+  oid: string,
+  obj: { type: string; bytes: Buffer } | null,
+  file?: string,
+): Buffer {
   if (!obj) throw new ObjectMismatch(oid, 'missing', file);
   if (obj.type !== type) throw new ObjectMismatch(oid, 'type', file);
-  if (obj.hash !== oid) throw new ObjectMismatch(oid, 'content', file);
+  if (hashObject(format, type, obj.bytes) !== oid) throw new ObjectMismatch(oid, 'content', file);
   return obj.bytes;
-}
-
-/** A buffered object (readObjects) as hashObjects gives it. */
-function hashed(format: ObjectFormat, obj: { type: string; bytes: Buffer } | null): HashedObject | null {
-  return obj && { ...obj, hash: hashObject(format, obj.type, obj.bytes) };
 }
 
 /** A tree object's entries: "<mode> <name>\0<id as raw bytes>", one after another. */

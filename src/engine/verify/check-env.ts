@@ -61,7 +61,7 @@ export function takeCheckEnvBase(env: NodeJS.ProcessEnv): CheckEnvBase {
     const value = env[name] ?? (home ? path.join(home, dir) : undefined);
     if (value && existsDir(value)) keep[name] = value;
   }
-  // npm's cache stays the user's: its contents are checked against the lockfile's integrity before use.
+  // npm's cache stays the user's, its content-addressed part only (shareCache): checked against hashes before use.
   const cache = env.npm_config_cache ?? env.NPM_CONFIG_CACHE ?? (home ? path.join(home, '.npm') : undefined);
   if (cache) keep.npm_config_cache = cache;
   // A folder named twice resolves nothing the first time did not: listed once. Relative entries (`.`, `node_modules/.bin`) are left out: in a check they resolve inside the checkout, the agent's files.
@@ -109,7 +109,26 @@ export function buildCheckEnv(
   writeSeed(npmGlobal, base.npmGlobal ?? Buffer.alloc(0));
   const { dirs, changed } = planPath(base, home);
   Object.assign(out, base.keep, { HOME: home, PATH: dirs.join(path.delimiter), npm_config_globalconfig: npmGlobal });
+  if (base.keep.npm_config_cache) out.npm_config_cache = shareCache(base.keep.npm_config_cache, home);
   return { env: out, changed };
+}
+
+/**
+ * npm's cache for one verification: a folder of the check HOME whose `_cacache` is the user's (content-addressed:
+ * npm checks what it reads there against its hash), and nothing else of the user's cache. `_npx` there holds whole
+ * package trees npx runs from disk as they are, which the agent could have rewritten.
+ */
+function shareCache(cache: string, home: string): string {
+  const own = path.join(home, '.ralph', 'npm-cache');
+  mkdirSync(own, { recursive: true });
+  try {
+    const shared = path.join(cache, '_cacache');
+    mkdirSync(shared, { recursive: true });
+    symlinkSync(shared, path.join(own, '_cacache'));
+  } catch {
+    // No user cache to share (one that cannot be made): npm makes its own here.
+  }
+  return own;
 }
 
 /** PATH for the checks: each folder the agent could write is kept only while its entries are as at loop start. */

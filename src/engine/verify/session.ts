@@ -10,6 +10,7 @@ import type { Prd, Story } from '../../prd/types.js';
 import path from 'node:path';
 import { ChecksEnv } from './check-env.js';
 import { existsSync } from 'node:fs';
+import { realpathOrUndefined } from '../../util/read.js';
 import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
@@ -50,7 +51,9 @@ export function planCheckWrap(
   env: NodeJS.ProcessEnv,
 ): CheckWrap | undefined {
   if (!sb || cwd === top) return undefined;
-  const scratch = [env.HOME, env.npm_config_cache].filter(
+  // npm's cache of the checks is in their HOME; its _cacache is the user's (check-env.ts shareCache), written too.
+  const shared = env.npm_config_cache ? realpathOrUndefined(path.join(env.npm_config_cache, '_cacache')) : undefined;
+  const scratch = [env.HOME, env.npm_config_cache, shared].filter(
     (d): d is string => !!d && path.isAbsolute(d) && existsSync(d),
   );
   return (file, args) =>

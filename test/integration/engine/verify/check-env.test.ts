@@ -1,7 +1,7 @@
 // The check environment (SPEC §6): checks run with a HOME the runner made and the PATH of the loop's start, so what
 // the agent writes into the user's HOME or into a writable PATH folder after the loop started does not decide a
 // verdict. Each attack is paired with the honest run on the same plan; with and without --sandbox.
-import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
@@ -93,6 +93,21 @@ describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
     claim(r, 'US-1');
     expect(await run(r, base)).toMatchObject({ status: 'verified' });
   }, 60_000);
+});
+
+describe("check environment: npm's cache", () => {
+  it("the checks get the user's content-addressed _cacache and nothing else of the cache (npx's package trees in _npx run from disk unchecked)", () => {
+    const home = testdir('ralphkit-home-');
+    const cache = path.join(home, '.npm');
+    mkdirSync(path.join(cache, '_npx/abc/node_modules/prettier'), { recursive: true });
+    mkdirSync(path.join(cache, '_cacache'), { recursive: true });
+    const base = takeCheckEnvBase({ HOME: home, PATH: '/usr/bin:/bin' });
+    const checkHome = testdir('ralphkit-check-home-');
+    const { env } = buildCheckEnv(base, { HOME: home, PATH: '/usr/bin:/bin' }, checkHome);
+    expect(env.npm_config_cache).toBe(path.join(checkHome, '.ralph', 'npm-cache'));
+    expect(readlinkSync(path.join(env.npm_config_cache!, '_cacache'))).toBe(path.join(cache, '_cacache'));
+    expect(existsSync(path.join(env.npm_config_cache!, '_npx'))).toBe(false);
+  });
 });
 
 describe('check environment: a PATH folder named twice, once through a link (/bin and /usr/bin)', () => {
