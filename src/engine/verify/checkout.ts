@@ -19,7 +19,7 @@ import { applyScriptPins, applySectionPin, absentInCommits, matchAbsent } from '
 import { readCheckoutIndex, refuseLinksOut, removeFile, sealPins } from './pin-apply.js';
 import { compiledGlob } from './glob.js';
 import { ABOVE_ROOTS, NEAREST_FILES, UPWARD_FILES } from './runner-config.js';
-import { readTextOrNull } from '../../util/read.js';
+import { readBytesOrNull, readTextOrNull } from '../../util/read.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
@@ -186,8 +186,9 @@ function readAsGitWrote(dir: string, files: ReadonlyMap<string, TreeEntry>, pins
     const mine = files.get(file);
     const pinned = pins.tree.get(file)!;
     if (!mine || mine.oid !== pinned.oid || mine.mode !== pinned.mode || !pinned.mode.startsWith('100')) continue;
-    const bytes = readFileSync(path.join(dir, file));
-    if (!bytes.equals(held)) out.set(file, bytes);
+    // A name that is no UTF-8 is not found by its decoded name: its pinned bytes go in (sealPins says if they cannot).
+    const bytes = readBytesOrNull(path.join(dir, file));
+    if (bytes && !bytes.equals(held)) out.set(file, bytes);
   }
   return out;
 }

@@ -350,9 +350,9 @@ interface GuardConfig {
   includes: string[];
   hooksPaths: string[];
   /**
-   * Configuration and attributes from outside the repository that the runner's git reads, beyond ~/.gitconfig and the
-   * XDG files: the system file, files the global and system files include (read or not there yet), and the file
-   * core.attributesFile names. Each can set a filter the runner's checkout would run.
+   * Configuration from outside the repository that the runner's git reads, beyond ~/.gitconfig and the XDG file: the
+   * system file, and the files the global and system files include (read or not there yet). Each can set a filter
+   * the runner's checkout would run.
    */
   outside: string[];
   /** The file core.attributesFile names, in the global or system configuration (held like .git/info/attributes). */
