@@ -160,7 +160,7 @@ describe('a later story breaks an earlier one (plan whose US-2 check runs only t
     const dir = copyRepo(split);
     const cache = testdir('ralphkit-npm-cache-');
     const r = await ralph(dir, 'passes-once', ['2'], { npm_config_cache: cache });
-    expect(existsSync(path.join(cache, '_cacache', 'passes-once-mark'))).toBe(true); // the claim's run left its mark
+    expect(existsSync(path.join(cache, '_cacache', 'content-v2', 'passes-once-mark'))).toBe(true); // the claim's run left its mark
     const us2 = git(dir, 'log', '--format=%H', '--grep=^feat: US-2$');
     expect(r.output).toContain(`US-2 verified: 1 check passed at ${us2.slice(0, 7)}`);
     // The gate checked the very commit US-2's claim was verified on, and ran the check again all the same.

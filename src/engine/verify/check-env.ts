@@ -61,7 +61,7 @@ export function takeCheckEnvBase(env: NodeJS.ProcessEnv): CheckEnvBase {
     const value = env[name] ?? (home ? path.join(home, dir) : undefined);
     if (value && existsDir(value)) keep[name] = value;
   }
-  // npm's cache stays the user's, its content-addressed part only (shareCache): checked against hashes before use.
+  // npm's cache stays the user's, its content-addressed part only (shareCache): hashed again when read.
   const cache = env.npm_config_cache ?? env.NPM_CONFIG_CACHE ?? (home ? path.join(home, '.npm') : undefined);
   if (cache) keep.npm_config_cache = cache;
   // A folder named twice resolves nothing the first time did not: listed once. Relative entries (`.`, `node_modules/.bin`) are left out: in a check they resolve inside the checkout, the agent's files.
@@ -114,19 +114,21 @@ export function buildCheckEnv(
 }
 
 /**
- * npm's cache for one verification: a folder of the check HOME whose `_cacache` is the user's (content-addressed:
- * npm checks what it reads there against its hash), and nothing else of the user's cache. `_npx` there holds whole
- * package trees npx runs from disk as they are, which the agent could have rewritten.
+ * npm's cache for one verification: a folder of the check HOME whose `_cacache/content-v2` is the user's, and nothing
+ * else of the user's cache. What is there is found by its hash and hashed again when read (the lockfile's integrity,
+ * a packument's), so a file put there under another's hash is refused. The rest is keyed by name: `_cacache/index-v5`
+ * maps URLs (a packument, a git dependency's tarball) to hashes whoever writes the index chooses, and `_npx` holds
+ * whole package trees npx runs from disk as they are; both are the check's own, empty.
  */
 function shareCache(cache: string, home: string): string {
   const own = path.join(home, '.ralph', 'npm-cache');
-  mkdirSync(own, { recursive: true });
+  mkdirSync(path.join(own, '_cacache'), { recursive: true });
   try {
-    const shared = path.join(cache, '_cacache');
-    mkdirSync(shared, { recursive: true });
-    symlinkSync(shared, path.join(own, '_cacache'));
+    const content = path.join(cache, '_cacache', 'content-v2');
+    mkdirSync(content, { recursive: true });
+    symlinkSync(content, path.join(own, '_cacache', 'content-v2'));
   } catch {
-    // No user cache to share (one that cannot be made): npm makes its own here.
+    // No user cache to share (one that cannot be made): npm fills this one.
   }
   return own;
 }

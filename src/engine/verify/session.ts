@@ -51,8 +51,11 @@ export function planCheckWrap(
   env: NodeJS.ProcessEnv,
 ): CheckWrap | undefined {
   if (!sb || cwd === top) return undefined;
-  // npm's cache of the checks is in their HOME; its _cacache is the user's (check-env.ts shareCache), written too.
-  const shared = env.npm_config_cache ? realpathOrUndefined(path.join(env.npm_config_cache, '_cacache')) : undefined;
+  // npm's cache of the checks is in their HOME; its content-addressed part is the user's (check-env.ts shareCache),
+  // written too (what is written there is found by its hash and hashed again when read).
+  const shared = env.npm_config_cache
+    ? realpathOrUndefined(path.join(env.npm_config_cache, '_cacache', 'content-v2'))
+    : undefined;
   const scratch = [env.HOME, env.npm_config_cache, shared].filter(
     (d): d is string => !!d && path.isAbsolute(d) && existsSync(d),
   );

@@ -96,17 +96,20 @@ describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
 });
 
 describe("check environment: npm's cache", () => {
-  it("the checks get the user's content-addressed _cacache and nothing else of the cache (npx's package trees in _npx run from disk unchecked)", () => {
+  it("the checks get the user's content-addressed store and nothing else of the cache (the URL index and npx's package trees are keyed by name)", () => {
     const home = testdir('ralphkit-home-');
     const cache = path.join(home, '.npm');
     mkdirSync(path.join(cache, '_npx/abc/node_modules/prettier'), { recursive: true });
-    mkdirSync(path.join(cache, '_cacache'), { recursive: true });
+    mkdirSync(path.join(cache, '_cacache/index-v5/aa'), { recursive: true });
     const base = takeCheckEnvBase({ HOME: home, PATH: '/usr/bin:/bin' });
     const checkHome = testdir('ralphkit-check-home-');
     const { env } = buildCheckEnv(base, { HOME: home, PATH: '/usr/bin:/bin' }, checkHome);
-    expect(env.npm_config_cache).toBe(path.join(checkHome, '.ralph', 'npm-cache'));
-    expect(readlinkSync(path.join(env.npm_config_cache!, '_cacache'))).toBe(path.join(cache, '_cacache'));
-    expect(existsSync(path.join(env.npm_config_cache!, '_npx'))).toBe(false);
+    const own = env.npm_config_cache!;
+    expect(own).toBe(path.join(checkHome, '.ralph', 'npm-cache'));
+    expect(readlinkSync(path.join(own, '_cacache', 'content-v2'))).toBe(path.join(cache, '_cacache', 'content-v2'));
+    expect(existsSync(path.join(cache, '_cacache', 'content-v2'))).toBe(true);
+    expect(existsSync(path.join(own, '_cacache', 'index-v5'))).toBe(false);
+    expect(existsSync(path.join(own, '_npx'))).toBe(false);
   });
 });
 
