@@ -156,11 +156,12 @@ describe('a later story breaks an earlier one (plan whose US-2 check runs only t
 
   // Found by an adversarial pass (2026-12-06): a gate that kept the claim's verdict when the final tree was the one
   // the claim was verified on let this through with exit 0. State a check writes outlives its checkout.
-  it('4b. code right only the first time it runs (a mark in the npm cache the checks share): the final gate runs the check again on the same commit and sends US-2 back', async () => {
+  it('4b. code right only the first time it runs (a mark in a folder the checks can write): the final gate runs the check again on the same commit and sends US-2 back', async () => {
     const dir = copyRepo(split);
-    const cache = testdir('ralphkit-npm-cache-');
-    const r = await ralph(dir, 'passes-once', ['2'], { npm_config_cache: cache });
-    expect(existsSync(path.join(cache, '_cacache', 'content-v2', 'passes-once-mark'))).toBe(true); // the claim's run left its mark
+    // A folder the checks can write, outside the checkout (without the sandbox, any of the user's).
+    const marks = testdir('ralphkit-marks-');
+    const r = await ralph(dir, 'passes-once', ['--no-sandbox', '2'], { RALPH_TEST_MARK_DIR: marks });
+    expect(existsSync(path.join(marks, 'passes-once-mark'))).toBe(true); // the claim's run left its mark
     const us2 = git(dir, 'log', '--format=%H', '--grep=^feat: US-2$');
     expect(r.output).toContain(`US-2 verified: 1 check passed at ${us2.slice(0, 7)}`);
     // The gate checked the very commit US-2's claim was verified on, and ran the check again all the same.

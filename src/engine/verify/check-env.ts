@@ -61,7 +61,7 @@ export function takeCheckEnvBase(env: NodeJS.ProcessEnv): CheckEnvBase {
     const value = env[name] ?? (home ? path.join(home, dir) : undefined);
     if (value && existsDir(value)) keep[name] = value;
   }
-  // npm's cache stays the user's, its content-addressed part only (shareCache): hashed again when read.
+  // npm's cache: one of the checks' own, in their HOME (ownCache), wherever the user's is.
   const cache = env.npm_config_cache ?? env.NPM_CONFIG_CACHE ?? (home ? path.join(home, '.npm') : undefined);
   if (cache) keep.npm_config_cache = cache;
   // A folder named twice resolves nothing the first time did not: listed once. Relative entries (`.`, `node_modules/.bin`) are left out: in a check they resolve inside the checkout, the agent's files.
@@ -109,27 +109,21 @@ export function buildCheckEnv(
   writeSeed(npmGlobal, base.npmGlobal ?? Buffer.alloc(0));
   const { dirs, changed } = planPath(base, home);
   Object.assign(out, base.keep, { HOME: home, PATH: dirs.join(path.delimiter), npm_config_globalconfig: npmGlobal });
-  if (base.keep.npm_config_cache) out.npm_config_cache = shareCache(base.keep.npm_config_cache, home);
+  if (base.keep.npm_config_cache) out.npm_config_cache = ownCache(home);
   return { env: out, changed };
 }
 
 /**
- * npm's cache for one verification: a folder of the check HOME whose `_cacache/content-v2` is the user's, and nothing
- * else of the user's cache. What is there is found by its hash and hashed again when read (the lockfile's integrity,
- * a packument's), so a file put there under another's hash is refused. The rest is keyed by name: `_cacache/index-v5`
- * maps URLs (a packument, a git dependency's tarball) to hashes whoever writes the index chooses, and `_npx` holds
- * whole package trees npx runs from disk as they are; both are the check's own, empty.
+ * npm's cache for one verification: an empty folder of the check HOME, nothing of the user's. No part of a cache is
+ * safe to share with code the checks run: `_npx` holds package trees npx runs from disk as they are, `_cacache/index-v5`
+ * maps URLs to hashes its writer chose, and `_cacache/content-v2`, though found by hash and hashed again when read,
+ * is found by the hash the claimed commit's lockfile names: a check that puts a tarball there under its own hash has
+ * a later `npm ci` of a lockfile naming that hash install it with no network, where a fresh clone gets EINTEGRITY.
+ * Setup downloads what it installs (once per lockfile and loop: verify/setup-cache.ts).
  */
-function shareCache(cache: string, home: string): string {
+function ownCache(home: string): string {
   const own = path.join(home, '.ralph', 'npm-cache');
-  mkdirSync(path.join(own, '_cacache'), { recursive: true });
-  try {
-    const content = path.join(cache, '_cacache', 'content-v2');
-    mkdirSync(content, { recursive: true });
-    symlinkSync(content, path.join(own, '_cacache', 'content-v2'));
-  } catch {
-    // No user cache to share (one that cannot be made): npm fills this one.
-  }
+  mkdirSync(own, { recursive: true });
   return own;
 }
 

@@ -10,7 +10,6 @@ import type { Prd, Story } from '../../prd/types.js';
 import path from 'node:path';
 import { ChecksEnv } from './check-env.js';
 import { existsSync } from 'node:fs';
-import { realpathOrUndefined } from '../../util/read.js';
 import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
@@ -51,12 +50,8 @@ export function planCheckWrap(
   env: NodeJS.ProcessEnv,
 ): CheckWrap | undefined {
   if (!sb || cwd === top) return undefined;
-  // npm's cache of the checks is in their HOME; its content-addressed part is the user's (check-env.ts shareCache),
-  // written too (what is written there is found by its hash and hashed again when read).
-  const shared = env.npm_config_cache
-    ? realpathOrUndefined(path.join(env.npm_config_cache, '_cacache', 'content-v2'))
-    : undefined;
-  const scratch = [env.HOME, env.npm_config_cache, shared].filter(
+  // npm's cache of the checks is their own, in their HOME (check-env.ts ownCache).
+  const scratch = [env.HOME, env.npm_config_cache].filter(
     (d): d is string => !!d && path.isAbsolute(d) && existsSync(d),
   );
   return (file, args) =>

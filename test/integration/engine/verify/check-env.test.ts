@@ -1,7 +1,7 @@
 // The check environment (SPEC §6): checks run with a HOME the runner made and the PATH of the loop's start, so what
 // the agent writes into the user's HOME or into a writable PATH folder after the loop started does not decide a
 // verdict. Each attack is paired with the honest run on the same plan; with and without --sandbox.
-import { chmodSync, existsSync, mkdirSync, readlinkSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
@@ -96,20 +96,17 @@ describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
 });
 
 describe("check environment: npm's cache", () => {
-  it("the checks get the user's content-addressed store and nothing else of the cache (the URL index and npx's package trees are keyed by name)", () => {
+  it("the checks get an npm cache of their own, nothing of the user's (a tarball a check puts into a shared store under its own hash would be installed by a later npm ci of a lockfile naming it)", () => {
     const home = testdir('ralphkit-home-');
     const cache = path.join(home, '.npm');
     mkdirSync(path.join(cache, '_npx/abc/node_modules/prettier'), { recursive: true });
-    mkdirSync(path.join(cache, '_cacache/index-v5/aa'), { recursive: true });
+    mkdirSync(path.join(cache, '_cacache/content-v2/sha512'), { recursive: true });
     const base = takeCheckEnvBase({ HOME: home, PATH: '/usr/bin:/bin' });
     const checkHome = testdir('ralphkit-check-home-');
     const { env } = buildCheckEnv(base, { HOME: home, PATH: '/usr/bin:/bin' }, checkHome);
     const own = env.npm_config_cache!;
     expect(own).toBe(path.join(checkHome, '.ralph', 'npm-cache'));
-    expect(readlinkSync(path.join(own, '_cacache', 'content-v2'))).toBe(path.join(cache, '_cacache', 'content-v2'));
-    expect(existsSync(path.join(cache, '_cacache', 'content-v2'))).toBe(true);
-    expect(existsSync(path.join(own, '_cacache', 'index-v5'))).toBe(false);
-    expect(existsSync(path.join(own, '_npx'))).toBe(false);
+    expect(readdirSync(own)).toEqual([]);
   });
 });
 
