@@ -3,6 +3,7 @@
 // of its own, an alternate store), and git then hands out the agent's bytes under the old id. What the runner must
 // hold as it was (the plan commit's pinned files) it reads here, and every object read is hashed against its id.
 import { createHash } from 'node:crypto';
+import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, constants } from 'node:fs';
 import { gitBytes, gitOk, printedObjectFormat } from './git.js';
 
 export type ObjectFormat = 'sha1' | 'sha256';
@@ -58,6 +59,44 @@ export function readObjectFormat(top: string): Promise<ObjectFormat> {
 /** The id git gives `bytes` as an object of `type` (`git hash-object -t <type>`): the hash of "<type> <size>\0<bytes>". */
 export function hashObject(format: ObjectFormat, type: string, bytes: Buffer): string {
   return createHash(format).update(`${type} ${bytes.length}\0`).update(bytes).digest('hex');
+}
+
+/**
+ * The blob id of what is at `abs` as git would hash it (a link: its target; a file: its bytes, read in pieces, so a
+ * large one costs no more memory than a piece), or null for anything else (a folder, a pipe) and what is gone. The
+ * size hashed is the one read: a file that grows or shrinks while it is read hashes to no id git gave it.
+ */
+export function hashPathObject(format: ObjectFormat, abs: string | Buffer): string | null {
+  const st = lstatOrNull(abs);
+  if (st?.isSymbolicLink()) return hashObject(format, 'blob', readlinkSync(abs, { encoding: 'buffer' }));
+  if (!st?.isFile()) return null;
+  // O_NOFOLLOW and O_NONBLOCK: a link or a pipe put there since the look above is refused, never followed or waited on.
+  let fd: number;
+  try {
+    fd = openSync(abs, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+  } catch {
+    return null;
+  }
+  try {
+    const opened = fstatSync(fd);
+    if (!opened.isFile()) return null;
+    const size = opened.size;
+    const hash = createHash(format).update(`blob ${size}\0`);
+    const piece = Buffer.allocUnsafe(Math.min(Math.max(size, 1), 1 << 20));
+    let read = 0;
+    for (let n; (n = readSync(fd, piece, 0, piece.length, null)) > 0; read += n) hash.update(piece.subarray(0, n));
+    return read === size ? hash.digest('hex') : null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function lstatOrNull(abs: string | Buffer) {
+  try {
+    return lstatSync(abs);
+  } catch {
+    return null;
+  }
 }
 
 /** The objects `oids` (ids, or names git resolves) as the store holds them, in one `git cat-file --batch` (GIT_NO_REPLACE_OBJECTS: no replace refs); null: missing. */

@@ -16,7 +16,7 @@ import {
 import path from 'node:path';
 import type { Pins } from './types.js';
 import { gitOk } from '../git/git.js';
-import { hashObject, type TreeEntry } from '../git/objects.js';
+import { hashObject, hashPathObject, type TreeEntry } from '../git/objects.js';
 import { SealBroken } from '../errors.js';
 import { lstatOrNull } from '../../util/read.js';
 
@@ -72,11 +72,9 @@ function holds(dir: string, file: string, mode: string, bytes: Buffer): boolean 
   );
 }
 
+/** The blob id of the checkout's `file` (a link: of its target), reached through no link; null for anything else. */
 function readHashed(dir: string, file: string, pins: Pins): string | null {
-  const abs = path.join(dir, file);
-  const st = realParents(dir, file) ? lstatOrNull(abs) : null;
-  if (st?.isSymbolicLink()) return hashObject(pins.format, 'blob', readlinkSync(abs, { encoding: 'buffer' }));
-  return st?.isFile() ? hashObject(pins.format, 'blob', readFileSync(abs)) : null;
+  return realParents(dir, file) ? hashPathObject(pins.format, path.join(dir, file)) : null;
 }
 
 /** True when every folder on the way to `file` is a real folder (no link, no file in its place). */

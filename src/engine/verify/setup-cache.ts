@@ -360,12 +360,15 @@ export async function setUpThroughCache(
 function renderApartFailure(r: CheckResult): string {
   return r.ok
     ? 'setup changed more than new folders at the top (node_modules) where only the lockfiles and package.json files were'
-    : `setup failed (${r.timedOut ? 'timed out' : `exit ${r.exitCode ?? r.signal}`}${lastLine(r.outputTail)}) where only the lockfiles, package.json files and the tarballs they name were: the install reads more of the project than the key holds (a dependency's install script that reads your sources, say)`;
+    : `setup failed (${r.timedOut ? 'timed out' : `exit ${r.exitCode ?? r.signal}`}${lastLine(r.outputTail)}) where only the lockfiles, package.json files and the tarballs they name were (an install that needs more of the project passes in the checkout; any other failure shows again in its setup there)`;
 }
 
-function lastLine(output: string): string {
-  // npm ends a failure with where its log is: the line before says what failed.
-  const lines = output.split('\n').filter((l) => l.trim() && !/complete log of this run/i.test(l));
-  const line = lines.pop()?.trim().slice(0, 200);
+/** The line of setup's output that says what failed: the last error line, past npm's notices and where its log is. */
+export function lastLine(output: string): string {
+  const lines = output
+    .split('\n')
+    .filter((l) => l.trim() && !/complete log of this run|^npm (notice|warn)\b/i.test(l.trim()));
+  const errors = lines.filter((l) => /\berr(or)?\b|ERR!/i.test(l));
+  const line = (errors.pop() ?? lines.pop())?.trim().slice(0, 200);
   return line ? `: ${line}` : '';
 }
