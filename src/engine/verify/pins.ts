@@ -133,7 +133,7 @@ function inFolders(steps: Step[], files: readonly string[], shadows: (words: rea
 function makeTargets(steps: Step[], files: readonly string[], read: (file: string) => string | null): string[] {
   const present = new Set(files);
   return steps.flatMap((step) => {
-    const run = makeRun(step, ['make', 'gmake']);
+    const run = makeRun(step);
     if (!run || run.dir.startsWith('..')) return [];
     const { dir, rest } = run;
     const makefile = makefilesIn(dir).find((f) => present.has(f));
@@ -335,25 +335,28 @@ function folderFlags(
 }
 
 /**
- * The makefiles a check that runs `make` reads, of `files`: GNUmakefile, makefile and Makefile in the folder it runs
+ * The makefiles a check that runs `make` (or `gmake`) reads, of `files`: GNUmakefile, makefile and Makefile in the folder it runs
  * in (`cd app &&`, `make -C app`, `--directory=app`; `base`: the folder the command starts in, a script's package's).
  * Pinned whole: a recipe is not parsed here.
  */
 export function planMakefiles(command: string, files: readonly string[], base = ''): string[] {
   const out: string[] = [];
   for (const step of planSteps(command).map((s) => unquoted({ ...s, cwd: joinDir(base, s.cwd) }))) {
-    const run = makeRun(step, ['make']);
+    const run = makeRun(step);
     if (run) out.push(...makefilesIn(run.dir).filter((f) => files.includes(f)));
   }
   return out;
 }
 
+/** The names GNU make goes by: `gmake` where the system's own make is another. */
+const MAKES = ['make', 'gmake'];
+
 /**
  * The folder make runs in for one simple command (`cd app &&`, `make -C app`, `--directory=app`) and its other words
- * (targets, assignments); null when the command starts none of `names`.
+ * (targets, assignments); null when the command starts no make (by name or path: `/usr/bin/make`).
  */
-function makeRun({ cwd, words }: Step, names: readonly string[]): { dir: string; rest: string[] } | null {
-  const at = words.findIndex((w) => names.includes(w));
+function makeRun({ cwd, words }: Step): { dir: string; rest: string[] } | null {
+  const at = words.findIndex((w) => MAKES.includes(w.slice(w.lastIndexOf('/') + 1)));
   return at < 0 ? null : folderFlags(cwd, words.slice(at + 1), /^(-C|--directory)(?:=?(.+))?/, true);
 }
 

@@ -104,6 +104,9 @@ describe('makefiles', () => {
     ['make test -C', ['Makefile']],
     ['make test OPTS=-Capp', ['Makefile']],
     ['cmake . && echo make-believe', []],
+    ['gmake test', ['Makefile']],
+    ['/usr/bin/make -C app', app],
+    ['cd app && /usr/local/bin/gmake check', app],
   ])('%j reads %j', (command, expected) => {
     expect(planMakefiles(command, files)).toEqual(expected);
   });
