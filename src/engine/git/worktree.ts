@@ -30,9 +30,20 @@ interface GitWorktree {
   branch: string | null;
 }
 
-/** `git worktree list --porcelain`, read: every worktree of the repository and the branch it has checked out. */
+// git's words for an entry of .git/worktrees/ it could not read whole.
+const HALF_MADE = /failed to read .*worktrees\//;
+
+/**
+ * `git worktree list --porcelain`, read: every worktree of the repository and the branch it has checked out. Another
+ * loop's `git worktree add` writes its entry in .git/worktrees/ a file at a time, and git's listing fails on an entry
+ * half made ("failed to read .git/worktrees/<id>/commondir"): asked again a few times within two seconds.
+ */
 export async function listGitWorktrees(mainRoot: string): Promise<GitWorktree[]> {
-  const r = await runGit(mainRoot, ['worktree', 'list', '--porcelain']);
+  let r = await runGit(mainRoot, ['worktree', 'list', '--porcelain']);
+  for (let tries = 0; r.code !== 0 && HALF_MADE.test(r.stderr) && tries < 8; tries++) {
+    await new Promise((resolve) => setTimeout(resolve, 250));
+    r = await runGit(mainRoot, ['worktree', 'list', '--porcelain']);
+  }
   if (r.code !== 0)
     throw new LoopExit(
       LOOP_EXIT.refused,
