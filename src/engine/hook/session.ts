@@ -2,6 +2,7 @@
 // against Claude Code's own cap on blocked stops, its state.json under ralph/.runs/<session id>/, and the run
 // context the runner's verification is handed, so a stop verifies exactly as an iteration of the runner does.
 import { appendFileSync, mkdirSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import type { LoopState } from '../store/state-types.js';
 import type { RunContext, RunIo } from '../types.js';
@@ -12,6 +13,10 @@ import { probeSandbox } from '../agents/sandbox.js';
 import { resolvePaths } from '../plan-file.js';
 import { loopDir } from '../store/layout.js';
 import { readState, writeStateFile } from '../store/state-file.js';
+import { atomicWriteFileSync } from '../../util/atomic.js';
+import { readTextOrNull } from '../../util/read.js';
+import { sameMac } from '../verify/anchors.js';
+import { holdVerdictKey } from '../verify/trust.js';
 
 /** How status names the agent of a loop inside a Claude Code session. */
 export const IN_SESSION_AGENT = 'claude (in-session)';
@@ -75,16 +80,67 @@ export function saveSessionState(repoRoot: string, state: LoopState, changes: Pa
 
 /**
  * Only what `hook start` takes, each of its own type: state.json is a file the session can write, and one
- * `"repin": true` or `"reviewCmd"` slipped into it must not change how every later stop verifies.
+ * `"repin": true` or `"reviewCmd"` slipped into it must not change how every later stop verifies. Nor does its
+ * `verifyInPlace`: checks in the working tree with no pins is what an agent would choose, so that one comes from the
+ * seal `hook start` wrote (readSealedInPlace).
  */
-export function sessionOptionsOf(stored: Partial<RunOptions>): Partial<SessionOptions> {
+export function sessionOptionsOf(stored: Partial<RunOptions>): Partial<Omit<SessionOptions, 'verifyInPlace'>> {
   const picked: Partial<SessionOptions> = {};
   if (Number.isInteger(stored.maxIterations)) picked.maxIterations = stored.maxIterations;
   if (typeof stored.completionPromise === 'string') picked.completionPromise = stored.completionPromise;
   if (Number.isInteger(stored.checkTimeoutMs) && stored.checkTimeoutMs! > 0)
     picked.checkTimeoutMs = stored.checkTimeoutMs;
-  if (typeof stored.verifyInPlace === 'boolean') picked.verifyInPlace = stored.verifyInPlace;
   return picked;
+}
+
+/** ralph/.runs/<id>/options-seal.json: whether `hook start` was told --verify-in-place, sealed with the verdict key. */
+function optionsSealPath(repoRoot: string, id: string): string {
+  return path.join(loopDir(repoRoot, id), 'options-seal.json');
+}
+
+function sealInPlace(id: string, inPlace: boolean, key: Buffer): string {
+  return createHmac('sha256', key)
+    .update(JSON.stringify(['ralphkit-session-options', 1, id, inPlace]))
+    .digest('hex');
+}
+
+/**
+ * At `hook start`: whether every stop verifies in the working tree, sealed (a loop started again in the session
+ * writes its own). No key: no seal, and the stops verify in a fresh checkout, the runner's default.
+ */
+export function writeOptionsSeal(repoRoot: string, id: string, inPlace: boolean, key: Buffer | null): void {
+  const file = optionsSealPath(repoRoot, id);
+  mkdirSync(path.dirname(file), { recursive: true });
+  const mac = key ? sealInPlace(id, inPlace, key) : null;
+  atomicWriteFileSync(file, `${JSON.stringify({ ralphkit: 1, loop: id, verifyInPlace: inPlace, mac }, null, 2)}\n`);
+}
+
+/**
+ * At a stop: true only when `hook start` sealed --verify-in-place and the seal checks out with the key. Anything else
+ * (no seal, a seal that does not check out, no key) verifies in a fresh checkout; state.json asking for the working
+ * tree is said in the hook's log.
+ */
+export function readSealedInPlace(repoRoot: string, state: LoopState, emit: Emit): boolean {
+  let doc: { loop?: unknown; verifyInPlace?: unknown; mac?: unknown } | null = null;
+  try {
+    doc = JSON.parse(readTextOrNull(optionsSealPath(repoRoot, state.id)) ?? 'null');
+  } catch {
+    doc = null;
+  }
+  const asked = doc?.verifyInPlace === true || state.options?.verifyInPlace === true;
+  if (!asked) return false;
+  const key = holdVerdictKey(emit);
+  const sealed =
+    key !== null &&
+    doc?.loop === state.id &&
+    doc.verifyInPlace === true &&
+    sameMac(doc.mac, sealInPlace(state.id, true, key));
+  if (!sealed)
+    emit({
+      type: 'warn',
+      message: `verifying in a fresh checkout: the loop's state asks for checks in the working tree (--verify-in-place), which ${key ? 'hook start did not seal' : 'no key can check'} (${path.relative(repoRoot, optionsSealPath(repoRoot, state.id))})`,
+    });
+  return sealed;
 }
 
 /** ralph/.runs/<id>/hook.log: what each stop's verification said, since Claude Code shows the hook's stderr to nobody. */
@@ -107,13 +163,23 @@ export function createHookEmit(repoRoot: string, id: string, warnings: string[])
   };
 }
 
-/** The run context the runner's verification path (run/deps.ts verifyInput) takes, for this session's loop. */
-export function sessionRun(repoRoot: string, state: LoopState, io: RunIo, emit: Emit): RunContext {
+/**
+ * The run context the runner's verification path (run/deps.ts verifyInput) takes, for this session's loop.
+ * `inPlace`: what `hook start` was told; a stop's comes from the seal (readSealedInPlace).
+ */
+export function sessionRun(
+  repoRoot: string,
+  state: LoopState,
+  io: RunIo,
+  emit: Emit,
+  inPlace: boolean = readSealedInPlace(repoRoot, state, emit),
+): RunContext {
   // The runner's default: the checks run under the sandbox wherever bubblewrap works (the session's own agent is
   // Claude Code's, not the runner's). Never from state.json, which the session can write.
   const options: RunOptions = {
     ...DEFAULT_OPTIONS,
     ...sessionOptionsOf(state.options),
+    verifyInPlace: inPlace,
     agent: 'claude',
     sandbox: probeSandbox(io.env).ok,
   };

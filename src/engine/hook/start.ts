@@ -32,6 +32,7 @@ import {
   readSessionState,
   saveSessionState,
   sessionRun,
+  writeOptionsSeal,
   type SessionOptions,
 } from './session.js';
 
@@ -59,7 +60,7 @@ export async function runHookStart(argv: string[], io: RunIo): Promise<number> {
   const top = realpathSync(repoRoot);
   const warnings: string[] = [];
   const state = newSessionState(sessionId, options, io.env);
-  const run = sessionRun(repoRoot, state, io, createHookEmit(repoRoot, sessionId, warnings));
+  const run = sessionRun(repoRoot, state, io, createHookEmit(repoRoot, sessionId, warnings), options.verifyInPlace);
   if (!run.options.sandbox)
     warnings.push(
       `the checks of each stop run without the sandbox (${describeNoSandbox(io.env)}): the code they run has your rights`,
@@ -81,7 +82,9 @@ export async function runHookStart(argv: string[], io: RunIo): Promise<number> {
   refuseBusyTree(repoRoot, sessionId);
   const baseline = renderStartBaseline(prd);
   // Sealed as the runner seals its refs (verify/anchors.ts): each stop holds them against the seal before using them.
-  await anchorNewLoop(top, sessionId, head, baseline, holdVerdictKey(run.emit));
+  const key = holdVerdictKey(run.emit);
+  await anchorNewLoop(top, sessionId, head, baseline, key);
+  writeOptionsSeal(repoRoot, sessionId, options.verifyInPlace, key);
   const replaced = readSessionState(repoRoot, sessionId)?.status === 'running';
   clearCancelMarker(repoRoot, sessionId);
   guardStart(

@@ -71,7 +71,7 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
   const session = newSession();
   input.log(
     'info',
-    `${input.label ?? 'final gate: every check once more'} on a fresh checkout of ${commit?.slice(0, 7) ?? '(no commit)'}`,
+    `${input.label ?? 'final gate: every check once more'} ${input.inPlace === true ? 'in the working tree at' : 'on a fresh checkout of'} ${commit?.slice(0, 7) ?? '(no commit)'}`,
   );
   const verdicts: StoryVerdict[] = [];
   const blocks: string[] = [];

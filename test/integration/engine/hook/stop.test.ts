@@ -136,4 +136,35 @@ describe('hook stop', () => {
       plan: git(dir, 'rev-parse', `refs/ralphkit/loops/${SESSION}/plan`),
     });
   });
+
+  it("--verify-in-place comes from hook start's seal, never from state.json: a session that asks for it there (and hides a rewritten check with skip-worktree) is verified in a fresh checkout with the pinned check", async () => {
+    const { dir, env } = sessionRepo();
+    await start(dir, env);
+    const file = path.join(dir, 'ralph/.runs', SESSION, 'state.json');
+    const state = JSON.parse(readFileSync(file, 'utf8'));
+    writeFileSync(
+      file,
+      `${JSON.stringify({ ...state, options: { ...state.options, verifyInPlace: true } }, null, 2)}\n`,
+    );
+    git(dir, 'update-index', '--skip-worktree', 'check.sh');
+    claim(dir, { 'check.sh': 'exit 0\n' });
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    const first = await stop(dir, env);
+    expect(first.stdout.decision).toBe('block');
+    expect(first.stdout.reason).toContain('- US-1: check `sh check.sh` exited 1');
+    const log = readFileSync(path.join(dir, 'ralph/.runs', SESSION, 'hook.log'), 'utf8');
+    expect(log).toMatch(
+      /verifying in a fresh checkout: the loop's state asks for checks in the working tree \(--verify-in-place\), which hook start did not seal/,
+    );
+
+    // Started with --verify-in-place, the stops verify in the working tree, as the user asked.
+    const { dir: own, env: ownEnv } = sessionRepo();
+    const { out, io: hookIo } = io(own, ownEnv);
+    expect(await runHookStart(['--max-iterations', '5', '--verify-in-place'], hookIo), out.stderr).toBe(0);
+    claim(own, { 'feature.txt': 'done\n' });
+    expect((await stop(own, ownEnv)).stdout.systemMessage).toMatch(/ended \(complete\) after 1 stop/);
+    expect(readFileSync(path.join(own, 'ralph/.runs', SESSION, 'hook.log'), 'utf8')).toContain(
+      'final gate: every check once more in the working tree at',
+    );
+  });
 });
