@@ -205,7 +205,10 @@ export const MODULES = [
     name: 'verify/sealed-checkout',
     mutate: 'src/engine/verify/sealed-checkout.ts',
     tests: ['test/integration/engine/verify/sealed-checkout.test.ts'],
-    floor: 0,
+    // 66.1 % (109/165) on 2026-12-07: the survivors are the refusal's wording (how many files it names), and in
+    // readAsGitWrote the cases of a claim that changed a pinned file converted on the way out (its pinned bytes go
+    // in either way, so only the sealPins check that follows tells them apart).
+    floor: 65,
     pure: false,
   },
   {

@@ -3,6 +3,8 @@
 // and a timeout so a wedged git cannot hang the loop. Here too: where a repository is (resolveRepo). What the runner
 // asks of git is in head.ts (HEAD, branches, refs), read.ts (committed files, the tree's status, the configuration)
 // and commit.ts (the runner's own commits and verdict notes).
+import { realpathSync } from 'node:fs';
+import path from 'node:path';
 import { gitProgram } from './program.js';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
 import { LoopExit, gitDiskFullError, LOOP_EXIT } from '../errors.js';
@@ -89,7 +91,7 @@ async function spawnGit(
     file,
     args: hardenedArgs(args),
     cwd,
-    env: { ...hardenedGitEnv(process.env, file), ...options.env },
+    env: { ...hardenedGitEnv(process.env, file), ...pinnedEnv(cwd, args), ...options.env },
     input: options.input,
     timeoutMs,
     graceMs: 0,
@@ -116,6 +118,48 @@ async function spawnGit(
     stdout,
     stderr: stopped ? `${stderr}${why}` : stderr || (code ? why || `${name} exited with ${code}` : ''),
   };
+}
+
+/**
+ * Each work tree's git folders as the runner first found them, before any agent ran there (resolveRepo at the start,
+ * readGitDirs of a worktree it made): every later git call of the runner in that tree is told them (GIT_DIR,
+ * GIT_COMMON_DIR, GIT_WORK_TREE) and never looks at the tree's `.git` again. That entry is the agent's to write: a
+ * linked worktree's `.git` is a file naming the git folder, and one pointed at a repository of the agent's own had the
+ * runner verify and record work its branch never got. Keyed by the tree's top as given and as its real path; only a
+ * call in the top itself is told (a folder below it may be a checkout of its own, in a TMPDIR inside the project).
+ */
+const pinnedDirs = new Map<string, Pick<RepoLocation, 'gitDir' | 'commonDir'>>();
+
+function treeKeys(top: string): string[] {
+  const keys = [path.resolve(top)];
+  try {
+    keys.push(realpathSync(top));
+  } catch {
+    /* gone: its path as given is the key */
+  }
+  return [...new Set(keys)];
+}
+
+/** Holds `top`'s git folders for every later call there (see pinnedDirs). */
+export function pinGitDirs(top: string, dirs: Pick<RepoLocation, 'gitDir' | 'commonDir'>): void {
+  for (const key of treeKeys(top)) pinnedDirs.set(key, { gitDir: dirs.gitDir, commonDir: dirs.commonDir });
+}
+
+/** Lets go of `top`'s folders: the tree was removed, or is about to be made anew there. */
+export function unpinGitDirs(top: string): void {
+  for (const key of treeKeys(top)) pinnedDirs.delete(key);
+}
+
+/** The folders held for the tree whose top is `cwd`, or undefined. */
+export function pinnedGitDirs(cwd: string): Pick<RepoLocation, 'gitDir' | 'commonDir'> | undefined {
+  return pinnedDirs.get(path.resolve(cwd));
+}
+
+/** The variables that tell git a held tree's folders; none for a clone (its own repository is another). */
+function pinnedEnv(cwd: string, args: readonly string[]): Record<string, string> {
+  const dirs = pinnedGitDirs(cwd);
+  if (!dirs || subcommand(args) === 'clone') return {};
+  return { GIT_DIR: dirs.gitDir, GIT_COMMON_DIR: dirs.commonDir, GIT_WORK_TREE: path.resolve(cwd) };
 }
 
 /** The git subcommand of an argument list, past `-c key=value` settings and other options before it. */
@@ -208,7 +252,9 @@ export async function resolveRepo(cwd: string): Promise<RepoLocation> {
   const lines = r.stdout.replace(/\n$/, '').split('\n');
   if (lines.length === 4 && lines.every(Boolean)) {
     if (lines[3] === 'sha1' || lines[3] === 'sha256') printedFormats.set(lines[0], lines[3]);
-    return { top: lines[0], gitDir: lines[1], commonDir: lines[2] };
+    const repo = { top: lines[0], gitDir: lines[1], commonDir: lines[2] };
+    pinGitDirs(repo.top, repo);
+    return repo;
   }
   const top = await resolveRepoRoot(cwd);
   return { top, ...(await readGitDirs(top)) };
@@ -216,13 +262,20 @@ export async function resolveRepo(cwd: string): Promise<RepoLocation> {
 
 /**
  * git's own folder and its common folder for `cwd` (absolute), in one `rev-parse`; a path with a line break in it
- * cannot be told apart that way, and then each is asked on its own.
+ * cannot be told apart that way, and then each is asked on its own. The first answer for a tree is held for the
+ * runner's later calls there (pinGitDirs), and given again without asking.
  */
 export async function readGitDirs(cwd: string): Promise<Pick<RepoLocation, 'gitDir' | 'commonDir'>> {
+  const held = pinnedGitDirs(cwd);
+  if (held) return held;
   const r = await runGit(cwd, ['rev-parse', '--path-format=absolute', '--git-dir', '--git-common-dir']);
   const lines = r.stdout.replace(/\n$/, '').split('\n');
-  if (r.code === 0 && lines.length === 2 && lines.every(Boolean)) return { gitDir: lines[0], commonDir: lines[1] };
-  return { gitDir: await readGitPath(cwd, '--git-dir'), commonDir: await readGitPath(cwd, '--git-common-dir') };
+  const dirs =
+    r.code === 0 && lines.length === 2 && lines.every(Boolean)
+      ? { gitDir: lines[0], commonDir: lines[1] }
+      : { gitDir: await readGitPath(cwd, '--git-dir'), commonDir: await readGitPath(cwd, '--git-common-dir') };
+  pinGitDirs(cwd, dirs);
+  return dirs;
 }
 
 /** `git rev-parse --path-format=absolute <flag>` (--git-dir, --git-common-dir). */

@@ -4,7 +4,7 @@
 // main tree's ralph/.runs/ (store/layout.ts), so status, cancel, --resume and the dashboard see it.
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
-import { runGit, type GitResult } from './git.js';
+import { pinnedGitDirs, readGitDirs, runGit, unpinGitDirs, type GitResult } from './git.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { keepRecordsIn } from '../store/layout.js';
@@ -79,6 +79,7 @@ export async function openWorktree(
   const holder = trees.find((t) => t.branch === branch);
   if (holder && path.resolve(holder.path) !== root) refuseBranchInUse(mainRoot, branch, holder.path);
   if (!holder || !existsSync(root)) {
+    unpinGitDirs(root);
     await runGit(mainRoot, ['worktree', 'prune']);
     mkdirSync(path.dirname(root), { recursive: true });
     const exists = (await runGit(mainRoot, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}`])).code === 0;
@@ -93,8 +94,36 @@ export async function openWorktree(
         `check that ${path.dirname(root)} can be written, then start again`,
       );
   }
+  await holdTreeDirs(mainRoot, root);
   keepRecordsIn([root, realpathSync(root)], mainRoot);
   return root;
+}
+
+/**
+ * A worktree of the runner's, its git folders read and held for every later git call there (git.ts pinGitDirs),
+ * before any agent works in it: a linked worktree of this repository has its own folder under the common folder's
+ * worktrees/ and shares that common folder. A tree kept from an earlier run whose `.git` names anything else was
+ * pointed elsewhere (the agent's to write): stop, and say how to make it again.
+ */
+export async function holdTreeDirs(mainRoot: string, root: string): Promise<void> {
+  const main = pinnedGitDirs(mainRoot) ?? (await readGitDirs(mainRoot));
+  const dirs = await readGitDirs(root);
+  const real = (p: string) => {
+    try {
+      return realpathSync(p);
+    } catch {
+      return path.resolve(p);
+    }
+  };
+  const common = real(main.commonDir);
+  const own = real(dirs.gitDir);
+  if (real(dirs.commonDir) === common && path.dirname(own) === path.join(common, 'worktrees')) return;
+  unpinGitDirs(root);
+  throw new LoopExit(
+    LOOP_EXIT.protected,
+    `the worktree ${root} does not name a git folder of this repository in its .git (it names ${dirs.gitDir}, with the common folder ${dirs.commonDir}): its .git was pointed elsewhere, and the runner's git would read and record there`,
+    `look at ${shellQuote(path.join(root, '.git'))}; to make the tree again from the branch: git worktree remove --force ${shellQuote(root)} && git worktree prune, then resume`,
+  );
 }
 
 let adding: Promise<unknown> = Promise.resolve();
@@ -209,6 +238,7 @@ function writeInto(file: string, text: string): void {
  */
 export async function closeWorktree(mainRoot: string, root: string, id: string): Promise<string | null> {
   const r = await runGit(mainRoot, ['worktree', 'remove', root]);
+  if (r.code === 0) unpinGitDirs(root);
   if (r.code !== 0) {
     return `kept the loop's worktree ${root}: it holds changes nobody committed (${r.stderr.trim().replace(/^fatal: /, '')}); look with: git -C ${shellQuote(root)} status, then continue the loop with: ./ralph/ralph.sh --resume ${id}, or drop them with: git worktree remove --force ${shellQuote(root)}`;
   }

@@ -5,7 +5,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { createHmac } from 'node:crypto';
 import path from 'node:path';
 import type { LoopState } from '../store/state-types.js';
-import type { RunContext, RunIo } from '../types.js';
+import type { RepoLocation, RunContext, RunIo } from '../types.js';
 import type { RunOptions } from '../loop-options.js';
 import type { Emit } from '../events.js';
 import { DEFAULT_OPTIONS } from '../cli/args.js';
@@ -17,6 +17,9 @@ import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
 import { sameMac } from '../verify/anchors.js';
 import { holdVerdictKey } from '../verify/trust.js';
+import { readGitDirs, unpinGitDirs } from '../git/git.js';
+import { LoopExit, LOOP_EXIT } from '../errors.js';
+import { realpathOrUndefined } from '../../util/read.js';
 
 /** How status names the agent of a loop inside a Claude Code session. */
 export const IN_SESSION_AGENT = 'claude (in-session)';
@@ -82,7 +85,7 @@ export function saveSessionState(repoRoot: string, state: LoopState, changes: Pa
  * Only what `hook start` takes, each of its own type: state.json is a file the session can write, and one
  * `"repin": true` or `"reviewCmd"` slipped into it must not change how every later stop verifies. Nor does its
  * `verifyInPlace`: checks in the working tree with no pins is what an agent would choose, so that one comes from the
- * seal `hook start` wrote (readSealedInPlace).
+ * seal `hook start` wrote (readOptionsSeal).
  */
 export function sessionOptionsOf(stored: Partial<RunOptions>): Partial<Omit<SessionOptions, 'verifyInPlace'>> {
   const picked: Partial<SessionOptions> = {};
@@ -93,54 +96,92 @@ export function sessionOptionsOf(stored: Partial<RunOptions>): Partial<Omit<Sess
   return picked;
 }
 
-/** ralph/.runs/<id>/options-seal.json: whether `hook start` was told --verify-in-place, sealed with the verdict key. */
+/** ralph/.runs/<id>/options-seal.json: what `hook start` was told and found, sealed with the verdict key. */
 function optionsSealPath(repoRoot: string, id: string): string {
   return path.join(loopDir(repoRoot, id), 'options-seal.json');
 }
 
-function sealInPlace(id: string, inPlace: boolean, key: Buffer): string {
+type RepoDirs = Pick<RepoLocation, 'gitDir' | 'commonDir'>;
+
+/** What a stop takes from the seal: --verify-in-place, and the git folders of the tree at `hook start`. */
+export interface OptionsSeal {
+  inPlace: boolean;
+  /** null: no seal that checks out (no key, an older loop's, a file someone else wrote). */
+  dirs: RepoDirs | null;
+}
+
+function sealOf(id: string, inPlace: boolean, dirs: RepoDirs, key: Buffer): string {
   return createHmac('sha256', key)
-    .update(JSON.stringify(['ralphkit-session-options', 1, id, inPlace]))
+    .update(JSON.stringify(['ralphkit-session-options', 2, id, inPlace, dirs.gitDir, dirs.commonDir]))
     .digest('hex');
 }
 
 /**
- * At `hook start`: whether every stop verifies in the working tree, sealed (a loop started again in the session
- * writes its own). No key: no seal, and the stops verify in a fresh checkout, the runner's default.
+ * At `hook start`: whether every stop verifies in the working tree, and the tree's git folders, sealed (a loop
+ * started again in the session writes its own). No key: no seal; the stops then verify in a fresh checkout, the
+ * runner's default, and cannot tell whether the tree's .git was pointed elsewhere.
  */
-export function writeOptionsSeal(repoRoot: string, id: string, inPlace: boolean, key: Buffer | null): void {
+export function writeOptionsSeal(
+  repoRoot: string,
+  id: string,
+  inPlace: boolean,
+  dirs: RepoDirs,
+  key: Buffer | null,
+): void {
   const file = optionsSealPath(repoRoot, id);
   mkdirSync(path.dirname(file), { recursive: true });
-  const mac = key ? sealInPlace(id, inPlace, key) : null;
-  atomicWriteFileSync(file, `${JSON.stringify({ ralphkit: 1, loop: id, verifyInPlace: inPlace, mac }, null, 2)}\n`);
+  const mac = key ? sealOf(id, inPlace, dirs, key) : null;
+  const body = { ralphkit: 2, loop: id, verifyInPlace: inPlace, gitDir: dirs.gitDir, commonDir: dirs.commonDir, mac };
+  atomicWriteFileSync(file, `${JSON.stringify(body, null, 2)}\n`);
 }
 
 /**
- * At a stop: true only when `hook start` sealed --verify-in-place and the seal checks out with the key. Anything else
- * (no seal, a seal that does not check out, no key) verifies in a fresh checkout; state.json asking for the working
- * tree is said in the hook's log.
+ * At a stop: the seal `hook start` wrote, when it checks out with the key; else { inPlace: false, dirs: null }. The
+ * state asking for checks in the working tree without a seal that says so is said in the hook's log.
  */
-export function readSealedInPlace(repoRoot: string, state: LoopState, emit: Emit): boolean {
-  let doc: { loop?: unknown; verifyInPlace?: unknown; mac?: unknown } | null = null;
+export function readOptionsSeal(repoRoot: string, state: LoopState, emit: Emit): OptionsSeal {
+  let doc: Record<string, unknown> | null = null;
   try {
     doc = JSON.parse(readTextOrNull(optionsSealPath(repoRoot, state.id)) ?? 'null');
   } catch {
     doc = null;
   }
-  const asked = doc?.verifyInPlace === true || state.options?.verifyInPlace === true;
-  if (!asked) return false;
   const key = holdVerdictKey(emit);
+  const dirs =
+    typeof doc?.gitDir === 'string' && typeof doc.commonDir === 'string'
+      ? { gitDir: doc.gitDir, commonDir: doc.commonDir }
+      : null;
   const sealed =
     key !== null &&
+    dirs !== null &&
     doc?.loop === state.id &&
-    doc.verifyInPlace === true &&
-    sameMac(doc.mac, sealInPlace(state.id, true, key));
-  if (!sealed)
+    typeof doc.verifyInPlace === 'boolean' &&
+    sameMac(doc.mac, sealOf(state.id, doc.verifyInPlace, dirs, key));
+  const inPlace = sealed && doc?.verifyInPlace === true;
+  if (!inPlace && (doc?.verifyInPlace === true || state.options?.verifyInPlace === true))
     emit({
       type: 'warn',
       message: `verifying in a fresh checkout: the loop's state asks for checks in the working tree (--verify-in-place), which ${key ? 'hook start did not seal' : 'no key can check'} (${path.relative(repoRoot, optionsSealPath(repoRoot, state.id))})`,
     });
-  return sealed;
+  return { inPlace, dirs: sealed ? dirs : null };
+}
+
+/**
+ * Before a stop's git reads anything: the tree's git folders are the ones `hook start` sealed. A linked worktree's
+ * .git is a file the session can point at a repository of its own, where the stop would verify, and record, work its
+ * branch never got. Held for this process's later git calls (git.ts pinGitDirs).
+ */
+export async function holdSessionRepo(repoRoot: string, seal: OptionsSeal): Promise<void> {
+  const now = await readGitDirs(repoRoot);
+  if (!seal.dirs) return;
+  const real = (p: string) => realpathOrUndefined(p) ?? path.resolve(p);
+  if (real(now.gitDir) === real(seal.dirs.gitDir) && real(now.commonDir) === real(seal.dirs.commonDir)) return;
+  unpinGitDirs(repoRoot);
+  throw new LoopExit(
+    LOOP_EXIT.protected,
+    `the tree's .git names another git folder (${now.gitDir}) than when the loop started (${seal.dirs.gitDir}): the stop would verify and record in a repository of someone else's making`,
+    `look at ${path.join(repoRoot, '.git')}; put it back to name ${seal.dirs.gitDir}, then start the loop again: /ralph-loop`,
+  );
 }
 
 /** ralph/.runs/<id>/hook.log: what each stop's verification said, since Claude Code shows the hook's stderr to nobody. */
@@ -165,15 +206,9 @@ export function createHookEmit(repoRoot: string, id: string, warnings: string[])
 
 /**
  * The run context the runner's verification path (run/deps.ts verifyInput) takes, for this session's loop.
- * `inPlace`: what `hook start` was told; a stop's comes from the seal (readSealedInPlace).
+ * `inPlace`: what `hook start` was told; a stop's comes from the seal (readOptionsSeal).
  */
-export function sessionRun(
-  repoRoot: string,
-  state: LoopState,
-  io: RunIo,
-  emit: Emit,
-  inPlace: boolean = readSealedInPlace(repoRoot, state, emit),
-): RunContext {
+export function sessionRun(repoRoot: string, state: LoopState, io: RunIo, emit: Emit, inPlace = false): RunContext {
   // The runner's default: the checks run under the sandbox wherever bubblewrap works (the session's own agent is
   // Claude Code's, not the runner's). Never from state.json, which the session can write.
   const options: RunOptions = {

@@ -12,7 +12,7 @@ import type { RunIo } from '../types.js';
 import type { Prd } from '../../prd/types.js';
 import { isSkipped } from '../../prd/skip.js';
 import { DEFAULT_OPTIONS, completionWord, duration, integer, renderParseError } from '../cli/args.js';
-import { resolveRepoRoot } from '../git/git.js';
+import { readGitDirs, resolveRepoRoot } from '../git/git.js';
 import { headSha } from '../git/head.js';
 import { checkPromptFile, readPlan, refuseExamplePlan } from '../plan-file.js';
 import { renderPreamble } from '../core/preamble.js';
@@ -84,7 +84,7 @@ export async function runHookStart(argv: string[], io: RunIo): Promise<number> {
   // Sealed as the runner seals its refs (verify/anchors.ts): each stop holds them against the seal before using them.
   const key = holdVerdictKey(run.emit);
   await anchorNewLoop(top, sessionId, head, baseline, key);
-  writeOptionsSeal(repoRoot, sessionId, options.verifyInPlace, key);
+  writeOptionsSeal(repoRoot, sessionId, options.verifyInPlace, await readGitDirs(repoRoot), key);
   const replaced = readSessionState(repoRoot, sessionId)?.status === 'running';
   clearCancelMarker(repoRoot, sessionId);
   guardStart(

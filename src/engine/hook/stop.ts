@@ -21,6 +21,8 @@ import {
   readSessionState,
   readVerifyDeadline,
   saveSessionState,
+  holdSessionRepo,
+  readOptionsSeal,
   sessionRun,
   sessionStateProblem,
 } from './session.js';
@@ -90,7 +92,10 @@ async function stopIteration(repoRoot: string, state: LoopState, input: StopHook
   const iteration = state.iteration + 1;
   const limit = planStopLimit(state.options.maxIterations, readBlockCap(io.env));
   saveSessionState(repoRoot, state, { iteration, iterationDone: false, maxIterations: limit });
-  const run = sessionRun(repoRoot, state, io, createHookEmit(repoRoot, state.id, []));
+  const emit = createHookEmit(repoRoot, state.id, []);
+  const seal = readOptionsSeal(repoRoot, state, emit);
+  await holdSessionRepo(repoRoot, seal);
+  const run = sessionRun(repoRoot, state, io, emit, seal.inPlace);
   // Logged, never decided on: a turn's stops after a block all say true, and the count above is what limits the loop.
   run.emit({
     type: 'info',

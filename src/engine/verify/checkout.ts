@@ -5,7 +5,7 @@
 import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Pins } from './types.js';
-import { gitOk } from '../git/git.js';
+import { gitOk, pinnedGitDirs } from '../git/git.js';
 import { readObjectFormat } from '../git/objects.js';
 import { readAsGitWrote, readSealedTree, refuseRewrittenFiles } from './sealed-checkout.js';
 import { applyScriptPins, applySectionPin, absentInCommits, matchAbsent } from './pins.js';
@@ -52,7 +52,10 @@ export async function createCheckout(
   const dir = makeTempFolder('ralph-verify');
   try {
     // --shared borrows the objects (no copy); --template= leaves hooks and info/exclude out of the new repository.
-    await gitOk(top, ['clone', '--quiet', '--shared', '--no-checkout', '--template=', top, dir]);
+    // From the common folder held for `top` when there is one: the tree's .git (a file in a linked worktree) is the
+    // agent's to point at a repository of its own.
+    const from = pinnedGitDirs(top)?.commonDir ?? top;
+    await gitOk(top, ['clone', '--quiet', '--shared', '--no-checkout', '--template=', from, dir]);
     // Sealed: the commit's files as its own objects say, each tree hashed against its id; after the checkout, every
     // file git wrote is held against them (refuseRewrittenFiles). Without --sandbox the agent can rewrite an object
     // in .git/objects under its old id, and git does not check an object against its id when it reads one.

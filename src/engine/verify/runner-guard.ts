@@ -128,6 +128,9 @@ export async function snapshotRunnerFiles(
     ...[...new Set([path.join(own, 'commondir'), path.join(common, 'commondir')])].map((abs) =>
       hold(abs, show(abs), false, 'engine'),
     ),
+    // A linked worktree's .git is a file naming its git folder, in the agent's tree: pointed at a repository of the
+    // agent's own, it is what your git in the tree reads (the runner's is told its folders: git.ts pinGitDirs).
+    ...(isFile(path.join(repoRoot, '.git')) ? [hold(path.join(repoRoot, '.git'), '.git', false, 'engine')] : []),
   ];
   const hookDirs = [path.join(common, 'hooks'), ...config.hooksPaths];
   return {
@@ -330,11 +333,20 @@ function readDirFiles(dir: string): Map<string, { bytes: Buffer; mode: number }>
 }
 
 function putBack(abs: string, bytes: Buffer | null, mode: number): void {
-  rmSync(abs, { force: true, recursive: false });
+  // A folder made where the held file was (a whole repository in place of a worktree's .git) goes too.
+  rmSync(abs, { force: true, recursive: true });
   if (bytes === null) return;
   mkdirSync(path.dirname(abs), { recursive: true });
   writeFileSync(abs, bytes);
   if (mode > 0) chmodSync(abs, mode);
+}
+
+function isFile(abs: string): boolean {
+  try {
+    return lstatSync(abs).isFile();
+  } catch {
+    return false;
+  }
 }
 
 function modeOf(abs: string): number {

@@ -11,7 +11,7 @@ import type { Tag } from '../../core/tags.js';
 import type { StoryNote } from '../../core/preamble.js';
 import type { Story } from '../../../prd/types.js';
 import { storyRefPart } from '../../../prd/story-ref.js';
-import { gitOk, readGitDirs, runGit } from '../../git/git.js';
+import { gitOk, readGitDirs, runGit, unpinGitDirs } from '../../git/git.js';
 import { keepRecordsIn } from '../../store/layout.js';
 import { realpathOrUndefined } from '../../../util/read.js';
 import { snapshotRunnerFiles, type RunnerGuard } from '../../verify/runner-guard.js';
@@ -23,7 +23,7 @@ import { mergeStory } from './merge.js';
 import { reportAgentExit, runAgentWithRetries } from '../../core/retries.js';
 import { throwIfAborted } from '../../core/exits.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
-import { addWorktree, closeWorktree, worktreePath } from '../../git/worktree.js';
+import { addWorktree, closeWorktree, holdTreeDirs, worktreePath } from '../../git/worktree.js';
 import { buildDeps, runAgent, verifyInput } from '../deps.js';
 import type { RunTrust } from '../../verify/trust.js';
 
@@ -265,12 +265,12 @@ export async function rejudgeAttempt(input: AttemptInput & { head: string }): Pr
  * it back after the other worker's guard had undone it.
  */
 export function workerGuard(own: RunnerGuard, shared: RunnerGuard): RunnerGuard {
-  // The worker's own files: its tree's, and its own git dir's config.worktree and commondir. Everything else comes
+  // The worker's own files: its tree's (its .git file too), and its own git dir's config.worktree and commondir. Everything else comes
   // from the run's snapshot, the main .git's files of those names and a configuration include that happens to be
   // called config.worktree among them (told by where it is, not by its name).
   const ownGitDir = (f: RunnerGuard['files'][number]) => realpathOrUndefined(path.dirname(f.abs)) === own.ownGitDir;
   const perTree = (f: RunnerGuard['files'][number]) =>
-    f.inRepo || (['config.worktree', 'commondir'].includes(path.basename(f.abs)) && ownGitDir(f));
+    f.inRepo || f.shown === '.git' || (['config.worktree', 'commondir'].includes(path.basename(f.abs)) && ownGitDir(f));
   return {
     files: [...own.files.filter(perTree), ...shared.files.filter((f) => !perTree(f))],
     dirs: shared.dirs,
@@ -294,7 +294,7 @@ async function openWorkerTree(
   if (!existsSync(root)) {
     // Stale worktree records were pruned once, before any worker started (releaseStoryBranches).
     mkdirSync(path.dirname(root), { recursive: true });
-    gitDirsOf.delete(root);
+    unpinGitDirs(root);
     const r = await addWorktree(mainRoot, ['--quiet', '-B', branch, root, planTip]);
     if (r.code !== 0)
       throw new LoopExit(
@@ -302,7 +302,10 @@ async function openWorkerTree(
         `could not create worker ${k}'s worktree ${root}: ${r.stderr.trim()}`,
         `check that ${path.dirname(root)} can be written, then continue with: ./ralph/ralph.sh --resume ${loopId}`,
       );
+    await holdTreeDirs(mainRoot, root);
   } else {
+    // Held when the run made it, or checked now (a tree a killed run left): before the runner's git runs there.
+    await holdTreeDirs(mainRoot, root);
     await gitOk(root, ['checkout', '-q', '--force', '-B', branch, planTip]);
     await gitOk(root, ['clean', '-q', '-f', '-d']);
   }
@@ -310,20 +313,10 @@ async function openWorkerTree(
   return root;
 }
 
-// Each worker tree's git dirs, asked once per tree the run made: the runner made the tree and git named its folder
-// under .git/worktrees then, so asking again each attempt (a process each) would only read what the agent could
-// have changed since (the tree's .git file).
-const gitDirsOf = new Map<string, Promise<Pick<RepoLocation, 'gitDir' | 'commonDir'>>>();
-
+// Each worker tree's git dirs: held since the run made the tree (or checked it, holdTreeDirs), never read again from
+// its .git file, which the agent could have pointed elsewhere since.
 function workerGitDirs(root: string): Promise<Pick<RepoLocation, 'gitDir' | 'commonDir'>> {
-  let dirs = gitDirsOf.get(root);
-  if (!dirs) {
-    dirs = readGitDirs(root);
-    // A failed read is not kept: the next attempt asks again.
-    dirs.catch(() => gitDirsOf.delete(root));
-    gitDirsOf.set(root, dirs);
-  }
-  return dirs;
+  return readGitDirs(root);
 }
 
 /** Worker trees hold no story branch between attempts: a killed run's may, and another worker may need it. */

@@ -2,7 +2,7 @@
 // them, the session's work played by the test between the two. A failing check sends the session back; honest work
 // ends the loop; a pins ref moved between two stops (the session's git can write .git/refs) ends it with exit 6
 // instead of being sealed again and used (issue 26, class 6, for in-session loops).
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
@@ -10,6 +10,7 @@ import { runHookStart } from '../../../../src/engine/hook/start.js';
 import { runHookStop } from '../../../../src/engine/hook/stop.js';
 import type { LoopState } from '../../../../src/engine/store/state-types.js';
 import { git, gitdir } from '../../../support/repo.js';
+import { unpinGitDirs } from '../../../../src/engine/git/git.js';
 import { plan, story } from '../../../support/verify-repo.js';
 import { keyEnv, useKeyEnv } from '../../../support/verdict-note.js';
 
@@ -166,5 +167,24 @@ describe('hook stop', () => {
     expect(readFileSync(path.join(own, 'ralph/.runs', SESSION, 'hook.log'), 'utf8')).toContain(
       'final gate: every check once more in the working tree at',
     );
+  });
+
+  it('.git pointed at another repository between two stops: the stop ends the loop protected (6) before verifying anything there', async () => {
+    const { dir, env } = sessionRepo();
+    await start(dir, env);
+    const evil = path.join(dir, '.evil');
+    git(dir, 'init', '-q', '--bare', evil);
+    git(evil, 'config', 'core.bare', 'false');
+    writeFileSync(path.join(evil, 'objects/info/alternates'), `${path.join(dir, '.git/objects')}\n`);
+    // Its refs are the real ones (the loop's sealed refs too): only where git looks has changed.
+    for (const ref of ['refs/heads/main', PINS, `refs/ralphkit/loops/${SESSION}/plan`])
+      git(evil, 'update-ref', ref, git(dir, 'rev-parse', ref));
+    renameSync(path.join(dir, '.git'), path.join(dir, '.real'));
+    writeFileSync(path.join(dir, '.git'), `gitdir: ${evil}\n`);
+    unpinGitDirs(dir); // each stop is a process of its own: nothing held from hook start's
+    const ended = await stop(dir, env);
+    expect(ended.stderr).toContain("the tree's .git names another git folder");
+    expect(ended.stdout.systemMessage).toMatch(/ended \(protected\)/);
+    expect(stateOf(dir)).toMatchObject({ exitCode: 6 });
   });
 });
