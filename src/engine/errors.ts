@@ -1,6 +1,7 @@
 // The engine's error kinds. Anything that ends a loop on purpose throws a LoopExit (a RalphkitError): it carries
 // the exit code (SPEC §4), the status recorded in state.json, the message and a hint saying what to type next.
 // run/run.ts records it and entry.ts turns it into the process's exit code: the only two places that read it.
+import { lstatSync, readlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { LoopStatus } from './store/state-types.js';
 import { showPath } from '../util/repo-path.js';
@@ -136,11 +137,38 @@ export class SealBroken extends Error {
  * must not look decided.
  */
 export function guardWrite<T>(file: string, repoRoot: string, write: () => T, consequence?: string): T {
+  refuseLinkedFolders(file, repoRoot);
   try {
     return write();
   } catch (err) {
     if (err instanceof LoopExit || typeof (err as NodeJS.ErrnoException).code !== 'string') throw err;
     throw renderWriteError(file, repoRoot, err as Error, consequence);
+  }
+}
+
+/**
+ * The runner writes its files in the repository (the plan, progress.txt) only through folders of the repository: a
+ * folder between `repoRoot` and `file` that is a link (or anything but a folder) was put there by someone else (the
+ * agent can replace `ralph/` with a link to a folder outside), and the runner's text would land there: exit 6.
+ */
+function refuseLinkedFolders(file: string, repoRoot: string): void {
+  const rel = path.relative(repoRoot, file);
+  if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return;
+  let at = repoRoot;
+  for (const part of rel.split(path.sep).slice(0, -1)) {
+    at = path.join(at, part);
+    let st;
+    try {
+      st = lstatSync(at);
+    } catch {
+      return; // not there yet: the write makes it, or fails with its own error
+    }
+    if (!st.isDirectory())
+      throw new LoopExit(
+        LOOP_EXIT.protected,
+        `${showPath(repoRoot, at)} is ${st.isSymbolicLink() ? `a link (to ${readlinkSync(at)})` : 'not a folder'}, so the runner's ${showPath(repoRoot, file)} would be written somewhere else: the runner writes its files only into folders of the repository`,
+        `look at it (ls -la ${shellQuote(showPath(repoRoot, at))}); put the folder back (git checkout -- ${shellQuote(showPath(repoRoot, at))}), then continue with: ./ralph/ralph.sh --resume-last`,
+      );
   }
 }
 

@@ -1,6 +1,18 @@
 // Atomic file writes with Node built-ins only, so the engine (ralph.mjs) can use them too:
 // write a temp file in the same folder, fsync it, then rename over the target.
-import { openSync, writeSync, fsyncSync, closeSync, renameSync, unlinkSync, chmodSync } from 'node:fs';
+import {
+  openSync,
+  writeSync,
+  fsyncSync,
+  closeSync,
+  renameSync,
+  unlinkSync,
+  chmodSync,
+  constants,
+  fstatSync,
+  lstatSync,
+  rmSync,
+} from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 
@@ -33,4 +45,35 @@ export function writeNewFileSync(file: string, data: string | Uint8Array, mode?:
   }
   // The umask narrows the mode open() gives; an explicit mode (ralph.sh's 0755) must hold as asked.
   if (mode !== undefined) chmodSync(file, mode);
+}
+
+/**
+ * Appends `text` to `file`, a file of the runner's in a tree the agent can write (ralph/progress.txt): never through
+ * a link or into anything but a regular file. One the agent put in its place (a link to a file outside, even one that
+ * does not exist yet; a pipe, which would hold the write) is removed and a file of the runner's made there. The
+ * folders above it are held by the caller (errors.ts guardWrite).
+ */
+export function appendOwnFileSync(file: string, text: string): void {
+  let st = null;
+  try {
+    st = lstatSync(file);
+  } catch {
+    /* not there: made below */
+  }
+  if (st && !st.isFile()) rmSync(file, { recursive: true, force: true });
+  const flags =
+    constants.O_WRONLY |
+    constants.O_APPEND |
+    constants.O_CREAT |
+    (constants.O_NOFOLLOW ?? 0) |
+    (constants.O_NONBLOCK ?? 0);
+  const fd = openSync(file, flags, 0o644);
+  try {
+    if (!fstatSync(fd).isFile()) throw Object.assign(new Error(`${file} is not a file`), { code: 'EINVAL' });
+    const buf = Buffer.from(text, 'utf8');
+    let off = 0;
+    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+  } finally {
+    closeSync(fd);
+  }
 }

@@ -1,8 +1,8 @@
 // After each agent run, before its claims are judged: what it left running outside its process group is
 // stopped (the runner's files it changed are put back by verify/trusted-files.ts), and git is inspected: back to the
 // loop's branch if it left it, a stop if it rewrote verified history, warnings for commits elsewhere or to the prompt.
+import { appendOwnFileSync } from '../../util/atomic.js';
 import type { RunContext, AgentGitOutcome } from '../types.js';
-import { appendFileSync } from 'node:fs';
 import { headSha, isAncestor, readCommitsSince, switchToBranch, type RefsSnapshot } from '../git/head.js';
 import { readChangedPaths, readDirtyPaths } from '../git/read.js';
 import { renderOffBranchBlock, renderOffBranchReason } from '../verify/report.js';
@@ -104,7 +104,7 @@ async function returnToBranch(
   guardWrite(
     progress,
     repoRoot,
-    () => appendFileSync(progress, block),
+    () => appendOwnFileSync(progress, block),
     'the note about the other branch could not be written',
   );
   return { prdAfter, reason: renderOffBranchReason(run.branch, where) };

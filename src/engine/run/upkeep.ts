@@ -1,5 +1,6 @@
 // The runner's own upkeep around an agent run: progress.txt compaction before it, the note an iteration killed at
 // its timeout leaves for the next one, and the runner's commits of its own files.
+import { appendOwnFileSync } from '../../util/atomic.js';
 import type { AgentResult, RunContext } from '../types.js';
 import { appendFileSync } from 'node:fs';
 import path from 'node:path';
@@ -56,7 +57,7 @@ export function recordTimeout(run: RunContext, loopId: string, iteration: number
   guardWrite(
     paths.progress,
     paths.repoRoot,
-    () => appendFileSync(paths.progress, block),
+    () => appendOwnFileSync(paths.progress, block),
     'the timeout note for the next iteration could not be written',
   );
   try {

@@ -3,7 +3,7 @@
 // story can still break it, and only this pass sees that. Exit 0 means: each story's checks pass here. Stories' checks
 // run two at a time; a story whose check failed while another check ran is judged again on its own, in a fresh
 // checkout once the others are over, and that run is its verdict.
-import { appendFileSync } from 'node:fs';
+import { appendOwnFileSync } from '../../util/atomic.js';
 import type { Prd, Story } from '../../prd/types.js';
 import { activeStories } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
@@ -128,7 +128,7 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
   guardWrite(
     input.progressPath,
     input.repoRoot,
-    () => appendFileSync(input.progressPath, blocks.join('')),
+    () => appendOwnFileSync(input.progressPath, blocks.join('')),
     `the final gate rejected ${list} but the note for the next iteration could not be written`,
   );
   guardWrite(

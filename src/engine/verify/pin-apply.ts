@@ -2,6 +2,7 @@
 // (verify/pin-capture.ts); here they are written into the checkout, never through a link, and read back and hashed
 // against their ids. A committed link whose target lies outside the checkout would have the checks read files no
 // commit holds: SealBroken, the claims checked there are rejected, saying why.
+import { escapeUnsafe } from '../../prd/unsafe-text.js';
 import {
   chmodSync,
   mkdirSync,
@@ -136,7 +137,7 @@ export function findLinksOut(dir: string, paths: Iterable<string>, pins: Pins | 
       if (entry.isDirectory() && folders.has(at)) walk(at);
       else if (entry.isSymbolicLink() && (wanted.has(at) || folders.has(at))) {
         const abs = path.join(dir, at);
-        if (leavesRoot(root, abs) && !ownLink(pins, at, abs)) out.push(`${at} -> ${readlinkSync(abs)}`);
+        if (leavesRoot(root, abs) && !ownLink(pins, at, abs)) out.push(escapeUnsafe(`${at} -> ${readlinkSync(abs)}`));
       }
     }
   };

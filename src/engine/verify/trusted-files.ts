@@ -1,7 +1,7 @@
 // The runner's own files and git's configuration, held against the agent, its checks and its reviewer (SPEC §6):
 // what any of them changed is put back as it was when the loop started, said in the log and in progress.txt, and a
 // change that could run code (the engine, a hook, .git/config) rejects the claims judged with it.
-import { appendFileSync } from 'node:fs';
+import { appendOwnFileSync } from '../../util/atomic.js';
 import type { RunContext } from '../types.js';
 import type { Violation } from './types.js';
 import { guardWrite } from '../errors.js';
@@ -47,7 +47,7 @@ export function guardRunnerFiles(
   guardWrite(
     run.paths.progress,
     run.paths.repoRoot,
-    () => appendFileSync(run.paths.progress, block),
+    () => appendOwnFileSync(run.paths.progress, block),
     'the note about the restored runner files could not be written',
   );
   return rejecting.length

@@ -1,8 +1,9 @@
 // SPEC §6: the agent does not mark its own homework. After each agent run the loop calls verifyIteration:
 // edits to prd.json beyond passes/notes are undone, and every story newly flipped to `passes: true` is a
 // claim that must survive a clean-tree check and the plan's own check commands before it counts.
+import { appendOwnFileSync } from '../../util/atomic.js';
 import type { VerifyOptions } from './types.js';
-import { appendFileSync, readFileSync, realpathSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd, Story } from '../../prd/types.js';
 import { isSettled } from '../../prd/skip.js';
@@ -301,7 +302,7 @@ function applyOutcome(input: VerifyInput, plan: PrdRepairPlan, judged: Judgement
     guardWrite(
       input.progressPath,
       input.repoRoot,
-      () => appendFileSync(input.progressPath, blocks.join('')),
+      () => appendOwnFileSync(input.progressPath, blocks.join('')),
       `${what} but the note for the next iteration could not be written`,
     );
   if (plan.changed || edited)

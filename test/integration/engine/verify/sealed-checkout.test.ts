@@ -16,6 +16,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it, vi } from 'vitest';
@@ -444,6 +445,29 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
 });
 
 describe('symlinks: a committed link out of the checkout is refused', () => {
+  it("symlinks: the runner's note goes into progress.txt itself, never through a link the agent put there (to a file outside that does not exist yet, a Python .pth) or into a pipe, and a link's target is written with its line breaks escaped", async () => {
+    const { r, input } = await planRepo();
+    const outside = path.join(testdir('ralphkit-outside-'), 'evil.pth');
+    // A committed link out of the checkout (rejected), whose target would start a line of its own in the note.
+    symlinkSync('/\nimport os; os.system("touch pwned")\n', path.join(r.dir, 'src/x'));
+    claim(r, 'US-1');
+    commitAll(r.dir, {}, 'feat: US-1');
+    rmSync(r.progressPath);
+    symlinkSync(outside, r.progressPath);
+    const res = await verifyIteration(input());
+    expect(res.verdicts[0].status).toBe('rejected');
+    expect(existsSync(outside)).toBe(false);
+    const note = readFileSync(r.progressPath, 'utf8');
+    expect(note).toContain('src/x -> /<U+000A>import os;');
+    expect(note.split('\n').some((line) => line.startsWith('import os'))).toBe(false);
+    // A pipe where the log was: no wait for a reader, a file of the runner's made there.
+    rmSync(r.progressPath);
+    execFileSync('mkfifo', [r.progressPath]);
+    claim(r, 'US-1');
+    expect((await verifyIteration(input())).verdicts[0].status).toBe('rejected');
+    expect(readFileSync(r.progressPath, 'utf8')).toContain('US-1');
+  });
+
   it('symlinks: a committed link out of the checkout is refused (an absolute link to an ignored file of the working tree)', async () => {
     const { r, input } = await planRepo();
     // The work lies in an ignored file; the commit holds only a link to it.
