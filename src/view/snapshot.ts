@@ -111,7 +111,18 @@ export function readPrdSnapshot(paths: ViewPaths): PrdSnapshot {
     exists: true,
     error: null,
     prd,
-    ...planBoard(prd, readLedgers(paths), matchSealedStories(paths.cwd, record, file, prd.userStories), record),
+    ...planBoard(
+      prd,
+      readLedgers(paths),
+      matchSealedStories(
+        paths.cwd,
+        record,
+        file,
+        prd.userStories,
+        typeof prd.branchName === 'string' ? prd.branchName : null,
+      ),
+      record,
+    ),
   };
 }
 

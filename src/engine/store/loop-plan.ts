@@ -53,16 +53,24 @@ export function readLoopPlan(repoRoot: string, s: LoopState, prd: string, record
 
 /**
  * The record's verdicts of the stories in `stories` that are the very stories it verified: the same definition at the
- * record's commit (`prd`, relative to the repository), `passes` and `notes` aside. Other ids are left out.
+ * record's commit (`prd`, relative to the repository), `passes` and `notes` aside. Other ids are left out. None when
+ * the loop's `branch` has moved on from the record's commit (a resumed run, or a commit of anyone's since): the record
+ * verified that commit, not the work on the branch now, which the ledger reports.
  */
 export function matchSealedStories(
   repoRoot: string,
   record: VerdictRecord | null,
   prd: string,
   stories: readonly unknown[],
+  branch?: string | null,
 ): Record<string, VerdictStatus> {
   const out: Record<string, VerdictStatus> = Object.create(null);
   if (!record) return out;
+  const tip =
+    branch && BRANCH.test(branch)
+      ? gitSync(repoRoot, ['rev-parse', '--verify', '--quiet', `refs/heads/${branch}^{commit}`])
+      : null;
+  if (tip !== null && tip.trim() !== record.commit) return out;
   const atRecord = parsePlan(gitShow(repoRoot, `${record.commit}:${toGitPath(prd)}`));
   if (!atRecord || !Array.isArray(atRecord.userStories)) return out;
   const verified = new Map((atRecord.userStories as unknown[]).filter(isStory).map((s) => [s.id, renderDefinition(s)]));

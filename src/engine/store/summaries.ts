@@ -184,7 +184,7 @@ function summarise(repoRoot: string, s: LoopState, record: VerdictRecord | null)
   // The record's verdicts of the loop's own stories only: a plan that reused an id since is not what it verified.
   const counts = planLoopCounts(
     summary.stories,
-    record && stories ? matchSealedStories(repoRoot, record, prd, stories) : null,
+    record && stories ? matchSealedStories(repoRoot, record, prd, stories, plan.branch) : null,
   );
   const status = typeof s.status === 'string' ? s.status : 'unknown';
   return {

@@ -41,6 +41,8 @@ interface Entry {
   done?: CachedSetup | null;
   copying: number;
   stale: boolean;
+  /** An agent ran at some moment of the build (a --parallel run's other workers): see dropBuiltWhileAgentsRan. */
+  whileAgents: boolean;
 }
 
 /** The loop's setup cache: at most one key at a time (a new key drops the old once no copy reads it). */
@@ -49,6 +51,38 @@ export class SetupCache {
   private readonly said = new Set<string>();
   /** Why a key's build failed: said again (once) by every checkout that then runs setup itself. */
   private readonly failures = new Map<string, string>();
+  /** Agents running now, and agents started in all (a --parallel run's workers say so: agentRuns). */
+  private agents = { live: 0, started: 0 };
+
+  /**
+   * A --parallel worker's agent starts: until the returned function is called, a build counts as made while an agent
+   * ran. Such an agent shares the host's network (and, without --sandbox, the file system) with the build, so it can
+   * serve a dependency that is gone once it exits.
+   */
+  agentRuns(): () => void {
+    this.agents.live++;
+    this.agents.started++;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.agents.live--;
+    };
+  }
+
+  /**
+   * Forgets every setup built while an agent ran (the run's end, every agent gone: what decides exit 0 must not rest
+   * on a dependency that only a running agent could serve); true when one was. The next checkout builds it again.
+   */
+  dropBuiltWhileAgentsRan(): boolean {
+    let dropped = false;
+    for (const [key, entry] of [...this.entries])
+      if (entry.whileAgents && !entry.stale) {
+        this.drop(key, entry);
+        dropped = true;
+      }
+    return dropped;
+  }
 
   /** Why `key` is not cached after its build failed (undefined: it did not fail). */
   failure(key: string): string | undefined {
@@ -77,9 +111,17 @@ export class SetupCache {
   begin(key: string): ((made: CachedSetup | null) => void) | undefined {
     if (this.entries.has(key)) return undefined;
     let finish!: (made: CachedSetup | null) => void;
-    const entry: Entry = { made: new Promise((resolve) => (finish = resolve)), copying: 0, stale: false };
+    const started = this.agents.started;
+    const entry: Entry = {
+      made: new Promise((resolve) => (finish = resolve)),
+      copying: 0,
+      stale: false,
+      whileAgents: this.agents.live > 0,
+    };
     this.entries.set(key, entry);
     return (made) => {
+      // An agent running at the start or the end of the build, or one started (and perhaps gone) during it.
+      entry.whileAgents ||= this.agents.live > 0 || this.agents.started !== started;
       entry.done = made;
       finish(made);
       // A build that failed stays known: this key runs setup in each checkout for the rest of the loop.

@@ -85,12 +85,22 @@ describe('/api/prd: a verdict only from the record of the loop and plan the card
       title: 'A new second story',
       acceptanceCriteria: ['something new'],
     };
-    writeAndCommit(repo, next);
+    writePlan(repo, next);
     expect(await cards(repo)).toEqual([
       ['US-001', 'verified', 'verified'],
       ['US-002', 'passed', null],
     ]);
     expect(readLoopSummaries(repo)[0]).toMatchObject({ id: 'L1', storiesPassed: 2, verified: 1 });
+  });
+
+  it("a commit on the loop's branch after its record (a resumed run broke US-001, the same plan): the record verified the commit before, so nothing is verified now, in status too", async () => {
+    const { repo } = finishedLoop();
+    git(repo, 'commit', '-q', '--allow-empty', '-m', 'fix: one() returns 0');
+    expect(await cards(repo)).toEqual([
+      ['US-001', 'passed', null],
+      ['US-002', 'passed', null],
+    ]);
+    expect(readLoopSummaries(repo)[0]).toMatchObject({ id: 'L1', storiesPassed: 2, verified: 0 });
   });
 
   it("another loop's newer record with the same ids (another branch) does not verify this plan's cards", async () => {

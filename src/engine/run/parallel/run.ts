@@ -4,6 +4,7 @@
 // merge (plan-branch.ts). A story that fails on a stale base goes again on the new tip (stale-base.ts). Limits count
 // for the whole run: max_iterations counts agent runs over all workers, the cost is one sum, Ctrl-C and cancel stop
 // every worker.
+import { loopSetupCache } from '../../verify/setup-cache.js';
 import type { BudgetGate } from '../../budget/types.js';
 import type { Clock, LoopConfig, RunContext } from '../../types.js';
 import type { LoopState, ParallelState, QueuedMerge, WorkerState } from '../../store/state-types.js';
@@ -557,10 +558,20 @@ class Coordinator {
     this.releaseStale();
     const schedule = planSchedule(this.branch.plan, new Set(), new Set(Object.keys(this.par.givenUp)));
     if (schedule.done) {
+      // A setup built while an agent ran is not what exit 0 rests on: an agent that served a dependency (a tarball
+      // from a server on 127.0.0.1) is gone now. Dropped, so the final gate installs again; its merge gate is no
+      // final gate then.
+      const rebuilt = loopSetupCache(this.run.paths.repoRoot, this.state.id).dropBuiltWhileAgentsRan();
       // The last merge was verified with every story's checks on this very commit: that was the final gate.
       const last = this.branch.lastGate;
       const active = activeStories(this.branch.plan.userStories).map((s) => s.id);
-      if (this.quietMerge && last && last.commit === this.branch.tip && active.every((id) => last.judged.includes(id)))
+      if (
+        !rebuilt &&
+        this.quietMerge &&
+        last &&
+        last.commit === this.branch.tip &&
+        active.every((id) => last.judged.includes(id))
+      )
         // Its weak stories are named as the final gate names them (its sealed record lists them already).
         return new LoopExit(
           LOOP_EXIT.complete,

@@ -1,6 +1,7 @@
 // One attempt of one worker of a --parallel run: its worktree set on the story branch at the plan branch's tip, one
 // agent run told which story is its own, then the same steps a single loop takes after an agent (deps.ts): what it
 // left running is stopped, the runner's files put back, git inspected, and the claim verified on the story branch.
+import { loopSetupCache } from '../../verify/setup-cache.js';
 import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { BudgetGate } from '../../budget/types.js';
@@ -161,7 +162,9 @@ export async function runAttempt(input: AttemptInput): Promise<AttemptOutcome> {
   // openAttempt set the story branch at the plan tip: that is HEAD before the agent.
   const headBefore = input.planTip;
   const tips = await deps.readBranchTips();
-  const result = await runAgentWithRetries(state, input.config, deps, iteration);
+  // While it runs, a setup the loop builds (another worker's claim, the merge queue) counts as built beside an agent.
+  const agentEnded = loopSetupCache(root, state.id).agentRuns();
+  const result = await runAgentWithRetries(state, input.config, deps, iteration).finally(agentEnded);
   throwIfAborted(signal);
   const tag = reportAgentExit(emit, iteration, result, input.config.completionPromise);
   input.onPhase('verifying');
