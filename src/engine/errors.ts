@@ -148,8 +148,8 @@ export function guardWrite<T>(file: string, repoRoot: string, write: () => T, co
 
 /**
  * The runner writes its files in the repository (the plan, progress.txt) only through folders of the repository: a
- * folder between `repoRoot` and `file` that is a link (or anything but a folder) was put there by someone else (the
- * agent can replace `ralph/` with a link to a folder outside), and the runner's text would land there: exit 6.
+ * folder between `repoRoot` and `file` that is a link was put there by someone else (the agent can replace `ralph/`
+ * with a link to a folder outside), and the runner's text would land there: exit 6.
  */
 function refuseLinkedFolders(file: string, repoRoot: string): void {
   const rel = path.relative(repoRoot, file);
@@ -163,10 +163,11 @@ function refuseLinkedFolders(file: string, repoRoot: string): void {
     } catch {
       return; // not there yet: the write makes it, or fails with its own error
     }
-    if (!st.isDirectory())
+    // A file where a folder should be fails the write with its own error (ENOTDIR), said as such.
+    if (st.isSymbolicLink())
       throw new LoopExit(
         LOOP_EXIT.protected,
-        `${showPath(repoRoot, at)} is ${st.isSymbolicLink() ? `a link (to ${readlinkSync(at)})` : 'not a folder'}, so the runner's ${showPath(repoRoot, file)} would be written somewhere else: the runner writes its files only into folders of the repository`,
+        `${showPath(repoRoot, at)} is a link (to ${readlinkSync(at)}), so the runner's ${showPath(repoRoot, file)} would be written somewhere else: the runner writes its files only into folders of the repository`,
         `look at it (ls -la ${shellQuote(showPath(repoRoot, at))}); put the folder back (git checkout -- ${shellQuote(showPath(repoRoot, at))}), then continue with: ./ralph/ralph.sh --resume-last`,
       );
   }

@@ -49,9 +49,9 @@ export function writeNewFileSync(file: string, data: string | Uint8Array, mode?:
 
 /**
  * Appends `text` to `file`, a file of the runner's in a tree the agent can write (ralph/progress.txt): never through
- * a link or into anything but a regular file. One the agent put in its place (a link to a file outside, even one that
- * does not exist yet; a pipe, which would hold the write) is removed and a file of the runner's made there. The
- * folders above it are held by the caller (errors.ts guardWrite).
+ * a link or into anything but a regular file. What the agent put in its place (a link to a file outside, even one that
+ * does not exist yet; a pipe, which would hold the write) is removed and a file of the runner's made there; a folder
+ * there fails the write (EISDIR). The folders above it are held by the caller (errors.ts guardWrite).
  */
 export function appendOwnFileSync(file: string, text: string): void {
   let st = null;
@@ -60,7 +60,8 @@ export function appendOwnFileSync(file: string, text: string): void {
   } catch {
     /* not there: made below */
   }
-  if (st && !st.isFile()) rmSync(file, { recursive: true, force: true });
+  // A folder there is not removed (it may hold someone's files): the open below fails on it, and says so.
+  if (st && !st.isFile() && !st.isDirectory()) rmSync(file, { force: true });
   const flags =
     constants.O_WRONLY |
     constants.O_APPEND |

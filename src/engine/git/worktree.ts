@@ -5,6 +5,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmdirSync } from 'node:fs';
 import path from 'node:path';
 import { pinnedGitDirs, readGitDirs, runGit, unpinGitDirs, type GitResult } from './git.js';
+import { readDirtyPaths } from './read.js';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { keepRecordsIn } from '../store/layout.js';
@@ -237,7 +238,21 @@ function writeInto(file: string, text: string): void {
  * otherwise); returns a warning that says where the kept one is and what to type, or null when it is gone.
  */
 export async function closeWorktree(mainRoot: string, root: string, id: string): Promise<string | null> {
-  const r = await runGit(mainRoot, ['worktree', 'remove', root]);
+  // Whether it holds uncommitted work is the runner's own status (git/read.ts: never inside a submodule): `git worktree
+  // remove` without --force runs a status that enters them, and so a repository the agent made there, whose filters
+  // would run outside the sandbox. A tree with nothing uncommitted is then removed with --force.
+  const dirty = existsSync(root) ? await readDirtyPaths(root).catch(() => null) : [];
+  const r =
+    dirty !== null && dirty.length === 0
+      ? await runGit(mainRoot, ['worktree', 'remove', '--force', root])
+      : {
+          code: 1,
+          stdout: '',
+          stderr:
+            dirty === null
+              ? 'git could not read its status'
+              : `it holds ${dirty.slice(0, 3).join(', ')}${dirty.length > 3 ? ` and ${dirty.length - 3} more` : ''}`,
+        };
   if (r.code === 0) unpinGitDirs(root);
   if (r.code !== 0) {
     return `kept the loop's worktree ${root}: it holds changes nobody committed (${r.stderr.trim().replace(/^fatal: /, '')}); look with: git -C ${shellQuote(root)} status, then continue the loop with: ./ralph/ralph.sh --resume ${id}, or drop them with: git worktree remove --force ${shellQuote(root)}`;

@@ -9,9 +9,11 @@ import {
   mkdirSync,
   readdirSync,
   readFileSync,
+  readlinkSync,
   realpathSync,
   rmSync,
   statSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
@@ -43,6 +45,8 @@ interface Held {
   /** null: the file did not exist (an agent that creates it is undone by removing it). */
   bytes: Buffer | null;
   mode: number;
+  /** The folders between the root it lies under and the file, as they were (recordWay). */
+  way?: WayStep[];
 }
 
 interface HeldDir {
@@ -50,7 +54,15 @@ interface HeldDir {
   shown: string;
   /** The regular files directly in it (hooks are files); null: the folder did not exist. */
   entries: Map<string, { bytes: Buffer; mode: number }> | null;
+  /** The folders from the root it lies under down to it, as they were (recordWay). */
+  way?: WayStep[];
 }
+
+/**
+ * A folder on the way to a held file, as it was when the loop started: a folder, a link (to `target`: a dotfiles
+ * manager's ~/.config, say, stays one), or not there (nor anything below it).
+ */
+type WayStep = { abs: string; kind: 'dir' | 'missing' | 'other' } | { abs: string; kind: 'link'; target: string };
 
 export interface RunnerGuard {
   files: Held[];
@@ -133,12 +145,104 @@ export async function snapshotRunnerFiles(
     ...(isFile(path.join(repoRoot, '.git')) ? [hold(path.join(repoRoot, '.git'), '.git', false, 'engine')] : []),
   ];
   const hookDirs = [path.join(common, 'hooks'), ...config.hooksPaths];
-  return {
-    files,
-    dirs: [...new Set(hookDirs)].map((abs) => holdDir(abs, show(abs))),
-    gitDir: realpathSync(common),
-    ownGitDir: realpathSync(own),
-  };
+  const heldDirs = [...new Set(hookDirs)].map((abs) => holdDir(abs, show(abs)));
+  // The folders on the way from each root down to what is held: the agent can put a link where one was (.git/info
+  // is its to write under --sandbox too), and putting a file back through it writes, or removes, outside.
+  const roots = [repoRoot, main, common, own, home].filter((r): r is string => !!r);
+  for (const f of files) f.way = recordWay(rootOf(f.abs, roots), path.dirname(f.abs));
+  for (const d of heldDirs) d.way = recordWay(rootOf(d.abs, roots), d.abs);
+  return { files, dirs: heldDirs, gitDir: realpathSync(common), ownGitDir: realpathSync(own) };
+}
+
+/** The deepest of `roots` that holds `abs` (below it), else the folder `abs` is in: nothing above that is looked at. */
+function rootOf(abs: string, roots: readonly string[]): string {
+  const under = roots.filter((r) => {
+    const rel = path.relative(r, abs);
+    return rel && !rel.startsWith('..') && !path.isAbsolute(rel);
+  });
+  return under.sort((a, b) => b.length - a.length)[0] ?? path.dirname(abs);
+}
+
+/** Each folder from below `root` down to `dir`, as it is now; the steps end at the first that is not there. */
+function recordWay(root: string, dir: string): WayStep[] {
+  const rel = path.relative(root, dir);
+  if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return [];
+  const way: WayStep[] = [];
+  let at = root;
+  for (const part of rel.split(path.sep)) {
+    at = path.join(at, part);
+    const st = lstatOrNull(at);
+    if (!st) {
+      way.push({ abs: at, kind: 'missing' });
+      break;
+    }
+    way.push(
+      st.isSymbolicLink()
+        ? { abs: at, kind: 'link', target: readlinkSync(at) }
+        : { abs: at, kind: st.isDirectory() ? 'dir' : 'other' },
+    );
+  }
+  return way;
+}
+
+/**
+ * The way back as recorded, never followed: a link (or a file) where a folder was is removed and the folder made
+ * again, empty (what was held in it is then put back file by file); a link moved is pointed back; a link where nothing
+ * was is removed. Returns the steps put back.
+ */
+function restoreWay(way: readonly WayStep[]): string[] {
+  const fixed: string[] = [];
+  for (const step of way) {
+    const st = lstatOrNull(step.abs);
+    if (step.kind === 'dir') {
+      if (!st || st.isDirectory()) {
+        if (!st) break; // gone: putBack makes it (and what is below) again
+        continue;
+      }
+      rmSync(step.abs, { force: true });
+      mkdirSync(step.abs);
+      fixed.push(step.abs);
+    } else if (step.kind === 'link') {
+      if (st?.isSymbolicLink() && readlinkSync(step.abs) === step.target) continue;
+      if (st) rmSync(step.abs, { recursive: true, force: true });
+      symlinkSync(step.target, step.abs);
+      fixed.push(step.abs);
+    } else {
+      if (step.kind === 'missing' && st?.isSymbolicLink()) {
+        rmSync(step.abs, { force: true });
+        fixed.push(step.abs);
+      }
+      break;
+    }
+  }
+  return fixed;
+}
+
+/** Every symbolic link under `dir` removed (never followed); returns them. */
+function removeLinksUnder(dir: string): string[] {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const removed: string[] = [];
+  for (const entry of entries) {
+    const abs = path.join(dir, entry.name);
+    if (entry.isSymbolicLink()) {
+      rmSync(abs, { force: true });
+      removed.push(abs);
+    } else if (entry.isDirectory()) removed.push(...removeLinksUnder(abs));
+  }
+  return removed;
+}
+
+function lstatOrNull(abs: string) {
+  try {
+    return lstatSync(abs);
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -152,6 +256,21 @@ export function restoreRunnerFiles(
   rejects: (key: string) => boolean = (k) => !isInertKey(k),
 ): GuardRestore {
   const out: GuardRestore = { changed: [], rejecting: [], kept: [], inRepo: [] };
+  // First the folders on the way: nothing below is read or written through a link the agent put there.
+  for (const fixed of new Set([...guard.files, ...guard.dirs].flatMap((h) => restoreWay(h.way ?? [])))) {
+    const shown = `${fixed.replace(process.env.HOME ?? '\0', '~')} (a folder on the way to a file the runner holds)`;
+    out.changed.push(shown);
+    out.rejecting.push(shown);
+  }
+  // git appends to the reflogs of the refs it moves (the runner's commits too), through a link as well: git makes
+  // none there, so one in logs/ is the agent's (a file of yours it points at would get the runner's lines).
+  for (const link of [...new Set([guard.gitDir, guard.ownGitDir ?? guard.gitDir])].flatMap((d) =>
+    removeLinksUnder(path.join(d, 'logs')),
+  )) {
+    const shown = `${link} (a link among git's logs)`;
+    out.changed.push(shown);
+    out.rejecting.push(shown);
+  }
   for (const f of guard.files) {
     const now = readBytesOrNull(f.abs);
     const same = now === null ? f.bytes === null : f.bytes !== null && now.equals(f.bytes) && modeOf(f.abs) === f.mode;
