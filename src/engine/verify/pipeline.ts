@@ -55,6 +55,8 @@ export interface Claims {
   ownFiles?: string[];
   /** How the owner changes the plan, when it is not the runner's `--resume … --accept-plan-edits` (the hook's). */
   planEditHint?: string;
+  /** A new loop's claims at start: the owner's word (VerifyInput.ownersWord). */
+  ownersWord?: boolean;
 }
 
 export type PipelineInput = Omit<VerifyInput, 'prdBefore'> & { topLevel: string; signal: AbortSignal };
@@ -142,6 +144,7 @@ export async function verifyClaims(p: Pipeline, claims: Claims, signal: AbortSig
       : {}),
     ...(claims.ownStatus ? { ownStatus: claims.ownStatus } : {}),
     ...(claims.planEditHint ? { planEditHint: claims.planEditHint } : {}),
+    ...(claims.ownersWord ? { ownersWord: true } : {}),
   });
   await afterVerification(p, result, claims.head);
   return result;

@@ -23,6 +23,8 @@ const INSTRUCTION_NAMES = new Set([
   'claude.local.md',
   'agents.md',
   'agents.override.md',
+  // Amp reads AGENT.md too (its older name for the file).
+  'agent.md',
   'gemini.md',
   'opencode.json',
   'opencode.jsonc',

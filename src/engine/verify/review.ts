@@ -59,8 +59,9 @@ export async function reviewClaim(
   const commit = s.commit;
   if (commit === null)
     return { reason: 'the reviewer has nothing to read: no commit yet; commit the work, then claim the story again' };
-  // A story the plan commit already marked done was the owner's word, not this loop's work.
-  if (input.iteration === 0 && commit === input.pins?.commit) return null;
+  // A story a new loop's plan commit already marked done was the owner's word, not this loop's work. Not a resumed
+  // loop's claim, even at the commit `--repin` made the plan commit: that flip was the agent's.
+  if (input.ownersWord === true && input.iteration === 0 && commit === input.pins?.commit) return null;
   const started = Date.now();
   // The story's checks ran just before: what they left running is stopped (it could forge the reviewer's answer), and
   // what they planted in git's configuration goes before the reviewer's git calls.
@@ -323,11 +324,20 @@ async function readDiff(
   commit: string,
 ): Promise<{ diff: string; diffCutFrom?: number }> {
   const from = base ?? (await runGit(top, ['hash-object', '-t', 'tree', '/dev/null'])).stdout.trim();
-  const r = await runGit(top, ['diff', '--no-color', '--no-ext-diff', '--no-textconv', from, commit, '--']);
+  // --text: every file's lines, whatever git would call binary (a NUL in a comment, a `-diff` attribute the commit
+  // sets): otherwise "Binary files differ" is all the reviewer reads of a file the agent wants unread.
+  const r = await runGit(top, ['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--text', from, commit, '--']);
   if (r.code !== 0) return { diff: `(the diff could not be read: ${r.stderr.trim().slice(0, 300)})` };
-  return r.stdout.length > REVIEW_DIFF_MAX
-    ? { diff: r.stdout.slice(0, REVIEW_DIFF_MAX), diffCutFrom: r.stdout.length }
-    : { diff: r.stdout };
+  const diff = escapeControls(r.stdout);
+  return diff.length > REVIEW_DIFF_MAX ? { diff: diff.slice(0, REVIEW_DIFF_MAX), diffCutFrom: diff.length } : { diff };
+}
+
+/** Control characters (but tab, line feed, carriage return) written as their code points: `<U+0000>`. */
+function escapeControls(text: string): string {
+  return text.replace(
+    /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g,
+    (c) => `<U+${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}>`,
+  );
 }
 
 function renderReviewerFailure(r: AgentResult, timeoutMs: number): string | null {

@@ -36,7 +36,8 @@ export async function verifyStartClaims(p: Pipeline, signal: AbortSignal): Promi
     `${JSON.stringify({ ...prd, userStories: prd.userStories.map((s) => (claims.includes(s.id) ? { ...s, passes: false } : s)) }, null, 2)}\n`;
   const outcome = await verifyClaims(
     p,
-    { iteration: 0, prdBefore: before, head: await headSha(paths.repoRoot) },
+    // A new loop's (no baseline): what the plan commit says is the owner's word. A resumed loop's are the agent's flips.
+    { iteration: 0, prdBefore: before, head: await headSha(paths.repoRoot), ownersWord: trust.baseline === null },
     signal,
   );
   emit({

@@ -12,6 +12,11 @@ export interface VerifyInput {
   ledgerPath: string;
   loopId: string;
   iteration: number;
+  /**
+   * The claims are the owner's word, not the agent's: stories a new loop's plan commit already says pass (verified,
+   * never reviewed). A resumed loop's flips are the agent's, `--repin` or not.
+   */
+  ownersWord?: boolean;
   /** prd.json text as it was before the agent ran this iteration. */
   prdBefore: string;
   /**
