@@ -358,6 +358,25 @@ describe('the review gate', () => {
     expect(seen(log).map((l) => l.id)).toContain('US-2');
   });
 
+  it('a SHIP whose files a later story with "review": false changed is not sealed: the final gate sends the story back, and its next review reads the change', async () => {
+    const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1), story('US-2', 2, { review: false })) });
+    const log = path.join(testdir(), 'review.jsonl');
+    const r = await ralph(dir, ['--review-cmd', fixture('reviewer.mjs'), '8'], {
+      REVIEW_LOG: log,
+      IMPL_ALSO_EDIT: 'US-1.txt',
+    });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(
+      /US-1 rejected by the final gate: the reviewer shipped US-1 at [0-9a-f]{7}, and [0-9a-f]{7} changed its files since \(US-1\.txt\)/,
+    );
+    const us1 = seen(log).filter((l) => l.id === 'US-1');
+    // REVISE (no criterion yet), SHIP, then again after the gate: that diff starts at the SHIP, so US-2's unreviewed
+    // commit is in it (its file; the line it added to US-1.txt the agent's redo took out again).
+    expect(us1).toHaveLength(3);
+    expect(us1[1].request).not.toContain('+US-2 done');
+    expect(us1[2].request).toContain('+US-2 done');
+  });
+
   it('"review": true with no reviewer refuses the start (exit 2) and says what to type', async () => {
     const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1), story('US-2', 2, { review: true })) });
     const head = git(dir, 'rev-parse', 'HEAD');

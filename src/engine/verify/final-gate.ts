@@ -12,6 +12,7 @@ import { planClaimOrder } from './prd-diff.js';
 import { keyDir, renderRecord, type VerdictRecord } from '../store/verdict-record.js';
 import { planPinOwnerHint, renderRejectionBlock } from './report.js';
 import { planGateRejection, renderGateReason } from './gate-verdict.js';
+import { findStaleShips, sealable } from './shipped.js';
 import { showPath } from '../../util/repo-path.js';
 import { CheckSession, checkoutKey, type StoryRun } from './session.js';
 import { CHECKS_AT_ONCE, mapAtMost } from '../../util/at-most.js';
@@ -107,6 +108,7 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
     if (judged.block) blocks.push(judged.block);
   }
   if (violation) overturnAtGate(session, prd, verdicts, blocks, violation, input);
+  else if (input.review && commit) await rejectStaleShips(session, prd, verdicts, blocks, input, commit);
   const rejection = planGateRejection(prd, verdicts, violation ? 'runner files changed by the checks' : undefined);
   if (!rejection) {
     const weak = verdicts
@@ -295,6 +297,36 @@ function overturnAtGate(
 }
 
 /**
+ * Where a review is required, exit 0 says a reviewer read the story's work: a SHIP whose files a later commit changed
+ * that no reviewer read (a story with "review": false, a commit between claims) no longer does. Such a story goes
+ * back, and its next review's diff starts at the last shipped commit, so that change is in it.
+ */
+async function rejectStaleShips(
+  s: CheckSession,
+  prd: Prd,
+  verdicts: StoryVerdict[],
+  blocks: string[],
+  input: GateInput,
+  commit: string,
+): Promise<void> {
+  const own = [input.prdPath, input.progressPath].map((f) => relTo(input.topLevel, f));
+  for (const stale of await findStaleShips(input.topLevel, commit, input.shipped, own)) {
+    const i = verdicts.findIndex((v) => v.id === stale.id && v.status !== 'rejected');
+    if (i < 0) continue;
+    const files =
+      stale.files.slice(0, 3).join(', ') + (stale.files.length > 3 ? ` and ${stale.files.length - 3} more` : '');
+    const reason = `the reviewer shipped ${stale.id} at ${stale.shipped.slice(0, 7)}, and ${stale.by.slice(0, 7)} changed its files since (${files}) where no reviewer read it; claim it again, and the review reads the change`;
+    s.recordVerdict(stale.id, 'rejected', { reason, gate: true });
+    input.log('warn', `${stale.id} rejected by the final gate: ${reason}`);
+    verdicts[i] = { id: stale.id, status: 'rejected', reason };
+    const title = prd.userStories.find((x) => x.id === stale.id)?.title ?? '';
+    blocks.push(
+      renderRejectionBlock({ time: new Date(), iteration: input.iteration, storyId: stale.id, title, commit, reason }),
+    );
+  }
+}
+
+/**
  * The verdict record status and the dashboard trust (SPEC §6): a note on the final commit, under refs/notes/ralphkit.
  * Best effort: a failure is reported, and the loop's exit code (already true in git and the plan) stands.
  */
@@ -314,7 +346,7 @@ async function recordVerdicts(
     return;
   }
   const reviews = verdicts.flatMap((v) =>
-    v.status !== 'rejected' && input.shipped.has(v.id) ? [[v.id, input.shipped.get(v.id)!] as const] : [],
+    v.status !== 'rejected' && input.shipped.has(v.id) ? [[v.id, sealable(input.shipped.get(v.id)!)] as const] : [],
   );
   const record: VerdictRecord = {
     ralphkit: 1,

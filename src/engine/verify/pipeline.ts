@@ -102,7 +102,7 @@ function reviewSetup(p: Pipeline, iteration: number): ReviewSetup {
     env: io.env,
     timeoutMs: options.iterationTimeoutMs,
     retryBaseMs: p.wiring.retryBaseMs,
-    base: trust.lastVerified ?? trust.pins?.commit ?? null,
+    base: trust.lastReviewed ?? trust.pins?.commit ?? null,
     spend: (costUsd) => spendOnReview(run, state, iteration, costUsd),
   };
 }
@@ -159,7 +159,7 @@ export async function afterVerification(p: Pipeline, result: VerifyResult, head:
     else trust.shipped.delete(v.id);
     if (v.status === 'rejected' || !head) continue;
     if (v.status === 'verified') trust.verifiedAt.set(v.id, head);
-    trust.lastVerified = head;
+    if (v.shipped) trust.lastReviewed = v.shipped.commit;
   }
   // An empty record where none was written says nothing new: a loop without a reviewer writes none.
   if (result.verdicts.length && head && trust.verdictKey && (trust.shipped.size || trust.shippedRecorded)) {

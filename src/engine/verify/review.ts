@@ -85,7 +85,7 @@ export async function reviewClaim(
       'info',
       `${story.id} shipped by the reviewer (${line.reviewer}${line.model ? `, model ${line.model}` : ''}) at ${commit.slice(0, 7)}`,
     );
-    return { shipped: { reviewer: line.reviewer, model: line.model, commit } };
+    return { shipped: { reviewer: line.reviewer, model: line.model, commit, base: outcome.base } };
   }
   s.record({ ...line, verdict: outcome.verdict, reason: outcome.reason });
   return outcome.verdict === 'revise'

@@ -3,6 +3,7 @@
 // like the record itself: a ref someone rewrote without the key, or a SHIP of a commit HEAD no longer holds, is dropped.
 import type { ShippedReview } from './types.js';
 import { isAncestor } from '../git/head.js';
+import { gitOk } from '../git/git.js';
 import { readBlob, recordBlob, shippedRef } from './baseline.js';
 import {
   parseRecord,
@@ -11,6 +12,11 @@ import {
   renderRecord,
   type VerdictRecord,
 } from '../store/verdict-record.js';
+
+/** A SHIP as records hold it: who, with which model, of which commit (where its diff started stays in memory). */
+export function sealable(r: ShippedReview): ShippedReview {
+  return { reviewer: r.reviewer, model: r.model, commit: r.commit };
+}
 
 /** Seals `shipped` into the loop's ref, named after `head` (the commit it was settled at). */
 export async function recordShipped(
@@ -27,7 +33,7 @@ export async function recordShipped(
     pins: null,
     time: new Date().toISOString(),
     stories: {},
-    reviews: Object.fromEntries(shipped),
+    reviews: Object.fromEntries([...shipped].map(([id, r]) => [id, sealable(r)])),
   };
   await recordBlob(top, shippedRef(loopId), renderRecord(record, key));
 }
@@ -65,4 +71,77 @@ function parseSealed(text: string | null, loopId: string, key: Buffer): VerdictR
   }
   const record = typeof commit === 'string' ? parseRecord(text, commit, key) : null;
   return record?.loop === loopId ? record : null;
+}
+
+/** A story whose SHIP no longer covers its work: `by` changed `files` of the reviewed diff, and no reviewer read it. */
+export interface StaleShip {
+  id: string;
+  /** The commit it was shipped at. */
+  shipped: string;
+  by: string;
+  files: string[];
+}
+
+/**
+ * The SHIPs of this run (those with the base their diff started at) whose reviewed files a later commit up to `tip`
+ * changed where no reviewer read it: a commit outside every SHIP's range (a claim of a story with `"review": false`,
+ * a commit between claims). `own` (the plan, its log: the runner's commits) does not count. A SHIP read back at a
+ * resume has no base, and is not judged here.
+ */
+export async function findStaleShips(
+  top: string,
+  tip: string,
+  shipped: ReadonlyMap<string, ShippedReview>,
+  own: readonly string[],
+): Promise<StaleShip[]> {
+  const ranged = [...shipped].filter(([, s]) => s.base !== undefined);
+  const candidates = ranged.filter(([, s]) => s.commit !== tip);
+  if (!candidates.length) return [];
+  // Every commit some reviewer read: each SHIP's range, from where its diff started to what it shipped.
+  const reviewed = new Set<string>();
+  for (const [, s] of ranged)
+    for (const c of (await gitOk(top, ['rev-list', s.base ? `${s.base}..${s.commit}` : s.commit, '--'])).split('\n'))
+      if (c) reviewed.add(c);
+  const out: StaleShip[] = [];
+  for (const [id, s] of candidates) {
+    const files = new Set(await changedFiles(top, s.base ?? null, s.commit));
+    for (const f of own) files.delete(f);
+    for (const later of await commitsWithFiles(top, `${s.commit}..${tip}`)) {
+      if (reviewed.has(later.commit)) continue;
+      const touched = later.files.filter((f) => files.has(f));
+      if (touched.length) {
+        out.push({ id, shipped: s.commit, by: later.commit, files: touched });
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+async function changedFiles(top: string, base: string | null, commit: string): Promise<string[]> {
+  const args = base
+    ? ['diff', '--name-only', '--no-renames', '-z', base, commit, '--']
+    : ['ls-tree', '-r', '-z', '--name-only', '--full-tree', commit];
+  return (await gitOk(top, args)).split('\0').filter(Boolean);
+}
+
+/** The commits of `range`, newest first, each with the files it changed (against its first parent). */
+async function commitsWithFiles(top: string, range: string): Promise<Array<{ commit: string; files: string[] }>> {
+  const out = await gitOk(top, [
+    'log',
+    '--no-renames',
+    '--first-parent',
+    '--format=%x01%H',
+    '--name-only',
+    '-z',
+    range,
+    '--',
+  ]);
+  return out
+    .split('\x01')
+    .filter(Boolean)
+    .map((chunk) => {
+      const [commit, ...files] = chunk.split('\0');
+      return { commit, files: files.map((f) => f.replace(/^\n/, '')).filter(Boolean) };
+    });
 }

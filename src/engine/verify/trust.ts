@@ -48,8 +48,11 @@ export interface RunTrust {
   shippedRecorded: boolean;
   /** Stories whose checks passed on the plan commit before any work (the start's probe, or a resumed loop's ledger). */
   weak: Set<string>;
-  /** The last commit at which a claim was accepted in this run: where the reviewer's next diff starts. */
-  lastVerified?: string;
+  /**
+   * The last commit a reviewer shipped in this run: the next review's diff starts there, so a claim accepted without
+   * a review (`"review": false`) in between is in it.
+   */
+  lastReviewed?: string;
   /**
    * The commit the loop's final gate last passed on, and whether every story it judged was verified (not on the
    * agent's word): --deliver pr-merge merges that commit or nothing (deliver/deliver-merge.ts).

@@ -99,7 +99,7 @@ export interface ReviewSetup {
   timeoutMs: number;
   /** First back-off after a transient failure of the reviewer (the loop's, doubling; RALPH_RETRY_MS in tests). */
   retryBaseMs: number;
-  /** The loop's last verified commit (or its plan commit): the review's diff starts there. */
+  /** The last commit a reviewer shipped in this run (or the plan commit): the review's diff starts there. */
   base: string | null;
   /**
    * Counts one reviewer run's cost against the loop's budget as soon as it exits; undefined: the run whose answer is
@@ -163,6 +163,11 @@ export interface ShippedReview {
   reviewer: string;
   model: string | null;
   commit: string;
+  /**
+   * Where the reviewed diff started (this run's SHIPs only; not sealed): the files the reviewer read changes of, which
+   * the final gate holds against later commits no reviewer read (verify/shipped.ts findStaleShips).
+   */
+  base?: string | null;
 }
 
 export interface VerifyResult {

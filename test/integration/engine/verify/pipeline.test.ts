@@ -68,7 +68,6 @@ describe('the verification pipeline', () => {
     expect(JSON.parse(trust.baseline!).userStories[0].passes).toBe(false);
     expect(git(r.dir, 'cat-file', 'blob', PLAN_REF)).toBe(trust.baseline!.trimEnd());
     expect(trust.verifiedAt.size).toBe(0);
-    expect(trust.lastVerified).toBeUndefined();
     // The plan ref moved with its seal: a resume (or the next stop of a session) finds them agreeing.
     expect((await checkAnchors(r.dir, 'L1', readKey(false))).problems).toEqual([]);
 
@@ -76,7 +75,8 @@ describe('the verification pipeline', () => {
     const accepted = await verifyClaims(p, { iteration: 2, prdBefore: trust.baseline!, head: honest }, signal());
     expect(accepted.verdicts.map((v) => v.status)).toEqual(['verified']);
     expect(trust.verifiedAt.get('US-1')).toBe(honest);
-    expect(trust.lastVerified).toBe(honest);
+    // No reviewer: nothing was shipped, so a review's diff would still start at the plan commit.
+    expect(trust.lastReviewed).toBeUndefined();
     expect(JSON.parse(git(r.dir, 'cat-file', 'blob', PLAN_REF)).userStories[0].passes).toBe(true);
     expect((await checkAnchors(r.dir, 'L1', readKey(false))).problems).toEqual([]);
   });
