@@ -3,7 +3,7 @@
 // and a timeout so a wedged git cannot hang the loop. Here too: where a repository is (resolveRepo). What the runner
 // asks of git is in head.ts (HEAD, branches, refs), read.ts (committed files, the tree's status, the configuration)
 // and commit.ts (the runner's own commits and verdict notes).
-import { realpathSync } from 'node:fs';
+import { readdirSync, realpathSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { gitProgram } from './program.js';
 import { hardenedArgs, hardenedGitEnv } from './harden.js';
@@ -85,6 +85,8 @@ async function spawnGit(
     if (out.size > maxOutput) run.stop(tooMuch);
     else into.push(chunk);
   };
+  if (subcommand(args) === 'worktree')
+    removeLinkedAdminFolders(pinnedGitDirs(cwd)?.commonDir ?? path.join(cwd, '.git'));
   // A git stopped is killed at once (graceMs 0): nothing of a half-done git step is worth waiting for.
   const file = gitProgram();
   const run = spawnInGroup({
@@ -160,6 +162,24 @@ function pinnedEnv(cwd: string, args: readonly string[]): Record<string, string>
   const dirs = pinnedGitDirs(cwd);
   if (!dirs || subcommand(args) === 'clone') return {};
   return { GIT_DIR: dirs.gitDir, GIT_COMMON_DIR: dirs.commonDir, GIT_WORK_TREE: path.resolve(cwd) };
+}
+
+/**
+ * Before a `git worktree` command: an entry of <common>/worktrees that is a link is removed, never followed. The agent
+ * can write there (under --sandbox too), and `git worktree prune` deletes an entry it finds no worktree for with
+ * everything in it, following a link to a folder of yours to do so.
+ */
+export function removeLinkedAdminFolders(common: string): string[] {
+  const folder = path.join(common, 'worktrees');
+  let entries;
+  try {
+    entries = readdirSync(folder, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  const removed = entries.filter((e) => e.isSymbolicLink()).map((e) => path.join(folder, e.name));
+  for (const link of removed) rmSync(link, { force: true });
+  return removed;
 }
 
 /** The git subcommand of an argument list, past `-c key=value` settings and other options before it. */

@@ -7,9 +7,10 @@ import path from 'node:path';
 import type { Pins } from './types.js';
 import { gitOk, pinnedGitDirs } from '../git/git.js';
 import { readObjectFormat } from '../git/objects.js';
+import { SealBroken } from '../errors.js';
 import { readAsGitWrote, readSealedTree, refuseRewrittenFiles } from './sealed-checkout.js';
 import { applyScriptPins, applySectionPin, absentInCommits, matchAbsent } from './pins.js';
-import { readCheckoutIndex, refuseLinksOut, removeFile, sealPins } from './pin-apply.js';
+import { readCheckoutIndex, realParents, refuseLinksOut, removeFile, sealPins } from './pin-apply.js';
 import { compiledGlob } from './glob.js';
 import { ABOVE_ROOTS, NEAREST_FILES, UPWARD_FILES } from './runner-config.js';
 import { readTextOrNull } from '../../util/read.js';
@@ -179,9 +180,23 @@ function holdsTracked(folder: string, tracked: readonly string[]): boolean {
  */
 export function resetCheckoutGit(checkout: Checkout): void {
   const git = path.join(checkout.dir, '.git');
-  writeFileSync(path.join(git, 'config'), checkout.gitConfig);
+  // Setup's code could also have made these links to files or folders of yours: each is removed, never followed.
+  if (!lstatSync(git).isDirectory())
+    throw new SealBroken(`setup replaced the checkout's .git (${git}); the claim is rejected`);
+  const info = path.join(git, 'info');
+  if (lstatOrNull(info)?.isDirectory() === false) rmSync(info, { force: true });
+  rmSync(path.join(git, 'config'), { force: true });
+  writeFileSync(path.join(git, 'config'), checkout.gitConfig, { flag: 'wx' });
   for (const extra of ['config.worktree', path.join('info', 'attributes')])
     rmSync(path.join(git, extra), { force: true });
+}
+
+function lstatOrNull(abs: string) {
+  try {
+    return lstatSync(abs);
+  } catch {
+    return null;
+  }
 }
 
 function matcher(globs: readonly string[]): (file: string) => boolean {
@@ -234,11 +249,14 @@ function pinManifests(dir: string, pins: Pins, mayChange: (file: string) => bool
   return out;
 }
 
-/** A regular file's text (never one read or written through a link: it could lead out of the checkout), else null. */
+/**
+ * A regular file's text (never one read or written through a link, the file's or a folder's on the way: it could lead
+ * out of the checkout), else null.
+ */
 function readRegularText(dir: string, file: string): string | null {
   const abs = path.join(dir, file);
   try {
-    return lstatSync(abs).isFile() ? readTextOrNull(abs) : null;
+    return realParents(dir, file) && lstatSync(abs).isFile() ? readTextOrNull(abs) : null;
   } catch {
     return null;
   }

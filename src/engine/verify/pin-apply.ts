@@ -79,7 +79,7 @@ function readHashed(dir: string, file: string, pins: Pins): string | null {
 }
 
 /** True when every folder on the way to `file` is a real folder (no link, no file in its place). */
-function realParents(dir: string, file: string): boolean {
+export function realParents(dir: string, file: string): boolean {
   let at = dir;
   for (const part of file.split('/').slice(0, -1)) {
     at = path.join(at, part);

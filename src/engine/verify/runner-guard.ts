@@ -17,7 +17,7 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { readGitDirs, runGit } from '../git/git.js';
+import { readGitDirs, removeLinkedAdminFolders, runGit } from '../git/git.js';
 import { readConfigList } from '../git/read.js';
 import type { RepoLocation } from '../types.js';
 import { hashContent } from '../../util/hash.js';
@@ -268,6 +268,12 @@ export function restoreRunnerFiles(
     removeLinksUnder(path.join(d, 'logs')),
   )) {
     const shown = `${link} (a link among git's logs)`;
+    out.changed.push(shown);
+    out.rejecting.push(shown);
+  }
+  // An entry of worktrees/ that is a link: `git worktree prune` would delete what it leads to (git/git.ts).
+  for (const link of removeLinkedAdminFolders(guard.gitDir)) {
+    const shown = `${link} (a link among git's worktree folders)`;
     out.changed.push(shown);
     out.rejecting.push(shown);
   }

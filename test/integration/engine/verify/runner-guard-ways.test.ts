@@ -2,11 +2,13 @@
 // replaced .git/info (the agent's to write under --sandbox too) with a link to a folder of the user's: putting back
 // info/attributes, info/grafts and info/exclude removed the user's files there and wrote git's. A folder on the way
 // to a held file is now held as it was (a folder, or a link to the same place) and put back without being followed.
-import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, symlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, readlinkSync, renameSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import { restoreRunnerFiles, snapshotRunnerFiles } from '../../../../src/engine/verify/runner-guard.js';
-import { gitdir, testdir, writeFiles } from '../../../support/repo.js';
+import { git, gitdir, testdir, writeFiles } from '../../../support/repo.js';
+import { runGit } from '../../../../src/engine/git/git.js';
+import { createCheckout, removeCheckout, resetCheckoutGit } from '../../../../src/engine/verify/checkout.js';
 
 describe('the guard and the folders on the way to what it holds', () => {
   it(".git/info made a link to a folder of the user's: nothing there is removed or written; the folder is made again, its files put back, the claims rejected", async () => {
@@ -64,5 +66,36 @@ describe('the guard and the folders on the way to what it holds', () => {
     expect(restoreRunnerFiles(guard).rejecting).toContainEqual(expect.stringContaining("(a link among git's logs)"));
     expect(existsSync(path.join(repo, '.git/logs/HEAD'))).toBe(false);
     expect(readFileSync(victim, 'utf8')).toBe('mine\n');
+  });
+
+  it("a link among git's worktree folders (which git worktree prune would empty, following it) is removed, by the guard and before any runner git worktree command", async () => {
+    const repo = gitdir();
+    const guard = await snapshotRunnerFiles(repo);
+    const victim = testdir('ralphkit-victim-');
+    writeFiles(victim, { 'data.txt': 'mine\n', 'sub/more.txt': 'mine too\n' });
+    mkdirSync(path.join(repo, '.git/worktrees'));
+    symlinkSync(victim, path.join(repo, '.git/worktrees/zz'));
+    expect(restoreRunnerFiles(guard).rejecting).toContainEqual(
+      expect.stringContaining("(a link among git's worktree folders)"),
+    );
+    expect(existsSync(path.join(repo, '.git/worktrees/zz'))).toBe(false);
+    // Planted again while no guard looks (another worker's agent runs): the prune itself does not follow it.
+    symlinkSync(victim, path.join(repo, '.git/worktrees/zz'));
+    await runGit(repo, ['worktree', 'prune']);
+    expect(readFileSync(path.join(victim, 'data.txt'), 'utf8')).toBe('mine\n');
+    expect(readFileSync(path.join(victim, 'sub/more.txt'), 'utf8')).toBe('mine too\n');
+  });
+
+  it(".git/info of a verification checkout made a link by setup's code: resetting the checkout's git removes the link, not the file of yours it leads to", async () => {
+    const repo = gitdir();
+    const checkout = await createCheckout(repo, git(repo, 'rev-parse', 'HEAD'), null);
+    onTestFinished(() => removeCheckout(checkout.dir));
+    const victim = testdir('ralphkit-victim-');
+    writeFiles(victim, { attributes: 'mine\n' });
+    rmSync(path.join(checkout.dir, '.git/info'), { recursive: true, force: true });
+    symlinkSync(victim, path.join(checkout.dir, '.git/info'));
+    resetCheckoutGit(checkout);
+    expect(readFileSync(path.join(victim, 'attributes'), 'utf8')).toBe('mine\n');
+    expect(existsSync(path.join(checkout.dir, '.git/info'))).toBe(false);
   });
 });
