@@ -370,8 +370,22 @@ function joinDir(base: string, dir: string): string {
   return joined === '.' ? '' : joined;
 }
 
-/** Top-level package.json keys that configure a test runner: pinned with the scripts, so tests cannot be excluded there. */
-export const RUNNER_KEYS: readonly string[] = ['jest', 'mocha', 'ava', 'c8', 'nyc', 'tap'];
+/**
+ * Top-level package.json keys that configure a test runner: pinned with the scripts, so tests cannot be excluded there.
+ * `babel` configures the transform jest runs every test through; `bin` and `directories` are what `npx <name>` runs
+ * first, ahead of node_modules/.bin (a package's own `"bin": {"jest": ...}` stood in for jest in a check).
+ */
+export const RUNNER_KEYS: readonly string[] = [
+  'jest',
+  'mocha',
+  'ava',
+  'c8',
+  'nyc',
+  'tap',
+  'babel',
+  'bin',
+  'directories',
+];
 
 /** The definitions of `names` in a package.json text (null where the script is not defined). */
 export function readScripts(packageJson: string | null, names: readonly string[]): Record<string, string | null> {

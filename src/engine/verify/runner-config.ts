@@ -42,6 +42,25 @@ export const RUNNER_CONFIG: readonly RunnerConfig[] = [
   { runner: 'node', files: ['node.config.json', '.node-options'] },
   { runner: 'vitest', files: ['vitest.config.*', 'vite.config.*', 'vitest.workspace.*'] },
   { runner: 'jest', files: ['jest.config.*', 'package.json'], manifests: ['package.json'] },
+  // jest's default transform (babel-jest) and @swc/jest apply the project's configuration to every test file, the
+  // pinned ones too: a plugin there can take a test's assertions out (babeljs.io "Configure Babel", swc ".swcrc").
+  {
+    runner: 'babel',
+    files: [
+      'babel.config.js',
+      'babel.config.cjs',
+      'babel.config.mjs',
+      'babel.config.cts',
+      'babel.config.json',
+      '.babelrc',
+      '.babelrc.js',
+      '.babelrc.cjs',
+      '.babelrc.mjs',
+      '.babelrc.cts',
+      '.babelrc.json',
+      '.swcrc',
+    ],
+  },
   {
     runner: 'mocha',
     files: [

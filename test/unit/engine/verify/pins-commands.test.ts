@@ -158,9 +158,29 @@ describe('files a check names', () => {
 });
 
 describe('reading manifests', () => {
-  const noKeys = { jest: null, mocha: null, ava: null, c8: null, nyc: null, tap: null };
+  const noKeys = {
+    jest: null,
+    mocha: null,
+    ava: null,
+    c8: null,
+    nyc: null,
+    tap: null,
+    babel: null,
+    bin: null,
+    directories: null,
+  };
   it('every runner key of the manifest, null where absent', () => {
-    const doc = { jest: { a: 1 }, mocha: 'm', ava: [1], c8: false, nyc: 0, tap: { b: 2 } };
+    const doc = {
+      jest: { a: 1 },
+      mocha: 'm',
+      ava: [1],
+      c8: false,
+      nyc: 0,
+      tap: { b: 2 },
+      babel: { plugins: [] },
+      bin: { jest: 'fake.js' },
+      directories: { bin: 'tools' },
+    };
     expect(readRunnerKeys(JSON.stringify({ name: 'x', ...doc }))).toEqual(doc);
     expect(readRunnerKeys(JSON.stringify({ name: 'x', mocha: { spec: 'x' } }))).toEqual({
       ...noKeys,

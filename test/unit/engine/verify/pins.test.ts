@@ -246,6 +246,9 @@ describe('every entry of the pinned tables pins what it names', () => {
     ['vitest.workspace.ts', true],
     ['vite.config.mjs', true],
     ['jest.config.js', true],
+    ['babel.config.js', true],
+    ['src/.babelrc', true],
+    ['.swcrc', true],
     ['.mocharc.yml', true],
     ['playwright.config.ts', true],
     ['cypress.config.js', true],
@@ -287,11 +290,14 @@ describe('every entry of the pinned tables pins what it names', () => {
     );
   });
 
-  it.each(['jest', 'mocha', 'ava', 'c8', 'nyc', 'tap'])('the package.json key %s is put back as pinned', (key) => {
-    const r = applyScriptPins(JSON.stringify({ name: 'x', [key]: { exclude: ['**'] } }), {}, { [key]: null });
-    expect(r.changed).toEqual([key]);
-    expect(JSON.parse(r.text!)).toEqual({ name: 'x' });
-  });
+  it.each(['jest', 'mocha', 'ava', 'c8', 'nyc', 'tap', 'babel', 'bin', 'directories'])(
+    'the package.json key %s is put back as pinned',
+    (key) => {
+      const r = applyScriptPins(JSON.stringify({ name: 'x', [key]: { exclude: ['**'] } }), {}, { [key]: null });
+      expect(r.changed).toEqual([key]);
+      expect(JSON.parse(r.text!)).toEqual({ name: 'x' });
+    },
+  );
 
   it('a runner key the plan commit had is put back with its value', () => {
     const r = applyScriptPins(
