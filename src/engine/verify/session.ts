@@ -69,6 +69,14 @@ export function planCheckWrap(
 }
 
 /**
+ * Under the sandbox, /tmp is the check's own and a TMPDIR elsewhere is read-only to it: tools that write there (jest's
+ * cache, mkdtemp) would fail honest work. TMPDIR is then the private /tmp.
+ */
+function sandboxedEnv(env: NodeJS.ProcessEnv, wrap: CheckWrap | undefined): NodeJS.ProcessEnv {
+  return wrap && env.TMPDIR && env.TMPDIR !== '/tmp' ? { ...env, TMPDIR: '/tmp' } : env;
+}
+
+/**
  * The sandbox of a setup run where the loop's setup cache is built (verify/setup-cache.ts): the checks' sandbox, with
  * the repository and the loop's worktrees hidden besides. The cache must hold what the key's files make, and under
  * --sandbox an install script could otherwise read a commit's sources by their absolute path and copy them in.
@@ -316,13 +324,14 @@ export class CheckSession {
     let running = earlier;
     if (!running) {
       const start = Date.now();
+      const wrap = planCheckWrap(this.input.sandbox, cwd, this.top, checkEnv.env);
       running = runCheck({
         command,
         cwd,
-        env: checkEnv.env,
+        env: sandboxedEnv(checkEnv.env, wrap),
         timeoutMs: this.input.checkTimeoutMs,
         signal: this.input.signal,
-        wrap: planCheckWrap(this.input.sandbox, cwd, this.top, checkEnv.env),
+        wrap,
       }).then((r) => {
         this.spans.set(r, { start, end: Date.now() });
         return r;
@@ -370,13 +379,14 @@ export class CheckSession {
    */
   private async runApart(setup: string, dir: string): Promise<CheckResult> {
     const checkEnv = await this.beforeCommand();
+    const wrap = planCheckWrap(apartSandbox(this.input.sandbox, this.top), dir, this.top, checkEnv.env);
     const r = await runCheck({
       command: setup,
       cwd: dir,
-      env: checkEnv.env,
+      env: sandboxedEnv(checkEnv.env, wrap),
       timeoutMs: this.input.checkTimeoutMs,
       signal: this.input.signal,
-      wrap: planCheckWrap(apartSandbox(this.input.sandbox, this.top), dir, this.top, checkEnv.env),
+      wrap,
     });
     checkEnv.renew();
     return r;

@@ -1,7 +1,7 @@
 // The check environment (SPEC §6): checks run with a HOME the runner made and the PATH of the loop's start, so what
 // the agent writes into the user's HOME or into a writable PATH folder after the loop started does not decide a
 // verdict. Each attack is paired with the honest run on the same plan; with and without --sandbox.
-import { chmodSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
@@ -81,12 +81,14 @@ describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
     expect(r.logs.join('\n')).toContain(`PATH folders changed since the loop started: ${bin} (added node)`);
   }, 60_000);
 
-  it("check environment: honest work passes, with the user's git identity and the tools on PATH at loop start", async () => {
+  it("check environment: honest work passes, with the user's git identity, the tools on PATH at loop start, and a TMPDIR it can write (the sandbox's /tmp when yours is elsewhere)", async () => {
     const { bin } = userEnv();
     writeFileSync(path.join(bin, 'greet'), '#!/bin/sh\necho hello\n');
     chmodSync(path.join(bin, 'greet'), 0o755);
+    // A TMPDIR outside /tmp, which the sandbox would leave read-only to the checks (jest writes its cache there).
+    vi.stubEnv('TMPDIR', testdir('ralphkit-tmpdir-', existsSync('/var/tmp') ? '/var/tmp' : undefined));
     const check =
-      'npm test && test "$(git config --global user.name)" = "Owner Of The Loop" && test "$(greet)" = hello';
+      'npm test && test "$(git config --global user.name)" = "Owner Of The Loop" && test "$(greet)" = hello && touch "$TMPDIR/check-$$"';
     const r = verifyRepo(plan([story('US-1', { checks: [check] })]), PROJECT);
     const base = takeCheckEnvBase(process.env);
     commitAll(r.dir, { 'feature.txt': 'done\n' });

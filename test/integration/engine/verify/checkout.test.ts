@@ -191,7 +191,17 @@ describe('pinned tests', () => {
       {
         file: 'package.json',
         scripts: { test: 'grep -rq one src', pretest: null, posttest: null },
-        keys: { jest: null, mocha: null, ava: null, c8: null, nyc: null, tap: null },
+        keys: {
+          jest: null,
+          mocha: null,
+          ava: null,
+          c8: null,
+          nyc: null,
+          tap: null,
+          babel: null,
+          bin: null,
+          directories: null,
+        },
       },
     ]);
     claim(r, 'US-1');
