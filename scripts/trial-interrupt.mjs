@@ -62,8 +62,6 @@ function start(repo, runArgs, tmp) {
       ...GIT_ENV,
       TMPDIR: tmp,
       FORCE_COLOR: '0',
-      FAKE_PAR_LOG: path.join(tmp, '..', 'log'),
-      FAKE_PAR_MARKS: path.join(tmp, '..'),
     },
   });
   let stderr = '';

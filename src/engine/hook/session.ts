@@ -14,12 +14,11 @@ import { resolvePaths } from '../plan-file.js';
 import { loopDir } from '../store/layout.js';
 import { readState, writeStateFile } from '../store/state-file.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import { readTextOrNull } from '../../util/read.js';
+import { readTextOrNull, realpathOrUndefined } from '../../util/read.js';
 import { sameMac } from '../verify/anchors.js';
 import { holdVerdictKey } from '../verify/trust.js';
 import { readGitDirs, unpinGitDirs } from '../git/git.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
-import { realpathOrUndefined } from '../../util/read.js';
 
 /** How status names the agent of a loop inside a Claude Code session. */
 export const IN_SESSION_AGENT = 'claude (in-session)';

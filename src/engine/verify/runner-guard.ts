@@ -204,9 +204,11 @@ function restoreWay(way: readonly WayStep[]): string[] {
       fixed.push(step.abs);
     } else if (step.kind === 'link') {
       if (st?.isSymbolicLink() && readlinkSync(step.abs) === step.target) continue;
-      if (st) rmSync(step.abs, { recursive: true, force: true });
-      symlinkSync(step.target, step.abs);
       fixed.push(step.abs);
+      // A real folder made in the link's place is left as it is (it may hold files now): nothing below it leads out.
+      if (st?.isDirectory()) continue;
+      if (st) rmSync(step.abs, { force: true });
+      symlinkSync(step.target, step.abs);
     } else {
       if (step.kind === 'missing' && st?.isSymbolicLink()) {
         rmSync(step.abs, { force: true });
