@@ -140,7 +140,7 @@ describe('git processes at start', () => {
       // where the repository and git's folders are (before the plan is read and the locks taken), and its hash
       'rev-parse --show-toplevel --path-format=absolute --git-dir --git-common-dir --show-object-format',
       // under the locks: the clean-tree check, with HEAD's branch and commit in its header
-      'status --porcelain=v2 --branch --no-ahead-behind -z --untracked-files=all --ignore-submodules=all',
+      'status --porcelain=v2 --branch --no-ahead-behind -z --untracked-files=all --ignore-submodules=dirty',
       // the plan, the log and the prompt as committed at HEAD, and whether the plan's branch exists
       'cat-file --batch',
       'checkout --quiet -b ralph/test HEAD --',

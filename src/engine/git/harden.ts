@@ -23,8 +23,8 @@ export const HARDENED_CONFIG: readonly string[] = [
   // would have `log` and `rev-list` walk a history it made up. The commits themselves are read instead.
   'core.commitGraph=false',
   // A gitlink whose folder holds a repository (the agent can make one) is a repository of the agent's: git must not
-  // enter it (a status there runs its filters, outside the sandbox). Nothing of the runner's recurses into submodules.
-  'diff.ignoreSubmodules=all',
+  // enter it (a status there runs its filters, outside the sandbox; the runner's status says --ignore-submodules=dirty).
+  // Nothing of the runner's recurses into submodules.
   'submodule.recurse=false',
   'status.submoduleSummary=false',
   // GIT_GRAFT_FILE (below) names an empty graft file; without this, git 2.18+ says on stderr that grafts are

@@ -75,8 +75,8 @@ export async function readConfigList(cwd: string): Promise<ConfigEntry[] | null>
 /**
  * Paths (relative to the top level) with uncommitted changes: modified, staged, deleted, renamed, and
  * untracked files that are not ignored. Ignored files are not work the agent owes a commit for. A submodule is not
- * looked into (`--ignore-submodules=all`): git would run a status inside it, in a repository the agent made, whose
- * filters then run outside the sandbox; nor is its content work of the commit the checks see.
+ * looked into (`--ignore-submodules=dirty`: only the commit its gitlink names counts): git would run a status inside
+ * it, in a repository the agent made, whose filters then run outside the sandbox.
  */
 export async function readDirtyPaths(top: string): Promise<string[]> {
   return (await readDirtyEntries(top)).map((e) => e.path);
@@ -84,7 +84,13 @@ export async function readDirtyPaths(top: string): Promise<string[]> {
 
 /** readDirtyPaths, saying which paths git does not track yet. */
 export async function readDirtyEntries(top: string): Promise<DirtyEntry[]> {
-  const out = await gitOk(top, ['status', '--porcelain=v1', '-z', '--untracked-files=all', '--ignore-submodules=all']);
+  const out = await gitOk(top, [
+    'status',
+    '--porcelain=v1',
+    '-z',
+    '--untracked-files=all',
+    '--ignore-submodules=dirty',
+  ]);
   const fields = out.split('\0');
   const entries: DirtyEntry[] = [];
   for (let i = 0; i < fields.length; i++) {
@@ -110,7 +116,7 @@ export async function readStatusAndHead(top: string): Promise<{ entries: DirtyEn
       '--no-ahead-behind',
       '-z',
       '--untracked-files=all',
-      '--ignore-submodules=all',
+      '--ignore-submodules=dirty',
     ]),
   );
 }

@@ -241,9 +241,11 @@ export async function closeWorktree(mainRoot: string, root: string, id: string):
   // Whether it holds uncommitted work is the runner's own status (git/read.ts: never inside a submodule): `git worktree
   // remove` without --force runs a status that enters them, and so a repository the agent made there, whose filters
   // would run outside the sandbox. A tree with nothing uncommitted is then removed with --force.
+  // A submodule checked out in it is kept whole, as git keeps it (its own changes are not in that status).
   const dirty = existsSync(root) ? await readDirtyPaths(root).catch(() => null) : [];
+  const submodules = dirty?.length === 0 ? await readPopulatedSubmodules(root) : [];
   const r =
-    dirty !== null && dirty.length === 0
+    dirty !== null && dirty.length === 0 && submodules.length === 0
       ? await runGit(mainRoot, ['worktree', 'remove', '--force', root])
       : {
           code: 1,
@@ -251,7 +253,9 @@ export async function closeWorktree(mainRoot: string, root: string, id: string):
           stderr:
             dirty === null
               ? 'git could not read its status'
-              : `it holds ${dirty.slice(0, 3).join(', ')}${dirty.length > 3 ? ` and ${dirty.length - 3} more` : ''}`,
+              : submodules.length
+                ? `it holds the submodule ${submodules[0]}, whose changes the runner does not look into`
+                : `it holds ${dirty.slice(0, 3).join(', ')}${dirty.length > 3 ? ` and ${dirty.length - 3} more` : ''}`,
         };
   if (r.code === 0) unpinGitDirs(root);
   if (r.code !== 0) {
@@ -259,6 +263,17 @@ export async function closeWorktree(mainRoot: string, root: string, id: string):
   }
   removeEmptyFolder(path.dirname(root));
   return null;
+}
+
+/** The submodules checked out in `root` (a gitlink whose folder has a .git), read from the index, nothing run there. */
+async function readPopulatedSubmodules(root: string): Promise<string[]> {
+  const r = await runGit(root, ['ls-files', '--stage', '-z']);
+  if (r.code !== 0) return [];
+  return r.stdout
+    .split('\0')
+    .filter((line) => line.startsWith('160000 '))
+    .map((line) => line.slice(line.indexOf('\t') + 1))
+    .filter((p) => existsSync(path.join(root, p, '.git')));
 }
 
 function removeEmptyFolder(folder: string): void {

@@ -324,12 +324,53 @@ async function readDiff(
   commit: string,
 ): Promise<{ diff: string; diffCutFrom?: number }> {
   const from = base ?? (await runGit(top, ['hash-object', '-t', 'tree', '/dev/null'])).stdout.trim();
-  // --text: every file's lines, whatever git would call binary (a NUL in a comment, a `-diff` attribute the commit
-  // sets): otherwise "Binary files differ" is all the reviewer reads of a file the agent wants unread.
-  const r = await runGit(top, ['diff', '--no-color', '--no-ext-diff', '--no-textconv', '--text', from, commit, '--']);
+  const r = await runGit(top, ['diff', '--no-color', '--no-ext-diff', '--no-textconv', from, commit, '--']);
   if (r.code !== 0) return { diff: `(the diff could not be read: ${r.stderr.trim().slice(0, 300)})` };
-  const diff = escapeControls(r.stdout);
+  // A file git calls binary shows as "Binary files differ" and nothing more: a NUL in a comment, or a `-diff`
+  // attribute the commit sets, would hide the agent's code that way. Each such file is shown again as text when it
+  // is small, and named with its size (to read in the clone) when it is not.
+  const binary = /^Binary files .* differ$/m.test(r.stdout) ? await readBinaryFiles(top, from, commit) : null;
+  const diff = escapeControls(r.stdout + (binary ?? ''));
   return diff.length > REVIEW_DIFF_MAX ? { diff: diff.slice(0, REVIEW_DIFF_MAX), diffCutFrom: diff.length } : { diff };
+}
+
+// A file git calls binary is shown to the reviewer as text up to this size (its new version).
+const BINARY_AS_TEXT_MAX = 64 * 1024;
+
+/** The files of the diff git calls binary: the small ones as text (`--text`), the others named with their size. */
+async function readBinaryFiles(top: string, from: string, commit: string): Promise<string> {
+  const numstat = await runGit(top, ['diff', '--numstat', '--no-renames', '-z', from, commit, '--']);
+  const files = numstat.stdout
+    .split('\0')
+    .filter((entry) => entry.startsWith('-\t-\t'))
+    .map((entry) => entry.slice(4));
+  if (!files.length) return '';
+  const sizes = new Map<string, number>();
+  const listed = await runGit(top, ['ls-tree', '-l', '-z', commit, '--', ...files]);
+  for (const entry of listed.stdout.split('\0')) {
+    const m = /^\d+ blob [0-9a-f]+ +(\d+)\t(.*)$/s.exec(entry);
+    if (m) sizes.set(m[2], Number(m[1]));
+  }
+  const small = files.filter((f) => (sizes.get(f) ?? 0) <= BINARY_AS_TEXT_MAX);
+  const large = files.filter((f) => (sizes.get(f) ?? 0) > BINARY_AS_TEXT_MAX);
+  const parts = ['\n# Files git calls binary, shown as text\n'];
+  if (small.length) {
+    const text = await runGit(top, [
+      'diff',
+      '--no-color',
+      '--no-ext-diff',
+      '--no-textconv',
+      '--text',
+      from,
+      commit,
+      '--',
+      ...small,
+    ]);
+    parts.push(text.code === 0 ? text.stdout : `(could not be read: ${text.stderr.trim().slice(0, 300)})\n`);
+  }
+  for (const f of large)
+    parts.push(`${f}: ${sizes.get(f)} bytes, git calls it binary: too large to show here; read it in your folder\n`);
+  return parts.join('');
 }
 
 /** Control characters (but tab, line feed, carriage return) written as their code points: `<U+0000>`. */

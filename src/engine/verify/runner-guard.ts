@@ -67,6 +67,8 @@ type WayStep = { abs: string; kind: 'dir' | 'missing' | 'other' } | { abs: strin
 export interface RunnerGuard {
   files: Held[];
   dirs: HeldDir[];
+  /** The links among git's reflogs when the loop started, and their targets: the only ones left there. */
+  logLinks?: ReadonlyMap<string, string>;
   /** git's common dir, real path. */
   gitDir: string;
   /** This work tree's own git dir (HEAD, index), real path. */
@@ -151,7 +153,14 @@ export async function snapshotRunnerFiles(
   const roots = [repoRoot, main, common, own, home].filter((r): r is string => !!r);
   for (const f of files) f.way = recordWay(rootOf(f.abs, roots), path.dirname(f.abs));
   for (const d of heldDirs) d.way = recordWay(rootOf(d.abs, roots), d.abs);
-  return { files, dirs: heldDirs, gitDir: realpathSync(common), ownGitDir: realpathSync(own) };
+  const gitDir = realpathSync(common);
+  const ownGitDir = realpathSync(own);
+  // Links among the reflogs at start are yours (contrib's git-new-workdir makes logs/refs one): kept as they are.
+  const logLinks = new Map([
+    ...listLinksUnder(path.join(gitDir, 'logs')),
+    ...listLinksUnder(path.join(ownGitDir, 'logs')),
+  ]);
+  return { files, dirs: heldDirs, gitDir, ownGitDir, logLinks };
 }
 
 /** The deepest of `roots` that holds `abs` (below it), else the folder `abs` is in: nothing above that is looked at. */
@@ -220,22 +229,26 @@ function restoreWay(way: readonly WayStep[]): string[] {
   return fixed;
 }
 
-/** Every symbolic link under `dir` removed (never followed); returns them. */
-function removeLinksUnder(dir: string): string[] {
+/** Every symbolic link under `dir` (never followed), with its target. */
+function listLinksUnder(dir: string, out = new Map<string, string>()): Map<string, string> {
   let entries;
   try {
     entries = readdirSync(dir, { withFileTypes: true });
   } catch {
-    return [];
+    return out;
   }
-  const removed: string[] = [];
   for (const entry of entries) {
     const abs = path.join(dir, entry.name);
-    if (entry.isSymbolicLink()) {
-      rmSync(abs, { force: true });
-      removed.push(abs);
-    } else if (entry.isDirectory()) removed.push(...removeLinksUnder(abs));
+    if (entry.isSymbolicLink()) out.set(abs, readlinkSync(abs));
+    else if (entry.isDirectory()) listLinksUnder(abs, out);
   }
+  return out;
+}
+
+/** Every symbolic link under `dir` that `kept` does not hold with the same target, removed; returns them. */
+function removeLinksUnder(dir: string, kept: ReadonlyMap<string, string>): string[] {
+  const removed = [...listLinksUnder(dir)].filter(([abs, target]) => kept.get(abs) !== target).map(([abs]) => abs);
+  for (const abs of removed) rmSync(abs, { force: true });
   return removed;
 }
 
@@ -267,7 +280,7 @@ export function restoreRunnerFiles(
   // git appends to the reflogs of the refs it moves (the runner's commits too), through a link as well: git makes
   // none there, so one in logs/ is the agent's (a file of yours it points at would get the runner's lines).
   for (const link of [...new Set([guard.gitDir, guard.ownGitDir ?? guard.gitDir])].flatMap((d) =>
-    removeLinksUnder(path.join(d, 'logs')),
+    removeLinksUnder(path.join(d, 'logs'), guard.logLinks ?? new Map()),
   )) {
     const shown = `${link} (a link among git's logs)`;
     out.changed.push(shown);

@@ -277,6 +277,7 @@ export function workerGuard(own: RunnerGuard, shared: RunnerGuard): RunnerGuard 
   return {
     files: [...own.files.filter(perTree), ...shared.files.filter((f) => !perTree(f))],
     dirs: shared.dirs,
+    logLinks: new Map([...(shared.logLinks ?? []), ...(own.logLinks ?? [])]),
     gitDir: shared.gitDir,
     ownGitDir: own.ownGitDir,
   };

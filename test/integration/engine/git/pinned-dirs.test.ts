@@ -3,12 +3,12 @@
 // verified and recorded there while the user's branch held the wrong work: exit 0. The runner's git is now told the
 // folders it found before any agent ran (git.ts pinGitDirs), a tree kept from an earlier run is checked before use
 // (holdTreeDirs), and the file is held by the guard: put back, the claims rejected.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readGitDirs, unpinGitDirs } from '../../../../src/engine/git/git.js';
 import { headSha } from '../../../../src/engine/git/head.js';
-import { holdTreeDirs } from '../../../../src/engine/git/worktree.js';
+import { closeWorktree, holdTreeDirs } from '../../../../src/engine/git/worktree.js';
 import { createCheckout, removeCheckout } from '../../../../src/engine/verify/checkout.js';
 import { restoreRunnerFiles, snapshotRunnerFiles } from '../../../../src/engine/verify/runner-guard.js';
 import { LoopExit } from '../../../../src/engine/errors.js';
@@ -83,5 +83,23 @@ describe("a worktree's .git pointed at another repository", () => {
     writeFileSync(path.join(tree, '.git', 'HEAD'), 'ref: refs/heads/main\n');
     expect(restoreRunnerFiles(guard).rejecting).toEqual(['.git']);
     expect(readFileSync(path.join(tree, '.git'))).toEqual(before);
+  });
+
+  it('a worktree with a submodule checked out is kept at the end (nothing runs inside it to see its changes), a clean one removed', async () => {
+    const { main, tree } = linkedTree();
+    await holdTreeDirs(main, tree);
+    git(tree, 'init', '-q', 'lib');
+    writeFileSync(path.join(tree, 'lib/f.txt'), 'x\n');
+    git(path.join(tree, 'lib'), 'add', 'f.txt');
+    git(path.join(tree, 'lib'), 'commit', '-qm', 'lib');
+    git(tree, 'add', 'lib');
+    git(tree, 'commit', '-qm', 'a submodule');
+    writeFileSync(path.join(tree, 'lib/f.txt'), 'uncommitted work in the submodule\n');
+    expect(await closeWorktree(main, tree, 'L1')).toContain('it holds the submodule lib');
+    expect(readFileSync(path.join(tree, 'lib/f.txt'), 'utf8')).toBe('uncommitted work in the submodule\n');
+    const { main: other, tree: clean } = linkedTree();
+    await holdTreeDirs(other, clean);
+    expect(await closeWorktree(other, clean, 'L2')).toBeNull();
+    expect(existsSync(clean)).toBe(false);
   });
 });

@@ -66,6 +66,13 @@ describe('the guard and the folders on the way to what it holds', () => {
     expect(restoreRunnerFiles(guard).rejecting).toContainEqual(expect.stringContaining("(a link among git's logs)"));
     expect(existsSync(path.join(repo, '.git/logs/HEAD'))).toBe(false);
     expect(readFileSync(victim, 'utf8')).toBe('mine\n');
+    // One there when the loop started is yours (git-new-workdir links logs/refs): kept.
+    const shared = testdir('ralphkit-shared-logs-');
+    renameSync(path.join(repo, '.git/logs/refs'), path.join(shared, 'refs'));
+    symlinkSync(path.join(shared, 'refs'), path.join(repo, '.git/logs/refs'));
+    const again = await snapshotRunnerFiles(repo);
+    expect(restoreRunnerFiles(again).changed).toEqual([]);
+    expect(readlinkSync(path.join(repo, '.git/logs/refs'))).toBe(path.join(shared, 'refs'));
   });
 
   it("a link among git's worktree folders (which git worktree prune would empty, following it) is removed, by the guard and before any runner git worktree command", async () => {
