@@ -1,7 +1,8 @@
 // The plan and prompt files as a start reads them, the runner's (run/run.ts) and `hook start`'s alike: where they
 // are, the plan read and validated, the example plan install wrote refused, the prompt file there. Refusals are
 // LoopExit(2) with a hint.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { readFileNoWait } from '../util/read.js';
+import { existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { RunOptions } from './loop-options.js';
 import type { RunPaths } from './types.js';
@@ -32,7 +33,7 @@ export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
   const rel = path.relative(paths.repoRoot, paths.prd) || paths.prd;
   let text: string;
   try {
-    text = readFileSync(paths.prd, 'utf8');
+    text = readFileNoWait(paths.prd).toString('utf8');
   } catch {
     throw new LoopExit(
       LOOP_EXIT.refused,

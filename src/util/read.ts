@@ -1,23 +1,56 @@
 // Reading a file or folder that may be missing: null, empty or false instead of an error. Node built-ins only (the
 // engine uses it).
 import path from 'node:path';
-import { existsSync, lstatSync, readdirSync, readFileSync, realpathSync, type Stats } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  fstatSync,
+  lstatSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  realpathSync,
+  type Stats,
+} from 'node:fs';
 
 /** The file's text, or null when it cannot be read (missing, a folder, no permission). */
 export function readTextOrNull(file: string): string | null {
+  return readBytesOrNull(file)?.toString('utf8') ?? null;
+}
+
+/**
+ * The file's bytes, or null when it cannot be read, or is no regular file: a pipe the agent left where a file was
+ * (ralph/prd.json) is opened without waiting for a writer, and not read.
+ */
+export function readBytesOrNull(file: string): Buffer | null {
+  let fd: number;
   try {
-    return readFileSync(file, 'utf8');
+    fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
   } catch {
     return null;
   }
-}
-
-/** The file's bytes, or null when it cannot be read. */
-export function readBytesOrNull(file: string): Buffer | null {
   try {
-    return readFileSync(file);
+    return fstatSync(fd).isFile() ? readFileSync(fd) : null;
   } catch {
     return null;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * readFileSync for a file the agent could have replaced (the plan, the log): opened without waiting, so a pipe left
+ * there is refused at once (EINVAL) instead of holding the runner until a writer comes, which never does.
+ */
+export function readFileNoWait(file: string): Buffer {
+  const fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  try {
+    if (!fstatSync(fd).isFile())
+      throw Object.assign(new Error(`EINVAL: not a regular file, read '${file}'`), { code: 'EINVAL' });
+    return readFileSync(fd);
+  } finally {
+    closeSync(fd);
   }
 }
 

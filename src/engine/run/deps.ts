@@ -1,6 +1,6 @@
 // The real edges of one run, handed to the loop (core/loop.ts) as LoopDeps: each member is one named function of
 // this folder or an edge module, so the loop itself sees no fs, git or processes.
-import { readFileSync } from 'node:fs';
+import { readFileNoWait } from '../../util/read.js';
 import type { AgentResult, LoopConfig, LoopDeps, RunContext, RunPaths, SaveReason } from '../types.js';
 import type { BudgetGate } from '../budget/types.js';
 import type { GateOutcome, OwnStatusMemo, VerifyResult } from '../verify/types.js';
@@ -81,7 +81,7 @@ export function buildDeps(
     budget,
     saveState: (s, at) => saveState(paths.repoRoot, s, at),
     // The runner's own record, never a file in ralph/.runs/: the agent can write those (SPEC §6).
-    prdBefore: () => trust.baseline ?? readFileSync(paths.prd, 'utf8'),
+    prdBefore: () => trust.baseline ?? readFileNoWait(paths.prd).toString('utf8'),
     headSha: () => refs.headSha(),
     committedWork: (before, after) => committedWork(paths, trust.topLevel, before, after),
     detectRateLimit,
@@ -286,7 +286,7 @@ export async function finishResumedIteration(
 ): Promise<VerifyResult | null> {
   if (state.iterationDone || state.iteration < 1 || !state.verifying) return null;
   const base = trust.baseline ? (JSON.parse(trust.baseline) as Prd) : null;
-  const now = JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
+  const now = JSON.parse(readFileNoWait(run.paths.prd).toString('utf8')) as Prd;
   const open = new Set(
     base?.userStories.filter((s) => s.passes !== true).map((s) => s.id) ?? now.userStories.map((s) => s.id),
   );

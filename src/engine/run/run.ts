@@ -1,11 +1,12 @@
 // One run's lifecycle: settles the start (preflight.ts, trust.ts), takes the locks, puts the repository on the
 // plan's branch (branch.ts), hands the iterations to the loop (core/loop.ts) with the real edges wired in
 // (deps.ts), and records how it ended.
+import { readFileNoWait } from '../../util/read.js';
 import type { BudgetGate } from '../budget/types.js';
 import type { RunIo, RunPaths, RunContext } from '../types.js';
 import type { RunOptions } from '../loop-options.js';
 import type { LoopState } from '../store/state-types.js';
-import { readFileSync, existsSync, realpathSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import { isSettled } from '../../prd/skip.js';
@@ -512,7 +513,7 @@ async function startIterations(
 function readPlanNow(run: RunContext): Prd {
   const rel = showPath(run.paths.repoRoot, run.paths.prd);
   try {
-    return JSON.parse(readFileSync(run.paths.prd, 'utf8')) as Prd;
+    return JSON.parse(readFileNoWait(run.paths.prd).toString('utf8')) as Prd;
   } catch (err) {
     throw new LoopExit(
       LOOP_EXIT.refused,

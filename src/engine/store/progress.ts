@@ -1,9 +1,9 @@
 // progress.txt upkeep: the header of a fresh log, archiving the old plan when the branch changes, and
 // compaction once the log outgrows what an agent should read every iteration.
-import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import { readTextOrNull } from '../../util/read.js';
+import { readTextOrNull, readFileNoWait } from '../../util/read.js';
 
 export const PROGRESS_LIMIT_BYTES = 64 * 1024;
 // Sections that stay on top: lasting lessons, and the short intro of the session log that follows.
@@ -92,7 +92,7 @@ export function applyBranchArchive(input: BranchArchiveInput): BranchArchiveResu
   const fresh = hasEntries(progress)
     ? renderProgressHeader(input.now, readPatterns(progress))
     : (input.oldProgress ?? renderProgressHeader(input.now));
-  const current = existsSync(input.progressPath) ? readFileSync(input.progressPath, 'utf8') : null;
+  const current = existsSync(input.progressPath) ? readFileNoWait(input.progressPath).toString('utf8') : null;
   if (current !== fresh) atomicWriteFileSync(input.progressPath, fresh);
   return { dir, created, progressWritten: current !== fresh };
 }
@@ -197,7 +197,7 @@ function splitSections(text: string): string[] {
 /** Compacts progress.txt in place when over the limit; returns the archive file written, if any. */
 export function applyCompaction(progressPath: string, now: Date, limitBytes = PROGRESS_LIMIT_BYTES): string | null {
   if (!existsSync(progressPath)) return null;
-  const plan = planCompaction(readFileSync(progressPath, 'utf8'), limitBytes);
+  const plan = planCompaction(readFileNoWait(progressPath).toString('utf8'), limitBytes);
   if (!plan) return null;
   const dir = path.join(path.dirname(progressPath), 'archive');
   mkdirSync(dir, { recursive: true });

@@ -3,7 +3,7 @@
 // the merge queue (run/parallel/, through run/deps.ts), and the Stop hook (hook/verify-stop.ts). Each opens a
 // `Pipeline` with the parts of its run that verification uses but does not own (the checks' sandbox, the reviewer's
 // back-off); the claims judged, the baseline settled, the SHIPs kept and the final gate are this code for all four.
-import { readFileSync } from 'node:fs';
+import { readFileNoWait } from '../../util/read.js';
 import type { Prd } from '../../prd/types.js';
 import type { AgentRunRecord, LoopState } from '../store/state-types.js';
 import type {
@@ -180,7 +180,7 @@ export async function finalGate(p: Pipeline, iteration: number, signal: AbortSig
   const { run, trust } = p;
   const gate = await runFinalGate({
     ...verifyInput(p, iteration, signal),
-    prd: JSON.parse(trust.baseline ?? readFileSync(run.paths.prd, 'utf8')) as Prd,
+    prd: JSON.parse(trust.baseline ?? readFileNoWait(run.paths.prd).toString('utf8')) as Prd,
     verifiedAt: trust.verifiedAt,
     shipped: trust.shipped,
     verdictKey: trust.verdictKey,

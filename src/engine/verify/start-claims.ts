@@ -1,7 +1,7 @@
 // Claims at start: stories that already say `passes: true` without the runner's record behind them are verified
 // before iteration 1, so a plan cannot end the loop with 0 on its own word. (An iteration whose checks were
 // interrupted is finished first, by the run: run/deps.ts finishResumedIteration.)
-import { readFileSync } from 'node:fs';
+import { readFileNoWait } from '../../util/read.js';
 import type { Prd } from '../../prd/types.js';
 import { isSkipped } from '../../prd/skip.js';
 import { headSha } from '../git/head.js';
@@ -16,7 +16,7 @@ import { verifyClaims, type Pipeline } from './pipeline.js';
 export async function verifyStartClaims(p: Pipeline, signal: AbortSignal): Promise<VerifyResult | null> {
   const { run, trust } = p;
   const { paths, emit } = run;
-  const prd = JSON.parse(readFileSync(paths.prd, 'utf8')) as Prd;
+  const prd = JSON.parse(readFileNoWait(paths.prd).toString('utf8')) as Prd;
   const settled = new Set(
     trust.baseline
       ? (JSON.parse(trust.baseline) as Prd).userStories.filter((s) => s.passes === true).map((s) => s.id)

@@ -1,12 +1,12 @@
 // What the runner decides with, held where the agent cannot quietly rewrite it (SPEC §6): the baseline plan (in
 // memory; in git objects for a resume), the pins (the plan commit), and the snapshot of its own files and git's
 // configuration. ralph/.runs/ is never read to decide a verdict.
-import { copyFileSync, mkdirSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd, Story } from '../../prd/types.js';
 import { isSkipped } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import { readTextOrNull } from '../../util/read.js';
+import { readTextOrNull, readFileNoWait } from '../../util/read.js';
 import type { CheckEnvBase, Pins } from './types.js';
 import type { Emit } from '../events.js';
 import { headSha } from '../git/head.js';
@@ -222,7 +222,7 @@ export async function establishTrust(
     emit({ type: 'warn', message: `--repin: checks now run with the tests as committed at ${commit.slice(0, 7)}` });
   // The runner's own record when there is one: the file on disk may be an agent's half-written edit (in-session loops).
   const plan = JSON.parse(
-    baseline !== null && parsesAsPlan(baseline) ? baseline : readFileSync(paths.prd, 'utf8'),
+    baseline !== null && parsesAsPlan(baseline) ? baseline : readFileNoWait(paths.prd).toString('utf8'),
   ) as Prd;
   let pins: Pins | null = null;
   // Held before the pins are sealed with it (and before anything sandboxed runs).

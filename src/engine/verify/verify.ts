@@ -1,9 +1,10 @@
 // SPEC §6: the agent does not mark its own homework. After each agent run the loop calls verifyIteration:
 // edits to prd.json beyond passes/notes are undone, and every story newly flipped to `passes: true` is a
 // claim that must survive a clean-tree check and the plan's own check commands before it counts.
+import { readFileNoWait } from '../../util/read.js';
 import { appendOwnFileSync } from '../../util/atomic.js';
 import type { VerifyOptions } from './types.js';
-import { readFileSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd, Story } from '../../prd/types.js';
 import { isSettled } from '../../prd/skip.js';
@@ -454,7 +455,7 @@ function readPlanAfter(input: VerifyInput): string | null {
   if (!input.prdBeforeBytes || !input.prdBeforeParsed) return readText(input.prdPath);
   let bytes: Buffer;
   try {
-    bytes = readFileSync(input.prdPath);
+    bytes = readFileNoWait(input.prdPath);
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : '';
   }
@@ -464,7 +465,7 @@ function readPlanAfter(input: VerifyInput): string | null {
 // Null only for a file that is gone: one that cannot be read for another reason reads as empty, and is restored.
 function readText(file: string): string | null {
   try {
-    return readFileSync(file, 'utf8');
+    return readFileNoWait(file).toString('utf8');
   } catch (err) {
     return (err as NodeJS.ErrnoException).code === 'ENOENT' ? null : '';
   }
