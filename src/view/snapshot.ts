@@ -11,7 +11,7 @@ import type { ParallelState } from '../engine/store/state-types.js';
 import { parseLedger, type LedgerLine } from '../engine/store/ledger.js';
 import { readLoopSummaries, type LoopSummary } from '../engine/store/summaries.js';
 import { readVerdictRecordsSync } from '../engine/store/verdict-record.js';
-import { findPlanLoop, matchSealedStories } from '../engine/store/loop-plan.js';
+import { findPlanLoop, matchSealedStories, readLoopBranch } from '../engine/store/loop-plan.js';
 import { readAllStates } from '../engine/store/state-file.js';
 import { planBoard, type BoardPlan } from './board.js';
 import { str } from './ledger.js';
@@ -114,13 +114,7 @@ export function readPrdSnapshot(paths: ViewPaths): PrdSnapshot {
     ...planBoard(
       prd,
       readLedgers(paths),
-      matchSealedStories(
-        paths.cwd,
-        record,
-        file,
-        prd.userStories,
-        typeof prd.branchName === 'string' ? prd.branchName : null,
-      ),
+      matchSealedStories(paths.cwd, record, file, prd.userStories, loop ? readLoopBranch(paths.cwd, loop, file) : null),
       record,
     ),
   };

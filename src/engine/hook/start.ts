@@ -13,7 +13,7 @@ import type { Prd } from '../../prd/types.js';
 import { isSkipped } from '../../prd/skip.js';
 import { DEFAULT_OPTIONS, completionWord, duration, integer, renderParseError } from '../cli/args.js';
 import { readGitDirs, resolveRepoRoot } from '../git/git.js';
-import { headSha } from '../git/head.js';
+import { currentBranch, headSha } from '../git/head.js';
 import { checkPromptFile, readPlan, refuseExamplePlan } from '../plan-file.js';
 import { renderPreamble } from '../core/preamble.js';
 import { anchorNewLoop } from '../verify/anchors.js';
@@ -80,6 +80,10 @@ export async function runHookStart(argv: string[], io: RunIo): Promise<number> {
       'commit the plan and the code (git add -A && git commit -m "plan"), then start the loop again',
     );
   refuseBusyTree(repoRoot, sessionId);
+  // The session works on the branch it is on, not the plan's branchName: status and the dashboard hold its sealed
+  // verdicts against that branch's tip (store/loop-plan.ts).
+  const branch = await currentBranch(repoRoot);
+  if (branch) state.branch = branch;
   const baseline = renderStartBaseline(prd);
   // Sealed as the runner seals its refs (verify/anchors.ts): each stop holds them against the seal before using them.
   const key = holdVerdictKey(run.emit);

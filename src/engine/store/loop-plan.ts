@@ -81,20 +81,24 @@ export function matchSealedStories(
   return out;
 }
 
-/** The newest loop of plan file `prd` (relative to the repository) on `branch`: the one a plan's cards belong to. */
+/**
+ * The newest loop of plan file `prd` (relative to the repository) on `branch` (the plan's `branchName`), or an
+ * in-session loop on the branch `tree` is on (a Stop-hook loop works where the session is): the one a plan's cards
+ * belong to.
+ */
 export function findPlanLoop(
   repoRoot: string,
   states: readonly LoopState[],
   prd: string,
   branch: unknown,
+  tree: string = repoRoot,
 ): LoopState | null {
-  if (typeof branch !== 'string') return null;
-  const mine = states.filter(
-    (s) =>
-      typeof s.prd === 'string' &&
-      path.normalize(s.prd) === path.normalize(prd) &&
-      readLoopBranch(repoRoot, s, s.prd) === branch,
-  );
+  const here = states.some((s) => s.inSession) ? currentBranch(tree) : null;
+  const mine = states.filter((s) => {
+    if (typeof s.prd !== 'string' || path.normalize(s.prd) !== path.normalize(prd)) return false;
+    const own = readLoopBranch(repoRoot, s, s.prd);
+    return own !== null && (own === branch || (s.inSession === true && own === here));
+  });
   return mine.sort((a, b) => String(b.startedAt).localeCompare(String(a.startedAt)))[0] ?? null;
 }
 

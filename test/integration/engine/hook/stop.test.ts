@@ -13,6 +13,8 @@ import { git, gitdir } from '../../../support/repo.js';
 import { unpinGitDirs } from '../../../../src/engine/git/git.js';
 import { plan, story } from '../../../support/verify-repo.js';
 import { keyEnv, useKeyEnv } from '../../../support/verdict-note.js';
+import { readLoopSummaries } from '../../../../src/engine/store/summaries.js';
+import { readPrdSnapshot, resolveViewPaths } from '../../../../src/view/snapshot.js';
 
 const SESSION = 'sess-1';
 const PINS = `refs/ralphkit/loops/${SESSION}/pins`;
@@ -186,5 +188,22 @@ describe('hook stop', () => {
     expect(ended.stderr).toContain("the tree's .git names another git folder");
     expect(ended.stdout.systemMessage).toMatch(/ended \(protected\)/);
     expect(stateOf(dir)).toMatchObject({ exitCode: 6 });
+  });
+
+  it("a session's verdicts are held against the branch it ran on (not the plan's branchName): a later commit there that breaks the work leaves status and the dashboard without a verified story", async () => {
+    const { dir, env } = sessionRepo();
+    await start(dir, env);
+    expect(stateOf(dir)).toMatchObject({ branch: 'main' });
+    claim(dir, { 'feature.txt': 'done\n' });
+    expect((await stop(dir, env)).stdout.systemMessage).toMatch(/ended \(complete\)/);
+    const verifiedCards = () =>
+      readPrdSnapshot(resolveViewPaths(dir)).cards?.filter((c) => c.verification === 'verified').length;
+    expect(readLoopSummaries(dir, env)[0]).toMatchObject({ verified: 1 });
+    expect(verifiedCards()).toBe(1);
+    // The plan names ralph/demo, which does not exist: the session's branch is main, where the work is then undone.
+    git(dir, 'rm', '-q', 'feature.txt');
+    git(dir, 'commit', '-qm', 'undo the work');
+    expect(readLoopSummaries(dir, env)[0]).toMatchObject({ verified: 0 });
+    expect(verifiedCards()).toBe(0);
   });
 });
