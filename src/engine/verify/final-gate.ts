@@ -29,6 +29,8 @@ export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAge
   verifiedAt: ReadonlyMap<string, string>;
   /** The reviewer's SHIP of each story accepted in this run: sealed with the verdicts of the stories that pass. */
   shipped: ReadonlyMap<string, ShippedReview>;
+  /** Every SHIP of this run, those of stories rejected since too: the commits their reviewers read (verify/shipped.ts). */
+  reviewed?: readonly ShippedReview[];
   /** The key the runner held from its start (verify/trust.ts); null: no record is written (the start said why). */
   verdictKey: Buffer | null;
   /**
@@ -310,7 +312,7 @@ async function rejectStaleShips(
   commit: string,
 ): Promise<void> {
   const own = [input.prdPath, input.progressPath].map((f) => relTo(input.topLevel, f));
-  for (const stale of await findStaleShips(input.topLevel, commit, input.shipped, own)) {
+  for (const stale of await findStaleShips(input.topLevel, commit, input.shipped, own, input.reviewed)) {
     const i = verdicts.findIndex((v) => v.id === stale.id && v.status !== 'rejected');
     if (i < 0) continue;
     const files =

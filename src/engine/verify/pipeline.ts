@@ -155,6 +155,7 @@ export async function afterVerification(p: Pipeline, result: VerifyResult, head:
   const { run, trust } = p;
   const loopId = p.state.id;
   for (const v of result.verdicts) {
+    if (v.shipped) trust.reviewed.push(v.shipped);
     if (v.shipped && v.status !== 'rejected') trust.shipped.set(v.id, v.shipped);
     else trust.shipped.delete(v.id);
     if (v.status === 'rejected' || !head) continue;
@@ -183,6 +184,7 @@ export async function finalGate(p: Pipeline, iteration: number, signal: AbortSig
     prd: JSON.parse(trust.baseline ?? readFileNoWait(run.paths.prd).toString('utf8')) as Prd,
     verifiedAt: trust.verifiedAt,
     shipped: trust.shipped,
+    reviewed: trust.reviewed,
     verdictKey: trust.verdictKey,
     weak: trust.weak,
   });

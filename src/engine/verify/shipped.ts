@@ -85,23 +85,29 @@ export interface StaleShip {
 /**
  * The SHIPs of this run (those with the base their diff started at) whose reviewed files a later commit up to `tip`
  * changed where no reviewer read it: a commit outside every SHIP's range (a claim of a story with `"review": false`,
- * a commit between claims). `own` (the plan, its log: the runner's commits) does not count. A SHIP read back at a
- * resume has no base, and is not judged here.
+ * a commit between claims). `own` (the plan, its log: the runner's commits) does not count. `read`: every SHIP of this
+ * run, those since dropped too (a story rejected after its review): what a reviewer read stays read. A SHIP read back
+ * at a resume has no base, and is not judged here.
  */
 export async function findStaleShips(
   top: string,
   tip: string,
   shipped: ReadonlyMap<string, ShippedReview>,
   own: readonly string[],
+  read: readonly ShippedReview[] = [],
 ): Promise<StaleShip[]> {
   const ranged = [...shipped].filter(([, s]) => s.base !== undefined);
   const candidates = ranged.filter(([, s]) => s.commit !== tip);
   if (!candidates.length) return [];
   // Every commit some reviewer read: each SHIP's range, from where its diff started to what it shipped.
   const reviewed = new Set<string>();
-  for (const [, s] of ranged)
-    for (const c of (await gitOk(top, ['rev-list', s.base ? `${s.base}..${s.commit}` : s.commit, '--'])).split('\n'))
-      if (c) reviewed.add(c);
+  const ranges = new Set(
+    [...ranged.map(([, r]) => r), ...read.filter((r) => r.base !== undefined)].map((s) =>
+      s.base ? `${s.base}..${s.commit}` : s.commit,
+    ),
+  );
+  for (const range of ranges)
+    for (const c of (await gitOk(top, ['rev-list', range, '--'])).split('\n')) if (c) reviewed.add(c);
   const out: StaleShip[] = [];
   for (const [id, s] of candidates) {
     const files = new Set(await changedFiles(top, s.base ?? null, s.commit));

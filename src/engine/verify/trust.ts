@@ -40,6 +40,8 @@ export interface RunTrust {
   verifiedAt: Map<string, string>;
   /** The reviewer's SHIP of each story accepted in this run, sealed into the verdict record by the final gate. */
   shipped: Map<string, ShippedReview>;
+  /** Every SHIP of this run, in order, those of stories rejected since too: what a reviewer read stays read. */
+  reviewed: ShippedReview[];
   /**
    * Whether the loop's SHIPs ref (verify/shipped.ts) may hold a record: false only while a loop started now has no such
    * ref (none sealed yet, none left by an earlier loop of its name). An empty record over no record says nothing, so
@@ -259,6 +261,7 @@ export async function establishTrust(
     guard,
     verifiedAt: new Map(),
     shipped,
+    reviewed: [],
     shippedRecorded: resumed || shippedRefFound,
     weak: new Set(),
     gitDir: guard.gitDir,

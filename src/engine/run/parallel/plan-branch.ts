@@ -304,6 +304,7 @@ export class PlanBranch {
       prd: link.plan,
       verifiedAt: this.trust.verifiedAt,
       shipped: this.trust.shipped,
+      reviewed: this.trust.reviewed,
       verdictKey: this.trust.verdictKey,
       weak: this.trust.weak,
       onlyPassing: true,
@@ -371,6 +372,7 @@ export class PlanBranch {
         prd: this.plan,
         verifiedAt: this.trust.verifiedAt,
         shipped: this.trust.shipped,
+        reviewed: this.trust.reviewed,
         verdictKey: this.trust.verdictKey,
         onlyStories: failed,
         // The tip's own pass sealed every merged story's verdict there: this one, over a few, must not replace it.

@@ -121,6 +121,7 @@ async function openAttempt(input: AttemptInput): Promise<WorkerSetup> {
     guard,
     verifiedAt: new Map(),
     shipped: new Map(),
+    reviewed: [],
     // This attempt's SHIPs: an empty record of its own would only write over another worker's.
     shippedRecorded: false,
     weak: input.trust.weak,

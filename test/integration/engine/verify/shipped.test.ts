@@ -2,7 +2,7 @@
 // the runner's key, for this loop, and only SHIPs of commits HEAD still holds.
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { readShipped, recordShipped } from '../../../../src/engine/verify/shipped.js';
+import { findStaleShips, readShipped, recordShipped } from '../../../../src/engine/verify/shipped.js';
 import { recordBlob, shippedRef } from '../../../../src/engine/verify/baseline.js';
 import { git, gitdir, writeFiles } from '../../../support/repo.js';
 
@@ -72,5 +72,25 @@ describe('readShipped', () => {
     const head = commit(repo, 'a');
     await forge(repo, head, key);
     expect((await readShipped(repo, 'L1', head, key)).size).toBe(0);
+  });
+});
+
+describe('findStaleShips', () => {
+  it("a later commit no reviewer read that changes a shipped story's file sends it back; one a dropped SHIP's reviewer read does not", async () => {
+    const repo = gitdir();
+    const base = commit(repo, 'start');
+    const a = commit(repo, 'a'); // US-1's work, shipped
+    writeFiles(repo, { a: 'a, changed by US-2\n' });
+    git(repo, 'commit', '-qam', 'US-2');
+    const b = git(repo, 'rev-parse', 'HEAD');
+    const shipA = { reviewer: 'judge', model: null, commit: a, base };
+    const shipped = new Map([['US-1', shipA]]);
+    // US-2's commit changed US-1's file: stale while no SHIP covers it.
+    expect(await findStaleShips(repo, b, shipped, [])).toEqual([{ id: 'US-1', shipped: a, by: b, files: ['a'] }]);
+    // US-2 was shipped (its reviewer read a..b), then rejected by a check: its SHIP is dropped, what was read stays read.
+    const shipB = { reviewer: 'judge', model: null, commit: b, base: a };
+    expect(await findStaleShips(repo, b, shipped, [], [shipA, shipB])).toEqual([]);
+    // The runner's own files (the plan, its log) never make a SHIP stale.
+    expect(await findStaleShips(repo, b, shipped, ['a'])).toEqual([]);
   });
 });
