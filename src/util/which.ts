@@ -3,6 +3,13 @@
 import { accessSync, constants, statSync } from 'node:fs';
 import path from 'node:path';
 
+/**
+ * The shell the runner starts commands with (the agent's --agent-cmd, --review-cmd, checks, setup, --on-exit), by its
+ * absolute path: never looked up on a PATH, whose folders an agent may have written since (a `sh` in
+ * node_modules/.bin would otherwise run in place of the shell, and could answer for a reviewer).
+ */
+export const SHELL = process.platform === 'win32' ? 'sh' : '/bin/sh';
+
 export interface WhichOptions {
   /** PATH folders to pass over (npm's node_modules/.bin folders, which the user's own shell does not have). */
   skip?: (folder: string) => boolean;

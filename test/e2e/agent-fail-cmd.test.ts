@@ -11,7 +11,7 @@ describe('an --agent-cmd that cannot run', () => {
     const dir = loopRepo();
     const r = await ralph(dir, ['--pause', '0', '--agent-cmd', 'my-agnet --yes', '3'], FAST);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(/the shell said "sh: .*my-agnet: (command )?not found"/);
+    expect(r.stderr).toMatch(/the shell said "(\/bin\/)?sh: .*my-agnet: (command )?not found"/);
     expect(r.stderr).toMatch(/command: my-agnet --yes; log: ralph\/\.runs\/[^/]+\/iteration-1\.log/);
     expect(r.stderr).toMatch(/hint: .*--dry-run --agent-cmd 'my-agnet --yes'/);
     expect(r.stderr).not.toMatch(/retry|iteration 2/);
@@ -25,7 +25,7 @@ describe('an --agent-cmd that cannot run', () => {
     const r = await ralph(dir, ['--pause', '0', '--agent-cmd', cmd, '3'], FAST);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toMatch(
-      /could not run in iteration 2: the shell said "sh: .*no-such-agent-xyz: (command )?not found"/,
+      /could not run in iteration 2: the shell said "(\/bin\/)?sh: .*no-such-agent-xyz: (command )?not found"/,
     );
     expect(r.stderr).not.toMatch(/retry/);
     // A failure, not a max-iterations stop, although both exit 1.
@@ -36,7 +36,7 @@ describe('an --agent-cmd that cannot run', () => {
     const dir = loopRepo();
     const r = await ralph(dir, ['--pause', '0', '--agent-cmd', './ralph/prompt.md', '2'], FAST);
     expect(r.code, r.stderr).toBe(2);
-    expect(r.stderr).toMatch(/the shell said "sh: .*\.\/ralph\/prompt\.md: Permission denied"/);
+    expect(r.stderr).toMatch(/the shell said "(\/bin\/)?sh: .*\.\/ralph\/prompt\.md: Permission denied"/);
   });
 });
 

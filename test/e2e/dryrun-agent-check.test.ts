@@ -10,7 +10,7 @@ describe('--dry-run agent check', () => {
     const dir = loopRepo();
     const r = await ralph(dir, ['--dry-run', '--agent-cmd', 'my-agnet --yes']);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stdout).toMatch(/^would run: +sh -c 'my-agnet --yes'/m);
+    expect(r.stdout).toMatch(/^would run: +\/bin\/sh -c 'my-agnet --yes'/m);
     expect(r.stdout).toMatch(/^agent found: +WARNING: "my-agnet" is not an executable on PATH/m);
     expect(r.stdout).toMatch(/hint: check the spelling of --agent-cmd/);
   });

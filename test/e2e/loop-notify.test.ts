@@ -95,20 +95,27 @@ describe('--notify', () => {
       'ralph: warning: --notify: notify-send was not found on PATH, so no desktop notification was shown (it comes with libnotify: apt-get install libnotify-bin, dnf install libnotify)',
     ]);
   });
-  it('a notify-send the agent puts on PATH during the loop never runs: the program is the one found at the start', async () => {
+  it('a notify-send the agent puts on PATH during the loop never runs: the program is the one found at the start, and --on-exit runs with PATH as the loop started with it', async () => {
     const dir = loopRepo({ stories: 1 });
     const notify = fakeNotifySend();
     // The agent moves the real one into a folder on PATH that was empty at the start, ahead of it.
     const planted = testdir('ralphkit-bin-');
     const agentCmd = `cp '${notify.bin}/notify-send' '${planted}/notify-send'; rm '${notify.bin}/notify-send'; exec node ${agent('worker')}`;
-    const r = await ralph(dir, ['--agent-cmd', agentCmd, '--notify', ...FAST, '3'], {
-      PATH: `${planted}${path.delimiter}${notify.bin}${path.delimiter}${process.env.PATH}`,
-    });
+    const r = await ralph(
+      dir,
+      ['--agent-cmd', agentCmd, '--notify', '--on-exit', 'notify-send from-on-exit', ...FAST, '3'],
+      { PATH: `${planted}${path.delimiter}${notify.bin}${path.delimiter}${process.env.PATH}` },
+    );
     expect(r.code, r.stderr).toBe(0);
     expect(existsSync(path.join(planted, 'notify-send'))).toBe(true);
     expect(notify.calls()).toEqual([]);
     expect(warnings(r.stderr).filter((w) => w.includes('--notify'))).toEqual([
       `ralph: warning: --notify: ${notify.bin}/notify-send failed: spawn ${notify.bin}/notify-send ENOENT`,
+    ]);
+    // --on-exit runs outside the sandbox: its words are looked up on PATH as the loop started with it.
+    expect(warnings(r.stderr).filter((w) => w.includes('on-exit'))).toEqual([
+      `ralph: warning: PATH folders changed since the loop started; --on-exit runs without their new entries: ${planted} (added notify-send); ${notify.bin} (removed notify-send)`,
+      "ralph: warning: --on-exit command exited 127; the loop's exit code is unchanged",
     ]);
     // The checks were told too: the planted program is not on their PATH either (verify/check-env.ts).
     expect(warnings(r.stderr).filter((w) => w.includes('PATH folders changed'))[0]).toContain(

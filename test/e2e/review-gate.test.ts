@@ -219,24 +219,40 @@ describe('the review gate', () => {
     expect(readFileSync(path.join(outside, 'settings.json'), 'utf8')).toBe('{}\n');
   });
 
-  it('the --review-agent binary is found on PATH once, at start: a `claude` planted earlier on PATH since is not run', async () => {
+  it('the --review-agent binary is found on PATH once, at start, and its PATH is the one the loop started with: a `claude` or a `node` planted earlier on PATH since is not run', async () => {
     const [early, late] = [testdir(), testdir()];
-    const answer = (word: string) =>
-      `#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' '${JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: `<promise>${word}</promise>` })}'\n`;
-    writeFileSync(path.join(late, 'claude'), answer('REVISE'), { mode: 0o755 });
+    const result = (word: string) =>
+      JSON.stringify({ type: 'result', subtype: 'success', is_error: false, result: `<promise>${word}</promise>` });
+    const answer = (word: string) => `#!/bin/sh\ncat >/dev/null\nprintf '%s\\n' '${result(word)}'\n`;
+    // The reviewer CLI as npm installs one: a node script that env finds node for.
+    writeFileSync(
+      path.join(late, 'claude'),
+      `#!/usr/bin/env node\nrequire('fs').readFileSync(0);\nconsole.log(${JSON.stringify(result('REVISE'))});\n`,
+      { mode: 0o755 },
+    );
     const shipper = path.join(testdir(), 'shipper');
     writeFileSync(shipper, answer('SHIP'), { mode: 0o755 });
-    // The story's check plants it, as an agent could in ~/.local/bin.
+    // The story's check plants them once the work is there (after the agent ran), as an agent could in ~/.local/bin
+    // or node_modules/.bin.
     const dir = installedRepo({
       skills: false,
-      plan: plan(story('US-1', 1, { checks: ['grep -q "US-1 done" US-1.txt', `cp ${shipper} ${early}/claude`] })),
+      plan: plan(
+        story('US-1', 1, {
+          checks: [
+            'grep -q "US-1 done" US-1.txt',
+            `test -f US-1.txt && cp ${shipper} ${early}/claude && cp ${shipper} ${early}/node`,
+          ],
+        }),
+      ),
     });
     const r = await ralph(dir, ['--review-agent', 'claude', '1'], {
       PATH: `${early}:${late}:${process.env.PATH}`,
       RALPH_CLAUDE_BIN: '',
     });
     expect(existsSync(path.join(early, 'claude'))).toBe(true);
+    expect(existsSync(path.join(early, 'node'))).toBe(true);
     expect(reviews(dir).map((l) => l.verdict)).toEqual(['revise']);
+    expect(r.stderr).toMatch(/US-1 review: PATH folders changed since the loop started, their new entries left out/);
     expect(r.code, r.stderr).toBe(1);
   });
 
@@ -413,7 +429,7 @@ describe('the review gate', () => {
     );
     expect(cmd.code, cmd.stderr).toBe(0);
     expect(cmd.stdout).toContain(
-      "reviewer:         RALPH_REVIEW_MODEL='judge 2' sh -c 'node judge.mjs --strict' < <review request> (under bwrap, writing only its clone)",
+      "reviewer:         RALPH_REVIEW_MODEL='judge 2' /bin/sh -c 'node judge.mjs --strict' < <review request> (under bwrap, writing only its clone)",
     );
   });
 });

@@ -5,6 +5,7 @@ import { quote, type AgentPlan } from './index.js';
 import { LoopExit, LOOP_EXIT, EXIT_FAILURE } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
 import { stripAnsi } from '../../util/ansi.js';
+import { SHELL } from '../../util/which.js';
 
 const TAIL_LINES = 5;
 const LINE_MAX = 200;
@@ -52,7 +53,7 @@ export function renderFailureLines(result: AgentResult, logFile: string, cwd: st
 export function readShellRefusal(wrapped: AgentPlan, result: AgentResult): string | null {
   // Under the sandbox the shell runs inside bwrap, which passes its exit code and stderr on.
   const plan = wrapped.inner ?? wrapped;
-  if (plan.file !== 'sh' || plan.args[0] !== '-c' || (result.exitCode !== 126 && result.exitCode !== 127)) return null;
+  if (plan.file !== SHELL || plan.args[0] !== '-c' || (result.exitCode !== 126 && result.exitCode !== 127)) return null;
   return splitLines(result.stderr).find((l) => SHELL_REFUSAL.test(l)) ?? null;
 }
 

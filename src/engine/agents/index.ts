@@ -3,6 +3,7 @@
 // unusual installs with RALPH_<AGENT>_BIN (e.g. RALPH_CLAUDE_BIN=/opt/claude/bin/claude).
 import path from 'node:path';
 import { CLAUDE_ARGS } from './claude.js';
+import { SHELL } from '../../util/which.js';
 import type { AgentName } from '../loop-options.js';
 
 export interface AgentPlan {
@@ -137,7 +138,7 @@ export function renderMissingAgent(agent: AgentName, env: NodeJS.ProcessEnv): { 
 
 export function planAgent(input: PlanAgentInput): AgentPlan {
   if (input.agentCmd !== undefined)
-    return { file: 'sh', args: ['-c', input.agentCmd], input: input.prompt, output: 'text' };
+    return { file: SHELL, args: ['-c', input.agentCmd], input: input.prompt, output: 'text' };
   const spec = AGENTS[input.agent];
   const lastMessageFile = path.join(
     input.runDir,

@@ -89,7 +89,7 @@ function securityFindPassword(service: string): Promise<string> {
   return new Promise((resolve, reject) => {
     // stdout carries the secret: it is returned, never logged; stderr is dropped for the same reason.
     execFile(
-      'security',
+      '/usr/bin/security',
       ['find-generic-password', '-s', service, '-w'],
       { timeout: 10_000, encoding: 'utf8' },
       (err, stdout) => {

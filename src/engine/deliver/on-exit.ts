@@ -4,6 +4,7 @@
 import { StringDecoder } from 'node:string_decoder';
 import { TextTail } from '../agents/tail.js';
 import { spawnInGroup } from '../group-spawn.js';
+import { SHELL } from '../../util/which.js';
 
 /** How long the command may run before its process group is stopped. */
 export const ON_EXIT_TIMEOUT_MS = 30_000;
@@ -29,7 +30,7 @@ export async function runOnExit(run: OnExitRun): Promise<void> {
   const push = (chunk: Buffer) => output.push(decoder.write(chunk));
   // What a process the command left behind (holding the pipes) can delay: the streams are let go after the drain.
   const exit = await spawnInGroup({
-    file: '/bin/sh',
+    file: SHELL,
     args: ['-c', run.command],
     cwd: run.cwd,
     env: run.env,

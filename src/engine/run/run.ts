@@ -50,6 +50,7 @@ import { refuseDirtyTree, type StartStatus } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from '../verify/trust.js';
 import { holdResumeAnchors } from '../verify/resume-anchors.js';
 import { refuseModifiedEngine } from '../verify/runner-guard.js';
+import { holdPathEnv } from '../verify/check-env.js';
 import { readUnseenAgent, refuseUnseenAgent } from '../agents/sandbox-visible.js';
 import { decideSandbox, type SandboxChoice } from './sandbox-default.js';
 import { probeSandboxOnce } from './sandbox.js';
@@ -258,14 +259,26 @@ async function startIn({
   } finally {
     if (end.ending) {
       await deliverAtEnd(run, end.trust, end.ending.status, end.delivered);
-      await announceEnd({
-        ending: end.ending,
-        options,
-        cwd: paths.repoRoot,
-        env: io.env,
-        emit,
-        signal: stop.late.signal,
-      });
+      // --on-exit runs outside the sandbox: with PATH as the loop started with it, so a program the agent put into a
+      // PATH folder since (node_modules/.bin, first on PATH under npx) is not what its command runs.
+      const held = options.onExit && end.trust ? holdPathEnv(end.trust.checkBase, io.env) : null;
+      if (held?.changed.length)
+        emit({
+          type: 'warn',
+          message: `PATH folders changed since the loop started; --on-exit runs without their new entries: ${held.changed.join('; ')}`,
+        });
+      try {
+        await announceEnd({
+          ending: end.ending,
+          options,
+          cwd: paths.repoRoot,
+          env: held?.env ?? io.env,
+          emit,
+          signal: stop.late.signal,
+        });
+      } finally {
+        held?.remove();
+      }
     }
   }
 }

@@ -107,7 +107,7 @@ export function buildCheckEnv(
   for (const { file, bytes } of base.seed) writeSeed(path.join(home, file), bytes);
   const npmGlobal = path.join(home, '.ralph', 'npmrc');
   writeSeed(npmGlobal, base.npmGlobal ?? Buffer.alloc(0));
-  const { dirs, changed } = planPath(base, home);
+  const { dirs, changed } = planHeldPath(base, path.join(home, '.ralph', 'path'));
   Object.assign(out, base.keep, { HOME: home, PATH: dirs.join(path.delimiter), npm_config_globalconfig: npmGlobal });
   if (base.keep.npm_config_cache) out.npm_config_cache = ownCache(home);
   return { env: out, changed };
@@ -127,8 +127,29 @@ function ownCache(home: string): string {
   return own;
 }
 
-/** PATH for the checks: each folder the agent could write is kept only while its entries are as at loop start. */
-function planPath(base: CheckEnvBase, home: string): { dirs: string[]; changed: string[] } {
+/**
+ * `env` with PATH as the loop started with it (planHeldPath), for a command the runner starts outside any check
+ * (--on-exit); `remove` deletes its link folders once the command is over.
+ */
+export function holdPathEnv(
+  base: CheckEnvBase,
+  env: NodeJS.ProcessEnv,
+): { env: NodeJS.ProcessEnv; changed: string[]; remove: () => void } {
+  const dir = makeTempFolder('ralph-home');
+  const { dirs, changed } = planHeldPath(base, dir);
+  return {
+    env: { ...env, PATH: dirs.join(path.delimiter) },
+    changed,
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * PATH as the loop started with it, for the checks and for what else the runner starts beside the agent's work (the
+ * reviewer, --on-exit): absolute folders only, and each folder the agent could write kept only while its entries are
+ * as at loop start; one that changed is replaced by a folder under `links` holding links to its unchanged entries.
+ */
+export function planHeldPath(base: CheckEnvBase, links: string): { dirs: string[]; changed: string[] } {
   const dirs: string[] = [];
   const changed: string[] = [];
   const listed = new Map<string, Record<string, string> | null>();
@@ -139,11 +160,11 @@ function planPath(base: CheckEnvBase, home: string): { dirs: string[]; changed: 
     if (!diff.length) return void dirs.push(dir);
     changed.push(`${dir} (${diff.slice(0, 5).join(', ')}${diff.length > 5 ? ', …' : ''})`);
     if (!listing) return; // created since: not on the checks' PATH at all
-    const links = path.join(home, '.ralph', 'path', String(i));
-    mkdirSync(links, { recursive: true });
+    const held = path.join(links, String(i));
+    mkdirSync(held, { recursive: true });
     for (const name of Object.keys(listing))
-      if (now?.[name] === listing[name]) symlinkSync(path.join(dir, name), path.join(links, name));
-    dirs.push(links);
+      if (now?.[name] === listing[name]) symlinkSync(path.join(dir, name), path.join(held, name));
+    dirs.push(held);
   });
   return { dirs, changed };
 }

@@ -3,6 +3,7 @@
 // workers; a killed `sh` alone would leave them running and holding our pipes open).
 import { createHash } from 'node:crypto';
 import { spawnInGroup } from '../group-spawn.js';
+import { SHELL } from '../../util/which.js';
 
 export interface CheckOptions {
   command: string;
@@ -49,7 +50,7 @@ export async function runCheck(opts: CheckOptions): Promise<CheckResult> {
     hash.update(chunk);
     tail.push(chunk);
   };
-  const shell = opts.wrap ? opts.wrap('sh', ['-c', opts.command]) : { file: 'sh', args: ['-c', opts.command] };
+  const shell = opts.wrap ? opts.wrap(SHELL, ['-c', opts.command]) : { file: SHELL, args: ['-c', opts.command] };
   const exit = await spawnInGroup({
     ...shell,
     cwd: opts.cwd,

@@ -5,6 +5,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Story } from '../../prd/types.js';
 import type { CheckSandbox, ReviewSetup, ShippedReview, VerifyOptions } from './types.js';
+import { planHeldPath } from './check-env.js';
 import { planAgent, type AgentPlan } from '../agents/index.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { planHomeLayer } from '../agents/sandbox-home.js';
@@ -221,6 +222,17 @@ async function runIsolated(
   const { env, token } = planAgentEnv(setup.env, extra);
   // Codex's answer file in a fresh private folder, not at a name under ralph/.runs/ anything could write to first.
   const answerDir = makeTempFolder('ralph-review');
+  // PATH as the loop started with it, as the checks have it: a program the agent put into a PATH folder since (a
+  // `node` in node_modules/.bin that a reviewer CLI's `#!/usr/bin/env node` would find) is not the reviewer's.
+  if (input.checkBase) {
+    const held = planHeldPath(input.checkBase, path.join(answerDir, 'path'));
+    env.PATH = held.dirs.join(path.delimiter);
+    if (held.changed.length)
+      input.log(
+        'warn',
+        `${story.id} review: PATH folders changed since the loop started, their new entries left out of the reviewer's PATH: ${held.changed.join('; ')}`,
+      );
+  }
   // Under the sandbox, what the reviewer writes to HOME goes to a layer of its own, dropped with the review.
   const layer = input.sandbox ? makeTempFolder('ralph-review') : null;
   const planned = planAgent({

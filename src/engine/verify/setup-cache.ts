@@ -15,6 +15,7 @@ import type { CheckResult } from './checks.js';
 import { refuseUpwardConfig, type Checkout } from './checkout.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 import { SealBroken } from '../errors.js';
+import { findExecutable } from '../../util/which.js';
 import { recordsRoot } from '../store/layout.js';
 import {
   INSTALL_CONFIG,
@@ -315,9 +316,15 @@ export function fingerprint(dir: string): string {
   return hash.digest('hex');
 }
 
-/** `from` copied to `to` (absent), links as links: `cp -a --reflink=auto` on Linux, else node's own copy. */
+/**
+ * The system's `cp`, from the system's folders only: never looked up on the runner's PATH, whose folders (a
+ * node_modules/.bin that `npx` or `npm run` put first) an agent may have written since the loop started.
+ */
+const SYSTEM_CP = process.platform === 'linux' ? findExecutable('cp', { PATH: '/usr/bin:/bin' }) : null;
+
+/** `from` copied to `to` (absent), links as links: the system's `cp -a --reflink=auto` on Linux, else node's own copy. */
 async function copyFolder(from: string, to: string): Promise<void> {
-  if (process.platform === 'linux' && (await spawnOk('cp', ['-a', '--reflink=auto', '--', from, to]))) return;
+  if (SYSTEM_CP && (await spawnOk(SYSTEM_CP, ['-a', '--reflink=auto', '--', from, to]))) return;
   rmSync(to, { recursive: true, force: true });
   cpSync(from, to, {
     recursive: true,

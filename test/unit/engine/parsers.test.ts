@@ -349,7 +349,7 @@ describe('planAgent', () => {
 
   it('runs --agent-cmd through sh -c with the prompt on stdin', () => {
     const plan = planAgent({ ...base, agent: 'claude', agentCmd: './my agent' });
-    expect(plan).toMatchObject({ file: 'sh', args: ['-c', './my agent'], input: 'do it', output: 'text' });
+    expect(plan).toMatchObject({ file: '/bin/sh', args: ['-c', './my agent'], input: 'do it', output: 'text' });
   });
 });
 

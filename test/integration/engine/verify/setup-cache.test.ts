@@ -102,6 +102,19 @@ function countNpmRuns(): () => number {
   return () => readFileSync(counter, 'utf8').split('\n').filter(Boolean).length;
 }
 
+/**
+ * A `cp` first on the runner's PATH (as an agent can put one into node_modules/.bin, which `npx` puts first): it logs
+ * its runs and copies as cp does. Returns the count of its runs.
+ */
+function plantCp(): () => number {
+  const dir = mkdtempSync(path.join(tmpdir(), 'planted-'));
+  const log = path.join(dir, 'runs');
+  writeFileSync(log, '');
+  writeFileSync(path.join(dir, 'cp'), `#!/bin/sh\necho run >> '${log}'\nexec /bin/cp "$@"\n`, { mode: 0o755 });
+  vi.stubEnv('PATH', `${dir}:${process.env.PATH}`);
+  return () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length;
+}
+
 const runs = (r: VerifyRepo, scope: CheckLine['scope']) =>
   readLedgerLines(r).filter((l): l is CheckLine => l.kind === 'check' && l.scope === scope && !l.shared).length;
 
@@ -114,9 +127,10 @@ describe('setup cache', () => {
       .forEach((n) => rmSync(path.join(tmpdir(), n), { recursive: true, force: true })),
   );
 
-  it('honest: the weak-check probe, three stories and the final gate run `npm ci` once (was once per checkout: 5), the checks as often as before', async () => {
+  it("honest: the weak-check probe, three stories and the final gate run `npm ci` once (was once per checkout: 5), the checks as often as before, the copies by the system's cp (not one first on PATH)", async () => {
     const { r, pins } = await npmProject();
     const count = countNpmRuns();
+    const planted = plantCp();
     const probe = {
       topLevel: r.dir,
       repoRoot: r.dir,
@@ -149,6 +163,8 @@ describe('setup cache', () => {
       probed: 3,
     });
     expect(r.logs.filter((l) => l.includes("copied from the loop's setup"))).toHaveLength(4);
+    // The copies were made by the system's cp, never by one found on PATH (it ran outside any sandbox).
+    expect(planted()).toBe(0);
   }, 120_000);
 
   it('attack: a check that rewrites a dependency in its node_modules, or code that rewrites the cache itself, does not reach the next checkout', async () => {
