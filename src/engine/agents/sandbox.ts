@@ -3,7 +3,7 @@
 // quarantine), refs/ralphkit or the pinned tests; it lives in its own PID namespace, so when
 // the sandbox ends everything it started ends with it; with --no-network it has no network at all.
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { isWithin } from '../../util/repo-path.js';
 import { findExecutable } from './check.js';
@@ -25,6 +25,8 @@ export interface SandboxRequest {
   home?: string;
   /** Existing folders hidden behind an empty tmpfs (the verdict record's key). */
   hidden?: string[];
+  /** What of `/run` is shown (planShownRun); read from the machine and the runner's environment when absent. */
+  run?: string[];
   /**
    * The agent's private HOME (agents/sandbox-home.ts): `dir` bound writable at `home` instead of the user's HOME, then
    * each of `readOnly` (the user's entries) bound read-only at its own place on top.
@@ -132,7 +134,36 @@ function firstLine(text: string | null | undefined): string {
   );
 }
 
-/** The bwrap command line that runs `req.file req.args` in the sandbox (pure). */
+/**
+ * What of `/run` the sandbox shows, read-only, over the empty tmpfs it puts there: no service's socket. `/run` holds
+ * the sockets of services that start programs on request outside the sandbox, where no PID namespace reaches them
+ * (the systemd and D-Bus buses, `docker.sock`, containerd, podman, screen; `$XDG_RUNTIME_DIR` is under it), and a
+ * Unix socket needs no write access to connect: an adversarial pass had such a program, outside the sandbox and
+ * its leftover scan, write the work into the verification checkouts. Shown again: the resolver's folder (where
+ * `/etc/resolv.conf` often leads), NixOS's system folders (its PATH is there), what `/etc/resolv.conf` leads to
+ * under `/run`, and the folders `RALPH_SANDBOX_SHOW` names (`/run/postgresql` for checks that use a local
+ * database's socket).
+ */
+export function planShownRun(env: NodeJS.ProcessEnv): string[] {
+  const shown = [
+    '/run/systemd/resolve',
+    '/run/current-system',
+    '/run/booted-system',
+    '/run/opengl-driver',
+    '/run/wrappers',
+  ];
+  try {
+    const resolver = realpathSync('/etc/resolv.conf');
+    if (resolver.startsWith('/run/') && !shown.some((p) => isWithin(resolver, p))) shown.push(resolver);
+  } catch {
+    /* no resolver file: nothing to show */
+  }
+  for (const p of (env.RALPH_SANDBOX_SHOW ?? '').split(':'))
+    if (path.posix.isAbsolute(p) && !shown.includes(path.posix.resolve(p))) shown.push(path.posix.resolve(p));
+  return shown;
+}
+
+/** The bwrap command line that runs `req.file req.args` in the sandbox (pure but for `req.run`, read when absent). */
 export function planSandboxCommand(req: SandboxRequest): { file: string; args: string[] } {
   const args = [
     // Everything is an exception to this: the whole file system, read-only.
@@ -148,6 +179,10 @@ export function planSandboxCommand(req: SandboxRequest): { file: string; args: s
     // where a tmpfs mounted after it would hide it.
     '--tmpfs',
     '/tmp',
+    // The host's services, by their sockets: hidden (planShownRun), with the few folders tools need shown again.
+    '--tmpfs',
+    '/run',
+    ...(req.run ?? planShownRun(process.env)).flatMap((p) => ['--ro-bind-try', p, p]),
     ...renderBinds(planBinds(req)),
     // Folders the agent must not read at all (the key that seals the runner's verdict record), each an empty tmpfs
     // over what is there; after the binds, since they sit inside HOME.
@@ -158,6 +193,9 @@ export function planSandboxCommand(req: SandboxRequest): { file: string; args: s
     'ALL',
     // When the namespace's init dies, the kernel kills every process in it: setsid and double forks included.
     '--unshare-pid',
+    // System V shared memory, semaphores and message queues of its own: they outlive a process, and the checks
+    // (sandboxed apart) would otherwise find what the agent left there.
+    '--unshare-ipc',
     // Without it bwrap returns when the command exits, but the sandbox's init lives on while anything in it runs
     // (holding the agent's output pipes open), and a SIGKILLed bwrap leaves the sandbox running. With it the init
     // gets SIGKILL when bwrap ends, and a runner that dies takes bwrap with it.

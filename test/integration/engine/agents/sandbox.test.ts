@@ -1,12 +1,12 @@
 // The real /usr/bin/bwrap in temp git repositories: what the agent can write, what it cannot, what survives it.
 import { spawn } from 'node:child_process';
-import { chmodSync, existsSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { planAgentEnv } from '../../../../src/engine/agents/env.js';
 import { findMarkedProcesses } from '../../../../src/engine/agents/leftovers.js';
-import { planSandboxCommand, probeSandbox } from '../../../../src/engine/agents/sandbox.js';
+import { planSandboxCommand, planShownRun, probeSandbox } from '../../../../src/engine/agents/sandbox.js';
 import { isGone, killWhenDone, readCmdline, until } from '../../../support/process.js';
 import { git, gitdir, gitEnv, ROOT, testdir, writeFiles } from '../../../support/repo.js';
 
@@ -34,7 +34,7 @@ interface Sandboxed {
 /** Starts `script` under `sh -c` in the planned sandbox, the way the runner starts an agent: marked env, stdin a pipe. */
 function startSandboxed(
   script: string,
-  options: { repo?: string; network?: boolean; scratch?: string[]; home?: string; input?: string } = {},
+  options: { repo?: string; network?: boolean; scratch?: string[]; home?: string; input?: string; run?: string[] } = {},
 ): Sandboxed {
   if (!probe.ok) throw new Error('no sandbox');
   const repo = options.repo ?? gitdir(RUNNER_FILES);
@@ -57,6 +57,7 @@ function startSandboxed(
     scratch: options.scratch ?? [],
     network: options.network ?? true,
     home: options.home ?? testdir('ralphkit-home-'),
+    ...(options.run ? { run: options.run } : {}),
   });
   const { env, token } = planAgentEnv(gitEnv(), {});
   const child = spawn(planned.file, planned.args, { cwd: repo, env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -312,7 +313,44 @@ describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
     expect(r.stdout).toBe(`${outcome}\n`);
     expect(server.connections()).toBe(connections);
   });
+
+  // A service's socket under /run (the user's D-Bus, docker.sock) starts programs outside the sandbox on request.
+  it.runIf(canWriteRun())(
+    'a Unix socket under /run is out of reach, with the network or without; RALPH_SANDBOX_SHOW shows its folder again',
+    async () => {
+      const folder = `/run/ralphkit-test-${process.pid}`;
+      mkdirSync(folder, { recursive: true });
+      onTestFinished(() => rmSync(folder, { recursive: true, force: true }));
+      const socket = path.join(folder, 'service.sock');
+      let count = 0;
+      const server: Server = createServer((s) => {
+        count++;
+        s.end('hi\n');
+      });
+      await new Promise<void>((resolve) => server.listen(socket, resolve));
+      onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+      const connect = `const s=require('net').connect('${socket}');s.on('data',()=>{console.log('connected');s.destroy()});s.on('error',(e)=>console.log(e.code))`;
+      const script = `"${process.execPath}" -e "${connect}"`;
+      expect((await runSandboxed(script, { network: true })).stdout).toBe('ENOENT\n');
+      expect((await runSandboxed(script, { network: false })).stdout).toBe('ENOENT\n');
+      expect(count).toBe(0);
+      const run = planShownRun({ RALPH_SANDBOX_SHOW: `relative:${folder}` });
+      expect(run).toContain(folder);
+      expect(run).not.toContain('relative');
+      expect((await runSandboxed(script, { network: false, run })).stdout).toBe('connected\n');
+      expect(count).toBe(1);
+    },
+  );
 });
+
+function canWriteRun(): boolean {
+  try {
+    accessSync('/run', constants.W_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 describe('probeSandbox', () => {
   it.runIf(process.platform !== 'linux')('refuses off Linux and says what is then not protected', () => {

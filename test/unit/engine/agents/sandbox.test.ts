@@ -10,6 +10,7 @@ const request = (extra: Partial<SandboxRequest> = {}): SandboxRequest => ({
   readOnly: [],
   scratch: [],
   network: true,
+  run: ['/run/systemd/resolve'],
   ...extra,
 });
 
@@ -17,7 +18,7 @@ const request = (extra: Partial<SandboxRequest> = {}): SandboxRequest => ({
 function binds(args: string[]): string[] {
   const out: string[] = [];
   args.forEach((a, i) => {
-    if (/^--(ro-)?bind(-try)?$/.test(a) && args[i + 1] !== '/') {
+    if (/^--(ro-)?bind(-try)?$/.test(a) && args[i + 1] !== '/' && !args[i + 1].startsWith('/run/')) {
       expect(args[i + 2]).toBe(args[i + 1]);
       out.push(`${a} ${args[i + 1]}`);
     }
@@ -29,7 +30,8 @@ function binds(args: string[]): string[] {
 function triples(args: string[]): string[] {
   const out: string[] = [];
   args.forEach((a, i) => {
-    if (/^--(ro-)?bind(-try)?$/.test(a) && args[i + 1] !== '/') out.push(`${a} ${args[i + 1]} ${args[i + 2]}`);
+    if (/^--(ro-)?bind(-try)?$/.test(a) && args[i + 1] !== '/' && !args[i + 1].startsWith('/run/'))
+      out.push(`${a} ${args[i + 1]} ${args[i + 2]}`);
   });
   return out;
 }
@@ -48,6 +50,11 @@ describe('planSandboxCommand', () => {
         '/proc',
         '--tmpfs',
         '/tmp',
+        '--tmpfs',
+        '/run',
+        '--ro-bind-try',
+        '/run/systemd/resolve',
+        '/run/systemd/resolve',
         '--bind-try',
         '/home/u',
         '/home/u',
@@ -72,6 +79,7 @@ describe('planSandboxCommand', () => {
         '--cap-drop',
         'ALL',
         '--unshare-pid',
+        '--unshare-ipc',
         '--die-with-parent',
         '--new-session',
         '--unshare-net',
