@@ -151,7 +151,7 @@ export function guardWrite<T>(file: string, repoRoot: string, write: () => T, co
  * folder between `repoRoot` and `file` that is a link was put there by someone else (the agent can replace `ralph/`
  * with a link to a folder outside), and the runner's text would land there: exit 6.
  */
-function refuseLinkedFolders(file: string, repoRoot: string): void {
+export function refuseLinkedFolders(file: string, repoRoot: string): void {
   const rel = path.relative(repoRoot, file);
   if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return;
   let at = repoRoot;

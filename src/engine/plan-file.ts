@@ -2,7 +2,8 @@
 // are, the plan read and validated, the example plan install wrote refused, the prompt file there. Refusals are
 // LoopExit(2) with a hint.
 import { readFileNoWait } from '../util/read.js';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { isWithin } from '../util/repo-path.js';
 import path from 'node:path';
 import type { RunOptions } from './loop-options.js';
 import type { RunPaths } from './types.js';
@@ -34,7 +35,8 @@ export async function readPlan(paths: RunPaths, emit: Emit): Promise<Prd> {
   let text: string;
   try {
     text = readFileNoWait(paths.prd).toString('utf8');
-  } catch {
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ELOOP') throw linkedPlan(paths.prd, rel);
     throw new LoopExit(
       LOOP_EXIT.refused,
       `cannot read the plan ${rel}`,
@@ -78,11 +80,55 @@ export function showPlanPath(paths: RunPaths): string {
 }
 
 export function checkPromptFile(paths: RunPaths): void {
+  const rel = path.relative(paths.repoRoot, paths.prompt);
+  // In the repository the agent can put a link there (to a file hidden from it), and the runner would commit the link
+  // as a prompt edit and hand it what it leads to: a link is refused, as for the plan.
+  if (isWithin(paths.prompt, paths.repoRoot) && lstatOrNull(paths.prompt)?.isSymbolicLink())
+    throw new LoopExit(
+      LOOP_EXIT.refused,
+      `the prompt ${rel} is a symbolic link (to ${readlinkSync(paths.prompt)}): the runner reads its prompt in the repository only as a file, never through a link`,
+      `put the file itself there: cp --remove-destination "$(readlink -f ${shellQuote(rel)})" ${shellQuote(rel)}, or restore it (git checkout -- ${shellQuote(rel)}), or pass --prompt <a file outside the repository>`,
+    );
   if (!existsSync(paths.prompt) || !statSync(paths.prompt).isFile()) {
     throw new LoopExit(
       LOOP_EXIT.refused,
       `cannot read the prompt ${path.relative(paths.repoRoot, paths.prompt)}`,
       `reinstall it with: ${ralphkitCommand('install')}, or pass --prompt <file>`,
     );
+  }
+}
+
+/**
+ * The prompt's bytes. One in the repository is read without following a link there (readFileNoWait): the agent can
+ * replace it with a link to a file the sandbox hides from it (the verdict record's key), which the runner would then
+ * hand it on stdin. A prompt outside the repository (--prompt) is read as it is.
+ */
+export function readPromptBytes(paths: Pick<RunPaths, 'prompt' | 'repoRoot'>): Buffer {
+  return isWithin(paths.prompt, paths.repoRoot) ? readFileNoWait(paths.prompt) : readFileSync(paths.prompt);
+}
+
+/**
+ * A plan that is a link: the runner reads and writes its plan as a file of the repository (never through a link,
+ * which the agent could point at a file hidden from it), so it asks for the file itself.
+ */
+function linkedPlan(file: string, rel: string): LoopExit {
+  let target = '?';
+  try {
+    if (lstatSync(file).isSymbolicLink()) target = readlinkSync(file);
+  } catch {
+    /* gone meanwhile: the message still names the plan */
+  }
+  return new LoopExit(
+    LOOP_EXIT.refused,
+    `the plan ${rel} is a symbolic link (to ${target}): the runner reads and rewrites its plan only as a file of the repository, never through a link`,
+    `put the file itself there: cp --remove-destination "$(readlink -f ${shellQuote(rel)})" ${shellQuote(rel)}, or pass --prd <the file>`,
+  );
+}
+
+function lstatOrNull(file: string): ReturnType<typeof lstatSync> | null {
+  try {
+    return lstatSync(file);
+  } catch {
+    return null;
   }
 }

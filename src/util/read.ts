@@ -40,17 +40,28 @@ export function readBytesOrNull(file: string): Buffer | null {
 }
 
 /**
- * readFileSync for a file the agent could have replaced (the plan, the log): opened without waiting, so a pipe left
- * there is refused at once (EINVAL) instead of holding the runner until a writer comes, which never does.
+ * readFileSync for a file the agent could have replaced (the plan, the log, the prompt): opened without waiting, so a
+ * pipe left there is refused at once (EINVAL) instead of holding the runner until a writer comes, which never does;
+ * and without following a link there (ELOOP): a link the agent put at ralph/prd.json would have the runner read, then
+ * back up or copy into the repository, a file hidden from the agent (the verdict record's key).
  */
 export function readFileNoWait(file: string): Buffer {
-  const fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0));
+  const fd = openSync(file, constants.O_RDONLY | (constants.O_NONBLOCK ?? 0) | (constants.O_NOFOLLOW ?? 0));
   try {
     if (!fstatSync(fd).isFile())
       throw Object.assign(new Error(`EINVAL: not a regular file, read '${file}'`), { code: 'EINVAL' });
     return readFileSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** readFileNoWait's text, or null when it cannot be read that way (missing, a link, a pipe, a folder). */
+export function readOwnTextOrNull(file: string): string | null {
+  try {
+    return readFileNoWait(file).toString('utf8');
+  } catch {
+    return null;
   }
 }
 

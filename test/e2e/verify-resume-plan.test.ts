@@ -2,10 +2,10 @@
 // (refs/ralphkit/loops/<id>/plan), never against a file in ralph/.runs/. A half-written plan is restored from the
 // record with a backup; the owner's edits are shown and need --accept-plan-edits; lost pins stop it (exit 6) or need --repin.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, lstatSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { git, gitEnv, run } from '../support/repo.js';
+import { git, gitEnv, run, testdir } from '../support/repo.js';
 import {
   attackAgent,
   copyRepo,
@@ -63,6 +63,35 @@ describe("resuming against the runner's own record of the plan", () => {
     const backups = readdirSync(path.join(dir, 'ralph/.backup'));
     expect(readFileSync(path.join(dir, 'ralph/.backup', backups[0], 'ralph/prd.json'), 'utf8')).toBe(torn);
     expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
+  });
+
+  it('a prompt or a plan left as a link (to a file the sandbox hides, the record key) is never read through: the prompt is refused, the plan restored, the file copied nowhere', async () => {
+    const dir = await stoppedAfterOne();
+    const secret = path.join(testdir(), 'verdict.key');
+    writeFileSync(secret, 'SECRET-KEY-0123456789\n');
+    const linkTo = (file: string) => {
+      rmSync(path.join(dir, file));
+      symlinkSync(secret, path.join(dir, file));
+    };
+    // The prompt: the start is refused before any agent, saying what to restore.
+    linkTo('ralph/prompt.md');
+    const refused = await resume(dir, ['--resume', 'e2e', '3']);
+    expect(refused.code, refused.output).toBe(2);
+    expect(refused.output).toContain(`the prompt ralph/prompt.md is a symbolic link (to ${secret})`);
+    expect(git(dir, 'status', '--short')).toBe('T ralph/prompt.md');
+    git(dir, 'checkout', '--', 'ralph/prompt.md');
+    // The plan: restored from the runner's record, the link's target neither read nor kept.
+    linkTo('ralph/prd.json');
+    const r = await resume(dir, ['--resume', 'e2e', '3']);
+    expect(r.code, r.output).toBe(0);
+    expect(r.output).toContain(
+      "ralph/prd.json was not a file (a link, a pipe or a folder), left unread; restored the runner's last record of it",
+    );
+    expect(existsSync(path.join(dir, 'ralph/.backup'))).toBe(false);
+    expect(lstatSync(path.join(dir, 'ralph/prd.json')).isFile()).toBe(true);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
+    expect(`${refused.output}${r.output}`).not.toContain('SECRET-KEY');
+    expect(spawnSync('grep', ['-rl', 'SECRET-KEY', dir]).stdout.toString()).toBe('');
   });
 
   it("the owner's edit beyond passes and notes is listed and refused (exit 2); --accept-plan-edits continues with it", async () => {

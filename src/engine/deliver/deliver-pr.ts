@@ -9,7 +9,7 @@ import { readFileOnBranch } from '../git/read.js';
 import { ledgerPath } from '../store/layout.js';
 import { readLedger } from '../store/ledger.js';
 import { relPath } from '../../util/repo-path.js';
-import { readTextOrNull } from '../../util/read.js';
+import { readOwnTextOrNull } from '../../util/read.js';
 import { apiBaseUrl, createClient, GitHubError, resolveToken, type GitHubClient, type GitHubRepo } from './github.js';
 import {
   openOrUpdatePull,
@@ -175,7 +175,7 @@ function renderHint(status: number | null, host: string, branch: string): string
 async function readBranchPlan(run: RunContext): Promise<Prd | null> {
   const text =
     (await readFileOnBranch(run.paths.repoRoot, run.branch, relPath(run.paths.repoRoot, run.paths.prd))) ??
-    readTextOrNull(run.paths.prd);
+    readOwnTextOrNull(run.paths.prd);
   try {
     const prd = JSON.parse(text ?? '') as Prd;
     return prd && Array.isArray(prd.userStories) ? prd : null;

@@ -12,7 +12,7 @@ import { keepRecordsIn } from '../store/layout.js';
 import { removeDeadTempFolders, renderRemovedTempFolders } from '../store/temp-folders.js';
 import { isRunning, readState } from '../store/state-file.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import { readTextOrNull } from '../../util/read.js';
+import { readTextOrNull, readOwnTextOrNull } from '../../util/read.js';
 import { loopCommand } from '../../util/invocation.js';
 import { stopOrphanAgents } from '../store/orphans.js';
 import { shellQuote } from '../../util/shell-quote.js';
@@ -222,10 +222,10 @@ export function copyStartFiles(
   samePlan: (a: string, b: string) => boolean,
 ): void {
   const plan = readFileSync(from.prd, 'utf8');
-  const there = readTextOrNull(to.prd);
+  const there = readOwnTextOrNull(to.prd);
   if (!resumed && there !== plan && !(there !== null && samePlan(there, plan))) writeInto(to.prd, plan);
   const prompt = readTextOrNull(from.prompt);
-  if (prompt !== null && readTextOrNull(to.prompt) !== prompt) writeInto(to.prompt, prompt);
+  if (prompt !== null && readOwnTextOrNull(to.prompt) !== prompt) writeInto(to.prompt, prompt);
 }
 
 function writeInto(file: string, text: string): void {

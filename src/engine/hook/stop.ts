@@ -5,7 +5,7 @@
 // or is sent back with `{"decision":"block","reason":…}` on stdout; a stop that ends the loop prints
 // `{"systemMessage":…}`, which tells the user how it ended. The hook never wedges a session: an error of a running loop
 // ends it (the reason in that message, on stderr and in its state); unusable input exits 1; either way the session stops.
-import { readFileSync } from 'node:fs';
+import { readPromptBytes } from '../plan-file.js';
 import type { LoopState } from '../store/state-types.js';
 import type { RunIo, RunPaths } from '../types.js';
 import type { Prd } from '../../prd/types.js';
@@ -166,7 +166,7 @@ function endLoop(
 function renderLoopPrompt(paths: RunPaths, state: LoopState, prd: Prd): string {
   let prompt = '';
   try {
-    prompt = readFileSync(paths.prompt, 'utf8');
+    prompt = readPromptBytes(paths).toString('utf8');
   } catch {
     prompt = `(${paths.prompt} could not be read: work on the next open story of the plan, commit it, set its passes to true)\n`;
   }

@@ -6,7 +6,7 @@ import type { RunContext, AgentGitOutcome } from '../types.js';
 import { headSha, isAncestor, readCommitsSince, switchToBranch, type RefsSnapshot } from '../git/head.js';
 import { readChangedPaths, readDirtyPaths } from '../git/read.js';
 import { renderOffBranchBlock, renderOffBranchReason } from '../verify/report.js';
-import { readTextOrNull } from '../../util/read.js';
+import { readOwnTextOrNull } from '../../util/read.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite, WorkProtected } from '../errors.js';
 import { relToTop } from '../../util/repo-path.js';
@@ -85,7 +85,7 @@ async function returnToBranch(
     iteration,
     message: `the agent left the loop's branch: it switched from ${run.branch} to ${where}${made}`,
   });
-  const prdAfter = readTextOrNull(prd) ?? '';
+  const prdAfter = readOwnTextOrNull(prd) ?? '';
   const dirty = (await readDirtyPaths(topLevel)).filter((p) => !/(^|\/)\.runs(\/|$)/.test(p));
   const stuck = (why: string) =>
     new WorkProtected(

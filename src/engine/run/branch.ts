@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { Prd } from '../../prd/types.js';
 import { branchNameProblem } from '../../prd/branch-name.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import { readTextOrNull } from '../../util/read.js';
+import { readTextOrNull, readOwnTextOrNull, readFileNoWait } from '../../util/read.js';
 import { runGit } from '../git/git.js';
 import { checkoutBranch, readHead } from '../git/head.js';
 import { readNamedObjects, readFileAt, readFileOnBranch, readDirtyPaths, type DirtyEntry } from '../git/read.js';
@@ -16,7 +16,7 @@ import { lastBranchPath, lastPlanPath } from '../store/layout.js';
 import { applyBranchArchive, ensureProgressFile } from '../store/progress.js';
 import { planPrdRepair, sameJson } from '../verify/prd-diff.js';
 import type { RunPaths, RunContext } from '../types.js';
-import { LoopExit, LOOP_EXIT } from '../errors.js';
+import { LoopExit, LOOP_EXIT, refuseLinkedFolders } from '../errors.js';
 import { relPath } from '../../util/repo-path.js';
 import { readEditedPrompt, isIgnored, renderPromptCommitPart, renderPromptEditNote } from './prompt.js';
 
@@ -114,8 +114,8 @@ export async function prepareBranch(
   const dirty = start?.entries;
   const at = await readHeadFiles(paths, run.branch, start?.head ?? null);
   const started: StartFiles = {
-    plan: readFileSync(paths.prd, 'utf8'),
-    progress: readTextOrNull(paths.progress),
+    plan: readFileNoWait(paths.prd).toString('utf8'),
+    progress: readOwnTextOrNull(paths.progress),
     editedPrompt: await readEditedPrompt(paths, async () => at.prompt),
   };
   const last = readLastBranch(paths);
@@ -206,7 +206,7 @@ async function writeStartFiles(
 ): Promise<string[]> {
   const { paths, emit } = run;
   const parts: string[] = [];
-  const onBranch = readTextOrNull(paths.prd);
+  const onBranch = readOwnTextOrNull(paths.prd);
   if (onBranch !== started.plan) {
     // A clean copy with the same stories is a stale checkout of this plan: the branch holds the loop's progress on it.
     if (planCommitted && onBranch !== null && sameDefinition(onBranch, started.plan)) {
@@ -225,6 +225,8 @@ async function writeStartFiles(
   }
   if (oldBranch) {
     const oldPrd = await readOldPlan(paths, oldBranch);
+    // The archive is written into ralph/archive/<date-branch>/: only through folders of the repository.
+    refuseLinkedFolders(path.join(path.dirname(paths.prd), 'archive', 'branch', 'file'), paths.repoRoot);
     const archived = applyBranchArchive({
       prdPath: paths.prd,
       progressPath: paths.progress,
@@ -250,7 +252,8 @@ async function writeStartFiles(
     parts.push('start progress.txt');
   }
   if (started.editedPrompt !== null) {
-    if (readTextOrNull(paths.prompt) !== started.editedPrompt) atomicWriteFileSync(paths.prompt, started.editedPrompt);
+    if (readOwnTextOrNull(paths.prompt) !== started.editedPrompt)
+      atomicWriteFileSync(paths.prompt, started.editedPrompt);
     if (!(await isIgnored(paths.repoRoot, paths.prompt))) {
       parts.push(renderPromptCommitPart(paths));
       emit({ type: 'info', message: renderPromptEditNote(paths, 'the first iteration') });

@@ -10,7 +10,7 @@ import { ownProcessStart } from '../processes.js';
 import { reportsCost, reviewerReportsCost } from './preflight.js';
 import { LoopExit, LOOP_EXIT, RunnerFileError } from '../errors.js';
 import { showPath } from '../../util/repo-path.js';
-import { readTextOrNull } from '../../util/read.js';
+import { readOwnTextOrNull } from '../../util/read.js';
 import { planEnding } from '../deliver/summary.js';
 import { deliverMerged } from '../deliver/deliver-merge.js';
 import type { RunTrust } from '../verify/trust.js';
@@ -120,7 +120,7 @@ export function finish(
     mergePending: mergePending || undefined,
     updatedAt: new Date().toISOString(),
   });
-  const plan = readTextOrNull(run.paths.prd);
+  const plan = readOwnTextOrNull(run.paths.prd);
   // Set first: from here a Ctrl-C stops only the announcements of the end (run/interrupt.ts).
   end.ending = planEnding(
     state,

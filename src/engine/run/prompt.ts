@@ -1,12 +1,12 @@
 // The prompt between iterations: what the agent reads (the file, and a note when the plan lives elsewhere),
 // and the owner's edits to it, which the runner commits before an iteration so they never count as the agent's work.
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { RunContext, RunPaths } from '../types.js';
 import { runGit } from '../git/git.js';
 import { readFileAt } from '../git/read.js';
 import { relPath } from '../../util/repo-path.js';
-import { readBytesOrNull, readTextOrNull } from '../../util/read.js';
+import { readBytesOrNull, readOwnTextOrNull } from '../../util/read.js';
+import { readPromptBytes } from '../plan-file.js';
 import { relToTop } from '../../util/repo-path.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { describeError, guardWrite, LoopFailure } from '../errors.js';
@@ -22,7 +22,7 @@ export async function readEditedPrompt(
 ): Promise<string | null> {
   const promptRel = relPath(paths.repoRoot, paths.prompt);
   if (promptRel.startsWith('../') || path.isAbsolute(promptRel)) return null;
-  const text = readTextOrNull(paths.prompt);
+  const text = readOwnTextOrNull(paths.prompt);
   return text !== null && text !== (await atHead(promptRel)) ? text : null;
 }
 
@@ -43,7 +43,7 @@ export function renderPromptEditNote(paths: RunPaths, before: string): string {
 // An agent (or a reset it ran) can remove the prompt; that ends the loop with a message, not a Node stack.
 export function readPrompt(run: RunContext, iteration: number): string {
   try {
-    return readFileSync(run.paths.prompt, 'utf8');
+    return readPromptBytes(run.paths).toString('utf8');
   } catch (err) {
     const rel = path.relative(run.paths.repoRoot, run.paths.prompt).split(path.sep).join('/');
     throw new LoopFailure(

@@ -53,7 +53,7 @@ import { refuseModifiedEngine } from '../verify/runner-guard.js';
 import { holdPathEnv } from '../verify/check-env.js';
 import { readUnseenAgent, refuseUnseenAgent } from '../agents/sandbox-visible.js';
 import { decideSandbox, type SandboxChoice } from './sandbox-default.js';
-import { probeSandboxOnce } from './sandbox.js';
+import { adoptDeadQuarantines, probeSandboxOnce } from './sandbox.js';
 import { probeWeakChecks, readWeakStories, unprobedStories } from '../verify/weak-checks.js';
 import { createInterface } from 'node:readline/promises';
 import { LoopExit, LOOP_EXIT, describeError, usageExit, EXIT_FAILURE } from '../errors.js';
@@ -361,6 +361,7 @@ async function startGuarded(
       }
       setTempOwner(run.id);
       for (const message of renderRemovedTempFolders(removeDeadTempFolders())) emit({ type: 'info', message });
+      if (run.repo) await adoptDeadQuarantines(run, run.repo.top, run.repo.commonDir);
       const dirty = await refuseDirtyTree(paths, run.resumed, emit);
       return await runLocked(run, budget, controller, waits, dirty, end);
     } finally {

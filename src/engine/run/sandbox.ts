@@ -99,18 +99,35 @@ async function prepareQuarantine(
 ): Promise<{ quarantine: string; after(): Promise<void> }> {
   const store = path.join(trust.gitDir, 'objects');
   mkdirSync(path.join(trust.gitDir, 'refs', 'ralphkit'), { recursive: true });
-  const format = await readObjectFormat(trust.topLevel);
-  const migrate = async (dir: string) => {
-    const m = await migrateQuarantine(trust.topLevel, format, dir, store);
+  const migrate = await quarantineMover(run, trust.topLevel, store);
+  for (const dir of listQuarantines(store)) if (!isAlive(...ownerOf(dir))) await migrate(dir);
+  const quarantine = makeQuarantine(store, `${process.pid}~${ownProcessStart() ?? ''}`);
+  return { quarantine, after: () => migrate(quarantine) };
+}
+
+/**
+ * The quarantines of runners that are gone, moved into the store before the first git call of a run: a runner
+ * killed after its sandboxed agent committed leaves HEAD at a commit whose objects are only there, and every git
+ * command that reads HEAD (the start's status) would fail on it ("bad object HEAD").
+ */
+export async function adoptDeadQuarantines(run: RunContext, top: string, commonDir: string): Promise<void> {
+  const store = path.join(commonDir, 'objects');
+  const dead = listQuarantines(store).filter((dir) => !isAlive(...ownerOf(dir)));
+  if (!dead.length) return;
+  const migrate = await quarantineMover(run, top, store);
+  for (const dir of dead) await migrate(dir);
+}
+
+async function quarantineMover(run: RunContext, top: string, store: string): Promise<(dir: string) => Promise<void>> {
+  const format = await readObjectFormat(top);
+  return async (dir: string) => {
+    const m = await migrateQuarantine(top, format, dir, store);
     if (m.dropped.length)
       run.emit({
         type: 'warn',
         message: `--sandbox: ${m.dropped.length} object(s) the agent's git wrote were not taken into the repository (${m.dropped.slice(0, 3).join('; ')}): commits that need them cannot be read, and their claims fail`,
       });
   };
-  for (const dir of listQuarantines(store)) if (!isAlive(...ownerOf(dir))) await migrate(dir);
-  const quarantine = makeQuarantine(store, `${process.pid}~${ownProcessStart() ?? ''}`);
-  return { quarantine, after: () => migrate(quarantine) };
 }
 
 /** The runner that made a quarantine (`tmp_objdir-ralph-<pid>~<start>-<random>`). */

@@ -11,7 +11,7 @@ import { formatDuration } from '../core/duration.js';
 import { renderTimeoutBlock } from '../verify/report.js';
 import { applyCompaction } from '../store/progress.js';
 import { iterationLogPath } from '../store/layout.js';
-import { guardWrite } from '../errors.js';
+import { guardWrite, refuseLinkedFolders } from '../errors.js';
 import { readFileTail } from '../agents/tail.js';
 import { isIgnored, readEditedPrompt, renderPromptCommitPart, renderPromptEditNote } from './prompt.js';
 
@@ -24,6 +24,8 @@ export async function beforeAgent(
 ): Promise<void> {
   const { paths } = run;
   refs.hold(null);
+  // Compaction moves old entries into ralph/archive/: only through folders of the repository, like the log itself.
+  refuseLinkedFolders(path.join(path.dirname(paths.progress), 'archive', 'progress.txt'), paths.repoRoot);
   const moved = guardWrite(
     paths.progress,
     paths.repoRoot,

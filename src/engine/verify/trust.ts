@@ -1,12 +1,12 @@
 // What the runner decides with, held where the agent cannot quietly rewrite it (SPEC §6): the baseline plan (in
 // memory; in git objects for a resume), the pins (the plan commit), and the snapshot of its own files and git's
 // configuration. ralph/.runs/ is never read to decide a verdict.
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { lstatSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd, Story } from '../../prd/types.js';
 import { isSkipped } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import { readTextOrNull, readFileNoWait } from '../../util/read.js';
+import { readFileNoWait, readOwnTextOrNull } from '../../util/read.js';
 import type { CheckEnvBase, Pins } from './types.js';
 import type { Emit } from '../events.js';
 import { headSha } from '../git/head.js';
@@ -24,7 +24,7 @@ import { snapshotRunnerFiles, type RunnerGuard } from './runner-guard.js';
 import type { RunOptions } from '../loop-options.js';
 import type { RunPaths } from '../types.js';
 import type { ShippedReview } from './types.js';
-import { LoopExit, WorkProtected, LOOP_EXIT } from '../errors.js';
+import { guardWrite, LoopExit, WorkProtected, LOOP_EXIT } from '../errors.js';
 import { keyDir, keyProblem, readKey } from '../store/verdict-record.js';
 import { readShipped } from './shipped.js';
 import { shellQuote } from '../../util/shell-quote.js';
@@ -101,14 +101,16 @@ export async function settleResumedPlan(
   const atPlanCommit = planCommit ? await readFileAt(paths.repoRoot, planCommit, rel) : null;
   const recorded = (await readBaseline(paths.repoRoot, loopId)) ?? atPlanCommit;
   if (recorded === null) return null;
-  const disk = readTextOrNull(paths.prd);
+  const disk = readOwnTextOrNull(paths.prd);
   if (disk === null || !parsesAsPlan(disk)) {
-    const saved = disk === null ? null : backUp(paths, rel);
+    // Read without following a link (readOwnTextOrNull): a link there is the agent's, and the file it leads to is not
+    // the plan's to back up into the repository (the verdict record's key, hidden from the sandbox, was).
+    const saved = disk === null ? null : backUp(paths, rel, disk);
     await confirmPlanEdits(renderLateSkips(recorded, atPlanCommit), rel, loopId, options, emit, ask);
     atomicWriteFileSync(paths.prd, recorded);
     emit({
       type: 'warn',
-      message: `${rel} was ${disk === null ? 'missing' : 'not a readable plan (left half-written?)'}; restored the runner's last record of it${saved ? `, and kept the damaged file as ${saved}` : ''}`,
+      message: `${rel} was ${disk === null ? (isThere(paths.prd) ? 'not a file (a link, a pipe or a folder), left unread' : 'missing') : 'not a readable plan (left half-written?)'}; restored the runner's last record of it${saved ? `, and kept the damaged file as ${saved}` : ''}`,
     });
     return recorded;
   }
@@ -354,10 +356,27 @@ function parsesAsPlan(text: string): boolean {
   }
 }
 
-function backUp(paths: RunPaths, rel: string): string {
+/** The damaged plan's text (as read, not the file again) kept under ralph/.backup/, written only through real folders. */
+function backUp(paths: RunPaths, rel: string, text: string): string {
   const stamp = new Date().toISOString().replace(/[:.]/g, '-');
   const to = path.join(paths.repoRoot, 'ralph', '.backup', stamp, rel);
-  mkdirSync(path.dirname(to), { recursive: true });
-  copyFileSync(paths.prd, to);
+  guardWrite(
+    to,
+    paths.repoRoot,
+    () => {
+      mkdirSync(path.dirname(to), { recursive: true });
+      atomicWriteFileSync(to, text);
+    },
+    'the damaged plan could not be kept',
+  );
   return path.relative(paths.repoRoot, to).split(path.sep).join('/');
+}
+
+function isThere(file: string): boolean {
+  try {
+    lstatSync(file);
+    return true;
+  } catch {
+    return false;
+  }
 }

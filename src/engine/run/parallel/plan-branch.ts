@@ -7,7 +7,7 @@ import type { LoopState, QueuedMerge } from '../../store/state-types.js';
 import type { RunContext } from '../../types.js';
 import type { StoryVerdict } from '../../verify/types.js';
 import { atomicWriteFileSync } from '../../../util/atomic.js';
-import { readTextOrNull } from '../../../util/read.js';
+import { readOwnTextOrNull } from '../../../util/read.js';
 import { runGit } from '../../git/git.js';
 import { headSha } from '../../git/head.js';
 import { readChangedPaths, readFileAt } from '../../git/read.js';
@@ -454,7 +454,7 @@ export class PlanBranch {
   }
 
   private readLog(): string {
-    return readTextOrNull(this.run.paths.progress) ?? '';
+    return readOwnTextOrNull(this.run.paths.progress) ?? '';
   }
 
   /** The plan's text on the branch's tip as the runner left it (the owner's formatting, kept in what it writes). */

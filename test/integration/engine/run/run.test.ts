@@ -2,7 +2,7 @@
 // compaction, status, dry-run and resume. Real git, fake agents, no network.
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, readdirSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { git, testdir, writeFiles } from '../../../support/repo.js';
 import { AGENTS, agent, jsonEvents, onlyState, renderPlan } from '../../../support/loop-repo.js';
@@ -203,6 +203,20 @@ describe('branch, archive and progress.txt', () => {
     expect(moved).toHaveLength(1);
     expect(readFileSync(path.join(dir, 'ralph/archive', moved[0]), 'utf8')).toContain('OLD-0:');
     expect(git(dir, 'status', '--porcelain')).toBe('');
+  });
+
+  it('a ralph/archive that is a link out of the repository (an agent can commit one) stops the loop (6) before compaction writes through it', async () => {
+    const dir = planRepo(renderPlan({ stories: 1 }));
+    const outside = testdir();
+    const entries = Array.from({ length: 400 }, (_, i) => `## OLD-${i}\n${'- line of notes\n'.repeat(12)}---\n`);
+    writeFiles(dir, { 'ralph/progress.txt': `# Progress log\n\n${entries.join('')}` });
+    symlinkSync(outside, path.join(dir, 'ralph/archive'));
+    git(dir, 'add', '-A');
+    git(dir, 'commit', '-q', '-m', 'long log, and the archive elsewhere');
+    const r = await engine(dir, ['run', ...worker]);
+    expect(r.code, r.stderr).toBe(6);
+    expect(r.stderr).toContain(`ralph/archive is a link (to ${outside})`);
+    expect(readdirSync(outside)).toEqual([]);
   });
 });
 
