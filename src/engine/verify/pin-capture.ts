@@ -11,6 +11,7 @@ import {
   PINNED_SECTIONS,
   planAbsentPaths,
   planCommittedAbsentPaths,
+  planConfigLoads,
   planNamedPaths,
   planPinnedPaths,
   planMakefiles,
@@ -20,6 +21,8 @@ import {
   readScripts,
   readSection,
 } from './pins.js';
+import { matchGlobs } from './glob.js';
+import { RUNNER_CONFIG_GLOBS } from './runner-config.js';
 
 /**
  * The pins of `prd` at `commit`, with the bytes of every pinned file and of the package.json and config files whose
@@ -74,6 +77,20 @@ export async function readPins(top: string, commit: string, prd: Prd): Promise<P
     if (paths.includes(file)) continue;
     sections.push({ file, header, text: readSection(read(file), header) });
   }
+  // What pinned configuration has its runner load (jest's setup files, a makefile's includes, pytest's -p plugins)
+  // is pinned with it; an optional include the plan commit lacks is pinned absent.
+  const loadedAbsent: string[] = [];
+  const configs = [
+    ...paths.filter((p) => isLoadingConfig(p)).map((p) => ({ file: p, text: read(p) })),
+    ...manifests.map((m) => ({ file: m.file, text: JSON.stringify(m.keys) })),
+    ...sections.map((s) => ({ file: s.file, text: s.text })),
+  ];
+  for (const { file, text } of configs) {
+    if (!text) continue;
+    const loads = planConfigLoads(file, text, files);
+    named.push(...loads.pinned);
+    loadedAbsent.push(...loads.absent);
+  }
   const allPaths = [...new Set([...paths, ...named])].sort();
   // The files only a script names were not in the first read: one more batch, hashed the same way.
   const more = allPaths.filter((f) => readableFile(f) && !blobs.has(tree.get(f)!.oid));
@@ -103,7 +120,14 @@ export async function readPins(top: string, commit: string, prd: Prd): Promise<P
     manifests,
     sections,
     absent,
-    absentPaths: absent ? planAbsentPaths(files, prd, (f) => held.get(f)?.toString('utf8') ?? null, scriptSteps) : [],
+    absentPaths: absent
+      ? [
+          ...new Set([
+            ...planAbsentPaths(files, prd, (f) => held.get(f)?.toString('utf8') ?? null, scriptSteps),
+            ...loadedAbsent,
+          ]),
+        ].sort()
+      : [],
     committedAbsent: absent ? planCommittedAbsentPaths(files, prd, scriptSteps) : [],
     format,
     tree,
@@ -121,4 +145,9 @@ function planNamedPathsIn(dir: string, command: string, files: readonly string[]
 function isHookOf(name: string, defined: Record<string, string | null>): boolean {
   const m = /^(pre|post)(.+)$/.exec(name);
   return m !== null && typeof defined[m[2]] === 'string';
+}
+
+/** A pinned file whose text can name files its runner loads: configuration of the runner table, or a makefile. */
+function isLoadingConfig(file: string): boolean {
+  return matchGlobs([file], RUNNER_CONFIG_GLOBS).length > 0 || /(^|\/)(GNUmakefile|[Mm]akefile|[^/]*\.mk)$/.test(file);
 }

@@ -38,6 +38,68 @@ export const DEFAULT_PINNED_GLOBS: readonly string[] = [
  */
 export const PINNED_ABSENT_GLOBS: readonly string[] = RUNNER_CONFIG_GLOBS;
 
+/**
+ * The keys of test-runner configuration whose values name files the runner loads into every test run: jest's and
+ * vitest's setup and environment files, mocha's `require`, a tsconfig's `extends`. A file such a key names at the
+ * plan commit is pinned with the configuration that names it (an adversarial pass made jest's `setupFilesAfterEnv`
+ * file turn `expect` into a no-op: the config was pinned, the file it named was not).
+ */
+const LOADED_FILE_KEYS =
+  /\b(setupFiles|setupFilesAfterEnv|globalSetup|globalTeardown|testEnvironment|environment|snapshotResolver|testSequencer|testResultsProcessor|resolver|runner|dependencyExtractor|prettierPath|require|extends|setup|reporters|transform)\b["']?\s*[:=]\s*(\[[^\]]*\]|\{[^}]*\}|"[^"]*"|'[^']*'|`[^`]*`)/g;
+
+/**
+ * Files a pinned configuration file (`file`, its plan-commit `text`) has its runner load, among the committed `files`:
+ * what LOADED_FILE_KEYS name (`<rootDir>/` and `./` resolved from the file's folder), the modules pytest's `-p` and a
+ * conftest's `pytest_plugins` name, and the files a makefile includes. `absent`: what a makefile's `-include` names
+ * that the plan commit lacks (a commit that adds one has it removed). Pure.
+ */
+export function planConfigLoads(
+  file: string,
+  text: string,
+  files: readonly string[],
+): { pinned: string[]; absent: string[] } {
+  const dir = path.posix.dirname(file) === '.' ? '' : path.posix.dirname(file);
+  const present = new Set(files);
+  const at = (name: string) => path.posix.normalize(dir ? `${dir}/${name}` : name);
+  const pinned: string[] = [];
+  const absent: string[] = [];
+  const name = path.posix.basename(file);
+  if (/^(GNUmakefile|[Mm]akefile|.*\.mk)$/.test(name)) {
+    for (const m of text.matchAll(/^[ \t]*(-?)(?:s?include)[ \t]+([^\n#]+)/gm))
+      for (const word of m[2].trim().split(/\s+/)) {
+        if (word.includes('$') || word.includes('*')) continue;
+        const f = at(word);
+        if (present.has(f)) pinned.push(f);
+        else if (!f.startsWith('..')) absent.push(f);
+      }
+    return { pinned, absent };
+  }
+  const candidates: string[] = [];
+  for (const m of text.matchAll(LOADED_FILE_KEYS))
+    for (const s of m[2].matchAll(/["'`]([^"'`]+)["'`]/g)) candidates.push(s[1]);
+  // pytest: `-p name` in addopts, and a conftest's pytest_plugins, name modules of the project.
+  const modules = [
+    ...[...text.matchAll(/(?:^|\s)-p\s*([\w.]+)/gm)].map((m) => m[1]),
+    ...[...text.matchAll(/pytest_plugins\s*=\s*(\[[^\]]*\]|\([^)]*\)|"[^"]*"|'[^']*')/g)].flatMap((m) =>
+      [...m[1].matchAll(/["']([\w.]+)["']/g)].map((s) => s[1]),
+    ),
+  ];
+  for (const mod of modules) {
+    const base = mod.replace(/\./g, '/');
+    candidates.push(`${base}.py`, `${base}/__init__.py`);
+  }
+  for (const c of candidates) {
+    const f = at(c.replace(/^<rootDir>\//, ''));
+    if (present.has(f)) pinned.push(f);
+    else {
+      // A module name (`jest-environment-x`, `./setup` without its extension): the committed file it resolves to.
+      const withExt = files.find((g) => g.startsWith(`${f}.`) && /\.[cm]?[jt]sx?$/.test(g));
+      if (withExt) pinned.push(withExt);
+    }
+  }
+  return { pinned: [...new Set(pinned)], absent: [...new Set(absent)] };
+}
+
 /** The files (of those committed at the plan commit, `files`) that are pinned for this plan. */
 export function planPinnedPaths(files: readonly string[], prd: Prd): string[] {
   const globs = [

@@ -41,7 +41,10 @@ export const RUNNER_CONFIG: readonly RunnerConfig[] = [
   { runner: 'bun', files: ['bunfig.toml'] },
   { runner: 'node', files: ['node.config.json', '.node-options'] },
   { runner: 'vitest', files: ['vitest.config.*', 'vite.config.*', 'vitest.workspace.*'] },
-  { runner: 'jest', files: ['jest.config.*', 'package.json'], manifests: ['package.json'] },
+  // A `__mocks__` folder beside node_modules stands in for a package in every test with no configuration at all (jest
+  // "Manual Mocks"), and one beside a module for it where a test mocks it: an added `__mocks__/chai.js` made every
+  // assertion pass in an adversarial pass.
+  { runner: 'jest', files: ['jest.config.*', '__mocks__/', 'package.json'], manifests: ['package.json'] },
   // jest's default transform (babel-jest) and @swc/jest apply the project's configuration to every test file, the
   // pinned ones too: a plugin there can take a test's assertions out (babeljs.io "Configure Babel", swc ".swcrc").
   {
@@ -81,6 +84,13 @@ export const RUNNER_CONFIG: readonly RunnerConfig[] = [
     files: ['ava.config.js', 'ava.config.cjs', 'ava.config.mjs', 'package.json'],
     manifests: ['package.json'],
   },
+  // Type checkers, linters and formatters a check runs (`tsc --noEmit`, `eslint src`, `prettier --check .`): their
+  // configuration decides what they check. An adversarial pass turned "strict" off in tsconfig.json and emptied
+  // eslint.config.js; their ignore files take files out as surely.
+  { runner: 'typescript', files: ['tsconfig.json', 'tsconfig.*.json', 'jsconfig.json'] },
+  { runner: 'eslint', files: ['eslint.config.*', '.eslintrc', '.eslintrc.*', '.eslintignore'] },
+  { runner: 'prettier', files: ['.prettierrc', '.prettierrc.*', 'prettier.config.*', '.prettierignore'] },
+  { runner: 'biome', files: ['biome.json', 'biome.jsonc'] },
   { runner: 'playwright', files: ['playwright.config.*'] },
   { runner: 'cypress', files: ['cypress.config.*'] },
   { runner: 'karma', files: ['karma.conf.*'] },

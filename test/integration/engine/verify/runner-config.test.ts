@@ -67,6 +67,28 @@ describe.each(MODES)('runner config (%s)', (_mode, sandboxed) => {
     expect(verdict.status).toBe('verified');
   }, 60_000);
 
+  it('runner config: what the pinned Makefile includes is pinned, an optional include it lacks pinned absent (an added local.mk that sets GREP = true is removed); honest work passes', async () => {
+    const files = {
+      Makefile: '-include local.mk\ninclude rules.mk\nGREP ?= grep\ntest:\n\t$(GREP) -q one src/app.txt\n',
+      'rules.mk': 'FLAGS = -q\n',
+      'src/app.txt': 'zero\n',
+    };
+    const attack = await claimOn(
+      MAKE_PLAN,
+      files,
+      { 'local.mk': 'GREP = true\n', 'rules.mk': 'GREP = true\n' },
+      sandboxed,
+    );
+    expect(attack.verdict).toMatchObject({
+      status: 'rejected',
+      reason: expect.stringContaining('make -s test` exited 2'),
+    });
+    expect(attack.verdict.reason).toContain('local.mk');
+    expect(attack.verdict.reason).toContain('rules.mk');
+    const honest = await claimOn(MAKE_PLAN, files, { 'src/app.txt': 'one\n' }, sandboxed);
+    expect(honest.verdict.status).toBe('verified');
+  }, 60_000);
+
   it.skipIf(!hasPytest)(
     'runner config: a pytest.toml beside pyproject.toml (pytest 9 reads it first) is removed from the checkout',
     async () => {

@@ -5,6 +5,7 @@ import {
   applySectionPin,
   matchAbsent,
   PINNED_SECTIONS,
+  planConfigLoads,
   planNamedPaths,
   planPinnedPaths,
   planScriptNames,
@@ -382,5 +383,86 @@ describe('globToRegExp, the edges', () => {
     ['src/{a,b}/*.js', 'src/ab/c.js', false],
   ])('%s ~ %s → %s', (glob, file, hit) => {
     expect(globToRegExp(glob).test(file)).toBe(hit);
+  });
+});
+
+describe('planConfigLoads', () => {
+  const files = [
+    'jest.setup.js',
+    'test/env.ts',
+    'config/mocha-setup.cjs',
+    'testsupport.py',
+    'plugins/extra/__init__.py',
+    'tsconfig.base.json',
+    'src/index.ts',
+    'rules.mk',
+    'pkg/Makefile',
+    'pkg/common.mk',
+  ];
+  it.each<[string, string, string, { pinned: string[]; absent: string[] }]>([
+    [
+      'jest setup and environment files, <rootDir> and ./ resolved; a module name by its committed file',
+      'jest.config.js',
+      "module.exports = { setupFilesAfterEnv: ['<rootDir>/jest.setup.js'], testEnvironment: './test/env', roots: ['<rootDir>/src'] };",
+      { pinned: ['jest.setup.js', 'test/env.ts'], absent: [] },
+    ],
+    [
+      "package.json's jest key, as pinned (JSON)",
+      'package.json',
+      JSON.stringify({ jest: { setupFiles: ['./jest.setup.js'] }, mocha: null }),
+      { pinned: ['jest.setup.js'], absent: [] },
+    ],
+    [
+      "mocha's require",
+      '.mocharc.yml',
+      'require: ["config/mocha-setup.cjs"]\nspec: test/**/*.spec.js\n',
+      { pinned: ['config/mocha-setup.cjs'], absent: [] },
+    ],
+    [
+      "pytest's -p plugins and a conftest's pytest_plugins, as modules or packages",
+      'pytest.ini',
+      '[pytest]\naddopts = -q -p testsupport\npytest_plugins = ["plugins.extra"]\n',
+      { pinned: ['testsupport.py', 'plugins/extra/__init__.py'], absent: [] },
+    ],
+    [
+      "a tsconfig's extends; its files list is the project's code, not loaded configuration",
+      'tsconfig.json',
+      '{ "extends": "./tsconfig.base.json", "files": ["src/index.ts"] }',
+      { pinned: ['tsconfig.base.json'], absent: [] },
+    ],
+    [
+      "a makefile's includes, from its folder; an optional one it lacks pinned absent; names with variables skipped",
+      'pkg/Makefile',
+      '-include local.mk\ninclude common.mk ../rules.mk\nsinclude $(HOME)/x.mk\napp: main.c util.c\n',
+      { pinned: ['pkg/common.mk', 'rules.mk'], absent: ['pkg/local.mk'] },
+    ],
+  ])('%s', (_what, file, text, expected) => {
+    expect(planConfigLoads(file, text, files)).toEqual(expected);
+  });
+});
+
+describe('type-checker, linter, formatter and mock configuration', () => {
+  it('pins tsconfig, eslint, prettier and biome configuration and every __mocks__ folder, and pins them absent when added', () => {
+    const committed = [
+      'tsconfig.json',
+      'tsconfig.build.json',
+      'eslint.config.js',
+      '.prettierrc',
+      'biome.json',
+      '__mocks__/chai.js',
+      'src/app.ts',
+    ];
+    const prd = { branchName: 'b', userStories: [story('S', { checks: ['npx tsc --noEmit'] })] };
+    expect(planPinnedPaths(committed, prd)).toEqual([
+      '.prettierrc',
+      '__mocks__/chai.js',
+      'biome.json',
+      'eslint.config.js',
+      'tsconfig.build.json',
+      'tsconfig.json',
+    ]);
+    expect(
+      matchAbsent(['__mocks__/fs.js', 'src/__mocks__/db.ts', '.eslintrc.json', 'packages/a/tsconfig.json', 'src/b.ts']),
+    ).toEqual(['__mocks__/fs.js', 'src/__mocks__/db.ts', '.eslintrc.json', 'packages/a/tsconfig.json']);
   });
 });
