@@ -10,6 +10,7 @@ import { AGENTS, agentBinVar } from './index.js';
 import { findExecutable, readFirstWord } from './check.js';
 import { keyDir } from '../store/verdict-record.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
+import { readShownRun } from './sandbox.js';
 
 /** What the sandbox shows of the host (agents/sandbox.ts planSandboxCommand): everything, except what is listed here. */
 export interface SandboxView {
@@ -21,14 +22,19 @@ export interface SandboxView {
   hidden: string[];
 }
 
-const PRIVATE_ROOTS = ['/tmp', '/dev', '/proc'];
+// `/run` is an empty tmpfs in the sandbox too, but for what readShownRun shows again.
+const PRIVATE_ROOTS = ['/tmp', '/dev', '/proc', '/run'];
 // A symlink chain or #! interpreters deeper than this are not followed further (the kernel's own limits are 40 and 4).
 const MAX_HOPS = 40;
 const MAX_INTERPRETERS = 4;
 
 export function sandboxView(repoRoot: string, gitDir: string, env: NodeJS.ProcessEnv): SandboxView {
   const home = env.HOME && path.isAbsolute(env.HOME) ? [realOrSelf(env.HOME)] : [];
-  return { bound: [repoRoot, realOrSelf(gitDir), ...home], unseen: PRIVATE_ROOTS, hidden: [realOrSelf(keyDir(env))] };
+  return {
+    bound: [repoRoot, realOrSelf(gitDir), ...home, ...readShownRun(env)],
+    unseen: PRIVATE_ROOTS,
+    hidden: [realOrSelf(keyDir(env))],
+  };
 }
 
 /** Whether the sandbox shows host path `p` (absolute, as the host names it). */

@@ -25,8 +25,10 @@ export interface SandboxRequest {
   home?: string;
   /** Existing folders hidden behind an empty tmpfs (the verdict record's key). */
   hidden?: string[];
-  /** What of `/run` is shown (planShownRun); read from the machine and the runner's environment when absent. */
+  /** What of `/run` is shown (readShownRun); read from the machine and the runner's environment when absent. */
   run?: string[];
+  /** The host's path-named Unix sockets (readHostSockets); read when absent. */
+  sockets?: string[];
   /**
    * The agent's private HOME (agents/sandbox-home.ts): `dir` bound writable at `home` instead of the user's HOME, then
    * each of `readOnly` (the user's entries) bound read-only at its own place on top.
@@ -135,32 +137,88 @@ function firstLine(text: string | null | undefined): string {
 }
 
 /**
- * What of `/run` the sandbox shows, read-only, over the empty tmpfs it puts there: no service's socket. `/run` holds
- * the sockets of services that start programs on request outside the sandbox, where no PID namespace reaches them
- * (the systemd and D-Bus buses, `docker.sock`, containerd, podman, screen; `$XDG_RUNTIME_DIR` is under it), and a
- * Unix socket needs no write access to connect: an adversarial pass had such a program, outside the sandbox and
- * its leftover scan, write the work into the verification checkouts. Shown again: the resolver's folder (where
- * `/etc/resolv.conf` often leads), NixOS's system folders (its PATH is there), what `/etc/resolv.conf` leads to
- * under `/run`, and the folders `RALPH_SANDBOX_SHOW` names (`/run/postgresql` for checks that use a local
- * database's socket).
+ * What of `/run` the sandbox shows, read-only, over the empty tmpfs it puts there. `/run` holds the sockets of
+ * services that start programs on request outside the sandbox, where no PID namespace reaches them (the systemd and
+ * D-Bus buses, `docker.sock`, containerd, podman, screen; `$XDG_RUNTIME_DIR` is under it), and a Unix socket needs no
+ * write access to connect: an adversarial pass had such a program, outside the sandbox and its leftover scan, write
+ * the work into the verification checkouts. Shown again, as what tools need and nothing that runs programs: the
+ * resolver's folders (where `/etc/resolv.conf` often leads) and nscd's, NixOS's system folders, every PATH folder
+ * under `/run` (fnm keeps node in `$XDG_RUNTIME_DIR/fnm_multishells`), gpg-agent's folder and the ssh-agent socket
+ * (commit signing), and the folders under `/run` that `RALPH_SANDBOX_SHOW` names (`/run/postgresql` for checks that
+ * use a local database's socket).
  */
-export function planShownRun(env: NodeJS.ProcessEnv): string[] {
+export function readShownRun(env: NodeJS.ProcessEnv): string[] {
+  const underRun = (p: string | undefined): p is string =>
+    !!p && path.posix.isAbsolute(p) && path.posix.resolve(p).startsWith('/run/');
   const shown = [
     '/run/systemd/resolve',
+    '/run/resolvconf',
+    '/run/NetworkManager',
+    '/run/nscd',
     '/run/current-system',
     '/run/booted-system',
     '/run/opengl-driver',
     '/run/wrappers',
   ];
+  const add = (p: string) => {
+    const at = path.posix.resolve(p);
+    if (!shown.some((s) => isWithin(at, s))) shown.push(at);
+  };
   try {
     const resolver = realpathSync('/etc/resolv.conf');
-    if (resolver.startsWith('/run/') && !shown.some((p) => isWithin(resolver, p))) shown.push(resolver);
+    // Its folder, not the file: NetworkManager and resolvconf replace the file by a rename, which a bound file misses.
+    if (underRun(resolver)) add(path.posix.dirname(resolver));
   } catch {
     /* no resolver file: nothing to show */
   }
-  for (const p of (env.RALPH_SANDBOX_SHOW ?? '').split(':'))
-    if (path.posix.isAbsolute(p) && !shown.includes(path.posix.resolve(p))) shown.push(path.posix.resolve(p));
+  for (const dir of (env.PATH ?? '').split(':')) if (underRun(dir)) add(dir);
+  if (underRun(env.XDG_RUNTIME_DIR)) add(path.posix.join(env.XDG_RUNTIME_DIR, 'gnupg'));
+  const ssh = env.SSH_AUTH_SOCK?.replace(/^unix:/, '');
+  if (underRun(ssh)) add(ssh);
+  for (const p of (env.RALPH_SANDBOX_SHOW ?? '').split(':')) if (underRun(p)) add(p);
   return shown;
+}
+
+/**
+ * The path-named Unix sockets of this network namespace, as the kernel lists them (`/proc/net/unix`, the last
+ * column; `@` names are abstract, which only --no-network cuts). Empty where it cannot be read.
+ */
+export function readHostSockets(): string[] {
+  let text: string;
+  try {
+    text = readFileSync('/proc/net/unix', 'utf8');
+  } catch {
+    return [];
+  }
+  const out = new Set<string>();
+  for (const line of text.split('\n').slice(1)) {
+    const fields = line.trim().split(/\s+/);
+    const p = fields.length >= 8 ? fields.slice(7).join(' ') : '';
+    if (p.startsWith('/')) out.add(p);
+  }
+  return [...out];
+}
+
+/**
+ * Of `sockets`, those the sandbox would show and a process in it could connect to: not under its private `/tmp`,
+ * `/dev`, `/proc` or `/run` (hidden there, or shown on purpose: the resolver's, nscd's), not in a folder it may write
+ * (its own sockets), not commit signing's (gpg-agent's, the ssh agent's; they sign, they start nothing) and not one
+ * `RALPH_SANDBOX_SHOW` names. Pure.
+ */
+export function planCoveredSockets(
+  req: Pick<SandboxRequest, 'repoRoot' | 'gitDir' | 'scratch'>,
+  sockets: readonly string[],
+  env: NodeJS.ProcessEnv = process.env,
+): string[] {
+  const writable = [req.repoRoot, req.gitDir, ...req.scratch].map((p) => posix.resolve(p));
+  const ssh = env.SSH_AUTH_SOCK?.replace(/^unix:/, '');
+  const shownByUser = (env.RALPH_SANDBOX_SHOW ?? '').split(':').filter((p) => posix.isAbsolute(p));
+  return sockets.filter((s) => {
+    if (['/tmp', '/dev', '/proc', '/run'].some((d) => isWithin(s, d))) return false;
+    if (writable.some((d) => isWithin(s, d))) return false;
+    if (/^S\.gpg-agent/.test(posix.basename(s)) || s === ssh) return false;
+    return !shownByUser.some((d) => isWithin(s, posix.resolve(d)));
+  });
 }
 
 /** The bwrap command line that runs `req.file req.args` in the sandbox (pure but for `req.run`, read when absent). */
@@ -179,11 +237,14 @@ export function planSandboxCommand(req: SandboxRequest): { file: string; args: s
     // where a tmpfs mounted after it would hide it.
     '--tmpfs',
     '/tmp',
-    // The host's services, by their sockets: hidden (planShownRun), with the few folders tools need shown again.
+    // The host's services, by their sockets: hidden (readShownRun), with the few folders tools need shown again.
     '--tmpfs',
     '/run',
-    ...(req.run ?? planShownRun(process.env)).flatMap((p) => ['--ro-bind-try', p, p]),
+    ...(req.run ?? readShownRun(process.env)).flatMap((p) => ['--ro-bind-try', p, p]),
     ...renderBinds(planBinds(req)),
+    // Every other listening Unix socket the host has on a path the sandbox shows (a Docker Desktop socket in HOME,
+    // LXD's under /var/lib): an empty file bound over it, so connect() finds no service (readHostSockets).
+    ...planCoveredSockets(req, req.sockets ?? readHostSockets()).flatMap((s) => ['--ro-bind-try', '/dev/null', s]),
     // Folders the agent must not read at all (the key that seals the runner's verdict record), each an empty tmpfs
     // over what is there; after the binds, since they sit inside HOME.
     ...(req.hidden ?? []).flatMap((dir) => ['--tmpfs', posix.resolve(dir)]),

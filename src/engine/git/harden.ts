@@ -62,10 +62,23 @@ export const GIT_ENV: Readonly<Record<string, string>> = {
 export function hardenedGitEnv(base: NodeJS.ProcessEnv, gitFile?: string): NodeJS.ProcessEnv {
   const env = { ...base, ...GIT_ENV };
   // What git starts by name (a filter's program, `sh`, a credential helper) is looked for in git's own folder first:
-  // a `git-lfs` the agent drops into an earlier PATH folder (~/.local/bin) does not stand in for yours there.
+  // a `git-lfs` the agent drops into an earlier PATH folder (~/.local/bin) does not stand in for yours there. Then on
+  // PATH as the loop held it (holdRunnerPath), when it did.
+  const rest = heldPath ?? base.PATH;
   if (gitFile && path.isAbsolute(gitFile))
-    env.PATH = [path.dirname(gitFile), base.PATH].filter(Boolean).join(path.delimiter);
+    env.PATH = [path.dirname(gitFile), rest].filter(Boolean).join(path.delimiter);
+  else if (heldPath !== undefined) env.PATH = heldPath;
   return env;
+}
+
+let heldPath: string | undefined;
+
+/**
+ * The PATH folders the runner's git looks in from now on (the loop's start: absolute folders outside the repository,
+ * verify/check-env.ts), instead of the live PATH, whose folders inside the repository the agent can write.
+ */
+export function holdRunnerPath(dirs: readonly string[] | null): void {
+  heldPath = dirs?.join(path.delimiter);
 }
 
 /** `git <hardening> <args>`: the argument list for execFile. */

@@ -24,6 +24,7 @@ import type { CheckEnvBase } from './types.js';
 import { planAgentEnv, AGENT_MARK_VAR } from '../agents/env.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 import { realpathOrUndefined } from '../../util/read.js';
+import { isWithin } from '../../util/repo-path.js';
 
 // Files of HOME copied (as at loop start) into the checks' HOME: what a registry or a test that commits needs.
 const SEED_FILES: readonly string[] = [
@@ -50,8 +51,12 @@ const TOOLCHAIN_HOMES: ReadonlyArray<[string, string]> = [
 const DROPPED =
   /^(XDG_(CONFIG|DATA|STATE|CACHE)_HOME|npm_config_(userconfig|globalconfig)|GIT_CONFIG_(GLOBAL|SYSTEM|NOSYSTEM)|PYTHONUSERBASE|PYTHONSTARTUP|CARGO_HOME|BUNFIG|MISE_.*|RUSTC_WRAPPER|RUSTFLAGS)$/i;
 
-/** Taken once when the loop starts (verify/trust.ts), before the agent runs. */
-export function takeCheckEnvBase(env: NodeJS.ProcessEnv): CheckEnvBase {
+/**
+ * Taken once when the loop starts (verify/trust.ts), before the agent runs. PATH folders inside `repo` (the tree the
+ * agent works in: `node_modules/.bin`, first on PATH under `npx` and `npm run`) are left out: what an unchanged entry
+ * there loads (`node_modules/<tool>/lib/…`) is the agent's to rewrite, and no listing of the folder shows it.
+ */
+export function takeCheckEnvBase(env: NodeJS.ProcessEnv, repo?: string): CheckEnvBase {
   const home = env.HOME && path.isAbsolute(env.HOME) ? env.HOME : undefined;
   const seed = home
     ? SEED_FILES.flatMap((file) => readOrNone(seedSource(env, home, file)).map((bytes) => ({ file, bytes })))
@@ -65,7 +70,9 @@ export function takeCheckEnvBase(env: NodeJS.ProcessEnv): CheckEnvBase {
   const cache = env.npm_config_cache ?? env.NPM_CONFIG_CACHE ?? (home ? path.join(home, '.npm') : undefined);
   if (cache) keep.npm_config_cache = cache;
   // A folder named twice resolves nothing the first time did not: listed once. Relative entries (`.`, `node_modules/.bin`) are left out: in a check they resolve inside the checkout, the agent's files.
-  const dirs = [...new Set((env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d)))];
+  const absolute = [...new Set((env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d)))];
+  const inRepo = (d: string) => !!repo && isWithin(realpathOrUndefined(d) ?? path.resolve(d), repo);
+  const dirs = absolute.filter((d) => !inRepo(d));
   const listed = new Map<string, Record<string, string> | null>();
   return {
     home,
@@ -73,6 +80,7 @@ export function takeCheckEnvBase(env: NodeJS.ProcessEnv): CheckEnvBase {
     npmGlobal: readNpmGlobal(env),
     path: dirs.map((dir) => (agentWritable(dir) ? { dir, listing: listOnce(dir, listed) } : { dir })),
     keep,
+    leftOut: absolute.filter(inRepo),
   };
 }
 

@@ -9,6 +9,7 @@ import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readFileNoWait, readOwnTextOrNull } from '../../util/read.js';
 import type { CheckEnvBase, Pins } from './types.js';
 import type { Emit } from '../events.js';
+import { holdRunnerPath } from '../git/harden.js';
 import { headSha } from '../git/head.js';
 import { readFileAt } from '../git/read.js';
 import type { RepoLocation } from '../types.js';
@@ -253,7 +254,16 @@ export async function establishTrust(
       });
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
-  const checkBase = takeCheckEnvBase(process.env);
+  const checkBase = takeCheckEnvBase(process.env, topLevel);
+  // The runner's own git looks for what it starts by name (a filter's program, a credential helper) on PATH as the
+  // loop started with it, without the repository's folders: a `git-crypt` the agent puts into node_modules/.bin is
+  // not the user's filter.
+  holdRunnerPath(checkBase.path.map((p) => p.dir));
+  if (checkBase.leftOut?.length)
+    emit({
+      type: 'info',
+      message: `PATH folders inside the repository (${checkBase.leftOut.join(', ')}) are left out of what the runner starts (the checks, setup, the reviewer, --on-exit, its git): the agent can write what they hold; checks call such tools through npm test or npx`,
+    });
   // A resumed loop's earlier SHIPs, so its final gate seals them again (verify/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();
   return {

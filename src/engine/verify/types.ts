@@ -198,6 +198,8 @@ export interface CheckEnvBase {
   path: Array<{ dir: string; listing?: Record<string, string> | null }>;
   /** Variables pointing at the user's toolchains and caches, so a tool still finds them with another HOME. */
   keep: Record<string, string>;
+  /** PATH folders inside the repository, left out of every PATH the runner gives (the agent can write what they load). */
+  leftOut?: string[];
 }
 
 /** How checks are sandboxed: bubblewrap, the user's HOME (writable: caches), and what stays read-only or hidden. */

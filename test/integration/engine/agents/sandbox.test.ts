@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { planAgentEnv } from '../../../../src/engine/agents/env.js';
 import { findMarkedProcesses } from '../../../../src/engine/agents/leftovers.js';
-import { planSandboxCommand, planShownRun, probeSandbox } from '../../../../src/engine/agents/sandbox.js';
+import { planSandboxCommand, readShownRun, probeSandbox } from '../../../../src/engine/agents/sandbox.js';
 import { isGone, killWhenDone, readCmdline, until } from '../../../support/process.js';
 import { git, gitdir, gitEnv, ROOT, testdir, writeFiles } from '../../../support/repo.js';
 
@@ -334,13 +334,34 @@ describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
       expect((await runSandboxed(script, { network: true })).stdout).toBe('ENOENT\n');
       expect((await runSandboxed(script, { network: false })).stdout).toBe('ENOENT\n');
       expect(count).toBe(0);
-      const run = planShownRun({ RALPH_SANDBOX_SHOW: `relative:${folder}` });
+      const run = readShownRun({ RALPH_SANDBOX_SHOW: `relative:/:/etc:${folder}` });
       expect(run).toContain(folder);
-      expect(run).not.toContain('relative');
+      // Only folders under /run: `/` or `/etc` bound again would undo the private /tmp and /run.
+      expect(run.filter((p) => !p.startsWith('/run/'))).toEqual([]);
       expect((await runSandboxed(script, { network: false, run })).stdout).toBe('connected\n');
       expect(count).toBe(1);
     },
   );
+});
+
+describe.skipIf(!probe.ok)(`host sockets outside /run, under the real bwrap${skipped}`, () => {
+  it("a listening Unix socket the sandbox shows read-only (Docker Desktop's in HOME) is covered: connect() finds no service", async () => {
+    const folder = path.join(ROOT, `.sock-${process.pid}`);
+    mkdirSync(folder, { recursive: true });
+    onTestFinished(() => rmSync(folder, { recursive: true, force: true }));
+    const socket = path.join(folder, 'docker.sock');
+    let count = 0;
+    const server: Server = createServer((s) => {
+      count++;
+      s.end('hi\n');
+    });
+    await new Promise<void>((resolve) => server.listen(socket, resolve));
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const connect = `const s=require('net').connect('${socket}');s.on('data',()=>{console.log('connected');s.destroy()});s.on('error',(e)=>console.log(e.code))`;
+    const r = await runSandboxed(`"${process.execPath}" -e "${connect}"`, { network: true });
+    expect(r.stdout).toBe('ECONNREFUSED\n');
+    expect(count).toBe(0);
+  });
 });
 
 function canWriteRun(): boolean {

@@ -1,7 +1,7 @@
 // The check environment (SPEC §6): checks run with a HOME the runner made and the PATH of the loop's start, so what
 // the agent writes into the user's HOME or into a writable PATH folder after the loop started does not decide a
 // verdict. Each attack is paired with the honest run on the same plan; with and without --sandbox.
-import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
@@ -79,6 +79,34 @@ describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
     claim(r, 'US-1');
     expect(await run(r, base)).toMatchObject({ status: 'rejected' });
     expect(r.logs.join('\n')).toContain(`PATH folders changed since the loop started: ${bin} (added node)`);
+  }, 60_000);
+
+  it("check environment: a PATH folder inside the repository (node_modules/.bin under npx) is left out, though its entries are unchanged: what they load is the agent's to rewrite", async () => {
+    const r = verifyRepo(plan([story('US-1', { checks: ['feature-test'] })]), {
+      ...PROJECT,
+      '.gitignore': 'node_modules/\n',
+    });
+    // A tool of the project's, in its ignored node_modules, first on PATH as `npm run ralph` puts it.
+    const bin = path.join(r.dir, 'node_modules/.bin');
+    mkdirSync(path.join(r.dir, 'node_modules/tool'), { recursive: true });
+    writeFileSync(path.join(r.dir, 'node_modules/tool/run.sh'), 'node test/feature.test.mjs\n');
+    mkdirSync(bin, { recursive: true });
+    writeFileSync(
+      path.join(bin, 'feature-test'),
+      `#!/bin/sh\nexec sh ${path.join(r.dir, 'node_modules/tool/run.sh')}\n`,
+      {
+        mode: 0o755,
+      },
+    );
+    vi.stubEnv('PATH', `${bin}${path.delimiter}${process.env.PATH}`);
+    const base = takeCheckEnvBase(process.env, realpathSync(r.dir)); // the loop starts
+    expect(base.leftOut).toEqual([bin]);
+    expect(base.path.map((p) => p.dir)).not.toContain(bin);
+    // The agent rewrites what the unchanged entry runs: the check must not find it.
+    writeFileSync(path.join(r.dir, 'node_modules/tool/run.sh'), 'exit 0\n');
+    commitAll(r.dir, { 'src.txt': 'no feature\n' });
+    claim(r, 'US-1');
+    expect(await run(r, base)).toMatchObject({ status: 'rejected', reason: expect.stringContaining('exited 127') });
   }, 60_000);
 
   it("check environment: honest work passes, with the user's git identity, the tools on PATH at loop start, and a TMPDIR it can write (the sandbox's /tmp when yours is elsewhere)", async () => {

@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { planSandboxCommand, type SandboxRequest } from '../../../../src/engine/agents/sandbox.js';
+import {
+  planCoveredSockets,
+  planSandboxCommand,
+  readShownRun,
+  type SandboxRequest,
+} from '../../../../src/engine/agents/sandbox.js';
 
 const request = (extra: Partial<SandboxRequest> = {}): SandboxRequest => ({
   bwrap: '/usr/bin/bwrap',
@@ -11,6 +16,7 @@ const request = (extra: Partial<SandboxRequest> = {}): SandboxRequest => ({
   scratch: [],
   network: true,
   run: ['/run/systemd/resolve'],
+  sockets: [],
   ...extra,
 });
 
@@ -267,4 +273,61 @@ describe('planSandboxCommand', () => {
       expect(() => planSandboxCommand(request(extra))).toThrow(/refusing to make \/ writable/);
     },
   );
+});
+
+describe('readShownRun', () => {
+  it("shows what tools need under /run (PATH folders, gpg-agent's folder, the ssh-agent socket, what RALPH_SANDBOX_SHOW names), nothing outside it", () => {
+    const shown = readShownRun({
+      PATH: '/run/user/1000/fnm_multishells/42_1/bin:/usr/bin:relative/bin',
+      XDG_RUNTIME_DIR: '/run/user/1000',
+      SSH_AUTH_SOCK: '/run/user/1000/keyring/ssh',
+      RALPH_SANDBOX_SHOW: '/run/postgresql:/:/home/u',
+    });
+    expect(shown).toEqual(
+      expect.arrayContaining([
+        '/run/systemd/resolve',
+        '/run/nscd',
+        '/run/user/1000/fnm_multishells/42_1/bin',
+        '/run/user/1000/gnupg',
+        '/run/user/1000/keyring/ssh',
+        '/run/postgresql',
+      ]),
+    );
+    expect(shown.filter((p) => !p.startsWith('/run/'))).toEqual([]);
+    // The user's bus and systemd's socket are not among them.
+    expect(shown.some((p) => p === '/run/user/1000' || p.endsWith('/bus'))).toBe(false);
+  });
+
+  it('binds a repository under /run (a udisks mount) after the tmpfs there, so it is not hidden', () => {
+    const { args } = planSandboxCommand(
+      request({ repoRoot: '/run/media/u/disk/app', gitDir: '/run/media/u/disk/app/.git' }),
+    );
+    const tmpfs = args.findIndex((a, i) => a === '--tmpfs' && args[i + 1] === '/run');
+    const repo = args.findIndex((a, i) => a === '--bind' && args[i + 1] === '/run/media/u/disk/app');
+    expect(tmpfs).toBeGreaterThan(0);
+    expect(repo).toBeGreaterThan(tmpfs);
+  });
+});
+
+describe('planCoveredSockets', () => {
+  it("covers the host's sockets the sandbox shows (HOME's, /var/lib's), not its private or writable places, commit signing's, or what RALPH_SANDBOX_SHOW names", () => {
+    const sockets = [
+      '/home/u/.docker/desktop/docker.sock',
+      '/var/lib/lxd/unix.socket',
+      '/var/lib/postgresql/.s.PGSQL.5432',
+      '/run/user/1000/bus',
+      '/tmp/.X11-unix/X0',
+      '/work/app/.dev.sock',
+      '/home/u/.gnupg/S.gpg-agent',
+      '/home/u/.ssh/agent.sock',
+    ];
+    const env = { SSH_AUTH_SOCK: '/home/u/.ssh/agent.sock', RALPH_SANDBOX_SHOW: '/var/lib/postgresql' };
+    const req = { repoRoot: '/work/app', gitDir: '/work/app/.git', scratch: [] };
+    expect(planCoveredSockets(req, sockets, env)).toEqual([
+      '/home/u/.docker/desktop/docker.sock',
+      '/var/lib/lxd/unix.socket',
+    ]);
+    const { args } = planSandboxCommand(request({ sockets }));
+    expect(args.join(' ')).toContain('--ro-bind-try /dev/null /home/u/.docker/desktop/docker.sock');
+  });
 });

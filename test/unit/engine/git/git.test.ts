@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { explainGitRefusal } from '../../../../src/engine/git/git.js';
-import { hardenedGitEnv } from '../../../../src/engine/git/harden.js';
+import { hardenedGitEnv, holdRunnerPath } from '../../../../src/engine/git/harden.js';
 
 describe('explainGitRefusal: what git said about --cwd, for the user', () => {
   it.each([
@@ -28,5 +28,16 @@ describe('hardenedGitEnv', () => {
     expect(env.GIT_ATTR_NOSYSTEM).toBe('1');
     // A git found by the system's own lookup (no absolute path): PATH as it was.
     expect(hardenedGitEnv({ PATH: '/a:/b' }, 'git').PATH).toBe('/a:/b');
+  });
+
+  it("once the loop holds PATH, git looks there, not on the live PATH (where npx put the repository's node_modules/.bin)", () => {
+    holdRunnerPath(['/home/u/.local/bin', '/usr/bin']);
+    try {
+      const live = { PATH: '/repo/node_modules/.bin:/home/u/.local/bin:/usr/bin' };
+      expect(hardenedGitEnv(live, '/usr/bin/git').PATH).toBe('/usr/bin:/home/u/.local/bin:/usr/bin');
+      expect(hardenedGitEnv(live, 'git').PATH).toBe('/home/u/.local/bin:/usr/bin');
+    } finally {
+      holdRunnerPath(null);
+    }
   });
 });
