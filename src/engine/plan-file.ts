@@ -87,7 +87,7 @@ export function checkPromptFile(paths: RunPaths): void {
     throw new LoopExit(
       LOOP_EXIT.refused,
       `the prompt ${rel} is a symbolic link (to ${readlinkSync(paths.prompt)}): the runner reads its prompt in the repository only as a file, never through a link`,
-      `put the file itself there: cp --remove-destination "$(readlink -f ${shellQuote(rel)})" ${shellQuote(rel)}, or restore it (git checkout -- ${shellQuote(rel)}), or pass --prompt <a file outside the repository>`,
+      `restore the file: git checkout -- ${shellQuote(rel)} (if you made the link yourself, copy what it leads to in its place; never when it leads outside the repository and you did not make it), or pass --prompt <a file outside the repository>`,
     );
   if (!existsSync(paths.prompt) || !statSync(paths.prompt).isFile()) {
     throw new LoopExit(
@@ -121,7 +121,7 @@ function linkedPlan(file: string, rel: string): LoopExit {
   return new LoopExit(
     LOOP_EXIT.refused,
     `the plan ${rel} is a symbolic link (to ${target}): the runner reads and rewrites its plan only as a file of the repository, never through a link`,
-    `put the file itself there: cp --remove-destination "$(readlink -f ${shellQuote(rel)})" ${shellQuote(rel)}, or pass --prd <the file>`,
+    `restore the file: git checkout -- ${shellQuote(rel)} (if you made the link yourself, copy what it leads to in its place; never when it leads outside the repository and you did not make it), or pass --prd <the file>`,
   );
 }
 

@@ -1,14 +1,15 @@
 // The one PATH lookup: which file a command name runs, by one rule for the runner (the agent, git, bwrap, gh, node,
 // the reviewer) and the CLI's hints. Built-ins only (bundled into ralph.mjs).
-import { accessSync, constants, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 
 /**
  * The shell the runner starts commands with (the agent's --agent-cmd, --review-cmd, checks, setup, --on-exit), by its
  * absolute path: never looked up on a PATH, whose folders an agent may have written since (a `sh` in
- * node_modules/.bin would otherwise run in place of the shell, and could answer for a reviewer).
+ * node_modules/.bin would otherwise run in place of the shell, and could answer for a reviewer). Where there is no
+ * /bin/sh (Termux), `sh` as the system finds it.
  */
-export const SHELL = process.platform === 'win32' ? 'sh' : '/bin/sh';
+export const SHELL = process.platform === 'win32' || !existsSync('/bin/sh') ? 'sh' : '/bin/sh';
 
 export interface WhichOptions {
   /** PATH folders to pass over (npm's node_modules/.bin folders, which the user's own shell does not have). */

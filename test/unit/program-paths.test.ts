@@ -2,7 +2,9 @@
 // folders (node_modules/.bin, which npx and npm run put first; ~/.local/bin without the sandbox), and a program found
 // there after the loop started would run outside the sandbox. Every program is an absolute path: the shell
 // (util/which.ts SHELL), one found on PATH at the start (git/program.ts, deliver/programs.ts, the agent and reviewer
-// binaries), or one from the system's folders (verify/setup-cache.ts SYSTEM_CP). This reads every spawn in src/.
+// binaries), or one from the system's folders (verify/setup-cache.ts findSystemCp). This reads every spawn in src/
+// whose program is a single-quoted literal, or a `{ file: '…', args }` plan; a program held in a variable, a
+// template string or a call of `exec`/`execSync` (not used in src/) is not read.
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';

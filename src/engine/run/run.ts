@@ -261,7 +261,7 @@ async function startIn({
       await deliverAtEnd(run, end.trust, end.ending.status, end.delivered);
       // --on-exit runs outside the sandbox: with PATH as the loop started with it, so a program the agent put into a
       // PATH folder since (node_modules/.bin, first on PATH under npx) is not what its command runs.
-      const held = options.onExit && end.trust ? holdPathEnv(end.trust.checkBase, io.env) : null;
+      const held = options.onExit && end.trust ? tryHoldPathEnv(end.trust.checkBase, io.env, emit) : null;
       if (held?.changed.length)
         emit({
           type: 'warn',
@@ -544,5 +544,25 @@ function warnExamplePlan(prd: Prd, paths: RunPaths, emit: Emit): void {
   } catch (err) {
     if (!(err instanceof LoopExit)) throw err;
     emit({ type: 'warn', message: `the run would refuse to start: ${err.message}; ${err.hint}` });
+  }
+}
+
+/**
+ * holdPathEnv; when its link folder cannot be made, the loop start's PATH folders as they are now (the repository's
+ * still left out), with a warning.
+ */
+function tryHoldPathEnv(
+  base: RunTrust['checkBase'],
+  env: NodeJS.ProcessEnv,
+  emit: RunContext['emit'],
+): ReturnType<typeof holdPathEnv> {
+  try {
+    return holdPathEnv(base, env);
+  } catch (err) {
+    emit({
+      type: 'warn',
+      message: `could not hold PATH for --on-exit (${(err as Error).message}); it runs with the loop start's PATH folders as they are now`,
+    });
+    return { env: { ...env, PATH: base.path.map((p) => p.dir).join(path.delimiter) }, changed: [], remove: () => {} };
   }
 }

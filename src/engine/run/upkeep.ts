@@ -24,12 +24,11 @@ export async function beforeAgent(
 ): Promise<void> {
   const { paths } = run;
   refs.hold(null);
-  // Compaction moves old entries into ralph/archive/: only through folders of the repository, like the log itself.
-  refuseLinkedFolders(path.join(path.dirname(paths.progress), 'archive', 'progress.txt'), paths.repoRoot);
   const moved = guardWrite(
     paths.progress,
     paths.repoRoot,
-    () => applyCompaction(paths.progress, new Date()),
+    // Old entries move into ralph/archive/: only through folders of the repository, like the log itself.
+    () => applyCompaction(paths.progress, new Date(), undefined, (file) => refuseLinkedFolders(file, paths.repoRoot)),
     'progress.txt could not be compacted',
   );
   if (moved)

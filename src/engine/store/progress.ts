@@ -194,15 +194,24 @@ function splitSections(text: string): string[] {
   return sections;
 }
 
-/** Compacts progress.txt in place when over the limit; returns the archive file written, if any. */
-export function applyCompaction(progressPath: string, now: Date, limitBytes = PROGRESS_LIMIT_BYTES): string | null {
+/**
+ * Compacts progress.txt in place when over the limit; returns the archive file written, if any. `beforeWrite` is
+ * given the archive file's path before anything is written (the runner refuses a linked folder on its way).
+ */
+export function applyCompaction(
+  progressPath: string,
+  now: Date,
+  limitBytes = PROGRESS_LIMIT_BYTES,
+  beforeWrite: (file: string) => void = () => {},
+): string | null {
   if (!existsSync(progressPath)) return null;
   const plan = planCompaction(readFileNoWait(progressPath).toString('utf8'), limitBytes);
   if (!plan) return null;
   const dir = path.join(path.dirname(progressPath), 'archive');
-  mkdirSync(dir, { recursive: true });
   const stamp = now.toISOString().replace(/[-:]/g, '').replace(/\..*$/, '');
   const file = path.join(dir, `progress-${stamp}.txt`);
+  beforeWrite(file);
+  mkdirSync(dir, { recursive: true });
   atomicWriteFileSync(
     file,
     `# progress.txt entries moved out of ${path.basename(progressPath)} on ${now.toISOString()}\n\n${plan.moved}`,

@@ -12,6 +12,7 @@ export type TempKind =
   | 'ralph-setup'
   | 'ralph-review'
   | 'ralph-home'
+  | 'ralph-path'
   | 'ralph-agent-home'
   | 'ralphkit-log';
 const KINDS: readonly TempKind[] = [
@@ -19,6 +20,7 @@ const KINDS: readonly TempKind[] = [
   'ralph-setup',
   'ralph-review',
   'ralph-home',
+  'ralph-path',
   'ralph-agent-home',
   'ralphkit-log',
 ];
@@ -97,6 +99,7 @@ const KIND_NAMES: Record<TempKind, [string, string]> = {
   'ralph-verify': ['verification checkout', 'verification checkouts'],
   'ralph-setup': ['setup cache', 'setup caches'],
   'ralph-home': ["checks' HOME folder", "checks' HOME folders"],
+  'ralph-path': ['PATH folder of --on-exit', 'PATH folders of --on-exit'],
   'ralph-agent-home': ["sandboxed agent's HOME layer", "sandboxed agents' HOME layers"],
   'ralph-review': ['reviewer folder', 'reviewer folders'],
   'ralphkit-log': ['log folder', 'log folders'],

@@ -143,7 +143,7 @@ export function holdPathEnv(
   base: CheckEnvBase,
   env: NodeJS.ProcessEnv,
 ): { env: NodeJS.ProcessEnv; changed: string[]; remove: () => void } {
-  const dir = makeTempFolder('ralph-home');
+  const dir = makeTempFolder('ralph-path');
   const { dirs, changed } = planHeldPath(base, dir);
   return {
     env: { ...env, PATH: dirs.join(path.delimiter) },

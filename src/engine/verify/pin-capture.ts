@@ -78,7 +78,7 @@ export async function readPins(top: string, commit: string, prd: Prd): Promise<P
     sections.push({ file, header, text: readSection(read(file), header) });
   }
   // What pinned configuration has its runner load (jest's setup files, a makefile's includes, pytest's -p plugins)
-  // is pinned with it; an optional include the plan commit lacks is pinned absent.
+  // is pinned with it; an optional include the plan commit lacks is pinned absent in what commits add.
   const loadedAbsent: string[] = [];
   const configs = [
     ...paths.filter((p) => isLoadingConfig(p)).map((p) => ({ file: p, text: read(p) })),
@@ -120,15 +120,11 @@ export async function readPins(top: string, commit: string, prd: Prd): Promise<P
     manifests,
     sections,
     absent,
-    absentPaths: absent
-      ? [
-          ...new Set([
-            ...planAbsentPaths(files, prd, (f) => held.get(f)?.toString('utf8') ?? null, scriptSteps),
-            ...loadedAbsent,
-          ]),
-        ].sort()
+    absentPaths: absent ? planAbsentPaths(files, prd, (f) => held.get(f)?.toString('utf8') ?? null, scriptSteps) : [],
+    // An optional include a commit adds is removed; one setup generates (./configure's config.mk) is not.
+    committedAbsent: absent
+      ? [...new Set([...planCommittedAbsentPaths(files, prd, scriptSteps), ...loadedAbsent])].sort()
       : [],
-    committedAbsent: absent ? planCommittedAbsentPaths(files, prd, scriptSteps) : [],
     format,
     tree,
     held,

@@ -9,6 +9,7 @@ import {
   planShadowPaths,
   pythonMetadataShadows,
   pythonModuleShadows,
+  RUNNER_ABSENT_GLOBS,
   RUNNER_CONFIG_GLOBS,
 } from './runner-config.js';
 
@@ -36,22 +37,28 @@ export const DEFAULT_PINNED_GLOBS: readonly string[] = [
  * including their absence: one the plan commit did not have is removed from the verification checkout (new test
  * files, by contrast, are welcome and run).
  */
-export const PINNED_ABSENT_GLOBS: readonly string[] = RUNNER_CONFIG_GLOBS;
+export const PINNED_ABSENT_GLOBS: readonly string[] = [
+  ...RUNNER_ABSENT_GLOBS,
+  // jest's mocks of node_modules packages, used in every test with no configuration: added ones only at the root.
+  '__mocks__/**',
+];
 
 /**
  * The keys of test-runner configuration whose values name files the runner loads into every test run: jest's and
  * vitest's setup and environment files, mocha's `require`, a tsconfig's `extends`. A file such a key names at the
  * plan commit is pinned with the configuration that names it (an adversarial pass made jest's `setupFilesAfterEnv`
- * file turn `expect` into a no-op: the config was pinned, the file it named was not).
+ * file turn `expect` into a no-op: the config was pinned, the file it named was not). The value: a list, an object, a
+ * quoted string, a YAML block list or a bare scalar.
  */
 const LOADED_FILE_KEYS =
-  /\b(setupFiles|setupFilesAfterEnv|globalSetup|globalTeardown|testEnvironment|environment|snapshotResolver|testSequencer|testResultsProcessor|resolver|runner|dependencyExtractor|prettierPath|require|extends|setup|reporters|transform)\b["']?\s*[:=]\s*(\[[^\]]*\]|\{[^}]*\}|"[^"]*"|'[^']*'|`[^`]*`)/g;
+  /\b(setupFiles|setupFilesAfterEnv|globalSetup|globalTeardown|testEnvironment|environment|snapshotResolver|testSequencer|testResultsProcessor|resolver|runner|dependencyExtractor|require|extends|setup|reporters|transform)\b["']?[ \t]*[:=][ \t]*(\[[^\]]*\]|\{[^}]*\}|"[^"]*"|'[^']*'|`[^`]*`|\n(?:[ \t]*-[ \t]*[^\n]+\n?)+|[^\s,;{}[\]]+)/g;
 
 /**
  * Files a pinned configuration file (`file`, its plan-commit `text`) has its runner load, among the committed `files`:
- * what LOADED_FILE_KEYS name (`<rootDir>/` and `./` resolved from the file's folder), the modules pytest's `-p` and a
- * conftest's `pytest_plugins` name, and the files a makefile includes. `absent`: what a makefile's `-include` names
- * that the plan commit lacks (a commit that adds one has it removed). Pure.
+ * what LOADED_FILE_KEYS name as a path (`./`, `../` or `<rootDir>/`, resolved from the file's folder, with or without
+ * its extension; a bare name is a package, the agent's dependency code anyway), the modules pytest's `-p` and
+ * `pytest_plugins` name, and the files a makefile includes. `absent`: what a makefile's optional `-include` names
+ * that the plan commit lacks (one a commit adds is removed; one setup generates is not). Pure.
  */
 export function planConfigLoads(
   file: string,
@@ -61,41 +68,50 @@ export function planConfigLoads(
   const dir = path.posix.dirname(file) === '.' ? '' : path.posix.dirname(file);
   const present = new Set(files);
   const at = (name: string) => path.posix.normalize(dir ? `${dir}/${name}` : name);
+  const inside = (f: string) => !f.startsWith('..') && !path.posix.isAbsolute(f);
   const pinned: string[] = [];
   const absent: string[] = [];
-  const name = path.posix.basename(file);
-  if (/^(GNUmakefile|[Mm]akefile|.*\.mk)$/.test(name)) {
-    for (const m of text.matchAll(/^[ \t]*(-?)(?:s?include)[ \t]+([^\n#]+)/gm))
+  if (/^(GNUmakefile|[Mm]akefile|.*\.mk)$/.test(path.posix.basename(file))) {
+    for (const m of text.matchAll(/^[ \t]*(-include|sinclude|include)[ \t]+([^\n#]+)/gm))
       for (const word of m[2].trim().split(/\s+/)) {
         if (word.includes('$') || word.includes('*')) continue;
         const f = at(word);
+        if (!inside(f)) continue;
         if (present.has(f)) pinned.push(f);
-        else if (!f.startsWith('..')) absent.push(f);
+        else if (m[1] !== 'include') absent.push(f);
       }
     return { pinned, absent };
   }
-  const candidates: string[] = [];
-  for (const m of text.matchAll(LOADED_FILE_KEYS))
-    for (const s of m[2].matchAll(/["'`]([^"'`]+)["'`]/g)) candidates.push(s[1]);
-  // pytest: `-p name` in addopts, and a conftest's pytest_plugins, name modules of the project.
-  const modules = [
-    ...[...text.matchAll(/(?:^|\s)-p\s*([\w.]+)/gm)].map((m) => m[1]),
-    ...[...text.matchAll(/pytest_plugins\s*=\s*(\[[^\]]*\]|\([^)]*\)|"[^"]*"|'[^']*')/g)].flatMap((m) =>
-      [...m[1].matchAll(/["']([\w.]+)["']/g)].map((s) => s[1]),
-    ),
-  ];
-  for (const mod of modules) {
-    const base = mod.replace(/\./g, '/');
-    candidates.push(`${base}.py`, `${base}/__init__.py`);
+  const specifiers: string[] = [];
+  for (const m of text.matchAll(LOADED_FILE_KEYS)) {
+    const value = m[2];
+    const quoted = [...value.matchAll(/["'`]([^"'`\n]+)["'`]/g)].map((q) => q[1]);
+    const listed = [...value.matchAll(/^[ \t]*-[ \t]*([^\s"'`]+)[ \t]*$/gm)].map((q) => q[1]);
+    specifiers.push(...quoted, ...listed, ...(/^[^\s"'`[{]/.test(value) ? [value] : []));
   }
-  for (const c of candidates) {
-    const f = at(c.replace(/^<rootDir>\//, ''));
-    if (present.has(f)) pinned.push(f);
-    else {
-      // A module name (`jest-environment-x`, `./setup` without its extension): the committed file it resolves to.
+  for (const spec of specifiers) {
+    const rel = spec.replace(/^<rootDir>\//, './');
+    const f = at(rel);
+    if (!inside(f)) continue;
+    if (present.has(f) && (rel.startsWith('./') || rel.startsWith('../') || rel.includes('/'))) pinned.push(f);
+    else if (rel.startsWith('./') || rel.startsWith('../')) {
+      // `./setup` without its extension: the committed file it resolves to.
       const withExt = files.find((g) => g.startsWith(`${f}.`) && /\.[cm]?[jt]sx?$/.test(g));
       if (withExt) pinned.push(withExt);
     }
+  }
+  // pytest: `-p name` in addopts (`-p name`, `-pname`, `"-p", "name"`), and pytest_plugins, name modules of the project.
+  const modules = [
+    ...[...text.matchAll(/(?:^|[\s"'=[,])-p(?:\s*|["'],\s*["'])([\w.]+)/gm)].map((m) => m[1]),
+    ...[...text.matchAll(/pytest_plugins\s*=\s*(\[[^\]]*\]|\([^)]*\)|"[^"]*"|'[^']*')/g)].flatMap((m) =>
+      [...m[1].matchAll(/["']([\w.]+)["']/g)].map((q) => q[1]),
+    ),
+  ];
+  for (const mod of modules) {
+    if (mod.startsWith('no:')) continue;
+    const base = mod.replace(/\./g, '/');
+    for (const f of [`${base}.py`, `${base}/__init__.py`, `src/${base}.py`, `src/${base}/__init__.py`].map(at))
+      if (present.has(f)) pinned.push(f);
   }
   return { pinned: [...new Set(pinned)], absent: [...new Set(absent)] };
 }
@@ -103,7 +119,7 @@ export function planConfigLoads(
 /** The files (of those committed at the plan commit, `files`) that are pinned for this plan. */
 export function planPinnedPaths(files: readonly string[], prd: Prd): string[] {
   const globs = [
-    ...(prd.protectDefaults === false ? [] : [...DEFAULT_PINNED_GLOBS, ...PINNED_ABSENT_GLOBS]),
+    ...(prd.protectDefaults === false ? [] : [...DEFAULT_PINNED_GLOBS, ...RUNNER_CONFIG_GLOBS]),
     ...(prd.protect ?? []),
   ];
   const named = [...allChecks(prd), ...(prd.setup ? [prd.setup] : [])].flatMap((c) => planNamedPaths(c, files));
@@ -447,6 +463,11 @@ export const RUNNER_KEYS: readonly string[] = [
   'babel',
   'bin',
   'directories',
+  // prettier reads its `prettier` key before a .prettierrc; ESLint 8 its `eslintConfig`, and `eslintIgnore` where no
+  // .eslintignore is.
+  'prettier',
+  'eslintConfig',
+  'eslintIgnore',
 ];
 
 /** The definitions of `names` in a package.json text (null where the script is not defined). */

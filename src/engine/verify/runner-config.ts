@@ -24,6 +24,11 @@ export interface RunnerConfig {
   manifests?: readonly string[];
   /** It also reads these files in every parent folder of where it runs (so above the verification checkout too). */
   upward?: boolean;
+  /**
+   * Of the configuration-only `files`, those pinned where the plan commit has them but that a commit or setup may add
+   * elsewhere (a new package's tsconfig.json, the one `svelte-kit sync` generates; a mock beside a new module).
+   */
+  mayAdd?: readonly string[];
 }
 
 export const RUNNER_CONFIG: readonly RunnerConfig[] = [
@@ -44,7 +49,14 @@ export const RUNNER_CONFIG: readonly RunnerConfig[] = [
   // A `__mocks__` folder beside node_modules stands in for a package in every test with no configuration at all (jest
   // "Manual Mocks"), and one beside a module for it where a test mocks it: an added `__mocks__/chai.js` made every
   // assertion pass in an adversarial pass.
-  { runner: 'jest', files: ['jest.config.*', '__mocks__/', 'package.json'], manifests: ['package.json'] },
+  // Added ones are pinned absent only at the root (pins.ts PINNED_ABSENT_GLOBS): one beside a module is used only
+  // where a test asks for it.
+  {
+    runner: 'jest',
+    files: ['jest.config.*', '__mocks__/', 'package.json'],
+    manifests: ['package.json'],
+    mayAdd: ['__mocks__/'],
+  },
   // jest's default transform (babel-jest) and @swc/jest apply the project's configuration to every test file, the
   // pinned ones too: a plugin there can take a test's assertions out (babeljs.io "Configure Babel", swc ".swcrc").
   {
@@ -87,7 +99,11 @@ export const RUNNER_CONFIG: readonly RunnerConfig[] = [
   // Type checkers, linters and formatters a check runs (`tsc --noEmit`, `eslint src`, `prettier --check .`): their
   // configuration decides what they check. An adversarial pass turned "strict" off in tsconfig.json and emptied
   // eslint.config.js; their ignore files take files out as surely.
-  { runner: 'typescript', files: ['tsconfig.json', 'tsconfig.*.json', 'jsconfig.json'] },
+  {
+    runner: 'typescript',
+    files: ['tsconfig.json', 'tsconfig.*.json', 'jsconfig.json'],
+    mayAdd: ['tsconfig.json', 'tsconfig.*.json', 'jsconfig.json'],
+  },
   { runner: 'eslint', files: ['eslint.config.*', '.eslintrc', '.eslintrc.*', '.eslintignore'] },
   { runner: 'prettier', files: ['.prettierrc', '.prettierrc.*', 'prettier.config.*', '.prettierignore'] },
   { runner: 'biome', files: ['biome.json', 'biome.jsonc'] },
@@ -131,9 +147,14 @@ export const RUNNER_CONFIG: readonly RunnerConfig[] = [
   { runner: 'rspec', words: ['rspec'], files: ['.rspec-local', '.rspec', '**/spec/spec_helper.rb'] },
 ];
 
-/** The configuration-only files of every runner: pinned, and pinned absent wherever they appear. */
+/** The configuration-only files of every runner: pinned wherever the plan commit has them. */
 export const RUNNER_CONFIG_GLOBS: readonly string[] = [
   ...new Set(RUNNER_CONFIG.flatMap((r) => r.files.filter((f) => !r.manifests?.includes(f)))),
+];
+
+/** Of RUNNER_CONFIG_GLOBS, those pinned absent too: one a commit adds is removed (all but each runner's `mayAdd`). */
+export const RUNNER_ABSENT_GLOBS: readonly string[] = [
+  ...new Set(RUNNER_CONFIG.flatMap((r) => r.files.filter((f) => !r.manifests?.includes(f) && !r.mayAdd?.includes(f)))),
 ];
 
 /** The runners with project files among their configuration that one simple command (its words) starts. */

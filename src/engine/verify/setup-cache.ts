@@ -317,14 +317,20 @@ export function fingerprint(dir: string): string {
 }
 
 /**
- * The system's `cp`, from the system's folders only: never looked up on the runner's PATH, whose folders (a
- * node_modules/.bin that `npx` or `npm run` put first) an agent may have written since the loop started.
+ * The system's `cp`, from the system's folders only (NixOS's included), looked up at the first copy: never on the
+ * runner's PATH, whose folders (a node_modules/.bin that `npx` or `npm run` put first) an agent may have written.
  */
-const SYSTEM_CP = process.platform === 'linux' ? findExecutable('cp', { PATH: '/usr/bin:/bin' }) : null;
+let systemCp: string | null | undefined;
+function findSystemCp(): string | null {
+  systemCp ??=
+    process.platform === 'linux' ? findExecutable('cp', { PATH: '/usr/bin:/bin:/run/current-system/sw/bin' }) : null;
+  return systemCp;
+}
 
 /** `from` copied to `to` (absent), links as links: the system's `cp -a --reflink=auto` on Linux, else node's own copy. */
 async function copyFolder(from: string, to: string): Promise<void> {
-  if (SYSTEM_CP && (await spawnOk(SYSTEM_CP, ['-a', '--reflink=auto', '--', from, to]))) return;
+  const cp = findSystemCp();
+  if (cp && (await spawnOk(cp, ['-a', '--reflink=auto', '--', from, to]))) return;
   rmSync(to, { recursive: true, force: true });
   cpSync(from, to, {
     recursive: true,

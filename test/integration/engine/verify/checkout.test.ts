@@ -201,6 +201,9 @@ describe('pinned tests', () => {
           babel: null,
           bin: null,
           directories: null,
+          prettier: null,
+          eslintConfig: null,
+          eslintIgnore: null,
         },
       },
     ]);

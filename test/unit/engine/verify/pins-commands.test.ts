@@ -168,6 +168,9 @@ describe('reading manifests', () => {
     babel: null,
     bin: null,
     directories: null,
+    prettier: null,
+    eslintConfig: null,
+    eslintIgnore: null,
   };
   it('every runner key of the manifest, null where absent', () => {
     const doc = {
@@ -180,6 +183,9 @@ describe('reading manifests', () => {
       babel: { plugins: [] },
       bin: { jest: 'fake.js' },
       directories: { bin: 'tools' },
+      prettier: { requirePragma: true },
+      eslintConfig: { root: true },
+      eslintIgnore: ['src/'],
     };
     expect(readRunnerKeys(JSON.stringify({ name: 'x', ...doc }))).toEqual(doc);
     expect(readRunnerKeys(JSON.stringify({ name: 'x', mocha: { spec: 'x' } }))).toEqual({

@@ -398,6 +398,9 @@ describe('planConfigLoads', () => {
     'rules.mk',
     'pkg/Makefile',
     'pkg/common.mk',
+    'next.config.mjs',
+    'node.ts',
+    'tests/plug.py',
   ];
   it.each<[string, string, string, { pinned: string[]; absent: string[] }]>([
     [
@@ -436,6 +439,36 @@ describe('planConfigLoads', () => {
       '-include local.mk\ninclude common.mk ../rules.mk\nsinclude $(HOME)/x.mk\napp: main.c util.c\n',
       { pinned: ['pkg/common.mk', 'rules.mk'], absent: ['pkg/local.mk'] },
     ],
+    [
+      'a bare name is a package, not a file of the project (next, node)',
+      '.eslintrc.json',
+      '{ "extends": ["next", "prettier"], "env": { "node": true } }',
+      { pinned: [], absent: [] },
+    ],
+    [
+      "vitest's environment by name",
+      'vitest.config.ts',
+      "export default { test: { environment: 'node', setupFiles: ['./jest.setup.js'] } };",
+      { pinned: ['jest.setup.js'], absent: [] },
+    ],
+    [
+      "a YAML block list and a bare scalar (mocha's require)",
+      '.mocharc.yml',
+      'require:\n  - config/mocha-setup.cjs\nextends: ./tsconfig.base.json\n',
+      { pinned: ['config/mocha-setup.cjs', 'tsconfig.base.json'], absent: [] },
+    ],
+    [
+      "pyproject's addopts as a list",
+      'pyproject.toml',
+      '[tool.pytest.ini_options]\naddopts = ["-p", "tests.plug", "-p", "no:cacheprovider"]\n',
+      { pinned: ['tests/plug.py'], absent: [] },
+    ],
+    [
+      'a required include the plan commit lacks is not pinned absent (setup may generate it)',
+      'Makefile',
+      'include config.mk\n',
+      { pinned: [], absent: [] },
+    ],
   ])('%s', (_what, file, text, expected) => {
     expect(planConfigLoads(file, text, files)).toEqual(expected);
   });
@@ -461,8 +494,9 @@ describe('type-checker, linter, formatter and mock configuration', () => {
       'tsconfig.build.json',
       'tsconfig.json',
     ]);
+    // Added: root mocks and lint configuration are removed; a mock beside a module and a new package's tsconfig stay.
     expect(
       matchAbsent(['__mocks__/fs.js', 'src/__mocks__/db.ts', '.eslintrc.json', 'packages/a/tsconfig.json', 'src/b.ts']),
-    ).toEqual(['__mocks__/fs.js', 'src/__mocks__/db.ts', '.eslintrc.json', 'packages/a/tsconfig.json']);
+    ).toEqual(['__mocks__/fs.js', '.eslintrc.json']);
   });
 });
