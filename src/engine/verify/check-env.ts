@@ -80,7 +80,7 @@ export function takeCheckEnvBase(env: NodeJS.ProcessEnv, repo?: string): CheckEn
     npmGlobal: readNpmGlobal(env),
     path: dirs.map((dir) => (agentWritable(dir) ? { dir, listing: listOnce(dir, listed) } : { dir })),
     keep,
-    leftOut: absolute.filter(inRepo),
+    ...(repo ? { repo, leftOut: absolute.filter(inRepo) } : {}),
   };
 }
 
@@ -311,4 +311,20 @@ export class ChecksEnv {
   remove(): void {
     rmSync(this.home, { recursive: true, force: true });
   }
+}
+
+/**
+ * `env` for a check in checkout `checkout`: the PATH folders the loop start left out because they are inside the
+ * repository (`node_modules/.bin` under npx) come back as the checkout's own copies of them, first, as they were: a
+ * check that calls a project tool by name finds the one setup installed in its checkout, never the working tree's.
+ */
+export function withCheckoutPath(
+  env: NodeJS.ProcessEnv,
+  base: CheckEnvBase | undefined,
+  checkout: string,
+): NodeJS.ProcessEnv {
+  if (!base?.repo || !base.leftOut?.length) return env;
+  const repo = base.repo;
+  const mapped = base.leftOut.map((d) => path.join(checkout, path.relative(repo, realpathOrUndefined(d) ?? d)));
+  return { ...env, PATH: [...mapped, env.PATH].filter(Boolean).join(path.delimiter) };
 }

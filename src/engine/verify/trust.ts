@@ -262,7 +262,7 @@ export async function establishTrust(
   if (checkBase.leftOut?.length)
     emit({
       type: 'info',
-      message: `PATH folders inside the repository (${checkBase.leftOut.join(', ')}) are left out of what the runner starts (the checks, setup, the reviewer, --on-exit, its git): the agent can write what they hold; checks call such tools through npm test or npx`,
+      message: `PATH folders inside the repository (${checkBase.leftOut.join(', ')}) are left out of what the runner starts (setup, the reviewer, --on-exit, its git): the agent can write what they hold; each check finds its checkout's own copy of them instead`,
     });
   // A resumed loop's earlier SHIPs, so its final gate seals them again (verify/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();

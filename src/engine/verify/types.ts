@@ -198,7 +198,12 @@ export interface CheckEnvBase {
   path: Array<{ dir: string; listing?: Record<string, string> | null }>;
   /** Variables pointing at the user's toolchains and caches, so a tool still finds them with another HOME. */
   keep: Record<string, string>;
-  /** PATH folders inside the repository, left out of every PATH the runner gives (the agent can write what they load). */
+  /** The repository's top level at loop start, real path. */
+  repo?: string;
+  /**
+   * PATH folders inside `repo`, left out of every PATH the runner gives (the agent can write what they load); a check
+   * gets the checkout's own copies of them (withCheckoutPath).
+   */
   leftOut?: string[];
 }
 

@@ -81,32 +81,34 @@ describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
     expect(r.logs.join('\n')).toContain(`PATH folders changed since the loop started: ${bin} (added node)`);
   }, 60_000);
 
-  it("check environment: a PATH folder inside the repository (node_modules/.bin under npx) is left out, though its entries are unchanged: what they load is the agent's to rewrite", async () => {
-    const r = verifyRepo(plan([story('US-1', { checks: ['feature-test'] })]), {
+  it("check environment: a PATH folder inside the repository (node_modules/.bin under npx) is the checkout's own copy for a check: the working tree's, whose tool the agent rewrote, is never run; honest work finds the one setup installed", async () => {
+    // A tool of the project's: committed under tools/, installed into node_modules/.bin by setup (as npm ci would).
+    const tool = 'feature-test';
+    const prd = {
+      ...plan([story('US-1', { checks: [tool] })]),
+      setup: `mkdir -p node_modules/.bin && cp tools/${tool} node_modules/.bin/`,
+    };
+    const files = {
       ...PROJECT,
       '.gitignore': 'node_modules/\n',
-    });
-    // A tool of the project's, in its ignored node_modules, first on PATH as `npm run ralph` puts it.
-    const bin = path.join(r.dir, 'node_modules/.bin');
-    mkdirSync(path.join(r.dir, 'node_modules/tool'), { recursive: true });
-    writeFileSync(path.join(r.dir, 'node_modules/tool/run.sh'), 'node test/feature.test.mjs\n');
+      [`tools/${tool}`]: '#!/bin/sh\nexec node test/feature.test.mjs\n',
+    };
+    const attack = verifyRepo(prd, files);
+    chmodSync(path.join(attack.dir, 'tools', tool), 0o755);
+    // The working tree's copy, first on PATH as `npm run ralph` puts it; the agent then makes it pass anything.
+    const bin = path.join(attack.dir, 'node_modules/.bin');
     mkdirSync(bin, { recursive: true });
-    writeFileSync(
-      path.join(bin, 'feature-test'),
-      `#!/bin/sh\nexec sh ${path.join(r.dir, 'node_modules/tool/run.sh')}\n`,
-      {
-        mode: 0o755,
-      },
-    );
+    writeFileSync(path.join(bin, tool), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
     vi.stubEnv('PATH', `${bin}${path.delimiter}${process.env.PATH}`);
-    const base = takeCheckEnvBase(process.env, realpathSync(r.dir)); // the loop starts
+    const base = takeCheckEnvBase(process.env, realpathSync(attack.dir)); // the loop starts
     expect(base.leftOut).toEqual([bin]);
     expect(base.path.map((p) => p.dir)).not.toContain(bin);
-    // The agent rewrites what the unchanged entry runs: the check must not find it.
-    writeFileSync(path.join(r.dir, 'node_modules/tool/run.sh'), 'exit 0\n');
-    commitAll(r.dir, { 'src.txt': 'no feature\n' });
-    claim(r, 'US-1');
-    expect(await run(r, base)).toMatchObject({ status: 'rejected', reason: expect.stringContaining('exited 127') });
+    commitAll(attack.dir, { 'src.txt': 'no feature\n' });
+    claim(attack, 'US-1');
+    expect(await run(attack, base)).toMatchObject({ status: 'rejected', reason: `check \`${tool}\` exited 1` });
+    commitAll(attack.dir, { 'feature.txt': 'done\n' });
+    claim(attack, 'US-1');
+    expect(await run(attack, base)).toMatchObject({ status: 'verified' });
   }, 60_000);
 
   it("check environment: honest work passes, with the user's git identity, the tools on PATH at loop start, and a TMPDIR it can write (the sandbox's /tmp when yours is elsewhere)", async () => {
