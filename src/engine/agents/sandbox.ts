@@ -3,7 +3,7 @@
 // quarantine), refs/ralphkit or the pinned tests; it lives in its own PID namespace, so when
 // the sandbox ends everything it started ends with it; with --no-network it has no network at all.
 import { spawnSync } from 'node:child_process';
-import { readFileSync, realpathSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { isWithin } from '../../util/repo-path.js';
 import { findExecutable } from './check.js';
@@ -180,23 +180,50 @@ export function readShownRun(env: NodeJS.ProcessEnv): string[] {
 }
 
 /**
- * The path-named Unix sockets of this network namespace, as the kernel lists them (`/proc/net/unix`, the last
- * column; `@` names are abstract, which only --no-network cuts). Empty where it cannot be read.
+ * The host's Unix sockets on a path, that are sockets there now: those the kernel lists for this network namespace
+ * (`/proc/net/unix`, the last column: the name each was bound at; `@` names are abstract, which only --no-network
+ * cuts), and those found in `~/.ssh` (two levels), where ssh's ControlMaster binds at a temporary name and then links
+ * its socket to the ControlPath, so the kernel's name is gone (an adversarial pass reached a master that way). A
+ * listed name that is no socket now is left out: bwrap cannot bind over a path that does not exist.
  */
-export function readHostSockets(): string[] {
-  let text: string;
+export function readHostSockets(home: string | undefined = process.env.HOME): string[] {
+  const out = new Set<string>();
+  let text = '';
   try {
     text = readFileSync('/proc/net/unix', 'utf8');
   } catch {
-    return [];
+    /* not Linux, or no /proc: only the scan */
   }
-  const out = new Set<string>();
   for (const line of text.split('\n').slice(1)) {
     const fields = line.trim().split(/\s+/);
     const p = fields.length >= 8 ? fields.slice(7).join(' ') : '';
-    if (p.startsWith('/')) out.add(p);
+    if (p.startsWith('/') && isSocket(p)) out.add(p);
   }
+  if (home && path.isAbsolute(home)) for (const p of findSockets(path.join(home, '.ssh'), 2)) out.add(p);
   return [...out];
+}
+
+function isSocket(p: string): boolean {
+  try {
+    return lstatSync(p).isSocket();
+  } catch {
+    return false;
+  }
+}
+
+/** Socket files under `dir`, `depth` levels down, links not followed. */
+function findSockets(dir: string, depth: number): string[] {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries.flatMap((e) => {
+    const p = path.join(dir, e.name);
+    if (e.isSocket()) return [p];
+    return e.isDirectory() && depth > 1 ? findSockets(p, depth - 1) : [];
+  });
 }
 
 /**
@@ -221,7 +248,7 @@ export function planCoveredSockets(
   });
 }
 
-/** The bwrap command line that runs `req.file req.args` in the sandbox (pure but for `req.run`, read when absent). */
+/** The bwrap command line that runs `req.file req.args` in the sandbox (pure but for `req.run` and `req.sockets`, read when absent). */
 export function planSandboxCommand(req: SandboxRequest): { file: string; args: string[] } {
   const args = [
     // Everything is an exception to this: the whole file system, read-only.

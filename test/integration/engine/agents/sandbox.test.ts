@@ -1,12 +1,17 @@
 // The real /usr/bin/bwrap in temp git repositories: what the agent can write, what it cannot, what survives it.
 import { spawn } from 'node:child_process';
-import { accessSync, chmodSync, constants, existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { accessSync, chmodSync, constants, existsSync, linkSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { planAgentEnv } from '../../../../src/engine/agents/env.js';
 import { findMarkedProcesses } from '../../../../src/engine/agents/leftovers.js';
-import { planSandboxCommand, readShownRun, probeSandbox } from '../../../../src/engine/agents/sandbox.js';
+import {
+  planSandboxCommand,
+  probeSandbox,
+  readHostSockets,
+  readShownRun,
+} from '../../../../src/engine/agents/sandbox.js';
 import { isGone, killWhenDone, readCmdline, until } from '../../../support/process.js';
 import { git, gitdir, gitEnv, ROOT, testdir, writeFiles } from '../../../support/repo.js';
 
@@ -361,6 +366,26 @@ describe.skipIf(!probe.ok)(`host sockets outside /run, under the real bwrap${ski
     const r = await runSandboxed(`"${process.execPath}" -e "${connect}"`, { network: true });
     expect(r.stdout).toBe('ECONNREFUSED\n');
     expect(count).toBe(0);
+  });
+});
+
+describe('readHostSockets', () => {
+  it("finds a socket ssh's ControlMaster moved after binding (the kernel's name is gone), and leaves out names that are no socket now", async () => {
+    const home = testdir('ralphkit-home-');
+    const ssh = path.join(home, '.ssh');
+    mkdirSync(ssh);
+    const bound = path.join(ssh, 'cm-u@host:22.tmpXYZ');
+    const control = path.join(ssh, 'cm-u@host:22');
+    const server: Server = createServer((s) => s.end());
+    await new Promise<void>((resolve) => server.listen(bound, resolve));
+    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    // As ssh's mux.c does: link the socket to the ControlPath, remove the name it was bound at.
+    linkSync(bound, control);
+    rmSync(bound);
+    const found = readHostSockets(home);
+    expect(found).toContain(control);
+    expect(found).not.toContain(bound);
+    expect(found.every((p) => path.isAbsolute(p))).toBe(true);
   });
 });
 
