@@ -182,9 +182,10 @@ export function readShownRun(env: NodeJS.ProcessEnv): string[] {
 /**
  * The host's Unix sockets on a path, that are sockets there now: those the kernel lists for this network namespace
  * (`/proc/net/unix`, the last column: the name each was bound at; `@` names are abstract, which only --no-network
- * cuts), and those found in `~/.ssh` (two levels), where ssh's ControlMaster binds at a temporary name and then links
- * its socket to the ControlPath, so the kernel's name is gone (an adversarial pass reached a master that way). A
- * listed name that is no socket now is left out: bwrap cannot bind over a path that does not exist.
+ * cuts), and those found in HOME (its top level, and two levels into each of its dot folders: `~/.ssh/cm-…`,
+ * `~/.docker/desktop/docker.sock`): ssh's ControlMaster binds at a temporary name and then links its socket to the
+ * ControlPath, so the kernel's name is gone (an adversarial pass reached a master that way). A listed name that is
+ * no socket now is left out: bwrap cannot bind over a path that does not exist.
  */
 export function readHostSockets(home: string | undefined = process.env.HOME): string[] {
   const out = new Set<string>();
@@ -199,7 +200,7 @@ export function readHostSockets(home: string | undefined = process.env.HOME): st
     const p = fields.length >= 8 ? fields.slice(7).join(' ') : '';
     if (p.startsWith('/') && isSocket(p)) out.add(p);
   }
-  if (home && path.isAbsolute(home)) for (const p of findSockets(path.join(home, '.ssh'), 2)) out.add(p);
+  if (home && path.isAbsolute(home)) for (const p of findHomeSockets(home)) out.add(p);
   return [...out];
 }
 
@@ -209,6 +210,21 @@ function isSocket(p: string): boolean {
   } catch {
     return false;
   }
+}
+
+/** Sockets at HOME's top level, and two levels into each of its dot folders (not into its other folders). */
+function findHomeSockets(home: string): string[] {
+  let entries;
+  try {
+    entries = readdirSync(home, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries.flatMap((e) => {
+    const p = path.join(home, e.name);
+    if (e.isSocket()) return [p];
+    return e.isDirectory() && e.name.startsWith('.') ? findSockets(p, 2) : [];
+  });
 }
 
 /** Socket files under `dir`, `depth` levels down, links not followed. */

@@ -382,8 +382,14 @@ describe('readHostSockets', () => {
     // As ssh's mux.c does: link the socket to the ControlPath, remove the name it was bound at.
     linkSync(bound, control);
     rmSync(bound);
+    // A master at the top of HOME (ControlPath ~/.cm-%r@%h:%p), and Docker Desktop's two levels into a dot folder.
+    const top = path.join(home, '.cm-u@host:22');
+    linkSync(control, top);
+    mkdirSync(path.join(home, '.docker/desktop'), { recursive: true });
+    const docker = path.join(home, '.docker/desktop/docker.sock');
+    linkSync(control, docker);
     const found = readHostSockets(home);
-    expect(found).toContain(control);
+    expect(found).toEqual(expect.arrayContaining([control, top, docker]));
     expect(found).not.toContain(bound);
     expect(found.every((p) => path.isAbsolute(p))).toBe(true);
   });
