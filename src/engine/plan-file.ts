@@ -1,8 +1,8 @@
 // The plan and prompt files as a start reads them, the runner's (run/run.ts) and `hook start`'s alike: where they
 // are, the plan read and validated, the example plan install wrote refused, the prompt file there. Refusals are
 // LoopExit(2) with a hint.
-import { readFileNoWait } from '../util/read.js';
-import { existsSync, lstatSync, readFileSync, readlinkSync, statSync } from 'node:fs';
+import { lstatOrNull, readFileNoWait } from '../util/read.js';
+import { existsSync, readFileSync, readlinkSync, statSync } from 'node:fs';
 import { isWithin } from '../util/repo-path.js';
 import path from 'node:path';
 import type { RunOptions } from './loop-options.js';
@@ -114,21 +114,13 @@ export function readPromptBytes(paths: Pick<RunPaths, 'prompt' | 'repoRoot'>): B
 function linkedPlan(file: string, rel: string): LoopExit {
   let target = '?';
   try {
-    if (lstatSync(file).isSymbolicLink()) target = readlinkSync(file);
+    target = readlinkSync(file);
   } catch {
-    /* gone meanwhile: the message still names the plan */
+    /* gone or replaced meanwhile: the message still names the plan */
   }
   return new LoopExit(
     LOOP_EXIT.refused,
     `the plan ${rel} is a symbolic link (to ${target}): the runner reads and rewrites its plan only as a file of the repository, never through a link`,
     `restore the file: git checkout -- ${shellQuote(rel)} (if you made the link yourself, copy what it leads to in its place; never when it leads outside the repository and you did not make it), or pass --prd <the file>`,
   );
-}
-
-function lstatOrNull(file: string): ReturnType<typeof lstatSync> | null {
-  try {
-    return lstatSync(file);
-  } catch {
-    return null;
-  }
 }

@@ -3,9 +3,10 @@
 // quarantine), refs/ralphkit or the pinned tests; it lives in its own PID namespace, so when
 // the sandbox ends everything it started ends with it; with --no-network it has no network at all.
 import { spawnSync } from 'node:child_process';
-import { lstatSync, readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { isWithin } from '../../util/repo-path.js';
+import { lstatOrNull } from '../../util/read.js';
 import { findExecutable } from './check.js';
 
 /** What to run under bubblewrap, and where it may write. Paths are absolute real paths (symlinks resolved). */
@@ -198,37 +199,18 @@ export function readHostSockets(home: string | undefined = process.env.HOME): st
   for (const line of text.split('\n').slice(1)) {
     const fields = line.trim().split(/\s+/);
     const p = fields.length >= 8 ? fields.slice(7).join(' ') : '';
-    if (p.startsWith('/') && isSocket(p)) out.add(p);
+    if (p.startsWith('/') && lstatOrNull(p)?.isSocket()) out.add(p);
   }
-  if (home && path.isAbsolute(home)) for (const p of findHomeSockets(home)) out.add(p);
+  // HOME's top level, and two levels into each of its dot folders (not into its other folders).
+  if (home && path.isAbsolute(home)) for (const p of findSockets(home, 3, (name) => name.startsWith('.'))) out.add(p);
   return [...out];
 }
 
-function isSocket(p: string): boolean {
-  try {
-    return lstatSync(p).isSocket();
-  } catch {
-    return false;
-  }
-}
-
-/** Sockets at HOME's top level, and two levels into each of its dot folders (not into its other folders). */
-function findHomeSockets(home: string): string[] {
-  let entries;
-  try {
-    entries = readdirSync(home, { withFileTypes: true });
-  } catch {
-    return [];
-  }
-  return entries.flatMap((e) => {
-    const p = path.join(home, e.name);
-    if (e.isSocket()) return [p];
-    return e.isDirectory() && e.name.startsWith('.') ? findSockets(p, 2) : [];
-  });
-}
-
-/** Socket files under `dir`, `depth` levels down, links not followed. */
-function findSockets(dir: string, depth: number): string[] {
+/**
+ * Socket files in `dir` and `depth - 1` levels below it, links not followed; `into` says which of `dir`'s own folders
+ * to go into (all of those below).
+ */
+function findSockets(dir: string, depth: number, into: (name: string) => boolean = () => true): string[] {
   let entries;
   try {
     entries = readdirSync(dir, { withFileTypes: true });
@@ -238,7 +220,7 @@ function findSockets(dir: string, depth: number): string[] {
   return entries.flatMap((e) => {
     const p = path.join(dir, e.name);
     if (e.isSocket()) return [p];
-    return e.isDirectory() && depth > 1 ? findSockets(p, depth - 1) : [];
+    return e.isDirectory() && depth > 1 && into(e.name) ? findSockets(p, depth - 1) : [];
   });
 }
 

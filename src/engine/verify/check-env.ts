@@ -71,8 +71,8 @@ export function takeCheckEnvBase(env: NodeJS.ProcessEnv, repo?: string): CheckEn
   if (cache) keep.npm_config_cache = cache;
   // A folder named twice resolves nothing the first time did not: listed once. Relative entries (`.`, `node_modules/.bin`) are left out: in a check they resolve inside the checkout, the agent's files.
   const absolute = [...new Set((env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d)))];
-  const inRepo = (d: string) => !!repo && isWithin(realpathOrUndefined(d) ?? path.resolve(d), repo);
-  const dirs = absolute.filter((d) => !inRepo(d));
+  const leftOut = repo ? absolute.filter((d) => isWithin(realpathOrUndefined(d) ?? path.resolve(d), repo)) : [];
+  const dirs = absolute.filter((d) => !leftOut.includes(d));
   const listed = new Map<string, Record<string, string> | null>();
   return {
     home,
@@ -80,7 +80,7 @@ export function takeCheckEnvBase(env: NodeJS.ProcessEnv, repo?: string): CheckEn
     npmGlobal: readNpmGlobal(env),
     path: dirs.map((dir) => (agentWritable(dir) ? { dir, listing: listOnce(dir, listed) } : { dir })),
     keep,
-    ...(repo ? { repo, leftOut: absolute.filter(inRepo) } : {}),
+    ...(repo ? { repo, leftOut } : {}),
   };
 }
 

@@ -11,6 +11,7 @@ import {
   PINNED_SECTIONS,
   planAbsentPaths,
   planCommittedAbsentPaths,
+  isMakefile,
   planConfigLoads,
   planNamedPaths,
   planPinnedPaths,
@@ -145,5 +146,5 @@ function isHookOf(name: string, defined: Record<string, string | null>): boolean
 
 /** A pinned file whose text can name files its runner loads: configuration of the runner table, or a makefile. */
 function isLoadingConfig(file: string): boolean {
-  return matchGlobs([file], RUNNER_CONFIG_GLOBS).length > 0 || /(^|\/)(GNUmakefile|[Mm]akefile|[^/]*\.mk)$/.test(file);
+  return matchGlobs([file], RUNNER_CONFIG_GLOBS).length > 0 || isMakefile(file);
 }

@@ -53,6 +53,11 @@ export const PINNED_ABSENT_GLOBS: readonly string[] = [
 const LOADED_FILE_KEYS =
   /\b(setupFiles|setupFilesAfterEnv|globalSetup|globalTeardown|testEnvironment|environment|snapshotResolver|testSequencer|testResultsProcessor|resolver|runner|dependencyExtractor|require|extends|setup|reporters|transform)\b["']?[ \t]*[:=][ \t]*(\[[^\]]*\]|\{[^}]*\}|"[^"]*"|'[^']*'|`[^`]*`|\n(?:[ \t]*-[ \t]*[^\n]+\n?)+|[^\s,;{}[\]]+)/g;
 
+/** A file make reads as a makefile: GNU make's names for one, or an included `.mk`. */
+export function isMakefile(file: string): boolean {
+  return /^(GNUmakefile|[Mm]akefile|.*\.mk)$/.test(path.posix.basename(file));
+}
+
 /**
  * Files a pinned configuration file (`file`, its plan-commit `text`) has its runner load, among the committed `files`:
  * what LOADED_FILE_KEYS name as a path (`./`, `../` or `<rootDir>/`, resolved from the file's folder, with or without
@@ -71,7 +76,7 @@ export function planConfigLoads(
   const inside = (f: string) => !f.startsWith('..') && !path.posix.isAbsolute(f);
   const pinned: string[] = [];
   const absent: string[] = [];
-  if (/^(GNUmakefile|[Mm]akefile|.*\.mk)$/.test(path.posix.basename(file))) {
+  if (isMakefile(file)) {
     for (const m of text.matchAll(/^[ \t]*(-include|sinclude|include)[ \t]+([^\n#]+)/gm))
       for (const word of m[2].trim().split(/\s+/)) {
         if (word.includes('$') || word.includes('*')) continue;

@@ -1,12 +1,12 @@
 // What the runner decides with, held where the agent cannot quietly rewrite it (SPEC §6): the baseline plan (in
 // memory; in git objects for a resume), the pins (the plan commit), and the snapshot of its own files and git's
 // configuration. ralph/.runs/ is never read to decide a verdict.
-import { lstatSync, mkdirSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import type { Prd, Story } from '../../prd/types.js';
 import { isSkipped } from '../../prd/skip.js';
 import { atomicWriteFileSync } from '../../util/atomic.js';
-import { readFileNoWait, readOwnTextOrNull } from '../../util/read.js';
+import { readFileNoWait, readOwnTextOrNull, lstatOrNull } from '../../util/read.js';
 import type { CheckEnvBase, Pins } from './types.js';
 import type { Emit } from '../events.js';
 import { holdRunnerPath } from '../git/harden.js';
@@ -111,7 +111,7 @@ export async function settleResumedPlan(
     atomicWriteFileSync(paths.prd, recorded);
     emit({
       type: 'warn',
-      message: `${rel} was ${disk === null ? (isThere(paths.prd) ? 'not a file (a link, a pipe or a folder), left unread' : 'missing') : 'not a readable plan (left half-written?)'}; restored the runner's last record of it${saved ? `, and kept the damaged file as ${saved}` : ''}`,
+      message: `${rel} was ${disk === null ? (lstatOrNull(paths.prd) ? 'not a file (a link, a pipe or a folder), left unread' : 'missing') : 'not a readable plan (left half-written?)'}; restored the runner's last record of it${saved ? `, and kept the damaged file as ${saved}` : ''}`,
     });
     return recorded;
   }
@@ -380,13 +380,4 @@ function backUp(paths: RunPaths, rel: string, text: string): string {
     'the damaged plan could not be kept',
   );
   return path.relative(paths.repoRoot, to).split(path.sep).join('/');
-}
-
-function isThere(file: string): boolean {
-  try {
-    lstatSync(file);
-    return true;
-  } catch {
-    return false;
-  }
 }

@@ -91,17 +91,25 @@ const runSandboxed = (script: string, options: Parameters<typeof startSandboxed>
   return s.done.then((r) => ({ ...r, repo: s.repo }));
 };
 
-/** A TCP server on 127.0.0.1 that counts connections; closed when the test ends. */
-async function countingServer(): Promise<{ port: number; connections: () => number }> {
+/** A TCP server on 127.0.0.1 (or a Unix socket at `socket`) that counts connections; closed when the test ends. */
+async function countingServer(socket?: string): Promise<{ port: number; connections: () => number }> {
   let count = 0;
-  const server: Server = createServer((socket) => {
+  const server: Server = createServer((s) => {
     count++;
-    socket.end('hi\n');
+    s.end('hi\n');
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  await new Promise<void>((resolve) =>
+    socket ? server.listen(socket, resolve) : server.listen(0, '127.0.0.1', resolve),
+  );
   onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
   const address = server.address();
   return { port: typeof address === 'object' && address ? address.port : 0, connections: () => count };
+}
+
+/** A command that connects to the Unix socket `socket` and prints `connected`, or the error's code. */
+function connectScript(socket: string): string {
+  const js = `const s=require('net').connect('${socket}');s.on('data',()=>{console.log('connected');s.destroy()});s.on('error',(e)=>console.log(e.code))`;
+  return `"${process.execPath}" -e "${js}"`;
 }
 
 describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
@@ -327,24 +335,17 @@ describe.skipIf(!probe.ok)(`sandbox under the real bwrap${skipped}`, () => {
       mkdirSync(folder, { recursive: true });
       onTestFinished(() => rmSync(folder, { recursive: true, force: true }));
       const socket = path.join(folder, 'service.sock');
-      let count = 0;
-      const server: Server = createServer((s) => {
-        count++;
-        s.end('hi\n');
-      });
-      await new Promise<void>((resolve) => server.listen(socket, resolve));
-      onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-      const connect = `const s=require('net').connect('${socket}');s.on('data',()=>{console.log('connected');s.destroy()});s.on('error',(e)=>console.log(e.code))`;
-      const script = `"${process.execPath}" -e "${connect}"`;
+      const server = await countingServer(socket);
+      const script = connectScript(socket);
       expect((await runSandboxed(script, { network: true })).stdout).toBe('ENOENT\n');
       expect((await runSandboxed(script, { network: false })).stdout).toBe('ENOENT\n');
-      expect(count).toBe(0);
+      expect(server.connections()).toBe(0);
       const run = readShownRun({ RALPH_SANDBOX_SHOW: `relative:/:/etc:${folder}` });
       expect(run).toContain(folder);
       // Only folders under /run: `/` or `/etc` bound again would undo the private /tmp and /run.
       expect(run.filter((p) => !p.startsWith('/run/'))).toEqual([]);
       expect((await runSandboxed(script, { network: false, run })).stdout).toBe('connected\n');
-      expect(count).toBe(1);
+      expect(server.connections()).toBe(1);
     },
   );
 });
@@ -355,17 +356,10 @@ describe.skipIf(!probe.ok)(`host sockets outside /run, under the real bwrap${ski
     mkdirSync(folder, { recursive: true });
     onTestFinished(() => rmSync(folder, { recursive: true, force: true }));
     const socket = path.join(folder, 'docker.sock');
-    let count = 0;
-    const server: Server = createServer((s) => {
-      count++;
-      s.end('hi\n');
-    });
-    await new Promise<void>((resolve) => server.listen(socket, resolve));
-    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
-    const connect = `const s=require('net').connect('${socket}');s.on('data',()=>{console.log('connected');s.destroy()});s.on('error',(e)=>console.log(e.code))`;
-    const r = await runSandboxed(`"${process.execPath}" -e "${connect}"`, { network: true });
+    const server = await countingServer(socket);
+    const r = await runSandboxed(connectScript(socket), { network: true });
     expect(r.stdout).toBe('ECONNREFUSED\n');
-    expect(count).toBe(0);
+    expect(server.connections()).toBe(0);
   });
 });
 
@@ -376,9 +370,7 @@ describe('readHostSockets', () => {
     mkdirSync(ssh);
     const bound = path.join(ssh, 'cm-u@host:22.tmpXYZ');
     const control = path.join(ssh, 'cm-u@host:22');
-    const server: Server = createServer((s) => s.end());
-    await new Promise<void>((resolve) => server.listen(bound, resolve));
-    onTestFinished(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    await countingServer(bound);
     // As ssh's mux.c does: link the socket to the ControlPath, remove the name it was bound at.
     linkSync(bound, control);
     rmSync(bound);
