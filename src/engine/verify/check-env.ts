@@ -55,8 +55,18 @@ const DROPPED =
  * Taken once when the loop starts (verify/trust.ts), before the agent runs. PATH folders inside `repo` (the tree the
  * agent works in: `node_modules/.bin`, first on PATH under `npx` and `npm run`) are left out: what an unchanged entry
  * there loads (`node_modules/<tool>/lib/…`) is the agent's to rewrite, and no listing of the folder shows it.
+ *
+ * `sandboxWritable`: under --sandbox, the host folders the sandboxed agent can write (its repository, git folder and
+ * worktrees; its HOME and /tmp are private layers). A PATH folder outside them is read-only to everything the loop
+ * sandboxes, whatever the runner's user may write there (root may write /usr/bin), and is not listed: listing
+ * /usr/bin and its neighbours took tens of milliseconds of every verification, and an upgrade you run during the loop
+ * (`apt-get upgrade` replacing node) would take a tool away from your checks.
  */
-export function takeCheckEnvBase(env: NodeJS.ProcessEnv, repo?: string): CheckEnvBase {
+export function takeCheckEnvBase(
+  env: NodeJS.ProcessEnv,
+  repo?: string,
+  sandboxWritable?: readonly string[],
+): CheckEnvBase {
   const home = env.HOME && path.isAbsolute(env.HOME) ? env.HOME : undefined;
   const seed = home
     ? SEED_FILES.flatMap((file) => readOrNone(seedSource(env, home, file)).map((bytes) => ({ file, bytes })))
@@ -70,18 +80,42 @@ export function takeCheckEnvBase(env: NodeJS.ProcessEnv, repo?: string): CheckEn
   const cache = env.npm_config_cache ?? env.NPM_CONFIG_CACHE ?? (home ? path.join(home, '.npm') : undefined);
   if (cache) keep.npm_config_cache = cache;
   // A folder named twice resolves nothing the first time did not: listed once. Relative entries (`.`, `node_modules/.bin`) are left out: in a check they resolve inside the checkout, the agent's files.
-  const absolute = [...new Set((env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d)))];
-  const leftOut = repo ? absolute.filter((d) => isWithin(realpathOrUndefined(d) ?? path.resolve(d), repo)) : [];
+  const absolute = absolutePath(env);
+  const leftOut = repo ? repoPathFolders(env, repo) : [];
   const dirs = absolute.filter((d) => !leftOut.includes(d));
   const listed = new Map<string, Record<string, string> | null>();
   return {
     home,
     seed,
     npmGlobal: readNpmGlobal(env),
-    path: dirs.map((dir) => (agentWritable(dir) ? { dir, listing: listOnce(dir, listed) } : { dir })),
+    path: dirs.map((dir) => (agentCanChange(dir, sandboxWritable) ? { dir, listing: listOnce(dir, listed) } : { dir })),
     keep,
     ...(repo ? { repo, leftOut } : {}),
   };
+}
+
+/** The absolute folders on `env`'s PATH, each once. */
+function absolutePath(env: NodeJS.ProcessEnv): string[] {
+  return [...new Set((env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d)))];
+}
+
+/**
+ * The folders on `env`'s PATH inside `repo` (a real path), as PATH names them: `node_modules/.bin` under npx, a
+ * `bin/` direnv adds, a virtualenv's. A check finds them in its checkout (withCheckoutPath), where the programs directly
+ * in them are pinned as the plan commit has them (verify/pin-capture.ts): a commit cannot put a `node` there.
+ */
+export function repoPathFolders(env: NodeJS.ProcessEnv, repo: string): string[] {
+  return absolutePath(env).filter((d) => isWithin(realpathOrUndefined(d) ?? path.resolve(d), repo));
+}
+
+/** repoPathFolders relative to `repo` ('' for the repository itself), with forward slashes. */
+export function repoPathFoldersRel(env: NodeJS.ProcessEnv, repo: string): string[] {
+  return repoPathFolders(env, repo).map((d) =>
+    path
+      .relative(repo, realpathOrUndefined(d) ?? path.resolve(d))
+      .split(path.sep)
+      .join('/'),
+  );
 }
 
 // git and pip read their `.config/` files from XDG_CONFIG_HOME when it is set.
@@ -225,6 +259,16 @@ function identity(file: string): string {
   } catch {
     return 'gone';
   }
+}
+
+/**
+ * Whether the agent could change what PATH folder `dir` holds: under --sandbox, only inside the host folders it can
+ * write (`sandboxWritable`, by real path); without it, whenever the runner's user could (agentWritable).
+ */
+export function agentCanChange(dir: string, sandboxWritable?: readonly string[]): boolean {
+  if (!sandboxWritable) return agentWritable(dir);
+  const real = realpathOrUndefined(dir) ?? path.resolve(dir);
+  return sandboxWritable.some((w) => isWithin(real, realpathOrUndefined(w) ?? path.resolve(w))) && agentWritable(dir);
 }
 
 /** Whether the runner's user (so the agent) could change what `dir` holds: it, or the folder it would be made in, is writable. */

@@ -9,7 +9,7 @@ import { gitOk, pinnedGitDirs } from '../git/git.js';
 import { readObjectFormat } from '../git/objects.js';
 import { SealBroken } from '../errors.js';
 import { readAsGitWrote, readSealedTree, refuseRewrittenFiles } from './sealed-checkout.js';
-import { applyScriptPins, applySectionPin, absentInCommits, matchAbsent } from './pins.js';
+import { applyScriptPins, applySectionPin, absentInCommits, matchAbsent, isPathProgram } from './pins.js';
 import { readCheckoutIndex, realParents, refuseLinksOut, removeFile, sealPins } from './pin-apply.js';
 import { compiledGlob } from './glob.js';
 import { ABOVE_ROOTS, NEAREST_FILES, UPWARD_FILES } from './runner-config.js';
@@ -221,7 +221,14 @@ async function applyPins(
       !mayChange(p) && (index.get(p)?.oid !== pins.tree.get(p)?.oid || index.get(p)?.mode !== pins.tree.get(p)?.mode),
   );
   const added = [...index.keys()].filter((file) => !pins.tree.has(file) && !mayChange(file));
-  const removed = pins.absent ? matchAbsent(added, absentInCommits(pins)) : [];
+  const pinned = new Set(pins.paths);
+  // A program a commit adds to a PATH folder of the repository, or makes runnable there: a check's bare name would run it.
+  const programs = [...index].filter(
+    ([file, { mode }]) => !pinned.has(file) && !mayChange(file) && isPathProgram(file, mode, pins.pathFolders ?? []),
+  );
+  const removed = [
+    ...new Set([...(pins.absent ? matchAbsent(added, absentInCommits(pins)) : []), ...programs.map(([file]) => file)]),
+  ];
   for (const file of removed) removeFile(dir, file);
   return [...changed, ...removed, ...pinManifests(dir, pins, mayChange)];
 }

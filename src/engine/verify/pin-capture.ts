@@ -21,6 +21,7 @@ import {
   readRunnerKeys,
   readScripts,
   readSection,
+  isPathProgram,
 } from './pins.js';
 import { matchGlobs } from './glob.js';
 import { RUNNER_CONFIG_GLOBS } from './runner-config.js';
@@ -30,11 +31,16 @@ import { RUNNER_CONFIG_GLOBS } from './runner-config.js';
  * scripts and sections are pinned. Throws ObjectMismatch (git/objects.ts) when an object the commit names is
  * missing or does not hash to its id.
  */
-export async function readPins(top: string, commit: string, prd: Prd): Promise<Pins> {
+export async function readPins(
+  top: string,
+  commit: string,
+  prd: Prd,
+  pathFolders: readonly string[] = [],
+): Promise<Pins> {
   const format = await readObjectFormat(top);
   const tree = await readVerifiedTree(top, format, commit);
   const files = [...tree.keys()];
-  const paths = planPinnedPaths(files, prd);
+  const paths = [...new Set([...planPinnedPaths(files, prd), ...planPathPrograms(tree, pathFolders)])].sort();
   const byDir = new Map<string, string[]>();
   // setup's install scripts are pinned like a check's script, their absence included: they run the agent's code too.
   const lifecycle = planSetupScripts(prd.setup);
@@ -126,10 +132,17 @@ export async function readPins(top: string, commit: string, prd: Prd): Promise<P
     committedAbsent: absent
       ? [...new Set([...planCommittedAbsentPaths(files, prd, scriptSteps), ...loadedAbsent])].sort()
       : [],
+    ...(pathFolders.length ? { pathFolders: [...pathFolders] } : {}),
     format,
     tree,
     held,
   };
+}
+
+/** The programs the plan commit has directly in the repository's PATH folders (isPathProgram). */
+function planPathPrograms(tree: Pins['tree'], folders: readonly string[]): string[] {
+  if (!folders.length) return [];
+  return [...tree].filter(([file, { mode }]) => isPathProgram(file, mode, folders)).map(([file]) => file);
 }
 
 /** The committed files a command run in folder `dir` names (planNamedPaths, relative to that folder). */

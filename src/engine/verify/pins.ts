@@ -53,6 +53,19 @@ export const PINNED_ABSENT_GLOBS: readonly string[] = [
 const LOADED_FILE_KEYS =
   /\b(setupFiles|setupFilesAfterEnv|globalSetup|globalTeardown|testEnvironment|environment|snapshotResolver|testSequencer|testResultsProcessor|resolver|runner|dependencyExtractor|require|extends|setup|reporters|transform)\b["']?[ \t]*[:=][ \t]*(\[[^\]]*\]|\{[^}]*\}|"[^"]*"|'[^']*'|`[^`]*`|\n(?:[ \t]*-[ \t]*[^\n]+\n?)+|[^\s,;{}[\]]+)/g;
 
+/** Tree modes a PATH lookup runs: an executable file, or a link (to one). */
+const RUNNABLE_MODES: ReadonlySet<string> = new Set(['100755', '120000']);
+
+/**
+ * Whether `file` is a program a PATH lookup in one of `folders` finds: directly in it, as an executable or a link.
+ * `mode` is its mode in a commit's tree.
+ */
+export function isPathProgram(file: string, mode: string | undefined, folders: readonly string[]): boolean {
+  if (!mode || !RUNNABLE_MODES.has(mode)) return false;
+  const dir = path.posix.dirname(file);
+  return folders.includes(dir === '.' ? '' : dir);
+}
+
 /** A file make reads as a makefile: GNU make's names for one, or an included `.mk`. */
 export function isMakefile(file: string): boolean {
   return /^(GNUmakefile|[Mm]akefile|.*\.mk)$/.test(path.posix.basename(file));

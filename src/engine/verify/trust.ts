@@ -20,7 +20,9 @@ import { gitOk } from '../git/git.js';
 import { readPins } from './pin-capture.js';
 import { ObjectMismatch } from '../git/objects.js';
 import { renderSetupWarning } from './pins.js';
-import { takeCheckEnvBase } from './check-env.js';
+import { repoPathFoldersRel, takeCheckEnvBase } from './check-env.js';
+import { worktreesFolder } from '../git/worktree.js';
+import { recordsRoot } from '../store/layout.js';
 import { snapshotRunnerFiles, type RunnerGuard } from './runner-guard.js';
 import type { RunOptions } from '../loop-options.js';
 import type { RunPaths } from '../types.js';
@@ -241,7 +243,7 @@ export async function establishTrust(
   const planRefText = fresh ? known.plan!.text : undefined;
   if (commit) {
     await moveAnchoredRefs(paths.repoRoot, loopId, anchored, before, verdictKey);
-    pins = await capturePins(topLevel, commit, plan);
+    pins = await capturePins(topLevel, commit, plan, repoPathFoldersRel(process.env, topLevel));
     const files = [...pins.tree.keys()];
     const setup = options.verifyInPlace ? null : renderSetupWarning(files, plan);
     if (setup) emit({ type: 'warn', message: setup });
@@ -254,7 +256,11 @@ export async function establishTrust(
       });
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
-  const checkBase = takeCheckEnvBase(process.env, topLevel);
+  const checkBase = takeCheckEnvBase(
+    process.env,
+    topLevel,
+    options.sandbox ? sandboxWritable(paths.repoRoot, topLevel, guard.gitDir) : undefined,
+  );
   // The runner's own git looks for what it starts by name (a filter's program, a credential helper) on PATH as the
   // loop started with it, without the repository's folders: a `git-crypt` the agent puts into node_modules/.bin is
   // not the user's filter.
@@ -285,12 +291,22 @@ export async function establishTrust(
 }
 
 /**
+ * Under --sandbox, the host folders a sandboxed agent of this loop can write (agents/sandbox.ts planBinds): the tree it
+ * works in, the main tree, git's common folder and the loop worktrees beside the main tree. Its HOME and /tmp are
+ * private layers.
+ */
+export function sandboxWritable(repoRoot: string, topLevel: string, gitDir: string): string[] {
+  const main = recordsRoot(repoRoot);
+  return [...new Set([topLevel, repoRoot, main, gitDir, worktreesFolder(main)])];
+}
+
+/**
  * The pins with their bytes, read from the plan commit down and hashed against their ids: an object that is not what
  * its id says stops the loop (exit 6) before anything is verified with it.
  */
-async function capturePins(top: string, commit: string, plan: Prd): Promise<Pins> {
+async function capturePins(top: string, commit: string, plan: Prd, pathFolders: string[]): Promise<Pins> {
   try {
-    return await readPins(top, commit, plan);
+    return await readPins(top, commit, plan, pathFolders);
   } catch (err) {
     if (!(err instanceof ObjectMismatch)) throw err;
     throw new WorkProtected(

@@ -133,6 +133,12 @@ export interface Pins {
   absentPaths?: string[];
   /** Globs of paths whose absence is pinned in what a commit adds only, not after setup (planCommittedAbsentPaths). */
   committedAbsent?: string[];
+  /**
+   * The repository's folders on PATH at loop start, relative ('' for its top): a check runs a bare program name from
+   * its checkout's copy of them, so the programs directly in them (executables and links) are pinned, and one a
+   * commit adds or makes executable there is removed, whatever `absent` says.
+   */
+  pathFolders?: string[];
   /** The repository's object hash: what the pinned bytes are hashed with against their ids. */
   format: 'sha1' | 'sha256';
   /**

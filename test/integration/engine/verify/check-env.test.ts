@@ -5,10 +5,11 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, symlinkSyn
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
-import { buildCheckEnv, takeCheckEnvBase } from '../../../../src/engine/verify/check-env.js';
+import { buildCheckEnv, repoPathFoldersRel, takeCheckEnvBase } from '../../../../src/engine/verify/check-env.js';
+import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { findExecutable } from '../../../../src/engine/agents/check.js';
 import type { CheckSandbox } from '../../../../src/engine/verify/types.js';
-import { testdir } from '../../../support/repo.js';
+import { git, testdir } from '../../../support/repo.js';
 import { claim, commitAll, plan, story, verifyRepo, type VerifyRepo } from '../../../support/verify-repo.js';
 
 const bwrap = findExecutable('bwrap', process.env);
@@ -111,6 +112,36 @@ describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
     expect(await run(attack, base)).toMatchObject({ status: 'verified' });
   }, 60_000);
 
+  it('check environment: a program a commit puts into a PATH folder of the repository (`bin/` from direnv) is not what a check runs: the folder is pinned as the plan commit has it; honest work runs its committed tools from there', async () => {
+    const check = 'node test/feature.test.mjs && test "$(hello)" = hi';
+    const prdFile = plan([story('US-1', { checks: [check] })]);
+    const r = verifyRepo(prdFile, { ...PROJECT, 'bin/hello': '#!/bin/sh\necho hi\n' });
+    chmodSync(path.join(r.dir, 'bin', 'hello'), 0o755);
+    const top = realpathSync(r.dir);
+    git(r.dir, 'add', '-A');
+    git(r.dir, 'commit', '-qm', 'tools');
+    vi.stubEnv('PATH', `${path.join(r.dir, 'bin')}${path.delimiter}${process.env.PATH}`);
+    const base = takeCheckEnvBase(process.env, top); // the loop starts
+    const pins = await readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), prdFile, repoPathFoldersRel(process.env, top));
+    expect(pins.pathFolders).toEqual(['bin']);
+    expect(pins.paths).toContain('bin/hello');
+    // The agent's node, and hello made to pass too: neither is what the check runs.
+    writeFileSync(path.join(r.dir, 'bin', 'node'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    writeFileSync(path.join(r.dir, 'bin', 'hello'), '#!/bin/sh\necho hi\n# changed\n');
+    commitAll(r.dir, { 'src.txt': 'no feature\n' });
+    claim(r, 'US-1');
+    const input = { checkBase: base, pins, ...(sandboxed ? { sandbox: sandboxOf(r) } : {}) };
+    expect((await verifyIteration(r.input(input))).verdicts[0]).toMatchObject({
+      status: 'rejected',
+      reason: expect.stringContaining(
+        `check \`${check}\` exited 1; the agent changed pinned test inputs bin/hello, bin/node:`,
+      ),
+    });
+    commitAll(r.dir, { 'feature.txt': 'done\n' });
+    claim(r, 'US-1');
+    expect((await verifyIteration(r.input(input))).verdicts[0]).toMatchObject({ status: 'verified' });
+  }, 60_000);
+
   it("check environment: honest work passes, with the user's git identity, the tools on PATH at loop start, and a TMPDIR it can write (the sandbox's /tmp when yours is elsewhere)", async () => {
     const { bin } = userEnv();
     writeFileSync(path.join(bin, 'greet'), '#!/bin/sh\necho hello\n');
@@ -165,5 +196,29 @@ describe('check environment: a PATH folder named twice, once through a link (/bi
     expect(dirs).not.toContain(link);
     expect(findExecutable('node', env)).not.toBe(path.join(bin, 'node'));
     expect(findExecutable('greet', env)).toMatch(new RegExp(`^${checks}/`));
+  });
+});
+
+describe('check environment: PATH folders under --sandbox', () => {
+  it("are listed only inside what the sandboxed agent can write on the host (its repository's worktrees, git folder): HOME and system folders are read-only to it, and a program you install there during the loop stays on the checks' PATH", () => {
+    const { bin } = userEnv();
+    const repo = testdir('ralphkit-repo-');
+    const trees = `${repo}.ralph-worktrees`;
+    const treeBin = path.join(trees, 'w1', 'bin');
+    mkdirSync(treeBin, { recursive: true });
+    vi.stubEnv('PATH', `${bin}${path.delimiter}${treeBin}${path.delimiter}${process.env.PATH}`);
+    const writable = [repo, path.join(repo, '.git'), trees];
+    const base = takeCheckEnvBase(process.env, repo, writable);
+    expect(base.path.find((p) => p.dir === bin)).toEqual({ dir: bin });
+    expect(base.path.find((p) => p.dir === treeBin)?.listing).toEqual({});
+    // Without the sandbox the agent writes what you can: your ~/.local/bin is listed.
+    expect(takeCheckEnvBase(process.env, repo).path.find((p) => p.dir === bin)?.listing).toEqual({});
+    // A tool you install into HOME while the loop runs is kept; one added among the worktrees is left out.
+    writeFileSync(path.join(bin, 'greet'), '#!/bin/sh\necho hello\n', { mode: 0o755 });
+    writeFileSync(path.join(treeBin, 'node'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const { env, changed } = buildCheckEnv(base, process.env, testdir('ralphkit-checks-home-'));
+    expect(changed).toEqual([`${treeBin} (added node)`]);
+    expect(findExecutable('greet', env)).toBe(path.join(bin, 'greet'));
+    expect(findExecutable('node', env)).not.toBe(path.join(treeBin, 'node'));
   });
 });
