@@ -82,9 +82,11 @@ describe('the review gate', () => {
   it('a reviewer that edits, commits and writes into the real repository changes nothing there, and is not a SHIP', async () => {
     const dir = installedRepo({ skills: false, plan: plan(story('US-1', 1)) });
     const configBefore = readFileSync(path.join(dir, '.git/config'), 'utf8');
+    const targetFile = path.join(testdir(), 'target');
+    writeFileSync(targetFile, dir);
     const r = await ralph(dir, ['--review-cmd', fixture('reviewer.mjs'), '1'], {
       REVIEW_MODE: 'vandal',
-      VANDAL_TARGET: dir,
+      VANDAL_TARGET_FILE: targetFile,
     });
     expect(r.code, r.stderr).toBe(1);
     expect(readFileSync(path.join(dir, '.git/config'), 'utf8')).toBe(configBefore);

@@ -65,7 +65,7 @@ const DROPPED =
 export function takeCheckEnvBase(
   env: NodeJS.ProcessEnv,
   repo?: string,
-  sandboxWritable?: readonly string[],
+  { sandboxWritable, spelled = [] }: { sandboxWritable?: readonly string[]; spelled?: readonly string[] } = {},
 ): CheckEnvBase {
   const home = env.HOME && path.isAbsolute(env.HOME) ? env.HOME : undefined;
   const seed = home
@@ -90,8 +90,85 @@ export function takeCheckEnvBase(
     npmGlobal: readNpmGlobal(env),
     path: dirs.map((dir) => (agentCanChange(dir, sandboxWritable) ? { dir, listing: listOnce(dir, listed) } : { dir })),
     keep,
-    ...(repo ? { repo, leftOut } : {}),
+    ...(repo
+      ? {
+          repo,
+          leftOut,
+          repoVars: planRepoVars(env, repoNames(repo, spelled)),
+          ...(spelled.length ? { spelled: [...spelled] } : {}),
+        }
+      : {}),
   };
+}
+
+/** The names the repository goes by in the environment: its real path and the ones it was reached by, longest first. */
+function repoNames(repo: string, spelled: readonly string[]): string[] {
+  const names = [repo, ...spelled.filter((s) => path.isAbsolute(s)).map((s) => path.resolve(s))];
+  return [...new Set(names)].sort((a, b) => b.length - a.length);
+}
+
+// What separates a path from what stands around it in a variable's value (`--require=/x`, `a:b`, `"/x" -r /y`).
+const AROUND = /[\s:;,="']/;
+
+/**
+ * The variables of `env` (PATH aside) whose value names the repository or a path inside it, at loop start (NODE_OPTIONS
+ * with `--require <repo>/.pnp.cjs` under Yarn, PYTHONPATH=<repo>/src from direnv, a VIRTUAL_ENV, npm's INIT_CWD).
+ * `rewrite`: each path named is a folder: the checks get the same folder of their checkout. `drop`: a file (or nothing
+ * yet), which the agent can rewrite in the working tree, ignored, where no commit shows it: left out.
+ */
+export function planRepoVars(env: NodeJS.ProcessEnv, names: readonly string[]): Record<string, RepoVar> {
+  const out: Record<string, RepoVar> = {};
+  for (const [name, value] of Object.entries(env)) {
+    if (name === 'PATH' || !value) continue;
+    const named = findRepoPaths(value, names);
+    if (!named.length) continue;
+    out[name] = named.every((p) => existsDir(p.path)) ? 'rewrite' : 'drop';
+  }
+  return out;
+}
+
+export type RepoVar = 'rewrite' | 'drop';
+
+/** Each path inside one of `names` (or the name itself) that `value` holds, where it starts and which name it starts with. */
+function findRepoPaths(value: string, names: readonly string[]): Array<{ at: number; name: string; path: string }> {
+  const out: Array<{ at: number; name: string; path: string }> = [];
+  for (let at = 0; at < value.length; at++) {
+    if (at > 0 && !AROUND.test(value[at - 1])) continue;
+    const name = names.find(
+      (n) => value.startsWith(n, at) && /^$|^[/\s:;,="']/.test(value.slice(at + n.length, at + n.length + 1)),
+    );
+    if (!name) continue;
+    let end = at + name.length;
+    while (end < value.length && !AROUND.test(value[end])) end++;
+    out.push({ at, name, path: value.slice(at, end) });
+    at = end - 1;
+  }
+  return out;
+}
+
+/**
+ * `env` with the variables planRepoVars found naming the repository made to name `to` instead (the checkout a check,
+ * setup or the reviewer works in), or left out; `to` undefined (--on-exit, which runs in your tree): all left out.
+ */
+export function withRepoVars(env: NodeJS.ProcessEnv, base: CheckEnvBase | undefined, to?: string): NodeJS.ProcessEnv {
+  if (!base?.repo || !base.repoVars) return env;
+  const out = { ...env };
+  const names = repoNames(base.repo, base.spelled ?? []);
+  for (const [name, how] of Object.entries(base.repoVars)) {
+    const value = out[name];
+    if (value === undefined) continue;
+    if (how === 'drop' || to === undefined) delete out[name];
+    else {
+      let next = '';
+      let from = 0;
+      for (const hit of findRepoPaths(value, names)) {
+        next += value.slice(from, hit.at) + to;
+        from = hit.at + hit.name.length;
+      }
+      out[name] = next + value.slice(from);
+    }
+  }
+  return out;
 }
 
 /** The absolute folders on `env`'s PATH, each once. */
@@ -180,7 +257,7 @@ export function holdPathEnv(
   const dir = makeTempFolder('ralph-path');
   const { dirs, changed } = planHeldPath(base, dir);
   return {
-    env: { ...env, PATH: dirs.join(path.delimiter) },
+    env: withRepoVars({ ...env, PATH: dirs.join(path.delimiter) }, base),
     changed,
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
@@ -361,14 +438,16 @@ export class ChecksEnv {
  * `env` for a check in checkout `checkout`: the PATH folders the loop start left out because they are inside the
  * repository (`node_modules/.bin` under npx) come back as the checkout's own copies of them, first, as they were: a
  * check that calls a project tool by name finds the one setup installed in its checkout, never the working tree's.
+ * Other variables naming the repository name the checkout, or are left out (withRepoVars).
  */
 export function withCheckoutPath(
   env: NodeJS.ProcessEnv,
   base: CheckEnvBase | undefined,
   checkout: string,
 ): NodeJS.ProcessEnv {
-  if (!base?.repo || !base.leftOut?.length) return env;
+  const vars = withRepoVars(env, base, checkout);
+  if (!base?.repo || !base.leftOut?.length) return vars;
   const repo = base.repo;
   const mapped = base.leftOut.map((d) => path.join(checkout, path.relative(repo, realpathOrUndefined(d) ?? d)));
-  return { ...env, PATH: [...mapped, env.PATH].filter(Boolean).join(path.delimiter) };
+  return { ...vars, PATH: [...mapped, vars.PATH].filter(Boolean).join(path.delimiter) };
 }

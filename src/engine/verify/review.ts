@@ -5,7 +5,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import type { Story } from '../../prd/types.js';
 import type { CheckSandbox, ReviewSetup, ShippedReview, VerifyOptions } from './types.js';
-import { planHeldPath } from './check-env.js';
+import { planHeldPath, withRepoVars } from './check-env.js';
 import { planAgent, type AgentPlan } from '../agents/index.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
 import { planHomeLayer } from '../agents/sandbox-home.js';
@@ -219,7 +219,9 @@ async function runIsolated(
     RALPH_STORY_ID: story.id,
     ...(setup.model ? { RALPH_REVIEW_MODEL: setup.model } : {}),
   };
-  const { env, token } = planAgentEnv(setup.env, extra);
+  // Variables naming the repository (NODE_OPTIONS's `--require <repo>/.pnp.cjs`) name the clone, or go: the working
+  // tree's ignored files are the agent's to rewrite, and a reviewer CLI run on node would load them.
+  const { env, token } = planAgentEnv(withRepoVars(setup.env, input.checkBase, checkout.dir), extra);
   // Codex's answer file in a fresh private folder, not at a name under ralph/.runs/ anything could write to first.
   const answerDir = makeTempFolder('ralph-review');
   // PATH as the loop started with it, as the checks have it: a program the agent put into a PATH folder since (a

@@ -8,7 +8,7 @@ import { createCheckout, reapplyPins, removeCheckout, type Checkout } from './ch
 import { renderCheckFailure } from './report.js';
 import type { Prd, Story } from '../../prd/types.js';
 import path from 'node:path';
-import { ChecksEnv, withCheckoutPath } from './check-env.js';
+import { ChecksEnv, withCheckoutPath, withRepoVars } from './check-env.js';
 import { existsSync } from 'node:fs';
 import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
 import { planSandboxCommand } from '../agents/sandbox.js';
@@ -383,7 +383,7 @@ export class CheckSession {
     const r = await runCheck({
       command: setup,
       cwd: dir,
-      env: sandboxedEnv(checkEnv.env, wrap),
+      env: sandboxedEnv(withRepoVars(checkEnv.env, this.input.checkBase, dir), wrap),
       timeoutMs: this.input.checkTimeoutMs,
       signal: this.input.signal,
       wrap,

@@ -256,11 +256,10 @@ export async function establishTrust(
       });
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
-  const checkBase = takeCheckEnvBase(
-    process.env,
-    topLevel,
-    options.sandbox ? sandboxWritable(paths.repoRoot, topLevel, guard.gitDir) : undefined,
-  );
+  const checkBase = takeCheckEnvBase(process.env, topLevel, {
+    ...(options.sandbox ? { sandboxWritable: sandboxWritable(paths.repoRoot, topLevel, guard.gitDir) } : {}),
+    spelled: [paths.repoRoot],
+  });
   // The runner's own git looks for what it starts by name (a filter's program, a credential helper) on PATH as the
   // loop started with it, without the repository's folders: a `git-crypt` the agent puts into node_modules/.bin is
   // not the user's filter.
@@ -269,6 +268,13 @@ export async function establishTrust(
     emit({
       type: 'info',
       message: `PATH folders inside the repository (${checkBase.leftOut.join(', ')}) are left out of what the runner starts (setup, the reviewer, --on-exit, its git): the agent can write what they hold; each check finds its checkout's own copy of them instead`,
+    });
+  const named = Object.entries(checkBase.repoVars ?? {});
+  const dropped = named.filter(([, how]) => how === 'drop').map(([name]) => name);
+  if (dropped.length)
+    emit({
+      type: 'info',
+      message: `${dropped.join(', ')} name${dropped.length === 1 ? 's' : ''} a file in the repository, which the agent can rewrite where no commit shows it (an ignored .pnp.cjs): left out of what the checks, setup, the reviewer and --on-exit get (a check that needs it sets it itself, for its checkout: \`yarn test\` does)`,
     });
   // A resumed loop's earlier SHIPs, so its final gate seals them again (verify/shipped.ts).
   const shipped = resumed ? await readShipped(topLevel, loopId, head, verdictKey) : new Map<string, ShippedReview>();

@@ -211,6 +211,13 @@ export interface CheckEnvBase {
    * gets the checkout's own copies of them (withCheckoutPath).
    */
   leftOut?: string[];
+  /** Other names of `repo` at loop start (the path it was reached by, when a link leads there). */
+  spelled?: string[];
+  /**
+   * The variables whose value named the repository at loop start, other than PATH (check-env.ts planRepoVars): each
+   * check, setup and review gets them naming its checkout, or not at all.
+   */
+  repoVars?: Record<string, 'rewrite' | 'drop'>;
 }
 
 /** How checks are sandboxed: bubblewrap, the user's HOME (writable: caches), and what stays read-only or hidden. */

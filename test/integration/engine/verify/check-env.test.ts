@@ -5,7 +5,13 @@ import { chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, symlinkSyn
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
-import { buildCheckEnv, repoPathFoldersRel, takeCheckEnvBase } from '../../../../src/engine/verify/check-env.js';
+import {
+  buildCheckEnv,
+  planRepoVars,
+  repoPathFoldersRel,
+  takeCheckEnvBase,
+  withRepoVars,
+} from '../../../../src/engine/verify/check-env.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { findExecutable } from '../../../../src/engine/agents/check.js';
 import type { CheckSandbox } from '../../../../src/engine/verify/types.js';
@@ -142,6 +148,28 @@ describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
     expect((await verifyIteration(r.input(input))).verdicts[0]).toMatchObject({ status: 'verified' });
   }, 60_000);
 
+  it("check environment: a variable naming an ignored file of the working tree (Yarn's NODE_OPTIONS --require <repo>/.pnp.cjs) is left out of the checks: the agent's rewrite of that file does not decide; one naming a folder (PYTHONPATH) names the checkout's", async () => {
+    const check = 'node test/feature.test.mjs && test "$LIBS" = "$PWD/lib:/opt/x"';
+    const r = verifyRepo(plan([story('US-1', { checks: [check] })]), {
+      ...PROJECT,
+      '.gitignore': '.pnp.cjs\n',
+      'lib/a.txt': 'a\n',
+    });
+    writeFileSync(path.join(r.dir, '.pnp.cjs'), '/* yarn pnp runtime */\n');
+    vi.stubEnv('NODE_OPTIONS', `--max-old-space-size=512 --require ${r.dir}/.pnp.cjs`);
+    vi.stubEnv('LIBS', `${r.dir}/lib:/opt/x`);
+    const base = takeCheckEnvBase(process.env, realpathSync(r.dir), { spelled: [r.dir] });
+    expect(base.repoVars).toEqual({ NODE_OPTIONS: 'drop', LIBS: 'rewrite' });
+    // The agent rewrites the ignored file so that any node passes; nothing of it is committed.
+    writeFileSync(path.join(r.dir, '.pnp.cjs'), 'process.exit(0);\n');
+    commitAll(r.dir, { 'src.txt': 'no feature\n' });
+    claim(r, 'US-1');
+    expect(await run(r, base)).toMatchObject({ status: 'rejected', reason: `check \`${check}\` exited 1` });
+    commitAll(r.dir, { 'feature.txt': 'done\n' });
+    claim(r, 'US-1');
+    expect(await run(r, base)).toMatchObject({ status: 'verified' });
+  }, 60_000);
+
   it("check environment: honest work passes, with the user's git identity, the tools on PATH at loop start, and a TMPDIR it can write (the sandbox's /tmp when yours is elsewhere)", async () => {
     const { bin } = userEnv();
     writeFileSync(path.join(bin, 'greet'), '#!/bin/sh\necho hello\n');
@@ -208,7 +236,7 @@ describe('check environment: PATH folders under --sandbox', () => {
     mkdirSync(treeBin, { recursive: true });
     vi.stubEnv('PATH', `${bin}${path.delimiter}${treeBin}${path.delimiter}${process.env.PATH}`);
     const writable = [repo, path.join(repo, '.git'), trees];
-    const base = takeCheckEnvBase(process.env, repo, writable);
+    const base = takeCheckEnvBase(process.env, repo, { sandboxWritable: writable });
     expect(base.path.find((p) => p.dir === bin)).toEqual({ dir: bin });
     expect(base.path.find((p) => p.dir === treeBin)?.listing).toEqual({});
     // Without the sandbox the agent writes what you can: your ~/.local/bin is listed.
@@ -220,5 +248,29 @@ describe('check environment: PATH folders under --sandbox', () => {
     expect(changed).toEqual([`${treeBin} (added node)`]);
     expect(findExecutable('greet', env)).toBe(path.join(bin, 'greet'));
     expect(findExecutable('node', env)).not.toBe(path.join(treeBin, 'node'));
+  });
+});
+
+describe('check environment: variables naming the repository', () => {
+  it('are found where a path starts (after a separator, `=`, a quote), by every name of the repository, and only then', () => {
+    const repo = testdir('ralphkit-repo-');
+    mkdirSync(path.join(repo, 'src'));
+    const link = path.join(testdir('ralphkit-links-'), 'here');
+    symlinkSync(repo, link);
+    const env = {
+      PATH: `${repo}/bin`,
+      A: `--require=${repo}/.pnp.cjs`,
+      B: `${link}/src:/usr/lib`,
+      C: `"${repo}"`,
+      D: `${repo}-other/x`,
+      E: `/x${repo}/src`,
+      F: `${repo}/src ${repo}/missing`,
+    };
+    expect(planRepoVars(env, [link, repo])).toEqual({ A: 'drop', B: 'rewrite', C: 'rewrite', F: 'drop' });
+    const base = takeCheckEnvBase(env, repo, { spelled: [link] });
+    const out = withRepoVars(env, base, '/tmp/co');
+    expect(out).toEqual({ PATH: env.PATH, B: '/tmp/co/src:/usr/lib', C: '"/tmp/co"', D: env.D, E: env.E });
+    // --on-exit runs in your tree, with none of them.
+    expect(Object.keys(withRepoVars(env, base)).sort()).toEqual(['D', 'E', 'PATH']);
   });
 });
