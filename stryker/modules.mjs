@@ -218,6 +218,13 @@ export const MODULES = [
     pure: false,
   },
   {
+    name: 'verify/nested-git',
+    mutate: 'src/engine/verify/nested-git.ts',
+    tests: ['test/integration/engine/verify/nested-git.test.ts'],
+    floor: 0,
+    pure: false,
+  },
+  {
     name: 'view/memo',
     mutate: 'src/view/memo.ts',
     tests: ['test/integration/view/memo.test.ts'],

@@ -132,6 +132,19 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(progress(dir).length).toBeGreaterThan(0);
   });
 
+  it("a repository the agent commits as a gitlink, whose core.fsmonitor your own git status would run: removed after the agent's run, that iteration's claims rejected; the loop then finishes honestly", async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'nested-repo', ['5']);
+    expect(r.output).toContain('the agent made or changed a git repository inside the working tree (vendor/tool/.git)');
+    expect(existsSync(path.join(dir, 'vendor/tool/.git'))).toBe(false);
+    expect(git(dir, 'ls-files', '--stage', 'vendor/tool')).toMatch(/^160000 /); // the gitlink stays committed
+    // Your git status (no --ignore-submodules): nothing of the agent's runs.
+    git(dir, 'status');
+    expect(existsSync(`${dir}.fsmonitor-ran`)).toBe(false);
+    expect(r.code, r.output).toBe(0);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
+  });
+
   it("a check whose code adds a filter to the real .git/config: put back before the runner's own git calls, the claim rejected, not exit 0", async () => {
     const dir = copyRepo(plan);
     const configBefore = readFileSync(path.join(dir, '.git/config'), 'utf8');

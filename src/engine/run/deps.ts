@@ -3,7 +3,7 @@
 import { readFileNoWait } from '../../util/read.js';
 import type { AgentResult, LoopConfig, LoopDeps, RunContext, RunPaths, SaveReason } from '../types.js';
 import type { BudgetGate } from '../budget/types.js';
-import type { GateOutcome, OwnStatusMemo, VerifyResult } from '../verify/types.js';
+import type { GateOutcome, OwnStatusMemo, VerifyResult, Violation } from '../verify/types.js';
 import type { LoopState } from '../store/state-types.js';
 import type { RunOptions } from '../loop-options.js';
 import type { Prd } from '../../prd/types.js';
@@ -32,6 +32,7 @@ import { finishInterruptedIteration } from '../core/loop.js';
 import { isSkipped } from '../../prd/skip.js';
 import { stopLeftovers, inspectAgentGit } from './after-agent.js';
 import { guardRunnerFiles } from '../verify/trusted-files.js';
+import { restoreNestedGits } from '../verify/nested-git.js';
 import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
 import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
 import { RefsView } from './refs-view.js';
@@ -239,6 +240,12 @@ export async function runAgent(
   }
 }
 
+/** Both reasons, when both are there. */
+function joinViolations(a: Violation | undefined, b: Violation | undefined): Violation | undefined {
+  if (!a || !b) return a ?? b;
+  return { reason: `${a.reason}; ${b.reason}`, files: [...a.files, ...b.files] };
+}
+
 /** The runner's files and git's configuration first (before any git command reads what the agent planted), then git. */
 async function afterAgent(
   run: RunContext,
@@ -248,7 +255,11 @@ async function afterAgent(
   headBefore: string | null,
   tips: string[],
 ) {
-  const violation = guardRunnerFiles(run, trust, iteration);
+  const guarded = guardRunnerFiles(run, trust, iteration);
+  // Then the repositories at the gitlinks (its `git ls-files` after .git/config is put back).
+  const nested = trust.nested ? await restoreNestedGits(trust.nested) : undefined;
+  if (nested) run.emit({ type: 'warn', iteration, message: nested.reason });
+  const violation = joinViolations(guarded, nested);
   return {
     ...(await inspectAgentGit(run, trust.topLevel, iteration, headBefore, tips, await refs.read())),
     ...(violation ? { violation } : {}),

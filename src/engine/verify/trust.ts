@@ -24,6 +24,7 @@ import { repoPathFoldersRel, takeCheckEnvBase } from './check-env.js';
 import { worktreesFolder } from '../git/worktree.js';
 import { recordsRoot } from '../store/layout.js';
 import { snapshotRunnerFiles, type RunnerGuard } from './runner-guard.js';
+import { holdNestedGits, type NestedGits } from './nested-git.js';
 import type { RunOptions } from '../loop-options.js';
 import type { RunPaths } from '../types.js';
 import type { ShippedReview } from './types.js';
@@ -70,6 +71,8 @@ export interface RunTrust {
   verdictKey: Buffer | null;
   /** git's common dir (hooks, config, objects), for the sandbox. */
   gitDir: string;
+  /** The repositories at the index's gitlinks when the loop started (verify/nested-git.ts). */
+  nested?: NestedGits;
   /** What the loop's pins and plan refs name, as the runner last set and sealed them (verify/anchors.ts). */
   anchored: AnchorValues;
   /** The checks' HOME seed, PATH and toolchains as at loop start (verify/check-env.ts). */
@@ -256,6 +259,7 @@ export async function establishTrust(
       });
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
+  const nested = await holdNestedGits(paths.repoRoot, guard.ownGitDir ?? guard.gitDir);
   const checkBase = takeCheckEnvBase(process.env, topLevel, {
     ...(options.sandbox ? { sandboxWritable: sandboxWritable(paths.repoRoot, topLevel, guard.gitDir) } : {}),
     spelled: [paths.repoRoot],
@@ -289,6 +293,7 @@ export async function establishTrust(
     shippedRecorded: resumed || shippedRefFound,
     weak: new Set(),
     gitDir: guard.gitDir,
+    nested,
     verdictKey,
     anchored,
     checkBase,

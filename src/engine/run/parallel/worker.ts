@@ -1,6 +1,7 @@
 // One attempt of one worker of a --parallel run: its worktree set on the story branch at the plan branch's tip, one
 // agent run told which story is its own, then the same steps a single loop takes after an agent (deps.ts): what it
 // left running is stopped, the runner's files put back, git inspected, and the claim verified on the story branch.
+import { holdNestedGits } from '../../verify/nested-git.js';
 import { loopSetupCache } from '../../verify/setup-cache.js';
 import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
@@ -127,6 +128,7 @@ async function openAttempt(input: AttemptInput): Promise<WorkerSetup> {
     weak: input.trust.weak,
     verdictKey: input.trust.verdictKey,
     gitDir: guard.gitDir,
+    nested: await holdNestedGits(root, guard.ownGitDir ?? guard.gitDir),
     anchored: input.trust.anchored,
     checkBase: input.trust.checkBase,
   };

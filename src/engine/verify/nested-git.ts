@@ -1,0 +1,192 @@
+// Git repositories inside the working tree (SPEC §6, "what the agent can write"). A gitlink in the index whose folder
+// holds a repository (a `.git` folder, or a `.git` file naming a git folder anywhere) is a submodule to git, and a
+// plain `git status` in your tree runs a status inside it, with that repository's configuration: its
+// `core.fsmonitor` is a command (checked with git 2.39.5: the superproject's status ran it), and so are its filters.
+// Your shell prompt runs `git status` too. The runner's own git never enters one (`--ignore-submodules=dirty`), but
+// you would, outside the sandbox, once the loop is over. So after every agent run the repositories at the index's
+// gitlinks are held against the loop's start: one the agent made is removed, one it changed (its `.git` file, its
+// configuration) is put back, and the iteration's claims are rejected.
+import {
+  lstatSync,
+  readFileSync,
+  readlinkSync,
+  realpathSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
+import path from 'node:path';
+import { runGitBytes } from '../git/git.js';
+import { lstatOrNull } from '../../util/read.js';
+import type { Violation } from './types.js';
+
+/** What a gitlink's folder held at one moment: its `.git` entry and the configuration of the git folder it is. */
+interface NestedGit {
+  /** `<gitlink>/.git`: a folder, a file (its bytes), or a link (its target). */
+  entry: { kind: 'dir' } | { kind: 'file'; bytes: Buffer } | { kind: 'link'; target: string } | { kind: 'other' };
+  /**
+   * The git folder's `config` (absolute), when the entry leads to one, its bytes (null: none), and the real path of
+   * its folder then: nothing is written there once that folder leads elsewhere.
+   */
+  config?: { file: string; bytes: Buffer | null; dir: string | null };
+}
+
+export interface NestedGits {
+  top: string;
+  /** By the gitlink's path relative to `top`: what its folder held. */
+  held: Map<string, NestedGit>;
+  /** The index's gitlinks, and the index's identity they were read under (listed again only when it changes). */
+  links: { key: string; paths: string[] };
+  /** This tree's own git folder (where its index is). */
+  ownGitDir: string;
+}
+
+/** Reads the repositories at the gitlinks of `top`'s index: once when the loop starts, before any agent runs. */
+export async function holdNestedGits(top: string, ownGitDir: string): Promise<NestedGits> {
+  const links = await listGitlinks(top, ownGitDir, null);
+  const held = new Map<string, NestedGit>();
+  for (const rel of links.paths) {
+    const found = readNested(top, rel);
+    if (found) held.set(rel, found);
+  }
+  return { top, held, links, ownGitDir };
+}
+
+/**
+ * After an agent run: each repository at a gitlink of the index now, against the loop's start. Made since: removed.
+ * Changed: put back. Returns the violation that rejects the iteration's claims, or undefined when all is as it was.
+ */
+export async function restoreNestedGits(nested: NestedGits): Promise<Violation | undefined> {
+  nested.links = await listGitlinks(nested.top, nested.ownGitDir, nested.links);
+  const changed: string[] = [];
+  for (const rel of nested.links.paths) {
+    const now = readNested(nested.top, rel);
+    const before = nested.held.get(rel);
+    if (sameNested(before, now)) continue;
+    const shown = `${rel}/.git`;
+    if (!linkFree(nested.top, rel)) {
+      // A folder on the way is a link: nothing is removed or written through it; the claims still go.
+      changed.push(`${shown} (through a link: left as it is)`);
+      continue;
+    }
+    const abs = path.join(nested.top, rel, '.git');
+    if (!before) rmSync(abs, { recursive: true, force: true });
+    else putBack(abs, before);
+    changed.push(shown);
+  }
+  if (!changed.length) return undefined;
+  return {
+    reason: `the agent made or changed a git repository inside the working tree (${changed.join(', ')}): git runs what its configuration says (core.fsmonitor, a filter) in your own git status there; it was ${changed.length === 1 ? 'removed or put back' : 'removed or put back, each'} as it was when the loop started (a story that needs a submodule: add it, and run git submodule update --init, before the loop starts)`,
+    files: [],
+  };
+}
+
+/** The gitlinks (mode 160000) of `top`'s index; `last` again when the index has not changed since it was read. */
+async function listGitlinks(
+  top: string,
+  ownGitDir: string,
+  last: NestedGits['links'] | null,
+): Promise<NestedGits['links']> {
+  const key = statKey(path.join(ownGitDir, 'index'));
+  if (last && last.key === key) return last;
+  const r = await runGitBytes(top, ['ls-files', '--stage', '-z']);
+  const paths: string[] = [];
+  if (r.code === 0)
+    for (const line of r.bytes.toString('utf8').split('\0'))
+      if (line.startsWith('160000 ')) paths.push(line.slice(line.indexOf('\t') + 1));
+  return { key, paths };
+}
+
+function statKey(file: string): string {
+  try {
+    const s = statSync(file, { bigint: true });
+    return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
+  } catch {
+    return 'none';
+  }
+}
+
+/** What `<rel>/.git` is now, or null when there is none. */
+function readNested(top: string, rel: string): NestedGit | null {
+  const abs = path.join(top, rel, '.git');
+  const st = lstatOrNull(abs);
+  if (!st) return null;
+  if (st.isSymbolicLink()) return { entry: { kind: 'link', target: readLinkOr(abs) } };
+  if (st.isDirectory()) return { entry: { kind: 'dir' }, config: readConfig(path.join(abs, 'config')) };
+  if (!st.isFile()) return { entry: { kind: 'other' } };
+  const bytes = readFileSync(abs);
+  const named = /^gitdir:\s*(.+?)\s*$/m.exec(bytes.toString('utf8'))?.[1];
+  const gitDir = named ? path.resolve(path.dirname(abs), named) : null;
+  return { entry: { kind: 'file', bytes }, ...(gitDir ? { config: readConfig(path.join(gitDir, 'config')) } : {}) };
+}
+
+function readConfig(file: string): NonNullable<NestedGit['config']> {
+  const dir = realOrNull(path.dirname(file));
+  try {
+    return { file, dir, bytes: lstatSync(file).isFile() ? readFileSync(file) : Buffer.from('(not a file)') };
+  } catch {
+    return { file, dir, bytes: null };
+  }
+}
+
+function realOrNull(p: string): string | null {
+  try {
+    return realpathSync(p);
+  } catch {
+    return null;
+  }
+}
+
+function readLinkOr(abs: string): string {
+  try {
+    return readlinkSync(abs);
+  } catch {
+    return '';
+  }
+}
+
+function sameNested(a: NestedGit | undefined, b: NestedGit | null): boolean {
+  if (!a || !b) return !a && !b;
+  if (a.entry.kind !== b.entry.kind) return false;
+  if (a.entry.kind === 'file' && b.entry.kind === 'file' && !a.entry.bytes.equals(b.entry.bytes)) return false;
+  if (a.entry.kind === 'link' && b.entry.kind === 'link' && a.entry.target !== b.entry.target) return false;
+  const [ca, cb] = [a.config, b.config];
+  if (!ca || !cb) return !ca && !cb;
+  return (
+    ca.file === cb.file &&
+    ca.dir === cb.dir &&
+    (ca.bytes === null ? cb.bytes === null : cb.bytes !== null && ca.bytes.equals(cb.bytes))
+  );
+}
+
+/** Whether every folder from `top` down to `<rel>` is a folder, not a link. */
+function linkFree(top: string, rel: string): boolean {
+  let dir = top;
+  for (const part of rel.split('/')) {
+    dir = path.join(dir, part);
+    const st = lstatOrNull(dir);
+    if (!st || st.isSymbolicLink() || !st.isDirectory()) return false;
+  }
+  return true;
+}
+
+/** `<gitlink>/.git` and its configuration back as `before` held them (a link is not followed). */
+function putBack(abs: string, before: NestedGit): void {
+  const entry = before.entry;
+  const st = lstatOrNull(abs);
+  const same = st && (entry.kind === 'dir' ? st.isDirectory() && !st.isSymbolicLink() : false);
+  if (!same) {
+    // What stands there now goes; a git folder the agent removed or replaced cannot be made again (the submodule is
+    // then not checked out, as before `git submodule update`).
+    rmSync(abs, { recursive: true, force: true });
+    if (entry.kind === 'file') writeFileSync(abs, entry.bytes, { flag: 'wx' });
+    if (entry.kind === 'link') symlinkSync(entry.target, abs);
+  }
+  const config = before.config;
+  if (!config || config.dir === null || realOrNull(path.dirname(config.file)) !== config.dir) return;
+  const now = lstatOrNull(config.file);
+  if (now && (now.isSymbolicLink() || !now.isFile())) rmSync(config.file, { recursive: true, force: true });
+  if (config.bytes === null) rmSync(config.file, { force: true });
+  else writeFileSync(config.file, config.bytes);
+}

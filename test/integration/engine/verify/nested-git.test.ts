@@ -1,0 +1,75 @@
+// Repositories at the index's gitlinks (verify/nested-git.ts): your own `git status` runs a status inside each, with
+// its configuration (core.fsmonitor is a command). After an agent run the runner takes out one the agent made and puts
+// back one it changed, never through a link.
+import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { holdNestedGits, restoreNestedGits } from '../../../../src/engine/verify/nested-git.js';
+import { git, gitdir, testdir } from '../../../support/repo.js';
+
+/** A repository with a real submodule at lib/ (its git folder in .git/modules/lib), committed. */
+function withSubmodule(): string {
+  const lib = gitdir({ README: 'lib\n' });
+  const dir = gitdir({ 'README.md': 'top\n' });
+  git(dir, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', lib, 'lib');
+  git(dir, 'commit', '-qm', 'lib');
+  return dir;
+}
+
+/** A repository with one commit (a file `a`) at `rel` inside `dir`, added to `dir`'s index as a gitlink. */
+function addNestedRepo(dir: string, rel: string): string {
+  const sub = path.join(dir, rel);
+  mkdirSync(sub);
+  git(sub, 'init', '-q');
+  writeFileSync(path.join(sub, 'a'), 'a\n');
+  git(sub, 'add', 'a');
+  git(sub, 'commit', '-qm', 'a');
+  git(dir, 'add', rel);
+  return sub;
+}
+
+const FSMONITOR = '[core]\n\tfsmonitor = touch /tmp/never-run; false\n';
+
+describe('repositories inside the working tree', () => {
+  it('nothing changed: no violation; the gitlinks read under an unchanged index are kept', async () => {
+    const dir = withSubmodule();
+    const held = await holdNestedGits(dir, path.join(dir, '.git'));
+    expect([...held.held.keys()]).toEqual(['lib']);
+    const key = held.links.key;
+    expect(await restoreNestedGits(held)).toBeUndefined();
+    expect(held.links.key).toBe(key);
+  });
+
+  it("an existing submodule's configuration the agent changed is put back; a repository it made at a gitlink is removed", async () => {
+    const dir = withSubmodule();
+    const config = path.join(dir, '.git/modules/lib/config');
+    const before = readFileSync(config);
+    const held = await holdNestedGits(dir, path.join(dir, '.git'));
+    appendFileSync(config, FSMONITOR);
+    // A second gitlink, with a repository of the agent's in its folder.
+    const tool = addNestedRepo(dir, 'tool');
+    writeFileSync(path.join(tool, '.git/config'), FSMONITOR, { flag: 'a' });
+    const v = await restoreNestedGits(held);
+    expect(v?.reason).toContain('(lib/.git, tool/.git)');
+    expect(readFileSync(config).equals(before)).toBe(true);
+    expect(existsSync(path.join(tool, '.git'))).toBe(false);
+    expect(readFileSync(path.join(tool, 'a'), 'utf8')).toBe('a\n'); // the files stay; only the repository goes
+    expect(await restoreNestedGits(held)).toBeUndefined();
+  });
+
+  it('a gitlink whose folder is a link leads nowhere it is written or removed: named, left as it is', async () => {
+    const dir = gitdir({ 'README.md': 'top\n' });
+    const held = await holdNestedGits(dir, path.join(dir, '.git'));
+    // A repository of yours elsewhere, and a gitlink at a path the agent made a link to it.
+    const yours = gitdir({ 'mine.txt': 'mine\n' });
+    const ext = addNestedRepo(dir, 'ext');
+    git(dir, 'commit', '-qm', 'ext');
+    const moved = path.join(testdir(), 'moved');
+    renameSync(ext, moved);
+    symlinkSync(yours, ext);
+    const v = await restoreNestedGits(held);
+    expect(v?.reason).toContain('ext/.git (through a link: left as it is)');
+    expect(existsSync(path.join(yours, '.git/config'))).toBe(true);
+    expect(readFileSync(path.join(yours, 'mine.txt'), 'utf8')).toBe('mine\n');
+  });
+});
