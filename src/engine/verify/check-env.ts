@@ -107,7 +107,8 @@ function repoNames(repo: string, spelled: readonly string[]): string[] {
   return [...new Set(names)].sort((a, b) => b.length - a.length);
 }
 
-// What separates a path from what stands around it in a variable's value (`--require=/x`, `a:b`, `"/x" -r /y`).
+// What separates a path from what stands around it in a variable's value (`--require=/x`, `a:b`, `"/x" -r /y`); a
+// `file://` URL (`--import file:///x.mjs`) starts one too.
 const AROUND = /[\s:;,="']/;
 
 /**
@@ -133,7 +134,7 @@ export type RepoVar = 'rewrite' | 'drop';
 function findRepoPaths(value: string, names: readonly string[]): Array<{ at: number; name: string; path: string }> {
   const out: Array<{ at: number; name: string; path: string }> = [];
   for (let at = 0; at < value.length; at++) {
-    if (at > 0 && !AROUND.test(value[at - 1])) continue;
+    if (at > 0 && !AROUND.test(value[at - 1]) && !value.slice(0, at).endsWith('file://')) continue;
     const name = names.find(
       (n) => value.startsWith(n, at) && /^$|^[/\s:;,="']/.test(value.slice(at + n.length, at + n.length + 1)),
     );

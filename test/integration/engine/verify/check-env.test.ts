@@ -265,8 +265,9 @@ describe('check environment: variables naming the repository', () => {
       D: `${repo}-other/x`,
       E: `/x${repo}/src`,
       F: `${repo}/src ${repo}/missing`,
+      G: `--import file://${repo}/loader.mjs`,
     };
-    expect(planRepoVars(env, [link, repo])).toEqual({ A: 'drop', B: 'rewrite', C: 'rewrite', F: 'drop' });
+    expect(planRepoVars(env, [link, repo])).toEqual({ A: 'drop', B: 'rewrite', C: 'rewrite', F: 'drop', G: 'drop' });
     const base = takeCheckEnvBase(env, repo, { spelled: [link] });
     const out = withRepoVars(env, base, '/tmp/co');
     expect(out).toEqual({ PATH: env.PATH, B: '/tmp/co/src:/usr/lib', C: '"/tmp/co"', D: env.D, E: env.E });
