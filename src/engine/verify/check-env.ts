@@ -94,6 +94,7 @@ export function takeCheckEnvBase(
       ? {
           repo,
           leftOut,
+          leftOutRel: repoPathFoldersRel(env, repo),
           repoVars: planRepoVars(env, repoNames(repo, spelled)),
           ...(spelled.length ? { spelled: [...spelled] } : {}),
         }
@@ -446,9 +447,27 @@ export function withCheckoutPath(
   base: CheckEnvBase | undefined,
   checkout: string,
 ): NodeJS.ProcessEnv {
-  const vars = withRepoVars(env, base, checkout);
-  if (!base?.repo || !base.leftOut?.length) return vars;
-  const repo = base.repo;
-  const mapped = base.leftOut.map((d) => path.join(checkout, path.relative(repo, realpathOrUndefined(d) ?? d)));
+  // --verify-in-place checks run in your tree: its variables stay as they are, as everything else there does.
+  const vars = base?.repo && path.resolve(checkout) === base.repo ? env : withRepoVars(env, base, checkout);
+  if (!base?.repo || !base.leftOutRel?.length) return vars;
+  // Where each folder was at loop start, never worked out from the working tree again (a link the agent makes there,
+  // ignored, would send the check to another folder of its commit); in the checkout, only as real folders down from it.
+  const mapped = base.leftOutRel.map((rel) => path.join(checkout, rel)).filter((dir) => linkFreeBelow(checkout, dir));
   return { ...vars, PATH: [...mapped, vars.PATH].filter(Boolean).join(path.delimiter) };
+}
+
+/** Whether each folder from `root` down to `dir` is a real folder, or not there yet: none is a link. */
+function linkFreeBelow(root: string, dir: string): boolean {
+  const rel = path.relative(root, dir);
+  if (rel.startsWith('..') || path.isAbsolute(rel)) return false;
+  let at = root;
+  for (const part of rel.split(path.sep).filter(Boolean)) {
+    at = path.join(at, part);
+    try {
+      if (!lstatSync(at).isDirectory()) return false;
+    } catch {
+      return true;
+    }
+  }
+  return true;
 }

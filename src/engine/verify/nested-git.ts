@@ -21,15 +21,19 @@ import { runGitBytes } from '../git/git.js';
 import { lstatOrNull } from '../../util/read.js';
 import type { Violation } from './types.js';
 
-/** What a gitlink's folder held at one moment: its `.git` entry and the configuration of the git folder it is. */
+/** What a gitlink's folder held at one moment: its `.git` entry and the files git reads its configuration from. */
 interface NestedGit {
   /** `<gitlink>/.git`: a folder, a file (its bytes), or a link (its target). */
   entry: { kind: 'dir' } | { kind: 'file'; bytes: Buffer } | { kind: 'link'; target: string } | { kind: 'other' };
-  /**
-   * The git folder's `config` (absolute), when the entry leads to one, its bytes (null: none), and the real path of
-   * its folder then: nothing is written there once that folder leads elsewhere.
-   */
-  config?: { file: string; bytes: Buffer | null; dir: string | null };
+  /** When the entry leads to a git folder: the files that decide its configuration (readGitFolder). */
+  files: HeldFile[];
+}
+
+/** A file (absolute), its bytes (null: none), and the real path of its folder then: nothing is written there once that folder leads elsewhere. */
+interface HeldFile {
+  file: string;
+  bytes: Buffer | null;
+  dir: string | null;
 }
 
 export interface NestedGits {
@@ -112,16 +116,26 @@ function readNested(top: string, rel: string): NestedGit | null {
   const abs = path.join(top, rel, '.git');
   const st = lstatOrNull(abs);
   if (!st) return null;
-  if (st.isSymbolicLink()) return { entry: { kind: 'link', target: readLinkOr(abs) } };
-  if (st.isDirectory()) return { entry: { kind: 'dir' }, config: readConfig(path.join(abs, 'config')) };
-  if (!st.isFile()) return { entry: { kind: 'other' } };
+  if (st.isSymbolicLink()) return { entry: { kind: 'link', target: readLinkOr(abs) }, files: [] };
+  if (st.isDirectory()) return { entry: { kind: 'dir' }, files: readGitFolder(abs) };
+  if (!st.isFile()) return { entry: { kind: 'other' }, files: [] };
   const bytes = readFileSync(abs);
   const named = /^gitdir:\s*(.+?)\s*$/m.exec(bytes.toString('utf8'))?.[1];
-  const gitDir = named ? path.resolve(path.dirname(abs), named) : null;
-  return { entry: { kind: 'file', bytes }, ...(gitDir ? { config: readConfig(path.join(gitDir, 'config')) } : {}) };
+  return { entry: { kind: 'file', bytes }, files: named ? readGitFolder(path.resolve(path.dirname(abs), named)) : [] };
 }
 
-function readConfig(file: string): NonNullable<NestedGit['config']> {
+/**
+ * The files git reads a git folder's configuration from (gitrepository-layout(5)): its `config`, `config.worktree`,
+ * and `commondir`, which sends git to another folder for config, objects and refs (an adversarial pass pointed a
+ * submodule's at a copy whose config ran a program); and that folder's `config`.
+ */
+function readGitFolder(gitDir: string): HeldFile[] {
+  const own = ['config', 'config.worktree', 'commondir'].map((name) => readHeld(path.join(gitDir, name)));
+  const common = own[2].bytes?.toString('utf8').trim();
+  return common ? [...own, readHeld(path.join(path.resolve(gitDir, common), 'config'))] : own;
+}
+
+function readHeld(file: string): HeldFile {
   const dir = realOrNull(path.dirname(file));
   try {
     return { file, dir, bytes: lstatSync(file).isFile() ? readFileSync(file) : Buffer.from('(not a file)') };
@@ -151,12 +165,14 @@ function sameNested(a: NestedGit | undefined, b: NestedGit | null): boolean {
   if (a.entry.kind !== b.entry.kind) return false;
   if (a.entry.kind === 'file' && b.entry.kind === 'file' && !a.entry.bytes.equals(b.entry.bytes)) return false;
   if (a.entry.kind === 'link' && b.entry.kind === 'link' && a.entry.target !== b.entry.target) return false;
-  const [ca, cb] = [a.config, b.config];
-  if (!ca || !cb) return !ca && !cb;
+  return a.files.length === b.files.length && a.files.every((f, i) => sameHeld(f, b.files[i]));
+}
+
+function sameHeld(a: HeldFile, b: HeldFile): boolean {
   return (
-    ca.file === cb.file &&
-    ca.dir === cb.dir &&
-    (ca.bytes === null ? cb.bytes === null : cb.bytes !== null && ca.bytes.equals(cb.bytes))
+    a.file === b.file &&
+    a.dir === b.dir &&
+    (a.bytes === null ? b.bytes === null : b.bytes !== null && a.bytes.equals(b.bytes))
   );
 }
 
@@ -183,10 +199,11 @@ function putBack(abs: string, before: NestedGit): void {
     if (entry.kind === 'file') writeFileSync(abs, entry.bytes, { flag: 'wx' });
     if (entry.kind === 'link') symlinkSync(entry.target, abs);
   }
-  const config = before.config;
-  if (!config || config.dir === null || realOrNull(path.dirname(config.file)) !== config.dir) return;
-  const now = lstatOrNull(config.file);
-  if (now && (now.isSymbolicLink() || !now.isFile())) rmSync(config.file, { recursive: true, force: true });
-  if (config.bytes === null) rmSync(config.file, { force: true });
-  else writeFileSync(config.file, config.bytes);
+  for (const held of before.files) {
+    if (held.dir === null || realOrNull(path.dirname(held.file)) !== held.dir) continue;
+    const now = lstatOrNull(held.file);
+    if (now && (now.isSymbolicLink() || !now.isFile())) rmSync(held.file, { recursive: true, force: true });
+    if (held.bytes === null) rmSync(held.file, { force: true });
+    else writeFileSync(held.file, held.bytes);
+  }
 }

@@ -211,6 +211,8 @@ export interface CheckEnvBase {
    * gets the checkout's own copies of them (withCheckoutPath).
    */
   leftOut?: string[];
+  /** The same folders relative to `repo` as they were at loop start ('' for its top), in order. */
+  leftOutRel?: string[];
   /** Other names of `repo` at loop start (the path it was reached by, when a link leads there). */
   spelled?: string[];
   /**

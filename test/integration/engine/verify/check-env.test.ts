@@ -1,7 +1,16 @@
 // The check environment (SPEC §6): checks run with a HOME the runner made and the PATH of the loop's start, so what
 // the agent writes into the user's HOME or into a writable PATH folder after the loop started does not decide a
 // verdict. Each attack is paired with the honest run on the same plan; with and without --sandbox.
-import { chmodSync, existsSync, mkdirSync, readdirSync, realpathSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  existsSync,
+  mkdirSync,
+  readdirSync,
+  realpathSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
@@ -10,6 +19,7 @@ import {
   planRepoVars,
   repoPathFoldersRel,
   takeCheckEnvBase,
+  withCheckoutPath,
   withRepoVars,
 } from '../../../../src/engine/verify/check-env.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
@@ -271,7 +281,32 @@ describe('check environment: variables naming the repository', () => {
     const base = takeCheckEnvBase(env, repo, { spelled: [link] });
     const out = withRepoVars(env, base, '/tmp/co');
     expect(out).toEqual({ PATH: env.PATH, B: '/tmp/co/src:/usr/lib', C: '"/tmp/co"', D: env.D, E: env.E });
+    // --verify-in-place checks run in your tree, with them as they are.
+    expect({ ...withCheckoutPath(env, base, repo), PATH: env.PATH }).toEqual(env);
     // --on-exit runs in your tree, with none of them.
     expect(Object.keys(withRepoVars(env, base)).sort()).toEqual(['D', 'E', 'PATH']);
+  });
+});
+
+describe('check environment: a repository folder on PATH, in the checkout', () => {
+  it('is where it was at loop start, whatever the working tree has made of it since, and only as real folders down from the checkout', () => {
+    const repo = testdir('ralphkit-repo-');
+    const bin = path.join(repo, 'node_modules', '.bin');
+    mkdirSync(bin, { recursive: true });
+    mkdirSync(path.join(repo, 'tools', '.bin'), { recursive: true });
+    const env = { PATH: `${bin}${path.delimiter}/usr/bin` };
+    const base = takeCheckEnvBase(env, repo);
+    expect(base.leftOutRel).toEqual(['node_modules/.bin']);
+    // The agent makes the ignored node_modules a link to a folder its commit holds.
+    rmSync(path.join(repo, 'node_modules'), { recursive: true });
+    symlinkSync(path.join(repo, 'tools'), path.join(repo, 'node_modules'));
+    const checkout = testdir('ralphkit-checkout-');
+    expect(withCheckoutPath(env, base, checkout).PATH).toBe(
+      `${path.join(checkout, 'node_modules', '.bin')}${path.delimiter}${env.PATH}`,
+    );
+    // A link there in the checkout (a commit's, or setup's) keeps the folder off the check's PATH.
+    mkdirSync(path.join(checkout, 'tools', '.bin'), { recursive: true });
+    symlinkSync(path.join(checkout, 'tools'), path.join(checkout, 'node_modules'));
+    expect(withCheckoutPath(env, base, checkout).PATH).toBe(env.PATH);
   });
 });

@@ -57,6 +57,25 @@ describe('repositories inside the working tree', () => {
     expect(await restoreNestedGits(held)).toBeUndefined();
   });
 
+  it("a submodule's git folder sent to another folder's configuration (a commondir the agent adds) is put back", async () => {
+    const dir = withSubmodule();
+    const modules = path.join(dir, '.git/modules');
+    const held = await holdNestedGits(dir, path.join(dir, '.git'));
+    const evil = path.join(modules, '.common-lib');
+    mkdirSync(evil);
+    writeFileSync(path.join(evil, 'config'), FSMONITOR);
+    writeFileSync(path.join(modules, 'lib', 'commondir'), '../.common-lib\n');
+    const v = await restoreNestedGits(held);
+    expect(v?.reason).toContain('(lib/.git)');
+    expect(existsSync(path.join(modules, 'lib', 'commondir'))).toBe(false);
+    // And one the loop started with is held with the configuration it leads to.
+    writeFileSync(path.join(modules, 'lib', 'commondir'), '../.common-lib\n');
+    const again = await holdNestedGits(dir, path.join(dir, '.git'));
+    appendFileSync(path.join(evil, 'config'), '[core]\n\thooksPath = /elsewhere\n');
+    expect((await restoreNestedGits(again))?.reason).toContain('(lib/.git)');
+    expect(readFileSync(path.join(evil, 'config'), 'utf8')).toBe(FSMONITOR);
+  });
+
   it('a gitlink whose folder is a link leads nowhere it is written or removed: named, left as it is', async () => {
     const dir = gitdir({ 'README.md': 'top\n' });
     const held = await holdNestedGits(dir, path.join(dir, '.git'));
