@@ -81,7 +81,7 @@ export async function restoreNestedGits(nested: NestedGits): Promise<Violation |
   }
   if (!changed.length) return undefined;
   return {
-    reason: `the agent made or changed a git repository inside the working tree (${changed.join(', ')}): git runs what its configuration says (core.fsmonitor, a filter) in your own git status there; it was ${changed.length === 1 ? 'removed or put back' : 'removed or put back, each'} as it was when the loop started (a story that needs a submodule: add it, and run git submodule update --init, before the loop starts)`,
+    reason: `the agent made or changed a git repository inside the working tree (${changed.join(', ')}): git runs what its configuration says (core.fsmonitor, a filter) in your own git status there; made ones were removed, changed ones put back as they were when the loop started (a story that needs a submodule: add it, and run git submodule update --init, before the loop starts)`,
     files: [],
   };
 }

@@ -1,7 +1,16 @@
 // Repositories at the index's gitlinks (verify/nested-git.ts): your own `git status` runs a status inside each, with
 // its configuration (core.fsmonitor is a command). After an agent run the runner takes out one the agent made and puts
 // back one it changed, never through a link.
-import { appendFileSync, existsSync, mkdirSync, readFileSync, renameSync, symlinkSync, writeFileSync } from 'node:fs';
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { holdNestedGits, restoreNestedGits } from '../../../../src/engine/verify/nested-git.js';
@@ -74,6 +83,35 @@ describe('repositories inside the working tree', () => {
     appendFileSync(path.join(evil, 'config'), '[core]\n\thooksPath = /elsewhere\n');
     expect((await restoreNestedGits(again))?.reason).toContain('(lib/.git)');
     expect(readFileSync(path.join(evil, 'config'), 'utf8')).toBe(FSMONITOR);
+  });
+
+  it("a submodule's .git file pointed elsewhere, or made a link, is put back with its git folder's configuration; a configuration made a link is replaced, not written through", async () => {
+    const dir = withSubmodule();
+    const dotGit = path.join(dir, 'lib', '.git');
+    const config = path.join(dir, '.git/modules/lib/config');
+    const [fileBefore, configBefore] = [readFileSync(dotGit), readFileSync(config)];
+    const held = await holdNestedGits(dir, path.join(dir, '.git'));
+    const outside = path.join(testdir(), 'yours.txt');
+    writeFileSync(outside, 'yours\n');
+    const restored = async () => {
+      expect((await restoreNestedGits(held))?.reason).toMatch(
+        /^the agent made or changed a git repository inside the working tree \(lib\/\.git\): .*; made ones were removed, changed ones put back/,
+      );
+      expect(readFileSync(dotGit).equals(fileBefore)).toBe(true);
+      expect(readFileSync(config).equals(configBefore)).toBe(true);
+      expect(readFileSync(outside, 'utf8')).toBe('yours\n');
+    };
+    writeFileSync(dotGit, `gitdir: ${testdir()}\n`);
+    await restored();
+    rmSync(dotGit);
+    symlinkSync(path.join(dir, '.git/modules/lib'), dotGit);
+    await restored();
+    rmSync(config);
+    symlinkSync(outside, config);
+    await restored();
+    rmSync(config);
+    await restored();
+    expect(await restoreNestedGits(held)).toBeUndefined();
   });
 
   it('a gitlink whose folder is a link leads nowhere it is written or removed: named, left as it is', async () => {
