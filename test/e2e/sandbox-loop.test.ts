@@ -91,6 +91,25 @@ describe.skipIf(!probe.ok)(
       expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
     });
 
+    it("your submodule's git folder is read-only to the agent: a core.fsmonitor in its configuration, or a commondir to a copy, cannot be written, and your git status runs nothing of the agent's; the honest work still exits 0", async () => {
+      const dir = copyRepo(plan);
+      const lib = testdir();
+      git(lib, 'init', '-q');
+      writeFileSync(path.join(lib, 'README'), 'lib\n');
+      git(lib, 'add', 'README');
+      git(lib, '-c', 'user.name=t', '-c', 'user.email=t@t', 'commit', '-qm', 'lib');
+      git(dir, '-c', 'protocol.file.allow=always', 'submodule', 'add', '-q', lib, 'lib');
+      git(dir, 'commit', '-qm', 'a submodule');
+      const config = readFileSync(path.join(dir, '.git/modules/lib/config'));
+      const r = await ralph(dir, 'submodule-config', ['5']);
+      expect(agentLog(dir)).toContain("could not write the submodule's config: EROFS");
+      expect(agentLog(dir)).toContain("could not write the submodule's commondir: EROFS");
+      expect(readFileSync(path.join(dir, '.git/modules/lib/config')).equals(config)).toBe(true);
+      git(dir, 'status');
+      expect(existsSync(`${dir}.fsmonitor-ran`)).toBe(false);
+      expect(r.code, r.output).toBe(0);
+    });
+
     it('an agent that appends to ralph/ralph.mjs: the write fails (read-only), the engine is untouched, not exit 0', async () => {
       const dir = copyRepo(plan);
       const r = await ralph(dir, 'engine-edit', ['--sandbox', '1']);

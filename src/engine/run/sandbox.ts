@@ -1,4 +1,5 @@
 // With --sandbox: the agent's command under bubblewrap, and the sandbox its checks run in (SPEC §6).
+import { heldGitDirs } from '../verify/nested-git.js';
 import type { RunContext } from '../types.js';
 import type { CheckSandbox } from '../verify/types.js';
 import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
@@ -70,6 +71,8 @@ export async function sandboxCommand(
     ...(trust.pins?.paths ?? []),
     ...userConfig,
     ...mainTree,
+    // Your submodules' git folders (their index, configuration, hooks): your git status runs a status inside each.
+    ...(trust.nested ? heldGitDirs(trust.nested) : []),
   ];
   const home = realHome(base.home);
   const objects = await prepareQuarantine(run, trust);

@@ -27,6 +27,8 @@ interface NestedGit {
   entry: { kind: 'dir' } | { kind: 'file'; bytes: Buffer } | { kind: 'link'; target: string } | { kind: 'other' };
   /** When the entry leads to a git folder: the files that decide its configuration (readGitFolder). */
   files: HeldFile[];
+  /** That git folder (absolute). */
+  gitDir?: string;
 }
 
 /** A file (absolute), its bytes (null: none), and the real path of its folder then: nothing is written there once that folder leads elsewhere. */
@@ -117,11 +119,22 @@ function readNested(top: string, rel: string): NestedGit | null {
   const st = lstatOrNull(abs);
   if (!st) return null;
   if (st.isSymbolicLink()) return { entry: { kind: 'link', target: readLinkOr(abs) }, files: [] };
-  if (st.isDirectory()) return { entry: { kind: 'dir' }, files: readGitFolder(abs) };
+  if (st.isDirectory()) return { entry: { kind: 'dir' }, files: readGitFolder(abs), gitDir: abs };
   if (!st.isFile()) return { entry: { kind: 'other' }, files: [] };
   const bytes = readFileSync(abs);
   const named = /^gitdir:\s*(.+?)\s*$/m.exec(bytes.toString('utf8'))?.[1];
-  return { entry: { kind: 'file', bytes }, files: named ? readGitFolder(path.resolve(path.dirname(abs), named)) : [] };
+  if (!named) return { entry: { kind: 'file', bytes }, files: [] };
+  const gitDir = path.resolve(path.dirname(abs), named);
+  return { entry: { kind: 'file', bytes }, files: readGitFolder(gitDir), gitDir };
+}
+
+/**
+ * The git folders of the repositories the loop started with at gitlinks (your submodules): under --sandbox they are
+ * read-only to the agent (agents/sandbox.ts), so their index cannot gain a gitlink of its own, nor their
+ * configuration a command, between two sweeps or below where a sweep looks.
+ */
+export function heldGitDirs(nested: NestedGits): string[] {
+  return [...nested.held.values()].flatMap((n) => (n.gitDir ? [n.gitDir] : []));
 }
 
 /**
