@@ -187,6 +187,23 @@ export function repoPathFolders(env: NodeJS.ProcessEnv, repo: string): string[] 
   return absolutePath(env).filter((d) => isWithin(realpathOrUndefined(d) ?? path.resolve(d), repo));
 }
 
+/**
+ * The folders of `env`'s PYTHONPATH a check finds in its checkout, relative to `repo`: those inside it (a variable
+ * naming the repository names the checkout: withRepoVars), and relative ones (they resolve in the checkout too).
+ */
+export function pythonPathFolders(env: NodeJS.ProcessEnv, repo: string): string[] {
+  const out = (env.PYTHONPATH ?? '')
+    .split(path.delimiter)
+    .filter(Boolean)
+    .flatMap((d) => {
+      const rel = path.isAbsolute(d)
+        ? path.relative(repo, realpathOrUndefined(d) ?? path.resolve(d))
+        : path.normalize(d);
+      return rel.startsWith('..') || path.isAbsolute(rel) ? [] : [rel === '.' ? '' : rel.split(path.sep).join('/')];
+    });
+  return [...new Set(out)];
+}
+
 /** repoPathFolders relative to `repo` ('' for the repository itself), with forward slashes. */
 export function repoPathFoldersRel(env: NodeJS.ProcessEnv, repo: string): string[] {
   return repoPathFolders(env, repo).map((d) =>

@@ -36,6 +36,7 @@ export async function readPins(
   commit: string,
   prd: Prd,
   pathFolders: readonly string[] = [],
+  pythonPath: readonly string[] = [],
 ): Promise<Pins> {
   const format = await readObjectFormat(top);
   const tree = await readVerifiedTree(top, format, commit);
@@ -127,10 +128,12 @@ export async function readPins(
     manifests,
     sections,
     absent,
-    absentPaths: absent ? planAbsentPaths(files, prd, (f) => held.get(f)?.toString('utf8') ?? null, scriptSteps) : [],
+    absentPaths: absent
+      ? planAbsentPaths(files, prd, (f) => held.get(f)?.toString('utf8') ?? null, scriptSteps, pythonPath)
+      : [],
     // An optional include a commit adds is removed; one setup generates (./configure's config.mk) is not.
     committedAbsent: absent
-      ? [...new Set([...planCommittedAbsentPaths(files, prd, scriptSteps), ...loadedAbsent])].sort()
+      ? [...new Set([...planCommittedAbsentPaths(files, prd, scriptSteps, pythonPath), ...loadedAbsent])].sort()
       : [],
     ...(pathFolders.length ? { pathFolders: [...pathFolders] } : {}),
     format,

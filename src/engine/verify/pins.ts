@@ -9,6 +9,9 @@ import {
   planShadowPaths,
   pythonMetadataShadows,
   pythonModuleShadows,
+  pythonModuleFiles,
+  pythonRunnerModules,
+  PYTHON_METADATA,
   RUNNER_ABSENT_GLOBS,
   RUNNER_CONFIG_GLOBS,
 } from './runner-config.js';
@@ -172,6 +175,7 @@ export function planAbsentPaths(
   prd: Prd,
   read: (file: string) => string | null = () => null,
   scripts: ReadonlyArray<{ dir: string; command: string }> = [],
+  pythonPath: readonly string[] = [],
 ): string[] {
   const steps = checkSteps(prd, scripts);
   const runners = [...new Set(steps.flatMap((s) => planRunnersOf(s.words)))];
@@ -179,9 +183,46 @@ export function planAbsentPaths(
     ...new Set([
       ...planShadowPaths(files, runners),
       ...inFolders(steps, files, pythonModuleShadows),
+      ...inSearchFolders(steps, files, pythonPath, (w) => pythonModuleFiles(pythonRunnerModules(w))),
       ...makeTargets(steps, files, read),
     ]),
   ].sort();
+}
+
+/**
+ * What `shadows` names for each step in each folder python searches first for it: the loop's PYTHONPATH folders inside
+ * the repository (`pythonPath`, relative: a check gets them in its checkout) and those a `PYTHONPATH=` before the
+ * command names (relative to the step's folder); the ones `files` lacks. An adversarial pass committed `src/pytest.py`
+ * with PYTHONPATH=src: pytest's console script imported it instead of pytest.
+ */
+function inSearchFolders(
+  steps: Step[],
+  files: readonly string[],
+  pythonPath: readonly string[],
+  shadows: (words: readonly string[]) => string[],
+): string[] {
+  const present = new Set(files);
+  return steps.flatMap((s) => {
+    const names = shadows(s.words);
+    if (!names.length) return [];
+    const folders = [...pythonPath, ...assignedPythonPath(s)].filter((d) => !d.startsWith('..'));
+    return [...new Set(folders)].flatMap((dir) =>
+      names
+        .map((f) => (dir ? `${dir}/${f}` : f))
+        .filter((f) => !present.has(f) && !(f.includes('*') && matchGlobs(files, [f]).length)),
+    );
+  });
+}
+
+/** The relative folders a `PYTHONPATH=a:b` before a step's command names, from the repository's top. */
+function assignedPythonPath(step: Step): string[] {
+  const i = step.words.findIndex((w) => !/^\w+=/.test(w));
+  return step.words
+    .slice(0, i < 0 ? step.words.length : i)
+    .filter((w) => w.startsWith('PYTHONPATH='))
+    .flatMap((w) => w.slice('PYTHONPATH='.length).split(':'))
+    .filter((d) => d && !path.posix.isAbsolute(d))
+    .map((d) => joinDir(step.cwd, d));
 }
 
 /**
@@ -192,8 +233,15 @@ export function planCommittedAbsentPaths(
   files: readonly string[],
   prd: Prd,
   scripts: ReadonlyArray<{ dir: string; command: string }> = [],
+  pythonPath: readonly string[] = [],
 ): string[] {
-  return [...new Set(inFolders(checkSteps(prd, scripts), files, pythonMetadataShadows))].sort();
+  const steps = checkSteps(prd, scripts);
+  return [
+    ...new Set([
+      ...inFolders(steps, files, pythonMetadataShadows),
+      ...inSearchFolders(steps, files, pythonPath, (w) => (pythonRunnerModules(w).length ? [...PYTHON_METADATA] : [])),
+    ]),
+  ].sort();
 }
 
 /** The checks' own commands, and the pinned scripts they run (`"test": "make check"`) in their package's folder. */

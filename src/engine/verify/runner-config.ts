@@ -210,17 +210,44 @@ function pythonAt(words: readonly string[]): number {
  * extension module. Relative to that folder; empty for any other command.
  */
 export function pythonModuleShadows(words: readonly string[]): string[] {
-  const at = pythonAt(words);
-  if (at < 0) return [];
-  const modules = words
-    .slice(at + 1)
+  if (pythonAt(words) < 0) return [];
+  const names = [
+    ...new Set(
+      pythonModulesOf(words).flatMap((m) => (Object.hasOwn(PYTHON_RUNNER_MODULES, m) ? PYTHON_RUNNER_MODULES[m] : [])),
+    ),
+  ];
+  return pythonModuleFiles(names);
+}
+
+/**
+ * Pure: the modules a Python test runner or tool imports before any test, for one simple command that starts it by its
+ * console script (`pytest`, `py.test`, `tox`, `coverage`; after `VAR=value` prefixes) or with `python -m`: a module of
+ * one of those names in a folder python searches first (PYTHONPATH) would run instead. Empty for other commands.
+ */
+export function pythonRunnerModules(words: readonly string[]): string[] {
+  const i = words.findIndex((w) => !/^\w+=/.test(w));
+  const first = path.posix.basename(words[i] ?? '');
+  const started = pythonAt(words) >= 0 ? pythonModulesOf(words) : [first === 'py.test' ? 'pytest' : first];
+  return [
+    ...new Set(started.flatMap((m) => (Object.hasOwn(PYTHON_RUNNER_MODULES, m) ? PYTHON_RUNNER_MODULES[m] : []))),
+  ];
+}
+
+/** The modules `python -m` starts in a command (`-m pytest`, `-mpytest`, `-m coverage run -m pytest`), top-level names. */
+function pythonModulesOf(words: readonly string[]): string[] {
+  return words
+    .slice(pythonAt(words) + 1)
     .flatMap((w, i, rest) => (w === '-m' ? [rest[i + 1] ?? ''] : w.startsWith('-m') ? [w.slice(2)] : []))
     .map((m) => m.split('.')[0]);
-  const names = [
-    ...new Set(modules.flatMap((m) => (Object.hasOwn(PYTHON_RUNNER_MODULES, m) ? PYTHON_RUNNER_MODULES[m] : []))),
-  ];
+}
+
+/** Each module name as python finds it in a folder: a source file, a compiled one, a package, an extension module. */
+export function pythonModuleFiles(names: readonly string[]): string[] {
   return names.flatMap((n) => [`${n}.py`, `${n}.pyc`, `${n}/__init__.py`, `${n}/__init__.pyc`, `${n}.*so`, `${n}.pyd`]);
 }
+
+/** Installed-package metadata python reads in a folder on its path: entry points load plugins (pytest's `pytest11`). */
+export const PYTHON_METADATA: readonly string[] = ['*.dist-info/', '*.egg-info/', '*.egg-link'];
 
 /**
  * Pure: for one simple command that runs `python -m <anything>`, what python finds as installed packages in the folder
@@ -231,7 +258,7 @@ export function pythonModuleShadows(words: readonly string[]): string[] {
 export function pythonMetadataShadows(words: readonly string[]): string[] {
   const at = pythonAt(words);
   if (at < 0 || !words.slice(at + 1).some((w) => w.startsWith('-m'))) return [];
-  return ['*.dist-info/', '*.egg-info/', '*.egg-link'];
+  return [...PYTHON_METADATA];
 }
 
 /**

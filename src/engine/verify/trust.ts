@@ -20,7 +20,7 @@ import { gitOk } from '../git/git.js';
 import { readPins } from './pin-capture.js';
 import { ObjectMismatch } from '../git/objects.js';
 import { renderSetupWarning } from './pins.js';
-import { repoPathFoldersRel, takeCheckEnvBase } from './check-env.js';
+import { pythonPathFolders, repoPathFoldersRel, takeCheckEnvBase } from './check-env.js';
 import { worktreesFolder } from '../git/worktree.js';
 import { recordsRoot } from '../store/layout.js';
 import { snapshotRunnerFiles, type RunnerGuard } from './runner-guard.js';
@@ -246,7 +246,10 @@ export async function establishTrust(
   const planRefText = fresh ? known.plan!.text : undefined;
   if (commit) {
     await moveAnchoredRefs(paths.repoRoot, loopId, anchored, before, verdictKey);
-    pins = await capturePins(topLevel, commit, plan, repoPathFoldersRel(process.env, topLevel));
+    pins = await capturePins(topLevel, commit, plan, {
+      pathFolders: repoPathFoldersRel(process.env, topLevel),
+      pythonPath: pythonPathFolders(process.env, topLevel),
+    });
     const files = [...pins.tree.keys()];
     const setup = options.verifyInPlace ? null : renderSetupWarning(files, plan);
     if (setup) emit({ type: 'warn', message: setup });
@@ -315,9 +318,14 @@ export function sandboxWritable(repoRoot: string, topLevel: string, gitDir: stri
  * The pins with their bytes, read from the plan commit down and hashed against their ids: an object that is not what
  * its id says stops the loop (exit 6) before anything is verified with it.
  */
-async function capturePins(top: string, commit: string, plan: Prd, pathFolders: string[]): Promise<Pins> {
+async function capturePins(
+  top: string,
+  commit: string,
+  plan: Prd,
+  env: { pathFolders: string[]; pythonPath: string[] },
+): Promise<Pins> {
   try {
-    return await readPins(top, commit, plan, pathFolders);
+    return await readPins(top, commit, plan, env.pathFolders, env.pythonPath);
   } catch (err) {
     if (!(err instanceof ObjectMismatch)) throw err;
     throw new WorkProtected(

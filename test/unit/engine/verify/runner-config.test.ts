@@ -4,6 +4,7 @@ import {
   planRunnersOf,
   pythonMetadataShadows,
   pythonModuleShadows,
+  pythonRunnerModules,
   planShadowPaths,
   RUNNER_CONFIG,
   UPWARD_FILES,
@@ -245,6 +246,28 @@ describe('planShadowPaths / planAbsentPaths: files that would silence a pinned o
     // One the plan commit has is the project's: not pinned absent.
     expect(check('python -m unittest', ['unittest/__init__.py', 'unittest.cpython-311.so'])).toEqual(
       ['unittest.py', 'unittest.pyc', 'unittest/__init__.pyc', 'unittest.pyd'].sort(),
+    );
+  });
+
+  it("a folder python searches first (the loop's PYTHONPATH, or one a check sets): the runner's modules, and package metadata a commit adds there, are pinned absent for any command that starts it", () => {
+    const as = (dir: string, n: string) => [`${dir}/${n}.py`, `${dir}/${n}/__init__.py`];
+    expect(pythonRunnerModules(['pytest', '-q'])).toEqual(expect.arrayContaining(['pytest', '_pytest', 'pluggy']));
+    expect(pythonRunnerModules(['py.test'])).toContain('pytest');
+    expect(pythonRunnerModules(['PYTHONPATH=src', '/usr/local/bin/tox'])).toEqual(['tox']);
+    expect(pythonRunnerModules(['python', '-m', 'unittest'])).toEqual(['unittest']);
+    expect(pythonRunnerModules(['node', 'test.js'])).toEqual([]);
+    const prd = (c: string) => plan([story('US-1', { checks: [c] })]);
+    // The loop's PYTHONPATH=<repo>/src (a check gets <checkout>/src): a committed src/pytest.py stood in for pytest.
+    const fromEnv = planAbsentPaths(['src/calc.py'], prd('pytest -q tests/test_calc.py'), () => null, [], ['src']);
+    expect(fromEnv).toEqual(expect.arrayContaining([...as('src', 'pytest'), ...as('src', '_pytest'), 'src/pluggy.py']));
+    // One a check sets, relative to the folder it runs in; an absolute one is outside the checkout, a relative one above it is not looked at.
+    const fromCheck = planAbsentPaths([], prd('cd api && PYTHONPATH=lib:/opt/x:../up pytest'));
+    expect(fromCheck).toEqual(expect.arrayContaining(as('api/lib', 'pytest')));
+    expect(fromCheck.filter((f) => f.startsWith('/') || f.startsWith('..'))).toEqual([]);
+    // A command that starts no Python runner pins nothing there.
+    expect(planAbsentPaths([], prd('node --test'), () => null, [], ['src'])).toEqual([]);
+    expect(planCommittedAbsentPaths([], prd('pytest'), [], ['src'])).toEqual(
+      ['src/*.dist-info/', 'src/*.egg-info/', 'src/*.egg-link'].sort(),
     );
   });
 });
