@@ -221,7 +221,9 @@ export const MODULES = [
     name: 'verify/nested-git',
     mutate: 'src/engine/verify/nested-git.ts',
     tests: ['test/integration/engine/verify/nested-git.test.ts'],
-    floor: 0,
+    // 62.9 % (161/256) on 2026-12-07 (49.8 % before the tests of a .git file put back, a link and a removed config):
+    // survivors are mostly in the reason's wording, statKey's fields, and readHeld's marker for a non-file config.
+    floor: 60,
     pure: false,
   },
   {
