@@ -91,7 +91,7 @@ describe.skipIf(!probe.ok)(
       expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
     });
 
-    it("your submodule's git folder is read-only to the agent: a core.fsmonitor in its configuration, or a commondir to a copy, cannot be written, and your git status runs nothing of the agent's; the honest work still exits 0", async () => {
+    it("your submodule's git folder, and git's folder of submodule repositories, are read-only to the agent: a core.fsmonitor in its configuration, a commondir to a copy, or a repository planted for a submodule to come cannot be written, and your git status runs nothing of the agent's; the honest work still exits 0", async () => {
       const dir = copyRepo(plan);
       const lib = testdir();
       git(lib, 'init', '-q');
@@ -103,7 +103,10 @@ describe.skipIf(!probe.ok)(
       const config = readFileSync(path.join(dir, '.git/modules/lib/config'));
       const r = await ralph(dir, 'submodule-config', ['5']);
       expect(agentLog(dir)).toContain("could not write the submodule's config: EROFS");
-      expect(agentLog(dir)).toContain("could not write the submodule's commondir: EROFS");
+      // Its copy's folder cannot be made in git's read-only modules folder (node's recursive mkdir says ENOENT there).
+      expect(agentLog(dir)).toMatch(/could not write the submodule's commondir: (EROFS|ENOENT)/);
+      expect(agentLog(dir)).toContain("could not write the submodule's modules: EROFS");
+      expect(existsSync(path.join(dir, '.git/modules/evil'))).toBe(false);
       expect(readFileSync(path.join(dir, '.git/modules/lib/config')).equals(config)).toBe(true);
       git(dir, 'status');
       expect(existsSync(`${dir}.fsmonitor-ran`)).toBe(false);

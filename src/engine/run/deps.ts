@@ -237,6 +237,12 @@ export async function runAgent(
   } finally {
     // Before anything reads git: the agent's commits are in its quarantine until then.
     await sandbox?.after();
+    // Interrupted (Ctrl-C, a timeout of the run): no sweep follows in afterAgent, and your git status in the tree would
+    // run what a repository the agent made at a gitlink says; taken out now (its claims are judged on resume).
+    if (signal.aborted && trust.nested) {
+      const swept = await restoreNestedGits(trust.nested).catch(() => undefined);
+      if (swept) run.emit({ type: 'warn', iteration, message: swept.reason });
+    }
   }
 }
 

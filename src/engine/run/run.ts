@@ -403,7 +403,12 @@ async function runLocked(
       options,
       run.baseline,
       emit,
-      { head: prepared.head, dirs, plan: prepared.planAtHead },
+      {
+        head: prepared.head,
+        dirs,
+        plan: prepared.planAtHead,
+        ...(run.resumed ? { loopStartedAt: Date.parse(run.resumed.startedAt) || 0 } : {}),
+      },
     );
     // The last push (after the locks go) puts back the runner's files and compares the pins first: it needs them.
     end.trust = trust;

@@ -71,8 +71,10 @@ export async function sandboxCommand(
     ...(trust.pins?.paths ?? []),
     ...userConfig,
     ...mainTree,
-    // Your submodules' git folders (their index, configuration, hooks): your git status runs a status inside each.
+    // Your submodules' git folders (their index, configuration, hooks): your git status runs a status inside each;
+    // and where git keeps them, so that none is planted there for a submodule `git submodule update` would make.
     ...(trust.nested ? heldGitDirs(trust.nested) : []),
+    modulesFolder(trust.gitDir),
   ];
   const home = realHome(base.home);
   const objects = await prepareQuarantine(run, trust);
@@ -89,6 +91,17 @@ export async function sandboxCommand(
     objects: { quarantine: objects.quarantine, store: SANDBOX_STORE },
   });
   return { ...plan, after: objects.after };
+}
+
+/**
+ * git's folder of submodule repositories (`<common>/modules`), made empty when missing so that its read-only bind
+ * covers what the agent would add. `git submodule update --init` takes a repository it finds there as the
+ * submodule's, with its configuration and hooks: an adversarial pass planted one for a submodule its commit added.
+ */
+function modulesFolder(gitDir: string): string {
+  const dir = path.join(gitDir, 'modules');
+  mkdirSync(dir, { recursive: true });
+  return dir;
 }
 
 /**

@@ -48,13 +48,18 @@ export interface NestedGits {
   ownGitDir: string;
 }
 
-/** Reads the repositories at the gitlinks of `top`'s index: once when the loop starts, before any agent runs. */
-export async function holdNestedGits(top: string, ownGitDir: string): Promise<NestedGits> {
+/**
+ * Reads the repositories at the gitlinks of `top`'s index: once when the loop starts, before any agent runs. `since`
+ * (a resumed loop's first start, ms): a repository whose `.git` changed after it is not held as the user's, but
+ * swept like one the agent made (a runner killed mid-iteration never swept it; no write keeps a change time).
+ */
+export async function holdNestedGits(top: string, ownGitDir: string, since?: number): Promise<NestedGits> {
   const links = await listGitlinks(top, ownGitDir, null);
   const held = new Map<string, NestedGit>();
   for (const rel of links.paths) {
     const found = readNested(top, rel);
-    if (found) held.set(rel, found);
+    const changed = since !== undefined && (lstatOrNull(path.join(top, rel, '.git'))?.ctimeMs ?? 0) >= since;
+    if (found && !changed) held.set(rel, found);
   }
   return { top, held, links, ownGitDir };
 }

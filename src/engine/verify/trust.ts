@@ -203,6 +203,8 @@ export interface KnownAtStart {
   dirs?: RepoLocation;
   /** The plan file as committed at `head`, and its object (run/branch.ts). */
   plan?: { blob: string; text: string };
+  /** A resumed loop's first start (ms), from its state.json (read-only to a sandboxed agent): see holdNestedGits. */
+  loopStartedAt?: number;
 }
 
 /**
@@ -262,7 +264,7 @@ export async function establishTrust(
       });
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
-  const nested = await holdNestedGits(paths.repoRoot, guard.ownGitDir ?? guard.gitDir);
+  const nested = await holdNestedGits(paths.repoRoot, guard.ownGitDir ?? guard.gitDir, known.loopStartedAt);
   const checkBase = takeCheckEnvBase(process.env, topLevel, {
     ...(options.sandbox ? { sandboxWritable: sandboxWritable(paths.repoRoot, topLevel, guard.gitDir) } : {}),
     spelled: [paths.repoRoot],

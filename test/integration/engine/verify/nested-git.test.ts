@@ -114,6 +114,17 @@ describe('repositories inside the working tree', () => {
     expect(await restoreNestedGits(held)).toBeUndefined();
   });
 
+  it("resumed: a repository at a gitlink whose .git changed after the loop's first start is not held as yours, and goes with the next sweep (a runner killed mid-iteration never swept it)", async () => {
+    const dir = withSubmodule();
+    const since = Date.now() + 1;
+    await new Promise((r) => setTimeout(r, 20));
+    const tool = addNestedRepo(dir, 'tool');
+    const held = await holdNestedGits(dir, path.join(dir, '.git'), since);
+    expect([...held.held.keys()]).toEqual(['lib']);
+    expect((await restoreNestedGits(held))?.reason).toContain('(tool/.git)');
+    expect(existsSync(path.join(tool, '.git'))).toBe(false);
+  });
+
   it('a gitlink whose folder is a link leads nowhere it is written or removed: named, left as it is', async () => {
     const dir = gitdir({ 'README.md': 'top\n' });
     const held = await holdNestedGits(dir, path.join(dir, '.git'));
