@@ -50,7 +50,7 @@ import { refuseDirtyTree, type StartStatus } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from '../verify/trust.js';
 import { holdResumeAnchors } from '../verify/resume-anchors.js';
 import { refuseModifiedEngine } from '../verify/runner-guard.js';
-import { holdPathEnv } from '../verify/check-env.js';
+import { holdPathEnv, withRepoVars } from '../verify/check-env.js';
 import { readUnseenAgent, refuseUnseenAgent } from '../agents/sandbox-visible.js';
 import { decideSandbox, type SandboxChoice } from './sandbox-default.js';
 import { adoptDeadQuarantines, probeSandboxOnce } from './sandbox.js';
@@ -568,6 +568,7 @@ function tryHoldPathEnv(
       type: 'warn',
       message: `could not hold PATH for --on-exit (${(err as Error).message}); it runs with the loop start's PATH folders as they are now`,
     });
-    return { env: { ...env, PATH: base.path.map((p) => p.dir).join(path.delimiter) }, changed: [], remove: () => {} };
+    const held = withRepoVars({ ...env, PATH: base.path.map((p) => p.dir).join(path.delimiter) }, base);
+    return { env: held, changed: [], remove: () => {} };
   }
 }

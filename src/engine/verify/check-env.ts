@@ -81,7 +81,7 @@ export function takeCheckEnvBase(
   if (cache) keep.npm_config_cache = cache;
   // A folder named twice resolves nothing the first time did not: listed once. Relative entries (`.`, `node_modules/.bin`) are left out: in a check they resolve inside the checkout, the agent's files.
   const absolute = absolutePath(env);
-  const leftOut = repo ? repoPathFolders(env, repo) : [];
+  const leftOut = repo ? repoPathFolders(env, repo, spelled) : [];
   const dirs = absolute.filter((d) => !leftOut.includes(d));
   const listed = new Map<string, Record<string, string> | null>();
   return {
@@ -94,7 +94,7 @@ export function takeCheckEnvBase(
       ? {
           repo,
           leftOut,
-          leftOutRel: repoPathFoldersRel(env, repo),
+          leftOutRel: repoPathFoldersRel(env, repo, spelled),
           repoVars: planRepoVars(env, repoNames(repo, spelled)),
           ...(spelled.length ? { spelled: [...spelled] } : {}),
         }
@@ -183,8 +183,19 @@ function absolutePath(env: NodeJS.ProcessEnv): string[] {
  * `bin/` direnv adds, a virtualenv's. A check finds them in its checkout (withCheckoutPath), where the programs directly
  * in them are pinned as the plan commit has them (verify/pin-capture.ts): a commit cannot put a `node` there.
  */
-export function repoPathFolders(env: NodeJS.ProcessEnv, repo: string): string[] {
-  return absolutePath(env).filter((d) => isWithin(realpathOrUndefined(d) ?? path.resolve(d), repo));
+export function repoPathFolders(env: NodeJS.ProcessEnv, repo: string, spelled: readonly string[] = []): string[] {
+  return absolutePath(env).filter((d) => relToRepo(d, repo, spelled) !== null);
+}
+
+/**
+ * Where PATH folder `dir` is in the repository, relative, or null when outside: by its real path, or (a folder not
+ * made yet, reached through a link) by how it is spelled against each name of the repository.
+ */
+function relToRepo(dir: string, repo: string, spelled: readonly string[]): string | null {
+  const real = realpathOrUndefined(dir);
+  const candidates = real ? [[real, repo]] : repoNames(repo, spelled).map((name) => [path.resolve(dir), name]);
+  for (const [at, name] of candidates) if (isWithin(at, name)) return path.relative(name, at).split(path.sep).join('/');
+  return null;
 }
 
 /**
@@ -205,13 +216,8 @@ export function pythonPathFolders(env: NodeJS.ProcessEnv, repo: string): string[
 }
 
 /** repoPathFolders relative to `repo` ('' for the repository itself), with forward slashes. */
-export function repoPathFoldersRel(env: NodeJS.ProcessEnv, repo: string): string[] {
-  return repoPathFolders(env, repo).map((d) =>
-    path
-      .relative(repo, realpathOrUndefined(d) ?? path.resolve(d))
-      .split(path.sep)
-      .join('/'),
-  );
+export function repoPathFoldersRel(env: NodeJS.ProcessEnv, repo: string, spelled: readonly string[] = []): string[] {
+  return repoPathFolders(env, repo, spelled).map((d) => relToRepo(d, repo, spelled) ?? '');
 }
 
 // git and pip read their `.config/` files from XDG_CONFIG_HOME when it is set.

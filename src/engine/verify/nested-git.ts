@@ -11,6 +11,7 @@ import {
   readFileSync,
   readlinkSync,
   realpathSync,
+  renameSync,
   rmSync,
   statSync,
   symlinkSync,
@@ -42,8 +43,8 @@ export interface NestedGits {
   top: string;
   /** By the gitlink's path relative to `top`: what its folder held. */
   held: Map<string, NestedGit>;
-  /** The index's gitlinks, and the index's identity they were read under (listed again only when it changes). */
-  links: { key: string; paths: string[] };
+  /** The index's gitlinks (`odd`: paths that are not UTF-8, as bytes), and the index's identity they were read under. */
+  links: { key: string; paths: string[]; odd: Buffer[] };
   /** This tree's own git folder (where its index is). */
   ownGitDir: string;
 }
@@ -57,43 +58,100 @@ export async function holdNestedGits(top: string, ownGitDir: string, since?: num
   const links = await listGitlinks(top, ownGitDir, null);
   const held = new Map<string, NestedGit>();
   for (const rel of links.paths) {
-    const found = readNested(top, rel);
-    const changed = since !== undefined && (lstatOrNull(path.join(top, rel, '.git'))?.ctimeMs ?? 0) >= since;
-    if (found && !changed) held.set(rel, found);
+    let found: NestedGit | null = null;
+    try {
+      found = readNested(top, rel);
+    } catch {
+      // Unreadable now: not held, so the first sweep names it.
+    }
+    if (found && !(since !== undefined && changedSince(top, rel, found, since))) held.set(rel, found);
   }
   return { top, held, links, ownGitDir };
 }
 
 /**
- * After an agent run: each repository at a gitlink of the index now, against the loop's start. Made since: removed.
- * Changed: put back. Returns the violation that rejects the iteration's claims, or undefined when all is as it was.
+ * Whether the repository at `rel` changed after `since` (ms): its `.git` file or link, or its git folder's `config`
+ * (not the folder itself, whose change time every index write inside it moves). No write keeps a change time.
+ */
+function changedSince(top: string, rel: string, found: NestedGit, since: number): boolean {
+  const entry = lstatOrNull(path.join(top, rel, '.git'));
+  const config = found.gitDir ? lstatOrNull(path.join(found.gitDir, 'config')) : null;
+  return (found.entry.kind !== 'dir' && (entry?.ctimeMs ?? 0) >= since) || (config?.ctimeMs ?? 0) >= since;
+}
+
+/**
+ * After an agent run: each repository at a gitlink of the index now, against the loop's start. Made since: set
+ * aside in its folder (`.git-set-aside-by-ralph-<time>`, which git does not enter; never deleted: a nested clone of
+ * yours that `git add -A` staged as a gitlink keeps its history). Changed: put back. Returns the violation that
+ * rejects the iteration's claims, or undefined when all is as it was. An entry it cannot handle is named in it.
  */
 export async function restoreNestedGits(nested: NestedGits): Promise<Violation | undefined> {
   nested.links = await listGitlinks(nested.top, nested.ownGitDir, nested.links);
   const changed: string[] = [];
+  for (const raw of nested.links.odd) {
+    // A path that is not UTF-8 cannot be held by name: whatever repository is there is set aside, by its bytes.
+    const abs = Buffer.concat([Buffer.from(`${nested.top}${path.sep}`), raw, Buffer.from(`${path.sep}.git`)]);
+    if (!existsNoFollow(abs)) continue;
+    changed.push(`${JSON.stringify(raw.toString('latin1'))}/.git${tryStep(() => setAside(abs))}`);
+  }
   for (const rel of nested.links.paths) {
-    const now = readNested(nested.top, rel);
+    let now: NestedGit | null;
+    try {
+      now = readNested(nested.top, rel);
+    } catch (err) {
+      changed.push(`${rel}/.git (could not be read: ${(err as NodeJS.ErrnoException).code ?? String(err)})`);
+      continue;
+    }
     const before = nested.held.get(rel);
     if (sameNested(before, now)) continue;
     const shown = `${rel}/.git`;
     if (!linkFree(nested.top, rel)) {
-      // A folder on the way is a link: nothing is removed or written through it; the claims still go.
+      // A folder on the way is a link: nothing is moved or written through it; the claims still go.
       changed.push(`${shown} (through a link: left as it is)`);
       continue;
     }
     const abs = path.join(nested.top, rel, '.git');
-    if (!before) rmSync(abs, { recursive: true, force: true });
-    else putBack(abs, before);
-    changed.push(shown);
+    changed.push(`${shown}${tryStep(() => (before ? putBack(abs, before) : setAside(abs)))}`);
   }
   if (!changed.length) return undefined;
   return {
-    reason: `the agent made or changed a git repository inside the working tree (${changed.join(', ')}): git runs what its configuration says (core.fsmonitor, a filter) in your own git status there; made ones were removed, changed ones put back as they were when the loop started (a story that needs a submodule: add it, and run git submodule update --init, before the loop starts)`,
+    reason: `the agent made or changed a git repository inside the working tree (${changed.join(', ')}): git runs what its configuration says (core.fsmonitor, a filter) in your own git status there; made ones were set aside in their folder as .git-set-aside-by-ralph-*, changed ones put back as they were when the loop started (a story that needs a submodule: add it, and run git submodule update --init, before the loop starts)`,
     files: [],
   };
 }
 
-/** The gitlinks (mode 160000) of `top`'s index; `last` again when the index has not changed since it was read. */
+/** Runs `step`; '' when it worked, else why, to name beside the path (nothing the sweep meets stops the loop). */
+function tryStep(step: () => void): string {
+  try {
+    step();
+    return '';
+  } catch (err) {
+    return ` (could not be handled: ${(err as NodeJS.ErrnoException).code ?? String(err)}; remove it yourself before you run git there)`;
+  }
+}
+
+function existsNoFollow(p: Buffer): boolean {
+  try {
+    lstatSync(p);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Moves a `.git` entry beside itself under a name git does not take for a repository. */
+function setAside(abs: string | Buffer): void {
+  const name = `.git-set-aside-by-ralph-${Date.now()}`;
+  const to = Buffer.isBuffer(abs)
+    ? Buffer.concat([abs.subarray(0, abs.length - '.git'.length), Buffer.from(name)])
+    : path.join(path.dirname(abs), name);
+  renameSync(abs, to);
+}
+
+/**
+ * The gitlinks (mode 160000) of `top`'s index, by name, and the raw bytes of those whose path is not UTF-8 (`odd`);
+ * `last` again when the index has not changed since it was read.
+ */
 async function listGitlinks(
   top: string,
   ownGitDir: string,
@@ -103,10 +161,29 @@ async function listGitlinks(
   if (last && last.key === key) return last;
   const r = await runGitBytes(top, ['ls-files', '--stage', '-z']);
   const paths: string[] = [];
+  const odd: Buffer[] = [];
   if (r.code === 0)
-    for (const line of r.bytes.toString('utf8').split('\0'))
-      if (line.startsWith('160000 ')) paths.push(line.slice(line.indexOf('\t') + 1));
-  return { key, paths };
+    for (const line of splitNul(r.bytes)) {
+      if (!line.subarray(0, 7).equals(GITLINK)) continue;
+      const raw = line.subarray(line.indexOf(0x09) + 1);
+      const name = raw.toString('utf8');
+      if (Buffer.from(name, 'utf8').equals(raw)) paths.push(name);
+      else odd.push(Buffer.from(raw));
+    }
+  return { key, paths, odd };
+}
+
+const GITLINK = Buffer.from('160000 ');
+
+function splitNul(bytes: Buffer): Buffer[] {
+  const out: Buffer[] = [];
+  for (let from = 0; from < bytes.length; ) {
+    const at = bytes.indexOf(0, from);
+    const end = at < 0 ? bytes.length : at;
+    if (end > from) out.push(bytes.subarray(from, end));
+    from = end + 1;
+  }
+  return out;
 }
 
 function statKey(file: string): string {

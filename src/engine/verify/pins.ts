@@ -12,6 +12,7 @@ import {
   pythonModuleFiles,
   pythonRunnerModules,
   PYTHON_METADATA,
+  launchedAt,
   RUNNER_ABSENT_GLOBS,
   RUNNER_CONFIG_GLOBS,
 } from './runner-config.js';
@@ -216,7 +217,7 @@ function inSearchFolders(
 
 /** The relative folders a `PYTHONPATH=a:b` before a step's command names, from the repository's top. */
 function assignedPythonPath(step: Step): string[] {
-  const i = step.words.findIndex((w) => !/^\w+=/.test(w));
+  const i = launchedAt(step.words);
   return step.words
     .slice(0, i < 0 ? step.words.length : i)
     .filter((w) => w.startsWith('PYTHONPATH='))

@@ -225,12 +225,27 @@ export function pythonModuleShadows(words: readonly string[]): string[] {
  * one of those names in a folder python searches first (PYTHONPATH) would run instead. Empty for other commands.
  */
 export function pythonRunnerModules(words: readonly string[]): string[] {
-  const i = words.findIndex((w) => !/^\w+=/.test(w));
+  const i = launchedAt(words);
   const first = path.posix.basename(words[i] ?? '');
   const started = pythonAt(words) >= 0 ? pythonModulesOf(words) : [first === 'py.test' ? 'pytest' : first];
   return [
     ...new Set(started.flatMap((m) => (Object.hasOwn(PYTHON_RUNNER_MODULES, m) ? PYTHON_RUNNER_MODULES[m] : []))),
   ];
+}
+
+// Commands that run the next word as the command, in a project's environment: `env`, and `<tool> run`.
+const LAUNCHERS = new Set(['uv', 'poetry', 'pdm', 'hatch', 'pipenv', 'rye']);
+
+/** Where the command a step starts is among its words: after `VAR=value`, `env [VAR=value]`, `uv run` (and the like). */
+export function launchedAt(words: readonly string[]): number {
+  let i = words.findIndex((w) => !/^\w+=/.test(w));
+  for (;;) {
+    const w = path.posix.basename(words[i] ?? '');
+    if (w === 'env') i = words.findIndex((x, j) => j > i && !/^\w+=/.test(x) && !x.startsWith('-'));
+    else if (LAUNCHERS.has(w) && words[i + 1] === 'run') i += 2;
+    else return i;
+    if (i < 0) return i;
+  }
 }
 
 /** The modules `python -m` starts in a command (`-m pytest`, `-mpytest`, `-m coverage run -m pytest`), top-level names. */

@@ -266,7 +266,10 @@ export async function establishTrust(
   const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
   const nested = await holdNestedGits(paths.repoRoot, guard.ownGitDir ?? guard.gitDir, known.loopStartedAt);
   const checkBase = takeCheckEnvBase(process.env, topLevel, {
-    ...(options.sandbox ? { sandboxWritable: sandboxWritable(paths.repoRoot, topLevel, guard.gitDir) } : {}),
+    // --verify-in-place checks run in your tree, outside the sandbox: what they write is listed as without it.
+    ...(options.sandbox && !options.verifyInPlace
+      ? { sandboxWritable: sandboxWritable(paths.repoRoot, topLevel, guard.gitDir) }
+      : {}),
     spelled: [paths.repoRoot],
   });
   // The runner's own git looks for what it starts by name (a filter's program, a credential helper) on PATH as the

@@ -12,7 +12,7 @@ import { appendLedger, readLedger, summariseLedger, type ProbeLine } from '../st
 import { createCheckout, removeCheckout, resetCheckoutGit, type Checkout } from './checkout.js';
 import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
 import { apartSandbox, planCheckWrap } from './session.js';
-import { ChecksEnv } from './check-env.js';
+import { ChecksEnv, withCheckoutPath } from './check-env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite, SealBroken } from '../errors.js';
 import { activeStories } from '../../prd/skip.js';
@@ -63,7 +63,8 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
     runCheck({
       command,
       cwd: apart ?? cwd,
-      env: checkEnv.env,
+      // As a check's (verify/session.ts): the repository's PATH folders and variables naming it, its checkout's.
+      env: withCheckoutPath(checkEnv.env, input.checkBase, apart ?? cwd),
       timeoutMs: input.checkTimeoutMs,
       signal: input.signal,
       wrap: planCheckWrap(

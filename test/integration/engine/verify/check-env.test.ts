@@ -279,6 +279,10 @@ describe('check environment: variables naming the repository', () => {
     };
     expect(planRepoVars(env, [link, repo])).toEqual({ A: 'drop', B: 'rewrite', C: 'rewrite', F: 'drop', G: 'drop' });
     const base = takeCheckEnvBase(env, repo, { spelled: [link] });
+    // A PATH folder not made yet, named through the link, is the repository's too.
+    const viaLink = takeCheckEnvBase({ PATH: `${link}/nm/.bin:/usr/bin` }, repo, { spelled: [link] });
+    expect(viaLink.leftOutRel).toEqual(['nm/.bin']);
+    expect(viaLink.path.map((p) => p.dir)).toEqual(['/usr/bin']);
     const out = withRepoVars(env, base, '/tmp/co');
     expect(out).toEqual({ PATH: env.PATH, B: '/tmp/co/src:/usr/lib', C: '"/tmp/co"', D: env.D, E: env.E });
     // --verify-in-place checks run in your tree, with them as they are.

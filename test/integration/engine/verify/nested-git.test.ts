@@ -5,6 +5,7 @@ import {
   appendFileSync,
   existsSync,
   mkdirSync,
+  readdirSync,
   readFileSync,
   renameSync,
   rmSync,
@@ -63,6 +64,10 @@ describe('repositories inside the working tree', () => {
     expect(readFileSync(config).equals(before)).toBe(true);
     expect(existsSync(path.join(tool, '.git'))).toBe(false);
     expect(readFileSync(path.join(tool, 'a'), 'utf8')).toBe('a\n'); // the files stay; only the repository goes
+    // Set aside, never deleted: a nested clone of yours that `git add -A` staged keeps its history.
+    const aside = readdirSync(tool).filter((n) => n.startsWith('.git-set-aside-by-ralph-'));
+    expect(aside).toHaveLength(1);
+    expect(git(tool, `--git-dir=${path.join(tool, aside[0])}`, 'log', '--format=%s')).toBe('a');
     expect(await restoreNestedGits(held)).toBeUndefined();
   });
 
@@ -95,7 +100,7 @@ describe('repositories inside the working tree', () => {
     writeFileSync(outside, 'yours\n');
     const restored = async () => {
       expect((await restoreNestedGits(held))?.reason).toMatch(
-        /^the agent made or changed a git repository inside the working tree \(lib\/\.git\): .*; made ones were removed, changed ones put back/,
+        /^the agent made or changed a git repository inside the working tree \(lib\/\.git\): .*; made ones were set aside in their folder as \.git-set-aside-by-ralph-\*, changed ones put back/,
       );
       expect(readFileSync(dotGit).equals(fileBefore)).toBe(true);
       expect(readFileSync(config).equals(configBefore)).toBe(true);
@@ -123,6 +128,18 @@ describe('repositories inside the working tree', () => {
     expect([...held.held.keys()]).toEqual(['lib']);
     expect((await restoreNestedGits(held))?.reason).toContain('(tool/.git)');
     expect(existsSync(path.join(tool, '.git'))).toBe(false);
+  });
+
+  it('a gitlink whose path is not UTF-8 is found by its bytes, and its repository set aside', async () => {
+    const dir = gitdir({ 'README.md': 'top\n' });
+    const held = await holdNestedGits(dir, path.join(dir, '.git'));
+    const name = Buffer.concat([Buffer.from('t'), Buffer.from([0xff])]);
+    const sub = Buffer.concat([Buffer.from(`${dir}/`), name]);
+    // A repository made under a plain name, then moved to one that is not UTF-8 and staged as a gitlink.
+    renameSync(addNestedRepo(dir, 'plain'), sub);
+    git(dir, 'add', '-A');
+    expect((await restoreNestedGits(held))?.reason).toContain('"tÿ"/.git');
+    expect(existsSync(Buffer.concat([sub, Buffer.from('/.git')]))).toBe(false);
   });
 
   it('a gitlink whose folder is a link leads nowhere it is written or removed: named, left as it is', async () => {

@@ -256,6 +256,15 @@ describe('planShadowPaths / planAbsentPaths: files that would silence a pinned o
     expect(pythonRunnerModules(['PYTHONPATH=src', '/usr/local/bin/tox'])).toEqual(['tox']);
     expect(pythonRunnerModules(['python', '-m', 'unittest'])).toEqual(['unittest']);
     expect(pythonRunnerModules(['node', 'test.js'])).toEqual([]);
+    // Started through the project's environment: `uv run`, `poetry run`, `env VAR=value`.
+    for (const launch of [
+      ['uv', 'run'],
+      ['poetry', 'run'],
+      ['env', 'PYTHONPATH=src'],
+      ['env', '-i', 'A=1'],
+    ])
+      expect(pythonRunnerModules([...launch, 'pytest'])).toContain('pytest');
+    expect(pythonRunnerModules(['uv', 'run', 'python', '-m', 'unittest'])).toEqual(['unittest']);
     const prd = (c: string) => plan([story('US-1', { checks: [c] })]);
     // The loop's PYTHONPATH=<repo>/src (a check gets <checkout>/src): a committed src/pytest.py stood in for pytest.
     const fromEnv = planAbsentPaths(['src/calc.py'], prd('pytest -q tests/test_calc.py'), () => null, [], ['src']);
@@ -264,6 +273,9 @@ describe('planShadowPaths / planAbsentPaths: files that would silence a pinned o
     const fromCheck = planAbsentPaths([], prd('cd api && PYTHONPATH=lib:/opt/x:../up pytest'));
     expect(fromCheck).toEqual(expect.arrayContaining(as('api/lib', 'pytest')));
     expect(fromCheck.filter((f) => f.startsWith('/') || f.startsWith('..'))).toEqual([]);
+    expect(planAbsentPaths([], prd('env PYTHONPATH=src uv run pytest'))).toEqual(
+      expect.arrayContaining(as('src', 'pytest')),
+    );
     // A command that starts no Python runner pins nothing there.
     expect(planAbsentPaths([], prd('node --test'), () => null, [], ['src'])).toEqual([]);
     expect(planCommittedAbsentPaths([], prd('pytest'), [], ['src'])).toEqual(
