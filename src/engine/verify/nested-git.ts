@@ -54,8 +54,17 @@ export interface NestedGits {
  * (a resumed loop's first start, ms): a repository whose `.git` changed after it is not held as the user's, but
  * swept like one the agent made (a runner killed mid-iteration never swept it; no write keeps a change time).
  */
-export async function holdNestedGits(top: string, ownGitDir: string, since?: number): Promise<NestedGits> {
-  const links = await listGitlinks(top, ownGitDir, null);
+export async function holdNestedGits(
+  top: string,
+  ownGitDir: string,
+  since?: number,
+  known?: readonly string[],
+): Promise<NestedGits> {
+  // `known`: the gitlinks of the commit a clean tree has just been found at (a new loop's plan commit), so that no
+  // git process is spent on the index at start.
+  const links = known
+    ? { key: statKey(path.join(ownGitDir, 'index')), paths: [...known], odd: [] }
+    : await listGitlinks(top, ownGitDir, null);
   const held = new Map<string, NestedGit>();
   for (const rel of links.paths) {
     let found: NestedGit | null = null;

@@ -264,7 +264,12 @@ export async function establishTrust(
       });
   }
   const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
-  const nested = await holdNestedGits(paths.repoRoot, guard.ownGitDir ?? guard.gitDir, known.loopStartedAt);
+  // A new loop starts from a clean tree at its plan commit: its gitlinks are the pinned tree's.
+  const treeLinks =
+    !resumed && pins && commit === head
+      ? [...pins.tree].filter(([, e]) => e.mode === '160000').map(([file]) => file)
+      : undefined;
+  const nested = await holdNestedGits(paths.repoRoot, guard.ownGitDir ?? guard.gitDir, known.loopStartedAt, treeLinks);
   const checkBase = takeCheckEnvBase(process.env, topLevel, {
     // --verify-in-place checks run in your tree, outside the sandbox: what they write is listed as without it.
     ...(options.sandbox && !options.verifyInPlace
