@@ -1,7 +1,7 @@
 // The reviewer under --sandbox, with real bubblewrap: it runs in the same sandbox as the checks, so only its clone,
 // its private answer folder and a HOME layer of its own (dropped after the review) are writable; an honest reviewer still SHIPs, and one that tries to write into
 // the real repository or elsewhere on the host is refused by the kernel, not undone afterwards.
-import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it, onTestFinished } from 'vitest';
 import { probeSandbox } from '../../src/engine/agents/sandbox.js';
@@ -65,10 +65,12 @@ describe.skipIf(!probe.ok)(`the reviewer under --sandbox${probe.ok ? '' : ` (ski
     const prdBefore = readFileSync(path.join(dir, 'ralph', 'prd.json'), 'utf8');
     // A shell profile in HOME: written in the reviewer's layer, never in the user's HOME.
     const profile = path.join(home, '.profile');
+    const targetFile = path.join(host, 'targets');
+    writeFileSync(targetFile, [...targets, profile].join('\n'));
     const r = await ralph(dir, ['3'], {
       ...env,
       REVIEW_MODE: 'escape',
-      ESCAPE_TARGET: [...targets, profile].join(path.delimiter),
+      ESCAPE_TARGET_FILE: targetFile,
       READ_TARGET: keyFile,
     });
     // Without the sandbox the runner would find the repository changed, put it back, and count no SHIP.
