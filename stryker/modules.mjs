@@ -65,7 +65,7 @@ export const MODULES = [
   },
   {
     name: 'verify/pins',
-    mutate: 'src/engine/verify/pins.ts',
+    mutate: 'src/engine/verify/{pins,check-steps,package-pins}.ts',
     tests: [
       'test/unit/engine/verify/pins.test.ts',
       'test/unit/engine/verify/pins-commands.test.ts',

@@ -147,6 +147,8 @@ describe('git processes at start', () => {
       // what the loop's refs name now, for their seal (verify/anchors.ts), and whether an earlier loop of its name left
       // a SHIPs record (written over, never read, by this one)
       'for-each-ref --format=%(refname) %(objectname) refs/ralphkit/loops/<id>/pins refs/ralphkit/loops/<id>/plan refs/ralphkit/loops/<id>/shipped',
+      // the includes and hooksPath the runner's guard holds (before the check environment, whose PATH folders the pins need)
+      'config -z --list --show-scope --show-origin --includes',
       // the pins and the plan ref, in one transaction, after the seal is written
       'update-ref --stdin',
       // the pinned bytes, read from the plan commit down with every object hashed against its id (the hash as the
@@ -155,8 +157,6 @@ describe('git processes at start', () => {
       'ls-tree -r -t -z --full-tree <sha>',
       'cat-file --batch',
       'cat-file --batch',
-      // the includes and hooksPath the runner's guard holds
-      'config -z --list --show-scope --show-origin --includes',
       // the start-up probe: the plan-level check once on the plan commit, in a fresh checkout (verify/weak-checks.ts)
       'clone --quiet --shared --no-checkout --template= <repo> <tmp>/ralph-verify-<loop>',
       'checkout --quiet --detach <sha> --',

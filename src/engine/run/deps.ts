@@ -240,7 +240,9 @@ export async function runAgent(
     // Interrupted (Ctrl-C, a timeout of the run): no sweep follows in afterAgent, and your git status in the tree would
     // run what a repository the agent made at a gitlink says; taken out now (its claims are judged on resume).
     if (signal.aborted && trust.nested) {
-      const swept = await restoreNestedGits(trust.nested).catch(() => undefined);
+      const swept = await restoreNestedGits(trust.nested).catch((err: unknown) => ({
+        reason: `the repositories at gitlinks could not be checked after the interrupted agent run (${err instanceof Error ? err.message : String(err)}): look at \`git ls-files -s | grep ^160000\` before you run git status in the tree`,
+      }));
       if (swept) run.emit({ type: 'warn', iteration, message: swept.reason });
     }
   }

@@ -25,6 +25,7 @@ import { planAgentEnv, AGENT_MARK_VAR } from '../agents/env.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 import { realpathOrUndefined } from '../../util/read.js';
 import { isWithin } from '../../util/repo-path.js';
+import { absolutePath, existsDir, planRepoVars, repoNames, repoPathFolders, withRepoVars } from './repo-env.js';
 
 // Files of HOME copied (as at loop start) into the checks' HOME: what a registry or a test that commits needs.
 const SEED_FILES: readonly string[] = [
@@ -80,9 +81,9 @@ export function takeCheckEnvBase(
   const cache = env.npm_config_cache ?? env.NPM_CONFIG_CACHE ?? (home ? path.join(home, '.npm') : undefined);
   if (cache) keep.npm_config_cache = cache;
   // A folder named twice resolves nothing the first time did not: listed once. Relative entries (`.`, `node_modules/.bin`) are left out: in a check they resolve inside the checkout, the agent's files.
-  const absolute = absolutePath(env);
-  const leftOut = repo ? repoPathFolders(env, repo, spelled) : [];
-  const dirs = absolute.filter((d) => !leftOut.includes(d));
+  const inRepo = repo ? repoPathFolders(env, repo, spelled) : [];
+  const leftOut = inRepo.map((f) => f.dir);
+  const dirs = absolutePath(env).filter((d) => !leftOut.includes(d));
   const listed = new Map<string, Record<string, string> | null>();
   return {
     home,
@@ -94,130 +95,12 @@ export function takeCheckEnvBase(
       ? {
           repo,
           leftOut,
-          leftOutRel: repoPathFoldersRel(env, repo, spelled),
+          leftOutRel: inRepo.map((f) => f.rel),
           repoVars: planRepoVars(env, repoNames(repo, spelled)),
           ...(spelled.length ? { spelled: [...spelled] } : {}),
         }
       : {}),
   };
-}
-
-/** The names the repository goes by in the environment: its real path and the ones it was reached by, longest first. */
-function repoNames(repo: string, spelled: readonly string[]): string[] {
-  const names = [repo, ...spelled.filter((s) => path.isAbsolute(s)).map((s) => path.resolve(s))];
-  return [...new Set(names)].sort((a, b) => b.length - a.length);
-}
-
-// What separates a path from what stands around it in a variable's value (`--require=/x`, `a:b`, `"/x" -r /y`); a
-// `file://` URL (`--import file:///x.mjs`) starts one too.
-const AROUND = /[\s:;,="']/;
-
-/**
- * The variables of `env` (PATH aside) whose value names the repository or a path inside it, at loop start (NODE_OPTIONS
- * with `--require <repo>/.pnp.cjs` under Yarn, PYTHONPATH=<repo>/src from direnv, a VIRTUAL_ENV, npm's INIT_CWD).
- * `rewrite`: each path named is a folder: the checks get the same folder of their checkout. `drop`: a file (or nothing
- * yet), which the agent can rewrite in the working tree, ignored, where no commit shows it: left out.
- */
-export function planRepoVars(env: NodeJS.ProcessEnv, names: readonly string[]): Record<string, RepoVar> {
-  const out: Record<string, RepoVar> = {};
-  for (const [name, value] of Object.entries(env)) {
-    if (name === 'PATH' || !value) continue;
-    const named = findRepoPaths(value, names);
-    if (!named.length) continue;
-    out[name] = named.every((p) => existsDir(p.path)) ? 'rewrite' : 'drop';
-  }
-  return out;
-}
-
-export type RepoVar = 'rewrite' | 'drop';
-
-/** Each path inside one of `names` (or the name itself) that `value` holds, where it starts and which name it starts with. */
-function findRepoPaths(value: string, names: readonly string[]): Array<{ at: number; name: string; path: string }> {
-  const out: Array<{ at: number; name: string; path: string }> = [];
-  for (let at = 0; at < value.length; at++) {
-    if (at > 0 && !AROUND.test(value[at - 1]) && !value.slice(0, at).endsWith('file://')) continue;
-    const name = names.find(
-      (n) => value.startsWith(n, at) && /^$|^[/\s:;,="']/.test(value.slice(at + n.length, at + n.length + 1)),
-    );
-    if (!name) continue;
-    let end = at + name.length;
-    while (end < value.length && !AROUND.test(value[end])) end++;
-    out.push({ at, name, path: value.slice(at, end) });
-    at = end - 1;
-  }
-  return out;
-}
-
-/**
- * `env` with the variables planRepoVars found naming the repository made to name `to` instead (the checkout a check,
- * setup or the reviewer works in), or left out; `to` undefined (--on-exit, which runs in your tree): all left out.
- */
-export function withRepoVars(env: NodeJS.ProcessEnv, base: CheckEnvBase | undefined, to?: string): NodeJS.ProcessEnv {
-  if (!base?.repo || !base.repoVars) return env;
-  const out = { ...env };
-  const names = repoNames(base.repo, base.spelled ?? []);
-  for (const [name, how] of Object.entries(base.repoVars)) {
-    const value = out[name];
-    if (value === undefined) continue;
-    if (how === 'drop' || to === undefined) delete out[name];
-    else {
-      let next = '';
-      let from = 0;
-      for (const hit of findRepoPaths(value, names)) {
-        next += value.slice(from, hit.at) + to;
-        from = hit.at + hit.name.length;
-      }
-      out[name] = next + value.slice(from);
-    }
-  }
-  return out;
-}
-
-/** The absolute folders on `env`'s PATH, each once. */
-function absolutePath(env: NodeJS.ProcessEnv): string[] {
-  return [...new Set((env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d)))];
-}
-
-/**
- * The folders on `env`'s PATH inside `repo` (a real path), as PATH names them: `node_modules/.bin` under npx, a
- * `bin/` direnv adds, a virtualenv's. A check finds them in its checkout (withCheckoutPath), where the programs directly
- * in them are pinned as the plan commit has them (verify/pin-capture.ts): a commit cannot put a `node` there.
- */
-export function repoPathFolders(env: NodeJS.ProcessEnv, repo: string, spelled: readonly string[] = []): string[] {
-  return absolutePath(env).filter((d) => relToRepo(d, repo, spelled) !== null);
-}
-
-/**
- * Where PATH folder `dir` is in the repository, relative, or null when outside: by its real path, or (a folder not
- * made yet, reached through a link) by how it is spelled against each name of the repository.
- */
-function relToRepo(dir: string, repo: string, spelled: readonly string[]): string | null {
-  const real = realpathOrUndefined(dir);
-  const candidates = real ? [[real, repo]] : repoNames(repo, spelled).map((name) => [path.resolve(dir), name]);
-  for (const [at, name] of candidates) if (isWithin(at, name)) return path.relative(name, at).split(path.sep).join('/');
-  return null;
-}
-
-/**
- * The folders of `env`'s PYTHONPATH a check finds in its checkout, relative to `repo`: those inside it (a variable
- * naming the repository names the checkout: withRepoVars), and relative ones (they resolve in the checkout too).
- */
-export function pythonPathFolders(env: NodeJS.ProcessEnv, repo: string): string[] {
-  const out = (env.PYTHONPATH ?? '')
-    .split(path.delimiter)
-    .filter(Boolean)
-    .flatMap((d) => {
-      const rel = path.isAbsolute(d)
-        ? path.relative(repo, realpathOrUndefined(d) ?? path.resolve(d))
-        : path.normalize(d);
-      return rel.startsWith('..') || path.isAbsolute(rel) ? [] : [rel === '.' ? '' : rel.split(path.sep).join('/')];
-    });
-  return [...new Set(out)];
-}
-
-/** repoPathFolders relative to `repo` ('' for the repository itself), with forward slashes. */
-export function repoPathFoldersRel(env: NodeJS.ProcessEnv, repo: string, spelled: readonly string[] = []): string[] {
-  return repoPathFolders(env, repo, spelled).map((d) => relToRepo(d, repo, spelled) ?? '');
 }
 
 // git and pip read their `.config/` files from XDG_CONFIG_HOME when it is set.
@@ -390,14 +273,6 @@ function canWrite(dir: string): boolean {
   }
 }
 
-function existsDir(dir: string): boolean {
-  try {
-    return statSync(dir).isDirectory();
-  } catch {
-    return false;
-  }
-}
-
 function readOrNone(file: string): Buffer[] {
   try {
     return [readFileSync(file)];
@@ -457,40 +332,4 @@ export class ChecksEnv {
   remove(): void {
     rmSync(this.home, { recursive: true, force: true });
   }
-}
-
-/**
- * `env` for a check in checkout `checkout`: the PATH folders the loop start left out because they are inside the
- * repository (`node_modules/.bin` under npx) come back as the checkout's own copies of them, first, as they were: a
- * check that calls a project tool by name finds the one setup installed in its checkout, never the working tree's.
- * Other variables naming the repository name the checkout, or are left out (withRepoVars).
- */
-export function withCheckoutPath(
-  env: NodeJS.ProcessEnv,
-  base: CheckEnvBase | undefined,
-  checkout: string,
-): NodeJS.ProcessEnv {
-  // --verify-in-place checks run in your tree: its variables stay as they are, as everything else there does.
-  const vars = base?.repo && path.resolve(checkout) === base.repo ? env : withRepoVars(env, base, checkout);
-  if (!base?.repo || !base.leftOutRel?.length) return vars;
-  // Where each folder was at loop start, never worked out from the working tree again (a link the agent makes there,
-  // ignored, would send the check to another folder of its commit); in the checkout, only as real folders down from it.
-  const mapped = base.leftOutRel.map((rel) => path.join(checkout, rel)).filter((dir) => linkFreeBelow(checkout, dir));
-  return { ...vars, PATH: [...mapped, vars.PATH].filter(Boolean).join(path.delimiter) };
-}
-
-/** Whether each folder from `root` down to `dir` is a real folder, or not there yet: none is a link. */
-function linkFreeBelow(root: string, dir: string): boolean {
-  const rel = path.relative(root, dir);
-  if (rel.startsWith('..') || path.isAbsolute(rel)) return false;
-  let at = root;
-  for (const part of rel.split(path.sep).filter(Boolean)) {
-    at = path.join(at, part);
-    try {
-      if (!lstatSync(at).isDirectory()) return false;
-    } catch {
-      return true;
-    }
-  }
-  return true;
 }

@@ -8,21 +8,16 @@ import type { Pins } from './types.js';
 import { readObjectFormat, readVerifiedObjects, readVerifiedTree } from '../git/objects.js';
 import {
   allChecks,
-  PINNED_SECTIONS,
   planAbsentPaths,
   planCommittedAbsentPaths,
   isMakefile,
   planConfigLoads,
   planNamedPaths,
   planPinnedPaths,
-  planMakefiles,
-  planScriptNames,
-  planSetupScripts,
-  readRunnerKeys,
-  readScripts,
-  readSection,
   isPathProgram,
 } from './pins.js';
+import { PINNED_SECTIONS, readRunnerKeys, readScripts, readSection } from './package-pins.js';
+import { planMakefiles, planScriptNames, planSetupScripts } from './check-steps.js';
 import { matchGlobs } from './glob.js';
 import { RUNNER_CONFIG_GLOBS } from './runner-config.js';
 

@@ -6,7 +6,8 @@
 import type { Pins } from './types.js';
 import { gitOk } from '../git/git.js';
 import { readFileAt } from '../git/read.js';
-import { absentInCommits, matchAbsent, readRunnerKeys, readScripts, readSection } from './pins.js';
+import { absentInCommits, matchAbsent } from './pins.js';
+import { readRunnerKeys, readScripts, readSection } from './package-pins.js';
 
 /** What `commit` changed of the pins since `pins.commit`, as "M test/a.test.ts", "package.json scripts.test", ... */
 export async function readPinDrift(top: string, pins: Pins, commit: string): Promise<string[]> {

@@ -16,6 +16,7 @@ import {
   RUNNER_ABSENT_GLOBS,
   RUNNER_CONFIG_GLOBS,
 } from './runner-config.js';
+import { joinDir, makeRun, makefilesIn, planMakefiles, planSteps, type Step, unquoted } from './check-steps.js';
 
 /**
  * Conventional test locations, pinned unless the plan says `"protectDefaults": false` (the configuration that decides
@@ -202,17 +203,7 @@ function inSearchFolders(
   pythonPath: readonly string[],
   shadows: (words: readonly string[]) => string[],
 ): string[] {
-  const present = new Set(files);
-  return steps.flatMap((s) => {
-    const names = shadows(s.words);
-    if (!names.length) return [];
-    const folders = [...pythonPath, ...assignedPythonPath(s)].filter((d) => !d.startsWith('..'));
-    return [...new Set(folders)].flatMap((dir) =>
-      names
-        .map((f) => (dir ? `${dir}/${f}` : f))
-        .filter((f) => !present.has(f) && !(f.includes('*') && matchGlobs(files, [f]).length)),
-    );
-  });
+  return steps.flatMap((s) => missingIn(files, [...pythonPath, ...assignedPythonPath(s)], shadows(s.words)));
 }
 
 /** The relative folders a `PYTHONPATH=a:b` before a step's command names, from the repository's top. */
@@ -253,21 +244,19 @@ function checkSteps(prd: Prd, scripts: ReadonlyArray<{ dir: string; command: str
   ].map(unquoted);
 }
 
-/** A step's words without the quotes around them: `sh -c 'make check'` runs make as much as `make check` does. */
-function unquoted(step: Step): Step {
-  return { ...step, words: step.words.map((w) => w.replace(/^['"]+|['"]+$/g, '')) };
-}
-
 /** What `shadows` names for each step, in the step's folder (not one above the repository), that `files` lacks. */
 function inFolders(steps: Step[], files: readonly string[], shadows: (words: readonly string[]) => string[]): string[] {
+  return steps.flatMap((s) => missingIn(files, [s.cwd], shadows(s.words)));
+}
+
+/** Each of `names` in each of `folders` (relative to the top; none above it) that `files` lacks; a glob, when none matches. */
+function missingIn(files: readonly string[], folders: readonly string[], names: readonly string[]): string[] {
+  if (!names.length) return [];
   const present = new Set(files);
-  return steps.flatMap((s) =>
-    s.cwd.startsWith('..')
-      ? []
-      : shadows(s.words)
-          .map((f) => (s.cwd ? `${s.cwd}/${f}` : f))
-          .filter((f) => !present.has(f) && !(f.includes('*') && matchGlobs(files, [f]).length)),
-  );
+  return [...new Set(folders)]
+    .filter((dir) => !dir.startsWith('..'))
+    .flatMap((dir) => names.map((f) => (dir ? `${dir}/${f}` : f)))
+    .filter((f) => !present.has(f) && !(f.includes('*') && matchGlobs(files, [f]).length));
 }
 
 /**
@@ -306,39 +295,6 @@ export function makefileTargets(text: string): string[] {
       if (t && !t.includes('%') && !t.includes('$') && !/^\.[A-Z_]+$/.test(t)) out.add(t);
   }
   return [...out];
-}
-
-// What npm, pnpm, yarn and bun run around an install of the project itself (its own package.json, not a dependency's),
-// and npm's `dependencies`, run after an install that changed node_modules (npm 8 and later). setup-key.ts keys the
-// setup cache on the same list.
-export const LIFECYCLE_SCRIPTS: readonly string[] = [
-  'preinstall',
-  'install',
-  'postinstall',
-  'prepublish',
-  'preprepare',
-  'prepare',
-  'postprepare',
-  'dependencies',
-];
-const INSTALL_VERBS: readonly string[] = ['ci', 'install', 'i', 'add', 'clean-install', 'install-clean', 'isntall'];
-
-/**
- * The lifecycle scripts a `setup` line runs, with the folder of their package.json: an install (`npm ci`, `npm
- * install`, `pnpm install`, `yarn`, `bun install`) runs the project's own `preinstall` ... `postprepare`.
- */
-export function planSetupScripts(setup: string | undefined): Array<{ dir: string; name: string }> {
-  const out: Array<{ dir: string; name: string }> = [];
-  for (const { cwd, words } of setup ? planSteps(setup) : []) {
-    const at = words.findIndex((w) => PACKAGE_MANAGERS.includes(w));
-    if (at < 0) continue;
-    const { dir, rest } = folderFlags(cwd, words.slice(at + 1), /^(--prefix|-C|--dir|--cwd)(?:=(.*))?$/, false);
-    if (rest.length && !INSTALL_VERBS.includes(rest[0])) continue;
-    if (!rest.length && words[at] !== 'yarn') continue;
-    for (const name of LIFECYCLE_SCRIPTS)
-      if (!out.some((o) => o.dir === dir && o.name === name)) out.push({ dir, name });
-  }
-  return out;
 }
 
 /** Every check command of the plan: the plan's own and each story's. */
@@ -380,273 +336,3 @@ const TEST_FILE_GLOBS: readonly string[] = [
   '__tests__/',
   'spec/',
 ];
-
-/** One simple command of a check line: its words, and the folder it runs in. */
-interface Step {
-  cwd: string;
-  words: string[];
-}
-
-/**
- * The simple commands of a check line, split at `&&`, `||`, `;`, `&`, `|` and newlines, each with the folder a
- * `cd` before it moved to (relative to the repository root; `..` outside it stays `..`). A `cd` inside `( … )`
- * ends with the subshell.
- */
-export function planSteps(command: string): Step[] {
-  const steps: Step[] = [];
-  const outer: string[] = [];
-  let cwd = '';
-  let words: string[] = [];
-  const end = () => {
-    if (words[0] === 'cd' && words[1]) cwd = joinDir(cwd, words[1]);
-    else if (words.length) steps.push({ cwd, words });
-    words = [];
-  };
-  for (const token of command.match(/&&|\|\||[;&|()\n]|[^\s;&|()]+/g) ?? []) {
-    if (!/^[;&|()\n]/.test(token)) {
-      words.push(token);
-      continue;
-    }
-    end();
-    if (token === '(') outer.push(cwd);
-    if (token === ')') cwd = outer.pop() ?? cwd;
-  }
-  end();
-  return steps;
-}
-
-/**
- * package.json scripts a check command runs, with the folder of the package.json: `npm test`, `npm t`, `npm run x`,
- * `npm run-script x`, `yarn x`, `yarn run x`, `pnpm x`, `pnpm run x`, `bun run x`; in another folder with
- * `npm --prefix app`, `npm -w app` / `--workspace app`, `pnpm -C app`, `yarn --cwd app`, or a `cd app &&` before it.
- * npm also runs `pre<x>` and `post<x>` around a script, so those are pinned with it.
- */
-export function planScriptNames(command: string): Array<{ dir: string; name: string }> {
-  const out: Array<{ dir: string; name: string }> = [];
-  for (const step of planSteps(command)) {
-    const script = scriptOf(step);
-    if (!script) continue;
-    const { dir, name } = script;
-    for (const n of [name, `pre${name}`, `post${name}`])
-      if (!out.some((o) => o.dir === dir && o.name === n)) out.push({ dir, name: n });
-  }
-  return out;
-}
-
-const PACKAGE_MANAGERS: readonly string[] = ['npm', 'yarn', 'pnpm', 'bun'];
-// yarn and pnpm run a script named by the first word, unless it is one of these commands of their own.
-const NOT_SCRIPTS: readonly string[] = ['install', 'add', 'exec', 'dlx', 'i', 'ci', 'x'];
-
-/** The script one simple command runs, and the folder of its package.json; null when it runs none. */
-function scriptOf({ cwd, words }: Step): { dir: string; name: string } | null {
-  const at = words.findIndex((w) => PACKAGE_MANAGERS.includes(w));
-  if (at < 0) return null;
-  const tool = words[at];
-  const { dir, rest } = folderFlags(
-    cwd,
-    words.slice(at + 1),
-    /^(--prefix|-C|--dir|--cwd|-w|--workspace|--filter)(?:=(.*))?$/,
-    false,
-  );
-  const [verb, arg] = rest;
-  let name: string | undefined;
-  if (verb === 'test' || verb === 't') name = 'test';
-  else if (verb === 'start') name = 'start';
-  else if (verb === 'run' || verb === 'run-script') name = arg;
-  else if ((tool === 'yarn' || tool === 'pnpm') && verb && !NOT_SCRIPTS.includes(verb)) name = verb;
-  return name ? { dir, name } : null;
-}
-
-/**
- * The folder `args` move to with the flags `flag` matches (`-C dir`, `-C=dir`), relative to `cwd`: the last one for a
- * package manager, each relative to the one before for make (`-C a -C b` is a/b). And the words that are not options.
- */
-function folderFlags(
-  cwd: string,
-  args: readonly string[],
-  flag: RegExp,
-  cumulative: boolean,
-): { dir: string; rest: string[] } {
-  let dir = cwd;
-  const rest: string[] = [];
-  for (let i = 0; i < args.length; i++) {
-    const m = flag.exec(args[i]);
-    if (m) {
-      const value = m[2] ?? args[++i];
-      if (value) dir = joinDir(cumulative ? dir : cwd, value);
-    } else if (!args[i].startsWith('-')) rest.push(args[i]);
-  }
-  return { dir, rest };
-}
-
-/**
- * The makefiles a check that runs `make` (or `gmake`) reads, of `files`: GNUmakefile, makefile and Makefile in the folder it runs
- * in (`cd app &&`, `make -C app`, `--directory=app`; `base`: the folder the command starts in, a script's package's).
- * Pinned whole: a recipe is not parsed here.
- */
-export function planMakefiles(command: string, files: readonly string[], base = ''): string[] {
-  const out: string[] = [];
-  for (const step of planSteps(command).map((s) => unquoted({ ...s, cwd: joinDir(base, s.cwd) }))) {
-    const run = makeRun(step);
-    if (run) out.push(...makefilesIn(run.dir).filter((f) => files.includes(f)));
-  }
-  return out;
-}
-
-/** The names GNU make goes by: `gmake` where the system's own make is another. */
-const MAKES = ['make', 'gmake'];
-
-/**
- * The folder make runs in for one simple command (`cd app &&`, `make -C app`, `--directory=app`) and its other words
- * (targets, assignments); null when the command starts no make (by name or path: `/usr/bin/make`).
- */
-function makeRun({ cwd, words }: Step): { dir: string; rest: string[] } | null {
-  const at = words.findIndex((w) => MAKES.includes(w.slice(w.lastIndexOf('/') + 1)));
-  return at < 0 ? null : folderFlags(cwd, words.slice(at + 1), /^(-C|--directory)(?:=?(.+))?/, true);
-}
-
-/** The makefiles make looks for in `dir`, in its order. */
-function makefilesIn(dir: string): string[] {
-  return ['GNUmakefile', 'makefile', 'Makefile'].map((n) => (dir ? `${dir}/${n}` : n));
-}
-
-function joinDir(base: string, dir: string): string {
-  const joined = path.posix.join(base, dir).replace(/\/$/, '');
-  return joined === '.' ? '' : joined;
-}
-
-/**
- * Top-level package.json keys that configure a test runner: pinned with the scripts, so tests cannot be excluded there.
- * `babel` configures the transform jest runs every test through; `bin` and `directories` are what `npx <name>` runs
- * first, ahead of node_modules/.bin (a package's own `"bin": {"jest": ...}` stood in for jest in a check).
- */
-export const RUNNER_KEYS: readonly string[] = [
-  'jest',
-  'mocha',
-  'ava',
-  'c8',
-  'nyc',
-  'tap',
-  'babel',
-  'bin',
-  'directories',
-  // prettier reads its `prettier` key before a .prettierrc; ESLint 8 its `eslintConfig`, and `eslintIgnore` where no
-  // .eslintignore is.
-  'prettier',
-  'eslintConfig',
-  'eslintIgnore',
-];
-
-/** The definitions of `names` in a package.json text (null where the script is not defined). */
-export function readScripts(packageJson: string | null, names: readonly string[]): Record<string, string | null> {
-  // A `scripts` that is not an object (a string, a number) has no string members either.
-  const table = (readObject(packageJson).scripts ?? {}) as Record<string, unknown>;
-  return Object.fromEntries(names.map((n) => [n, typeof table[n] === 'string' ? (table[n] as string) : null]));
-}
-
-/** The test-runner keys of a package.json text (null where absent). */
-export function readRunnerKeys(packageJson: string | null): Record<string, unknown> {
-  const doc = readObject(packageJson);
-  return Object.fromEntries(RUNNER_KEYS.map((k) => [k, k in doc ? doc[k] : null]));
-}
-
-function readObject(text: string | null): Record<string, unknown> {
-  try {
-    const v = text ? (JSON.parse(text) as unknown) : {};
-    // An array has no `scripts` and no runner key, like an empty object.
-    return v && typeof v === 'object' ? (v as Record<string, unknown>) : {};
-  } catch {
-    // A manifest that is not JSON defines nothing; npm cannot run it either.
-    return {};
-  }
-}
-
-/**
- * `current` (the claimed commit's package.json) with the pinned script definitions and runner keys put back;
- * everything else the agent changed (dependencies, other scripts) stays. Returns what differed (`scripts.test`,
- * `jest`), and the new text, or null text when nothing did.
- */
-export function applyScriptPins(
-  current: string,
-  pinned: Record<string, string | null>,
-  keys: Record<string, unknown> = {},
-): { text: string | null; changed: string[] } {
-  let doc: Record<string, unknown>;
-  try {
-    doc = JSON.parse(current) as Record<string, unknown>;
-    if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return { text: null, changed: [] };
-  } catch {
-    // Not JSON any more: npm cannot run it either, so the check fails on its own; nothing to pin into.
-    return { text: null, changed: [] };
-  }
-  const scripts: Record<string, unknown> =
-    doc.scripts && typeof doc.scripts === 'object' ? { ...(doc.scripts as Record<string, unknown>) } : {};
-  const changed: string[] = [];
-  for (const [name, value] of Object.entries(pinned)) {
-    const now = typeof scripts[name] === 'string' ? scripts[name] : null;
-    if (now === value) continue;
-    changed.push(`scripts.${name}`);
-    if (value === null) delete scripts[name];
-    else scripts[name] = value;
-  }
-  const next: Record<string, unknown> = { ...doc, ...(Object.keys(pinned).length ? { scripts } : {}) };
-  for (const [key, value] of Object.entries(keys)) {
-    if (JSON.stringify(key in doc ? doc[key] : null) === JSON.stringify(value)) continue;
-    changed.push(key);
-    if (value === null) delete next[key];
-    else next[key] = value;
-  }
-  if (!changed.length) return { text: null, changed };
-  return { text: `${JSON.stringify(next, null, 2)}\n`, changed };
-}
-
-/** Sections of shared configuration files that configure pytest: pinned, while the rest of the file (dependencies) is the story's. */
-export const PINNED_SECTIONS: ReadonlyArray<{ file: string; header: string }> = [
-  { file: 'pyproject.toml', header: '[tool.pytest.ini_options]' },
-  { file: 'pyproject.toml', header: '[tool.pytest]' },
-  { file: 'setup.cfg', header: '[tool:pytest]' },
-];
-
-/** The text of section `header` in an INI/TOML file (up to the next header), or null when it has none. */
-export function readSection(text: string | null, header: string): string | null {
-  if (text === null) return null;
-  const lines = text.split('\n');
-  const start = lines.findIndex((l) => l.trim() === header);
-  if (start < 0) return null;
-  const body = lines.slice(start + 1);
-  const next = body.findIndex((l) => /^\s*\[/.test(l));
-  return [lines[start], ...(next < 0 ? body : body.slice(0, next))].join('\n');
-}
-
-/** `text` with section `header` replaced by `pinned` (removed when null, appended when missing); null when unchanged. */
-export function applySectionPin(text: string, header: string, pinned: string | null): string | null {
-  const now = readSection(text, header);
-  if (now === pinned) return null;
-  if (now === null) return `${text.replace(/\n*$/, '\n')}\n${pinned}\n`;
-  return text.replace(now, pinned ?? '');
-}
-
-// Lockfiles at the repository root and the setup line each calls for (SPEC §6: a fresh checkout has no dependencies).
-const LOCKFILES: ReadonlyArray<[string, string]> = [
-  ['package-lock.json', 'npm ci'],
-  ['npm-shrinkwrap.json', 'npm ci'],
-  ['pnpm-lock.yaml', 'pnpm install --frozen-lockfile'],
-  ['yarn.lock', 'yarn install --frozen-lockfile'],
-  ['bun.lockb', 'bun install --frozen-lockfile'],
-  ['bun.lock', 'bun install --frozen-lockfile'],
-  ['poetry.lock', 'poetry install'],
-  ['uv.lock', 'uv sync --frozen'],
-  ['Pipfile.lock', 'pipenv sync'],
-  ['Gemfile.lock', 'bundle install'],
-];
-
-/**
- * The warning for a plan whose checks run in fresh checkouts without a `setup`, in a repository with a lockfile:
- * those checkouts have no installed dependencies. Null when there is nothing to say.
- */
-export function renderSetupWarning(files: readonly string[], prd: Prd): string | null {
-  if (prd.setup || !allChecks(prd).length) return null;
-  const found = LOCKFILES.find(([f]) => files.includes(f));
-  if (!found) return null;
-  return `the plan has no "setup", but ${found[0]} says this project installs dependencies: checks run in a fresh checkout of each commit, which has none; add this line to prd.json: "setup": "${found[1]}", (or run the checks in the working tree with --verify-in-place)`;
-}

@@ -8,7 +8,8 @@ import { createCheckout, reapplyPins, removeCheckout, type Checkout } from './ch
 import { renderCheckFailure } from './report.js';
 import type { Prd, Story } from '../../prd/types.js';
 import path from 'node:path';
-import { ChecksEnv, withCheckoutPath, withRepoVars } from './check-env.js';
+import { ChecksEnv } from './check-env.js';
+import { withCheckoutPath, withRepoVars } from './repo-env.js';
 import { existsSync } from 'node:fs';
 import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
 import { planSandboxCommand } from '../agents/sandbox.js';

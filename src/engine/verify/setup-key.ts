@@ -6,7 +6,7 @@
 // Pure: the caller reads the files; here they are named, judged and hashed into the key.
 import { createHash } from 'node:crypto';
 import path from 'node:path';
-import { LIFECYCLE_SCRIPTS } from './pins.js';
+import { LIFECYCLE_SCRIPTS } from './check-steps.js';
 
 /** Lockfiles at the checkout's top: the install's input besides the manifests. */
 export const LOCKFILES: readonly string[] = [

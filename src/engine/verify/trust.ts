@@ -19,8 +19,9 @@ import { moveAnchoredRefs, readLoopRefs, type AnchorValues } from './anchors.js'
 import { gitOk } from '../git/git.js';
 import { readPins } from './pin-capture.js';
 import { ObjectMismatch } from '../git/objects.js';
-import { renderSetupWarning } from './pins.js';
-import { pythonPathFolders, repoPathFoldersRel, takeCheckEnvBase } from './check-env.js';
+import { renderSetupWarning } from './package-pins.js';
+import { takeCheckEnvBase } from './check-env.js';
+import { pythonPathFolders } from './repo-env.js';
 import { worktreesFolder } from '../git/worktree.js';
 import { recordsRoot } from '../store/layout.js';
 import { snapshotRunnerFiles, type RunnerGuard } from './runner-guard.js';
@@ -246,11 +247,21 @@ export async function establishTrust(
   const fresh = !resumed && known.plan !== undefined && known.plan !== null && known.head === commit;
   const anchored: AnchorValues = { pins: commit, plan: fresh ? known.plan!.blob : before.plan };
   const planRefText = fresh ? known.plan!.text : undefined;
+  const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
+  // The repository's PATH folders, PYTHONPATH folders and variables naming it, once, by every name it was reached by.
+  const spelled = [paths.repoRoot];
+  const checkBase = takeCheckEnvBase(process.env, topLevel, {
+    // --verify-in-place checks run in your tree, outside the sandbox: what they write is listed as without it.
+    ...(options.sandbox && !options.verifyInPlace
+      ? { sandboxWritable: sandboxWritable(paths.repoRoot, topLevel, guard.gitDir) }
+      : {}),
+    spelled,
+  });
   if (commit) {
     await moveAnchoredRefs(paths.repoRoot, loopId, anchored, before, verdictKey);
     pins = await capturePins(topLevel, commit, plan, {
-      pathFolders: repoPathFoldersRel(process.env, topLevel),
-      pythonPath: pythonPathFolders(process.env, topLevel),
+      pathFolders: checkBase.leftOutRel ?? [],
+      pythonPath: pythonPathFolders(process.env, topLevel, spelled),
     });
     const files = [...pins.tree.keys()];
     const setup = options.verifyInPlace ? null : renderSetupWarning(files, plan);
@@ -263,20 +274,12 @@ export async function establishTrust(
           'this repository has submodules: the fresh checkout the checks run in has none of their files; if a check needs them, run the loop with --verify-in-place',
       });
   }
-  const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
   // A new loop starts from a clean tree at its plan commit: its gitlinks are the pinned tree's.
   const treeLinks =
     !resumed && pins && commit === head
       ? [...pins.tree].filter(([, e]) => e.mode === '160000').map(([file]) => file)
       : undefined;
   const nested = await holdNestedGits(paths.repoRoot, guard.ownGitDir ?? guard.gitDir, known.loopStartedAt, treeLinks);
-  const checkBase = takeCheckEnvBase(process.env, topLevel, {
-    // --verify-in-place checks run in your tree, outside the sandbox: what they write is listed as without it.
-    ...(options.sandbox && !options.verifyInPlace
-      ? { sandboxWritable: sandboxWritable(paths.repoRoot, topLevel, guard.gitDir) }
-      : {}),
-    spelled: [paths.repoRoot],
-  });
   // The runner's own git looks for what it starts by name (a filter's program, a credential helper) on PATH as the
   // loop started with it, without the repository's folders: a `git-crypt` the agent puts into node_modules/.bin is
   // not the user's filter.

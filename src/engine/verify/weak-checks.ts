@@ -12,7 +12,8 @@ import { appendLedger, readLedger, summariseLedger, type ProbeLine } from '../st
 import { createCheckout, removeCheckout, resetCheckoutGit, type Checkout } from './checkout.js';
 import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
 import { apartSandbox, planCheckWrap } from './session.js';
-import { ChecksEnv, withCheckoutPath } from './check-env.js';
+import { ChecksEnv } from './check-env.js';
+import { withCheckoutPath } from './repo-env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite, SealBroken } from '../errors.js';
 import { activeStories } from '../../prd/skip.js';

@@ -14,14 +14,14 @@ import {
 import path from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
+import { buildCheckEnv, takeCheckEnvBase } from '../../../../src/engine/verify/check-env.js';
 import {
-  buildCheckEnv,
   planRepoVars,
-  repoPathFoldersRel,
-  takeCheckEnvBase,
+  pythonPathFolders,
+  repoPathFolders,
   withCheckoutPath,
   withRepoVars,
-} from '../../../../src/engine/verify/check-env.js';
+} from '../../../../src/engine/verify/repo-env.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { findExecutable } from '../../../../src/engine/agents/check.js';
 import type { CheckSandbox } from '../../../../src/engine/verify/types.js';
@@ -138,7 +138,12 @@ describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
     git(r.dir, 'commit', '-qm', 'tools');
     vi.stubEnv('PATH', `${path.join(r.dir, 'bin')}${path.delimiter}${process.env.PATH}`);
     const base = takeCheckEnvBase(process.env, top); // the loop starts
-    const pins = await readPins(r.dir, git(r.dir, 'rev-parse', 'HEAD'), prdFile, repoPathFoldersRel(process.env, top));
+    const pins = await readPins(
+      r.dir,
+      git(r.dir, 'rev-parse', 'HEAD'),
+      prdFile,
+      repoPathFolders(process.env, top).map((f) => f.rel),
+    );
     expect(pins.pathFolders).toEqual(['bin']);
     expect(pins.paths).toContain('bin/hello');
     // The agent's node, and hello made to pass too: neither is what the check runs.
@@ -283,6 +288,10 @@ describe('check environment: variables naming the repository', () => {
     const viaLink = takeCheckEnvBase({ PATH: `${link}/nm/.bin:/usr/bin` }, repo, { spelled: [link] });
     expect(viaLink.leftOutRel).toEqual(['nm/.bin']);
     expect(viaLink.path.map((p) => p.dir)).toEqual(['/usr/bin']);
+    // PYTHONPATH folders likewise, relative ones as they are; none above the repository.
+    const py = { PYTHONPATH: `${link}/gen:./lib:../up:${repo}/src:/usr/lib/python3` };
+    expect(pythonPathFolders(py, repo, [link])).toEqual(['gen', 'lib', 'src']);
+    expect(pythonPathFolders(py, repo)).toEqual(['lib', 'src']);
     const out = withRepoVars(env, base, '/tmp/co');
     expect(out).toEqual({ PATH: env.PATH, B: '/tmp/co/src:/usr/lib', C: '"/tmp/co"', D: env.D, E: env.E });
     // --verify-in-place checks run in your tree, with them as they are.

@@ -1,19 +1,15 @@
 // Which files and scripts a check command pins (verify/pins.ts): the folder each part of a shell line runs in,
 // makefiles, package-manager spellings, and the manifest and section readers the pins are built from.
 import { describe, expect, it } from 'vitest';
+import { allChecks, planNamedPaths, planPinnedPaths } from '../../../../src/engine/verify/pins.js';
 import {
-  allChecks,
   applyScriptPins,
   applySectionPin,
-  planMakefiles,
-  planNamedPaths,
-  planPinnedPaths,
-  planScriptNames,
-  planSteps,
   readRunnerKeys,
   readScripts,
   readSection,
-} from '../../../../src/engine/verify/pins.js';
+} from '../../../../src/engine/verify/package-pins.js';
+import { planMakefiles, planScriptNames, planSteps } from '../../../../src/engine/verify/check-steps.js';
 
 const dirs = (command: string) => [
   ...new Set(planScriptNames(command).map((s) => `${s.dir}:${s.name.replace(/^(pre|post)/, '')}`)),

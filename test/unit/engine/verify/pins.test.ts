@@ -3,16 +3,13 @@ import { describe, expect, it } from 'vitest';
 import {
   applyScriptPins,
   applySectionPin,
-  matchAbsent,
   PINNED_SECTIONS,
-  planConfigLoads,
-  planNamedPaths,
-  planPinnedPaths,
-  planScriptNames,
   readScripts,
   readSection,
   renderSetupWarning,
-} from '../../../../src/engine/verify/pins.js';
+} from '../../../../src/engine/verify/package-pins.js';
+import { matchAbsent, planConfigLoads, planNamedPaths, planPinnedPaths } from '../../../../src/engine/verify/pins.js';
+import { planScriptNames } from '../../../../src/engine/verify/check-steps.js';
 import { globToRegExp } from '../../../../src/engine/verify/glob.js';
 import { story } from '../../../support/plan.js';
 

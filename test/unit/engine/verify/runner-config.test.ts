@@ -15,8 +15,8 @@ import {
   planAbsentPaths,
   makefileTargets,
   planCommittedAbsentPaths,
-  planSetupScripts,
 } from '../../../../src/engine/verify/pins.js';
+import { planSetupScripts } from '../../../../src/engine/verify/check-steps.js';
 import { plan, story } from '../../../support/verify-repo.js';
 
 const filesOf = (runner: string) => RUNNER_CONFIG.find((r) => r.runner === runner)!.files;
