@@ -11,7 +11,7 @@ export interface GroupRequest {
   cwd: string;
   env: NodeJS.ProcessEnv;
   /** Written to stdin, which is then closed (an empty stdin when absent). */
-  input?: string;
+  input?: string | Buffer;
   timeoutMs: number;
   /** Aborting stops the group (the runner's SIGINT/SIGTERM, `cancel`). */
   signal?: AbortSignal;

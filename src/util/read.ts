@@ -109,3 +109,17 @@ export function findUpward(from: string, names: readonly string[]): string | nul
     if (path.dirname(dir) === dir) return null;
   }
 }
+
+/**
+ * A file's mtime and ctime (ns), size and inode, or '-' when it cannot be read: a key that
+ * changes with every write. ctime too: a write in place of the
+ * same size with the old mtime put back (utimes) changes nothing else, and no one can set ctime.
+ */
+export function statKey(file: string): string {
+  try {
+    const s = statSync(file, { bigint: true });
+    return `${s.mtimeNs}:${s.ctimeNs}:${s.size}:${s.ino}`;
+  } catch {
+    return '-';
+  }
+}

@@ -6,8 +6,8 @@
 import { readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { keyDir } from '../engine/store/verdict-record.js';
-import { readTextOrNull } from '../util/read.js';
-import { signature, statKey } from './watch.js';
+import { readTextOrNull, statKey } from '../util/read.js';
+import { signature } from './watch.js';
 import type { ViewPaths } from './snapshot.js';
 
 /** `read` serialised, made again only when `key` differs from the key it was made under. */

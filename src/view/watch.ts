@@ -1,7 +1,8 @@
 // Tells the server when something the dashboard shows may have changed on disk.
 // fs.watch on the folders gives the fast path; a poll that stats the few files is the safety net,
 // because fs.watch misses atomic renames on some platforms and network file systems.
-import { watch, statSync, type FSWatcher } from 'node:fs';
+import { watch, type FSWatcher } from 'node:fs';
+import { statKey } from '../util/read.js';
 import path from 'node:path';
 import { listRuns, type ViewPaths } from './snapshot.js';
 
@@ -118,17 +119,4 @@ export function signature(paths: ViewPaths): string {
     ['state.json', 'ledger.jsonl'].map((f) => path.join(paths.runs, id, f)),
   );
   return [paths.prd, paths.progress, paths.runs, ...runFiles].map(statKey).join('|');
-}
-
-/**
- * A file's mtime and ctime (ns), size and inode, or '-' when it cannot be read. ctime too: a write in place of the
- * same size with the old mtime put back (utimes) changes nothing else, and no one can set ctime.
- */
-export function statKey(file: string): string {
-  try {
-    const s = statSync(file, { bigint: true });
-    return `${s.mtimeNs}:${s.ctimeNs}:${s.size}:${s.ino}`;
-  } catch {
-    return '-';
-  }
 }

@@ -128,7 +128,7 @@ function beforeFirstAgent(log: string): string[] {
 }
 
 describe('git processes at start', () => {
-  it('engine start-up: 12 git processes before the first agent (23 before the batching, with less verified)', async () => {
+  it('engine start-up: 13 git processes before the first agent (23 before the batching, with less verified)', async () => {
     const dir = loopRepo({ stories: 2 });
     const { env, log } = loggingGit();
     const r = await ralph(dir, ['--agent-cmd', marked(''), '1'], env, 100_000);
@@ -157,6 +157,9 @@ describe('git processes at start', () => {
       'ls-tree -r -t -z --full-tree <sha>',
       'cat-file --batch',
       'cat-file --batch',
+      // the index as the loop starts: the flags that hide a file from git status set then are yours, and its gitlinks
+      // your repositories (verify/index-flags.ts, verify/nested-git.ts)
+      'ls-files --stage -v -z',
       // the start-up probe: the plan-level check once on the plan commit, in a fresh checkout (verify/weak-checks.ts)
       'clone --quiet --shared --no-checkout --template= <repo> <tmp>/ralph-verify-<loop>',
       'checkout --quiet --detach <sha> --',

@@ -20,6 +20,7 @@ import {
   subjects,
   type Template,
   expectNotDone,
+  expectAllFalse,
 } from '../support/attack-repo.js';
 
 let plan: Template; // US-1: node --test test/one.test.mjs · US-2: npm test
@@ -94,24 +95,36 @@ describe('attacks on what the checks see (npm test plan)', () => {
     expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
   });
 
-  it("11. skip-worktree: the fix stays uncommitted behind `git update-index --skip-worktree`; the commit's broken file is what is checked", async () => {
+  it("11. skip-worktree: the fix stays uncommitted behind `git update-index --skip-worktree`; the runner clears the flag, rejects the claim, and the commit's broken file is what is checked", async () => {
     const dir = copyRepo(plan);
     const r = await ralph(dir, 'skip-worktree', ['2']);
-    expect(git(dir, 'ls-files', '-v', 'src/one.mjs')).toBe('S src/one.mjs');
+    expect(r.output).toContain('the agent set skip-worktree on src/one.mjs in the index');
+    expect(git(dir, 'ls-files', '-v', 'src/one.mjs')).toBe('H src/one.mjs'); // cleared by the runner
     expect(subjects(dir)).toContain('feat: US-1');
     expect(git(dir, 'show', 'HEAD:src/one.mjs')).toContain('return 0'); // committed broken
     expectNotDone(r, dir);
     expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
   });
 
-  it('11b. assume-unchanged: the same with `git update-index --assume-unchanged`, rejected', async () => {
+  it('11b. assume-unchanged: the same with `git update-index --assume-unchanged`, cleared and rejected', async () => {
     const dir = copyRepo(plan);
     const r = await ralph(dir, 'assume-unchanged', ['2']);
-    expect(git(dir, 'ls-files', '-v', 'src/one.mjs')).toBe('h src/one.mjs');
-    expect(subjects(dir)).toContain('feat: US-1');
+    expect(r.output).toContain('the agent set assume-unchanged on src/one.mjs in the index');
+    expect(git(dir, 'ls-files', '-v', 'src/one.mjs')).toBe('H src/one.mjs');
     expect(git(dir, 'show', 'HEAD:src/one.mjs')).toContain('return 0');
     expectNotDone(r, dir);
     expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
+  });
+
+  it('11c. turned round: the fix committed and a broken file hidden on disk, ralph/prd.json flagged too; every claim rejected, the rejections committed, and your tree shows what is on disk', async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'skip-worktree', ['2'], { RALPH_ATTACK_COMMIT: 'good' });
+    expect(r.output).toContain('the agent set skip-worktree on ralph/prd.json, src/one.mjs in the index');
+    expect(git(dir, 'show', 'HEAD:src/one.mjs')).toContain('return 1'); // the commit holds the fix
+    expectNotDone(r, dir);
+    expectAllFalse(dir, r); // the runner's rejection is committed, not lost behind the flag on prd.json
+    expect(git(dir, 'ls-files', '-v', 'src/one.mjs', 'ralph/prd.json')).toBe('H ralph/prd.json\nH src/one.mjs');
+    expect(git(dir, 'status', '--porcelain', 'src')).toBe('M src/one.mjs'); // the broken file on disk is in sight
   });
 });
 

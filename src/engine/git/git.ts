@@ -28,7 +28,7 @@ export interface GitResult {
 
 export interface GitOptions {
   /** Written to git's stdin (e.g. a note's text for `git notes add -F -`). */
-  input?: string;
+  input?: string | Buffer;
   timeoutMs?: number;
   /** Set over the hardened environment (GIT_DIR and GIT_COMMON_DIR, where git must not look for them itself). */
   env?: Readonly<Record<string, string>>;

@@ -33,6 +33,7 @@ import { isSkipped } from '../../prd/skip.js';
 import { stopLeftovers, inspectAgentGit } from './after-agent.js';
 import { guardRunnerFiles } from '../verify/trusted-files.js';
 import { restoreNestedGits } from '../verify/nested-git.js';
+import { clearNewFlags } from '../verify/index-flags.js';
 import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
 import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
 import { RefsView } from './refs-view.js';
@@ -239,13 +240,25 @@ export async function runAgent(
     await sandbox?.after();
     // Interrupted (Ctrl-C, a timeout of the run): no sweep follows in afterAgent, and your git status in the tree would
     // run what a repository the agent made at a gitlink says; taken out now (its claims are judged on resume).
-    if (signal.aborted && trust.nested) {
-      const swept = await restoreNestedGits(trust.nested).catch((err: unknown) => ({
-        reason: `the repositories at gitlinks could not be checked after the interrupted agent run (${err instanceof Error ? err.message : String(err)}): look at \`git ls-files -s | grep ^160000\` before you run git status in the tree`,
-      }));
-      if (swept) run.emit({ type: 'warn', iteration, message: swept.reason });
+    if (signal.aborted) {
+      const swept = await sweepIndex(trust).catch((err: unknown) => [
+        {
+          reason: `the index could not be checked after the interrupted agent run (${err instanceof Error ? err.message : String(err)}): look at \`git ls-files -s | grep ^160000\` and \`git ls-files -v\` before you run git status in the tree`,
+        },
+      ]);
+      for (const v of swept) run.emit({ type: 'warn', iteration, message: v.reason });
     }
   }
+}
+
+/** After an agent run: the repositories at the index's gitlinks put back (verify/nested-git.ts), then the index flags set since the loop started cleared (verify/index-flags.ts); what each found. */
+async function sweepIndex(trust: RunTrust): Promise<Violation[]> {
+  if (!trust.nested) return [];
+  const nested = await restoreNestedGits(trust.nested);
+  const flags = trust.indexFlags
+    ? await clearNewFlags(trust.nested.top, trust.indexFlags, trust.nested.links)
+    : undefined;
+  return [nested, flags].filter((v): v is Violation => v !== undefined);
 }
 
 /** Both reasons, when both are there. */
@@ -264,10 +277,11 @@ async function afterAgent(
   tips: string[],
 ) {
   const guarded = guardRunnerFiles(run, trust, iteration);
-  // Then the repositories at the gitlinks (its `git ls-files` after .git/config is put back).
-  const nested = trust.nested ? await restoreNestedGits(trust.nested) : undefined;
-  if (nested) run.emit({ type: 'warn', iteration, message: nested.reason });
-  const violation = joinViolations(guarded, nested);
+  // Then the index (its `git ls-files` after .git/config is put back): the repositories at its gitlinks, and the flags
+  // that hide a file from git status, before the status below reads it.
+  const swept = await sweepIndex(trust);
+  for (const v of swept) run.emit({ type: 'warn', iteration, message: v.reason });
+  const violation = [guarded, ...swept].reduce(joinViolations, undefined);
   return {
     ...(await inspectAgentGit(run, trust.topLevel, iteration, headBefore, tips, await refs.read())),
     ...(violation ? { violation } : {}),

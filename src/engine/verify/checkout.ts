@@ -11,7 +11,14 @@ import { SealBroken } from '../errors.js';
 import { readAsGitWrote, readSealedTree, refuseRewrittenFiles } from './sealed-checkout.js';
 import { applyScriptPins, applySectionPin } from './package-pins.js';
 import { absentInCommits, matchAbsent, isPathProgram } from './pins.js';
-import { readCheckoutIndex, realParents, refuseLinksOut, removeFile, sealPins } from './pin-apply.js';
+import {
+  readCheckoutIndex,
+  realParents,
+  refuseLinksOut,
+  refuseRunnerFileChange,
+  removeFile,
+  sealPins,
+} from './pin-apply.js';
 import { compiledGlob } from './glob.js';
 import { ABOVE_ROOTS, NEAREST_FILES, UPWARD_FILES } from './runner-config.js';
 import { readTextOrNull } from '../../util/read.js';
@@ -68,6 +75,7 @@ export async function createCheckout(
     const index = sealedIndex ?? (await readCheckoutIndex(dir));
     const tracked = [...index.keys()];
     if (sealed) refuseLinksOut(dir, commit, tracked, pins);
+    if (sealed && pins) refuseRunnerFileChange(commit, index, pins);
     const asGitWrote = pins && sealedIndex ? readAsGitWrote(dir, sealedIndex, pins) : new Map<string, Buffer>();
     const pinnedChanges = pins ? await applyPins(dir, index, pins, matcher(mayChange), asGitWrote) : [];
     const gitConfig = readFileSync(path.join(dir, '.git', 'config'));

@@ -19,6 +19,7 @@ import { CHECKS_AT_ONCE, mapAtMost } from '../../util/at-most.js';
 import { headSha } from '../git/head.js';
 import { tryCommitRunnerFiles, writeVerdictNote } from '../git/commit.js';
 import { guardWrite } from '../errors.js';
+import { ENGINE_FILES } from './runner-guard.js';
 
 export interface GateInput extends Omit<VerifyInput, 'prdBefore' | 'headAfterAgent'> {
   /** The plan as the runner last settled it (its baseline), not the file on disk. */
@@ -141,7 +142,8 @@ export async function runFinalGate(input: GateInput): Promise<GateResult> {
     () => atomicWriteFileSync(input.prdPath, `${JSON.stringify(rejection.prd, null, 2)}\n`),
     `the final gate rejected ${list} but the plan could not be updated and still says passes: true`,
   );
-  const files = [input.prdPath, input.progressPath].map((f) => relTo(input.topLevel, f));
+  // With the runner's engine files, which a sealed checkout found other than the loop started with (pin-apply.ts).
+  const files = [...[input.prdPath, input.progressPath].map((f) => relTo(input.topLevel, f)), ...ENGINE_FILES];
   const runnerCommit = await tryCommitRunnerFiles(input.topLevel, files, rejection.message, (reason) =>
     input.log('warn', `could not commit the final gate's verdicts: ${reason}`),
   );

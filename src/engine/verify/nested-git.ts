@@ -13,12 +13,11 @@ import {
   realpathSync,
   renameSync,
   rmSync,
-  statSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { runGitBytes } from '../git/git.js';
+import { type IndexView, readIndexView } from './index-flags.js';
 import { lstatOrNull } from '../../util/read.js';
 import type { Violation } from './types.js';
 
@@ -43,8 +42,8 @@ export interface NestedGits {
   top: string;
   /** By the gitlink's path relative to `top`: what its folder held. */
   held: Map<string, NestedGit>;
-  /** The index's gitlinks (`odd`: paths that are not UTF-8, as bytes), and the index's identity they were read under. */
-  links: { key: string; paths: string[]; odd: Buffer[] };
+  /** The index as last listed: its gitlinks (`odd`: paths that are not UTF-8, as bytes) among the rest. */
+  links: IndexView;
   /** This tree's own git folder (where its index is). */
   ownGitDir: string;
 }
@@ -58,15 +57,12 @@ export async function holdNestedGits(
   top: string,
   ownGitDir: string,
   since?: number,
-  known?: readonly string[],
+  index?: IndexView,
 ): Promise<NestedGits> {
-  // `known`: the gitlinks of the commit a clean tree has just been found at (a new loop's plan commit), so that no
-  // git process is spent on the index at start.
-  const links = known
-    ? { key: statKey(path.join(ownGitDir, 'index')), paths: [...known], odd: [] }
-    : await listGitlinks(top, ownGitDir, null);
+  // `index`: the loop start's listing (verify/index-flags.ts), when the caller has it.
+  const links = index ?? (await readIndexView(top, ownGitDir, null));
   const held = new Map<string, NestedGit>();
-  for (const rel of links.paths) {
+  for (const rel of links.links) {
     let found: NestedGit | null = null;
     try {
       found = readNested(top, rel);
@@ -95,7 +91,7 @@ function changedSince(top: string, rel: string, found: NestedGit, since: number)
  * rejects the iteration's claims, or undefined when all is as it was. An entry it cannot handle is named in it.
  */
 export async function restoreNestedGits(nested: NestedGits): Promise<Violation | undefined> {
-  nested.links = await listGitlinks(nested.top, nested.ownGitDir, nested.links);
+  nested.links = await readIndexView(nested.top, nested.ownGitDir, nested.links);
   const changed: string[] = [];
   for (const raw of nested.links.odd) {
     // A path that is not UTF-8 cannot be held by name: whatever repository is there is set aside, by its bytes.
@@ -103,7 +99,7 @@ export async function restoreNestedGits(nested: NestedGits): Promise<Violation |
     if (!existsNoFollow(abs)) continue;
     changed.push(`${JSON.stringify(raw.toString('latin1'))}/.git${tryStep(() => setAside(abs))}`);
   }
-  for (const rel of nested.links.paths) {
+  for (const rel of nested.links.links) {
     let now: NestedGit | null;
     try {
       now = readNested(nested.top, rel);
@@ -155,53 +151,6 @@ function setAside(abs: string | Buffer): void {
     ? Buffer.concat([abs.subarray(0, abs.length - '.git'.length), Buffer.from(name)])
     : path.join(path.dirname(abs), name);
   renameSync(abs, to);
-}
-
-/**
- * The gitlinks (mode 160000) of `top`'s index, by name, and the raw bytes of those whose path is not UTF-8 (`odd`);
- * `last` again when the index has not changed since it was read.
- */
-async function listGitlinks(
-  top: string,
-  ownGitDir: string,
-  last: NestedGits['links'] | null,
-): Promise<NestedGits['links']> {
-  const key = statKey(path.join(ownGitDir, 'index'));
-  if (last && last.key === key) return last;
-  const r = await runGitBytes(top, ['ls-files', '--stage', '-z']);
-  const paths: string[] = [];
-  const odd: Buffer[] = [];
-  if (r.code === 0)
-    for (const line of splitNul(r.bytes)) {
-      if (!line.subarray(0, 7).equals(GITLINK)) continue;
-      const raw = line.subarray(line.indexOf(0x09) + 1);
-      const name = raw.toString('utf8');
-      if (Buffer.from(name, 'utf8').equals(raw)) paths.push(name);
-      else odd.push(Buffer.from(raw));
-    }
-  return { key, paths, odd };
-}
-
-const GITLINK = Buffer.from('160000 ');
-
-function splitNul(bytes: Buffer): Buffer[] {
-  const out: Buffer[] = [];
-  for (let from = 0; from < bytes.length; ) {
-    const at = bytes.indexOf(0, from);
-    const end = at < 0 ? bytes.length : at;
-    if (end > from) out.push(bytes.subarray(from, end));
-    from = end + 1;
-  }
-  return out;
-}
-
-function statKey(file: string): string {
-  try {
-    const s = statSync(file, { bigint: true });
-    return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}`;
-  } catch {
-    return 'none';
-  }
 }
 
 /** What `<rel>/.git` is now, or null when there is none. */

@@ -32,6 +32,22 @@ export async function readCheckoutIndex(dir: string): Promise<Map<string, TreeEn
 }
 
 /**
+ * A commit whose index holds the runner's own files (ralph/ralph.mjs, ralph.sh, .ralphkit.json) other than the loop
+ * started with, or not at all: SealBroken. The sandbox keeps the working-tree copies read-only, but an agent can
+ * commit its own engine through the index alone (`git update-index --cacheinfo`) and hide it from git status; any
+ * clone of the branch would then run it, outside the sandbox, as soon as someone starts the loop there.
+ */
+export function refuseRunnerFileChange(commit: string, index: ReadonlyMap<string, TreeEntry>, pins: Pins): void {
+  const changed = [...(pins.runnerFiles ?? [])]
+    .filter(([file, oid]) => (index.get(file)?.oid ?? null) !== oid)
+    .map(([f]) => f);
+  if (!changed.length) return;
+  throw new SealBroken(
+    `the commit ${commit.slice(0, 7)} holds the runner's own ${changed.join(', ')} other than the loop started with (an engine committed through the index alone runs from any clone of the branch, outside the sandbox); the claim is rejected, and the runner's next commit puts its own back`,
+  );
+}
+
+/**
  * The held bytes of each pinned path (but those `skip` matches) into the checkout where it does not hold them byte for
  * byte already (bytes equal to the runner's copy hash to the pinned id: the copy was hashed when it was read); what it
  * writes is read back and hashed. `asGitWrote`: pinned files git converted on the way out of the pinned blob (an eol,

@@ -24,8 +24,9 @@ import { takeCheckEnvBase } from './check-env.js';
 import { pythonPathFolders } from './repo-env.js';
 import { worktreesFolder } from '../git/worktree.js';
 import { recordsRoot } from '../store/layout.js';
-import { snapshotRunnerFiles, type RunnerGuard } from './runner-guard.js';
+import { ENGINE_FILES, snapshotRunnerFiles, type RunnerGuard } from './runner-guard.js';
 import { holdNestedGits, type NestedGits } from './nested-git.js';
+import { type IndexView, readIndexView } from './index-flags.js';
 import type { RunOptions } from '../loop-options.js';
 import type { RunPaths } from '../types.js';
 import type { ShippedReview } from './types.js';
@@ -74,6 +75,8 @@ export interface RunTrust {
   gitDir: string;
   /** The repositories at the index's gitlinks when the loop started (verify/nested-git.ts). */
   nested?: NestedGits;
+  /** The index's skip-worktree and assume-unchanged flags when the loop started: yours (verify/index-flags.ts). */
+  indexFlags?: IndexView['flagged'];
   /** What the loop's pins and plan refs name, as the runner last set and sealed them (verify/anchors.ts). */
   anchored: AnchorValues;
   /** The checks' HOME seed, PATH and toolchains as at loop start (verify/check-env.ts). */
@@ -274,12 +277,12 @@ export async function establishTrust(
           'this repository has submodules: the fresh checkout the checks run in has none of their files; if a check needs them, run the loop with --verify-in-place',
       });
   }
-  // A new loop starts from a clean tree at its plan commit: its gitlinks are the pinned tree's.
-  const treeLinks =
-    !resumed && pins && commit === head
-      ? [...pins.tree].filter(([, e]) => e.mode === '160000').map(([file]) => file)
-      : undefined;
-  const nested = await holdNestedGits(paths.repoRoot, guard.ownGitDir ?? guard.gitDir, known.loopStartedAt, treeLinks);
+  if (pins && head)
+    pins = { ...pins, runnerFiles: await readRunnerFiles(topLevel, head, commit === head ? pins : null) };
+  // The index as the loop starts: the flags set in it are yours (verify/index-flags.ts), its gitlinks your repositories.
+  const ownGitDir = guard.ownGitDir ?? guard.gitDir;
+  const index = await readIndexView(paths.repoRoot, ownGitDir, null);
+  const nested = await holdNestedGits(paths.repoRoot, ownGitDir, known.loopStartedAt, index);
   // The runner's own git looks for what it starts by name (a filter's program, a credential helper) on PATH as the
   // loop started with it, without the repository's folders: a `git-crypt` the agent puts into node_modules/.bin is
   // not the user's filter.
@@ -310,11 +313,26 @@ export async function establishTrust(
     weak: new Set(),
     gitDir: guard.gitDir,
     nested,
+    indexFlags: index.flagged,
     verdictKey,
     anchored,
     checkBase,
     ...(planRefText === undefined ? {} : { planRefText }),
   };
+}
+
+/**
+ * The runner's own files as `head` holds them, by blob id (null: not there): from the pins' tree when `head` is the plan commit (a new
+ * loop: no git process), else from git (a resumed loop, whose HEAD may hold a ralphkit you upgraded between runs).
+ */
+async function readRunnerFiles(top: string, head: string, pins: Pins | null): Promise<Map<string, string | null>> {
+  if (pins) return new Map(ENGINE_FILES.map((f) => [f, pins.tree.get(f)?.oid ?? null]));
+  const out = new Map<string, string | null>(ENGINE_FILES.map((f) => [f, null]));
+  for (const rec of (await gitOk(top, ['ls-tree', '-z', head, '--', ...ENGINE_FILES])).split('\0')) {
+    const m = /^\d+ blob ([0-9a-f]+)\t(.*)$/s.exec(rec);
+    if (m) out.set(m[2], m[1]);
+  }
+  return out;
 }
 
 /**

@@ -148,6 +148,11 @@ export interface Pins {
   tree: ReadonlyMap<string, { mode: string; oid: string }>;
   /** The bytes of each pinned path (submodules aside), hashed against its id when read: what every checkout gets. */
   held: ReadonlyMap<string, Buffer>;
+  /**
+   * The runner's own files (the engine, its launcher, the manifest) by blob id (null: not committed), as HEAD held
+   * them when the loop started: a claimed commit that holds one otherwise is refused (refuseRunnerFileChange).
+   */
+  runnerFiles?: ReadonlyMap<string, string | null>;
 }
 
 export interface StoryVerdict {

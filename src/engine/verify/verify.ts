@@ -17,6 +17,7 @@ import { headSha } from '../git/head.js';
 import { readDirtyPaths } from '../git/read.js';
 import { tryCommitRunnerFiles } from '../git/commit.js';
 import { CheckSession } from './session.js';
+import { ENGINE_FILES } from './runner-guard.js';
 import { reviewClaim } from './review.js';
 import { fingerprintFiles, sameFingerprint } from '../git/fingerprint.js';
 import {
@@ -79,9 +80,11 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   const after = plan.claims.length && input.inPlace ? await readDirtyPaths(top) : undefined;
   if (after) warnCheckSideEffects(after, own, dirty, input);
   const status = after ?? (plan.claims.length ? undefined : await readOwnStatus(top, own, input));
+  // The runner's engine files too: a commit of the agent's that changed them through the index alone (the working
+  // tree's copies stay the runner's) gets them back here, once git status sees the difference.
   const runnerCommit = await commitOwnFiles(
     top,
-    own.files,
+    [...own.files, ...ENGINE_FILES],
     commitMessage(judged, plan.restored.length > 0, input.iteration),
     input,
     status,

@@ -115,6 +115,7 @@ async function openAttempt(input: AttemptInput): Promise<WorkerSetup> {
   };
   // The configuration's includes and hooks folders are the run's (workerGuard takes them from its snapshot).
   const guard = workerGuard(await snapshotRunnerFiles(root, await workerGitDirs(root), false), input.trust.guard);
+  const nested = await holdNestedGits(root, guard.ownGitDir ?? guard.gitDir);
   const wtrust: RunTrust = {
     topLevel: realpathSync(root),
     baseline: input.planText,
@@ -128,7 +129,8 @@ async function openAttempt(input: AttemptInput): Promise<WorkerSetup> {
     weak: input.trust.weak,
     verdictKey: input.trust.verdictKey,
     gitDir: guard.gitDir,
-    nested: await holdNestedGits(root, guard.ownGitDir ?? guard.gitDir),
+    nested,
+    indexFlags: nested.links.flagged,
     anchored: input.trust.anchored,
     checkBase: input.trust.checkBase,
   };

@@ -444,6 +444,35 @@ describe("object store: the pinned files come from the runner's copy, hashed aga
   });
 });
 
+describe("the runner's own files: a commit that holds others than the loop started with is refused", () => {
+  it("runner files: a claimed commit with an engine of the agent's (any clone of the branch would run it) is rejected without running a check; the same work with the runner's engine is verified", async () => {
+    const { r, pins } = await planRepo(PLAN, { ...FILES, 'ralph/ralph.mjs': 'the engine\n' });
+    const runnerFiles = new Map([
+      ['ralph/ralph.mjs', blobOf(r, 'ralph/ralph.mjs')],
+      ['ralph/.ralphkit.json', null],
+    ]);
+    const input = () => r.input({ pins: { ...pins, runnerFiles } });
+    claim(r, 'US-1');
+    commitAll(r.dir, { 'src/code.txt': 'done\n', 'ralph/ralph.mjs': "an engine of the agent's\n" }, 'feat: US-1');
+    const res = await verifyIteration(input());
+    expect(res.verdicts[0].status).toBe('rejected');
+    expect(res.verdicts[0].reason).toContain(
+      `the commit ${git(r.dir, 'rev-parse', 'HEAD~1').slice(0, 7)} holds the runner's own ralph/ralph.mjs other than the loop started with`,
+    );
+    expect(checksRun(r)).toBe(0);
+    // A manifest the plan commit did not have counts as well.
+    claim(r, 'US-1');
+    commitAll(r.dir, { 'ralph/ralph.mjs': 'the engine\n', 'ralph/.ralphkit.json': '{}\n' }, 'feat: US-1 (a manifest)');
+    expect((await verifyIteration(input())).verdicts[0].reason).toContain(
+      "holds the runner's own ralph/.ralphkit.json",
+    );
+    claim(r, 'US-1');
+    git(r.dir, 'rm', '-q', 'ralph/.ralphkit.json');
+    commitAll(r.dir, {}, 'feat: US-1 (the runner files as they were)');
+    expect((await verifyIteration(input())).verdicts[0].status).toBe('verified');
+  });
+});
+
 describe('symlinks: a committed link out of the checkout is refused', () => {
   it("symlinks: the runner's note goes into progress.txt itself, never through a link the agent put there (to a file outside that does not exist yet, a Python .pth) or into a pipe, and a link's target is written with its line breaks escaped", async () => {
     const { r, input } = await planRepo();
