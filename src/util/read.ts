@@ -11,6 +11,7 @@ import {
   readdirSync,
   readFileSync,
   realpathSync,
+  statSync,
   type Stats,
 } from 'node:fs';
 
