@@ -123,6 +123,7 @@ describe('attacks on what the checks see (npm test plan)', () => {
     expect(git(dir, 'show', 'HEAD:src/one.mjs')).toContain('return 1'); // the commit holds the fix
     expectNotDone(r, dir);
     expectAllFalse(dir, r); // the runner's rejection is committed, not lost behind the flag on prd.json
+    expect(subjects(dir)).toContain('chore(ralph): reject US-1 (changes hidden from git status)');
     expect(git(dir, 'ls-files', '-v', 'src/one.mjs', 'ralph/prd.json')).toBe('H ralph/prd.json\nH src/one.mjs');
     expect(git(dir, 'status', '--porcelain', 'src')).toBe('M src/one.mjs'); // the broken file on disk is in sight
   });

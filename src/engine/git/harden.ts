@@ -60,7 +60,9 @@ export const GIT_ENV: Readonly<Record<string, string>> = {
  * back after every agent run, before its own git calls read it.
  */
 export function hardenedGitEnv(base: NodeJS.ProcessEnv, gitFile?: string): NodeJS.ProcessEnv {
-  const env = { ...base, ...GIT_ENV };
+  const env = { ...base };
+  for (const name of leftOut) delete env[name];
+  Object.assign(env, GIT_ENV);
   // What git starts by name (a filter's program, `sh`, a credential helper) is looked for in git's own folder first:
   // a `git-lfs` the agent drops into an earlier PATH folder (~/.local/bin) does not stand in for yours there. Then on
   // PATH as the loop held it (holdRunnerPath), when it did.
@@ -72,13 +74,17 @@ export function hardenedGitEnv(base: NodeJS.ProcessEnv, gitFile?: string): NodeJ
 }
 
 let heldPath: string | undefined;
+let leftOut: readonly string[] = [];
 
 /**
  * The PATH folders the runner's git looks in from now on (the loop's start: absolute folders outside the repository,
- * verify/check-env.ts), instead of the live PATH, whose folders inside the repository the agent can write.
+ * verify/check-env.ts), instead of the live PATH, whose folders inside the repository the agent can write; and the
+ * variables it goes without, those that named a path in the repository (verify/repo-env.ts planRepoVars: a
+ * GIT_EXEC_PATH or GIT_TEMPLATE_DIR there would be the agent's to fill).
  */
-export function holdRunnerPath(dirs: readonly string[] | null): void {
+export function holdRunnerPath(dirs: readonly string[] | null, without: readonly string[] = []): void {
   heldPath = dirs?.join(path.delimiter);
+  leftOut = [...without];
 }
 
 /** `git <hardening> <args>`: the argument list for execFile. */

@@ -25,7 +25,7 @@ import { planAgentEnv, AGENT_MARK_VAR } from '../agents/env.js';
 import { makeTempFolder } from '../store/temp-folders.js';
 import { realpathOrUndefined } from '../../util/read.js';
 import { isWithin } from '../../util/repo-path.js';
-import { absolutePath, existsDir, planRepoVars, repoNames, repoPathFolders, withRepoVars } from './repo-env.js';
+import { absolutePath, existsDir, planRepoVars, repoPathFolders, withRepoVars } from './repo-env.js';
 
 // Files of HOME copied (as at loop start) into the checks' HOME: what a registry or a test that commits needs.
 const SEED_FILES: readonly string[] = [
@@ -66,7 +66,7 @@ const DROPPED =
 export function takeCheckEnvBase(
   env: NodeJS.ProcessEnv,
   repo?: string,
-  { sandboxWritable, spelled = [] }: { sandboxWritable?: readonly string[]; spelled?: readonly string[] } = {},
+  { sandboxWritable }: { sandboxWritable?: readonly string[] } = {},
 ): CheckEnvBase {
   const home = env.HOME && path.isAbsolute(env.HOME) ? env.HOME : undefined;
   const seed = home
@@ -81,7 +81,7 @@ export function takeCheckEnvBase(
   const cache = env.npm_config_cache ?? env.NPM_CONFIG_CACHE ?? (home ? path.join(home, '.npm') : undefined);
   if (cache) keep.npm_config_cache = cache;
   // A folder named twice resolves nothing the first time did not: listed once. Relative entries (`.`, `node_modules/.bin`) are left out: in a check they resolve inside the checkout, the agent's files.
-  const inRepo = repo ? repoPathFolders(env, repo, spelled) : [];
+  const inRepo = repo ? repoPathFolders(env, repo) : [];
   const leftOut = inRepo.map((f) => f.dir);
   const dirs = absolutePath(env).filter((d) => !leftOut.includes(d));
   const listed = new Map<string, Record<string, string> | null>();
@@ -96,8 +96,7 @@ export function takeCheckEnvBase(
           repo,
           leftOut,
           leftOutRel: inRepo.map((f) => f.rel),
-          repoVars: planRepoVars(env, repoNames(repo, spelled)),
-          ...(spelled.length ? { spelled: [...spelled] } : {}),
+          repoVars: planRepoVars(env, repo),
         }
       : {}),
   };

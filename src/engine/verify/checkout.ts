@@ -15,6 +15,7 @@ import {
   readCheckoutIndex,
   realParents,
   refuseLinksOut,
+  refuseLinkedAbsence,
   refuseRunnerFileChange,
   removeFile,
   sealPins,
@@ -77,7 +78,7 @@ export async function createCheckout(
     if (sealed) refuseLinksOut(dir, commit, tracked, pins);
     if (sealed && pins) refuseRunnerFileChange(commit, index, pins);
     const asGitWrote = pins && sealedIndex ? readAsGitWrote(dir, sealedIndex, pins) : new Map<string, Buffer>();
-    const pinnedChanges = pins ? await applyPins(dir, index, pins, matcher(mayChange), asGitWrote) : [];
+    const pinnedChanges = pins ? await applyPins(dir, commit, index, pins, matcher(mayChange), asGitWrote) : [];
     const gitConfig = readFileSync(path.join(dir, '.git', 'config'));
     return { dir, commit, pinnedChanges, tracked, gitConfig, asGitWrote };
   } catch (err) {
@@ -116,6 +117,7 @@ export async function reapplyPins(
       )
     : [];
   for (const file of created) rmSync(path.join(checkout.dir, file), { recursive: true, force: true });
+  if (pins.absent) refuseLinkedAbsence(checkout.dir, checkout.commit, pins.absentPaths ?? [], allowed, ' after setup');
   return [...changed, ...created, ...pinManifests(checkout.dir, pins, allowed)];
 }
 
@@ -219,6 +221,7 @@ function matcher(globs: readonly string[]): (file: string) => boolean {
  */
 async function applyPins(
   dir: string,
+  commit: string,
   index: ReadonlyMap<string, { mode: string; oid: string }>,
   pins: Pins,
   mayChange: (file: string) => boolean,
@@ -239,6 +242,7 @@ async function applyPins(
     ...new Set([...(pins.absent ? matchAbsent(added, absentInCommits(pins)) : []), ...programs.map(([file]) => file)]),
   ];
   for (const file of removed) removeFile(dir, file);
+  if (pins.absent) refuseLinkedAbsence(dir, commit, absentInCommits(pins), mayChange);
   return [...changed, ...removed, ...pinManifests(dir, pins, mayChange)];
 }
 

@@ -104,6 +104,38 @@ export function realParents(dir: string, file: string): boolean {
   return true;
 }
 
+/**
+ * A folder in which the plan commit pins a name's absence (`src` of `src/pytest.py`, a PYTHONPATH folder) that is a
+ * link in the checkout: SealBroken. Absence is judged on the commit's paths, and a link (`src -> lib`, committed)
+ * would bring `lib/pytest.py` in under the pinned name. `when`: said after the commit, " after setup".
+ */
+export function refuseLinkedAbsence(
+  dir: string,
+  commit: string,
+  absent: readonly string[],
+  allowed: (file: string) => boolean,
+  when = '',
+): void {
+  const linked = absent.filter((p) => !p.includes('*') && !allowed(p) && linkOnTheWay(dir, p) !== null);
+  if (!linked.length) return;
+  const links = [...new Set(linked.map((p) => linkOnTheWay(dir, p)))];
+  throw new SealBroken(
+    `in the checkout of ${commit.slice(0, 7)}${when}, ${links.join(', ')} ${links.length === 1 ? 'is a link' : 'are links'} where the plan commit pins the absence of ${linked.length === 1 ? linked[0] : `${linked.length} names in it (${linked.slice(0, 3).join(', ')}${linked.length > 3 ? ', …' : ''})`}: what ${links.length === 1 ? 'it leads' : 'they lead'} to would stand in for a test runner's own module; the claim is rejected (commit a real folder there)`,
+  );
+}
+
+/** The first folder on the way to `file` (relative) that is a link, or null (a folder not there ends the way). */
+function linkOnTheWay(dir: string, file: string): string | null {
+  let at = dir;
+  for (const part of file.split('/').slice(0, -1)) {
+    at = path.join(at, part);
+    const st = lstatOrNull(at);
+    if (!st) return null;
+    if (st.isSymbolicLink()) return path.relative(dir, at).split(path.sep).join('/');
+  }
+  return null;
+}
+
 /** `bytes` at `file`: each folder on the way made a real one (a link or a file there is removed, never followed). */
 function putFile(dir: string, file: string, mode: string, bytes: Buffer): void {
   let at = dir;

@@ -4,7 +4,8 @@
 // same folder of its own checkout, never what the working tree's links lead to later.
 import { lstatSync, statSync } from 'node:fs';
 import path from 'node:path';
-import type { CheckEnvBase } from './types.js';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { CheckEnvBase, RepoVar } from './types.js';
 import { realpathOrUndefined } from '../../util/read.js';
 import { isWithin } from '../../util/repo-path.js';
 
@@ -14,54 +15,67 @@ export interface RepoFolder {
   rel: string;
 }
 
-/** The names the repository goes by in the environment: its real path and the ones it was reached by, longest first. */
-export function repoNames(repo: string, spelled: readonly string[]): string[] {
-  const names = [repo, ...spelled.filter((s) => path.isAbsolute(s)).map((s) => path.resolve(s))];
-  return [...new Set(names)].sort((a, b) => b.length - a.length);
+/**
+ * Where absolute path `p` leads now: the real path of the longest part of it that exists, the rest as written. A
+ * folder named through a link (`~/code/app` where `~/code` leads to `/data/code`) or not made yet is placed by what
+ * it would be, whatever spelling the environment uses.
+ */
+export function resolveLoosely(p: string): string {
+  const rest: string[] = [];
+  for (let at = path.resolve(p); ; at = path.dirname(at)) {
+    const real = realpathOrUndefined(at);
+    if (real) return path.join(real, ...rest.reverse());
+    if (path.dirname(at) === at) return path.resolve(p);
+    rest.push(path.basename(at));
+  }
 }
 
-/** The absolute folders on `env`'s PATH, each once. */
-export function absolutePath(env: NodeJS.ProcessEnv): string[] {
-  return [...new Set((env.PATH ?? '').split(path.delimiter).filter((d) => path.isAbsolute(d)))];
+/** `dir` relative to `repo` (a real path) with forward slashes when it leads inside it (resolveLoosely), else null. */
+function relToRepo(dir: string, repo: string): string | null {
+  const at = resolveLoosely(dir);
+  return isWithin(at, repo) ? path.relative(repo, at).split(path.sep).join('/') : null;
 }
 
 /**
- * The folders on `env`'s PATH inside `repo` (a real path; `spelled`, other names it was reached by). A check finds them
- * in its checkout (withCheckoutPath), where the programs directly in them are pinned as the plan commit has them
+ * The absolute folders on `env`'s PATH, each once, as where they lead at loop start (resolveLoosely): a folder
+ * reached through a link the agent could replace later (an ignored `.devbox/.../bin` leading out of the repository)
+ * stays the folder it led to then.
+ */
+export function absolutePath(env: NodeJS.ProcessEnv): string[] {
+  return [
+    ...new Set(
+      (env.PATH ?? '')
+        .split(path.delimiter)
+        .filter((d) => path.isAbsolute(d))
+        .map(resolveLoosely),
+    ),
+  ];
+}
+
+/**
+ * The folders on `env`'s PATH inside `repo` (a real path), by where they lead. A check finds them in its checkout
+ * (withCheckoutPath), where the programs directly in them are pinned as the plan commit has them
  * (verify/pin-capture.ts): a commit cannot put a `node` there.
  */
-export function repoPathFolders(env: NodeJS.ProcessEnv, repo: string, spelled: readonly string[] = []): RepoFolder[] {
-  const names = repoNames(repo, spelled);
+export function repoPathFolders(env: NodeJS.ProcessEnv, repo: string): RepoFolder[] {
   return absolutePath(env).flatMap((dir) => {
-    const rel = relToRepo(dir, repo, names);
+    const rel = relToRepo(dir, repo);
     return rel === null ? [] : [{ dir, rel }];
   });
 }
 
 /**
- * Where folder `dir` is in the repository, relative with forward slashes, or null when outside: by its real path, or
- * (a folder not made yet, reached through a link) by how it is spelled against each of the repository's `names`.
+ * The folders of `env`'s PYTHONPATH a check finds in its checkout, relative to `repo`: those that lead inside it (a
+ * variable naming the repository names the checkout: withRepoVars), and relative ones (they resolve in the checkout
+ * too).
  */
-function relToRepo(dir: string, repo: string, names: readonly string[]): string | null {
-  const real = realpathOrUndefined(dir);
-  const candidates = real ? [[real, repo]] : names.map((name) => [path.resolve(dir), name]);
-  for (const [at, name] of candidates) if (isWithin(at, name)) return path.relative(name, at).split(path.sep).join('/');
-  return null;
-}
-
-/**
- * The folders of `env`'s PYTHONPATH a check finds in its checkout, relative to `repo`: those inside it, by any of its
- * names (a variable naming the repository names the checkout: withRepoVars), and relative ones (they resolve in the
- * checkout too).
- */
-export function pythonPathFolders(env: NodeJS.ProcessEnv, repo: string, spelled: readonly string[] = []): string[] {
-  const names = repoNames(repo, spelled);
+export function pythonPathFolders(env: NodeJS.ProcessEnv, repo: string): string[] {
   const out = (env.PYTHONPATH ?? '')
     .split(path.delimiter)
     .filter(Boolean)
     .flatMap((d) => {
       if (path.isAbsolute(d)) {
-        const rel = relToRepo(d, repo, names);
+        const rel = relToRepo(d, repo);
         return rel === null ? [] : [rel];
       }
       const rel = path.normalize(d);
@@ -70,67 +84,92 @@ export function pythonPathFolders(env: NodeJS.ProcessEnv, repo: string, spelled:
   return [...new Set(out)];
 }
 
-// What separates a path from what stands around it in a variable's value (`--require=/x`, `a:b`, `"/x" -r /y`); a
-// `file://` URL (`--import file:///x.mjs`) starts one too.
+// What separates a path from what stands around it in a variable's value (`--require=/x`, `a:b`, `"/x" -r /y`).
 const AROUND = /[\s:;,="']/;
 
-export type RepoVar = 'rewrite' | 'drop';
+// The dynamic loader's variables: a library of the repository's (a committed or ignored build/lib/libc stub) would load
+// into every program a check starts, node included, and into the runner's own git and bwrap outside the sandbox.
+const LOADER = /^(LD_|DYLD_)/;
+
+export function isLoaderVar(name: string): boolean {
+  return LOADER.test(name);
+}
 
 /**
- * The variables of `env` (PATH aside) whose value names the repository or a path inside it, at loop start (NODE_OPTIONS
- * with `--require <repo>/.pnp.cjs` under Yarn, PYTHONPATH=<repo>/src from direnv, a VIRTUAL_ENV, npm's INIT_CWD).
- * `rewrite`: each path named is a folder: the checks get the same folder of their checkout. `drop`: a file (or nothing
- * yet), which the agent can rewrite in the working tree, ignored, where no commit shows it: left out.
+ * The variables of `env` (PATH aside) whose value names a path that leads into `repo` (a real path), at loop start:
+ * NODE_OPTIONS with `--require <repo>/.pnp.cjs` under Yarn, PYTHONPATH=<repo>/src from direnv, a VIRTUAL_ENV, npm's
+ * INIT_CWD, an `--import file:///…` URL. A path counts by where it leads (resolveLoosely), however it is spelled (the
+ * repository reached through a link, `//`, `%20` in a URL). `rewrite`: each is a folder, and the checks get the same
+ * folder of their checkout. `drop`: a file (or nothing yet), which the agent can rewrite in the working tree, ignored,
+ * where no commit shows it, or a loader variable: left out.
  */
-export function planRepoVars(env: NodeJS.ProcessEnv, names: readonly string[]): Record<string, RepoVar> {
+export function planRepoVars(env: NodeJS.ProcessEnv, repo: string): Record<string, RepoVar> {
   const out: Record<string, RepoVar> = {};
   for (const [name, value] of Object.entries(env)) {
     if (name === 'PATH' || !value) continue;
-    const named = findRepoPaths(value, names);
-    if (!named.length) continue;
-    out[name] = named.every((p) => existsDir(p.path)) ? 'rewrite' : 'drop';
+    const hits = findRepoPaths(value, repo);
+    if (!hits.length) continue;
+    if (isLoaderVar(name) || !hits.every((h) => existsDir(path.join(repo, h.rel)))) {
+      out[name] = { how: 'drop' };
+      continue;
+    }
+    const parts: Array<string | { rel: string; url: boolean }> = [];
+    let from = 0;
+    for (const h of hits) {
+      parts.push(value.slice(from, h.at), { rel: h.rel, url: h.url });
+      from = h.end;
+    }
+    parts.push(value.slice(from));
+    out[name] = { how: 'rewrite', value, parts };
   }
   return out;
 }
 
-/** Each path inside one of `names` (or the name itself) that `value` holds, where it starts and which name it starts with. */
-function findRepoPaths(value: string, names: readonly string[]): Array<{ at: number; name: string; path: string }> {
-  const out: Array<{ at: number; name: string; path: string }> = [];
+/**
+ * Each absolute path or `file:` URL in `value` (starting it, or after a separator) that leads into `repo`: where it
+ * stands in the value, and where it leads in the repository.
+ */
+function findRepoPaths(value: string, repo: string): Array<{ at: number; end: number; rel: string; url: boolean }> {
+  const out: Array<{ at: number; end: number; rel: string; url: boolean }> = [];
   for (let at = 0; at < value.length; at++) {
-    if (at > 0 && !AROUND.test(value[at - 1]) && !value.slice(0, at).endsWith('file://')) continue;
-    const name = names.find(
-      (n) => value.startsWith(n, at) && /^$|^[/\s:;,="']/.test(value.slice(at + n.length, at + n.length + 1)),
-    );
-    if (!name) continue;
-    let end = at + name.length;
+    if (at > 0 && !AROUND.test(value[at - 1])) continue;
+    const url = value.startsWith('file://', at);
+    if (!url && value[at] !== '/') continue;
+    let end = at + (url ? 'file://'.length : 0);
     while (end < value.length && !AROUND.test(value[end])) end++;
-    out.push({ at, name, path: value.slice(at, end) });
+    const named = url ? fromFileUrl(value.slice(at, end)) : value.slice(at, end);
+    const rel = named === null ? null : relToRepo(named, repo);
+    if (rel !== null) out.push({ at, end, rel, url });
     at = end - 1;
   }
   return out;
 }
 
+function fromFileUrl(text: string): string | null {
+  try {
+    return fileURLToPath(text);
+  } catch {
+    return null;
+  }
+}
+
 /**
  * `env` with the variables planRepoVars found naming the repository made to name `to` instead (the checkout a check,
- * setup or the reviewer works in), or left out; `to` undefined (--on-exit, which runs in your tree): all left out.
+ * setup or the reviewer works in), or left out; `to` undefined (--on-exit, which runs in your tree): all left out. A
+ * value that is no longer what it was at loop start is left out too.
  */
 export function withRepoVars(env: NodeJS.ProcessEnv, base: CheckEnvBase | undefined, to?: string): NodeJS.ProcessEnv {
-  if (!base?.repo || !base.repoVars) return env;
+  if (!base?.repoVars) return env;
   const out = { ...env };
-  const names = repoNames(base.repo, base.spelled ?? []);
-  for (const [name, how] of Object.entries(base.repoVars)) {
-    const value = out[name];
-    if (value === undefined) continue;
-    if (how === 'drop' || to === undefined) delete out[name];
-    else {
-      let next = '';
-      let from = 0;
-      for (const hit of findRepoPaths(value, names)) {
-        next += value.slice(from, hit.at) + to;
-        from = hit.at + hit.name.length;
-      }
-      out[name] = next + value.slice(from);
-    }
+  for (const [name, plan] of Object.entries(base.repoVars)) {
+    if (out[name] === undefined) continue;
+    if (plan.how === 'drop' || to === undefined || out[name] !== plan.value) delete out[name];
+    else
+      out[name] = plan.parts
+        .map((p) =>
+          typeof p === 'string' ? p : p.url ? pathToFileURL(path.join(to, p.rel)).href : path.join(to, p.rel),
+        )
+        .join('');
   }
   return out;
 }

@@ -21,7 +21,7 @@ import { readPins } from './pin-capture.js';
 import { ObjectMismatch } from '../git/objects.js';
 import { renderSetupWarning } from './package-pins.js';
 import { takeCheckEnvBase } from './check-env.js';
-import { pythonPathFolders } from './repo-env.js';
+import { isLoaderVar, pythonPathFolders } from './repo-env.js';
 import { worktreesFolder } from '../git/worktree.js';
 import { recordsRoot } from '../store/layout.js';
 import { ENGINE_FILES, snapshotRunnerFiles, type RunnerGuard } from './runner-guard.js';
@@ -251,20 +251,18 @@ export async function establishTrust(
   const anchored: AnchorValues = { pins: commit, plan: fresh ? known.plan!.blob : before.plan };
   const planRefText = fresh ? known.plan!.text : undefined;
   const guard = await snapshotRunnerFiles(paths.repoRoot, known.dirs);
-  // The repository's PATH folders, PYTHONPATH folders and variables naming it, once, by every name it was reached by.
-  const spelled = [paths.repoRoot];
+  // The repository's PATH folders, PYTHONPATH folders and variables naming it, once: by where they lead now.
   const checkBase = takeCheckEnvBase(process.env, topLevel, {
     // --verify-in-place checks run in your tree, outside the sandbox: what they write is listed as without it.
     ...(options.sandbox && !options.verifyInPlace
       ? { sandboxWritable: sandboxWritable(paths.repoRoot, topLevel, guard.gitDir) }
       : {}),
-    spelled,
   });
   if (commit) {
     await moveAnchoredRefs(paths.repoRoot, loopId, anchored, before, verdictKey);
     pins = await capturePins(topLevel, commit, plan, {
       pathFolders: checkBase.leftOutRel ?? [],
-      pythonPath: pythonPathFolders(process.env, topLevel, spelled),
+      pythonPath: pythonPathFolders(process.env, topLevel),
     });
     const files = [...pins.tree.keys()];
     const setup = options.verifyInPlace ? null : renderSetupWarning(files, plan);
@@ -286,14 +284,26 @@ export async function establishTrust(
   // The runner's own git looks for what it starts by name (a filter's program, a credential helper) on PATH as the
   // loop started with it, without the repository's folders: a `git-crypt` the agent puts into node_modules/.bin is
   // not the user's filter.
-  holdRunnerPath(checkBase.path.map((p) => p.dir));
+  const named = Object.entries(checkBase.repoVars ?? {});
+  holdRunnerPath(
+    checkBase.path.map((p) => p.dir),
+    named.map(([name]) => name),
+  );
+  // The dynamic loader's variables naming the repository go for everything the runner starts from now on: the
+  // sandbox's bwrap, gh and the agent itself load their libraries before any sandbox is up.
+  const loaders = named.filter(([name]) => isLoaderVar(name)).map(([name]) => name);
+  for (const name of loaders) delete process.env[name];
+  if (loaders.length)
+    emit({
+      type: 'info',
+      message: `${loaders.join(', ')} name${loaders.length === 1 ? 's' : ''} a path in the repository, where the agent can put a library that every program started with ${loaders.length === 1 ? 'it' : 'them'} loads (bwrap and git included, outside the sandbox): left out of everything this loop starts, the agent included`,
+    });
   if (checkBase.leftOut?.length)
     emit({
       type: 'info',
       message: `PATH folders inside the repository (${checkBase.leftOut.join(', ')}) are left out of what the runner starts (setup, the reviewer, --on-exit, its git): the agent can write what they hold; each check finds its checkout's own copy of them instead`,
     });
-  const named = Object.entries(checkBase.repoVars ?? {});
-  const dropped = named.filter(([, how]) => how === 'drop').map(([name]) => name);
+  const dropped = named.filter(([name, v]) => v.how === 'drop' && !isLoaderVar(name)).map(([name]) => name);
   if (dropped.length)
     emit({
       type: 'info',

@@ -218,14 +218,20 @@ export interface CheckEnvBase {
   leftOut?: string[];
   /** The same folders relative to `repo` as they were at loop start ('' for its top), in order. */
   leftOutRel?: string[];
-  /** Other names of `repo` at loop start (the path it was reached by, when a link leads there). */
-  spelled?: string[];
   /**
    * The variables whose value named the repository at loop start, other than PATH (check-env.ts planRepoVars): each
    * check, setup and review gets them naming its checkout, or not at all.
    */
-  repoVars?: Record<string, 'rewrite' | 'drop'>;
+  repoVars?: Record<string, RepoVar>;
 }
+
+/**
+ * What a variable naming the repository becomes for a check: `drop`, left out; `rewrite`, its value at loop start in
+ * parts, each path into the repository (a folder) as where it is there, made again for each checkout.
+ */
+export type RepoVar =
+  | { how: 'drop' }
+  | { how: 'rewrite'; value: string; parts: Array<string | { rel: string; url: boolean }> };
 
 /** How checks are sandboxed: bubblewrap, the user's HOME (writable: caches), and what stays read-only or hidden. */
 export interface CheckSandbox {

@@ -80,11 +80,9 @@ export async function verifyIteration(input: VerifyOptions): Promise<VerifyOutco
   const after = plan.claims.length && input.inPlace ? await readDirtyPaths(top) : undefined;
   if (after) warnCheckSideEffects(after, own, dirty, input);
   const status = after ?? (plan.claims.length ? undefined : await readOwnStatus(top, own, input));
-  // The runner's engine files too: a commit of the agent's that changed them through the index alone (the working
-  // tree's copies stay the runner's) gets them back here, once git status sees the difference.
   const runnerCommit = await commitOwnFiles(
     top,
-    [...own.files, ...ENGINE_FILES],
+    own.files,
     commitMessage(judged, plan.restored.length > 0, input.iteration),
     input,
     status,
@@ -416,9 +414,11 @@ function commitOwnFiles(
   input: VerifyInput,
   dirty?: string[],
 ): Promise<string | null> {
+  // The runner's engine files too: a commit of the agent's that changed them through the index alone (the working
+  // tree's copies stay the runner's) gets them back here, once git status sees the difference.
   return tryCommitRunnerFiles(
     top,
-    files,
+    [...files, ...ENGINE_FILES],
     message,
     (reason) => input.log('warn', `could not commit the runner's edits to ${files.join(' and ')}: ${reason}`),
     dirty,
@@ -441,6 +441,9 @@ function rejectionKind(reason = ''): string {
   if (reason.startsWith('out of order')) return 'out of order';
   if (reason.startsWith('the work is not on')) return 'work on another branch';
   if (reason.startsWith('the agent changed')) return 'runner files changed';
+  if (reason.startsWith('the agent set')) return 'changes hidden from git status';
+  if (reason.startsWith('the agent made or changed a git repository')) return 'a git repository in the tree';
+  if (/^the commit \w+ holds the runner's own/.test(reason)) return 'runner files in the commit';
   if (reason.startsWith('the checks')) return 'runner files changed by the checks';
   if (reason.startsWith('the reviewer asked')) return 'revised by the reviewer';
   if (reason.startsWith('not shipped')) return 'not shipped by the reviewer';

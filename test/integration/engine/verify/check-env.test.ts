@@ -12,11 +12,11 @@ import {
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { verifyIteration } from '../../../../src/engine/verify/verify.js';
 import { buildCheckEnv, takeCheckEnvBase } from '../../../../src/engine/verify/check-env.js';
 import {
-  planRepoVars,
   pythonPathFolders,
   repoPathFolders,
   withCheckoutPath,
@@ -24,7 +24,7 @@ import {
 } from '../../../../src/engine/verify/repo-env.js';
 import { readPins } from '../../../../src/engine/verify/pin-capture.js';
 import { findExecutable } from '../../../../src/engine/agents/check.js';
-import type { CheckSandbox } from '../../../../src/engine/verify/types.js';
+import type { CheckEnvBase, CheckSandbox } from '../../../../src/engine/verify/types.js';
 import { git, testdir } from '../../../support/repo.js';
 import { claim, commitAll, plan, story, verifyRepo, type VerifyRepo } from '../../../support/verify-repo.js';
 
@@ -173,8 +173,8 @@ describe.each(MODES)('check environment (%s)', (_mode, sandboxed) => {
     writeFileSync(path.join(r.dir, '.pnp.cjs'), '/* yarn pnp runtime */\n');
     vi.stubEnv('NODE_OPTIONS', `--max-old-space-size=512 --require ${r.dir}/.pnp.cjs`);
     vi.stubEnv('LIBS', `${r.dir}/lib:/opt/x`);
-    const base = takeCheckEnvBase(process.env, realpathSync(r.dir), { spelled: [r.dir] });
-    expect(base.repoVars).toEqual({ NODE_OPTIONS: 'drop', LIBS: 'rewrite' });
+    const base = takeCheckEnvBase(process.env, realpathSync(r.dir));
+    expect(kinds(base.repoVars)).toEqual({ NODE_OPTIONS: 'drop', LIBS: 'rewrite' });
     // The agent rewrites the ignored file so that any node passes; nothing of it is committed.
     writeFileSync(path.join(r.dir, '.pnp.cjs'), 'process.exit(0);\n');
     commitAll(r.dir, { 'src.txt': 'no feature\n' });
@@ -217,22 +217,20 @@ describe("check environment: npm's cache", () => {
 });
 
 describe('check environment: a PATH folder named twice, once through a link (/bin and /usr/bin)', () => {
-  it('is listed once, and an entry changed in it is seen under both names', () => {
+  it('is one folder under both names, listed once: an entry changed in it is seen, and neither name brings it back', () => {
     const { home, bin } = userEnv();
     const link = path.join(home, 'bin-link');
     symlinkSync(bin, link);
     writeFileSync(path.join(bin, 'greet'), '#!/bin/sh\necho hello\n', { mode: 0o755 });
     vi.stubEnv('PATH', `${bin}${path.delimiter}${link}${path.delimiter}${process.env.PATH}`);
     const base = takeCheckEnvBase(process.env);
-    const [first, second] = base.path;
-    expect([first.dir, second.dir]).toEqual([bin, link]);
-    // One listing for the one folder: the same record under both names.
-    expect(second.listing).toBe(first.listing);
-    expect(Object.keys(first.listing ?? {})).toEqual(['greet']);
+    // The link is taken for where it leads at loop start: the one folder, once.
+    expect(base.path.map((p) => p.dir).filter((d) => d === bin || d === link)).toEqual([bin]);
+    expect(Object.keys(base.path[0].listing ?? {})).toEqual(['greet']);
     writeFileSync(path.join(bin, 'node'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
     const checks = testdir('ralphkit-checks-home-');
     const { env, changed } = buildCheckEnv(base, process.env, checks);
-    expect(changed).toEqual([`${bin} (added node)`, `${link} (added node)`]);
+    expect(changed).toEqual([`${bin} (added node)`]);
     // Neither name brings the new node onto the checks' PATH; greet stays, through the runner's folder of links.
     const dirs = (env.PATH ?? '').split(path.delimiter);
     expect(dirs).not.toContain(bin);
@@ -267,8 +265,8 @@ describe('check environment: PATH folders under --sandbox', () => {
 });
 
 describe('check environment: variables naming the repository', () => {
-  it('are found where a path starts (after a separator, `=`, a quote), by every name of the repository, and only then', () => {
-    const repo = testdir('ralphkit-repo-');
+  it('are found where a path starts (after a separator, `=`, a quote), by where it leads however it is spelled, and only then', () => {
+    const repo = realpathSync(testdir('ralphkit-repo-'));
     mkdirSync(path.join(repo, 'src'));
     const link = path.join(testdir('ralphkit-links-'), 'here');
     symlinkSync(repo, link);
@@ -281,25 +279,60 @@ describe('check environment: variables naming the repository', () => {
       E: `/x${repo}/src`,
       F: `${repo}/src ${repo}/missing`,
       G: `--import file://${repo}/loader.mjs`,
+      // A URL with an escape (a space in the repository's path), through the link.
+      H: `--import ${pathToFileURL(`${link}/My Dir/loader.mjs`).href}`,
+      I: `${repo}//src/./`,
+      // A library folder of the repository's would load into every program, the runner's git included.
+      LD_LIBRARY_PATH: `${repo}/src`,
     };
-    expect(planRepoVars(env, [link, repo])).toEqual({ A: 'drop', B: 'rewrite', C: 'rewrite', F: 'drop', G: 'drop' });
-    const base = takeCheckEnvBase(env, repo, { spelled: [link] });
+    const base = takeCheckEnvBase(env, repo);
+    expect(kinds(base.repoVars)).toEqual({
+      A: 'drop',
+      B: 'rewrite',
+      C: 'rewrite',
+      F: 'drop',
+      G: 'drop',
+      H: 'drop',
+      I: 'rewrite',
+      LD_LIBRARY_PATH: 'drop',
+    });
     // A PATH folder not made yet, named through the link, is the repository's too.
-    const viaLink = takeCheckEnvBase({ PATH: `${link}/nm/.bin:/usr/bin` }, repo, { spelled: [link] });
+    const viaLink = takeCheckEnvBase({ PATH: `${link}/nm/.bin:/usr/bin` }, repo);
     expect(viaLink.leftOutRel).toEqual(['nm/.bin']);
     expect(viaLink.path.map((p) => p.dir)).toEqual(['/usr/bin']);
+    // A folder named inside the repository that leads out of it (an ignored link, as devbox makes): the folder it led
+    // to at loop start, whatever the link is made to lead to later.
+    const outside = realpathSync(testdir('ralphkit-profile-'));
+    mkdirSync(path.join(outside, 'bin'));
+    symlinkSync(outside, path.join(repo, '.devbox'));
+    const viaDevbox = takeCheckEnvBase({ PATH: `${repo}/.devbox/bin:/usr/bin` }, repo);
+    expect(viaDevbox.leftOutRel).toEqual([]);
+    expect(viaDevbox.path.map((p) => p.dir)).toEqual([path.join(outside, 'bin'), '/usr/bin']);
     // PYTHONPATH folders likewise, relative ones as they are; none above the repository.
     const py = { PYTHONPATH: `${link}/gen:./lib:../up:${repo}/src:/usr/lib/python3` };
-    expect(pythonPathFolders(py, repo, [link])).toEqual(['gen', 'lib', 'src']);
-    expect(pythonPathFolders(py, repo)).toEqual(['lib', 'src']);
+    expect(pythonPathFolders(py, repo)).toEqual(['gen', 'lib', 'src']);
     const out = withRepoVars(env, base, '/tmp/co');
-    expect(out).toEqual({ PATH: env.PATH, B: '/tmp/co/src:/usr/lib', C: '"/tmp/co"', D: env.D, E: env.E });
+    expect(out).toEqual({
+      PATH: env.PATH,
+      B: '/tmp/co/src:/usr/lib',
+      C: '"/tmp/co"',
+      D: env.D,
+      E: env.E,
+      I: '/tmp/co/src',
+    });
+    // A value that changed since loop start is left out.
+    expect(withRepoVars({ ...env, B: `${repo}/other` }, base, '/tmp/co').B).toBeUndefined();
     // --verify-in-place checks run in your tree, with them as they are.
     expect({ ...withCheckoutPath(env, base, repo), PATH: env.PATH }).toEqual(env);
     // --on-exit runs in your tree, with none of them.
     expect(Object.keys(withRepoVars(env, base)).sort()).toEqual(['D', 'E', 'PATH']);
   });
 });
+
+/** What each variable naming the repository becomes for a check. */
+function kinds(vars: CheckEnvBase['repoVars']): Record<string, string> {
+  return Object.fromEntries(Object.entries(vars ?? {}).map(([name, v]) => [name, v.how]));
+}
 
 describe('check environment: a repository folder on PATH, in the checkout', () => {
   it('is where it was at loop start, whatever the working tree has made of it since, and only as real folders down from the checkout', () => {

@@ -473,6 +473,35 @@ describe("the runner's own files: a commit that holds others than the loop start
   });
 });
 
+describe('symlinks: a link where the plan commit pins an absence', () => {
+  it("symlinks: a PYTHONPATH folder committed as a link to a folder holding a pytest.py of the agent's (pytest's console script would import it) is refused; a real folder there is not", async () => {
+    const prd = plan([story('US-1', { checks: ['pytest -q tests'] })]);
+    const r = verifyRepo(prd, { 'src/calc.py': 'def add(a, b):\n    return 0\n', 'tests/test_calc.py': 'x = 1\n' });
+    const head = git(r.dir, 'rev-parse', 'HEAD');
+    const pins = await readPins(r.dir, head, prd, [], ['src']);
+    expect(pins.absentPaths).toContain('src/pytest.py');
+    rmSync(path.join(r.dir, 'src'), { recursive: true });
+    writeFiles(r.dir, {
+      'lib/calc.py': 'def add(a, b):\n    return a + b\n',
+      'lib/pytest.py': 'def console_main():\n    return 0\n',
+    });
+    symlinkSync('lib', path.join(r.dir, 'src'));
+    commitAll(r.dir, {}, 'feat: US-1 (src moved)');
+    const linked = git(r.dir, 'rev-parse', 'HEAD');
+    await expect(createCheckout(r.dir, linked, pins, [], true)).rejects.toThrow(
+      new RegExp(
+        `^in the checkout of ${linked.slice(0, 7)}, src is a link where the plan commit pins the absence of \\d+ names in it \\(src/_pytest\\.py, `,
+      ),
+    );
+    // The same files with src a real folder: checked out, with the pinned absence kept.
+    rmSync(path.join(r.dir, 'src'));
+    writeFiles(r.dir, { 'src/calc.py': 'def add(a, b):\n    return a + b\n' });
+    commitAll(r.dir, {}, 'feat: US-1');
+    const checkout = await createCheckout(r.dir, git(r.dir, 'rev-parse', 'HEAD'), pins, [], true);
+    removeCheckout(checkout.dir);
+  });
+});
+
 describe('symlinks: a committed link out of the checkout is refused', () => {
   it("symlinks: the runner's note goes into progress.txt itself, never through a link the agent put there (to a file outside that does not exist yet, a Python .pth) or into a pipe, and a link's target is written with its line breaks escaped", async () => {
     const { r, input } = await planRepo();

@@ -40,4 +40,17 @@ describe('hardenedGitEnv', () => {
       holdRunnerPath(null);
     }
   });
+
+  it('once the loop holds its environment, git goes without the variables that named the repository (a library folder the agent fills)', () => {
+    holdRunnerPath(['/usr/bin'], ['LD_LIBRARY_PATH', 'GIT_TEMPLATE_DIR']);
+    try {
+      const live = { PATH: '/usr/bin', LD_LIBRARY_PATH: '/repo/build/lib', GIT_TEMPLATE_DIR: '/repo/t', LANG: 'C' };
+      const env = hardenedGitEnv(live, '/usr/bin/git');
+      expect(env.LD_LIBRARY_PATH).toBeUndefined();
+      expect(env.GIT_TEMPLATE_DIR).toBeUndefined();
+      expect(env.LANG).toBe('C');
+    } finally {
+      holdRunnerPath(null);
+    }
+  });
 });
