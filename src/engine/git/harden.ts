@@ -30,6 +30,9 @@ export const HARDENED_CONFIG: readonly string[] = [
   // GIT_GRAFT_FILE (below) names an empty graft file; without this, git 2.18+ says on stderr that grafts are
   // deprecated on every call, and that text reached the runner's warnings (a push refusal quoted it).
   'advice.graftFileDeprecated=false',
+  // Recorded conflict resolutions (.git/rr-cache, the agent's to write) never shape a merge of the runner's (the
+  // --parallel merge queue), and the runner's merges record none (verify/rerere-hold.ts holds the folder).
+  'rerere.enabled=false',
 ];
 
 /** The `-c key=value` arguments that go before every git subcommand the runner runs. */

@@ -25,6 +25,7 @@ import { parseManifestCore } from '../../util/manifest-files.js';
 import { readBytesOrNull } from '../../util/read.js';
 import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { recordsRoot } from '../store/layout.js';
+import { holdRerere, type RerereHold, restoreRerere } from './rerere-hold.js';
 import { ralphkitCommand } from '../../util/invocation.js';
 
 /** The runner-owned files in ralph/ that an agent must never change: the engine, its launcher and the manifest. */
@@ -73,6 +74,8 @@ export interface RunnerGuard {
   gitDir: string;
   /** This work tree's own git dir (HEAD, index), real path. */
   ownGitDir?: string;
+  /** git's recorded conflict resolutions as the loop found them (verify/rerere-hold.ts). */
+  rerere?: RerereHold;
 }
 
 export interface GuardRestore {
@@ -160,7 +163,7 @@ export async function snapshotRunnerFiles(
     ...listLinksUnder(path.join(gitDir, 'logs')),
     ...listLinksUnder(path.join(ownGitDir, 'logs')),
   ]);
-  return { files, dirs: heldDirs, gitDir, ownGitDir, logLinks };
+  return { files, dirs: heldDirs, gitDir, ownGitDir, logLinks, rerere: holdRerere(path.join(gitDir, 'rr-cache')) };
 }
 
 /** The deepest of `roots` that holds `abs` (below it), else the folder `abs` is in: nothing above that is looked at. */
@@ -311,6 +314,9 @@ export function restoreRunnerFiles(
     if (f.inRepo) out.inRepo.push(f.shown);
   }
   for (const d of guard.dirs) out.changed.push(...restoreDir(d));
+  if (guard.rerere)
+    for (const gone of restoreRerere(guard.rerere))
+      out.changed.push(`${gone} (a conflict resolution git would write into your files in a merge of yours)`);
   return out;
 }
 
