@@ -1,6 +1,6 @@
 // --sandbox with the real runner and real bubblewrap (the honest agent's run is test/smoke/sandbox.test.ts):
 // the writes an attacking agent depends on fail inside the sandbox, and its leftovers die with it.
-import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { probeSandbox } from '../../src/engine/agents/sandbox.js';
@@ -111,6 +111,18 @@ describe.skipIf(!probe.ok)(
       git(dir, 'status');
       expect(existsSync(`${dir}.fsmonitor-ran`)).toBe(false);
       expect(r.code, r.output).toBe(0);
+    });
+
+    it("a separate git dir (.git a file naming it, git init --separate-git-dir): its HEAD and index are the agent's to commit with, and the honest work exits 0", async () => {
+      const dir = copyRepo(plan);
+      const gitDir = path.join(testdir(), 'repo.git');
+      renameSync(path.join(dir, '.git'), gitDir);
+      writeFileSync(path.join(dir, '.git'), `gitdir: ${gitDir}\n`);
+      const config = readFileSync(path.join(gitDir, 'config'));
+      const r = await ralph(dir, 'honest', ['--sandbox', '4']);
+      expect(r.code, r.output).toBe(0);
+      expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
+      expect(readFileSync(path.join(gitDir, 'config')).equals(config)).toBe(true);
     });
 
     it('an agent that appends to ralph/ralph.mjs: the write fails (read-only), the engine is untouched, not exit 0', async () => {

@@ -153,7 +153,8 @@ export async function sandboxRalph(
   args: string[],
   env: NodeJS.ProcessEnv = {},
 ): Promise<LoopRun> {
-  const fixtures = path.join(dir, '.git', 'test-fixtures');
+  // git's folder, where a separate git dir puts it (its .git is a file then).
+  const fixtures = path.join(git(dir, 'rev-parse', '--path-format=absolute', '--git-common-dir'), 'test-fixtures');
   cpSync(FIXTURES, fixtures, { recursive: true });
   const agentCmd = `node ${JSON.stringify(path.join(fixtures, 'attacks', `${agentName}.mjs`))}`;
   const r = await run(

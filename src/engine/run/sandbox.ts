@@ -3,7 +3,7 @@ import { heldGitDirs } from '../verify/nested-git.js';
 import type { RunContext } from '../types.js';
 import type { CheckSandbox } from '../verify/types.js';
 import { existsSync, mkdirSync, realpathSync, writeFileSync } from 'node:fs';
-import { lstatOrNull, readTextOrNull } from '../../util/read.js';
+import { readTextOrNull } from '../../util/read.js';
 import { runGit } from '../git/git.js';
 import path from 'node:path';
 import { runsDir } from '../store/layout.js';
@@ -60,8 +60,9 @@ export async function sandboxCommand(
   // and config read-only, a linked worktree's common dir included).
   const userConfig = base.readOnly.filter((p) => p !== trust.topLevel && p !== trust.gitDir);
   // In a linked worktree (--worktree, --parallel) the common dir's HEAD and index are your own tree's, and so is the
-  // branch checked out there: not the agent's. (A linked worktree's .git is a file naming its own git dir.)
-  const linked = lstatOrNull(path.join(trust.topLevel, '.git'))?.isFile() ?? false;
+  // branch checked out there: not the agent's. Told by its git dir of its own, not by a `.git` file: a separate git
+  // dir (`git init --separate-git-dir`) is named by one too, and there HEAD and index are the agent's to commit with.
+  const linked = (trust.guard.ownGitDir ?? trust.gitDir) !== trust.gitDir;
   const mainTree = linked
     ? [path.join(trust.gitDir, 'HEAD'), path.join(trust.gitDir, 'index'), ...(await holdUserBranch(trust))]
     : [];
