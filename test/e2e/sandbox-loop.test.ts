@@ -113,6 +113,28 @@ describe.skipIf(!probe.ok)(
       expect(r.code, r.output).toBe(0);
     });
 
+    it("git's folder of linked worktrees is read-only to the agent but for its own git folder: a commondir written into your worktree's (git worktree add), sending your git status there to a core.fsmonitor of the agent's, cannot be; a --worktree loop's honest work still commits and exits 0", async () => {
+      const dir = copyRepo(plan);
+      const hotfix = path.join(testdir(), 'hotfix');
+      git(dir, 'worktree', 'add', '-q', hotfix, '-b', 'hotfix');
+      const commondir = readFileSync(path.join(dir, '.git/worktrees/hotfix/commondir'));
+      const r = await ralph(dir, 'worktree-commondir', ['--worktree', '5']);
+      // node's recursive mkdir says ENOENT in a read-only folder.
+      expect(agentLog(dir)).toMatch(/could not write the copy of worktree hotfix: (EROFS|ENOENT)/);
+      expect(agentLog(dir)).toContain('could not write the commondir of worktree hotfix: EROFS');
+      expect(agentLog(dir)).toContain('could not write a planted worktree folder: EROFS');
+      expect(readFileSync(path.join(dir, '.git/worktrees/hotfix/commondir')).equals(commondir)).toBe(true);
+      git(hotfix, 'status');
+      expect(existsSync(`${hotfix}.fsmonitor-ran`)).toBe(false);
+      expect(r.code, r.output).toBe(0);
+      expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
+      const merged = JSON.parse(git(dir, 'show', 'ralph/attack-demo:ralph/prd.json')) as Prd;
+      expect(merged.userStories.map((s) => [s.id, s.passes])).toEqual([
+        ['US-1', true],
+        ['US-2', true],
+      ]);
+    });
+
     it("a separate git dir (.git a file naming it, git init --separate-git-dir): its HEAD and index are the agent's to commit with, and the honest work exits 0", async () => {
       const dir = copyRepo(plan);
       const gitDir = path.join(testdir(), 'repo.git');

@@ -62,7 +62,9 @@ export async function sandboxCommand(
   // In a linked worktree (--worktree, --parallel) the common dir's HEAD and index are your own tree's, and so is the
   // branch checked out there: not the agent's. Told by its git dir of its own, not by a `.git` file: a separate git
   // dir (`git init --separate-git-dir`) is named by one too, and there HEAD and index are the agent's to commit with.
-  const linked = (trust.guard.ownGitDir ?? trust.gitDir) !== trust.gitDir;
+  const own = trust.guard.ownGitDir ?? trust.gitDir;
+  const linked = own !== trust.gitDir;
+  const worktrees = worktreeFolders(trust.gitDir, own);
   const mainTree = linked
     ? [path.join(trust.gitDir, 'HEAD'), path.join(trust.gitDir, 'index'), ...(await holdUserBranch(trust))]
     : [];
@@ -76,6 +78,7 @@ export async function sandboxCommand(
     // and where git keeps them, so that none is planted there for a submodule `git submodule update` would make.
     ...(trust.nested ? heldGitDirs(trust.nested) : []),
     modulesFolder(trust.gitDir),
+    ...worktrees.readOnly,
   ];
   const home = realHome(base.home);
   const objects = await prepareQuarantine(run, trust);
@@ -87,7 +90,8 @@ export async function sandboxCommand(
     repoRoot: trust.topLevel,
     gitDir: trust.gitDir,
     readOnly,
-    scratch: [realpathSync(scratch)],
+    // The agent's own git dir in a linked worktree: writable inside the read-only worktrees folder.
+    scratch: [realpathSync(scratch), ...worktrees.writable],
     ...(home ? { homeLayer: prepareAgentHome(run, home) } : {}),
     objects: { quarantine: objects.quarantine, store: SANDBOX_STORE },
   });
@@ -103,6 +107,20 @@ function modulesFolder(gitDir: string): string {
   const dir = path.join(gitDir, 'modules');
   mkdirSync(dir, { recursive: true });
   return dir;
+}
+
+/**
+ * git's folder of the linked worktrees' own git dirs (`<common>/worktrees`), read-only and made when missing (as
+ * modulesFolder): a `commondir` the agent writes into the one of a worktree of yours (`git worktree add ../hotfix`)
+ * sends your git there to a configuration of its own, whose `core.fsmonitor` your `git status` runs (an adversarial
+ * pass did). The agent's own, when it works in a linked worktree (--worktree, --parallel), is writable on top (its
+ * HEAD and index: it commits), but for its `commondir`.
+ */
+function worktreeFolders(gitDir: string, own: string): { readOnly: string[]; writable: string[] } {
+  const folder = path.join(gitDir, 'worktrees');
+  mkdirSync(folder, { recursive: true });
+  const mine = path.dirname(own) === folder ? [own] : [];
+  return { readOnly: [folder, ...mine.map((dir) => path.join(dir, 'commondir'))], writable: mine };
 }
 
 /**
