@@ -4,10 +4,42 @@
 #   ./ralph/ralph.sh validate | status | cancel <id> | cleanup
 # Installed by ralphkit; running ralphkit's install again upgrades it. On Windows, run
 # `node ralph/ralph.mjs run` (or `node ralph/ralph.mjs validate`, ...) instead.
-dir=$(CDPATH= cd -- "$(dirname -- "$0")" && pwd) || exit 1
-if ! command -v node >/dev/null 2>&1; then
-  echo "ralph.sh: the loop needs Node.js 20 or newer, and 'node' is not on PATH." >&2
-  echo "Install it (https://nodejs.org or your package manager), then run $0 again." >&2
+case $0 in */*) dir=${0%/*} ;; *) dir=. ;; esac
+dir=$(CDPATH= cd -- "${dir:-/}" && pwd) || exit 1
+# What this file starts (node, sed, grep, sha256sum) runs outside the sandbox, so it is looked up on PATH without the
+# entries a sandboxed agent can fill: relative and empty ones (the current folder) and folders inside the repository,
+# by real path (direnv's `PATH_add bin` with an ignored bin/node the agent wrote). One subshell, builtins only. The
+# engine gets your PATH as it is (it leaves the repository's folders out of what it starts itself).
+user_path=$PATH
+safe_path=$(
+  CDPATH= IFS=:
+  set -f
+  cd -P -- "${dir%/*}/" || exit 1
+  root=$PWD
+  out=
+  for d in $user_path; do
+    case $d in /*) ;; *) continue ;; esac
+    cd -P -- "$d" 2>/dev/null || continue
+    case $PWD/ in "$root"/*) continue ;; esac
+    out=$out${out:+:}$PWD
+  done
+  printf '%s' "$out"
+)
+node=
+if [ -n "$safe_path" ]; then
+  PATH=$safe_path
+  node=$(command -v node) || node=
+fi
+if [ -z "$node" ]; then
+  PATH=$user_path
+  if shadow=$(command -v node 2>/dev/null) && [ -n "$shadow" ]; then
+    case $shadow in /*) ;; *) shadow=$PWD/$shadow ;; esac
+    echo "ralph.sh: the only 'node' on PATH is $shadow, inside the repository or found through a relative or empty PATH entry (the current folder): the agent can write there, so it is not run." >&2
+    echo "Put the folder of your Node.js 20 or newer on PATH by its absolute path, outside the repository, then run $0 again." >&2
+  else
+    echo "ralph.sh: the loop needs Node.js 20 or newer, and 'node' is not on PATH." >&2
+    echo "Install it (https://nodejs.org or your package manager), then run $0 again." >&2
+  fi
   exit 127
 fi
 # Before the engine runs a line of its own: is ralph.mjs the file ralphkit installed (the hash in .ralphkit.json)?
@@ -39,7 +71,7 @@ if [ "$check" = 1 ]; then
   fi
 fi
 if [ "$check" = 1 ]; then
-  node -e '
+  PATH=$user_path "$node" -e '
     const fs = require("fs"), path = require("path"), crypto = require("crypto");
     const dir = process.argv[1];
     let want = null, got = null;
@@ -64,7 +96,8 @@ fi
 # exec, so Ctrl-C and `cancel` signal the loop itself and its exit code is ours. RALPHKIT_LAUNCHER: the engine's hints
 # then say ./ralph/ralph.sh, as the user typed it.
 export RALPHKIT_LAUNCHER=ralph.sh
+PATH=$user_path
 case "${1-}" in
-  run|validate|status|cancel|cleanup|hook) exec node "$dir/ralph.mjs" "$@" ;;
+  run|validate|status|cancel|cleanup|hook) exec "$node" "$dir/ralph.mjs" "$@" ;;
 esac
-exec node "$dir/ralph.mjs" run "$@"
+exec "$node" "$dir/ralph.mjs" run "$@"

@@ -178,16 +178,21 @@ describe('ralphkit install (built CLI)', () => {
 });
 
 describe('ralph/ralph.sh (installed launcher)', () => {
-  it('runs ralph.mjs beside it with `run` and every argument, from any folder', async () => {
+  // An installed repository whose engine is `stub`. The launcher starts only the engine the manifest records: the
+  // stand-in's hash is recorded there, in the installer's layout.
+  const installStub = async (stub: string): Promise<string> => {
     const repo = gitdir();
     await runCli(['install', '--no-skills'], { cwd: repo });
-    const stub = 'console.log(JSON.stringify(process.argv.slice(2))); process.exitCode = 7;\n';
     writeFileSync(path.join(repo, 'ralph/ralph.mjs'), stub);
-    // The launcher starts only the engine the manifest records: record the stand-in's hash there.
     const manifestFile = path.join(repo, 'ralph/.ralphkit.json');
     const manifest = JSON.parse(readFileSync(manifestFile, 'utf8'));
     manifest.files['ralph/ralph.mjs'].sha256 = createHash('sha256').update(stub).digest('hex');
-    writeFileSync(manifestFile, JSON.stringify(manifest));
+    writeFileSync(manifestFile, `${JSON.stringify(manifest, null, 2)}\n`);
+    return repo;
+  };
+
+  it('runs ralph.mjs beside it with `run` and every argument, from any folder', async () => {
+    const repo = await installStub('console.log(JSON.stringify(process.argv.slice(2))); process.exitCode = 7;\n');
     mkdirSync(path.join(repo, 'sub'));
     const result = await run(path.join(repo, 'ralph/ralph.sh'), ['--agent-cmd', 'my agent "quoted"', '5'], {
       cwd: path.join(repo, 'sub'),
@@ -305,6 +310,62 @@ describe('ralph/ralph.sh (installed launcher)', () => {
       expect(existsSync(marker)).toBe(false);
     },
   );
+
+  // direnv's `PATH_add bin` puts the repository's bin/ first on PATH, and an empty entry (PATH=":$PATH") is the
+  // current folder: a program a sandboxed agent leaves there (an ignored bin/node) would run outside the sandbox.
+  const plant = (repo: string, ran: string, names: string[]) => {
+    for (const rel of names) {
+      mkdirSync(path.dirname(path.join(repo, rel)), { recursive: true });
+      writeFileSync(path.join(repo, rel), `#!/bin/sh\necho "$0" >> '${ran}'\nexit 1\n`, { mode: 0o755 });
+    }
+  };
+
+  it.each([
+    ['a repository folder first (direnv PATH_add bin)', (repo: string) => path.join(repo, 'bin')],
+    ['an empty entry (the current folder)', () => ''],
+    ['a relative entry', () => 'bin'],
+    [
+      'a folder outside that is a link into the repository',
+      (repo: string) => {
+        const link = path.join(testdir(), 'bin');
+        symlinkSync(path.join(repo, 'bin'), link);
+        return link;
+      },
+    ],
+  ])(
+    'starts no program of the repository from PATH (%s): the engine runs on the node found outside, with your PATH as it was',
+    async (_, entry) => {
+      const repo = await installStub('console.log(JSON.stringify([process.execPath, process.env.PATH]));\n');
+      const ran = path.join(testdir(), 'ran');
+      // What the launcher starts: node, and the quick hash check's sed, grep and sha256sum.
+      plant(
+        repo,
+        ran,
+        ['node', 'sed', 'grep', 'sha256sum', 'dirname'].flatMap((name) => [name, `bin/${name}`]),
+      );
+      const PATH = `${entry(repo)}${path.delimiter}${process.env.PATH}`;
+      const r = await run(path.join(repo, 'ralph/ralph.sh'), ['--help'], { cwd: repo, env: { PATH } });
+      expect(existsSync(ran) ? readFileSync(ran, 'utf8') : '').toBe('');
+      expect(r.code, r.stderr).toBe(0);
+      expect(JSON.parse(r.stdout)).toEqual([process.execPath, PATH]);
+    },
+  );
+
+  it('refuses to start when the only node on PATH is in the repository (exit 127), saying what to do', async () => {
+    const repo = gitdir();
+    await runCli(['install', '--no-skills'], { cwd: repo });
+    const ran = path.join(testdir(), 'ran');
+    plant(repo, ran, ['bin/node']);
+    const r = await run('/bin/sh', ['ralph/ralph.sh'], { cwd: repo, env: { PATH: path.join(repo, 'bin') } });
+    expect(r.code).toBe(127);
+    expect(r.stderr).toContain(
+      `ralph.sh: the only 'node' on PATH is ${path.join(repo, 'bin/node')}, inside the repository or found through a relative or empty PATH entry (the current folder): the agent can write there, so it is not run.`,
+    );
+    expect(r.stderr).toContain(
+      'Put the folder of your Node.js 20 or newer on PATH by its absolute path, outside the repository, then run ralph/ralph.sh again.',
+    );
+    expect(existsSync(ran)).toBe(false);
+  });
 
   it('says clearly that node is missing (exit 127)', async () => {
     const repo = gitdir();
