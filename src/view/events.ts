@@ -4,7 +4,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
   readLoopsSnapshot,
-  readPrdSnapshot,
+  readPrdBody,
   readProgressSnapshot,
   type LoopsSnapshot,
   type ViewPaths,
@@ -29,24 +29,27 @@ const HEARTBEAT_MS = 15_000;
 /** How often clients that stopped reading are checked. */
 const SWEEP_MS = 2_000;
 
+/** A JSON body: text, or its UTF-8 bytes in chunks (the plan's, view/snapshot.ts `readPrdBody`). */
+export type Body = string | readonly Buffer[];
+
 interface Latest {
-  json: string;
-  /** The event as sent, shared by every client's queue. */
-  event: Buffer;
+  body: Body;
+  /** The event as sent, shared by every client's queue; made when a client first needs it. */
+  event: Buffer | null;
 }
 
 /**
- * `prdJson`: the plan's body as /api/prd serves it (view/memo.ts), so the hub and the endpoint make it once per
+ * `prdBody`: the plan's body as /api/prd serves it (view/memo.ts), so the hub and the endpoint make it once per
  * change between them; default, read each time.
  */
 export function createEventHub(
   paths: ViewPaths,
   headers: Record<string, string>,
-  prdJson: () => string = () => JSON.stringify(readPrdSnapshot(paths)),
+  prdBody: () => Body = () => readPrdBody(paths),
 ): EventHub {
   const clients = new Set<SseClient>();
-  const readers: Record<EventKind, () => string> = {
-    prd: prdJson,
+  const readers: Record<EventKind, () => Body> = {
+    prd: prdBody,
     progress: () => JSON.stringify(readProgressSnapshot(paths)),
     loops: () => {
       const value = readLoopsSnapshot(paths);
@@ -58,13 +61,18 @@ export function createEventHub(
   const last = new Map<EventKind, Latest>();
   let running: RunnerProcess[] = [];
 
-  const read = (kind: EventKind): string => readers[kind]();
-  const remember = (kind: EventKind, json: string): Latest => {
-    const latest = { json, event: Buffer.from(renderEvent(kind, json)) };
+  const read = (kind: EventKind): Body => readers[kind]();
+  const remember = (kind: EventKind, body: Body): Latest => {
+    const latest = { body, event: null };
     last.set(kind, latest);
     return latest;
   };
-  const current = (kind: EventKind): Latest => last.get(kind) ?? remember(kind, read(kind));
+  // Rendered once per change and only when a page is there to get it: with none open, a change costs no event.
+  const eventOf = (kind: EventKind, latest: Latest): Buffer => (latest.event ??= renderEvent(kind, latest.body));
+  const current = (kind: EventKind): Buffer => {
+    const latest = last.get(kind) ?? remember(kind, read(kind));
+    return eventOf(kind, latest);
+  };
   const heartbeat = setInterval(() => {
     for (const client of clients) client.ping();
   }, HEARTBEAT_MS);
@@ -85,16 +93,19 @@ export function createEventHub(
       });
       const client = createSseClient(res, [
         ['retry', RETRY],
-        ...kinds.map((kind): [string, Buffer] => [kind, current(kind).event]),
+        ...kinds.map((kind): [string, Buffer] => [kind, current(kind)]),
       ]);
       clients.add(client);
       req.on('close', () => clients.delete(client));
     },
     refresh() {
       for (const kind of kinds) {
-        const json = read(kind);
-        if (json === last.get(kind)?.json) continue;
-        const { event } = remember(kind, json);
+        const body = read(kind);
+        const before = last.get(kind)?.body;
+        if (before !== undefined && sameBody(body, before)) continue;
+        const latest = remember(kind, body);
+        if (clients.size === 0) continue;
+        const event = eventOf(kind, latest);
         for (const client of clients) client.send(kind, event);
       }
     },
@@ -134,7 +145,38 @@ function readRunnerProcesses(paths: ViewPaths, snapshot: LoopsSnapshot): RunnerP
     });
 }
 
-/** JSON.stringify never emits a raw newline, so one data line carries the whole value. */
-export function renderEvent(kind: EventKind, json: string): string {
-  return `event: ${kind}\ndata: ${json}\n\n`;
+function sameBody(a: Body, b: Body): boolean {
+  if (typeof a === 'string' || typeof b === 'string') return a === b;
+  if (a === b) return true;
+  const size = (chunks: readonly Buffer[]) => chunks.reduce((n, chunk) => n + chunk.length, 0);
+  if (size(a) !== size(b)) return false;
+  // Chunk by chunk when they are cut alike (a plan's bodies are: head, plan, cards), else as wholes.
+  if (a.length === b.length && a.every((chunk, i) => chunk.length === b[i].length))
+    return a.every((chunk, i) => chunk === b[i] || chunk.equals(b[i]));
+  return Buffer.concat(a).equals(Buffer.concat(b));
+}
+
+/**
+ * The event's bytes, its value on one data line: JSON.stringify never emits a raw line end, and in the plan's own text
+ * (spliced into the prd body as read) each one is whitespace, since a JSON string cannot hold one raw; it turns into a
+ * space, the same JSON value.
+ */
+export function renderEvent(kind: EventKind, body: Body): Buffer {
+  const chunks = typeof body === 'string' ? [Buffer.from(body)] : body;
+  return Buffer.concat([Buffer.from(`event: ${kind}\ndata: `), ...chunks.map(oneLine), EVENT_END]);
+}
+
+const EVENT_END = Buffer.from('\n\n');
+
+/** `bytes` with each CR and LF a space (a copy; the bytes themselves when there is none). UTF-8 has these bytes only as themselves. */
+export function oneLine(bytes: Buffer): Buffer {
+  const lf = bytes.indexOf(0x0a);
+  const cr = bytes.indexOf(0x0d);
+  if (lf < 0 && cr < 0) return bytes;
+  const out = Buffer.from(bytes);
+  for (let i = lf < 0 ? cr : cr < 0 ? lf : Math.min(lf, cr); i < out.length; i++) {
+    const b = out[i];
+    if (b === 0x0a || b === 0x0d) out[i] = 0x20;
+  }
+  return out;
 }

@@ -10,14 +10,19 @@ import { readTextOrNull, statKey } from '../util/read.js';
 import { signature } from './watch.js';
 import type { ViewPaths } from './snapshot.js';
 
-/** `read` serialised, made again only when `key` differs from the key it was made under. */
-export function memoJson(read: () => unknown, key: () => string): () => string {
-  let last: { key: string; json: string } | null = null;
+/** `make`'s value, made again only when `key` differs from the key it was made under. */
+export function memoize<T>(make: () => T, key: () => string): () => T {
+  let last: { key: string; value: T } | null = null;
   return () => {
     const now = key();
-    if (last?.key !== now) last = { key: now, json: JSON.stringify(read()) };
-    return last.json;
+    if (last?.key !== now) last = { key: now, value: make() };
+    return last.value;
   };
+}
+
+/** `read` serialised, made again only when `key` differs from the key it was made under. */
+export function memoJson(read: () => unknown, key: () => string): () => string {
+  return memoize(() => JSON.stringify(read()), key);
 }
 
 /**

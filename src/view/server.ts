@@ -4,16 +4,17 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { RalphkitError, EXIT } from '../errors.js';
 import { readAssets, type Asset } from './assets.js';
-import { createEventHub, type EventHub } from './events.js';
+import { createEventHub, type Body, type EventHub } from './events.js';
 import {
   readLoopsSnapshot,
-  readPrdSnapshot,
+  createPrdCache,
+  readPrdBody,
   readProgressSnapshot,
   resolveViewPaths,
   type ViewPaths,
 } from './snapshot.js';
 import { watchChanges } from './watch.js';
-import { memoJson, prdInputsKey } from './memo.js';
+import { memoize, prdInputsKey } from './memo.js';
 import { ralphkitCommand } from '../util/invocation.js';
 
 /** Options of `startViewServer`; the same as `ralphkit view`'s flags. */
@@ -55,9 +56,9 @@ const SECURITY_HEADERS: Record<string, string> = {
 };
 
 /** The JSON endpoints, each a body made fresh for the request (the plan's only when what it reads changed). */
-function apiBodies(paths: ViewPaths, prdJson: () => string): Record<string, () => string> {
+function apiBodies(paths: ViewPaths, prdBody: () => Body): Record<string, () => Body> {
   return {
-    '/api/prd': prdJson,
+    '/api/prd': prdBody,
     '/api/progress': () => JSON.stringify(readProgressSnapshot(paths)),
     '/api/loops': () => JSON.stringify(readLoopsSnapshot(paths)),
   };
@@ -67,12 +68,15 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
   const host = options.host ?? DEFAULT_HOST;
   const paths = resolveViewPaths(options.cwd, options.prd);
   const assets = readAssets(options.pageDir);
-  const prdJson = memoJson(
-    () => readPrdSnapshot(paths),
+  // Kept across reads: a plan written again with its stories where they were (a story's passes flipped) is not laid
+  // out anew, and only the cards that changed are written again (view/snapshot.ts).
+  const prdCache = createPrdCache();
+  const prdBody = memoize(
+    () => readPrdBody(paths, prdCache),
     () => prdInputsKey(paths),
   );
-  const hub = createEventHub(paths, SECURITY_HEADERS, prdJson);
-  const api = apiBodies(paths, prdJson);
+  const hub = createEventHub(paths, SECURITY_HEADERS, prdBody);
+  const api = apiBodies(paths, prdBody);
   const server = createServer((req, res) => handle(req, res, { api, assets, hub, host }));
   await listen(server, options.port ?? DEFAULT_PORT, host);
   const watcher = watchChanges(paths, () => hub.refresh(), {
@@ -101,7 +105,7 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
 
 interface Context {
   /** Path → the body of that JSON endpoint now. */
-  api: Record<string, () => string>;
+  api: Record<string, () => Body>;
   assets: Map<string, Asset>;
   hub: EventHub;
   host: string;
@@ -134,19 +138,26 @@ function send(
   res: ServerResponse,
   status: number,
   type: string,
-  body: string | Buffer,
+  body: Body | Buffer,
   extra: Record<string, string> = {},
   headOnly = false,
 ): void {
-  // Encoded once: the plan of a big project is megabytes, and its length and its bytes come from the same buffer.
-  const bytes = typeof body === 'string' ? Buffer.from(body) : body;
+  // Encoded once: the plan of a big project is megabytes, and its length and its bytes come from the same buffers.
+  const chunks = typeof body === 'string' ? [Buffer.from(body)] : Buffer.isBuffer(body) ? [body] : body;
+  let length = 0;
+  for (const chunk of chunks) length += chunk.length;
   res.writeHead(status, {
     ...SECURITY_HEADERS,
     'Content-Type': type,
-    'Content-Length': String(bytes.length),
+    'Content-Length': String(length),
     ...extra,
   });
-  res.end(headOnly ? undefined : bytes);
+  if (!headOnly) {
+    res.cork(); // the chunks leave in one write
+    for (const chunk of chunks) res.write(chunk);
+    res.uncork();
+  }
+  res.end();
 }
 
 const LOOPBACK_NAMES = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);

@@ -11,6 +11,7 @@ import {
 import { planVerification, readStoryStatus } from '../../../src/engine/store/verdict-record.js';
 import type { Prd, Story } from '../../../src/prd/types.js';
 import {
+  createBoardCache,
   LEDGER_PER_STORY,
   planBoard,
   planColumns,
@@ -269,5 +270,66 @@ describe('the work grows with the plan, not with its square', () => {
     expect(small.storyReads / 300).toBeLessThan(40);
     expect(large.storyReads / 1200).toBeLessThan(40);
     expect(large.storyReads).toBeLessThan(small.storyReads * 4.5);
+  });
+});
+
+// A dashboard keeps the layout of the plan before (BoardCache): used again only when ids, dependencies and priorities
+// are the same, and then the board is the one made afresh.
+describe('the board with the layout kept from the plan before', () => {
+  it('equals the board made afresh, edit after edit; only edits that move nothing reuse the layout', () => {
+    const { prd, ledger, sealed } = randomFixture(300, 4);
+    const cache = createBoardCache();
+    const rnd = random(11);
+    const pick = (k: number) => Math.floor(rnd() * k);
+    const stories = prd.userStories;
+    const any = () => pick(stories.length);
+    let edited = 0;
+    const edits: [string, boolean, () => void][] = [
+      ['as it was', true, () => {}],
+      ['passes flipped', true, () => (stories[any()].passes = rnd() < 0.5)],
+      ['skipped', true, () => (stories[any()].skip = true)],
+      ['retitled', true, () => (stories[any()].title = 'new title')],
+      ['a priority', false, () => (stories[any()].priority = 1000 + ++edited)],
+      [
+        'a dependency added',
+        false,
+        () => {
+          const s = stories[any()];
+          s.dependsOn = [...(Array.isArray(s.dependsOn) ? s.dependsOn : []), 'S-0', 'S-1'];
+        },
+      ],
+      [
+        'a dependency that is not a string added',
+        true,
+        () => {
+          const s = stories[7] as { dependsOn: unknown };
+          s.dependsOn = [...(Array.isArray(s.dependsOn) ? s.dependsOn : []), 7];
+        },
+      ],
+      [
+        'dependsOn not a list',
+        false,
+        () => {
+          const s = stories.find((x) => Array.isArray(x.dependsOn) && x.dependsOn.some((d) => typeof d === 'string'))!;
+          (s as { dependsOn: unknown }).dependsOn = 'S-1';
+        },
+      ],
+      ['an id renamed', false, () => (stories[any()].id = `R-${++edited}`)],
+      ['a story removed', false, () => stories.splice(any(), 1)],
+      ['stories swapped', false, () => stories.splice(0, 2, stories[1], stories[0])],
+    ];
+    for (let round = 0; round < 3; round++)
+      for (const [what, reuses, edit] of edits) {
+        // The plan parsed again: new objects, as the dashboard gets them.
+        const before = JSON.parse(JSON.stringify(prd)) as Prd;
+        planBoard(before, ledger, sealed, null, cache);
+        edit();
+        const reused = cache.reused;
+        const fresh = JSON.parse(JSON.stringify(prd)) as Prd;
+        expect(JSON.stringify(planBoard(fresh, ledger, sealed, null, cache)), what).toBe(
+          JSON.stringify(planBoard(fresh, ledger, sealed)),
+        );
+        expect(cache.reused - reused, what).toBe(reuses ? 1 : 0);
+      }
   });
 });
