@@ -163,20 +163,34 @@ function cardRuns(cards: StoryCard[], cache: PrdCache | null): Buffer[] {
   return runs;
 }
 
-/** Same JSON, told field by field: values by value, lists and records (ledger lines, review) by their JSON. */
+/** Cards that JSON.stringify writes alike (see `sameJson`). */
 export function sameCard(a: StoryCard, b: StoryCard): boolean {
-  let keys = 0;
-  for (const key in a) {
-    keys++;
-    const x: unknown = a[key as keyof StoryCard];
-    const y: unknown = b[key as keyof StoryCard];
-    if (x === y) continue;
-    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
-    if (Array.isArray(x) && Array.isArray(y) && x.length === 0 && y.length === 0) continue;
-    if (JSON.stringify(x) !== JSON.stringify(y)) return false;
+  return sameJson(a, b);
+}
+
+/**
+ * Whether two JSON values (plain objects, lists, strings, numbers, booleans, null) are written alike by JSON.stringify:
+ * the same keys in the same order, values alike. Anything else it may call different, never alike when they are not.
+ */
+export function sameJson(x: unknown, y: unknown): boolean {
+  if (x === y) return typeof x !== 'number' || Number.isFinite(x);
+  if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+  if (Array.isArray(x) || Array.isArray(y)) {
+    if (!Array.isArray(x) || !Array.isArray(y) || x.length !== y.length) return false;
+    for (let i = 0; i < x.length; i++) if (!sameJson(x[i], y[i])) return false;
+    return true;
   }
-  for (const _ in b) keys--;
-  return keys === 0;
+  if (Object.getPrototypeOf(x) !== Object.prototype || Object.getPrototypeOf(y) !== Object.prototype) return false;
+  const keys = Object.keys(x);
+  const other = Object.keys(y);
+  if (keys.length !== other.length) return false;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i];
+    if (key !== other[i]) return false;
+    const v = (x as Record<string, unknown>)[key];
+    if (v === undefined || !sameJson(v, (y as Record<string, unknown>)[key])) return false;
+  }
+  return true;
 }
 
 /** The snapshot, and the plan's bytes as the body carries them (valid UTF-8), or null when there is no plan to show. */

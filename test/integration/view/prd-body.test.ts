@@ -13,6 +13,7 @@ import {
   readPrdBody,
   readPrdSnapshot,
   resolveViewPaths,
+  sameJson,
 } from '../../../src/view/snapshot.js';
 import { renderEvent } from '../../../src/view/events.js';
 
@@ -93,6 +94,26 @@ describe('readPrdBody with a dashboard cache', () => {
     const cache = createPrdCache();
     const plan = makeLargePlan(300);
     const text = () => `${JSON.stringify(plan, null, 2)}\n`;
+    const ledger = (stories: string[]) => {
+      mkdirSync(path.join(paths.runs, 'L1'), { recursive: true });
+      const lines = stories.map((story, i) =>
+        JSON.stringify({
+          kind: 'verdict',
+          time: `2026-01-01T00:00:0${i}Z`,
+          loop: 'L1',
+          iteration: i + 1,
+          story,
+          commit: null,
+          command: null,
+          exitCode: null,
+          status: i % 2 ? 'rejected' : 'verified',
+          reason: `r${i}`,
+          durationMs: 1,
+          outputSha256: null,
+        }),
+      );
+      writeFileSync(path.join(paths.runs, 'L1/ledger.jsonl'), `${lines.join('\n')}\n`);
+    };
     const steps: [string, () => void][] = [
       ['the first read', () => write(text())],
       ['the same bytes again', () => write(text())],
@@ -106,6 +127,8 @@ describe('readPrdBody with a dashboard cache', () => {
       ['a ghost dependency', () => (plan.userStories[30].dependsOn = ['GHOST'])],
       ['two stories changed', () => ((plan.userStories[2].passes = true), (plan.userStories[200].passes = true))],
       ['the project renamed', () => (plan.project = 'Renamed')],
+      ['ledger lines for two stories', () => ledger(['US-00002', 'US-00150'])],
+      ['another ledger line', () => ledger(['US-00002', 'US-00150', 'US-00150'])],
       ['broken', () => write('{"userStories": [')],
       ['mended', () => (plan.userStories[5].notes = 'mended')],
     ];
@@ -141,5 +164,40 @@ describe('readPrdBody with a dashboard cache', () => {
     readPrdBody(paths, cache);
     expect(cache.fullParses).toBe(2);
     expect(cache.board.reused).toBe(1);
+  });
+});
+
+describe('sameJson', () => {
+  it('alike only when JSON.stringify writes them alike', () => {
+    const alike: [unknown, unknown][] = [
+      [
+        { a: 1, b: [null, 'x', { c: true }] },
+        { a: 1, b: [null, 'x', { c: true }] },
+      ],
+      [[], []],
+      [0, -0],
+    ];
+    const unlike: [unknown, unknown][] = [
+      [
+        { a: 1, b: 2 },
+        { b: 2, a: 1 },
+      ], // the same keys in another order are written otherwise
+      [{ a: 1 }, { a: 1, b: 2 }],
+      [
+        [1, 2],
+        [1, 2, 3],
+      ],
+      [{ a: [] }, { a: {} }],
+      ['1', 1],
+      [null, {}],
+    ];
+    for (const [x, y] of alike) expect(sameJson(x, y)).toBe(JSON.stringify(x) === JSON.stringify(y));
+    for (const [x, y] of unlike) {
+      expect(JSON.stringify(x)).not.toBe(JSON.stringify(y));
+      expect(sameJson(x, y)).toBe(false);
+    }
+    // Told apart although written alike: never the other way round.
+    expect(sameJson({ a: undefined }, {})).toBe(false);
+    expect(sameJson(Number.NaN, Number.NaN)).toBe(false);
   });
 });
