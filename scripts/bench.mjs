@@ -648,9 +648,10 @@ async function titleLatency(page, writePlan, n) {
 // 5. The dashboard's /api/prd on a 5,000-story plan, every story a link in a dependency chain, from the built
 // `ralphkit view` on a temp repo, timed from the request to the last byte. Against the anchor the issue names: the
 // same bytes as a static file, served by a plain Node server that reads the file for each request. Asked again with
-// nothing changed (the body made once per change, view/memo.ts: what every open page and each refetch gets), and
-// after a change (the plan written again, same bytes, by temp file and rename: the body made anew), with and without
-// a ledger of 3,334 lines.
+// nothing changed (the body made once per change, view/memo.ts: what every open page and each refetch gets), after a
+// change (the plan written again, same bytes, by temp file and rename: the body made anew), with and without a ledger
+// of 3,334 lines, and after a real change: one story's passes flipped (each run flips it back or forth, so every run
+// reads a plan that differs from the one before, as the runner writes it when a story passes).
 async function benchApi() {
   const n = QUICK ? 5 : 15;
   const count = 5000;
@@ -666,11 +667,18 @@ async function benchApi() {
     if (!res.ok || !body.includes('"cards"')) throw new Error(`${url} answered ${res.status}`);
     return { ms: performance.now() - t0, body };
   };
+  const text = `${JSON.stringify(chain, null, 2)}\n`;
+  // The same plan with the passes of one story in the middle flipped.
+  const middle = count >> 1;
+  const flippedText = `${JSON.stringify(
+    { ...chain, userStories: chain.userStories.map((s, i) => (i === middle ? { ...s, passes: !s.passes } : s)) },
+    null,
+    2,
+  )}\n`;
   const start = async (withLedger) => {
     const repo = gitRepo('api');
     mkdirSync(path.join(repo, 'ralph'), { recursive: true });
     const prdFile = path.join(repo, 'ralph/prd.json');
-    const text = `${JSON.stringify(chain, null, 2)}\n`;
     writeFileSync(prdFile, text);
     writeFileSync(path.join(repo, 'ralph/progress.txt'), '# Ralph progress\n');
     if (withLedger) writeLedger(repo, chain);
@@ -684,16 +692,26 @@ async function benchApi() {
     const url = `http://127.0.0.1:${port}/api/prd`;
     await waitForHttp(url, child);
     // The plan written again as an editor or the runner writes it: a temp file renamed over it.
-    const rewrite = () => {
-      writeFileSync(`${prdFile}.tmp`, text);
+    const rewrite = (bytes = text) => {
+      writeFileSync(`${prdFile}.tmp`, bytes);
       renameSync(`${prdFile}.tmp`, prdFile);
     };
+    let flips = 0;
     return {
       url,
       again: async () => (await get(url)).ms,
       changed: async () => {
         rewrite();
         return (await get(url)).ms;
+      },
+      flipped: async () => {
+        rewrite(++flips % 2 ? flippedText : text);
+        const { ms, body } = await get(url);
+        // The answer must be the plan just written, not a body kept from before.
+        const passes = JSON.parse(body).prd.userStories[middle].passes;
+        if (passes !== (flips % 2 ? !chain.userStories[middle].passes : chain.userStories[middle].passes))
+          throw new Error('/api/prd answered with the plan before the flip');
+        return ms;
       },
     };
   };
@@ -707,18 +725,27 @@ async function benchApi() {
     return async () => (await get(url)).ms;
   };
   try {
-    const [bare, ledger] = [await start(false), await start(true)];
+    const [bare, flip, ledger] = [await start(false), await start(false), await start(true)];
     const bytesFile = path.join(tempdir('api-static'), 'prd.json');
-    writeFileSync(bytesFile, (await get(bare.url)).body);
+    const body = (await get(bare.url)).body;
+    writeFileSync(bytesFile, body);
     const file = await staticServer(bytesFile);
-    const [mAgain, mFile, mChanged, mLedger] = await interleaved(n, bare.again, file, bare.changed, ledger.changed);
+    const [mAgain, mFile, mChanged, mFlipped, mLedger] = await interleaved(
+      n,
+      bare.again,
+      file,
+      bare.changed,
+      flip.flipped,
+      ledger.changed,
+    );
     const what = `${count.toLocaleString('en')}-story chain`;
+    const size = `${(Buffer.byteLength(body) / 1e6).toFixed(2)} MB body`;
     report(
       `\`/api/prd\`, ${what}, asked again with nothing changed`,
       mAgain,
       'a static file of the same bytes',
       mFile,
-      `goal ≤ 2×; ${n} runs each`,
+      `goal ≤ 2×; ${size}; ${n} runs each`,
     );
     report(
       `\`/api/prd\`, ${what}, after the plan was written again`,
@@ -726,6 +753,13 @@ async function benchApi() {
       'a static file of the same bytes',
       mFile,
       `the body made anew; ${n} runs each`,
+    );
+    report(
+      `\`/api/prd\`, ${what}, after one story's passes flipped`,
+      mFlipped,
+      'a static file of the same bytes',
+      mFile,
+      `goal ≤ 2×; the plan differs each run; ${n} runs each`,
     );
     const lines = chain.userStories.filter((s) => s.passes).length * 2;
     report(
