@@ -166,6 +166,11 @@ export async function snapshotRunnerFiles(
   return { files, dirs: heldDirs, gitDir, ownGitDir, logLinks, rerere: holdRerere(path.join(gitDir, 'rr-cache')) };
 }
 
+/** The engine files of the tree the guard holds (ENGINE_FILES, by their path in it): their bytes at loop start. */
+export function heldEngineBytes(guard: RunnerGuard): Map<string, Buffer | null> {
+  return new Map(guard.files.filter((f) => f.kind === 'engine' && f.inRepo).map((f) => [f.shown, f.bytes]));
+}
+
 /** The deepest of `roots` that holds `abs` (below it), else the folder `abs` is in: nothing above that is looked at. */
 function rootOf(abs: string, roots: readonly string[]): string {
   const under = roots.filter((r) => {

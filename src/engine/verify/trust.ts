@@ -18,13 +18,13 @@ import { readBaseline, readPinCommit, pinsRef } from './baseline.js';
 import { moveAnchoredRefs, readLoopRefs, type AnchorValues } from './anchors.js';
 import { gitOk } from '../git/git.js';
 import { readPins } from './pin-capture.js';
-import { ObjectMismatch } from '../git/objects.js';
+import { hashObject, ObjectMismatch } from '../git/objects.js';
 import { renderSetupWarning } from './package-pins.js';
 import { takeCheckEnvBase } from './check-env.js';
 import { isLoaderVar, pythonPathFolders } from './repo-env.js';
 import { worktreesFolder } from '../git/worktree.js';
 import { recordsRoot } from '../store/layout.js';
-import { ENGINE_FILES, snapshotRunnerFiles, type RunnerGuard } from './runner-guard.js';
+import { ENGINE_FILES, heldEngineBytes, snapshotRunnerFiles, type RunnerGuard } from './runner-guard.js';
 import { holdNestedGits, type NestedGits } from './nested-git.js';
 import { type IndexView, readIndexView } from './index-flags.js';
 import type { RunOptions } from '../loop-options.js';
@@ -275,8 +275,7 @@ export async function establishTrust(
           'this repository has submodules: the fresh checkout the checks run in has none of their files; if a check needs them, run the loop with --verify-in-place',
       });
   }
-  if (pins && head)
-    pins = { ...pins, runnerFiles: await readRunnerFiles(topLevel, head, commit === head ? pins : null) };
+  if (pins && head) pins = { ...pins, runnerFiles: await readRunnerFiles(topLevel, head, pins, guard) };
   // The index as the loop starts: the flags set in it are yours (verify/index-flags.ts), its gitlinks your repositories.
   const ownGitDir = guard.ownGitDir ?? guard.gitDir;
   const index = await readIndexView(paths.repoRoot, ownGitDir, null);
@@ -332,17 +331,28 @@ export async function establishTrust(
 }
 
 /**
- * The runner's own files as `head` holds them, by blob id (null: not there): from the pins' tree when `head` is the plan commit (a new
- * loop: no git process), else from git (a resumed loop, whose HEAD may hold a ralphkit you upgraded between runs).
+ * The runner's own files by blob id, as the loop runs them (the working tree's bytes, which ralph.sh checked against
+ * the manifest), for those HEAD tracks; null for the others. Not HEAD's blobs: a commit of the agent's made through
+ * the index alone holds another engine there, and a resume after a kill would take it for the runner's. Which files
+ * HEAD tracks: the pins' tree when HEAD is the plan commit (a new loop: no git process), else git.
  */
-async function readRunnerFiles(top: string, head: string, pins: Pins | null): Promise<Map<string, string | null>> {
-  if (pins) return new Map(ENGINE_FILES.map((f) => [f, pins.tree.get(f)?.oid ?? null]));
-  const out = new Map<string, string | null>(ENGINE_FILES.map((f) => [f, null]));
-  for (const rec of (await gitOk(top, ['ls-tree', '-z', head, '--', ...ENGINE_FILES])).split('\0')) {
-    const m = /^\d+ blob ([0-9a-f]+)\t(.*)$/s.exec(rec);
-    if (m) out.set(m[2], m[1]);
-  }
-  return out;
+async function readRunnerFiles(
+  top: string,
+  head: string,
+  pins: Pins,
+  guard: RunnerGuard,
+): Promise<Map<string, string | null>> {
+  const tracked =
+    pins.commit === head
+      ? ENGINE_FILES.filter((f) => pins.tree.has(f))
+      : (await gitOk(top, ['ls-tree', '-z', '--name-only', head, '--', ...ENGINE_FILES])).split('\0');
+  const held = heldEngineBytes(guard);
+  return new Map(
+    ENGINE_FILES.map((f) => {
+      const bytes = held.get(f);
+      return [f, tracked.includes(f) && bytes ? hashObject(pins.format, 'blob', bytes) : null];
+    }),
+  );
 }
 
 /**
