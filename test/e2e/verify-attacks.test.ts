@@ -7,7 +7,10 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { git, testdir } from '../support/repo.js';
+import { startRalph } from '../support/loop-repo.js';
+import { pidFrom } from '../support/process.js';
 import {
+  attackAgent,
   committedPrd,
   copyRepo,
   notesOf,
@@ -126,6 +129,27 @@ describe('attacks on what the checks see (npm test plan)', () => {
     expect(subjects(dir)).toContain('chore(ralph): reject US-1 (changes hidden from git status)');
     expect(git(dir, 'ls-files', '-v', 'src/one.mjs', 'ralph/prd.json')).toBe('H ralph/prd.json\nH src/one.mjs');
     expect(git(dir, 'status', '--porcelain', 'src')).toBe('M src/one.mjs'); // the broken file on disk is in sight
+  });
+
+  it('11d. interrupted (Ctrl-C) with its flags set: they are cleared before the runner exits, so your git status shows what is on disk', async () => {
+    const dir = copyRepo(plan);
+    // In the repository: under the sandbox the agent's /tmp is its own.
+    const hold = path.join(dir, 'agent.pid');
+    const loop = startRalph(
+      dir,
+      ['--agent-cmd', `node ${JSON.stringify(attackAgent('skip-worktree'))}`, '--name', 'e2e', '2'],
+      {
+        RALPH_ATTACK_COMMIT: 'good',
+        RALPH_ATTACK_HOLD: hold,
+      },
+    );
+    await pidFrom(hold);
+    loop.child.kill('SIGINT');
+    const r = await loop.done;
+    expect(r.code, r.stderr).toBe(130);
+    expect(r.stderr).toContain('the agent set skip-worktree on ralph/prd.json, src/one.mjs in the index');
+    expect(git(dir, 'ls-files', '-v', 'src/one.mjs', 'ralph/prd.json')).toBe('H ralph/prd.json\nH src/one.mjs');
+    expect(git(dir, 'status', '--porcelain', 'src')).toBe('M src/one.mjs');
   });
 });
 
