@@ -100,7 +100,12 @@ export function createEventHub(
     },
     refresh() {
       for (const kind of kinds) {
-        const body = read(kind);
+        let body: Body;
+        try {
+          body = read(kind);
+        } catch {
+          continue; // what the agent wrote cannot be read now: the next change is told again (the request answers 500)
+        }
         const before = last.get(kind)?.body;
         if (before !== undefined && sameBody(body, before)) continue;
         const latest = remember(kind, body);

@@ -7,8 +7,11 @@
 export interface ParsedPlan {
   bytes: Buffer;
   value: { userStories: unknown[] } & Record<string, unknown>;
-  /** Start and end offsets of each element of the top-level userStories list, in pairs; null: not worked out yet. */
-  spans: Int32Array | null;
+  /**
+   * Start and end offsets of each element of the top-level userStories list, in pairs; null: not worked out yet;
+   * false: not found simply (storySpans), so every later read is a full parse without looking again.
+   */
+  spans: Int32Array | null | false;
 }
 
 /**
@@ -20,7 +23,7 @@ export function spliceParse(before: ParsedPlan, bytes: Buffer): ParsedPlan | nul
   const prefix = commonPrefix(old, bytes);
   if (prefix === old.length && old.length === bytes.length) return before;
   const suffix = commonSuffix(old, bytes, Math.min(old.length, bytes.length) - prefix);
-  before.spans ??= storySpans(old);
+  before.spans ??= storySpans(old) ?? false;
   const spans = before.spans;
   if (!spans || spans.length / 2 !== before.value.userStories.length) return null;
   // The story whose text holds every changed byte, in the old text: [prefix, old.length - suffix).
@@ -104,12 +107,14 @@ export function storySpans(b: Uint8Array): Int32Array | null {
       if (spans || b[i] !== 0x5b) return null;
       spans = [];
       i = skipSpace(b, i + 1);
-      while (b[i] !== 0x5d) {
+      while (i < b.length && b[i] !== 0x5d) {
         const end = skipValue(b, i);
+        if (end <= i) return null;
         spans.push(i, end);
         i = skipSpace(b, end);
         if (b[i] === 0x2c) i = skipSpace(b, i + 1);
       }
+      if (i >= b.length) return null; // text JSON.parse would refuse: no list end
       i++;
     } else i = skipValue(b, i);
     i = skipSpace(b, i);

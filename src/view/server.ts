@@ -120,15 +120,23 @@ function handle(req: IncomingMessage, res: ServerResponse, ctx: Context): void {
     return send(res, 403, 'text/plain; charset=utf-8', 'unexpected Host header\n');
   if (pathname === '/api/events') return ctx.hub.connect(req, res);
   const api = ctx.api[pathname];
-  if (api)
+  if (api) {
+    // What the agent wrote is read here: nothing in it may stop the dashboard (the page shows the error and asks again).
+    let body: ReturnType<typeof api>;
+    try {
+      body = api();
+    } catch (err) {
+      return send(res, 500, 'text/plain; charset=utf-8', `could not read: ${(err as Error).message}\n`);
+    }
     return send(
       res,
       200,
       'application/json; charset=utf-8',
-      api(),
+      body,
       { 'Cache-Control': 'no-store' },
       req.method === 'HEAD',
     );
+  }
   const asset = ctx.assets.get(pathname);
   if (asset) return send(res, 200, asset.type, asset.body, { 'Cache-Control': 'no-cache' }, req.method === 'HEAD');
   send(res, 404, 'text/plain; charset=utf-8', 'not found\n');

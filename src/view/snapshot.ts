@@ -3,8 +3,8 @@
 // /api/progress and /api/loops, and of the matching server-sent events. A card is verified only from the sealed
 // verdict record of the loop its plan belongs to (refs/notes/ralphkit, checked with the key of $RALPH_KEY_DIR or
 // ~/.config/ralphkit), and only when the record verified that very story.
-import { isAscii, isUtf8 } from 'node:buffer';
-import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
+import { constants, isAscii, isUtf8 } from 'node:buffer';
+import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { choosePlanFile, progressPathFor } from '../prd/plan-location.js';
 import type { Prd } from '../prd/types.js';
@@ -196,9 +196,15 @@ export function sameJson(x: unknown, y: unknown): boolean {
 /** The snapshot, and the plan's bytes as the body carries them (valid UTF-8), or null when there is no plan to show. */
 function readPrd(paths: ViewPaths, cache: PrdCache | null): { snapshot: PrdSnapshot; planBytes: Buffer | null } {
   const file = path.relative(paths.cwd, paths.prd) || paths.prd;
+  const failed = (error: string) => ({ snapshot: { file, exists: true, error, prd: null }, planBytes: null });
+  // Past the longest string V8 makes no parse is possible, and the agent writes the file: not read at all.
+  const size = sizeOf(paths.prd);
+  if (size !== null && size > constants.MAX_STRING_LENGTH)
+    return failed(
+      `${file} is too large to read (${size} bytes; a plan must stay under ${constants.MAX_STRING_LENGTH})`,
+    );
   const bytes = readBytes(paths.prd);
   if (bytes === null) return { snapshot: { file, exists: false, error: null, prd: null }, planBytes: null };
-  const failed = (error: string) => ({ snapshot: { file, exists: true, error, prd: null }, planBytes: null });
   const utf8 = isUtf8(bytes);
   // The plan read before, with only what changed parsed again; a whole parse when that cannot tell.
   const spliced = cache?.plan && utf8 ? spliceParse(cache.plan, bytes) : null;
@@ -344,6 +350,14 @@ function toLoopInfo(l: LoopSummary): LoopInfo {
 function readText(file: string): string | null {
   try {
     return readFileSync(file, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+function sizeOf(file: string): number | null {
+  try {
+    return statSync(file).size;
   } catch {
     return null;
   }

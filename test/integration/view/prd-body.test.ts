@@ -2,7 +2,8 @@
 // what it parsed and laid out from one read to the next (PrdCache). Either way the body is the same JSON value as
 // readPrdSnapshot written out whole, read after read, whatever was written in between; and a plan written again with
 // one story changed is neither parsed whole nor written out whole again (counted, not timed).
-import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { constants } from 'node:buffer';
+import { mkdirSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gitdir } from '../../support/repo.js';
@@ -73,6 +74,17 @@ describe('readPrdBody', () => {
     );
     expect(got).toEqual(want);
     expect(got.exists).toBe(false);
+  });
+
+  it('a plan past the longest string JavaScript makes (the agent writes the file): an error the page shows, nothing thrown', () => {
+    const { paths, write } = setup();
+    write('{"userStories":[]}');
+    truncateSync(paths.prd, constants.MAX_STRING_LENGTH + 1); // sparse: NUL bytes
+    for (const cache of [undefined, createPrdCache()]) {
+      const snapshot = JSON.parse(Buffer.concat([readPrdBody(paths, cache)].flat()).toString());
+      expect(snapshot).toMatchObject({ exists: true, prd: null });
+      expect(snapshot.error).toMatch(/is too large to read/);
+    }
   });
 
   it('its server-sent event is one data line holding the same value', () => {
