@@ -12,6 +12,14 @@ for (const stream of [process.stdout, process.stderr]) {
   });
 }
 
+// ralph.sh starts the engine without a NODE_OPTIONS that names the repository (Yarn's `--require <repo>/.pnp.cjs`, a
+// file the agent can rewrite) and hands it over here: what the engine starts gets it as its rules for variables
+// naming the repository say (verify/repo-env.ts); the engine's own process never loaded it.
+if (process.env.RALPHKIT_NODE_OPTIONS !== undefined) {
+  process.env.NODE_OPTIONS = process.env.RALPHKIT_NODE_OPTIONS;
+  delete process.env.RALPHKIT_NODE_OPTIONS;
+}
+
 runEngine(process.argv.slice(2), {
   cwd: process.cwd(),
   env: process.env,

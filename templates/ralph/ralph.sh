@@ -42,6 +42,24 @@ if [ -z "$node" ]; then
   fi
   exit 127
 fi
+# Nor does node load what your environment has it load from the repository: a NODE_OPTIONS that names it (Yarn's
+# `--require <repo>/.pnp.cjs`, an ignored file the agent can rewrite) is handed to the engine aside, for what it starts
+# (under its rules for variables naming the repository); the loader's LD_PRELOAD, LD_LIBRARY_PATH and LD_AUDIT that
+# name it are dropped.
+root=$(CDPATH= cd -P -- "${dir%/*}/" && pwd) || exit 1
+names_repo() {
+  case $1 in *"$root"/* | *"$root" | *"${dir%/*}"/* | *"${dir%/*}") return 0 ;; esac
+  return 1
+}
+if [ -n "${NODE_OPTIONS-}" ] && names_repo "$NODE_OPTIONS"; then
+  RALPHKIT_NODE_OPTIONS=$NODE_OPTIONS
+  export RALPHKIT_NODE_OPTIONS
+  unset NODE_OPTIONS
+fi
+for name in LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT; do
+  eval "value=\${$name-}"
+  [ -n "$value" ] && names_repo "$value" && unset "$name"
+done
 # Before the engine runs a line of its own: is ralph.mjs the file ralphkit installed (the hash in .ralphkit.json)?
 # An agent that edited it would otherwise be the verifier of its own work. The engine checks this launcher in turn.
 check=1

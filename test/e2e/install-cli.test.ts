@@ -351,6 +351,20 @@ describe('ralph/ralph.sh (installed launcher)', () => {
     },
   );
 
+  it("loads nothing your environment names in the repository: NODE_OPTIONS reaches the engine aside (a --require of an ignored .pnp.cjs the agent can rewrite), and the loader's variables naming the repository go", async () => {
+    const repo = await installStub(
+      'console.log(JSON.stringify([process.env.NODE_OPTIONS, process.env.RALPHKIT_NODE_OPTIONS, process.env.LD_LIBRARY_PATH, process.env.LD_PRELOAD]));\n',
+    );
+    const ran = path.join(testdir(), 'ran');
+    writeFileSync(path.join(repo, '.pnp.cjs'), `require('fs').writeFileSync(${JSON.stringify(ran)}, 'x');\n`);
+    const NODE_OPTIONS = `--require ${path.join(repo, '.pnp.cjs')}`;
+    const env = { NODE_OPTIONS, LD_LIBRARY_PATH: path.join(repo, 'build/lib'), LD_PRELOAD: '' };
+    const r = await run(path.join(repo, 'ralph/ralph.sh'), ['--help'], { cwd: repo, env });
+    expect(r.code, r.stderr).toBe(0);
+    expect(JSON.parse(r.stdout)).toEqual([null, NODE_OPTIONS, null, '']);
+    expect(existsSync(ran)).toBe(false);
+  });
+
   it('refuses to start when the only node on PATH is in the repository (exit 127), saying what to do', async () => {
     const repo = gitdir();
     await runCli(['install', '--no-skills'], { cwd: repo });
