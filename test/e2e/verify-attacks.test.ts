@@ -131,6 +131,16 @@ describe('attacks on what the checks see (npm test plan)', () => {
     expect(git(dir, 'status', '--porcelain', 'src')).toBe('M src/one.mjs'); // the broken file on disk is in sight
   });
 
+  it("11e. git's stat cache forged (the broken file's stat data under the committed blob's id, no flag set): the runner distrusts it, git status shows the file on disk, the claim is rejected", async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'stat-forge', ['2']);
+    expect(git(dir, 'show', 'HEAD:src/one.mjs')).toContain('return 1');
+    expectNotDone(r, dir);
+    expect(passes(dir)).toEqual({ 'US-1': false, 'US-2': false });
+    expect(r.output).toContain('US-1 rejected: uncommitted changes in the working tree (src/one.mjs)');
+    expect(git(dir, 'status', '--porcelain', 'src')).toBe('M src/one.mjs');
+  });
+
   it('11d. interrupted (Ctrl-C) with its flags set: they are cleared before the runner exits, so your git status shows what is on disk', async () => {
     const dir = copyRepo(plan);
     // In the repository: under the sandbox the agent's /tmp is its own.

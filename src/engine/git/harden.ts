@@ -33,6 +33,10 @@ export const HARDENED_CONFIG: readonly string[] = [
   // Recorded conflict resolutions (.git/rr-cache, the agent's to write) never shape a merge of the runner's (the
   // --parallel merge queue), and the runner's merges record none (verify/rerere-hold.ts holds the folder).
   'rerere.enabled=false',
+  // A file's change time is part of what git compares before it trusts the index's word that the file is unchanged:
+  // the runner moves it for every file the agent may have recorded stat data for (verify/index-flags.ts distrustStat).
+  'core.trustctime=true',
+  'core.checkStat=default',
 ];
 
 /** The `-c key=value` arguments that go before every git subcommand the runner runs. */

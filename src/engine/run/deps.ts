@@ -33,7 +33,7 @@ import { isSkipped } from '../../prd/skip.js';
 import { stopLeftovers, inspectAgentGit } from './after-agent.js';
 import { guardRunnerFiles } from '../verify/trusted-files.js';
 import { restoreNestedGits } from '../verify/nested-git.js';
-import { clearNewFlags } from '../verify/index-flags.js';
+import { clearNewFlags, distrustStat } from '../verify/index-flags.js';
 import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
 import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
 import { RefsView } from './refs-view.js';
@@ -251,10 +251,18 @@ export async function runAgent(
   }
 }
 
-/** After an agent run: the repositories at the index's gitlinks put back (verify/nested-git.ts), then the index flags set since the loop started cleared (verify/index-flags.ts); what each found. */
+/**
+ * After an agent run: the repositories at the index's gitlinks put back (verify/nested-git.ts), the stat data of an
+ * index the agent wrote distrusted, and the flags set since the loop started cleared (verify/index-flags.ts).
+ */
 async function sweepIndex(trust: RunTrust): Promise<Violation[]> {
   if (!trust.nested) return [];
+  const listed = trust.nested.links;
   const nested = await restoreNestedGits(trust.nested);
+  // An index the agent wrote: its stat data is not trusted (index-flags.ts distrustStat; git status then shows what
+  // is on disk, and the claims of work left uncommitted are rejected as such).
+  if (trust.nested.links !== listed && trust.indexSince !== undefined)
+    distrustStat(trust.nested.top, trust.nested.links, trust.indexSince);
   const flags = trust.indexFlags
     ? await clearNewFlags(trust.nested.top, trust.indexFlags, trust.nested.links)
     : undefined;

@@ -6,10 +6,22 @@
 // starts (a flag set then is yours: a sparse checkout, a local file kept out of status) and after each agent run that
 // changed it; a flag set since is cleared, and the iteration's claims are rejected. The same listing gives the
 // gitlinks that verify/nested-git.ts holds.
+import {
+  chmodSync,
+  chownSync,
+  copyFileSync,
+  lstatSync,
+  readlinkSync,
+  renameSync,
+  type Stats,
+  symlinkSync,
+  utimesSync,
+} from 'node:fs';
 import path from 'node:path';
 import { runGit, runGitBytes } from '../git/git.js';
 import type { Violation } from './types.js';
 import { statKey } from '../../util/read.js';
+import { hashPathObject } from '../git/objects.js';
 
 /** One listing of the index (`git ls-files --stage -v -z`), and the identity of the index file it was read from. */
 export interface IndexView {
@@ -19,6 +31,8 @@ export interface IndexView {
   odd: Buffer[];
   /** Entries with skip-worktree or assume-unchanged set, by path (latin1 of its bytes: any path round-trips). */
   flagged: ReadonlyMap<string, Flags>;
+  /** Every other entry: its path as bytes, and its blob id (distrustStat). */
+  files: Array<{ raw: Buffer; oid: string }>;
 }
 
 interface Flags {
@@ -34,6 +48,7 @@ export async function readIndexView(top: string, ownGitDir: string, last: IndexV
   const links: string[] = [];
   const odd: Buffer[] = [];
   const flagged = new Map<string, Flags>();
+  const files: IndexView['files'] = [];
   if (r.code === 0)
     for (const line of splitNul(r.bytes)) {
       // `<tag> <mode> <id> <stage>\t<path>`: tag S is skip-worktree, a lowercase tag assume-unchanged (git-ls-files(1)).
@@ -42,12 +57,60 @@ export async function readIndexView(top: string, ownGitDir: string, last: IndexV
       const skipWorktree = tag === 'S' || tag === 's';
       const assumeUnchanged = tag !== tag.toUpperCase();
       if (skipWorktree || assumeUnchanged) flagged.set(raw.toString('latin1'), { skipWorktree, assumeUnchanged });
-      if (!line.subarray(2, 9).equals(GITLINK)) continue;
+      if (!line.subarray(2, 9).equals(GITLINK)) {
+        files.push({ raw: Buffer.from(raw), oid: line.subarray(9, line.indexOf(0x20, 9)).toString('latin1') });
+        continue;
+      }
       const name = raw.toString('utf8');
       if (Buffer.from(name, 'utf8').equals(raw)) links.push(name);
       else odd.push(Buffer.from(raw));
     }
-  return { key, links, odd, flagged };
+  return { key, links, odd, flagged, files };
+}
+
+/**
+ * git tells a file unchanged by the stat data its index holds, and the index is the agent's to write: an adversarial
+ * pass committed the fix, wrote a stub over it, recorded the stub's stat data in the index under the committed blob's
+ * id, and had a clean git status over a tree that was not the one verified. So after an agent run that changed the
+ * index, each tracked file changed since the loop started (`since`, ms) whose bytes are not its entry's blob is made
+ * anew: a new inode with the same bytes, mode, owner and times, which no stat data recorded before matches, so git
+ * compares its content and shows it (a change time alone is compared to the second by most builds of git). Returns
+ * the paths made anew.
+ */
+export function distrustStat(top: string, view: IndexView, since: number): string[] {
+  const root = Buffer.from(`${top}${path.sep}`);
+  const out: string[] = [];
+  for (const { raw, oid } of view.files) {
+    const abs = Buffer.concat([root, raw]);
+    let st: Stats;
+    try {
+      st = lstatSync(abs);
+    } catch {
+      continue;
+    }
+    if (st.ctimeMs < since) continue;
+    if (hashPathObject(oid.length === 64 ? 'sha256' : 'sha1', abs) === oid) continue;
+    try {
+      renew(abs, st);
+      out.push(raw.toString('utf8'));
+    } catch {
+      // Gone, or not ours to write: git compares what is there.
+    }
+  }
+  return out;
+}
+
+/** `abs` again under a new inode: a link made again; a file copied beside it and renamed over it, as it was. */
+function renew(abs: Buffer, st: Stats): void {
+  const twin = Buffer.concat([abs, Buffer.from(`.ralph-renew-${process.pid}`)]);
+  if (st.isSymbolicLink()) symlinkSync(readlinkSync(abs, { encoding: 'buffer' }), twin);
+  else if (st.isFile()) {
+    copyFileSync(abs, twin);
+    chmodSync(twin, st.mode & 0o7777);
+    chownSync(twin, st.uid, st.gid);
+    utimesSync(twin, st.atime, st.mtime);
+  } else return;
+  renameSync(twin, abs);
 }
 
 const GITLINK = Buffer.from('160000 ');

@@ -77,6 +77,8 @@ export interface RunTrust {
   nested?: NestedGits;
   /** The index's skip-worktree and assume-unchanged flags when the loop started: yours (verify/index-flags.ts). */
   indexFlags?: IndexView['flagged'];
+  /** When the loop (first) started, ms: a tracked file changed since may be the agent's (index-flags.ts distrustStat). */
+  indexSince?: number;
   /** What the loop's pins and plan refs name, as the runner last set and sealed them (verify/anchors.ts). */
   anchored: AnchorValues;
   /** The checks' HOME seed, PATH and toolchains as at loop start (verify/check-env.ts). */
@@ -225,6 +227,7 @@ export async function establishTrust(
   emit: Emit,
   known: KnownAtStart = {},
 ): Promise<RunTrust> {
+  const startedAt = Date.now();
   const head = known.head !== undefined ? known.head : await headSha(paths.repoRoot);
   const commit = resumed && !options.repin ? await readPinCommit(paths.repoRoot, loopId) : head;
   if (resumed && !commit && !options.repin) {
@@ -323,6 +326,7 @@ export async function establishTrust(
     gitDir: guard.gitDir,
     nested,
     indexFlags: index.flagged,
+    indexSince: known.loopStartedAt ?? startedAt,
     verdictKey,
     anchored,
     checkBase,

@@ -131,6 +131,7 @@ async function openAttempt(input: AttemptInput): Promise<WorkerSetup> {
     gitDir: guard.gitDir,
     nested,
     indexFlags: nested.links.flagged,
+    ...(input.trust.indexSince === undefined ? {} : { indexSince: input.trust.indexSince }),
     anchored: input.trust.anchored,
     checkBase: input.trust.checkBase,
   };
