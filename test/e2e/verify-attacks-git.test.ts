@@ -157,6 +157,17 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
   });
 
+  it("a replace ref that shows your git a look-alike of the verified commit with an engine of the agent's: deleted when the loop ends, your merge takes the commit verified", async () => {
+    const dir = copyRepo(plan);
+    const r = await ralph(dir, 'replace-ref', ['5']);
+    expect(r.code, r.output).toBe(0);
+    expect(r.output).toMatch(
+      /deleted refs\/replace\/[0-9a-f]{40}(, refs\/replace\/[0-9a-f]{40})*: the agent made git show another commit/,
+    );
+    expect(git(dir, 'for-each-ref', 'refs/replace/')).toBe('');
+    expect(git(dir, 'show', 'ralph/attack-demo:ralph/ralph.mjs')).not.toContain('pwned');
+  });
+
   it("a check whose code adds a filter to the real .git/config: put back before the runner's own git calls, the claim rejected, not exit 0", async () => {
     const dir = copyRepo(plan);
     const configBefore = readFileSync(path.join(dir, '.git/config'), 'utf8');

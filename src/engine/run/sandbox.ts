@@ -79,6 +79,8 @@ export async function sandboxCommand(
     ...(trust.nested ? heldGitDirs(trust.nested) : []),
     modulesFolder(trust.gitDir),
     ...worktrees.readOnly,
+    // Replace refs: your git shows the object one names in place of the one it replaces (verify/replace-refs.ts).
+    replaceFolder(trust.gitDir),
   ];
   const home = realHome(base.home);
   const objects = await prepareQuarantine(run, trust);
@@ -105,6 +107,13 @@ export async function sandboxCommand(
  */
 function modulesFolder(gitDir: string): string {
   const dir = path.join(gitDir, 'modules');
+  mkdirSync(dir, { recursive: true });
+  return dir;
+}
+
+/** `<common>/refs/replace`, made empty when missing, so that its read-only bind covers a loose replace ref. */
+function replaceFolder(gitDir: string): string {
+  const dir = path.join(gitDir, 'refs', 'replace');
   mkdirSync(dir, { recursive: true });
   return dir;
 }

@@ -51,23 +51,30 @@ export async function readAnchorRefs(cwd: string, loopId: string): Promise<Ancho
  * readAnchorRefs, and whether the loop's SHIPs ref exists (verify/shipped.ts), in the same git process: a new loop
  * named as an earlier one finds that loop's refs, and an old SHIPs record must be written over, not read on a resume.
  */
-export async function readLoopRefs(cwd: string, loopId: string): Promise<{ anchors: AnchorValues; shipped: boolean }> {
+export async function readLoopRefs(
+  cwd: string,
+  loopId: string,
+): Promise<{ anchors: AnchorValues; shipped: boolean; replaced: string[] }> {
   const out = await gitOk(cwd, [
     'for-each-ref',
     '--format=%(refname) %(objectname)',
     pinsRef(loopId),
     baselineRef(loopId),
     shippedRef(loopId),
+    // Your replace refs, asked in the same process: the ones the loop starts with (verify/replace-refs.ts).
+    'refs/replace/',
   ]);
   const anchors: AnchorValues = { pins: null, plan: null };
   let shipped = false;
+  const replaced: string[] = [];
   for (const line of out.split('\n')) {
     const [ref, sha] = line.trim().split(' ');
     if (ref === pinsRef(loopId)) anchors.pins = sha ?? null;
     if (ref === baselineRef(loopId)) anchors.plan = sha ?? null;
     if (ref === shippedRef(loopId)) shipped = true;
+    if (ref?.startsWith('refs/replace/')) replaced.push(ref);
   }
-  return { anchors, shipped };
+  return { anchors, shipped, replaced };
 }
 
 /**
