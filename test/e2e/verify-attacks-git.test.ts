@@ -168,6 +168,21 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(git(dir, 'show', 'ralph/attack-demo:ralph/ralph.mjs')).not.toContain('pwned');
   });
 
+  it("another branch (main) moved onto a commit holding the agent's engine: put back, the agent's commit kept under the loop's refs, that iteration's claims rejected; the loop then finishes honestly", async () => {
+    const dir = copyRepo(plan);
+    const main = git(dir, 'rev-parse', 'main');
+    const r = await ralph(dir, 'moves-main', ['5']);
+    expect(r.output).toMatch(
+      new RegExp(
+        `the agent moved branches other than the loop's: main \\(to [0-9a-f]{7}; put back at ${main.slice(0, 7)}, kept as refs/ralphkit/loops/e2e/moved/main\\)`,
+      ),
+    );
+    expect(git(dir, 'rev-parse', 'main')).toBe(main);
+    expect(git(dir, 'show', 'refs/ralphkit/loops/e2e/moved/main:ralph/ralph.mjs')).toContain('pwned');
+    expect(r.code, r.output).toBe(0);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
+  });
+
   it("a check whose code adds a filter to the real .git/config: put back before the runner's own git calls, the claim rejected, not exit 0", async () => {
     const dir = copyRepo(plan);
     const configBefore = readFileSync(path.join(dir, '.git/config'), 'utf8');

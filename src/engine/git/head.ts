@@ -114,6 +114,8 @@ export interface RefsSnapshot {
   head: string | null;
   /** The objects every local branch points at (readBranchTips). */
   tips: string[];
+  /** Each local branch (without refs/heads/) and what it points at, when one git process read them all. */
+  branches?: ReadonlyMap<string, string>;
 }
 
 /**
@@ -124,14 +126,16 @@ export async function readRefs(cwd: string): Promise<RefsSnapshot> {
   const r = await runGit(cwd, ['for-each-ref', '--format=%(HEAD)%(objecttype) %(objectname) %(refname)', 'refs/heads']);
   if (r.code === 0) {
     const tips: string[] = [];
+    const branches = new Map<string, string>();
     let current: { branch: string; head: string } | null = null;
     for (const line of r.stdout.split('\n')) {
       const m = /^([* ])(\S+) (\S+) refs\/heads\/(.+)$/.exec(line);
       if (!m) continue;
       tips.push(m[3]);
+      branches.set(m[4], m[3]);
       if (m[1] === '*' && m[2] === 'commit') current = { branch: m[4], head: m[3] };
     }
-    if (current) return { ...current, tips };
+    if (current) return { ...current, tips, branches };
   }
   const [{ branch, head }, tips] = [await readHead(cwd), await readBranchTips(cwd)];
   return { branch, head, tips };

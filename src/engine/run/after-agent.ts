@@ -151,7 +151,7 @@ async function warnCommitsElsewhere(run: RunContext, iteration: number, tips: st
  * The branches other worktree loops of the repository work on (and their story branches): their commits are theirs.
  * Not only the running ones: a loop that finished while this agent ran moved its branch meanwhile.
  */
-function otherLoopBranches(run: RunContext): string[] {
+export function otherLoopBranches(run: RunContext): string[] {
   const main = recordsRoot(run.paths.repoRoot);
   const loops = readAllStates(main).filter((s) => s.id !== run.id);
   return loops.flatMap((s) => {

@@ -30,7 +30,9 @@ import { readPrompt, holdPrompt, restorePrompt, type PromptHold } from './prompt
 import { renderPreamble, renderStoryNote, type StoryNote } from '../core/preamble.js';
 import { finishInterruptedIteration } from '../core/loop.js';
 import { isSkipped } from '../../prd/skip.js';
-import { stopLeftovers, inspectAgentGit } from './after-agent.js';
+import { stopLeftovers, inspectAgentGit, otherLoopBranches } from './after-agent.js';
+import { restoreMovedBranches } from '../verify/branch-moves.js';
+import type { RefsSnapshot } from '../git/head.js';
 import { guardRunnerFiles } from '../verify/trusted-files.js';
 import { restoreNestedGits } from '../verify/nested-git.js';
 import { clearNewFlags, distrustStat } from '../verify/index-flags.js';
@@ -269,6 +271,22 @@ async function sweepIndex(trust: RunTrust): Promise<Violation[]> {
   return [nested, flags].filter((v): v is Violation => v !== undefined);
 }
 
+/**
+ * The branches the agent run moved, other than the loop's and those other loops (or this run's workers) move: put
+ * back (verify/branch-moves.ts). Not in a --parallel worker, whose siblings move while it runs.
+ */
+async function putBackBranches(
+  run: RunContext,
+  before: RefsSnapshot | null,
+  after: RefsSnapshot,
+): Promise<{ violation?: Violation; left?: string }> {
+  if (run.siblingBranches || !before?.branches || !after.branches) return {};
+  const others = otherLoopBranches(run);
+  const skip = (b: string) =>
+    b === run.branch || others.some((o) => (o.endsWith('*') ? b.startsWith(o.slice(0, -1)) : b === o));
+  return restoreMovedBranches(run.paths.repoRoot, run.id, before.branches, after.branches, skip);
+}
+
 /** Both reasons, when both are there. */
 function joinViolations(a: Violation | undefined, b: Violation | undefined): Violation | undefined {
   if (!a || !b) return a ?? b;
@@ -288,10 +306,13 @@ async function afterAgent(
   // Then the index (its `git ls-files` after .git/config is put back): the repositories at its gitlinks, and the flags
   // that hide a file from git status, before the status below reads it.
   const swept = await sweepIndex(trust);
-  for (const v of swept) run.emit({ type: 'warn', iteration, message: v.reason });
-  const violation = [guarded, ...swept].reduce(joinViolations, undefined);
+  const now = await refs.read();
+  const { violation: moved, left } = await putBackBranches(run, refs.heldBeforeAgent(), now);
+  for (const v of [...swept, ...(moved ? [moved] : [])]) run.emit({ type: 'warn', iteration, message: v.reason });
+  if (left) run.emit({ type: 'warn', iteration, message: left });
+  const violation = [guarded, ...swept, moved].reduce(joinViolations, undefined);
   return {
-    ...(await inspectAgentGit(run, trust.topLevel, iteration, headBefore, tips, await refs.read())),
+    ...(await inspectAgentGit(run, trust.topLevel, iteration, headBefore, tips, now)),
     ...(violation ? { violation } : {}),
   };
 }
