@@ -284,7 +284,11 @@ async function putBackBranches(
   const others = otherLoopBranches(run);
   const skip = (b: string) =>
     b === run.branch || others.some((o) => (o.endsWith('*') ? b.startsWith(o.slice(0, -1)) : b === o));
-  return restoreMovedBranches(run.paths.repoRoot, run.id, before.branches, after.branches, skip);
+  try {
+    return await restoreMovedBranches(run.paths.repoRoot, run.id, before.branches, after.branches, skip);
+  } catch (err) {
+    return { left: `the branches the agent run may have moved could not be checked: ${(err as Error).message}` };
+  }
 }
 
 /** Both reasons, when both are there. */

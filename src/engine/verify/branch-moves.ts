@@ -5,7 +5,7 @@
 // under the loop's refs (nothing is lost), and the iteration's claims are rejected. A branch checked out in a worktree
 // is not moved under it, only named (a commit of yours there, while the agent ran, moves it too). A branch the agent
 // created is left: nothing of yours points there.
-import { gitOk, runGit } from '../git/git.js';
+import { runGit } from '../git/git.js';
 import type { Violation } from './types.js';
 
 /**
@@ -29,7 +29,8 @@ export async function restoreMovedBranches(
   for (const [b, was] of moved) {
     const now = after.get(b);
     const to = now ? `to ${now.slice(0, 7)}` : 'deleted';
-    if (checkedOut.has(b)) {
+    // Unknown: nothing is moved under a worktree that may have it checked out.
+    if (!checkedOut || checkedOut.has(b)) {
       left.push(`${b} (${to}; checked out in a worktree, so left as it is; it was at ${was.slice(0, 7)})`);
       continue;
     }
@@ -58,11 +59,12 @@ async function putBack(top: string, lines: string[]): Promise<string> {
   return r.code === 0 ? '' : ` (putting them back failed: ${r.stderr.trim()})`;
 }
 
-/** The branches checked out in any worktree of the repository (`git worktree list --porcelain`). */
-async function branchesCheckedOut(top: string): Promise<Set<string>> {
-  const out = await gitOk(top, ['worktree', 'list', '--porcelain']);
+/** The branches checked out in any worktree of the repository (`git worktree list --porcelain`); null: unknown. */
+async function branchesCheckedOut(top: string): Promise<Set<string> | null> {
+  const r = await runGit(top, ['worktree', 'list', '--porcelain']);
+  if (r.code !== 0) return null;
   return new Set(
-    out
+    r.stdout
       .split('\n')
       .filter((l) => l.startsWith('branch refs/heads/'))
       .map((l) => l.slice('branch refs/heads/'.length)),

@@ -88,7 +88,7 @@ export function distrustStat(top: string, view: IndexView, since: number): strin
     } catch {
       continue;
     }
-    if (st.ctimeMs < since) continue;
+    if (st.ctimeMs < since || !folderWay(root, raw)) continue;
     if (hashPathObject(oid.length === 64 ? 'sha256' : 'sha1', abs) === oid) continue;
     try {
       renew(abs, st);
@@ -98,6 +98,18 @@ export function distrustStat(top: string, view: IndexView, since: number): strin
     }
   }
   return out;
+}
+
+/** Whether each folder on the way from `root` to `raw` is a real folder: nothing is read or written through a link. */
+function folderWay(root: Buffer, raw: Buffer): boolean {
+  for (let at = raw.indexOf(0x2f); at >= 0; at = raw.indexOf(0x2f, at + 1)) {
+    try {
+      if (!lstatSync(Buffer.concat([root, raw.subarray(0, at)])).isDirectory()) return false;
+    } catch {
+      return false;
+    }
+  }
+  return true;
 }
 
 /** `abs` again under a new inode: a link made again; a file copied beside it and renamed over it, as it was. */
