@@ -62,7 +62,7 @@ export async function sandboxCommand(
   // In a linked worktree (--worktree, --parallel) the common dir's HEAD and index are your own tree's, and so is the
   // branch checked out there: not the agent's. Told by its git dir of its own, not by a `.git` file: a separate git
   // dir (`git init --separate-git-dir`) is named by one too, and there HEAD and index are the agent's to commit with.
-  const own = trust.guard.ownGitDir ?? trust.gitDir;
+  const own = trust.guard?.ownGitDir ?? trust.gitDir;
   const linked = own !== trust.gitDir;
   const worktrees = worktreeFolders(trust.gitDir, own);
   const mainTree = linked

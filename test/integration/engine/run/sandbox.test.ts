@@ -61,6 +61,8 @@ describe.skipIf(!probe.ok)(`checkSandbox${probe.ok ? '' : ` (skipped: ${probe.me
       {
         topLevel: worktree,
         gitDir: common,
+        // A linked worktree: its own git dir, apart from the common one.
+        guard: { ownGitDir: path.join(common, 'worktrees', 'wt') },
         pins: null,
       } as unknown as RunTrust,
       { file: 'sh', args: [] },
@@ -77,7 +79,12 @@ describe.skipIf(!probe.ok)(`checkSandbox${probe.ok ? '' : ` (skipped: ${probe.me
     expect(existsSync(path.join(common, 'refs', 'heads', branch))).toBe(false);
     const again = await sandboxCommand(
       agentRun,
-      { topLevel: worktree, gitDir: common, pins: null } as unknown as RunTrust,
+      {
+        topLevel: worktree,
+        gitDir: common,
+        guard: { ownGitDir: path.join(common, 'worktrees', 'wt') },
+        pins: null,
+      } as unknown as RunTrust,
       { file: 'sh', args: [] },
       clone,
     );
