@@ -44,7 +44,8 @@ if [ -z "$node" ]; then
 fi
 # Nor does node load what your environment has it load from the repository: a NODE_OPTIONS that names it (Yarn's
 # `--require <repo>/.pnp.cjs`, an ignored file the agent can rewrite) is handed to the engine aside, for what it starts
-# (under its rules for variables naming the repository); the loader's LD_PRELOAD, LD_LIBRARY_PATH and LD_AUDIT that
+# (under its rules for variables naming the repository); the loader's LD_PRELOAD, LD_LIBRARY_PATH and LD_AUDIT, and
+# OpenSSL's OPENSSL_CONF, OPENSSL_MODULES and OPENSSL_ENGINES (node loads the providers a configuration names), that
 # name it are dropped.
 root=$(CDPATH= cd -P -- "${dir%/*}/" && pwd) || exit 1
 names_repo() {
@@ -56,7 +57,7 @@ if [ -n "${NODE_OPTIONS-}" ] && names_repo "$NODE_OPTIONS"; then
   export RALPHKIT_NODE_OPTIONS
   unset NODE_OPTIONS
 fi
-for name in LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT; do
+for name in LD_PRELOAD LD_LIBRARY_PATH LD_AUDIT OPENSSL_CONF OPENSSL_MODULES OPENSSL_ENGINES; do
   eval "value=\${$name-}"
   [ -n "$value" ] && names_repo "$value" && unset "$name"
 done

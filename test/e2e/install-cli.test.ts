@@ -353,15 +353,21 @@ describe('ralph/ralph.sh (installed launcher)', () => {
 
   it("loads nothing your environment names in the repository: NODE_OPTIONS reaches the engine aside (a --require of an ignored .pnp.cjs the agent can rewrite), and the loader's variables naming the repository go", async () => {
     const repo = await installStub(
-      'console.log(JSON.stringify([process.env.NODE_OPTIONS, process.env.RALPHKIT_NODE_OPTIONS, process.env.LD_LIBRARY_PATH, process.env.LD_PRELOAD]));\n',
+      'console.log(JSON.stringify([process.env.NODE_OPTIONS, process.env.RALPHKIT_NODE_OPTIONS, process.env.LD_LIBRARY_PATH, process.env.LD_PRELOAD, process.env.OPENSSL_CONF]));\n',
     );
     const ran = path.join(testdir(), 'ran');
     writeFileSync(path.join(repo, '.pnp.cjs'), `require('fs').writeFileSync(${JSON.stringify(ran)}, 'x');\n`);
     const NODE_OPTIONS = `--require ${path.join(repo, '.pnp.cjs')}`;
-    const env = { NODE_OPTIONS, LD_LIBRARY_PATH: path.join(repo, 'build/lib'), LD_PRELOAD: '' };
+    const env = {
+      NODE_OPTIONS,
+      LD_LIBRARY_PATH: path.join(repo, 'build/lib'),
+      LD_PRELOAD: '',
+      // node reads it at start and loads the providers it names (a module the agent builds in the repository)
+      OPENSSL_CONF: path.join(repo, 'config/openssl.cnf'),
+    };
     const r = await run(path.join(repo, 'ralph/ralph.sh'), ['--help'], { cwd: repo, env });
     expect(r.code, r.stderr).toBe(0);
-    expect(JSON.parse(r.stdout)).toEqual([null, NODE_OPTIONS, null, '']);
+    expect(JSON.parse(r.stdout)).toEqual([null, NODE_OPTIONS, null, '', null]);
     expect(existsSync(ran)).toBe(false);
   });
 

@@ -146,7 +146,7 @@ describe('git processes at start', () => {
       'checkout --quiet -b ralph/test HEAD --',
       // what the loop's refs name now, for their seal (verify/anchors.ts), and whether an earlier loop of its name left
       // a SHIPs record (written over, never read, by this one)
-      'for-each-ref --format=%(refname) %(objectname) refs/ralphkit/loops/<id>/pins refs/ralphkit/loops/<id>/plan refs/ralphkit/loops/<id>/shipped refs/replace/',
+      'for-each-ref --format=%(refname) %(objectname) refs/ralphkit/loops/<id>/pins refs/ralphkit/loops/<id>/plan refs/ralphkit/loops/<id>/shipped refs/replace/ refs/tags/',
       // the includes and hooksPath the runner's guard holds (before the check environment, whose PATH folders the pins need)
       'config -z --list --show-scope --show-origin --includes',
       // the pins and the plan ref, in one transaction, after the seal is written

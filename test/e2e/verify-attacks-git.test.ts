@@ -157,14 +157,15 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
   });
 
-  it("a replace ref that shows your git a look-alike of the verified commit with an engine of the agent's: deleted when the loop ends, your merge takes the commit verified", async () => {
+  it("a replace ref that shows your git a look-alike of the verified commit with an engine of the agent's, and a tag named like the loop's branch: put back when the loop ends, your merge takes the commit verified", async () => {
     const dir = copyRepo(plan);
     const r = await ralph(dir, 'replace-ref', ['5']);
     expect(r.code, r.output).toBe(0);
     expect(r.output).toMatch(
-      /deleted refs\/replace\/[0-9a-f]{40}(, refs\/replace\/[0-9a-f]{40})*: the agent made git show another commit/,
+      /put back (refs\/replace\/[0-9a-f]{40}|refs\/tags\/ralph\/attack-demo)(, [^ ]+)* as the loop found them/,
     );
-    expect(git(dir, 'for-each-ref', 'refs/replace/')).toBe('');
+    expect(r.output).toContain('refs/tags/ralph/attack-demo');
+    expect(git(dir, 'for-each-ref', 'refs/replace/', 'refs/tags/')).toBe('');
     expect(git(dir, 'show', 'ralph/attack-demo:ralph/ralph.mjs')).not.toContain('pwned');
   });
 

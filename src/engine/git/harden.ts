@@ -37,6 +37,9 @@ export const HARDENED_CONFIG: readonly string[] = [
   // the runner moves it for every file the agent may have recorded stat data for (verify/index-flags.ts distrustStat).
   'core.trustctime=true',
   'core.checkStat=default',
+  // One index file, whatever the configuration says: a split one keeps entries where `.git/index` does not show a
+  // change (verify/index-flags.ts unsplitIndex).
+  'core.splitIndex=false',
 ];
 
 /** The `-c key=value` arguments that go before every git subcommand the runner runs. */

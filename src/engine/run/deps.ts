@@ -35,7 +35,7 @@ import { restoreMovedBranches } from '../verify/branch-moves.js';
 import type { RefsSnapshot } from '../git/head.js';
 import { guardRunnerFiles } from '../verify/trusted-files.js';
 import { restoreNestedGits } from '../verify/nested-git.js';
-import { clearNewFlags, distrustStat } from '../verify/index-flags.js';
+import { clearNewFlags, distrustStat, unsplitIndex } from '../verify/index-flags.js';
 import { ensureScratch, checkSandbox, sandboxCommand } from './sandbox.js';
 import { beforeAgent, recordTimeout, type PromptCache } from './upkeep.js';
 import { RefsView } from './refs-view.js';
@@ -93,7 +93,7 @@ export function buildDeps(
     beforeAgent: (iteration) => beforeAgent(run, iteration, refs, promptAt),
     runAgent: (iteration, agentSignal) => {
       holdPrompt(paths, prompt);
-      return runAgent(run, state, trust, iteration, agentSignal);
+      return runAgent(run, state, trust, iteration, agentSignal, { refs });
     },
     readBranchTips: () => refs.branchTips(),
     inspectAgentGit: async (iteration, before, tips) => {
@@ -173,6 +173,8 @@ export interface AgentRunExtras {
   story?: StoryNote;
   /** Called with the agent's process group when it starts, and with undefined once it is gone. */
   onPid?: (pid: number | undefined) => void;
+  /** The loop's view of its refs (a single loop's): an interrupted run puts back the branches it moved too. */
+  refs?: RefsView;
 }
 
 export async function runAgent(
@@ -249,6 +251,17 @@ export async function runAgent(
         },
       ]);
       for (const v of swept) run.emit({ type: 'warn', iteration, message: v.reason });
+      if (extras.refs) {
+        const refs = extras.refs;
+        const { violation, left } = await refs
+          .read()
+          .then((now) => putBackBranches(run, refs.heldBeforeAgent(), now))
+          .catch((err: unknown) => ({
+            violation: undefined,
+            left: `the branches could not be checked: ${String(err)}`,
+          }));
+        for (const message of [violation?.reason, left]) if (message) run.emit({ type: 'warn', iteration, message });
+      }
     }
   }
 }
@@ -259,6 +272,7 @@ export async function runAgent(
  */
 async function sweepIndex(trust: RunTrust): Promise<Violation[]> {
   if (!trust.nested) return [];
+  await unsplitIndex(trust.nested.top, trust.nested.ownGitDir);
   const listed = trust.nested.links;
   const nested = await restoreNestedGits(trust.nested);
   // An index the agent wrote: its stat data is not trusted (index-flags.ts distrustStat; git status then shows what

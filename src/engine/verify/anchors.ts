@@ -54,27 +54,28 @@ export async function readAnchorRefs(cwd: string, loopId: string): Promise<Ancho
 export async function readLoopRefs(
   cwd: string,
   loopId: string,
-): Promise<{ anchors: AnchorValues; shipped: boolean; replaced: string[] }> {
+): Promise<{ anchors: AnchorValues; shipped: boolean; held: Map<string, string> }> {
   const out = await gitOk(cwd, [
     'for-each-ref',
     '--format=%(refname) %(objectname)',
     pinsRef(loopId),
     baselineRef(loopId),
     shippedRef(loopId),
-    // Your replace refs, asked in the same process: the ones the loop starts with (verify/replace-refs.ts).
+    // Your replace refs and tags, asked in the same process: the ones the loop starts with (verify/replace-refs.ts).
     'refs/replace/',
+    'refs/tags/',
   ]);
   const anchors: AnchorValues = { pins: null, plan: null };
   let shipped = false;
-  const replaced: string[] = [];
+  const held = new Map<string, string>();
   for (const line of out.split('\n')) {
     const [ref, sha] = line.trim().split(' ');
     if (ref === pinsRef(loopId)) anchors.pins = sha ?? null;
     if (ref === baselineRef(loopId)) anchors.plan = sha ?? null;
     if (ref === shippedRef(loopId)) shipped = true;
-    if (ref?.startsWith('refs/replace/')) replaced.push(ref);
+    if (ref && sha && (ref.startsWith('refs/replace/') || ref.startsWith('refs/tags/'))) held.set(ref, sha);
   }
-  return { anchors, shipped, replaced };
+  return { anchors, shipped, held };
 }
 
 /**

@@ -5,6 +5,8 @@
 // under the loop's refs (nothing is lost), and the iteration's claims are rejected. A branch checked out in a worktree
 // is not moved under it, only named (a commit of yours there, while the agent ran, moves it too). A branch the agent
 // created is left: nothing of yours points there.
+import path from 'node:path';
+import { realpathOrUndefined } from '../../util/read.js';
 import { runGit } from '../git/git.js';
 import type { Violation } from './types.js';
 
@@ -22,6 +24,7 @@ export async function restoreMovedBranches(
 ): Promise<{ violation?: Violation; left?: string }> {
   const moved = [...before].filter(([b, sha]) => !skip(b) && after.get(b) !== sha);
   if (!moved.length) return {};
+  // The loop's own tree is not one of them: a HEAD the agent switched there is switched back after this.
   const checkedOut = await branchesCheckedOut(top);
   const lines: string[] = [];
   const said: string[] = [];
@@ -34,7 +37,8 @@ export async function restoreMovedBranches(
       left.push(`${b} (${to}; checked out in a worktree, so left as it is; it was at ${was.slice(0, 7)})`);
       continue;
     }
-    lines.push(now ? `update refs/heads/${b} ${was} ${now}` : `create refs/heads/${b} ${was}`);
+    // no-deref: a branch the agent made a symbolic ref (to a branch of its own) is written itself, not through it.
+    lines.push('option no-deref', now ? `update refs/heads/${b} ${was}` : `create refs/heads/${b} ${was}`);
     if (now) lines.push(`update refs/ralphkit/loops/${loopId}/moved/${b} ${now}`);
     said.push(
       `${b} (${to}; put back at ${was.slice(0, 7)}${now ? `, kept as refs/ralphkit/loops/${loopId}/moved/${b}` : ''})`,
@@ -63,10 +67,15 @@ async function putBack(top: string, lines: string[]): Promise<string> {
 async function branchesCheckedOut(top: string): Promise<Set<string> | null> {
   const r = await runGit(top, ['worktree', 'list', '--porcelain']);
   if (r.code !== 0) return null;
-  return new Set(
-    r.stdout
-      .split('\n')
-      .filter((l) => l.startsWith('branch refs/heads/'))
-      .map((l) => l.slice('branch refs/heads/'.length)),
-  );
+  const out = new Set<string>();
+  for (const entry of r.stdout.split('\n\n')) {
+    const at = /^worktree (.*)$/m.exec(entry)?.[1];
+    const branch = /^branch refs\/heads\/(.*)$/m.exec(entry)?.[1];
+    if (branch && at && real(at) !== real(top)) out.add(branch);
+  }
+  return out;
+}
+
+function real(p: string): string {
+  return realpathOrUndefined(p) ?? path.resolve(p);
 }

@@ -11,8 +11,10 @@ import {
   chownSync,
   copyFileSync,
   lstatSync,
+  readdirSync,
   readlinkSync,
   renameSync,
+  rmSync,
   type Stats,
   symlinkSync,
   utimesSync,
@@ -126,6 +128,27 @@ function renew(abs: Buffer, st: Stats): void {
 }
 
 const GITLINK = Buffer.from('160000 ');
+
+/**
+ * A split index (`git update-index --split-index`, no configuration needed) keeps its entries in a `sharedindex.*`
+ * file, which git touches on every read and which the agent can edit with `.git/index` left as it was: an adversarial
+ * pass forged an entry there. So after an agent run a split index is made whole again (one git process, only when
+ * there is one), and `.git/index` says what the index holds. A split index of yours is made whole too.
+ */
+export async function unsplitIndex(top: string, ownGitDir: string): Promise<void> {
+  let names: string[] = [];
+  try {
+    names = readdirSync(ownGitDir);
+  } catch {
+    return;
+  }
+  const shared = names.filter((n) => n.startsWith('sharedindex.'));
+  if (!shared.length) return;
+  // Whole again, the shared files are read by nothing (git would expire them in two weeks): removed, so that the next
+  // run costs no git process.
+  if ((await runGit(top, ['update-index', '--no-split-index'])).code !== 0) return;
+  for (const n of shared) rmSync(path.join(ownGitDir, n), { force: true });
+}
 
 /**
  * After an agent run: each flag of `now` that `start` (the loop's first listing) did not have is cleared in `top`'s

@@ -89,7 +89,8 @@ const AROUND = /[\s:;,="']/;
 
 // The dynamic loader's variables: a library of the repository's (a committed or ignored build/lib/libc stub) would load
 // into every program a check starts, node included, and into the runner's own git and bwrap outside the sandbox.
-const LOADER = /^(LD_|DYLD_)/;
+// OpenSSL's configuration and module folders too: node reads OPENSSL_CONF at start and loads the providers it names.
+const LOADER = /^(LD_|DYLD_|OPENSSL_(CONF|MODULES|ENGINES)$)/;
 
 export function isLoaderVar(name: string): boolean {
   return LOADER.test(name);

@@ -79,8 +79,8 @@ export interface RunTrust {
   indexFlags?: IndexView['flagged'];
   /** When the loop (first) started, ms: a tracked file changed since may be the agent's (index-flags.ts distrustStat). */
   indexSince?: number;
-  /** The replace refs there were when the loop started: yours (verify/replace-refs.ts). */
-  replaceRefs?: string[];
+  /** The replace refs and tags there were when the loop started: yours (verify/replace-refs.ts). */
+  endRefs?: ReadonlyMap<string, string>;
   /** What the loop's pins and plan refs name, as the runner last set and sealed them (verify/anchors.ts). */
   anchored: AnchorValues;
   /** The checks' HOME seed, PATH and toolchains as at loop start (verify/check-env.ts). */
@@ -249,7 +249,7 @@ export async function establishTrust(
   // Held before the pins are sealed with it (and before anything sandboxed runs).
   const verdictKey = holdVerdictKey(emit);
   // A resume has just held the refs against their seal (verify/resume-anchors.ts) and put them back where needed.
-  const { anchors: before, shipped: shippedRefFound, replaced } = await readLoopRefs(paths.repoRoot, loopId);
+  const { anchors: before, shipped: shippedRefFound, held } = await readLoopRefs(paths.repoRoot, loopId);
   // A new loop's plan ref starts as the plan committed at its plan commit (what a resume would read without it), set
   // with the pins in one git process; a resumed loop's plan ref is its settled record and stays.
   const fresh = !resumed && known.plan !== undefined && known.plan !== null && known.head === commit;
@@ -329,7 +329,7 @@ export async function establishTrust(
     nested,
     indexFlags: index.flagged,
     indexSince: known.loopStartedAt ?? startedAt,
-    replaceRefs: replaced,
+    endRefs: held,
     verdictKey,
     anchored,
     checkBase,

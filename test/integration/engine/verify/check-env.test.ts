@@ -284,6 +284,7 @@ describe('check environment: variables naming the repository', () => {
       I: `${repo}//src/./`,
       // A library folder of the repository's would load into every program, the runner's git included.
       LD_LIBRARY_PATH: `${repo}/src`,
+      OPENSSL_MODULES: `${repo}/src`,
     };
     const base = takeCheckEnvBase(env, repo);
     expect(kinds(base.repoVars)).toEqual({
@@ -295,6 +296,7 @@ describe('check environment: variables naming the repository', () => {
       H: 'drop',
       I: 'rewrite',
       LD_LIBRARY_PATH: 'drop',
+      OPENSSL_MODULES: 'drop',
     });
     // A PATH folder not made yet, named through the link, is the repository's too.
     const viaLink = takeCheckEnvBase({ PATH: `${link}/nm/.bin:/usr/bin` }, repo);

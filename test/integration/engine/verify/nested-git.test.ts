@@ -15,6 +15,7 @@ import {
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { holdNestedGits, restoreNestedGits } from '../../../../src/engine/verify/nested-git.js';
+import { unsplitIndex } from '../../../../src/engine/verify/index-flags.js';
 import { git, gitdir, testdir } from '../../../support/repo.js';
 
 /** A repository with a real submodule at lib/ (its git folder in .git/modules/lib), committed. */
@@ -156,5 +157,19 @@ describe('repositories inside the working tree', () => {
     expect(v?.reason).toContain('ext/.git (through a link: left as it is)');
     expect(existsSync(path.join(yours, '.git/config'))).toBe(true);
     expect(readFileSync(path.join(yours, 'mine.txt'), 'utf8')).toBe('mine\n');
+  });
+});
+
+describe('unsplitIndex: one index file after an agent run', () => {
+  it('a split index (its entries in a sharedindex file .git/index does not show changing) is made whole again', async () => {
+    const dir = gitdir();
+    writeFileSync(path.join(dir, 'a.txt'), 'a\n');
+    git(dir, 'add', 'a.txt');
+    git(dir, 'update-index', '--split-index');
+    const gitDir = path.join(dir, '.git');
+    expect(readdirSync(gitDir).some((n) => n.startsWith('sharedindex.'))).toBe(true);
+    await unsplitIndex(dir, gitDir);
+    expect(readdirSync(gitDir).some((n) => n.startsWith('sharedindex.'))).toBe(false);
+    expect(git(dir, 'ls-files').split('\n')).toContain('a.txt'); // the entries are all in .git/index now
   });
 });
