@@ -16,7 +16,7 @@ const plan = (dir: string) =>
   };
 
 describe('an agent that switches branch', () => {
-  it('is brought back to the loop branch, its claims rejected, its commits on main left alone', async () => {
+  it("is brought back to the loop branch, its claims rejected, main put back where it was and the agent's commit kept under the loop's refs", async () => {
     const dir = loopRepo({ stories: 1 });
     const mainBefore = git(dir, 'rev-parse', 'main');
     const r = await ralph(
@@ -31,9 +31,12 @@ describe('an agent that switches branch', () => {
     expect(r.stderr).toMatch(/US-001 rejected: the work is not on ralph\/test: the agent committed it on main/);
     expect(r.stderr).toContain('inspect them with git log ralph/test..main');
     expect(git(dir, 'branch', '--show-current')).toBe('ralph/test');
-    // The agent's commit is still on main, untouched; none of it reached the loop's branch.
-    expect(git(dir, 'log', '-1', '--format=%s', 'main')).toBe('feat: US-001 - Story 1');
-    expect(git(dir, 'rev-parse', 'main~1')).toBe(mainBefore);
+    // main is where the agent found it; its commit is kept under the loop's refs; none of it reached the loop's branch.
+    expect(git(dir, 'rev-parse', 'main')).toBe(mainBefore);
+    expect(r.stderr).toMatch(/the agent moved branches other than the loop's: main \(to [0-9a-f]{7}; put back at /);
+    const kept = git(dir, 'for-each-ref', '--format=%(refname)', 'refs/ralphkit/loops/*/moved/main');
+    expect(git(dir, 'log', '-1', '--format=%s', kept)).toBe('feat: US-001 - Story 1');
+    expect(git(dir, 'rev-parse', `${kept}~1`)).toBe(mainBefore);
     expect(existsSync(path.join(dir, 'work/US-001.txt'))).toBe(false);
     expect(plan(dir).userStories[0].passes).toBe(false);
     expect(progress(dir)).toContain('ralph: iteration 1 worked on the wrong branch');
@@ -52,14 +55,15 @@ describe('an agent that switches branch', () => {
     expect(git(dir, 'log', '-1', '--format=%s')).toBe('chore(ralph): reject US-002 (work on another branch)');
   });
 
-  it('warns about commits an agent made on another branch before coming back, and leaves them there', async () => {
+  it('warns about commits an agent made on another branch before coming back, and puts that branch back', async () => {
     const dir = loopRepo({ stories: 1 });
+    const mainBefore = git(dir, 'rev-parse', 'main');
     const r = await ralph(dir, ['--agent-cmd', agent('misbehaver'), ...FAST, '1'], misbehave('branch-back'));
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(
-      /the agent committed on other branches than ralph\/test \(left as they are; they are not this loop's work\): [0-9a-f]{7,} feat: US-001 - Story 1/,
+      /the agent committed on other branches than ralph\/test \(they are not this loop's work; a branch of yours it moved is put back\): [0-9a-f]{7,} feat: US-001 - Story 1/,
     );
-    expect(git(dir, 'log', '-1', '--format=%s', 'main')).toBe('feat: US-001 - Story 1');
+    expect(git(dir, 'rev-parse', 'main')).toBe(mainBefore);
     expect(plan(dir).userStories[0].passes).toBe(false);
   });
 

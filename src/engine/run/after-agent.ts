@@ -143,7 +143,7 @@ async function warnCommitsElsewhere(run: RunContext, iteration: number, tips: st
   run.emit({
     type: 'warn',
     iteration,
-    message: `the agent committed on other branches than ${run.branch} (left as they are; they are not this loop's work): ${commits.join('; ')}; find them with: git log --branches --not ${shellQuote(run.branch)}`,
+    message: `the agent committed on other branches than ${run.branch} (they are not this loop's work; a branch of yours it moved is put back): ${commits.join('; ')}; find them with: git log --branches --not ${shellQuote(run.branch)}`,
   });
 }
 

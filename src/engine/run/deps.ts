@@ -324,15 +324,14 @@ async function afterAgent(
   // Then the index (its `git ls-files` after .git/config is put back): the repositories at its gitlinks, and the flags
   // that hide a file from git status, before the status below reads it.
   const swept = await sweepIndex(trust);
-  const now = await refs.read();
-  const { violation: moved, left } = await putBackBranches(run, refs.heldBeforeAgent(), now);
-  for (const v of [...swept, ...(moved ? [moved] : [])]) run.emit({ type: 'warn', iteration, message: v.reason });
-  if (left) run.emit({ type: 'warn', iteration, message: left });
-  const violation = [guarded, ...swept, moved].reduce(joinViolations, undefined);
-  return {
-    ...(await inspectAgentGit(run, trust.topLevel, iteration, headBefore, tips, now)),
-    ...(violation ? { violation } : {}),
-  };
+  for (const v of swept) run.emit({ type: 'warn', iteration, message: v.reason });
+  const git = await inspectAgentGit(run, trust.topLevel, iteration, headBefore, tips, await refs.read());
+  // Then, on the loop's branch again (inspectAgentGit switched back), the other branches the run moved: put back. An
+  // agent that worked on another branch has its claims rejected for that already.
+  const { violation: moved, left } = await putBackBranches(run, refs.heldBeforeAgent(), await refs.read());
+  for (const message of [moved?.reason, left]) if (message) run.emit({ type: 'warn', iteration, message });
+  const violation = [guarded, ...swept, git.offBranch ? undefined : moved].reduce(joinViolations, undefined);
+  return { ...git, ...(violation ? { violation } : {}) };
 }
 
 /** An iteration's claims through the pipeline; a pass that accepted a story is delivered (--deliver push, pr). */
