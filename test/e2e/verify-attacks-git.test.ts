@@ -5,8 +5,9 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { git } from '../support/repo.js';
+import { git, run } from '../support/repo.js';
 import {
+  attackAgent,
   bytesOrNull,
   committedPrd,
   copyRepo,
@@ -181,6 +182,36 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(git(dir, 'rev-parse', 'main')).toBe(main);
     expect(git(dir, 'show', 'refs/ralphkit/loops/e2e/moved/main:ralph/ralph.mjs')).toContain('pwned');
     expect(r.code, r.output).toBe(0);
+    expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
+  });
+
+  it('main moved and checked out by the agent, the tree dirty against it: exit 6, main named and left; the resume once you are off it puts main back', async () => {
+    const dir = copyRepo(plan);
+    const main = git(dir, 'rev-parse', 'main');
+    const r = await ralph(dir, 'moves-main', ['5'], { ATTACK_HEAD_ON_MAIN: '1' });
+    expect(r.code, r.output).toBe(6);
+    expect(r.output).toMatch(
+      /main \(to [0-9a-f]{7}; checked out here, so left as it is; it was at [0-9a-f]{7}: a resume once you switched off it puts it back\)/,
+    );
+    expect(git(dir, 'rev-parse', 'main')).not.toBe(main);
+    // What the runner's hint says: keep the changes aside, back to the loop's branch, resume.
+    git(dir, 'stash', '--include-untracked');
+    git(dir, 'checkout', 'ralph/attack-demo');
+    const resumed = await run(
+      path.join(dir, 'ralph/ralph.sh'),
+      ['--agent-cmd', `node ${JSON.stringify(attackAgent('moves-main'))}`, '--pause', '0', '--resume', 'e2e'],
+      { cwd: dir },
+    );
+    const output = `${resumed.stdout}\n${resumed.stderr}`;
+    expect(output).toMatch(
+      new RegExp(
+        `iteration 1's agent run was never checked .*main \\(to [0-9a-f]{7}; put back at ${main.slice(0, 7)}, kept as refs/ralphkit/loops/e2e/moved/main\\)`,
+      ),
+    );
+    expect(git(dir, 'rev-parse', 'main')).toBe(main);
+    expect(git(dir, 'show', 'refs/ralphkit/loops/e2e/moved/main:ralph/ralph.mjs')).toContain('pwned');
+    expect(existsSync(path.join(dir, 'ralph/.runs/e2e/agent-run.json'))).toBe(false);
+    expect(resumed.code, output).toBe(0);
     expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
   });
 

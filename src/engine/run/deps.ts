@@ -32,6 +32,7 @@ import { finishInterruptedIteration } from '../core/loop.js';
 import { isSkipped } from '../../prd/skip.js';
 import { stopLeftovers, inspectAgentGit, otherLoopBranches } from './after-agent.js';
 import { restoreMovedBranches } from '../verify/branch-moves.js';
+import { skips, writeAgentRun } from '../verify/agent-run-record.js';
 import type { RefsSnapshot } from '../git/head.js';
 import { guardRunnerFiles } from '../verify/trusted-files.js';
 import { restoreNestedGits } from '../verify/nested-git.js';
@@ -225,6 +226,9 @@ export async function runAgent(
       pid === undefined
         ? (state.agentPid = undefined)
         : writeState(paths.repoRoot, Object.assign(state, { agentPid: pid })));
+  // What the agent finds, kept where it cannot write: a runner killed while it runs has its resume put back what it
+  // changed (verify/agent-run-record.ts).
+  if (extras.refs) recordAgentRun(run, trust, extras.refs, iteration);
   try {
     const result = await runAgentOnce({
       plan,
@@ -266,6 +270,28 @@ export async function runAgent(
   }
 }
 
+/** agent-run.json before an agent run of a single loop; not written is said, and the run goes on as before. */
+function recordAgentRun(run: RunContext, trust: RunTrust, refs: RefsView, iteration: number): void {
+  const branches = refs.heldBeforeAgent()?.branches;
+  if (!branches || !trust.endRefs || !trust.indexFlags || !trust.nested) return;
+  try {
+    writeAgentRun(run.paths.repoRoot, run.id, {
+      iteration,
+      branches: Object.fromEntries(branches),
+      skip: [run.branch, ...otherLoopBranches(run)],
+      endRefs: Object.fromEntries(trust.endRefs),
+      flags: [...trust.indexFlags],
+      ownGitDir: trust.nested.ownGitDir,
+    });
+  } catch (err) {
+    run.emit({
+      type: 'warn',
+      iteration,
+      message: `could not record what the agent finds (${(err as Error).message}): if this runner is killed while the agent runs, its resume cannot put back the branches, tags and index flags the agent changed`,
+    });
+  }
+}
+
 /**
  * After an agent run: the repositories at the index's gitlinks put back (verify/nested-git.ts), the stat data of an
  * index the agent wrote distrusted, and the flags set since the loop started cleared (verify/index-flags.ts).
@@ -295,9 +321,8 @@ async function putBackBranches(
   after: RefsSnapshot,
 ): Promise<{ violation?: Violation; left?: string }> {
   if (run.siblingBranches || !before?.branches || !after.branches) return {};
-  const others = otherLoopBranches(run);
-  const skip = (b: string) =>
-    b === run.branch || others.some((o) => (o.endsWith('*') ? b.startsWith(o.slice(0, -1)) : b === o));
+  const others = [run.branch, ...otherLoopBranches(run)];
+  const skip = (b: string) => skips(others, b);
   try {
     return await restoreMovedBranches(run.paths.repoRoot, run.id, before.branches, after.branches, skip);
   } catch (err) {

@@ -48,7 +48,7 @@ import type { PromptCache } from './upkeep.js';
 import { verifyStartClaims } from '../verify/start-claims.js';
 import { refuseDirtyTree, type StartStatus } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from '../verify/trust.js';
-import { restoreEndRefs } from '../verify/replace-refs.js';
+import { settleRefsAtEnd, settleRefsAtResume } from './ref-sweep.js';
 import { holdResumeAnchors } from '../verify/resume-anchors.js';
 import { refuseModifiedEngine } from '../verify/runner-guard.js';
 import { holdPathEnv } from '../verify/check-env.js';
@@ -259,7 +259,7 @@ async function startIn({
   try {
     return await startGuarded(run, stop.controller, tree, end);
   } finally {
-    if (end.trust?.endRefs) await restoreRefsAtEnd(run.id, end.trust, emit);
+    if (end.trust?.endRefs) await settleRefsAtEnd(run, end.trust);
     if (end.ending) {
       await deliverAtEnd(run, end.trust, end.ending.status, end.delivered);
       // --on-exit runs outside the sandbox: with PATH as the loop started with it, so a program the agent put into a
@@ -283,23 +283,6 @@ async function startIn({
         held?.remove();
       }
     }
-  }
-}
-
-/** The replace refs and tags the agent added or moved, put back before anyone's git reads them (verify/replace-refs.ts). */
-async function restoreRefsAtEnd(loopId: string, trust: RunTrust, emit: Emit): Promise<void> {
-  try {
-    const put = await restoreEndRefs(trust.topLevel, loopId, trust.endRefs ?? new Map());
-    if (put.length)
-      emit({
-        type: 'warn',
-        message: `put back ${put.join(', ')} as the loop found them: the agent made git show another commit in place of one the loop verified, or a tag your merge of a branch would take instead (what it made is kept under refs/ralphkit/loops/${loopId}/moved/)`,
-      });
-  } catch (err) {
-    emit({
-      type: 'warn',
-      message: `could not check the replace refs and tags (${(err as Error).message}): look at git for-each-ref refs/replace/ refs/tags/ before you merge`,
-    });
   }
 }
 
@@ -382,6 +365,8 @@ async function startGuarded(
       setTempOwner(run.id);
       for (const message of renderRemovedTempFolders(removeDeadTempFolders())) emit({ type: 'info', message });
       if (run.repo) await adoptDeadQuarantines(run, run.repo.top, run.repo.commonDir);
+      // Then, with the agent's objects in the store, what a runner killed while its agent ran did not put back.
+      if (run.resumed) await settleRefsAtResume(run);
       const dirty = await refuseDirtyTree(paths, run.resumed, emit);
       return await runLocked(run, budget, controller, waits, dirty, end);
     } finally {

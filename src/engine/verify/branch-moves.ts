@@ -12,8 +12,9 @@ import type { Violation } from './types.js';
 
 /**
  * `before` and `after`: each local branch and its commit, read before and after one agent run; `skip`: branches the
- * run may move (the loop's, other loops'). Puts back what moved; returns the violation (undefined: none put back) and
- * what it left, to be named.
+ * run may move (the loop's, other loops'); `here`: the branch the loop's own tree has checked out, left like one checked
+ * out elsewhere (the runner's resume and end; after an agent run it switches back first). Puts back what moved;
+ * returns the violation (undefined: none put back) and what it left, to be named.
  */
 export async function restoreMovedBranches(
   top: string,
@@ -21,6 +22,7 @@ export async function restoreMovedBranches(
   before: ReadonlyMap<string, string>,
   after: ReadonlyMap<string, string>,
   skip: (branch: string) => boolean,
+  here?: string | null,
 ): Promise<{ violation?: Violation; left?: string }> {
   const moved = [...before].filter(([b, sha]) => !skip(b) && after.get(b) !== sha);
   if (!moved.length) return {};
@@ -32,6 +34,12 @@ export async function restoreMovedBranches(
   for (const [b, was] of moved) {
     const now = after.get(b);
     const to = now ? `to ${now.slice(0, 7)}` : 'deleted';
+    if (b === here) {
+      left.push(
+        `${b} (${to}; checked out here, so left as it is; it was at ${was.slice(0, 7)}: a resume once you switched off it puts it back)`,
+      );
+      continue;
+    }
     // Unknown: nothing is moved under a worktree that may have it checked out.
     if (!checkedOut || checkedOut.has(b)) {
       left.push(`${b} (${to}; checked out in a worktree, so left as it is; it was at ${was.slice(0, 7)})`);

@@ -1,0 +1,46 @@
+// What the runner owes the agent runs at the loop's end and at a resume: the replace refs and tags they added or moved,
+// and (from the last run's record, verify/agent-run-record.ts) the branches and index flags of a run whose put-back
+// never happened: a runner killed with -9 while the agent ran, or a loop stopped on another branch (exit 6).
+import type { RunContext } from '../types.js';
+import type { RunTrust } from '../verify/trust.js';
+import { WorkProtected } from '../errors.js';
+import { restoreEndRefs } from '../verify/replace-refs.js';
+import { clearAgentRun, finishAgentRun, readAgentRun, renderEndRefs } from '../verify/agent-run-record.js';
+
+/** At the loop's end, before anyone's git reads them. Never throws: what could not be done is said. */
+export async function settleRefsAtEnd(run: RunContext, trust: RunTrust): Promise<void> {
+  try {
+    const record = readAgentRun(run.paths.repoRoot, run.id);
+    if (record) {
+      const { said, done } = await finishAgentRun(trust.topLevel, run.id, record);
+      for (const message of said) run.emit({ type: 'warn', message });
+      if (done) clearAgentRun(run.paths.repoRoot, run.id);
+      return;
+    }
+    const put = await restoreEndRefs(trust.topLevel, run.id, trust.endRefs ?? new Map());
+    if (put.length) run.emit({ type: 'warn', message: renderEndRefs(put, run.id) });
+  } catch (err) {
+    run.emit({
+      type: 'warn',
+      message: `could not check the branches, replace refs and tags (${(err as Error).message}): look at git for-each-ref refs/heads/ refs/replace/ refs/tags/ before you merge`,
+    });
+  }
+}
+
+/** A resume, before it reads its refs and index: the last agent run's put-back, when it never happened. */
+export async function settleRefsAtResume(run: RunContext): Promise<void> {
+  let record: ReturnType<typeof readAgentRun>;
+  try {
+    record = readAgentRun(run.paths.repoRoot, run.id);
+  } catch (err) {
+    throw new WorkProtected((err as Error).message, `then continue: ./ralph/ralph.sh --resume ${run.id}`);
+  }
+  if (!record) return;
+  const { said, done } = await finishAgentRun(run.paths.repoRoot, run.id, record);
+  for (const message of said)
+    run.emit({
+      type: 'warn',
+      message: `iteration ${record.iteration}'s agent run was never checked for what it changed outside the loop's branch (its runner was killed, or the loop stopped): ${message}`,
+    });
+  if (done) clearAgentRun(run.paths.repoRoot, run.id);
+}

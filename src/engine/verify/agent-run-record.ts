@@ -1,0 +1,148 @@
+// What the runner puts back after an agent run (other branches it moved, tags and replace refs it made, index flags
+// it set) is put back by the runner that ran it. A runner killed with -9 while the agent ran (by you, the OOM killer, a
+// closed laptop) put back nothing, and its resume read the refs and the index as it found them: as yours. And a run
+// that stopped the loop (exit 6: the agent left HEAD on another branch with changes) stopped before its put-back.
+// So before each agent run the runner writes what the agent found into ralph/.runs/<id>/agent-run.json (read-only to a
+// sandboxed agent), and removes it once the run's put-back is done; a resume that finds it does that put-back first.
+import { existsSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { atomicWriteFileSync } from '../../util/atomic.js';
+import { readTextOrNull } from '../../util/read.js';
+import { gitOk } from '../git/git.js';
+import { isObjectId } from '../git/parse.js';
+import { loopDir } from '../store/layout.js';
+import { restoreMovedBranches } from './branch-moves.js';
+import { clearNewFlags, readIndexView, type IndexView } from './index-flags.js';
+import { restoreEndRefs } from './replace-refs.js';
+
+type Flags = IndexView['flagged'] extends ReadonlyMap<string, infer F> ? F : never;
+
+/** What an agent run found: written before it runs, gone once the runner put back what it changed. */
+export interface AgentRunRecord {
+  ralphkit: 1;
+  iteration: number;
+  /** Each local branch and its commit. */
+  branches: Record<string, string>;
+  /** Branches the run may move (the loop's, other loops'); a name ending in `*` is a prefix. */
+  skip: string[];
+  /** The replace refs and tags the loop started with. */
+  endRefs: Record<string, string>;
+  /** The index's skip-worktree and assume-unchanged flags as the loop started with them (paths as latin1). */
+  flags: [string, Flags][];
+  /** The git dir holding the loop's index. */
+  ownGitDir: string;
+}
+
+export function agentRunPath(repoRoot: string, loopId: string): string {
+  return path.join(loopDir(repoRoot, loopId), 'agent-run.json');
+}
+
+export function writeAgentRun(repoRoot: string, loopId: string, record: Omit<AgentRunRecord, 'ralphkit'>): void {
+  atomicWriteFileSync(agentRunPath(repoRoot, loopId), `${JSON.stringify({ ralphkit: 1, ...record })}\n`);
+}
+
+/** Removed once its put-back is done; one that cannot be (a read-only folder) only has the next resume do it again. */
+export function clearAgentRun(repoRoot: string, loopId: string): void {
+  try {
+    rmSync(agentRunPath(repoRoot, loopId), { force: true });
+  } catch {
+    /* each step of the put-back done again is a no-op */
+  }
+}
+
+/** The record a dead runner left; null: none. Throws when it is there but not one (said with what to do). */
+export function readAgentRun(repoRoot: string, loopId: string): AgentRunRecord | null {
+  const file = agentRunPath(repoRoot, loopId);
+  const text = readTextOrNull(file);
+  if (text === null) return existsSync(file) ? fail(file, 'it cannot be read') : null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return fail(file, 'it is not JSON');
+  }
+  const problem = recordProblem(value);
+  return problem ? fail(file, problem) : (value as AgentRunRecord);
+}
+
+function fail(file: string, why: string): never {
+  throw new Error(
+    `${file} (what the last agent run found, kept to put back what it changed) is not the runner's record: ${why}; look at git for-each-ref refs/heads refs/tags refs/replace, then remove the file`,
+  );
+}
+
+function recordProblem(v: unknown): string | null {
+  if (typeof v !== 'object' || v === null) return 'not an object';
+  const r = v as Partial<AgentRunRecord>;
+  if (r.ralphkit !== 1 || !Number.isInteger(r.iteration)) return 'no version or iteration';
+  if (!isShaMap(r.branches) || !isShaMap(r.endRefs)) return 'a ref does not name an object id';
+  if (!Array.isArray(r.skip) || !r.skip.every((s) => typeof s === 'string')) return 'skip is not a list of names';
+  if (!Array.isArray(r.flags) || !r.flags.every((f) => Array.isArray(f) && typeof f[0] === 'string'))
+    return 'flags is not a list';
+  if (typeof r.ownGitDir !== 'string' || !path.isAbsolute(r.ownGitDir)) return 'ownGitDir is not an absolute path';
+  return null;
+}
+
+function isShaMap(v: unknown): v is Record<string, string> {
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    !Array.isArray(v) &&
+    Object.values(v).every((s) => typeof s === 'string' && isObjectId(s))
+  );
+}
+
+/** What the put-back of replace refs and tags says. */
+export function renderEndRefs(put: string[], loopId: string): string {
+  return `put back ${put.join(', ')} as the loop found them: the agent made git show another commit in place of one the loop verified, or a tag your merge of a branch would take instead (what it made is kept under refs/ralphkit/loops/${loopId}/moved/)`;
+}
+
+/** Whether `branch` is one the record's run was free to move. */
+export function skips(patterns: readonly string[], branch: string): boolean {
+  return patterns.some((o) => (o.endsWith('*') ? branch.startsWith(o.slice(0, -1)) : branch === o));
+}
+
+/**
+ * What the runner owes the last agent run, done in `top` (the loop's tree) at the loop's end and by a resume (a runner
+ * killed while the agent ran owes all of it): branches, then the tags and replace refs, then the index flags. Done
+ * again after the runner's own put-back, each is a no-op. `done` is false when the branch checked out here moved and
+ * was left: the record stays, so the resume after you switch off it puts it back.
+ */
+export async function finishAgentRun(
+  top: string,
+  loopId: string,
+  record: AgentRunRecord,
+): Promise<{ said: string[]; done: boolean }> {
+  const said: string[] = [];
+  const { branches, here } = await readBranches(top);
+  const { violation, left } = await restoreMovedBranches(
+    top,
+    loopId,
+    new Map(Object.entries(record.branches)),
+    branches,
+    (b) => skips(record.skip, b),
+    here,
+  );
+  for (const m of [violation?.reason, left]) if (m) said.push(m);
+  const put = await restoreEndRefs(top, loopId, new Map(Object.entries(record.endRefs)));
+  if (put.length) said.push(renderEndRefs(put, loopId));
+  const view = await readIndexView(top, record.ownGitDir, null);
+  const flags = await clearNewFlags(top, new Map(record.flags), view);
+  if (flags) said.push(flags.reason);
+  const stays = here !== null && !skips(record.skip, here) && record.branches[here] !== branches.get(here);
+  return { said, done: !stays };
+}
+
+/** Each local branch and its commit, and the one checked out in `top` (HEAD may be detached). */
+async function readBranches(top: string): Promise<{ branches: Map<string, string>; here: string | null }> {
+  const out = await gitOk(top, ['for-each-ref', '--format=%(HEAD)%(objectname) %(refname)', 'refs/heads/']);
+  const branches = new Map<string, string>();
+  let here: string | null = null;
+  for (const line of out.split('\n')) {
+    const m = /^([* ])(\S+) refs\/heads\/(.+)$/.exec(line);
+    if (!m) continue;
+    branches.set(m[3], m[2]);
+    if (m[1] === '*') here = m[3];
+  }
+  return { branches, here };
+}
