@@ -78,6 +78,12 @@ export const MODULES = [
     pure: true,
   },
   {
+    name: 'verify/agent-run-record',
+    mutate: 'src/engine/verify/agent-run-record.ts',
+    tests: ['test/integration/engine/verify/agent-run-record.test.ts'],
+    floor: 0,
+  },
+  {
     name: 'verify/gate-verdict',
     mutate: 'src/engine/verify/gate-verdict.ts',
     tests: ['test/unit/engine/verify/gate-verdict.test.ts'],

@@ -205,7 +205,7 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     const output = `${resumed.stdout}\n${resumed.stderr}`;
     expect(output).toMatch(
       new RegExp(
-        `iteration 1's agent run was never checked .*main \\(to [0-9a-f]{7}; put back at ${main.slice(0, 7)}, kept as refs/ralphkit/loops/e2e/moved/main\\)`,
+        `the last agent run was never checked .*main \\(to [0-9a-f]{7}; put back at ${main.slice(0, 7)}, kept as refs/ralphkit/loops/e2e/moved/main\\)`,
       ),
     );
     expect(git(dir, 'rev-parse', 'main')).toBe(main);

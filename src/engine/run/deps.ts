@@ -274,11 +274,11 @@ export async function runAgent(
 function recordAgentRun(run: RunContext, trust: RunTrust, refs: RefsView, iteration: number): void {
   const branches = refs.heldBeforeAgent()?.branches;
   if (!branches || !trust.endRefs || !trust.indexFlags || !trust.nested) return;
+  const skip = [run.branch, ...otherLoopBranches(run)];
   try {
     writeAgentRun(run.paths.repoRoot, run.id, {
-      iteration,
-      branches: Object.fromEntries(branches),
-      skip: [run.branch, ...otherLoopBranches(run)],
+      branches: Object.fromEntries([...branches].filter(([b]) => !skips(skip, b))),
+      skip,
       endRefs: Object.fromEntries(trust.endRefs),
       flags: [...trust.indexFlags],
       ownGitDir: trust.nested.ownGitDir,

@@ -40,7 +40,7 @@ export async function settleRefsAtResume(run: RunContext): Promise<void> {
   for (const message of said)
     run.emit({
       type: 'warn',
-      message: `iteration ${record.iteration}'s agent run was never checked for what it changed outside the loop's branch (its runner was killed, or the loop stopped): ${message}`,
+      message: `the last agent run was never checked for what it changed outside the loop's branch (its runner was killed, or the loop stopped): ${message}`,
     });
   if (done) clearAgentRun(run.paths.repoRoot, run.id);
 }

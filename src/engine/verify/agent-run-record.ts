@@ -20,8 +20,7 @@ type Flags = IndexView['flagged'] extends ReadonlyMap<string, infer F> ? F : nev
 /** What an agent run found: written before it runs, gone once the runner put back what it changed. */
 export interface AgentRunRecord {
   ralphkit: 1;
-  iteration: number;
-  /** Each local branch and its commit. */
+  /** Each local branch and its commit, but those in `skip`. */
   branches: Record<string, string>;
   /** Branches the run may move (the loop's, other loops'); a name ending in `*` is a prefix. */
   skip: string[];
@@ -37,14 +36,24 @@ export function agentRunPath(repoRoot: string, loopId: string): string {
   return path.join(loopDir(repoRoot, loopId), 'agent-run.json');
 }
 
+// What was written last, per file: most runs find what the last one found (the loop's own branch is not in it), and a
+// record the same as the file's costs no write (each is fsynced, for a power loss while the agent runs).
+const written = new Map<string, string>();
+
 export function writeAgentRun(repoRoot: string, loopId: string, record: Omit<AgentRunRecord, 'ralphkit'>): void {
-  atomicWriteFileSync(agentRunPath(repoRoot, loopId), `${JSON.stringify({ ralphkit: 1, ...record })}\n`);
+  const file = agentRunPath(repoRoot, loopId);
+  const text = `${JSON.stringify({ ralphkit: 1, ...record })}\n`;
+  if (written.get(file) === text && existsSync(file)) return;
+  atomicWriteFileSync(file, text);
+  written.set(file, text);
 }
 
 /** Removed once its put-back is done; one that cannot be (a read-only folder) only has the next resume do it again. */
 export function clearAgentRun(repoRoot: string, loopId: string): void {
+  const file = agentRunPath(repoRoot, loopId);
+  written.delete(file);
   try {
-    rmSync(agentRunPath(repoRoot, loopId), { force: true });
+    rmSync(file, { force: true });
   } catch {
     /* each step of the put-back done again is a no-op */
   }
@@ -74,7 +83,7 @@ function fail(file: string, why: string): never {
 function recordProblem(v: unknown): string | null {
   if (typeof v !== 'object' || v === null) return 'not an object';
   const r = v as Partial<AgentRunRecord>;
-  if (r.ralphkit !== 1 || !Number.isInteger(r.iteration)) return 'no version or iteration';
+  if (r.ralphkit !== 1) return 'no version';
   if (!isShaMap(r.branches) || !isShaMap(r.endRefs)) return 'a ref does not name an object id';
   if (!Array.isArray(r.skip) || !r.skip.every((s) => typeof s === 'string')) return 'skip is not a list of names';
   if (!Array.isArray(r.flags) || !r.flags.every((f) => Array.isArray(f) && typeof f[0] === 'string'))

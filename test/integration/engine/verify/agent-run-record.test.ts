@@ -21,7 +21,6 @@ function setup(): { dir: string; main: string } {
   git(dir, 'tag', 'mine', 'main');
   mkdirSync(path.join(dir, 'ralph/.runs/L1'), { recursive: true });
   writeAgentRun(dir, 'L1', {
-    iteration: 3,
     branches: { main, loop: git(dir, 'rev-parse', 'loop') },
     skip: ['loop', 'other--*'],
     endRefs: { 'refs/tags/mine': main },
@@ -84,13 +83,10 @@ describe('agent-run-record', () => {
     mkdirSync(path.dirname(file), { recursive: true });
     for (const [text, why] of [
       ['{', 'it is not JSON'],
-      ['[]', 'no version or iteration'],
-      ['{"ralphkit":1,"iteration":1,"branches":{"main":"HEAD"},"endRefs":{}}', 'a ref does not name an object id'],
-      ['{"ralphkit":1,"iteration":1,"branches":{},"endRefs":{},"skip":"x"}', 'skip is not a list'],
-      [
-        '{"ralphkit":1,"iteration":1,"branches":{},"endRefs":{},"skip":[],"flags":[]}',
-        'ownGitDir is not an absolute path',
-      ],
+      ['[]', 'no version'],
+      ['{"ralphkit":1,"branches":{"main":"HEAD"},"endRefs":{}}', 'a ref does not name an object id'],
+      ['{"ralphkit":1,"branches":{},"endRefs":{},"skip":"x"}', 'skip is not a list'],
+      ['{"ralphkit":1,"branches":{},"endRefs":{},"skip":[],"flags":[]}', 'ownGitDir is not an absolute path'],
     ]) {
       writeFileSync(file, text);
       expect(() => readAgentRun(dir, 'L2')).toThrow(why);
