@@ -215,6 +215,22 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     expect(passes(dir)).toEqual({ 'US-1': true, 'US-2': true });
   });
 
+  it("husky's hooks (core.hooksPath=.husky/_, yours): a .husky/post-merge the agent commits beside the work is named at the end, to read before your merge", async () => {
+    const dir = copyRepo(plan);
+    // What `husky` makes: an ignored .husky/_ of stubs that run .husky/<hook> from the working tree.
+    mkdirSync(path.join(dir, '.husky/_'), { recursive: true });
+    writeFileSync(path.join(dir, '.husky/_/.gitignore'), '*\n');
+    writeFileSync(path.join(dir, '.husky/_/post-merge'), '#!/bin/sh\n[ -x .husky/post-merge ] && .husky/post-merge\n', {
+      mode: 0o755,
+    });
+    git(dir, 'config', 'core.hooksPath', '.husky/_');
+    const r = await ralph(dir, 'husky-hook', ['5']);
+    expect(r.code, r.output).toBe(0);
+    expect(r.output).toMatch(
+      /the loop's commits add or change files that your git hooks run \(core.hooksPath is inside the repository: \.husky\/_, \.husky\): \.husky\/post-merge; .*read them first \(git diff [0-9a-f]{7} -- \.husky\/_ \.husky\)/,
+    );
+  });
+
   it("a check whose code adds a filter to the real .git/config: put back before the runner's own git calls, the claim rejected, not exit 0", async () => {
     const dir = copyRepo(plan);
     const configBefore = readFileSync(path.join(dir, '.git/config'), 'utf8');

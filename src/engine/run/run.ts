@@ -49,6 +49,7 @@ import { verifyStartClaims } from '../verify/start-claims.js';
 import { refuseDirtyTree, type StartStatus } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from '../verify/trust.js';
 import { settleRefsAtEnd, settleRefsAtResume } from './ref-sweep.js';
+import { nameHookScripts } from '../verify/hook-scripts.js';
 import { holdResumeAnchors } from '../verify/resume-anchors.js';
 import { refuseModifiedEngine } from '../verify/runner-guard.js';
 import { holdPathEnv } from '../verify/check-env.js';
@@ -260,6 +261,14 @@ async function startIn({
     return await startGuarded(run, stop.controller, tree, end);
   } finally {
     if (end.trust?.endRefs) await settleRefsAtEnd(run, end.trust);
+    if (end.trust && end.ending)
+      await nameHookScripts(
+        end.trust.topLevel,
+        end.trust.guard.dirs.map((d) => d.abs),
+        end.trust.pins?.commit,
+        run.branch,
+        emit,
+      );
     if (end.ending) {
       await deliverAtEnd(run, end.trust, end.ending.status, end.delivered);
       // --on-exit runs outside the sandbox: with PATH as the loop started with it, so a program the agent put into a
