@@ -1,12 +1,13 @@
 // What an agent run found, written before it runs (ralph/.runs/<id>/agent-run.json): the put-back a runner owes that
 // run, done from it by the loop's end and by a resume (a runner killed with -9 while the agent ran put back nothing).
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
   agentRunPath,
   finishAgentRun,
   readAgentRun,
+  skips,
   writeAgentRun,
 } from '../../../../src/engine/verify/agent-run-record.js';
 import { git, gitdir } from '../../../support/repo.js';
@@ -83,7 +84,15 @@ describe('agent-run-record', () => {
     mkdirSync(path.dirname(file), { recursive: true });
     for (const [text, why] of [
       ['{', 'it is not JSON'],
+      ['null', 'not an object'],
+      ['"x"', 'not an object'],
       ['[]', 'no version'],
+      ['{"ralphkit":1,"branches":[],"endRefs":{}}', 'a ref does not name an object id'],
+      ['{"ralphkit":1,"branches":{},"endRefs":{"refs/tags/t":"HEAD"}}', 'a ref does not name an object id'],
+      ['{"ralphkit":1,"branches":{},"endRefs":{},"skip":[1]}', 'skip is not a list'],
+      ['{"ralphkit":1,"branches":{},"endRefs":{},"skip":[],"flags":{}}', 'flags is not a list'],
+      ['{"ralphkit":1,"branches":{},"endRefs":{},"skip":[],"flags":[[1]]}', 'flags is not a list'],
+      ['{"ralphkit":1,"branches":{},"endRefs":{},"skip":[],"flags":["a"]}', 'flags is not a list'],
       ['{"ralphkit":1,"branches":{"main":"HEAD"},"endRefs":{}}', 'a ref does not name an object id'],
       ['{"ralphkit":1,"branches":{},"endRefs":{},"skip":"x"}', 'skip is not a list'],
       ['{"ralphkit":1,"branches":{},"endRefs":{},"skip":[],"flags":[]}', 'ownGitDir is not an absolute path'],
@@ -94,5 +103,33 @@ describe('agent-run-record', () => {
     expect(() => readAgentRun(dir, 'L2')).toThrow(
       'look at git for-each-ref refs/heads refs/tags refs/replace, then remove the file',
     );
+  });
+
+  it('a record the same as the one written last is not written again; a changed one, or one removed since, is', () => {
+    const { dir, main } = setup();
+    const file = agentRunPath(dir, 'L1');
+    const record = readAgentRun(dir, 'L1')!;
+    const { ralphkit: _, ...fields } = record;
+    const inode = statSync(file).ino;
+    writeAgentRun(dir, 'L1', fields);
+    expect(statSync(file).ino).toBe(inode);
+    writeAgentRun(dir, 'L1', { ...fields, branches: { main, other: main } });
+    expect(statSync(file).ino).not.toBe(inode);
+    expect(readAgentRun(dir, 'L1')!.branches).toEqual({ main, other: main });
+    rmSync(file);
+    writeAgentRun(dir, 'L1', { ...fields, branches: { main, other: main } });
+    expect(readAgentRun(dir, 'L1')!.branches).toEqual({ main, other: main });
+  });
+
+  it("skips: a name is the branch itself; one ending in * is a prefix (another loop's story branches)", () => {
+    expect(skips(['loop', 'other--*'], 'loop')).toBe(true);
+    expect(skips(['loop', 'other--*'], 'other--2')).toBe(true);
+    expect(skips(['loop', 'other--*'], 'other--')).toBe(true);
+    expect(skips(['loop', 'other--*'], 'other-')).toBe(false);
+    expect(skips(['loop', 'other--*'], 'xother--2')).toBe(false);
+    expect(skips(['loop', 'other--*'], 'loop2')).toBe(false);
+    expect(skips(['loop*x'], 'loop*x')).toBe(true);
+    expect(skips(['loop*x'], 'loopax')).toBe(false);
+    expect(skips([], 'loop')).toBe(false);
   });
 });
