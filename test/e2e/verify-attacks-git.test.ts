@@ -231,6 +231,21 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     );
   });
 
+  it("your stash (as the start's hint has you make one): an agent's stash on top of it is taken off at the end, your git stash pop gets yours", async () => {
+    const dir = copyRepo(plan);
+    writeFileSync(path.join(dir, 'notes.txt'), 'my work in progress\n');
+    git(dir, 'stash', '-u', '-q');
+    const r = await ralph(dir, 'stash-swap', ['5']);
+    expect(r.code, r.output).toBe(0);
+    expect(r.output).toMatch(
+      /put back refs\/stash, the stash list \(\.git\/logs\/refs\/stash\) as the loop found them/,
+    );
+    expect(git(dir, 'stash', 'list').split('\n')).toHaveLength(1);
+    git(dir, 'stash', 'pop', '-q');
+    expect(readFileSync(path.join(dir, 'notes.txt'), 'utf8')).toBe('my work in progress\n');
+    expect(readFileSync(path.join(dir, 'ralph/ralph.mjs'), 'utf8')).not.toContain('pwned');
+  });
+
   it("a check whose code adds a filter to the real .git/config: put back before the runner's own git calls, the claim rejected, not exit 0", async () => {
     const dir = copyRepo(plan);
     const configBefore = readFileSync(path.join(dir, '.git/config'), 'utf8');

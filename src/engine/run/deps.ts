@@ -282,6 +282,9 @@ function recordAgentRun(run: RunContext, trust: RunTrust, refs: RefsView, iterat
       endRefs: Object.fromEntries(trust.endRefs),
       flags: [...trust.indexFlags],
       ownGitDir: trust.nested.ownGitDir,
+      ...(trust.stashLog
+        ? { stash: { commonDir: trust.stashLog.commonDir, log: trust.stashLog.bytes?.toString('base64') ?? null } }
+        : {}),
     });
   } catch (err) {
     run.emit({

@@ -4,6 +4,7 @@
 import type { RunContext } from '../types.js';
 import type { RunTrust } from '../verify/trust.js';
 import { WorkProtected } from '../errors.js';
+import { loopDir } from '../store/layout.js';
 import { restoreEndRefs } from '../verify/replace-refs.js';
 import { clearAgentRun, finishAgentRun, readAgentRun, renderEndRefs } from '../verify/agent-run-record.js';
 
@@ -12,12 +13,18 @@ export async function settleRefsAtEnd(run: RunContext, trust: RunTrust): Promise
   try {
     const record = readAgentRun(run.paths.repoRoot, run.id);
     if (record) {
-      const { said, done } = await finishAgentRun(trust.topLevel, run.id, record);
+      const { said, done } = await finishAgentRun(trust.topLevel, run.id, record, loopDir(run.paths.repoRoot, run.id));
       for (const message of said) run.emit({ type: 'warn', message });
       if (done) clearAgentRun(run.paths.repoRoot, run.id);
       return;
     }
-    const put = await restoreEndRefs(trust.topLevel, run.id, trust.endRefs ?? new Map());
+    const put = await restoreEndRefs(
+      trust.topLevel,
+      run.id,
+      trust.endRefs ?? new Map(),
+      trust.stashLog,
+      loopDir(run.paths.repoRoot, run.id),
+    );
     if (put.length) run.emit({ type: 'warn', message: renderEndRefs(put, run.id) });
   } catch (err) {
     run.emit({
@@ -36,7 +43,7 @@ export async function settleRefsAtResume(run: RunContext): Promise<void> {
     throw new WorkProtected((err as Error).message, `then continue: ./ralph/ralph.sh --resume ${run.id}`);
   }
   if (!record) return;
-  const { said, done } = await finishAgentRun(run.paths.repoRoot, run.id, record);
+  const { said, done } = await finishAgentRun(run.paths.repoRoot, run.id, record, loopDir(run.paths.repoRoot, run.id));
   for (const message of said)
     run.emit({
       type: 'warn',

@@ -30,6 +30,8 @@ export interface AgentRunRecord {
   flags: [string, Flags][];
   /** The git dir holding the loop's index. */
   ownGitDir: string;
+  /** Your stash list as the loop found it (the reflog's bytes, base64; null: none), and the common dir holding it. */
+  stash?: { commonDir: string; log: string | null };
 }
 
 export function agentRunPath(repoRoot: string, loopId: string): string {
@@ -89,6 +91,16 @@ function recordProblem(v: unknown): string | null {
   if (!Array.isArray(r.flags) || !r.flags.every((f) => Array.isArray(f) && typeof f[0] === 'string'))
     return 'flags is not a list';
   if (typeof r.ownGitDir !== 'string' || !path.isAbsolute(r.ownGitDir)) return 'ownGitDir is not an absolute path';
+  const stash = r.stash;
+  if (
+    stash !== undefined &&
+    (typeof stash !== 'object' ||
+      stash === null ||
+      typeof stash.commonDir !== 'string' ||
+      !path.isAbsolute(stash.commonDir) ||
+      (stash.log !== null && typeof stash.log !== 'string'))
+  )
+    return 'stash is not a folder and a log';
   return null;
 }
 
@@ -103,7 +115,7 @@ function isShaMap(v: unknown): v is Record<string, string> {
 
 /** What the put-back of replace refs and tags says. */
 export function renderEndRefs(put: string[], loopId: string): string {
-  return `put back ${put.join(', ')} as the loop found them: the agent made git show another commit in place of one the loop verified, or a tag your merge of a branch would take instead (what it made is kept under refs/ralphkit/loops/${loopId}/moved/)`;
+  return `put back ${put.join(', ')} as the loop found them: the agent made git show another commit in place of one the loop verified, a tag your merge of a branch would take instead, or a stash your git stash pop would apply (what it made is kept under refs/ralphkit/loops/${loopId}/moved/)`;
 }
 
 /** Whether `branch` is one the record's run was free to move. */
@@ -121,6 +133,7 @@ export async function finishAgentRun(
   top: string,
   loopId: string,
   record: AgentRunRecord,
+  keepDir?: string,
 ): Promise<{ said: string[]; done: boolean }> {
   const said: string[] = [];
   const { branches, here } = await readBranches(top);
@@ -133,7 +146,13 @@ export async function finishAgentRun(
     here,
   );
   for (const m of [violation?.reason, left]) if (m) said.push(m);
-  const put = await restoreEndRefs(top, loopId, new Map(Object.entries(record.endRefs)));
+  const stash = record.stash
+    ? {
+        commonDir: record.stash.commonDir,
+        bytes: record.stash.log === null ? null : Buffer.from(record.stash.log, 'base64'),
+      }
+    : undefined;
+  const put = await restoreEndRefs(top, loopId, new Map(Object.entries(record.endRefs)), stash, keepDir);
   if (put.length) said.push(renderEndRefs(put, loopId));
   const view = await readIndexView(top, record.ownGitDir, null);
   const flags = await clearNewFlags(top, new Map(record.flags), view);

@@ -13,6 +13,7 @@ import { updateRefs } from '../git/head.js';
 import { loopDir } from '../store/layout.js';
 import { baselineRef, pinsRef, shippedRef } from './baseline.js';
 import { isObjectId } from '../git/parse.js';
+import { END_REF_PATTERNS } from './replace-refs.js';
 
 /** What the two refs name: the plan commit and the plan record's blob (null: no such ref). */
 export interface AnchorValues {
@@ -61,9 +62,8 @@ export async function readLoopRefs(
     pinsRef(loopId),
     baselineRef(loopId),
     shippedRef(loopId),
-    // Your replace refs and tags, asked in the same process: the ones the loop starts with (verify/replace-refs.ts).
-    'refs/replace/',
-    'refs/tags/',
+    // Your replace refs, tags and stash, asked in the same process: the ones the loop starts with (replace-refs.ts).
+    ...END_REF_PATTERNS,
   ]);
   const anchors: AnchorValues = { pins: null, plan: null };
   let shipped = false;
@@ -73,7 +73,7 @@ export async function readLoopRefs(
     if (ref === pinsRef(loopId)) anchors.pins = sha ?? null;
     if (ref === baselineRef(loopId)) anchors.plan = sha ?? null;
     if (ref === shippedRef(loopId)) shipped = true;
-    if (ref && sha && (ref.startsWith('refs/replace/') || ref.startsWith('refs/tags/'))) held.set(ref, sha);
+    if (ref && sha && END_REF_PATTERNS.some((p) => ref === p || ref.startsWith(p))) held.set(ref, sha);
   }
   return { anchors, shipped, held };
 }

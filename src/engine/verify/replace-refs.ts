@@ -6,7 +6,31 @@
 // `git merge ralph/add` merges (a pass did, with an engine of its own in it). So the replace refs and tags the loop
 // did not start with, or that moved since, are put back when the loop ends, what the agent made kept under the loop's
 // refs; under --sandbox refs/replace is read-only to the agent as well (run/sandbox.ts), packed-refs is checked here.
+// Your stash too: the runner's own hint for a dirty tree is `git stash -u`, then `git stash pop` after the loop, and
+// what the pop applies is `refs/stash` and, entry by entry, its reflog (.git/logs/refs/stash). An agent's stash there
+// would put its files (an engine and a manifest to match) into your tree. Both are put back as the loop found them.
+import { lstatSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { atomicWriteFileSync } from '../../util/atomic.js';
+import { readBytesOrNull } from '../../util/read.js';
 import { gitOk } from '../git/git.js';
+
+/** The refs held for the loop's end, as `git for-each-ref` patterns. */
+export const END_REF_PATTERNS = ['refs/replace/', 'refs/tags/', 'refs/stash'];
+
+/** Your stash list as the loop found it: the reflog of refs/stash in the common dir (null: none). */
+export interface StashLog {
+  commonDir: string;
+  bytes: Buffer | null;
+}
+
+function stashLogPath(commonDir: string): string {
+  return path.join(commonDir, 'logs', 'refs', 'stash');
+}
+
+export function readStashLog(commonDir: string): StashLog {
+  return { commonDir, bytes: readBytesOrNull(stashLogPath(commonDir)) };
+}
 
 /**
  * Puts the replace refs and tags of `top` back as `held` (the loop's start) had them: one added is deleted, one moved
@@ -16,8 +40,10 @@ export async function restoreEndRefs(
   top: string,
   loopId: string,
   held: ReadonlyMap<string, string>,
+  stash?: StashLog,
+  keepDir?: string,
 ): Promise<string[]> {
-  const out = await gitOk(top, ['for-each-ref', '--format=%(refname) %(objectname)', 'refs/replace/', 'refs/tags/']);
+  const out = await gitOk(top, ['for-each-ref', '--format=%(refname) %(objectname)', ...END_REF_PATTERNS]);
   const now = new Map(out.split('\n').flatMap((l) => (l.trim() ? [l.trim().split(' ') as [string, string]] : [])));
   const changed = [...now].filter(([ref, sha]) => held.get(ref) !== sha);
   const gone = [...held].filter(([ref]) => !now.has(ref));
@@ -30,5 +56,26 @@ export async function restoreEndRefs(
     ...gone.map(([ref, sha]) => `create ${ref} ${sha}`),
   ];
   if (lines.length) await gitOk(top, ['update-ref', '--stdin'], `${lines.join('\n')}\n`);
-  return [...changed, ...gone].map(([ref]) => ref);
+  // After the refs: git's update of refs/stash above wrote a line of its own there.
+  const log = stash && restoreStashLog(stash, keepDir) ? ['the stash list (.git/logs/refs/stash)'] : [];
+  return [...[...changed, ...gone].map(([ref]) => ref), ...log];
+}
+
+/**
+ * The stash reflog put back as `held` had it; the agent's kept in `keepDir` (the loop's records) as `stash-reflog`.
+ * Written only through folders of the common dir: a link the agent put at logs/ or logs/refs is said, not followed.
+ */
+function restoreStashLog(held: StashLog, keepDir: string | undefined): boolean {
+  const file = stashLogPath(held.commonDir);
+  const now = readBytesOrNull(file);
+  if (now === null ? held.bytes === null : held.bytes !== null && now.equals(held.bytes)) return false;
+  for (const dir of [path.dirname(path.dirname(file)), path.dirname(file)]) {
+    const st = lstatSync(dir, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) throw new Error(`${dir} is a link: the stash list was not put back`);
+  }
+  if (now !== null && keepDir) atomicWriteFileSync(path.join(keepDir, 'stash-reflog'), now);
+  if (held.bytes === null) rmSync(file, { force: true });
+  // The file itself may be a link: the write's rename replaces it, and writes nothing where it led.
+  else atomicWriteFileSync(file, held.bytes);
+  return true;
 }

@@ -33,6 +33,7 @@ import type { ShippedReview } from './types.js';
 import { guardWrite, LoopExit, WorkProtected, LOOP_EXIT } from '../errors.js';
 import { keyDir, keyProblem, readKey } from '../store/verdict-record.js';
 import { readShipped } from './shipped.js';
+import { readStashLog, type StashLog } from './replace-refs.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
 export interface RunTrust {
@@ -79,8 +80,10 @@ export interface RunTrust {
   indexFlags?: IndexView['flagged'];
   /** When the loop (first) started, ms: a tracked file changed since may be the agent's (index-flags.ts distrustStat). */
   indexSince?: number;
-  /** The replace refs and tags there were when the loop started: yours (verify/replace-refs.ts). */
+  /** The replace refs, tags and refs/stash there were when the loop started: yours (verify/replace-refs.ts). */
   endRefs?: ReadonlyMap<string, string>;
+  /** Your stash list as the loop found it, put back with endRefs (replace-refs.ts). */
+  stashLog?: StashLog;
   /** What the loop's pins and plan refs name, as the runner last set and sealed them (verify/anchors.ts). */
   anchored: AnchorValues;
   /** The checks' HOME seed, PATH and toolchains as at loop start (verify/check-env.ts). */
@@ -330,6 +333,7 @@ export async function establishTrust(
     indexFlags: index.flagged,
     indexSince: known.loopStartedAt ?? startedAt,
     endRefs: held,
+    stashLog: readStashLog(guard.gitDir),
     verdictKey,
     anchored,
     checkBase,

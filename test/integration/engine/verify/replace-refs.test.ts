@@ -1,0 +1,76 @@
+// The refs held for the loop's end (replace refs, tags, your stash) put back as the loop found them. The stash is
+// what the runner's own hint has you pop after the loop (`git stash -u`, then `git stash pop`): an agent's entry
+// there would put its files into your tree.
+import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readLoopRefs } from '../../../../src/engine/verify/anchors.js';
+import { readStashLog, restoreEndRefs } from '../../../../src/engine/verify/replace-refs.js';
+import { git, gitdir, testdir } from '../../../support/repo.js';
+
+/** A repository with a stash of yours (one entry), and what the loop's start holds. */
+async function withStash() {
+  const dir = gitdir({ 'a.txt': 'a\n' });
+  writeFileSync(path.join(dir, 'a.txt'), 'my work in progress\n');
+  git(dir, 'stash', '-q');
+  const { held } = await readLoopRefs(dir, 'L1');
+  return { dir, held, stash: readStashLog(path.join(dir, '.git')), keep: testdir('ralphkit-keep-') };
+}
+
+describe('restoreEndRefs: your stash', () => {
+  it("an agent's stash pushed on top of yours: refs/stash and the stash list put back, the agent's kept", async () => {
+    const { dir, held, stash, keep } = await withStash();
+    expect(held.get('refs/stash')).toBe(git(dir, 'rev-parse', 'refs/stash'));
+    const mine = git(dir, 'stash', 'list', '--format=%H');
+    writeFileSync(path.join(dir, 'a.txt'), "the agent's engine\n");
+    git(dir, 'stash', '-q');
+    const agents = git(dir, 'rev-parse', 'refs/stash');
+    const put = await restoreEndRefs(dir, 'L1', held, stash, keep);
+    expect(put).toEqual(['refs/stash', 'the stash list (.git/logs/refs/stash)']);
+    expect(git(dir, 'stash', 'list', '--format=%H')).toBe(mine);
+    expect(git(dir, 'rev-parse', 'refs/ralphkit/loops/L1/moved/refs/stash')).toBe(agents);
+    expect(readFileSync(path.join(keep, 'stash-reflog'), 'utf8')).toContain(agents);
+    git(dir, 'stash', 'pop', '-q');
+    expect(readFileSync(path.join(dir, 'a.txt'), 'utf8')).toBe('my work in progress\n');
+  });
+
+  it('your stash dropped by the agent: back, with its place in the list', async () => {
+    const { dir, held, stash, keep } = await withStash();
+    const mine = git(dir, 'stash', 'list', '--format=%H %gs');
+    git(dir, 'stash', 'drop', '-q');
+    expect(await restoreEndRefs(dir, 'L1', held, stash, keep)).toEqual([
+      'refs/stash',
+      'the stash list (.git/logs/refs/stash)',
+    ]);
+    expect(git(dir, 'stash', 'list', '--format=%H %gs')).toBe(mine);
+  });
+
+  it('an entry slipped under yours in the stash list, refs/stash not moved: the list put back', async () => {
+    const { dir, held, stash, keep } = await withStash();
+    const log = path.join(dir, '.git/logs/refs/stash');
+    const before = readFileSync(log);
+    writeFileSync(log, `${git(dir, 'rev-parse', 'HEAD')} ${'1'.repeat(40)} x <x> 0 +0000\tWIP\n${before}`);
+    expect(await restoreEndRefs(dir, 'L1', held, stash, keep)).toEqual(['the stash list (.git/logs/refs/stash)']);
+    expect(readFileSync(log).equals(before)).toBe(true);
+  });
+
+  it('no stash at the start: one the agent made is deleted with its list; a link at logs/refs is refused, not followed', async () => {
+    const dir = gitdir({ 'a.txt': 'a\n' });
+    const { held } = await readLoopRefs(dir, 'L1');
+    const stash = readStashLog(path.join(dir, '.git'));
+    expect(stash.bytes).toBeNull();
+    writeFileSync(path.join(dir, 'a.txt'), "the agent's\n");
+    git(dir, 'stash', '-q');
+    // git deletes a ref's reflog with it.
+    expect(await restoreEndRefs(dir, 'L1', held, stash)).toEqual(['refs/stash']);
+    expect(git(dir, 'stash', 'list')).toBe('');
+    expect(existsSync(path.join(dir, '.git/logs/refs/stash'))).toBe(false);
+    // The agent's link: logs/refs leads out of the common dir.
+    const out = testdir('ralphkit-out-');
+    writeFileSync(path.join(out, 'stash'), 'planted\n');
+    rmSync(path.join(dir, '.git/logs/refs'), { recursive: true });
+    symlinkSync(out, path.join(dir, '.git/logs/refs'));
+    await expect(restoreEndRefs(dir, 'L1', held, stash)).rejects.toThrow('is a link: the stash list was not put back');
+    expect(readFileSync(path.join(out, 'stash'), 'utf8')).toBe('planted\n');
+  });
+});
