@@ -144,9 +144,9 @@ describe('git processes at start', () => {
       // the plan, the log and the prompt as committed at HEAD, and whether the plan's branch exists
       'cat-file --batch',
       'checkout --quiet -b ralph/test HEAD --',
-      // what the loop's refs name now, for their seal (verify/anchors.ts), and whether an earlier loop of its name left
-      // a SHIPs record (written over, never read, by this one)
-      'for-each-ref --format=%(refname) %(objectname) refs/ralphkit/loops/<id>/pins refs/ralphkit/loops/<id>/plan refs/ralphkit/loops/<id>/shipped refs/replace/ refs/tags/',
+      // every ref: what the loop's refs name now, for their seal (verify/anchors.ts), whether an earlier loop of its
+      // name left a SHIPs record (written over, never read, by this one), your branches and the refs held for the end
+      'for-each-ref --format=%(refname) %(objectname)',
       // the includes and hooksPath the runner's guard holds (before the check environment, whose PATH folders the pins need)
       'config -z --list --show-scope --show-origin --includes',
       // the pins and the plan ref, in one transaction, after the seal is written
@@ -165,7 +165,7 @@ describe('git processes at start', () => {
       'checkout --quiet --detach <sha> --',
       'ls-files -s -z',
       // the first iteration's refs (the branch, HEAD, the branch tips the agent's new commits are told from)
-      'for-each-ref --format=%(HEAD)%(objecttype) %(objectname) %(refname) refs/heads',
+      'for-each-ref --format=%(HEAD)%(objecttype) %(objectname) %(refname) %(symref) refs/heads',
     ]);
     // The refs hold what they held when each was written alone: the plan commit, and the plan committed there.
     const id = readdirSync(path.join(dir, 'ralph/.runs')).find((n) => n !== 'locks' && !n.includes('.'))!;

@@ -116,6 +116,8 @@ export interface RefsSnapshot {
   tips: string[];
   /** Each local branch (without refs/heads/) and what it points at, when one git process read them all. */
   branches?: ReadonlyMap<string, string>;
+  /** The branches among them that are symbolic refs (to another ref). */
+  symbolic?: ReadonlySet<string>;
 }
 
 /**
@@ -123,22 +125,30 @@ export interface RefsSnapshot {
  * marks the branch HEAD is on): a detached or unborn HEAD, or a branch that points at no commit, is asked the usual way.
  */
 export async function readRefs(cwd: string): Promise<RefsSnapshot> {
-  const r = await runGit(cwd, ['for-each-ref', '--format=%(HEAD)%(objecttype) %(objectname) %(refname)', 'refs/heads']);
-  if (r.code === 0) {
-    const tips: string[] = [];
-    const branches = new Map<string, string>();
-    let current: { branch: string; head: string } | null = null;
-    for (const line of r.stdout.split('\n')) {
-      const m = /^([* ])(\S+) (\S+) refs\/heads\/(.+)$/.exec(line);
-      if (!m) continue;
-      tips.push(m[3]);
-      branches.set(m[4], m[3]);
-      if (m[1] === '*' && m[2] === 'commit') current = { branch: m[4], head: m[3] };
-    }
-    if (current) return { ...current, tips, branches };
+  const r = await runGit(cwd, [
+    'for-each-ref',
+    '--format=%(HEAD)%(objecttype) %(objectname) %(refname) %(symref)',
+    'refs/heads',
+  ]);
+  if (r.code !== 0) {
+    const [{ branch, head }, tips] = [await readHead(cwd), await readBranchTips(cwd)];
+    return { branch, head, tips };
   }
-  const [{ branch, head }, tips] = [await readHead(cwd), await readBranchTips(cwd)];
-  return { branch, head, tips };
+  const tips: string[] = [];
+  const branches = new Map<string, string>();
+  const symbolic = new Set<string>();
+  let current: { branch: string; head: string } | null = null;
+  for (const line of r.stdout.split('\n')) {
+    const m = /^([* ])(\S+) (\S+) refs\/heads\/(\S+) (\S*)$/.exec(line);
+    if (!m) continue;
+    tips.push(m[3]);
+    branches.set(m[4], m[3]);
+    if (m[5]) symbolic.add(m[4]);
+    if (m[1] === '*' && m[2] === 'commit') current = { branch: m[4], head: m[3] };
+  }
+  // A detached or unborn HEAD is asked the usual way; the branches are as read.
+  const at = current ?? (await readHead(cwd));
+  return { ...at, tips, branches, symbolic };
 }
 
 /** `<short sha> <subject>` of the commits reachable from `rev` but from none of `tips` (newest first, at most `limit`). */

@@ -228,7 +228,7 @@ export async function runAgent(
         : writeState(paths.repoRoot, Object.assign(state, { agentPid: pid })));
   // What the agent finds, kept where it cannot write: a runner killed while it runs has its resume put back what it
   // changed (verify/agent-run-record.ts).
-  if (extras.refs) recordAgentRun(run, trust, extras.refs, iteration);
+  if (extras.refs) recordAgentRun(run, trust, iteration);
   try {
     const result = await runAgentOnce({
       plan,
@@ -259,7 +259,7 @@ export async function runAgent(
         const refs = extras.refs;
         const { violation, left } = await refs
           .read()
-          .then((now) => putBackBranches(run, refs.heldBeforeAgent(), now))
+          .then((now) => putBackBranches(run, trust, now))
           .catch((err: unknown) => ({
             violation: undefined,
             left: `the branches could not be checked: ${String(err)}`,
@@ -271,9 +271,10 @@ export async function runAgent(
 }
 
 /** agent-run.json before an agent run of a single loop; not written is said, and the run goes on as before. */
-function recordAgentRun(run: RunContext, trust: RunTrust, refs: RefsView, iteration: number): void {
-  const branches = refs.heldBeforeAgent()?.branches;
-  if (!branches || !trust.endRefs || !trust.indexFlags || !trust.nested) return;
+function recordAgentRun(run: RunContext, trust: RunTrust, iteration: number): void {
+  const branches = trust.heldBranches;
+  if (run.siblingBranches || !branches || !trust.endRefs || !trust.stashLog || !trust.indexFlags || !trust.nested)
+    return;
   const skip = [run.branch, ...otherLoopBranches(run)];
   try {
     writeAgentRun(run.paths.repoRoot, run.id, {
@@ -282,9 +283,8 @@ function recordAgentRun(run: RunContext, trust: RunTrust, refs: RefsView, iterat
       endRefs: Object.fromEntries(trust.endRefs),
       flags: [...trust.indexFlags],
       ownGitDir: trust.nested.ownGitDir,
-      ...(trust.stashLog
-        ? { stash: { commonDir: trust.stashLog.commonDir, log: trust.stashLog.bytes?.toString('base64') ?? null } }
-        : {}),
+      commonDir: trust.gitDir,
+      stashLog: trust.stashLog.bytes?.toString('base64') ?? null,
     });
   } catch (err) {
     run.emit({
@@ -315,19 +315,34 @@ async function sweepIndex(trust: RunTrust): Promise<Violation[]> {
 }
 
 /**
- * The branches the agent run moved, other than the loop's and those other loops (or this run's workers) move: put
- * back (verify/branch-moves.ts). Not in a --parallel worker, whose siblings move while it runs.
+ * The branches moved since the loop started, other than the loop's and those other loops move: put back
+ * (verify/branch-moves.ts). Not in a --parallel worker, whose siblings move while it runs: the run's end puts them back.
  */
 async function putBackBranches(
   run: RunContext,
-  before: RefsSnapshot | null,
+  trust: RunTrust,
   after: RefsSnapshot,
 ): Promise<{ violation?: Violation; left?: string }> {
-  if (run.siblingBranches || !before?.branches || !after.branches) return {};
+  const held = trust.heldBranches;
+  if (run.siblingBranches || !held || !after.branches) return {};
   const others = [run.branch, ...otherLoopBranches(run)];
-  const skip = (b: string) => skips(others, b);
   try {
-    return await restoreMovedBranches(run.paths.repoRoot, run.id, before.branches, after.branches, skip);
+    const r = await restoreMovedBranches({
+      top: run.paths.repoRoot,
+      loopId: run.id,
+      before: held,
+      after: after.branches,
+      ...(after.symbolic ? { symbolic: after.symbolic } : {}),
+      skip: (b) => skips(others, b),
+      commonDir: trust.gitDir,
+    });
+    // Named once: a branch checked out in a worktree moves with your commits there too.
+    for (const b of r.leftBranches ?? []) {
+      const now = after.branches.get(b);
+      if (now) held.set(b, now);
+      else held.delete(b);
+    }
+    return r;
   } catch (err) {
     return { left: `the branches the agent run may have moved could not be checked: ${(err as Error).message}` };
   }
@@ -356,7 +371,7 @@ async function afterAgent(
   const git = await inspectAgentGit(run, trust.topLevel, iteration, headBefore, tips, await refs.read());
   // Then, on the loop's branch again (inspectAgentGit switched back), the other branches the run moved: put back. An
   // agent that worked on another branch has its claims rejected for that already.
-  const { violation: moved, left } = await putBackBranches(run, refs.heldBeforeAgent(), await refs.read());
+  const { violation: moved, left } = await putBackBranches(run, trust, await refs.read());
   for (const message of [moved?.reason, left]) if (message) run.emit({ type: 'warn', iteration, message });
   const violation = [guarded, ...swept, git.offBranch ? undefined : moved].reduce(joinViolations, undefined);
   return { ...git, ...(violation ? { violation } : {}) };

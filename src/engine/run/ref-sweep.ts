@@ -6,7 +6,10 @@ import type { RunTrust } from '../verify/trust.js';
 import { WorkProtected } from '../errors.js';
 import { loopDir } from '../store/layout.js';
 import { restoreEndRefs } from '../verify/replace-refs.js';
-import { clearAgentRun, finishAgentRun, readAgentRun, renderEndRefs } from '../verify/agent-run-record.js';
+import { clearAgentRun, finishAgentRun, readAgentRun, renderEndRefs, skips } from '../verify/agent-run-record.js';
+import { restoreMovedBranches } from '../verify/branch-moves.js';
+import { readRefs } from '../git/head.js';
+import { otherLoopBranches } from './after-agent.js';
 
 /** At the loop's end, before anyone's git reads them. Never throws: what could not be done is said. */
 export async function settleRefsAtEnd(run: RunContext, trust: RunTrust): Promise<void> {
@@ -26,6 +29,23 @@ export async function settleRefsAtEnd(run: RunContext, trust: RunTrust): Promise
       loopDir(run.paths.repoRoot, run.id),
     );
     if (put.length) run.emit({ type: 'warn', message: renderEndRefs(put, run.id) });
+    // A --parallel run (no record: its workers' siblings move while each runs): your branches, put back now.
+    const held = trust.heldBranches;
+    if (!held) return;
+    const now = await readRefs(trust.topLevel);
+    if (!now.branches) return;
+    const skip = [run.branch, `${run.branch}--*`, ...otherLoopBranches(run)];
+    const { violation, left } = await restoreMovedBranches({
+      top: trust.topLevel,
+      loopId: run.id,
+      before: held,
+      after: now.branches,
+      ...(now.symbolic ? { symbolic: now.symbolic } : {}),
+      skip: (b) => skips(skip, b),
+      here: now.branch,
+      commonDir: trust.gitDir,
+    });
+    for (const message of [violation?.reason, left]) if (message) run.emit({ type: 'warn', message });
   } catch (err) {
     run.emit({
       type: 'warn',

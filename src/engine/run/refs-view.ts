@@ -31,17 +31,6 @@ export class RefsView {
     this.heldTips = null;
   }
 
-  /** The refs as read last before an agent ran, after the runner's own commits: what the agent found (afterAgent). */
-  markBeforeAgent(refs: RefsSnapshot): void {
-    this.beforeAgent = refs;
-  }
-
-  heldBeforeAgent(): RefsSnapshot | null {
-    return this.beforeAgent;
-  }
-
-  private beforeAgent: RefsSnapshot | null = null;
-
   async headSha(): Promise<string | null> {
     const refs = this.held;
     this.held = null;

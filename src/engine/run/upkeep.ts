@@ -39,7 +39,6 @@ export async function beforeAgent(
       `progress.txt compacted; older entries moved to ${path.relative(paths.repoRoot, moved)}`,
     );
   const now = await refs.read();
-  refs.markBeforeAgent(now);
   // A prompt commit moves HEAD: the loop then asks git again.
   if (!(await commitPromptEdits(run, iteration, now.head, promptAt))) refs.hold(now);
 }

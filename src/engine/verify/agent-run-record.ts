@@ -8,7 +8,7 @@ import { existsSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readTextOrNull } from '../../util/read.js';
-import { gitOk } from '../git/git.js';
+import { readRefs } from '../git/head.js';
 import { isObjectId } from '../git/parse.js';
 import { loopDir } from '../store/layout.js';
 import { restoreMovedBranches } from './branch-moves.js';
@@ -24,14 +24,16 @@ export interface AgentRunRecord {
   branches: Record<string, string>;
   /** Branches the run may move (the loop's, other loops'); a name ending in `*` is a prefix. */
   skip: string[];
-  /** The replace refs and tags the loop started with. */
+  /** The refs held for the loop's end as it started (replace-refs.ts isEndRef: tags, replace refs, your stash...). */
   endRefs: Record<string, string>;
   /** The index's skip-worktree and assume-unchanged flags as the loop started with them (paths as latin1). */
   flags: [string, Flags][];
   /** The git dir holding the loop's index. */
   ownGitDir: string;
-  /** Your stash list as the loop found it (the reflog's bytes, base64; null: none), and the common dir holding it. */
-  stash?: { commonDir: string; log: string | null };
+  /** git's common dir (refs, their locks, the stash list). */
+  commonDir: string;
+  /** Your stash list as the loop found it: the reflog's bytes, base64 (null: none). */
+  stashLog: string | null;
 }
 
 export function agentRunPath(repoRoot: string, loopId: string): string {
@@ -91,16 +93,8 @@ function recordProblem(v: unknown): string | null {
   if (!Array.isArray(r.flags) || !r.flags.every((f) => Array.isArray(f) && typeof f[0] === 'string'))
     return 'flags is not a list';
   if (typeof r.ownGitDir !== 'string' || !path.isAbsolute(r.ownGitDir)) return 'ownGitDir is not an absolute path';
-  const stash = r.stash;
-  if (
-    stash !== undefined &&
-    (typeof stash !== 'object' ||
-      stash === null ||
-      typeof stash.commonDir !== 'string' ||
-      !path.isAbsolute(stash.commonDir) ||
-      (stash.log !== null && typeof stash.log !== 'string'))
-  )
-    return 'stash is not a folder and a log';
+  if (typeof r.commonDir !== 'string' || !path.isAbsolute(r.commonDir)) return 'commonDir is not an absolute path';
+  if (r.stashLog !== null && typeof r.stashLog !== 'string') return 'stashLog is not base64 or null';
   return null;
 }
 
@@ -136,22 +130,24 @@ export async function finishAgentRun(
   keepDir?: string,
 ): Promise<{ said: string[]; done: boolean }> {
   const said: string[] = [];
-  const { branches, here } = await readBranches(top);
-  const { violation, left } = await restoreMovedBranches(
+  const now = await readRefs(top);
+  const branches = now.branches ?? new Map<string, string>();
+  const here = now.branch;
+  const { violation, left } = await restoreMovedBranches({
     top,
     loopId,
-    new Map(Object.entries(record.branches)),
-    branches,
-    (b) => skips(record.skip, b),
+    before: new Map(Object.entries(record.branches)),
+    after: branches,
+    ...(now.symbolic ? { symbolic: now.symbolic } : {}),
+    skip: (b) => skips(record.skip, b),
     here,
-  );
+    commonDir: record.commonDir,
+  });
   for (const m of [violation?.reason, left]) if (m) said.push(m);
-  const stash = record.stash
-    ? {
-        commonDir: record.stash.commonDir,
-        bytes: record.stash.log === null ? null : Buffer.from(record.stash.log, 'base64'),
-      }
-    : undefined;
+  const stash = {
+    commonDir: record.commonDir,
+    bytes: record.stashLog === null ? null : Buffer.from(record.stashLog, 'base64'),
+  };
   const put = await restoreEndRefs(top, loopId, new Map(Object.entries(record.endRefs)), stash, keepDir);
   if (put.length) said.push(renderEndRefs(put, loopId));
   const view = await readIndexView(top, record.ownGitDir, null);
@@ -159,18 +155,4 @@ export async function finishAgentRun(
   if (flags) said.push(flags.reason);
   const stays = here !== null && !skips(record.skip, here) && record.branches[here] !== branches.get(here);
   return { said, done: !stays };
-}
-
-/** Each local branch and its commit, and the one checked out in `top` (HEAD may be detached). */
-async function readBranches(top: string): Promise<{ branches: Map<string, string>; here: string | null }> {
-  const out = await gitOk(top, ['for-each-ref', '--format=%(HEAD)%(objectname) %(refname)', 'refs/heads/']);
-  const branches = new Map<string, string>();
-  let here: string | null = null;
-  for (const line of out.split('\n')) {
-    const m = /^([* ])(\S+) refs\/heads\/(.+)$/.exec(line);
-    if (!m) continue;
-    branches.set(m[3], m[2]);
-    if (m[1] === '*') here = m[3];
-  }
-  return { branches, here };
 }

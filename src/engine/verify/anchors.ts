@@ -13,7 +13,7 @@ import { updateRefs } from '../git/head.js';
 import { loopDir } from '../store/layout.js';
 import { baselineRef, pinsRef, shippedRef } from './baseline.js';
 import { isObjectId } from '../git/parse.js';
-import { END_REF_PATTERNS } from './replace-refs.js';
+import { isEndRef } from './replace-refs.js';
 
 /** What the two refs name: the plan commit and the plan record's blob (null: no such ref). */
 export interface AnchorValues {
@@ -55,27 +55,23 @@ export async function readAnchorRefs(cwd: string, loopId: string): Promise<Ancho
 export async function readLoopRefs(
   cwd: string,
   loopId: string,
-): Promise<{ anchors: AnchorValues; shipped: boolean; held: Map<string, string> }> {
-  const out = await gitOk(cwd, [
-    'for-each-ref',
-    '--format=%(refname) %(objectname)',
-    pinsRef(loopId),
-    baselineRef(loopId),
-    shippedRef(loopId),
-    // Your replace refs, tags and stash, asked in the same process: the ones the loop starts with (replace-refs.ts).
-    ...END_REF_PATTERNS,
-  ]);
+): Promise<{ anchors: AnchorValues; shipped: boolean; held: Map<string, string>; branches: Map<string, string> }> {
+  // Every ref, in one process: the loop's own, and yours (the branches, and those held for the end: replace-refs.ts).
+  const out = await gitOk(cwd, ['for-each-ref', '--format=%(refname) %(objectname)']);
   const anchors: AnchorValues = { pins: null, plan: null };
   let shipped = false;
   const held = new Map<string, string>();
+  const branches = new Map<string, string>();
   for (const line of out.split('\n')) {
     const [ref, sha] = line.trim().split(' ');
-    if (ref === pinsRef(loopId)) anchors.pins = sha ?? null;
-    if (ref === baselineRef(loopId)) anchors.plan = sha ?? null;
+    if (!ref || !sha) continue;
+    if (ref === pinsRef(loopId)) anchors.pins = sha;
+    if (ref === baselineRef(loopId)) anchors.plan = sha;
     if (ref === shippedRef(loopId)) shipped = true;
-    if (ref && sha && END_REF_PATTERNS.some((p) => ref === p || ref.startsWith(p))) held.set(ref, sha);
+    if (ref.startsWith('refs/heads/')) branches.set(ref.slice('refs/heads/'.length), sha);
+    if (isEndRef(ref)) held.set(ref, sha);
   }
-  return { anchors, shipped, held };
+  return { anchors, shipped, held, branches };
 }
 
 /**

@@ -5,35 +5,50 @@
 // under the loop's refs (nothing is lost), and the iteration's claims are rejected. A branch checked out in a worktree
 // is not moved under it, only named (a commit of yours there, while the agent ran, moves it too). A branch the agent
 // created is left: nothing of yours points there.
+import { lstatSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { realpathOrUndefined } from '../../util/read.js';
 import { runGit } from '../git/git.js';
 import type { Violation } from './types.js';
 
+/** What restoreMovedBranches compares and where it writes. */
+export interface BranchPutBack {
+  top: string;
+  loopId: string;
+  /** Each local branch and its commit as the loop holds them (its start; what it named since, once). */
+  before: ReadonlyMap<string, string>;
+  /** The same, read now. */
+  after: ReadonlyMap<string, string>;
+  /** The branches among `after` that are symbolic refs: one that was not is moved, whatever it resolves to. */
+  symbolic?: ReadonlySet<string>;
+  /** Branches the agent may move (the loop's, other loops'). */
+  skip: (branch: string) => boolean;
+  /** The branch the loop's own tree has checked out, left like one checked out elsewhere (the resume and the end). */
+  here?: string | null;
+  /** git's common dir: a lock the agent left on a ref is removed, once its put-back failed on it. */
+  commonDir?: string;
+}
+
 /**
- * `before` and `after`: each local branch and its commit, read before and after one agent run; `skip`: branches the
- * run may move (the loop's, other loops'); `here`: the branch the loop's own tree has checked out, left like one checked
- * out elsewhere (the runner's resume and end; after an agent run it switches back first). Puts back what moved;
- * returns the violation (undefined: none put back) and what it left, to be named.
+ * Puts back what moved since `before`; returns the violation (undefined: none put back), what it left, to be named,
+ * and the branches left (checked out somewhere), which the caller holds at their new place so they are named once.
+ * A put-back that fails is said; `before` is unchanged by it, so the next comparison tries again.
  */
 export async function restoreMovedBranches(
-  top: string,
-  loopId: string,
-  before: ReadonlyMap<string, string>,
-  after: ReadonlyMap<string, string>,
-  skip: (branch: string) => boolean,
-  here?: string | null,
-): Promise<{ violation?: Violation; left?: string }> {
-  const moved = [...before].filter(([b, sha]) => !skip(b) && after.get(b) !== sha);
+  p: BranchPutBack,
+): Promise<{ violation?: Violation; left?: string; leftBranches?: string[] }> {
+  const { top, loopId, before, after, skip, here } = p;
+  const moved = [...before].filter(([b, sha]) => !skip(b) && (after.get(b) !== sha || p.symbolic?.has(b)));
   if (!moved.length) return {};
   // The loop's own tree is not one of them: a HEAD the agent switched there is switched back after this.
   const checkedOut = await branchesCheckedOut(top);
   const lines: string[] = [];
   const said: string[] = [];
   const left: string[] = [];
+  const leftBranches: string[] = [];
   for (const [b, was] of moved) {
     const now = after.get(b);
-    const to = now ? `to ${now.slice(0, 7)}` : 'deleted';
+    const to = now ? `to ${now.slice(0, 7)}${p.symbolic?.has(b) ? ', made a symbolic ref' : ''}` : 'deleted';
     if (b === here) {
       left.push(
         `${b} (${to}; checked out here, so left as it is; it was at ${was.slice(0, 7)}: a resume once you switched off it puts it back)`,
@@ -43,6 +58,7 @@ export async function restoreMovedBranches(
     // Unknown: nothing is moved under a worktree that may have it checked out.
     if (!checkedOut || checkedOut.has(b)) {
       left.push(`${b} (${to}; checked out in a worktree, so left as it is; it was at ${was.slice(0, 7)})`);
+      leftBranches.push(b);
       continue;
     }
     // no-deref: a branch the agent made a symbolic ref (to a branch of its own) is written itself, not through it.
@@ -52,7 +68,8 @@ export async function restoreMovedBranches(
       `${b} (${to}; put back at ${was.slice(0, 7)}${now ? `, kept as refs/ralphkit/loops/${loopId}/moved/${b}` : ''})`,
     );
   }
-  const failed = lines.length ? await putBack(top, lines) : '';
+  const refs = moved.map(([b]) => `refs/heads/${b}`);
+  const failed = lines.length ? await putBack(top, lines, refs, p.commonDir) : '';
   return {
     ...(said.length
       ? {
@@ -63,12 +80,19 @@ export async function restoreMovedBranches(
         }
       : {}),
     ...(left.length ? { left: `a branch other than the loop's moved while the agent ran: ${left.join(', ')}` } : {}),
+    ...(leftBranches.length ? { leftBranches } : {}),
   };
 }
 
-async function putBack(top: string, lines: string[]): Promise<string> {
-  const r = await runGit(top, ['update-ref', '--stdin'], { input: `${lines.join('\n')}\n` });
-  return r.code === 0 ? '' : ` (putting them back failed: ${r.stderr.trim()})`;
+/** One transaction; when it fails and `commonDir` is known, the locks on its refs are removed and it is tried again. */
+async function putBack(top: string, lines: string[], refs: string[], commonDir?: string): Promise<string> {
+  const input = `${lines.join('\n')}\n`;
+  let r = await runGit(top, ['update-ref', '--stdin'], { input });
+  if (r.code !== 0 && commonDir && removeRefLocks(commonDir, refs))
+    r = await runGit(top, ['update-ref', '--stdin'], { input });
+  return r.code === 0
+    ? ''
+    : ` (putting them back failed: ${r.stderr.trim()}; it is tried again after the next agent run and at the loop's end)`;
 }
 
 /** The branches checked out in any worktree of the repository (`git worktree list --porcelain`); null: unknown. */
@@ -86,4 +110,20 @@ async function branchesCheckedOut(top: string): Promise<Set<string> | null> {
 
 function real(p: string): string {
   return realpathOrUndefined(p) ?? path.resolve(p);
+}
+
+/**
+ * The lock files on `refs` and on packed-refs, removed: called once the agent's processes are gone (the sandbox ends
+ * with it; stopLeftovers kills what it left), so a lock there is one the agent left to make the put-back fail. Returns
+ * whether any was there.
+ */
+export function removeRefLocks(commonDir: string, refs: readonly string[]): boolean {
+  let found = false;
+  for (const ref of [...refs, 'packed-refs']) {
+    const lock = path.join(commonDir, `${ref}.lock`);
+    if (!lstatSync(lock, { throwIfNoEntry: false })) continue;
+    rmSync(lock, { force: true, recursive: true });
+    found = true;
+  }
+  return found;
 }

@@ -9,14 +9,23 @@
 // Your stash too: the runner's own hint for a dirty tree is `git stash -u`, then `git stash pop` after the loop, and
 // what the pop applies is `refs/stash` and, entry by entry, its reflog (.git/logs/refs/stash). An agent's stash there
 // would put its files (an engine and a manifest to match) into your tree. Both are put back as the loop found them.
-import { lstatSync, rmSync } from 'node:fs';
+import { lstatSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { atomicWriteFileSync } from '../../util/atomic.js';
 import { readBytesOrNull } from '../../util/read.js';
 import { gitOk } from '../git/git.js';
+import { removeRefLocks } from './branch-moves.js';
 
-/** The refs held for the loop's end, as `git for-each-ref` patterns. */
-export const END_REF_PATTERNS = ['refs/replace/', 'refs/tags/', 'refs/stash'];
+/**
+ * The refs held for the loop's end: every ref but the branches (put back after each agent run, branch-moves.ts), the
+ * remote-tracking ones (a push moves them; none comes before a branch in git's lookup of a name) and the runner's own.
+ * git looks a name up as refs/<name> before refs/tags/<name> and refs/heads/<name>, so a `refs/ralph/add` the agent
+ * makes is what your `git merge ralph/add` takes: no namespace is the agent's.
+ */
+export function isEndRef(ref: string): boolean {
+  // refs/prefetch: what `git maintenance` fetches in the background, like the remote-tracking refs.
+  return !/^refs\/(heads|remotes|prefetch|ralphkit)\//.test(ref) && ref !== 'refs/notes/ralphkit';
+}
 
 /** Your stash list as the loop found it: the reflog of refs/stash in the common dir (null: none). */
 export interface StashLog {
@@ -43,8 +52,14 @@ export async function restoreEndRefs(
   stash?: StashLog,
   keepDir?: string,
 ): Promise<string[]> {
-  const out = await gitOk(top, ['for-each-ref', '--format=%(refname) %(objectname)', ...END_REF_PATTERNS]);
-  const now = new Map(out.split('\n').flatMap((l) => (l.trim() ? [l.trim().split(' ') as [string, string]] : [])));
+  const out = await gitOk(top, ['for-each-ref', '--format=%(refname) %(objectname)']);
+  const shadows = stash ? removeRootShadows(stash.commonDir, out, keepDir) : [];
+  const now = new Map(
+    out.split('\n').flatMap((l) => {
+      const [ref, sha] = l.trim().split(' ');
+      return ref && sha && isEndRef(ref) ? [[ref, sha] as const] : [];
+    }),
+  );
   const changed = [...now].filter(([ref, sha]) => held.get(ref) !== sha);
   const gone = [...held].filter(([ref]) => !now.has(ref));
   const lines = [
@@ -55,10 +70,59 @@ export async function restoreEndRefs(
     ]),
     ...gone.map(([ref, sha]) => `create ${ref} ${sha}`),
   ];
-  if (lines.length) await gitOk(top, ['update-ref', '--stdin'], `${lines.join('\n')}\n`);
+  if (lines.length) {
+    const input = `${lines.join('\n')}\n`;
+    const refs = [...changed, ...gone].map(([ref]) => ref);
+    // A lock the agent left on one of them fails the whole transaction: removed (the agent is gone), then once more.
+    await gitOk(top, ['update-ref', '--stdin'], input).catch((err: unknown) => {
+      if (!stash || !removeRefLocks(stash.commonDir, refs)) throw err;
+      return gitOk(top, ['update-ref', '--stdin'], input);
+    });
+  }
   // After the refs: git's update of refs/stash above wrote a line of its own there.
   const log = stash && restoreStashLog(stash, keepDir) ? ['the stash list (.git/logs/refs/stash)'] : [];
-  return [...[...changed, ...gone].map(([ref]) => ref), ...log];
+  return [...shadows, ...[...changed, ...gone].map(([ref]) => ref), ...log];
+}
+
+/**
+ * git looks a name up in its folder first (`.git/<name>`), before refs/: a file `.git/ralph/add` holding a commit id
+ * is what your `git merge ralph/add` takes, and `git for-each-ref` lists no such file. For each branch, tag and
+ * remote-tracking name in `refs` (for-each-ref's lines), such a file is moved into `keepDir` (or removed). git's own
+ * files there (HEAD, ORIG_HEAD, FETCH_HEAD: capitals) are not names a branch can shadow and are left.
+ */
+function removeRootShadows(commonDir: string, refs: string, keepDir: string | undefined): string[] {
+  const names = new Set<string>();
+  for (const line of refs.split('\n')) {
+    const m = /^refs\/(?:heads|tags|remotes)\/(\S+) /.exec(line);
+    if (m && !/^[A-Z_]+$/.test(m[1])) names.add(m[1]);
+  }
+  const out: string[] = [];
+  for (const name of names) {
+    const file = path.join(commonDir, name);
+    if (!isPlainFileWithin(commonDir, file)) continue;
+    const text = readBytesOrNull(file)?.toString('utf8') ?? '';
+    if (!/^([0-9a-f]{40}|[0-9a-f]{64}|ref: \S+)\s*$/.test(text)) continue;
+    if (keepDir) {
+      mkdirSync(path.join(keepDir, 'shadows'), { recursive: true });
+      atomicWriteFileSync(path.join(keepDir, 'shadows', name.replaceAll('/', '%2F')), text);
+    }
+    rmSync(file, { force: true });
+    out.push(`.git/${name} (a ref file in git's folder that your git takes for ${name} before the branch or tag)`);
+  }
+  return out;
+}
+
+/** `file` is a regular file reached from `root` through folders only (no link on the way, nor at it). */
+function isPlainFileWithin(root: string, file: string): boolean {
+  let at = root;
+  for (const part of path.relative(root, file).split(path.sep)) {
+    at = path.join(at, part);
+    const st = lstatSync(at, { throwIfNoEntry: false });
+    if (!st || st.isSymbolicLink()) return false;
+    if (at === file) return st.isFile();
+    if (!st.isDirectory()) return false;
+  }
+  return false;
 }
 
 /**

@@ -82,6 +82,13 @@ export interface RunTrust {
   indexSince?: number;
   /** The replace refs, tags and refs/stash there were when the loop started: yours (verify/replace-refs.ts). */
   endRefs?: ReadonlyMap<string, string>;
+  /**
+   * Each local branch as the loop started (the loop's own and other loops' are skipped where compared), and those
+   * checked out in a worktree at the place they were named: what an agent run's moves are put back to
+   * (branch-moves.ts). Against the loop's start, so a move that once got through (a failed put-back) is not taken as
+   * the next run's starting point.
+   */
+  heldBranches?: Map<string, string>;
   /** Your stash list as the loop found it, put back with endRefs (replace-refs.ts). */
   stashLog?: StashLog;
   /** What the loop's pins and plan refs name, as the runner last set and sealed them (verify/anchors.ts). */
@@ -252,7 +259,7 @@ export async function establishTrust(
   // Held before the pins are sealed with it (and before anything sandboxed runs).
   const verdictKey = holdVerdictKey(emit);
   // A resume has just held the refs against their seal (verify/resume-anchors.ts) and put them back where needed.
-  const { anchors: before, shipped: shippedRefFound, held } = await readLoopRefs(paths.repoRoot, loopId);
+  const { anchors: before, shipped: shippedRefFound, held, branches } = await readLoopRefs(paths.repoRoot, loopId);
   // A new loop's plan ref starts as the plan committed at its plan commit (what a resume would read without it), set
   // with the pins in one git process; a resumed loop's plan ref is its settled record and stays.
   const fresh = !resumed && known.plan !== undefined && known.plan !== null && known.head === commit;
@@ -333,6 +340,7 @@ export async function establishTrust(
     indexFlags: index.flagged,
     indexSince: known.loopStartedAt ?? startedAt,
     endRefs: held,
+    heldBranches: branches,
     stashLog: readStashLog(guard.gitDir),
     verdictKey,
     anchored,

@@ -1,6 +1,6 @@
 // What an agent run found, written before it runs (ralph/.runs/<id>/agent-run.json): the put-back a runner owes that
 // run, done from it by the loop's end and by a resume (a runner killed with -9 while the agent ran put back nothing).
-import { mkdirSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
@@ -27,6 +27,8 @@ function setup(): { dir: string; main: string } {
     endRefs: { 'refs/tags/mine': main },
     flags: [],
     ownGitDir: path.join(dir, '.git'),
+    commonDir: path.join(dir, '.git'),
+    stashLog: null,
   });
   return { dir, main };
 }
@@ -59,6 +61,36 @@ describe('agent-run-record', () => {
     expect(said.join('\n')).toContain('the agent set skip-worktree on a.txt');
     // Done again, nothing is left to do.
     expect(await finishAgentRun(dir, 'L1', record!)).toEqual({ said: [], done: true });
+  });
+
+  it("a lock the agent left on main fails git's put-back once: removed, and main put back; main made a symbolic ref counts as moved", async () => {
+    const { dir, main } = setup();
+    const record = readAgentRun(dir, 'L1')!;
+    const evil = git(dir, 'commit-tree', '-p', main, '-m', 'evil', `${main}^{tree}`);
+    git(dir, 'update-ref', 'refs/x/main', evil);
+    git(dir, 'symbolic-ref', 'refs/heads/main', 'refs/x/main');
+    writeFileSync(path.join(dir, '.git/refs/heads/main.lock'), `${evil}\n`);
+    const { said, done } = await finishAgentRun(dir, 'L1', record);
+    expect(done).toBe(true);
+    expect(said.join('\n')).toMatch(/main \(to [0-9a-f]{7}, made a symbolic ref; put back at/);
+    expect(git(dir, 'for-each-ref', '--format=%(objectname) %(symref)', 'refs/heads/main')).toBe(`${main} `.trim());
+    expect(existsSync(path.join(dir, '.git/refs/heads/main.lock'))).toBe(false);
+  });
+
+  it("a ref file at git's folder named like a branch (.git/main), and a ref under refs/ of the same name: your merge would take them first; both go", async () => {
+    const { dir, main } = setup();
+    const record = readAgentRun(dir, 'L1')!;
+    const evil = git(dir, 'commit-tree', '-p', main, '-m', 'evil', `${main}^{tree}`);
+    writeFileSync(path.join(dir, '.git/main'), `${evil}\n`);
+    git(dir, 'update-ref', 'refs/loop', evil);
+    const keep = path.join(dir, 'ralph/.runs/L1');
+    const { said } = await finishAgentRun(dir, 'L1', record, keep);
+    expect(said.join('\n')).toContain('.git/main (a ref file in git');
+    expect(said.join('\n')).toContain('refs/loop');
+    expect(existsSync(path.join(dir, '.git/main'))).toBe(false);
+    expect(readFileSync(path.join(keep, 'shadows/main'), 'utf8')).toBe(`${evil}\n`);
+    expect(git(dir, 'rev-parse', 'main')).toBe(main);
+    expect(git(dir, 'rev-parse', 'loop')).toBe(git(dir, 'rev-parse', 'refs/heads/loop'));
   });
 
   it('a moved branch checked out in this tree is named and left, and the record is not done: the next resume, off it, puts it back', async () => {
@@ -96,6 +128,14 @@ describe('agent-run-record', () => {
       ['{"ralphkit":1,"branches":{"main":"HEAD"},"endRefs":{}}', 'a ref does not name an object id'],
       ['{"ralphkit":1,"branches":{},"endRefs":{},"skip":"x"}', 'skip is not a list'],
       ['{"ralphkit":1,"branches":{},"endRefs":{},"skip":[],"flags":[]}', 'ownGitDir is not an absolute path'],
+      [
+        '{"ralphkit":1,"branches":{},"endRefs":{},"skip":[],"flags":[],"ownGitDir":"/g"}',
+        'commonDir is not an absolute path',
+      ],
+      [
+        '{"ralphkit":1,"branches":{},"endRefs":{},"skip":[],"flags":[],"ownGitDir":"/g","commonDir":"/g","stashLog":1}',
+        'stashLog is not base64 or null',
+      ],
     ]) {
       writeFileSync(file, text);
       expect(() => readAgentRun(dir, 'L2')).toThrow(why);
