@@ -29,9 +29,13 @@ describe('--parallel', () => {
       { id: 'US-005', checks: ['test -f README.md'] },
     ]);
     const head = git(repo, 'rev-parse', 'HEAD');
-    const { log, env } = fakeEnv({ FAKE_PAR_DELAY_MS: '300' });
+    // A branch of yours that one agent also moves (adversarial pass 27): put back at the run's end.
+    git(repo, 'branch', 'develop');
+    const { log, env } = fakeEnv({ FAKE_PAR_DELAY_MS: '300', FAKE_PAR_MOVE_BRANCH: 'US-002:develop' });
     const r = await parallelRalph(repo, 3, 20, env);
     expect(r.code, r.stderr).toBe(0);
+    expect(r.stderr).toMatch(/the agent moved branches other than the loop's: develop \(to [0-9a-f]{7}; put back at/);
+    expect(git(repo, 'rev-parse', 'develop')).toBe(head);
     expect(r.stderr).toMatch(/all stories pass under verification; US-005 verified \(weak check\)/);
     // Every story passes on the plan branch and its work is there.
     expect(planOn(repo).userStories.map((s) => [s.id, s.passes])).toEqual(

@@ -226,6 +226,7 @@ describe('attacks through git hooks, git configuration and leftover processes', 
     git(dir, 'config', 'core.hooksPath', '.husky/_');
     const r = await ralph(dir, 'husky-hook', ['5']);
     expect(r.code, r.output).toBe(0);
+    expect(r.output).toContain('your git hooks are in the repository (core.hooksPath: .husky/_)');
     expect(r.output).toMatch(
       /the loop's commits add or change files that your git hooks run \(core.hooksPath is inside the repository: \.husky\/_, \.husky\): \.husky\/post-merge; .*read them first \(git diff [0-9a-f]{7} -- \.husky\/_ \.husky\)/,
     );

@@ -31,8 +31,8 @@ import { renderPreamble, renderStoryNote, type StoryNote } from '../core/preambl
 import { finishInterruptedIteration } from '../core/loop.js';
 import { isSkipped } from '../../prd/skip.js';
 import { stopLeftovers, inspectAgentGit, otherLoopBranches } from './after-agent.js';
-import { restoreMovedBranches } from '../verify/branch-moves.js';
-import { skips, writeAgentRun } from '../verify/agent-run-record.js';
+import { restoreMovedBranches, skips } from '../verify/branch-moves.js';
+import { writeAgentRun } from '../verify/agent-run-record.js';
 import type { RefsSnapshot } from '../git/head.js';
 import { guardRunnerFiles } from '../verify/trusted-files.js';
 import { restoreNestedGits } from '../verify/nested-git.js';
@@ -324,21 +324,20 @@ async function putBackBranches(
   after: RefsSnapshot,
 ): Promise<{ violation?: Violation; left?: string }> {
   const held = trust.heldBranches;
-  if (run.siblingBranches || !held || !after.branches) return {};
-  const others = [run.branch, ...otherLoopBranches(run)];
+  const branches = after.branches;
+  if (run.siblingBranches || !held || !branches) return {};
   try {
     const r = await restoreMovedBranches({
       top: run.paths.repoRoot,
       loopId: run.id,
       before: held,
-      after: after.branches,
-      ...(after.symbolic ? { symbolic: after.symbolic } : {}),
-      skip: (b) => skips(others, b),
+      now: after,
+      skip: [run.branch, ...otherLoopBranches(run)],
       commonDir: trust.gitDir,
     });
     // Named once: a branch checked out in a worktree moves with your commits there too.
     for (const b of r.leftBranches ?? []) {
-      const now = after.branches.get(b);
+      const now = branches.get(b);
       if (now) held.set(b, now);
       else held.delete(b);
     }

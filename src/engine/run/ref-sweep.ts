@@ -6,7 +6,7 @@ import type { RunTrust } from '../verify/trust.js';
 import { WorkProtected } from '../errors.js';
 import { loopDir } from '../store/layout.js';
 import { restoreEndRefs } from '../verify/replace-refs.js';
-import { clearAgentRun, finishAgentRun, readAgentRun, renderEndRefs, skips } from '../verify/agent-run-record.js';
+import { clearAgentRun, finishAgentRun, readAgentRun, renderEndRefs } from '../verify/agent-run-record.js';
 import { restoreMovedBranches } from '../verify/branch-moves.js';
 import { readRefs } from '../git/head.js';
 import { otherLoopBranches } from './after-agent.js';
@@ -33,15 +33,12 @@ export async function settleRefsAtEnd(run: RunContext, trust: RunTrust): Promise
     const held = trust.heldBranches;
     if (!held) return;
     const now = await readRefs(trust.topLevel);
-    if (!now.branches) return;
-    const skip = [run.branch, `${run.branch}--*`, ...otherLoopBranches(run)];
     const { violation, left } = await restoreMovedBranches({
       top: trust.topLevel,
       loopId: run.id,
       before: held,
-      after: now.branches,
-      ...(now.symbolic ? { symbolic: now.symbolic } : {}),
-      skip: (b) => skips(skip, b),
+      now,
+      skip: [run.branch, `${run.branch}--*`, ...otherLoopBranches(run)],
       here: now.branch,
       commonDir: trust.gitDir,
     });

@@ -11,7 +11,7 @@ import { readTextOrNull } from '../../util/read.js';
 import { readRefs } from '../git/head.js';
 import { isObjectId } from '../git/parse.js';
 import { loopDir } from '../store/layout.js';
-import { restoreMovedBranches } from './branch-moves.js';
+import { restoreMovedBranches, skips } from './branch-moves.js';
 import { clearNewFlags, readIndexView, type IndexView } from './index-flags.js';
 import { restoreEndRefs } from './replace-refs.js';
 
@@ -112,11 +112,6 @@ export function renderEndRefs(put: string[], loopId: string): string {
   return `put back ${put.join(', ')} as the loop found them: the agent made git show another commit in place of one the loop verified, a tag your merge of a branch would take instead, or a stash your git stash pop would apply (what it made is kept under refs/ralphkit/loops/${loopId}/moved/)`;
 }
 
-/** Whether `branch` is one the record's run was free to move. */
-export function skips(patterns: readonly string[], branch: string): boolean {
-  return patterns.some((o) => (o.endsWith('*') ? branch.startsWith(o.slice(0, -1)) : branch === o));
-}
-
 /**
  * What the runner owes the last agent run, done in `top` (the loop's tree) at the loop's end and by a resume (a runner
  * killed while the agent ran owes all of it): branches, then the tags and replace refs, then the index flags. Done
@@ -137,9 +132,8 @@ export async function finishAgentRun(
     top,
     loopId,
     before: new Map(Object.entries(record.branches)),
-    after: branches,
-    ...(now.symbolic ? { symbolic: now.symbolic } : {}),
-    skip: (b) => skips(record.skip, b),
+    now,
+    skip: record.skip,
     here,
     commonDir: record.commonDir,
   });

@@ -10,6 +10,7 @@ import path from 'node:path';
 import { realpathOrUndefined } from '../../util/read.js';
 import { runGit } from '../git/git.js';
 import type { Violation } from './types.js';
+import type { RefsSnapshot } from '../git/head.js';
 
 /** What restoreMovedBranches compares and where it writes. */
 export interface BranchPutBack {
@@ -17,12 +18,10 @@ export interface BranchPutBack {
   loopId: string;
   /** Each local branch and its commit as the loop holds them (its start; what it named since, once). */
   before: ReadonlyMap<string, string>;
-  /** The same, read now. */
-  after: ReadonlyMap<string, string>;
-  /** The branches among `after` that are symbolic refs: one that was not is moved, whatever it resolves to. */
-  symbolic?: ReadonlySet<string>;
-  /** Branches the agent may move (the loop's, other loops'). */
-  skip: (branch: string) => boolean;
+  /** The refs read now: each branch, and those that are symbolic (one that was not is moved, whatever it resolves to). */
+  now: Pick<RefsSnapshot, 'branches' | 'symbolic'>;
+  /** Branches the agent may move (the loop's, other loops'); a name ending in `*` is a prefix (skips). */
+  skip: readonly string[];
   /** The branch the loop's own tree has checked out, left like one checked out elsewhere (the resume and the end). */
   here?: string | null;
   /** git's common dir: a lock the agent left on a ref is removed, once its put-back failed on it. */
@@ -37,8 +36,11 @@ export interface BranchPutBack {
 export async function restoreMovedBranches(
   p: BranchPutBack,
 ): Promise<{ violation?: Violation; left?: string; leftBranches?: string[] }> {
-  const { top, loopId, before, after, skip, here } = p;
-  const moved = [...before].filter(([b, sha]) => !skip(b) && (after.get(b) !== sha || p.symbolic?.has(b)));
+  const { top, loopId, before, here } = p;
+  const after = p.now.branches;
+  if (!after) return {};
+  const symbolic = p.now.symbolic;
+  const moved = [...before].filter(([b, sha]) => !skips(p.skip, b) && (after.get(b) !== sha || symbolic?.has(b)));
   if (!moved.length) return {};
   // The loop's own tree is not one of them: a HEAD the agent switched there is switched back after this.
   const checkedOut = await branchesCheckedOut(top);
@@ -48,7 +50,7 @@ export async function restoreMovedBranches(
   const leftBranches: string[] = [];
   for (const [b, was] of moved) {
     const now = after.get(b);
-    const to = now ? `to ${now.slice(0, 7)}${p.symbolic?.has(b) ? ', made a symbolic ref' : ''}` : 'deleted';
+    const to = now ? `to ${now.slice(0, 7)}${symbolic?.has(b) ? ', made a symbolic ref' : ''}` : 'deleted';
     if (b === here) {
       left.push(
         `${b} (${to}; checked out here, so left as it is; it was at ${was.slice(0, 7)}: a resume once you switched off it puts it back)`,
@@ -82,6 +84,11 @@ export async function restoreMovedBranches(
     ...(left.length ? { left: `a branch other than the loop's moved while the agent ran: ${left.join(', ')}` } : {}),
     ...(leftBranches.length ? { leftBranches } : {}),
   };
+}
+
+/** Whether `branch` is one of `patterns`: a name is the branch itself, one ending in `*` a prefix (story branches). */
+export function skips(patterns: readonly string[], branch: string): boolean {
+  return patterns.some((o) => (o.endsWith('*') ? branch.startsWith(o.slice(0, -1)) : branch === o));
 }
 
 /** One transaction; when it fails and `commonDir` is known, the locks on its refs are removed and it is tried again. */

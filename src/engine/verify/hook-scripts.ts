@@ -48,6 +48,11 @@ export async function changedHookScripts(
   return r.code === 0 ? r.stdout.split('\0').filter(Boolean) : [];
 }
 
+/** Said at the start when your hooks folder is in the repository: what it runs is in the agent's reach. */
+export function renderHooksInRepo(folders: readonly string[]): string {
+  return `your git hooks are in the repository (core.hooksPath: ${folders[0]}): they run files of this working tree that the agent can write (${folders.join(', ')}, and ignored ones such as node_modules/.bin, which husky puts first on PATH), outside any sandbox, on your next commit, merge or checkout here; to keep this tree out of the agent's reach, run the loop in a worktree of its own: ./ralph/ralph.sh --worktree`;
+}
+
 export function renderHookScripts(files: readonly string[], folders: readonly string[], from: string): string {
   return `the loop's commits add or change files that your git hooks run (core.hooksPath is inside the repository: ${folders.join(', ')}): ${files.join(', ')}; they run outside any sandbox on your next commit, merge or checkout of this work: read them first (git diff ${from.slice(0, 7)} -- ${folders.join(' ')})`;
 }

@@ -34,6 +34,7 @@ import { guardWrite, LoopExit, WorkProtected, LOOP_EXIT } from '../errors.js';
 import { keyDir, keyProblem, readKey } from '../store/verdict-record.js';
 import { readShipped } from './shipped.js';
 import { readStashLog, type StashLog } from './replace-refs.js';
+import { hookScriptFolders, renderHooksInRepo } from './hook-scripts.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
 export interface RunTrust {
@@ -312,6 +313,11 @@ export async function establishTrust(
       type: 'info',
       message: `${loaders.join(', ')} name${loaders.length === 1 ? 's' : ''} a path in the repository, where the agent can put a library that every program started with ${loaders.length === 1 ? 'it' : 'them'} loads (bwrap and git included, outside the sandbox): left out of everything this loop starts, the agent included`,
     });
+  const hooksHere = hookScriptFolders(
+    topLevel,
+    guard.dirs.map((d) => d.abs),
+  );
+  if (hooksHere.length) emit({ type: 'info', message: renderHooksInRepo(hooksHere) });
   if (checkBase.leftOut?.length)
     emit({
       type: 'info',

@@ -7,9 +7,9 @@ import {
   agentRunPath,
   finishAgentRun,
   readAgentRun,
-  skips,
   writeAgentRun,
 } from '../../../../src/engine/verify/agent-run-record.js';
+import { skips } from '../../../../src/engine/verify/branch-moves.js';
 import { git, gitdir } from '../../../support/repo.js';
 
 /** A repository on branch `loop` (one commit past main), and the record of a run that found it so. */
