@@ -14,7 +14,8 @@ import { readLoopSummaries, type LoopSummary } from '../engine/store/summaries.j
 import { readVerdictRecordsSync } from '../engine/store/verdict-record.js';
 import { findPlanLoop, matchSealedStories, readLoopBranch } from '../engine/store/loop-plan.js';
 import { readAllStates } from '../engine/store/state-file.js';
-import { createBoardCache, planBoard, type BoardCache, type BoardPlan, type StoryCard } from './board.js';
+import { planBoard, type BoardPlan, type StoryCard } from './board.js';
+import { createBoardCache, type BoardCache } from './board-layout.js';
 import { str } from './ledger.js';
 import { parseProgress, parseProgressEnds, type ProgressLog } from './progress-log.js';
 import { spliceParse, type ParsedPlan } from './plan-splice.js';
@@ -99,7 +100,7 @@ export function readPrdSnapshot(paths: ViewPaths): PrdSnapshot {
 /**
  * What a dashboard keeps from one read of the plan to the next, so that a plan written again with little changed
  * (a story's passes flipped) costs little: the plan as parsed, so that only a changed story is parsed again
- * (view/plan-splice.ts); the board's layout (view/board.ts `BoardCache`); and the cards as JSON in runs of
+ * (view/plan-splice.ts); the board's layout (view/board-layout.ts `BoardCache`); and the cards as JSON in runs of
  * CARDS_PER_CHUNK, each run used again when its cards are the same as before. `fullParses` and `cardRuns` count the
  * plans parsed whole and the runs made.
  */

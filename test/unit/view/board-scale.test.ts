@@ -11,16 +11,13 @@ import {
 import { planVerification, readStoryStatus } from '../../../src/engine/store/verdict-record.js';
 import type { Prd, Story } from '../../../src/prd/types.js';
 import {
-  createBoardCache,
   LEDGER_PER_STORY,
   planBoard,
-  planColumns,
-  planNext,
-  planRows,
   type BoardPlan,
   type CardState,
   type StoryCard,
 } from '../../../src/view/board.js';
+import { createBoardCache, planColumns, planNext, planRows } from '../../../src/view/board-layout.js';
 import { toLedgerEntry } from '../../../src/view/ledger.js';
 import { random } from '../../support/random.js';
 

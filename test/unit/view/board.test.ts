@@ -1,12 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import {
-  LEDGER_PER_STORY,
-  planBoard,
-  planCardState,
-  planColumns,
-  planNext,
-  planRows,
-} from '../../../src/view/board.js';
+import { LEDGER_PER_STORY, planBoard, planCardState } from '../../../src/view/board.js';
+import { planColumns, planNext, planRows } from '../../../src/view/board-layout.js';
 import type { LedgerLine, VerdictStatus } from '../../../src/engine/store/ledger.js';
 import type { Prd, Story } from '../../../src/prd/types.js';
 import { story } from '../../support/plan.js';
