@@ -2,13 +2,8 @@
 // then whichever of them changed after every change on disk. Each event is encoded once and the same
 // bytes go to every client; how much a client that stops reading may hold is src/view/sse-client.ts.
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import {
-  readLoopsSnapshot,
-  readPrdBody,
-  readProgressSnapshot,
-  type LoopsSnapshot,
-  type ViewPaths,
-} from './snapshot.js';
+import { readLoopsSnapshot, readProgressSnapshot, type LoopsSnapshot, type ViewPaths } from './snapshot.js';
+import { readPrdBody } from './prd-body.js';
 import { createSseClient, type SseClient } from './sse-client.js';
 import { isAlive } from '../engine/processes.js';
 import { readState } from '../engine/store/state-file.js';
@@ -29,7 +24,7 @@ const HEARTBEAT_MS = 15_000;
 /** How often clients that stopped reading are checked. */
 const SWEEP_MS = 2_000;
 
-/** A JSON body: text, or its UTF-8 bytes in chunks (the plan's, view/snapshot.ts `readPrdBody`). */
+/** A JSON body: text, or its UTF-8 bytes in chunks (the plan's, view/prd-body.ts `readPrdBody`). */
 export type Body = string | readonly Buffer[];
 
 interface Latest {

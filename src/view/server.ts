@@ -5,14 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { RalphkitError, EXIT } from '../errors.js';
 import { readAssets, type Asset } from './assets.js';
 import { createEventHub, type Body, type EventHub } from './events.js';
-import {
-  readLoopsSnapshot,
-  createPrdCache,
-  readPrdBody,
-  readProgressSnapshot,
-  resolveViewPaths,
-  type ViewPaths,
-} from './snapshot.js';
+import { readLoopsSnapshot, readProgressSnapshot, resolveViewPaths, type ViewPaths } from './snapshot.js';
+import { createPrdCache, readPrdBody } from './prd-body.js';
 import { watchChanges } from './watch.js';
 import { memoize, prdInputsKey } from './memo.js';
 import { ralphkitCommand } from '../util/invocation.js';
@@ -69,7 +63,7 @@ export async function startViewServer(options: ViewServerOptions): Promise<ViewS
   const paths = resolveViewPaths(options.cwd, options.prd);
   const assets = readAssets(options.pageDir);
   // Kept across reads: a plan written again with its stories where they were (a story's passes flipped) is not laid
-  // out anew, and only the cards that changed are written again (view/snapshot.ts).
+  // out anew, and only the cards that changed are written again (view/prd-body.ts).
   const prdCache = createPrdCache();
   const prdBody = memoize(
     () => readPrdBody(paths, prdCache),

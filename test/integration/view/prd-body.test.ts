@@ -1,4 +1,4 @@
-// /api/prd's body (view/snapshot.ts readPrdBody) carries the plan as the bytes it was read from, and a dashboard keeps
+// /api/prd's body (view/prd-body.ts readPrdBody) carries the plan as the bytes it was read from, and a dashboard keeps
 // what it parsed and laid out from one read to the next (PrdCache). Either way the body is the same JSON value as
 // readPrdSnapshot written out whole, read after read, whatever was written in between; and a plan written again with
 // one story changed is neither parsed whole nor written out whole again (counted, not timed).
@@ -8,14 +8,8 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { gitdir } from '../../support/repo.js';
 import { makeLargePlan } from '../../support/large-plan.js';
-import {
-  CARDS_PER_CHUNK,
-  createPrdCache,
-  readPrdBody,
-  readPrdSnapshot,
-  resolveViewPaths,
-  sameJson,
-} from '../../../src/view/snapshot.js';
+import { resolveViewPaths } from '../../../src/view/snapshot.js';
+import { CARDS_PER_CHUNK, createPrdCache, readPrdBody, readPrdSnapshot, sameJson } from '../../../src/view/prd-body.js';
 import { renderEvent } from '../../../src/view/events.js';
 
 function setup() {

@@ -14,7 +14,8 @@ import { unpinGitDirs } from '../../../../src/engine/git/git.js';
 import { plan, story } from '../../../support/verify-repo.js';
 import { keyEnv, useKeyEnv } from '../../../support/verdict-note.js';
 import { readLoopSummaries } from '../../../../src/engine/store/summaries.js';
-import { readPrdSnapshot, resolveViewPaths } from '../../../../src/view/snapshot.js';
+import { resolveViewPaths } from '../../../../src/view/snapshot.js';
+import { readPrdSnapshot } from '../../../../src/view/prd-body.js';
 
 const SESSION = 'sess-1';
 const PINS = `refs/ralphkit/loops/${SESSION}/pins`;

@@ -20,7 +20,8 @@ import {
   readVerdictRecordsSync,
 } from '../../../../src/engine/store/verdict-record.js';
 import { readLoopSummaries } from '../../../../src/engine/store/summaries.js';
-import { readPrdSnapshot, resolveViewPaths } from '../../../../src/view/snapshot.js';
+import { resolveViewPaths } from '../../../../src/view/snapshot.js';
+import { readPrdSnapshot } from '../../../../src/view/prd-body.js';
 import { commitPlan, plan, writeLedger, writeLoop, writePlan } from '../../../support/view-fixtures.js';
 
 function commit(repo: string, name: string): string {
