@@ -1,5 +1,5 @@
 // The core of ralph/.ralphkit.json, read one way for the installer (install/manifest.ts, which adds its records) and
-// the engine's start-of-run check (verify/runner-guard.ts): the version and each managed file's hash and owner.
+// the engine's start-of-run check (verify/engine-check.ts): the version and each managed file's hash and owner.
 // Pure, built-ins only (the engine bundle reads it too).
 
 export interface ManifestFile {

@@ -51,7 +51,7 @@ import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from
 import { settleRefsAtEnd, settleRefsAtResume } from './ref-sweep.js';
 import { nameHookScripts } from '../verify/hook-scripts.js';
 import { holdResumeAnchors } from '../verify/resume-anchors.js';
-import { refuseModifiedEngine } from '../verify/runner-guard.js';
+import { refuseModifiedEngine } from '../verify/engine-check.js';
 import { holdPathEnv } from '../verify/check-env.js';
 import { withRepoVars } from '../verify/repo-env.js';
 import { readUnseenAgent, refuseUnseenAgent } from '../agents/sandbox-visible.js';

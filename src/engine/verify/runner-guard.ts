@@ -2,31 +2,27 @@
 // manifest) and git's own behaviour (.git/config with its includes, the hooks, info/attributes and info/exclude, the
 // alternate object stores, info/grafts and the commondir file that names git's common dir).
 // They are read into memory once the loop holds its branch; after every agent run anything the agent changed
-// there is put back byte for byte, and the iteration's claims are rejected (verify.ts `violation`).
+// there is put back byte for byte, and the iteration's claims are rejected (verify.ts `violation`). Which files git's
+// configuration names and which of its keys matter is guard-config.ts; the folders on the way to them, held-way.ts.
 import {
   chmodSync,
   lstatSync,
   mkdirSync,
   readdirSync,
   readFileSync,
-  readlinkSync,
   realpathSync,
   rmSync,
   statSync,
-  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import path from 'node:path';
-import { readGitDirs, removeLinkedAdminFolders, runGit } from '../git/git.js';
-import { readConfigList } from '../git/read.js';
+import { readGitDirs, removeLinkedAdminFolders } from '../git/git.js';
 import type { RepoLocation } from '../types.js';
-import { hashContent } from '../../util/hash.js';
-import { parseManifestCore } from '../../util/manifest-files.js';
 import { readBytesOrNull } from '../../util/read.js';
-import { LoopExit, LOOP_EXIT } from '../errors.js';
 import { recordsRoot } from '../store/layout.js';
 import { holdRerere, type RerereHold, restoreRerere } from './rerere-hold.js';
-import { ralphkitCommand } from '../../util/invocation.js';
+import { isInertKey, isKeptKey, planConfigChange, readGuardConfig } from './guard-config.js';
+import { listLinksUnder, recordWay, removeLinksUnder, restoreWay, rootOf, type WayStep } from './held-way.js';
 
 /** The runner-owned files in ralph/ that an agent must never change: the engine, its launcher and the manifest. */
 export const ENGINE_FILES: readonly string[] = ['ralph/ralph.mjs', 'ralph/ralph.sh', 'ralph/.ralphkit.json'];
@@ -58,12 +54,6 @@ interface HeldDir {
   /** The folders from the root it lies under down to it, as they were (recordWay). */
   way?: WayStep[];
 }
-
-/**
- * A folder on the way to a held file, as it was when the loop started: a folder, a link (to `target`: a dotfiles
- * manager's ~/.config, say, stays one), or not there (nor anything below it).
- */
-type WayStep = { abs: string; kind: 'dir' | 'missing' | 'other' } | { abs: string; kind: 'link'; target: string };
 
 export interface RunnerGuard {
   files: Held[];
@@ -171,103 +161,6 @@ export function heldEngineBytes(guard: RunnerGuard): Map<string, Buffer | null> 
   return new Map(guard.files.filter((f) => f.kind === 'engine' && f.inRepo).map((f) => [f.shown, f.bytes]));
 }
 
-/** The deepest of `roots` that holds `abs` (below it), else the folder `abs` is in: nothing above that is looked at. */
-function rootOf(abs: string, roots: readonly string[]): string {
-  const under = roots.filter((r) => {
-    const rel = path.relative(r, abs);
-    return rel && !rel.startsWith('..') && !path.isAbsolute(rel);
-  });
-  return under.sort((a, b) => b.length - a.length)[0] ?? path.dirname(abs);
-}
-
-/** Each folder from below `root` down to `dir`, as it is now; the steps end at the first that is not there. */
-function recordWay(root: string, dir: string): WayStep[] {
-  const rel = path.relative(root, dir);
-  if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return [];
-  const way: WayStep[] = [];
-  let at = root;
-  for (const part of rel.split(path.sep)) {
-    at = path.join(at, part);
-    const st = lstatOrNull(at);
-    if (!st) {
-      way.push({ abs: at, kind: 'missing' });
-      break;
-    }
-    way.push(
-      st.isSymbolicLink()
-        ? { abs: at, kind: 'link', target: readlinkSync(at) }
-        : { abs: at, kind: st.isDirectory() ? 'dir' : 'other' },
-    );
-  }
-  return way;
-}
-
-/**
- * The way back as recorded, never followed: a link (or a file) where a folder was is removed and the folder made
- * again, empty (what was held in it is then put back file by file); a link moved is pointed back; a link where nothing
- * was is removed. Returns the steps put back.
- */
-function restoreWay(way: readonly WayStep[]): string[] {
-  const fixed: string[] = [];
-  for (const step of way) {
-    const st = lstatOrNull(step.abs);
-    if (step.kind === 'dir') {
-      if (!st || st.isDirectory()) {
-        if (!st) break; // gone: putBack makes it (and what is below) again
-        continue;
-      }
-      rmSync(step.abs, { force: true });
-      mkdirSync(step.abs);
-      fixed.push(step.abs);
-    } else if (step.kind === 'link') {
-      if (st?.isSymbolicLink() && readlinkSync(step.abs) === step.target) continue;
-      fixed.push(step.abs);
-      // A real folder made in the link's place is left as it is (it may hold files now): nothing below it leads out.
-      if (st?.isDirectory()) continue;
-      if (st) rmSync(step.abs, { force: true });
-      symlinkSync(step.target, step.abs);
-    } else {
-      if (step.kind === 'missing' && st?.isSymbolicLink()) {
-        rmSync(step.abs, { force: true });
-        fixed.push(step.abs);
-      }
-      break;
-    }
-  }
-  return fixed;
-}
-
-/** Every symbolic link under `dir` (never followed), with its target. */
-function listLinksUnder(dir: string, out = new Map<string, string>()): Map<string, string> {
-  let entries;
-  try {
-    entries = readdirSync(dir, { withFileTypes: true });
-  } catch {
-    return out;
-  }
-  for (const entry of entries) {
-    const abs = path.join(dir, entry.name);
-    if (entry.isSymbolicLink()) out.set(abs, readlinkSync(abs));
-    else if (entry.isDirectory()) listLinksUnder(abs, out);
-  }
-  return out;
-}
-
-/** Every symbolic link under `dir` that `kept` does not hold with the same target, removed; returns them. */
-function removeLinksUnder(dir: string, kept: ReadonlyMap<string, string>): string[] {
-  const removed = [...listLinksUnder(dir)].filter(([abs, target]) => kept.get(abs) !== target).map(([abs]) => abs);
-  for (const abs of removed) rmSync(abs, { force: true });
-  return removed;
-}
-
-function lstatOrNull(abs: string) {
-  try {
-    return lstatSync(abs);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Puts back whatever differs from the snapshot (git's own upstream records aside); returns what was changed.
  * `rejects` says which changed configuration keys reject the claims: after an agent run, every key but the inert
@@ -323,116 +216,6 @@ export function restoreRunnerFiles(
     for (const gone of restoreRerere(guard.rerere))
       out.changed.push(`${gone} (a conflict resolution git would write into your files in a merge of yours)`);
   return out;
-}
-
-/** The keys (section.subsection.key, as git names them) whose values differ between two config files. */
-export function planConfigChange(before: Buffer | null, after: Buffer | null): string[] {
-  const a = readConfigEntries(before?.toString('utf8') ?? '');
-  const b = readConfigEntries(after?.toString('utf8') ?? '');
-  const keys = new Set([...a.keys(), ...b.keys()]);
-  return [...keys].filter((k) => (a.get(k) ?? []).join('\0') !== (b.get(k) ?? []).join('\0')).sort();
-}
-
-/** A small reader of git's config format: every value per key, in order (enough to tell which keys changed). */
-export function readConfigEntries(text: string): Map<string, string[]> {
-  const out = new Map<string, string[]>();
-  let section = '';
-  for (const raw of text.replace(/\\\r?\n/g, '').split(/\r?\n/)) {
-    const line = raw.replace(/^\s+/, '');
-    if (!line || line.startsWith('#') || line.startsWith(';')) continue;
-    const head = /^\[\s*([^\]\s"]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\](.*)$/.exec(line);
-    if (head) {
-      const [name, sub] = [head[1].toLowerCase(), head[2]];
-      // [section.sub] is the old spelling of [section "sub"], lowercased.
-      section = sub !== undefined ? `${name}.${sub}` : name;
-      const rest = head[3].trim();
-      if (!rest || rest.startsWith('#') || rest.startsWith(';')) continue;
-      addEntry(out, section, rest);
-      continue;
-    }
-    addEntry(out, section, line);
-  }
-  return out;
-}
-
-function addEntry(out: Map<string, string[]>, section: string, line: string): void {
-  const m = /^([A-Za-z][A-Za-z0-9-]*)\s*(?:=\s*(.*))?$/.exec(line.trim());
-  if (!m) return;
-  const key = `${section}.${m[1].toLowerCase()}`;
-  out.set(key, [...(out.get(key) ?? []), (m[2] ?? 'true').trim()]);
-}
-
-// Written by git for ordinary work (`git push -u`, `git branch --set-upstream-to`): kept as the agent left them.
-function isKeptKey(key: string): boolean {
-  return /^branch\.[^]*\.(remote|merge|pushremote|rebase|description)$/.test(key);
-}
-
-// Read by nothing the runner does: its git calls have hooks off, and checks run in clones with a config of their own.
-// Put back (they would run in the user's own commits later), without rejecting the work.
-function isInertKey(key: string): boolean {
-  return key === 'core.hookspath' || /^(advice|color|gui|i18n|column)\./.test(key);
-}
-
-/**
- * Settings that make git run a program or change what the runner's own git calls do (a filter, a diff or merge
- * driver, an include, core.*, a URL rewrite, a remote, credentials, signing), and anything git cannot parse.
- */
-export function runsCode(key: string): boolean {
-  if (key === '?') return true;
-  if (key === 'core.hookspath') return false;
-  return /^(core|filter|diff|merge|include|includeif|gpg|credential|url|protocol|remote|http|submodule|uploadpack|receive|transfer|fetch|push)\./.test(
-    key,
-  );
-}
-
-/**
- * The start-of-run check: ralph/ralph.mjs and ralph.sh must be the files the manifest says ralphkit installed.
- * A modified engine is the agent's code running as the verifier (exit 2 unless the user says otherwise).
- */
-export function refuseModifiedEngine(
-  repoRoot: string,
-  allow: boolean,
-  warn: (message: string) => void,
-  packaged?: string,
-): void {
-  const problems = readEngineProblems(repoRoot, packaged);
-  if (!problems.length) return;
-  const what = problems.join('; ');
-  if (allow) {
-    warn(`running a modified engine because of --allow-modified-engine: ${what}`);
-    return;
-  }
-  throw new LoopExit(
-    LOOP_EXIT.refused,
-    `the loop's own files are not what ralphkit installed: ${what}; a modified engine could pass anything`,
-    `put them back with: ${ralphkitCommand('install --force')} (your version goes to ralph/.backup/), commit, and start again; or run anyway with --allow-modified-engine`,
-  );
-}
-
-/**
- * Each engine file that differs from the manifest's record, in words. `packaged` (the engine `ralphkit run` ships)
- * is a record the agent cannot rewrite: the repository's engine must equal it byte for byte (line endings aside).
- */
-export function readEngineProblems(repoRoot: string, packaged?: string): string[] {
-  const engine = path.join(repoRoot, 'ralph', 'ralph.mjs');
-  // A repository without an installed engine runs the packaged one (npx ralphkit run): nothing to compare.
-  const installed = readBytesOrNull(engine);
-  if (installed === null) return [];
-  const shipped = packaged ? readBytesOrNull(packaged) : null;
-  if (shipped && hashContent(shipped) !== hashContent(installed))
-    return ['ralph/ralph.mjs differs from the engine this ralphkit ships (an install by another version, or an edit)'];
-  const manifestText = readBytesOrNull(path.join(repoRoot, 'ralph', '.ralphkit.json'));
-  const manifest = manifestText ? parseManifestCore(manifestText.toString('utf8')) : undefined;
-  if (!manifest) return ['ralph/.ralphkit.json is missing or is not a ralphkit manifest'];
-  const problems: string[] = [];
-  for (const rel of ['ralph/ralph.mjs', 'ralph/ralph.sh']) {
-    const bytes = readBytesOrNull(path.join(repoRoot, rel));
-    const entry = manifest.files[rel];
-    if (!entry) problems.push(`${rel} is not in the manifest`);
-    else if (bytes === null) problems.push(`${rel} is missing`);
-    else if (hashContent(bytes) !== entry.sha256) problems.push(`${rel} was modified`);
-  }
-  return problems;
 }
 
 function hold(abs: string, shown: string, inRepo: boolean, kind: Held['kind']): Held {
@@ -506,95 +289,4 @@ function modeOf(abs: string): number {
   } catch {
     return 0;
   }
-}
-
-/** The configuration the guard holds files for: the local includes and the user's core.hooksPath (local, global). */
-interface GuardConfig {
-  includes: string[];
-  hooksPaths: string[];
-  /**
-   * Configuration from outside the repository that the runner's git reads, beyond ~/.gitconfig and the XDG file: the
-   * system file, and the files the global and system files include (read or not there yet). Each can set a filter
-   * the runner's checkout would run.
-   */
-  outside: string[];
-  /** The file core.attributesFile names, in the global or system configuration (held like .git/info/attributes). */
-  attributes: string | null;
-}
-
-/** GuardConfig from one `git config --list`; when git cannot list it so (before git 2.26, no --show-scope), each is asked on its own. */
-async function readGuardConfig(repoRoot: string, common: string): Promise<GuardConfig> {
-  const list = await readConfigList(repoRoot);
-  if (!list)
-    return {
-      includes: await readIncludedConfigs(repoRoot, common),
-      hooksPaths: await readHooksPath(repoRoot),
-      outside: [systemConfig()],
-      attributes: null,
-    };
-  const isInclude = (e: (typeof list)[number]) => /^include(if\..*)?\.path$/.test(e.key) && e.value !== null;
-  const includes = list.filter((e) => e.scope === 'local' && isInclude(e)).map((e) => resolveInclude(common, e.value!));
-  const beyond = list.filter((e) => e.scope === 'system' || e.scope === 'global');
-  const attributes = beyond.filter((e) => e.key === 'core.attributesfile' && e.value).pop()?.value;
-  const outside = [
-    // The system file, or where git looks for one when there is none yet.
-    ...(beyond.some((e) => e.scope === 'system') ? [] : [systemConfig()]),
-    ...beyond.flatMap((e) => (e.file ? [path.resolve(repoRoot, e.file)] : [])),
-    ...beyond
-      .filter(isInclude)
-      .map((e) => resolveInclude(e.file ? path.dirname(path.resolve(repoRoot, e.file)) : common, e.value!)),
-  ];
-  // As `git config --<scope> --get`: the last value of the key in that scope.
-  const hooksPath = (scope: string) =>
-    list
-      .filter((e) => e.scope === scope && e.key === 'core.hookspath')
-      .map((e) => e.value ?? '')
-      .pop() ?? '';
-  return {
-    includes,
-    outside: [...new Set(outside)],
-    attributes: attributes ? resolveInclude(repoRoot, attributes) : null,
-    hooksPaths: ['local', 'global']
-      .map(hooksPath)
-      .map((v) => v.trim())
-      .filter(Boolean)
-      .map((v) => resolveHooksPath(repoRoot, v)),
-  };
-}
-
-/** Files the repository's configuration includes (include.path, includeIf.*.path), resolved as git does. */
-async function readIncludedConfigs(repoRoot: string, common: string): Promise<string[]> {
-  const r = await runGit(repoRoot, ['config', '--local', '--get-regexp', '-z', '^include(if\\..*)?\\.path$']);
-  if (r.code !== 0) return [];
-  return r.stdout
-    .split('\0')
-    .filter(Boolean)
-    .map((entry) => resolveInclude(common, entry.slice(entry.indexOf('\n') + 1)));
-}
-
-// Where git looks for its system configuration when GIT_CONFIG_SYSTEM does not say (a build's $(sysconfdir); /etc
-// for the distributions' packages). One found in another place is held where git read it.
-const systemConfig = () => process.env.GIT_CONFIG_SYSTEM || '/etc/gitconfig';
-
-function resolveInclude(common: string, value: string): string {
-  const expanded = value.startsWith('~/') ? path.join(process.env.HOME ?? '', value.slice(2)) : value;
-  return path.resolve(common, expanded);
-}
-
-/**
- * A core.hooksPath the user set before the loop (their hooks for their own commits): held too. Read per file scope,
- * since the runner's own `-c core.hooksPath` override would answer a plain `git config --get`.
- */
-async function readHooksPath(repoRoot: string): Promise<string[]> {
-  const out: string[] = [];
-  for (const scope of ['--local', '--global']) {
-    const r = await runGit(repoRoot, ['config', scope, '--get', 'core.hooksPath']);
-    const value = r.code === 0 ? r.stdout.trim() : '';
-    if (value) out.push(resolveHooksPath(repoRoot, value));
-  }
-  return out;
-}
-
-function resolveHooksPath(repoRoot: string, value: string): string {
-  return path.resolve(repoRoot, value.startsWith('~/') ? path.join(process.env.HOME ?? '', value.slice(2)) : value);
 }

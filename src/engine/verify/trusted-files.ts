@@ -6,7 +6,8 @@ import type { RunContext } from '../types.js';
 import type { Violation } from './types.js';
 import { guardWrite } from '../errors.js';
 import { renderGuardBlock } from './report.js';
-import { restoreRunnerFiles, runsCode } from './runner-guard.js';
+import { restoreRunnerFiles } from './runner-guard.js';
+import { runsCode } from './guard-config.js';
 import type { RunTrust } from './trust.js';
 
 /**

@@ -1,7 +1,7 @@
-// Which .git/config changes matter (verify/runner-guard.ts): git's own upstream records are kept, a hooks path is
+// Which .git/config changes matter (verify/guard-config.ts): git's own upstream records are kept, a hooks path is
 // put back without rejecting the work, anything else (a filter, an include, fsmonitor) rejects the iteration.
 import { describe, expect, it } from 'vitest';
-import { planConfigChange, readConfigEntries } from '../../../../src/engine/verify/runner-guard.js';
+import { planConfigChange, readConfigEntries } from '../../../../src/engine/verify/guard-config.js';
 
 const cfg = (text: string) => Buffer.from(text);
 
