@@ -1,7 +1,8 @@
 // Runs the checks of one verification pass and records each run in the ledger. Shared commands (the
 // plan's `checks`, and `setup`) run once per checkout even when several stories are claimed: the tree does not
 // change between claims, so a second run would only cost time. Stories may be run side by side (the final gate):
-// checkouts are prepared one at a time, and a shared command asked for twice at once runs once.
+// checkouts are prepared one at a time, and a shared command asked for twice at once runs once. The sandbox a check
+// runs in is check-sandbox.ts.
 import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, type CheckLine, type LedgerLine, type VerdictStatus } from '../store/ledger.js';
 import { createCheckout, reapplyPins, removeCheckout, type Checkout } from './checkout.js';
@@ -10,14 +11,12 @@ import type { Prd, Story } from '../../prd/types.js';
 import path from 'node:path';
 import { ChecksEnv } from './check-env.js';
 import { withCheckoutPath, withRepoVars } from './repo-env.js';
-import { existsSync } from 'node:fs';
 import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
-import { planSandboxCommand } from '../agents/sandbox.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
-import type { VerifyInput, VerifyOptions } from './types.js';
+import type { VerifyOptions } from './types.js';
 import { RunnerFileError, SealBroken, WorkProtected, guardWrite } from '../errors.js';
 import { readHead } from '../git/head.js';
-import { recordsRoot } from '../store/layout.js';
+import { apartSandbox, planCheckWrap, sandboxedEnv } from './check-sandbox.js';
 import { HeldFiles } from './held-files.js';
 import type { ReviewedCheck } from './review-prompt.js';
 import { shellQuote } from '../../util/shell-quote.js';
@@ -36,58 +35,6 @@ export type StoryRun =
   | { outcome: 'passed'; count: number; pinnedChanges: string[]; ran: ReviewedCheck[] };
 
 type CheckoutEntry = { checkout: Checkout; setupFailure?: CheckResult; broken?: Error };
-
-type CheckWrap = (file: string, args: string[]) => { file: string; args: string[] };
-
-/**
- * The bubblewrap command line of a check in checkout `cwd` under --sandbox (none without it, or in the repository):
- * writable are the checkout and the checks' own HOME (`env.HOME`, check-env.ts) and npm's cache; the user's HOME is
- * read-only (its toolchains run; nothing the checks do changes them).
- */
-export function planCheckWrap(
-  sb: VerifyInput['sandbox'],
-  cwd: string,
-  top: string,
-  env: NodeJS.ProcessEnv,
-): CheckWrap | undefined {
-  if (!sb || cwd === top) return undefined;
-  // npm's cache of the checks is their own, in their HOME (check-env.ts ownCache).
-  const scratch = [env.HOME, env.npm_config_cache].filter(
-    (d): d is string => !!d && path.isAbsolute(d) && existsSync(d),
-  );
-  return (file, args) =>
-    planSandboxCommand({
-      bwrap: sb.bwrap,
-      file,
-      args,
-      repoRoot: cwd,
-      gitDir: path.join(cwd, '.git'),
-      readOnly: [...sb.readOnly, ...(sb.home ? [sb.home] : [])],
-      scratch,
-      network: sb.network,
-      hidden: sb.hidden,
-    });
-}
-
-/**
- * Under the sandbox, /tmp is the check's own and a TMPDIR elsewhere is read-only to it: tools that write there (jest's
- * cache, mkdtemp) would fail honest work. TMPDIR is then the private /tmp.
- */
-function sandboxedEnv(env: NodeJS.ProcessEnv, wrap: CheckWrap | undefined): NodeJS.ProcessEnv {
-  return wrap && env.TMPDIR && env.TMPDIR !== '/tmp' ? { ...env, TMPDIR: '/tmp' } : env;
-}
-
-/**
- * The sandbox of a setup run where the loop's setup cache is built (verify/setup-cache.ts): the checks' sandbox, with
- * the repository and the loop's worktrees hidden besides. The cache must hold what the key's files make, and under
- * --sandbox an install script could otherwise read a commit's sources by their absolute path and copy them in.
- */
-export function apartSandbox(sb: VerifyInput['sandbox'], top: string): VerifyInput['sandbox'] {
-  if (!sb) return undefined;
-  const main = recordsRoot(top);
-  const project = [main, top, `${main}.ralph-worktrees`].filter((d) => existsSync(d));
-  return { ...sb, hidden: [...new Set([...sb.hidden, ...project])] };
-}
 
 /** Which checkout a story's checks run in: one per set of files it may change (its `mayChange`). */
 export function checkoutKey(mayChange: readonly string[] = []): string {

@@ -11,7 +11,7 @@ import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, readLedger, summariseLedger, type ProbeLine } from '../store/ledger.js';
 import { createCheckout, removeCheckout, resetCheckoutGit, type Checkout } from './checkout.js';
 import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
-import { apartSandbox, planCheckWrap } from './session.js';
+import { apartSandbox, planCheckWrap } from './check-sandbox.js';
 import { ChecksEnv } from './check-env.js';
 import { withCheckoutPath } from './repo-env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
