@@ -81,7 +81,9 @@ export const MODULES = [
     name: 'verify/agent-run-record',
     mutate: 'src/engine/verify/agent-run-record.ts',
     tests: ['test/integration/engine/verify/agent-run-record.test.ts'],
-    floor: 0,
+    // 85.9 % measured 2026-12-07 (git in temp repositories; survivors: the record's shape checks, equivalent regex
+    // anchors, a detached HEAD's `here !== null`).
+    floor: 85,
   },
   {
     name: 'verify/gate-verdict',

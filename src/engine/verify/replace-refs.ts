@@ -24,7 +24,10 @@ import { removeRefLocks } from './branch-moves.js';
  */
 export function isEndRef(ref: string): boolean {
   // refs/prefetch: what `git maintenance` fetches in the background, like the remote-tracking refs.
-  return !/^refs\/(heads|remotes|prefetch|ralphkit)\//.test(ref) && ref !== 'refs/notes/ralphkit';
+  // refs/notes/ralphkit-pending/: a verdict note being written by another loop of the repository (git/commit.ts).
+  return (
+    !/^refs\/(heads|remotes|prefetch|ralphkit|notes\/ralphkit-pending)\//.test(ref) && ref !== 'refs/notes/ralphkit'
+  );
 }
 
 /** Your stash list as the loop found it: the reflog of refs/stash in the common dir (null: none). */

@@ -5,7 +5,7 @@ import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'no
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readLoopRefs } from '../../../../src/engine/verify/anchors.js';
-import { readStashLog, restoreEndRefs } from '../../../../src/engine/verify/replace-refs.js';
+import { isEndRef, readStashLog, restoreEndRefs } from '../../../../src/engine/verify/replace-refs.js';
 import { git, gitdir, testdir } from '../../../support/repo.js';
 
 /** A repository with a stash of yours (one entry), and what the loop's start holds. */
@@ -72,5 +72,26 @@ describe('restoreEndRefs: your stash', () => {
     symlinkSync(out, path.join(dir, '.git/logs/refs'));
     await expect(restoreEndRefs(dir, 'L1', held, stash)).rejects.toThrow('is a link: the stash list was not put back');
     expect(readFileSync(path.join(out, 'stash'), 'utf8')).toBe('planted\n');
+  });
+
+  it("isEndRef: every ref but branches, remote-tracking and prefetched refs, and the runner's own", () => {
+    for (const ref of [
+      'refs/tags/v1',
+      'refs/replace/abc',
+      'refs/stash',
+      'refs/ralph/add',
+      'refs/notes/commits',
+      'refs/x',
+    ])
+      expect(isEndRef(ref), ref).toBe(true);
+    for (const ref of [
+      'refs/heads/main',
+      'refs/remotes/origin/main',
+      'refs/prefetch/remotes/origin/main',
+      'refs/ralphkit/loops/L1/pins',
+      'refs/notes/ralphkit',
+      'refs/notes/ralphkit-pending/12-ab',
+    ])
+      expect(isEndRef(ref), ref).toBe(false);
   });
 });
