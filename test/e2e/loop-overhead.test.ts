@@ -165,7 +165,7 @@ describe('git processes at start', () => {
       'checkout --quiet --detach <sha> --',
       'ls-files -s -z',
       // the first iteration's refs (the branch, HEAD, the branch tips the agent's new commits are told from)
-      'for-each-ref --format=%(HEAD)%(objecttype) %(objectname) %(refname) %(symref) refs/heads',
+      'for-each-ref --format=%(HEAD)%(objectname) %(refname) %(symref) refs/heads',
     ]);
     // The refs hold what they held when each was written alone: the plan commit, and the plan committed there.
     const id = readdirSync(path.join(dir, 'ralph/.runs')).find((n) => n !== 'locks' && !n.includes('.'))!;

@@ -125,11 +125,9 @@ export interface RefsSnapshot {
  * marks the branch HEAD is on): a detached or unborn HEAD, or a branch that points at no commit, is asked the usual way.
  */
 export async function readRefs(cwd: string): Promise<RefsSnapshot> {
-  const r = await runGit(cwd, [
-    'for-each-ref',
-    '--format=%(HEAD)%(objecttype) %(objectname) %(refname) %(symref)',
-    'refs/heads',
-  ]);
+  // No %(objecttype): git stops (exit 128) at a branch whose object is missing, which an agent can write, and the
+  // whole list would be lost with it.
+  const r = await runGit(cwd, ['for-each-ref', '--format=%(HEAD)%(objectname) %(refname) %(symref)', 'refs/heads']);
   if (r.code !== 0) {
     const [{ branch, head }, tips] = [await readHead(cwd), await readBranchTips(cwd)];
     return { branch, head, tips };
@@ -139,12 +137,12 @@ export async function readRefs(cwd: string): Promise<RefsSnapshot> {
   const symbolic = new Set<string>();
   let current: { branch: string; head: string } | null = null;
   for (const line of r.stdout.split('\n')) {
-    const m = /^([* ])(\S+) (\S+) refs\/heads\/(\S+) (\S*)$/.exec(line);
+    const m = /^([* ])(\S+) refs\/heads\/(\S+) (\S*)$/.exec(line);
     if (!m) continue;
-    tips.push(m[3]);
-    branches.set(m[4], m[3]);
-    if (m[5]) symbolic.add(m[4]);
-    if (m[1] === '*' && m[2] === 'commit') current = { branch: m[4], head: m[3] };
+    tips.push(m[2]);
+    branches.set(m[3], m[2]);
+    if (m[4]) symbolic.add(m[3]);
+    if (m[1] === '*') current = { branch: m[3], head: m[2] };
   }
   // A detached or unborn HEAD is asked the usual way; the branches are as read.
   const at = current ?? (await readHead(cwd));

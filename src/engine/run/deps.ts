@@ -285,6 +285,9 @@ function recordAgentRun(run: RunContext, trust: RunTrust, iteration: number): vo
       ownGitDir: trust.nested.ownGitDir,
       commonDir: trust.gitDir,
       stashLog: trust.stashLog.bytes?.toString('base64') ?? null,
+      ...(trust.stashLog.head
+        ? { headLog: { file: trust.stashLog.head.file, bytes: trust.stashLog.head.bytes?.toString('base64') ?? null } }
+        : {}),
     });
   } catch (err) {
     run.emit({
@@ -324,8 +327,8 @@ async function putBackBranches(
   after: RefsSnapshot,
 ): Promise<{ violation?: Violation; left?: string }> {
   const held = trust.heldBranches;
-  const branches = after.branches;
-  if (run.siblingBranches || !held || !branches) return {};
+  const branches = after.branches ?? new Map<string, string>();
+  if (run.siblingBranches || !held) return {};
   try {
     const r = await restoreMovedBranches({
       top: run.paths.repoRoot,

@@ -11,15 +11,23 @@ import { restoreMovedBranches } from '../verify/branch-moves.js';
 import { readRefs } from '../git/head.js';
 import { otherLoopBranches } from './after-agent.js';
 
-/** At the loop's end, before anyone's git reads them. Never throws: what could not be done is said. */
-export async function settleRefsAtEnd(run: RunContext, trust: RunTrust): Promise<void> {
+/**
+ * At the loop's end, before anyone's git reads them. Never throws: what could not be done is said, and false returned
+ * (the loop then does not end with 0: your refs may hold what the agent put there).
+ */
+export async function settleRefsAtEnd(run: RunContext, trust: RunTrust): Promise<boolean> {
   try {
     const record = readAgentRun(run.paths.repoRoot, run.id);
     if (record) {
-      const { said, done } = await finishAgentRun(trust.topLevel, run.id, record, loopDir(run.paths.repoRoot, run.id));
+      const { said, done, failed } = await finishAgentRun(
+        trust.topLevel,
+        run.id,
+        record,
+        loopDir(run.paths.repoRoot, run.id),
+      );
       for (const message of said) run.emit({ type: 'warn', message });
       if (done) clearAgentRun(run.paths.repoRoot, run.id);
-      return;
+      return !failed;
     }
     const put = await restoreEndRefs(
       trust.topLevel,
@@ -31,9 +39,9 @@ export async function settleRefsAtEnd(run: RunContext, trust: RunTrust): Promise
     if (put.length) run.emit({ type: 'warn', message: renderEndRefs(put, run.id) });
     // A --parallel run (no record: its workers' siblings move while each runs): your branches, put back now.
     const held = trust.heldBranches;
-    if (!held) return;
+    if (!held) return true;
     const now = await readRefs(trust.topLevel);
-    const { violation, left } = await restoreMovedBranches({
+    const { violation, left, failed } = await restoreMovedBranches({
       top: trust.topLevel,
       loopId: run.id,
       before: held,
@@ -43,11 +51,13 @@ export async function settleRefsAtEnd(run: RunContext, trust: RunTrust): Promise
       commonDir: trust.gitDir,
     });
     for (const message of [violation?.reason, left]) if (message) run.emit({ type: 'warn', message });
+    return !failed;
   } catch (err) {
     run.emit({
       type: 'warn',
-      message: `could not check the branches, replace refs and tags (${(err as Error).message}): look at git for-each-ref refs/heads/ refs/replace/ refs/tags/ before you merge`,
+      message: `could not put back the branches, tags and other refs as the loop found them (${(err as Error).message}): look at git for-each-ref before you check out or merge anything`,
     });
+    return false;
   }
 }
 

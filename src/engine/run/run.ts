@@ -257,10 +257,12 @@ async function startIn({
   stop.run = run;
   const end: RunEnd = { delivered: false };
   stop.end = end;
+  let code: number;
+  let settled = true;
   try {
-    return await startGuarded(run, stop.controller, tree, end);
+    code = await startGuarded(run, stop.controller, tree, end);
   } finally {
-    if (end.trust?.endRefs) await settleRefsAtEnd(run, end.trust);
+    if (end.trust?.endRefs) settled = await settleRefsAtEnd(run, end.trust);
     if (end.trust && end.ending)
       await nameHookScripts(
         end.trust.topLevel,
@@ -293,6 +295,13 @@ async function startIn({
       }
     }
   }
+  if (settled || code !== 0) return code;
+  // Done and verified, but your refs may still point where the agent put them: not an exit 0.
+  emit({
+    type: 'warn',
+    message: `the work passed, but the runner could not put your branches, tags and other refs back as the loop found them (said above): exit ${LOOP_EXIT.protected}, so nothing takes this as done before you look`,
+  });
+  return LOOP_EXIT.protected;
 }
 
 function deadlineOf(options: RunOptions, started: number): { deadline?: number } {

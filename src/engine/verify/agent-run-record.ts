@@ -34,6 +34,8 @@ export interface AgentRunRecord {
   commonDir: string;
   /** Your stash list as the loop found it: the reflog's bytes, base64 (null: none). */
   stashLog: string | null;
+  /** The HEAD reflog of the loop's tree as the loop found it (its file; bytes base64, null: none). */
+  headLog?: { file: string; bytes: string | null };
 }
 
 export function agentRunPath(repoRoot: string, loopId: string): string {
@@ -95,6 +97,15 @@ function recordProblem(v: unknown): string | null {
   if (typeof r.ownGitDir !== 'string' || !path.isAbsolute(r.ownGitDir)) return 'ownGitDir is not an absolute path';
   if (typeof r.commonDir !== 'string' || !path.isAbsolute(r.commonDir)) return 'commonDir is not an absolute path';
   if (r.stashLog !== null && typeof r.stashLog !== 'string') return 'stashLog is not base64 or null';
+  const head = r.headLog;
+  if (
+    head !== undefined &&
+    (typeof head?.file !== 'string' ||
+      path.basename(head.file) !== 'HEAD' ||
+      !path.isAbsolute(head.file) ||
+      (head.bytes !== null && typeof head.bytes !== 'string'))
+  )
+    return 'headLog is not a HEAD reflog';
   return null;
 }
 
@@ -123,12 +134,12 @@ export async function finishAgentRun(
   loopId: string,
   record: AgentRunRecord,
   keepDir?: string,
-): Promise<{ said: string[]; done: boolean }> {
+): Promise<{ said: string[]; done: boolean; failed?: boolean }> {
   const said: string[] = [];
   const now = await readRefs(top);
   const branches = now.branches ?? new Map<string, string>();
   const here = now.branch;
-  const { violation, left } = await restoreMovedBranches({
+  const { violation, left, failed } = await restoreMovedBranches({
     top,
     loopId,
     before: new Map(Object.entries(record.branches)),
@@ -141,6 +152,14 @@ export async function finishAgentRun(
   const stash = {
     commonDir: record.commonDir,
     bytes: record.stashLog === null ? null : Buffer.from(record.stashLog, 'base64'),
+    ...(record.headLog
+      ? {
+          head: {
+            file: record.headLog.file,
+            bytes: record.headLog.bytes === null ? null : Buffer.from(record.headLog.bytes, 'base64'),
+          },
+        }
+      : {}),
   };
   const put = await restoreEndRefs(top, loopId, new Map(Object.entries(record.endRefs)), stash, keepDir);
   if (put.length) said.push(renderEndRefs(put, loopId));
@@ -148,5 +167,5 @@ export async function finishAgentRun(
   const flags = await clearNewFlags(top, new Map(record.flags), view);
   if (flags) said.push(flags.reason);
   const stays = here !== null && !skips(record.skip, here) && record.branches[here] !== branches.get(here);
-  return { said, done: !stays };
+  return { said, done: !stays && !failed, ...(failed ? { failed } : {}) };
 }

@@ -35,16 +35,25 @@ export interface BranchPutBack {
  */
 export async function restoreMovedBranches(
   p: BranchPutBack,
-): Promise<{ violation?: Violation; left?: string; leftBranches?: string[] }> {
+): Promise<{ violation?: Violation; left?: string; leftBranches?: string[]; failed?: boolean }> {
   const { top, loopId, before, here } = p;
   const after = p.now.branches;
-  if (!after) return {};
+  // Not read (git failed on a ref the agent wrote): nothing is known to be in place, which is not "nothing moved".
+  if (!after)
+    return {
+      violation: {
+        reason: `the branches could not be read (git for-each-ref refs/heads failed), so none could be checked for moves: look at git for-each-ref refs/heads before you check out or merge any`,
+        files: [],
+      },
+      failed: true,
+    };
   const symbolic = p.now.symbolic;
   const moved = [...before].filter(([b, sha]) => !skips(p.skip, b) && (after.get(b) !== sha || symbolic?.has(b)));
   if (!moved.length) return {};
   // The loop's own tree is not one of them: a HEAD the agent switched there is switched back after this.
   const checkedOut = await branchesCheckedOut(top);
   const lines: string[] = [];
+  const keep: string[] = [];
   const said: string[] = [];
   const left: string[] = [];
   const leftBranches: string[] = [];
@@ -65,11 +74,14 @@ export async function restoreMovedBranches(
     }
     // no-deref: a branch the agent made a symbolic ref (to a branch of its own) is written itself, not through it.
     lines.push('option no-deref', now ? `update refs/heads/${b} ${was}` : `create refs/heads/${b} ${was}`);
-    if (now) lines.push(`update refs/ralphkit/loops/${loopId}/moved/${b} ${now}`);
+    if (now) keep.push(`update refs/ralphkit/loops/${loopId}/moved/${b} ${now}\n`);
     said.push(
       `${b} (${to}; put back at ${was.slice(0, 7)}${now ? `, kept as refs/ralphkit/loops/${loopId}/moved/${b}` : ''})`,
     );
   }
+  // What the agent pointed them at, kept on its own first: a keep-ref that clashes with one the agent made fails
+  // alone, never the put-back.
+  if (keep.length) await runGit(top, ['update-ref', '--stdin'], { input: keep.join('') });
   const refs = moved.map(([b]) => `refs/heads/${b}`);
   const failed = lines.length ? await putBack(top, lines, refs, p.commonDir) : '';
   return {
@@ -83,6 +95,7 @@ export async function restoreMovedBranches(
       : {}),
     ...(left.length ? { left: `a branch other than the loop's moved while the agent ran: ${left.join(', ')}` } : {}),
     ...(leftBranches.length ? { leftBranches } : {}),
+    ...(failed ? { failed: true } : {}),
   };
 }
 

@@ -11,9 +11,9 @@
 // would put its files (an engine and a manifest to match) into your tree. Both are put back as the loop found them.
 import { lstatSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
-import { atomicWriteFileSync } from '../../util/atomic.js';
+import { appendOwnFileSync, atomicWriteFileSync } from '../../util/atomic.js';
 import { readBytesOrNull } from '../../util/read.js';
-import { gitOk } from '../git/git.js';
+import { gitOk, runGit } from '../git/git.js';
 import { removeRefLocks } from './branch-moves.js';
 
 /**
@@ -30,18 +30,27 @@ export function isEndRef(ref: string): boolean {
   );
 }
 
-/** Your stash list as the loop found it: the reflog of refs/stash in the common dir (null: none). */
+/**
+ * Your stash list as the loop found it: the reflog of refs/stash in the common dir (null: none); and the HEAD reflog of
+ * the loop's tree, which `git checkout -` and `@{-1}` read (a line the agent adds there sends you to its commit).
+ */
 export interface StashLog {
   commonDir: string;
   bytes: Buffer | null;
+  head?: { file: string; bytes: Buffer | null };
 }
 
 function stashLogPath(commonDir: string): string {
   return path.join(commonDir, 'logs', 'refs', 'stash');
 }
 
-export function readStashLog(commonDir: string): StashLog {
-  return { commonDir, bytes: readBytesOrNull(stashLogPath(commonDir)) };
+export function readStashLog(commonDir: string, ownGitDir?: string): StashLog {
+  const head = ownGitDir ? path.join(ownGitDir, 'logs', 'HEAD') : null;
+  return {
+    commonDir,
+    bytes: readBytesOrNull(stashLogPath(commonDir)),
+    ...(head ? { head: { file: head, bytes: readBytesOrNull(head) } } : {}),
+  };
 }
 
 /**
@@ -65,15 +74,20 @@ export async function restoreEndRefs(
   );
   const changed = [...now].filter(([ref, sha]) => held.get(ref) !== sha);
   const gone = [...held].filter(([ref]) => !now.has(ref));
-  const lines = [
-    ...changed.flatMap(([ref, sha]) => [
-      'option no-deref',
-      held.has(ref) ? `update ${ref} ${held.get(ref)}` : `delete ${ref}`,
-      `update refs/ralphkit/loops/${loopId}/moved/${ref} ${sha}`,
-    ]),
-    ...gone.map(([ref, sha]) => `create ${ref} ${sha}`),
+  // What the agent made, kept first and on its own: a ref the agent named to clash with a keep-ref (it can read the
+  // loop's id) fails that, never the put-back.
+  if (changed.length)
+    await runGit(top, ['update-ref', '--stdin'], {
+      input: changed.map(([ref, sha]) => `update refs/ralphkit/loops/${loopId}/moved/${ref} ${sha}\n`).join(''),
+    });
+  // Deletes and moves, then the creates: a ref the agent made in the way of one of yours (refs/tags/v1/x where your
+  // refs/tags/v1 was) is gone before yours is made again.
+  const steps = [
+    changed.flatMap(([ref]) => ['option no-deref', held.has(ref) ? `update ${ref} ${held.get(ref)}` : `delete ${ref}`]),
+    gone.map(([ref, sha]) => `create ${ref} ${sha}`),
   ];
-  if (lines.length) {
+  for (const lines of steps) {
+    if (!lines.length) continue;
     const input = `${lines.join('\n')}\n`;
     const refs = [...changed, ...gone].map(([ref]) => ref);
     // A lock the agent left on one of them fails the whole transaction: removed (the agent is gone), then once more.
@@ -83,34 +97,47 @@ export async function restoreEndRefs(
     });
   }
   // After the refs: git's update of refs/stash above wrote a line of its own there.
-  const log = stash && restoreStashLog(stash, keepDir) ? ['the stash list (.git/logs/refs/stash)'] : [];
+  const log = [
+    ...(stash && restoreLog(stashLogPath(stash.commonDir), stash.bytes, keepDir, 'stash-reflog')
+      ? ['the stash list (.git/logs/refs/stash)']
+      : []),
+    ...(stash?.head && (await restoreLastCheckout(top, stash.head.file, stash.head.bytes))
+      ? ['where git checkout - goes (.git/logs/HEAD)']
+      : []),
+  ];
   return [...shadows, ...[...changed, ...gone].map(([ref]) => ref), ...log];
 }
 
+// What git keeps at its folder's top itself: a branch or tag named like one of these is not shadowed by it.
+const GIT_OWN = new Set(
+  'HEAD ORIG_HEAD FETCH_HEAD MERGE_HEAD MERGE_MSG MERGE_MODE MERGE_RR CHERRY_PICK_HEAD REVERT_HEAD REBASE_HEAD AUTO_MERGE BISECT_HEAD BISECT_LOG BISECT_START BISECT_TERMS BISECT_NAMES BISECT_EXPECTED_REV BISECT_ANCESTORS_OK SQUASH_MSG TAG_EDITMSG COMMIT_EDITMSG NOTES_MERGE_PARTIAL NOTES_MERGE_REF config config.worktree index description packed-refs shallow commondir gitdir gc.pid gc.log refs logs objects info hooks worktrees modules branches remotes rr-cache lfs sequencer rebase-merge rebase-apply'.split(
+    ' ',
+  ),
+);
+
 /**
- * git looks a name up in its folder first (`.git/<name>`), before refs/: a file `.git/ralph/add` holding a commit id
- * is what your `git merge ralph/add` takes, and `git for-each-ref` lists no such file. For each branch, tag and
- * remote-tracking name in `refs` (for-each-ref's lines), such a file is moved into `keepDir` (or removed). git's own
- * files there (HEAD, ORIG_HEAD, FETCH_HEAD: capitals) are not names a branch can shadow and are left.
+ * git looks a name up in its folder first (`.git/<name>`), before refs/: a file `.git/ralph/add` is what your `git
+ * merge ralph/add` takes (git reads more than a bare commit id there), and `git for-each-ref` lists no such file. For
+ * each branch, tag and remote-tracking name in `refs` (for-each-ref's lines), a file there is moved into `keepDir` (or
+ * removed), whatever it holds; names git keeps there itself (GIT_OWN, and the folders under them) are left.
  */
 function removeRootShadows(commonDir: string, refs: string, keepDir: string | undefined): string[] {
   const names = new Set<string>();
   for (const line of refs.split('\n')) {
     const m = /^refs\/(?:heads|tags|remotes)\/(\S+) /.exec(line);
-    if (m && !/^[A-Z_]+$/.test(m[1])) names.add(m[1]);
+    if (m && !GIT_OWN.has(m[1].split('/')[0] ?? '') && !m[1].startsWith('sharedindex.')) names.add(m[1]);
   }
   const out: string[] = [];
   for (const name of names) {
     const file = path.join(commonDir, name);
     if (!isPlainFileWithin(commonDir, file)) continue;
-    const text = readBytesOrNull(file)?.toString('utf8') ?? '';
-    if (!/^([0-9a-f]{40}|[0-9a-f]{64}|ref: \S+)\s*$/.test(text)) continue;
+    const bytes = readBytesOrNull(file) ?? Buffer.alloc(0);
     if (keepDir) {
       mkdirSync(path.join(keepDir, 'shadows'), { recursive: true });
-      atomicWriteFileSync(path.join(keepDir, 'shadows', name.replaceAll('/', '%2F')), text);
+      atomicWriteFileSync(path.join(keepDir, 'shadows', name.replaceAll('/', '%2F')), bytes);
     }
     rmSync(file, { force: true });
-    out.push(`.git/${name} (a ref file in git's folder that your git takes for ${name} before the branch or tag)`);
+    out.push(`.git/${name} (a file in git's folder that your git takes for ${name} before the branch or tag)`);
   }
   return out;
 }
@@ -128,21 +155,52 @@ function isPlainFileWithin(root: string, file: string): boolean {
   return false;
 }
 
+/** The branch `git checkout -` would go to after `log` (a HEAD reflog): the "from" of its last checkout line. */
+export function lastCheckoutFrom(log: Buffer | null): string | null {
+  const lines = log?.toString('utf8').split('\n') ?? [];
+  for (let i = lines.length - 1; i >= 0; i--) {
+    const m = /\tcheckout: moving from (.+) to \S+$/.exec(lines[i] ?? '');
+    if (m?.[1]) return m[1];
+  }
+  return null;
+}
+
 /**
- * The stash reflog put back as `held` had it; the agent's kept in `keepDir` (the loop's records) as `stash-reflog`.
- * Written only through folders of the common dir: a link the agent put at logs/ or logs/refs is said, not followed.
+ * `git checkout -` goes where the HEAD reflog's last checkout line came from: a line the agent adds there sends you to
+ * its commit. When that differs from the loop's start, a line of the runner's is added (nothing is removed) that sends
+ * `-` where it went then, or nowhere new when it went nowhere. The loop's own switches and commits stay in the log.
  */
-function restoreStashLog(held: StashLog, keepDir: string | undefined): boolean {
-  const file = stashLogPath(held.commonDir);
-  const now = readBytesOrNull(file);
-  if (now === null ? held.bytes === null : held.bytes !== null && now.equals(held.bytes)) return false;
+async function restoreLastCheckout(top: string, file: string, held: Buffer | null): Promise<boolean> {
+  const want = lastCheckoutFrom(held);
+  if (lastCheckoutFrom(readBytesOrNull(file)) === want) return false;
+  const [sha, name] = (await gitOk(top, ['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD'])).trim().split('\n');
+  if (!sha || !name) return false;
   for (const dir of [path.dirname(path.dirname(file)), path.dirname(file)]) {
     const st = lstatSync(dir, { throwIfNoEntry: false });
-    if (st?.isSymbolicLink()) throw new Error(`${dir} is a link: the stash list was not put back`);
+    if (st?.isSymbolicLink()) throw new Error(`${dir} is a link: where git checkout - goes was not put back`);
   }
-  if (now !== null && keepDir) atomicWriteFileSync(path.join(keepDir, 'stash-reflog'), now);
-  if (held.bytes === null) rmSync(file, { force: true });
+  const at = Math.floor(Date.now() / 1000);
+  appendOwnFileSync(
+    file,
+    `${sha} ${sha} ralphkit <ralphkit@localhost> ${at} +0000\tcheckout: moving from ${want ?? name} to ${name}\n`,
+  );
+  return true;
+}
+
+/**
+ * A reflog put back as `held` had it (null: none); the agent's kept in `keepDir` (the loop's records) as `keepAs`.
+ * Written only through folders of git's: a link the agent put at logs/ or logs/refs is said, not followed.
+ */
+function restoreLog(file: string, held: Buffer | null, keepDir: string | undefined, keepAs: string): boolean {
+  const now = readBytesOrNull(file);
+  if (now === null ? held === null : held !== null && now.equals(held)) return false;
+  for (const dir of [path.dirname(path.dirname(file)), path.dirname(file)]) {
+    const st = lstatSync(dir, { throwIfNoEntry: false });
+    if (st?.isSymbolicLink()) throw new Error(`${dir} is a link: ${path.basename(file)}'s reflog was not put back`);
+  }
+  if (now !== null && keepDir) atomicWriteFileSync(path.join(keepDir, keepAs), now);
+  if (held === null) rmSync(file, { force: true });
   // The file itself may be a link: the write's rename replaces it, and writes nothing where it led.
-  else atomicWriteFileSync(file, held.bytes);
+  else atomicWriteFileSync(file, held);
   return true;
 }

@@ -347,7 +347,7 @@ export async function establishTrust(
     indexSince: known.loopStartedAt ?? startedAt,
     endRefs: held,
     heldBranches: branches,
-    stashLog: readStashLog(guard.gitDir),
+    stashLog: readStashLog(guard.gitDir, ownGitDir),
     verdictKey,
     anchored,
     checkBase,

@@ -77,15 +77,31 @@ describe('agent-run-record', () => {
     expect(existsSync(path.join(dir, '.git/refs/heads/main.lock'))).toBe(false);
   });
 
+  it('a branch the agent points at a missing object does not hide the others: main is put back', async () => {
+    const { dir, main } = setup();
+    const record = readAgentRun(dir, 'L1')!;
+    const evil = git(dir, 'commit-tree', '-p', main, '-m', 'evil', `${main}^{tree}`);
+    git(dir, 'update-ref', 'refs/heads/main', evil);
+    writeFileSync(path.join(dir, '.git/refs/heads/zzz'), `${'1'.repeat(40)}\n`);
+    const { said, failed } = await finishAgentRun(dir, 'L1', record);
+    expect(failed).toBeUndefined();
+    expect(said.join('\n')).toMatch(/main \(to [0-9a-f]{7}; put back at/);
+    expect(git(dir, 'rev-parse', 'refs/heads/main')).toBe(main);
+  });
+
   it("a ref file at git's folder named like a branch (.git/main), and a ref under refs/ of the same name: your merge would take them first; both go", async () => {
     const { dir, main } = setup();
     const record = readAgentRun(dir, 'L1')!;
     const evil = git(dir, 'commit-tree', '-p', main, '-m', 'evil', `${main}^{tree}`);
     writeFileSync(path.join(dir, '.git/main'), `${evil}\n`);
+    // What git also reads there: capitals, and words after the id.
+    writeFileSync(path.join(dir, '.git/loop'), `${evil.toUpperCase()} mode junk\n`);
     git(dir, 'update-ref', 'refs/loop', evil);
     const keep = path.join(dir, 'ralph/.runs/L1');
     const { said } = await finishAgentRun(dir, 'L1', record, keep);
-    expect(said.join('\n')).toContain('.git/main (a ref file in git');
+    expect(said.join('\n')).toContain('.git/main (a file in git');
+    expect(said.join('\n')).toContain('.git/loop (a file in git');
+    expect(existsSync(path.join(dir, '.git/loop'))).toBe(false);
     expect(said.join('\n')).toContain('refs/loop');
     expect(existsSync(path.join(dir, '.git/main'))).toBe(false);
     expect(readFileSync(path.join(keep, 'shadows/main'), 'utf8')).toBe(`${evil}\n`);

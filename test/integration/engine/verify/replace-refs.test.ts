@@ -5,7 +5,12 @@ import { existsSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'no
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { readLoopRefs } from '../../../../src/engine/verify/anchors.js';
-import { isEndRef, readStashLog, restoreEndRefs } from '../../../../src/engine/verify/replace-refs.js';
+import {
+  isEndRef,
+  lastCheckoutFrom,
+  readStashLog,
+  restoreEndRefs,
+} from '../../../../src/engine/verify/replace-refs.js';
 import { git, gitdir, testdir } from '../../../support/repo.js';
 
 /** A repository with a stash of yours (one entry), and what the loop's start holds. */
@@ -70,7 +75,7 @@ describe('restoreEndRefs: your stash', () => {
     writeFileSync(path.join(out, 'stash'), 'planted\n');
     rmSync(path.join(dir, '.git/logs/refs'), { recursive: true });
     symlinkSync(out, path.join(dir, '.git/logs/refs'));
-    await expect(restoreEndRefs(dir, 'L1', held, stash)).rejects.toThrow('is a link: the stash list was not put back');
+    await expect(restoreEndRefs(dir, 'L1', held, stash)).rejects.toThrow("is a link: stash's reflog was not put back");
     expect(readFileSync(path.join(out, 'stash'), 'utf8')).toBe('planted\n');
   });
 
@@ -93,5 +98,28 @@ describe('restoreEndRefs: your stash', () => {
       'refs/notes/ralphkit-pending/12-ab',
     ])
       expect(isEndRef(ref), ref).toBe(false);
+  });
+
+  it("git checkout -: a checkout line the agent adds to the HEAD reflog is answered with one of the runner's that goes where the start's went", async () => {
+    const dir = gitdir({ 'a.txt': 'a\n' });
+    git(dir, 'checkout', '-q', '-b', 'loop');
+    const { held } = await readLoopRefs(dir, 'L1');
+    const logs = readStashLog(path.join(dir, '.git'), path.join(dir, '.git'));
+    expect(lastCheckoutFrom(logs.head!.bytes)).toBe('main');
+    const evil = git(dir, 'commit-tree', '-m', 'evil', 'HEAD^{tree}');
+    const head = git(dir, 'rev-parse', 'HEAD');
+    writeFileSync(
+      path.join(dir, '.git/logs/HEAD'),
+      `${readFileSync(path.join(dir, '.git/logs/HEAD'), 'utf8')}${head} ${head} x <x> 1 +0000\tcheckout: moving from ${evil} to loop\n`,
+    );
+    expect(lastCheckoutFrom(readFileSync(path.join(dir, '.git/logs/HEAD')))).toBe(evil);
+    expect(await restoreEndRefs(dir, 'L1', held, logs)).toEqual(['where git checkout - goes (.git/logs/HEAD)']);
+    git(dir, 'checkout', '-q', '-');
+    expect(git(dir, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe('main');
+    // An honest loop's commits on its branch change nothing of it.
+    git(dir, 'checkout', '-q', 'loop');
+    const again = readStashLog(path.join(dir, '.git'), path.join(dir, '.git'));
+    git(dir, 'commit', '-q', '--allow-empty', '-m', 'work');
+    expect(await restoreEndRefs(dir, 'L1', held, again)).toEqual([]);
   });
 });
