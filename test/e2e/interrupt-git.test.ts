@@ -93,7 +93,8 @@ describe('Ctrl-C while the runner runs git', () => {
     const repo = loopRepo({ stories: 2, checks: ['test -f README.md'] });
     const tmp = testdir('ralphkit-tmp-');
     const hold = holdingGit();
-    hold.arm('refs/ralphkit/loops/one/pins', 1);
+    // The start's first update-ref: the pins and the plan ref, in one transaction after their seal (verify/anchors.ts).
+    hold.arm('update-ref', 1);
     const run = startInGroup(repo, ['--name', 'one', '--agent-cmd', agent('worker'), '--pause', '0', '5'], {
       PATH: `${hold.bin}:${process.env.PATH}`,
       TMPDIR: tmp,
