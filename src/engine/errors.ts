@@ -1,12 +1,13 @@
 // The engine's error kinds. Anything that ends a loop on purpose throws a LoopExit (a RalphkitError): it carries
 // the exit code (SPEC §4), the status recorded in state.json, the message and a hint saying what to type next.
 // run/run.ts records it and entry.ts turns it into the process's exit code: the only two places that read it.
-import { lstatSync, readlinkSync } from 'node:fs';
+import { readlinkSync } from 'node:fs';
 import path from 'node:path';
 import type { LoopStatus } from './store/state-types.js';
 import { showPath } from '../util/repo-path.js';
 import { shellQuote } from '../util/shell-quote.js';
 import { RalphkitError } from '../util/errors.js';
+import { linkOnTheWay } from '../util/read.js';
 
 export const LOOP_EXIT = {
   complete: 0,
@@ -154,23 +155,13 @@ export function guardWrite<T>(file: string, repoRoot: string, write: () => T, co
 export function refuseLinkedFolders(file: string, repoRoot: string): void {
   const rel = path.relative(repoRoot, file);
   if (!rel || rel.startsWith('..') || path.isAbsolute(rel)) return;
-  let at = repoRoot;
-  for (const part of rel.split(path.sep).slice(0, -1)) {
-    at = path.join(at, part);
-    let st;
-    try {
-      st = lstatSync(at);
-    } catch {
-      return; // not there yet: the write makes it, or fails with its own error
-    }
-    // A file where a folder should be fails the write with its own error (ENOTDIR), said as such.
-    if (st.isSymbolicLink())
-      throw new LoopExit(
-        LOOP_EXIT.protected,
-        `${showPath(repoRoot, at)} is a link (to ${readlinkSync(at)}), so the runner's ${showPath(repoRoot, file)} would be written somewhere else: the runner writes its files only into folders of the repository`,
-        `look at it (ls -la ${shellQuote(showPath(repoRoot, at))}); put the folder back (git checkout -- ${shellQuote(showPath(repoRoot, at))}), then continue with: ./ralph/ralph.sh --resume-last`,
-      );
-  }
+  const at = linkOnTheWay(repoRoot, file);
+  if (at)
+    throw new LoopExit(
+      LOOP_EXIT.protected,
+      `${showPath(repoRoot, at)} is a link (to ${readlinkSync(at)}), so the runner's ${showPath(repoRoot, file)} would be written somewhere else: the runner writes its files only into folders of the repository`,
+      `look at it (ls -la ${shellQuote(showPath(repoRoot, at))}); put the folder back (git checkout -- ${shellQuote(showPath(repoRoot, at))}), then continue with: ./ralph/ralph.sh --resume-last`,
+    );
 }
 
 export function renderWriteError(file: string, repoRoot: string, err: Error, consequence?: string): RunnerFileError {

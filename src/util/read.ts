@@ -102,6 +102,21 @@ export function lstatOrNull(p: string): Stats | null {
   }
 }
 
+/**
+ * The first link on the way down from `root` to `file`: each folder between them (neither `root` nor `file`), in order.
+ * null when there is none; the walk stops at a part that is missing or not a folder (a write there fails on its own).
+ */
+export function linkOnTheWay(root: string, file: string): string | null {
+  let at = root;
+  for (const part of path.relative(root, file).split(path.sep).slice(0, -1)) {
+    at = path.join(at, part);
+    const st = lstatOrNull(at);
+    if (st?.isSymbolicLink()) return at;
+    if (!st?.isDirectory()) return null;
+  }
+  return null;
+}
+
 /** The first of `names` (relative paths) in `from` or a folder above it, up to the root, or null. */
 export function findUpward(from: string, names: readonly string[]): string | null {
   for (let dir = path.resolve(from); ; dir = path.dirname(dir)) {

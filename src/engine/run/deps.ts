@@ -32,7 +32,7 @@ import { finishInterruptedIteration } from '../core/loop.js';
 import { isSkipped } from '../../prd/skip.js';
 import { stopLeftovers, inspectAgentGit, otherLoopBranches } from './after-agent.js';
 import { restoreMovedBranches, skips } from '../verify/branch-moves.js';
-import { writeAgentRun } from '../verify/agent-run-record.js';
+import { heldRefsRecord, writeAgentRun } from '../verify/agent-run-record.js';
 import type { RefsSnapshot } from '../git/head.js';
 import { guardRunnerFiles } from '../verify/trusted-files.js';
 import { restoreNestedGits } from '../verify/nested-git.js';
@@ -273,21 +273,15 @@ export async function runAgent(
 /** agent-run.json before an agent run of a single loop; not written is said, and the run goes on as before. */
 function recordAgentRun(run: RunContext, trust: RunTrust, iteration: number): void {
   const branches = trust.heldBranches;
-  if (run.siblingBranches || !branches || !trust.endRefs || !trust.stashLog || !trust.indexFlags || !trust.nested)
-    return;
+  if (run.siblingBranches || !branches || !trust.heldRefs || !trust.indexFlags || !trust.nested) return;
   const skip = [run.branch, ...otherLoopBranches(run)];
   try {
     writeAgentRun(run.paths.repoRoot, run.id, {
       branches: Object.fromEntries([...branches].filter(([b]) => !skips(skip, b))),
       skip,
-      endRefs: Object.fromEntries(trust.endRefs),
+      ...heldRefsRecord(trust.heldRefs),
       flags: [...trust.indexFlags],
       ownGitDir: trust.nested.ownGitDir,
-      commonDir: trust.gitDir,
-      stashLog: trust.stashLog.bytes?.toString('base64') ?? null,
-      ...(trust.stashLog.head
-        ? { headLog: { file: trust.stashLog.head.file, bytes: trust.stashLog.head.bytes?.toString('base64') ?? null } }
-        : {}),
     });
   } catch (err) {
     run.emit({

@@ -29,13 +29,8 @@ export async function settleRefsAtEnd(run: RunContext, trust: RunTrust): Promise
       if (done) clearAgentRun(run.paths.repoRoot, run.id);
       return !failed;
     }
-    const put = await restoreEndRefs(
-      trust.topLevel,
-      run.id,
-      trust.endRefs ?? new Map(),
-      trust.stashLog,
-      loopDir(run.paths.repoRoot, run.id),
-    );
+    if (!trust.heldRefs) return true;
+    const put = await restoreEndRefs(trust.topLevel, run.id, trust.heldRefs, loopDir(run.paths.repoRoot, run.id));
     if (put.length) run.emit({ type: 'warn', message: renderEndRefs(put, run.id) });
     // A --parallel run (no record: its workers' siblings move while each runs): your branches, put back now.
     const held = trust.heldBranches;

@@ -262,15 +262,9 @@ async function startIn({
   try {
     code = await startGuarded(run, stop.controller, tree, end);
   } finally {
-    if (end.trust?.endRefs) settled = await settleRefsAtEnd(run, end.trust);
+    if (end.trust?.heldRefs) settled = await settleRefsAtEnd(run, end.trust);
     if (end.trust && end.ending)
-      await nameHookScripts(
-        end.trust.topLevel,
-        end.trust.guard.dirs.map((d) => d.abs),
-        end.trust.pins?.commit,
-        run.branch,
-        emit,
-      );
+      await nameHookScripts(end.trust.topLevel, end.trust.hookFolders ?? [], end.trust.pins?.commit, run.branch, emit);
     if (end.ending) {
       await deliverAtEnd(run, end.trust, end.ending.status, end.delivered);
       // --on-exit runs outside the sandbox: with PATH as the loop started with it, so a program the agent put into a

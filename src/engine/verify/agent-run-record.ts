@@ -13,7 +13,7 @@ import { isObjectId } from '../git/parse.js';
 import { loopDir } from '../store/layout.js';
 import { restoreMovedBranches, skips } from './branch-moves.js';
 import { clearNewFlags, readIndexView, type IndexView } from './index-flags.js';
-import { restoreEndRefs } from './replace-refs.js';
+import { restoreEndRefs, type HeldRefs } from './replace-refs.js';
 
 type Flags = IndexView['flagged'] extends ReadonlyMap<string, infer F> ? F : never;
 
@@ -118,6 +118,30 @@ function isShaMap(v: unknown): v is Record<string, string> {
   );
 }
 
+type HeldFields = Pick<AgentRunRecord, 'endRefs' | 'commonDir' | 'stashLog' | 'headLog'>;
+
+/** The record's fields for what the loop's end puts back (bytes as base64). */
+export function heldRefsRecord(held: HeldRefs): HeldFields {
+  return {
+    endRefs: Object.fromEntries(held.refs),
+    commonDir: held.commonDir,
+    stashLog: base64(held.stashLog),
+    ...(held.headLog ? { headLog: { file: held.headLog.file, bytes: base64(held.headLog.bytes) } } : {}),
+  };
+}
+
+function heldRefsOf(record: HeldFields): HeldRefs {
+  return {
+    refs: new Map(Object.entries(record.endRefs)),
+    commonDir: record.commonDir,
+    stashLog: bytes(record.stashLog),
+    ...(record.headLog ? { headLog: { file: record.headLog.file, bytes: bytes(record.headLog.bytes) } } : {}),
+  };
+}
+
+const base64 = (b: Buffer | null): string | null => b?.toString('base64') ?? null;
+const bytes = (text: string | null): Buffer | null => (text === null ? null : Buffer.from(text, 'base64'));
+
 /** What the put-back of replace refs and tags says. */
 export function renderEndRefs(put: string[], loopId: string): string {
   return `put back ${put.join(', ')} as the loop found them: the agent made git show another commit in place of one the loop verified, a tag your merge of a branch would take instead, or a stash your git stash pop would apply (what it made is kept under refs/ralphkit/loops/${loopId}/moved/)`;
@@ -149,19 +173,7 @@ export async function finishAgentRun(
     commonDir: record.commonDir,
   });
   for (const m of [violation?.reason, left]) if (m) said.push(m);
-  const stash = {
-    commonDir: record.commonDir,
-    bytes: record.stashLog === null ? null : Buffer.from(record.stashLog, 'base64'),
-    ...(record.headLog
-      ? {
-          head: {
-            file: record.headLog.file,
-            bytes: record.headLog.bytes === null ? null : Buffer.from(record.headLog.bytes, 'base64'),
-          },
-        }
-      : {}),
-  };
-  const put = await restoreEndRefs(top, loopId, new Map(Object.entries(record.endRefs)), stash, keepDir);
+  const put = await restoreEndRefs(top, loopId, heldRefsOf(record), keepDir);
   if (put.length) said.push(renderEndRefs(put, loopId));
   const view = await readIndexView(top, record.ownGitDir, null);
   const flags = await clearNewFlags(top, new Map(record.flags), view);

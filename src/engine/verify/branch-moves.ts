@@ -8,7 +8,7 @@
 import { lstatSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { realpathOrUndefined } from '../../util/read.js';
-import { runGit } from '../git/git.js';
+import { runGit, type GitResult } from '../git/git.js';
 import type { Violation } from './types.js';
 import type { RefsSnapshot } from '../git/head.js';
 
@@ -104,15 +104,27 @@ export function skips(patterns: readonly string[], branch: string): boolean {
   return patterns.some((o) => (o.endsWith('*') ? branch.startsWith(o.slice(0, -1)) : branch === o));
 }
 
-/** One transaction; when it fails and `commonDir` is known, the locks on its refs are removed and it is tried again. */
+/** One transaction putting the branches back; what failed is said (empty: nothing did). */
 async function putBack(top: string, lines: string[], refs: string[], commonDir?: string): Promise<string> {
-  const input = `${lines.join('\n')}\n`;
-  let r = await runGit(top, ['update-ref', '--stdin'], { input });
-  if (r.code !== 0 && commonDir && removeRefLocks(commonDir, refs))
-    r = await runGit(top, ['update-ref', '--stdin'], { input });
+  const r = await updateRefsRetrying(top, `${lines.join('\n')}\n`, refs, commonDir);
   return r.code === 0
     ? ''
     : ` (putting them back failed: ${r.stderr.trim()}; it is tried again after the next agent run and at the loop's end)`;
+}
+
+/**
+ * `git update-ref --stdin` of `input`, one transaction. A lock the agent left on one of `refs` fails it whole: when it
+ * fails and `commonDir` is known, the locks there are removed (the agent is gone by then) and it is tried once more.
+ */
+export async function updateRefsRetrying(
+  top: string,
+  input: string,
+  refs: readonly string[],
+  commonDir?: string,
+): Promise<GitResult> {
+  const r = await runGit(top, ['update-ref', '--stdin'], { input });
+  if (r.code === 0 || !commonDir || !removeRefLocks(commonDir, refs)) return r;
+  return runGit(top, ['update-ref', '--stdin'], { input });
 }
 
 /** The branches checked out in any worktree of the repository (`git worktree list --porcelain`); null: unknown. */
@@ -137,7 +149,7 @@ function real(p: string): string {
  * with it; stopLeftovers kills what it left), so a lock there is one the agent left to make the put-back fail. Returns
  * whether any was there.
  */
-export function removeRefLocks(commonDir: string, refs: readonly string[]): boolean {
+function removeRefLocks(commonDir: string, refs: readonly string[]): boolean {
   let found = false;
   for (const ref of [...refs, 'packed-refs']) {
     const lock = path.join(commonDir, `${ref}.lock`);

@@ -57,15 +57,17 @@ export function renderHookScripts(files: readonly string[], folders: readonly st
   return `the loop's commits add or change files that your git hooks run (core.hooksPath is inside the repository: ${folders.join(', ')}): ${files.join(', ')}; they run outside any sandbox on your next commit, merge or checkout of this work: read them first (git diff ${from.slice(0, 7)} -- ${folders.join(' ')})`;
 }
 
-/** At the loop's end: the hook scripts the loop's commits (`from`, the plan commit, to `branch`) added or changed, named. */
+/**
+ * At the loop's end: the hook scripts in `folders` (hookScriptFolders, at the start) that the loop's commits (`from`,
+ * the plan commit, to `branch`) added or changed, named.
+ */
 export async function nameHookScripts(
   top: string,
-  hookDirs: readonly string[],
+  folders: readonly string[],
   from: string | undefined,
   branch: string,
   emit: Emit,
 ): Promise<void> {
-  const folders = hookScriptFolders(top, hookDirs);
   if (!folders.length || !from) return;
   const files = await changedHookScripts(top, folders, from, `refs/heads/${branch}`);
   if (files.length) emit({ type: 'warn', message: renderHookScripts(files, folders, from) });

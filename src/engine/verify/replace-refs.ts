@@ -9,12 +9,13 @@
 // Your stash too: the runner's own hint for a dirty tree is `git stash -u`, then `git stash pop` after the loop, and
 // what the pop applies is `refs/stash` and, entry by entry, its reflog (.git/logs/refs/stash). An agent's stash there
 // would put its files (an engine and a manifest to match) into your tree. Both are put back as the loop found them.
-import { lstatSync, mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { appendOwnFileSync, atomicWriteFileSync } from '../../util/atomic.js';
-import { readBytesOrNull } from '../../util/read.js';
+import { linkOnTheWay, lstatOrNull, readBytesOrNull } from '../../util/read.js';
 import { gitOk, runGit } from '../git/git.js';
-import { removeRefLocks } from './branch-moves.js';
+import { gitDiskFullError } from '../errors.js';
+import { updateRefsRetrying } from './branch-moves.js';
 
 /**
  * The refs held for the loop's end: every ref but the branches (put back after each agent run, branch-moves.ts), the
@@ -31,49 +32,52 @@ export function isEndRef(ref: string): boolean {
 }
 
 /**
- * Your stash list as the loop found it: the reflog of refs/stash in the common dir (null: none); and the HEAD reflog of
- * the loop's tree, which `git checkout -` and `@{-1}` read (a line the agent adds there sends you to its commit).
+ * What the loop's end puts back as the loop's start found it: read once (trust.ts), kept in agent-run.json for a
+ * resume. The refs named by isEndRef; your stash list, the reflog of refs/stash; and the HEAD reflog of the loop's
+ * tree, which `git checkout -` and `@{-1}` read (a line the agent adds there sends you to its commit).
  */
-export interface StashLog {
+export interface HeldRefs {
+  /** Each ref held for the end, and its object. */
+  refs: ReadonlyMap<string, string>;
+  /** git's common dir: the refs, their locks, the stash list, the files at its top named like a branch. */
   commonDir: string;
-  bytes: Buffer | null;
-  head?: { file: string; bytes: Buffer | null };
+  /** The stash reflog's bytes (null: none). */
+  stashLog: Buffer | null;
+  /** The HEAD reflog of the loop's tree: its file and bytes (null: none). */
+  headLog?: { file: string; bytes: Buffer | null };
 }
 
 function stashLogPath(commonDir: string): string {
   return path.join(commonDir, 'logs', 'refs', 'stash');
 }
 
-export function readStashLog(commonDir: string, ownGitDir?: string): StashLog {
+/** HeldRefs of `refs` (the start's), with the two reflogs as they are now. */
+export function readHeldRefs(refs: ReadonlyMap<string, string>, commonDir: string, ownGitDir?: string): HeldRefs {
   const head = ownGitDir ? path.join(ownGitDir, 'logs', 'HEAD') : null;
   return {
+    refs,
     commonDir,
-    bytes: readBytesOrNull(stashLogPath(commonDir)),
-    ...(head ? { head: { file: head, bytes: readBytesOrNull(head) } } : {}),
+    stashLog: readBytesOrNull(stashLogPath(commonDir)),
+    ...(head ? { headLog: { file: head, bytes: readBytesOrNull(head) } } : {}),
   };
 }
 
 /**
- * Puts the replace refs and tags of `top` back as `held` (the loop's start) had them: one added is deleted, one moved
- * is set back; what the agent had made is kept as `refs/ralphkit/loops/<id>/moved/<ref>`. Returns the refs put back.
+ * Puts the refs of `top` back as `held` (the loop's start) had them: one added is deleted, one moved is set back;
+ * what the agent had made is kept as `refs/ralphkit/loops/<id>/moved/<ref>`, and the files it left at git's top in
+ * `keepDir` (the loop's records). Then the two reflogs. Returns what it put back.
  */
-export async function restoreEndRefs(
-  top: string,
-  loopId: string,
-  held: ReadonlyMap<string, string>,
-  stash?: StashLog,
-  keepDir?: string,
-): Promise<string[]> {
+export async function restoreEndRefs(top: string, loopId: string, held: HeldRefs, keepDir?: string): Promise<string[]> {
   const out = await gitOk(top, ['for-each-ref', '--format=%(refname) %(objectname)']);
-  const shadows = stash ? removeRootShadows(stash.commonDir, out, keepDir) : [];
+  const shadows = removeRootShadows(held.commonDir, out, keepDir);
   const now = new Map(
     out.split('\n').flatMap((l) => {
       const [ref, sha] = l.trim().split(' ');
       return ref && sha && isEndRef(ref) ? [[ref, sha] as const] : [];
     }),
   );
-  const changed = [...now].filter(([ref, sha]) => held.get(ref) !== sha);
-  const gone = [...held].filter(([ref]) => !now.has(ref));
+  const changed = [...now].filter(([ref, sha]) => held.refs.get(ref) !== sha);
+  const gone = [...held.refs].filter(([ref]) => !now.has(ref));
   // What the agent made, kept first and on its own: a ref the agent named to clash with a keep-ref (it can read the
   // loop's id) fails that, never the put-back.
   if (changed.length)
@@ -83,29 +87,32 @@ export async function restoreEndRefs(
   // Deletes and moves, then the creates: a ref the agent made in the way of one of yours (refs/tags/v1/x where your
   // refs/tags/v1 was) is gone before yours is made again.
   const steps = [
-    changed.flatMap(([ref]) => ['option no-deref', held.has(ref) ? `update ${ref} ${held.get(ref)}` : `delete ${ref}`]),
+    changed.flatMap(([ref]) => [
+      'option no-deref',
+      held.refs.has(ref) ? `update ${ref} ${held.refs.get(ref)}` : `delete ${ref}`,
+    ]),
     gone.map(([ref, sha]) => `create ${ref} ${sha}`),
   ];
+  const refs = [...changed, ...gone].map(([ref]) => ref);
   for (const lines of steps) {
     if (!lines.length) continue;
-    const input = `${lines.join('\n')}\n`;
-    const refs = [...changed, ...gone].map(([ref]) => ref);
-    // A lock the agent left on one of them fails the whole transaction: removed (the agent is gone), then once more.
-    await gitOk(top, ['update-ref', '--stdin'], input).catch((err: unknown) => {
-      if (!stash || !removeRefLocks(stash.commonDir, refs)) throw err;
-      return gitOk(top, ['update-ref', '--stdin'], input);
-    });
+    const r = await updateRefsRetrying(top, `${lines.join('\n')}\n`, refs, held.commonDir);
+    if (r.code !== 0)
+      throw (
+        gitDiskFullError(top, 'git update-ref', r.stderr) ??
+        new Error(`git update-ref --stdin failed: ${r.stderr.trim()}`)
+      );
   }
   // After the refs: git's update of refs/stash above wrote a line of its own there.
   const log = [
-    ...(stash && restoreLog(stashLogPath(stash.commonDir), stash.bytes, keepDir, 'stash-reflog')
+    ...(restoreLog(stashLogPath(held.commonDir), held.stashLog, keepDir, 'stash-reflog')
       ? ['the stash list (.git/logs/refs/stash)']
       : []),
-    ...(stash?.head && (await restoreLastCheckout(top, stash.head.file, stash.head.bytes))
+    ...(held.headLog && (await restoreLastCheckout(top, held.headLog.file, held.headLog.bytes))
       ? ['where git checkout - goes (.git/logs/HEAD)']
       : []),
   ];
-  return [...shadows, ...[...changed, ...gone].map(([ref]) => ref), ...log];
+  return [...shadows, ...refs, ...log];
 }
 
 // What git keeps at its folder's top itself: a branch or tag named like one of these is not shadowed by it.
@@ -144,15 +151,16 @@ function removeRootShadows(commonDir: string, refs: string, keepDir: string | un
 
 /** `file` is a regular file reached from `root` through folders only (no link on the way, nor at it). */
 function isPlainFileWithin(root: string, file: string): boolean {
-  let at = root;
-  for (const part of path.relative(root, file).split(path.sep)) {
-    at = path.join(at, part);
-    const st = lstatSync(at, { throwIfNoEntry: false });
-    if (!st || st.isSymbolicLink()) return false;
-    if (at === file) return st.isFile();
-    if (!st.isDirectory()) return false;
-  }
-  return false;
+  return !linkOnTheWay(root, file) && lstatOrNull(file)?.isFile() === true;
+}
+
+/**
+ * A reflog (`<git dir>/logs/HEAD`, `<common dir>/logs/refs/stash`) is written only through git's own folders: a link
+ * the agent put at the two above it (the git dir's own, logs/, logs/refs/) is said, not followed.
+ */
+function refuseLinkAbove(file: string, what: string): void {
+  const at = linkOnTheWay(path.dirname(path.dirname(path.dirname(file))), file);
+  if (at) throw new Error(`${at} is a link: ${what} was not put back`);
 }
 
 /** The branch `git checkout -` would go to after `log` (a HEAD reflog): the "from" of its last checkout line. */
@@ -175,10 +183,7 @@ async function restoreLastCheckout(top: string, file: string, held: Buffer | nul
   if (lastCheckoutFrom(readBytesOrNull(file)) === want) return false;
   const [sha, name] = (await gitOk(top, ['rev-parse', 'HEAD', '--abbrev-ref', 'HEAD'])).trim().split('\n');
   if (!sha || !name) return false;
-  for (const dir of [path.dirname(path.dirname(file)), path.dirname(file)]) {
-    const st = lstatSync(dir, { throwIfNoEntry: false });
-    if (st?.isSymbolicLink()) throw new Error(`${dir} is a link: where git checkout - goes was not put back`);
-  }
+  refuseLinkAbove(file, 'where git checkout - goes');
   const at = Math.floor(Date.now() / 1000);
   appendOwnFileSync(
     file,
@@ -194,10 +199,7 @@ async function restoreLastCheckout(top: string, file: string, held: Buffer | nul
 function restoreLog(file: string, held: Buffer | null, keepDir: string | undefined, keepAs: string): boolean {
   const now = readBytesOrNull(file);
   if (now === null ? held === null : held !== null && now.equals(held)) return false;
-  for (const dir of [path.dirname(path.dirname(file)), path.dirname(file)]) {
-    const st = lstatSync(dir, { throwIfNoEntry: false });
-    if (st?.isSymbolicLink()) throw new Error(`${dir} is a link: ${path.basename(file)}'s reflog was not put back`);
-  }
+  refuseLinkAbove(file, `${path.basename(file)}'s reflog`);
   if (now !== null && keepDir) atomicWriteFileSync(path.join(keepDir, keepAs), now);
   if (held === null) rmSync(file, { force: true });
   // The file itself may be a link: the write's rename replaces it, and writes nothing where it led.

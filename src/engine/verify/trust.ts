@@ -33,7 +33,7 @@ import type { ShippedReview } from './types.js';
 import { guardWrite, LoopExit, WorkProtected, LOOP_EXIT } from '../errors.js';
 import { keyDir, keyProblem, readKey } from '../store/verdict-record.js';
 import { readShipped } from './shipped.js';
-import { readStashLog, type StashLog } from './replace-refs.js';
+import { readHeldRefs, type HeldRefs } from './replace-refs.js';
 import { hookScriptFolders, renderHooksInRepo } from './hook-scripts.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
@@ -81,8 +81,8 @@ export interface RunTrust {
   indexFlags?: IndexView['flagged'];
   /** When the loop (first) started, ms: a tracked file changed since may be the agent's (index-flags.ts distrustStat). */
   indexSince?: number;
-  /** The replace refs, tags and refs/stash there were when the loop started: yours (verify/replace-refs.ts). */
-  endRefs?: ReadonlyMap<string, string>;
+  /** The refs but branches, your stash list and HEAD's reflog as the loop started: put back at its end (replace-refs.ts). */
+  heldRefs?: HeldRefs;
   /**
    * Each local branch as the loop started (the loop's own and other loops' are skipped where compared), and those
    * checked out in a worktree at the place they were named: what an agent run's moves are put back to
@@ -90,8 +90,8 @@ export interface RunTrust {
    * the next run's starting point.
    */
   heldBranches?: Map<string, string>;
-  /** Your stash list as the loop found it, put back with endRefs (replace-refs.ts). */
-  stashLog?: StashLog;
+  /** The folders in the repository that hold hook scripts git runs (hook-scripts.ts), named again at the loop's end. */
+  hookFolders?: string[];
   /** What the loop's pins and plan refs name, as the runner last set and sealed them (verify/anchors.ts). */
   anchored: AnchorValues;
   /** The checks' HOME seed, PATH and toolchains as at loop start (verify/check-env.ts). */
@@ -345,9 +345,9 @@ export async function establishTrust(
     nested,
     indexFlags: index.flagged,
     indexSince: known.loopStartedAt ?? startedAt,
-    endRefs: held,
+    heldRefs: readHeldRefs(held, guard.gitDir, ownGitDir),
     heldBranches: branches,
-    stashLog: readStashLog(guard.gitDir, ownGitDir),
+    hookFolders: hooksHere,
     verdictKey,
     anchored,
     checkBase,

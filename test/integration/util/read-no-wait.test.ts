@@ -2,10 +2,10 @@
 // named pipe at ralph/prd.json: the runner's read blocked in open(2) for a writer that never came, and the loop hung
 // past every timeout. A pipe (or anything but a file) there is now refused at once.
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { readBytesOrNull, readFileNoWait, readTextOrNull } from '../../../src/util/read.js';
+import { linkOnTheWay, readBytesOrNull, readFileNoWait, readTextOrNull } from '../../../src/util/read.js';
 import { testdir } from '../../support/repo.js';
 
 describe('reading a file the agent could have replaced', () => {
@@ -22,5 +22,22 @@ describe('reading a file the agent could have replaced', () => {
     expect(readTextOrNull(file)).toBe('{"a":1}\n');
     expect(readTextOrNull(path.join(dir, 'gone'))).toBeNull();
     expect(() => readFileNoWait(path.join(dir, 'gone'))).toThrow(expect.objectContaining({ code: 'ENOENT' }));
+  });
+});
+
+describe('linkOnTheWay', () => {
+  it('names the first folder between the root and the file that is a link; neither the root nor the file counts', () => {
+    const dir = testdir();
+    mkdirSync(path.join(dir, 'a/b'), { recursive: true });
+    symlinkSync(path.join(dir, 'a'), path.join(dir, 'a/b/c'));
+    symlinkSync(path.join(dir, 'a'), path.join(dir, 'a/b/d'));
+    expect(linkOnTheWay(dir, path.join(dir, 'a/b/x'))).toBeNull();
+    expect(linkOnTheWay(dir, path.join(dir, 'a/b/c'))).toBeNull();
+    expect(linkOnTheWay(dir, path.join(dir, 'a/b/c/d/x'))).toBe(path.join(dir, 'a/b/c'));
+    expect(linkOnTheWay(path.join(dir, 'a/b/c'), path.join(dir, 'a/b/c/x'))).toBeNull();
+    // Missing, or a file where a folder should be: the walk stops there, and the write fails on its own.
+    writeFileSync(path.join(dir, 'f'), '');
+    expect(linkOnTheWay(dir, path.join(dir, 'f/c/x'))).toBeNull();
+    expect(linkOnTheWay(dir, path.join(dir, 'gone/a/b/c/x'))).toBeNull();
   });
 });

@@ -12,8 +12,11 @@ import {
 import { skips } from '../../../../src/engine/verify/branch-moves.js';
 import { git, gitdir } from '../../../support/repo.js';
 
-/** A repository on branch `loop` (one commit past main), and the record of a run that found it so. */
-function setup(): { dir: string; main: string } {
+/**
+ * A repository on branch `loop` (one commit past main), the record of a run that found it so, read back, and a
+ * look-alike of main's commit for the agent to point refs at.
+ */
+function setup() {
   const dir = gitdir({ 'a.txt': 'a\n' });
   git(dir, 'branch', '-M', 'main');
   git(dir, 'checkout', '-q', '-b', 'loop');
@@ -30,15 +33,14 @@ function setup(): { dir: string; main: string } {
     commonDir: path.join(dir, '.git'),
     stashLog: null,
   });
-  return { dir, main };
+  const record = readAgentRun(dir, 'L1')!;
+  return { dir, main, record, evil: git(dir, 'commit-tree', '-p', main, '-m', 'evil', `${main}^{tree}`) };
 }
 
 describe('agent-run-record', () => {
   it("puts back what the run changed: main moved, a tag added and one moved, a skip-worktree flag; the loop's branch and other loops' are the run's to move", async () => {
-    const { dir, main } = setup();
-    const record = readAgentRun(dir, 'L1');
+    const { dir, main, record, evil } = setup();
     expect(record).not.toBeNull();
-    const evil = git(dir, 'commit-tree', '-p', main, '-m', 'evil', `${main}^{tree}`);
     git(dir, 'update-ref', 'refs/heads/main', evil);
     git(dir, 'branch', 'other--2', evil);
     git(dir, 'tag', 'loop', evil);
@@ -46,7 +48,7 @@ describe('agent-run-record', () => {
     git(dir, 'update-index', '--skip-worktree', 'a.txt');
     git(dir, 'commit', '-q', '--allow-empty', '-m', 'more loop work');
     const loopTip = git(dir, 'rev-parse', 'refs/heads/loop');
-    const { said, done } = await finishAgentRun(dir, 'L1', record!);
+    const { said, done } = await finishAgentRun(dir, 'L1', record);
     expect(done).toBe(true);
     expect(git(dir, 'rev-parse', 'main')).toBe(main);
     expect(git(dir, 'rev-parse', 'refs/ralphkit/loops/L1/moved/main')).toBe(evil);
@@ -60,13 +62,11 @@ describe('agent-run-record', () => {
     expect(said.join('\n')).toContain('refs/tags/loop');
     expect(said.join('\n')).toContain('the agent set skip-worktree on a.txt');
     // Done again, nothing is left to do.
-    expect(await finishAgentRun(dir, 'L1', record!)).toEqual({ said: [], done: true });
+    expect(await finishAgentRun(dir, 'L1', record)).toEqual({ said: [], done: true });
   });
 
   it("a lock the agent left on main fails git's put-back once: removed, and main put back; main made a symbolic ref counts as moved", async () => {
-    const { dir, main } = setup();
-    const record = readAgentRun(dir, 'L1')!;
-    const evil = git(dir, 'commit-tree', '-p', main, '-m', 'evil', `${main}^{tree}`);
+    const { dir, main, record, evil } = setup();
     git(dir, 'update-ref', 'refs/x/main', evil);
     git(dir, 'symbolic-ref', 'refs/heads/main', 'refs/x/main');
     writeFileSync(path.join(dir, '.git/refs/heads/main.lock'), `${evil}\n`);
@@ -78,9 +78,7 @@ describe('agent-run-record', () => {
   });
 
   it('a branch the agent points at a missing object does not hide the others: main is put back', async () => {
-    const { dir, main } = setup();
-    const record = readAgentRun(dir, 'L1')!;
-    const evil = git(dir, 'commit-tree', '-p', main, '-m', 'evil', `${main}^{tree}`);
+    const { dir, main, record, evil } = setup();
     git(dir, 'update-ref', 'refs/heads/main', evil);
     writeFileSync(path.join(dir, '.git/refs/heads/zzz'), `${'1'.repeat(40)}\n`);
     const { said, failed } = await finishAgentRun(dir, 'L1', record);
@@ -90,9 +88,7 @@ describe('agent-run-record', () => {
   });
 
   it("a ref file at git's folder named like a branch (.git/main), and a ref under refs/ of the same name: your merge would take them first; both go", async () => {
-    const { dir, main } = setup();
-    const record = readAgentRun(dir, 'L1')!;
-    const evil = git(dir, 'commit-tree', '-p', main, '-m', 'evil', `${main}^{tree}`);
+    const { dir, main, record, evil } = setup();
     writeFileSync(path.join(dir, '.git/main'), `${evil}\n`);
     // What git also reads there: capitals, and words after the id.
     writeFileSync(path.join(dir, '.git/loop'), `${evil.toUpperCase()} mode junk\n`);
@@ -110,9 +106,7 @@ describe('agent-run-record', () => {
   });
 
   it('a moved branch checked out in this tree is named and left, and the record is not done: the next resume, off it, puts it back', async () => {
-    const { dir, main } = setup();
-    const record = readAgentRun(dir, 'L1')!;
-    const evil = git(dir, 'commit-tree', '-p', main, '-m', 'evil', `${main}^{tree}`);
+    const { dir, main, record, evil } = setup();
     git(dir, 'update-ref', 'refs/heads/main', evil);
     git(dir, 'symbolic-ref', 'HEAD', 'refs/heads/main');
     const left = await finishAgentRun(dir, 'L1', record);

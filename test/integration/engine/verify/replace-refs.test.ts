@@ -8,7 +8,7 @@ import { readLoopRefs } from '../../../../src/engine/verify/anchors.js';
 import {
   isEndRef,
   lastCheckoutFrom,
-  readStashLog,
+  readHeldRefs,
   restoreEndRefs,
 } from '../../../../src/engine/verify/replace-refs.js';
 import { git, gitdir, testdir } from '../../../support/repo.js';
@@ -19,18 +19,18 @@ async function withStash() {
   writeFileSync(path.join(dir, 'a.txt'), 'my work in progress\n');
   git(dir, 'stash', '-q');
   const { held } = await readLoopRefs(dir, 'L1');
-  return { dir, held, stash: readStashLog(path.join(dir, '.git')), keep: testdir('ralphkit-keep-') };
+  return { dir, held: readHeldRefs(held, path.join(dir, '.git')), keep: testdir('ralphkit-keep-') };
 }
 
 describe('restoreEndRefs: your stash', () => {
   it("an agent's stash pushed on top of yours: refs/stash and the stash list put back, the agent's kept", async () => {
-    const { dir, held, stash, keep } = await withStash();
-    expect(held.get('refs/stash')).toBe(git(dir, 'rev-parse', 'refs/stash'));
+    const { dir, held, keep } = await withStash();
+    expect(held.refs.get('refs/stash')).toBe(git(dir, 'rev-parse', 'refs/stash'));
     const mine = git(dir, 'stash', 'list', '--format=%H');
     writeFileSync(path.join(dir, 'a.txt'), "the agent's engine\n");
     git(dir, 'stash', '-q');
     const agents = git(dir, 'rev-parse', 'refs/stash');
-    const put = await restoreEndRefs(dir, 'L1', held, stash, keep);
+    const put = await restoreEndRefs(dir, 'L1', held, keep);
     expect(put).toEqual(['refs/stash', 'the stash list (.git/logs/refs/stash)']);
     expect(git(dir, 'stash', 'list', '--format=%H')).toBe(mine);
     expect(git(dir, 'rev-parse', 'refs/ralphkit/loops/L1/moved/refs/stash')).toBe(agents);
@@ -40,10 +40,10 @@ describe('restoreEndRefs: your stash', () => {
   });
 
   it('your stash dropped by the agent: back, with its place in the list', async () => {
-    const { dir, held, stash, keep } = await withStash();
+    const { dir, held, keep } = await withStash();
     const mine = git(dir, 'stash', 'list', '--format=%H %gs');
     git(dir, 'stash', 'drop', '-q');
-    expect(await restoreEndRefs(dir, 'L1', held, stash, keep)).toEqual([
+    expect(await restoreEndRefs(dir, 'L1', held, keep)).toEqual([
       'refs/stash',
       'the stash list (.git/logs/refs/stash)',
     ]);
@@ -51,23 +51,22 @@ describe('restoreEndRefs: your stash', () => {
   });
 
   it('an entry slipped under yours in the stash list, refs/stash not moved: the list put back', async () => {
-    const { dir, held, stash, keep } = await withStash();
+    const { dir, held, keep } = await withStash();
     const log = path.join(dir, '.git/logs/refs/stash');
     const before = readFileSync(log);
     writeFileSync(log, `${git(dir, 'rev-parse', 'HEAD')} ${'1'.repeat(40)} x <x> 0 +0000\tWIP\n${before}`);
-    expect(await restoreEndRefs(dir, 'L1', held, stash, keep)).toEqual(['the stash list (.git/logs/refs/stash)']);
+    expect(await restoreEndRefs(dir, 'L1', held, keep)).toEqual(['the stash list (.git/logs/refs/stash)']);
     expect(readFileSync(log).equals(before)).toBe(true);
   });
 
   it('no stash at the start: one the agent made is deleted with its list; a link at logs/refs is refused, not followed', async () => {
     const dir = gitdir({ 'a.txt': 'a\n' });
-    const { held } = await readLoopRefs(dir, 'L1');
-    const stash = readStashLog(path.join(dir, '.git'));
-    expect(stash.bytes).toBeNull();
+    const held = readHeldRefs((await readLoopRefs(dir, 'L1')).held, path.join(dir, '.git'));
+    expect(held.stashLog).toBeNull();
     writeFileSync(path.join(dir, 'a.txt'), "the agent's\n");
     git(dir, 'stash', '-q');
     // git deletes a ref's reflog with it.
-    expect(await restoreEndRefs(dir, 'L1', held, stash)).toEqual(['refs/stash']);
+    expect(await restoreEndRefs(dir, 'L1', held)).toEqual(['refs/stash']);
     expect(git(dir, 'stash', 'list')).toBe('');
     expect(existsSync(path.join(dir, '.git/logs/refs/stash'))).toBe(false);
     // The agent's link: logs/refs leads out of the common dir.
@@ -75,7 +74,7 @@ describe('restoreEndRefs: your stash', () => {
     writeFileSync(path.join(out, 'stash'), 'planted\n');
     rmSync(path.join(dir, '.git/logs/refs'), { recursive: true });
     symlinkSync(out, path.join(dir, '.git/logs/refs'));
-    await expect(restoreEndRefs(dir, 'L1', held, stash)).rejects.toThrow("is a link: stash's reflog was not put back");
+    await expect(restoreEndRefs(dir, 'L1', held)).rejects.toThrow("is a link: stash's reflog was not put back");
     expect(readFileSync(path.join(out, 'stash'), 'utf8')).toBe('planted\n');
   });
 
@@ -104,8 +103,8 @@ describe('restoreEndRefs: your stash', () => {
     const dir = gitdir({ 'a.txt': 'a\n' });
     git(dir, 'checkout', '-q', '-b', 'loop');
     const { held } = await readLoopRefs(dir, 'L1');
-    const logs = readStashLog(path.join(dir, '.git'), path.join(dir, '.git'));
-    expect(lastCheckoutFrom(logs.head!.bytes)).toBe('main');
+    const logs = readHeldRefs(held, path.join(dir, '.git'), path.join(dir, '.git'));
+    expect(lastCheckoutFrom(logs.headLog!.bytes)).toBe('main');
     const evil = git(dir, 'commit-tree', '-m', 'evil', 'HEAD^{tree}');
     const head = git(dir, 'rev-parse', 'HEAD');
     writeFileSync(
@@ -113,13 +112,13 @@ describe('restoreEndRefs: your stash', () => {
       `${readFileSync(path.join(dir, '.git/logs/HEAD'), 'utf8')}${head} ${head} x <x> 1 +0000\tcheckout: moving from ${evil} to loop\n`,
     );
     expect(lastCheckoutFrom(readFileSync(path.join(dir, '.git/logs/HEAD')))).toBe(evil);
-    expect(await restoreEndRefs(dir, 'L1', held, logs)).toEqual(['where git checkout - goes (.git/logs/HEAD)']);
+    expect(await restoreEndRefs(dir, 'L1', logs)).toEqual(['where git checkout - goes (.git/logs/HEAD)']);
     git(dir, 'checkout', '-q', '-');
     expect(git(dir, 'rev-parse', '--abbrev-ref', 'HEAD')).toBe('main');
     // An honest loop's commits on its branch change nothing of it.
     git(dir, 'checkout', '-q', 'loop');
-    const again = readStashLog(path.join(dir, '.git'), path.join(dir, '.git'));
+    const again = readHeldRefs(held, path.join(dir, '.git'), path.join(dir, '.git'));
     git(dir, 'commit', '-q', '--allow-empty', '-m', 'work');
-    expect(await restoreEndRefs(dir, 'L1', held, again)).toEqual([]);
+    expect(await restoreEndRefs(dir, 'L1', again)).toEqual([]);
   });
 });
