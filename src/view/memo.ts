@@ -3,7 +3,7 @@
 // plan of thousands of stories each read is a parse, a board and megabytes of JSON. Between two changes on disk
 // every one of them gets the same bytes. A change is told by a key of file stats (mtime in nanoseconds, size,
 // inode: an atomic rename changes the inode), taken on each request, so no answer is older than the request.
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import path from 'node:path';
 import { keyDir } from '../engine/store/verdict-record.js';
 import { readTextOrNull, statKey } from '../util/read.js';
@@ -54,7 +54,7 @@ export function gitCommonDir(root: string): string | null {
   try {
     // git follows a commondir file in a git folder of any kind (a worktree's, or a .git folder given one).
     if (statSync(dotGit).isDirectory()) return withCommonDir(dotGit);
-    const named = /^gitdir: (.+)$/m.exec(readFileSync(dotGit, 'utf8'))?.[1]?.trim();
+    const named = /^gitdir: (.+)$/m.exec(readTextOrNull(dotGit) ?? '')?.[1]?.trim();
     if (!named) return null;
     return withCommonDir(path.resolve(root, named));
   } catch {
@@ -64,9 +64,6 @@ export function gitCommonDir(root: string): string | null {
 
 /** `gitDir`'s common folder: the one its `commondir` file names (relative to it), else itself. */
 function withCommonDir(gitDir: string): string {
-  try {
-    return path.resolve(gitDir, readFileSync(path.join(gitDir, 'commondir'), 'utf8').trim());
-  } catch {
-    return gitDir;
-  }
+  const named = readTextOrNull(path.join(gitDir, 'commondir'));
+  return named === null ? gitDir : path.resolve(gitDir, named.trim());
 }

@@ -5,7 +5,8 @@
 // from one read to the next (`PrdCache`): for a plan of thousands of stories each read is a parse, a board and
 // megabytes of JSON, so what did not change is not parsed, laid out or written again.
 import { constants, isAscii, isUtf8 } from 'node:buffer';
-import { readFileSync, statSync } from 'node:fs';
+import { statSync } from 'node:fs';
+import { readBytesOrNull } from '../util/read.js';
 import path from 'node:path';
 import type { Prd } from '../prd/types.js';
 import { readVerdictRecordsSync } from '../engine/store/verdict-record.js';
@@ -97,7 +98,7 @@ function cardRuns(cards: StoryCard[], cache: PrdCache | null): Buffer[] {
 }
 
 /** Cards that JSON.stringify writes alike (see `sameJson`). */
-export function sameCard(a: StoryCard, b: StoryCard): boolean {
+function sameCard(a: StoryCard, b: StoryCard): boolean {
   return sameJson(a, b);
 }
 
@@ -136,7 +137,7 @@ function readPrd(paths: ViewPaths, cache: PrdCache | null): { snapshot: PrdSnaps
     return failed(
       `${file} is too large to read (${size} bytes; a plan must stay under ${constants.MAX_STRING_LENGTH})`,
     );
-  const bytes = readBytes(paths.prd);
+  const bytes = readBytesOrNull(paths.prd);
   if (bytes === null) return { snapshot: { file, exists: false, error: null, prd: null }, planBytes: null };
   const utf8 = isUtf8(bytes);
   // The plan read before, with only what changed parsed again; a whole parse when that cannot tell.
@@ -191,14 +192,6 @@ function checkShape(prd: unknown): string | null {
 function sizeOf(file: string): number | null {
   try {
     return statSync(file).size;
-  } catch {
-    return null;
-  }
-}
-
-function readBytes(file: string): Buffer | null {
-  try {
-    return readFileSync(file);
   } catch {
     return null;
   }

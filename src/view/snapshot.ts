@@ -1,7 +1,8 @@
 // Reads what the dashboard shows, fresh from disk: the progress log and the loops under ralph/.runs, the bodies of
 // /api/progress and /api/loops and of the matching server-sent events; every loop's ledger, for the cards; where the
 // dashboard reads from. The plan itself, /api/prd, is prd-body.ts.
-import { closeSync, fstatSync, openSync, readFileSync, readSync, readdirSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readSync, readdirSync } from 'node:fs';
+import { readTextOrNull } from '../util/read.js';
 import path from 'node:path';
 import { choosePlanFile, progressPathFor } from '../prd/plan-location.js';
 import type { ParallelState } from '../engine/store/state-types.js';
@@ -123,7 +124,7 @@ export function readLoopsSnapshot(paths: ViewPaths): LoopsSnapshot {
 /** Every line of every loop's ledger, oldest first; the engine's parser, so `status` and the page read the same lines. */
 export function readLedgers(paths: ViewPaths): LedgerLine[] {
   const all = listRuns(paths.runs).flatMap((id) =>
-    parseLedger(readText(path.join(paths.runs, id, 'ledger.jsonl')) ?? '').map((l) =>
+    parseLedger(readTextOrNull(path.join(paths.runs, id, 'ledger.jsonl')) ?? '').map((l) =>
       l.loop ? l : { ...l, loop: id },
     ),
   );
@@ -164,12 +165,4 @@ function toLoopInfo(l: LoopSummary): LoopInfo {
     inSession: l.inSession === true,
     parallel: l.parallel ?? null,
   };
-}
-
-function readText(file: string): string | null {
-  try {
-    return readFileSync(file, 'utf8');
-  } catch {
-    return null;
-  }
 }

@@ -257,12 +257,9 @@ async function startIn({
   stop.run = run;
   const end: RunEnd = { delivered: false };
   stop.end = end;
-  let code: number;
-  let settled = true;
   try {
-    code = await startGuarded(run, stop.controller, tree, end);
+    return await startGuarded(run, stop.controller, tree, end);
   } finally {
-    if (end.trust?.heldRefs) settled = await settleRefsAtEnd(run, end.trust);
     if (end.trust && end.ending)
       await nameHookScripts(end.trust.topLevel, end.trust.hookFolders ?? [], end.trust.pins?.commit, run.branch, emit);
     if (end.ending) {
@@ -289,13 +286,6 @@ async function startIn({
       }
     }
   }
-  if (settled || code !== 0) return code;
-  // Done and verified, but your refs may still point where the agent put them: not an exit 0.
-  emit({
-    type: 'warn',
-    message: `the work passed, but the runner could not put your branches, tags and other refs back as the loop found them (said above): exit ${LOOP_EXIT.protected}, so nothing takes this as done before you look`,
-  });
-  return LOOP_EXIT.protected;
 }
 
 function deadlineOf(options: RunOptions, started: number): { deadline?: number } {
@@ -404,6 +394,7 @@ async function runLocked(
   writeState(paths.repoRoot, state);
   let exit: LoopExit;
   let trust: RunTrust | undefined;
+  let unexpected: { err: unknown } | undefined;
   try {
     if (waits) {
       await budget.beforeStart();
@@ -442,10 +433,25 @@ async function runLocked(
     exit = await startIterations(run, state, budget, controller, trust, prepared.promptAtHead);
   } catch (err) {
     exit = await interruptedOr(run, err);
-    if (!(err instanceof LoopExit) && exit.code !== LOOP_EXIT.interrupted) {
-      finish(run, state, new LoopExit(EXIT_FAILURE, `unexpected error: ${(err as Error).message}`), 'failed', end);
-      throw err;
-    }
+    if (!(err instanceof LoopExit) && exit.code !== LOOP_EXIT.interrupted) unexpected = { err };
+  }
+  // Your refs as the loop found them, before the end is recorded or delivered: one that could not be put back makes
+  // this end no exit 0, in state.json and the exit event as in the exit code (run/ref-sweep.ts).
+  if (trust?.heldRefs && !(await settleRefsAtEnd(run, trust)) && exit.code === LOOP_EXIT.complete)
+    exit = new LoopExit(
+      LOOP_EXIT.protected,
+      'the work passed, but the runner could not put your branches, tags and other refs back as the loop found them (said above), so nothing takes this as done before you look',
+      `look at git for-each-ref and what the warnings above name (what the agent made is kept under refs/ralphkit/loops/${id}/moved/); the work itself is verified on ${run.branch}`,
+    );
+  if (unexpected) {
+    finish(
+      run,
+      state,
+      new LoopExit(EXIT_FAILURE, `unexpected error: ${(unexpected.err as Error).message}`),
+      'failed',
+      end,
+    );
+    throw unexpected.err;
   }
   // pr-merge waits for CI and merges before the end is recorded: the exit code says whether it merged.
   end.delivered = exit.code === LOOP_EXIT.complete && options.deliver === 'pr-merge';

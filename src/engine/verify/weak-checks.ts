@@ -11,9 +11,9 @@ import { runCheck, type CheckResult } from './checks.js';
 import { appendLedger, readLedger, summariseLedger, type ProbeLine } from '../store/ledger.js';
 import { createCheckout, removeCheckout, resetCheckoutGit, type Checkout } from './checkout.js';
 import { loopSetupCache, renderTamperedCache, setUpThroughCache } from './setup-cache.js';
-import { apartSandbox, planCheckWrap } from './check-sandbox.js';
+import { apartSandbox, planCheckWrap, sandboxedEnv } from './check-sandbox.js';
 import { ChecksEnv } from './check-env.js';
-import { withCheckoutPath } from './repo-env.js';
+import { withCheckoutPath, withRepoVars } from './repo-env.js';
 import { stopMarkedProcesses } from '../agents/leftovers.js';
 import { guardWrite, SealBroken } from '../errors.js';
 import { activeStories } from '../../prd/skip.js';
@@ -60,21 +60,28 @@ export async function probeWeakChecks(input: WeakProbeInput): Promise<string[]> 
   const { token } = checkEnv.plan;
   // The plan commit's code may be an agent's (a --repin, a branch with earlier work): sandboxed like any check.
   // `apart`: setup where the loop's setup cache is built, with the repository hidden under --sandbox (apartSandbox).
-  const run = (command: string, apart?: string) =>
-    runCheck({
+  const run = (command: string, apart?: string) => {
+    const dir = apart ?? cwd;
+    const wrap = planCheckWrap(
+      apart ? apartSandbox(input.sandbox, input.topLevel) : input.sandbox,
+      dir,
+      input.topLevel,
+      checkEnv.env,
+    );
+    // As a check's and the setup cache's (verify/session.ts): the repository's PATH folders and variables naming it,
+    // the checkout's; TMPDIR the sandbox's own.
+    const env = apart
+      ? withRepoVars(checkEnv.env, input.checkBase, apart)
+      : withCheckoutPath(checkEnv.env, input.checkBase, cwd);
+    return runCheck({
       command,
-      cwd: apart ?? cwd,
-      // As a check's (verify/session.ts): the repository's PATH folders and variables naming it, its checkout's.
-      env: withCheckoutPath(checkEnv.env, input.checkBase, apart ?? cwd),
+      cwd: dir,
+      env: sandboxedEnv(env, wrap),
       timeoutMs: input.checkTimeoutMs,
       signal: input.signal,
-      wrap: planCheckWrap(
-        apart ? apartSandbox(input.sandbox, input.topLevel) : input.sandbox,
-        apart ?? cwd,
-        input.topLevel,
-        checkEnv.env,
-      ),
+      wrap,
     });
+  };
   const weak = new Set<string>();
   try {
     // A setup that fails on the plan commit says nothing about the checks; the claims will meet it again. Said, so

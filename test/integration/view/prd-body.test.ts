@@ -3,6 +3,7 @@
 // readPrdSnapshot written out whole, read after read, whatever was written in between; and a plan written again with
 // one story changed is neither parsed whole nor written out whole again (counted, not timed).
 import { constants } from 'node:buffer';
+import { execFileSync } from 'node:child_process';
 import { mkdirSync, renameSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -68,6 +69,14 @@ describe('readPrdBody', () => {
     );
     expect(got).toEqual(want);
     expect(got.exists).toBe(false);
+  });
+
+  it('a named pipe the agent left at ralph/prd.json: answered at once, never waited on for a writer', () => {
+    const { paths } = setup();
+    execFileSync('mkfifo', [paths.prd]);
+    const { got, want } = values(readPrdBody(paths), paths);
+    expect(got).toEqual(want);
+    expect(got.prd).toBeNull();
   });
 
   it('a plan past the longest string JavaScript makes (the agent writes the file): an error the page shows, nothing thrown', () => {
