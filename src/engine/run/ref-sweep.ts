@@ -1,13 +1,24 @@
 // What the runner owes the agent runs at the loop's end and at a resume: the replace refs and tags they added or moved,
 // and (from the last run's record, verify/agent-run-record.ts) the branches and index flags of a run whose put-back
 // never happened: a runner killed with -9 while the agent ran, or a loop stopped on another branch (exit 6).
+import { existsSync } from 'node:fs';
 import type { RunContext } from '../types.js';
+import type { Emit } from '../events.js';
 import type { RunTrust } from '../verify/trust.js';
 import { WorkProtected } from '../errors.js';
 import { loopDir } from '../store/layout.js';
-import { restoreEndRefs } from '../verify/replace-refs.js';
-import { clearAgentRun, finishAgentRun, readAgentRun, renderEndRefs } from '../verify/agent-run-record.js';
-import { restoreMovedBranches } from '../verify/branch-moves.js';
+import { isEndRef, restoreEndRefs } from '../verify/replace-refs.js';
+import {
+  agentRunPath,
+  clearAgentRun,
+  finishAgentRun,
+  readAgentRun,
+  renderEndRefs,
+} from '../verify/agent-run-record.js';
+import { restoreMovedBranches, skips } from '../verify/branch-moves.js';
+import { gitOk } from '../git/git.js';
+import { isAlive } from '../processes.js';
+import { readAllStates } from '../store/state-file.js';
 import { readRefs } from '../git/head.js';
 import { otherLoopBranches } from './after-agent.js';
 
@@ -72,4 +83,51 @@ export async function settleRefsAtResume(run: RunContext): Promise<void> {
       message: `the last agent run was never checked for what it changed outside the loop's branch (its runner was killed, or the loop stopped): ${message}`,
     });
   if (done) clearAgentRun(run.paths.repoRoot, run.id);
+}
+
+/**
+ * A loop's start: another loop whose runner stopped while its agent ran (killed with -9, or exit 6 on a moved branch)
+ * left the record of what that agent found, and nobody did the put-back it owed. What differs from that record now is
+ * named, not put back: the record may be days old, and a move since may be yours; that loop's resume puts them back.
+ * No git process unless such a record is there.
+ */
+export async function nameOwedPutBacks(root: string, ownId: string, top: string, emit: Emit): Promise<void> {
+  const owed = readAllStates(root).filter(
+    (s) =>
+      s.id !== ownId && existsSync(agentRunPath(root, s.id)) && !(s.status === 'running' && isAlive(s.pid, s.pidStart)),
+  );
+  if (!owed.length) return;
+  const now = new Map(
+    (await gitOk(top, ['for-each-ref', '--format=%(refname) %(objectname)'])).split('\n').flatMap((l) => {
+      const [ref, sha] = l.split(' ');
+      return ref && sha ? [[ref, sha] as const] : [];
+    }),
+  );
+  for (const { id } of owed) {
+    let record: ReturnType<typeof readAgentRun>;
+    try {
+      record = readAgentRun(root, id);
+    } catch (err) {
+      emit({ type: 'warn', message: (err as Error).message });
+      continue;
+    }
+    if (!record) continue;
+    const held = [
+      ...Object.entries(record.branches)
+        .filter(([b]) => !skips(record.skip, b))
+        .map(([b, sha]) => [`refs/heads/${b}`, sha] as const),
+      ...Object.entries(record.endRefs),
+    ];
+    const changed = [
+      ...held
+        .filter(([ref, sha]) => now.get(ref) !== sha)
+        .map(([ref]) => `${ref} ${now.has(ref) ? 'moved' : 'deleted'}`),
+      ...[...now.keys()].filter((ref) => isEndRef(ref) && !(ref in record.endRefs)).map((ref) => `${ref} added`),
+    ];
+    if (changed.length)
+      emit({
+        type: 'warn',
+        message: `loop ${id} stopped while its agent ran (its runner was killed, or it stopped on another branch), and what that agent changed outside its branch was never checked: since it started, ${changed.join(', ')}. If that was not you, ./ralph/ralph.sh --resume ${id} puts them back before it goes on (what it finds is kept under refs/ralphkit/loops/${id}/moved/)`,
+      });
+  }
 }

@@ -48,7 +48,7 @@ import type { PromptCache } from './upkeep.js';
 import { verifyStartClaims } from '../verify/start-claims.js';
 import { refuseDirtyTree, type StartStatus } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from '../verify/trust.js';
-import { settleRefsAtEnd, settleRefsAtResume } from './ref-sweep.js';
+import { nameOwedPutBacks, settleRefsAtEnd, settleRefsAtResume } from './ref-sweep.js';
 import { nameHookScripts } from '../verify/hook-scripts.js';
 import { holdResumeAnchors } from '../verify/resume-anchors.js';
 import { refuseModifiedEngine } from '../verify/engine-check.js';
@@ -367,6 +367,7 @@ async function startGuarded(
       setTempOwner(run.id);
       for (const message of renderRemovedTempFolders(removeDeadTempFolders())) emit({ type: 'info', message });
       if (run.repo) await adoptDeadQuarantines(run, run.repo.top, run.repo.commonDir);
+      await nameOwedPutBacks(paths.repoRoot, run.id, run.repo?.top ?? paths.repoRoot, emit);
       // Then, with the agent's objects in the store, what a runner killed while its agent ran did not put back.
       if (run.resumed) await settleRefsAtResume(run);
       const dirty = await refuseDirtyTree(paths, run.resumed, emit);
