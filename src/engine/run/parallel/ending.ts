@@ -1,5 +1,5 @@
 // What a --parallel run decides from its outcomes alone (no git, no processes): which accepted claims another
-// worker's guard finding voids, and how a run with nothing left to start ends.
+// worker's guard finding voids, how a run with nothing left to start ends, and the stop that merges nothing more.
 import type { AttemptOutcome } from './worker.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
 
@@ -41,6 +41,13 @@ export function renderNoWayOn(
   if (given.every(([, why]) => why === STUCK))
     return new LoopExit(LOOP_EXIT.stuck, `every story left is stuck or waits on a stuck one (${list})`, hint);
   return new LoopExit(LOOP_EXIT.noProgress, `no story left can make progress (${list})`, hint);
+}
+
+/** A stop that must not merge anything more: the plan branch moved, or an agent rewrote history. */
+export class ProtectedStop extends LoopExit {
+  constructor(readonly exit: LoopExit) {
+    super(exit.code, exit.message, exit.hint);
+  }
 }
 
 /** Why a story is given up when its agent said STUCK. */

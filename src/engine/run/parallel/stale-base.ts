@@ -1,7 +1,7 @@
 // A story of a --parallel run that fails on a stale base (issue #29): its attempt started from a plan tip that other
 // stories, still being worked on or merged, have moved on from or are about to. Real plans do not declare every
 // change a story needs from another, and three quick failures on the old tip would give it up while the change it
-// needs waits in the merge queue. Pure (no git, no processes): the coordinator (run.ts) asks and acts.
+// needs waits in the merge queue. Pure (no git, no processes): the coordinator (run.ts, outcomes.ts) asks and acts.
 //
 // The rule: a failure after which stories were merged since the attempt started is tried again at once, on the new
 // tip; a failure while other stories are in flight (a worker on them, or in the merge queue) waits for the next

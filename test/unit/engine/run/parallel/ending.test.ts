@@ -60,7 +60,7 @@ describe('rejectOverlapping', () => {
 
 describe('findOverlap', () => {
   // A claim its checks rejected is judged again later only if no other worker's guard found a change while (or since)
-  // its agent ran (run.ts): this is the question asked then.
+  // its agent ran (outcomes.ts): this is the question asked then.
   it("a finding at or after the start, by any worker; not the attempt's own, not one before", () => {
     const found = [
       { at: 50, worker: 2, iteration: 1, reason: 'early' },
