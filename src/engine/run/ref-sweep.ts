@@ -97,8 +97,18 @@ export async function nameOwedPutBacks(root: string, ownId: string, top: string,
       s.id !== ownId && existsSync(agentRunPath(root, s.id)) && !(s.status === 'running' && isAlive(s.pid, s.pidStart)),
   );
   if (!owed.length) return;
+  let listed: string;
+  try {
+    listed = await gitOk(top, ['for-each-ref', '--format=%(refname) %(objectname)']);
+  } catch (err) {
+    emit({
+      type: 'warn',
+      message: `loops ${owed.map((s) => s.id).join(', ')} stopped while an agent ran, and the refs could not be read to see what it changed (${(err as Error).message}): look at git for-each-ref before you check out or merge anything`,
+    });
+    return;
+  }
   const now = new Map(
-    (await gitOk(top, ['for-each-ref', '--format=%(refname) %(objectname)'])).split('\n').flatMap((l) => {
+    listed.split('\n').flatMap((l) => {
       const [ref, sha] = l.split(' ');
       return ref && sha ? [[ref, sha] as const] : [];
     }),
