@@ -2,7 +2,7 @@
 // fsynced into STAGING_DIR first, then a journal marks the install as decided, then each part is renamed into place.
 import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
-import { atomicWriteFileSync, writeNewFileSync } from '../util/atomic.js';
+import { atomicWriteFileSync, writeNewFilesSynced } from '../util/atomic.js';
 import { STAGING_DIR } from './types.js';
 
 /** One file to put in place. */
@@ -63,21 +63,20 @@ function stagedPathOf(unit: StagedUnit, write: StagedWrite): string {
   return unit.target === write.target ? unit.staged : path.join(unit.staged, path.relative(unit.target, write.target));
 }
 
-/** Phase 1: write every file into the staging folder and fsync it, then the journal. The repository is untouched. */
+/** Phase 1: write every file into the staging folder and fsync them, then the journal. The repository is untouched. */
 export async function stageUnits(root: string, units: readonly StagedUnit[], step: () => Promise<void>): Promise<void> {
   const dir = stagingDir(root);
   removeStaging(root);
   mkdirSync(dir);
-  // Leftovers of an interrupted install must never show in `git status` (or be committed by a hasty `git add -A`).
-  writeNewFileSync(path.join(dir, '.gitignore'), '*\n');
-  for (const unit of units) {
-    for (const write of unit.writes) {
-      const file = stagedPathOf(unit, write);
-      mkdirSync(path.dirname(file), { recursive: true });
-      writeNewFileSync(file, write.data, write.mode);
-      await step();
-    }
-  }
+  const staged = units.flatMap((unit) =>
+    unit.writes.map((write) => ({ file: stagedPathOf(unit, write), data: write.data, mode: write.mode })),
+  );
+  for (const folder of new Set(staged.map((s) => path.dirname(s.file)))) mkdirSync(folder, { recursive: true });
+  // Leftovers of an interrupted install must never show in `git status` (or be committed by a hasty `git add -A`):
+  // the .gitignore goes first. Every staged file is on disk before the journal decides the install: written one by
+  // one (a step each), fsynced together.
+  const ignore = { file: path.join(dir, '.gitignore'), data: '*\n' };
+  await writeNewFilesSynced([ignore, ...staged], (i) => (i === 0 ? Promise.resolve() : step()));
   const journal = {
     decided: new Date().toISOString(),
     targets: units.map((u) => path.relative(root, u.target).split(path.sep).join('/')),

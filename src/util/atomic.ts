@@ -1,6 +1,8 @@
 // Atomic file writes with Node built-ins only, so the engine (ralph.mjs) can use them too:
 // write a temp file in the same folder, fsync it, then rename over the target.
 import {
+  fsync,
+  fchmodSync,
   openSync,
   writeSync,
   fsyncSync,
@@ -36,15 +38,48 @@ export function atomicWriteFileSync(file: string, data: string | Uint8Array, mod
 export function writeNewFileSync(file: string, data: string | Uint8Array, mode?: number): void {
   const fd = openSync(file, 'wx', mode ?? 0o644);
   try {
-    const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
-    let off = 0;
-    while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
+    writeAll(fd, data);
     fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
   // The umask narrows the mode open() gives; an explicit mode (ralph.sh's 0755) must hold as asked.
   if (mode !== undefined) chmodSync(file, mode);
+}
+
+/**
+ * writeNewFileSync for many files: each is created and written in turn (`afterEach(i)` runs after the i-th), then all
+ * are fsynced at once and closed; once the promise resolves, every byte is on disk. The fsyncs run side by side on
+ * libuv's threads, where the file system commits them together: one after another they cost a journal commit each
+ * (an install's dozen small files took 20–45 ms that way on ext4, against about 10 ms together).
+ */
+export async function writeNewFilesSynced(
+  files: readonly { file: string; data: string | Uint8Array; mode?: number }[],
+  afterEach: (index: number) => Promise<void> = async () => {},
+): Promise<void> {
+  const fds: number[] = [];
+  try {
+    for (const [index, { file, data, mode }] of files.entries()) {
+      const fd = openSync(file, 'wx', mode ?? 0o644);
+      fds.push(fd);
+      writeAll(fd, data);
+      if (mode !== undefined) fchmodSync(fd, mode);
+      await afterEach(index);
+    }
+    const synced = await Promise.allSettled(
+      fds.map((fd) => new Promise<void>((resolve, reject) => fsync(fd, (err) => (err ? reject(err) : resolve())))),
+    );
+    const failed = synced.find((s) => s.status === 'rejected');
+    if (failed) throw failed.reason;
+  } finally {
+    for (const fd of fds) closeSync(fd);
+  }
+}
+
+function writeAll(fd: number, data: string | Uint8Array): void {
+  const buf = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+  let off = 0;
+  while (off < buf.length) off += writeSync(fd, buf, off, buf.length - off);
 }
 
 /**
