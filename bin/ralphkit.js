@@ -5,4 +5,6 @@
 import module from 'node:module';
 
 module.enableCompileCache?.();
-await import('../dist/cli.js');
+// `install` has an entry of its own, the same program with that command alone (src/cli-install.ts): one file to
+// load instead of the whole CLI's chunks. Anything else, `ralphkit --help` included, is the whole CLI.
+await import(process.argv[2] === 'install' ? '../dist/install.js' : '../dist/cli.js');

@@ -1,5 +1,6 @@
 // Builds dist/cli.js with its chunks dist/cli-*.js (the CLI, with its libraries bundled so npx fetches
-// one package; each command's code is a chunk loaded when that command runs) and dist/ralph.mjs (the loop
+// one package; each command's code is a chunk loaded when that command runs), dist/install.js (`install` alone,
+// in one file: see buildCli) and dist/ralph.mjs (the loop
 // engine installed into repositories: ralphkit's own code and Node built-ins only, checked below).
 //
 // RALPHKIT_ENGINE_ENTRY=<file> (for tests) builds that file as the engine, runs the guard on it and
@@ -45,7 +46,10 @@ try {
   if (testEngine) {
     process.stderr.write(`build: ${testEngine} passes the engine guard (test build, nothing written)\n`);
   } else {
-    const chunks = await buildCli();
+    const checkedSkills = JSON.stringify(await checkShippedSkills());
+    const chunks = [...(await buildCli('cli', 'src/cli.ts', checkedSkills))];
+    for (const chunk of await buildCli('install', 'src/cli-install.ts', checkedSkills))
+      if (!chunks.includes(chunk)) chunks.push(chunk);
     await cp(new URL('src/view/page/', root), new URL('page/', dist), { recursive: true }).catch((e) => {
       if (e.code !== 'ENOENT') throw e;
     });
@@ -99,19 +103,22 @@ async function checkShippedSkills() {
 }
 
 /**
- * The CLI: dist/cli.js and its chunks, dist/cli-<name>-<hash>.js; returns the chunk file names. The chunks
- * sit beside cli.js, not in a folder of their own, because code that finds its files from its own
+ * One entry of the CLI and its chunks, dist/cli-<name>-<hash>.js; returns the chunk file names. Two entries, each
+ * built on its own: dist/cli.js (every command) and dist/install.js (`install` alone, src/cli-install.ts). Built
+ * together they would share their code through many small chunks, which install, loading one file, is spared; a
+ * process loads one entry and its own chunks only (the same name in both builds is the same content). The chunks
+ * sit beside the entries, not in a folder of their own, because code that finds its files from its own
  * location (the dashboard's page/, src/view/assets.ts) must find them in dist/ whichever chunk it is in.
  */
-async function buildCli() {
+async function buildCli(name, entry, checkedSkills) {
   const result = await build({
     ...common,
-    entryPoints: { cli: 'src/cli.ts' },
+    entryPoints: { [name]: entry },
     outdir: dist.pathname,
     splitting: true,
     chunkNames: `${CHUNK_PREFIX}[name]-[hash]`,
     banner: { js: requireShim },
-    define: { __RALPHKIT_CHECKED_SKILLS__: JSON.stringify(await checkShippedSkills()) },
+    define: { __RALPHKIT_CHECKED_SKILLS__: checkedSkills },
     metafile: true,
   });
   return Object.keys(result.metafile.outputs)

@@ -6,9 +6,12 @@ import path from 'node:path';
 /** The CLI's chunks are dist/<CHUNK_PREFIX><name>-<hash>.js, beside cli.js. */
 export const CHUNK_PREFIX = 'cli-';
 
+/** The files bin/ralphkit.js and ralphkit's install load by name: the engine, then the CLI's two entries. */
+export const ENTRIES = ['ralph.mjs', 'install.js', 'cli.js'];
+
 /**
  * Chunks first: their names carry a hash of their content, so a new one never replaces a file that the
- * cli.js in place loads, and the new cli.js never loads an old one. Then each entry point is one rename,
+ * cli.js or install.js in place loads, and the new entries never load an old one. Then each entry point is one rename,
  * and last the chunks of older builds are removed, so dist/ holds one build.
  * @param {string} from the private build folder
  * @param {string} to dist/
@@ -16,7 +19,7 @@ export const CHUNK_PREFIX = 'cli-';
  */
 export async function publish(from, to, chunks) {
   for (const name of chunks) await rename(path.join(from, name), path.join(to, name));
-  for (const name of ['ralph.mjs', 'cli.js']) await rename(path.join(from, name), path.join(to, name));
+  for (const name of ENTRIES) await rename(path.join(from, name), path.join(to, name));
   // A folder cannot be renamed over a full one: move the old page aside first, so it is missing only
   // between two renames, and remove it afterwards.
   const page = path.join(to, 'page');

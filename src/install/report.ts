@@ -90,7 +90,7 @@ function conflictError(result: FileRunResult, command: string): RalphkitError {
   );
 }
 
-/** With --json, a refusal or error still yields one JSON document on stdout; the error then goes on to src/cli.ts. */
+/** With --json, a refusal or error still yields one JSON document on stdout; the error then goes on to src/program.ts. */
 export async function withJsonErrors<T>(json: boolean | undefined, command: string, fn: () => Promise<T>): Promise<T> {
   try {
     return await fn();

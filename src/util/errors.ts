@@ -1,6 +1,6 @@
 // The one error base class of ralphkit: an expected failure that ends a command (or a loop) with an exit code named
 // in a table (EXIT here, the loop's LOOP_EXIT in engine/errors.ts), a hint saying what to type next, and, for a loop,
-// the status recorded in state.json. The CLI (src/cli.ts) and the engine's entry turn it into the process's exit
+// the status recorded in state.json. The CLI (src/program.ts) and the engine's entry turn it into the process's exit
 // code: no caller converts one kind into another. Built-ins only (the engine's errors extend it in ralph.mjs).
 
 /** Exit codes shared by every command (SPEC §2). The loop has its own wider set (SPEC §4). */
