@@ -10,7 +10,7 @@ export interface DiskFile {
   mode: number;
 }
 
-/** `real` maps repository-relative paths to their resolved absolute paths (see resolveInside). */
+/** `real` maps repository-relative paths to their resolved absolute paths (see resolveAllInside). */
 export function readDisk(real: ReadonlyMap<string, string>): Map<string, DiskFile | undefined> {
   const disk = new Map<string, DiskFile | undefined>();
   for (const [rel, abs] of real) {

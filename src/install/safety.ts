@@ -6,12 +6,17 @@ import { RalphkitError, EXIT } from '../errors.js';
 import { realpathOrUndefined } from '../util/read.js';
 import { isWithin } from '../util/repo-path.js';
 
+/** Resolve every path at once so a refusal comes before any write; the root's real path is read once for all. */
+export function resolveAllInside(root: string, rels: readonly string[]): Map<string, string> {
+  const realRoot = realpathSync(root);
+  return new Map(rels.map((rel) => [rel, resolveInside(realRoot, rel)]));
+}
+
 /**
- * The real absolute path that writing `rel` under `root` would touch, following symlinks that stay
+ * The real absolute path that writing `rel` under `realRoot` would touch, following symlinks that stay
  * inside the repository. Throws (exit 2) for a symlink that leads outside or to nothing.
  */
-export function resolveInside(root: string, rel: string): string {
-  const realRoot = realpathSync(root);
+function resolveInside(realRoot: string, rel: string): string {
   let current = realRoot;
   const parts = rel.split('/').filter(Boolean);
   for (let i = 0; i < parts.length; i++) {
@@ -32,11 +37,6 @@ export function resolveInside(root: string, rel: string): string {
     if (last && isDir) throw unsafe(`${shown} is a folder where a file is needed`, rel);
   }
   return current;
-}
-
-/** Resolve every path at once so a refusal comes before any write. */
-export function resolveAllInside(root: string, rels: readonly string[]): Map<string, string> {
-  return new Map(rels.map((rel) => [rel, resolveInside(root, rel)]));
 }
 
 function unsafe(reason: string, rel: string): RalphkitError {

@@ -1,6 +1,6 @@
 // The staging folder that makes an install all or nothing (docs/guide.md, "Upgrading"): every new file is written and
 // fsynced into STAGING_DIR first, then a journal marks the install as decided, then each part is renamed into place.
-import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, unlinkSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmdirSync, rmSync, unlinkSync } from 'node:fs';
 import path from 'node:path';
 import { atomicWriteFileSync, writeNewFilesSynced } from '../util/atomic.js';
 import { STAGING_DIR } from './types.js';
@@ -96,6 +96,22 @@ export async function commitUnits(
     await step();
   }
   unlinkSync(path.join(stagingDir(root), JOURNAL));
+  removeEmptiedStaging(root);
+}
+
+// Every unit renamed, the staging folder holds its .gitignore alone: two calls, where a recursive removal costs
+// Node a module of its own to load. Anything else there (the copies of an EXDEV unit) goes the recursive way.
+function removeEmptiedStaging(root: string): void {
+  const dir = stagingDir(root);
+  if (lstatOrUndefined(dir)?.isDirectory()) {
+    try {
+      unlinkSync(path.join(dir, '.gitignore'));
+      rmdirSync(dir);
+      return;
+    } catch {
+      /* not as left: the recursive way below */
+    }
+  }
   removeStaging(root);
 }
 
