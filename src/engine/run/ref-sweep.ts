@@ -15,7 +15,7 @@ import {
   readAgentRun,
   renderEndRefs,
 } from '../verify/agent-run-record.js';
-import { restoreMovedBranches, skips } from '../verify/branch-moves.js';
+import { restoreMovedBranches, setAsideCreatedBranches, skips } from '../verify/branch-moves.js';
 import { gitOk } from '../git/git.js';
 import { isAlive } from '../processes.js';
 import { readAllStates } from '../store/state-file.js';
@@ -47,17 +47,27 @@ export async function settleRefsAtEnd(run: RunContext, trust: RunTrust): Promise
     const held = trust.heldBranches;
     if (!held) return true;
     const now = await readRefs(trust.topLevel);
+    const skip = [run.branch, `${run.branch}--*`, ...otherLoopBranches(run)];
     const { violation, left, failed } = await restoreMovedBranches({
       top: trust.topLevel,
       loopId: run.id,
       before: held,
       now,
-      skip: [run.branch, `${run.branch}--*`, ...otherLoopBranches(run)],
+      skip,
       here: now.branch,
       commonDir: trust.gitDir,
     });
-    for (const message of [violation?.reason, left]) if (message) run.emit({ type: 'warn', message });
-    return !failed;
+    const created = await setAsideCreatedBranches({
+      top: trust.topLevel,
+      loopId: run.id,
+      held,
+      now: now.branches,
+      skip,
+      here: now.branch,
+      commonDir: trust.gitDir,
+    });
+    for (const message of [violation?.reason, left, created.said]) if (message) run.emit({ type: 'warn', message });
+    return !failed && !created.failed;
   } catch (err) {
     run.emit({
       type: 'warn',

@@ -11,7 +11,7 @@ import { readTextOrNull } from '../../util/read.js';
 import { readRefs } from '../git/head.js';
 import { isObjectId } from '../git/parse.js';
 import { loopDir } from '../store/layout.js';
-import { restoreMovedBranches, skips } from './branch-moves.js';
+import { restoreMovedBranches, setAsideCreatedBranches, skips } from './branch-moves.js';
 import { clearNewFlags, readIndexView, type IndexView } from './index-flags.js';
 import { restoreEndRefs, type HeldRefs } from './replace-refs.js';
 
@@ -173,11 +173,22 @@ export async function finishAgentRun(
     commonDir: record.commonDir,
   });
   for (const m of [violation?.reason, left]) if (m) said.push(m);
+  const created = await setAsideCreatedBranches({
+    top,
+    loopId,
+    held: new Map(Object.entries(record.branches)),
+    now: now.branches,
+    skip: record.skip,
+    here,
+    commonDir: record.commonDir,
+  });
+  if (created.said) said.push(created.said);
   const put = await restoreEndRefs(top, loopId, heldRefsOf(record), keepDir);
   if (put.length) said.push(renderEndRefs(put, loopId));
   const view = await readIndexView(top, record.ownGitDir, null);
   const flags = await clearNewFlags(top, new Map(record.flags), view);
   if (flags) said.push(flags.reason);
   const stays = here !== null && !skips(record.skip, here) && record.branches[here] !== branches.get(here);
-  return { said, done: !stays && !failed, ...(failed ? { failed } : {}) };
+  const notDone = failed || created.failed;
+  return { said, done: !stays && !notDone, ...(notDone ? { failed: true } : {}) };
 }

@@ -4,7 +4,7 @@
 // branch an agent run moved or deleted is put back where the run found it, and what the agent pointed it at is kept
 // under the loop's refs (nothing is lost), and the iteration's claims are rejected. A branch checked out in a worktree
 // is not moved under it, only named (a commit of yours there, while the agent ran, moves it too). A branch the agent
-// created is left: nothing of yours points there.
+// created is moved aside at the loop's end (setAsideCreatedBranches): git takes a branch name before a short commit id.
 import { lstatSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { realpathOrUndefined } from '../../util/read.js';
@@ -97,6 +97,59 @@ export async function restoreMovedBranches(
     ...(leftBranches.length ? { leftBranches } : {}),
     ...(failed ? { failed: true } : {}),
   };
+}
+
+/** What setAsideCreatedBranches compares and where it writes. */
+export interface CreatedBranches {
+  top: string;
+  loopId: string;
+  /** The branches the loop started with. */
+  held: ReadonlyMap<string, string>;
+  /** The branches now (null: the list could not be read; restoreMovedBranches has said so). */
+  now: ReadonlyMap<string, string> | undefined;
+  /** Branches the loop's runs make or move (the loop's own, its story branches, other loops'): skips. */
+  skip: readonly string[];
+  /** The branch the loop's tree has checked out, left like one checked out elsewhere. */
+  here: string | null;
+  commonDir: string;
+}
+
+/**
+ * At the loop's end, the branches it did not start with and does not skip: the agent's. git takes a branch name
+ * before a short commit id, so a branch the agent names like the verified commit's short id (or `origin/main`) is what
+ * your `git merge <id>` takes: an adversarial pass had one point at a decoy. Each is moved to
+ * refs/ralphkit/loops/<id>/created/<name> (nothing is lost) and named; one checked out in a worktree is only named.
+ */
+export async function setAsideCreatedBranches(p: CreatedBranches): Promise<{ said?: string; failed?: boolean }> {
+  const created = [...(p.now ?? [])].filter(([b]) => !p.held.has(b) && !skips(p.skip, b));
+  if (!created.length) return {};
+  const checkedOut = await branchesCheckedOut(p.top);
+  const left = created.filter(([b]) => b === p.here || !checkedOut || checkedOut.has(b)).map(([b]) => b);
+  const moved = created.filter(([b]) => !left.includes(b));
+  const keep = `refs/ralphkit/loops/${p.loopId}/created/`;
+  if (moved.length)
+    await runGit(p.top, ['update-ref', '--stdin'], {
+      input: moved.map(([b, sha]) => `update ${keep}${b} ${sha}\n`).join(''),
+    });
+  const refs = moved.map(([b]) => `refs/heads/${b}`);
+  const r = moved.length
+    ? await updateRefsRetrying(
+        p.top,
+        `${refs.flatMap((ref) => ['option no-deref', `delete ${ref}`]).join('\n')}\n`,
+        refs,
+        p.commonDir,
+      )
+    : null;
+  const failed = r !== null && r.code !== 0;
+  const said = [
+    ...(moved.length
+      ? [
+          `branches the agent made were ${failed ? `not moved aside (${r?.stderr.trim()}): look at them before you merge or check out anything` : `moved to ${keep}`}: ${moved.map(([b, sha]) => `${b} (at ${sha.slice(0, 7)})`).join(', ')}; git takes a branch name before a commit id, so one named like a commit's short id is what your git merge of that id would take`,
+        ]
+      : []),
+    ...(left.length ? [`branches the agent made, checked out in a worktree, so left: ${left.join(', ')}`] : []),
+  ];
+  return { said: said.join('; '), ...(failed ? { failed } : {}) };
 }
 
 /** Whether `branch` is one of `patterns`: a name is the branch itself, one ending in `*` a prefix (story branches). */

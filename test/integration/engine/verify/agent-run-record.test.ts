@@ -105,6 +105,29 @@ describe('agent-run-record', () => {
     expect(git(dir, 'rev-parse', 'loop')).toBe(git(dir, 'rev-parse', 'refs/heads/loop'));
   });
 
+  it("branches the agent made (one named like the loop commit's short id, at a decoy): moved under the loop's refs and named; one checked out in a worktree, or skipped (another loop's), left", async () => {
+    const { dir, record, evil } = setup();
+    const short = git(dir, 'rev-parse', 'loop').slice(0, 7);
+    git(dir, 'branch', short, evil);
+    git(dir, 'branch', 'other--3', evil);
+    git(dir, 'branch', 'elsewhere', evil);
+    git(dir, 'worktree', 'add', '-q', path.join(dir, '.wt'), 'elsewhere');
+    const { said, done } = await finishAgentRun(dir, 'L1', record);
+    expect(done).toBe(true);
+    const text = said.join('\n');
+    expect(text).toContain(
+      `branches the agent made were moved to refs/ralphkit/loops/L1/created/: ${short} (at ${evil.slice(0, 7)})`,
+    );
+    expect(text).toContain('checked out in a worktree, so left: elsewhere');
+    expect(git(dir, 'branch', '--list', short)).toBe('');
+    expect(git(dir, 'rev-parse', `refs/ralphkit/loops/L1/created/${short}`)).toBe(evil);
+    expect(git(dir, 'rev-parse', 'other--3')).toBe(evil);
+    expect(git(dir, 'rev-parse', 'elsewhere')).toBe(evil);
+    // Done again, nothing is left to move.
+    const again = await finishAgentRun(dir, 'L1', record);
+    expect(again.said.join('\n')).not.toContain('moved to');
+  });
+
   it('a moved branch checked out in this tree is named and left, and the record is not done: the next resume, off it, puts it back', async () => {
     const { dir, main, record, evil } = setup();
     git(dir, 'update-ref', 'refs/heads/main', evil);
