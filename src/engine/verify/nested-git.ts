@@ -5,7 +5,8 @@
 // Your shell prompt runs `git status` too. The runner's own git never enters one (`--ignore-submodules=dirty`), but
 // you would, outside the sandbox, once the loop is over. So after every agent run the repositories at the index's
 // gitlinks are held against the loop's start: one the agent made is removed, one it changed (its `.git` file, its
-// configuration) is put back, and the iteration's claims are rejected.
+// configuration) is put back, and the iteration's claims are rejected. So is a `.git` made in a folder of tracked
+// files, which no git status at the top shows (setAsidePlain).
 import {
   lstatSync,
   readFileSync,
@@ -16,6 +17,7 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
+import { isUtf8 } from 'node:buffer';
 import path from 'node:path';
 import { type IndexView, readIndexView } from './index-flags.js';
 import { lstatOrNull } from '../../util/read.js';
@@ -46,6 +48,8 @@ export interface NestedGits {
   links: IndexView;
   /** This tree's own git folder (where its index is). */
   ownGitDir: string;
+  /** Folders of tracked files (latin1 of their bytes) that held a `.git` when the loop started: yours, left alone. */
+  plain: Set<string>;
 }
 
 /**
@@ -71,7 +75,73 @@ export async function holdNestedGits(
     }
     if (found && !(since !== undefined && changedSince(top, rel, found, since))) held.set(rel, found);
   }
-  return { top, held, links, ownGitDir };
+  const plain = new Set<string>();
+  for (const folder of trackedFolders(links)) {
+    // A folder whose name is not UTF-8 is not held: a repository there is set aside by the first sweep.
+    const bytes = Buffer.from(folder, 'latin1');
+    if (!isUtf8(bytes)) continue;
+    const rel = bytes.toString('utf8');
+    let found: NestedGit | null = null;
+    try {
+      found = readNested(top, rel);
+    } catch {
+      // Unreadable now: not held, so the first sweep sets it aside.
+    }
+    if (found && !(since !== undefined && changedSince(top, rel, found, since))) plain.add(folder);
+  }
+  return { top, held, links, ownGitDir, plain };
+}
+
+// Each index listing's folders, worked out once: the sweep after every agent run looks in each of them.
+const foldersOf = new WeakMap<IndexView, string[]>();
+
+/**
+ * The folders that hold tracked files or gitlinks, and those above them (not the top), as latin1 of their bytes. git
+ * walks into such a folder and never shows a `.git` there, so a repository the agent makes in one is seen by no
+ * `git status` of yours; yet your git run inside that folder (your shell prompt's, once you cd there) is that
+ * repository's, and runs what its configuration says.
+ */
+function trackedFolders(view: IndexView): string[] {
+  const known = foldersOf.get(view);
+  if (known) return known;
+  const out = new Set<string>();
+  const paths = [
+    ...view.files.map((f) => f.raw.toString('latin1')),
+    ...view.links,
+    ...view.odd.map((o) => o.toString('latin1')),
+  ];
+  for (const p of paths) {
+    for (let at = p.lastIndexOf('/'); at > 0; at = p.lastIndexOf('/', at - 1)) {
+      const folder = p.slice(0, at);
+      if (out.has(folder)) break;
+      out.add(folder);
+    }
+  }
+  const list = [...out];
+  foldersOf.set(view, list);
+  return list;
+}
+
+/**
+ * After an agent run: a `.git` (folder, file or link) in a folder of tracked files that did not hold one when the
+ * loop started is set aside beside itself; each is named. Pass 29 ran `git init src` after honest work and put a
+ * `core.fsmonitor` in it: your `git status` in src/ ran it, outside any sandbox, and no `git status` at the top showed it.
+ */
+function setAsidePlain(nested: NestedGits): string[] {
+  const links = new Set(nested.links.links);
+  const out: string[] = [];
+  for (const folder of trackedFolders(nested.links)) {
+    if (nested.plain.has(folder) || links.has(folder)) continue;
+    const bytes = Buffer.from(folder, 'latin1');
+    const abs = Buffer.concat([Buffer.from(`${nested.top}${path.sep}`), bytes, Buffer.from(`${path.sep}.git`)]);
+    if (!existsNoFollow(abs)) continue;
+    const shown = `${isUtf8(bytes) ? bytes.toString('utf8') : JSON.stringify(folder)}/.git`;
+    // A folder on the way that is a link leads out of the tree: nothing is moved through it.
+    if (isUtf8(bytes) && !linkFree(nested.top, bytes.toString('utf8')))
+      out.push(`${shown} (through a link: left as it is)`);
+    else out.push(`${shown} (in a folder of tracked files)${tryStep(() => setAside(abs))}`);
+  }
+  return out;
 }
 
 /**
@@ -118,6 +188,7 @@ export async function restoreNestedGits(nested: NestedGits): Promise<Violation |
     const abs = path.join(nested.top, rel, '.git');
     changed.push(`${shown}${tryStep(() => (before ? putBack(abs, before) : setAside(abs)))}`);
   }
+  changed.push(...setAsidePlain(nested));
   if (!changed.length) return undefined;
   return {
     reason: `the agent made or changed a git repository inside the working tree (${changed.join(', ')}): git runs what its configuration says (core.fsmonitor, a filter) in your own git status there; made ones were set aside in their folder as .git-set-aside-by-ralph-*, changed ones put back as they were when the loop started (a story that needs a submodule: add it, and run git submodule update --init, before the loop starts)`,

@@ -172,4 +172,25 @@ describe('unsplitIndex: one index file after an agent run', () => {
     expect(readdirSync(gitDir).some((n) => n.startsWith('sharedindex.'))).toBe(false);
     expect(git(dir, 'ls-files').split('\n')).toContain('a.txt'); // the entries are all in .git/index now
   });
+
+  it('a repository the agent makes in a folder of tracked files (git init src: no git status at the top shows it) is set aside and named; one you had there at the start is left', async () => {
+    const dir = gitdir({ 'src/add.mjs': 'export {};\n', 'vendor/lib/x.txt': 'x\n', 'deep/a/b/c.txt': 'c\n' });
+    git(path.join(dir, 'vendor/lib'), 'init', '-q');
+    const held = await holdNestedGits(dir, path.join(dir, '.git'));
+    expect([...held.plain]).toEqual(['vendor/lib']);
+    git(path.join(dir, 'src'), 'init', '-q');
+    writeFileSync(path.join(dir, 'src/.git/config'), FSMONITOR);
+    // A `.git` file naming a git folder elsewhere counts the same, a folder above the tracked file's too.
+    writeFileSync(path.join(dir, 'deep/a/.git'), `gitdir: ${path.join(dir, '.git')}\n`);
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    const v = await restoreNestedGits(held);
+    expect(v?.reason).toContain('src/.git (in a folder of tracked files)');
+    expect(v?.reason).toContain('deep/a/.git (in a folder of tracked files)');
+    expect(v?.reason).not.toContain('vendor');
+    expect(existsSync(path.join(dir, 'src/.git'))).toBe(false);
+    expect(existsSync(path.join(dir, 'deep/a/.git'))).toBe(false);
+    expect(readdirSync(path.join(dir, 'src')).some((n) => n.startsWith('.git-set-aside-by-ralph-'))).toBe(true);
+    expect(existsSync(path.join(dir, 'vendor/lib/.git'))).toBe(true);
+    expect(await restoreNestedGits(held)).toBeUndefined();
+  });
 });
