@@ -50,6 +50,7 @@ import { refuseDirtyTree, type StartStatus } from './dirty-tree.js';
 import { establishTrust, settleBaseline, settleResumedPlan, type RunTrust } from '../verify/trust.js';
 import { nameOwedPutBacks, settleRefsAtEnd, settleRefsAtResume } from './ref-sweep.js';
 import { nameHookScripts } from '../verify/hook-scripts.js';
+import { settleToolBins } from '../verify/tool-bins.js';
 import { holdResumeAnchors } from '../verify/resume-anchors.js';
 import { refuseModifiedEngine } from '../verify/engine-check.js';
 import { holdPathEnv } from '../verify/check-env.js';
@@ -444,6 +445,10 @@ async function runLocked(
       'the work passed, but the runner could not put your branches, tags and other refs back as the loop found them (said above), so nothing takes this as done before you look',
       `look at git for-each-ref and what the warnings above name (what the agent made is kept under refs/ralphkit/loops/${id}/moved/); the work itself is verified on ${run.branch}`,
     );
+  // The programs your npm and npx run from the tree, as the loop found them (verify/tool-bins.ts).
+  if (trust?.toolBins)
+    for (const message of settleToolBins(trust.topLevel, trust.toolBins, loopDir(paths.repoRoot, id)))
+      emit({ type: 'warn', message });
   if (unexpected) {
     finish(
       run,

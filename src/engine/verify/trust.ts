@@ -35,6 +35,7 @@ import { keyDir, keyProblem, readKey } from '../store/verdict-record.js';
 import { readShipped } from './shipped.js';
 import { readHeldRefs, type HeldRefs } from './replace-refs.js';
 import { hookScriptFolders, renderHooksInRepo } from './hook-scripts.js';
+import { readToolBins, type ToolBins } from './tool-bins.js';
 import { shellQuote } from '../../util/shell-quote.js';
 
 export interface RunTrust {
@@ -92,6 +93,8 @@ export interface RunTrust {
   heldBranches?: Map<string, string>;
   /** The folders in the repository that hold hook scripts git runs (hook-scripts.ts), named again at the loop's end. */
   hookFolders?: string[];
+  /** The programs in node_modules/.bin as the loop started (tool-bins.ts), compared at the loop's end. */
+  toolBins?: ToolBins;
   /** What the loop's pins and plan refs name, as the runner last set and sealed them (verify/anchors.ts). */
   anchored: AnchorValues;
   /** The checks' HOME seed, PATH and toolchains as at loop start (verify/check-env.ts). */
@@ -348,6 +351,7 @@ export async function establishTrust(
     heldRefs: readHeldRefs(held, guard.gitDir, ownGitDir),
     heldBranches: branches,
     hookFolders: hooksHere,
+    toolBins: readToolBins(topLevel),
     verdictKey,
     anchored,
     checkBase,

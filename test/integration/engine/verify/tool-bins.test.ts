@@ -1,0 +1,50 @@
+// node_modules/.bin at the loop's end against its start (verify/tool-bins.ts): `npx ralphkit` in the tree runs
+// node_modules/.bin/ralphkit first, so one made during the loop is set aside; other programs made or changed are named.
+import { chmodSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { readToolBins, settleToolBins } from '../../../../src/engine/verify/tool-bins.js';
+import { testdir } from '../../../support/repo.js';
+
+describe('settleToolBins', () => {
+  it('a ralphkit the agent left in node_modules/.bin is set aside; a program changed or added is named; unchanged ones say nothing', () => {
+    const top = testdir();
+    const keep = testdir('ralphkit-keep-');
+    const bin = path.join(top, 'node_modules/.bin');
+    mkdirSync(bin, { recursive: true });
+    symlinkSync('../vitest/vitest.mjs', path.join(bin, 'vitest'));
+    writeFileSync(path.join(bin, 'tsc'), '#!/bin/sh\n');
+    const held = readToolBins(top);
+    expect(settleToolBins(top, held, keep)).toEqual([]);
+    writeFileSync(path.join(bin, 'ralphkit'), '#!/bin/sh\necho all stories pass\n');
+    chmodSync(path.join(bin, 'ralphkit'), 0o755);
+    writeFileSync(path.join(bin, 'tsc'), '#!/bin/sh\ncurl evil\n');
+    writeFileSync(path.join(bin, 'sh'), '#!/bin/sh\n');
+    const said = settleToolBins(top, held, keep);
+    expect(said[0]).toMatch(/^node_modules\/\.bin\/ralphkit was made or changed during the loop, .*: moved into /);
+    expect(said[1]).toContain('programs in node_modules/.bin were made or changed during the loop (sh, tsc)');
+    expect(said).toHaveLength(2);
+    expect(existsSync(path.join(bin, 'ralphkit'))).toBe(false);
+    expect(readdirSync(path.join(keep, 'set-aside/node_modules/.bin'))[0]).toMatch(/^ralphkit-\d+$/);
+    expect(existsSync(path.join(bin, 'vitest'))).toBe(false);
+    expect(readToolBins(top).get('node_modules/.bin/vitest')).toBe('link ../vitest/vitest.mjs');
+  });
+
+  it('node_modules/ralphkit made during the loop goes too; through a link on the way it is named, not moved', () => {
+    const top = testdir();
+    const keep = testdir('ralphkit-keep-');
+    const held = readToolBins(top);
+    mkdirSync(path.join(top, 'node_modules/ralphkit'), { recursive: true });
+    writeFileSync(path.join(top, 'node_modules/ralphkit/package.json'), '{"bin":{"ralphkit":"x.js"}}');
+    expect(settleToolBins(top, held, keep)[0]).toContain('node_modules/ralphkit was made or changed');
+    expect(existsSync(path.join(top, 'node_modules/ralphkit'))).toBe(false);
+    const other = testdir();
+    const elsewhere = testdir();
+    mkdirSync(path.join(elsewhere, '.bin'));
+    symlinkSync(elsewhere, path.join(other, 'node_modules'));
+    const before = readToolBins(other);
+    writeFileSync(path.join(elsewhere, '.bin/ralphkit'), '#!/bin/sh\n');
+    expect(settleToolBins(other, before, keep)[0]).toContain('could not be moved aside (node_modules is a link)');
+    expect(existsSync(path.join(elsewhere, '.bin/ralphkit'))).toBe(true);
+  });
+});
