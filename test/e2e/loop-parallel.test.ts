@@ -1,7 +1,7 @@
 // --parallel <n>: one plan, n workers in worktrees of their own, a merge queue that verifies again after each merge.
 // Real git, the installed ralph/ralph.sh, the real CLI, fake agents (test/fixtures/agents/story-worker.mjs).
 import { describe, expect, it } from 'vitest';
-import { rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { startRalph } from '../support/loop-repo.js';
 import { git, testdir } from '../support/repo.js';
@@ -29,12 +29,16 @@ describe('--parallel', () => {
       { id: 'US-005', checks: ['test -f README.md'] },
     ]);
     const head = git(repo, 'rev-parse', 'HEAD');
-    // A branch of yours that one agent also moves (adversarial pass 27): put back at the run's end.
+    // A branch of yours that US-002's first agent run also moves (adversarial pass 27): put back right after that
+    // run, as a single loop does, and that attempt's claim rejected; a later attempt finds it back and passes.
     git(repo, 'branch', 'develop');
     const { log, env } = fakeEnv({ FAKE_PAR_DELAY_MS: '300', FAKE_PAR_MOVE_BRANCH: 'US-002:develop' });
     const r = await parallelRalph(repo, 3, 20, env);
     expect(r.code, r.stderr).toBe(0);
-    expect(r.stderr).toMatch(/the agent moved branches other than the loop's: develop \(to [0-9a-f]{7}; put back at/);
+    expect(r.stderr).toMatch(
+      /US-002 not accepted in iteration \d+: .*an agent of this run \(which one is not known: the workers run side by side\) moved branches other than the loop's: develop \(to [0-9a-f]{7}; put back at [0-9a-f]{7}, kept as refs\/ralphkit\/loops\/[^/]+\/moved\/develop\)/,
+    );
+    expect(readFileSync(path.join(env.FAKE_PAR_MARKS, 'seen-develop'), 'utf8')).toBe(head);
     expect(git(repo, 'rev-parse', 'develop')).toBe(head);
     expect(r.stderr).toMatch(/all stories pass under verification; US-005 verified \(weak check\)/);
     // Every story passes on the plan branch and its work is there.

@@ -313,7 +313,13 @@ async function sweepIndex(trust: RunTrust): Promise<Violation[]> {
 
 /**
  * The branches moved since the loop started, other than the loop's and those other loops move: put back
- * (verify/branch-moves.ts). Not in a --parallel worker, whose siblings move while it runs: the run's end puts them back.
+ * (verify/branch-moves.ts). A --parallel worker skips its run's branches too (the plan branch and every story branch,
+ * which the queue and the other workers move while its agent runs), and holds the run's map of your branches, shared
+ * with its siblings and the run's end. Which running agent moved a branch cannot be told: the first worker to look
+ * after its own agent puts it back and has its claims rejected, even when another worker's agent moved it (the safe
+ * side); that other worker then finds the branch in place, and its claims are rejected with those of every attempt
+ * that ran meanwhile (ending.ts rejectOverlapping). Two workers putting back at once is harmless: each writes the
+ * value held.
  */
 async function putBackBranches(
   run: RunContext,
@@ -322,15 +328,18 @@ async function putBackBranches(
 ): Promise<{ violation?: Violation; left?: string }> {
   const held = trust.heldBranches;
   const branches = after.branches ?? new Map<string, string>();
-  if (run.siblingBranches || !held) return {};
+  if (!held) return {};
   try {
     const r = await restoreMovedBranches({
       top: run.paths.repoRoot,
       loopId: run.id,
       before: held,
       now: after,
-      skip: [run.branch, ...otherLoopBranches(run)],
+      skip: [run.branch, ...(run.siblingBranches ?? []), ...otherLoopBranches(run)],
       commonDir: trust.gitDir,
+      ...(run.siblingBranches
+        ? { by: 'an agent of this run (which one is not known: the workers run side by side)' }
+        : {}),
     });
     // Named once: a branch checked out in a worktree moves with your commits there too.
     for (const b of r.leftBranches ?? []) {

@@ -26,6 +26,8 @@ export interface BranchPutBack {
   here?: string | null;
   /** git's common dir: a lock the agent left on a ref is removed, once its put-back failed on it. */
   commonDir?: string;
+  /** Who the violation says moved them, when not "the agent": a --parallel worker cannot tell its agent from another's. */
+  by?: string;
 }
 
 /**
@@ -88,7 +90,7 @@ export async function restoreMovedBranches(
     ...(said.length
       ? {
           violation: {
-            reason: `the agent moved branches other than the loop's: ${said.join(', ')}${failed}; a branch of yours it points elsewhere is what your next checkout of it gives you`,
+            reason: `${p.by ?? 'the agent'} moved branches other than the loop's: ${said.join(', ')}${failed}; a branch of yours it points elsewhere is what your next checkout of it gives you`,
             files: [],
           },
         }

@@ -4,8 +4,8 @@ import type { AttemptOutcome } from './worker.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
 
 /**
- * A change to files the runner trusts, found and undone at `at` (epoch ms) by the guard of worker `worker`, after the
- * agent of iteration `iteration` (whose own claims that finding rejects on the spot).
+ * A change to files the runner trusts or to a branch of yours, found and undone at `at` (epoch ms) by the guard of
+ * worker `worker`, after the agent of iteration `iteration` (whose own claims that finding rejects on the spot).
  */
 export interface FoundChange {
   at: number;
@@ -15,15 +15,15 @@ export interface FoundChange {
 }
 
 /**
- * The workers share git's configuration and hooks, so which running agent changed them cannot be told: an accepted
- * claim of an attempt running when another worker's guard found such a change is rejected. Returns `o` itself when
+ * The workers share git's configuration, hooks and your branches, so which running agent changed them cannot be told:
+ * an accepted claim of an attempt running when another worker's guard found such a change is rejected. Returns `o` itself when
  * nothing changes.
  */
 export function rejectOverlapping(o: AttemptOutcome, startedAt: number, found: readonly FoundChange[]): AttemptOutcome {
   if (!o.verdict || o.verdict.status === 'rejected') return o;
   const hit = findOverlap(o.iteration, startedAt, found);
   if (!hit) return o;
-  const reason = `while its agent ran, worker ${hit.worker}'s guard found that ${hit.reason.replace(/^the agent /, 'an agent ')}; the workers share git's configuration and hooks, so no claim made meanwhile counts`;
+  const reason = `while its agent ran, worker ${hit.worker}'s guard found that ${hit.reason.replace(/^the agent /, 'an agent ')}; the workers share git's configuration, hooks and branches, so no claim made meanwhile counts`;
   return { ...o, verdict: { id: o.story, status: 'rejected', reason } };
 }
 

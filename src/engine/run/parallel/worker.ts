@@ -134,6 +134,9 @@ async function openAttempt(input: AttemptInput): Promise<WorkerSetup> {
     ...(input.trust.indexSince === undefined ? {} : { indexSince: input.trust.indexSince }),
     anchored: input.trust.anchored,
     checkBase: input.trust.checkBase,
+    // The run's own map, not a copy: a branch checked out in a worktree is named once for the whole run, and the run's
+    // end (ref-sweep.ts settleRefsAtEnd) compares against the same values the workers put back to.
+    ...(input.trust.heldBranches ? { heldBranches: input.trust.heldBranches } : {}),
   };
   return { root, branch, wrun, wtrust, emit };
 }

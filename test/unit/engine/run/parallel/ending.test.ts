@@ -31,7 +31,7 @@ describe('rejectOverlapping', () => {
         id: 'US-1',
         status: 'rejected',
         reason:
-          "while its agent ran, worker 2's guard found that an agent changed files the runner trusts (.git/config (core.fsmonitor)); they were put back; the workers share git's configuration and hooks, so no claim made meanwhile counts",
+          "while its agent ran, worker 2's guard found that an agent changed files the runner trusts (.git/config (core.fsmonitor)); they were put back; the workers share git's configuration, hooks and branches, so no claim made meanwhile counts",
       });
       expect(judged.head).toBe('abc');
     }
