@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { storyBranch } from '../../../src/engine/run/parallel/worker.js';
+import { storyBranch } from '../../../src/engine/run/parallel/worker-trees.js';
 import { attemptRef } from '../../../src/engine/verify/baseline.js';
 import { NASTY_STORY_IDS } from '../../support/story-ids.js';
 import { gitEnv, testdir } from '../../support/repo.js';

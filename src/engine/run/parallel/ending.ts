@@ -1,6 +1,6 @@
 // What a --parallel run decides from its outcomes alone (no git, no processes): which accepted claims another
 // worker's guard finding voids, how a run with nothing left to start ends, and the stop that merges nothing more.
-import type { AttemptOutcome } from './worker.js';
+import type { AttemptOutcome } from './types.js';
 import { LoopExit, LOOP_EXIT } from '../../errors.js';
 
 /**

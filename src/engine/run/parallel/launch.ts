@@ -9,7 +9,8 @@ import type { FoundChange } from './ending.js';
 import type { PlanBranch } from './plan-branch.js';
 import type { AttemptBase, Rejudge, StaleBases } from './stale-base.js';
 import type { ParallelInput, Settled } from './types.js';
-import { rejudgeAttempt, runAttempt, storyBranch } from './worker.js';
+import { rejudgeAttempt, runAttempt } from './worker.js';
+import { storyBranch } from './worker-trees.js';
 
 export interface LaunchContext {
   input: ParallelInput;

@@ -7,10 +7,11 @@ import type { RunContext } from '../../types.js';
 import type { ParallelState, QueuedMerge } from '../../store/state-types.js';
 import { storyGivenUp } from '../../core/limits.js';
 import { findOverlap, rejectOverlapping, STUCK, type FoundChange } from './ending.js';
-import type { BatchOutcome, PlanBranch } from './plan-branch.js';
+import type { PlanBranch } from './plan-branch.js';
+import type { BatchOutcome } from './types.js';
 import { firstLine, type AttemptBase, type StaleBases } from './stale-base.js';
 import type { ParallelInput, Settled } from './types.js';
-import type { AttemptOutcome } from './worker.js';
+import type { AttemptOutcome } from './types.js';
 
 export interface OutcomesContext {
   input: ParallelInput;

@@ -1,60 +1,25 @@
-// The plan branch of a --parallel run, as only the runner writes it: the merge queue (a story branch merged onto it,
-// verified again after the merge, then published), and the runner's own commits of a story's failed attempt or of
-// a story sent back. All of it happens in the integration tree, one thing at a time (PlanBranch.exclusive).
+// The plan branch of a --parallel run, as only the runner writes it: the merge queue's merges (merge-queue.ts, through
+// the members it is handed here), and the runner's own commits of a story's failed attempt or of a story sent back.
+// All of it happens in the integration tree, one thing at a time (PlanBranch.exclusive).
 import path from 'node:path';
 import type { Prd } from '../../../prd/types.js';
-import type { LoopState, QueuedMerge } from '../../store/state-types.js';
+import type { LoopState } from '../../store/state-types.js';
 import type { RunContext } from '../../types.js';
-import type { StoryVerdict } from '../../verify/types.js';
 import { atomicWriteFileSync } from '../../../util/atomic.js';
 import { readOwnTextOrNull } from '../../../util/read.js';
 import { runGit } from '../../git/git.js';
 import { headSha } from '../../git/head.js';
 import { readChangedPaths, readFileAt } from '../../git/read.js';
 import { tryCommitRunnerFiles } from '../../git/commit.js';
-import { ENGINE_FILES } from '../../verify/runner-guard.js';
 import { attemptRef } from '../../verify/baseline.js';
-import { runFinalGate } from '../../verify/final-gate.js';
 import { WorkProtected } from '../../errors.js';
 import { settleBaseline, type RunTrust } from '../../verify/trust.js';
-import { verifyInput } from '../deps.js';
-import { abandonMerge, detachAt, mergedBetween, mergeStory, publishMerge, readBranchTip } from './merge.js';
+import { readBranchTip } from './merge.js';
 import { mergeLogs, planWithOutcome, renderPlan, renderSentBack } from './plan-log.js';
-import { storyBranch } from './worker.js';
 import { readStorySide, type StorySide } from './story-side.js';
+import type { SentBack } from './types.js';
 import { shellQuote } from '../../../util/shell-quote.js';
 import { readTipSeal, tipAccepted, writeTipSeal, type TipSeal } from './plan-tip.js';
-
-/**
- * What one pass of the merge queue came to: the stories merged and published (as one commit, checked once), those
- * sent back, and those stories merged before that failed on the branch by itself (set back there: the batch goes
- * again). A queued story named in none of them waits for the next pass.
- */
-export interface BatchOutcome {
-  merged: string[];
-  /** The published tip, when stories were merged. */
-  commit?: string;
-  /** How many stories the published merge's gate judged. */
-  judged: number;
-  sentBack: SentBack[];
-  broken?: string[];
-  interrupted?: boolean;
-}
-
-export interface SentBack {
-  story: string;
-  reason: string;
-  /** Stories merged since the story's branch left the plan branch that its branch conflicts with (a stale base). */
-  conflictsWith: string[];
-}
-
-/** One merge of a batch: the queued story merged onto the link before it (or the tip), with the plan and log there. */
-interface Link {
-  entry: QueuedMerge;
-  commit: string;
-  plan: Prd;
-  log: string;
-}
 
 export class PlanBranch {
   /** The branch's tip as the runner last left it, and the plan there (the runner's settled baseline). */
@@ -65,9 +30,9 @@ export class PlanBranch {
   private chain: Promise<unknown> = Promise.resolve();
 
   constructor(
-    private readonly run: RunContext,
-    private readonly state: LoopState,
-    private readonly trust: RunTrust,
+    readonly run: RunContext,
+    readonly state: LoopState,
+    readonly trust: RunTrust,
     tip: string,
     plan: Prd,
   ) {
@@ -75,16 +40,17 @@ export class PlanBranch {
     this.plan = plan;
   }
 
-  private get tree(): string {
+  /** The integration tree, where the branch is written; the merge queue (merge-queue.ts) merges there too. */
+  get tree(): string {
     return this.run.paths.repoRoot;
   }
 
-  private rel(file: string): string {
+  rel(file: string): string {
     return path.relative(this.tree, file).split(path.sep).join('/');
   }
 
   /** The prompt every later iteration reads is the owner's: a story branch's edit to it is never merged (in the tree only). */
-  private promptKept(): string[] {
+  promptKept(): string[] {
     const rel = this.rel(this.run.paths.prompt);
     return rel.startsWith('../') || path.isAbsolute(rel) ? [] : [rel];
   }
@@ -166,235 +132,6 @@ export class PlanBranch {
     );
   }
 
-  /**
-   * The queued stories onto the branch in one pass (a batch, as merge queues do): each merged in turn onto the one
-   * before, then the checks of every merged story run once, on the last merge. A failure splits the batch: the first
-   * half is checked on its own last merge (a commit already made), down to the first story alone, which is then sent
-   * back (unless the stories merged before fail on the tip by themselves). Only a checked merge is published.
-   */
-  mergeBatch(entries: readonly QueuedMerge[], signal: AbortSignal): Promise<BatchOutcome> {
-    return this.exclusive(async () => {
-      await this.refuseMoved();
-      const sentBack: SentBack[] = [];
-      const links = await this.buildLinks(entries, sentBack);
-      let n = links.length;
-      let blamedTip = false;
-      while (n > 0) {
-        const link = links[n - 1];
-        const batch = links.slice(0, n).map((l) => l.entry.story);
-        const gate = await this.gateAt(link, batch, signal);
-        if (gate.interrupted) {
-          await abandonMerge(this.tree, this.run.branch, this.tip);
-          return { merged: [], judged: 0, sentBack, interrupted: true };
-        }
-        if (gate.passed) {
-          if (
-            await this.publish(
-              links.slice(0, n),
-              gate.verdicts.map((v) => v.id),
-              sentBack,
-            )
-          )
-            return { merged: batch, commit: link.commit, judged: gate.verdicts.length, sentBack };
-          return { merged: [], judged: 0, sentBack };
-        }
-        await abandonMerge(this.tree, this.run.branch, this.tip);
-        if (!blamedTip) {
-          blamedTip = true;
-          const broken = await this.blameTip(batch, gate.verdicts, signal);
-          if (broken === 'interrupted') return { merged: [], judged: 0, sentBack, interrupted: true };
-          if (broken) return { merged: [], judged: 0, sentBack, broken };
-        }
-        if (n > 1) {
-          n = Math.ceil(n / 2);
-          this.run.emit({
-            type: 'info',
-            message: `merge queue: the batch ${batch.join(', ')} failed its checks; checking the first ${n} on their own`,
-          });
-          continue;
-        }
-        const failed = gate.verdicts
-          .filter((v) => v.status === 'rejected')
-          .map((v) => `${v.id}: ${v.reason ?? 'rejected'}`);
-        sentBack.push(
-          await this.sendBackLocked(
-            link.entry.story,
-            `after the merge onto ${this.tip.slice(0, 7)}, checks failed (${failed.join('; ')})`,
-            await readStorySide(this.tree, this.run.paths, link.entry.story, link.entry.head, this.tip),
-            [],
-          ),
-        );
-        break;
-      }
-      return { merged: [], judged: 0, sentBack };
-    });
-  }
-
-  /**
-   * Each entry merged onto the last link (the first onto the tip). One that conflicts with the tip itself is sent
-   * back with both sides named; one that conflicts only with the links before it waits for the next pass.
-   */
-  private async buildLinks(entries: readonly QueuedMerge[], sentBack: SentBack[]): Promise<Link[]> {
-    const links: Link[] = [];
-    for (const entry of entries) {
-      const last = links.at(-1);
-      const base = last?.commit ?? this.tip;
-      const story = this.plan.userStories.find((s) => s.id === entry.story);
-      if (!story) {
-        sentBack.push({ story: entry.story, reason: `the plan has no story ${entry.story}`, conflictsWith: [] });
-        continue;
-      }
-      const side = await readStorySide(this.tree, this.run.paths, entry.story, entry.head, base);
-      const plan = planWithOutcome(last?.plan ?? this.plan, entry.story, true, side.notes, null);
-      const log = mergeLogs(last?.log ?? this.readLog(), side.logBase, side.log);
-      const branch = storyBranch(this.run.branch, entry.story);
-      const attempt = await mergeStory(this.tree, {
-        branch: this.run.branch,
-        planTip: base,
-        storyHead: entry.head,
-        keep: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress), ...this.promptKept(), ...ENGINE_FILES],
-        write: () => this.writeFiles(side.ontoPlan, plan, log),
-        written: [this.rel(this.run.paths.prd), this.rel(this.run.paths.progress)],
-        message: `ralph: merge ${entry.story} (${story.title}) from ${branch}\n\nVerified on ${branch} at ${entry.head.slice(0, 7)}, and again after this merge by the merge queue of loop ${this.state.id}.`,
-      });
-      if (attempt.kind === 'merged') {
-        links.push({ entry, commit: attempt.commit, plan, log });
-        continue;
-      }
-      if (last) {
-        this.run.emit({
-          type: 'info',
-          message: `merge queue: ${entry.story} does not merge onto ${links.map((l) => l.entry.story).join(', ')}; it waits for the next pass`,
-        });
-        continue;
-      }
-      sentBack.push(await this.sendBackConflict(entry, attempt.files, attempt.message, side));
-    }
-    return links;
-  }
-
-  /** A story whose branch conflicts with the tip: sent back, naming the files and the stories merged since that changed them. */
-  private async sendBackConflict(
-    entry: QueuedMerge,
-    files: readonly string[],
-    message: string,
-    side: StorySide,
-  ): Promise<SentBack> {
-    const ids = this.plan.userStories.map((s) => s.id);
-    // No conflicted file: git refused the merge for another reason (say, an unrelated history), no other side to name.
-    const since = side.base && files.length ? await mergedBetween(this.tree, side.base, this.tip, ids, files) : [];
-    const where = files.length ? ` in ${files.slice(0, 10).join(', ')}` : `: ${message}`;
-    const other = since.length
-      ? ` with ${since.join(', ')}, merged since ${entry.story} started from ${side.base.slice(0, 7)}`
-      : '';
-    const sent = await this.sendBackLocked(
-      entry.story,
-      `its branch does not merge onto ${this.run.branch} at ${this.tip.slice(0, 7)} (conflict${where}${other})`,
-      side,
-      since,
-    );
-    return sent;
-  }
-
-  /** The tree detached at `link`'s merge, and the checks of every story passing there run once on it. */
-  private async gateAt(link: Link, batch: readonly string[], signal: AbortSignal) {
-    await detachAt(this.tree, link.commit);
-    const gate = await runFinalGate({
-      ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal),
-      prd: link.plan,
-      verifiedAt: this.trust.verifiedAt,
-      shipped: this.trust.shipped,
-      reviewed: this.trust.reviewed,
-      verdictKey: this.trust.verdictKey,
-      weak: this.trust.weak,
-      onlyPassing: true,
-      label: `merge queue: ${batch.join(', ')} merged; the checks of every merged story`,
-    });
-    // The gate checks the tree's HEAD: it must be the merge that is published (a worktree's HEAD is a file).
-    if (!gate.interrupted && gate.commit !== link.commit) {
-      await abandonMerge(this.tree, this.run.branch, this.tip);
-      throw new WorkProtected(
-        `the merge queue's tree moved from the merge of ${link.entry.story} (${link.commit.slice(0, 7)}) to ${gate.commit?.slice(0, 7) ?? 'no commit'} while it was verified; nothing was published`,
-        `look at what moved it: git -C ${shellQuote(this.tree)} reflog; then continue with: ./ralph/ralph.sh --resume ${this.state.id}`,
-      );
-    }
-    return gate;
-  }
-
-  /** The checked links become the branch (update-ref over the tip they were made on); their story branches go. */
-  private async publish(links: readonly Link[], judged: string[], sentBack: SentBack[]): Promise<boolean> {
-    const last = links[links.length - 1];
-    this.sealTip({ tip: last.commit, previous: this.tip });
-    if (!(await publishMerge(this.tree, this.run.branch, last.commit, this.tip))) {
-      this.sealTip();
-      await abandonMerge(this.tree, this.run.branch, this.tip);
-      // Moved under the runner: a stop. Else git refused for its own reason (a lock): the stories go round again.
-      await this.refuseMoved();
-      for (const l of links)
-        sentBack.push(
-          await this.sendBackLocked(
-            l.entry.story,
-            `git could not move ${this.run.branch} to the verified merge (update-ref refused)`,
-            await readStorySide(this.tree, this.run.paths, l.entry.story, l.entry.head, this.tip),
-            [],
-          ),
-        );
-      return false;
-    }
-    this.tip = last.commit;
-    this.plan = last.plan;
-    this.lastGate = { commit: last.commit, judged };
-    for (const l of links) this.trust.verifiedAt.set(l.entry.story, last.commit);
-    await settleBaseline(this.run.paths, this.state.id, this.trust, this.run.emit, last.plan);
-    // Merged: the story branches have nothing the plan branch lacks.
-    for (const l of links) await runGit(this.tree, ['branch', '-q', '-D', storyBranch(this.run.branch, l.entry.story)]);
-    return true;
-  }
-
-  /**
-   * Only stories merged before the batch failed after its merge: they may fail on the plan branch itself (a flaky
-   * check, or something outside the repository that changed), and then the batch is not to blame. Their checks run
-   * again on the tip; where they fail there too, the gate sets them back on the branch, as the final gate would, and
-   * the batch is merged again (their ids returned). Null: the tip passes, so the batch broke them.
-   */
-  private async blameTip(
-    batch: readonly string[],
-    verdicts: readonly StoryVerdict[],
-    signal: AbortSignal,
-  ): Promise<string[] | 'interrupted' | null> {
-    const failed = verdicts.filter((v) => v.status === 'rejected').map((v) => v.id);
-    if (!failed.length || failed.some((id) => batch.includes(id))) return null;
-    const names = batch.join(', ');
-    // The gate writes its verdicts on the branch when they fail: a commit of the runner's own.
-    const gate = await this.ownCommit(() =>
-      runFinalGate({
-        ...verifyInput(this.run, this.state, this.trust, this.state.iteration, signal),
-        prd: this.plan,
-        verifiedAt: this.trust.verifiedAt,
-        shipped: this.trust.shipped,
-        reviewed: this.trust.reviewed,
-        verdictKey: this.trust.verdictKey,
-        onlyStories: failed,
-        // The tip's own pass sealed every merged story's verdict there: this one, over a few, must not replace it.
-        seal: false,
-        label: `merge queue: before blaming ${names}, the checks of ${failed.join(', ')} on ${this.run.branch} itself`,
-      }),
-    );
-    if (gate.interrupted) return 'interrupted';
-    if (gate.passed) return null;
-    const broken = gate.verdicts.filter((v) => v.status === 'rejected').map((v) => v.id);
-    // The gate wrote and committed its verdicts on the branch (the tree is on it): its plan is the one to go on with.
-    const next = gate.prd;
-    this.plan = next;
-    this.lastGate = null;
-    await settleBaseline(this.run.paths, this.state.id, this.trust, this.run.emit, next);
-    this.run.emit({
-      type: 'warn',
-      message: `${broken.join(', ')} fail${broken.length === 1 ? 's' : ''} on ${this.run.branch} itself, without ${names}: set back to passes: false there; ${names} ${batch.length === 1 ? 'is' : 'are'} merged again`,
-    });
-    return broken;
-  }
-
   /** A failed attempt: the worker's log entries and the story's notes join the plan branch, with `passes` unchanged. */
   recordAttempt(id: string, head: string): Promise<void> {
     return this.exclusive(async () => {
@@ -411,12 +148,7 @@ export class PlanBranch {
   }
 
   /** A story the queue sends back: not merged, with the reason in its notes and in the plan's log. */
-  private async sendBackLocked(
-    id: string,
-    reason: string,
-    fromBranch: StorySide,
-    conflictsWith: string[],
-  ): Promise<SentBack> {
+  async sendBack(id: string, reason: string, fromBranch: StorySide, conflictsWith: string[]): Promise<SentBack> {
     this.run.emit({ type: 'warn', message: `${id} sent back by the merge queue: ${reason}` });
     await this.keepAttempt(id, fromBranch.head);
     const title = this.plan.userStories.find((s) => s.id === id)?.title ?? '';
@@ -453,7 +185,7 @@ export class PlanBranch {
     if (r.code === 0) this.run.emit({ type: 'info', message: `${id}: this attempt's commits are kept under ${ref}` });
   }
 
-  private readLog(): string {
+  readLog(): string {
     return readOwnTextOrNull(this.run.paths.progress) ?? '';
   }
 
@@ -462,7 +194,7 @@ export class PlanBranch {
     return readFileAt(this.tree, this.tip, this.rel(this.run.paths.prd));
   }
 
-  private writeFiles(before: string | null, next: Prd, log: string): void {
+  writeFiles(before: string | null, next: Prd, log: string): void {
     atomicWriteFileSync(this.run.paths.prd, renderPlan(before, next));
     atomicWriteFileSync(this.run.paths.progress, log);
   }

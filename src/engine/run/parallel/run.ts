@@ -1,7 +1,7 @@
 // --parallel <n>: one plan, n workers (SPEC §12, issues #14, #29). The coordinator hands each ready story (its
 // dependsOn merged) to a free worker (launch.ts, worker.ts), queues every story verified on its branch, and merges the
 // queue onto the plan branch in batches: every story waiting when the queue is free goes in one pass, checked once
-// after the merge (plan-branch.ts). What each attempt and merge comes to is outcomes.ts's; a story that fails on a
+// after the merge (merge-queue.ts). What each attempt and merge comes to is outcomes.ts's; a story that fails on a
 // stale base goes again on the new tip (stale-base.ts); how the run ends is end.ts's. Limits count for the whole run
 // (core/limits.ts): max_iterations counts agent runs over all workers, the cost is one sum, Ctrl-C and cancel stop
 // every worker.
@@ -20,9 +20,10 @@ import {
   formerWorkers,
   releaseStoryBranches,
   workerTreePath,
-} from './worker.js';
+} from './worker-trees.js';
 import { ProtectedStop, type FoundChange } from './ending.js';
 import { PlanBranch } from './plan-branch.js';
+import { mergeBatch } from './merge-queue.js';
 import { StaleBases } from './stale-base.js';
 import { restoreIntegrationTree } from './merge.js';
 import { Launcher } from './launch.js';
@@ -216,7 +217,7 @@ class Coordinator {
       type: 'info',
       message: `merge queue: merging ${names} onto ${this.run.branch}${batch.length > 1 ? ` as one batch of ${batch.length}` : ''}`,
     });
-    return this.branch.mergeBatch(batch, this.signal).then(
+    return mergeBatch(this.branch, batch, this.signal).then(
       (outcome): Settled => ({ kind: 'merge', batch, outcome }),
       (error): Settled => ({ kind: 'merge-failed', error }),
     );

@@ -3,20 +3,16 @@
 // left running is stopped, the runner's files put back, git inspected, and the claim verified on the story branch.
 import { holdNestedGits } from '../../verify/nested-git.js';
 import { loopSetupCache } from '../../verify/setup-cache.js';
-import { existsSync, mkdirSync, readdirSync, realpathSync } from 'node:fs';
+import { realpathSync } from 'node:fs';
 import path from 'node:path';
 import type { BudgetGate } from '../../budget/types.js';
-import type { LoopConfig, LoopDeps, RepoLocation, RunContext } from '../../types.js';
-import type { LoopState, WorkerState } from '../../store/state-types.js';
-import type { StoryVerdict } from '../../verify/types.js';
+import type { LoopConfig, LoopDeps, RunContext } from '../../types.js';
+import type { LoopState } from '../../store/state-types.js';
 import type { Tag } from '../../core/tags.js';
 import type { StoryNote } from '../../core/preamble.js';
 import type { Story } from '../../../prd/types.js';
-import { storyRefPart } from '../../../prd/story-ref.js';
-import { gitOk, readGitDirs, runGit, unpinGitDirs } from '../../git/git.js';
-import { keepRecordsIn } from '../../store/layout.js';
-import { realpathOrUndefined } from '../../../util/read.js';
-import { snapshotRunnerFiles, type RunnerGuard } from '../../verify/runner-guard.js';
+import { gitOk, runGit } from '../../git/git.js';
+import { snapshotRunnerFiles } from '../../verify/runner-guard.js';
 import { verifyIteration, type VerifyOutcome } from '../../verify/verify.js';
 import type { Prd } from '../../../prd/types.js';
 import { atomicWriteFileSync } from '../../../util/atomic.js';
@@ -24,23 +20,10 @@ import { ENGINE_FILES } from '../../verify/runner-guard.js';
 import { mergeStory } from './merge.js';
 import { reportAgentExit, runAgentWithRetries } from '../../core/retries.js';
 import { throwIfAborted } from '../../core/exits.js';
-import { LoopExit, LOOP_EXIT } from '../../errors.js';
-import { addWorktree, closeWorktree, holdTreeDirs, worktreePath } from '../../git/worktree.js';
 import { buildDeps, runAgent, verifyInput } from '../deps.js';
 import type { RunTrust } from '../../verify/trust.js';
-
-/** The worktree of worker `k`: beside the run's own, named after the loop so status and cleanup can tell whose it is. */
-export function workerTreePath(mainRoot: string, loopId: string, k: number): string {
-  return worktreePath(mainRoot, `${loopId}--w${k}`);
-}
-
-/**
- * `<branchName>--<story id>`: a ref cannot sit under the plan branch's own ref, so it goes beside it. The id is
- * encoded (prd/story-ref.ts): any id makes a valid branch, and two ids never share one.
- */
-export function storyBranch(planBranch: string, storyId: string): string {
-  return `${planBranch}--${storyRefPart(storyId)}`;
-}
+import type { AttemptOutcome } from './types.js';
+import { openWorkerTree, storyBranch, workerGitDirs, workerGuard } from './worker-trees.js';
 
 export interface AttemptInput {
   /** The coordinator's run (the integration tree's paths); the worker's is made from it. */
@@ -66,20 +49,6 @@ export interface AttemptInput {
   onPhase: (phase: 'verifying') => void;
   /** The guard found (and undid) a change to files the runner trusts right after this worker's agent. */
   onViolation: (reason: string) => void;
-}
-
-export interface AttemptOutcome {
-  story: string;
-  worker: number;
-  iteration: number;
-  branch: string;
-  /** The story's verdict on its branch; null when the agent did not claim it. */
-  verdict: StoryVerdict | null;
-  /** The story branch's head after verification (the runner's own commit of the verdict included). */
-  head: string | null;
-  tag: Tag | null;
-  /** The story's notes as the worker's plan has them after verification. */
-  notes: string | undefined;
 }
 
 /** A worker's tree set on the story branch at the plan tip, and the run, trust and paths an attempt there uses. */
@@ -268,118 +237,4 @@ export async function rejudgeAttempt(input: AttemptInput & { head: string }): Pr
     story: story.id,
   });
   return settleAttempt(input, w, null, verified, verified.runnerCommit ?? merged.commit);
-}
-
-/**
- * The files a worker's guard holds: its own tree's engine and per-worktree config, and the run's shared snapshot of
- * everything the workers share (.git/config, hooks, ~/.gitconfig, the user's engine). Shared, not taken again: a
- * snapshot taken while another worker's agent had changed .git/config would hold that change as the truth, and put
- * it back after the other worker's guard had undone it.
- */
-export function workerGuard(own: RunnerGuard, shared: RunnerGuard): RunnerGuard {
-  // The worker's own files: its tree's (its .git file too), and its own git dir's config.worktree and commondir. Everything else comes
-  // from the run's snapshot, the main .git's files of those names and a configuration include that happens to be
-  // called config.worktree among them (told by where it is, not by its name).
-  const ownGitDir = (f: RunnerGuard['files'][number]) => realpathOrUndefined(path.dirname(f.abs)) === own.ownGitDir;
-  const perTree = (f: RunnerGuard['files'][number]) =>
-    f.inRepo || f.shown === '.git' || (['config.worktree', 'commondir'].includes(path.basename(f.abs)) && ownGitDir(f));
-  return {
-    files: [...own.files.filter(perTree), ...shared.files.filter((f) => !perTree(f))],
-    dirs: shared.dirs,
-    logLinks: new Map([...(shared.logLinks ?? []), ...(own.logLinks ?? [])]),
-    gitDir: shared.gitDir,
-    ownGitDir: own.ownGitDir,
-  };
-}
-
-/**
- * Worker `k`'s worktree on `branch`, reset to `planTip`: created the first time, then re-used for each story it
- * takes. What an earlier attempt left uncommitted there is dropped (its claims were judged on its commits).
- */
-async function openWorkerTree(
-  mainRoot: string,
-  loopId: string,
-  k: number,
-  branch: string,
-  planTip: string,
-): Promise<string> {
-  const root = workerTreePath(mainRoot, loopId, k);
-  if (!existsSync(root)) {
-    // Stale worktree records were pruned once, before any worker started (releaseStoryBranches).
-    mkdirSync(path.dirname(root), { recursive: true });
-    unpinGitDirs(root);
-    const r = await addWorktree(mainRoot, ['--quiet', '-B', branch, root, planTip]);
-    if (r.code !== 0)
-      throw new LoopExit(
-        LOOP_EXIT.refused,
-        `could not create worker ${k}'s worktree ${root}: ${r.stderr.trim()}`,
-        `check that ${path.dirname(root)} can be written, then continue with: ./ralph/ralph.sh --resume ${loopId}`,
-      );
-    await holdTreeDirs(mainRoot, root);
-  } else {
-    // Held when the run made it, or checked now (a tree a killed run left): before the runner's git runs there.
-    await holdTreeDirs(mainRoot, root);
-    await gitOk(root, ['checkout', '-q', '--force', '-B', branch, planTip]);
-    await gitOk(root, ['clean', '-q', '-f', '-d']);
-  }
-  keepRecordsIn([root, realpathSync(root)], mainRoot);
-  return root;
-}
-
-// Each worker tree's git dirs: held since the run made the tree (or checked it, holdTreeDirs), never read again from
-// its .git file, which the agent could have pointed elsewhere since.
-function workerGitDirs(root: string): Promise<Pick<RepoLocation, 'gitDir' | 'commonDir'>> {
-  return readGitDirs(root);
-}
-
-/** Worker trees hold no story branch between attempts: a killed run's may, and another worker may need it. */
-export async function releaseStoryBranches(mainRoot: string, states: readonly WorkerState[]): Promise<void> {
-  // Before any worker starts: the records of worktrees a crash left without their folder go.
-  await runGit(mainRoot, ['worktree', 'prune']);
-  for (const ws of states) if (existsSync(ws.path)) await runGit(ws.path, ['checkout', '-q', '--detach']);
-}
-
-/**
- * Story branches of stories already merged: the queue deletes each right after its merge, and an interrupt in between
- * leaves it behind. `branch -d` (run in the plan branch's tree) deletes only a branch merged there.
- */
-export async function deleteMergedStoryBranches(
-  tree: string,
-  planBranch: string,
-  merged: readonly string[],
-): Promise<void> {
-  const names = new Set(merged.map((id) => storyBranch(planBranch, id)));
-  const listed = await runGit(tree, ['for-each-ref', '--format=%(refname:lstrip=2)', `refs/heads/${planBranch}--*`]);
-  const left = listed.stdout.split('\n').filter((b) => names.has(b));
-  if (left.length) await runGit(tree, ['branch', '-q', '-d', '--', ...left]);
-}
-
-/**
- * The trees of workers a run no longer has, as idle workers: it ran with more before a kill -9 and was resumed with
- * fewer. Their story branches are let go and their trees removed like the others'.
- */
-export function formerWorkers(mainRoot: string, loopId: string, workers: number): WorkerState[] {
-  const folder = path.dirname(workerTreePath(mainRoot, loopId, 1));
-  const prefix = `${loopId}--w`;
-  const ks = (existsSync(folder) ? readdirSync(folder) : [])
-    .filter((n) => n.startsWith(prefix))
-    .map((n) => Number(n.slice(prefix.length)));
-  return ks
-    .filter((k) => Number.isInteger(k) && k > workers)
-    .map((k) => ({ worker: k, path: workerTreePath(mainRoot, loopId, k), phase: 'idle' }));
-}
-
-/** The workers' trees go at the end of a run; one that holds uncommitted work is kept, and named. */
-export async function closeWorkerTrees(
-  mainRoot: string,
-  states: readonly WorkerState[],
-  loopId: string,
-  emit: RunContext['emit'],
-): Promise<void> {
-  for (const ws of states) {
-    if (!existsSync(ws.path)) continue;
-    const kept = await closeWorktree(mainRoot, realpathSync(ws.path), loopId);
-    if (kept) emit({ type: 'warn', worker: ws.worker, message: kept });
-  }
-  await runGit(mainRoot, ['worktree', 'prune']);
 }

@@ -1,7 +1,7 @@
 // What a --parallel run decides from its outcomes alone (run/parallel/ending.ts).
 import { describe, expect, it } from 'vitest';
 import { findOverlap, rejectOverlapping, renderNoWayOn, STUCK } from '../../../../../src/engine/run/parallel/ending.js';
-import type { AttemptOutcome } from '../../../../../src/engine/run/parallel/worker.js';
+import type { AttemptOutcome } from '../../../../../src/engine/run/parallel/types.js';
 
 const outcome = (worker: number, status: 'verified' | 'unverified' | 'rejected' | null): AttemptOutcome => ({
   story: 'US-1',

@@ -1,11 +1,11 @@
-// The worker module with real git: story branches of merged stories that an interrupt or a kill left behind are
+// The workers' trees and story branches (worker-trees.ts) with real git: story branches of merged stories that an interrupt or a kill left behind are
 // deleted when the run starts again (a branch with work the plan branch lacks is kept); and what a worker's guard
 // holds, its own tree's files and the run's shared ones.
 import { describe, expect, it } from 'vitest';
 import { mkdirSync, realpathSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { git, gitdir, testdir, writeFiles } from '../../../../support/repo.js';
-import { deleteMergedStoryBranches, workerGuard } from '../../../../../src/engine/run/parallel/worker.js';
+import { deleteMergedStoryBranches, workerGuard } from '../../../../../src/engine/run/parallel/worker-trees.js';
 import { snapshotRunnerFiles } from '../../../../../src/engine/verify/runner-guard.js';
 
 function commitOn(tree: string, branch: string, file: string): void {
