@@ -182,17 +182,36 @@ export async function updateRefsRetrying(
   return runGit(top, ['update-ref', '--stdin'], { input });
 }
 
-/** The branches checked out in any worktree of the repository (`git worktree list --porcelain`); null: unknown. */
+/**
+ * The branches checked out in the repository's other worktrees (`git worktree list --porcelain`); null: unknown. Not
+ * a worktree whose folder is gone, nor one inside your working tree or the loop's: the agent makes those (`git
+ * worktree add` into its private /tmp, or into an ignored folder of the tree) to have a branch it moved left as
+ * "checked out"; nothing of yours is lost when the branch is put back under one.
+ */
 async function branchesCheckedOut(top: string): Promise<Set<string> | null> {
   const r = await runGit(top, ['worktree', 'list', '--porcelain']);
   if (r.code !== 0) return null;
+  const entries = r.stdout.split('\n\n').map((entry) => ({
+    at: /^worktree (.*)$/m.exec(entry)?.[1],
+    branch: /^branch refs\/heads\/(.*)$/m.exec(entry)?.[1],
+    gone: /^prunable /m.test(entry),
+  }));
+  const here = real(top);
+  const main = entries[0]?.at ? real(entries[0].at) : here;
   const out = new Set<string>();
-  for (const entry of r.stdout.split('\n\n')) {
-    const at = /^worktree (.*)$/m.exec(entry)?.[1];
-    const branch = /^branch refs\/heads\/(.*)$/m.exec(entry)?.[1];
-    if (branch && at && real(at) !== real(top)) out.add(branch);
+  for (const { at, branch, gone } of entries) {
+    if (!branch || !at || gone) continue;
+    const where = real(at);
+    if (where === here || within(here, where) || (where !== main && within(main, where))) continue;
+    out.add(branch);
   }
   return out;
+}
+
+/** `p` is strictly inside `dir`. */
+function within(dir: string, p: string): boolean {
+  const rel = path.relative(dir, p);
+  return rel !== '' && !rel.startsWith('..') && !path.isAbsolute(rel);
 }
 
 function real(p: string): string {

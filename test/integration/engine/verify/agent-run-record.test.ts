@@ -2,7 +2,7 @@
 // run, done from it by the loop's end and by a resume (a runner killed with -9 while the agent ran put back nothing).
 import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, onTestFinished } from 'vitest';
 import {
   agentRunPath,
   finishAgentRun,
@@ -105,13 +105,20 @@ describe('agent-run-record', () => {
     expect(git(dir, 'rev-parse', 'loop')).toBe(git(dir, 'rev-parse', 'refs/heads/loop'));
   });
 
-  it("branches the agent made (one named like the loop commit's short id, at a decoy): moved under the loop's refs and named; one checked out in a worktree, or skipped (another loop's), left", async () => {
+  it("branches the agent made (one named like the loop commit's short id, at a decoy): moved under the loop's refs and named; one checked out in a worktree of yours, or skipped (another loop's), left; one in a worktree the agent made, moved", async () => {
     const { dir, record, evil } = setup();
     const short = git(dir, 'rev-parse', 'loop').slice(0, 7);
     git(dir, 'branch', short, evil);
     git(dir, 'branch', 'other--3', evil);
     git(dir, 'branch', 'elsewhere', evil);
-    git(dir, 'worktree', 'add', '-q', path.join(dir, '.wt'), 'elsewhere');
+    git(dir, 'worktree', 'add', '-q', `${dir}-wt`, 'elsewhere');
+    onTestFinished(() => rmSync(`${dir}-wt`, { recursive: true, force: true }));
+    // Worktrees the agent makes do not protect a branch: one inside the tree, one whose folder is gone (its /tmp).
+    git(dir, 'branch', 'inside', evil);
+    git(dir, 'worktree', 'add', '-q', path.join(dir, '.wt'), 'inside');
+    git(dir, 'branch', 'gone', evil);
+    git(dir, 'worktree', 'add', '-q', `${dir}-gone`, 'gone');
+    rmSync(`${dir}-gone`, { recursive: true });
     const { said, done } = await finishAgentRun(dir, 'L1', record);
     expect(done).toBe(true);
     const text = said.join('\n');
@@ -123,9 +130,22 @@ describe('agent-run-record', () => {
     expect(git(dir, 'rev-parse', `refs/ralphkit/loops/L1/created/${short}`)).toBe(evil);
     expect(git(dir, 'rev-parse', 'other--3')).toBe(evil);
     expect(git(dir, 'rev-parse', 'elsewhere')).toBe(evil);
+    for (const b of ['inside', 'gone']) {
+      expect(git(dir, 'branch', '--list', b)).toBe('');
+      expect(git(dir, 'rev-parse', `refs/ralphkit/loops/L1/created/${b}`)).toBe(evil);
+    }
     // Done again, nothing is left to move.
     const again = await finishAgentRun(dir, 'L1', record);
     expect(again.said.join('\n')).not.toContain('moved to');
+  });
+
+  it('main moved and checked out in a worktree the agent made inside the tree: put back all the same', async () => {
+    const { dir, main, record, evil } = setup();
+    git(dir, 'update-ref', 'refs/heads/main', evil);
+    git(dir, 'worktree', 'add', '-q', path.join(dir, 'node_modules/.cache/wt'), 'main');
+    const { said } = await finishAgentRun(dir, 'L1', record);
+    expect(said.join('\n')).toMatch(/main \(to [0-9a-f]{7}; put back at/);
+    expect(git(dir, 'rev-parse', 'main')).toBe(main);
   });
 
   it('a moved branch checked out in this tree is named and left, and the record is not done: the next resume, off it, puts it back', async () => {
