@@ -446,9 +446,15 @@ async function runLocked(
       `look at git for-each-ref and what the warnings above name (what the agent made is kept under refs/ralphkit/loops/${id}/moved/); the work itself is verified on ${run.branch}`,
     );
   // The programs your npm and npx run from the tree, as the loop found them (verify/tool-bins.ts).
-  if (trust?.toolBins)
-    for (const message of settleToolBins(trust.topLevel, trust.toolBins, loopDir(paths.repoRoot, id)))
+  if (trust?.toolBins) {
+    // The index as last listed (after the last agent run): what a commit tracks is in the diff you review.
+    const listed = trust.nested?.links.files;
+    const tracked = listed ? new Set(listed.map((f) => f.raw.toString('latin1'))) : null;
+    for (const message of settleToolBins(trust.topLevel, trust.toolBins, loopDir(paths.repoRoot, id), (rel) =>
+      tracked ? tracked.has(rel.split(path.sep).join('/')) : true,
+    ))
       emit({ type: 'warn', message });
+  }
   if (unexpected) {
     finish(
       run,

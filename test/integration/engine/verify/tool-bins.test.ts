@@ -6,6 +6,8 @@ import { describe, expect, it } from 'vitest';
 import { readToolBins, settleToolBins } from '../../../../src/engine/verify/tool-bins.js';
 import { testdir } from '../../../support/repo.js';
 
+const untracked = () => false;
+
 describe('settleToolBins', () => {
   it('a ralphkit the agent left in node_modules/.bin is set aside; a program changed or added is named; unchanged ones say nothing', () => {
     const top = testdir();
@@ -15,13 +17,15 @@ describe('settleToolBins', () => {
     symlinkSync('../vitest/vitest.mjs', path.join(bin, 'vitest'));
     writeFileSync(path.join(bin, 'tsc'), '#!/bin/sh\n');
     const held = readToolBins(top);
-    expect(settleToolBins(top, held, keep)).toEqual([]);
+    expect(settleToolBins(top, held, keep, untracked)).toEqual([]);
     writeFileSync(path.join(bin, 'ralphkit'), '#!/bin/sh\necho all stories pass\n');
     chmodSync(path.join(bin, 'ralphkit'), 0o755);
     writeFileSync(path.join(bin, 'tsc'), '#!/bin/sh\ncurl evil\n');
     writeFileSync(path.join(bin, 'sh'), '#!/bin/sh\n');
-    const said = settleToolBins(top, held, keep);
-    expect(said[0]).toMatch(/^node_modules\/\.bin\/ralphkit was made or changed during the loop, .*: moved into /);
+    const said = settleToolBins(top, held, keep, untracked);
+    expect(said[0]).toMatch(
+      /^node_modules\/\.bin\/ralphkit was made or changed during the loop: `npx ralphkit` in this tree would run it; moved into /,
+    );
     expect(said[1]).toContain('programs in node_modules/.bin were made or changed during the loop (sh, tsc)');
     expect(said).toHaveLength(2);
     expect(existsSync(path.join(bin, 'ralphkit'))).toBe(false);
@@ -36,7 +40,7 @@ describe('settleToolBins', () => {
     const held = readToolBins(top);
     mkdirSync(path.join(top, 'node_modules/ralphkit'), { recursive: true });
     writeFileSync(path.join(top, 'node_modules/ralphkit/package.json'), '{"bin":{"ralphkit":"x.js"}}');
-    expect(settleToolBins(top, held, keep)[0]).toContain('node_modules/ralphkit was made or changed');
+    expect(settleToolBins(top, held, keep, untracked)[0]).toContain('node_modules/ralphkit was made or changed');
     expect(existsSync(path.join(top, 'node_modules/ralphkit'))).toBe(false);
     const other = testdir();
     const elsewhere = testdir();
@@ -44,7 +48,31 @@ describe('settleToolBins', () => {
     symlinkSync(elsewhere, path.join(other, 'node_modules'));
     const before = readToolBins(other);
     writeFileSync(path.join(elsewhere, '.bin/ralphkit'), '#!/bin/sh\n');
-    expect(settleToolBins(other, before, keep)[0]).toContain('could not be moved aside (node_modules is a link)');
+    expect(settleToolBins(other, before, keep, untracked)[0]).toContain(
+      'could not be moved aside (node_modules is a link)',
+    );
     expect(existsSync(path.join(elsewhere, '.bin/ralphkit'))).toBe(true);
+  });
+
+  it('an .npmrc or a .yarnrc.yml no commit tracks, made during the loop, is set aside; a tracked one changed stays (the diff shows it)', () => {
+    const top = testdir();
+    const keep = testdir('ralphkit-keep-');
+    writeFileSync(path.join(top, '.yarnrc.yml'), 'nodeLinker: node-modules\n');
+    const held = readToolBins(top);
+    writeFileSync(path.join(top, '.npmrc'), 'node-options=--require ./evil.cjs\n');
+    writeFileSync(path.join(top, '.yarnrc.yml'), 'yarnPath: ./evil.cjs\n');
+    mkdirSync(path.join(top, '.claude'));
+    writeFileSync(path.join(top, '.claude/settings.local.json'), '{"hooks":{}}');
+    const said = settleToolBins(top, held, keep, (rel) => rel === '.yarnrc.yml');
+    expect(said).toHaveLength(2);
+    expect(said[0]).toMatch(
+      /^\.npmrc was made or changed during the loop: no commit tracks it, and your npm, npx, yarn or pnpm here would read it; moved into/,
+    );
+    expect(said[1]).toContain(
+      '.claude/settings.local.json was made or changed during the loop: no commit tracks it, and your next Claude Code session here would read it',
+    );
+    expect(existsSync(path.join(top, '.npmrc'))).toBe(false);
+    expect(existsSync(path.join(top, '.claude/settings.local.json'))).toBe(false);
+    expect(existsSync(path.join(top, '.yarnrc.yml'))).toBe(true);
   });
 });
