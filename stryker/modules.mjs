@@ -86,6 +86,14 @@ export const MODULES = [
     floor: 85,
   },
   {
+    name: 'verify/tool-bins',
+    mutate: 'src/engine/verify/tool-bins.ts',
+    tests: ['test/integration/engine/verify/tool-bins.test.ts'],
+    // 85.1 % measured 2026-12-07 (survivors: equivalent mutants on entries read the same way at both ends, a
+    // missing file's 'none' never asked for, a folder where a program was).
+    floor: 85,
+  },
+  {
     name: 'verify/gate-verdict',
     mutate: 'src/engine/verify/gate-verdict.ts',
     tests: ['test/unit/engine/verify/gate-verdict.test.ts'],

@@ -60,19 +60,36 @@ describe('settleToolBins', () => {
     writeFileSync(path.join(top, '.yarnrc.yml'), 'nodeLinker: node-modules\n');
     const held = readToolBins(top);
     writeFileSync(path.join(top, '.npmrc'), 'node-options=--require ./evil.cjs\n');
+    writeFileSync(path.join(top, '.yarnrc'), 'yarn-path "./evil.cjs"\n');
+    writeFileSync(path.join(top, '.pnpmfile.cjs'), 'require("./evil.cjs");\n');
     writeFileSync(path.join(top, '.yarnrc.yml'), 'yarnPath: ./evil.cjs\n');
     mkdirSync(path.join(top, '.claude'));
     writeFileSync(path.join(top, '.claude/settings.local.json'), '{"hooks":{}}');
     const said = settleToolBins(top, held, keep, (rel) => rel === '.yarnrc.yml');
-    expect(said).toHaveLength(2);
+    expect(said).toHaveLength(4);
+    expect(said.map((m) => m.split(' ')[0])).toEqual([
+      '.npmrc',
+      '.yarnrc',
+      '.pnpmfile.cjs',
+      '.claude/settings.local.json',
+    ]);
     expect(said[0]).toMatch(
       /^\.npmrc was made or changed during the loop: no commit tracks it, and your npm, npx, yarn or pnpm here would read it; moved into/,
     );
-    expect(said[1]).toContain(
+    expect(said[3]).toContain(
       '.claude/settings.local.json was made or changed during the loop: no commit tracks it, and your next Claude Code session here would read it',
     );
     expect(existsSync(path.join(top, '.npmrc'))).toBe(false);
     expect(existsSync(path.join(top, '.claude/settings.local.json'))).toBe(false);
     expect(existsSync(path.join(top, '.yarnrc.yml'))).toBe(true);
+  });
+
+  it('many programs changed: eight named, the rest counted', () => {
+    const top = testdir();
+    mkdirSync(path.join(top, 'node_modules/.bin'), { recursive: true });
+    const held = readToolBins(top);
+    for (let i = 0; i < 9; i++) writeFileSync(path.join(top, `node_modules/.bin/p${i}`), `${i}\n`);
+    const [said] = settleToolBins(top, held, testdir('ralphkit-keep-'), untracked);
+    expect(said).toContain('(p0, p1, p2, p3, p4, p5, p6, p7, and 1 more)');
   });
 });
