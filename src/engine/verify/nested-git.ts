@@ -87,8 +87,11 @@ export async function holdNestedGits(
     } catch {
       // Unreadable now: not held, so the first sweep sets it aside.
     }
-    if (found && !(since !== undefined && changedSince(top, rel, found, since))) plain.add(folder);
+    if (found && !(since !== undefined && changedSince(top, rel, found, since))) plain.add(`${folder}/.git`);
   }
+  // The rest as found (a `.git` is held above, with `since`): a git folder or untracked .gitignore of yours.
+  for (const found of plainFinds({ top, links, plain: new Set() }))
+    if (!found.key.endsWith('/.git')) plain.add(found.key);
   return { top, held, links, ownGitDir, plain };
 }
 
@@ -122,24 +125,93 @@ function trackedFolders(view: IndexView): string[] {
   return list;
 }
 
+// Each index listing's tracked paths (latin1 of their bytes), for telling an untracked file from a tracked one.
+const trackedOf = new WeakMap<IndexView, Set<string>>();
+
+function trackedPaths(view: IndexView): Set<string> {
+  const known = trackedOf.get(view);
+  if (known) return known;
+  const out = new Set(view.files.map((f) => f.raw.toString('latin1')));
+  trackedOf.set(view, out);
+  return out;
+}
+
+/** One thing setAsidePlain finds: `key` is `<folder>/<entry>` (latin1), `abs` the entry's bytes path. */
+interface PlainFind {
+  key: string;
+  abs: Buffer;
+  what: string;
+  /** Set aside (renamed beside itself); false: only named (a file a commit tracks). */
+  movable: boolean;
+}
+
 /**
- * After an agent run: a `.git` (folder, file or link) in a folder of tracked files that did not hold one when the
- * loop started is set aside beside itself; each is named. Pass 29 ran `git init src` after honest work and put a
- * `core.fsmonitor` in it: your `git status` in src/ ran it, outside any sandbox, and no `git status` at the top showed it.
+ * What in the folders of tracked files makes git see another repository there, or hides files from git status, that
+ * `plain` (the loop's start) does not hold: a `.git` (pass 29: `git init src` after honest work, with a
+ * `core.fsmonitor`: no git status at the top shows it, and your git status in src/ ran it); the folder itself made a
+ * git folder (pass 30: `HEAD`, `objects/`, `refs/` and a `config` with `core.worktree` and `core.fsmonitor` in src/,
+ * which git's discovery takes for a repository without any `.git`); and a `.gitignore` no commit tracks (pass 30: one
+ * that ignores itself and a planted file hides both from every git status, yours and the runner's).
+ */
+function plainFinds(nested: Pick<NestedGits, 'top' | 'links' | 'plain'>): PlainFind[] {
+  const links = new Set(nested.links.links);
+  const tracked = trackedPaths(nested.links);
+  const out: PlainFind[] = [];
+  const at = (folder: string, entry: string) => ({
+    key: folder ? `${folder}/${entry}` : entry,
+    abs: Buffer.concat([
+      Buffer.from(`${nested.top}${path.sep}`),
+      Buffer.from(folder ? `${folder}/${entry}` : entry, 'latin1'),
+    ]),
+  });
+  for (const folder of ['', ...trackedFolders(nested.links)]) {
+    if (links.has(folder)) continue;
+    const found: PlainFind[] = [];
+    const git = at(folder, '.git');
+    if (folder && existsNoFollow(git.abs)) found.push({ ...git, what: 'a repository', movable: true });
+    const head = at(folder, 'HEAD');
+    if (folder && looksLikeGitDir(head.abs))
+      found.push({ ...head, what: 'a git folder (HEAD, objects, refs)', movable: !tracked.has(head.key) });
+    const ignore = at(folder, '.gitignore');
+    if (!tracked.has(ignore.key) && existsNoFollow(ignore.abs))
+      found.push({
+        ...ignore,
+        what: 'a .gitignore no commit tracks, which hides files from git status',
+        movable: true,
+      });
+    out.push(...found.filter((f) => !nested.plain.has(f.key)));
+  }
+  return out;
+}
+
+/** git's discovery takes a folder for a git folder when it holds `HEAD` and `objects/` and `refs/` (or a `commondir`). */
+function looksLikeGitDir(head: Buffer): boolean {
+  if (!existsNoFollow(head)) return false;
+  const dir = head.subarray(0, head.length - 'HEAD'.length);
+  const has = (name: string) => existsNoFollow(Buffer.concat([dir, Buffer.from(name)]));
+  return (has('objects') && has('refs')) || has('commondir');
+}
+
+/**
+ * After an agent run: what plainFinds finds is set aside beside itself (`<name>-set-aside-by-ralph-<time>`), or named
+ * when a commit tracks it; each is named, and the iteration's claims go.
  */
 function setAsidePlain(nested: NestedGits): string[] {
-  const links = new Set(nested.links.links);
   const out: string[] = [];
-  for (const folder of trackedFolders(nested.links)) {
-    if (nested.plain.has(folder) || links.has(folder)) continue;
-    const bytes = Buffer.from(folder, 'latin1');
-    const abs = Buffer.concat([Buffer.from(`${nested.top}${path.sep}`), bytes, Buffer.from(`${path.sep}.git`)]);
-    if (!existsNoFollow(abs)) continue;
-    const shown = `${isUtf8(bytes) ? bytes.toString('utf8') : JSON.stringify(folder)}/.git`;
+  for (const f of plainFinds(nested)) {
+    const bytes = Buffer.from(f.key, 'latin1');
+    const shown = isUtf8(bytes) ? bytes.toString('utf8') : JSON.stringify(f.key);
+    const folder = path.posix.dirname(f.key);
     // A folder on the way that is a link leads out of the tree: nothing is moved through it.
-    if (isUtf8(bytes) && !linkFree(nested.top, bytes.toString('utf8')))
-      out.push(`${shown} (through a link: left as it is)`);
-    else out.push(`${shown} (in a folder of tracked files)${tryStep(() => setAside(abs))}`);
+    if (
+      folder !== '.' &&
+      isUtf8(bytes) &&
+      !linkFree(nested.top, bytes.toString('utf8').split('/').slice(0, -1).join('/'))
+    )
+      out.push(`${shown} (${f.what}; through a link: left as it is)`);
+    else if (!f.movable)
+      out.push(`${shown} (${f.what}; a commit tracks it: left, look at it before you run git there)`);
+    else out.push(`${shown} (${f.what})${tryStep(() => setAside(f.abs))}`);
   }
   return out;
 }
@@ -215,13 +287,10 @@ function existsNoFollow(p: Buffer): boolean {
   }
 }
 
-/** Moves a `.git` entry beside itself under a name git does not take for a repository. */
+/** Moves an entry (`.git`, `HEAD`, `.gitignore`) beside itself under a name git does not read. */
 function setAside(abs: string | Buffer): void {
-  const name = `.git-set-aside-by-ralph-${Date.now()}`;
-  const to = Buffer.isBuffer(abs)
-    ? Buffer.concat([abs.subarray(0, abs.length - '.git'.length), Buffer.from(name)])
-    : path.join(path.dirname(abs), name);
-  renameSync(abs, to);
+  const suffix = `-set-aside-by-ralph-${Date.now()}`;
+  renameSync(abs, Buffer.isBuffer(abs) ? Buffer.concat([abs, Buffer.from(suffix)]) : `${abs}${suffix}`);
 }
 
 /** What `<rel>/.git` is now, or null when there is none. */

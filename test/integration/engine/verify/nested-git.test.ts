@@ -177,20 +177,41 @@ describe('unsplitIndex: one index file after an agent run', () => {
     const dir = gitdir({ 'src/add.mjs': 'export {};\n', 'vendor/lib/x.txt': 'x\n', 'deep/a/b/c.txt': 'c\n' });
     git(path.join(dir, 'vendor/lib'), 'init', '-q');
     const held = await holdNestedGits(dir, path.join(dir, '.git'));
-    expect([...held.plain]).toEqual(['vendor/lib']);
+    expect([...held.plain]).toEqual(['vendor/lib/.git']);
     git(path.join(dir, 'src'), 'init', '-q');
     writeFileSync(path.join(dir, 'src/.git/config'), FSMONITOR);
     // A `.git` file naming a git folder elsewhere counts the same, a folder above the tracked file's too.
     writeFileSync(path.join(dir, 'deep/a/.git'), `gitdir: ${path.join(dir, '.git')}\n`);
     expect(git(dir, 'status', '--porcelain')).toBe('');
     const v = await restoreNestedGits(held);
-    expect(v?.reason).toContain('src/.git (in a folder of tracked files)');
-    expect(v?.reason).toContain('deep/a/.git (in a folder of tracked files)');
+    expect(v?.reason).toContain('src/.git (a repository)');
+    expect(v?.reason).toContain('deep/a/.git (a repository)');
     expect(v?.reason).not.toContain('vendor');
     expect(existsSync(path.join(dir, 'src/.git'))).toBe(false);
     expect(existsSync(path.join(dir, 'deep/a/.git'))).toBe(false);
     expect(readdirSync(path.join(dir, 'src')).some((n) => n.startsWith('.git-set-aside-by-ralph-'))).toBe(true);
     expect(existsSync(path.join(dir, 'vendor/lib/.git'))).toBe(true);
+    expect(await restoreNestedGits(held)).toBeUndefined();
+  });
+
+  it('a folder of tracked files made a git folder (HEAD, objects, refs: git needs no .git), and a .gitignore no commit tracks that hides itself: set aside; yours at the start left', async () => {
+    const dir = gitdir({ 'src/add.mjs': 'export {};\n', 'docs/a.md': 'a\n' });
+    writeFileSync(path.join(dir, 'docs/.gitignore'), '/.gitignore\n');
+    const held = await holdNestedGits(dir, path.join(dir, '.git'));
+    expect([...held.plain]).toEqual(['docs/.gitignore']);
+    for (const d of ['objects', 'refs']) mkdirSync(path.join(dir, 'src', d));
+    writeFileSync(path.join(dir, 'src/HEAD'), 'ref: refs/heads/main\n');
+    writeFileSync(path.join(dir, 'src/config'), `[core]\n\tbare = false\n\tworktree = .\n${FSMONITOR.slice(7)}`);
+    writeFileSync(path.join(dir, '.gitignore'), '/.gitignore\n/evil.cjs\n/src/HEAD\n/src/config\n');
+    writeFileSync(path.join(dir, 'evil.cjs'), 'planted\n');
+    expect(git(dir, 'status', '--porcelain')).toBe('');
+    expect(git(path.join(dir, 'src'), 'rev-parse', '--absolute-git-dir')).toBe(path.join(dir, 'src'));
+    const v = await restoreNestedGits(held);
+    expect(v?.reason).toContain('src/HEAD (a git folder (HEAD, objects, refs))');
+    expect(v?.reason).toContain('.gitignore (a .gitignore no commit tracks, which hides files from git status)');
+    expect(v?.reason).not.toContain('docs/');
+    expect(git(path.join(dir, 'src'), 'rev-parse', '--absolute-git-dir')).toBe(path.join(dir, '.git'));
+    expect(git(dir, 'status', '--porcelain')).toContain('?? evil.cjs');
     expect(await restoreNestedGits(held)).toBeUndefined();
   });
 });
