@@ -12,7 +12,7 @@
 import { mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { appendOwnFileSync, atomicWriteFileSync } from '../../util/atomic.js';
-import { linkOnTheWay, lstatOrNull, readBytesOrNull } from '../../util/read.js';
+import { linkOnTheWay, listOrEmpty, lstatOrNull, readBytesOrNull } from '../../util/read.js';
 import { gitOk, runGit } from '../git/git.js';
 import { gitDiskFullError } from '../errors.js';
 import { updateRefsRetrying } from './branch-moves.js';
@@ -26,6 +26,9 @@ import { updateRefsRetrying } from './branch-moves.js';
 export function isEndRef(ref: string): boolean {
   // refs/prefetch: what `git maintenance` fetches in the background, like the remote-tracking refs.
   // refs/notes/ralphkit-pending/: a verdict note being written by another loop of the repository (git/commit.ts).
+  // refs/remotes/<id> and refs/remotes/<id>/HEAD named like a commit's short id: git takes them for that id before
+  // the commit (pass 30 had `git merge <the id the runner printed>` merge a decoy); no remote of yours is named so.
+  if (/^refs\/remotes\/[0-9a-f]{4,64}(\/HEAD)?$/i.test(ref)) return true;
   return (
     !/^refs\/(heads|remotes|prefetch|ralphkit|notes\/ralphkit-pending)\//.test(ref) && ref !== 'refs/notes/ralphkit'
   );
@@ -134,6 +137,8 @@ function removeRootShadows(commonDir: string, refs: string, keepDir: string | un
     const m = /^refs\/(?:heads|tags|remotes)\/(\S+) /.exec(line);
     if (m && !GIT_OWN.has(m[1].split('/')[0] ?? '') && !m[1].startsWith('sharedindex.')) names.add(m[1]);
   }
+  // And a file named like a commit's short id: git takes `.git/<id>` for that id before the commit itself (pass 30).
+  for (const name of listOrEmpty(commonDir)) if (/^[0-9a-f]{4,64}$/i.test(name)) names.add(name);
   const out: string[] = [];
   for (const name of names) {
     const file = path.join(commonDir, name);

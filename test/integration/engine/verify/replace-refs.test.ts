@@ -86,11 +86,14 @@ describe('restoreEndRefs: your stash', () => {
       'refs/ralph/add',
       'refs/notes/commits',
       'refs/x',
+      'refs/remotes/b6b9ddd',
+      'refs/remotes/B6B9DDD4/HEAD',
     ])
       expect(isEndRef(ref), ref).toBe(true);
     for (const ref of [
       'refs/heads/main',
       'refs/remotes/origin/main',
+      'refs/remotes/b6b9ddd/main',
       'refs/prefetch/remotes/origin/main',
       'refs/ralphkit/loops/L1/pins',
       'refs/notes/ralphkit',
@@ -120,5 +123,24 @@ describe('restoreEndRefs: your stash', () => {
     const again = readHeldRefs(held, path.join(dir, '.git'), path.join(dir, '.git'));
     git(dir, 'commit', '-q', '--allow-empty', '-m', 'work');
     expect(await restoreEndRefs(dir, 'L1', again)).toEqual([]);
+  });
+
+  it("a commit's short id shadowed by a remote-tracking ref or a file at git's folder (git takes both for the id before the commit): both go at the end", async () => {
+    const dir = gitdir({ 'a.txt': 'a\n' });
+    const held = readHeldRefs((await readLoopRefs(dir, 'L1')).held, path.join(dir, '.git'));
+    const id = git(dir, 'rev-parse', 'HEAD');
+    const decoy = git(dir, 'commit-tree', '-m', 'decoy', 'HEAD^{tree}');
+    git(dir, 'update-ref', `refs/remotes/${id.slice(0, 7)}`, decoy);
+    writeFileSync(path.join(dir, '.git', id.slice(0, 8)), `${decoy}\n`);
+    expect(git(dir, 'rev-parse', id.slice(0, 8))).toBe(decoy);
+    const keep = testdir('ralphkit-keep-');
+    const put = await restoreEndRefs(dir, 'L1', held, keep);
+    expect(put).toEqual([
+      expect.stringContaining(`.git/${id.slice(0, 8)} (a file in git's folder`),
+      `refs/remotes/${id.slice(0, 7)}`,
+    ]);
+    expect(git(dir, 'rev-parse', id.slice(0, 7))).toBe(id);
+    expect(git(dir, 'rev-parse', id.slice(0, 8))).toBe(id);
+    expect(readFileSync(path.join(keep, 'shadows', id.slice(0, 8)), 'utf8')).toBe(`${decoy}\n`);
   });
 });
