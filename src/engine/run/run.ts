@@ -450,10 +450,16 @@ async function runLocked(
     // The index as last listed (after the last agent run): what a commit tracks is in the diff you review.
     const listed = trust.nested?.links.files;
     const tracked = listed ? new Set(listed.map((f) => f.raw.toString('latin1'))) : null;
-    for (const message of settleToolBins(trust.topLevel, trust.toolBins, loopDir(paths.repoRoot, id), (rel) =>
+    const bins = settleToolBins(trust.topLevel, trust.toolBins, loopDir(paths.repoRoot, id), (rel) =>
       tracked ? tracked.has(rel.split(path.sep).join('/')) : true,
-    ))
-      emit({ type: 'warn', message });
+    );
+    for (const message of bins.said) emit({ type: 'warn', message });
+    if (bins.failed && exit.code === LOOP_EXIT.complete)
+      exit = new LoopExit(
+        LOOP_EXIT.protected,
+        'the work passed, but a program of the agent that your npm or npx would run in this tree could not be moved aside (said above), so nothing takes this as done before you look',
+        `remove what the warning above names, then look at node_modules/.bin; the work itself is verified on ${run.branch}`,
+      );
   }
   if (unexpected) {
     finish(
