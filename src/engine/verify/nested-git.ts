@@ -280,8 +280,8 @@ function tryStep(step: () => void): string {
 
 function existsNoFollow(p: Buffer): boolean {
   try {
-    lstatSync(p);
-    return true;
+    // Asked for three names in every folder of tracked files after each agent run: no error made for a missing one.
+    return lstatSync(p, { throwIfNoEntry: false }) !== undefined;
   } catch {
     return false;
   }
