@@ -437,30 +437,11 @@ async function runLocked(
     exit = await interruptedOr(run, err);
     if (!(err instanceof LoopExit) && exit.code !== LOOP_EXIT.interrupted) unexpected = { err };
   }
-  // Your refs as the loop found them, before the end is recorded or delivered: one that could not be put back makes
-  // this end no exit 0, in state.json and the exit event as in the exit code (run/ref-sweep.ts).
-  if (trust?.heldRefs && !(await settleRefsAtEnd(run, trust)) && exit.code === LOOP_EXIT.complete)
-    exit = new LoopExit(
-      LOOP_EXIT.protected,
-      'the work passed, but the runner could not put your branches, tags and other refs back as the loop found them (said above), so nothing takes this as done before you look',
-      `look at git for-each-ref and what the warnings above name (what the agent made is kept under refs/ralphkit/loops/${id}/moved/); the work itself is verified on ${run.branch}`,
-    );
-  // The programs your npm and npx run from the tree, as the loop found them (verify/tool-bins.ts).
-  if (trust?.toolBins) {
-    // The index as last listed (after the last agent run): what a commit tracks is in the diff you review.
-    const listed = trust.nested?.links.files;
-    const tracked = listed ? new Set(listed.map((f) => f.raw.toString('latin1'))) : null;
-    const bins = settleToolBins(trust.topLevel, trust.toolBins, loopDir(paths.repoRoot, id), (rel) =>
-      tracked ? tracked.has(rel.split(path.sep).join('/')) : true,
-    );
-    for (const message of bins.said) emit({ type: 'warn', message });
-    if (bins.failed && exit.code === LOOP_EXIT.complete)
-      exit = new LoopExit(
-        LOOP_EXIT.protected,
-        'the work passed, but a program of the agent that your npm or npx would run in this tree could not be moved aside (said above), so nothing takes this as done before you look',
-        `remove what the warning above names, then look at node_modules/.bin; the work itself is verified on ${run.branch}`,
-      );
-  }
+  // A loop done: your refs and the programs your npm and npx run put back before the end is recorded or delivered, so
+  // that one which could not be makes this end no exit 0 in state.json and the exit event too. Any other end records
+  // itself first, as it is (a full disk: what the put-back frees must not change what state.json keeps).
+  const done = exit.code === LOOP_EXIT.complete && !unexpected;
+  if (done) exit = await settleAtEnd(run, trust, exit);
   if (unexpected) {
     finish(
       run,
@@ -469,6 +450,7 @@ async function runLocked(
       'failed',
       end,
     );
+    await settleAtEnd(run, trust, exit);
     throw unexpected.err;
   }
   // pr-merge waits for CI and merges before the end is recorded: the exit code says whether it merged.
@@ -484,7 +466,34 @@ async function runLocked(
   const status = cancelled ? 'cancelled' : exit.status === 'usage' ? 'failed' : exit.status;
   // Only the wait for CI ends a pr-merge delivery with 130 (deliver-merge.ts), cancelled or not: the merge is pending.
   finish(run, state, exit, status, end, end.delivered && exit.code === LOOP_EXIT.interrupted);
+  if (!done) await settleAtEnd(run, trust, exit);
   return exit.code;
+}
+
+/**
+ * What the loop's end puts back outside its branch: your refs (run/ref-sweep.ts) and what your npm and npx run from
+ * the tree (verify/tool-bins.ts). Returns `exit`, or exit 6 when it was 0 and something could not be put back.
+ */
+async function settleAtEnd(run: RunContext, trust: RunTrust | undefined, exit: LoopExit): Promise<LoopExit> {
+  if (!trust) return exit;
+  const refsSettled = trust.heldRefs ? await settleRefsAtEnd(run, trust) : true;
+  let binsSettled = true;
+  if (trust.toolBins) {
+    // The index as last listed (after the last agent run): what a commit tracks is in the diff you review.
+    const listed = trust.nested?.links.files;
+    const tracked = listed ? new Set(listed.map((f) => f.raw.toString('latin1'))) : null;
+    const bins = settleToolBins(trust.topLevel, trust.toolBins, loopDir(run.paths.repoRoot, run.id), (rel) =>
+      tracked ? tracked.has(rel.split(path.sep).join('/')) : true,
+    );
+    for (const message of bins.said) run.emit({ type: 'warn', message });
+    binsSettled = !bins.failed;
+  }
+  if (exit.code !== LOOP_EXIT.complete || (refsSettled && binsSettled)) return exit;
+  return new LoopExit(
+    LOOP_EXIT.protected,
+    `the work passed, but ${refsSettled ? 'a program of the agent that your npm or npx would run in this tree could not be moved aside' : 'the runner could not put your branches, tags and other refs back as the loop found them'} (said above), so nothing takes this as done before you look`,
+    `look at what the warnings above name${refsSettled ? '' : ` (git for-each-ref; what the agent made is kept under refs/ralphkit/loops/${run.id}/moved/)`}; the work itself is verified on ${run.branch}`,
+  );
 }
 
 async function startIterations(
