@@ -191,8 +191,9 @@ Exit codes:
   5    budget reached mid-run (cost or usage)
   6    stopped to protect work: the agent rewrote the history of the plan's branch, or the runner
        cannot switch back to that branch, or (on resume) the loop's refs under refs/ralphkit/ are
-       not what the runner sealed; or the work passed but your branches, tags and other refs could
-       not all be put back as the loop found them; the hint says how to look and continue
+       not what the runner sealed; or the work passed but your branches, tags and other refs, or a
+       program of the agent's that npx would run in the tree, could not all be put back as the loop
+       found them; the hint says how to look and continue
   7    done but not merged (--deliver pr-merge): every story passed the final gate, but the pull
        request was not merged (see --deliver); it stays open, --resume <id> verifies and tries again
   130  interrupted (Ctrl-C, SIGTERM or cancel); continue with --resume-last
